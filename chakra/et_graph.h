@@ -1,0 +1,180 @@
+/* et_graph.h: wisp's in-memory execution graph (one per rank) and workload.
+ *
+ * A Chakra ET file is decoded into a compact, read-only graph: an array of
+ * fixed-size et_node records (no protobuf objects are kept), a CSR array of
+ * parent edges that preserves which Chakra list (data_deps / ctrl_deps) each
+ * edge came from, a deduplicated CSR array of children used by the replay, a
+ * side array of et_comm records for communication nodes only, and one string
+ * pool for names.  Node indices (uint32_t) are dense, 0..n_nodes-1, in file
+ * order; the original Chakra id is kept in et_node.id.
+ *
+ * Frontends (Kineto, XLA) and the Chakra reader all build graphs with the
+ * et_builder API below, so validation (dangling edges, duplicate ids,
+ * cycles) lives in one place.
+ */
+#ifndef WISP_ET_GRAPH_H
+#define WISP_ET_GRAPH_H
+
+#include "common/wisp_util.h"
+
+G_BEGIN_DECLS
+
+/* Values equal MLCommons Chakra's NodeType (et_def.proto). */
+typedef enum {
+  ET_NODE_INVALID = 0,
+  ET_NODE_METADATA = 1,
+  ET_NODE_MEM_LOAD = 2,
+  ET_NODE_MEM_STORE = 3,
+  ET_NODE_COMP = 4,
+  ET_NODE_COMM_SEND = 5,
+  ET_NODE_COMM_RECV = 6,
+  ET_NODE_COMM_COLL = 7,
+} et_node_type;
+
+/* Values 0..9 equal Chakra's CollectiveCommType.  ET_COLL_ALL_TO_ALLV is a
+ * wisp extension: it is written to Chakra files as ALL_TO_ALL with an extra
+ * attribute carrying the per-peer sizes, so other tools still read it. */
+typedef enum {
+  ET_COLL_ALL_REDUCE = 0,
+  ET_COLL_REDUCE = 1,
+  ET_COLL_ALL_GATHER = 2,
+  ET_COLL_GATHER = 3,
+  ET_COLL_SCATTER = 4,
+  ET_COLL_BROADCAST = 5,
+  ET_COLL_ALL_TO_ALL = 6,
+  ET_COLL_REDUCE_SCATTER = 7,
+  ET_COLL_REDUCE_SCATTER_BLOCK = 8,
+  ET_COLL_BARRIER = 9,
+  ET_COLL_ALL_TO_ALLV = 64,
+  ET_COLL_NONE = 255,
+} et_coll_type;
+
+const char *et_node_type_name(et_node_type t);   /* "COMP_NODE", ... */
+const char *et_coll_type_name(et_coll_type c);   /* "ALL_REDUCE", ... */
+/* Lower-case names used on the command line and in reports ("all_reduce"). */
+const char *et_coll_short_name(et_coll_type c);
+gboolean et_coll_from_short_name(const char *s, et_coll_type *out);
+
+#define ET_NONE UINT32_MAX       /* "no index" for uint32_t fields */
+#define ET_GROUP_WORLD UINT32_MAX /* et_comm.group of a world communicator */
+
+enum {
+  ET_FLAG_CPU_OP = 1u << 0,      /* is_cpu_op = true */
+  ET_FLAG_HAS_START = 1u << 1,   /* start_ps is a measured start time */
+  ET_FLAG_REPLAY = 1u << 2,      /* COMM node replayed for its duration (e.g. a CPU-side c10d op) */
+};
+
+/* Bits in a parent-edge entry; the low 30 bits are the parent node index. */
+#define ET_EDGE_DATA (1u << 31)
+#define ET_EDGE_CTRL (1u << 30)
+#define ET_EDGE_INDEX(e) ((e) & 0x3fffffffu)
+
+typedef struct {
+  uint64_t id;             /* Chakra node id (unique per file) */
+  sim_time_ps duration_ps; /* COMP: replay duration; COMM: measured duration or 0 */
+  sim_time_ps start_ps;    /* measured start when ET_FLAG_HAS_START */
+  uint32_t name;           /* offset into the string pool */
+  uint32_t parents;        /* first entry in parent_edges; count = next node's - this */
+  uint32_t children;       /* first entry in child_index; count likewise */
+  uint32_t comm;           /* index into comms[] or ET_NONE */
+  uint8_t type;            /* et_node_type */
+  uint8_t flags;           /* ET_FLAG_* */
+} et_node;
+
+typedef struct {
+  uint64_t bytes;          /* Chakra comm_size (AG: per-rank shard; RS: full input) */
+  uint32_t group;          /* index into et_workload.groups or ET_GROUP_WORLD */
+  uint32_t pg_name;        /* string-pool offset of pg_name or ET_NONE */
+  uint32_t split;          /* ALL_TO_ALLV: first of n_ranks per-peer byte counts in splits[] */
+  int32_t src, dst, tag;   /* SEND/RECV: global ranks and tag; -1 when absent */
+  int32_t root;            /* rooted collectives: global root rank, -1 when absent */
+  uint8_t coll;            /* et_coll_type (ET_COLL_NONE for SEND/RECV) */
+} et_comm;
+
+typedef struct {
+  uint32_t n_nodes;
+  et_node *nodes;          /* n_nodes + 1 entries: the last one is a sentinel holding CSR ends */
+  uint32_t *parent_edges;  /* parent entries with ET_EDGE_* bits, file order: data_deps then ctrl_deps */
+  uint32_t *child_index;   /* deduplicated children (node indices) */
+  uint32_t n_comms;
+  et_comm *comms;
+  uint64_t *splits;        /* per-peer sizes of ALL_TO_ALLV nodes */
+  char *strings;           /* string pool, NUL-terminated entries */
+  size_t strings_len;
+  char *version;           /* GlobalMetadata.version ("" when absent) */
+  /* Counts of things the reader dropped or repaired, reported by `wisp inspect`. */
+  uint64_t dropped_dangling_ctrl;
+  uint64_t dropped_attrs;
+} et_graph;
+
+static inline uint32_t et_node_n_parents(const et_graph *g, uint32_t i)
+{ return g->nodes[i + 1].parents - g->nodes[i].parents; }
+static inline uint32_t et_node_n_children(const et_graph *g, uint32_t i)
+{ return g->nodes[i + 1].children - g->nodes[i].children; }
+static inline const char *et_node_name(const et_graph *g, uint32_t i)
+{ return g->strings + g->nodes[i].name; }
+static inline const et_comm *et_node_comm(const et_graph *g, uint32_t i)
+{ return g->nodes[i].comm == ET_NONE ? NULL : &g->comms[g->nodes[i].comm]; }
+
+void et_graph_free(et_graph *g);
+/* Bytes of heap memory held by the graph, excluding the string pool. */
+size_t et_graph_memory_bytes(const et_graph *g);
+
+/* ---- Building a graph (used by the Chakra reader and by frontends) ---- */
+
+typedef struct et_builder et_builder;
+
+/* source names the input in error messages, e.g. "trace/rank3.et". */
+et_builder *et_builder_new(const char *source);
+void et_builder_free(et_builder *b);
+void et_builder_set_version(et_builder *b, const char *version);
+/* Adds a node and returns its index.  Duplicate ids are reported by finish. */
+uint32_t et_builder_add_node(et_builder *b, uint64_t id, et_node_type type, const char *name,
+                             sim_time_ps duration_ps, uint8_t flags);
+void et_builder_set_start(et_builder *b, uint32_t node, sim_time_ps start_ps);
+/* Attaches communication attributes; for ALL_TO_ALLV pass n_splits per-peer sizes. */
+void et_builder_set_comm(et_builder *b, uint32_t node, const et_comm *comm, const char *pg_name,
+                         const uint64_t *splits, uint32_t n_splits);
+/* Records that `node` depends on the node with Chakra id parent_id. */
+void et_builder_add_dep(et_builder *b, uint32_t node, uint64_t parent_id, gboolean data, gboolean ctrl);
+
+enum {
+  ET_BUILD_STRICT = 1u << 0,     /* dangling ctrl_deps are errors instead of counted warnings */
+  ET_BUILD_DATA_DEPS_ONLY = 1u << 1, /* V1 feeder semantics: ignore ctrl_deps for ordering */
+  ET_BUILD_BREAK_CYCLES = 1u << 2,   /* drop (and count) edges that close a cycle instead of failing */
+};
+/* Resolves ids, validates (duplicate ids, dangling edges, cycles: the error
+ * names the node ids) and returns the compact graph.  Consumes b. */
+et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error);
+
+/* ---- Workloads: one graph per rank plus communicator groups ---- */
+
+typedef struct {
+  char *name;              /* pg_name key (comm_group.json id, or a frontend name) */
+  char *desc;              /* optional description, e.g. "mesh_tp"; may be NULL */
+  int n_ranks;
+  int *ranks;              /* global ranks in communicator order */
+} et_group;
+
+typedef struct {
+  int n_ranks;
+  et_graph **ranks;        /* ranks[r] is rank r's graph */
+  GPtrArray *groups;       /* et_group* */
+  GHashTable *group_index; /* name -> GUINT_TO_POINTER(index + 1) */
+  char *source;            /* path the workload was read from */
+  /* Measured step time per rank from the profile (-1 when unknown). */
+  sim_time_ps *measured_step_ps;
+} et_workload;
+
+et_workload *et_workload_new(int n_ranks, const char *source);
+void et_workload_free(et_workload *w);
+/* Adds a group and returns its index; fails when the name exists with other ranks. */
+uint32_t et_workload_add_group(et_workload *w, const char *name, const char *desc,
+                               const int *ranks, int n_ranks);
+const et_group *et_workload_group(const et_workload *w, uint32_t index);
+/* Resolves every COMM node's pg_name to a group index (an unknown name is an
+ * error naming the file, node and name). */
+gboolean et_workload_resolve_groups(et_workload *w, GError **error);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,55 @@
+/* wisp.c: entry point of the `wisp` command; dispatches to subcommands. */
+#include "config.h"
+#include "cli/wisp_cli.h"
+
+#include <locale.h>
+#include <string.h>
+
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} wisp_command;
+
+static const wisp_command commands[] = {
+  {"simulate", wisp_cmd_simulate, "replay a workload (Chakra ET files) on a network"},
+  {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: wisp COMMAND [OPTIONS...]\n\ncommands:\n");
+  for (const wisp_command *c = commands; c->name; c++)
+    fprintf(out, "  %-12s %s\n", c->name, c->summary);
+  fprintf(out, "\n`wisp COMMAND --help` describes a command; `man wisp` has the details.\n");
+}
+
+int wisp_cli_fail(GError *error)
+{
+  fprintf(stderr, "wisp: error: %s\n", error ? error->message : "unknown error");
+  g_clear_error(&error);
+  return 1;
+}
+
+int main(int argc, char **argv)
+{
+  setlocale(LC_ALL, "C");
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    printf("wisp %s\n", PACKAGE_VERSION);
+    return 0;
+  }
+  for (const wisp_command *c = commands; c->name; c++)
+    if (strcmp(argv[1], c->name) == 0)
+      return c->run(argc - 1, argv + 1);
+  fprintf(stderr, "wisp: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,14 @@
+/* wisp_cli.h: the `wisp` command's subcommands.  Each lives in its own
+ * cli/cmd_*.c file and returns the process exit status. */
+#ifndef WISP_CLI_H
+#define WISP_CLI_H
+
+#include "common/wisp_util.h"
+
+int wisp_cmd_simulate(int argc, char **argv);
+
+/* Prints "wisp: error: <message>" to stderr and returns exit status 1. */
+int wisp_cli_fail(GError *error);
+
+
+#endif

@@ -1,0 +1,88 @@
+/* wisp_util.h: error domain, units and atomic output shared by every module.
+ *
+ * Simulated time is an integer count of picoseconds (sim_time_ps). Every
+ * conversion from a trace or config unit into picoseconds goes through the
+ * functions below, which round half away from zero; nothing else in wisp
+ * converts floating-point times.  Bandwidth is an integer count of bytes per
+ * second (wisp_bw_Bps); a transfer of S bytes at B bytes/s takes
+ * round(S * 10^12 / B) picoseconds, computed exactly in 128-bit integers.
+ */
+#ifndef WISP_UTIL_H
+#define WISP_UTIL_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdio.h>
+
+G_BEGIN_DECLS
+
+typedef int64_t sim_time_ps;
+typedef uint64_t wisp_bw_Bps;
+
+#define SIM_TIME_MAX INT64_MAX
+#define SIM_PS_PER_NS INT64_C(1000)
+#define SIM_PS_PER_US INT64_C(1000000)
+#define SIM_PS_PER_S INT64_C(1000000000000)
+
+/* The single error domain for user-caused problems (bad input files,
+ * inconsistent configs).  Messages always name the file and, where known,
+ * the line, byte offset or node id, and say what to do. */
+#define WISP_ERROR (wisp_error_quark())
+GQuark wisp_error_quark(void);
+
+typedef enum {
+  WISP_ERROR_IO,        /* cannot open, read or write a file */
+  WISP_ERROR_PARSE,     /* malformed or truncated input */
+  WISP_ERROR_INVALID,   /* well-formed but semantically wrong input */
+  WISP_ERROR_UNSUPPORTED, /* valid input that wisp does not model */
+  WISP_ERROR_DEADLOCK,  /* the replay stopped with unfinished nodes */
+  WISP_ERROR_LIMIT,     /* a bound (size, count) was exceeded */
+} WispError;
+
+/* Time conversions, rounding half away from zero.  Values that do not fit
+ * in sim_time_ps or are not finite return FALSE. */
+gboolean wisp_ps_from_us(double us, sim_time_ps *out);
+gboolean wisp_ps_from_ns(double ns, sim_time_ps *out);
+sim_time_ps wisp_ps_from_us_int(int64_t us);
+
+/* Exact transfer time: round(bytes * 10^12 / bw) picoseconds, ties away from
+ * zero.  bw must be > 0. */
+sim_time_ps wisp_transfer_ps(uint64_t bytes, wisp_bw_Bps bw);
+
+/* Unit-suffixed value parsers for configs.  Accepted forms:
+ *   bandwidth: "400Gbps" "400Gb/s" "50GB/s" "50GBps" "50GiB/s" "1.8TB/s" "100Mbps"
+ *              (b = bits, B = bytes; K/M/G/T decimal, Ki/Mi/Gi/Ti binary)
+ *   time:      "500ns" "2.1us" "1.5µs" "3ms" "1s" "250ps"
+ *   size:      "64KiB" "1MiB" "1GB" "4096" "4096B" "64K" (bare K/M/G/T after a
+ *              number in a size list are binary, as nccl-tests uses them)
+ * Results are rounded to the nearest integer unit (byte/s, ps, byte).  On
+ * failure they return FALSE and set *error_text to a static explanation. */
+gboolean wisp_parse_bandwidth(const char *text, wisp_bw_Bps *out, const char **error_text);
+gboolean wisp_parse_time(const char *text, sim_time_ps *out, const char **error_text);
+gboolean wisp_parse_size(const char *text, uint64_t *out, const char **error_text);
+
+/* Human, normalized echo of values, e.g. "50 GB/s (400 Gb/s)", "500 ns",
+ * "1 MiB".  The returned string must be g_free()d. */
+char *wisp_format_bandwidth(wisp_bw_Bps bw);
+char *wisp_format_time(sim_time_ps t);
+char *wisp_format_size(uint64_t bytes);
+
+/* Picoseconds as decimal nanoseconds with picosecond precision ("1234.567"),
+ * written into buf (at least 32 bytes).  Used for every *_ns output field. */
+const char *wisp_ns_string(sim_time_ps t, char buf[32]);
+
+/* Atomic output: data goes to PATH.tmp.XXXXXX in the same directory and is
+ * renamed over PATH only by wisp_afile_commit(), so a failed or interrupted
+ * run never leaves a half-written file that looks complete. */
+typedef struct wisp_afile wisp_afile;
+wisp_afile *wisp_afile_open(const char *path, GError **error);
+FILE *wisp_afile_stream(wisp_afile *f);
+gboolean wisp_afile_commit(wisp_afile *f, GError **error); /* frees f */
+void wisp_afile_abort(wisp_afile *f);                     /* frees f, removes temp */
+gboolean wisp_write_file_atomic(const char *path, const char *data, size_t len, GError **error);
+
+/* Monotonic wall clock in seconds, for the speed lines printed after runs. */
+double wisp_wall_seconds(void);
+
+G_END_DECLS
+#endif

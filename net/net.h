@@ -1,0 +1,37 @@
+/* net.h: the network interface between communication (collectives,
+ * point-to-point) and the fidelity tiers.
+ *
+ * net_send() moves `bytes` from one rank to another over the topology's
+ * route and calls done() when the last byte has arrived.  Tier A
+ * (analytical) charges sum(latency) + bytes / bottleneck bandwidth and
+ * ignores other traffic.  Tier B (flow) pays the route latency first, then
+ * shares link bandwidth max-min fairly with every other active flow.  Both
+ * tiers schedule their completions on the simulation's one event queue.
+ */
+#ifndef WISP_NET_H
+#define WISP_NET_H
+
+#include "simcore/sim.h"
+#include "topologies/topo.h"
+
+G_BEGIN_DECLS
+
+typedef struct net net;
+typedef void (*net_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie);
+
+net *net_new(sim_engine *sim, const topo *t, net_tier tier);
+void net_free(net *n);
+net_tier net_get_tier(const net *n);
+const topo *net_get_topo(const net *n);
+
+/* Starts a transfer now.  bytes may be 0 (pays latency only); src == dst
+ * completes after zero time (scheduled, never called re-entrantly). */
+void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
+              net_done_fn done, void *ctx, uint64_t cookie);
+
+/* Statistics for reports. */
+uint64_t net_link_bytes(const net *n, uint32_t link);
+uint64_t net_transfers(const net *n);
+
+G_END_DECLS
+#endif

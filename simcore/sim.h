@@ -1,0 +1,63 @@
+/* sim.h: wisp's discrete-event engine.
+ *
+ * One clock, one queue.  Time is an integer count of picoseconds.  Events are
+ * totally ordered by (time, insertion sequence): two events at the same time
+ * run in the order they were scheduled, so every run is deterministic.  The
+ * queue is an array-backed 4-ary min-heap; push, pop and cancel cost
+ * O(log n).  Event records come from a per-engine pool (free list), so a
+ * steady-state run does not allocate.  There is no global state: every call
+ * takes the engine, and several engines can live in one process.
+ *
+ * A handler receives the engine, the context pointer given at scheduling and
+ * one 64-bit argument.  Handlers may schedule and cancel events freely.
+ */
+#ifndef WISP_SIM_H
+#define WISP_SIM_H
+
+#include "common/wisp_util.h"
+
+G_BEGIN_DECLS
+
+typedef struct sim_engine sim_engine;
+typedef void (*sim_handler)(sim_engine *sim, void *ctx, uint64_t arg);
+
+/* A handle names a pending event so it can be cancelled.  Handles are never
+ * reused while the event is pending; a stale handle is detected. */
+typedef uint64_t sim_event_id;
+#define SIM_EVENT_NONE ((sim_event_id)0)
+
+/* checked = TRUE verifies the heap invariant after every push and pop (slow;
+ * for tests and --check runs). */
+sim_engine *sim_engine_new(gboolean checked);
+void sim_engine_free(sim_engine *sim);
+
+sim_time_ps sim_now(const sim_engine *sim);
+
+/* Schedule fn(sim, ctx, arg) at absolute time t >= sim_now(sim) (scheduling
+ * into the past is a programming error and asserts). */
+sim_event_id sim_schedule_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg);
+sim_event_id sim_schedule_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg);
+
+/* Remove a pending event; returns FALSE when it already ran or was cancelled. */
+gboolean sim_cancel(sim_engine *sim, sim_event_id id);
+
+/* Run until the queue is empty, sim_stop() is called, or the next event lies
+ * after `until` (pass SIM_TIME_MAX for no bound).  Returns the number of
+ * events processed by this call. */
+uint64_t sim_run(sim_engine *sim, sim_time_ps until);
+void sim_stop(sim_engine *sim);
+
+size_t sim_pending(const sim_engine *sim);
+uint64_t sim_events_processed(const sim_engine *sim);
+size_t sim_max_pending(const sim_engine *sim);
+
+/* Verify the heap invariant and index back-pointers; returns FALSE and
+ * describes the first violation in *why (static string) when broken. */
+gboolean sim_check_invariants(const sim_engine *sim, const char **why);
+
+/* Print "wisp: N events in X s (Y events/s)" to `out`: called at the end of
+ * every simulation run. */
+void sim_print_speed(const sim_engine *sim, double wall_seconds, FILE *out);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,87 @@
+/* topo.h: resolved physical topologies.
+ *
+ * A topology is a directed graph of nodes (endpoints that hold ranks, and
+ * switches) joined by links.  Every link is one direction of a cable: a
+ * full-duplex cable is two links.  Each link has a bandwidth in bytes/s, a
+ * latency in picoseconds and the tier (dimension) it belongs to.  Ranks are
+ * placed on endpoints (node-contiguous by default, or an explicit map).
+ *
+ * Topologies come from wisp's versioned YAML (hierarchical dimensions with
+ * named tiers, or an explicit graph) or from ASTRA-sim's network.yml, both
+ * read by topo_load().  Routing is deterministic: shortest path by hop
+ * count, ties broken by a stable ECMP hash of (src, dst).
+ */
+#ifndef WISP_TOPO_H
+#define WISP_TOPO_H
+
+#include "common/wisp_util.h"
+
+G_BEGIN_DECLS
+
+typedef struct topo topo;
+
+typedef enum {
+  NET_TIER_ANALYTICAL = 0, /* tier A: alpha-beta, no contention */
+  NET_TIER_FLOW = 1,       /* tier B: max-min fair flows */
+} net_tier;
+
+const char *net_tier_name(net_tier t);
+gboolean net_tier_from_name(const char *s, net_tier *out);
+
+typedef enum {
+  TOPO_KIND_RING_UNI,
+  TOPO_KIND_RING,          /* bidirectional ring */
+  TOPO_KIND_FULLY_CONNECTED,
+  TOPO_KIND_SWITCH,
+  TOPO_KIND_TORUS2D,
+  TOPO_KIND_TORUS3D,
+  TOPO_KIND_FAT_TREE,      /* two-level leaf/spine */
+  TOPO_KIND_GRAPH,         /* explicit graph */
+} topo_kind;
+
+const char *topo_kind_name(topo_kind k);
+
+typedef struct {
+  uint32_t src, dst;       /* topology node indices */
+  wisp_bw_Bps bw;          /* bytes per second */
+  sim_time_ps latency;     /* per traversal */
+  uint16_t tier;           /* dimension index */
+} topo_link;
+
+/* Loads a wisp YAML or ASTRA-sim network.yml file (detected by its keys).
+ * Errors name the file, line and key. */
+topo *topo_load(const char *path, GError **error);
+topo *topo_load_string(const char *text, const char *source_name, GError **error);
+void topo_free(topo *t);
+
+int topo_n_ranks(const topo *t);
+uint32_t topo_n_nodes(const topo *t);
+uint32_t topo_n_links(const topo *t);
+const topo_link *topo_get_link(const topo *t, uint32_t link);
+
+/* The fidelity tier the config asks for (`model:` key; analytical default). */
+net_tier topo_default_tier(const topo *t);
+
+/* Hierarchical view used by collectives: number of dimensions (tiers),
+ * their names, kinds and sizes, and each rank's coordinate.  An explicit
+ * graph has one dimension. */
+int topo_n_dims(const topo *t);
+const char *topo_dim_name(const topo *t, int dim);
+topo_kind topo_dim_kind(const topo *t, int dim);
+int topo_dim_size(const topo *t, int dim);
+int topo_rank_coord(const topo *t, int rank, int dim);
+
+/* Route from src_rank to dst_rank: the links traversed, in order.  The
+ * array is owned by the topology and valid until topo_free.  src == dst
+ * gives an empty route.  Cost: O(1) after the first call for a pair class. */
+const uint32_t *topo_route(const topo *t, int src_rank, int dst_rank, uint32_t *n_links);
+
+/* Sum of link latencies and the minimum bandwidth along the route. */
+void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *latency, wisp_bw_Bps *bottleneck);
+
+/* Prints the resolved topology (`wisp topo`); dot = TRUE writes Graphviz. */
+void topo_print(const topo *t, FILE *out);
+void topo_print_dot(const topo *t, FILE *out);
+
+G_END_DECLS
+#endif
