@@ -79,6 +79,14 @@ const uint32_t *topo_route(const topo *t, int src_rank, int dst_rank, uint32_t *
 /* Sum of link latencies and the minimum bandwidth along the route. */
 void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *latency, wisp_bw_Bps *bottleneck);
 
+/* Settings of other layers kept verbatim from the config, with their line
+ * for error messages: keys "collectives.<op>" (e.g. "collectives.all_reduce"
+ * -> "ring" or "ring,direct" per dimension), "collectives.chunks",
+ * "library.*".  Returns NULL when absent. */
+const char *topo_setting(const topo *t, const char *key, int *line);
+/* The config file name, for error messages. */
+const char *topo_source(const topo *t);
+
 /* Prints the resolved topology (`wisp topo`); dot = TRUE writes Graphviz. */
 void topo_print(const topo *t, FILE *out);
 void topo_print_dot(const topo *t, FILE *out);

@@ -1,0 +1,79 @@
+/* coll.h: collective algorithms, decomposed into point-to-point transfers
+ * on the network (net_send), so that topology and contention shape them.
+ *
+ * A collective starts when every member has issued it (the replay calls
+ * coll_start once, at the time the last member issued).  It then runs as a
+ * set of per-member state machines; each member's completion is reported
+ * separately through done(), because members finish at different times
+ * (e.g. the last receive of a ring differs per rank).
+ */
+#ifndef WISP_COLL_H
+#define WISP_COLL_H
+
+#include "chakra/et_graph.h"
+#include "net/net.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  COLL_ALGO_AUTO = 0,
+  COLL_ALGO_RING,          /* unidirectional ring */
+  COLL_ALGO_RING_BIDIR,    /* bidirectional ring: half the data each way */
+  COLL_ALGO_DIRECT,        /* direct / full mesh */
+  COLL_ALGO_HALVING_DOUBLING,
+  COLL_ALGO_DOUBLE_BINARY_TREE,
+  COLL_ALGO_PAIRWISE,      /* pairwise exchange (all-to-all) */
+  COLL_ALGO_NVLS,          /* in-switch reduction */
+  COLL_ALGO_HIERARCHICAL,  /* per-dimension composition */
+  COLL_ALGO_COUNT
+} coll_algo;
+
+const char *coll_algo_name(coll_algo a);
+gboolean coll_algo_from_name(const char *s, coll_algo *out);
+
+/* How collectives are run: algorithm per collective type (and, for
+ * hierarchical runs, per dimension), chunk count, optional reduction cost. */
+typedef struct coll_policy coll_policy;
+
+/* Builds the policy from the network config's `collectives:` settings
+ * (topo_setting() keys "collectives.*"); defaults: auto everywhere. */
+coll_policy *coll_policy_new_from_topo(const topo *t, GError **error);
+coll_policy *coll_policy_new_default(void);
+void coll_policy_free(coll_policy *p);
+/* Forces one algorithm for every type (e.g. `--algo ring`). */
+void coll_policy_force(coll_policy *p, coll_algo a);
+
+typedef struct {
+  et_coll_type type;
+  uint64_t bytes;          /* Chakra comm_size semantics (AG: per-rank shard; RS: full input) */
+  const int *ranks;        /* global ranks, communicator order */
+  int n_ranks;
+  int root;                /* global root rank for rooted collectives, else -1 */
+  const uint64_t *splits;  /* ALL_TO_ALLV: n_ranks*n_ranks bytes, row = sender; else NULL */
+} coll_desc;
+
+/* What was run, for reports. */
+typedef struct {
+  coll_algo algo;          /* algorithm actually used (never AUTO) */
+  uint64_t algbw_bytes;    /* S of nccl-tests' algbw for this collective */
+  double busbw_factor;     /* nccl-tests' busbw factor for (type, n) */
+} coll_info;
+
+typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int member);
+
+typedef struct coll_lib coll_lib;
+coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy);
+void coll_lib_free(coll_lib *c);
+
+/* Starts the collective now; done(ctx, cookie, i) is called once for each
+ * member i (index into desc->ranks) when that member has finished.  The
+ * desc arrays are copied.  info (optional) receives the algorithm chosen. */
+void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
+                coll_info *info);
+
+/* nccl-tests conventions (see doc): algbw bytes S and busbw factor. */
+uint64_t coll_algbw_bytes(et_coll_type type, uint64_t comm_size, int n_ranks);
+double coll_busbw_factor(et_coll_type type, int n_ranks);
+
+G_END_DECLS
+#endif
