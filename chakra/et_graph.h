@@ -62,6 +62,7 @@ enum {
   ET_FLAG_CPU_OP = 1u << 0,      /* is_cpu_op = true */
   ET_FLAG_HAS_START = 1u << 1,   /* start_ps is a measured start time */
   ET_FLAG_REPLAY = 1u << 2,      /* COMM node replayed for its duration (e.g. a CPU-side c10d op) */
+  ET_FLAG_DELAY = 1u << 3,       /* COMP node that is an idle gap: it takes time but no compute slot */
 };
 
 /* Bits in a parent-edge entry; the low 30 bits are the parent node index. */
@@ -105,7 +106,27 @@ typedef struct {
   /* Counts of things the reader dropped or repaired, reported by `wisp inspect`. */
   uint64_t dropped_dangling_ctrl;
   uint64_t dropped_attrs;
+  /* Additions (chakra helper): more counters and the input's name. */
+  uint64_t dropped_cycle_edges;  /* edges removed by ET_BUILD_BREAK_CYCLES */
+  uint64_t ignored_ctrl_edges;   /* ctrl-only edges left out by ET_BUILD_DATA_DEPS_ONLY */
+  uint64_t merged_dup_edges;     /* repeated (node, parent) pairs merged into one entry */
+  uint64_t replay_comm_nodes;    /* COMM nodes turned into ET_FLAG_REPLAY by the reader */
+  char *source;                  /* input name given to et_builder_new (for messages) */
+  /* Optional COMP attributes (num_ops != 0 or tensor_size present), sorted by node. */
+  uint32_t n_comp_attrs;
+  struct et_comp_attr *comp_attrs;
 } et_graph;
+
+/* Chakra num_ops / tensor_size of a COMP node (kept for round trips and
+ * roofline-style studies); stored only for nodes that carry them. */
+typedef struct et_comp_attr {
+  uint32_t node;
+  uint8_t has_tensor_size;
+  int64_t num_ops;
+  uint64_t tensor_size;
+} et_comp_attr;
+/* Finds node's COMP attributes by binary search (O(log n)); NULL when none. */
+const et_comp_attr *et_graph_comp_attr(const et_graph *g, uint32_t node);
 
 static inline uint32_t et_node_n_parents(const et_graph *g, uint32_t i)
 { return g->nodes[i + 1].parents - g->nodes[i].parents; }
@@ -137,6 +158,9 @@ void et_builder_set_comm(et_builder *b, uint32_t node, const et_comm *comm, cons
                          const uint64_t *splits, uint32_t n_splits);
 /* Records that `node` depends on the node with Chakra id parent_id. */
 void et_builder_add_dep(et_builder *b, uint32_t node, uint64_t parent_id, gboolean data, gboolean ctrl);
+/* Records num_ops (and tensor_size when has_tensor_size) of a COMP node. */
+void et_builder_set_comp_attrs(et_builder *b, uint32_t node, int64_t num_ops,
+                               gboolean has_tensor_size, uint64_t tensor_size);
 
 enum {
   ET_BUILD_STRICT = 1u << 0,     /* dangling ctrl_deps are errors instead of counted warnings */

@@ -1,0 +1,45 @@
+/* wisp_json.h: a small streaming JSON writer for reports.
+ *
+ * Reports are written field by field to a FILE (never built as a tree in
+ * memory), with deterministic formatting: two-space indentation for
+ * objects at depth < flat_depth, one line per object below it.  Numbers are
+ * written by the caller-chosen functions so picosecond times print exactly
+ * (wisp_json_ns prints "1234.567" for 1234567 ps).  Depth is bounded by
+ * WISP_JSON_MAX_DEPTH (an assertion).
+ */
+#ifndef WISP_JSON_H
+#define WISP_JSON_H
+
+#include "common/wisp_util.h"
+
+G_BEGIN_DECLS
+
+#define WISP_JSON_MAX_DEPTH 32
+
+typedef struct {
+  FILE *out;
+  int depth;
+  int flat_depth;          /* containers at this depth or deeper are written on one line */
+  gboolean first[WISP_JSON_MAX_DEPTH];
+  gboolean flat[WISP_JSON_MAX_DEPTH];
+} wisp_json;
+
+void wisp_json_init(wisp_json *j, FILE *out, int flat_depth);
+void wisp_json_begin_object(wisp_json *j, const char *key);   /* key NULL inside arrays / at top */
+void wisp_json_end_object(wisp_json *j);
+void wisp_json_begin_array(wisp_json *j, const char *key);
+void wisp_json_end_array(wisp_json *j);
+void wisp_json_string(wisp_json *j, const char *key, const char *value); /* NULL value -> null */
+void wisp_json_int(wisp_json *j, const char *key, int64_t value);
+void wisp_json_uint(wisp_json *j, const char *key, uint64_t value);
+void wisp_json_double(wisp_json *j, const char *key, double value, int decimals);
+void wisp_json_bool(wisp_json *j, const char *key, gboolean value);
+void wisp_json_ns(wisp_json *j, const char *key, sim_time_ps value);
+/* Ends the document with a newline. */
+void wisp_json_finish(wisp_json *j);
+
+/* Writes s as a JSON string literal (with quotes and escapes). */
+void wisp_json_write_escaped(FILE *out, const char *s);
+
+G_END_DECLS
+#endif
