@@ -1,0 +1,488 @@
+/* lmm.c: progressive-filling max-min solver with component-wise incremental
+ * re-solve.  The math and the costs are derived in lmm.h.
+ *
+ * Storage: three grow-only pools indexed by 32-bit ids.  Each constraint
+ * keeps a doubly linked list of its elements (so removing a variable costs
+ * O(its elements)); each variable keeps a singly linked list of its elements.
+ * Freed variables and elements go to free lists.  The solver's scratch
+ * arrays (component lists, heap, bound list, changed list) are grow-only
+ * too, so a steady-state solve performs no allocation.  Visited marks use an
+ * epoch stamp, so they never need clearing.
+ */
+#include "config.h"
+
+#include "net/lmm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  double capacity;
+  double rem;         /* solve scratch: capacity minus fixed usage */
+  double aw;          /* solve scratch: sum of a*w over unfixed variables */
+  uint32_t head;      /* first element, LMM_NONE when empty */
+  uint32_t n_elem;
+  uint32_t n_active;  /* solve scratch: unfixed elements */
+  uint32_t stamp;     /* component walk mark */
+  uint32_t heap_pos;  /* LMM_NONE when not in the heap */
+  gboolean modified;
+} lmm_cnst;
+
+typedef struct {
+  double weight;
+  double bound;       /* <= 0: none */
+  double rate;
+  double new_rate;    /* solve scratch */
+  uint64_t user;
+  uint32_t head;      /* first element; next free id when on the free list */
+  uint32_t stamp;
+  gboolean alive, is_new, fixed;
+} lmm_var;
+
+typedef struct {
+  uint32_t cnst, var;
+  uint32_t c_prev, c_next; /* within the constraint's list */
+  uint32_t v_next;         /* within the variable's list; free-list link */
+  double a;
+} lmm_elem;
+
+typedef struct {
+  double key;
+  uint32_t id;
+} lmm_heap_item;
+
+typedef struct {
+  double key;
+  uint32_t var;
+} lmm_bound_item;
+
+/* Grow-only array helper: makes room for `need` items of size `sz`. */
+#define LMM_RESERVE(ptr, cap, need)                                         \
+  do {                                                                      \
+    if ((need) > (cap)) {                                                   \
+      size_t lmm_nc_ = (cap) ? (size_t)(cap) * 2 : 16;                      \
+      while (lmm_nc_ < (size_t)(need)) lmm_nc_ *= 2;                        \
+      (ptr) = g_realloc_n((ptr), lmm_nc_, sizeof *(ptr));                   \
+      (cap) = lmm_nc_;                                                      \
+    }                                                                       \
+  } while (0)
+
+struct lmm_system {
+  lmm_cnst *cnsts;
+  size_t n_cnsts, cap_cnsts;
+  lmm_var *vars;
+  size_t n_vars, cap_vars;
+  uint32_t var_free;
+  uint32_t n_alive;
+  lmm_elem *elems;
+  size_t n_elems, cap_elems;
+  uint32_t elem_free;
+
+  gboolean full;
+  uint32_t epoch;
+
+  /* Pending modifications. */
+  uint32_t *mod_cnsts;
+  size_t n_mod_cnsts, cap_mod_cnsts;
+  uint32_t *new_vars;
+  size_t n_new_vars, cap_new_vars;
+
+  /* Solve scratch. */
+  uint32_t *comp_c;
+  size_t n_comp_c, cap_comp_c;
+  uint32_t *comp_v;
+  size_t n_comp_v, cap_comp_v;
+  lmm_heap_item *heap;
+  size_t n_heap, cap_heap;
+  lmm_bound_item *bounds;
+  size_t n_bounds, cap_bounds;
+  uint32_t *changed;
+  size_t n_changed, cap_changed;
+
+  lmm_stats stats;
+};
+
+lmm_system *lmm_system_new(void) {
+  lmm_system *s = g_new0(lmm_system, 1);
+  s->var_free = LMM_NONE;
+  s->elem_free = LMM_NONE;
+  s->epoch = 1;
+  return s;
+}
+
+void lmm_system_free(lmm_system *s) {
+  if (!s) return;
+  g_free(s->cnsts);
+  g_free(s->vars);
+  g_free(s->elems);
+  g_free(s->mod_cnsts);
+  g_free(s->new_vars);
+  g_free(s->comp_c);
+  g_free(s->comp_v);
+  g_free(s->heap);
+  g_free(s->bounds);
+  g_free(s->changed);
+  g_free(s);
+}
+
+void lmm_set_full_solve(lmm_system *s, gboolean full) { s->full = full; }
+
+static void mark_modified(lmm_system *s, uint32_t c) {
+  if (s->cnsts[c].modified) return;
+  s->cnsts[c].modified = TRUE;
+  LMM_RESERVE(s->mod_cnsts, s->cap_mod_cnsts, s->n_mod_cnsts + 1);
+  s->mod_cnsts[s->n_mod_cnsts++] = c;
+}
+
+uint32_t lmm_constraint_new(lmm_system *s, double capacity) {
+  g_assert(capacity > 0 && isfinite(capacity));
+  g_assert(s->n_cnsts < LMM_NONE - 1);
+  LMM_RESERVE(s->cnsts, s->cap_cnsts, s->n_cnsts + 1);
+  uint32_t c = (uint32_t)s->n_cnsts++;
+  lmm_cnst *k = &s->cnsts[c];
+  memset(k, 0, sizeof *k);
+  k->capacity = capacity;
+  k->head = LMM_NONE;
+  k->heap_pos = LMM_NONE;
+  return c;
+}
+
+void lmm_constraint_set_capacity(lmm_system *s, uint32_t c, double capacity) {
+  g_assert(c < s->n_cnsts && capacity > 0 && isfinite(capacity));
+  s->cnsts[c].capacity = capacity;
+  mark_modified(s, c);
+}
+
+double lmm_constraint_capacity(const lmm_system *s, uint32_t c) {
+  g_assert(c < s->n_cnsts);
+  return s->cnsts[c].capacity;
+}
+
+double lmm_constraint_usage(const lmm_system *s, uint32_t c) {
+  g_assert(c < s->n_cnsts);
+  double u = 0;
+  for (uint32_t e = s->cnsts[c].head; e != LMM_NONE; e = s->elems[e].c_next)
+    u += s->elems[e].a * s->vars[s->elems[e].var].rate;
+  return u;
+}
+
+uint32_t lmm_constraint_n_variables(const lmm_system *s, uint32_t c) {
+  g_assert(c < s->n_cnsts);
+  return s->cnsts[c].n_elem;
+}
+
+uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t user) {
+  g_assert(weight > 0 && isfinite(weight));
+  uint32_t v;
+  if (s->var_free != LMM_NONE) {
+    v = s->var_free;
+    s->var_free = s->vars[v].head;
+  } else {
+    g_assert(s->n_vars < LMM_NONE - 1);
+    LMM_RESERVE(s->vars, s->cap_vars, s->n_vars + 1);
+    v = (uint32_t)s->n_vars++;
+    s->vars[v].stamp = 0;
+  }
+  lmm_var *x = &s->vars[v];
+  x->weight = weight;
+  x->bound = bound > 0 ? bound : 0;
+  x->rate = 0;
+  x->new_rate = 0;
+  x->user = user;
+  x->head = LMM_NONE;
+  x->alive = TRUE;
+  x->is_new = TRUE;
+  x->fixed = FALSE;
+  s->n_alive++;
+  LMM_RESERVE(s->new_vars, s->cap_new_vars, s->n_new_vars + 1);
+  s->new_vars[s->n_new_vars++] = v;
+  return v;
+}
+
+void lmm_expand(lmm_system *s, uint32_t c, uint32_t v, double consumption) {
+  g_assert(c < s->n_cnsts && v < s->n_vars && s->vars[v].alive);
+  g_assert(consumption > 0 && isfinite(consumption));
+  uint32_t e;
+  if (s->elem_free != LMM_NONE) {
+    e = s->elem_free;
+    s->elem_free = s->elems[e].v_next;
+  } else {
+    g_assert(s->n_elems < LMM_NONE - 1);
+    LMM_RESERVE(s->elems, s->cap_elems, s->n_elems + 1);
+    e = (uint32_t)s->n_elems++;
+  }
+  lmm_elem *el = &s->elems[e];
+  lmm_cnst *k = &s->cnsts[c];
+  el->cnst = c;
+  el->var = v;
+  el->a = consumption;
+  el->c_prev = LMM_NONE;
+  el->c_next = k->head;
+  if (k->head != LMM_NONE) s->elems[k->head].c_prev = e;
+  k->head = e;
+  k->n_elem++;
+  el->v_next = s->vars[v].head;
+  s->vars[v].head = e;
+  mark_modified(s, c);
+}
+
+void lmm_variable_free(lmm_system *s, uint32_t v) {
+  g_assert(v < s->n_vars && s->vars[v].alive);
+  lmm_var *x = &s->vars[v];
+  uint32_t e = x->head;
+  while (e != LMM_NONE) {
+    lmm_elem *el = &s->elems[e];
+    uint32_t next = el->v_next;
+    lmm_cnst *k = &s->cnsts[el->cnst];
+    mark_modified(s, el->cnst);
+    if (el->c_prev != LMM_NONE) s->elems[el->c_prev].c_next = el->c_next;
+    else k->head = el->c_next;
+    if (el->c_next != LMM_NONE) s->elems[el->c_next].c_prev = el->c_prev;
+    k->n_elem--;
+    el->v_next = s->elem_free;
+    s->elem_free = e;
+    e = next;
+  }
+  x->head = s->var_free;
+  x->alive = FALSE;
+  s->var_free = v;
+  s->n_alive--;
+}
+
+double lmm_variable_rate(const lmm_system *s, uint32_t v) {
+  g_assert(v < s->n_vars && s->vars[v].alive);
+  return s->vars[v].rate;
+}
+
+uint64_t lmm_variable_user(const lmm_system *s, uint32_t v) {
+  g_assert(v < s->n_vars && s->vars[v].alive);
+  return s->vars[v].user;
+}
+
+gboolean lmm_variable_alive(const lmm_system *s, uint32_t v) {
+  return v < s->n_vars && s->vars[v].alive;
+}
+
+uint32_t lmm_n_variables(const lmm_system *s) { return s->n_alive; }
+
+void lmm_get_stats(const lmm_system *s, lmm_stats *out) { *out = s->stats; }
+
+const uint32_t *lmm_changed(const lmm_system *s, size_t *n) {
+  *n = s->n_changed;
+  return s->changed;
+}
+
+/* ---- component walk ---------------------------------------------------- */
+
+static void add_cnst(lmm_system *s, uint32_t c) {
+  if (s->cnsts[c].stamp == s->epoch) return;
+  s->cnsts[c].stamp = s->epoch;
+  LMM_RESERVE(s->comp_c, s->cap_comp_c, s->n_comp_c + 1);
+  s->comp_c[s->n_comp_c++] = c;
+}
+
+static void add_var(lmm_system *s, uint32_t v) {
+  if (s->vars[v].stamp == s->epoch) return;
+  s->vars[v].stamp = s->epoch;
+  LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_comp_v + 1);
+  s->comp_v[s->n_comp_v++] = v;
+  for (uint32_t e = s->vars[v].head; e != LMM_NONE; e = s->elems[e].v_next)
+    add_cnst(s, s->elems[e].cnst);
+}
+
+/* Breadth-first walk: comp_c doubles as the queue.  O(component elements). */
+static void collect_component(lmm_system *s) {
+  if (++s->epoch == 0) { /* wrapped: reset every mark once per 2^32 solves */
+    for (size_t i = 0; i < s->n_cnsts; i++) s->cnsts[i].stamp = 0;
+    for (size_t i = 0; i < s->n_vars; i++) s->vars[i].stamp = 0;
+    s->epoch = 1;
+  }
+  s->n_comp_c = s->n_comp_v = 0;
+  if (s->full) {
+    for (uint32_t c = 0; c < s->n_cnsts; c++)
+      if (s->cnsts[c].n_elem) add_cnst(s, c);
+    for (uint32_t v = 0; v < s->n_vars; v++)
+      if (s->vars[v].alive) add_var(s, v);
+  } else {
+    for (size_t i = 0; i < s->n_mod_cnsts; i++) add_cnst(s, s->mod_cnsts[i]);
+    for (size_t i = 0; i < s->n_new_vars; i++)
+      if (s->vars[s->new_vars[i]].alive) add_var(s, s->new_vars[i]);
+  }
+  for (size_t i = 0; i < s->n_comp_c; i++) {
+    uint32_t c = s->comp_c[i];
+    for (uint32_t e = s->cnsts[c].head; e != LMM_NONE; e = s->elems[e].c_next)
+      add_var(s, s->elems[e].var);
+  }
+  for (size_t i = 0; i < s->n_mod_cnsts; i++) s->cnsts[s->mod_cnsts[i]].modified = FALSE;
+  s->n_mod_cnsts = 0;
+  s->n_new_vars = 0;
+}
+
+/* ---- heap of constraint levels, ordered by (level, id) ----------------- */
+
+static inline gboolean heap_less(const lmm_heap_item *a, const lmm_heap_item *b) {
+  return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+static inline void heap_set(lmm_system *s, size_t i, lmm_heap_item it) {
+  s->heap[i] = it;
+  s->cnsts[it.id].heap_pos = (uint32_t)i;
+}
+
+static void heap_up(lmm_system *s, size_t i) {
+  lmm_heap_item it = s->heap[i];
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!heap_less(&it, &s->heap[p])) break;
+    heap_set(s, i, s->heap[p]);
+    i = p;
+  }
+  heap_set(s, i, it);
+}
+
+static void heap_down(lmm_system *s, size_t i) {
+  lmm_heap_item it = s->heap[i];
+  size_t n = s->n_heap;
+  for (;;) {
+    size_t l = 2 * i + 1;
+    if (l >= n) break;
+    size_t m = l;
+    if (l + 1 < n && heap_less(&s->heap[l + 1], &s->heap[l])) m = l + 1;
+    if (!heap_less(&s->heap[m], &it)) break;
+    heap_set(s, i, s->heap[m]);
+    i = m;
+  }
+  heap_set(s, i, it);
+}
+
+static void heap_remove(lmm_system *s, uint32_t c) {
+  size_t i = s->cnsts[c].heap_pos;
+  s->cnsts[c].heap_pos = LMM_NONE;
+  size_t last = --s->n_heap;
+  if (i == last) return;
+  heap_set(s, i, s->heap[last]);
+  if (i > 0 && heap_less(&s->heap[i], &s->heap[(i - 1) / 2])) heap_up(s, i);
+  else heap_down(s, i);
+}
+
+static inline double cnst_level(const lmm_cnst *k) {
+  return k->rem > 0 ? k->rem / k->aw : 0.0;
+}
+
+/* Re-keys constraint c after some of its variables were fixed.  Keys only
+ * grow in exact arithmetic; rounding may lower one by an ulp, so both
+ * directions are handled. */
+static void heap_update(lmm_system *s, uint32_t c) {
+  lmm_cnst *k = &s->cnsts[c];
+  size_t i = k->heap_pos;
+  double old = s->heap[i].key;
+  s->heap[i].key = cnst_level(k);
+  if (s->heap[i].key < old) heap_up(s, i);
+  else heap_down(s, i);
+}
+
+static void fix_var(lmm_system *s, uint32_t v, double rate) {
+  lmm_var *x = &s->vars[v];
+  x->fixed = TRUE;
+  x->new_rate = rate;
+  for (uint32_t e = x->head; e != LMM_NONE; e = s->elems[e].v_next) {
+    const lmm_elem *el = &s->elems[e];
+    lmm_cnst *k = &s->cnsts[el->cnst];
+    k->rem -= el->a * rate;
+    k->aw -= el->a * x->weight;
+    k->n_active--;
+    if (k->heap_pos == LMM_NONE) continue;
+    if (k->n_active == 0) heap_remove(s, el->cnst);
+    else heap_update(s, el->cnst);
+  }
+}
+
+static int bound_cmp(const void *pa, const void *pb) {
+  const lmm_bound_item *a = pa, *b = pb;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return a->var < b->var ? -1 : a->var > b->var;
+}
+
+/* Progressive filling over the collected component(s); see lmm.h. */
+static void fill(lmm_system *s) {
+  s->n_heap = 0;
+  s->n_bounds = 0;
+  LMM_RESERVE(s->heap, s->cap_heap, s->n_comp_c);
+  LMM_RESERVE(s->bounds, s->cap_bounds, s->n_comp_v);
+  for (size_t i = 0; i < s->n_comp_v; i++) {
+    lmm_var *x = &s->vars[s->comp_v[i]];
+    x->fixed = FALSE;
+    if (x->bound > 0)
+      s->bounds[s->n_bounds++] = (lmm_bound_item){x->bound / x->weight, s->comp_v[i]};
+  }
+  for (size_t i = 0; i < s->n_comp_c; i++) {
+    uint32_t c = s->comp_c[i];
+    lmm_cnst *k = &s->cnsts[c];
+    k->rem = k->capacity;
+    k->aw = 0;
+    k->n_active = 0;
+    k->heap_pos = LMM_NONE;
+    for (uint32_t e = k->head; e != LMM_NONE; e = s->elems[e].c_next) {
+      k->aw += s->elems[e].a * s->vars[s->elems[e].var].weight;
+      k->n_active++;
+    }
+    if (k->n_active) {
+      s->heap[s->n_heap] = (lmm_heap_item){cnst_level(k), c};
+      k->heap_pos = (uint32_t)s->n_heap++;
+    }
+  }
+  for (size_t i = s->n_heap / 2; i-- > 0;) heap_down(s, i);
+  if (s->n_bounds > 1) qsort(s->bounds, s->n_bounds, sizeof *s->bounds, bound_cmp);
+
+  size_t bi = 0;
+  double t_prev = 0;
+  for (;;) {
+    while (bi < s->n_bounds && s->vars[s->bounds[bi].var].fixed) bi++;
+    double tb = bi < s->n_bounds ? s->bounds[bi].key : INFINITY;
+    double tc = s->n_heap ? s->heap[0].key : INFINITY;
+    if (isinf(tb) && isinf(tc)) break;
+    if (tb <= tc) {
+      uint32_t v = s->bounds[bi++].var;
+      fix_var(s, v, s->vars[v].bound);
+      continue;
+    }
+    uint32_t c = s->heap[0].id;
+    heap_remove(s, c);
+    double t = tc > t_prev ? tc : t_prev; /* levels never decrease */
+    t_prev = t;
+    for (uint32_t e = s->cnsts[c].head; e != LMM_NONE; e = s->elems[e].c_next) {
+      uint32_t v = s->elems[e].var;
+      if (!s->vars[v].fixed) fix_var(s, v, s->vars[v].weight * t);
+    }
+  }
+}
+
+static inline gboolean rate_differs(double a, double b) {
+  if (a == b) return FALSE;
+  return fabs(a - b) > LMM_EPSILON * fmax(fabs(a), fabs(b));
+}
+
+size_t lmm_solve(lmm_system *s) {
+  s->n_changed = 0;
+  collect_component(s);
+  if (s->n_comp_v == 0) return 0;
+  fill(s);
+  LMM_RESERVE(s->changed, s->cap_changed, s->n_comp_v);
+  for (size_t i = 0; i < s->n_comp_v; i++) {
+    uint32_t v = s->comp_v[i];
+    lmm_var *x = &s->vars[v];
+    /* Neither an element nor a bound: nothing limits the variable. */
+    double r = x->fixed ? x->new_rate : INFINITY;
+    if (x->is_new || rate_differs(r, x->rate)) {
+      x->rate = r;
+      x->is_new = FALSE;
+      s->changed[s->n_changed++] = v;
+    }
+  }
+  s->stats.solves++;
+  s->stats.component_vars += s->n_comp_v;
+  s->stats.component_cnsts += s->n_comp_c;
+  s->stats.changed += s->n_changed;
+  return s->n_changed;
+}
