@@ -1,0 +1,884 @@
+/* hlo.c: one-line HLO instruction parser and collective sizing (see hlo.h). */
+#include "config.h"
+
+#include "frontends/hlo.h"
+
+#include <string.h>
+
+/* Largest dimension count accepted in a shape and largest group count; both
+ * are far beyond what XLA emits and only bound work on hostile input. */
+#define HLO_MAX_RANK 64
+#define HLO_MAX_IDS (1u << 24)
+
+const char *fe_hlo_kind_name(fe_hlo_kind k)
+{
+  switch (k) {
+  case FE_HLO_ALL_REDUCE: return "all-reduce";
+  case FE_HLO_ALL_GATHER: return "all-gather";
+  case FE_HLO_REDUCE_SCATTER: return "reduce-scatter";
+  case FE_HLO_ALL_TO_ALL: return "all-to-all";
+  case FE_HLO_RAGGED_ALL_TO_ALL: return "ragged-all-to-all";
+  case FE_HLO_COLLECTIVE_PERMUTE: return "collective-permute";
+  case FE_HLO_COLLECTIVE_BROADCAST: return "collective-broadcast";
+  case FE_HLO_SEND: return "send";
+  case FE_HLO_RECV: return "recv";
+  case FE_HLO_OTHER: break;
+  }
+  return "other";
+}
+
+const char *fe_hlo_mode_name(fe_hlo_group_mode m)
+{
+  switch (m) {
+  case FE_HLO_MODE_CROSS_REPLICA: return "cross-replica";
+  case FE_HLO_MODE_CROSS_PARTITION: return "cross-partition";
+  case FE_HLO_MODE_CROSS_REPLICA_AND_PARTITION: return "cross-replica-and-partition";
+  case FE_HLO_MODE_FLATTENED_ID: return "flattened-id";
+  }
+  return "?";
+}
+
+typedef struct {
+  const char *name;
+  unsigned bits;
+} hlo_dtype;
+
+/* Element sizes in bits, from XLA's PrimitiveType list (doc/xla.md §3). */
+static const hlo_dtype hlo_dtypes[] = {
+  {"pred", 8}, {"s2", 2}, {"s4", 4}, {"s8", 8}, {"s16", 16}, {"s32", 32}, {"s64", 64},
+  {"u2", 2}, {"u4", 4}, {"u8", 8}, {"u16", 16}, {"u32", 32}, {"u64", 64},
+  {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64},
+  {"f8e4m3fn", 8}, {"f8e5m2", 8}, {"f8e4m3fnuz", 8}, {"f8e5m2fnuz", 8},
+  {"f8e4m3b11fnuz", 8}, {"f8e4m3", 8}, {"f8e3m4", 8}, {"f8e8m0fnu", 8},
+  {"f4e2m1fn", 4}, {"c64", 64}, {"c128", 128}, {"token", 0},
+};
+
+gboolean fe_hlo_dtype_bits(const char *name, size_t len, unsigned *bits)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(hlo_dtypes); i++)
+    if (strlen(hlo_dtypes[i].name) == len && memcmp(hlo_dtypes[i].name, name, len) == 0) {
+      *bits = hlo_dtypes[i].bits;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* Error with a quoted excerpt of the text at the failing position. */
+static gboolean hlo_fail(GError **error, const char *start, const char *at, const char *what)
+{
+  size_t off = (size_t) (at - start);
+  g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "HLO text, character %zu: %s (near \"%.40s\")",
+              off, what, at);
+  return FALSE;
+}
+
+static const char *skip_ws(const char *p)
+{
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  return p;
+}
+
+static gboolean is_ident(char c)
+{
+  return g_ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+/* Skips a balanced {...} (layouts may hold parentheses such as T(8,128)). */
+static const char *skip_braces(const char *p)
+{
+  int depth = 0;
+  for (; *p; p++) {
+    if (*p == '{')
+      depth++;
+    else if (*p == '}' && --depth == 0)
+      return p + 1;
+  }
+  return NULL;
+}
+
+static gboolean parse_u64(const char **pp, uint64_t *out)
+{
+  const char *p = *pp;
+  if (!g_ascii_isdigit(*p))
+    return FALSE;
+  uint64_t v = 0;
+  while (g_ascii_isdigit(*p)) {
+    unsigned d = (unsigned) (*p - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return FALSE;
+    v = v * 10 + d;
+    p++;
+  }
+  *pp = p;
+  *out = v;
+  return TRUE;
+}
+
+static gboolean parse_i64(const char **pp, int64_t *out)
+{
+  const char *p = *pp;
+  gboolean neg = FALSE;
+  if (*p == '-') {
+    neg = TRUE;
+    p++;
+  }
+  uint64_t v;
+  if (!parse_u64(&p, &v) || v > (uint64_t) INT64_MAX)
+    return FALSE;
+  *out = neg ? -(int64_t) v : (int64_t) v;
+  *pp = p;
+  return TRUE;
+}
+
+typedef struct {
+  const char *start;   /* whole text, for error offsets */
+  gboolean upper_bound;
+} hlo_ctx;
+
+static gboolean parse_shape_rec(hlo_ctx *c, const char *p, const char **end, uint64_t *bytes,
+                                uint64_t *first, int depth, GError **error)
+{
+  if (depth > 16)
+    return hlo_fail(error, c->start, p, "tuple nesting deeper than 16");
+  p = skip_ws(p);
+  if (*p == '(') {
+    uint64_t total = 0;
+    gboolean have_first = FALSE;
+    p = skip_ws(p + 1);
+    if (*p == ')') {
+      *bytes = 0;
+      if (first)
+        *first = 0;
+      *end = p + 1;
+      return TRUE;
+    }
+    for (;;) {
+      uint64_t b;
+      if (!parse_shape_rec(c, p, &p, &b, NULL, depth + 1, error))
+        return FALSE;
+      if (total > UINT64_MAX - b)
+        return hlo_fail(error, c->start, p, "tuple size overflows 64 bits");
+      total += b;
+      if (!have_first) {
+        if (first)
+          *first = b;
+        have_first = TRUE;
+      }
+      p = skip_ws(p);
+      if (*p == ',') {
+        p++;
+        continue;
+      }
+      if (*p == ')') {
+        p++;
+        break;
+      }
+      return hlo_fail(error, c->start, p, "expected ',' or ')' in a tuple shape");
+    }
+    *bytes = total;
+    *end = p;
+    return TRUE;
+  }
+  const char *t = p;
+  while (g_ascii_isalnum(*p))
+    p++;
+  unsigned bits;
+  if (p == t)
+    return hlo_fail(error, c->start, t, "expected a shape");
+  if (!fe_hlo_dtype_bits(t, (size_t) (p - t), &bits)) {
+    char *msg = g_strdup_printf("unknown element type \"%.*s\"", (int) (p - t), t);
+    gboolean r = hlo_fail(error, c->start, t, msg);
+    g_free(msg);
+    return r;
+  }
+  if (*p != '[')
+    return hlo_fail(error, c->start, p, "expected '[' after the element type");
+  p++;
+  /* Element count as an exact product; the bit total must fit in 64 bits. */
+  unsigned __int128 elems = 1;
+  int rank = 0;
+  p = skip_ws(p);
+  if (*p != ']') {
+    for (;;) {
+      p = skip_ws(p);
+      uint64_t d;
+      if (p[0] == '<' && p[1] == '=') {
+        p += 2;
+        c->upper_bound = TRUE;
+      } else if (*p == '?') {
+        return hlo_fail(error, c->start, p, "unbounded dynamic dimension '?' has no size");
+      }
+      if (!parse_u64(&p, &d))
+        return hlo_fail(error, c->start, p, "expected a dimension size");
+      if (++rank > HLO_MAX_RANK)
+        return hlo_fail(error, c->start, p, "more than 64 dimensions");
+      elems *= d;
+      if (elems > ((unsigned __int128) UINT64_MAX))
+        return hlo_fail(error, c->start, p, "shape size overflows 64 bits");
+      p = skip_ws(p);
+      if (*p == ',') {
+        p++;
+        continue;
+      }
+      if (*p == ']')
+        break;
+      return hlo_fail(error, c->start, p, "expected ',' or ']' in dimensions");
+    }
+  }
+  p++;
+  if (*p == '{') {
+    const char *q = skip_braces(p);
+    if (!q)
+      return hlo_fail(error, c->start, p, "unterminated layout '{'");
+    p = q;
+  }
+  unsigned __int128 total_bits = elems * bits;
+  unsigned __int128 b = (total_bits + 7) / 8;
+  if (b > UINT64_MAX)
+    return hlo_fail(error, c->start, p, "shape size overflows 64 bits");
+  *bytes = (uint64_t) b;
+  if (first)
+    *first = (uint64_t) b;
+  *end = p;
+  return TRUE;
+}
+
+gboolean fe_hlo_parse_shape(const char *text, const char **end, uint64_t *bytes,
+                            uint64_t *first_elem_bytes, GError **error)
+{
+  hlo_ctx c = {text, FALSE};
+  return parse_shape_rec(&c, text, end, bytes, first_elem_bytes, 0, error);
+}
+
+typedef struct {
+  const char *prefix;
+  fe_hlo_kind kind;
+} hlo_kind_name;
+
+/* Longest names first so that "all-gather" is not taken for "all-gather-start". */
+static const hlo_kind_name hlo_kinds[] = {
+  {"ragged-all-to-all", FE_HLO_RAGGED_ALL_TO_ALL},
+  {"collective-broadcast", FE_HLO_COLLECTIVE_BROADCAST},
+  {"collective-permute", FE_HLO_COLLECTIVE_PERMUTE},
+  {"reduce-scatter", FE_HLO_REDUCE_SCATTER},
+  {"all-reduce", FE_HLO_ALL_REDUCE},
+  {"all-gather", FE_HLO_ALL_GATHER},
+  {"all-to-all", FE_HLO_ALL_TO_ALL},
+  {"send", FE_HLO_SEND},
+  {"recv", FE_HLO_RECV},
+};
+
+/* Matches "<kind>", "<kind>-start", "<kind>-done" exactly (rest == end) or,
+ * for names, followed by '.' and a suffix. */
+static fe_hlo_kind match_kind(const char *s, gboolean allow_suffix, fe_hlo_phase *phase)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(hlo_kinds); i++) {
+    size_t n = strlen(hlo_kinds[i].prefix);
+    if (strncmp(s, hlo_kinds[i].prefix, n) != 0)
+      continue;
+    const char *r = s + n;
+    fe_hlo_phase ph = FE_HLO_SYNC;
+    if (g_str_has_prefix(r, "-start")) {
+      ph = FE_HLO_START;
+      r += 6;
+    } else if (g_str_has_prefix(r, "-done")) {
+      ph = FE_HLO_DONE;
+      r += 5;
+    }
+    if (*r == '\0' || (allow_suffix && *r == '.')) {
+      *phase = ph;
+      return hlo_kinds[i].kind;
+    }
+  }
+  *phase = FE_HLO_SYNC;
+  return FE_HLO_OTHER;
+}
+
+fe_hlo_kind fe_hlo_classify(const char *opcode, const char *instr_name, fe_hlo_phase *phase)
+{
+  fe_hlo_phase ph;
+  fe_hlo_kind k = match_kind(opcode, FALSE, &ph);
+  if (k != FE_HLO_OTHER) {
+    *phase = ph;
+    return k;
+  }
+  if ((strcmp(opcode, "async-start") == 0 || strcmp(opcode, "async-done") == 0) && instr_name) {
+    k = match_kind(instr_name, TRUE, &ph);
+    if (k != FE_HLO_OTHER) {
+      *phase = opcode[6] == 's' ? FE_HLO_START : FE_HLO_DONE;
+      return k;
+    }
+  }
+  *phase = FE_HLO_SYNC;
+  return FE_HLO_OTHER;
+}
+
+void fe_hlo_instr_clear(fe_hlo_instr *in)
+{
+  g_free(in->name);
+  g_free(in->opcode);
+  g_free(in->group_off);
+  g_free(in->group_ids);
+  g_free(in->pairs);
+  memset(in, 0, sizeof *in);
+}
+
+/* Parses "{a,b,...}" of integers into ids (appending). */
+static gboolean parse_int_list(hlo_ctx *c, const char **pp, GArray *ids, GError **error)
+{
+  const char *p = skip_ws(*pp);
+  if (*p != '{')
+    return hlo_fail(error, c->start, p, "expected '{'");
+  p = skip_ws(p + 1);
+  if (*p == '}') {
+    *pp = p + 1;
+    return TRUE;
+  }
+  for (;;) {
+    int64_t v;
+    p = skip_ws(p);
+    if (!parse_i64(&p, &v))
+      return hlo_fail(error, c->start, p, "expected an integer");
+    if (ids->len >= HLO_MAX_IDS)
+      return hlo_fail(error, c->start, p, "more than 2^24 ids");
+    g_array_append_val(ids, v);
+    p = skip_ws(p);
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p == '}')
+      break;
+    return hlo_fail(error, c->start, p, "expected ',' or '}'");
+  }
+  *pp = p + 1;
+  return TRUE;
+}
+
+/* Parses "[a,b,...]" or "(a,b,...)" of non-negative integers. */
+static gboolean parse_dims(hlo_ctx *c, const char **pp, char open, char close, uint64_t *dims,
+                           int *n, GError **error)
+{
+  const char *p = *pp;
+  if (*p != open)
+    return hlo_fail(error, c->start, p, "expected a dimension list");
+  p++;
+  *n = 0;
+  for (;;) {
+    p = skip_ws(p);
+    uint64_t v;
+    if (!parse_u64(&p, &v))
+      return hlo_fail(error, c->start, p, "expected a non-negative integer");
+    if (*n >= HLO_MAX_RANK)
+      return hlo_fail(error, c->start, p, "more than 64 dimensions");
+    dims[(*n)++] = v;
+    p = skip_ws(p);
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p == close)
+      break;
+    return hlo_fail(error, c->start, p, "unterminated dimension list");
+  }
+  *pp = p + 1;
+  return TRUE;
+}
+
+static gboolean parse_groups_ctx(hlo_ctx *c, const char *p, const char **end, uint32_t *n_groups,
+                                 uint32_t **group_off, int64_t **group_ids, GError **error)
+{
+  GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  GArray *off = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  uint32_t zero = 0;
+  g_array_append_val(off, zero);
+  p = skip_ws(p);
+  if (*p == '{') {
+    /* Explicit: {{0,1},{2,3}} or {} */
+    p = skip_ws(p + 1);
+    if (*p != '}') {
+      for (;;) {
+        if (!parse_int_list(c, &p, ids, error))
+          goto fail;
+        uint32_t o = ids->len;
+        g_array_append_val(off, o);
+        p = skip_ws(p);
+        if (*p == ',') {
+          p = skip_ws(p + 1);
+          continue;
+        }
+        if (*p == '}')
+          break;
+        hlo_fail(error, c->start, p, "expected ',' or '}' between replica groups");
+        goto fail;
+      }
+    }
+    p++;
+  } else if (*p == '[') {
+    /* Iota: [G,S]<=[d0,...]T(p0,...) */
+    uint64_t gs[HLO_MAX_RANK], d[HLO_MAX_RANK], perm[HLO_MAX_RANK];
+    int ng, nd, np = 0;
+    if (!parse_dims(c, &p, '[', ']', gs, &ng, error))
+      goto fail;
+    if (ng != 2) {
+      hlo_fail(error, c->start, p, "iota replica groups need [groups,size]");
+      goto fail;
+    }
+    if (p[0] != '<' || p[1] != '=') {
+      hlo_fail(error, c->start, p, "expected '<=' in iota replica groups");
+      goto fail;
+    }
+    p += 2;
+    if (!parse_dims(c, &p, '[', ']', d, &nd, error))
+      goto fail;
+    if (*p == 'T') {
+      p++;
+      if (!parse_dims(c, &p, '(', ')', perm, &np, error))
+        goto fail;
+      if (np != nd) {
+        hlo_fail(error, c->start, p, "transpose permutation length differs from the reshape rank");
+        goto fail;
+      }
+      uint64_t seen = 0;
+      for (int i = 0; i < np; i++) {
+        if (perm[i] >= (uint64_t) nd || (seen & (UINT64_C(1) << perm[i]))) {
+          hlo_fail(error, c->start, p, "transpose is not a permutation");
+          goto fail;
+        }
+        seen |= UINT64_C(1) << perm[i];
+      }
+    } else {
+      for (int i = 0; i < nd; i++)
+        perm[i] = (uint64_t) i;
+      np = nd;
+    }
+    unsigned __int128 total = 1;
+    for (int i = 0; i < nd; i++) {
+      total *= d[i];
+      if (total > HLO_MAX_IDS) {
+        hlo_fail(error, c->start, p, "iota replica groups hold more than 2^24 ids");
+        goto fail;
+      }
+    }
+    if ((unsigned __int128) gs[0] * gs[1] != total) {
+      hlo_fail(error, c->start, p, "iota groups x size differs from the number of ids");
+      goto fail;
+    }
+    /* Element k of the transposed array (shape d[perm[i]]) is the original
+     * flat index of the multi-index m with m[perm[i]] = k's i-th coordinate. */
+    uint64_t tdims[HLO_MAX_RANK], stride[HLO_MAX_RANK];
+    for (int i = 0; i < nd; i++)
+      tdims[i] = d[perm[i]];
+    uint64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+      stride[i] = s;
+      s *= d[i];
+    }
+    g_array_set_size(ids, (guint) total);
+    for (uint64_t k = 0; k < (uint64_t) total; k++) {
+      uint64_t rem = k, v = 0;
+      for (int i = nd - 1; i >= 0; i--) {
+        uint64_t coord = rem % tdims[i];
+        rem /= tdims[i];
+        v += coord * stride[perm[i]];
+      }
+      g_array_index(ids, int64_t, (guint) k) = (int64_t) v;
+    }
+    for (uint64_t g = 1; g <= gs[0]; g++) {
+      uint32_t o = (uint32_t) (g * gs[1]);
+      g_array_append_val(off, o);
+    }
+  } else {
+    hlo_fail(error, c->start, p, "unrecognised replica_groups form (expected {...} or [G,S]<=[...])");
+    goto fail;
+  }
+  *end = p;
+  *n_groups = off->len - 1;
+  *group_off = (uint32_t *) g_array_free(off, FALSE);
+  *group_ids = (int64_t *) g_array_free(ids, FALSE);
+  return TRUE;
+fail:
+  g_array_free(ids, TRUE);
+  g_array_free(off, TRUE);
+  return FALSE;
+}
+
+gboolean fe_hlo_parse_replica_groups(const char *text, const char **end, uint32_t *n_groups,
+                                     uint32_t **group_off, int64_t **group_ids, GError **error)
+{
+  hlo_ctx c = {text, FALSE};
+  return parse_groups_ctx(&c, text, end, n_groups, group_off, group_ids, error);
+}
+
+/* Finds the end of an attribute value: the next top-level ',' or the end. */
+static const char *attr_value_end(const char *p)
+{
+  int depth = 0;
+  gboolean quoted = FALSE;
+  for (; *p; p++) {
+    if (quoted) {
+      if (*p == '\\' && p[1])
+        p++;
+      else if (*p == '"')
+        quoted = FALSE;
+      continue;
+    }
+    if (*p == '"')
+      quoted = TRUE;
+    else if (*p == '{' || *p == '(' || *p == '[')
+      depth++;
+    else if (*p == '}' || *p == ')' || *p == ']')
+      depth--;
+    else if (*p == ',' && depth == 0)
+      return p;
+  }
+  return p;
+}
+
+static gboolean parse_pairs(hlo_ctx *c, const char *p, fe_hlo_instr *out, GError **error)
+{
+  uint32_t ng;
+  uint32_t *off;
+  int64_t *ids;
+  if (!parse_groups_ctx(c, p, &p, &ng, &off, &ids, error))
+    return FALSE;
+  for (uint32_t g = 0; g < ng; g++)
+    if (off[g + 1] - off[g] != 2) {
+      g_free(off);
+      g_free(ids);
+      return hlo_fail(error, c->start, p, "source_target_pairs entries must be {source,target}");
+    }
+  g_free(out->pairs);
+  out->has_pairs = TRUE;
+  out->n_pairs = ng;
+  out->pairs = ids;
+  g_free(off);
+  return TRUE;
+}
+
+/* Handles one `key=value` attribute; unknown keys are ignored. */
+static gboolean parse_attr(hlo_ctx *c, const char *key, size_t klen, const char *val,
+                           const char *vend, fe_hlo_instr *out, GError **error)
+{
+#define KEY_IS(s) (klen == strlen(s) && memcmp(key, s, klen) == 0)
+  if (KEY_IS("replica_groups")) {
+    const char *e;
+    g_free(out->group_off);
+    g_free(out->group_ids);
+    out->group_off = NULL;
+    out->group_ids = NULL;
+    if (!parse_groups_ctx(c, val, &e, &out->n_groups, &out->group_off, &out->group_ids, error))
+      return FALSE;
+    if (skip_ws(e) != vend)
+      return hlo_fail(error, c->start, e, "unparsed text after replica_groups");
+    out->has_replica_groups = TRUE;
+  } else if (KEY_IS("source_target_pairs")) {
+    return parse_pairs(c, val, out, error);
+  } else if (KEY_IS("channel_id")) {
+    const char *p = val;
+    if (!parse_i64(&p, &out->channel_id))
+      return hlo_fail(error, c->start, val, "channel_id is not an integer");
+    out->has_channel_id = TRUE;
+  } else if (KEY_IS("use_global_device_ids")) {
+    if (g_str_has_prefix(val, "true"))
+      out->use_global_device_ids = 1;
+    else if (g_str_has_prefix(val, "false"))
+      out->use_global_device_ids = 0;
+    else
+      return hlo_fail(error, c->start, val, "use_global_device_ids is neither true nor false");
+  } else if (KEY_IS("frontend_attributes") && !out->has_pairs) {
+    /* send/recv carry their pairs as _xla_send_recv_source_target_pairs="{{0,1}}". */
+    const char *k = g_strstr_len(val, vend - val, "_xla_send_recv_source_target_pairs=\"");
+    if (k)
+      return parse_pairs(c, k + strlen("_xla_send_recv_source_target_pairs=\""), out, error);
+  }
+  return TRUE;
+#undef KEY_IS
+}
+
+/* Sets bytes/sized for collectives per the comm_size convention. */
+static void size_collective(fe_hlo_instr *in, const char **reason)
+{
+  in->sized = FALSE;
+  if (in->kind == FE_HLO_OTHER || in->phase == FE_HLO_DONE)
+    return;
+  uint64_t group_n = 0;
+  if (in->has_replica_groups && in->n_groups > 0)
+    group_n = in->group_off[1] - in->group_off[0];
+  gboolean have_ops = in->n_operand_shapes == in->n_operands && in->n_operands > 0;
+  switch (in->kind) {
+  case FE_HLO_ALL_REDUCE:
+  case FE_HLO_ALL_TO_ALL:
+  case FE_HLO_COLLECTIVE_BROADCAST:
+  case FE_HLO_COLLECTIVE_PERMUTE:
+    if (have_ops) {
+      /* Permute-start may carry extra operands (output buffer, contexts): use the first. */
+      in->bytes = in->kind == FE_HLO_COLLECTIVE_PERMUTE ? in->operand0_bytes : in->operand_bytes;
+    } else if (in->phase == FE_HLO_SYNC) {
+      /* Same shape in and out: the result is the buffer. */
+      in->bytes = in->result_bytes;
+      in->bytes_derived = TRUE;
+    } else {
+      *reason = "async start without operand shapes";
+      return;
+    }
+    break;
+  case FE_HLO_SEND:
+    if (!have_ops) {
+      *reason = "send without operand shapes";
+      return;
+    }
+    in->bytes = in->operand0_bytes;
+    break;
+  case FE_HLO_RECV:
+    /* recv's result is (buffer, context, token). */
+    in->bytes = in->result_first_bytes;
+    break;
+  case FE_HLO_RAGGED_ALL_TO_ALL:
+    if (!have_ops) {
+      *reason = "ragged-all-to-all without operand shapes";
+      return;
+    }
+    in->bytes = in->operand0_bytes;
+    in->bytes_upper_bound = TRUE;
+    break;
+  case FE_HLO_ALL_GATHER:
+    if (have_ops) {
+      in->bytes = in->operand_bytes;
+    } else if (in->phase == FE_HLO_SYNC && group_n > 0 && in->result_bytes % group_n == 0) {
+      in->bytes = in->result_bytes / group_n;
+      in->bytes_derived = TRUE;
+    } else {
+      *reason = "all-gather without operand shapes or replica groups";
+      return;
+    }
+    break;
+  case FE_HLO_REDUCE_SCATTER:
+    if (have_ops) {
+      in->bytes = in->operand_bytes;
+    } else if (in->phase == FE_HLO_SYNC && group_n > 0 && in->result_bytes <= UINT64_MAX / group_n) {
+      in->bytes = in->result_bytes * group_n;
+      in->bytes_derived = TRUE;
+    } else {
+      *reason = "reduce-scatter without operand shapes or replica groups";
+      return;
+    }
+    break;
+  case FE_HLO_OTHER:
+    return;
+  }
+  in->sized = TRUE;
+}
+
+gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **unsized_reason,
+                            GError **error)
+{
+  hlo_ctx c = {text, FALSE};
+  const char *dummy_reason = NULL;
+  const char **reason = unsized_reason ? unsized_reason : &dummy_reason;
+  *reason = NULL;
+  memset(out, 0, sizeof *out);
+  out->use_global_device_ids = -1;
+  const char *p = skip_ws(text);
+  if (g_str_has_prefix(p, "ROOT "))
+    p = skip_ws(p + 5);
+  if (*p == '%')
+    p++;
+  const char *n0 = p;
+  while (*p && *p != ' ' && *p != '=')
+    p++;
+  if (p == n0)
+    return hlo_fail(error, text, p, "expected an instruction name");
+  out->name = g_strndup(n0, (size_t) (p - n0));
+  p = skip_ws(p);
+  if (*p != '=') {
+    hlo_fail(error, text, p, "expected '=' after the instruction name");
+    goto fail;
+  }
+  if (!parse_shape_rec(&c, p + 1, &p, &out->result_bytes, &out->result_first_bytes, 0, error))
+    goto fail;
+  p = skip_ws(p);
+  const char *o0 = p;
+  while (is_ident(*p))
+    p++;
+  if (p == o0 || *p != '(') {
+    hlo_fail(error, text, p, "expected an opcode followed by '('");
+    goto fail;
+  }
+  out->opcode = g_strndup(o0, (size_t) (p - o0));
+  out->kind = fe_hlo_classify(out->opcode, out->name, &out->phase);
+  p++;
+  /* Operands: "[shape] %name" separated by top-level commas. */
+  p = skip_ws(p);
+  if (*p != ')') {
+    for (;;) {
+      p = skip_ws(p);
+      if (*p != '%' && *p != ')' && *p != ',') {
+        uint64_t b;
+        if (!parse_shape_rec(&c, p, &p, &b, NULL, 0, error))
+          goto fail;
+        if (out->n_operand_shapes == 0)
+          out->operand0_bytes = b;
+        if (out->operand_bytes > UINT64_MAX - b) {
+          hlo_fail(error, text, p, "operand sizes overflow 64 bits");
+          goto fail;
+        }
+        out->operand_bytes += b;
+        out->n_operand_shapes++;
+        p = skip_ws(p);
+      }
+      out->n_operands++;
+      if (*p == '%')
+        p++;
+      while (is_ident(*p))
+        p++;
+      p = skip_ws(p);
+      if (*p == ',') {
+        p++;
+        continue;
+      }
+      if (*p == ')')
+        break;
+      hlo_fail(error, text, p, "expected ',' or ')' in the operand list");
+      goto fail;
+    }
+  }
+  p++;
+  /* Attributes. */
+  for (;;) {
+    p = skip_ws(p);
+    if (*p == '\0')
+      break;
+    if (*p != ',') {
+      hlo_fail(error, text, p, "expected ',' before an attribute");
+      goto fail;
+    }
+    p = skip_ws(p + 1);
+    const char *k = p;
+    while (is_ident(*p))
+      p++;
+    size_t klen = (size_t) (p - k);
+    if (klen == 0 || *p != '=') {
+      hlo_fail(error, text, p, "expected key=value");
+      goto fail;
+    }
+    const char *v = p + 1;
+    const char *ve = attr_value_end(v);
+    if (!parse_attr(&c, k, klen, v, ve, out, error))
+      goto fail;
+    p = ve;
+  }
+  if (!out->has_channel_id)
+    out->mode = FE_HLO_MODE_CROSS_REPLICA;
+  else if (out->use_global_device_ids == 1)
+    out->mode = FE_HLO_MODE_FLATTENED_ID;
+  else if (out->use_global_device_ids == 0)
+    out->mode = FE_HLO_MODE_CROSS_REPLICA_AND_PARTITION;
+  else
+    out->mode = FE_HLO_MODE_CROSS_PARTITION;
+  if (!out->has_channel_id && out->use_global_device_ids == 1 && out->kind != FE_HLO_OTHER) {
+    hlo_fail(error, text, text, "use_global_device_ids=true without channel_id is invalid HLO");
+    goto fail;
+  }
+  size_collective(out, reason);
+  if (c.upper_bound && out->sized)
+    out->bytes_upper_bound = TRUE;
+  return TRUE;
+fail:
+  fe_hlo_instr_clear(out);
+  return FALSE;
+}
+
+static GArray *new_group(void)
+{
+  return g_array_new(FALSE, FALSE, sizeof(int64_t));
+}
+
+gboolean fe_hlo_global_groups(const fe_hlo_instr *in, int64_t n_devices, int64_t num_partitions,
+                              GPtrArray *groups, GError **error)
+{
+  g_return_val_if_fail(n_devices > 0, FALSE);
+  int64_t np = num_partitions;
+  if (np <= 0)
+    np = in->has_channel_id ? n_devices : 1;
+  if (n_devices % np != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: %" G_GINT64_FORMAT " devices are not a multiple of %" G_GINT64_FORMAT
+                " partitions; pass the right partition count", in->name, n_devices, np);
+    return FALSE;
+  }
+  int64_t nr = n_devices / np;
+  /* Id space the groups index: replicas, partitions, or global devices. */
+  int64_t space = in->mode == FE_HLO_MODE_FLATTENED_ID ? n_devices
+                  : in->mode == FE_HLO_MODE_CROSS_PARTITION ? np : nr;
+  uint32_t ng = in->has_replica_groups ? in->n_groups : 0;
+  /* Logical groups (in id space); the empty form is one group of all ids. */
+  GPtrArray *logical = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+  if (ng == 0) {
+    GArray *a = new_group();
+    for (int64_t i = 0; i < space; i++)
+      g_array_append_val(a, i);
+    g_ptr_array_add(logical, a);
+  } else {
+    for (uint32_t g = 0; g < ng; g++) {
+      GArray *a = new_group();
+      for (uint32_t i = in->group_off[g]; i < in->group_off[g + 1]; i++) {
+        int64_t id = in->group_ids[i];
+        if (id < 0 || id >= space) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: replica group id %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT
+                      ") in %s mode (%" G_GINT64_FORMAT " devices, %" G_GINT64_FORMAT
+                      " partitions)", in->name, id, space, fe_hlo_mode_name(in->mode), n_devices, np);
+          g_array_unref(a);
+          g_ptr_array_unref(logical);
+          return FALSE;
+        }
+        g_array_append_val(a, id);
+      }
+      g_ptr_array_add(logical, a);
+    }
+  }
+  for (guint g = 0; g < logical->len; g++) {
+    GArray *a = logical->pdata[g];
+    switch (in->mode) {
+    case FE_HLO_MODE_FLATTENED_ID:
+      g_ptr_array_add(groups, g_array_ref(a));
+      break;
+    case FE_HLO_MODE_CROSS_REPLICA:
+      /* One group per partition: device = replica * np + partition. */
+      for (int64_t part = 0; part < np; part++) {
+        GArray *o = new_group();
+        for (guint i = 0; i < a->len; i++) {
+          int64_t d = g_array_index(a, int64_t, i) * np + part;
+          g_array_append_val(o, d);
+        }
+        g_ptr_array_add(groups, o);
+      }
+      break;
+    case FE_HLO_MODE_CROSS_PARTITION:
+      for (int64_t r = 0; r < nr; r++) {
+        GArray *o = new_group();
+        for (guint i = 0; i < a->len; i++) {
+          int64_t d = r * np + g_array_index(a, int64_t, i);
+          g_array_append_val(o, d);
+        }
+        g_ptr_array_add(groups, o);
+      }
+      break;
+    case FE_HLO_MODE_CROSS_REPLICA_AND_PARTITION: {
+      /* The replicas of the group, each with all its partitions. */
+      GArray *o = new_group();
+      for (guint i = 0; i < a->len; i++)
+        for (int64_t part = 0; part < np; part++) {
+          int64_t d = g_array_index(a, int64_t, i) * np + part;
+          g_array_append_val(o, d);
+        }
+      g_ptr_array_add(groups, o);
+      break;
+    }
+    }
+  }
+  g_ptr_array_unref(logical);
+  return TRUE;
+}
