@@ -112,6 +112,8 @@ typedef struct {
   uint64_t merged_dup_edges;     /* repeated (node, parent) pairs merged into one entry */
   uint64_t replay_comm_nodes;    /* COMM nodes turned into ET_FLAG_REPLAY by the reader */
   char *source;                  /* input name given to et_builder_new (for messages) */
+  uint32_t n_splits;             /* entries in splits[] */
+  uint32_t split_width;          /* sizes per ALL_TO_ALLV node (all equal; 0 when none) */
   /* Optional COMP attributes (num_ops != 0 or tensor_size present), sorted by node. */
   uint32_t n_comp_attrs;
   struct et_comp_attr *comp_attrs;

@@ -1,0 +1,851 @@
+/* et_graph.c: the et_builder (id resolution, validation, CSR construction),
+ * graph and workload lifetime, and the name tables of Chakra enums.
+ *
+ * Building costs O(n + e) time for n nodes and e edges, plus O(L) per
+ * cycle for a cycle of length L when ET_BUILD_BREAK_CYCLES repairs it.
+ * While building, the builder holds 48 bytes per node, 16 bytes per
+ * recorded dependency and the names; et_builder_finish additionally uses
+ * about 12 bytes per node of scratch (id table, in-degrees, queue) and
+ * frees everything it does not hand to the graph.  The finished graph holds
+ * sizeof(et_node) = 48 bytes per node, 8 bytes per edge (parent entry plus
+ * child entry), one et_comm per communication node and the string pool.
+ */
+#include "config.h"
+#include "chakra/et_graph.h"
+
+#include <string.h>
+
+/* ---- names ---- */
+
+const char *et_node_type_name(et_node_type t)
+{
+  static const char *const names[] = {
+    "INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
+    "COMP_NODE", "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
+  };
+  if ((unsigned)t < G_N_ELEMENTS(names))
+    return names[t];
+  return "UNKNOWN_NODE";
+}
+
+typedef struct {
+  et_coll_type type;
+  const char *name;
+  const char *short_name;
+} coll_name_entry;
+
+static const coll_name_entry coll_names[] = {
+  {ET_COLL_ALL_REDUCE, "ALL_REDUCE", "all_reduce"},
+  {ET_COLL_REDUCE, "REDUCE", "reduce"},
+  {ET_COLL_ALL_GATHER, "ALL_GATHER", "all_gather"},
+  {ET_COLL_GATHER, "GATHER", "gather"},
+  {ET_COLL_SCATTER, "SCATTER", "scatter"},
+  {ET_COLL_BROADCAST, "BROADCAST", "broadcast"},
+  {ET_COLL_ALL_TO_ALL, "ALL_TO_ALL", "all_to_all"},
+  {ET_COLL_REDUCE_SCATTER, "REDUCE_SCATTER", "reduce_scatter"},
+  {ET_COLL_REDUCE_SCATTER_BLOCK, "REDUCE_SCATTER_BLOCK", "reduce_scatter_block"},
+  {ET_COLL_BARRIER, "BARRIER", "barrier"},
+  {ET_COLL_ALL_TO_ALLV, "ALL_TO_ALLV", "all_to_allv"},
+  {ET_COLL_NONE, "NONE", "none"},
+};
+
+const char *et_coll_type_name(et_coll_type c)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(coll_names); i++)
+    if (coll_names[i].type == c)
+      return coll_names[i].name;
+  return "UNKNOWN";
+}
+
+const char *et_coll_short_name(et_coll_type c)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(coll_names); i++)
+    if (coll_names[i].type == c)
+      return coll_names[i].short_name;
+  return "unknown";
+}
+
+/* Accepts the short names above, case-insensitively; "none" is rejected
+ * because it is not a collective a user can ask for. */
+gboolean et_coll_from_short_name(const char *s, et_coll_type *out)
+{
+  g_return_val_if_fail(s != NULL && out != NULL, FALSE);
+  for (size_t i = 0; i < G_N_ELEMENTS(coll_names); i++) {
+    if (coll_names[i].type != ET_COLL_NONE && g_ascii_strcasecmp(s, coll_names[i].short_name) == 0) {
+      *out = coll_names[i].type;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* ---- graph ---- */
+
+void et_graph_free(et_graph *g)
+{
+  if (g == NULL)
+    return;
+  g_free(g->nodes);
+  g_free(g->parent_edges);
+  g_free(g->child_index);
+  g_free(g->comms);
+  g_free(g->splits);
+  g_free(g->strings);
+  g_free(g->version);
+  g_free(g->source);
+  g_free(g->comp_attrs);
+  g_free(g);
+}
+
+size_t et_graph_memory_bytes(const et_graph *g)
+{
+  g_return_val_if_fail(g != NULL, 0);
+  size_t n_edges = g->nodes[g->n_nodes].parents;
+  size_t bytes = sizeof(*g);
+  bytes += (size_t)(g->n_nodes + 1) * sizeof(et_node);
+  bytes += n_edges * sizeof(uint32_t) * 2; /* parent entries and child entries are equal in number */
+  bytes += (size_t)g->n_comms * sizeof(et_comm);
+  bytes += (size_t)g->n_comp_attrs * sizeof(et_comp_attr);
+  bytes += (size_t)g->n_splits * sizeof(uint64_t);
+  bytes += g->version ? strlen(g->version) + 1 : 0;
+  return bytes;
+}
+
+const et_comp_attr *et_graph_comp_attr(const et_graph *g, uint32_t node)
+{
+  uint32_t lo = 0, hi = g->n_comp_attrs;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (g->comp_attrs[mid].node < node)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < g->n_comp_attrs && g->comp_attrs[lo].node == node)
+    return &g->comp_attrs[lo];
+  return NULL;
+}
+
+/* ---- builder ---- */
+
+/* One recorded dependency: child node index, ET_EDGE_* bits and the parent's
+ * Chakra id (replaced by the parent's index once resolved). */
+typedef struct {
+  uint32_t node;
+  uint32_t bits;
+  uint64_t parent;
+} dep_rec;
+
+/* Largest node count: parent entries keep the index in 30 bits. */
+#define ET_MAX_NODES (UINT32_C(1) << 30)
+
+struct et_builder {
+  char *source;
+  char *version;
+  et_node *nodes;
+  uint32_t n_nodes, cap_nodes;
+  dep_rec *deps;
+  size_t n_deps, cap_deps;
+  et_comm *comms;
+  uint32_t n_comms, cap_comms;
+  GArray *splits;        /* uint64_t */
+  uint32_t split_width;  /* sizes per ALL_TO_ALLV node (0 until the first one) */
+  GArray *comp_attrs;    /* et_comp_attr, appended in node order or sorted at finish */
+  char *strings;
+  size_t strings_len, strings_cap;
+  GHashTable *pg_pool;   /* pg_name -> GUINT_TO_POINTER(offset + 1) */
+  char *limit_error;     /* first limit violation, reported by finish */
+};
+
+et_builder *et_builder_new(const char *source)
+{
+  et_builder *b = g_new0(et_builder, 1);
+  b->source = g_strdup(source ? source : "(graph)");
+  b->version = g_strdup("");
+  b->splits = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  b->comp_attrs = g_array_new(FALSE, FALSE, sizeof(et_comp_attr));
+  b->strings_cap = 4096;
+  b->strings = g_malloc(b->strings_cap);
+  b->strings[0] = '\0'; /* offset 0 is the empty name */
+  b->strings_len = 1;
+  b->pg_pool = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  return b;
+}
+
+void et_builder_free(et_builder *b)
+{
+  if (b == NULL)
+    return;
+  g_free(b->source);
+  g_free(b->version);
+  g_free(b->nodes);
+  g_free(b->deps);
+  g_free(b->comms);
+  g_array_free(b->splits, TRUE);
+  g_array_free(b->comp_attrs, TRUE);
+  g_free(b->strings);
+  g_hash_table_destroy(b->pg_pool);
+  g_free(b->limit_error);
+  g_free(b);
+}
+
+void et_builder_set_version(et_builder *b, const char *version)
+{
+  g_return_if_fail(b != NULL);
+  g_free(b->version);
+  b->version = g_strdup(version ? version : "");
+}
+
+static void builder_limit(et_builder *b, const char *what)
+{
+  if (b->limit_error == NULL)
+    b->limit_error = g_strdup_printf("%s: %s", b->source, what);
+}
+
+/* Appends a string to the pool and returns its offset; empty strings share
+ * offset 0.  Offsets are 32-bit, so the pool is limited to 4 GiB. */
+static uint32_t builder_intern(et_builder *b, const char *s)
+{
+  if (s == NULL || s[0] == '\0')
+    return 0;
+  size_t len = strlen(s) + 1;
+  if (b->strings_len + len > UINT32_MAX) {
+    builder_limit(b, "the names exceed wisp's 4 GiB string pool; shorten or drop node names");
+    return 0;
+  }
+  if (b->strings_len + len > b->strings_cap) {
+    while (b->strings_len + len > b->strings_cap)
+      b->strings_cap *= 2;
+    b->strings = g_realloc(b->strings, b->strings_cap);
+  }
+  uint32_t off = (uint32_t)b->strings_len;
+  memcpy(b->strings + off, s, len);
+  b->strings_len += len;
+  return off;
+}
+
+uint32_t et_builder_add_node(et_builder *b, uint64_t id, et_node_type type, const char *name,
+                             sim_time_ps duration_ps, uint8_t flags)
+{
+  g_return_val_if_fail(b != NULL, ET_NONE);
+  g_return_val_if_fail(duration_ps >= 0, ET_NONE);
+  if (b->n_nodes + 1 >= ET_MAX_NODES) {
+    builder_limit(b, "more than 2^30 nodes in one rank; split the trace");
+    return ET_NONE;
+  }
+  if (b->n_nodes == b->cap_nodes) {
+    b->cap_nodes = b->cap_nodes ? b->cap_nodes * 2 : 1024;
+    b->nodes = g_renew(et_node, b->nodes, b->cap_nodes);
+  }
+  uint32_t i = b->n_nodes++;
+  et_node *n = &b->nodes[i];
+  memset(n, 0, sizeof(*n));
+  n->id = id;
+  n->duration_ps = duration_ps;
+  n->name = builder_intern(b, name);
+  n->comm = ET_NONE;
+  n->type = (uint8_t)type;
+  n->flags = flags;
+  return i;
+}
+
+void et_builder_set_start(et_builder *b, uint32_t node, sim_time_ps start_ps)
+{
+  g_return_if_fail(b != NULL && node < b->n_nodes);
+  b->nodes[node].start_ps = start_ps;
+  b->nodes[node].flags |= ET_FLAG_HAS_START;
+}
+
+void et_builder_set_comm(et_builder *b, uint32_t node, const et_comm *comm, const char *pg_name,
+                         const uint64_t *splits, uint32_t n_splits)
+{
+  g_return_if_fail(b != NULL && node < b->n_nodes && comm != NULL);
+  g_return_if_fail(n_splits == 0 || splits != NULL);
+  et_comm *c;
+  if (b->nodes[node].comm != ET_NONE) {
+    c = &b->comms[b->nodes[node].comm];
+  } else {
+    if (b->n_comms == b->cap_comms) {
+      b->cap_comms = b->cap_comms ? b->cap_comms * 2 : 64;
+      b->comms = g_renew(et_comm, b->comms, b->cap_comms);
+    }
+    b->nodes[node].comm = b->n_comms;
+    c = &b->comms[b->n_comms++];
+  }
+  *c = *comm;
+  c->group = ET_GROUP_WORLD;
+  c->pg_name = ET_NONE;
+  if (pg_name != NULL) {
+    gpointer off = g_hash_table_lookup(b->pg_pool, pg_name);
+    if (off == NULL) {
+      /* The empty pg_name gets its own pool entry so that "" (present) and
+       * absent (ET_NONE) stay distinct. */
+      uint32_t o;
+      if (pg_name[0] == '\0') {
+        o = (uint32_t)b->strings_len;
+        if (b->strings_len + 1 > b->strings_cap)
+          b->strings = g_realloc(b->strings, b->strings_cap *= 2);
+        b->strings[b->strings_len++] = '\0';
+      } else {
+        o = builder_intern(b, pg_name);
+      }
+      off = GUINT_TO_POINTER(o + 1);
+      g_hash_table_insert(b->pg_pool, g_strdup(pg_name), off);
+    }
+    c->pg_name = GPOINTER_TO_UINT(off) - 1;
+  }
+  c->split = ET_NONE;
+  if (n_splits > 0) {
+    if (b->split_width != 0 && b->split_width != n_splits) {
+      builder_limit(b, "all-to-all-v nodes carry different numbers of split sizes; "
+                       "every one needs one size per rank");
+      return;
+    }
+    b->split_width = n_splits;
+    if ((uint64_t)b->splits->len + n_splits > UINT32_MAX) {
+      builder_limit(b, "too many all-to-all-v split sizes (more than 2^32)");
+      return;
+    }
+    c->split = b->splits->len;
+    g_array_append_vals(b->splits, splits, n_splits);
+  }
+}
+
+void et_builder_add_dep(et_builder *b, uint32_t node, uint64_t parent_id, gboolean data, gboolean ctrl)
+{
+  g_return_if_fail(b != NULL && node < b->n_nodes);
+  g_return_if_fail(data || ctrl);
+  if (b->n_deps == b->cap_deps) {
+    b->cap_deps = b->cap_deps ? b->cap_deps * 2 : 1024;
+    b->deps = g_renew(dep_rec, b->deps, b->cap_deps);
+  }
+  dep_rec *d = &b->deps[b->n_deps++];
+  d->node = node;
+  d->bits = (data ? ET_EDGE_DATA : 0) | (ctrl ? ET_EDGE_CTRL : 0);
+  d->parent = parent_id;
+}
+
+void et_builder_set_comp_attrs(et_builder *b, uint32_t node, int64_t num_ops,
+                               gboolean has_tensor_size, uint64_t tensor_size)
+{
+  g_return_if_fail(b != NULL && node < b->n_nodes);
+  et_comp_attr a = {.node = node, .has_tensor_size = has_tensor_size ? 1 : 0,
+                    .num_ops = num_ops, .tensor_size = has_tensor_size ? tensor_size : 0};
+  g_array_append_val(b->comp_attrs, a);
+}
+
+/* ---- id table: open addressing over node indices, keyed by nodes[i].id ---- */
+
+typedef struct {
+  const et_node *nodes;
+  uint32_t *slots;   /* node index or ET_NONE; NULL when ids are dense 0..n-1 */
+  uint32_t mask;
+  uint32_t n;
+} id_table;
+
+static inline uint32_t id_hash(uint64_t id, uint32_t mask)
+{
+  id ^= id >> 33;
+  id *= UINT64_C(0xff51afd7ed558ccd);
+  id ^= id >> 33;
+  return (uint32_t)id & mask;
+}
+
+/* Builds the table; returns the index of a node whose id repeats an earlier
+ * one (and the earlier index in *first), or ET_NONE.  O(n) expected. */
+static uint32_t id_table_build(id_table *t, const et_node *nodes, uint32_t n, uint32_t *first)
+{
+  t->nodes = nodes;
+  t->n = n;
+  t->slots = NULL;
+  gboolean dense = TRUE;
+  for (uint32_t i = 0; i < n && dense; i++)
+    dense = nodes[i].id == i;
+  if (dense)
+    return ET_NONE;
+  uint32_t cap = 16;
+  while (cap < (uint64_t)n * 2)
+    cap *= 2;
+  t->mask = cap - 1;
+  t->slots = g_new(uint32_t, cap);
+  memset(t->slots, 0xff, (size_t)cap * sizeof(uint32_t));
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t h = id_hash(nodes[i].id, t->mask);
+    while (t->slots[h] != ET_NONE) {
+      if (nodes[t->slots[h]].id == nodes[i].id) {
+        *first = t->slots[h];
+        return i;
+      }
+      h = (h + 1) & t->mask;
+    }
+    t->slots[h] = i;
+  }
+  return ET_NONE;
+}
+
+static inline uint32_t id_table_find(const id_table *t, uint64_t id)
+{
+  if (t->slots == NULL)
+    return id < t->n ? (uint32_t)id : ET_NONE;
+  uint32_t h = id_hash(id, t->mask);
+  while (t->slots[h] != ET_NONE) {
+    if (t->nodes[t->slots[h]].id == id)
+      return t->slots[h];
+    h = (h + 1) & t->mask;
+  }
+  return ET_NONE;
+}
+
+/* ---- finish ---- */
+
+static char *node_label(const et_builder *b, uint32_t i)
+{
+  const char *name = b->strings + b->nodes[i].name;
+  if (name[0] == '\0')
+    return g_strdup_printf("id %" G_GUINT64_FORMAT, b->nodes[i].id);
+  return g_strdup_printf("id %" G_GUINT64_FORMAT " (\"%.60s\")", b->nodes[i].id, name);
+}
+
+/* Marks a removed edge in parent_edges / child_index. */
+#define DEAD_EDGE UINT32_MAX
+
+/* Finds a cycle among the nodes Kahn could not process (indeg > 0) by
+ * walking parent links backwards from `start`; every such node has an
+ * unprocessed parent, so the walk must revisit a node.  The cycle's nodes
+ * are returned in execution order in *cycle.  O(length of the walk). */
+static void find_cycle(const et_node *nodes, const uint32_t *parent_edges, const uint32_t *indeg,
+                       uint32_t start, uint32_t *pos_of, GArray *path, GArray *cycle)
+{
+  g_array_set_size(path, 0);
+  uint32_t cur = start;
+  for (;;) {
+    uint32_t p = pos_of[cur];
+    if (p < path->len && g_array_index(path, uint32_t, p) == cur) {
+      /* Path holds cur <- ... in reverse execution order from position p. */
+      g_array_set_size(cycle, 0);
+      for (uint32_t k = path->len; k-- > p;)
+        g_array_append_val(cycle, g_array_index(path, uint32_t, k));
+      return;
+    }
+    pos_of[cur] = path->len;
+    g_array_append_val(path, cur);
+    uint32_t next = ET_NONE;
+    for (uint32_t e = nodes[cur].parents; e < nodes[cur + 1].parents; e++) {
+      uint32_t pe = parent_edges[e];
+      if (pe == DEAD_EDGE)
+        continue;
+      if (indeg[ET_EDGE_INDEX(pe)] > 0) {
+        next = ET_EDGE_INDEX(pe);
+        break;
+      }
+    }
+    g_assert(next != ET_NONE);
+    cur = next;
+  }
+}
+
+static int comp_attr_cmp(gconstpointer a, gconstpointer b)
+{
+  const et_comp_attr *x = a, *y = b;
+  return x->node < y->node ? -1 : x->node > y->node;
+}
+
+et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
+{
+  g_return_val_if_fail(b != NULL, NULL);
+  et_graph *g = NULL;
+  uint32_t n = b->n_nodes;
+  uint32_t *pos_of = NULL, *indeg = NULL, *queue = NULL, *parent_edges = NULL, *child_index = NULL;
+  id_table ids = {0};
+  GArray *path = NULL, *cycle = NULL;
+  uint64_t dropped_dangling = 0, ignored_ctrl = 0, merged = 0, dropped_cycle = 0;
+
+  if (b->limit_error != NULL) {
+    g_set_error_literal(error, WISP_ERROR, WISP_ERROR_LIMIT, b->limit_error);
+    goto out;
+  }
+  if (n == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: the graph has no nodes (Chakra consumers need at least one node per rank)", b->source);
+    goto out;
+  }
+
+  /* 1. Node ids -> indices; duplicates are errors. */
+  uint32_t first = 0;
+  uint32_t dup = id_table_build(&ids, b->nodes, n, &first);
+  if (dup != ET_NONE) {
+    char *a = node_label(b, first), *c = node_label(b, dup);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: duplicate node id %" G_GUINT64_FORMAT ": node #%u %s and node #%u %s; ids must be unique per rank",
+                b->source, b->nodes[dup].id, first, a, dup, c);
+    g_free(a);
+    g_free(c);
+    goto out;
+  }
+
+  /* 2. Resolve parent ids in place, dropping what the flags say to drop. */
+  size_t kept = 0;
+  for (size_t k = 0; k < b->n_deps; k++) {
+    dep_rec d = b->deps[k];
+    uint32_t p = id_table_find(&ids, d.parent);
+    if (p == ET_NONE) {
+      if ((d.bits & ET_EDGE_DATA) || (flags & ET_BUILD_STRICT)) {
+        char *c = node_label(b, d.node);
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: node %s depends (%s) on node id %" G_GUINT64_FORMAT
+                    ", which is not in the graph; fix the trace%s",
+                    b->source, c, (d.bits & ET_EDGE_DATA) ? "data_deps" : "ctrl_deps", d.parent,
+                    (d.bits & ET_EDGE_DATA) ? "" : " or load without strict checking to drop dangling ctrl_deps");
+        g_free(c);
+        goto out;
+      }
+      dropped_dangling++;
+      continue;
+    }
+    if ((flags & ET_BUILD_DATA_DEPS_ONLY) && !(d.bits & ET_EDGE_DATA)) {
+      ignored_ctrl++;
+      continue;
+    }
+    d.parent = p;
+    b->deps[kept++] = d;
+  }
+  g_clear_pointer(&ids.slots, g_free);
+
+  /* 3. Parent CSR by a stable counting sort on the child index, merging
+   *    repeated (child, parent) pairs into their first entry. */
+  et_node *nodes = b->nodes;
+  /* Counts live in .parents of the next node, then a prefix sum. */
+  if (n + 1 > b->cap_nodes)
+    nodes = b->nodes = g_renew(et_node, b->nodes, n + 1);
+  memset(&nodes[n], 0, sizeof(et_node));
+  nodes[n].comm = ET_NONE;
+  for (uint32_t i = 0; i <= n; i++)
+    nodes[i].parents = 0;
+  for (size_t k = 0; k < kept; k++)
+    nodes[b->deps[k].node + 1].parents++;
+  for (uint32_t i = 0; i < n; i++)
+    nodes[i + 1].parents += nodes[i].parents;
+  parent_edges = g_new(uint32_t, kept ? kept : 1);
+  for (uint32_t i = 0; i < n; i++)
+    nodes[i].children = nodes[i].parents; /* cursor */
+  for (size_t k = 0; k < kept; k++) {
+    const dep_rec *d = &b->deps[k];
+    parent_edges[nodes[d->node].children++] = d->bits | (uint32_t)d->parent;
+  }
+  g_clear_pointer(&b->deps, g_free);
+  b->n_deps = b->cap_deps = 0;
+
+  pos_of = g_new0(uint32_t, n);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t start = nodes[i].parents, end = nodes[i + 1].parents;
+    nodes[i].parents = w;
+    uint32_t node_start = w;
+    for (uint32_t e = start; e < end; e++) {
+      uint32_t pe = parent_edges[e], p = ET_EDGE_INDEX(pe);
+      uint32_t at = pos_of[p];
+      if (at >= node_start && at < w && ET_EDGE_INDEX(parent_edges[at]) == p) {
+        parent_edges[at] |= pe & (ET_EDGE_DATA | ET_EDGE_CTRL);
+        merged++;
+        continue;
+      }
+      pos_of[p] = w;
+      parent_edges[w++] = pe;
+    }
+  }
+  nodes[n].parents = w;
+  uint32_t n_edges = w;
+
+  /* 4. Children CSR (the transpose; children of a node in index order). */
+  for (uint32_t i = 0; i <= n; i++)
+    nodes[i].children = 0;
+  for (uint32_t e = 0; e < n_edges; e++)
+    nodes[ET_EDGE_INDEX(parent_edges[e]) + 1].children++;
+  for (uint32_t i = 0; i < n; i++)
+    nodes[i + 1].children += nodes[i].children;
+  child_index = g_new(uint32_t, n_edges ? n_edges : 1);
+  indeg = g_new(uint32_t, n);
+  for (uint32_t i = 0; i < n; i++)
+    indeg[i] = nodes[i].children; /* cursor, reused as in-degree below */
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t e = nodes[i].parents; e < nodes[i + 1].parents; e++)
+      child_index[indeg[ET_EDGE_INDEX(parent_edges[e])]++] = i;
+
+  /* 5. Kahn's algorithm; a stall means a cycle. */
+  queue = g_new(uint32_t, n);
+  uint32_t qh = 0, qt = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    indeg[i] = nodes[i + 1].parents - nodes[i].parents;
+    if (indeg[i] == 0)
+      queue[qt++] = i;
+  }
+  uint32_t scan = 0;
+  path = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  cycle = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  memset(pos_of, 0xff, (size_t)n * sizeof(uint32_t));
+  for (;;) {
+    while (qh < qt) {
+      uint32_t v = queue[qh++];
+      for (uint32_t e = nodes[v].children; e < nodes[v + 1].children; e++) {
+        uint32_t c = child_index[e];
+        if (c != DEAD_EDGE && --indeg[c] == 0)
+          queue[qt++] = c;
+      }
+    }
+    if (qt == n)
+      break;
+    while (indeg[scan] == 0)
+      scan++;
+    find_cycle(nodes, parent_edges, indeg, scan, pos_of, path, cycle);
+    if (!(flags & ET_BUILD_BREAK_CYCLES)) {
+      GString *s = g_string_new(NULL);
+      for (uint32_t k = 0; k < cycle->len && k < 16; k++)
+        g_string_append_printf(s, "%" G_GUINT64_FORMAT " -> ", nodes[g_array_index(cycle, uint32_t, k)].id);
+      if (cycle->len > 16)
+        g_string_append(s, "... -> ");
+      g_string_append_printf(s, "%" G_GUINT64_FORMAT, nodes[g_array_index(cycle, uint32_t, 0)].id);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: the dependencies form a cycle of %u node(s) through node ids %s; "
+                  "%u of %u nodes could never run. Fix the trace or load it with cycle breaking",
+                  b->source, cycle->len, s->str, n - qt, n);
+      g_string_free(s, TRUE);
+      goto out;
+    }
+    /* Drop the edge closing the cycle against file order: among the cycle's
+     * edges parent -> child with parent index >= child index (at least one
+     * exists), the one whose child has the smallest index. */
+    uint32_t best_child = ET_NONE, best_parent = ET_NONE;
+    for (uint32_t k = 0; k < cycle->len; k++) {
+      uint32_t p = g_array_index(cycle, uint32_t, k);
+      uint32_t c = g_array_index(cycle, uint32_t, (k + 1) % cycle->len);
+      if (p >= c && (best_child == ET_NONE || c < best_child))
+        best_child = c, best_parent = p;
+    }
+    g_assert(best_child != ET_NONE);
+    for (uint32_t e = nodes[best_child].parents; e < nodes[best_child + 1].parents; e++)
+      if (parent_edges[e] != DEAD_EDGE && ET_EDGE_INDEX(parent_edges[e]) == best_parent) {
+        parent_edges[e] = DEAD_EDGE;
+        break;
+      }
+    for (uint32_t e = nodes[best_parent].children; e < nodes[best_parent + 1].children; e++)
+      if (child_index[e] == best_child) {
+        child_index[e] = DEAD_EDGE;
+        break;
+      }
+    dropped_cycle++;
+    if (--indeg[best_child] == 0)
+      queue[qt++] = best_child;
+  }
+
+  /* 6. Compact away edges removed by cycle breaking. */
+  if (dropped_cycle > 0) {
+    uint32_t wp = 0, wc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t ps = nodes[i].parents, pe = nodes[i + 1].parents;
+      uint32_t cs = nodes[i].children, ce = nodes[i + 1].children;
+      nodes[i].parents = wp;
+      nodes[i].children = wc;
+      for (uint32_t e = ps; e < pe; e++)
+        if (parent_edges[e] != DEAD_EDGE)
+          parent_edges[wp++] = parent_edges[e];
+      for (uint32_t e = cs; e < ce; e++)
+        if (child_index[e] != DEAD_EDGE)
+          child_index[wc++] = child_index[e];
+    }
+    g_assert(wp == wc);
+    nodes[n].parents = wp;
+    nodes[n].children = wc;
+    n_edges = wp;
+  }
+
+  /* 7. Hand the arrays over, trimmed to their exact sizes. */
+  g = g_new0(et_graph, 1);
+  g->n_nodes = n;
+  g->nodes = g_renew(et_node, b->nodes, n + 1);
+  b->nodes = NULL;
+  g->parent_edges = g_renew(uint32_t, parent_edges, n_edges ? n_edges : 1);
+  parent_edges = NULL;
+  g->child_index = g_renew(uint32_t, child_index, n_edges ? n_edges : 1);
+  child_index = NULL;
+  g->n_comms = b->n_comms;
+  g->comms = b->n_comms ? g_renew(et_comm, b->comms, b->n_comms) : (g_free(b->comms), NULL);
+  b->comms = NULL;
+  g->splits = b->splits->len ? g_memdup2(b->splits->data, (gsize)b->splits->len * sizeof(uint64_t)) : NULL;
+  g->n_splits = b->splits->len;
+  g->split_width = b->split_width;
+  g->strings = g_realloc(b->strings, b->strings_len);
+  g->strings_len = b->strings_len;
+  b->strings = NULL;
+  g->version = b->version;
+  b->version = NULL;
+  g->source = b->source;
+  b->source = NULL;
+  g_array_sort(b->comp_attrs, comp_attr_cmp); /* stable enough: later duplicates are merged below */
+  if (b->comp_attrs->len > 0) {
+    /* Keep the last record per node. */
+    et_comp_attr *ca = (et_comp_attr *)b->comp_attrs->data;
+    uint32_t wca = 0;
+    for (uint32_t k = 0; k < b->comp_attrs->len; k++) {
+      if (wca > 0 && ca[wca - 1].node == ca[k].node)
+        ca[wca - 1] = ca[k];
+      else
+        ca[wca++] = ca[k];
+    }
+    g->n_comp_attrs = wca;
+    g->comp_attrs = g_memdup2(ca, (gsize)wca * sizeof(et_comp_attr));
+  }
+  g->dropped_dangling_ctrl = dropped_dangling;
+  g->ignored_ctrl_edges = ignored_ctrl;
+  g->merged_dup_edges = merged;
+  g->dropped_cycle_edges = dropped_cycle;
+
+out:
+  g_free(pos_of);
+  g_free(indeg);
+  g_free(queue);
+  g_free(parent_edges);
+  g_free(child_index);
+  g_free(ids.slots);
+  if (path)
+    g_array_free(path, TRUE);
+  if (cycle)
+    g_array_free(cycle, TRUE);
+  et_builder_free(b);
+  return g;
+}
+
+/* ---- workloads ---- */
+
+static void group_free(gpointer p)
+{
+  et_group *grp = p;
+  g_free(grp->name);
+  g_free(grp->desc);
+  g_free(grp->ranks);
+  g_free(grp);
+}
+
+et_workload *et_workload_new(int n_ranks, const char *source)
+{
+  g_return_val_if_fail(n_ranks > 0, NULL);
+  et_workload *w = g_new0(et_workload, 1);
+  w->n_ranks = n_ranks;
+  w->ranks = g_new0(et_graph *, n_ranks);
+  w->groups = g_ptr_array_new_with_free_func(group_free);
+  w->group_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  w->source = g_strdup(source ? source : "(workload)");
+  w->measured_step_ps = g_new(sim_time_ps, n_ranks);
+  for (int r = 0; r < n_ranks; r++)
+    w->measured_step_ps[r] = -1;
+  return w;
+}
+
+void et_workload_free(et_workload *w)
+{
+  if (w == NULL)
+    return;
+  for (int r = 0; r < w->n_ranks; r++)
+    et_graph_free(w->ranks[r]);
+  g_free(w->ranks);
+  g_ptr_array_free(w->groups, TRUE);
+  g_hash_table_destroy(w->group_index);
+  g_free(w->source);
+  g_free(w->measured_step_ps);
+  g_free(w);
+}
+
+/* Returns the index of the new group, the index of an existing group with
+ * the same name and the same ranks (desc is then ignored), or ET_NONE when
+ * the name exists with other ranks or a rank is out of range / repeated. */
+uint32_t et_workload_add_group(et_workload *w, const char *name, const char *desc,
+                               const int *ranks, int n_ranks)
+{
+  g_return_val_if_fail(w != NULL && name != NULL && n_ranks > 0 && ranks != NULL, ET_NONE);
+  gpointer have = g_hash_table_lookup(w->group_index, name);
+  if (have != NULL) {
+    const et_group *grp = g_ptr_array_index(w->groups, GPOINTER_TO_UINT(have) - 1);
+    if (grp->n_ranks == n_ranks && memcmp(grp->ranks, ranks, sizeof(int) * (size_t)n_ranks) == 0)
+      return GPOINTER_TO_UINT(have) - 1;
+    return ET_NONE;
+  }
+  for (int k = 0; k < n_ranks; k++) {
+    if (ranks[k] < 0 || ranks[k] >= w->n_ranks)
+      return ET_NONE;
+    for (int j = 0; j < k; j++)
+      if (ranks[j] == ranks[k])
+        return ET_NONE;
+  }
+  et_group *grp = g_new0(et_group, 1);
+  grp->name = g_strdup(name);
+  grp->desc = g_strdup(desc);
+  grp->n_ranks = n_ranks;
+  grp->ranks = g_memdup2(ranks, sizeof(int) * (size_t)n_ranks);
+  g_ptr_array_add(w->groups, grp);
+  uint32_t idx = w->groups->len - 1;
+  g_hash_table_insert(w->group_index, g_strdup(name), GUINT_TO_POINTER(idx + 1));
+  return idx;
+}
+
+const et_group *et_workload_group(const et_workload *w, uint32_t index)
+{
+  g_return_val_if_fail(w != NULL && index < w->groups->len, NULL);
+  return g_ptr_array_index(w->groups, index);
+}
+
+static gboolean group_has_rank(const et_group *grp, int rank)
+{
+  for (int k = 0; k < grp->n_ranks; k++)
+    if (grp->ranks[k] == rank)
+      return TRUE;
+  return FALSE;
+}
+
+/* O(total communication nodes) hash lookups. */
+gboolean et_workload_resolve_groups(et_workload *w, GError **error)
+{
+  g_return_val_if_fail(w != NULL, FALSE);
+  for (int r = 0; r < w->n_ranks; r++) {
+    et_graph *g = w->ranks[r];
+    if (g == NULL) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph", w->source, r);
+      return FALSE;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+      if (g->nodes[i].comm == ET_NONE)
+        continue;
+      et_comm *c = &g->comms[g->nodes[i].comm];
+      const char *src = g->source ? g->source : w->source;
+      c->group = ET_GROUP_WORLD;
+      if (c->pg_name != ET_NONE && g->strings[c->pg_name] != '\0') {
+        const char *pg = g->strings + c->pg_name;
+        gpointer idx = g_hash_table_lookup(w->group_index, pg);
+        if (idx == NULL) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): pg_name \"%s\" is not a known communicator "
+                      "(%u group(s) defined, e.g. in comm_group.json); add the group or fix pg_name",
+                      src, g->nodes[i].id, et_node_name(g, i), pg, w->groups->len);
+          return FALSE;
+        }
+        c->group = GPOINTER_TO_UINT(idx) - 1;
+        const et_group *grp = g_ptr_array_index(w->groups, c->group);
+        if (!group_has_rank(grp, r)) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: node id %" G_GUINT64_FORMAT " (\"%s\") of rank %d uses communicator \"%s\", "
+                      "which does not contain rank %d",
+                      src, g->nodes[i].id, et_node_name(g, i), r, pg, r);
+          return FALSE;
+        }
+      }
+      uint8_t t = g->nodes[i].type;
+      if (t == ET_NODE_COMM_SEND || t == ET_NODE_COMM_RECV) {
+        if (c->src >= w->n_ranks || c->dst >= w->n_ranks || c->src < -1 || c->dst < -1) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): comm_src %d / comm_dst %d outside ranks 0..%d",
+                      src, g->nodes[i].id, et_node_name(g, i), c->src, c->dst, w->n_ranks - 1);
+          return FALSE;
+        }
+      }
+    }
+  }
+  return TRUE;
+}

@@ -1,0 +1,1385 @@
+/* et_io.c: Chakra .et reader (hand-written streaming decoder), writer
+ * (protobuf-c encoder) and workload loading/saving.
+ *
+ * Why two codecs: decoding by hand avoids one heap allocation per node,
+ * attribute and string that protobuf-c's unpack would make (the reader runs
+ * over millions of nodes) and lets every error name the exact byte offset;
+ * the tests cross-check it against protobuf-c's decoder frame by frame.
+ * Encoding goes through the protobuf-c code generated from et_def.proto,
+ * whose output is the canonical field-number-ordered encoding of the
+ * reference serializer, so golden files round-trip byte for byte.
+ */
+#include "config.h"
+#include "chakra/et_io.h"
+#include "chakra/et_def.pb-c.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define READ_CHUNK (256u << 10)
+
+/* ---- buffered input over zlib (transparent for plain files) ---- */
+
+typedef struct {
+  const char *path;
+  gzFile gz;
+  uint8_t *buf;
+  size_t cap, pos, end;
+  uint64_t buf_off;    /* offset of buf[0] in the (uncompressed) stream */
+  uint64_t file_size;  /* size of a plain file; 0 for gzip (unknown) */
+  gboolean is_gzip;
+  gboolean eof;
+} et_input;
+
+static gboolean input_open(et_input *in, const char *path, GError **error)
+{
+  memset(in, 0, sizeof(*in));
+  in->path = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: %s", path, g_strerror(e));
+    return FALSE;
+  }
+  struct stat st;
+  uint8_t magic[2] = {0, 0};
+  ssize_t got = pread(fd, magic, 2, 0);
+  if (fstat(fd, &st) != 0 || got < 0) {
+    int e = errno;
+    close(fd);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read: %s", path, g_strerror(e));
+    return FALSE;
+  }
+  in->is_gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  in->file_size = in->is_gzip ? 0 : (uint64_t)st.st_size;
+  in->gz = gzdopen(fd, "rb");
+  if (in->gz == NULL) {
+    close(fd);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: out of memory", path);
+    return FALSE;
+  }
+  gzbuffer(in->gz, READ_CHUNK);
+  in->cap = READ_CHUNK;
+  in->buf = g_malloc(in->cap);
+  return TRUE;
+}
+
+static void input_close(et_input *in)
+{
+  if (in->gz)
+    gzclose(in->gz);
+  g_free(in->buf);
+  in->gz = NULL;
+  in->buf = NULL;
+}
+
+/* Reads more bytes after in->end; returns the count, 0 at the end, -1 on
+ * error (set).  Moves unread bytes to the front first. */
+static gssize input_fill(et_input *in, GError **error)
+{
+  if (in->eof)
+    return 0;
+  if (in->pos > 0) {
+    memmove(in->buf, in->buf + in->pos, in->end - in->pos);
+    in->buf_off += in->pos;
+    in->end -= in->pos;
+    in->pos = 0;
+  }
+  if (in->end == in->cap)
+    return 0;
+  size_t want = MIN(in->cap - in->end, (size_t)INT_MAX);
+  int n = gzread(in->gz, in->buf + in->end, (unsigned)want);
+  if (n < 0) {
+    int errnum = 0;
+    const char *msg = gzerror(in->gz, &errnum);
+    g_set_error(error, WISP_ERROR, errnum == Z_ERRNO ? WISP_ERROR_IO : WISP_ERROR_PARSE,
+                "%s: near uncompressed byte %" G_GUINT64_FORMAT ": %s", in->path, in->buf_off + in->end,
+                errnum == Z_ERRNO ? g_strerror(errno) : msg);
+    return -1;
+  }
+  if (n == 0) {
+    in->eof = TRUE;
+    int errnum = 0;
+    const char *msg = gzerror(in->gz, &errnum);
+    if (errnum != Z_OK) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                  "%s: the gzip stream is damaged or truncated after uncompressed byte %" G_GUINT64_FORMAT
+                  " (%s)", in->path, in->buf_off + in->end, msg);
+      return -1;
+    }
+    return 0;
+  }
+  in->end += (size_t)n;
+  return n;
+}
+
+/* Reads a frame length.  Returns 1 with *len set, 0 at a clean end of
+ * input, -1 on error. */
+static int input_frame_len(et_input *in, uint32_t *len, GError **error)
+{
+  uint64_t v = 0;
+  uint64_t start = in->buf_off + in->pos;
+  for (int k = 0;; k++) {
+    if (in->pos == in->end) {
+      gssize n = input_fill(in, error);
+      if (n < 0)
+        return -1;
+      if (n == 0) {
+        if (k == 0)
+          return 0;
+        g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                    "%s: byte %" G_GUINT64_FORMAT ": the file ends inside a frame length prefix (truncated file)",
+                    in->path, start);
+        return -1;
+      }
+    }
+    uint8_t byte = in->buf[in->pos++];
+    v |= (uint64_t)(byte & 0x7f) << (7 * k);
+    if (!(byte & 0x80))
+      break;
+    if (k == 4) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                  "%s: byte %" G_GUINT64_FORMAT ": bad frame length prefix (a varint32 has at most 5 bytes); "
+                  "this is not a Chakra .et file or it is damaged",
+                  in->path, start);
+      return -1;
+    }
+  }
+  if (v > UINT32_MAX) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                "%s: byte %" G_GUINT64_FORMAT ": frame length %" G_GUINT64_FORMAT " does not fit in 32 bits",
+                in->path, start, v);
+    return -1;
+  }
+  *len = (uint32_t)v;
+  return 1;
+}
+
+/* Makes len bytes available at in->buf + in->pos, growing the buffer only as
+ * data arrives (so a lying length prefix costs at most the real input). */
+static gboolean input_need(et_input *in, uint32_t len, uint64_t frame_off, GError **error)
+{
+  if (len > ET_IO_MAX_FRAME) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
+                "%s: byte %" G_GUINT64_FORMAT ": frame length %u exceeds wisp's limit of %u bytes; "
+                "the file is damaged or not a Chakra .et file",
+                in->path, frame_off, len, ET_IO_MAX_FRAME);
+    return FALSE;
+  }
+  if (in->file_size > 0 && in->buf_off + in->pos + len > in->file_size) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                "%s: byte %" G_GUINT64_FORMAT ": a frame of %u bytes extends %" G_GUINT64_FORMAT
+                " bytes beyond the end of the file (%" G_GUINT64_FORMAT " bytes): truncated or damaged file",
+                in->path, frame_off, len, in->buf_off + in->pos + len - in->file_size, in->file_size);
+    return FALSE;
+  }
+  while (in->end - in->pos < len) {
+    if (in->pos == 0 && in->end == in->cap) {
+      in->cap = MIN(in->cap * 2, (size_t)len + 16);
+      in->buf = g_realloc(in->buf, in->cap);
+    }
+    gssize n = input_fill(in, error);
+    if (n < 0)
+      return FALSE;
+    if (n == 0 && in->end < in->cap) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                  "%s: byte %" G_GUINT64_FORMAT ": the file ends %" G_GUINT64_FORMAT
+                  " bytes into a frame of %u bytes (truncated file)",
+                  in->path, frame_off, (uint64_t)(in->end - in->pos), len);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* ---- protobuf wire decoding over a bounded frame ---- */
+
+typedef struct {
+  const uint8_t *p, *end;
+} span;
+
+static gboolean get_varint(span *s, uint64_t *out)
+{
+  uint64_t v = 0;
+  for (int k = 0; k < 10; k++) {
+    if (s->p == s->end)
+      return FALSE;
+    uint8_t byte = *s->p++;
+    if (k == 9 && byte > 1)
+      return FALSE;
+    v |= (uint64_t)(byte & 0x7f) << (7 * k);
+    if (!(byte & 0x80)) {
+      *out = v;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static gboolean get_fixed(span *s, int bytes, uint64_t *out)
+{
+  if (s->end - s->p < bytes)
+    return FALSE;
+  uint64_t v = 0;
+  for (int k = 0; k < bytes; k++)
+    v |= (uint64_t)s->p[k] << (8 * k);
+  s->p += bytes;
+  *out = v;
+  return TRUE;
+}
+
+static gboolean get_len(span *s, span *sub)
+{
+  uint64_t n;
+  if (!get_varint(s, &n) || n > (uint64_t)(s->end - s->p))
+    return FALSE;
+  sub->p = s->p;
+  sub->end = s->p + n;
+  s->p += n;
+  return TRUE;
+}
+
+static gboolean skip_field(span *s, unsigned wt)
+{
+  uint64_t v;
+  span sub;
+  switch (wt) {
+  case 0: return get_varint(s, &v);
+  case 1: return get_fixed(s, 8, &v);
+  case 2: return get_len(s, &sub);
+  case 5: return get_fixed(s, 4, &v);
+  default: return FALSE; /* groups (3, 4) and 6, 7 are not used by Chakra */
+  }
+}
+
+/* Decoding context of one frame, for error messages. */
+typedef struct {
+  const char *path;
+  const uint8_t *frame;
+  uint64_t frame_off;
+  uint32_t frame_no;
+  gboolean has_id;
+  uint64_t id;
+} frame_ctx;
+
+static void frame_error(const frame_ctx *f, GError **error, const uint8_t *at, const char *fmt, ...)
+  G_GNUC_PRINTF(4, 5);
+static void frame_error(const frame_ctx *f, GError **error, const uint8_t *at, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  uint64_t off = f->frame_off + (uint64_t)(at - f->frame);
+  if (f->frame_no == 0)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: byte %" G_GUINT64_FORMAT " (GlobalMetadata frame): %s",
+                f->path, off, what);
+  else if (f->has_id)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                "%s: byte %" G_GUINT64_FORMAT " (node frame %u, node id %" G_GUINT64_FORMAT "): %s",
+                f->path, off, f->frame_no, f->id, what);
+  else
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: byte %" G_GUINT64_FORMAT " (node frame %u): %s",
+                f->path, off, f->frame_no, what);
+  g_free(what);
+}
+
+/* One decoded attribute value (the last oneof member present wins, as in
+ * protobuf). */
+typedef enum { AV_NONE, AV_INT, AV_FLOAT, AV_STRING, AV_INT_LIST, AV_OTHER_LIST } av_kind;
+
+typedef struct {
+  const uint8_t *name;
+  size_t name_len;
+  av_kind kind;
+  unsigned field;     /* oneof field number */
+  int64_t i;          /* AV_INT */
+  gboolean big;       /* AV_INT: uint64 value above INT64_MAX */
+  span str;           /* AV_STRING, AV_INT_LIST (list message body) */
+} attr_val;
+
+static gboolean decode_attr(const frame_ctx *f, span s, attr_val *a, GError **error)
+{
+  memset(a, 0, sizeof(*a));
+  while (s.p < s.end) {
+    const uint8_t *at = s.p;
+    uint64_t tag, v;
+    if (!get_varint(&s, &tag))
+      goto bad;
+    unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
+    if (field == 1 && wt == 2) {
+      span sub;
+      if (!get_len(&s, &sub))
+        goto bad;
+      a->name = sub.p;
+      a->name_len = (size_t)(sub.end - sub.p);
+      continue;
+    }
+    if (field < 3 || field > 32) {
+      if (!skip_field(&s, wt))
+        goto bad;
+      continue;
+    }
+    a->field = field;
+    a->big = FALSE;
+    if (field % 2 == 0) { /* lists */
+      if (wt != 2 || !get_len(&s, &a->str))
+        goto bad;
+      a->kind = (field <= 18) ? AV_INT_LIST : AV_OTHER_LIST;
+      continue;
+    }
+    switch (field) {
+    case 3: case 5: /* double, float */
+      if (wt != (field == 3 ? 1u : 5u) || !get_fixed(&s, field == 3 ? 8 : 4, &v))
+        goto bad;
+      a->kind = AV_FLOAT;
+      break;
+    case 29: case 31: /* string, bytes */
+      if (wt != 2 || !get_len(&s, &a->str))
+        goto bad;
+      a->kind = AV_STRING;
+      break;
+    case 19: case 23: /* fixed32, sfixed32 */
+      if (wt != 5 || !get_fixed(&s, 4, &v))
+        goto bad;
+      a->kind = AV_INT;
+      a->i = field == 19 ? (int64_t)(uint32_t)v : (int64_t)(int32_t)(uint32_t)v;
+      break;
+    case 21: case 25: /* fixed64, sfixed64 */
+      if (wt != 1 || !get_fixed(&s, 8, &v))
+        goto bad;
+      a->kind = AV_INT;
+      a->i = (int64_t)v;
+      a->big = field == 21 && v > INT64_MAX;
+      break;
+    default: /* varint kinds: 7 int32, 9 int64, 11 uint32, 13 uint64, 15 sint32, 17 sint64, 27 bool */
+      if (wt != 0 || !get_varint(&s, &v))
+        goto bad;
+      a->kind = AV_INT;
+      switch (field) {
+      case 7: a->i = (int32_t)(uint32_t)v; break;
+      case 11: a->i = (uint32_t)v; break;
+      case 13: a->i = (int64_t)v; a->big = v > INT64_MAX; break;
+      case 15: a->i = (int32_t)(((uint32_t)v >> 1) ^ -((uint32_t)v & 1)); break;
+      case 17: a->i = (int64_t)((v >> 1) ^ -(v & 1)); break;
+      case 27: a->i = v != 0; break;
+      default: a->i = (int64_t)v; break;
+      }
+      break;
+    }
+    continue;
+  bad:
+    frame_error(f, error, at, "malformed attribute field (bad varint, wire type or length)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean attr_is(const attr_val *a, const char *name)
+{
+  size_t n = strlen(name);
+  return a->name_len == n && memcmp(a->name, name, n) == 0;
+}
+
+/* Everything wisp keeps from one Node frame. */
+typedef struct {
+  uint64_t id;
+  span name;
+  uint64_t type;
+  GArray *ctrl, *data, *splits; /* uint64_t */
+  uint64_t start_us, dur_us;
+  gboolean has_cpu, cpu, has_ctype, has_size, has_pg, has_src, has_dst, has_tag, has_root;
+  gboolean has_dur_ps, has_start_ps, has_num_ops, has_tsize, has_splits;
+  int64_t ctype, size, src, dst, tag, root, dur_ps, start_ps, num_ops;
+  uint64_t tsize;
+  span pg;
+  int64_t pg_int;
+  gboolean pg_is_int;
+  uint64_t dropped;
+  int n_comm_attrs;
+} node_rec;
+
+static const char *av_kind_name(const attr_val *a)
+{
+  switch (a->kind) {
+  case AV_INT: return "an integer";
+  case AV_FLOAT: return "a floating-point value";
+  case AV_STRING: return "a string";
+  case AV_INT_LIST: case AV_OTHER_LIST: return "a list";
+  default: return "no value";
+  }
+}
+
+static gboolean want_int(const frame_ctx *f, const attr_val *a, const uint8_t *at, int64_t lo, int64_t hi,
+                         int64_t *out, GError **error)
+{
+  if (a->kind != AV_INT) {
+    frame_error(f, error, at, "attribute \"%.*s\" must be an integer, found %s", (int)a->name_len, a->name,
+                av_kind_name(a));
+    return FALSE;
+  }
+  if (a->big || a->i < lo || a->i > hi) {
+    frame_error(f, error, at, "attribute \"%.*s\" = %s%" G_GINT64_FORMAT " is out of range [%" G_GINT64_FORMAT
+                ", %" G_GINT64_FORMAT "]", (int)a->name_len, a->name, a->big ? "(unsigned) " : "", a->i, lo, hi);
+    return FALSE;
+  }
+  *out = a->i;
+  return TRUE;
+}
+
+static gboolean decode_int_list(const frame_ctx *f, const attr_val *a, const uint8_t *at, GArray *out,
+                                GError **error)
+{
+  if (a->kind != AV_INT_LIST || (a->field != 10 && a->field != 14)) {
+    frame_error(f, error, at, "attribute \"%.*s\" must be an int64_list or uint64_list, found %s",
+                (int)a->name_len, a->name, av_kind_name(a));
+    return FALSE;
+  }
+  g_array_set_size(out, 0);
+  span s = a->str;
+  while (s.p < s.end) {
+    uint64_t tag, v;
+    if (!get_varint(&s, &tag))
+      goto bad;
+    if (tag == ((1u << 3) | 2)) {
+      span sub;
+      if (!get_len(&s, &sub))
+        goto bad;
+      while (sub.p < sub.end) {
+        if (!get_varint(&sub, &v))
+          goto bad;
+        if (v > INT64_MAX)
+          goto neg;
+        g_array_append_val(out, v);
+      }
+    } else if (tag == ((1u << 3) | 0)) {
+      if (!get_varint(&s, &v))
+        goto bad;
+      if (v > INT64_MAX)
+        goto neg;
+      g_array_append_val(out, v);
+    } else if (!skip_field(&s, (unsigned)(tag & 7))) {
+      goto bad;
+    }
+  }
+  return TRUE;
+bad:
+  frame_error(f, error, at, "malformed list in attribute \"%.*s\"", (int)a->name_len, a->name);
+  return FALSE;
+neg:
+  frame_error(f, error, at, "attribute \"%.*s\" holds a negative or too large size", (int)a->name_len, a->name);
+  return FALSE;
+}
+
+/* Applies one attribute to the node record. */
+static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, const uint8_t *at, GError **error)
+{
+  if (attr_is(a, "is_cpu_op")) {
+    int64_t v;
+    if (!want_int(f, a, at, 0, 1, &v, error))
+      return FALSE;
+    n->has_cpu = TRUE, n->cpu = v != 0;
+  } else if (attr_is(a, "comm_type")) {
+    if (!want_int(f, a, at, 0, ET_COLL_BARRIER, &n->ctype, error))
+      return FALSE;
+    n->has_ctype = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "comm_size")) {
+    if (!want_int(f, a, at, 0, INT64_MAX, &n->size, error))
+      return FALSE;
+    n->has_size = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "pg_name")) {
+    if (a->kind == AV_STRING) {
+      n->pg = a->str, n->pg_is_int = FALSE;
+    } else if (a->kind == AV_INT && !a->big) {
+      n->pg_int = a->i, n->pg_is_int = TRUE;
+    } else {
+      frame_error(f, error, at, "attribute \"pg_name\" must be a string, found %s", av_kind_name(a));
+      return FALSE;
+    }
+    n->has_pg = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "comm_src")) {
+    if (!want_int(f, a, at, 0, INT32_MAX, &n->src, error))
+      return FALSE;
+    n->has_src = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "comm_dst")) {
+    if (!want_int(f, a, at, 0, INT32_MAX, &n->dst, error))
+      return FALSE;
+    n->has_dst = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "comm_tag")) {
+    if (!want_int(f, a, at, 0, INT32_MAX, &n->tag, error))
+      return FALSE;
+    n->has_tag = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_root")) {
+    if (!want_int(f, a, at, 0, INT32_MAX, &n->root, error))
+      return FALSE;
+    n->has_root = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_split_sizes")) {
+    if (!decode_int_list(f, a, at, n->splits, error))
+      return FALSE;
+    n->has_splits = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_duration_ps")) {
+    if (!want_int(f, a, at, 0, INT64_MAX, &n->dur_ps, error))
+      return FALSE;
+    n->has_dur_ps = TRUE;
+  } else if (attr_is(a, "wisp_start_ps")) {
+    if (!want_int(f, a, at, INT64_MIN, INT64_MAX, &n->start_ps, error))
+      return FALSE;
+    n->has_start_ps = TRUE;
+  } else if (attr_is(a, "num_ops")) {
+    if (!want_int(f, a, at, INT64_MIN, INT64_MAX, &n->num_ops, error))
+      return FALSE;
+    n->has_num_ops = TRUE;
+  } else if (attr_is(a, "tensor_size")) {
+    int64_t v;
+    if (!want_int(f, a, at, 0, INT64_MAX, &v, error))
+      return FALSE;
+    n->tsize = (uint64_t)v, n->has_tsize = TRUE;
+  } else {
+    /* comm_priority, involved_dim and everything unknown. */
+    n->dropped++;
+  }
+  return TRUE;
+}
+
+static gboolean get_deps(span *s, unsigned wt, GArray *out)
+{
+  uint64_t v;
+  if (wt == 0) {
+    if (!get_varint(s, &v))
+      return FALSE;
+    g_array_append_val(out, v);
+    return TRUE;
+  }
+  span sub;
+  if (wt != 2 || !get_len(s, &sub))
+    return FALSE;
+  while (sub.p < sub.end) {
+    if (!get_varint(&sub, &v))
+      return FALSE;
+    g_array_append_val(out, v);
+  }
+  return TRUE;
+}
+
+static gboolean decode_node(frame_ctx *f, span s, node_rec *n, GError **error)
+{
+  GArray *ctrl = n->ctrl, *data = n->data, *splits = n->splits;
+  memset(n, 0, sizeof(*n));
+  n->ctrl = ctrl, n->data = data, n->splits = splits;
+  g_array_set_size(ctrl, 0);
+  g_array_set_size(data, 0);
+  g_array_set_size(splits, 0);
+  while (s.p < s.end) {
+    const uint8_t *at = s.p;
+    uint64_t tag;
+    if (!get_varint(&s, &tag))
+      goto bad;
+    unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
+    gboolean ok;
+    switch (field) {
+    case 1:
+      ok = wt == 0 && get_varint(&s, &n->id);
+      f->has_id = ok, f->id = n->id;
+      break;
+    case 2: ok = wt == 2 && get_len(&s, &n->name); break;
+    case 3: ok = wt == 0 && get_varint(&s, &n->type); break;
+    case 4: ok = get_deps(&s, wt, ctrl); break;
+    case 5: ok = get_deps(&s, wt, data); break;
+    case 6: ok = wt == 0 && get_varint(&s, &n->start_us); break;
+    case 7: ok = wt == 0 && get_varint(&s, &n->dur_us); break;
+    case 10: {
+      span sub;
+      attr_val a;
+      if (wt != 2 || !get_len(&s, &sub))
+        goto bad;
+      if (!decode_attr(f, sub, &a, error) || !node_attr(f, n, &a, at, error))
+        return FALSE;
+      ok = TRUE;
+      break;
+    }
+    default: /* inputs, outputs, unknown fields */
+      if (field == 0)
+        goto bad;
+      ok = skip_field(&s, wt);
+      n->dropped++;
+      break;
+    }
+    if (!ok) {
+    bad:
+      frame_error(f, error, at, "malformed Node field (bad varint, wire type or length)");
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean decode_metadata(frame_ctx *f, span s, GString *version, uint64_t *dropped, GError **error)
+{
+  g_string_truncate(version, 0);
+  while (s.p < s.end) {
+    const uint8_t *at = s.p;
+    uint64_t tag;
+    span sub;
+    if (!get_varint(&s, &tag))
+      goto bad;
+    unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
+    if (field == 1 && wt == 2) {
+      if (!get_len(&s, &sub))
+        goto bad;
+      g_string_truncate(version, 0);
+      g_string_append_len(version, (const char *)sub.p, sub.end - sub.p);
+    } else {
+      if (field == 0 || !skip_field(&s, wt))
+        goto bad;
+      (*dropped)++;
+    }
+    continue;
+  bad:
+    frame_error(f, error, at, "malformed GlobalMetadata field (bad varint, wire type or length)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Copies a span into scratch as a C string; NUL bytes become '?'. */
+static const char *span_cstr(GString *scratch, span s)
+{
+  g_string_truncate(scratch, 0);
+  g_string_append_len(scratch, (const char *)s.p, s.end - s.p);
+  for (gsize k = 0; k < scratch->len; k++)
+    if (scratch->str[k] == '\0')
+      scratch->str[k] = '?';
+  return scratch->str;
+}
+
+/* Turns one decoded node into builder calls, applying the reader rules. */
+static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const uint8_t *frame_start,
+                         GString *name_buf, GString *pg_buf, uint64_t *replay, uint64_t *dropped, GError **error)
+{
+  if (n->type > ET_NODE_COMM_COLL) {
+    frame_error(f, error, frame_start, "unknown node type %" G_GUINT64_FORMAT " (Chakra defines 0..7)", n->type);
+    return FALSE;
+  }
+  sim_time_ps dur;
+  if (n->has_dur_ps) {
+    dur = n->dur_ps;
+  } else {
+    if (n->dur_us > (uint64_t)(INT64_MAX / SIM_PS_PER_US)) {
+      frame_error(f, error, frame_start, "duration_micros %" G_GUINT64_FORMAT " is too large", n->dur_us);
+      return FALSE;
+    }
+    dur = wisp_ps_from_us_int((int64_t)n->dur_us);
+  }
+  et_node_type type = (et_node_type)n->type;
+  gboolean is_comm = type == ET_NODE_COMM_COLL || type == ET_NODE_COMM_SEND || type == ET_NODE_COMM_RECV;
+  uint8_t flags = n->cpu ? ET_FLAG_CPU_OP : 0;
+  if (is_comm && (n->cpu || (type == ET_NODE_COMM_COLL && !n->has_ctype))) {
+    flags |= ET_FLAG_REPLAY;
+    (*replay)++;
+  }
+  *dropped += n->dropped;
+  uint32_t idx = et_builder_add_node(b, n->id, type, span_cstr(name_buf, n->name), dur, flags);
+  if (idx == ET_NONE)
+    return TRUE; /* limit error, reported by finish */
+  if (n->has_start_ps) {
+    et_builder_set_start(b, idx, n->start_ps);
+  } else if (n->start_us > 0) {
+    if (n->start_us > (uint64_t)(INT64_MAX / SIM_PS_PER_US)) {
+      frame_error(f, error, frame_start, "start_time_micros %" G_GUINT64_FORMAT " is too large", n->start_us);
+      return FALSE;
+    }
+    et_builder_set_start(b, idx, wisp_ps_from_us_int((int64_t)n->start_us));
+  }
+  if (n->has_num_ops || n->has_tsize) {
+    if (n->num_ops != 0 || n->has_tsize || type != ET_NODE_COMP)
+      et_builder_set_comp_attrs(b, idx, n->num_ops, n->has_tsize, n->tsize);
+  }
+  if (is_comm && n->n_comm_attrs > 0) {
+    gboolean replay_node = (flags & ET_FLAG_REPLAY) != 0;
+    et_comm c = {.bytes = (uint64_t)n->size, .src = -1, .dst = -1, .tag = -1, .root = -1,
+                 .coll = ET_COLL_NONE};
+    if (type == ET_NODE_COMM_COLL && n->has_ctype)
+      c.coll = (uint8_t)n->ctype;
+    if (type == ET_NODE_COMM_COLL && !replay_node && !n->has_size && c.coll != ET_COLL_BARRIER) {
+      frame_error(f, error, frame_start, "COMM_COLL_NODE %s has no comm_size; add the size in bytes",
+                  et_coll_type_name(c.coll));
+      return FALSE;
+    }
+    if (type != ET_NODE_COMM_COLL && n->has_ctype)
+      (*dropped)++;
+    if (type != ET_NODE_COMM_COLL && !replay_node) {
+      const char *missing = !n->has_size ? "comm_size"
+                            : !n->has_tag ? "comm_tag"
+                            : (type == ET_NODE_COMM_SEND && !n->has_dst) ? "comm_dst"
+                            : (type == ET_NODE_COMM_RECV && !n->has_src) ? "comm_src" : NULL;
+      if (missing != NULL) {
+        frame_error(f, error, frame_start, "%s has no %s; point-to-point nodes need it",
+                    et_node_type_name(type), missing);
+        return FALSE;
+      }
+    }
+    if (n->has_src)
+      c.src = (int32_t)n->src;
+    if (n->has_dst)
+      c.dst = (int32_t)n->dst;
+    if (n->has_tag)
+      c.tag = (int32_t)n->tag;
+    if (n->has_root)
+      c.root = (int32_t)n->root;
+    const char *pg = NULL;
+    if (n->has_pg) {
+      if (n->pg_is_int) {
+        g_string_printf(pg_buf, "%" G_GINT64_FORMAT, n->pg_int);
+        pg = pg_buf->str;
+      } else {
+        pg = span_cstr(pg_buf, n->pg);
+      }
+    }
+    const uint64_t *sp = NULL;
+    uint32_t n_sp = 0;
+    if (n->has_splits) {
+      if (type != ET_NODE_COMM_COLL || c.coll != ET_COLL_ALL_TO_ALL) {
+        frame_error(f, error, frame_start, "wisp_split_sizes is only valid on an ALL_TO_ALL COMM_COLL_NODE");
+        return FALSE;
+      }
+      if (n->splits->len == 0 || n->splits->len > INT32_MAX) {
+        frame_error(f, error, frame_start, "wisp_split_sizes must hold one size per rank");
+        return FALSE;
+      }
+      c.coll = ET_COLL_ALL_TO_ALLV;
+      sp = (const uint64_t *)n->splits->data;
+      n_sp = n->splits->len;
+    }
+    et_builder_set_comm(b, idx, &c, pg, sp, n_sp);
+  } else if (!is_comm) {
+    *dropped += (uint64_t)n->n_comm_attrs;
+  }
+  for (guint k = 0; k < n->data->len; k++)
+    et_builder_add_dep(b, idx, g_array_index(n->data, uint64_t, k), TRUE, FALSE);
+  for (guint k = 0; k < n->ctrl->len; k++)
+    et_builder_add_dep(b, idx, g_array_index(n->ctrl, uint64_t, k), FALSE, TRUE);
+  return TRUE;
+}
+
+et_graph *et_read_file(const char *path, unsigned build_flags, GError **error)
+{
+  g_return_val_if_fail(path != NULL, NULL);
+  et_input in;
+  if (!input_open(&in, path, error))
+    return NULL;
+  et_builder *b = et_builder_new(path);
+  GString *version = g_string_new(NULL), *name_buf = g_string_new(NULL), *pg_buf = g_string_new(NULL);
+  node_rec n = {0};
+  n.ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  n.data = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  n.splits = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  uint64_t dropped = 0, replay = 0;
+  gboolean ok = TRUE;
+  et_graph *g = NULL;
+  frame_ctx f = {.path = path};
+  for (uint32_t frame_no = 0;; frame_no++) {
+    uint64_t off = in.buf_off + in.pos;
+    uint32_t len;
+    int r = input_frame_len(&in, &len, error);
+    if (r < 0) {
+      ok = FALSE;
+      break;
+    }
+    if (r == 0) {
+      if (frame_no == 0) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                    "%s: the file is empty; a Chakra .et file starts with a GlobalMetadata frame", path);
+        ok = FALSE;
+      }
+      break;
+    }
+    if (len == 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                  "%s: byte %" G_GUINT64_FORMAT ": empty frame (Chakra's Python reader stops at an empty frame, "
+                  "FeederV3 reads it as a node with id 0); remove it", path, off);
+      ok = FALSE;
+      break;
+    }
+    if (!input_need(&in, len, off, error)) {
+      ok = FALSE;
+      break;
+    }
+    span s = {in.buf + in.pos, in.buf + in.pos + len};
+    f.frame = s.p;
+    f.frame_off = in.buf_off + in.pos;
+    f.frame_no = frame_no;
+    f.has_id = FALSE;
+    in.pos += len;
+    if (frame_no == 0) {
+      ok = decode_metadata(&f, s, version, &dropped, error);
+      et_builder_set_version(b, version->str);
+    } else {
+      ok = decode_node(&f, s, &n, error) &&
+           add_node(b, &f, &n, s.p, name_buf, pg_buf, &replay, &dropped, error);
+    }
+    if (!ok)
+      break;
+  }
+  input_close(&in);
+  g_string_free(version, TRUE);
+  g_string_free(name_buf, TRUE);
+  g_string_free(pg_buf, TRUE);
+  g_array_free(n.ctrl, TRUE);
+  g_array_free(n.data, TRUE);
+  g_array_free(n.splits, TRUE);
+  if (!ok) {
+    et_builder_free(b);
+    return NULL;
+  }
+  g = et_builder_finish(b, build_flags, error);
+  if (g != NULL) {
+    g->dropped_attrs += dropped;
+    g->replay_comm_nodes += replay;
+  }
+  return g;
+}
+
+/* ---- writer ---- */
+
+typedef ChakraProtoMsg__AttributeProto attr_msg;
+
+static void set_bool(attr_msg *a, const char *name, gboolean v)
+{
+  chakra_proto_msg__attribute_proto__init(a);
+  a->name = (char *)name;
+  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+  a->bool_val = v;
+}
+
+static void set_i64(attr_msg *a, const char *name, int64_t v)
+{
+  chakra_proto_msg__attribute_proto__init(a);
+  a->name = (char *)name;
+  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+  a->int64_val = v;
+}
+
+static void set_u64(attr_msg *a, const char *name, uint64_t v)
+{
+  chakra_proto_msg__attribute_proto__init(a);
+  a->name = (char *)name;
+  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+  a->uint64_val = v;
+}
+
+static void set_i32(attr_msg *a, const char *name, int32_t v)
+{
+  chakra_proto_msg__attribute_proto__init(a);
+  a->name = (char *)name;
+  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+  a->int32_val = v;
+}
+
+static void set_str(attr_msg *a, const char *name, const char *v)
+{
+  chakra_proto_msg__attribute_proto__init(a);
+  a->name = (char *)name;
+  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+  a->string_val = (char *)v;
+}
+
+/* Nearest whole microsecond, ties away from zero, for t >= 0. */
+static uint64_t us_round(sim_time_ps t)
+{
+  return (uint64_t)((t + SIM_PS_PER_US / 2) / SIM_PS_PER_US);
+}
+
+typedef struct {
+  FILE *out;
+  uint8_t *buf;
+  size_t cap;
+  GArray *ctrl, *data; /* uint64_t */
+} frame_writer;
+
+static gboolean put_frame(frame_writer *fw, const ProtobufCMessage *m)
+{
+  size_t len = protobuf_c_message_get_packed_size(m);
+  g_assert(len > 0 && len <= UINT32_MAX);
+  if (len + 5 > fw->cap) {
+    fw->cap = MAX(len + 5, fw->cap * 2);
+    fw->buf = g_realloc(fw->buf, fw->cap);
+  }
+  size_t h = 0;
+  uint32_t v = (uint32_t)len;
+  do {
+    fw->buf[h++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  size_t packed = protobuf_c_message_pack(m, fw->buf + h);
+  g_assert(packed == len);
+  return fwrite(fw->buf, 1, h + len, fw->out) == h + len;
+}
+
+/* Writes one graph; group_ids (may be NULL) maps group indices, looked up
+ * through w->group_index by pg_name, to the pg_name written. */
+static gboolean write_graph(const et_graph *g, const char *path, const et_workload *w, char **group_ids,
+                            GError **error)
+{
+  g_return_val_if_fail(g != NULL && path != NULL, FALSE);
+  if (g->n_nodes == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: refusing to write a rank file without nodes", path);
+    return FALSE;
+  }
+  wisp_afile *af = wisp_afile_open(path, error);
+  if (af == NULL)
+    return FALSE;
+  frame_writer fw = {.out = wisp_afile_stream(af), .cap = 4096};
+  fw.buf = g_malloc(fw.cap);
+  fw.ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  fw.data = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  gboolean ok = TRUE;
+
+  ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  meta.version = (char *)(g->version && g->version[0] ? g->version : "0.0.4");
+  ok = put_frame(&fw, &meta.base);
+
+  for (uint32_t i = 0; ok && i < g->n_nodes; i++) {
+    const et_node *nd = &g->nodes[i];
+    ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
+    attr_msg attrs[16];
+    ChakraProtoMsg__AttributeProto *ap[16];
+    ChakraProtoMsg__Int64List splits = CHAKRA_PROTO_MSG__INT64_LIST__INIT;
+    size_t na = 0;
+    m.id = nd->id;
+    m.name = g->strings + nd->name;
+    m.type = (ChakraProtoMsg__NodeType)nd->type;
+    g_array_set_size(fw.ctrl, 0);
+    g_array_set_size(fw.data, 0);
+    for (uint32_t e = nd->parents; e < nd[1].parents; e++) {
+      uint32_t pe = g->parent_edges[e];
+      uint64_t pid = g->nodes[ET_EDGE_INDEX(pe)].id;
+      if (pe & ET_EDGE_DATA)
+        g_array_append_val(fw.data, pid);
+      if (pe & ET_EDGE_CTRL)
+        g_array_append_val(fw.ctrl, pid);
+    }
+    m.n_ctrl_deps = fw.ctrl->len;
+    m.ctrl_deps = (uint64_t *)fw.ctrl->data;
+    m.n_data_deps = fw.data->len;
+    m.data_deps = (uint64_t *)fw.data->data;
+    m.duration_micros = us_round(nd->duration_ps);
+    gboolean fine_start = FALSE;
+    if (nd->flags & ET_FLAG_HAS_START) {
+      if (nd->start_ps >= 0)
+        m.start_time_micros = us_round(nd->start_ps);
+      fine_start = nd->start_ps < 0 || m.start_time_micros == 0 || nd->start_ps % SIM_PS_PER_US != 0;
+    }
+
+    set_bool(&attrs[na++], "is_cpu_op", (nd->flags & ET_FLAG_CPU_OP) != 0);
+    const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, i) : NULL;
+    if (nd->type == ET_NODE_COMP || ca != NULL) {
+      if (nd->type == ET_NODE_COMP || ca->num_ops != 0)
+        set_i64(&attrs[na++], "num_ops", ca ? ca->num_ops : 0);
+      if (ca && ca->has_tensor_size)
+        set_u64(&attrs[na++], "tensor_size", ca->tensor_size);
+    }
+    const et_comm *c = et_node_comm(g, i);
+    char idbuf[24];
+    if (c != NULL) {
+      if (c->coll != ET_COLL_NONE)
+        set_i64(&attrs[na++], "comm_type", c->coll == ET_COLL_ALL_TO_ALLV ? ET_COLL_ALL_TO_ALL : c->coll);
+      if (!(nd->flags & ET_FLAG_REPLAY) || c->bytes != 0)
+        set_i64(&attrs[na++], "comm_size", (int64_t)c->bytes);
+      if (c->pg_name != ET_NONE) {
+        const char *pg = g->strings + c->pg_name;
+        if (group_ids != NULL && pg[0] != '\0') {
+          gpointer gi = g_hash_table_lookup(w->group_index, pg);
+          if (gi == NULL) {
+            g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                        "%s: node id %" G_GUINT64_FORMAT ": pg_name \"%s\" names no group of the workload",
+                        g->source ? g->source : path, nd->id, pg);
+            ok = FALSE;
+            break;
+          }
+          g_strlcpy(idbuf, group_ids[GPOINTER_TO_UINT(gi) - 1], sizeof(idbuf));
+          pg = idbuf;
+        }
+        set_str(&attrs[na++], "pg_name", pg);
+      }
+      if (c->src >= 0)
+        set_i32(&attrs[na++], "comm_src", c->src);
+      if (c->dst >= 0)
+        set_i32(&attrs[na++], "comm_dst", c->dst);
+      if (c->tag >= 0)
+        set_i32(&attrs[na++], "comm_tag", c->tag);
+      if (c->root >= 0)
+        set_i32(&attrs[na++], "wisp_root", c->root);
+      if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE) {
+        chakra_proto_msg__attribute_proto__init(&attrs[na]);
+        attrs[na].name = (char *)"wisp_split_sizes";
+        attrs[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
+        splits.n_values = g->split_width;
+        splits.values = (int64_t *)(g->splits + c->split);
+        attrs[na++].int64_list = &splits;
+      }
+    }
+    if (nd->duration_ps % SIM_PS_PER_US != 0)
+      set_i64(&attrs[na++], "wisp_duration_ps", nd->duration_ps);
+    if (fine_start)
+      set_i64(&attrs[na++], "wisp_start_ps", nd->start_ps);
+    g_assert(na <= G_N_ELEMENTS(attrs));
+    for (size_t k = 0; k < na; k++)
+      ap[k] = &attrs[k];
+    m.n_attr = na;
+    m.attr = ap;
+    ok = put_frame(&fw, &m.base);
+    if (!ok && (error == NULL || *error == NULL))
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+  }
+  if (!ok && error != NULL && *error == NULL)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+  g_free(fw.buf);
+  g_array_free(fw.ctrl, TRUE);
+  g_array_free(fw.data, TRUE);
+  if (!ok) {
+    wisp_afile_abort(af);
+    return FALSE;
+  }
+  return wisp_afile_commit(af, error);
+}
+
+gboolean et_write_file(const et_graph *g, const char *path, GError **error)
+{
+  return write_graph(g, path, NULL, NULL, error);
+}
+
+/* ---- workloads ---- */
+
+/* TRUE when s is a canonical decimal id >= 1 that fits an int. */
+static gboolean is_group_id(const char *s)
+{
+  if (s[0] < '1' || s[0] > '9')
+    return FALSE;
+  size_t k = 0;
+  for (; s[k]; k++)
+    if (s[k] < '0' || s[k] > '9' || k >= 9)
+      return FALSE;
+  return TRUE;
+}
+
+static char *read_small_file(const char *path, GError **error)
+{
+  char *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents(path, &text, &len, error))
+    return NULL;
+  if (len > (64u << 20)) {
+    g_free(text);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: too large for a group file", path);
+    return NULL;
+  }
+  return text;
+}
+
+static gboolean load_groups(et_workload *w, const char *path, GError **error)
+{
+  char *text = read_small_file(path, error);
+  if (text == NULL)
+    return FALSE;
+  cJSON *root = cJSON_Parse(text);
+  gboolean ok = FALSE;
+  if (root == NULL || !cJSON_IsObject(root)) {
+    const char *at = cJSON_GetErrorPtr();
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                "%s: not a JSON object of communicator ids to rank lists%s%.20s%s", path,
+                root == NULL && at ? " (error near \"" : "", root == NULL && at ? at : "",
+                root == NULL && at ? "\")" : "");
+    goto out;
+  }
+  for (cJSON *it = root->child; it != NULL; it = it->next) {
+    if (!is_group_id(it->string)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: key \"%s\" is not a communicator id (a decimal number >= 1)", path, it->string);
+      goto out;
+    }
+    int n = cJSON_GetArraySize(it);
+    if (!cJSON_IsArray(it) || n == 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: group \"%s\" must be a non-empty list of ranks",
+                  path, it->string);
+      goto out;
+    }
+    int *ranks = g_new(int, n);
+    int k = 0;
+    for (cJSON *r = it->child; r != NULL; r = r->next, k++) {
+      double v = cJSON_IsNumber(r) ? r->valuedouble : -1;
+      if (v != (int)v || v < 0 || v >= w->n_ranks) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: group \"%s\" entry %d is not a rank in 0..%d", path, it->string, k, w->n_ranks - 1);
+        g_free(ranks);
+        goto out;
+      }
+      ranks[k] = (int)v;
+    }
+    uint32_t idx = et_workload_add_group(w, it->string, NULL, ranks, n);
+    g_free(ranks);
+    if (idx == ET_NONE) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: group \"%s\" repeats a rank or repeats an earlier group id with other ranks",
+                  path, it->string);
+      goto out;
+    }
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(root);
+  g_free(text);
+  return ok;
+}
+
+/* Applies comm_group_names.json: renames groups (keeping the id as an alias
+ * in group_index, since the rank files name groups by id). */
+static gboolean load_group_names(et_workload *w, const char *path, GError **error)
+{
+  char *text = read_small_file(path, error);
+  if (text == NULL)
+    return FALSE;
+  cJSON *root = cJSON_Parse(text);
+  gboolean ok = FALSE;
+  if (root == NULL || !cJSON_IsObject(root)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: not a JSON object", path);
+    goto out;
+  }
+  for (cJSON *it = root->child; it != NULL; it = it->next) {
+    gpointer gi = g_hash_table_lookup(w->group_index, it->string);
+    cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+    cJSON *desc = cJSON_GetObjectItemCaseSensitive(it, "desc");
+    if (gi == NULL || !cJSON_IsObject(it) || (name && !cJSON_IsString(name)) || (desc && !cJSON_IsString(desc))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: entry \"%s\" must name a group of comm_group.json and map to {\"name\": ..., \"desc\": ...}",
+                  path, it->string);
+      goto out;
+    }
+    et_group *grp = g_ptr_array_index(w->groups, GPOINTER_TO_UINT(gi) - 1);
+    if (name != NULL && strcmp(name->valuestring, grp->name) != 0) {
+      if (g_hash_table_contains(w->group_index, name->valuestring)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: name \"%s\" is used twice", path,
+                    name->valuestring);
+        goto out;
+      }
+      g_free(grp->name);
+      grp->name = g_strdup(name->valuestring);
+      g_hash_table_insert(w->group_index, g_strdup(grp->name), gi);
+    }
+    if (desc != NULL) {
+      g_free(grp->desc);
+      grp->desc = g_strdup(desc->valuestring);
+    }
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(root);
+  g_free(text);
+  return ok;
+}
+
+static int cmp_str_ptr(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Finds the rank-file prefix inside dir: the single P with P.<r>.et files. */
+static char *dir_prefix(const char *dir, GError **error)
+{
+  GDir *d = g_dir_open(dir, 0, error);
+  if (d == NULL)
+    return NULL;
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  const char *e;
+  while ((e = g_dir_read_name(d)) != NULL) {
+    size_t len = strlen(e);
+    if (len < 6 || strcmp(e + len - 3, ".et") != 0)
+      continue;
+    size_t k = len - 3;
+    while (k > 0 && g_ascii_isdigit(e[k - 1]))
+      k--;
+    if (k == len - 3 || k < 2 || e[k - 1] != '.')
+      continue;
+    char *p = g_strndup(e, k - 1);
+    gboolean seen = FALSE;
+    for (guint j = 0; j < names->len; j++)
+      seen = seen || strcmp(g_ptr_array_index(names, j), p) == 0;
+    if (seen)
+      g_free(p);
+    else
+      g_ptr_array_add(names, p);
+  }
+  g_dir_close(d);
+  char *out = NULL;
+  if (names->len == 1) {
+    out = g_build_filename(dir, g_ptr_array_index(names, 0), NULL);
+  } else if (names->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no rank files named PREFIX.<rank>.et in this directory", dir);
+  } else {
+    g_ptr_array_sort(names, cmp_str_ptr);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: rank files with %u different prefixes (e.g. \"%s\" and \"%s\"); pass PREFIX instead of the "
+                "directory", dir, names->len, (char *)g_ptr_array_index(names, 0),
+                (char *)g_ptr_array_index(names, 1));
+  }
+  g_ptr_array_free(names, TRUE);
+  return out;
+}
+
+et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error)
+{
+  g_return_val_if_fail(path != NULL, NULL);
+  char *prefix = g_file_test(path, G_FILE_TEST_IS_DIR) ? dir_prefix(path, error) : g_strdup(path);
+  if (prefix == NULL)
+    return NULL;
+  int n = 0;
+  for (;; n++) {
+    char *f = g_strdup_printf("%s.%d.et", prefix, n);
+    gboolean exists = g_file_test(f, G_FILE_TEST_EXISTS);
+    g_free(f);
+    if (!exists || n == INT_MAX - 1)
+      break;
+  }
+  if (n == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s.0.et: no such file (expected rank files PREFIX.<rank>.et)",
+                prefix);
+    g_free(prefix);
+    return NULL;
+  }
+  /* A file after a gap (PREFIX.5.et without PREFIX.4.et) would be ignored
+   * silently; refuse instead. */
+  char *dir = g_path_get_dirname(prefix), *base = g_path_get_basename(prefix);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (d != NULL) {
+    const char *e;
+    size_t bl = strlen(base);
+    while ((e = g_dir_read_name(d)) != NULL) {
+      size_t len = strlen(e);
+      if (len > bl + 4 && strncmp(e, base, bl) == 0 && e[bl] == '.' && strcmp(e + len - 3, ".et") == 0) {
+        const char *num = e + bl + 1;
+        char *endp;
+        errno = 0;
+        long r = strtol(num, &endp, 10);
+        if (endp == e + len - 3 && endp > num && g_ascii_isdigit(num[0]) && errno == 0 && r >= n) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s/%s exists but %s.%d.et does not: rank files must be numbered 0..N-1 without gaps",
+                      dir, e, prefix, n);
+          g_dir_close(d);
+          g_free(dir), g_free(base), g_free(prefix);
+          return NULL;
+        }
+      }
+    }
+    g_dir_close(d);
+  }
+  et_workload *w = et_workload_new(n, prefix);
+  gboolean ok = TRUE;
+  for (int r = 0; ok && r < n; r++) {
+    char *f = g_strdup_printf("%s.%d.et", prefix, r);
+    et_graph *g = et_read_file(f, build_flags, error);
+    g_free(f);
+    if (g == NULL) {
+      ok = FALSE;
+      break;
+    }
+    w->ranks[r] = g;
+    for (uint32_t c = 0; c < g->n_comms; c++) {
+      et_comm *cm = &g->comms[c];
+      if (cm->coll != ET_COLL_NONE)
+        continue;
+      /* SEND: comm_src defaults to the own rank; RECV: comm_dst likewise. */
+      if (cm->src < 0)
+        cm->src = r;
+      if (cm->dst < 0)
+        cm->dst = r;
+    }
+  }
+  char *groups = g_build_filename(dir, "comm_group.json", NULL);
+  char *names = g_build_filename(dir, "comm_group_names.json", NULL);
+  if (ok && g_file_test(groups, G_FILE_TEST_EXISTS))
+    ok = load_groups(w, groups, error) && (!g_file_test(names, G_FILE_TEST_EXISTS) ||
+                                           load_group_names(w, names, error));
+  if (ok)
+    ok = et_workload_resolve_groups(w, error);
+  g_free(groups);
+  g_free(names);
+  g_free(dir);
+  g_free(base);
+  g_free(prefix);
+  if (!ok) {
+    et_workload_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+gboolean et_workload_write(const et_workload *w, const char *dir, const char *prefix, GError **error)
+{
+  g_return_val_if_fail(w != NULL && dir != NULL && prefix != NULL, FALSE);
+  guint ng = w->groups->len;
+  gboolean all_ids = TRUE, any_desc = FALSE;
+  for (guint k = 0; k < ng; k++) {
+    const et_group *grp = g_ptr_array_index(w->groups, k);
+    all_ids = all_ids && is_group_id(grp->name);
+    any_desc = any_desc || grp->desc != NULL;
+  }
+  char **ids = g_new0(char *, ng + 1);
+  for (guint k = 0; k < ng; k++) {
+    const et_group *grp = g_ptr_array_index(w->groups, k);
+    ids[k] = all_ids ? g_strdup(grp->name) : g_strdup_printf("%u", k + 1);
+  }
+  gboolean ok = TRUE;
+  for (int r = 0; ok && r < w->n_ranks; r++) {
+    char *base = g_strdup_printf("%s.%d.et", prefix, r);
+    char *path = g_build_filename(dir, base, NULL);
+    if (w->ranks[r] == NULL) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph", path, r);
+      ok = FALSE;
+    } else {
+      ok = write_graph(w->ranks[r], path, w, all_ids ? NULL : ids, error);
+    }
+    g_free(base);
+    g_free(path);
+  }
+  if (ok && ng > 0) {
+    /* The layout of Python's json.dumps(indent=2), as CCL-Bench writes it. */
+    GString *s = g_string_new("{");
+    for (guint k = 0; k < ng; k++) {
+      const et_group *grp = g_ptr_array_index(w->groups, k);
+      g_string_append_printf(s, "%s\n  \"%s\": [", k ? "," : "", ids[k]);
+      for (int j = 0; j < grp->n_ranks; j++)
+        g_string_append_printf(s, "%s\n    %d", j ? "," : "", grp->ranks[j]);
+      g_string_append(s, "\n  ]");
+    }
+    g_string_append(s, "\n}\n");
+    char *path = g_build_filename(dir, "comm_group.json", NULL);
+    ok = wisp_write_file_atomic(path, s->str, s->len, error);
+    g_free(path);
+    g_string_free(s, TRUE);
+  }
+  if (ok && ng > 0 && (!all_ids || any_desc)) {
+    cJSON *root = cJSON_CreateObject();
+    for (guint k = 0; k < ng; k++) {
+      const et_group *grp = g_ptr_array_index(w->groups, k);
+      cJSON *o = cJSON_AddObjectToObject(root, ids[k]);
+      cJSON_AddStringToObject(o, "name", grp->name);
+      if (grp->desc)
+        cJSON_AddStringToObject(o, "desc", grp->desc);
+    }
+    char *text = cJSON_Print(root);
+    char *path = g_build_filename(dir, "comm_group_names.json", NULL);
+    GString *s = g_string_new(text);
+    g_string_append_c(s, '\n');
+    ok = wisp_write_file_atomic(path, s->str, s->len, error);
+    g_string_free(s, TRUE);
+    g_free(path);
+    cJSON_free(text);
+    cJSON_Delete(root);
+  }
+  g_strfreev(ids);
+  return ok;
+}
