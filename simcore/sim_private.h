@@ -1,0 +1,25 @@
+/* sim_private.h: test hooks into the discrete-event engine.  Not installed
+ * and not for simulation code; regress/test_sim.c uses them to reach states
+ * that take billions of events to reach otherwise. */
+#ifndef WISP_SIM_PRIVATE_H
+#define WISP_SIM_PRIVATE_H
+
+#include "simcore/sim.h"
+
+G_BEGIN_DECLS
+
+/* Advances the next insertion sequence number to `seq` (never backwards), so
+ * a test can exercise the renumbering done when the 32-bit counter runs out
+ * at UINT32_MAX. */
+void sim_debug_set_next_seq(sim_engine *sim, uint32_t seq);
+
+/* Keys physically in the queue, including cancelled events not yet
+ * discarded (sim_pending() counts only live events). */
+size_t sim_debug_queued_keys(const sim_engine *sim);
+
+/* Swaps the first and last queue entries, breaking the heap order when they
+ * differ, so a test can show that sim_check_invariants() notices. */
+void sim_debug_swap_first_last(sim_engine *sim);
+
+G_END_DECLS
+#endif
