@@ -1,0 +1,88 @@
+/* fe.h: trace frontends' public API (Kineto part) and the CLI commands
+ * `wisp inspect` and `wisp convert`.
+ *
+ * fe_kineto_load reads per-rank PyTorch profiler (Kineto) Chrome-trace JSON
+ * files, plain or gzip, with a streaming parser (memory grows with the
+ * events kept, not with the file size), extracts GPU work, communication
+ * kernels with their sizes and process groups, matches collectives across
+ * ranks and builds one execution graph per rank.  Everything skipped,
+ * repaired or guessed is counted in the report; --strict turns matching
+ * problems into errors.
+ */
+#ifndef WISP_FE_H
+#define WISP_FE_H
+
+#include "common/wisp_util.h"
+#include "chakra/et_graph.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  FE_KINETO_KERNELS = 0,   /* every GPU op a node at its measured duration (default) */
+  FE_KINETO_GAP = 1,       /* time between communications collapsed into delays */
+} fe_kineto_mode;
+
+typedef struct {
+  fe_kineto_mode mode;
+  int step;                /* ProfilerStep number, -1 = default (last complete step) */
+  gboolean all_steps;      /* window = first..last selected step */
+  gboolean strict;         /* matching mismatches and guessed ranks are errors */
+  const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
+  sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
+} fe_kineto_options;
+
+void fe_kineto_options_init(fe_kineto_options *opt);
+
+/* Per-rank summary (what `wisp inspect` prints). */
+typedef struct {
+  char *path;
+  int rank;                /* -1 when unknown */
+  const char *rank_source; /* "distributedInfo", "file name (fallback)", "replicated from N" */
+  int world_size;          /* from distributedInfo, -1 when absent */
+  uint64_t bytes_read;     /* uncompressed JSON bytes */
+  uint64_t events_read;
+  uint64_t kernels, memcpys, memsets, launches, sync_calls, cuda_sync_events, cpu_comm_ops;
+  uint64_t memory_allocs, memory_frees;
+  uint64_t comm_kernels;
+  uint64_t comm_by_type[ET_COLL_ALL_TO_ALLV + 3]; /* indexed by et_coll_type (< 10), 10 = all_to_allv, 11 = send, 12 = recv */
+  uint64_t comm_bytes;
+  uint64_t comm_size_from_args, comm_size_from_cpu_op, comm_size_unknown;
+  int n_steps;
+  int step_first, step_last, step_used; /* -1 when no ProfilerStep */
+  sim_time_ps window_start_ps, window_ps; /* window (relative to the file's first timestamp) */
+  sim_time_ps measured_step_ps;
+  sim_time_ps gpu_busy_ps;     /* union of GPU op time inside the window */
+  sim_time_ps node_busy_ps;    /* union of GPU time represented by graph nodes */
+  uint64_t nodes, edges, gap_nodes, cross_stream_edges, inconsistent_sync_edges, cycle_edges_dropped;
+  uint64_t comm_matched, comm_dropped;
+  GHashTable *skipped;     /* reason (char*) -> GUINT_TO_POINTER(count) */
+  char *device_name;
+} fe_kineto_rank_report;
+
+typedef struct {
+  int n_ranks;             /* world size of the loaded workload */
+  fe_kineto_rank_report *ranks;  /* n_files entries, in rank order */
+  int n_files;
+  uint64_t groups;
+  GPtrArray *group_lines;  /* char*: "name: ranks (desc), N ops, B bytes" */
+  uint64_t matched, dropped, mismatches, imbalanced_a2av;
+  GPtrArray *warnings;     /* char*, in order of discovery */
+  char *step_note;         /* how the window was chosen */
+} fe_kineto_report;
+
+void fe_kineto_report_clear(fe_kineto_report *r);
+void fe_kineto_report_print(const fe_kineto_report *r, FILE *out);
+
+/* paths: a directory (every *.json / *.json.gz in it), files, or one file.
+ * Returns a workload with one graph per rank (w->measured_step_ps filled)
+ * or NULL with error set.  report may be NULL; when given it is filled even
+ * on failure as far as loading got (clear it with fe_kineto_report_clear). */
+et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt,
+                            fe_kineto_report *report, GError **error);
+
+/* `wisp inspect TRACE...` and `wisp convert TRACE... -o OUT/`. */
+int wisp_cmd_inspect(int argc, char **argv);
+int wisp_cmd_convert(int argc, char **argv);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,734 @@
+/* fe_json.c: streaming JSON tokenizer (see fe_json.h).
+ *
+ * The state machine keeps one byte per open container (object or array)
+ * and a "what may come next" state; it never recurses, so nesting depth is
+ * bounded only by memory.  Strings are scanned in place in the input buffer
+ * and copied in runs between escapes; a token that straddles a buffer
+ * refill is simply continued after the refill.
+ */
+#include "config.h"
+
+#include "frontends/fe_json.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define FE_JSON_BUF (256u * 1024u)
+
+enum {
+  ST_VALUE,          /* a value must come (top level, after ':' or ',' in an array) */
+  ST_VALUE_OR_END,   /* after '[' */
+  ST_KEY,            /* after ',' in an object */
+  ST_KEY_OR_END,     /* after '{' */
+  ST_SEP,            /* after a value inside a container: ',' or the closer */
+  ST_EOF,            /* after the top-level value */
+  ST_FAILED,
+};
+
+struct fe_json {
+  gzFile gz;                 /* NULL in memory mode */
+  const uint8_t *buf;        /* current buffer (own storage or caller's memory) */
+  uint8_t *own;              /* owned buffer of FE_JSON_BUF bytes (file mode) */
+  size_t pos, end;
+  uint64_t base;             /* uncompressed offset of buf[0] */
+  gboolean at_eof;
+  char *name;
+  char *text;
+  size_t text_len, text_cap;
+  uint8_t *stack;            /* 1 = object, 0 = array */
+  size_t depth, stack_cap;
+  int state;
+  uint64_t tok_off;
+  gboolean discard;          /* skipping: do not store string contents */
+};
+
+static void set_error_at(const fe_json *j, uint64_t off, GError **error, const char *fmt, va_list ap)
+{
+  char *msg = g_strdup_vprintf(fmt, ap);
+  g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: byte %" PRIu64 ": %s", j->name, off, msg);
+  g_free(msg);
+}
+
+static gboolean fail_at(fe_json *j, uint64_t off, GError **error, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean fail_at(fe_json *j, uint64_t off, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_at(j, off, error, fmt, ap);
+  va_end(ap);
+  j->state = ST_FAILED;
+  return FALSE;
+}
+
+void fe_json_error(const fe_json *j, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_at(j, j->tok_off, error, fmt, ap);
+  va_end(ap);
+}
+
+fe_json *fe_json_open(const char *path, GError **error)
+{
+  gzFile gz = gzopen(path, "rb");
+  if (!gz) {
+    int e = errno;
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: %s", path,
+                e ? g_strerror(e) : "out of memory");
+    return NULL;
+  }
+  gzbuffer(gz, 128u * 1024u);
+  fe_json *j = g_new0(fe_json, 1);
+  j->gz = gz;
+  j->own = g_malloc(FE_JSON_BUF);
+  j->buf = j->own;
+  j->name = g_strdup(path);
+  j->text_cap = 256;
+  j->text = g_malloc(j->text_cap);
+  j->text[0] = 0;
+  j->state = ST_VALUE;
+  return j;
+}
+
+fe_json *fe_json_new_mem(const void *data, size_t len, const char *name)
+{
+  fe_json *j = g_new0(fe_json, 1);
+  j->buf = data;
+  j->end = len;
+  j->at_eof = TRUE;
+  j->name = g_strdup(name ? name : "<memory>");
+  j->text_cap = 256;
+  j->text = g_malloc(j->text_cap);
+  j->text[0] = 0;
+  j->state = ST_VALUE;
+  return j;
+}
+
+void fe_json_free(fe_json *j)
+{
+  if (!j)
+    return;
+  if (j->gz)
+    gzclose(j->gz);
+  g_free(j->own);
+  g_free(j->name);
+  g_free(j->text);
+  g_free(j->stack);
+  g_free(j);
+}
+
+const char *fe_json_text(const fe_json *j, size_t *len)
+{
+  if (len)
+    *len = j->text_len;
+  return j->text;
+}
+
+uint64_t fe_json_offset(const fe_json *j) { return j->tok_off; }
+uint64_t fe_json_bytes_read(const fe_json *j) { return j->base + j->pos; }
+size_t fe_json_depth(const fe_json *j) { return j->depth; }
+const char *fe_json_source(const fe_json *j) { return j->name; }
+
+/* Refills the buffer.  Returns 1 when bytes are available, 0 at the end of
+ * input, -1 on a read or decompression error (error set). */
+static int fill(fe_json *j, GError **error)
+{
+  if (j->pos < j->end)
+    return 1;
+  if (j->at_eof)
+    return 0;
+  j->base += j->end;
+  j->pos = j->end = 0;
+  int n = gzread(j->gz, j->own, FE_JSON_BUF);
+  if (n > 0) {
+    /* Data first; a pending error (e.g. truncation) shows on the next call. */
+    j->end = (size_t)n;
+    return 1;
+  }
+  int zerr = Z_OK;
+  const char *msg = gzerror(j->gz, &zerr);
+  if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+    if (zerr == Z_BUF_ERROR)
+      fail_at(j, j->base, error,
+              "compressed stream is truncated (gzip data ends early); the file is incomplete");
+    else if (zerr == Z_ERRNO)
+      fail_at(j, j->base, error, "read error: %s", g_strerror(errno));
+    else
+      fail_at(j, j->base, error, "corrupt gzip data: %s", msg ? msg : "unknown zlib error");
+    return -1;
+  }
+  j->at_eof = TRUE;
+  return 0;
+}
+
+/* Next byte, consumed: 0..255, -1 at end of input, -2 on error. */
+static inline int getch(fe_json *j, GError **error)
+{
+  if (G_UNLIKELY(j->pos == j->end)) {
+    int r = fill(j, error);
+    if (r <= 0)
+      return r == 0 ? -1 : -2;
+  }
+  return j->buf[j->pos++];
+}
+
+static void text_reserve(fe_json *j, size_t extra)
+{
+  if (j->text_len + extra + 1 > j->text_cap) {
+    size_t cap = j->text_cap * 2;
+    while (cap < j->text_len + extra + 1)
+      cap *= 2;
+    j->text = g_realloc(j->text, cap);
+    j->text_cap = cap;
+  }
+}
+
+static inline void text_append(fe_json *j, const void *p, size_t n)
+{
+  text_reserve(j, n);
+  memcpy(j->text + j->text_len, p, n);
+  j->text_len += n;
+}
+
+static void text_utf8(fe_json *j, uint32_t cp)
+{
+  char b[4];
+  size_t n;
+  if (cp < 0x80) {
+    b[0] = (char)cp; n = 1;
+  } else if (cp < 0x800) {
+    b[0] = (char)(0xC0 | (cp >> 6)); b[1] = (char)(0x80 | (cp & 0x3F)); n = 2;
+  } else if (cp < 0x10000) {
+    b[0] = (char)(0xE0 | (cp >> 12)); b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    b[2] = (char)(0x80 | (cp & 0x3F)); n = 3;
+  } else {
+    b[0] = (char)(0xF0 | (cp >> 18)); b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (char)(0x80 | (cp & 0x3F)); n = 4;
+  }
+  text_append(j, b, n);
+}
+
+static gboolean read_hex4(fe_json *j, uint32_t *out, GError **error)
+{
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) {
+    uint64_t off = j->base + j->pos;
+    int c = getch(j, error);
+    if (c == -2)
+      return FALSE;
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else if (c < 0)
+      return fail_at(j, off, error, "input ends inside a \\u escape");
+    else
+      return fail_at(j, off, error, "invalid hex digit '%c' in \\u escape", c);
+    v = v * 16 + (uint32_t)d;
+  }
+  *out = v;
+  return TRUE;
+}
+
+/* Reads a string body; the opening quote has been consumed. */
+static gboolean read_string(fe_json *j, GError **error)
+{
+  j->text_len = 0;
+  for (;;) {
+    if (j->pos == j->end) {
+      int r = fill(j, error);
+      if (r < 0)
+        return FALSE;
+      if (r == 0)
+        return fail_at(j, j->tok_off, error, "string starting here is not terminated (input ends)");
+    }
+    const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end, *s = p;
+    while (p < e && *p != '"' && *p != '\\' && *p >= 0x20)
+      p++;
+    if (!j->discard && p > s)
+      text_append(j, s, (size_t)(p - s));
+    j->pos = (size_t)(p - j->buf);
+    if (p == e)
+      continue;
+    uint8_t c = *p;
+    if (c == '"') {
+      j->pos++;
+      text_reserve(j, 0);
+      j->text[j->text_len] = 0;
+      return TRUE;
+    }
+    if (c < 0x20)
+      return fail_at(j, j->base + j->pos, error, "raw control character 0x%02x inside a string (must be escaped)", c);
+    /* Backslash escape. */
+    uint64_t esc_off = j->base + j->pos;
+    j->pos++;
+    int x = getch(j, error);
+    if (x == -2)
+      return FALSE;
+    char out;
+    switch (x) {
+    case '"': out = '"'; break;
+    case '\\': out = '\\'; break;
+    case '/': out = '/'; break;
+    case 'b': out = '\b'; break;
+    case 'f': out = '\f'; break;
+    case 'n': out = '\n'; break;
+    case 'r': out = '\r'; break;
+    case 't': out = '\t'; break;
+    case 'u': {
+      uint32_t cp;
+      if (!read_hex4(j, &cp, error))
+        return FALSE;
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        int b1 = getch(j, error);
+        if (b1 == -2)
+          return FALSE;
+        int b2 = b1 == '\\' ? getch(j, error) : 0;
+        if (b2 == -2)
+          return FALSE;
+        if (b1 != '\\' || b2 != 'u')
+          return fail_at(j, esc_off, error, "high surrogate \\u%04X is not followed by a low surrogate escape", cp);
+        uint32_t lo;
+        if (!read_hex4(j, &lo, error))
+          return FALSE;
+        if (lo < 0xDC00 || lo > 0xDFFF)
+          return fail_at(j, esc_off, error, "high surrogate \\u%04X is followed by \\u%04X, not a low surrogate", cp, lo);
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return fail_at(j, esc_off, error, "lone low surrogate \\u%04X", cp);
+      }
+      if (!j->discard)
+        text_utf8(j, cp);
+      continue;
+    }
+    case -1:
+      return fail_at(j, esc_off, error, "input ends inside an escape sequence");
+    default:
+      return fail_at(j, esc_off, error, "invalid escape '\\%c' in string", (x >= 0x20 && x < 0x7f) ? x : '?');
+    }
+    if (!j->discard)
+      text_append(j, &out, 1);
+  }
+}
+
+/* Checks RFC 8259 number syntax of the collected text. */
+static gboolean number_ok(const char *s)
+{
+  if (*s == '-')
+    s++;
+  if (*s == '0')
+    s++;
+  else if (*s >= '1' && *s <= '9')
+    while (*s >= '0' && *s <= '9')
+      s++;
+  else
+    return FALSE;
+  if (*s == '.') {
+    s++;
+    if (!(*s >= '0' && *s <= '9'))
+      return FALSE;
+    while (*s >= '0' && *s <= '9')
+      s++;
+  }
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '+' || *s == '-')
+      s++;
+    if (!(*s >= '0' && *s <= '9'))
+      return FALSE;
+    while (*s >= '0' && *s <= '9')
+      s++;
+  }
+  return *s == 0;
+}
+
+static gboolean read_number(fe_json *j, GError **error)
+{
+  j->text_len = 0;
+  for (;;) {
+    if (j->pos == j->end) {
+      int r = fill(j, error);
+      if (r < 0)
+        return FALSE;
+      if (r == 0)
+        break;
+    }
+    const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end, *s = p;
+    while (p < e && ((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.' || *p == 'e' || *p == 'E'))
+      p++;
+    text_append(j, s, (size_t)(p - s));
+    j->pos = (size_t)(p - j->buf);
+    if (p < e)
+      break;
+  }
+  text_reserve(j, 0);
+  j->text[j->text_len] = 0;
+  if (!number_ok(j->text))
+    return fail_at(j, j->tok_off, error, "malformed number '%.40s'", j->text);
+  return TRUE;
+}
+
+static gboolean read_literal(fe_json *j, const char *word, GError **error)
+{
+  for (const char *w = word + 1; *w; w++) {
+    int c = getch(j, error);
+    if (c == -2)
+      return FALSE;
+    if (c != *w)
+      return fail_at(j, j->tok_off, error, "invalid literal (expected '%s')", word);
+  }
+  return TRUE;
+}
+
+/* Skips whitespace; returns the next byte without consuming it, -1 at end, -2 on error. */
+static inline int peek_nonws(fe_json *j, GError **error)
+{
+  for (;;) {
+    if (G_UNLIKELY(j->pos == j->end)) {
+      int r = fill(j, error);
+      if (r <= 0)
+        return r == 0 ? -1 : -2;
+    }
+    uint8_t c = j->buf[j->pos];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      j->pos++;
+      continue;
+    }
+    return c;
+  }
+}
+
+static void push(fe_json *j, uint8_t kind)
+{
+  if (j->depth == j->stack_cap) {
+    j->stack_cap = j->stack_cap ? j->stack_cap * 2 : 64;
+    j->stack = g_realloc(j->stack, j->stack_cap);
+  }
+  j->stack[j->depth++] = kind;
+}
+
+static inline void after_value(fe_json *j)
+{
+  j->state = j->depth == 0 ? ST_EOF : ST_SEP;
+}
+
+static const char *describe(int c, char buf[16])
+{
+  if (c == -1)
+    return "end of input";
+  if (c >= 0x20 && c < 0x7f)
+    g_snprintf(buf, 16, "'%c'", c);
+  else
+    g_snprintf(buf, 16, "byte 0x%02x", c);
+  return buf;
+}
+
+static gboolean read_value(fe_json *j, int c, fe_json_tok *tok, GError **error)
+{
+  char d[16];
+  j->tok_off = j->base + j->pos;
+  switch (c) {
+  case '{':
+    j->pos++;
+    push(j, 1);
+    j->state = ST_KEY_OR_END;
+    *tok = FE_JSON_OBJ_BEGIN;
+    return TRUE;
+  case '[':
+    j->pos++;
+    push(j, 0);
+    j->state = ST_VALUE_OR_END;
+    *tok = FE_JSON_ARR_BEGIN;
+    return TRUE;
+  case '"':
+    j->pos++;
+    if (!read_string(j, error))
+      return FALSE;
+    *tok = FE_JSON_STRING;
+    break;
+  case 't':
+    j->pos++;
+    if (!read_literal(j, "true", error))
+      return FALSE;
+    *tok = FE_JSON_TRUE;
+    break;
+  case 'f':
+    j->pos++;
+    if (!read_literal(j, "false", error))
+      return FALSE;
+    *tok = FE_JSON_FALSE;
+    break;
+  case 'n':
+    j->pos++;
+    if (!read_literal(j, "null", error))
+      return FALSE;
+    *tok = FE_JSON_NULL;
+    break;
+  default:
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      if (!read_number(j, error))
+        return FALSE;
+      *tok = FE_JSON_NUMBER;
+      break;
+    }
+    if (c == -1)
+      return fail_at(j, j->tok_off, error, "input ends where a value is expected (truncated file?)");
+    return fail_at(j, j->tok_off, error, "expected a value, found %s", describe(c, d));
+  }
+  after_value(j);
+  return TRUE;
+}
+
+static gboolean read_key(fe_json *j, fe_json_tok *tok, GError **error)
+{
+  char d[16];
+  j->tok_off = j->base + j->pos;
+  j->pos++;
+  if (!read_string(j, error))
+    return FALSE;
+  int c = peek_nonws(j, error);
+  if (c == -2)
+    return FALSE;
+  if (c != ':')
+    return fail_at(j, j->base + j->pos, error, "expected ':' after member name, found %s", describe(c, d));
+  j->pos++;
+  j->state = ST_VALUE;
+  *tok = FE_JSON_KEY;
+  return TRUE;
+}
+
+gboolean fe_json_next(fe_json *j, fe_json_tok *tok, GError **error)
+{
+  char d[16];
+  g_return_val_if_fail(j->state != ST_FAILED, FALSE);
+  for (;;) {
+    int c = peek_nonws(j, error);
+    if (c == -2) {
+      j->state = ST_FAILED;
+      return FALSE;
+    }
+    switch (j->state) {
+    case ST_VALUE:
+      return read_value(j, c, tok, error);
+    case ST_VALUE_OR_END:
+      if (c == ']') {
+        j->tok_off = j->base + j->pos;
+        j->pos++;
+        j->depth--;
+        after_value(j);
+        *tok = FE_JSON_ARR_END;
+        return TRUE;
+      }
+      return read_value(j, c, tok, error);
+    case ST_KEY_OR_END:
+      if (c == '}') {
+        j->tok_off = j->base + j->pos;
+        j->pos++;
+        j->depth--;
+        after_value(j);
+        *tok = FE_JSON_OBJ_END;
+        return TRUE;
+      }
+      /* fall through */
+    case ST_KEY:
+      if (c == '"')
+        return read_key(j, tok, error);
+      if (c == -1)
+        return fail_at(j, j->base + j->pos, error, "input ends inside an object (truncated file?)");
+      return fail_at(j, j->base + j->pos, error, "expected a member name string, found %s", describe(c, d));
+    case ST_SEP: {
+      gboolean in_obj = j->stack[j->depth - 1] == 1;
+      if (c == ',') {
+        j->pos++;
+        j->state = in_obj ? ST_KEY : ST_VALUE;
+        continue;
+      }
+      if ((c == '}' && in_obj) || (c == ']' && !in_obj)) {
+        j->tok_off = j->base + j->pos;
+        j->pos++;
+        j->depth--;
+        after_value(j);
+        *tok = in_obj ? FE_JSON_OBJ_END : FE_JSON_ARR_END;
+        return TRUE;
+      }
+      if (c == -1)
+        return fail_at(j, j->base + j->pos, error, "input ends inside %s (truncated file?)",
+                       in_obj ? "an object" : "an array");
+      return fail_at(j, j->base + j->pos, error, "expected ',' or '%c', found %s", in_obj ? '}' : ']',
+                     describe(c, d));
+    }
+    case ST_EOF:
+      j->tok_off = j->base + j->pos;
+      if (c == -1) {
+        *tok = FE_JSON_EOF;
+        return TRUE;
+      }
+      return fail_at(j, j->tok_off, error, "unexpected %s after the end of the top-level value", describe(c, d));
+    default:
+      g_assert_not_reached();
+    }
+  }
+}
+
+gboolean fe_json_skip(fe_json *j, fe_json_tok first, GError **error)
+{
+  if (first != FE_JSON_OBJ_BEGIN && first != FE_JSON_ARR_BEGIN)
+    return TRUE;
+  size_t target = j->depth - 1;
+  gboolean old = j->discard;
+  j->discard = TRUE;
+  fe_json_tok t;
+  while (j->depth > target) {
+    if (!fe_json_next(j, &t, error)) {
+      j->discard = old;
+      return FALSE;
+    }
+  }
+  j->discard = old;
+  return TRUE;
+}
+
+gboolean fe_json_skip_value(fe_json *j, GError **error)
+{
+  fe_json_tok t;
+  gboolean old = j->discard;
+  j->discard = TRUE;
+  gboolean ok = fe_json_next(j, &t, error);
+  j->discard = old;
+  return ok && fe_json_skip(j, t, error);
+}
+
+gboolean fe_json_int(const char *s, int64_t *out)
+{
+  const char *p = s;
+  gboolean neg = FALSE;
+  if (*p == '-') {
+    neg = TRUE;
+    p++;
+  }
+  uint64_t v = 0;
+  if (!(*p >= '0' && *p <= '9'))
+    return FALSE;
+  while (*p >= '0' && *p <= '9') {
+    uint64_t d = (uint64_t)(*p - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return FALSE;
+    v = v * 10 + d;
+    p++;
+  }
+  if (*p == 0) {
+    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+      return FALSE;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return TRUE;
+  }
+  /* Fractional or exponent form: accept integral values only. */
+  errno = 0;
+  char *end;
+  double d = strtod(s, &end);
+  if (*end || errno || !isfinite(d) || d != floor(d) || d < -9.2e18 || d > 9.2e18)
+    return FALSE;
+  *out = (int64_t)d;
+  return TRUE;
+}
+
+/* Parses [-]digits[.digits] into magnitude (whole µs, fractional ps).  Returns
+ * FALSE for other forms (exponent) or overflow. */
+static gboolean parse_us_decimal(const char *s, gboolean *neg, uint64_t *whole, uint64_t *frac)
+{
+  const char *p = s;
+  *neg = FALSE;
+  if (*p == '-') {
+    *neg = TRUE;
+    p++;
+  }
+  uint64_t w = 0;
+  if (!(*p >= '0' && *p <= '9'))
+    return FALSE;
+  while (*p >= '0' && *p <= '9') {
+    uint64_t d = (uint64_t)(*p - '0');
+    if (w > (UINT64_MAX / 2 - d) / 10)
+      return FALSE;
+    w = w * 10 + d;
+    p++;
+  }
+  uint64_t f = 0;
+  if (*p == '.') {
+    p++;
+    int n = 0;
+    while (*p >= '0' && *p <= '9') {
+      if (n < 6)
+        f = f * 10 + (uint64_t)(*p - '0');
+      else if (n == 6 && *p >= '5')
+        f++; /* half away from zero on the magnitude */
+      n++;
+      p++;
+    }
+    for (; n < 6; n++)
+      f *= 10;
+    if (f >= 1000000) {
+      f -= 1000000;
+      w++;
+    }
+  }
+  if (*p)
+    return FALSE;
+  *whole = w;
+  *frac = f;
+  return TRUE;
+}
+
+gboolean fe_json_us_to_ps(const char *text, sim_time_ps *out)
+{
+  gboolean neg;
+  uint64_t w, f;
+  if (parse_us_decimal(text, &neg, &w, &f)) {
+    if (w > (uint64_t)(INT64_MAX - 999999) / 1000000)
+      return FALSE;
+    int64_t v = (int64_t)(w * 1000000 + f);
+    *out = neg ? -v : v;
+    return TRUE;
+  }
+  errno = 0;
+  char *end;
+  double d = strtod(text, &end);
+  if (*end || errno)
+    return FALSE;
+  return wisp_ps_from_us(d, out);
+}
+
+gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
+{
+  gboolean neg;
+  uint64_t w, f;
+  if (!parse_us_decimal(text, &neg, &w, &f)) {
+    errno = 0;
+    char *end;
+    double d = strtod(text, &end);
+    if (*end || errno || !isfinite(d) || fabs(d) > 4e18)
+      return FALSE;
+    double fl = floor(d);
+    *whole_us = (int64_t)fl;
+    *frac_ps = (int64_t)llround((d - fl) * 1e6);
+    if (*frac_ps >= 1000000) {
+      *frac_ps -= 1000000;
+      (*whole_us)++;
+    }
+    return TRUE;
+  }
+  if (w > (uint64_t)INT64_MAX - 1)
+    return FALSE;
+  if (!neg) {
+    *whole_us = (int64_t)w;
+    *frac_ps = (int64_t)f;
+  } else {
+    *whole_us = -(int64_t)w - (f > 0);
+    *frac_ps = f > 0 ? 1000000 - (int64_t)f : 0;
+  }
+  return TRUE;
+}

@@ -1,0 +1,827 @@
+/* kineto_parse.c: stream one Kineto trace file into a kt_trace.
+ *
+ * One pass over the tokens: top-level keys in any order (traceEvents may
+ * come before or after distributedInfo); each event object is decoded into
+ * a fixed scratch record (strings in reusable buffers), classified when its
+ * closing brace arrives, and either appended to the compact event table or
+ * counted under a skip reason.  Cost is O(file bytes); memory is O(events
+ * kept + distinct strings kept).  A top-level array (Chrome "JSON array
+ * format") is accepted as the event list.
+ */
+#include "config.h"
+
+#include "frontends/kineto.h"
+
+#include <string.h>
+
+typedef enum {
+  CAT_OTHER, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_CUDA_SYNC, CAT_CPU_OP,
+  CAT_USER_ANNOTATION, CAT_GPU_USER_ANNOTATION, CAT_PYTHON, CAT_NONE,
+} ev_cat;
+
+/* String-valued args of interest, in kt_meta order. */
+enum { S_COLL, S_DTYPE, S_PG_NAME, S_PG_DESC, S_PG_RANKS, S_IN_SPLIT, S_OUT_SPLIT, S_KIND, S_TYPE0, S_TYPE1, S_N };
+/* Integer-valued args. */
+enum {
+  I_EXT, I_CORR, I_STREAM, I_DEVICE, I_IN_NELEMS, I_OUT_NELEMS, I_GROUP_SIZE, I_RANK_START, I_RANK_STRIDE,
+  I_SEQ, I_SRC, I_DST, I_RANK, I_WAIT_STREAM, I_WAIT_CORR, I_BYTES, I_NUMEL0, I_NUMEL1, I_MEM_BYTES, I_N
+};
+
+typedef struct {
+  char ph;
+  ev_cat cat;
+  GString *name;
+  gboolean has_ts, has_dur, has_name;
+  int64_t ts_us, ts_frac;
+  sim_time_ps dur;
+  int64_t pid, tid;
+  GString *s[S_N];
+  gboolean has_s[S_N];
+  int64_t i[I_N];
+  gboolean any_meta;
+} scratch;
+
+typedef struct {
+  fe_json *j;
+  kt_trace *t;
+  scratch sc;
+  GHashTable *argkeys;     /* arg name -> code (1-based; strings < 100, ints >= 100, special >= 200) */
+} parser;
+
+#define K_STR(x) GINT_TO_POINTER(1 + (x))
+#define K_INT(x) GINT_TO_POINTER(100 + (x))
+#define K_DIMS GINT_TO_POINTER(200)
+#define K_TYPES GINT_TO_POINTER(201)
+
+void kt_count_skip(GHashTable *h, const char *reason, uint64_t n)
+{
+  gpointer v = g_hash_table_lookup(h, reason);
+  g_hash_table_insert(h, (gpointer)reason, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(v) + n));
+}
+
+static uint32_t intern(kt_trace *t, const char *s)
+{
+  gpointer v = g_hash_table_lookup(t->intern, s);
+  if (v)
+    return GPOINTER_TO_UINT(v) - 1;
+  char *c = g_string_chunk_insert(t->chunk, s);
+  uint32_t id = t->strings->len;
+  g_ptr_array_add(t->strings, c);
+  g_hash_table_insert(t->intern, c, GUINT_TO_POINTER(id + 1));
+  return id;
+}
+
+void kt_trace_free(kt_trace *t)
+{
+  if (!t)
+    return;
+  g_free(t->path);
+  if (t->chunk)
+    g_string_chunk_free(t->chunk);
+  if (t->intern)
+    g_hash_table_destroy(t->intern);
+  if (t->strings)
+    g_ptr_array_free(t->strings, TRUE);
+  if (t->events)
+    g_array_free(t->events, TRUE);
+  if (t->metas)
+    g_array_free(t->metas, TRUE);
+  g_free(t->backend);
+  if (t->pgs)
+    g_ptr_array_free(t->pgs, TRUE);
+  g_free(t->device_name);
+  if (t->skipped)
+    g_hash_table_destroy(t->skipped);
+  g_free(t);
+}
+
+static void pg_free(gpointer p)
+{
+  kt_pg *pg = p;
+  g_free(pg->name);
+  g_free(pg->desc);
+  g_free(pg->ranks);
+  g_free(pg);
+}
+
+static ev_cat cat_of(const char *s)
+{
+  switch (s[0]) {
+  case 'k': if (!strcmp(s, "kernel")) return CAT_KERNEL; break;
+  case 'g':
+    if (!strcmp(s, "gpu_memcpy")) return CAT_MEMCPY;
+    if (!strcmp(s, "gpu_memset")) return CAT_MEMSET;
+    if (!strcmp(s, "gpu_user_annotation")) return CAT_GPU_USER_ANNOTATION;
+    break;
+  case 'c':
+    if (!strcmp(s, "cpu_op")) return CAT_CPU_OP;
+    if (!strcmp(s, "cuda_runtime") || !strcmp(s, "cuda_driver")) return CAT_RUNTIME;
+    if (!strcmp(s, "cuda_sync")) return CAT_CUDA_SYNC;
+    break;
+  case 'h': if (!strcmp(s, "hip_runtime") || !strcmp(s, "hip_driver")) return CAT_RUNTIME; break;
+  case 'u': if (!strcmp(s, "user_annotation")) return CAT_USER_ANNOTATION; break;
+  case 'p': if (!strcmp(s, "python_function")) return CAT_PYTHON; break;
+  case 'K': if (!strcmp(s, "Kernel")) return CAT_KERNEL; break;
+  case 'M':
+    if (!strcmp(s, "Memcpy")) return CAT_MEMCPY;
+    if (!strcmp(s, "Memset")) return CAT_MEMSET;
+    break;
+  default: break;
+  }
+  return CAT_OTHER;
+}
+
+/* Runtime API classification by name (CUDA and HIP spellings). */
+static int runtime_kind(const char *n)
+{
+  static const char *const launch[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
+    "cudaLaunchCooperativeKernelMultiDevice", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaMemcpy", "cudaMemset",
+    "cudaMemcpy2DAsync", "cudaMemcpyPeerAsync", "cudaGraphLaunch", "cuMemcpyAsync", "cuMemsetD8Async",
+    "cuMemsetD32Async", "hipLaunchKernel", "hipExtLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel",
+    "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpy", "hipMemset", "hipMemcpyWithStream", "hipLaunchCooperativeKernel",
+    "hipGraphLaunch", "hipExtLaunchMultiKernelMultiDevice", "hipMemcpy2DAsync", "hipMemsetD8Async",
+    "hipMemsetD32Async", NULL };
+  for (int i = 0; launch[i]; i++)
+    if (!strcmp(n, launch[i]))
+      return KT_EV_LAUNCH;
+  if (!strcmp(n, "cudaEventRecord") || !strcmp(n, "hipEventRecord") || !strcmp(n, "cudaEventRecordWithFlags") ||
+      !strcmp(n, "cuEventRecord") || !strcmp(n, "hipEventRecordWithFlags"))
+    return KT_EV_RECORD;
+  if (!strcmp(n, "cudaStreamWaitEvent") || !strcmp(n, "hipStreamWaitEvent") || !strcmp(n, "cuStreamWaitEvent"))
+    return KT_EV_WAIT;
+  if (!strcmp(n, "cudaStreamSynchronize") || !strcmp(n, "cudaDeviceSynchronize") ||
+      !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "hipStreamSynchronize") ||
+      !strcmp(n, "hipDeviceSynchronize") || !strcmp(n, "hipEventSynchronize") || !strcmp(n, "cuStreamSynchronize") ||
+      !strcmp(n, "cuCtxSynchronize"))
+    return KT_EV_HOST_SYNC;
+  return 0;
+}
+
+static gboolean is_cpu_comm(const char *n)
+{
+  return !strcmp(n, "record_param_comms") || g_str_has_prefix(n, "nccl:") || g_str_has_prefix(n, "c10d::") ||
+         g_str_has_prefix(n, "rccl:") || g_str_has_prefix(n, "gloo:");
+}
+
+static gboolean step_number(const char *n, int64_t *out)
+{
+  if (!g_str_has_prefix(n, "ProfilerStep#"))
+    return FALSE;
+  const char *p = n + 13;
+  if (!*p)
+    return FALSE;
+  int64_t v = 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9' || v > INT64_MAX / 10 - 10)
+      return FALSE;
+    v = v * 10 + (*p - '0');
+  }
+  *out = v;
+  return TRUE;
+}
+
+static void scratch_reset(scratch *sc)
+{
+  sc->ph = 0;
+  sc->cat = CAT_NONE;
+  g_string_truncate(sc->name, 0);
+  sc->has_ts = sc->has_dur = sc->has_name = FALSE;
+  sc->dur = 0;
+  sc->pid = sc->tid = -1;
+  for (int k = 0; k < S_N; k++)
+    sc->has_s[k] = FALSE;
+  for (int k = 0; k < I_N; k++)
+    sc->i[k] = KT_ABSENT;
+  sc->any_meta = FALSE;
+}
+
+/* Reads an integer value (number, or a numeric string); other JSON values
+ * are skipped and leave *out unchanged.  Returns FALSE only on a parse error. */
+static gboolean read_int_value(parser *p, int64_t *out, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t == FE_JSON_NUMBER || t == FE_JSON_STRING) {
+    int64_t v;
+    if (fe_json_int(fe_json_text(p->j, NULL), &v))
+      *out = v;
+    return TRUE;
+  }
+  return fe_json_skip(p->j, t, error);
+}
+
+/* Input Dims: products of the first two top-level shapes. */
+static gboolean read_dims(parser *p, GError **error)
+{
+  scratch *sc = &p->sc;
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  for (int idx = 0;; idx++) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_ARR_END)
+      return TRUE;
+    if (t != FE_JSON_ARR_BEGIN) {
+      if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+      continue;
+    }
+    /* A shape: numbers; nested lists (TensorList) make it a non-tensor entry. */
+    int64_t prod = 1;
+    gboolean valid = TRUE, any = FALSE;
+    for (;;) {
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_ARR_END)
+        break;
+      int64_t v;
+      if (t == FE_JSON_NUMBER && fe_json_int(fe_json_text(p->j, NULL), &v) && v >= 0) {
+        any = TRUE;
+        if (v != 0 && prod > INT64_MAX / v)
+          valid = FALSE;
+        else
+          prod *= v;
+      } else {
+        valid = FALSE;
+        if (!fe_json_skip(p->j, t, error))
+          return FALSE;
+      }
+    }
+    if (idx < 2 && valid && any)
+      sc->i[idx == 0 ? I_NUMEL0 : I_NUMEL1] = prod;
+  }
+}
+
+static gboolean read_types(parser *p, GError **error)
+{
+  scratch *sc = &p->sc;
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  for (int idx = 0;; idx++) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_ARR_END)
+      return TRUE;
+    if (t == FE_JSON_STRING && idx < 2) {
+      int k = idx == 0 ? S_TYPE0 : S_TYPE1;
+      size_t len;
+      const char *s = fe_json_text(p->j, &len);
+      g_string_assign(sc->s[k], s);
+      sc->has_s[k] = TRUE;
+    } else if (!fe_json_skip(p->j, t, error)) {
+      return FALSE;
+    }
+  }
+}
+
+static gboolean read_args(parser *p, GError **error)
+{
+  scratch *sc = &p->sc;
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_OBJ_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_OBJ_END)
+      return TRUE;
+    int code = GPOINTER_TO_INT(g_hash_table_lookup(p->argkeys, fe_json_text(p->j, NULL)));
+    if (code == 0) {
+      if (!fe_json_skip_value(p->j, error))
+        return FALSE;
+    } else if (code < 100) {
+      int k = code - 1;
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_STRING) {
+        g_string_assign(sc->s[k], fe_json_text(p->j, NULL));
+        sc->has_s[k] = TRUE;
+        if (k != S_KIND)
+          sc->any_meta = TRUE;
+      } else if (!fe_json_skip(p->j, t, error)) {
+        return FALSE;
+      }
+    } else if (code < 200) {
+      int k = code - 100;
+      if (!read_int_value(p, &sc->i[k], error))
+        return FALSE;
+      if (k >= I_IN_NELEMS && k <= I_RANK && sc->i[k] != KT_ABSENT)
+        sc->any_meta = TRUE;
+    } else if (code == 200) {
+      if (!read_dims(p, error))
+        return FALSE;
+    } else {
+      if (!read_types(p, error))
+        return FALSE;
+    }
+  }
+}
+
+/* Appends the scratch event to the table if it is one the frontend needs. */
+static void finish_event(parser *p, uint32_t file_index)
+{
+  scratch *sc = &p->sc;
+  kt_trace *t = p->t;
+  const char *name = sc->name->str;
+  int kind = 0;
+  int64_t aux = KT_ABSENT;
+  t->events_read++;
+  switch (sc->ph) {
+  case 'X':
+    switch (sc->cat) {
+    case CAT_KERNEL: kind = KT_EV_KERNEL; break;
+    case CAT_MEMCPY: kind = KT_EV_MEMCPY; aux = sc->i[I_BYTES]; break;
+    case CAT_MEMSET: kind = KT_EV_MEMSET; aux = sc->i[I_BYTES]; break;
+    case CAT_RUNTIME:
+      kind = runtime_kind(name);
+      if (!kind) {
+        kt_count_skip(t->skipped, "runtime/driver call (not a launch or sync)", 1);
+        return;
+      }
+      break;
+    case CAT_CUDA_SYNC: kind = KT_EV_CUDA_SYNC; aux = sc->i[I_WAIT_CORR]; break;
+    case CAT_CPU_OP:
+    case CAT_USER_ANNOTATION:
+      if (step_number(name, &aux))
+        kind = KT_EV_STEP;
+      else if (is_cpu_comm(name))
+        kind = KT_EV_CPU_COMM;
+      else {
+        kt_count_skip(t->skipped, sc->cat == CAT_CPU_OP ? "cpu_op (not communication)"
+                                                        : "user_annotation (not a step or collective)", 1);
+        return;
+      }
+      break;
+    case CAT_GPU_USER_ANNOTATION:
+      kt_count_skip(t->skipped, "gpu_user_annotation (GPU copy of annotations, unreliable)", 1);
+      return;
+    case CAT_PYTHON:
+      kt_count_skip(t->skipped, "python_function", 1);
+      return;
+    default:
+      kt_count_skip(t->skipped, "complete event of another category (Trace, overhead, ...)", 1);
+      return;
+    }
+    break;
+  case 'i':
+  case 'I':
+    if (!strcmp(name, "[memory]")) {
+      if (sc->i[I_MEM_BYTES] != KT_ABSENT && sc->i[I_MEM_BYTES] < 0)
+        t->memory_frees++;
+      else
+        t->memory_allocs++;
+      kt_count_skip(t->skipped, "[memory] instant (counted, not in the graph)", 1);
+    } else {
+      kt_count_skip(t->skipped, "instant event", 1);
+    }
+    return;
+  case 's':
+  case 'f':
+  case 't':
+    kt_count_skip(t->skipped, "flow event (links taken from correlation ids)", 1);
+    return;
+  case 'M':
+    kt_count_skip(t->skipped, "metadata event", 1);
+    return;
+  case 0:
+    kt_count_skip(t->skipped, "event without ph", 1);
+    return;
+  default:
+    kt_count_skip(t->skipped, "event with unsupported ph (B/E/C/...)", 1);
+    return;
+  }
+  if (!sc->has_ts) {
+    kt_count_skip(t->skipped, "complete event without ts", 1);
+    return;
+  }
+  if (!sc->has_dur)
+    t->missing_dur++;
+  if (!t->have_origin) {
+    t->origin_us = sc->ts_us;
+    t->have_origin = TRUE;
+  }
+  kt_event e = { 0 };
+  /* Differences of whole µs fit easily; a trace spanning > 100 days would overflow. */
+  e.ts = (sc->ts_us - t->origin_us) * SIM_PS_PER_US + sc->ts_frac;
+  e.dur = sc->dur;
+  e.correlation = sc->i[I_CORR];
+  e.ext_id = sc->i[I_EXT];
+  e.pid = sc->pid;
+  e.tid = sc->tid;
+  e.aux = kind == KT_EV_STEP ? aux : (kind == KT_EV_CUDA_SYNC || kind == KT_EV_MEMCPY || kind == KT_EV_MEMSET ? aux : KT_ABSENT);
+  e.device = sc->i[I_DEVICE] != KT_ABSENT ? (int32_t)sc->i[I_DEVICE] : (int32_t)sc->pid;
+  e.stream = sc->i[I_STREAM] != KT_ABSENT ? (int32_t)sc->i[I_STREAM] : (int32_t)sc->tid;
+  e.wait_stream = sc->i[I_WAIT_STREAM] != KT_ABSENT ? (int32_t)sc->i[I_WAIT_STREAM] : -1;
+  e.name = intern(t, name);
+  e.meta = KT_NONE;
+  e.file_index = file_index;
+  e.kind = (uint8_t)kind;
+  if (sc->any_meta || (kind == KT_EV_CPU_COMM && (sc->has_s[S_TYPE0] || sc->i[I_NUMEL0] != KT_ABSENT)) ||
+      sc->has_s[S_KIND]) {
+    kt_meta m;
+    uint32_t *sv[S_N] = { &m.coll_name, &m.dtype, &m.pg_name, &m.pg_desc, &m.pg_ranks, &m.in_split, &m.out_split,
+                          &m.kind, &m.in_type0, &m.in_type1 };
+    for (int k = 0; k < S_N; k++)
+      *sv[k] = sc->has_s[k] ? intern(t, sc->s[k]->str) : KT_NONE;
+    m.in_nelems = sc->i[I_IN_NELEMS];
+    m.out_nelems = sc->i[I_OUT_NELEMS];
+    m.group_size = sc->i[I_GROUP_SIZE];
+    m.rank_start = sc->i[I_RANK_START];
+    m.rank_stride = sc->i[I_RANK_STRIDE];
+    m.seq = sc->i[I_SEQ];
+    m.src_rank = sc->i[I_SRC];
+    m.dst_rank = sc->i[I_DST];
+    m.rank = sc->i[I_RANK];
+    m.in_numel0 = sc->i[I_NUMEL0];
+    m.in_numel1 = sc->i[I_NUMEL1];
+    e.meta = t->metas->len;
+    g_array_append_val(t->metas, m);
+  }
+  g_array_append_val(t->events, e);
+}
+
+static gboolean read_event(parser *p, uint32_t file_index, GError **error)
+{
+  scratch *sc = &p->sc;
+  fe_json_tok t;
+  scratch_reset(sc);
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_OBJ_END)
+      break;
+    const char *k = fe_json_text(p->j, NULL);
+    if (!strcmp(k, "ph")) {
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_STRING)
+        sc->ph = fe_json_text(p->j, NULL)[0];
+      else if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+    } else if (!strcmp(k, "cat")) {
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_STRING)
+        sc->cat = cat_of(fe_json_text(p->j, NULL));
+      else if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+    } else if (!strcmp(k, "name")) {
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_STRING) {
+        size_t len;
+        const char *s = fe_json_text(p->j, &len);
+        g_string_truncate(sc->name, 0);
+        g_string_append_len(sc->name, s, (gssize)strnlen(s, len));
+        sc->has_name = TRUE;
+      } else if (!fe_json_skip(p->j, t, error)) {
+        return FALSE;
+      }
+    } else if (!strcmp(k, "pid") || !strcmp(k, "tid")) {
+      int64_t *dst = k[0] == 'p' ? &sc->pid : &sc->tid;
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      int64_t v;
+      if (t == FE_JSON_NUMBER && fe_json_int(fe_json_text(p->j, NULL), &v))
+        *dst = v;
+      else if (t == FE_JSON_STRING && fe_json_int(fe_json_text(p->j, NULL), &v))
+        *dst = v;
+      else if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+    } else if (!strcmp(k, "ts") || !strcmp(k, "dur")) {
+      gboolean is_ts = k[0] == 't';
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t != FE_JSON_NUMBER) {
+        if (!fe_json_skip(p->j, t, error))
+          return FALSE;
+        continue;
+      }
+      const char *txt = fe_json_text(p->j, NULL);
+      if (is_ts) {
+        if (!fe_json_us_split(txt, &sc->ts_us, &sc->ts_frac)) {
+          fe_json_error(p->j, error, "timestamp %.40s is out of range", txt);
+          return FALSE;
+        }
+        sc->has_ts = TRUE;
+      } else {
+        if (!fe_json_us_to_ps(txt, &sc->dur) || sc->dur < 0) {
+          fe_json_error(p->j, error, "duration %.40s is negative or out of range", txt);
+          return FALSE;
+        }
+        sc->has_dur = TRUE;
+      }
+    } else if (!strcmp(k, "args")) {
+      if (!read_args(p, error))
+        return FALSE;
+    } else if (!fe_json_skip_value(p->j, error)) {
+      return FALSE;
+    }
+  }
+  finish_event(p, file_index);
+  return TRUE;
+}
+
+static gboolean read_events(parser *p, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN) {
+    fe_json_error(p->j, error, "traceEvents is not an array");
+    return FALSE;
+  }
+  uint32_t idx = (uint32_t)p->t->events_read;
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_ARR_END)
+      return TRUE;
+    if (t != FE_JSON_OBJ_BEGIN) {
+      kt_count_skip(p->t->skipped, "traceEvents entry that is not an object", 1);
+      if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+      continue;
+    }
+    if (!read_event(p, idx++, error))
+      return FALSE;
+  }
+}
+
+/* Reads a JSON array of integers into a new kt_pg ranks array. */
+static gboolean read_int_array(parser *p, int **out, int *n, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error)) {
+      g_array_free(a, TRUE);
+      return FALSE;
+    }
+    if (t == FE_JSON_ARR_END)
+      break;
+    int64_t v;
+    if (t == FE_JSON_NUMBER && fe_json_int(fe_json_text(p->j, NULL), &v) && v >= 0 && v <= INT32_MAX) {
+      int iv = (int)v;
+      g_array_append_val(a, iv);
+    } else if (!fe_json_skip(p->j, t, error)) {
+      g_array_free(a, TRUE);
+      return FALSE;
+    }
+  }
+  *n = (int)a->len;
+  *out = (int *)g_array_free(a, FALSE);
+  return TRUE;
+}
+
+static gboolean read_string_value(parser *p, char **out, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t == FE_JSON_STRING || t == FE_JSON_NUMBER) {
+    g_free(*out);
+    *out = g_strdup(fe_json_text(p->j, NULL));
+    return TRUE;
+  }
+  return fe_json_skip(p->j, t, error);
+}
+
+static gboolean read_pg_config(parser *p, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_ARR_END)
+      return TRUE;
+    if (t != FE_JSON_OBJ_BEGIN) {
+      if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+      continue;
+    }
+    kt_pg *pg = g_new0(kt_pg, 1);
+    g_ptr_array_add(p->t->pgs, pg);
+    for (;;) {
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_OBJ_END)
+        break;
+      const char *k = fe_json_text(p->j, NULL);
+      gboolean ok;
+      if (!strcmp(k, "pg_name"))
+        ok = read_string_value(p, &pg->name, error);
+      else if (!strcmp(k, "pg_desc"))
+        ok = read_string_value(p, &pg->desc, error);
+      else if (!strcmp(k, "ranks")) {
+        g_free(pg->ranks);
+        pg->ranks = NULL;
+        ok = read_int_array(p, &pg->ranks, &pg->n_ranks, error);
+      } else
+        ok = fe_json_skip_value(p->j, error);
+      if (!ok)
+        return FALSE;
+    }
+  }
+}
+
+static gboolean read_dist_info(parser *p, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_OBJ_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  p->t->have_dist_info = TRUE;
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_OBJ_END)
+      return TRUE;
+    const char *k = fe_json_text(p->j, NULL);
+    gboolean ok;
+    if (!strcmp(k, "rank"))
+      ok = read_int_value(p, &p->t->rank, error);
+    else if (!strcmp(k, "world_size"))
+      ok = read_int_value(p, &p->t->world_size, error);
+    else if (!strcmp(k, "backend"))
+      ok = read_string_value(p, &p->t->backend, error);
+    else if (!strcmp(k, "pg_config"))
+      ok = read_pg_config(p, error);
+    else
+      ok = fe_json_skip_value(p->j, error);
+    if (!ok)
+      return FALSE;
+  }
+}
+
+static gboolean read_device_props(parser *p, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN)
+    return fe_json_skip(p->j, t, error);
+  for (;;) {
+    if (!fe_json_next(p->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_ARR_END)
+      return TRUE;
+    if (t != FE_JSON_OBJ_BEGIN || p->t->device_name) {
+      if (!fe_json_skip(p->j, t, error))
+        return FALSE;
+      continue;
+    }
+    for (;;) {
+      if (!fe_json_next(p->j, &t, error))
+        return FALSE;
+      if (t == FE_JSON_OBJ_END)
+        break;
+      gboolean ok = !strcmp(fe_json_text(p->j, NULL), "name") ? read_string_value(p, &p->t->device_name, error)
+                                                               : fe_json_skip_value(p->j, error);
+      if (!ok)
+        return FALSE;
+    }
+  }
+}
+
+static GHashTable *arg_keys(void)
+{
+  GHashTable *h = g_hash_table_new(g_str_hash, g_str_equal);
+  static const struct { const char *k; int s; } strs[] = {
+    { "Collective name", S_COLL }, { "dtype", S_DTYPE }, { "Process Group Name", S_PG_NAME },
+    { "Process Group Description", S_PG_DESC }, { "Process Group Ranks", S_PG_RANKS },
+    { "In split size", S_IN_SPLIT }, { "Out split size", S_OUT_SPLIT }, { "kind", S_KIND },
+  };
+  static const struct { const char *k; int i; } ints[] = {
+    { "External id", I_EXT }, { "correlation", I_CORR }, { "stream", I_STREAM }, { "device", I_DEVICE },
+    { "In msg nelems", I_IN_NELEMS }, { "Out msg nelems", I_OUT_NELEMS }, { "Group size", I_GROUP_SIZE },
+    { "Global rank start", I_RANK_START }, { "Global rank stride", I_RANK_STRIDE }, { "Seq", I_SEQ },
+    { "Src Rank", I_SRC }, { "Dst Rank", I_DST }, { "Rank", I_RANK }, { "wait_on_stream", I_WAIT_STREAM },
+    { "wait_on_cuda_event_record_corr_id", I_WAIT_CORR }, { "bytes", I_BYTES }, { "Bytes", I_MEM_BYTES },
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(strs); k++)
+    g_hash_table_insert(h, (gpointer)strs[k].k, K_STR(strs[k].s));
+  for (size_t k = 0; k < G_N_ELEMENTS(ints); k++)
+    g_hash_table_insert(h, (gpointer)ints[k].k, K_INT(ints[k].i));
+  g_hash_table_insert(h, (gpointer) "Input Dims", K_DIMS);
+  g_hash_table_insert(h, (gpointer) "Input type", K_TYPES);
+  return h;
+}
+
+kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error)
+{
+  kt_trace *t = g_new0(kt_trace, 1);
+  t->path = g_strdup(path);
+  t->chunk = g_string_chunk_new(64 * 1024);
+  t->intern = g_hash_table_new(g_str_hash, g_str_equal);
+  t->strings = g_ptr_array_new();
+  t->events = g_array_new(FALSE, FALSE, sizeof(kt_event));
+  t->metas = g_array_new(FALSE, FALSE, sizeof(kt_meta));
+  t->rank = t->world_size = KT_ABSENT;
+  t->base_time_ns = KT_ABSENT;
+  t->pgs = g_ptr_array_new_with_free_func(pg_free);
+  t->skipped = g_hash_table_new(g_str_hash, g_str_equal);
+  parser p = { .j = j, .t = t };
+  p.sc.name = g_string_sized_new(256);
+  for (int k = 0; k < S_N; k++)
+    p.sc.s[k] = g_string_sized_new(32);
+  p.argkeys = arg_keys();
+  gboolean ok = TRUE, saw_events = FALSE;
+  fe_json_tok tok;
+  if (!fe_json_next(j, &tok, error)) {
+    ok = FALSE;
+  } else if (tok == FE_JSON_ARR_BEGIN) {
+    /* JSON array format: the whole file is the event list. */
+    saw_events = TRUE;
+    for (uint32_t idx = 0; ok;) {
+      if (!fe_json_next(j, &tok, error)) {
+        ok = FALSE;
+        break;
+      }
+      if (tok == FE_JSON_ARR_END)
+        break;
+      if (tok == FE_JSON_OBJ_BEGIN)
+        ok = read_event(&p, idx++, error);
+      else
+        ok = fe_json_skip(j, tok, error);
+    }
+  } else if (tok == FE_JSON_OBJ_BEGIN) {
+    for (;;) {
+      if (!fe_json_next(j, &tok, error)) {
+        ok = FALSE;
+        break;
+      }
+      if (tok == FE_JSON_OBJ_END)
+        break;
+      const char *k = fe_json_text(j, NULL);
+      if (!strcmp(k, "traceEvents")) {
+        saw_events = TRUE;
+        ok = read_events(&p, error);
+      } else if (!strcmp(k, "distributedInfo")) {
+        ok = read_dist_info(&p, error);
+      } else if (!strcmp(k, "baseTimeNanoseconds")) {
+        ok = read_int_value(&p, &t->base_time_ns, error);
+      } else if (!strcmp(k, "deviceProperties")) {
+        ok = read_device_props(&p, error);
+      } else {
+        ok = fe_json_skip_value(j, error);
+      }
+      if (!ok)
+        break;
+    }
+  } else {
+    fe_json_error(j, error, "the top-level value is not an object or array; not a Kineto trace");
+    ok = FALSE;
+  }
+  if (ok) {
+    /* Trailing garbage after the top-level value is an error too. */
+    ok = fe_json_next(j, &tok, error);
+    if (ok && tok != FE_JSON_EOF) {
+      fe_json_error(j, error, "unexpected data after the top-level value");
+      ok = FALSE;
+    }
+  }
+  if (ok && !saw_events) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: no traceEvents array; this is not a Kineto/Chrome trace (or it holds only metadata)", path);
+    ok = FALSE;
+  }
+  t->bytes_read = fe_json_bytes_read(j);
+  g_string_free(p.sc.name, TRUE);
+  for (int k = 0; k < S_N; k++)
+    g_string_free(p.sc.s[k], TRUE);
+  g_hash_table_destroy(p.argkeys);
+  fe_json_free(j);
+  if (!ok) {
+    kt_trace_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+kt_trace *kt_trace_read(const char *path, GError **error)
+{
+  fe_json *j = fe_json_open(path, error);
+  if (!j)
+    return NULL;
+  return kt_trace_parse(j, path, error);
+}
