@@ -1,0 +1,346 @@
+/* test_replay.c: end-to-end replay semantics with expected times derived
+ * from closed forms next to each check.
+ *
+ * Conventions used in the expectations:
+ *  - a transfer of S bytes over one hop at B bytes/s with latency a costs
+ *    a + round(S * 1e12 / B) ps (wisp_transfer_ps rounds half away from 0);
+ *  - ring all-reduce over p ranks moves S/p bytes per step for 2(p-1)
+ *    steps, each one hop: T = 2(p-1) * (a + round(S/p / B)).
+ */
+#include "config.h"
+#include "chakra/et_io.h"
+#include "simcore/sim_report.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+/* An 8-rank bidirectional ring at 50 GB/s, 500 ns per hop. */
+static const char *ring8_yaml =
+  "schema_version: 1\n"
+  "name: ring8\n"
+  "dims:\n"
+  "  - {name: ring, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n";
+
+/* Two ranks joined by a switch-free fully connected dimension, 100 GB/s, 1 us. */
+static const char *pair_yaml =
+  "schema_version: 1\n"
+  "name: pair\n"
+  "dims:\n"
+  "  - {name: fc, kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 1us}\n";
+
+static topo *load_topo(const char *yaml)
+{
+  GError *error = NULL;
+  topo *t = topo_load_string(yaml, "test.yaml", &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(t);
+  return t;
+}
+
+static sim_result *run(const et_workload *w, const topo *t, unsigned slots)
+{
+  sim_replay_options opt = {.compute_slots = slots, .checked = TRUE, .quiet = TRUE};
+  GError *error = NULL;
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(r);
+  return r;
+}
+
+/* Builds rank r's graph: optional COMP of comp_us, then optional world
+ * all-reduce of ar_bytes; `edge` makes the all-reduce depend on the COMP. */
+static et_graph *comp_and_allreduce(int r, int64_t comp_us, uint64_t ar_bytes, gboolean edge)
+{
+  et_builder *b = et_builder_new("test");
+  if (comp_us > 0)
+    et_builder_add_node(b, 1, ET_NODE_COMP, "gemm", comp_us * SIM_PS_PER_US, 0);
+  if (ar_bytes > 0) {
+    uint32_t n = et_builder_add_node(b, 2, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+    et_comm c = {.bytes = ar_bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1,
+                 .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+    if (edge && comp_us > 0)
+      et_builder_add_dep(b, n, 1, TRUE, FALSE);
+  }
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  (void)r;
+  return g;
+}
+
+static et_workload *uniform_workload(int n, int64_t comp_us, uint64_t ar_bytes, gboolean edge)
+{
+  et_workload *w = et_workload_new(n, "test-workload");
+  for (int r = 0; r < n; r++)
+    w->ranks[r] = comp_and_allreduce(r, comp_us, ar_bytes, edge);
+  return w;
+}
+
+/* Ring all-reduce of 1 MiB over 8 ranks at 50 GB/s, 500 ns:
+ * S/p = 131072 B -> 131072 / 50e9 s = 2,621,440 ps per step; 2*7 = 14 steps
+ * of 500,000 + 2,621,440 ps = 43,700,160 ps. */
+static const sim_time_ps ring8_1MiB_ps = 14 * (500000 + 2621440);
+
+static void test_ring_allreduce_closed_form(void)
+{
+  topo *t = load_topo(ring8_yaml);
+  et_workload *w = uniform_workload(8, 0, 1048576, FALSE);
+  sim_replay_options opt = {.checked = TRUE, .quiet = TRUE, .has_algo = TRUE, .algo = COLL_ALGO_RING};
+  GError *error = NULL;
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_no_error(error);
+  g_test_message("expected %" G_GINT64_FORMAT " ps, got %" G_GINT64_FORMAT " ps", ring8_1MiB_ps, r->step_time);
+  g_assert_cmpint(r->step_time, ==, ring8_1MiB_ps);
+  /* Every rank has one all-reduce record; nothing else ran. */
+  g_assert_cmpuint(r->comms->len, ==, 8);
+  for (int k = 0; k < 8; k++) {
+    g_assert_cmpint(r->ranks[k].compute, ==, 0);
+    g_assert_cmpint(r->ranks[k].exposed_comm + r->ranks[k].idle, ==, r->ranks[k].finish);
+  }
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+/* The same check on ASTRA-sim's own 8-rank microbenchmark files. */
+static void test_astrasim_microbenchmark(void)
+{
+  const char *shared = g_getenv("WISP_SHARED_DATA");
+  char *prefix = shared ? g_build_filename(shared, "astrasim", "all_reduce", "8npus_1MB", "all_reduce", NULL) : NULL;
+  char *first = prefix ? g_strconcat(prefix, ".0.et", NULL) : NULL;
+  if (first == NULL || !g_file_test(first, G_FILE_TEST_EXISTS)) {
+    g_test_skip("SKIP: ../shared/data/astrasim is absent (set WISP_SHARED_DATA)");
+    g_free(prefix);
+    g_free(first);
+    return;
+  }
+  GError *error = NULL;
+  et_workload *w = et_workload_load(prefix, 0, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(w->n_ranks, ==, 8);
+  topo *t = load_topo(ring8_yaml);
+  sim_replay_options opt = {.checked = TRUE, .quiet = TRUE, .has_algo = TRUE, .algo = COLL_ALGO_RING};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_no_error(error);
+  g_test_message("expected %" G_GINT64_FORMAT " ps, got %" G_GINT64_FORMAT " ps", ring8_1MiB_ps, r->step_time);
+  g_assert_cmpint(r->step_time, ==, ring8_1MiB_ps);
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
+  g_free(prefix);
+  g_free(first);
+}
+
+/* Collective time on the 2-rank pair: a ring all-reduce over p = 2 has
+ * 2(p-1) = 2 steps of S/2 bytes: 2 * (1 us + S/2 / 100 GB/s). */
+static sim_time_ps pair_allreduce_ps(uint64_t bytes)
+{
+  return 2 * (SIM_PS_PER_US + wisp_transfer_ps(bytes / 2, 100000000000ull));
+}
+
+/* Vector A11's invariants: an independent COMP and all-reduce overlap; an
+ * edge COMP -> all-reduce serialises them; two independent COMP nodes on
+ * one rank share its single compute slot. */
+static void test_overlap_and_edges(void)
+{
+  topo *t = load_topo(pair_yaml);
+  const uint64_t S = 100 * 1048576;           /* 100 MiB */
+  const sim_time_ps comp = 1000 * SIM_PS_PER_US;
+  sim_time_ps ar = pair_allreduce_ps(S);
+  g_assert_cmpint(ar, <, comp);               /* so overlap is visible */
+
+  et_workload *w = uniform_workload(2, 1000, S, FALSE);
+  sim_result *r = run(w, t, 1);
+  g_assert_cmpint(r->step_time, ==, comp);    /* max(comp, ar) */
+  g_assert_cmpint(r->ranks[0].overlapped_comm, ==, ar);
+  g_assert_cmpint(r->ranks[0].exposed_comm, ==, 0);
+  g_assert_cmpint(r->ranks[0].compute, ==, comp);
+  sim_result_free(r);
+  et_workload_free(w);
+
+  w = uniform_workload(2, 1000, S, TRUE);
+  r = run(w, t, 1);
+  g_assert_cmpint(r->step_time, ==, comp + ar);
+  g_assert_cmpint(r->ranks[1].exposed_comm, ==, ar);
+  g_assert_cmpint(r->ranks[1].overlapped_comm, ==, 0);
+  sim_result_free(r);
+  et_workload_free(w);
+
+  /* Two independent 1000 us COMP nodes per rank. */
+  w = et_workload_new(2, "two-comp");
+  for (int k = 0; k < 2; k++) {
+    et_builder *b = et_builder_new("two-comp");
+    et_builder_add_node(b, 1, ET_NODE_COMP, "a", comp, 0);
+    et_builder_add_node(b, 2, ET_NODE_COMP, "b", comp, 0);
+    GError *error = NULL;
+    w->ranks[k] = et_builder_finish(b, 0, &error);
+    g_assert_no_error(error);
+  }
+  r = run(w, t, 1);
+  g_assert_cmpint(r->step_time, ==, 2 * comp);  /* one compute slot */
+  sim_result_free(r);
+  r = run(w, t, 2);
+  g_assert_cmpint(r->step_time, ==, comp);      /* two slots */
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+static et_graph *p2p_graph(gboolean send, int peer, int tag, uint64_t bytes)
+{
+  et_builder *b = et_builder_new("p2p");
+  uint32_t n = et_builder_add_node(b, 7, send ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV, send ? "send" : "recv", 0, 0);
+  et_comm c = {.bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = send ? -1 : peer,
+               .dst = send ? peer : -1, .tag = tag, .root = -1, .coll = ET_COLL_NONE};
+  et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  return g;
+}
+
+/* Send 1 MiB from rank 0 to rank 1 over one 100 GB/s, 1 us hop:
+ * 1 us + 1048576 / 100e9 s = 1,000,000 + 10,485,760 ps. */
+static void test_send_recv(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "p2p");
+  w->ranks[0] = p2p_graph(TRUE, 1, 5, 1048576);
+  w->ranks[1] = p2p_graph(FALSE, 0, 5, 1048576);
+  sim_result *r = run(w, t, 1);
+  g_assert_cmpint(r->step_time, ==, 1000000 + 10485760);
+  g_assert_cmpuint(r->comms->len, ==, 2);
+  sim_result_free(r);
+  et_workload_free(w);
+
+  /* A tag mismatch never matches: the deadlock report names both sides. */
+  w = et_workload_new(2, "p2p-bad");
+  w->ranks[0] = p2p_graph(TRUE, 1, 5, 1048576);
+  w->ranks[1] = p2p_graph(FALSE, 0, 6, 1048576);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  r = sim_replay_run(w, t, &opt, &error);
+  g_assert_null(r);
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "rank 0 waits for rank 1 to post the matching receive (tag 5)"));
+  g_assert_nonnull(strstr(error->message, "rank 1 waits for rank 0 to send (tag 6)"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+/* Rank 1 never issues the all-reduce rank 0 waits on. */
+static void test_deadlock_report(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "deadlock");
+  w->ranks[0] = comp_and_allreduce(0, 10, 4096, TRUE);
+  w->ranks[1] = comp_and_allreduce(1, 10, 0, FALSE);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_null(r);
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "rank 0 waits for rank 1 to issue ALL_REDUCE #0 of group world"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+/* Rank 0 all-reduces 4 KiB, rank 1 8 KiB as the same call: an error that
+ * names both ranks. */
+static void test_mismatch(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "mismatch");
+  w->ranks[0] = comp_and_allreduce(0, 0, 4096, FALSE);
+  w->ranks[1] = comp_and_allreduce(1, 0, 8192, FALSE);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_null(r);
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_INVALID);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "rank 0 issued ALL_REDUCE of 4096 bytes"));
+  g_assert_nonnull(strstr(error->message, "rank 1 issued ALL_REDUCE of 8192 bytes"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+static char *run_to_json(const et_workload *w, const topo *t, const char *dir, const char *name)
+{
+  sim_result *r = run(w, t, 1);
+  char *path = g_build_filename(dir, name, NULL);
+  GError *error = NULL;
+  g_assert_true(sim_report_write_json(r, w, t, path, &error));
+  g_assert_no_error(error);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  sim_result_free(r);
+  g_free(path);
+  return text;
+}
+
+/* Two runs of the same inputs give byte-identical reports, and the report
+ * carries the documented keys with picosecond precision. */
+static void test_determinism_and_json(void)
+{
+  topo *t = load_topo(ring8_yaml);
+  et_workload *w = uniform_workload(8, 3, 1048576 + 3, TRUE); /* odd size: exercises rounding */
+  char *dir = g_dir_make_tmp("wisp-replay-XXXXXX", NULL);
+  char *a = run_to_json(w, t, dir, "a.json");
+  char *b = run_to_json(w, t, dir, "b.json");
+  g_assert_cmpstr(a, ==, b);
+  const char *keys[] = {"\"schema_version\": 1", "\"wisp_version\"", "\"step_time_ns\"", "\"ranks\"",
+                        "\"finish_ns\"", "\"compute_ns\"", "\"exposed_comm_ns\"", "\"idle_ns\"",
+                        "\"collectives\"", "\"node_id\"", "\"op\": \"all_reduce\"", "\"group\": \"world\"",
+                        "\"bytes\": 1048579", "\"start_ns\"", "\"end_ns\"", "\"busbw_GBps\"", NULL};
+  for (int k = 0; keys[k]; k++) {
+    if (strstr(a, keys[k]) == NULL)
+      g_error("report lacks %s:\n%s", keys[k], a);
+  }
+  g_free(a);
+  g_free(b);
+  char *pa = g_build_filename(dir, "a.json", NULL), *pb = g_build_filename(dir, "b.json", NULL);
+  g_remove(pa);
+  g_remove(pb);
+  g_rmdir(dir);
+  g_free(pa);
+  g_free(pb);
+  g_free(dir);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+/* A workload with more ranks than the network places is rejected clearly. */
+static void test_too_many_ranks(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = uniform_workload(3, 1, 0, FALSE);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  g_assert_null(sim_replay_run(w, t, &opt, &error));
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(error->message, "has 3 ranks"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/replay/ring-allreduce-closed-form", test_ring_allreduce_closed_form);
+  g_test_add_func("/replay/astrasim-microbenchmark", test_astrasim_microbenchmark);
+  g_test_add_func("/replay/overlap-and-edges", test_overlap_and_edges);
+  g_test_add_func("/replay/send-recv", test_send_recv);
+  g_test_add_func("/replay/deadlock-report", test_deadlock_report);
+  g_test_add_func("/replay/mismatch", test_mismatch);
+  g_test_add_func("/replay/determinism-and-json", test_determinism_and_json);
+  g_test_add_func("/replay/too-many-ranks", test_too_many_ranks);
+  return g_test_run();
+}

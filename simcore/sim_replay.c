@@ -1,0 +1,731 @@
+/* sim_replay.c: the workload replay (see sim_replay.h for the semantics).
+ *
+ * State per rank: an in-degree counter per node, FIFO queues of ready nodes
+ * waiting for the compute or CPU slot, per-group issue counters, and the
+ * accounting of busy time.  Collectives in flight are instances keyed by
+ * (group, sequence); point-to-point operations wait in FIFO queues keyed by
+ * (source, destination, tag).  Every node finishes through an engine event,
+ * never re-entrantly, so the replay needs no recursion.
+ */
+#include "config.h"
+#include "simcore/sim_replay.h"
+
+#include <string.h>
+
+/* A rank's ready queue for one slot kind: a growable ring of node indices. */
+typedef struct {
+  uint32_t *items;
+  uint32_t head, len, cap;
+} node_fifo;
+
+static void fifo_push(node_fifo *q, uint32_t v)
+{
+  if (q->len == q->cap) {
+    uint32_t ncap = q->cap ? q->cap * 2 : 16;
+    uint32_t *n = g_new(uint32_t, ncap);
+    for (uint32_t i = 0; i < q->len; i++)
+      n[i] = q->items[(q->head + i) % q->cap];
+    g_free(q->items);
+    q->items = n;
+    q->head = 0;
+    q->cap = ncap;
+  }
+  q->items[(q->head + q->len) % q->cap] = v;
+  q->len++;
+}
+
+static uint32_t fifo_pop(node_fifo *q)
+{
+  g_assert(q->len > 0);
+  uint32_t v = q->items[q->head];
+  q->head = (q->head + 1) % q->cap;
+  q->len--;
+  return v;
+}
+
+typedef struct replay replay;
+
+typedef struct {
+  replay *rp;
+  int rank;
+  const et_graph *g;
+  uint32_t *indeg;          /* remaining unfinished parents per node */
+  uint32_t finished;        /* nodes finished */
+  node_fifo compute_wait, cpu_wait;
+  unsigned compute_busy, cpu_busy;
+  uint32_t *group_seq;      /* per group (n_groups + 1 for world): next sequence */
+  sim_time_ps *comm_issue;  /* per comm record: issue time */
+  /* Busy-time accounting: counts of running compute and comm nodes and the
+   * time of the last change. */
+  int n_compute, n_comm;
+  sim_time_ps last_change;
+  sim_time_ps t_compute_only, t_both, t_comm_only, t_idle;
+  sim_time_ps finish;
+} rank_state;
+
+/* A collective instance waiting for members or in flight. */
+typedef struct {
+  uint32_t group;
+  uint32_t seq;
+  const et_group *grp;      /* NULL for world */
+  int n;                    /* members */
+  int arrived, done;
+  uint8_t type;
+  uint64_t bytes;
+  int root;
+  int first_rank;           /* first member that issued, for mismatch messages */
+  uint32_t *node;           /* per member: node index, ET_NONE until issued */
+  uint64_t *splits;         /* ALL_TO_ALLV matrix n*n, or NULL */
+  sim_time_ps start;
+  coll_info info;
+} coll_inst;
+
+/* A point-to-point operation waiting for its partner or in flight. */
+typedef struct {
+  int src, dst;
+  uint32_t send_node, recv_node;
+  uint64_t bytes;
+  sim_time_ps start;
+} p2p_op;
+
+struct replay {
+  const et_workload *w;
+  sim_engine *sim;
+  net *net;
+  coll_lib *coll;
+  coll_policy *policy;
+  unsigned compute_slots;
+  rank_state *ranks;
+  int *world_ranks;
+  GHashTable *insts;        /* (group, seq) key -> coll_inst* */
+  GHashTable *p2p_wait;     /* "src dst tag" key -> GQueue of (rank<<32|node) waiting */
+  GPtrArray *p2p_ops;       /* p2p_op*, cookie = index */
+  GHashTable **member_index;/* per group: rank -> member index + 1 */
+  GArray *comms;
+  GError *error;
+};
+
+static uint64_t inst_key(uint32_t group, uint32_t seq)
+{
+  return ((uint64_t)group << 32) | seq;
+}
+
+/* ---- busy-time accounting ---- */
+
+static void account(rank_state *rs, int dcompute, int dcomm)
+{
+  sim_time_ps now = sim_now(rs->rp->sim);
+  sim_time_ps dt = now - rs->last_change;
+  if (rs->n_compute > 0 && rs->n_comm > 0)
+    rs->t_both += dt;
+  else if (rs->n_compute > 0)
+    rs->t_compute_only += dt;
+  else if (rs->n_comm > 0)
+    rs->t_comm_only += dt;
+  else
+    rs->t_idle += dt;
+  rs->last_change = now;
+  rs->n_compute += dcompute;
+  rs->n_comm += dcomm;
+  g_assert(rs->n_compute >= 0 && rs->n_comm >= 0);
+}
+
+static void fail(replay *rp, GError *e)
+{
+  if (rp->error == NULL)
+    rp->error = e;
+  else
+    g_error_free(e);
+  sim_stop(rp->sim);
+}
+
+/* ---- node lifecycle ---- */
+
+static void start_node(rank_state *rs, uint32_t i);
+
+static gboolean is_comm_node(const et_node *n)
+{
+  return n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
+}
+
+/* Which slot a node occupies: 0 none, 1 compute, 2 cpu. */
+static int node_slot(const et_node *n)
+{
+  if (n->type != ET_NODE_COMP || (n->flags & ET_FLAG_DELAY))
+    return 0;
+  return (n->flags & ET_FLAG_CPU_OP) ? 2 : 1;
+}
+
+static void finish_node(rank_state *rs, uint32_t i)
+{
+  const et_graph *g = rs->g;
+  const et_node *n = &g->nodes[i];
+  int slot = node_slot(n);
+  gboolean counts_comm = is_comm_node(n) || (n->flags & ET_FLAG_REPLAY);
+  account(rs, slot ? -1 : 0, counts_comm ? -1 : 0);
+  rs->finished++;
+  rs->finish = sim_now(rs->rp->sim);
+  for (uint32_t e = n->children; e < g->nodes[i + 1].children; e++) {
+    uint32_t c = g->child_index[e];
+    g_assert(rs->indeg[c] > 0);
+    if (--rs->indeg[c] == 0)
+      start_node(rs, c);
+  }
+  /* Hand the freed slot to the oldest waiting node. */
+  if (slot == 1) {
+    rs->compute_busy--;
+    if (rs->compute_wait.len > 0)
+      start_node(rs, fifo_pop(&rs->compute_wait));
+  } else if (slot == 2) {
+    rs->cpu_busy--;
+    if (rs->cpu_wait.len > 0)
+      start_node(rs, fifo_pop(&rs->cpu_wait));
+  }
+}
+
+static void on_node_timer(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  finish_node(ctx, (uint32_t)arg);
+}
+
+static void run_for(rank_state *rs, uint32_t i, sim_time_ps d)
+{
+  sim_schedule_after(rs->rp->sim, d, on_node_timer, rs, i);
+}
+
+/* ---- collectives ---- */
+
+static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int member)
+{
+  replay *rp = ctx;
+  coll_inst *ci = g_hash_table_lookup(rp->insts, &cookie);
+  g_assert(ci != NULL && member >= 0 && member < ci->n);
+  int rank = ci->grp ? ci->grp->ranks[member] : member;
+  rank_state *rs = &rp->ranks[rank];
+  uint32_t node = ci->node[member];
+  const et_node *n = &rs->g->nodes[node];
+  sim_comm_record rec = {
+    .rank = rank, .node_id = n->id, .op = ci->type, .node_type = n->type, .algo = ci->info.algo,
+    .group = ci->group, .n_ranks = ci->n, .peer = -1, .bytes = ci->bytes,
+    .algbw_bytes = ci->info.algbw_bytes, .busbw_factor = ci->info.busbw_factor,
+    .issue = rs->comm_issue[n->comm], .start = ci->start, .end = sim_now(sim),
+    .measured = n->duration_ps,
+  };
+  g_array_append_val(rp->comms, rec);
+  finish_node(rs, node);
+  if (++ci->done == ci->n)
+    g_hash_table_remove(rp->insts, &cookie);
+}
+
+static void coll_inst_free(gpointer p)
+{
+  coll_inst *ci = p;
+  g_free(ci->node);
+  g_free(ci->splits);
+  g_free(ci);
+}
+
+static const char *group_label(replay *rp, uint32_t group)
+{
+  return group == ET_GROUP_WORLD ? "world" : et_workload_group(rp->w, group)->name;
+}
+
+/* Member index of `rank` in group `group`, or -1. */
+static int member_of(replay *rp, uint32_t group, int rank)
+{
+  if (group == ET_GROUP_WORLD)
+    return rank;
+  gpointer v = g_hash_table_lookup(rp->member_index[group], GINT_TO_POINTER(rank));
+  return v ? GPOINTER_TO_INT(v) - 1 : -1;
+}
+
+static void issue_collective(rank_state *rs, uint32_t i)
+{
+  replay *rp = rs->rp;
+  const et_graph *g = rs->g;
+  const et_node *n = &g->nodes[i];
+  const et_comm *c = &g->comms[n->comm];
+  uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
+  uint32_t seq = rs->group_seq[gslot]++;
+  int member = member_of(rp, c->group, rs->rank);
+  if (member < 0) {
+    fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
+                         "rank %d node %" G_GUINT64_FORMAT " (%s) issues %s on group '%s', "
+                         "but rank %d is not a member of that group; fix the node's pg_name or comm_group.json",
+                         rs->rank, n->id, et_node_name(g, i), et_coll_type_name(c->coll),
+                         group_label(rp, c->group), rs->rank));
+    return;
+  }
+  uint64_t key = inst_key(c->group, seq);
+  coll_inst *ci = g_hash_table_lookup(rp->insts, &key);
+  if (ci == NULL) {
+    ci = g_new0(coll_inst, 1);
+    ci->group = c->group;
+    ci->seq = seq;
+    ci->grp = c->group == ET_GROUP_WORLD ? NULL : et_workload_group(rp->w, c->group);
+    ci->n = ci->grp ? ci->grp->n_ranks : rp->w->n_ranks;
+    ci->type = c->coll;
+    ci->bytes = c->bytes;
+    ci->root = c->root;
+    ci->first_rank = rs->rank;
+    ci->node = g_new(uint32_t, ci->n);
+    for (int k = 0; k < ci->n; k++)
+      ci->node[k] = ET_NONE;
+    if (c->coll == ET_COLL_ALL_TO_ALLV)
+      ci->splits = g_new0(uint64_t, (size_t)ci->n * ci->n);
+    uint64_t *k = g_new(uint64_t, 1);
+    *k = key;
+    g_hash_table_insert(rp->insts, k, ci);
+  } else if (ci->type != c->coll || ci->bytes != c->bytes || ci->root != c->root) {
+    fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
+                         "collective mismatch in group '%s', call #%u: rank %d issued %s of %" G_GUINT64_FORMAT
+                         " bytes (root %d) but rank %d issued %s of %" G_GUINT64_FORMAT
+                         " bytes (root %d) (node %" G_GUINT64_FORMAT "); every member must issue the same "
+                         "collectives in the same order",
+                         group_label(rp, c->group), seq, ci->first_rank, et_coll_type_name(ci->type),
+                         ci->bytes, ci->root, rs->rank, et_coll_type_name(c->coll), c->bytes, c->root, n->id));
+    return;
+  }
+  g_assert(ci->node[member] == ET_NONE);
+  ci->node[member] = i;
+  if (ci->splits && c->split != ET_NONE)
+    memcpy(ci->splits + (size_t)member * ci->n, g->splits + c->split, sizeof(uint64_t) * ci->n);
+  if (++ci->arrived < ci->n)
+    return;
+  /* Every member has issued: the collective starts now. */
+  ci->start = sim_now(rp->sim);
+  coll_desc d = {
+    .type = ci->type, .bytes = ci->bytes,
+    .ranks = ci->grp ? ci->grp->ranks : rp->world_ranks, .n_ranks = ci->n,
+    .root = ci->root, .splits = ci->splits,
+  };
+  coll_start(rp->coll, &d, on_coll_member_done, rp, key, &ci->info);
+}
+
+/* ---- point to point ---- */
+
+static char *p2p_key(int src, int dst, int tag)
+{
+  return g_strdup_printf("%d %d %d", src, dst, tag);
+}
+
+static void on_p2p_done(sim_engine *sim, void *ctx, uint64_t cookie)
+{
+  replay *rp = ctx;
+  p2p_op *op = g_ptr_array_index(rp->p2p_ops, cookie);
+  int ranks[2] = {op->src, op->dst};
+  uint32_t nodes[2] = {op->send_node, op->recv_node};
+  for (int k = 0; k < 2; k++) {
+    rank_state *rs = &rp->ranks[ranks[k]];
+    const et_node *n = &rs->g->nodes[nodes[k]];
+    sim_comm_record rec = {
+      .rank = ranks[k], .node_id = n->id, .op = ET_COLL_NONE, .node_type = n->type,
+      .algo = COLL_ALGO_DIRECT, .group = ET_GROUP_WORLD, .n_ranks = 2, .peer = ranks[1 - k],
+      .bytes = op->bytes, .algbw_bytes = op->bytes, .busbw_factor = 1.0,
+      .issue = rs->comm_issue[n->comm], .start = op->start, .end = sim_now(sim),
+      .measured = n->duration_ps,
+    };
+    g_array_append_val(rp->comms, rec);
+    finish_node(rs, nodes[k]);
+  }
+  g_free(op);
+  rp->p2p_ops->pdata[cookie] = NULL;
+}
+
+static void issue_p2p(rank_state *rs, uint32_t i)
+{
+  replay *rp = rs->rp;
+  const et_node *n = &rs->g->nodes[i];
+  const et_comm *c = &rs->g->comms[n->comm];
+  gboolean is_send = n->type == ET_NODE_COMM_SEND;
+  int src = is_send ? rs->rank : c->src;
+  int dst = is_send ? c->dst : rs->rank;
+  if (src < 0 || src >= rp->w->n_ranks || dst < 0 || dst >= rp->w->n_ranks) {
+    fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
+                         "rank %d node %" G_GUINT64_FORMAT " (%s): peer rank %d is outside the workload's %d ranks",
+                         rs->rank, n->id, et_node_name(rs->g, i), is_send ? dst : src, rp->w->n_ranks));
+    return;
+  }
+  /* Sends wait under key "src dst tag" with a leading 's', receives with 'r'. */
+  char *mine = p2p_key(src, dst, c->tag);
+  char *wait_key = g_strconcat(is_send ? "r" : "s", mine, NULL);
+  GQueue *q = g_hash_table_lookup(rp->p2p_wait, wait_key);
+  g_free(wait_key);
+  if (q == NULL || g_queue_is_empty(q)) {
+    char *k = g_strconcat(is_send ? "s" : "r", mine, NULL);
+    GQueue *mq = g_hash_table_lookup(rp->p2p_wait, k);
+    if (mq == NULL) {
+      mq = g_queue_new();
+      g_hash_table_insert(rp->p2p_wait, k, mq);
+    } else {
+      g_free(k);
+    }
+    g_queue_push_tail(mq, GUINT_TO_POINTER(i + 1));
+    g_free(mine);
+    return;
+  }
+  g_free(mine);
+  uint32_t other = GPOINTER_TO_UINT(g_queue_pop_head(q)) - 1;
+  p2p_op *op = g_new0(p2p_op, 1);
+  op->src = src;
+  op->dst = dst;
+  op->send_node = is_send ? i : other;
+  op->recv_node = is_send ? other : i;
+  /* The sender's size is what moves. */
+  const et_graph *sg = rp->ranks[src].g;
+  op->bytes = sg->comms[sg->nodes[op->send_node].comm].bytes;
+  op->start = sim_now(rp->sim);
+  g_ptr_array_add(rp->p2p_ops, op);
+  net_send(rp->net, src, dst, op->bytes, on_p2p_done, rp, rp->p2p_ops->len - 1);
+}
+
+/* ---- dispatch ---- */
+
+static void start_node(rank_state *rs, uint32_t i)
+{
+  const et_node *n = &rs->g->nodes[i];
+  int slot = node_slot(n);
+  if (slot == 1 && rs->compute_busy >= rs->rp->compute_slots) {
+    fifo_push(&rs->compute_wait, i);
+    return;
+  }
+  if (slot == 2 && rs->cpu_busy >= 1) {
+    fifo_push(&rs->cpu_wait, i);
+    return;
+  }
+  gboolean counts_comm = is_comm_node(n) || (n->flags & ET_FLAG_REPLAY);
+  account(rs, slot ? 1 : 0, counts_comm ? 1 : 0);
+  if (slot == 1)
+    rs->compute_busy++;
+  else if (slot == 2)
+    rs->cpu_busy++;
+  if (n->comm != ET_NONE)
+    rs->comm_issue[n->comm] = sim_now(rs->rp->sim);
+
+  if (n->flags & ET_FLAG_REPLAY) {
+    run_for(rs, i, n->duration_ps);
+    return;
+  }
+  switch ((et_node_type)n->type) {
+  case ET_NODE_COMP:
+    run_for(rs, i, n->duration_ps);
+    break;
+  case ET_NODE_COMM_COLL:
+    issue_collective(rs, i);
+    break;
+  case ET_NODE_COMM_SEND:
+  case ET_NODE_COMM_RECV:
+    issue_p2p(rs, i);
+    break;
+  case ET_NODE_METADATA:
+  case ET_NODE_INVALID:
+  default:
+    run_for(rs, i, 0);
+    break;
+  }
+}
+
+/* ---- setup, checks and deadlock reports ---- */
+
+static gboolean check_workload(const et_workload *w, GError **error)
+{
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    if (g == NULL) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph", w->source, r);
+      return FALSE;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+      const et_node *n = &g->nodes[i];
+      if (n->type == ET_NODE_MEM_LOAD || n->type == ET_NODE_MEM_STORE) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                    "%s: rank %d node %" G_GUINT64_FORMAT " (%s) is a %s; wisp does not model remote "
+                    "memory nodes: remove them or convert them to COMP nodes",
+                    w->source, r, n->id, et_node_name(g, i), et_node_type_name(n->type));
+        return FALSE;
+      }
+      if (is_comm_node(n) && !(n->flags & ET_FLAG_REPLAY) && n->comm == ET_NONE) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: rank %d node %" G_GUINT64_FORMAT " (%s) is a communication node without "
+                    "communication attributes", w->source, r, n->id, et_node_name(g, i));
+        return FALSE;
+      }
+      if (n->type == ET_NODE_COMM_COLL && !(n->flags & ET_FLAG_REPLAY)) {
+        const et_comm *c = &g->comms[n->comm];
+        int group_size = c->group == ET_GROUP_WORLD ? w->n_ranks : et_workload_group(w, c->group)->n_ranks;
+        if (c->coll == ET_COLL_ALL_TO_ALLV && c->split == ET_NONE) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: rank %d node %" G_GUINT64_FORMAT ": ALL_TO_ALLV without per-peer sizes",
+                      w->source, r, n->id);
+          return FALSE;
+        }
+        if (c->coll == ET_COLL_NONE || group_size < 1) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: rank %d node %" G_GUINT64_FORMAT ": collective without a type", w->source, r, n->id);
+          return FALSE;
+        }
+      }
+    }
+  }
+  for (guint k = 0; k < w->groups->len; k++) {
+    const et_group *grp = et_workload_group(w, k);
+    for (int m = 0; m < grp->n_ranks; m++)
+      if (grp->ranks[m] < 0 || grp->ranks[m] >= w->n_ranks) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: group '%s' lists rank %d but the workload has ranks 0..%d",
+                    w->source, grp->name, grp->ranks[m], w->n_ranks - 1);
+        return FALSE;
+      }
+  }
+  return TRUE;
+}
+
+/* Describes, per blocked rank, what it waits for. */
+static GError *deadlock_error(replay *rp)
+{
+  GString *s = g_string_new("the replay stopped with unfinished nodes (deadlock):");
+  const int max_lines = 32;
+  int lines = 0, blocked = 0;
+  for (int r = 0; r < rp->w->n_ranks; r++) {
+    rank_state *rs = &rp->ranks[r];
+    if (rs->finished == rs->g->n_nodes)
+      continue;
+    blocked++;
+    if (lines >= max_lines)
+      continue;
+    gboolean said = FALSE;
+    /* Collectives this rank issued whose other members did not. */
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, rp->insts);
+    GPtrArray *mine = g_ptr_array_new();
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+      coll_inst *ci = v;
+      int m = member_of(rp, ci->group, r);
+      if (m >= 0 && ci->node[m] != ET_NONE && ci->arrived < ci->n)
+        g_ptr_array_add(mine, ci);
+    }
+    for (guint x = 0; x < mine->len; x++) {
+      coll_inst *ci = mine->pdata[x];
+      for (int m = 0; m < ci->n && lines < max_lines; m++) {
+        if (ci->node[m] != ET_NONE)
+          continue;
+        int other = ci->grp ? ci->grp->ranks[m] : m;
+        g_string_append_printf(s, "\n  rank %d waits for rank %d to issue %s #%u of group %s", r, other,
+                               et_coll_type_name(ci->type), ci->seq, group_label(rp, ci->group));
+        lines++;
+        said = TRUE;
+        break; /* one missing member per instance is enough */
+      }
+    }
+    g_ptr_array_free(mine, TRUE);
+    /* Point-to-point operations waiting for their partner. */
+    g_hash_table_iter_init(&it, rp->p2p_wait);
+    while (g_hash_table_iter_next(&it, &k, &v) && lines < max_lines) {
+      const char *key = k;
+      GQueue *q = v;
+      int src, dst, tag;
+      if (g_queue_is_empty(q) || sscanf(key + 1, "%d %d %d", &src, &dst, &tag) != 3)
+        continue;
+      gboolean send = key[0] == 's';
+      if ((send && src == r) || (!send && dst == r)) {
+        g_string_append_printf(s, "\n  rank %d waits for rank %d to %s (tag %d)", r, send ? dst : src,
+                               send ? "post the matching receive" : "send", tag);
+        lines++;
+        said = TRUE;
+      }
+    }
+    if (!said && lines < max_lines) {
+      /* Nothing issued: report the first node that never became ready. */
+      for (uint32_t i = 0; i < rs->g->n_nodes; i++) {
+        if (rs->indeg[i] > 0) {
+          g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished; node %" G_GUINT64_FORMAT
+                                 " (%s) waits for %u unfinished parents",
+                                 r, rs->g->n_nodes - rs->finished, rs->g->n_nodes, rs->g->nodes[i].id,
+                                 et_node_name(rs->g, i), rs->indeg[i]);
+          lines++;
+          break;
+        }
+      }
+    }
+  }
+  if (lines >= max_lines)
+    g_string_append_printf(s, "\n  ... (%d blocked ranks in all)", blocked);
+  GError *e = g_error_new_literal(WISP_ERROR, WISP_ERROR_DEADLOCK, s->str);
+  g_string_free(s, TRUE);
+  return e;
+}
+
+static gint comm_record_cmp(gconstpointer a, gconstpointer b)
+{
+  const sim_comm_record *x = a, *y = b;
+  if (x->end != y->end)
+    return x->end < y->end ? -1 : 1;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  return x->node_id < y->node_id ? -1 : (x->node_id > y->node_id);
+}
+
+static void p2p_queue_free(gpointer q)
+{
+  g_queue_free(q);
+}
+
+static guint u64_hash(gconstpointer p)
+{
+  uint64_t v = *(const uint64_t *)p;
+  return (guint)(v ^ (v >> 32)) * 2654435761u;
+}
+
+static gboolean u64_equal(gconstpointer a, gconstpointer b)
+{
+  return *(const uint64_t *)a == *(const uint64_t *)b;
+}
+
+sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay_options *opt,
+                           GError **error)
+{
+  sim_replay_options defaults = {0};
+  if (opt == NULL)
+    opt = &defaults;
+  if (topo_n_ranks(t) < w->n_ranks) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "the workload %s has %d ranks but the network %s places only %d; use a network with at "
+                "least %d endpoints",
+                w->source, w->n_ranks, topo_source(t), topo_n_ranks(t), w->n_ranks);
+    return NULL;
+  }
+  if (!check_workload(w, error))
+    return NULL;
+
+  replay rp = {0};
+  rp.w = w;
+  rp.policy = coll_policy_new_from_topo(t, error);
+  if (rp.policy == NULL)
+    return NULL;
+  if (opt->has_algo)
+    coll_policy_force(rp.policy, opt->algo);
+  net_tier tier = opt->has_tier ? opt->tier : topo_default_tier(t);
+  rp.sim = sim_engine_new(opt->checked);
+  rp.net = net_new(rp.sim, t, tier);
+  rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
+  rp.compute_slots = opt->compute_slots ? opt->compute_slots : 1;
+  rp.insts = g_hash_table_new_full(u64_hash, u64_equal, g_free, coll_inst_free);
+  rp.p2p_wait = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, p2p_queue_free);
+  rp.p2p_ops = g_ptr_array_new();
+  rp.comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
+  rp.world_ranks = g_new(int, w->n_ranks);
+  for (int r = 0; r < w->n_ranks; r++)
+    rp.world_ranks[r] = r;
+  guint n_groups = w->groups->len;
+  rp.member_index = g_new0(GHashTable *, n_groups > 0 ? n_groups : 1);
+  for (guint k = 0; k < n_groups; k++) {
+    const et_group *grp = et_workload_group(w, k);
+    rp.member_index[k] = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int m = 0; m < grp->n_ranks; m++)
+      g_hash_table_insert(rp.member_index[k], GINT_TO_POINTER(grp->ranks[m]), GINT_TO_POINTER(m + 1));
+  }
+
+  rp.ranks = g_new0(rank_state, w->n_ranks);
+  for (int r = 0; r < w->n_ranks; r++) {
+    rank_state *rs = &rp.ranks[r];
+    const et_graph *g = w->ranks[r];
+    rs->rp = &rp;
+    rs->rank = r;
+    rs->g = g;
+    rs->indeg = g_new0(uint32_t, g->n_nodes ? g->n_nodes : 1);
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+      for (uint32_t e = g->nodes[i].children; e < g->nodes[i + 1].children; e++)
+        rs->indeg[g->child_index[e]]++;
+    rs->group_seq = g_new0(uint32_t, n_groups + 1);
+    rs->comm_issue = g_new0(sim_time_ps, g->n_comms ? g->n_comms : 1);
+  }
+
+  double t0 = wisp_wall_seconds();
+  for (int r = 0; r < w->n_ranks; r++)
+    for (uint32_t i = 0; i < rp.ranks[r].g->n_nodes; i++)
+      if (rp.ranks[r].indeg[i] == 0)
+        start_node(&rp.ranks[r], i);
+  sim_run(rp.sim, SIM_TIME_MAX);
+  double wall = wisp_wall_seconds() - t0;
+
+  sim_result *res = NULL;
+  if (rp.error == NULL) {
+    for (int r = 0; r < w->n_ranks; r++)
+      if (rp.ranks[r].finished != rp.ranks[r].g->n_nodes) {
+        rp.error = deadlock_error(&rp);
+        break;
+      }
+  }
+  if (rp.error == NULL) {
+    res = g_new0(sim_result, 1);
+    res->n_ranks = w->n_ranks;
+    res->ranks = g_new0(sim_rank_stats, w->n_ranks);
+    for (int r = 0; r < w->n_ranks; r++) {
+      rank_state *rs = &rp.ranks[r];
+      /* Close the accounting at this rank's finish time. */
+      g_assert(rs->n_compute == 0 && rs->n_comm == 0);
+      sim_rank_stats *st = &res->ranks[r];
+      st->rank = r;
+      st->finish = rs->finish;
+      st->compute = rs->t_compute_only + rs->t_both;
+      st->exposed_comm = rs->t_comm_only;
+      st->overlapped_comm = rs->t_both;
+      st->idle = rs->finish - rs->t_compute_only - rs->t_both - rs->t_comm_only;
+      st->nodes = rs->finished;
+      if (st->finish > res->step_time)
+        res->step_time = st->finish;
+    }
+    g_array_sort(rp.comms, comm_record_cmp);
+    res->comms = rp.comms;
+    rp.comms = NULL;
+    res->events = sim_events_processed(rp.sim);
+    res->wall_seconds = wall;
+    res->tier = tier;
+    res->n_links = topo_n_links(t);
+    res->link_bytes = g_new0(uint64_t, res->n_links ? res->n_links : 1);
+    for (uint32_t l = 0; l < res->n_links; l++)
+      res->link_bytes[l] = net_link_bytes(rp.net, l);
+    if (!opt->quiet)
+      sim_print_speed(rp.sim, wall, stderr);
+  } else {
+    g_propagate_error(error, rp.error);
+  }
+
+  for (int r = 0; r < w->n_ranks; r++) {
+    rank_state *rs = &rp.ranks[r];
+    g_free(rs->indeg);
+    g_free(rs->group_seq);
+    g_free(rs->comm_issue);
+    g_free(rs->compute_wait.items);
+    g_free(rs->cpu_wait.items);
+  }
+  g_free(rp.ranks);
+  for (guint k = 0; k < n_groups; k++)
+    g_hash_table_destroy(rp.member_index[k]);
+  g_free(rp.member_index);
+  g_free(rp.world_ranks);
+  g_hash_table_destroy(rp.insts);
+  g_hash_table_destroy(rp.p2p_wait);
+  for (guint k = 0; k < rp.p2p_ops->len; k++)
+    g_free(rp.p2p_ops->pdata[k]);
+  g_ptr_array_free(rp.p2p_ops, TRUE);
+  if (rp.comms)
+    g_array_free(rp.comms, TRUE);
+  coll_lib_free(rp.coll);
+  net_free(rp.net);
+  sim_engine_free(rp.sim);
+  coll_policy_free(rp.policy);
+  return res;
+}
+
+void sim_result_free(sim_result *r)
+{
+  if (r == NULL)
+    return;
+  g_free(r->ranks);
+  if (r->comms)
+    g_array_free(r->comms, TRUE);
+  g_free(r->link_bytes);
+  g_free(r);
+}

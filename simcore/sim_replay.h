@@ -1,0 +1,91 @@
+/* sim_replay.h: replays a workload (one execution graph per rank) on the
+ * discrete-event engine, simulating only the communication.
+ *
+ * Semantics (see doc/ARCHITECTURE.md, "Replay"):
+ *  - A node becomes ready when all its parents (union of data_deps and
+ *    ctrl_deps, as the graph was built) have finished.
+ *  - COMP nodes run for their recorded duration.  Each rank has
+ *    `compute_slots` GPU compute slots (default 1) and one CPU slot for
+ *    is_cpu_op nodes; a ready node whose slot is busy waits in FIFO order of
+ *    readiness (ties by node index).  Idle-gap nodes (ET_FLAG_DELAY) and
+ *    replayed communication nodes (ET_FLAG_REPLAY) take time but no slot.
+ *  - Communication never takes a compute slot, so it overlaps compute
+ *    whenever the graph allows it.
+ *  - COMM_COLL: every member of the node's group must issue the matching
+ *    collective (same group, same per-group sequence number, same type and
+ *    size); it starts when the last member issues it and each member
+ *    finishes when the collective model says it has.
+ *  - COMM_SEND / COMM_RECV match by (source, destination, tag) in FIFO order
+ *    and move data once both sides have issued (rendezvous).
+ *  - METADATA and INVALID nodes finish immediately; MEM_LOAD/MEM_STORE are
+ *    rejected before the run starts.
+ *  - If the queue empties while nodes remain unfinished, the run fails with
+ *    a WISP_ERROR_DEADLOCK error naming what each blocked rank waits for.
+ *
+ * Cost: O(log q) per node event (q = pending events) plus the collective
+ * and network models; memory is O(nodes) for in-degree counters.
+ */
+#ifndef WISP_SIM_REPLAY_H
+#define WISP_SIM_REPLAY_H
+
+#include "chakra/et_graph.h"
+#include "collectives/coll.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  unsigned compute_slots;  /* GPU compute slots per rank; 0 means 1 */
+  gboolean checked;        /* verify engine invariants on every step */
+  gboolean has_tier;       /* override the config's tier with `tier` */
+  net_tier tier;
+  gboolean has_algo;       /* force one collective algorithm */
+  coll_algo algo;
+  gboolean quiet;          /* do not print the speed line */
+} sim_replay_options;
+
+typedef struct {
+  int rank;
+  sim_time_ps finish;      /* end of the rank's last node */
+  sim_time_ps compute;     /* time with at least one compute node running */
+  sim_time_ps exposed_comm;    /* communication running, no compute */
+  sim_time_ps overlapped_comm; /* communication running under compute */
+  sim_time_ps idle;        /* neither, up to finish */
+  uint64_t nodes;
+} sim_rank_stats;
+
+typedef struct {
+  int rank;
+  uint64_t node_id;
+  uint8_t op;              /* et_coll_type; ET_COLL_NONE for send/recv */
+  uint8_t node_type;       /* et_node_type */
+  uint8_t algo;            /* coll_algo */
+  uint32_t group;          /* group index or ET_GROUP_WORLD */
+  int n_ranks;
+  int peer;                /* send/recv peer, else -1 */
+  uint64_t bytes;          /* Chakra comm_size */
+  uint64_t algbw_bytes;    /* nccl-tests S */
+  double busbw_factor;
+  sim_time_ps issue;       /* this rank issued the operation */
+  sim_time_ps start;       /* data started moving (all members issued) */
+  sim_time_ps end;         /* this rank finished */
+  sim_time_ps measured;    /* measured duration from the trace (0 if unknown) */
+} sim_comm_record;
+
+typedef struct {
+  int n_ranks;
+  sim_rank_stats *ranks;
+  GArray *comms;           /* sim_comm_record, ordered by (end, rank, node) */
+  sim_time_ps step_time;   /* max finish over ranks */
+  uint64_t events;
+  double wall_seconds;
+  net_tier tier;
+  uint32_t n_links;
+  uint64_t *link_bytes;    /* per topology link */
+} sim_result;
+
+sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay_options *opt,
+                           GError **error);
+void sim_result_free(sim_result *r);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,208 @@
+/* sim_report.c: human and JSON output of a replay (see sim_report.h). */
+#include "config.h"
+#include "simcore/sim_report.h"
+#include "common/wisp_json.h"
+
+#include <string.h>
+
+sim_time_ps sim_report_measured_step(const et_workload *w)
+{
+  sim_time_ps best = -1;
+  if (w->measured_step_ps == NULL)
+    return -1;
+  for (int r = 0; r < w->n_ranks; r++)
+    if (w->measured_step_ps[r] > best)
+      best = w->measured_step_ps[r];
+  return best;
+}
+
+const char *sim_report_op_name(const sim_comm_record *c)
+{
+  if (c->node_type == ET_NODE_COMM_SEND)
+    return "send";
+  if (c->node_type == ET_NODE_COMM_RECV)
+    return "recv";
+  return et_coll_short_name(c->op);
+}
+
+static const char *group_name(const et_workload *w, uint32_t g)
+{
+  return g == ET_GROUP_WORLD ? "world" : et_workload_group(w, g)->name;
+}
+
+/* algbw in decimal GB/s: bytes / seconds / 1e9 = bytes * 1000 / ps. */
+static double algbw_GBps(const sim_comm_record *c)
+{
+  sim_time_ps d = c->end - c->start;
+  return d > 0 ? (double)c->algbw_bytes * 1000.0 / (double)d : 0.0;
+}
+
+gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const topo *t,
+                               const char *path, GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  FILE *out = wisp_afile_stream(f);
+  wisp_json j;
+  wisp_json_init(&j, out, 2);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", WISP_REPORT_SCHEMA_VERSION);
+  wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
+  wisp_json_begin_object(&j, "workload");
+  wisp_json_string(&j, "source", w->source);
+  wisp_json_int(&j, "n_ranks", w->n_ranks);
+  wisp_json_end_object(&j);
+  wisp_json_begin_object(&j, "network");
+  wisp_json_string(&j, "source", topo_source(t));
+  wisp_json_string(&j, "tier", net_tier_name(r->tier));
+  wisp_json_end_object(&j);
+  wisp_json_ns(&j, "step_time_ns", r->step_time);
+  sim_time_ps sum = 0;
+  for (int k = 0; k < r->n_ranks; k++)
+    sum += r->ranks[k].finish;
+  wisp_json_ns(&j, "mean_finish_ns", r->n_ranks ? sum / r->n_ranks : 0);
+  sim_time_ps measured = sim_report_measured_step(w);
+  if (measured >= 0)
+    wisp_json_ns(&j, "measured_step_ns", measured);
+  else
+    wisp_json_string(&j, "measured_step_ns", NULL);
+  wisp_json_uint(&j, "events", r->events);
+
+  wisp_json_begin_array(&j, "ranks");
+  for (int k = 0; k < r->n_ranks; k++) {
+    const sim_rank_stats *s = &r->ranks[k];
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_int(&j, "rank", s->rank);
+    wisp_json_ns(&j, "finish_ns", s->finish);
+    wisp_json_ns(&j, "compute_ns", s->compute);
+    wisp_json_ns(&j, "exposed_comm_ns", s->exposed_comm);
+    wisp_json_ns(&j, "overlapped_comm_ns", s->overlapped_comm);
+    wisp_json_ns(&j, "idle_ns", s->idle);
+    wisp_json_uint(&j, "nodes", s->nodes);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+
+  wisp_json_begin_array(&j, "collectives");
+  for (guint k = 0; k < r->comms->len; k++) {
+    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_int(&j, "rank", c->rank);
+    wisp_json_uint(&j, "node_id", c->node_id);
+    wisp_json_string(&j, "op", sim_report_op_name(c));
+    wisp_json_string(&j, "group", group_name(w, c->group));
+    wisp_json_int(&j, "n_ranks", c->n_ranks);
+    wisp_json_int(&j, "peer", c->peer);
+    wisp_json_uint(&j, "bytes", c->bytes);
+    wisp_json_string(&j, "algorithm", coll_algo_name(c->algo));
+    wisp_json_ns(&j, "issue_ns", c->issue);
+    wisp_json_ns(&j, "start_ns", c->start);
+    wisp_json_ns(&j, "end_ns", c->end);
+    wisp_json_double(&j, "time_us", (double)(c->end - c->start) / 1e6, 6);
+    double a = algbw_GBps(c);
+    wisp_json_double(&j, "algbw_GBps", a, 6);
+    wisp_json_double(&j, "busbw_GBps", a * c->busbw_factor, 6);
+    wisp_json_ns(&j, "measured_ns", c->measured);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+
+  /* Traffic per group and per op type, in a deterministic order. */
+  guint n_groups = w->groups->len;
+  uint64_t *gbytes = g_new0(uint64_t, n_groups + 1), *gops = g_new0(uint64_t, n_groups + 1);
+  uint64_t tbytes[256] = {0}, tops[256] = {0};
+  uint64_t sbytes[2] = {0}, sops[2] = {0};
+  for (guint k = 0; k < r->comms->len; k++) {
+    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
+    guint gi = c->group == ET_GROUP_WORLD ? n_groups : c->group;
+    gbytes[gi] += c->bytes;
+    gops[gi]++;
+    if (c->node_type == ET_NODE_COMM_COLL) {
+      tbytes[c->op] += c->bytes;
+      tops[c->op]++;
+    } else {
+      int s = c->node_type == ET_NODE_COMM_RECV;
+      sbytes[s] += c->bytes;
+      sops[s]++;
+    }
+  }
+  wisp_json_begin_array(&j, "groups");
+  for (guint gi = 0; gi <= n_groups; gi++) {
+    if (gops[gi] == 0)
+      continue;
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_string(&j, "group", gi == n_groups ? "world" : et_workload_group(w, gi)->name);
+    wisp_json_int(&j, "n_ranks", gi == n_groups ? w->n_ranks : et_workload_group(w, gi)->n_ranks);
+    wisp_json_uint(&j, "ops", gops[gi]);
+    wisp_json_uint(&j, "bytes", gbytes[gi]);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  wisp_json_begin_array(&j, "op_types");
+  for (int op = 0; op < 256; op++) {
+    if (tops[op] == 0)
+      continue;
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_string(&j, "op", et_coll_short_name(op));
+    wisp_json_uint(&j, "count", tops[op]);
+    wisp_json_uint(&j, "bytes", tbytes[op]);
+    wisp_json_end_object(&j);
+  }
+  for (int s = 0; s < 2; s++) {
+    if (sops[s] == 0)
+      continue;
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_string(&j, "op", s ? "recv" : "send");
+    wisp_json_uint(&j, "count", sops[s]);
+    wisp_json_uint(&j, "bytes", sbytes[s]);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  g_free(gbytes);
+  g_free(gops);
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(f, error);
+}
+
+static void print_ns(FILE *out, sim_time_ps t)
+{
+  char buf[32];
+  fprintf(out, " %16s", wisp_ns_string(t, buf));
+}
+
+void sim_report_print_summary(const sim_result *r, const et_workload *w, const topo *t, FILE *out,
+                              int max_ranks)
+{
+  fprintf(out, "workload %s: %d ranks; network %s (%s tier)\n", w->source, w->n_ranks, topo_source(t),
+          net_tier_name(r->tier));
+  fprintf(out, "%6s %16s %16s %16s %16s %16s\n", "rank", "finish_ns", "compute_ns", "exposed_comm_ns",
+          "overlap_comm_ns", "idle_ns");
+  for (int k = 0; k < r->n_ranks; k++) {
+    if (max_ranks >= 0 && k >= max_ranks) {
+      fprintf(out, "   ... %d more ranks (see --json)\n", r->n_ranks - k);
+      break;
+    }
+    const sim_rank_stats *s = &r->ranks[k];
+    fprintf(out, "%6d", s->rank);
+    print_ns(out, s->finish);
+    print_ns(out, s->compute);
+    print_ns(out, s->exposed_comm);
+    print_ns(out, s->overlapped_comm);
+    print_ns(out, s->idle);
+    fputc('\n', out);
+  }
+  char *st = wisp_format_time(r->step_time);
+  char buf[32];
+  fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);
+  g_free(st);
+  sim_time_ps measured = sim_report_measured_step(w);
+  if (measured > 0) {
+    char *ms = wisp_format_time(measured);
+    double err = 100.0 * (double)(r->step_time - measured) / (double)measured;
+    fprintf(out, "measured step time: %s ns (%s); simulated baseline error %+.2f %%\n",
+            wisp_ns_string(measured, buf), ms, err);
+    g_free(ms);
+  }
+}

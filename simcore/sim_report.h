@@ -1,0 +1,36 @@
+/* sim_report.h: the human summary and the versioned JSON report of a run.
+ *
+ * JSON schema (schema_version 1; times are decimal nanoseconds with
+ * picosecond precision, sizes in bytes, bandwidths in decimal GB/s):
+ *   schema_version, wisp_version, workload{source,n_ranks}, network{source,tier},
+ *   step_time_ns, mean_finish_ns, measured_step_ns (null when unknown), events,
+ *   ranks[]       {rank, finish_ns, compute_ns, exposed_comm_ns, overlapped_comm_ns, idle_ns, nodes}
+ *   collectives[] {rank, node_id, op, group, n_ranks, peer, bytes, algorithm, issue_ns, start_ns,
+ *                  end_ns, time_us, algbw_GBps, busbw_GBps, measured_ns}
+ *   groups[]      {group, n_ranks, ops, bytes}   (bytes summed over members' records)
+ *   op_types[]    {op, count, bytes}
+ * collectives[] is ordered by (end_ns, rank, node_id).
+ */
+#ifndef WISP_SIM_REPORT_H
+#define WISP_SIM_REPORT_H
+
+#include "simcore/sim_replay.h"
+
+G_BEGIN_DECLS
+
+#define WISP_REPORT_SCHEMA_VERSION 1
+
+/* Writes the JSON report atomically to path. */
+gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const topo *t,
+                               const char *path, GError **error);
+/* Prints the human summary: per-rank table (at most max_ranks rows) and the step time. */
+void sim_report_print_summary(const sim_result *r, const et_workload *w, const topo *t, FILE *out,
+                              int max_ranks);
+
+/* Measured step time of the workload (max over ranks), or -1 when unknown. */
+sim_time_ps sim_report_measured_step(const et_workload *w);
+/* Op name for a record: the collective's short name, or "send"/"recv". */
+const char *sim_report_op_name(const sim_comm_record *c);
+
+G_END_DECLS
+#endif
