@@ -73,10 +73,14 @@ int topo_rank_coord(const topo *t, int rank, int dim);
 
 /* Route from src_rank to dst_rank: the links traversed, in order.  The
  * array is owned by the topology and valid until topo_free.  src == dst
- * gives an empty route.  Cost: O(1) after the first call for a pair class. */
+ * gives an empty route.  Cost: O(1) (a hash lookup) after the first call
+ * for an endpoint pair; the first call is O(route length) for hierarchical
+ * topologies and O(V + E) for the first route to each destination of an
+ * explicit graph.  Not thread-safe: the cache lives in the topology. */
 const uint32_t *topo_route(const topo *t, int src_rank, int dst_rank, uint32_t *n_links);
 
-/* Sum of link latencies and the minimum bandwidth along the route. */
+/* Sum of link latencies and the minimum bandwidth along the route (0 and
+ * 0 for an empty route). */
 void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *latency, wisp_bw_Bps *bottleneck);
 
 /* Settings of other layers kept verbatim from the config, with their line
@@ -90,6 +94,22 @@ const char *topo_source(const topo *t);
 /* Prints the resolved topology (`wisp topo`); dot = TRUE writes Graphviz. */
 void topo_print(const topo *t, FILE *out);
 void topo_print_dot(const topo *t, FILE *out);
+
+/* Additions (topology layer): endpoint view and summary figures.
+ * Endpoints are nodes 0 .. topo_n_endpoints()-1; switches follow. */
+uint32_t topo_n_endpoints(const topo *t);
+uint32_t topo_rank_endpoint(const topo *t, int rank);
+gboolean topo_node_is_endpoint(const topo *t, uint32_t node);
+/* The config's `name:` (NULL when absent). */
+const char *topo_name(const topo *t);
+/* Bisection bandwidth in bytes/s, one direction: the cut between the two
+ * halves (coordinate < floor(n/2) vs the rest) of the outermost dimension
+ * of size > 1; see doc/topology.md for the per-kind formulas.  0 when not
+ * defined (explicit graphs, a single endpoint). */
+wisp_bw_Bps topo_bisection_bw(const topo *t);
+
+/* `wisp topo CONFIG [--dot FILE]` (cli/cmd_topo.c). */
+int wisp_cmd_topo(int argc, char **argv);
 
 G_END_DECLS
 #endif

@@ -1,0 +1,117 @@
+/* topo_internal.h: the topology's private representation, shared by the
+ * loader (topo_load.c), construction and routing (topo.c) and the printers
+ * (topo_print.c).  Not installed; other modules use topo.h only.
+ *
+ * Node numbering: endpoints (the devices that hold ranks) are nodes
+ * 0 .. n_endpoints-1; switches follow.  In a hierarchical topology endpoint
+ * e has coordinate (e / stride[d]) % size[d] in dimension d (dimension 0
+ * fastest, as ASTRA-sim numbers NPUs).
+ */
+#ifndef WISP_TOPO_INTERNAL_H
+#define WISP_TOPO_INTERNAL_H
+
+#include "topologies/topo.h"
+
+/* Hard bounds that keep a typo ("size: 1000000") from exhausting memory;
+ * exceeding them is a WISP_ERROR_LIMIT error, never a silent cut. */
+#define TOPO_MAX_ENDPOINTS (UINT32_C(1) << 22)
+#define TOPO_MAX_LINKS (UINT64_C(1) << 27)
+
+typedef enum {
+  TOPO_FORMAT_DIMS,   /* wisp YAML with `dims:` */
+  TOPO_FORMAT_GRAPH,  /* wisp YAML with `graph:` */
+  TOPO_FORMAT_ASTRA,  /* ASTRA-sim network.yml */
+} topo_format;
+
+typedef struct {
+  char *name;
+  topo_kind kind;
+  int size;                /* endpoints per group along this dimension */
+  uint32_t stride;         /* product of the sizes of the inner dimensions */
+  uint32_t n_groups;       /* n_endpoints / size */
+  wisp_bw_Bps bw;          /* endpoint link bandwidth, bytes/s */
+  sim_time_ps latency;     /* per link traversal */
+  int n_axes;              /* torus: 2 or 3 */
+  int shape[3];            /* torus axis sizes, axis 0 fastest */
+  int leaves, spines;      /* fat tree */
+  double oversub;          /* fat tree: host bandwidth / uplink bandwidth per leaf */
+  wisp_bw_Bps up_bw;       /* fat tree: bandwidth of one leaf-spine link */
+  uint32_t switch_base;    /* node index of this dimension's first switch */
+  uint32_t switches_per_group;
+  int line;                /* config line, for messages */
+  double astra_value;      /* ASTRA-sim: bandwidth as written ("GB/s" = GiB/s) */
+} topo_dim;
+
+typedef struct {
+  char *value;
+  int line;
+} topo_setting_entry;
+
+/* Open-addressing map from (src endpoint, dst endpoint) to a cached route. */
+typedef struct {
+  uint64_t key;            /* (src << 32 | dst) + 1; 0 = empty slot */
+  const uint32_t *links;
+  uint32_t n;
+} topo_route_slot;
+
+struct topo {
+  char *source;
+  char *name;
+  topo_format format;
+  net_tier tier;
+
+  int n_dims;
+  topo_dim *dims;
+
+  uint32_t n_endpoints;
+  uint32_t n_nodes;
+  char **node_names;       /* explicit graphs only (else NULL) */
+
+  GArray *links;           /* topo_link */
+  uint32_t *out_off;       /* CSR of out-links, sorted by destination */
+  uint32_t *out_link;
+  uint32_t *in_off;        /* CSR of in-links (graphs, for reverse BFS) */
+  uint32_t *in_link;
+
+  int n_ranks;
+  uint32_t *rank_ep;       /* rank -> endpoint */
+  gboolean contiguous;     /* placement: rank r on endpoint r */
+
+  GHashTable *settings;    /* key -> topo_setting_entry */
+
+  /* Route cache (mutable behind const topo *: routing is single-threaded). */
+  topo_route_slot *cache;
+  uint32_t cache_cap, cache_used;
+  GPtrArray *arena;        /* blocks of uint32 link lists, never moved */
+  uint32_t *arena_cur;
+  uint32_t arena_left;
+  GHashTable *graph_dist;  /* graphs: dst node -> uint32 dist-to-dst per node */
+  GArray *scratch;         /* uint32 route under construction */
+};
+
+/* Construction (topo.c).  topo_alloc returns an empty topology owning a
+ * copy of source; the loader fills dims or the graph, then calls
+ * topo_build_dims / topo_build_graph, then topo_set_placement. */
+topo *topo_alloc(const char *source);
+gboolean topo_build_dims(topo *t, GError **error);
+/* Graph: nodes 0..n_endpoints-1 are endpoints, the rest switches; names
+ * are taken over.  links are appended by the caller with topo_add_link
+ * before calling topo_build_graph. */
+void topo_add_link(topo *t, uint32_t src, uint32_t dst, wisp_bw_Bps bw, sim_time_ps lat, uint16_t tier);
+gboolean topo_build_graph(topo *t, GError **error);
+/* placement NULL = contiguous over the first n_ranks endpoints. */
+gboolean topo_set_placement(topo *t, int n_ranks, const uint32_t *placement, int line, GError **error);
+void topo_put_setting(topo *t, const char *key, const char *value, int line);
+
+/* Endpoint-level routing used by topo_route and the printers: appends the
+ * links from endpoint src to endpoint dst to out (uint32). */
+void topo_route_endpoints(const topo *t, uint32_t src, uint32_t dst, GArray *out);
+/* Link from node u to node v (the first one when there are several), or
+ * UINT32_MAX. O(log degree). */
+uint32_t topo_find_link(const topo *t, uint32_t u, uint32_t v);
+/* Closed-form link count of a hierarchical dimension (all its groups). */
+uint64_t topo_dim_link_count(const topo_dim *d);
+/* Name of node n ("ep12", "nvlink.sw3", or the graph's name). */
+char *topo_node_label(const topo *t, uint32_t n);
+
+#endif
