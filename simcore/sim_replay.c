@@ -94,6 +94,7 @@ struct replay {
   net *net;
   coll_lib *coll;
   coll_policy *policy;
+  const sim_replay_observer *obs;
   unsigned compute_slots;
   rank_state *ranks;
   int *world_ranks;
@@ -165,6 +166,15 @@ static void finish_node(rank_state *rs, uint32_t i)
   account(rs, slot ? -1 : 0, counts_comm ? -1 : 0);
   rs->finished++;
   rs->finish = sim_now(rs->rp->sim);
+  const sim_replay_observer *obs = rs->rp->obs;
+  if (obs && obs->node_done) {
+    /* Timed nodes ran uninterrupted for their duration; communication
+     * started when this rank issued it. */
+    sim_time_ps start = n->comm != ET_NONE && !(n->flags & ET_FLAG_REPLAY) ? rs->comm_issue[n->comm]
+                        : (n->type == ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY)) ? rs->finish - n->duration_ps
+                        : rs->finish;
+    obs->node_done(obs->ctx, rs->rank, g, i, start, rs->finish);
+  }
   for (uint32_t e = n->children; e < g->nodes[i + 1].children; e++) {
     uint32_t c = g->child_index[e];
     g_assert(rs->indeg[c] > 0);
@@ -212,6 +222,8 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
     .measured = n->duration_ps,
   };
   g_array_append_val(rp->comms, rec);
+  if (rp->obs && rp->obs->comm_done)
+    rp->obs->comm_done(rp->obs->ctx, &rec);
   finish_node(rs, node);
   if (++ci->done == ci->n)
     g_hash_table_remove(rp->insts, &cookie);
@@ -326,6 +338,8 @@ static void on_p2p_done(sim_engine *sim, void *ctx, uint64_t cookie)
       .measured = n->duration_ps,
     };
     g_array_append_val(rp->comms, rec);
+    if (rp->obs && rp->obs->comm_done)
+      rp->obs->comm_done(rp->obs->ctx, &rec);
     finish_node(rs, nodes[k]);
   }
   g_free(op);
@@ -610,6 +624,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
   rp.compute_slots = opt->compute_slots ? opt->compute_slots : 1;
+  rp.obs = opt->observer;
   rp.insts = g_hash_table_new_full(u64_hash, u64_equal, g_free, coll_inst_free);
   rp.p2p_wait = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, p2p_queue_free);
   rp.p2p_ops = g_ptr_array_new();

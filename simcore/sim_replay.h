@@ -33,7 +33,19 @@
 
 G_BEGIN_DECLS
 
+/* Optional callbacks that see the run as it happens (e.g. to stream a
+ * timeline).  node_done is called for every node when it finishes, with the
+ * time it started running (for communication: when this rank issued it);
+ * comm_done for every communication record.  Either may be NULL. */
+typedef struct sim_comm_record sim_comm_record;
 typedef struct {
+  void (*node_done)(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end);
+  void (*comm_done)(void *ctx, const sim_comm_record *rec);
+  void *ctx;
+} sim_replay_observer;
+
+typedef struct {
+  const sim_replay_observer *observer;
   unsigned compute_slots;  /* GPU compute slots per rank; 0 means 1 */
   gboolean checked;        /* verify engine invariants on every step */
   gboolean has_tier;       /* override the config's tier with `tier` */
@@ -53,7 +65,7 @@ typedef struct {
   uint64_t nodes;
 } sim_rank_stats;
 
-typedef struct {
+struct sim_comm_record {
   int rank;
   uint64_t node_id;
   uint8_t op;              /* et_coll_type; ET_COLL_NONE for send/recv */
@@ -69,7 +81,7 @@ typedef struct {
   sim_time_ps start;       /* data started moving (all members issued) */
   sim_time_ps end;         /* this rank finished */
   sim_time_ps measured;    /* measured duration from the trace (0 if unknown) */
-} sim_comm_record;
+};
 
 typedef struct {
   int n_ranks;
