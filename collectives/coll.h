@@ -42,6 +42,13 @@ coll_policy *coll_policy_new_default(void);
 void coll_policy_free(coll_policy *p);
 /* Forces one algorithm for every type (e.g. `--algo ring`). */
 void coll_policy_force(coll_policy *p, coll_algo a);
+/* Chunks each collective is cut into for pipelining (1..1024; default 1,
+ * or the config's collectives.chunks). */
+void coll_policy_set_chunks(coll_policy *p, int chunks);
+/* Local reduction bandwidth; 0 (default) makes reductions free. */
+void coll_policy_set_reduce_bw(coll_policy *p, wisp_bw_Bps bw);
+/* Lets the tuner use in-switch reduction (NVLS) on switch dimensions. */
+void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on);
 
 typedef struct {
   et_coll_type type;
@@ -57,6 +64,7 @@ typedef struct {
   coll_algo algo;          /* algorithm actually used (never AUTO) */
   uint64_t algbw_bytes;    /* S of nccl-tests' algbw for this collective */
   double busbw_factor;     /* nccl-tests' busbw factor for (type, n) */
+  char detail[128];        /* the plan, e.g. "reduce_scatter:ring@x > all_reduce:direct@y > all_gather:ring@x" */
 } coll_info;
 
 typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int member);
@@ -70,6 +78,19 @@ void coll_lib_free(coll_lib *c);
  * desc arrays are copied.  info (optional) receives the algorithm chosen. */
 void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
                 coll_info *info);
+
+/* Validates a descriptor against the topology (members in range and
+ * distinct, root a member for rooted types, splits for ALL_TO_ALLV, known
+ * type); coll_start() asserts what this checks. */
+gboolean coll_desc_check(const topo *t, const coll_desc *desc, GError **error);
+
+/* Runs one collective alone on a fresh engine, network and library and
+ * returns its completion time (collbench, tests). */
+gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *desc,
+                      sim_time_ps *time_ps, coll_info *info, GError **error);
+
+/* `wisp collbench`: nccl-tests-shaped table of simulated collectives. */
+int wisp_cmd_collbench(int argc, char **argv);
 
 /* nccl-tests conventions (see doc): algbw bytes S and busbw factor. */
 uint64_t coll_algbw_bytes(et_coll_type type, uint64_t comm_size, int n_ranks);

@@ -1,0 +1,708 @@
+/* coll.c: planning collectives onto a group's topology dimensions and
+ * running them as per-member state machines over net_send().
+ *
+ * Planning (coll_start): the members' coordinates (topo_rank_coord) are
+ * compressed per dimension; when the group is a full Cartesian sub-grid of
+ * the topology (every combination of the used coordinates present exactly
+ * once), all-reduce, reduce-scatter and all-gather are composed per grid
+ * dimension (hierarchical plan); every other case runs one flat phase over
+ * the whole group, in grid order (or communicator order when the group is
+ * not a sub-grid), on the real routes.
+ *
+ * Running: the collective's bytes are cut into chunks; each (member,
+ * chunk) pair is a slot that walks the plan's steps in order.  A slot
+ * starts step k when the slot `lanes` chunks before it on the same member
+ * has finished step k (pipelining); it finishes step k once its own sends
+ * of step k have arrived and it has received every transfer addressed to
+ * its step k (plus, optionally, the local reduction time).  Memory:
+ * O(members * chunks * steps) 16-bit receive counters per collective
+ * (about 1 MiB for a 512-member ring all-reduce).  Work: O(1) amortised per
+ * transfer plus O(q) per step start for algorithms that emit q transfers.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "collectives/coll_internal.h"
+
+typedef struct {
+  coll_prim prim;
+  coll_algo algo;
+  int g;              /* grid dimension, or -1 for the whole group */
+  uint64_t div;       /* phase bytes = chunk bytes / div */
+  uint32_t step0, n_steps;
+} coll_phase;
+
+enum { SLOT_IDLE = 0, SLOT_RUNNING, SLOT_REDUCING, SLOT_REDUCED };
+
+typedef struct {
+  uint32_t cur;       /* current global step */
+  uint32_t pend;      /* sends of the current step still in flight */
+  uint32_t need;      /* receives the current step waits for */
+  uint8_t state;
+  uint64_t red;       /* bytes reduced locally in the current step */
+} coll_slot;
+
+typedef struct coll_run coll_run;
+struct coll_run {
+  coll_lib *lib;
+  coll_run *prev, *next;
+  coll_prim prim;
+  int n;
+  int *ranks;
+  uint64_t *splits;
+  int root_member;
+  uint64_t bytes;     /* D of the whole collective (see coll_sched.bytes) */
+  coll_done_fn done;
+  void *ctx;
+  uint64_t cookie;
+  int n_g;
+  int gsize[COLL_MAX_DIMS], gstride[COLL_MAX_DIMS], gtopo[COLL_MAX_DIMS];
+  int *gidx, *gmember;
+  topo_kind flat_kind;
+  int n_phases;
+  coll_phase ph[2 * COLL_MAX_DIMS];
+  uint32_t n_steps;
+  int n_chunks, lanes;
+  coll_slot *slot;
+  uint16_t *recv;     /* n_slots * n_steps */
+  int *chunks_left;
+  int members_left;
+  coll_xfer *scratch; /* 2 * n */
+};
+
+typedef struct {
+  coll_run *run;
+  uint32_t src_slot, dst_slot, dst_step;
+  uint32_t next_free;
+} coll_xrec;
+
+struct coll_lib {
+  sim_engine *sim;
+  net *n;
+  const topo *t;
+  coll_policy pol;
+  coll_run *runs;       /* unfinished collectives */
+  coll_xrec *xr;        /* transfer records; index = net cookie */
+  uint32_t n_xr, cap_xr, free_xr;
+  GArray *work;         /* slots to advance */
+  gboolean kicking;
+};
+
+#define XR_NONE UINT32_MAX
+
+coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy)
+{
+  coll_lib *c = g_new0(coll_lib, 1);
+  c->sim = sim;
+  c->n = n;
+  c->t = net_get_topo(n);
+  if (policy != NULL)
+    c->pol = *policy;
+  else
+    c->pol.chunks = 1;
+  c->free_xr = XR_NONE;
+  c->work = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  return c;
+}
+
+static void run_free(coll_run *r)
+{
+  g_free(r->ranks);
+  g_free(r->splits);
+  g_free(r->gidx);
+  g_free(r->gmember);
+  g_free(r->slot);
+  g_free(r->recv);
+  g_free(r->chunks_left);
+  g_free(r->scratch);
+  g_free(r);
+}
+
+/* Unfinished collectives are dropped; free the library only after the
+ * engine has stopped, since pending events point into it. */
+void coll_lib_free(coll_lib *c)
+{
+  if (c == NULL)
+    return;
+  while (c->runs != NULL) {
+    coll_run *r = c->runs;
+    c->runs = r->next;
+    run_free(r);
+  }
+  g_free(c->xr);
+  g_array_free(c->work, TRUE);
+  g_free(c);
+}
+
+static uint32_t xr_alloc(coll_lib *c)
+{
+  if (c->free_xr != XR_NONE) {
+    uint32_t i = c->free_xr;
+    c->free_xr = c->xr[i].next_free;
+    return i;
+  }
+  if (c->n_xr == c->cap_xr) {
+    c->cap_xr = c->cap_xr ? 2 * c->cap_xr : 1024;
+    c->xr = g_renew(coll_xrec, c->xr, c->cap_xr);
+  }
+  return c->n_xr++;
+}
+
+/* ---- planning ---------------------------------------------------------- */
+
+/* Compresses the members' coordinates; sets up a grid over the dimensions
+ * in which they differ, or a single flat dimension in communicator order
+ * when they do not form a full sub-grid. */
+static void plan_grid(coll_run *r, const topo *t)
+{
+  int n = r->n;
+  int nd = topo_n_dims(t);
+  r->gidx = g_new(int, n);
+  r->gmember = g_new(int, n);
+  r->n_g = 0;
+  r->flat_kind = TOPO_KIND_GRAPH;
+  gboolean grid = nd <= COLL_MAX_DIMS && n > 1;
+  int *index[COLL_MAX_DIMS] = { 0 };
+  if (grid) {
+    for (int m = 0; m < n; m++)
+      r->gidx[m] = 0;
+    int stride = 1;
+    for (int d = 0; d < nd && grid; d++) {
+      int size = topo_dim_size(t, d);
+      int *idx = g_new(int, size > 0 ? size : 1);
+      index[d] = idx;
+      for (int i = 0; i < size; i++)
+        idx[i] = -1;
+      for (int m = 0; m < n; m++) {
+        int c = topo_rank_coord(t, r->ranks[m], d);
+        g_assert(c >= 0 && c < size);
+        idx[c] = 0;
+      }
+      int distinct = 0;
+      for (int i = 0; i < size; i++)
+        if (idx[i] == 0)
+          idx[i] = distinct++;
+      if (distinct <= 1)
+        continue;
+      if ((int64_t)stride * distinct > n) {
+        grid = FALSE;
+        break;
+      }
+      r->gsize[r->n_g] = distinct;
+      r->gstride[r->n_g] = stride;
+      r->gtopo[r->n_g] = d;
+      r->n_g++;
+      for (int m = 0; m < n; m++)
+        r->gidx[m] += stride * idx[topo_rank_coord(t, r->ranks[m], d)];
+      stride *= distinct;
+    }
+    if (grid && stride != n)
+      grid = FALSE;
+    if (grid) {
+      for (int i = 0; i < n; i++)
+        r->gmember[i] = -1;
+      for (int m = 0; m < n && grid; m++) {
+        if (r->gmember[r->gidx[m]] >= 0)
+          grid = FALSE;   /* two members on one coordinate tuple */
+        else
+          r->gmember[r->gidx[m]] = m;
+      }
+    }
+  }
+  for (int d = 0; d < COLL_MAX_DIMS; d++)
+    g_free(index[d]);
+  if (!grid || r->n_g == 0) {
+    r->n_g = 1;
+    r->gsize[0] = n;
+    r->gstride[0] = 1;
+    r->gtopo[0] = -1;
+    for (int m = 0; m < n; m++) {
+      r->gidx[m] = m;
+      r->gmember[m] = m;
+    }
+  }
+  if (r->n_g == 1 && r->gtopo[0] >= 0)
+    r->flat_kind = topo_dim_kind(t, r->gtopo[0]);
+}
+
+static coll_algo policy_algo(const coll_policy *pol, coll_prim prim, int tdim)
+{
+  int n = pol->n_algo[prim];
+  if (n == 0)
+    return COLL_ALGO_AUTO;
+  int i = tdim < 0 ? 0 : MIN(tdim, n - 1);
+  return pol->algo[prim][i];
+}
+
+/* An explicit choice that does not apply (wrong primitive, NVLS off a
+ * switch dimension, `hierarchical` for a single phase) falls back to the
+ * tuner; the report names the algorithm that actually ran. */
+static coll_algo resolve(const coll_policy *pol, coll_prim phase_prim, coll_prim req_prim, int tdim,
+                         topo_kind kind, int q, uint64_t bytes)
+{
+  coll_algo a = policy_algo(pol, req_prim, tdim);
+  if (a == COLL_ALGO_NVLS && kind != TOPO_KIND_SWITCH)
+    a = COLL_ALGO_AUTO;
+  if (a != COLL_ALGO_AUTO && a != COLL_ALGO_HIERARCHICAL && coll_algo_supports(a, phase_prim))
+    return a;
+  return coll_tune(phase_prim, kind, q, bytes, pol->in_switch_reduction);
+}
+
+static void add_phase(coll_run *r, const coll_policy *pol, const topo *t, coll_prim phase_prim, int g,
+                      uint64_t div)
+{
+  coll_phase *ph = &r->ph[r->n_phases++];
+  int q = g < 0 ? r->n : r->gsize[g];
+  int tdim = g < 0 ? (r->n_g == 1 ? r->gtopo[0] : -1) : r->gtopo[g];
+  topo_kind kind = tdim < 0 ? TOPO_KIND_GRAPH : topo_dim_kind(t, tdim);
+  if (g < 0)
+    kind = r->flat_kind;
+  ph->prim = phase_prim;
+  ph->g = g;
+  ph->div = div;
+  ph->algo = resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div);
+  coll_sched s = { .prim = phase_prim, .algo = ph->algo, .q = q, .root = 0 };
+  ph->step0 = r->n_steps;
+  ph->n_steps = coll_sched_n_steps(&s);
+  r->n_steps += ph->n_steps;
+}
+
+static void plan_phases(coll_run *r, const coll_policy *pol, const topo *t)
+{
+  int k = r->n_g;
+  gboolean hier = k >= 2 && (r->prim == COLL_PRIM_ALL_REDUCE || r->prim == COLL_PRIM_REDUCE_SCATTER ||
+                             r->prim == COLL_PRIM_ALL_GATHER);
+  if (r->n <= 1)
+    return;
+  if (!hier) {
+    add_phase(r, pol, t, r->prim, -1, 1);
+    return;
+  }
+  uint64_t div[COLL_MAX_DIMS];
+  div[0] = 1;
+  for (int i = 1; i < k; i++)
+    div[i] = div[i - 1] * (uint64_t)r->gsize[i - 1];
+  switch (r->prim) {
+  case COLL_PRIM_ALL_REDUCE:
+    for (int i = 0; i < k - 1; i++)
+      add_phase(r, pol, t, COLL_PRIM_REDUCE_SCATTER, i, div[i]);
+    add_phase(r, pol, t, COLL_PRIM_ALL_REDUCE, k - 1, div[k - 1]);
+    for (int i = k - 2; i >= 0; i--)
+      add_phase(r, pol, t, COLL_PRIM_ALL_GATHER, i, div[i]);
+    break;
+  case COLL_PRIM_REDUCE_SCATTER:
+    for (int i = 0; i < k; i++)
+      add_phase(r, pol, t, COLL_PRIM_REDUCE_SCATTER, i, div[i]);
+    break;
+  default: /* all-gather: smallest pieces first, on the outer dimension */
+    for (int i = k - 1; i >= 0; i--)
+      add_phase(r, pol, t, COLL_PRIM_ALL_GATHER, i, div[i]);
+    break;
+  }
+}
+
+static void describe(const coll_run *r, const topo *t, coll_info *info)
+{
+  GString *s = g_string_new(NULL);
+  if (r->n_phases == 0)
+    g_string_append(s, "none");
+  for (int i = 0; i < r->n_phases; i++) {
+    const coll_phase *ph = &r->ph[i];
+    if (i > 0)
+      g_string_append(s, " > ");
+    if (r->n_phases > 1)
+      g_string_append_printf(s, "%s:", coll_prim_name(ph->prim));
+    g_string_append(s, coll_algo_name(ph->algo));
+    if (ph->g >= 0)
+      g_string_append_printf(s, "@%s", topo_dim_name(t, r->gtopo[ph->g]));
+    else if (r->n_g == 1 && r->gtopo[0] >= 0)
+      g_string_append_printf(s, "@%s", topo_dim_name(t, r->gtopo[0]));
+    else if (r->n_g == 1)
+      g_string_append(s, "@flat");
+  }
+  g_strlcpy(info->detail, s->str, sizeof info->detail);
+  g_string_free(s, TRUE);
+  if (r->n_phases > 1)
+    info->algo = COLL_ALGO_HIERARCHICAL;
+  else if (r->n_phases == 1)
+    info->algo = r->ph[0].algo;
+  else
+    info->algo = COLL_ALGO_DIRECT; /* a single member: nothing moves */
+}
+
+/* ---- running ----------------------------------------------------------- */
+
+typedef struct {
+  const coll_run *r;
+  const coll_phase *ph;
+  int c;
+  int base;           /* grid index of position 0 of the sub-group */
+} a2av_ctx;
+
+static inline int pos_member(const coll_run *r, const coll_phase *ph, int base, int j)
+{
+  if (ph->g < 0)
+    return r->gmember[j];
+  return r->gmember[base + j * r->gstride[ph->g]];
+}
+
+static uint64_t a2av_bytes(const void *vctx, int a, int b)
+{
+  const a2av_ctx *x = vctx;
+  int ma = pos_member(x->r, x->ph, x->base, a);
+  int mb = pos_member(x->r, x->ph, x->base, b);
+  return coll_piece(x->r->splits[(size_t)ma * (size_t)x->r->n + (size_t)mb], x->r->n_chunks, x->c);
+}
+
+static const coll_phase *phase_of(const coll_run *r, uint32_t k)
+{
+  for (int i = r->n_phases - 1; i >= 0; i--)
+    if (k >= r->ph[i].step0)
+      return &r->ph[i];
+  g_assert_not_reached();
+  return NULL;
+}
+
+static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie);
+static void reduce_done(sim_engine *sim, void *ctx, uint64_t arg);
+static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot);
+
+/* Issues the transfers of slot s's current step. */
+static void slot_start(coll_run *r, uint32_t s)
+{
+  coll_lib *c = r->lib;
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  const coll_phase *ph = phase_of(r, sl->cur);
+  int q, pos, base;
+  if (ph->g < 0) {
+    q = r->n;
+    pos = r->gidx[m];
+    base = 0;
+  } else {
+    q = r->gsize[ph->g];
+    pos = (r->gidx[m] / r->gstride[ph->g]) % q;
+    base = r->gidx[m] - pos * r->gstride[ph->g];
+  }
+  a2av_ctx x = { r, ph, ch, base };
+  coll_sched sc = {
+    .prim = ph->prim,
+    .algo = ph->algo,
+    .q = q,
+    .root = r->root_member >= 0 ? r->gidx[r->root_member] : -1,
+    .tree = ch % r->lanes,
+    .bytes = coll_piece(r->bytes, r->n_chunks, ch) / ph->div,
+    .a2av = r->splits ? a2av_bytes : NULL,
+    .a2av_ctx = &x,
+  };
+  uint32_t n_recv = 0;
+  uint64_t red = 0;
+  uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  sl->state = SLOT_RUNNING;
+  sl->need = n_recv;
+  sl->red = red;
+  sl->pend = nx;
+  for (uint32_t i = 0; i < nx; i++) {
+    const coll_xfer *xf = &r->scratch[i];
+    int dm = pos_member(r, ph, base, xf->peer);
+    uint32_t xi = xr_alloc(c);
+    coll_xrec *rec = &c->xr[xi];
+    rec->run = r;
+    rec->src_slot = s;
+    rec->dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch;
+    rec->dst_step = ph->step0 + xf->recv_step;
+    net_send(c->n, r->ranks[m], r->ranks[dm], xf->bytes, xfer_done, c, xi);
+  }
+}
+
+/* Advances slot s as far as it can go; returns TRUE when the whole
+ * collective has finished. */
+static gboolean slot_advance(coll_run *r, uint32_t s)
+{
+  coll_lib *c = r->lib;
+  coll_slot *sl = &r->slot[s];
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  for (;;) {
+    uint32_t k = sl->cur;
+    if (k >= r->n_steps)
+      return FALSE;
+    if (sl->state == SLOT_IDLE) {
+      if (ch >= r->lanes && r->slot[s - (uint32_t)r->lanes].cur <= k)
+        return FALSE; /* the previous chunk has not finished step k here */
+      slot_start(r, s);
+    }
+    if (sl->state == SLOT_RUNNING) {
+      if (sl->pend > 0 || r->recv[(size_t)s * r->n_steps + k] < sl->need)
+        return FALSE;
+      if (c->pol.reduce_bw > 0 && sl->red > 0) {
+        sl->state = SLOT_REDUCING;
+        sim_schedule_after(c->sim, wisp_transfer_ps(sl->red, c->pol.reduce_bw), reduce_done, r, s);
+        return FALSE;
+      }
+    } else if (sl->state == SLOT_REDUCING) {
+      return FALSE;
+    }
+    /* Step k finished. */
+    sl->cur = k + 1;
+    sl->state = SLOT_IDLE;
+    if (ch + r->lanes < r->n_chunks)
+      g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+    if (sl->cur == r->n_steps) {
+      int m = (int)(s / (uint32_t)r->n_chunks);
+      if (--r->chunks_left[m] == 0) {
+        r->members_left--;
+        if (r->done != NULL)
+          r->done(c->sim, r->ctx, r->cookie, m);
+      }
+      return r->members_left == 0;
+    }
+  }
+}
+
+static void unlink_run(coll_lib *c, coll_run *r)
+{
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    c->runs = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+}
+
+/* Worklist of slots (no recursion, so long chains of empty steps and
+ * chunk hand-offs cost no stack).  Returns TRUE when this call finished
+ * the collective; the caller then unlinks and frees it. */
+static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot)
+{
+  gboolean finished = FALSE;
+  g_array_set_size(c->work, 0);
+  g_array_append_val(c->work, (uint64_t){ slot });
+  while (c->work->len > 0) {
+    uint64_t s = g_array_index(c->work, uint64_t, c->work->len - 1);
+    g_array_set_size(c->work, c->work->len - 1);
+    if (slot_advance(r, (uint32_t)s))
+      finished = TRUE;
+  }
+  return finished;
+}
+
+static void run_finish(coll_lib *c, coll_run *r)
+{
+  unlink_run(c, r);
+  run_free(r);
+}
+
+static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
+{
+  (void)sim;
+  coll_lib *c = ctx;
+  coll_xrec rec = c->xr[cookie];
+  c->xr[cookie].next_free = c->free_xr;
+  c->free_xr = (uint32_t)cookie;
+  coll_run *r = rec.run;
+  g_assert(r->slot[rec.src_slot].pend > 0);
+  r->slot[rec.src_slot].pend--;
+  uint16_t *cnt = &r->recv[(size_t)rec.dst_slot * r->n_steps + rec.dst_step];
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+  /* Receiver first, then sender: a fixed order keeps runs deterministic.
+   * The receiver's advance cannot finish the run while the sender still
+   * waits (its step is incomplete), so r is alive for the second kick. */
+  gboolean dst_waits = r->slot[rec.dst_slot].cur == rec.dst_step;
+  gboolean fin = FALSE;
+  if (dst_waits && rec.dst_slot != rec.src_slot)
+    fin = kick(c, r, rec.dst_slot);
+  g_assert(!fin);
+  if (kick(c, r, rec.src_slot))
+    run_finish(c, r);
+}
+
+static void reduce_done(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  g_assert(r->slot[arg].state == SLOT_REDUCING);
+  r->slot[arg].state = SLOT_REDUCED;
+  if (kick(r->lib, r, (uint32_t)arg))
+    run_finish(r->lib, r);
+}
+
+static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  coll_run *r = ctx;
+  coll_lib *c = r->lib;
+  uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
+  /* Slots start in member order; a finished run stays allocated until
+   * the loop is over (later kicks of finished slots do nothing). */
+  gboolean fin = FALSE;
+  for (uint32_t s = 0; s < n_slots; s++)
+    if (kick(c, r, s))
+      fin = TRUE;
+  if (fin)
+    run_finish(c, r);
+}
+
+gboolean coll_desc_check(const topo *t, const coll_desc *d, GError **error)
+{
+  coll_prim prim;
+  int nr = topo_n_ranks(t);
+  if (!coll_prim_from_type(d->type, &prim)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED, "collective type %d is not a collective wisp runs",
+                (int)d->type);
+    return FALSE;
+  }
+  if (d->n_ranks < 1 || d->n_ranks > 65536) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "a collective needs 1 to 65536 members, this one has %d", d->n_ranks);
+    return FALSE;
+  }
+  gboolean *seen = g_new0(gboolean, nr > 0 ? nr : 1);
+  gboolean ok = TRUE;
+  for (int i = 0; i < d->n_ranks && ok; i++) {
+    int rk = d->ranks[i];
+    if (rk < 0 || rk >= nr) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "collective member %d is rank %d, but the network %s has ranks 0..%d", i, rk,
+                  topo_source(t), nr - 1);
+      ok = FALSE;
+    } else if (seen[rk]) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "rank %d appears twice in one collective group", rk);
+      ok = FALSE;
+    } else {
+      seen[rk] = TRUE;
+    }
+  }
+  if (ok && (prim == COLL_PRIM_BROADCAST || prim == COLL_PRIM_REDUCE || prim == COLL_PRIM_GATHER ||
+             prim == COLL_PRIM_SCATTER)) {
+    if (d->root < 0 || d->root >= nr || !seen[d->root]) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s root %d is not a member of its group; give the root's global rank",
+                  coll_prim_name(prim), d->root);
+      ok = FALSE;
+    }
+  }
+  if (ok && prim == COLL_PRIM_ALL_TO_ALLV && d->splits == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "all_to_allv needs per-peer sizes (n_ranks x n_ranks bytes)");
+    ok = FALSE;
+  }
+  g_free(seen);
+  return ok;
+}
+
+void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+                coll_info *info)
+{
+  coll_prim prim;
+  gboolean known = coll_prim_from_type(d->type, &prim);
+  g_assert(known);
+  g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
+  coll_run *r = g_new0(coll_run, 1);
+  r->lib = c;
+  r->prim = prim;
+  r->n = d->n_ranks;
+  r->ranks = g_memdup2(d->ranks, sizeof(int) * (size_t)d->n_ranks);
+  r->done = done;
+  r->ctx = ctx;
+  r->cookie = cookie;
+  r->root_member = -1;
+  for (int i = 0; i < r->n; i++) {
+    g_assert(r->ranks[i] >= 0 && r->ranks[i] < topo_n_ranks(c->t));
+    if (r->ranks[i] == d->root)
+      r->root_member = i;
+  }
+  switch (prim) {
+  case COLL_PRIM_BROADCAST:
+  case COLL_PRIM_REDUCE:
+  case COLL_PRIM_GATHER:
+  case COLL_PRIM_SCATTER:
+    g_assert(r->root_member >= 0);
+    break;
+  default:
+    r->root_member = -1;
+  }
+  /* Internal D (coll_sched.bytes) from Chakra's comm_size. */
+  switch (prim) {
+  case COLL_PRIM_ALL_GATHER:
+  case COLL_PRIM_GATHER:
+  case COLL_PRIM_SCATTER:
+    r->bytes = d->bytes * (uint64_t)r->n;
+    break;
+  case COLL_PRIM_BARRIER:
+    r->bytes = 0;
+    break;
+  default:
+    r->bytes = d->bytes;
+  }
+  uint64_t a2av_max = 0;
+  if (prim == COLL_PRIM_ALL_TO_ALLV) {
+    g_assert(d->splits != NULL);
+    size_t nn = (size_t)r->n * (size_t)r->n;
+    r->splits = g_memdup2(d->splits, sizeof(uint64_t) * nn);
+    for (int a = 0; a < r->n; a++) {
+      uint64_t snd = 0, rcv = 0;
+      for (int b = 0; b < r->n; b++) {
+        snd += r->splits[(size_t)a * r->n + b];
+        rcv += r->splits[(size_t)b * r->n + a];
+      }
+      a2av_max = MAX(a2av_max, MAX(snd, rcv));
+    }
+    r->bytes = a2av_max;
+  }
+  plan_grid(r, c->t);
+  plan_phases(r, &c->pol, c->t);
+  r->lanes = 1;
+  for (int i = 0; i < r->n_phases; i++)
+    if (r->ph[i].algo == COLL_ALGO_DOUBLE_BINARY_TREE)
+      r->lanes = 2;
+  r->n_chunks = c->pol.chunks * r->lanes;
+  if (prim == COLL_PRIM_BARRIER)
+    r->n_chunks = r->lanes;
+  uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
+  r->slot = g_new0(coll_slot, n_slots);
+  r->recv = g_new0(uint16_t, (size_t)n_slots * (r->n_steps ? r->n_steps : 1));
+  r->chunks_left = g_new(int, r->n);
+  for (int m = 0; m < r->n; m++)
+    r->chunks_left[m] = r->n_chunks;
+  r->members_left = r->n;
+  r->scratch = g_new(coll_xfer, 2 * (size_t)r->n + 2);
+  if (info != NULL) {
+    memset(info, 0, sizeof *info);
+    describe(r, c->t, info);
+    info->algbw_bytes = coll_algbw_bytes(d->type, prim == COLL_PRIM_ALL_TO_ALLV ? a2av_max : d->bytes, r->n);
+    info->busbw_factor = coll_busbw_factor(d->type, r->n);
+  }
+  r->next = c->runs;
+  if (c->runs)
+    c->runs->prev = r;
+  c->runs = r;
+  sim_schedule_after(c->sim, 0, run_begin, r, 0);
+}
+
+gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *d,
+                      sim_time_ps *time_ps, coll_info *info, GError **error)
+{
+  if (!coll_desc_check(t, d, error))
+    return FALSE;
+  sim_engine *sim = sim_engine_new(FALSE);
+  net *n = net_new(sim, t, tier);
+  coll_lib *c = coll_lib_new(sim, n, policy);
+  coll_start(c, d, NULL, NULL, 0, info);
+  sim_run(sim, SIM_TIME_MAX);
+  gboolean ok = c->runs == NULL;
+  if (!ok) {
+    coll_prim prim = COLL_PRIM_COUNT;
+    coll_prim_from_type(d->type, &prim);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK,
+                "the %s collective did not finish (internal scheduling error)", coll_prim_name(prim));
+  }
+  *time_ps = sim_now(sim);
+  coll_lib_free(c);
+  net_free(n);
+  sim_engine_free(sim);
+  return ok;
+}

@@ -1,0 +1,193 @@
+/* coll_policy.c: the collective policy (algorithm per type and dimension,
+ * chunk count, reduction cost) read from the network config, and the
+ * nccl-tests algbw/busbw conventions.  O(1) per call except parsing, which
+ * is linear in the setting text. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/coll_internal.h"
+
+#define COLL_MAX_CHUNKS 1024
+
+coll_policy *coll_policy_new_default(void)
+{
+  coll_policy *p = g_new0(coll_policy, 1);
+  p->chunks = 1;
+  return p;
+}
+
+void coll_policy_free(coll_policy *p)
+{
+  g_free(p);
+}
+
+void coll_policy_force(coll_policy *p, coll_algo a)
+{
+  g_return_if_fail(p != NULL && (int)a >= 0 && a < COLL_ALGO_COUNT);
+  for (int i = 0; i < COLL_PRIM_COUNT; i++) {
+    p->n_algo[i] = a == COLL_ALGO_AUTO ? 0 : 1;
+    for (int d = 0; d < COLL_MAX_DIMS; d++)
+      p->algo[i][d] = a;
+  }
+}
+
+void coll_policy_set_chunks(coll_policy *p, int chunks)
+{
+  g_return_if_fail(p != NULL && chunks >= 1 && chunks <= COLL_MAX_CHUNKS);
+  p->chunks = chunks;
+}
+
+void coll_policy_set_reduce_bw(coll_policy *p, wisp_bw_Bps bw)
+{
+  g_return_if_fail(p != NULL);
+  p->reduce_bw = bw;
+}
+
+void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on)
+{
+  g_return_if_fail(p != NULL);
+  p->in_switch_reduction = on;
+}
+
+/* Parses "ring" or "ring, direct" into per-dimension algorithms. */
+static gboolean parse_algo_list(const topo *t, const char *key, const char *value, int line,
+                                coll_prim prim, coll_policy *p, GError **error)
+{
+  gchar **parts = g_strsplit(value, ",", -1);
+  int n = 0;
+  gboolean ok = TRUE;
+  for (int i = 0; parts[i] != NULL; i++) {
+    char *name = g_strstrip(parts[i]);
+    coll_algo a;
+    if (n >= COLL_MAX_DIMS) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
+                  "%s:%d: %s lists more than %d algorithms; give at most one per network dimension",
+                  topo_source(t), line, key, COLL_MAX_DIMS);
+      ok = FALSE;
+      break;
+    }
+    if (!coll_algo_from_name(name, &a)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s:%d: %s: unknown algorithm '%s'; use auto, ring, ring_bidir, direct, "
+                  "halving_doubling, double_binary_tree, pairwise, nvls or hierarchical",
+                  topo_source(t), line, key, name);
+      ok = FALSE;
+      break;
+    }
+    if (a != COLL_ALGO_AUTO && a != COLL_ALGO_HIERARCHICAL && !coll_algo_supports(a, prim)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s:%d: %s: algorithm '%s' is not defined for %s; see doc/collectives.md for "
+                  "the algorithms of each collective",
+                  topo_source(t), line, key, name, coll_prim_name(prim));
+      ok = FALSE;
+      break;
+    }
+    p->algo[prim][n++] = a;
+  }
+  g_strfreev(parts);
+  if (ok && n == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: %s is empty; give an algorithm name or auto",
+                topo_source(t), line, key);
+    ok = FALSE;
+  }
+  if (ok)
+    p->n_algo[prim] = (n == 1 && p->algo[prim][0] == COLL_ALGO_AUTO) ? 0 : n;
+  return ok;
+}
+
+coll_policy *coll_policy_new_from_topo(const topo *t, GError **error)
+{
+  coll_policy *p = coll_policy_new_default();
+  int line = 0;
+  for (int i = 0; i < COLL_PRIM_COUNT; i++) {
+    char *key = g_strdup_printf("collectives.%s", coll_prim_name((coll_prim)i));
+    const char *v = topo_setting(t, key, &line);
+    gboolean ok = v == NULL || parse_algo_list(t, key, v, line, (coll_prim)i, p, error);
+    g_free(key);
+    if (!ok)
+      goto fail;
+  }
+  const char *v = topo_setting(t, "collectives.chunks", &line);
+  if (v != NULL) {
+    char *end = NULL;
+    errno = 0;
+    long c = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || c < 1 || c > COLL_MAX_CHUNKS) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s:%d: collectives.chunks '%s' must be an integer from 1 to %d",
+                  topo_source(t), line, v, COLL_MAX_CHUNKS);
+      goto fail;
+    }
+    p->chunks = (int)c;
+  }
+  v = topo_setting(t, "collectives.reduce_bw", &line);
+  if (v != NULL && g_ascii_strcasecmp(v, "off") != 0) {
+    const char *why = NULL;
+    if (!wisp_parse_bandwidth(v, &p->reduce_bw, &why) || p->reduce_bw == 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s:%d: collectives.reduce_bw '%s': %s; give a bandwidth such as 2000GB/s, or off",
+                  topo_source(t), line, v, why ? why : "must be positive");
+      goto fail;
+    }
+  }
+  v = topo_setting(t, "collectives.in_switch_reduction", &line);
+  if (v != NULL) {
+    if (g_ascii_strcasecmp(v, "true") == 0 || g_ascii_strcasecmp(v, "yes") == 0 || strcmp(v, "1") == 0) {
+      p->in_switch_reduction = TRUE;
+    } else if (g_ascii_strcasecmp(v, "false") == 0 || g_ascii_strcasecmp(v, "no") == 0 || strcmp(v, "0") == 0) {
+      p->in_switch_reduction = FALSE;
+    } else {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s:%d: collectives.in_switch_reduction '%s' must be true or false",
+                  topo_source(t), line, v);
+      goto fail;
+    }
+  }
+  return p;
+fail:
+  coll_policy_free(p);
+  return NULL;
+}
+
+/* nccl-tests' S (conventions.md §1): the bytes algbw divides by time. */
+uint64_t coll_algbw_bytes(et_coll_type type, uint64_t comm_size, int n_ranks)
+{
+  uint64_t n = n_ranks > 0 ? (uint64_t)n_ranks : 0;
+  switch (type) {
+  case ET_COLL_ALL_GATHER:   /* comm_size = per-rank shard; S = total output */
+  case ET_COLL_GATHER:       /* comm_size = per-rank piece; S = count * n */
+  case ET_COLL_SCATTER:
+    return comm_size * n;
+  case ET_COLL_BARRIER:
+    return 0;
+  default:                   /* AR, RS (full input), A2A (send buffer), A2AV (per-rank max), BCAST, REDUCE */
+    return comm_size;
+  }
+}
+
+double coll_busbw_factor(et_coll_type type, int n_ranks)
+{
+  if (n_ranks <= 0)
+    return 0.0;
+  double n = (double)n_ranks;
+  switch (type) {
+  case ET_COLL_ALL_REDUCE:
+    return 2.0 * (n - 1.0) / n;
+  case ET_COLL_REDUCE_SCATTER:
+  case ET_COLL_REDUCE_SCATTER_BLOCK:
+  case ET_COLL_ALL_GATHER:
+  case ET_COLL_ALL_TO_ALL:
+  case ET_COLL_ALL_TO_ALLV:
+  case ET_COLL_GATHER:
+  case ET_COLL_SCATTER:
+    return (n - 1.0) / n;
+  case ET_COLL_BROADCAST:
+  case ET_COLL_REDUCE:
+    return 1.0;
+  default:                   /* barrier moves no data */
+    return 0.0;
+  }
+}
