@@ -79,6 +79,38 @@ static gboolean split_number(const char *text, double *value, const char **unit)
   return TRUE;
 }
 
+/* When the number in `text` is a plain decimal integer (digits only, after
+ * optional white space), computes round(integer * scale) exactly in 128-bit
+ * arithmetic, where scale * den must be a whole number (den = 8 for units in
+ * bits, 1 otherwise), and returns TRUE with *fits telling whether the result
+ * fits in an int64.  Returns FALSE for any other number form, which the
+ * caller handles in double precision.  This keeps integers above 2^53 exact
+ * ("9007199254740993" bytes is not a double). */
+static gboolean exact_integer(const char *text, double scale, uint64_t den, int64_t *out, gboolean *fits)
+{
+  while (g_ascii_isspace(*text))
+    text++;
+  const char *p = text;
+  while (g_ascii_isdigit(*p))
+    p++;
+  if (p == text || *p == '.' || *p == 'e' || *p == 'E' || *p == 'x' || *p == 'X')
+    return FALSE;
+  errno = 0;
+  guint64 v = g_ascii_strtoull(text, NULL, 10);
+  double sd = scale * (double)den;
+  if (errno == ERANGE || sd != floor(sd) || sd >= 9007199254740992.0)
+    return FALSE;
+  unsigned __int128 q = (unsigned __int128)v * (uint64_t)sd;
+  unsigned __int128 r = q % den;
+  q /= den;
+  if (r * 2 >= den && r != 0) /* half rounds away from zero */
+    q++;
+  *fits = q <= (unsigned __int128)INT64_MAX;
+  if (*fits)
+    *out = (int64_t)q;
+  return TRUE;
+}
+
 static gboolean unit_lookup(const unit_entry *table, const char *unit, double *scale)
 {
   /* Trailing white space is tolerated. */
@@ -127,9 +159,11 @@ gboolean wisp_parse_bandwidth(const char *text, wisp_bw_Bps *out, const char **e
     *error_text = "unknown bandwidth unit (use bps, Kbps, Mbps, Gbps, Tbps, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s)";
     return FALSE;
   }
-  int64_t r;
-  if (v <= 0 || !round_to_i64(v * scale, &r) || r <= 0) {
-    *error_text = "a bandwidth must be positive and at least 1 byte/s";
+  int64_t r = 0;
+  gboolean fits = FALSE;
+  if (exact_integer(text, scale, 8, &r, &fits) ? !fits || r <= 0
+                                               : v <= 0 || !round_to_i64(v * scale, &r) || r <= 0) {
+    *error_text = "a bandwidth must be positive, at least 1 byte/s and below 2^63 bytes/s";
     return FALSE;
   }
   *out = (wisp_bw_Bps)r;
@@ -139,7 +173,7 @@ gboolean wisp_parse_bandwidth(const char *text, wisp_bw_Bps *out, const char **e
 gboolean wisp_parse_time(const char *text, sim_time_ps *out, const char **error_text)
 {
   static const unit_entry table[] = {
-    {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"\xc2\xb5s", 1e6}, {"ms", 1e9}, {"s", 1e12},
+    {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"\xc2\xb5s", 1e6}, {"\xce\xbcs", 1e6}, {"ms", 1e9}, {"s", 1e12},
     {NULL, 0},
   };
   double v, scale;
@@ -156,8 +190,9 @@ gboolean wisp_parse_time(const char *text, sim_time_ps *out, const char **error_
     *error_text = "unknown time unit (use ps, ns, us, ms or s)";
     return FALSE;
   }
-  int64_t r;
-  if (v < 0 || !round_to_i64(v * scale, &r)) {
+  int64_t r = 0;
+  gboolean fits = FALSE;
+  if (exact_integer(text, scale, 1, &r, &fits) ? !fits : v < 0 || !round_to_i64(v * scale, &r)) {
     *error_text = "a time must be non-negative and below 106 days";
     return FALSE;
   }
@@ -184,13 +219,25 @@ gboolean wisp_parse_size(const char *text, uint64_t *out, const char **error_tex
     *error_text = "unknown size unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, or K/M/G/T for binary)";
     return FALSE;
   }
-  int64_t r;
+  int64_t r = 0;
+  gboolean fits = FALSE;
+  if (exact_integer(text, scale, 1, &r, &fits)) {
+    if (!fits) {
+      *error_text = "a size must be a non-negative number of bytes below 2^63";
+      return FALSE;
+    }
+    *out = (uint64_t)r;
+    return TRUE;
+  }
   double bytes = v * scale;
   if (v < 0 || !round_to_i64(bytes, &r)) {
     *error_text = "a size must be a non-negative number of bytes below 2^63";
     return FALSE;
   }
-  if (fabs(bytes - (double)r) > 1e-6 * (bytes > 1 ? bytes : 1)) {
+  /* A decimal fraction times the unit is off a whole number only by the
+   * rounding of the double (a few ulps); anything more is a fractional
+   * byte, e.g. "1.0000000001GB" = 1000000000.1 bytes. */
+  if (fabs(bytes - (double)r) > fmax(1e-6, bytes * 1e-14)) {
     *error_text = "a size must be a whole number of bytes";
     return FALSE;
   }
@@ -219,30 +266,28 @@ char *wisp_format_bandwidth(wisp_bw_Bps bw)
 
 char *wisp_format_time(sim_time_ps t)
 {
-  int64_t a = t < 0 ? -t : t;
-  if (a >= SIM_PS_PER_S)
+  uint64_t a = t < 0 ? (uint64_t)(-(t + 1)) + 1 : (uint64_t)t; /* no overflow at INT64_MIN */
+  if (a >= (uint64_t)SIM_PS_PER_S)
     return fmt_value((double)t / 1e12, "s");
-  if (a >= INT64_C(1000000000))
+  if (a >= UINT64_C(1000000000))
     return fmt_value((double)t / 1e9, "ms");
-  if (a >= SIM_PS_PER_US)
+  if (a >= (uint64_t)SIM_PS_PER_US)
     return fmt_value((double)t / 1e6, "us");
-  if (a >= SIM_PS_PER_NS)
+  if (a >= (uint64_t)SIM_PS_PER_NS)
     return fmt_value((double)t / 1e3, "ns");
   return fmt_value((double)t, "ps");
 }
 
 char *wisp_format_size(uint64_t bytes)
 {
+  /* The largest binary unit that divides the size exactly, printed as an
+   * exact integer count (never in %g form, which would round 1048577 KiB
+   * to "1.04858e+06 KiB"); sizes that are no whole KiB print in bytes. */
   static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int u = 0;
-  double v = (double)bytes;
-  while (v >= 1024.0 && u < 5 && bytes % ((uint64_t)1 << (10 * (u + 1))) == 0) {
-    v /= 1024.0;
+  while (u < 5 && (bytes >> (10 * u)) >= 1024 && bytes % ((uint64_t)1 << (10 * (u + 1))) == 0)
     u++;
-  }
-  if (u == 0 && bytes >= 1024) /* not a whole binary multiple */
-    return g_strdup_printf("%" G_GUINT64_FORMAT " B", bytes);
-  return fmt_value(v, units[u]);
+  return g_strdup_printf("%" G_GUINT64_FORMAT " %s", bytes >> (10 * u), units[u]);
 }
 
 const char *wisp_ns_string(sim_time_ps t, char buf[32])
