@@ -220,9 +220,18 @@ void topo_print(const topo *t, FILE *out)
       o--;
     fputs("bisection bandwidth (one direction): ", out);
     print_bw(out, bis);
-    fprintf(out, "\n  = %u groups x cut of '%s' (%s, size %d) between coordinates < %d and >= %d\n",
-            t->dims[o].n_groups, t->dims[o].name, topo_kind_name(t->dims[o].kind), t->dims[o].size,
-            t->dims[o].size / 2, t->dims[o].size / 2);
+    const topo_dim *d = &t->dims[o];
+    fprintf(out, "\n  = %u groups x cut of '%s' (%s, size %d) between ", d->n_groups, d->name,
+            topo_kind_name(d->kind), d->size);
+    if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
+      int k = 0;
+      for (int i = 1; i < d->n_axes; i++)
+        if (d->shape[i] > d->shape[k])
+          k = i;
+      fprintf(out, "axis-%d coordinates < %d and >= %d (the largest axis)\n", k, d->shape[k] / 2, d->shape[k] / 2);
+    } else {
+      fprintf(out, "coordinates < %d and >= %d\n", d->size / 2, d->size / 2);
+    }
   }
   /* Pair classes: from endpoint 0 to its neighbour and to the farthest
    * endpoint along each dimension, then to the last endpoint. */
