@@ -412,7 +412,8 @@ static char *node_label(const et_builder *b, uint32_t i)
 /* Finds a cycle among the nodes Kahn could not process (indeg > 0) by
  * walking parent links backwards from `start`; every such node has an
  * unprocessed parent, so the walk must revisit a node.  The cycle's nodes
- * are returned in execution order in *cycle.  O(length of the walk). */
+ * are returned in execution order in *cycle, starting at the node with the
+ * smallest index.  O(length of the walk). */
 static void find_cycle(const et_node *nodes, const uint32_t *parent_edges, const uint32_t *indeg,
                        uint32_t start, uint32_t *pos_of, GArray *path, GArray *cycle)
 {
@@ -425,6 +426,16 @@ static void find_cycle(const et_node *nodes, const uint32_t *parent_edges, const
       g_array_set_size(cycle, 0);
       for (uint32_t k = path->len; k-- > p;)
         g_array_append_val(cycle, g_array_index(path, uint32_t, k));
+      /* Rotate so that the node with the smallest index comes first. */
+      uint32_t m = 0, len = cycle->len;
+      for (uint32_t k = 1; k < len; k++)
+        if (g_array_index(cycle, uint32_t, k) < g_array_index(cycle, uint32_t, m))
+          m = k;
+      g_array_set_size(path, 0);
+      for (uint32_t k = 0; k < len; k++)
+        g_array_append_val(path, g_array_index(cycle, uint32_t, (m + k) % len));
+      g_array_set_size(cycle, 0);
+      g_array_append_vals(cycle, path->data, len);
       return;
     }
     pos_of[cur] = path->len;
