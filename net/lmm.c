@@ -1,10 +1,13 @@
 /* lmm.c: progressive-filling max-min solver with component-wise incremental
  * re-solve.  The math and the costs are derived in lmm.h.
  *
- * Storage: three grow-only pools indexed by 32-bit ids.  Each constraint
- * keeps a doubly linked list of its elements (so removing a variable costs
- * O(its elements)); each variable keeps a singly linked list of its elements.
- * Freed variables and elements go to free lists.  The solver's scratch
+ * Storage: two grow-only pools indexed by 32-bit ids.  Each constraint keeps
+ * a contiguous array of its elements and each variable a contiguous array of
+ * its own; every element records its index in the other side's array, so
+ * removing a variable is O(its elements) (swap-remove on each constraint).
+ * Scans are sequential, which matters more than the asymptotics here.
+ * Freed variables go to a free list and keep their element arrays for the
+ * next variable that reuses the id.  The solver's scratch
  * arrays (component lists, heap, bound list, changed list) are grow-only
  * too, so a steady-state solve performs no allocation.  Visited marks use an
  * epoch stamp, so they never need clearing.
@@ -17,35 +20,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Element as seen from a constraint: the variable, the element's slot in
+ * the variable's array, the consumption a and the product a * w. */
+typedef struct {
+  uint32_t var, vslot;
+  double a, aw;
+} lmm_celem;
+
+/* Element as seen from a variable. */
+typedef struct {
+  uint32_t cnst, cslot;
+  double a;
+} lmm_velem;
+
 typedef struct {
   double capacity;
   double rem;         /* solve scratch: capacity minus fixed usage */
   double aw;          /* solve scratch: sum of a*w over unfixed variables */
-  uint32_t head;      /* first element, LMM_NONE when empty */
-  uint32_t n_elem;
+  lmm_celem *el;
+  uint32_t n_el, cap_el;
   uint32_t n_active;  /* solve scratch: unfixed elements */
   uint32_t stamp;     /* component walk mark */
   uint32_t heap_pos;  /* LMM_NONE when not in the heap */
   gboolean modified;
 } lmm_cnst;
 
-typedef struct {
-  double weight;
-  double bound;       /* <= 0: none */
-  double rate;
-  double new_rate;    /* solve scratch */
-  uint64_t user;
-  uint32_t head;      /* first element; next free id when on the free list */
-  uint32_t stamp;
-  gboolean alive, is_new, fixed;
-} lmm_var;
+/* Routes of up to LMM_VAR_INLINE links keep their elements inside the
+ * variable record (one cache miss less per visit); longer ones spill to a
+ * heap array kept for reuse. */
+#define LMM_VAR_INLINE 4
 
 typedef struct {
-  uint32_t cnst, var;
-  uint32_t c_prev, c_next; /* within the constraint's list */
-  uint32_t v_next;         /* within the variable's list; free-list link */
-  double a;
-} lmm_elem;
+  uint32_t stamp;
+  uint32_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in `el` */
+  uint8_t alive, is_new, fixed;
+  double weight;
+  double new_rate;    /* solve scratch */
+  lmm_velem inl[LMM_VAR_INLINE];
+  lmm_velem *el;
+  double bound;       /* <= 0: none */
+  double rate;
+  uint64_t user;
+  uint32_t next_free;
+} lmm_var;
+
+static inline lmm_velem *var_el(lmm_var *x) {
+  return x->cap_el > LMM_VAR_INLINE ? x->el : x->inl;
+}
 
 typedef struct {
   double key;
@@ -75,9 +96,6 @@ struct lmm_system {
   size_t n_vars, cap_vars;
   uint32_t var_free;
   uint32_t n_alive;
-  lmm_elem *elems;
-  size_t n_elems, cap_elems;
-  uint32_t elem_free;
 
   gboolean full;
   uint32_t epoch;
@@ -106,16 +124,16 @@ struct lmm_system {
 lmm_system *lmm_system_new(void) {
   lmm_system *s = g_new0(lmm_system, 1);
   s->var_free = LMM_NONE;
-  s->elem_free = LMM_NONE;
   s->epoch = 1;
   return s;
 }
 
 void lmm_system_free(lmm_system *s) {
   if (!s) return;
+  for (size_t i = 0; i < s->n_cnsts; i++) g_free(s->cnsts[i].el);
+  for (size_t i = 0; i < s->n_vars; i++) g_free(s->vars[i].el);
   g_free(s->cnsts);
   g_free(s->vars);
-  g_free(s->elems);
   g_free(s->mod_cnsts);
   g_free(s->new_vars);
   g_free(s->comp_c);
@@ -143,7 +161,6 @@ uint32_t lmm_constraint_new(lmm_system *s, double capacity) {
   lmm_cnst *k = &s->cnsts[c];
   memset(k, 0, sizeof *k);
   k->capacity = capacity;
-  k->head = LMM_NONE;
   k->heap_pos = LMM_NONE;
   return c;
 }
@@ -161,15 +178,15 @@ double lmm_constraint_capacity(const lmm_system *s, uint32_t c) {
 
 double lmm_constraint_usage(const lmm_system *s, uint32_t c) {
   g_assert(c < s->n_cnsts);
+  const lmm_cnst *k = &s->cnsts[c];
   double u = 0;
-  for (uint32_t e = s->cnsts[c].head; e != LMM_NONE; e = s->elems[e].c_next)
-    u += s->elems[e].a * s->vars[s->elems[e].var].rate;
+  for (uint32_t i = 0; i < k->n_el; i++) u += k->el[i].a * s->vars[k->el[i].var].rate;
   return u;
 }
 
 uint32_t lmm_constraint_n_variables(const lmm_system *s, uint32_t c) {
   g_assert(c < s->n_cnsts);
-  return s->cnsts[c].n_elem;
+  return s->cnsts[c].n_el;
 }
 
 uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t user) {
@@ -177,12 +194,14 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   uint32_t v;
   if (s->var_free != LMM_NONE) {
     v = s->var_free;
-    s->var_free = s->vars[v].head;
+    s->var_free = s->vars[v].next_free;
   } else {
     g_assert(s->n_vars < LMM_NONE - 1);
     LMM_RESERVE(s->vars, s->cap_vars, s->n_vars + 1);
     v = (uint32_t)s->n_vars++;
     s->vars[v].stamp = 0;
+    s->vars[v].el = NULL;
+    s->vars[v].cap_el = LMM_VAR_INLINE;
   }
   lmm_var *x = &s->vars[v];
   x->weight = weight;
@@ -190,7 +209,7 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   x->rate = 0;
   x->new_rate = 0;
   x->user = user;
-  x->head = LMM_NONE;
+  x->n_el = 0;
   x->alive = TRUE;
   x->is_new = TRUE;
   x->fixed = FALSE;
@@ -203,48 +222,40 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
 void lmm_expand(lmm_system *s, uint32_t c, uint32_t v, double consumption) {
   g_assert(c < s->n_cnsts && v < s->n_vars && s->vars[v].alive);
   g_assert(consumption > 0 && isfinite(consumption));
-  uint32_t e;
-  if (s->elem_free != LMM_NONE) {
-    e = s->elem_free;
-    s->elem_free = s->elems[e].v_next;
-  } else {
-    g_assert(s->n_elems < LMM_NONE - 1);
-    LMM_RESERVE(s->elems, s->cap_elems, s->n_elems + 1);
-    e = (uint32_t)s->n_elems++;
-  }
-  lmm_elem *el = &s->elems[e];
   lmm_cnst *k = &s->cnsts[c];
-  el->cnst = c;
-  el->var = v;
-  el->a = consumption;
-  el->c_prev = LMM_NONE;
-  el->c_next = k->head;
-  if (k->head != LMM_NONE) s->elems[k->head].c_prev = e;
-  k->head = e;
-  k->n_elem++;
-  el->v_next = s->vars[v].head;
-  s->vars[v].head = e;
+  lmm_var *x = &s->vars[v];
+  g_assert(k->n_el < LMM_NONE - 1 && x->n_el < LMM_NONE - 1);
+  LMM_RESERVE(k->el, k->cap_el, k->n_el + 1);
+  if (x->n_el == x->cap_el) { /* spill (first time) or grow the heap array */
+    gboolean was_inline = x->cap_el == LMM_VAR_INLINE;
+    size_t cap = x->cap_el;
+    x->el = g_realloc_n(was_inline ? NULL : x->el, cap * 2, sizeof *x->el);
+    if (was_inline) memcpy(x->el, x->inl, sizeof x->inl);
+    x->cap_el = (uint32_t)(cap * 2);
+  }
+  k->el[k->n_el] = (lmm_celem){v, x->n_el, consumption, consumption * x->weight};
+  var_el(x)[x->n_el] = (lmm_velem){c, k->n_el, consumption};
+  k->n_el++;
+  x->n_el++;
   mark_modified(s, c);
 }
 
 void lmm_variable_free(lmm_system *s, uint32_t v) {
   g_assert(v < s->n_vars && s->vars[v].alive);
   lmm_var *x = &s->vars[v];
-  uint32_t e = x->head;
-  while (e != LMM_NONE) {
-    lmm_elem *el = &s->elems[e];
-    uint32_t next = el->v_next;
-    lmm_cnst *k = &s->cnsts[el->cnst];
-    mark_modified(s, el->cnst);
-    if (el->c_prev != LMM_NONE) s->elems[el->c_prev].c_next = el->c_next;
-    else k->head = el->c_next;
-    if (el->c_next != LMM_NONE) s->elems[el->c_next].c_prev = el->c_prev;
-    k->n_elem--;
-    el->v_next = s->elem_free;
-    s->elem_free = e;
-    e = next;
+  const lmm_velem *xe = var_el(x);
+  for (uint32_t i = 0; i < x->n_el; i++) {
+    lmm_cnst *k = &s->cnsts[xe[i].cnst];
+    uint32_t slot = xe[i].cslot;
+    mark_modified(s, xe[i].cnst);
+    uint32_t last = --k->n_el;
+    if (slot != last) { /* move the last element into the hole */
+      k->el[slot] = k->el[last];
+      var_el(&s->vars[k->el[slot].var])[k->el[slot].vslot].cslot = slot;
+    }
   }
-  x->head = s->var_free;
+  x->n_el = 0;
+  x->next_free = s->var_free;
   x->alive = FALSE;
   s->var_free = v;
   s->n_alive--;
@@ -287,8 +298,9 @@ static void add_var(lmm_system *s, uint32_t v) {
   s->vars[v].stamp = s->epoch;
   LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_comp_v + 1);
   s->comp_v[s->n_comp_v++] = v;
-  for (uint32_t e = s->vars[v].head; e != LMM_NONE; e = s->elems[e].v_next)
-    add_cnst(s, s->elems[e].cnst);
+  lmm_var *x = &s->vars[v];
+  const lmm_velem *xe = var_el(x);
+  for (uint32_t i = 0; i < x->n_el; i++) add_cnst(s, xe[i].cnst);
 }
 
 /* Breadth-first walk: comp_c doubles as the queue.  O(component elements). */
@@ -301,7 +313,7 @@ static void collect_component(lmm_system *s) {
   s->n_comp_c = s->n_comp_v = 0;
   if (s->full) {
     for (uint32_t c = 0; c < s->n_cnsts; c++)
-      if (s->cnsts[c].n_elem) add_cnst(s, c);
+      if (s->cnsts[c].n_el) add_cnst(s, c);
     for (uint32_t v = 0; v < s->n_vars; v++)
       if (s->vars[v].alive) add_var(s, v);
   } else {
@@ -310,9 +322,8 @@ static void collect_component(lmm_system *s) {
       if (s->vars[s->new_vars[i]].alive) add_var(s, s->new_vars[i]);
   }
   for (size_t i = 0; i < s->n_comp_c; i++) {
-    uint32_t c = s->comp_c[i];
-    for (uint32_t e = s->cnsts[c].head; e != LMM_NONE; e = s->elems[e].c_next)
-      add_var(s, s->elems[e].var);
+    const lmm_cnst *k = &s->cnsts[s->comp_c[i]];
+    for (uint32_t j = 0; j < k->n_el; j++) add_var(s, k->el[j].var);
   }
   for (size_t i = 0; i < s->n_mod_cnsts; i++) s->cnsts[s->mod_cnsts[i]].modified = FALSE;
   s->n_mod_cnsts = 0;
@@ -386,8 +397,9 @@ static void fix_var(lmm_system *s, uint32_t v, double rate) {
   lmm_var *x = &s->vars[v];
   x->fixed = TRUE;
   x->new_rate = rate;
-  for (uint32_t e = x->head; e != LMM_NONE; e = s->elems[e].v_next) {
-    const lmm_elem *el = &s->elems[e];
+  const lmm_velem *xe = var_el(x);
+  for (uint32_t i = 0; i < x->n_el; i++) {
+    const lmm_velem *el = &xe[i];
     lmm_cnst *k = &s->cnsts[el->cnst];
     k->rem -= el->a * rate;
     k->aw -= el->a * x->weight;
@@ -421,12 +433,9 @@ static void fill(lmm_system *s) {
     lmm_cnst *k = &s->cnsts[c];
     k->rem = k->capacity;
     k->aw = 0;
-    k->n_active = 0;
+    k->n_active = k->n_el;
     k->heap_pos = LMM_NONE;
-    for (uint32_t e = k->head; e != LMM_NONE; e = s->elems[e].c_next) {
-      k->aw += s->elems[e].a * s->vars[s->elems[e].var].weight;
-      k->n_active++;
-    }
+    for (uint32_t j = 0; j < k->n_el; j++) k->aw += k->el[j].aw;
     if (k->n_active) {
       s->heap[s->n_heap] = (lmm_heap_item){cnst_level(k), c};
       k->heap_pos = (uint32_t)s->n_heap++;
@@ -451,8 +460,9 @@ static void fill(lmm_system *s) {
     heap_remove(s, c);
     double t = tc > t_prev ? tc : t_prev; /* levels never decrease */
     t_prev = t;
-    for (uint32_t e = s->cnsts[c].head; e != LMM_NONE; e = s->elems[e].c_next) {
-      uint32_t v = s->elems[e].var;
+    const lmm_cnst *k = &s->cnsts[c];
+    for (uint32_t j = 0; j < k->n_el; j++) {
+      uint32_t v = k->el[j].var;
       if (!s->vars[v].fixed) fix_var(s, v, s->vars[v].weight * t);
     }
   }

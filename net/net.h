@@ -13,6 +13,7 @@
 
 #include "simcore/sim.h"
 #include "topologies/topo.h"
+#include "net/lmm.h"
 
 G_BEGIN_DECLS
 
@@ -32,6 +33,14 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
 /* Statistics for reports. */
 uint64_t net_link_bytes(const net *n, uint32_t link);
 uint64_t net_transfers(const net *n);
+
+/* Additions (tier B, see doc/network-models.md).  Flows currently in the
+ * solver; flow start and finish events so far; the solver's counters
+ * (zero for tier A); the full re-solve debug switch (no effect on tier A). */
+size_t net_active_flows(const net *n);
+uint64_t net_flow_events(const net *n);
+void net_get_solver_stats(const net *n, lmm_stats *out);
+void net_set_full_solve(net *n, gboolean full);
 
 G_END_DECLS
 #endif

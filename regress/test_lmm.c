@@ -188,7 +188,7 @@ static void check_feasible(const lmm_system *s, uint32_t n_cnsts) {
 typedef struct {
   double weight, bound;
   int n;
-  uint32_t c[4];
+  uint32_t c[6];
 } rnd_var;
 
 /* Max-min optimality, checked independently of the solver with the
@@ -260,9 +260,10 @@ static void test_random_incremental_vs_full(void) {
                        .bound = g_rand_int_range(rng, 0, 4) == 0
                                     ? (double)g_rand_int_range(rng, 1, 50) * GBPS
                                     : 0,
-                       .n = g_rand_int_range(rng, 1, 5)};
-          /* Routes stay local (constraints within a window of 6) so that
-           * the system splits into several components. */
+                       .n = g_rand_int_range(rng, 1, 7)};
+          /* Routes of 1 to 6 links (more than LMM_VAR_INLINE, so both
+           * element layouts are used) stay local (constraints within a
+           * window of 6) so that the system splits into components. */
           uint32_t base = (uint32_t)g_rand_int_range(rng, 0, N_CNSTS - 6);
           for (int i = 0; i < d.n; i++) {
             uint32_t c;

@@ -1,0 +1,292 @@
+/* net.c: the network fidelity tiers behind net.h.
+ *
+ * Tier A (analytical, alpha-beta).  A transfer of S bytes over route
+ * l_1 .. l_k completes after
+ *     T_A = sum_i latency(l_i) + wisp_transfer_ps(S, min_i bw(l_i))
+ * picoseconds, independent of all other traffic.  One event per transfer,
+ * O(route length + log queue) per send.
+ *
+ * Tier B (flow, max-min fair).  A transfer first pays the route latency
+ * sum_i latency(l_i) (the "latency phase"; SimGrid's network models do the
+ * same), then enters the max-min solver (net/lmm.h) as a variable of weight
+ * 1 on one constraint per link of its route (capacity = link bw).  Each
+ * flow keeps its remaining bytes, its current rate and the time they were
+ * last brought up to date; its predicted finish is one event in the
+ * engine's queue.  Every flow start or finish marks the solver; one solve
+ * event per simulated instant (coalescing all starts and finishes at that
+ * picosecond) re-solves the touched component.  For each flow whose rate
+ * changed, the remaining bytes are advanced at the old rate to now, the
+ * old finish event is cancelled and a new one scheduled at
+ *     now + ceil(remaining * 10^12 / rate)   picoseconds,
+ * rounded up so that a flow never finishes early (up to a relative slack of
+ * NET_CEIL_SLACK that absorbs the rounding of the double arithmetic, so a
+ * mathematically integer duration is not pushed one picosecond late).
+ * Exactness with tier A: a flow whose rate has not changed since it entered
+ * the solver and equals its bottleneck link's integer bandwidth finishes at
+ *     start + wisp_transfer_ps(S, bottleneck)
+ * computed in integers, so traffic without contention gives tier A's times
+ * to the picosecond.
+ *
+ * Costs: a send is O(route length) plus queue operations; a solve costs
+ * the component re-solve (lmm.h) plus O(log queue) per flow whose rate
+ * changed.  Transfer records come from a pool with a free list; a
+ * steady-state run does not allocate.
+ *
+ * Per-link byte counters (net_link_bytes) are credited with the transfer's
+ * full size on every link of its route when the transfer starts, in both
+ * tiers.  Zero-byte transfers pay latency only and never enter the solver;
+ * src == dst (or an empty route) completes after zero time, through the
+ * queue.
+ */
+#include "config.h"
+
+#include "net/net.h"
+#include "net/lmm.h"
+
+#include <math.h>
+
+/* Relative slack of the round-up of flow durations; see the top comment. */
+#define NET_CEIL_SLACK 1e-12
+
+typedef struct {
+  net_done_fn done;
+  void *ctx;
+  uint64_t cookie;
+  uint64_t bytes;
+  const uint32_t *route;
+  uint32_t n_links;
+  uint32_t var;             /* solver variable, LMM_NONE outside the solver */
+  wisp_bw_Bps bottleneck;   /* minimum link bandwidth on the route */
+  sim_time_ps flow_start;   /* entry into the solver */
+  sim_time_ps last_update;  /* remaining is exact as of this time */
+  double remaining;         /* bytes */
+  double rate;              /* bytes/s, current */
+  sim_event_id ev;          /* the one pending event of this transfer */
+  gboolean single_rate;     /* no rate change since flow_start */
+  uint32_t next_free;
+  gboolean alive;
+} net_xfer;
+
+struct net {
+  sim_engine *sim;
+  const topo *t;
+  net_tier tier;
+  uint32_t n_links;
+  uint64_t *link_bytes;
+  uint64_t transfers;
+  lmm_system *lmm;          /* tier B only */
+  uint32_t *cnst_of_link;
+  net_xfer *xf;
+  size_t n_xf, cap_xf;
+  uint32_t xf_free;
+  size_t active_flows;
+  gboolean solve_pending;
+  sim_event_id solve_ev;
+  uint64_t flow_events;
+};
+
+net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
+  g_assert(sim && t);
+  g_assert(tier == NET_TIER_ANALYTICAL || tier == NET_TIER_FLOW);
+  net *n = g_new0(net, 1);
+  n->sim = sim;
+  n->t = t;
+  n->tier = tier;
+  n->n_links = topo_n_links(t);
+  n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
+  n->xf_free = UINT32_MAX;
+  if (tier == NET_TIER_FLOW) {
+    n->lmm = lmm_system_new();
+    n->cnst_of_link = g_new(uint32_t, n->n_links ? n->n_links : 1);
+    for (uint32_t l = 0; l < n->n_links; l++) {
+      const topo_link *k = topo_get_link(t, l);
+      g_assert(k->bw > 0);
+      n->cnst_of_link[l] = lmm_constraint_new(n->lmm, (double)k->bw);
+    }
+  }
+  return n;
+}
+
+void net_free(net *n) {
+  if (!n) return;
+  /* Pending events point at this net: withdraw them. */
+  for (size_t i = 0; i < n->n_xf; i++)
+    if (n->xf[i].alive && n->xf[i].ev != SIM_EVENT_NONE) sim_cancel(n->sim, n->xf[i].ev);
+  if (n->solve_pending) sim_cancel(n->sim, n->solve_ev);
+  lmm_system_free(n->lmm);
+  g_free(n->cnst_of_link);
+  g_free(n->link_bytes);
+  g_free(n->xf);
+  g_free(n);
+}
+
+net_tier net_get_tier(const net *n) { return n->tier; }
+const topo *net_get_topo(const net *n) { return n->t; }
+
+uint64_t net_link_bytes(const net *n, uint32_t link) {
+  g_assert(link < n->n_links);
+  return n->link_bytes[link];
+}
+
+uint64_t net_transfers(const net *n) { return n->transfers; }
+
+size_t net_active_flows(const net *n) { return n->active_flows; }
+
+uint64_t net_flow_events(const net *n) { return n->flow_events; }
+
+void net_set_full_solve(net *n, gboolean full) {
+  if (n->lmm) lmm_set_full_solve(n->lmm, full);
+}
+
+void net_get_solver_stats(const net *n, lmm_stats *out) {
+  if (n->lmm) lmm_get_stats(n->lmm, out);
+  else *out = (lmm_stats){0};
+}
+
+static uint32_t xf_alloc(net *n) {
+  uint32_t i;
+  if (n->xf_free != UINT32_MAX) {
+    i = n->xf_free;
+    n->xf_free = n->xf[i].next_free;
+  } else {
+    if (n->n_xf == n->cap_xf) {
+      n->cap_xf = n->cap_xf ? n->cap_xf * 2 : 64;
+      n->xf = g_realloc_n(n->xf, n->cap_xf, sizeof *n->xf);
+    }
+    g_assert(n->n_xf < UINT32_MAX);
+    i = (uint32_t)n->n_xf++;
+  }
+  n->xf[i] = (net_xfer){.var = LMM_NONE, .ev = SIM_EVENT_NONE, .alive = TRUE};
+  return i;
+}
+
+/* Releases slot i and calls its completion (after the release, so the
+ * callback may start new transfers that reuse the slot). */
+static void xf_complete(net *n, uint32_t i) {
+  net_xfer x = n->xf[i];
+  n->xf[i].alive = FALSE;
+  n->xf[i].next_free = n->xf_free;
+  n->xf_free = i;
+  if (x.done) x.done(n->sim, x.ctx, x.cookie);
+}
+
+static void ev_done(sim_engine *sim, void *ctx, uint64_t arg) {
+  (void)sim;
+  net *n = ctx;
+  n->xf[arg].ev = SIM_EVENT_NONE;
+  xf_complete(n, (uint32_t)arg);
+}
+
+static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg);
+
+static void request_solve(net *n) {
+  if (n->solve_pending) return;
+  n->solve_pending = TRUE;
+  n->solve_ev = sim_schedule_after(n->sim, 0, ev_solve, n, 0);
+}
+
+static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
+  (void)sim;
+  net *n = ctx;
+  net_xfer *x = &n->xf[arg];
+  x->ev = SIM_EVENT_NONE;
+  lmm_variable_free(n->lmm, x->var);
+  x->var = LMM_NONE;
+  n->active_flows--;
+  n->flow_events++;
+  request_solve(n);
+  xf_complete(n, (uint32_t)arg);
+}
+
+static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
+  net *n = ctx;
+  net_xfer *x = &n->xf[arg];
+  x->ev = SIM_EVENT_NONE;
+  x->var = lmm_variable_new(n->lmm, 1.0, 0, arg);
+  for (uint32_t i = 0; i < x->n_links; i++)
+    lmm_expand(n->lmm, n->cnst_of_link[x->route[i]], x->var, 1.0);
+  x->flow_start = x->last_update = sim_now(sim);
+  x->remaining = (double)x->bytes;
+  x->rate = 0;
+  x->single_rate = TRUE;
+  n->active_flows++;
+  n->flow_events++;
+  request_solve(n);
+}
+
+/* Duration in ps of `remaining` bytes at `rate` bytes/s, rounded up. */
+static sim_time_ps flow_duration(double remaining, double rate, sim_time_ps now) {
+  if (remaining <= 0) return 0;
+  double x = remaining * (double)SIM_PS_PER_S / rate;
+  double d = ceil(x - x * NET_CEIL_SLACK);
+  if (d < 0) d = 0;
+  if (!(d < (double)(SIM_TIME_MAX - now))) return SIM_TIME_MAX - now;
+  return (sim_time_ps)d;
+}
+
+static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
+  (void)arg;
+  net *n = ctx;
+  n->solve_pending = FALSE;
+  lmm_solve(n->lmm);
+  size_t n_ch;
+  const uint32_t *ch = lmm_changed(n->lmm, &n_ch);
+  sim_time_ps now = sim_now(sim);
+  for (size_t k = 0; k < n_ch; k++) {
+    uint32_t i = (uint32_t)lmm_variable_user(n->lmm, ch[k]);
+    net_xfer *x = &n->xf[i];
+    g_assert(x->alive && x->var == ch[k]);
+    double rate = lmm_variable_rate(n->lmm, ch[k]);
+    if (x->rate > 0) { /* not the first rate: bring remaining up to now */
+      x->remaining -= x->rate * (double)(now - x->last_update) / (double)SIM_PS_PER_S;
+      x->single_rate = FALSE;
+    }
+    x->last_update = now;
+    x->rate = rate;
+    if (x->ev != SIM_EVENT_NONE) sim_cancel(sim, x->ev);
+    sim_time_ps end;
+    double bw = (double)x->bottleneck;
+    if (x->single_rate && fabs(rate - bw) <= LMM_EPSILON * bw) {
+      end = x->flow_start + wisp_transfer_ps(x->bytes, x->bottleneck);
+      if (end < now) end = now;
+    } else {
+      end = now + flow_duration(x->remaining, rate, now);
+    }
+    x->ev = sim_schedule_at(sim, end, ev_flow_finish, n, i);
+  }
+}
+
+void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
+              net_done_fn done, void *ctx, uint64_t cookie) {
+  g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
+  g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
+  n->transfers++;
+  uint32_t i = xf_alloc(n);
+  net_xfer *x = &n->xf[i];
+  x->done = done;
+  x->ctx = ctx;
+  x->cookie = cookie;
+  x->bytes = bytes;
+  uint32_t n_links = 0;
+  const uint32_t *route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &n_links);
+  if (n_links == 0) { /* same endpoint: zero time, through the queue */
+    x->ev = sim_schedule_after(n->sim, 0, ev_done, n, i);
+    return;
+  }
+  sim_time_ps latency = 0;
+  wisp_bw_Bps bottleneck = UINT64_MAX;
+  for (uint32_t k = 0; k < n_links; k++) {
+    const topo_link *l = topo_get_link(n->t, route[k]);
+    latency += l->latency;
+    if (l->bw < bottleneck) bottleneck = l->bw;
+    n->link_bytes[route[k]] += bytes;
+  }
+  x->route = route;
+  x->n_links = n_links;
+  x->bottleneck = bottleneck;
+  if (n->tier == NET_TIER_ANALYTICAL || bytes == 0) {
+    x->ev = sim_schedule_after(n->sim, latency + wisp_transfer_ps(bytes, bottleneck), ev_done, n, i);
+    return;
+  }
+  x->ev = sim_schedule_after(n->sim, latency, ev_flow_start, n, i);
+}

@@ -1,0 +1,324 @@
+/* test_net.c: the network tiers (net/net.c) on topologies loaded from wisp
+ * YAML.
+ *
+ * Expected times are written out from the model formulas next to each
+ * check: tier A charges sum(latency) + round(S * 10^12 / B_min) ps; tier B
+ * pays the same latency and then shares bandwidth max-min fairly, finishing
+ * a flow of R remaining bytes at rate r after ceil(R * 10^12 / r) ps.
+ */
+#include "config.h"
+
+#include "net/net.h"
+
+#include <string.h>
+
+/* A switch of 8 endpoints, 48 GB/s per endpoint link, 500 ns per link: a
+ * route is endpoint -> switch -> endpoint, 2 links, 1000 ns.  48 GB/s makes
+ * 10^12 / B = 20.8333 ps per byte, so rounding matters. */
+static const char *switch8 =
+    "schema_version: 1\n"
+    "dims:\n"
+    "  - {name: sw, kind: switch, size: 8, bandwidth: 48GB/s, latency: 500ns}\n";
+
+#define SW_BW UINT64_C(48000000000)
+#define SW_LAT (2 * 500 * SIM_PS_PER_NS)
+
+typedef struct {
+  sim_time_ps *t;   /* completion time per cookie */
+  int n_done;
+  gboolean in_send; /* set while net_send runs: detects re-entrant calls */
+} record;
+
+static void on_done(sim_engine *sim, void *ctx, uint64_t cookie) {
+  record *r = ctx;
+  g_assert_false(r->in_send);
+  r->t[cookie] = sim_now(sim);
+  r->n_done++;
+}
+
+static topo *load(const char *yaml) {
+  GError *err = NULL;
+  topo *t = topo_load_string(yaml, "test_net.yaml", &err);
+  g_assert_no_error(err);
+  g_assert_nonnull(t);
+  return t;
+}
+
+/* round(S * 10^12 / B) half away from zero, in integers (S < 1.8e7 keeps
+ * S * 10^12 below 2^64). */
+static sim_time_ps xfer_round(uint64_t bytes, uint64_t bw) {
+  g_assert_cmpuint(bytes, <, UINT64_C(18000000));
+  return (sim_time_ps)((bytes * UINT64_C(1000000000000) + bw / 2) / bw);
+}
+
+/* ceil(num / den) for the incast and all-to-all closed forms. */
+static sim_time_ps ceil_div(uint64_t num, uint64_t den) { return (sim_time_ps)((num + den - 1) / den); }
+
+typedef struct {
+  int src, dst;
+  uint64_t bytes;
+  sim_time_ps at;  /* issue time */
+} xfer_spec;
+
+typedef struct {
+  net *n;
+  record *rec;
+  const xfer_spec *spec;
+} issue_ctx;
+
+static void ev_issue(sim_engine *sim, void *ctx, uint64_t i) {
+  (void)sim;
+  issue_ctx *ic = ctx;
+  ic->rec->in_send = TRUE;
+  net_send(ic->n, ic->spec[i].src, ic->spec[i].dst, ic->spec[i].bytes, on_done, ic->rec, i);
+  ic->rec->in_send = FALSE;
+}
+
+/* Runs the transfers in one tier and returns their completion times
+ * (g_free).  full = TRUE uses the solver's full re-solve switch. */
+static sim_time_ps *run(const topo *t, net_tier tier, const xfer_spec *spec, int n_spec, gboolean full,
+                        net **keep) {
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *n = net_new(sim, t, tier);
+  net_set_full_solve(n, full);
+  record rec = {.t = g_new0(sim_time_ps, n_spec)};
+  issue_ctx ic = {n, &rec, spec};
+  for (int i = 0; i < n_spec; i++) sim_schedule_at(sim, spec[i].at, ev_issue, &ic, (uint64_t)i);
+  sim_run(sim, SIM_TIME_MAX);
+  g_assert_cmpint(rec.n_done, ==, n_spec);
+  g_assert_cmpuint(net_transfers(n), ==, (uint64_t)n_spec);
+  g_assert_cmpuint(net_active_flows(n), ==, 0);
+  if (keep) *keep = n;
+  else net_free(n);
+  sim_engine_free(sim);
+  return rec.t;
+}
+
+/* Traffic without contention: single transfers one after another, and a
+ * shift permutation (rank r -> r+1 mod 8, each endpoint link carries one
+ * flow) issued together.  Tier B must give tier A's times exactly, and
+ * tier A's times are SW_LAT + round(S * 10^12 / 48e9) after issue. */
+static void test_no_contention_equal(void) {
+  topo *t = load(switch8);
+  static const uint64_t sizes[] = {1, 7, 1000, 12345, 1048576, 1048583, 9999991};
+  enum { NS = G_N_ELEMENTS(sizes) };
+  xfer_spec spec[NS + 8];
+  sim_time_ps at = 0;
+  for (int i = 0; i < NS; i++) { /* sequential: each starts after the previous ended */
+    spec[i] = (xfer_spec){i % 8, (i + 3) % 8, sizes[i], at};
+    at += SW_LAT + xfer_round(sizes[i], SW_BW) + 1;
+  }
+  for (int r = 0; r < 8; r++) spec[NS + r] = (xfer_spec){r, (r + 1) % 8, 3000017 + (uint64_t)r, at};
+  sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, NS + 8, FALSE, NULL);
+  sim_time_ps *tb = run(t, NET_TIER_FLOW, spec, NS + 8, FALSE, NULL);
+  for (int i = 0; i < NS + 8; i++) {
+    sim_time_ps want = spec[i].at + SW_LAT + xfer_round(spec[i].bytes, SW_BW);
+    g_assert_cmpint(ta[i], ==, want);
+    g_assert_cmpint(tb[i], ==, want);
+  }
+  g_free(ta);
+  g_free(tb);
+  topo_free(t);
+}
+
+/* Incast: k senders into one receiver, issued together.  The receiver's
+ * down link (48 GB/s) is the only shared link, so each flow gets 48/k GB/s
+ * from start to end and all finish at SW_LAT + ceil(S * k * 10^12 / 48e9).
+ * k = 3, S = 1000001: 1000001 * 3 * 10^12 / 48e9 = 62500062.5 -> 62500063.
+ * k = 4, S = 1048576: 87381333.33 -> 87381334.  k = 6, S = 480000:
+ * exactly 60000000 (an integer quotient must not be pushed up by the
+ * floating-point rate). */
+static void test_incast(void) {
+  topo *t = load(switch8);
+  static const struct { int k; uint64_t bytes; sim_time_ps want_flow; } cases[] = {
+      {3, 1000001, 62500063}, {4, 1048576, 87381334}, {6, 480000, 60000000}};
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    int k = cases[c].k;
+    xfer_spec spec[8];
+    for (int i = 0; i < k; i++) spec[i] = (xfer_spec){i + 1, 0, cases[c].bytes, 0};
+    sim_time_ps want = SW_LAT + ceil_div(cases[c].bytes * (uint64_t)k * UINT64_C(1000000000000), SW_BW);
+    g_assert_cmpint(want, ==, SW_LAT + cases[c].want_flow); /* the comment's arithmetic */
+    net *n;
+    sim_time_ps *tb = run(t, NET_TIER_FLOW, spec, k, FALSE, &n);
+    for (int i = 0; i < k; i++) g_assert_cmpint(tb[i], ==, want);
+    /* Byte counters: the receiver's down link carried k * S. */
+    uint32_t nl;
+    const uint32_t *route = topo_route(t, 1, 0, &nl);
+    g_assert_cmpuint(nl, ==, 2);
+    g_assert_cmpuint(net_link_bytes(n, route[1]), ==, (uint64_t)k * cases[c].bytes);
+    g_assert_cmpuint(net_link_bytes(n, route[0]), ==, cases[c].bytes);
+    net_free(n);
+    /* Tier A ignores the contention: each flow alone. */
+    sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, k, FALSE, NULL);
+    for (int i = 0; i < k; i++) g_assert_cmpint(ta[i], ==, SW_LAT + xfer_round(cases[c].bytes, SW_BW));
+    g_free(ta);
+    g_free(tb);
+  }
+  topo_free(t);
+}
+
+/* Staggered sharing on a 50 GB/s link (20 ps per byte, latency 2 x 500 ns):
+ * A (10^6 bytes) is issued at 0 and flows from 1 us; B (10^6 bytes, same
+ * receiver) is issued at 5 us and flows from 6 us.  A alone for 5 us sends
+ * 250000 bytes; both then get 25 GB/s: A's 750000 remaining take 30 us, so
+ * A ends at 36 us, when B has sent 750000; B's last 250000 at 50 GB/s take
+ * 5 us: B ends at 41 us. */
+static void test_staggered(void) {
+  topo *t = load("schema_version: 1\n"
+                 "dims:\n"
+                 "  - {name: sw, kind: switch, size: 4, bandwidth: 50GB/s, latency: 500ns}\n");
+  xfer_spec spec[2] = {{1, 0, 1000000, 0}, {2, 0, 1000000, 5 * SIM_PS_PER_US}};
+  for (int full = 0; full < 2; full++) {
+    sim_time_ps *tb = run(t, NET_TIER_FLOW, spec, 2, full, NULL);
+    g_assert_cmpint(tb[0], ==, 36 * SIM_PS_PER_US);
+    g_assert_cmpint(tb[1], ==, 41 * SIM_PS_PER_US);
+    g_free(tb);
+  }
+  topo_free(t);
+}
+
+/* All-to-all on the 8-port switch: every rank sends S to each of the 7
+ * others at once (56 flows).  Each up link and each down link carries 7
+ * flows, all of them bottlenecked at 48/7 GB/s, so every flow ends at
+ * SW_LAT + ceil(7 * S * 10^12 / 48e9): the per-port bound (7 S bytes
+ * through one 48 GB/s port).  S = 1000000: 7 * 10^18 / 48e9 = 145833333.3
+ * -> 145833334 ps.  Every endpoint link counted 7 S bytes. */
+static void test_all_to_all_switch(void) {
+  topo *t = load(switch8);
+  const uint64_t s = 1000000;
+  xfer_spec spec[56];
+  int k = 0;
+  for (int a = 0; a < 8; a++)
+    for (int b = 0; b < 8; b++)
+      if (a != b) spec[k++] = (xfer_spec){a, b, s, 0};
+  net *n;
+  sim_time_ps *tb = run(t, NET_TIER_FLOW, spec, 56, FALSE, &n);
+  sim_time_ps want = SW_LAT + ceil_div(7 * s * UINT64_C(1000000000000), SW_BW);
+  g_assert_cmpint(want, ==, SW_LAT + 145833334);
+  for (int i = 0; i < 56; i++) g_assert_cmpint(tb[i], ==, want);
+  for (uint32_t l = 0; l < topo_n_links(t); l++) g_assert_cmpuint(net_link_bytes(n, l), ==, 7 * s);
+  net_free(n);
+  g_free(tb);
+  topo_free(t);
+}
+
+/* Neighbor exchange on a 4x4 torus (axis 0 fastest: rank = x + 4 y): every
+ * rank sends to its four neighbors at once.  Each directed link joins one
+ * pair of neighbors, so each carries exactly one flow (checked through the
+ * byte counters and the 1-link routes): no contention, so tier B equals
+ * tier A, 1 us + round(S * 10^12 / 56e9). */
+static void test_torus_neighbors(void) {
+  topo *t = load("schema_version: 1\n"
+                 "dims:\n"
+                 "  - {name: ici, kind: torus2d, shape: [4, 4], bandwidth: 56GB/s, latency: 1us}\n");
+  const uint64_t s = 2000003;
+  xfer_spec spec[64];
+  int k = 0;
+  for (int r = 0; r < 16; r++) {
+    int x = r % 4, y = r / 4;
+    int nb[4] = {(x + 1) % 4 + 4 * y, (x + 3) % 4 + 4 * y, x + 4 * ((y + 1) % 4), x + 4 * ((y + 3) % 4)};
+    for (int j = 0; j < 4; j++) {
+      uint32_t nl;
+      topo_route(t, r, nb[j], &nl);
+      g_assert_cmpuint(nl, ==, 1);
+      spec[k++] = (xfer_spec){r, nb[j], s, 0};
+    }
+  }
+  net *n;
+  sim_time_ps *tb = run(t, NET_TIER_FLOW, spec, 64, FALSE, &n);
+  sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, 64, FALSE, NULL);
+  sim_time_ps want = SIM_PS_PER_US + xfer_round(s, UINT64_C(56000000000));
+  uint64_t used = 0;
+  for (uint32_t l = 0; l < topo_n_links(t); l++) {
+    uint64_t b = net_link_bytes(n, l);
+    g_assert_true(b == 0 || b == s); /* at most one flow per link */
+    used += b != 0;
+  }
+  g_assert_cmpuint(used, ==, 64);
+  for (int i = 0; i < 64; i++) {
+    g_assert_cmpint(ta[i], ==, want);
+    g_assert_cmpint(tb[i], ==, want);
+  }
+  net_free(n);
+  g_free(ta);
+  g_free(tb);
+  topo_free(t);
+}
+
+/* Zero bytes pay the latency only; src == dst completes at the issue time
+ * through the queue (never inside net_send); both tiers. */
+static void test_zero_and_self(void) {
+  topo *t = load(switch8);
+  xfer_spec spec[3] = {{1, 2, 0, 100}, {3, 3, 4096, 200}, {4, 4, 0, 300}};
+  for (int tier = 0; tier < 2; tier++) {
+    net *n;
+    sim_time_ps *tt = run(t, (net_tier)tier, spec, 3, FALSE, &n);
+    g_assert_cmpint(tt[0], ==, 100 + SW_LAT);
+    g_assert_cmpint(tt[1], ==, 200);
+    g_assert_cmpint(tt[2], ==, 300);
+    /* A self transfer crosses no link. */
+    uint64_t total = 0;
+    for (uint32_t l = 0; l < topo_n_links(t); l++) total += net_link_bytes(n, l);
+    g_assert_cmpuint(total, ==, 0);
+    g_assert_cmpint(net_get_tier(n), ==, tier);
+    g_assert_true(net_get_topo(n) == t);
+    net_free(n);
+    g_free(tt);
+  }
+  topo_free(t);
+}
+
+/* Random contended traffic on a 2-level fat tree (8 leaves of 4, 2:1
+ * oversubscribed): the incremental and the full re-solve give the same
+ * completion times to within 1 ps per rate change, and no flow finishes
+ * before its tier A time (sharing can only slow a flow down). */
+static void test_random_fat_tree(void) {
+  topo *t = load("schema_version: 1\n"
+                 "dims:\n"
+                 "  - {name: f, kind: fat_tree, size: 32, leaves: 8, spines: 2, oversubscription: 2,\n"
+                 "     bandwidth: 25GB/s, latency: 1us}\n");
+  enum { N = 400 };
+  xfer_spec spec[N];
+  GRand *rng = g_rand_new_with_seed(7);
+  for (int i = 0; i < N; i++) {
+    int a = g_rand_int_range(rng, 0, 32), b = g_rand_int_range(rng, 0, 31);
+    if (b >= a) b++;
+    spec[i] = (xfer_spec){a, b, (uint64_t)g_rand_int_range(rng, 0, 4000000),
+                          (sim_time_ps)g_rand_int_range(rng, 0, 200) * SIM_PS_PER_US};
+  }
+  g_rand_free(rng);
+  net *n;
+  sim_time_ps *ti = run(t, NET_TIER_FLOW, spec, N, FALSE, &n);
+  lmm_stats st;
+  net_get_solver_stats(n, &st);
+  g_assert_cmpuint(net_flow_events(n), >, 0);
+  g_assert_cmpuint(st.solves, >, 0);
+  net_free(n);
+  sim_time_ps *tf = run(t, NET_TIER_FLOW, spec, N, TRUE, NULL);
+  sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, N, FALSE, NULL);
+  int slower = 0;
+  for (int i = 0; i < N; i++) {
+    sim_time_ps d = ti[i] - tf[i];
+    g_assert_cmpint(d, <=, 2);
+    g_assert_cmpint(d, >=, -2);
+    g_assert_cmpint(ti[i], >=, ta[i]);
+    slower += ti[i] > ta[i];
+  }
+  g_assert_cmpint(slower, >, 0); /* the instance does have contention */
+  g_free(ti);
+  g_free(tf);
+  g_free(ta);
+  topo_free(t);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/net/no_contention_equal", test_no_contention_equal);
+  g_test_add_func("/net/incast", test_incast);
+  g_test_add_func("/net/staggered", test_staggered);
+  g_test_add_func("/net/all_to_all_switch", test_all_to_all_switch);
+  g_test_add_func("/net/torus_neighbors", test_torus_neighbors);
+  g_test_add_func("/net/zero_and_self", test_zero_and_self);
+  g_test_add_func("/net/random_fat_tree", test_random_fat_tree);
+  return g_test_run();
+}
