@@ -268,6 +268,11 @@ static void test_torus_routes(void)
       uint32_t want = (uint32_t)(ring_dist(a % 4, b % 4, 4) + ring_dist(a / 4, b / 4, 6));
       g_assert_cmpuint(hops(t, a, b), ==, want);
     }
+  int shape[3];
+  g_assert_cmpint(topo_dim_shape(t, 0, shape), ==, 2);
+  g_assert_cmpint(shape[0], ==, 4);
+  g_assert_cmpint(shape[1], ==, 6);
+  g_assert_cmpint(topo_dim_size(t, 0), ==, 24);
   /* Wrap-around: (0,0) -> (3,0) is one hop over the wrap link. */
   g_assert_cmpuint(hops(t, 0, 3), ==, 1);
   /* (0,0) -> (0,5) = index 20: one hop over the y wrap. */
@@ -805,6 +810,53 @@ static void test_errors(void)
   g_clear_error(&e);
 }
 
+/* Random byte mutations of every example config never crash: each load
+ * either succeeds (and then prints and routes) or fails with an error.
+ * Fixed seed, so the run is reproducible. */
+static void test_mutations(void)
+{
+  static const char *names[] = {"two-tier-fc8-switch.yaml", "nodes4-fat-tree-200g.yaml", "tpu-v6e-2x4.yaml",
+                                "astra-fc4-switch2.yml", "irregular-graph.yaml"};
+  static const char alphabet[] = "0123456789:-[]{},# \n\"'abGBps/&*!|>%@";
+  GRand *rng = g_rand_new_with_seed(20261129);
+  int ok = 0, err = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    char *path = example_path(names[i]);
+    char *text = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(path, &text, &len, NULL));
+    g_free(path);
+    for (int k = 0; k < 300; k++) {
+      char *m = g_strdup(text);
+      int edits = g_rand_int_range(rng, 1, 4);
+      for (int j = 0; j < edits; j++)
+        m[g_rand_int_range(rng, 0, (gint32)len)] = alphabet[g_rand_int_range(rng, 0, (gint32)sizeof alphabet - 1)];
+      GError *e = NULL;
+      topo *t = topo_load_string(m, "mutant.yaml", &e);
+      if (t) {
+        g_assert_no_error(e);
+        ok++;
+        FILE *f = fopen("/dev/null", "w");
+        topo_print(t, f);
+        fclose(f);
+        for (int a = 0; a < topo_n_ranks(t); a++)
+          assert_route_valid(t, a, topo_n_ranks(t) - 1 - a);
+        topo_free(t);
+      } else {
+        g_assert_nonnull(e);
+        g_assert_true(g_str_has_prefix(e->message, "mutant.yaml"));
+        err++;
+        g_error_free(e);
+      }
+      g_free(m);
+    }
+    g_free(text);
+  }
+  g_rand_free(rng);
+  g_test_message("%d mutants loaded, %d rejected", ok, err);
+  g_assert_cmpint(ok + err, ==, 5 * 300);
+}
+
 /* Truncations of a valid config at every byte never crash and either load
  * or give an error. */
 static void test_truncations(void)
@@ -855,5 +907,6 @@ int main(int argc, char **argv)
   g_test_add_func("/topo/dot", test_dot);
   g_test_add_func("/topo/errors", test_errors);
   g_test_add_func("/topo/truncations", test_truncations);
+  g_test_add_func("/topo/mutations", test_mutations);
   return g_test_run();
 }

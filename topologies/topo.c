@@ -806,6 +806,19 @@ int topo_dim_size(const topo *t, int dim)
   return t->dims[dim].size;
 }
 
+int topo_dim_shape(const topo *t, int dim, int shape[3])
+{
+  g_assert(dim >= 0 && dim < t->n_dims);
+  const topo_dim *d = &t->dims[dim];
+  if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
+    for (int a = 0; a < d->n_axes; a++)
+      shape[a] = d->shape[a];
+    return d->n_axes;
+  }
+  shape[0] = d->size;
+  return 1;
+}
+
 int topo_rank_coord(const topo *t, int rank, int dim)
 {
   g_assert(rank >= 0 && rank < t->n_ranks && dim >= 0 && dim < t->n_dims);

@@ -100,6 +100,10 @@ void topo_print_dot(const topo *t, FILE *out);
 uint32_t topo_n_endpoints(const topo *t);
 uint32_t topo_rank_endpoint(const topo *t, int rank);
 gboolean topo_node_is_endpoint(const topo *t, uint32_t node);
+/* Axis sizes of a dimension, axis 0 fastest: a torus2d/torus3d dimension
+ * has 2/3 axes whose product is topo_dim_size(); any other kind has one
+ * axis of topo_dim_size().  Returns the number of axes. */
+int topo_dim_shape(const topo *t, int dim, int shape[3]);
 /* The config's `name:` (NULL when absent). */
 const char *topo_name(const topo *t);
 /* Bisection bandwidth in bytes/s, one direction: the cut between the two

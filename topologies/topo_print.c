@@ -264,7 +264,18 @@ void topo_print(const topo *t, FILE *out)
       }
     }
     if (best != 1) {
-      fprintf(out, "  differing in dim %d (%s) only, farthest (coordinate %u): ", di, d->name, best);
+      fprintf(out, "  differing in dim %d (%s) only, farthest (coordinate ", di, d->name);
+      if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
+        uint32_t rest = best;
+        for (int a = 0; a < d->n_axes; a++) {
+          fprintf(out, "%s%u", a ? "," : "(", rest % (uint32_t)d->shape[a]);
+          rest /= (uint32_t)d->shape[a];
+        }
+        fputc(')', out);
+      } else {
+        fprintf(out, "%u", best);
+      }
+      fputs("): ", out);
       print_route_summary(t, 0, best * d->stride, out);
     }
   }
