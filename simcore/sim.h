@@ -3,9 +3,11 @@
  * One clock, one queue.  Time is an integer count of picoseconds.  Events are
  * totally ordered by (time, insertion sequence): two events at the same time
  * run in the order they were scheduled, so every run is deterministic.  The
- * queue is an array-backed 4-ary min-heap; push, pop and cancel cost
- * O(log n).  Event records come from a per-engine pool (free list), so a
- * steady-state run does not allocate.  There is no global state: every call
+ * queue is an array-backed 4-ary min-heap; push and pop cost O(log n),
+ * cancel O(1) amortized (the key stays as a tombstone until it reaches the
+ * top or the queue is compacted, see sim_engine.c).  Event records come
+ * from a per-engine pool (free list), so a steady-state run does not
+ * allocate.  There is no global state: every call
  * takes the engine, and several engines can live in one process.
  *
  * A handler receives the engine, the context pointer given at scheduling and
@@ -43,7 +45,10 @@ gboolean sim_cancel(sim_engine *sim, sim_event_id id);
 
 /* Run until the queue is empty, sim_stop() is called, or the next event lies
  * after `until` (pass SIM_TIME_MAX for no bound).  Returns the number of
- * events processed by this call. */
+ * events processed by this call.  The bound is inclusive (events at `until`
+ * run); events after it stay queued for a later sim_run.  Unless stopped, a
+ * bounded run leaves the clock at `until`, so sim_schedule_after() then
+ * counts from the bound; an unbounded run leaves it at the last event. */
 uint64_t sim_run(sim_engine *sim, sim_time_ps until);
 void sim_stop(sim_engine *sim);
 
@@ -51,7 +56,8 @@ size_t sim_pending(const sim_engine *sim);
 uint64_t sim_events_processed(const sim_engine *sim);
 size_t sim_max_pending(const sim_engine *sim);
 
-/* Verify the heap invariant and index back-pointers; returns FALSE and
+/* Verify the heap invariant and the event-pool bookkeeping (every record is
+ * queued once or free once; cancelled-event count); O(n).  Returns FALSE and
  * describes the first violation in *why (static string) when broken. */
 gboolean sim_check_invariants(const sim_engine *sim, const char **why);
 
