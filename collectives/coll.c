@@ -539,6 +539,14 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
   /* Slots start in member order; a finished run stays allocated until
    * the loop is over (later kicks of finished slots do nothing). */
   gboolean fin = FALSE;
+  if (r->n_steps == 0) {
+    /* Nothing to move (one member, or a zero-step plan): all done now. */
+    for (int m = 0; m < r->n; m++)
+      if (r->done != NULL)
+        r->done(c->sim, r->ctx, r->cookie, m);
+    run_finish(c, r);
+    return;
+  }
   for (uint32_t s = 0; s < n_slots; s++)
     if (kick(c, r, s))
       fin = TRUE;
