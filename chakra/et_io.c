@@ -107,6 +107,10 @@ static gssize input_fill(et_input *in, GError **error)
     int errnum = 0;
     const char *msg = gzerror(in->gz, &errnum);
     if (errnum != Z_OK) {
+      /* zlib prefixes its message with "<fd:N>: ". */
+      const char *colon = strstr(msg, ": ");
+      if (msg[0] == '<' && colon != NULL)
+        msg = colon + 2;
       g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
                   "%s: the gzip stream is damaged or truncated after uncompressed byte %" G_GUINT64_FORMAT
                   " (%s)", in->path, in->buf_off + in->end, msg);
