@@ -26,6 +26,7 @@ typedef struct {
   fe_kineto_mode mode;
   int step;                /* ProfilerStep number, -1 = default (last complete step) */
   gboolean all_steps;      /* window = first..last selected step */
+  gboolean whole_trace;    /* ignore ProfilerStep ranges: the window is the whole trace */
   gboolean strict;         /* matching mismatches and guessed ranks are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */

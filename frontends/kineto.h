@@ -171,9 +171,9 @@ typedef struct {
 } kt_edge;
 
 /* Builds a kt_rank from a parsed trace.  rank is the global rank to use
- * (already validated); pgs resolves truncated rank lists.  Does not take
- * ownership of t. */
-kt_rank *kt_rank_extract(kt_trace *t, int rank, const fe_kineto_options *opt, GError **error);
+ * (already validated), world_size the job's size (groups without member
+ * information default to all of it).  Does not take ownership of t. */
+kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error);
 void kt_rank_free(kt_rank *r);
 
 /* ---- graphs (kineto_graph.c) ---- */
@@ -199,6 +199,7 @@ typedef struct {
  * any mismatch. */
 typedef struct {
   char *key, *pg_name, *desc;
+  char *name_or_key;       /* "N (pg \"name\", ranks a,b,...)" for messages */
   int *ranks;
   int n_ranks;
   uint64_t n_ops, bytes;

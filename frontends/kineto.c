@@ -1,0 +1,650 @@
+/* kineto.c: fe_kineto_load (files -> ranks -> matched graphs -> et_workload)
+ * and the report printed by `wisp inspect`.
+ *
+ * Files are parsed one at a time (each parse streams its file), so peak
+ * memory is the sum of the kept event tables, not of the file sizes.
+ */
+#include "config.h"
+
+#include "frontends/kineto.h"
+
+#include <string.h>
+
+void fe_kineto_options_init(fe_kineto_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->mode = FE_KINETO_KERNELS;
+  opt->step = -1;
+  opt->min_gap_ps = SIM_PS_PER_NS;
+}
+
+static void rank_report_clear(fe_kineto_rank_report *rr)
+{
+  g_free(rr->path);
+  g_free(rr->device_name);
+  if (rr->skipped)
+    g_hash_table_destroy(rr->skipped);
+}
+
+void fe_kineto_report_clear(fe_kineto_report *r)
+{
+  if (!r)
+    return;
+  for (int i = 0; i < r->n_files; i++)
+    rank_report_clear(&r->ranks[i]);
+  g_free(r->ranks);
+  if (r->group_lines)
+    g_ptr_array_free(r->group_lines, TRUE);
+  if (r->warnings)
+    g_ptr_array_free(r->warnings, TRUE);
+  g_free(r->step_note);
+  memset(r, 0, sizeof *r);
+}
+
+static const char *comm_type_label(int i)
+{
+  if (i == 10)
+    return "all_to_allv";
+  if (i == 11)
+    return "send";
+  if (i == 12)
+    return "recv";
+  return et_coll_short_name((et_coll_type)i);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
+{
+  char b1[32];
+  fprintf(out, "Kineto traces: %d file(s), world size %d\n", r->n_files, r->n_ranks);
+  if (r->step_note)
+    fprintf(out, "window: %s\n", r->step_note);
+  for (int i = 0; i < r->n_files; i++) {
+    const fe_kineto_rank_report *k = &r->ranks[i];
+    fprintf(out, "\nrank %d  (%s; rank from %s)\n", k->rank, k->path, k->rank_source ? k->rank_source : "?");
+    if (k->device_name)
+      fprintf(out, "  device: %s\n", k->device_name);
+    fprintf(out, "  read: %" G_GUINT64_FORMAT " bytes of JSON, %" G_GUINT64_FORMAT " events\n", k->bytes_read,
+            k->events_read);
+    fprintf(out, "  kept: %" G_GUINT64_FORMAT " kernels, %" G_GUINT64_FORMAT " memcpy, %" G_GUINT64_FORMAT
+            " memset, %" G_GUINT64_FORMAT " launches, %" G_GUINT64_FORMAT " sync calls, %" G_GUINT64_FORMAT
+            " cuda_sync, %" G_GUINT64_FORMAT " CPU collective ops\n", k->kernels, k->memcpys, k->memsets,
+            k->launches, k->sync_calls, k->cuda_sync_events, k->cpu_comm_ops);
+    fprintf(out, "  memory events: %" G_GUINT64_FORMAT " allocs, %" G_GUINT64_FORMAT " frees\n", k->memory_allocs,
+            k->memory_frees);
+    if (k->n_steps)
+      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d\n", k->n_steps, k->step_first, k->step_last,
+              k->step_used);
+    else
+      fprintf(out, "  steps: no ProfilerStep; the whole trace is the window\n");
+    fprintf(out, "  window: %s ns measured step time", wisp_ns_string(k->window_ps, b1));
+    fprintf(out, " (GPU busy %.1f%%)\n", k->window_ps ? 100.0 * (double)k->gpu_busy_ps / (double)k->window_ps : 0.0);
+    fprintf(out, "  communication kernels in window: %" G_GUINT64_FORMAT, k->comm_kernels);
+    for (int t = 0; t < (int)G_N_ELEMENTS(k->comm_by_type); t++)
+      if (k->comm_by_type[t])
+        fprintf(out, ", %s %" G_GUINT64_FORMAT, comm_type_label(t), k->comm_by_type[t]);
+    fprintf(out, "\n  communication bytes: %" G_GUINT64_FORMAT " (sizes: %" G_GUINT64_FORMAT " from kernel args, %"
+            G_GUINT64_FORMAT " from CPU ops, %" G_GUINT64_FORMAT " unknown)\n", k->comm_bytes, k->comm_size_from_args,
+            k->comm_size_from_cpu_op, k->comm_size_unknown);
+    fprintf(out, "  matched %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT " (replayed as compute)\n",
+            k->comm_matched, k->comm_dropped);
+    fprintf(out, "  graph: %" G_GUINT64_FORMAT " nodes (%" G_GUINT64_FORMAT " idle/gap), %" G_GUINT64_FORMAT
+            " edges, %" G_GUINT64_FORMAT " cross-stream; %" G_GUINT64_FORMAT " sync edges contradicted by the timeline "
+            "(not added), %" G_GUINT64_FORMAT " cycle edges dropped\n", k->nodes, k->gap_nodes, k->edges,
+            k->cross_stream_edges, k->inconsistent_sync_edges, k->cycle_edges_dropped);
+    fprintf(out, "  coverage: %.1f%% of the window's GPU busy time is in graph nodes\n",
+            k->gpu_busy_ps ? 100.0 * (double)k->node_busy_ps / (double)k->gpu_busy_ps : 100.0);
+    if (k->skipped && g_hash_table_size(k->skipped)) {
+      fprintf(out, "  skipped:\n");
+      guint n;
+      gpointer *keys = g_hash_table_get_keys_as_array(k->skipped, &n);
+      qsort(keys, n, sizeof(gpointer), cmp_str);
+      for (guint q = 0; q < n; q++)
+        fprintf(out, "    %8" G_GSIZE_FORMAT "  %s\n", GPOINTER_TO_SIZE(g_hash_table_lookup(k->skipped, keys[q])),
+                (const char *)keys[q]);
+      g_free(keys);
+    }
+  }
+  fprintf(out, "\ngroups: %" G_GUINT64_FORMAT "\n", r->groups);
+  for (guint i = 0; r->group_lines && i < r->group_lines->len; i++)
+    fprintf(out, "  %s\n", (const char *)g_ptr_array_index(r->group_lines, i));
+  fprintf(out, "matching: %" G_GUINT64_FORMAT " matched, %" G_GUINT64_FORMAT " dropped instances, %" G_GUINT64_FORMAT
+          " mismatches, %" G_GUINT64_FORMAT " imbalanced all_to_all(v)\n", r->matched, r->dropped, r->mismatches,
+          r->imbalanced_a2av);
+  if (r->warnings && r->warnings->len) {
+    fprintf(out, "warnings (%u):\n", r->warnings->len);
+    for (guint i = 0; i < r->warnings->len; i++)
+      fprintf(out, "  %s\n", (const char *)g_ptr_array_index(r->warnings, i));
+  }
+}
+
+/* ---- inputs ---- */
+
+static gboolean is_trace_name(const char *n)
+{
+  return g_str_has_suffix(n, ".json") || g_str_has_suffix(n, ".json.gz");
+}
+
+static GPtrArray *expand_paths(const char *const *paths, int n, GError **error)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  for (int i = 0; i < n; i++) {
+    if (g_file_test(paths[i], G_FILE_TEST_IS_DIR)) {
+      GDir *d = g_dir_open(paths[i], 0, error);
+      if (!d) {
+        g_ptr_array_free(files, TRUE);
+        return NULL;
+      }
+      GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+      const char *e;
+      while ((e = g_dir_read_name(d)))
+        if (is_trace_name(e))
+          g_ptr_array_add(names, g_build_filename(paths[i], e, NULL));
+      g_dir_close(d);
+      g_ptr_array_sort(names, (GCompareFunc)cmp_str);
+      if (!names->len) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no *.json or *.json.gz trace files in this directory",
+                    paths[i]);
+        g_ptr_array_free(names, TRUE);
+        g_ptr_array_free(files, TRUE);
+        return NULL;
+      }
+      for (guint k = 0; k < names->len; k++)
+        g_ptr_array_add(files, g_strdup(g_ptr_array_index(names, k)));
+      g_ptr_array_free(names, TRUE);
+    } else if (g_file_test(paths[i], G_FILE_TEST_EXISTS)) {
+      g_ptr_array_add(files, g_strdup(paths[i]));
+    } else {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no such file or directory", paths[i]);
+      g_ptr_array_free(files, TRUE);
+      return NULL;
+    }
+  }
+  if (!files->len) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "no trace files given");
+    g_ptr_array_free(files, TRUE);
+    return NULL;
+  }
+  return files;
+}
+
+/* Rank from a file name: "rank-3", "rank_3", "rank3", "worker3" (case-insensitive). */
+static int rank_from_name(const char *path)
+{
+  char *base = g_path_get_basename(path);
+  char *l = g_ascii_strdown(base, -1);
+  g_free(base);
+  int r = -1;
+  static const char *const tags[] = { "rank", "worker" };
+  for (size_t t = 0; t < G_N_ELEMENTS(tags) && r < 0; t++) {
+    const char *p = strstr(l, tags[t]);
+    if (!p)
+      continue;
+    p += strlen(tags[t]);
+    if (*p == '-' || *p == '_')
+      p++;
+    if (g_ascii_isdigit(*p))
+      r = (int)g_ascii_strtoll(p, NULL, 10);
+  }
+  g_free(l);
+  return r;
+}
+
+static void fill_rank_report(fe_kineto_rank_report *rr, const kt_trace *t)
+{
+  rr->bytes_read = t->bytes_read;
+  rr->events_read = t->events_read;
+  rr->device_name = g_strdup(t->device_name);
+  rr->memory_allocs = t->memory_allocs;
+  rr->memory_frees = t->memory_frees;
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = &g_array_index(t->events, kt_event, i);
+    switch (e->kind) {
+    case KT_EV_KERNEL: rr->kernels++; break;
+    case KT_EV_MEMCPY: rr->memcpys++; break;
+    case KT_EV_MEMSET: rr->memsets++; break;
+    case KT_EV_LAUNCH: rr->launches++; break;
+    case KT_EV_RECORD: case KT_EV_WAIT: case KT_EV_HOST_SYNC: rr->sync_calls++; break;
+    case KT_EV_CUDA_SYNC: rr->cuda_sync_events++; break;
+    case KT_EV_CPU_COMM: rr->cpu_comm_ops++; break;
+    default: break;
+    }
+  }
+  rr->skipped = g_hash_table_new(g_str_hash, g_str_equal);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, t->skipped);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    kt_count_skip(rr->skipped, k, GPOINTER_TO_SIZE(v));
+  if (t->missing_dur)
+    kt_count_skip(rr->skipped, "complete events without dur (kept with duration 0)", t->missing_dur);
+}
+
+static void add_warning(GPtrArray *w, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void add_warning(GPtrArray *w, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_ptr_array_add(w, g_strdup_vprintf(fmt, ap));
+  va_end(ap);
+}
+
+/* Parses "0" or "0,2" into a list of source ranks. */
+static GArray *parse_rank_list(const char *s)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+  char **parts = g_strsplit(s, ",", -1);
+  for (char **p = parts; *p; p++) {
+    char *end;
+    gint64 v = g_ascii_strtoll(*p, &end, 10);
+    if (end == *p || *end || v < 0 || v > INT32_MAX) {
+      g_array_set_size(a, 0);
+      break;
+    }
+    int iv = (int)v;
+    g_array_append_val(a, iv);
+  }
+  g_strfreev(parts);
+  return a;
+}
+
+/* A copy of src's extraction relabelled as rank `to`: groups not containing
+ * `to` are shifted by (to - from) modulo the world size (symmetric-job
+ * assumption, reported by the caller). */
+static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
+{
+  kt_rank *r = g_new0(kt_rank, 1);
+  *r = *src;
+  r->rank = to;
+  r->ops = g_array_copy(src->ops);
+  r->comms = g_array_copy(src->comms);
+  r->stream_keys = g_memdup2(src->stream_keys, sizeof(int64_t) * (src->n_streams ? src->n_streams : 1));
+  r->warnings = g_ptr_array_new_with_free_func(g_free);
+  r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
+  r->sync_edges = g_array_copy(src->sync_edges);
+  int shift = to - src->rank;
+  for (guint i = 0; i < r->comms->len; i++) {
+    kt_comm *c = &g_array_index(r->comms, kt_comm, i);
+    c->ranks = g_memdup2(c->ranks, sizeof(int) * (gsize)c->n_ranks);
+    c->splits = c->splits ? g_memdup2(c->splits, sizeof(uint64_t) * (gsize)c->n_ranks) : NULL;
+    c->drop_detail = NULL;
+    gboolean member = FALSE;
+    for (int k = 0; k < c->n_ranks; k++)
+      member |= c->ranks[k] == to;
+    if (!member)
+      for (int k = 0; k < c->n_ranks; k++)
+        c->ranks[k] = ((c->ranks[k] + shift) % world + world) % world;
+    if (c->peer >= 0)
+      c->peer = ((c->peer + shift) % world + world) % world;
+    const char *bar = strchr(c->group_key, '|');
+    GString *key = g_string_new_len(c->group_key, bar - c->group_key + 1);
+    for (int k = 0; k < c->n_ranks; k++)
+      g_string_append_printf(key, "%s%d", k ? "," : "", c->ranks[k]);
+    c->group_key = g_string_free(key, FALSE);
+  }
+  return r;
+}
+
+/* Converts a kt_graph to an et_graph.  Node ids are indices. */
+static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, const char *source,
+                       uint64_t *a2av_uniform, GError **error)
+{
+  et_builder *b = et_builder_new(source);
+  uint32_t split_width = 0;
+  for (guint i = 0; i < g->nodes->len; i++) {
+    const kt_node *n = &g_array_index(g->nodes, kt_node, i);
+    uint32_t idx = et_builder_add_node(b, i, (et_node_type)n->type, n->name, n->dur, n->flags & ~ET_FLAG_HAS_START);
+    et_builder_set_start(b, idx, n->start);
+    if (n->op == KT_NONE || n->type == ET_NODE_COMP)
+      continue;
+    const kt_op *op = &g_array_index(r->ops, kt_op, n->op);
+    const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
+    const kt_group *grp = g_ptr_array_index(groups, c->group);
+    char gname[16];
+    g_snprintf(gname, sizeof gname, "%u", c->group + 1);
+    (void)grp;
+    et_comm ec = { 0 };
+    ec.bytes = c->bytes;
+    ec.src = ec.dst = ec.tag = -1;
+    ec.root = c->root;
+    ec.coll = c->p2p ? ET_COLL_NONE : (uint8_t)c->coll;
+    if (c->p2p == 1) {
+      ec.src = r->rank;
+      ec.dst = c->peer;
+    } else if (c->p2p == 2) {
+      ec.src = c->peer;
+      ec.dst = r->rank;
+    }
+    const uint64_t *splits = NULL;
+    uint32_t ns = 0;
+    if (c->coll == ET_COLL_ALL_TO_ALLV && !c->p2p) {
+      if (c->splits && (split_width == 0 || split_width == (uint32_t)c->n_ranks)) {
+        splits = c->splits;
+        ns = (uint32_t)c->n_ranks;
+        split_width = ns;
+      } else {
+        ec.coll = ET_COLL_ALL_TO_ALL;
+        (*a2av_uniform)++;
+      }
+    }
+    et_builder_set_comm(b, idx, &ec, gname, splits, ns);
+  }
+  for (guint i = 0; i < g->edges->len; i++) {
+    kt_edge e = g_array_index(g->edges, kt_edge, i);
+    et_builder_add_dep(b, e.child, e.parent, FALSE, TRUE);
+  }
+  return et_builder_finish(b, 0, error);
+}
+
+et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt_in,
+                            fe_kineto_report *report, GError **error)
+{
+  fe_kineto_options defopt;
+  if (!opt_in) {
+    fe_kineto_options_init(&defopt);
+    opt_in = &defopt;
+  }
+  const fe_kineto_options *opt = opt_in;
+  fe_kineto_report local;
+  fe_kineto_report *rep = report ? report : &local;
+  memset(rep, 0, sizeof *rep);
+  rep->warnings = g_ptr_array_new_with_free_func(g_free);
+  rep->group_lines = g_ptr_array_new_with_free_func(g_free);
+  et_workload *w = NULL;
+  GPtrArray *files = expand_paths(paths, n_paths, error);
+  if (!files) {
+    if (!report)
+      fe_kineto_report_clear(rep);
+    return NULL;
+  }
+  int nf = (int)files->len;
+  kt_trace **traces = g_new0(kt_trace *, nf);
+  int *rank_of = g_new(int, nf);
+  kt_rank **ranks = NULL;
+  kt_graph **graphs = NULL;
+  GPtrArray *groups = g_ptr_array_new_with_free_func(kt_group_free);
+  int world = -1;
+  gboolean ok = FALSE;
+  rep->n_files = nf;
+  rep->ranks = g_new0(fe_kineto_rank_report, nf);
+  /* 1. Parse and identify ranks. */
+  for (int i = 0; i < nf; i++) {
+    const char *path = g_ptr_array_index(files, i);
+    fe_kineto_rank_report *rr = &rep->ranks[i];
+    rr->path = g_strdup(path);
+    rr->rank = -1;
+    rr->world_size = -1;
+    traces[i] = kt_trace_read(path, error);
+    if (!traces[i])
+      goto out;
+    kt_trace *t = traces[i];
+    fill_rank_report(rr, t);
+    if (t->world_size != KT_ABSENT)
+      rr->world_size = (int)t->world_size;
+    int fr = rank_from_name(path);
+    if (t->rank != KT_ABSENT && t->rank >= 0 && t->rank <= INT32_MAX) {
+      rank_of[i] = (int)t->rank;
+      rr->rank_source = "distributedInfo.rank";
+      if (fr >= 0 && fr != rank_of[i])
+        add_warning(rep->warnings, "%s: file name says rank %d but distributedInfo.rank is %d (using %d)", path, fr,
+                    rank_of[i], rank_of[i]);
+    } else if (fr >= 0) {
+      rank_of[i] = fr;
+      rr->rank_source = "file name (fallback: no distributedInfo.rank)";
+      add_warning(rep->warnings, "%s: %s; rank %d taken from the file name", path,
+                  t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo", fr);
+    } else if (nf == 1) {
+      rank_of[i] = 0;
+      rr->rank_source = "assumed (single file without rank information)";
+      add_warning(rep->warnings, "%s: %s and no rank in the file name; treated as rank 0 of a 1-rank job", path,
+                  t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo");
+    } else {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: cannot tell which rank this file is: %s and the file name holds no 'rank<N>'; rename the files "
+                  "or pass one file", path, t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo");
+      goto out;
+    }
+    if (opt->strict && strcmp(rr->rank_source, "distributedInfo.rank")) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s has no distributedInfo.rank", path);
+      goto out;
+    }
+    rr->rank = rank_of[i];
+    if (t->world_size != KT_ABSENT) {
+      if (world >= 0 && world != t->world_size) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: distributedInfo.world_size %" G_GINT64_FORMAT " differs from %d in the other files", path,
+                    t->world_size, world);
+        goto out;
+      }
+      if (t->world_size <= 0 || t->world_size > 1 << 24) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: distributedInfo.world_size %" G_GINT64_FORMAT
+                    " is not a usable size", path, t->world_size);
+        goto out;
+      }
+      world = (int)t->world_size;
+    }
+  }
+  if (world < 0) {
+    int mx = 0;
+    for (int i = 0; i < nf; i++)
+      mx = MAX(mx, rank_of[i] + 1);
+    world = MAX(nf, mx);
+    add_warning(rep->warnings, "no distributedInfo.world_size in any file; world size %d inferred from the files",
+                world);
+  }
+  rep->n_ranks = world;
+  ranks = g_new0(kt_rank *, world);
+  for (int i = 0; i < nf; i++) {
+    if (rank_of[i] >= world) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d is outside the world size %d",
+                  (char *)g_ptr_array_index(files, i), rank_of[i], world);
+      goto out;
+    }
+    for (int k = 0; k < i; k++)
+      if (rank_of[k] == rank_of[i]) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s and %s both claim rank %d",
+                    (char *)g_ptr_array_index(files, k), (char *)g_ptr_array_index(files, i), rank_of[i]);
+        goto out;
+      }
+  }
+  /* 2. Extract each rank. */
+  for (int i = 0; i < nf; i++) {
+    kt_trace *t = traces[i];
+    uint64_t gpu = 0;
+    for (guint q = 0; q < t->events->len; q++) {
+      uint8_t k = g_array_index(t->events, kt_event, q).kind;
+      gpu += k == KT_EV_KERNEL || k == KT_EV_MEMCPY || k == KT_EV_MEMSET;
+    }
+    if (!gpu) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                  "%s: no GPU kernels, memcpys or memsets: a CPU-only trace%s%s%s cannot be turned into a GPU "
+                  "execution graph", t->path, t->backend ? " (backend " : "", t->backend ? t->backend : "",
+                  t->backend ? ")" : "");
+      goto out;
+    }
+    kt_rank *r = kt_rank_extract(t, rank_of[i], world, opt, error);
+    if (!r)
+      goto out;
+    ranks[rank_of[i]] = r;
+    for (guint q = 0; q < r->warnings->len; q++)
+      g_ptr_array_add(rep->warnings, g_strdup(g_ptr_array_index(r->warnings, q)));
+  }
+  /* 3. Missing ranks. */
+  GString *missing = g_string_new("");
+  int n_missing = 0;
+  for (int rk = 0; rk < world; rk++)
+    if (!ranks[rk]) {
+      if (n_missing < 16)
+        g_string_append_printf(missing, "%s%d", n_missing ? ", " : "", rk);
+      n_missing++;
+    }
+  if (n_missing) {
+    if (!opt->replicate_from) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%d of %d ranks have no trace (missing: %s%s); pass every rank's file, or --replicate-from RANKS to "
+                  "synthesize the absent ranks from traced ones (symmetric assumption)", n_missing, world,
+                  missing->str, n_missing > 16 ? ", ..." : "");
+      g_string_free(missing, TRUE);
+      goto out;
+    }
+    GArray *src = parse_rank_list(opt->replicate_from);
+    for (guint q = 0; q < src->len; q++)
+      if (g_array_index(src, int, q) >= world || !ranks[g_array_index(src, int, q)])
+        g_array_set_size(src, 0);
+    if (!src->len) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--replicate-from %s: not a list of traced ranks",
+                  opt->replicate_from);
+      g_array_free(src, TRUE);
+      g_string_free(missing, TRUE);
+      goto out;
+    }
+    int q = 0;
+    for (int rk = 0; rk < world; rk++)
+      if (!ranks[rk]) {
+        int from = g_array_index(src, int, q++ % (int)src->len);
+        ranks[rk] = replicate_rank(ranks[from], rk, world);
+      }
+    add_warning(rep->warnings, "%d absent rank(s) (%s%s) synthesized from rank(s) %s, assuming a symmetric job "
+                "(groups shifted by the rank offset)", n_missing, missing->str, n_missing > 16 ? ", ..." : "",
+                opt->replicate_from);
+    g_array_free(src, TRUE);
+  }
+  g_string_free(missing, TRUE);
+  /* 4. Match collectives across ranks. */
+  kt_match_stats st;
+  if (!kt_match(ranks, world, opt->strict, groups, rep->warnings, &st, error))
+    goto out;
+  rep->matched = st.matched;
+  rep->dropped = st.dropped;
+  rep->mismatches = st.mismatches;
+  rep->imbalanced_a2av = st.imbalanced_a2av;
+  rep->groups = groups->len;
+  /* 5. Graphs. */
+  w = et_workload_new(world, n_paths == 1 ? paths[0] : "(kineto traces)");
+  for (guint gi = 0; gi < groups->len; gi++) {
+    kt_group *g = g_ptr_array_index(groups, gi);
+    char name[16];
+    g_snprintf(name, sizeof name, "%u", gi + 1);
+    char *desc = g_strdup_printf("pg %s%s%s", g->pg_name ? g->pg_name : "(unnamed)", g->desc ? " " : "",
+                                 g->desc ? g->desc : "");
+    uint32_t idx = et_workload_add_group(w, name, desc, g->ranks, g->n_ranks);
+    GString *rl = g_string_new("");
+    for (int k = 0; k < g->n_ranks && k < 32; k++)
+      g_string_append_printf(rl, "%s%d", k ? "," : "", g->ranks[k]);
+    g_ptr_array_add(rep->group_lines,
+                    g_strdup_printf("%s: ranks [%s%s] %s, %" G_GUINT64_FORMAT " matched ops, %" G_GUINT64_FORMAT
+                                    " bytes (sum over ranks)", name, rl->str, g->n_ranks > 32 ? ",..." : "", desc,
+                                    g->n_ops, g->bytes));
+    g_string_free(rl, TRUE);
+    g_free(desc);
+    if (idx == ET_NONE) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "group %s has repeated or out-of-range ranks", g->name_or_key);
+      goto out;
+    }
+  }
+  graphs = g_new0(kt_graph *, world);
+  for (int rk = 0; rk < world; rk++) {
+    kt_rank *r = ranks[rk];
+    kt_graph *g = graphs[rk] = kt_graph_build(r, opt->mode, opt->min_gap_ps);
+    char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
+    uint64_t uniform = 0;
+    w->ranks[rk] = to_et(r, g, groups, src, &uniform, error);
+    g_free(src);
+    if (!w->ranks[rk])
+      goto out;
+    if (uniform)
+      add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
+                  "lists unavailable or of another width)", rk, uniform);
+    if (g->cycle_edges_dropped)
+      add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were dropped",
+                  rk, g->cycle_edges_dropped);
+    w->measured_step_ps[rk] = r->window_ps;
+  }
+  if (!et_workload_resolve_groups(w, error))
+    goto out;
+  /* 6. Report. */
+  for (int i = 0; i < nf; i++) {
+    fe_kineto_rank_report *rr = &rep->ranks[i];
+    kt_rank *r = ranks[rank_of[i]];
+    kt_graph *g = graphs[rank_of[i]];
+    rr->n_steps = r->n_steps;
+    rr->step_first = r->step_first;
+    rr->step_last = r->step_last;
+    rr->step_used = r->step_used;
+    rr->window_start_ps = r->window_abs;
+    rr->window_ps = r->window_ps;
+    rr->measured_step_ps = r->window_ps;
+    rr->gpu_busy_ps = g->gpu_busy_ps;
+    rr->node_busy_ps = g->node_busy_ps;
+    rr->nodes = g->nodes->len;
+    rr->edges = g->edges->len;
+    rr->gap_nodes = g->gap_nodes;
+    rr->cross_stream_edges = g->cross_edges;
+    rr->inconsistent_sync_edges = r->inconsistent_sync_edges;
+    rr->cycle_edges_dropped = g->cycle_edges_dropped;
+    rr->comm_size_from_args = r->size_from_args;
+    rr->comm_size_from_cpu_op = r->size_from_cpu;
+    rr->comm_size_unknown = r->size_unknown;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, r->skipped);
+    while (g_hash_table_iter_next(&it, &k, &v))
+      kt_count_skip(rr->skipped, k, GPOINTER_TO_SIZE(v));
+    for (guint q = 0; q < r->comms->len; q++) {
+      const kt_comm *c = &g_array_index(r->comms, kt_comm, q);
+      rr->comm_kernels++;
+      int ti = c->p2p == 1 ? 11 : c->p2p == 2 ? 12 : c->coll == ET_COLL_ALL_TO_ALLV ? 10 : (int)c->coll;
+      if (ti >= 0 && ti < (int)G_N_ELEMENTS(rr->comm_by_type))
+        rr->comm_by_type[ti]++;
+      rr->comm_bytes += c->bytes;
+      if (c->status == 1)
+        rr->comm_matched++;
+      else {
+        rr->comm_dropped++;
+        kt_count_skip(rr->skipped, c->drop_reason ? c->drop_reason : "communication not matched", 1);
+      }
+    }
+  }
+  {
+    const fe_kineto_rank_report *r0 = &rep->ranks[0];
+    if (opt->whole_trace)
+      rep->step_note = g_strdup("whole trace (ProfilerStep ranges ignored on request)");
+    else if (r0->n_steps == 0)
+      rep->step_note = g_strdup("no ProfilerStep annotations: the whole trace is the window (pass an explicit window "
+                                "by trimming the trace if that is not intended)");
+    else if (opt->step >= 0)
+      rep->step_note = g_strdup_printf("ProfilerStep#%d (--step)", opt->step);
+    else if (opt->all_steps)
+      rep->step_note = g_strdup("all steps (first and last dropped when more than two)");
+    else
+      rep->step_note = g_strdup_printf("last complete ProfilerStep (#%d on rank %d; first and last steps are skipped "
+                                       "when there are more than two)", r0->step_used, r0->rank);
+  }
+  ok = TRUE;
+out:
+  if (!ok && w) {
+    et_workload_free(w);
+    w = NULL;
+  }
+  if (graphs)
+    for (int rk = 0; rk < world; rk++)
+      kt_graph_free(graphs[rk]);
+  g_free(graphs);
+  if (ranks) {
+    for (int rk = 0; rk < world; rk++) {
+      /* Replicated ranks share the trace of their source; only originals own it. */
+      kt_rank_free(ranks[rk]);
+    }
+  }
+  g_free(ranks);
+  for (int i = 0; i < nf; i++)
+    kt_trace_free(traces[i]);
+  g_free(traces);
+  g_free(rank_of);
+  g_ptr_array_free(groups, TRUE);
+  g_ptr_array_free(files, TRUE);
+  if (!report)
+    fe_kineto_report_clear(rep);
+  return w;
+}

@@ -1,0 +1,1008 @@
+/* kineto_extract.c: from one parsed trace to the GPU ops of the step window,
+ * with communication kernels classified, sized and assigned to groups, and
+ * candidate cross-stream dependencies from synchronisation calls.
+ *
+ * Costs: O(E log E) for sorting the kept events (E = kept events); kernel to
+ * CPU-op linking is O(1) by correlation / External id hash lookups, or
+ * O(log C) by binary search over the issuing thread's collective CPU ops
+ * (C) for old traces linked by time containment.
+ */
+#include "config.h"
+
+#include "frontends/kineto.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tables ---- */
+
+int kt_dtype_size(const char *n)
+{
+  static const struct { const char *name; int size; } tab[] = {
+    /* c10::ScalarType names (c10/core/ScalarType.h), elementSize in bytes. */
+    { "Byte", 1 }, { "Char", 1 }, { "Short", 2 }, { "Int", 4 }, { "Long", 8 }, { "Half", 2 }, { "Float", 4 },
+    { "Double", 8 }, { "ComplexHalf", 4 }, { "ComplexFloat", 8 }, { "ComplexDouble", 16 }, { "Bool", 1 },
+    { "QInt8", 1 }, { "QUInt8", 1 }, { "QInt32", 4 }, { "BFloat16", 2 }, { "QUInt4x2", 1 }, { "QUInt2x4", 1 },
+    { "Bits1x8", 1 }, { "Bits2x4", 1 }, { "Bits4x2", 1 }, { "Bits8", 1 }, { "Bits16", 2 },
+    { "Float8_e5m2", 1 }, { "Float8_e4m3fn", 1 }, { "Float8_e5m2fnuz", 1 }, { "Float8_e4m3fnuz", 1 },
+    { "UInt16", 2 }, { "UInt32", 4 }, { "UInt64", 8 }, { "UInt1", 1 }, { "UInt2", 1 }, { "UInt3", 1 },
+    { "UInt4", 1 }, { "UInt5", 1 }, { "UInt6", 1 }, { "UInt7", 1 }, { "Int1", 1 }, { "Int2", 1 }, { "Int3", 1 },
+    { "Int4", 1 }, { "Int5", 1 }, { "Int6", 1 }, { "Int7", 1 }, { "Float8_e8m0fnu", 1 },
+    { "Float4_e2m1fn_x2", 1 },
+    /* Demangled C++ names used by `Input type`. */
+    { "float", 4 }, { "double", 8 }, { "c10::Half", 2 }, { "c10::BFloat16", 2 }, { "long int", 8 },
+    { "long", 8 }, { "int64_t", 8 }, { "long long", 8 }, { "unsigned long", 8 }, { "int", 4 },
+    { "unsigned int", 4 }, { "short int", 2 }, { "short", 2 }, { "signed char", 1 }, { "unsigned char", 1 },
+    { "char", 1 }, { "bool", 1 }, { "c10::complex<float>", 8 }, { "c10::complex<double>", 16 },
+    { "c10::complex<c10::Half>", 4 }, { "uint16_t", 2 }, { "uint32_t", 4 }, { "uint64_t", 8 },
+    /* Spellings seen in other tools' mock traces. */
+    { "Int64", 8 }, { "Int32", 4 }, { "Int16", 2 }, { "Int8", 1 }, { "UInt8", 1 }, { "Float16", 2 },
+    { "Float32", 4 }, { "Float64", 8 },
+  };
+  if (!n)
+    return 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(tab); i++)
+    if (!strcmp(n, tab[i].name))
+      return tab[i].size;
+  if (g_str_has_prefix(n, "c10::Float8_") || g_str_has_prefix(n, "c10::Float4_"))
+    return 1;
+  return 0;
+}
+
+/* Non-NCCL communication kernels, by case-insensitive name prefix. */
+static const char *const other_comm_kernels[] = {
+  "cross_device_reduce_1stage", "cross_device_reduce_2stage", "mscclpp", "msccl", NULL,
+};
+
+gboolean kt_is_comm_kernel_name(const char *name)
+{
+  char *l = g_ascii_strdown(name, -1);
+  const char *p = l;
+  gboolean r = FALSE;
+  if (g_str_has_prefix(p, "nccl") || g_str_has_prefix(p, "rccl")) {
+    p += 4;
+    if (g_str_has_prefix(p, "dev"))
+      p += 3;
+    r = g_str_has_prefix(p, "kernel_");
+  }
+  for (int i = 0; !r && other_comm_kernels[i]; i++)
+    r = g_str_has_prefix(l, other_comm_kernels[i]);
+  g_free(l);
+  return r;
+}
+
+gboolean kt_coll_from_arg(const char *s, et_coll_type *c, int *p2p)
+{
+  static const struct { const char *n; et_coll_type c; int p; } tab[] = {
+    { "allreduce", ET_COLL_ALL_REDUCE, 0 }, { "all_reduce", ET_COLL_ALL_REDUCE, 0 },
+    { "allreduce_coalesced", ET_COLL_ALL_REDUCE, 0 }, { "all_reduce_coalesced", ET_COLL_ALL_REDUCE, 0 },
+    { "broadcast", ET_COLL_BROADCAST, 0 }, { "reduce", ET_COLL_REDUCE, 0 },
+    { "allgather", ET_COLL_ALL_GATHER, 0 }, { "all_gather", ET_COLL_ALL_GATHER, 0 },
+    { "_allgather_base", ET_COLL_ALL_GATHER, 0 }, { "_all_gather_base", ET_COLL_ALL_GATHER, 0 },
+    { "allgather_base", ET_COLL_ALL_GATHER, 0 }, { "all_gather_base", ET_COLL_ALL_GATHER, 0 },
+    { "allgather_into_tensor_coalesced", ET_COLL_ALL_GATHER, 0 }, { "allgather_coalesced", ET_COLL_ALL_GATHER, 0 },
+    { "all_gather_into_tensor", ET_COLL_ALL_GATHER, 0 },
+    { "reduce_scatter", ET_COLL_REDUCE_SCATTER, 0 }, { "_reduce_scatter_base", ET_COLL_REDUCE_SCATTER, 0 },
+    { "reduce_scatter_base", ET_COLL_REDUCE_SCATTER, 0 },
+    { "reduce_scatter_tensor_coalesced", ET_COLL_REDUCE_SCATTER, 0 },
+    { "reduce_scatter_tensor", ET_COLL_REDUCE_SCATTER, 0 },
+    { "all_to_all", ET_COLL_ALL_TO_ALL, 0 }, { "alltoall", ET_COLL_ALL_TO_ALL, 0 },
+    { "alltoall_base", ET_COLL_ALL_TO_ALL, 0 }, { "all_to_all_single", ET_COLL_ALL_TO_ALL, 0 },
+    { "all_to_allv", ET_COLL_ALL_TO_ALLV, 0 }, { "alltoallv", ET_COLL_ALL_TO_ALLV, 0 },
+    { "gather", ET_COLL_GATHER, 0 }, { "scatter", ET_COLL_SCATTER, 0 }, { "barrier", ET_COLL_BARRIER, 0 },
+    { "send", ET_COLL_NONE, 1 }, { "recv", ET_COLL_NONE, 2 }, { "recv_anysource", ET_COLL_NONE, 2 },
+  };
+  if (!s)
+    return FALSE;
+  char *l = g_ascii_strdown(s, -1);
+  gboolean found = FALSE;
+  for (size_t i = 0; i < G_N_ELEMENTS(tab) && !found; i++)
+    if (!strcmp(l, tab[i].n)) {
+      *c = tab[i].c;
+      *p2p = tab[i].p;
+      found = TRUE;
+    }
+  g_free(l);
+  return found;
+}
+
+gboolean kt_coll_from_cpu_op(const char *s, et_coll_type *c, int *p2p)
+{
+  if (!s)
+    return FALSE;
+  const char *p = NULL;
+  if (g_str_has_prefix(s, "nccl:") || g_str_has_prefix(s, "rccl:") || g_str_has_prefix(s, "gloo:"))
+    p = s + 5;
+  else if (g_str_has_prefix(s, "c10d::"))
+    p = s + 6;
+  if (!p)
+    return FALSE;
+  char *n = g_strdup(p);
+  size_t len = strlen(n);
+  if (len && n[len - 1] == '_')
+    n[len - 1] = 0; /* c10d::allreduce_ */
+  gboolean ok = kt_coll_from_arg(n, c, p2p);
+  g_free(n);
+  return ok;
+}
+
+gboolean kt_coll_from_kernel(const char *name, et_coll_type *c, int *p2p)
+{
+  /* Token after "Kernel_": AllReduce, AllGather, ReduceScatter, Broadcast,
+   * Reduce, SendRecv, Send, Recv, AllToAll; ncclDevKernel_Generic has none. */
+  const char *k = strstr(name, "Kernel_");
+  if (!k)
+    k = strstr(name, "kernel_");
+  if (!k)
+    return FALSE;
+  k += 7;
+  static const struct { const char *t; et_coll_type c; int p; } tab[] = {
+    { "AllReduce", ET_COLL_ALL_REDUCE, 0 }, { "AllGather", ET_COLL_ALL_GATHER, 0 },
+    { "ReduceScatter", ET_COLL_REDUCE_SCATTER, 0 }, { "Broadcast", ET_COLL_BROADCAST, 0 },
+    { "AllToAll", ET_COLL_ALL_TO_ALL, 0 }, { "SendRecv", ET_COLL_ALL_TO_ALL, 0 }, { "Send", ET_COLL_NONE, 1 },
+    { "Recv", ET_COLL_NONE, 2 }, { "Reduce", ET_COLL_REDUCE, 0 },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(tab); i++) {
+    size_t n = strlen(tab[i].t);
+    if (!g_ascii_strncasecmp(k, tab[i].t, n) && !g_ascii_isalpha(k[n])) {
+      *c = tab[i].c;
+      *p2p = tab[i].p;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+gboolean kt_parse_int_list(const char *s, GArray *out)
+{
+  g_array_set_size(out, 0);
+  const char *p = s;
+  while (*p == ' ')
+    p++;
+  if (*p++ != '[')
+    return FALSE;
+  for (;;) {
+    while (*p == ' ')
+      p++;
+    if (*p == ']')
+      return p[1] == 0 || out->len == 0 ? p[1] == 0 : TRUE;
+    if (*p == '.')
+      return FALSE;
+    char *end;
+    gint64 v = g_ascii_strtoll(p, &end, 10);
+    if (end == p)
+      return FALSE;
+    g_array_append_val(out, v);
+    p = end;
+    while (*p == ' ')
+      p++;
+    if (*p == ',')
+      p++;
+    else if (*p != ']')
+      return FALSE;
+  }
+}
+
+gboolean kt_parse_ranks(const char *s, int64_t group_size, int **ranks, int *n, gboolean *truncated,
+                        const char **why)
+{
+  *truncated = FALSE;
+  *ranks = NULL;
+  *n = 0;
+  /* Tokenize into ints and "..." markers. */
+  GArray *vals = g_array_new(FALSE, FALSE, sizeof(gint64));
+  int ellipsis_at = -1, n_ellipsis = 0;
+  const char *p = s;
+  while (*p == ' ')
+    p++;
+  if (*p++ != '[') {
+    *why = "does not start with '['";
+    g_array_free(vals, TRUE);
+    return FALSE;
+  }
+  gboolean closed = FALSE;
+  while (*p) {
+    while (*p == ' ' || *p == ',')
+      p++;
+    if (*p == ']') {
+      closed = TRUE;
+      p++;
+      break;
+    }
+    if (g_str_has_prefix(p, "...")) {
+      n_ellipsis++;
+      ellipsis_at = (int)vals->len;
+      p += 3;
+      continue;
+    }
+    char *end;
+    gint64 v = g_ascii_strtoll(p, &end, 10);
+    if (end == p || v < 0 || v > INT32_MAX) {
+      *why = "holds something other than non-negative integers";
+      g_array_free(vals, TRUE);
+      return FALSE;
+    }
+    g_array_append_val(vals, v);
+    p = end;
+  }
+  while (*p == ' ')
+    p++;
+  if (!closed || *p) {
+    *why = "is not a closed list";
+    g_array_free(vals, TRUE);
+    return FALSE;
+  }
+  gint64 *v = (gint64 *)vals->data;
+  int nv = (int)vals->len;
+  if (n_ellipsis == 0) {
+    *n = nv;
+    *ranks = g_new(int, nv > 0 ? nv : 1);
+    for (int i = 0; i < nv; i++)
+      (*ranks)[i] = (int)v[i];
+    g_array_free(vals, TRUE);
+    return TRUE;
+  }
+  if (n_ellipsis > 1 || ellipsis_at == nv) {
+    /* "[0, 1, ..., 29, ...]": PyTorch cut the list; members beyond are unknown. */
+    *truncated = TRUE;
+    *why = "is truncated (ends with '...')";
+    g_array_free(vals, TRUE);
+    return FALSE;
+  }
+  /* Elided arithmetic progression "[a0, a1, ..., an]". */
+  if (ellipsis_at < 2 || nv - ellipsis_at < 1) {
+    *why = "elides members but gives fewer than two leading values (stride unknown)";
+    g_array_free(vals, TRUE);
+    return FALSE;
+  }
+  gint64 stride = v[1] - v[0];
+  if (stride <= 0 || (v[nv - 1] - v[0]) % stride) {
+    *why = "elided list is not an increasing arithmetic progression";
+    g_array_free(vals, TRUE);
+    return FALSE;
+  }
+  gint64 count = (v[nv - 1] - v[0]) / stride + 1;
+  for (int i = 0; i < nv; i++)
+    if ((v[i] - v[0]) % stride || (v[i] - v[0]) / stride >= count || (i > 0 && v[i] <= v[i - 1])) {
+      *why = "elided list has a value off the progression set by its first two values";
+      g_array_free(vals, TRUE);
+      return FALSE;
+    }
+  if (group_size != KT_ABSENT && group_size != count) {
+    *why = "elided list's progression does not match `Group size`";
+    g_array_free(vals, TRUE);
+    return FALSE;
+  }
+  *n = (int)count;
+  *ranks = g_new(int, count);
+  for (gint64 i = 0; i < count; i++)
+    (*ranks)[i] = (int)(v[0] + i * stride);
+  g_array_free(vals, TRUE);
+  return TRUE;
+}
+
+/* ---- extraction ---- */
+
+typedef struct {
+  kt_trace *t;
+  kt_rank *r;
+  const fe_kineto_options *opt;
+  int world;
+  GHashTable *launch_by_corr;   /* correlation -> event index + 1 */
+  GHashTable *record_by_corr;   /* correlation -> event index + 1 */
+  GHashTable *cpu_by_ext;       /* External id -> CPU comm event index + 1 */
+  GHashTable *cpu_by_thread;    /* (pid,tid) key -> GArray of CPU comm event indices sorted by ts */
+  uint32_t *op_of_event;        /* event index -> op index or KT_NONE */
+} ctx;
+
+static const kt_event *ev(const kt_trace *t, uint32_t i) { return &g_array_index(t->events, kt_event, i); }
+static const kt_meta *meta(const kt_trace *t, const kt_event *e)
+{ return e->meta == KT_NONE ? NULL : &g_array_index(t->metas, kt_meta, e->meta); }
+
+static gint64 *thread_key(const kt_event *e)
+{
+  gint64 *k = g_new(gint64, 1);
+  *k = (gint64)((uint64_t)e->pid * 1000003u) ^ e->tid;
+  return k;
+}
+
+typedef struct {
+  sim_time_ps ts;
+  uint32_t file_index, idx;
+} ts_key;
+
+static int cmp_ts_key(const void *a, const void *b)
+{
+  const ts_key *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return x->file_index < y->file_index ? -1 : x->file_index > y->file_index;
+}
+
+/* Sorts an array of event indices by (ts, file order); O(n log n). */
+static void sort_by_ts(const kt_trace *t, GArray *a)
+{
+  ts_key *k = g_new(ts_key, a->len ? a->len : 1);
+  for (guint i = 0; i < a->len; i++) {
+    const kt_event *e = ev(t, g_array_index(a, uint32_t, i));
+    k[i] = (ts_key){ e->ts, e->file_index, g_array_index(a, uint32_t, i) };
+  }
+  qsort(k, a->len, sizeof(ts_key), cmp_ts_key);
+  for (guint i = 0; i < a->len; i++)
+    g_array_index(a, uint32_t, i) = k[i].idx;
+  g_free(k);
+}
+
+static void rank_warn(kt_rank *r, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void rank_warn(kt_rank *r, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_ptr_array_add(r->warnings, g_strdup_printf("rank %d: %s", r->rank, m));
+  g_free(m);
+}
+
+void kt_rank_free(kt_rank *r)
+{
+  if (!r)
+    return;
+  if (r->comms) {
+    for (guint i = 0; i < r->comms->len; i++) {
+      kt_comm *c = &g_array_index(r->comms, kt_comm, i);
+      g_free(c->ranks);
+      g_free(c->group_key);
+      g_free(c->splits);
+      g_free(c->drop_detail);
+    }
+    g_array_free(r->comms, TRUE);
+  }
+  if (r->ops)
+    g_array_free(r->ops, TRUE);
+  g_free(r->stream_keys);
+  if (r->warnings)
+    g_ptr_array_free(r->warnings, TRUE);
+  if (r->skipped)
+    g_hash_table_destroy(r->skipped);
+  if (r->sync_edges)
+    g_array_free(r->sync_edges, TRUE);
+  g_free(r);
+}
+
+typedef struct {
+  int64_t n;
+  uint32_t ev;
+} step_ref;
+
+static int cmp_step(const void *a, const void *b)
+{
+  const step_ref *x = a, *y = b;
+  return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* Chooses the window [*ws, *we) on the CPU timeline. */
+static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  GArray *steps = g_array_new(FALSE, FALSE, sizeof(step_ref));
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = ev(t, i);
+    if (e->kind != KT_EV_STEP)
+      continue;
+    gboolean dup = FALSE;
+    for (guint k = 0; k < steps->len; k++)
+      if (g_array_index(steps, step_ref, k).n == e->aux)
+        dup = TRUE;
+    if (dup) {
+      kt_count_skip(r->skipped, "duplicate ProfilerStep range (first kept)", 1);
+      continue;
+    }
+    step_ref s = { e->aux, i };
+    g_array_append_val(steps, s);
+  }
+  g_array_sort(steps, cmp_step);
+  r->n_steps = (int)steps->len;
+  *have = FALSE;
+  r->step_first = r->step_last = r->step_used = -1;
+  if (steps->len == 0 || c->opt->whole_trace) {
+    if (steps->len) {
+      r->step_first = (int)g_array_index(steps, step_ref, 0).n;
+      r->step_last = (int)g_array_index(steps, step_ref, steps->len - 1).n;
+    }
+    g_array_free(steps, TRUE);
+    if (c->opt->step >= 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: --step %d asked for, but the trace has no ProfilerStep",
+                  t->path, c->opt->step);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  step_ref *s = (step_ref *)steps->data;
+  r->step_first = (int)s[0].n;
+  r->step_last = (int)s[steps->len - 1].n;
+  guint lo = 0, hi = steps->len - 1;
+  if (steps->len > 2) {
+    lo = 1;
+    hi = steps->len - 2; /* the first and last steps are often partial */
+  }
+  if (c->opt->step >= 0) {
+    gboolean found = FALSE;
+    for (guint k = 0; k < steps->len; k++)
+      if (s[k].n == c->opt->step) {
+        lo = hi = k;
+        found = TRUE;
+      }
+    if (!found) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no ProfilerStep#%d (the trace has steps %d..%d)",
+                  t->path, c->opt->step, r->step_first, r->step_last);
+      g_array_free(steps, TRUE);
+      return FALSE;
+    }
+  } else if (!c->opt->all_steps) {
+    lo = hi;
+  }
+  *ws = ev(t, s[lo].ev)->ts;
+  *we = ev(t, s[hi].ev)->ts + ev(t, s[hi].ev)->dur;
+  r->step_used = (int)s[hi].n;
+  r->all_steps_used = lo != hi;
+  *have = TRUE;
+  g_array_free(steps, TRUE);
+  return TRUE;
+}
+
+/* Innermost CPU comm ops on the launch's thread that contain time ts; returns
+ * up to 4 event indices, innermost first. */
+static int containing_cpu_ops(ctx *c, const kt_event *launch, uint32_t out[4])
+{
+  gint64 key = (gint64)((uint64_t)launch->pid * 1000003u) ^ launch->tid;
+  GArray *a = g_hash_table_lookup(c->cpu_by_thread, &key);
+  if (!a)
+    return 0;
+  /* Binary search: last op with ts <= launch ts. */
+  guint lo = 0, hi = a->len;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (ev(c->t, g_array_index(a, uint32_t, mid))->ts <= launch->ts)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int n = 0;
+  for (guint k = lo; k-- > 0 && n < 4 && lo - k <= 16;) {
+    const kt_event *e = ev(c->t, g_array_index(a, uint32_t, k));
+    if (e->ts <= launch->ts && launch->ts < e->ts + (e->dur > 0 ? e->dur : 1))
+      out[n++] = g_array_index(a, uint32_t, k);
+  }
+  return n;
+}
+
+static const char *type_name_of(const kt_trace *t, uint32_t id) { return kt_str(t, id); }
+
+/* Fills size, dtype, group, seq, peers of comm from kernel args and linked CPU ops. */
+static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_event *launch, GError **error)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  const kt_meta *km = meta(t, k);
+  uint32_t cpu[8];
+  int ncpu = 0;
+  /* Linked CPU ops: by the kernel's External id, by the launch's External id,
+   * then by time containment of the launch on its thread. */
+  /* Old traces: a GPU op's or launch's External id equals its correlation and
+   * links to nothing; such ids must not match unrelated CPU ops by accident. */
+  int64_t ext[2] = { k->ext_id != k->correlation ? k->ext_id : KT_ABSENT,
+                     launch && launch->ext_id != launch->correlation ? launch->ext_id : KT_ABSENT };
+  for (int i = 0; i < 2; i++) {
+    if (ext[i] == KT_ABSENT)
+      continue;
+    gpointer v = g_hash_table_lookup(c->cpu_by_ext, &ext[i]);
+    if (v) {
+      cpu[ncpu++] = GPOINTER_TO_UINT(v) - 1;
+      break;
+    }
+  }
+  if (launch) {
+    uint32_t in[4];
+    int n = containing_cpu_ops(c, launch, in);
+    for (int i = 0; i < n; i++) {
+      gboolean dup = FALSE;
+      for (int q = 0; q < ncpu; q++)
+        dup |= cpu[q] == in[i];
+      if (!dup && ncpu < 8)
+        cpu[ncpu++] = in[i];
+    }
+  }
+  /* Kind: Collective name on the kernel, then on CPU ops, then CPU op names, then the kernel name. */
+  et_coll_type coll = ET_COLL_NONE;
+  int p2p = 0;
+  gboolean known = km && kt_coll_from_arg(kt_str(t, km->coll_name), &coll, &p2p);
+  for (int i = 0; i < ncpu && !known; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu[i]));
+    known = m && kt_coll_from_arg(kt_str(t, m->coll_name), &coll, &p2p);
+  }
+  /* Prefer the most specific CPU op name (nccl:* over c10d::*). */
+  for (int pass = 0; pass < 2 && !known; pass++)
+    for (int i = 0; i < ncpu && !known; i++) {
+      const char *n = kt_str(t, ev(t, cpu[i])->name);
+      if ((pass == 0) == (g_str_has_prefix(n, "nccl:") || g_str_has_prefix(n, "rccl:")))
+        known = kt_coll_from_cpu_op(n, &coll, &p2p);
+    }
+  if (!known)
+    known = kt_coll_from_kernel(kt_str(t, k->name), &coll, &p2p);
+  if (!known) {
+    kt_count_skip(r->skipped, "communication kernel of unknown kind (kept as compute)", 1);
+    rank_warn(r, "communication kernel '%s' has no Collective name and no linked collective CPU op; replayed as "
+              "compute", kt_str(t, k->name));
+    return FALSE;
+  }
+  cm->coll = coll;
+  cm->p2p = p2p;
+  cm->seq = km && km->seq != KT_ABSENT ? km->seq : KT_ABSENT;
+  cm->root = cm->peer = -1;
+  /* Size. */
+  const kt_meta *szm = NULL;
+  if (km && (km->in_nelems != KT_ABSENT || km->out_nelems != KT_ABSENT) && km->dtype != KT_NONE) {
+    szm = km;
+    cm->size_source = "kernel args (In/Out msg nelems x dtype)";
+  }
+  for (int i = 0; i < ncpu && !szm; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu[i]));
+    if (m && (m->in_nelems != KT_ABSENT || m->out_nelems != KT_ABSENT) && m->dtype != KT_NONE) {
+      szm = m;
+      cm->size_source = "CPU op args (In/Out msg nelems x dtype)";
+    }
+  }
+  int64_t nelems = KT_ABSENT;
+  const char *dtype = NULL;
+  if (szm) {
+    nelems = cm->p2p == 2 ? szm->out_nelems : szm->in_nelems;
+    if (nelems == KT_ABSENT)
+      nelems = cm->p2p == 2 ? szm->in_nelems : szm->out_nelems;
+    dtype = kt_str(t, szm->dtype);
+  } else {
+    /* Input Dims of the CPU-side op: nccl:<op> first, then record_param_comms, then c10d::<op>. */
+    static const char *const pref[] = { "nccl:", "rccl:", "record_param_comms", "c10d::" };
+    for (size_t pi = 0; pi < G_N_ELEMENTS(pref) && nelems == KT_ABSENT; pi++)
+      for (int i = 0; i < ncpu && nelems == KT_ABSENT; i++) {
+        const kt_event *e = ev(t, cpu[i]);
+        const char *n = kt_str(t, e->name);
+        const kt_meta *m = meta(t, e);
+        if (!g_str_has_prefix(n, pref[pi]) || !m)
+          continue;
+        /* c10d::alltoall_base_ lists [output, input]: the send size is entry 1. */
+        gboolean second = g_str_has_prefix(n, "c10d::alltoall_base");
+        int64_t ne = second ? m->in_numel1 : m->in_numel0;
+        uint32_t ty = second ? m->in_type1 : m->in_type0;
+        if (ne != KT_ABSENT && ty != KT_NONE && kt_dtype_size(type_name_of(t, ty)) > 0) {
+          nelems = ne;
+          dtype = kt_str(t, ty);
+          cm->size_source = pi < 2 ? "CPU op nccl:* Input Dims x Input type"
+                                   : (pi == 2 ? "CPU op record_param_comms Input Dims x Input type"
+                                              : "CPU op c10d::* Input Dims x Input type");
+        }
+      }
+  }
+  cm->dsize = kt_dtype_size(dtype);
+  cm->dtype = dtype;
+  if (nelems == KT_ABSENT || nelems < 0 || !dtype) {
+    r->size_unknown++;
+    cm->size_source = "unknown";
+    cm->bytes = 0;
+  } else if (cm->dsize == 0) {
+    r->size_unknown++;
+    rank_warn(r, "kernel '%s': unknown dtype '%s' (not in the c10 ScalarType table); size unknown",
+              kt_str(t, k->name), dtype);
+    cm->size_source = "unknown dtype";
+    cm->bytes = 0;
+  } else {
+    cm->bytes = (uint64_t)nelems * (uint64_t)cm->dsize;
+    if (g_str_has_prefix(cm->size_source, "kernel"))
+      r->size_from_args++;
+    else
+      r->size_from_cpu++;
+  }
+  /* Group: metadata from the kernel, else from the CPU ops. */
+  const kt_meta *gm = NULL;
+  if (km && (km->pg_ranks != KT_NONE || km->pg_name != KT_NONE))
+    gm = km;
+  for (int i = 0; i < ncpu && !gm; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu[i]));
+    if (m && (m->pg_ranks != KT_NONE || m->pg_name != KT_NONE))
+      gm = m;
+  }
+  /* Rank start/stride live on record_param_comms. */
+  int64_t grp_size = gm ? gm->group_size : KT_ABSENT, rstart = KT_ABSENT, rstride = KT_ABSENT;
+  for (int i = 0; i < ncpu; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu[i]));
+    if (m && m->rank_start != KT_ABSENT && rstart == KT_ABSENT) {
+      rstart = m->rank_start;
+      rstride = m->rank_stride;
+      if (grp_size == KT_ABSENT)
+        grp_size = m->group_size;
+    }
+  }
+  cm->pg_name = gm ? kt_str(t, gm->pg_name) : NULL;
+  cm->pg_desc = gm ? kt_str(t, gm->pg_desc) : NULL;
+  const char *rs = gm ? kt_str(t, gm->pg_ranks) : NULL;
+  if (rs) {
+    gboolean trunc;
+    const char *why = NULL;
+    if (!kt_parse_ranks(rs, grp_size, &cm->ranks, &cm->n_ranks, &trunc, &why)) {
+      if (trunc && rstart != KT_ABSENT && rstride > 0 && grp_size > 0) {
+        cm->n_ranks = (int)grp_size;
+        cm->ranks = g_new(int, grp_size);
+        for (int64_t i = 0; i < grp_size; i++)
+          cm->ranks[i] = (int)(rstart + i * rstride);
+      } else if (!trunc) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: kernel '%s' at ts %.3f us: Process Group Ranks \"%s\" %s",
+                    t->path, kt_str(t, k->name), (double)k->ts / 1e6, rs, why);
+        return FALSE;
+      }
+    }
+  }
+  if (!cm->ranks && cm->pg_name) {
+    for (guint i = 0; i < t->pgs->len; i++) {
+      kt_pg *pg = g_ptr_array_index(t->pgs, i);
+      if (pg->name && !strcmp(pg->name, cm->pg_name) && pg->n_ranks > 0) {
+        cm->n_ranks = pg->n_ranks;
+        cm->ranks = g_memdup2(pg->ranks, sizeof(int) * (size_t)pg->n_ranks);
+        if (!cm->pg_desc)
+          cm->pg_desc = pg->desc;
+        break;
+      }
+    }
+  }
+  if (!cm->ranks && rs) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: kernel '%s': Process Group Ranks \"%s\" is truncated and neither Global rank start/stride nor "
+                "distributedInfo.pg_config give the members; re-profile with a newer PyTorch or pass the groups "
+                "explicitly", t->path, kt_str(t, k->name), rs);
+    return FALSE;
+  }
+  if (!cm->ranks) {
+    cm->n_ranks = c->world;
+    cm->ranks = g_new(int, c->world);
+    for (int i = 0; i < c->world; i++)
+      cm->ranks[i] = i;
+    kt_count_skip(r->skipped, "collective without process group info (assumed the default group of all ranks)", 1);
+  }
+  if (grp_size != KT_ABSENT && grp_size != cm->n_ranks)
+    rank_warn(r, "kernel '%s': Group size %" G_GINT64_FORMAT " but %d ranks listed", kt_str(t, k->name), grp_size,
+              cm->n_ranks);
+  gboolean member = FALSE;
+  for (int i = 0; i < cm->n_ranks; i++)
+    member |= cm->ranks[i] == r->rank;
+  if (!member)
+    rank_warn(r, "kernel '%s': rank %d is not a member of its group %s", kt_str(t, k->name), r->rank,
+              rs ? rs : "(default)");
+  GString *key = g_string_new(cm->pg_name ? cm->pg_name : "");
+  g_string_append_c(key, '|');
+  for (int i = 0; i < cm->n_ranks; i++)
+    g_string_append_printf(key, "%s%d", i ? "," : "", cm->ranks[i]);
+  cm->group_key = g_string_free(key, FALSE);
+  /* Peers and roots. */
+  const kt_meta *pm = km;
+  if (cm->p2p) {
+    int64_t src = pm ? pm->src_rank : KT_ABSENT, dst = pm ? pm->dst_rank : KT_ABSENT;
+    cm->peer = (int)(cm->p2p == 1 ? dst : src);
+    if (cm->peer == (int)KT_ABSENT || (cm->p2p == 1 ? dst : src) == KT_ABSENT)
+      cm->peer = -1;
+  } else if (coll == ET_COLL_BROADCAST || coll == ET_COLL_REDUCE || coll == ET_COLL_GATHER ||
+             coll == ET_COLL_SCATTER) {
+    if (pm && pm->src_rank != KT_ABSENT)
+      cm->root = (int)pm->src_rank;
+  }
+  /* All-to-all(v) per-peer split sizes. */
+  if ((coll == ET_COLL_ALL_TO_ALL || coll == ET_COLL_ALL_TO_ALLV) && cm->bytes > 0 && cm->n_ranks > 0) {
+    const char *sp = szm ? kt_str(t, szm->in_split) : NULL;
+    GArray *l = g_array_new(FALSE, FALSE, sizeof(gint64));
+    if (sp && kt_parse_int_list(sp, l) && l->len == (guint)cm->n_ranks) {
+      gint64 sum = 0;
+      for (guint i = 0; i < l->len; i++)
+        sum += g_array_index(l, gint64, i);
+      if (sum > 0 && nelems % sum == 0) {
+        uint64_t per_row = (uint64_t)(nelems / sum) * (uint64_t)cm->dsize;
+        cm->splits = g_new(uint64_t, cm->n_ranks);
+        for (int i = 0; i < cm->n_ranks; i++)
+          cm->splits[i] = (uint64_t)g_array_index(l, gint64, i) * per_row;
+        cm->coll = ET_COLL_ALL_TO_ALLV;
+      }
+    } else if (sp && strstr(sp, "...")) {
+      kt_count_skip(r->skipped, "all_to_allv split list cut at 30 entries (uniform split assumed)", 1);
+    }
+    g_array_free(l, TRUE);
+  }
+  return TRUE;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+  const kt_op *x = a, *y = b;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void add_sync_edge(ctx *c, uint32_t parent, uint32_t child)
+{
+  if (parent == KT_NONE || child == KT_NONE || parent == child)
+    return;
+  const kt_op *p = &g_array_index(c->r->ops, kt_op, parent), *q = &g_array_index(c->r->ops, kt_op, child);
+  if (p->stream == q->stream)
+    return; /* already ordered by the stream */
+  if (p->end > q->start) {
+    /* The measured timeline contradicts the edge: keep the measured overlap. */
+    c->r->inconsistent_sync_edges++;
+    return;
+  }
+  kt_edge e = { parent, child };
+  g_array_append_val(c->r->sync_edges, e);
+}
+
+/* Cross-stream dependencies from record/wait pairs, cuda_sync events and
+ * host synchronisation (see kineto.md §8). */
+static void sync_edges(ctx *c)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  /* Per-thread host call sequences, ts-ordered. */
+  GHashTable *threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  gboolean have_cuda_sync = FALSE;
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = ev(t, i);
+    if (e->kind == KT_EV_CUDA_SYNC)
+      have_cuda_sync = TRUE;
+    if (e->kind != KT_EV_LAUNCH && e->kind != KT_EV_RECORD && e->kind != KT_EV_WAIT && e->kind != KT_EV_HOST_SYNC)
+      continue;
+    gint64 *k = thread_key(e);
+    GArray *a = g_hash_table_lookup(threads, k);
+    if (!a) {
+      a = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+      g_hash_table_insert(threads, k, a);
+    } else {
+      g_free(k);
+    }
+    uint32_t idx = i;
+    g_array_append_val(a, idx);
+  }
+  /* Deterministic thread order. */
+  GList *keys = g_list_sort(g_hash_table_get_keys(threads), (GCompareFunc)cmp_i64);
+  uint32_t *last_on_stream = g_new(uint32_t, r->n_streams);
+  for (GList *l = keys; l; l = l->next) {
+    GArray *a = g_hash_table_lookup(threads, l->data);
+    sort_by_ts(t, a);
+    uint32_t last_op = KT_NONE, recorded = KT_NONE, waiting = KT_NONE;
+    gboolean host_sync = FALSE;
+    for (uint32_t s = 0; s < r->n_streams; s++)
+      last_on_stream[s] = KT_NONE;
+    for (guint i = 0; i < a->len; i++) {
+      uint32_t ei = g_array_index(a, uint32_t, i);
+      const kt_event *e = ev(t, ei);
+      switch (e->kind) {
+      case KT_EV_LAUNCH: {
+        uint32_t op = c->op_of_event[ei];
+        if (op == KT_NONE)
+          break;
+        if (waiting != KT_NONE && !have_cuda_sync) {
+          add_sync_edge(c, waiting, op);
+          waiting = KT_NONE;
+        }
+        if (host_sync) {
+          for (uint32_t s = 0; s < r->n_streams; s++)
+            add_sync_edge(c, last_on_stream[s], op);
+          host_sync = FALSE;
+        }
+        last_op = op;
+        last_on_stream[g_array_index(r->ops, kt_op, op).stream] = op;
+        break;
+      }
+      case KT_EV_RECORD:
+        recorded = last_op;
+        break;
+      case KT_EV_WAIT:
+        waiting = recorded;
+        break;
+      case KT_EV_HOST_SYNC:
+        host_sync = TRUE;
+        break;
+      default:
+        break;
+      }
+    }
+  }
+  g_free(last_on_stream);
+  g_list_free(keys);
+  g_hash_table_destroy(threads);
+  if (!have_cuda_sync)
+    return;
+  /* cuda_sync events: producer = last op launched before the cudaEventRecord
+   * with the given correlation on its thread; consumer = first op on the
+   * waiting stream that starts at or after the sync event. */
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = ev(t, i);
+    if (e->kind != KT_EV_CUDA_SYNC || e->aux == KT_ABSENT || e->stream < 0)
+      continue;
+    gpointer rv = g_hash_table_lookup(c->record_by_corr, &e->aux);
+    if (!rv)
+      continue;
+    const kt_event *rec = ev(t, GPOINTER_TO_UINT(rv) - 1);
+    /* Producer: the latest included op whose launch precedes the record on the same thread. */
+    uint32_t prod = KT_NONE;
+    sim_time_ps best = 0;
+    for (guint o = 0; o < r->ops->len; o++) {
+      const kt_op *op = &g_array_index(r->ops, kt_op, o);
+      if (op->launch == KT_NONE)
+        continue;
+      const kt_event *le = ev(t, op->launch);
+      if (le->pid == rec->pid && le->tid == rec->tid && le->ts <= rec->ts && (prod == KT_NONE || le->ts > best)) {
+        prod = o;
+        best = le->ts;
+      }
+    }
+    uint32_t cons = KT_NONE;
+    int64_t wkey = ((int64_t)e->device << 32) | (uint32_t)e->stream;
+    for (guint o = 0; o < r->ops->len && cons == KT_NONE; o++) {
+      const kt_op *op = &g_array_index(r->ops, kt_op, o);
+      if (r->stream_keys[op->stream] == wkey && op->start + r->window_abs >= e->ts)
+        cons = o;
+    }
+    add_sync_edge(c, prod, cons);
+  }
+}
+
+kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error)
+{
+  kt_rank *r = g_new0(kt_rank, 1);
+  r->trace = t;
+  r->rank = rank;
+  r->ops = g_array_new(FALSE, FALSE, sizeof(kt_op));
+  r->comms = g_array_new(FALSE, TRUE, sizeof(kt_comm));
+  r->warnings = g_ptr_array_new_with_free_func(g_free);
+  r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
+  r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
+  c.launch_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c.record_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c.cpu_by_ext = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c.cpu_by_thread = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  c.op_of_event = g_new(uint32_t, t->events->len ? t->events->len : 1);
+  gboolean ok = FALSE;
+  for (guint i = 0; i < t->events->len; i++) {
+    kt_event *e = &g_array_index(t->events, kt_event, i);
+    c.op_of_event[i] = KT_NONE;
+    if (e->kind == KT_EV_LAUNCH && e->correlation != KT_ABSENT)
+      g_hash_table_insert(c.launch_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
+    else if (e->kind == KT_EV_RECORD && e->correlation != KT_ABSENT)
+      g_hash_table_insert(c.record_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
+    else if (e->kind == KT_EV_CPU_COMM) {
+      if (e->ext_id != KT_ABSENT && !g_hash_table_contains(c.cpu_by_ext, &e->ext_id))
+        g_hash_table_insert(c.cpu_by_ext, &e->ext_id, GUINT_TO_POINTER(i + 1));
+      gint64 *k = thread_key(e);
+      GArray *a = g_hash_table_lookup(c.cpu_by_thread, k);
+      if (!a) {
+        a = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        g_hash_table_insert(c.cpu_by_thread, k, a);
+      } else {
+        g_free(k);
+      }
+      uint32_t idx = i;
+      g_array_append_val(a, idx);
+    }
+  }
+  GHashTableIter it;
+  gpointer hk, hv;
+  g_hash_table_iter_init(&it, c.cpu_by_thread);
+  while (g_hash_table_iter_next(&it, &hk, &hv))
+    sort_by_ts(t, hv);
+  sim_time_ps ws = 0, we = 0;
+  gboolean have_window;
+  if (!choose_window(&c, &ws, &we, &have_window, error))
+    goto out;
+  /* Select GPU ops. */
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  sim_time_ps gmin = SIM_TIME_MAX, gmax = 0;
+  uint64_t outside = 0;
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = ev(t, i);
+    if (e->kind != KT_EV_KERNEL && e->kind != KT_EV_MEMCPY && e->kind != KT_EV_MEMSET)
+      continue;
+    uint32_t launch = KT_NONE;
+    if (e->correlation != KT_ABSENT) {
+      gpointer v = g_hash_table_lookup(c.launch_by_corr, &e->correlation);
+      if (v)
+        launch = GPOINTER_TO_UINT(v) - 1;
+    }
+    if (have_window) {
+      sim_time_ps anchor = launch != KT_NONE ? ev(t, launch)->ts : e->ts;
+      if (anchor < ws || anchor >= we) {
+        outside++;
+        continue;
+      }
+    }
+    kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch };
+    op.stream = 0;
+    g_array_append_val(r->ops, op);
+    int64_t key = ((int64_t)e->device << 32) | (uint32_t)e->stream;
+    g_array_append_val(keys, key);
+    gmin = MIN(gmin, op.start);
+    gmax = MAX(gmax, op.end);
+  }
+  if (outside)
+    kt_count_skip(r->skipped, "GPU op launched outside the step window", outside);
+  if (!have_window) {
+    ws = r->ops->len ? gmin : 0;
+    we = r->ops->len ? gmax : 0;
+  }
+  r->window_abs = MIN(ws, r->ops->len ? gmin : ws);
+  sim_time_ps wend = MAX(we, r->ops->len ? gmax : we);
+  r->window_ps = wend - r->window_abs;
+  /* Dense stream indices in key order. */
+  GArray *sorted = g_array_copy(keys);
+  g_array_sort(sorted, cmp_i64);
+  guint ns = 0;
+  for (guint i = 0; i < sorted->len; i++)
+    if (i == 0 || g_array_index(sorted, int64_t, i) != g_array_index(sorted, int64_t, ns - 1))
+      g_array_index(sorted, int64_t, ns++) = g_array_index(sorted, int64_t, i);
+  r->n_streams = ns;
+  r->stream_keys = g_new(int64_t, ns ? ns : 1);
+  memcpy(r->stream_keys, sorted->data, sizeof(int64_t) * ns);
+  for (guint i = 0; i < r->ops->len; i++) {
+    kt_op *op = &g_array_index(r->ops, kt_op, i);
+    int64_t key = g_array_index(keys, int64_t, i);
+    int64_t *found = bsearch(&key, r->stream_keys, ns, sizeof(int64_t), cmp_i64);
+    op->stream = (uint32_t)(found - r->stream_keys);
+    op->start -= r->window_abs;
+    op->end -= r->window_abs;
+  }
+  g_array_free(sorted, TRUE);
+  g_array_free(keys, TRUE);
+  g_array_sort(r->ops, cmp_op);
+  /* Communication kernels. */
+  for (guint i = 0; i < r->ops->len; i++) {
+    kt_op *op = &g_array_index(r->ops, kt_op, i);
+    c.op_of_event[op->ev] = i;
+    if (op->launch != KT_NONE)
+      c.op_of_event[op->launch] = i;
+    const kt_event *e = ev(t, op->ev);
+    if (e->kind != KT_EV_KERNEL)
+      continue;
+    const kt_meta *m = meta(t, e);
+    if (!kt_is_comm_kernel_name(kt_str(t, e->name)) && !(m && m->coll_name != KT_NONE))
+      continue;
+    kt_comm cm = { 0 };
+    cm.op = i;
+    if (!describe_comm(&c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error)) {
+      g_free(cm.ranks);
+      g_free(cm.group_key);
+      g_free(cm.splits);
+      if (error && *error)
+        goto out;
+      continue;
+    }
+    op->comm = r->comms->len;
+    g_array_append_val(r->comms, cm);
+  }
+  sync_edges(&c);
+  ok = TRUE;
+out:
+  g_hash_table_destroy(c.launch_by_corr);
+  g_hash_table_destroy(c.record_by_corr);
+  g_hash_table_destroy(c.cpu_by_ext);
+  g_hash_table_destroy(c.cpu_by_thread);
+  g_free(c.op_of_event);
+  if (!ok) {
+    kt_rank_free(r);
+    return NULL;
+  }
+  return r;
+}

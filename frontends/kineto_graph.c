@@ -1,0 +1,646 @@
+/* kineto_graph.c: cross-rank matching of collectives and per-rank graph
+ * construction.
+ *
+ * Matching is per communicator (process group name + member set): every
+ * member's instances are ordered by `Seq` when every instance carries one,
+ * else by GPU start time, and the k-th instances are paired.  A tuple is
+ * verified for kind, dtype and size; instances that cannot be paired are
+ * dropped on the ranks that have them (replayed as compute at their
+ * measured duration) and reported with the reason.  Cost O(C log C) for C
+ * communication ops in total.
+ *
+ * Graphs (kernels mode): one node per GPU op at its measured duration, in
+ * per-stream chains; idle time on a stream becomes an ET_FLAG_DELAY node on
+ * that stream (leading idle from the window start included); a trailing
+ * delay closes the window; cross-stream edges come from synchronisation
+ * (kineto_extract.c) and were only kept when the measured timeline agrees,
+ * so measured compute/communication overlap is preserved.  Gap mode keeps
+ * only the communications, chained in start order, with the time between
+ * them as compute.  O(N) nodes and edges per rank.
+ */
+#include "config.h"
+
+#include "frontends/kineto.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void kt_group_free(gpointer p)
+{
+  kt_group *g = p;
+  g_free(g->key);
+  g_free(g->pg_name);
+  g_free(g->desc);
+  g_free(g->name_or_key);
+  g_free(g->ranks);
+  g_free(g);
+}
+
+typedef struct {
+  int64_t seq;
+  sim_time_ps start;
+  uint32_t comm;
+} inst;
+
+static int cmp_inst_time(const void *a, const void *b)
+{
+  const inst *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->comm < y->comm ? -1 : x->comm > y->comm;
+}
+
+static int cmp_inst_seq(const void *a, const void *b)
+{
+  const inst *x = a, *y = b;
+  if (x->seq != y->seq)
+    return x->seq < y->seq ? -1 : 1;
+  return cmp_inst_time(a, b);
+}
+
+static kt_comm *comm_of(kt_rank *r, uint32_t i) { return &g_array_index(r->comms, kt_comm, i); }
+
+static const char *coll_label(const kt_comm *c)
+{
+  return c->p2p == 1 ? "send" : c->p2p == 2 ? "recv" : et_coll_short_name(c->coll);
+}
+
+static void drop(kt_rank *r, uint32_t ci, const char *reason, char *detail, kt_match_stats *st)
+{
+  kt_comm *c = comm_of(r, ci);
+  if (c->status == 2) {
+    g_free(detail);
+    return;
+  }
+  c->status = 2;
+  c->drop_reason = reason;
+  g_free(c->drop_detail);
+  c->drop_detail = detail;
+  st->dropped++;
+}
+
+/* Instances of group `key` on rank r, in matching order. */
+static GArray *instances(kt_rank *r, const char *key, gboolean *all_seq)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(inst));
+  for (guint i = 0; i < r->comms->len; i++) {
+    kt_comm *c = comm_of(r, i);
+    if (strcmp(c->group_key, key) || c->p2p)
+      continue;
+    inst x = { c->seq, g_array_index(r->ops, kt_op, c->op).start, i };
+    if (c->seq == KT_ABSENT)
+      *all_seq = FALSE;
+    g_array_append_val(a, x);
+  }
+  return a;
+}
+
+static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, gboolean strict,
+                            GPtrArray *warnings, kt_match_stats *st, GError **error)
+{
+  int m = g->n_ranks > 0 ? g->n_ranks : 0;
+  GArray **L = g_new0(GArray *, (size_t)m + 1);
+  gboolean all_seq = TRUE;
+  for (int i = 0; i < m; i++) {
+    int rk = g->ranks[i];
+    L[i] = rk >= 0 && rk < n_ranks && ranks[rk] ? instances(ranks[rk], g->key, &all_seq)
+                                                 : g_array_new(FALSE, FALSE, sizeof(inst));
+  }
+  for (int i = 0; i < m; i++)
+    g_array_sort(L[i], all_seq ? cmp_inst_seq : cmp_inst_time);
+  guint maxlen = 0;
+  for (int i = 0; i < m; i++)
+    maxlen = MAX(maxlen, L[i]->len);
+  guint *pos = g_new0(guint, (size_t)m + 1);
+  gboolean ok = TRUE;
+  for (guint k = 0; k < maxlen; k++) {
+    /* With Seq: the tuple is the smallest pending Seq; members lacking it drop theirs. */
+    int64_t want = KT_ABSENT;
+    if (all_seq) {
+      for (int i = 0; i < m; i++)
+        if (pos[i] < L[i]->len) {
+          int64_t s = g_array_index(L[i], inst, pos[i]).seq;
+          if (want == KT_ABSENT || s < want)
+            want = s;
+        }
+      if (want == KT_ABSENT)
+        break;
+    }
+    int have = 0;
+    GString *who = g_string_new("");
+    for (int i = 0; i < m; i++) {
+      gboolean h = pos[i] < L[i]->len && (!all_seq || g_array_index(L[i], inst, pos[i]).seq == want);
+      if (h) {
+        have++;
+        g_string_append_printf(who, "%s%d", who->len ? ", " : "", g->ranks[i]);
+      }
+    }
+    if (have == 0) {
+      g_string_free(who, TRUE);
+      break;
+    }
+    if (have < m) {
+      /* Present on some members only. */
+      for (int i = 0; i < m; i++) {
+        gboolean h = pos[i] < L[i]->len && (!all_seq || g_array_index(L[i], inst, pos[i]).seq == want);
+        if (!h)
+          continue;
+        kt_rank *r = ranks[g->ranks[i]];
+        kt_comm *c = comm_of(r, g_array_index(L[i], inst, pos[i]).comm);
+        char *d = g_strdup_printf("%s #%u of group %s present on rank%s %s only", coll_label(c), k, g->name_or_key,
+                                  have > 1 ? "s" : "", who->str);
+        g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
+        drop(r, g_array_index(L[i], inst, pos[i]).comm, "present on a subset of the group", d, st);
+        pos[i]++;
+      }
+      g_string_free(who, TRUE);
+      if (strict) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s",
+                    (char *)g_ptr_array_index(warnings, warnings->len - 1));
+        ok = FALSE;
+        break;
+      }
+      continue;
+    }
+    g_string_free(who, TRUE);
+    /* Verify the tuple. */
+    kt_comm *c0 = comm_of(ranks[g->ranks[0]], g_array_index(L[0], inst, pos[0]).comm);
+    gboolean type_ok = TRUE, size_ok = TRUE, dtype_ok = TRUE;
+    uint64_t bmin = c0->bytes, bmax = c0->bytes;
+    for (int i = 1; i < m; i++) {
+      kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
+      gboolean a2a0 = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
+      gboolean a2a = c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV;
+      if (!(c->coll == c0->coll || (a2a && a2a0)))
+        type_ok = FALSE;
+      if ((c->dtype == NULL) != (c0->dtype == NULL) || (c->dtype && c0->dtype && strcmp(c->dtype, c0->dtype) &&
+                                                        c->dsize != c0->dsize))
+        dtype_ok = FALSE;
+      bmin = MIN(bmin, c->bytes);
+      bmax = MAX(bmax, c->bytes);
+    }
+    gboolean a2a = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
+    if (bmin != bmax && !a2a)
+      size_ok = FALSE;
+    if (!type_ok) {
+      st->mismatches++;
+      GString *d = g_string_new("");
+      for (int i = 0; i < m; i++) {
+        kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
+        g_string_append_printf(d, "%srank %d %s", i ? ", " : "", g->ranks[i], coll_label(c));
+      }
+      char *msg = g_strdup_printf("instance #%u of group %s: kinds differ (%s)", k, g->name_or_key, d->str);
+      g_string_free(d, TRUE);
+      g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", msg));
+      for (int i = 0; i < m; i++)
+        drop(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm, "kind mismatch across ranks",
+             g_strdup(msg), st);
+      if (strict) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
+        g_free(msg);
+        ok = FALSE;
+        break;
+      }
+      g_free(msg);
+    } else {
+      if (!size_ok || !dtype_ok) {
+        st->mismatches++;
+        char *msg = g_strdup_printf("instance #%u (%s) of group %s: %s differ across ranks (%" G_GUINT64_FORMAT
+                                    "..%" G_GUINT64_FORMAT " B); per-rank sizes kept", k, coll_label(c0),
+                                    g->name_or_key, !dtype_ok ? "dtypes" : "sizes", bmin, bmax);
+        g_ptr_array_add(warnings, msg);
+        if (strict) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
+          ok = FALSE;
+          break;
+        }
+      } else if (a2a && bmin != bmax) {
+        st->imbalanced_a2av++;
+        GString *d = g_string_new("");
+        for (int i = 0; i < m && i < 8; i++)
+          g_string_append_printf(d, "%s%" G_GUINT64_FORMAT,
+                                 i ? ", " : "", comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm)->bytes);
+        g_ptr_array_add(warnings, g_strdup_printf("imbalanced all_to_all(v) #%u of group %s: bytes per rank %s%s "
+                                                  "(per-rank sizes kept)", k, g->name_or_key, d->str,
+                                                  m > 8 ? ", ..." : ""));
+        g_string_free(d, TRUE);
+      }
+      for (int i = 0; i < m; i++) {
+        kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
+        c->status = 1;
+        c->group = gi;
+        g->bytes += c->bytes;
+      }
+      g->n_ops++;
+      st->matched++;
+    }
+    for (int i = 0; i < m; i++)
+      pos[i]++;
+  }
+  for (int i = 0; i < m; i++)
+    g_array_free(L[i], TRUE);
+  g_free(L);
+  g_free(pos);
+  return ok;
+}
+
+/* Send/recv: pair the k-th send a->b with the k-th recv on b from a. */
+static void match_p2p(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, GPtrArray *warnings, kt_match_stats *st)
+{
+  for (int ri = 0; ri < g->n_ranks; ri++) {
+    int a = g->ranks[ri];
+    if (a < 0 || a >= n_ranks || !ranks[a])
+      continue;
+    kt_rank *ra = ranks[a];
+    guint k = 0;
+    for (guint i = 0; i < ra->comms->len; i++) {
+      kt_comm *s = comm_of(ra, i);
+      if (s->p2p != 1 || strcmp(s->group_key, g->key) || s->status)
+        continue;
+      int b = s->peer;
+      kt_rank *rb = b >= 0 && b < n_ranks ? ranks[b] : NULL;
+      kt_comm *rv = NULL;
+      if (rb)
+        for (guint j = 0; j < rb->comms->len && !rv; j++) {
+          kt_comm *x = comm_of(rb, j);
+          if (x->p2p == 2 && !x->status && x->peer == a && !strcmp(x->group_key, g->key))
+            rv = x;
+        }
+      if (!rv) {
+        char *d = g_strdup_printf("send #%u from rank %d to %s has no matching recv", k, a,
+                                  b < 0 ? "an unknown peer" : "its peer");
+        g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
+        drop(ra, i, b < 0 ? "peer rank unknown" : "no matching recv", d, st);
+      } else {
+        s->status = rv->status = 1;
+        s->group = rv->group = gi;
+        g->n_ops++;
+        g->bytes += s->bytes;
+        st->matched++;
+        if (s->bytes != rv->bytes) {
+          st->mismatches++;
+          g_ptr_array_add(warnings, g_strdup_printf("send #%u rank %d -> %d: %" G_GUINT64_FORMAT " B sent, %"
+                                                    G_GUINT64_FORMAT " B received", k, a, b, s->bytes, rv->bytes));
+        }
+      }
+      k++;
+    }
+  }
+  for (int ri = 0; ri < g->n_ranks; ri++) {
+    int a = g->ranks[ri];
+    if (a < 0 || a >= n_ranks || !ranks[a])
+      continue;
+    for (guint i = 0; i < ranks[a]->comms->len; i++) {
+      kt_comm *x = comm_of(ranks[a], i);
+      if (x->p2p == 2 && !x->status && !strcmp(x->group_key, g->key)) {
+        char *d = g_strdup_printf("recv on rank %d has no matching send", a);
+        g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
+        drop(ranks[a], i, x->peer < 0 ? "peer rank unknown" : "no matching send", d, st);
+      }
+    }
+  }
+}
+
+gboolean kt_match(kt_rank **ranks, int n_ranks, gboolean strict, GPtrArray *groups, GPtrArray *warnings,
+                  kt_match_stats *st, GError **error)
+{
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  memset(st, 0, sizeof *st);
+  /* Groups in first-seen order over ranks and their ops. */
+  for (int rk = 0; rk < n_ranks; rk++) {
+    kt_rank *r = ranks[rk];
+    if (!r)
+      continue;
+    for (guint i = 0; i < r->comms->len; i++) {
+      kt_comm *c = comm_of(r, i);
+      if (g_hash_table_contains(seen, c->group_key))
+        continue;
+      kt_group *g = g_new0(kt_group, 1);
+      g->key = g_strdup(c->group_key);
+      g->pg_name = g_strdup(c->pg_name);
+      g->desc = g_strdup(c->pg_desc);
+      g->n_ranks = c->n_ranks;
+      g->ranks = g_memdup2(c->ranks, sizeof(int) * (gsize)c->n_ranks);
+      g->name_or_key = g_strdup_printf("%u (pg \"%s\", ranks %s)", groups->len + 1, c->pg_name ? c->pg_name : "",
+                                       strchr(c->group_key, '|') + 1);
+      g_ptr_array_add(groups, g);
+      g_hash_table_insert(seen, g->key, g);
+    }
+  }
+  g_hash_table_destroy(seen);
+  for (guint gi = 0; gi < groups->len; gi++) {
+    kt_group *g = g_ptr_array_index(groups, gi);
+    for (int i = 0; i < g->n_ranks; i++)
+      if (g->ranks[i] < 0 || g->ranks[i] >= n_ranks) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "group %s lists rank %d, outside the world of %d ranks", g->name_or_key, g->ranks[i], n_ranks);
+        return FALSE;
+      }
+    if (!match_group(ranks, n_ranks, g, gi, strict, warnings, st, error))
+      return FALSE;
+    match_p2p(ranks, n_ranks, g, gi, warnings, st);
+  }
+  if (strict && st->dropped) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %" G_GUINT64_FORMAT
+                " communication instances could not be matched across ranks (first: %s)", st->dropped,
+                warnings->len ? (char *)g_ptr_array_index(warnings, 0) : "?");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- graphs ---- */
+
+void kt_graph_free(kt_graph *g)
+{
+  if (!g)
+    return;
+  for (guint i = 0; i < g->nodes->len; i++)
+    g_free(g_array_index(g->nodes, kt_node, i).name);
+  g_array_free(g->nodes, TRUE);
+  g_array_free(g->edges, TRUE);
+  g_free(g);
+}
+
+static uint32_t add_node(kt_graph *g, et_node_type type, uint8_t flags, sim_time_ps dur, sim_time_ps start,
+                         uint32_t op, char *name)
+{
+  kt_node n = { (uint8_t)type, flags, dur, start, op, name };
+  g_array_append_val(g->nodes, n);
+  return g->nodes->len - 1;
+}
+
+static void add_edge(kt_graph *g, uint32_t parent, uint32_t child)
+{
+  if (parent == KT_NONE || child == KT_NONE)
+    return;
+  kt_edge e = { parent, child };
+  g_array_append_val(g->edges, e);
+}
+
+typedef struct {
+  sim_time_ps s, e;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+  const span *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static sim_time_ps union_length(GArray *spans)
+{
+  g_array_sort(spans, cmp_span);
+  sim_time_ps total = 0, cs = 0, ce = -1;
+  gboolean open = FALSE;
+  for (guint i = 0; i < spans->len; i++) {
+    span *x = &g_array_index(spans, span, i);
+    if (!open || x->s > ce) {
+      if (open)
+        total += ce - cs;
+      cs = x->s;
+      ce = x->e;
+      open = TRUE;
+    } else if (x->e > ce) {
+      ce = x->e;
+    }
+  }
+  if (open)
+    total += ce - cs;
+  return total;
+}
+
+static et_node_type node_type_of(const kt_comm *c)
+{
+  if (!c || c->status != 1)
+    return ET_NODE_COMP;
+  return c->p2p == 1 ? ET_NODE_COMM_SEND : c->p2p == 2 ? ET_NODE_COMM_RECV : ET_NODE_COMM_COLL;
+}
+
+kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps)
+{
+  kt_graph *g = g_new0(kt_graph, 1);
+  g->nodes = g_array_new(FALSE, FALSE, sizeof(kt_node));
+  g->edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  const kt_trace *t = r->trace;
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(span));
+  GArray *rep = g_array_new(FALSE, FALSE, sizeof(span));
+  for (guint i = 0; i < r->ops->len; i++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    span s = { op->start, op->end };
+    g_array_append_val(all, s);
+  }
+  g->gpu_busy_ps = union_length(all);
+  if (mode == FE_KINETO_KERNELS) {
+    uint32_t *node_of_op = g_new(uint32_t, r->ops->len ? r->ops->len : 1);
+    GArray *tails = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    sim_time_ps max_end = 0;
+    uint32_t prev = KT_NONE;
+    sim_time_ps prev_end = 0;
+    for (guint i = 0; i < r->ops->len; i++) {
+      const kt_op *op = &g_array_index(r->ops, kt_op, i);
+      gboolean first = i == 0 || g_array_index(r->ops, kt_op, i - 1).stream != op->stream;
+      if (first) {
+        if (prev != KT_NONE)
+          g_array_append_val(tails, prev);
+        prev = KT_NONE;
+        prev_end = 0;
+      }
+      sim_time_ps gap = op->start - prev_end;
+      if (gap >= min_gap_ps && gap > 0) {
+        int64_t key = r->stream_keys[op->stream];
+        uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, prev_end, KT_NONE,
+                              g_strdup_printf("idle_dev%d_stream%d", (int)(key >> 32), (int)(int32_t)key));
+        add_edge(g, prev, d);
+        prev = d;
+        g->gap_nodes++;
+      }
+      const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
+      const kt_comm *c = op->comm == KT_NONE ? NULL : &g_array_index(r->comms, kt_comm, op->comm);
+      et_node_type type = node_type_of(c);
+      uint32_t n = add_node(g, type, ET_FLAG_HAS_START, op->end - op->start, op->start, i,
+                            g_strdup(kt_str(t, e->name)));
+      node_of_op[i] = n;
+      add_edge(g, prev, n);
+      prev = n;
+      prev_end = MAX(prev_end, op->end);
+      max_end = MAX(max_end, op->end);
+      span s = { op->start, op->end };
+      g_array_append_val(rep, s);
+    }
+    if (prev != KT_NONE)
+      g_array_append_val(tails, prev);
+    for (guint i = 0; i < r->sync_edges->len; i++) {
+      kt_edge e = g_array_index(r->sync_edges, kt_edge, i);
+      add_edge(g, node_of_op[e.parent], node_of_op[e.child]);
+      g->cross_edges++;
+    }
+    if (r->window_ps > max_end && r->window_ps - max_end >= min_gap_ps) {
+      uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, r->window_ps - max_end, max_end, KT_NONE,
+                            g_strdup("idle_step_tail"));
+      for (guint i = 0; i < tails->len; i++)
+        add_edge(g, g_array_index(tails, uint32_t, i), d);
+      g->gap_nodes++;
+    }
+    g_array_free(tails, TRUE);
+    g_free(node_of_op);
+  } else {
+    /* Gap mode: matched communications in start order, time between as compute. */
+    GArray *order = g_array_new(FALSE, FALSE, sizeof(span));
+    for (guint i = 0; i < r->ops->len; i++) {
+      const kt_op *op = &g_array_index(r->ops, kt_op, i);
+      if (op->comm != KT_NONE && g_array_index(r->comms, kt_comm, op->comm).status == 1) {
+        span s = { op->start, (sim_time_ps)i };
+        g_array_append_val(order, s);
+      }
+    }
+    g_array_sort(order, cmp_span);
+    uint32_t prev = KT_NONE;
+    sim_time_ps cursor = 0;
+    for (guint k = 0; k < order->len; k++) {
+      uint32_t i = (uint32_t)g_array_index(order, span, k).e;
+      const kt_op *op = &g_array_index(r->ops, kt_op, i);
+      if (op->start - cursor >= min_gap_ps && op->start > cursor) {
+        uint32_t d = add_node(g, ET_NODE_COMP, 0, op->start - cursor, cursor, KT_NONE, g_strdup("compute_gap"));
+        add_edge(g, prev, d);
+        prev = d;
+        g->gap_nodes++;
+      }
+      const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
+      const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
+      uint32_t n = add_node(g, node_type_of(c), ET_FLAG_HAS_START, op->end - op->start, op->start, i,
+                            g_strdup(kt_str(t, e->name)));
+      add_edge(g, prev, n);
+      prev = n;
+      cursor = MAX(cursor, op->end);
+      span s = { op->start, op->end };
+      g_array_append_val(rep, s);
+    }
+    if (r->window_ps > cursor && r->window_ps - cursor >= min_gap_ps) {
+      uint32_t d = add_node(g, ET_NODE_COMP, 0, r->window_ps - cursor, cursor, KT_NONE, g_strdup("compute_gap"));
+      add_edge(g, prev, d);
+      g->gap_nodes++;
+    }
+    g_array_free(order, TRUE);
+  }
+  g->node_busy_ps = union_length(rep);
+  g_array_free(all, TRUE);
+  g_array_free(rep, TRUE);
+  g->cycle_edges_dropped = kt_graph_break_cycles(g);
+  return g;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+  const kt_edge *x = a, *y = b;
+  if (x->child != y->child)
+    return x->child < y->child ? -1 : 1;
+  return x->parent < y->parent ? -1 : x->parent > y->parent;
+}
+
+uint64_t kt_graph_break_cycles(kt_graph *g)
+{
+  uint32_t n = g->nodes->len;
+  uint64_t dropped = 0;
+  /* Remove duplicate edges and self loops first (a self loop is a cycle). */
+  g_array_sort(g->edges, cmp_edge);
+  guint w = 0;
+  for (guint i = 0; i < g->edges->len; i++) {
+    kt_edge e = g_array_index(g->edges, kt_edge, i);
+    if (e.parent == e.child) {
+      dropped++;
+      continue;
+    }
+    if (w > 0 && !cmp_edge(&e, &g_array_index(g->edges, kt_edge, w - 1)))
+      continue;
+    g_array_index(g->edges, kt_edge, w++) = e;
+  }
+  g_array_set_size(g->edges, w);
+  for (;;) {
+    guint ne = g->edges->len;
+    uint32_t *indeg = g_new0(uint32_t, n ? n : 1);
+    uint32_t *first = g_new0(uint32_t, n + 1);  /* CSR of children by parent */
+    uint32_t *child = g_new(uint32_t, ne ? ne : 1);
+    for (guint i = 0; i < ne; i++) {
+      kt_edge e = g_array_index(g->edges, kt_edge, i);
+      indeg[e.child]++;
+      first[e.parent + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      first[i + 1] += first[i];
+    uint32_t *fill = g_memdup2(first, sizeof(uint32_t) * (n + 1));
+    for (guint i = 0; i < ne; i++) {
+      kt_edge e = g_array_index(g->edges, kt_edge, i);
+      child[fill[e.parent]++] = e.child;
+    }
+    uint32_t *queue = g_new(uint32_t, n ? n : 1);
+    uint32_t qh = 0, qt = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (!indeg[i])
+        queue[qt++] = i;
+    while (qh < qt) {
+      uint32_t u = queue[qh++];
+      for (uint32_t k = first[u]; k < first[u + 1]; k++)
+        if (--indeg[child[k]] == 0)
+          queue[qt++] = child[k];
+    }
+    gboolean acyclic = qt == n;
+    if (!acyclic) {
+      /* Every unfinished node has an unfinished parent, so walking parents
+       * from one must close a cycle.  Drop the cycle edge that points
+       * furthest back in node order (nodes were created in time order, so
+       * it is the edge most at odds with the timeline). */
+      uint32_t *seen_at = g_new(uint32_t, n ? n : 1);
+      for (uint32_t i = 0; i < n; i++)
+        seen_at[i] = UINT32_MAX;
+      GArray *path = g_array_new(FALSE, FALSE, sizeof(guint)); /* edge indices walked */
+      uint32_t u = 0;
+      while (!indeg[u])
+        u++;
+      uint32_t steps = 0;
+      while (seen_at[u] == UINT32_MAX) {
+        seen_at[u] = steps++;
+        /* Edges are sorted by child: binary search the first edge into u. */
+        guint lo = 0, hi = ne;
+        while (lo < hi) {
+          guint mid = (lo + hi) / 2;
+          if (g_array_index(g->edges, kt_edge, mid).child < u)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        guint pick = G_MAXUINT;
+        for (guint i = lo; i < ne && g_array_index(g->edges, kt_edge, i).child == u; i++)
+          if (indeg[g_array_index(g->edges, kt_edge, i).parent]) {
+            pick = i;
+            break;
+          }
+        g_assert(pick != G_MAXUINT);
+        g_array_append_val(path, pick);
+        u = g_array_index(g->edges, kt_edge, pick).parent;
+      }
+      guint victim = G_MAXUINT;
+      int64_t worst = INT64_MIN;
+      for (guint k = seen_at[u]; k < path->len; k++) {
+        guint i = g_array_index(path, guint, k);
+        kt_edge e = g_array_index(g->edges, kt_edge, i);
+        int64_t back = (int64_t)e.parent - (int64_t)e.child;
+        if (back > worst || (back == worst && i < victim)) {
+          worst = back;
+          victim = i;
+        }
+      }
+      g_array_free(path, TRUE);
+      g_free(seen_at);
+      g_array_remove_index(g->edges, victim);
+      dropped++;
+    }
+    g_free(indeg);
+    g_free(first);
+    g_free(fill);
+    g_free(child);
+    g_free(queue);
+    if (acyclic)
+      return dropped;
+  }
+}
