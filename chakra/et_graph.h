@@ -194,7 +194,9 @@ typedef struct {
 
 et_workload *et_workload_new(int n_ranks, const char *source);
 void et_workload_free(et_workload *w);
-/* Adds a group and returns its index; fails when the name exists with other ranks. */
+/* Adds a group and returns its index (the existing index when the name
+ * exists with the same ranks); returns ET_NONE when the name exists with
+ * other ranks or a rank is out of range or repeated. */
 uint32_t et_workload_add_group(et_workload *w, const char *name, const char *desc,
                                const int *ranks, int n_ranks);
 const et_group *et_workload_group(const et_workload *w, uint32_t index);

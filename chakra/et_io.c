@@ -1240,6 +1240,15 @@ et_workload *et_workload_load(const char *path, unsigned build_flags, GError **e
   char *prefix = g_file_test(path, G_FILE_TEST_IS_DIR) ? dir_prefix(path, error) : g_strdup(path);
   if (prefix == NULL)
     return NULL;
+  /* A rank file itself (PREFIX.<r>.et) stands for its prefix. */
+  size_t pl = strlen(prefix);
+  if (pl > 5 && g_str_has_suffix(prefix, ".et") && g_file_test(prefix, G_FILE_TEST_IS_REGULAR)) {
+    size_t k = pl - 3;
+    while (k > 0 && g_ascii_isdigit(prefix[k - 1]))
+      k--;
+    if (k < pl - 3 && k >= 2 && prefix[k - 1] == '.')
+      prefix[k - 1] = '\0';
+  }
   int n = 0;
   for (;; n++) {
     char *f = g_strdup_printf("%s.%d.et", prefix, n);

@@ -67,8 +67,9 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error);
 gboolean et_write_file(const et_graph *g, const char *path, GError **error);
 
 /* Loads a workload.  path is either a prefix (PREFIX.0.et, PREFIX.1.et, ...
- * are read while they exist; PREFIX.0.et must exist) or a directory holding
- * exactly one such set of files.  comm_group.json next to the files (if
+ * are read while they exist; PREFIX.0.et must exist and no higher-numbered
+ * file may follow a gap), one of the rank files itself, or a directory
+ * holding exactly one such set of files.  comm_group.json next to the files (if
  * present) defines the groups, named by their ids; comm_group_names.json
  * (written by et_workload_write) restores the original names and
  * descriptions.  SEND/RECV defaults are filled with the file's rank, and

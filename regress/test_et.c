@@ -592,6 +592,12 @@ static void test_astrasim_files(void)
     g_assert_no_error(err);
     g_assert_cmpint(w->n_ranks, ==, 8);
     et_workload_free(w);
+    char *rank3 = g_strdup_printf("%s.3.et", prefix); /* a rank file names its set */
+    w = et_workload_load(rank3, 0, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(w->n_ranks, ==, 8);
+    et_workload_free(w);
+    g_free(rank3);
     g_free(prefix);
     g_free(dir);
   }
