@@ -247,7 +247,7 @@ gboolean wisp_parse_size(const char *text, uint64_t *out, const char **error_tex
 
 /* ---- formatting ---- */
 
-/* %g-style with up to `digits` significant digits, no trailing zeros. */
+/* %g-style with up to 6 significant digits, no trailing zeros. */
 static char *fmt_value(double v, const char *unit)
 {
   char buf[64];
