@@ -95,8 +95,13 @@ typedef struct {
 typedef struct {
   uint32_t n_nodes;
   et_node *nodes;          /* n_nodes + 1 entries: the last one is a sentinel holding CSR ends */
-  uint32_t *parent_edges;  /* parent entries with ET_EDGE_* bits, file order: data_deps then ctrl_deps */
-  uint32_t *child_index;   /* deduplicated children (node indices) */
+  /* Parent entries with ET_EDGE_* bits, in the order the deps were added
+   * (the reader adds data_deps then ctrl_deps).  Each distinct parent
+   * appears once per node (a parent named twice, e.g. in both lists, is one
+   * entry with both bits), and every entry orders execution, so
+   * et_node_n_parents() is the in-degree the replay waits for. */
+  uint32_t *parent_edges;
+  uint32_t *child_index;   /* deduplicated children (node indices, ascending): the transpose of parent_edges */
   uint32_t n_comms;
   et_comm *comms;
   uint64_t *splits;        /* per-peer sizes of ALL_TO_ALLV nodes */
@@ -166,11 +171,15 @@ void et_builder_set_comp_attrs(et_builder *b, uint32_t node, int64_t num_ops,
 
 enum {
   ET_BUILD_STRICT = 1u << 0,     /* dangling ctrl_deps are errors instead of counted warnings */
-  ET_BUILD_DATA_DEPS_ONLY = 1u << 1, /* V1 feeder semantics: ignore ctrl_deps for ordering */
+  ET_BUILD_DATA_DEPS_ONLY = 1u << 1, /* V1 feeder semantics: ctrl-only edges are left out of the
+                                        graph (counted in ignored_ctrl_edges) */
   ET_BUILD_BREAK_CYCLES = 1u << 2,   /* drop (and count) edges that close a cycle instead of failing */
 };
 /* Resolves ids, validates (duplicate ids, dangling edges, cycles: the error
- * names the node ids) and returns the compact graph.  Consumes b. */
+ * names the node ids) and returns the compact graph.  Consumes b, also on
+ * failure.  A graph needs at least one node.  With ET_BUILD_BREAK_CYCLES,
+ * each cycle loses the edge that runs against insertion order (parent index
+ * >= child index) with the smallest child index.  O(nodes + edges). */
 et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error);
 
 /* ---- Workloads: one graph per rank plus communicator groups ---- */
