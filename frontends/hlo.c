@@ -318,6 +318,7 @@ void fe_hlo_instr_clear(fe_hlo_instr *in)
 {
   g_free(in->name);
   g_free(in->opcode);
+  g_free(in->operand0_name);
   g_free(in->group_off);
   g_free(in->group_ids);
   g_free(in->pairs);
@@ -728,11 +729,14 @@ gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **un
         out->n_operand_shapes++;
         p = skip_ws(p);
       }
-      out->n_operands++;
       if (*p == '%')
         p++;
+      const char *on = p;
       while (is_ident(*p))
         p++;
+      if (out->n_operands == 0 && p > on)
+        out->operand0_name = g_strndup(on, (size_t) (p - on));
+      out->n_operands++;
       p = skip_ws(p);
       if (*p == ',') {
         p++;

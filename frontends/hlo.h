@@ -80,6 +80,7 @@ typedef struct {
   uint32_t n_operand_shapes;   /* operands that carried a shape */
   uint64_t operand_bytes;      /* sum over operands with a shape */
   uint64_t operand0_bytes;     /* first operand */
+  char *operand0_name;         /* first operand's name without '%' (async done -> start), or NULL */
   gboolean has_channel_id;
   int64_t channel_id;
   int use_global_device_ids;   /* -1 absent, 0 false, 1 true */

@@ -205,6 +205,7 @@ static void test_sizing(void)
   g_assert_cmpint(in.kind, ==, FE_HLO_ALL_GATHER);
   g_assert_cmpint(in.phase, ==, FE_HLO_DONE);
   g_assert_false(in.sized);
+  g_assert_cmpstr(in.operand0_name, ==, "all-gather-start.1");
   fe_hlo_instr_clear(&in);
   /* all-reduce-start of s4[1000]: 4000 bits = 500 B */
   in = parse_ok("%all-reduce-start = s4[1000]{0} all-reduce-start(s4[1000]{0} %x), replica_groups={{0,1}}, "

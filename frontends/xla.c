@@ -1,0 +1,884 @@
+/* xla.c: XPlane profiles to wisp workloads (see xla.h). */
+#include "config.h"
+
+#include "frontends/xla.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One distinct op (HLO instruction text) of the job, shared by all chips. */
+typedef struct {
+  char *text;
+  char *short_name;
+  uint32_t index;
+  fe_hlo_instr hlo;          /* valid when parsed */
+  gboolean parsed;
+  fe_hlo_kind kind;
+  fe_hlo_phase phase;
+  gboolean sized;
+  char *unsized_reason;
+  /* Global groups (GArray of int64 device ids) and, per device, its group. */
+  gboolean groups_done;
+  GPtrArray *groups;
+  int32_t *group_of_device;  /* n_devices entries, -1 when in no group */
+  uint32_t *wgroup;          /* workload group index per group, ET_NONE until added */
+  gboolean warned_partial;
+} xla_info;
+
+typedef struct {
+  sim_time_ps start, dur;
+  uint32_t info;
+  uint32_t seq;
+  uint16_t stream;
+} xla_op;
+
+typedef struct {
+  int file;
+  int64_t local_id;
+  int64_t global_id;
+  GArray *ops;      /* xla_op */
+  GArray *steps;    /* sim_time_ps pairs (start, end) */
+  GArray *sc_ids;   /* int64 SparseCore index M per stream 1.. */
+} xla_chip;
+
+typedef struct {
+  const fe_xla_options *opt;
+  fe_xla_report *rep;
+  GPtrArray *infos;
+  GHashTable *info_by_text;
+  GPtrArray *chips;
+  GHashTable *chip_by_key;  /* "file:N" -> xla_chip* */
+  int file;
+  const char *source;
+  const char *const *paths;
+  xla_chip *chip;           /* current plane's chip, NULL when skipped */
+  uint16_t stream;
+  int line_kind;            /* 0 skip, 1 ops, 2 steps */
+  GHashTable *meta_cache;   /* current plane: metadata id -> xla_info* */
+  gboolean have_flops_id;
+  int64_t flops_id;         /* current plane's stat id of model_flops */
+  gboolean have_base;
+  int64_t base_ns;
+  uint32_t seq;
+  GHashTable *warned;
+  int64_t n_devices;
+  int32_t *dev_rank;
+} xla_ctx;
+
+enum { LINE_SKIP = 0, LINE_OPS = 1, LINE_STEPS = 2 };
+
+void fe_xla_options_init(fe_xla_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->step_index = -1;
+}
+
+void fe_xla_report_init(fe_xla_report *rep)
+{
+  memset(rep, 0, sizeof *rep);
+  rep->warnings = g_ptr_array_new_with_free_func(g_free);
+}
+
+void fe_xla_report_clear(fe_xla_report *rep)
+{
+  if (rep->warnings)
+    g_ptr_array_unref(rep->warnings);
+  memset(rep, 0, sizeof *rep);
+}
+
+void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
+{
+  fprintf(out, "xla: %d file(s), %d chip(s), %d SparseCore plane(s), %" G_GINT64_FORMAT " device id(s) named\n",
+          rep->n_files, rep->n_chips, rep->n_sparsecore_planes, rep->n_devices);
+  fprintf(out, "xla: %" G_GUINT64_FORMAT " bytes read, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+          " ops selected (%" G_GUINT64_FORMAT " compute), %" G_GUINT64_FORMAT " steps\n",
+          rep->bytes_read, rep->events, rep->ops, rep->compute_ops, rep->steps);
+  for (int k = FE_HLO_ALL_REDUCE; k <= FE_HLO_RECV; k++)
+    if (rep->collectives[k])
+      fprintf(out, "xla: %-20s %" G_GUINT64_FORMAT "\n", fe_hlo_kind_name((fe_hlo_kind) k), rep->collectives[k]);
+  fprintf(out, "xla: async pairs %" G_GUINT64_FORMAT ", unmatched starts %" G_GUINT64_FORMAT
+          ", unmatched dones %" G_GUINT64_FORMAT "\n", rep->async_pairs, rep->unmatched_starts, rep->unmatched_dones);
+  fprintf(out, "xla: unsized collectives %" G_GUINT64_FORMAT ", partial groups %" G_GUINT64_FORMAT
+          ", missing peers %" G_GUINT64_FORMAT ", aggregated events skipped %" G_GUINT64_FORMAT
+          ", ops outside steps %" G_GUINT64_FORMAT "\n", rep->unsized, rep->partial_groups,
+          rep->missing_peers, rep->aggregated_events, rep->outside_steps);
+  fprintf(out, "xla: model_flops %" G_GUINT64_FORMAT ", communication bytes %" G_GUINT64_FORMAT "\n",
+          rep->model_flops, rep->comm_bytes);
+  for (guint i = 0; rep->warnings && i < rep->warnings->len; i++)
+    fprintf(out, "xla: warning: %s\n", (const char *) rep->warnings->pdata[i]);
+}
+
+gboolean fe_xla_is_xplane_path(const char *path)
+{
+  return g_str_has_suffix(path, ".xplane.pb") || g_str_has_suffix(path, ".xplane.pb.gz");
+}
+
+static void warn(xla_ctx *c, char *msg)
+{
+  if (g_hash_table_contains(c->warned, msg)) {
+    g_free(msg);
+    return;
+  }
+  g_hash_table_add(c->warned, msg);
+  if (c->rep->warnings)
+    g_ptr_array_add(c->rep->warnings, g_strdup(msg));
+}
+
+static void info_free(gpointer p)
+{
+  xla_info *in = p;
+  g_free(in->text);
+  g_free(in->short_name);
+  if (in->parsed)
+    fe_hlo_instr_clear(&in->hlo);
+  g_free(in->unsized_reason);
+  if (in->groups)
+    g_ptr_array_unref(in->groups);
+  g_free(in->group_of_device);
+  g_free(in->wgroup);
+  g_free(in);
+}
+
+static void chip_free(gpointer p)
+{
+  xla_chip *ch = p;
+  g_array_unref(ch->ops);
+  g_array_unref(ch->steps);
+  g_array_unref(ch->sc_ids);
+  g_free(ch);
+}
+
+/* Parses "/device:TPU:N" (sc = -1) or "/device:TPU:N SparseCore M". */
+static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc)
+{
+  static const char pre[] = "/device:TPU:";
+  if (!g_str_has_prefix(name, pre))
+    return FALSE;
+  const char *p = name + strlen(pre);
+  char *end;
+  if (!g_ascii_isdigit(*p))
+    return FALSE;
+  gint64 n = g_ascii_strtoll(p, &end, 10);
+  if (n < 0 || n > INT32_MAX)
+    return FALSE;
+  *chip = n;
+  *sc = -1;
+  if (*end == '\0')
+    return TRUE;
+  if (g_str_has_prefix(end, " SparseCore ") && g_ascii_isdigit(end[12])) {
+    char *e2;
+    gint64 m = g_ascii_strtoll(end + 12, &e2, 10);
+    if (*e2 == '\0' && m >= 0 && m < 65535) {
+      *sc = m;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static gboolean on_plane(void *user, const fe_xplane_plane *p)
+{
+  xla_ctx *c = user;
+  int64_t n, sc;
+  c->chip = NULL;
+  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc))
+    return FALSE;
+  char *key = g_strdup_printf("%d:%" G_GINT64_FORMAT, c->file, n);
+  xla_chip *ch = g_hash_table_lookup(c->chip_by_key, key);
+  if (!ch) {
+    ch = g_new0(xla_chip, 1);
+    ch->file = c->file;
+    ch->local_id = n;
+    ch->ops = g_array_new(FALSE, FALSE, sizeof(xla_op));
+    ch->steps = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+    ch->sc_ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    g_hash_table_insert(c->chip_by_key, key, ch);
+    g_ptr_array_add(c->chips, ch);
+  } else {
+    g_free(key);
+  }
+  c->chip = ch;
+  c->stream = 0;
+  g_hash_table_remove_all(c->meta_cache);
+  c->have_flops_id = fe_xplane_stat_id(p, "model_flops", &c->flops_id);
+  if (sc >= 0) {
+    c->rep->n_sparsecore_planes++;
+    guint i;
+    for (i = 0; i < ch->sc_ids->len; i++)
+      if (g_array_index(ch->sc_ids, int64_t, i) == sc)
+        break;
+    if (i == ch->sc_ids->len)
+      g_array_append_val(ch->sc_ids, sc);
+    c->stream = (uint16_t) (i + 1);
+  }
+  return TRUE;
+}
+
+static gboolean on_line(void *user, const fe_xplane_plane *p, const char *name, int64_t id)
+{
+  xla_ctx *c = user;
+  c->line_kind = LINE_SKIP;
+  if (strcmp(name, "XLA Ops") == 0)
+    c->line_kind = LINE_OPS;
+  else if (c->stream == 0 && !c->opt->step_marker && strcmp(name, "Steps") == 0)
+    c->line_kind = LINE_STEPS;
+  else if (c->stream == 0 && c->opt->step_marker && (strcmp(name, "XLA Modules") == 0 || strcmp(name, "Steps") == 0))
+    c->line_kind = LINE_STEPS;
+  return c->line_kind != LINE_SKIP;
+}
+
+/* Absolute event start relative to the job's base timestamp, exact. */
+static gboolean event_start(xla_ctx *c, const fe_xevent_view *v, sim_time_ps *out, GError **error)
+{
+  if (!c->have_base) {
+    c->have_base = TRUE;
+    c->base_ns = v->line_timestamp_ns;
+  }
+  __int128 t = ((__int128) v->line_timestamp_ns - c->base_ns) * 1000 + v->offset_ps;
+  if (t > INT64_MAX / 4 || t < -(INT64_MAX / 4) || v->duration_ps < 0 || v->duration_ps > INT64_MAX / 4) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: byte %zu: event time (line timestamp %" G_GINT64_FORMAT " ns, offset %" G_GINT64_FORMAT
+                " ps, duration %" G_GINT64_FORMAT " ps) is out of range; the profile is corrupt",
+                c->source, v->byte_offset, v->line_timestamp_ns, v->offset_ps, v->duration_ps);
+    return FALSE;
+  }
+  *out = (sim_time_ps) t;
+  return TRUE;
+}
+
+static xla_info *intern(xla_ctx *c, const fe_xevent_view *v)
+{
+  const char *text = v->name[0] ? v->name : v->display_name;
+  xla_info *in = g_hash_table_lookup(c->info_by_text, text);
+  if (in)
+    return in;
+  in = g_new0(xla_info, 1);
+  in->text = g_strdup(text);
+  in->index = c->infos->len;
+  g_ptr_array_add(c->infos, in);
+  g_hash_table_insert(c->info_by_text, in->text, in);
+  fe_xstat_value cv = {0};
+  char *cat = fe_xevent_stat(v, "hlo_category", &cv) && cv.type == FE_XSTAT_STR ? g_strndup(cv.s, cv.len) : NULL;
+  gboolean has_cat = cat != NULL;
+  fe_hlo_phase ph;
+  fe_hlo_kind cat_kind = has_cat ? fe_hlo_classify(cat, NULL, &ph) : FE_HLO_OTHER;
+  fe_hlo_phase cat_phase = has_cat ? ph : FE_HLO_SYNC;
+  GError *err = NULL;
+  const char *reason = NULL;
+  if (strchr(text, '=') && fe_hlo_parse_instr(text, &in->hlo, &reason, &err)) {
+    in->parsed = TRUE;
+    in->kind = in->hlo.kind;
+    in->phase = in->hlo.phase;
+    in->sized = in->hlo.sized;
+    in->short_name = g_strdup(in->hlo.name);
+    if (in->kind == FE_HLO_OTHER && cat_kind != FE_HLO_OTHER) {
+      /* e.g. a fusion that XLA categorises as a collective: no size we can trust. */
+      in->kind = cat_kind;
+      in->phase = cat_phase;
+      in->sized = FALSE;
+      in->unsized_reason = g_strdup_printf("opcode %s is categorised as %s", in->hlo.opcode, cat);
+    } else if (reason) {
+      in->unsized_reason = g_strdup(reason);
+    }
+  } else {
+    in->short_name = g_strdup(v->display_name[0] ? v->display_name : text);
+    fe_hlo_kind k = fe_hlo_classify(in->short_name, in->short_name, &ph);
+    if (k == FE_HLO_OTHER) {
+      k = cat_kind;
+      ph = cat_phase;
+    }
+    in->kind = k;
+    in->phase = ph;
+    in->sized = FALSE;
+    in->unsized_reason = err ? g_strdup(err->message) : g_strdup("no HLO instruction text in the profile");
+  }
+  g_clear_error(&err);
+  g_free(cat);
+  if (in->kind != FE_HLO_OTHER && in->phase != FE_HLO_DONE && !in->sized && !in->unsized_reason)
+    in->unsized_reason = g_strdup("size unknown");
+  return in;
+}
+
+static gboolean on_event(void *user, const fe_xevent_view *v, GError **error)
+{
+  xla_ctx *c = user;
+  c->rep->events++;
+  if (!v->has_offset) {
+    c->rep->aggregated_events++;
+    return TRUE;
+  }
+  sim_time_ps start;
+  if (!event_start(c, v, &start, error))
+    return FALSE;
+  if (c->line_kind == LINE_STEPS) {
+    if (c->opt->step_marker && !g_str_has_prefix(v->name[0] ? v->name : v->display_name, c->opt->step_marker))
+      return TRUE;
+    sim_time_ps end = start + v->duration_ps;
+    g_array_append_val(c->chip->steps, start);
+    g_array_append_val(c->chip->steps, end);
+    return TRUE;
+  }
+  xla_info *in = g_hash_table_lookup(c->meta_cache, &v->metadata_id);
+  if (!in) {
+    in = intern(c, v);
+    int64_t *key = g_new(int64_t, 1);
+    *key = v->metadata_id;
+    g_hash_table_insert(c->meta_cache, key, in);
+  }
+  if (c->infos->len >= UINT32_MAX - 1 || c->seq == UINT32_MAX) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: more than 2^32 ops", c->source);
+    return FALSE;
+  }
+  xla_op op = {start, v->duration_ps, in->index, c->seq++, c->stream};
+  g_array_append_val(c->chip->ops, op);
+  fe_xstat_value f;
+  int64_t fl;
+  if (c->have_flops_id && fe_xevent_stat_by_id(v, c->flops_id, &f) && fe_xstat_as_int64(&f, &fl) && fl > 0)
+    c->rep->model_flops += (uint64_t) fl;
+  return TRUE;
+}
+
+static int cmp_chip(const void *a, const void *b)
+{
+  const xla_chip *x = *(xla_chip *const *) a, *y = *(xla_chip *const *) b;
+  return x->global_id < y->global_id ? -1 : x->global_id > y->global_id;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+  const xla_op *x = a, *y = b;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Computes global groups of a collective once; FALSE on invalid ids. */
+static gboolean info_groups(xla_ctx *c, xla_info *in, GError **error)
+{
+  if (in->groups_done)
+    return TRUE;
+  in->groups_done = TRUE;
+  in->groups = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+  if (!fe_hlo_global_groups(&in->hlo, c->n_devices, c->opt->num_partitions, in->groups, error))
+    return FALSE;
+  in->group_of_device = g_new(int32_t, c->n_devices);
+  for (int64_t d = 0; d < c->n_devices; d++)
+    in->group_of_device[d] = -1;
+  for (guint g = 0; g < in->groups->len; g++) {
+    GArray *a = in->groups->pdata[g];
+    for (guint i = 0; i < a->len; i++)
+      in->group_of_device[g_array_index(a, int64_t, i)] = (int32_t) g;
+  }
+  in->wgroup = g_new(uint32_t, in->groups->len);
+  for (guint g = 0; g < in->groups->len; g++)
+    in->wgroup[g] = ET_NONE;
+  return TRUE;
+}
+
+/* Workload group of device dev for collective in; counts partial groups. */
+static gboolean comm_group(xla_ctx *c, et_workload *w, xla_info *in, int64_t dev, uint32_t *out,
+                           const char **pg_name, GError **error)
+{
+  if (!info_groups(c, in, error))
+    return FALSE;
+  int32_t g = in->group_of_device[dev];
+  if (g < 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: collective %s: device %" G_GINT64_FORMAT " is in none of its replica groups",
+                c->source, in->short_name, dev);
+    return FALSE;
+  }
+  GArray *a = in->groups->pdata[g];
+  int n_present = 0;
+  int *ranks = g_new(int, a->len);
+  for (guint i = 0; i < a->len; i++) {
+    int r = c->dev_rank[g_array_index(a, int64_t, i)];
+    if (r >= 0)
+      ranks[n_present++] = r;
+  }
+  if ((guint) n_present < a->len) {
+    c->rep->partial_groups++;
+    if (c->opt->strict) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: collective %s: its replica group names %u devices but the profile holds only %d "
+                  "of them; give every host's file, or drop --strict to simulate the present members",
+                  c->source, in->short_name, a->len, n_present);
+      g_free(ranks);
+      return FALSE;
+    }
+    if (!in->warned_partial) {
+      in->warned_partial = TRUE;
+      warn(c, g_strdup_printf("collective %s: replica group of %u devices, %d present in the profile "
+                              "(%d chips in total); it is simulated among the present members only",
+                              in->short_name, a->len, n_present, c->rep->n_chips));
+    }
+  }
+  if (in->wgroup[g] == ET_NONE) {
+    GString *s = g_string_new("xla:");
+    for (int i = 0; i < n_present; i++)
+      g_string_append_printf(s, "%s%d", i ? "," : "", ranks[i]);
+    gpointer idx = g_hash_table_lookup(w->group_index, s->str);
+    if (idx) {
+      in->wgroup[g] = GPOINTER_TO_UINT(idx) - 1;
+    } else {
+      in->wgroup[g] = et_workload_add_group(w, s->str, fe_hlo_mode_name(in->hlo.mode), ranks, n_present);
+    }
+    g_string_free(s, TRUE);
+  }
+  g_free(ranks);
+  *out = in->wgroup[g];
+  *pg_name = et_workload_group(w, *out)->name;
+  return TRUE;
+}
+
+static et_coll_type coll_of(fe_hlo_kind k)
+{
+  switch (k) {
+  case FE_HLO_ALL_REDUCE: return ET_COLL_ALL_REDUCE;
+  case FE_HLO_ALL_GATHER: return ET_COLL_ALL_GATHER;
+  case FE_HLO_REDUCE_SCATTER: return ET_COLL_REDUCE_SCATTER;
+  case FE_HLO_ALL_TO_ALL:
+  case FE_HLO_RAGGED_ALL_TO_ALL: return ET_COLL_ALL_TO_ALL;
+  case FE_HLO_COLLECTIVE_BROADCAST: return ET_COLL_BROADCAST;
+  default: return ET_COLL_NONE;
+  }
+}
+
+/* Per-rank graph construction state. */
+typedef struct {
+  et_builder *b;
+  uint64_t next_id;
+  GArray *frontier;  /* uint64 node ids the next node depends on */
+} xla_chain;
+
+static uint32_t chain_add(xla_chain *ch, et_node_type type, const char *name, sim_time_ps start,
+                          sim_time_ps dur, uint8_t flags, gboolean advance)
+{
+  uint64_t id = ch->next_id++;
+  uint32_t n = et_builder_add_node(ch->b, id, type, name, dur, flags | ET_FLAG_HAS_START);
+  et_builder_set_start(ch->b, n, start);
+  for (guint i = 0; i < ch->frontier->len; i++)
+    et_builder_add_dep(ch->b, n, g_array_index(ch->frontier, uint64_t, i), FALSE, TRUE);
+  if (advance) {
+    g_array_set_size(ch->frontier, 0);
+    g_array_append_val(ch->frontier, id);
+  }
+  return n;
+}
+
+static void comm_init(et_comm *cm)
+{
+  memset(cm, 0, sizeof *cm);
+  cm->group = ET_GROUP_WORLD;
+  cm->pg_name = ET_NONE;
+  cm->split = ET_NONE;
+  cm->src = cm->dst = cm->tag = cm->root = -1;
+  cm->coll = ET_COLL_NONE;
+}
+
+/* Emits the SEND/RECV nodes of a permute/send/recv for device dev, with
+ * consecutive node ids (not advancing the chain); *count receives how many. */
+static gboolean p2p_nodes(xla_ctx *c, xla_chain *ch, xla_info *in, const xla_op *op, sim_time_ps dur,
+                          int64_t dev, int rank, uint32_t *counter, uint32_t *count, GError **error)
+{
+  uint32_t k = counter[in->index]++;
+  uint64_t tag64 = (uint64_t) k * c->infos->len + in->index;
+  *count = 0;
+  if (tag64 > INT32_MAX) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: too many point-to-point operations for 31-bit tags",
+                c->source);
+    return FALSE;
+  }
+  for (uint32_t i = 0; i < in->hlo.n_pairs; i++) {
+    int64_t s = in->hlo.pairs[2 * i], t = in->hlo.pairs[2 * i + 1];
+    if (s == t)
+      continue;  /* a device "sending" to itself moves nothing over the network */
+    for (int pass = 0; pass < 2; pass++) {
+      gboolean is_send = pass == 0;
+      if (is_send ? (s != dev || in->kind == FE_HLO_RECV) : (t != dev || in->kind == FE_HLO_SEND))
+        continue;
+      int64_t peer = is_send ? t : s;
+      int pr = peer >= 0 && peer < c->n_devices ? c->dev_rank[peer] : -1;
+      if (pr < 0) {
+        c->rep->missing_peers++;
+        continue;
+      }
+      uint32_t n = chain_add(ch, is_send ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV, in->short_name, op->start,
+                             dur, 0, FALSE);
+      et_comm cm;
+      comm_init(&cm);
+      cm.bytes = in->hlo.bytes;
+      cm.src = is_send ? rank : pr;
+      cm.dst = is_send ? pr : rank;
+      cm.tag = (int32_t) tag64;
+      et_builder_set_comm(ch->b, n, &cm, NULL, NULL, 0);
+      c->rep->comm_bytes += cm.bytes;
+      (*count)++;
+    }
+  }
+  return TRUE;
+}
+
+static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank, GError **error)
+{
+  char *src = g_strdup_printf("%s:/device:TPU:%" G_GINT64_FORMAT, c->paths[chip->file], chip->local_id);
+  xla_chain ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+  g_free(src);
+  uint32_t *counter = g_new0(uint32_t, c->infos->len);
+  xla_op *ops = (xla_op *) chip->ops->data;
+  guint n = chip->ops->len;
+  /* partner[i]: for an async start, the index of its done (or -1); for a
+   * done, the index of its start (or -1). */
+  int64_t *partner = g_new(int64_t, n);
+  /* First node id and node count emitted for each async start. */
+  uint64_t *start_node = g_new(uint64_t, n);
+  uint32_t *start_count = g_new0(uint32_t, n);
+  GArray *open = g_array_new(FALSE, FALSE, sizeof(guint));
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n; i++) {
+    partner[i] = -1;
+    start_node[i] = UINT64_MAX;
+    if (i > 0 && ops[i].stream != ops[i - 1].stream)
+      g_array_set_size(open, 0);
+    xla_info *in = c->infos->pdata[ops[i].info];
+    if (in->kind == FE_HLO_OTHER || in->kind == FE_HLO_SEND || in->kind == FE_HLO_RECV)
+      continue;
+    if (in->phase == FE_HLO_START) {
+      g_array_append_val(open, i);
+    } else if (in->phase == FE_HLO_DONE) {
+      const char *want = in->parsed ? in->hlo.operand0_name : NULL;
+      guint hit = G_MAXUINT;
+      for (guint j = 0; j < open->len && hit == G_MAXUINT; j++) {
+        xla_info *s = c->infos->pdata[ops[g_array_index(open, guint, j)].info];
+        if (want && strcmp(s->short_name, want) == 0)
+          hit = j;
+      }
+      for (guint j = 0; j < open->len && hit == G_MAXUINT; j++) {
+        xla_info *s = c->infos->pdata[ops[g_array_index(open, guint, j)].info];
+        if (s->kind == in->kind)
+          hit = j;
+      }
+      if (hit != G_MAXUINT) {
+        guint si = g_array_index(open, guint, hit);
+        partner[si] = i;
+        partner[i] = si;
+        g_array_remove_index(open, hit);
+      }
+    }
+  }
+  g_array_free(open, TRUE);
+  sim_time_ps prev_end = 0;
+  for (guint i = 0; i < n && ok; i++) {
+    const xla_op *op = &ops[i];
+    xla_info *in = c->infos->pdata[op->info];
+    if (i == 0 || op->stream != ops[i - 1].stream) {
+      g_array_set_size(ch.frontier, 0);
+      prev_end = op->start;
+    }
+    sim_time_ps end = op->start + op->dur;
+    if (op->start > prev_end && !c->opt->no_gaps)
+      chain_add(&ch, ET_NODE_COMP, "idle_gap", prev_end, op->start - prev_end, ET_FLAG_DELAY, TRUE);
+    if (end > prev_end)
+      prev_end = end;
+    c->rep->ops++;
+    if (in->kind == FE_HLO_OTHER) {
+      c->rep->compute_ops++;
+      chain_add(&ch, ET_NODE_COMP, in->short_name, op->start, op->dur, 0, TRUE);
+      continue;
+    }
+    if (in->phase == FE_HLO_DONE) {
+      if (partner[i] < 0) {
+        if (in->kind != FE_HLO_SEND && in->kind != FE_HLO_RECV)
+          c->rep->unmatched_dones++;
+      } else {
+        /* The op after the done waits for the collective (all its nodes). */
+        for (uint32_t j = 0; j < start_count[partner[i]]; j++) {
+          uint64_t sid = start_node[partner[i]] + j;
+          g_array_append_val(ch.frontier, sid);
+        }
+        c->rep->async_pairs++;
+      }
+      continue;
+    }
+    c->rep->collectives[in->kind]++;
+    if (!in->sized) {
+      c->rep->unsized++;
+      if (c->opt->strict) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: chip %" G_GINT64_FORMAT ": collective %s has no usable size (%s); "
+                    "drop --strict to replay it as compute", c->source, chip->global_id, in->short_name,
+                    in->unsized_reason ? in->unsized_reason : "unknown");
+        ok = FALSE;
+        break;
+      }
+      warn(c, g_strdup_printf("collective %s has no usable size (%s): replayed as compute for its "
+                              "measured duration", in->short_name, in->unsized_reason ? in->unsized_reason : "?"));
+      chain_add(&ch, ET_NODE_COMP, in->short_name, op->start, op->dur, 0, TRUE);
+      continue;
+    }
+    gboolean async = in->phase == FE_HLO_START;
+    sim_time_ps dur = op->dur;
+    if (async) {
+      if (partner[i] >= 0)
+        dur = ops[partner[i]].start + ops[partner[i]].dur - op->start;
+      else
+        c->rep->unmatched_starts++;
+    }
+    if (in->kind == FE_HLO_COLLECTIVE_PERMUTE || in->kind == FE_HLO_SEND || in->kind == FE_HLO_RECV) {
+      uint64_t first = ch.next_id;
+      uint32_t cnt = 0;
+      ok = p2p_nodes(c, &ch, in, op, dur, chip->global_id, rank, counter, &cnt, error);
+      if (ok && !async && cnt) {
+        g_array_set_size(ch.frontier, 0);
+        for (uint32_t j = 0; j < cnt; j++) {
+          uint64_t id = first + j;
+          g_array_append_val(ch.frontier, id);
+        }
+      }
+      if (async) {
+        start_node[i] = first;
+        start_count[i] = cnt;
+      }
+      continue;
+    }
+    uint32_t gidx;
+    const char *pg;
+    if (!comm_group(c, w, in, chip->global_id, &gidx, &pg, error)) {
+      ok = FALSE;
+      break;
+    }
+    uint64_t id = ch.next_id;
+    uint32_t node = chain_add(&ch, ET_NODE_COMM_COLL, in->short_name, op->start, dur, 0, !async);
+    et_comm cm;
+    comm_init(&cm);
+    cm.bytes = in->hlo.bytes;
+    cm.coll = (uint8_t) coll_of(in->kind);
+    cm.group = gidx;
+    if (in->kind == FE_HLO_COLLECTIVE_BROADCAST)
+      cm.root = et_workload_group(w, gidx)->ranks[0];
+    et_builder_set_comm(ch.b, node, &cm, pg, NULL, 0);
+    c->rep->comm_bytes += cm.bytes;
+    if (async) {
+      start_node[i] = id;
+      start_count[i] = 1;
+    }
+  }
+  g_free(start_node);
+  g_free(start_count);
+  g_array_free(ch.frontier, TRUE);
+  g_free(partner);
+  g_free(counter);
+  if (!ok) {
+    et_builder_free(ch.b);
+    return NULL;
+  }
+  return et_builder_finish(ch.b, ET_BUILD_STRICT, error);
+}
+
+/* Keeps the ops inside the selected step window of each chip. */
+static gboolean select_steps(xla_ctx *c, sim_time_ps *window_len, GError **error)
+{
+  xla_chip *ref = NULL;
+  for (guint i = 0; i < c->chips->len && !ref; i++)
+    if (((xla_chip *) c->chips->pdata[i])->steps->len)
+      ref = c->chips->pdata[i];
+  if (!ref) {
+    if (c->opt->step_marker) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: no XLA Modules or Steps event starts with the step marker \"%s\"; "
+                  "list the module names with `wisp inspect` and pick one", c->source, c->opt->step_marker);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  c->rep->steps = ref->steps->len / 2;
+  for (guint i = 0; i < c->chips->len; i++) {
+    xla_chip *ch = c->chips->pdata[i];
+    GArray *st = ch->steps->len ? ch->steps : ref->steps;
+    guint ns = st->len / 2;
+    sim_time_ps *s = (sim_time_ps *) st->data;
+    sim_time_ps lo, hi;
+    if (c->opt->step_index >= 0) {
+      if ((guint) c->opt->step_index >= ns) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: step %d requested but chip %" G_GINT64_FORMAT " has %u steps",
+                    c->source, c->opt->step_index, ch->global_id, ns);
+        return FALSE;
+      }
+      lo = s[2 * c->opt->step_index];
+      hi = s[2 * c->opt->step_index + 1];
+    } else {
+      lo = s[0];
+      hi = s[1];
+      for (guint k = 0; k < ns; k++) {
+        lo = MIN(lo, s[2 * k]);
+        hi = MAX(hi, s[2 * k + 1]);
+      }
+    }
+    window_len[i] = hi - lo;
+    guint keep = 0;
+    for (guint k = 0; k < ch->ops->len; k++) {
+      xla_op *op = &g_array_index(ch->ops, xla_op, k);
+      if (op->start >= lo && op->start < hi)
+        g_array_index(ch->ops, xla_op, keep++) = *op;
+      else
+        c->rep->outside_steps++;
+    }
+    g_array_set_size(ch->ops, keep);
+  }
+  return TRUE;
+}
+
+static gboolean assign_ids(xla_ctx *c)
+{
+  GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  gboolean disjoint = TRUE;
+  int64_t max_per_file = 0;
+  for (guint i = 0; i < c->chips->len; i++) {
+    xla_chip *ch = c->chips->pdata[i];
+    if (g_hash_table_contains(seen, &ch->local_id))
+      disjoint = FALSE;
+    g_hash_table_add(seen, &ch->local_id);
+    max_per_file = MAX(max_per_file, ch->local_id + 1);
+  }
+  g_hash_table_unref(seen);
+  for (guint i = 0; i < c->chips->len; i++) {
+    xla_chip *ch = c->chips->pdata[i];
+    ch->global_id = disjoint ? ch->local_id : ch->file * max_per_file + ch->local_id;
+  }
+  if (!disjoint && c->rep->n_files > 1)
+    warn(c, g_strdup_printf("files reuse chip numbers: chip N of file h is device h*%" G_GINT64_FORMAT
+                            "+N (files in argument order)", max_per_file));
+  qsort(c->chips->pdata, c->chips->len, sizeof(gpointer), cmp_chip);
+  return TRUE;
+}
+
+et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *opt_in,
+                         fe_xla_report *rep_in, GError **error)
+{
+  fe_xla_options defopt;
+  fe_xla_report local_rep;
+  if (!opt_in) {
+    fe_xla_options_init(&defopt);
+    opt_in = &defopt;
+  }
+  fe_xla_report *rep = rep_in;
+  if (!rep) {
+    fe_xla_report_init(&local_rep);
+    rep = &local_rep;
+  }
+  g_return_val_if_fail(n > 0, NULL);
+  GString *js = g_string_new(paths[0]);
+  for (int f = 1; f < n; f++)
+    g_string_append_printf(js, ",%s", paths[f]);
+  char *joined = g_string_free(js, FALSE);
+  xla_ctx c = {
+    .opt = opt_in,
+    .paths = paths,
+    .rep = rep,
+    .infos = g_ptr_array_new_with_free_func(info_free),
+    .info_by_text = g_hash_table_new(g_str_hash, g_str_equal),
+    .chips = g_ptr_array_new_with_free_func(chip_free),
+    .chip_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+    .warned = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+    .meta_cache = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+  };
+  et_workload *w = NULL;
+  sim_time_ps *window = NULL;
+  rep->n_files = n;
+  fe_xplane_visitor vis = {on_plane, on_line, on_event, NULL};
+  for (int f = 0; f < n; f++) {
+    fe_xplane_file *xf = fe_xplane_file_open(paths[f], &opt_in->limits, error);
+    if (!xf)
+      goto out;
+    c.file = f;
+    c.source = paths[f];
+    rep->bytes_read += fe_xplane_file_size(xf);
+    gboolean ok = fe_xplane_scan(xf, &vis, &c, NULL, error);
+    fe_xplane_file_free(xf);
+    if (!ok)
+      goto out;
+  }
+  c.source = joined;
+  if (c.chips->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: no /device:TPU:N plane found; is this a TPU profile written by jax.profiler?", joined);
+    goto out;
+  }
+  rep->n_chips = (int) c.chips->len;
+  assign_ids(&c);
+  window = g_new(sim_time_ps, c.chips->len);
+  for (guint i = 0; i < c.chips->len; i++)
+    window[i] = -1;
+  if (!select_steps(&c, window, error))
+    goto out;
+  /* Device id space: chips and every id the collectives name. */
+  c.n_devices = 0;
+  for (guint i = 0; i < c.chips->len; i++)
+    c.n_devices = MAX(c.n_devices, ((xla_chip *) c.chips->pdata[i])->global_id + 1);
+  for (guint i = 0; i < c.infos->len; i++) {
+    xla_info *in = c.infos->pdata[i];
+    if (!in->parsed)
+      continue;
+    for (uint32_t k = 0; in->hlo.has_replica_groups && k < in->hlo.group_off[in->hlo.n_groups]; k++)
+      c.n_devices = MAX(c.n_devices, in->hlo.group_ids[k] + 1);
+    for (uint32_t k = 0; k < 2 * in->hlo.n_pairs; k++)
+      c.n_devices = MAX(c.n_devices, in->hlo.pairs[k] + 1);
+  }
+  if (c.n_devices > (1 << 24)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: device ids up to %" G_GINT64_FORMAT
+                " exceed the limit of 2^24", joined, c.n_devices);
+    goto out;
+  }
+  rep->n_devices = c.n_devices;
+  c.dev_rank = g_new(int32_t, c.n_devices);
+  for (int64_t d = 0; d < c.n_devices; d++)
+    c.dev_rank[d] = -1;
+  for (guint i = 0; i < c.chips->len; i++)
+    c.dev_rank[((xla_chip *) c.chips->pdata[i])->global_id] = (int32_t) i;
+  /* Time base: the first selected op of the job starts at 0. */
+  sim_time_ps t0 = SIM_TIME_MAX;
+  for (guint i = 0; i < c.chips->len; i++) {
+    xla_chip *ch = c.chips->pdata[i];
+    for (guint k = 0; k < ch->ops->len; k++)
+      t0 = MIN(t0, g_array_index(ch->ops, xla_op, k).start);
+  }
+  w = et_workload_new((int) c.chips->len, joined);
+  for (guint i = 0; i < c.chips->len; i++) {
+    xla_chip *ch = c.chips->pdata[i];
+    sim_time_ps lo = SIM_TIME_MAX, hi = 0;
+    for (guint k = 0; k < ch->ops->len; k++) {
+      xla_op *op = &g_array_index(ch->ops, xla_op, k);
+      op->start -= t0;
+      lo = MIN(lo, op->start);
+      hi = MAX(hi, op->start + op->dur);
+    }
+    qsort(ch->ops->data, ch->ops->len, sizeof(xla_op), cmp_op);
+    w->measured_step_ps[i] = window[i] >= 0 ? window[i] : ch->ops->len ? hi - lo : -1;
+    w->ranks[i] = build_rank(&c, w, ch, (int) i, error);
+    if (!w->ranks[i]) {
+      et_workload_free(w);
+      w = NULL;
+      goto out;
+    }
+  }
+  if (!et_workload_resolve_groups(w, error)) {
+    et_workload_free(w);
+    w = NULL;
+  }
+out:
+  g_free(window);
+  g_free(c.dev_rank);
+  g_ptr_array_unref(c.infos);
+  g_hash_table_unref(c.info_by_text);
+  g_ptr_array_unref(c.chips);
+  g_hash_table_unref(c.chip_by_key);
+  g_hash_table_unref(c.warned);
+  g_hash_table_unref(c.meta_cache);
+  g_free(joined);
+  if (rep == &local_rep)
+    fe_xla_report_clear(&local_rep);
+  return w;
+}

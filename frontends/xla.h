@@ -1,0 +1,92 @@
+/* xla.h: XLA/TPU profiles (XPlane) to wisp workloads (prefix fe_xla_).
+ *
+ * One rank per TPU chip: chips come from the `/device:TPU:N` planes of
+ * every file; a `/device:TPU:N SparseCore M` plane belongs to chip N and
+ * becomes a second, parallel dependency chain of that chip's graph (its
+ * collectives are never mirrored to other ranks).  Several files (one per
+ * host) merge into one job: when the files use disjoint chip numbers N is
+ * the global device id, otherwise chip N of the h-th file (in argument
+ * order) gets id h * C + N with C the largest chip count of any file.
+ *
+ * Each chip's `XLA Ops` line becomes a chain of nodes in device time order:
+ * ops are COMP nodes with their measured duration, idle time between ops is
+ * an ET_FLAG_DELAY node, collectives are COMM nodes sized from their HLO
+ * text (frontends/hlo.h), async `*-start`/`*-done` pairs are one COMM node
+ * that starts at the start and that the op after the done waits for (work
+ * in between overlaps it), collective-permute and send/recv become SEND /
+ * RECV pairs per source_target_pairs.  Replica groups become communicator
+ * groups named "xla:<ranks>".  Event times are line timestamp_ns * 1000 +
+ * offset_ps, exact in picoseconds; the job is shifted so that its first
+ * selected op starts at 0.
+ *
+ * Nothing is dropped silently: collectives without a usable size (no HLO
+ * text, unknown dtype, missing operand shapes) are counted in the report
+ * and replayed as COMP nodes of their measured duration; with `strict` they
+ * are an error.  The same holds for groups naming devices that no file
+ * holds (the group keeps the present members; a warning says how many are
+ * missing).  Memory: the file image of one file at a time plus ~40 bytes
+ * per selected op; time: linear in the input plus O(n log n) sorting.
+ */
+#ifndef WISP_FE_XLA_H
+#define WISP_FE_XLA_H
+
+#include "chakra/et_graph.h"
+#include "frontends/hlo.h"
+#include "frontends/xplane.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gboolean strict;             /* unsized collectives and partial groups are errors */
+  gboolean no_gaps;            /* do not emit idle-gap (ET_FLAG_DELAY) nodes */
+  /* Steps: events on the `Steps` line, or on `XLA Modules` whose name starts
+   * with step_marker.  step_index < 0 keeps everything from the first step's
+   * start to the last step's end; k >= 0 keeps only step k.  Without a
+   * marker and without a Steps line every op is kept. */
+  const char *step_marker;
+  int step_index;
+  int64_t num_partitions;      /* 0: default group-mode assumption of hlo.h */
+  fe_xplane_limits limits;
+} fe_xla_options;
+
+/* Initialises options to the defaults (step_index = -1). */
+void fe_xla_options_init(fe_xla_options *opt);
+
+typedef struct {
+  int n_files;
+  int n_chips;
+  int n_sparsecore_planes;
+  int64_t n_devices;           /* global device ids named (chips and group members) */
+  uint64_t bytes_read;         /* file image bytes scanned (inflated) */
+  uint64_t events;             /* every event in the files */
+  uint64_t ops;                /* selected XLA ops (all chips) */
+  uint64_t compute_ops;
+  uint64_t collectives[FE_HLO_RECV + 1]; /* by fe_hlo_kind (sync + start) */
+  uint64_t async_pairs;        /* start/done pairs joined */
+  uint64_t unmatched_starts;   /* starts without a done in the window */
+  uint64_t unmatched_dones;    /* dones without a start in the window */
+  uint64_t unsized;            /* collectives replayed as compute: no size */
+  uint64_t partial_groups;     /* collective executions whose group lacks members */
+  uint64_t missing_peers;      /* SEND/RECV peers not in the profile (not emitted) */
+  uint64_t aggregated_events;  /* events without a start time (num_occurrences), skipped */
+  uint64_t outside_steps;      /* ops outside the selected steps, skipped */
+  uint64_t steps;              /* step markers found (chip 0) */
+  uint64_t model_flops;        /* sum of model_flops over selected ops */
+  uint64_t comm_bytes;         /* sum of COMM node bytes */
+  GPtrArray *warnings;         /* char*, one line each, deduplicated */
+} fe_xla_report;
+
+void fe_xla_report_init(fe_xla_report *rep);
+void fe_xla_report_clear(fe_xla_report *rep);
+/* Writes the report as text lines (for `wisp inspect`). */
+void fe_xla_report_print(const fe_xla_report *rep, FILE *out);
+
+/* TRUE when path names an XPlane file (`*.xplane.pb`, `*.xplane.pb.gz`). */
+gboolean fe_xla_is_xplane_path(const char *path);
+
+/* Reads n XPlane files (one per host) into one workload.  rep may be NULL. */
+et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *opt,
+                         fe_xla_report *rep, GError **error);
+
+G_END_DECLS
+#endif
