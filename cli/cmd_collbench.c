@@ -1,0 +1,416 @@
+/* cmd_collbench.c: `wisp collbench` simulates collectives alone on a
+ * network and prints an nccl-tests-shaped table (size, count, type, redop,
+ * root, time, algbw, busbw) with nccl-tests' byte conventions and busbw
+ * factors (doc/collectives.md), optionally also as JSON (written
+ * atomically).  Each (op, size) runs on a fresh engine, network and
+ * collective library, so rows are independent and deterministic.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/wisp_cli.h"
+#include "collectives/coll.h"
+#include "common/wisp_json.h"
+
+#define COLLBENCH_TYPE_BYTES 4 /* rows are reported as float32, as nccl-tests' default */
+
+static const struct {
+  const char *name;
+  et_coll_type type;
+} collbench_ops[] = {
+  { "all_reduce", ET_COLL_ALL_REDUCE },         { "all_gather", ET_COLL_ALL_GATHER },
+  { "reduce_scatter", ET_COLL_REDUCE_SCATTER }, { "all_to_all", ET_COLL_ALL_TO_ALL },
+  { "all_to_allv", ET_COLL_ALL_TO_ALLV },       { "broadcast", ET_COLL_BROADCAST },
+  { "reduce", ET_COLL_REDUCE },                 { "gather", ET_COLL_GATHER },
+  { "scatter", ET_COLL_SCATTER },               { "barrier", ET_COLL_BARRIER },
+};
+
+static gboolean reduces(et_coll_type t)
+{
+  return t == ET_COLL_ALL_REDUCE || t == ET_COLL_REDUCE_SCATTER || t == ET_COLL_REDUCE;
+}
+
+static gboolean rooted(et_coll_type t)
+{
+  return t == ET_COLL_BROADCAST || t == ET_COLL_REDUCE || t == ET_COLL_GATHER || t == ET_COLL_SCATTER;
+}
+
+/* "all_reduce,broadcast" or "all"; also accepts nccl-tests-style names
+ * without underscores ("allreduce"). */
+static gboolean parse_ops(const char *text, GArray *ops, GError **error)
+{
+  gchar **parts = g_strsplit(text, ",", -1);
+  gboolean ok = TRUE;
+  for (int i = 0; parts[i] && ok; i++) {
+    char *p = g_strstrip(parts[i]);
+    if (strcmp(p, "all") == 0) {
+      for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
+        g_array_append_val(ops, collbench_ops[k].type);
+      continue;
+    }
+    gboolean found = FALSE;
+    for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops) && !found; k++) {
+      char *plain = g_strdup(collbench_ops[k].name);
+      char *w = plain;
+      for (const char *r = collbench_ops[k].name; *r; r++)
+        if (*r != '_')
+          *w++ = *r;
+      *w = '\0';
+      if (g_ascii_strcasecmp(p, collbench_ops[k].name) == 0 || g_ascii_strcasecmp(p, plain) == 0) {
+        g_array_append_val(ops, collbench_ops[k].type);
+        found = TRUE;
+      }
+      g_free(plain);
+    }
+    if (!found) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "--op: unknown collective '%s'; use all_reduce, all_gather, reduce_scatter, all_to_all, "
+                  "all_to_allv, broadcast, reduce, gather, scatter, barrier or all", p);
+      ok = FALSE;
+    }
+  }
+  g_strfreev(parts);
+  if (ok && ops->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--op is empty");
+    ok = FALSE;
+  }
+  return ok;
+}
+
+static gboolean parse_sizes(const char *text, GArray *sizes, GError **error)
+{
+  gchar **parts = g_strsplit(text, ",", -1);
+  gboolean ok = TRUE;
+  for (int i = 0; parts[i] && ok; i++) {
+    const char *why = NULL;
+    uint64_t v;
+    char *p = g_strstrip(parts[i]);
+    if (!wisp_parse_size(p, &v, &why)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--sizes: '%s': %s (e.g. 64K,1M,1G)", p,
+                  why ? why : "not a size");
+      ok = FALSE;
+    } else {
+      g_array_append_val(sizes, v);
+    }
+  }
+  g_strfreev(parts);
+  if (ok && sizes->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--sizes is empty");
+    ok = FALSE;
+  }
+  return ok;
+}
+
+static gboolean parse_int(const char *s, long lo, long hi, long *out)
+{
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* "0-7", "0,2,4", "0-15:4" (start-end:stride); ranks are checked later
+ * against the network. */
+static gboolean parse_group(const char *text, GArray *ranks, GError **error)
+{
+  gchar **parts = g_strsplit(text, ",", -1);
+  gboolean ok = TRUE;
+  for (int i = 0; parts[i] && ok; i++) {
+    char *p = g_strstrip(parts[i]);
+    long a, b, stride = 1;
+    char *colon = strchr(p, ':');
+    if (colon) {
+      *colon = '\0';
+      if (!parse_int(colon + 1, 1, 1 << 24, &stride))
+        ok = FALSE;
+    }
+    char *dash = strchr(p, '-');
+    if (ok && dash) {
+      *dash = '\0';
+      ok = parse_int(p, 0, 1 << 24, &a) && parse_int(dash + 1, 0, 1 << 24, &b) && a <= b;
+    } else if (ok) {
+      ok = parse_int(p, 0, 1 << 24, &a);
+      b = a;
+    }
+    if (!ok) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "--group: item %d is not a rank, a range A-B or a strided range A-B:S", i + 1);
+      break;
+    }
+    for (long r = a; r <= b; r += stride) {
+      int ri = (int)r;
+      g_array_append_val(ranks, ri);
+    }
+  }
+  g_strfreev(parts);
+  if (ok && ranks->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--group is empty");
+    ok = FALSE;
+  }
+  return ok;
+}
+
+typedef struct {
+  et_coll_type type;
+  uint64_t size;        /* nccl-tests size column: S */
+  uint64_t count;
+  int root;
+  sim_time_ps time_ps;
+  double algbw, busbw;  /* GB/s, decimal */
+  coll_info info;
+} collbench_row;
+
+/* Converts nccl-tests' size S into Chakra comm_size (AG/gather/scatter:
+ * per-rank piece, S rounded down to a multiple of n) and runs it. */
+static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, const int *ranks, int n,
+                        int root, et_coll_type type, uint64_t size, collbench_row *row, GError **error)
+{
+  uint64_t comm = size;
+  if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
+    comm = size / (uint64_t)n;
+  if (type == ET_COLL_BARRIER)
+    comm = 0;
+  uint64_t *splits = NULL;
+  if (type == ET_COLL_ALL_TO_ALLV) {
+    /* Uniform per-peer sizes (S/n each, self included as in all-to-all). */
+    splits = g_new(uint64_t, (size_t)n * (size_t)n);
+    for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
+      splits[i] = size / (uint64_t)n;
+  }
+  coll_desc d = { .type = type, .bytes = comm, .ranks = ranks, .n_ranks = n,
+                  .root = rooted(type) ? root : -1, .splits = splits };
+  row->type = type;
+  row->root = d.root;
+  gboolean ok = coll_measure(t, tier, pol, &d, &row->time_ps, &row->info, error);
+  g_free(splits);
+  if (!ok)
+    return FALSE;
+  row->size = row->info.algbw_bytes;
+  row->count = row->size / COLLBENCH_TYPE_BYTES;
+  double secs = (double)row->time_ps / 1e12;
+  row->algbw = secs > 0 ? (double)row->size / secs / 1e9 : 0.0;
+  row->busbw = row->algbw * row->info.busbw_factor;
+  return TRUE;
+}
+
+static void print_row(FILE *out, const collbench_row *r)
+{
+  fprintf(out, "%14" G_GUINT64_FORMAT " %13" G_GUINT64_FORMAT " %7s %6s %6d %12.3f %8.2f %8.2f  %s\n", r->size,
+          r->count, "float", reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
+          r->busbw, r->info.detail);
+}
+
+static const char *op_name(et_coll_type t)
+{
+  for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
+    if (collbench_ops[k].type == t)
+      return collbench_ops[k].name;
+  return "?";
+}
+
+static gboolean write_json(const char *path, const char *network, net_tier tier, const int *ranks, int n,
+                           const collbench_row *rows, guint n_rows, GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(f), 3);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "version", 1);
+  wisp_json_string(&j, "tool", "wisp collbench");
+  wisp_json_string(&j, "network", network);
+  wisp_json_string(&j, "tier", net_tier_name(tier));
+  wisp_json_int(&j, "n_ranks", n);
+  wisp_json_begin_array(&j, "group");
+  for (int i = 0; i < n; i++)
+    wisp_json_int(&j, NULL, ranks[i]);
+  wisp_json_end_array(&j);
+  wisp_json_begin_array(&j, "results");
+  for (guint i = 0; i < n_rows; i++) {
+    const collbench_row *r = &rows[i];
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_string(&j, "op", op_name(r->type));
+    wisp_json_uint(&j, "size", r->size);
+    wisp_json_uint(&j, "count", r->count);
+    wisp_json_string(&j, "type", "float");
+    wisp_json_string(&j, "redop", reduces(r->type) ? "sum" : "none");
+    wisp_json_int(&j, "root", r->root);
+    wisp_json_double(&j, "time_us", (double)r->time_ps / 1e6, 6);
+    wisp_json_ns(&j, "time_ns", r->time_ps);
+    wisp_json_double(&j, "algbw_GBps", r->algbw, 6);
+    wisp_json_double(&j, "busbw_GBps", r->busbw, 6);
+    wisp_json_double(&j, "busbw_factor", r->info.busbw_factor, 6);
+    wisp_json_string(&j, "algorithm", coll_algo_name(r->info.algo));
+    wisp_json_string(&j, "plan", r->info.detail);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(f, error);
+}
+
+int wisp_cmd_collbench(int argc, char **argv)
+{
+  char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
+       *tier_s = NULL;
+  int n_ranks = 0, root = -1, chunks = 0;
+  GOptionEntry entries[] = {
+    { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG" },
+    { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce)", "OPS" },
+    { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "nccl-tests sizes S (default 64K,1M,64M,1G)", "LIST" },
+    { "ranks", 0, 0, G_OPTION_ARG_INT, &n_ranks, "use ranks 0..N-1 (default: every rank)", "N" },
+    { "group", 0, 0, G_OPTION_ARG_STRING, &group_s, "explicit group, e.g. 0-7, 0,4,8,12 or 0-15:4", "RANKS" },
+    { "root", 0, 0, G_OPTION_ARG_INT, &root, "root rank of rooted collectives (default: first member)", "RANK" },
+    { "algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force one algorithm (ring, direct, ...); default: config/auto", "ALGO" },
+    { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "pipelining chunks (default: config or 1)", "C" },
+    { "tier", 0, 0, G_OPTION_ARG_STRING, &tier_s, "analytical or flow (default: the config's model)", "TIER" },
+    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "also write the rows as JSON (atomically)", "FILE" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  GOptionContext *ctx = g_option_context_new("- simulate collectives and print an nccl-tests-shaped table");
+  g_option_context_set_description(ctx,
+    "Sizes are nccl-tests' S (bytes in the algbw numerator): all-gather, gather\n"
+    "and scatter use S/n per rank; rows report float32 counts.  busbw = algbw x\n"
+    "the nccl-tests factor of the collective (see doc/collectives.md).  Each row\n"
+    "runs alone on a fresh simulation.\n");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *error = NULL;
+  int status = 0;
+  GArray *ops = g_array_new(FALSE, FALSE, sizeof(et_coll_type));
+  GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int));
+  GArray *rows = g_array_new(FALSE, FALSE, sizeof(collbench_row));
+  topo *t = NULL;
+  coll_policy *pol = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp collbench: %s (see `wisp collbench --help`)\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (network == NULL || argc != 1) {
+    fprintf(stderr, "wisp collbench: give --network CONFIG and no other arguments (see `wisp collbench --help`)\n");
+    status = 2;
+    goto out;
+  }
+  if (n_ranks != 0 && group_s != NULL) {
+    fprintf(stderr, "wisp collbench: give either --ranks or --group, not both\n");
+    status = 2;
+    goto out;
+  }
+  if (!parse_ops(op ? op : "all_reduce", ops, &error) || !parse_sizes(sizes_s ? sizes_s : "64K,1M,64M,1G", sizes, &error) ||
+      (group_s && !parse_group(group_s, ranks, &error))) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  t = topo_load(network, &error);
+  if (t == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  net_tier tier = topo_default_tier(t);
+  if (tier_s && !net_tier_from_name(tier_s, &tier)) {
+    fprintf(stderr, "wisp collbench: --tier must be analytical or flow, not '%s'\n", tier_s);
+    status = 2;
+    goto out;
+  }
+  if (group_s == NULL) {
+    int total = topo_n_ranks(t);
+    if (n_ranks < 0 || n_ranks > total) {
+      fprintf(stderr, "wisp collbench: --ranks %d: the network %s has %d ranks\n", n_ranks, network, total);
+      status = 2;
+      goto out;
+    }
+    int n = n_ranks ? n_ranks : total;
+    for (int i = 0; i < n; i++)
+      g_array_append_val(ranks, i);
+  }
+  pol = coll_policy_new_from_topo(t, &error);
+  if (pol == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  if (algo_s) {
+    coll_algo a;
+    if (!coll_algo_from_name(algo_s, &a)) {
+      fprintf(stderr, "wisp collbench: --algo: unknown algorithm '%s'\n", algo_s);
+      status = 2;
+      goto out;
+    }
+    coll_policy_force(pol, a);
+  }
+  if (chunks != 0) {
+    if (chunks < 1 || chunks > 1024) {
+      fprintf(stderr, "wisp collbench: --chunks must be 1..1024\n");
+      status = 2;
+      goto out;
+    }
+    coll_policy_set_chunks(pol, chunks);
+  }
+  const int *rk = (const int *)(void *)ranks->data;
+  int n = (int)ranks->len;
+  if (root < 0)
+    root = rk[0];
+  printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s\n", network, net_tier_name(tier), n,
+         algo_s ? algo_s : "config/auto");
+  double t0 = wisp_wall_seconds();
+  double bus_sum = 0;
+  guint bus_n = 0;
+  for (guint o = 0; o < ops->len; o++) {
+    et_coll_type type = g_array_index(ops, et_coll_type, o);
+    printf("#\n# %s\n", op_name(type));
+    printf("# %12s %13s %7s %6s %6s %12s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time",
+           "algbw", "busbw", "algorithm");
+    printf("# %12s %13s %7s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+    guint n_sizes = type == ET_COLL_BARRIER ? 1 : sizes->len;
+    for (guint s = 0; s < n_sizes; s++) {
+      collbench_row row;
+      memset(&row, 0, sizeof row);
+      if (!run_row(t, tier, pol, rk, n, root, type, g_array_index(sizes, uint64_t, s), &row, &error)) {
+        status = wisp_cli_fail(error);
+        goto out;
+      }
+      print_row(stdout, &row);
+      if (type != ET_COLL_BARRIER) {
+        bus_sum += row.busbw;
+        bus_n++;
+      }
+      g_array_append_val(rows, row);
+    }
+  }
+  printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
+  fprintf(stderr, "wisp: collbench: %u rows in %.3f s\n", rows->len, wisp_wall_seconds() - t0);
+  if (json && !write_json(json, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  if (fflush(stdout) != 0) {
+    fprintf(stderr, "wisp collbench: cannot write to standard output\n");
+    status = 1;
+  }
+out:
+  g_option_context_free(ctx);
+  g_array_free(ops, TRUE);
+  g_array_free(sizes, TRUE);
+  g_array_free(ranks, TRUE);
+  g_array_free(rows, TRUE);
+  coll_policy_free(pol);
+  if (t)
+    topo_free(t);
+  g_free(network);
+  g_free(op);
+  g_free(sizes_s);
+  g_free(group_s);
+  g_free(algo_s);
+  g_free(json);
+  g_free(tier_s);
+  return status;
+}
