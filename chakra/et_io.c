@@ -703,8 +703,8 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
     if (n->num_ops != 0 || n->has_tsize || type != ET_NODE_COMP)
       et_builder_set_comp_attrs(b, idx, n->num_ops, n->has_tsize, n->tsize);
   }
-  if (is_comm && n->n_comm_attrs > 0) {
-    gboolean replay_node = (flags & ET_FLAG_REPLAY) != 0;
+  gboolean replay_node = (flags & ET_FLAG_REPLAY) != 0;
+  if (is_comm && (n->n_comm_attrs > 0 || !replay_node)) {
     et_comm c = {.bytes = (uint64_t)n->size, .src = -1, .dst = -1, .tag = -1, .root = -1,
                  .coll = ET_COLL_NONE};
     if (type == ET_NODE_COMM_COLL && n->has_ctype)

@@ -818,6 +818,11 @@ static void test_malformed(void)
   p = write_et(dir, "notag.et", notag, sizeof(notag));
   read_fails(p, 0, WISP_ERROR_PARSE, "comm_tag");
   g_free(p);
+  /* COMM_RECV without any attribute. */
+  static const uint8_t bare[] = {0x02, 0x18, 0x06};
+  p = write_et(dir, "bare.et", bare, sizeof(bare));
+  read_fails(p, 0, WISP_ERROR_PARSE, "COMM_RECV_NODE has no comm_size");
+  g_free(p);
   /* Missing data dependency: node 1 lists data_deps [5]. */
   static const uint8_t missing[] = {0x05, 0x08, 0x01, 0x2a, 0x01, 0x05};
   p = write_et(dir, "missing.et", missing, sizeof(missing));
