@@ -8,6 +8,7 @@
 #include "config.h"
 #include "topologies/topo.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 /* ---- helpers ---- */
@@ -887,6 +888,72 @@ static void test_truncations(void)
   g_assert_cmpint(ok, >, 0);
 }
 
+/* `wisp topo` end to end, when the binary is built (WISP_BIN, set by
+ * `make check`); skipped visibly otherwise. */
+static void test_cli(void)
+{
+  const char *bin = g_getenv("WISP_BIN");
+  if (bin == NULL || !g_file_test(bin, G_FILE_TEST_IS_EXECUTABLE)) {
+    g_test_skip("WISP_BIN is not set or not executable; run through `make check` to test `wisp topo`");
+    return;
+  }
+  char *cfg = example_path("two-tier-fc8-switch.yaml");
+  char *dir = g_dir_make_tmp("test_topo_XXXXXX", NULL);
+  g_assert_nonnull(dir);
+  char *dot = g_build_filename(dir, "net.dot", NULL);
+  char *out = NULL, *err = NULL;
+  int status = 0;
+  char *argv1[] = {(char *)bin, "topo", cfg, "--dot", dot, NULL};
+  g_assert_true(g_spawn_sync(NULL, argv1, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  g_assert_nonnull(strstr(out, "topology two-tier-fc8-switch"));
+  g_assert_nonnull(strstr(out, "bisection bandwidth"));
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(dot, &text, NULL, NULL));
+  g_assert_true(g_str_has_prefix(text, "digraph"));
+  g_free(text);
+  g_free(out);
+  g_free(err);
+  /* A missing config: exit status 1 and the file named on stderr. */
+  char *argv2[] = {(char *)bin, "topo", "/nonexistent/net.yaml", NULL};
+  g_assert_true(g_spawn_sync(NULL, argv2, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+  g_assert_false(g_spawn_check_wait_status(status, NULL));
+  g_assert_nonnull(strstr(err, "/nonexistent/net.yaml"));
+  g_free(out);
+  g_free(err);
+  g_remove(dot);
+  g_rmdir(dir);
+  g_free(dot);
+  g_free(dir);
+  g_free(cfg);
+}
+
+/* Degenerate values are rejected or saturate, never wrap or crash. */
+static void test_extremes(void)
+{
+  load_fails("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1e-12 ]\nlatency: [ 5 ]\n", WISP_ERROR_INVALID,
+             "below 1 byte/s", NULL);
+  load_fails("schema_version: 1\ndims: [{kind: ring, size: 4, bandwidth: 1GB/s, latency: 1e30s}]\n", WISP_ERROR_PARSE,
+             "bad time", NULL);
+  /* Huge latencies: route costs add exactly while they fit, then saturate. */
+  topo *t = load_ok("schema_version: 1\ndims: [{kind: ring, size: 8, bandwidth: 1GB/s, latency: 2000000s}]\n");
+  sim_time_ps lat;
+  topo_route_cost(t, 0, 4, &lat, NULL); /* 4 hops of 2e18 ps: 8e18 < 9.22e18 fits */
+  g_assert_cmpint(lat, ==, 4 * INT64_C(2000000000000000000));
+  topo_free(t);
+  t = load_ok("schema_version: 1\ndims: [{kind: ring, size: 16, bandwidth: 1GB/s, latency: 3000000s}]\n");
+  topo_route_cost(t, 0, 8, &lat, NULL); /* 8 hops of 3e18 ps overflow int64: saturated */
+  g_assert_cmpint(lat, ==, SIM_TIME_MAX);
+  FILE *f = fopen("/dev/null", "w");
+  topo_print(t, f);
+  fclose(f);
+  topo_free(t);
+  /* Bisection of a fully connected group at huge bandwidth saturates. */
+  t = load_ok("schema_version: 1\ndims: [{kind: fully_connected, size: 64, bandwidth: 1000000TB/s, latency: 1us}]\n");
+  g_assert_cmpuint(topo_bisection_bw(t), ==, UINT64_MAX); /* 32*32*1e18 > 2^64 */
+  topo_free(t);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -908,5 +975,7 @@ int main(int argc, char **argv)
   g_test_add_func("/topo/errors", test_errors);
   g_test_add_func("/topo/truncations", test_truncations);
   g_test_add_func("/topo/mutations", test_mutations);
+  g_test_add_func("/topo/extremes", test_extremes);
+  g_test_add_func("/topo/cli", test_cli);
   return g_test_run();
 }

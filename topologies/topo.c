@@ -745,7 +745,8 @@ void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *lat
   wisp_bw_Bps bw = n ? UINT64_MAX : 0;
   for (uint32_t i = 0; i < n; i++) {
     const topo_link *l = topo_get_link(t, r[i]);
-    lat += l->latency;
+    /* Saturates instead of overflowing on absurd latencies. */
+    lat = l->latency > SIM_TIME_MAX - lat ? SIM_TIME_MAX : lat + l->latency;
     if (l->bw < bw)
       bw = l->bw;
   }

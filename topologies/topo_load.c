@@ -717,6 +717,10 @@ static gboolean load_astra(ld *c, topo *t, const yaml_node_t *root)
      * the value is GiB/s; we keep exactly that (round to whole B/s). */
     d->astra_value = gb;
     d->bw = (wisp_bw_Bps)llround(gb * 1073741824.0);
+    if (d->bw == 0) {
+      fail(c, items[2][i], WISP_ERROR_INVALID, "ASTRA-sim bandwidth %g \"GB/s\" is below 1 byte/s", gb);
+      goto out;
+    }
     if (!get_double(c, items[3][i], "latency", "network.yml", &ns))
       goto out;
     if (ns < 0 || !wisp_ps_from_ns(ns, &d->latency)) {

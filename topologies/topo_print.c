@@ -6,6 +6,19 @@
 
 #include <string.h>
 
+/* Saturating arithmetic for summary figures: a sum or product that does
+ * not fit in 64 bits prints as the maximum instead of wrapping. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+  unsigned __int128 p = (unsigned __int128)a * b;
+  return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
+}
+
 /* Bisection of one group of dimension d: the capacity, in one direction,
  * of the links from the members with coordinate < floor(n/2) (half A) to
  * the others (half B).  Closed forms per kind (bw = endpoint link):
@@ -23,13 +36,13 @@ static wisp_bw_Bps dim_bisection(const topo_dim *d)
   uint64_t n = (uint64_t)d->size, a = n / 2, b = n - a;
   switch (d->kind) {
   case TOPO_KIND_RING:
-    return n >= 3 ? 2 * d->bw : d->bw;
+    return n >= 3 ? sat_mul(2, d->bw) : d->bw;
   case TOPO_KIND_RING_UNI:
     return d->bw;
   case TOPO_KIND_FULLY_CONNECTED:
-    return a * b * d->bw;
+    return sat_mul(sat_mul(a, b), d->bw);
   case TOPO_KIND_SWITCH:
-    return MIN(a, b) * d->bw;
+    return sat_mul(MIN(a, b), d->bw);
   case TOPO_KIND_TORUS2D:
   case TOPO_KIND_TORUS3D: {
     int k = 0;
@@ -37,15 +50,15 @@ static wisp_bw_Bps dim_bisection(const topo_dim *d)
       if (d->shape[i] > d->shape[k])
         k = i;
     uint64_t lines = n / (uint64_t)d->shape[k];
-    return (d->shape[k] >= 3 ? 2 : 1) * lines * d->bw;
+    return sat_mul(sat_mul(d->shape[k] >= 3 ? 2 : 1, lines), d->bw);
   }
   case TOPO_KIND_FAT_TREE: {
     if (d->leaves < 2)
-      return MIN(a, b) * d->bw;
+      return sat_mul(MIN(a, b), d->bw);
     uint64_t h = n / (uint64_t)d->leaves, la = (uint64_t)d->leaves / 2, lb = (uint64_t)d->leaves - la;
-    uint64_t up = (uint64_t)d->spines * d->up_bw;
-    uint64_t x = MIN(la * h * d->bw, la * up);
-    return MIN(x, MIN(lb * up, lb * h * d->bw));
+    uint64_t up = sat_mul((uint64_t)d->spines, d->up_bw);
+    uint64_t x = MIN(sat_mul(la * h, d->bw), sat_mul(la, up));
+    return MIN(x, MIN(sat_mul(lb, up), sat_mul(lb * h, d->bw)));
   }
   case TOPO_KIND_GRAPH:
     return 0;
@@ -59,7 +72,7 @@ wisp_bw_Bps topo_bisection_bw(const topo *t)
     return 0;
   for (int di = t->n_dims - 1; di >= 0; di--)
     if (t->dims[di].size >= 2)
-      return (wisp_bw_Bps)t->dims[di].n_groups * dim_bisection(&t->dims[di]);
+      return sat_mul(t->dims[di].n_groups, dim_bisection(&t->dims[di]));
   return 0;
 }
 
@@ -112,7 +125,7 @@ static void print_route_summary(const topo *t, uint32_t a, uint32_t b, FILE *out
   guint64 tiers = 0;
   for (guint i = 0; i < r->len; i++) {
     const topo_link *l = topo_get_link(t, g_array_index(r, uint32_t, i));
-    lat += l->latency;
+    lat = (sim_time_ps)MIN((uint64_t)SIM_TIME_MAX, sat_add((uint64_t)lat, (uint64_t)l->latency));
     bw = MIN(bw, l->bw);
     if (l->tier < 64)
       tiers |= G_GUINT64_CONSTANT(1) << l->tier;
@@ -198,7 +211,7 @@ void topo_print(const topo *t, FILE *out)
   for (uint32_t e = 0; e < t->n_endpoints; e++) {
     wisp_bw_Bps s = 0;
     for (uint32_t k = t->out_off[e]; k < t->out_off[e + 1]; k++)
-      s += topo_get_link(t, t->out_link[k])->bw;
+      s = sat_add(s, topo_get_link(t, t->out_link[k])->bw);
     inj_min = MIN(inj_min, s);
     inj_max = MAX(inj_max, s);
   }
