@@ -27,10 +27,10 @@ typedef struct {
   double a, aw;
 } lmm_celem;
 
-/* Element as seen from a variable. */
+/* Element as seen from a variable (the consumption lives on the
+ * constraint side, in lmm_celem). */
 typedef struct {
   uint32_t cnst, cslot;
-  double a;
 } lmm_velem;
 
 typedef struct {
@@ -45,24 +45,30 @@ typedef struct {
   gboolean modified;
 } lmm_cnst;
 
-/* Routes of up to LMM_VAR_INLINE links keep their elements inside the
- * variable record (one cache miss less per visit); longer ones spill to a
- * heap array kept for reuse. */
+/* A variable is split into a hot record of one cache line (what the
+ * component walk and the filling touch) and a cold one.  Routes of up to
+ * LMM_VAR_INLINE links keep their elements inside the hot record; longer
+ * ones spill to a heap array kept for reuse. */
 #define LMM_VAR_INLINE 4
+#define LMM_VAR_MAX_ELEMS 255
 
 typedef struct {
   uint32_t stamp;
-  uint32_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in `el` */
-  uint8_t alive, is_new, fixed;
+  uint8_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in `el` */
+  uint8_t alive, fixed;
   double weight;
-  double new_rate;    /* solve scratch */
-  lmm_velem inl[LMM_VAR_INLINE];
+  double new_rate;       /* solve scratch */
   lmm_velem *el;
-  double bound;       /* <= 0: none */
+  lmm_velem inl[LMM_VAR_INLINE];
+} lmm_var;
+
+typedef struct {
+  double bound;          /* <= 0: none */
   double rate;
   uint64_t user;
   uint32_t next_free;
-} lmm_var;
+  gboolean is_new;
+} lmm_var_cold;
 
 static inline lmm_velem *var_el(lmm_var *x) {
   return x->cap_el > LMM_VAR_INLINE ? x->el : x->inl;
@@ -93,6 +99,7 @@ struct lmm_system {
   lmm_cnst *cnsts;
   size_t n_cnsts, cap_cnsts;
   lmm_var *vars;
+  lmm_var_cold *vcold;
   size_t n_vars, cap_vars;
   uint32_t var_free;
   uint32_t n_alive;
@@ -134,6 +141,7 @@ void lmm_system_free(lmm_system *s) {
   for (size_t i = 0; i < s->n_vars; i++) g_free(s->vars[i].el);
   g_free(s->cnsts);
   g_free(s->vars);
+  g_free(s->vcold);
   g_free(s->mod_cnsts);
   g_free(s->new_vars);
   g_free(s->comp_c);
@@ -180,7 +188,7 @@ double lmm_constraint_usage(const lmm_system *s, uint32_t c) {
   g_assert(c < s->n_cnsts);
   const lmm_cnst *k = &s->cnsts[c];
   double u = 0;
-  for (uint32_t i = 0; i < k->n_el; i++) u += k->el[i].a * s->vars[k->el[i].var].rate;
+  for (uint32_t i = 0; i < k->n_el; i++) u += k->el[i].a * s->vcold[k->el[i].var].rate;
   return u;
 }
 
@@ -194,25 +202,31 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   uint32_t v;
   if (s->var_free != LMM_NONE) {
     v = s->var_free;
-    s->var_free = s->vars[v].next_free;
+    s->var_free = s->vcold[v].next_free;
   } else {
     g_assert(s->n_vars < LMM_NONE - 1);
-    LMM_RESERVE(s->vars, s->cap_vars, s->n_vars + 1);
+    if (s->n_vars == s->cap_vars) {
+      s->cap_vars = s->cap_vars ? s->cap_vars * 2 : 16;
+      s->vars = g_realloc_n(s->vars, s->cap_vars, sizeof *s->vars);
+      s->vcold = g_realloc_n(s->vcold, s->cap_vars, sizeof *s->vcold);
+    }
     v = (uint32_t)s->n_vars++;
     s->vars[v].stamp = 0;
     s->vars[v].el = NULL;
     s->vars[v].cap_el = LMM_VAR_INLINE;
+    G_STATIC_ASSERT(sizeof(lmm_var) <= 64);
   }
   lmm_var *x = &s->vars[v];
+  lmm_var_cold *xc = &s->vcold[v];
   x->weight = weight;
-  x->bound = bound > 0 ? bound : 0;
-  x->rate = 0;
   x->new_rate = 0;
-  x->user = user;
   x->n_el = 0;
   x->alive = TRUE;
-  x->is_new = TRUE;
   x->fixed = FALSE;
+  xc->bound = bound > 0 ? bound : 0;
+  xc->rate = 0;
+  xc->user = user;
+  xc->is_new = TRUE;
   s->n_alive++;
   LMM_RESERVE(s->new_vars, s->cap_new_vars, s->n_new_vars + 1);
   s->new_vars[s->n_new_vars++] = v;
@@ -224,17 +238,17 @@ void lmm_expand(lmm_system *s, uint32_t c, uint32_t v, double consumption) {
   g_assert(consumption > 0 && isfinite(consumption));
   lmm_cnst *k = &s->cnsts[c];
   lmm_var *x = &s->vars[v];
-  g_assert(k->n_el < LMM_NONE - 1 && x->n_el < LMM_NONE - 1);
+  g_assert(k->n_el < LMM_NONE - 1 && x->n_el < LMM_VAR_MAX_ELEMS);
   LMM_RESERVE(k->el, k->cap_el, k->n_el + 1);
   if (x->n_el == x->cap_el) { /* spill (first time) or grow the heap array */
     gboolean was_inline = x->cap_el == LMM_VAR_INLINE;
-    size_t cap = x->cap_el;
-    x->el = g_realloc_n(was_inline ? NULL : x->el, cap * 2, sizeof *x->el);
+    size_t cap = x->cap_el * 2u > LMM_VAR_MAX_ELEMS ? LMM_VAR_MAX_ELEMS : x->cap_el * 2u;
+    x->el = g_realloc_n(was_inline ? NULL : x->el, cap, sizeof *x->el);
     if (was_inline) memcpy(x->el, x->inl, sizeof x->inl);
-    x->cap_el = (uint32_t)(cap * 2);
+    x->cap_el = (uint8_t)cap;
   }
   k->el[k->n_el] = (lmm_celem){v, x->n_el, consumption, consumption * x->weight};
-  var_el(x)[x->n_el] = (lmm_velem){c, k->n_el, consumption};
+  var_el(x)[x->n_el] = (lmm_velem){c, k->n_el};
   k->n_el++;
   x->n_el++;
   mark_modified(s, c);
@@ -255,7 +269,7 @@ void lmm_variable_free(lmm_system *s, uint32_t v) {
     }
   }
   x->n_el = 0;
-  x->next_free = s->var_free;
+  s->vcold[v].next_free = s->var_free;
   x->alive = FALSE;
   s->var_free = v;
   s->n_alive--;
@@ -263,12 +277,12 @@ void lmm_variable_free(lmm_system *s, uint32_t v) {
 
 double lmm_variable_rate(const lmm_system *s, uint32_t v) {
   g_assert(v < s->n_vars && s->vars[v].alive);
-  return s->vars[v].rate;
+  return s->vcold[v].rate;
 }
 
 uint64_t lmm_variable_user(const lmm_system *s, uint32_t v) {
   g_assert(v < s->n_vars && s->vars[v].alive);
-  return s->vars[v].user;
+  return s->vcold[v].user;
 }
 
 gboolean lmm_variable_alive(const lmm_system *s, uint32_t v) {
@@ -399,14 +413,14 @@ static void fix_var(lmm_system *s, uint32_t v, double rate) {
   x->new_rate = rate;
   const lmm_velem *xe = var_el(x);
   for (uint32_t i = 0; i < x->n_el; i++) {
-    const lmm_velem *el = &xe[i];
-    lmm_cnst *k = &s->cnsts[el->cnst];
-    k->rem -= el->a * rate;
-    k->aw -= el->a * x->weight;
+    lmm_cnst *k = &s->cnsts[xe[i].cnst];
+    const lmm_celem *ce = &k->el[xe[i].cslot];
+    k->rem -= ce->a * rate;
+    k->aw -= ce->aw;
     k->n_active--;
     if (k->heap_pos == LMM_NONE) continue;
-    if (k->n_active == 0) heap_remove(s, el->cnst);
-    else heap_update(s, el->cnst);
+    if (k->n_active == 0) heap_remove(s, xe[i].cnst);
+    else heap_update(s, xe[i].cnst);
   }
 }
 
@@ -424,9 +438,9 @@ static void fill(lmm_system *s) {
   LMM_RESERVE(s->bounds, s->cap_bounds, s->n_comp_v);
   for (size_t i = 0; i < s->n_comp_v; i++) {
     lmm_var *x = &s->vars[s->comp_v[i]];
+    double bound = s->vcold[s->comp_v[i]].bound;
     x->fixed = FALSE;
-    if (x->bound > 0)
-      s->bounds[s->n_bounds++] = (lmm_bound_item){x->bound / x->weight, s->comp_v[i]};
+    if (bound > 0) s->bounds[s->n_bounds++] = (lmm_bound_item){bound / x->weight, s->comp_v[i]};
   }
   for (size_t i = 0; i < s->n_comp_c; i++) {
     uint32_t c = s->comp_c[i];
@@ -453,7 +467,7 @@ static void fill(lmm_system *s) {
     if (isinf(tb) && isinf(tc)) break;
     if (tb <= tc) {
       uint32_t v = s->bounds[bi++].var;
-      fix_var(s, v, s->vars[v].bound);
+      fix_var(s, v, s->vcold[v].bound);
       continue;
     }
     uint32_t c = s->heap[0].id;
@@ -481,12 +495,13 @@ size_t lmm_solve(lmm_system *s) {
   LMM_RESERVE(s->changed, s->cap_changed, s->n_comp_v);
   for (size_t i = 0; i < s->n_comp_v; i++) {
     uint32_t v = s->comp_v[i];
-    lmm_var *x = &s->vars[v];
+    const lmm_var *x = &s->vars[v];
+    lmm_var_cold *xc = &s->vcold[v];
     /* Neither an element nor a bound: nothing limits the variable. */
     double r = x->fixed ? x->new_rate : INFINITY;
-    if (x->is_new || rate_differs(r, x->rate)) {
-      x->rate = r;
-      x->is_new = FALSE;
+    if (xc->is_new || rate_differs(r, xc->rate)) {
+      xc->rate = r;
+      xc->is_new = FALSE;
       s->changed[s->n_changed++] = v;
     }
   }
