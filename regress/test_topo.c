@@ -496,6 +496,14 @@ static void test_astra(void)
   free(buf);
   topo_free(t);
 
+  /* The layout of ASTRA-sim's shipped examples, trailing comments included:
+   * Switch, 8 NPUs, 400 "GB/s" = 400 * 2^30 B/s, 936.25 ns per hop. */
+  t = load_ok("topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]  # GB/s\nlatency: [ 936.25 ]  # ns\n");
+  topo_route_cost(t, 0, 7, &lat, &bw);
+  g_assert_cmpuint(bw, ==, 400ull << 30);
+  g_assert_cmpint(lat, ==, 2 * 936250);
+  topo_free(t);
+
   /* Ring: bidirectional shortest distance; a bare scalar is a one-entry list. */
   t = load_ok("topology: Ring\nnpus_count: 6\nbandwidth: 100\nlatency: 10\n");
   g_assert_cmpuint(hops(t, 0, 4), ==, 2);
@@ -601,6 +609,18 @@ static void test_graph(void)
   r = topo_route(t, 0, 2, &n);
   g_assert_cmpmem(r, sizeof first_route, first_route, sizeof first_route);
   topo_free(t);
+
+  /* Placement by endpoint name: rank 0 on gpu3, rank 1 on gpu0. */
+  t = load_ok("schema_version: 1\ngraph:\n  nodes: [{name: g0, kind: endpoint}, {name: s, kind: switch}, "
+              "{name: g1, kind: endpoint}]\n  links: [{a: g0, b: s, bandwidth: 1GB/s, latency: 1us}, "
+              "{a: g1, b: s, bandwidth: 1GB/s, latency: 1us}]\nplacement: [g1, 0]\n");
+  g_assert_cmpuint(topo_rank_endpoint(t, 0), ==, 1); /* endpoints in listed order: g0 = 0, g1 = 1 */
+  g_assert_cmpuint(topo_rank_endpoint(t, 1), ==, 0);
+  g_assert_cmpuint(topo_n_nodes(t), ==, 3);
+  topo_free(t);
+  load_fails("schema_version: 1\ngraph:\n  nodes: [{name: g0, kind: endpoint}, {name: s, kind: switch}]\n"
+             "  links: [{a: g0, b: s, bandwidth: 1GB/s, latency: 1us}]\nplacement: [s]\n",
+             WISP_ERROR_INVALID, "bad.yaml:5:", "'s', which is not an endpoint");
 
   /* ECMP spreads pairs over both equal-cost middle switches: 2 leaves x 8
    * hosts, 2 spines; over the 128 cross pairs both spines are used. */

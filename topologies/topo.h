@@ -8,8 +8,12 @@
  *
  * Topologies come from wisp's versioned YAML (hierarchical dimensions with
  * named tiers, or an explicit graph) or from ASTRA-sim's network.yml, both
- * read by topo_load().  Routing is deterministic: shortest path by hop
- * count, ties broken by a stable ECMP hash of (src, dst).
+ * read by topo_load() (format: doc/topology.md).  Routing is
+ * deterministic: hierarchical topologies use dimension-order routing
+ * (innermost dimension first, each along its kind's shortest path; a pair
+ * that differs in several dimensions pays every tier it crosses); explicit
+ * graphs use shortest paths by hop count, ties broken by a stable ECMP hash
+ * of (src, dst).
  */
 #ifndef WISP_TOPO_H
 #define WISP_TOPO_H

@@ -556,9 +556,24 @@ static gboolean parse_placement(ld *c, topo *t, const yaml_node_t *root)
     return fail(c, pv, WISP_ERROR_INVALID, "'placement' is an empty list; give one endpoint id per rank");
   uint32_t *map = g_new(uint32_t, n);
   for (int r = 0; r < n; r++) {
+    yaml_node_t *item = ynode(c, pv->data.sequence.items.start[r]);
+    const char *s = scalar(item);
+    /* Explicit graphs may name the endpoint instead of giving its id. */
+    if (t->node_names && s && !g_ascii_isdigit(s[0])) {
+      uint32_t ep = UINT32_MAX;
+      for (uint32_t e = 0; e < t->n_endpoints; e++)
+        if (strcmp(t->node_names[e], s) == 0)
+          ep = e;
+      if (ep == UINT32_MAX) {
+        g_free(map);
+        return fail(c, item, WISP_ERROR_INVALID, "placement of rank %d names '%s', which is not an endpoint of the graph",
+                    r, s);
+      }
+      map[r] = ep;
+      continue;
+    }
     int ep;
-    if (!get_int(c, ynode(c, pv->data.sequence.items.start[r]), "placement", "topology", 0,
-                 (long)TOPO_MAX_ENDPOINTS - 1, &ep)) {
+    if (!get_int(c, item, "placement", "topology", 0, (long)TOPO_MAX_ENDPOINTS - 1, &ep)) {
       g_free(map);
       return FALSE;
     }
