@@ -1,0 +1,98 @@
+/* cmd_utility.c: `wisp utility WORKLOAD --cluster PRESET|CONFIG`: the
+ * utility of doubling each resource (studies/study_utility.c). */
+#include "config.h"
+#include "cli/wisp_cli.h"
+#include "cli/wisp_load.h"
+#include "studies/study.h"
+
+int wisp_cmd_utility(int argc, char **argv)
+{
+  char *cluster = NULL, *resources = NULL, *json = NULL, *model = NULL, *algo = NULL, *svg = NULL;
+  int compute_slots = 1;
+  GOptionEntry entries[] = {
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset name (see doc/studies.md) or config file", "PRESET|CONFIG"},
+    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "CONFIG"},
+    {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
+     "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER (default all)", "LIST"},
+    {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
+    {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
+    {"network-model", 0, 0, G_OPTION_ARG_STRING, &model, "fidelity tier: analytical or flow (default: the config's)", "TIER"},
+    {"algo", 0, 0, G_OPTION_ARG_STRING, &algo, "force one collective algorithm", "ALGO"},
+    {"compute-slots", 0, 0, G_OPTION_ARG_INT, &compute_slots, "concurrent compute nodes per rank (default 1)", "N"},
+    {NULL},
+  };
+  GError *error = NULL;
+  GOptionContext *ctx = g_option_context_new("WORKLOAD - utility of doubling each network resource");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+      "Utility(r) = (T - T_2x(r)) / T x 100 %, T the simulated baseline step time.\n"
+      "Example: wisp utility build/examples/llm-16rank/llm --cluster examples/cluster-2node.yaml");
+  int status = 0;
+  et_workload *w = NULL;
+  topo_variant *base = NULL;
+  char *path = NULL;
+  study_utility_result *u = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp utility: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (argc != 2 || cluster == NULL) {
+    fprintf(stderr, "wisp utility: give exactly one WORKLOAD and --cluster PRESET|CONFIG (see wisp utility --help)\n");
+    status = 2;
+    goto out;
+  }
+  sim_replay_options opt = {.compute_slots = compute_slots > 0 ? (unsigned)compute_slots : 1};
+  if (model && !(opt.has_tier = net_tier_from_name(model, &opt.tier))) {
+    fprintf(stderr, "wisp utility: unknown --network-model '%s' (use analytical or flow)\n", model);
+    status = 2;
+    goto out;
+  }
+  if (algo && !(opt.has_algo = coll_algo_from_name(algo, &opt.algo))) {
+    fprintf(stderr, "wisp utility: unknown --algo '%s'\n", algo);
+    status = 2;
+    goto out;
+  }
+  w = wisp_load_workload(argv[1], 0, &error);
+  if (w == NULL || (base = study_cluster_open(cluster, w->n_ranks, &path, NULL, &error)) == NULL ||
+      (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  study_utility_print(u, w, base, path, stdout);
+  if (json && !study_utility_write_json(u, w, base, path, json, &error))
+    status = wisp_cli_fail(error);
+  if (status == 0 && svg) {
+    const char **labels = g_new0(const char *, u->rows->len + 1);
+    double *vals = g_new0(double, u->rows->len + 1);
+    int n = 0;
+    for (guint i = 0; i < u->rows->len; i++) {
+      const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+      if (!r->applicable)
+        continue;
+      labels[n] = r->resource;
+      vals[n++] = r->utility_pct;
+    }
+    char *title = g_strdup_printf("Utility of doubling each resource (T = %.3f ms)", (double)u->baseline.step_time / 1e9);
+    if (!study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n, &error))
+      status = wisp_cli_fail(error);
+    g_free(title);
+    g_free(labels);
+    g_free(vals);
+  }
+out:
+  study_utility_result_free(u);
+  topo_variant_free(base);
+  if (w)
+    et_workload_free(w);
+  g_free(path);
+  g_option_context_free(ctx);
+  g_free(cluster);
+  g_free(resources);
+  g_free(json);
+  g_free(model);
+  g_free(algo);
+  g_free(svg);
+  return status;
+}

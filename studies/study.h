@@ -1,0 +1,124 @@
+/* study.h: what-if studies on a replayed workload (prefix study_).
+ *
+ *  - Cluster presets: `--cluster NAME` resolves NAME to a shipped wisp YAML
+ *    preset (presets/NAME.yaml) or takes a config path; presets are fitted
+ *    to the workload's rank count (the scale-out tier is resized).
+ *  - Utility of doubling a resource (CCL-Bench's definition,
+ *    Utility(r) = (T - T_2x(r)) / T x 100 %), computed from one loaded
+ *    workload at full precision, with the measured step time beside it.
+ *  - Sweeps over config keys (grid or zip), parallel, resumable, shardable.
+ *  - Chrome/Perfetto timelines streamed from the replay observer.
+ *  - SVG charts and report diffs.
+ * See doc/studies.md for the commands and file formats.
+ */
+#ifndef WISP_STUDY_H
+#define WISP_STUDY_H
+
+#include "simcore/sim_replay.h"
+#include "topologies/topo_variant.h"
+
+G_BEGIN_DECLS
+
+#define STUDY_SCHEMA_VERSION 1
+
+/* ---- clusters ---- */
+
+/* Path of a cluster given by name or path.  Lookup order (first hit wins):
+ *  1. NAME itself when it names an existing file;
+ *  2. every directory of $WISP_PRESET_PATH (colon-separated): DIR/NAME.yaml;
+ *  3. the source tree's presets/ when the running program is not the
+ *     installed one (so an uninstalled build uses its own presets);
+ *  4. $(pkgdatadir)/presets/NAME.yaml (installed presets).
+ * *is_preset tells whether a preset directory supplied it.  The error lists
+ * the places tried and the presets found. */
+char *study_cluster_find(const char *name, gboolean *is_preset, GError **error);
+/* Loads the cluster as an editable variant; presets are fitted to n_ranks
+ * (n_ranks <= 0: no fitting).  Notes about fitting go to *notes (g_free). */
+topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_path, char **notes,
+                                 GError **error);
+
+/* ---- one simulated point ---- */
+
+typedef struct {
+  sim_time_ps step_time;       /* max finish over ranks */
+  sim_time_ps compute;         /* means over ranks */
+  sim_time_ps exposed_comm;
+  sim_time_ps overlapped_comm;
+  sim_time_ps idle;
+  uint64_t events;
+} study_summary;
+
+void study_summarize(const sim_result *r, study_summary *out);
+/* Builds the variant's topology and replays w on it (quietly). */
+gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
+                         study_summary *out, GError **error);
+
+/* ---- utility ---- */
+
+typedef struct {
+  char *resource;              /* "scale_out_bw", "bw:TIER", ... */
+  char *change;                /* "scale_out: 25 GB/s -> 50 GB/s" */
+  gboolean applicable;
+  char *note;                  /* why not applicable, or capping notes; may be NULL */
+  study_summary variant;
+  double utility_pct;          /* (T - T_2x) / T x 100 */
+} study_utility_row;
+
+typedef struct {
+  study_summary baseline;
+  sim_time_ps measured_step;   /* -1 when the workload has none */
+  double calibration_error_pct;/* (T - measured) / measured x 100, NAN when unknown */
+  GArray *rows;                /* study_utility_row */
+  sim_time_ps bw_minus10, bw_plus10; /* sensitivity: all bandwidths x0.9 and x1.1 */
+} study_utility_result;
+
+/* resources: comma-separated list of scale_out_bw, scale_up_bw,
+ * scale_up_domain, ici_bw, latency (halved), all, bw:TIER, lat:TIER (halved),
+ * size:TIER (doubled). */
+study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
+                                        const sim_replay_options *opt, GError **error);
+void study_utility_result_free(study_utility_result *u);
+void study_utility_print(const study_utility_result *u, const et_workload *w, const topo_variant *base,
+                         const char *cluster_path, FILE *out);
+gboolean study_utility_write_json(const study_utility_result *u, const et_workload *w, const topo_variant *base,
+                                  const char *cluster_path, const char *path, GError **error);
+
+/* ---- timeline (Chrome trace event JSON, Perfetto-compatible) ---- */
+
+typedef struct study_timeline study_timeline;
+/* ranks: "0-3,8" or NULL for all; window [from, to) in ps (to < 0: open). */
+study_timeline *study_timeline_open(const char *path, const et_workload *w, const char *ranks, sim_time_ps from,
+                                    sim_time_ps to, GError **error);
+const sim_replay_observer *study_timeline_observer(study_timeline *tl);
+/* Writes metadata and commits the file atomically; frees tl. */
+gboolean study_timeline_finish(study_timeline *tl, const sim_result *r, GError **error);
+void study_timeline_abort(study_timeline *tl);
+uint64_t study_timeline_events(const study_timeline *tl);
+
+/* ---- SVG charts ---- */
+
+typedef struct {
+  const char *label;           /* series name (legend) */
+  const double *x, *y;
+  int n;
+} study_svg_series;
+
+/* Line chart with labelled axes (labels carry the units). */
+gboolean study_svg_line_chart(const char *path, const char *title, const char *x_label, const char *y_label,
+                              const study_svg_series *series, int n_series, const char *const *x_ticks,
+                              GError **error);
+/* Bar chart, one bar per label. */
+gboolean study_svg_bar_chart(const char *path, const char *title, const char *y_label, const char *const *labels,
+                             const double *values, int n, GError **error);
+/* Per-rank stacked bars of compute, overlapped comm, exposed comm, idle. */
+gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim_result *r, GError **error);
+
+/* ---- commands (cli/cmd_*.c) ---- */
+
+int wisp_cmd_utility(int argc, char **argv);
+int wisp_cmd_sweep(int argc, char **argv);
+int wisp_cmd_sweep_merge(int argc, char **argv);
+int wisp_cmd_diff(int argc, char **argv);
+
+G_END_DECLS
+#endif

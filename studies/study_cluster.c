@@ -1,0 +1,218 @@
+/* study_cluster.c: cluster presets and single simulated points. */
+#include "config.h"
+#include "studies/study.h"
+
+#include <string.h>
+
+#ifndef WISP_SOURCE_PRESETS
+#define WISP_SOURCE_PRESETS ""
+#endif
+#ifndef WISP_INSTALLED_PRESETS
+#define WISP_INSTALLED_PRESETS ""
+#endif
+#ifndef WISP_BINDIR
+#define WISP_BINDIR ""
+#endif
+
+/* TRUE when the running program lives in the configured bindir, i.e. it is
+ * the installed wisp (so its presets are the installed ones). */
+static gboolean running_installed(void)
+{
+  char *exe = g_file_read_link("/proc/self/exe", NULL);
+  if (exe == NULL)
+    return FALSE;
+  char *dir = g_path_get_dirname(exe);
+  gboolean inst = WISP_BINDIR[0] && strcmp(dir, WISP_BINDIR) == 0;
+  g_free(dir);
+  g_free(exe);
+  return inst;
+}
+
+static gint cmp_names(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list_presets(const char *dir, GString *names)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (d == NULL)
+    return;
+  GPtrArray *found = g_ptr_array_new_with_free_func(g_free);
+  const char *e;
+  while ((e = g_dir_read_name(d)))
+    if (g_str_has_suffix(e, ".yaml"))
+      g_ptr_array_add(found, g_strndup(e, strlen(e) - 5));
+  g_dir_close(d);
+  g_ptr_array_sort(found, cmp_names);
+  for (guint i = 0; i < found->len; i++)
+    if (!strstr(names->str, found->pdata[i]))
+      g_string_append_printf(names, "%s%s", names->len ? ", " : "", (char *)found->pdata[i]);
+  g_ptr_array_free(found, TRUE);
+}
+
+char *study_cluster_find(const char *name, gboolean *is_preset, GError **error)
+{
+  if (is_preset)
+    *is_preset = FALSE;
+  if (name == NULL || *name == '\0') {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "no cluster given; pass --cluster NAME or a config path");
+    return NULL;
+  }
+  if (g_file_test(name, G_FILE_TEST_IS_REGULAR))
+    return g_strdup(name);
+  GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+  const char *env = g_getenv("WISP_PRESET_PATH");
+  if (env && *env) {
+    char **parts = g_strsplit(env, ":", -1);
+    for (char **p = parts; *p; p++)
+      if (**p)
+        g_ptr_array_add(dirs, g_strdup(*p));
+    g_strfreev(parts);
+  }
+  if (WISP_SOURCE_PRESETS[0] && !running_installed())
+    g_ptr_array_add(dirs, g_strdup(WISP_SOURCE_PRESETS));
+  if (WISP_INSTALLED_PRESETS[0])
+    g_ptr_array_add(dirs, g_strdup(WISP_INSTALLED_PRESETS));
+  char *hit = NULL;
+  if (strchr(name, '/') == NULL) {
+    for (guint i = 0; i < dirs->len && !hit; i++) {
+      char *file = g_strdup_printf("%s.yaml", name);
+      char *p = g_build_filename(dirs->pdata[i], file, NULL);
+      g_free(file);
+      if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+        hit = p;
+      else
+        g_free(p);
+    }
+  }
+  if (hit) {
+    if (is_preset)
+      *is_preset = TRUE;
+  } else {
+    GString *tried = g_string_new(NULL), *names = g_string_new(NULL);
+    for (guint i = 0; i < dirs->len; i++) {
+      g_string_append_printf(tried, "%s%s", i ? ", " : "", (char *)dirs->pdata[i]);
+      list_presets(dirs->pdata[i], names);
+    }
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
+                "cluster '%s' is neither a file nor a preset (looked in: %s); presets available: %s; set "
+                "WISP_PRESET_PATH to add a directory",
+                name, tried->len ? tried->str : "no preset directory", names->len ? names->str : "none found");
+    g_string_free(tried, TRUE);
+    g_string_free(names, TRUE);
+  }
+  g_ptr_array_free(dirs, TRUE);
+  return hit;
+}
+
+/* Loads a cluster config.  Presets carry one key the topology loader does
+ * not know, a top-level `preset_version: N` line; it is checked (version 1)
+ * and blanked into a comment so line numbers in errors stay right. */
+static topo *load_cluster_file(const char *path, GError **error)
+{
+  char *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents(path, &text, &len, error))
+    return NULL;
+  if (strlen(text) != len) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: the file contains a NUL byte; it is not a YAML config",
+                path);
+    g_free(text);
+    return NULL;
+  }
+  char *line = text;
+  int lineno = 1;
+  while (line && *line) {
+    char *nl = strchr(line, '\n');
+    if (g_str_has_prefix(line, "preset_version:")) {
+      char *v = g_strstrip(g_strndup(line + 15, nl ? (gsize)(nl - line - 15) : strlen(line + 15)));
+      gboolean ok = strcmp(v, "1") == 0;
+      g_free(v);
+      if (!ok) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                    "%s:%d: preset_version must be 1 (this wisp reads preset_version 1)", path, lineno);
+        g_free(text);
+        return NULL;
+      }
+      line[0] = '#';
+    }
+    line = nl ? nl + 1 : NULL;
+    lineno++;
+  }
+  topo *t = topo_load_string(text, path, error);
+  g_free(text);
+  return t;
+}
+
+topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_path, char **notes, GError **error)
+{
+  gboolean preset = FALSE;
+  char *path = study_cluster_find(name, &preset, error);
+  if (path == NULL)
+    return NULL;
+  topo *t = load_cluster_file(path, error);
+  if (t == NULL) {
+    g_free(path);
+    return NULL;
+  }
+  topo_variant *v = topo_variant_new(t);
+  topo_free(t);
+  if (preset && n_ranks > 0 && !topo_variant_fit_ranks(v, n_ranks, error)) {
+    topo_variant_free(v);
+    g_free(path);
+    return NULL;
+  }
+  if (notes)
+    *notes = g_strdup(topo_variant_notes(v));
+  if (resolved_path)
+    *resolved_path = path;
+  else
+    g_free(path);
+  return v;
+}
+
+void study_summarize(const sim_result *r, study_summary *out)
+{
+  memset(out, 0, sizeof *out);
+  out->step_time = r->step_time;
+  out->events = r->events;
+  if (r->n_ranks == 0)
+    return;
+  /* Means over ranks, summed exactly in 64 bits then divided once
+   * (truncating to the picosecond). */
+  for (int k = 0; k < r->n_ranks; k++) {
+    out->compute += r->ranks[k].compute;
+    out->exposed_comm += r->ranks[k].exposed_comm;
+    out->overlapped_comm += r->ranks[k].overlapped_comm;
+    out->idle += r->ranks[k].idle;
+  }
+  out->compute /= r->n_ranks;
+  out->exposed_comm /= r->n_ranks;
+  out->overlapped_comm /= r->n_ranks;
+  out->idle /= r->n_ranks;
+}
+
+gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
+                         study_summary *out, GError **error)
+{
+  if (topo_variant_n_ranks(v) < w->n_ranks) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "the cluster places %d ranks but the workload has %d; give a larger cluster or a preset (presets "
+                "are fitted to the workload)",
+                topo_variant_n_ranks(v), w->n_ranks);
+    return FALSE;
+  }
+  topo *t = topo_variant_build(v, error);
+  if (t == NULL)
+    return FALSE;
+  sim_replay_options o = opt ? *opt : (sim_replay_options){0};
+  o.quiet = TRUE;
+  sim_result *r = sim_replay_run(w, t, &o, error);
+  topo_free(t);
+  if (r == NULL)
+    return FALSE;
+  study_summarize(r, out);
+  sim_result_free(r);
+  return TRUE;
+}

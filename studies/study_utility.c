@@ -1,0 +1,348 @@
+/* study_utility.c: utility of doubling a resource (CCL-Bench's definition,
+ * studies.md section 1), computed in-process from one loaded workload.
+ *
+ * Cost: one replay for the baseline, one per resource and two for the
+ * +-10 % bandwidth sensitivity; every replay reuses the same workload
+ * graphs (nothing is re-parsed) and builds its own topology. */
+#include "config.h"
+#include "studies/study.h"
+#include "simcore/sim_report.h"
+#include "common/wisp_json.h"
+
+#include <math.h>
+#include <string.h>
+
+static void row_clear(gpointer p)
+{
+  study_utility_row *r = p;
+  g_free(r->resource);
+  g_free(r->change);
+  g_free(r->note);
+}
+
+void study_utility_result_free(study_utility_result *u)
+{
+  if (u == NULL)
+    return;
+  if (u->rows)
+    g_array_free(u->rows, TRUE);
+  g_free(u);
+}
+
+static char *bw_change(const topo_variant *a, const topo_variant *b, int lo, int hi)
+{
+  GString *s = g_string_new(NULL);
+  for (int d = lo; d <= hi; d++) {
+    char *x = wisp_format_bandwidth(topo_variant_dim_bw(a, d)), *y = wisp_format_bandwidth(topo_variant_dim_bw(b, d));
+    g_string_append_printf(s, "%s%s %s -> %s", s->len ? "; " : "", topo_variant_dim_name(a, d), x, y);
+    g_free(x);
+    g_free(y);
+  }
+  return g_string_free(s, FALSE);
+}
+
+static char *lat_change(const topo_variant *a, const topo_variant *b, int lo, int hi)
+{
+  GString *s = g_string_new(NULL);
+  for (int d = lo; d <= hi; d++) {
+    char *x = wisp_format_time(topo_variant_dim_latency(a, d)), *y = wisp_format_time(topo_variant_dim_latency(b, d));
+    g_string_append_printf(s, "%s%s %s -> %s", s->len ? "; " : "", topo_variant_dim_name(a, d), x, y);
+    g_free(x);
+    g_free(y);
+  }
+  return g_string_free(s, FALSE);
+}
+
+static char *size_change(const topo_variant *a, const topo_variant *b)
+{
+  GString *s = g_string_new("dims [");
+  for (int d = 0; d < topo_variant_n_dims(a); d++)
+    g_string_append_printf(s, "%s%d", d ? ", " : "", topo_variant_dim_size(a, d));
+  g_string_append(s, "] -> [");
+  for (int d = 0; d < topo_variant_n_dims(b); d++)
+    g_string_append_printf(s, "%s%d", d ? ", " : "", topo_variant_dim_size(b, d));
+  g_string_append_c(s, ']');
+  return g_string_free(s, FALSE);
+}
+
+/* Builds the variant for one resource.  Returns NULL with *why set when the
+ * resource does not exist in this topology, NULL with *error on errors. */
+static topo_variant *make_variant(const topo_variant *base, const char *res, char **change, char **why,
+                                  GError **error)
+{
+  topo_variant *v = topo_variant_copy(base);
+  int nd = topo_variant_n_dims(base), so = topo_variant_scale_out_dim(base);
+  gboolean ok = TRUE;
+  *change = NULL;
+  *why = NULL;
+  if (strcmp(res, "scale_out_bw") == 0) {
+    if (so < 0)
+      *why = g_strdup("the cluster has one tier only (no scale-out tier): nothing to double");
+    else if ((ok = topo_variant_scale_bw(v, so, 2.0, error)))
+      *change = bw_change(base, v, so, so);
+  } else if (strcmp(res, "scale_up_bw") == 0) {
+    int hi = so < 0 ? nd - 1 : so - 1;
+    for (int d = 0; d <= hi && ok; d++)
+      ok = topo_variant_scale_bw(v, topo_variant_is_graph(v) ? -1 : d, 2.0, error);
+    if (ok)
+      *change = bw_change(base, v, 0, hi);
+  } else if (strcmp(res, "scale_up_domain") == 0) {
+    int dd = topo_variant_domain_dim(base);
+    if (so < 0)
+      *why = g_strdup("the cluster has one tier only: its scale-up domain already holds every rank");
+    else if ((ok = topo_variant_set_dim_size(v, dd, 2 * topo_variant_dim_size(base, dd), error)))
+      *change = size_change(base, v);
+  } else if (strcmp(res, "ici_bw") == 0) {
+    int hit = 0;
+    for (int d = 0; d < nd && ok; d++) {
+      topo_kind k = topo_variant_dim_kind(base, d);
+      if (k == TOPO_KIND_TORUS2D || k == TOPO_KIND_TORUS3D) {
+        ok = topo_variant_scale_bw(v, d, 2.0, error);
+        if (ok) {
+          char *c = bw_change(base, v, d, d);
+          *change = *change ? g_strconcat(*change, "; ", c, NULL) : g_strdup(c);
+          g_free(c);
+        }
+        hit++;
+      }
+    }
+    if (ok && hit == 0)
+      *why = g_strdup("the cluster has no torus (ICI) tier");
+  } else if (strcmp(res, "latency") == 0) {
+    if ((ok = topo_variant_scale_latency(v, -1, 0.5, error)))
+      *change = lat_change(base, v, 0, nd - 1);
+  } else if (g_str_has_prefix(res, "bw:") || g_str_has_prefix(res, "lat:") || g_str_has_prefix(res, "size:")) {
+    const char *tier = strchr(res, ':') + 1;
+    int d = topo_variant_find_dim(base, tier);
+    if (d < 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "resource '%s': the cluster has no tier '%s'", res, tier);
+      ok = FALSE;
+    } else if (res[0] == 'b') {
+      if ((ok = topo_variant_scale_bw(v, topo_variant_is_graph(v) ? -1 : d, 2.0, error)))
+        *change = bw_change(base, v, d, d);
+    } else if (res[0] == 'l') {
+      if ((ok = topo_variant_scale_latency(v, topo_variant_is_graph(v) ? -1 : d, 0.5, error)))
+        *change = lat_change(base, v, d, d);
+    } else if ((ok = topo_variant_set_dim_size(v, d, 2 * topo_variant_dim_size(base, d), error))) {
+      *change = size_change(base, v);
+    }
+  } else {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "unknown resource '%s'; use scale_out_bw, scale_up_bw, scale_up_domain, ici_bw, latency, all, "
+                "bw:TIER, lat:TIER or size:TIER",
+                res);
+    ok = FALSE;
+  }
+  if (!ok || *why) {
+    topo_variant_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
+                                        const sim_replay_options *opt, GError **error)
+{
+  study_utility_result *u = g_new0(study_utility_result, 1);
+  u->rows = g_array_new(FALSE, TRUE, sizeof(study_utility_row));
+  g_array_set_clear_func(u->rows, row_clear);
+  u->measured_step = sim_report_measured_step(w);
+  u->calibration_error_pct = NAN;
+  if (!study_run_point(w, base, opt, &u->baseline, error))
+    goto fail;
+  if (u->measured_step > 0)
+    u->calibration_error_pct =
+        100.0 * (double)(u->baseline.step_time - u->measured_step) / (double)u->measured_step;
+  const double T = (double)u->baseline.step_time;
+
+  char **list = g_strsplit(resources && *resources ? resources : "all", ",", -1);
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  for (char **p = list; *p; p++) {
+    char *r = g_strstrip(g_strdup(*p));
+    if (*r == '\0') {
+      g_free(r);
+      continue;
+    }
+    if (strcmp(r, "all") == 0) {
+      static const char *const all[] = {"scale_out_bw", "scale_up_bw", "scale_up_domain", "ici_bw", "latency"};
+      for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+        g_ptr_array_add(names, g_strdup(all[i]));
+      g_free(r);
+    } else {
+      g_ptr_array_add(names, r);
+    }
+  }
+  g_strfreev(list);
+  /* Drop repeats, keeping the first occurrence (the order the user gave). */
+  for (guint i = 0; i < names->len; i++)
+    for (guint j = i + 1; j < names->len;)
+      if (strcmp(names->pdata[i], names->pdata[j]) == 0)
+        g_ptr_array_remove_index(names, j);
+      else
+        j++;
+
+  gboolean ok = TRUE;
+  for (guint i = 0; i < names->len && ok; i++) {
+    study_utility_row row = {.resource = g_strdup(names->pdata[i])};
+    char *change = NULL, *why = NULL;
+    topo_variant *v = make_variant(base, row.resource, &change, &why, error);
+    if (v == NULL && why == NULL) {
+      g_free(row.resource);
+      ok = FALSE;
+      break;
+    }
+    row.change = change;
+    if (v == NULL) {
+      row.note = why;
+      row.applicable = FALSE;
+      row.utility_pct = NAN;
+    } else {
+      row.applicable = TRUE;
+      if (topo_variant_notes(v)[0])
+        row.note = g_strdup(topo_variant_notes(v));
+      ok = study_run_point(w, v, opt, &row.variant, error);
+      row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
+      topo_variant_free(v);
+    }
+    g_array_append_val(u->rows, row);
+  }
+  g_ptr_array_free(names, TRUE);
+  if (!ok)
+    goto fail;
+
+  /* Sensitivity: every bandwidth at 90 % and 110 %. */
+  for (int s = 0; s < 2; s++) {
+    topo_variant *v = topo_variant_copy(base);
+    study_summary sum;
+    gboolean good = topo_variant_scale_bw(v, -1, s == 0 ? 0.9 : 1.1, error) && study_run_point(w, v, opt, &sum, error);
+    topo_variant_free(v);
+    if (!good)
+      goto fail;
+    *(s == 0 ? &u->bw_minus10 : &u->bw_plus10) = sum.step_time;
+  }
+  return u;
+fail:
+  study_utility_result_free(u);
+  return NULL;
+}
+
+static void fmt_ms(char *buf, size_t n, sim_time_ps t)
+{
+  g_snprintf(buf, n, "%.6f ms", (double)t / 1e9);
+}
+
+void study_utility_print(const study_utility_result *u, const et_workload *w, const topo_variant *base,
+                         const char *cluster_path, FILE *out)
+{
+  char a[64], b[64];
+  fprintf(out, "workload %s: %d ranks\n", w->source, w->n_ranks);
+  fprintf(out, "cluster %s:", cluster_path);
+  for (int d = 0; d < topo_variant_n_dims(base); d++) {
+    char *bw = wisp_format_bandwidth(topo_variant_dim_bw(base, d));
+    fprintf(out, "%s %s %s x %d, %s", d ? ";" : "", topo_variant_dim_name(base, d),
+            topo_kind_name(topo_variant_dim_kind(base, d)), topo_variant_dim_size(base, d), bw);
+    g_free(bw);
+  }
+  fputc('\n', out);
+  if (topo_variant_notes(base)[0])
+    fprintf(out, "cluster fitted to the workload: %s\n", topo_variant_notes(base));
+  fmt_ms(a, sizeof a, u->baseline.step_time);
+  fprintf(out, "simulated baseline step time T: %s\n", a);
+  if (u->measured_step > 0) {
+    fmt_ms(b, sizeof b, u->measured_step);
+    fprintf(out, "measured step time:             %s (baseline error %+.2f %%%s)\n", b, u->calibration_error_pct,
+            fabs(u->calibration_error_pct) > 10.0 ? "; above 10 %: treat utilities with caution" : "");
+  } else {
+    fprintf(out, "measured step time:             unknown (the workload carries no measured step)\n");
+  }
+  fprintf(out, "\n%-16s %14s %14s %10s  %s\n", "resource", "T_ms", "T_2x_ms", "utility_%", "change");
+  for (guint i = 0; i < u->rows->len; i++) {
+    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+    if (!r->applicable) {
+      fprintf(out, "%-16s %14.6f %14s %10s  not applicable: %s\n", r->resource, (double)u->baseline.step_time / 1e9,
+              "-", "-", r->note);
+      continue;
+    }
+    fprintf(out, "%-16s %14.6f %14.6f %10.4f  %s%s%s%s\n", r->resource, (double)u->baseline.step_time / 1e9,
+            (double)r->variant.step_time / 1e9, r->utility_pct, r->change ? r->change : "",
+            r->note ? "  [" : "", r->note ? r->note : "", r->note ? "]" : "");
+  }
+  double T = (double)u->baseline.step_time;
+  fprintf(out, "\nsensitivity: all bandwidths -10 %%: T = %.6f ms (%+.3f %%); +10 %%: T = %.6f ms (%+.3f %%)\n",
+          (double)u->bw_minus10 / 1e9, T > 0 ? 100.0 * ((double)u->bw_minus10 - T) / T : 0.0,
+          (double)u->bw_plus10 / 1e9, T > 0 ? 100.0 * ((double)u->bw_plus10 - T) / T : 0.0);
+  fprintf(out, "utility = (T - T_2x) / T x 100 %%; 'latency' halves every link latency.\n");
+}
+
+gboolean study_utility_write_json(const study_utility_result *u, const et_workload *w, const topo_variant *base,
+                                  const char *cluster_path, const char *path, GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(f), 2);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION);
+  wisp_json_string(&j, "kind", "utility");
+  wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
+  wisp_json_begin_object(&j, "workload");
+  wisp_json_string(&j, "source", w->source);
+  wisp_json_int(&j, "n_ranks", w->n_ranks);
+  wisp_json_end_object(&j);
+  wisp_json_begin_object(&j, "cluster");
+  wisp_json_string(&j, "source", cluster_path);
+  wisp_json_string(&j, "fitting", topo_variant_notes(base));
+  wisp_json_begin_array(&j, "tiers");
+  for (int d = 0; d < topo_variant_n_dims(base); d++) {
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_string(&j, "name", topo_variant_dim_name(base, d));
+    wisp_json_string(&j, "kind", topo_kind_name(topo_variant_dim_kind(base, d)));
+    wisp_json_int(&j, "size", topo_variant_dim_size(base, d));
+    wisp_json_uint(&j, "bandwidth_Bps", topo_variant_dim_bw(base, d));
+    wisp_json_ns(&j, "latency_ns", topo_variant_dim_latency(base, d));
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  wisp_json_end_object(&j);
+  wisp_json_ns(&j, "baseline_step_ns", u->baseline.step_time);
+  if (u->measured_step > 0) {
+    wisp_json_ns(&j, "measured_step_ns", u->measured_step);
+    wisp_json_double(&j, "calibration_error_pct", u->calibration_error_pct, 4);
+  } else {
+    wisp_json_string(&j, "measured_step_ns", NULL);
+    wisp_json_string(&j, "calibration_error_pct", NULL);
+  }
+  wisp_json_begin_object(&j, "baseline");
+  wisp_json_ns(&j, "compute_ns", u->baseline.compute);
+  wisp_json_ns(&j, "exposed_comm_ns", u->baseline.exposed_comm);
+  wisp_json_ns(&j, "overlapped_comm_ns", u->baseline.overlapped_comm);
+  wisp_json_ns(&j, "idle_ns", u->baseline.idle);
+  wisp_json_end_object(&j);
+  wisp_json_begin_array(&j, "resources");
+  for (guint i = 0; i < u->rows->len; i++) {
+    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_string(&j, "resource", r->resource);
+    wisp_json_bool(&j, "applicable", r->applicable);
+    wisp_json_string(&j, "change", r->change);
+    wisp_json_string(&j, "note", r->note);
+    if (r->applicable) {
+      wisp_json_ns(&j, "step_time_2x_ns", r->variant.step_time);
+      wisp_json_double(&j, "utility_pct", r->utility_pct, 6);
+      wisp_json_ns(&j, "exposed_comm_2x_ns", r->variant.exposed_comm);
+    } else {
+      wisp_json_string(&j, "step_time_2x_ns", NULL);
+      wisp_json_string(&j, "utility_pct", NULL);
+    }
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  wisp_json_begin_object(&j, "sensitivity");
+  wisp_json_ns(&j, "bw_x0.9_step_ns", u->bw_minus10);
+  wisp_json_ns(&j, "bw_x1.1_step_ns", u->bw_plus10);
+  wisp_json_end_object(&j);
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(f, error);
+}
