@@ -855,7 +855,12 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
       lo = MIN(lo, op->start);
       hi = MAX(hi, op->start + op->dur);
     }
-    qsort(ch->ops->data, ch->ops->len, sizeof(xla_op), cmp_op);
+    /* Profiles are usually in time order already: sort only when needed. */
+    gboolean sorted = TRUE;
+    for (guint k = 1; k < ch->ops->len && sorted; k++)
+      sorted = cmp_op(&g_array_index(ch->ops, xla_op, k - 1), &g_array_index(ch->ops, xla_op, k)) <= 0;
+    if (!sorted)
+      qsort(ch->ops->data, ch->ops->len, sizeof(xla_op), cmp_op);
     w->measured_step_ps[i] = window[i] >= 0 ? window[i] : ch->ops->len ? hi - lo : -1;
     w->ranks[i] = build_rank(&c, w, ch, (int) i, error);
     if (!w->ranks[i]) {

@@ -195,7 +195,7 @@ static gboolean xp_err(const xp_cur *c, const guint8 *at, GError **error, const 
   return FALSE;
 }
 
-static gboolean xp_varint(xp_cur *c, uint64_t *out, GError **error)
+static gboolean xp_varint_slow(xp_cur *c, uint64_t *out, GError **error)
 {
   uint64_t v = 0;
   const guint8 *start = c->p;
@@ -210,6 +210,26 @@ static gboolean xp_varint(xp_cur *c, uint64_t *out, GError **error)
     }
   }
   return xp_err(c, start, error, "varint longer than 10 bytes");
+}
+
+/* Varints of one or two bytes (tags, small ids) take the inline path. */
+static inline gboolean xp_varint(xp_cur *c, uint64_t *out, GError **error)
+{
+  if (G_LIKELY(c->end - c->p >= 2)) {
+    guint8 b0 = c->p[0];
+    if (!(b0 & 0x80)) {
+      *out = b0;
+      c->p++;
+      return TRUE;
+    }
+    guint8 b1 = c->p[1];
+    if (!(b1 & 0x80)) {
+      *out = (uint64_t) (b0 & 0x7f) | (uint64_t) b1 << 7;
+      c->p += 2;
+      return TRUE;
+    }
+  }
+  return xp_varint_slow(c, out, error);
 }
 
 /* Reads one field; returns FALSE at the end (with *error unset) or on error. */
