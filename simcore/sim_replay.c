@@ -289,13 +289,18 @@ static void issue_collective(rank_state *rs, uint32_t i)
     *k = key;
     g_hash_table_insert(rp->insts, k, ci);
   } else if (ci->type != c->coll || ci->bytes != c->bytes || ci->root != c->root) {
+    char ra[32] = "", rb[32] = "";
+    if (ci->root != c->root) {
+      g_snprintf(ra, sizeof ra, " with root %d", ci->root);
+      g_snprintf(rb, sizeof rb, " with root %d", c->root);
+    }
     fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
                          "collective mismatch in group '%s', call #%u: rank %d issued %s of %" G_GUINT64_FORMAT
-                         " bytes (root %d) but rank %d issued %s of %" G_GUINT64_FORMAT
-                         " bytes (root %d) (node %" G_GUINT64_FORMAT "); every member must issue the same "
+                         " bytes%s but rank %d issued %s of %" G_GUINT64_FORMAT
+                         " bytes%s (node %" G_GUINT64_FORMAT "); every member must issue the same "
                          "collectives in the same order",
                          group_label(rp, c->group), seq, ci->first_rank, et_coll_type_name(ci->type),
-                         ci->bytes, ci->root, rs->rank, et_coll_type_name(c->coll), c->bytes, c->root, n->id));
+                         ci->bytes, ra, rs->rank, et_coll_type_name(c->coll), c->bytes, rb, n->id));
     return;
   }
   g_assert(ci->node[member] == ET_NONE);
