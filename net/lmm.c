@@ -103,6 +103,7 @@ struct lmm_system {
   size_t n_vars, cap_vars;
   uint32_t var_free;
   uint32_t n_alive;
+  uint32_t n_bounded;  /* live variables with a bound */
 
   gboolean full;
   uint32_t epoch;
@@ -224,6 +225,7 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   x->alive = TRUE;
   x->fixed = FALSE;
   xc->bound = bound > 0 ? bound : 0;
+  s->n_bounded += bound > 0;
   xc->rate = 0;
   xc->user = user;
   xc->is_new = TRUE;
@@ -270,6 +272,7 @@ void lmm_variable_free(lmm_system *s, uint32_t v) {
   }
   x->n_el = 0;
   s->vcold[v].next_free = s->var_free;
+  s->n_bounded -= s->vcold[v].bound > 0;
   x->alive = FALSE;
   s->var_free = v;
   s->n_alive--;
@@ -308,16 +311,19 @@ static void add_cnst(lmm_system *s, uint32_t c) {
 }
 
 static void add_var(lmm_system *s, uint32_t v) {
-  if (s->vars[v].stamp == s->epoch) return;
-  s->vars[v].stamp = s->epoch;
+  lmm_var *x = &s->vars[v];
+  if (x->stamp == s->epoch) return;
+  x->stamp = s->epoch;
+  x->fixed = FALSE;
   LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_comp_v + 1);
   s->comp_v[s->n_comp_v++] = v;
-  lmm_var *x = &s->vars[v];
   const lmm_velem *xe = var_el(x);
   for (uint32_t i = 0; i < x->n_el; i++) add_cnst(s, xe[i].cnst);
 }
 
-/* Breadth-first walk: comp_c doubles as the queue.  O(component elements). */
+/* Breadth-first walk: comp_c doubles as the queue.  O(component elements).
+ * The walk also initializes the filling state of every constraint it
+ * dequeues (remaining capacity, active weight and count), saving a pass. */
 static void collect_component(lmm_system *s) {
   if (++s->epoch == 0) { /* wrapped: reset every mark once per 2^32 solves */
     for (size_t i = 0; i < s->n_cnsts; i++) s->cnsts[i].stamp = 0;
@@ -336,8 +342,17 @@ static void collect_component(lmm_system *s) {
       if (s->vars[s->new_vars[i]].alive) add_var(s, s->new_vars[i]);
   }
   for (size_t i = 0; i < s->n_comp_c; i++) {
-    const lmm_cnst *k = &s->cnsts[s->comp_c[i]];
-    for (uint32_t j = 0; j < k->n_el; j++) add_var(s, k->el[j].var);
+    lmm_cnst *k = &s->cnsts[s->comp_c[i]];
+    double aw = 0;
+    for (uint32_t j = 0; j < k->n_el; j++) {
+      uint32_t v = k->el[j].var;
+      aw += k->el[j].aw;
+      if (s->vars[v].stamp != s->epoch) add_var(s, v);
+    }
+    k->rem = k->capacity;
+    k->aw = aw;
+    k->n_active = k->n_el;
+    k->heap_pos = LMM_NONE;
   }
   for (size_t i = 0; i < s->n_mod_cnsts; i++) s->cnsts[s->mod_cnsts[i]].modified = FALSE;
   s->n_mod_cnsts = 0;
@@ -436,20 +451,15 @@ static void fill(lmm_system *s) {
   s->n_bounds = 0;
   LMM_RESERVE(s->heap, s->cap_heap, s->n_comp_c);
   LMM_RESERVE(s->bounds, s->cap_bounds, s->n_comp_v);
-  for (size_t i = 0; i < s->n_comp_v; i++) {
-    lmm_var *x = &s->vars[s->comp_v[i]];
+  /* Flows of the network tiers have no bounds: skip the pass then. */
+  for (size_t i = 0; s->n_bounded && i < s->n_comp_v; i++) {
     double bound = s->vcold[s->comp_v[i]].bound;
-    x->fixed = FALSE;
-    if (bound > 0) s->bounds[s->n_bounds++] = (lmm_bound_item){bound / x->weight, s->comp_v[i]};
+    if (bound > 0)
+      s->bounds[s->n_bounds++] = (lmm_bound_item){bound / s->vars[s->comp_v[i]].weight, s->comp_v[i]};
   }
   for (size_t i = 0; i < s->n_comp_c; i++) {
     uint32_t c = s->comp_c[i];
     lmm_cnst *k = &s->cnsts[c];
-    k->rem = k->capacity;
-    k->aw = 0;
-    k->n_active = k->n_el;
-    k->heap_pos = LMM_NONE;
-    for (uint32_t j = 0; j < k->n_el; j++) k->aw += k->el[j].aw;
     if (k->n_active) {
       s->heap[s->n_heap] = (lmm_heap_item){cnst_level(k), c};
       k->heap_pos = (uint32_t)s->n_heap++;

@@ -15,12 +15,16 @@
  * engine's queue.  Every flow start or finish marks the solver; one solve
  * event per simulated instant (coalescing all starts and finishes at that
  * picosecond) re-solves the touched component.  For each flow whose rate
- * changed, the remaining bytes are advanced at the old rate to now, the
- * old finish event is cancelled and a new one scheduled at
+ * changed, the remaining bytes are advanced at the old rate to now and
+ * the predicted finish becomes
  *     now + ceil(remaining * 10^12 / rate)   picoseconds,
  * rounded up so that a flow never finishes early (up to a relative slack of
  * NET_CEIL_SLACK that absorbs the rounding of the double arithmetic, so a
- * mathematically integer duration is not pushed one picosecond late).
+ * mathematically integer duration is not pushed one picosecond late).  An
+ * earlier finish cancels and replaces the pending event; a later one leaves
+ * it in place, and when it fires it sees the finish still ahead and re-arms
+ * itself there (lazy postponement: a flow whose rate drops several times
+ * costs one queue operation, not one per drop).
  * Exactness with tier A: a flow whose rate has not changed since it entered
  * the solver and equals its bottleneck link's integer bandwidth finishes at
  *     start + wisp_transfer_ps(S, bottleneck)
@@ -62,6 +66,8 @@ typedef struct {
   double remaining;         /* bytes */
   double rate;              /* bytes/s, current */
   sim_event_id ev;          /* the one pending event of this transfer */
+  sim_time_ps ev_at;        /* its time */
+  sim_time_ps end;          /* predicted finish at the current rate */
   gboolean single_rate;     /* no rate change since flow_start */
   uint32_t next_free;
   gboolean alive;
@@ -186,10 +192,14 @@ static void request_solve(net *n) {
 }
 
 static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
-  (void)sim;
   net *n = ctx;
   net_xfer *x = &n->xf[arg];
   x->ev = SIM_EVENT_NONE;
+  if (x->end > sim_now(sim)) { /* early: the rate dropped since it was set */
+    x->ev_at = x->end;
+    x->ev = sim_schedule_at(sim, x->end, ev_flow_finish, n, arg);
+    return;
+  }
   lmm_variable_free(n->lmm, x->var);
   x->var = LMM_NONE;
   n->active_flows--;
@@ -243,7 +253,6 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
     }
     x->last_update = now;
     x->rate = rate;
-    if (x->ev != SIM_EVENT_NONE) sim_cancel(sim, x->ev);
     sim_time_ps end;
     double bw = (double)x->bottleneck;
     if (x->single_rate && fabs(rate - bw) <= LMM_EPSILON * bw) {
@@ -252,6 +261,15 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
     } else {
       end = now + flow_duration(x->remaining, rate, now);
     }
+    x->end = end;
+    /* A pending event at or before the new finish stays: when it fires it
+     * sees end > now and moves itself (lazy postponement saves a cancel
+     * per rate decrease).  A later one is replaced. */
+    if (x->ev != SIM_EVENT_NONE) {
+      if (x->ev_at <= end) continue;
+      sim_cancel(sim, x->ev);
+    }
+    x->ev_at = end;
     x->ev = sim_schedule_at(sim, end, ev_flow_finish, n, i);
   }
 }
