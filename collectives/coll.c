@@ -318,8 +318,8 @@ static void describe(const coll_run *r, const topo *t, coll_info *info)
       g_string_append_printf(s, "@%s", topo_dim_name(t, r->gtopo[ph->g]));
     else if (r->n_g == 1 && r->gtopo[0] >= 0)
       g_string_append_printf(s, "@%s", topo_dim_name(t, r->gtopo[0]));
-    else if (r->n_g == 1)
-      g_string_append(s, "@flat");
+    else
+      g_string_append(s, "@flat"); /* whole group over its real routes */
   }
   g_strlcpy(info->detail, s->str, sizeof info->detail);
   g_string_free(s, TRUE);
