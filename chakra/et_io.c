@@ -924,6 +924,69 @@ static gboolean put_frame(frame_writer *fw, const ProtobufCMessage *m)
   return fwrite(fw->buf, 1, h + len, fw->out) == h + len;
 }
 
+/* Min-heap of node indices, for the write order below. */
+static void heap_push(uint32_t *h, uint32_t *n, uint32_t v)
+{
+  uint32_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *n)
+{
+  uint32_t top = h[0], v = h[--(*n)], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= *n)
+      break;
+    if (c + 1 < *n && h[c + 1] < h[c])
+      c++;
+    if (h[c] >= v)
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n > 0)
+    h[i] = v;
+  return top;
+}
+
+/* Chakra readers that load nodes in windows (the V1 feeder) want parents
+ * before children.  Returns NULL when index order already is topological
+ * (checked in O(edges)), else the topological order that takes the
+ * smallest ready index first (Kahn with a min-heap, O((n + e) log n)). */
+static uint32_t *write_order(const et_graph *g)
+{
+  gboolean sorted = TRUE;
+  for (uint32_t i = 0; i < g->n_nodes && sorted; i++)
+    for (uint32_t e = g->nodes[i].parents; e < g->nodes[i + 1].parents; e++)
+      if (ET_EDGE_INDEX(g->parent_edges[e]) >= i)
+        sorted = FALSE;
+  if (sorted)
+    return NULL;
+  uint32_t n = g->n_nodes, hn = 0, k = 0;
+  uint32_t *indeg = g_new(uint32_t, n), *heap = g_new(uint32_t, n), *order = g_new(uint32_t, n);
+  for (uint32_t i = 0; i < n; i++) {
+    indeg[i] = et_node_n_parents(g, i);
+    if (indeg[i] == 0)
+      heap_push(heap, &hn, i);
+  }
+  while (hn > 0) {
+    uint32_t v = heap_pop(heap, &hn);
+    order[k++] = v;
+    for (uint32_t e = g->nodes[v].children; e < g->nodes[v + 1].children; e++)
+      if (--indeg[g->child_index[e]] == 0)
+        heap_push(heap, &hn, g->child_index[e]);
+  }
+  g_assert(k == n); /* graphs are acyclic by construction */
+  g_free(indeg);
+  g_free(heap);
+  return order;
+}
+
 /* Writes one graph; group_ids (may be NULL) maps group indices, looked up
  * through w->group_index by pg_name, to the pg_name written. */
 static gboolean write_graph(const et_graph *g, const char *path, const et_workload *w, char **group_ids,
@@ -947,7 +1010,9 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   meta.version = (char *)(g->version && g->version[0] ? g->version : "0.0.4");
   ok = put_frame(&fw, &meta.base);
 
-  for (uint32_t i = 0; ok && i < g->n_nodes; i++) {
+  uint32_t *order = write_order(g);
+  for (uint32_t k = 0; ok && k < g->n_nodes; k++) {
+    uint32_t i = order ? order[k] : k;
     const et_node *nd = &g->nodes[i];
     ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
     attr_msg attrs[16];
@@ -1032,8 +1097,8 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     if (fine_start)
       set_i64(&attrs[na++], "wisp_start_ps", nd->start_ps);
     g_assert(na <= G_N_ELEMENTS(attrs));
-    for (size_t k = 0; k < na; k++)
-      ap[k] = &attrs[k];
+    for (size_t j = 0; j < na; j++)
+      ap[j] = &attrs[j];
     m.n_attr = na;
     m.attr = ap;
     ok = put_frame(&fw, &m.base);
@@ -1042,6 +1107,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   }
   if (!ok && error != NULL && *error == NULL)
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+  g_free(order);
   g_free(fw.buf);
   g_array_free(fw.ctrl, TRUE);
   g_array_free(fw.data, TRUE);

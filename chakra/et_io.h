@@ -61,7 +61,10 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error);
  *   to the nearest microsecond).
  * data_deps holds the parent entries with ET_EDGE_DATA, ctrl_deps those with
  * ET_EDGE_CTRL, each in parent_edges order.  Nodes are written in index
- * order (the graph is acyclic, so any order is valid for Chakra readers).
+ * order when that puts every parent before its children (so files read by
+ * wisp round-trip unchanged), otherwise in topological order taking the
+ * smallest ready index first, which Chakra readers that load nodes in
+ * windows need.
  * An empty GlobalMetadata.version is written as "0.0.4" so that no frame is
  * ever empty.  A graph without nodes is refused. */
 gboolean et_write_file(const et_graph *g, const char *path, GError **error);

@@ -539,6 +539,35 @@ static void test_round_trip(void)
   g_free(dir), g_free(p1), g_free(p2);
 }
 
+/* Nodes added child-first are written parents-first: ids 30 -> 10 -> 20
+ * added as 10, 20, 30 must be written as 30, 10, 20 (Kahn, smallest ready
+ * index first: 30 is the only root, then 10, then 20). */
+static void test_write_order(void)
+{
+  et_builder *b = et_builder_new("order");
+  uint32_t a = et_builder_add_node(b, 10, ET_NODE_COMP, "a", 0, 0);
+  uint32_t c = et_builder_add_node(b, 20, ET_NODE_COMP, "c", 0, 0);
+  et_builder_add_node(b, 30, ET_NODE_COMP, "root", 0, 0);
+  et_builder_add_dep(b, a, 30, TRUE, TRUE);
+  et_builder_add_dep(b, c, 10, TRUE, TRUE);
+  GError *err = NULL;
+  et_graph *g = et_builder_finish(b, 0, &err);
+  g_assert_no_error(err);
+  char *dir = make_tmpdir();
+  char *p = g_build_filename(dir, "o.et", NULL);
+  g_assert_true(et_write_file(g, p, &err));
+  g_assert_no_error(err);
+  et_graph *r = read_ok(p, ET_BUILD_STRICT);
+  g_assert_cmpuint(r->nodes[0].id, ==, 30);
+  g_assert_cmpuint(r->nodes[1].id, ==, 10);
+  g_assert_cmpuint(r->nodes[2].id, ==, 20);
+  g_assert_cmpuint(r->parent_edges[r->nodes[2].parents], ==, ET_EDGE_DATA | ET_EDGE_CTRL | 1);
+  et_graph_free(r);
+  et_graph_free(g);
+  rm_rf(dir);
+  g_free(dir), g_free(p);
+}
+
 /* ---- ASTRA-sim microbenchmark files ---- */
 
 static void test_astrasim_files(void)
@@ -1107,6 +1136,7 @@ int main(int argc, char **argv)
   g_test_add_func("/et/builder/cycles", test_builder_cycles);
   g_test_add_func("/et/names", test_names);
   g_test_add_func("/et/io/round_trip", test_round_trip);
+  g_test_add_func("/et/io/write_order", test_write_order);
   g_test_add_func("/et/io/astrasim", test_astrasim_files);
   g_test_add_func("/et/io/pytorch_trace", test_pytorch_trace);
   g_test_add_func("/et/io/truncated", test_truncated_everywhere);
