@@ -381,6 +381,31 @@ static int cmp_step(const void *a, const void *b)
   return x->n < y->n ? -1 : x->n > y->n;
 }
 
+/* Time a GPU op is attributed to: its launch when known, else its own start. */
+static sim_time_ps gpu_anchor(ctx *c, const kt_event *e)
+{
+  if (e->correlation != KT_ABSENT) {
+    gpointer v = g_hash_table_lookup(c->launch_by_corr, &e->correlation);
+    if (v)
+      return ev(c->t, GPOINTER_TO_UINT(v) - 1)->ts;
+  }
+  return e->ts;
+}
+
+/* Whether any GPU op is anchored in [ws, we); O(events). */
+static gboolean step_has_gpu(ctx *c, sim_time_ps ws, sim_time_ps we)
+{
+  for (guint i = 0; i < c->t->events->len; i++) {
+    const kt_event *e = ev(c->t, i);
+    if (e->kind != KT_EV_KERNEL && e->kind != KT_EV_MEMCPY && e->kind != KT_EV_MEMSET)
+      continue;
+    sim_time_ps a = gpu_anchor(c, e);
+    if (a >= ws && a < we)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 /* Chooses the window [*ws, *we) on the CPU timeline. */
 static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
 {
@@ -441,7 +466,19 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
       return FALSE;
     }
   } else if (!c->opt->all_steps) {
-    lo = hi;
+    /* The last candidate step that launched GPU work (a trailing step that
+     * only holds the profiler's shutdown has none). */
+    guint pick = hi;
+    for (guint k = hi + 1; k-- > lo;) {
+      const kt_event *se = ev(t, s[k].ev);
+      if (step_has_gpu(c, se->ts, se->ts + se->dur)) {
+        pick = k;
+        break;
+      }
+    }
+    if (pick != hi)
+      rank_warn(r, "ProfilerStep#%d launched no GPU work; using ProfilerStep#%d", (int)s[hi].n, (int)s[pick].n);
+    lo = hi = pick;
   }
   *ws = ev(t, s[lo].ev)->ts;
   *we = ev(t, s[hi].ev)->ts + ev(t, s[hi].ev)->dur;

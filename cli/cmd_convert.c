@@ -1,0 +1,52 @@
+/* cmd_convert.c: `wisp convert TRACE... -o DIR` - Kineto traces to Chakra
+ * ET files DIR/<prefix>.<rank>.et plus DIR/comm_group.json, written
+ * atomically through et_workload_write.
+ */
+#include "config.h"
+#include "frontends/fe.h"
+#include "chakra/et_io.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
+                                 char **prefix, int *status);
+
+int wisp_cmd_convert(int argc, char **argv)
+{
+  fe_kineto_options opt;
+  char *out = NULL, *prefix = NULL;
+  int status = 0;
+  if (!wisp_kineto_cli_options("convert", &argc, &argv, &opt, &out, &prefix, &status))
+    goto done;
+  if (!out) {
+    fprintf(stderr, "wisp convert: give the output directory with -o DIR\n");
+    status = 2;
+    goto done;
+  }
+  if (g_mkdir_with_parents(out, 0755) != 0) {
+    fprintf(stderr, "wisp convert: error: %s: cannot create directory: %s\n", out, g_strerror(errno));
+    status = 1;
+    goto done;
+  }
+  fe_kineto_report rep;
+  GError *error = NULL;
+  et_workload *w = fe_kineto_load((const char *const *)argv + 1, argc - 1, &opt, &rep, &error);
+  fe_kineto_report_print(&rep, stderr);
+  fe_kineto_report_clear(&rep);
+  if (!w || !et_workload_write(w, out, prefix ? prefix : "trace", &error)) {
+    fprintf(stderr, "wisp convert: error: %s\n", error->message);
+    g_error_free(error);
+    et_workload_free(w);
+    status = 1;
+    goto done;
+  }
+  printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
+         out);
+  et_workload_free(w);
+done:
+  g_free(out);
+  g_free(prefix);
+  return status;
+}

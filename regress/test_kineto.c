@@ -1,0 +1,738 @@
+/* test_kineto.c: the Kineto frontend (frontends/kineto*.c).
+ *
+ * Synthetic inputs are built in the test (acceptance vector A1 of
+ * ../shared/reference/kineto.md §11, written here from its generator);
+ * real traces come from $WISP_SHARED_DATA and their expected counts are
+ * computed independently of the frontend by regular expressions over the
+ * raw JSON text (see each test).
+ */
+#include "config.h"
+
+#include "chakra/et_io.h"
+#include "frontends/kineto.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+#include <zlib.h>
+
+/* ---------- helpers ---------- */
+
+static char *tmpdir_new(void)
+{
+  char *d = g_dir_make_tmp("wisp-kineto-XXXXXX", NULL);
+  g_assert_nonnull(d);
+  return d;
+}
+
+static void rm_rf(const char *path)
+{
+  char *argv[] = { "rm", "-rf", (char *)path, NULL };
+  g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
+static char *write_file(const char *dir, const char *name, const char *text)
+{
+  char *p = g_build_filename(dir, name, NULL);
+  g_assert_true(g_file_set_contents(p, text, -1, NULL));
+  return p;
+}
+
+static const char *shared_data(void)
+{
+  const char *d = g_getenv("WISP_SHARED_DATA");
+  if (!d || !g_file_test(d, G_FILE_TEST_IS_DIR))
+    return NULL;
+  return d;
+}
+
+static char *read_gz(const char *path)
+{
+  gzFile f = gzopen(path, "rb");
+  g_assert_nonnull(f);
+  GString *s = g_string_new("");
+  char buf[65536];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0)
+    g_string_append_len(s, buf, n);
+  gzclose(f);
+  return g_string_free(s, FALSE);
+}
+
+static gboolean report_has_warning(const fe_kineto_report *r, const char *needle)
+{
+  for (guint i = 0; i < r->warnings->len; i++)
+    if (strstr(g_ptr_array_index(r->warnings, i), needle))
+      return TRUE;
+  return FALSE;
+}
+
+/* ---------- tables ---------- */
+
+static void test_tables(void)
+{
+  /* kineto.md §5: c10 ScalarType element sizes and C++ type names. */
+  g_assert_cmpint(kt_dtype_size("Long"), ==, 8);
+  g_assert_cmpint(kt_dtype_size("BFloat16"), ==, 2);
+  g_assert_cmpint(kt_dtype_size("Byte"), ==, 1);
+  g_assert_cmpint(kt_dtype_size("Bool"), ==, 1);
+  g_assert_cmpint(kt_dtype_size("ComplexDouble"), ==, 16);
+  g_assert_cmpint(kt_dtype_size("QInt32"), ==, 4);
+  g_assert_cmpint(kt_dtype_size("Float8_e4m3fnuz"), ==, 1);
+  g_assert_cmpint(kt_dtype_size("UInt64"), ==, 8);
+  g_assert_cmpint(kt_dtype_size("Float4_e2m1fn_x2"), ==, 1);
+  g_assert_cmpint(kt_dtype_size("long int"), ==, 8);
+  g_assert_cmpint(kt_dtype_size("long"), ==, 8);
+  g_assert_cmpint(kt_dtype_size("c10::Float8_e4m3fn"), ==, 1);
+  g_assert_cmpint(kt_dtype_size("c10::complex<double>"), ==, 16);
+  g_assert_cmpint(kt_dtype_size("Foo"), ==, 0);   /* unknown: no silent default */
+  /* kineto.md §3: every naming variant, case-insensitive. */
+  g_assert_true(kt_is_comm_kernel_name("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"));
+  g_assert_true(kt_is_comm_kernel_name("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"));
+  g_assert_true(kt_is_comm_kernel_name("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  g_assert_true(kt_is_comm_kernel_name("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"));
+  g_assert_true(kt_is_comm_kernel_name("rcclKernel_AllReduce_RING_LL"));
+  g_assert_true(kt_is_comm_kernel_name("NCCLDEVKERNEL_SendRecv"));
+  g_assert_true(kt_is_comm_kernel_name("cross_device_reduce_1stage<float, 8>"));
+  g_assert_false(kt_is_comm_kernel_name("volta_sgemm_128x64_nn"));
+  g_assert_false(kt_is_comm_kernel_name("ncclSomethingElse"));
+  et_coll_type c;
+  int p2p;
+  g_assert_true(kt_coll_from_kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_ALL_TO_ALL);
+  g_assert_true(kt_coll_from_kernel("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_REDUCE_SCATTER);
+  g_assert_true(kt_coll_from_kernel("ncclDevKernel_Reduce_Sum_f32_RING_LL(x)", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_REDUCE);
+  g_assert_true(kt_coll_from_kernel("ncclKernel_Broadcast_RING_LL_Sum_int8_t(x)", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_BROADCAST);
+  g_assert_false(kt_coll_from_kernel("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", &c, &p2p));
+  g_assert_true(kt_coll_from_arg("allgather_into_tensor_coalesced", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_ALL_GATHER);
+  g_assert_true(kt_coll_from_arg("_reduce_scatter_base", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_REDUCE_SCATTER);
+  g_assert_true(kt_coll_from_arg("all_to_allv", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_ALL_TO_ALLV);
+  g_assert_true(kt_coll_from_arg("recv", &c, &p2p));
+  g_assert_cmpint(p2p, ==, 2);
+  g_assert_false(kt_coll_from_arg("wait", &c, &p2p));
+  g_assert_true(kt_coll_from_cpu_op("c10d::allreduce_", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_ALL_REDUCE);
+  g_assert_true(kt_coll_from_cpu_op("c10d::alltoall_base_", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_ALL_TO_ALL);
+  g_assert_true(kt_coll_from_cpu_op("nccl:_all_gather_base", &c, &p2p));
+  g_assert_cmpint(c, ==, ET_COLL_ALL_GATHER);
+}
+
+/* kineto.md §6: Process Group Ranks forms. */
+static void test_ranks(void)
+{
+  int *r, n;
+  gboolean trunc;
+  const char *why;
+  g_assert_true(kt_parse_ranks("[0, 4, 8, 12]", 4, &r, &n, &trunc, &why));
+  g_assert_cmpint(n, ==, 4);
+  g_assert_cmpint(r[3], ==, 12);
+  g_free(r);
+  /* Elided with stride 4: 0..124 step 4 = 32 members (W9: not stride 1). */
+  g_assert_true(kt_parse_ranks("[0, 4, ..., 124]", 32, &r, &n, &trunc, &why));
+  g_assert_cmpint(n, ==, 32);
+  g_assert_cmpint(r[1], ==, 4);
+  g_assert_cmpint(r[31], ==, 124);
+  g_free(r);
+  g_assert_true(kt_parse_ranks("[0, 1, ..., 31]", KT_ABSENT, &r, &n, &trunc, &why));
+  g_assert_cmpint(n, ==, 32);
+  g_free(r);
+  /* Count 32 contradicts Group size 31. */
+  g_assert_false(kt_parse_ranks("[0, 4, ..., 124]", 31, &r, &n, &trunc, &why));
+  g_assert_false(trunc);
+  /* 10 is not on 0, 3, 6, 9, ... */
+  g_assert_false(kt_parse_ranks("[0, 3, ..., 10]", KT_ABSENT, &r, &n, &trunc, &why));
+  /* PyTorch's cut list: members beyond the 30th are unknown. */
+  g_assert_false(kt_parse_ranks("[0, 1, 2, 29, ...]", 64, &r, &n, &trunc, &why));
+  g_assert_true(trunc);
+  g_assert_false(kt_parse_ranks("[a]", 1, &r, &n, &trunc, &why));
+  g_assert_false(kt_parse_ranks("[0, 1", 2, &r, &n, &trunc, &why));
+  GArray *l = g_array_new(FALSE, FALSE, sizeof(gint64));
+  g_assert_true(kt_parse_int_list("[3, 5, 7]", l));
+  g_assert_cmpuint(l->len, ==, 3);
+  g_assert_false(kt_parse_int_list("[1, 2, ...]", l));
+  g_array_free(l, TRUE);
+}
+
+/* ---------- acceptance vector A1 (kineto.md §11) ---------- */
+
+static void ev(GString *s, const char *name, const char *ts, const char *dur, int stream, const char *args,
+               const char *cat)
+{
+  g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d, \"ts\": %s, "
+                         "\"dur\": %s, \"args\": {\"stream\": %d, \"device\": 0%s%s}}",
+                         s->str[s->len - 1] == '[' ? "" : ", ", cat ? cat : "kernel", name, stream, ts, dur, stream,
+                         args ? ", " : "", args ? args : "");
+}
+
+static char *a1_json(int r)
+{
+  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": ");
+  g_string_append_printf(s, "%d, \"world_size\": 2}, \"traceEvents\": [", r);
+  g_string_append(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 0, \"tid\": 1, "
+                     "\"ts\": 0, \"dur\": 400, \"args\": {}}");
+  ev(s, "gemm_A", "0", "100", 7, NULL, NULL);
+  ev(s, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "10", "50", 20,
+     "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg nelems\": 1048576, \"Group size\": 2, "
+     "\"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"External id\": 11",
+     NULL);
+  ev(s, "gemm_B", "100", "50", 7, NULL, NULL);
+  char *a = g_strdup_printf("\"Collective name\": \"all_to_allv\", \"In msg nelems\": %d, \"Out msg nelems\": %d, "
+                            "\"Group size\": 2, \"dtype\": \"BFloat16\", \"Process Group Ranks\": \"[0, 1]\", "
+                            "\"External id\": 12", 1000 * (r + 1), 1000 * (r + 1));
+  ev(s, "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", "200", "30", 20, a, NULL);
+  g_free(a);
+  ev(s, "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", "240", "5", 20,
+     "\"Collective name\": \"all_to_allv\", \"In msg nelems\": 8, \"Out msg nelems\": 8, \"Group size\": 2, "
+     "\"dtype\": \"Long\", \"Process Group Ranks\": \"[0, 1]\", \"External id\": 13", NULL);
+  ev(s, "Memcpy DtoD (Device -> Device)", "250", "20", 7, NULL, "gpu_memcpy");
+  ev(s, "gemm_C", "300", "40", 7, NULL, NULL);
+  if (r == 0)
+    ev(s, "ncclDevKernel_AllGather_RING_LL", "350", "10", 21,
+       "\"Collective name\": \"_allgather_base\", \"In msg nelems\": 10, \"Out msg nelems\": 20, \"dtype\": \"Float\", "
+       "\"Process Group Ranks\": \"[0, 1]\", \"External id\": 14", NULL);
+  g_string_append(s, "]}");
+  return g_string_free(s, FALSE);
+}
+
+static uint32_t find_node(const et_graph *g, const char *name)
+{
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (!strcmp(et_node_name(g, i), name))
+      return i;
+  g_error("node %s not found", name);
+  return ET_NONE;
+}
+
+/* Is there a path a -> ... -> b?  (DFS over children; graphs here are tiny.) */
+static gboolean reaches(const et_graph *g, uint32_t a, uint32_t b)
+{
+  if (a == b)
+    return TRUE;
+  for (uint32_t k = g->nodes[a].children; k < g->nodes[a + 1].children; k++)
+    if (reaches(g, g->child_index[k], b))
+      return TRUE;
+  return FALSE;
+}
+
+static void test_a1(void)
+{
+  char *dir = tmpdir_new();
+  for (int r = 0; r < 2; r++) {
+    char *j = a1_json(r), *name = g_strdup_printf("rank%d_trace.json", r);
+    g_free(write_file(dir, name, j));
+    g_free(j);
+    g_free(name);
+  }
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  fe_kineto_report rep;
+  GError *e = NULL;
+  const char *paths[] = { dir };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, &e);
+  g_assert_no_error(e);
+  g_assert_nonnull(w);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  /* Groups keyed by (pg name, ranks): ("0",[0,1]) for the all-reduce and
+   * ("",[0,1]) for the unnamed all_to_allv / all-gather: two communicators. */
+  g_assert_cmpuint(w->groups->len, ==, 2);
+  /* Matched: AR + 2 all_to_allv = 3 tuples; the rank-0-only all-gather is
+   * dropped with the reason "present on rank 0 only" (W7). */
+  g_assert_cmpuint(rep.matched, ==, 3);
+  g_assert_cmpuint(rep.dropped, ==, 1);
+  g_assert_true(report_has_warning(&rep, "present on rank 0 only"));
+  /* all_to_allv imbalance: 1000*2 B on rank 0 vs 2000*2 B on rank 1 (W12);
+   * the 8-element Long exchange is balanced. */
+  g_assert_cmpuint(rep.imbalanced_a2av, ==, 1);
+  g_assert_true(report_has_warning(&rep, "2000, 4000"));
+  /* Window = ProfilerStep#3 = [0, 400) µs: measured step 400 µs. */
+  g_assert_cmpint(w->measured_step_ps[0], ==, 400 * SIM_PS_PER_US);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 3);
+  const et_graph *g0 = w->ranks[0];
+  uint32_t ga = find_node(g0, "gemm_A");
+  g_assert_cmpint(g0->nodes[ga].start_ps, ==, 0);  /* rank 0 starts at t = 0 with gemm_A */
+  g_assert_cmpint(g0->nodes[ga].duration_ps, ==, 100 * SIM_PS_PER_US);
+  /* The memcpy is GPU work on stream 7 (between gemm_B and gemm_C). */
+  uint32_t mc = find_node(g0, "Memcpy DtoD (Device -> Device)");
+  g_assert_cmpint(g0->nodes[mc].type, ==, ET_NODE_COMP);
+  g_assert_true(reaches(g0, find_node(g0, "gemm_B"), mc));
+  g_assert_true(reaches(g0, mc, find_node(g0, "gemm_C")));
+  /* AR sized 1048576 x 2 B; the AR on stream 20 overlaps gemm_A: no path either way. */
+  uint32_t ar = find_node(g0, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)");
+  g_assert_cmpint(g0->nodes[ar].type, ==, ET_NODE_COMM_COLL);
+  const et_comm *c = et_node_comm(g0, ar);
+  g_assert_cmpuint(c->bytes, ==, 2097152);
+  g_assert_cmpint(c->coll, ==, ET_COLL_ALL_REDUCE);
+  g_assert_false(reaches(g0, ga, ar));
+  g_assert_false(reaches(g0, ar, ga));
+  /* The all_to_allv keeps rank 1's own size 2000 x 2 B. */
+  const et_graph *g1 = w->ranks[1];
+  uint32_t n1 = 0, a2a_bytes = 0;
+  for (uint32_t i = 0; i < g1->n_nodes; i++)
+    if (g1->nodes[i].type == ET_NODE_COMM_COLL && et_node_comm(g1, i)->coll != ET_COLL_ALL_REDUCE && !n1++)
+      a2a_bytes = (uint32_t)et_node_comm(g1, i)->bytes;
+  g_assert_cmpuint(a2a_bytes, ==, 4000);
+  /* The dropped all-gather stays as a COMP node with its measured 10 µs. */
+  uint32_t ag = find_node(g0, "ncclDevKernel_AllGather_RING_LL");
+  g_assert_cmpint(g0->nodes[ag].type, ==, ET_NODE_COMP);
+  g_assert_cmpint(g0->nodes[ag].duration_ps, ==, 10 * SIM_PS_PER_US);
+  /* Idle time on stream 7 between gemm_B (ends 150) and the memcpy (250): a 100 µs delay node. */
+  gboolean found_gap = FALSE;
+  for (uint32_t i = 0; i < g0->n_nodes; i++)
+    if ((g0->nodes[i].flags & ET_FLAG_DELAY) && g0->nodes[i].start_ps == 150 * SIM_PS_PER_US &&
+        g0->nodes[i].duration_ps == 100 * SIM_PS_PER_US)
+      found_gap = TRUE;
+  g_assert_true(found_gap);
+  /* --strict turns the dropped all-gather into an error. */
+  fe_kineto_report rep2;
+  opt.strict = TRUE;
+  g_assert_null(fe_kineto_load(paths, 1, &opt, &rep2, &e));
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(e->message, "rank 0 only"));
+  g_clear_error(&e);
+  fe_kineto_report_clear(&rep2);
+  /* Writing: OUT/trace.<r>.et + comm_group.json, read back with the same nodes. */
+  char *out = g_build_filename(dir, "out", NULL);
+  g_assert_cmpint(g_mkdir(out, 0755), ==, 0);
+  g_assert_true(et_workload_write(w, out, "trace", &e));
+  g_assert_no_error(e);
+  char *cg = g_build_filename(out, "comm_group.json", NULL);
+  g_assert_true(g_file_test(cg, G_FILE_TEST_EXISTS));
+  g_free(cg);
+  char *prefix = g_build_filename(out, "trace", NULL);
+  et_workload *back = et_workload_load(prefix, 0, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(back->n_ranks, ==, 2);
+  g_assert_cmpuint(back->ranks[0]->n_nodes, ==, w->ranks[0]->n_nodes);
+  g_assert_cmpuint(back->groups->len, ==, 2);
+  et_workload_free(back);
+  g_free(prefix);
+  g_free(out);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+/* Gap mode on A1: rank 1 = lead gap 10 µs, AR(50), gap 140 µs (60 -> 200),
+ * a2av(30), gap 10 µs (230 -> 240), a2av(5), trailing gap 155 µs (245 -> 400). */
+static void test_a1_gap_mode(void)
+{
+  char *dir = tmpdir_new();
+  for (int r = 0; r < 2; r++) {
+    char *j = a1_json(r), *name = g_strdup_printf("rank%d_trace.json", r);
+    g_free(write_file(dir, name, j));
+    g_free(j);
+    g_free(name);
+  }
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.mode = FE_KINETO_GAP;
+  GError *e = NULL;
+  const char *paths[] = { dir };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, NULL, &e);
+  g_assert_no_error(e);
+  const et_graph *g = w->ranks[1];
+  static const sim_time_ps want[] = { 10, 50, 140, 30, 10, 5, 155 };
+  g_assert_cmpuint(g->n_nodes, ==, G_N_ELEMENTS(want));
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    g_assert_cmpint(g->nodes[i].duration_ps, ==, want[i] * SIM_PS_PER_US);
+  et_workload_free(w);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+/* Durations keep sub-µs precision: 12.3456789 µs = 12,345,678.9 ps -> 12,345,679 ps. */
+static void test_precision(void)
+{
+  const char *j = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": ["
+                  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+                  "\"ts\": 1694128201436272.001, \"dur\": 12.3456789, \"args\": {\"stream\": 7}}]}";
+  char *dir = tmpdir_new();
+  char *p = write_file(dir, "t.json", j);
+  GError *e = NULL;
+  const char *paths[] = { p };
+  et_workload *w = fe_kineto_load(paths, 1, NULL, NULL, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(w->ranks[0]->n_nodes, ==, 1);
+  g_assert_cmpint(w->ranks[0]->nodes[0].duration_ps, ==, 12345679);
+  et_workload_free(w);
+  g_free(p);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+/* Record/wait inference (kineto.md §8): gemm_A launched, cudaEventRecord,
+ * cudaStreamWaitEvent, AR launched.  When the AR starts after gemm_A ends
+ * the edge is added; when it ran under gemm_A the edge contradicts the
+ * measurement and is not added (overlap preserved). */
+static void test_sync_edges(void)
+{
+  for (int overlap = 0; overlap < 2; overlap++) {
+    const char *ar_ts = overlap ? "10" : "120";
+    char *j = g_strdup_printf(
+        "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 5, \"tid\": 5, \"ts\": 0, "
+        "\"dur\": 1, \"args\": {\"correlation\": 1}},"
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"pid\": 5, \"tid\": 5, \"ts\": 2, "
+        "\"dur\": 1, \"args\": {\"correlation\": 2}},"
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamWaitEvent\", \"pid\": 5, \"tid\": 5, "
+        "\"ts\": 4, \"dur\": 1, \"args\": {\"correlation\": 3}},"
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 5, \"tid\": 5, \"ts\": 6, "
+        "\"dur\": 1, \"args\": {\"correlation\": 4}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_A\", \"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 100, "
+        "\"args\": {\"stream\": 7, \"correlation\": 1}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"pid\": 0, "
+        "\"tid\": 20, \"ts\": %s, \"dur\": 50, \"args\": {\"stream\": 20, \"correlation\": 4, \"Collective name\": "
+        "\"allreduce\", \"In msg nelems\": 4, \"dtype\": \"Float\", \"Process Group Ranks\": \"[0]\"}}]}", ar_ts);
+    char *dir = tmpdir_new();
+    char *p = write_file(dir, "t.json", j);
+    fe_kineto_report rep;
+    GError *e = NULL;
+    const char *paths[] = { p };
+    et_workload *w = fe_kineto_load(paths, 1, NULL, &rep, &e);
+    g_assert_no_error(e);
+    const et_graph *g = w->ranks[0];
+    uint32_t a = find_node(g, "gemm_A"), b = find_node(g, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    g_assert_cmpint(reaches(g, a, b), ==, !overlap);
+    g_assert_cmpuint(rep.ranks[0].cross_stream_edges, ==, overlap ? 0 : 1);
+    g_assert_cmpuint(rep.ranks[0].inconsistent_sync_edges, ==, overlap ? 1 : 0);
+    g_assert_cmpuint(et_node_comm(g, b)->bytes, ==, 16); /* 4 x Float */
+    et_workload_free(w);
+    fe_kineto_report_clear(&rep);
+    g_free(p);
+    g_free(j);
+    rm_rf(dir);
+    g_free(dir);
+  }
+}
+
+/* Cycle breaking (W18, vector A5's requirement): 0->1->2->0 plus 2->3. The
+ * dropped edge is the one pointing furthest back in node order, 2->0; the
+ * self loop 3->3 is dropped too; 0->1, 1->2, 2->3 survive. */
+static void test_cycles(void)
+{
+  kt_graph g = { 0 };
+  g.nodes = g_array_new(FALSE, TRUE, sizeof(kt_node));
+  g.edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  g_array_set_size(g.nodes, 4);
+  kt_edge es[] = { { 0, 1 }, { 1, 2 }, { 2, 0 }, { 2, 3 }, { 3, 3 } };
+  g_array_append_vals(g.edges, es, G_N_ELEMENTS(es));
+  g_assert_cmpuint(kt_graph_break_cycles(&g), ==, 2);
+  g_assert_cmpuint(g.edges->len, ==, 3);
+  for (guint i = 0; i < g.edges->len; i++) {
+    kt_edge e = g_array_index(g.edges, kt_edge, i);
+    g_assert_true(e.parent < e.child);
+  }
+  g_array_free(g.nodes, TRUE);
+  g_array_free(g.edges, TRUE);
+}
+
+/* ---------- real traces ---------- */
+
+/* hta/nccl_parser_config: README says 21 NCCL kernels (15 AllReduce, 6
+ * Broadcast) with full args.  Expected counts and bytes are recomputed here
+ * from the raw text: for every kernel event whose name starts with
+ * ncclKernel_, the args block's "In msg nelems" x element size of its dtype. */
+static void test_nccl_data(void)
+{
+  const char *d = shared_data();
+  if (!d) {
+    g_test_skip("WISP_SHARED_DATA not set or absent: hta/nccl_parser_config test skipped");
+    return;
+  }
+  char *path = g_build_filename(d, "hta/nccl_parser_config/nccl_data.json.gz", NULL);
+  char *text = read_gz(path);
+  GRegex *re = g_regex_new("\"cat\": \"kernel\", \"name\": \"ncclKernel_(\\w+?)_[^}]*?\"dtype\": \"(\\w+)\"", 0, 0, NULL);
+  GRegex *ne = g_regex_new("\"In msg nelems\": (\\d+)", 0, 0, NULL);
+  GMatchInfo *mi;
+  guint n_ar = 0, n_bc = 0;
+  guint64 bytes = 0;
+  g_regex_match(re, text, 0, &mi);
+  while (g_match_info_matches(mi)) {
+    char *op = g_match_info_fetch(mi, 1), *dt = g_match_info_fetch(mi, 2), *all = g_match_info_fetch(mi, 0);
+    n_ar += !strcmp(op, "AllReduce");
+    n_bc += !strcmp(op, "Broadcast");
+    GMatchInfo *m2;
+    g_assert_true(g_regex_match(ne, all, 0, &m2));
+    char *num = g_match_info_fetch(m2, 1);
+    /* c10 element sizes of the dtypes present: Float 4, Long 8. */
+    int sz = !strcmp(dt, "Float") ? 4 : !strcmp(dt, "Long") ? 8 : -1;
+    g_assert_cmpint(sz, >, 0);
+    bytes += g_ascii_strtoull(num, NULL, 10) * (guint64)sz;
+    g_free(num);
+    g_match_info_free(m2);
+    g_free(op);
+    g_free(dt);
+    g_free(all);
+    g_match_info_next(mi, NULL);
+  }
+  g_match_info_free(mi);
+  g_regex_unref(re);
+  g_regex_unref(ne);
+  g_free(text);
+  g_assert_cmpuint(n_ar, ==, 15); /* the README's numbers, recomputed */
+  g_assert_cmpuint(n_bc, ==, 6);
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.whole_trace = TRUE;      /* count every kernel, not one step */
+  opt.replicate_from = "0";    /* rank 0 of 2: rank 1 synthesized */
+  fe_kineto_report rep;
+  GError *e = NULL;
+  const char *paths[] = { path };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, &e);
+  g_assert_no_error(e);
+  const fe_kineto_rank_report *rr = &rep.ranks[0];
+  g_assert_cmpuint(rr->events_read, ==, 40573);  /* README */
+  g_assert_cmpuint(rr->kernels, ==, 2700);        /* README */
+  g_assert_cmpuint(rr->comm_by_type[ET_COLL_ALL_REDUCE], ==, n_ar);
+  g_assert_cmpuint(rr->comm_by_type[ET_COLL_BROADCAST], ==, n_bc);
+  g_assert_cmpuint(rr->comm_size_from_args, ==, n_ar + n_bc);
+  g_assert_cmpuint(rr->comm_bytes, ==, bytes);
+  g_assert_cmpuint(rr->comm_dropped, ==, 0);
+  g_assert_cmpint(rr->n_steps, ==, 3);           /* ProfilerStep#4..6 */
+  g_assert_cmpint(rr->step_first, ==, 4);
+  g_assert_cmpint(rr->step_last, ==, 6);
+  g_assert_true(report_has_warning(&rep, "synthesized from rank(s) 0"));
+  /* pg_config: the group is pg "0" default_pg over [0, 1]. */
+  g_assert_cmpuint(w->groups->len, ==, 1);
+  const et_group *grp = et_workload_group(w, 0);
+  g_assert_cmpint(grp->n_ranks, ==, 2);
+  g_assert_nonnull(strstr(grp->desc, "default_pg"));
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  /* Default window: the middle step #5 of 4..6. */
+  fe_kineto_options_init(&opt);
+  opt.replicate_from = "0";
+  w = fe_kineto_load(paths, 1, &opt, &rep, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 5);
+  g_assert_cmpuint(rep.ranks[0].comm_kernels, <, n_ar + n_bc);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  /* Without --replicate-from, a missing rank is an error that says how to proceed. */
+  g_assert_null(fe_kineto_load(paths, 1, NULL, NULL, &e));
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(e->message, "--replicate-from"));
+  g_clear_error(&e);
+  g_free(path);
+}
+
+/* param/dlrm_kineto.tar.gz: 8 ranks, per rank 3 AllReduce + 5 SendRecv
+ * kernels whose sizes come only from CPU-side nccl:* ops.  Expected bytes
+ * per rank = sum over the file's nccl:all_reduce / nccl:all_to_all ops of
+ * Input Dims[0][0] x sizeof(Input type[0]), recomputed from the raw text. */
+static void test_dlrm(void)
+{
+  const char *d = shared_data();
+  if (!d) {
+    g_test_skip("WISP_SHARED_DATA not set or absent: DLRM test skipped");
+    return;
+  }
+  char *tar = g_build_filename(d, "param/dlrm_kineto.tar.gz", NULL);
+  char *dir = tmpdir_new();
+  char *argv[] = { "tar", "-xzf", tar, "-C", dir, NULL };
+  int status = 1;
+  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, NULL));
+  g_assert_cmpint(status, ==, 0);
+  char *tdir = g_build_filename(dir, "dlrm_kineto", NULL);
+  fe_kineto_report rep;
+  GError *e = NULL;
+  const char *paths[] = { tdir };
+  et_workload *w = fe_kineto_load(paths, 1, NULL, &rep, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(w->n_ranks, ==, 8);
+  g_assert_cmpint(rep.n_files, ==, 8);
+  /* 8 communications per rank, all matched across the 8 ranks. */
+  g_assert_cmpuint(rep.matched, ==, 8);
+  g_assert_cmpuint(rep.dropped, ==, 0);
+  g_assert_cmpuint(rep.mismatches, ==, 0);
+  GRegex *re = g_regex_new("\"name\": \"nccl:(all_reduce|all_to_all)\"[^}]*\"Input Dims\": \\[\\[(\\d+)\\]\\], "
+                           "\"Input type\": \\[\"([^\"]+)\"\\]", 0, 0, NULL);
+  for (int i = 0; i < rep.n_files; i++) {
+    const fe_kineto_rank_report *rr = &rep.ranks[i];
+    char *text;
+    g_assert_true(g_file_get_contents(rr->path, &text, NULL, NULL));
+    GMatchInfo *mi;
+    guint64 bytes = 0;
+    guint n = 0;
+    g_regex_match(re, text, 0, &mi);
+    while (g_match_info_matches(mi)) {
+      char *num = g_match_info_fetch(mi, 2), *ty = g_match_info_fetch(mi, 3);
+      /* Element sizes of the C++ names seen here: float 4, int 4, long int 8. */
+      int sz = !strcmp(ty, "long int") ? 8 : (!strcmp(ty, "float") || !strcmp(ty, "int")) ? 4 : -1;
+      g_assert_cmpint(sz, >, 0);
+      bytes += g_ascii_strtoull(num, NULL, 10) * (guint64)sz;
+      n++;
+      g_free(num);
+      g_free(ty);
+      g_match_info_next(mi, NULL);
+    }
+    g_match_info_free(mi);
+    g_free(text);
+    g_assert_cmpuint(n, ==, 8);
+    g_assert_cmpstr(rr->rank_source, ==, "distributedInfo.rank");
+    g_assert_cmpuint(rr->comm_by_type[ET_COLL_ALL_REDUCE], ==, 3);
+    g_assert_cmpuint(rr->comm_by_type[ET_COLL_ALL_TO_ALL], ==, 5);
+    g_assert_cmpuint(rr->comm_size_from_cpu_op, ==, 8);
+    g_assert_cmpuint(rr->comm_bytes, ==, bytes);
+    g_assert_cmpuint(rr->comm_matched, ==, 8);
+    g_assert_cmpint(rr->step_used, ==, 10);
+    g_assert_cmpint(w->measured_step_ps[rr->rank], >, 0);
+  }
+  /* Rank 2's first all-reduce is 394,241 floats = 1,576,964 B (kineto.md §4.1). */
+  const et_graph *g2 = w->ranks[2];
+  gboolean seen = FALSE;
+  for (uint32_t i = 0; i < g2->n_nodes; i++)
+    if (g2->nodes[i].comm != ET_NONE && et_node_comm(g2, i)->bytes == 1576964)
+      seen = TRUE;
+  g_assert_true(seen);
+  g_regex_unref(re);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  rm_rf(dir);
+  g_free(dir);
+  g_free(tdir);
+  g_free(tar);
+}
+
+/* Edge-case fixtures: documented errors and warnings, never crashes. */
+static void test_edge_cases(void)
+{
+  const char *d = shared_data();
+  if (!d) {
+    g_test_skip("WISP_SHARED_DATA not set or absent: edge-case fixtures skipped");
+    return;
+  }
+  static const struct {
+    const char *path;
+    int code;          /* -1 = loads */
+    const char *text;  /* in the error, or in a warning when it loads */
+  } cases[] = {
+    { "hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", WISP_ERROR_UNSUPPORTED, "CPU-only trace (backend gloo)" },
+    { "hta/distributed_info_unavailable/distributed_info_not_found.json.gz", WISP_ERROR_UNSUPPORTED, "CPU-only" },
+    { "hta/rank_unavailable/rank_not_found.json.gz", WISP_ERROR_UNSUPPORTED, "CPU-only" },
+    { "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", -1, "launched no GPU work" },
+    { "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz", -1, "no distributedInfo" },
+    { "hta/trace_filter", WISP_ERROR_INVALID, "126 of 128 ranks have no trace" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *p = g_build_filename(d, cases[i].path, NULL);
+    const char *paths[] = { p };
+    fe_kineto_report rep;
+    GError *e = NULL;
+    et_workload *w = fe_kineto_load(paths, 1, NULL, &rep, &e);
+    if (cases[i].code < 0) {
+      g_assert_no_error(e);
+      g_assert_nonnull(w);
+      if (!report_has_warning(&rep, cases[i].text))
+        g_error("%s: no warning containing '%s'", p, cases[i].text);
+      g_assert_cmpuint(rep.ranks[0].comm_kernels, ==, 0);
+    } else {
+      g_assert_null(w);
+      g_assert_error(e, WISP_ERROR, cases[i].code);
+      if (!strstr(e->message, cases[i].text))
+        g_error("%s: error '%s' lacks '%s'", p, e->message, cases[i].text);
+      g_clear_error(&e);
+    }
+    et_workload_free(w);
+    fe_kineto_report_clear(&rep);
+    g_free(p);
+  }
+  /* AMD MI250: 14 kernels + 2 memcpy in the file (grep of "cat": "kernel" /
+   * "gpu_memcpy"), HIP launch names recognised: 12 hipLaunchKernel + 2
+   * hipExtModuleLaunchKernel + 2 hipMemcpyWithStream = 16 launches. */
+  char *p = g_build_filename(d, "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", NULL);
+  const char *paths[] = { p };
+  fe_kineto_report rep;
+  GError *e = NULL;
+  et_workload *w = fe_kineto_load(paths, 1, NULL, &rep, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(rep.ranks[0].kernels, ==, 14);
+  g_assert_cmpuint(rep.ranks[0].memcpys, ==, 2);
+  g_assert_cmpuint(rep.ranks[0].launches, ==, 16);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 1);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  g_free(p);
+}
+
+/* Malformed input: every truncation of a valid trace, bad escapes and
+ * non-trace JSON give WISP_ERROR_PARSE / INVALID naming the byte offset. */
+static void test_malformed(void)
+{
+  char *full = a1_json(0);
+  size_t n = strlen(full);
+  char *dir = tmpdir_new();
+  char *p = g_build_filename(dir, "rank0.json", NULL);
+  const char *paths[] = { p };
+  for (size_t cut = 0; cut < n; cut += (cut < 200 ? 1 : 7)) {
+    g_assert_true(g_file_set_contents(p, full, (gssize)cut, NULL));
+    GError *e = NULL;
+    et_workload *w = fe_kineto_load(paths, 1, NULL, NULL, &e);
+    g_assert_null(w);
+    g_assert_nonnull(e);
+    g_assert_true(e->code == WISP_ERROR_PARSE);
+    g_assert_nonnull(strstr(e->message, "byte "));
+    g_error_free(e);
+  }
+  static const struct { const char *json; int code; const char *text; } bad[] = {
+    { "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\\qb\"}]}", WISP_ERROR_PARSE, "byte 39:" }, /* the backslash is at offset 39 */
+    { "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1e999999}]}", WISP_ERROR_PARSE, "out of range" },
+    { "{\"traceEvents\": [{\"ph\": \"X\", \"dur\": -5}]}", WISP_ERROR_PARSE, "negative" },
+    { "{\"traceEvents\": 5}", WISP_ERROR_PARSE, "not an array" },
+    { "42", WISP_ERROR_PARSE, "not a Kineto trace" },
+    { "{\"schemaVersion\": 1}", WISP_ERROR_INVALID, "no traceEvents" },
+    { "{\"traceEvents\": []} []", WISP_ERROR_PARSE, "after the end" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_assert_true(g_file_set_contents(p, bad[i].json, -1, NULL));
+    GError *e = NULL;
+    g_assert_null(fe_kineto_load(paths, 1, NULL, NULL, &e));
+    g_assert_error(e, WISP_ERROR, bad[i].code);
+    if (!strstr(e->message, bad[i].text))
+      g_error("%s: '%s' lacks '%s'", bad[i].json, e->message, bad[i].text);
+    g_error_free(e);
+  }
+  /* Deeply nested args (100,000 levels) are skipped without recursion. */
+  GString *deep = g_string_new("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, "
+                               "\"dur\": 1, \"args\": {\"x\": ");
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c(deep, '[');
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c(deep, ']');
+  g_string_append(deep, "}}]}");
+  g_assert_true(g_file_set_contents(p, deep->str, (gssize)deep->len, NULL));
+  GError *e = NULL;
+  et_workload *w = fe_kineto_load(paths, 1, NULL, NULL, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(w->ranks[0]->n_nodes, ==, 1);
+  et_workload_free(w);
+  g_string_free(deep, TRUE);
+  g_free(full);
+  g_free(p);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/kineto/tables", test_tables);
+  g_test_add_func("/kineto/ranks", test_ranks);
+  g_test_add_func("/kineto/a1", test_a1);
+  g_test_add_func("/kineto/a1_gap_mode", test_a1_gap_mode);
+  g_test_add_func("/kineto/precision", test_precision);
+  g_test_add_func("/kineto/sync_edges", test_sync_edges);
+  g_test_add_func("/kineto/cycles", test_cycles);
+  g_test_add_func("/kineto/nccl_data", test_nccl_data);
+  g_test_add_func("/kineto/dlrm", test_dlrm);
+  g_test_add_func("/kineto/edge_cases", test_edge_cases);
+  g_test_add_func("/kineto/malformed", test_malformed);
+  return g_test_run();
+}
