@@ -1,15 +1,20 @@
-/* cmd_topo.c: `wisp topo CONFIG [--dot FILE]` loads a topology config
- * (wisp YAML or ASTRA-sim network.yml), prints the resolved topology and
- * optionally writes it as Graphviz (atomically). */
+/* cmd_topo.c: `wisp topo CONFIG [--dot FILE] [--route A:B ...]` loads a
+ * topology config (wisp YAML or ASTRA-sim network.yml), prints the resolved
+ * topology, optionally the routes between given ranks, and optionally
+ * writes it as Graphviz (atomically). */
 #include "config.h"
 #include "cli/wisp_cli.h"
 #include "topologies/topo.h"
 
+#include <stdlib.h>
+
 int wisp_cmd_topo(int argc, char **argv)
 {
   char *dot = NULL;
+  char **routes = NULL;
   GOptionEntry entries[] = {
     {"dot", 0, 0, G_OPTION_ARG_FILENAME, &dot, "also write the topology as Graphviz to FILE", "FILE"},
+    {"route", 0, 0, G_OPTION_ARG_STRING_ARRAY, &routes, "print the route from rank A to rank B (repeatable)", "A:B"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   GOptionContext *ctx = g_option_context_new("CONFIG - print a resolved network topology");
@@ -29,14 +34,45 @@ int wisp_cmd_topo(int argc, char **argv)
   if (argc != 2) {
     fprintf(stderr, "wisp topo: expected exactly one CONFIG file (see `wisp topo --help`)\n");
     g_free(dot);
+    g_strfreev(routes);
     return 2;
   }
   topo *t = topo_load(argv[1], &error);
   if (t == NULL) {
     g_free(dot);
+    g_strfreev(routes);
     return wisp_cli_fail(error);
   }
+  /* Route arguments are checked before anything is printed. */
+  int n_routes = routes ? (int)g_strv_length(routes) : 0;
+  int *pairs = g_new0(int, 2 * (gsize)n_routes + 1);
+  for (int i = 0; i < n_routes; i++) {
+    char *end = NULL;
+    long a = strtol(routes[i], &end, 10), b = -1;
+    if (end != routes[i] && *end == ':') {
+      char *p = end + 1;
+      b = strtol(p, &end, 10);
+      if (end == p || *end != '\0')
+        b = -1;
+    } else {
+      a = -1;
+    }
+    if (a < 0 || b < 0 || a >= topo_n_ranks(t) || b >= topo_n_ranks(t)) {
+      fprintf(stderr, "wisp topo: --route '%s' must be A:B with ranks 0..%d\n", routes[i], topo_n_ranks(t) - 1);
+      g_free(pairs);
+      g_strfreev(routes);
+      g_free(dot);
+      topo_free(t);
+      return 2;
+    }
+    pairs[2 * i] = (int)a;
+    pairs[2 * i + 1] = (int)b;
+  }
   topo_print(t, stdout);
+  for (int i = 0; i < n_routes; i++)
+    topo_print_route(t, pairs[2 * i], pairs[2 * i + 1], stdout);
+  g_free(pairs);
+  g_strfreev(routes);
   int status = 0;
   if (dot) {
     wisp_afile *f = wisp_afile_open(dot, &error);

@@ -251,6 +251,18 @@ static void test_ring_routes(void)
   for (int a = 0; a < 8; a++)
     for (int b = 0; b < 8; b++)
       g_assert_cmpuint(hops(t, a, b), ==, (uint32_t)ring_dist(a, b, 8));
+  /* topo_print_route: a header line plus one line per link (3 for 0 -> 5). */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  topo_print_route(t, 0, 5, f);
+  fclose(f);
+  int lines = 0;
+  for (char *p = buf; *p; p++)
+    lines += *p == '\n';
+  g_assert_cmpint(lines, ==, 1 + 3);
+  g_assert_nonnull(strstr(buf, "ep0 -> ep7"));
+  free(buf);
   topo_free(t);
 
   t = one_dim("ring_uni, size: 8");
@@ -923,11 +935,12 @@ static void test_cli(void)
   char *dot = g_build_filename(dir, "net.dot", NULL);
   char *out = NULL, *err = NULL;
   int status = 0;
-  char *argv1[] = {(char *)bin, "topo", cfg, "--dot", dot, NULL};
+  char *argv1[] = {(char *)bin, "topo", cfg, "--dot", dot, "--route", "3:12", NULL};
   g_assert_true(g_spawn_sync(NULL, argv1, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
   g_assert_true(g_spawn_check_wait_status(status, NULL));
   g_assert_nonnull(strstr(out, "topology two-tier-fc8-switch"));
   g_assert_nonnull(strstr(out, "bisection bandwidth"));
+  g_assert_nonnull(strstr(out, "route rank 3 -> rank 12"));
   char *text = NULL;
   g_assert_true(g_file_get_contents(dot, &text, NULL, NULL));
   g_assert_true(g_str_has_prefix(text, "digraph"));

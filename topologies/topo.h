@@ -80,7 +80,8 @@ int topo_rank_coord(const topo *t, int rank, int dim);
  * gives an empty route.  Cost: O(1) (a hash lookup) after the first call
  * for an endpoint pair; the first call is O(route length) for hierarchical
  * topologies and O(V + E) for the first route to each destination of an
- * explicit graph.  Not thread-safe: the cache lives in the topology. */
+ * explicit graph.  Not thread-safe: the cache lives in the topology.
+ * Memory: about 50 + 4 * hops bytes per distinct endpoint pair routed. */
 const uint32_t *topo_route(const topo *t, int src_rank, int dst_rank, uint32_t *n_links);
 
 /* Sum of link latencies and the minimum bandwidth along the route (0 and
@@ -116,7 +117,11 @@ const char *topo_name(const topo *t);
  * defined (explicit graphs, a single endpoint). */
 wisp_bw_Bps topo_bisection_bw(const topo *t);
 
-/* `wisp topo CONFIG [--dot FILE]` (cli/cmd_topo.c). */
+/* Prints the route between two ranks, one line per link (`wisp topo
+ * --route A:B`). */
+void topo_print_route(const topo *t, int src_rank, int dst_rank, FILE *out);
+
+/* `wisp topo CONFIG [--dot FILE] [--route A:B ...]` (cli/cmd_topo.c). */
 int wisp_cmd_topo(int argc, char **argv);
 
 G_END_DECLS

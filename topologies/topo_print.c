@@ -154,6 +154,16 @@ void topo_print(const topo *t, FILE *out)
   uint32_t n_sw = t->n_nodes - t->n_endpoints;
   fprintf(out, "  endpoints: %u, switches: %u, directed links: %u, ranks: %d (placement %s)\n", t->n_endpoints, n_sw,
           t->links->len, t->n_ranks, t->contiguous ? "contiguous" : "explicit");
+  if (!t->contiguous) {
+    /* The first 32 entries; the rest are counted, not dropped silently. */
+    int shown = MIN(t->n_ranks, 32);
+    fputs("  placement (rank:endpoint):", out);
+    for (int r = 0; r < shown; r++)
+      fprintf(out, " %d:%u", r, t->rank_ep[r]);
+    if (shown < t->n_ranks)
+      fprintf(out, " ... (%d more ranks)", t->n_ranks - shown);
+    fputc('\n', out);
+  }
   if (t->format != TOPO_FORMAT_GRAPH) {
     fprintf(out, "dimensions (innermost first):\n");
     for (int di = 0; di < t->n_dims; di++) {
@@ -336,4 +346,30 @@ void topo_print_dot(const topo *t, FILE *out)
     g_free(bw);
   }
   fputs("}\n", out);
+}
+
+void topo_print_route(const topo *t, int src_rank, int dst_rank, FILE *out)
+{
+  uint32_t n;
+  const uint32_t *r = topo_route(t, src_rank, dst_rank, &n);
+  sim_time_ps lat;
+  wisp_bw_Bps bw;
+  topo_route_cost(t, src_rank, dst_rank, &lat, &bw);
+  fprintf(out, "route rank %d -> rank %d (endpoint %u -> %u): %u hops, ", src_rank, dst_rank,
+          t->rank_ep[src_rank], t->rank_ep[dst_rank], n);
+  print_time(out, lat);
+  fputs(", bottleneck ", out);
+  print_bw(out, bw);
+  fputc('\n', out);
+  for (uint32_t i = 0; i < n; i++) {
+    const topo_link *l = topo_get_link(t, r[i]);
+    char *a = topo_node_label(t, l->src), *b = topo_node_label(t, l->dst);
+    fprintf(out, "  link %u: %s -> %s, tier %s, ", r[i], a, b, tier_name(t, l->tier));
+    print_bw(out, l->bw);
+    fputs(", ", out);
+    print_time(out, l->latency);
+    fputc('\n', out);
+    g_free(a);
+    g_free(b);
+  }
 }
