@@ -130,7 +130,7 @@ static void print_route_summary(const topo *t, uint32_t a, uint32_t b, FILE *out
     if (l->tier < 64)
       tiers |= G_GUINT64_CONSTANT(1) << l->tier;
   }
-  fprintf(out, "%u hops, ", r->len);
+  fprintf(out, "%u hop%s, ", r->len, r->len == 1 ? "" : "s");
   print_time(out, lat);
   fputs(", bottleneck ", out);
   print_bw(out, r->len ? bw : 0);
@@ -177,7 +177,7 @@ void topo_print(const topo *t, FILE *out)
       }
       if (d->kind == TOPO_KIND_FAT_TREE)
         fprintf(out, " (%d leaves, %d spines, oversubscription %g)", d->leaves, d->spines, d->oversub);
-      fprintf(out, ", %u groups, link ", d->n_groups);
+      fprintf(out, ", %u group%s, link ", d->n_groups, d->n_groups == 1 ? "" : "s");
       print_bw(out, d->bw);
       fputs(", latency ", out);
       print_time(out, d->latency);
@@ -244,7 +244,7 @@ void topo_print(const topo *t, FILE *out)
     fputs("bisection bandwidth (one direction): ", out);
     print_bw(out, bis);
     const topo_dim *d = &t->dims[o];
-    fprintf(out, "\n  = %u groups x cut of '%s' (%s, size %d) between ", d->n_groups, d->name,
+    fprintf(out, "\n  = %u group%s x cut of '%s' (%s, size %d) between ", d->n_groups, d->n_groups == 1 ? "" : "s", d->name,
             topo_kind_name(d->kind), d->size);
     if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
       int k = 0;
@@ -355,8 +355,8 @@ void topo_print_route(const topo *t, int src_rank, int dst_rank, FILE *out)
   sim_time_ps lat;
   wisp_bw_Bps bw;
   topo_route_cost(t, src_rank, dst_rank, &lat, &bw);
-  fprintf(out, "route rank %d -> rank %d (endpoint %u -> %u): %u hops, ", src_rank, dst_rank,
-          t->rank_ep[src_rank], t->rank_ep[dst_rank], n);
+  fprintf(out, "route rank %d -> rank %d (endpoint %u -> %u): %u hop%s, ", src_rank, dst_rank,
+          t->rank_ep[src_rank], t->rank_ep[dst_rank], n, n == 1 ? "" : "s");
   print_time(out, lat);
   fputs(", bottleneck ", out);
   print_bw(out, bw);
