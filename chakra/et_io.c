@@ -1182,7 +1182,7 @@ static gboolean load_groups(et_workload *w, const char *path, GError **error)
     int k = 0;
     for (cJSON *r = it->child; r != NULL; r = r->next, k++) {
       double v = cJSON_IsNumber(r) ? r->valuedouble : -1;
-      if (v != (int)v || v < 0 || v >= w->n_ranks) {
+      if (!(v >= 0 && v < w->n_ranks) || v != (double)(int)v) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "%s: group \"%s\" entry %d is not a rank in 0..%d", path, it->string, k, w->n_ranks - 1);
         g_free(ranks);

@@ -1063,6 +1063,14 @@ static void test_workload_round_trip(void)
   g_assert_null(r);
   g_assert_nonnull(strstr(err->message, "comm_group.json"));
   g_clear_error(&err);
+  g_assert_true(g_file_set_contents(cg, "{\"1\": [0, 1e300]}", -1, NULL));
+  r = et_workload_load(prefix, 0, &err);
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_clear_error(&err);
+  g_assert_true(g_file_set_contents(cg, "{\"1\": [0.5]}", -1, NULL));
+  r = et_workload_load(prefix, 0, &err);
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_clear_error(&err);
   g_assert_true(g_file_set_contents(cg, "[1, 2", -1, NULL));
   r = et_workload_load(prefix, 0, &err);
   g_assert_error(err, WISP_ERROR, WISP_ERROR_PARSE);
