@@ -887,7 +887,7 @@ static void sync_edges(ctx *c)
       }
     }
     uint32_t cons = KT_NONE;
-    int64_t wkey = ((int64_t)e->device << 32) | (uint32_t)e->stream;
+    int64_t wkey = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);
     for (guint o = 0; o < r->ops->len && cons == KT_NONE; o++) {
       const kt_op *op = &g_array_index(r->ops, kt_op, o);
       if (r->stream_keys[op->stream] == wkey && op->start + r->window_abs >= e->ts)
@@ -969,7 +969,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch };
     op.stream = 0;
     g_array_append_val(r->ops, op);
-    int64_t key = ((int64_t)e->device << 32) | (uint32_t)e->stream;
+    int64_t key = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);
     g_array_append_val(keys, key);
     gmin = MIN(gmin, op.start);
     gmax = MAX(gmax, op.end);

@@ -450,7 +450,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       if (gap >= min_gap_ps && gap > 0) {
         int64_t key = r->stream_keys[op->stream];
         uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, prev_end, KT_NONE,
-                              g_strdup_printf("idle_dev%d_stream%d", (int)(key >> 32), (int)(int32_t)key));
+                              g_strdup_printf("idle_dev%d_stream%d", (int)(int32_t)(uint32_t)((uint64_t)key >> 32), (int)(int32_t)(uint32_t)key));
         add_edge(g, prev, d);
         prev = d;
         g->gap_nodes++;
