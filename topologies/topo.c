@@ -497,8 +497,9 @@ static void hop(const topo *t, uint32_t u, uint32_t v, GArray *out)
 }
 
 /* Walks a ring of n members from local a to local b along the shorter
- * direction (ties and unidirectional rings: positive).  base/step map a
- * local index to the global endpoint. */
+ * direction (ties and unidirectional rings: positive), appending one link
+ * per step; ep(ctx, i) maps a local index to its global endpoint.  Returns
+ * b.  O(n) at worst, O(distance) in general. */
 static int ring_walk(const topo *t, int n, gboolean bidir, int a, int b, uint32_t (*ep)(const void *, int),
                      const void *ctx, GArray *out)
 {
