@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1458,6 +1459,17 @@ gboolean et_workload_write(const et_workload *w, const char *dir, const char *pr
     g_free(path);
     cJSON_free(text);
     cJSON_Delete(root);
+  }
+  /* A group file left from an earlier run would describe other groups. */
+  if (ok && ng == 0) {
+    char *path = g_build_filename(dir, "comm_group.json", NULL);
+    g_unlink(path);
+    g_free(path);
+  }
+  if (ok && (ng == 0 || (all_ids && !any_desc))) {
+    char *path = g_build_filename(dir, "comm_group_names.json", NULL);
+    g_unlink(path);
+    g_free(path);
   }
   g_strfreev(ids);
   return ok;

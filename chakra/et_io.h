@@ -85,8 +85,10 @@ et_workload *et_workload_load(const char *path, unsigned build_flags, GError **e
  * are numbered 1..k in group order, each node's pg_name is written as its
  * group's number, and DIR/comm_group_names.json maps the numbers back:
  * {"<id>": {"name": "<original>", "desc": "<desc>"}} (desc only when set;
- * the file is also written when any group has a desc).  All files are
- * written atomically; DIR must exist. */
+ * the file is also written when any group has a desc).  A comm_group.json
+ * or comm_group_names.json in DIR that this workload does not need is
+ * removed (it would describe another workload).  All files are written
+ * atomically; DIR must exist. */
 gboolean et_workload_write(const et_workload *w, const char *dir, const char *prefix, GError **error);
 
 G_END_DECLS
