@@ -808,6 +808,10 @@ static void test_errors(void)
   load_fails("hello: world\n", WISP_ERROR_PARSE, "cannot tell the format", NULL);
   load_fails("schema_version: 1\ndims: [{kind: ring, size: 4, bandwidth: 1GB/s, latency: 1us}]\n---\na: 1\n",
              WISP_ERROR_PARSE, "second YAML document", NULL);
+  load_fails("schema_version: 1\ndims: [{kind: ring, size: 4, bandwidth: 1GB/s, latency: 1us}]\n---\n[a, b\n",
+             WISP_ERROR_PARSE, "YAML syntax error", NULL);
+  load_fails("a: &x [*x]\n", WISP_ERROR_PARSE, NULL, NULL);
+  load_fails("schema_version: 1\ndims: *nothing\n", WISP_ERROR_PARSE, "YAML syntax error", NULL);
   /* Graphs. */
   load_fails("schema_version: 1\ngraph:\n  nodes: [{name: a, kind: endpoint}, {name: b, kind: endpoint}]\n"
              "  links: [{a: a, b: c, bandwidth: 1GB/s, latency: 1us}]\n",
