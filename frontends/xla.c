@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "frontends/xla.h"
+#include "frontends/fe_json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,13 +177,10 @@ static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc)
   return FALSE;
 }
 
-static gboolean on_plane(void *user, const fe_xplane_plane *p)
+/* The chip record of chip n in the current file and the stream of
+ * SparseCore sc (-1: the TensorCore stream 0). */
+static xla_chip *chip_for(xla_ctx *c, int64_t n, int64_t sc, uint16_t *stream)
 {
-  xla_ctx *c = user;
-  int64_t n, sc;
-  c->chip = NULL;
-  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc))
-    return FALSE;
   char *key = g_strdup_printf("%d:%" G_GINT64_FORMAT, c->file, n);
   xla_chip *ch = g_hash_table_lookup(c->chip_by_key, key);
   if (!ch) {
@@ -197,20 +195,31 @@ static gboolean on_plane(void *user, const fe_xplane_plane *p)
   } else {
     g_free(key);
   }
-  c->chip = ch;
-  c->stream = 0;
-  g_hash_table_remove_all(c->meta_cache);
-  c->have_flops_id = fe_xplane_stat_id(p, "model_flops", &c->flops_id);
+  *stream = 0;
   if (sc >= 0) {
-    c->rep->n_sparsecore_planes++;
     guint i;
     for (i = 0; i < ch->sc_ids->len; i++)
       if (g_array_index(ch->sc_ids, int64_t, i) == sc)
         break;
     if (i == ch->sc_ids->len)
       g_array_append_val(ch->sc_ids, sc);
-    c->stream = (uint16_t) (i + 1);
+    *stream = (uint16_t) (i + 1);
   }
+  return ch;
+}
+
+static gboolean on_plane(void *user, const fe_xplane_plane *p)
+{
+  xla_ctx *c = user;
+  int64_t n, sc;
+  c->chip = NULL;
+  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc))
+    return FALSE;
+  c->chip = chip_for(c, n, sc, &c->stream);
+  if (sc >= 0)
+    c->rep->n_sparsecore_planes++;
+  g_hash_table_remove_all(c->meta_cache);
+  c->have_flops_id = fe_xplane_stat_id(p, "model_flops", &c->flops_id);
   return TRUE;
 }
 
@@ -246,9 +255,10 @@ static gboolean event_start(xla_ctx *c, const fe_xevent_view *v, sim_time_ps *ou
   return TRUE;
 }
 
-static xla_info *intern(xla_ctx *c, const fe_xevent_view *v)
+/* Finds or creates the op record of an HLO text (or bare name) with its
+ * display name and hlo_category (both may be "" / NULL). */
+static xla_info *intern_text(xla_ctx *c, const char *text, const char *display, const char *cat)
 {
-  const char *text = v->name[0] ? v->name : v->display_name;
   xla_info *in = g_hash_table_lookup(c->info_by_text, text);
   if (in)
     return in;
@@ -257,9 +267,7 @@ static xla_info *intern(xla_ctx *c, const fe_xevent_view *v)
   in->index = c->infos->len;
   g_ptr_array_add(c->infos, in);
   g_hash_table_insert(c->info_by_text, in->text, in);
-  fe_xstat_value cv = {0};
-  char *cat = fe_xevent_stat(v, "hlo_category", &cv) && cv.type == FE_XSTAT_STR ? g_strndup(cv.s, cv.len) : NULL;
-  gboolean has_cat = cat != NULL;
+  gboolean has_cat = cat != NULL && cat[0];
   fe_hlo_phase ph;
   fe_hlo_kind cat_kind = has_cat ? fe_hlo_classify(cat, NULL, &ph) : FE_HLO_OTHER;
   fe_hlo_phase cat_phase = has_cat ? ph : FE_HLO_SYNC;
@@ -281,7 +289,7 @@ static xla_info *intern(xla_ctx *c, const fe_xevent_view *v)
       in->unsized_reason = g_strdup(reason);
     }
   } else {
-    in->short_name = g_strdup(v->display_name[0] ? v->display_name : text);
+    in->short_name = g_strdup(display && display[0] ? display : text);
     fe_hlo_kind k = fe_hlo_classify(in->short_name, in->short_name, &ph);
     if (k == FE_HLO_OTHER) {
       k = cat_kind;
@@ -293,9 +301,21 @@ static xla_info *intern(xla_ctx *c, const fe_xevent_view *v)
     in->unsized_reason = err ? g_strdup(err->message) : g_strdup("no HLO instruction text in the profile");
   }
   g_clear_error(&err);
-  g_free(cat);
   if (in->kind != FE_HLO_OTHER && in->phase != FE_HLO_DONE && !in->sized && !in->unsized_reason)
     in->unsized_reason = g_strdup("size unknown");
+  return in;
+}
+
+static xla_info *intern(xla_ctx *c, const fe_xevent_view *v)
+{
+  const char *text = v->name[0] ? v->name : v->display_name;
+  xla_info *in = g_hash_table_lookup(c->info_by_text, text);
+  if (in)
+    return in;
+  fe_xstat_value cv = {0};
+  char *cat = fe_xevent_stat(v, "hlo_category", &cv) && cv.type == FE_XSTAT_STR ? g_strndup(cv.s, cv.len) : NULL;
+  in = intern_text(c, text, v->display_name, cat);
+  g_free(cat);
   return in;
 }
 
@@ -536,6 +556,10 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
   uint64_t *start_node = g_new(uint64_t, n);
   uint32_t *start_count = g_new0(uint32_t, n);
   GArray *open = g_array_new(FALSE, FALSE, sizeof(guint));
+  /* as_start[i]: a synchronous-looking collective that a later done closes
+   * (trace JSON names the start of an async pair like the sync op, e.g.
+   * all-gather.3 ... all-gather-done.3). */
+  gboolean *as_start = g_new0(gboolean, n);
   gboolean ok = TRUE;
   for (guint i = 0; i < n; i++) {
     partner[i] = -1;
@@ -565,6 +589,22 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
         partner[si] = i;
         partner[i] = si;
         g_array_remove_index(open, hit);
+      } else {
+        /* No start: look back for the unpaired sync op "<kind>.N" of "<kind>-done.N". */
+        const char *dn = in->short_name;
+        const char *d = strstr(dn, "-done");
+        char *want_sync = d ? g_strdup_printf("%.*s%s", (int) (d - dn), dn, d + 5) : NULL;
+        for (guint k = i; want_sync && k-- > 0 && ops[k].stream == ops[i].stream;) {
+          xla_info *s = c->infos->pdata[ops[k].info];
+          if (s->kind == in->kind && s->phase == FE_HLO_SYNC && partner[k] < 0 &&
+              strcmp(s->short_name, want_sync) == 0) {
+            partner[k] = i;
+            partner[i] = k;
+            as_start[k] = TRUE;
+            break;
+          }
+        }
+        g_free(want_sync);
       }
     }
   }
@@ -618,7 +658,7 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
       chain_add(&ch, ET_NODE_COMP, in->short_name, op->start, op->dur, 0, TRUE);
       continue;
     }
-    gboolean async = in->phase == FE_HLO_START;
+    gboolean async = in->phase == FE_HLO_START || as_start[i];
     sim_time_ps dur = op->dur;
     if (async) {
       if (partner[i] >= 0)
@@ -667,6 +707,7 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
   }
   g_free(start_node);
   g_free(start_count);
+  g_free(as_start);
   g_array_free(ch.frontier, TRUE);
   g_free(partner);
   g_free(counter);
@@ -755,6 +796,278 @@ static gboolean assign_ids(xla_ctx *c)
   return TRUE;
 }
 
+/* ---- XProf trace-viewer JSON ---- */
+
+/* One complete ("X") event held until the pid -> device map is known. */
+typedef struct {
+  int64_t pid;
+  sim_time_ps start, dur;
+  uint32_t info;
+  uint32_t seq;
+} xla_jop;
+
+typedef struct {
+  char *ph, *name, *arg_name, *long_name, *category;
+  int64_t pid;
+  gboolean has_pid, has_ts, has_dur, has_dev_off, has_dev_dur;
+  int64_t ts_us, ts_frac_ps;
+  sim_time_ps dur, dev_off, dev_dur;
+  int64_t model_flops;
+} xla_jev;
+
+static void jev_clear(xla_jev *e)
+{
+  g_free(e->ph);
+  g_free(e->name);
+  g_free(e->arg_name);
+  g_free(e->long_name);
+  g_free(e->category);
+  memset(e, 0, sizeof *e);
+}
+
+/* Reads a number (or a string holding one) as an integer. */
+static gboolean json_int_value(fe_json *j, fe_json_tok t, int64_t *out, GError **error)
+{
+  if (t == FE_JSON_NUMBER || t == FE_JSON_STRING) {
+    if (fe_json_int(fe_json_text(j, NULL), out))
+      return TRUE;
+  } else if (!fe_json_skip(j, t, error)) {
+    return FALSE;
+  }
+  fe_json_error(j, error, "expected an integer");
+  return FALSE;
+}
+
+static gboolean json_string_value(fe_json *j, fe_json_tok t, char **out, GError **error)
+{
+  if (t != FE_JSON_STRING) {
+    if (!fe_json_skip(j, t, error))
+      return FALSE;
+    return TRUE;  /* non-string names are ignored */
+  }
+  g_free(*out);
+  size_t len;
+  const char *txt = fe_json_text(j, &len);
+  *out = g_strndup(txt, len);
+  return TRUE;
+}
+
+static gboolean json_args(fe_json *j, xla_jev *e, GError **error)
+{
+  fe_json_tok t;
+  for (;;) {
+    if (!fe_json_next(j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_OBJ_END)
+      return TRUE;
+    char *key = g_strdup(fe_json_text(j, NULL));
+    if (!fe_json_next(j, &t, error)) {
+      g_free(key);
+      return FALSE;
+    }
+    gboolean ok = TRUE;
+    if (strcmp(key, "name") == 0)
+      ok = json_string_value(j, t, &e->arg_name, error);
+    else if (strcmp(key, "long_name") == 0)
+      ok = json_string_value(j, t, &e->long_name, error);
+    else if (strcmp(key, "hlo_category") == 0)
+      ok = json_string_value(j, t, &e->category, error);
+    else if (strcmp(key, "device_offset_ps") == 0)
+      ok = e->has_dev_off = json_int_value(j, t, &e->dev_off, error);
+    else if (strcmp(key, "device_duration_ps") == 0)
+      ok = e->has_dev_dur = json_int_value(j, t, &e->dev_dur, error);
+    else if (strcmp(key, "model_flops") == 0)
+      ok = json_int_value(j, t, &e->model_flops, error);
+    else
+      ok = fe_json_skip(j, t, error);
+    g_free(key);
+    if (!ok)
+      return FALSE;
+  }
+}
+
+static gboolean json_event(fe_json *j, xla_jev *e, GError **error)
+{
+  fe_json_tok t;
+  for (;;) {
+    if (!fe_json_next(j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_OBJ_END)
+      return TRUE;
+    char *key = g_strdup(fe_json_text(j, NULL));
+    if (!fe_json_next(j, &t, error)) {
+      g_free(key);
+      return FALSE;
+    }
+    gboolean ok = TRUE;
+    if (strcmp(key, "ph") == 0) {
+      ok = json_string_value(j, t, &e->ph, error);
+    } else if (strcmp(key, "name") == 0) {
+      ok = json_string_value(j, t, &e->name, error);
+    } else if (strcmp(key, "pid") == 0) {
+      ok = e->has_pid = json_int_value(j, t, &e->pid, error);
+    } else if (strcmp(key, "ts") == 0 || strcmp(key, "dur") == 0) {
+      if (t != FE_JSON_NUMBER) {
+        fe_json_error(j, error, "\"%s\" is not a number", key);
+        ok = FALSE;
+      } else if (key[0] == 't') {
+        ok = e->has_ts = fe_json_us_split(fe_json_text(j, NULL), &e->ts_us, &e->ts_frac_ps);
+      } else {
+        ok = e->has_dur = fe_json_us_to_ps(fe_json_text(j, NULL), &e->dur);
+      }
+      if (!ok && !*error)
+        fe_json_error(j, error, "\"%s\" is out of range", key);
+    } else if (strcmp(key, "args") == 0 && t == FE_JSON_OBJ_BEGIN) {
+      ok = json_args(j, e, error);
+    } else {
+      ok = fe_json_skip(j, t, error);
+    }
+    g_free(key);
+    if (!ok)
+      return FALSE;
+  }
+}
+
+/* Reads one XProf trace-viewer JSON file: `process_name` metadata events
+ * map pids to `/device:TPU:N[ SparseCore M]`; complete events on those
+ * pids are ops (device_offset_ps / device_duration_ps when present, else
+ * ts / dur); events whose name starts with the step marker (any pid)
+ * delimit steps.  Streaming: memory is ~40 bytes per kept event. */
+static gboolean json_load(xla_ctx *c, const char *path, GError **error)
+{
+  fe_json *j = fe_json_open(path, error);
+  if (!j)
+    return FALSE;
+  GHashTable *pid_name = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  GArray *jops = g_array_new(FALSE, FALSE, sizeof(xla_jop));
+  GArray *steps = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+  gboolean ok = TRUE, have_base = FALSE, seen_events = FALSE;
+  int64_t base_us = 0;
+  xla_jev e;
+  memset(&e, 0, sizeof e);
+  fe_json_tok t;
+  ok = fe_json_next(j, &t, error);
+  if (ok && t != FE_JSON_OBJ_BEGIN) {
+    fe_json_error(j, error, "expected a JSON object with \"traceEvents\"");
+    ok = FALSE;
+  }
+  while (ok) {
+    if (!(ok = fe_json_next(j, &t, error)) || t == FE_JSON_OBJ_END)
+      break;
+    gboolean is_events = strcmp(fe_json_text(j, NULL), "traceEvents") == 0;
+    if (!(ok = fe_json_next(j, &t, error)))
+      break;
+    if (!is_events || t != FE_JSON_ARR_BEGIN) {
+      ok = fe_json_skip(j, t, error);
+      continue;
+    }
+    seen_events = TRUE;
+    for (;;) {
+      if (!(ok = fe_json_next(j, &t, error)) || t == FE_JSON_ARR_END)
+        break;
+      if (t != FE_JSON_OBJ_BEGIN) {
+        fe_json_error(j, error, "traceEvents entries must be objects");
+        ok = FALSE;
+        break;
+      }
+      uint64_t off = fe_json_offset(j);
+      jev_clear(&e);
+      if (!(ok = json_event(j, &e, error)))
+        break;
+      c->rep->events++;
+      if (!e.ph || !e.has_pid)
+        continue;
+      if (strcmp(e.ph, "M") == 0) {
+        if (e.name && strcmp(e.name, "process_name") == 0 && e.arg_name) {
+          int64_t *k = g_new(int64_t, 1);
+          *k = e.pid;
+          g_hash_table_replace(pid_name, k, g_strdup(e.arg_name));
+        }
+        continue;
+      }
+      if (strcmp(e.ph, "X") != 0 || !e.has_ts)
+        continue;
+      if (!have_base) {
+        have_base = TRUE;
+        base_us = e.ts_us;
+      }
+      __int128 st = ((__int128) e.ts_us - base_us) * SIM_PS_PER_US + e.ts_frac_ps;
+      if (st > INT64_MAX / 4 || st < -(INT64_MAX / 4)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: byte %" G_GUINT64_FORMAT
+                    ": event time is out of range", path, off);
+        ok = FALSE;
+        break;
+      }
+      sim_time_ps start = (sim_time_ps) st, dur = e.has_dur ? e.dur : 0;
+      if (c->opt->step_marker && e.name && g_str_has_prefix(e.name, c->opt->step_marker)) {
+        sim_time_ps end = start + dur;
+        g_array_append_val(steps, start);
+        g_array_append_val(steps, end);
+        continue;
+      }
+      if (e.has_dev_off)
+        start = e.dev_off;
+      if (e.has_dev_dur)
+        dur = e.dev_dur;
+      if (dur < 0) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: byte %" G_GUINT64_FORMAT
+                    ": negative duration", path, off);
+        ok = FALSE;
+        break;
+      }
+      const char *text = e.long_name && e.long_name[0] ? e.long_name : e.name ? e.name : "";
+      xla_info *in = intern_text(c, text, e.name, e.category);
+      xla_jop jo = {e.pid, start, dur, in->index, c->seq++};
+      g_array_append_val(jops, jo);
+      if (e.model_flops > 0)
+        c->rep->model_flops += (uint64_t) e.model_flops;
+    }
+  }
+  if (ok)
+    ok = fe_json_next(j, &t, error);  /* EOF, or trailing garbage is an error */
+  if (ok && !seen_events) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no \"traceEvents\" array; is this an XProf "
+                "trace-viewer JSON file?", path);
+    ok = FALSE;
+  }
+  jev_clear(&e);
+  if (ok) {
+    c->rep->bytes_read += fe_json_bytes_read(j);
+    /* Attach the ops of device pids to their chips, in file order. */
+    GHashTable *seen_chip = g_hash_table_new(g_int64_hash, g_int64_equal);  /* SparseCore pids */
+    for (guint i = 0; i < jops->len; i++) {
+      xla_jop *jo = &g_array_index(jops, xla_jop, i);
+      const char *pn = g_hash_table_lookup(pid_name, &jo->pid);
+      int64_t n, sc;
+      if (!pn || !parse_plane_name(pn, &n, &sc)) {
+        c->rep->host_events++;
+        continue;
+      }
+      uint16_t stream;
+      xla_chip *ch = chip_for(c, n, sc, &stream);
+      if (sc >= 0 && !g_hash_table_contains(seen_chip, &jo->pid)) {
+        g_hash_table_add(seen_chip, &jo->pid);
+        c->rep->n_sparsecore_planes++;
+      }
+      xla_op op = {jo->start, jo->dur, jo->info, jo->seq, stream};
+      g_array_append_val(ch->ops, op);
+      if (steps->len && ch->steps->len == 0)
+        g_array_append_vals(ch->steps, steps->data, steps->len);
+    }
+    g_hash_table_unref(seen_chip);
+  }
+  g_array_free(steps, TRUE);
+  g_array_free(jops, TRUE);
+  g_hash_table_unref(pid_name);
+  fe_json_free(j);
+  return ok;
+}
+
+gboolean fe_xla_is_trace_json_path(const char *path)
+{
+  return g_str_has_suffix(path, ".trace.json") || g_str_has_suffix(path, ".trace.json.gz");
+}
+
 et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *opt_in,
                          fe_xla_report *rep_in, GError **error)
 {
@@ -790,6 +1103,13 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
   rep->n_files = n;
   fe_xplane_visitor vis = {on_plane, on_line, on_event, NULL};
   for (int f = 0; f < n; f++) {
+    c.file = f;
+    c.source = paths[f];
+    if (fe_xla_is_trace_json_path(paths[f])) {
+      if (!json_load(&c, paths[f], error))
+        goto out;
+      continue;
+    }
     fe_xplane_file *xf = fe_xplane_file_open(paths[f], &opt_in->limits, error);
     if (!xf)
       goto out;

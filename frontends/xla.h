@@ -19,6 +19,15 @@
  * offset_ps, exact in picoseconds; the job is shifted so that its first
  * selected op starts at 0.
  *
+ * XProf trace-viewer JSON (`*.trace.json[.gz]`, read with the streaming
+ * tokenizer of fe_json.h) is the second input form: `process_name`
+ * metadata events map pids to the same plane names; an op's time is
+ * args.device_offset_ps / device_duration_ps when present, else ts / dur
+ * (µs, converted exactly); its HLO text is args.long_name (else the event
+ * name) and args.hlo_category classifies ops without text.  Step markers
+ * (step_marker, any pid) are timed by ts / dur: when ops carry device
+ * offsets, the two clocks differ (doc/xla.md).
+ *
  * Nothing is dropped silently: collectives without a usable size (no HLO
  * text, unknown dtype, missing operand shapes) are counted in the report
  * and replayed as COMP nodes of their measured duration; with `strict` they
@@ -69,6 +78,7 @@ typedef struct {
   uint64_t partial_groups;     /* collective executions whose group lacks members */
   uint64_t missing_peers;      /* SEND/RECV peers not in the profile (not emitted) */
   uint64_t aggregated_events;  /* events without a start time (num_occurrences), skipped */
+  uint64_t host_events;        /* JSON complete events on non-device pids, skipped */
   uint64_t outside_steps;      /* ops outside the selected steps, skipped */
   uint64_t steps;              /* step markers found (chip 0) */
   uint64_t model_flops;        /* sum of model_flops over selected ops */
@@ -84,7 +94,12 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out);
 /* TRUE when path names an XPlane file (`*.xplane.pb`, `*.xplane.pb.gz`). */
 gboolean fe_xla_is_xplane_path(const char *path);
 
-/* Reads n XPlane files (one per host) into one workload.  rep may be NULL. */
+/* TRUE when path names an XProf trace-viewer JSON file (`*.trace.json[.gz]`). */
+gboolean fe_xla_is_trace_json_path(const char *path);
+
+/* Reads n XPlane or trace-viewer JSON files (one per host; the form is
+ * chosen per file by fe_xla_is_trace_json_path) into one workload.  rep may
+ * be NULL. */
 et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *opt,
                          fe_xla_report *rep, GError **error);
 

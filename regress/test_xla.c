@@ -316,6 +316,115 @@ static void check_a6(gboolean gz)
 static void test_a6(void) { check_a6(FALSE); }
 static void test_a6_gzip(void) { check_a6(TRUE); }
 
+/* ---- vector A6 as XProf trace-viewer JSON (doc/xla.md §7, written as the
+ * reference's Python generator writes it; synthetic: no real file exists) ---- */
+
+static char *make_a6_json(void)
+{
+  GString *j = g_string_new("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
+  gboolean first = TRUE;
+#define EV(...) do { g_string_append_printf(j, "%s", first ? "" : ", "); first = FALSE; \
+                     g_string_append_printf(j, __VA_ARGS__); } while (0)
+  const int pids[] = {101, 102};
+  for (int i = 0; i < 2; i++) {
+    EV("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"/device:TPU:%d\"}}",
+       pids[i], i);
+    EV("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"/device:TPU:%d SparseCore 0\"}}",
+       pids[i] + 100, i);
+  }
+  for (int t0 = 0; t0 <= 600000; t0 += 300000) {
+    EV("{\"ph\": \"X\", \"name\": \"jit_train_step(123)\", \"pid\": 1, \"tid\": 5, \"ts\": %d, \"dur\": 200000}", t0);
+    for (int i = 0; i < 2; i++) {
+      int pid = pids[i];
+      EV("{\"ph\": \"X\", \"name\": \"fusion.1\", \"pid\": %d, \"tid\": 3, \"ts\": %d, \"dur\": 100, \"args\": "
+         "{\"device_duration_ps\": 100000000, \"hlo_category\": \"convolution fusion\"}}", pid, t0 + 10);
+      EV("{\"ph\": \"X\", \"name\": \"all-gather.3\", \"pid\": %d, \"tid\": 3, \"ts\": %d, \"dur\": 20, \"args\": "
+         "{\"device_duration_ps\": 20000000, \"hlo_category\": \"all-gather\", \"long_name\": \"%%all-gather.3 = "
+         "bf16[8,4096]{1,0} all-gather(bf16[1,4096]{1,0} %%p), replica_groups={{0,1,2,3,4,5,6,7}}, dimensions={0}\"}}",
+         pid, t0 + 150);
+      EV("{\"ph\": \"X\", \"name\": \"all-gather-done.3\", \"pid\": %d, \"tid\": 3, \"ts\": %d, \"dur\": 1, \"args\": "
+         "{\"device_duration_ps\": 1000000, \"hlo_category\": \"all-gather-done\"}}", pid, t0 + 175);
+      EV("{\"ph\": \"X\", \"name\": \"reduce-scatter.4\", \"pid\": %d, \"tid\": 3, \"ts\": %d, \"dur\": 30, \"args\": "
+         "{\"device_duration_ps\": 30000000, \"hlo_category\": \"reduce-scatter\", \"long_name\": \"%%reduce-scatter.4 = "
+         "f32[1,1024]{1,0} reduce-scatter(f32[8,1024]{1,0} %%q)\"}}", pid, t0 + 200);
+      EV("{\"ph\": \"X\", \"name\": \"collective-permute.5\", \"pid\": %d, \"tid\": 3, \"ts\": %d, \"dur\": 5, \"args\": "
+         "{\"device_duration_ps\": 5000000, \"hlo_category\": \"collective-permute\"}}", pid + 100, t0 + 240);
+    }
+  }
+#undef EV
+  g_string_append(j, "]}");
+  char *path = g_build_filename(tmp_dir, "x.trace.json", NULL);
+  g_assert_true(g_file_set_contents(path, j->str, (gssize) j->len, NULL));
+  g_string_free(j, TRUE);
+  return path;
+}
+
+static void test_a6_json(void)
+{
+  char *path = make_a6_json();
+  const char *paths[] = {path};
+  g_assert_true(fe_xla_is_trace_json_path(path));
+  fe_xla_options opt;
+  fe_xla_options_init(&opt);
+  opt.step_marker = "jit_train_step";
+  opt.step_index = 1;   /* the second cluster, [300000, 500000) µs, as in the CCL-Bench run */
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  et_workload *w = load(paths, 1, &opt, &rep);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  g_assert_cmpint(rep.n_sparsecore_planes, ==, 2);
+  g_assert_cmpuint(rep.ops, ==, 10);
+  g_assert_cmpuint(rep.async_pairs, ==, 2);          /* all-gather-done closes all-gather.3 */
+  g_assert_cmpuint(rep.unmatched_dones, ==, 0);
+  g_assert_cmpuint(rep.unsized, ==, 2);              /* one permute per chip, no long_name */
+  g_assert_cmpuint(rep.collectives[FE_HLO_COLLECTIVE_PERMUTE], ==, 2);
+  g_assert_true(warned(&rep, "8 devices, 2 present"));
+  const et_graph *g = w->ranks[0];
+  /* Same corrected graph as the XSpace form (test_a6):
+   * fusion 100 µs, gap 40, ALL_GATHER 8,192 B over 150 -> 176 µs (26 µs), gap 5,
+   * gap 24 waiting for the all-gather, REDUCE_SCATTER 32,768 B, and the permute
+   * once, as compute on the SparseCore chain.  Compat mode had 10 nodes with the
+   * permute twice as 268,435,456-byte ALL_TO_ALLs. */
+  g_assert_cmpuint(g->n_nodes, ==, 7);
+  g_assert_cmpint(g->nodes[0].duration_ps, ==, 100 * US);
+  g_assert_cmpint(g->nodes[1].duration_ps, ==, 40 * US);
+  g_assert_cmpuint(et_node_comm(g, 2)->bytes, ==, 8192);
+  g_assert_cmpint(et_node_comm(g, 2)->coll, ==, ET_COLL_ALL_GATHER);
+  g_assert_cmpint(g->nodes[2].duration_ps, ==, 26 * US);
+  g_assert_cmpint(g->nodes[3].duration_ps, ==, 5 * US);
+  g_assert_false(has_parent(g, 3, 2));
+  g_assert_cmpint(g->nodes[4].duration_ps, ==, 24 * US);
+  g_assert_true(has_parent(g, 4, 2));
+  g_assert_cmpuint(et_node_comm(g, 5)->bytes, ==, 32768);
+  g_assert_cmpint(g->nodes[6].type, ==, ET_NODE_COMP);
+  g_assert_cmpstr(et_node_name(g, 6), ==, "collective-permute.5");
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
+  /* Malformed JSON: truncated, and a non-number ts. */
+  gchar *data;
+  gsize len;
+  g_assert_true(g_file_get_contents(path, &data, &len, NULL));
+  g_assert_true(g_file_set_contents(path, data, (gssize) (len - 10), NULL));
+  GError *err = NULL;
+  g_assert_null(fe_xla_load(paths, 1, &opt, NULL, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_PARSE);
+  g_clear_error(&err);
+  const char *bad = "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 1, \"ts\": \"soon\"}]}";
+  g_assert_true(g_file_set_contents(path, bad, -1, NULL));
+  g_assert_null(fe_xla_load(paths, 1, &opt, NULL, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_PARSE);
+  g_assert_nonnull(strstr(err->message, "\"ts\" is not a number"));
+  g_clear_error(&err);
+  g_assert_true(g_file_set_contents(path, "{\"other\": 1}", -1, NULL));
+  g_assert_null(fe_xla_load(paths, 1, &opt, NULL, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(err->message, "traceEvents"));
+  g_clear_error(&err);
+  g_free(data);
+  g_unlink(path);
+  g_free(path);
+}
+
 /* ---- every collective kind, async pairs, groups, two hosts ---- */
 
 typedef struct {
@@ -817,6 +926,7 @@ int main(int argc, char **argv)
   g_assert_nonnull(tmp_dir);
   g_test_add_func("/xla/a6", test_a6);
   g_test_add_func("/xla/a6-gzip", test_a6_gzip);
+  g_test_add_func("/xla/a6-json", test_a6_json);
   g_test_add_func("/xla/all-kinds-two-hosts", test_all_kinds_two_hosts);
   g_test_add_func("/xla/disjoint-hosts", test_disjoint_hosts);
   g_test_add_func("/xla/real-reader", test_real_reader);
