@@ -175,8 +175,15 @@ void topo_print(const topo *t, FILE *out)
           fprintf(out, "x%d", d->shape[a]);
         fputc(')', out);
       }
-      if (d->kind == TOPO_KIND_FAT_TREE)
-        fprintf(out, " (%d leaves, %d spines, oversubscription %g)", d->leaves, d->spines, d->oversub);
+      if (d->kind == TOPO_KIND_FAT_TREE && d->leaves >= 2)
+        fprintf(out, " (%d leaves, %d spines, oversubscription %g, leaf-spine link ", d->leaves, d->spines,
+                d->oversub);
+      if (d->kind == TOPO_KIND_FAT_TREE && d->leaves >= 2) {
+        print_bw(out, d->up_bw);
+        fputc(')', out);
+      }
+      if (d->kind == TOPO_KIND_FAT_TREE && d->leaves < 2)
+        fputs(" (1 leaf: a single switch; spines and oversubscription unused)", out);
       fprintf(out, ", %u group%s, link ", d->n_groups, d->n_groups == 1 ? "" : "s");
       print_bw(out, d->bw);
       fputs(", latency ", out);
