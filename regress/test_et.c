@@ -1129,6 +1129,18 @@ static void test_workload_p2p_defaults(void)
   g_assert_cmpint(r->src, ==, 0);
   g_assert_cmpint(r->dst, ==, 1); /* default: own rank */
   g_assert_cmpuint(s->bytes, ==, 8);
+  /* Rewriting a workload without groups removes a stale comm_group.json. */
+  char *out = make_tmpdir();
+  char *stale = write_tmp(out, "comm_group.json", "{\"1\": [0]}", 11);
+  g_assert_true(et_workload_write(w, out, "p", &err));
+  g_assert_no_error(err);
+  g_assert_false(g_file_test(stale, G_FILE_TEST_EXISTS));
+  et_workload *again = et_workload_load(out, ET_BUILD_STRICT, &err);
+  g_assert_no_error(err);
+  g_assert_cmpint(et_node_comm(again->ranks[1], 0)->dst, ==, 1); /* now explicit in the file */
+  et_workload_free(again);
+  rm_rf(out);
+  g_free(out), g_free(stale);
   et_workload_free(w);
   rm_rf(dir);
   g_free(dir);
