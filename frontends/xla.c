@@ -1063,8 +1063,84 @@ static gboolean json_load(xla_ctx *c, const char *path, GError **error)
   return ok;
 }
 
+static gboolean is_xla_file(const char *path)
+{
+  return fe_xla_is_xplane_path(path) || fe_xla_is_trace_json_path(path);
+}
+
+static int cmp_str(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+GPtrArray *fe_xla_expand_inputs(const char *const *args, int n, GError **error)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  for (int i = 0; i < n; i++) {
+    if (!g_file_test(args[i], G_FILE_TEST_IS_DIR)) {
+      if (!g_file_test(args[i], G_FILE_TEST_EXISTS)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no such file or directory", args[i]);
+        g_ptr_array_unref(out);
+        return NULL;
+      }
+      g_ptr_array_add(out, g_strdup(args[i]));
+      continue;
+    }
+    GDir *d = g_dir_open(args[i], 0, error);
+    if (!d) {
+      g_ptr_array_unref(out);
+      return NULL;
+    }
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    const char *e;
+    while ((e = g_dir_read_name(d)))
+      if (is_xla_file(e))
+        g_ptr_array_add(names, g_build_filename(args[i], e, NULL));
+    g_dir_close(d);
+    if (names->len == 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
+                  "%s: the directory holds no *.xplane.pb[.gz] or *.trace.json[.gz] file", args[i]);
+      g_ptr_array_unref(names);
+      g_ptr_array_unref(out);
+      return NULL;
+    }
+    g_ptr_array_sort(names, cmp_str);
+    for (guint k = 0; k < names->len; k++)
+      g_ptr_array_add(out, g_strdup(names->pdata[k]));
+    g_ptr_array_unref(names);
+  }
+  g_ptr_array_add(out, NULL);
+  return out;
+}
+
+gboolean fe_xla_wants(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-')
+      continue;
+    if (is_xla_file(a))
+      return TRUE;
+    if (g_file_test(a, G_FILE_TEST_IS_DIR)) {
+      GDir *d = g_dir_open(a, 0, NULL);
+      const char *e;
+      gboolean found = FALSE;
+      while (d && !found && (e = g_dir_read_name(d)))
+        found = fe_xla_is_xplane_path(e) || fe_xla_is_trace_json_path(e);
+      if (d)
+        g_dir_close(d);
+      if (found)
+        return TRUE;
+    }
+  }
+  return FALSE;
+}
+
 gboolean fe_xla_is_trace_json_path(const char *path)
 {
+  /* PyTorch's profiler writes *.pt.trace.json: those are Kineto traces. */
+  if (g_str_has_suffix(path, ".pt.trace.json") || g_str_has_suffix(path, ".pt.trace.json.gz"))
+    return FALSE;
   return g_str_has_suffix(path, ".trace.json") || g_str_has_suffix(path, ".trace.json.gz");
 }
 

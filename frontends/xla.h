@@ -94,7 +94,8 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out);
 /* TRUE when path names an XPlane file (`*.xplane.pb`, `*.xplane.pb.gz`). */
 gboolean fe_xla_is_xplane_path(const char *path);
 
-/* TRUE when path names an XProf trace-viewer JSON file (`*.trace.json[.gz]`). */
+/* TRUE when path names an XProf trace-viewer JSON file (`*.trace.json[.gz]`,
+ * but not PyTorch's `*.pt.trace.json[.gz]`, which are Kineto traces). */
 gboolean fe_xla_is_trace_json_path(const char *path);
 
 /* Reads n XPlane or trace-viewer JSON files (one per host; the form is
@@ -102,6 +103,21 @@ gboolean fe_xla_is_trace_json_path(const char *path);
  * be NULL. */
 et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *opt,
                          fe_xla_report *rep, GError **error);
+
+/* Expands command-line inputs: files are kept as given, directories are
+ * replaced by their *.xplane.pb[.gz] and *.trace.json[.gz] files in name
+ * order.  Returns a NULL-terminated GPtrArray of paths (g_ptr_array_unref
+ * frees it) or NULL with an error when an input is missing or a directory
+ * holds no profile. */
+GPtrArray *fe_xla_expand_inputs(const char *const *args, int n, GError **error);
+/* TRUE when some argument (not starting with '-') is an XLA profile: an
+ * XPlane or trace JSON path, or a directory holding *.xplane.pb[.gz]. */
+gboolean fe_xla_wants(int argc, char **argv);
+
+/* `wisp inspect` / `wisp convert` for XLA profiles (cli/cmd_xla.c); argv[0]
+ * is the subcommand name.  Exit status 0 ok, 1 bad input, 2 bad usage. */
+int wisp_xla_inspect(int argc, char **argv);
+int wisp_xla_convert(int argc, char **argv);
 
 G_END_DECLS
 #endif

@@ -1,0 +1,174 @@
+/* cmd_xla.c: `wisp inspect` and `wisp convert` for XLA/TPU profiles
+ * (XPlane `*.xplane.pb[.gz]`, XProf trace JSON `*.trace.json[.gz]`).
+ * The lead's dispatcher calls these when fe_xla_wants(argc, argv).
+ * Exit status 0 on success, 1 on malformed or unusable input (the message
+ * names the file and byte offset), 2 on bad usage.
+ */
+#include "config.h"
+#include "frontends/xla.h"
+#include "chakra/et_io.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+/* Parses the options shared by inspect and convert; FALSE on a usage error. */
+static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla_options *opt, char **marker,
+                                char **out_dir, char **prefix, int *status)
+{
+  int step = -1;
+  gint64 partitions = 0;
+  char *max_size = NULL;
+  gboolean strict = FALSE, no_gaps = FALSE;
+  GOptionEntry common[] = {
+    {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "unsized collectives and incomplete replica groups are errors", NULL},
+    {"step-marker", 0, 0, G_OPTION_ARG_STRING, marker, "XLA Modules / Steps event name prefix delimiting steps", "NAME"},
+    {"step", 0, 0, G_OPTION_ARG_INT, &step, "keep only step N (0-based; default: all steps)", "N"},
+    {"no-gaps", 0, 0, G_OPTION_ARG_NONE, &no_gaps, "do not emit idle-gap nodes between ops", NULL},
+    {"num-partitions", 0, 0, G_OPTION_ARG_INT64, &partitions, "SPMD partitions per replica (default: inferred)", "N"},
+    {"max-bytes", 0, 0, G_OPTION_ARG_STRING, &max_size, "largest (inflated) profile accepted (default 8GiB)", "SIZE"},
+    {NULL},
+  };
+  GOptionEntry conv[] = {
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, out_dir, "output directory (created if absent)", "DIR"},
+    {"prefix", 'p', 0, G_OPTION_ARG_STRING, prefix, "file prefix (default: trace)", "PREFIX"},
+    {NULL},
+  };
+  GError *error = NULL;
+  GOptionContext *ctx = g_option_context_new(out_dir ? "PROFILE... -o DIR - convert XLA/TPU profiles to Chakra ET"
+                                                     : "PROFILE... - summarize XLA/TPU profiles");
+  g_option_context_add_main_entries(ctx, common, NULL);
+  if (out_dir)
+    g_option_context_add_main_entries(ctx, conv, NULL);
+  g_option_context_set_description(ctx, "PROFILE is an *.xplane.pb[.gz] or *.trace.json[.gz] file (one per host)\n"
+                                        "or a directory of them; one rank per /device:TPU:N chip.");
+  gboolean ok = g_option_context_parse(ctx, argc, argv, &error);
+  g_option_context_free(ctx);
+  if (!ok) {
+    fprintf(stderr, "wisp %s: %s\n", cmd, error->message);
+    g_error_free(error);
+    *status = 2;
+    return FALSE;
+  }
+  fe_xla_options_init(opt);
+  opt->strict = strict;
+  opt->no_gaps = no_gaps;
+  opt->step_marker = *marker;
+  opt->step_index = step;
+  opt->num_partitions = partitions;
+  if (max_size) {
+    const char *why = NULL;
+    if (!wisp_parse_size(max_size, &opt->limits.max_bytes, &why)) {
+      fprintf(stderr, "wisp %s: --max-bytes %s: %s\n", cmd, max_size, why);
+      g_free(max_size);
+      *status = 2;
+      return FALSE;
+    }
+    g_free(max_size);
+  }
+  if (partitions < 0 || step < -1) {
+    fprintf(stderr, "wisp %s: --num-partitions and --step must not be negative\n", cmd);
+    *status = 2;
+    return FALSE;
+  }
+  if (*argc < 2) {
+    fprintf(stderr, "wisp %s: give at least one PROFILE file or directory (see wisp %s --help)\n", cmd, cmd);
+    *status = 2;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static et_workload *xla_cli_load(int argc, char **argv, const fe_xla_options *opt, fe_xla_report *rep,
+                                 double *seconds, GError **error)
+{
+  GPtrArray *paths = fe_xla_expand_inputs((const char *const *) argv + 1, argc - 1, error);
+  if (!paths)
+    return NULL;
+  double t0 = wisp_wall_seconds();
+  et_workload *w = fe_xla_load((const char *const *) paths->pdata, (int) paths->len - 1, opt, rep, error);
+  *seconds = wisp_wall_seconds() - t0;
+  g_ptr_array_unref(paths);
+  return w;
+}
+
+int wisp_xla_inspect(int argc, char **argv)
+{
+  fe_xla_options opt;
+  char *marker = NULL;
+  int status = 0;
+  if (!xla_cli_options("inspect", &argc, &argv, &opt, &marker, NULL, NULL, &status)) {
+    g_free(marker);
+    return status;
+  }
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  GError *error = NULL;
+  double dt = 0;
+  et_workload *w = xla_cli_load(argc, argv, &opt, &rep, &dt, &error);
+  fe_xla_report_print(&rep, stdout);
+  if (w) {
+    for (int r = 0; r < w->n_ranks; r++) {
+      const et_graph *g = w->ranks[r];
+      char buf[32];
+      printf("rank %d: %s: %u nodes, %u communication nodes, measured step %s ns\n", r,
+             g->source ? g->source : "?", g->n_nodes, g->n_comms,
+             w->measured_step_ps[r] >= 0 ? wisp_ns_string(w->measured_step_ps[r], buf) : "?");
+    }
+    for (guint i = 0; i < w->groups->len; i++) {
+      const et_group *grp = et_workload_group(w, i);
+      printf("group %s (%s): %d rank(s)\n", grp->name, grp->desc ? grp->desc : "", grp->n_ranks);
+    }
+    printf("\nloaded in %.3f s (%.1f MB/s)\n", dt, dt > 0 ? (double) rep.bytes_read / dt / 1e6 : 0.0);
+  }
+  fe_xla_report_clear(&rep);
+  g_free(marker);
+  if (!w) {
+    fprintf(stderr, "wisp inspect: error: %s\n", error->message);
+    g_error_free(error);
+    return 1;
+  }
+  et_workload_free(w);
+  return 0;
+}
+
+int wisp_xla_convert(int argc, char **argv)
+{
+  fe_xla_options opt;
+  char *out = NULL, *prefix = NULL, *marker = NULL;
+  int status = 0;
+  et_workload *w = NULL;
+  if (!xla_cli_options("convert", &argc, &argv, &opt, &marker, &out, &prefix, &status))
+    goto done;
+  if (!out) {
+    fprintf(stderr, "wisp convert: give the output directory with -o DIR\n");
+    status = 2;
+    goto done;
+  }
+  if (g_mkdir_with_parents(out, 0755) != 0) {
+    fprintf(stderr, "wisp convert: error: %s: cannot create directory: %s\n", out, g_strerror(errno));
+    status = 1;
+    goto done;
+  }
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  GError *error = NULL;
+  double dt = 0;
+  w = xla_cli_load(argc, argv, &opt, &rep, &dt, &error);
+  fe_xla_report_print(&rep, stderr);
+  fe_xla_report_clear(&rep);
+  if (!w || !et_workload_write(w, out, prefix ? prefix : "trace", &error)) {
+    fprintf(stderr, "wisp convert: error: %s\n", error->message);
+    g_error_free(error);
+    status = 1;
+    goto done;
+  }
+  printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
+         out);
+done:
+  et_workload_free(w);
+  g_free(out);
+  g_free(prefix);
+  g_free(marker);
+  return status;
+}
