@@ -198,8 +198,15 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
       row.utility_pct = NAN;
     } else {
       row.applicable = TRUE;
-      if (topo_variant_notes(v)[0])
-        row.note = g_strdup(topo_variant_notes(v));
+      /* Only the notes this edit added (the base's fitting notes are
+       * printed once, with the cluster). */
+      const char *nv = topo_variant_notes(v), *nb = topo_variant_notes(base);
+      if (g_str_has_prefix(nv, nb))
+        nv += strlen(nb);
+      while (*nv == ';' || *nv == ' ')
+        nv++;
+      if (*nv)
+        row.note = g_strdup(nv);
       ok = study_run_point(w, v, opt, &row.variant, error);
       row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
       topo_variant_free(v);

@@ -1,0 +1,120 @@
+/* cmd_sweep.c: `wisp sweep SPEC.yaml`: a parameter sweep over config keys
+ * (studies/study_sweep.c; spec format in doc/studies.md). */
+#include "config.h"
+#include "cli/wisp_cli.h"
+#include "cli/wisp_load.h"
+#include "studies/study_sweep.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static gboolean parse_shard(const char *s, int *k, int *n)
+{
+  char *end;
+  long a = strtol(s, &end, 10);
+  if (end == s || *end != '/')
+    return FALSE;
+  const char *q = end + 1;
+  long b = strtol(q, &end, 10);
+  if (end == q || *end || b < 1 || b > 1000000 || a < 1 || a > b)
+    return FALSE;
+  *k = (int)a;
+  *n = (int)b;
+  return TRUE;
+}
+
+int wisp_cmd_sweep(int argc, char **argv)
+{
+  char *out_dir = NULL, *workload = NULL, *shard = NULL;
+  int jobs = 0;
+  gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
+  GOptionEntry entries[] = {
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "output directory (default: NAME-sweep in the current directory)", "DIR"},
+    {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "worker processes (default: all cores)", "N"},
+    {"resume", 0, 0, G_OPTION_ARG_NONE, &resume, "keep points already finished in DIR (after a kill or a failure)", NULL},
+    {"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "run only shard K of N (points p with p % N == K-1); join with wisp sweep-merge", "K/N"},
+    {"workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload, "workload to use instead of the spec's", "PATH"},
+    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
+    {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
+    {NULL},
+  };
+  GError *error = NULL;
+  GOptionContext *ctx = g_option_context_new("SPEC.yaml - sweep config keys and tabulate the simulated step time");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+      "Outputs DIR/NAME.csv, DIR/NAME.jsonl, DIR/NAME.svg and the resume state DIR/NAME.points/.\n"
+      "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/examples/llm-16rank/llm -j 4");
+  int status = 0, k = 1, n = 1;
+  study_spec *s = NULL;
+  et_workload *w = NULL;
+  study_sweep_stats st = {0};
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp sweep: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "wisp sweep: give exactly one SPEC.yaml (see wisp sweep --help)\n");
+    status = 2;
+    goto out;
+  }
+  if (shard && !parse_shard(shard, &k, &n)) {
+    fprintf(stderr, "wisp sweep: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", shard);
+    status = 2;
+    goto out;
+  }
+  if ((s = study_spec_load(argv[1], &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  if (dry) {
+    printf("%s: %d points (%s)\n", s->name, s->n_points, s->zip ? "zip" : "grid");
+    for (int p = 0; p < s->n_points; p++) {
+      printf("%6d", p);
+      for (int a = 0; a < s->n_axes; a++)
+        printf("  %s=%s", s->axes[a].key, study_spec_value(s, p, a));
+      printf("\n");
+    }
+    goto out;
+  }
+  const char *wpath = workload ? workload : s->workload;
+  if (wpath == NULL) {
+    fprintf(stderr, "wisp sweep: the spec names no workload; pass --workload PATH\n");
+    status = 2;
+    goto out;
+  }
+  if ((w = wisp_load_workload(wpath, 0, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  char *dir = out_dir ? g_strdup(out_dir) : g_strdup_printf("%s-sweep", s->name);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  study_sweep_options o = {.out_dir = dir, .jobs = jobs > 0 ? jobs : (cores > 0 ? (int)cores : 1),
+                           .shard_k = k, .shard_n = n, .resume = resume,
+                           .progress = !no_progress && isatty(2)};
+  if (!study_sweep_run(s, w, &o, &st, &error)) {
+    status = wisp_cli_fail(error);
+  } else {
+    printf("sweep %s: %d points (%d simulated, %d kept from a previous run, %d in error) in %.2f s",
+           s->name, st.total, st.run, st.skipped, st.failed, st.wall_seconds);
+    if (st.run > 0 && st.wall_seconds > 0)
+      printf(", %.1f points/s", st.run / st.wall_seconds);
+    printf("\n  %s\n  %s\n", st.csv_path, st.jsonl_path);
+    if (st.svg_path)
+      printf("  %s\n", st.svg_path);
+    if (st.failed)
+      status = 1;
+  }
+  g_free(dir);
+out:
+  study_sweep_stats_clear(&st);
+  if (w)
+    et_workload_free(w);
+  study_spec_free(s);
+  g_option_context_free(ctx);
+  g_free(out_dir);
+  g_free(workload);
+  g_free(shard);
+  return status;
+}
