@@ -845,6 +845,25 @@ static void test_malformed(void)
       g_clear_error(&err);
     }
   }
+  /* The whole pipeline (reader, HLO parser, graph builder) on corrupted files. */
+  char *fp = g_build_filename(tmp_dir, "fuzz.xplane.pb", NULL);
+  const char *fpaths[] = {fp};
+  for (int i = 0; i < 300; i++) {
+    memcpy(copy, data, len);
+    for (int k = 0; k < 2; k++)
+      copy[g_rand_int_range(rnd, 0, (gint32) len)] = (guint8) g_rand_int_range(rnd, 0, 256);
+    g_assert_true(g_file_set_contents(fp, (char *) copy, (gssize) len, NULL));
+    GError *err = NULL;
+    et_workload *w = fe_xla_load(fpaths, 1, NULL, NULL, &err);
+    if (w)
+      et_workload_free(w);
+    else {
+      g_assert_true(err && err->domain == WISP_ERROR);
+      g_clear_error(&err);
+    }
+  }
+  g_unlink(fp);
+  g_free(fp);
   g_free(copy);
   g_rand_free(rnd);
   /* The whole frontend on a truncated file: an error naming the file. */
