@@ -10,9 +10,9 @@
  * not a sub-grid), on the real routes.
  *
  * Running: the collective's bytes are cut into chunks; each (member,
- * chunk) pair is a slot that walks the plan's steps in order.  A slot
- * starts step k when the slot `lanes` chunks before it on the same member
- * has finished step k (pipelining); it finishes step k once its own sends
+ * chunk) pair is a slot that walks the plan's steps in order.  Chunks
+ * pipeline across dimensions with one active chunk per dimension and
+ * member (see phase_gate_open); a slot finishes step k once its own sends
  * of step k have arrived and it has received every transfer addressed to
  * its step k (plus, optionally, the local reduction time).  Memory:
  * O(members * chunks * steps) 16-bit receive counters per collective
@@ -239,14 +239,14 @@ static coll_algo policy_algo(const coll_policy *pol, coll_prim prim, int tdim)
  * switch dimension, `hierarchical` for a single phase) falls back to the
  * tuner; the report names the algorithm that actually ran. */
 static coll_algo resolve(const coll_policy *pol, coll_prim phase_prim, coll_prim req_prim, int tdim,
-                         topo_kind kind, int q, uint64_t bytes)
+                         topo_kind kind, int q, uint64_t bytes, gboolean shared)
 {
   coll_algo a = policy_algo(pol, req_prim, tdim);
   if (a == COLL_ALGO_NVLS && kind != TOPO_KIND_SWITCH)
     a = COLL_ALGO_AUTO;
   if (a != COLL_ALGO_AUTO && a != COLL_ALGO_HIERARCHICAL && coll_algo_supports(a, phase_prim))
     return a;
-  return coll_tune(phase_prim, kind, q, bytes, pol->in_switch_reduction);
+  return coll_tune(phase_prim, kind, q, bytes, pol->in_switch_reduction, shared);
 }
 
 static void add_phase(coll_run *r, const coll_policy *pol, const topo *t, coll_prim phase_prim, int g,
@@ -261,7 +261,8 @@ static void add_phase(coll_run *r, const coll_policy *pol, const topo *t, coll_p
   ph->prim = phase_prim;
   ph->g = g;
   ph->div = div;
-  ph->algo = resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div);
+  ph->algo = resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div,
+                     net_get_tier(r->lib->n) == NET_TIER_FLOW);
   coll_sched s = { .prim = phase_prim, .algo = ph->algo, .q = q, .root = 0 };
   ph->step0 = r->n_steps;
   ph->n_steps = coll_sched_n_steps(&s);
@@ -417,6 +418,34 @@ static void slot_start(coll_run *r, uint32_t s)
   }
 }
 
+/* Chunk pipelining: on every dimension a member runs one (phase, chunk)
+ * item at a time, in (phase, chunk) order — the order is the same on
+ * every member, so it cannot deadlock.  Chunk c starts phase ph once
+ * chunk c-lanes finished ph; the first chunks start ph once the last
+ * chunks finished the previous phase on the same dimension.  (Their own
+ * previous phase is done, since steps run in order.)  Within a phase a
+ * chunk's steps follow each other freely. */
+static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
+{
+  const coll_phase *ph = phase_of(r, k);
+  if (k != ph->step0)
+    return TRUE;
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  if (ch >= r->lanes)
+    return r->slot[s - (uint32_t)r->lanes].cur >= ph->step0 + ph->n_steps;
+  uint32_t base = s - (uint32_t)ch;
+  for (int i = (int)(ph - r->ph) - 1; i >= 0; i--) {
+    const coll_phase *q = &r->ph[i];
+    if (q->g != ph->g)
+      continue;
+    for (int l = 0; l < r->lanes; l++)
+      if (r->slot[base + (uint32_t)(r->n_chunks - r->lanes + l)].cur < q->step0 + q->n_steps)
+        return FALSE;
+    break;
+  }
+  return TRUE;
+}
+
 /* Advances slot s as far as it can go; returns TRUE when the whole
  * collective has finished. */
 static gboolean slot_advance(coll_run *r, uint32_t s)
@@ -429,8 +458,8 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
     if (k >= r->n_steps)
       return FALSE;
     if (sl->state == SLOT_IDLE) {
-      if (ch >= r->lanes && r->slot[s - (uint32_t)r->lanes].cur <= k)
-        return FALSE; /* the previous chunk has not finished step k here */
+      if (!phase_gate_open(r, s, k))
+        return FALSE;
       slot_start(r, s);
     }
     if (sl->state == SLOT_RUNNING) {
@@ -447,8 +476,17 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
     /* Step k finished. */
     sl->cur = k + 1;
     sl->state = SLOT_IDLE;
-    if (ch + r->lanes < r->n_chunks)
-      g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+    const coll_phase *ph = phase_of(r, k);
+    if (sl->cur == ph->step0 + ph->n_steps) {
+      /* A phase ended: wake the next chunk of this phase and, after the
+       * last chunks, the first chunks waiting for this dimension. */
+      uint32_t base = s - (uint32_t)ch;
+      if (ch + r->lanes < r->n_chunks)
+        g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+      else
+        for (int l = 0; l < r->lanes; l++)
+          g_array_append_val(c->work, (uint64_t){ base + (uint32_t)l });
+    }
     if (sl->cur == r->n_steps) {
       int m = (int)(s / (uint32_t)r->n_chunks);
       if (--r->chunks_left[m] == 0) {

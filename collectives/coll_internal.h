@@ -85,8 +85,14 @@ static inline uint64_t coll_piece(uint64_t d, int q, int j)
 /* The tuner (see doc/collectives.md "Automatic selection"): the algorithm
  * for one phase of primitive p over q members of a dimension of kind k,
  * with D bytes per member (coll_sched.bytes).  nvls_ok says whether the
- * config allows in-switch reduction. */
-coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nvls_ok);
+ * config allows in-switch reduction; shared_links whether the network
+ * tier shares link bandwidth between concurrent transfers (flow tier).
+ * Without sharing, algorithms that put several concurrent transfers on
+ * one link (direct on a switch, direct all-to-all) would be credited with
+ * bandwidth the hardware does not have, so they are only chosen where
+ * every transfer has its own link (fully connected) or where the step is
+ * latency-bound. */
+coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nvls_ok, gboolean shared_links);
 
 /* Policy internals, shared by the planner. */
 struct coll_policy {

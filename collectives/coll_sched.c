@@ -543,13 +543,15 @@ uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *ou
   case COLL_ALGO_DIRECT:
     return sched_direct(s, pos, k, out, n_recv, reduce_bytes);
   case COLL_ALGO_NVLS: {
-    /* In-switch reduction: each member pushes piece j towards member j
-     * through the switch, which reduces and multicasts; per-link volume in
-     * each direction is (q-1)/q * D, one step, no local reduction. */
-    coll_sched rs = *s;
-    rs.prim = COLL_PRIM_REDUCE_SCATTER;
-    uint32_t n = sched_direct(&rs, pos, k, out, n_recv, reduce_bytes);
-    *reduce_bytes = 0;
+    /* In-switch reduction (NVLS): each member's link carries about
+     * D (1 + 1/q) bytes each way (the switch reads every member's
+     * contribution, D up and D/q down for the reduced slice, then
+     * multicasts: D/q up, D down).  Modelled as one transfer of
+     * D + D/q bytes to the next member, so that every uplink and downlink
+     * carries exactly one transfer on either tier; no local reduction. */
+    uint32_t n = 0;
+    emit(out, &n, mod_q(pos + 1, s->q), s->bytes + coll_piece(s->bytes, s->q, pos), k);
+    *n_recv = 1;
     return n;
   }
   case COLL_ALGO_HALVING_DOUBLING:
@@ -575,22 +577,24 @@ static gboolean is_pow2(int q)
   return q > 0 && (q & (q - 1)) == 0;
 }
 
-coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nvls_ok)
+coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nvls_ok, gboolean shared_links)
 {
   gboolean ring_kind = k == TOPO_KIND_RING || k == TOPO_KIND_RING_UNI || k == TOPO_KIND_TORUS2D ||
                        k == TOPO_KIND_TORUS3D;
+  gboolean fc = k == TOPO_KIND_FULLY_CONNECTED;
+  gboolean sw = k == TOPO_KIND_SWITCH;
   gboolean bidir = k != TOPO_KIND_RING_UNI;
   gboolean small = q > 0 && bytes / (uint64_t)q < COLL_TUNE_LATENCY_PIECE;
   switch (p) {
   case COLL_PRIM_ALL_REDUCE:
   case COLL_PRIM_REDUCE_SCATTER:
   case COLL_PRIM_ALL_GATHER:
-    if (q <= 2 || k == TOPO_KIND_FULLY_CONNECTED)
+    if (q <= 2 || fc)
       return COLL_ALGO_DIRECT;
-    if (k == TOPO_KIND_SWITCH) {
+    if (sw) {
       if (p == COLL_PRIM_ALL_REDUCE && nvls_ok)
         return COLL_ALGO_NVLS;
-      if (q <= COLL_TUNE_DIRECT_MAX_Q)
+      if (q <= COLL_TUNE_DIRECT_MAX_Q && (small || shared_links))
         return COLL_ALGO_DIRECT;
       if (is_pow2(q) || bytes <= COLL_TUNE_HD_FOLD_MAX)
         return COLL_ALGO_HALVING_DOUBLING;
@@ -607,19 +611,21 @@ coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nv
     return COLL_ALGO_RING;
   case COLL_PRIM_ALL_TO_ALL:
   case COLL_PRIM_ALL_TO_ALLV:
-    if (!ring_kind && q <= COLL_TUNE_A2A_DIRECT_MAX_Q)
+    if (fc || (shared_links && !ring_kind && q <= COLL_TUNE_A2A_DIRECT_MAX_Q))
       return COLL_ALGO_DIRECT;
     return COLL_ALGO_PAIRWISE;
   case COLL_PRIM_BROADCAST:
   case COLL_PRIM_REDUCE:
-    if ((k == TOPO_KIND_FULLY_CONNECTED || k == TOPO_KIND_SWITCH) && q <= COLL_TUNE_DIRECT_MAX_Q)
+    if (fc || (sw && shared_links && q <= COLL_TUNE_DIRECT_MAX_Q))
       return COLL_ALGO_DIRECT;
     return COLL_ALGO_DOUBLE_BINARY_TREE;
   case COLL_PRIM_GATHER:
   case COLL_PRIM_SCATTER:
-    return COLL_ALGO_DIRECT;
+    if (fc || shared_links)
+      return COLL_ALGO_DIRECT;
+    return COLL_ALGO_RING;
   case COLL_PRIM_BARRIER:
-    if ((k == TOPO_KIND_FULLY_CONNECTED || k == TOPO_KIND_SWITCH) && q <= COLL_TUNE_DIRECT_MAX_Q)
+    if ((fc || sw) && q <= COLL_TUNE_DIRECT_MAX_Q)
       return COLL_ALGO_DIRECT;
     return COLL_ALGO_HALVING_DOUBLING;
   default:

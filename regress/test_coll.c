@@ -135,13 +135,15 @@ static void test_ring_allreduce(void)
   got = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, MiB, r, 8, -1, NULL, NULL, NULL);
   g_assert_cmpint(got, ==, 14 * (500 * NS + wisp_transfer_ps(MiB / 16, UINT64_C(50000000000))));
 
-  /* Two pipelined chunks: chunk 1 runs one step behind chunk 0, so
-   * (2(p-1) + C - 1) steps of alpha + round(S/(C p B)) = 15 * (500,000 +
-   * 1,310,720) on the analytical tier (no link sharing). */
+  /* Two chunks on a single-dimension plan: one chunk per dimension and
+   * member is active at a time (doc/collectives.md), so the chunks run one
+   * after the other: 2 * 14 * (alpha + round(S/(2p)/B)) = 28 * (500,000 +
+   * 1,310,720) = 50,700,160 ps — chunking a flat ring only adds latency. */
   coll_policy_force(pol, COLL_ALGO_RING);
   coll_policy_set_chunks(pol, 2);
   got = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, MiB, r, 8, -1, NULL, NULL, NULL);
-  g_assert_cmpint(got, ==, 15 * (500 * NS + wisp_transfer_ps(MiB / 16, UINT64_C(50000000000))));
+  g_assert_cmpint(got, ==, 28 * (500 * NS + wisp_transfer_ps(MiB / 16, UINT64_C(50000000000))));
+  g_assert_cmpint(got, ==, 50700160);
   coll_policy_set_chunks(pol, 1);
 
   /* Reduction cost at 100 GB/s: each of the 7 reduce-scatter steps adds
@@ -269,8 +271,10 @@ static void test_double_binary_tree(void)
   topo_free(t);
 }
 
-/* In-switch reduction (NVLS): one step of S/p per peer through the switch:
- * alpha + round(S/(pB)) = 1,000,000 + 2,621,440 ps.  Allowed on a switch
+/* In-switch reduction (NVLS): one step in which every member's uplink and
+ * downlink carry S (1 + 1/p) bytes: alpha + round((S + S/p)/B) =
+ * 1,000,000 + 23,592,960 ps.  Its busbw, 2(p-1)/p * S / T, exceeds the
+ * link rate, as nccl-tests reports for NVLS.  Allowed on a switch
  * dimension only: on a ring the request falls back to the tuner. */
 static void test_nvls(void)
 {
@@ -280,8 +284,9 @@ static void test_nvls(void)
   int *r = iota(8, 0, 1);
   coll_info info;
   sim_time_ps got = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, MiB, r, 8, -1, NULL, NULL, &info);
-  g_assert_cmpint(got, ==, 1000 * NS + wisp_transfer_ps(MiB / 8, UINT64_C(50000000000)));
+  g_assert_cmpint(got, ==, 1000 * NS + wisp_transfer_ps(MiB + MiB / 8, UINT64_C(50000000000)));
   g_assert_cmpint(info.algo, ==, COLL_ALGO_NVLS);
+  g_assert_cmpfloat((double)MiB / ((double)got / 1e12) * info.busbw_factor, >, 50e9);
   topo_free(t);
   t = load(RING8);
   run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, MiB, r, 8, -1, NULL, NULL, &info);
@@ -332,23 +337,32 @@ static void test_hierarchical(void)
   g_assert_cmpint(got, ==, 3 * in_node + across + 3 * in_node);
   g_assert_cmpstr(info.detail, ==, "reduce_scatter:ring@node > all_reduce:direct@net > all_gather:ring@node");
 
-  /* Pipelining across dimensions with 4 chunks.  Every member runs the
-   * same 8 stages (3 ring RS steps, 2 direct AR steps, 3 ring AG steps) on
-   * S/4 per chunk; chunk c starts stage k once chunk c-1 finished stage k
-   * and chunk c finished stage k-1 (the group is symmetric, so the peers'
-   * messages arrive at the same instants).  That is the flow-shop
-   * recurrence F(c,k) = max(F(c-1,k), F(c,k-1)) + t_k with
-   *   t_k = alpha0 + round(S/16 / B0) in the node (RS/AG),
-   *   t_k = alpha1 + round(S/32 / B1) across nodes (AR on S/16, pieces S/32). */
+  /* Pipelining across dimensions with 4 chunks.  Every member runs three
+   * phases per chunk: P0 = ring RS in the node (3 steps), P1 = direct AR
+   * across nodes (2 steps), P2 = ring AG in the node (3 steps), each on
+   * S/4.  On each dimension one (phase, chunk) item runs at a time, in
+   * (phase, chunk) order: the node dimension runs P0 of chunks 0..3, then
+   * P2 of chunks 0..3.  The group is symmetric, so peers' messages arrive
+   * when the member is ready, and F(c, ph) = max(F(c, ph-1), F(previous
+   * item on ph's dimension)) + T_ph with
+   *   T0 = T2 = 3 (alpha0 + round(S/16 / B0)),  S = 64 MiB,
+   *   T1 = 2 (alpha1 + round(S/32 / B1))  (AR on S/16: pieces of S/32). */
+  const uint64_t S = 64 * MiB; /* large enough for pipelining to pay */
+  coll_policy_set_chunks(pol, 1);
+  got = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, S, r, 8, -1, NULL, NULL, NULL);
+  g_assert_cmpint(got, ==, 6 * (a0 + wisp_transfer_ps(S / 4, B0)) + 2 * (a1 + wisp_transfer_ps(S / 8, B1)));
   coll_policy_set_chunks(pol, 4);
-  sim_time_ps chunked = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, MiB, r, 8, -1, NULL, NULL, NULL);
-  sim_time_ps tk[8], F[4][8];
-  for (int k = 0; k < 8; k++)
-    tk[k] = (k == 3 || k == 4) ? a1 + wisp_transfer_ps(MiB / 32, B1) : a0 + wisp_transfer_ps(MiB / 16, B0);
+  sim_time_ps chunked = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, S, r, 8, -1, NULL, NULL, NULL);
+  sim_time_ps T[3] = { 3 * (a0 + wisp_transfer_ps(S / 16, B0)), 2 * (a1 + wisp_transfer_ps(S / 32, B1)),
+                       3 * (a0 + wisp_transfer_ps(S / 16, B0)) };
+  sim_time_ps F[4][3];
+  for (int c = 0; c < 4; c++) {
+    F[c][0] = (c > 0 ? F[c - 1][0] : 0) + T[0];
+    F[c][1] = MAX(F[c][0], c > 0 ? F[c - 1][1] : 0) + T[1];
+  }
   for (int c = 0; c < 4; c++)
-    for (int k = 0; k < 8; k++)
-      F[c][k] = MAX(c > 0 ? F[c - 1][k] : 0, k > 0 ? F[c][k - 1] : 0) + tk[k];
-  g_assert_cmpint(chunked, ==, F[3][7]);
+    F[c][2] = MAX(F[c][1], c > 0 ? F[c - 1][2] : F[3][0]) + T[2];
+  g_assert_cmpint(chunked, ==, F[3][2]);
   g_assert_cmpint(chunked, <, got); /* pipelining pays off here */
   coll_policy_free(pol);
   g_free(r);
@@ -357,9 +371,11 @@ static void test_hierarchical(void)
 
 /* A group strided across nodes pays the scale-out links; one inside a node
  * does not (16 ranks, node = 4 fully connected at 100 GB/s, 4 nodes on a
- * 25 GB/s switch).  Both groups use direct all-reduce (2 steps of S/4):
+ * 25 GB/s switch).  The tuner picks direct in the fully connected node and
+ * halving-doubling on the switch (analytical tier, 256 KiB pieces):
  *   contiguous {0,1,2,3}: 2 (1 us + round(S/4 / 100 GB/s)) = 2 * 3,621,440
- *   strided {0,4,8,12}:   2 (4 us + round(S/4 / 25 GB/s))  = 2 * 14,485,760 */
+ *   strided {0,4,8,12}:   2 (2 * 4 us + round(S/2 / 25 GB/s) + round(S/4 / 25 GB/s))
+ *                         = 2 * (8,000,000 + 20,971,520 + 10,485,760) */
 static void test_strided_vs_contiguous(void)
 {
   topo *t = load(TWO_TIER);
@@ -368,10 +384,11 @@ static void test_strided_vs_contiguous(void)
   sim_time_ps tc = run_one(t, NET_TIER_ANALYTICAL, NULL, ET_COLL_ALL_REDUCE, MiB, contig, 4, -1, NULL, NULL, &ic);
   sim_time_ps ts = run_one(t, NET_TIER_ANALYTICAL, NULL, ET_COLL_ALL_REDUCE, MiB, strided, 4, -1, NULL, NULL, &is);
   g_assert_cmpint(tc, ==, 2 * (1 * US + wisp_transfer_ps(MiB / 4, UINT64_C(100000000000))));
-  g_assert_cmpint(ts, ==, 2 * (4 * US + wisp_transfer_ps(MiB / 4, UINT64_C(25000000000))));
+  g_assert_cmpint(ts, ==, 2 * (2 * 4 * US + wisp_transfer_ps(MiB / 2, UINT64_C(25000000000)) +
+                                wisp_transfer_ps(MiB / 4, UINT64_C(25000000000))));
   g_assert_cmpint(tc, <, ts);
   g_assert_cmpstr(ic.detail, ==, "direct@node");
-  g_assert_cmpstr(is.detail, ==, "direct@net");
+  g_assert_cmpstr(is.detail, ==, "halving_doubling@net");
   /* The same holds for a forced ring (ASTRA-sim's A9 gives identical
    * times to the strided group's scale-up cost; wisp does not). */
   coll_policy *pol = coll_policy_new_default();

@@ -226,23 +226,34 @@ static void test_names(void)
   g_assert_cmpstr(coll_algo_name(COLL_ALGO_COUNT), ==, "invalid");
 }
 
-/* Tuner thresholds as documented in doc/collectives.md. */
+/* Tuner thresholds as documented in doc/collectives.md.  The last
+ * argument says whether the tier shares link bandwidth (flow). */
 static void test_tuner(void)
 {
-  /* Fully connected: direct (dedicated link per pair). */
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_FULLY_CONNECTED, 8, 1 << 30, FALSE), ==, COLL_ALGO_DIRECT);
-  /* Switch: NVLS only when enabled; direct up to 16 members. */
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 8, 1 << 20, TRUE), ==, COLL_ALGO_NVLS);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 16, 1 << 20, FALSE), ==, COLL_ALGO_DIRECT);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 32, 1 << 30, FALSE), ==, COLL_ALGO_HALVING_DOUBLING);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 24, 1 << 30, FALSE), ==, COLL_ALGO_RING);
+  /* Fully connected: direct (dedicated link per pair) on both tiers. */
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_FULLY_CONNECTED, 8, 1 << 30, FALSE, FALSE), ==, COLL_ALGO_DIRECT);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_TO_ALL, TOPO_KIND_FULLY_CONNECTED, 8, 1 << 30, FALSE, FALSE), ==, COLL_ALGO_DIRECT);
+  /* Switch: NVLS only when enabled. */
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 8, 1 << 20, TRUE, FALSE), ==, COLL_ALGO_NVLS);
+  /* Direct on a switch up to 16 members when the tier shares the uplink... */
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 16, 1 << 20, FALSE, TRUE), ==, COLL_ALGO_DIRECT);
+  /* ...but not on the analytical tier unless latency-bound (pieces < 8 KiB). */
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 16, 1 << 20, FALSE, FALSE), ==, COLL_ALGO_HALVING_DOUBLING);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 16, 16 * 8192 - 16, FALSE, FALSE), ==, COLL_ALGO_DIRECT);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 32, 1 << 30, FALSE, TRUE), ==, COLL_ALGO_HALVING_DOUBLING);
+  /* Non-power-of-two above 1 MiB: ring (folding costs two full-size transfers). */
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 24, (1 << 20) + 1, FALSE, TRUE), ==, COLL_ALGO_RING);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_SWITCH, 24, 1 << 20, FALSE, TRUE), ==, COLL_ALGO_HALVING_DOUBLING);
   /* Ring: bidirectional ring for bandwidth-bound sizes, tree when each
    * piece is under 8 KiB (64 KiB / 8 = 8 KiB is not under). */
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_RING, 8, 64 * 1024, FALSE), ==, COLL_ALGO_RING_BIDIR);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_RING, 8, 64 * 1024 - 8, FALSE), ==, COLL_ALGO_DOUBLE_BINARY_TREE);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_RING_UNI, 8, 1 << 30, FALSE), ==, COLL_ALGO_RING);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_TO_ALL, TOPO_KIND_RING, 8, 1 << 30, FALSE), ==, COLL_ALGO_PAIRWISE);
-  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_TO_ALL, TOPO_KIND_SWITCH, 8, 1 << 30, FALSE), ==, COLL_ALGO_DIRECT);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_RING, 8, 64 * 1024, FALSE, FALSE), ==, COLL_ALGO_RING_BIDIR);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_RING, 8, 64 * 1024 - 8, FALSE, FALSE), ==, COLL_ALGO_DOUBLE_BINARY_TREE);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_REDUCE, TOPO_KIND_RING_UNI, 8, 1 << 30, FALSE, FALSE), ==, COLL_ALGO_RING);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_TO_ALL, TOPO_KIND_RING, 8, 1 << 30, FALSE, TRUE), ==, COLL_ALGO_PAIRWISE);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_TO_ALL, TOPO_KIND_SWITCH, 8, 1 << 30, FALSE, TRUE), ==, COLL_ALGO_DIRECT);
+  g_assert_cmpint(coll_tune(COLL_PRIM_ALL_TO_ALL, TOPO_KIND_SWITCH, 8, 1 << 30, FALSE, FALSE), ==, COLL_ALGO_PAIRWISE);
+  g_assert_cmpint(coll_tune(COLL_PRIM_GATHER, TOPO_KIND_SWITCH, 8, 1 << 30, FALSE, FALSE), ==, COLL_ALGO_RING);
+  g_assert_cmpint(coll_tune(COLL_PRIM_GATHER, TOPO_KIND_SWITCH, 8, 1 << 30, FALSE, TRUE), ==, COLL_ALGO_DIRECT);
   /* Every tuner answer is defined for its primitive. */
   const topo_kind kinds[] = { TOPO_KIND_RING_UNI, TOPO_KIND_RING, TOPO_KIND_FULLY_CONNECTED, TOPO_KIND_SWITCH,
                               TOPO_KIND_TORUS2D, TOPO_KIND_TORUS3D, TOPO_KIND_FAT_TREE, TOPO_KIND_GRAPH };
@@ -250,7 +261,8 @@ static void test_tuner(void)
     for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
       for (int q = 2; q <= 130; q += 7)
         for (uint64_t b = 1; b <= (1ull << 32); b <<= 4)
-          g_assert_true(coll_algo_supports(coll_tune((coll_prim)p, kinds[k], q, b, TRUE), (coll_prim)p));
+          for (int sh = 0; sh < 2; sh++)
+            g_assert_true(coll_algo_supports(coll_tune((coll_prim)p, kinds[k], q, b, TRUE, sh), (coll_prim)p));
 }
 
 int main(int argc, char **argv)
