@@ -39,6 +39,7 @@ typedef struct {
   gboolean has_s[S_N];
   int64_t i[I_N];
   gboolean any_meta;
+  int rt_kind;             /* runtime_kind(name) once computed, -1 before */
 } scratch;
 
 typedef struct {
@@ -46,6 +47,7 @@ typedef struct {
   kt_trace *t;
   scratch sc;
   GHashTable *argkeys;     /* arg name -> code (1-based; strings < 100, ints >= 100, special >= 200) */
+  gboolean key_len_ok[64]; /* some wanted arg name has this length */
 } parser;
 
 #define K_STR(x) GINT_TO_POINTER(1 + (x))
@@ -181,6 +183,32 @@ static gboolean step_number(const char *n, int64_t *out)
   return TRUE;
 }
 
+/* Whether the event, from the ph/cat/name seen so far, will be dropped
+ * whatever its args say. */
+static gboolean args_unneeded(scratch *sc)
+{
+  if (sc->ph == 's' || sc->ph == 'f' || sc->ph == 't' || sc->ph == 'M')
+    return TRUE;
+  if (sc->ph != 'X' || sc->cat == CAT_NONE)
+    return FALSE;
+  switch (sc->cat) {
+  case CAT_PYTHON:
+  case CAT_GPU_USER_ANNOTATION:
+    return TRUE;
+  case CAT_CPU_OP:
+  case CAT_USER_ANNOTATION:
+    return sc->has_name && !is_cpu_comm(sc->name->str) && !g_str_has_prefix(sc->name->str, "ProfilerStep#");
+  case CAT_RUNTIME:
+    if (!sc->has_name)
+      return FALSE;
+    if (sc->rt_kind < 0)
+      sc->rt_kind = runtime_kind(sc->name->str);
+    return sc->rt_kind == 0;
+  default:
+    return FALSE;
+  }
+}
+
 static void scratch_reset(scratch *sc)
 {
   sc->ph = 0;
@@ -194,6 +222,7 @@ static void scratch_reset(scratch *sc)
   for (int k = 0; k < I_N; k++)
     sc->i[k] = KT_ABSENT;
   sc->any_meta = FALSE;
+  sc->rt_kind = -1;
 }
 
 /* Reads an integer value (number, or a numeric string); other JSON values
@@ -282,6 +311,15 @@ static gboolean read_types(parser *p, GError **error)
   }
 }
 
+/* Arg-name code: a length filter in front of the hash lookup, since most
+ * arg names (grid, block, queued, ...) have lengths no wanted key has. */
+static inline int arg_code(parser *p, const char *k, size_t len)
+{
+  if (len >= 64 || !p->key_len_ok[len])
+    return 0;
+  return GPOINTER_TO_INT(g_hash_table_lookup(p->argkeys, k));
+}
+
 static gboolean read_args(parser *p, GError **error)
 {
   scratch *sc = &p->sc;
@@ -295,7 +333,9 @@ static gboolean read_args(parser *p, GError **error)
       return FALSE;
     if (t == FE_JSON_OBJ_END)
       return TRUE;
-    int code = GPOINTER_TO_INT(g_hash_table_lookup(p->argkeys, fe_json_text(p->j, NULL)));
+    size_t klen;
+    const char *kt = fe_json_text(p->j, &klen);
+    int code = arg_code(p, kt, klen);
     if (code == 0) {
       if (!fe_json_skip_value(p->j, error))
         return FALSE;
@@ -343,7 +383,7 @@ static void finish_event(parser *p, uint32_t file_index)
     case CAT_MEMCPY: kind = KT_EV_MEMCPY; aux = sc->i[I_BYTES]; break;
     case CAT_MEMSET: kind = KT_EV_MEMSET; aux = sc->i[I_BYTES]; break;
     case CAT_RUNTIME:
-      kind = runtime_kind(name);
+      kind = sc->rt_kind >= 0 ? sc->rt_kind : runtime_kind(name);
       if (!kind) {
         kt_count_skip(t->skipped, "runtime/driver call (not a launch or sync)", 1);
         return;
@@ -450,6 +490,31 @@ static void finish_event(parser *p, uint32_t file_index)
   g_array_append_val(t->events, e);
 }
 
+enum { EK_OTHER, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, EK_ARGS };
+
+/* Event member names by length and bytes (no strcmp chain in the hot loop). */
+static inline int event_key(const char *k, size_t len)
+{
+  switch (len) {
+  case 2:
+    if (k[0] == 'p' && k[1] == 'h') return EK_PH;
+    if (k[0] == 't' && k[1] == 's') return EK_TS;
+    return EK_OTHER;
+  case 3:
+    if (!memcmp(k, "cat", 3)) return EK_CAT;
+    if (!memcmp(k, "pid", 3)) return EK_PID;
+    if (!memcmp(k, "tid", 3)) return EK_TID;
+    if (!memcmp(k, "dur", 3)) return EK_DUR;
+    return EK_OTHER;
+  case 4:
+    if (!memcmp(k, "name", 4)) return EK_NAME;
+    if (!memcmp(k, "args", 4)) return EK_ARGS;
+    return EK_OTHER;
+  default:
+    return EK_OTHER;
+  }
+}
+
 static gboolean read_event(parser *p, uint32_t file_index, GError **error)
 {
   scratch *sc = &p->sc;
@@ -460,22 +525,30 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
       return FALSE;
     if (t == FE_JSON_OBJ_END)
       break;
-    const char *k = fe_json_text(p->j, NULL);
-    if (!strcmp(k, "ph")) {
+    size_t klen;
+    const char *k = fe_json_text(p->j, &klen);
+    /* Event keys are short: compare length first, strcmp only on a length hit. */
+    if (klen > 4 || klen < 2) {
+      if (!fe_json_skip_value(p->j, error))
+        return FALSE;
+      continue;
+    }
+    int kc = event_key(k, klen);
+    if (kc == EK_PH) {
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
       if (t == FE_JSON_STRING)
         sc->ph = fe_json_text(p->j, NULL)[0];
       else if (!fe_json_skip(p->j, t, error))
         return FALSE;
-    } else if (!strcmp(k, "cat")) {
+    } else if (kc == EK_CAT) {
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
       if (t == FE_JSON_STRING)
         sc->cat = cat_of(fe_json_text(p->j, NULL));
       else if (!fe_json_skip(p->j, t, error))
         return FALSE;
-    } else if (!strcmp(k, "name")) {
+    } else if (kc == EK_NAME) {
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
       if (t == FE_JSON_STRING) {
@@ -487,8 +560,8 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
       } else if (!fe_json_skip(p->j, t, error)) {
         return FALSE;
       }
-    } else if (!strcmp(k, "pid") || !strcmp(k, "tid")) {
-      int64_t *dst = k[0] == 'p' ? &sc->pid : &sc->tid;
+    } else if (kc == EK_PID || kc == EK_TID) {
+      int64_t *dst = kc == EK_PID ? &sc->pid : &sc->tid;
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
       int64_t v;
@@ -498,8 +571,8 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
         *dst = v;
       else if (!fe_json_skip(p->j, t, error))
         return FALSE;
-    } else if (!strcmp(k, "ts") || !strcmp(k, "dur")) {
-      gboolean is_ts = k[0] == 't';
+    } else if (kc == EK_TS || kc == EK_DUR) {
+      gboolean is_ts = kc == EK_TS;
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
       if (t != FE_JSON_NUMBER) {
@@ -521,9 +594,15 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
         }
         sc->has_dur = TRUE;
       }
-    } else if (!strcmp(k, "args")) {
-      if (!read_args(p, error))
+    } else if (kc == EK_ARGS) {
+      if (args_unneeded(sc)) {
+        /* Already known to be dropped (e.g. a non-collective cpu_op): skip
+         * the args without decoding them.  [memory] instants need Bytes. */
+        if (!fe_json_skip_value(p->j, error))
+          return FALSE;
+      } else if (!read_args(p, error)) {
         return FALSE;
+      }
     } else if (!fe_json_skip_value(p->j, error)) {
       return FALSE;
     }
@@ -745,6 +824,14 @@ kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error)
   for (int k = 0; k < S_N; k++)
     p.sc.s[k] = g_string_sized_new(32);
   p.argkeys = arg_keys();
+  {
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, p.argkeys);
+    while (g_hash_table_iter_next(&it, &k, NULL))
+      if (strlen(k) < 64)
+        p.key_len_ok[strlen(k)] = TRUE;
+  }
   gboolean ok = TRUE, saw_events = FALSE;
   fe_json_tok tok;
   if (!fe_json_next(j, &tok, error)) {
