@@ -42,7 +42,8 @@ typedef struct {
   uint32_t n_active;  /* solve scratch: unfixed elements */
   uint32_t stamp;     /* component walk mark */
   uint32_t heap_pos;  /* LMM_NONE when not in the heap */
-  gboolean modified;
+  uint8_t stale;      /* solve scratch: heap key older than rem / aw */
+  uint8_t modified;
 } lmm_cnst;
 
 /* A variable is split into a hot record of one cache line (what the
@@ -410,18 +411,6 @@ static inline double cnst_level(const lmm_cnst *k) {
   return k->rem > 0 ? k->rem / k->aw : 0.0;
 }
 
-/* Re-keys constraint c after some of its variables were fixed.  Keys only
- * grow in exact arithmetic; rounding may lower one by an ulp, so both
- * directions are handled. */
-static void heap_update(lmm_system *s, uint32_t c) {
-  lmm_cnst *k = &s->cnsts[c];
-  size_t i = k->heap_pos;
-  double old = s->heap[i].key;
-  s->heap[i].key = cnst_level(k);
-  if (s->heap[i].key < old) heap_up(s, i);
-  else heap_down(s, i);
-}
-
 static void fix_var(lmm_system *s, uint32_t v, double rate) {
   lmm_var *x = &s->vars[v];
   x->fixed = TRUE;
@@ -433,9 +422,7 @@ static void fix_var(lmm_system *s, uint32_t v, double rate) {
     k->rem -= ce->a * rate;
     k->aw -= ce->aw;
     k->n_active--;
-    if (k->heap_pos == LMM_NONE) continue;
-    if (k->n_active == 0) heap_remove(s, xe[i].cnst);
-    else heap_update(s, xe[i].cnst);
+    k->stale = TRUE; /* re-keyed lazily, when it reaches the top */
   }
 }
 
@@ -460,6 +447,7 @@ static void fill(lmm_system *s) {
   for (size_t i = 0; i < s->n_comp_c; i++) {
     uint32_t c = s->comp_c[i];
     lmm_cnst *k = &s->cnsts[c];
+    k->stale = FALSE;
     if (k->n_active) {
       s->heap[s->n_heap] = (lmm_heap_item){cnst_level(k), c};
       k->heap_pos = (uint32_t)s->n_heap++;
@@ -471,6 +459,21 @@ static void fill(lmm_system *s) {
   size_t bi = 0;
   double t_prev = 0;
   for (;;) {
+    /* Bring the top of the heap up to date.  A stale key never exceeds the
+     * constraint's true level (levels only grow), so once the top is fresh
+     * it is the true minimum.  This costs one sift per re-keyed constraint
+     * instead of one per fixed element. */
+    while (s->n_heap) {
+      lmm_cnst *k = &s->cnsts[s->heap[0].id];
+      if (k->n_active == 0) {
+        heap_remove(s, s->heap[0].id);
+        continue;
+      }
+      if (!k->stale) break;
+      k->stale = FALSE;
+      s->heap[0].key = cnst_level(k);
+      heap_down(s, 0);
+    }
     while (bi < s->n_bounds && s->vars[s->bounds[bi].var].fixed) bi++;
     double tb = bi < s->n_bounds ? s->bounds[bi].key : INFINITY;
     double tc = s->n_heap ? s->heap[0].key : INFINITY;
@@ -494,7 +497,8 @@ static void fill(lmm_system *s) {
 
 static inline gboolean rate_differs(double a, double b) {
   if (a == b) return FALSE;
-  return fabs(a - b) > LMM_EPSILON * fmax(fabs(a), fabs(b));
+  double fa = fabs(a), fb = fabs(b);
+  return fabs(a - b) > LMM_EPSILON * (fa > fb ? fa : fb);
 }
 
 size_t lmm_solve(lmm_system *s) {

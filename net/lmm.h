@@ -28,10 +28,14 @@
  *   Fixing variables at level t* never lowers another constraint's level:
  *   R_c / W_c >= t* before the step, and we remove a part whose ratio is
  *   exactly t*, so the remaining ratio can only grow.  The solver therefore
- *   keeps the constraint levels in a binary min-heap and only sifts keys
- *   down; each element is touched O(1) times and each touch costs
- *   O(log C).  One solve of a component with V variables, C constraints and
- *   E elements costs O((E + C) log C + B log B) for B bounded variables.
+ *   keeps the constraint levels in a binary min-heap with lazily updated
+ *   keys: fixing a variable only marks its constraints stale (O(1) per
+ *   element), and a stale constraint is re-keyed (one O(log C) sift) when
+ *   it reaches the top; an old key can only underestimate, so a fresh top
+ *   is the true minimum.  One solve of a component with V variables, C
+ *   constraints and E elements costs O(E + C log C) for the walk and the
+ *   pops plus at most one re-key per element, O(E log C) in the worst
+ *   case, plus O(B log B) for B bounded variables.
  *
  * Incremental re-solve.  Adding or removing a variable, or changing a
  * capacity, marks the constraints concerned as modified.  lmm_solve() walks
