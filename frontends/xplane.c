@@ -233,7 +233,7 @@ static inline gboolean xp_varint(xp_cur *c, uint64_t *out, GError **error)
 }
 
 /* Reads one field; returns FALSE at the end (with *error unset) or on error. */
-static gboolean xp_next(xp_cur *c, xp_field *f, GError **error)
+static inline __attribute__((always_inline)) gboolean xp_next(xp_cur *c, xp_field *f, GError **error)
 {
   if (c->p >= c->end)
     return FALSE;
