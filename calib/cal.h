@@ -1,0 +1,196 @@
+/* cal.h: calibration of network parameters from measured communication
+ * kernels, and the baseline fidelity report (prefix cal_).
+ *
+ * Calibration fits the alpha-beta (Hockney) model
+ *
+ *     T = steps(op, n) * alpha + bus_bytes(op, S, n) / beta
+ *
+ * by least squares, separately for each communicator class: collectives
+ * whose ranks all sit in one scale-up domain (CAL_CLASS_INTRA) and those
+ * that span domains (CAL_CLASS_INTER).  steps() and bus_bytes() are the
+ * ring algorithm's step count and per-rank bytes on the wire (bus_bytes =
+ * nccl-tests busbw factor x algbw bytes), stated per collective in
+ * doc/calibration.md.  Each point is one collective instance (matched
+ * across ranks by group and per-group order); its duration is the shortest
+ * usable member kernel, because the member that arrived last waited least.
+ * Kernels overlapped with other communication on the same rank, zero-byte
+ * and point-to-point operations and kernels without a measured duration
+ * are excluded, counted and listed with the reason.
+ *
+ * The baseline fidelity report compares a replay (sim_result) with the
+ * trace it came from: simulated step time against the measured step, and
+ * each collective's simulated duration (end - start) against the measured
+ * kernel duration, by collective type and size class (powers of 4).
+ *
+ * Cost: fitting is O(C log C) for C communication nodes (sorting each
+ * rank's kernels by start), memory O(C); the baseline report is O(R) for
+ * R communication records.
+ */
+#ifndef WISP_CAL_H
+#define WISP_CAL_H
+
+#include <math.h>
+
+#include "chakra/et_graph.h"
+#include "simcore/sim_replay.h"
+#include "common/wisp_json.h"
+#include "topologies/topo_variant.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  CAL_CLASS_INTRA = 0,     /* every member in one scale-up domain */
+  CAL_CLASS_INTER = 1,     /* members in two or more domains */
+  CAL_N_CLASSES
+} cal_class;
+
+const char *cal_class_name(cal_class c);   /* "intra-node", "inter-node" */
+
+/* Why a communication node or instance was not used.  CAL_USED = 0. */
+typedef enum {
+  CAL_USED = 0,
+  CAL_EX_P2P,              /* send/recv: duration includes the peer's wait */
+  CAL_EX_CPU_OP,           /* CPU-side (replayed) op, not a GPU kernel */
+  CAL_EX_UNSUPPORTED,      /* barrier or unknown type: no bytes model */
+  CAL_EX_ZERO_BYTES,
+  CAL_EX_NO_DURATION,      /* measured duration 0 (unknown) */
+  CAL_EX_SINGLE_RANK,      /* group of one rank: nothing moves */
+  CAL_EX_MISMATCH,         /* members disagree on type or size */
+  CAL_EX_OVERLAP,          /* every traced member overlapped other communication */
+  CAL_EX_COUNT
+} cal_exclusion;
+
+const char *cal_exclusion_text(cal_exclusion e);
+
+typedef enum {
+  CAL_LOSS_RELATIVE = 0,   /* minimise sum ((pred - T) / T)^2 (default) */
+  CAL_LOSS_ABSOLUTE = 1,   /* minimise sum (pred - T)^2 */
+} cal_loss;
+
+typedef struct {
+  /* Scale-up domain of each rank (n_ranks entries, any integer ids), or
+   * NULL: rank / domain_size (domain_size <= 0: one domain for all). */
+  const int *rank_domain;
+  int domain_size;
+  /* Priors used when a class cannot separate alpha and beta or has no
+   * points: alpha in ps per step, beta in bytes/s (> 0). */
+  double prior_alpha_ps[CAL_N_CLASSES];
+  double prior_beta_Bps[CAL_N_CLASSES];
+  cal_loss loss;
+} cal_options;
+
+void cal_options_init(cal_options *opt);   /* 8-rank domains, 1 us / 25 GB/s priors */
+
+/* One collective instance (a fit point) or one excluded node. */
+typedef struct {
+  int rank;                /* member whose kernel was used (or the excluded node's rank) */
+  uint64_t node_id;        /* Chakra id of that node */
+  uint32_t group;          /* group index or ET_GROUP_WORLD */
+  uint32_t seq;            /* per-group order on the rank */
+  uint8_t op;              /* et_coll_type; ET_COLL_NONE for send/recv */
+  uint8_t cls;             /* cal_class */
+  uint8_t excluded;        /* cal_exclusion */
+  int n;                   /* group size */
+  int members_seen;        /* traced members of the instance */
+  int members_overlapped;  /* of those, overlapped with other communication */
+  uint64_t bytes;          /* Chakra comm_size */
+  double steps;            /* design row: alpha coefficient */
+  double bus_bytes;        /* design row: 1/beta coefficient (bytes) */
+  sim_time_ps measured;    /* duration used (ps) */
+  double predicted_ps;     /* fitted model; NAN when not fitted */
+  double residual_pct;     /* (predicted - measured) / measured x 100 */
+} cal_point;
+
+typedef struct {
+  int n_points;            /* used instances */
+  int n_sizes;             /* distinct bytes values among them */
+  gboolean fitted;         /* FALSE: no points, prior kept */
+  gboolean alpha_from_prior, beta_from_prior, alpha_clamped;
+  double alpha_ps;         /* per step */
+  double beta_Bps;
+  double rms_rel_pct, max_rel_pct, rms_abs_ps;
+  char *note;              /* fallbacks taken, in words; NULL when none */
+} cal_class_fit;
+
+typedef struct {
+  GArray *points;          /* cal_point: used instances, then exclusions */
+  cal_class_fit cls[CAL_N_CLASSES];
+  uint64_t comm_nodes;     /* communication nodes read */
+  uint64_t instances;      /* collective instances formed */
+  uint64_t excluded[CAL_EX_COUNT]; /* per reason: nodes (P2P, CPU_OP) or instances */
+  uint64_t unchecked_overlap;      /* nodes without a measured start: overlap not checked */
+  cal_loss loss;
+} cal_fit;
+
+/* Fits w's measured communication.  Fails (WISP_ERROR_INVALID) when no
+ * instance is usable, naming the counts by reason. */
+cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError **error);
+void cal_fit_free(cal_fit *f);
+/* Prints the fit per class, the exclusions by reason and (per_point) one
+ * line per instance with its residual. */
+void cal_fit_print(const cal_fit *f, gboolean per_point, FILE *out);
+void cal_fit_json(const cal_fit *f, wisp_json *j, const char *key);
+
+/* ---- cluster mapping and the calibrated config ---- */
+
+/* Link traversals per ring step inside a dimension of this kind (switch
+ * and fat tree 2, ring, torus and fully connected 1). */
+int cal_hops_per_step(topo_kind k);
+/* Fills opt's priors and rank_domain (g_free *rank_domain_out) from a
+ * cluster: the intra class is the scale-up domain dimension, the inter class
+ * the scale-out dimension; alpha prior = hops x latency, beta = bandwidth. */
+gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n_ranks, int **rank_domain_out,
+                                  GError **error);
+/* Writes the cluster with the fitted classes mapped onto its tiers
+ * (latency = alpha / hops, bandwidth = beta; collectives forced to the ring
+ * algorithms the model assumes) to path, atomically, after checking that
+ * it loads.  header: comment lines placed at the top (each line gets "# "). */
+gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *header, const char *path,
+                          GError **error);
+/* SHA-256 of the sorted list "name<TAB>size<NL>" of the trace's files (a
+ * directory's regular files, or the one file); g_free the result. */
+char *cal_trace_digest(const char *path, int *n_files, GError **error);
+
+/* ---- baseline fidelity ---- */
+
+#define CAL_SIZE_BINS 12   /* < 1 KiB, [1 KiB, 4 KiB), ... [256 MiB, 1 GiB), >= 1 GiB */
+/* Size class of a byte count and its label ("4KiB-16KiB"). */
+int cal_size_bin(uint64_t bytes);
+const char *cal_size_bin_label(int bin);
+
+typedef struct {
+  char op[24];             /* et_coll_short_name or "send"/"recv" */
+  int bin;
+  uint64_t count;
+  double mean_abs_pct;     /* mean |sim - meas| / meas x 100 */
+  double mean_pct;         /* signed mean */
+  double worst_pct;        /* signed error of largest magnitude */
+  sim_time_ps sim_total, meas_total;
+} cal_baseline_row;
+
+typedef struct {
+  sim_time_ps sim_step;
+  sim_time_ps meas_step;   /* -1 when unknown */
+  int meas_step_rank;      /* rank of the max, -1 when unknown */
+  double step_err_pct;     /* NAN when unknown */
+  uint64_t comms, comms_measured;
+  double mean_abs_pct, worst_pct; /* over every record with a measurement; NAN when none */
+  GArray *rows;            /* cal_baseline_row, by op name then bin */
+} cal_baseline;
+
+void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baseline *out);
+void cal_baseline_clear(cal_baseline *b);
+void cal_print_baseline(const sim_result *r, const et_workload *w, FILE *out);
+/* Writes the report as an object under key into an open JSON writer, or
+ * as a standalone file (atomically). */
+void cal_baseline_json(const sim_result *r, const et_workload *w, wisp_json *j, const char *key);
+gboolean cal_write_baseline_json(const sim_result *r, const et_workload *w, const char *path, GError **error);
+/* `--check-baseline MAX_PCT`: FALSE with an error when the measured step is
+ * unknown or |step error| > max_pct. */
+gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double max_pct, GError **error);
+
+/* `wisp calibrate TRACE [--cluster CONFIG] -o calibrated.yaml` (cli/cmd_calibrate.c). */
+int wisp_cmd_calibrate(int argc, char **argv);
+
+G_END_DECLS
+#endif

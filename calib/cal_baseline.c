@@ -1,0 +1,246 @@
+/* cal_baseline.c: baseline fidelity of a replay against its trace (see
+ * cal.h).  One pass over the communication records plus a sort of the
+ * (op, size class) rows: O(R + B log B) for R records and B rows.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "calib/cal.h"
+
+/* Bins: 0 = below 1 KiB; bin k (1..10) = [4^(k-1) KiB, 4^k KiB); 11 = 1 GiB
+ * and more. */
+int cal_size_bin(uint64_t bytes)
+{
+  if (bytes < 1024)
+    return 0;
+  int bin = 1;
+  uint64_t hi = 4096;
+  while (bin < CAL_SIZE_BINS - 1 && bytes >= hi) {
+    bin++;
+    hi *= 4;
+  }
+  return bin;
+}
+
+const char *cal_size_bin_label(int bin)
+{
+  static const char *const labels[CAL_SIZE_BINS] = {
+    "<1KiB", "1KiB-4KiB", "4KiB-16KiB", "16KiB-64KiB", "64KiB-256KiB", "256KiB-1MiB",
+    "1MiB-4MiB", "4MiB-16MiB", "16MiB-64MiB", "64MiB-256MiB", "256MiB-1GiB", ">=1GiB",
+  };
+  return bin >= 0 && bin < CAL_SIZE_BINS ? labels[bin] : "?";
+}
+
+static const char *rec_op(const sim_comm_record *c)
+{
+  if (c->node_type == ET_NODE_COMM_SEND)
+    return "send";
+  if (c->node_type == ET_NODE_COMM_RECV)
+    return "recv";
+  return et_coll_short_name((et_coll_type)c->op);
+}
+
+typedef struct {
+  cal_baseline_row row;
+  double sum_abs, sum;
+} row_acc;
+
+static int cmp_rows(const void *a, const void *b)
+{
+  const cal_baseline_row *x = a, *y = b;
+  int c = strcmp(x->op, y->op);
+  if (c)
+    return c;
+  return x->bin - y->bin;
+}
+
+void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baseline *out)
+{
+  memset(out, 0, sizeof *out);
+  out->sim_step = r->step_time;
+  out->meas_step = -1;
+  out->meas_step_rank = -1;
+  out->step_err_pct = NAN;
+  out->mean_abs_pct = NAN;
+  out->worst_pct = NAN;
+  if (w && w->measured_step_ps)
+    for (int k = 0; k < w->n_ranks; k++)
+      if (w->measured_step_ps[k] > out->meas_step) {
+        out->meas_step = w->measured_step_ps[k];
+        out->meas_step_rank = k;
+      }
+  if (out->meas_step <= 0) {
+    out->meas_step = -1;
+    out->meas_step_rank = -1;
+  } else {
+    out->step_err_pct = 100.0 * (double)(out->sim_step - out->meas_step) / (double)out->meas_step;
+  }
+  GHashTable *idx = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GArray *acc = g_array_new(FALSE, FALSE, sizeof(row_acc));
+  double sum_abs = 0, worst = 0;
+  guint n = r->comms ? r->comms->len : 0;
+  for (guint k = 0; k < n; k++) {
+    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
+    out->comms++;
+    if (c->measured <= 0)
+      continue;
+    out->comms_measured++;
+    sim_time_ps sim = c->end - c->start;
+    double err = 100.0 * (double)(sim - c->measured) / (double)c->measured;
+    sum_abs += fabs(err);
+    if (fabs(err) > fabs(worst))
+      worst = err;
+    int bin = cal_size_bin(c->bytes);
+    char *key = g_strdup_printf("%s|%d", rec_op(c), bin);
+    gpointer v = g_hash_table_lookup(idx, key);
+    row_acc *a;
+    if (v == NULL) {
+      row_acc z = { 0 };
+      g_strlcpy(z.row.op, rec_op(c), sizeof z.row.op);
+      z.row.bin = bin;
+      g_array_append_val(acc, z);
+      g_hash_table_insert(idx, key, GUINT_TO_POINTER(acc->len));
+      a = &g_array_index(acc, row_acc, acc->len - 1);
+    } else {
+      g_free(key);
+      a = &g_array_index(acc, row_acc, GPOINTER_TO_UINT(v) - 1);
+    }
+    a->row.count++;
+    a->sum_abs += fabs(err);
+    a->sum += err;
+    if (fabs(err) > fabs(a->row.worst_pct))
+      a->row.worst_pct = err;
+    a->row.sim_total += sim;
+    a->row.meas_total += c->measured;
+  }
+  g_hash_table_destroy(idx);
+  if (out->comms_measured) {
+    out->mean_abs_pct = sum_abs / (double)out->comms_measured;
+    out->worst_pct = worst;
+  }
+  out->rows = g_array_sized_new(FALSE, FALSE, sizeof(cal_baseline_row), acc->len);
+  for (guint k = 0; k < acc->len; k++) {
+    row_acc *a = &g_array_index(acc, row_acc, k);
+    a->row.mean_abs_pct = a->sum_abs / (double)a->row.count;
+    a->row.mean_pct = a->sum / (double)a->row.count;
+    g_array_append_val(out->rows, a->row);
+  }
+  g_array_free(acc, TRUE);
+  qsort(out->rows->data, out->rows->len, sizeof(cal_baseline_row), cmp_rows);
+}
+
+void cal_baseline_clear(cal_baseline *b)
+{
+  if (b->rows)
+    g_array_free(b->rows, TRUE);
+  b->rows = NULL;
+}
+
+void cal_print_baseline(const sim_result *r, const et_workload *w, FILE *out)
+{
+  cal_baseline b;
+  cal_baseline_compute(r, w, &b);
+  char s1[32], s2[32];
+  if (b.meas_step < 0)
+    fprintf(out, "baseline: simulated step %s ns, measured step unknown (the workload carries no measured "
+            "step time)\n", wisp_ns_string(b.sim_step, s1));
+  else
+    fprintf(out, "baseline: simulated step %s ns vs measured %s ns (max over ranks, rank %d): error %+.2f %%\n",
+            wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2), b.meas_step_rank, b.step_err_pct);
+  if (b.comms_measured == 0) {
+    fprintf(out, "  collectives: %" G_GUINT64_FORMAT " records, none with a measured duration\n", b.comms);
+    cal_baseline_clear(&b);
+    return;
+  }
+  fprintf(out, "  collectives: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " records measured; simulated "
+          "(end - start) vs measured: mean |error| %.2f %%, worst %+.2f %%\n", b.comms_measured, b.comms,
+          b.mean_abs_pct, b.worst_pct);
+  fprintf(out, "  %-16s %-14s %7s %11s %11s %10s %14s %14s\n", "op", "size", "count", "mean|err|", "mean err",
+          "worst", "sim_total_us", "meas_total_us");
+  for (guint k = 0; k < b.rows->len; k++) {
+    const cal_baseline_row *row = &g_array_index(b.rows, cal_baseline_row, k);
+    fprintf(out, "  %-16s %-14s %7" G_GUINT64_FORMAT " %9.2f %% %+9.2f %% %+8.2f %% %14.3f %14.3f\n", row->op,
+            cal_size_bin_label(row->bin), row->count, row->mean_abs_pct, row->mean_pct, row->worst_pct,
+            (double)row->sim_total / 1e6, (double)row->meas_total / 1e6);
+  }
+  cal_baseline_clear(&b);
+}
+
+void cal_baseline_json(const sim_result *r, const et_workload *w, wisp_json *j, const char *key)
+{
+  cal_baseline b;
+  cal_baseline_compute(r, w, &b);
+  wisp_json_begin_object(j, key);
+  wisp_json_ns(j, "simulated_step_ns", b.sim_step);
+  if (b.meas_step >= 0) {
+    wisp_json_ns(j, "measured_step_ns", b.meas_step);
+    wisp_json_int(j, "measured_step_rank", b.meas_step_rank);
+  } else {
+    wisp_json_string(j, "measured_step_ns", NULL);
+  }
+  wisp_json_double(j, "step_error_pct", b.step_err_pct, 4);
+  wisp_json_uint(j, "comm_records", b.comms);
+  wisp_json_uint(j, "comm_records_measured", b.comms_measured);
+  wisp_json_double(j, "comm_mean_abs_error_pct", b.mean_abs_pct, 4);
+  wisp_json_double(j, "comm_worst_error_pct", b.worst_pct, 4);
+  wisp_json_string(j, "size_classes", "powers of 4 from 1 KiB: <1KiB, [1,4) KiB, [4,16) KiB, ..., >=1GiB");
+  wisp_json_begin_array(j, "by_type_and_size");
+  for (guint k = 0; k < b.rows->len; k++) {
+    const cal_baseline_row *row = &g_array_index(b.rows, cal_baseline_row, k);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_string(j, "op", row->op);
+    wisp_json_string(j, "size_class", cal_size_bin_label(row->bin));
+    wisp_json_uint(j, "count", row->count);
+    wisp_json_double(j, "mean_abs_error_pct", row->mean_abs_pct, 4);
+    wisp_json_double(j, "mean_error_pct", row->mean_pct, 4);
+    wisp_json_double(j, "worst_error_pct", row->worst_pct, 4);
+    wisp_json_ns(j, "simulated_total_ns", row->sim_total);
+    wisp_json_ns(j, "measured_total_ns", row->meas_total);
+    wisp_json_end_object(j);
+  }
+  wisp_json_end_array(j);
+  wisp_json_end_object(j);
+  cal_baseline_clear(&b);
+}
+
+gboolean cal_write_baseline_json(const sim_result *r, const et_workload *w, const char *path, GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(f), 3);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", 1);
+  wisp_json_string(&j, "workload", w && w->source ? w->source : NULL);
+  cal_baseline_json(r, w, &j, "baseline");
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(f, error);
+}
+
+gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double max_pct, GError **error)
+{
+  cal_baseline b;
+  cal_baseline_compute(r, w, &b);
+  cal_baseline_clear(&b);
+  char s1[32], s2[32];
+  if (b.meas_step < 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--check-baseline %.2f: %s has no measured step time, so the baseline cannot be checked; "
+                "use a profiler trace with ProfilerStep annotations or drop --check-baseline",
+                max_pct, w && w->source ? w->source : "the workload");
+    return FALSE;
+  }
+  if (!(fabs(b.step_err_pct) <= max_pct)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--check-baseline %.2f: baseline step error %+.2f %% exceeds the bound (simulated %s ns, "
+                "measured %s ns on rank %d); calibrate the network (wisp calibrate) or check the trace",
+                max_pct, b.step_err_pct, wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2),
+                b.meas_step_rank);
+    return FALSE;
+  }
+  return TRUE;
+}

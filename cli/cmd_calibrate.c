@@ -1,0 +1,215 @@
+/* cmd_calibrate.c: `wisp calibrate TRACE [--cluster CONFIG] -o calibrated.yaml`:
+ * fits per-class alpha-beta parameters to the trace's measured
+ * collectives (calib/cal_fit.c), writes the cluster with the fitted values
+ * (calib/cal_config.c), checks each fitted collective on the written
+ * config and replays the trace on it for the baseline fidelity report.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "calib/cal.h"
+#include "cli/wisp_cli.h"
+#include "cli/wisp_load.h"
+#include "studies/study.h"
+
+/* Simulates every used fit point alone on the calibrated config (rooted
+ * collectives rooted at the first member; all-to-allv is skipped: its
+ * matrix is not kept) and prints how far the simulator lands from the
+ * measured durations.  O(points x collective cost). */
+static gboolean check_points(const cal_fit *f, const et_workload *w, const topo *t, net_tier tier, FILE *out,
+                             GError **error)
+{
+  coll_policy *pol = coll_policy_new_from_topo(t, error);
+  if (pol == NULL)
+    return FALSE;
+  double ss = 0, worst = 0;
+  int n = 0, skipped = 0;
+  gboolean ok = TRUE;
+  for (guint k = 0; ok && k < f->points->len; k++) {
+    const cal_point *p = &g_array_index(f->points, cal_point, k);
+    if (p->excluded != CAL_USED)
+      continue;
+    if (p->op == ET_COLL_ALL_TO_ALLV) {
+      skipped++;
+      continue;
+    }
+    const et_group *grp = p->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, p->group);
+    int *ranks = g_new(int, p->n);
+    for (int m = 0; m < p->n; m++)
+      ranks[m] = grp ? grp->ranks[m] : m;
+    gboolean rooted = p->op == ET_COLL_BROADCAST || p->op == ET_COLL_REDUCE || p->op == ET_COLL_GATHER ||
+                      p->op == ET_COLL_SCATTER;
+    coll_desc d = { .type = (et_coll_type)p->op, .bytes = p->bytes, .ranks = ranks, .n_ranks = p->n,
+                    .root = rooted ? ranks[0] : -1 };
+    sim_time_ps tm = 0;
+    ok = coll_measure(t, tier, pol, &d, &tm, NULL, error);
+    g_free(ranks);
+    if (!ok)
+      break;
+    double e = 100.0 * (double)(tm - p->measured) / (double)p->measured;
+    ss += e * e;
+    if (fabs(e) > fabs(worst))
+      worst = e;
+    n++;
+  }
+  coll_policy_free(pol);
+  if (!ok)
+    return FALSE;
+  if (n)
+    fprintf(out, "check: %d fitted collectives simulated alone on the calibrated config (%s tier): "
+            "rms error %.3f %%, worst %+.3f %% against the measured durations%s\n", n, net_tier_name(tier),
+            sqrt(ss / n), worst, skipped ? " (all-to-allv not checked)" : "");
+  return TRUE;
+}
+
+int wisp_cmd_calibrate(int argc, char **argv)
+{
+  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *model = NULL;
+  gboolean summary = FALSE, no_baseline = FALSE;
+  GOptionEntry entries[] = {
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster,
+     "cluster preset or config whose shape the output keeps (default dgx-h100)", "PRESET|CONFIG"},
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the calibrated network config to FILE (atomically)",
+     "FILE"},
+    {"loss", 0, 0, G_OPTION_ARG_STRING, &loss, "least-squares loss: relative (default) or absolute", "LOSS"},
+    {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the fit and the baseline as JSON to FILE", "FILE"},
+    {"summary", 's', 0, G_OPTION_ARG_NONE, &summary, "print the fit per class only, not one line per collective",
+     NULL},
+    {"no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline, "do not replay the trace on the calibrated config",
+     NULL},
+    {"network-model", 0, 0, G_OPTION_ARG_STRING, &model,
+     "tier for the checks and the baseline replay: analytical (default) or flow", "TIER"},
+    {NULL},
+  };
+  GError *error = NULL;
+  GOptionContext *ctx = g_option_context_new("TRACE - fit network latency and bandwidth to measured collectives");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+      "Fits T = steps x alpha + bus_bytes / beta per communicator class (intra-/inter-node),\n"
+      "writes the cluster with the fitted tiers and replays the trace on it (see doc/calibration.md).\n"
+      "Example: wisp calibrate traces/ --cluster dgx-h100 -o calibrated.yaml");
+  int status = 0;
+  et_workload *w = NULL;
+  topo_variant *v = NULL;
+  cal_fit *f = NULL;
+  int *dom = NULL;
+  char *cluster_path = NULL, *digest = NULL, *notes = NULL;
+  topo *t = NULL;
+  sim_result *res = NULL;
+  cal_options opt;
+  cal_options_init(&opt);
+  net_tier tier = NET_TIER_ANALYTICAL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp calibrate: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (argc != 2 || output == NULL) {
+    fprintf(stderr, "wisp calibrate: give exactly one TRACE and -o FILE (see wisp calibrate --help)\n");
+    status = 2;
+    goto out;
+  }
+  if (loss && strcmp(loss, "relative") != 0 && strcmp(loss, "absolute") != 0) {
+    fprintf(stderr, "wisp calibrate: unknown --loss '%s' (use relative or absolute)\n", loss);
+    status = 2;
+    goto out;
+  }
+  if (loss && strcmp(loss, "absolute") == 0)
+    opt.loss = CAL_LOSS_ABSOLUTE;
+  if (model && !net_tier_from_name(model, &tier)) {
+    fprintf(stderr, "wisp calibrate: unknown --network-model '%s' (use analytical or flow)\n", model);
+    status = 2;
+    goto out;
+  }
+  int n_files = 0;
+  if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
+      (w = wisp_load_workload(argv[1], 0, &error)) == NULL ||
+      (v = study_cluster_open(cluster ? cluster : "dgx-h100", w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
+      !cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
+      (f = cal_fit_workload(w, &opt, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  printf("trace: %s (%d files, sha256 %s), %d ranks\n", argv[1], n_files, digest, w->n_ranks);
+  printf("cluster: %s%s%s%s\n", cluster_path, cluster ? "" : " (default; give --cluster for another)",
+         notes && *notes ? "; " : "", notes ? notes : "");
+  cal_fit_print(f, !summary, stdout);
+  GString *hdr = g_string_new(NULL);
+  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", argv[1]);
+  g_string_append_printf(hdr, "(%d files; sha256 of the sorted name/size list: %s), %d ranks.\n", n_files, digest,
+                         w->n_ranks);
+  g_string_append_printf(hdr, "Cluster shape from %s.\n", cluster_path);
+  g_string_append_printf(hdr, "Model per class: T = steps x alpha + bus_bytes / beta (doc/calibration.md), "
+                         "%s least squares.\n", opt.loss == CAL_LOSS_RELATIVE ? "relative" : "absolute");
+  for (int c = 0; c < CAL_N_CLASSES; c++) {
+    const cal_class_fit *cf = &f->cls[c];
+    if (cf->fitted)
+      g_string_append_printf(hdr, "%s: alpha %.3f ns/step, beta %.6f GB/s from %d collectives (%d sizes), "
+                             "rms error %.3f %%%s\n", cal_class_name((cal_class)c), cf->alpha_ps / 1e3,
+                             cf->beta_Bps / 1e9, cf->n_points, cf->n_sizes, cf->rms_rel_pct,
+                             cf->alpha_from_prior ? " (alpha from the cluster prior)" :
+                             cf->beta_from_prior ? " (beta from the cluster prior)" : "");
+    else
+      g_string_append_printf(hdr, "%s: no collectives; the cluster's values are kept\n",
+                             cal_class_name((cal_class)c));
+  }
+  gboolean ok = cal_write_config(f, v, hdr->str, output, &error);
+  g_string_free(hdr, TRUE);
+  if (!ok || (t = topo_load(output, &error)) == NULL || !check_points(f, w, t, tier, stdout, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  printf("wrote %s\n", output);
+  if (!no_baseline) {
+    sim_replay_options ro = { .compute_slots = 1, .has_tier = TRUE, .tier = tier, .quiet = TRUE };
+    res = sim_replay_run(w, t, &ro, &error);
+    if (res == NULL) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+    cal_print_baseline(res, w, stdout);
+  }
+  if (json) {
+    wisp_afile *af = wisp_afile_open(json, &error);
+    if (af == NULL) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+    wisp_json j;
+    wisp_json_init(&j, wisp_afile_stream(af), 3);
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_int(&j, "schema_version", 1);
+    wisp_json_string(&j, "trace", argv[1]);
+    wisp_json_string(&j, "trace_sha256", digest);
+    wisp_json_string(&j, "cluster", cluster_path);
+    wisp_json_string(&j, "config", output);
+    cal_fit_json(f, &j, "fit");
+    if (res)
+      cal_baseline_json(res, w, &j, "baseline");
+    wisp_json_end_object(&j);
+    wisp_json_finish(&j);
+    if (!wisp_afile_commit(af, &error))
+      status = wisp_cli_fail(error);
+  }
+out:
+  sim_result_free(res);
+  topo_free(t);
+  cal_fit_free(f);
+  g_free(dom);
+  topo_variant_free(v);
+  g_free(cluster_path);
+  g_free(notes);
+  g_free(digest);
+  if (w)
+    et_workload_free(w);
+  g_option_context_free(ctx);
+  g_free(cluster);
+  g_free(output);
+  g_free(loss);
+  g_free(json);
+  g_free(model);
+  return status;
+}
