@@ -388,8 +388,16 @@ static gboolean info_groups(xla_ctx *c, xla_info *in, GError **error)
     in->group_of_device[d] = -1;
   for (guint g = 0; g < in->groups->len; g++) {
     GArray *a = in->groups->pdata[g];
-    for (guint i = 0; i < a->len; i++)
-      in->group_of_device[g_array_index(a, int64_t, i)] = (int32_t) g;
+    for (guint i = 0; i < a->len; i++) {
+      int64_t d = g_array_index(a, int64_t, i);
+      if (in->group_of_device[d] >= 0) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: collective %s: device %" G_GINT64_FORMAT " appears twice in its replica groups "
+                    "(%s mode); the HLO is invalid", c->source, in->short_name, d, fe_hlo_mode_name(in->hlo.mode));
+        return FALSE;
+      }
+      in->group_of_device[d] = (int32_t) g;
+    }
   }
   in->wgroup = g_new(uint32_t, in->groups->len);
   for (guint g = 0; g < in->groups->len; g++)

@@ -936,6 +936,21 @@ static void test_unknown_dtype(void)
   fe_xla_report_clear(&rep);
   g_unlink(path);
   g_free(path);
+  /* A device in two replica groups is invalid HLO: an error naming the op. */
+  s = tp_space_new();
+  p = tp_plane_add(s, 1, "/device:TPU:0");
+  l = tp_line_add(p, 3, "XLA Ops", 0);
+  m = tp_meta(p, "%ar.2 = f32[8]{0} all-reduce(f32[8]{0} %x), replica_groups={{0,1},{1,0}}, to_apply=%a", NULL, NULL);
+  tp_event_add(l, m, 0, 7 * US);
+  path = tp_write(s, "dup.xplane.pb", FALSE);
+  paths[0] = path;
+  GError *err = NULL;
+  g_assert_null(fe_xla_load(paths, 1, NULL, NULL, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(err->message, "ar.2: device 1 appears twice"));
+  g_clear_error(&err);
+  g_unlink(path);
+  g_free(path);
 }
 
 int main(int argc, char **argv)
