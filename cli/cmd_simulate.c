@@ -8,12 +8,27 @@
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "simcore/sim_report.h"
+#include "studies/study.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* "FROM:TO" with time units, either side may be empty ("10ms:", ":5ms"). */
+static gboolean parse_window(const char *s, sim_time_ps *from, sim_time_ps *to)
+{
+  const char *colon = strchr(s, ':'), *why;
+  if (colon == NULL)
+    return FALSE;
+  char *a = g_strndup(s, (gsize)(colon - s));
+  gboolean ok = (*a == '\0' || wisp_parse_time(a, from, &why)) && (colon[1] == '\0' || wisp_parse_time(colon + 1, to, &why));
+  g_free(a);
+  return ok && (*to < 0 || *to > *from);
+}
 
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL, *model = NULL, *algo = NULL, *deps = NULL;
+  char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
   gboolean checked = FALSE, strict = FALSE;
   int compute_slots = 1, max_rows = 64;
   GOptionEntry entries[] = {
@@ -26,6 +41,11 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "treat repairable input problems (dangling ctrl_deps) as errors", NULL},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
     {"max-rows", 0, 0, G_OPTION_ARG_INT, &max_rows, "ranks shown in the summary (-1: all; default 64)", "N"},
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset (fitted to the workload) or config, instead of --network", "PRESET|CONFIG"},
+    {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome/Perfetto trace of the simulated run to FILE", "FILE"},
+    {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
+    {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
+    {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
     {NULL},
   };
   GError *error = NULL;
@@ -41,8 +61,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || network == NULL) {
-    fprintf(stderr, "wisp simulate: give exactly one WORKLOAD and --network CONFIG (see wisp simulate --help)\n");
+  if (argc != 2 || (network == NULL) == (cluster == NULL)) {
+    fprintf(stderr, "wisp simulate: give exactly one WORKLOAD and either --network CONFIG or --cluster PRESET (see wisp simulate --help)\n");
     status = 2;
     goto out;
   }
@@ -72,23 +92,70 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
 
-  topo *t = topo_load(network, &error);
-  if (t == NULL) {
+  sim_time_ps tl_from = 0, tl_to = -1;
+  if (tl_window && !parse_window(tl_window, &tl_from, &tl_to)) {
+    fprintf(stderr, "wisp simulate: --timeline-window takes FROM:TO with time units and FROM < TO, e.g. 10ms:20ms\n");
+    status = 2;
+    goto out;
+  }
+  if ((tl_ranks || tl_window) && !timeline) {
+    fprintf(stderr, "wisp simulate: --timeline-ranks and --timeline-window need --timeline FILE\n");
+    status = 2;
+    goto out;
+  }
+  et_workload *w = NULL;
+  topo *t = NULL;
+  if (network && (t = topo_load(network, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  et_workload *w = wisp_load_workload(argv[1], build_flags, &error);
+  w = wisp_load_workload(argv[1], build_flags, &error);
   if (w == NULL) {
     topo_free(t);
     status = wisp_cli_fail(error);
     goto out;
   }
+  if (cluster) {
+    char *notes = NULL;
+    topo_variant *v = study_cluster_open(cluster, w->n_ranks, NULL, &notes, &error);
+    if (v && notes && *notes)
+      printf("cluster fitted to the workload: %s\n", notes);
+    g_free(notes);
+    t = v ? topo_variant_build(v, &error) : NULL;
+    topo_variant_free(v);
+    if (t == NULL) {
+      et_workload_free(w);
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+  }
+  study_timeline *tl = NULL;
+  if (timeline) {
+    tl = study_timeline_open(timeline, w, tl_ranks, tl_from, tl_to, &error);
+    if (tl == NULL) {
+      et_workload_free(w);
+      topo_free(t);
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+    opt.observer = study_timeline_observer(tl);
+  }
   sim_result *r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
+    study_timeline_abort(tl);
     status = wisp_cli_fail(error);
   } else {
     sim_report_print_summary(r, w, t, stdout, max_rows);
+    if (tl) {
+      uint64_t n_ev = study_timeline_events(tl);
+      if (study_timeline_finish(tl, r, &error))
+        printf("timeline: %s (%" G_GUINT64_FORMAT " slices)\n", timeline, n_ev);
+      else
+        status = wisp_cli_fail(error);
+    }
     if (json && !sim_report_write_json(r, w, t, json, &error))
+      status = wisp_cli_fail(error);
+    if (svg && !study_svg_rank_breakdown(svg, "Per-rank step breakdown (simulated)", r, &error))
       status = wisp_cli_fail(error);
     sim_result_free(r);
   }
@@ -101,5 +168,10 @@ out:
   g_free(model);
   g_free(algo);
   g_free(deps);
+  g_free(cluster);
+  g_free(timeline);
+  g_free(tl_ranks);
+  g_free(tl_window);
+  g_free(svg);
   return status;
 }

@@ -3,6 +3,7 @@
 #include "simcore/sim_report.h"
 #include "common/wisp_json.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 sim_time_ps sim_report_measured_step(const et_workload *w)
@@ -35,6 +36,81 @@ static double algbw_GBps(const sim_comm_record *c)
 {
   sim_time_ps d = c->end - c->start;
   return d > 0 ? (double)c->algbw_bytes * 1000.0 / (double)d : 0.0;
+}
+
+/* Utilization of link l over the run: bytes / (bandwidth x step time), the
+ * fraction of its capacity the run used (0 when the step time is 0). */
+static double link_util(const sim_result *r, const topo *t, uint32_t l)
+{
+  const topo_link *k = topo_get_link(t, l);
+  if (r->step_time <= 0 || k->bw == 0)
+    return 0.0;
+  return (double)r->link_bytes[l] * 1e12 / ((double)k->bw * (double)r->step_time);
+}
+
+/* The n busiest links by utilization (ties: lower link index first), as
+ * link indices in *out (g_free); returns how many (<= n, only links that
+ * carried bytes).  O(L log L). */
+typedef struct {
+  double u;
+  uint32_t l;
+} link_rank;
+
+static int cmp_link_rank(const void *a, const void *b)
+{
+  const link_rank *x = a, *y = b;
+  if (x->u != y->u)
+    return x->u > y->u ? -1 : 1;
+  return x->l < y->l ? -1 : x->l > y->l;
+}
+
+static uint32_t busiest_links(const sim_result *r, const topo *t, uint32_t n, uint32_t **out)
+{
+  uint32_t m = 0, nl = r->link_bytes && r->n_links == topo_n_links(t) ? r->n_links : 0;
+  link_rank *v = g_new(link_rank, nl ? nl : 1);
+  for (uint32_t l = 0; l < nl; l++)
+    if (r->link_bytes[l] > 0)
+      v[m++] = (link_rank){link_util(r, t, l), l};
+  qsort(v, m, sizeof *v, cmp_link_rank);
+  if (m > n)
+    m = n;
+  *out = g_new(uint32_t, m ? m : 1);
+  for (uint32_t i = 0; i < m; i++)
+    (*out)[i] = v[i].l;
+  g_free(v);
+  return m;
+}
+
+static void write_link(wisp_json *j, const sim_result *r, const topo *t, uint32_t l)
+{
+  const topo_link *k = topo_get_link(t, l);
+  wisp_json_begin_object(j, NULL);
+  wisp_json_uint(j, "link", l);
+  wisp_json_uint(j, "src", k->src);
+  wisp_json_uint(j, "dst", k->dst);
+  wisp_json_string(j, "tier", k->tier < topo_n_dims(t) ? topo_dim_name(t, k->tier) : "");
+  wisp_json_uint(j, "bytes", r->link_bytes[l]);
+  wisp_json_double(j, "bandwidth_GBps", (double)k->bw / 1e9, 6);
+  wisp_json_double(j, "utilization", link_util(r, t, l), 6);
+  wisp_json_end_object(j);
+}
+
+/* links[]: every link that carried bytes, by index; busiest_links[]: the
+ * top SIM_REPORT_TOP_LINKS by utilization. */
+static void write_links(wisp_json *j, const sim_result *r, const topo *t)
+{
+  gboolean have = r->link_bytes && r->n_links == topo_n_links(t);
+  wisp_json_begin_array(j, "links");
+  for (uint32_t l = 0; have && l < r->n_links; l++)
+    if (r->link_bytes[l] > 0)
+      write_link(j, r, t, l);
+  wisp_json_end_array(j);
+  uint32_t *top = NULL, n = have ? busiest_links(r, t, SIM_REPORT_TOP_LINKS, &top) : 0;
+  wisp_json_begin_array(j, "busiest_links");
+  for (uint32_t i = 0; i < n; i++)
+    write_link(j, r, t, top[i]);
+  wisp_json_end_array(j);
+  g_free(top);
 }
 
 gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const topo *t,
@@ -161,6 +237,7 @@ gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const 
   wisp_json_end_array(&j);
   g_free(gbytes);
   g_free(gops);
+  write_links(&j, r, t);
   wisp_json_end_object(&j);
   wisp_json_finish(&j);
   return wisp_afile_commit(f, error);
@@ -197,6 +274,21 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   char buf[32];
   fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);
   g_free(st);
+  uint32_t *top = NULL;
+  uint32_t n_top = r->link_bytes && r->n_links == topo_n_links(t) ? busiest_links(r, t, 5, &top) : 0;
+  if (n_top > 0) {
+    fprintf(out, "busiest links (bytes / (bandwidth x step time)):\n");
+    for (uint32_t i = 0; i < n_top; i++) {
+      const topo_link *k = topo_get_link(t, top[i]);
+      char *sz = wisp_format_size(r->link_bytes[top[i]]), *bw = wisp_format_bandwidth(k->bw);
+      fprintf(out, "  link %u (%s, node %u -> %u, %s): %s, %.2f %%\n", top[i],
+              k->tier < topo_n_dims(t) ? topo_dim_name(t, k->tier) : "?", k->src, k->dst, bw, sz,
+              100.0 * link_util(r, t, top[i]));
+      g_free(sz);
+      g_free(bw);
+    }
+  }
+  g_free(top);
   sim_time_ps measured = sim_report_measured_step(w);
   if (measured > 0) {
     char *ms = wisp_format_time(measured);

@@ -9,6 +9,9 @@
  *                  end_ns, time_us, algbw_GBps, busbw_GBps, measured_ns}
  *   groups[]      {group, n_ranks, ops, bytes}   (bytes summed over members' records)
  *   op_types[]    {op, count, bytes}
+ *   links[]       {link, src, dst, tier, bytes, bandwidth_GBps, utilization}: links that carried bytes,
+ *                 by link index; utilization = bytes / (bandwidth x step time)
+ *   busiest_links[] the SIM_REPORT_TOP_LINKS links of highest utilization (same fields; ties by index)
  * collectives[] is ordered by (end_ns, rank, node_id).
  */
 #ifndef WISP_SIM_REPORT_H
@@ -19,6 +22,8 @@
 G_BEGIN_DECLS
 
 #define WISP_REPORT_SCHEMA_VERSION 1
+/* Links listed in busiest_links[] of the JSON report. */
+#define SIM_REPORT_TOP_LINKS 10
 
 /* Writes the JSON report atomically to path. */
 gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const topo *t,
