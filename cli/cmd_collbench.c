@@ -214,12 +214,10 @@ static const char *op_name(et_coll_type t)
   return "?";
 }
 
-static gboolean write_json(const char *path, const char *network, net_tier tier, const int *ranks, int n,
+/* Writes the rows into f and commits it (f is freed either way). */
+static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, const int *ranks, int n,
                            const collbench_row *rows, guint n_rows, GError **error)
 {
-  wisp_afile *f = wisp_afile_open(path, error);
-  if (f == NULL)
-    return FALSE;
   wisp_json j;
   wisp_json_init(&j, wisp_afile_stream(f), 3);
   wisp_json_begin_object(&j, NULL);
@@ -290,6 +288,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   GArray *rows = g_array_new(FALSE, FALSE, sizeof(collbench_row));
   topo *t = NULL;
   coll_policy *pol = NULL;
+  wisp_afile *jf = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "wisp collbench: %s (see `wisp collbench --help`)\n", error->message);
     g_clear_error(&error);
@@ -359,6 +358,20 @@ int wisp_cmd_collbench(int argc, char **argv)
   int n = (int)ranks->len;
   if (root < 0)
     root = rk[0];
+  /* Check the group (and the root) before printing anything. */
+  coll_desc probe = { .type = ET_COLL_BROADCAST, .bytes = 0, .ranks = rk, .n_ranks = n, .root = root };
+  if (!coll_desc_check(t, &probe, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  if (json) {
+    /* Open the output first so that an unwritable path fails before the runs. */
+    jf = wisp_afile_open(json, &error);
+    if (jf == NULL) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+  }
   printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s\n", network, net_tier_name(tier), n,
          algo_s ? algo_s : "config/auto");
   double t0 = wisp_wall_seconds();
@@ -388,15 +401,21 @@ int wisp_cmd_collbench(int argc, char **argv)
   }
   printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
   fprintf(stderr, "wisp: collbench: %u rows in %.3f s\n", rows->len, wisp_wall_seconds() - t0);
-  if (json && !write_json(json, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
+  if (jf) {
+    wisp_afile *f = jf;
+    jf = NULL;
+    if (!write_json(f, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
   }
   if (fflush(stdout) != 0) {
     fprintf(stderr, "wisp collbench: cannot write to standard output\n");
     status = 1;
   }
 out:
+  if (jf)
+    wisp_afile_abort(jf);
   g_option_context_free(ctx);
   g_array_free(ops, TRUE);
   g_array_free(sizes, TRUE);

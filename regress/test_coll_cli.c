@@ -1,0 +1,143 @@
+/* test_coll_cli.c: `wisp collbench` argument handling and output, by
+ * calling wisp_cmd_collbench() directly (the command's file is compiled
+ * into this test; wisp_cli_fail comes from a stub below). */
+#include "config.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "cli/wisp_cli.h"
+#include "collectives/coll.h"
+
+int wisp_cli_fail(GError *error)
+{
+  g_test_message("wisp: error: %s", error->message);
+  g_error_free(error);
+  return 1;
+}
+
+static char *tmpdir;
+
+/* Runs collbench with stdout discarded; returns its exit status. */
+static int run(const char *first, ...)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(a, g_strdup("collbench"));
+  va_list ap;
+  va_start(ap, first);
+  for (const char *s = first; s != NULL; s = va_arg(ap, const char *))
+    g_ptr_array_add(a, g_strdup(s));
+  va_end(ap);
+  int argc = (int)a->len;
+  char **argv = g_new0(char *, a->len + 1);
+  for (guint i = 0; i < a->len; i++)
+    argv[i] = g_ptr_array_index(a, i);
+  fflush(stdout);
+  int saved = dup(1);
+  int devnull = open("/dev/null", O_WRONLY);
+  g_assert_cmpint(saved, >=, 0);
+  g_assert_cmpint(devnull, >=, 0);
+  dup2(devnull, 1);
+  int rc = wisp_cmd_collbench(argc, argv);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  close(devnull);
+  g_free(argv); /* GOption may have reordered argv; the strings belong to a */
+  g_ptr_array_free(a, TRUE);
+  return rc;
+}
+
+static char *write_net(const char *name, const char *text)
+{
+  char *path = g_build_filename(tmpdir, name, NULL);
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+/* The reference case: 8-rank ring, 50 GB/s, 500 ns, ring all-reduce of
+ * 1 MiB = 14 * (500,000 + 2,621,440) ps = 43,700.160 ns; algbw = 2^20 B /
+ * 43.70016 us = 23.994 GB/s; busbw = algbw * 2 * 7/8 = 41.990 GB/s. */
+static void test_collbench_json(void)
+{
+  char *cfg = write_net("ring8.yaml", "schema_version: 1\n"
+                                      "dims:\n"
+                                      "  - {name: x, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n"
+                                      "collectives: {all_reduce: ring}\n");
+  char *json = g_build_filename(tmpdir, "out.json", NULL);
+  g_assert_cmpint(run("--network", cfg, "--op", "all_reduce,barrier", "--sizes", "1M", "--json", json, NULL), ==, 0);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "\"time_ns\": 43700.160"));
+  g_assert_nonnull(strstr(text, "\"algbw_GBps\": 23.994"));
+  g_assert_nonnull(strstr(text, "\"busbw_GBps\": 41.990"));
+  g_assert_nonnull(strstr(text, "\"algorithm\": \"ring\""));
+  g_assert_nonnull(strstr(text, "\"op\": \"barrier\""));
+  g_free(text);
+  /* All-gather size is S: --sizes 1M runs 128 KiB per rank, S = 1 MiB. */
+  g_assert_cmpint(run("--network", cfg, "--op", "allgather", "--sizes", "1M", "--group", "0-7:2,1",
+                      "--json", json, NULL), ==, 0);
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "\"n_ranks\": 5"));
+  /* 1 MiB / 5 = 209,715 B per rank, S = 5 * 209,715 = 1,048,575. */
+  g_assert_nonnull(strstr(text, "\"size\": 1048575"));
+  g_free(text);
+  g_free(json);
+  g_free(cfg);
+}
+
+/* Bad arguments: usage errors exit 2, bad values 1; nothing is written. */
+static void test_collbench_errors(void)
+{
+  char *cfg = write_net("sw8.yaml", "schema_version: 1\n"
+                                    "dims:\n"
+                                    "  - {name: s, kind: switch, size: 8, bandwidth: 50GB/s, latency: 500ns}\n");
+  char *json = g_build_filename(tmpdir, "bad.json", NULL);
+  g_assert_cmpint(run("--op", "all_reduce", NULL), ==, 2);                           /* no --network */
+  g_assert_cmpint(run("--network", cfg, "extra", NULL), ==, 2);                      /* stray argument */
+  g_assert_cmpint(run("--network", cfg, "--ranks", "4", "--group", "0-3", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--ranks", "9", NULL), ==, 2);               /* more than the network has */
+  g_assert_cmpint(run("--network", cfg, "--op", "allreduc", "--json", json, NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--sizes", "1Q", "--json", json, NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--sizes", "", NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--group", "3-1", NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--group", "0-3:0", NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--group", "0,x", NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--group", "0-8", "--json", json, NULL), ==, 1); /* rank 8 */
+  g_assert_cmpint(run("--network", cfg, "--group", "1,1", NULL), ==, 1);                 /* duplicate */
+  g_assert_cmpint(run("--network", cfg, "--op", "broadcast", "--root", "5", "--group", "0-3", NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--algo", "warp", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--chunks", "0", "--chunks", "2000", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--tier", "quantum", NULL), ==, 2);
+  g_assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
+  char *missing = g_build_filename(tmpdir, "nope.yaml", NULL);
+  g_assert_cmpint(run("--network", missing, NULL), ==, 1);
+  char *unwritable = g_build_filename(tmpdir, "no-such-dir", "x.json", NULL);
+  g_assert_cmpint(run("--network", cfg, "--sizes", "1K", "--json", unwritable, NULL), ==, 1);
+  g_free(unwritable);
+  g_free(missing);
+  g_free(json);
+  g_free(cfg);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  tmpdir = g_dir_make_tmp("wisp-collbench-XXXXXX", NULL);
+  g_assert_nonnull(tmpdir);
+  g_test_add_func("/coll/cli/json", test_collbench_json);
+  g_test_add_func("/coll/cli/errors", test_collbench_errors);
+  int rc = g_test_run();
+  const char *names[] = { "ring8.yaml", "sw8.yaml", "out.json" };
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    char *p = g_build_filename(tmpdir, names[i], NULL);
+    g_remove(p);
+    g_free(p);
+  }
+  g_rmdir(tmpdir);
+  g_free(tmpdir);
+  return rc;
+}
