@@ -46,33 +46,35 @@ typedef struct {
   uint8_t modified;
 } lmm_cnst;
 
-/* A variable is split into a hot record of one cache line (what the
- * component walk and the filling touch) and a cold one.  Routes of up to
- * LMM_VAR_INLINE links keep their elements inside the hot record; longer
- * ones spill to a heap array kept for reuse. */
+/* A variable is split three ways: its walk mark and fixed flag live in
+ * compact parallel arrays (checked for every element the walk and the
+ * filling visit, so they should stay in cache); the record the solver
+ * reads once per variable fits one cache line; rarely used fields are in a
+ * cold record.  Routes of up to LMM_VAR_INLINE links keep their elements
+ * inside the hot record; longer ones spill to a heap array kept for reuse. */
 #define LMM_VAR_INLINE 4
 #define LMM_VAR_MAX_ELEMS 255
 
 typedef struct {
-  uint32_t stamp;
-  uint8_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in `el` */
-  uint8_t alive, fixed;
+  uint8_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in u.el */
+  uint8_t alive, is_new;
   double weight;
   double new_rate;       /* solve scratch */
-  lmm_velem *el;
-  lmm_velem inl[LMM_VAR_INLINE];
+  double rate;
+  union {
+    lmm_velem inl[LMM_VAR_INLINE];
+    lmm_velem *el;
+  } u;
 } lmm_var;
 
 typedef struct {
   double bound;          /* <= 0: none */
-  double rate;
   uint64_t user;
   uint32_t next_free;
-  gboolean is_new;
 } lmm_var_cold;
 
 static inline lmm_velem *var_el(lmm_var *x) {
-  return x->cap_el > LMM_VAR_INLINE ? x->el : x->inl;
+  return x->cap_el > LMM_VAR_INLINE ? x->u.el : x->u.inl;
 }
 
 typedef struct {
@@ -101,6 +103,8 @@ struct lmm_system {
   size_t n_cnsts, cap_cnsts;
   lmm_var *vars;
   lmm_var_cold *vcold;
+  uint32_t *vstamp;      /* walk mark per variable */
+  uint8_t *vfixed;       /* solve scratch: fixed flag per variable */
   size_t n_vars, cap_vars;
   uint32_t var_free;
   uint32_t n_alive;
@@ -140,10 +144,13 @@ lmm_system *lmm_system_new(void) {
 void lmm_system_free(lmm_system *s) {
   if (!s) return;
   for (size_t i = 0; i < s->n_cnsts; i++) g_free(s->cnsts[i].el);
-  for (size_t i = 0; i < s->n_vars; i++) g_free(s->vars[i].el);
+  for (size_t i = 0; i < s->n_vars; i++)
+    if (s->vars[i].cap_el > LMM_VAR_INLINE) g_free(s->vars[i].u.el);
   g_free(s->cnsts);
   g_free(s->vars);
   g_free(s->vcold);
+  g_free(s->vstamp);
+  g_free(s->vfixed);
   g_free(s->mod_cnsts);
   g_free(s->new_vars);
   g_free(s->comp_c);
@@ -190,7 +197,7 @@ double lmm_constraint_usage(const lmm_system *s, uint32_t c) {
   g_assert(c < s->n_cnsts);
   const lmm_cnst *k = &s->cnsts[c];
   double u = 0;
-  for (uint32_t i = 0; i < k->n_el; i++) u += k->el[i].a * s->vcold[k->el[i].var].rate;
+  for (uint32_t i = 0; i < k->n_el; i++) u += k->el[i].a * s->vars[k->el[i].var].rate;
   return u;
 }
 
@@ -211,10 +218,11 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
       s->cap_vars = s->cap_vars ? s->cap_vars * 2 : 16;
       s->vars = g_realloc_n(s->vars, s->cap_vars, sizeof *s->vars);
       s->vcold = g_realloc_n(s->vcold, s->cap_vars, sizeof *s->vcold);
+      s->vstamp = g_realloc_n(s->vstamp, s->cap_vars, sizeof *s->vstamp);
+      s->vfixed = g_realloc_n(s->vfixed, s->cap_vars, sizeof *s->vfixed);
     }
     v = (uint32_t)s->n_vars++;
-    s->vars[v].stamp = 0;
-    s->vars[v].el = NULL;
+    s->vstamp[v] = 0;
     s->vars[v].cap_el = LMM_VAR_INLINE;
     G_STATIC_ASSERT(sizeof(lmm_var) <= 64);
   }
@@ -224,12 +232,12 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   x->new_rate = 0;
   x->n_el = 0;
   x->alive = TRUE;
-  x->fixed = FALSE;
+  x->rate = 0;
+  x->is_new = TRUE;
+  s->vfixed[v] = FALSE;
   xc->bound = bound > 0 ? bound : 0;
   s->n_bounded += bound > 0;
-  xc->rate = 0;
   xc->user = user;
-  xc->is_new = TRUE;
   s->n_alive++;
   LMM_RESERVE(s->new_vars, s->cap_new_vars, s->n_new_vars + 1);
   s->new_vars[s->n_new_vars++] = v;
@@ -244,10 +252,14 @@ void lmm_expand(lmm_system *s, uint32_t c, uint32_t v, double consumption) {
   g_assert(k->n_el < LMM_NONE - 1 && x->n_el < LMM_VAR_MAX_ELEMS);
   LMM_RESERVE(k->el, k->cap_el, k->n_el + 1);
   if (x->n_el == x->cap_el) { /* spill (first time) or grow the heap array */
-    gboolean was_inline = x->cap_el == LMM_VAR_INLINE;
     size_t cap = x->cap_el * 2u > LMM_VAR_MAX_ELEMS ? LMM_VAR_MAX_ELEMS : x->cap_el * 2u;
-    x->el = g_realloc_n(was_inline ? NULL : x->el, cap, sizeof *x->el);
-    if (was_inline) memcpy(x->el, x->inl, sizeof x->inl);
+    if (x->cap_el == LMM_VAR_INLINE) {
+      lmm_velem *h = g_new(lmm_velem, cap);
+      memcpy(h, x->u.inl, sizeof x->u.inl);
+      x->u.el = h;
+    } else {
+      x->u.el = g_realloc_n(x->u.el, cap, sizeof *x->u.el);
+    }
     x->cap_el = (uint8_t)cap;
   }
   k->el[k->n_el] = (lmm_celem){v, x->n_el, consumption, consumption * x->weight};
@@ -281,7 +293,7 @@ void lmm_variable_free(lmm_system *s, uint32_t v) {
 
 double lmm_variable_rate(const lmm_system *s, uint32_t v) {
   g_assert(v < s->n_vars && s->vars[v].alive);
-  return s->vcold[v].rate;
+  return s->vars[v].rate;
 }
 
 uint64_t lmm_variable_user(const lmm_system *s, uint32_t v) {
@@ -312,10 +324,10 @@ static void add_cnst(lmm_system *s, uint32_t c) {
 }
 
 static void add_var(lmm_system *s, uint32_t v) {
+  if (s->vstamp[v] == s->epoch) return;
+  s->vstamp[v] = s->epoch;
+  s->vfixed[v] = FALSE;
   lmm_var *x = &s->vars[v];
-  if (x->stamp == s->epoch) return;
-  x->stamp = s->epoch;
-  x->fixed = FALSE;
   LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_comp_v + 1);
   s->comp_v[s->n_comp_v++] = v;
   const lmm_velem *xe = var_el(x);
@@ -328,7 +340,7 @@ static void add_var(lmm_system *s, uint32_t v) {
 static void collect_component(lmm_system *s) {
   if (++s->epoch == 0) { /* wrapped: reset every mark once per 2^32 solves */
     for (size_t i = 0; i < s->n_cnsts; i++) s->cnsts[i].stamp = 0;
-    for (size_t i = 0; i < s->n_vars; i++) s->vars[i].stamp = 0;
+    for (size_t i = 0; i < s->n_vars; i++) s->vstamp[i] = 0;
     s->epoch = 1;
   }
   s->n_comp_c = s->n_comp_v = 0;
@@ -348,7 +360,7 @@ static void collect_component(lmm_system *s) {
     for (uint32_t j = 0; j < k->n_el; j++) {
       uint32_t v = k->el[j].var;
       aw += k->el[j].aw;
-      if (s->vars[v].stamp != s->epoch) add_var(s, v);
+      if (s->vstamp[v] != s->epoch) add_var(s, v);
     }
     k->rem = k->capacity;
     k->aw = aw;
@@ -413,7 +425,7 @@ static inline double cnst_level(const lmm_cnst *k) {
 
 static void fix_var(lmm_system *s, uint32_t v, double rate) {
   lmm_var *x = &s->vars[v];
-  x->fixed = TRUE;
+  s->vfixed[v] = TRUE;
   x->new_rate = rate;
   const lmm_velem *xe = var_el(x);
   for (uint32_t i = 0; i < x->n_el; i++) {
@@ -474,7 +486,7 @@ static void fill(lmm_system *s) {
       s->heap[0].key = cnst_level(k);
       heap_down(s, 0);
     }
-    while (bi < s->n_bounds && s->vars[s->bounds[bi].var].fixed) bi++;
+    while (bi < s->n_bounds && s->vfixed[s->bounds[bi].var]) bi++;
     double tb = bi < s->n_bounds ? s->bounds[bi].key : INFINITY;
     double tc = s->n_heap ? s->heap[0].key : INFINITY;
     if (isinf(tb) && isinf(tc)) break;
@@ -490,7 +502,7 @@ static void fill(lmm_system *s) {
     const lmm_cnst *k = &s->cnsts[c];
     for (uint32_t j = 0; j < k->n_el; j++) {
       uint32_t v = k->el[j].var;
-      if (!s->vars[v].fixed) fix_var(s, v, s->vars[v].weight * t);
+      if (!s->vfixed[v]) fix_var(s, v, s->vars[v].weight * t);
     }
   }
 }
@@ -509,13 +521,12 @@ size_t lmm_solve(lmm_system *s) {
   LMM_RESERVE(s->changed, s->cap_changed, s->n_comp_v);
   for (size_t i = 0; i < s->n_comp_v; i++) {
     uint32_t v = s->comp_v[i];
-    const lmm_var *x = &s->vars[v];
-    lmm_var_cold *xc = &s->vcold[v];
+    lmm_var *x = &s->vars[v];
     /* Neither an element nor a bound: nothing limits the variable. */
-    double r = x->fixed ? x->new_rate : INFINITY;
-    if (xc->is_new || rate_differs(r, xc->rate)) {
-      xc->rate = r;
-      xc->is_new = FALSE;
+    double r = s->vfixed[v] ? x->new_rate : INFINITY;
+    if (x->is_new || rate_differs(r, x->rate)) {
+      x->rate = r;
+      x->is_new = FALSE;
       s->changed[s->n_changed++] = v;
     }
   }
