@@ -394,7 +394,7 @@ static void slot_start(coll_run *r, uint32_t s)
     .q = q,
     .root = r->root_member >= 0 ? r->gidx[r->root_member] : -1,
     .tree = ch % r->lanes,
-    .bytes = coll_piece(r->bytes, r->n_chunks, ch) / ph->div,
+    .bytes = (coll_piece(r->bytes, r->n_chunks, ch) + ph->div - 1) / ph->div, /* largest piece: ceil */
     .a2av = r->splits ? a2av_bytes : NULL,
     .a2av_ctx = &x,
   };
