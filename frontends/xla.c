@@ -40,6 +40,8 @@ typedef struct {
   GArray *ops;      /* xla_op */
   GArray *steps;    /* sim_time_ps pairs (start, end) */
   GArray *sc_ids;   /* int64 SparseCore index M per stream 1.. */
+  int64_t replica_of;   /* replicate_missing: device whose ops this chip replays, else -1 */
+  sim_time_ps measured; /* measured step (window or first op -> last op), -1 unknown */
 } xla_chip;
 
 typedef struct {
@@ -91,6 +93,9 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
 {
   fprintf(out, "xla: %d file(s), %d chip(s), %d SparseCore plane(s), %" G_GINT64_FORMAT " device id(s) named\n",
           rep->n_files, rep->n_chips, rep->n_sparsecore_planes, rep->n_devices);
+  if (rep->replicated_ranks)
+    fprintf(out, "xla: %" G_GUINT64_FORMAT " rank(s) replayed from profiled chips (--replicate-missing)\n",
+            rep->replicated_ranks);
   fprintf(out, "xla: %" G_GUINT64_FORMAT " bytes read, %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
           " ops selected (%" G_GUINT64_FORMAT " compute), %" G_GUINT64_FORMAT " steps\n",
           rep->bytes_read, rep->events, rep->ops, rep->compute_ops, rep->steps);
@@ -187,6 +192,7 @@ static xla_chip *chip_for(xla_ctx *c, int64_t n, int64_t sc, uint16_t *stream)
     ch = g_new0(xla_chip, 1);
     ch->file = c->file;
     ch->local_id = n;
+    ch->replica_of = -1;
     ch->ops = g_array_new(FALSE, FALSE, sizeof(xla_op));
     ch->steps = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
     ch->sc_ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
@@ -551,7 +557,10 @@ static gboolean p2p_nodes(xla_ctx *c, xla_chain *ch, xla_info *in, const xla_op 
 
 static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank, GError **error)
 {
-  char *src = g_strdup_printf("%s:/device:TPU:%" G_GINT64_FORMAT, c->paths[chip->file], chip->local_id);
+  char *src = chip->replica_of < 0
+                  ? g_strdup_printf("%s:/device:TPU:%" G_GINT64_FORMAT, c->paths[chip->file], chip->local_id)
+                  : g_strdup_printf("device %" G_GINT64_FORMAT " (replays %s:/device:TPU:%" G_GINT64_FORMAT ")",
+                                    chip->global_id, c->paths[chip->file], chip->local_id);
   xla_chain ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(uint64_t))};
   g_free(src);
   uint32_t *counter = g_new0(uint32_t, c->infos->len);
@@ -1237,19 +1246,14 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
     goto out;
   }
   rep->n_devices = c.n_devices;
-  c.dev_rank = g_new(int32_t, c.n_devices);
-  for (int64_t d = 0; d < c.n_devices; d++)
-    c.dev_rank[d] = -1;
-  for (guint i = 0; i < c.chips->len; i++)
-    c.dev_rank[((xla_chip *) c.chips->pdata[i])->global_id] = (int32_t) i;
-  /* Time base: the first selected op of the job starts at 0. */
+  /* Time base: the first selected op of the job starts at 0; then each
+   * chip's ops in (stream, time) order and its measured step. */
   sim_time_ps t0 = SIM_TIME_MAX;
   for (guint i = 0; i < c.chips->len; i++) {
     xla_chip *ch = c.chips->pdata[i];
     for (guint k = 0; k < ch->ops->len; k++)
       t0 = MIN(t0, g_array_index(ch->ops, xla_op, k).start);
   }
-  w = et_workload_new((int) c.chips->len, joined);
   for (guint i = 0; i < c.chips->len; i++) {
     xla_chip *ch = c.chips->pdata[i];
     sim_time_ps lo = SIM_TIME_MAX, hi = 0;
@@ -1265,7 +1269,44 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
       sorted = cmp_op(&g_array_index(ch->ops, xla_op, k - 1), &g_array_index(ch->ops, xla_op, k)) <= 0;
     if (!sorted)
       qsort(ch->ops->data, ch->ops->len, sizeof(xla_op), cmp_op);
-    w->measured_step_ps[i] = window[i] >= 0 ? window[i] : ch->ops->len ? hi - lo : -1;
+    ch->measured = window[i] >= 0 ? window[i] : ch->ops->len ? hi - lo : -1;
+  }
+  if (opt_in->replicate_missing && c.n_devices > (int64_t) c.chips->len) {
+    /* Device d without a chip replays chip (d mod #chips): same ops, its own
+     * groups and peers.  The op arrays are shared, not copied. */
+    guint n_real = c.chips->len;
+    gboolean *have = g_new0(gboolean, c.n_devices);
+    for (guint i = 0; i < n_real; i++)
+      have[((xla_chip *) c.chips->pdata[i])->global_id] = TRUE;
+    for (int64_t d = 0; d < c.n_devices; d++) {
+      if (have[d])
+        continue;
+      xla_chip *src = c.chips->pdata[d % n_real];
+      xla_chip *v = g_new0(xla_chip, 1);
+      *v = *src;
+      v->global_id = d;
+      v->replica_of = src->global_id;
+      v->ops = g_array_ref(src->ops);
+      v->steps = g_array_ref(src->steps);
+      v->sc_ids = g_array_ref(src->sc_ids);
+      g_ptr_array_add(c.chips, v);
+      rep->replicated_ranks++;
+    }
+    g_free(have);
+    qsort(c.chips->pdata, c.chips->len, sizeof(gpointer), cmp_chip);
+    warn(&c, g_strdup_printf("%" G_GUINT64_FORMAT " device(s) named by replica groups are not in the profile: "
+                             "each replays the chip (device mod %u) of the profile (symmetry assumed)",
+                             rep->replicated_ranks, n_real));
+  }
+  c.dev_rank = g_new(int32_t, c.n_devices);
+  for (int64_t d = 0; d < c.n_devices; d++)
+    c.dev_rank[d] = -1;
+  for (guint i = 0; i < c.chips->len; i++)
+    c.dev_rank[((xla_chip *) c.chips->pdata[i])->global_id] = (int32_t) i;
+  w = et_workload_new((int) c.chips->len, joined);
+  for (guint i = 0; i < c.chips->len; i++) {
+    xla_chip *ch = c.chips->pdata[i];
+    w->measured_step_ps[i] = ch->measured;
     w->ranks[i] = build_rank(&c, w, ch, (int) i, error);
     if (!w->ranks[i]) {
       et_workload_free(w);

@@ -55,6 +55,10 @@ typedef struct {
   const char *step_marker;
   int step_index;
   int64_t num_partitions;      /* 0: default group-mode assumption of hlo.h */
+  /* Devices named by replica groups but absent from the profile (e.g. the
+   * other hosts of a job profiled on one host) become ranks that replay the
+   * ops of chip (device mod #chips): a symmetry assumption, reported. */
+  gboolean replicate_missing;
   fe_xplane_limits limits;
 } fe_xla_options;
 
@@ -63,7 +67,8 @@ void fe_xla_options_init(fe_xla_options *opt);
 
 typedef struct {
   int n_files;
-  int n_chips;
+  int n_chips;                 /* chips in the profile */
+  uint64_t replicated_ranks;   /* ranks added by replicate_missing */
   int n_sparsecore_planes;
   int64_t n_devices;           /* global device ids named (chips and group members) */
   uint64_t bytes_read;         /* file image bytes scanned (inflated) */

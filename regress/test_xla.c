@@ -758,6 +758,33 @@ static void test_real_workload(void)
   g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
   g_assert_nonnull(strstr(err->message, "every host's file"));
   g_clear_error(&err);
+  /* replicate_missing: devices 4..7 replay chips 0..3, so every group {r, r+4} is
+   * complete (2 ranks) and strict mode passes. */
+  opt.replicate_missing = TRUE;
+  fe_xla_report_init(&rep);
+  w = load(paths, 1, &opt, &rep);
+  g_assert_cmpint(w->n_ranks, ==, 8);
+  g_assert_cmpuint(rep.replicated_ranks, ==, 4);
+  g_assert_cmpuint(rep.partial_groups, ==, 0);
+  for (int r = 0; r < 8; r++) {
+    const et_graph *g = w->ranks[r];
+    const et_graph *src = w->ranks[r % 4];
+    g_assert_cmpuint(g->n_nodes, ==, src->n_nodes);
+    g_assert_cmpint(w->measured_step_ps[r], ==, w->measured_step_ps[r % 4]);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+      const et_comm *cm = et_node_comm(g, i);
+      if (!cm)
+        continue;
+      g_assert_cmpuint(cm->bytes, ==, want);
+      const et_group *grp = et_workload_group(w, cm->group);
+      g_assert_cmpint(grp->n_ranks, ==, 2);
+      g_assert_cmpint(grp->ranks[0], ==, r % 4);
+      g_assert_cmpint(grp->ranks[1], ==, r % 4 + 4);
+    }
+  }
+  g_assert_nonnull(strstr(w->ranks[5]->source, "replays"));
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
   g_free(path);
 }
 
