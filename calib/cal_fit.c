@@ -300,6 +300,7 @@ static cal_exclusion judge(const cal_inst *in)
 typedef struct {
   double a, b, c, d, e;    /* sums w*x1^2, w*x1*x2, w*x2^2, w*x1*y, w*x2*y */
   int n;
+  double x2max, y_at_x2max; /* largest bytes term and its measured time */
 } normal_eq;
 
 /* Solves the 2x2 normal equations for (alpha, g = 1/beta in ps per byte),
@@ -334,7 +335,9 @@ static void solve_class(cal_class_fit *cf, const normal_eq *q, double prior_alph
   } else {
     alpha = (q->d * q->c - q->b * q->e) / det;
     gg = (q->a * q->e - q->b * q->d) / det;
-    if (!(gg > 0)) {
+    /* A bandwidth term below a millionth of the largest point's time is
+     * rounding noise, not a bandwidth. */
+    if (!(gg * q->x2max > 1e-6 * q->y_at_x2max)) {
       /* Time does not grow with size: keep the prior bandwidth. */
       gg = prior_g;
       alpha = (q->d - q->b * gg) / q->a;
@@ -458,6 +461,10 @@ cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError *
       q.d += wgt * p->steps * y;
       q.e += wgt * p->bus_bytes * y;
       q.n++;
+      if (p->bus_bytes > q.x2max) {
+        q.x2max = p->bus_bytes;
+        q.y_at_x2max = y;
+      }
       sizes[ns++] = p->bytes;
     }
     qsort(sizes, (size_t)ns, sizeof(uint64_t), cmp_u64);
