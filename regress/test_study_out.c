@@ -349,11 +349,82 @@ static void test_report_links(void)
   et_workload_free(w);
 }
 
+/* wisp diff: A = the tp workload on the cluster, B = the same with the
+ * scale-out bandwidth doubled.  The step delta is B - A of the two runs'
+ * step times; the per-group records and bytes do not change (same
+ * workload), their summed times do. */
+static void test_diff(void)
+{
+  et_workload *w = tp_workload();
+  char *dir = g_dir_make_tmp("wisp-diff-XXXXXX", NULL);
+  char *pa = tmp_path(dir, "a.json"), *pb = tmp_path(dir, "b.json"), *pd = tmp_path(dir, "d.json");
+  GError *error = NULL;
+  topo *ta = load(cluster_yaml);
+  topo_variant *v = topo_variant_new(ta);
+  g_assert_true(topo_variant_scale_bw(v, 1, 2.0, &error));
+  topo *tb = topo_variant_build(v, &error);
+  g_assert_no_error(error);
+  sim_replay_options opt = {.quiet = TRUE};
+  sim_result *ra = sim_replay_run(w, ta, &opt, &error), *rb = sim_replay_run(w, tb, &opt, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(rb->step_time, <, ra->step_time); /* the world all-reduce crosses scale-out */
+  g_assert_true(sim_report_write_json(ra, w, ta, pa, &error));
+  g_assert_true(sim_report_write_json(rb, w, tb, pb, &error));
+  FILE *devnull = fopen("/dev/null", "w");
+  g_assert_true(study_diff_reports(pa, pb, devnull, -1, pd, &error));
+  g_assert_no_error(error);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(pd, &text, NULL, NULL));
+  cJSON *doc = cJSON_ParseWithOpts(text, NULL, TRUE);
+  g_assert_nonnull(doc);
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "step_time_ns");
+  g_assert_cmpfloat_with_epsilon(cJSON_GetObjectItemCaseSensitive(st, "delta")->valuedouble,
+                                 (double)(rb->step_time - ra->step_time) / 1e3, 1e-3);
+  g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "ranks")), ==, 4);
+  const cJSON *groups = cJSON_GetObjectItemCaseSensitive(doc, "groups"), *g;
+  g_assert_cmpint(cJSON_GetArraySize(groups), ==, 3); /* tp0, tp1, world */
+  cJSON_ArrayForEach(g, groups) {
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(g, "records");
+    g_assert_cmpfloat(cJSON_GetObjectItemCaseSensitive(rec, "delta")->valuedouble, ==, 0.0);
+  }
+  const cJSON *ops = cJSON_GetObjectItemCaseSensitive(doc, "op_types");
+  g_assert_cmpint(cJSON_GetArraySize(ops), ==, 1);
+  g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ops, 0), "op")->valuestring, ==, "all_reduce");
+  /* 4 ranks x 2 all-reduces = 8 records on each side. */
+  g_assert_cmpfloat(cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ops, 0), "records"), "a")->valuedouble,
+                    ==, 8.0);
+  cJSON_Delete(doc);
+  g_free(text);
+  /* Malformed inputs: not JSON, another schema, missing keys. */
+  static const char *const bad[] = {"{\"schema_version\": 1, \"step_time_ns\": ", "{\"schema_version\": 7}",
+                                    "{\"schema_version\": 1, \"step_time_ns\": 5, \"ranks\": []}",
+                                    "{\"schema_version\": 1} trailing"};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_assert_true(g_file_set_contents(pb, bad[i], -1, NULL));
+    g_assert_false(study_diff_reports(pa, pb, devnull, -1, NULL, &error));
+    g_assert_nonnull(error);
+    g_assert_nonnull(strstr(error->message, "b.json"));
+    g_clear_error(&error);
+  }
+  fclose(devnull);
+  sim_result_free(ra);
+  sim_result_free(rb);
+  topo_variant_free(v);
+  topo_free(ta);
+  topo_free(tb);
+  et_workload_free(w);
+  g_unlink(pa), g_unlink(pb), g_unlink(pd);
+  g_rmdir(dir);
+  g_free(pa), g_free(pb), g_free(pd), g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/study-out/timeline", test_timeline);
   g_test_add_func("/study-out/svg", test_svg);
   g_test_add_func("/study-out/report-links", test_report_links);
+  g_test_add_func("/study-out/diff", test_diff);
   return g_test_run();
 }

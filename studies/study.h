@@ -113,6 +113,14 @@ gboolean study_svg_bar_chart(const char *path, const char *title, const char *y_
 /* Per-rank stacked bars of compute, overlapped comm, exposed comm, idle. */
 gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim_result *r, GError **error);
 
+/* ---- report diff ---- */
+
+/* Prints per-rank, per-group and per-collective-type deltas between two
+ * simulate reports (B - A) to out (max_rows ranks, -1 all) and optionally
+ * writes them as JSON to json_path (atomically). */
+gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, int max_rows, const char *json_path,
+                            GError **error);
+
 /* ---- commands (cli/cmd_*.c) ---- */
 
 int wisp_cmd_utility(int argc, char **argv);

@@ -1,0 +1,310 @@
+/* study_diff.c: `wisp diff A.json B.json`: deltas between two simulate
+ * reports (schema_version 1, simcore/sim_report.h), per rank, per
+ * communicator group and per collective type.
+ *
+ * Reports are read with cJSON (strict: one JSON value, nothing after it).
+ * Rows are matched by key (rank number, group name, op name); a key present
+ * in only one report is listed with the other side empty, never dropped.
+ * Group and op times are the sums of the collectives' time_us (data
+ * movement, start to end) over all member records.  Cost: O(records) with
+ * hash lookups. */
+#include "config.h"
+#include "studies/study.h"
+#include "common/wisp_json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  double v[5];                 /* rank: finish, compute, exposed, overlapped, idle (ns) */
+  gboolean have;
+} side_rank;
+
+typedef struct {
+  double count, bytes, time_us;
+  gboolean have;
+} side_agg;
+
+typedef struct {
+  cJSON *doc;
+  char *path;
+  double step_ns;
+  int n_ranks;
+} report;
+
+static gboolean load_report(const char *path, report *r, GError **error)
+{
+  char *text = NULL;
+  gsize len = 0;
+  memset(r, 0, sizeof *r);
+  if (!g_file_get_contents(path, &text, &len, error))
+    return FALSE;
+  const char *end = NULL;
+  r->doc = cJSON_ParseWithLengthOpts(text, len + 1, &end, TRUE);
+  if (r->doc == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: not valid JSON (error near byte %td); give a report "
+                "written by wisp simulate --json", path, end ? end - text : (ptrdiff_t)0);
+    g_free(text);
+    return FALSE;
+  }
+  g_free(text);
+  r->path = g_strdup(path);
+  const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r->doc, "schema_version");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(r->doc, "step_time_ns");
+  const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(r->doc, "ranks");
+  if (!cJSON_IsNumber(sv) || sv->valueint != 1) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED, "%s: not a wisp simulate report of schema_version 1 "
+                "(key 'schema_version')", path);
+    return FALSE;
+  }
+  if (!cJSON_IsNumber(st) || !cJSON_IsArray(ranks)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: the report lacks 'step_time_ns' or 'ranks'", path);
+    return FALSE;
+  }
+  r->step_ns = st->valuedouble;
+  r->n_ranks = cJSON_GetArraySize(ranks);
+  return TRUE;
+}
+
+static double num(const cJSON *o, const char *k, const char *path, gboolean *ok)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsNumber(v)) {
+    *ok = FALSE;
+    return 0;
+  }
+  (void)path;
+  return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *const rank_keys[5] = {"finish_ns", "compute_ns", "exposed_comm_ns", "overlapped_comm_ns", "idle_ns"};
+
+/* Aggregates collectives[] by `field` ("group" or "op") into tbl
+ * (name -> side_agg[2]); side is 0 or 1. */
+static gboolean aggregate(const report *r, int side, const char *field, GHashTable *tbl, GPtrArray *order,
+                          GError **error)
+{
+  const cJSON *cs = cJSON_GetObjectItemCaseSensitive(r->doc, "collectives"), *c;
+  if (!cJSON_IsArray(cs)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: the report lacks 'collectives'", r->path);
+    return FALSE;
+  }
+  int i = 0;
+  cJSON_ArrayForEach(c, cs) {
+    const char *name = str(c, field);
+    gboolean ok = TRUE;
+    double bytes = num(c, "bytes", r->path, &ok), t = num(c, "time_us", r->path, &ok);
+    if (name == NULL || !ok) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: collectives[%d] lacks '%s', 'bytes' or 'time_us'",
+                  r->path, i, field);
+      return FALSE;
+    }
+    side_agg *a = g_hash_table_lookup(tbl, name);
+    if (a == NULL) {
+      a = g_new0(side_agg, 2);
+      g_hash_table_insert(tbl, g_strdup(name), a);
+      g_ptr_array_add(order, g_strdup(name));
+    }
+    a[side].have = TRUE;
+    a[side].count += 1;
+    a[side].bytes += bytes;
+    a[side].time_us += t;
+    i++;
+  }
+  return TRUE;
+}
+
+/* Natural order: names that are decimal numbers by value, before others. */
+static gint cmp_names(gconstpointer a, gconstpointer b)
+{
+  const char *x = *(char *const *)a, *y = *(char *const *)b;
+  gboolean nx = *x && strspn(x, "0123456789") == strlen(x), ny = *y && strspn(y, "0123456789") == strlen(y);
+  if (nx && ny && strlen(x) != strlen(y))
+    return strlen(x) < strlen(y) ? -1 : 1;
+  if (nx != ny)
+    return nx ? -1 : 1;
+  return strcmp(x, y);
+}
+
+static void print_delta(FILE *out, double a, double b, gboolean ha, gboolean hb, double scale)
+{
+  if (!ha || !hb) {
+    char x[32] = "-", y[32] = "-";
+    if (ha)
+      g_snprintf(x, sizeof x, "%.3f", a / scale);
+    if (hb)
+      g_snprintf(y, sizeof y, "%.3f", b / scale);
+    fprintf(out, " %14s %14s %14s %9s", x, y, "-", "-");
+    return;
+  }
+  fprintf(out, " %14.3f %14.3f %+14.3f", a / scale, b / scale, (b - a) / scale);
+  if (a != 0)
+    fprintf(out, " %+8.2f%%", 100.0 * (b - a) / a);
+  else
+    fprintf(out, " %9s", "-");
+}
+
+static void json_pair(wisp_json *j, const char *key, double a, double b, gboolean ha, gboolean hb)
+{
+  wisp_json_begin_object(j, key);
+  if (ha)
+    wisp_json_double(j, "a", a, 3);
+  else
+    wisp_json_string(j, "a", NULL);
+  if (hb)
+    wisp_json_double(j, "b", b, 3);
+  else
+    wisp_json_string(j, "b", NULL);
+  if (ha && hb)
+    wisp_json_double(j, "delta", b - a, 3);
+  else
+    wisp_json_string(j, "delta", NULL);
+  wisp_json_end_object(j);
+}
+
+gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, int max_rows, const char *json_path,
+                            GError **error)
+{
+  report r[2];
+  gboolean ok = FALSE;
+  memset(r, 0, sizeof r);
+  GHashTable *groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  GHashTable *ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  GPtrArray *gorder = g_ptr_array_new_with_free_func(g_free), *oorder = g_ptr_array_new_with_free_func(g_free);
+  side_rank *ranks = NULL;
+  int n = 0;
+  if (!load_report(a_path, &r[0], error) || !load_report(b_path, &r[1], error))
+    goto out;
+  n = MAX(r[0].n_ranks, r[1].n_ranks);
+  ranks = g_new0(side_rank, 2 * (n ? n : 1));
+  for (int s = 0; s < 2; s++) {
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r[s].doc, "ranks")) {
+      gboolean good = TRUE;
+      int rk = (int)num(e, "rank", r[s].path, &good);
+      side_rank x = {.have = TRUE};
+      for (int k = 0; k < 5; k++)
+        x.v[k] = num(e, rank_keys[k], r[s].path, &good);
+      if (!good || rk < 0 || rk >= n) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: ranks[%d] lacks a field of rank, %s, %s, %s, %s, %s "
+                    "or has a rank out of range", r[s].path, i, rank_keys[0], rank_keys[1], rank_keys[2],
+                    rank_keys[3], rank_keys[4]);
+        goto out;
+      }
+      ranks[2 * rk + s] = x;
+      i++;
+    }
+    if (!aggregate(&r[s], s, "group", groups, gorder, error) || !aggregate(&r[s], s, "op", ops, oorder, error))
+      goto out;
+  }
+  g_ptr_array_sort(gorder, cmp_names);
+  g_ptr_array_sort(oorder, cmp_names);
+
+  fprintf(out, "A: %s\nB: %s\n", a_path, b_path);
+  if (r[0].n_ranks != r[1].n_ranks)
+    fprintf(out, "note: A has %d ranks, B has %d; ranks present in one report only show '-'\n", r[0].n_ranks,
+            r[1].n_ranks);
+  fprintf(out, "%-24s %14s %14s %14s %9s\n", "step time (ms)", "A", "B", "B - A", "change");
+  fprintf(out, "%-24s", "step");
+  print_delta(out, r[0].step_ns, r[1].step_ns, TRUE, TRUE, 1e6);
+  fprintf(out, "\n\nper rank (ms):\n%-24s %14s %14s %14s %9s\n", "rank / part", "A", "B", "B - A", "change");
+  for (int k = 0; k < n; k++) {
+    if (max_rows >= 0 && k >= max_rows) {
+      fprintf(out, "... %d more ranks (see --json)\n", n - k);
+      break;
+    }
+    static const char *const parts[5] = {"finish", "compute", "exposed comm", "overlapped comm", "idle"};
+    for (int p = 0; p < 5; p++) {
+      char label[48];
+      g_snprintf(label, sizeof label, "%d %s", k, parts[p]);
+      fprintf(out, "%-24s", label);
+      print_delta(out, ranks[2 * k].v[p], ranks[2 * k + 1].v[p], ranks[2 * k].have, ranks[2 * k + 1].have, 1e6);
+      fputc('\n', out);
+    }
+  }
+  for (int t = 0; t < 2; t++) {
+    GHashTable *tbl = t ? ops : groups;
+    GPtrArray *order = t ? oorder : gorder;
+    fprintf(out, "\nper %s (records, bytes in MiB, summed collective time in ms):\n",
+            t ? "collective type" : "communicator group");
+    for (guint i = 0; i < order->len; i++) {
+      const char *name = order->pdata[i];
+      side_agg *a = g_hash_table_lookup(tbl, name);
+      char label[64];
+      g_snprintf(label, sizeof label, "%.40s records", name);
+      fprintf(out, "%-24s", label);
+      print_delta(out, a[0].count, a[1].count, a[0].have, a[1].have, 1);
+      g_snprintf(label, sizeof label, "%.40s bytes", name);
+      fprintf(out, "\n%-24s", label);
+      print_delta(out, a[0].bytes, a[1].bytes, a[0].have, a[1].have, 1048576.0);
+      g_snprintf(label, sizeof label, "%.40s time", name);
+      fprintf(out, "\n%-24s", label);
+      print_delta(out, a[0].time_us, a[1].time_us, a[0].have, a[1].have, 1e3);
+      fputc('\n', out);
+    }
+  }
+
+  if (json_path) {
+    wisp_afile *f = wisp_afile_open(json_path, error);
+    if (f == NULL)
+      goto out;
+    wisp_json j;
+    wisp_json_init(&j, wisp_afile_stream(f), 3);
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION);
+    wisp_json_string(&j, "kind", "diff");
+    wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
+    wisp_json_string(&j, "a", a_path);
+    wisp_json_string(&j, "b", b_path);
+    json_pair(&j, "step_time_ns", r[0].step_ns, r[1].step_ns, TRUE, TRUE);
+    wisp_json_begin_array(&j, "ranks");
+    for (int k = 0; k < n; k++) {
+      wisp_json_begin_object(&j, NULL);
+      wisp_json_int(&j, "rank", k);
+      for (int p = 0; p < 5; p++)
+        json_pair(&j, rank_keys[p], ranks[2 * k].v[p], ranks[2 * k + 1].v[p], ranks[2 * k].have,
+                  ranks[2 * k + 1].have);
+      wisp_json_end_object(&j);
+    }
+    wisp_json_end_array(&j);
+    for (int t = 0; t < 2; t++) {
+      GHashTable *tbl = t ? ops : groups;
+      GPtrArray *order = t ? oorder : gorder;
+      wisp_json_begin_array(&j, t ? "op_types" : "groups");
+      for (guint i = 0; i < order->len; i++) {
+        side_agg *a = g_hash_table_lookup(tbl, order->pdata[i]);
+        wisp_json_begin_object(&j, NULL);
+        wisp_json_string(&j, t ? "op" : "group", order->pdata[i]);
+        json_pair(&j, "records", a[0].count, a[1].count, a[0].have, a[1].have);
+        json_pair(&j, "bytes", a[0].bytes, a[1].bytes, a[0].have, a[1].have);
+        json_pair(&j, "time_us", a[0].time_us, a[1].time_us, a[0].have, a[1].have);
+        wisp_json_end_object(&j);
+      }
+      wisp_json_end_array(&j);
+    }
+    wisp_json_end_object(&j);
+    wisp_json_finish(&j);
+    if (!wisp_afile_commit(f, error))
+      goto out;
+  }
+  ok = TRUE;
+out:
+  for (int s = 0; s < 2; s++) {
+    cJSON_Delete(r[s].doc);
+    g_free(r[s].path);
+  }
+  g_free(ranks);
+  g_hash_table_destroy(groups);
+  g_hash_table_destroy(ops);
+  g_ptr_array_unref(gorder);
+  g_ptr_array_unref(oorder);
+  return ok;
+}
