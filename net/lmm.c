@@ -1,16 +1,18 @@
 /* lmm.c: progressive-filling max-min solver with component-wise incremental
  * re-solve.  The math and the costs are derived in lmm.h.
  *
- * Storage: two grow-only pools indexed by 32-bit ids.  Each constraint keeps
- * a contiguous array of its elements and each variable a contiguous array of
- * its own; every element records its index in the other side's array, so
- * removing a variable is O(its elements) (swap-remove on each constraint).
- * Scans are sequential, which matters more than the asymptotics here.
- * Freed variables go to a free list and keep their element arrays for the
- * next variable that reuses the id.  The solver's scratch
- * arrays (component lists, heap, bound list, changed list) are grow-only
- * too, so a steady-state solve performs no allocation.  Visited marks use an
- * epoch stamp, so they never need clearing.
+ * Storage: grow-only pools indexed by 32-bit ids.  Each constraint keeps a
+ * contiguous array of its elements and each variable a small array of its
+ * own (inline up to LMM_VAR_INLINE links); every element records its index
+ * in the other side's array, so removing a variable is O(its elements)
+ * (swap-remove on each constraint).  Per-variable data is split by access
+ * frequency (marks, hot record, cold record; see lmm_var) because a solve
+ * is bound by cache misses, not arithmetic.  Freed variables go to a free
+ * list and keep their spilled element arrays for the next variable that
+ * reuses the id.  The solver's scratch arrays (component lists, heap, bound
+ * list, changed list) are grow-only too, so a steady-state solve performs
+ * no allocation.  Visited marks use an epoch stamp, so they never need
+ * clearing.
  */
 #include "config.h"
 
