@@ -992,7 +992,8 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
       g_array_index(sorted, int64_t, ns++) = g_array_index(sorted, int64_t, i);
   r->n_streams = ns;
   r->stream_keys = g_new(int64_t, ns ? ns : 1);
-  memcpy(r->stream_keys, sorted->data, sizeof(int64_t) * ns);
+  if (ns)
+    memcpy(r->stream_keys, sorted->data, sizeof(int64_t) * ns);
   for (guint i = 0; i < r->ops->len; i++) {
     kt_op *op = &g_array_index(r->ops, kt_op, i);
     int64_t key = g_array_index(keys, int64_t, i);

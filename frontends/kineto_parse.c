@@ -451,8 +451,19 @@ static void finish_event(parser *p, uint32_t file_index)
     t->have_origin = TRUE;
   }
   kt_event e = { 0 };
-  /* Differences of whole µs fit easily; a trace spanning > 100 days would overflow. */
-  e.ts = (sc->ts_us - t->origin_us) * SIM_PS_PER_US + sc->ts_frac;
+  /* Times are kept within ±2^61 ps (±26 days) of the first event so that
+   * every later sum or difference of two of them fits in int64. */
+  int64_t dus;
+  const int64_t lim_us = (INT64_C(1) << 61) / SIM_PS_PER_US - 1;
+  if (__builtin_sub_overflow(sc->ts_us, t->origin_us, &dus) || dus > lim_us || dus < -lim_us) {
+    kt_count_skip(t->skipped, "event more than 26 days from the trace's first timestamp", 1);
+    return;
+  }
+  if (sc->dur > (INT64_C(1) << 61)) {
+    kt_count_skip(t->skipped, "event with a duration over 26 days", 1);
+    return;
+  }
+  e.ts = dus * SIM_PS_PER_US + sc->ts_frac;
   e.dur = sc->dur;
   e.correlation = sc->i[I_CORR];
   e.ext_id = sc->i[I_EXT];

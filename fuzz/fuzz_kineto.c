@@ -1,0 +1,53 @@
+/* fuzz_kineto.c: libFuzzer harness for the Kineto frontend.
+ *
+ * Each input is treated as the text of one rank's trace: it is tokenized
+ * and parsed (fe_json + kineto_parse), and when it parses, extracted as
+ * rank 0 of a 2-rank job, matched (the second rank absent) and turned into
+ * a graph with cycle checking, so the whole pipeline short of the Chakra
+ * writer sees fuzzed data.  Errors are expected; crashes, leaks, hangs and
+ * sanitizer reports are bugs.  Build and run with fuzz/run.sh.
+ */
+#include "config.h"
+
+#include "frontends/kineto.h"
+
+#include <stdint.h>
+#include <stddef.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  GError *error = NULL;
+  fe_json *j = fe_json_new_mem(data, size, "fuzz");
+  kt_trace *t = kt_trace_parse(j, "fuzz", &error);
+  if (!t) {
+    g_assert(error != NULL && error->domain == WISP_ERROR);
+    g_error_free(error);
+    return 0;
+  }
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  kt_rank *r = kt_rank_extract(t, 0, 2, &opt, &error);
+  if (r) {
+    kt_rank *ranks[2] = { r, NULL };
+    GPtrArray *groups = g_ptr_array_new_with_free_func(kt_group_free);
+    GPtrArray *warnings = g_ptr_array_new_with_free_func(g_free);
+    kt_match_stats st;
+    if (kt_match(ranks, 2, FALSE, groups, warnings, &st, &error)) {
+      kt_graph *g = kt_graph_build(r, FE_KINETO_KERNELS, SIM_PS_PER_NS);
+      kt_graph_free(g);
+      g = kt_graph_build(r, FE_KINETO_GAP, 0);
+      kt_graph_free(g);
+    } else {
+      g_clear_error(&error);
+    }
+    g_ptr_array_free(groups, TRUE);
+    g_ptr_array_free(warnings, TRUE);
+    kt_rank_free(r);
+  } else {
+    g_clear_error(&error);
+  }
+  kt_trace_free(t);
+  return 0;
+}
