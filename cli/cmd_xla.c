@@ -19,12 +19,14 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
   int step = -1;
   gint64 partitions = 0;
   char *max_size = NULL;
-  gboolean strict = FALSE, no_gaps = FALSE, replicate = FALSE;
+  gboolean strict = FALSE, no_gaps = FALSE, replicate = FALSE, device_clock = FALSE;
   GOptionEntry common[] = {
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "unsized collectives and incomplete replica groups are errors", NULL},
     {"step-marker", 0, 0, G_OPTION_ARG_STRING, marker, "XLA Modules / Steps event name prefix delimiting steps", "NAME"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "keep only step N (0-based; default: all steps)", "N"},
     {"no-gaps", 0, 0, G_OPTION_ARG_NONE, &no_gaps, "do not emit idle-gap nodes between ops", NULL},
+    {"device-clock", 0, 0, G_OPTION_ARG_NONE, &device_clock,
+     "time ops by their device_offset_ps / device_duration_ps stats", NULL},
     {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &replicate,
      "devices named by replica groups but not profiled replay chip (device mod #chips)", NULL},
     {"num-partitions", 0, 0, G_OPTION_ARG_INT64, &partitions, "SPMD partitions per replica (default: inferred)", "N"},
@@ -56,6 +58,7 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
   opt->strict = strict;
   opt->no_gaps = no_gaps;
   opt->replicate_missing = replicate;
+  opt->device_clock = device_clock;
   opt->step_marker = *marker;
   opt->step_index = step;
   opt->num_partitions = partitions;

@@ -28,6 +28,7 @@ typedef struct {
 
 typedef struct {
   sim_time_ps start, dur;
+  sim_time_ps dev_start, dev_dur;  /* device_clock: the device_*_ps stats, -1 when absent */
   uint32_t info;
   uint32_t seq;
   uint16_t stream;
@@ -60,6 +61,8 @@ typedef struct {
   GHashTable *meta_cache;   /* current plane: metadata id -> xla_info* */
   gboolean have_flops_id;
   int64_t flops_id;         /* current plane's stat id of model_flops */
+  gboolean have_dev_ids;
+  int64_t dev_off_id, dev_dur_id; /* current plane's device_offset_ps / device_duration_ps ids */
   gboolean have_base;
   int64_t base_ns;
   uint32_t seq;
@@ -93,6 +96,9 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
 {
   fprintf(out, "xla: %d file(s), %d chip(s), %d SparseCore plane(s), %" G_GINT64_FORMAT " device id(s) named\n",
           rep->n_files, rep->n_chips, rep->n_sparsecore_planes, rep->n_devices);
+  if (rep->device_clock_ops)
+    fprintf(out, "xla: %" G_GUINT64_FORMAT " op(s) timed by device_offset_ps / device_duration_ps\n",
+            rep->device_clock_ops);
   if (rep->replicated_ranks)
     fprintf(out, "xla: %" G_GUINT64_FORMAT " rank(s) replayed from profiled chips (--replicate-missing)\n",
             rep->replicated_ranks);
@@ -226,6 +232,8 @@ static gboolean on_plane(void *user, const fe_xplane_plane *p)
     c->rep->n_sparsecore_planes++;
   g_hash_table_remove_all(c->meta_cache);
   c->have_flops_id = fe_xplane_stat_id(p, "model_flops", &c->flops_id);
+  c->have_dev_ids = c->opt->device_clock && fe_xplane_stat_id(p, "device_offset_ps", &c->dev_off_id) &&
+                    fe_xplane_stat_id(p, "device_duration_ps", &c->dev_dur_id);
   return TRUE;
 }
 
@@ -355,7 +363,15 @@ static gboolean on_event(void *user, const fe_xevent_view *v, GError **error)
     g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: more than 2^32 ops", c->source);
     return FALSE;
   }
-  xla_op op = {start, v->duration_ps, in->index, c->seq++, c->stream};
+  xla_op op = {start, v->duration_ps, -1, -1, in->index, c->seq++, c->stream};
+  fe_xstat_value dv;
+  int64_t doff, ddur;
+  if (c->have_dev_ids && fe_xevent_stat_by_id(v, c->dev_off_id, &dv) && fe_xstat_as_int64(&dv, &doff) &&
+      fe_xevent_stat_by_id(v, c->dev_dur_id, &dv) && fe_xstat_as_int64(&dv, &ddur) && ddur >= 0 &&
+      doff >= 0 && doff < INT64_MAX / 4 && ddur < INT64_MAX / 4) {
+    op.dev_start = start - v->offset_ps + doff;  /* same line base as offset_ps */
+    op.dev_dur = ddur;
+  }
   g_array_append_val(c->chip->ops, op);
   fe_xstat_value f;
   int64_t fl;
@@ -1066,7 +1082,7 @@ static gboolean json_load(xla_ctx *c, const char *path, GError **error)
         g_hash_table_add(seen_chip, &jo->pid);
         c->rep->n_sparsecore_planes++;
       }
-      xla_op op = {jo->start, jo->dur, jo->info, jo->seq, stream};
+      xla_op op = {jo->start, jo->dur, -1, -1, jo->info, jo->seq, stream};
       g_array_append_val(ch->ops, op);
       if (steps->len && ch->steps->len == 0)
         g_array_append_vals(ch->steps, steps->data, steps->len);
@@ -1246,6 +1262,19 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
     goto out;
   }
   rep->n_devices = c.n_devices;
+  /* device_clock: steps were selected on the event clock; from here on the
+   * ops use their device times where the profile has them. */
+  for (guint i = 0; opt_in->device_clock && i < c.chips->len; i++) {
+    xla_chip *ch = c.chips->pdata[i];
+    for (guint k = 0; k < ch->ops->len; k++) {
+      xla_op *op = &g_array_index(ch->ops, xla_op, k);
+      if (op->dev_start >= 0 || op->dev_dur >= 0) {
+        op->start = op->dev_start;
+        op->dur = op->dev_dur;
+        rep->device_clock_ops++;
+      }
+    }
+  }
   /* Time base: the first selected op of the job starts at 0; then each
    * chip's ops in (stream, time) order and its measured step. */
   sim_time_ps t0 = SIM_TIME_MAX;

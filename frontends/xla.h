@@ -59,6 +59,11 @@ typedef struct {
    * other hosts of a job profiled on one host) become ranks that replay the
    * ops of chip (device mod #chips): a symmetry assumption, reported. */
   gboolean replicate_missing;
+  /* XPlane: time ops by their device_offset_ps / device_duration_ps stats
+   * (the device's own clock; TPU profiles carry them on XLA Ops events)
+   * instead of the event offsets.  Steps are still selected on the event
+   * clock (module events carry no device times). */
+  gboolean device_clock;
   fe_xplane_limits limits;
 } fe_xla_options;
 
@@ -69,6 +74,7 @@ typedef struct {
   int n_files;
   int n_chips;                 /* chips in the profile */
   uint64_t replicated_ranks;   /* ranks added by replicate_missing */
+  uint64_t device_clock_ops;   /* ops timed by their device stats (device_clock) */
   int n_sparsecore_planes;
   int64_t n_devices;           /* global device ids named (chips and group members) */
   uint64_t bytes_read;         /* file image bytes scanned (inflated) */

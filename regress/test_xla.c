@@ -785,6 +785,28 @@ static void test_real_workload(void)
   g_assert_nonnull(strstr(w->ranks[5]->source, "replays"));
   et_workload_free(w);
   fe_xla_report_clear(&rep);
+  /* device_clock: ops take their device_duration_ps stats; every XLA Ops
+   * event of this file carries both device stats.  The second all-reduce on
+   * TPU:0 lasts 121,687,590,000 ps on the device clock while its event
+   * duration is 121,687,589,844 ps; the first is 121,687,640,000 ps on both
+   * clocks, the third 121,685,863,750 ps (device stats read from the file with
+   * the reader test's visitor when this test was written). */
+  fe_xla_options dopt;
+  fe_xla_options_init(&dopt);
+  dopt.device_clock = TRUE;
+  fe_xla_report_init(&rep);
+  w = load(paths, 1, &dopt, &rep);
+  g_assert_cmpuint(rep.device_clock_ops, ==, 1504 + 3 * 1503);
+  int nar = 0;
+  for (uint32_t i = 0; i < w->ranks[0]->n_nodes; i++)
+    if (et_node_comm(w->ranks[0], i)) {
+      nar++;
+      const int64_t dev_dur[] = {INT64_C(121687640000), INT64_C(121687590000), INT64_C(121685863750)};
+      g_assert_cmpint(w->ranks[0]->nodes[i].duration_ps, ==, dev_dur[nar - 1]);
+    }
+  g_assert_cmpint(nar, ==, 3);
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
   g_free(path);
 }
 
