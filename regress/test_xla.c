@@ -622,6 +622,56 @@ static void test_disjoint_hosts(void)
   }
 }
 
+/* The XProf `Steps` line delimits steps when no marker is given. */
+static void test_steps_line(void)
+{
+  tp_space *s = tp_space_new();
+  tp_plane *p = tp_plane_add(s, 1, "/device:TPU:0");
+  tp_line *st = tp_line_add(p, 1, "Steps", 0);
+  tp_line *l = tp_line_add(p, 3, "XLA Ops", 0);
+  int64_t ms = tp_meta(p, "1", NULL, NULL);
+  int64_t mf = tp_meta(p, "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %a), kind=kLoop, calls=%c", NULL, NULL);
+  /* steps [100, 200) and [200, 300) µs; ops at 50 (before), 110, 210, 350 (after) */
+  tp_event_add(st, ms, 100 * US, 100 * US);
+  tp_event_add(st, ms, 200 * US, 100 * US);
+  const int64_t at[] = {50, 110, 210, 350};
+  for (int i = 0; i < 4; i++)
+    tp_event_add(l, mf, at[i] * US, 10 * US);
+  char *path = tp_write(s, "steps.xplane.pb", FALSE);
+  const char *paths[] = {path};
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  et_workload *w = load(paths, 1, NULL, &rep);
+  /* all steps: window [100, 300) keeps the ops at 110 and 210: fusion, gap 90 µs, fusion */
+  g_assert_cmpuint(rep.steps, ==, 2);
+  g_assert_cmpuint(rep.outside_steps, ==, 2);
+  g_assert_cmpuint(w->ranks[0]->n_nodes, ==, 3);
+  g_assert_cmpint(w->ranks[0]->nodes[1].duration_ps, ==, 90 * US);
+  g_assert_cmpint(w->measured_step_ps[0], ==, 200 * US);
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
+  /* step 1 only: [200, 300) keeps the op at 210 */
+  fe_xla_options opt;
+  fe_xla_options_init(&opt);
+  opt.step_index = 1;
+  fe_xla_report_init(&rep);
+  w = load(paths, 1, &opt, &rep);
+  g_assert_cmpuint(rep.outside_steps, ==, 3);
+  g_assert_cmpuint(w->ranks[0]->n_nodes, ==, 1);
+  g_assert_cmpint(w->measured_step_ps[0], ==, 100 * US);
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
+  /* step 2 does not exist */
+  opt.step_index = 2;
+  GError *err = NULL;
+  g_assert_null(fe_xla_load(paths, 1, &opt, NULL, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(err->message, "has 2 steps"));
+  g_clear_error(&err);
+  g_unlink(path);
+  g_free(path);
+}
+
 /* ---- the real profile ---- */
 
 static char *real_path(void)
@@ -1012,6 +1062,7 @@ int main(int argc, char **argv)
   g_test_add_func("/xla/a6-json", test_a6_json);
   g_test_add_func("/xla/all-kinds-two-hosts", test_all_kinds_two_hosts);
   g_test_add_func("/xla/disjoint-hosts", test_disjoint_hosts);
+  g_test_add_func("/xla/steps-line", test_steps_line);
   g_test_add_func("/xla/real-reader", test_real_reader);
   g_test_add_func("/xla/real-workload", test_real_workload);
   g_test_add_func("/xla/malformed", test_malformed);
