@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
   static const char *const all[] = {"group8", "leaf", "uniform"};
   /* The uniform pattern re-solves the whole fabric per event: measure
    * fewer completions by default so the run stays short. */
-  static const long long default_measure[] = {200000, 100000, 1000};
+  static const long long default_measure[] = {200000, 100000, 300};
   for (size_t k = 0; k < G_N_ELEMENTS(all) && !rc; k++) {
     if (strcmp(pattern, "all") && strcmp(pattern, all[k])) continue;
     rc = run_pattern(t, all[k], tier, flows, (uint64_t)(measure > 0 ? measure : default_measure[k]), seed);

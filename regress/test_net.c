@@ -121,6 +121,56 @@ static void test_no_contention_equal(void) {
   topo_free(t);
 }
 
+/* Multi-tier routes without contention: a 2-level topology (4 GPUs per
+ * node fully connected at 100 GB/s, 16 nodes on a 2:1 oversubscribed fat
+ * tree at 25 GB/s per endpoint link) where a route may cross links of
+ * different bandwidths and latencies.  One transfer at a time between
+ * random ranks: tier B equals tier A exactly, and tier A equals the sum of
+ * the route's latencies plus round(S * 10^12 / min bandwidth), both read
+ * back from the topology. */
+static void test_multi_tier_no_contention(void) {
+  topo *t = load("schema_version: 1\n"
+                 "dims:\n"
+                 "  - {name: nvlink, kind: fully_connected, size: 4, bandwidth: 100GB/s, latency: 700ns}\n"
+                 "  - {name: fabric, kind: fat_tree, size: 16, leaves: 4, spines: 2, oversubscription: 2,\n"
+                 "     bandwidth: 200Gbps, latency: 1us}\n");
+  enum { N = 60 };
+  xfer_spec spec[N];
+  sim_time_ps want[N];
+  GRand *rng = g_rand_new_with_seed(11);
+  sim_time_ps at = 0;
+  int n_ranks = topo_n_ranks(t);
+  g_assert_cmpint(n_ranks, ==, 64);
+  for (int i = 0; i < N; i++) {
+    int a = g_rand_int_range(rng, 0, n_ranks), b = g_rand_int_range(rng, 0, n_ranks - 1);
+    if (b >= a) b++;
+    uint64_t bytes = (uint64_t)g_rand_int_range(rng, 1, 17000000);
+    uint32_t nl;
+    const uint32_t *route = topo_route(t, a, b, &nl);
+    g_assert_cmpuint(nl, >, 0);
+    sim_time_ps lat = 0;
+    uint64_t bw = UINT64_MAX;
+    for (uint32_t k = 0; k < nl; k++) {
+      const topo_link *l = topo_get_link(t, route[k]);
+      lat += l->latency;
+      bw = MIN(bw, l->bw);
+    }
+    spec[i] = (xfer_spec){a, b, bytes, at};
+    want[i] = at + lat + xfer_round(bytes, bw);
+    at = want[i] + 1;
+  }
+  g_rand_free(rng);
+  sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, N, FALSE, NULL);
+  sim_time_ps *tb = run(t, NET_TIER_FLOW, spec, N, FALSE, NULL);
+  for (int i = 0; i < N; i++) {
+    g_assert_cmpint(ta[i], ==, want[i]);
+    g_assert_cmpint(tb[i], ==, want[i]);
+  }
+  g_free(ta);
+  g_free(tb);
+  topo_free(t);
+}
+
 /* Incast: k senders into one receiver, issued together.  The receiver's
  * down link (48 GB/s) is the only shared link, so each flow gets 48/k GB/s
  * from start to end and all finish at SW_LAT + ceil(S * k * 10^12 / 48e9).
@@ -314,6 +364,7 @@ static void test_random_fat_tree(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/net/no_contention_equal", test_no_contention_equal);
+  g_test_add_func("/net/multi_tier_no_contention", test_multi_tier_no_contention);
   g_test_add_func("/net/incast", test_incast);
   g_test_add_func("/net/staggered", test_staggered);
   g_test_add_func("/net/all_to_all_switch", test_all_to_all_switch);
