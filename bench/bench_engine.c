@@ -58,7 +58,7 @@ static void hold_event(sim_engine *sim, void *ctx, uint64_t arg)
     sim_stop(sim);
     return;
   }
-  sim_schedule_after(sim, hold_increment(h), hold_event, h, arg + 1);
+  sim_post_after(sim, hold_increment(h), hold_event, h, arg + 1);
 }
 
 /* Peak resident set size in KiB, or -1 when /proc is unavailable. */
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
   sim_engine *sim = sim_engine_new(FALSE);
   double t0 = wisp_wall_seconds();
   for (uint64_t i = 0; i < pending; i++)
-    sim_schedule_at(sim, hold_increment(&h), hold_event, &h, 0);
+    sim_post_at(sim, hold_increment(&h), hold_event, &h, 0);
   double t1 = wisp_wall_seconds(), c1 = cpu_seconds();
   uint64_t done = sim_run(sim, SIM_TIME_MAX);
   double t2 = wisp_wall_seconds(), c2 = cpu_seconds();

@@ -467,16 +467,16 @@ static void test_counters(void)
   sim_engine_free(sim);
 }
 
-/* When the 32-bit insertion counter runs out the engine renumbers the queue;
- * ties scheduled on both sides of that point must keep their order. */
+/* The 32-bit insertion counter wraps after 2^32 schedulings.  Order among
+ * equal times never depends on it (the queue keeps ties in FIFO order); the
+ * checker compares sequence numbers modulo 2^32.  Ties scheduled on both
+ * sides of the wrap must keep their order and pass the checked mode. */
 static void test_sequence_wrap(void)
 {
   sim_engine *sim = sim_engine_new(TRUE);
   GArray *trace = trace_new();
-  for (uint64_t i = 0; i < 5; i++)
-    sim_schedule_at(sim, 100, record_handler, trace, i);
   sim_debug_set_next_seq(sim, UINT32_MAX - 2);
-  for (uint64_t i = 5; i < 10; i++) /* the counter wraps during these */
+  for (uint64_t i = 0; i < 10; i++) /* the counter wraps after the third */
     sim_schedule_at(sim, 100, record_handler, trace, i);
   sim_schedule_at(sim, 50, record_handler, trace, 10);
   g_assert_cmpuint(sim_run(sim, SIM_TIME_MAX), ==, 11);
@@ -489,7 +489,7 @@ static void test_sequence_wrap(void)
 }
 
 /* The checker is not vacuous: swapping the earliest and latest entries of a
- * valid queue breaks the heap order and must be reported. */
+ * valid queue puts both in the wrong radix bucket and must be reported. */
 static void test_checker_detects_corruption(void)
 {
   sim_engine *sim = sim_engine_new(FALSE);
@@ -543,6 +543,81 @@ static void test_print_speed(void)
   sim_engine_free(sim);
 }
 
+
+/* Radix-specific orders: times spread over every byte of the 63-bit range
+ * (so entries sit in all eight levels and move down several times), mixed
+ * handle and posted events, ties split across redistributions.  Expected:
+ * the stable sort of (time, insertion index), computed independently. */
+static void test_radix_levels_and_ties(void)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  GArray *trace = trace_new();
+  GRand *rng = g_rand_new_with_seed(42);
+  enum { N = 3000 };
+  sim_time_ps *times = g_new(sim_time_ps, N);
+  for (int i = 0; i < N; i++) {
+    int shift = g_rand_int_range(rng, 0, 63);  /* up to 2^62 */
+    sim_time_ps t = (sim_time_ps)(((uint64_t)g_rand_int(rng) << 31 ^ g_rand_int(rng)) & ((UINT64_C(1) << shift) - 1));
+    if (i % 7 == 0 && i > 0)
+      t = times[i - 1];                          /* ties */
+    times[i] = t;
+    if (i % 2)
+      sim_post_at(sim, t, record_handler, trace, (uint64_t)i);
+    else
+      sim_schedule_at(sim, t, record_handler, trace, (uint64_t)i);
+  }
+  g_assert_cmpuint(sim_run(sim, SIM_TIME_MAX), ==, N);
+  /* Independent expectation: insertion sort of indices by (time, index). */
+  int *order = g_new(int, N);
+  for (int i = 0; i < N; i++) {
+    int j = i;
+    while (j > 0 && times[order[j - 1]] > times[i]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = i;
+  }
+  for (int k = 0; k < N; k++) {
+    g_assert_cmpuint(trace_at(trace, k).arg, ==, (uint64_t)order[k]);
+    g_assert_cmpint(trace_at(trace, k).t, ==, times[order[k]]);
+  }
+  g_free(order);
+  g_free(times);
+  g_rand_free(rng);
+  g_array_free(trace, TRUE);
+  sim_engine_free(sim);
+}
+
+/* A bounded run leaves later events queued; scheduling exactly at the new
+ * clock afterwards is valid and runs before the later event.  Cancelling
+ * the only event empties the queue; the clock may move to the cancelled
+ * time (never past a live event) and new events can still be scheduled. */
+static void test_radix_bounds(void)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  GArray *trace = trace_new();
+  sim_post_at(sim, 1000, record_handler, trace, 1);
+  sim_post_at(sim, 5000, record_handler, trace, 2);
+  g_assert_cmpuint(sim_run(sim, 2000), ==, 1);
+  g_assert_cmpint(sim_now(sim), ==, 2000);
+  sim_post_at(sim, 2000, record_handler, trace, 3);   /* exactly now */
+  sim_event_id id = sim_schedule_at(sim, 3000, record_handler, trace, 4);
+  g_assert_true(sim_cancel(sim, id));
+  g_assert_cmpuint(sim_run(sim, SIM_TIME_MAX), ==, 2);
+  g_assert_cmpuint(trace_at(trace, 1).arg, ==, 3);
+  g_assert_cmpuint(trace_at(trace, 2).arg, ==, 2);
+  g_assert_cmpint(sim_now(sim), ==, 5000);
+  id = sim_schedule_at(sim, 7000, record_handler, trace, 5);
+  g_assert_true(sim_cancel(sim, id));
+  g_assert_cmpuint(sim_run(sim, SIM_TIME_MAX), ==, 0);
+  g_assert_cmpuint(sim_pending(sim), ==, 0);
+  sim_post_at(sim, sim_now(sim), record_handler, trace, 6);
+  g_assert_cmpuint(sim_run(sim, SIM_TIME_MAX), ==, 1);
+  g_assert_cmpuint(trace->len, ==, 4);
+  g_array_free(trace, TRUE);
+  sim_engine_free(sim);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -561,5 +636,7 @@ int main(int argc, char **argv)
   g_test_add_func("/sim/counters", test_counters);
   g_test_add_func("/sim/past-asserts", test_schedule_into_past_asserts);
   g_test_add_func("/sim/print-speed", test_print_speed);
+  g_test_add_func("/sim/radix/levels-and-ties", test_radix_levels_and_ties);
+  g_test_add_func("/sim/radix/bounds", test_radix_bounds);
   return g_test_run();
 }

@@ -3,11 +3,12 @@
  * One clock, one queue.  Time is an integer count of picoseconds.  Events are
  * totally ordered by (time, insertion sequence): two events at the same time
  * run in the order they were scheduled, so every run is deterministic.  The
- * queue is an array-backed 4-ary min-heap; push and pop cost O(log n),
- * cancel O(1) amortized (the key stays as a tombstone until it reaches the
- * top or the queue is compacted, see sim_engine.c).  Event records come
- * from a per-engine pool (free list), so a steady-state run does not
- * allocate.  There is no global state: every call
+ * queue is a monotone radix heap (events are never scheduled before `now`):
+ * push O(1), pop amortized O(1) (at most 8 moves per event), cancel O(1)
+ * amortized (the entry stays as a tombstone until reached or the queue is
+ * compacted); see sim_engine.c for the structure and the proof that ties
+ * keep their order.  Bucket arrays and handle slots are reused, so a
+ * steady-state run rarely allocates.  There is no global state: every call
  * takes the engine, and several engines can live in one process.
  *
  * A handler receives the engine, the context pointer given at scheduling and
@@ -28,7 +29,7 @@ typedef void (*sim_handler)(sim_engine *sim, void *ctx, uint64_t arg);
 typedef uint64_t sim_event_id;
 #define SIM_EVENT_NONE ((sim_event_id)0)
 
-/* checked = TRUE verifies the heap invariant after every push and pop (slow;
+/* checked = TRUE verifies the queue invariants after every push and pop (slow;
  * for tests and --check runs). */
 sim_engine *sim_engine_new(gboolean checked);
 void sim_engine_free(sim_engine *sim);
@@ -39,6 +40,13 @@ sim_time_ps sim_now(const sim_engine *sim);
  * into the past is a programming error and asserts). */
 sim_event_id sim_schedule_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg);
 sim_event_id sim_schedule_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg);
+
+/* Like sim_schedule_at/after but without a handle: the event cannot be
+ * cancelled, and posting it touches no per-event bookkeeping, which makes it
+ * the cheapest way to schedule.  Use it for every event that is never
+ * cancelled. */
+void sim_post_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg);
+void sim_post_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg);
 
 /* Remove a pending event; returns FALSE when it already ran or was cancelled. */
 gboolean sim_cancel(sim_engine *sim, sim_event_id id);
@@ -56,8 +64,9 @@ size_t sim_pending(const sim_engine *sim);
 uint64_t sim_events_processed(const sim_engine *sim);
 size_t sim_max_pending(const sim_engine *sim);
 
-/* Verify the heap invariant and the event-pool bookkeeping (every record is
- * queued once or free once; cancelled-event count); O(n).  Returns FALSE and
+/* Verify the queue invariants (every entry in the radix bucket its time
+ * selects, equal times in scheduling order) and the slot bookkeeping (every
+ * slot queued once or free once; cancelled-event count); O(n).  Returns FALSE and
  * describes the first violation in *why (static string) when broken. */
 gboolean sim_check_invariants(const sim_engine *sim, const char **why);
 

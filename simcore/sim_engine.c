@@ -1,36 +1,57 @@
 /* sim_engine.c: wisp's discrete-event engine (see sim.h).
  *
- * Data layout.  The queue is an array-backed 4-ary min-heap of 16-byte keys.
- * A key is one unsigned 128-bit integer: the event time in the high 64 bits,
- * the insertion sequence number in bits 32..63 and the pool slot in bits
- * 0..31.  Comparing two keys is therefore one 128-bit unsigned comparison
- * that orders by (time, sequence); the slot never decides because sequence
- * numbers of queued events are unique.  Times are never negative (the clock
- * starts at 0 and nothing is scheduled into the past), so the unsigned
- * comparison is exact.  The heap array is 64-byte aligned and shifted by
- * three entries so the four children of a node (indices 4i+1..4i+4) share
- * one cache line.
+ * The queue is a monotone radix heap with 8-bit digits.  A discrete-event
+ * simulation never schedules before `now`, so every key pushed is at least
+ * the time `last` of the most recently popped event; a radix heap exploits
+ * that.  An entry with time t is kept in
+ *   - the FIFO `eq` when t == last, or
+ *   - bucket (L, d) of level L = 0..7, where byte L is the most significant
+ *     byte in which t differs from last and d is t's value in byte L.
+ * Keys in level L exceed every key in levels below it, and within a level
+ * bucket d < d' holds smaller keys, so the minimum lies in `eq` or in the
+ * lowest non-empty bucket, found through a 256-bit occupancy mask per level.
+ * When `eq` is empty, that bucket's minimum m (tracked on push, so no scan
+ * is needed) becomes `last`, and the bucket's entries are re-placed; each
+ * of them shares bytes L..7 with m, so each moves to eq or to a level below
+ * L.
  *
- * The payload of an event (handler, context, argument) lives in a pool of
- * 32-byte records threaded by a free list; a steady-state run reuses freed
- * records and does not allocate.  A handle is (generation << 32 | slot): the
- * record's generation is bumped when the event runs or is cancelled, so a
- * stale handle no longer matches (a slot would have to be reused 2^32 times
- * between the two calls for a stale handle to match again).
+ * Cost: push O(1); pop amortized O(1): an entry moves at most once per
+ * level (8 moves) over its life, and each move is a sequential append.
+ * This beats an O(log n) binary or 4-ary heap by a wide margin on large
+ * queues, whose bottom levels are memory-latency bound (measured in
+ * bench/bench_engine.c; see its notes).
  *
- * Cancellation is lazy: sim_cancel() marks the record (handler = NULL) in
- * O(1) and leaves a tombstone key in the heap; tombstones are discarded when
- * they reach the top.  When tombstones make up more than half the heap it is
- * compacted and rebuilt in O(n), so memory stays within twice the number of
- * pending events and the amortized cost of a cancel is O(1).  Not keeping a
- * heap-position back-pointer per record saves a scattered memory write per
- * heap level on every push and pop, which is where a large queue spends its
- * time.
+ * Determinism (ties run in scheduling order).  Claim: entries with equal
+ * time always sit in the same bucket, in scheduling order.  Equal times give
+ * equal placement against the same `last`; an entry scheduled later is
+ * appended behind an earlier one that is already in that bucket; a
+ * re-placement moves a whole bucket in array order (stable) and sends equal
+ * times to one destination; `eq` is consumed from its head.  So the FIFO
+ * order of equal times is never broken.  Each entry also carries its
+ * insertion sequence number, used only by the checker to verify this.
  *
- * Sequence numbers are 32 bits.  When the counter is exhausted, the queue is
- * sorted by key (a sorted array is a valid heap) and renumbered 0..n-1, which
- * keeps the relative order of all queued events; this costs O(n log n) once
- * per roughly 4 billion schedulings.
+ * `last` never exceeds `now`: a bucket is re-placed only when its minimum
+ * lies at or before the run's bound, and the clock moves to that minimum
+ * (if that event was cancelled, to a time no live event precedes).  A
+ * sim_run(until) that stops before a later event leaves the queue
+ * unchanged, and a later push at any time >= now stays valid.
+ *
+ * Entries carry their payload (handler, context, argument) inline, so a
+ * pop touches only the sequentially read bucket; a separate pool record
+ * would cost one random memory access per event, which is the dominant cost
+ * on large queues.  An event scheduled with a handle (sim_schedule_*) also
+ * owns a slot; events posted without one (sim_post_*) do not, and their pop
+ * touches nothing else.  Handles are (generation << 32 | slot), and slots
+ * are recycled through a free list.  The
+ * slot's generation is bumped when the event runs or is cancelled, so a
+ * stale handle is rejected.  Cancellation is lazy: the slot's bit is set in
+ * a `cancelled` bitmap (one bit per slot, small enough to stay in cache) and
+ * the entry, now a tombstone, is discarded when it is reached, which also
+ * frees its slot; when tombstones exceed half the queue every bucket is
+ * filtered in O(n), so memory stays within about twice the live events.
+ * Buckets are lists of 4 KiB blocks recycled through a small free list, so
+ * memory follows the queued entries (48 bytes each) plus at most one
+ * partial block per bucket.
  */
 #include "config.h"
 #include "simcore/sim.h"
@@ -38,34 +59,60 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-typedef unsigned __int128 sim_key;
-
-/* One pooled event.  fn == NULL marks a free record or a cancelled event
- * whose key is still in the heap (a tombstone). */
+/* A queued event: 48 bytes, payload inline. */
 typedef struct {
+  int64_t t;
   sim_handler fn;
   void *ctx;
   uint64_t arg;
-  uint32_t gen;       /* generation of the handle that names this record */
-  uint32_t next_free; /* free-list link, valid while the record is free */
-} sim_event_rec;
+  uint32_t slot;      /* names the event for cancellation */
+  uint32_t seq;       /* insertion sequence, for the checker only */
+  uint64_t pad;       /* keeps entries 16-byte aligned */
+} sim_qent;
+
+/* Buckets are singly linked lists of 4 KiB blocks drawn from a per-engine
+ * free list: appending and draining are sequential, nothing is ever copied
+ * to grow, and memory follows the live entries (plus at most one partial
+ * block per bucket and SIM_FREE_BLOCKS spare blocks). */
+#define SIM_BLOCK_ENTRIES 84
+#define SIM_FREE_BLOCKS 256
+
+typedef struct sim_block {
+  struct sim_block *next;
+  uint32_t n;          /* entries written */
+  uint32_t pad;
+  sim_qent e[SIM_BLOCK_ENTRIES];
+} sim_block;
+
+typedef struct {
+  sim_block *head, *tail;
+  size_t len;          /* entries not yet consumed (tombstones included) */
+  int64_t min;         /* smallest time pushed since the bucket was last drained */
+  uint32_t head_pos;   /* entries already consumed from head (eq only) */
+} sim_bucket;
 
 #define SIM_NO_SLOT UINT32_MAX
-#define SIM_HEAP_SHIFT 3 /* entries before heap[0] so sibling groups align */
 #define SIM_COMPACT_MIN 32
+#define SIM_LEVELS 8
+#define SIM_DIGITS 256
 
 struct sim_engine {
-  sim_key *heap;      /* heap[0] is the earliest event */
-  void *heap_block;   /* the aligned allocation holding heap */
-  size_t heap_len;
-  size_t heap_cap;
-  size_t tombstones;  /* cancelled keys still in the heap */
+  sim_bucket eq;       /* entries with t == last, consumed from the head */
+  sim_bucket bucket[SIM_LEVELS][SIM_DIGITS];
+  uint64_t mask[SIM_LEVELS][SIM_DIGITS / 64];
+  uint32_t level_mask; /* bit L set when level L has a non-empty bucket */
+  int64_t last;
+  size_t queued;       /* entries in the queue, tombstones included */
+  size_t tombstones;
+  sim_block *free_blocks;
+  uint32_t n_free_blocks;
 
-  sim_event_rec *pool;
-  uint32_t pool_len;  /* records ever handed out (free or busy) */
-  uint32_t pool_cap;
+  /* Slots: one per pending event (tombstones included until reached). */
+  uint32_t *gen;       /* generation of the handle naming the slot, never 0 */
+  uint32_t *next_free; /* free-list links */
+  uint64_t *cancelled; /* bitmap: the slot's queued entry is a tombstone */
+  uint32_t n_slots, slot_cap;
   uint32_t free_head;
 
   uint32_t next_seq;
@@ -76,24 +123,9 @@ struct sim_engine {
   gboolean stop;
 };
 
-static inline sim_key key_make(sim_time_ps t, uint32_t seq, uint32_t slot)
+static inline gboolean is_cancelled(const sim_engine *sim, uint32_t slot)
 {
-  return ((sim_key)(uint64_t)t << 64) | ((sim_key)seq << 32) | slot;
-}
-
-static inline sim_time_ps key_time(sim_key k)
-{
-  return (sim_time_ps)(uint64_t)(k >> 64);
-}
-
-static inline uint32_t key_seq(sim_key k)
-{
-  return (uint32_t)((uint64_t)k >> 32);
-}
-
-static inline uint32_t key_slot(sim_key k)
-{
-  return (uint32_t)k;
+  return (sim->cancelled[slot >> 6] >> (slot & 63)) & 1;
 }
 
 static void check_or_abort(const sim_engine *sim)
@@ -103,133 +135,196 @@ static void check_or_abort(const sim_engine *sim)
     g_error("sim: engine invariant violated: %s", why);
 }
 
-/* ---- heap ---- */
+/* ---- buckets ---- */
 
-/* Moves `x` up from the hole at index i.  O(log4 n). */
-static inline void sift_up(sim_key *h, size_t i, sim_key x)
+static sim_block *block_get(sim_engine *sim)
 {
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (h[p] < x)
-      break;
-    h[i] = h[p];
-    i = p;
+  sim_block *b = sim->free_blocks;
+  if (b != NULL) {
+    sim->free_blocks = b->next;
+    sim->n_free_blocks--;
+  } else {
+    b = g_new(sim_block, 1);
   }
-  h[i] = x;
+  b->next = NULL;
+  b->n = 0;
+  return b;
 }
 
-/* Index of the smallest of the four keys h[c..c+3], chosen without
- * data-dependent branches (the comparisons become flag arithmetic), because
- * which child is smallest is unpredictable and a mispredicted branch costs
- * more than the comparisons themselves. */
-static inline size_t min_of_four(const sim_key *h, size_t c)
+static void block_put(sim_engine *sim, sim_block *b)
 {
-  size_t a = c + (size_t)(h[c + 1] < h[c]);
-  size_t b = c + 2 + (size_t)(h[c + 3] < h[c + 2]);
-  size_t mask = (size_t)0 - (size_t)(h[b] < h[a]);
-  return a ^ ((a ^ b) & mask);
-}
-
-/* Index of the smallest child of node i in a heap of n > 4i+1 entries. */
-static inline size_t min_child(const sim_key *h, size_t n, size_t i)
-{
-  size_t c = 4 * i + 1;
-  if (G_LIKELY(c + 3 < n))
-    return min_of_four(h, c);
-  size_t m = c;
-  for (size_t j = c + 1; j < n; j++)
-    if (h[j] < h[m])
-      m = j;
-  return m;
-}
-
-/* Moves `x` down from the hole at index i until both heap conditions hold.
- * O(log4 n) levels, 3 comparisons per level to pick the child plus one
- * against x. */
-static inline void sift_down(sim_key *h, size_t n, size_t i, sim_key x)
-{
-  while (4 * i + 1 < n) {
-    size_t m = min_child(h, n, i);
-    if (x < h[m])
-      break;
-    h[i] = h[m];
-    i = m;
-  }
-  h[i] = x;
-}
-
-/* Removes the root of a heap of n + 1 entries whose last entry is x = h[n]
- * ("bottom-up" deletion): the hole left by the root first walks down to a
- * leaf along the smaller children without comparing against x, then x moves
- * up from there.  The last entry of a heap usually belongs near the bottom,
- * so this saves the comparison with x on every level and the unpredictable
- * branch that goes with it.  O(log4 n). */
-static inline void delete_root(sim_key *h, size_t n, sim_key x)
-{
-  size_t i = 0;
-  while (4 * i + 1 < n) {
-    /* The grandchildren of i are four cache lines (16i+5 .. 16i+20); asking
-     * for them now lets the next level's memory access overlap this one's,
-     * which matters once the heap is larger than the caches.  Only full
-     * grandchild groups are fetched, so no address lies past the end. */
-    if (16 * i + 20 < n) {
-      __builtin_prefetch(&h[16 * i + 5]);
-      __builtin_prefetch(&h[16 * i + 9]);
-      __builtin_prefetch(&h[16 * i + 13]);
-      __builtin_prefetch(&h[16 * i + 17]);
-    }
-    size_t m = min_child(h, n, i);
-    h[i] = h[m];
-    i = m;
-  }
-  sift_up(h, i, x);
-}
-
-/* Allocates `bytes` aligned to 64 bytes; blocks of 2 MiB and more are
- * aligned to 2 MiB and offered to the kernel as transparent huge pages,
- * because a large queue is read at random and would otherwise miss the TLB
- * on most heap levels.  Aborts when memory is exhausted, like g_malloc. */
-static void *big_alloc(size_t bytes)
-{
-  size_t align = bytes >= ((size_t)2 << 20) ? ((size_t)2 << 20) : 64;
-  bytes = (bytes + align - 1) & ~(align - 1);
-  void *p = aligned_alloc(align, bytes);
-  if (p == NULL)
-    g_error("sim: out of memory allocating %zu bytes for the event queue", bytes);
-#ifdef MADV_HUGEPAGE
-  if (align > 64)
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-  return p;
-}
-
-/* Grows the heap array to at least `need` entries (amortized O(1) per push). */
-static void heap_reserve(sim_engine *sim, size_t need)
-{
-  if (need <= sim->heap_cap)
+  if (sim->n_free_blocks >= SIM_FREE_BLOCKS) {
+    g_free(b);
     return;
-  size_t cap = sim->heap_cap ? sim->heap_cap : 64;
-  while (cap < need) {
-    g_assert(cap <= SIZE_MAX / 2 / sizeof(sim_key));
-    cap *= 2;
   }
-  void *block = big_alloc((cap + SIM_HEAP_SHIFT) * sizeof(sim_key));
-  sim_key *h = (sim_key *)block + SIM_HEAP_SHIFT;
-  if (sim->heap_len > 0)
-    memcpy(h, sim->heap, sim->heap_len * sizeof(sim_key));
-  free(sim->heap_block);
-  sim->heap_block = block;
-  sim->heap = h;
-  sim->heap_cap = cap;
+  b->next = sim->free_blocks;
+  sim->free_blocks = b;
+  sim->n_free_blocks++;
 }
 
-/* ---- pool ---- */
+static inline void bucket_push(sim_engine *sim, sim_bucket *b, sim_qent e)
+{
+  sim_block *t = b->tail;
+  if (G_UNLIKELY(t == NULL || t->n == SIM_BLOCK_ENTRIES)) {
+    sim_block *nb = block_get(sim);
+    if (t == NULL)
+      b->head = nb;
+    else
+      t->next = nb;
+    b->tail = t = nb;
+  }
+  t->e[t->n++] = e;
+  if (b->len++ == 0 || e.t < b->min)
+    b->min = e.t;
+}
 
+/* Detaches a bucket's blocks; the caller drains them from index `pos` of
+ * the first block and returns each with block_put. */
+static sim_block *bucket_detach(sim_bucket *b, uint32_t *pos)
+{
+  sim_block *h = b->head;
+  *pos = b->head_pos;
+  b->head = b->tail = NULL;
+  b->len = 0;
+  b->head_pos = 0;
+  return h;
+}
+
+/* Removes the first entry of a non-empty FIFO bucket. */
+static inline sim_qent bucket_pop_front(sim_engine *sim, sim_bucket *b)
+{
+  sim_block *h = b->head;
+  sim_qent e = h->e[b->head_pos++];
+  b->len--;
+  if (b->head_pos == h->n) {
+    if (h == b->tail) { /* the bucket is now empty: reuse its only block */
+      h->n = 0;
+    } else {
+      b->head = h->next;
+      block_put(sim, h);
+    }
+    b->head_pos = 0;
+  }
+  return e;
+}
+
+/* Level and digit of time t against `last` (t != last). */
+static inline void placement(int64_t t, int64_t last, int *level, int *digit)
+{
+  uint64_t x = (uint64_t)t ^ (uint64_t)last;
+  int L = (63 - __builtin_clzll(x)) >> 3;
+  *level = L;
+  *digit = (int)(((uint64_t)t >> (8 * L)) & 0xff);
+}
+
+static inline void place(sim_engine *sim, sim_qent e)
+{
+  if (e.t == sim->last) {
+    bucket_push(sim, &sim->eq, e);
+    return;
+  }
+  int L, d;
+  placement(e.t, sim->last, &L, &d);
+  bucket_push(sim, &sim->bucket[L][d], e);
+  sim->mask[L][d >> 6] |= UINT64_C(1) << (d & 63);
+  sim->level_mask |= 1u << L;
+}
+
+/* The lowest non-empty bucket, or FALSE when every bucket is empty. */
+static inline gboolean lowest_bucket(const sim_engine *sim, int *level, int *digit)
+{
+  if (sim->level_mask == 0)
+    return FALSE;
+  int L = __builtin_ctz(sim->level_mask);
+  for (int w = 0; w < SIM_DIGITS / 64; w++) {
+    if (sim->mask[L][w]) {
+      *level = L;
+      *digit = w * 64 + __builtin_ctzll(sim->mask[L][w]);
+      return TRUE;
+    }
+  }
+  g_assert_not_reached();
+}
+
+static inline void mark_empty(sim_engine *sim, int L, int d)
+{
+  sim->mask[L][d >> 6] &= ~(UINT64_C(1) << (d & 63));
+  gboolean any = FALSE;
+  for (int w = 0; w < SIM_DIGITS / 64; w++)
+    any |= sim->mask[L][w] != 0;
+  if (!any)
+    sim->level_mask &= ~(1u << L);
+}
+
+static inline void slot_free(sim_engine *sim, uint32_t slot);
+
+static inline gboolean is_tombstone(const sim_engine *sim, const sim_qent *e)
+{
+  return e->slot != SIM_NO_SLOT && is_cancelled(sim, e->slot);
+}
+
+/* Drops a tombstone that has been taken out of the queue. */
+static inline void drop_tombstone(sim_engine *sim, const sim_qent *e)
+{
+  slot_free(sim, e->slot);
+  sim->tombstones--;
+  sim->queued--;
+}
+
+/* Empties bucket (L, d) into its lower buckets (or eq) against the current
+ * `last`, dropping tombstones. */
+static void redistribute(sim_engine *sim, int L, int d)
+{
+  uint32_t pos;
+  sim_block *k = bucket_detach(&sim->bucket[L][d], &pos);
+  mark_empty(sim, L, d);
+  while (k) {
+    for (uint32_t i = pos; i < k->n; i++) {
+      if (is_tombstone(sim, &k->e[i]))
+        drop_tombstone(sim, &k->e[i]);
+      else
+        place(sim, k->e[i]);
+    }
+    sim_block *next = k->next;
+    block_put(sim, k);
+    k = next;
+    pos = 0;
+  }
+}
+
+/* Makes `eq` hold the earliest entries if they lie at or before `until`.
+ * Returns FALSE (queue unchanged) when the queue is empty or its earliest
+ * entry lies after `until`.  The lowest bucket's minimum (kept on push, so
+ * no scan is needed) becomes `last` and the clock moves to it: nothing
+ * earlier is queued, and the event there runs next unless it was cancelled,
+ * in which case the clock has only moved to a time no live event precedes.
+ * This keeps last <= now, so any later push (at or after now) is valid. */
+static gboolean refill(sim_engine *sim, sim_time_ps until)
+{
+  int L, d;
+  while (sim->eq.len == 0) {
+    if (!lowest_bucket(sim, &L, &d))
+      return FALSE;
+    int64_t m = sim->bucket[L][d].min;
+    if (m > until)
+      return FALSE;
+    /* Every entry shares bytes L..7 with m, so it goes to eq or below level
+     * L, never back into the bucket being drained. */
+    sim->last = m;
+    if (m > sim->now)
+      sim->now = m;
+    redistribute(sim, L, d);
+  }
+  return sim->eq.head->e[sim->eq.head_pos].t <= until;
+}
+
+/* ---- slots ---- */
+
+/* Returns a slot to the free list and clears its cancelled bit. */
 static inline void slot_free(sim_engine *sim, uint32_t slot)
 {
-  sim_event_rec *r = &sim->pool[slot];
-  r->fn = NULL;
-  r->next_free = sim->free_head;
+  sim->cancelled[slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
+  sim->next_free[slot] = sim->free_head;
   sim->free_head = slot;
 }
 
@@ -237,69 +332,75 @@ static inline uint32_t slot_alloc(sim_engine *sim)
 {
   uint32_t slot = sim->free_head;
   if (G_LIKELY(slot != SIM_NO_SLOT)) {
-    sim->free_head = sim->pool[slot].next_free;
+    sim->free_head = sim->next_free[slot];
     return slot;
   }
-  if (sim->pool_len == sim->pool_cap) {
-    g_assert(sim->pool_cap < SIM_NO_SLOT / 2);
-    uint32_t cap = sim->pool_cap ? sim->pool_cap * 2 : 64;
-    sim_event_rec *pool = big_alloc((size_t)cap * sizeof(sim_event_rec));
-    if (sim->pool_len > 0)
-      memcpy(pool, sim->pool, (size_t)sim->pool_len * sizeof(sim_event_rec));
-    free(sim->pool);
-    sim->pool = pool;
-    sim->pool_cap = cap;
+  if (sim->n_slots == sim->slot_cap) {
+    g_assert(sim->slot_cap < SIM_NO_SLOT / 2);
+    uint32_t cap = sim->slot_cap ? sim->slot_cap * 2 : 64;
+    sim->gen = g_renew(uint32_t, sim->gen, cap);
+    sim->next_free = g_renew(uint32_t, sim->next_free, cap);
+    sim->cancelled = g_renew(uint64_t, sim->cancelled, cap / 64);
+    memset(sim->cancelled + sim->slot_cap / 64, 0, (cap - sim->slot_cap) / 64 * sizeof(uint64_t));
+    sim->slot_cap = cap;
   }
-  slot = sim->pool_len++;
-  sim->pool[slot].gen = 1;
+  slot = sim->n_slots++;
+  sim->gen[slot] = 1;
   return slot;
 }
 
-static inline void gen_bump(sim_event_rec *r)
+static inline void gen_bump(sim_engine *sim, uint32_t slot)
 {
-  r->gen++;
-  if (r->gen == 0) /* keep handles non-zero (SIM_EVENT_NONE is 0) */
-    r->gen = 1;
+  if (++sim->gen[slot] == 0) /* keep handles non-zero (SIM_EVENT_NONE is 0) */
+    sim->gen[slot] = 1;
 }
 
 /* ---- maintenance ---- */
 
-/* Drops every tombstone and rebuilds the heap bottom-up.  O(n). */
-static void heap_compact(sim_engine *sim)
+/* Drops tombstones from one bucket, keeping order. */
+static void bucket_filter(sim_engine *sim, sim_bucket *b)
 {
-  size_t w = 0;
-  for (size_t i = 0; i < sim->heap_len; i++) {
-    sim_key k = sim->heap[i];
-    if (sim->pool[key_slot(k)].fn == NULL)
-      slot_free(sim, key_slot(k));
-    else
-      sim->heap[w++] = k;
-  }
-  sim->heap_len = w;
-  sim->tombstones = 0;
-  if (w > 1) {
-    for (size_t i = (w - 2) / 4 + 1; i-- > 0;)
-      sift_down(sim->heap, w, i, sim->heap[i]);
+  uint32_t pos;
+  sim_block *k = bucket_detach(b, &pos);
+  while (k) {
+    for (uint32_t i = pos; i < k->n; i++) {
+      if (is_tombstone(sim, &k->e[i]))
+        drop_tombstone(sim, &k->e[i]);
+      else
+        bucket_push(sim, b, k->e[i]);
+    }
+    sim_block *next = k->next;
+    block_put(sim, k);
+    k = next;
+    pos = 0;
   }
 }
 
-static int key_cmp(const void *a, const void *b)
+/* Drops every tombstone.  O(queued + 2048 buckets). */
+static void queue_compact(sim_engine *sim)
 {
-  sim_key x = *(const sim_key *)a, y = *(const sim_key *)b;
-  return x < y ? -1 : x > y;
+  bucket_filter(sim, &sim->eq);
+  for (int L = 0; L < SIM_LEVELS; L++) {
+    if (!(sim->level_mask & (1u << L)))
+      continue;
+    for (int d = 0; d < SIM_DIGITS; d++) {
+      sim_bucket *b = &sim->bucket[L][d];
+      if (b->len == 0)
+        continue;
+      bucket_filter(sim, b);
+      if (b->len == 0)
+        mark_empty(sim, L, d);
+    }
+  }
+  g_assert(sim->tombstones == 0);
 }
 
-/* Renumbers the queued events 0..n-1 in their current order so sequence
- * numbers can restart.  O(n log n). */
-static void seq_renumber(sim_engine *sim)
+static void bucket_free_blocks(sim_bucket *b)
 {
-  heap_compact(sim);
-  qsort(sim->heap, sim->heap_len, sizeof(sim_key), key_cmp);
-  for (size_t i = 0; i < sim->heap_len; i++) {
-    sim_key k = sim->heap[i];
-    sim->heap[i] = key_make(key_time(k), (uint32_t)i, key_slot(k));
+  for (sim_block *k = b->head, *next; k; k = next) {
+    next = k->next;
+    g_free(k);
   }
-  sim->next_seq = (uint32_t)sim->heap_len;
 }
 
 /* ---- public API ---- */
@@ -309,7 +410,6 @@ sim_engine *sim_engine_new(gboolean checked)
   sim_engine *sim = g_new0(sim_engine, 1);
   sim->free_head = SIM_NO_SLOT;
   sim->checked = checked;
-  heap_reserve(sim, 64);
   return sim;
 }
 
@@ -317,8 +417,17 @@ void sim_engine_free(sim_engine *sim)
 {
   if (sim == NULL)
     return;
-  free(sim->heap_block);
-  free(sim->pool);
+  bucket_free_blocks(&sim->eq);
+  for (int L = 0; L < SIM_LEVELS; L++)
+    for (int d = 0; d < SIM_DIGITS; d++)
+      bucket_free_blocks(&sim->bucket[L][d]);
+  for (sim_block *k = sim->free_blocks, *next; k; k = next) {
+    next = k->next;
+    g_free(k);
+  }
+  g_free(sim->gen);
+  g_free(sim->next_free);
+  g_free(sim->cancelled);
   g_free(sim);
 }
 
@@ -327,27 +436,38 @@ sim_time_ps sim_now(const sim_engine *sim)
   return sim->now;
 }
 
-sim_event_id sim_schedule_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg)
+/* Queues an entry; slot is SIM_NO_SLOT for events posted without a handle. */
+static inline void enqueue(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg, uint32_t slot)
 {
   g_assert(fn != NULL);
   g_assert(t >= sim->now); /* scheduling into the past is a caller bug */
-  if (G_UNLIKELY(sim->next_seq == UINT32_MAX))
-    seq_renumber(sim);
-  if (G_UNLIKELY(sim->heap_len == sim->heap_cap))
-    heap_reserve(sim, sim->heap_len + 1);
-  uint32_t slot = slot_alloc(sim);
-  sim_event_rec *r = &sim->pool[slot];
-  r->fn = fn;
-  r->ctx = ctx;
-  r->arg = arg;
-  sift_up(sim->heap, sim->heap_len, key_make(t, sim->next_seq++, slot));
-  sim->heap_len++;
-  size_t pending = sim->heap_len - sim->tombstones;
+  sim_qent e = {.t = t, .fn = fn, .ctx = ctx, .arg = arg, .slot = slot, .seq = sim->next_seq++};
+  place(sim, e);
+  sim->queued++;
+  size_t pending = sim->queued - sim->tombstones;
   if (pending > sim->max_pending)
     sim->max_pending = pending;
   if (G_UNLIKELY(sim->checked))
     check_or_abort(sim);
-  return ((uint64_t)r->gen << 32) | slot;
+}
+
+sim_event_id sim_schedule_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg)
+{
+  uint32_t slot = slot_alloc(sim);
+  enqueue(sim, t, fn, ctx, arg, slot);
+  return ((uint64_t)sim->gen[slot] << 32) | slot;
+}
+
+void sim_post_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg)
+{
+  enqueue(sim, t, fn, ctx, arg, SIM_NO_SLOT);
+}
+
+void sim_post_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg)
+{
+  g_assert(delay >= 0);
+  g_assert(delay <= SIM_TIME_MAX - sim->now);
+  enqueue(sim, sim->now + delay, fn, ctx, arg, SIM_NO_SLOT);
 }
 
 sim_event_id sim_schedule_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg)
@@ -361,16 +481,15 @@ gboolean sim_cancel(sim_engine *sim, sim_event_id id)
 {
   uint32_t slot = (uint32_t)id;
   uint32_t gen = (uint32_t)(id >> 32);
-  if (id == SIM_EVENT_NONE || slot >= sim->pool_len)
+  if (id == SIM_EVENT_NONE || slot >= sim->n_slots)
     return FALSE;
-  sim_event_rec *r = &sim->pool[slot];
-  if (r->fn == NULL || r->gen != gen)
+  if (sim->gen[slot] != gen)
     return FALSE; /* already ran, already cancelled, or never issued */
-  r->fn = NULL;
-  gen_bump(r);
+  sim->cancelled[slot >> 6] |= UINT64_C(1) << (slot & 63);
+  gen_bump(sim, slot);
   sim->tombstones++;
-  if (sim->tombstones >= SIM_COMPACT_MIN && sim->tombstones * 2 > sim->heap_len)
-    heap_compact(sim);
+  if (sim->tombstones >= SIM_COMPACT_MIN && sim->tombstones * 2 > sim->queued)
+    queue_compact(sim);
   if (G_UNLIKELY(sim->checked))
     check_or_abort(sim);
   return TRUE;
@@ -380,35 +499,24 @@ uint64_t sim_run(sim_engine *sim, sim_time_ps until)
 {
   uint64_t done = 0;
   sim->stop = FALSE;
-  while (sim->heap_len > 0) {
-    sim_key top = sim->heap[0];
-    sim_time_ps t = key_time(top);
-    if (t > until)
-      break;
-    size_t n = --sim->heap_len;
-    if (n > 0) {
-      delete_root(sim->heap, n, sim->heap[n]);
-      /* The next event's record is needed soon; start fetching it now. */
-      __builtin_prefetch(&sim->pool[key_slot(sim->heap[0])]);
+  while (sim->queued > 0 && refill(sim, until)) {
+    sim_qent e = bucket_pop_front(sim, &sim->eq);
+    sim->queued--;
+    if (e.slot != SIM_NO_SLOT) {
+      if (is_cancelled(sim, e.slot)) { /* a tombstone */
+        sim->tombstones--;
+        slot_free(sim, e.slot);
+        if (G_UNLIKELY(sim->checked))
+          check_or_abort(sim);
+        continue;
+      }
+      gen_bump(sim, e.slot);
+      slot_free(sim, e.slot);
     }
-    uint32_t slot = key_slot(top);
-    sim_event_rec *r = &sim->pool[slot];
-    sim_handler fn = r->fn;
-    if (fn == NULL) { /* a cancelled event */
-      sim->tombstones--;
-      slot_free(sim, slot);
-      if (G_UNLIKELY(sim->checked))
-        check_or_abort(sim);
-      continue;
-    }
-    void *ctx = r->ctx;
-    uint64_t arg = r->arg;
-    gen_bump(r);
-    slot_free(sim, slot);
-    sim->now = t;
+    sim->now = e.t;
     if (G_UNLIKELY(sim->checked))
       check_or_abort(sim);
-    fn(sim, ctx, arg);
+    e.fn(sim, e.ctx, e.arg);
     done++;
     if (sim->stop)
       break;
@@ -429,7 +537,7 @@ void sim_stop(sim_engine *sim)
 
 size_t sim_pending(const sim_engine *sim)
 {
-  return sim->heap_len - sim->tombstones;
+  return sim->queued - sim->tombstones;
 }
 
 uint64_t sim_events_processed(const sim_engine *sim)
@@ -442,63 +550,103 @@ size_t sim_max_pending(const sim_engine *sim)
   return sim->max_pending;
 }
 
+/* Checks one queued entry against the placement rules and, through
+ * `last_seq` (time -> sequence of the previous entry of that time in the
+ * same container), the FIFO order of equal times. */
+static const char *check_entry(const sim_engine *sim, const sim_qent *e, int L, int d, guint8 *seen,
+                               size_t *tomb, size_t *with_slot, GHashTable *last_seq)
+{
+  if (e->fn == NULL)
+    return "a queued entry has no handler";
+  if (e->slot != SIM_NO_SLOT) {
+    if (e->slot >= sim->n_slots)
+      return "a queued entry names a slot that was never allocated";
+    if (seen[e->slot])
+      return "a slot is queued twice";
+    seen[e->slot] = 1;
+    (*with_slot)++;
+    if (is_cancelled(sim, e->slot))
+      (*tomb)++;
+    if (sim->gen[e->slot] == 0)
+      return "a slot has generation 0";
+  }
+  if (e->t < sim->now)
+    return "a queued event lies before the current time";
+  if (L < 0) {
+    if (e->t != sim->last)
+      return "an entry of the equal-time FIFO differs from the last popped time";
+  } else {
+    int pl, pd;
+    if (e->t == sim->last)
+      return "an entry equal to the last popped time sits in a level bucket";
+    placement(e->t, sim->last, &pl, &pd);
+    if (pl != L || pd != d)
+      return "an entry sits in the wrong radix bucket for its time";
+  }
+  /* Sequence numbers wrap, so compare their difference. */
+  gpointer prev = g_hash_table_lookup(last_seq, &e->t);
+  if (prev && (int32_t)(e->seq - (uint32_t)(GPOINTER_TO_SIZE(prev) - 1)) <= 0)
+    return "entries with equal times are out of scheduling order";
+  g_hash_table_replace(last_seq, (gpointer)&e->t, GSIZE_TO_POINTER((gsize)e->seq + 1));
+  return NULL;
+}
+
 gboolean sim_check_invariants(const sim_engine *sim, const char **why)
 {
   const char *dummy;
   if (why == NULL)
     why = &dummy;
   *why = NULL;
-  if (sim->heap_len > sim->heap_cap) {
-    *why = "heap length exceeds its capacity";
+  if (sim->last > sim->now) {
+    *why = "the radix base lies after the current time";
     return FALSE;
   }
-  if (((uintptr_t)(sim->heap + 1) & 63) != 0) {
-    *why = "heap sibling groups are not cache-line aligned";
-    return FALSE;
-  }
-  /* Each pool slot is either in the heap exactly once or on the free list
-   * exactly once. */
-  guint8 *seen = g_new0(guint8, (gsize)sim->pool_len + 1);
+  guint8 *seen = g_new0(guint8, (gsize)sim->n_slots + 1);
+  GHashTable *last_seq = g_hash_table_new(g_int64_hash, g_int64_equal);
   gboolean ok = FALSE;
-  size_t tomb = 0;
-  for (size_t i = 0; i < sim->heap_len; i++) {
-    sim_key k = sim->heap[i];
-    if (i > 0 && !(sim->heap[(i - 1) / 4] < k)) {
-      *why = "a heap entry is earlier than its parent (heap order broken)";
+  size_t tomb = 0, count = 0, with_slot = 0;
+  /* Equal times cannot occur in two containers (placement is a function of
+   * the time), so FIFO order is checked per container.  O(queued). */
+  for (const sim_block *k = sim->eq.head; k; k = k->next)
+    for (uint32_t i = k == sim->eq.head ? sim->eq.head_pos : 0; i < k->n; i++) {
+      if ((*why = check_entry(sim, &k->e[i], -1, -1, seen, &tomb, &with_slot, last_seq)) != NULL)
+        goto out;
+      count++;
+    }
+  for (int L = 0; L < SIM_LEVELS; L++) {
+    gboolean level_any = FALSE;
+    for (int d = 0; d < SIM_DIGITS; d++) {
+      const sim_bucket *b = &sim->bucket[L][d];
+      gboolean bit = (sim->mask[L][d >> 6] >> (d & 63)) & 1;
+      if (bit != (b->len > 0)) {
+        *why = "a bucket's occupancy bit disagrees with its contents";
+        goto out;
+      }
+      level_any |= bit;
+      g_hash_table_remove_all(last_seq);
+      for (const sim_block *k = b->head; k; k = k->next)
+        for (uint32_t i = 0; i < k->n; i++) {
+          if ((*why = check_entry(sim, &k->e[i], L, d, seen, &tomb, &with_slot, last_seq)) != NULL)
+            goto out;
+          count++;
+        }
+    }
+    if (level_any != (gboolean)((sim->level_mask >> L) & 1)) {
+      *why = "a level's occupancy bit disagrees with its buckets";
       goto out;
     }
-    uint32_t slot = key_slot(k);
-    if (slot >= sim->pool_len) {
-      *why = "a heap entry names a pool slot that was never allocated";
-      goto out;
-    }
-    if (seen[slot]) {
-      *why = "a pool slot appears twice in the heap";
-      goto out;
-    }
-    seen[slot] = 1;
-    if (key_seq(k) >= sim->next_seq) {
-      *why = "a heap entry has a sequence number not yet issued";
-      goto out;
-    }
-    if (key_time(k) < sim->now) {
-      *why = "a queued event lies before the current time";
-      goto out;
-    }
-    if (sim->pool[slot].fn == NULL)
-      tomb++;
-    else if (sim->pool[slot].gen == 0) {
-      *why = "a pending event has generation 0";
-      goto out;
-    }
+  }
+  if (count != sim->queued) {
+    *why = "the queued-entry count does not match the buckets";
+    goto out;
   }
   if (tomb != sim->tombstones) {
-    *why = "the tombstone count does not match the cancelled entries in the heap";
+    *why = "the tombstone count does not match the cancelled entries in the queue";
     goto out;
   }
   size_t nfree = 0;
-  for (uint32_t s = sim->free_head; s != SIM_NO_SLOT; s = sim->pool[s].next_free) {
-    if (s >= sim->pool_len) {
+  for (uint32_t s = sim->free_head; s != SIM_NO_SLOT; s = sim->next_free[s]) {
+    if (s >= sim->n_slots) {
       *why = "the free list names a slot that was never allocated";
       goto out;
     }
@@ -507,19 +655,20 @@ gboolean sim_check_invariants(const sim_engine *sim, const char **why)
       goto out;
     }
     seen[s] = 1;
-    if (sim->pool[s].fn != NULL) {
-      *why = "a free pool record still has a handler";
+    if (is_cancelled(sim, s)) {
+      *why = "a free slot is marked cancelled";
       goto out;
     }
     nfree++;
   }
-  if (nfree + sim->heap_len != sim->pool_len) {
-    *why = "some pool records are neither queued nor free (leaked)";
+  if (nfree + with_slot != sim->n_slots) {
+    *why = "some slots are neither queued nor free (leaked)";
     goto out;
   }
   ok = TRUE;
 out:
   g_free(seen);
+  g_hash_table_destroy(last_seq);
   return ok;
 }
 
@@ -537,19 +686,40 @@ void sim_print_speed(const sim_engine *sim, double wall_seconds, FILE *out)
 
 void sim_debug_set_next_seq(sim_engine *sim, uint32_t seq)
 {
-  g_assert(seq >= sim->next_seq);
   sim->next_seq = seq;
 }
 
 size_t sim_debug_queued_keys(const sim_engine *sim)
 {
-  return sim->heap_len;
+  return sim->queued;
+}
+
+/* Pointers to the first queued entry (eq head or lowest bucket) and the
+ * last one (highest non-empty bucket's tail). */
+static void first_last(sim_engine *sim, sim_qent **first, sim_qent **last)
+{
+  *first = *last = NULL;
+  if (sim->eq.len > 0) {
+    *first = &sim->eq.head->e[sim->eq.head_pos];
+    *last = &sim->eq.tail->e[sim->eq.tail->n - 1];
+  }
+  for (int L = 0; L < SIM_LEVELS; L++)
+    for (int d = 0; d < SIM_DIGITS; d++) {
+      sim_bucket *b = &sim->bucket[L][d];
+      if (b->len == 0)
+        continue;
+      if (*first == NULL)
+        *first = &b->head->e[0];
+      *last = &b->tail->e[b->tail->n - 1];
+    }
 }
 
 void sim_debug_swap_first_last(sim_engine *sim)
 {
-  g_assert(sim->heap_len >= 2);
-  sim_key k = sim->heap[0];
-  sim->heap[0] = sim->heap[sim->heap_len - 1];
-  sim->heap[sim->heap_len - 1] = k;
+  sim_qent *a, *b;
+  first_last(sim, &a, &b);
+  g_assert(a != NULL && b != NULL && a != b);
+  sim_qent x = *a;
+  *a = *b;
+  *b = x;
 }

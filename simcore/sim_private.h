@@ -8,17 +8,18 @@
 
 G_BEGIN_DECLS
 
-/* Advances the next insertion sequence number to `seq` (never backwards), so
- * a test can exercise the renumbering done when the 32-bit counter runs out
- * at UINT32_MAX. */
+/* Sets the next insertion sequence number, so a test can exercise the
+ * 32-bit counter's wrap (call it before scheduling anything). */
 void sim_debug_set_next_seq(sim_engine *sim, uint32_t seq);
 
 /* Keys physically in the queue, including cancelled events not yet
  * discarded (sim_pending() counts only live events). */
 size_t sim_debug_queued_keys(const sim_engine *sim);
 
-/* Swaps the first and last queue entries, breaking the heap order when they
- * differ, so a test can show that sim_check_invariants() notices. */
+/* Swaps the first and last queue entries (the head of the equal-time FIFO
+ * or lowest bucket, and the tail of the highest bucket), which breaks their
+ * placement when their times differ, so a test can show that
+ * sim_check_invariants() notices. */
 void sim_debug_swap_first_last(sim_engine *sim);
 
 G_END_DECLS

@@ -200,7 +200,7 @@ static void on_node_timer(sim_engine *sim, void *ctx, uint64_t arg)
 
 static void run_for(rank_state *rs, uint32_t i, sim_time_ps d)
 {
-  sim_schedule_after(rs->rp->sim, d, on_node_timer, rs, i);
+  sim_post_after(rs->rp->sim, d, on_node_timer, rs, i);
 }
 
 /* ---- collectives ---- */
