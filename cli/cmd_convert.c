@@ -33,7 +33,8 @@ int wisp_cmd_convert(int argc, char **argv)
   fe_kineto_report rep;
   GError *error = NULL;
   et_workload *w = fe_kineto_load((const char *const *)argv + 1, argc - 1, &opt, &rep, &error);
-  fe_kineto_report_print(&rep, stderr);
+  if (w || (rep.n_files > 0 && rep.ranks[0].events_read > 0))
+    fe_kineto_report_print(&rep, stderr);
   fe_kineto_report_clear(&rep);
   if (!w || !et_workload_write(w, out, prefix ? prefix : "trace", &error)) {
     fprintf(stderr, "wisp convert: error: %s\n", error->message);

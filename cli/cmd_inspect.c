@@ -19,7 +19,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   char *mode = NULL, *steps = NULL, *replicate = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
-  gboolean strict = FALSE, whole = FALSE;
+  gboolean strict = FALSE;
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
@@ -97,7 +97,8 @@ int wisp_cmd_inspect(int argc, char **argv)
   double t0 = wisp_wall_seconds();
   et_workload *w = fe_kineto_load((const char *const *)argv + 1, argc - 1, &opt, &rep, &error);
   double dt = wisp_wall_seconds() - t0;
-  fe_kineto_report_print(&rep, stdout);
+  if (w || (rep.n_files > 0 && rep.ranks[0].events_read > 0))
+    fe_kineto_report_print(&rep, stdout);
   uint64_t bytes = 0;
   for (int i = 0; i < rep.n_files; i++)
     bytes += rep.ranks[i].bytes_read;
