@@ -425,6 +425,59 @@ static void test_a6_json(void)
   g_free(path);
 }
 
+/* Two hosts' trace JSON files (gzip and plain) merge into one job; ops are
+ * timed by args.device_offset_ps / device_duration_ps. */
+static void test_json_two_hosts(void)
+{
+  char *paths[2];
+  for (int h = 0; h < 2; h++) {
+    char *j = g_strdup_printf(
+        "{\"traceEvents\": ["
+        "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 7, \"args\": {\"name\": \"/device:TPU:0\"}},"
+        "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 9, \"args\": {\"name\": \"/host:CPU\"}},"
+        "{\"ph\": \"X\", \"name\": \"python\", \"pid\": 9, \"ts\": 1.5, \"dur\": 3},"
+        "{\"ph\": \"X\", \"name\": \"all-reduce.1\", \"pid\": 7, \"tid\": 3, \"ts\": 2.25, \"dur\": 1, "
+        "\"args\": {\"device_offset_ps\": %d, \"device_duration_ps\": \"2500000\", \"hlo_category\": \"all-reduce\", "
+        "\"model_flops\": 100, \"long_name\": \"%%all-reduce.1 = s8[100]{0} all-reduce(s8[100]{0} %%x), channel_id=1, "
+        "replica_groups=[1,2]<=[2], use_global_device_ids=true, to_apply=%%add\"}}]}", 5000000 + h * 1000);
+    char *name = g_strdup_printf("host%d.trace.json%s", h, h ? ".gz" : "");
+    paths[h] = g_build_filename(tmp_dir, name, NULL);
+    if (h) {
+      size_t zl;
+      guint8 *z = tp_gzip((guint8 *) j, strlen(j), &zl);
+      g_assert_true(g_file_set_contents(paths[h], (char *) z, (gssize) zl, NULL));
+      g_free(z);
+    } else {
+      g_assert_true(g_file_set_contents(paths[h], j, -1, NULL));
+    }
+    g_free(name);
+    g_free(j);
+  }
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  et_workload *w = load((const char *const *) paths, 2, NULL, &rep);
+  /* chip 0 of file 1 is device 1 (chip numbers repeat across files) */
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  g_assert_cmpuint(rep.host_events, ==, 2);      /* the two python events */
+  g_assert_cmpuint(rep.model_flops, ==, 200);
+  for (int r = 0; r < 2; r++) {
+    const et_graph *g = w->ranks[r];
+    g_assert_cmpuint(g->n_nodes, ==, 1);
+    const et_comm *cm = et_node_comm(g, 0);
+    g_assert_cmpuint(cm->bytes, ==, 100);        /* s8[100] */
+    g_assert_cmpint(et_workload_group(w, cm->group)->n_ranks, ==, 2);
+    g_assert_cmpint(g->nodes[0].duration_ps, ==, 2500000);   /* device_duration_ps, given as a string */
+  }
+  /* device offsets 5,000,000 and 5,001,000 ps: host 1 starts 1,000 ps later */
+  g_assert_cmpint(w->ranks[1]->nodes[0].start_ps - w->ranks[0]->nodes[0].start_ps, ==, 1000);
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
+  for (int h = 0; h < 2; h++) {
+    g_unlink(paths[h]);
+    g_free(paths[h]);
+  }
+}
+
 /* ---- every collective kind, async pairs, groups, two hosts ---- */
 
 typedef struct {
@@ -1060,6 +1113,7 @@ int main(int argc, char **argv)
   g_test_add_func("/xla/a6", test_a6);
   g_test_add_func("/xla/a6-gzip", test_a6_gzip);
   g_test_add_func("/xla/a6-json", test_a6_json);
+  g_test_add_func("/xla/json-two-hosts", test_json_two_hosts);
   g_test_add_func("/xla/all-kinds-two-hosts", test_all_kinds_two_hosts);
   g_test_add_func("/xla/disjoint-hosts", test_disjoint_hosts);
   g_test_add_func("/xla/steps-line", test_steps_line);
