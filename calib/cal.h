@@ -158,14 +158,21 @@ char *cal_trace_digest(const char *path, int *n_files, GError **error);
 int cal_size_bin(uint64_t bytes);
 const char *cal_size_bin_label(int bin);
 
+/* One row per (op, size class).  Instance figures compare one collective
+ * instance's simulated duration (last member's end - start) with its
+ * shortest measured member kernel (the member that waited least for its
+ * peers); record figures compare every member's record with that member's
+ * own kernel, whose duration includes waiting for late peers. */
 typedef struct {
   char op[24];             /* et_coll_short_name or "send"/"recv" */
   int bin;
-  uint64_t count;
-  double mean_abs_pct;     /* mean |sim - meas| / meas x 100 */
+  uint64_t count;          /* instances */
+  double mean_abs_pct;     /* mean |sim - meas| / meas x 100 over instances */
   double mean_pct;         /* signed mean */
   double worst_pct;        /* signed error of largest magnitude */
-  sim_time_ps sim_total, meas_total;
+  sim_time_ps sim_total, meas_total; /* sums over instances */
+  uint64_t records;
+  double rec_mean_abs_pct; /* mean |error| over member records */
 } cal_baseline_row;
 
 typedef struct {
@@ -174,7 +181,9 @@ typedef struct {
   int meas_step_rank;      /* rank of the max, -1 when unknown */
   double step_err_pct;     /* NAN when unknown */
   uint64_t comms, comms_measured;
-  double mean_abs_pct, worst_pct; /* over every record with a measurement; NAN when none */
+  double mean_abs_pct, worst_pct; /* over records with a measurement; NAN when none */
+  uint64_t instances;      /* instances with a measurement: (group, start, op, bytes) */
+  double inst_mean_abs_pct, inst_worst_pct; /* NAN when none */
   GArray *rows;            /* cal_baseline_row, by op name then bin */
 } cal_baseline;
 

@@ -105,6 +105,10 @@ gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char
     { "collectives.all_gather", "ring" },
     { "collectives.reduce_scatter", "ring" },
     { "collectives.all_to_all", "pairwise" },
+    /* One step of S from the root: the bandwidth term of a pipelined
+     * chain; the latency term is (n-1) alpha in the model, alpha here. */
+    { "collectives.broadcast", "direct" },
+    { "collectives.reduce", "direct" },
   };
   for (size_t k = 0; ok && k < G_N_ELEMENTS(algos); k++)
     ok = topo_variant_set(v, algos[k][0], algos[k][1], error);

@@ -466,6 +466,15 @@ static void test_config_roundtrip(void)
   g_test_message("simulated %" G_GINT64_FORMAT " ps vs model %.0f; %" G_GINT64_FORMAT " ps vs %.0f", t8, m8, t2, m2);
   g_assert_cmpfloat(rel((double)t8, m8), <, 1e-4);
   g_assert_cmpfloat(rel((double)t2, m2), <, 1e-4);
+  /* Broadcast on the pair {8, 9} inside node 1: one step of S,
+   * T = 2 L + S / B. */
+  int p89[2] = { 8, 9 };
+  coll_desc db = { .type = ET_COLL_BROADCAST, .bytes = 16777216, .ranks = p89, .n_ranks = 2, .root = 8 };
+  sim_time_ps tb = 0;
+  g_assert_true(coll_measure(t, NET_TIER_ANALYTICAL, pol, &db, &tb, &info, &error));
+  double mb = A_INTRA + 16777216.0 * 1e12 / B_INTRA;
+  g_test_message("broadcast: simulated %" G_GINT64_FORMAT " ps (%s) vs model %.0f", tb, coll_algo_name(info.algo), mb);
+  g_assert_cmpfloat(rel((double)tb, mb), <, 1e-4);
   coll_policy_free(pol);
   topo_free(t);
   g_unlink(path);
@@ -616,6 +625,40 @@ static void test_baseline_report(void)
   et_workload_free(w);
 }
 
+/* Members of one instance share (group, start, op, bytes).  Member A's
+ * kernel took 150 (it waited 50 for B), B's 100; both simulated 100.
+ * Instance: sim max(end) - start = 100 vs min measured 100: 0 %.
+ * Records: (100 - 150) / 150 = -33.33 % and 0 %: mean |err| 16.67 %. */
+static void test_baseline_instances(void)
+{
+  et_workload *w = et_workload_new(2, "fake");
+  sim_result *r = fake_result(1000000);
+  add_rec(r, ET_COLL_ALL_REDUCE, 4096, 100000, 150000);
+  add_rec(r, ET_COLL_ALL_REDUCE, 4096, 100000, 100000);
+  g_array_index(r->comms, sim_comm_record, 1).rank = 1;
+  cal_baseline b;
+  cal_baseline_compute(r, w, &b);
+  g_assert_cmpuint(b.instances, ==, 1);
+  g_assert_cmpfloat(b.inst_mean_abs_pct, ==, 0.0);
+  g_assert_cmpfloat(fabs(b.mean_abs_pct - 100.0 / 6), <, 1e-9);
+  g_assert_cmpfloat(fabs(b.worst_pct + 100.0 / 3), <, 1e-9);
+  g_assert_cmpuint(b.rows->len, ==, 1);
+  g_assert_cmpuint(g_array_index(b.rows, cal_baseline_row, 0).records, ==, 2);
+  /* Measured step unknown: NAN error, said in the text. */
+  g_assert_cmpint(b.meas_step, ==, -1);
+  g_assert_true(isnan(b.step_err_pct));
+  cal_baseline_clear(&b);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  cal_print_baseline(r, w, mem);
+  fclose(mem);
+  g_assert_nonnull(strstr(buf, "measured step unknown"));
+  free(buf);
+  sim_result_free(r);
+  et_workload_free(w);
+}
+
 static void test_check_baseline(void)
 {
   et_workload *w = et_workload_new(2, "fake");
@@ -683,10 +726,13 @@ static void test_replay_after_calibration(void)
   g_assert_no_error(error);
   cal_baseline b;
   cal_baseline_compute(r, w, &b);
-  g_test_message("per-collective mean |err| %.6f %%, worst %+.6f %%", b.mean_abs_pct, b.worst_pct);
+  g_test_message("per-collective mean |err| %.6f %%, worst %+.6f %%", b.inst_mean_abs_pct, b.inst_worst_pct);
   /* 4 ops x 4 sizes x (8 + 4) members = 192 records, all measured. */
   g_assert_cmpuint(b.comms_measured, ==, 192);
   g_assert_cmpfloat(fabs(b.worst_pct), <, 0.01);
+  /* 4 ops x 4 sizes x 2 groups = 32 instances. */
+  g_assert_cmpuint(b.instances, ==, 32);
+  g_assert_cmpfloat(fabs(b.inst_worst_pct), <, 0.01);
   cal_baseline_clear(&b);
   sim_result_free(r);
   topo_free(t);
@@ -713,6 +759,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cal/digest", test_digest);
   g_test_add_func("/cal/size-bins", test_size_bins);
   g_test_add_func("/cal/baseline-report", test_baseline_report);
+  g_test_add_func("/cal/baseline-instances", test_baseline_instances);
   g_test_add_func("/cal/check-baseline", test_check_baseline);
   g_test_add_func("/cal/replay-after-calibration", test_replay_after_calibration);
   return g_test_run();
