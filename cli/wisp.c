@@ -1,6 +1,8 @@
 /* wisp.c: entry point of the `wisp` command; dispatches to subcommands. */
 #include "config.h"
 #include "cli/wisp_cli.h"
+#include "collectives/coll.h"
+#include "topologies/topo.h"
 
 #include <locale.h>
 #include <string.h>
@@ -13,6 +15,8 @@ typedef struct {
 
 static const wisp_command commands[] = {
   {"simulate", wisp_cmd_simulate, "replay a workload (Chakra ET files) on a network"},
+  {"topo", wisp_cmd_topo, "print a resolved network topology (--dot for Graphviz)"},
+  {"collbench", wisp_cmd_collbench, "nccl-tests-style table of simulated collectives"},
   {NULL, NULL, NULL},
 };
 

@@ -316,6 +316,14 @@ static void issue_collective(rank_state *rs, uint32_t i)
     .ranks = ci->grp ? ci->grp->ranks : rp->world_ranks, .n_ranks = ci->n,
     .root = ci->root, .splits = ci->splits,
   };
+  GError *e = NULL;
+  if (!coll_desc_check(net_get_topo(rp->net), &d, &e)) {
+    fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID, "%s #%u of group '%s' (rank %d node %" G_GUINT64_FORMAT
+                         "): %s", et_coll_type_name(ci->type), seq, group_label(rp, c->group), rs->rank,
+                         n->id, e->message));
+    g_error_free(e);
+    return;
+  }
   coll_start(rp->coll, &d, on_coll_member_done, rp, key, &ci->info);
 }
 

@@ -121,7 +121,7 @@ gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const 
     return FALSE;
   FILE *out = wisp_afile_stream(f);
   wisp_json j;
-  wisp_json_init(&j, out, 2);
+  wisp_json_init(&j, out, 3);
   wisp_json_begin_object(&j, NULL);
   wisp_json_int(&j, "schema_version", WISP_REPORT_SCHEMA_VERSION);
   wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
