@@ -88,13 +88,9 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
 static et_workload *xla_cli_load(int argc, char **argv, const fe_xla_options *opt, fe_xla_report *rep,
                                  double *seconds, GError **error)
 {
-  GPtrArray *paths = fe_xla_expand_inputs((const char *const *) argv + 1, argc - 1, error);
-  if (!paths)
-    return NULL;
   double t0 = wisp_wall_seconds();
-  et_workload *w = fe_xla_load((const char *const *) paths->pdata, (int) paths->len - 1, opt, rep, error);
+  et_workload *w = fe_xla_load_inputs((const char *const *) argv + 1, argc - 1, opt, rep, error);
   *seconds = wisp_wall_seconds() - t0;
-  g_ptr_array_unref(paths);
   return w;
 }
 

@@ -1146,6 +1146,17 @@ GPtrArray *fe_xla_expand_inputs(const char *const *args, int n, GError **error)
   return out;
 }
 
+et_workload *fe_xla_load_inputs(const char *const *args, int n, const fe_xla_options *opt,
+                                fe_xla_report *rep, GError **error)
+{
+  GPtrArray *paths = fe_xla_expand_inputs(args, n, error);
+  if (!paths)
+    return NULL;
+  et_workload *w = fe_xla_load((const char *const *) paths->pdata, (int) paths->len - 1, opt, rep, error);
+  g_ptr_array_unref(paths);
+  return w;
+}
+
 gboolean fe_xla_wants(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++) {

@@ -33,8 +33,9 @@
  * and replayed as COMP nodes of their measured duration; with `strict` they
  * are an error.  The same holds for groups naming devices that no file
  * holds (the group keeps the present members; a warning says how many are
- * missing).  Memory: the file image of one file at a time plus ~40 bytes
- * per selected op; time: linear in the input plus O(n log n) sorting.
+ * missing).  Memory: the file image of one file at a time plus 48 bytes
+ * per selected op, then the graphs; time: linear in the input plus
+ * O(n log n) sorting when a chip's ops are out of order.
  */
 #ifndef WISP_FE_XLA_H
 #define WISP_FE_XLA_H
@@ -78,7 +79,7 @@ typedef struct {
   int n_sparsecore_planes;
   int64_t n_devices;           /* global device ids named (chips and group members) */
   uint64_t bytes_read;         /* file image bytes scanned (inflated) */
-  uint64_t events;             /* every event in the files */
+  uint64_t events;             /* events read: XPlane device lines visited, all JSON events */
   uint64_t ops;                /* selected XLA ops (all chips) */
   uint64_t compute_ops;
   uint64_t collectives[FE_HLO_RECV + 1]; /* by fe_hlo_kind (sync + start) */
@@ -124,6 +125,10 @@ GPtrArray *fe_xla_expand_inputs(const char *const *args, int n, GError **error);
 /* TRUE when some argument (not starting with '-') is an XLA profile: an
  * XPlane or trace JSON path, or a directory holding *.xplane.pb[.gz]. */
 gboolean fe_xla_wants(int argc, char **argv);
+
+/* fe_xla_expand_inputs + fe_xla_load in one call, for `wisp simulate`. */
+et_workload *fe_xla_load_inputs(const char *const *args, int n, const fe_xla_options *opt,
+                                fe_xla_report *rep, GError **error);
 
 /* `wisp inspect` / `wisp convert` for XLA profiles (cli/cmd_xla.c); argv[0]
  * is the subcommand name.  Exit status 0 ok, 1 bad input, 2 bad usage. */
