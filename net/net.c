@@ -48,30 +48,37 @@
 #include "net/lmm.h"
 
 #include <math.h>
+#include <stddef.h>
 
 /* Relative slack of the round-up of flow durations; see the top comment. */
 #define NET_CEIL_SLACK 1e-12
 
+/* One transfer.  The first 64 bytes hold what a re-solve reads for every
+ * flow whose rate changed (one cache line per flow); the rest is read at
+ * start and completion only. */
 typedef struct {
+  double rate;              /* bytes/s, current */
+  double remaining;         /* bytes */
+  sim_time_ps last_update;  /* remaining is exact as of this time */
+  sim_time_ps end;          /* predicted finish at the current rate */
+  sim_time_ps ev_at;        /* time of the pending event */
+  sim_event_id ev;          /* the one pending event of this transfer */
+  sim_time_ps flow_start;   /* entry into the solver */
+  uint32_t var;             /* solver variable, LMM_NONE outside the solver */
+  uint8_t single_rate;      /* no rate change since flow_start */
+  uint8_t alive;
+  /* cold */
+  wisp_bw_Bps bottleneck;   /* minimum link bandwidth on the route */
+  uint64_t bytes;
   net_done_fn done;
   void *ctx;
   uint64_t cookie;
-  uint64_t bytes;
   const uint32_t *route;
   uint32_t n_links;
-  uint32_t var;             /* solver variable, LMM_NONE outside the solver */
-  wisp_bw_Bps bottleneck;   /* minimum link bandwidth on the route */
-  sim_time_ps flow_start;   /* entry into the solver */
-  sim_time_ps last_update;  /* remaining is exact as of this time */
-  double remaining;         /* bytes */
-  double rate;              /* bytes/s, current */
-  sim_event_id ev;          /* the one pending event of this transfer */
-  sim_time_ps ev_at;        /* its time */
-  sim_time_ps end;          /* predicted finish at the current rate */
-  gboolean single_rate;     /* no rate change since flow_start */
   uint32_t next_free;
-  gboolean alive;
 } net_xfer;
+
+G_STATIC_ASSERT(offsetof(net_xfer, bottleneck) <= 64);
 
 struct net {
   sim_engine *sim;
@@ -82,6 +89,8 @@ struct net {
   uint64_t transfers;
   lmm_system *lmm;          /* tier B only */
   uint32_t *cnst_of_link;
+  uint32_t *xf_of_var;      /* solver variable id -> transfer slot */
+  size_t cap_xf_of_var;
   net_xfer *xf;
   size_t n_xf, cap_xf;
   uint32_t xf_free;
@@ -121,6 +130,7 @@ void net_free(net *n) {
   if (n->solve_pending) sim_cancel(n->sim, n->solve_ev);
   lmm_system_free(n->lmm);
   g_free(n->cnst_of_link);
+  g_free(n->xf_of_var);
   g_free(n->link_bytes);
   g_free(n->xf);
   g_free(n);
@@ -213,6 +223,13 @@ static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
   net_xfer *x = &n->xf[arg];
   x->ev = SIM_EVENT_NONE;
   x->var = lmm_variable_new(n->lmm, 1.0, 0, arg);
+  if (x->var >= n->cap_xf_of_var) { /* solver ids are dense: grow to fit */
+    size_t cap = n->cap_xf_of_var ? n->cap_xf_of_var : 64;
+    while (cap <= x->var) cap *= 2;
+    n->xf_of_var = g_realloc_n(n->xf_of_var, cap, sizeof *n->xf_of_var);
+    n->cap_xf_of_var = cap;
+  }
+  n->xf_of_var[x->var] = (uint32_t)arg;
   for (uint32_t i = 0; i < x->n_links; i++)
     lmm_expand(n->lmm, n->cnst_of_link[x->route[i]], x->var, 1.0);
   x->flow_start = x->last_update = sim_now(sim);
@@ -243,9 +260,9 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
   const uint32_t *ch = lmm_changed(n->lmm, &n_ch);
   sim_time_ps now = sim_now(sim);
   for (size_t k = 0; k < n_ch; k++) {
-    uint32_t i = (uint32_t)lmm_variable_user(n->lmm, ch[k]);
+    uint32_t i = n->xf_of_var[ch[k]];
     net_xfer *x = &n->xf[i];
-    g_assert(x->alive && x->var == ch[k]);
+    g_assert(x->var == ch[k]);
     double rate = lmm_variable_rate(n->lmm, ch[k]);
     if (x->rate > 0) { /* not the first rate: bring remaining up to now */
       x->remaining -= x->rate * (double)(now - x->last_update) / (double)SIM_PS_PER_S;
