@@ -114,6 +114,8 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
           ", missing peers %" G_GUINT64_FORMAT ", aggregated events skipped %" G_GUINT64_FORMAT
           ", ops outside steps %" G_GUINT64_FORMAT "\n", rep->unsized, rep->partial_groups,
           rep->missing_peers, rep->aggregated_events, rep->outside_steps);
+  fprintf(out, "xla: ops overlapping their predecessor %" G_GUINT64_FORMAT " (serialised: %" G_GINT64_FORMAT
+          " ps added)\n", rep->overlapped_ops, rep->overlap_added_ps);
   fprintf(out, "xla: model_flops %" G_GUINT64_FORMAT ", communication bytes %" G_GUINT64_FORMAT "\n",
           rep->model_flops, rep->comm_bytes);
   for (guint i = 0; rep->warnings && i < rep->warnings->len; i++)
@@ -653,6 +655,12 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
     sim_time_ps end = op->start + op->dur;
     if (op->start > prev_end && !c->opt->no_gaps)
       chain_add(&ch, ET_NODE_COMP, "idle_gap", prev_end, op->start - prev_end, ET_FLAG_DELAY, TRUE);
+    if (op->start < prev_end) {
+      /* Ops of one chain that overlap in the profile are serialised by the
+       * chain: count them and the time the replay adds. */
+      c->rep->overlapped_ops++;
+      c->rep->overlap_added_ps += MIN(op->dur, prev_end - op->start);
+    }
     if (end > prev_end)
       prev_end = end;
     c->rep->ops++;

@@ -92,6 +92,8 @@ typedef struct {
   uint64_t aggregated_events;  /* events without a start time (num_occurrences), skipped */
   uint64_t host_events;        /* JSON complete events on non-device pids, skipped */
   uint64_t outside_steps;      /* ops outside the selected steps, skipped */
+  uint64_t overlapped_ops;     /* ops starting before the previous op of their chain ended */
+  sim_time_ps overlap_added_ps; /* time the chain adds by serialising them */
   uint64_t steps;              /* step markers found (chip 0) */
   uint64_t model_flops;        /* sum of model_flops over selected ops */
   uint64_t comm_bytes;         /* sum of COMM node bytes */

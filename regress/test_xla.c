@@ -627,6 +627,9 @@ static void test_all_kinds_two_hosts(void)
   }
   /* Host 1's line timestamp is 1,000 ns later: its first op starts 1 µs after host 0's. */
   g_assert_cmpint(w->ranks[2]->nodes[0].start_ps - w->ranks[0]->nodes[0].start_ps, ==, 1 * US);
+  /* fusion.6 (85 -> 105 µs) overlaps nothing of its chain: the async all-reduce
+   * start ended at 82 µs; no op in this profile overlaps its predecessor. */
+  g_assert_cmpuint(rep.overlapped_ops, ==, 0);
   et_workload_free(w);
   fe_xla_report_clear(&rep);
   g_unlink(h0);
@@ -721,6 +724,30 @@ static void test_steps_line(void)
   g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
   g_assert_nonnull(strstr(err->message, "has 2 steps"));
   g_clear_error(&err);
+  g_unlink(path);
+  g_free(path);
+}
+
+/* Overlapping ops of one chain are serialised; the report says by how much. */
+static void test_overlap(void)
+{
+  tp_space *s = tp_space_new();
+  tp_plane *p = tp_plane_add(s, 1, "/device:TPU:0");
+  tp_line *l = tp_line_add(p, 3, "XLA Ops", 0);
+  int64_t m = tp_meta(p, "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %a), kind=kLoop, calls=%c", NULL, NULL);
+  tp_event_add(l, m, 0, 10 * US);
+  tp_event_add(l, m, 5 * US, 10 * US);   /* [5, 15) starts 5 µs before [0, 10) ends */
+  tp_event_add(l, m, 12 * US, 1 * US);   /* [12, 13) lies inside [5, 15): 1 µs added */
+  char *path = tp_write(s, "overlap.xplane.pb", FALSE);
+  const char *paths[] = {path};
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  et_workload *w = load(paths, 1, NULL, &rep);
+  g_assert_cmpuint(rep.overlapped_ops, ==, 2);
+  g_assert_cmpint(rep.overlap_added_ps, ==, 5 * US + 1 * US);
+  g_assert_cmpuint(w->ranks[0]->n_nodes, ==, 3);   /* no gap nodes */
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
   g_unlink(path);
   g_free(path);
 }
@@ -850,6 +877,10 @@ static void test_real_workload(void)
     g_assert_cmpint(n, ==, 3);
   }
   g_assert_cmpuint(rep.comm_bytes, ==, 12 * want);
+  /* Some zero-duration ops lie inside long copy-done events: counted as
+   * overlapping, and serialising them adds no time. */
+  g_assert_cmpuint(rep.overlapped_ops, >, 0);
+  g_assert_cmpint(rep.overlap_added_ps, ==, 0);
   et_workload_free(w);
   fe_xla_report_clear(&rep);
   /* strict: the missing group members are an error that says what to do */
@@ -1117,6 +1148,7 @@ int main(int argc, char **argv)
   g_test_add_func("/xla/all-kinds-two-hosts", test_all_kinds_two_hosts);
   g_test_add_func("/xla/disjoint-hosts", test_disjoint_hosts);
   g_test_add_func("/xla/steps-line", test_steps_line);
+  g_test_add_func("/xla/overlap", test_overlap);
   g_test_add_func("/xla/real-reader", test_real_reader);
   g_test_add_func("/xla/real-workload", test_real_workload);
   g_test_add_func("/xla/malformed", test_malformed);
