@@ -227,6 +227,68 @@ static void test_variant_keys(void)
   topo_variant_free(v);
 }
 
+/* Graphs, explicit placements and tori: what can and cannot be edited. */
+static void test_variant_shapes(void)
+{
+  GError *error = NULL;
+  /* Explicit graph a - sw - b at 10 GB/s, 1 us per link: doubling every
+   * link's bandwidth doubles the route's bottleneck; sizes cannot change. */
+  topo_variant *g = variant_of("schema_version: 1\n"
+                               "graph:\n"
+                               "  nodes: [{name: a, kind: endpoint}, {name: b, kind: endpoint}, {name: sw, kind: switch}]\n"
+                               "  links:\n"
+                               "    - {a: a, b: sw, bandwidth: 10GB/s, latency: 1us}\n"
+                               "    - {a: sw, b: b, bandwidth: 10GB/s, latency: 1us}\n");
+  g_assert_true(topo_variant_is_graph(g));
+  g_assert_true(topo_variant_scale_bw(g, -1, 2.0, &error));
+  topo *t = topo_variant_build(g, &error);
+  g_assert_no_error(error);
+  sim_time_ps lat;
+  wisp_bw_Bps bw;
+  topo_route_cost(t, 0, 1, &lat, &bw);
+  g_assert_cmpuint(bw, ==, 20000000000ull);
+  g_assert_cmpint(lat, ==, 2 * SIM_PS_PER_US);
+  topo_free(t);
+  g_assert_false(topo_variant_set_dim_size(g, 0, 4, &error));
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED);
+  g_clear_error(&error);
+  topo_variant_free(g);
+
+  /* Explicit placement: re-placing ranks into a larger domain is refused. */
+  topo_variant *p = variant_of("schema_version: 1\n"
+                               "dims:\n"
+                               "  - {name: su, kind: switch, size: 2, bandwidth: 300GB/s, latency: 500ns}\n"
+                               "  - {name: so, kind: switch, size: 2, bandwidth: 25GB/s, latency: 1us}\n"
+                               "placement: [0, 2, 1, 3]\n");
+  g_assert_false(topo_variant_set(p, "scale_up_domain", "4", &error));
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED);
+  g_clear_error(&error);
+  /* ... but bandwidth edits keep the placement (rank 1 stays on endpoint 2). */
+  g_assert_true(topo_variant_set(p, "scale_out_bw", "50GB/s", &error));
+  t = topo_variant_build(p, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(topo_rank_endpoint(t, 1), ==, 2);
+  topo_free(t);
+  topo_variant_free(p);
+
+  /* Torus: size edits point to the shape; a shape edit resizes. */
+  topo_variant *x = variant_of("schema_version: 1\n"
+                               "dims:\n"
+                               "  - {name: ici, kind: torus2d, shape: [2, 4], bandwidth: 100GB/s, latency: 1us}\n");
+  g_assert_false(topo_variant_set(x, "dims.ici.size", "16", &error));
+  g_assert_nonnull(strstr(error->message, "shape"));
+  g_clear_error(&error);
+  g_assert_false(topo_variant_set(x, "dims.ici.shape", "4x4x4", &error));
+  g_clear_error(&error);
+  g_assert_true(topo_variant_set(x, "dims.ici.shape", "[4, 4]", &error));
+  g_assert_cmpint(topo_variant_dim_size(x, 0), ==, 16);
+  t = topo_variant_build(x, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(topo_n_endpoints(t), ==, 16);
+  topo_free(t);
+  topo_variant_free(x);
+}
+
 /* Presets: every shipped preset loads and fits a 16-rank workload. */
 static void test_presets(void)
 {
@@ -276,6 +338,7 @@ int main(int argc, char **argv)
   g_test_add_func("/study/utility-closed-form", test_utility_closed_form);
   g_test_add_func("/study/variant-resize", test_variant_resize);
   g_test_add_func("/study/variant-keys", test_variant_keys);
+  g_test_add_func("/study/variant-shapes", test_variant_shapes);
   g_test_add_func("/study/presets", test_presets);
   return g_test_run();
 }

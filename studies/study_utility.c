@@ -78,6 +78,9 @@ static topo_variant *make_variant(const topo_variant *base, const char *res, cha
   if (strcmp(res, "scale_out_bw") == 0) {
     if (so < 0)
       *why = g_strdup("the cluster has one tier only (no scale-out tier): nothing to double");
+    else if (topo_variant_dim_size(base, so) == 1)
+      *why = g_strdup_printf("the scale-out tier '%s' has a single group (size 1): no rank pair crosses it",
+                             topo_variant_dim_name(base, so));
     else if ((ok = topo_variant_scale_bw(v, so, 2.0, error)))
       *change = bw_change(base, v, so, so);
   } else if (strcmp(res, "scale_up_bw") == 0) {
