@@ -159,7 +159,8 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
   /* Instances in a defined order, then rows. */
   guint ni = 0;
   inst_acc **list = (inst_acc **)g_hash_table_get_keys_as_array(insts, &ni);
-  qsort(list, ni, sizeof *list, cmp_inst);
+  if (ni > 1)
+    qsort(list, ni, sizeof *list, cmp_inst);
   GHashTable *idx = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   GArray *acc = g_array_new(FALSE, FALSE, sizeof(row_acc));
   double isum = 0, iworst = 0;
@@ -212,7 +213,8 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
     g_array_append_val(out->rows, a->row);
   }
   g_array_free(acc, TRUE);
-  qsort(out->rows->data, out->rows->len, sizeof(cal_baseline_row), cmp_rows);
+  if (out->rows->len > 1)
+    qsort(out->rows->data, out->rows->len, sizeof(cal_baseline_row), cmp_rows);
 }
 
 void cal_baseline_clear(cal_baseline *b)

@@ -122,7 +122,8 @@ static void mark_overlaps(const et_graph *g, gboolean *overlapped)
     order_ent e = { i, n->start_ps };
     g_array_append_val(ents, e);
   }
-  qsort(ents->data, ents->len, sizeof(order_ent), cmp_order);
+  if (ents->len > 1)
+    qsort(ents->data, ents->len, sizeof(order_ent), cmp_order);
   sim_time_ps max_end = INT64_MIN;
   for (guint k = 0; k < ents->len; k++) {
     const order_ent *e = &g_array_index(ents, order_ent, k);
@@ -213,7 +214,7 @@ static GPtrArray *collect_instances(const et_workload *w, cal_fit *f)
       order_ent e = { i, n->start_ps };
       g_array_append_val(order, e);
     }
-    if (all_start)
+    if (all_start && order->len > 1)
       qsort(order->data, order->len, sizeof(order_ent), cmp_order);
     for (guint k = 0; k < order->len; k++) {
       uint32_t i = g_array_index(order, order_ent, k).node;
@@ -467,7 +468,8 @@ cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError *
       }
       sizes[ns++] = p->bytes;
     }
-    qsort(sizes, (size_t)ns, sizeof(uint64_t), cmp_u64);
+    if (ns > 1)
+      qsort(sizes, (size_t)ns, sizeof(uint64_t), cmp_u64);
     cf->n_points = q.n;
     for (int k = 0; k < ns; k++)
       if (k == 0 || sizes[k] != sizes[k - 1])
