@@ -30,11 +30,12 @@
  * order of equal times is never broken.  Each entry also carries its
  * insertion sequence number, used only by the checker to verify this.
  *
- * `last` never exceeds `now`: a bucket is re-placed only when its minimum
- * lies at or before the run's bound, and the clock moves to that minimum
- * (if that event was cancelled, to a time no live event precedes).  A
- * sim_run(until) that stops before a later event leaves the queue
- * unchanged, and a later push at any time >= now stays valid.
+ * Pushes must not precede `last`.  A bucket is re-placed only when its
+ * minimum lies at or before the run's bound, so `last` equals the time of
+ * the event about to run, or passes `now` only onto cancelled events; by
+ * the time sim_run returns (or a handler runs) last <= now again, so any
+ * later push at or after `now` is valid.  The clock itself only moves to
+ * events that run (or to a bounded run's `until`).
  *
  * Entries carry their payload (handler, context, argument) inline, so a
  * pop touches only the sequentially read bucket; a separate pool record
@@ -295,10 +296,9 @@ static void redistribute(sim_engine *sim, int L, int d)
 /* Makes `eq` hold the earliest entries if they lie at or before `until`.
  * Returns FALSE (queue unchanged) when the queue is empty or its earliest
  * entry lies after `until`.  The lowest bucket's minimum (kept on push, so
- * no scan is needed) becomes `last` and the clock moves to it: nothing
- * earlier is queued, and the event there runs next unless it was cancelled,
- * in which case the clock has only moved to a time no live event precedes.
- * This keeps last <= now, so any later push (at or after now) is valid. */
+ * no scan is needed) becomes `last`.  When that minimum belongs to a
+ * cancelled event, `last` can pass `now` for a while; sim_run restores
+ * last <= now before it returns (see there), so a later push is valid. */
 static gboolean refill(sim_engine *sim, sim_time_ps until)
 {
   int L, d;
@@ -311,8 +311,6 @@ static gboolean refill(sim_engine *sim, sim_time_ps until)
     /* Every entry shares bytes L..7 with m, so it goes to eq or below level
      * L, never back into the bucket being drained. */
     sim->last = m;
-    if (m > sim->now)
-      sim->now = m;
     redistribute(sim, L, d);
   }
   return sim->eq.head->e[sim->eq.head_pos].t <= until;
@@ -441,6 +439,7 @@ static inline void enqueue(sim_engine *sim, sim_time_ps t, sim_handler fn, void 
 {
   g_assert(fn != NULL);
   g_assert(t >= sim->now); /* scheduling into the past is a caller bug */
+  g_assert(t >= sim->last); /* holds whenever handlers run and after sim_run */
   sim_qent e = {.t = t, .fn = fn, .ctx = ctx, .arg = arg, .slot = slot, .seq = sim->next_seq++};
   place(sim, e);
   sim->queued++;
@@ -526,6 +525,13 @@ uint64_t sim_run(sim_engine *sim, sim_time_ps until)
    * at `until`, so the caller can schedule relative to the bound. */
   if (!sim->stop && until != SIM_TIME_MAX && until > sim->now)
     sim->now = until;
+  /* `last` may have moved past `now` onto cancelled events only.  Then
+   * either the run was bounded (the clock is now `until`, at or after every
+   * minimum taken) or it drained the queue, and an empty queue can take any
+   * base: in both cases last <= now holds again. */
+  if (sim->queued == 0)
+    sim->last = sim->now;
+  g_assert(sim->last <= sim->now);
   sim->stop = FALSE;
   return done;
 }
@@ -572,6 +578,8 @@ static const char *check_entry(const sim_engine *sim, const sim_qent *e, int L, 
   }
   if (e->t < sim->now)
     return "a queued event lies before the current time";
+  if (e->t < sim->last)
+    return "a queued event lies before the radix base";
   if (L < 0) {
     if (e->t != sim->last)
       return "an entry of the equal-time FIFO differs from the last popped time";
@@ -597,10 +605,6 @@ gboolean sim_check_invariants(const sim_engine *sim, const char **why)
   if (why == NULL)
     why = &dummy;
   *why = NULL;
-  if (sim->last > sim->now) {
-    *why = "the radix base lies after the current time";
-    return FALSE;
-  }
   guint8 *seen = g_new0(guint8, (gsize)sim->n_slots + 1);
   GHashTable *last_seq = g_hash_table_new(g_int64_hash, g_int64_equal);
   gboolean ok = FALSE;
