@@ -723,12 +723,11 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
   const kt_meta *pm = km;
   if (cm->p2p) {
     int64_t src = pm ? pm->src_rank : KT_ABSENT, dst = pm ? pm->dst_rank : KT_ABSENT;
-    cm->peer = (int)(cm->p2p == 1 ? dst : src);
-    if (cm->peer == (int)KT_ABSENT || (cm->p2p == 1 ? dst : src) == KT_ABSENT)
-      cm->peer = -1;
+    int64_t peer = cm->p2p == 1 ? dst : src;
+    cm->peer = peer >= 0 && peer <= INT32_MAX ? (int)peer : -1;
   } else if (coll == ET_COLL_BROADCAST || coll == ET_COLL_REDUCE || coll == ET_COLL_GATHER ||
              coll == ET_COLL_SCATTER) {
-    if (pm && pm->src_rank != KT_ABSENT)
+    if (pm && pm->src_rank >= 0 && pm->src_rank <= INT32_MAX)
       cm->root = (int)pm->src_rank;
   }
   /* All-to-all(v) per-peer split sizes. */

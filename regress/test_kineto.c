@@ -433,6 +433,122 @@ static void test_cycles(void)
   g_array_free(g.edges, TRUE);
 }
 
+/* A kernel event on stream 20 with the given args (a small JSON helper). */
+static void kern(GString *s, const char *name, int ts, int dur, const char *args)
+{
+  g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 20, "
+                         "\"ts\": %d, \"dur\": %d, \"args\": {\"stream\": 20, %s}}",
+                         s->str[s->len - 1] == '[' ? "" : ", ", name, ts, dur, args);
+}
+
+static et_workload *load_strings(char **json, int n, fe_kineto_options *opt, fe_kineto_report *rep, char **dir_out)
+{
+  char *dir = tmpdir_new();
+  for (int r = 0; r < n; r++) {
+    char *name = g_strdup_printf("rank%d.json", r);
+    g_free(write_file(dir, name, json[r]));
+    g_free(name);
+  }
+  GError *e = NULL;
+  const char *paths[] = { dir };
+  et_workload *w = fe_kineto_load(paths, 1, opt, rep, &e);
+  g_assert_no_error(e);
+  *dir_out = dir;
+  return w;
+}
+
+/* Seq matching, truncated group lists and P2P peers (kineto.md §4, §6). */
+static void test_groups_seq_p2p(void)
+{
+  char *json[2];
+  /* (1) Seq: rank 0 has all-reduces Seq 1 and 2, rank 1 only Seq 2.  By
+   * order, r0#1 would pair with r1's Seq 2; by Seq, r0's Seq 1 is dropped
+   * ("present on rank 0 only") and the two Seq 2 instances match. */
+  for (int r = 0; r < 2; r++) {
+    GString *s = g_string_new("");
+    g_string_append_printf(s, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [", r);
+    const char *ar = "\"Collective name\": \"allreduce\", \"In msg nelems\": %d, \"dtype\": \"Float\", "
+                     "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"Seq\": %d";
+    if (r == 0) {
+      char *a = g_strdup_printf(ar, 100, 1);
+      kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 10, 5, a);
+      g_free(a);
+    }
+    char *a = g_strdup_printf(ar, 200, 2);
+    kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 30, 5, a);
+    g_free(a);
+    /* (3) P2P: rank 0 sends 16 floats to rank 1. */
+    kern(s, r == 0 ? "ncclDevKernel_SendRecv" : "ncclDevKernel_SendRecv", 50, 5,
+         r == 0 ? "\"Collective name\": \"send\", \"In msg nelems\": 16, \"dtype\": \"Float\", "
+                  "\"Process Group Ranks\": \"[0, 1]\", \"Dst Rank\": 1"
+                : "\"Collective name\": \"recv\", \"Out msg nelems\": 16, \"dtype\": \"Float\", "
+                  "\"Process Group Ranks\": \"[0, 1]\", \"Src Rank\": 0");
+    g_string_append(s, "]}");
+    json[r] = g_string_free(s, FALSE);
+  }
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  fe_kineto_report rep;
+  char *dir;
+  et_workload *w = load_strings(json, 2, &opt, &rep, &dir);
+  g_assert_cmpuint(rep.matched, ==, 2);   /* Seq 2 all-reduce + the send/recv pair */
+  g_assert_cmpuint(rep.dropped, ==, 1);
+  g_assert_cmpuint(rep.mismatches, ==, 0); /* ordinal pairing would have paired 400 B with 800 B */
+  g_assert_true(report_has_warning(&rep, "present on rank 0 only"));
+  const et_graph *g0 = w->ranks[0], *g1 = w->ranks[1];
+  gboolean send_ok = FALSE, recv_ok = FALSE, ar_ok = FALSE;
+  for (uint32_t i = 0; i < g0->n_nodes; i++) {
+    const et_comm *c = et_node_comm(g0, i);
+    if (g0->nodes[i].type == ET_NODE_COMM_SEND)
+      send_ok = c->src == 0 && c->dst == 1 && c->bytes == 64;
+    if (g0->nodes[i].type == ET_NODE_COMM_COLL)
+      ar_ok = c->bytes == 800;  /* the Seq 2 instance: 200 x 4 B */
+  }
+  for (uint32_t i = 0; i < g1->n_nodes; i++)
+    if (g1->nodes[i].type == ET_NODE_COMM_RECV)
+      recv_ok = et_node_comm(g1, i)->src == 0 && et_node_comm(g1, i)->dst == 1;
+  g_assert_true(send_ok && recv_ok && ar_ok);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  rm_rf(dir);
+  g_free(dir);
+  g_free(json[0]);
+  g_free(json[1]);
+
+  /* (2) A 32-member group whose Process Group Ranks PyTorch cut after 30
+   * values: members come from record_param_comms' Global rank start 0 /
+   * stride 1 / Group size 32, linked through External id 5. */
+  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 32}, \"traceEvents\": [");
+  g_string_append(s, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 1, "
+                     "\"ts\": 0, \"dur\": 5, \"args\": {\"External id\": 5, \"Global rank start\": 0, "
+                     "\"Global rank stride\": 1, \"Group size\": 32}}");
+  GString *ranks = g_string_new("[");
+  for (int i = 0; i < 30; i++)
+    g_string_append_printf(ranks, "%d, ", i);
+  g_string_append(ranks, "...]");
+  char *a = g_strdup_printf("\"External id\": 5, \"Collective name\": \"allreduce\", \"In msg nelems\": 10, "
+                            "\"dtype\": \"Float\", \"Process Group Name\": \"7\", \"Process Group Ranks\": \"%s\"",
+                            ranks->str);
+  kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1, 5, a);
+  g_free(a);
+  g_string_free(ranks, TRUE);
+  g_string_append(s, "]}");
+  json[0] = g_string_free(s, FALSE);
+  fe_kineto_options_init(&opt);
+  opt.replicate_from = "0";
+  w = load_strings(json, 1, &opt, &rep, &dir);
+  g_assert_cmpuint(w->groups->len, ==, 1);
+  const et_group *grp = et_workload_group(w, 0);
+  g_assert_cmpint(grp->n_ranks, ==, 32);
+  g_assert_cmpint(grp->ranks[31], ==, 31);
+  g_assert_cmpuint(rep.matched, ==, 1);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  rm_rf(dir);
+  g_free(dir);
+  g_free(json[0]);
+}
+
 /* ---------- real traces ---------- */
 
 /* hta/nccl_parser_config: README says 21 NCCL kernels (15 AllReduce, 6
@@ -730,6 +846,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/precision", test_precision);
   g_test_add_func("/kineto/sync_edges", test_sync_edges);
   g_test_add_func("/kineto/cycles", test_cycles);
+  g_test_add_func("/kineto/groups_seq_p2p", test_groups_seq_p2p);
   g_test_add_func("/kineto/nccl_data", test_nccl_data);
   g_test_add_func("/kineto/dlrm", test_dlrm);
   g_test_add_func("/kineto/edge_cases", test_edge_cases);
