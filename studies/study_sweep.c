@@ -242,11 +242,17 @@ static gboolean run_point(const sweep_ctx *c, int p, GError **error)
   return written;
 }
 
-static void progress(int done, int total, double t0, gboolean show)
+/* Redraws the bar at most 10 times a second (and at the end); *last holds
+ * the time of the previous redraw. */
+static void progress(int done, int total, double t0, gboolean show, double *last)
 {
   if (!show)
     return;
-  double el = wisp_wall_seconds() - t0, rate = el > 0 ? done / el : 0;
+  double now = wisp_wall_seconds();
+  if (done < total && now - *last < 0.1)
+    return;
+  *last = now;
+  double el = now - t0, rate = el > 0 ? done / el : 0;
   int width = 30, fill = total ? (int)((int64_t)width * done / total) : width;
   char bar[64];
   for (int i = 0; i < width; i++)
@@ -263,7 +269,7 @@ static void progress(int done, int total, double t0, gboolean show)
 static gboolean run_parallel(const sweep_ctx *c, const study_sweep_options *o, const int *pending, int n_pending,
                              int total, int already, GError **error)
 {
-  double t0 = wisp_wall_seconds();
+  double t0 = wisp_wall_seconds(), last = 0;
   int jobs = o->jobs > n_pending ? n_pending : o->jobs;
   if (jobs <= 1) {
     for (int i = 0; i < n_pending; i++) {
@@ -271,7 +277,7 @@ static gboolean run_parallel(const sweep_ctx *c, const study_sweep_options *o, c
         return FALSE;
       if (o->on_point)
         o->on_point(o->on_point_ctx, pending[i]);
-      progress(already + i + 1, total, t0, o->progress);
+      progress(already + i + 1, total, t0, o->progress, &last);
     }
     return TRUE;
   }
@@ -319,7 +325,7 @@ static gboolean run_parallel(const sweep_ctx *c, const study_sweep_options *o, c
       break;
     }
     done += (int)n;
-    progress(already + done, total, t0, o->progress);
+    progress(already + done, total, t0, o->progress, &last);
   }
   close(fds[0]);
   gboolean ok = started == jobs;

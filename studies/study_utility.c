@@ -319,6 +319,9 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
   if (u->measured_step > 0) {
     wisp_json_ns(&j, "measured_step_ns", u->measured_step);
     wisp_json_double(&j, "calibration_error_pct", u->calibration_error_pct, 4);
+    /* studies.md W38: utilities of a baseline more than 10 % off the
+     * measured step deserve caution. */
+    wisp_json_bool(&j, "calibration_error_above_10pct", fabs(u->calibration_error_pct) > 10.0);
   } else {
     wisp_json_string(&j, "measured_step_ns", NULL);
     wisp_json_string(&j, "calibration_error_pct", NULL);
