@@ -43,7 +43,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
       "Outputs DIR/NAME.csv, DIR/NAME.jsonl, DIR/NAME.svg and the resume state DIR/NAME.points/.\n"
-      "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/examples/llm-16rank/llm -j 4");
+      "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/demo/workload/llm -j 4");
   int status = 0, k = 1, n = 1;
   study_spec *s = NULL;
   et_workload *w = NULL;

@@ -26,7 +26,7 @@ int wisp_cmd_utility(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
       "Utility(r) = (T - T_2x(r)) / T x 100 %, T the simulated baseline step time.\n"
-      "Example: wisp utility build/examples/llm-16rank/llm --cluster examples/cluster-2node.yaml");
+      "Example: wisp utility build/demo/workload/llm --cluster examples/cluster-2node.yaml");
   int status = 0;
   et_workload *w = NULL;
   topo_variant *base = NULL;
