@@ -330,6 +330,24 @@ static void test_presets(void)
   g_clear_error(&error);
   g_unsetenv("WISP_PRESET_PATH");
   g_free(dir);
+
+  /* A preset of another preset_version is refused with its line; a preset
+   * directory from WISP_PRESET_PATH is searched first. */
+  char *tmp = g_dir_make_tmp("wisp-preset-XXXXXX", NULL);
+  char *bad = g_build_filename(tmp, "future.yaml", NULL);
+  g_assert_true(g_file_set_contents(bad, "# a preset from the future\npreset_version: 2\nschema_version: 1\n"
+                                         "dims:\n  - {name: x, kind: switch, size: 2, bandwidth: 1GB/s, latency: 1us}\n",
+                                    -1, NULL));
+  g_setenv("WISP_PRESET_PATH", tmp, TRUE);
+  g_assert_null(study_cluster_open("future", 2, NULL, NULL, &error));
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED);
+  g_assert_nonnull(strstr(error->message, "future.yaml:2"));
+  g_clear_error(&error);
+  g_unsetenv("WISP_PRESET_PATH");
+  g_unlink(bad);
+  g_rmdir(tmp);
+  g_free(bad);
+  g_free(tmp);
 }
 
 int main(int argc, char **argv)
