@@ -785,6 +785,65 @@ static void add_sync_edge(ctx *c, uint32_t parent, uint32_t child)
   g_array_append_val(c->r->sync_edges, e);
 }
 
+/* cuda_sync events: producer = last included op launched before the
+ * cudaEventRecord with the given correlation on its thread; consumer = first
+ * op on the waiting stream that starts at or after the sync event.  Both are
+ * binary searches: O(log n) per sync event. */
+static void cuda_sync_edges(ctx *c, GHashTable *threads)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  uint32_t *first = g_new0(uint32_t, r->n_streams + 1); /* ops of stream s: [first[s], first[s+1]) */
+  for (guint o = 0; o < r->ops->len; o++)
+    first[g_array_index(r->ops, kt_op, o).stream + 1]++;
+  for (uint32_t s = 0; s < r->n_streams; s++)
+    first[s + 1] += first[s];
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = ev(t, i);
+    if (e->kind != KT_EV_CUDA_SYNC || e->aux == KT_ABSENT || e->stream < 0)
+      continue;
+    gpointer rv = g_hash_table_lookup(c->record_by_corr, &e->aux);
+    if (!rv)
+      continue;
+    const kt_event *rec = ev(t, GPOINTER_TO_UINT(rv) - 1);
+    gint64 key = (gint64)((uint64_t)rec->pid * 1000003u) ^ rec->tid;
+    GArray *a = g_hash_table_lookup(threads, &key);
+    uint32_t prod = KT_NONE;
+    if (a) {
+      guint lo = 0, hi = a->len;
+      while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        if (ev(t, g_array_index(a, uint32_t, mid))->ts <= rec->ts)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      for (guint k = lo; k-- > 0 && prod == KT_NONE;) {
+        uint32_t ei = g_array_index(a, uint32_t, k);
+        if (ev(t, ei)->kind == KT_EV_LAUNCH)
+          prod = c->op_of_event[ei];
+      }
+    }
+    int64_t wkey = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);
+    int64_t *found = r->n_streams ? bsearch(&wkey, r->stream_keys, r->n_streams, sizeof(int64_t), cmp_i64) : NULL;
+    uint32_t cons = KT_NONE;
+    if (found) {
+      uint32_t s = (uint32_t)(found - r->stream_keys), lo = first[s], hi = first[s + 1];
+      while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (g_array_index(r->ops, kt_op, mid).start + r->window_abs < e->ts)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      if (lo < first[s + 1])
+        cons = lo;
+    }
+    add_sync_edge(c, prod, cons);
+  }
+  g_free(first);
+}
+
 /* Cross-stream dependencies from record/wait pairs, cuda_sync events and
  * host synchronisation (see kineto.md §8). */
 static void sync_edges(ctx *c)
@@ -858,42 +917,9 @@ static void sync_edges(ctx *c)
   }
   g_free(last_on_stream);
   g_list_free(keys);
+  if (have_cuda_sync)
+    cuda_sync_edges(c, threads);
   g_hash_table_destroy(threads);
-  if (!have_cuda_sync)
-    return;
-  /* cuda_sync events: producer = last op launched before the cudaEventRecord
-   * with the given correlation on its thread; consumer = first op on the
-   * waiting stream that starts at or after the sync event. */
-  for (guint i = 0; i < t->events->len; i++) {
-    const kt_event *e = ev(t, i);
-    if (e->kind != KT_EV_CUDA_SYNC || e->aux == KT_ABSENT || e->stream < 0)
-      continue;
-    gpointer rv = g_hash_table_lookup(c->record_by_corr, &e->aux);
-    if (!rv)
-      continue;
-    const kt_event *rec = ev(t, GPOINTER_TO_UINT(rv) - 1);
-    /* Producer: the latest included op whose launch precedes the record on the same thread. */
-    uint32_t prod = KT_NONE;
-    sim_time_ps best = 0;
-    for (guint o = 0; o < r->ops->len; o++) {
-      const kt_op *op = &g_array_index(r->ops, kt_op, o);
-      if (op->launch == KT_NONE)
-        continue;
-      const kt_event *le = ev(t, op->launch);
-      if (le->pid == rec->pid && le->tid == rec->tid && le->ts <= rec->ts && (prod == KT_NONE || le->ts > best)) {
-        prod = o;
-        best = le->ts;
-      }
-    }
-    uint32_t cons = KT_NONE;
-    int64_t wkey = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);
-    for (guint o = 0; o < r->ops->len && cons == KT_NONE; o++) {
-      const kt_op *op = &g_array_index(r->ops, kt_op, o);
-      if (r->stream_keys[op->stream] == wkey && op->start + r->window_abs >= e->ts)
-        cons = o;
-    }
-    add_sync_edge(c, prod, cons);
-  }
 }
 
 kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error)

@@ -373,8 +373,20 @@ static void test_precision(void)
  * measurement and is not added (overlap preserved). */
 static void test_sync_edges(void)
 {
-  for (int overlap = 0; overlap < 2; overlap++) {
+  /* Variants 2 and 3 add a cuda_sync "Stream Wait Event" (kineto.md §8): it
+   * replaces the record/wait heuristic, so the edge exists only when its
+   * wait_on_cuda_event_record_corr_id names the cudaEventRecord (corr 2). */
+  for (int v = 0; v < 4; v++) {
+    int overlap = v == 1;
     const char *ar_ts = overlap ? "10" : "120";
+    const char *sync = v == 2 ? ", {\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", "
+                                "\"pid\": 0, \"tid\": 20, \"ts\": 5, \"dur\": 0, \"args\": {\"device\": 0, "
+                                "\"stream\": 20, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 2}}"
+                     : v == 3 ? ", {\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", "
+                                "\"pid\": 0, \"tid\": 20, \"ts\": 5, \"dur\": 0, \"args\": {\"device\": 0, "
+                                "\"stream\": 20, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 99}}"
+                              : "";
+    gboolean edge = v == 0 || v == 2;
     char *j = g_strdup_printf(
         "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": ["
         "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 5, \"tid\": 5, \"ts\": 0, "
@@ -389,7 +401,8 @@ static void test_sync_edges(void)
         "\"args\": {\"stream\": 7, \"correlation\": 1}},"
         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"pid\": 0, "
         "\"tid\": 20, \"ts\": %s, \"dur\": 50, \"args\": {\"stream\": 20, \"correlation\": 4, \"Collective name\": "
-        "\"allreduce\", \"In msg nelems\": 4, \"dtype\": \"Float\", \"Process Group Ranks\": \"[0]\"}}]}", ar_ts);
+        "\"allreduce\", \"In msg nelems\": 4, \"dtype\": \"Float\", \"Process Group Ranks\": \"[0]\"}}%s]}", ar_ts,
+        sync);
     char *dir = tmpdir_new();
     char *p = write_file(dir, "t.json", j);
     fe_kineto_report rep;
@@ -399,8 +412,8 @@ static void test_sync_edges(void)
     g_assert_no_error(e);
     const et_graph *g = w->ranks[0];
     uint32_t a = find_node(g, "gemm_A"), b = find_node(g, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-    g_assert_cmpint(reaches(g, a, b), ==, !overlap);
-    g_assert_cmpuint(rep.ranks[0].cross_stream_edges, ==, overlap ? 0 : 1);
+    g_assert_cmpint(reaches(g, a, b), ==, edge);
+    g_assert_cmpuint(rep.ranks[0].cross_stream_edges, ==, edge ? 1 : 0);
     g_assert_cmpuint(rep.ranks[0].inconsistent_sync_edges, ==, overlap ? 1 : 0);
     g_assert_cmpuint(et_node_comm(g, b)->bytes, ==, 16); /* 4 x Float */
     et_workload_free(w);
