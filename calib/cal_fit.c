@@ -287,7 +287,8 @@ static cal_exclusion judge(const cal_inst *in)
     return CAL_EX_SINGLE_RANK;
   if (in->mismatch)
     return CAL_EX_MISMATCH;
-  if (in->bytes == 0 && !(in->a2av_have && in->a2av_off_max > 0))
+  /* All-to-allv moves its off-diagonal splits; everything else its size. */
+  if (in->a2av_have ? in->a2av_off_max == 0 : in->bytes == 0)
     return CAL_EX_ZERO_BYTES;
   if (in->with_duration == 0)
     return CAL_EX_NO_DURATION;
