@@ -11,7 +11,8 @@
  *      resident memory added (the file is mapped, so it counts as it is read);
  *   2. fe_xla_load into a workload (no idle-gap nodes): MB/s, resident memory
  *      added, and nodes.
- * Deterministic: fixed op pattern and durations.
+ * Usage: bench_xla [MB [KEEP_PATH]]; deterministic: fixed op pattern and
+ * durations.
  */
 #include "config.h"
 
@@ -169,11 +170,27 @@ static uint64_t write_plane(FILE *f, int chip, size_t target, uint64_t *events)
   return written;
 }
 
+/* The visitor resolves the stat id once per plane (as fe_xla does) and reads
+ * one stat per event. */
+typedef struct {
+  uint64_t sum;
+  gboolean have;
+  int64_t id;
+} bench_acc;
+
+static gboolean bench_plane(void *user, const fe_xplane_plane *p)
+{
+  bench_acc *a = user;
+  a->have = fe_xplane_stat_id(p, "device_duration_ps", &a->id);
+  return TRUE;
+}
+
 static gboolean bench_event(void *user, const fe_xevent_view *v, GError **error)
 {
+  bench_acc *a = user;
   fe_xstat_value s;
-  if (fe_xevent_stat(v, "device_duration_ps", &s))
-    *(uint64_t *) user += s.u;
+  if (a->have && fe_xevent_stat_by_id(v, a->id, &s))
+    a->sum += s.u;
   return TRUE;
 }
 
@@ -181,7 +198,7 @@ int main(int argc, char **argv)
 {
   long mb = argc > 1 ? strtol(argv[1], NULL, 10) : 300;
   if (mb < 1) {
-    fprintf(stderr, "usage: bench_xla [MEGABYTES >= 1]\n");
+    fprintf(stderr, "usage: bench_xla [MEGABYTES >= 1 [KEEP_PATH]]\n");
     return 2;
   }
   GError *err = NULL;
@@ -190,7 +207,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s\n", err->message);
     return 1;
   }
-  char *path = g_build_filename(dir, "big.xplane.pb", NULL);
+  /* A second argument keeps the generated profile at that path. */
+  char *path = argc > 2 ? g_strdup(argv[2]) : g_build_filename(dir, "big.xplane.pb", NULL);
   FILE *f = fopen(path, "wb");
   if (!f) {
     fprintf(stderr, "cannot write %s\n", path);
@@ -210,10 +228,10 @@ int main(int argc, char **argv)
   t0 = wisp_wall_seconds();
   double c0 = cpu_seconds();
   fe_xplane_file *xf = fe_xplane_file_open(path, NULL, &err);
-  uint64_t sum = 0;
-  fe_xplane_visitor vis = {NULL, NULL, bench_event, NULL};
+  bench_acc acc = {0};
+  fe_xplane_visitor vis = {bench_plane, NULL, bench_event, NULL};
   fe_xplane_counts counts;
-  if (!xf || !fe_xplane_scan(xf, &vis, &sum, &counts, &err)) {
+  if (!xf || !fe_xplane_scan(xf, &vis, &acc, &counts, &err)) {
     fprintf(stderr, "%s\n", err->message);
     return 1;
   }
@@ -253,7 +271,8 @@ int main(int argc, char **argv)
          peak_kib() / 1024.0, peak0 / 1024.0, (double) gmem / (double) nodes);
   et_workload_free(w);
   fe_xla_report_clear(&rep);
-  g_unlink(path);
+  if (argc <= 2)
+    g_unlink(path);
   g_rmdir(dir);
   g_free(path);
   g_free(dir);

@@ -198,6 +198,20 @@ static gboolean xp_err(const xp_cur *c, const guint8 *at, GError **error, const 
 static gboolean xp_varint_slow(xp_cur *c, uint64_t *out, GError **error)
 {
   uint64_t v = 0;
+  if (c->end - c->p >= 10) {
+    /* No bounds checks needed: a valid varint has at most 10 bytes. */
+    const guint8 *p = c->p;
+    for (int shift = 0; shift < 70; shift += 7) {
+      guint8 b = *p++;
+      v |= (uint64_t) (b & 0x7f) << (shift < 64 ? shift : 0);
+      if (!(b & 0x80)) {
+        c->p = p;
+        *out = v;
+        return TRUE;
+      }
+    }
+    return xp_err(c, c->p, error, "varint longer than 10 bytes");
+  }
   const guint8 *start = c->p;
   for (int shift = 0; shift < 64; shift += 7) {
     if (c->p >= c->end)
@@ -288,15 +302,19 @@ static inline __attribute__((always_inline)) gboolean xp_next(xp_cur *c, xp_fiel
   }
 }
 
-static gboolean xp_expect(const xp_cur *c, const xp_field *f, uint32_t wire, const char *msg,
-                          GError **error)
+static gboolean xp_expect_fail(const xp_cur *c, const xp_field *f, uint32_t wire, const char *msg,
+                               GError **error)
 {
-  if (f->wire == wire)
-    return TRUE;
   char *m = g_strdup_printf("%s field %u has wire type %u, expected %u", msg, f->field, f->wire, wire);
   xp_err(c, c->base + f->offset, error, m);
   g_free(m);
   return FALSE;
+}
+
+static inline gboolean xp_expect(const xp_cur *c, const xp_field *f, uint32_t wire, const char *msg,
+                                 GError **error)
+{
+  return G_LIKELY(f->wire == wire) || xp_expect_fail(c, f, wire, msg, error);
 }
 
 /* ---- planes ---- */
@@ -305,6 +323,9 @@ struct fe_xplane_plane {
   int64_t id;
   char *name;
   GHashTable *event_meta;   /* int64* -> Tensorflow__Profiler__XEventMetadata* */
+  /* Dense index of event_meta when ids are small (the usual case): id -> metadata. */
+  Tensorflow__Profiler__XEventMetadata **meta_by_id;
+  int64_t n_meta_by_id;
   GHashTable *stat_names;   /* int64* -> const char* */
   GHashTable *stat_ids;     /* const char* -> int64* (first id of that name) */
   GPtrArray *entries;       /* unpacked map entries and stats, freed with the plane */
@@ -316,6 +337,7 @@ int64_t fe_xplane_plane_id(const fe_xplane_plane *p) { return p->id; }
 
 static void plane_clear(fe_xplane_plane *p)
 {
+  g_free(p->meta_by_id);
   g_free(p->name);
   g_hash_table_unref(p->event_meta);
   g_hash_table_unref(p->stat_names);
@@ -611,7 +633,35 @@ static gboolean plane_metadata(xp_cur *pc, fe_xplane_plane *p, fe_xplane_counts 
     g_propagate_error(error, e);
     return FALSE;
   }
+  /* Dense lookup table when the ids are non-negative and not much sparser
+   * than the entries (bounded by 4 x entries + 1024 pointers). */
+  int64_t max_id = -1;
+  gboolean dense = TRUE;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, p->event_meta);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    int64_t id = *(int64_t *) k;
+    if (id < 0)
+      dense = FALSE;
+    max_id = MAX(max_id, id);
+  }
+  int64_t cap = 4 * (int64_t) g_hash_table_size(p->event_meta) + 1024;
+  if (dense && max_id >= 0 && max_id < cap) {
+    p->n_meta_by_id = max_id + 1;
+    p->meta_by_id = g_new0(Tensorflow__Profiler__XEventMetadata *, p->n_meta_by_id);
+    g_hash_table_iter_init(&it, p->event_meta);
+    while (g_hash_table_iter_next(&it, &k, &v))
+      p->meta_by_id[*(int64_t *) k] = v;
+  }
   return TRUE;
+}
+
+static inline const Tensorflow__Profiler__XEventMetadata *plane_meta(const fe_xplane_plane *p, int64_t id)
+{
+  if (p->meta_by_id)
+    return id >= 0 && id < p->n_meta_by_id ? p->meta_by_id[id] : NULL;
+  return g_hash_table_lookup(p->event_meta, &id);
 }
 
 typedef struct {
@@ -669,7 +719,7 @@ static gboolean line_scan(const xp_cur *parent, const xp_field *lf, fe_xplane_pl
       break;
     }
     counts->events++;
-    const Tensorflow__Profiler__XEventMetadata *m = g_hash_table_lookup(p->event_meta, &ev->metadata_id);
+    const Tensorflow__Profiler__XEventMetadata *m = plane_meta(p, ev->metadata_id);
     fe_xevent_view v = {
       .plane = p,
       .line_name = name,
