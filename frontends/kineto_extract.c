@@ -417,7 +417,7 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
     if (e->kind != KT_EV_STEP)
       continue;
     gboolean dup = FALSE;
-    for (guint k = 0; k < steps->len; k++)
+    for (guint k = 0; k < steps->len && e->aux != KT_ABSENT; k++)
       if (g_array_index(steps, step_ref, k).n == e->aux)
         dup = TRUE;
     if (dup) {
@@ -426,6 +426,21 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
     }
     step_ref s = { e->aux, i };
     g_array_append_val(steps, s);
+  }
+  /* vLLM / SGLang markers carry no number: number every step by start time
+   * (sort_by_ts orders event indices; ProfilerStep numbers are kept). */
+  gboolean unnumbered = FALSE;
+  for (guint k = 0; k < steps->len; k++)
+    unnumbered |= g_array_index(steps, step_ref, k).n == KT_ABSENT;
+  if (unnumbered) {
+    GArray *idx = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint k = 0; k < steps->len; k++)
+      g_array_append_val(idx, g_array_index(steps, step_ref, k).ev);
+    sort_by_ts(t, idx);
+    for (guint k = 0; k < steps->len; k++)
+      g_array_index(steps, step_ref, k) = (step_ref){ (int64_t)k, g_array_index(idx, uint32_t, k) };
+    g_array_free(idx, TRUE);
+    rank_warn(r, "steps are vLLM/SGLang markers numbered 0..%u by start time", steps->len ? steps->len - 1 : 0);
   }
   g_array_sort(steps, cmp_step);
   r->n_steps = (int)steps->len;

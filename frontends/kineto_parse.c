@@ -394,6 +394,8 @@ static void finish_event(parser *p, uint32_t file_index)
     case CAT_USER_ANNOTATION:
       if (step_number(name, &aux))
         kind = KT_EV_STEP;
+      else if (sc->cat == CAT_USER_ANNOTATION && g_str_has_prefix(name, "execute_context_"))
+        kind = KT_EV_STEP; /* vLLM step marker; numbered by time later (aux absent) */
       else if (is_cpu_comm(name))
         kind = KT_EV_CPU_COMM;
       else {
@@ -406,6 +408,10 @@ static void finish_event(parser *p, uint32_t file_index)
       kt_count_skip(t->skipped, "gpu_user_annotation (GPU copy of annotations, unreliable)", 1);
       return;
     case CAT_PYTHON:
+      if (!strcmp(name, "run_batch") || g_str_has_suffix(name, ": run_batch")) {
+        kind = KT_EV_STEP; /* SGLang step marker; numbered by time later */
+        break;
+      }
       kt_count_skip(t->skipped, "python_function", 1);
       return;
     default:

@@ -562,6 +562,41 @@ static void test_groups_seq_p2p(void)
   g_free(json[0]);
 }
 
+/* vLLM step markers (kineto.md §7): three execute_context_* ranges at 0, 100
+ * and 200 µs (50 µs each) are numbered 0..2 by time; the first and last are
+ * dropped, so the window is step 1 = [100, 150) µs and only the kernel that
+ * starts in it (at 110 µs, 20 µs long) is kept: measured step 50 µs. */
+static void test_vllm_steps(void)
+{
+  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [");
+  for (int k = 0; k < 3; k++) {
+    g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"execute_context_%d(%d)\", "
+                           "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 50}", k ? ", " : "", k, 7 * k, 100 * k);
+    g_string_append_printf(s, ", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, "
+                           "\"ts\": %d, \"dur\": 20, \"args\": {\"stream\": 7}}", k, 100 * k + 10);
+  }
+  g_string_append(s, "]}");
+  char *json[1] = { g_string_free(s, FALSE) };
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  fe_kineto_report rep;
+  char *dir;
+  et_workload *w = load_strings(json, 1, &opt, &rep, &dir);
+  g_assert_cmpint(rep.ranks[0].n_steps, ==, 3);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 1);
+  g_assert_cmpint(w->measured_step_ps[0], ==, 50 * SIM_PS_PER_US);
+  const et_graph *g = w->ranks[0];
+  uint32_t k1 = find_node(g, "k1");
+  g_assert_cmpint(g->nodes[k1].start_ps, ==, 10 * SIM_PS_PER_US);
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    g_assert_true(strcmp(et_node_name(g, i), "k0") && strcmp(et_node_name(g, i), "k2"));
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  rm_rf(dir);
+  g_free(dir);
+  g_free(json[0]);
+}
+
 /* ---------- real traces ---------- */
 
 /* hta/nccl_parser_config: README says 21 NCCL kernels (15 AllReduce, 6
@@ -860,6 +895,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/sync_edges", test_sync_edges);
   g_test_add_func("/kineto/cycles", test_cycles);
   g_test_add_func("/kineto/groups_seq_p2p", test_groups_seq_p2p);
+  g_test_add_func("/kineto/vllm_steps", test_vllm_steps);
   g_test_add_func("/kineto/nccl_data", test_nccl_data);
   g_test_add_func("/kineto/dlrm", test_dlrm);
   g_test_add_func("/kineto/edge_cases", test_edge_cases);
