@@ -73,6 +73,11 @@ typedef struct {
 
 enum { LINE_SKIP = 0, LINE_OPS = 1, LINE_STEPS = 2 };
 
+/* Bounds on async matching work: starts kept open per chain, and ops a
+ * done looks back for its sync-named start (trace JSON form). */
+#define XLA_MAX_OPEN 1024u
+#define XLA_MAX_LOOKBACK 4096u
+
 void fe_xla_options_init(fe_xla_options *opt)
 {
   memset(opt, 0, sizeof *opt);
@@ -605,6 +610,10 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
     if (in->kind == FE_HLO_OTHER || in->kind == FE_HLO_SEND || in->kind == FE_HLO_RECV)
       continue;
     if (in->phase == FE_HLO_START) {
+      /* Bound the open list (and so the work per done): XLA keeps a handful
+       * of collectives in flight; the oldest beyond the bound stays unmatched. */
+      if (open->len == XLA_MAX_OPEN)
+        g_array_remove_index(open, 0);
       g_array_append_val(open, i);
     } else if (in->phase == FE_HLO_DONE) {
       const char *want = in->parsed ? in->hlo.operand0_name : NULL;
@@ -629,7 +638,7 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
         const char *dn = in->short_name;
         const char *d = strstr(dn, "-done");
         char *want_sync = d ? g_strdup_printf("%.*s%s", (int) (d - dn), dn, d + 5) : NULL;
-        for (guint k = i; want_sync && k-- > 0 && ops[k].stream == ops[i].stream;) {
+        for (guint k = i; want_sync && k-- > 0 && i - k <= XLA_MAX_LOOKBACK && ops[k].stream == ops[i].stream;) {
           xla_info *s = c->infos->pdata[ops[k].info];
           if (s->kind == in->kind && s->phase == FE_HLO_SYNC && partner[k] < 0 &&
               strcmp(s->short_name, want_sync) == 0) {
