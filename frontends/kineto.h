@@ -183,12 +183,13 @@ typedef struct {
   uint8_t flags;           /* ET_FLAG_* */
   sim_time_ps dur, start;
   uint32_t op;             /* kt_op index or KT_NONE (gap / delay nodes) */
-  char *name;
+  const char *name;        /* the trace's interned name or kt_graph.names */
 } kt_node;
 
 typedef struct {
   GArray *nodes;           /* kt_node */
   GArray *edges;           /* kt_edge over node indices */
+  GStringChunk *names;     /* names made up for delay nodes (deduplicated) */
   uint64_t gap_nodes, cross_edges, cycle_edges_dropped;
   sim_time_ps node_busy_ps, gpu_busy_ps;
 } kt_graph;

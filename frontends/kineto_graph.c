@@ -355,15 +355,15 @@ void kt_graph_free(kt_graph *g)
 {
   if (!g)
     return;
-  for (guint i = 0; i < g->nodes->len; i++)
-    g_free(g_array_index(g->nodes, kt_node, i).name);
+  if (g->names)
+    g_string_chunk_free(g->names);
   g_array_free(g->nodes, TRUE);
   g_array_free(g->edges, TRUE);
   g_free(g);
 }
 
 static uint32_t add_node(kt_graph *g, et_node_type type, uint8_t flags, sim_time_ps dur, sim_time_ps start,
-                         uint32_t op, char *name)
+                         uint32_t op, const char *name)
 {
   kt_node n = { (uint8_t)type, flags, dur, start, op, name };
   g_array_append_val(g->nodes, n);
@@ -417,9 +417,19 @@ static et_node_type node_type_of(const kt_comm *c)
   return c->p2p == 1 ? ET_NODE_COMM_SEND : c->p2p == 2 ? ET_NODE_COMM_RECV : ET_NODE_COMM_COLL;
 }
 
+/* "idle_dev<D>_stream<S>", stored once per stream. */
+static const char *made_name(kt_graph *g, int64_t key)
+{
+  char buf[64];
+  g_snprintf(buf, sizeof buf, "idle_dev%d_stream%d", (int)(int32_t)(uint32_t)((uint64_t)key >> 32),
+             (int)(int32_t)(uint32_t)key);
+  return g_string_chunk_insert_const(g->names, buf);
+}
+
 kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps)
 {
   kt_graph *g = g_new0(kt_graph, 1);
+  g->names = g_string_chunk_new(1024);
   g->nodes = g_array_new(FALSE, FALSE, sizeof(kt_node));
   g->edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
   const kt_trace *t = r->trace;
@@ -450,7 +460,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       if (gap >= min_gap_ps && gap > 0) {
         int64_t key = r->stream_keys[op->stream];
         uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, prev_end, KT_NONE,
-                              g_strdup_printf("idle_dev%d_stream%d", (int)(int32_t)(uint32_t)((uint64_t)key >> 32), (int)(int32_t)(uint32_t)key));
+                              made_name(g, key));
         add_edge(g, prev, d);
         prev = d;
         g->gap_nodes++;
@@ -459,7 +469,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       const kt_comm *c = op->comm == KT_NONE ? NULL : &g_array_index(r->comms, kt_comm, op->comm);
       et_node_type type = node_type_of(c);
       uint32_t n = add_node(g, type, ET_FLAG_HAS_START, op->end - op->start, op->start, i,
-                            g_strdup(kt_str(t, e->name)));
+                            kt_str(t, e->name));
       node_of_op[i] = n;
       add_edge(g, prev, n);
       prev = n;
@@ -477,7 +487,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
     }
     if (r->window_ps > max_end && r->window_ps - max_end >= min_gap_ps) {
       uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, r->window_ps - max_end, max_end, KT_NONE,
-                            g_strdup("idle_step_tail"));
+                            "idle_step_tail");
       for (guint i = 0; i < tails->len; i++)
         add_edge(g, g_array_index(tails, uint32_t, i), d);
       g->gap_nodes++;
@@ -501,7 +511,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       uint32_t i = (uint32_t)g_array_index(order, span, k).e;
       const kt_op *op = &g_array_index(r->ops, kt_op, i);
       if (op->start - cursor >= min_gap_ps && op->start > cursor) {
-        uint32_t d = add_node(g, ET_NODE_COMP, 0, op->start - cursor, cursor, KT_NONE, g_strdup("compute_gap"));
+        uint32_t d = add_node(g, ET_NODE_COMP, 0, op->start - cursor, cursor, KT_NONE, "compute_gap");
         add_edge(g, prev, d);
         prev = d;
         g->gap_nodes++;
@@ -509,7 +519,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
       const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
       uint32_t n = add_node(g, node_type_of(c), ET_FLAG_HAS_START, op->end - op->start, op->start, i,
-                            g_strdup(kt_str(t, e->name)));
+                            kt_str(t, e->name));
       add_edge(g, prev, n);
       prev = n;
       cursor = MAX(cursor, op->end);
@@ -517,7 +527,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       g_array_append_val(rep, s);
     }
     if (r->window_ps > cursor && r->window_ps - cursor >= min_gap_ps) {
-      uint32_t d = add_node(g, ET_NODE_COMP, 0, r->window_ps - cursor, cursor, KT_NONE, g_strdup("compute_gap"));
+      uint32_t d = add_node(g, ET_NODE_COMP, 0, r->window_ps - cursor, cursor, KT_NONE, "compute_gap");
       add_edge(g, prev, d);
       g->gap_nodes++;
     }
