@@ -2,6 +2,8 @@
 #include "config.h"
 #include "cli/wisp_cli.h"
 #include "collectives/coll.h"
+#include "frontends/fe.h"
+#include "frontends/xla.h"
 #include "topologies/topo.h"
 
 #include <locale.h>
@@ -13,8 +15,21 @@ typedef struct {
   const char *summary;
 } wisp_command;
 
+/* inspect and convert take Kineto traces or XLA profiles. */
+static int cmd_inspect(int argc, char **argv)
+{
+  return fe_xla_wants(argc, argv) ? wisp_xla_inspect(argc, argv) : wisp_cmd_inspect(argc, argv);
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+  return fe_xla_wants(argc, argv) ? wisp_xla_convert(argc, argv) : wisp_cmd_convert(argc, argv);
+}
+
 static const wisp_command commands[] = {
-  {"simulate", wisp_cmd_simulate, "replay a workload (Chakra ET files) on a network"},
+  {"inspect", cmd_inspect, "summarise profiler traces (Kineto JSON, XLA XPlane/JSON): ranks, kernels, collectives, groups"},
+  {"convert", cmd_convert, "convert profiler traces to Chakra ET files (+ comm_group.json)"},
+  {"simulate", wisp_cmd_simulate, "replay a workload (Chakra ET, Kineto or XLA traces) on a network"},
   {"topo", wisp_cmd_topo, "print a resolved network topology (--dot for Graphviz)"},
   {"collbench", wisp_cmd_collbench, "nccl-tests-style table of simulated collectives"},
   {NULL, NULL, NULL},

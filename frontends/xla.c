@@ -517,7 +517,7 @@ static uint32_t chain_add(xla_chain *ch, et_node_type type, const char *name, si
   uint32_t n = et_builder_add_node(ch->b, id, type, name, dur, flags | ET_FLAG_HAS_START);
   et_builder_set_start(ch->b, n, start);
   for (guint i = 0; i < ch->frontier->len; i++)
-    et_builder_add_dep(ch->b, n, g_array_index(ch->frontier, uint64_t, i), FALSE, TRUE);
+    et_builder_add_dep(ch->b, n, g_array_index(ch->frontier, uint64_t, i), TRUE, TRUE); /* execution order: data_deps and ctrl_deps, for V1 and V3 feeders */
   if (advance) {
     g_array_set_size(ch->frontier, 0);
     g_array_append_val(ch->frontier, id);
