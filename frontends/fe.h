@@ -81,6 +81,12 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out);
 et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt,
                             fe_kineto_report *report, GError **error);
 
+/* Whether path looks like profiler input for fe_kineto_load rather than a
+ * Chakra workload: a *.json / *.json.gz file (other than comm_group*.json),
+ * or a directory holding such files and no *.et file.  Lets a generic
+ * loader (wisp simulate) dispatch without guessing from content. */
+gboolean fe_kineto_looks_like_trace(const char *path);
+
 /* `wisp inspect TRACE...` and `wisp convert TRACE... -o OUT/`. */
 int wisp_cmd_inspect(int argc, char **argv);
 int wisp_cmd_convert(int argc, char **argv);

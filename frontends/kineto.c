@@ -126,6 +126,29 @@ static gboolean is_trace_name(const char *n)
   return g_str_has_suffix(n, ".json") || g_str_has_suffix(n, ".json.gz");
 }
 
+gboolean fe_kineto_looks_like_trace(const char *path)
+{
+  if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+    char *base = g_path_get_basename(path);
+    gboolean r = is_trace_name(base) && !g_str_has_prefix(base, "comm_group");
+    g_free(base);
+    return r && g_file_test(path, G_FILE_TEST_EXISTS);
+  }
+  GDir *d = g_dir_open(path, 0, NULL);
+  if (!d)
+    return FALSE;
+  gboolean json = FALSE, et = FALSE;
+  const char *e;
+  while ((e = g_dir_read_name(d))) {
+    if (g_str_has_suffix(e, ".et") || g_str_has_suffix(e, ".et.gz"))
+      et = TRUE;
+    else if (is_trace_name(e) && !g_str_has_prefix(e, "comm_group"))
+      json = TRUE;
+  }
+  g_dir_close(d);
+  return json && !et;
+}
+
 static GPtrArray *expand_paths(const char *const *paths, int n, GError **error)
 {
   GPtrArray *files = g_ptr_array_new_with_free_func(g_free);

@@ -304,6 +304,8 @@ static void test_a1(void)
   char *cg = g_build_filename(out, "comm_group.json", NULL);
   g_assert_true(g_file_test(cg, G_FILE_TEST_EXISTS));
   g_free(cg);
+  g_assert_true(fe_kineto_looks_like_trace(dir));
+  g_assert_false(fe_kineto_looks_like_trace(out));     /* .et files + comm_group.json */
   char *prefix = g_build_filename(out, "trace", NULL);
   et_workload *back = et_workload_load(prefix, 0, &e);
   g_assert_no_error(e);
