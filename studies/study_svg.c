@@ -198,7 +198,17 @@ gboolean study_svg_line_chart(const char *path, const char *title, const char *x
     if (n_series > 1 || (series[i].label && *series[i].label)) {
       double ly = MT + 10 + 18 * i;
       rect(s, W - MR + 12, ly - 9, 12, 12, c);
-      text(s, W - MR + 30, ly + 1, "start", 11, NULL, series[i].label);
+      /* Long legends are cut to fit the margin (the full text is in the CSV). */
+      char *lab;
+      if (g_utf8_strlen(series[i].label, -1) > 24) {
+        char *head = g_utf8_substring(series[i].label, 0, 23);
+        lab = g_strconcat(head, "\u2026", NULL);
+        g_free(head);
+      } else {
+        lab = g_strdup(series[i].label);
+      }
+      text(s, W - MR + 30, ly + 1, "start", 11, NULL, lab);
+      g_free(lab);
     }
   }
   return finish(s, path, error);

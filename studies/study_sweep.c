@@ -374,6 +374,7 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);   /* series keys */
   GArray *px = g_array_new(FALSE, FALSE, sizeof(double)), *py = g_array_new(FALSE, FALSE, sizeof(double));
   GArray *ps = g_array_new(FALSE, FALSE, sizeof(int));
+  GPtrArray *pnames = g_ptr_array_new_with_free_func(g_free);
   int dropped = 0;
   for (char **l = lines + 1; *l && **l; l++) {
     GPtrArray *f = csv_split(*l);
@@ -389,7 +390,7 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     }
     GString *key = g_string_new(NULL);
     for (int a = 1; a < n_axes; a++)
-      g_string_append_printf(key, "%s%s=%s", a > 1 ? ", " : "", (char *)hdr->pdata[2 + a], (char *)f->pdata[2 + a]);
+      g_string_append_printf(key, "%s%s", a > 1 ? ", " : "", (char *)f->pdata[2 + a]);
     guint si;
     if (!g_ptr_array_find_with_equal_func(names, key->str, g_str_equal, &si)) {
       if (names->len >= 10) {
@@ -407,7 +408,26 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     g_array_append_val(px, x_v);
     g_array_append_val(py, y_v);
     g_array_append_val(ps, s_v);
+    /* Point name for the one-series fallback below: its label, else all its axis values. */
+    GString *pn = g_string_new(f->pdata[1]);
+    if (pn->len == 0)
+      for (int a = 0; a < n_axes; a++)
+        g_string_append_printf(pn, "%s%s", a ? " " : "", (char *)f->pdata[2 + a]);
+    g_ptr_array_add(pnames, g_string_free(pn, FALSE));
     g_ptr_array_unref(f);
+  }
+  /* Zipped sweeps (every combination of the other axes occurs once) read
+   * better as one line over the points, labelled by point. */
+  gboolean one_line = names->len > 1 && names->len == px->len;
+  if (one_line) {
+    g_ptr_array_set_size(names, 0);
+    g_ptr_array_add(names, g_strdup("step time"));
+    g_ptr_array_set_size(xs, 0);
+    for (guint k = 0; k < px->len; k++) {
+      g_array_index(px, double, k) = k;
+      g_array_index(ps, int, k) = 0;
+      g_ptr_array_add(xs, g_strdup(pnames->pdata[k]));
+    }
   }
   int ns = (int)names->len;
   study_svg_series *series = g_new0(study_svg_series, ns ? ns : 1);
@@ -431,10 +451,19 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   const char **ticks = g_new0(const char *, px->len + 1);
   for (int k = 0; ns > 0 && k < series[0].n; k++)
     ticks[k] = xs->pdata[(int)series[0].x[k]];
-  char *t = dropped ? g_strdup_printf("%s (%d points in further series not drawn)", title, dropped) : g_strdup(title);
+  /* The legend shows the other axes' values; their keys go into the title. */
+  GString *t = g_string_new(title);
+  if (!one_line && n_axes > 1) {
+    g_string_append(t, "; lines: ");
+    for (int a = 1; a < n_axes; a++)
+      g_string_append_printf(t, "%s%s", a > 1 ? ", " : "", (char *)hdr->pdata[2 + a]);
+  }
+  if (dropped)
+    g_string_append_printf(t, " (%d points in further lines not drawn)", dropped);
   if (ns > 0)
-    ok = study_svg_line_chart(path, t, hdr->pdata[2], "step time (ms)", series, ns, ticks, error);
-  g_free(t);
+    ok = study_svg_line_chart(path, t->str, one_line ? "point" : (const char *)hdr->pdata[2], "step time (ms)", series, ns,
+                              ticks, error);
+  g_string_free(t, TRUE);
   g_free(ticks);
   for (int i = 0; i < ns; i++) {
     g_free(sx[i]);
@@ -448,6 +477,7 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   g_array_free(ps, TRUE);
   g_ptr_array_unref(xs);
   g_ptr_array_unref(names);
+  g_ptr_array_unref(pnames);
   g_ptr_array_unref(hdr);
   g_strfreev(lines);
   return ok;
