@@ -352,9 +352,12 @@ static void test_a1_gap_mode(void)
 /* Durations keep sub-µs precision: 12.3456789 µs = 12,345,678.9 ps -> 12,345,679 ps. */
 static void test_precision(void)
 {
-  const char *j = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": ["
+  /* distributedInfo after traceEvents: any key order is valid. */
+  const char *j = "{\"traceEvents\": ["
                   "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
-                  "\"ts\": 1694128201436272.001, \"dur\": 12.3456789, \"args\": {\"stream\": 7}}]}";
+                  "\"ts\": 1694128201436272.001, \"dur\": 12.3456789, \"args\": {\"stream\": 7}}], "
+                  "\"baseTimeNanoseconds\": 1694128200000000000, "
+                  "\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}}";
   char *dir = tmpdir_new();
   char *p = write_file(dir, "t.json", j);
   GError *e = NULL;
