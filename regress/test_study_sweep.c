@@ -32,7 +32,13 @@ static const char *spec_yaml =
   "  - {key: scale_out_bw, range: {from: 10GB/s, to: 100GB/s, step: 10GB/s}}\n"
   "  - {key: dims.scale_out.latency, values: [1us, 2us]}\n";
 
+static et_workload *p2p_workload_bytes(uint64_t bytes);
 static et_workload *p2p_workload(void)
+{
+  return p2p_workload_bytes(1000000000);
+}
+
+static et_workload *p2p_workload_bytes(uint64_t bytes)
 {
   et_workload *w = et_workload_new(4, "synthetic-p2p");
   for (int r = 0; r < 4; r++) {
@@ -41,7 +47,7 @@ static et_workload *p2p_workload(void)
     if (sender)
       et_builder_add_node(b, 1, ET_NODE_COMP, "gemm", 10 * SIM_PS_PER_US * 1000, 0);
     uint32_t n = et_builder_add_node(b, 2, sender ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV, "p2p", 0, 0);
-    et_comm c = {.bytes = 1000000000, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = sender ? r : r - 2,
+    et_comm c = {.bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = sender ? r : r - 2,
                  .dst = sender ? r + 2 : r, .tag = 7, .root = -1, .coll = ET_COLL_NONE};
     et_builder_set_comm(b, n, &c, NULL, NULL, 0);
     if (sender)
@@ -293,6 +299,33 @@ static void test_resume_after_kill(void)
   fx_teardown(&f);
 }
 
+/* --resume keeps rows only for the same inputs: after the workload changes
+ * (2e9 instead of 1e9 bytes per send) every point is simulated again; with
+ * the same workload all 20 are kept. */
+static void test_resume_checks_inputs(void)
+{
+  fixture f;
+  fx_setup(&f, spec_yaml);
+  study_sweep_stats a, b, c;
+  run_into(&f, "r", 1, 1, 1, FALSE, &a);
+  run_into(&f, "r", 1, 1, 1, TRUE, &b);
+  g_assert_cmpint(b.skipped, ==, 20);
+  g_assert_cmpint(b.run, ==, 0);
+  et_workload_free(f.w);
+  f.w = p2p_workload_bytes(2000000000);
+  run_into(&f, "r", 1, 1, 1, TRUE, &c);
+  g_assert_cmpint(c.skipped, ==, 0);
+  g_assert_cmpint(c.run, ==, 20);
+  /* Point 0 now: 10 ms + 2 us + 2e9 B / 10 GB/s = 210.002 ms. */
+  char *csv = slurp(c.csv_path);
+  g_assert_nonnull(strstr(csv, "\n0,,10GB/s,1us,210002000.000,"));
+  g_free(csv);
+  study_sweep_stats_clear(&a);
+  study_sweep_stats_clear(&b);
+  study_sweep_stats_clear(&c);
+  fx_teardown(&f);
+}
+
 /* Zip, labels, run keys and a failing point (an unknown algorithm) that
  * becomes an error row instead of aborting the sweep. */
 static void test_zip_and_errors(void)
@@ -378,6 +411,7 @@ int main(int argc, char **argv)
   g_test_add_func("/study-sweep/determinism", test_determinism);
   g_test_add_func("/study-sweep/shard-merge", test_shard_merge);
   g_test_add_func("/study-sweep/resume-after-kill", test_resume_after_kill);
+  g_test_add_func("/study-sweep/resume-checks-inputs", test_resume_checks_inputs);
   g_test_add_func("/study-sweep/zip-and-errors", test_zip_and_errors);
   g_test_add_func("/study-sweep/bad-specs", test_bad_specs);
   return g_test_run();

@@ -37,6 +37,12 @@ char *study_cluster_find(const char *name, gboolean *is_preset, GError **error);
 topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_path, char **notes,
                                  GError **error);
 
+/* SHA-256 (hex, g_free) of everything in w that a replay reads: groups,
+ * and per rank every node's id, type, flags, duration, parents and
+ * communication attributes.  O(nodes + edges).  Independent of file paths,
+ * so the same workload gives the same digest on every machine. */
+char *study_workload_digest(const et_workload *w);
+
 /* ---- one simulated point ---- */
 
 typedef struct {

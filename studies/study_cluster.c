@@ -216,3 +216,49 @@ gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_
   sim_result_free(r);
   return TRUE;
 }
+
+static void h_u64(GChecksum *c, uint64_t v)
+{
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++)
+    b[i] = (unsigned char)(v >> (8 * i));
+  g_checksum_update(c, b, 8);
+}
+
+char *study_workload_digest(const et_workload *w)
+{
+  GChecksum *c = g_checksum_new(G_CHECKSUM_SHA256);
+  h_u64(c, (uint64_t)w->n_ranks);
+  for (guint gi = 0; gi < w->groups->len; gi++) {
+    const et_group *g = et_workload_group(w, gi);
+    g_checksum_update(c, (const guchar *)g->name, (gssize)strlen(g->name) + 1);
+    h_u64(c, (uint64_t)g->n_ranks);
+    for (int k = 0; k < g->n_ranks; k++)
+      h_u64(c, (uint64_t)g->ranks[k]);
+  }
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    h_u64(c, g->n_nodes);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+      const et_node *n = &g->nodes[i];
+      h_u64(c, n->id);
+      h_u64(c, (uint64_t)n->duration_ps);
+      h_u64(c, (uint64_t)n->type << 8 | n->flags);
+      for (uint32_t e = n->parents; e < g->nodes[i + 1].parents; e++)
+        h_u64(c, g->parent_edges[e]);
+      const et_comm *m = et_node_comm(g, i);
+      if (m) {
+        h_u64(c, m->bytes);
+        h_u64(c, m->group);
+        h_u64(c, (uint64_t)m->coll);
+        h_u64(c, (uint64_t)(uint32_t)m->src << 32 | (uint32_t)m->dst);
+        h_u64(c, (uint64_t)(uint32_t)m->tag << 32 | (uint32_t)m->root);
+      }
+    }
+    for (uint32_t k = 0; k < g->n_splits; k++)
+      h_u64(c, g->splits[k]);
+  }
+  char *d = g_strdup(g_checksum_get_string(c));
+  g_checksum_free(c);
+  return d;
+}

@@ -112,6 +112,7 @@ typedef struct {
   sim_replay_options opt;      /* options after set */
   sim_time_ps base_step;
   char *dir;                   /* DIR/NAME.points */
+  char *digest;                /* SHA-256 of spec, resolved cluster, options and workload */
 } sweep_ctx;
 
 /* Formats point p's CSV row and JSON line into one string (two lines). */
@@ -182,7 +183,7 @@ static char *format_point(const sweep_ctx *c, int p, const study_summary *r, con
   wisp_json_ns(&j, "base_step_ns", c->base_step);
   wisp_json_string(&j, "workload", c->w->source);
   wisp_json_int(&j, "n_ranks", c->w->n_ranks);
-  wisp_json_string(&j, "spec_sha256", s->digest);
+  wisp_json_string(&j, "input_sha256", c->digest);
   wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
   wisp_json_end_object(&j);
   wisp_json_finish(&j);
@@ -206,7 +207,7 @@ static gboolean point_done(const sweep_ctx *c, int p)
   char *path = point_file(c, p), *text = NULL;
   gboolean ok = FALSE;
   if (g_file_get_contents(path, &text, NULL, NULL)) {
-    char *want_digest = g_strdup_printf("\"spec_sha256\": \"%s\"", c->s->digest);
+    char *want_digest = g_strdup_printf("\"input_sha256\": \"%s\"", c->digest);
     char *want_point = g_strdup_printf("{\"point\": %d,", p);
     char *nl = strchr(text, '\n');
     ok = nl && g_str_has_prefix(nl + 1, want_point) && strstr(nl + 1, want_digest) && g_str_has_suffix(text, "}\n");
@@ -530,6 +531,26 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     return FALSE;
   }
   c.base_step = bs.step_time;
+  {
+    /* Rows are reused (--resume) and merged only when they come from the
+     * same inputs: the spec's bytes, the resolved cluster with `set`
+     * applied (the YAML minus its first line, which names the local path),
+     * the run options and the workload's content. */
+    GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+    char *yaml = topo_variant_to_yaml(base), *wd = study_workload_digest(w);
+    const char *body = strchr(yaml, '\n');
+    char *opts = g_strdup_printf("slots=%u algo=%d:%d tier=%d:%d", c.opt.compute_slots, c.opt.has_algo,
+                                 (int)c.opt.algo, c.opt.has_tier, (int)c.opt.tier);
+    g_checksum_update(ck, (const guchar *)s->digest, -1);
+    g_checksum_update(ck, (const guchar *)(body ? body : yaml), -1);
+    g_checksum_update(ck, (const guchar *)opts, -1);
+    g_checksum_update(ck, (const guchar *)wd, -1);
+    c.digest = g_strdup(g_checksum_get_string(ck));
+    g_checksum_free(ck);
+    g_free(yaml);
+    g_free(wd);
+    g_free(opts);
+  }
 
   char *pdir_name = g_strdup_printf("%s.points", s->name);
   c.dir = g_build_filename(o->out_dir, pdir_name, NULL);
@@ -595,6 +616,7 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   g_array_free(pending, TRUE);
 out:
   g_free(c.dir);
+  g_free(c.digest);
   topo_variant_free(base);
   st->wall_seconds = wisp_wall_seconds() - t0;
   return ok;
@@ -673,15 +695,15 @@ gboolean study_sweep_merge(const char *out_prefix, char **inputs, int n_inputs, 
         }
       }
       for (char **l = jl; ok && *l && **l; l++) {
-        char *ps = json_field(*l, "point"), *ns = json_field(*l, "n_points"), *dg = json_field(*l, "spec_sha256");
+        char *ps = json_field(*l, "point"), *ns = json_field(*l, "n_points"), *dg = json_field(*l, "input_sha256");
         int p = ps ? atoi(ps) : -1, n = ns ? atoi(ns) : -1;
         if (!ps || !ns || !dg || p < 0 || n <= 0 || p >= n) {
           g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep JSON line (point, n_points and "
-                      "spec_sha256 are required)", jp, (int)(l - jl) + 1);
+                      "input_sha256 are required)", jp, (int)(l - jl) + 1);
           ok = FALSE;
         } else if ((digest && strcmp(digest, dg) != 0) || (n_points >= 0 && n != n_points)) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: this row comes from another sweep spec "
-                      "(spec_sha256 or n_points differ)", jp, (int)(l - jl) + 1);
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: this row comes from other inputs (another spec, "
+                      "cluster or workload: input_sha256 or n_points differ)", jp, (int)(l - jl) + 1);
           ok = FALSE;
         } else if (g_hash_table_contains(json_rows, GINT_TO_POINTER(p))) {
           g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
