@@ -299,6 +299,9 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
   wisp_json_begin_object(&j, "workload");
   wisp_json_string(&j, "source", w->source);
   wisp_json_int(&j, "n_ranks", w->n_ranks);
+  char *wd = study_workload_digest(w);
+  wisp_json_string(&j, "sha256", wd);
+  g_free(wd);
   wisp_json_end_object(&j);
   wisp_json_begin_object(&j, "cluster");
   wisp_json_string(&j, "source", cluster_path);
