@@ -62,7 +62,7 @@ typedef struct {
 
 typedef struct {
   int n_ranks;             /* world size of the loaded workload */
-  fe_kineto_rank_report *ranks;  /* n_files entries, in rank order */
+  fe_kineto_rank_report *ranks;  /* n_files entries, in input order (directory entries sorted by name) */
   int n_files;
   uint64_t groups;
   GPtrArray *group_lines;  /* char*: "name: ranks (desc), N ops, B bytes" */
