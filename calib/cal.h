@@ -112,9 +112,20 @@ typedef struct {
   char *note;              /* fallbacks taken, in words; NULL when none */
 } cal_class_fit;
 
+/* Refit of one tier's link values against the simulator itself
+ * (cal_refit_to_simulator). */
+typedef struct {
+  gboolean done;
+  int dim;                 /* topology dimension written */
+  int points;              /* distinct (op, group, bytes) simulated */
+  double latency_ps, bw_Bps;       /* link values to write */
+  double rms_before_pct, rms_after_pct; /* simulated vs measured, before and after */
+} cal_tier_refit;
+
 typedef struct {
   GArray *points;          /* cal_point: used instances, then exclusions */
   cal_class_fit cls[CAL_N_CLASSES];
+  cal_tier_refit refit[CAL_N_CLASSES];
   uint64_t comm_nodes;     /* communication nodes read */
   uint64_t instances;      /* collective instances formed */
   uint64_t excluded[CAL_EX_COUNT]; /* per reason: nodes (P2P, CPU_OP) or instances */
@@ -147,6 +158,19 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
  * it loads.  header: comment lines placed at the top (each line gets "# "). */
 gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *header, const char *path,
                           GError **error);
+/* Adjusts the link latency and bandwidth of each fitted class's tier so
+ * that the simulator (tier `tier`, the forced algorithms, the real routes
+ * and hierarchical plans) reproduces the class's used instances in the
+ * least-squares sense: on the analytical tier a collective's simulated time
+ * is affine in (latency, 1/bandwidth) of one tier while the bottleneck
+ * links stay the same, so a few Gauss-Newton steps with finite-difference
+ * slopes converge; the best iterate is kept and it is kept only if it
+ * beats the direct mapping.  All-to-allv instances are skipped (their
+ * matrix is not kept).  Cost: up to 4 x 3 topology builds and simulations
+ * of each distinct (op, group, bytes) per class.  cal_write_config() then
+ * writes the refitted values. */
+gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_variant *v, net_tier tier,
+                                GError **error);
 /* SHA-256 of the sorted list "name<TAB>size<NL>" of the trace's files (a
  * directory's regular files, or the one file); g_free the result. */
 char *cal_trace_digest(const char *path, int *n_files, GError **error);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calib/cal.h"
+#include "collectives/coll.h"
 
 int cal_hops_per_step(topo_kind k)
 {
@@ -61,11 +62,9 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
   return TRUE;
 }
 
-static gboolean set_tier(topo_variant *v, int dim, const cal_class_fit *cf, GError **error)
+static gboolean set_link_values(topo_variant *v, int dim, double lat, double bw, GError **error)
 {
   char key[96], val[64];
-  double lat = cf->alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim));
-  double bw = cf->beta_Bps;
   if (!(bw >= 1.0) || !(bw < 1.8e19) || !(lat >= 0.0) || !(lat < 9e18)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "the fit for tier '%s' is out of range (latency %g ps, bandwidth %g B/s); check the trace's "
@@ -81,25 +80,33 @@ static gboolean set_tier(topo_variant *v, int dim, const cal_class_fit *cf, GErr
   return topo_variant_set(v, key, val, error);
 }
 
-gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char *header, const char *path,
-                          GError **error)
+/* The tier a class is written onto, or -1. */
+static int class_dim(const topo_variant *v, cal_class c)
 {
-  if (topo_variant_is_graph(base)) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "cannot write a calibrated explicit graph; use a hierarchical cluster (dims:)");
-    return FALSE;
-  }
-  topo_variant *v = topo_variant_copy(base);
-  int so = topo_variant_scale_out_dim(v);
+  if (c == CAL_CLASS_INTER)
+    return topo_variant_scale_out_dim(v);
   int dd = topo_variant_domain_dim(v);
-  if (dd < 0)
-    dd = 0;
-  gboolean ok = TRUE;
-  if (f->cls[CAL_CLASS_INTRA].fitted)
-    ok = set_tier(v, dd, &f->cls[CAL_CLASS_INTRA], error);
-  if (ok && so >= 0 && f->cls[CAL_CLASS_INTER].fitted)
-    ok = set_tier(v, so, &f->cls[CAL_CLASS_INTER], error);
-  /* The fit assumed ring algorithms; make the replay use them. */
+  return dd < 0 ? 0 : dd;
+}
+
+/* Writes the fit onto v: each fitted class's tier (refitted values when
+ * present, else latency = alpha / hops and bandwidth = beta) and the
+ * algorithms the model assumes. */
+static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
+{
+  for (int c = 0; c < CAL_N_CLASSES; c++) {
+    const cal_class_fit *cf = &f->cls[c];
+    int dim = class_dim(v, (cal_class)c);
+    if (!cf->fitted || dim < 0)
+      continue;
+    double lat = cf->alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim)), bw = cf->beta_Bps;
+    if (f->refit[c].done) {
+      lat = f->refit[c].latency_ps;
+      bw = f->refit[c].bw_Bps;
+    }
+    if (!set_link_values(v, dim, lat, bw, error))
+      return FALSE;
+  }
   static const char *const algos[][2] = {
     { "collectives.all_reduce", "ring" },
     { "collectives.all_gather", "ring" },
@@ -110,8 +117,22 @@ gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char
     { "collectives.broadcast", "direct" },
     { "collectives.reduce", "direct" },
   };
-  for (size_t k = 0; ok && k < G_N_ELEMENTS(algos); k++)
-    ok = topo_variant_set(v, algos[k][0], algos[k][1], error);
+  for (size_t k = 0; k < G_N_ELEMENTS(algos); k++)
+    if (!topo_variant_set(v, algos[k][0], algos[k][1], error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char *header, const char *path,
+                          GError **error)
+{
+  if (topo_variant_is_graph(base)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "cannot write a calibrated explicit graph; use a hierarchical cluster (dims:)");
+    return FALSE;
+  }
+  topo_variant *v = topo_variant_copy(base);
+  gboolean ok = apply_fit(v, f, error);
   char *yaml = NULL;
   if (ok) {
     yaml = topo_variant_to_yaml(v);
@@ -138,6 +159,185 @@ gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char
   g_free(yaml);
   ok = wisp_write_file_atomic(path, text->str, text->len, error);
   g_string_free(text, TRUE);
+  return ok;
+}
+
+/* ---- refit against the simulator ---- */
+
+typedef struct {
+  et_coll_type op;
+  uint32_t group;
+  int n;
+  uint64_t bytes;
+  double y;                /* mean measured duration of the merged instances (ps) */
+  double weight;           /* loss weight x multiplicity */
+  double count;            /* multiplicity */
+} refit_pt;
+
+/* Simulated time of every point with tier dim set to (lat, bw); FALSE with
+ * error when the topology or a collective is refused. */
+static gboolean simulate_points(const topo_variant *base, int dim, double lat, double bw, const GArray *pts,
+                                const et_workload *w, net_tier tier, double *out, GError **error)
+{
+  topo_variant *v = topo_variant_copy(base);
+  gboolean ok = set_link_values(v, dim, lat, bw, error);
+  topo *t = ok ? topo_variant_build(v, error) : NULL;
+  topo_variant_free(v);
+  if (t == NULL)
+    return FALSE;
+  coll_policy *pol = coll_policy_new_from_topo(t, error);
+  ok = pol != NULL;
+  for (guint k = 0; ok && k < pts->len; k++) {
+    const refit_pt *p = &g_array_index(pts, refit_pt, k);
+    const et_group *grp = p->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, p->group);
+    int *ranks = g_new(int, p->n);
+    for (int m = 0; m < p->n; m++)
+      ranks[m] = grp ? grp->ranks[m] : m;
+    gboolean rooted = p->op == ET_COLL_BROADCAST || p->op == ET_COLL_REDUCE || p->op == ET_COLL_GATHER ||
+                      p->op == ET_COLL_SCATTER;
+    coll_desc d = { .type = p->op, .bytes = p->bytes, .ranks = ranks, .n_ranks = p->n,
+                    .root = rooted ? ranks[0] : -1 };
+    sim_time_ps tm = 0;
+    ok = coll_measure(t, tier, pol, &d, &tm, NULL, error);
+    out[k] = (double)tm;
+    g_free(ranks);
+  }
+  coll_policy_free(pol);
+  topo_free(t);
+  return ok;
+}
+
+static double rms_pct(const GArray *pts, const double *sim)
+{
+  double ss = 0, n = 0;
+  for (guint k = 0; k < pts->len; k++) {
+    const refit_pt *p = &g_array_index(pts, refit_pt, k);
+    double e = 100.0 * (sim[k] - p->y) / p->y;
+    ss += e * e * p->count;
+    n += p->count;
+  }
+  return n > 0 ? sqrt(ss / n) : 0.0;
+}
+
+static int cmp_refit(const void *a, const void *b)
+{
+  const refit_pt *x = a, *y = b;
+  if (x->op != y->op)
+    return x->op < y->op ? -1 : 1;
+  if (x->group != y->group)
+    return x->group < y->group ? -1 : 1;
+  return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_variant *base, net_tier tier,
+                                GError **error)
+{
+  if (topo_variant_is_graph(base))
+    return TRUE;
+  topo_variant *v = topo_variant_copy(base);
+  gboolean ok = apply_fit(v, f, error);
+  for (int c = 0; ok && c < CAL_N_CLASSES; c++) {
+    int dim = class_dim(v, (cal_class)c);
+    if (!f->cls[c].fitted || dim < 0)
+      continue;
+    /* Distinct (op, group, bytes), merged with their multiplicity. */
+    GArray *pts = g_array_new(FALSE, FALSE, sizeof(refit_pt));
+    for (guint k = 0; k < f->points->len; k++) {
+      const cal_point *p = &g_array_index(f->points, cal_point, k);
+      if (p->excluded != CAL_USED || p->cls != c || p->op == ET_COLL_ALL_TO_ALLV)
+        continue;
+      refit_pt q = { (et_coll_type)p->op, p->group, p->n, p->bytes, (double)p->measured, 1.0, 1.0 };
+      g_array_append_val(pts, q);
+    }
+    if (pts->len > 1)
+      qsort(pts->data, pts->len, sizeof(refit_pt), cmp_refit);
+    guint m = 0;
+    for (guint k = 0; k < pts->len; k++) {
+      refit_pt *q = &g_array_index(pts, refit_pt, k);
+      refit_pt *last = m ? &g_array_index(pts, refit_pt, m - 1) : NULL;
+      if (last && last->op == q->op && last->group == q->group && last->bytes == q->bytes) {
+        last->y = (last->y * last->count + q->y) / (last->count + 1);
+        last->count += 1;
+      } else {
+        g_array_index(pts, refit_pt, m++) = *q;
+      }
+    }
+    g_array_set_size(pts, m);
+    for (guint k = 0; k < m; k++) {
+      refit_pt *q = &g_array_index(pts, refit_pt, k);
+      q->weight = f->loss == CAL_LOSS_RELATIVE ? q->count / (q->y * q->y) : q->count;
+    }
+    if (m == 0) {
+      g_array_free(pts, TRUE);
+      continue;
+    }
+    double lat = f->cls[c].alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim));
+    double g = 1e12 / f->cls[c].beta_Bps;  /* ps per byte */
+    double *t0 = g_new(double, m), *t1 = g_new(double, m), *t2 = g_new(double, m);
+    ok = simulate_points(v, dim, lat, 1e12 / g, pts, w, tier, t0, error);
+    double best_rms = ok ? rms_pct(pts, t0) : 0, first_rms = best_rms;
+    double best_lat = lat, best_g = g;
+    for (int it = 0; ok && it < 4 && best_rms > 1e-6; it++) {
+      double dl = MAX(1000.0, 0.1 * lat), dg = 0.1 * g;
+      ok = simulate_points(v, dim, lat + dl, 1e12 / g, pts, w, tier, t1, error) &&
+           simulate_points(v, dim, lat, 1e12 / (g + dg), pts, w, tier, t2, error);
+      if (!ok)
+        break;
+      /* Normal equations of the linearised residual in (dlat, dg). */
+      double a = 0, b = 0, cc = 0, d = 0, e = 0;
+      for (guint k = 0; k < m; k++) {
+        const refit_pt *q = &g_array_index(pts, refit_pt, k);
+        double jl = (t1[k] - t0[k]) / dl, jg = (t2[k] - t0[k]) / dg, r = q->y - t0[k];
+        a += q->weight * jl * jl;
+        b += q->weight * jl * jg;
+        cc += q->weight * jg * jg;
+        d += q->weight * jl * r;
+        e += q->weight * jg * r;
+      }
+      double det = a * cc - b * b, nl, ng;
+      if (det > 1e-12 * a * cc) {
+        nl = lat + (d * cc - b * e) / det;
+        ng = g + (a * e - b * d) / det;
+      } else if (cc > 0) {     /* latency not identifiable: move bandwidth only */
+        nl = lat;
+        ng = g + e / cc;
+      } else {
+        break;
+      }
+      nl = MAX(nl, 0.0);
+      if (!(ng > 0))
+        ng = g / 2;
+      lat = nl;
+      g = ng;
+      ok = simulate_points(v, dim, lat, 1e12 / g, pts, w, tier, t0, error);
+      if (!ok)
+        break;
+      double r2 = rms_pct(pts, t0);
+      if (r2 < best_rms) {
+        best_rms = r2;
+        best_lat = lat;
+        best_g = g;
+      }
+    }
+    g_free(t0);
+    g_free(t1);
+    g_free(t2);
+    if (ok) {
+      cal_tier_refit *rf = &f->refit[c];
+      rf->dim = dim;
+      rf->points = (int)m;
+      rf->rms_before_pct = first_rms;
+      rf->rms_after_pct = best_rms;
+      /* Applied only when it helps by more than 0.001 percentage points. */
+      rf->done = best_rms < first_rms - 1e-3;
+      rf->latency_ps = best_lat;
+      rf->bw_Bps = 1e12 / best_g;
+      if (rf->done)
+        ok = set_link_values(v, dim, best_lat, rf->bw_Bps, error);
+    }
+    g_array_free(pts, TRUE);
+  }
+  topo_variant_free(v);
   return ok;
 }
 

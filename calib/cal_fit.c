@@ -615,6 +615,17 @@ void cal_fit_json(const cal_fit *f, wisp_json *j, const char *key)
       wisp_json_double(j, "rms_rel_pct", cf->rms_rel_pct, 4);
       wisp_json_double(j, "worst_rel_pct", cf->max_rel_pct, 4);
     }
+    const cal_tier_refit *rf = &f->refit[c];
+    if (rf->points > 0) {
+      wisp_json_begin_object(j, "simulator_refit");
+      wisp_json_bool(j, "applied", rf->done);
+      wisp_json_int(j, "points", rf->points);
+      wisp_json_double(j, "link_latency_ns", rf->latency_ps / 1e3, 3);
+      wisp_json_double(j, "link_bandwidth_GBps", rf->bw_Bps / 1e9, 6);
+      wisp_json_double(j, "rms_before_pct", rf->rms_before_pct, 4);
+      wisp_json_double(j, "rms_after_pct", rf->rms_after_pct, 4);
+      wisp_json_end_object(j);
+    }
     wisp_json_string(j, "note", cf->note);
     wisp_json_end_object(j);
   }

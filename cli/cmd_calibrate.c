@@ -137,6 +137,25 @@ int wisp_cmd_calibrate(int argc, char **argv)
   printf("cluster: %s%s%s%s\n", cluster_path, cluster ? "" : " (default; give --cluster for another)",
          notes && *notes ? "; " : "", notes ? notes : "");
   cal_fit_print(f, !summary, stdout);
+  if (!cal_refit_to_simulator(f, w, v, tier, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  for (int c = 0; c < CAL_N_CLASSES; c++) {
+    const cal_tier_refit *rf = &f->refit[c];
+    if (rf->points == 0)
+      continue;
+    if (rf->done)
+      printf("refit (%s, tier %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
+             "rms on %d distinct collectives; link values refitted against the simulator: latency %.3f ns, "
+             "bandwidth %.6f GB/s (%.3f %% rms)\n", cal_class_name((cal_class)c),
+             topo_variant_dim_name(v, rf->dim), rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
+             rf->bw_Bps / 1e9, rf->rms_after_pct);
+    else
+      printf("refit (%s, tier %s): the simulator reproduces the model (%.3f %% rms on %d distinct collectives); "
+             "link values kept\n", cal_class_name((cal_class)c), topo_variant_dim_name(v, rf->dim),
+             rf->rms_before_pct, rf->points);
+  }
   GString *hdr = g_string_new(NULL);
   g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", argv[1]);
   g_string_append_printf(hdr, "(%d files; sha256 of the sorted name/size list: %s), %d ranks.\n", n_files, digest,
@@ -155,6 +174,9 @@ int wisp_cmd_calibrate(int argc, char **argv)
     else
       g_string_append_printf(hdr, "%s: no collectives; the cluster's values are kept\n",
                              cal_class_name((cal_class)c));
+    if (f->refit[c].done)
+      g_string_append_printf(hdr, "%s: link values refitted against the simulator (rms %.3f %% -> %.3f %%)\n",
+                             cal_class_name((cal_class)c), f->refit[c].rms_before_pct, f->refit[c].rms_after_pct);
   }
   gboolean ok = cal_write_config(f, v, hdr->str, output, &error);
   g_string_free(hdr, TRUE);
