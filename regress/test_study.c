@@ -320,6 +320,14 @@ static void test_presets(void)
   g_assert_cmpint(topo_variant_dim_size(v, 0), ==, 4);
   g_assert_cmpint(topo_variant_dim_size(v, 1), ==, 4);
   topo_variant_free(v);
+  /* A preset named by its path is fitted too: perlmutter for 8 ranks is [4, 2]. */
+  char *pp = g_build_filename(srcdir, "presets", "perlmutter.yaml", NULL);
+  v = study_cluster_open(pp, 8, NULL, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(topo_variant_dim_size(v, 1), ==, 2);
+  g_assert_cmpint(topo_variant_n_ranks(v), ==, 8);
+  topo_variant_free(v);
+  g_free(pp);
   /* TPU v6e: 16 chips -> a 4 x 4 slice. */
   v = study_cluster_open("tpu-v6e", 16, NULL, NULL, &error);
   g_assert_cmpint(topo_variant_dim_size(v, 0), ==, 16);

@@ -108,8 +108,9 @@ char *study_cluster_find(const char *name, gboolean *is_preset, GError **error)
 
 /* Loads a cluster config.  Presets carry one key the topology loader does
  * not know, a top-level `preset_version: N` line; it is checked (version 1)
- * and blanked into a comment so line numbers in errors stay right. */
-static topo *load_cluster_file(const char *path, GError **error)
+ * and blanked into a comment so line numbers in errors stay right;
+ * *has_preset_version tells whether the line was there. */
+static topo *load_cluster_file(const char *path, gboolean *has_preset_version, GError **error)
 {
   char *text = NULL;
   gsize len = 0;
@@ -136,6 +137,7 @@ static topo *load_cluster_file(const char *path, GError **error)
         return NULL;
       }
       line[0] = '#';
+      *has_preset_version = TRUE;
     }
     line = nl ? nl + 1 : NULL;
     lineno++;
@@ -151,14 +153,17 @@ topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_
   char *path = study_cluster_find(name, &preset, error);
   if (path == NULL)
     return NULL;
-  topo *t = load_cluster_file(path, error);
+  gboolean versioned = FALSE;
+  topo *t = load_cluster_file(path, &versioned, error);
   if (t == NULL) {
     g_free(path);
     return NULL;
   }
   topo_variant *v = topo_variant_new(t);
   topo_free(t);
-  if (preset && n_ranks > 0 && !topo_variant_fit_ranks(v, n_ranks, error)) {
+  /* A preset given by its path (it has a preset_version line) is fitted
+   * like one given by name. */
+  if ((preset || versioned) && n_ranks > 0 && !topo_variant_fit_ranks(v, n_ranks, error)) {
     topo_variant_free(v);
     g_free(path);
     return NULL;
