@@ -402,7 +402,7 @@ cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError *
     p.measured = in->best;
     /* Class from the group's ranks. */
     const et_group *grp = in->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, in->group);
-    int d0 = domain_of(opt, grp ? grp->ranks[0] : 0);
+    int d0 = in->n > 0 ? domain_of(opt, grp ? grp->ranks[0] : 0) : 0;
     p.cls = CAL_CLASS_INTRA;
     for (int m = 1; m < in->n; m++)
       if (domain_of(opt, grp ? grp->ranks[m] : m) != d0) {
