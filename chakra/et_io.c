@@ -400,6 +400,7 @@ typedef struct {
   uint64_t start_us, dur_us;
   gboolean has_cpu, cpu, has_ctype, has_size, has_pg, has_src, has_dst, has_tag, has_root;
   gboolean has_dur_ps, has_start_ps, has_num_ops, has_tsize, has_splits;
+  gboolean delay, replay;  /* wisp_delay / wisp_replay: ET_FLAG_DELAY / ET_FLAG_REPLAY */
   int64_t ctype, size, src, dst, tag, root, dur_ps, start_ps, num_ops;
   uint64_t tsize;
   span pg;
@@ -527,6 +528,16 @@ static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, co
     if (!decode_int_list(f, a, at, n->splits, error))
       return FALSE;
     n->has_splits = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_delay")) {
+    int64_t v;
+    if (!want_int(f, a, at, 0, 1, &v, error))
+      return FALSE;
+    n->delay = v != 0;
+  } else if (attr_is(a, "wisp_replay")) {
+    int64_t v;
+    if (!want_int(f, a, at, 0, 1, &v, error))
+      return FALSE;
+    n->replay = v != 0;
   } else if (attr_is(a, "wisp_duration_ps")) {
     if (!want_int(f, a, at, 0, INT64_MAX, &n->dur_ps, error))
       return FALSE;
@@ -683,7 +694,9 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
   et_node_type type = (et_node_type)n->type;
   gboolean is_comm = type == ET_NODE_COMM_COLL || type == ET_NODE_COMM_SEND || type == ET_NODE_COMM_RECV;
   uint8_t flags = n->cpu ? ET_FLAG_CPU_OP : 0;
-  if (is_comm && (n->cpu || (type == ET_NODE_COMM_COLL && !n->has_ctype))) {
+  if (n->delay && type == ET_NODE_COMP)
+    flags |= ET_FLAG_DELAY;
+  if (is_comm && (n->cpu || n->replay || (type == ET_NODE_COMM_COLL && !n->has_ctype))) {
     flags |= ET_FLAG_REPLAY;
     (*replay)++;
   }
@@ -1093,6 +1106,13 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
         attrs[na++].int64_list = &splits;
       }
     }
+    /* wisp's own flags, so idle gaps and replayed communication survive a
+     * round trip (other readers ignore unknown attributes). */
+    if (nd->type == ET_NODE_COMP && (nd->flags & ET_FLAG_DELAY))
+      set_bool(&attrs[na++], "wisp_delay", TRUE);
+    if (nd->type != ET_NODE_COMP && (nd->flags & ET_FLAG_REPLAY) && !(nd->flags & ET_FLAG_CPU_OP) &&
+        !(nd->type == ET_NODE_COMM_COLL && (c == NULL || c->coll == ET_COLL_NONE)))
+      set_bool(&attrs[na++], "wisp_replay", TRUE);
     if (nd->duration_ps % SIM_PS_PER_US != 0)
       set_i64(&attrs[na++], "wisp_duration_ps", nd->duration_ps);
     if (fine_start)

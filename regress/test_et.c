@@ -499,6 +499,12 @@ static et_graph *build_everything(void)
   n[k++] = et_builder_add_node(b, 111, ET_NODE_COMM_COLL, "barrier", 0, 0);
   et_comm bar = {.bytes = 0, .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BARRIER};
   et_builder_set_comm(b, n[k - 1], &bar, NULL, NULL, 0);
+  /* wisp's own flags: an idle gap and communication replayed for its
+   * measured time (written as wisp_delay / wisp_replay). */
+  n[k++] = et_builder_add_node(b, 112, ET_NODE_COMP, "idle gap", 3 * SIM_PS_PER_US, ET_FLAG_DELAY);
+  n[k++] = et_builder_add_node(b, 113, ET_NODE_COMM_SEND, "unmatched send", 4 * SIM_PS_PER_US, ET_FLAG_REPLAY);
+  et_comm rs = {.bytes = 99, .src = 0, .dst = 1, .tag = 3, .root = -1, .coll = ET_COLL_NONE};
+  et_builder_set_comm(b, n[k - 1], &rs, NULL, NULL, 0);
   /* Edges: a chain through all nodes with both lists, plus extra data-only
    * and ctrl-only edges (ids not in ascending order). */
   for (int i = 1; i < k; i++)
@@ -522,9 +528,10 @@ static void test_round_trip(void)
   g_assert_no_error(err);
   et_graph *r = read_ok(p1, 0);
   assert_graphs_equal(g, r);
-  /* The c10d-style node has no comm attributes, so the reader marks it as
-   * a replay node by rule (COMM_COLL without comm_type). */
-  g_assert_cmpuint(r->replay_comm_nodes, ==, 1);
+  /* Two replay nodes: the c10d-style node has no comm attributes, so the
+   * reader marks it by rule (COMM_COLL without comm_type); the unmatched
+   * send carries wisp_replay. */
+  g_assert_cmpuint(r->replay_comm_nodes, ==, 2);
   g_assert_cmpuint(r->dropped_attrs, ==, 0);
   GBytes *b1 = slurp(p1);
   crosscheck_with_protobuf_c(r, b1);
