@@ -1,0 +1,292 @@
+/* coll_library.h: models of the communication library itself (not the
+ * wires): buffer registration, staging copies, full-mesh remote-slice
+ * operators with per-step synchronisation, NPU-core partitioning and DMA
+ * offload, after ../shared/reference/supernode-model.md (StrataCL on
+ * CloudMatrix384).  Prefix coll_library_.
+ *
+ * Four libraries (config `library: {name: ...}` or `collbench --library`):
+ *   nccl           the algorithms of collectives/coll.c, no library cost;
+ *   hccl           ring / halving-doubling through a bounded, pre-registered
+ *                  staging buffer: copy-in and copy-out traffic and time;
+ *   hccl-zerocopy  ring / halving-doubling on user buffers after
+ *                  just-in-time (JIT) registration at first use, or a
+ *                  pre-registered pool (`registration: pool`);
+ *   stratacl       registration on allocation (ROA) with a readiness
+ *                  barrier at first use, full-mesh operators, LPT core
+ *                  partitioning with a per-tier fan-out cap, optional SDMA.
+ *
+ * Two uses:
+ *  - mode A (analytic, this header's coll_library_op_cost): closed forms
+ *    per operation (reference §5-§7); this is what the reproduction
+ *    targets are checked against;
+ *  - in the event-driven replay, coll_start() adds the library's per-member
+ *    delays (registration barrier, staging copies, SDMA submission and
+ *    penalty) around the simulated transfers and accumulates
+ *    coll_library_stats (coll_lib_library_stats in coll.h).
+ * Mode B of the reference (each unit an event on per-die ports) is not
+ * implemented.
+ *
+ * Every time is integer picoseconds; closed forms that need a real-valued
+ * factor (exp, log2, 1 + epsilon) compute it in double and round once
+ * through wisp_ps_from_us() / wisp_transfer_ps().
+ */
+#ifndef WISP_COLL_LIBRARY_H
+#define WISP_COLL_LIBRARY_H
+
+#include "chakra/et_graph.h"
+#include "topologies/topo.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  COLL_LIBRARY_NCCL = 0,
+  COLL_LIBRARY_HCCL,
+  COLL_LIBRARY_HCCL_ZEROCOPY,
+  COLL_LIBRARY_STRATACL,
+  COLL_LIBRARY_COUNT
+} coll_library_kind;
+
+const char *coll_library_name(coll_library_kind k);
+gboolean coll_library_from_name(const char *s, coll_library_kind *out);
+
+/* Registration modes (reference §4.1). */
+typedef enum {
+  COLL_REG_NONE = 0, /* nccl: not modelled */
+  COLL_REG_STAGING,  /* hccl: internal pre-registered buffer, copies */
+  COLL_REG_JIT,      /* map at first use, on the critical path */
+  COLL_REG_POOL,     /* whole pool registered at init: no per-op cost */
+  COLL_REG_ROA,      /* registration on allocation + readiness barrier */
+} coll_reg_mode;
+
+const char *coll_reg_mode_name(coll_reg_mode m);
+
+/* Fabric tiers of the supernode (rank = die). */
+typedef enum {
+  COLL_TIER_D2D = 0,   /* sibling die of the same NPU */
+  COLL_TIER_INTRA,     /* other NPU, same node */
+  COLL_TIER_INTER,     /* other node of the supernode */
+  COLL_TIER_SCALEOUT,  /* other supernode (RDMA plane) */
+  COLL_TIER_COUNT
+} coll_tier;
+
+/* Operator families of mode A. */
+typedef enum {
+  COLL_LIBOP_RING = 0,     /* ring, lockstep with the bottleneck hop */
+  COLL_LIBOP_RHD,          /* recursive halving/doubling (AllReduce baseline) */
+  COLL_LIBOP_FULL_MESH,    /* remote-slice loads from every peer at once */
+} coll_libop;
+
+/* Every parameter of the library model.  Defaults and provenance tags:
+ * coll_library_param_table() (also printed by `wisp collbench
+ * --library-params` and listed in doc/libraries.md). */
+typedef struct {
+  coll_library_kind kind;
+  coll_reg_mode reg;                 /* derived from kind; hccl-zerocopy: jit or pool */
+  /* Fabric (reference Table 1; 0 = take the topology's route cost). */
+  sim_time_ps alpha[COLL_TIER_COUNT];
+  wisp_bw_Bps beta[COLL_TIER_COUNT];
+  wisp_bw_Bps b_port, b_sio;
+  int c_aiv, c_sat, cores;           /* AIV cores per die, cores that saturate, cores used */
+  sim_time_ps sigma_sig;             /* per-step synchronisation */
+  double g_inf0, g_inf_slope;        /* g_inf(N) = g_inf0 + slope * log2(N / 32) */
+  uint64_t s_c;                      /* fan-out contention scale */
+  gboolean fm_core_term;             /* add the core makespan to the full mesh */
+  /* Staging (hccl). */
+  wisp_bw_Bps b_copy;
+  uint64_t buffsize;
+  double overlap;                    /* omega: share of copies hidden */
+  /* Registration. */
+  sim_time_ps t_exp, t_imp, t_map0, t_pte, t_meta, t_chk;
+  uint64_t page;
+  double k_rdma;
+  /* Synthetic buffer lifecycle. */
+  sim_time_ps gap_min;               /* allocation before first use */
+  double p_remap;                    /* per use after the first */
+  sim_time_ps gap_remap_lo, gap_remap_hi;
+  uint64_t seed;
+  /* Partitioning. */
+  gboolean balanced;                 /* LPT (TRUE) or naive core groups */
+  uint64_t unit_bytes;               /* S_t, all tiers */
+  int fanout_cap[COLL_TIER_COUNT];   /* H_t; 0 = unlimited */
+  double k_pol_ns;
+  /* Engine. */
+  gboolean sdma;
+  gboolean sdma_poll;                /* completion mode I (poll) vs II (notify) */
+  double eps_sdma;
+  sim_time_ps t_desc, t_db, t_notify;
+  int c_poll;
+  uint64_t desc_bytes;
+} coll_library_params;
+
+/* Defaults of library k (reference §9). */
+void coll_library_params_default(coll_library_kind k, coll_library_params *p);
+
+/* Reads the config's `library:` mapping (topo_setting keys "library.*"):
+ * name (default nccl) then any parameter of coll_library_param_table().
+ * Unknown keys and bad values are errors naming file, line and key. */
+gboolean coll_library_params_from_topo(const topo *t, coll_library_params *p, GError **error);
+/* Sets one parameter by name ("t_exp", "registration", ...) from text;
+ * used by the config reader and by `collbench --library-set KEY=VALUE`. */
+gboolean coll_library_params_set(coll_library_params *p, const char *key, const char *value, GError **error);
+
+/* Parameter table: name, default as text for library k, unit, tag. */
+typedef struct {
+  const char *name;
+  const char *unit;
+  const char *tag;     /* [paper], [sw], [DERIVED], [ASSUMPTION], [FIT], [pub] ... */
+  const char *meaning;
+} coll_library_param_info;
+const coll_library_param_info *coll_library_param_table(size_t *n);
+/* The current value of a parameter as text (g_free). */
+char *coll_library_param_value(const coll_library_params *p, const char *name);
+
+/* ---- fabric view of a group (mode A) ----------------------------------- */
+
+typedef struct coll_library_fabric coll_library_fabric;
+/* ranks: global ranks in communicator order.  Tier of a pair = outermost
+ * topology dimension in which their coordinates differ (dimension 0 = D2D,
+ * 1 = INTRA, 2 = INTER, 3+ = SCALEOUT); alpha/beta per tier from the
+ * params, or where 0 from the topology's route cost between rank 0 and
+ * the first rank that differs from it only in that dimension.  O(n) memory. */
+coll_library_fabric *coll_library_fabric_new(const topo *t, const coll_library_params *p, const int *ranks,
+                                             int n);
+void coll_library_fabric_free(coll_library_fabric *f);
+coll_tier coll_library_fabric_tier(const coll_library_fabric *f, int a, int b); /* member indices */
+sim_time_ps coll_library_fabric_alpha(const coll_library_fabric *f, coll_tier t);
+wisp_bw_Bps coll_library_fabric_beta(const coll_library_fabric *f, coll_tier t);
+
+/* ---- mode A: one operation --------------------------------------------- */
+
+typedef struct {
+  coll_libop op;               /* operator that ran */
+  sim_time_ps time_ps;         /* total latency incl. library costs below */
+  sim_time_ps alg_ps;          /* operator on the fabric */
+  sim_time_ps sync_ps;         /* synchronisation part of alg_ps */
+  sim_time_ps staging_ps;      /* copy time on the critical path */
+  uint64_t staging_bytes;      /* per rank */
+  int staging_rounds;
+  sim_time_ps reg_ps;          /* registration on the critical path */
+  sim_time_ps core_makespan_ps;/* partitioned per-core work (full mesh) */
+  double core_spread;          /* (max - min) / max over active cores */
+  sim_time_ps sdma_submit_ps;
+  double core_occupancy_us;    /* core-microseconds the op keeps NPU cores busy */
+  double busbw_GBps;           /* nccl-tests convention */
+} coll_library_cost;
+
+/* Cost of one op of type `type` with per-rank payload M (AllGather: the
+ * shard; AllReduce/ReduceScatter/AllToAll: the buffer), for library p on
+ * fabric f.  op: the operator (use coll_library_default_op()).  reg_ps:
+ * registration time to put on the critical path (0: mapped; see
+ * coll_library_jit_ps).  Supported types: all-gather, reduce-scatter,
+ * all-reduce, all-to-all, broadcast; others return FALSE. */
+gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_fabric *f, et_coll_type type,
+                              uint64_t m, coll_libop op, sim_time_ps reg_ps, coll_library_cost *out);
+/* Large-message full-mesh deficit g_inf(N) = g_inf0 + slope * log2(N/32),
+ * clamped to [0, 0.99] (§5.2). */
+double coll_library_g_inf(const coll_library_params *p, int n);
+coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
+const char *coll_libop_name(coll_libop op);
+
+/* ---- registration (reference §4) --------------------------------------- */
+
+/* One mapper job: t_imp + t_map0 + ceil(S / page) * t_pte. */
+sim_time_ps coll_library_job_ps(const coll_library_params *p, uint64_t bytes);
+/* JIT critical path for one rank of an n-rank group:
+ * t_exp + t_meta + (n - 1) * job(S). */
+sim_time_ps coll_library_jit_ps(const coll_library_params *p, uint64_t bytes, int n);
+/* Export + import part of it: t_exp + (n - 1) * t_imp. */
+sim_time_ps coll_library_jit_handle_ps(const coll_library_params *p, int n);
+/* RDMA-style registration: k_rdma * jit (t_meta excluded). */
+sim_time_ps coll_library_rdma_ps(const coll_library_params *p, uint64_t bytes, int n);
+
+/* Blocked-time distribution: count, sum, max and a log2 histogram of
+ * blocked nanoseconds (bucket i: [2^i, 2^(i+1)) ns; bucket 0 also < 1 ns). */
+#define COLL_LIBRARY_HIST 48
+typedef struct {
+  uint64_t ops;                 /* member-ops that went through registration */
+  uint64_t hits;                /* readiness-barrier hits (blocked > 0) */
+  sim_time_ps blocked_sum_ps, blocked_max_ps;
+  uint64_t hist[COLL_LIBRARY_HIST];
+  uint64_t jit_misses;          /* JIT cache misses (registration on the path) */
+  sim_time_ps reg_critical_ps;  /* registration time on the critical path, summed */
+  uint64_t jobs;                /* mapper jobs served */
+  uint64_t remaps;              /* synthetic remaps drawn */
+  uint64_t staging_bytes;       /* copy traffic, all ranks */
+  sim_time_ps staging_ps;       /* copy time on the critical path, summed over members */
+  double core_occupancy_us;     /* summed over ops (mode A estimate per op) */
+  uint64_t ops_total;           /* collectives seen */
+} coll_library_stats;
+
+/* Percentile q (0..1) of the blocked times of hits, from the histogram:
+ * the upper edge of the bucket holding it (an upper bound within 2x). */
+sim_time_ps coll_library_stats_blocked_pct(const coll_library_stats *s, double q);
+void coll_library_stats_add_blocked(coll_library_stats *s, sim_time_ps blocked);
+
+/* Registration state of a run: per rank one FIFO mapper (page-table lock),
+ * per (buffer, rank) the time its mappings are ready.  Buffers are opaque
+ * 64-bit keys.  Memory: O(ranks + buffers * members). */
+typedef struct coll_library_reg coll_library_reg;
+coll_library_reg *coll_library_reg_new(const coll_library_params *p, int n_ranks_total);
+void coll_library_reg_free(coll_library_reg *r);
+/* The buffer is (re)allocated or remapped at time t on every member of
+ * its group (ROA enqueues the n-1 map jobs per member at t + t_exp +
+ * t_meta; other modes just invalidate the mappings).  ranks: global. */
+void coll_library_reg_alloc(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks, int n,
+                            sim_time_ps t);
+/* Communicational use of the buffer by member `member` (global rank
+ * `rank`) of an n-member group at time t: returns the time the op may
+ * start on that rank (>= t).  JIT: a cache miss (unmapped, or another
+ * size) queues the n - 1 map jobs now, t_exp + t_meta later; ROA: the
+ * Phase-2 barrier waits for the queued jobs, plus t_chk.  Updates stats. */
+sim_time_ps coll_library_reg_use(coll_library_reg *r, uint64_t buffer, uint64_t bytes, int member, int rank,
+                                 int n, sim_time_ps t, coll_library_stats *stats);
+/* Synthetic lifecycle (reference §4.1): before a use at time t of a
+ * buffer: on its first use it is allocated gap_min earlier (clamped at 0);
+ * on later uses it is remapped with probability p_remap, gap ~
+ * U[gap_remap_lo, gap_remap_hi] earlier (or at the previous use, if later).
+ * The draw depends only on (seed, buffer, use index), so it does not
+ * depend on event order.  Returns TRUE when an (re)allocation happened. */
+gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks,
+                                    int n, sim_time_ps t, coll_library_stats *stats);
+
+/* ---- core partitioning (reference §6) ---------------------------------- */
+
+typedef struct {
+  int peer;              /* member index of the peer */
+  coll_tier tier;
+  uint64_t bytes;
+} coll_library_peer_load;
+
+typedef struct {
+  sim_time_ps makespan_ps;   /* max core load */
+  sim_time_ps min_ps;        /* min load over active cores */
+  double spread;             /* (max - min) / max over active cores */
+  int active;                /* cores with work */
+  uint64_t units;
+  sim_time_ps policy_ps;     /* k_pol * (U log2 U + U log2 C) */
+} coll_library_partition;
+
+/* Assigns the per-peer loads to `cores` cores: LPT with fan-out cap
+ * (balanced) or the naive fixed core group per peer.  Cost O(U * C) time,
+ * O(U + C) memory for U units. */
+void coll_library_partition_run(const coll_library_params *p, const coll_library_fabric *f,
+                                const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
+                                coll_library_partition *out);
+/* Unit cost: alpha_t + s / (beta_t / c_sat). */
+sim_time_ps coll_library_unit_ps(const coll_library_params *p, const coll_library_fabric *f, coll_tier t,
+                                 uint64_t bytes);
+
+/* MoE dispatch from member `src` (reference §6 R-PART-1): T tokens, top-k
+ * of E experts placed contiguously on the n members, Zipf popularity s
+ * over a random permutation, one copy per distinct destination member
+ * (self excluded); token_bytes each.  Writes n - 1 loads.  Deterministic
+ * in seed.  O(T * k * log E). */
+void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens, int top_k, int experts,
+                               double zipf_s, uint64_t token_bytes, uint64_t seed, coll_library_peer_load *out);
+
+/* Deterministic 64-bit mixer (splitmix64) and uniform double in [0, 1). */
+uint64_t coll_library_mix(uint64_t x);
+double coll_library_uniform(uint64_t *state);
+
+G_END_DECLS
+#endif
