@@ -4,6 +4,7 @@
 #include "collectives/coll.h"
 #include "frontends/fe.h"
 #include "frontends/xla.h"
+#include "studies/study.h"
 #include "topologies/topo.h"
 
 #include <locale.h>
@@ -30,6 +31,10 @@ static const wisp_command commands[] = {
   {"inspect", cmd_inspect, "summarise profiler traces (Kineto JSON, XLA XPlane/JSON): ranks, kernels, collectives, groups"},
   {"convert", cmd_convert, "convert profiler traces to Chakra ET files (+ comm_group.json)"},
   {"simulate", wisp_cmd_simulate, "replay a workload (Chakra ET, Kineto or XLA traces) on a network"},
+  {"utility", wisp_cmd_utility, "what-if: utility of doubling each network resource"},
+  {"sweep", wisp_cmd_sweep, "what-if: sweep cluster parameters (grid or zip), CSV + JSON lines"},
+  {"sweep-merge", wisp_cmd_sweep_merge, "merge the shards of a sharded sweep"},
+  {"diff", wisp_cmd_diff, "per rank, group and op-type deltas between two reports"},
   {"topo", wisp_cmd_topo, "print a resolved network topology (--dot for Graphviz)"},
   {"collbench", wisp_cmd_collbench, "nccl-tests-style table of simulated collectives"},
   {NULL, NULL, NULL},

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run-demo.sh WISP_BINARY: the main job of the quick start.  Generates the
-# bundled example workload (16 ranks, TP4 x PP2 x DP2) and runs a what-if
-# study on it: which network resource, doubled, shortens the step most?
+# bundled example workload (16 ranks, TP4 x PP2 x DP2; see
+# examples/make_example.c) and runs a what-if study on it: which network
+# resource, doubled, shortens the training step most?
 set -eu
 wisp=${1:-build/wisp}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,6 +10,14 @@ bindir=$(cd "$(dirname "$wisp")" && pwd)
 out=${WISP_DEMO_DIR:-$bindir/demo}
 mkdir -p "$out/workload"
 "$bindir/examples/make_example" "$out/workload" llm
-echo "wisp demo: example workload written to $out/workload (llm.0.et ... llm.15.et, comm_group.json)"
-"$wisp" simulate "$out/workload/llm" --network "$here/cluster-2node.yaml" --json "$out/baseline.json" --max-rows 16
-echo "wisp demo: report written to $out/baseline.json"
+echo "== example workload: $out/workload/llm.{0..15}.et + comm_group.json"
+echo "== baseline replay on examples/cluster-2node.yaml (2 nodes x 8 GPUs)"
+"$wisp" simulate "$out/workload/llm" --network "$here/cluster-2node.yaml" --json "$out/baseline.json" \
+  --timeline "$out/timeline.json" --max-rows 16
+echo
+echo "== what-if: utility of doubling each resource"
+"$wisp" utility "$out/workload/llm" --cluster "$here/cluster-2node.yaml" --json "$out/utility.json" \
+  --svg "$out/utility.svg"
+echo
+echo "wisp demo: results in $out: baseline.json (report), timeline.json (open in ui.perfetto.dev),"
+echo "           utility.json and utility.svg (the study)"
