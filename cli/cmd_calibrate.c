@@ -66,8 +66,9 @@ static gboolean check_points(const cal_fit *f, const et_workload *w, const topo 
 
 int wisp_cmd_calibrate(int argc, char **argv)
 {
-  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *model = NULL;
-  gboolean summary = FALSE, no_baseline = FALSE;
+  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *model = NULL, *replicate = NULL;
+  gboolean summary = FALSE, no_baseline = FALSE, strict = FALSE;
+  int step = -1;
   GOptionEntry entries[] = {
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster,
      "cluster preset or config whose shape the output keeps (default dgx-h100)", "PRESET|CONFIG"},
@@ -81,6 +82,10 @@ int wisp_cmd_calibrate(int argc, char **argv)
      NULL},
     {"network-model", 0, 0, G_OPTION_ARG_STRING, &model,
      "tier for the checks and the baseline replay: analytical (default) or flow", "TIER"},
+    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
+     "Kineto: synthesize ranks without a trace from these traced ranks (symmetric assumption)", "RANKS"},
+    {"step", 0, 0, G_OPTION_ARG_INT, &step, "Kineto: ProfilerStep to use (default: the frontend's choice)", "N"},
+    {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "matching problems in the trace are errors", NULL},
     {NULL},
   };
   GError *error = NULL;
@@ -125,8 +130,12 @@ int wisp_cmd_calibrate(int argc, char **argv)
     goto out;
   }
   int n_files = 0;
+  wisp_load_options lo = WISP_LOAD_OPTIONS_INIT;
+  lo.build_flags = strict ? ET_BUILD_STRICT : 0;
+  lo.replicate_from = replicate;
+  lo.step = step;
   if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
-      (w = wisp_load_workload(argv[1], 0, &error)) == NULL ||
+      (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL ||
       (v = study_cluster_open(cluster ? cluster : "dgx-h100", w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
       !cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
       (f = cal_fit_workload(w, &opt, &error)) == NULL) {
@@ -152,8 +161,8 @@ int wisp_cmd_calibrate(int argc, char **argv)
              topo_variant_dim_name(v, rf->dim), rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
              rf->bw_Bps / 1e9, rf->rms_after_pct);
     else
-      printf("refit (%s, tier %s): the simulator reproduces the model (%.3f %% rms on %d distinct collectives); "
-             "link values kept\n", cal_class_name((cal_class)c), topo_variant_dim_name(v, rf->dim),
+      printf("refit (%s, tier %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
+             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), topo_variant_dim_name(v, rf->dim),
              rf->rms_before_pct, rf->points);
   }
   GString *hdr = g_string_new(NULL);
@@ -233,5 +242,6 @@ out:
   g_free(loss);
   g_free(json);
   g_free(model);
+  g_free(replicate);
   return status;
 }

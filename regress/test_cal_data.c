@@ -181,8 +181,8 @@ static void test_hta_nccl(void)
   g_assert_no_error(error);
   g_assert_cmpint(w->n_ranks, ==, 2);
   /* The trace's broadcast kernels carry no root (no `Src Rank` arg), and
-   * the replay asserts on a rooted collective without one (reported to the
-   * lead).  DDP broadcasts from rank 0, so root 0 is assumed here. */
+   * the replay refuses a rooted collective without one.  DDP broadcasts
+   * from rank 0, so root 0 is assumed here. */
   int patched = 0;
   for (int r = 0; r < w->n_ranks; r++)
     for (uint32_t k = 0; k < w->ranks[r]->n_comms; k++) {
