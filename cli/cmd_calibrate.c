@@ -64,6 +64,33 @@ static gboolean check_points(const cal_fit *f, const et_workload *w, const topo 
   return TRUE;
 }
 
+/* Replays w with every bandwidth of the calibrated config x0.9 and x1.1
+ * and prints the step change, so users see whether the step depends on
+ * the network at all.  Two more replays. */
+static gboolean print_sensitivity(const et_workload *w, const topo *t, const sim_replay_options *ro,
+                                  sim_time_ps base, FILE *out, GError **error)
+{
+  static const double factors[2] = { 0.9, 1.1 };
+  double pct[2];
+  for (int k = 0; k < 2; k++) {
+    topo_variant *v = topo_variant_new(t);
+    topo *tv = NULL;
+    sim_result *r = NULL;
+    gboolean ok = topo_variant_scale_bw(v, -1, factors[k], error) && (tv = topo_variant_build(v, error)) != NULL &&
+                  (r = sim_replay_run(w, tv, ro, error)) != NULL;
+    if (ok)
+      pct[k] = base > 0 ? 100.0 * (double)(r->step_time - base) / (double)base : 0.0;
+    sim_result_free(r);
+    topo_free(tv);
+    topo_variant_free(v);
+    if (!ok)
+      return FALSE;
+  }
+  fprintf(out, "sensitivity: every bandwidth x0.9 -> step %+.3f %%, x1.1 -> step %+.3f %%%s\n", pct[0], pct[1],
+          fabs(pct[0]) < 1.0 && fabs(pct[1]) < 1.0 ? " (the step hardly depends on the network)" : "");
+  return TRUE;
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *model = NULL, *replicate = NULL;
@@ -202,6 +229,10 @@ int wisp_cmd_calibrate(int argc, char **argv)
       goto out;
     }
     cal_print_baseline(res, w, stdout);
+    if (!print_sensitivity(w, t, &ro, res->step_time, stdout, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
   }
   if (json) {
     wisp_afile *af = wisp_afile_open(json, &error);
