@@ -7,8 +7,10 @@
 
 int wisp_cmd_utility(int argc, char **argv)
 {
-  char *cluster = NULL, *resources = NULL, *json = NULL, *model = NULL, *algo = NULL, *svg = NULL;
-  int compute_slots = 1;
+  char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL;
+  wisp_cli_common common;
+  GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
+  wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset name (see doc/studies.md) or config file", "PRESET|CONFIG"},
     {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "CONFIG"},
@@ -16,14 +18,12 @@ int wisp_cmd_utility(int argc, char **argv)
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER (default all)", "LIST"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
-    {"network-model", 0, 0, G_OPTION_ARG_STRING, &model, "fidelity tier: analytical or flow (default: the config's)", "TIER"},
-    {"algo", 0, 0, G_OPTION_ARG_STRING, &algo, "force one collective algorithm", "ALGO"},
-    {"compute-slots", 0, 0, G_OPTION_ARG_INT, &compute_slots, "concurrent compute nodes per rank (default 1)", "N"},
     {NULL},
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD - utility of doubling each network resource");
   g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
       "Utility(r) = (T - T_2x(r)) / T x 100 %, T the simulated baseline step time.\n"
       "Example: wisp utility build/demo/workload/llm --cluster examples/cluster-2node.yaml");
@@ -43,18 +43,15 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
-  sim_replay_options opt = {.compute_slots = compute_slots > 0 ? (unsigned)compute_slots : 1};
-  if (model && !(opt.has_tier = net_tier_from_name(model, &opt.tier))) {
-    fprintf(stderr, "wisp utility: unknown --network-model '%s' (use analytical or flow)\n", model);
+  sim_replay_options opt = {0};
+  wisp_load_options lo;
+  if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
+    fprintf(stderr, "wisp utility: %s\n", error->message);
+    g_clear_error(&error);
     status = 2;
     goto out;
   }
-  if (algo && !(opt.has_algo = coll_algo_from_name(algo, &opt.algo))) {
-    fprintf(stderr, "wisp utility: unknown --algo '%s'\n", algo);
-    status = 2;
-    goto out;
-  }
-  w = wisp_load_workload(argv[1], 0, &error);
+  w = wisp_load_workload_full(argv[1], &lo, &error);
   if (w == NULL || (base = study_cluster_open(cluster, w->n_ranks, &path, NULL, &error)) == NULL ||
       (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
@@ -91,8 +88,7 @@ out:
   g_free(cluster);
   g_free(resources);
   g_free(json);
-  g_free(model);
-  g_free(algo);
+  wisp_cli_common_clear(&common);
   g_free(svg);
   return status;
 }

@@ -97,3 +97,71 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
   }
   return et_workload_load(path, build_flags, error);
 }
+
+void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
+{
+  memset(c, 0, sizeof(*c));
+  c->step = -1;
+  c->compute_slots = 1;
+  const GOptionEntry list[WISP_CLI_COMMON_ENTRIES] = {
+    {"network-model", 0, 0, G_OPTION_ARG_STRING, &c->model, "fidelity tier: analytical or flow (default: the config's model)", "TIER"},
+    {"algo", 0, 0, G_OPTION_ARG_STRING, &c->algo, "force one collective algorithm (ring, direct, halving_doubling, ...)", "ALGO"},
+    {"compute-slots", 0, 0, G_OPTION_ARG_INT, &c->compute_slots, "concurrent compute nodes per rank (default 1)", "N"},
+    {"deps", 0, 0, G_OPTION_ARG_STRING, &c->deps, "Chakra edges to honour: both (default, like FeederV3) or data (V1 feeder)", "both|data"},
+    {"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict, "repairable input problems (dangling edges, unmatched or unsized collectives) are errors", NULL},
+    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
+    {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {NULL},
+  };
+  memcpy(e, list, sizeof(list));
+}
+
+gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
+                                 GError **error)
+{
+  wisp_load_options l = WISP_LOAD_OPTIONS_INIT;
+  l.build_flags = c->strict ? ET_BUILD_STRICT : 0;
+  if (c->deps && strcmp(c->deps, "data") == 0) {
+    l.build_flags |= ET_BUILD_DATA_DEPS_ONLY;
+  } else if (c->deps && strcmp(c->deps, "both") != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--deps takes 'both' or 'data', not '%s'", c->deps);
+    return FALSE;
+  }
+  l.replicate_from = c->replicate_from;
+  l.step = c->step;
+  *lo = l;
+  if (c->compute_slots < 1) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compute-slots must be at least 1");
+    return FALSE;
+  }
+  ro->compute_slots = (unsigned)c->compute_slots;
+  if (c->model) {
+    if (!net_tier_from_name(c->model, &ro->tier)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --network-model '%s' (use analytical or flow)",
+                  c->model);
+      return FALSE;
+    }
+    ro->has_tier = TRUE;
+  }
+  if (c->algo) {
+    if (!coll_algo_from_name(c->algo, &ro->algo)) {
+      GString *names = g_string_new(NULL);
+      for (int a = 0; a < COLL_ALGO_COUNT; a++)
+        g_string_append_printf(names, "%s%s", a ? ", " : "", coll_algo_name((coll_algo)a));
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --algo '%s' (use one of %s)", c->algo, names->str);
+      g_string_free(names, TRUE);
+      return FALSE;
+    }
+    ro->has_algo = TRUE;
+  }
+  return TRUE;
+}
+
+void wisp_cli_common_clear(wisp_cli_common *c)
+{
+  g_free(c->deps);
+  g_free(c->replicate_from);
+  g_free(c->model);
+  g_free(c->algo);
+  memset(c, 0, sizeof(*c));
+}

@@ -5,6 +5,7 @@
 #define WISP_LOAD_H
 
 #include "chakra/et_graph.h"
+#include "simcore/sim_replay.h"
 
 G_BEGIN_DECLS
 
@@ -18,6 +19,24 @@ typedef struct {
 
 et_workload *wisp_load_workload(const char *path, unsigned build_flags, GError **error);
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *opt, GError **error);
+
+/* Options every workload-replaying command shares (simulate, utility):
+ * input  --deps both|data, --strict, --replicate-from R[,R], --step N;
+ * replay --network-model analytical|flow, --algo ALGO, --compute-slots N. */
+typedef struct {
+  char *deps, *replicate_from, *model, *algo;
+  gboolean strict;
+  int step, compute_slots;
+} wisp_cli_common;
+
+#define WISP_CLI_COMMON_ENTRIES 8
+/* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
+ * for g_option_context_add_main_entries and sets the defaults in c. */
+void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
+/* Checks the values; fills the loader and replay options. */
+gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
+                                 GError **error);
+void wisp_cli_common_clear(wisp_cli_common *c);
 
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);

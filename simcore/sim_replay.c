@@ -103,6 +103,7 @@ struct replay {
   GPtrArray *p2p_ops;       /* p2p_op*, cookie = index */
   GHashTable **member_index;/* per group: rank -> member index + 1 */
   GArray *comms;
+  uint64_t assumed_roots;
   GError *error;
 };
 
@@ -309,8 +310,16 @@ static void issue_collective(rank_state *rs, uint32_t i)
     memcpy(ci->splits + (size_t)member * ci->n, g->splits + c->split, sizeof(uint64_t) * ci->n);
   if (++ci->arrived < ci->n)
     return;
-  /* Every member has issued: the collective starts now. */
+  /* Every member has issued: the collective starts now.  A rooted
+   * collective whose trace did not record the root (Kineto rarely does)
+   * runs with the group's first member as root; the run counts these. */
   ci->start = sim_now(rp->sim);
+  gboolean rooted = ci->type == ET_COLL_BROADCAST || ci->type == ET_COLL_REDUCE || ci->type == ET_COLL_GATHER ||
+                    ci->type == ET_COLL_SCATTER;
+  if (rooted && ci->root < 0) {
+    ci->root = ci->grp ? ci->grp->ranks[0] : 0;
+    rp->assumed_roots++;
+  }
   coll_desc d = {
     .type = ci->type, .bytes = ci->bytes,
     .ranks = ci->grp ? ci->grp->ranks : rp->world_ranks, .n_ranks = ci->n,
@@ -708,6 +717,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     res->comms = rp.comms;
     rp.comms = NULL;
     res->events = sim_events_processed(rp.sim);
+    res->assumed_roots = rp.assumed_roots;
     res->wall_seconds = wall;
     res->tier = tier;
     res->n_links = topo_n_links(t);

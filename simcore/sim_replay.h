@@ -89,6 +89,7 @@ typedef struct {
   GArray *comms;           /* sim_comm_record, ordered by (end, rank, node) */
   sim_time_ps step_time;   /* max finish over ranks */
   uint64_t events;
+  uint64_t assumed_roots;  /* rooted collectives without a recorded root: first member used */
   double wall_seconds;
   net_tier tier;
   uint32_t n_links;

@@ -144,6 +144,7 @@ gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const 
   else
     wisp_json_string(&j, "measured_step_ns", NULL);
   wisp_json_uint(&j, "events", r->events);
+  wisp_json_uint(&j, "assumed_roots", r->assumed_roots);
 
   wisp_json_begin_array(&j, "ranks");
   for (int k = 0; k < r->n_ranks; k++) {
@@ -273,6 +274,9 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   char *st = wisp_format_time(r->step_time);
   char buf[32];
   fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);
+  if (r->assumed_roots > 0)
+    fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
+            "first member of its group\n", r->assumed_roots);
   g_free(st);
   uint32_t *top = NULL;
   uint32_t n_top = r->link_bytes && r->n_links == topo_n_links(t) ? busiest_links(r, t, 5, &top) : 0;
