@@ -21,6 +21,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "collectives/coll_internal.h"
@@ -69,6 +70,11 @@ struct coll_run {
   int *chunks_left;
   int members_left;
   coll_xfer *scratch; /* 2 * n */
+  /* Library model (NULL for nccl): per member, held until its
+   * registration/staging/SDMA pre-delay is over; start time. */
+  uint8_t *held;
+  sim_time_ps *t_begin;
+  uint64_t copy_out;  /* staging copy-out bytes per member */
 };
 
 typedef struct {
@@ -87,6 +93,8 @@ struct coll_lib {
   uint32_t n_xr, cap_xr, free_xr;
   GArray *work;         /* slots to advance */
   gboolean kicking;
+  coll_library_reg *reg;      /* registration state (JIT/ROA), else NULL */
+  coll_library_stats lstats;  /* library statistics */
 };
 
 #define XR_NONE UINT32_MAX
@@ -103,6 +111,8 @@ coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy)
     c->pol.chunks = 1;
   c->free_xr = XR_NONE;
   c->work = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  if (c->pol.lib.reg == COLL_REG_JIT || c->pol.lib.reg == COLL_REG_ROA)
+    c->reg = coll_library_reg_new(&c->pol.lib, topo_n_ranks(c->t));
   return c;
 }
 
@@ -116,6 +126,8 @@ static void run_free(coll_run *r)
   g_free(r->recv);
   g_free(r->chunks_left);
   g_free(r->scratch);
+  g_free(r->held);
+  g_free(r->t_begin);
   g_free(r);
 }
 
@@ -132,6 +144,7 @@ void coll_lib_free(coll_lib *c)
   }
   g_free(c->xr);
   g_array_free(c->work, TRUE);
+  coll_library_reg_free(c->reg);
   g_free(c);
 }
 
@@ -235,6 +248,31 @@ static coll_algo policy_algo(const coll_policy *pol, coll_prim prim, int tdim)
   return pol->algo[prim][i];
 }
 
+/* The operator a library uses where the config names none (reference
+ * §5.1): stratacl full-mesh remote-slice loads (`direct`); hccl and
+ * hccl-zerocopy ring for all-gather/reduce-scatter and halving-doubling
+ * for all-reduce on powers of two [ASSUMPTION], ring otherwise; nccl the
+ * tuner. */
+static coll_algo library_algo(const coll_library_params *lib, coll_prim p, int q)
+{
+  switch (lib->kind) {
+  case COLL_LIBRARY_STRATACL:
+    if (p == COLL_PRIM_ALL_REDUCE || p == COLL_PRIM_REDUCE_SCATTER || p == COLL_PRIM_ALL_GATHER ||
+        p == COLL_PRIM_ALL_TO_ALL || p == COLL_PRIM_ALL_TO_ALLV)
+      return COLL_ALGO_DIRECT;
+    return COLL_ALGO_AUTO;
+  case COLL_LIBRARY_HCCL:
+  case COLL_LIBRARY_HCCL_ZEROCOPY:
+    if (p == COLL_PRIM_ALL_REDUCE)
+      return (q & (q - 1)) == 0 ? COLL_ALGO_HALVING_DOUBLING : COLL_ALGO_RING;
+    if (p == COLL_PRIM_REDUCE_SCATTER || p == COLL_PRIM_ALL_GATHER)
+      return COLL_ALGO_RING;
+    return COLL_ALGO_AUTO;
+  default:
+    return COLL_ALGO_AUTO;
+  }
+}
+
 /* An explicit choice that does not apply (wrong primitive, NVLS off a
  * switch dimension, `hierarchical` for a single phase) falls back to the
  * tuner; the report names the algorithm that actually ran. */
@@ -242,6 +280,8 @@ static coll_algo resolve(const coll_policy *pol, coll_prim phase_prim, coll_prim
                          topo_kind kind, int q, uint64_t bytes, gboolean shared)
 {
   coll_algo a = policy_algo(pol, req_prim, tdim);
+  if (a == COLL_ALGO_AUTO)
+    a = library_algo(&pol->lib, phase_prim, q);
   if (a == COLL_ALGO_NVLS && kind != TOPO_KIND_SWITCH)
     a = COLL_ALGO_AUTO;
   if (a != COLL_ALGO_AUTO && a != COLL_ALGO_HIERARCHICAL && coll_algo_supports(a, phase_prim))
@@ -446,6 +486,46 @@ static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
   return TRUE;
 }
 
+static void run_finish(coll_lib *c, coll_run *r);
+
+/* Library post-delay of member m when its transfers are over: staging
+ * copy-out, SDMA slowdown (eps * the member's transfer time) and, in
+ * completion mode II, the notification.  Also books core occupancy. */
+static sim_time_ps member_post_delay(coll_run *r, int m)
+{
+  if (r->t_begin == NULL)
+    return 0;
+  coll_lib *c = r->lib;
+  const coll_library_params *lp = &c->pol.lib;
+  sim_time_ps post = 0;
+  if (r->copy_out > 0) {
+    sim_time_ps cp = wisp_transfer_ps(r->copy_out, lp->b_copy);
+    post += cp - (sim_time_ps)llround((double)cp * lp->overlap);
+  }
+  sim_time_ps elapsed = sim_now(c->sim) - r->t_begin[m];
+  if (lp->sdma) {
+    post += (sim_time_ps)llround((double)elapsed * lp->eps_sdma) + (lp->sdma_poll ? 0 : lp->t_notify);
+    if (lp->sdma_poll)
+      c->lstats.core_occupancy_us += (double)lp->c_poll * (double)(elapsed + post) / 1e6;
+  } else {
+    c->lstats.core_occupancy_us += (double)lp->cores * (double)elapsed / 1e6;
+  }
+  c->lstats.staging_ps += post > 0 && r->copy_out > 0 ? wisp_transfer_ps(r->copy_out, lp->b_copy) : 0;
+  return post;
+}
+
+static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  coll_lib *c = r->lib;
+  r->members_left--;
+  if (r->done != NULL)
+    r->done(c->sim, r->ctx, r->cookie, (int)arg);
+  if (r->members_left == 0)
+    run_finish(c, r);
+}
+
 /* Advances slot s as far as it can go; returns TRUE when the whole
  * collective has finished. */
 static gboolean slot_advance(coll_run *r, uint32_t s)
@@ -453,6 +533,8 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
   coll_lib *c = r->lib;
   coll_slot *sl = &r->slot[s];
   int ch = (int)(s % (uint32_t)r->n_chunks);
+  if (r->held != NULL && r->held[s / (uint32_t)r->n_chunks])
+    return FALSE;   /* the member has not passed its library pre-delay yet */
   for (;;) {
     uint32_t k = sl->cur;
     if (k >= r->n_steps)
@@ -490,6 +572,11 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
     if (sl->cur == r->n_steps) {
       int m = (int)(s / (uint32_t)r->n_chunks);
       if (--r->chunks_left[m] == 0) {
+        sim_time_ps post = member_post_delay(r, m);
+        if (post > 0) {
+          sim_schedule_after(c->sim, post, member_post_done, r, (uint64_t)m);
+          return FALSE;
+        }
         r->members_left--;
         if (r->done != NULL)
           r->done(c->sim, r->ctx, r->cookie, m);
@@ -567,6 +654,23 @@ static void reduce_done(sim_engine *sim, void *ctx, uint64_t arg)
     run_finish(r->lib, r);
 }
 
+/* Member m passed its library pre-delay: release its slots. */
+static void member_release(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  coll_lib *c = r->lib;
+  int m = (int)arg;
+  r->held[m] = 0;
+  r->t_begin[m] = sim_now(c->sim);
+  gboolean fin = FALSE;
+  for (int ch = 0; ch < r->n_chunks; ch++)
+    if (kick(c, r, (uint32_t)m * (uint32_t)r->n_chunks + (uint32_t)ch))
+      fin = TRUE;
+  if (fin)
+    run_finish(c, r);
+}
+
 static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
 {
   (void)sim;
@@ -585,6 +689,10 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
     run_finish(c, r);
     return;
   }
+  if (r->held != NULL)
+    for (int m = 0; m < r->n; m++)
+      if (!r->held[m])
+        r->t_begin[m] = sim_now(c->sim);
   for (uint32_t s = 0; s < n_slots; s++)
     if (kick(c, r, s))
       fin = TRUE;
@@ -638,6 +746,78 @@ gboolean coll_desc_check(const topo *t, const coll_desc *d, GError **error)
   }
   g_free(seen);
   return ok;
+}
+
+/* Identity of a buffer the replay did not name: (type, bytes, group).
+ * O(n). */
+static uint64_t derived_buffer(const coll_desc *d)
+{
+  uint64_t h = coll_library_mix((uint64_t)d->type * 1000003u ^ d->bytes);
+  for (int i = 0; i < d->n_ranks; i++)
+    h = coll_library_mix(h ^ (uint64_t)(uint32_t)d->ranks[i]);
+  return h | 1u; /* never 0 */
+}
+
+/* The library's per-member pre-delays (registration, staging copy-in,
+ * SDMA submission), decided when the collective starts; members with a
+ * delay are held and released by an event.  O(n) plus the registration
+ * bookkeeping; nothing for nccl. */
+static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_info *info)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  if (lp->kind == COLL_LIBRARY_NCCL)
+    return;
+  c->lstats.ops_total++;
+  if (r->n_steps == 0 || r->n < 2)
+    return;
+  sim_time_ps now = sim_now(c->sim);
+  uint64_t in_b = 0, out_b = 0, per_peer = 0;
+  uint64_t m = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : d->bytes;
+  coll_library_io_bytes(d->type, m, r->n, &in_b, &out_b, &per_peer);
+  r->held = g_new0(uint8_t, r->n);
+  r->t_begin = g_new0(sim_time_ps, r->n);
+  sim_time_ps pre_common = 0;
+  if (lp->reg == COLL_REG_STAGING) {
+    sim_time_ps cp = wisp_transfer_ps(in_b, lp->b_copy);
+    pre_common += cp - (sim_time_ps)llround((double)cp * lp->overlap);
+    r->copy_out = out_b;
+    uint64_t bytes = (in_b + out_b) * (uint64_t)r->n;
+    c->lstats.staging_bytes += bytes;
+    c->lstats.staging_ps += (sim_time_ps)r->n * wisp_transfer_ps(in_b, lp->b_copy);
+    if (info)
+      info->staging_bytes = bytes;
+  }
+  if (lp->sdma) {
+    uint64_t n_desc = (uint64_t)(r->n - 1) * (per_peer == 0 ? 1 : (per_peer - 1) / lp->desc_bytes + 1);
+    uint64_t rounds = (n_desc + (uint64_t)lp->cores - 1) / (uint64_t)lp->cores;
+    sim_time_ps sub = (sim_time_ps)rounds * lp->t_desc + lp->t_db;
+    pre_common += sub;
+    c->lstats.core_occupancy_us += (double)lp->cores * (double)sub / 1e6 * (double)r->n;
+  }
+  uint64_t buf = d->buffer != 0 ? d->buffer : derived_buffer(d);
+  if (c->reg != NULL) {
+    if (d->alloc_known)
+      coll_library_reg_known(c->reg, buf, per_peer, r->ranks, r->n, d->alloc_time, &c->lstats);
+    else
+      coll_library_reg_synthetic(c->reg, buf, per_peer, r->ranks, r->n, now, &c->lstats);
+  }
+  for (int i = 0; i < r->n; i++) {
+    sim_time_ps pre = pre_common;
+    if (c->reg != NULL) {
+      uint64_t hits0 = c->lstats.hits, miss0 = c->lstats.jit_misses;
+      sim_time_ps w = coll_library_reg_use(c->reg, buf, per_peer, i, r->ranks[i], r->n, now, &c->lstats) - now;
+      pre += w;
+      if (info) {
+        info->reg_max_ps = MAX(info->reg_max_ps, w);
+        info->barrier_hits += (int)(c->lstats.hits - hits0);
+        info->jit_misses += (int)(c->lstats.jit_misses - miss0);
+      }
+    }
+    if (pre > 0) {
+      r->held[i] = 1;
+      sim_schedule_after(c->sim, pre, member_release, r, (uint64_t)i);
+    }
+  }
 }
 
 void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
@@ -722,6 +902,7 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
     info->algbw_bytes = coll_algbw_bytes(d->type, prim == COLL_PRIM_ALL_TO_ALLV ? a2av_max : d->bytes, r->n);
     info->busbw_factor = coll_busbw_factor(d->type, r->n);
   }
+  library_start(c, r, d, info);
   r->next = c->runs;
   if (c->runs)
     c->runs->prev = r;
@@ -729,8 +910,19 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
   sim_schedule_after(c->sim, 0, run_begin, r, 0);
 }
 
+const coll_library_stats *coll_lib_library_stats(const coll_lib *c)
+{
+  return &c->lstats;
+}
+
 gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *d,
                       sim_time_ps *time_ps, coll_info *info, GError **error)
+{
+  return coll_measure_lib(t, tier, policy, d, time_ps, info, NULL, error);
+}
+
+gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *d,
+                          sim_time_ps *time_ps, coll_info *info, coll_library_stats *stats, GError **error)
 {
   if (!coll_desc_check(t, d, error))
     return FALSE;
@@ -747,6 +939,8 @@ gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, c
                 "the %s collective did not finish (internal scheduling error)", coll_prim_name(prim));
   }
   *time_ps = sim_now(sim);
+  if (stats != NULL)
+    *stats = c->lstats;
   coll_lib_free(c);
   net_free(n);
   sim_engine_free(sim);

@@ -11,6 +11,7 @@
 #define WISP_COLL_H
 
 #include "chakra/et_graph.h"
+#include "collectives/coll_library.h"
 #include "net/net.h"
 
 G_BEGIN_DECLS
@@ -49,6 +50,11 @@ void coll_policy_set_chunks(coll_policy *p, int chunks);
 void coll_policy_set_reduce_bw(coll_policy *p, wisp_bw_Bps bw);
 /* Lets the tuner use in-switch reduction (NVLS) on switch dimensions. */
 void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on);
+/* The communication-library model (doc/libraries.md): read from the
+ * config's `library:` mapping by coll_policy_new_from_topo (default nccl:
+ * no library cost, behaviour unchanged).  The policy keeps a copy. */
+void coll_policy_set_library(coll_policy *p, const coll_library_params *lib);
+const coll_library_params *coll_policy_library(const coll_policy *p);
 
 typedef struct {
   et_coll_type type;
@@ -57,6 +63,15 @@ typedef struct {
   int n_ranks;
   int root;                /* global root rank for rooted collectives, else -1 */
   const uint64_t *splits;  /* ALL_TO_ALLV: n_ranks*n_ranks bytes, row = sender; else NULL */
+  /* Buffer lifecycle for the library model (optional; zero = unknown).
+   * buffer: identity of the communication buffer (e.g. a storage id);
+   * 0 derives one from (type, bytes, group).  alloc_known: alloc_time is
+   * when the buffer was (last) physically allocated or remapped (from
+   * memory events); otherwise the synthetic lifecycle of the library
+   * config applies. */
+  uint64_t buffer;
+  gboolean alloc_known;
+  sim_time_ps alloc_time;
 } coll_desc;
 
 /* What was run, for reports. */
@@ -65,6 +80,11 @@ typedef struct {
   uint64_t algbw_bytes;    /* S of nccl-tests' algbw for this collective */
   double busbw_factor;     /* nccl-tests' busbw factor for (type, n) */
   char detail[128];        /* the plan, e.g. "reduce_scatter:ring@x > all_reduce:direct@y > all_gather:ring@x" */
+  /* Library model (zero for nccl), known when coll_start returns: */
+  sim_time_ps reg_max_ps;  /* largest registration wait of a member (JIT miss or ROA barrier) */
+  int barrier_hits;        /* members blocked by the ROA readiness barrier */
+  int jit_misses;          /* members that registered just in time */
+  uint64_t staging_bytes;  /* copy-in + copy-out bytes, all members */
 } coll_info;
 
 typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int member);
@@ -79,6 +99,11 @@ void coll_lib_free(coll_lib *c);
 void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
                 coll_info *info);
 
+/* Library statistics accumulated over every collective started so far
+ * (registration on the critical path, barrier hits and blocked-time
+ * distribution, staging bytes, core occupancy); all zero for nccl. */
+const coll_library_stats *coll_lib_library_stats(const coll_lib *c);
+
 /* Validates a descriptor against the topology (members in range and
  * distinct, root a member for rooted types, splits for ALL_TO_ALLV, known
  * type); coll_start() asserts what this checks. */
@@ -88,6 +113,10 @@ gboolean coll_desc_check(const topo *t, const coll_desc *desc, GError **error);
  * returns its completion time (collbench, tests). */
 gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *desc,
                       sim_time_ps *time_ps, coll_info *info, GError **error);
+
+/* Like coll_measure with the library model's statistics (may be NULL). */
+gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *desc,
+                          sim_time_ps *time_ps, coll_info *info, coll_library_stats *stats, GError **error);
 
 /* `wisp collbench`: nccl-tests-shaped table of simulated collectives. */
 int wisp_cmd_collbench(int argc, char **argv);

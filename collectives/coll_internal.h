@@ -101,6 +101,7 @@ struct coll_policy {
   int chunks;                    /* pipelining chunks per collective, >= 1 */
   wisp_bw_Bps reduce_bw;         /* local reduction bandwidth, 0 = free */
   gboolean in_switch_reduction;  /* switch dimensions may reduce (NVLS) */
+  coll_library_params lib;       /* library model; kind nccl = none */
 };
 
 G_END_DECLS

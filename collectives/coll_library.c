@@ -823,6 +823,46 @@ static gboolean is_pow2(int n)
   return n > 0 && (n & (n - 1)) == 0;
 }
 
+gboolean coll_library_io_bytes(et_coll_type type, uint64_t m, int n, uint64_t *in_b, uint64_t *out_b,
+                               uint64_t *per_peer)
+{
+  uint64_t nn = n > 0 ? (uint64_t)n : 1;
+  switch (type) {
+  case ET_COLL_ALL_GATHER:
+  case ET_COLL_GATHER:
+    *in_b = m;
+    *out_b = nn * m;
+    *per_peer = m;
+    return TRUE;
+  case ET_COLL_SCATTER:
+    *in_b = nn * m;
+    *out_b = m;
+    *per_peer = m;
+    return TRUE;
+  case ET_COLL_REDUCE_SCATTER:
+  case ET_COLL_REDUCE_SCATTER_BLOCK:
+    *in_b = m;
+    *out_b = m / nn;
+    *per_peer = (m + nn - 1) / nn;
+    return TRUE;
+  case ET_COLL_ALL_REDUCE:
+  case ET_COLL_ALL_TO_ALL:
+  case ET_COLL_ALL_TO_ALLV:
+    *in_b = m;
+    *out_b = m;
+    *per_peer = (m + nn - 1) / nn;
+    return TRUE;
+  case ET_COLL_BROADCAST:
+  case ET_COLL_REDUCE:
+    *in_b = m;
+    *out_b = m;
+    *per_peer = m;
+    return TRUE;
+  default:
+    return FALSE;
+  }
+}
+
 gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_fabric *f, et_coll_type type,
                               uint64_t m, coll_libop op, sim_time_ps reg_ps, coll_library_cost *out)
 {
@@ -830,41 +870,14 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
   int n = f->n;
   if (n < 2)
     return FALSE;
-  uint64_t nn = (uint64_t)n;
-  uint64_t in_b, out_b;   /* per-rank user input / output bytes (staging) */
-  uint64_t per_peer;      /* bytes each member loads from each peer (full mesh) */
-  switch (type) {
-  case ET_COLL_ALL_GATHER:
-    in_b = m;
-    out_b = nn * m;
-    per_peer = m;
-    break;
-  case ET_COLL_REDUCE_SCATTER:
-  case ET_COLL_REDUCE_SCATTER_BLOCK:
-    in_b = m;
-    out_b = m / nn;
-    per_peer = (m + nn - 1) / nn;
-    break;
-  case ET_COLL_ALL_REDUCE:
-    in_b = m;
-    out_b = m;
-    per_peer = (m + nn - 1) / nn;
-    break;
-  case ET_COLL_ALL_TO_ALL:
-    in_b = m;
-    out_b = m;
-    per_peer = (m + nn - 1) / nn;
-    op = COLL_LIBOP_FULL_MESH; /* the only all-to-all operator of mode A */
-    break;
-  case ET_COLL_BROADCAST:
-    in_b = m;
-    out_b = m;
-    per_peer = m;
-    op = COLL_LIBOP_FULL_MESH;
-    break;
-  default:
+  uint64_t in_b, out_b, per_peer;
+  if (!coll_library_io_bytes(type, m, n, &in_b, &out_b, &per_peer))
     return FALSE;
-  }
+  if (type == ET_COLL_ALL_TO_ALL || type == ET_COLL_BROADCAST)
+    op = COLL_LIBOP_FULL_MESH; /* the only operator of mode A for these */
+  else if (type != ET_COLL_ALL_GATHER && type != ET_COLL_REDUCE_SCATTER &&
+           type != ET_COLL_REDUCE_SCATTER_BLOCK && type != ET_COLL_ALL_REDUCE)
+    return FALSE;
   if (op == COLL_LIBOP_RHD && (type != ET_COLL_ALL_REDUCE || !is_pow2(n)))
     op = COLL_LIBOP_RING;
   out->op = op;
@@ -969,12 +982,16 @@ sim_time_ps coll_library_stats_blocked_pct(const coll_library_stats *s, double q
 
 /* ---- registration state (§4.2-4.4) ------------------------------------- */
 
+/* Ready times may be negative (allocations before the trace's time 0). */
+#define REG_UNMAPPED INT64_MIN
+
 typedef struct {
   uint64_t bytes;
   int n;
+  sim_time_ps alloc_at;  /* last (re)allocation, -1 unknown */
   uint32_t uses;
   sim_time_ps last_use;
-  sim_time_ps *ready;   /* per member; -1: not mapped, not queued */
+  sim_time_ps *ready;   /* per member; REG_UNMAPPED: not mapped, not queued */
 } reg_buf;
 
 struct coll_library_reg {
@@ -996,7 +1013,11 @@ coll_library_reg *coll_library_reg_new(const coll_library_params *p, int n_ranks
   coll_library_reg *r = g_new0(coll_library_reg, 1);
   r->p = *p;
   r->n_ranks = n_ranks_total;
-  r->mapper_free = g_new0(sim_time_ps, n_ranks_total > 0 ? n_ranks_total : 1);
+  /* Mappers idle since "forever": synthetic allocations may lie before
+   * the trace's time 0 (buffers allocated before profiling began). */
+  r->mapper_free = g_new(sim_time_ps, n_ranks_total > 0 ? n_ranks_total : 1);
+  for (int i = 0; i < (n_ranks_total > 0 ? n_ranks_total : 1); i++)
+    r->mapper_free[i] = -(INT64_C(1) << 62);
   r->bufs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, reg_buf_free);
   return r;
 }
@@ -1018,9 +1039,10 @@ static reg_buf *reg_get(coll_library_reg *r, uint64_t buffer, uint64_t bytes, in
     b = g_new0(reg_buf, 1);
     b->n = n;
     b->bytes = bytes;
+    b->alloc_at = REG_UNMAPPED;
     b->ready = g_new(sim_time_ps, n);
     for (int i = 0; i < n; i++)
-      b->ready[i] = -1;
+      b->ready[i] = REG_UNMAPPED;
     uint64_t *k = g_new(uint64_t, 1);
     *k = buffer;
     g_hash_table_replace(r->bufs, k, b);
@@ -1046,11 +1068,12 @@ void coll_library_reg_alloc(coll_library_reg *r, uint64_t buffer, uint64_t bytes
   gboolean created;
   reg_buf *b = reg_get(r, buffer, bytes, n, &created);
   b->bytes = bytes;
+  b->alloc_at = t;
   for (int i = 0; i < n; i++) {
     if (r->p.reg == COLL_REG_ROA)
       b->ready[i] = reg_enqueue(r, ranks[i], n, bytes, t + r->p.t_exp + r->p.t_meta);
     else
-      b->ready[i] = -1;
+      b->ready[i] = REG_UNMAPPED;
   }
 }
 
@@ -1064,7 +1087,7 @@ sim_time_ps coll_library_reg_use(coll_library_reg *r, uint64_t buffer, uint64_t 
   g_assert(member >= 0 && member < n);
   stats->ops++;
   if (r->p.reg == COLL_REG_JIT) {
-    if (b->ready[member] >= 0 && b->bytes == bytes)
+    if (b->ready[member] != REG_UNMAPPED && b->bytes == bytes)
       return MAX(t, b->ready[member]);
     /* Cache miss: a new region (owner, va, bytes). */
     b->bytes = bytes;
@@ -1075,12 +1098,26 @@ sim_time_ps coll_library_reg_use(coll_library_reg *r, uint64_t buffer, uint64_t 
     return b->ready[member];
   }
   /* ROA: Phase-2 readiness barrier; never enqueued => enqueue now. */
-  if (b->ready[member] < 0)
+  if (b->ready[member] == REG_UNMAPPED)
     b->ready[member] = reg_enqueue(r, rank, n, bytes, t + r->p.t_exp + r->p.t_meta);
   sim_time_ps blocked = MAX(0, b->ready[member] - t);
   coll_library_stats_add_blocked(stats, blocked);
   stats->reg_critical_ps += blocked;
   return t + blocked + r->p.t_chk;
+}
+
+gboolean coll_library_reg_known(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks, int n,
+                                sim_time_ps t, coll_library_stats *stats)
+{
+  if (r->p.reg != COLL_REG_JIT && r->p.reg != COLL_REG_ROA)
+    return FALSE;
+  reg_buf *b = g_hash_table_lookup(r->bufs, &buffer);
+  if (b != NULL && b->n == n && b->alloc_at == t)
+    return FALSE;
+  coll_library_reg_alloc(r, buffer, bytes, ranks, n, t);
+  if (r->p.reg == COLL_REG_ROA)
+    stats->jobs += (uint64_t)n * (uint64_t)(n - 1);
+  return TRUE;
 }
 
 gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks,
@@ -1091,7 +1128,7 @@ gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64
   reg_buf *b = g_hash_table_lookup(r->bufs, &buffer);
   gboolean happened = FALSE;
   if (b == NULL || b->n != n) {
-    coll_library_reg_alloc(r, buffer, bytes, ranks, n, MAX(0, t - r->p.gap_min));
+    coll_library_reg_alloc(r, buffer, bytes, ranks, n, t - r->p.gap_min); /* may precede time 0 */
     b = g_hash_table_lookup(r->bufs, &buffer);
     if (r->p.reg == COLL_REG_ROA)
       stats->jobs += (uint64_t)n * (uint64_t)(n - 1);
@@ -1103,7 +1140,7 @@ gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64
       double v = coll_library_uniform(&st);
       sim_time_ps gap = r->p.gap_remap_lo +
                         (sim_time_ps)llround(v * (double)(r->p.gap_remap_hi - r->p.gap_remap_lo));
-      sim_time_ps at = MAX(MAX(0, t - gap), b->last_use);
+      sim_time_ps at = MAX(t - gap, b->last_use);
       uint32_t uses = b->uses;
       coll_library_reg_alloc(r, buffer, bytes, ranks, n, at);
       b = g_hash_table_lookup(r->bufs, &buffer);

@@ -186,6 +186,11 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
 double coll_library_g_inf(const coll_library_params *p, int n);
 coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
 const char *coll_libop_name(coll_libop op);
+/* Per-rank user input and output bytes of one op (staging copies) and the
+ * bytes each member moves per peer, for Chakra comm_size m over n ranks.
+ * Returns FALSE for types without data (barrier) or unknown ones. */
+gboolean coll_library_io_bytes(et_coll_type type, uint64_t m, int n, uint64_t *in_b, uint64_t *out_b,
+                               uint64_t *per_peer);
 
 /* ---- registration (reference §4) --------------------------------------- */
 
@@ -240,8 +245,14 @@ void coll_library_reg_alloc(coll_library_reg *r, uint64_t buffer, uint64_t bytes
  * Phase-2 barrier waits for the queued jobs, plus t_chk.  Updates stats. */
 sim_time_ps coll_library_reg_use(coll_library_reg *r, uint64_t buffer, uint64_t bytes, int member, int rank,
                                  int n, sim_time_ps t, coll_library_stats *stats);
+/* Allocation known from memory events: (re)allocates the buffer at t
+ * unless it was already allocated at that time.  Returns TRUE when an
+ * allocation was recorded. */
+gboolean coll_library_reg_known(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks, int n,
+                                sim_time_ps t, coll_library_stats *stats);
 /* Synthetic lifecycle (reference §4.1): before a use at time t of a
- * buffer: on its first use it is allocated gap_min earlier (clamped at 0);
+ * buffer: on its first use it is allocated gap_min earlier (possibly
+ * before time 0: the buffer predates the trace);
  * on later uses it is remapped with probability p_remap, gap ~
  * U[gap_remap_lo, gap_remap_hi] earlier (or at the previous use, if later).
  * The draw depends only on (seed, buffer, use index), so it does not

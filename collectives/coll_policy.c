@@ -16,6 +16,7 @@ coll_policy *coll_policy_new_default(void)
 {
   coll_policy *p = g_new0(coll_policy, 1);
   p->chunks = 1;
+  coll_library_params_default(COLL_LIBRARY_NCCL, &p->lib);
   return p;
 }
 
@@ -50,6 +51,17 @@ void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on)
 {
   g_return_if_fail(p != NULL);
   p->in_switch_reduction = on;
+}
+
+void coll_policy_set_library(coll_policy *p, const coll_library_params *lib)
+{
+  g_return_if_fail(p != NULL && lib != NULL);
+  p->lib = *lib;
+}
+
+const coll_library_params *coll_policy_library(const coll_policy *p)
+{
+  return &p->lib;
 }
 
 /* Parses "ring" or "ring, direct" into per-dimension algorithms. */
@@ -146,6 +158,8 @@ coll_policy *coll_policy_new_from_topo(const topo *t, GError **error)
       goto fail;
     }
   }
+  if (!coll_library_params_from_topo(t, &p->lib, error))
+    goto fail;
   return p;
 fail:
   coll_policy_free(p);

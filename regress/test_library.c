@@ -875,16 +875,22 @@ static void test_lifecycle(void)
   g_assert_cmpuint(remaps[0], ==, remaps[1]);
   g_assert_cmpuint(remaps[0], !=, remaps[2]);
   g_assert_cmpfloat(fabs((double)remaps[0] - mean), <, 5 * sd);
-  /* First use: allocated gap_min earlier; at 1 s (< 2.6 s) clamped to 0,
-   * so ROA jobs started at t_exp + t_meta: ready = that + 3 jobs. */
-  coll_library_reg *r = coll_library_reg_new(&p, 4);
-  coll_library_stats st;
-  memset(&st, 0, sizeof st);
-  coll_library_reg_synthetic(r, 8, 64 * MiB, ranks, 4, 1000 * NS, &st);
-  sim_time_ps start = coll_library_reg_use(r, 8, 64 * MiB, 0, 0, 4, 1000 * NS, &st);
-  g_assert_cmpint(start, ==, p.t_exp + p.t_meta + 3 * coll_library_job_ps(&p, 64 * MiB) + p.t_chk);
-  g_assert_cmpuint(st.hits, ==, 1);
-  coll_library_reg_free(r);
+  /* First use at 1 us: allocated gap_min = 2.6 s earlier (before the
+   * trace's time 0), so the ROA jobs are long done: no hit, start = t +
+   * t_chk.  With gap_min = 0 the op waits t_exp + t_meta + 3 jobs. */
+  for (int k = 0; k < 2; k++) {
+    if (k == 1)
+      p.gap_min = 0;
+    coll_library_reg *r = coll_library_reg_new(&p, 4);
+    coll_library_stats st;
+    memset(&st, 0, sizeof st);
+    coll_library_reg_synthetic(r, 8, 64 * MiB, ranks, 4, 1000 * NS, &st);
+    sim_time_ps start = coll_library_reg_use(r, 8, 64 * MiB, 0, 0, 4, 1000 * NS, &st);
+    sim_time_ps want = 1000 * NS + p.t_chk + (k == 0 ? 0 : p.t_exp + p.t_meta + 3 * coll_library_job_ps(&p, 64 * MiB));
+    g_assert_cmpint(start, ==, want);
+    g_assert_cmpuint(st.hits, ==, (uint64_t)k);
+    coll_library_reg_free(r);
+  }
 }
 
 /* Percentiles from the log2 histogram: 3 hits of 1, 3 and 1000 us. */
@@ -903,6 +909,165 @@ static void test_stats(void)
   /* 3000 ns lies in [2048, 4096): edge 4096 ns. */
   g_assert_cmpint(coll_library_stats_blocked_pct(&s, 0.5), ==, 4096 * NS);
   g_assert_cmpint(coll_library_stats_blocked_pct(&s, 1.0), ==, 1000 * US); /* capped at the max */
+}
+
+/* ---- the library inside the event-driven collectives (coll.c) --------- */
+
+/* 4 ranks on one switch, 100 GB/s links of 500 ns: alpha = 1 us per route
+ * (two links); a 1 MiB piece takes 10,485,760 ps. */
+static const char small_yaml[] =
+  "schema_version: 1\n"
+  "dims:\n"
+  "  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n";
+#define PIECE_PS (1000 * NS + 10485760)
+
+typedef struct {
+  coll_lib *c;
+  coll_desc d;
+  int ops_left, arrived, n;
+  sim_time_ps start[4], end[4];
+  int op;
+  coll_info info[4];
+} seq_run;
+
+static void seq_start(sim_engine *sim, void *ctx, uint64_t arg);
+
+static void seq_done(sim_engine *sim, void *ctx, uint64_t cookie, int member)
+{
+  (void)member;
+  seq_run *s = ctx;
+  g_assert_cmpuint(cookie, ==, (uint64_t)s->op);
+  s->end[s->op] = MAX(s->end[s->op], sim_now(sim));
+  if (++s->arrived == s->n && --s->ops_left > 0)
+    sim_schedule_after(sim, 0, seq_start, s, 0); /* next op once every member is done */
+}
+
+static void seq_start(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)arg;
+  seq_run *s = ctx;
+  if (s->arrived == s->n)
+    s->op++;
+  s->arrived = 0;
+  s->start[s->op] = sim_now(sim);
+  coll_start(s->c, &s->d, seq_done, s, (uint64_t)s->op, &s->info[s->op]);
+}
+
+/* Runs `ops` identical AllGathers of 1 MiB per rank back to back under
+ * library lp; returns the library statistics. */
+static coll_library_stats seq_ag(const coll_library_params *lp, int ops, sim_time_ps t0, gboolean alloc_known,
+                                 sim_time_ps alloc_time, seq_run *s)
+{
+  GError *e = NULL;
+  topo *t = topo_load_string(small_yaml, "small.yaml", &e);
+  g_assert_no_error(e);
+  coll_policy *pol = coll_policy_new_default();
+  coll_policy_set_library(pol, lp);
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
+  static const int ranks[4] = { 0, 1, 2, 3 };
+  memset(s, 0, sizeof *s);
+  s->c = coll_lib_new(sim, nt, pol);
+  s->d = (coll_desc){ .type = ET_COLL_ALL_GATHER, .bytes = MiB, .ranks = ranks, .n_ranks = 4, .root = -1,
+                      .alloc_known = alloc_known, .alloc_time = alloc_time };
+  s->n = 4;
+  s->ops_left = ops;
+  sim_schedule_at(sim, t0, seq_start, s, 0);
+  sim_run(sim, SIM_TIME_MAX);
+  g_assert_cmpint(s->ops_left, ==, 0);
+  coll_library_stats st = *coll_lib_library_stats(s->c);
+  coll_lib_free(s->c);
+  net_free(nt);
+  sim_engine_free(sim);
+  coll_policy_free(pol);
+  topo_free(t);
+  return st;
+}
+
+/* hccl: ring AllGather (3 steps of alpha + 1 MiB / 100 GB/s) between a
+ * copy-in of 1 MiB and a copy-out of 4 MiB at b_copy = 500 GB/s. */
+static void test_sim_hccl(void)
+{
+  coll_library_params lp;
+  coll_library_params_default(COLL_LIBRARY_HCCL, &lp);
+  seq_run s;
+  coll_library_stats st = seq_ag(&lp, 1, 0, FALSE, 0, &s);
+  sim_time_ps want = wisp_transfer_ps(MiB, lp.b_copy) + 3 * PIECE_PS + wisp_transfer_ps(4 * MiB, lp.b_copy);
+  g_test_message("sim hccl: %.3f us (closed form %.3f us), plan %s", us(s.end[0]), us(want), s.info[0].detail);
+  g_assert_cmpint(s.end[0], ==, want);
+  g_assert_nonnull(strstr(s.info[0].detail, "ring"));
+  g_assert_cmpuint(st.staging_bytes, ==, 4 * 5 * MiB);
+  g_assert_cmpuint(s.info[0].staging_bytes, ==, 4 * 5 * MiB);
+}
+
+/* hccl-zerocopy (JIT): the first AllGather waits T_JIT = t_exp + t_meta +
+ * 3 jobs of 1 MiB on every member; the second reuses the mappings. */
+static void test_sim_jit(void)
+{
+  coll_library_params lp;
+  coll_library_params_default(COLL_LIBRARY_HCCL_ZEROCOPY, &lp);
+  seq_run s;
+  coll_library_stats st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
+  sim_time_ps jit = coll_library_jit_ps(&lp, MiB, 4);
+  g_test_message("sim jit: op 1 %.3f us (T_JIT %.3f + ring %.3f), op 2 %.3f us", us(s.end[0]), us(jit),
+                 us(3 * PIECE_PS), us(s.end[1] - s.start[1]));
+  g_assert_cmpint(s.end[0], ==, jit + 3 * PIECE_PS);
+  g_assert_cmpint(s.end[1] - s.start[1], ==, 3 * PIECE_PS);
+  g_assert_cmpuint(st.jit_misses, ==, 4);
+  g_assert_cmpint(st.reg_critical_ps, ==, 4 * jit);
+  g_assert_cmpint(s.info[0].jit_misses, ==, 4);
+  g_assert_cmpint(s.info[0].reg_max_ps, ==, jit);
+  g_assert_cmpint(s.info[1].jit_misses, ==, 0);
+}
+
+/* stratacl (ROA): full mesh (`direct`: one step of alpha + 1 MiB / 100
+ * GB/s on tier A) after the readiness check t_chk.  With the default
+ * 2.6 s allocation gap nothing blocks; with gap 0 the first op waits
+ * T_JIT (the ROA jobs start at the same time JIT's would).  An
+ * allocation known from memory events 1 ms before the op does not block
+ * (T_ready = 296.3 us); one 100 us before blocks T_ready - 100 us. */
+static void test_sim_roa(void)
+{
+  coll_library_params lp;
+  coll_library_params_default(COLL_LIBRARY_STRATACL, &lp);
+  lp.p_remap = 0;
+  seq_run s;
+  coll_library_stats st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
+  g_test_message("sim roa (2.6 s gap): %.3f us, plan %s", us(s.end[0]), s.info[0].detail);
+  g_assert_cmpint(s.end[0], ==, lp.t_chk + PIECE_PS);
+  g_assert_nonnull(strstr(s.info[0].detail, "direct"));
+  g_assert_cmpuint(st.hits, ==, 0);
+  lp.gap_min = 0;
+  st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
+  sim_time_ps jit = coll_library_jit_ps(&lp, MiB, 4);
+  g_assert_cmpint(s.end[0], ==, jit + lp.t_chk + PIECE_PS);
+  g_assert_cmpint(s.end[1] - s.start[1], ==, lp.t_chk + PIECE_PS);
+  g_assert_cmpuint(st.hits, ==, 4);
+  g_assert_cmpint(st.blocked_sum_ps, ==, 4 * jit);
+  g_assert_cmpint(s.info[0].barrier_hits, ==, 4);
+  /* Allocation known: 1 ms before the op at 10 ms (gap > T_ready): no hit;
+   * 100 us before: blocked T_ready - 100 us. */
+  st = seq_ag(&lp, 1, 10 * MS, TRUE, 9 * MS, &s);
+  g_assert_cmpuint(st.hits, ==, 0);
+  g_assert_cmpint(s.end[0] - s.start[0], ==, lp.t_chk + PIECE_PS);
+  st = seq_ag(&lp, 1, 10 * MS, TRUE, 10 * MS - 100 * US, &s);
+  g_assert_cmpuint(st.hits, ==, 4);
+  g_assert_cmpint(s.end[0] - s.start[0], ==, jit - 100 * US + lp.t_chk + PIECE_PS);
+}
+
+/* stratacl with SDMA: submission ceil(3 descriptors / 24 cores) * t_desc +
+ * t_db before, eps * transfer time + t_notify after. */
+static void test_sim_sdma(void)
+{
+  coll_library_params lp;
+  coll_library_params_default(COLL_LIBRARY_STRATACL, &lp);
+  lp.sdma = TRUE;
+  seq_run s;
+  seq_ag(&lp, 1, 0, FALSE, 0, &s);
+  sim_time_ps sub = lp.t_desc + lp.t_db;
+  sim_time_ps want = lp.t_chk + sub + PIECE_PS + (sim_time_ps)llround(0.09 * (double)PIECE_PS) + lp.t_notify;
+  g_test_message("sim sdma: %.3f us (closed form %.3f us)", us(s.end[0]), us(want));
+  g_assert_cmpint(s.end[0], ==, want);
 }
 
 int main(int argc, char **argv)
@@ -938,5 +1103,9 @@ int main(int argc, char **argv)
   g_test_add_func("/library/config_errors", test_config_errors);
   g_test_add_func("/library/lifecycle", test_lifecycle);
   g_test_add_func("/library/stats", test_stats);
+  g_test_add_func("/library/sim/hccl", test_sim_hccl);
+  g_test_add_func("/library/sim/jit", test_sim_jit);
+  g_test_add_func("/library/sim/roa", test_sim_roa);
+  g_test_add_func("/library/sim/sdma", test_sim_sdma);
   return g_test_run();
 }
