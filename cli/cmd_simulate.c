@@ -9,6 +9,19 @@
 #include "cli/wisp_load.h"
 #include "simcore/sim_report.h"
 #include "studies/study.h"
+#include "calib/cal.h"
+
+/* Adds the baseline fidelity object to the JSON report. */
+typedef struct {
+  const sim_result *r;
+  const et_workload *w;
+} baseline_ctx;
+
+static void add_baseline(wisp_json *j, void *p)
+{
+  baseline_ctx *b = p;
+  cal_baseline_json(b->r, b->w, j, "baseline");
+}
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +44,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
   gboolean checked = FALSE;
   int max_rows = 64;
+  double check_baseline = -1;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -44,6 +58,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
+    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
   GError *error = NULL;
@@ -129,6 +144,10 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = wisp_cli_fail(error);
   } else {
     sim_report_print_summary(r, w, t, stdout, max_rows);
+    /* Baseline fidelity: simulated against measured, whenever the input
+     * came from a profile (it carries measured times). */
+    if (w->measured_step_ps != NULL)
+      cal_print_baseline(r, w, stdout);
     if (tl) {
       uint64_t n_ev = study_timeline_events(tl);
       if (study_timeline_finish(tl, r, &error))
@@ -136,7 +155,11 @@ int wisp_cmd_simulate(int argc, char **argv)
       else
         status = wisp_cli_fail(error);
     }
-    if (json && !sim_report_write_json(r, w, t, json, &error))
+    baseline_ctx bctx = {r, w};
+    if (json && !sim_report_write_json_ext(r, w, t, json, w->measured_step_ps ? add_baseline : NULL, &bctx,
+                                           &error))
+      status = wisp_cli_fail(error);
+    if (status == 0 && check_baseline >= 0 && !cal_check_baseline(r, w, check_baseline, &error))
       status = wisp_cli_fail(error);
     if (svg && !study_svg_rank_breakdown(svg, "Per-rank step breakdown (simulated)", r, &error))
       status = wisp_cli_fail(error);

@@ -5,9 +5,12 @@
 #include "cli/wisp_load.h"
 #include "studies/study.h"
 
+#include <math.h>
+
 int wisp_cmd_utility(int argc, char **argv)
 {
   char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL;
+  double check_baseline = -1;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -18,6 +21,7 @@ int wisp_cmd_utility(int argc, char **argv)
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER (default all)", "LIST"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
+    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
   GError *error = NULL;
@@ -58,6 +62,21 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   study_utility_print(u, w, base, path, stdout);
+  if (check_baseline >= 0) {
+    if (u->measured_step < 0) {
+      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
+              "baseline cannot be checked (use a profiler trace)\n");
+      status = 1;
+      goto out;
+    }
+    if (fabs(u->calibration_error_pct) > check_baseline) {
+      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
+              "network (wisp calibrate) before trusting what-if answers\n", u->calibration_error_pct,
+              check_baseline);
+      status = 1;
+      goto out;
+    }
+  }
   if (json && !study_utility_write_json(u, w, base, path, json, &error))
     status = wisp_cli_fail(error);
   if (status == 0 && svg) {

@@ -1,6 +1,7 @@
 /* wisp.c: entry point of the `wisp` command; dispatches to subcommands. */
 #include "config.h"
 #include "cli/wisp_cli.h"
+#include "calib/cal.h"
 #include "collectives/coll.h"
 #include "frontends/fe.h"
 #include "frontends/xla.h"
@@ -35,6 +36,7 @@ static const wisp_command commands[] = {
   {"sweep", wisp_cmd_sweep, "what-if: sweep cluster parameters (grid or zip), CSV + JSON lines"},
   {"sweep-merge", wisp_cmd_sweep_merge, "merge the shards of a sharded sweep"},
   {"diff", wisp_cmd_diff, "per rank, group and op-type deltas between two reports"},
+  {"calibrate", wisp_cmd_calibrate, "fit per-tier latency and bandwidth to a trace's measured collectives"},
   {"topo", wisp_cmd_topo, "print a resolved network topology (--dot for Graphviz)"},
   {"collbench", wisp_cmd_collbench, "nccl-tests-style table of simulated collectives"},
   {NULL, NULL, NULL},

@@ -116,6 +116,12 @@ static void write_links(wisp_json *j, const sim_result *r, const topo *t)
 gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const topo *t,
                                const char *path, GError **error)
 {
+  return sim_report_write_json_ext(r, w, t, path, NULL, NULL, error);
+}
+
+gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, const topo *t, const char *path,
+                                   sim_report_extra_fn extra, void *ctx, GError **error)
+{
   wisp_afile *f = wisp_afile_open(path, error);
   if (f == NULL)
     return FALSE;
@@ -239,6 +245,8 @@ gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const 
   g_free(gbytes);
   g_free(gops);
   write_links(&j, r, t);
+  if (extra)
+    extra(&j, ctx);
   wisp_json_end_object(&j);
   wisp_json_finish(&j);
   return wisp_afile_commit(f, error);

@@ -18,6 +18,7 @@
 #define WISP_SIM_REPORT_H
 
 #include "simcore/sim_replay.h"
+#include "common/wisp_json.h"
 
 G_BEGIN_DECLS
 
@@ -28,6 +29,11 @@ G_BEGIN_DECLS
 /* Writes the JSON report atomically to path. */
 gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const topo *t,
                                const char *path, GError **error);
+/* The same, letting a higher layer (e.g. calibration's baseline fidelity)
+ * add keys to the top-level object through `extra`. */
+typedef void (*sim_report_extra_fn)(wisp_json *j, void *ctx);
+gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, const topo *t, const char *path,
+                                   sim_report_extra_fn extra, void *ctx, GError **error);
 /* Prints the human summary: per-rank table (at most max_ranks rows) and the step time. */
 void sim_report_print_summary(const sim_result *r, const et_workload *w, const topo *t, FILE *out,
                               int max_ranks);
