@@ -13,6 +13,7 @@
 
 #include "cli/wisp_cli.h"
 #include "collectives/coll.h"
+#include "collectives/coll_library_report.h"
 #include "common/wisp_json.h"
 
 #define COLLBENCH_TYPE_BYTES 4 /* rows are reported as float32, as nccl-tests' default */
@@ -164,6 +165,7 @@ typedef struct {
   sim_time_ps time_ps;
   double algbw, busbw;  /* GB/s, decimal */
   coll_info info;
+  coll_library_stats lstats;
 } collbench_row;
 
 /* Converts nccl-tests' size S into Chakra comm_size (AG/gather/scatter:
@@ -187,7 +189,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
                   .root = rooted(type) ? root : -1, .splits = splits };
   row->type = type;
   row->root = d.root;
-  gboolean ok = coll_measure(t, tier, pol, &d, &row->time_ps, &row->info, error);
+  gboolean ok = coll_measure_lib(t, tier, pol, &d, &row->time_ps, &row->info, &row->lstats, error);
   g_free(splits);
   if (!ok)
     return FALSE;
@@ -199,11 +201,34 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
   return TRUE;
 }
 
-static void print_row(FILE *out, const collbench_row *r)
+static void print_row(FILE *out, const collbench_row *r, gboolean lib)
 {
-  fprintf(out, "%14" G_GUINT64_FORMAT " %13" G_GUINT64_FORMAT " %7s %6s %6d %12.3f %8.2f %8.2f  %s\n", r->size,
+  fprintf(out, "%14" G_GUINT64_FORMAT " %13" G_GUINT64_FORMAT " %7s %6s %6d %12.3f %8.2f %8.2f", r->size,
           r->count, "float", reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
-          r->busbw, r->info.detail);
+          r->busbw);
+  if (lib)
+    fprintf(out, " %10.3f %5d %14" G_GUINT64_FORMAT, (double)r->info.reg_max_ps / 1e6, r->info.barrier_hits,
+            r->info.staging_bytes);
+  fprintf(out, "  %s\n", r->info.detail);
+}
+
+/* Sums the statistics of independent rows (histograms add). */
+static void stats_add(coll_library_stats *a, const coll_library_stats *b)
+{
+  a->ops += b->ops;
+  a->hits += b->hits;
+  a->blocked_sum_ps += b->blocked_sum_ps;
+  a->blocked_max_ps = MAX(a->blocked_max_ps, b->blocked_max_ps);
+  for (int i = 0; i < COLL_LIBRARY_HIST; i++)
+    a->hist[i] += b->hist[i];
+  a->jit_misses += b->jit_misses;
+  a->reg_critical_ps += b->reg_critical_ps;
+  a->jobs += b->jobs;
+  a->remaps += b->remaps;
+  a->staging_bytes += b->staging_bytes;
+  a->staging_ps += b->staging_ps;
+  a->core_occupancy_us += b->core_occupancy_us;
+  a->ops_total += b->ops_total;
 }
 
 static const char *op_name(et_coll_type t)
@@ -216,7 +241,8 @@ static const char *op_name(et_coll_type t)
 
 /* Writes the rows into f and commits it (f is freed either way). */
 static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, const int *ranks, int n,
-                           const collbench_row *rows, guint n_rows, GError **error)
+                           const collbench_row *rows, guint n_rows, const topo *t, const coll_library_params *lib,
+                           const coll_library_stats *lstats, gboolean compare, GError **error)
 {
   wisp_json j;
   wisp_json_init(&j, wisp_afile_stream(f), 3);
@@ -247,9 +273,23 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
     wisp_json_double(&j, "busbw_factor", r->info.busbw_factor, 6);
     wisp_json_string(&j, "algorithm", coll_algo_name(r->info.algo));
     wisp_json_string(&j, "plan", r->info.detail);
+    if (lib->kind != COLL_LIBRARY_NCCL) {
+      wisp_json_ns(&j, "reg_max_ns", r->info.reg_max_ps);
+      wisp_json_int(&j, "barrier_hits", r->info.barrier_hits);
+      wisp_json_int(&j, "jit_misses", r->info.jit_misses);
+      wisp_json_uint(&j, "staging_bytes", r->info.staging_bytes);
+    }
     wisp_json_end_object(&j);
   }
   wisp_json_end_array(&j);
+  wisp_json_string(&j, "library", coll_library_name(lib->kind));
+  wisp_json_string(&j, "registration", coll_reg_mode_name(lib->reg));
+  if (lib->kind != COLL_LIBRARY_NCCL)
+    coll_library_json_stats(&j, "library_stats", lstats);
+  if (compare && !coll_library_report(NULL, &j, t, lib, ranks, n, error)) {
+    wisp_afile_abort(f);
+    return FALSE;
+  }
   wisp_json_end_object(&j);
   wisp_json_finish(&j);
   return wisp_afile_commit(f, error);
@@ -258,7 +298,9 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
 int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
-       *tier_s = NULL;
+       *tier_s = NULL, *library_s = NULL;
+  char **lib_set = NULL;
+  gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
   int n_ranks = 0, root = -1, chunks = 0;
   GOptionEntry entries[] = {
     { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG" },
@@ -271,6 +313,11 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "pipelining chunks (default: config or 1)", "C" },
     { "tier", 0, 0, G_OPTION_ARG_STRING, &tier_s, "analytical or flow (default: the config's model)", "TIER" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "also write the rows as JSON (atomically)", "FILE" },
+    { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy or stratacl (default: the config's library: or nccl)", "NAME" },
+    { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
+    { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
+    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library model's comparisons (full mesh vs ring, staging, registration, partitioning, SDMA)", NULL },
+    { "warm", 0, 0, G_OPTION_ARG_NONE, &warm, "rows use registered buffers (JIT pays no registration; default: every row is a first use)", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("- simulate collectives and print an nccl-tests-shaped table");
@@ -278,7 +325,9 @@ int wisp_cmd_collbench(int argc, char **argv)
     "Sizes are nccl-tests' S (bytes in the algbw numerator): all-gather, gather\n"
     "and scatter use S/n per rank; rows report float32 counts.  busbw = algbw x\n"
     "the nccl-tests factor of the collective (see doc/collectives.md).  Each row\n"
-    "runs alone on a fresh simulation.\n");
+    "runs alone on a fresh simulation.  With --library other than nccl, three\n"
+    "more columns: the largest registration wait of a member (us), readiness-\n"
+    "barrier hits and staging bytes (doc/libraries.md).\n");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   int status = 0;
@@ -346,6 +395,37 @@ int wisp_cmd_collbench(int argc, char **argv)
     }
     coll_policy_force(pol, a);
   }
+  coll_library_params lib = *coll_policy_library(pol);
+  if (library_s) {
+    coll_library_kind k;
+    if (!coll_library_from_name(library_s, &k)) {
+      fprintf(stderr, "wisp collbench: --library must be nccl, hccl, hccl-zerocopy or stratacl, not '%s'\n", library_s);
+      status = 2;
+      goto out;
+    }
+    if (k != lib.kind)
+      coll_library_params_default(k, &lib);
+  }
+  for (int i = 0; lib_set && lib_set[i]; i++) {
+    char *eq = strchr(lib_set[i], '=');
+    if (eq == NULL) {
+      fprintf(stderr, "wisp collbench: --library-set '%s': give KEY=VALUE\n", lib_set[i]);
+      status = 2;
+      goto out;
+    }
+    *eq = '\0';
+    if (!coll_library_params_set(&lib, lib_set[i], eq + 1, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+  }
+  if (warm && lib.reg == COLL_REG_JIT)
+    lib.reg = COLL_REG_POOL;
+  coll_policy_set_library(pol, &lib);
+  if (lib_params) {
+    coll_library_print_params(stdout, &lib);
+    goto out;
+  }
   if (chunks != 0) {
     if (chunks < 1 || chunks > 1024) {
       fprintf(stderr, "wisp collbench: --chunks must be 1..1024\n");
@@ -372,17 +452,27 @@ int wisp_cmd_collbench(int argc, char **argv)
       goto out;
     }
   }
-  printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s\n", network, net_tier_name(tier), n,
-         algo_s ? algo_s : "config/auto");
+  gboolean show_lib = lib.kind != COLL_LIBRARY_NCCL;
+  printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s, library %s (registration %s%s)\n", network,
+         net_tier_name(tier), n, algo_s ? algo_s : "config/auto", coll_library_name(lib.kind),
+         coll_reg_mode_name(lib.reg), lib.sdma ? ", SDMA" : "");
+  coll_library_stats lsum;
+  memset(&lsum, 0, sizeof lsum);
   double t0 = wisp_wall_seconds();
   double bus_sum = 0;
   guint bus_n = 0;
   for (guint o = 0; o < ops->len; o++) {
     et_coll_type type = g_array_index(ops, et_coll_type, o);
     printf("#\n# %s\n", op_name(type));
-    printf("# %12s %13s %7s %6s %6s %12s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time",
-           "algbw", "busbw", "algorithm");
-    printf("# %12s %13s %7s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+    printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "size", "count", "type", "redop", "root", "time", "algbw",
+           "busbw");
+    if (show_lib)
+      printf(" %10s %5s %14s", "reg", "hits", "staging");
+    printf("  %s\n", "algorithm");
+    printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+    if (show_lib)
+      printf(" %10s %5s %14s", "(us)", "", "(B)");
+    printf("\n");
     guint n_sizes = type == ET_COLL_BARRIER ? 1 : sizes->len;
     for (guint s = 0; s < n_sizes; s++) {
       collbench_row row;
@@ -391,7 +481,8 @@ int wisp_cmd_collbench(int argc, char **argv)
         status = wisp_cli_fail(error);
         goto out;
       }
-      print_row(stdout, &row);
+      print_row(stdout, &row, show_lib);
+      stats_add(&lsum, &row.lstats);
       if (type != ET_COLL_BARRIER) {
         bus_sum += row.busbw;
         bus_n++;
@@ -400,11 +491,18 @@ int wisp_cmd_collbench(int argc, char **argv)
     }
   }
   printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
+  if (show_lib)
+    coll_library_print_stats(stdout, &lsum);
+  if (compare && !coll_library_report(stdout, NULL, t, &lib, rk, n, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
   fprintf(stderr, "wisp: collbench: %u rows in %.3f s\n", rows->len, wisp_wall_seconds() - t0);
   if (jf) {
     wisp_afile *f = jf;
     jf = NULL;
-    if (!write_json(f, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, &error)) {
+    if (!write_json(f, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, t, &lib, &lsum,
+                    compare, &error)) {
       status = wisp_cli_fail(error);
       goto out;
     }
@@ -431,5 +529,7 @@ out:
   g_free(algo_s);
   g_free(json);
   g_free(tier_s);
+  g_free(library_s);
+  g_strfreev(lib_set);
   return status;
 }

@@ -123,6 +123,45 @@ static void test_collbench_errors(void)
   g_free(cfg);
 }
 
+/* Library selection.  hccl from the config: ring all-gather of 1 MiB per
+ * rank on 4 ranks (switch, 100 GB/s, 500 ns links: alpha 1 us) = 3 x
+ * (1,000,000 + 10,485,760) ps, plus copy-in 1 MiB and copy-out 4 MiB at
+ * b_copy 500 GB/s (2,097,152 + 8,388,608 ps): 44,943.040 ns; staging
+ * bytes 4 ranks x 5 MiB.  --library overrides the config; --compare adds
+ * the model report; bad library arguments fail before any output. */
+static void test_collbench_library(void)
+{
+  char *cfg = write_net("lib4.yaml", "schema_version: 1\n"
+                                     "dims:\n"
+                                     "  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
+                                     "library: {name: hccl}\n");
+  char *json = g_build_filename(tmpdir, "lib.json", NULL);
+  g_assert_cmpint(run("--network", cfg, "--op", "all_gather", "--sizes", "4M", "--json", json, NULL), ==, 0);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "\"library\": \"hccl\""));
+  g_assert_nonnull(strstr(text, "\"time_ns\": 44943.040"));
+  g_assert_nonnull(strstr(text, "\"staging_bytes\": 20971520"));
+  g_free(text);
+  g_assert_cmpint(run("--network", cfg, "--op", "all_gather", "--sizes", "4M", "--library", "stratacl", "--compare",
+                      "--library-set", "sdma=true", "--json", json, NULL), ==, 0);
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "\"library\": \"stratacl\""));
+  g_assert_nonnull(strstr(text, "\"library_report\""));
+  g_assert_nonnull(strstr(text, "\"partition_uniform\""));
+  g_assert_nonnull(strstr(text, "\"barrier_hits\": 0"));
+  g_free(text);
+  g_assert_cmpint(run("--network", cfg, "--library-params", NULL), ==, 0);
+  g_remove(json);
+  g_assert_cmpint(run("--network", cfg, "--library", "mpi", "--json", json, NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--library-set", "t_exp", "--json", json, NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--library-set", "t_exp=soon", "--json", json, NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--library-set", "warp=9", "--json", json, NULL), ==, 1);
+  g_assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
+  g_free(json);
+  g_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -130,8 +169,9 @@ int main(int argc, char **argv)
   g_assert_nonnull(tmpdir);
   g_test_add_func("/coll/cli/json", test_collbench_json);
   g_test_add_func("/coll/cli/errors", test_collbench_errors);
+  g_test_add_func("/coll/cli/library", test_collbench_library);
   int rc = g_test_run();
-  const char *names[] = { "ring8.yaml", "sw8.yaml", "out.json" };
+  const char *names[] = { "ring8.yaml", "sw8.yaml", "out.json", "lib4.yaml" };
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     char *p = g_build_filename(tmpdir, names[i], NULL);
     g_remove(p);

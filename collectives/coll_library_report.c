@@ -1,0 +1,316 @@
+/* coll_library_report.c: the comparisons of the library model against the
+ * reference's reproduction targets (mode A), printed by `wisp collbench
+ * --compare` as text tables and written into its JSON.  Cost: a few
+ * closed forms per size plus the partitioner (O(U * C) per call); the
+ * R-PART-1 scenario runs 20 seeds of 4096 tokens.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "collectives/coll_library.h"
+#include "collectives/coll_library_report.h"
+
+static coll_library_params variant(const coll_library_params *base, coll_library_kind k, coll_reg_mode reg)
+{
+  coll_library_params p = *base;
+  p.kind = k;
+  p.reg = reg;
+  p.balanced = k == COLL_LIBRARY_STRATACL ? base->balanced || base->kind != COLL_LIBRARY_STRATACL : FALSE;
+  return p;
+}
+
+static double us(sim_time_ps t)
+{
+  return (double)t / 1e6;
+}
+
+static const uint64_t sizes[] = { 64u << 10, 128u << 10, 256u << 10, 512u << 10, 1u << 20, 4u << 20,
+                                  8u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30 };
+
+gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_library_params *base,
+                             const int *ranks, int n, GError **error)
+{
+  if (n < 2) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compare needs a group of at least 2 ranks");
+    return FALSE;
+  }
+  coll_library_params zc = variant(base, COLL_LIBRARY_HCCL_ZEROCOPY, COLL_REG_POOL);
+  coll_library_params hc = variant(base, COLL_LIBRARY_HCCL, COLL_REG_STAGING);
+  coll_library_params st = variant(base, COLL_LIBRARY_STRATACL, COLL_REG_ROA);
+  st.sdma = FALSE;
+  coll_library_fabric *f = coll_library_fabric_new(t, base, ranks, n);
+  if (j)
+    wisp_json_begin_object(j, "library_report");
+
+  /* 1. AllGather: full mesh (stratacl) vs ring (hccl-zerocopy) vs staging (hccl). */
+  if (out) {
+    fprintf(out, "#\n# Library model (mode A), AllGather, %d ranks: full mesh (stratacl) vs ring (hccl-zerocopy, "
+                 "registered) vs ring + staging (hccl)\n", n);
+    fprintf(out, "# %10s %10s %10s %8s %9s %9s %9s %10s %9s %12s\n", "M (B)", "ring (us)", "fm (us)", "ring/fm",
+            "ring sync", "busbw rng", "busbw fm", "hccl (us)", "hccl/zc", "staging B");
+  }
+  if (j)
+    wisp_json_begin_array(j, "all_gather");
+  for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    coll_library_cost r, m, h;
+    coll_library_op_cost(&zc, f, ET_COLL_ALL_GATHER, sizes[i], COLL_LIBOP_RING, 0, &r);
+    coll_library_op_cost(&st, f, ET_COLL_ALL_GATHER, sizes[i], COLL_LIBOP_FULL_MESH, 0, &m);
+    coll_library_op_cost(&hc, f, ET_COLL_ALL_GATHER, sizes[i], COLL_LIBOP_RING, 0, &h);
+    double sync = (double)r.sync_ps / (double)r.alg_ps;
+    if (out)
+      fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %8.2f %8.1f%% %9.1f %9.1f %10.1f %9.3f %12" G_GUINT64_FORMAT "\n",
+              sizes[i], us(r.time_ps), us(m.time_ps), (double)r.time_ps / (double)m.time_ps, 100 * sync, r.busbw_GBps,
+              m.busbw_GBps, us(h.time_ps), (double)h.time_ps / (double)r.time_ps, h.staging_bytes);
+    if (j) {
+      wisp_json_begin_object(j, NULL);
+      wisp_json_uint(j, "m", sizes[i]);
+      wisp_json_ns(j, "ring_ns", r.time_ps);
+      wisp_json_ns(j, "fm_ns", m.time_ps);
+      wisp_json_ns(j, "hccl_ns", h.time_ps);
+      wisp_json_double(j, "ring_sync_share", sync, 4);
+      wisp_json_double(j, "busbw_ring_GBps", r.busbw_GBps, 3);
+      wisp_json_double(j, "busbw_fm_GBps", m.busbw_GBps, 3);
+      wisp_json_double(j, "busbw_hccl_GBps", h.busbw_GBps, 3);
+      wisp_json_uint(j, "staging_bytes", h.staging_bytes);
+      wisp_json_end_object(j);
+    }
+  }
+  if (j)
+    wisp_json_end_array(j);
+
+  /* 2. AllReduce: full mesh vs halving-doubling. */
+  if (out) {
+    fprintf(out, "#\n# AllReduce, %d ranks: full mesh (2 x AG of M/N) vs %s (hccl-zerocopy)\n", n,
+            (n & (n - 1)) == 0 ? "recursive halving-doubling" : "ring (N not a power of two)");
+    fprintf(out, "# %10s %10s %10s %8s\n", "M (B)", "base (us)", "fm (us)", "base/fm");
+  }
+  if (j)
+    wisp_json_begin_array(j, "all_reduce");
+  for (size_t i = 4; i < G_N_ELEMENTS(sizes); i++) {
+    coll_library_cost r, m;
+    coll_library_op_cost(&zc, f, ET_COLL_ALL_REDUCE, sizes[i], COLL_LIBOP_RHD, 0, &r);
+    coll_library_op_cost(&st, f, ET_COLL_ALL_REDUCE, sizes[i], COLL_LIBOP_FULL_MESH, 0, &m);
+    if (out)
+      fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %8.3f\n", sizes[i], us(r.time_ps), us(m.time_ps),
+              (double)r.time_ps / (double)m.time_ps);
+    if (j) {
+      wisp_json_begin_object(j, NULL);
+      wisp_json_uint(j, "m", sizes[i]);
+      wisp_json_ns(j, "base_ns", r.time_ps);
+      wisp_json_ns(j, "fm_ns", m.time_ps);
+      wisp_json_end_object(j);
+    }
+  }
+  if (j)
+    wisp_json_end_array(j);
+
+  /* 3. Registration. */
+  static const int ns[] = { 2, 8, 32, 128 };
+  static const uint64_t ss[] = { 2u << 20, 128u << 20, 1u << 30 };
+  if (out) {
+    fprintf(out, "#\n# JIT registration T_JIT = t_exp + t_meta + (N-1) job(S) (ms; t_meta excluded as in the "
+                 "reference table); export+import share\n");
+    fprintf(out, "# %6s %12s %12s %12s\n", "N", "2 MiB", "128 MiB", "1 GiB");
+  }
+  if (j)
+    wisp_json_begin_array(j, "jit_ms");
+  for (size_t a = 0; a < G_N_ELEMENTS(ns); a++) {
+    if (out)
+      fprintf(out, "  %6d", ns[a]);
+    if (j)
+      wisp_json_begin_array(j, NULL);
+    for (size_t b = 0; b < G_N_ELEMENTS(ss); b++) {
+      double ms = (double)(coll_library_jit_ps(base, ss[b], ns[a]) - base->t_meta) / 1e9;
+      double share = (double)coll_library_jit_handle_ps(base, ns[a]) /
+                     (double)(coll_library_jit_ps(base, ss[b], ns[a]) - base->t_meta);
+      if (out)
+        fprintf(out, " %7.2f (%2.0f%%)", ms, 100 * share);
+      if (j)
+        wisp_json_double(j, NULL, ms, 4);
+    }
+    if (out)
+      fprintf(out, "\n");
+    if (j)
+      wisp_json_end_array(j);
+  }
+  if (j)
+    wisp_json_end_array(j);
+  {
+    /* ROA vs JIT after an allocation-to-use gap g (S = 128 MiB, this group). */
+    coll_library_params roa = variant(base, COLL_LIBRARY_STRATACL, COLL_REG_ROA);
+    coll_library_params jit = variant(base, COLL_LIBRARY_HCCL_ZEROCOPY, COLL_REG_JIT);
+    uint64_t s = 128u << 20;
+    sim_time_ps tr = coll_library_jit_ps(base, s, n);
+    if (out) {
+      fprintf(out, "#\n# Registration on allocation vs JIT, S = 128 MiB, %d ranks, T_ready = %.3f ms\n", n,
+              (double)tr / 1e9);
+      fprintf(out, "# %12s %14s %14s %12s\n", "gap (ms)", "ROA wait (ms)", "JIT wait (ms)", "barrier hit");
+    }
+    if (j)
+      wisp_json_begin_array(j, "roa_gap");
+    for (int q = 0; q <= 4; q++) {
+      sim_time_ps g = tr * q / 2;
+      coll_library_reg *rr = coll_library_reg_new(&roa, topo_n_ranks(t));
+      coll_library_reg *rj = coll_library_reg_new(&jit, topo_n_ranks(t));
+      coll_library_stats a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      sim_time_ps t0 = 1000 * SIM_PS_PER_US;
+      coll_library_reg_alloc(rr, 1, s, ranks, n, t0);
+      coll_library_reg_alloc(rj, 1, s, ranks, n, t0);
+      sim_time_ps wr = coll_library_reg_use(rr, 1, s, 0, ranks[0], n, t0 + g, &a) - (t0 + g);
+      sim_time_ps wj = coll_library_reg_use(rj, 1, s, 0, ranks[0], n, t0 + g, &b) - (t0 + g);
+      if (out)
+        fprintf(out, "  %12.3f %14.3f %14.3f %12s\n", (double)g / 1e9, (double)wr / 1e9, (double)wj / 1e9,
+                a.hits ? "yes" : "no");
+      if (j) {
+        wisp_json_begin_object(j, NULL);
+        wisp_json_ns(j, "gap_ns", g);
+        wisp_json_ns(j, "roa_wait_ns", wr);
+        wisp_json_ns(j, "jit_wait_ns", wj);
+        wisp_json_end_object(j);
+      }
+      coll_library_reg_free(rr);
+      coll_library_reg_free(rj);
+    }
+    if (j)
+      wisp_json_end_array(j);
+  }
+
+  /* 4. Partitioning: MoE dispatch from member 0 (R-PART-1 scenario when
+   * the group is 32 dies) and a uniform 128 MiB AllGather. */
+  if (n >= 2 && 256 % n == 0) {
+    coll_library_params lp = st;
+    coll_library_peer_load *ld = g_new(coll_library_peer_load, n - 1);
+    double sn = 0, sl = 0, dm = 0;
+    for (int seed = 1; seed <= 20; seed++) {
+      coll_library_moe_dispatch(f, 0, 4096, 8, 256, 0.25, 7168, (uint64_t)seed, ld);
+      coll_library_partition a, b;
+      coll_library_partition_run(&lp, f, ld, n - 1, n - 1, FALSE, &a);
+      coll_library_partition_run(&lp, f, ld, n - 1, n - 1, TRUE, &b);
+      sn += a.spread / 20;
+      sl += b.spread / 20;
+      dm += ((double)b.makespan_ps / (double)a.makespan_ps - 1.0) / 20;
+    }
+    if (out)
+      fprintf(out, "#\n# Core partitioning, MoE dispatch from rank %d (4096 tokens, top-8 of 256, 7168 B, Zipf 0.25, "
+                   "%d cores, 20 seeds)\n#   naive spread %.1f %%, LPT spread %.1f %%, makespan %+.1f %%\n",
+              ranks[0], n - 1, 100 * sn, 100 * sl, 100 * dm);
+    if (j) {
+      wisp_json_begin_object(j, "partition_moe");
+      wisp_json_double(j, "naive_spread", sn, 4);
+      wisp_json_double(j, "lpt_spread", sl, 4);
+      wisp_json_double(j, "makespan_change", dm, 4);
+      wisp_json_end_object(j);
+    }
+    g_free(ld);
+  }
+  {
+    coll_library_peer_load *ld = g_new(coll_library_peer_load, n - 1);
+    for (int b = 1; b < n; b++)
+      ld[b - 1] = (coll_library_peer_load){ b, coll_library_fabric_tier(f, 0, b), 128u << 20 };
+    coll_library_partition a, b;
+    coll_library_partition_run(&st, f, ld, n - 1, st.cores, FALSE, &a);
+    coll_library_partition_run(&st, f, ld, n - 1, st.cores, TRUE, &b);
+    if (out)
+      fprintf(out, "# Uniform AllGather 128 MiB, %d cores: naive spread %.1f %%, LPT %.2f %%, makespan %+.1f %%, "
+                   "policy %.1f us for %" G_GUINT64_FORMAT " units\n",
+              st.cores, 100 * a.spread, 100 * b.spread,
+              100 * ((double)b.makespan_ps / (double)a.makespan_ps - 1.0), us(b.policy_ps), b.units);
+    if (j) {
+      wisp_json_begin_object(j, "partition_uniform");
+      wisp_json_double(j, "naive_spread", a.spread, 4);
+      wisp_json_double(j, "lpt_spread", b.spread, 4);
+      wisp_json_ns(j, "policy_ns", b.policy_ps);
+      wisp_json_end_object(j);
+    }
+    g_free(ld);
+  }
+
+  /* 5. SDMA offload. */
+  {
+    coll_library_params sd = st;
+    sd.sdma = TRUE;
+    if (out)
+      fprintf(out, "#\n# SDMA offload (stratacl, full mesh AllGather): latency and core occupation vs MTE\n"
+                   "# %10s %10s %10s %9s %12s %12s %10s\n", "M (B)", "MTE (us)", "SDMA (us)", "latency", "MTE core-us",
+              "SDMA core-us", "occupancy");
+    if (j)
+      wisp_json_begin_array(j, "sdma");
+    static const uint64_t sz[] = { 64u << 10, 1u << 20, 16u << 20, 128u << 20 };
+    for (size_t i = 0; i < G_N_ELEMENTS(sz); i++) {
+      coll_library_cost a, b;
+      coll_library_op_cost(&st, f, ET_COLL_ALL_GATHER, sz[i], COLL_LIBOP_FULL_MESH, 0, &a);
+      coll_library_op_cost(&sd, f, ET_COLL_ALL_GATHER, sz[i], COLL_LIBOP_FULL_MESH, 0, &b);
+      double lat = (double)b.time_ps / (double)a.time_ps;
+      double occ = b.core_occupancy_us / a.core_occupancy_us - 1.0;
+      if (out)
+        fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %+8.1f%% %12.0f %12.0f %+9.1f%%\n", sz[i], us(a.time_ps),
+                us(b.time_ps), 100 * (lat - 1), a.core_occupancy_us, b.core_occupancy_us, 100 * occ);
+      if (j) {
+        wisp_json_begin_object(j, NULL);
+        wisp_json_uint(j, "m", sz[i]);
+        wisp_json_ns(j, "mte_ns", a.time_ps);
+        wisp_json_ns(j, "sdma_ns", b.time_ps);
+        wisp_json_double(j, "mte_core_us", a.core_occupancy_us, 3);
+        wisp_json_double(j, "sdma_core_us", b.core_occupancy_us, 3);
+        wisp_json_end_object(j);
+      }
+    }
+    if (j)
+      wisp_json_end_array(j);
+  }
+  if (j)
+    wisp_json_end_object(j);
+  coll_library_fabric_free(f);
+  return TRUE;
+}
+
+void coll_library_print_params(FILE *out, const coll_library_params *p)
+{
+  size_t n;
+  const coll_library_param_info *tab = coll_library_param_table(&n);
+  fprintf(out, "| key | value (%s) | unit | provenance | meaning |\n|---|---|---|---|---|\n",
+          coll_library_name(p->kind));
+  for (size_t i = 0; i < n; i++) {
+    char *v = coll_library_param_value(p, tab[i].name);
+    fprintf(out, "| `%s` | %s | %s | %s | %s |\n", tab[i].name, v, tab[i].unit, tab[i].tag, tab[i].meaning);
+    g_free(v);
+  }
+}
+
+void coll_library_print_stats(FILE *out, const coll_library_stats *s)
+{
+  fprintf(out, "# library: %" G_GUINT64_FORMAT " collectives, %" G_GUINT64_FORMAT " member-ops through registration, "
+               "%" G_GUINT64_FORMAT " JIT misses, %" G_GUINT64_FORMAT " readiness-barrier hits\n",
+          s->ops_total, s->ops, s->jit_misses, s->hits);
+  fprintf(out, "# library: registration on the critical path %.3f us (sum over members); blocked p50 <= %.3f us, "
+               "p99 <= %.3f us, max %.3f us\n",
+          us(s->reg_critical_ps), us(coll_library_stats_blocked_pct(s, 0.5)), us(coll_library_stats_blocked_pct(s, 0.99)),
+          us(s->blocked_max_ps));
+  fprintf(out, "# library: staging %" G_GUINT64_FORMAT " B (%.3f us of copies), core occupation %.1f core-us, "
+               "%" G_GUINT64_FORMAT " map jobs, %" G_GUINT64_FORMAT " remaps\n",
+          s->staging_bytes, us(s->staging_ps), s->core_occupancy_us, s->jobs, s->remaps);
+}
+
+void coll_library_json_stats(wisp_json *j, const char *key, const coll_library_stats *s)
+{
+  wisp_json_begin_object(j, key);
+  wisp_json_uint(j, "collectives", s->ops_total);
+  wisp_json_uint(j, "registration_ops", s->ops);
+  wisp_json_uint(j, "jit_misses", s->jit_misses);
+  wisp_json_uint(j, "barrier_hits", s->hits);
+  wisp_json_ns(j, "reg_critical_ns", s->reg_critical_ps);
+  wisp_json_ns(j, "blocked_sum_ns", s->blocked_sum_ps);
+  wisp_json_ns(j, "blocked_p50_ns", coll_library_stats_blocked_pct(s, 0.5));
+  wisp_json_ns(j, "blocked_p99_ns", coll_library_stats_blocked_pct(s, 0.99));
+  wisp_json_ns(j, "blocked_max_ns", s->blocked_max_ps);
+  wisp_json_uint(j, "staging_bytes", s->staging_bytes);
+  wisp_json_ns(j, "staging_ns", s->staging_ps);
+  wisp_json_double(j, "core_occupancy_us", s->core_occupancy_us, 3);
+  wisp_json_uint(j, "map_jobs", s->jobs);
+  wisp_json_uint(j, "remaps", s->remaps);
+  wisp_json_end_object(j);
+}

@@ -1,0 +1,26 @@
+/* coll_library_report.h: text and JSON output of the library model
+ * (`wisp collbench --library ... --compare`, --library-params).  Not
+ * installed; used by cli/cmd_collbench.c and the tests.
+ */
+#ifndef WISP_COLL_LIBRARY_REPORT_H
+#define WISP_COLL_LIBRARY_REPORT_H
+
+#include "collectives/coll_library.h"
+#include "common/wisp_json.h"
+
+G_BEGIN_DECLS
+
+/* Mode-A comparisons for the group (full mesh vs ring vs staging per
+ * size, AllReduce, JIT table, ROA gap sweep, partitioning, SDMA), using
+ * every number of `base` and switching only library kind / registration.
+ * out and j may each be NULL; j must be inside an object. */
+gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_library_params *base,
+                             const int *ranks, int n, GError **error);
+/* Markdown table of every parameter: key, value, unit, provenance, meaning. */
+void coll_library_print_params(FILE *out, const coll_library_params *p);
+/* Footer lines "# library: ..." and the JSON object of the statistics. */
+void coll_library_print_stats(FILE *out, const coll_library_stats *s);
+void coll_library_json_stats(wisp_json *j, const char *key, const coll_library_stats *s);
+
+G_END_DECLS
+#endif
