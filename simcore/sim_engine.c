@@ -163,20 +163,28 @@ static void block_put(sim_engine *sim, sim_block *b)
   sim->n_free_blocks++;
 }
 
-static inline void bucket_push(sim_engine *sim, sim_bucket *b, sim_qent e)
+/* Reserves the next entry of bucket b for an event at time t and returns
+ * it for the caller to fill (filling in place avoids building a 48-byte
+ * temporary, whose copy stalls store forwarding on the hot path). */
+static inline sim_qent *bucket_append(sim_engine *sim, sim_bucket *b, int64_t t)
 {
-  sim_block *t = b->tail;
-  if (G_UNLIKELY(t == NULL || t->n == SIM_BLOCK_ENTRIES)) {
+  sim_block *k = b->tail;
+  if (G_UNLIKELY(k == NULL || k->n == SIM_BLOCK_ENTRIES)) {
     sim_block *nb = block_get(sim);
-    if (t == NULL)
+    if (k == NULL)
       b->head = nb;
     else
-      t->next = nb;
-    b->tail = t = nb;
+      k->next = nb;
+    b->tail = k = nb;
   }
-  t->e[t->n++] = e;
-  if (b->len++ == 0 || e.t < b->min)
-    b->min = e.t;
+  if (b->len++ == 0 || t < b->min)
+    b->min = t;
+  return &k->e[k->n++];
+}
+
+static inline void bucket_push(sim_engine *sim, sim_bucket *b, const sim_qent *e)
+{
+  *bucket_append(sim, b, e->t) = *e;
 }
 
 /* Detaches a bucket's blocks; the caller drains them from index `pos` of
@@ -218,17 +226,21 @@ static inline void placement(int64_t t, int64_t last, int *level, int *digit)
   *digit = (int)(((uint64_t)t >> (8 * L)) & 0xff);
 }
 
-static inline void place(sim_engine *sim, sim_qent e)
+/* The bucket an event at time t belongs in (marking it occupied). */
+static inline sim_bucket *bucket_for(sim_engine *sim, int64_t t)
 {
-  if (e.t == sim->last) {
-    bucket_push(sim, &sim->eq, e);
-    return;
-  }
+  if (t == sim->last)
+    return &sim->eq;
   int L, d;
-  placement(e.t, sim->last, &L, &d);
-  bucket_push(sim, &sim->bucket[L][d], e);
+  placement(t, sim->last, &L, &d);
   sim->mask[L][d >> 6] |= UINT64_C(1) << (d & 63);
   sim->level_mask |= 1u << L;
+  return &sim->bucket[L][d];
+}
+
+static inline void place(sim_engine *sim, const sim_qent *e)
+{
+  bucket_push(sim, bucket_for(sim, e->t), e);
 }
 
 /* The lowest non-empty bucket, or FALSE when every bucket is empty. */
@@ -284,7 +296,7 @@ static void redistribute(sim_engine *sim, int L, int d)
       if (is_tombstone(sim, &k->e[i]))
         drop_tombstone(sim, &k->e[i]);
       else
-        place(sim, k->e[i]);
+        place(sim, &k->e[i]);
     }
     sim_block *next = k->next;
     block_put(sim, k);
@@ -365,7 +377,7 @@ static void bucket_filter(sim_engine *sim, sim_bucket *b)
       if (is_tombstone(sim, &k->e[i]))
         drop_tombstone(sim, &k->e[i]);
       else
-        bucket_push(sim, b, k->e[i]);
+        bucket_push(sim, b, &k->e[i]);
     }
     sim_block *next = k->next;
     block_put(sim, k);
@@ -440,8 +452,13 @@ static inline void enqueue(sim_engine *sim, sim_time_ps t, sim_handler fn, void 
   g_assert(fn != NULL);
   g_assert(t >= sim->now); /* scheduling into the past is a caller bug */
   g_assert(t >= sim->last); /* holds whenever handlers run and after sim_run */
-  sim_qent e = {.t = t, .fn = fn, .ctx = ctx, .arg = arg, .slot = slot, .seq = sim->next_seq++};
-  place(sim, e);
+  sim_qent *e = bucket_append(sim, bucket_for(sim, t), t);
+  e->t = t;
+  e->fn = fn;
+  e->ctx = ctx;
+  e->arg = arg;
+  e->slot = slot;
+  e->seq = sim->next_seq++;
   sim->queued++;
   size_t pending = sim->queued - sim->tombstones;
   if (pending > sim->max_pending)
