@@ -75,7 +75,7 @@ typedef struct {
  * meaning (doc/libraries.md is generated from it by collbench
  * --library-params). */
 static const pdesc params[] = {
-  P("registration", PT_REG, reg, "mode", "[paper]", "staging|jit|pool|roa|none; set by name (hccl staging, hccl-zerocopy jit, stratacl roa)"),
+  P("registration", PT_REG, reg, "mode", "[paper]", "staging, jit, pool, roa or none; default from the name (hccl staging, hccl-zerocopy jit, stratacl roa)"),
   P("alpha_d2d", PT_TIME, alpha[COLL_TIER_D2D], "time", "[paper] Table 1", "die-to-die latency; 0 = topology route cost (CM384: 0.2 us)"),
   P("alpha_intra", PT_TIME, alpha[COLL_TIER_INTRA], "time", "[paper] Table 1", "intra-node latency; 0 = topology (CM384: 0.7 us)"),
   P("alpha_inter", PT_TIME, alpha[COLL_TIER_INTER], "time", "[paper] Table 1", "inter-node latency; 0 = topology (CM384: 2.1 us)"),
