@@ -41,6 +41,7 @@ typedef struct {
   uint32_t pend;      /* sends of the current step still in flight */
   uint32_t need;      /* receives the current step waits for */
   uint8_t state;
+  uint8_t moved;      /* the current step sends or receives something */
   uint64_t red;       /* bytes reduced locally in the current step */
 } coll_slot;
 
@@ -442,6 +443,7 @@ static void slot_start(coll_run *r, uint32_t s)
   uint64_t red = 0;
   uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
   sl->state = SLOT_RUNNING;
+  sl->moved = nx > 0 || n_recv > 0;
   sl->need = n_recv;
   sl->red = red;
   sl->pend = nx;
@@ -547,9 +549,16 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
     if (sl->state == SLOT_RUNNING) {
       if (sl->pend > 0 || r->recv[(size_t)s * r->n_steps + k] < sl->need)
         return FALSE;
-      if (c->pol.reduce_bw > 0 && sl->red > 0) {
+      /* Local reduction, then (library model) the per-step
+       * synchronisation sigma_sig of steps that moved data. */
+      sim_time_ps wait = 0;
+      if (c->pol.reduce_bw > 0 && sl->red > 0)
+        wait += wisp_transfer_ps(sl->red, c->pol.reduce_bw);
+      if (sl->moved && c->pol.lib.kind != COLL_LIBRARY_NCCL)
+        wait += c->pol.lib.sigma_sig;
+      if (wait > 0) {
         sl->state = SLOT_REDUCING;
-        sim_schedule_after(c->sim, wisp_transfer_ps(sl->red, c->pol.reduce_bw), reduce_done, r, s);
+        sim_schedule_after(c->sim, wait, reduce_done, r, s);
         return FALSE;
       }
     } else if (sl->state == SLOT_REDUCING) {

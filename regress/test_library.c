@@ -984,15 +984,16 @@ static coll_library_stats seq_ag(const coll_library_params *lp, int ops, sim_tim
   return st;
 }
 
-/* hccl: ring AllGather (3 steps of alpha + 1 MiB / 100 GB/s) between a
- * copy-in of 1 MiB and a copy-out of 4 MiB at b_copy = 500 GB/s. */
+/* hccl: ring AllGather (3 steps of sigma_sig + alpha + 1 MiB / 100 GB/s)
+ * between a copy-in of 1 MiB and a copy-out of 4 MiB at b_copy = 500 GB/s. */
 static void test_sim_hccl(void)
 {
   coll_library_params lp;
   coll_library_params_default(COLL_LIBRARY_HCCL, &lp);
   seq_run s;
   coll_library_stats st = seq_ag(&lp, 1, 0, FALSE, 0, &s);
-  sim_time_ps want = wisp_transfer_ps(MiB, lp.b_copy) + 3 * PIECE_PS + wisp_transfer_ps(4 * MiB, lp.b_copy);
+  sim_time_ps want = wisp_transfer_ps(MiB, lp.b_copy) + 3 * (lp.sigma_sig + PIECE_PS) +
+                     wisp_transfer_ps(4 * MiB, lp.b_copy);
   g_test_message("sim hccl: %.3f us (closed form %.3f us), plan %s", us(s.end[0]), us(want), s.info[0].detail);
   g_assert_cmpint(s.end[0], ==, want);
   g_assert_nonnull(strstr(s.info[0].detail, "ring"));
@@ -1001,7 +1002,8 @@ static void test_sim_hccl(void)
 }
 
 /* hccl-zerocopy (JIT): the first AllGather waits T_JIT = t_exp + t_meta +
- * 3 jobs of 1 MiB on every member; the second reuses the mappings. */
+ * 3 jobs of 1 MiB on every member; the second reuses the mappings.  Ring:
+ * 3 steps of sigma_sig + alpha + 1 MiB / 100 GB/s. */
 static void test_sim_jit(void)
 {
   coll_library_params lp;
@@ -1009,10 +1011,11 @@ static void test_sim_jit(void)
   seq_run s;
   coll_library_stats st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
   sim_time_ps jit = coll_library_jit_ps(&lp, MiB, 4);
-  g_test_message("sim jit: op 1 %.3f us (T_JIT %.3f + ring %.3f), op 2 %.3f us", us(s.end[0]), us(jit),
-                 us(3 * PIECE_PS), us(s.end[1] - s.start[1]));
-  g_assert_cmpint(s.end[0], ==, jit + 3 * PIECE_PS);
-  g_assert_cmpint(s.end[1] - s.start[1], ==, 3 * PIECE_PS);
+  sim_time_ps ring = 3 * (lp.sigma_sig + PIECE_PS);
+  g_test_message("sim jit: op 1 %.3f us (T_JIT %.3f + ring %.3f), op 2 %.3f us", us(s.end[0]), us(jit), us(ring),
+                 us(s.end[1] - s.start[1]));
+  g_assert_cmpint(s.end[0], ==, jit + ring);
+  g_assert_cmpint(s.end[1] - s.start[1], ==, ring);
   g_assert_cmpuint(st.jit_misses, ==, 4);
   g_assert_cmpint(st.reg_critical_ps, ==, 4 * jit);
   g_assert_cmpint(s.info[0].jit_misses, ==, 4);
@@ -1020,8 +1023,8 @@ static void test_sim_jit(void)
   g_assert_cmpint(s.info[1].jit_misses, ==, 0);
 }
 
-/* stratacl (ROA): full mesh (`direct`: one step of alpha + 1 MiB / 100
- * GB/s on tier A) after the readiness check t_chk.  With the default
+/* stratacl (ROA): full mesh (`direct`: one step of sigma_sig + alpha +
+ * 1 MiB / 100 GB/s on tier A; FM below) after the readiness check t_chk.  With the default
  * 2.6 s allocation gap nothing blocks; with gap 0 the first op waits
  * T_JIT (the ROA jobs start at the same time JIT's would).  An
  * allocation known from memory events 1 ms before the op does not block
@@ -1032,16 +1035,17 @@ static void test_sim_roa(void)
   coll_library_params_default(COLL_LIBRARY_STRATACL, &lp);
   lp.p_remap = 0;
   seq_run s;
+  const sim_time_ps FM = lp.sigma_sig + PIECE_PS;
   coll_library_stats st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
   g_test_message("sim roa (2.6 s gap): %.3f us, plan %s", us(s.end[0]), s.info[0].detail);
-  g_assert_cmpint(s.end[0], ==, lp.t_chk + PIECE_PS);
+  g_assert_cmpint(s.end[0], ==, lp.t_chk + FM);
   g_assert_nonnull(strstr(s.info[0].detail, "direct"));
   g_assert_cmpuint(st.hits, ==, 0);
   lp.gap_min = 0;
   st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
   sim_time_ps jit = coll_library_jit_ps(&lp, MiB, 4);
-  g_assert_cmpint(s.end[0], ==, jit + lp.t_chk + PIECE_PS);
-  g_assert_cmpint(s.end[1] - s.start[1], ==, lp.t_chk + PIECE_PS);
+  g_assert_cmpint(s.end[0], ==, jit + lp.t_chk + FM);
+  g_assert_cmpint(s.end[1] - s.start[1], ==, lp.t_chk + FM);
   g_assert_cmpuint(st.hits, ==, 4);
   g_assert_cmpint(st.blocked_sum_ps, ==, 4 * jit);
   g_assert_cmpint(s.info[0].barrier_hits, ==, 4);
@@ -1049,14 +1053,15 @@ static void test_sim_roa(void)
    * 100 us before: blocked T_ready - 100 us. */
   st = seq_ag(&lp, 1, 10 * MS, TRUE, 9 * MS, &s);
   g_assert_cmpuint(st.hits, ==, 0);
-  g_assert_cmpint(s.end[0] - s.start[0], ==, lp.t_chk + PIECE_PS);
+  g_assert_cmpint(s.end[0] - s.start[0], ==, lp.t_chk + FM);
   st = seq_ag(&lp, 1, 10 * MS, TRUE, 10 * MS - 100 * US, &s);
   g_assert_cmpuint(st.hits, ==, 4);
-  g_assert_cmpint(s.end[0] - s.start[0], ==, jit - 100 * US + lp.t_chk + PIECE_PS);
+  g_assert_cmpint(s.end[0] - s.start[0], ==, jit - 100 * US + lp.t_chk + FM);
 }
 
 /* stratacl with SDMA: submission ceil(3 descriptors / 24 cores) * t_desc +
- * t_db before, eps * transfer time + t_notify after. */
+ * t_db before, eps * (the member's transfer and sync time) + t_notify
+ * after. */
 static void test_sim_sdma(void)
 {
   coll_library_params lp;
@@ -1065,7 +1070,8 @@ static void test_sim_sdma(void)
   seq_run s;
   seq_ag(&lp, 1, 0, FALSE, 0, &s);
   sim_time_ps sub = lp.t_desc + lp.t_db;
-  sim_time_ps want = lp.t_chk + sub + PIECE_PS + (sim_time_ps)llround(0.09 * (double)PIECE_PS) + lp.t_notify;
+  sim_time_ps fm = lp.sigma_sig + PIECE_PS;
+  sim_time_ps want = lp.t_chk + sub + fm + (sim_time_ps)llround(0.09 * (double)fm) + lp.t_notify;
   g_test_message("sim sdma: %.3f us (closed form %.3f us)", us(s.end[0]), us(want));
   g_assert_cmpint(s.end[0], ==, want);
 }
