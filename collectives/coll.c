@@ -782,7 +782,8 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
   sim_time_ps now = sim_now(c->sim);
   uint64_t in_b = 0, out_b = 0, per_peer = 0;
   uint64_t m = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : d->bytes;
-  coll_library_io_bytes(d->type, m, r->n, &in_b, &out_b, &per_peer);
+  if (!coll_library_io_bytes(d->type, m, r->n, &in_b, &out_b, &per_peer))
+    return; /* no data buffer (barrier): only the per-step sync applies */
   r->held = g_new0(uint8_t, r->n);
   r->t_begin = g_new0(sim_time_ps, r->n);
   sim_time_ps pre_common = 0;

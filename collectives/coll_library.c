@@ -127,16 +127,15 @@ static const pdesc params[] = {
   P("desc_bytes", PT_SIZE, desc_bytes, "bytes", "[ASSUMPTION]", "bytes per SDMA descriptor"),
 };
 
-const coll_library_param_info *coll_library_param_table(size_t *n)
+size_t coll_library_param_count(void)
 {
-  /* pdesc starts with its info, so a stride-aware copy is not needed by
-   * callers that index through coll_library_param_value(); expose a
-   * static array of infos built once per call site instead. */
-  static coll_library_param_info infos[G_N_ELEMENTS(params)];
-  for (size_t i = 0; i < G_N_ELEMENTS(params); i++)
-    infos[i] = params[i].info;
-  *n = G_N_ELEMENTS(params);
-  return infos;
+  return G_N_ELEMENTS(params);
+}
+
+const coll_library_param_info *coll_library_param_at(size_t i)
+{
+  g_return_val_if_fail(i < G_N_ELEMENTS(params), NULL);
+  return &params[i].info;
 }
 
 void coll_library_params_default(coll_library_kind k, coll_library_params *p)
@@ -515,6 +514,8 @@ static int unit_cmp(const void *a, const void *b)
   return (x->peer > y->peer) - (x->peer < y->peer);
 }
 
+#define PART_MAX_UNITS UINT64_C(1000000)
+
 static void partition_summary(const sim_time_ps *load, int cores, coll_library_partition *out)
 {
   out->makespan_ps = 0;
@@ -539,7 +540,13 @@ void coll_library_partition_run(const coll_library_params *p, const coll_library
   memset(out, 0, sizeof *out);
   sim_time_ps *load = g_new0(sim_time_ps, cores);
   uint64_t s = p->unit_bytes;
-  uint64_t n_units = 0;
+  uint64_t n_units = 0, total = 0;
+  for (int i = 0; i < n_loads; i++)
+    total += loads[i].bytes;
+  /* Bound the work: beyond PART_MAX_UNITS units the unit grows (a
+   * coarser partition of gigantic inputs; never reached by the targets). */
+  if (total / s > PART_MAX_UNITS)
+    s = total / PART_MAX_UNITS + 1;
   for (int i = 0; i < n_loads; i++)
     n_units += loads[i].bytes == 0 ? 0 : (loads[i].bytes - 1) / s + 1;
   out->units = n_units;

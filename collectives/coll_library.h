@@ -77,7 +77,7 @@ typedef enum {
 } coll_libop;
 
 /* Every parameter of the library model.  Defaults and provenance tags:
- * coll_library_param_table() (also printed by `wisp collbench
+ * coll_library_param_at() (also printed by `wisp collbench
  * --library-params` and listed in doc/libraries.md). */
 typedef struct {
   coll_library_kind kind;
@@ -122,7 +122,7 @@ typedef struct {
 void coll_library_params_default(coll_library_kind k, coll_library_params *p);
 
 /* Reads the config's `library:` mapping (topo_setting keys "library.*"):
- * name (default nccl) then any parameter of coll_library_param_table().
+ * name (default nccl) then any parameter of coll_library_param_at().
  * Unknown keys and bad values are errors naming file, line and key. */
 gboolean coll_library_params_from_topo(const topo *t, coll_library_params *p, GError **error);
 /* Sets one parameter by name ("t_exp", "registration", ...) from text;
@@ -136,7 +136,8 @@ typedef struct {
   const char *tag;     /* [paper], [sw], [DERIVED], [ASSUMPTION], [FIT], [pub] ... */
   const char *meaning;
 } coll_library_param_info;
-const coll_library_param_info *coll_library_param_table(size_t *n);
+size_t coll_library_param_count(void);
+const coll_library_param_info *coll_library_param_at(size_t i); /* i < count */
 /* The current value of a parameter as text (g_free). */
 char *coll_library_param_value(const coll_library_params *p, const char *name);
 

@@ -270,13 +270,13 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
 
 void coll_library_print_params(FILE *out, const coll_library_params *p)
 {
-  size_t n;
-  const coll_library_param_info *tab = coll_library_param_table(&n);
+  size_t n = coll_library_param_count();
   fprintf(out, "| key | value (%s) | unit | provenance | meaning |\n|---|---|---|---|---|\n",
           coll_library_name(p->kind));
   for (size_t i = 0; i < n; i++) {
-    char *v = coll_library_param_value(p, tab[i].name);
-    fprintf(out, "| `%s` | %s | %s | %s | %s |\n", tab[i].name, v, tab[i].unit, tab[i].tag, tab[i].meaning);
+    const coll_library_param_info *pi = coll_library_param_at(i);
+    char *v = coll_library_param_value(p, pi->name);
+    fprintf(out, "| `%s` | %s | %s | %s | %s |\n", pi->name, v, pi->unit, pi->tag, pi->meaning);
     g_free(v);
   }
 }

@@ -807,13 +807,12 @@ static void test_config(void)
   g_assert_cmpint(p.reg, ==, COLL_REG_NONE);
   topo_free(t);
   /* Every parameter has a value and a provenance tag. */
-  size_t n;
-  const coll_library_param_info *tab = coll_library_param_table(&n);
+  size_t n = coll_library_param_count();
   g_assert_cmpuint(n, >=, 40);
   for (size_t i = 0; i < n; i++) {
-    char *v = coll_library_param_value(&p, tab[i].name);
+    char *v = coll_library_param_value(&p, coll_library_param_at(i)->name);
     g_assert_nonnull(v);
-    g_assert_cmpuint(strlen(tab[i].tag), >, 0);
+    g_assert_cmpuint(strlen(coll_library_param_at(i)->tag), >, 0);
     g_free(v);
   }
 }
@@ -1076,6 +1075,29 @@ static void test_sim_sdma(void)
   g_assert_cmpint(s.end[0], ==, want);
 }
 
+/* A barrier has no buffer: no registration, no staging; under a library
+ * its one direct step (zero bytes, alpha = 1 us) pays sigma_sig: 2 us. */
+static void test_sim_barrier(void)
+{
+  GError *e = NULL;
+  topo *t = topo_load_string(small_yaml, "small.yaml", &e);
+  g_assert_no_error(e);
+  coll_policy *pol = coll_policy_new_default();
+  coll_library_params lp;
+  coll_library_params_default(COLL_LIBRARY_STRATACL, &lp);
+  coll_policy_set_library(pol, &lp);
+  static const int ranks[4] = { 0, 1, 2, 3 };
+  coll_desc d = { .type = ET_COLL_BARRIER, .ranks = ranks, .n_ranks = 4, .root = -1 };
+  sim_time_ps tp = 0;
+  coll_library_stats st;
+  g_assert_true(coll_measure_lib(t, NET_TIER_ANALYTICAL, pol, &d, &tp, NULL, &st, &e));
+  g_assert_cmpint(tp, ==, 1000 * NS + lp.sigma_sig);
+  g_assert_cmpuint(st.ops, ==, 0);
+  g_assert_cmpuint(st.ops_total, ==, 1);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1113,5 +1135,6 @@ int main(int argc, char **argv)
   g_test_add_func("/library/sim/jit", test_sim_jit);
   g_test_add_func("/library/sim/roa", test_sim_roa);
   g_test_add_func("/library/sim/sdma", test_sim_sdma);
+  g_test_add_func("/library/sim/barrier", test_sim_barrier);
   return g_test_run();
 }
