@@ -1,26 +1,75 @@
 #!/bin/sh
-# fuzz/run.sh: build the Kineto libFuzzer harness with clang (ASan + UBSan)
-# outside automake and run it for a bounded time.
-#   fuzz/run.sh [BUILD_DIR] [SECONDS]
-# BUILD_DIR is a configured build tree (for config.h); default ./build.
-# SECONDS defaults to $FUZZ_SECONDS or 60.  Exit status is libFuzzer's
-# (non-zero when it found a crash; the reproducer is left in the work dir).
+# fuzz/run.sh: build wisp's libFuzzer harnesses with clang (libFuzzer + ASan
+# + UBSan, outside automake) and run each for a bounded time.
+#
+#   fuzz/run.sh [BUILD_DIR] [SECONDS_PER_TARGET] [TARGETS...]
+#
+# BUILD_DIR    a configured build tree (config.h and the protobuf-c sources
+#              generated there, which are made with `make` when missing);
+#              default ./build.
+# SECONDS      per target; default $FUZZ_SECONDS or 60.
+# TARGETS      any of: kineto xplane hlo et topo (default: all, in that order).
+#
+# Each target works in BUILD_DIR/fuzz-TARGET (or $FUZZ_WORK/fuzz-TARGET):
+# the binary, a corpus/ that keeps growing across runs (the seeds are
+# rewritten every run) and fuzz.log.  Every target runs even when an
+# earlier one failed; the exit status is non-zero when any build failed or
+# any target found a crash, leak, timeout (10 s per input) or ran out of
+# memory (2 GiB), and the reproducer files (crash-*, leak-*, timeout-*,
+# oom-*) are listed.  Reproduce one with: BUILD_DIR/fuzz-TARGET/fuzz_TARGET FILE
+# Extra libFuzzer options can be passed in $FUZZ_FLAGS (e.g. -jobs=2).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 secs=${2:-${FUZZ_SECONDS:-60}}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] && shift
+targets=${*:-kineto xplane hlo et topo}
 build=$(cd "$build" && pwd)
-work=${FUZZ_WORK:-$build/fuzz-kineto}
-mkdir -p "$work/corpus"
-cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-clang $cflags -I"$src" -I"$build" $(pkg-config --cflags glib-2.0 zlib) \
-  "$src/fuzz/fuzz_kineto.c" "$src/frontends/fe_json.c" "$src/frontends/kineto_parse.c" \
-  "$src/frontends/kineto_extract.c" "$src/frontends/kineto_graph.c" "$src/frontends/kineto.c" \
-  "$src/common/wisp_util.c" \
-  "$src/chakra/et_graph.c" \
-  $(pkg-config --libs glib-2.0 zlib) -lm -o "$work/fuzz_kineto"
-# Seeds: small traces covering kernels, launches, syncs, CPU collectives, steps.
-cat > "$work/corpus/seed1.json" <<'J'
+base=${FUZZ_WORK:-$build}
+CC=${CC_FUZZ:-clang}
+
+for t in $targets; do
+  case $t in
+    kineto|xplane|hlo|et|topo) ;;
+    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo)" >&2; exit 2 ;;
+  esac
+done
+[ -f "$build/config.h" ] || { echo "fuzz/run.sh: $build has no config.h; run configure there first" >&2; exit 2; }
+for gen in chakra/et_def.pb-c.c frontends/xplane.pb-c.c; do
+  [ -f "$build/$gen" ] || make -C "$build" "$gen" >/dev/null
+done
+
+pkgs="glib-2.0 zlib yaml-0.1 libprotobuf-c libcjson"
+cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+ -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+ -I$src -I$build $(pkg-config --cflags $pkgs)"
+libs="$(pkg-config --libs $pkgs) -lm"
+common="$src/common/wisp_util.c $src/common/wisp_json.c"
+et_srcs="$src/chakra/et_graph.c $src/chakra/et_io.c $build/chakra/et_def.pb-c.c"
+fe_xla="$src/frontends/xplane.c $src/frontends/xla.c $src/frontends/hlo.c $src/frontends/fe_json.c \
+ $build/frontends/xplane.pb-c.c"
+kineto="$src/frontends/fe_json.c $src/frontends/kineto_parse.c $src/frontends/kineto_extract.c \
+ $src/frontends/kineto_graph.c $src/frontends/kineto.c $src/chakra/et_graph.c"
+topo="$src/topologies/topo.c $src/topologies/topo_load.c $src/topologies/topo_print.c"
+
+# Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
+sources() {
+  case $1 in
+    kineto) echo "$kineto" ;;
+    xplane) echo "$fe_xla $et_srcs" ;;
+    hlo) echo "$src/frontends/hlo.c" ;;
+    et) echo "$et_srcs" ;;
+    topo) echo "$topo" ;;
+  esac
+}
+
+# seeds TARGET DIR: writes small valid inputs (and dictionaries) into DIR.
+seeds() {
+  c=$2/corpus
+  case $1 in
+    kineto)
+      cat > "$c/seed1.json" <<'J'
 {"distributedInfo": {"rank": 0, "world_size": 2, "pg_config": [{"pg_name": "0", "ranks": [0, 1]}]},
  "traceEvents": [
  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 5, "tid": 5, "ts": 0, "dur": 400},
@@ -36,6 +85,187 @@ cat > "$work/corpus/seed1.json" <<'J'
  {"ph": "s", "id": 1, "pid": 5, "tid": 5, "ts": 1, "cat": "ac2g", "name": "ac2g"}
  ]}
 J
-printf '%s' '[{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv","ts":1,"dur":2,"args":{"Collective name":"all_to_allv","In msg nelems":8,"dtype":"Long","Process Group Ranks":"[0, 1, ..., 1]","In split size":"[4, 4]"}}]' > "$work/corpus/seed2.json"
-cd "$work"
-exec ./fuzz_kineto -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 corpus
+      printf '%s' '[{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv","ts":1,"dur":2,"args":{"Collective name":"all_to_allv","In msg nelems":8,"dtype":"Long","Process Group Ranks":"[0, 1, ..., 1]","In split size":"[4, 4]"}}]' > "$c/seed2.json"
+      ;;
+    xplane)
+      "$base/fuzz-seeds/fuzz_seeds" xplane "$c"
+      # XProf trace-viewer JSON (the harness picks the reader by the first byte).
+      cat > "$c/trace.json" <<'J'
+{"displayTimeUnit": "ns", "traceEvents": [
+ {"ph": "M", "pid": 3, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+ {"ph": "M", "pid": 4, "name": "process_name", "args": {"name": "/device:TPU:1"}},
+ {"ph": "M", "pid": 3, "tid": 2, "name": "thread_name", "args": {"name": "XLA Ops"}},
+ {"ph": "X", "pid": 3, "tid": 2, "ts": 10.5, "dur": 2, "name": "fusion.1", "args": {"long_name": "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %a), kind=kLoop", "device_offset_ps": 10500000, "device_duration_ps": 2000000}},
+ {"ph": "X", "pid": 3, "tid": 2, "ts": 13, "dur": 4, "name": "all-reduce.2", "args": {"long_name": "%all-reduce.2 = bf16[256]{0} all-reduce(bf16[256]{0} %p), replica_groups={{0,1}}, to_apply=%add", "hlo_category": "all-reduce"}},
+ {"ph": "X", "pid": 4, "tid": 2, "ts": 13, "dur": 4, "name": "all-reduce.2", "args": {"long_name": "%all-reduce.2 = bf16[256]{0} all-reduce(bf16[256]{0} %p), replica_groups={{0,1}}, to_apply=%add"}},
+ {"ph": "X", "pid": 3, "tid": 1, "ts": 9, "dur": 10, "name": "1", "args": {"step_marker": 1}}
+]}
+J
+      ;;
+    hlo)
+      n=0
+      while IFS= read -r line; do
+        n=$((n + 1))
+        printf '%s' "$line" > "$c/seed$n.hlo"
+      done <<'H'
+%fusion.1 = f32[1024]{0} fusion(f32[1024]{0} %a), kind=kLoop, calls=%fused
+%all-reduce = f32[5,1024]{1,0:T(8,128)} all-reduce(f32[5,1024]{1,0:T(8,128)} %bitcast), channel_id=1, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=%r
+%all-gather.3 = bf16[8,4096]{1,0} all-gather(bf16[1,4096]{1,0} %p), replica_groups={{0,1,2,3,4,5,6,7}}, dimensions={0}
+%reduce-scatter.4 = f32[1,1024]{1,0} reduce-scatter(f32[8,1024]{1,0} %q), channel_id=2, replica_groups=[1,8]<=[8], dimensions={0}, to_apply=%add
+%ar = (f32[4]{0}, bf16[8]{0}) all-reduce(f32[4]{0} %a, bf16[8]{0} %b), replica_groups={}
+%a2a = (s8[16], s8[16]) all-to-all(s8[16] %a, s8[16] %b), replica_groups={{0,1}}
+%all-gather-start.1 = (f8e4m3fn[2,128]{1,0}, f8e4m3fn[8,128]{1,0}) all-gather-start(f8e4m3fn[2,128]{1,0} %x), channel_id=7, replica_groups=[2,4]<=[8], dimensions={0}, use_global_device_ids=true
+%all-gather-done.1 = f8e4m3fn[8,128]{1,0} all-gather-done((f8e4m3fn[2,128]{1,0}, f8e4m3fn[8,128]{1,0}) %all-gather-start.1)
+%all-reduce-start = s4[1000]{0} all-reduce-start(s4[1000]{0} %x), replica_groups={{0,1}}, to_apply=%add
+%collective-permute-start.2 = (f32[256]{0}, f32[256]{0}, u32[], u32[]) collective-permute-start(f32[256]{0} %y), channel_id=3, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+%send.1 = (pred[3], u32[], token[]) send(pred[3] %v, token[] %t), channel_id=4, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+%recv.1 = (c128[2], u32[], token[]) recv(token[] %t), channel_id=4
+%ragged = u8[100] ragged-all-to-all(u8[100] %in, u8[100] %out, s64[4] %a, s64[4] %b, s64[4] %c, s64[4] %d), replica_groups={{0,1,2,3}}
+%cb = u64[2] collective-broadcast(u64[2] %x), replica_groups={{0,1}}
+%reduce-scatter-start.9 = ((f32[8,1024]), f32[1,1024]) async-start(f32[8,1024] %q), calls=%rs
+%dyn = f32[<=8,4]{1,0} all-gather(f32[<=2,4]{1,0} %d), replica_groups={{0,1,2,3}}, dimensions={0}
+H
+      cat > "$2/dict" <<'D'
+"all-reduce"
+"all-gather"
+"reduce-scatter"
+"all-to-all"
+"ragged-all-to-all"
+"collective-permute"
+"collective-broadcast"
+"async-start"
+"-start"
+"-done"
+"send"
+"recv"
+"replica_groups="
+"source_target_pairs="
+"_xla_send_recv_source_target_pairs="
+"channel_id="
+"use_global_device_ids=true"
+"use_global_device_ids=false"
+"<=["
+"]T("
+"{{"
+"}}"
+"f32"
+"bf16"
+"s4"
+"pred"
+"token[]"
+"f8e4m3fn"
+"c128"
+"<="
+D
+      ;;
+    et)
+      "$base/fuzz-seeds/fuzz_seeds" et "$c"
+      ;;
+    topo)
+      cp "$src"/examples/networks/*.yaml "$src"/examples/networks/*.yml "$c/"
+      cat > "$2/dict" <<'D'
+"topology:"
+"dims:"
+"kind:"
+"size:"
+"shape:"
+"bandwidth:"
+"latency:"
+"bandwidth_ba:"
+"latency_ba:"
+"graph:"
+"nodes:"
+"links:"
+"switch"
+"ring"
+"fully_connected"
+"torus2d"
+"torus3d"
+"fat_tree"
+"leaves:"
+"spines:"
+"oversubscription:"
+"placement:"
+"contiguous"
+"npus_count:"
+"collectives:"
+"library:"
+"model:"
+"duplex:"
+"schema_version:"
+"GB/s"
+"Gbps"
+"ns"
+"us"
+"- "
+": ["
+D
+      ;;
+  esac
+}
+
+# The seed writer (binary seeds are made with protobuf-c and wisp's ET writer).
+need_seeds=no
+for t in $targets; do
+  case $t in xplane|et) need_seeds=yes ;; esac
+done
+status=0
+if [ $need_seeds = yes ]; then
+  mkdir -p "$base/fuzz-seeds"
+  # shellcheck disable=SC2086
+  $CC -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+    -fsanitize=address,undefined -I"$src" -I"$build" $(pkg-config --cflags $pkgs) \
+    "$src/fuzz/fuzz_seeds.c" $et_srcs "$build/frontends/xplane.pb-c.c" $common $libs \
+    -o "$base/fuzz-seeds/fuzz_seeds"
+fi
+
+summary=""
+for t in $targets; do
+  work=$base/fuzz-$t
+  mkdir -p "$work/corpus"
+  echo "== fuzz_$t: building"
+  # shellcheck disable=SC2046,SC2086
+  if ! $CC $cflags "$src/fuzz/fuzz_$t.c" $(sources $t) $common $libs -o "$work/fuzz_$t"; then
+    echo "fuzz/run.sh: building fuzz_$t failed" >&2
+    summary="$summary
+  $t: BUILD FAILED"
+    status=1
+    continue
+  fi
+  rm -f "$work/dict"
+  seeds "$t" "$work"
+  dict=""
+  [ -f "$work/dict" ] && dict="-dict=$work/dict"
+  touch "$work/.start"
+  # Harnesses that need files write them under $TMPDIR: a fresh directory
+  # per target (on tmpfs when there is one), removed even after a crash.
+  tmp_base=/tmp
+  [ -d /dev/shm ] && [ -w /dev/shm ] && tmp_base=/dev/shm
+  fuzz_tmp=$(mktemp -d "$tmp_base/wisp-fuzz-$t.XXXXXX")
+  echo "== fuzz_$t: running for ${secs}s (log: $work/fuzz.log)"
+  rc=0
+  # shellcheck disable=SC2086
+  (cd "$work" && TMPDIR=$fuzz_tmp ./fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$work/" $dict ${FUZZ_FLAGS:-} corpus > fuzz.log 2>&1) || rc=$?
+  rm -rf "$fuzz_tmp"
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -n 1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/fuzz.log" | tail -n 1)
+  found=$(find "$work" -maxdepth 1 -newer "$work/.start" \( -name 'crash-*' -o -name 'leak-*' \
+            -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
+  if [ $rc -ne 0 ] || [ -n "$found" ]; then
+    status=1
+    echo "== fuzz_$t: FAILED (exit $rc); last lines of $work/fuzz.log:"
+    tail -n 40 "$work/fuzz.log"
+    for f in $found; do
+      echo "== fuzz_$t: reproducer: $f  (rerun: $work/fuzz_$t $f)"
+    done
+    summary="$summary
+  $t: FAILED, ${execs:-?} runs, ${rate:-?}/s; reproducers: ${found:-none written}"
+  else
+    echo "== fuzz_$t: ok, ${execs:-?} runs (${rate:-?}/s), corpus $(ls "$work/corpus" | wc -l) inputs"
+    summary="$summary
+  $t: ok, ${execs:-?} runs, ${rate:-?}/s"
+  fi
+done
+echo "== fuzz summary (${secs}s per target):$summary"
+exit $status
