@@ -778,7 +778,11 @@ gboolean fe_xplane_scan(const fe_xplane_file *file, const fe_xplane_visitor *vis
   if (!counts)
     counts = &local;
   memset(counts, 0, sizeof *counts);
-  xp_cur c = {file->data, file->data + file->len, file->data, file->source};
+  /* An empty file maps to NULL (GLib does not map 0 bytes): scan an empty
+   * buffer instead, since NULL + 0 is undefined in C. */
+  static const guint8 empty[1];
+  const guint8 *data = file->len ? file->data : empty;
+  xp_cur c = {data, data + file->len, data, file->source};
   xp_event *ev = g_new(xp_event, 1);
   xp_field f;
   GError *e = NULL;

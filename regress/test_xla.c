@@ -998,6 +998,22 @@ static void test_malformed(void)
   expect_parse_error(lts, sizeof lts, "XLine field 3 has wire type 2");
   /* empty input is an empty XSpace (no planes): reading succeeds, loading fails */
   g_assert_true(scan_bytes((const guint8 *) "", 0, NULL));
+  /* The same with no buffer at all, as GLib maps an empty file (found by
+   * fuzz/fuzz_xplane.c: the scan computed NULL + 0, undefined behaviour that
+   * UBSan reports).  The frontend then finds no TPU plane. */
+  g_assert_true(scan_bytes(NULL, 0, NULL));
+  {
+    char *ep = g_build_filename(tmp_dir, "empty.xplane.pb", NULL);
+    g_assert_true(g_file_set_contents(ep, "", 0, NULL));
+    const char *epaths[] = {ep};
+    GError *eerr = NULL;
+    g_assert_null(fe_xla_load(epaths, 1, NULL, NULL, &eerr));
+    g_assert_error(eerr, WISP_ERROR, WISP_ERROR_INVALID);
+    g_assert_nonnull(strstr(eerr->message, "/device:TPU:N"));
+    g_clear_error(&eerr);
+    g_unlink(ep);
+    g_free(ep);
+  }
 
   /* Every truncation and many single-byte corruptions of a valid profile must
    * either decode or fail with a WISP_ERROR; never crash or hang. */
