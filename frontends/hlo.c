@@ -454,6 +454,12 @@ static gboolean parse_groups_ctx(hlo_ctx *c, const char *p, const char **end, ui
         perm[i] = (uint64_t) i;
       np = nd;
     }
+    /* Without this, [G,0]<=[0] passes the size check below and G (any
+     * 64-bit number) empty groups would be appended one by one. */
+    if (gs[0] == 0 || gs[1] == 0) {
+      hlo_fail(error, c->start, p, "iota replica groups need at least one group of at least one id");
+      goto fail;
+    }
     unsigned __int128 total = 1;
     for (int i = 0; i < nd; i++) {
       total *= d[i];

@@ -288,7 +288,12 @@ static void test_groups(void)
   g_free(ids);
   /* malformed forms fail loudly */
   const char *bad[] = {"[3,3]<=[8]", "[2,4]<=[2,4]T(0,0)", "[2,4]<=[2,4]T(1)", "<mesh x=2>",
-                       "{{0,1},{2,", "[2,4]<[8]", "{{a}}", "[2]<=[2]"};
+                       "{{0,1},{2,", "[2,4]<[8]", "{{a}}", "[2]<=[2]",
+                       /* Zero-sized iota groups: 0 x 0 = 0 ids passed the size check, and
+                        * the first form then appended 99999999999 empty groups, hanging
+                        * (found by fuzz/fuzz_hlo.c); the second read as zero groups,
+                        * i.e. the empty form {} (all devices). */
+                       "[99999999999,0]<=[0]", "[0,4]<=[0]"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *err = NULL;
     g_assert_false(fe_hlo_parse_replica_groups(bad[i], &end, &ng, &off, &ids, &err));
