@@ -1070,6 +1070,22 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     op->comm = r->comms->len;
     g_array_append_val(r->comms, cm);
   }
+  /* Communication without any size source is written with comm_size 0, which
+   * a simulator replays as free: say so once per rank, naming the first such
+   * kernel (unknown dtype names already warned per kernel above).  O(comms). */
+  uint64_t no_size = 0;
+  const char *first_no_size = NULL;
+  for (guint i = 0; i < r->comms->len; i++) {
+    const kt_comm *cm = &g_array_index(r->comms, kt_comm, i);
+    if (cm->bytes == 0 && cm->size_source && !strcmp(cm->size_source, "unknown")) {
+      if (!no_size++)
+        first_no_size = kt_str(t, ev(t, g_array_index(r->ops, kt_op, cm->op).ev)->name);
+    }
+  }
+  if (no_size)
+    rank_warn(r, "%" G_GUINT64_FORMAT " communication kernel(s) have no size (first: '%s'): no In/Out msg nelems with a "
+              "dtype on the kernel or a linked CPU op, and no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
+              "op; they are written with comm_size 0, so a replay treats them as free", no_size, first_no_size);
   sync_edges(&c);
   ok = TRUE;
 out:

@@ -803,7 +803,9 @@ static GHashTable *arg_keys(void)
 {
   GHashTable *h = g_hash_table_new(g_str_hash, g_str_equal);
   static const struct { const char *k; int s; } strs[] = {
-    { "Collective name", S_COLL }, { "dtype", S_DTYPE }, { "Process Group Name", S_PG_NAME },
+    /* "Data Type" is not written by Kineto; CCL-Bench's mock trace generator
+     * uses it instead of "dtype", so it is read as the same field. */
+    { "Collective name", S_COLL }, { "dtype", S_DTYPE }, { "Data Type", S_DTYPE }, { "Process Group Name", S_PG_NAME },
     { "Process Group Description", S_PG_DESC }, { "Process Group Ranks", S_PG_RANKS },
     { "In split size", S_IN_SPLIT }, { "Out split size", S_OUT_SPLIT }, { "kind", S_KIND },
   };

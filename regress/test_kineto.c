@@ -567,6 +567,52 @@ static void test_groups_seq_p2p(void)
   g_free(json[0]);
 }
 
+/* Size keys (regression): CCL-Bench's mock trace generator writes the element
+ * type under "Data Type" instead of "dtype"; it is read as the same field.  A
+ * communication kernel with a count but no element type anywhere has no size:
+ * it is counted, and a warning says its comm_size is 0 (it used to be counted
+ * only, with no warning).  One rank, group [0], two all-reduces by Seq:
+ *   Seq 1: 1000 elements of "Data Type" BFloat16 = 1000 x 2 B (c10 BFloat16) = 2000 B;
+ *   Seq 2: 10 elements, no dtype key: size unknown, 0 B. */
+static void test_size_keys(void)
+{
+  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [");
+  kern(s, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 10, 5,
+       "\"Collective name\": \"all_reduce\", \"In msg nelems\": 1000, \"Out msg nelems\": 1000, "
+       "\"Data Type\": \"BFloat16\", \"Process Group Ranks\": \"[0]\", \"Seq\": 1");
+  kern(s, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 30, 5,
+       "\"Collective name\": \"all_reduce\", \"In msg nelems\": 10, \"Out msg nelems\": 10, "
+       "\"Process Group Ranks\": \"[0]\", \"Seq\": 2");
+  g_string_append(s, "]}");
+  char *json[1] = { g_string_free(s, FALSE) };
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.whole_trace = TRUE;
+  fe_kineto_report rep;
+  char *dir;
+  et_workload *w = load_strings(json, 1, &opt, &rep, &dir);
+  g_assert_cmpint(rep.n_files, ==, 1);
+  g_assert_cmpuint(rep.ranks[0].comm_kernels, ==, 2);
+  g_assert_cmpuint(rep.ranks[0].comm_size_from_args, ==, 1);
+  g_assert_cmpuint(rep.ranks[0].comm_size_unknown, ==, 1);
+  g_assert_cmpuint(rep.ranks[0].comm_bytes, ==, 2000);
+  g_assert_true(report_has_warning(&rep, "1 communication kernel(s) have no size"));
+  const et_graph *g = w->ranks[0];
+  uint64_t sizes[2] = { 1, 1 };
+  int n = 0;
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].type == ET_NODE_COMM_COLL && n < 2)
+      sizes[n++] = et_node_comm(g, i)->bytes;
+  g_assert_cmpint(n, ==, 2);
+  g_assert_cmpuint(sizes[0], ==, 2000); /* earlier kernel (ts 10) first */
+  g_assert_cmpuint(sizes[1], ==, 0);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  rm_rf(dir);
+  g_free(dir);
+  g_free(json[0]);
+}
+
 /* vLLM step markers (kineto.md §7): three execute_context_* ranges at 0, 100
  * and 200 µs (50 µs each) are numbered 0..2 by time; the first and last are
  * dropped, so the window is step 1 = [100, 150) µs and only the kernel that
@@ -900,6 +946,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/sync_edges", test_sync_edges);
   g_test_add_func("/kineto/cycles", test_cycles);
   g_test_add_func("/kineto/groups_seq_p2p", test_groups_seq_p2p);
+  g_test_add_func("/kineto/size_keys", test_size_keys);
   g_test_add_func("/kineto/vllm_steps", test_vllm_steps);
   g_test_add_func("/kineto/nccl_data", test_nccl_data);
   g_test_add_func("/kineto/dlrm", test_dlrm);
