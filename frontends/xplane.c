@@ -532,8 +532,11 @@ static gboolean decode_event(const xp_cur *parent, const xp_field *ef, xp_event 
       xp_field sf;
       while (xp_next(&sc, &sf, &err))
         ;
-      if (err)
-        break;
+      if (err) {
+        /* Stop here: going on with the event's next field would set err twice. */
+        g_propagate_prefixed_error(error, err, "malformed XEvent: ");
+        return FALSE;
+      }
       if (e->n_stats == XP_MAX_EVENT_STATS) {
         xp_err(&c, c.base + f.offset, error, "event has more than 64 stats");
         return FALSE;

@@ -990,6 +990,12 @@ static void test_malformed(void)
   /* plane {line {event with a truncated inner stat length}} */
   static const guint8 ev[] = {0x0a, 0x06, 0x1a, 0x04, 0x22, 0x02, 0x22, 0x05};
   expect_parse_error(ev, sizeof ev, "malformed XEvent");
+  /* plane {line {event {stat with a group tag (wire type 3), then a second
+   * group tag}}}: the bad stat must end the event (found by
+   * fuzz/fuzz_xplane.c: decoding went on and set the error twice, which
+   * GLib reports as a bug and which leaked the first error). */
+  static const guint8 ev2[] = {0x0a, 0x08, 0x1a, 0x06, 0x22, 0x04, 0x22, 0x01, 0x0b, 0x0b};
+  expect_parse_error(ev2, sizeof ev2, "malformed XEvent: mem.xplane.pb: byte 8: unsupported wire type 3");
   /* field number 0 */
   static const guint8 f0[] = {0x00, 0x01};
   expect_parse_error(f0, sizeof f0, "invalid field number 0");
