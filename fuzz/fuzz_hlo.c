@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "frontends/hlo.h"
+#include "fuzz/fuzz_util.h"
 
 #include <stdint.h>
 #include <stddef.h>

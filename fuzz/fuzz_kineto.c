@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "frontends/kineto.h"
+#include "fuzz/fuzz_util.h"
 
 #include <stdint.h>
 #include <stddef.h>

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "topologies/topo.h"
+#include "fuzz/fuzz_util.h"
 
 #include <stdint.h>
 #include <stddef.h>

@@ -1,5 +1,6 @@
 /* fuzz_util.h: helpers shared by the libFuzzer harnesses (not library code).
  *
+ * Every harness includes this header once: it defines LLVMFuzzerInitialize.
  * Some readers only take a path (the Chakra reader streams its file, the
  * XLA frontend picks the format by file name), so those harnesses write each
  * input to a file in a private temporary directory made once per process
@@ -15,9 +16,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* GLib warnings and criticals (a GError set twice, a g_return_if_fail
+ * precondition) are bugs too: print them and abort, which libFuzzer records
+ * as a crash with the input (GLib's own fatal mode raises SIGTRAP, which
+ * libFuzzer does not catch).  The library code never logs on purpose. */
+static GLogWriterOutput fuzz_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+                                        gpointer user_data)
+{
+  GLogWriterOutput out = g_log_writer_default(level, fields, n_fields, user_data);
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
+    abort();
+  return out;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+  (void) argc;
+  (void) argv;
+  g_log_set_writer_func(fuzz_log_writer, NULL, NULL);
+  return 0;
+}
+
 static char *fuzz_dir;
 
-static void fuzz_dir_remove(void)
+static inline void fuzz_dir_remove(void)
 {
   if (!fuzz_dir)
     return;
@@ -37,7 +61,7 @@ static void fuzz_dir_remove(void)
 
 /* Returns DIR/name in the per-process directory (caller frees).  A failure
  * to make the directory is a broken environment, not an input bug: abort. */
-static char *fuzz_path(const char *name)
+static inline char *fuzz_path(const char *name)
 {
   if (!fuzz_dir) {
     const char *base = g_getenv("TMPDIR");
@@ -55,7 +79,7 @@ static char *fuzz_path(const char *name)
 }
 
 /* Writes len bytes to path (plain stdio: no atomic rename needed here). */
-static void fuzz_write(const char *path, const void *data, size_t len)
+static inline void fuzz_write(const char *path, const void *data, size_t len)
 {
   FILE *f = fopen(path, "wb");
   if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f) != 0) {
