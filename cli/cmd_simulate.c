@@ -17,6 +17,18 @@ typedef struct {
   const et_workload *w;
 } baseline_ctx;
 
+/* TRUE when the input carried measured times (a profile, not a synthetic
+ * graph): then the baseline fidelity report applies. */
+static gboolean has_measurements(const sim_result *r, const et_workload *w)
+{
+  if (sim_report_measured_step(w) >= 0)
+    return TRUE;
+  for (guint k = 0; k < r->comms->len; k++)
+    if (g_array_index(r->comms, sim_comm_record, k).measured > 0)
+      return TRUE;
+  return FALSE;
+}
+
 static void add_baseline(wisp_json *j, void *p)
 {
   baseline_ctx *b = p;
@@ -146,7 +158,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     sim_report_print_summary(r, w, t, stdout, max_rows);
     /* Baseline fidelity: simulated against measured, whenever the input
      * came from a profile (it carries measured times). */
-    if (w->measured_step_ps != NULL)
+    gboolean measured = has_measurements(r, w);
+    if (measured)
       cal_print_baseline(r, w, stdout);
     if (tl) {
       uint64_t n_ev = study_timeline_events(tl);
@@ -156,7 +169,7 @@ int wisp_cmd_simulate(int argc, char **argv)
         status = wisp_cli_fail(error);
     }
     baseline_ctx bctx = {r, w};
-    if (json && !sim_report_write_json_ext(r, w, t, json, w->measured_step_ps ? add_baseline : NULL, &bctx,
+    if (json && !sim_report_write_json_ext(r, w, t, json, measured ? add_baseline : NULL, &bctx,
                                            &error))
       status = wisp_cli_fail(error);
     if (status == 0 && check_baseline >= 0 && !cal_check_baseline(r, w, check_baseline, &error))

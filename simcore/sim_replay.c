@@ -718,6 +718,11 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     rp.comms = NULL;
     res->events = sim_events_processed(rp.sim);
     res->assumed_roots = rp.assumed_roots;
+    const coll_library_params *lp = coll_policy_library(rp.policy);
+    res->library = lp ? lp->kind : COLL_LIBRARY_NCCL;
+    const coll_library_stats *ls = coll_lib_library_stats(rp.coll);
+    if (ls)
+      res->library_stats = *ls;
     res->wall_seconds = wall;
     res->tier = tier;
     res->n_links = topo_n_links(t);

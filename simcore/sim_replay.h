@@ -94,6 +94,8 @@ typedef struct {
   net_tier tier;
   uint32_t n_links;
   uint64_t *link_bytes;    /* per topology link */
+  coll_library_kind library;     /* communication library modeled (config `library:`) */
+  coll_library_stats library_stats; /* its registration / staging / core figures */
 } sim_result;
 
 sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay_options *opt,

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "simcore/sim_report.h"
 #include "common/wisp_json.h"
+#include "collectives/coll_library_report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,9 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
   g_free(gbytes);
   g_free(gops);
   write_links(&j, r, t);
+  wisp_json_string(&j, "library", coll_library_name(r->library));
+  if (r->library != COLL_LIBRARY_NCCL)
+    coll_library_json_stats(&j, "library_stats", &r->library_stats);
   if (extra)
     extra(&j, ctx);
   wisp_json_end_object(&j);
@@ -282,6 +286,10 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   char *st = wisp_format_time(r->step_time);
   char buf[32];
   fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);
+  if (r->library != COLL_LIBRARY_NCCL) {
+    fprintf(out, "communication library: %s\n", coll_library_name(r->library));
+    coll_library_print_stats(out, &r->library_stats);
+  }
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
             "first member of its group\n", r->assumed_roots);
