@@ -13,7 +13,7 @@ build=${WISP_BUILD_DIR:-$top/build}
 action=${1:-demo}
 
 packages="build-essential autoconf automake libtool pkg-config libglib2.0-dev libyaml-dev \
-libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev"
+libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev clang"
 
 missing=""
 for p in $packages; do
