@@ -993,6 +993,21 @@ static void test_extremes(void)
   topo_print(t, f);
   fclose(f);
   topo_free(t);
+  /* One NPU per dimension: no links at all.  Printing it passed a NULL
+   * array to qsort, undefined behaviour reported by UBSan (found by
+   * fuzz/fuzz_topo.c).  The link summary is then just its header. */
+  t = load_ok("topology: [ FullyConnected, Switch ]\nnpus_count: [ 1, 1 ]\nbandwidth: [ 300, 25 ]\n"
+              "latency: [ 500, 5000 ]\n");
+  g_assert_cmpint(topo_n_ranks(t), ==, 1);
+  g_assert_cmpuint(topo_n_links(t), ==, 0);
+  char *buf = NULL;
+  size_t len = 0;
+  f = open_memstream(&buf, &len);
+  topo_print(t, f);
+  fclose(f);
+  g_assert_nonnull(strstr(buf, "links per tier:\n"));
+  g_free(buf);
+  topo_free(t);
   /* Bisection of a fully connected group at huge bandwidth saturates. */
   t = load_ok("schema_version: 1\ndims: [{kind: fully_connected, size: 64, bandwidth: 1000000TB/s, latency: 1us}]\n");
   g_assert_cmpuint(topo_bisection_bw(t), ==, UINT64_MAX); /* 32*32*1e18 > 2^64 */

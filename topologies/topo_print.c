@@ -212,7 +212,8 @@ void topo_print(const topo *t, FILE *out)
       g_array_append_val(classes, c);
     }
   }
-  qsort(classes->data, classes->len, sizeof(link_class), cmp_class);
+  if (classes->len > 1) /* a topology without links has no array (qsort needs one) */
+    qsort(classes->data, classes->len, sizeof(link_class), cmp_class);
   fprintf(out, "links per tier:\n");
   for (guint k = 0; k < classes->len; k++) {
     link_class *c = &g_array_index(classes, link_class, k);
