@@ -4,7 +4,9 @@
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "studies/study_sweep.h"
+#include "simcore/sim_report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -27,6 +29,7 @@ int wisp_cmd_sweep(int argc, char **argv)
 {
   char *out_dir = NULL, *workload = NULL, *shard = NULL;
   int jobs = 0;
+  double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
   GOptionEntry entries[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "output directory (default: NAME-sweep in the current directory)", "DIR"},
@@ -36,6 +39,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload, "workload to use instead of the spec's", "PATH"},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
+    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
   GError *error = NULL;
@@ -105,6 +109,22 @@ int wisp_cmd_sweep(int argc, char **argv)
       printf("  %s\n", st.svg_path);
     if (st.failed)
       status = 1;
+    /* Baseline fidelity: the base point against the measured step. */
+    sim_time_ps measured = sim_report_measured_step(w);
+    char a[32], b[32];
+    if (measured > 0) {
+      double err = 100.0 * (double)(st.base_step - measured) / (double)measured;
+      printf("baseline: base point simulated %s ns vs measured %s ns: error %+.2f %%\n",
+             wisp_ns_string(st.base_step, a), wisp_ns_string(measured, b), err);
+      if (check_baseline >= 0 && fabs(err) > check_baseline) {
+        fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
+                "network (wisp calibrate) first\n", err, check_baseline);
+        status = 1;
+      }
+    } else if (check_baseline >= 0) {
+      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time\n");
+      status = 1;
+    }
   }
   g_free(dir);
 out:

@@ -531,6 +531,7 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     return FALSE;
   }
   c.base_step = bs.step_time;
+  st->base_step = bs.step_time;
   {
     /* Rows are reused (--resume) and merged only when they come from the
      * same inputs: the spec's bytes, the resolved cluster with `set`

@@ -62,6 +62,7 @@ typedef struct {
 typedef struct {
   int total;                   /* points of this shard */
   int run, skipped, failed;    /* simulated now, kept from a previous run, in error */
+  sim_time_ps base_step;       /* simulated step time of the base (utility reference) point */
   double wall_seconds;
   char *csv_path, *jsonl_path, *svg_path;  /* g_free */
 } study_sweep_stats;
