@@ -13,7 +13,8 @@
  *      `fuzz.trace.json` (the XProf trace-viewer reader), all others as
  *      `fuzz.xplane.pb` (gzip is detected by magic).  The options vary
  *      with the input size modulo 4: defaults; strict + no_gaps;
- *      device_clock + step 0 of "train"; step 1 of the Steps line.
+ *      device_clock + step 0 of "train"; step 1 of the Steps line with
+ *      the file given twice (two hosts with the same chip numbers).
  *      replicate_missing is never set: one replica-group id of 2^24 - 1
  *      would legitimately build 16 M ranks.  The inflated image is
  *      limited to 64 MiB (a gzip bomb is a WISP_ERROR_LIMIT error).
@@ -114,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   fuzz_write(path, data, size);
   fe_xla_options opt;
   fe_xla_options_init(&opt);
+  int n_paths = 1;
   opt.limits.max_bytes = 64u << 20;
   switch (size % 4) {
   case 1:
@@ -127,14 +129,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     break;
   case 3:
     opt.step_index = 1;
+    n_paths = 2; /* the same file as two hosts: the multi-host chip numbering */
     break;
   default:
     break;
   }
   fe_xla_report rep;
   fe_xla_report_init(&rep);
-  const char *paths[1] = { path };
-  et_workload *w = fe_xla_load(paths, 1, &opt, &rep, &error);
+  const char *paths[2] = { path, path };
+  et_workload *w = fe_xla_load(paths, n_paths, &opt, &rep, &error);
   if (w) {
     g_assert(error == NULL && w->n_ranks >= 1);
     for (int r = 0; r < w->n_ranks; r++)
