@@ -256,6 +256,15 @@ void et_builder_set_start(et_builder *b, uint32_t node, sim_time_ps start_ps)
   b->nodes[node].flags |= ET_FLAG_HAS_START;
 }
 
+void et_builder_set_buffer(et_builder *b, uint32_t node, uint64_t buffer, gboolean has_alloc, sim_time_ps alloc_ps)
+{
+  g_return_if_fail(b != NULL && node < b->n_nodes && b->nodes[node].comm != ET_NONE);
+  et_comm *c = &b->comms[b->nodes[node].comm];
+  c->buffer = buffer;
+  c->has_alloc = has_alloc ? 1 : 0;
+  c->alloc_ps = has_alloc ? alloc_ps : 0;
+}
+
 void et_builder_set_comm(et_builder *b, uint32_t node, const et_comm *comm, const char *pg_name,
                          const uint64_t *splits, uint32_t n_splits)
 {

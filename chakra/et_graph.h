@@ -90,6 +90,14 @@ typedef struct {
   int32_t src, dst, tag;   /* SEND/RECV: global ranks and tag; -1 when absent */
   int32_t root;            /* rooted collectives: global root rank, -1 when absent */
   uint8_t coll;            /* et_coll_type (ET_COLL_NONE for SEND/RECV) */
+  /* Buffer lifecycle (from memory events; Chakra attributes wisp_buffer and
+   * wisp_alloc_ps).  buffer: opaque id of the buffer this rank's operation
+   * uses, 0 = unknown.  has_alloc: alloc_ps holds when that buffer was
+   * (last) allocated, on the node's measured timeline (the same origin as
+   * start_ps; negative = before it).  Set with et_builder_set_buffer. */
+  uint8_t has_alloc;
+  uint64_t buffer;
+  sim_time_ps alloc_ps;
 } et_comm;
 
 typedef struct {
@@ -163,6 +171,10 @@ void et_builder_set_start(et_builder *b, uint32_t node, sim_time_ps start_ps);
 /* Attaches communication attributes; for ALL_TO_ALLV pass n_splits per-peer sizes. */
 void et_builder_set_comm(et_builder *b, uint32_t node, const et_comm *comm, const char *pg_name,
                          const uint64_t *splits, uint32_t n_splits);
+/* Attaches the buffer lifecycle of a communication node (after
+ * et_builder_set_comm): buffer id (0 = unknown) and, when has_alloc, the
+ * buffer's allocation time on the measured timeline. */
+void et_builder_set_buffer(et_builder *b, uint32_t node, uint64_t buffer, gboolean has_alloc, sim_time_ps alloc_ps);
 /* Records that `node` depends on the node with Chakra id parent_id. */
 void et_builder_add_dep(et_builder *b, uint32_t node, uint64_t parent_id, gboolean data, gboolean ctrl);
 /* Records num_ops (and tensor_size when has_tensor_size) of a COMP node. */

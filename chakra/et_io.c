@@ -401,6 +401,9 @@ typedef struct {
   gboolean has_cpu, cpu, has_ctype, has_size, has_pg, has_src, has_dst, has_tag, has_root;
   gboolean has_dur_ps, has_start_ps, has_num_ops, has_tsize, has_splits;
   gboolean delay, replay;  /* wisp_delay / wisp_replay: ET_FLAG_DELAY / ET_FLAG_REPLAY */
+  gboolean has_buffer, has_alloc; /* wisp_buffer / wisp_alloc_ps */
+  uint64_t buffer;
+  int64_t alloc_ps;
   int64_t ctype, size, src, dst, tag, root, dur_ps, start_ps, num_ops;
   uint64_t tsize;
   span pg;
@@ -528,6 +531,19 @@ static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, co
     if (!decode_int_list(f, a, at, n->splits, error))
       return FALSE;
     n->has_splits = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_buffer")) {
+    /* An opaque unsigned id: uint64 values above INT64_MAX are accepted,
+     * negative signed ones are not. */
+    if (a->kind != AV_INT || (!a->big && a->i < 0)) {
+      frame_error(f, error, at, "attribute \"wisp_buffer\" must be an unsigned 64-bit buffer id, found %s",
+                  a->kind == AV_INT ? "a negative value" : av_kind_name(a));
+      return FALSE;
+    }
+    n->buffer = (uint64_t)a->i, n->has_buffer = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_alloc_ps")) {
+    if (!want_int(f, a, at, INT64_MIN, INT64_MAX, &n->alloc_ps, error))
+      return FALSE;
+    n->has_alloc = TRUE, n->n_comm_attrs++;
   } else if (attr_is(a, "wisp_delay")) {
     int64_t v;
     if (!want_int(f, a, at, 0, 1, &v, error))
@@ -774,6 +790,8 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
       n_sp = n->splits->len;
     }
     et_builder_set_comm(b, idx, &c, pg, sp, n_sp);
+    if (n->has_buffer || n->has_alloc)
+      et_builder_set_buffer(b, idx, n->buffer, n->has_alloc, n->alloc_ps);
   } else if (!is_comm) {
     *dropped += (uint64_t)n->n_comm_attrs;
   }
@@ -1029,7 +1047,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     uint32_t i = order ? order[k] : k;
     const et_node *nd = &g->nodes[i];
     ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
-    attr_msg attrs[16];
+    attr_msg attrs[20];
     ChakraProtoMsg__AttributeProto *ap[16];
     ChakraProtoMsg__Int64List splits = CHAKRA_PROTO_MSG__INT64_LIST__INIT;
     size_t na = 0;
@@ -1105,6 +1123,10 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
         splits.values = (int64_t *)(g->splits + c->split);
         attrs[na++].int64_list = &splits;
       }
+      if (c->buffer != 0)
+        set_u64(&attrs[na++], "wisp_buffer", c->buffer);
+      if (c->has_alloc)
+        set_i64(&attrs[na++], "wisp_alloc_ps", c->alloc_ps);
     }
     /* wisp's own flags, so idle gaps and replayed communication survive a
      * round trip (other readers ignore unknown attributes). */

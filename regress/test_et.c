@@ -170,6 +170,9 @@ static void assert_graphs_equal(const et_graph *a, const et_graph *b)
         g_assert_cmpint(ca->dst, ==, cb->dst);
         g_assert_cmpint(ca->tag, ==, cb->tag);
         g_assert_cmpint(ca->root, ==, cb->root);
+        g_assert_cmpuint(ca->buffer, ==, cb->buffer);
+        g_assert_cmpint(ca->has_alloc, ==, cb->has_alloc);
+        g_assert_cmpint(ca->alloc_ps, ==, cb->alloc_ps);
         g_assert_true((ca->pg_name == ET_NONE) == (cb->pg_name == ET_NONE));
         if (ca->pg_name != ET_NONE)
           g_assert_cmpstr(a->strings + ca->pg_name, ==, b->strings + cb->pg_name);
@@ -490,15 +493,20 @@ static et_graph *build_everything(void)
   n[k++] = et_builder_add_node(b, 108, ET_NODE_COMM_COLL, "bcast", 0, 0);
   et_comm bc = {.bytes = 64, .src = -1, .dst = -1, .tag = -1, .root = 2, .coll = ET_COLL_BROADCAST};
   et_builder_set_comm(b, n[k - 1], &bc, "tp", NULL, 0);
+  /* Buffer lifecycle: an id above INT64_MAX (written as uint64) and an
+   * allocation before the timeline's origin (negative ps). */
+  et_builder_set_buffer(b, n[k - 1], UINT64_C(0xfedcba9876543210), TRUE, -2500000);
   n[k++] = et_builder_add_node(b, 109, ET_NODE_COMM_COLL, "a2av", 0, 0);
   et_comm a2av = {.bytes = 60, .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_ALL_TO_ALLV};
   const uint64_t splits[4] = {0, 10, 20, 30};
   et_builder_set_comm(b, n[k - 1], &a2av, "tp", splits, 4);
+  et_builder_set_buffer(b, n[k - 1], 140000000000000, FALSE, 0); /* a buffer without a known allocation */
   n[k++] = et_builder_add_node(b, 110, ET_NODE_COMM_COLL, "c10d::allreduce_", 7 * SIM_PS_PER_US,
                                ET_FLAG_CPU_OP | ET_FLAG_REPLAY);
   n[k++] = et_builder_add_node(b, 111, ET_NODE_COMM_COLL, "barrier", 0, 0);
   et_comm bar = {.bytes = 0, .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BARRIER};
   et_builder_set_comm(b, n[k - 1], &bar, NULL, NULL, 0);
+  et_builder_set_buffer(b, n[k - 1], 0, TRUE, 0); /* an allocation at time 0 without an id */
   /* wisp's own flags: an idle gap and communication replayed for its
    * measured time (written as wisp_delay / wisp_replay). */
   n[k++] = et_builder_add_node(b, 112, ET_NODE_COMP, "idle gap", 3 * SIM_PS_PER_US, ET_FLAG_DELAY);
@@ -757,6 +765,71 @@ static void test_pytorch_trace(void)
 }
 
 /* ---- malformed input ---- */
+
+/* Writes GlobalMetadata plus one ALL_REDUCE COMM_COLL node of 64 bytes
+ * whose extra attribute is `extra`, encoded by protobuf-c. */
+static char *write_coll_with_attr(const char *dir, const char *name, ChakraProtoMsg__AttributeProto *extra)
+{
+  ChakraProtoMsg__AttributeProto ct = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT,
+                                 cs = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
+  ct.name = (char *)"comm_type";
+  ct.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+  ct.int64_val = ET_COLL_ALL_REDUCE;
+  cs.name = (char *)"comm_size";
+  cs.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+  cs.int64_val = 64;
+  ChakraProtoMsg__AttributeProto *ap[3] = {&ct, &cs, extra};
+  ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
+  node.id = 1;
+  node.name = (char *)"ar";
+  node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+  node.n_attr = 3;
+  node.attr = ap;
+  size_t len = chakra_proto_msg__node__get_packed_size(&node);
+  g_assert_cmpuint(len, <, 128); /* one-byte varint length prefix */
+  uint8_t *buf = g_malloc(len + 1);
+  buf[0] = (uint8_t)len;
+  chakra_proto_msg__node__pack(&node, buf + 1);
+  char *p = write_et(dir, name, buf, len + 1);
+  g_free(buf);
+  return p;
+}
+
+/* wisp_buffer must be an unsigned id and wisp_alloc_ps an integer; a
+ * valid pair is read back (the uint64 id above INT64_MAX included). */
+static void test_buffer_attrs(void)
+{
+  char *dir = make_tmpdir();
+  ChakraProtoMsg__AttributeProto a = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
+  a.name = (char *)"wisp_buffer";
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+  a.string_val = (char *)"0x1000";
+  char *p = write_coll_with_attr(dir, "str.et", &a);
+  read_fails(p, 0, WISP_ERROR_PARSE, "wisp_buffer");
+  g_free(p);
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+  a.int64_val = -5;
+  p = write_coll_with_attr(dir, "neg.et", &a);
+  read_fails(p, 0, WISP_ERROR_PARSE, "wisp_buffer");
+  g_free(p);
+  a.name = (char *)"wisp_alloc_ps";
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+  a.string_val = (char *)"soon";
+  p = write_coll_with_attr(dir, "alloc.et", &a);
+  read_fails(p, 0, WISP_ERROR_PARSE, "wisp_alloc_ps");
+  g_free(p);
+  a.name = (char *)"wisp_buffer";
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+  a.uint64_val = UINT64_MAX;
+  p = write_coll_with_attr(dir, "max.et", &a);
+  et_graph *g = read_ok(p, 0);
+  g_assert_cmpuint(g->comms[0].buffer, ==, UINT64_MAX);
+  g_assert_cmpint(g->comms[0].has_alloc, ==, 0);
+  et_graph_free(g);
+  g_free(p);
+  rm_rf(dir);
+  g_free(dir);
+}
 
 static void test_truncated_everywhere(void)
 {
@@ -1168,6 +1241,7 @@ int main(int argc, char **argv)
   g_test_add_func("/et/io/pytorch_trace", test_pytorch_trace);
   g_test_add_func("/et/io/truncated", test_truncated_everywhere);
   g_test_add_func("/et/io/malformed", test_malformed);
+  g_test_add_func("/et/io/buffer_attrs", test_buffer_attrs);
   g_test_add_func("/et/io/gzip", test_gzip);
   g_test_add_func("/et/io/corruption", test_corruption);
   g_test_add_func("/et/workload/round_trip", test_workload_round_trip);
