@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086,SC2046 # compiler flags and source lists are split on purpose
 # fuzz/run.sh: build wisp's libFuzzer harnesses with clang (libFuzzer + ASan
 # + UBSan, outside automake) and run each for a bounded time.
 #
@@ -212,7 +213,6 @@ done
 status=0
 if [ $need_seeds = yes ]; then
   mkdir -p "$base/fuzz-seeds"
-  # shellcheck disable=SC2086
   $CC -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
     -fsanitize=address,undefined -I"$src" -I"$build" $(pkg-config --cflags $pkgs) \
     "$src/fuzz/fuzz_seeds.c" $et_srcs "$build/frontends/xplane.pb-c.c" $common $libs \
@@ -224,7 +224,6 @@ for t in $targets; do
   work=$base/fuzz-$t
   mkdir -p "$work/corpus"
   echo "== fuzz_$t: building"
-  # shellcheck disable=SC2046,SC2086
   if ! $CC $cflags "$src/fuzz/fuzz_$t.c" $(sources $t) $common $libs -o "$work/fuzz_$t"; then
     echo "fuzz/run.sh: building fuzz_$t failed" >&2
     summary="$summary
@@ -244,7 +243,6 @@ for t in $targets; do
   fuzz_tmp=$(mktemp -d "$tmp_base/wisp-fuzz-$t.XXXXXX")
   echo "== fuzz_$t: running for ${secs}s (log: $work/fuzz.log)"
   rc=0
-  # shellcheck disable=SC2086
   (cd "$work" && TMPDIR=$fuzz_tmp ./fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$work/" $dict ${FUZZ_FLAGS:-} corpus > fuzz.log 2>&1) || rc=$?
   rm -rf "$fuzz_tmp"
@@ -262,7 +260,7 @@ for t in $targets; do
     summary="$summary
   $t: FAILED, ${execs:-?} runs, ${rate:-?}/s; reproducers: ${found:-none written}"
   else
-    echo "== fuzz_$t: ok, ${execs:-?} runs (${rate:-?}/s), corpus $(ls "$work/corpus" | wc -l) inputs"
+    echo "== fuzz_$t: ok, ${execs:-?} runs (${rate:-?}/s), corpus $(find "$work/corpus" -type f | wc -l) inputs"
     summary="$summary
   $t: ok, ${execs:-?} runs, ${rate:-?}/s"
   fi
