@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "frontends/kineto.h"
+#include "frontends/kineto_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1087,6 +1088,18 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
               "dtype on the kernel or a linked CPU op, and no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
               "op; they are written with comm_size 0, so a replay treats them as free", no_size, first_no_size);
   sync_edges(&c);
+  /* Buffer links of the communication kernels (kineto_mem.c): counted here
+   * so that the report says how many were linked; fe_kineto_load applies
+   * them to the graph. */
+  if (r->comms->len) {
+    kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
+    kt_mem_stats ms;
+    kt_mem_link(r, links, &ms);
+    char *line = kt_mem_summary(r->rank, &ms);
+    if (line)
+      g_ptr_array_add(r->warnings, line);
+    g_free(links);
+  }
   ok = TRUE;
 out:
   g_hash_table_destroy(c.launch_by_corr);

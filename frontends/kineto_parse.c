@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "frontends/kineto.h"
+#include "frontends/kineto_mem.h"
 
 #include <string.h>
 
@@ -24,7 +25,8 @@ enum { S_COLL, S_DTYPE, S_PG_NAME, S_PG_DESC, S_PG_RANKS, S_IN_SPLIT, S_OUT_SPLI
 /* Integer-valued args. */
 enum {
   I_EXT, I_CORR, I_STREAM, I_DEVICE, I_IN_NELEMS, I_OUT_NELEMS, I_GROUP_SIZE, I_RANK_START, I_RANK_STRIDE,
-  I_SEQ, I_SRC, I_DST, I_RANK, I_WAIT_STREAM, I_WAIT_CORR, I_BYTES, I_NUMEL0, I_NUMEL1, I_MEM_BYTES, I_N
+  I_SEQ, I_SRC, I_DST, I_RANK, I_WAIT_STREAM, I_WAIT_CORR, I_BYTES, I_NUMEL0, I_NUMEL1, I_MEM_BYTES,
+  I_MEM_ADDR, I_MEM_DEV_ID, I_MEM_DEV_TYPE, I_N
 };
 
 typedef struct {
@@ -426,10 +428,21 @@ static void finish_event(parser *p, uint32_t file_index)
         t->memory_frees++;
       else
         t->memory_allocs++;
-      kt_count_skip(t->skipped, "[memory] instant (counted, not in the graph)", 1);
-    } else {
-      kt_count_skip(t->skipped, "instant event", 1);
+      /* Kept (kineto_mem.c links communication to them) when the event
+       * names a device allocation: Addr, non-zero Bytes, Device Type 1
+       * (CUDA; ROCm reports 1 too) and a Device Id. */
+      if (sc->i[I_MEM_ADDR] == KT_ABSENT || sc->i[I_MEM_ADDR] <= 0 || sc->i[I_MEM_BYTES] == KT_ABSENT ||
+          sc->i[I_MEM_BYTES] == 0 || sc->i[I_MEM_DEV_TYPE] != 1 || sc->i[I_MEM_DEV_ID] == KT_ABSENT ||
+          sc->i[I_MEM_DEV_ID] < 0 || sc->i[I_MEM_DEV_ID] > INT32_MAX) {
+        kt_count_skip(t->skipped, sc->i[I_MEM_DEV_TYPE] == 0 ? "[memory] instant on the CPU (not a device buffer)"
+                                  : "[memory] instant without Addr, Bytes or a CUDA Device Id (cannot be linked)", 1);
+        return;
+      }
+      kind = KT_EV_MEMORY;
+      aux = sc->i[I_MEM_BYTES];
+      break;
     }
+    kt_count_skip(t->skipped, "instant event", 1);
     return;
   case 's':
   case 'f':
@@ -450,7 +463,7 @@ static void finish_event(parser *p, uint32_t file_index)
     kt_count_skip(t->skipped, "complete event without ts", 1);
     return;
   }
-  if (!sc->has_dur)
+  if (!sc->has_dur && kind != KT_EV_MEMORY)
     t->missing_dur++;
   if (!t->have_origin) {
     t->origin_us = sc->ts_us;
@@ -477,6 +490,12 @@ static void finish_event(parser *p, uint32_t file_index)
   e.tid = sc->tid;
   e.aux = kind == KT_EV_STEP ? aux : (kind == KT_EV_CUDA_SYNC || kind == KT_EV_MEMCPY || kind == KT_EV_MEMSET ? aux : KT_ABSENT);
   e.device = sc->i[I_DEVICE] != KT_ABSENT ? (int32_t)sc->i[I_DEVICE] : (int32_t)sc->pid;
+  if (kind == KT_EV_MEMORY) {
+    /* [memory]: correlation = Addr, aux = Bytes (negative: free), device = Device Id. */
+    e.aux = aux;
+    e.correlation = sc->i[I_MEM_ADDR];
+    e.device = (int32_t)sc->i[I_MEM_DEV_ID];
+  }
   e.stream = sc->i[I_STREAM] != KT_ABSENT ? (int32_t)sc->i[I_STREAM] : (int32_t)sc->tid;
   e.wait_stream = sc->i[I_WAIT_STREAM] != KT_ABSENT ? (int32_t)sc->i[I_WAIT_STREAM] : -1;
   e.name = intern(t, name);
@@ -815,6 +834,7 @@ static GHashTable *arg_keys(void)
     { "Global rank start", I_RANK_START }, { "Global rank stride", I_RANK_STRIDE }, { "Seq", I_SEQ },
     { "Src Rank", I_SRC }, { "Dst Rank", I_DST }, { "Rank", I_RANK }, { "wait_on_stream", I_WAIT_STREAM },
     { "wait_on_cuda_event_record_corr_id", I_WAIT_CORR }, { "bytes", I_BYTES }, { "Bytes", I_MEM_BYTES },
+    { "Addr", I_MEM_ADDR }, { "Device Id", I_MEM_DEV_ID }, { "Device Type", I_MEM_DEV_TYPE },
   };
   for (size_t k = 0; k < G_N_ELEMENTS(strs); k++)
     g_hash_table_insert(h, (gpointer)strs[k].k, K_STR(strs[k].s));

@@ -104,6 +104,7 @@ struct replay {
   GHashTable **member_index;/* per group: rank -> member index + 1 */
   GArray *comms;
   uint64_t assumed_roots;
+  uint64_t lifecycle_known, lifecycle_partial;
   GError *error;
 };
 
@@ -252,6 +253,46 @@ static int member_of(replay *rp, uint32_t group, int rank)
   return v ? GPOINTER_TO_INT(v) - 1 : -1;
 }
 
+/* Buffer lifecycle of a collective from its members' nodes (et_comm.buffer,
+ * has_alloc, alloc_ps: from memory events).  coll_desc holds one buffer id
+ * and one allocation time for the whole group, so: the buffer id is a hash
+ * of the members' ids in member order, and the allocation time is the
+ * latest member's (the group's registration can start only when every
+ * member's buffer exists), on the replay clock whose origin is the traces'
+ * measured window start, clamped to now (an allocation cannot follow its
+ * use).  Only when every member carries an allocation time is the lifecycle
+ * known; otherwise the library's synthetic lifecycle applies (counted in
+ * sim_result.lifecycle_partial when some members had one).  O(members). */
+static void lifecycle_of(replay *rp, const coll_inst *ci, coll_desc *d)
+{
+  uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
+  sim_time_ps latest = INT64_MIN;
+  int with = 0;
+  for (int k = 0; k < ci->n; k++) {
+    int rank = ci->grp ? ci->grp->ranks[k] : k;
+    const et_comm *c = et_node_comm(rp->ranks[rank].g, ci->node[k]);
+    if (c == NULL || !c->has_alloc || c->buffer == 0)
+      continue;
+    with++;
+    latest = MAX(latest, c->alloc_ps);
+    /* splitmix64 step over (h, member buffer). */
+    uint64_t z = (h += c->buffer + UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    h = z ^ (z >> 31);
+  }
+  if (with == 0)
+    return;
+  if (with < ci->n) {
+    rp->lifecycle_partial++;
+    return;
+  }
+  rp->lifecycle_known++;
+  d->buffer = h != 0 ? h : 1;
+  d->alloc_known = TRUE;
+  d->alloc_time = MIN(latest, sim_now(rp->sim));
+}
+
 static void issue_collective(rank_state *rs, uint32_t i)
 {
   replay *rp = rs->rp;
@@ -325,6 +366,7 @@ static void issue_collective(rank_state *rs, uint32_t i)
     .ranks = ci->grp ? ci->grp->ranks : rp->world_ranks, .n_ranks = ci->n,
     .root = ci->root, .splits = ci->splits,
   };
+  lifecycle_of(rp, ci, &d);
   GError *e = NULL;
   if (!coll_desc_check(net_get_topo(rp->net), &d, &e)) {
     fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID, "%s #%u of group '%s' (rank %d node %" G_GUINT64_FORMAT
@@ -718,6 +760,8 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     rp.comms = NULL;
     res->events = sim_events_processed(rp.sim);
     res->assumed_roots = rp.assumed_roots;
+    res->lifecycle_known = rp.lifecycle_known;
+    res->lifecycle_partial = rp.lifecycle_partial;
     const coll_library_params *lp = coll_policy_library(rp.policy);
     res->library = lp ? lp->kind : COLL_LIBRARY_NCCL;
     const coll_library_stats *ls = coll_lib_library_stats(rp.coll);

@@ -90,6 +90,10 @@ typedef struct {
   sim_time_ps step_time;   /* max finish over ranks */
   uint64_t events;
   uint64_t assumed_roots;  /* rooted collectives without a recorded root: first member used */
+  /* Buffer lifecycle (et_comm.buffer / alloc_ps from memory events):
+   * collectives started with a known allocation time (every member had
+   * one) and ones where only some members had one (synthetic used). */
+  uint64_t lifecycle_known, lifecycle_partial;
   double wall_seconds;
   net_tier tier;
   uint32_t n_links;
