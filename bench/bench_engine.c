@@ -14,6 +14,7 @@
  * (VmHWM from /proc/self/status).
  */
 #include "config.h"
+#include "bench/bench_util.h"
 #include "simcore/sim.h"
 
 #include <math.h>
@@ -61,33 +62,6 @@ static void hold_event(sim_engine *sim, void *ctx, uint64_t arg)
   sim_post_after(sim, hold_increment(h), hold_event, h, arg + 1);
 }
 
-/* Peak resident set size in KiB, or -1 when /proc is unavailable. */
-static long peak_rss_kib(void)
-{
-  FILE *f = fopen("/proc/self/status", "r");
-  if (f == NULL)
-    return -1;
-  char line[256];
-  long kib = -1;
-  while (fgets(line, sizeof line, f) != NULL) {
-    if (strncmp(line, "VmHWM:", 6) == 0) {
-      kib = strtol(line + 6, NULL, 10);
-      break;
-    }
-  }
-  fclose(f);
-  return kib;
-}
-
-/* CPU seconds used by this process: less disturbed than the wall clock when
- * other jobs share the machine. */
-static double cpu_seconds(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static gboolean parse_count(const char *s, uint64_t *out)
 {
   char *end = NULL;
@@ -116,9 +90,9 @@ int main(int argc, char **argv)
   double t0 = wisp_wall_seconds();
   for (uint64_t i = 0; i < pending; i++)
     sim_post_at(sim, hold_increment(&h), hold_event, &h, 0);
-  double t1 = wisp_wall_seconds(), c1 = cpu_seconds();
+  double t1 = wisp_wall_seconds(), c1 = bench_cpu_seconds();
   uint64_t done = sim_run(sim, SIM_TIME_MAX);
-  double t2 = wisp_wall_seconds(), c2 = cpu_seconds();
+  double t2 = wisp_wall_seconds(), c2 = bench_cpu_seconds();
 
   printf("bench_engine: hold model, %" G_GUINT64_FORMAT " pending, %s increments (mean %" G_GINT64_FORMAT " ps)\n",
          pending, h.exponential ? "exponential" : "uniform", BENCH_MEAN_PS);
@@ -128,7 +102,7 @@ int main(int argc, char **argv)
   printf("run (CPU time): %.3f s = %.2f M events/s\n", c2 - c1, (double)done / (c2 - c1) / 1e6);
   printf("final clock: %" G_GINT64_FORMAT " ps, still pending: %zu, max pending: %zu\n", sim_now(sim),
          sim_pending(sim), sim_max_pending(sim));
-  printf("peak RSS (VmHWM): %ld KiB\n", peak_rss_kib());
+  printf("peak RSS (VmHWM): %ld KiB\n", bench_status_kib("VmHWM"));
   sim_print_speed(sim, t2 - t1, stdout);
   sim_engine_free(sim);
   return done == events ? 0 : 1;

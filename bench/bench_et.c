@@ -12,25 +12,13 @@
  * Deterministic: a fixed seed.
  */
 #include "config.h"
+#include "bench/bench_util.h"
 #include "chakra/et_io.h"
 
 #include <glib/gstdio.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-
-static long rss_kib(void)
-{
-  char *text = NULL;
-  long kib = -1;
-  if (g_file_get_contents("/proc/self/status", &text, NULL, NULL)) {
-    const char *p = strstr(text, "VmRSS:");
-    if (p)
-      kib = strtol(p + 6, NULL, 10);
-  }
-  g_free(text);
-  return kib;
-}
 
 int main(int argc, char **argv)
 {
@@ -96,7 +84,7 @@ int main(int argc, char **argv)
 
   /* Load and measure. */
   malloc_trim(0);
-  long before = rss_kib();
+  long before = bench_status_kib("VmRSS");
   double t3 = wisp_wall_seconds();
   g = et_read_file(path, 0, &err);
   double t4 = wisp_wall_seconds();
@@ -105,7 +93,7 @@ int main(int argc, char **argv)
     return 1;
   }
   malloc_trim(0);
-  long after = rss_kib();
+  long after = bench_status_kib("VmRSS");
   double rss_per_node = ((double)(after - before) * 1024.0 - (double)g->strings_len) / n;
   double mem_per_node = (double)et_graph_memory_bytes(g) / n;
   printf("load: %.2f s (%.2f M nodes/s, %.0f MB/s)\n", t4 - t3, n / (t4 - t3) / 1e6, mb / (t4 - t3));

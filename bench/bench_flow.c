@@ -21,6 +21,7 @@
  * Figures go to stdout.  Same seed, same simulated results.
  */
 #include "config.h"
+#include "bench/bench_util.h"
 
 #include "net/net.h"
 
@@ -54,14 +55,6 @@ typedef struct {
 
 static void issue(bench *b, uint64_t cookie);
 
-/* CPU time of this process: the machine may be shared, so events per CPU
- * second are reported next to events per wall second. */
-static double cpu_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void ev_issue(sim_engine *sim, void *ctx, uint64_t cookie) {
   (void)sim;
   issue(ctx, cookie);
@@ -73,7 +66,7 @@ static void on_done(sim_engine *sim, void *ctx, uint64_t bytes) {
   b->bytes_done += bytes;
   if (b->completions == b->warmup) {
     b->t0 = wisp_wall_seconds();
-    b->cpu0 = cpu_seconds();
+    b->cpu0 = bench_cpu_seconds();
     b->ev0 = net_flow_events(b->n);
     net_get_solver_stats(b->n, &b->st0);
     b->sim0 = sim_now(sim);
@@ -118,7 +111,7 @@ static int run_pattern(const topo *t, const char *pattern, net_tier tier, int fl
   for (int i = 0; i < flows; i++) issue(&b, 0);
   sim_run(b.sim, SIM_TIME_MAX);
   double t_end = wisp_wall_seconds();
-  double cpu = cpu_seconds() - b.cpu0;
+  double cpu = bench_cpu_seconds() - b.cpu0;
   if (b.completions < b.stop_at) {
     fprintf(stderr, "bench_flow: run ended early (%" G_GUINT64_FORMAT " completions)\n", b.completions);
     return 1;

@@ -15,6 +15,7 @@
  * durations.
  */
 #include "config.h"
+#include "bench/bench_util.h"
 
 #include "frontends/xla.h"
 
@@ -23,41 +24,6 @@
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
-
-static long rss_kib(void)
-{
-  char *text = NULL;
-  long kib = -1;
-  if (g_file_get_contents("/proc/self/status", &text, NULL, NULL)) {
-    const char *p = strstr(text, "VmRSS:");
-    if (p)
-      kib = strtol(p + 6, NULL, 10);
-  }
-  g_free(text);
-  return kib;
-}
-
-static long peak_kib(void)
-{
-  char *text = NULL;
-  long kib = -1;
-  if (g_file_get_contents("/proc/self/status", &text, NULL, NULL)) {
-    const char *p = strstr(text, "VmHWM:");
-    if (p)
-      kib = strtol(p + 6, NULL, 10);
-  }
-  g_free(text);
-  return kib;
-}
-
-/* Process CPU time (user + system) in seconds: the machine may be shared,
- * so throughput is also reported per CPU second. */
-static double cpu_seconds(void)
-{
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
 
 static void put_varint(GByteArray *b, uint64_t v)
 {
@@ -224,9 +190,9 @@ int main(int argc, char **argv)
          bytes / 1e6, events, tgen);
 
   malloc_trim(0);
-  long rss0 = rss_kib();
+  long rss0 = bench_status_kib("VmRSS");
   t0 = wisp_wall_seconds();
-  double c0 = cpu_seconds();
+  double c0 = bench_cpu_seconds();
   fe_xplane_file *xf = fe_xplane_file_open(path, NULL, &err);
   bench_acc acc = {0};
   fe_xplane_visitor vis = {bench_plane, NULL, bench_event, NULL};
@@ -235,18 +201,18 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s\n", err->message);
     return 1;
   }
-  double tscan = wisp_wall_seconds() - t0, cscan = cpu_seconds() - c0;
-  long rss1 = rss_kib();
+  double tscan = wisp_wall_seconds() - t0, cscan = bench_cpu_seconds() - c0;
+  long rss1 = bench_status_kib("VmRSS");
   fe_xplane_file_free(xf);
   printf("bench_xla: scan   %.2f s wall, %.2f s CPU, %.0f MB/s (%.0f MB per CPU s), %.2f M events/s, "
          "RSS +%.1f MB (file mapped: %.1f MB)\n", tscan, cscan, bytes / 1e6 / tscan, bytes / 1e6 / cscan,
          counts.events / 1e6 / tscan, (rss1 - rss0) / 1024.0, bytes / 1e6);
 
   malloc_trim(0);
-  rss0 = rss_kib();
-  long peak0 = peak_kib();
+  rss0 = bench_status_kib("VmRSS");
+  long peak0 = bench_status_kib("VmHWM");
   t0 = wisp_wall_seconds();
-  c0 = cpu_seconds();
+  c0 = bench_cpu_seconds();
   fe_xla_options opt;
   fe_xla_options_init(&opt);
   opt.no_gaps = TRUE;
@@ -258,8 +224,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s\n", err->message);
     return 1;
   }
-  double tload = wisp_wall_seconds() - t0, cload = cpu_seconds() - c0;
-  long rss2 = rss_kib();
+  double tload = wisp_wall_seconds() - t0, cload = bench_cpu_seconds() - c0;
+  long rss2 = bench_status_kib("VmRSS");
   uint64_t nodes = 0, gmem = 0;
   for (int r = 0; r < w->n_ranks; r++) {
     nodes += w->ranks[r]->n_nodes;
@@ -268,7 +234,7 @@ int main(int argc, char **argv)
   printf("bench_xla: load   %.2f s wall, %.2f s CPU (%.0f MB per CPU s), %.0f MB/s, %" G_GUINT64_FORMAT " nodes (%" G_GUINT64_FORMAT
          " all-reduce), RSS +%.1f MB after, peak RSS %.1f MB (before %.1f MB), graphs %.1f B/node\n",
          tload, cload, bytes / 1e6 / cload, bytes / 1e6 / tload, nodes, rep.collectives[FE_HLO_ALL_REDUCE], (rss2 - rss0) / 1024.0,
-         peak_kib() / 1024.0, peak0 / 1024.0, (double) gmem / (double) nodes);
+         bench_status_kib("VmHWM") / 1024.0, peak0 / 1024.0, (double) gmem / (double) nodes);
   et_workload_free(w);
   fe_xla_report_clear(&rep);
   if (argc <= 2)
