@@ -30,6 +30,9 @@ typedef struct {
   gboolean strict;         /* matching mismatches and guessed ranks are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
+  int threads;             /* workers parsing and extracting rank files in parallel: 0 (default) = the
+                            * environment variable WISP_THREADS when set, else g_get_num_processors();
+                            * 1 = one file after another in the calling thread.  Never changes the output. */
 } fe_kineto_options;
 
 void fe_kineto_options_init(fe_kineto_options *opt);
@@ -76,7 +79,11 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out);
 
 /* paths: a directory (every *.json / *.json.gz in it), files, or one file.
  * Returns a workload with one graph per rank (w->measured_step_ps filled)
- * or NULL with error set.  report may be NULL; when given it is filled even
+ * or NULL with error set.  The files are parsed and extracted by up to
+ * opt->threads workers (one file each at a time); matching and graph
+ * building follow in rank order, so the workload, report, warnings and the
+ * error (that of the first failing file in input order) do not depend on
+ * the number of workers.  report may be NULL; when given it is filled even
  * on failure as far as loading got (clear it with fe_kineto_report_clear). */
 et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt,
                             fe_kineto_report *report, GError **error);

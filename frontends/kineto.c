@@ -1,8 +1,18 @@
 /* kineto.c: fe_kineto_load (files -> ranks -> matched graphs -> et_workload)
  * and the report printed by `wisp inspect`.
  *
- * Files are parsed one at a time (each parse streams its file), so peak
- * memory is the sum of the kept event tables, not of the file sizes.
+ * The rank files are independent until cross-rank matching, so parsing and
+ * extraction run on up to opt->threads workers, each taking the next file in
+ * input order and building that file's own kt_trace / kt_rank (the parser
+ * and extractor keep all their state, string interning included, in these
+ * per-file objects; nothing is shared between workers but the read-only
+ * options and two atomic counters).  Everything that depends on more than
+ * one file (rank identification checks, world size, matching, graphs,
+ * warnings) then runs in the calling thread in file or rank order, which
+ * makes the output independent of the number of workers and of scheduling.
+ * Each parse streams its file, so peak memory is the sum of the kept event
+ * tables plus one file's transient parse state (read buffer, decompressor,
+ * tokenizer) per worker, not the sum of the file sizes.
  */
 #include "config.h"
 
@@ -360,6 +370,129 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
   return et_builder_finish(b, 0, error);
 }
 
+/* ---- parallel per-file work ---- */
+
+/* One input file's slot: filled by whichever worker takes it. */
+typedef struct {
+  const char *path;
+  int rank;                /* phase 2 input: the file's global rank */
+  kt_trace *trace;         /* phase 1 result (owned here until moved out) */
+  kt_rank *extracted;      /* phase 2 result (owned here until moved out) */
+  GError *error;           /* the file's own failure */
+} file_job;
+
+typedef enum { WORK_PARSE = 1, WORK_EXTRACT = 2 } work_phase;
+
+/* Shared by the workers of one phase.  jobs[i] is written only by the worker
+ * that took index i; next and first_failed are the only shared mutable
+ * fields and are accessed atomically; opt and world are read-only. */
+typedef struct {
+  file_job *jobs;
+  int n;
+  work_phase phase;
+  int world;
+  const fe_kineto_options *opt;
+  gint next;               /* next job index to take */
+  gint first_failed;       /* lowest failed job index, n when none failed */
+} file_work;
+
+/* Resolves the number of workers: opt->threads, else WISP_THREADS, else the
+ * number of processors.  A malformed WISP_THREADS is the user's to fix. */
+static gboolean resolve_threads(const fe_kineto_options *opt, int *threads, GError **error)
+{
+  if (opt->threads > 0) {
+    *threads = opt->threads;
+    return TRUE;
+  }
+  const char *env = g_getenv("WISP_THREADS");
+  if (env && *env) {
+    guint64 v;
+    if (!g_ascii_string_to_unsigned(env, 10, 1, 4096, &v, NULL)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "WISP_THREADS='%s': expected a whole number of worker "
+                  "threads from 1 to 4096 (1 = parse the trace files one after another); unset it for one per core",
+                  env);
+      return FALSE;
+    }
+    *threads = (int)v;
+    return TRUE;
+  }
+  *threads = MAX(1, (int)g_get_num_processors());
+  return TRUE;
+}
+
+/* Phase 2 for one file: the CPU-only check, then kt_rank_extract. */
+static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_options *opt, GError **error)
+{
+  uint64_t gpu = 0;
+  for (guint q = 0; q < t->events->len; q++) {
+    uint8_t k = g_array_index(t->events, kt_event, q).kind;
+    gpu += k == KT_EV_KERNEL || k == KT_EV_MEMCPY || k == KT_EV_MEMSET;
+  }
+  if (!gpu) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: no GPU kernels, memcpys or memsets: a CPU-only trace%s%s%s cannot be turned into a GPU "
+                "execution graph", t->path, t->backend ? " (backend " : "", t->backend ? t->backend : "",
+                t->backend ? ")" : "");
+    return NULL;
+  }
+  return kt_rank_extract(t, rank, world, opt, error);
+}
+
+/* Lowers first_failed to i (compare-and-swap loop; it only ever decreases). */
+static void work_failed(file_work *wk, int i)
+{
+  int cur = g_atomic_int_get(&wk->first_failed);
+  while (i < cur && !g_atomic_int_compare_and_exchange(&wk->first_failed, cur, i))
+    cur = g_atomic_int_get(&wk->first_failed);
+}
+
+/* Worker loop: takes job indices in increasing order until none is left or
+ * the next one comes after a failed file (whose error is the one reported,
+ * so later files need not be read; files already in progress finish and
+ * their results are freed by the caller).  O(1) shared work per file. */
+static gpointer work_loop(gpointer data)
+{
+  file_work *wk = data;
+  for (;;) {
+    int i = g_atomic_int_add(&wk->next, 1);
+    if (i >= wk->n || i > g_atomic_int_get(&wk->first_failed))
+      break;
+    file_job *jb = &wk->jobs[i];
+    gboolean ok;
+    if (wk->phase == WORK_PARSE) {
+      jb->trace = kt_trace_read(jb->path, &jb->error);
+      ok = jb->trace != NULL;
+    } else {
+      jb->extracted = extract_one(jb->trace, jb->rank, wk->world, wk->opt, &jb->error);
+      ok = jb->extracted != NULL;
+    }
+    if (!ok)
+      work_failed(wk, i);
+  }
+  return NULL;
+}
+
+/* Runs one phase over every job on min(threads, n) workers, the calling
+ * thread being one of them (threads = 1: no thread is created and the files
+ * are processed in order, stopping at the first failure).  A worker thread
+ * that cannot be created only means fewer workers.  Returns the lowest
+ * failed job index, or n. */
+static int work_run(file_work *wk, int threads)
+{
+  wk->next = 0;
+  wk->first_failed = wk->n;
+  int nt = MAX(1, MIN(threads, wk->n));
+  GThread **th = g_new0(GThread *, nt);
+  for (int k = 1; k < nt; k++)
+    th[k] = g_thread_try_new("wisp-kineto", work_loop, wk, NULL);
+  work_loop(wk);
+  for (int k = 1; k < nt; k++)
+    if (th[k])
+      g_thread_join(th[k]);
+  g_free(th);
+  return g_atomic_int_get(&wk->first_failed);
+}
+
 et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt_in,
                             fe_kineto_report *report, GError **error)
 {
@@ -382,8 +515,17 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     return NULL;
   }
   int nf = (int)files->len;
+  int threads = 1;
+  if (!resolve_threads(opt, &threads, error)) {
+    g_ptr_array_free(files, TRUE);
+    if (!report)
+      fe_kineto_report_clear(rep);
+    return NULL;
+  }
   kt_trace **traces = g_new0(kt_trace *, nf);
   int *rank_of = g_new(int, nf);
+  file_job *jobs = g_new0(file_job, nf);
+  file_work work = { .jobs = jobs, .n = nf, .opt = opt };
   kt_rank **ranks = NULL;
   kt_graph **graphs = NULL;
   GPtrArray *groups = g_ptr_array_new_with_free_func(kt_group_free);
@@ -391,16 +533,28 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   gboolean ok = FALSE;
   rep->n_files = nf;
   rep->ranks = g_new0(fe_kineto_rank_report, nf);
-  /* 1. Parse and identify ranks. */
+  /* 1. Parse every file (in parallel), then identify ranks in file order:
+   * the first file that fails to parse or to identify gives the error, as if
+   * the files had been read one after another. */
+  for (int i = 0; i < nf; i++)
+    jobs[i].path = g_ptr_array_index(files, i);
+  work.phase = WORK_PARSE;
+  work_run(&work, threads);
+  for (int i = 0; i < nf; i++) {
+    traces[i] = jobs[i].trace;
+    jobs[i].trace = NULL;
+  }
   for (int i = 0; i < nf; i++) {
     const char *path = g_ptr_array_index(files, i);
     fe_kineto_rank_report *rr = &rep->ranks[i];
     rr->path = g_strdup(path);
     rr->rank = -1;
     rr->world_size = -1;
-    traces[i] = kt_trace_read(path, error);
-    if (!traces[i])
+    if (!traces[i]) {
+      g_propagate_error(error, jobs[i].error);
+      jobs[i].error = NULL;
       goto out;
+    }
     kt_trace *t = traces[i];
     fill_rank_report(rr, t);
     if (t->world_size != KT_ABSENT)
@@ -471,24 +625,23 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
         goto out;
       }
   }
-  /* 2. Extract each rank. */
+  /* 2. Extract each rank (in parallel; every extraction reads only its own
+   * trace), then take the results and warnings in file order. */
   for (int i = 0; i < nf; i++) {
-    kt_trace *t = traces[i];
-    uint64_t gpu = 0;
-    for (guint q = 0; q < t->events->len; q++) {
-      uint8_t k = g_array_index(t->events, kt_event, q).kind;
-      gpu += k == KT_EV_KERNEL || k == KT_EV_MEMCPY || k == KT_EV_MEMSET;
-    }
-    if (!gpu) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                  "%s: no GPU kernels, memcpys or memsets: a CPU-only trace%s%s%s cannot be turned into a GPU "
-                  "execution graph", t->path, t->backend ? " (backend " : "", t->backend ? t->backend : "",
-                  t->backend ? ")" : "");
+    jobs[i].trace = traces[i];  /* borrowed: traces[] keeps ownership */
+    jobs[i].rank = rank_of[i];
+  }
+  work.phase = WORK_EXTRACT;
+  work.world = world;
+  work_run(&work, threads);
+  for (int i = 0; i < nf; i++) {
+    kt_rank *r = jobs[i].extracted;
+    if (!r) {
+      g_propagate_error(error, jobs[i].error);
+      jobs[i].error = NULL;
       goto out;
     }
-    kt_rank *r = kt_rank_extract(t, rank_of[i], world, opt, error);
-    if (!r)
-      goto out;
+    jobs[i].extracted = NULL;
     ranks[rank_of[i]] = r;
     for (guint q = 0; q < r->warnings->len; q++)
       g_ptr_array_add(rep->warnings, g_strdup(g_ptr_array_index(r->warnings, q)));
@@ -661,8 +814,14 @@ out:
     }
   }
   g_free(ranks);
-  for (int i = 0; i < nf; i++)
+  for (int i = 0; i < nf; i++) {
+    /* Results of files after a failed one (finished by other workers) are discarded. */
+    kt_rank_free(jobs[i].extracted);
+    if (jobs[i].error)
+      g_error_free(jobs[i].error);
     kt_trace_free(traces[i]);
+  }
+  g_free(jobs);
   g_free(traces);
   g_free(rank_of);
   g_ptr_array_free(groups, TRUE);

@@ -935,6 +935,279 @@ static void test_malformed(void)
   g_free(dir);
 }
 
+/* ---------- parallel parsing (fe_kineto_options.threads) ---------- */
+
+/* Rank file i of the parallel test (8 files, world 8).  distributedInfo.rank
+ * is 7 - i while the file is named rank<i>, so every file gives one
+ * file-name warning at identification; the earlier files are the larger
+ * ((8 - i) x 1000 compute kernels) so that with several workers the later
+ * files finish first.  Then, on the file's rank q: an all-reduce over all 8
+ * ranks (4096 floats), one in the pair group [2(q/2), 2(q/2)+1] of
+ * (q/2 + 1) x 256 floats, and for odd q a communication kernel without
+ * element type in the group [q] (no size: one extraction warning). */
+static char *par_json(int i)
+{
+  int q = 7 - i, p = q / 2;
+  GString *s = g_string_new("");
+  g_string_append_printf(s, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 8}, \"traceEvents\": [", q);
+  int ts = 0;
+  for (int k = 0; k < (8 - i) * 1000; k++, ts += 10) {
+    char *a = g_strdup_printf("\"External id\": %d", k + 1);
+    kern(s, k % 3 ? "gemm_A" : "gemm_B", ts, 4 + k % 5, a);
+    g_free(a);
+  }
+  kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts + 10, 5,
+       "\"Collective name\": \"allreduce\", \"In msg nelems\": 4096, \"dtype\": \"Float\", "
+       "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, 7]\", \"Seq\": 1");
+  char *a = g_strdup_printf("\"Collective name\": \"allreduce\", \"In msg nelems\": %d, \"dtype\": \"Float\", "
+                            "\"Process Group Name\": \"p%d\", \"Process Group Ranks\": \"[%d, %d]\", \"Seq\": 1",
+                            (p + 1) * 256, p, 2 * p, 2 * p + 1);
+  kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts + 30, 5, a);
+  g_free(a);
+  if (q % 2) {
+    a = g_strdup_printf("\"Collective name\": \"allreduce\", \"In msg nelems\": 10, \"Process Group Name\": \"s%d\", "
+                        "\"Process Group Ranks\": \"[%d]\", \"Seq\": 1", q, q);
+    kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts + 50, 5, a);
+    g_free(a);
+  }
+  g_string_append(s, "]}");
+  return g_string_free(s, FALSE);
+}
+
+static int cmp_strp(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every file of dir, sorted by name, as "name\n<size>\n<bytes>" records. */
+static GString *dir_bytes(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  g_assert_nonnull(d);
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  const char *e;
+  while ((e = g_dir_read_name(d)))
+    g_ptr_array_add(names, g_strdup(e));
+  g_dir_close(d);
+  g_ptr_array_sort(names, (GCompareFunc)cmp_strp);
+  GString *out = g_string_new("");
+  for (guint i = 0; i < names->len; i++) {
+    char *p = g_build_filename(dir, (char *)g_ptr_array_index(names, i), NULL), *text;
+    gsize len;
+    g_assert_true(g_file_get_contents(p, &text, &len, NULL));
+    g_string_append_printf(out, "%s\n%" G_GSIZE_FORMAT "\n", (char *)g_ptr_array_index(names, i), len);
+    g_string_append_len(out, text, (gssize)len);
+    g_free(text);
+    g_free(p);
+  }
+  g_ptr_array_free(names, TRUE);
+  return out;
+}
+
+/* Loads paths with `threads` workers; returns the printed report (or
+ * "error <code>: <message>") and, when it loads, the written .et files. */
+static char *par_load(const char *const *paths, int n_paths, int threads, const char *outdir, GString **et_bytes)
+{
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.threads = threads;
+  fe_kineto_report rep;
+  GError *e = NULL;
+  et_workload *w = fe_kineto_load(paths, n_paths, &opt, &rep, &e);
+  char *text;
+  if (!w) {
+    g_assert_nonnull(e);
+    text = g_strdup_printf("error %d: %s", e->code, e->message);
+    g_error_free(e);
+    *et_bytes = NULL;
+  } else {
+    g_assert_no_error(e);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    g_assert_nonnull(f);
+    fe_kineto_report_print(&rep, f);
+    fclose(f);
+    text = g_strndup(buf, len);
+    free(buf);
+    g_assert_cmpint(g_mkdir_with_parents(outdir, 0755), ==, 0);
+    g_assert_true(et_workload_write(w, outdir, "trace", &e));
+    g_assert_no_error(e);
+    *et_bytes = dir_bytes(outdir);
+    et_workload_free(w);
+  }
+  fe_kineto_report_clear(&rep);
+  return text;
+}
+
+/* The parallel path gives the sequential path's output byte for byte: the
+ * same report (warnings in file order), the same .et files and, on bad
+ * input, the error of the first failing file in input order. */
+static void test_parallel(void)
+{
+  char *dir = tmpdir_new(), *paths[8];
+  for (int i = 0; i < 8; i++) {
+    char *j = par_json(i), *name = g_strdup_printf("rank%d_trace.json", i);
+    paths[i] = write_file(dir, name, j);
+    g_free(j);
+    g_free(name);
+  }
+  char *out1 = g_build_filename(dir, "out1", NULL), *out4 = g_build_filename(dir, "out4", NULL);
+  GString *et1, *et4;
+  const char *in[] = { dir };
+  char *rep1 = par_load(in, 1, 1, out1, &et1);
+  g_assert_nonnull(et1);
+  /* Expected from par_json: 8 ranks, 1 + 4 + 4 = 9 communication groups
+   * (world, pairs, odd-rank singletons), one instance each, all matched. */
+  g_assert_nonnull(strstr(rep1, "8 file(s), world size 8"));
+  g_assert_nonnull(strstr(rep1, "groups: 9"));
+  g_assert_nonnull(strstr(rep1, "matching: 9 matched, 0 dropped"));
+  /* Warnings: the 8 file-name warnings in file order, then the 4 size
+   * warnings of files 0, 2, 4, 6 (odd ranks 7, 5, 3, 1) in file order. */
+  const char *pos = strstr(rep1, "warnings (12):");
+  g_assert_nonnull(pos);
+  for (int i = 0; i < 8; i++) {
+    char *w = g_strdup_printf("rank%d_trace.json: file name says rank %d but distributedInfo.rank is %d", i, i,
+                              7 - i);
+    const char *at = strstr(pos, w);
+    if (!at)
+      g_error("warning '%s' missing or out of order in:\n%s", w, rep1);
+    pos = at;
+    g_free(w);
+  }
+  for (int i = 0; i < 8; i += 2) {
+    char *w = g_strdup_printf("rank %d: 1 communication kernel(s) have no size", 7 - i);
+    const char *at = strstr(pos + 1, w);
+    if (!at)
+      g_error("size warning of file %d missing or out of order in:\n%s", i, rep1);
+    pos = at;
+    g_free(w);
+  }
+  /* 4 workers (fewer than the files, so workers take several) and 8, five
+   * times each to meet different schedules. */
+  for (int rep = 0; rep < 5; rep++)
+    for (int t = 4; t <= 8; t += 4) {
+      rm_rf(out4);
+      char *rep4 = par_load(in, 1, t, out4, &et4);
+      g_assert_cmpstr(rep4, ==, rep1);
+      g_assert_nonnull(et4);
+      g_assert_cmpuint(et4->len, ==, et1->len);
+      g_assert_true(memcmp(et4->str, et1->str, et1->len) == 0);
+      g_string_free(et4, TRUE);
+      g_free(rep4);
+    }
+  g_assert_cmpuint(et1->len, >, 8 * 1000);  /* 8 .et files with at least 1000 nodes each were compared */
+  g_string_free(et1, TRUE);
+  g_free(rep1);
+
+  /* Errors.  Files 2 and 5 cut in the middle: file 5 is smaller and fails
+   * first in time with several workers, yet file 2's error is the one
+   * reported, as when reading one after another. */
+  for (int i = 2; i <= 5; i += 3) {
+    char *j = par_json(i);
+    g_assert_true(g_file_set_contents(paths[i], j, (gssize)(strlen(j) / 2), NULL));
+    g_free(j);
+  }
+  const char *files[8];
+  for (int i = 0; i < 8; i++)
+    files[i] = paths[i];
+  char *err1 = par_load(files, 8, 1, out1, &et1);
+  g_assert_null(et1);
+  char *want = g_strdup_printf("error %d: %s", WISP_ERROR_PARSE, paths[2]);
+  if (!g_str_has_prefix(err1, want))
+    g_error("'%s' is not file 2's parse error", err1);
+  g_free(want);
+  for (int rep = 0; rep < 5; rep++) {
+    char *err4 = par_load(files, 8, 4, out4, &et4);
+    g_assert_cmpstr(err4, ==, err1);
+    g_free(err4);
+  }
+  g_free(err1);
+  /* Extraction errors come after every parse, in file order: with file 2
+   * parsing again and files 3 and 6 CPU-only (no GPU op), file 3 is named;
+   * file 5 still fails to parse, so its parse error comes first. */
+  for (int i = 2; i <= 6; i++) {
+    if (i == 4)
+      continue;
+    char *j = i == 2 || i == 5 ? par_json(i)
+                               : g_strdup_printf("{\"distributedInfo\": {\"rank\": %d, \"world_size\": 8}, "
+                                                 "\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+                                                 "\"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 5}]}", 7 - i);
+    g_assert_true(g_file_set_contents(paths[i], j, i == 5 ? (gssize)(strlen(j) / 3) : -1, NULL));
+    g_free(j);
+  }
+  err1 = par_load(files, 8, 1, out1, &et1);
+  want = g_strdup_printf("error %d: %s", WISP_ERROR_PARSE, paths[5]);
+  if (!g_str_has_prefix(err1, want))
+    g_error("'%s' is not file 5's parse error", err1);
+  g_free(want);
+  char *err4 = par_load(files, 8, 4, out4, &et4);
+  g_assert_cmpstr(err4, ==, err1);
+  g_free(err4);
+  g_free(err1);
+  char *j5 = par_json(5);
+  g_assert_true(g_file_set_contents(paths[5], j5, -1, NULL));
+  g_free(j5);
+  err1 = par_load(files, 8, 1, out1, &et1);
+  want = g_strdup_printf("error %d: %s: no GPU kernels", WISP_ERROR_UNSUPPORTED, paths[3]);
+  if (!g_str_has_prefix(err1, want))
+    g_error("'%s' is not file 3's CPU-only error", err1);
+  g_free(want);
+  for (int rep = 0; rep < 5; rep++) {
+    err4 = par_load(files, 8, 4, out4, &et4);
+    g_assert_cmpstr(err4, ==, err1);
+    g_free(err4);
+  }
+  g_free(err1);
+
+  for (int i = 0; i < 8; i++)
+    g_free(paths[i]);
+  g_free(out1);
+  g_free(out4);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+/* WISP_THREADS (used when opt.threads is 0) must be a whole number from 1
+ * to 4096; anything else is an error naming the variable.  Runs in a
+ * subprocess: setenv is only safe before any thread has been created. */
+static void test_threads_env(void)
+{
+  if (g_test_subprocess()) {
+    g_setenv("WISP_THREADS", "two", TRUE);
+    char *dir = tmpdir_new();
+    for (int r = 0; r < 2; r++) {
+      char *j = a1_json(r), *name = g_strdup_printf("rank%d.json", r);
+      g_free(write_file(dir, name, j));
+      g_free(name);
+      g_free(j);
+    }
+    const char *paths[] = { dir };
+    fe_kineto_options opt;
+    fe_kineto_options_init(&opt);
+    GError *e = NULL;
+    g_assert_null(fe_kineto_load(paths, 1, &opt, NULL, &e));
+    g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+    g_assert_nonnull(strstr(e->message, "WISP_THREADS='two'"));
+    g_clear_error(&e);
+    /* opt.threads wins over the variable. */
+    opt.threads = 2;
+    et_workload *w = fe_kineto_load(paths, 1, &opt, NULL, &e);
+    g_assert_no_error(e);
+    et_workload_free(w);
+    g_setenv("WISP_THREADS", "3", TRUE);
+    opt.threads = 0;
+    w = fe_kineto_load(paths, 1, &opt, NULL, &e);
+    g_assert_no_error(e);
+    et_workload_free(w);
+    rm_rf(dir);
+    g_free(dir);
+    return;
+  }
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed();
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -952,5 +1225,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/dlrm", test_dlrm);
   g_test_add_func("/kineto/edge_cases", test_edge_cases);
   g_test_add_func("/kineto/malformed", test_malformed);
+  g_test_add_func("/kineto/parallel", test_parallel);
+  g_test_add_func("/kineto/threads_env", test_threads_env);
   return g_test_run();
 }
