@@ -184,7 +184,7 @@ char *kt_mem_summary(int rank, const kt_mem_stats *st)
   if (st->mem_events == 0)
     return NULL;
   return g_strdup_printf("rank %d: [memory] events: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " communication "
-                         "kernel(s) linked to the latest live allocation of a fitting size on their device (a "
+                         "kernel(s) matched to the latest live allocation of a fitting size on their device (a "
                          "heuristic, see doc/libraries.md; %" G_GUINT64_FORMAT " ambiguous, %" G_GUINT64_FORMAT
                          " through the output size); unlinked: %" G_GUINT64_FORMAT " without a launch, %"
                          G_GUINT64_FORMAT " without a size, %" G_GUINT64_FORMAT " without a fitting live "
