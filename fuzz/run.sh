@@ -1,13 +1,13 @@
 #!/bin/sh
-# shellcheck disable=SC2086,SC2046 # compiler flags and source lists are split on purpose
+# shellcheck disable=SC2086,SC2046,SC2016 # compiler flags and source lists are split on purpose
 # fuzz/run.sh: build wisp's libFuzzer harnesses with clang (libFuzzer + ASan
 # + UBSan, outside automake) and run each for a bounded time.
 #
 #   fuzz/run.sh [BUILD_DIR] [SECONDS_PER_TARGET] [TARGETS...]
 #
-# BUILD_DIR    a configured build tree (config.h and the protobuf-c sources
-#              generated there, which are made with `make` when missing);
-#              default ./build.
+# BUILD_DIR    a configured build tree: config.h, the protobuf-c sources
+#              generated there (made with `make` when missing) and the
+#              library source lists of its Makefile; default ./build.
 # SECONDS      per target; default $FUZZ_SECONDS or 60.
 # TARGETS      any of: kineto xplane hlo et topo (default: all, in that order).
 #
@@ -46,19 +46,32 @@ cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-m
  -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  -I$src -I$build $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lm"
-common="$src/common/wisp_util.c $src/common/wisp_json.c"
-et_srcs="$src/chakra/et_graph.c $src/chakra/et_io.c $build/chakra/et_def.pb-c.c"
-fe_xla="$src/frontends/xplane.c $src/frontends/xla.c $src/frontends/hlo.c $src/frontends/fe_json.c \
- $build/frontends/xplane.pb-c.c"
-kineto="$src/frontends/fe_json.c $src/frontends/kineto_parse.c $src/frontends/kineto_extract.c \
- $src/frontends/kineto_graph.c $src/frontends/kineto.c $src/chakra/et_graph.c"
-topo="$src/topologies/topo.c $src/topologies/topo_load.c $src/topologies/topo_print.c"
+# The library sources come from the build tree's Makefile (automake's
+# *_SOURCES lists), so files added to a module are picked up; generated
+# files (the protobuf-c sources) are taken from the build tree.
+am_sources() {
+  printf 'fuzz-print-sources:\n\t@echo $(foreach v,$(FUZZ_VARS),$($(v)))\n' > "$base/fuzz-sources.mk"
+  list=$(make -s --no-print-directory -C "$build" -f Makefile -f "$base/fuzz-sources.mk" fuzz-print-sources FUZZ_VARS="$*")
+  for f in $list; do
+    case $f in
+      *.c) if [ -f "$build/$f" ]; then echo "$build/$f"; else echo "$src/$f"; fi ;;
+    esac
+  done
+}
+mkdir -p "$base"
+common=$(am_sources common_libwisp_common_la_SOURCES)
+et_srcs=$(am_sources chakra_libwisp_et_la_SOURCES nodist_chakra_libwisp_et_la_SOURCES)
+fe_srcs=$(am_sources frontends_libwisp_fe_la_SOURCES nodist_frontends_libwisp_fe_la_SOURCES)
+topo=$(am_sources topologies_libwisp_topo_la_SOURCES)
+if [ -z "$common" ] || [ -z "$et_srcs" ] || [ -z "$fe_srcs" ] || [ -z "$topo" ]; then
+  echo "fuzz/run.sh: cannot read the source lists from $build/Makefile" >&2
+  exit 2
+fi
 
 # Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
 sources() {
   case $1 in
-    kineto) echo "$kineto" ;;
-    xplane) echo "$fe_xla $et_srcs" ;;
+    kineto|xplane) echo "$fe_srcs $et_srcs" ;;
     hlo) echo "$src/frontends/hlo.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
