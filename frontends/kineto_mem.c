@@ -66,20 +66,39 @@ static gint live_cmp(gconstpointer a, gconstpointer b, gpointer unused)
 
 static const kt_event *ev_at(const kt_trace *t, uint32_t i) { return &g_array_index(t->events, kt_event, i); }
 
-/* Latest live allocation on dev with lo <= Bytes <= hi; *n counts them. */
+/* Latest live allocation on dev with lo <= Bytes <= hi; *n is 0, 1 or 2
+ * (two or more fit).  Within one Bytes value the tree is ordered by time,
+ * so each distinct size in the range costs two O(log M) searches, however
+ * many blocks of that size are live. */
 static const live_rec *best_fit(GTree *tree, int32_t dev, uint64_t lo, uint64_t hi, uint64_t *n)
 {
-  live_rec probe = { .dev = dev, .addr = INT64_MIN, .bytes = lo, .ts = INT64_MIN, .order = 0 };
   const live_rec *best = NULL;
   *n = 0;
-  for (GTreeNode *nd = g_tree_lower_bound(tree, &probe); nd != NULL; nd = g_tree_node_next(nd)) {
-    const live_rec *c = g_tree_node_key(nd);
+  uint64_t b = lo;
+  for (;;) {
+    live_rec probe = { .dev = dev, .addr = INT64_MIN, .bytes = b, .ts = INT64_MIN, .order = 0 };
+    GTreeNode *first = g_tree_lower_bound(tree, &probe);
+    if (first == NULL)
+      break;
+    const live_rec *c = g_tree_node_key(first);
     if (c->dev != dev || c->bytes > hi)
       break;
-    (*n)++;
-    if (best == NULL || c->ts > best->ts || (c->ts == best->ts && c->order > best->order))
-      best = c;
+    GTreeNode *after = NULL;
+    if (c->bytes < UINT64_MAX) {
+      live_rec next = { .dev = dev, .addr = INT64_MIN, .bytes = c->bytes + 1, .ts = INT64_MIN, .order = 0 };
+      after = g_tree_lower_bound(tree, &next);
+    }
+    GTreeNode *last = after != NULL ? g_tree_node_previous(after) : g_tree_node_last(tree);
+    const live_rec *l = g_tree_node_key(last);
+    *n += last != first ? 2 : 1;
+    if (best == NULL || l->ts > best->ts || (l->ts == best->ts && l->order > best->order))
+      best = l;
+    if (c->bytes >= hi)
+      break;
+    b = c->bytes + 1;
   }
+  if (*n > 2)
+    *n = 2;
   return best;
 }
 
@@ -96,6 +115,9 @@ void kt_mem_link(const kt_rank *r, kt_buf_link *out, kt_mem_stats *st)
   guint nc = r->comms->len;
   for (guint i = 0; i < nc; i++)
     out[i] = (kt_buf_link){ 0, 0 };
+  st->comms = nc;
+  if (t->memory_allocs == 0 && t->memory_frees == 0)
+    return; /* no [memory] events at all: skip the scan */
   GArray *mem = g_array_new(FALSE, FALSE, sizeof(tkey));
   for (guint i = 0; i < t->events->len; i++) {
     const kt_event *e = ev_at(t, i);
@@ -105,7 +127,6 @@ void kt_mem_link(const kt_rank *r, kt_buf_link *out, kt_mem_stats *st)
     }
   }
   st->mem_events = mem->len;
-  st->comms = nc;
   if (mem->len == 0) {
     g_array_free(mem, TRUE);
     return; /* nothing to link: the synthetic lifecycle applies to all */
