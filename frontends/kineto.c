@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include "frontends/kineto.h"
+#include "frontends/kineto_mem.h"
 
 #include <string.h>
 
@@ -729,6 +730,15 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     g_free(src);
     if (!w->ranks[rk])
       goto out;
+    if (r->comms->len) {
+      /* Buffer lifecycle: COMM nodes get the allocation their kernel uses
+       * (frontends/kineto_mem.c; doc/libraries.md §4.1). */
+      kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
+      kt_mem_stats ms;
+      kt_mem_link(r, links, &ms);
+      kt_mem_apply(r, g, links, w->ranks[rk]);
+      g_free(links);
+    }
     if (uniform)
       add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
                   "lists unavailable or of another width)", rk, uniform);
