@@ -12,6 +12,7 @@
  * byte-identical CSV files (-j does not change results).
  */
 #include "config.h"
+#include "regress/test_util.h"
 #include "studies/study_sweep.h"
 #include "chakra/et_io.h"
 
@@ -27,24 +28,6 @@ static const char *spec_fmt =
   "  - {key: scale_out_bw, range: {from: 100Gbps, to: 1000Gbps, step: 100Gbps}}\n"
   "  - {key: scale_up_bw, range: {from: 100GB/s, to: 1000GB/s, step: 100GB/s}}\n"
   "  - {key: dims.scale_out.latency, range: {from: 1us, to: 10us, step: 1us}}\n";
-
-static void rm_rf(const char *path)
-{
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    GDir *d = g_dir_open(path, 0, NULL);
-    const char *e;
-    while (d && (e = g_dir_read_name(d))) {
-      char *p = g_build_filename(path, e, NULL);
-      rm_rf(p);
-      g_free(p);
-    }
-    if (d)
-      g_dir_close(d);
-    g_rmdir(path);
-  } else {
-    g_unlink(path);
-  }
-}
 
 int main(int argc, char **argv)
 {
@@ -105,7 +88,7 @@ int main(int argc, char **argv)
   g_free(csv[1]);
   et_workload_free(w);
   study_spec_free(s);
-  rm_rf(tmp);
+  test_rm_rf(tmp);
   g_free(tmp);
   g_free(prefix);
   g_free(cluster);

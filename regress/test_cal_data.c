@@ -6,6 +6,7 @@
  * they are measurements, not closed forms.
  */
 #include "config.h"
+#include "regress/test_util.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -25,12 +26,6 @@ static char *shared_path(const char *rel)
     return NULL;
   }
   return p;
-}
-
-static void rm_rf(const char *dir)
-{
-  char *argv[] = { "rm", "-rf", (char *)dir, NULL };
-  g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 typedef struct {
@@ -153,7 +148,7 @@ static void test_dlrm(void)
   cal_fit_free(f);
   et_workload_free(w);
   g_free(found);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
   g_free(tgz);
 }

@@ -7,6 +7,7 @@
  * wisp's hand-written one.
  */
 #include "config.h"
+#include "regress/test_util.h"
 #include "chakra/et_io.h"
 #include "chakra/et_def.pb-c.h"
 
@@ -22,24 +23,6 @@ static char *make_tmpdir(void)
   char *d = g_dir_make_tmp("test_et_XXXXXX", &err);
   g_assert_no_error(err);
   return d;
-}
-
-static void rm_rf(const char *path)
-{
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    GDir *d = g_dir_open(path, 0, NULL);
-    const char *e;
-    while (d && (e = g_dir_read_name(d)) != NULL) {
-      char *p = g_build_filename(path, e, NULL);
-      rm_rf(p);
-      g_free(p);
-    }
-    if (d)
-      g_dir_close(d);
-    g_rmdir(path);
-  } else {
-    g_unlink(path);
-  }
 }
 
 static char *write_tmp(const char *dir, const char *name, const void *data, size_t len)
@@ -271,7 +254,7 @@ static void test_golden_all_reduce(void)
   crosscheck_with_protobuf_c(g, bytes);
   g_bytes_unref(bytes);
   et_graph_free(g);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir), g_free(in), g_free(out);
 }
 
@@ -311,7 +294,7 @@ static void test_golden_a2(void)
   g_assert_cmpuint(r->parent_edges[0], ==, ET_EDGE_CTRL | 0);        /* 22 01 00: ctrl_deps [0] */
   et_graph_free(r);
   et_graph_free(g);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir), g_free(in), g_free(out);
 }
 
@@ -550,7 +533,7 @@ static void test_round_trip(void)
   g_bytes_unref(b1), g_bytes_unref(b2);
   et_graph_free(r);
   et_graph_free(g);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir), g_free(p1), g_free(p2);
 }
 
@@ -579,7 +562,7 @@ static void test_write_order(void)
   g_assert_cmpuint(r->parent_edges[r->nodes[2].parents], ==, ET_EDGE_DATA | ET_EDGE_CTRL | 1);
   et_graph_free(r);
   et_graph_free(g);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir), g_free(p);
 }
 
@@ -646,7 +629,7 @@ static void test_astrasim_files(void)
     g_free(dir);
   }
   g_test_message("%d ASTRA-sim files round-tripped byte-identically", checked);
-  rm_rf(tmp);
+  test_rm_rf(tmp);
   g_free(tmp);
 }
 
@@ -760,7 +743,7 @@ static void test_pytorch_trace(void)
   g_ptr_array_free(nodes, TRUE);
   g_ptr_array_free(frames, TRUE);
   g_bytes_unref(bytes);
-  rm_rf(tmp);
+  test_rm_rf(tmp);
   g_free(tmp), g_free(path), g_free(tarball), g_free(tar);
 }
 
@@ -827,7 +810,7 @@ static void test_buffer_attrs(void)
   g_assert_cmpint(g->comms[0].has_alloc, ==, 0);
   et_graph_free(g);
   g_free(p);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -858,7 +841,7 @@ static void test_truncated_everywhere(void)
     }
     g_free(p);
   }
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -964,7 +947,7 @@ static void test_malformed(void)
   p = g_build_filename(dir, "nope.et", NULL);
   read_fails(p, 0, WISP_ERROR_IO, "cannot open");
   g_free(p);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -1010,7 +993,7 @@ static void test_corruption(void)
   g_rand_free(rng);
   g_free(buf);
   g_bytes_unref(good);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir), g_free(p);
 }
 
@@ -1046,7 +1029,7 @@ static void test_gzip(void)
   p = write_gzip(dir, "liar.et", liar, sizeof(liar));
   read_fails(p, 0, WISP_ERROR_PARSE, "truncated");
   g_free(p);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -1173,8 +1156,8 @@ static void test_workload_round_trip(void)
   g_clear_error(&err);
 
   et_workload_free(w);
-  rm_rf(dir);
-  rm_rf(dir2);
+  test_rm_rf(dir);
+  test_rm_rf(dir2);
   g_free(dir), g_free(dir2), g_free(cg), g_free(names), g_free(prefix), g_free(gap), g_free(other_file);
 }
 
@@ -1219,10 +1202,10 @@ static void test_workload_p2p_defaults(void)
   g_assert_no_error(err);
   g_assert_cmpint(et_node_comm(again->ranks[1], 0)->dst, ==, 1); /* now explicit in the file */
   et_workload_free(again);
-  rm_rf(out);
+  test_rm_rf(out);
   g_free(out), g_free(stale);
   et_workload_free(w);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 

@@ -7,6 +7,7 @@
  * raw JSON text (see each test).
  */
 #include "config.h"
+#include "regress/test_util.h"
 
 #include "chakra/et_io.h"
 #include "frontends/kineto.h"
@@ -22,12 +23,6 @@ static char *tmpdir_new(void)
   char *d = g_dir_make_tmp("wisp-kineto-XXXXXX", NULL);
   g_assert_nonnull(d);
   return d;
-}
-
-static void rm_rf(const char *path)
-{
-  char *argv[] = { "rm", "-rf", (char *)path, NULL };
-  g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 static char *write_file(const char *dir, const char *name, const char *text)
@@ -317,7 +312,7 @@ static void test_a1(void)
   g_free(out);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -345,7 +340,7 @@ static void test_a1_gap_mode(void)
   for (uint32_t i = 0; i < g->n_nodes; i++)
     g_assert_cmpint(g->nodes[i].duration_ps, ==, want[i] * SIM_PS_PER_US);
   et_workload_free(w);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -368,7 +363,7 @@ static void test_precision(void)
   g_assert_cmpint(w->ranks[0]->nodes[0].duration_ps, ==, 12345679);
   et_workload_free(w);
   g_free(p);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -425,7 +420,7 @@ static void test_sync_edges(void)
     fe_kineto_report_clear(&rep);
     g_free(p);
     g_free(j);
-    rm_rf(dir);
+    test_rm_rf(dir);
     g_free(dir);
   }
 }
@@ -528,7 +523,7 @@ static void test_groups_seq_p2p(void)
   g_assert_true(send_ok && recv_ok && ar_ok);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
   g_free(json[0]);
   g_free(json[1]);
@@ -562,7 +557,7 @@ static void test_groups_seq_p2p(void)
   g_assert_cmpuint(rep.matched, ==, 1);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
   g_free(json[0]);
 }
@@ -608,7 +603,7 @@ static void test_size_keys(void)
   g_assert_cmpuint(sizes[1], ==, 0);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
   g_free(json[0]);
 }
@@ -643,7 +638,7 @@ static void test_vllm_steps(void)
     g_assert_true(strcmp(et_node_name(g, i), "k0") && strcmp(et_node_name(g, i), "k2"));
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
   g_free(json[0]);
 }
@@ -810,7 +805,7 @@ static void test_dlrm(void)
   g_regex_unref(re);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
   g_free(tdir);
   g_free(tar);
@@ -931,7 +926,7 @@ static void test_malformed(void)
   g_string_free(deep, TRUE);
   g_free(full);
   g_free(p);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -1087,7 +1082,7 @@ static void test_parallel(void)
    * times each to meet different schedules. */
   for (int rep = 0; rep < 5; rep++)
     for (int t = 4; t <= 8; t += 4) {
-      rm_rf(out4);
+      test_rm_rf(out4);
       char *rep4 = par_load(in, 1, t, out4, &et4);
       g_assert_cmpstr(rep4, ==, rep1);
       g_assert_nonnull(et4);
@@ -1164,7 +1159,7 @@ static void test_parallel(void)
     g_free(paths[i]);
   g_free(out1);
   g_free(out4);
-  rm_rf(dir);
+  test_rm_rf(dir);
   g_free(dir);
 }
 
@@ -1200,7 +1195,7 @@ static void test_threads_env(void)
     w = fe_kineto_load(paths, 1, &opt, NULL, &e);
     g_assert_no_error(e);
     et_workload_free(w);
-    rm_rf(dir);
+    test_rm_rf(dir);
     g_free(dir);
     return;
   }

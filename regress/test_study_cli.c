@@ -7,6 +7,7 @@
  * missing, or when the binary does not list the study commands yet.
  */
 #include "config.h"
+#include "regress/test_util.h"
 
 #include <cjson/cJSON.h>
 #include <glib/gstdio.h>
@@ -79,27 +80,9 @@ static gboolean setup(env *v)
   return TRUE;
 }
 
-static void rm_rf(const char *path)
-{
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    GDir *d = g_dir_open(path, 0, NULL);
-    const char *e;
-    while (d && (e = g_dir_read_name(d))) {
-      char *p = g_build_filename(path, e, NULL);
-      rm_rf(p);
-      g_free(p);
-    }
-    if (d)
-      g_dir_close(d);
-    g_rmdir(path);
-  } else {
-    g_unlink(path);
-  }
-}
-
 static void teardown(env *v)
 {
-  rm_rf(v->dir);
+  test_rm_rf(v->dir);
   g_free(v->dir);
   g_free(v->example);
   g_free(v->cluster);

@@ -6,6 +6,7 @@
  * (see test_study.c), so T = 10 ms + 2 x lat_out + S / B_out.
  */
 #include "config.h"
+#include "regress/test_util.h"
 #include "studies/study_sweep.h"
 
 #include <glib/gstdio.h>
@@ -83,29 +84,11 @@ static void fx_setup(fixture *f, const char *spec)
   f->w = p2p_workload();
 }
 
-static void rm_rf(const char *path)
-{
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    GDir *d = g_dir_open(path, 0, NULL);
-    const char *e;
-    while (d && (e = g_dir_read_name(d))) {
-      char *p = g_build_filename(path, e, NULL);
-      rm_rf(p);
-      g_free(p);
-    }
-    if (d)
-      g_dir_close(d);
-    g_rmdir(path);
-  } else {
-    g_unlink(path);
-  }
-}
-
 static void fx_teardown(fixture *f)
 {
   study_spec_free(f->spec);
   et_workload_free(f->w);
-  rm_rf(f->dir);
+  test_rm_rf(f->dir);
   g_free(f->dir);
   g_free(f->spec_path);
 }
