@@ -18,6 +18,18 @@
 #include <string.h>
 #include <zlib.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* Forces inlining of the per-token helpers into the token loop and the
+ * skipper (GCC and Clang); a plain inline hint elsewhere. */
+#if defined(__GNUC__)
+#define FE_JSON_INLINE static inline __attribute__((always_inline))
+#else
+#define FE_JSON_INLINE static inline
+#endif
+
 #define FE_JSON_BUF (256u * 1024u)
 
 enum {
@@ -177,15 +189,19 @@ static inline int getch(fe_json *j, GError **error)
   return j->buf[j->pos++];
 }
 
-static void text_reserve(fe_json *j, size_t extra)
+static void text_grow(fe_json *j, size_t extra)
 {
-  if (j->text_len + extra + 1 > j->text_cap) {
-    size_t cap = j->text_cap * 2;
-    while (cap < j->text_len + extra + 1)
-      cap *= 2;
-    j->text = g_realloc(j->text, cap);
-    j->text_cap = cap;
-  }
+  size_t cap = j->text_cap * 2;
+  while (cap < j->text_len + extra + 1)
+    cap *= 2;
+  j->text = g_realloc(j->text, cap);
+  j->text_cap = cap;
+}
+
+static inline void text_reserve(fe_json *j, size_t extra)
+{
+  if (G_UNLIKELY(j->text_len + extra + 1 > j->text_cap))
+    text_grow(j, extra);
 }
 
 static inline void text_append(fe_json *j, const void *p, size_t n)
@@ -244,6 +260,33 @@ static const uint8_t str_special[256] = {
   ['"'] = 1, ['\\'] = 1,
 };
 
+/* Returns the first byte in [p, e) that ends a plain string run ('"', '\\'
+ * or a control byte), or e.  With SSE2 it tests 16 bytes per step (three
+ * compares and one movemask), so long names cost about one instruction
+ * per byte; the tail under 16 bytes uses the class table. */
+FE_JSON_INLINE const uint8_t *scan_plain(const uint8_t *p, const uint8_t *e)
+{
+#if defined(__SSE2__) && defined(__GNUC__)
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+  while (e - p >= 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    /* max(x, 0x1f) == 0x1f exactly when x <= 0x1f (unsigned). */
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                             _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask)
+      return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#else
+  while (e - p >= 4 && !(str_special[p[0]] | str_special[p[1]] | str_special[p[2]] | str_special[p[3]]))
+    p += 4;
+#endif
+  while (p < e && !str_special[*p])
+    p++;
+  return p;
+}
+
 /* Reads a string body; the opening quote has been consumed. */
 static gboolean read_string(fe_json *j, GError **error)
 {
@@ -256,12 +299,8 @@ static gboolean read_string(fe_json *j, GError **error)
       if (r == 0)
         return fail_at(j, j->tok_off, error, "string starting here is not terminated (input ends)");
     }
-    const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end, *s = p;
-    /* Plain bytes are the common case; unrolled by 4 with the class table. */
-    while (e - p >= 4 && !(str_special[p[0]] | str_special[p[1]] | str_special[p[2]] | str_special[p[3]]))
-      p += 4;
-    while (p < e && !str_special[*p])
-      p++;
+    const uint8_t *s = j->buf + j->pos, *e = j->buf + j->end;
+    const uint8_t *p = scan_plain(s, e);
     if (!j->discard && p > s)
       text_append(j, s, (size_t)(p - s));
     j->pos = (size_t)(p - j->buf);
@@ -328,6 +367,38 @@ static gboolean read_string(fe_json *j, GError **error)
   }
 }
 
+/* Checks RFC 8259 number syntax of the bytes [s, e), which hold only
+ * number characters (num_char). */
+static gboolean number_span_ok(const uint8_t *s, const uint8_t *e)
+{
+  if (s < e && *s == '-')
+    s++;
+  if (s < e && *s == '0')
+    s++;
+  else if (s < e && *s >= '1' && *s <= '9')
+    while (s < e && *s >= '0' && *s <= '9')
+      s++;
+  else
+    return FALSE;
+  if (s < e && *s == '.') {
+    s++;
+    if (!(s < e && *s >= '0' && *s <= '9'))
+      return FALSE;
+    while (s < e && *s >= '0' && *s <= '9')
+      s++;
+  }
+  if (s < e && (*s == 'e' || *s == 'E')) {
+    s++;
+    if (s < e && (*s == '+' || *s == '-'))
+      s++;
+    if (!(s < e && *s >= '0' && *s <= '9'))
+      return FALSE;
+    while (s < e && *s >= '0' && *s <= '9')
+      s++;
+  }
+  return s == e;
+}
+
 /* Checks RFC 8259 number syntax of the collected text. */
 static gboolean number_ok(const char *s)
 {
@@ -359,6 +430,15 @@ static gboolean number_ok(const char *s)
   return *s == 0;
 }
 
+/* Bytes a number token may contain (its syntax is checked by number_ok). */
+static const uint8_t num_char[256] = {
+  ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+  ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+};
+
+/* JSON whitespace (RFC 8259: space, tab, line feed, carriage return). */
+static const uint8_t ws_char[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
+
 static gboolean read_number(fe_json *j, GError **error)
 {
   j->text_len = 0;
@@ -371,7 +451,7 @@ static gboolean read_number(fe_json *j, GError **error)
         break;
     }
     const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end, *s = p;
-    while (p < e && ((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.' || *p == 'e' || *p == 'E'))
+    while (p < e && num_char[*p])
       p++;
     text_append(j, s, (size_t)(p - s));
     j->pos = (size_t)(p - j->buf);
@@ -398,7 +478,7 @@ static gboolean read_literal(fe_json *j, const char *word, GError **error)
 }
 
 /* Skips whitespace; returns the next byte without consuming it, -1 at end, -2 on error. */
-static inline int peek_nonws(fe_json *j, GError **error)
+FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
 {
   for (;;) {
     if (G_UNLIKELY(j->pos == j->end)) {
@@ -406,12 +486,30 @@ static inline int peek_nonws(fe_json *j, GError **error)
       if (r <= 0)
         return r == 0 ? -1 : -2;
     }
-    uint8_t c = j->buf[j->pos];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-      j->pos++;
-      continue;
+    const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end;
+    if (!ws_char[*p])
+      return *p;
+#if defined(__SSE2__) && defined(__GNUC__)
+    /* Indentation runs ("\n    ") are common: find the first byte that
+     * is not whitespace 16 bytes at a time. */
+    while (e - p >= 16) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+      __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
+                               _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\r'))));
+      unsigned other = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
+      if (other) {
+        p += __builtin_ctz(other);
+        j->pos = (size_t)(p - j->buf);
+        return *p;
+      }
+      p += 16;
     }
-    return c;
+#endif
+    while (p < e && ws_char[*p])
+      p++;
+    j->pos = (size_t)(p - j->buf);
+    if (p < e)
+      return *p;
   }
 }
 
@@ -440,7 +538,7 @@ static const char *describe(int c, char buf[16])
   return buf;
 }
 
-static gboolean read_value(fe_json *j, int c, fe_json_tok *tok, GError **error)
+FE_JSON_INLINE gboolean read_value(fe_json *j, int c, fe_json_tok *tok, GError **error)
 {
   char d[16];
   j->tok_off = j->base + j->pos;
@@ -496,7 +594,7 @@ static gboolean read_value(fe_json *j, int c, fe_json_tok *tok, GError **error)
   return TRUE;
 }
 
-static gboolean read_key(fe_json *j, fe_json_tok *tok, GError **error)
+FE_JSON_INLINE gboolean read_key(fe_json *j, fe_json_tok *tok, GError **error)
 {
   char d[16];
   j->tok_off = j->base + j->pos;
@@ -514,10 +612,11 @@ static gboolean read_key(fe_json *j, fe_json_tok *tok, GError **error)
   return TRUE;
 }
 
-gboolean fe_json_next(fe_json *j, fe_json_tok *tok, GError **error)
+/* One token (see fe_json_next); inlined into fe_json_next and the skip
+ * loops so that skipping a container costs no call per token. */
+FE_JSON_INLINE gboolean next_tok(fe_json *j, fe_json_tok *tok, GError **error)
 {
   char d[16];
-  g_return_val_if_fail(j->state != ST_FAILED, FALSE);
   for (;;) {
     int c = peek_nonws(j, error);
     if (c == -2) {
@@ -587,16 +686,122 @@ gboolean fe_json_next(fe_json *j, fe_json_tok *tok, GError **error)
   }
 }
 
-gboolean fe_json_skip(fe_json *j, fe_json_tok first, GError **error)
+gboolean fe_json_next(fe_json *j, fe_json_tok *tok, GError **error)
 {
-  if (first != FE_JSON_OBJ_BEGIN && first != FE_JSON_ARR_BEGIN)
-    return TRUE;
-  size_t target = j->depth - 1;
+  g_return_val_if_fail(j->state != ST_FAILED, FALSE);
+  return next_tok(j, tok, error);
+}
+
+/* Closes the innermost container at buffer position p (the closer byte). */
+FE_JSON_INLINE void fast_close(fe_json *j, const uint8_t *p)
+{
+  j->tok_off = j->base + (size_t)(p - j->buf);
+  j->depth--;
+  after_value(j);
+}
+
+/* Skips tokens until a value is complete at depth target (the state is then
+ * ST_SEP or ST_EOF at that depth).  The inner loop works on the raw buffer
+ * without producing tokens: structural bytes move the same state machine as
+ * fe_json_next, strings are scanned with scan_plain and numbers are checked
+ * in place, nothing is copied.  Any token it does not fully handle within
+ * the buffer (escapes, control bytes, literals, a token cut by the buffer
+ * end, unexpected bytes) is left at its first byte and read by next_tok,
+ * which therefore reports every error with the same message and offset as
+ * a token-by-token skip.  O(bytes skipped); no allocation except the
+ * nesting stack. */
+static gboolean skip_to(fe_json *j, size_t target, GError **error)
+{
+  fe_json_tok t;
   gboolean old = j->discard;
   j->discard = TRUE;
-  fe_json_tok t;
-  while (j->depth > target) {
-    if (!fe_json_next(j, &t, error)) {
+  while (!(j->depth == target && (j->state == ST_SEP || j->state == ST_EOF))) {
+    const uint8_t *b = j->buf, *p = b + j->pos, *e = b + j->end;
+    while (p < e && !(j->depth == target && (j->state == ST_SEP || j->state == ST_EOF))) {
+      uint8_t c = *p;
+      if (ws_char[c]) {
+        p++;
+        continue;
+      }
+      const uint8_t *q;
+      switch (j->state) {
+      case ST_SEP: {
+        gboolean in_obj = j->stack[j->depth - 1] == 1;
+        if (c == ',') {
+          p++;
+          j->state = in_obj ? ST_KEY : ST_VALUE;
+          continue;
+        }
+        if (c != (in_obj ? '}' : ']'))
+          goto slow;
+        fast_close(j, p++);
+        continue;
+      }
+      case ST_KEY_OR_END:
+        if (c == '}') {
+          fast_close(j, p++);
+          continue;
+        }
+        /* fall through */
+      case ST_KEY:
+        if (c != '"')
+          goto slow;
+        q = scan_plain(p + 1, e);
+        if (q == e || *q != '"')
+          goto slow;
+        q++;
+        while (q < e && ws_char[*q])
+          q++;
+        if (q == e || *q != ':')
+          goto slow;
+        j->tok_off = j->base + (size_t)(p - b);
+        p = q + 1;
+        j->state = ST_VALUE;
+        continue;
+      case ST_VALUE_OR_END:
+        if (c == ']') {
+          fast_close(j, p++);
+          continue;
+        }
+        /* fall through */
+      case ST_VALUE:
+        if (c == '{' || c == '[') {
+          j->tok_off = j->base + (size_t)(p - b);
+          push(j, c == '{');
+          j->state = c == '{' ? ST_KEY_OR_END : ST_VALUE_OR_END;
+          p++;
+          continue;
+        }
+        if (c == '"') {
+          q = scan_plain(p + 1, e);
+          if (q == e || *q != '"')
+            goto slow;
+          j->tok_off = j->base + (size_t)(p - b);
+          p = q + 1;
+          after_value(j);
+          continue;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+          q = p;
+          while (q < e && num_char[*q])
+            q++;
+          if (q == e || !number_span_ok(p, q))
+            goto slow;
+          j->tok_off = j->base + (size_t)(p - b);
+          p = q;
+          after_value(j);
+          continue;
+        }
+        goto slow;
+      default:
+        goto slow;
+      }
+    }
+  slow:
+    j->pos = (size_t)(p - b);
+    if (j->depth == target && (j->state == ST_SEP || j->state == ST_EOF))
+      break;
+    if (!next_tok(j, &t, error)) {
       j->discard = old;
       return FALSE;
     }
@@ -605,12 +810,24 @@ gboolean fe_json_skip(fe_json *j, fe_json_tok first, GError **error)
   return TRUE;
 }
 
+gboolean fe_json_skip(fe_json *j, fe_json_tok first, GError **error)
+{
+  if (first != FE_JSON_OBJ_BEGIN && first != FE_JSON_ARR_BEGIN)
+    return TRUE;
+  g_return_val_if_fail(j->state != ST_FAILED, FALSE);
+  return skip_to(j, j->depth - 1, error);
+}
+
 gboolean fe_json_skip_value(fe_json *j, GError **error)
 {
+  g_return_val_if_fail(j->state != ST_FAILED, FALSE);
+  /* After a member name or a ',' in an array exactly one value follows. */
+  if (j->state == ST_VALUE)
+    return skip_to(j, j->depth, error);
   fe_json_tok t;
   gboolean old = j->discard;
   j->discard = TRUE;
-  gboolean ok = fe_json_next(j, &t, error);
+  gboolean ok = next_tok(j, &t, error);
   j->discard = old;
   return ok && fe_json_skip(j, t, error);
 }
