@@ -478,6 +478,27 @@ static gboolean read_literal(fe_json *j, const char *word, GError **error)
 }
 
 /* Skips whitespace; returns the next byte without consuming it, -1 at end, -2 on error. */
+/* Returns the first byte in [p, e) that is not JSON whitespace, or e;
+ * 16 bytes per step with SSE2 (indentation runs like "\n    " are
+ * common in Kineto files). */
+FE_JSON_INLINE const uint8_t *skip_ws(const uint8_t *p, const uint8_t *e)
+{
+#if defined(__SSE2__) && defined(__GNUC__)
+  while (e - p >= 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
+                             _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\r'))));
+    unsigned other = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
+    if (other)
+      return p + __builtin_ctz(other);
+    p += 16;
+  }
+#endif
+  while (p < e && ws_char[*p])
+    p++;
+  return p;
+}
+
 FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
 {
   for (;;) {
@@ -489,29 +510,13 @@ FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
     const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end;
     if (!ws_char[*p])
       return *p;
-#if defined(__SSE2__) && defined(__GNUC__)
-    /* Indentation runs ("\n    ") are common: find the first byte that
-     * is not whitespace 16 bytes at a time. */
-    while (e - p >= 16) {
-      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-      __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
-                               _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\r'))));
-      unsigned other = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
-      if (other) {
-        p += __builtin_ctz(other);
-        j->pos = (size_t)(p - j->buf);
-        return *p;
-      }
-      p += 16;
-    }
-#endif
-    while (p < e && ws_char[*p])
-      p++;
+    p = skip_ws(p + 1, e);
     j->pos = (size_t)(p - j->buf);
     if (p < e)
       return *p;
   }
 }
+
 
 static void push(fe_json *j, uint8_t kind)
 {
@@ -720,7 +725,7 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
     while (p < e && !(j->depth == target && (j->state == ST_SEP || j->state == ST_EOF))) {
       uint8_t c = *p;
       if (ws_char[c]) {
-        p++;
+        p = skip_ws(p + 1, e);
         continue;
       }
       const uint8_t *q;
@@ -749,9 +754,7 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
         q = scan_plain(p + 1, e);
         if (q == e || *q != '"')
           goto slow;
-        q++;
-        while (q < e && ws_char[*q])
-          q++;
+        q = skip_ws(q + 1, e);
         if (q == e || *q != ':')
           goto slow;
         j->tok_off = j->base + (size_t)(p - b);
