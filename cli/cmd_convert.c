@@ -12,10 +12,11 @@
 
 gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
                                  char **prefix, int *status);
+void wisp_kineto_cli_options_clear(fe_kineto_options *opt);
 
 int wisp_cmd_convert(int argc, char **argv)
 {
-  fe_kineto_options opt;
+  fe_kineto_options opt = {0};
   char *out = NULL, *prefix = NULL;
   int status = 0;
   if (!wisp_kineto_cli_options("convert", &argc, &argv, &opt, &out, &prefix, &status))
@@ -47,6 +48,7 @@ int wisp_cmd_convert(int argc, char **argv)
          out);
   et_workload_free(w);
 done:
+  wisp_kineto_cli_options_clear(&opt);
   g_free(out);
   g_free(prefix);
   return status;

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Shared option parsing of inspect and convert; fills opt, returns FALSE on a usage error. */
+/* Shared option parsing of inspect and convert; fills opt, returns FALSE on a usage error.
+ * After success, wisp_kineto_cli_options_clear frees what opt owns. */
 gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
                                  char **prefix, int *status);
+void wisp_kineto_cli_options_clear(fe_kineto_options *opt);
 
 gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
                                  char **prefix, int *status)
@@ -51,21 +53,24 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     *status = 2;
     return FALSE;
   }
+  /* From here on every exit goes through `out`, which frees the option
+   * strings; on success opt->replicate_from is owned by the caller
+   * (wisp_kineto_cli_options_clear). */
+  gboolean good = FALSE;
   fe_kineto_options_init(opt);
   opt->strict = strict;
   opt->step = step;
-  opt->replicate_from = replicate; /* leaked on purpose: lives for the command */
+  opt->replicate_from = replicate;
+  *status = 2;
   if (min_gap_ns < 0 || !wisp_ps_from_ns(min_gap_ns, &opt->min_gap_ps)) {
     fprintf(stderr, "wisp %s: --min-gap-ns must be a non-negative number\n", cmd);
-    *status = 2;
-    return FALSE;
+    goto out;
   }
   if (mode && !strcmp(mode, "gap"))
     opt->mode = FE_KINETO_GAP;
   else if (mode && strcmp(mode, "kernels")) {
     fprintf(stderr, "wisp %s: unknown --mode '%s' (use kernels or gap)\n", cmd, mode);
-    *status = 2;
-    return FALSE;
+    goto out;
   }
   if (steps && !strcmp(steps, "all"))
     opt->all_steps = TRUE;
@@ -73,17 +78,26 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     opt->whole_trace = TRUE;
   else if (steps) {
     fprintf(stderr, "wisp %s: unknown --steps '%s' (use all or whole, or --step N)\n", cmd, steps);
-    *status = 2;
-    return FALSE;
+    goto out;
   }
-  g_free(mode);
-  g_free(steps);
   if (*argc < 2) {
     fprintf(stderr, "wisp %s: give at least one TRACE directory or file (see wisp %s --help)\n", cmd, cmd);
-    *status = 2;
-    return FALSE;
+    goto out;
   }
-  return TRUE;
+  good = TRUE;
+  *status = 0;
+out:
+  g_free(mode);
+  g_free(steps);
+  if (!good)
+    wisp_kineto_cli_options_clear(opt);
+  return good;
+}
+
+void wisp_kineto_cli_options_clear(fe_kineto_options *opt)
+{
+  g_free((char *)opt->replicate_from);
+  opt->replicate_from = NULL;
 }
 
 int wisp_cmd_inspect(int argc, char **argv)
@@ -92,6 +106,7 @@ int wisp_cmd_inspect(int argc, char **argv)
   int status = 0;
   if (!wisp_kineto_cli_options("inspect", &argc, &argv, &opt, NULL, NULL, &status))
     return status;
+  status = 1;
   fe_kineto_report rep;
   GError *error = NULL;
   double t0 = wisp_wall_seconds();
@@ -108,8 +123,10 @@ int wisp_cmd_inspect(int argc, char **argv)
   if (!w) {
     fprintf(stderr, "wisp inspect: error: %s\n", error->message);
     g_error_free(error);
-    return 1;
+  } else {
+    et_workload_free(w);
+    status = 0;
   }
-  et_workload_free(w);
-  return 0;
+  wisp_kineto_cli_options_clear(&opt);
+  return status;
 }
