@@ -17,112 +17,33 @@
 
 #include "chakra/et_io.h"
 #include "frontends/xplane.pb-c.h"
+#include "regress/xplane_build.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 
-typedef Tensorflow__Profiler__XSpace tp_space;
-typedef Tensorflow__Profiler__XPlane tp_plane;
-typedef Tensorflow__Profiler__XLine tp_line;
-typedef Tensorflow__Profiler__XEvent tp_event;
-typedef Tensorflow__Profiler__XStat tp_stat;
-
-#define GROW(arr, n) ((arr) = g_realloc((arr), sizeof *(arr) * ((n) + 1)), &(arr)[(n)++])
-
-static int64_t stat_id(tp_plane *p, const char *name)
+/* Event metadata without a display name. */
+static int64_t meta(tp_plane *p, const char *hlo, const char *category)
 {
-  for (size_t i = 0; i < p->n_stat_metadata; i++)
-    if (strcmp(p->stat_metadata[i]->value->name, name) == 0)
-      return p->stat_metadata[i]->key;
-  Tensorflow__Profiler__XPlane__StatMetadataEntry *e = g_malloc(sizeof *e);
-  tensorflow__profiler__xplane__stat_metadata_entry__init(e);
-  e->key = (int64_t) p->n_stat_metadata + 100;
-  e->value = g_malloc(sizeof *e->value);
-  tensorflow__profiler__xstat_metadata__init(e->value);
-  e->value->id = e->key;
-  e->value->name = g_strdup(name);
-  *GROW(p->stat_metadata, p->n_stat_metadata) = e;
-  return e->key;
+  return tp_meta(p, hlo, NULL, category);
 }
 
-static tp_stat *str_stat(tp_plane *p, const char *name, const char *value)
-{
-  tp_stat *st = g_malloc(sizeof *st);
-  tensorflow__profiler__xstat__init(st);
-  st->metadata_id = stat_id(p, name);
-  st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
-  st->str_value = g_strdup(value);
-  return st;
-}
-
-static tp_stat *int_stat(tp_plane *p, const char *name, int64_t value)
-{
-  tp_stat *st = g_malloc(sizeof *st);
-  tensorflow__profiler__xstat__init(st);
-  st->metadata_id = stat_id(p, name);
-  st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
-  st->int64_value = value;
-  return st;
-}
-
-static int64_t meta(tp_plane *p, const char *name, const char *category)
-{
-  Tensorflow__Profiler__XPlane__EventMetadataEntry *e = g_malloc(sizeof *e);
-  tensorflow__profiler__xplane__event_metadata_entry__init(e);
-  e->key = (int64_t) p->n_event_metadata + 1;
-  e->value = g_malloc(sizeof *e->value);
-  tensorflow__profiler__xevent_metadata__init(e->value);
-  e->value->id = e->key;
-  e->value->name = g_strdup(name);
-  e->value->display_name = g_strdup("");
-  if (category)
-    *GROW(e->value->stats, e->value->n_stats) = str_stat(p, "hlo_category", category);
-  *GROW(p->event_metadata, p->n_event_metadata) = e;
-  return e->key;
-}
-
-static tp_plane *plane_add(tp_space *s, int64_t id, const char *name)
-{
-  tp_plane *p = g_malloc(sizeof *p);
-  tensorflow__profiler__xplane__init(p);
-  p->id = id;
-  p->name = g_strdup(name);
-  *GROW(s->planes, s->n_planes) = p;
-  return p;
-}
-
-static tp_line *line_add(tp_plane *p, int64_t id, const char *name, int64_t ts_ns)
-{
-  tp_line *l = g_malloc(sizeof *l);
-  tensorflow__profiler__xline__init(l);
-  l->id = id;
-  l->name = g_strdup(name);
-  l->timestamp_ns = ts_ns;
-  *GROW(p->lines, p->n_lines) = l;
-  return l;
-}
-
+/* An XLA op event; dev adds the device_offset_ps / device_duration_ps stats. */
 static tp_event *event_add(tp_plane *p, tp_line *l, int64_t m, int64_t off_ps, int64_t dur_ps, gboolean dev)
 {
-  tp_event *e = g_malloc(sizeof *e);
-  tensorflow__profiler__xevent__init(e);
-  e->metadata_id = m;
-  e->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS;
-  e->offset_ps = off_ps;
-  e->duration_ps = dur_ps;
+  tp_event *e = tp_event_add(l, m, off_ps, dur_ps);
   if (dev) {
-    *GROW(e->stats, e->n_stats) = int_stat(p, "device_offset_ps", off_ps + 7);
-    *GROW(e->stats, e->n_stats) = int_stat(p, "device_duration_ps", dur_ps);
+    *GROW(e->stats, e->n_stats) = tp_int_stat(p, "device_offset_ps", off_ps + 7);
+    *GROW(e->stats, e->n_stats) = tp_int_stat(p, "device_duration_ps", dur_ps);
   }
-  *GROW(l->events, l->n_events) = e;
   return e;
 }
 
 static void chip_plane(tp_space *s, int chip, gboolean groups_of_two)
 {
   char *name = g_strdup_printf("/device:TPU:%d", chip);
-  tp_plane *p = plane_add(s, chip + 1, name);
+  tp_plane *p = tp_plane_add(s, chip + 1, name);
   g_free(name);
   const char *rg = groups_of_two ? "replica_groups={{0,1}}" : "replica_groups={}";
   char *ar = g_strdup_printf("%%all-reduce.1 = f32[1024]{0} all-reduce(f32[1024]{0} %%p), %s, to_apply=%%add", rg);
@@ -137,17 +58,17 @@ static void chip_plane(tp_space *s, int chip, gboolean groups_of_two)
                          "source_target_pairs={{0,1},{1,0}}", "collective-permute");
   int64_t m_step = meta(p, "0", NULL);
   g_free(ar);
-  tp_line *ops = line_add(p, 1, "XLA Ops", 1000);
+  tp_line *ops = tp_line_add(p, 1, "XLA Ops", 1000);
   event_add(p, ops, fusion, 0, 5000, TRUE);
   event_add(p, ops, m_ar, 6000, 3000, TRUE);
   event_add(p, ops, m_ags, 10000, 100, TRUE);
   event_add(p, ops, fusion, 10200, 900, TRUE);
   event_add(p, ops, m_agd, 11200, 400, TRUE);
   event_add(p, ops, m_cp, 12000, 700, FALSE);
-  tp_line *steps = line_add(p, 2, "Steps", 1000);
+  tp_line *steps = tp_line_add(p, 2, "Steps", 1000);
   event_add(p, steps, m_step, 0, 6000, FALSE);
   event_add(p, steps, m_step, 6000, 7000, FALSE);
-  tp_line *mods = line_add(p, 3, "XLA Modules", 1000);
+  tp_line *mods = tp_line_add(p, 3, "XLA Modules", 1000);
   event_add(p, mods, meta(p, "train_step(1)", NULL), 0, 13000, FALSE);
 }
 
@@ -166,29 +87,17 @@ static gboolean write_bytes(const char *dir, const char *name, const void *data,
 
 static gboolean write_gzip(const char *dir, const char *name, const guint8 *data, size_t len)
 {
-  z_stream zs;
-  memset(&zs, 0, sizeof zs);
-  if (deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return FALSE;
-  size_t cap = deflateBound(&zs, (uLong) len) + 64;
-  guint8 *out = g_malloc(cap);
-  zs.next_in = (Bytef *) data;
-  zs.avail_in = (uInt) len;
-  zs.next_out = out;
-  zs.avail_out = (uInt) cap;
-  gboolean ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
-  size_t out_len = cap - zs.avail_out;
-  deflateEnd(&zs);
-  ok = ok && write_bytes(dir, name, out, out_len);
+  size_t out_len;
+  guint8 *out = tp_gzip(data, len, &out_len);
+  gboolean ok = out != NULL && write_bytes(dir, name, out, out_len);
   g_free(out);
   return ok;
 }
 
 static gboolean write_space(tp_space *s, const char *dir, const char *name, gboolean also_gzip)
 {
-  size_t len = tensorflow__profiler__xspace__get_packed_size(s);
-  guint8 *buf = g_malloc(len + 1);
-  tensorflow__profiler__xspace__pack(s, buf);
+  size_t len;
+  guint8 *buf = tp_pack(s, &len);
   gboolean ok = write_bytes(dir, name, buf, len);
   if (ok && also_gzip) {
     char *gzname = g_strconcat(name, ".gz", NULL);
@@ -203,21 +112,19 @@ static gboolean write_space(tp_space *s, const char *dir, const char *name, gboo
 static gboolean seeds_xplane(const char *dir)
 {
   /* Two chips, groups of two, a SparseCore and a host plane. */
-  tp_space *s = g_malloc(sizeof *s);
-  tensorflow__profiler__xspace__init(s);
+  tp_space *s = tp_space_new();
   chip_plane(s, 0, TRUE);
   chip_plane(s, 1, TRUE);
-  tp_plane *sc = plane_add(s, 10, "/device:TPU:0 SparseCore 0");
-  tp_line *l = line_add(sc, 1, "XLA Ops", 1000);
+  tp_plane *sc = tp_plane_add(s, 10, "/device:TPU:0 SparseCore 0");
+  tp_line *l = tp_line_add(sc, 1, "XLA Ops", 1000);
   event_add(sc, l, meta(sc, "%fusion.9 = f32[8]{0} fusion(f32[8]{0} %x), kind=kLoop", NULL), 100, 2000, FALSE);
-  tp_plane *host = plane_add(s, 20, "/host:CPU");
-  *GROW(host->stats, host->n_stats) = str_stat(host, "device_type_string", "CPU");
+  tp_plane *host = tp_plane_add(s, 20, "/host:CPU");
+  *GROW(host->stats, host->n_stats) = tp_str_stat(host, "device_type_string", "CPU");
   *GROW(s->hostnames, s->n_hostnames) = g_strdup("host0");
   if (!write_space(s, dir, "two_chips.xplane.pb", TRUE))
     return FALSE;
   /* One chip, groups that name a device outside the profile. */
-  s = g_malloc(sizeof *s);
-  tensorflow__profiler__xspace__init(s);
+  s = tp_space_new();
   chip_plane(s, 0, FALSE);
   return write_space(s, dir, "one_chip.xplane.pb", FALSE);
 }

@@ -12,6 +12,7 @@
 
 #include "frontends/xla.h"
 #include "frontends/xplane.pb-c.h"
+#include "regress/xplane_build.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,121 +20,6 @@
 #include <zlib.h>
 
 /* ---- XSpace generator ---- */
-
-typedef Tensorflow__Profiler__XSpace tp_space;
-typedef Tensorflow__Profiler__XPlane tp_plane;
-typedef Tensorflow__Profiler__XLine tp_line;
-typedef Tensorflow__Profiler__XEvent tp_event;
-
-#define GROW(arr, n) ((arr) = g_realloc((arr), sizeof *(arr) * ((n) + 1)), &(arr)[(n)++])
-
-static tp_space *tp_space_new(void)
-{
-  tp_space *s = g_malloc(sizeof *s);
-  tensorflow__profiler__xspace__init(s);
-  return s;
-}
-
-static tp_plane *tp_plane_add(tp_space *s, int64_t id, const char *name)
-{
-  tp_plane *p = g_malloc(sizeof *p);
-  tensorflow__profiler__xplane__init(p);
-  p->id = id;
-  p->name = g_strdup(name);
-  *GROW(s->planes, s->n_planes) = p;
-  return p;
-}
-
-static int64_t tp_stat_id(tp_plane *p, const char *name)
-{
-  for (size_t i = 0; i < p->n_stat_metadata; i++)
-    if (strcmp(p->stat_metadata[i]->value->name, name) == 0)
-      return p->stat_metadata[i]->key;
-  Tensorflow__Profiler__XPlane__StatMetadataEntry *e = g_malloc(sizeof *e);
-  tensorflow__profiler__xplane__stat_metadata_entry__init(e);
-  e->key = (int64_t) p->n_stat_metadata + 100;
-  e->value = g_malloc(sizeof *e->value);
-  tensorflow__profiler__xstat_metadata__init(e->value);
-  e->value->id = e->key;
-  e->value->name = g_strdup(name);
-  *GROW(p->stat_metadata, p->n_stat_metadata) = e;
-  return e->key;
-}
-
-static Tensorflow__Profiler__XStat *tp_str_stat(tp_plane *p, const char *name, const char *value)
-{
-  Tensorflow__Profiler__XStat *st = g_malloc(sizeof *st);
-  tensorflow__profiler__xstat__init(st);
-  st->metadata_id = tp_stat_id(p, name);
-  st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
-  st->str_value = g_strdup(value);
-  return st;
-}
-
-/* Event metadata: name = HLO text (may be a bare name), optional category. */
-static int64_t tp_meta(tp_plane *p, const char *name, const char *display, const char *category)
-{
-  Tensorflow__Profiler__XPlane__EventMetadataEntry *e = g_malloc(sizeof *e);
-  tensorflow__profiler__xplane__event_metadata_entry__init(e);
-  e->key = (int64_t) p->n_event_metadata + 1;
-  e->value = g_malloc(sizeof *e->value);
-  tensorflow__profiler__xevent_metadata__init(e->value);
-  e->value->id = e->key;
-  e->value->name = g_strdup(name);
-  e->value->display_name = g_strdup(display ? display : "");
-  if (category)
-    *GROW(e->value->stats, e->value->n_stats) = tp_str_stat(p, "hlo_category", category);
-  *GROW(p->event_metadata, p->n_event_metadata) = e;
-  return e->key;
-}
-
-static tp_line *tp_line_add(tp_plane *p, int64_t id, const char *name, int64_t ts_ns)
-{
-  tp_line *l = g_malloc(sizeof *l);
-  tensorflow__profiler__xline__init(l);
-  l->id = id;
-  l->name = g_strdup(name);
-  l->timestamp_ns = ts_ns;
-  *GROW(p->lines, p->n_lines) = l;
-  return l;
-}
-
-static tp_event *tp_event_add(tp_line *l, int64_t meta, int64_t offset_ps, int64_t dur_ps)
-{
-  tp_event *e = g_malloc(sizeof *e);
-  tensorflow__profiler__xevent__init(e);
-  e->metadata_id = meta;
-  e->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS;
-  e->offset_ps = offset_ps;
-  e->duration_ps = dur_ps;
-  *GROW(l->events, l->n_events) = e;
-  return e;
-}
-
-static guint8 *tp_pack(tp_space *s, size_t *len)
-{
-  *len = tensorflow__profiler__xspace__get_packed_size(s);
-  guint8 *buf = g_malloc(*len + 1);
-  tensorflow__profiler__xspace__pack(s, buf);
-  return buf;
-}
-
-static guint8 *tp_gzip(const guint8 *in, size_t len, size_t *out_len)
-{
-  z_stream zs;
-  memset(&zs, 0, sizeof zs);
-  g_assert_cmpint(deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), ==, Z_OK);
-  size_t cap = deflateBound(&zs, len) + 64;
-  guint8 *out = g_malloc(cap);
-  zs.next_in = (Bytef *) in;
-  zs.avail_in = (uInt) len;
-  zs.next_out = out;
-  zs.avail_out = (uInt) cap;
-  g_assert_cmpint(deflate(&zs, Z_FINISH), ==, Z_STREAM_END);
-  *out_len = cap - zs.avail_out;
-  deflateEnd(&zs);
-  return out;
-}
 
 static char *tmp_dir;
 
@@ -145,6 +31,7 @@ static char *tp_write(tp_space *s, const char *name, gboolean gz)
   if (gz) {
     size_t zl;
     guint8 *z = tp_gzip(buf, len, &zl);
+    g_assert_nonnull(z);
     g_assert_true(g_file_set_contents(path, (char *) z, (gssize) zl, NULL));
     g_free(z);
   } else {
@@ -445,6 +332,7 @@ static void test_json_two_hosts(void)
     if (h) {
       size_t zl;
       guint8 *z = tp_gzip((guint8 *) j, strlen(j), &zl);
+      g_assert_nonnull(z);
       g_assert_true(g_file_set_contents(paths[h], (char *) z, (gssize) zl, NULL));
       g_free(z);
     } else {
