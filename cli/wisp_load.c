@@ -6,7 +6,8 @@
  *  2. a *.json / *.json.gz file, or a directory holding such files and no
  *     *.et files, goes to the Kineto frontend;
  *  3. anything else is a Chakra ET prefix, directory or rank file.
- * Directory listings are O(entries); nothing is read twice.
+ * Detection only lists directory entries (O(entries), possibly twice); file
+ * contents are read once, by the chosen reader.
  */
 #include "config.h"
 #include "cli/wisp_load.h"
