@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "frontends/fe_json.h"
+#include "frontends/fe_json_ip.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,18 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
-/* Forces inlining of the per-token helpers into the token loop and the
- * skipper (GCC and Clang); a plain inline hint elsewhere. */
-#if defined(__GNUC__)
-#define FE_JSON_INLINE static inline __attribute__((always_inline))
-#else
-#define FE_JSON_INLINE static inline
-#endif
 
 #define FE_JSON_BUF (256u * 1024u)
 
@@ -268,41 +256,7 @@ static gboolean read_hex4(fe_json *j, uint32_t *out, GError **error)
   return TRUE;
 }
 
-/* Bytes that end a plain run inside a string: '"', '\\' and controls. */
-static const uint8_t str_special[256] = {
-  [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
-  [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1,
-  [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
-  [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1,
-  ['"'] = 1, ['\\'] = 1,
-};
 
-/* Returns the first byte in [p, e) that ends a plain string run ('"', '\\'
- * or a control byte), or e.  With SSE2 it tests 16 bytes per step (three
- * compares and one movemask), so long names cost about one instruction
- * per byte; the tail under 16 bytes uses the class table. */
-FE_JSON_INLINE const uint8_t *scan_plain(const uint8_t *p, const uint8_t *e)
-{
-#if defined(__SSE2__) && defined(__GNUC__)
-  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
-  while (e - p >= 16) {
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-    /* max(x, 0x1f) == 0x1f exactly when x <= 0x1f (unsigned). */
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-                             _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask)
-      return p + __builtin_ctz(mask);
-    p += 16;
-  }
-#else
-  while (e - p >= 4 && !(str_special[p[0]] | str_special[p[1]] | str_special[p[2]] | str_special[p[3]]))
-    p += 4;
-#endif
-  while (p < e && !str_special[*p])
-    p++;
-  return p;
-}
 
 /* Reads a string body; the opening quote has been consumed. */
 static gboolean read_string(fe_json *j, GError **error)
@@ -317,7 +271,7 @@ static gboolean read_string(fe_json *j, GError **error)
         return fail_at(j, j->tok_off, error, "string starting here is not terminated (input ends)");
     }
     const uint8_t *s = j->buf + j->pos, *e = j->buf + j->end;
-    const uint8_t *p = scan_plain(s, e);
+    const uint8_t *p = fe_json_scan_plain(s, e);
     if (!j->discard && p > s)
       text_append_run(j, s, (size_t)(p - s), e);
     j->pos = (size_t)(p - j->buf);
@@ -384,37 +338,6 @@ static gboolean read_string(fe_json *j, GError **error)
   }
 }
 
-/* Checks RFC 8259 number syntax of the bytes [s, e), which hold only
- * number characters (num_char). */
-static gboolean number_span_ok(const uint8_t *s, const uint8_t *e)
-{
-  if (s < e && *s == '-')
-    s++;
-  if (s < e && *s == '0')
-    s++;
-  else if (s < e && *s >= '1' && *s <= '9')
-    while (s < e && *s >= '0' && *s <= '9')
-      s++;
-  else
-    return FALSE;
-  if (s < e && *s == '.') {
-    s++;
-    if (!(s < e && *s >= '0' && *s <= '9'))
-      return FALSE;
-    while (s < e && *s >= '0' && *s <= '9')
-      s++;
-  }
-  if (s < e && (*s == 'e' || *s == 'E')) {
-    s++;
-    if (s < e && (*s == '+' || *s == '-'))
-      s++;
-    if (!(s < e && *s >= '0' && *s <= '9'))
-      return FALSE;
-    while (s < e && *s >= '0' && *s <= '9')
-      s++;
-  }
-  return s == e;
-}
 
 /* Checks RFC 8259 number syntax of the collected text. */
 static gboolean number_ok(const char *s)
@@ -447,14 +370,7 @@ static gboolean number_ok(const char *s)
   return *s == 0;
 }
 
-/* Bytes a number token may contain (its syntax is checked by number_ok). */
-static const uint8_t num_char[256] = {
-  ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-  ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
-};
 
-/* JSON whitespace (RFC 8259: space, tab, line feed, carriage return). */
-static const uint8_t ws_char[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
 
 static gboolean read_number(fe_json *j, GError **error)
 {
@@ -468,7 +384,7 @@ static gboolean read_number(fe_json *j, GError **error)
         break;
     }
     const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end, *s = p;
-    while (p < e && num_char[*p])
+    while (p < e && fe_json_num_char[*p])
       p++;
     text_append_run(j, s, (size_t)(p - s), e);
     j->pos = (size_t)(p - j->buf);
@@ -494,27 +410,6 @@ static gboolean read_literal(fe_json *j, const char *word, GError **error)
   return TRUE;
 }
 
-/* Skips whitespace; returns the next byte without consuming it, -1 at end, -2 on error. */
-/* Returns the first byte in [p, e) that is not JSON whitespace, or e;
- * 16 bytes per step with SSE2 (indentation runs like "\n    " are
- * common in Kineto files). */
-FE_JSON_INLINE const uint8_t *skip_ws(const uint8_t *p, const uint8_t *e)
-{
-#if defined(__SSE2__) && defined(__GNUC__)
-  while (e - p >= 16) {
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
-                             _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\r'))));
-    unsigned other = ~(unsigned)_mm_movemask_epi8(w) & 0xffffu;
-    if (other)
-      return p + __builtin_ctz(other);
-    p += 16;
-  }
-#endif
-  while (p < e && ws_char[*p])
-    p++;
-  return p;
-}
 
 FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
 {
@@ -525,9 +420,9 @@ FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
         return r == 0 ? -1 : -2;
     }
     const uint8_t *p = j->buf + j->pos, *e = j->buf + j->end;
-    if (!ws_char[*p])
+    if (!fe_json_ws_char[*p])
       return *p;
-    p = skip_ws(p + 1, e);
+    p = fe_json_skip_ws_run(p + 1, e);
     j->pos = (size_t)(p - j->buf);
     if (p < e)
       return *p;
@@ -741,8 +636,8 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
     const uint8_t *b = j->buf, *p = b + j->pos, *e = b + j->end;
     while (p < e && !(j->depth == target && (j->state == ST_SEP || j->state == ST_EOF))) {
       uint8_t c = *p;
-      if (ws_char[c]) {
-        p = skip_ws(p + 1, e);
+      if (fe_json_ws_char[c]) {
+        p = fe_json_skip_ws_run(p + 1, e);
         continue;
       }
       const uint8_t *q;
@@ -768,10 +663,10 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
       case ST_KEY:
         if (c != '"')
           goto slow;
-        q = scan_plain(p + 1, e);
+        q = fe_json_scan_plain(p + 1, e);
         if (q == e || *q != '"')
           goto slow;
-        q = skip_ws(q + 1, e);
+        q = fe_json_skip_ws_run(q + 1, e);
         if (q == e || *q != ':')
           goto slow;
         j->tok_off = j->base + (size_t)(p - b);
@@ -793,7 +688,7 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
           continue;
         }
         if (c == '"') {
-          q = scan_plain(p + 1, e);
+          q = fe_json_scan_plain(p + 1, e);
           if (q == e || *q != '"')
             goto slow;
           j->tok_off = j->base + (size_t)(p - b);
@@ -803,9 +698,9 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
         }
         if (c == '-' || (c >= '0' && c <= '9')) {
           q = p;
-          while (q < e && num_char[*q])
+          while (q < e && fe_json_num_char[*q])
             q++;
-          if (q == e || !number_span_ok(p, q))
+          if (q == e || !fe_json_number_span_ok(p, q))
             goto slow;
           j->tok_off = j->base + (size_t)(p - b);
           p = q;
@@ -852,54 +747,76 @@ gboolean fe_json_skip_value(fe_json *j, GError **error)
   return ok && fe_json_skip(j, t, error);
 }
 
-gboolean fe_json_int(const char *s, int64_t *out)
+/* Runs strtod on the n bytes at text, NUL-terminated in a copy (the rare
+ * fraction and exponent forms); *ok is FALSE when not all of it is a number
+ * or errno is set. */
+static double strtod_n(const char *text, size_t n, gboolean *ok)
 {
-  const char *p = s;
+  char small[64];
+  char *c = n < sizeof(small) ? small : g_malloc(n + 1);
+  memcpy(c, text, n);
+  c[n] = 0;
+  errno = 0;
+  char *end;
+  double d = strtod(c, &end);
+  *ok = *end == 0 && errno == 0;
+  if (c != small)
+    g_free(c);
+  return d;
+}
+
+gboolean fe_json_int_n(const char *s, size_t n, int64_t *out)
+{
+  const char *p = s, *e = s + n;
   gboolean neg = FALSE;
-  if (*p == '-') {
+  if (p < e && *p == '-') {
     neg = TRUE;
     p++;
   }
   uint64_t v = 0;
-  if (!(*p >= '0' && *p <= '9'))
+  if (!(p < e && *p >= '0' && *p <= '9'))
     return FALSE;
-  while (*p >= '0' && *p <= '9') {
+  while (p < e && *p >= '0' && *p <= '9') {
     uint64_t d = (uint64_t)(*p - '0');
     if (v > (UINT64_MAX - d) / 10)
       return FALSE;
     v = v * 10 + d;
     p++;
   }
-  if (*p == 0) {
+  if (p == e) {
     if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
       return FALSE;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return TRUE;
   }
   /* Fractional or exponent form: accept integral values only. */
-  errno = 0;
-  char *end;
-  double d = strtod(s, &end);
-  if (*end || errno || !isfinite(d) || d != floor(d) || d < -9.2e18 || d > 9.2e18)
+  gboolean ok;
+  double d = strtod_n(s, n, &ok);
+  if (!ok || !isfinite(d) || d != floor(d) || d < -9.2e18 || d > 9.2e18)
     return FALSE;
   *out = (int64_t)d;
   return TRUE;
 }
 
-/* Parses [-]digits[.digits] into magnitude (whole µs, fractional ps).  Returns
- * FALSE for other forms (exponent) or overflow. */
-static gboolean parse_us_decimal(const char *s, gboolean *neg, uint64_t *whole, uint64_t *frac)
+gboolean fe_json_int(const char *s, int64_t *out)
 {
-  const char *p = s;
+  return fe_json_int_n(s, strlen(s), out);
+}
+
+/* Parses [-]digits[.digits] in [s, s + n) into magnitude (whole µs,
+ * fractional ps).  Returns FALSE for other forms (exponent) or overflow. */
+static gboolean parse_us_decimal(const char *s, size_t n, gboolean *neg, uint64_t *whole, uint64_t *frac)
+{
+  const char *p = s, *e = s + n;
   *neg = FALSE;
-  if (*p == '-') {
+  if (p < e && *p == '-') {
     *neg = TRUE;
     p++;
   }
   uint64_t w = 0;
-  if (!(*p >= '0' && *p <= '9'))
+  if (!(p < e && *p >= '0' && *p <= '9'))
     return FALSE;
-  while (*p >= '0' && *p <= '9') {
+  while (p < e && *p >= '0' && *p <= '9') {
     uint64_t d = (uint64_t)(*p - '0');
     if (w > (UINT64_MAX / 2 - d) / 10)
       return FALSE;
@@ -907,59 +824,62 @@ static gboolean parse_us_decimal(const char *s, gboolean *neg, uint64_t *whole, 
     p++;
   }
   uint64_t f = 0;
-  if (*p == '.') {
+  if (p < e && *p == '.') {
     p++;
-    int n = 0;
-    while (*p >= '0' && *p <= '9') {
-      if (n < 6)
+    int k = 0;
+    while (p < e && *p >= '0' && *p <= '9') {
+      if (k < 6)
         f = f * 10 + (uint64_t)(*p - '0');
-      else if (n == 6 && *p >= '5')
+      else if (k == 6 && *p >= '5')
         f++; /* half away from zero on the magnitude */
-      n++;
+      k++;
       p++;
     }
-    for (; n < 6; n++)
+    for (; k < 6; k++)
       f *= 10;
     if (f >= 1000000) {
       f -= 1000000;
       w++;
     }
   }
-  if (*p)
+  if (p != e)
     return FALSE;
   *whole = w;
   *frac = f;
   return TRUE;
 }
 
-gboolean fe_json_us_to_ps(const char *text, sim_time_ps *out)
+gboolean fe_json_us_to_ps_n(const char *text, size_t n, sim_time_ps *out)
 {
   gboolean neg;
   uint64_t w, f;
-  if (parse_us_decimal(text, &neg, &w, &f)) {
+  if (parse_us_decimal(text, n, &neg, &w, &f)) {
     if (w > (uint64_t)(INT64_MAX - 999999) / 1000000)
       return FALSE;
     int64_t v = (int64_t)(w * 1000000 + f);
     *out = neg ? -v : v;
     return TRUE;
   }
-  errno = 0;
-  char *end;
-  double d = strtod(text, &end);
-  if (*end || errno)
+  gboolean ok;
+  double d = strtod_n(text, n, &ok);
+  if (!ok)
     return FALSE;
   return wisp_ps_from_us(d, out);
 }
 
-gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
+gboolean fe_json_us_to_ps(const char *text, sim_time_ps *out)
+{
+  return fe_json_us_to_ps_n(text, strlen(text), out);
+}
+
+gboolean fe_json_us_split_n(const char *text, size_t n, int64_t *whole_us, int64_t *frac_ps)
 {
   gboolean neg;
   uint64_t w, f;
-  if (!parse_us_decimal(text, &neg, &w, &f)) {
-    errno = 0;
-    char *end;
-    double d = strtod(text, &end);
-    if (*end || errno || !isfinite(d) || fabs(d) > 4e18)
+  if (!parse_us_decimal(text, n, &neg, &w, &f)) {
+    gboolean ok;
+    double d = strtod_n(text, n, &ok);
+    if (!ok || !isfinite(d) || fabs(d) > 4e18)
       return FALSE;
     double fl = floor(d);
     *whole_us = (int64_t)fl;
@@ -980,4 +900,155 @@ gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
     *frac_ps = f > 0 ? 1000000 - (int64_t)f : 0;
   }
   return TRUE;
+}
+
+gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
+{
+  return fe_json_us_split_n(text, strlen(text), whole_us, frac_ps);
+}
+
+/* ---- in-place reading (fe_json_ip.h) ---- */
+
+/* Moves the unread bytes to the front of the owned buffer and reads more
+ * until the buffer is full or the input ends.  Read errors and the end of
+ * input are left for fill() to report when the buffer is next empty (zlib
+ * keeps returning them), so this never fails by itself.  O(bytes moved +
+ * bytes read). */
+static void compact(fe_json *j)
+{
+  size_t left = j->end - j->pos;
+  memmove(j->own, j->own + j->pos, left);
+  j->base += j->pos;
+  j->pos = 0;
+  j->end = left;
+  while (j->end < FE_JSON_BUF) {
+    int n = gzread(j->gz, j->own + j->end, (unsigned)(FE_JSON_BUF - j->end));
+    if (n <= 0)
+      break;
+    j->end += (size_t)n;
+  }
+}
+
+int fe_json_ip_begin(fe_json *j, size_t want, const uint8_t **p, const uint8_t **e, GError **error)
+{
+  g_return_val_if_fail(j->state != ST_FAILED, -1);
+  g_return_val_if_fail(want <= FE_JSON_BUF / 2, -1);
+  if (j->state == ST_SEP) {
+    if (j->depth == 0 || j->stack[j->depth - 1] != 0)
+      return 0;
+    int c = peek_nonws(j, error);
+    if (c == -2) {
+      j->state = ST_FAILED;
+      return -1;
+    }
+    if (c != ',')
+      return 0;
+    j->pos++;
+    j->state = ST_VALUE;
+  } else if (j->state != ST_VALUE && j->state != ST_VALUE_OR_END) {
+    return 0;
+  }
+  int c = peek_nonws(j, error);
+  if (c == -2) {
+    j->state = ST_FAILED;
+    return -1;
+  }
+  if (c != '{')
+    return 0;
+  if (j->gz != NULL && !j->at_eof && j->end - j->pos < want)
+    compact(j);
+  j->tok_off = j->base + j->pos;
+  *p = j->buf + j->pos;
+  *e = j->buf + j->end;
+  return 1;
+}
+
+void fe_json_ip_end(fe_json *j, const uint8_t *p)
+{
+  g_assert(p > j->buf + j->pos && p <= j->buf + j->end);
+  j->pos = (size_t)(p - j->buf);
+  after_value(j);
+}
+
+/* Scans one literal (true, false, null) at p; NULL when it is not one. */
+static const uint8_t *ip_literal(const uint8_t *p, const uint8_t *e)
+{
+  static const char *const words[] = { "true", "false", "null" };
+  const char *w = words[*p == 't' ? 0 : *p == 'f' ? 1 : 2];
+  size_t n = strlen(w);
+  if ((size_t)(e - p) < n || memcmp(p, w, n) != 0)
+    return NULL;
+  return p + n;
+}
+
+gboolean fe_json_ip_skip(const uint8_t **pp, const uint8_t *e)
+{
+  const uint8_t *p = *pp;
+  uint64_t stack = 0; /* bit k: level k + 1 is an object */
+  int depth = 0;
+  const char *s;
+  size_t n;
+value:
+  switch (*p) {
+  case '{':
+  case '[':
+    if (depth == 64)
+      return FALSE;
+    stack = stack << 1 | (*p == '{');
+    depth++;
+    p++;
+    if (!fe_json_ip_ws(&p, e))
+      return FALSE;
+    if (*p == ((stack & 1) ? '}' : ']')) {
+      p++;
+      depth--;
+      stack >>= 1;
+      goto after;
+    }
+    if (stack & 1)
+      goto key;
+    goto value;
+  case '"':
+    if (!fe_json_ip_string(&p, e, &s, &n))
+      return FALSE;
+    break;
+  case 't':
+  case 'f':
+  case 'n':
+    if ((p = ip_literal(p, e)) == NULL)
+      return FALSE;
+    break;
+  default:
+    if (!(*p == '-' || (*p >= '0' && *p <= '9')) || !fe_json_ip_number(&p, e, &s, &n))
+      return FALSE;
+    break;
+  }
+after:
+  if (depth == 0) {
+    *pp = p;
+    return TRUE;
+  }
+  if (!fe_json_ip_ws(&p, e))
+    return FALSE;
+  if (*p == ',') {
+    p++;
+    if (!fe_json_ip_ws(&p, e))
+      return FALSE;
+    if (stack & 1)
+      goto key;
+    goto value;
+  }
+  if (*p != ((stack & 1) ? '}' : ']'))
+    return FALSE;
+  p++;
+  depth--;
+  stack >>= 1;
+  goto after;
+key:
+  if (*p != '"' || !fe_json_ip_string(&p, e, &s, &n) || !fe_json_ip_ws(&p, e) || *p != ':')
+    return FALSE;
+  p++;
+  if (!fe_json_ip_ws(&p, e))
+    return FALSE;
+  goto value;
 }

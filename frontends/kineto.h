@@ -86,11 +86,18 @@ typedef struct {
   uint64_t memory_allocs, memory_frees;
   GHashTable *skipped;     /* static reason string -> count */
   uint64_t missing_dur;    /* X events without dur (dur = 0) */
+  uint64_t inplace_events; /* events decoded in place (fe_json_ip.h) */
+  uint64_t inplace_bails;  /* events the in-place path handed back to the tokenizer */
 } kt_trace;
 
 kt_trace *kt_trace_read(const char *path, GError **error);
 /* Parses from an open tokenizer (used for in-memory input and fuzzing); takes ownership of j. */
 kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error);
+/* kt_trace_parse with flags: KT_PARSE_TOKENS_ONLY reads every event through
+ * the pull tokenizer instead of the in-place fast path (same result; tests
+ * and the fuzzer compare the two). */
+#define KT_PARSE_TOKENS_ONLY 1u
+kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GError **error);
 void kt_trace_free(kt_trace *t);
 static inline const char *kt_str(const kt_trace *t, uint32_t id)
 { return id == KT_NONE ? NULL : (const char *)g_ptr_array_index(t->strings, id); }

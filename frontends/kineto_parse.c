@@ -12,6 +12,7 @@
 
 #include "frontends/kineto.h"
 #include "frontends/kineto_mem.h"
+#include "frontends/fe_json_ip.h"
 
 #include <string.h>
 
@@ -59,6 +60,7 @@ typedef struct {
   int n_skip;
   GHashTable *argkeys;     /* arg name -> code (1-based; strings < 100, ints >= 100, special >= 200) */
   gboolean key_len_ok[64]; /* some wanted arg name has this length */
+  gboolean inplace;        /* decode events in place when possible */
 } parser;
 
 #define K_STR(x) GINT_TO_POINTER(1 + (x))
@@ -165,31 +167,34 @@ static void pg_free(gpointer p)
   g_free(pg);
 }
 
-static ev_cat cat_of(const char *s)
+/* Category by its text [s, s + n). */
+static ev_cat cat_of(const char *s, size_t n)
 {
-  switch (s[0]) {
-  case 'k': if (!strcmp(s, "kernel")) return CAT_KERNEL; break;
+#define CAT_IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, n))
+  switch (n ? s[0] : 0) {
+  case 'k': if (CAT_IS("kernel")) return CAT_KERNEL; break;
   case 'g':
-    if (!strcmp(s, "gpu_memcpy")) return CAT_MEMCPY;
-    if (!strcmp(s, "gpu_memset")) return CAT_MEMSET;
-    if (!strcmp(s, "gpu_user_annotation")) return CAT_GPU_USER_ANNOTATION;
+    if (CAT_IS("gpu_memcpy")) return CAT_MEMCPY;
+    if (CAT_IS("gpu_memset")) return CAT_MEMSET;
+    if (CAT_IS("gpu_user_annotation")) return CAT_GPU_USER_ANNOTATION;
     break;
   case 'c':
-    if (!strcmp(s, "cpu_op")) return CAT_CPU_OP;
-    if (!strcmp(s, "cuda_runtime") || !strcmp(s, "cuda_driver")) return CAT_RUNTIME;
-    if (!strcmp(s, "cuda_sync")) return CAT_CUDA_SYNC;
+    if (CAT_IS("cpu_op")) return CAT_CPU_OP;
+    if (CAT_IS("cuda_runtime") || CAT_IS("cuda_driver")) return CAT_RUNTIME;
+    if (CAT_IS("cuda_sync")) return CAT_CUDA_SYNC;
     break;
-  case 'h': if (!strcmp(s, "hip_runtime") || !strcmp(s, "hip_driver")) return CAT_RUNTIME; break;
-  case 'u': if (!strcmp(s, "user_annotation")) return CAT_USER_ANNOTATION; break;
-  case 'p': if (!strcmp(s, "python_function")) return CAT_PYTHON; break;
-  case 'K': if (!strcmp(s, "Kernel")) return CAT_KERNEL; break;
+  case 'h': if (CAT_IS("hip_runtime") || CAT_IS("hip_driver")) return CAT_RUNTIME; break;
+  case 'u': if (CAT_IS("user_annotation")) return CAT_USER_ANNOTATION; break;
+  case 'p': if (CAT_IS("python_function")) return CAT_PYTHON; break;
+  case 'K': if (CAT_IS("Kernel")) return CAT_KERNEL; break;
   case 'M':
-    if (!strcmp(s, "Memcpy")) return CAT_MEMCPY;
-    if (!strcmp(s, "Memset")) return CAT_MEMSET;
+    if (CAT_IS("Memcpy")) return CAT_MEMCPY;
+    if (CAT_IS("Memset")) return CAT_MEMSET;
     break;
   default: break;
   }
   return CAT_OTHER;
+#undef CAT_IS
 }
 
 /* Runtime API classification by name (CUDA and HIP spellings). */
@@ -637,8 +642,10 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
     } else if (kc == EK_CAT) {
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
-      if (t == FE_JSON_STRING)
-        sc->cat = cat_of(fe_json_text(p->j, NULL));
+      if (t == FE_JSON_STRING) {
+        const char *c = fe_json_text(p->j, NULL);
+        sc->cat = cat_of(c, strlen(c));
+      }
       else if (!fe_json_skip(p->j, t, error))
         return FALSE;
     } else if (kc == EK_NAME) {
@@ -704,17 +711,227 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
   return TRUE;
 }
 
-static gboolean read_events(parser *p, GError **error)
+/* ---- in-place event decoding ----
+ *
+ * The same decisions as read_event/read_args, made on the raw bytes of one
+ * event object in the tokenizer's buffer (fe_json_ip.h) instead of token by
+ * token.  Each function returns FALSE to bail: the caller then reads the
+ * whole event again through the tokenizer, which yields the same result or
+ * the same error, so only events that are well-formed and plain (no string
+ * escapes, no Input Dims/Input type to decode, within the window) are
+ * finished here.  Nothing outside the scratch record is touched before the
+ * closing brace has been checked. */
+
+/* Window for one event: events longer than this take the tokenizer path. */
+#define IP_WINDOW (64u * 1024u)
+
+/* Reads an integer value at *q like read_int_value: a number or a numeric
+ * string sets *out, any other value is skipped. */
+FE_JSON_INLINE gboolean ip_int_value(const uint8_t **q, const uint8_t *e, int64_t *out)
+{
+  const char *s;
+  size_t n;
+  int64_t v;
+  if (**q == '"') {
+    if (!fe_json_ip_string(q, e, &s, &n))
+      return FALSE;
+  } else if (**q == '-' || (**q >= '0' && **q <= '9')) {
+    if (!fe_json_ip_number(q, e, &s, &n))
+      return FALSE;
+  } else {
+    return fe_json_ip_skip(q, e);
+  }
+  if (fe_json_int_n(s, n, &v))
+    *out = v;
+  return TRUE;
+}
+
+/* Moves past whitespace and one ',' (TRUE, *more set) or the closer
+ * (TRUE, *more clear). */
+FE_JSON_INLINE gboolean ip_next_member(const uint8_t **q, const uint8_t *e, uint8_t closer, gboolean *more)
+{
+  if (!fe_json_ip_ws(q, e))
+    return FALSE;
+  if (**q == ',') {
+    (*q)++;
+    *more = TRUE;
+    return fe_json_ip_ws(q, e);
+  }
+  if (**q != closer)
+    return FALSE;
+  (*q)++;
+  *more = FALSE;
+  return TRUE;
+}
+
+/* Reads a member name and its ':' at *q; *q is left at the value. */
+FE_JSON_INLINE gboolean ip_key(const uint8_t **q, const uint8_t *e, const char **k, size_t *kl)
+{
+  if (**q != '"' || !fe_json_ip_string(q, e, k, kl) || !fe_json_ip_ws(q, e) || **q != ':')
+    return FALSE;
+  (*q)++;
+  return fe_json_ip_ws(q, e);
+}
+
+static gboolean ip_args(parser *p, const uint8_t **qq, const uint8_t *e)
+{
+  scratch *sc = &p->sc;
+  const uint8_t *q = *qq;
+  if (*q != '{')
+    return fe_json_ip_skip(qq, e);
+  q++;
+  if (!fe_json_ip_ws(&q, e))
+    return FALSE;
+  gboolean more = *q != '}';
+  if (!more)
+    q++;
+  while (more) {
+    const char *k, *s;
+    size_t kl, n;
+    if (!ip_key(&q, e, &k, &kl))
+      return FALSE;
+    int code = 0;
+    if (kl < 64 && p->key_len_ok[kl]) {
+      char kb[64];
+      memcpy(kb, k, kl);
+      kb[kl] = 0;
+      code = GPOINTER_TO_INT(g_hash_table_lookup(p->argkeys, kb));
+    }
+    if (code == 0) {
+      if (!fe_json_ip_skip(&q, e))
+        return FALSE;
+    } else if (code < 100) {
+      int x = code - 1;
+      if (*q == '"') {
+        if (!fe_json_ip_string(&q, e, &s, &n))
+          return FALSE;
+        g_string_truncate(sc->s[x], 0);
+        g_string_append_len(sc->s[x], s, (gssize)n);
+        sc->has_s[x] = TRUE;
+        if (x != S_KIND)
+          sc->any_meta = TRUE;
+      } else if (!fe_json_ip_skip(&q, e)) {
+        return FALSE;
+      }
+    } else if (code < 200) {
+      int x = code - 100;
+      if (!ip_int_value(&q, e, &sc->i[x]))
+        return FALSE;
+      if (x >= I_IN_NELEMS && x <= I_RANK && sc->i[x] != KT_ABSENT)
+        sc->any_meta = TRUE;
+    } else {
+      return FALSE; /* Input Dims / Input type: read_dims and read_types decode them */
+    }
+    if (!ip_next_member(&q, e, '}', &more))
+      return FALSE;
+  }
+  *qq = q;
+  return TRUE;
+}
+
+/* Decodes the event object at *qq ('{') and finishes it; *qq moves past
+ * its '}'.  FALSE: bail (nothing recorded). */
+static gboolean ip_event(parser *p, uint32_t file_index, const uint8_t **qq, const uint8_t *e)
+{
+  scratch *sc = &p->sc;
+  const uint8_t *q = *qq + 1;
+  scratch_reset(sc);
+  if (!fe_json_ip_ws(&q, e))
+    return FALSE;
+  gboolean more = *q != '}';
+  if (!more)
+    q++;
+  while (more) {
+    const char *k, *s;
+    size_t kl, n;
+    if (!ip_key(&q, e, &k, &kl))
+      return FALSE;
+    int kc = kl >= 2 && kl <= 4 ? event_key(k, kl) : EK_OTHER;
+    uint8_t c = *q;
+    switch (kc) {
+    case EK_PH:
+    case EK_CAT:
+    case EK_NAME:
+      if (c != '"') {
+        if (!fe_json_ip_skip(&q, e))
+          return FALSE;
+        break;
+      }
+      if (!fe_json_ip_string(&q, e, &s, &n))
+        return FALSE;
+      if (kc == EK_PH) {
+        sc->ph = n ? s[0] : 0;
+      } else if (kc == EK_CAT) {
+        sc->cat = cat_of(s, n);
+      } else {
+        g_string_truncate(sc->name, 0);
+        g_string_append_len(sc->name, s, (gssize)n);
+        sc->has_name = TRUE;
+      }
+      break;
+    case EK_PID:
+    case EK_TID:
+      if (!ip_int_value(&q, e, kc == EK_PID ? &sc->pid : &sc->tid))
+        return FALSE;
+      break;
+    case EK_TS:
+    case EK_DUR:
+      if (!(c == '-' || (c >= '0' && c <= '9'))) {
+        if (!fe_json_ip_skip(&q, e))
+          return FALSE;
+        break;
+      }
+      if (!fe_json_ip_number(&q, e, &s, &n))
+        return FALSE;
+      if (kc == EK_TS) {
+        if (!fe_json_us_split_n(s, n, &sc->ts_us, &sc->ts_frac))
+          return FALSE; /* the tokenizer path reports it */
+        sc->has_ts = TRUE;
+      } else {
+        if (!fe_json_us_to_ps_n(s, n, &sc->dur) || sc->dur < 0)
+          return FALSE;
+        sc->has_dur = TRUE;
+      }
+      break;
+    case EK_ARGS:
+      if (args_unneeded(sc) ? !fe_json_ip_skip(&q, e) : !ip_args(p, &q, e))
+        return FALSE;
+      break;
+    default:
+      if (!fe_json_ip_skip(&q, e))
+        return FALSE;
+      break;
+    }
+    if (!ip_next_member(&q, e, '}', &more))
+      return FALSE;
+  }
+  finish_event(p, file_index);
+  *qq = q;
+  return TRUE;
+}
+
+/* Reads the elements of an event array after its '[' up to its ']': objects
+ * are events (in place when possible), anything else is counted and
+ * skipped.  *idx numbers the events. */
+static gboolean read_event_items(parser *p, uint32_t *idx, GError **error)
 {
   fe_json_tok t;
-  if (!fe_json_next(p->j, &t, error))
-    return FALSE;
-  if (t != FE_JSON_ARR_BEGIN) {
-    fe_json_error(p->j, error, "traceEvents is not an array");
-    return FALSE;
-  }
-  uint32_t idx = (uint32_t)p->t->events_read;
   for (;;) {
+    if (p->inplace) {
+      const uint8_t *q, *e;
+      int r = fe_json_ip_begin(p->j, IP_WINDOW, &q, &e, error);
+      if (r < 0)
+        return FALSE;
+      if (r > 0) {
+        if (ip_event(p, *idx, &q, e)) {
+          fe_json_ip_end(p->j, q);
+          (*idx)++;
+          p->t->inplace_events++;
+          continue;
+        }
+        p->t->inplace_bails++;
+      }
+    }
     if (!fe_json_next(p->j, &t, error))
       return FALSE;
     if (t == FE_JSON_ARR_END)
@@ -725,9 +942,22 @@ static gboolean read_events(parser *p, GError **error)
         return FALSE;
       continue;
     }
-    if (!read_event(p, idx++, error))
+    if (!read_event(p, (*idx)++, error))
       return FALSE;
   }
+}
+
+static gboolean read_events(parser *p, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_ARR_BEGIN) {
+    fe_json_error(p->j, error, "traceEvents is not an array");
+    return FALSE;
+  }
+  uint32_t idx = (uint32_t)p->t->events_read;
+  return read_event_items(p, &idx, error);
 }
 
 /* Reads a JSON array of integers into a new kt_pg ranks array. */
@@ -904,6 +1134,11 @@ static GHashTable *arg_keys(void)
 
 kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error)
 {
+  return kt_trace_parse_flags(j, path, 0, error);
+}
+
+kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GError **error)
+{
   kt_trace *t = g_new0(kt_trace, 1);
   t->path = g_strdup(path);
   t->chunk = g_string_chunk_new(64 * 1024);
@@ -915,7 +1150,7 @@ kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error)
   t->base_time_ns = KT_ABSENT;
   t->pgs = g_ptr_array_new_with_free_func(pg_free);
   t->skipped = g_hash_table_new(g_str_hash, g_str_equal);
-  parser p = { .j = j, .t = t };
+  parser p = { .j = j, .t = t, .inplace = !(flags & KT_PARSE_TOKENS_ONLY) };
   p.sc.name = g_string_sized_new(256);
   for (int k = 0; k < S_N; k++)
     p.sc.s[k] = g_string_sized_new(32);
@@ -935,18 +1170,8 @@ kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error)
   } else if (tok == FE_JSON_ARR_BEGIN) {
     /* JSON array format: the whole file is the event list. */
     saw_events = TRUE;
-    for (uint32_t idx = 0; ok;) {
-      if (!fe_json_next(j, &tok, error)) {
-        ok = FALSE;
-        break;
-      }
-      if (tok == FE_JSON_ARR_END)
-        break;
-      if (tok == FE_JSON_OBJ_BEGIN)
-        ok = read_event(&p, idx++, error);
-      else
-        ok = fe_json_skip(j, tok, error);
-    }
+    uint32_t idx = 0;
+    ok = read_event_items(&p, &idx, error);
   } else if (tok == FE_JSON_OBJ_BEGIN) {
     for (;;) {
       if (!fe_json_next(j, &tok, error)) {
