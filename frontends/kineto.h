@@ -99,6 +99,11 @@ kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error);
 #define KT_PARSE_TOKENS_ONLY 1u
 kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GError **error);
 void kt_trace_free(kt_trace *t);
+/* Everything a parsed trace holds (distributedInfo, groups, strings,
+ * events, metadata, skip counts sorted by reason; not the in-place
+ * counters) as text, one record per line, for tests and the fuzzer to
+ * compare parses.  O(size of the trace); the caller frees the result. */
+char *kt_trace_dump(const kt_trace *t);
 static inline const char *kt_str(const kt_trace *t, uint32_t id)
 { return id == KT_NONE ? NULL : (const char *)g_ptr_array_index(t->strings, id); }
 void kt_count_skip(GHashTable *h, const char *reason, uint64_t n);

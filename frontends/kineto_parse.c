@@ -1227,6 +1227,64 @@ kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GEr
   return t;
 }
 
+/* ---- canonical dump ---- */
+
+static int cmp_reason(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *kt_trace_dump(const kt_trace *t)
+{
+  GString *s = g_string_new("");
+  g_string_append_printf(s, "rank %" G_GINT64_FORMAT " world %" G_GINT64_FORMAT " dist %d backend %s\n", t->rank,
+                         t->world_size, t->have_dist_info, t->backend ? t->backend : "-");
+  g_string_append_printf(s, "origin %" G_GINT64_FORMAT " %d base_ns %" G_GINT64_FORMAT " device %s\n", t->origin_us,
+                         t->have_origin, t->base_time_ns, t->device_name ? t->device_name : "-");
+  g_string_append_printf(s, "bytes %" G_GUINT64_FORMAT " events %" G_GUINT64_FORMAT " mem %" G_GUINT64_FORMAT
+                         "/%" G_GUINT64_FORMAT " missing_dur %" G_GUINT64_FORMAT "\n",
+                         t->bytes_read, t->events_read, t->memory_allocs, t->memory_frees, t->missing_dur);
+  for (guint i = 0; i < t->pgs->len; i++) {
+    const kt_pg *pg = g_ptr_array_index(t->pgs, i);
+    g_string_append_printf(s, "pg %s %s", pg->name ? pg->name : "-", pg->desc ? pg->desc : "-");
+    for (int k = 0; k < pg->n_ranks; k++)
+      g_string_append_printf(s, " %d", pg->ranks[k]);
+    g_string_append_c(s, '\n');
+  }
+  for (guint i = 0; i < t->strings->len; i++)
+    g_string_append_printf(s, "str %u %s\n", i, (const char *)g_ptr_array_index(t->strings, i));
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = &g_array_index(t->events, kt_event, i);
+    g_string_append_printf(s, "ev %d ts %" G_GINT64_FORMAT " dur %" G_GINT64_FORMAT " corr %" G_GINT64_FORMAT
+                           " ext %" G_GINT64_FORMAT " pid %" G_GINT64_FORMAT " tid %" G_GINT64_FORMAT
+                           " aux %" G_GINT64_FORMAT " dev %d stream %d wait %d name %u meta %u idx %u\n",
+                           e->kind, e->ts, e->dur, e->correlation, e->ext_id, e->pid, e->tid, e->aux, e->device,
+                           e->stream, e->wait_stream, e->name, e->meta, e->file_index);
+  }
+  for (guint i = 0; i < t->metas->len; i++) {
+    const kt_meta *m = &g_array_index(t->metas, kt_meta, i);
+    g_string_append_printf(s, "meta %u %u %u %u %u %u %u %u %u %u", m->coll_name, m->dtype, m->pg_name, m->pg_desc,
+                           m->pg_ranks, m->in_split, m->out_split, m->kind, m->in_type0, m->in_type1);
+    const int64_t v[] = { m->in_nelems, m->out_nelems, m->group_size, m->rank_start, m->rank_stride, m->seq,
+                          m->src_rank, m->dst_rank, m->rank, m->in_numel0, m->in_numel1 };
+    for (size_t k = 0; k < G_N_ELEMENTS(v); k++)
+      g_string_append_printf(s, " %" G_GINT64_FORMAT, v[k]);
+    g_string_append_c(s, '\n');
+  }
+  GPtrArray *reasons = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init(&it, t->skipped);
+  while (g_hash_table_iter_next(&it, &k, NULL))
+    g_ptr_array_add(reasons, k);
+  g_ptr_array_sort(reasons, cmp_reason);
+  for (guint i = 0; i < reasons->len; i++)
+    g_string_append_printf(s, "skip %s: %" G_GSIZE_FORMAT "\n", (const char *)g_ptr_array_index(reasons, i),
+                           GPOINTER_TO_SIZE(g_hash_table_lookup(t->skipped, g_ptr_array_index(reasons, i))));
+  g_ptr_array_free(reasons, TRUE);
+  return g_string_free(s, FALSE);
+}
+
 kt_trace *kt_trace_read(const char *path, GError **error)
 {
   fe_json *j = fe_json_open(path, error);
