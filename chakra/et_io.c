@@ -1,17 +1,20 @@
-/* et_io.c: Chakra .et reader (hand-written streaming decoder), writer
- * (protobuf-c encoder) and workload loading/saving.
+/* et_io.c: Chakra .et reader and writer (both hand-written protobuf
+ * codecs) and workload loading/saving.
  *
- * Why two codecs: decoding by hand avoids one heap allocation per node,
+ * Why by hand: decoding by hand avoids one heap allocation per node,
  * attribute and string that protobuf-c's unpack would make (the reader runs
  * over millions of nodes) and lets every error name the exact byte offset;
- * the tests cross-check it against protobuf-c's decoder frame by frame.
- * Encoding goes through the protobuf-c code generated from et_def.proto,
+ * encoding by hand writes each frame straight from the graph into one
+ * buffer, without building message structs and sizing them first (which
+ * made protobuf-c's get_packed_size + pack a large share of a conversion).
+ * The tests cross-check both against the protobuf-c code generated from
+ * et_def.proto frame by frame: the decoder against protobuf-c's unpack, the
+ * encoder byte for byte against protobuf-c's pack of the unpacked frame,
  * whose output is the canonical field-number-ordered encoding of the
  * reference serializer, so golden files round-trip byte for byte.
  */
 #include "config.h"
 #include "chakra/et_io.h"
-#include "chakra/et_def.pb-c.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -880,48 +883,151 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error)
   return g;
 }
 
-/* ---- writer ---- */
+/* ---- writer: a hand-written protobuf encoder ----
+ *
+ * Each frame is encoded straight from the graph into one growable byte
+ * buffer per file and written out in batches of about WRITE_BATCH bytes: no
+ * message structs, no per-node allocation and no separate sizing pass.  The
+ * bytes are those protobuf-c produces for et_def.proto (proto3): fields in
+ * field-number order; id, name, type, start_time_micros and
+ * duration_micros omitted when zero or empty; ctrl_deps / data_deps packed
+ * and omitted when empty; an attribute's oneof value always present, even
+ * when 0 or false; int32 and int64 values sign-extended to 64 bits (a
+ * negative one takes 10 bytes); every length a minimal varint.  The tests
+ * check each frame against protobuf-c (unpack, re-pack, compare bytes). */
 
-typedef ChakraProtoMsg__AttributeProto attr_msg;
+#define WRITE_BATCH (256u << 10)
 
-static void set_bool(attr_msg *a, const char *name, gboolean v)
+/* Wire types and the tags written (field number << 3 | wire type). */
+enum { WT_VARINT = 0, WT_LEN = 2 };
+#define TAG(field, wt) (((uint32_t)(field) << 3) | (wt))
+enum {
+  NODE_ID = 1, NODE_NAME = 2, NODE_TYPE = 3, NODE_CTRL_DEPS = 4, NODE_DATA_DEPS = 5, NODE_START = 6,
+  NODE_DURATION = 7, NODE_ATTR = 10,
+  ATTR_NAME = 1, ATTR_INT32 = 7, ATTR_INT64 = 9, ATTR_INT64_LIST = 10, ATTR_UINT64 = 13, ATTR_BOOL = 27,
+  ATTR_STRING = 29,
+  META_VERSION = 1, LIST_VALUES = 1,
+};
+
+static inline size_t varint_size(uint64_t v)
 {
-  chakra_proto_msg__attribute_proto__init(a);
-  a->name = (char *)name;
-  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-  a->bool_val = v;
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
 }
 
-static void set_i64(attr_msg *a, const char *name, int64_t v)
+/* Writes v as a varint at p (at most 10 bytes) and returns the end. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
-  chakra_proto_msg__attribute_proto__init(a);
-  a->name = (char *)name;
-  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-  a->int64_val = v;
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
 }
 
-static void set_u64(attr_msg *a, const char *name, uint64_t v)
+static inline uint8_t *put_bytes(uint8_t *p, uint32_t tag, const void *s, size_t len)
 {
-  chakra_proto_msg__attribute_proto__init(a);
-  a->name = (char *)name;
-  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
-  a->uint64_val = v;
+  p = put_varint(p, tag);
+  p = put_varint(p, len);
+  memcpy(p, s, len);
+  return p + len;
 }
 
-static void set_i32(attr_msg *a, const char *name, int32_t v)
+/* A length-delimited body whose size is not known in advance starts one
+ * byte after its length slot (len_open); len_close writes the minimal varint
+ * length there, moving the body up by the extra bytes when it is 128 bytes
+ * or longer (the caller reserved room for that).  Returns the new end. */
+static inline uint8_t *len_open(uint8_t *p)
 {
-  chakra_proto_msg__attribute_proto__init(a);
-  a->name = (char *)name;
-  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
-  a->int32_val = v;
+  return p + 1;
 }
 
-static void set_str(attr_msg *a, const char *name, const char *v)
+static inline uint8_t *len_close(uint8_t *body, uint8_t *end)
 {
-  chakra_proto_msg__attribute_proto__init(a);
-  a->name = (char *)name;
-  a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
-  a->string_val = (char *)v;
+  size_t n = (size_t)(end - body);
+  if (n < 0x80) {
+    body[-1] = (uint8_t)n;
+    return end;
+  }
+  size_t extra = varint_size(n) - 1;
+  memmove(body + extra, body, n);
+  put_varint(body - 1, n);
+  return end + extra;
+}
+
+/* One Node.attr entry: tag, length, name, then the value's tag (the value
+ * itself follows).  value_len counts the value's tag and bytes. */
+static inline uint8_t *put_attr_head(uint8_t *p, const char *name, size_t name_len, uint32_t value_tag,
+                                     size_t value_len)
+{
+  p = put_varint(p, TAG(NODE_ATTR, WT_LEN));
+  p = put_varint(p, 1 + varint_size(name_len) + name_len + value_len);
+  p = put_bytes(p, TAG(ATTR_NAME, WT_LEN), name, name_len);
+  return put_varint(p, value_tag);
+}
+
+/* Integer attributes: int64_val / uint64_val / int32_val / bool_val.  The
+ * names are literals, so sizeof gives their length at compile time. */
+static inline uint8_t *put_attr_varint(uint8_t *p, const char *name, size_t name_len, uint32_t field, uint64_t v)
+{
+  uint32_t tag = TAG(field, WT_VARINT);
+  p = put_attr_head(p, name, name_len, tag, varint_size(tag) + varint_size(v));
+  return put_varint(p, v);
+}
+#define ATTR_I64(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_INT64, (uint64_t)(int64_t)(v))
+#define ATTR_U64(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_UINT64, (uint64_t)(v))
+#define ATTR_I32(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_INT32, (uint64_t)(int64_t)(int32_t)(v))
+#define ATTR_BOOL(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_BOOL, (v) ? 1u : 0u)
+
+static inline uint8_t *put_attr_string(uint8_t *p, const char *name, size_t name_len, const char *s, size_t len)
+{
+  uint32_t tag = TAG(ATTR_STRING, WT_LEN);
+  p = put_attr_head(p, name, name_len, tag, varint_size(tag) + varint_size(len) + len);
+  p = put_varint(p, len);
+  memcpy(p, s, len);
+  return p + len;
+}
+
+/* int64_list attribute holding the values as packed int64 (values above
+ * INT64_MAX keep their bits, as the int64 cast does in protobuf-c). */
+static inline uint8_t *put_attr_i64_list(uint8_t *p, const char *name, size_t name_len, const uint64_t *v,
+                                         uint32_t n)
+{
+  size_t payload = 0;
+  for (uint32_t j = 0; j < n; j++)
+    payload += varint_size(v[j]);
+  size_t list = n ? 1 + varint_size(payload) + payload : 0; /* Int64List body */
+  uint32_t tag = TAG(ATTR_INT64_LIST, WT_LEN);
+  p = put_attr_head(p, name, name_len, tag, varint_size(tag) + varint_size(list) + list);
+  p = put_varint(p, list);
+  if (n) {
+    p = put_varint(p, TAG(LIST_VALUES, WT_LEN));
+    p = put_varint(p, payload);
+    for (uint32_t j = 0; j < n; j++)
+      p = put_varint(p, v[j]);
+  }
+  return p;
+}
+
+/* Packed ctrl_deps (want = ET_EDGE_CTRL) or data_deps (ET_EDGE_DATA): the
+ * ids of the parent entries carrying that bit, in parent_edges order;
+ * nothing when there is none. */
+static inline uint8_t *put_deps(uint8_t *p, const et_graph *g, const et_node *nd, uint32_t field, uint32_t want)
+{
+  uint8_t *tag_at = p;
+  p = put_varint(p, TAG(field, WT_LEN));
+  uint8_t *body = len_open(p), *q = body;
+  for (uint32_t e = nd->parents; e < nd[1].parents; e++) {
+    uint32_t pe = g->parent_edges[e];
+    if (pe & want)
+      q = put_varint(q, g->nodes[ET_EDGE_INDEX(pe)].id);
+  }
+  return q == body ? tag_at : len_close(body, q);
 }
 
 /* Nearest whole microsecond, ties away from zero, for t >= 0. */
@@ -930,30 +1036,34 @@ static uint64_t us_round(sim_time_ps t)
   return (uint64_t)((t + SIM_PS_PER_US / 2) / SIM_PS_PER_US);
 }
 
+/* Output of one file: the frames not yet written sit in buf[0..len). */
 typedef struct {
   FILE *out;
   uint8_t *buf;
-  size_t cap;
-  GArray *ctrl, *data; /* uint64_t */
+  size_t len, cap;
+  int err;  /* errno of a failed write, 0 when none failed */
 } frame_writer;
 
-static gboolean put_frame(frame_writer *fw, const ProtobufCMessage *m)
+/* Makes room for `more` bytes after the pending ones and returns where they
+ * start. */
+static uint8_t *fw_reserve(frame_writer *fw, size_t more)
 {
-  size_t len = protobuf_c_message_get_packed_size(m);
-  g_assert(len > 0 && len <= UINT32_MAX);
-  if (len + 5 > fw->cap) {
-    fw->cap = MAX(len + 5, fw->cap * 2);
+  if (fw->len + more > fw->cap) {
+    fw->cap = MAX(fw->len + more, fw->cap * 2);
     fw->buf = g_realloc(fw->buf, fw->cap);
   }
-  size_t h = 0;
-  uint32_t v = (uint32_t)len;
-  do {
-    fw->buf[h++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
-    v >>= 7;
-  } while (v);
-  size_t packed = protobuf_c_message_pack(m, fw->buf + h);
-  g_assert(packed == len);
-  return fwrite(fw->buf, 1, h + len, fw->out) == h + len;
+  return fw->buf + fw->len;
+}
+
+/* Writes the pending bytes; FALSE (errno kept in fw->err) on failure. */
+static gboolean fw_flush(frame_writer *fw)
+{
+  size_t n = fw->len;
+  fw->len = 0;
+  if (n == 0 || fwrite(fw->buf, 1, n, fw->out) == n)
+    return TRUE;
+  fw->err = errno ? errno : EIO;
+  return FALSE;
 }
 
 /* Min-heap of node indices, for the write order below. */
@@ -1020,7 +1130,9 @@ static uint32_t *write_order(const et_graph *g)
 }
 
 /* Writes one graph; group_ids (may be NULL) maps group indices, looked up
- * through w->group_index by pg_name, to the pg_name written. */
+ * through w->group_index by pg_name, to the pg_name written.  Time O(nodes + edges + bytes written); memory one batch
+ * (WRITE_BATCH plus the largest frame) and, for graphs not in topological
+ * index order, 12 bytes per node. */
 static gboolean write_graph(const et_graph *g, const char *path, const et_workload *w, char **group_ids,
                             GError **error)
 {
@@ -1032,128 +1144,140 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   wisp_afile *af = wisp_afile_open(path, error);
   if (af == NULL)
     return FALSE;
-  frame_writer fw = {.out = wisp_afile_stream(af), .cap = 4096};
+  frame_writer fw = {.out = wisp_afile_stream(af), .cap = WRITE_BATCH + 4096};
   fw.buf = g_malloc(fw.cap);
-  fw.ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  fw.data = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   gboolean ok = TRUE;
 
-  ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
-  meta.version = (char *)(g->version && g->version[0] ? g->version : "0.0.4");
-  ok = put_frame(&fw, &meta.base);
+  /* GlobalMetadata{version}: never empty, so the frame never is. */
+  const char *version = g->version && g->version[0] ? g->version : "0.0.4";
+  size_t vlen = strlen(version);
+  uint8_t *p = fw_reserve(&fw, 16 + vlen);
+  p = put_varint(p, 1 + varint_size(vlen) + vlen);
+  p = put_bytes(p, TAG(META_VERSION, WT_LEN), version, vlen);
+  fw.len = (size_t)(p - fw.buf);
 
   uint32_t *order = write_order(g);
-  for (uint32_t k = 0; ok && k < g->n_nodes; k++) {
+  char idbuf[24];
+  for (uint32_t k = 0; k < g->n_nodes; k++) {
     uint32_t i = order ? order[k] : k;
     const et_node *nd = &g->nodes[i];
-    ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
-    attr_msg attrs[20];
-    ChakraProtoMsg__AttributeProto *ap[16];
-    ChakraProtoMsg__Int64List splits = CHAKRA_PROTO_MSG__INT64_LIST__INIT;
-    size_t na = 0;
-    m.id = nd->id;
-    m.name = g->strings + nd->name;
-    m.type = (ChakraProtoMsg__NodeType)nd->type;
-    g_array_set_size(fw.ctrl, 0);
-    g_array_set_size(fw.data, 0);
-    for (uint32_t e = nd->parents; e < nd[1].parents; e++) {
-      uint32_t pe = g->parent_edges[e];
-      uint64_t pid = g->nodes[ET_EDGE_INDEX(pe)].id;
-      if (pe & ET_EDGE_DATA)
-        g_array_append_val(fw.data, pid);
-      if (pe & ET_EDGE_CTRL)
-        g_array_append_val(fw.ctrl, pid);
+    const char *name = g->strings + nd->name;
+    size_t name_len = strlen(name);
+    uint32_t np = nd[1].parents - nd->parents;
+    const et_comm *c = et_node_comm(g, i);
+    const char *pg = NULL;
+    size_t pg_len = 0;
+    if (c != NULL && c->pg_name != ET_NONE) {
+      pg = g->strings + c->pg_name;
+      if (group_ids != NULL && pg[0] != '\0') {
+        gpointer gi = g_hash_table_lookup(w->group_index, pg);
+        if (gi == NULL) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: node id %" G_GUINT64_FORMAT ": pg_name \"%s\" names no group of the workload",
+                      g->source ? g->source : path, nd->id, pg);
+          ok = FALSE;
+          break;
+        }
+        g_strlcpy(idbuf, group_ids[GPOINTER_TO_UINT(gi) - 1], sizeof(idbuf));
+        pg = idbuf;
+      }
+      pg_len = strlen(pg);
     }
-    m.n_ctrl_deps = fw.ctrl->len;
-    m.ctrl_deps = (uint64_t *)fw.ctrl->data;
-    m.n_data_deps = fw.data->len;
-    m.data_deps = (uint64_t *)fw.data->data;
-    m.duration_micros = us_round(nd->duration_ps);
+    uint32_t sw = c != NULL && c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE ? g->split_width : 0;
+    /* Upper bound of the frame: 5 bytes per length and 11 per tagged varint
+     * (fields, deps, lengths, fixed-size attributes: 17 attributes of at
+     * most 36 bytes) plus the variable parts. */
+    size_t bound = 1024 + name_len + pg_len + 20 * (size_t)np + 10 * (size_t)sw;
+    uint8_t *frame = fw_reserve(&fw, bound);
+    uint8_t *body = len_open(frame);
+    p = body;
+
+    if (nd->id != 0) {
+      p = put_varint(p, TAG(NODE_ID, WT_VARINT));
+      p = put_varint(p, nd->id);
+    }
+    if (name_len > 0)
+      p = put_bytes(p, TAG(NODE_NAME, WT_LEN), name, name_len);
+    if (nd->type != 0) {
+      p = put_varint(p, TAG(NODE_TYPE, WT_VARINT));
+      p = put_varint(p, nd->type);
+    }
+    p = put_deps(p, g, nd, NODE_CTRL_DEPS, ET_EDGE_CTRL);
+    p = put_deps(p, g, nd, NODE_DATA_DEPS, ET_EDGE_DATA);
+    uint64_t start_us = 0, duration_us = us_round(nd->duration_ps);
     gboolean fine_start = FALSE;
     if (nd->flags & ET_FLAG_HAS_START) {
       if (nd->start_ps >= 0)
-        m.start_time_micros = us_round(nd->start_ps);
-      fine_start = nd->start_ps < 0 || m.start_time_micros == 0 || nd->start_ps % SIM_PS_PER_US != 0;
+        start_us = us_round(nd->start_ps);
+      fine_start = nd->start_ps < 0 || start_us == 0 || nd->start_ps % SIM_PS_PER_US != 0;
+    }
+    if (start_us != 0) {
+      p = put_varint(p, TAG(NODE_START, WT_VARINT));
+      p = put_varint(p, start_us);
+    }
+    if (duration_us != 0) {
+      p = put_varint(p, TAG(NODE_DURATION, WT_VARINT));
+      p = put_varint(p, duration_us);
     }
 
-    set_bool(&attrs[na++], "is_cpu_op", (nd->flags & ET_FLAG_CPU_OP) != 0);
+    p = ATTR_BOOL(p, "is_cpu_op", (nd->flags & ET_FLAG_CPU_OP) != 0);
     const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, i) : NULL;
     if (nd->type == ET_NODE_COMP || ca != NULL) {
       if (nd->type == ET_NODE_COMP || ca->num_ops != 0)
-        set_i64(&attrs[na++], "num_ops", ca ? ca->num_ops : 0);
+        p = ATTR_I64(p, "num_ops", ca ? ca->num_ops : 0);
       if (ca && ca->has_tensor_size)
-        set_u64(&attrs[na++], "tensor_size", ca->tensor_size);
+        p = ATTR_U64(p, "tensor_size", ca->tensor_size);
     }
-    const et_comm *c = et_node_comm(g, i);
-    char idbuf[24];
     if (c != NULL) {
       if (c->coll != ET_COLL_NONE)
-        set_i64(&attrs[na++], "comm_type", c->coll == ET_COLL_ALL_TO_ALLV ? ET_COLL_ALL_TO_ALL : c->coll);
+        p = ATTR_I64(p, "comm_type", c->coll == ET_COLL_ALL_TO_ALLV ? ET_COLL_ALL_TO_ALL : c->coll);
       if (!(nd->flags & ET_FLAG_REPLAY) || c->bytes != 0)
-        set_i64(&attrs[na++], "comm_size", (int64_t)c->bytes);
-      if (c->pg_name != ET_NONE) {
-        const char *pg = g->strings + c->pg_name;
-        if (group_ids != NULL && pg[0] != '\0') {
-          gpointer gi = g_hash_table_lookup(w->group_index, pg);
-          if (gi == NULL) {
-            g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                        "%s: node id %" G_GUINT64_FORMAT ": pg_name \"%s\" names no group of the workload",
-                        g->source ? g->source : path, nd->id, pg);
-            ok = FALSE;
-            break;
-          }
-          g_strlcpy(idbuf, group_ids[GPOINTER_TO_UINT(gi) - 1], sizeof(idbuf));
-          pg = idbuf;
-        }
-        set_str(&attrs[na++], "pg_name", pg);
-      }
+        p = ATTR_I64(p, "comm_size", (int64_t)c->bytes);
+      if (pg != NULL)
+        p = put_attr_string(p, "pg_name", sizeof("pg_name") - 1, pg, pg_len);
       if (c->src >= 0)
-        set_i32(&attrs[na++], "comm_src", c->src);
+        p = ATTR_I32(p, "comm_src", c->src);
       if (c->dst >= 0)
-        set_i32(&attrs[na++], "comm_dst", c->dst);
+        p = ATTR_I32(p, "comm_dst", c->dst);
       if (c->tag >= 0)
-        set_i32(&attrs[na++], "comm_tag", c->tag);
+        p = ATTR_I32(p, "comm_tag", c->tag);
       if (c->root >= 0)
-        set_i32(&attrs[na++], "wisp_root", c->root);
-      if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE) {
-        chakra_proto_msg__attribute_proto__init(&attrs[na]);
-        attrs[na].name = (char *)"wisp_split_sizes";
-        attrs[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
-        splits.n_values = g->split_width;
-        splits.values = (int64_t *)(g->splits + c->split);
-        attrs[na++].int64_list = &splits;
-      }
+        p = ATTR_I32(p, "wisp_root", c->root);
+      if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE)
+        p = put_attr_i64_list(p, "wisp_split_sizes", sizeof("wisp_split_sizes") - 1, g->splits + c->split, sw);
       if (c->buffer != 0)
-        set_u64(&attrs[na++], "wisp_buffer", c->buffer);
+        p = ATTR_U64(p, "wisp_buffer", c->buffer);
       if (c->has_alloc)
-        set_i64(&attrs[na++], "wisp_alloc_ps", c->alloc_ps);
+        p = ATTR_I64(p, "wisp_alloc_ps", c->alloc_ps);
     }
     /* wisp's own flags, so idle gaps and replayed communication survive a
      * round trip (other readers ignore unknown attributes). */
     if (nd->type == ET_NODE_COMP && (nd->flags & ET_FLAG_DELAY))
-      set_bool(&attrs[na++], "wisp_delay", TRUE);
+      p = ATTR_BOOL(p, "wisp_delay", TRUE);
     if (nd->type != ET_NODE_COMP && (nd->flags & ET_FLAG_REPLAY) && !(nd->flags & ET_FLAG_CPU_OP) &&
         !(nd->type == ET_NODE_COMM_COLL && (c == NULL || c->coll == ET_COLL_NONE)))
-      set_bool(&attrs[na++], "wisp_replay", TRUE);
+      p = ATTR_BOOL(p, "wisp_replay", TRUE);
     if (nd->duration_ps % SIM_PS_PER_US != 0)
-      set_i64(&attrs[na++], "wisp_duration_ps", nd->duration_ps);
+      p = ATTR_I64(p, "wisp_duration_ps", nd->duration_ps);
     if (fine_start)
-      set_i64(&attrs[na++], "wisp_start_ps", nd->start_ps);
-    g_assert(na <= G_N_ELEMENTS(attrs));
-    for (size_t j = 0; j < na; j++)
-      ap[j] = &attrs[j];
-    m.n_attr = na;
-    m.attr = ap;
-    ok = put_frame(&fw, &m.base);
-    if (!ok && (error == NULL || *error == NULL))
-      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+      p = ATTR_I64(p, "wisp_start_ps", nd->start_ps);
+
+    g_assert((size_t)(p - body) <= UINT32_MAX); /* the frame length prefix is a varint32 */
+    p = len_close(body, p);
+    g_assert((size_t)(p - frame) <= bound);
+    fw.len = (size_t)(p - fw.buf);
+    if (fw.len >= WRITE_BATCH) {
+      if (!fw_flush(&fw)) {
+        ok = FALSE;
+        break;
+      }
+    }
   }
-  if (!ok && error != NULL && *error == NULL)
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
+  ok = ok && fw_flush(&fw);
+  if (fw.err != 0)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(fw.err));
   g_free(order);
   g_free(fw.buf);
-  g_array_free(fw.ctrl, TRUE);
-  g_array_free(fw.data, TRUE);
   if (!ok) {
     wisp_afile_abort(af);
     return FALSE;

@@ -66,7 +66,11 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error);
  * smallest ready index first, which Chakra readers that load nodes in
  * windows need.
  * An empty GlobalMetadata.version is written as "0.0.4" so that no frame is
- * ever empty.  A graph without nodes is refused. */
+ * ever empty.  A graph without nodes is refused.  The bytes are exactly
+ * those protobuf-c produces for et_def.proto (the encoder is hand-written
+ * for speed; the tests compare every frame with protobuf-c's).  Time
+ * O(nodes + edges + bytes); memory a 256 KiB output batch (plus the largest
+ * frame) and, for graphs not in topological index order, 12 B per node. */
 gboolean et_write_file(const et_graph *g, const char *path, GError **error);
 
 /* Loads a workload.  path is either a prefix (PREFIX.0.et, PREFIX.1.et, ...

@@ -11,8 +11,11 @@
 #include "chakra/et_io.h"
 #include "chakra/et_def.pb-c.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 /* ---- helpers ---- */
@@ -535,6 +538,347 @@ static void test_round_trip(void)
   et_graph_free(g);
   test_rm_rf(dir);
   g_free(dir), g_free(p1), g_free(p2);
+}
+
+/* ---- the hand-written encoder against protobuf-c ---- */
+
+/* Checks every frame of a file wisp wrote against protobuf-c, independently
+ * of wisp's encoder: each frame is unpacked with protobuf-c's generated
+ * decoder (chakra_proto_msg__node__unpack / __global_metadata__unpack) and
+ * re-packed with protobuf_c_message_pack, and the re-packed bytes must
+ * equal the frame byte for byte.  protobuf-c packs fields in field-number
+ * order, omits proto3 defaults, packs repeated scalars and writes minimal
+ * varints, so any other layout wisp produced would differ.  Re-packing
+ * cannot tell an omitted oneof value from a present zero, so every
+ * attribute must also have a value; and the frame length prefix (outside
+ * protobuf-c) must be a minimal varint.  Returns the unpacked Node
+ * messages in file order. */
+static void node_msg_free(gpointer m)
+{
+  chakra_proto_msg__node__free_unpacked(m, NULL);
+}
+
+static GPtrArray *check_frames_against_protobuf_c(GBytes *file, char **version)
+{
+  gsize len;
+  const uint8_t *p = g_bytes_get_data(file, &len);
+  GPtrArray *nodes = g_ptr_array_new_with_free_func(node_msg_free);
+  size_t at = 0;
+  for (guint k = 0; at < len; k++) {
+    uint64_t n = 0;
+    size_t start = at;
+    for (int shift = 0;; shift += 7) {
+      g_assert_cmpuint(at, <, len);
+      n |= (uint64_t)(p[at] & 0x7f) << shift;
+      if (!(p[at++] & 0x80))
+        break;
+    }
+    size_t minimal = 1;
+    for (uint64_t v = n; v >= 0x80; v >>= 7)
+      minimal++;
+    g_assert_cmpuint(at - start, ==, minimal);
+    g_assert_cmpuint(n, >, 0); /* wisp never writes an empty frame */
+    g_assert_cmpuint(at + n, <=, len);
+    ProtobufCMessage *m = k == 0 ? (ProtobufCMessage *)chakra_proto_msg__global_metadata__unpack(NULL, n, p + at)
+                                 : (ProtobufCMessage *)chakra_proto_msg__node__unpack(NULL, n, p + at);
+    g_assert_nonnull(m);
+    size_t again = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = g_malloc(again ? again : 1);
+    g_assert_cmpuint(protobuf_c_message_pack(m, buf), ==, again);
+    g_assert_cmpmem(buf, again, p + at, n);
+    g_free(buf);
+    if (k == 0) {
+      ChakraProtoMsg__GlobalMetadata *meta = (ChakraProtoMsg__GlobalMetadata *)m;
+      *version = g_strdup(meta->version);
+      chakra_proto_msg__global_metadata__free_unpacked(meta, NULL);
+    } else {
+      ChakraProtoMsg__Node *node = (ChakraProtoMsg__Node *)m;
+      for (size_t j = 0; j < node->n_attr; j++)
+        g_assert_cmpint(node->attr[j]->value_case, !=, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET);
+      g_ptr_array_add(nodes, node);
+    }
+    at += n;
+  }
+  return nodes;
+}
+
+static const ChakraProtoMsg__AttributeProto *find_attr(const ChakraProtoMsg__Node *m, const char *name)
+{
+  for (size_t j = 0; j < m->n_attr; j++)
+    if (strcmp(m->attr[j]->name, name) == 0)
+      return m->attr[j];
+  return NULL;
+}
+
+static char *repeat_char(char c, size_t n)
+{
+  char *s = g_malloc(n + 1);
+  memset(s, c, n);
+  s[n] = '\0';
+  return s;
+}
+
+/* Every attribute kind and encoding edge case the writer can meet: zero
+ * and empty values (omitted proto3 fields, present oneof zeros), negative
+ * int64 values (10-byte varints), ids up to 2^64 - 1, lengths that need 2
+ * and 3 varint bytes (300-byte and 20,000-byte names, a 300-byte pg_name,
+ * 200 parents, 40 split sizes, a 300-byte version), negative comm fields
+ * (not written: the writer writes comm_src/dst/tag/wisp_root only when
+ * >= 0) and fine (non-microsecond) and negative times. */
+static et_graph *build_encoder_cases(char **long_pg)
+{
+  char *v300 = repeat_char('v', 300), *n300 = repeat_char('n', 300), *n20k = repeat_char('x', 20000);
+  *long_pg = repeat_char('g', 300);
+  et_builder *b = et_builder_new("encoder");
+  et_builder_set_version(b, v300);
+  uint32_t v;
+  /* id 0, INVALID type, empty name, nothing set: only is_cpu_op = false. */
+  et_builder_add_node(b, 0, ET_NODE_INVALID, "", 0, 0);
+  /* A 300-byte name and a 1 ps duration (duration_micros rounds to 0). */
+  et_builder_add_node(b, 1, ET_NODE_METADATA, n300, 1, ET_FLAG_CPU_OP);
+  /* The largest id; negative num_ops and start; tensor_size present as 0. */
+  v = et_builder_add_node(b, UINT64_MAX, ET_NODE_COMP, "gemm", 1234567, 0);
+  et_builder_set_comp_attrs(b, v, -7, TRUE, 0);
+  et_builder_set_start(b, v, -2500000);
+  /* An id above 2^32, a start at 0 (written as wisp_start_ps = 0), an idle gap. */
+  v = et_builder_add_node(b, (UINT64_C(1) << 32) + 5, ET_NODE_COMP, "k", 5 * SIM_PS_PER_US, ET_FLAG_DELAY);
+  et_builder_set_start(b, v, 0);
+  /* SEND with zeros everywhere: comm_size, comm_src, comm_dst, comm_tag
+   * = 0 and an empty pg_name are all written; a negative allocation time. */
+  v = et_builder_add_node(b, UINT64_C(1) << 40, ET_NODE_COMM_SEND, "send", 0, 0);
+  et_comm send = {.bytes = 0, .src = 0, .dst = 0, .tag = 0, .root = -1, .coll = ET_COLL_NONE};
+  et_builder_set_comm(b, v, &send, "", NULL, 0);
+  et_builder_set_buffer(b, v, UINT64_MAX, TRUE, -1);
+  et_builder_set_start(b, v, 7 * SIM_PS_PER_US);
+  /* A collective with negative src/dst/tag/root (not written), a 300-byte
+   * pg_name (attribute longer than 127 bytes), comm_size above INT64_MAX
+   * (an int64 on the wire, so negative: 10 bytes), replayed for its time. */
+  v = et_builder_add_node(b, 41, ET_NODE_COMM_COLL, "ar", 3 * SIM_PS_PER_US + 1, ET_FLAG_REPLAY);
+  et_comm ar = {.bytes = UINT64_MAX - 1, .src = -5, .dst = -7, .tag = -9, .root = -2, .coll = ET_COLL_ALL_REDUCE};
+  et_builder_set_comm(b, v, &ar, *long_pg, NULL, 0);
+  et_builder_set_buffer(b, v, 1, TRUE, 0);
+  /* ALL_TO_ALLV with 40 split sizes of 1 to 10 varint bytes. */
+  uint64_t splits[40];
+  for (int j = 0; j < 40; j++)
+    splits[j] = j == 39 ? UINT64_MAX : j == 38 ? (UINT64_C(1) << 63) : j < 2 ? (uint64_t)j : UINT64_C(1) << (j * 3 / 2);
+  v = et_builder_add_node(b, 42, ET_NODE_COMM_COLL, "a2av", 0, 0);
+  et_comm a2av = {.bytes = 12345, .src = -1, .dst = -1, .tag = -1, .root = 0, .coll = ET_COLL_ALL_TO_ALLV};
+  et_builder_set_comm(b, v, &a2av, "tp", splits, 40);
+  /* BARRIER with comm_size 0; a replayed collective of 0 bytes (comm_size
+   * left out); a c10d-style replay node without comm attributes. */
+  v = et_builder_add_node(b, 43, ET_NODE_COMM_COLL, "barrier", 0, 0);
+  et_comm bar = {.bytes = 0, .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BARRIER};
+  et_builder_set_comm(b, v, &bar, NULL, NULL, 0);
+  v = et_builder_add_node(b, 44, ET_NODE_COMM_COLL, "ag", 2 * SIM_PS_PER_US, ET_FLAG_REPLAY);
+  et_comm ag = {.bytes = 0, .src = -1, .dst = -1, .tag = -1, .root = 3, .coll = ET_COLL_ALL_GATHER};
+  et_builder_set_comm(b, v, &ag, "tp", NULL, 0);
+  et_builder_add_node(b, 45, ET_NODE_COMM_COLL, "c10d::allreduce_", 7 * SIM_PS_PER_US,
+                      ET_FLAG_CPU_OP | ET_FLAG_REPLAY);
+  /* 200 parents with ids above 2^32 (5-byte varints), a third in both
+   * lists, a third data-only, a third ctrl-only: both packed lists and the
+   * frame exceed 127 bytes. */
+  for (int j = 0; j < 200; j++) {
+    char name[16];
+    g_snprintf(name, sizeof(name), "p%d", j);
+    et_builder_add_node(b, (UINT64_C(1) << 33) + (uint64_t)j, ET_NODE_COMP, name, SIM_PS_PER_US, 0);
+  }
+  v = et_builder_add_node(b, 46, ET_NODE_COMP, "hub", 2 * SIM_PS_PER_US, 0);
+  for (int j = 0; j < 200; j++)
+    et_builder_add_dep(b, v, (UINT64_C(1) << 33) + (uint64_t)j, j % 3 != 2, j % 3 != 1);
+  /* A 20,000-byte name: 3-byte varints for the name and the frame length. */
+  v = et_builder_add_node(b, 47, ET_NODE_COMP, n20k, SIM_PS_PER_US, 0);
+  et_builder_add_dep(b, v, 46, TRUE, TRUE);
+  GError *err = NULL;
+  et_graph *g = et_builder_finish(b, 0, &err);
+  g_assert_no_error(err);
+  g_free(v300), g_free(n300), g_free(n20k);
+  return g;
+}
+
+static void test_encoder_vs_protobuf_c(void)
+{
+  char *dir = make_tmpdir();
+  char *path = g_build_filename(dir, "enc.et", NULL);
+  char *long_pg;
+  et_graph *g = build_encoder_cases(&long_pg);
+  GError *err = NULL;
+  g_assert_true(et_write_file(g, path, &err));
+  g_assert_no_error(err);
+  GBytes *file = slurp(path);
+  char *version = NULL;
+  GPtrArray *nodes = check_frames_against_protobuf_c(file, &version);
+  g_assert_cmpuint(nodes->len, ==, g->n_nodes);
+  g_assert_cmpstr(version, ==, g->version);
+  g_free(version);
+
+  /* What protobuf-c decoded is what the graph holds (index order is
+   * topological here, so frame k is node k). */
+  const ChakraProtoMsg__Node *m = nodes->pdata[0];
+  g_assert_cmpuint(m->id, ==, 0);
+  g_assert_cmpstr(m->name, ==, "");
+  g_assert_cmpuint(m->n_attr, ==, 1); /* is_cpu_op only */
+  g_assert_cmpint(m->attr[0]->value_case, ==, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL);
+  g_assert_false(m->attr[0]->bool_val);
+  m = nodes->pdata[1];
+  g_assert_cmpuint(strlen(m->name), ==, 300);
+  g_assert_cmpuint(m->duration_micros, ==, 0);
+  g_assert_cmpint(find_attr(m, "wisp_duration_ps")->int64_val, ==, 1);
+  m = nodes->pdata[2];
+  g_assert_cmpuint(m->id, ==, UINT64_MAX);
+  g_assert_cmpuint(m->duration_micros, ==, 1); /* 1.234567 us rounds to 1 */
+  g_assert_cmpuint(m->start_time_micros, ==, 0); /* a negative start is only in wisp_start_ps */
+  g_assert_cmpint(find_attr(m, "wisp_start_ps")->int64_val, ==, -2500000);
+  g_assert_cmpint(find_attr(m, "num_ops")->int64_val, ==, -7);
+  g_assert_cmpuint(find_attr(m, "tensor_size")->uint64_val, ==, 0);
+  m = nodes->pdata[3];
+  g_assert_cmpint(find_attr(m, "wisp_start_ps")->int64_val, ==, 0);
+  g_assert_cmpint(find_attr(m, "num_ops")->int64_val, ==, 0);
+  g_assert_true(find_attr(m, "wisp_delay")->bool_val);
+  m = nodes->pdata[4];
+  g_assert_cmpuint(m->start_time_micros, ==, 7);
+  g_assert_null(find_attr(m, "wisp_start_ps"));
+  g_assert_cmpint(find_attr(m, "comm_size")->int64_val, ==, 0);
+  g_assert_cmpint(find_attr(m, "comm_src")->int32_val, ==, 0);
+  g_assert_cmpint(find_attr(m, "comm_dst")->int32_val, ==, 0);
+  g_assert_cmpint(find_attr(m, "comm_tag")->int32_val, ==, 0);
+  g_assert_cmpstr(find_attr(m, "pg_name")->string_val, ==, "");
+  g_assert_cmpuint(find_attr(m, "wisp_buffer")->uint64_val, ==, UINT64_MAX);
+  g_assert_cmpint(find_attr(m, "wisp_alloc_ps")->int64_val, ==, -1);
+  m = nodes->pdata[5];
+  g_assert_null(find_attr(m, "comm_src"));
+  g_assert_null(find_attr(m, "comm_dst"));
+  g_assert_null(find_attr(m, "comm_tag"));
+  g_assert_null(find_attr(m, "wisp_root"));
+  g_assert_cmpstr(find_attr(m, "pg_name")->string_val, ==, long_pg);
+  g_assert_cmpint(find_attr(m, "comm_size")->int64_val, ==, -2); /* UINT64_MAX - 1 as int64 */
+  g_assert_cmpint(find_attr(m, "wisp_alloc_ps")->int64_val, ==, 0);
+  g_assert_true(find_attr(m, "wisp_replay")->bool_val);
+  g_assert_cmpint(find_attr(m, "wisp_duration_ps")->int64_val, ==, 3 * SIM_PS_PER_US + 1);
+  m = nodes->pdata[6];
+  const ChakraProtoMsg__AttributeProto *sp = find_attr(m, "wisp_split_sizes");
+  g_assert_cmpint(sp->value_case, ==, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST);
+  g_assert_cmpuint(sp->int64_list->n_values, ==, 40);
+  g_assert_cmpmem(sp->int64_list->values, 40 * 8, g->splits + g->comms[g->nodes[6].comm].split, 40 * 8);
+  g_assert_cmpint(find_attr(m, "comm_type")->int64_val, ==, ET_COLL_ALL_TO_ALL);
+  g_assert_cmpint(find_attr(m, "wisp_root")->int32_val, ==, 0);
+  g_assert_cmpstr(find_attr(m, "pg_name")->string_val, ==, "tp");
+  m = nodes->pdata[7];
+  g_assert_cmpint(find_attr(m, "comm_size")->int64_val, ==, 0);
+  m = nodes->pdata[8];
+  g_assert_null(find_attr(m, "comm_size")); /* replayed, 0 bytes */
+  g_assert_cmpint(find_attr(m, "wisp_root")->int32_val, ==, 3);
+  m = nodes->pdata[9];
+  g_assert_cmpuint(m->n_attr, ==, 1); /* c10d replay: is_cpu_op = true only */
+  g_assert_true(m->attr[0]->bool_val);
+  m = nodes->pdata[g->n_nodes - 2];
+  g_assert_cmpuint(m->id, ==, 46);
+  /* j % 3 != 2 are data edges (134 of 200), j % 3 != 1 ctrl edges (133). */
+  g_assert_cmpuint(m->n_data_deps, ==, 134);
+  g_assert_cmpuint(m->n_ctrl_deps, ==, 133);
+  g_assert_cmpuint(m->data_deps[1], ==, (UINT64_C(1) << 33) + 1);
+  g_assert_cmpuint(m->ctrl_deps[1], ==, (UINT64_C(1) << 33) + 2);
+  m = nodes->pdata[g->n_nodes - 1];
+  g_assert_cmpuint(strlen(m->name), ==, 20000);
+  g_ptr_array_free(nodes, TRUE);
+  g_bytes_unref(file);
+
+  /* A graph whose nodes are not in topological index order (written in
+   * Kahn order) and without a version ("0.0.4" is written). */
+  et_builder *b = et_builder_new("reordered");
+  et_builder_add_node(b, 10, ET_NODE_COMP, "late", SIM_PS_PER_US, 0);
+  et_builder_add_node(b, 20, ET_NODE_COMP, "first", SIM_PS_PER_US, 0);
+  et_builder_add_dep(b, 0, 20, TRUE, FALSE);
+  et_graph *g2 = et_builder_finish(b, 0, &err);
+  g_assert_no_error(err);
+  g_assert_true(et_write_file(g2, path, &err));
+  g_assert_no_error(err);
+  file = slurp(path);
+  nodes = check_frames_against_protobuf_c(file, &version);
+  g_assert_cmpstr(version, ==, "0.0.4");
+  g_assert_cmpuint(((ChakraProtoMsg__Node *)nodes->pdata[0])->id, ==, 20);
+  g_free(version);
+  g_ptr_array_free(nodes, TRUE);
+  g_bytes_unref(file);
+
+  et_graph_free(g2);
+  et_graph_free(g);
+  g_free(long_pg);
+  test_rm_rf(dir);
+  g_free(dir), g_free(path);
+}
+
+/* Number of entries in a directory. */
+static guint dir_entries(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  g_assert_nonnull(d);
+  guint n = 0;
+  while (g_dir_read_name(d) != NULL)
+    n++;
+  g_dir_close(d);
+  return n;
+}
+
+/* A chain of n COMP nodes with 40-byte names (about 60 bytes per frame). */
+static et_graph *build_chain(const char *source, uint32_t n)
+{
+  et_builder *b = et_builder_new(source);
+  char name[48];
+  for (uint32_t i = 0; i < n; i++) {
+    g_snprintf(name, sizeof(name), "kernel_%032u", i);
+    et_builder_add_node(b, i, ET_NODE_COMP, name, SIM_PS_PER_US, 0);
+    if (i > 0)
+      et_builder_add_dep(b, i, i - 1, TRUE, TRUE);
+  }
+  GError *err = NULL;
+  et_graph *g = et_builder_finish(b, 0, &err);
+  g_assert_no_error(err);
+  return g;
+}
+
+/* Write failures give a GError naming the file and leave nothing behind:
+ * a missing directory, and a disk that fills up in the middle of the file
+ * (simulated with RLIMIT_FSIZE, in a subprocess: writes beyond the limit
+ * fail with EFBIG once SIGXFSZ is ignored). */
+static void test_write_errors(void)
+{
+  if (g_test_subprocess()) {
+    char *dir = make_tmpdir();
+    char *path = g_build_filename(dir, "full.et", NULL);
+    et_graph *g = build_chain("full", 50000); /* about 3 MB */
+    struct rlimit lim;
+    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &lim), ==, 0);
+    lim.rlim_cur = 1 << 20; /* the disk is "full" after 1 MiB, mid-file */
+    signal(SIGXFSZ, SIG_IGN);
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &lim), ==, 0);
+    GError *err = NULL;
+    g_assert_false(et_write_file(g, path, &err));
+    g_assert_error(err, WISP_ERROR, WISP_ERROR_IO);
+    g_test_message("expected error: %s", err->message);
+    g_assert_nonnull(strstr(err->message, path));
+    g_assert_nonnull(strstr(err->message, g_strerror(EFBIG)));
+    g_clear_error(&err);
+    g_assert_cmpuint(dir_entries(dir), ==, 0); /* neither the file nor its temporary */
+    et_graph_free(g);
+    test_rm_rf(dir);
+    g_free(dir), g_free(path);
+    return;
+  }
+  char *dir = make_tmpdir();
+  char *path = g_build_filename(dir, "no", "such", "dir", "x.et", NULL);
+  et_graph *g = build_chain("small", 3);
+  GError *err = NULL;
+  g_assert_false(et_write_file(g, path, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_IO);
+  g_assert_nonnull(strstr(err->message, path));
+  g_clear_error(&err);
+  g_assert_cmpuint(dir_entries(dir), ==, 0);
+  et_graph_free(g);
+  test_rm_rf(dir);
+  g_free(dir), g_free(path);
+
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDOUT);
+  g_test_trap_assert_passed();
 }
 
 /* Nodes added child-first are written parents-first: ids 30 -> 10 -> 20
@@ -1219,6 +1563,8 @@ int main(int argc, char **argv)
   g_test_add_func("/et/builder/cycles", test_builder_cycles);
   g_test_add_func("/et/names", test_names);
   g_test_add_func("/et/io/round_trip", test_round_trip);
+  g_test_add_func("/et/io/encoder_vs_protobuf_c", test_encoder_vs_protobuf_c);
+  g_test_add_func("/et/io/write_errors", test_write_errors);
   g_test_add_func("/et/io/write_order", test_write_order);
   g_test_add_func("/et/io/astrasim", test_astrasim_files);
   g_test_add_func("/et/io/pytorch_trace", test_pytorch_trace);
