@@ -1129,12 +1129,24 @@ static uint32_t *write_order(const et_graph *g)
   return order;
 }
 
+/* A worker of a parallel workload write gives up on its rank (abort, no
+ * error) once a lower rank has failed: that rank's error is the one
+ * reported, and this file would only outlive a failed run. */
+static gboolean write_cancelled(const gint *first_failed, int rank)
+{
+  return first_failed != NULL && g_atomic_int_get(first_failed) < rank;
+}
+
 /* Writes one graph; group_ids (may be NULL) maps group indices, looked up
- * through w->group_index by pg_name, to the pg_name written.  Time O(nodes + edges + bytes written); memory one batch
+ * through w->group_index by pg_name, to the pg_name written.  With
+ * first_failed non-NULL this is rank `rank` of a parallel workload write:
+ * when write_cancelled() turns true (checked after every batch and before
+ * the commit) the temporary file is removed and FALSE is returned without
+ * an error.  Time O(nodes + edges + bytes written); memory one batch
  * (WRITE_BATCH plus the largest frame) and, for graphs not in topological
  * index order, 12 bytes per node. */
 static gboolean write_graph(const et_graph *g, const char *path, const et_workload *w, char **group_ids,
-                            GError **error)
+                            const gint *first_failed, int rank, GError **error)
 {
   g_return_val_if_fail(g != NULL && path != NULL, FALSE);
   if (g->n_nodes == 0) {
@@ -1267,13 +1279,13 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     g_assert((size_t)(p - frame) <= bound);
     fw.len = (size_t)(p - fw.buf);
     if (fw.len >= WRITE_BATCH) {
-      if (!fw_flush(&fw)) {
+      if (!fw_flush(&fw) || write_cancelled(first_failed, rank)) {
         ok = FALSE;
         break;
       }
     }
   }
-  ok = ok && fw_flush(&fw);
+  ok = ok && fw_flush(&fw) && !write_cancelled(first_failed, rank);
   if (fw.err != 0)
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(fw.err));
   g_free(order);
@@ -1287,7 +1299,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
 
 gboolean et_write_file(const et_graph *g, const char *path, GError **error)
 {
-  return write_graph(g, path, NULL, NULL, error);
+  return write_graph(g, path, NULL, NULL, NULL, 0, error);
 }
 
 /* ---- workloads ---- */
@@ -1563,9 +1575,117 @@ et_workload *et_workload_load(const char *path, unsigned build_flags, GError **e
   return w;
 }
 
+/* Shared by the workers of one et_workload_write_threads call.  errors[r]
+ * is written only by the worker that took rank r; next and first_failed
+ * are the only shared mutable fields and are accessed atomically; the rest
+ * is read-only while the workers run (GHashTable lookups do not modify the
+ * table). */
+typedef struct {
+  const et_workload *w;
+  const char *dir, *prefix;
+  char **group_ids;        /* NULL when the group names are written as they are */
+  GError **errors;         /* per rank; NULL = written (or given up, see write_cancelled) */
+  gint next;               /* next rank to take */
+  gint first_failed;       /* lowest failed rank, n_ranks when none failed */
+} rank_work;
+
+/* Takes ranks in increasing order until none is left or a lower rank has
+ * failed.  Because ranks are taken in order, every rank below a failed one
+ * has been taken and finishes, so the lowest failure is found whatever the
+ * timing. */
+static gpointer rank_worker(gpointer data)
+{
+  rank_work *rw = data;
+  for (;;) {
+    int r = g_atomic_int_add(&rw->next, 1);
+    if (r >= rw->w->n_ranks || r > g_atomic_int_get(&rw->first_failed))
+      break;
+    char *base = g_strdup_printf("%s.%d.et", rw->prefix, r);
+    char *path = g_build_filename(rw->dir, base, NULL);
+    if (!write_graph(rw->w->ranks[r], path, rw->w, rw->group_ids, &rw->first_failed, r, &rw->errors[r]) &&
+        rw->errors[r] != NULL) {
+      int seen = g_atomic_int_get(&rw->first_failed);
+      while (r < seen && !g_atomic_int_compare_and_exchange(&rw->first_failed, seen, r))
+        seen = g_atomic_int_get(&rw->first_failed);
+    }
+    g_free(base);
+    g_free(path);
+  }
+  return NULL;
+}
+
+/* The number of workers for threads = 0: WISP_THREADS when set (a whole
+ * number from 1 to 4096, as for the Kineto frontend), else the number of
+ * processors.  A malformed WISP_THREADS is the user's to fix. */
+static gboolean resolve_write_threads(int *threads, GError **error)
+{
+  const char *env = g_getenv("WISP_THREADS");
+  if (env && *env) {
+    guint64 v;
+    if (!g_ascii_string_to_unsigned(env, 10, 1, 4096, &v, NULL)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "WISP_THREADS='%s': expected a whole number of worker threads from 1 to 4096 (1 = write the "
+                  "rank files one after another); unset it for one per core", env);
+      return FALSE;
+    }
+    *threads = (int)v;
+    return TRUE;
+  }
+  *threads = MAX(1, (int)g_get_num_processors());
+  return TRUE;
+}
+
+/* Writes every rank file with up to `threads` workers (the calling thread
+ * is one of them).  Returns FALSE with the error of the lowest failing
+ * rank. */
+static gboolean write_ranks(const et_workload *w, const char *dir, const char *prefix, char **group_ids,
+                            int threads, GError **error)
+{
+  rank_work rw = {.w = w, .dir = dir, .prefix = prefix, .group_ids = group_ids,
+                  .errors = g_new0(GError *, MAX(w->n_ranks, 1)), .next = 0, .first_failed = w->n_ranks};
+  int n_threads = MIN(threads, w->n_ranks);
+  GThread **th = g_new0(GThread *, MAX(n_threads, 1));
+  for (int t = 1; t < n_threads; t++) {
+    char name[16];
+    g_snprintf(name, sizeof(name), "et-write-%d", t);
+    /* A thread that cannot start leaves its share to the others. */
+    th[t] = g_thread_try_new(name, rank_worker, &rw, NULL);
+  }
+  rank_worker(&rw);
+  for (int t = 1; t < n_threads; t++)
+    if (th[t] != NULL)
+      g_thread_join(th[t]);
+  g_free(th);
+  gboolean ok = rw.first_failed == w->n_ranks;
+  if (!ok)
+    g_propagate_error(error, g_steal_pointer(&rw.errors[rw.first_failed]));
+  for (int r = 0; r < w->n_ranks; r++)
+    if (rw.errors[r] != NULL)
+      g_error_free(rw.errors[r]);
+  g_free(rw.errors);
+  return ok;
+}
+
 gboolean et_workload_write(const et_workload *w, const char *dir, const char *prefix, GError **error)
 {
-  g_return_val_if_fail(w != NULL && dir != NULL && prefix != NULL, FALSE);
+  return et_workload_write_threads(w, dir, prefix, 0, error);
+}
+
+gboolean et_workload_write_threads(const et_workload *w, const char *dir, const char *prefix, int threads,
+                                   GError **error)
+{
+  g_return_val_if_fail(w != NULL && dir != NULL && prefix != NULL && threads >= 0, FALSE);
+  if (threads == 0 && !resolve_write_threads(&threads, error))
+    return FALSE;
+  for (int r = 0; r < w->n_ranks; r++)
+    if (w->ranks[r] == NULL) {
+      char *base = g_strdup_printf("%s.%d.et", prefix, r);
+      char *path = g_build_filename(dir, base, NULL);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph; nothing was written", path, r);
+      g_free(base);
+      g_free(path);
+      return FALSE;
+    }
   guint ng = w->groups->len;
   gboolean all_ids = TRUE, any_desc = FALSE;
   for (guint k = 0; k < ng; k++) {
@@ -1578,19 +1698,7 @@ gboolean et_workload_write(const et_workload *w, const char *dir, const char *pr
     const et_group *grp = g_ptr_array_index(w->groups, k);
     ids[k] = all_ids ? g_strdup(grp->name) : g_strdup_printf("%u", k + 1);
   }
-  gboolean ok = TRUE;
-  for (int r = 0; ok && r < w->n_ranks; r++) {
-    char *base = g_strdup_printf("%s.%d.et", prefix, r);
-    char *path = g_build_filename(dir, base, NULL);
-    if (w->ranks[r] == NULL) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph", path, r);
-      ok = FALSE;
-    } else {
-      ok = write_graph(w->ranks[r], path, w, all_ids ? NULL : ids, error);
-    }
-    g_free(base);
-    g_free(path);
-  }
+  gboolean ok = write_ranks(w, dir, prefix, all_ids ? NULL : ids, threads, error);
   if (ok && ng > 0) {
     /* The layout of Python's json.dumps(indent=2), as CCL-Bench writes it. */
     GString *s = g_string_new("{");

@@ -92,8 +92,28 @@ et_workload *et_workload_load(const char *path, unsigned build_flags, GError **e
  * the file is also written when any group has a desc).  A comm_group.json
  * or comm_group_names.json in DIR that this workload does not need is
  * removed (it would describe another workload).  All files are written
- * atomically; DIR must exist. */
+ * atomically; DIR must exist.
+ *
+ * The rank files are independent and are written in parallel, as
+ * et_workload_write_threads(w, dir, prefix, 0, error) does. */
 gboolean et_workload_write(const et_workload *w, const char *dir, const char *prefix, GError **error);
+
+/* et_workload_write with `threads` workers, each writing whole rank files
+ * (ranks taken in increasing order; at most one worker per rank).
+ * threads = 0 takes the environment variable WISP_THREADS when set (a
+ * whole number from 1 to 4096; anything else is an error before any file
+ * is written), else g_get_num_processors().  The files are byte-identical
+ * whatever the number of workers.
+ * A rank without a graph is reported before anything is written.  When
+ * writing fails, the error is that of the lowest failing rank (the same as
+ * with one worker), the comm_group files are left alone, and no rank file
+ * of this run is left half-written: the failing rank's file and those still
+ * being written are never created (their temporary files are removed; an
+ * older file of the same name stays), but rank files already committed
+ * stay -- with several workers these can include ranks above the failing
+ * one.  Memory per worker: one rank file's output batch (see et_write_file). */
+gboolean et_workload_write_threads(const et_workload *w, const char *dir, const char *prefix, int threads,
+                                   GError **error);
 
 G_END_DECLS
 #endif

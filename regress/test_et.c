@@ -1553,6 +1553,199 @@ static void test_workload_p2p_defaults(void)
   g_free(dir);
 }
 
+/* A workload of n ranks: rank r holds a chain of 2000 * (r + 1) nodes
+ * followed by an all-reduce in group "world" (a frontend name, so the files
+ * get pg_name "1" and a comm_group_names.json) and one in "pair" (ranks 0
+ * and 1 only). */
+static et_workload *build_parallel_workload(int n)
+{
+  et_workload *w = et_workload_new(n, "parallel");
+  int *all = g_new(int, n);
+  for (int r = 0; r < n; r++)
+    all[r] = r;
+  g_assert_cmpuint(et_workload_add_group(w, "world", "all ranks", all, n), ==, 0);
+  g_assert_cmpuint(et_workload_add_group(w, "pair", NULL, all, 2), ==, 1);
+  for (int r = 0; r < n; r++) {
+    et_builder *b = et_builder_new("parallel");
+    et_builder_set_version(b, "0.0.4");
+    uint32_t len = 2000 * (uint32_t)(r + 1);
+    char name[32];
+    for (uint32_t i = 0; i < len; i++) {
+      g_snprintf(name, sizeof(name), "r%d_k%u", r, i);
+      et_builder_add_node(b, i, ET_NODE_COMP, name, (sim_time_ps)(i % 7 + 1) * SIM_PS_PER_US, 0);
+      if (i > 0)
+        et_builder_add_dep(b, i, i - 1, TRUE, TRUE);
+    }
+    uint32_t a = et_builder_add_node(b, len, ET_NODE_COMM_COLL, "ar", 0, 0);
+    et_comm cm = {.bytes = 1024 * (uint64_t)(r + 1), .coll = ET_COLL_ALL_REDUCE,
+                  .src = -1, .dst = -1, .tag = -1, .root = -1};
+    et_builder_set_comm(b, a, &cm, "world", NULL, 0);
+    et_builder_add_dep(b, a, len - 1, TRUE, TRUE);
+    if (r < 2) {
+      uint32_t p = et_builder_add_node(b, len + 1, ET_NODE_COMM_COLL, "pair_ar", 0, 0);
+      et_builder_set_comm(b, p, &cm, "pair", NULL, 0);
+      et_builder_add_dep(b, p, len, TRUE, TRUE);
+    }
+    GError *err = NULL;
+    w->ranks[r] = et_builder_finish(b, 0, &err);
+    g_assert_no_error(err);
+  }
+  g_free(all);
+  return w;
+}
+
+static gboolean has_temp_file(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  g_assert_nonnull(d);
+  const char *e;
+  gboolean found = FALSE;
+  while ((e = g_dir_read_name(d)) != NULL)
+    found = found || strstr(e, ".tmp.") != NULL;
+  g_dir_close(d);
+  return found;
+}
+
+static gboolean file_in(const char *dir, const char *name)
+{
+  char *p = g_build_filename(dir, name, NULL);
+  gboolean ok = g_file_test(p, G_FILE_TEST_IS_REGULAR);
+  g_free(p);
+  return ok;
+}
+
+/* Rank files are written by several workers; the result must not depend
+ * on their number: 1 worker (the reference: one file after another), 2, 8
+ * (more workers than cores and than needed: capped at the 6 ranks),
+ * threads = 0 with WISP_THREADS=3, and threads = 0 without it (one per
+ * processor) all give the same bytes in every file. */
+static void test_workload_parallel(void)
+{
+  const int n = 6;
+  et_workload *w = build_parallel_workload(n);
+  const char *files[] = {"trace.0.et", "trace.1.et", "trace.2.et", "trace.3.et", "trace.4.et", "trace.5.et",
+                         "comm_group.json", "comm_group_names.json"};
+  struct { int threads; const char *env; } runs[] = {{1, NULL}, {2, NULL}, {8, NULL}, {0, "3"}, {0, NULL}};
+  char *dirs[G_N_ELEMENTS(runs)];
+  GError *err = NULL;
+  for (size_t k = 0; k < G_N_ELEMENTS(runs); k++) {
+    dirs[k] = make_tmpdir();
+    if (runs[k].env)
+      g_setenv("WISP_THREADS", runs[k].env, TRUE);
+    else
+      g_unsetenv("WISP_THREADS");
+    g_assert_true(et_workload_write_threads(w, dirs[k], "trace", runs[k].threads, &err));
+    g_assert_no_error(err);
+    g_assert_cmpuint(dir_entries(dirs[k]), ==, G_N_ELEMENTS(files));
+    for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
+      char *a = g_build_filename(dirs[0], files[f], NULL), *b = g_build_filename(dirs[k], files[f], NULL);
+      GBytes *x = slurp(a), *y = slurp(b);
+      g_assert_true(g_bytes_equal(x, y));
+      g_bytes_unref(x), g_bytes_unref(y);
+      g_free(a), g_free(b);
+    }
+  }
+  g_unsetenv("WISP_THREADS");
+  /* The files hold the workload: rank r has its 2000 * (r + 1) chain
+   * nodes, one all-reduce and (ranks 0 and 1) the pair's all-reduce, and
+   * the group names come back from comm_group_names.json. */
+  char *prefix = g_build_filename(dirs[2], "trace", NULL);
+  et_workload *back = et_workload_load(prefix, 0, &err);
+  g_assert_no_error(err);
+  g_assert_cmpint(back->n_ranks, ==, n);
+  for (int r = 0; r < n; r++)
+    g_assert_cmpuint(back->ranks[r]->n_nodes, ==, 2000 * (r + 1) + 1 + (r < 2));
+  g_assert_cmpstr(et_workload_group(back, 0)->name, ==, "world");
+  g_assert_cmpstr(et_workload_group(back, 1)->name, ==, "pair");
+  et_workload_free(back);
+  g_free(prefix);
+  for (size_t k = 0; k < G_N_ELEMENTS(runs); k++) {
+    test_rm_rf(dirs[k]);
+    g_free(dirs[k]);
+  }
+  et_workload_free(w);
+}
+
+/* Failures of a parallel write.  A malformed WISP_THREADS and a rank
+ * without a graph are reported before any file is written.  When several
+ * ranks fail, the error is the lowest failing rank's whatever the number of
+ * workers and whichever failed first in time: rank 3 cannot be committed
+ * (a directory holds its name) and rank 5 (smaller, so it fails sooner
+ * with several workers) names an unknown group.  Ranks below 3 are always
+ * complete, ranks 3 and 5 never get a file, no temporary file is left and
+ * the group files are not written; rank 4 may or may not have been
+ * committed before the failure was noticed (documented). */
+static void test_workload_parallel_errors(void)
+{
+  const int n = 6;
+  et_workload *w = build_parallel_workload(n);
+  GError *err = NULL;
+  char *dir = make_tmpdir();
+
+  const char *bad_env[] = {"0", "two", "-2", "4097", "3x", " 3"};
+  for (size_t k = 0; k < G_N_ELEMENTS(bad_env); k++) {
+    g_setenv("WISP_THREADS", bad_env[k], TRUE);
+    g_assert_false(et_workload_write(w, dir, "trace", &err));
+    g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+    g_assert_nonnull(strstr(err->message, "WISP_THREADS"));
+    g_clear_error(&err);
+    g_assert_cmpuint(dir_entries(dir), ==, 0);
+  }
+  /* An explicit count does not look at the variable. */
+  g_assert_true(et_workload_write_threads(w, dir, "trace", 2, &err));
+  g_assert_no_error(err);
+  g_unsetenv("WISP_THREADS");
+  test_rm_rf(dir);
+  g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+
+  et_graph *saved = w->ranks[4];
+  w->ranks[4] = NULL;
+  g_assert_false(et_workload_write_threads(w, dir, "trace", 2, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(err->message, "trace.4.et"));
+  g_clear_error(&err);
+  g_assert_cmpuint(dir_entries(dir), ==, 0);
+  w->ranks[4] = saved;
+
+  /* Rank 5 becomes one all-reduce naming a group the workload lacks. */
+  et_builder *b = et_builder_new("rank5");
+  uint32_t a = et_builder_add_node(b, 1, ET_NODE_COMM_COLL, "ar", 0, 0);
+  et_comm cm = {.bytes = 64, .coll = ET_COLL_ALL_REDUCE, .src = -1, .dst = -1, .tag = -1, .root = -1};
+  et_builder_set_comm(b, a, &cm, "nosuch", NULL, 0);
+  et_graph_free(w->ranks[5]);
+  w->ranks[5] = et_builder_finish(b, 0, &err);
+  g_assert_no_error(err);
+  char *blocker = g_build_filename(dir, "trace.3.et", NULL);
+  int threads[] = {1, 2, 8};
+  for (size_t k = 0; k < G_N_ELEMENTS(threads); k++) {
+    g_assert_cmpint(g_mkdir(blocker, 0755), ==, 0);
+    g_assert_false(et_workload_write_threads(w, dir, "trace", threads[k], &err));
+    g_assert_error(err, WISP_ERROR, WISP_ERROR_IO);
+    g_test_message("%d workers: %s", threads[k], err->message);
+    g_assert_nonnull(strstr(err->message, blocker));
+    g_clear_error(&err);
+    g_assert_true(file_in(dir, "trace.0.et") && file_in(dir, "trace.1.et") && file_in(dir, "trace.2.et"));
+    g_assert_true(g_file_test(blocker, G_FILE_TEST_IS_DIR));
+    g_assert_false(file_in(dir, "trace.5.et"));
+    g_assert_false(file_in(dir, "comm_group.json"));
+    g_assert_false(has_temp_file(dir));
+    test_rm_rf(dir);
+    g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+  }
+  /* Without the blocker, rank 5's own error is reported. */
+  g_assert_false(et_workload_write_threads(w, dir, "trace", 8, &err));
+  g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(err->message, "\"nosuch\""));
+  g_clear_error(&err);
+  g_assert_true(file_in(dir, "trace.4.et"));
+  g_assert_false(file_in(dir, "trace.5.et"));
+  g_assert_false(has_temp_file(dir));
+
+  test_rm_rf(dir);
+  g_free(dir), g_free(blocker);
+  et_workload_free(w);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1575,5 +1768,7 @@ int main(int argc, char **argv)
   g_test_add_func("/et/io/corruption", test_corruption);
   g_test_add_func("/et/workload/round_trip", test_workload_round_trip);
   g_test_add_func("/et/workload/p2p_defaults", test_workload_p2p_defaults);
+  g_test_add_func("/et/workload/parallel", test_workload_parallel);
+  g_test_add_func("/et/workload/parallel_errors", test_workload_parallel_errors);
   return g_test_run();
 }
