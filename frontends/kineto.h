@@ -22,6 +22,8 @@
 G_BEGIN_DECLS
 
 #define KT_NONE UINT32_MAX
+
+typedef struct kt_intern kt_intern;
 #define KT_ABSENT INT64_MIN
 
 typedef enum {
@@ -70,7 +72,7 @@ typedef struct {
 typedef struct {
   char *path;
   GStringChunk *chunk;
-  GHashTable *intern;      /* string -> GUINT_TO_POINTER(id + 1) */
+  struct kt_intern *intern; /* string -> id (kineto_parse.c) */
   GPtrArray *strings;      /* id -> const char* */
   GArray *events;          /* kt_event */
   GArray *metas;           /* kt_meta */

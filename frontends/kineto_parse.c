@@ -45,6 +45,60 @@ typedef struct {
   int rt_kind;             /* runtime_kind(name) once computed, -1 before */
 } scratch;
 
+/* Arg codes: 1-based, strings < 100, integers 100..199, special >= 200. */
+#define K_STR(x) (1 + (x))
+#define K_INT(x) (100 + (x))
+#define K_DIMS 200
+#define K_TYPES 201
+
+/* The args the frontend reads, with their codes (K_STR: string-valued,
+ * K_INT: integer-valued, K_DIMS / K_TYPES: Input Dims / Input type). */
+static const struct {
+  const char *key;
+  int code;
+} arg_table[] = {
+  /* "Data Type" is not written by Kineto; CCL-Bench's mock trace generator
+   * uses it instead of "dtype", so it is read as the same field. */
+  { "Collective name", K_STR(S_COLL) }, { "dtype", K_STR(S_DTYPE) }, { "Data Type", K_STR(S_DTYPE) },
+  { "Process Group Name", K_STR(S_PG_NAME) }, { "Process Group Description", K_STR(S_PG_DESC) },
+  { "Process Group Ranks", K_STR(S_PG_RANKS) }, { "In split size", K_STR(S_IN_SPLIT) },
+  { "Out split size", K_STR(S_OUT_SPLIT) }, { "kind", K_STR(S_KIND) },
+  { "External id", K_INT(I_EXT) }, { "correlation", K_INT(I_CORR) }, { "stream", K_INT(I_STREAM) },
+  { "device", K_INT(I_DEVICE) }, { "In msg nelems", K_INT(I_IN_NELEMS) }, { "Out msg nelems", K_INT(I_OUT_NELEMS) },
+  { "Group size", K_INT(I_GROUP_SIZE) }, { "Global rank start", K_INT(I_RANK_START) },
+  { "Global rank stride", K_INT(I_RANK_STRIDE) }, { "Seq", K_INT(I_SEQ) }, { "Src Rank", K_INT(I_SRC) },
+  { "Dst Rank", K_INT(I_DST) }, { "Rank", K_INT(I_RANK) }, { "wait_on_stream", K_INT(I_WAIT_STREAM) },
+  { "wait_on_cuda_event_record_corr_id", K_INT(I_WAIT_CORR) }, { "bytes", K_INT(I_BYTES) },
+  { "Bytes", K_INT(I_MEM_BYTES) }, { "Addr", K_INT(I_MEM_ADDR) }, { "Device Id", K_INT(I_MEM_DEV_ID) },
+  { "Device Type", K_INT(I_MEM_DEV_TYPE) }, { "Input Dims", K_DIMS }, { "Input type", K_TYPES },
+};
+
+/* Index of arg_table by key length: the entries of length n are
+ * by_len[n].first .. first + count - 1 of order[] (at most a few per
+ * length, so a lookup is a length test and one or two memcmp). */
+#define ARG_MAX_LEN 40
+
+typedef struct {
+  uint8_t first[ARG_MAX_LEN], count[ARG_MAX_LEN];
+  uint8_t order[G_N_ELEMENTS(arg_table)];
+  uint8_t len[G_N_ELEMENTS(arg_table)];
+} arg_index;
+
+static void arg_index_init(arg_index *x)
+{
+  memset(x, 0, sizeof *x);
+  size_t k = 0;
+  for (size_t n = 0; n < ARG_MAX_LEN; n++) {
+    x->first[n] = (uint8_t)k;
+    for (size_t i = 0; i < G_N_ELEMENTS(arg_table); i++)
+      if (strlen(arg_table[i].key) == n) {
+        x->order[k++] = (uint8_t)i;
+        x->count[n]++;
+      }
+  }
+  g_assert(k == G_N_ELEMENTS(arg_table)); /* every key is shorter than ARG_MAX_LEN */
+}
+
 /* Skip counts gathered during the parse, keyed by the reason's address (the
  * reasons are string literals), and added to t->skipped at the end in the
  * order each reason first occurred: one pointer compare per skipped event
@@ -58,15 +112,10 @@ typedef struct {
   const char *skip_reason[PARSE_SKIP_SLOTS];
   uint64_t skip_n[PARSE_SKIP_SLOTS];
   int n_skip;
-  GHashTable *argkeys;     /* arg name -> code (1-based; strings < 100, ints >= 100, special >= 200) */
-  gboolean key_len_ok[64]; /* some wanted arg name has this length */
+  arg_index args;          /* arg name -> code (1-based; strings < 100, ints >= 100, special >= 200) */
   gboolean inplace;        /* decode events in place when possible */
 } parser;
 
-#define K_STR(x) GINT_TO_POINTER(1 + (x))
-#define K_INT(x) GINT_TO_POINTER(100 + (x))
-#define K_DIMS GINT_TO_POINTER(200)
-#define K_TYPES GINT_TO_POINTER(201)
 
 void kt_count_skip(GHashTable *h, const char *reason, uint64_t n)
 {
@@ -98,14 +147,12 @@ static void flush_skips(parser *p)
   p->n_skip = 0;
 }
 
-/* String hash for the intern and arg-name tables: eight bytes per multiply
- * (FNV-style xor-multiply on 64-bit words, then a final fold), about 4x
- * fewer steps than g_str_hash's per-byte loop on kernel names of 60-200
- * bytes.  O(length). */
-static guint fast_str_hash(gconstpointer key)
+/* String hash for the intern table: eight bytes per multiply (FNV-style
+ * xor-multiply on 64-bit words, then a final fold), about 4x fewer steps
+ * than a per-byte loop on kernel names of 60-200 bytes.  O(n). */
+static uint64_t str_hash_n(const char *key, size_t n)
 {
-  const unsigned char *s = key;
-  size_t n = strlen(key);
+  const unsigned char *s = (const unsigned char *)key;
   uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
   while (n >= 8) {
     uint64_t w;
@@ -119,18 +166,77 @@ static guint fast_str_hash(gconstpointer key)
   memcpy(&w, s, n);
   h = (h ^ w) * UINT64_C(0x9e3779b97f4a7c15);
   h ^= h >> 32;
-  return (guint)h;
+  return h;
 }
 
-static uint32_t intern(kt_trace *t, const char *s)
+/* The intern table: open addressing with linear probing over slots that
+ * keep each string's hash and length, so a lookup costs one hash of the
+ * text and, on a hit, one memcmp (no strlen, no callbacks).  Kept at most
+ * half full; doubling rehashes from the stored hashes.  Strings are
+ * NUL-free (decoded texts are cut at an escaped NUL before interning). */
+typedef struct {
+  uint64_t hash;
+  uint32_t id1;  /* string id + 1; 0 marks an empty slot */
+  uint32_t len;
+} intern_slot;
+
+struct kt_intern {
+  intern_slot *slots;
+  size_t mask, used;
+};
+
+static kt_intern *intern_new(void)
 {
-  gpointer v = g_hash_table_lookup(t->intern, s);
-  if (v)
-    return GPOINTER_TO_UINT(v) - 1;
-  char *c = g_string_chunk_insert(t->chunk, s);
+  kt_intern *in = g_new0(kt_intern, 1);
+  in->mask = 1023;
+  in->slots = g_new0(intern_slot, in->mask + 1);
+  return in;
+}
+
+static void intern_free(kt_intern *in)
+{
+  if (in) {
+    g_free(in->slots);
+    g_free(in);
+  }
+}
+
+static void intern_grow(kt_intern *in)
+{
+  size_t cap = (in->mask + 1) * 2;
+  intern_slot *old = in->slots;
+  size_t old_cap = in->mask + 1;
+  in->slots = g_new0(intern_slot, cap);
+  in->mask = cap - 1;
+  for (size_t i = 0; i < old_cap; i++) {
+    if (!old[i].id1)
+      continue;
+    size_t k = old[i].hash & in->mask;
+    while (in->slots[k].id1)
+      k = (k + 1) & in->mask;
+    in->slots[k] = old[i];
+  }
+  g_free(old);
+}
+
+/* Id of the n bytes at s, adding them on first sight.  O(n) expected. */
+static uint32_t intern_n(kt_trace *t, const char *s, size_t n)
+{
+  kt_intern *in = t->intern;
+  uint64_t h = str_hash_n(s, n);
+  size_t k = h & in->mask;
+  for (; in->slots[k].id1; k = (k + 1) & in->mask) {
+    const intern_slot *sl = &in->slots[k];
+    if (sl->hash == h && sl->len == n && !memcmp(g_ptr_array_index(t->strings, sl->id1 - 1), s, n))
+      return sl->id1 - 1;
+  }
+  g_assert(n <= UINT32_MAX && t->strings->len < UINT32_MAX - 1);
+  char *c = g_string_chunk_insert_len(t->chunk, s, (gssize)n);
   uint32_t id = t->strings->len;
   g_ptr_array_add(t->strings, c);
-  g_hash_table_insert(t->intern, c, GUINT_TO_POINTER(id + 1));
+  in->slots[k] = (intern_slot){ .hash = h, .id1 = id + 1, .len = (uint32_t)n };
+  if (++in->used * 2 > in->mask + 1)
+    intern_grow(in);
   return id;
 }
 
@@ -141,8 +247,7 @@ void kt_trace_free(kt_trace *t)
   g_free(t->path);
   if (t->chunk)
     g_string_chunk_free(t->chunk);
-  if (t->intern)
-    g_hash_table_destroy(t->intern);
+  intern_free(t->intern);
   if (t->strings)
     g_ptr_array_free(t->strings, TRUE);
   if (t->events)
@@ -375,13 +480,17 @@ static gboolean read_types(parser *p, GError **error)
   }
 }
 
-/* Arg-name code: a length filter in front of the hash lookup, since most
- * arg names (grid, block, queued, ...) have lengths no wanted key has. */
-static inline int arg_code(parser *p, const char *k, size_t len)
+/* Arg-name code of the n bytes at k, 0 for args the frontend ignores. */
+static inline int arg_code(const parser *p, const char *k, size_t n)
 {
-  if (len >= 64 || !p->key_len_ok[len])
+  if (n >= ARG_MAX_LEN)
     return 0;
-  return GPOINTER_TO_INT(g_hash_table_lookup(p->argkeys, k));
+  for (unsigned i = p->args.first[n], e = i + p->args.count[n]; i < e; i++) {
+    const char *key = arg_table[p->args.order[i]].key;
+    if (key[0] == k[0] && !memcmp(key, k, n))
+      return arg_table[p->args.order[i]].code;
+  }
+  return 0;
 }
 
 static gboolean read_args(parser *p, GError **error)
@@ -560,7 +669,7 @@ static void finish_event(parser *p, uint32_t file_index)
   }
   e.stream = sc->i[I_STREAM] != KT_ABSENT ? (int32_t)sc->i[I_STREAM] : (int32_t)sc->tid;
   e.wait_stream = sc->i[I_WAIT_STREAM] != KT_ABSENT ? (int32_t)sc->i[I_WAIT_STREAM] : -1;
-  e.name = intern(t, name);
+  e.name = intern_n(t, name, sc->name->len);
   e.meta = KT_NONE;
   e.file_index = file_index;
   e.kind = (uint8_t)kind;
@@ -570,7 +679,7 @@ static void finish_event(parser *p, uint32_t file_index)
     uint32_t *sv[S_N] = { &m.coll_name, &m.dtype, &m.pg_name, &m.pg_desc, &m.pg_ranks, &m.in_split, &m.out_split,
                           &m.kind, &m.in_type0, &m.in_type1 };
     for (int k = 0; k < S_N; k++)
-      *sv[k] = sc->has_s[k] ? intern(t, sc->s[k]->str) : KT_NONE;
+      *sv[k] = sc->has_s[k] ? intern_n(t, sc->s[k]->str, sc->s[k]->len) : KT_NONE;
     m.in_nelems = sc->i[I_IN_NELEMS];
     m.out_nelems = sc->i[I_OUT_NELEMS];
     m.group_size = sc->i[I_GROUP_SIZE];
@@ -790,13 +899,7 @@ static gboolean ip_args(parser *p, const uint8_t **qq, const uint8_t *e)
     size_t kl, n;
     if (!ip_key(&q, e, &k, &kl))
       return FALSE;
-    int code = 0;
-    if (kl < 64 && p->key_len_ok[kl]) {
-      char kb[64];
-      memcpy(kb, k, kl);
-      kb[kl] = 0;
-      code = GPOINTER_TO_INT(g_hash_table_lookup(p->argkeys, kb));
-    }
+    int code = arg_code(p, k, kl);
     if (code == 0) {
       if (!fe_json_ip_skip(&q, e))
         return FALSE;
@@ -1105,33 +1208,6 @@ static gboolean read_device_props(parser *p, GError **error)
   }
 }
 
-static GHashTable *arg_keys(void)
-{
-  GHashTable *h = g_hash_table_new(fast_str_hash, g_str_equal);
-  static const struct { const char *k; int s; } strs[] = {
-    /* "Data Type" is not written by Kineto; CCL-Bench's mock trace generator
-     * uses it instead of "dtype", so it is read as the same field. */
-    { "Collective name", S_COLL }, { "dtype", S_DTYPE }, { "Data Type", S_DTYPE }, { "Process Group Name", S_PG_NAME },
-    { "Process Group Description", S_PG_DESC }, { "Process Group Ranks", S_PG_RANKS },
-    { "In split size", S_IN_SPLIT }, { "Out split size", S_OUT_SPLIT }, { "kind", S_KIND },
-  };
-  static const struct { const char *k; int i; } ints[] = {
-    { "External id", I_EXT }, { "correlation", I_CORR }, { "stream", I_STREAM }, { "device", I_DEVICE },
-    { "In msg nelems", I_IN_NELEMS }, { "Out msg nelems", I_OUT_NELEMS }, { "Group size", I_GROUP_SIZE },
-    { "Global rank start", I_RANK_START }, { "Global rank stride", I_RANK_STRIDE }, { "Seq", I_SEQ },
-    { "Src Rank", I_SRC }, { "Dst Rank", I_DST }, { "Rank", I_RANK }, { "wait_on_stream", I_WAIT_STREAM },
-    { "wait_on_cuda_event_record_corr_id", I_WAIT_CORR }, { "bytes", I_BYTES }, { "Bytes", I_MEM_BYTES },
-    { "Addr", I_MEM_ADDR }, { "Device Id", I_MEM_DEV_ID }, { "Device Type", I_MEM_DEV_TYPE },
-  };
-  for (size_t k = 0; k < G_N_ELEMENTS(strs); k++)
-    g_hash_table_insert(h, (gpointer)strs[k].k, K_STR(strs[k].s));
-  for (size_t k = 0; k < G_N_ELEMENTS(ints); k++)
-    g_hash_table_insert(h, (gpointer)ints[k].k, K_INT(ints[k].i));
-  g_hash_table_insert(h, (gpointer) "Input Dims", K_DIMS);
-  g_hash_table_insert(h, (gpointer) "Input type", K_TYPES);
-  return h;
-}
-
 kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error)
 {
   return kt_trace_parse_flags(j, path, 0, error);
@@ -1142,7 +1218,7 @@ kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GEr
   kt_trace *t = g_new0(kt_trace, 1);
   t->path = g_strdup(path);
   t->chunk = g_string_chunk_new(64 * 1024);
-  t->intern = g_hash_table_new(fast_str_hash, g_str_equal);
+  t->intern = intern_new();
   t->strings = g_ptr_array_new();
   t->events = g_array_new(FALSE, FALSE, sizeof(kt_event));
   t->metas = g_array_new(FALSE, FALSE, sizeof(kt_meta));
@@ -1154,15 +1230,7 @@ kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GEr
   p.sc.name = g_string_sized_new(256);
   for (int k = 0; k < S_N; k++)
     p.sc.s[k] = g_string_sized_new(32);
-  p.argkeys = arg_keys();
-  {
-    GHashTableIter it;
-    gpointer k;
-    g_hash_table_iter_init(&it, p.argkeys);
-    while (g_hash_table_iter_next(&it, &k, NULL))
-      if (strlen(k) < 64)
-        p.key_len_ok[strlen(k)] = TRUE;
-  }
+  arg_index_init(&p.args);
   gboolean ok = TRUE, saw_events = FALSE;
   fe_json_tok tok;
   if (!fe_json_next(j, &tok, error)) {
@@ -1218,7 +1286,6 @@ kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GEr
   g_string_free(p.sc.name, TRUE);
   for (int k = 0; k < S_N; k++)
     g_string_free(p.sc.s[k], TRUE);
-  g_hash_table_destroy(p.argkeys);
   fe_json_free(j);
   if (!ok) {
     kt_trace_free(t);
