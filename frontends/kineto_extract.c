@@ -55,21 +55,27 @@ static const char *const other_comm_kernels[] = {
   "cross_device_reduce_1stage", "cross_device_reduce_2stage", "mscclpp", "msccl", NULL,
 };
 
+/* Whether s starts with pre, ignoring ASCII case.  O(length of pre). */
+static gboolean has_prefix_ci(const char *s, const char *pre)
+{
+  return g_ascii_strncasecmp(s, pre, strlen(pre)) == 0;
+}
+
 gboolean kt_is_comm_kernel_name(const char *name)
 {
-  char *l = g_ascii_strdown(name, -1);
-  const char *p = l;
-  gboolean r = FALSE;
-  if (g_str_has_prefix(p, "nccl") || g_str_has_prefix(p, "rccl")) {
+  /* Compared in place (this runs once per kernel of the trace). */
+  const char *p = name;
+  if (has_prefix_ci(p, "nccl") || has_prefix_ci(p, "rccl")) {
     p += 4;
-    if (g_str_has_prefix(p, "dev"))
+    if (has_prefix_ci(p, "dev"))
       p += 3;
-    r = g_str_has_prefix(p, "kernel_");
+    if (has_prefix_ci(p, "kernel_"))
+      return TRUE;
   }
-  for (int i = 0; !r && other_comm_kernels[i]; i++)
-    r = g_str_has_prefix(l, other_comm_kernels[i]);
-  g_free(l);
-  return r;
+  for (int i = 0; other_comm_kernels[i]; i++)
+    if (has_prefix_ci(name, other_comm_kernels[i]))
+      return TRUE;
+  return FALSE;
 }
 
 gboolean kt_coll_from_arg(const char *s, et_coll_type *c, int *p2p)
