@@ -379,10 +379,15 @@ typedef struct {
   int rank;                /* phase 2 input: the file's global rank */
   kt_trace *trace;         /* phase 1 result (owned here until moved out) */
   kt_rank *extracted;      /* phase 2 result (owned here until moved out) */
+  /* Phase 3 (one job per rank): the rank's graph, its et_graph and the
+   * number of all_to_allv written as uniform (moved out in rank order). */
+  kt_graph *graph;
+  et_graph *et;
+  uint64_t uniform;
   GError *error;           /* the file's own failure */
 } file_job;
 
-typedef enum { WORK_PARSE = 1, WORK_EXTRACT = 2 } work_phase;
+typedef enum { WORK_PARSE = 1, WORK_EXTRACT = 2, WORK_GRAPH = 3 } work_phase;
 
 /* Shared by the workers of one phase.  jobs[i] is written only by the worker
  * that took index i; next and first_failed are the only shared mutable
@@ -393,6 +398,8 @@ typedef struct {
   work_phase phase;
   int world;
   const fe_kineto_options *opt;
+  kt_rank **ranks;         /* phase 3: the matched ranks (read-only) */
+  GPtrArray *groups;       /* phase 3: the matched groups (read-only) */
   gint next;               /* next job index to take */
   gint first_failed;       /* lowest failed job index, n when none failed */
 } file_work;
@@ -439,6 +446,31 @@ static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_op
   return kt_rank_extract(t, rank, world, opt, error);
 }
 
+/* Phase 3 for one rank: the dependency graph, its et_graph (checked by the
+ * builder) and the buffer links of its communication.  Reads only the
+ * rank's own tables and the shared, read-only groups. */
+static gboolean graph_one(file_work *wk, file_job *jb)
+{
+  int rk = jb->rank;
+  kt_rank *r = wk->ranks[rk];
+  kt_graph *g = jb->graph = kt_graph_build(r, wk->opt->mode, wk->opt->min_gap_ps);
+  char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
+  jb->et = to_et(r, g, wk->groups, src, &jb->uniform, &jb->error);
+  g_free(src);
+  if (!jb->et)
+    return FALSE;
+  if (r->comms->len) {
+    /* Buffer lifecycle: COMM nodes get the allocation their kernel uses
+     * (frontends/kineto_mem.c; doc/libraries.md §4.1). */
+    kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
+    kt_mem_stats ms;
+    kt_mem_link(r, links, &ms);
+    kt_mem_apply(r, g, links, jb->et);
+    g_free(links);
+  }
+  return TRUE;
+}
+
 /* Lowers first_failed to i (compare-and-swap loop; it only ever decreases). */
 static void work_failed(file_work *wk, int i)
 {
@@ -463,6 +495,8 @@ static gpointer work_loop(gpointer data)
     if (wk->phase == WORK_PARSE) {
       jb->trace = kt_trace_read(jb->path, &jb->error);
       ok = jb->trace != NULL;
+    } else if (wk->phase == WORK_GRAPH) {
+      ok = graph_one(wk, jb);
     } else {
       jb->extracted = extract_one(jb->trace, jb->rank, wk->world, wk->opt, &jb->error);
       ok = jb->extracted != NULL;
@@ -720,32 +754,39 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
       goto out;
     }
   }
+  /* Build every rank's graph (in parallel; each reads only its own rank
+   * and the read-only groups), then take results and warnings in rank
+   * order; the lowest failing rank gives the error. */
   graphs = g_new0(kt_graph *, world);
-  for (int rk = 0; rk < world; rk++) {
-    kt_rank *r = ranks[rk];
-    kt_graph *g = graphs[rk] = kt_graph_build(r, opt->mode, opt->min_gap_ps);
-    char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
-    uint64_t uniform = 0;
-    w->ranks[rk] = to_et(r, g, groups, src, &uniform, error);
-    g_free(src);
-    if (!w->ranks[rk])
-      goto out;
-    if (r->comms->len) {
-      /* Buffer lifecycle: COMM nodes get the allocation their kernel uses
-       * (frontends/kineto_mem.c; doc/libraries.md §4.1). */
-      kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
-      kt_mem_stats ms;
-      kt_mem_link(r, links, &ms);
-      kt_mem_apply(r, g, links, w->ranks[rk]);
-      g_free(links);
+  {
+    file_job *gjobs = g_new0(file_job, world);
+    file_work gw = { .jobs = gjobs, .n = world, .phase = WORK_GRAPH, .world = world, .opt = opt, .ranks = ranks,
+                     .groups = groups };
+    for (int rk = 0; rk < world; rk++)
+      gjobs[rk].rank = rk;
+    int failed = work_run(&gw, threads);
+    for (int rk = 0; rk < world; rk++) {
+      file_job *jb = &gjobs[rk];
+      graphs[rk] = jb->graph;
+      w->ranks[rk] = jb->et;
+      if (rk == failed) {
+        g_propagate_error(error, jb->error);
+        jb->error = NULL;
+      }
+      g_clear_error(&jb->error);
+      if (rk >= failed || !jb->et)
+        continue;
+      if (jb->uniform)
+        add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
+                    "lists unavailable or of another width)", rk, jb->uniform);
+      if (jb->graph->cycle_edges_dropped)
+        add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were dropped",
+                    rk, jb->graph->cycle_edges_dropped);
+      w->measured_step_ps[rk] = ranks[rk]->window_ps;
     }
-    if (uniform)
-      add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
-                  "lists unavailable or of another width)", rk, uniform);
-    if (g->cycle_edges_dropped)
-      add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were dropped",
-                  rk, g->cycle_edges_dropped);
-    w->measured_step_ps[rk] = r->window_ps;
+    g_free(gjobs);
+    if (failed < world)
+      goto out;
   }
   if (!et_workload_resolve_groups(w, error))
     goto out;
