@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 
 #define FE_JSON_BUF (256u * 1024u)
 
@@ -31,7 +34,8 @@ enum {
 };
 
 struct fe_json {
-  gzFile gz;                 /* NULL in memory mode */
+  gzFile gz;                 /* gzip file, else NULL */
+  int fd;                    /* plain file read with read(2) into own, else -1 */
   const uint8_t *buf;        /* current buffer (own storage or caller's memory) */
   uint8_t *own;              /* owned buffer of FE_JSON_BUF bytes (file mode) */
   size_t pos, end;
@@ -75,16 +79,38 @@ void fe_json_error(const fe_json *j, GError **error, const char *fmt, ...)
 
 fe_json *fe_json_open(const char *path, GError **error)
 {
-  gzFile gz = gzopen(path, "rb");
-  if (!gz) {
-    int e = errno;
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: %s", path,
-                e ? g_strerror(e) : "out of memory");
+  /* gzip by its magic bytes; a plain file is read straight into the buffer
+   * (zlib's transparent mode would copy every byte once more). */
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: %s", path, g_strerror(errno));
     return NULL;
   }
-  gzbuffer(gz, 128u * 1024u);
+  uint8_t magic[2] = { 0, 0 };
+  ssize_t got;
+  do
+    got = pread(fd, magic, 2, 0);
+  while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    int e = errno;
+    close(fd);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read: %s", path, g_strerror(e));
+    return NULL;
+  }
+  gzFile gz = NULL;
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    gz = gzdopen(fd, "rb");
+    if (!gz) {
+      close(fd);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: out of memory", path);
+      return NULL;
+    }
+    gzbuffer(gz, 128u * 1024u);
+    fd = -1; /* gzclose closes it */
+  }
   fe_json *j = g_new0(fe_json, 1);
   j->gz = gz;
+  j->fd = fd;
   j->own = g_malloc(FE_JSON_BUF);
   j->buf = j->own;
   j->name = g_strdup(path);
@@ -98,6 +124,7 @@ fe_json *fe_json_open(const char *path, GError **error)
 fe_json *fe_json_new_mem(const void *data, size_t len, const char *name)
 {
   fe_json *j = g_new0(fe_json, 1);
+  j->fd = -1;
   j->buf = data;
   j->end = len;
   j->at_eof = TRUE;
@@ -115,6 +142,8 @@ void fe_json_free(fe_json *j)
     return;
   if (j->gz)
     gzclose(j->gz);
+  if (j->fd >= 0)
+    close(j->fd);
   g_free(j->own);
   g_free(j->name);
   g_free(j->text);
@@ -134,6 +163,38 @@ uint64_t fe_json_bytes_read(const fe_json *j) { return j->base + j->pos; }
 size_t fe_json_depth(const fe_json *j) { return j->depth; }
 const char *fe_json_source(const fe_json *j) { return j->name; }
 
+/* Reads up to len bytes of input into dst, which will hold the text at
+ * uncompressed offset off.  Returns the count, 0 at the end of input, -1 on
+ * a read or decompression error (error set at off).  zlib reports data
+ * first and a pending error (e.g. truncation) on the next call. */
+static gssize src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GError **error)
+{
+  if (j->fd >= 0) {
+    ssize_t n;
+    do
+      n = read(j->fd, dst, len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+      fail_at(j, off, error, "read error: %s", g_strerror(errno));
+    return n;
+  }
+  int n = gzread(j->gz, dst, (unsigned)len);
+  if (n > 0)
+    return n;
+  int zerr = Z_OK;
+  const char *msg = gzerror(j->gz, &zerr);
+  if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+    if (zerr == Z_BUF_ERROR)
+      fail_at(j, off, error, "compressed stream is truncated (gzip data ends early); the file is incomplete");
+    else if (zerr == Z_ERRNO)
+      fail_at(j, off, error, "read error: %s", g_strerror(errno));
+    else
+      fail_at(j, off, error, "corrupt gzip data: %s", msg ? msg : "unknown zlib error");
+    return -1;
+  }
+  return 0;
+}
+
 /* Refills the buffer.  Returns 1 when bytes are available, 0 at the end of
  * input, -1 on a read or decompression error (error set). */
 static int fill(fe_json *j, GError **error)
@@ -144,26 +205,15 @@ static int fill(fe_json *j, GError **error)
     return 0;
   j->base += j->end;
   j->pos = j->end = 0;
-  int n = gzread(j->gz, j->own, FE_JSON_BUF);
-  if (n > 0) {
-    /* Data first; a pending error (e.g. truncation) shows on the next call. */
-    j->end = (size_t)n;
-    return 1;
-  }
-  int zerr = Z_OK;
-  const char *msg = gzerror(j->gz, &zerr);
-  if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-    if (zerr == Z_BUF_ERROR)
-      fail_at(j, j->base, error,
-              "compressed stream is truncated (gzip data ends early); the file is incomplete");
-    else if (zerr == Z_ERRNO)
-      fail_at(j, j->base, error, "read error: %s", g_strerror(errno));
-    else
-      fail_at(j, j->base, error, "corrupt gzip data: %s", msg ? msg : "unknown zlib error");
+  gssize n = src_read(j, j->own, FE_JSON_BUF, j->base, error);
+  if (n < 0)
     return -1;
+  if (n == 0) {
+    j->at_eof = TRUE;
+    return 0;
   }
-  j->at_eof = TRUE;
-  return 0;
+  j->end = (size_t)n;
+  return 1;
 }
 
 /* Next byte, consumed: 0..255, -1 at end of input, -2 on error. */
@@ -765,6 +815,62 @@ static double strtod_n(const char *text, size_t n, gboolean *ok)
   return d;
 }
 
+/* Whether the 8 bytes in v (loaded little-endian) are all ASCII digits:
+ * every byte's high nibble is 3 and adding 6 to it does not carry into
+ * the high nibble (so the low nibble is at most 9). */
+static inline gboolean swar_is_8digits(uint64_t v)
+{
+  return ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+          (((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
+         UINT64_C(0x3333333333333333);
+}
+
+/* The value of 8 ASCII digits loaded little-endian (first digit in the
+ * lowest byte): pairs, then quads, then the halves are combined with three
+ * multiplies instead of eight multiply-adds. */
+static inline uint64_t swar_8digits(uint64_t v)
+{
+  v -= UINT64_C(0x3030303030303030);
+  v = v * 10 + (v >> 8);                     /* byte 2k holds digits 2k, 2k+1 as a number 0..99 */
+  uint64_t lo = v & UINT64_C(0x000000FF000000FF), hi = (v >> 16) & UINT64_C(0x000000FF000000FF);
+  /* lo: pairs 0 and 2 (bytes 0, 4); hi: pairs 1 and 3.  Digits 0-3 are
+   * pair0 * 100 + pair1, digits 4-7 likewise; then quad0 * 10^4 + quad1. */
+  return ((lo * (100 + (UINT64_C(1000000) << 32))) + (hi * (1 + (UINT64_C(10000) << 32)))) >> 32;
+}
+
+/* Accumulates the decimal digits at [*p, e) into *v: up to 19 digits
+ * without overflow checks (10^19 - 1 < 2^64), eight at a time when they
+ * come in runs of eight (timestamps have 16), then with checks.  Returns
+ * FALSE on overflow of uint64; *p moves past the digits.  O(digits). */
+static inline gboolean digits_u64(const char **pp, const char *e, uint64_t *v)
+{
+  const char *p = *pp, *start = p;
+  uint64_t x = 0;
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  while (e - p >= 8 && p - start <= 11) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    if (!swar_is_8digits(w))
+      break;
+    x = x * 100000000u + swar_8digits(w);
+    p += 8;
+  }
+#endif
+  const char *fast_end = e - start > 19 ? start + 19 : e;
+  while (p < fast_end && (unsigned)(*p - '0') < 10)
+    x = x * 10 + (uint64_t)(*p++ - '0');
+  while (p < e && (unsigned)(*p - '0') < 10) {
+    uint64_t d = (uint64_t)(*p - '0');
+    if (x > (UINT64_MAX - d) / 10)
+      return FALSE;
+    x = x * 10 + d;
+    p++;
+  }
+  *pp = p;
+  *v = x;
+  return TRUE;
+}
+
 gboolean fe_json_int_n(const char *s, size_t n, int64_t *out)
 {
   const char *p = s, *e = s + n;
@@ -776,13 +882,8 @@ gboolean fe_json_int_n(const char *s, size_t n, int64_t *out)
   uint64_t v = 0;
   if (!(p < e && *p >= '0' && *p <= '9'))
     return FALSE;
-  while (p < e && *p >= '0' && *p <= '9') {
-    uint64_t d = (uint64_t)(*p - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return FALSE;
-    v = v * 10 + d;
-    p++;
-  }
+  if (!digits_u64(&p, e, &v))
+    return FALSE;
   if (p == e) {
     if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
       return FALSE;
@@ -816,13 +917,8 @@ static gboolean parse_us_decimal(const char *s, size_t n, gboolean *neg, uint64_
   uint64_t w = 0;
   if (!(p < e && *p >= '0' && *p <= '9'))
     return FALSE;
-  while (p < e && *p >= '0' && *p <= '9') {
-    uint64_t d = (uint64_t)(*p - '0');
-    if (w > (UINT64_MAX / 2 - d) / 10)
-      return FALSE;
-    w = w * 10 + d;
-    p++;
-  }
+  if (!digits_u64(&p, e, &w) || w > UINT64_MAX / 2)
+    return FALSE;
   uint64_t f = 0;
   if (p < e && *p == '.') {
     p++;
@@ -910,11 +1006,10 @@ gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
 /* ---- in-place reading (fe_json_ip.h) ---- */
 
 /* Moves the unread bytes to the front of the owned buffer and reads more
- * until the buffer is full or the input ends.  Read errors and the end of
- * input are left for fill() to report when the buffer is next empty (zlib
- * keeps returning them), so this never fails by itself.  O(bytes moved +
- * bytes read). */
-static void compact(fe_json *j)
+ * until the buffer is full or the input ends (then at_eof is set, so the
+ * last window is never compacted again).  Returns FALSE with error set
+ * on a read or decompression error.  O(bytes moved + bytes read). */
+static gboolean compact(fe_json *j, GError **error)
 {
   size_t left = j->end - j->pos;
   memmove(j->own, j->own + j->pos, left);
@@ -922,11 +1017,16 @@ static void compact(fe_json *j)
   j->pos = 0;
   j->end = left;
   while (j->end < FE_JSON_BUF) {
-    int n = gzread(j->gz, j->own + j->end, (unsigned)(FE_JSON_BUF - j->end));
-    if (n <= 0)
+    gssize n = src_read(j, j->own + j->end, FE_JSON_BUF - j->end, j->base + j->end, error);
+    if (n < 0)
+      return FALSE;
+    if (n == 0) {
+      j->at_eof = TRUE; /* no more compaction; fill() then reports the end */
       break;
+    }
     j->end += (size_t)n;
   }
+  return TRUE;
 }
 
 int fe_json_ip_begin(fe_json *j, size_t want, const uint8_t **p, const uint8_t **e, GError **error)
@@ -955,8 +1055,8 @@ int fe_json_ip_begin(fe_json *j, size_t want, const uint8_t **p, const uint8_t *
   }
   if (c != '{')
     return 0;
-  if (j->gz != NULL && !j->at_eof && j->end - j->pos < want)
-    compact(j);
+  if (j->own != NULL && !j->at_eof && j->end - j->pos < want && !compact(j, error))
+    return -1;
   j->tok_off = j->base + j->pos;
   *p = j->buf + j->pos;
   *e = j->buf + j->end;

@@ -169,12 +169,18 @@ FE_JSON_INLINE gboolean fe_json_number_span_ok(const uint8_t *s, const uint8_t *
   return s == e;
 }
 
-/* Advances *p over whitespace; FALSE when the window ends first. */
+/* Advances *p over whitespace; FALSE when the window ends first.  No
+ * whitespace and a single blank (as in `"ph": "X", "cat": ...`) are tested
+ * byte by byte; longer runs go to the 16-byte scanner. */
 FE_JSON_INLINE gboolean fe_json_ip_ws(const uint8_t **p, const uint8_t *e)
 {
   const uint8_t *q = *p;
   if (G_LIKELY(q < e && !fe_json_ws_char[*q]))
     return TRUE;
+  if (G_LIKELY(e - q >= 2 && !fe_json_ws_char[q[1]])) {
+    *p = q + 1;
+    return TRUE;
+  }
   q = fe_json_skip_ws_run(q, e);
   *p = q;
   return q < e;

@@ -279,6 +279,26 @@ static void test_file_buffers(void)
     g_free(d);
     assert_same(NULL, 0, p);
   }
+  /* A gzip file cut short, at several points: both paths report the same
+   * truncation error at the same uncompressed offset (the in-place path
+   * meets it while filling its window). */
+  {
+    gchar *gzdata;
+    gsize gzlen;
+    g_assert_true(g_file_get_contents(gz, &gzdata, &gzlen, NULL));
+    char *cut = g_build_filename(dir, "cut.json.gz", NULL);
+    for (int k = 1; k <= 4; k++) {
+      g_assert_true(g_file_set_contents(cut, gzdata, (gssize)(gzlen * (gsize)k / 5), NULL));
+      uint64_t ev, bails;
+      char *d = parse_dump(NULL, 0, cut, 0, &ev, &bails);
+      g_assert_true(g_str_has_prefix(d, "error"));
+      g_assert_nonnull(strstr(d, "truncated"));
+      g_free(d);
+      assert_same(NULL, 0, cut);
+    }
+    g_free(cut);
+    g_free(gzdata);
+  }
   /* JSON array format: the event list is the whole file. */
   const char *arr = strchr(strstr(s->str, "\"traceEvents\""), '[');
   const char *end = strrchr(s->str, ']');

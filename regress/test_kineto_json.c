@@ -6,8 +6,9 @@
  */
 #include "config.h"
 
-#include "frontends/fe_json.h"
+#include "frontends/fe_json_ip.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <zlib.h>
@@ -282,6 +283,79 @@ static void test_us_to_ps(void)
   g_assert_false(fe_json_int("9223372036854775808", &v));
 }
 
+/* Integers and microsecond decimals of every length from 1 to 24 digits
+ * (the converters take 8 digits at a time when they can), 20,000 random
+ * ones, against independent references: for integers g_ascii_strtoll
+ * (which reports overflow through errno); for "W.F" microseconds the
+ * exact value built digit by digit in 128-bit arithmetic here, rounding
+ * the seventh fractional digit half away from zero. */
+static void test_digit_runs(void)
+{
+  GRand *r = g_rand_new_with_seed(424242);
+  char buf[64];
+  for (int k = 0; k < 20000; k++) {
+    int nd = 1 + k % 24;
+    int neg = g_rand_int_range(r, 0, 4) == 0;
+    size_t n = 0;
+    if (neg)
+      buf[n++] = '-';
+    for (int i = 0; i < nd; i++)
+      buf[n++] = (char)('0' + (i == 0 && nd > 1 ? g_rand_int_range(r, 1, 10) : g_rand_int_range(r, 0, 10)));
+    if (k % 7 == 0) /* all nines: the largest value of that length */
+      for (size_t i = neg; i < n; i++)
+        buf[i] = '9';
+    buf[n] = 0;
+    /* Integers. */
+    errno = 0;
+    gint64 want = g_ascii_strtoll(buf, NULL, 10);
+    gboolean want_ok = errno == 0;
+    int64_t got = 0;
+    gboolean ok = fe_json_int_n(buf, n, &got);
+    if (ok != want_ok || (ok && got != want))
+      g_error("fe_json_int_n(\"%s\"): got %s %" G_GINT64_FORMAT ", expected %s %" G_GINT64_FORMAT, buf,
+              ok ? "ok" : "fail", got, want_ok ? "ok" : "fail", want);
+    /* Microseconds: the same digits with a fraction of 0-9 digits. */
+    int nf = g_rand_int_range(r, 0, 10);
+    size_t m = n;
+    if (nf) {
+      buf[m++] = '.';
+      for (int i = 0; i < nf; i++)
+        buf[m++] = (char)('0' + g_rand_int_range(r, 0, 10));
+    }
+    buf[m] = 0;
+    unsigned __int128 mag = 0; /* |value| in ps, exact */
+    const char *q = buf + neg;
+    while (*q && *q != '.')
+      mag = mag * 10 + (unsigned)(*q++ - '0');
+    mag *= 1000000;
+    uint64_t frac = 0;
+    int fd = 0;
+    if (*q == '.') {
+      for (q++; *q; q++, fd++) {
+        if (fd < 6)
+          frac = frac * 10 + (uint64_t)(*q - '0');
+        else if (fd == 6 && *q >= '5')
+          frac++;
+      }
+    }
+    for (; fd < 6; fd++)
+      frac *= 10;
+    mag += frac;
+    gboolean exp_ok = mag <= (unsigned __int128)INT64_MAX - 999999;
+    sim_time_ps ps = 0;
+    gboolean ok2 = fe_json_us_to_ps_n(buf, m, &ps);
+    /* Values too large for the decimal path fall back to strtod, which may
+     * still accept them approximately; only in-range values are compared. */
+    if (exp_ok) {
+      int64_t expect = neg ? -(int64_t)mag : (int64_t)mag;
+      if (!ok2 || ps != expect)
+        g_error("fe_json_us_to_ps_n(\"%s\"): got %s %" G_GINT64_FORMAT " ps, expected %" G_GINT64_FORMAT " ps", buf,
+                ok2 ? "ok" : "fail", ps, expect);
+    }
+  }
+  g_rand_free(r);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -295,5 +369,6 @@ int main(int argc, char **argv)
   g_test_add_func("/fe_json/truncated_gzip", test_truncated_gzip);
   g_test_add_func("/fe_json/missing_file", test_missing_file);
   g_test_add_func("/fe_json/us_to_ps", test_us_to_ps);
+  g_test_add_func("/fe_json/digit_runs", test_digit_runs);
   return g_test_run();
 }
