@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 
-#define FE_JSON_BUF (256u * 1024u)
+#define FE_JSON_BUF FE_JSON_BUFFER_BYTES
 
 enum {
   ST_VALUE,          /* a value must come (top level, after ':' or ',' in an array) */

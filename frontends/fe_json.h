@@ -1,6 +1,6 @@
 /* fe_json.h: a streaming (pull) JSON tokenizer for large trace files.
  *
- * The tokenizer reads its input through a fixed-size buffer (256 KiB) from a
+ * The tokenizer reads its input through a fixed-size buffer (1 MiB) from a
  * zlib gzread stream, so plain and gzip-compressed files (detected by their
  * magic bytes) are read the same way, and memory use does not depend on the
  * file size: it holds the buffer, one decoded string or number text (grown
@@ -22,6 +22,9 @@
 #include "common/wisp_util.h"
 
 G_BEGIN_DECLS
+
+/* Size of the read buffer of a file tokenizer (tests size their inputs by it). */
+#define FE_JSON_BUFFER_BYTES (1024u * 1024u)
 
 typedef enum {
   FE_JSON_EOF = 0,      /* end of input after the single top-level value */

@@ -201,18 +201,46 @@ FE_JSON_INLINE gboolean fe_json_ip_string(const uint8_t **p, const uint8_t *e, c
 }
 
 /* Reads a number at *p (a '-' or a digit): [*s, *s + *n) is its text, *p
- * moves past it.  Bails on bad syntax or when the number reaches e. */
+ * moves past it.  One pass that follows the RFC 8259 number grammar
+ * ([-] int [frac] [exp]); it bails on bad syntax, when the number reaches
+ * e, and when a number character follows what it accepted (the tokenizer
+ * reads such a run, e.g. "01" or "1.2.3", as one malformed number). */
 FE_JSON_INLINE gboolean fe_json_ip_number(const uint8_t **p, const uint8_t *e, const char **s, size_t *n)
 {
+#define FE_JSON_IP_DIGIT(q) ((q) < e && (unsigned)(*(q) - '0') < 10)
   const uint8_t *b = *p, *q = b;
-  while (q < e && fe_json_num_char[*q])
+  if (q < e && *q == '-')
     q++;
-  if (q == e || !fe_json_number_span_ok(b, q))
+  if (q < e && *q == '0')
+    q++;
+  else if (FE_JSON_IP_DIGIT(q))
+    while (FE_JSON_IP_DIGIT(q))
+      q++;
+  else
+    return FALSE;
+  if (q < e && *q == '.') {
+    q++;
+    if (!FE_JSON_IP_DIGIT(q))
+      return FALSE;
+    while (FE_JSON_IP_DIGIT(q))
+      q++;
+  }
+  if (q < e && (*q == 'e' || *q == 'E')) {
+    q++;
+    if (q < e && (*q == '+' || *q == '-'))
+      q++;
+    if (!FE_JSON_IP_DIGIT(q))
+      return FALSE;
+    while (FE_JSON_IP_DIGIT(q))
+      q++;
+  }
+  if (q == e || fe_json_num_char[*q])
     return FALSE;
   *s = (const char *)b;
   *n = (size_t)(q - b);
   *p = q;
   return TRUE;
+#undef FE_JSON_IP_DIGIT
 }
 
 G_END_DECLS

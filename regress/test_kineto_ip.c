@@ -235,20 +235,21 @@ static void test_damage(void)
 }
 
 /* A trace of several megabytes read from a file, plain and gzip: events
- * straddle the tokenizer's 256 KiB buffer refills, one event is longer than
- * the whole buffer (a 300,000-byte name, so it can never fit the in-place
- * window), and the JSON array format (no top-level object) is read the
- * same way. */
+ * straddle the tokenizer's buffer refills (FE_JSON_BUFFER_BYTES), one event
+ * is longer than the whole buffer (a name of 1.2 buffers, so it can never
+ * fit the in-place window), and the JSON array format (no top-level object)
+ * is read the same way. */
 static void test_file_buffers(void)
 {
   int n_inplace, n_bail;
   char *text = build_trace(20000, TRUE, &n_inplace, &n_bail);
+  g_assert_cmpuint(strlen(text), >, 2 * FE_JSON_BUFFER_BYTES); /* several refills */
   /* Insert the over-long event after the first 1 MB worth of events. */
   GString *s = g_string_new(text);
   const char *at = strstr(text + 1000000, ",\n    {");
   g_assert_nonnull(at);
   GString *big = g_string_new(",\n    {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"");
-  for (int i = 0; i < 300000; i++)
+  for (size_t i = 0; i < FE_JSON_BUFFER_BYTES + FE_JSON_BUFFER_BYTES / 5; i++)
     g_string_append_c(big, (char)('a' + i % 26));
   g_string_append(big, "\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1}");
   g_string_insert_len(s, at - text, big->str, (gssize)big->len);

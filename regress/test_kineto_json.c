@@ -180,12 +180,13 @@ static void rm_tmp(char *path)
   g_free(path);
 }
 
-/* A 1 MiB string (4 refills of the 256 KiB buffer) in a gzip file and in a
- * plain file: the decoded length and content survive the buffer seams. */
+/* A string of 4 buffers' length (4 refills of the FE_JSON_BUFFER_BYTES
+ * buffer) in a gzip file and in a plain file: the decoded length and
+ * content survive the buffer seams. */
 static void test_file_long_string(gconstpointer gzp)
 {
   gboolean gz = GPOINTER_TO_INT(gzp);
-  size_t n = 1u << 20;
+  size_t n = 4u * FE_JSON_BUFFER_BYTES;
   GString *doc = g_string_new("[\"");
   for (size_t i = 0; i < n; i++)
     g_string_append_c(doc, (char)('a' + i % 26));
