@@ -1029,32 +1029,37 @@ static gboolean compact(fe_json *j, GError **error)
   return TRUE;
 }
 
+/* Whether the next non-blank byte is c (1; not consumed), another byte or
+ * the end (0), or a read error (-1, the tokenizer failed). */
+static int peek_is(fe_json *j, int c, GError **error)
+{
+  int got = peek_nonws(j, error);
+  if (got == -2) {
+    j->state = ST_FAILED;
+    return -1;
+  }
+  return got == c;
+}
+
 int fe_json_ip_begin(fe_json *j, size_t want, const uint8_t **p, const uint8_t **e, GError **error)
 {
   g_return_val_if_fail(j->state != ST_FAILED, -1);
   g_return_val_if_fail(want <= FE_JSON_BUF / 2, -1);
   if (j->state == ST_SEP) {
+    /* After an array element: only ',' lets another one come. */
     if (j->depth == 0 || j->stack[j->depth - 1] != 0)
       return 0;
-    int c = peek_nonws(j, error);
-    if (c == -2) {
-      j->state = ST_FAILED;
-      return -1;
-    }
-    if (c != ',')
-      return 0;
+    int r = peek_is(j, ',', error);
+    if (r <= 0)
+      return r;
     j->pos++;
     j->state = ST_VALUE;
   } else if (j->state != ST_VALUE && j->state != ST_VALUE_OR_END) {
     return 0;
   }
-  int c = peek_nonws(j, error);
-  if (c == -2) {
-    j->state = ST_FAILED;
-    return -1;
-  }
-  if (c != '{')
-    return 0;
+  int r = peek_is(j, '{', error);
+  if (r <= 0)
+    return r;
   if (j->own != NULL && !j->at_eof && j->end - j->pos < want && !compact(j, error))
     return -1;
   j->tok_off = j->base + j->pos;

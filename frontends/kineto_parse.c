@@ -882,18 +882,28 @@ FE_JSON_INLINE gboolean ip_key(const uint8_t **q, const uint8_t *e, const char *
   return fe_json_ip_ws(q, e);
 }
 
+/* Steps into the object at *q ('{'): whitespace, then either its first
+ * member (*more set) or its '}' (*more clear, *q past it). */
+FE_JSON_INLINE gboolean ip_open_object(const uint8_t **q, const uint8_t *e, gboolean *more)
+{
+  (*q)++;
+  if (!fe_json_ip_ws(q, e))
+    return FALSE;
+  *more = **q != '}';
+  if (!*more)
+    (*q)++;
+  return TRUE;
+}
+
 static gboolean ip_args(parser *p, const uint8_t **qq, const uint8_t *e)
 {
   scratch *sc = &p->sc;
   const uint8_t *q = *qq;
+  gboolean more;
   if (*q != '{')
     return fe_json_ip_skip(qq, e);
-  q++;
-  if (!fe_json_ip_ws(&q, e))
+  if (!ip_open_object(&q, e, &more))
     return FALSE;
-  gboolean more = *q != '}';
-  if (!more)
-    q++;
   while (more) {
     const char *k, *s;
     size_t kl, n;
@@ -937,13 +947,11 @@ static gboolean ip_args(parser *p, const uint8_t **qq, const uint8_t *e)
 static gboolean ip_event(parser *p, uint32_t file_index, const uint8_t **qq, const uint8_t *e)
 {
   scratch *sc = &p->sc;
-  const uint8_t *q = *qq + 1;
+  const uint8_t *q = *qq;
+  gboolean more;
   scratch_reset(sc);
-  if (!fe_json_ip_ws(&q, e))
+  if (!ip_open_object(&q, e, &more))
     return FALSE;
-  gboolean more = *q != '}';
-  if (!more)
-    q++;
   while (more) {
     const char *k, *s;
     size_t kl, n;

@@ -113,11 +113,8 @@ static void test_dlrm(void)
   GError *error = NULL;
   char *dir = g_dir_make_tmp("wisp-cal-dlrm-XXXXXX", &error);
   g_assert_no_error(error);
-  char *argv[] = { "tar", "-xzf", tgz, "-C", dir, NULL };
+  test_untar(tgz, dir);
   int status = 0;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, &error));
-  g_assert_no_error(error);
-  g_assert_cmpint(status, ==, 0);
   /* The archive may hold a sub-directory: find the folder with the traces. */
   char *argv2[] = { "sh", "-c", "find \"$0\" -name '*.json*' -printf '%h\\n' | sort -u | head -1", dir, NULL };
   char *found = NULL;

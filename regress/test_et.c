@@ -807,17 +807,6 @@ static void test_encoder_vs_protobuf_c(void)
   g_free(dir), g_free(path);
 }
 
-/* Number of entries in a directory. */
-static guint dir_entries(const char *dir)
-{
-  GDir *d = g_dir_open(dir, 0, NULL);
-  g_assert_nonnull(d);
-  guint n = 0;
-  while (g_dir_read_name(d) != NULL)
-    n++;
-  g_dir_close(d);
-  return n;
-}
 
 /* A chain of n COMP nodes with 40-byte names (about 60 bytes per frame). */
 static et_graph *build_chain(const char *source, uint32_t n)
@@ -858,7 +847,7 @@ static void test_write_errors(void)
     g_assert_nonnull(strstr(err->message, path));
     g_assert_nonnull(strstr(err->message, g_strerror(EFBIG)));
     g_clear_error(&err);
-    g_assert_cmpuint(dir_entries(dir), ==, 0); /* neither the file nor its temporary */
+    g_assert_cmpuint(test_dir_entries(dir), ==, 0); /* neither the file nor its temporary */
     et_graph_free(g);
     test_rm_rf(dir);
     g_free(dir), g_free(path);
@@ -872,7 +861,7 @@ static void test_write_errors(void)
   g_assert_error(err, WISP_ERROR, WISP_ERROR_IO);
   g_assert_nonnull(strstr(err->message, path));
   g_clear_error(&err);
-  g_assert_cmpuint(dir_entries(dir), ==, 0);
+  g_assert_cmpuint(test_dir_entries(dir), ==, 0);
   et_graph_free(g);
   test_rm_rf(dir);
   g_free(dir), g_free(path);
@@ -1636,7 +1625,7 @@ static void test_workload_parallel(void)
       g_unsetenv("WISP_THREADS");
     g_assert_true(et_workload_write_threads(w, dirs[k], "trace", runs[k].threads, &err));
     g_assert_no_error(err);
-    g_assert_cmpuint(dir_entries(dirs[k]), ==, G_N_ELEMENTS(files));
+    g_assert_cmpuint(test_dir_entries(dirs[k]), ==, G_N_ELEMENTS(files));
     for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
       char *a = g_build_filename(dirs[0], files[f], NULL), *b = g_build_filename(dirs[k], files[f], NULL);
       GBytes *x = slurp(a), *y = slurp(b);
@@ -1689,7 +1678,7 @@ static void test_workload_parallel_errors(void)
     g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
     g_assert_nonnull(strstr(err->message, "WISP_THREADS"));
     g_clear_error(&err);
-    g_assert_cmpuint(dir_entries(dir), ==, 0);
+    g_assert_cmpuint(test_dir_entries(dir), ==, 0);
   }
   /* An explicit count does not look at the variable. */
   g_assert_true(et_workload_write_threads(w, dir, "trace", 2, &err));
@@ -1704,7 +1693,7 @@ static void test_workload_parallel_errors(void)
   g_assert_error(err, WISP_ERROR, WISP_ERROR_INVALID);
   g_assert_nonnull(strstr(err->message, "trace.4.et"));
   g_clear_error(&err);
-  g_assert_cmpuint(dir_entries(dir), ==, 0);
+  g_assert_cmpuint(test_dir_entries(dir), ==, 0);
   w->ranks[4] = saved;
 
   /* Rank 5 becomes one all-reduce naming a group the workload lacks. */

@@ -746,10 +746,7 @@ static void test_dlrm(void)
   }
   char *tar = g_build_filename(d, "param/dlrm_kineto.tar.gz", NULL);
   char *dir = tmpdir_new();
-  char *argv[] = { "tar", "-xzf", tar, "-C", dir, NULL };
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_cmpint(status, ==, 0);
+  test_untar(tar, dir);
   char *tdir = g_build_filename(dir, "dlrm_kineto", NULL);
   fe_kineto_report rep;
   GError *e = NULL;

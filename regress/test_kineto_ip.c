@@ -370,10 +370,7 @@ static void test_fixtures(void)
   }
   char *tar = g_build_filename(d, "param/dlrm_kineto.tar.gz", NULL);
   char *tmp = g_dir_make_tmp("wisp-kineto-ip-XXXXXX", NULL);
-  char *argv[] = { "tar", "-xzf", tar, "-C", tmp, NULL };
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_cmpint(status, ==, 0);
+  test_untar(tar, tmp);
   char *tdir = g_build_filename(tmp, "dlrm_kineto", NULL);
   GDir *gd = g_dir_open(tdir, 0, NULL);
   g_assert_nonnull(gd);

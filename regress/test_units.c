@@ -3,6 +3,7 @@
  * output files.  Every expected value is worked out in the comment or the
  * expression next to the check. */
 #include "config.h"
+#include "regress/test_util.h"
 #include "common/wisp_util.h"
 
 #include <glib/gstdio.h>
@@ -269,17 +270,6 @@ static char *read_all(const char *path)
   return text;
 }
 
-/* Number of directory entries; a leftover temporary file would show up. */
-static guint dir_entries(const char *dir)
-{
-  GDir *d = g_dir_open(dir, 0, NULL);
-  g_assert_nonnull(d);
-  guint n = 0;
-  while (g_dir_read_name(d) != NULL)
-    n++;
-  g_dir_close(d);
-  return n;
-}
 
 static void test_atomic_files(void)
 {
@@ -294,7 +284,7 @@ static void test_atomic_files(void)
   char *text = read_all(path);
   g_assert_cmpstr(text, ==, "hello\n");
   g_free(text);
-  g_assert_cmpuint(dir_entries(dir), ==, 1);
+  g_assert_cmpuint(test_dir_entries(dir), ==, 1);
   struct stat st;
   g_assert_cmpint(stat(path, &st), ==, 0);
   g_assert_cmpint(st.st_mode & 0777, ==, 0644);
@@ -303,7 +293,7 @@ static void test_atomic_files(void)
   wisp_afile *f = wisp_afile_open(path, &error);
   g_assert_no_error(error);
   fputs("half-written", wisp_afile_stream(f));
-  g_assert_cmpuint(dir_entries(dir), ==, 2); /* the temporary exists meanwhile */
+  g_assert_cmpuint(test_dir_entries(dir), ==, 2); /* the temporary exists meanwhile */
   text = read_all(path);
   g_assert_cmpstr(text, ==, "hello\n"); /* not visible before commit */
   g_free(text);
@@ -311,7 +301,7 @@ static void test_atomic_files(void)
   text = read_all(path);
   g_assert_cmpstr(text, ==, "hello\n");
   g_free(text);
-  g_assert_cmpuint(dir_entries(dir), ==, 1);
+  g_assert_cmpuint(test_dir_entries(dir), ==, 1);
 
   /* A committed stream replaces the file. */
   f = wisp_afile_open(path, &error);
@@ -322,7 +312,7 @@ static void test_atomic_files(void)
   text = read_all(path);
   g_assert_cmpstr(text, ==, "second\n");
   g_free(text);
-  g_assert_cmpuint(dir_entries(dir), ==, 1);
+  g_assert_cmpuint(test_dir_entries(dir), ==, 1);
 
   /* Zero bytes is a valid (empty) file. */
   g_assert_true(wisp_write_file_atomic(path, "", 0, &error));

@@ -26,4 +26,30 @@ G_GNUC_UNUSED static void test_rm_rf(const char *path)
   }
 }
 
+/* Number of entries in a directory (a leftover temporary file would show
+ * up).  O(entries). */
+G_GNUC_UNUSED static guint test_dir_entries(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  g_assert_nonnull(d);
+  guint n = 0;
+  while (g_dir_read_name(d) != NULL)
+    n++;
+  g_dir_close(d);
+  return n;
+}
+
+/* Extracts the gzip tarball tgz into dir with tar(1) (found on PATH);
+ * asserts that it succeeds. */
+G_GNUC_UNUSED static void test_untar(const char *tgz, const char *dir)
+{
+  char *argv[] = { (char *)"tar", (char *)"-xzf", (char *)tgz, (char *)"-C", (char *)dir, NULL };
+  int status = 1;
+  GError *error = NULL;
+  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                             NULL, &status, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+}
+
 #endif
