@@ -21,7 +21,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   char *mode = NULL, *steps = NULL, *replicate = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
-  gboolean strict = FALSE;
+  gboolean strict = FALSE, host_launch = FALSE;
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
@@ -30,6 +30,8 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
      "synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
     {"min-gap-ns", 0, 0, G_OPTION_ARG_DOUBLE, &min_gap_ns, "idle gaps shorter than this are not emitted (default 1)", "NS"},
+    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &host_launch,
+     "kernels mode: model the launching CPU threads (GPU ops wait for their launch, host syncs for the GPU)", NULL},
     {NULL},
   };
   GOptionEntry conv[] = {
@@ -59,6 +61,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   gboolean good = FALSE;
   fe_kineto_options_init(opt);
   opt->strict = strict;
+  opt->host_launch = host_launch;
   opt->step = step;
   opt->replicate_from = replicate;
   *status = 2;

@@ -85,6 +85,7 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
     fe_kineto_options_init(&opt);
     opt.strict = (build_flags & ET_BUILD_STRICT) != 0;
     opt.replicate_from = lo->replicate_from;
+    opt.host_launch = lo->host_launch;
     if (lo->step >= 0)
       opt.step = lo->step;
     fe_kineto_report rep = {0};
@@ -112,6 +113,8 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict, "repairable input problems (dangling edges, unmatched or unsized collectives) are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &c->host_launch,
+     "Kineto: model the launching CPU threads (GPU ops wait for their launch, host syncs for the GPU)", NULL},
     {NULL},
   };
   memcpy(e, list, sizeof(list));
@@ -130,6 +133,7 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   }
   l.replicate_from = c->replicate_from;
   l.step = c->step;
+  l.host_launch = c->host_launch;
   *lo = l;
   if (c->compute_slots < 1) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compute-slots must be at least 1");

@@ -30,6 +30,8 @@ typedef struct {
   gboolean strict;         /* matching mismatches and guessed ranks are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
+  gboolean host_launch;    /* kernels mode: launching CPU threads as graph nodes; a GPU op waits for its launch
+                            * and host synchronisation calls wait for the GPU (doc/kineto.md) */
   int threads;             /* workers parsing and extracting rank files in parallel: 0 (default) = the
                             * environment variable WISP_THREADS when set, else g_get_num_processors();
                             * 1 = one file after another in the calling thread.  Never changes the output. */
@@ -58,6 +60,7 @@ typedef struct {
   sim_time_ps gpu_busy_ps;     /* union of GPU op time inside the window */
   sim_time_ps node_busy_ps;    /* union of GPU time represented by graph nodes */
   uint64_t nodes, edges, gap_nodes, cross_stream_edges, inconsistent_sync_edges, cycle_edges_dropped;
+  uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits; /* host_launch */
   uint64_t comm_matched, comm_dropped;
   GHashTable *skipped;     /* reason (char*) -> GUINT_TO_POINTER(count) */
   char *device_name;

@@ -104,6 +104,11 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             " edges, %" G_GUINT64_FORMAT " cross-stream; %" G_GUINT64_FORMAT " sync edges contradicted by the timeline "
             "(not added), %" G_GUINT64_FORMAT " cycle edges dropped\n", k->nodes, k->gap_nodes, k->edges,
             k->cross_stream_edges, k->inconsistent_sync_edges, k->cycle_edges_dropped);
+    if (k->host_threads)
+      fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s); %"
+              G_GUINT64_FORMAT " GPU ops waited on by host syncs; %" G_GUINT64_FORMAT " launched before the window "
+              "and %" G_GUINT64_FORMAT " measured to start before their launch (no launch dependency)\n",
+              k->host_nodes, k->host_threads, k->sync_waits, k->launched_before_window, k->launch_inversions);
     fprintf(out, "  coverage: %.1f%% of the window's GPU busy time is in graph nodes\n",
             k->gpu_busy_ps ? 100.0 * (double)k->node_busy_ps / (double)k->gpu_busy_ps : 100.0);
     if (k->skipped && g_hash_table_size(k->skipped)) {
@@ -453,7 +458,7 @@ static gboolean graph_one(file_work *wk, file_job *jb)
 {
   int rk = jb->rank;
   kt_rank *r = wk->ranks[rk];
-  kt_graph *g = jb->graph = kt_graph_build(r, wk->opt->mode, wk->opt->min_gap_ps);
+  kt_graph *g = jb->graph = kt_graph_build(r, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
   char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
   jb->et = to_et(r, g, wk->groups, src, &jb->uniform, &jb->error);
   g_free(src);
@@ -731,6 +736,8 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   rep->mismatches = st.mismatches;
   rep->imbalanced_a2av = st.imbalanced_a2av;
   rep->groups = groups->len;
+  if (opt->host_launch && opt->mode == FE_KINETO_GAP)
+    add_warning(rep->warnings, "the host launch model applies to kernels mode only; ignored in gap mode");
   /* 5. Graphs. */
   w = et_workload_new(world, n_paths == 1 ? paths[0] : "(kineto traces)");
   for (guint gi = 0; gi < groups->len; gi++) {
@@ -810,6 +817,11 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->cross_stream_edges = g->cross_edges;
     rr->inconsistent_sync_edges = r->inconsistent_sync_edges;
     rr->cycle_edges_dropped = g->cycle_edges_dropped;
+    rr->host_nodes = g->host_nodes;
+    rr->host_threads = g->host_threads;
+    rr->launched_before_window = g->launched_before_window;
+    rr->launch_inversions = g->launch_inversions;
+    rr->sync_waits = g->sync_waits;
     rr->comm_size_from_args = r->size_from_args;
     rr->comm_size_from_cpu_op = r->size_from_cpu;
     rr->comm_size_unknown = r->size_unknown;

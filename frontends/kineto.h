@@ -206,6 +206,12 @@ typedef struct {
   GStringChunk *names;     /* names made up for delay nodes (deduplicated) */
   uint64_t gap_nodes, cross_edges, cycle_edges_dropped;
   sim_time_ps node_busy_ps, gpu_busy_ps;
+  /* Host launch model (host_launch): CPU nodes (launch calls, host
+   * synchronisation calls, the time between them), launching threads, GPU
+   * ops whose launch began before the window (no CPU dependency), GPU ops
+   * measured to start before their launch began (dependency dropped), and
+   * GPU ops a host synchronisation waits for. */
+  uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits;
 } kt_graph;
 
 /* Cross-rank matching of every rank's comms (ranks[i] may be NULL for
@@ -228,7 +234,9 @@ gboolean kt_match(kt_rank **ranks, int n_ranks, gboolean strict, GPtrArray *grou
                   kt_match_stats *stats, GError **error);
 void kt_group_free(gpointer g);
 
-kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps);
+/* host_launch (kernels mode only): model the CPU threads that launch GPU
+ * work (see kineto_graph.c). */
+kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps, gboolean host_launch);
 void kt_graph_free(kt_graph *g);
 /* Drops edges that close a cycle (Kahn's algorithm, O(V + E) per dropped
  * edge, in a deterministic order); returns the number dropped. */

@@ -426,7 +426,155 @@ static const char *made_name(kt_graph *g, int64_t key)
   return g_string_chunk_insert_const(g->names, buf);
 }
 
-kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps)
+/* ---- host launch model ----
+ *
+ * With host_launch, every CPU thread that launches GPU work in the window
+ * becomes a chain of CPU nodes in time order: the time before each call
+ * (a delay), each launch call at its measured duration, and each host
+ * synchronisation call (cudaStreamSynchronize, cudaDeviceSynchronize, ...).
+ * All are COMP nodes flagged CPU_OP and DELAY: they take their time but
+ * hold no compute slot, so threads do not serialise each other.
+ *
+ * A GPU op depends on the CPU node that ends where its launch call begins
+ * (the kernel cannot start before the call is made), and the idle time
+ * before it on its stream is measured from the later of its stream
+ * predecessor's end and that launch start; so the baseline replays the
+ * measured start, and when the GPU gets faster an op waits for its launch
+ * (launch-bound) instead of starting a fixed gap after its predecessor.
+ * A host synchronisation call depends on the last op launched on each
+ * stream by its thread before it (those that ended before the call
+ * returned) and lasts from the later of its start and their end to its
+ * measured end; so the CPU waits for the GPU, and launches after a sync
+ * move when the GPU work before it does.  Only edges that agree with the
+ * measured timeline are added, so the model keeps the graph acyclic.
+ * O((ops + sync calls) log) for sorting, O(streams) per sync call. */
+
+typedef struct {
+  int64_t thread;          /* pid * 1000003 ^ tid, as kineto_extract.c */
+  sim_time_ps start, dur;  /* relative to the window start */
+  uint32_t ev;             /* the call's event */
+  uint32_t op;             /* launched op, KT_NONE for a sync call */
+} host_call;
+
+static int cmp_host_call(const void *a, const void *b)
+{
+  const host_call *x = a, *y = b;
+  if (x->thread != y->thread)
+    return x->thread < y->thread ? -1 : 1;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  if (x->ev != y->ev)
+    return x->ev < y->ev ? -1 : 1;
+  return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* "host_thread<tid>", stored once per thread. */
+static const char *host_name(kt_graph *g, int64_t tid)
+{
+  char buf[48];
+  g_snprintf(buf, sizeof buf, "host_thread%" G_GINT64_FORMAT, tid);
+  return g_string_chunk_insert_const(g->names, buf);
+}
+
+/* Builds the CPU chains.  anchor[i] / anchor_t[i]: the CPU node a GPU op
+ * waits for and the measured time it ends (its launch start); waits: pairs
+ * (op, sync node) for the edges op -> sync, added once the op nodes exist. */
+static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, uint32_t *anchor,
+                        sim_time_ps *anchor_t, GArray *waits)
+{
+  const kt_trace *t = r->trace;
+  GArray *calls = g_array_new(FALSE, FALSE, sizeof(host_call));
+  for (guint i = 0; i < r->ops->len; i++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    anchor[i] = KT_NONE;
+    anchor_t[i] = 0;
+    if (op->launch == KT_NONE)
+      continue;
+    const kt_event *e = &g_array_index(t->events, kt_event, op->launch);
+    host_call c = { (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid, e->ts - r->window_abs, e->dur, op->launch, i };
+    if (c.start < 0) {
+      g->launched_before_window++;
+      continue;
+    }
+    g_array_append_val(calls, c);
+  }
+  for (guint i = 0; i < t->events->len; i++) {
+    const kt_event *e = &g_array_index(t->events, kt_event, i);
+    sim_time_ps start = e->ts - r->window_abs;
+    if (e->kind != KT_EV_HOST_SYNC || start < 0 || start > r->window_ps)
+      continue;
+    host_call c = { (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid, start, e->dur, i, KT_NONE };
+    g_array_append_val(calls, c);
+  }
+  g_array_sort(calls, cmp_host_call);
+  uint32_t *last_on_stream = g_new(uint32_t, r->n_streams ? r->n_streams : 1);
+  uint32_t last = KT_NONE;
+  sim_time_ps cursor = 0, launch_anchor_t = 0;
+  uint32_t launch_anchor = KT_NONE;
+  for (guint k = 0; k < calls->len; k++) {
+    const host_call *c = &g_array_index(calls, host_call, k);
+    const kt_event *e = &g_array_index(t->events, kt_event, c->ev);
+    if (k == 0 || c->thread != g_array_index(calls, host_call, k - 1).thread) {
+      last = KT_NONE;
+      cursor = 0;
+      for (uint32_t s = 0; s < r->n_streams; s++)
+        last_on_stream[s] = KT_NONE;
+      g->host_threads++;
+    } else if (c->op != KT_NONE && c->ev == g_array_index(calls, host_call, k - 1).ev) {
+      /* One call launching several ops (cudaGraphLaunch): same anchor. */
+      anchor[c->op] = launch_anchor;
+      anchor_t[c->op] = launch_anchor_t;
+      last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
+      continue;
+    }
+    if (c->start > cursor) {
+      if (c->start - cursor >= min_gap_ps) {
+        uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY, c->start - cursor, cursor, KT_NONE,
+                              host_name(g, e->tid));
+        add_edge(g, last, d);
+        last = d;
+        g->host_nodes++;
+      }
+      cursor = c->start;
+    }
+    if (c->op != KT_NONE) {
+      launch_anchor = anchor[c->op] = last;
+      launch_anchor_t = anchor_t[c->op] = cursor;
+      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START, c->dur, c->start,
+                            KT_NONE, kt_str(t, e->name));
+      add_edge(g, last, n);
+      last = n;
+      cursor = MAX(cursor, c->start + c->dur);
+      last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
+    } else {
+      /* A sync call: waits for the ops it saw launched that ended before it returned. */
+      sim_time_ps end = c->start + c->dur, gpu_done = 0;
+      guint first_wait = waits->len;
+      for (uint32_t s = 0; s < r->n_streams; s++) {
+        uint32_t o = last_on_stream[s];
+        if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
+          continue;
+        gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
+        kt_edge w = { o, KT_NONE };
+        g_array_append_val(waits, w);
+      }
+      sim_time_ps from = MAX(cursor, gpu_done);
+      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START,
+                            end > from ? end - from : 0, from, KT_NONE, kt_str(t, e->name));
+      for (guint q = first_wait; q < waits->len; q++)
+        g_array_index(waits, kt_edge, q).child = n;
+      g->sync_waits += waits->len - first_wait;
+      add_edge(g, last, n);
+      last = n;
+      cursor = MAX(from, end);
+    }
+    g->host_nodes++;
+  }
+  g_free(last_on_stream);
+  g_array_free(calls, TRUE);
+}
+
+kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps, gboolean host_launch)
 {
   kt_graph *g = g_new0(kt_graph, 1);
   g->names = g_string_chunk_new(1024);
@@ -443,6 +591,15 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
   g->gpu_busy_ps = union_length(all);
   if (mode == FE_KINETO_KERNELS) {
     uint32_t *node_of_op = g_new(uint32_t, r->ops->len ? r->ops->len : 1);
+    uint32_t *anchor = NULL;
+    sim_time_ps *anchor_t = NULL;
+    GArray *waits = NULL;
+    if (host_launch) {
+      anchor = g_new(uint32_t, r->ops->len ? r->ops->len : 1);
+      anchor_t = g_new(sim_time_ps, r->ops->len ? r->ops->len : 1);
+      waits = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+      host_chains(g, r, min_gap_ps, anchor, anchor_t, waits);
+    }
     GArray *tails = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     sim_time_ps max_end = 0;
     uint32_t prev = KT_NONE;
@@ -456,12 +613,24 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
         prev = KT_NONE;
         prev_end = 0;
       }
-      sim_time_ps gap = op->start - prev_end;
+      /* The op is ready when its stream predecessor has ended and, in the
+       * host model, when its launch call has begun. */
+      sim_time_ps ready = prev_end;
+      uint32_t a = anchor ? anchor[i] : KT_NONE;
+      if (a != KT_NONE && anchor_t[i] > op->start) {
+        g->launch_inversions++; /* measured to start before its launch: keep the measured start */
+        a = KT_NONE;
+      } else if (a != KT_NONE) {
+        ready = MAX(ready, anchor_t[i]);
+      }
+      sim_time_ps gap = op->start - ready;
       if (gap >= min_gap_ps && gap > 0) {
         int64_t key = r->stream_keys[op->stream];
-        uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, prev_end, KT_NONE,
+        uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, ready, KT_NONE,
                               made_name(g, key));
         add_edge(g, prev, d);
+        add_edge(g, a, d);
+        a = KT_NONE;
         prev = d;
         g->gap_nodes++;
       }
@@ -472,6 +641,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
                             kt_str(t, e->name));
       node_of_op[i] = n;
       add_edge(g, prev, n);
+      add_edge(g, a, n);
       prev = n;
       prev_end = MAX(prev_end, op->end);
       max_end = MAX(max_end, op->end);
@@ -492,6 +662,15 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
         add_edge(g, g_array_index(tails, uint32_t, i), d);
       g->gap_nodes++;
     }
+    if (waits) {
+      for (guint i = 0; i < waits->len; i++) {
+        kt_edge w = g_array_index(waits, kt_edge, i);
+        add_edge(g, node_of_op[w.parent], w.child);
+      }
+      g_array_free(waits, TRUE);
+    }
+    g_free(anchor);
+    g_free(anchor_t);
     g_array_free(tails, TRUE);
     g_free(node_of_op);
   } else {

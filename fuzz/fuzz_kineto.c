@@ -54,9 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     GPtrArray *warnings = g_ptr_array_new_with_free_func(g_free);
     kt_match_stats st;
     if (kt_match(ranks, 2, FALSE, groups, warnings, &st, &error)) {
-      kt_graph *g = kt_graph_build(r, FE_KINETO_KERNELS, SIM_PS_PER_NS);
+      kt_graph *g = kt_graph_build(r, FE_KINETO_KERNELS, SIM_PS_PER_NS, FALSE);
       kt_graph_free(g);
-      g = kt_graph_build(r, FE_KINETO_GAP, 0);
+      g = kt_graph_build(r, FE_KINETO_KERNELS, 0, TRUE);
+      kt_graph_free(g);
+      g = kt_graph_build(r, FE_KINETO_GAP, 0, FALSE);
       kt_graph_free(g);
     } else {
       g_clear_error(&error);

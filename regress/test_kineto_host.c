@@ -1,0 +1,235 @@
+/* test_kineto_host.c: the host launch model of the Kineto frontend
+ * (fe_kineto_options.host_launch, host_chains in frontends/kineto_graph.c).
+ *
+ * One hand-made rank trace, in microseconds from the step start (the same
+ * on both ranks of a 2-rank job):
+ *
+ *   CPU thread 1:  cudaLaunchKernel L1 [10, 15]   L2 [20, 25]
+ *                  cudaDeviceSynchronize S [30, 70]   L3 [75, 80]
+ *   GPU stream 7:  K1 [16, 26] (gemm, launched by L1)
+ *                  K2 [26, 60] (all-reduce of 4 MiB over both ranks, L2)
+ *                  K3 [82, 90] (gemm, L3)
+ *   ProfilerStep#1 [0, 100]: the window is 100 us.
+ *
+ * With the host model the graph is, per rank: the CPU chain
+ * idle[0,10] L1 idle[15,20] L2 idle[25,30] S idle[70,75] L3 (8 nodes; S
+ * waits for K2, the last op launched before it, and lasts from K2's end 60
+ * to 70); on the stream idle[10,16] (after L1 began) K1 K2 idle[75,82]
+ * (after L3 began; K2 ended at 60) K3, and the step tail [90,100]:
+ * 14 nodes, 3 of them stream idle/gap.  Without it: idle[0,16] K1 K2
+ * idle[60,82] K3 tail = 6 nodes.
+ *
+ * Replays on a 2-rank network (test_what_if): when the all-reduce takes its
+ * measured 34 us both models replay the measured 100 us; when it takes 1 us
+ * the host model gives 70 us (K3 waits for L3, which follows the sync) and
+ * the model without it 67 us (K3 follows K2 after a fixed 22 us idle); the
+ * arithmetic is written next to the checks.
+ */
+#include "config.h"
+#include "regress/test_util.h"
+
+#include "frontends/fe.h"
+#include "frontends/kineto.h"
+#include "simcore/sim_replay.h"
+#include "topologies/topo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One rank's trace (times above, offset by 1,000,000 us). */
+static char *host_json(int rank)
+{
+  const long base = 1000000;
+  GString *s = g_string_new("");
+  g_string_append_printf(s, "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 2}, "
+                            "\"traceEvents\": [\n", rank);
+  g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, "
+                            "\"tid\": 1, \"ts\": %ld, \"dur\": 100},\n", base);
+  static const struct { long ts, dur; int corr; const char *name; } cpu[] = {
+    { 10, 5, 1, "cudaLaunchKernel" }, { 20, 5, 2, "cudaLaunchKernel" }, { 30, 40, 0, "cudaDeviceSynchronize" },
+    { 75, 5, 3, "cudaLaunchKernel" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cpu); i++)
+    g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, "
+                              "\"ts\": %ld, \"dur\": %ld, \"args\": {\"correlation\": %d}},\n", cpu[i].name,
+                           base + cpu[i].ts, cpu[i].dur, cpu[i].corr ? cpu[i].corr : 100);
+  g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_a\", \"pid\": 0, \"tid\": 7, "
+                            "\"ts\": %ld, \"dur\": 10, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1}},\n",
+                         base + 16);
+  g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", "
+                            "\"pid\": 0, \"tid\": 7, \"ts\": %ld, \"dur\": 34, \"args\": {\"device\": 0, \"stream\": 7, "
+                            "\"correlation\": 2, \"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, "
+                            "\"Out msg nelems\": 1048576, \"Group size\": 2, \"dtype\": \"Float\", "
+                            "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"Seq\": 1}},\n",
+                         base + 26);
+  g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_b\", \"pid\": 0, \"tid\": 7, "
+                            "\"ts\": %ld, \"dur\": 8, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 3}}\n",
+                         base + 82);
+  g_string_append(s, "]}\n");
+  return g_string_free(s, FALSE);
+}
+
+typedef struct {
+  char *dir;
+  char *paths[2];
+} trace_set;
+
+static void traces_write(trace_set *ts)
+{
+  ts->dir = g_dir_make_tmp("wisp-kineto-host-XXXXXX", NULL);
+  g_assert_nonnull(ts->dir);
+  for (int r = 0; r < 2; r++) {
+    char *name = g_strdup_printf("rank%d.json", r), *text = host_json(r);
+    ts->paths[r] = g_build_filename(ts->dir, name, NULL);
+    g_assert_true(g_file_set_contents(ts->paths[r], text, -1, NULL));
+    g_free(name);
+    g_free(text);
+  }
+}
+
+static void traces_free(trace_set *ts)
+{
+  test_rm_rf(ts->dir);
+  g_free(ts->dir);
+  g_free(ts->paths[0]);
+  g_free(ts->paths[1]);
+}
+
+static et_workload *load(const trace_set *ts, gboolean host, fe_kineto_report *rep)
+{
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.host_launch = host;
+  GError *e = NULL;
+  et_workload *w = fe_kineto_load((const char *const *)ts->paths, 2, &opt, rep, &e);
+  g_assert_no_error(e);
+  g_assert_nonnull(w);
+  return w;
+}
+
+/* The graph shape given in the file comment. */
+static void test_graph(void)
+{
+  trace_set ts;
+  traces_write(&ts);
+  fe_kineto_report rep;
+  et_workload *w = load(&ts, TRUE, &rep);
+  const fe_kineto_rank_report *rr = &rep.ranks[0];
+  g_assert_cmpuint(rr->nodes, ==, 14);
+  g_assert_cmpuint(rr->gap_nodes, ==, 3);
+  g_assert_cmpuint(rr->host_nodes, ==, 8);
+  g_assert_cmpuint(rr->host_threads, ==, 1);
+  g_assert_cmpuint(rr->sync_waits, ==, 1);   /* S waits for K2 */
+  g_assert_cmpuint(rr->launch_inversions, ==, 0);
+  g_assert_cmpuint(rr->cycle_edges_dropped, ==, 0);
+  /* The sync node: CPU op, no slot, from K2's end (60 us) to 70 us. */
+  const et_graph *g = w->ranks[0];
+  gboolean found = FALSE;
+  for (uint32_t i = 0; i < g->n_nodes; i++) {
+    const et_node *n = &g->nodes[i];
+    if (strcmp(g->strings + n->name, "cudaDeviceSynchronize") != 0)
+      continue;
+    found = TRUE;
+    g_assert_true((n->flags & ET_FLAG_CPU_OP) && (n->flags & ET_FLAG_DELAY));
+    g_assert_cmpint(n->start_ps, ==, 60 * SIM_PS_PER_US);
+    g_assert_cmpint(n->duration_ps, ==, 10 * SIM_PS_PER_US);
+  }
+  g_assert_true(found);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  w = load(&ts, FALSE, &rep);
+  g_assert_cmpuint(rep.ranks[0].nodes, ==, 6);
+  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 0);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  traces_free(&ts);
+}
+
+/* Step time of the 2-rank replay on a 2-rank fully connected network of
+ * the given link bandwidth and zero latency. */
+static sim_time_ps replay(const trace_set *ts, gboolean host, const char *bandwidth)
+{
+  char *yaml = g_strdup_printf("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
+                               "  - {name: link, kind: fully_connected, size: 2, bandwidth: %s, latency: 0ns}\n",
+                               bandwidth);
+  GError *e = NULL;
+  topo *t = topo_load_string(yaml, "pair.yaml", &e);
+  g_assert_no_error(e);
+  et_workload *w = load(ts, host, NULL);
+  sim_replay_options ro = { .quiet = TRUE };
+  sim_result *r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  sim_time_ps step = r->step_time;
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
+  g_free(yaml);
+  return step;
+}
+
+/* All-reduce of S = 4 MiB on 2 ranks moves S bytes over each rank's link in
+ * total (ring: reduce-scatter S/2 then all-gather S/2; 2 (n - 1) / n x S = S),
+ * so with zero latency it takes t = S / B.
+ *
+ * B = 4,194,304 B / 34 us = 123,361,882,352.94 B/s (given as 123361882353B/s,
+ * t = 34.000 us to within 1 ps): every op replays at its measured time,
+ * and both models give the measured 100 us.
+ *
+ * B = 4,194,304,000,000 B/s: t = 1 us.
+ *   host model: K2 [26, 27]; S starts when both the CPU (at 30) and K2
+ *     (at 27) are done, at 30, and lasts its post-wait time 70 - 60 = 10 us,
+ *     ending at 40; idle 5 -> L3 [45, 50]; K3 ready at
+ *     max(27, 45) = 45, + 7 us idle -> [52, 60]; tail 10 -> 70 us.
+ *   without: K3 follows K2's end 27 after the fixed 22 us idle -> [49, 57];
+ *     tail 10 -> 67 us. */
+static void test_what_if(void)
+{
+  trace_set ts;
+  traces_write(&ts);
+  const sim_time_ps us = SIM_PS_PER_US;
+  sim_time_ps base_host = replay(&ts, TRUE, "123361882353B/s");
+  sim_time_ps base_plain = replay(&ts, FALSE, "123361882353B/s");
+  g_test_message("baseline: host model %" G_GINT64_FORMAT " ps, without %" G_GINT64_FORMAT " ps (expected 100 us)",
+                 base_host, base_plain);
+  g_assert_cmpint(llabs(base_host - 100 * us), <=, 2);
+  g_assert_cmpint(llabs(base_plain - 100 * us), <=, 2);
+  sim_time_ps fast_host = replay(&ts, TRUE, "4194304000000B/s");
+  sim_time_ps fast_plain = replay(&ts, FALSE, "4194304000000B/s");
+  g_test_message("all-reduce 1 us: host model %" G_GINT64_FORMAT " ps (expected 70 us), without %" G_GINT64_FORMAT
+                 " ps (expected 67 us)", fast_host, fast_plain);
+  g_assert_cmpint(fast_host, ==, 70 * us);
+  g_assert_cmpint(fast_plain, ==, 67 * us);
+  traces_free(&ts);
+}
+
+/* Gap mode ignores the host model and says so. */
+static void test_gap_mode(void)
+{
+  trace_set ts;
+  traces_write(&ts);
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.host_launch = TRUE;
+  opt.mode = FE_KINETO_GAP;
+  fe_kineto_report rep;
+  GError *e = NULL;
+  et_workload *w = fe_kineto_load((const char *const *)ts.paths, 2, &opt, &rep, &e);
+  g_assert_no_error(e);
+  gboolean warned = FALSE;
+  for (guint i = 0; i < rep.warnings->len; i++)
+    warned = warned || strstr(g_ptr_array_index(rep.warnings, i), "kernels mode only") != NULL;
+  g_assert_true(warned);
+  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 0);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  traces_free(&ts);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/kineto_host/graph", test_graph);
+  g_test_add_func("/kineto_host/what_if", test_what_if);
+  g_test_add_func("/kineto_host/gap_mode", test_gap_mode);
+  return g_test_run();
+}
