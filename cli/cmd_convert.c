@@ -46,6 +46,9 @@ int wisp_cmd_convert(int argc, char **argv)
   }
   printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
          out);
+  if (opt.mode == FE_KINETO_KERNELS && !opt.host_launch)
+    printf("note: written without the host launch model, so ASTRA-sim can read the files; `wisp simulate` on the "
+           "traces themselves models the launching CPU threads (--host-launch writes them too)\n");
   et_workload_free(w);
 done:
   wisp_kineto_cli_options_clear(&opt);

@@ -21,7 +21,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   char *mode = NULL, *steps = NULL, *replicate = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
-  gboolean strict = FALSE, host_launch = FALSE;
+  gboolean strict = FALSE, host_launch = out_dir == NULL; /* convert: off, for ASTRA-sim (doc/kineto.md) */
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
@@ -30,13 +30,18 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
      "synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
     {"min-gap-ns", 0, 0, G_OPTION_ARG_DOUBLE, &min_gap_ns, "idle gaps shorter than this are not emitted (default 1)", "NS"},
-    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &host_launch,
-     "kernels mode: model the launching CPU threads (GPU ops wait for their launch, host syncs for the GPU)", NULL},
+    {NULL},
+  };
+  GOptionEntry host_off[] = {
+    {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &host_launch,
+     "kernels mode: no CPU launch threads in the graph (idle before a GPU op is a fixed delay)", NULL},
     {NULL},
   };
   GOptionEntry conv[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, out_dir, "output directory (created if absent)", "DIR"},
     {"prefix", 'p', 0, G_OPTION_ARG_STRING, prefix, "file prefix (default: trace)", "PREFIX"},
+    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &host_launch,
+     "kernels mode: write the launching CPU threads as CPU nodes (ASTRA-sim then prints no statistics)", NULL},
     {NULL},
   };
   GError *error = NULL;
@@ -45,6 +50,8 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   g_option_context_add_main_entries(ctx, common, NULL);
   if (out_dir)
     g_option_context_add_main_entries(ctx, conv, NULL);
+  else
+    g_option_context_add_main_entries(ctx, host_off, NULL);
   g_option_context_set_description(ctx, "TRACE is a directory of per-rank *.json / *.json.gz files, files, or one file.\n"
                                         "The rank of each file comes from distributedInfo.rank.");
   gboolean ok = g_option_context_parse(ctx, argc, argv, &error);

@@ -105,6 +105,7 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
   memset(c, 0, sizeof(*c));
   c->step = -1;
   c->compute_slots = 1;
+  c->host_launch = TRUE;
   const GOptionEntry list[WISP_CLI_COMMON_ENTRIES] = {
     {"network-model", 0, 0, G_OPTION_ARG_STRING, &c->model, "fidelity tier: analytical or flow (default: the config's model)", "TIER"},
     {"algo", 0, 0, G_OPTION_ARG_STRING, &c->algo, "force one collective algorithm (ring, direct, halving_doubling, ...)", "ALGO"},
@@ -113,8 +114,8 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict, "repairable input problems (dangling edges, unmatched or unsized collectives) are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
-    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &c->host_launch,
-     "Kineto: model the launching CPU threads (GPU ops wait for their launch, host syncs for the GPU)", NULL},
+    {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
+     "Kineto: no CPU launch threads in the graph (idle before a GPU op is a fixed delay)", NULL},
     {NULL},
   };
   memcpy(e, list, sizeof(list));

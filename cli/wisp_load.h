@@ -13,17 +13,17 @@ typedef struct {
   unsigned build_flags;        /* ET_BUILD_* for Chakra input; ET_BUILD_STRICT also makes frontends strict */
   const char *replicate_from;  /* Kineto: synthesize absent ranks from these ranks ("0" or "0,1") */
   int step;                    /* profiler step to replay, -1 = the frontend's default */
-  gboolean host_launch;        /* Kineto kernels mode: model the launching CPU threads */
+  gboolean host_launch;        /* Kineto kernels mode: model the launching CPU threads (default TRUE) */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, FALSE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE}
 
 et_workload *wisp_load_workload(const char *path, unsigned build_flags, GError **error);
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *opt, GError **error);
 
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --step N,
- *        --host-launch;
+ *        --no-host-launch;
  * replay --network-model analytical|flow, --algo ALGO, --compute-slots N. */
 typedef struct {
   char *deps, *replicate_from, *model, *algo;

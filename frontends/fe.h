@@ -30,8 +30,8 @@ typedef struct {
   gboolean strict;         /* matching mismatches and guessed ranks are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
-  gboolean host_launch;    /* kernels mode: launching CPU threads as graph nodes; a GPU op waits for its launch
-                            * and host synchronisation calls wait for the GPU (doc/kineto.md) */
+  gboolean host_launch;    /* kernels mode (default TRUE): launching CPU threads as graph nodes; a GPU op waits
+                            * for its launch and host synchronisation calls wait for the GPU (doc/kineto.md) */
   int threads;             /* workers parsing and extracting rank files in parallel: 0 (default) = the
                             * environment variable WISP_THREADS when set, else g_get_num_processors();
                             * 1 = one file after another in the calling thread.  Never changes the output. */

@@ -27,6 +27,7 @@ void fe_kineto_options_init(fe_kineto_options *opt)
   opt->mode = FE_KINETO_KERNELS;
   opt->step = -1;
   opt->min_gap_ps = SIM_PS_PER_NS;
+  opt->host_launch = TRUE;
 }
 
 static void rank_report_clear(fe_kineto_rank_report *rr)
@@ -736,8 +737,6 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   rep->mismatches = st.mismatches;
   rep->imbalanced_a2av = st.imbalanced_a2av;
   rep->groups = groups->len;
-  if (opt->host_launch && opt->mode == FE_KINETO_GAP)
-    add_warning(rep->warnings, "the host launch model applies to kernels mode only; ignored in gap mode");
   /* 5. Graphs. */
   w = et_workload_new(world, n_paths == 1 ? paths[0] : "(kineto traces)");
   for (guint gi = 0; gi < groups->len; gi++) {
