@@ -16,8 +16,12 @@
  *   leaf     endpoints talk within their leaf (32 endpoints).
  *   uniform  any endpoint to any endpoint: routes cross the spines, so the
  *            whole fabric is one component and every event re-solves it.
+ * --quantum T (e.g. 1us) sets the flow tier's batching quantum (net.h):
+ * starts and finishes then share one solve per multiple of T, and the
+ * mean simulated flow duration is printed so runs with different quanta
+ * can be compared (same seed: same traffic until the quanta shift times).
  * Usage: bench_flow [--pattern P|all] [--flows N] [--measure M] [--seed S]
- *                   [--tier analytical|flow]
+ *                   [--tier analytical|flow] [--quantum T]
  * Figures go to stdout.  Same seed, same simulated results.
  */
 #include "config.h"
@@ -50,7 +54,8 @@ typedef struct {
   uint64_t ev0;
   lmm_stats st0;
   sim_time_ps sim0;
-  uint64_t bytes_done;
+  double dur_sum_ps;     /* sum of measured flow durations (issue to completion) */
+  uint64_t dur_n;
 } bench;
 
 static void issue(bench *b, uint64_t cookie);
@@ -60,10 +65,14 @@ static void ev_issue(sim_engine *sim, void *ctx, uint64_t cookie) {
   issue(ctx, cookie);
 }
 
-static void on_done(sim_engine *sim, void *ctx, uint64_t bytes) {
+/* cookie: the flow's issue time. */
+static void on_done(sim_engine *sim, void *ctx, uint64_t issued) {
   bench *b = ctx;
   b->completions++;
-  b->bytes_done += bytes;
+  if (b->completions > b->warmup) {
+    b->dur_sum_ps += (double)(sim_now(sim) - (sim_time_ps)issued);
+    b->dur_n++;
+  }
   if (b->completions == b->warmup) {
     b->t0 = wisp_wall_seconds();
     b->cpu0 = bench_cpu_seconds();
@@ -87,11 +96,11 @@ static void issue(bench *b, uint64_t cookie) {
   /* log-uniform in [64 KiB, 16 MiB] */
   double e = g_rand_double_range(b->rng, 16.0, 24.0);
   uint64_t bytes = (uint64_t)exp2(e);
-  net_send(b->n, src, dst, bytes, on_done, b, bytes);
+  net_send(b->n, src, dst, bytes, on_done, b, (uint64_t)sim_now(b->sim));
 }
 
 static int run_pattern(const topo *t, const char *pattern, net_tier tier, int flows, uint64_t measure,
-                       guint32 seed) {
+                       guint32 seed, sim_time_ps quantum) {
   bench b = {.n_ranks = topo_n_ranks(t)};
   if (!strcmp(pattern, "group8")) b.group = 8;
   else if (!strcmp(pattern, "leaf")) b.group = 32;
@@ -102,6 +111,7 @@ static int run_pattern(const topo *t, const char *pattern, net_tier tier, int fl
   }
   b.sim = sim_engine_new(FALSE);
   b.n = net_new(b.sim, t, tier);
+  net_set_flow_quantum(b.n, quantum);
   b.rng = g_rand_new_with_seed(seed);
   /* Warm up for one generation of flows (capped by the measured count so
    * the slow uniform pattern stays short). */
@@ -127,8 +137,9 @@ static int run_pattern(const topo *t, const char *pattern, net_tier tier, int fl
          pattern, net_tier_name(tier), flows, b.t0 - t_start, measure, wall, cpu,
          wisp_ns_string((sim_now(b.sim) - b.sim0) / 1000, buf));
   if (tier == NET_TIER_FLOW) {
-    printf("  flow events (starts+finishes): %" G_GUINT64_FORMAT "  -> %.0f flow events/s wall, %.0f per CPU s\n",
-           ev, ev / wall, ev / cpu);
+    printf("  quantum %s ns; flow events (starts+finishes): %" G_GUINT64_FORMAT "  -> %.0f flow events/s wall, "
+           "%.0f per CPU s; mean measured flow time %.3f us\n", wisp_ns_string(quantum, buf), ev, ev / wall,
+           ev / cpu, b.dur_n ? b.dur_sum_ps / (double)b.dur_n / 1e6 : 0.0);
     printf("  solves %" G_GUINT64_FORMAT ", mean re-solved component: %.1f variables, %.1f constraints;"
            " mean rates changed per solve %.1f; in flight at end %zu\n",
            solves, solves ? (double)(st.component_vars - b.st0.component_vars) / solves : 0.0,
@@ -149,11 +160,19 @@ int main(int argc, char **argv) {
   long long measure = -1;
   guint32 seed = 1;
   net_tier tier = NET_TIER_FLOW;
+  sim_time_ps quantum = 0;
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--pattern")) pattern = argv[++i];
     else if (i + 1 < argc && !strcmp(argv[i], "--flows")) flows = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "--measure")) measure = atoll(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "--seed")) seed = (guint32)strtoul(argv[++i], NULL, 10);
+    else if (i + 1 < argc && !strcmp(argv[i], "--quantum")) {
+      const char *why;
+      if (!wisp_parse_time(argv[++i], &quantum, &why)) {
+        fprintf(stderr, "bench_flow: --quantum '%s': %s\n", argv[i], why);
+        return 2;
+      }
+    }
     else if (i + 1 < argc && !strcmp(argv[i], "--tier")) {
       if (!net_tier_from_name(argv[++i], &tier)) {
         fprintf(stderr, "bench_flow: unknown tier '%s' (analytical, flow)\n", argv[i]);
@@ -161,7 +180,7 @@ int main(int argc, char **argv) {
       }
     } else {
       fprintf(stderr, "usage: bench_flow [--pattern group8|leaf|uniform|all] [--flows N] [--measure M] "
-                      "[--seed S] [--tier analytical|flow]\n");
+                      "[--seed S] [--tier analytical|flow] [--quantum TIME]\n");
       return 2;
     }
   }
@@ -185,11 +204,11 @@ int main(int argc, char **argv) {
   static const long long default_measure[] = {200000, 100000, 300};
   for (size_t k = 0; k < G_N_ELEMENTS(all) && !rc; k++) {
     if (strcmp(pattern, "all") && strcmp(pattern, all[k])) continue;
-    rc = run_pattern(t, all[k], tier, flows, (uint64_t)(measure > 0 ? measure : default_measure[k]), seed);
+    rc = run_pattern(t, all[k], tier, flows, (uint64_t)(measure > 0 ? measure : default_measure[k]), seed, quantum);
   }
   if (!rc && strcmp(pattern, "all") && strcmp(pattern, "group8") && strcmp(pattern, "leaf") &&
       strcmp(pattern, "uniform"))
-    rc = run_pattern(t, pattern, tier, flows, 1, seed); /* reports the unknown pattern */
+    rc = run_pattern(t, pattern, tier, flows, 1, seed, quantum); /* reports the unknown pattern */
   topo_free(t);
   return rc;
 }

@@ -42,6 +42,11 @@ size_t net_active_flows(const net *n);
 uint64_t net_flow_events(const net *n);
 void net_get_solver_stats(const net *n, lmm_stats *out);
 void net_set_full_solve(net *n, gboolean full);
+/* Tier B batching quantum in ps (0 = exact; default: the topology's
+ * flow_quantum).  Flow starts and finishes take effect at the next multiple
+ * of it.  Set it before the first send. */
+void net_set_flow_quantum(net *n, sim_time_ps quantum);
+sim_time_ps net_get_flow_quantum(const net *n);
 
 G_END_DECLS
 #endif

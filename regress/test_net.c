@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "net/net.h"
+#include "topologies/topo_variant.h"
 
 #include <string.h>
 
@@ -233,6 +234,69 @@ static void test_staggered(void) {
  * SW_LAT + ceil(7 * S * 10^12 / 48e9): the per-port bound (7 S bytes
  * through one 48 GB/s port).  S = 1000000: 7 * 10^18 / 48e9 = 145833333.3
  * -> 145833334 ps.  Every endpoint link counted 7 S bytes. */
+/* The batching quantum (flow_quantum).  Two 10^6-byte flows into one
+ * endpoint of a 100 GB/s switch with zero latency (they share only the
+ * switch -> endpoint 0 link, B = 10^11 B/s): A (1 -> 0) at 0, B (2 -> 0)
+ * at 1 us.
+ *   exact (q = 0): A alone sends 10^5 B in [0, 1]; both at B/2 after: A's
+ *     9 x 10^5 B take 18 us, A ends at 19 us; B has 10^5 B left then, 1 us
+ *     at B: 20 us.
+ *   q = 3 us: B's start takes effect at 3 us: A alone sends 3 x 10^5 B;
+ *     then A's 7 x 10^5 B at B/2 take 14 us: A ends at 17 us.  A's finish
+ *     takes effect at 18 us: B sends 7 x 10^5 + 5 x 10^4 B at B/2 until
+ *     then, and its 2.5 x 10^5 B left at B take 2.5 us: 20.5 us.
+ * The quantum comes from the topology's flow_quantum key (echoed by the
+ * loader, carried by topology variants) or net_set_flow_quantum. */
+static void test_flow_quantum(void) {
+  const char *base = "schema_version: 1\n"
+                     "model: flow\n"
+                     "%s"
+                     "dims:\n"
+                     "  - {name: sw, kind: switch, size: 4, bandwidth: 100GB/s, latency: 0ns}\n";
+  char *y0 = g_strdup_printf(base, ""), *y3 = g_strdup_printf(base, "flow_quantum: 3us\n");
+  topo *t0 = load(y0), *t3 = load(y3);
+  g_assert_cmpint(topo_flow_quantum(t0), ==, 0);
+  g_assert_cmpint(topo_flow_quantum(t3), ==, 3 * SIM_PS_PER_US);
+  xfer_spec spec[2] = {{1, 0, 1000000, 0}, {2, 0, 1000000, 1 * SIM_PS_PER_US}};
+  sim_time_ps *exact = run(t0, NET_TIER_FLOW, spec, 2, FALSE, NULL);
+  g_assert_cmpint(exact[0], ==, 19 * SIM_PS_PER_US);
+  g_assert_cmpint(exact[1], ==, 20 * SIM_PS_PER_US);
+  for (int full = 0; full < 2; full++) {
+    sim_time_ps *q = run(t3, NET_TIER_FLOW, spec, 2, full, NULL);
+    g_assert_cmpint(q[0], ==, 17 * SIM_PS_PER_US);
+    g_assert_cmpint(q[1], ==, 20500000); /* 20.5 us */
+    g_free(q);
+  }
+  /* A variant carries and sets it. */
+  GError *e = NULL;
+  topo_variant *v = topo_variant_new(t3);
+  topo *tv = topo_variant_build(v, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(topo_flow_quantum(tv), ==, 3 * SIM_PS_PER_US);
+  topo_free(tv);
+  g_assert_true(topo_variant_set(v, "flow_quantum", "250ns", &e));
+  tv = topo_variant_build(v, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(topo_flow_quantum(tv), ==, 250 * SIM_PS_PER_NS);
+  topo_free(tv);
+  g_assert_false(topo_variant_set(v, "flow_quantum", "soon", &e));
+  g_assert_nonnull(strstr(e->message, "flow_quantum"));
+  g_clear_error(&e);
+  topo_variant_free(v);
+  /* A malformed value names the key and its line (line 3 of the text). */
+  char *bad = g_strdup_printf(base, "flow_quantum: soon\n");
+  g_assert_null(topo_load_string(bad, "bad.yaml", &e));
+  g_assert_nonnull(strstr(e->message, "flow_quantum"));
+  g_assert_nonnull(strstr(e->message, "bad.yaml:3"));
+  g_clear_error(&e);
+  g_free(bad);
+  g_free(exact);
+  topo_free(t0);
+  topo_free(t3);
+  g_free(y0);
+  g_free(y3);
+}
+
 static void test_all_to_all_switch(void) {
   topo *t = load(switch8);
   const uint64_t s = 1000000;
@@ -367,6 +431,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/net/multi_tier_no_contention", test_multi_tier_no_contention);
   g_test_add_func("/net/incast", test_incast);
   g_test_add_func("/net/staggered", test_staggered);
+  g_test_add_func("/net/flow_quantum", test_flow_quantum);
   g_test_add_func("/net/all_to_all_switch", test_all_to_all_switch);
   g_test_add_func("/net/torus_neighbors", test_torus_neighbors);
   g_test_add_func("/net/zero_and_self", test_zero_and_self);

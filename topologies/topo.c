@@ -785,6 +785,11 @@ net_tier topo_default_tier(const topo *t)
   return t->tier;
 }
 
+sim_time_ps topo_flow_quantum(const topo *t)
+{
+  return t->flow_quantum;
+}
+
 int topo_n_dims(const topo *t)
 {
   return t->n_dims;

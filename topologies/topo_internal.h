@@ -59,6 +59,7 @@ struct topo {
   char *name;
   topo_format format;
   net_tier tier;
+  sim_time_ps flow_quantum;  /* `flow_quantum:`; 0 = exact (every event re-solves at once) */
 
   int n_dims;
   topo_dim *dims;

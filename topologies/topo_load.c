@@ -588,8 +588,8 @@ static gboolean parse_placement(ld *c, topo *t, const yaml_node_t *root)
 
 static gboolean load_wisp(ld *c, topo *t, const yaml_node_t *root)
 {
-  static const char *const keys[] = {"schema_version", "name", "description", "model", "ranks", "dims",
-                                     "graph", "placement", "collectives", "library", NULL};
+  static const char *const keys[] = {"schema_version", "name", "description", "model", "flow_quantum", "ranks",
+                                     "dims", "graph", "placement", "collectives", "library", NULL};
   yaml_node_t *v;
   int version;
   if (!check_keys(c, root, "topology", keys))
@@ -616,6 +616,8 @@ static gboolean load_wisp(ld *c, topo *t, const yaml_node_t *root)
     if (!net_tier_from_name(s, &t->tier))
       return fail(c, v, WISP_ERROR_PARSE, "unknown model '%s' (expected analytical or flow)", s);
   }
+  if ((v = get(c, root, "flow_quantum")) && !get_time(c, v, "flow_quantum", "topology", &t->flow_quantum))
+    return FALSE;
   yaml_node_t *dims = get(c, root, "dims"), *graph = get(c, root, "graph");
   if (dims && graph)
     return fail(c, graph, WISP_ERROR_INVALID, "give either 'dims' (hierarchical) or 'graph' (explicit), not both");

@@ -151,6 +151,11 @@ void topo_print(const topo *t, FILE *out)
   fprintf(out, "topology %s\n", t->name ? t->name : "(unnamed)");
   fprintf(out, "  source: %s (%s)\n", t->source, formats[t->format]);
   fprintf(out, "  model: %s\n", net_tier_name(t->tier));
+  if (t->flow_quantum > 0) {
+    char *q = wisp_format_time(t->flow_quantum);
+    fprintf(out, "  flow_quantum: %s (flow starts and finishes take effect at multiples of it; 0 = exact)\n", q);
+    g_free(q);
+  }
   uint32_t n_sw = t->n_nodes - t->n_endpoints;
   fprintf(out, "  endpoints: %u, switches: %u, directed links: %u, ranks: %d (placement %s)\n", t->n_endpoints, n_sw,
           t->links->len, t->n_ranks, t->contiguous ? "contiguous" : "explicit");

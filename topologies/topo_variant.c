@@ -27,6 +27,7 @@ struct topo_variant {
   char *source;
   char *name;
   net_tier tier;
+  sim_time_ps flow_quantum;
   gboolean graph;
   int n_dims;
   tv_dim *dims;
@@ -58,6 +59,7 @@ topo_variant *topo_variant_new(const topo *base)
   v->source = g_strdup(base->source);
   v->name = g_strdup(base->name);
   v->tier = base->tier;
+  v->flow_quantum = base->flow_quantum;
   v->graph = base->format == TOPO_FORMAT_GRAPH;
   v->n_ranks = base->n_ranks;
   if (!base->contiguous) {
@@ -681,6 +683,13 @@ gboolean topo_variant_set(topo_variant *v, const char *key, const char *value, G
     add_label(v, "model=%s", value);
     return TRUE;
   }
+  if (strcmp(key, "flow_quantum") == 0) {
+    const char *why;
+    if (!wisp_parse_time(value, &v->flow_quantum, &why))
+      return bad_value(v, key, value, why, error);
+    add_label(v, "flow_quantum=%s", value);
+    return TRUE;
+  }
   if (strcmp(key, "name") == 0) {
     g_free(v->name);
     v->name = g_strdup(value);
@@ -866,6 +875,8 @@ char *topo_variant_to_yaml(const topo_variant *v)
     g_string_append_c(s, '\n');
   }
   g_string_append_printf(s, "model: %s\nranks: %d\n", net_tier_name(v->tier), v->n_ranks);
+  if (v->flow_quantum > 0)
+    g_string_append_printf(s, "flow_quantum: %" G_GINT64_FORMAT "ps\n", v->flow_quantum);
   if (v->graph) {
     g_string_append(s, "graph:\n  nodes:\n");
     for (uint32_t i = 0; i < v->n_nodes; i++) {
