@@ -73,6 +73,13 @@ typedef struct {
   uint64_t groups;
   GPtrArray *group_lines;  /* char*: "name: ranks (desc), N ops, B bytes" */
   uint64_t matched, dropped, mismatches, imbalanced_a2av;
+  /* Clock check over the traced ranks (not synthesized ones): per rank, the
+   * median of how much later its collective kernels ended than the median
+   * member's; the spread is the latest rank's minus the earliest's. */
+  int clock_ranks;              /* ranks with at least one matched collective */
+  uint64_t clock_samples_min;   /* fewest collectives behind one rank's median */
+  sim_time_ps clock_spread_ps;
+  int clock_rank_early, clock_rank_late;
   GPtrArray *warnings;     /* char*, in order of discovery */
   char *step_note;         /* how the window was chosen */
 } fe_kineto_report;

@@ -129,6 +129,13 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
   fprintf(out, "matching: %" G_GUINT64_FORMAT " matched, %" G_GUINT64_FORMAT " dropped instances, %" G_GUINT64_FORMAT
           " mismatches, %" G_GUINT64_FORMAT " imbalanced all_to_all(v)\n", r->matched, r->dropped, r->mismatches,
           r->imbalanced_a2av);
+  if (r->clock_ranks >= 2) {
+    char spread[32];
+    fprintf(out, "clock check: shared collectives end within %s us of each other across %d ranks (rank %d latest, "
+            "rank %d earliest; medians over at least %" G_GUINT64_FORMAT " collectives per rank)\n",
+            wisp_ns_string(r->clock_spread_ps / 1000, spread), r->clock_ranks, r->clock_rank_late, r->clock_rank_early,
+            r->clock_samples_min);
+  }
   if (r->warnings && r->warnings->len) {
     fprintf(out, "warnings (%u):\n", r->warnings->len);
     for (guint i = 0; i < r->warnings->len; i++)
@@ -477,6 +484,53 @@ static gboolean graph_one(file_work *wk, file_job *jb)
   return TRUE;
 }
 
+static int cmp_i64_clock(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Fills the report's clock check from the traced ranks' clock_dev samples
+ * (kt_match) and warns above 1 ms: kernels of one collective end within
+ * microseconds of each other on every member, so a rank whose median
+ * deviation stands out runs on an offset clock.  O(samples log samples). */
+static void clock_check(kt_rank **ranks, const int *rank_of, int nf, fe_kineto_report *rep)
+{
+  sim_time_ps lo = 0, hi = 0;
+  for (int i = 0; i < nf; i++) {
+    int rk = rank_of[i];
+    GArray *d = ranks[rk] ? ranks[rk]->clock_dev : NULL;
+    if (!d || d->len == 0)
+      continue;
+    int64_t *v = g_memdup2(d->data, sizeof(int64_t) * d->len);
+    qsort(v, d->len, sizeof(int64_t), cmp_i64_clock);
+    sim_time_ps med = v[d->len / 2];
+    g_free(v);
+    if (rep->clock_ranks == 0 || med < lo) {
+      lo = med;
+      rep->clock_rank_early = rk;
+    }
+    if (rep->clock_ranks == 0 || med > hi) {
+      hi = med;
+      rep->clock_rank_late = rk;
+    }
+    if (rep->clock_ranks == 0 || d->len < rep->clock_samples_min)
+      rep->clock_samples_min = d->len;
+    rep->clock_ranks++;
+  }
+  if (rep->clock_ranks < 2)
+    return;
+  rep->clock_spread_ps = hi - lo;
+  if (rep->clock_spread_ps > 1000 * SIM_PS_PER_US) {
+    char late[32];
+    add_warning(rep->warnings, "rank clocks disagree: shared collectives end %s ms later on rank %d than on rank %d "
+                "(medians over at least %" G_GUINT64_FORMAT " collectives per rank); per-rank timelines are offset by "
+                "about that much (the replay aligns ranks at collectives and does not use absolute times)",
+                wisp_ns_string(rep->clock_spread_ps / SIM_PS_PER_US, late), rep->clock_rank_late, rep->clock_rank_early,
+                rep->clock_samples_min);
+  }
+}
+
 /* Lowers first_failed to i (compare-and-swap loop; it only ever decreases). */
 static void work_failed(file_work *wk, int i)
 {
@@ -736,6 +790,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   rep->dropped = st.dropped;
   rep->mismatches = st.mismatches;
   rep->imbalanced_a2av = st.imbalanced_a2av;
+  clock_check(ranks, rank_of, nf, rep);
   rep->groups = groups->len;
   /* 5. Graphs. */
   w = et_workload_new(world, n_paths == 1 ? paths[0] : "(kineto traces)");

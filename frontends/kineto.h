@@ -178,6 +178,10 @@ typedef struct {
   GArray *sync_edges;      /* kt_edge candidates (parent op -> child op) from sync events */
   uint64_t inconsistent_sync_edges;
   gboolean all_steps_used;
+  /* Clock check (kt_match): for every matched collective, how much later
+   * (ps, may be negative) this rank's kernel ended than the median member's,
+   * each rank's times taken on its own clock.  NULL until a match. */
+  GArray *clock_dev;       /* int64_t */
 } kt_rank;
 
 typedef struct {

@@ -374,6 +374,8 @@ void kt_rank_free(kt_rank *r)
     g_hash_table_destroy(r->skipped);
   if (r->sync_edges)
     g_array_free(r->sync_edges, TRUE);
+  if (r->clock_dev)
+    g_array_free(r->clock_dev, TRUE);
   g_free(r);
 }
 

@@ -95,6 +95,50 @@ static GArray *instances(kt_rank *r, const char *key, gboolean *all_seq)
   return a;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Clock check for one matched collective: each member's kernel end on a
+ * common scale (its own window start and trace origin, the first member's
+ * origin as zero; origins differ by whole microseconds), the median of
+ * them, and each member's deviation from it appended to its clock_dev.
+ * Collectives end together on every member (the last byte arrives), so
+ * persistent deviations are clock offsets.  O(m log m) for m members. */
+static void clock_sample(kt_rank **ranks, const kt_group *g, const uint32_t *comm_idx)
+{
+  int m = g->n_ranks;
+  int64_t *end = g_new(int64_t, m), *sorted = g_new(int64_t, m);
+  const kt_trace *t0 = ranks[g->ranks[0]]->trace;
+  for (int i = 0; i < m; i++) {
+    const kt_rank *r = ranks[g->ranks[i]];
+    const kt_op *op = &g_array_index(r->ops, kt_op, comm_of((kt_rank *)r, comm_idx[i])->op);
+    /* Origins more than 26 days apart (2^61 ps) are not compared, which
+     * keeps every sum and difference below within int64. */
+    const int64_t lim_us = (INT64_C(1) << 61) / SIM_PS_PER_US;
+    int64_t d_us;
+    if (__builtin_sub_overflow(r->trace->origin_us, t0->origin_us, &d_us) || d_us > lim_us || d_us < -lim_us) {
+      g_free(end);
+      g_free(sorted);
+      return;
+    }
+    end[i] = sorted[i] = d_us * SIM_PS_PER_US + r->window_abs + op->end;
+  }
+  qsort(sorted, (size_t)m, sizeof(int64_t), cmp_i64);
+  int64_t med = sorted[m / 2];
+  for (int i = 0; i < m; i++) {
+    kt_rank *r = ranks[g->ranks[i]];
+    if (!r->clock_dev)
+      r->clock_dev = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    int64_t d = end[i] - med;
+    g_array_append_val(r->clock_dev, d);
+  }
+  g_free(end);
+  g_free(sorted);
+}
+
 static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, gboolean strict,
                             GPtrArray *warnings, kt_match_stats *st, GError **error)
 {
@@ -225,12 +269,17 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
                                                   m > 8 ? ", ..." : ""));
         g_string_free(d, TRUE);
       }
+      uint32_t *members = g_new(uint32_t, m);
       for (int i = 0; i < m; i++) {
-        kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
+        members[i] = g_array_index(L[i], inst, pos[i]).comm;
+        kt_comm *c = comm_of(ranks[g->ranks[i]], members[i]);
         c->status = 1;
         c->group = gi;
         g->bytes += c->bytes;
       }
+      if (m > 1)
+        clock_sample(ranks, g, members);
+      g_free(members);
       g->n_ops++;
       st->matched++;
     }

@@ -1,5 +1,6 @@
 /* test_kineto_host.c: the host launch model of the Kineto frontend
- * (fe_kineto_options.host_launch, host_chains in frontends/kineto_graph.c).
+ * (fe_kineto_options.host_launch, host_chains in frontends/kineto_graph.c)
+ * and, on the same trace, the cross-rank clock check (clock_sample).
  *
  * One hand-made rank trace, in microseconds from the step start (the same
  * on both ranks of a 2-rank job):
@@ -37,10 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One rank's trace (times above, offset by 1,000,000 us). */
-static char *host_json(int rank)
+/* One rank's trace (times above, offset by 1,000,000 us plus skew_us, as if
+ * the rank's clock ran that far ahead). */
+static char *host_json(int rank, long skew_us)
 {
-  const long base = 1000000;
+  const long base = 1000000 + skew_us;
   GString *s = g_string_new("");
   g_string_append_printf(s, "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 2}, "
                             "\"traceEvents\": [\n", rank);
@@ -75,17 +77,23 @@ typedef struct {
   char *paths[2];
 } trace_set;
 
-static void traces_write(trace_set *ts)
+/* Rank 1's clock runs skew_us ahead of rank 0's. */
+static void traces_write_skewed(trace_set *ts, long skew_us)
 {
   ts->dir = g_dir_make_tmp("wisp-kineto-host-XXXXXX", NULL);
   g_assert_nonnull(ts->dir);
   for (int r = 0; r < 2; r++) {
-    char *name = g_strdup_printf("rank%d.json", r), *text = host_json(r);
+    char *name = g_strdup_printf("rank%d.json", r), *text = host_json(r, r == 1 ? skew_us : 0);
     ts->paths[r] = g_build_filename(ts->dir, name, NULL);
     g_assert_true(g_file_set_contents(ts->paths[r], text, -1, NULL));
     g_free(name);
     g_free(text);
   }
+}
+
+static void traces_write(trace_set *ts)
+{
+  traces_write_skewed(ts, 0);
 }
 
 static void traces_free(trace_set *ts)
@@ -252,12 +260,47 @@ static void test_defaults_and_gap_mode(void)
   traces_free(&ts);
 }
 
+/* Clock check: the all-reduce K2 ends at 60 us after each rank's step start.
+ * With equal clocks both ranks agree (spread 0, no warning).  With rank 1's
+ * clock 5,000 us ahead, its end reads 5,060 us on the common scale against
+ * 60 us; the median of the two (the upper one, 5,060) gives deviations
+ * -5,000 us (rank 0) and 0 (rank 1): spread 5 ms, rank 1 latest, and a
+ * warning since it exceeds 1 ms.  The replay itself does not change. */
+static void test_clock_check(void)
+{
+  for (int skewed = 0; skewed < 2; skewed++) {
+    trace_set ts;
+    traces_write_skewed(&ts, skewed ? 5000 : 0);
+    fe_kineto_report rep;
+    et_workload *w = load(&ts, TRUE, &rep);
+    g_assert_cmpint(rep.clock_ranks, ==, 2);
+    g_assert_cmpuint(rep.clock_samples_min, ==, 1);
+    gboolean warned = FALSE;
+    for (guint i = 0; i < rep.warnings->len; i++)
+      warned = warned || strstr(g_ptr_array_index(rep.warnings, i), "rank clocks disagree") != NULL;
+    if (skewed) {
+      g_assert_cmpint(rep.clock_spread_ps, ==, 5000 * SIM_PS_PER_US);
+      g_assert_cmpint(rep.clock_rank_late, ==, 1);
+      g_assert_cmpint(rep.clock_rank_early, ==, 0);
+      g_assert_true(warned);
+    } else {
+      g_assert_cmpint(rep.clock_spread_ps, ==, 0);
+      g_assert_false(warned);
+    }
+    et_workload_free(w);
+    fe_kineto_report_clear(&rep);
+    g_assert_cmpint(replay(&ts, TRUE, "4194304000000B/s"), ==, 70 * SIM_PS_PER_US);
+    traces_free(&ts);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/kineto_host/graph", test_graph);
   g_test_add_func("/kineto_host/what_if", test_what_if);
   g_test_add_func("/kineto_host/round_trip", test_round_trip);
+  g_test_add_func("/kineto_host/clock_check", test_clock_check);
   g_test_add_func("/kineto_host/defaults_and_gap_mode", test_defaults_and_gap_mode);
   return g_test_run();
 }
