@@ -61,6 +61,7 @@ typedef struct {
   sim_time_ps node_busy_ps;    /* union of GPU time represented by graph nodes */
   uint64_t nodes, edges, gap_nodes, cross_stream_edges, inconsistent_sync_edges, cycle_edges_dropped;
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits; /* host_launch */
+  uint64_t host_overlaps;  /* host_launch: launch calls nested in an earlier call of their thread */
   uint64_t comm_matched, comm_dropped;
   GHashTable *skipped;     /* reason (char*) -> GUINT_TO_POINTER(count) */
   char *device_name;

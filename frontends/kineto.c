@@ -106,10 +106,11 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             "(not added), %" G_GUINT64_FORMAT " cycle edges dropped\n", k->nodes, k->gap_nodes, k->edges,
             k->cross_stream_edges, k->inconsistent_sync_edges, k->cycle_edges_dropped);
     if (k->host_threads)
-      fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s); %"
-              G_GUINT64_FORMAT " GPU ops waited on by host syncs; %" G_GUINT64_FORMAT " launched before the window "
-              "and %" G_GUINT64_FORMAT " measured to start before their launch (no launch dependency)\n",
-              k->host_nodes, k->host_threads, k->sync_waits, k->launched_before_window, k->launch_inversions);
+      fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
+              G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
+              "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
+              "before their launch (no launch dependency)\n", k->host_nodes, k->host_threads, k->host_overlaps,
+              k->sync_waits, k->launched_before_window, k->launch_inversions);
     fprintf(out, "  coverage: %.1f%% of the window's GPU busy time is in graph nodes\n",
             k->gpu_busy_ps ? 100.0 * (double)k->node_busy_ps / (double)k->gpu_busy_ps : 100.0);
     if (k->skipped && g_hash_table_size(k->skipped)) {
@@ -876,6 +877,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->launched_before_window = g->launched_before_window;
     rr->launch_inversions = g->launch_inversions;
     rr->sync_waits = g->sync_waits;
+    rr->host_overlaps = g->host_overlaps;
     rr->comm_size_from_args = r->size_from_args;
     rr->comm_size_from_cpu_op = r->size_from_cpu;
     rr->comm_size_unknown = r->size_unknown;

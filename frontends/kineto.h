@@ -216,6 +216,7 @@ typedef struct {
    * measured to start before their launch began (dependency dropped), and
    * GPU ops a host synchronisation waits for. */
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits;
+  uint64_t host_overlaps;  /* launch calls inside the time of an earlier call on their thread */
 } kt_graph;
 
 /* Cross-rank matching of every rank's comms (ranks[i] may be NULL for

@@ -545,6 +545,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       g->launched_before_window++;
       continue;
     }
+    if (c.start + c.dur > r->window_ps) /* the window (the measured step) ends inside the call */
+      c.dur = c.start <= r->window_ps ? r->window_ps - c.start : 0;
     g_array_append_val(calls, c);
   }
   for (guint i = 0; i < t->events->len; i++) {
@@ -553,6 +555,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     if (e->kind != KT_EV_HOST_SYNC || start < 0 || start > r->window_ps)
       continue;
     host_call c = { (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid, start, e->dur, i, KT_NONE };
+    if (c.start + c.dur > r->window_ps) /* a sync still waiting when the step ended: clipped to it */
+      c.dur = r->window_ps - c.start;
     g_array_append_val(calls, c);
   }
   g_array_sort(calls, cmp_host_call);
@@ -586,7 +590,23 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       }
       cursor = c->start;
     }
-    if (c->op != KT_NONE) {
+    if (c->op != KT_NONE && c->start < cursor) {
+      /* A call nested in (or overlapping) the previous one on this thread,
+       * e.g. a runtime call made inside another: its launch began after the
+       * enclosing call's anchor, and only the part past the chain's end is
+       * added, so the chain keeps the measured times. */
+      anchor[c->op] = launch_anchor;
+      anchor_t[c->op] = launch_anchor_t;
+      g->host_overlaps++;
+      last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
+      if (c->start + c->dur <= cursor)
+        continue;
+      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START,
+                            c->start + c->dur - cursor, cursor, KT_NONE, kt_str(t, e->name));
+      add_edge(g, last, n);
+      last = n;
+      cursor = c->start + c->dur;
+    } else if (c->op != KT_NONE) {
       launch_anchor = anchor[c->op] = last;
       launch_anchor_t = anchor_t[c->op] = cursor;
       uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START, c->dur, c->start,

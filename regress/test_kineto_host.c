@@ -40,7 +40,7 @@
 
 /* One rank's trace (times above, offset by 1,000,000 us plus skew_us, as if
  * the rank's clock ran that far ahead). */
-static char *host_json(int rank, long skew_us)
+static char *host_json(int rank, long skew_us, gboolean late_sync)
 {
   const long base = 1000000 + skew_us;
   GString *s = g_string_new("");
@@ -52,6 +52,10 @@ static char *host_json(int rank, long skew_us)
     { 10, 5, 1, "cudaLaunchKernel" }, { 20, 5, 2, "cudaLaunchKernel" }, { 30, 40, 0, "cudaDeviceSynchronize" },
     { 75, 5, 3, "cudaLaunchKernel" },
   };
+  if (late_sync) /* a sync from 95 us to 125 us: still waiting when the step ends at 100 us */
+    g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", "
+                              "\"pid\": 1, \"tid\": 1, \"ts\": %ld, \"dur\": 30, \"args\": {\"correlation\": 101}},\n",
+                           base + 95);
   for (size_t i = 0; i < G_N_ELEMENTS(cpu); i++)
     g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, "
                               "\"ts\": %ld, \"dur\": %ld, \"args\": {\"correlation\": %d}},\n", cpu[i].name,
@@ -77,18 +81,24 @@ typedef struct {
   char *paths[2];
 } trace_set;
 
-/* Rank 1's clock runs skew_us ahead of rank 0's. */
-static void traces_write_skewed(trace_set *ts, long skew_us)
+/* Rank 1's clock runs skew_us ahead of rank 0's; late_sync adds a sync
+ * call that outlasts the step on both ranks. */
+static void traces_write_full(trace_set *ts, long skew_us, gboolean late_sync)
 {
   ts->dir = g_dir_make_tmp("wisp-kineto-host-XXXXXX", NULL);
   g_assert_nonnull(ts->dir);
   for (int r = 0; r < 2; r++) {
-    char *name = g_strdup_printf("rank%d.json", r), *text = host_json(r, r == 1 ? skew_us : 0);
+    char *name = g_strdup_printf("rank%d.json", r), *text = host_json(r, r == 1 ? skew_us : 0, late_sync);
     ts->paths[r] = g_build_filename(ts->dir, name, NULL);
     g_assert_true(g_file_set_contents(ts->paths[r], text, -1, NULL));
     g_free(name);
     g_free(text);
   }
+}
+
+static void traces_write_skewed(trace_set *ts, long skew_us)
+{
+  traces_write_full(ts, skew_us, FALSE);
 }
 
 static void traces_write(trace_set *ts)
@@ -260,6 +270,25 @@ static void test_defaults_and_gap_mode(void)
   traces_free(&ts);
 }
 
+/* A sync call from 95 us to 125 us outlasts the step (window 100 us): its
+ * node is clipped to the window, so the baseline still replays 100 us.  It
+ * adds two CPU nodes (idle [80, 95], then the sync [95, 100]) and waits for
+ * K3, the last op its thread launched, which ended at 90. */
+static void test_window_clip(void)
+{
+  trace_set ts;
+  traces_write_full(&ts, 0, TRUE);
+  fe_kineto_report rep;
+  et_workload *w = load(&ts, TRUE, &rep);
+  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 10); /* 8 + idle [80, 95] + the sync */
+  g_assert_cmpuint(rep.ranks[0].sync_waits, ==, 2);  /* S waits for K2, the late sync for K3 */
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  sim_time_ps base = replay(&ts, TRUE, "123361882353B/s");
+  g_assert_cmpint(llabs(base - 100 * SIM_PS_PER_US), <=, 2);
+  traces_free(&ts);
+}
+
 /* Clock check: the all-reduce K2 ends at 60 us after each rank's step start.
  * With equal clocks both ranks agree (spread 0, no warning).  With rank 1's
  * clock 5,000 us ahead, its end reads 5,060 us on the common scale against
@@ -301,6 +330,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto_host/what_if", test_what_if);
   g_test_add_func("/kineto_host/round_trip", test_round_trip);
   g_test_add_func("/kineto_host/clock_check", test_clock_check);
+  g_test_add_func("/kineto_host/window_clip", test_window_clip);
   g_test_add_func("/kineto_host/defaults_and_gap_mode", test_defaults_and_gap_mode);
   return g_test_run();
 }
