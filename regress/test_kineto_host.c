@@ -289,6 +289,61 @@ static void test_window_clip(void)
   traces_free(&ts);
 }
 
+/* Nested launch calls on one thread (one rank, no communication), in us:
+ *   L1 cudaLaunchKernel [10, 30] launches K1 [32, 40] on stream 7;
+ *   L2 [15, 20], inside L1, launches K2 [21, 28] on stream 8;
+ *   L3 [25, 40], overlapping L1's end, launches K3 [45, 50] on stream 7.
+ * The chain is idle [0, 10], L1, then only L3's part past L1, [30, 40]:
+ * 3 CPU nodes, 2 nested calls.  L2 and L3 wait for the idle node (their
+ * launch began after it ended at 10 us), like L1.  The replay keeps the
+ * measured 100 us step. */
+static void test_nested_calls(void)
+{
+  char *dir = g_dir_make_tmp("wisp-kineto-nested-XXXXXX", NULL);
+  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
+                            "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
+                            "\"pid\": 1, \"tid\": 1, \"ts\": 1000000, \"dur\": 100}");
+  static const struct { long ts, dur; int corr; } calls[] = { { 10, 20, 1 }, { 15, 5, 2 }, { 25, 15, 3 } };
+  static const struct { long ts, dur; int corr, stream; } kernels[] = { { 32, 8, 1, 7 }, { 21, 7, 2, 8 }, { 45, 5, 3, 7 } };
+  for (size_t i = 0; i < G_N_ELEMENTS(calls); i++)
+    g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+                              "\"pid\": 1, \"tid\": 1, \"ts\": %ld, \"dur\": %ld, \"args\": {\"correlation\": %d}}",
+                           1000000 + calls[i].ts, calls[i].dur, calls[i].corr);
+  for (size_t i = 0; i < G_N_ELEMENTS(kernels); i++)
+    g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%zu\", \"pid\": 0, "
+                              "\"tid\": %d, \"ts\": %ld, \"dur\": %ld, \"args\": {\"device\": 0, \"stream\": %d, "
+                              "\"correlation\": %d}}", i + 1, kernels[i].stream, 1000000 + kernels[i].ts, kernels[i].dur,
+                           kernels[i].stream, kernels[i].corr);
+  g_string_append(s, "\n]}\n");
+  char *path = g_build_filename(dir, "rank0.json", NULL);
+  g_assert_true(g_file_set_contents(path, s->str, -1, NULL));
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  fe_kineto_report rep;
+  GError *e = NULL;
+  const char *paths[] = { path };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 3);
+  g_assert_cmpuint(rep.ranks[0].host_overlaps, ==, 2);
+  g_assert_cmpuint(rep.ranks[0].launch_inversions, ==, 0);
+  topo *t = topo_load_string("schema_version: 1\ndims:\n  - {name: one, kind: switch, size: 1, bandwidth: 1GB/s, "
+                             "latency: 1us}\n", "one.yaml", &e);
+  g_assert_no_error(e);
+  sim_replay_options ro = { .quiet = TRUE };
+  sim_result *r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(r->step_time, ==, 100 * SIM_PS_PER_US);
+  sim_result_free(r);
+  topo_free(t);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(path);
+  g_string_free(s, TRUE);
+}
+
 /* Clock check: the all-reduce K2 ends at 60 us after each rank's step start.
  * With equal clocks both ranks agree (spread 0, no warning).  With rank 1's
  * clock 5,000 us ahead, its end reads 5,060 us on the common scale against
@@ -331,6 +386,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto_host/round_trip", test_round_trip);
   g_test_add_func("/kineto_host/clock_check", test_clock_check);
   g_test_add_func("/kineto_host/window_clip", test_window_clip);
+  g_test_add_func("/kineto_host/nested_calls", test_nested_calls);
   g_test_add_func("/kineto_host/defaults_and_gap_mode", test_defaults_and_gap_mode);
   return g_test_run();
 }
