@@ -485,12 +485,6 @@ static gboolean graph_one(file_work *wk, file_job *jb)
   return TRUE;
 }
 
-static int cmp_i64_clock(const void *a, const void *b)
-{
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Fills the report's clock check from the traced ranks' clock_dev samples
  * (kt_match) and warns above 1 ms: kernels of one collective end within
  * microseconds of each other on every member, so a rank whose median
@@ -504,7 +498,7 @@ static void clock_check(kt_rank **ranks, const int *rank_of, int nf, fe_kineto_r
     if (!d || d->len == 0)
       continue;
     int64_t *v = g_memdup2(d->data, sizeof(int64_t) * d->len);
-    qsort(v, d->len, sizeof(int64_t), cmp_i64_clock);
+    qsort(v, d->len, sizeof(int64_t), kt_cmp_i64);
     sim_time_ps med = v[d->len / 2];
     g_free(v);
     if (rep->clock_ranks == 0 || med < lo) {

@@ -130,6 +130,8 @@ gboolean kt_coll_from_kernel(const char *s, et_coll_type *c, int *p2p);
  * Returns a g_malloc'd array. */
 gboolean kt_parse_ranks(const char *s, int64_t group_size, int **ranks, int *n, gboolean *truncated,
                         const char **why);
+/* qsort/bsearch order of int64_t values. */
+int kt_cmp_i64(const void *a, const void *b);
 /* Parses "[3, 5, 7]" split lists; FALSE on "...", malformed input. */
 gboolean kt_parse_int_list(const char *s, GArray *out);
 

@@ -787,7 +787,7 @@ static int cmp_op(const void *a, const void *b)
   return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-static int cmp_i64(const void *a, const void *b)
+int kt_cmp_i64(const void *a, const void *b)
 {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
@@ -849,7 +849,7 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads)
       }
     }
     int64_t wkey = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);
-    int64_t *found = r->n_streams ? bsearch(&wkey, r->stream_keys, r->n_streams, sizeof(int64_t), cmp_i64) : NULL;
+    int64_t *found = r->n_streams ? bsearch(&wkey, r->stream_keys, r->n_streams, sizeof(int64_t), kt_cmp_i64) : NULL;
     uint32_t cons = KT_NONE;
     if (found) {
       uint32_t s = (uint32_t)(found - r->stream_keys), lo = first[s], hi = first[s + 1];
@@ -895,7 +895,7 @@ static void sync_edges(ctx *c)
     g_array_append_val(a, idx);
   }
   /* Deterministic thread order. */
-  GList *keys = g_list_sort(g_hash_table_get_keys(threads), (GCompareFunc)cmp_i64);
+  GList *keys = g_list_sort(g_hash_table_get_keys(threads), (GCompareFunc)kt_cmp_i64);
   uint32_t *last_on_stream = g_new(uint32_t, r->n_streams);
   for (GList *l = keys; l; l = l->next) {
     GArray *a = g_hash_table_lookup(threads, l->data);
@@ -1034,7 +1034,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   r->window_ps = wend - r->window_abs;
   /* Dense stream indices in key order. */
   GArray *sorted = g_array_copy(keys);
-  g_array_sort(sorted, cmp_i64);
+  g_array_sort(sorted, kt_cmp_i64);
   guint ns = 0;
   for (guint i = 0; i < sorted->len; i++)
     if (i == 0 || g_array_index(sorted, int64_t, i) != g_array_index(sorted, int64_t, ns - 1))
@@ -1046,7 +1046,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   for (guint i = 0; i < r->ops->len; i++) {
     kt_op *op = &g_array_index(r->ops, kt_op, i);
     int64_t key = g_array_index(keys, int64_t, i);
-    int64_t *found = bsearch(&key, r->stream_keys, ns, sizeof(int64_t), cmp_i64);
+    int64_t *found = bsearch(&key, r->stream_keys, ns, sizeof(int64_t), kt_cmp_i64);
     op->stream = (uint32_t)(found - r->stream_keys);
     op->start -= r->window_abs;
     op->end -= r->window_abs;

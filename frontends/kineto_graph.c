@@ -95,12 +95,6 @@ static GArray *instances(kt_rank *r, const char *key, gboolean *all_seq)
   return a;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Clock check for one matched collective: each member's kernel end on a
  * common scale (its own window start and trace origin, the first member's
  * origin as zero; origins differ by whole microseconds), the median of
@@ -126,7 +120,7 @@ static void clock_sample(kt_rank **ranks, const kt_group *g, const uint32_t *com
     }
     end[i] = sorted[i] = d_us * SIM_PS_PER_US + r->window_abs + op->end;
   }
-  qsort(sorted, (size_t)m, sizeof(int64_t), cmp_i64);
+  qsort(sorted, (size_t)m, sizeof(int64_t), kt_cmp_i64);
   int64_t med = sorted[m / 2];
   for (int i = 0; i < m; i++) {
     kt_rank *r = ranks[g->ranks[i]];
