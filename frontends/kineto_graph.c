@@ -511,6 +511,12 @@ static int cmp_host_call(const void *a, const void *b)
   return x->op < y->op ? -1 : x->op > y->op;
 }
 
+/* Runtime calls that return only when the copy they launch has ended. */
+static gboolean is_blocking_copy(const char *name)
+{
+  return !strcmp(name, "cudaMemcpy") || !strcmp(name, "hipMemcpy") || !strcmp(name, "hipMemcpyWithStream");
+}
+
 /* "host_thread<tid>", stored once per thread. */
 static const char *host_name(kt_graph *g, int64_t tid)
 {
@@ -603,11 +609,23 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     } else if (c->op != KT_NONE) {
       launch_anchor = anchor[c->op] = last;
       launch_anchor_t = anchor_t[c->op] = cursor;
-      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START, c->dur, c->start,
+      /* A blocking copy (cudaMemcpy, hipMemcpy) returns when its copy has
+       * ended: like a sync call it waits for that op and lasts from the
+       * later of its start and the copy's end to its measured end. */
+      sim_time_ps from = c->start, end = c->start + c->dur, op_end = g_array_index(r->ops, kt_op, c->op).end;
+      gboolean blocking = is_blocking_copy(kt_str(t, e->name)) && op_end <= end;
+      if (blocking)
+        from = MAX(from, op_end);
+      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START, end - from, from,
                             KT_NONE, kt_str(t, e->name));
+      if (blocking) {
+        kt_edge w = { c->op, n };
+        g_array_append_val(waits, w);
+        g->sync_waits++;
+      }
       add_edge(g, last, n);
       last = n;
-      cursor = MAX(cursor, c->start + c->dur);
+      cursor = MAX(cursor, end);
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
     } else {
       /* A sync call: waits for the ops it saw launched that ended before it returned. */

@@ -289,34 +289,19 @@ static void test_window_clip(void)
   traces_free(&ts);
 }
 
-/* Nested launch calls on one thread (one rank, no communication), in us:
- *   L1 cudaLaunchKernel [10, 30] launches K1 [32, 40] on stream 7;
- *   L2 [15, 20], inside L1, launches K2 [21, 28] on stream 8;
- *   L3 [25, 40], overlapping L1's end, launches K3 [45, 50] on stream 7.
- * The chain is idle [0, 10], L1, then only L3's part past L1, [30, 40]:
- * 3 CPU nodes, 2 nested calls.  L2 and L3 wait for the idle node (their
- * launch began after it ended at 10 us), like L1.  The replay keeps the
- * measured 100 us step. */
-static void test_nested_calls(void)
+/* A one-rank trace: ProfilerStep#1 over [0, 100] us on thread 1, then the
+ * given events (JSON objects, each preceded by ",\n", times relative to
+ * the step start at 1,000,000 us).  Loads it (host model on), checks the
+ * report's host counts, and replays it on a one-endpoint network: there is
+ * no communication, so the replay must give the measured 100 us. */
+static void one_rank_check(const char *events, uint64_t host_nodes, uint64_t overlaps, uint64_t waits)
 {
-  char *dir = g_dir_make_tmp("wisp-kineto-nested-XXXXXX", NULL);
-  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
-                            "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
-                            "\"pid\": 1, \"tid\": 1, \"ts\": 1000000, \"dur\": 100}");
-  static const struct { long ts, dur; int corr; } calls[] = { { 10, 20, 1 }, { 15, 5, 2 }, { 25, 15, 3 } };
-  static const struct { long ts, dur; int corr, stream; } kernels[] = { { 32, 8, 1, 7 }, { 21, 7, 2, 8 }, { 45, 5, 3, 7 } };
-  for (size_t i = 0; i < G_N_ELEMENTS(calls); i++)
-    g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
-                              "\"pid\": 1, \"tid\": 1, \"ts\": %ld, \"dur\": %ld, \"args\": {\"correlation\": %d}}",
-                           1000000 + calls[i].ts, calls[i].dur, calls[i].corr);
-  for (size_t i = 0; i < G_N_ELEMENTS(kernels); i++)
-    g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%zu\", \"pid\": 0, "
-                              "\"tid\": %d, \"ts\": %ld, \"dur\": %ld, \"args\": {\"device\": 0, \"stream\": %d, "
-                              "\"correlation\": %d}}", i + 1, kernels[i].stream, 1000000 + kernels[i].ts, kernels[i].dur,
-                           kernels[i].stream, kernels[i].corr);
-  g_string_append(s, "\n]}\n");
+  char *dir = g_dir_make_tmp("wisp-kineto-one-XXXXXX", NULL);
+  char *text = g_strdup_printf("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
+                               "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
+                               "\"pid\": 1, \"tid\": 1, \"ts\": 1000000, \"dur\": 100}%s\n]}\n", events);
   char *path = g_build_filename(dir, "rank0.json", NULL);
-  g_assert_true(g_file_set_contents(path, s->str, -1, NULL));
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
   fe_kineto_options opt;
   fe_kineto_options_init(&opt);
   fe_kineto_report rep;
@@ -324,8 +309,9 @@ static void test_nested_calls(void)
   const char *paths[] = { path };
   et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, &e);
   g_assert_no_error(e);
-  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 3);
-  g_assert_cmpuint(rep.ranks[0].host_overlaps, ==, 2);
+  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, host_nodes);
+  g_assert_cmpuint(rep.ranks[0].host_overlaps, ==, overlaps);
+  g_assert_cmpuint(rep.ranks[0].sync_waits, ==, waits);
   g_assert_cmpuint(rep.ranks[0].launch_inversions, ==, 0);
   topo *t = topo_load_string("schema_version: 1\ndims:\n  - {name: one, kind: switch, size: 1, bandwidth: 1GB/s, "
                              "latency: 1us}\n", "one.yaml", &e);
@@ -341,6 +327,50 @@ static void test_nested_calls(void)
   test_rm_rf(dir);
   g_free(dir);
   g_free(path);
+  g_free(text);
+}
+
+/* Appends a runtime call on thread 1 and, when corr > 0, the GPU op it
+ * launched (category cat: "kernel" or "gpu_memcpy"), in us from the step. */
+static void add_call(GString *s, const char *call, long ts, long dur, int corr, const char *cat, long op_ts,
+                     long op_dur, int stream)
+{
+  g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, "
+                            "\"tid\": 1, \"ts\": %ld, \"dur\": %ld, \"args\": {\"correlation\": %d}}",
+                         call, 1000000 + ts, dur, corr);
+  if (cat)
+    g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%d\", \"pid\": 0, "
+                              "\"tid\": %d, \"ts\": %ld, \"dur\": %ld, \"args\": {\"device\": 0, \"stream\": %d, "
+                              "\"correlation\": %d}}", cat, corr, stream, 1000000 + op_ts, op_dur, stream, corr);
+}
+
+/* Nested launch calls on one thread, in us:
+ *   L1 cudaLaunchKernel [10, 30] launches K1 [32, 40] on stream 7;
+ *   L2 [15, 20], inside L1, launches K2 [21, 28] on stream 8;
+ *   L3 [25, 40], overlapping L1's end, launches K3 [45, 50] on stream 7.
+ * The chain is idle [0, 10], L1, then only L3's part past L1, [30, 40]:
+ * 3 CPU nodes, 2 nested calls.  L2 and L3 wait for the idle node (their
+ * launch began after it ended at 10 us), like L1. */
+static void test_nested_calls(void)
+{
+  GString *s = g_string_new("");
+  add_call(s, "cudaLaunchKernel", 10, 20, 1, "kernel", 32, 8, 7);
+  add_call(s, "cudaLaunchKernel", 15, 5, 2, "kernel", 21, 7, 8);
+  add_call(s, "cudaLaunchKernel", 25, 15, 3, "kernel", 45, 5, 7);
+  one_rank_check(s->str, 3, 2, 0);
+  g_string_free(s, TRUE);
+}
+
+/* A blocking copy: cudaMemcpy [10, 40] launches the copy X [15, 35] and
+ * returns 5 us after it ends; then cudaLaunchKernel [45, 50] launches K
+ * [52, 60].  Chain: idle [0, 10], the memcpy node (waits for X: from 35 to
+ * 40), idle [40, 45], the launch: 4 CPU nodes, 1 wait. */
+static void test_blocking_copy(void)
+{
+  GString *s = g_string_new("");
+  add_call(s, "cudaMemcpy", 10, 30, 1, "gpu_memcpy", 15, 20, 7);
+  add_call(s, "cudaLaunchKernel", 45, 5, 2, "kernel", 52, 8, 7);
+  one_rank_check(s->str, 4, 0, 1);
   g_string_free(s, TRUE);
 }
 
@@ -387,6 +417,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto_host/clock_check", test_clock_check);
   g_test_add_func("/kineto_host/window_clip", test_window_clip);
   g_test_add_func("/kineto_host/nested_calls", test_nested_calls);
+  g_test_add_func("/kineto_host/blocking_copy", test_blocking_copy);
   g_test_add_func("/kineto_host/defaults_and_gap_mode", test_defaults_and_gap_mode);
   return g_test_run();
 }
