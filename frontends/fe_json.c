@@ -58,6 +58,17 @@ static void set_error_at(const fe_json *j, uint64_t off, GError **error, const c
   g_free(msg);
 }
 
+/* Sets the error at byte off without failing the tokenizer (src_read). */
+static void error_at(const fe_json *j, uint64_t off, GError **error, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static void error_at(const fe_json *j, uint64_t off, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_at(j, off, error, fmt, ap);
+  va_end(ap);
+}
+
+/* Sets the error at byte off and fails the tokenizer. */
 static gboolean fail_at(fe_json *j, uint64_t off, GError **error, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 static gboolean fail_at(fe_json *j, uint64_t off, GError **error, const char *fmt, ...)
 {
@@ -165,8 +176,9 @@ const char *fe_json_source(const fe_json *j) { return j->name; }
 
 /* Reads up to len bytes of input into dst, which will hold the text at
  * uncompressed offset off.  Returns the count, 0 at the end of input, -1 on
- * a read or decompression error (error set at off).  zlib reports data
- * first and a pending error (e.g. truncation) on the next call. */
+ * a read or decompression error (error set at off; the tokenizer's state
+ * is left to the caller).  zlib reports data first and a pending error
+ * (e.g. truncation) on the next call, and again on every later call. */
 static gssize src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GError **error)
 {
   if (j->fd >= 0) {
@@ -175,7 +187,7 @@ static gssize src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GErro
       n = read(j->fd, dst, len);
     while (n < 0 && errno == EINTR);
     if (n < 0)
-      fail_at(j, off, error, "read error: %s", g_strerror(errno));
+      error_at(j, off, error, "read error: %s", g_strerror(errno));
     return n;
   }
   int n = gzread(j->gz, dst, (unsigned)len);
@@ -185,11 +197,11 @@ static gssize src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GErro
   const char *msg = gzerror(j->gz, &zerr);
   if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
     if (zerr == Z_BUF_ERROR)
-      fail_at(j, off, error, "compressed stream is truncated (gzip data ends early); the file is incomplete");
+      error_at(j, off, error, "compressed stream is truncated (gzip data ends early); the file is incomplete");
     else if (zerr == Z_ERRNO)
-      fail_at(j, off, error, "read error: %s", g_strerror(errno));
+      error_at(j, off, error, "read error: %s", g_strerror(errno));
     else
-      fail_at(j, off, error, "corrupt gzip data: %s", msg ? msg : "unknown zlib error");
+      error_at(j, off, error, "corrupt gzip data: %s", msg ? msg : "unknown zlib error");
     return -1;
   }
   return 0;
@@ -206,8 +218,10 @@ static int fill(fe_json *j, GError **error)
   j->base += j->end;
   j->pos = j->end = 0;
   gssize n = src_read(j, j->own, FE_JSON_BUF, j->base, error);
-  if (n < 0)
+  if (n < 0) {
+    j->state = ST_FAILED;
     return -1;
+  }
   if (n == 0) {
     j->at_eof = TRUE;
     return 0;
@@ -1007,9 +1021,11 @@ gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
 
 /* Moves the unread bytes to the front of the owned buffer and reads more
  * until the buffer is full or the input ends (then at_eof is set, so the
- * last window is never compacted again).  Returns FALSE with error set
- * on a read or decompression error.  O(bytes moved + bytes read). */
-static gboolean compact(fe_json *j, GError **error)
+ * last window is never compacted again).  A read or decompression error
+ * only stops the reading: it recurs when fill() next reads, after the
+ * tokenizer has consumed the bytes before it, so errors in those bytes are
+ * reported first, as without the read-ahead.  O(bytes moved + read). */
+static void compact(fe_json *j)
 {
   size_t left = j->end - j->pos;
   memmove(j->own, j->own + j->pos, left);
@@ -1017,16 +1033,18 @@ static gboolean compact(fe_json *j, GError **error)
   j->pos = 0;
   j->end = left;
   while (j->end < FE_JSON_BUF) {
-    gssize n = src_read(j, j->own + j->end, FE_JSON_BUF - j->end, j->base + j->end, error);
-    if (n < 0)
-      return FALSE;
+    GError *deferred = NULL;
+    gssize n = src_read(j, j->own + j->end, FE_JSON_BUF - j->end, j->base + j->end, &deferred);
+    if (n < 0) {
+      g_error_free(deferred);
+      break;
+    }
     if (n == 0) {
       j->at_eof = TRUE; /* no more compaction; fill() then reports the end */
       break;
     }
     j->end += (size_t)n;
   }
-  return TRUE;
 }
 
 /* Whether the next non-blank byte is c (1; not consumed), another byte or
@@ -1060,8 +1078,8 @@ int fe_json_ip_begin(fe_json *j, size_t want, const uint8_t **p, const uint8_t *
   int r = peek_is(j, '{', error);
   if (r <= 0)
     return r;
-  if (j->own != NULL && !j->at_eof && j->end - j->pos < want && !compact(j, error))
-    return -1;
+  if (j->own != NULL && !j->at_eof && j->end - j->pos < want)
+    compact(j);
   j->tok_off = j->base + j->pos;
   *p = j->buf + j->pos;
   *e = j->buf + j->end;

@@ -300,6 +300,43 @@ static void test_file_buffers(void)
     g_free(cut);
     g_free(gzdata);
   }
+  /* A syntax error followed closely by the end of a truncated gzip stream,
+   * both past the first buffer: the in-place path reads ahead when it
+   * compacts its window and meets the truncation first, but must still
+   * report the syntax error, as the tokenizer does.  The error replaces the
+   * ',' before the first event after 1.5 buffers of the trace without the
+   * over-long event; the compressed stream covers 1.6 buffers and loses
+   * its last 64 bytes. */
+  {
+    const char *sep = strstr(text + FE_JSON_BUFFER_BYTES * 3 / 2, ",\n    {");
+    size_t keep = FE_JSON_BUFFER_BYTES * 8 / 5;
+    g_assert_nonnull(sep);
+    size_t err_at = (size_t)(sep - text);
+    g_assert_cmpuint(err_at + 4096, <, keep);
+    g_assert_cmpuint(keep, <, strlen(text));
+    char *bad = g_strndup(text, keep);
+    bad[err_at] = ';';
+    char *cut = g_build_filename(dir, "syntax_then_cut.json.gz", NULL);
+    gzFile z = gzopen(cut, "wb");
+    g_assert_nonnull(z);
+    g_assert_cmpint(gzwrite(z, bad, (unsigned)keep), ==, (int)keep);
+    g_assert_cmpint(gzclose(z), ==, Z_OK);
+    gchar *zdata;
+    gsize zlen;
+    g_assert_true(g_file_get_contents(cut, &zdata, &zlen, NULL));
+    g_assert_true(g_file_set_contents(cut, zdata, (gssize)(zlen - 64), NULL));
+    uint64_t ev, bails;
+    char *d = parse_dump(NULL, 0, cut, 0, &ev, &bails);
+    char *want = g_strdup_printf("byte %" G_GSIZE_FORMAT ": expected ','", err_at);
+    if (!strstr(d, want))
+      g_error("expected the syntax error '%s', got: %s", want, d);
+    g_free(want);
+    g_free(d);
+    assert_same(NULL, 0, cut);
+    g_free(zdata);
+    g_free(cut);
+    g_free(bad);
+  }
   /* JSON array format: the event list is the whole file. */
   const char *arr = strchr(strstr(s->str, "\"traceEvents\""), '[');
   const char *end = strrchr(s->str, ']');
