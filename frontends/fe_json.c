@@ -320,8 +320,6 @@ static gboolean read_hex4(fe_json *j, uint32_t *out, GError **error)
   return TRUE;
 }
 
-
-
 /* Reads a string body; the opening quote has been consumed. */
 static gboolean read_string(fe_json *j, GError **error)
 {
@@ -402,40 +400,6 @@ static gboolean read_string(fe_json *j, GError **error)
   }
 }
 
-
-/* Checks RFC 8259 number syntax of the collected text. */
-static gboolean number_ok(const char *s)
-{
-  if (*s == '-')
-    s++;
-  if (*s == '0')
-    s++;
-  else if (*s >= '1' && *s <= '9')
-    while (*s >= '0' && *s <= '9')
-      s++;
-  else
-    return FALSE;
-  if (*s == '.') {
-    s++;
-    if (!(*s >= '0' && *s <= '9'))
-      return FALSE;
-    while (*s >= '0' && *s <= '9')
-      s++;
-  }
-  if (*s == 'e' || *s == 'E') {
-    s++;
-    if (*s == '+' || *s == '-')
-      s++;
-    if (!(*s >= '0' && *s <= '9'))
-      return FALSE;
-    while (*s >= '0' && *s <= '9')
-      s++;
-  }
-  return *s == 0;
-}
-
-
-
 static gboolean read_number(fe_json *j, GError **error)
 {
   j->text_len = 0;
@@ -457,7 +421,9 @@ static gboolean read_number(fe_json *j, GError **error)
   }
   text_reserve(j, 0);
   j->text[j->text_len] = 0;
-  if (!number_ok(j->text))
+  /* The text holds number characters only, as fe_json_number_span_ok expects. */
+  const uint8_t *t = (const uint8_t *)j->text;
+  if (!fe_json_number_span_ok(t, t + j->text_len))
     return fail_at(j, j->tok_off, error, "malformed number '%.40s'", j->text);
   return TRUE;
 }
@@ -473,7 +439,6 @@ static gboolean read_literal(fe_json *j, const char *word, GError **error)
   }
   return TRUE;
 }
-
 
 FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
 {
@@ -492,7 +457,6 @@ FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
       return *p;
   }
 }
-
 
 static void push(fe_json *j, uint8_t kind)
 {
@@ -705,6 +669,8 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
         continue;
       }
       const uint8_t *q;
+      const char *str; /* token text from the in-place scanners (unused: skipping) */
+      size_t len;
       switch (j->state) {
       case ST_SEP: {
         gboolean in_obj = j->stack[j->depth - 1] == 1;
@@ -727,10 +693,10 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
       case ST_KEY:
         if (c != '"')
           goto slow;
-        q = fe_json_scan_plain(p + 1, e);
-        if (q == e || *q != '"')
+        q = p;
+        if (!fe_json_ip_string(&q, e, &str, &len))
           goto slow;
-        q = fe_json_skip_ws_run(q + 1, e);
+        q = fe_json_skip_ws_run(q, e);
         if (q == e || *q != ':')
           goto slow;
         j->tok_off = j->base + (size_t)(p - b);
@@ -752,19 +718,17 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
           continue;
         }
         if (c == '"') {
-          q = fe_json_scan_plain(p + 1, e);
-          if (q == e || *q != '"')
+          q = p;
+          if (!fe_json_ip_string(&q, e, &str, &len))
             goto slow;
           j->tok_off = j->base + (size_t)(p - b);
-          p = q + 1;
+          p = q;
           after_value(j);
           continue;
         }
         if (c == '-' || (c >= '0' && c <= '9')) {
           q = p;
-          while (q < e && fe_json_num_char[*q])
-            q++;
-          if (q == e || !fe_json_number_span_ok(p, q))
+          if (!fe_json_ip_number(&q, e, &str, &len))
             goto slow;
           j->tok_off = j->base + (size_t)(p - b);
           p = q;
