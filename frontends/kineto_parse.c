@@ -74,14 +74,13 @@ static const struct {
 };
 
 /* Index of arg_table by key length: the entries of length n are
- * by_len[n].first .. first + count - 1 of order[] (at most a few per
+ * order[first[n]] .. order[first[n] + count[n] - 1] (at most a few per
  * length, so a lookup is a length test and one or two memcmp). */
 #define ARG_MAX_LEN 40
 
 typedef struct {
   uint8_t first[ARG_MAX_LEN], count[ARG_MAX_LEN];
   uint8_t order[G_N_ELEMENTS(arg_table)];
-  uint8_t len[G_N_ELEMENTS(arg_table)];
 } arg_index;
 
 static void arg_index_init(arg_index *x)
@@ -493,6 +492,50 @@ static inline int arg_code(const parser *p, const char *k, size_t n)
   return 0;
 }
 
+/* ---- what a member's value does to the scratch record ----
+ * Shared by the tokenizer path (read_event, read_args) and the in-place
+ * path (ip_event, ip_args), so both make the same decisions. */
+
+/* String-valued arg x (S_*) with the text [s, s + n). */
+static void scratch_str_arg(scratch *sc, int x, const char *s, size_t n)
+{
+  g_string_truncate(sc->s[x], 0);
+  g_string_append_len(sc->s[x], s, (gssize)n);
+  sc->has_s[x] = TRUE;
+  if (x != S_KIND)
+    sc->any_meta = TRUE;
+}
+
+/* Integer-valued arg x (I_*) has been read into sc->i[x]. */
+static void scratch_int_arg(scratch *sc, int x)
+{
+  if (x >= I_IN_NELEMS && x <= I_RANK && sc->i[x] != KT_ABSENT)
+    sc->any_meta = TRUE;
+}
+
+static void scratch_name(scratch *sc, const char *s, size_t n)
+{
+  g_string_truncate(sc->name, 0);
+  g_string_append_len(sc->name, s, (gssize)n);
+  sc->has_name = TRUE;
+}
+
+/* ts (is_ts) or dur from a number's text [s, s + n); FALSE when it is out
+ * of range or a negative duration. */
+static gboolean scratch_time(scratch *sc, gboolean is_ts, const char *s, size_t n)
+{
+  if (is_ts) {
+    if (!fe_json_us_split_n(s, n, &sc->ts_us, &sc->ts_frac))
+      return FALSE;
+    sc->has_ts = TRUE;
+  } else {
+    if (!fe_json_us_to_ps_n(s, n, &sc->dur) || sc->dur < 0)
+      return FALSE;
+    sc->has_dur = TRUE;
+  }
+  return TRUE;
+}
+
 static gboolean read_args(parser *p, GError **error)
 {
   scratch *sc = &p->sc;
@@ -517,10 +560,8 @@ static gboolean read_args(parser *p, GError **error)
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
       if (t == FE_JSON_STRING) {
-        g_string_assign(sc->s[k], fe_json_text(p->j, NULL));
-        sc->has_s[k] = TRUE;
-        if (k != S_KIND)
-          sc->any_meta = TRUE;
+        const char *text = fe_json_text(p->j, NULL);
+        scratch_str_arg(sc, k, text, strlen(text)); /* up to an escaped NUL */
       } else if (!fe_json_skip(p->j, t, error)) {
         return FALSE;
       }
@@ -528,8 +569,7 @@ static gboolean read_args(parser *p, GError **error)
       int k = code - 100;
       if (!read_int_value(p, &sc->i[k], error))
         return FALSE;
-      if (k >= I_IN_NELEMS && k <= I_RANK && sc->i[k] != KT_ABSENT)
-        sc->any_meta = TRUE;
+      scratch_int_arg(sc, k);
     } else if (code == 200) {
       if (!read_dims(p, error))
         return FALSE;
@@ -763,9 +803,7 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
       if (t == FE_JSON_STRING) {
         size_t len;
         const char *s = fe_json_text(p->j, &len);
-        g_string_truncate(sc->name, 0);
-        g_string_append_len(sc->name, s, (gssize)strnlen(s, len));
-        sc->has_name = TRUE;
+        scratch_name(sc, s, strnlen(s, len));
       } else if (!fe_json_skip(p->j, t, error)) {
         return FALSE;
       }
@@ -790,18 +828,10 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
         continue;
       }
       const char *txt = fe_json_text(p->j, NULL);
-      if (is_ts) {
-        if (!fe_json_us_split(txt, &sc->ts_us, &sc->ts_frac)) {
-          fe_json_error(p->j, error, "timestamp %.40s is out of range", txt);
-          return FALSE;
-        }
-        sc->has_ts = TRUE;
-      } else {
-        if (!fe_json_us_to_ps(txt, &sc->dur) || sc->dur < 0) {
-          fe_json_error(p->j, error, "duration %.40s is negative or out of range", txt);
-          return FALSE;
-        }
-        sc->has_dur = TRUE;
+      if (!scratch_time(sc, is_ts, txt, strlen(txt))) {
+        fe_json_error(p->j, error, is_ts ? "timestamp %.40s is out of range"
+                                         : "duration %.40s is negative or out of range", txt);
+        return FALSE;
       }
     } else if (kc == EK_ARGS) {
       if (args_unneeded(sc)) {
@@ -918,11 +948,7 @@ static gboolean ip_args(parser *p, const uint8_t **qq, const uint8_t *e)
       if (*q == '"') {
         if (!fe_json_ip_string(&q, e, &s, &n))
           return FALSE;
-        g_string_truncate(sc->s[x], 0);
-        g_string_append_len(sc->s[x], s, (gssize)n);
-        sc->has_s[x] = TRUE;
-        if (x != S_KIND)
-          sc->any_meta = TRUE;
+        scratch_str_arg(sc, x, s, n);
       } else if (!fe_json_ip_skip(&q, e)) {
         return FALSE;
       }
@@ -930,8 +956,7 @@ static gboolean ip_args(parser *p, const uint8_t **qq, const uint8_t *e)
       int x = code - 100;
       if (!ip_int_value(&q, e, &sc->i[x]))
         return FALSE;
-      if (x >= I_IN_NELEMS && x <= I_RANK && sc->i[x] != KT_ABSENT)
-        sc->any_meta = TRUE;
+      scratch_int_arg(sc, x);
     } else {
       return FALSE; /* Input Dims / Input type: read_dims and read_types decode them */
     }
@@ -975,9 +1000,7 @@ static gboolean ip_event(parser *p, uint32_t file_index, const uint8_t **qq, con
       } else if (kc == EK_CAT) {
         sc->cat = cat_of(s, n);
       } else {
-        g_string_truncate(sc->name, 0);
-        g_string_append_len(sc->name, s, (gssize)n);
-        sc->has_name = TRUE;
+        scratch_name(sc, s, n);
       }
       break;
     case EK_PID:
@@ -992,17 +1015,8 @@ static gboolean ip_event(parser *p, uint32_t file_index, const uint8_t **qq, con
           return FALSE;
         break;
       }
-      if (!fe_json_ip_number(&q, e, &s, &n))
-        return FALSE;
-      if (kc == EK_TS) {
-        if (!fe_json_us_split_n(s, n, &sc->ts_us, &sc->ts_frac))
-          return FALSE; /* the tokenizer path reports it */
-        sc->has_ts = TRUE;
-      } else {
-        if (!fe_json_us_to_ps_n(s, n, &sc->dur) || sc->dur < 0)
-          return FALSE;
-        sc->has_dur = TRUE;
-      }
+      if (!fe_json_ip_number(&q, e, &s, &n) || !scratch_time(sc, kc == EK_TS, s, n))
+        return FALSE; /* out of range: the tokenizer path reports it */
       break;
     case EK_ARGS:
       if (args_unneeded(sc) ? !fe_json_ip_skip(&q, e) : !ip_args(p, &q, e))
