@@ -132,6 +132,9 @@ gboolean kt_parse_ranks(const char *s, int64_t group_size, int **ranks, int *n, 
                         const char **why);
 /* qsort/bsearch order of int64_t values. */
 int kt_cmp_i64(const void *a, const void *b);
+/* Key of the CPU thread (pid, tid) an event ran on. */
+static inline int64_t kt_thread_key(const kt_event *e)
+{ return (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid; }
 /* Parses "[3, 5, 7]" split lists; FALSE on "...", malformed input. */
 gboolean kt_parse_int_list(const char *s, GArray *out);
 

@@ -309,7 +309,7 @@ static const kt_meta *meta(const kt_trace *t, const kt_event *e)
 static gint64 *thread_key(const kt_event *e)
 {
   gint64 *k = g_new(gint64, 1);
-  *k = (gint64)((uint64_t)e->pid * 1000003u) ^ e->tid;
+  *k = kt_thread_key(e);
   return k;
 }
 
@@ -517,7 +517,7 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
  * up to 4 event indices, innermost first. */
 static int containing_cpu_ops(ctx *c, const kt_event *launch, uint32_t out[4])
 {
-  gint64 key = (gint64)((uint64_t)launch->pid * 1000003u) ^ launch->tid;
+  gint64 key = kt_thread_key(launch);
   GArray *a = g_hash_table_lookup(c->cpu_by_thread, &key);
   if (!a)
     return 0;
@@ -830,7 +830,7 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads)
     if (!rv)
       continue;
     const kt_event *rec = ev(t, GPOINTER_TO_UINT(rv) - 1);
-    gint64 key = (gint64)((uint64_t)rec->pid * 1000003u) ^ rec->tid;
+    gint64 key = kt_thread_key(rec);
     GArray *a = g_hash_table_lookup(threads, &key);
     uint32_t prod = KT_NONE;
     if (a) {

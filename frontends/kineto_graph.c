@@ -493,7 +493,7 @@ static const char *made_name(kt_graph *g, int64_t key)
  * O((ops + sync calls) log) for sorting, O(streams) per sync call. */
 
 typedef struct {
-  int64_t thread;          /* pid * 1000003 ^ tid, as kineto_extract.c */
+  int64_t thread;          /* kt_thread_key */
   sim_time_ps start, dur;  /* relative to the window start */
   uint32_t ev;             /* the call's event */
   uint32_t op;             /* launched op, KT_NONE for a sync call */
@@ -515,6 +515,24 @@ static int cmp_host_call(const void *a, const void *b)
 static gboolean is_blocking_copy(const char *name)
 {
   return !strcmp(name, "cudaMemcpy") || !strcmp(name, "hipMemcpy") || !strcmp(name, "hipMemcpyWithStream");
+}
+
+/* Clips a call to the window (the measured step may end inside it). */
+static void clip_call(host_call *c, sim_time_ps window_ps)
+{
+  c->dur = c->start <= window_ps ? MIN(c->dur, window_ps - c->start) : 0;
+}
+
+/* Appends a CPU node (measured start `start`, `dur`) to the thread's chain
+ * after *last and makes it the chain's end. */
+static uint32_t chain_add(kt_graph *g, uint32_t *last, uint8_t flags, sim_time_ps dur, sim_time_ps start,
+                          const char *name)
+{
+  uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | flags, dur, start, KT_NONE, name);
+  add_edge(g, *last, n);
+  *last = n;
+  g->host_nodes++;
+  return n;
 }
 
 /* "host_thread<tid>", stored once per thread. */
@@ -540,13 +558,12 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     if (op->launch == KT_NONE)
       continue;
     const kt_event *e = &g_array_index(t->events, kt_event, op->launch);
-    host_call c = { (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid, e->ts - r->window_abs, e->dur, op->launch, i };
+    host_call c = { kt_thread_key(e), e->ts - r->window_abs, e->dur, op->launch, i };
     if (c.start < 0) {
       g->launched_before_window++;
       continue;
     }
-    if (c.start + c.dur > r->window_ps) /* the window (the measured step) ends inside the call */
-      c.dur = c.start <= r->window_ps ? r->window_ps - c.start : 0;
+    clip_call(&c, r->window_ps);
     g_array_append_val(calls, c);
   }
   for (guint i = 0; i < t->events->len; i++) {
@@ -554,9 +571,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     sim_time_ps start = e->ts - r->window_abs;
     if (e->kind != KT_EV_HOST_SYNC || start < 0 || start > r->window_ps)
       continue;
-    host_call c = { (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid, start, e->dur, i, KT_NONE };
-    if (c.start + c.dur > r->window_ps) /* a sync still waiting when the step ended: clipped to it */
-      c.dur = r->window_ps - c.start;
+    host_call c = { kt_thread_key(e), start, e->dur, i, KT_NONE };
+    clip_call(&c, r->window_ps); /* a sync still waiting when the step ended */
     g_array_append_val(calls, c);
   }
   g_array_sort(calls, cmp_host_call);
@@ -581,13 +597,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       continue;
     }
     if (c->start > cursor) {
-      if (c->start - cursor >= min_gap_ps) {
-        uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY, c->start - cursor, cursor, KT_NONE,
-                              host_name(g, e->tid));
-        add_edge(g, last, d);
-        last = d;
-        g->host_nodes++;
-      }
+      if (c->start - cursor >= min_gap_ps)
+        chain_add(g, &last, 0, c->start - cursor, cursor, host_name(g, e->tid));
       cursor = c->start;
     }
     if (c->op != KT_NONE && c->start < cursor) {
@@ -599,13 +610,10 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       anchor_t[c->op] = launch_anchor_t;
       g->host_overlaps++;
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
-      if (c->start + c->dur <= cursor)
-        continue;
-      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START,
-                            c->start + c->dur - cursor, cursor, KT_NONE, kt_str(t, e->name));
-      add_edge(g, last, n);
-      last = n;
-      cursor = c->start + c->dur;
+      if (c->start + c->dur > cursor) {
+        chain_add(g, &last, ET_FLAG_HAS_START, c->start + c->dur - cursor, cursor, kt_str(t, e->name));
+        cursor = c->start + c->dur;
+      }
     } else if (c->op != KT_NONE) {
       launch_anchor = anchor[c->op] = last;
       launch_anchor_t = anchor_t[c->op] = cursor;
@@ -616,15 +624,12 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       gboolean blocking = is_blocking_copy(kt_str(t, e->name)) && op_end <= end;
       if (blocking)
         from = MAX(from, op_end);
-      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START, end - from, from,
-                            KT_NONE, kt_str(t, e->name));
+      uint32_t n = chain_add(g, &last, ET_FLAG_HAS_START, end - from, from, kt_str(t, e->name));
       if (blocking) {
         kt_edge w = { c->op, n };
         g_array_append_val(waits, w);
         g->sync_waits++;
       }
-      add_edge(g, last, n);
-      last = n;
       cursor = MAX(cursor, end);
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
     } else {
@@ -640,16 +645,12 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
         g_array_append_val(waits, w);
       }
       sim_time_ps from = MAX(cursor, gpu_done);
-      uint32_t n = add_node(g, ET_NODE_COMP, ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_HAS_START,
-                            end > from ? end - from : 0, from, KT_NONE, kt_str(t, e->name));
+      uint32_t n = chain_add(g, &last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, kt_str(t, e->name));
       for (guint q = first_wait; q < waits->len; q++)
         g_array_index(waits, kt_edge, q).child = n;
       g->sync_waits += waits->len - first_wait;
-      add_edge(g, last, n);
-      last = n;
       cursor = MAX(from, end);
     }
-    g->host_nodes++;
   }
   g_free(last_on_stream);
   g_array_free(calls, TRUE);
