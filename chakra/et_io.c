@@ -15,6 +15,7 @@
  */
 #include "config.h"
 #include "chakra/et_io.h"
+#include "common/wisp_par.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -1575,64 +1576,29 @@ et_workload *et_workload_load(const char *path, unsigned build_flags, GError **e
   return w;
 }
 
-/* Shared by the workers of one et_workload_write_threads call.  errors[r]
- * is written only by the worker that took rank r; next and first_failed
- * are the only shared mutable fields and are accessed atomically; the rest
- * is read-only while the workers run (GHashTable lookups do not modify the
+/* The jobs of one et_workload_write_threads call (wisp_run_jobs).
+ * errors[r] is written only by the worker writing rank r; the rest is
+ * read-only while the workers run (GHashTable lookups do not modify the
  * table). */
 typedef struct {
   const et_workload *w;
   const char *dir, *prefix;
   char **group_ids;        /* NULL when the group names are written as they are */
   GError **errors;         /* per rank; NULL = written (or given up, see write_cancelled) */
-  gint next;               /* next rank to take */
-  gint first_failed;       /* lowest failed rank, n_ranks when none failed */
 } rank_work;
 
-/* Takes ranks in increasing order until none is left or a lower rank has
- * failed.  Because ranks are taken in order, every rank below a failed one
- * has been taken and finishes, so the lowest failure is found whatever the
- * timing. */
-static gpointer rank_worker(gpointer data)
+/* Writes rank r; FALSE only when it failed (a write given up because a
+ * lower rank failed is not a failure of its own). */
+static gboolean write_rank(void *ctx, int r, const gint *first_failed)
 {
-  rank_work *rw = data;
-  for (;;) {
-    int r = g_atomic_int_add(&rw->next, 1);
-    if (r >= rw->w->n_ranks || r > g_atomic_int_get(&rw->first_failed))
-      break;
-    char *base = g_strdup_printf("%s.%d.et", rw->prefix, r);
-    char *path = g_build_filename(rw->dir, base, NULL);
-    if (!write_graph(rw->w->ranks[r], path, rw->w, rw->group_ids, &rw->first_failed, r, &rw->errors[r]) &&
-        rw->errors[r] != NULL) {
-      int seen = g_atomic_int_get(&rw->first_failed);
-      while (r < seen && !g_atomic_int_compare_and_exchange(&rw->first_failed, seen, r))
-        seen = g_atomic_int_get(&rw->first_failed);
-    }
-    g_free(base);
-    g_free(path);
-  }
-  return NULL;
-}
-
-/* The number of workers for threads = 0: WISP_THREADS when set (a whole
- * number from 1 to 4096, as for the Kineto frontend), else the number of
- * processors.  A malformed WISP_THREADS is the user's to fix. */
-static gboolean resolve_write_threads(int *threads, GError **error)
-{
-  const char *env = g_getenv("WISP_THREADS");
-  if (env && *env) {
-    guint64 v;
-    if (!g_ascii_string_to_unsigned(env, 10, 1, 4096, &v, NULL)) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "WISP_THREADS='%s': expected a whole number of worker threads from 1 to 4096 (1 = write the "
-                  "rank files one after another); unset it for one per core", env);
-      return FALSE;
-    }
-    *threads = (int)v;
-    return TRUE;
-  }
-  *threads = MAX(1, (int)g_get_num_processors());
-  return TRUE;
+  rank_work *rw = ctx;
+  char *base = g_strdup_printf("%s.%d.et", rw->prefix, r);
+  char *path = g_build_filename(rw->dir, base, NULL);
+  gboolean ok = write_graph(rw->w->ranks[r], path, rw->w, rw->group_ids, first_failed, r, &rw->errors[r]) ||
+                rw->errors[r] == NULL;
+  g_free(base);
+  g_free(path);
+  return ok;
 }
 
 /* Writes every rank file with up to `threads` workers (the calling thread
@@ -1642,23 +1608,11 @@ static gboolean write_ranks(const et_workload *w, const char *dir, const char *p
                             int threads, GError **error)
 {
   rank_work rw = {.w = w, .dir = dir, .prefix = prefix, .group_ids = group_ids,
-                  .errors = g_new0(GError *, MAX(w->n_ranks, 1)), .next = 0, .first_failed = w->n_ranks};
-  int n_threads = MIN(threads, w->n_ranks);
-  GThread **th = g_new0(GThread *, MAX(n_threads, 1));
-  for (int t = 1; t < n_threads; t++) {
-    char name[16];
-    g_snprintf(name, sizeof(name), "et-write-%d", t);
-    /* A thread that cannot start leaves its share to the others. */
-    th[t] = g_thread_try_new(name, rank_worker, &rw, NULL);
-  }
-  rank_worker(&rw);
-  for (int t = 1; t < n_threads; t++)
-    if (th[t] != NULL)
-      g_thread_join(th[t]);
-  g_free(th);
-  gboolean ok = rw.first_failed == w->n_ranks;
+                  .errors = g_new0(GError *, MAX(w->n_ranks, 1))};
+  int first_failed = wisp_run_jobs(w->n_ranks, threads, write_rank, &rw);
+  gboolean ok = first_failed == w->n_ranks;
   if (!ok)
-    g_propagate_error(error, g_steal_pointer(&rw.errors[rw.first_failed]));
+    g_propagate_error(error, g_steal_pointer(&rw.errors[first_failed]));
   for (int r = 0; r < w->n_ranks; r++)
     if (rw.errors[r] != NULL)
       g_error_free(rw.errors[r]);
@@ -1675,7 +1629,7 @@ gboolean et_workload_write_threads(const et_workload *w, const char *dir, const 
                                    GError **error)
 {
   g_return_val_if_fail(w != NULL && dir != NULL && prefix != NULL && threads >= 0, FALSE);
-  if (threads == 0 && !resolve_write_threads(&threads, error))
+  if (threads == 0 && !wisp_threads_default(&threads, error))
     return FALSE;
   for (int r = 0; r < w->n_ranks; r++)
     if (w->ranks[r] == NULL) {

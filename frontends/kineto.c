@@ -18,6 +18,7 @@
 
 #include "frontends/kineto.h"
 #include "frontends/kineto_mem.h"
+#include "common/wisp_par.h"
 
 #include <string.h>
 
@@ -403,9 +404,8 @@ typedef struct {
 
 typedef enum { WORK_PARSE = 1, WORK_EXTRACT = 2, WORK_GRAPH = 3 } work_phase;
 
-/* Shared by the workers of one phase.  jobs[i] is written only by the worker
- * that took index i; next and first_failed are the only shared mutable
- * fields and are accessed atomically; opt and world are read-only. */
+/* One phase's jobs for wisp_run_jobs.  jobs[i] is written only by the
+ * worker running index i; everything else is read-only during the run. */
 typedef struct {
   file_job *jobs;
   int n;
@@ -414,8 +414,6 @@ typedef struct {
   const fe_kineto_options *opt;
   kt_rank **ranks;         /* phase 3: the matched ranks (read-only) */
   GPtrArray *groups;       /* phase 3: the matched groups (read-only) */
-  gint next;               /* next job index to take */
-  gint first_failed;       /* lowest failed job index, n when none failed */
 } file_work;
 
 /* Resolves the number of workers: opt->threads, else WISP_THREADS, else the
@@ -426,20 +424,7 @@ static gboolean resolve_threads(const fe_kineto_options *opt, int *threads, GErr
     *threads = opt->threads;
     return TRUE;
   }
-  const char *env = g_getenv("WISP_THREADS");
-  if (env && *env) {
-    guint64 v;
-    if (!g_ascii_string_to_unsigned(env, 10, 1, 4096, &v, NULL)) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "WISP_THREADS='%s': expected a whole number of worker "
-                  "threads from 1 to 4096 (1 = parse the trace files one after another); unset it for one per core",
-                  env);
-      return FALSE;
-    }
-    *threads = (int)v;
-    return TRUE;
-  }
-  *threads = MAX(1, (int)g_get_num_processors());
-  return TRUE;
+  return wisp_threads_default(threads, error);
 }
 
 /* Phase 2 for one file: the CPU-only check, then kt_rank_extract. */
@@ -526,61 +511,25 @@ static void clock_check(kt_rank **ranks, const int *rank_of, int nf, fe_kineto_r
   }
 }
 
-/* Lowers first_failed to i (compare-and-swap loop; it only ever decreases). */
-static void work_failed(file_work *wk, int i)
+/* Job i of the current phase (wisp_run_jobs); FALSE when the file or rank
+ * failed (its error kept in jobs[i]).  Files after a failed one are not
+ * started; results of jobs already running are freed by the caller. */
+static gboolean work_one(void *ctx, int i, const gint *first_failed)
 {
-  int cur = g_atomic_int_get(&wk->first_failed);
-  while (i < cur && !g_atomic_int_compare_and_exchange(&wk->first_failed, cur, i))
-    cur = g_atomic_int_get(&wk->first_failed);
-}
-
-/* Worker loop: takes job indices in increasing order until none is left or
- * the next one comes after a failed file (whose error is the one reported,
- * so later files need not be read; files already in progress finish and
- * their results are freed by the caller).  O(1) shared work per file. */
-static gpointer work_loop(gpointer data)
-{
-  file_work *wk = data;
-  for (;;) {
-    int i = g_atomic_int_add(&wk->next, 1);
-    if (i >= wk->n || i > g_atomic_int_get(&wk->first_failed))
-      break;
-    file_job *jb = &wk->jobs[i];
-    gboolean ok;
-    if (wk->phase == WORK_PARSE) {
-      jb->trace = kt_trace_read(jb->path, &jb->error);
-      ok = jb->trace != NULL;
-    } else if (wk->phase == WORK_GRAPH) {
-      ok = graph_one(wk, jb);
-    } else {
-      jb->extracted = extract_one(jb->trace, jb->rank, wk->world, wk->opt, &jb->error);
-      ok = jb->extracted != NULL;
-    }
-    if (!ok)
-      work_failed(wk, i);
+  (void)first_failed;
+  file_work *wk = ctx;
+  file_job *jb = &wk->jobs[i];
+  switch (wk->phase) {
+  case WORK_PARSE:
+    jb->trace = kt_trace_read(jb->path, &jb->error);
+    return jb->trace != NULL;
+  case WORK_EXTRACT:
+    jb->extracted = extract_one(jb->trace, jb->rank, wk->world, wk->opt, &jb->error);
+    return jb->extracted != NULL;
+  case WORK_GRAPH:
+    return graph_one(wk, jb);
   }
-  return NULL;
-}
-
-/* Runs one phase over every job on min(threads, n) workers, the calling
- * thread being one of them (threads = 1: no thread is created and the files
- * are processed in order, stopping at the first failure).  A worker thread
- * that cannot be created only means fewer workers.  Returns the lowest
- * failed job index, or n. */
-static int work_run(file_work *wk, int threads)
-{
-  wk->next = 0;
-  wk->first_failed = wk->n;
-  int nt = MAX(1, MIN(threads, wk->n));
-  GThread **th = g_new0(GThread *, nt);
-  for (int k = 1; k < nt; k++)
-    th[k] = g_thread_try_new("wisp-kineto", work_loop, wk, NULL);
-  work_loop(wk);
-  for (int k = 1; k < nt; k++)
-    if (th[k])
-      g_thread_join(th[k]);
-  g_free(th);
-  return g_atomic_int_get(&wk->first_failed);
+  g_assert_not_reached();
 }
 
 et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt_in,
@@ -629,7 +578,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   for (int i = 0; i < nf; i++)
     jobs[i].path = g_ptr_array_index(files, i);
   work.phase = WORK_PARSE;
-  work_run(&work, threads);
+  wisp_run_jobs(work.n, threads, work_one, &work);
   for (int i = 0; i < nf; i++) {
     traces[i] = jobs[i].trace;
     jobs[i].trace = NULL;
@@ -723,7 +672,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   }
   work.phase = WORK_EXTRACT;
   work.world = world;
-  work_run(&work, threads);
+  wisp_run_jobs(work.n, threads, work_one, &work);
   for (int i = 0; i < nf; i++) {
     kt_rank *r = jobs[i].extracted;
     if (!r) {
@@ -820,7 +769,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
                      .groups = groups };
     for (int rk = 0; rk < world; rk++)
       gjobs[rk].rank = rk;
-    int failed = work_run(&gw, threads);
+    int failed = wisp_run_jobs(gw.n, threads, work_one, &gw);
     for (int rk = 0; rk < world; rk++) {
       file_job *jb = &gjobs[rk];
       graphs[rk] = jb->graph;
