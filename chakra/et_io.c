@@ -931,12 +931,17 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
   return p;
 }
 
-static inline uint8_t *put_bytes(uint8_t *p, uint32_t tag, const void *s, size_t len)
+/* The length and the len bytes at s (a length-delimited value's body). */
+static inline uint8_t *put_len_bytes(uint8_t *p, const void *s, size_t len)
 {
-  p = put_varint(p, tag);
   p = put_varint(p, len);
   memcpy(p, s, len);
   return p + len;
+}
+
+static inline uint8_t *put_bytes(uint8_t *p, uint32_t tag, const void *s, size_t len)
+{
+  return put_len_bytes(put_varint(p, tag), s, len);
 }
 
 /* A length-delimited body whose size is not known in advance starts one
@@ -989,9 +994,7 @@ static inline uint8_t *put_attr_string(uint8_t *p, const char *name, size_t name
 {
   uint32_t tag = TAG(ATTR_STRING, WT_LEN);
   p = put_attr_head(p, name, name_len, tag, varint_size(tag) + varint_size(len) + len);
-  p = put_varint(p, len);
-  memcpy(p, s, len);
-  return p + len;
+  return put_len_bytes(p, s, len);
 }
 
 /* int64_list attribute holding the values as packed int64 (values above
