@@ -366,13 +366,17 @@ gboolean topo_build_dims(topo *t, GError **error)
     if (nodes > UINT32_MAX / 2 || links > TOPO_MAX_LINKS) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
                   "%s:%d: dimension '%s' makes the topology too large (%" G_GUINT64_FORMAT " links, %" G_GUINT64_FORMAT
-                  " nodes; the limit is %" G_GUINT64_FORMAT " links); reduce its size or use a switch kind",
-                  t->source, d->line, d->name, links, nodes, TOPO_MAX_LINKS);
+                  " nodes, about %" G_GUINT64_FORMAT " MiB; the limit is %" G_GUINT64_FORMAT
+                  " links); reduce its size or use a switch kind",
+                  t->source, d->line, d->name, links, nodes, links * TOPO_LINK_BYTES >> 20, TOPO_MAX_LINKS);
       return FALSE;
     }
   }
   t->n_nodes = (uint32_t)nodes;
-  g_array_set_size(t->links, 0);
+  /* The link count is known exactly, so the array is allocated once at its
+   * final size instead of doubling (which would briefly need 3x). */
+  g_array_free(t->links, TRUE);
+  t->links = g_array_sized_new(FALSE, FALSE, sizeof(topo_link), (guint)links);
   for (int di = 0; di < t->n_dims; di++)
     build_dim(t, di);
   g_assert((uint64_t)t->links->len == links);

@@ -13,9 +13,14 @@
 #include "topologies/topo.h"
 
 /* Hard bounds that keep a typo ("size: 1000000") from exhausting memory;
- * exceeding them is a WISP_ERROR_LIMIT error, never a silent cut. */
+ * exceeding them is a WISP_ERROR_LIMIT error, never a silent cut.  A link
+ * costs TOPO_LINK_BYTES (its 32-byte record plus two adjacency entries),
+ * so the link bound caps a topology at 640 MiB: a 100,000-GPU cluster
+ * with NVL72 full-mesh scale-up needs 7.1 M links, and the fuzzer's 2 GiB
+ * budget (fuzz/run.sh) holds the largest topology with room to spare. */
 #define TOPO_MAX_ENDPOINTS (UINT32_C(1) << 22)
-#define TOPO_MAX_LINKS (UINT64_C(1) << 27)
+#define TOPO_MAX_LINKS (UINT64_C(1) << 24)
+#define TOPO_LINK_BYTES (sizeof(topo_link) + 2 * sizeof(uint32_t))
 
 typedef enum {
   TOPO_FORMAT_DIMS,   /* wisp YAML with `dims:` */
