@@ -142,6 +142,7 @@ typedef struct {
 struct et_builder {
   char *source;
   char *version;
+  uint32_t compute_slots;
   et_node *nodes;
   uint32_t n_nodes, cap_nodes;
   dep_rec *deps;
@@ -194,6 +195,12 @@ void et_builder_set_version(et_builder *b, const char *version)
   g_return_if_fail(b != NULL);
   g_free(b->version);
   b->version = g_strdup(version ? version : "");
+}
+
+void et_builder_set_compute_slots(et_builder *b, uint32_t slots)
+{
+  g_return_if_fail(b != NULL);
+  b->compute_slots = slots;
 }
 
 static void builder_limit(et_builder *b, const char *what)
@@ -698,6 +705,7 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
   b->strings = NULL;
   g->version = b->version;
   b->version = NULL;
+  g->compute_slots = b->compute_slots;
   g->source = b->source;
   b->source = NULL;
   g_array_sort(b->comp_attrs, comp_attr_cmp); /* stable enough: later duplicates are merged below */

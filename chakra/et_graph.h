@@ -130,7 +130,12 @@ typedef struct {
   /* Optional COMP attributes (num_ops != 0 or tensor_size present), sorted by node. */
   uint32_t n_comp_attrs;
   struct et_comp_attr *comp_attrs;
+  /* GPU compute nodes the profile measured running at once on this rank
+   * (GlobalMetadata attribute wisp_compute_slots); 0 when unknown.  The
+   * replay uses it as the rank's compute-slot count unless told otherwise. */
+  uint32_t compute_slots;
 } et_graph;
+#define ET_MAX_COMPUTE_SLOTS 1024
 
 /* Chakra num_ops / tensor_size of a COMP node (kept for round trips and
  * roofline-style studies); stored only for nodes that carry them. */
@@ -164,6 +169,8 @@ typedef struct et_builder et_builder;
 et_builder *et_builder_new(const char *source);
 void et_builder_free(et_builder *b);
 void et_builder_set_version(et_builder *b, const char *version);
+/* Records the measured compute concurrency (et_graph.compute_slots; 0 = unknown). */
+void et_builder_set_compute_slots(et_builder *b, uint32_t slots);
 /* Adds a node and returns its index.  Duplicate ids are reported by finish. */
 uint32_t et_builder_add_node(et_builder *b, uint64_t id, et_node_type type, const char *name,
                              sim_time_ps duration_ps, uint8_t flags);

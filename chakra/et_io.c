@@ -654,9 +654,14 @@ static gboolean decode_node(frame_ctx *f, span s, node_rec *n, GError **error)
   return TRUE;
 }
 
-static gboolean decode_metadata(frame_ctx *f, span s, GString *version, uint64_t *dropped, GError **error)
+/* GlobalMetadata: version (field 1) and the attributes wisp writes (field
+ * 2: wisp_compute_slots); other attributes and fields are counted as
+ * dropped. */
+static gboolean decode_metadata(frame_ctx *f, span s, GString *version, uint32_t *compute_slots,
+                                uint64_t *dropped, GError **error)
 {
   g_string_truncate(version, 0);
+  *compute_slots = 0;
   while (s.p < s.end) {
     const uint8_t *at = s.p;
     uint64_t tag;
@@ -669,6 +674,20 @@ static gboolean decode_metadata(frame_ctx *f, span s, GString *version, uint64_t
         goto bad;
       g_string_truncate(version, 0);
       g_string_append_len(version, (const char *)sub.p, sub.end - sub.p);
+    } else if (field == 2 && wt == 2) {
+      attr_val a;
+      int64_t v;
+      if (!get_len(&s, &sub))
+        goto bad;
+      if (!decode_attr(f, sub, &a, error))
+        return FALSE;
+      if (attr_is(&a, "wisp_compute_slots")) {
+        if (!want_int(f, &a, at, 1, ET_MAX_COMPUTE_SLOTS, &v, error))
+          return FALSE;
+        *compute_slots = (uint32_t)v;
+      } else {
+        (*dropped)++;
+      }
     } else {
       if (field == 0 || !skip_field(&s, wt))
         goto bad;
@@ -856,8 +875,10 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error)
     f.has_id = FALSE;
     in.pos += len;
     if (frame_no == 0) {
-      ok = decode_metadata(&f, s, version, &dropped, error);
+      uint32_t slots;
+      ok = decode_metadata(&f, s, version, &slots, &dropped, error);
       et_builder_set_version(b, version->str);
+      et_builder_set_compute_slots(b, slots);
     } else {
       ok = decode_node(&f, s, &n, error) &&
            add_node(b, &f, &n, s.p, name_buf, pg_buf, &replay, &dropped, error);
@@ -907,7 +928,7 @@ enum {
   NODE_DURATION = 7, NODE_ATTR = 10,
   ATTR_NAME = 1, ATTR_INT32 = 7, ATTR_INT64 = 9, ATTR_INT64_LIST = 10, ATTR_UINT64 = 13, ATTR_BOOL = 27,
   ATTR_STRING = 29,
-  META_VERSION = 1, LIST_VALUES = 1,
+  META_VERSION = 1, META_ATTR = 2, LIST_VALUES = 1,
 };
 
 static inline size_t varint_size(uint64_t v)
@@ -966,25 +987,38 @@ static inline uint8_t *len_close(uint8_t *body, uint8_t *end)
   return end + extra;
 }
 
-/* One Node.attr entry: tag, length, name, then the value's tag (the value
- * itself follows).  value_len counts the value's tag and bytes. */
-static inline uint8_t *put_attr_head(uint8_t *p, const char *name, size_t name_len, uint32_t value_tag,
-                                     size_t value_len)
+/* One attribute entry of a message whose attr field is `container`
+ * (Node.attr or GlobalMetadata.attr): tag, length, name, then the value's
+ * tag (the value itself follows).  value_len counts the value's tag and
+ * bytes. */
+static inline uint8_t *put_attr_head_in(uint8_t *p, uint32_t container, const char *name, size_t name_len,
+                                        uint32_t value_tag, size_t value_len)
 {
-  p = put_varint(p, TAG(NODE_ATTR, WT_LEN));
+  p = put_varint(p, TAG(container, WT_LEN));
   p = put_varint(p, 1 + varint_size(name_len) + name_len + value_len);
   p = put_bytes(p, TAG(ATTR_NAME, WT_LEN), name, name_len);
   return put_varint(p, value_tag);
 }
+#define put_attr_head(p, name, name_len, value_tag, value_len) \
+  put_attr_head_in(p, NODE_ATTR, name, name_len, value_tag, value_len)
+
+/* Bytes put_attr_varint_in writes for an attribute named name_len bytes. */
+static inline size_t attr_varint_size(size_t name_len, uint32_t field, uint64_t v)
+{
+  size_t body = 1 + varint_size(name_len) + name_len + varint_size(TAG(field, WT_VARINT)) + varint_size(v);
+  return 1 + varint_size(body) + body;
+}
 
 /* Integer attributes: int64_val / uint64_val / int32_val / bool_val.  The
  * names are literals, so sizeof gives their length at compile time. */
-static inline uint8_t *put_attr_varint(uint8_t *p, const char *name, size_t name_len, uint32_t field, uint64_t v)
+static inline uint8_t *put_attr_varint_in(uint8_t *p, uint32_t container, const char *name, size_t name_len,
+                                          uint32_t field, uint64_t v)
 {
   uint32_t tag = TAG(field, WT_VARINT);
-  p = put_attr_head(p, name, name_len, tag, varint_size(tag) + varint_size(v));
+  p = put_attr_head_in(p, container, name, name_len, tag, varint_size(tag) + varint_size(v));
   return put_varint(p, v);
 }
+#define put_attr_varint(p, name, name_len, field, v) put_attr_varint_in(p, NODE_ATTR, name, name_len, field, v)
 #define ATTR_I64(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_INT64, (uint64_t)(int64_t)(v))
 #define ATTR_U64(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_UINT64, (uint64_t)(v))
 #define ATTR_I32(p, name, v) put_attr_varint(p, name, sizeof(name) - 1, ATTR_INT32, (uint64_t)(int64_t)(int32_t)(v))
@@ -1164,12 +1198,17 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   fw.buf = g_malloc(fw.cap);
   gboolean ok = TRUE;
 
-  /* GlobalMetadata{version}: never empty, so the frame never is. */
+  /* GlobalMetadata{version, attr wisp_compute_slots when known}: the
+   * version is never empty, so the frame never is. */
+  static const char slots_name[] = "wisp_compute_slots";
   const char *version = g->version && g->version[0] ? g->version : "0.0.4";
   size_t vlen = strlen(version);
-  uint8_t *p = fw_reserve(&fw, 16 + vlen);
-  p = put_varint(p, 1 + varint_size(vlen) + vlen);
+  size_t slots_len = g->compute_slots ? attr_varint_size(sizeof slots_name - 1, ATTR_INT64, g->compute_slots) : 0;
+  uint8_t *p = fw_reserve(&fw, 16 + vlen + slots_len);
+  p = put_varint(p, 1 + varint_size(vlen) + vlen + slots_len);
   p = put_bytes(p, TAG(META_VERSION, WT_LEN), version, vlen);
+  if (g->compute_slots)
+    p = put_attr_varint_in(p, META_ATTR, slots_name, sizeof slots_name - 1, ATTR_INT64, g->compute_slots);
   fw.len = (size_t)(p - fw.buf);
 
   uint32_t *order = write_order(g);

@@ -222,7 +222,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
   }
   printf("wrote %s\n", output);
   if (!no_baseline) {
-    sim_replay_options ro = { .compute_slots = 1, .has_tier = TRUE, .tier = tier, .quiet = TRUE };
+    sim_replay_options ro = { .compute_slots = 0, .has_tier = TRUE, .tier = tier, .quiet = TRUE };
     res = sim_replay_run(w, t, &ro, &error);
     if (res == NULL) {
       status = wisp_cli_fail(error);

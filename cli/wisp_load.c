@@ -104,12 +104,12 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
 {
   memset(c, 0, sizeof(*c));
   c->step = -1;
-  c->compute_slots = 1;
+  c->compute_slots = -1; /* not given: each rank's measured concurrency, else 1 */
   c->host_launch = TRUE;
   const GOptionEntry list[WISP_CLI_COMMON_ENTRIES] = {
     {"network-model", 0, 0, G_OPTION_ARG_STRING, &c->model, "fidelity tier: analytical or flow (default: the config's model)", "TIER"},
     {"algo", 0, 0, G_OPTION_ARG_STRING, &c->algo, "force one collective algorithm (ring, direct, halving_doubling, ...)", "ALGO"},
-    {"compute-slots", 0, 0, G_OPTION_ARG_INT, &c->compute_slots, "concurrent compute nodes per rank (default 1)", "N"},
+    {"compute-slots", 0, 0, G_OPTION_ARG_INT, &c->compute_slots, "concurrent compute nodes per rank (default: the most the profile measured at once, else 1)", "N"},
     {"deps", 0, 0, G_OPTION_ARG_STRING, &c->deps, "Chakra edges to honour: both (default, like FeederV3) or data (V1 feeder)", "both|data"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict, "repairable input problems (dangling edges, unmatched or unsized collectives) are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
@@ -136,11 +136,12 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   l.step = c->step;
   l.host_launch = c->host_launch;
   *lo = l;
-  if (c->compute_slots < 1) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compute-slots must be at least 1");
+  if (c->compute_slots != -1 && (c->compute_slots < 1 || c->compute_slots > ET_MAX_COMPUTE_SLOTS)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compute-slots must be an integer from 1 to %d, got %d",
+                ET_MAX_COMPUTE_SLOTS, c->compute_slots);
     return FALSE;
   }
-  ro->compute_slots = (unsigned)c->compute_slots;
+  ro->compute_slots = c->compute_slots == -1 ? 0 : (unsigned)c->compute_slots;
   if (c->model) {
     if (!net_tier_from_name(c->model, &ro->tier)) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --network-model '%s' (use analytical or flow)",

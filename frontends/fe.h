@@ -62,6 +62,7 @@ typedef struct {
   uint64_t nodes, edges, gap_nodes, cross_stream_edges, inconsistent_sync_edges, cycle_edges_dropped;
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits; /* host_launch */
   uint64_t host_overlaps;  /* host_launch: launch calls nested in an earlier call of their thread */
+  uint32_t compute_slots;  /* kernels mode: most compute nodes measured at once (0 in gap mode) */
   uint64_t comm_matched, comm_dropped;
   GHashTable *skipped;     /* reason (char*) -> GUINT_TO_POINTER(count) */
   char *device_name;

@@ -112,6 +112,9 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
               "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
               "before their launch (no launch dependency)\n", k->host_nodes, k->host_threads, k->host_overlaps,
               k->sync_waits, k->launched_before_window, k->launch_inversions);
+    if (k->compute_slots)
+      fprintf(out, "  compute concurrency: at most %u compute node(s) measured running at once (the replay's "
+              "compute slots unless --compute-slots is given)\n", k->compute_slots);
     fprintf(out, "  coverage: %.1f%% of the window's GPU busy time is in graph nodes\n",
             k->gpu_busy_ps ? 100.0 * (double)k->node_busy_ps / (double)k->gpu_busy_ps : 100.0);
     if (k->skipped && g_hash_table_size(k->skipped)) {
@@ -340,6 +343,7 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
                        uint64_t *a2av_uniform, GError **error)
 {
   et_builder *b = et_builder_new(source);
+  et_builder_set_compute_slots(b, g->compute_slots);
   uint32_t split_width = 0;
   for (guint i = 0; i < g->nodes->len; i++) {
     const kt_node *n = &g_array_index(g->nodes, kt_node, i);
@@ -821,6 +825,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->launch_inversions = g->launch_inversions;
     rr->sync_waits = g->sync_waits;
     rr->host_overlaps = g->host_overlaps;
+    rr->compute_slots = g->compute_slots;
     rr->comm_size_from_args = r->size_from_args;
     rr->comm_size_from_cpu_op = r->size_from_cpu;
     rr->comm_size_unknown = r->size_unknown;

@@ -431,6 +431,15 @@ static int cmp_span(const void *a, const void *b)
   return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* Boundaries (time, +1 open / -1 close) in time order, closes first. */
+static int cmp_boundary(const void *a, const void *b)
+{
+  const span *x = a, *y = b;
+  if (x->s != y->s)
+    return x->s < y->s ? -1 : 1;
+  return x->e < y->e ? -1 : x->e > y->e;
+}
+
 static sim_time_ps union_length(GArray *spans)
 {
   g_array_sort(spans, cmp_span);
@@ -451,6 +460,29 @@ static sim_time_ps union_length(GArray *spans)
   if (open)
     total += ce - cs;
   return total;
+}
+
+/* The largest number of spans open at one instant (a span ending when
+ * another starts does not overlap it).  Sorts the 2n boundaries: O(n log n). */
+static uint32_t max_concurrency(GArray *spans)
+{
+  GArray *ev = g_array_sized_new(FALSE, FALSE, sizeof(span), spans->len * 2);
+  for (guint i = 0; i < spans->len; i++) {
+    const span *x = &g_array_index(spans, span, i);
+    if (x->e <= x->s)
+      continue;
+    span open = { x->s, 1 }, close = { x->e, -1 };
+    g_array_append_val(ev, open);
+    g_array_append_val(ev, close);
+  }
+  g_array_sort(ev, cmp_boundary);
+  int64_t cur = 0, best = 0;
+  for (guint i = 0; i < ev->len; i++) {
+    cur += g_array_index(ev, span, i).e;
+    best = MAX(best, cur);
+  }
+  g_array_free(ev, TRUE);
+  return (uint32_t)best;
 }
 
 static et_node_type node_type_of(const kt_comm *c)
@@ -683,6 +715,7 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       host_chains(g, r, min_gap_ps, anchor, anchor_t, waits);
     }
     GArray *tails = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *compute = g_array_new(FALSE, FALSE, sizeof(span));
     sim_time_ps max_end = 0;
     uint32_t prev = KT_NONE;
     sim_time_ps prev_end = 0;
@@ -729,9 +762,13 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
       max_end = MAX(max_end, op->end);
       span s = { op->start, op->end };
       g_array_append_val(rep, s);
+      if (type == ET_NODE_COMP)
+        g_array_append_val(compute, s);
     }
     if (prev != KT_NONE)
       g_array_append_val(tails, prev);
+    g->compute_slots = MIN(max_concurrency(compute), ET_MAX_COMPUTE_SLOTS);
+    g_array_free(compute, TRUE);
     for (guint i = 0; i < r->sync_edges->len; i++) {
       kt_edge e = g_array_index(r->sync_edges, kt_edge, i);
       add_edge(g, node_of_op[e.parent], node_of_op[e.child]);

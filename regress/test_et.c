@@ -1147,6 +1147,94 @@ static void test_buffer_attrs(void)
   g_free(dir);
 }
 
+/* Writes a GlobalMetadata frame holding `attr` (encoded by protobuf-c)
+ * followed by one COMP node. */
+static char *write_meta_with_attr(const char *dir, const char *name, ChakraProtoMsg__AttributeProto *attr)
+{
+  ChakraProtoMsg__AttributeProto *ap[1] = {attr};
+  ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  meta.version = (char *)"0.0.4";
+  meta.n_attr = 1;
+  meta.attr = ap;
+  size_t len = chakra_proto_msg__global_metadata__get_packed_size(&meta);
+  g_assert_cmpuint(len, <, 128); /* one-byte varint length prefix */
+  static const uint8_t node[] = {0x07, 0x08, 0x01, 0x12, 0x01, 'k', 0x18, 0x04}; /* id 1, "k", COMP */
+  uint8_t *buf = g_malloc(len + 1 + sizeof node);
+  buf[0] = (uint8_t)len;
+  chakra_proto_msg__global_metadata__pack(&meta, buf + 1);
+  memcpy(buf + 1 + len, node, sizeof node);
+  char *p = write_tmp(dir, name, buf, len + 1 + sizeof node);
+  g_free(buf);
+  return p;
+}
+
+/* et_graph.compute_slots is GlobalMetadata attribute wisp_compute_slots
+ * (int64): protobuf-c decodes what wisp writes (a 2-byte varint value,
+ * 300) and re-packs it to the same bytes; wisp reads it back; a value
+ * outside [1, ET_MAX_COMPUTE_SLOTS] or of another kind is an error naming
+ * the attribute; another GlobalMetadata attribute is counted as dropped. */
+static void test_compute_slots_attr(void)
+{
+  char *dir = make_tmpdir();
+  et_builder *b = et_builder_new("slots");
+  et_builder_add_node(b, 1, ET_NODE_COMP, "k", SIM_PS_PER_US, 0);
+  et_builder_set_compute_slots(b, 300);
+  GError *err = NULL;
+  et_graph *g = et_builder_finish(b, 0, &err);
+  g_assert_no_error(err);
+  char *path = g_build_filename(dir, "slots.et", NULL);
+  g_assert_true(et_write_file(g, path, &err));
+  g_assert_no_error(err);
+  et_graph_free(g);
+  GBytes *file = slurp(path);
+  gsize len;
+  const uint8_t *p = g_bytes_get_data(file, &len);
+  ChakraProtoMsg__GlobalMetadata *meta = chakra_proto_msg__global_metadata__unpack(NULL, p[0], p + 1);
+  g_assert_nonnull(meta);
+  g_assert_cmpuint(meta->n_attr, ==, 1);
+  g_assert_cmpstr(meta->attr[0]->name, ==, "wisp_compute_slots");
+  g_assert_cmpint(meta->attr[0]->value_case, ==, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
+  g_assert_cmpint(meta->attr[0]->int64_val, ==, 300);
+  chakra_proto_msg__global_metadata__free_unpacked(meta, NULL);
+  char *version = NULL;
+  GPtrArray *nodes = check_frames_against_protobuf_c(file, &version);
+  g_assert_cmpstr(version, ==, "0.0.4");
+  g_ptr_array_free(nodes, TRUE);
+  g_free(version);
+  g_bytes_unref(file);
+  g = read_ok(path, 0);
+  g_assert_cmpuint(g->compute_slots, ==, 300);
+  g_assert_cmpuint(g->dropped_attrs, ==, 0);
+  et_graph_free(g);
+  g_free(path);
+
+  ChakraProtoMsg__AttributeProto a = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
+  a.name = (char *)"wisp_compute_slots";
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+  a.int64_val = 0;
+  path = write_meta_with_attr(dir, "zero.et", &a);
+  read_fails(path, 0, WISP_ERROR_PARSE, "wisp_compute_slots");
+  g_free(path);
+  a.int64_val = ET_MAX_COMPUTE_SLOTS + 1;
+  path = write_meta_with_attr(dir, "big.et", &a);
+  read_fails(path, 0, WISP_ERROR_PARSE, "out of range");
+  g_free(path);
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+  a.string_val = (char *)"4";
+  path = write_meta_with_attr(dir, "str.et", &a);
+  read_fails(path, 0, WISP_ERROR_PARSE, "must be an integer");
+  g_free(path);
+  a.name = (char *)"framework";
+  path = write_meta_with_attr(dir, "other.et", &a);
+  g = read_ok(path, 0);
+  g_assert_cmpuint(g->compute_slots, ==, 0);
+  g_assert_cmpuint(g->dropped_attrs, ==, 1);
+  et_graph_free(g);
+  g_free(path);
+  test_rm_rf(dir);
+  g_free(dir);
+}
+
 static void test_truncated_everywhere(void)
 {
   /* Frame boundaries of a2_frames: 0, 8 (1 + 7), 59 (8 + 1 + 0x32), 144
@@ -1753,6 +1841,7 @@ int main(int argc, char **argv)
   g_test_add_func("/et/io/truncated", test_truncated_everywhere);
   g_test_add_func("/et/io/malformed", test_malformed);
   g_test_add_func("/et/io/buffer_attrs", test_buffer_attrs);
+  g_test_add_func("/et/io/compute_slots", test_compute_slots_attr);
   g_test_add_func("/et/io/gzip", test_gzip);
   g_test_add_func("/et/io/corruption", test_corruption);
   g_test_add_func("/et/workload/round_trip", test_workload_round_trip);

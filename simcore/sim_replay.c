@@ -52,6 +52,7 @@ typedef struct {
   uint32_t *indeg;          /* remaining unfinished parents per node */
   uint32_t finished;        /* nodes finished */
   node_fifo compute_wait, cpu_wait;
+  unsigned compute_slots;   /* this rank's GPU compute slots */
   unsigned compute_busy, cpu_busy;
   uint32_t *group_seq;      /* per group (n_groups + 1 for world): next sequence */
   sim_time_ps *comm_issue;  /* per comm record: issue time */
@@ -95,7 +96,6 @@ struct replay {
   coll_lib *coll;
   coll_policy *policy;
   const sim_replay_observer *obs;
-  unsigned compute_slots;
   rank_state *ranks;
   int *world_ranks;
   GHashTable *insts;        /* (group, seq) key -> coll_inst* */
@@ -463,7 +463,7 @@ static void start_node(rank_state *rs, uint32_t i)
 {
   const et_node *n = &rs->g->nodes[i];
   int slot = node_slot(n);
-  if (slot == 1 && rs->compute_busy >= rs->rp->compute_slots) {
+  if (slot == 1 && rs->compute_busy >= rs->compute_slots) {
     fifo_push(&rs->compute_wait, i);
     return;
   }
@@ -687,7 +687,6 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   rp.sim = sim_engine_new(opt->checked);
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
-  rp.compute_slots = opt->compute_slots ? opt->compute_slots : 1;
   rp.obs = opt->observer;
   rp.insts = g_hash_table_new_full(u64_hash, u64_equal, g_free, coll_inst_free);
   rp.p2p_wait = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, p2p_queue_free);
@@ -712,6 +711,8 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     rs->rp = &rp;
     rs->rank = r;
     rs->g = g;
+    /* The option wins; else the graph's measured concurrency; else 1. */
+    rs->compute_slots = opt->compute_slots ? opt->compute_slots : g->compute_slots ? g->compute_slots : 1;
     rs->indeg = g_new0(uint32_t, g->n_nodes ? g->n_nodes : 1);
     for (uint32_t i = 0; i < g->n_nodes; i++)
       for (uint32_t e = g->nodes[i].children; e < g->nodes[i + 1].children; e++)
@@ -752,6 +753,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
       st->overlapped_comm = rs->t_both;
       st->idle = rs->finish - rs->t_compute_only - rs->t_both - rs->t_comm_only;
       st->nodes = rs->finished;
+      st->compute_slots = rs->compute_slots;
       if (st->finish > res->step_time)
         res->step_time = st->finish;
     }

@@ -5,7 +5,8 @@
  *  - A node becomes ready when all its parents (union of data_deps and
  *    ctrl_deps, as the graph was built) have finished.
  *  - COMP nodes run for their recorded duration.  Each rank has
- *    `compute_slots` GPU compute slots (default 1) and one CPU slot for
+ *    `compute_slots` GPU compute slots (default: the concurrency the
+ *    profile measured on that rank, else 1) and one CPU slot for
  *    is_cpu_op nodes; a ready node whose slot is busy waits in FIFO order of
  *    readiness (ties by node index).  Idle-gap nodes (ET_FLAG_DELAY) and
  *    replayed communication nodes (ET_FLAG_REPLAY) take time but no slot.
@@ -46,7 +47,8 @@ typedef struct {
 
 typedef struct {
   const sim_replay_observer *observer;
-  unsigned compute_slots;  /* GPU compute slots per rank; 0 means 1 */
+  unsigned compute_slots;  /* GPU compute slots per rank; 0: each graph's measured
+                              concurrency (et_graph.compute_slots), else 1 */
   gboolean checked;        /* verify engine invariants on every step */
   gboolean has_tier;       /* override the config's tier with `tier` */
   net_tier tier;
@@ -63,6 +65,7 @@ typedef struct {
   sim_time_ps overlapped_comm; /* communication running under compute */
   sim_time_ps idle;        /* neither, up to finish */
   uint64_t nodes;
+  unsigned compute_slots;  /* GPU compute slots the rank replayed with */
 } sim_rank_stats;
 
 struct sim_comm_record {

@@ -4,6 +4,7 @@
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,7 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
     wisp_json_ns(&j, "overlapped_comm_ns", s->overlapped_comm);
     wisp_json_ns(&j, "idle_ns", s->idle);
     wisp_json_uint(&j, "nodes", s->nodes);
+    wisp_json_uint(&j, "compute_slots", s->compute_slots);
     wisp_json_end_object(&j);
   }
   wisp_json_end_array(&j);
@@ -289,6 +291,17 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   char *st = wisp_format_time(r->step_time);
   char buf[32];
   fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);
+  unsigned lo = UINT_MAX, hi = 0;
+  for (int k = 0; k < r->n_ranks; k++) {
+    lo = MIN(lo, r->ranks[k].compute_slots);
+    hi = MAX(hi, r->ranks[k].compute_slots);
+  }
+  if (hi > 1) {
+    if (lo == hi)
+      fprintf(out, "compute slots: %u per rank\n", hi);
+    else
+      fprintf(out, "compute slots: %u to %u per rank\n", lo, hi);
+  }
   if (r->library != COLL_LIBRARY_NCCL) {
     fprintf(out, "communication library: %s\n", coll_library_name(r->library));
     coll_library_print_stats(out, &r->library_stats);

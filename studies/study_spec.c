@@ -430,9 +430,9 @@ gboolean study_spec_apply(const char *key, const char *value, topo_variant *v, s
     }
     char *end;
     long n = strtol(value, &end, 10);
-    if (*value == '\0' || *end || n < 1 || n > 1024) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "compute_slots must be an integer from 1 to 1024, got '%s'",
-                  value);
+    if (*value == '\0' || *end || n < 1 || n > ET_MAX_COMPUTE_SLOTS) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "compute_slots must be an integer from 1 to %d, got '%s'",
+                  ET_MAX_COMPUTE_SLOTS, value);
       return FALSE;
     }
     opt->compute_slots = (unsigned)n;
