@@ -795,6 +795,10 @@ static void test_errors(void)
              WISP_ERROR_INVALID, "named 'a'", NULL);
   load_fails("schema_version: 1\ndims: [{kind: fully_connected, size: 100000, bandwidth: 1GB/s, latency: 1us}]\n",
              WISP_ERROR_LIMIT, "too large", NULL);
+  /* Just past the 2^24-link bound: 4097 x 4096 = 16,781,312 directed links
+   * at 40 bytes each = 640.2 MiB, stated before anything is allocated. */
+  load_fails("schema_version: 1\ndims: [{kind: fully_connected, size: 4097, bandwidth: 1GB/s, latency: 1us}]\n",
+             WISP_ERROR_LIMIT, "16781312 links", "about 640 MiB");
   load_fails("schema_version: 1\nmodel: packet\ndims: [{kind: ring, size: 4, bandwidth: 1GB/s, latency: 1us}]\n",
              WISP_ERROR_PARSE, "unknown model 'packet'", NULL);
   load_fails("schema_version: 1\n", WISP_ERROR_PARSE, "'dims'", NULL);
