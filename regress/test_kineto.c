@@ -608,19 +608,22 @@ static void test_size_keys(void)
   g_free(json[0]);
 }
 
-/* vLLM step markers (kineto.md §7): three execute_context_* ranges at 0, 100
- * and 200 µs (50 µs each) are numbered 0..2 by time; the first and last are
+/* Step markers numbered by time (kineto.md §7): three marker ranges at 0,
+ * 100 and 200 µs (50 µs each) are numbered 0..2; the first and last are
  * dropped, so the window is step 1 = [100, 150) µs and only the kernel that
- * starts in it (at 110 µs, 20 µs long) is kept: measured step 50 µs. */
-static void test_vllm_steps(void)
+ * starts in it (at 110 µs, 20 µs long) is kept: measured step 50 µs.  A
+ * decoy event at 300 µs (category cat, name decoy) must not be a step. */
+static void check_timed_steps(const char *cat, const char *const names[3], const char *decoy)
 {
   GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [");
   for (int k = 0; k < 3; k++) {
-    g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"execute_context_%d(%d)\", "
-                           "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 50}", k ? ", " : "", k, 7 * k, 100 * k);
+    g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", "
+                           "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 50}", k ? ", " : "", cat, names[k], 100 * k);
     g_string_append_printf(s, ", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, "
                            "\"ts\": %d, \"dur\": 20, \"args\": {\"stream\": 7}}", k, 100 * k + 10);
   }
+  g_string_append_printf(s, ", {\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, "
+                         "\"ts\": 300, \"dur\": 50}", cat, decoy);
   g_string_append(s, "]}");
   char *json[1] = { g_string_free(s, FALSE) };
   fe_kineto_options opt;
@@ -641,6 +644,22 @@ static void test_vllm_steps(void)
   test_rm_rf(dir);
   g_free(dir);
   g_free(json[0]);
+}
+
+/* vLLM: user_annotation named execute_context_*. */
+static void test_vllm_steps(void)
+{
+  static const char *const names[3] = { "execute_context_0(0)", "execute_context_1(7)", "execute_context_2(14)" };
+  check_timed_steps("user_annotation", names, "execute_model");
+}
+
+/* SGLang: python_function named run_batch or ending in ": run_batch" (a
+ * source location before it); "...: run_batch_inner" is not a step. */
+static void test_sglang_steps(void)
+{
+  static const char *const names[3] = { "sglang/srt/managers/scheduler.py(812): run_batch", "run_batch",
+                                        "scheduler.py(812): run_batch" };
+  check_timed_steps("python_function", names, "scheduler.py(900): run_batch_inner");
 }
 
 /* ---------- real traces ---------- */
@@ -1225,6 +1244,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/groups_seq_p2p", test_groups_seq_p2p);
   g_test_add_func("/kineto/size_keys", test_size_keys);
   g_test_add_func("/kineto/vllm_steps", test_vllm_steps);
+  g_test_add_func("/kineto/sglang_steps", test_sglang_steps);
   g_test_add_func("/kineto/nccl_data", test_nccl_data);
   g_test_add_func("/kineto/dlrm", test_dlrm);
   g_test_add_func("/kineto/edge_cases", test_edge_cases);
