@@ -27,13 +27,13 @@
  * arithmetic is written next to the checks.
  */
 #include "config.h"
-#include "regress/test_util.h"
 
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
 #include "frontends/kineto.h"
 #include "simcore/sim_replay.h"
 #include "topologies/topo.h"
+#include "regress/test_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,24 +76,16 @@ static char *host_json(int rank, long skew_us, gboolean late_sync)
   return g_string_free(s, FALSE);
 }
 
-typedef struct {
-  char *dir;
-  char *paths[2];
-} trace_set;
+typedef test_rank_files trace_set;
 
 /* Rank 1's clock runs skew_us ahead of rank 0's; late_sync adds a sync
  * call that outlasts the step on both ranks. */
 static void traces_write_full(trace_set *ts, long skew_us, gboolean late_sync)
 {
-  ts->dir = g_dir_make_tmp("wisp-kineto-host-XXXXXX", NULL);
-  g_assert_nonnull(ts->dir);
-  for (int r = 0; r < 2; r++) {
-    char *name = g_strdup_printf("rank%d.json", r), *text = host_json(r, r == 1 ? skew_us : 0, late_sync);
-    ts->paths[r] = g_build_filename(ts->dir, name, NULL);
-    g_assert_true(g_file_set_contents(ts->paths[r], text, -1, NULL));
-    g_free(name);
-    g_free(text);
-  }
+  char *texts[2] = { host_json(0, 0, late_sync), host_json(1, skew_us, late_sync) };
+  test_rank_files_write(ts, "wisp-kineto-host-XXXXXX", texts, 2);
+  g_free(texts[0]);
+  g_free(texts[1]);
 }
 
 static void traces_write_skewed(trace_set *ts, long skew_us)
@@ -104,14 +96,6 @@ static void traces_write_skewed(trace_set *ts, long skew_us)
 static void traces_write(trace_set *ts)
 {
   traces_write_skewed(ts, 0);
-}
-
-static void traces_free(trace_set *ts)
-{
-  test_rm_rf(ts->dir);
-  g_free(ts->dir);
-  g_free(ts->paths[0]);
-  g_free(ts->paths[1]);
 }
 
 static et_workload *load(const trace_set *ts, gboolean host, fe_kineto_report *rep)
@@ -161,7 +145,7 @@ static void test_graph(void)
   g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 0);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 /* Step time of the 2-rank replay of w on a 2-rank fully connected network
@@ -199,19 +183,10 @@ static void test_round_trip(void)
 {
   trace_set ts;
   traces_write(&ts);
-  et_workload *w = load(&ts, TRUE, NULL);
-  char *out = g_build_filename(ts.dir, "et", NULL);
-  g_assert_cmpint(g_mkdir_with_parents(out, 0755), ==, 0);
-  GError *e = NULL;
-  g_assert_true(et_workload_write(w, out, "trace", &e));
-  g_assert_no_error(e);
-  et_workload_free(w);
-  w = et_workload_load(out, 0, &e);
-  g_assert_no_error(e);
+  et_workload *w = test_et_round_trip(load(&ts, TRUE, NULL), ts.dir);
   g_assert_cmpint(replay_workload(w, "4194304000000B/s"), ==, 70 * SIM_PS_PER_US);
   et_workload_free(w);
-  g_free(out);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 /* All-reduce of S = 4 MiB on 2 ranks moves S bytes over each rank's link in
@@ -246,7 +221,7 @@ static void test_what_if(void)
                  " ps (expected 67 us)", fast_host, fast_plain);
   g_assert_cmpint(fast_host, ==, 70 * us);
   g_assert_cmpint(fast_plain, ==, 67 * us);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 /* The host model is on by default (fe_kineto_options_init); gap mode has no
@@ -267,7 +242,7 @@ static void test_defaults_and_gap_mode(void)
   g_assert_cmpuint(rep.ranks[0].host_threads, ==, 0);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 /* A sync call from 95 us to 125 us outlasts the step (window 100 us): its
@@ -286,7 +261,7 @@ static void test_window_clip(void)
   fe_kineto_report_clear(&rep);
   sim_time_ps base = replay(&ts, TRUE, "123361882353B/s");
   g_assert_cmpint(llabs(base - 100 * SIM_PS_PER_US), <=, 2);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 /* A one-rank trace: ProfilerStep#1 over [0, 100] us on thread 1, then the
@@ -404,7 +379,7 @@ static void test_clock_check(void)
     et_workload_free(w);
     fe_kineto_report_clear(&rep);
     g_assert_cmpint(replay(&ts, TRUE, "4194304000000B/s"), ==, 70 * SIM_PS_PER_US);
-    traces_free(&ts);
+    test_rank_files_free(&ts);
   }
 }
 

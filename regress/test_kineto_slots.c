@@ -26,13 +26,13 @@
  *    87 us, and the tail makes 97 us.
  */
 #include "config.h"
-#include "regress/test_util.h"
 
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
 #include "frontends/kineto.h"
 #include "simcore/sim_replay.h"
 #include "topologies/topo.h"
+#include "regress/test_util.h"
 
 #include <string.h>
 
@@ -57,30 +57,14 @@ static char *slots_json(int rank)
   return g_string_free(s, FALSE);
 }
 
-typedef struct {
-  char *dir;
-  char *paths[2];
-} trace_set;
+typedef test_rank_files trace_set;
 
 static void traces_write(trace_set *ts)
 {
-  ts->dir = g_dir_make_tmp("wisp-kineto-slots-XXXXXX", NULL);
-  g_assert_nonnull(ts->dir);
-  for (int r = 0; r < 2; r++) {
-    char *name = g_strdup_printf("rank%d.json", r), *text = slots_json(r);
-    ts->paths[r] = g_build_filename(ts->dir, name, NULL);
-    g_assert_true(g_file_set_contents(ts->paths[r], text, -1, NULL));
-    g_free(name);
-    g_free(text);
-  }
-}
-
-static void traces_free(trace_set *ts)
-{
-  test_rm_rf(ts->dir);
-  g_free(ts->dir);
-  g_free(ts->paths[0]);
-  g_free(ts->paths[1]);
+  char *texts[2] = { slots_json(0), slots_json(1) };
+  test_rank_files_write(ts, "wisp-kineto-slots-XXXXXX", texts, 2);
+  g_free(texts[0]);
+  g_free(texts[1]);
 }
 
 static et_workload *load(const trace_set *ts, fe_kineto_mode mode, fe_kineto_report *rep)
@@ -139,7 +123,7 @@ static void test_measured(void)
   g_assert_cmpuint(w->ranks[0]->compute_slots, ==, 0);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 /* The count survives a round trip through Chakra files (GlobalMetadata
@@ -149,21 +133,12 @@ static void test_round_trip(void)
 {
   trace_set ts;
   traces_write(&ts);
-  et_workload *w = load(&ts, FE_KINETO_KERNELS, NULL);
-  char *out = g_build_filename(ts.dir, "et", NULL);
-  g_assert_cmpint(g_mkdir_with_parents(out, 0755), ==, 0);
-  GError *e = NULL;
-  g_assert_true(et_workload_write(w, out, "trace", &e));
-  g_assert_no_error(e);
-  et_workload_free(w);
-  w = et_workload_load(out, 0, &e);
-  g_assert_no_error(e);
+  et_workload *w = test_et_round_trip(load(&ts, FE_KINETO_KERNELS, NULL), ts.dir);
   g_assert_cmpuint(w->ranks[0]->compute_slots, ==, 3);
   g_assert_cmpuint(w->ranks[0]->dropped_attrs, ==, 0);
   g_assert_cmpint(replay(w, 0), ==, 60 * SIM_PS_PER_US);
   et_workload_free(w);
-  g_free(out);
-  traces_free(&ts);
+  test_rank_files_free(&ts);
 }
 
 int main(int argc, char **argv)

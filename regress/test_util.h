@@ -52,4 +52,56 @@ G_GNUC_UNUSED static void test_untar(const char *tgz, const char *dir)
   g_assert_true(g_spawn_check_wait_status(status, NULL));
 }
 
+/* A temporary directory holding one file per rank, "rank<R>.json", for
+ * frontends that take a list of per-rank paths. */
+typedef struct {
+  char *dir;
+  int n;
+  char **paths;            /* n paths; pass as (const char *const *) */
+} test_rank_files;
+
+/* Makes the directory (g_dir_make_tmp template tmpl) and writes texts[r]
+ * as rank r's file, for r < n; asserts that everything succeeds. */
+G_GNUC_UNUSED static void test_rank_files_write(test_rank_files *f, const char *tmpl, char *const *texts, int n)
+{
+  f->dir = g_dir_make_tmp(tmpl, NULL);
+  g_assert_nonnull(f->dir);
+  f->n = n;
+  f->paths = g_new0(char *, n + 1);
+  for (int r = 0; r < n; r++) {
+    char *name = g_strdup_printf("rank%d.json", r);
+    f->paths[r] = g_build_filename(f->dir, name, NULL);
+    g_assert_true(g_file_set_contents(f->paths[r], texts[r], -1, NULL));
+    g_free(name);
+  }
+}
+
+/* Removes the directory and frees f's strings. */
+G_GNUC_UNUSED static void test_rank_files_free(test_rank_files *f)
+{
+  test_rm_rf(f->dir);
+  g_free(f->dir);
+  g_strfreev(f->paths);
+}
+
+#ifdef WISP_ET_IO_H
+/* Writes w as Chakra files (DIR/et/trace.<r>.et and comm_group.json),
+ * frees it and returns the workload read back from them; asserts that
+ * both succeed.  Only with chakra/et_io.h included first. */
+G_GNUC_UNUSED static et_workload *test_et_round_trip(et_workload *w, const char *dir)
+{
+  char *out = g_build_filename(dir, "et", NULL);
+  g_assert_cmpint(g_mkdir_with_parents(out, 0755), ==, 0);
+  GError *e = NULL;
+  g_assert_true(et_workload_write(w, out, "trace", &e));
+  g_assert_no_error(e);
+  et_workload_free(w);
+  et_workload *back = et_workload_load(out, 0, &e);
+  g_assert_no_error(e);
+  g_assert_nonnull(back);
+  g_free(out);
+  return back;
+}
+#endif
+
 #endif
