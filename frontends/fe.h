@@ -84,6 +84,7 @@ typedef struct {
   int clock_rank_early, clock_rank_late;
   GPtrArray *warnings;     /* char*, in order of discovery */
   char *step_note;         /* how the window was chosen */
+  gboolean complete;       /* the load succeeded; else only what parsing found is filled in */
 } fe_kineto_report;
 
 void fe_kineto_report_clear(fe_kineto_report *r);

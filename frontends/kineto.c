@@ -86,6 +86,10 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             k->launches, k->sync_calls, k->cuda_sync_events, k->cpu_comm_ops);
     fprintf(out, "  memory events: %" G_GUINT64_FORMAT " allocs, %" G_GUINT64_FORMAT " frees\n", k->memory_allocs,
             k->memory_frees);
+    if (!r->complete) {
+      fprintf(out, "  not analysed further: the load stopped before steps, matching and graphs (see the error)\n");
+      continue;
+    }
     if (k->n_steps)
       fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d\n", k->n_steps, k->step_first, k->step_last,
               k->step_used);
@@ -128,6 +132,8 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
       g_free(keys);
     }
   }
+  if (!r->complete)
+    goto warnings;
   fprintf(out, "\ngroups: %" G_GUINT64_FORMAT "\n", r->groups);
   for (guint i = 0; r->group_lines && i < r->group_lines->len; i++)
     fprintf(out, "  %s\n", (const char *)g_ptr_array_index(r->group_lines, i));
@@ -141,6 +147,7 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             wisp_ns_string(r->clock_spread_ps / 1000, spread), r->clock_ranks, r->clock_rank_late, r->clock_rank_early,
             r->clock_samples_min);
   }
+warnings:
   if (r->warnings && r->warnings->len) {
     fprintf(out, "warnings (%u):\n", r->warnings->len);
     for (guint i = 0; i < r->warnings->len; i++)
@@ -865,6 +872,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
                                        "when there are more than two)", r0->step_used, r0->rank);
   }
   ok = TRUE;
+  rep->complete = TRUE;
 out:
   if (!ok && w) {
     et_workload_free(w);

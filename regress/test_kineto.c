@@ -12,6 +12,8 @@
 #include "chakra/et_io.h"
 #include "frontends/kineto.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <zlib.h>
@@ -290,6 +292,20 @@ static void test_a1(void)
   g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
   g_assert_nonnull(strstr(e->message, "rank 0 only"));
   g_clear_error(&e);
+  /* The failed load's report holds what parsing found and says that the
+   * rest was not done, instead of printing zero steps, groups and matches. */
+  g_assert_true(rep.complete);
+  g_assert_false(rep2.complete);
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *mem = open_memstream(&text, &text_len);
+  fe_kineto_report_print(&rep2, mem);
+  fclose(mem);
+  g_assert_nonnull(strstr(text, "not analysed further"));
+  g_assert_null(strstr(text, "steps:"));
+  g_assert_null(strstr(text, "groups:"));
+  g_assert_null(strstr(text, "matching:"));
+  free(text);
   fe_kineto_report_clear(&rep2);
   /* Writing: OUT/trace.<r>.et + comm_group.json, read back with the same nodes. */
   char *out = g_build_filename(dir, "out", NULL);
