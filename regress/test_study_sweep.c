@@ -303,9 +303,23 @@ static void test_resume_checks_inputs(void)
   char *csv = slurp(c.csv_path);
   g_assert_nonnull(strstr(csv, "\n0,,10GB/s,1us,210002000.000,"));
   g_free(csv);
+  /* The measured compute concurrency sets the default compute slots, so a
+   * workload that differs only in it is other content: nothing is reused. */
+  char *before = study_workload_digest(f.w);
+  for (int r = 0; r < f.w->n_ranks; r++)
+    f.w->ranks[r]->compute_slots = 2;
+  char *after = study_workload_digest(f.w);
+  g_assert_cmpstr(before, !=, after);
+  g_free(before);
+  g_free(after);
+  study_sweep_stats d;
+  run_into(&f, "r", 1, 1, 1, TRUE, &d);
+  g_assert_cmpint(d.skipped, ==, 0);
+  g_assert_cmpint(d.run, ==, 20);
   study_sweep_stats_clear(&a);
   study_sweep_stats_clear(&b);
   study_sweep_stats_clear(&c);
+  study_sweep_stats_clear(&d);
   fx_teardown(&f);
 }
 

@@ -262,6 +262,11 @@ char *study_workload_digest(const et_workload *w)
     }
     for (uint32_t k = 0; k < g->n_splits; k++)
       h_u64(c, g->splits[k]);
+    /* The measured concurrency sets the default compute slots, so it is
+     * part of the content; hashed only when known (tagged), which keeps the
+     * digests of graphs without it unchanged. */
+    if (g->compute_slots)
+      h_u64(c, UINT64_C(0x5eed) << 48 | g->compute_slots);
   }
   char *d = g_strdup(g_checksum_get_string(c));
   g_checksum_free(c);
