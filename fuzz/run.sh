@@ -17,7 +17,8 @@
 # earlier one failed; the exit status is non-zero when any build failed or
 # any target found a crash, leak, timeout (10 s per input) or ran out of
 # memory (2 GiB), and the reproducer files (crash-*, leak-*, timeout-*,
-# oom-*) are listed.  Reproduce one with: BUILD_DIR/fuzz-TARGET/fuzz_TARGET FILE
+# oom-*) are listed, those of at most 4 KiB also printed as base64.
+# Reproduce one with: BUILD_DIR/fuzz-TARGET/fuzz_TARGET FILE
 # Extra libFuzzer options can be passed in $FUZZ_FLAGS (e.g. -jobs=2).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -269,6 +270,12 @@ for t in $targets; do
     tail -n 40 "$work/fuzz.log"
     for f in $found; do
       echo "== fuzz_$t: reproducer: $f  (rerun: $work/fuzz_$t $f)"
+      # The CI machine's files are gone after the run: print small
+      # reproducers so the log alone can recreate them (base64 -d).
+      if [ "$(wc -c < "$f")" -le 4096 ]; then
+        echo "== fuzz_$t: $(basename "$f") as base64:"
+        base64 "$f"
+      fi
     done
     summary="$summary
   $t: FAILED, ${execs:-?} runs, ${rate:-?}/s; reproducers: ${found:-none written}"
