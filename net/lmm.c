@@ -43,7 +43,6 @@ typedef struct {
   uint32_t n_el, cap_el;
   uint32_t n_active;  /* solve scratch: unfixed elements */
   uint32_t stamp;     /* component walk mark */
-  uint32_t heap_pos;  /* LMM_NONE when not in the heap */
   uint8_t stale;      /* solve scratch: heap key older than rem / aw */
   uint8_t modified;
 } lmm_cnst;
@@ -180,7 +179,6 @@ uint32_t lmm_constraint_new(lmm_system *s, double capacity) {
   lmm_cnst *k = &s->cnsts[c];
   memset(k, 0, sizeof *k);
   k->capacity = capacity;
-  k->heap_pos = LMM_NONE;
   return c;
 }
 
@@ -367,7 +365,6 @@ static void collect_component(lmm_system *s) {
     k->rem = k->capacity;
     k->aw = aw;
     k->n_active = k->n_el;
-    k->heap_pos = LMM_NONE;
   }
   for (size_t i = 0; i < s->n_mod_cnsts; i++) s->cnsts[s->mod_cnsts[i]].modified = FALSE;
   s->n_mod_cnsts = 0;
@@ -380,22 +377,6 @@ static inline gboolean heap_less(const lmm_heap_item *a, const lmm_heap_item *b)
   return a->key < b->key || (a->key == b->key && a->id < b->id);
 }
 
-static inline void heap_set(lmm_system *s, size_t i, lmm_heap_item it) {
-  s->heap[i] = it;
-  s->cnsts[it.id].heap_pos = (uint32_t)i;
-}
-
-static void heap_up(lmm_system *s, size_t i) {
-  lmm_heap_item it = s->heap[i];
-  while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (!heap_less(&it, &s->heap[p])) break;
-    heap_set(s, i, s->heap[p]);
-    i = p;
-  }
-  heap_set(s, i, it);
-}
-
 static void heap_down(lmm_system *s, size_t i) {
   lmm_heap_item it = s->heap[i];
   size_t n = s->n_heap;
@@ -405,20 +386,20 @@ static void heap_down(lmm_system *s, size_t i) {
     size_t m = l;
     if (l + 1 < n && heap_less(&s->heap[l + 1], &s->heap[l])) m = l + 1;
     if (!heap_less(&s->heap[m], &it)) break;
-    heap_set(s, i, s->heap[m]);
+    s->heap[i] = s->heap[m];
     i = m;
   }
-  heap_set(s, i, it);
+  s->heap[i] = it;
 }
 
-static void heap_remove(lmm_system *s, uint32_t c) {
-  size_t i = s->cnsts[c].heap_pos;
-  s->cnsts[c].heap_pos = LMM_NONE;
+/* Removes the top.  The filling only ever removes the minimum, so items
+ * need no back-pointers and a sift moves 16-byte items within the heap
+ * array only. */
+static void heap_pop(lmm_system *s) {
   size_t last = --s->n_heap;
-  if (i == last) return;
-  heap_set(s, i, s->heap[last]);
-  if (i > 0 && heap_less(&s->heap[i], &s->heap[(i - 1) / 2])) heap_up(s, i);
-  else heap_down(s, i);
+  if (last == 0) return;
+  s->heap[0] = s->heap[last];
+  heap_down(s, 0);
 }
 
 static inline double cnst_level(const lmm_cnst *k) {
@@ -463,8 +444,7 @@ static void fill(lmm_system *s) {
     lmm_cnst *k = &s->cnsts[c];
     k->stale = FALSE;
     if (k->n_active) {
-      s->heap[s->n_heap] = (lmm_heap_item){cnst_level(k), c};
-      k->heap_pos = (uint32_t)s->n_heap++;
+      s->heap[s->n_heap++] = (lmm_heap_item){cnst_level(k), c};
     }
   }
   for (size_t i = s->n_heap / 2; i-- > 0;) heap_down(s, i);
@@ -480,7 +460,7 @@ static void fill(lmm_system *s) {
     while (s->n_heap) {
       lmm_cnst *k = &s->cnsts[s->heap[0].id];
       if (k->n_active == 0) {
-        heap_remove(s, s->heap[0].id);
+        heap_pop(s);
         continue;
       }
       if (!k->stale) break;
@@ -498,7 +478,7 @@ static void fill(lmm_system *s) {
       continue;
     }
     uint32_t c = s->heap[0].id;
-    heap_remove(s, c);
+    heap_pop(s);
     double t = tc > t_prev ? tc : t_prev; /* levels never decrease */
     t_prev = t;
     const lmm_cnst *k = &s->cnsts[c];
