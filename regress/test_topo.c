@@ -977,6 +977,43 @@ static void test_cli(void)
   g_free(cfg);
 }
 
+/* topo_load_string_bounded: a ring of n endpoints has 2n directed links,
+ * so with a bound of 16 links a ring of 8 loads and a ring of 9 (18 links)
+ * is refused before it is built; an explicit graph counts 2 directed links
+ * per listed link (the bound's upper estimate), so the 9 links of
+ * irregular-graph.yaml (17 directed: one is simplex) need a bound of 18. */
+static void test_bounded(void)
+{
+  GError *e = NULL;
+  topo *t = topo_load_string_bounded("schema_version: 1\ndims: [{kind: ring, size: 8, bandwidth: 1GB/s, latency: 1us}]\n",
+                                     "ring8.yaml", 16, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(topo_n_links(t), ==, 16);
+  topo_free(t);
+  t = topo_load_string_bounded("schema_version: 1\ndims: [{kind: ring, size: 9, bandwidth: 1GB/s, latency: 1us}]\n",
+                               "ring9.yaml", 16, &e);
+  g_assert_null(t);
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_LIMIT);
+  g_test_message("error (as expected): %s", e->message);
+  g_assert_nonnull(strstr(e->message, "(18 links"));
+  g_assert_nonnull(strstr(e->message, "the limit is 16 links"));
+  g_clear_error(&e);
+  char *text = NULL;
+  char *path = example_path("irregular-graph.yaml");
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  t = topo_load_string_bounded(text, "irregular.yaml", 17, &e);
+  g_assert_null(t);
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_LIMIT);
+  g_assert_nonnull(strstr(e->message, "more than 8 links"));
+  g_clear_error(&e);
+  t = topo_load_string_bounded(text, "irregular.yaml", 18, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(topo_n_links(t), ==, 17);
+  topo_free(t);
+  g_free(text);
+  g_free(path);
+}
+
 /* Degenerate values are rejected or saturate, never wrap or crash. */
 static void test_extremes(void)
 {
@@ -1040,6 +1077,7 @@ int main(int argc, char **argv)
   g_test_add_func("/topo/truncations", test_truncations);
   g_test_add_func("/topo/mutations", test_mutations);
   g_test_add_func("/topo/extremes", test_extremes);
+  g_test_add_func("/topo/bounded", test_bounded);
   g_test_add_func("/topo/cli", test_cli);
   return g_test_run();
 }

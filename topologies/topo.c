@@ -78,6 +78,7 @@ topo *topo_alloc(const char *source)
   topo *t = g_new0(topo, 1);
   t->source = g_strdup(source ? source : "<string>");
   t->links = g_array_new(FALSE, FALSE, sizeof(topo_link));
+  t->max_links = TOPO_MAX_LINKS;
   t->settings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, setting_free);
   t->arena = g_ptr_array_new_with_free_func(g_free);
   t->scratch = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -363,12 +364,12 @@ gboolean topo_build_dims(topo *t, GError **error)
       d->switches_per_group = (uint32_t)d->leaves + (d->leaves >= 2 ? (uint32_t)d->spines : 0);
     nodes += (uint64_t)d->switches_per_group * d->n_groups;
     links += topo_dim_link_count(d);
-    if (nodes > UINT32_MAX / 2 || links > TOPO_MAX_LINKS) {
+    if (nodes > UINT32_MAX / 2 || links > t->max_links) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
                   "%s:%d: dimension '%s' makes the topology too large (%" G_GUINT64_FORMAT " links, %" G_GUINT64_FORMAT
                   " nodes, about %" G_GUINT64_FORMAT " MiB; the limit is %" G_GUINT64_FORMAT
                   " links); reduce its size or use a switch kind",
-                  t->source, d->line, d->name, links, nodes, links * TOPO_LINK_BYTES >> 20, TOPO_MAX_LINKS);
+                  t->source, d->line, d->name, links, nodes, links * TOPO_LINK_BYTES >> 20, t->max_links);
       return FALSE;
     }
   }

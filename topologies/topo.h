@@ -56,6 +56,12 @@ typedef struct {
  * Errors name the file, line and key. */
 topo *topo_load(const char *path, GError **error);
 topo *topo_load_string(const char *text, const char *source_name, GError **error);
+/* topo_load_string with a tighter bound on the directed links (1 to the
+ * default 2^24, checked from the closed forms before anything is built;
+ * WISP_ERROR_LIMIT past it), for callers with a smaller memory or time
+ * budget such as the fuzzing harness.  Bounding the links also bounds the
+ * endpoints of any dimension larger than 1. */
+topo *topo_load_string_bounded(const char *text, const char *source_name, uint64_t max_links, GError **error);
 void topo_free(topo *t);
 
 int topo_n_ranks(const topo *t);

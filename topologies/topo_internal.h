@@ -74,6 +74,7 @@ struct topo {
   char **node_names;       /* explicit graphs only (else NULL) */
 
   GArray *links;           /* topo_link */
+  uint64_t max_links;      /* bound on directed links: TOPO_MAX_LINKS unless loaded with a tighter one */
   uint32_t *out_off;       /* CSR of out-links, sorted by destination */
   uint32_t *out_link;
   uint32_t *in_off;        /* CSR of in-links (graphs, for reverse BFS) */

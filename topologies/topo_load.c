@@ -465,8 +465,8 @@ static gboolean parse_graph(ld *c, topo *t, const yaml_node_t *g)
   for (size_t i = 0; i < n; i++)
     t->node_names[node_id[i]] = g_strdup(names[i]);
   size_t nl = (size_t)(links->data.sequence.items.top - links->data.sequence.items.start);
-  if (nl * 2 > TOPO_MAX_LINKS) {
-    fail(c, links, WISP_ERROR_LIMIT, "the graph has more than %" G_GUINT64_FORMAT " links", TOPO_MAX_LINKS / 2);
+  if (nl * 2 > t->max_links) {
+    fail(c, links, WISP_ERROR_LIMIT, "the graph has more than %" G_GUINT64_FORMAT " links", t->max_links / 2);
     goto out;
   }
   for (size_t i = 0; i < nl; i++) {
@@ -754,7 +754,13 @@ out:
 
 topo *topo_load_string(const char *text, const char *source_name, GError **error)
 {
+  return topo_load_string_bounded(text, source_name, TOPO_MAX_LINKS, error);
+}
+
+topo *topo_load_string_bounded(const char *text, const char *source_name, uint64_t max_links, GError **error)
+{
   g_return_val_if_fail(text != NULL, NULL);
+  g_return_val_if_fail(max_links >= 1 && max_links <= TOPO_MAX_LINKS, NULL);
   const char *src = source_name ? source_name : "<string>";
   yaml_parser_t parser;
   yaml_document_t doc;
@@ -803,6 +809,7 @@ topo *topo_load_string(const char *text, const char *source_name, GError **error
     goto done;
   }
   t = topo_alloc(src);
+  t->max_links = max_links;
   gboolean ok;
   if (get(&c, root, "schema_version"))
     ok = load_wisp(&c, t, root);
