@@ -127,8 +127,10 @@ gboolean kt_coll_from_kernel(const char *s, et_coll_type *c, int *p2p);
  * "[0, 4, ..., 124]" form (stride from the first two values, every listed
  * value on the progression, count = group_size when known) and reports the
  * truncated "[0, 1, ..., 29, ...]" form by returning FALSE with *truncated.
- * Returns a g_malloc'd array. */
-gboolean kt_parse_ranks(const char *s, int64_t group_size, int **ranks, int *n, gboolean *truncated,
+ * Every member must be below world (the job's size), which an elided list
+ * is checked against before it is expanded, so "[0, 1, ..., 99999999]" in a
+ * small job is an error, not 400 MB.  Returns a g_malloc'd array. */
+gboolean kt_parse_ranks(const char *s, int64_t group_size, int world, int **ranks, int *n, gboolean *truncated,
                         const char **why);
 /* qsort/bsearch order of int64_t values. */
 int kt_cmp_i64(const void *a, const void *b);

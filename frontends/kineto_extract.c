@@ -190,7 +190,7 @@ gboolean kt_parse_int_list(const char *s, GArray *out)
   }
 }
 
-gboolean kt_parse_ranks(const char *s, int64_t group_size, int **ranks, int *n, gboolean *truncated,
+gboolean kt_parse_ranks(const char *s, int64_t group_size, int world, int **ranks, int *n, gboolean *truncated,
                         const char **why)
 {
   *truncated = FALSE;
@@ -241,6 +241,12 @@ gboolean kt_parse_ranks(const char *s, int64_t group_size, int **ranks, int *n, 
   }
   gint64 *v = (gint64 *)vals->data;
   int nv = (int)vals->len;
+  for (int i = 0; i < nv; i++)
+    if (v[i] >= world) { /* the largest member of an elided list is listed */
+      *why = "names a rank at or beyond the job's world size";
+      g_array_free(vals, TRUE);
+      return FALSE;
+    }
   if (n_ellipsis == 0) {
     *n = nv;
     *ranks = g_new(int, nv > 0 ? nv : 1);
@@ -690,15 +696,24 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
   if (rs) {
     gboolean trunc;
     const char *why = NULL;
-    if (!kt_parse_ranks(rs, grp_size, &cm->ranks, &cm->n_ranks, &trunc, &why)) {
+    if (!kt_parse_ranks(rs, grp_size, c->world, &cm->ranks, &cm->n_ranks, &trunc, &why)) {
       if (trunc && rstart != KT_ABSENT && rstride > 0 && grp_size > 0) {
+        if (rstart < 0 || rstart >= c->world || grp_size > c->world ||
+            (grp_size > 1 && rstride > (c->world - 1 - rstart) / (grp_size - 1))) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s: kernel '%s' at ts %.3f us: Global rank start %" G_GINT64_FORMAT ", stride %" G_GINT64_FORMAT
+                      " and Group size %" G_GINT64_FORMAT " name ranks beyond the job's world size %d",
+                      t->path, kt_str(t, k->name), (double)k->ts / 1e6, rstart, rstride, grp_size, c->world);
+          return FALSE;
+        }
         cm->n_ranks = (int)grp_size;
         cm->ranks = g_new(int, grp_size);
         for (int64_t i = 0; i < grp_size; i++)
           cm->ranks[i] = (int)(rstart + i * rstride);
       } else if (!trunc) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: kernel '%s' at ts %.3f us: Process Group Ranks \"%s\" %s",
-                    t->path, kt_str(t, k->name), (double)k->ts / 1e6, rs, why);
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: kernel '%s' at ts %.3f us: Process Group Ranks \"%s\" %s (world size %d)", t->path,
+                    kt_str(t, k->name), (double)k->ts / 1e6, rs, why, c->world);
         return FALSE;
       }
     }
@@ -707,6 +722,13 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
     for (guint i = 0; i < t->pgs->len; i++) {
       kt_pg *pg = g_ptr_array_index(t->pgs, i);
       if (pg->name && !strcmp(pg->name, cm->pg_name) && pg->n_ranks > 0) {
+        for (int q = 0; q < pg->n_ranks; q++)
+          if (pg->ranks[q] < 0 || pg->ranks[q] >= c->world) {
+            g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                        "%s: distributedInfo.pg_config group '%s' names rank %d, beyond the job's world size %d",
+                        t->path, pg->name, pg->ranks[q], c->world);
+            return FALSE;
+          }
         cm->n_ranks = pg->n_ranks;
         cm->ranks = g_memdup2(pg->ranks, sizeof(int) * (size_t)pg->n_ranks);
         if (!cm->pg_desc)

@@ -126,29 +126,39 @@ static void test_ranks(void)
   int *r, n;
   gboolean trunc;
   const char *why;
-  g_assert_true(kt_parse_ranks("[0, 4, 8, 12]", 4, &r, &n, &trunc, &why));
+  g_assert_true(kt_parse_ranks("[0, 4, 8, 12]", 4, 128, &r, &n, &trunc, &why));
   g_assert_cmpint(n, ==, 4);
   g_assert_cmpint(r[3], ==, 12);
   g_free(r);
   /* Elided with stride 4: 0..124 step 4 = 32 members (W9: not stride 1). */
-  g_assert_true(kt_parse_ranks("[0, 4, ..., 124]", 32, &r, &n, &trunc, &why));
+  g_assert_true(kt_parse_ranks("[0, 4, ..., 124]", 32, 128, &r, &n, &trunc, &why));
   g_assert_cmpint(n, ==, 32);
   g_assert_cmpint(r[1], ==, 4);
   g_assert_cmpint(r[31], ==, 124);
   g_free(r);
-  g_assert_true(kt_parse_ranks("[0, 1, ..., 31]", KT_ABSENT, &r, &n, &trunc, &why));
+  g_assert_true(kt_parse_ranks("[0, 1, ..., 31]", KT_ABSENT, 128, &r, &n, &trunc, &why));
   g_assert_cmpint(n, ==, 32);
   g_free(r);
   /* Count 32 contradicts Group size 31. */
-  g_assert_false(kt_parse_ranks("[0, 4, ..., 124]", 31, &r, &n, &trunc, &why));
+  g_assert_false(kt_parse_ranks("[0, 4, ..., 124]", 31, 128, &r, &n, &trunc, &why));
   g_assert_false(trunc);
   /* 10 is not on 0, 3, 6, 9, ... */
-  g_assert_false(kt_parse_ranks("[0, 3, ..., 10]", KT_ABSENT, &r, &n, &trunc, &why));
+  g_assert_false(kt_parse_ranks("[0, 3, ..., 10]", KT_ABSENT, 128, &r, &n, &trunc, &why));
   /* PyTorch's cut list: members beyond the 30th are unknown. */
-  g_assert_false(kt_parse_ranks("[0, 1, 2, 29, ...]", 64, &r, &n, &trunc, &why));
+  g_assert_false(kt_parse_ranks("[0, 1, 2, 29, ...]", 64, 128, &r, &n, &trunc, &why));
   g_assert_true(trunc);
-  g_assert_false(kt_parse_ranks("[a]", 1, &r, &n, &trunc, &why));
-  g_assert_false(kt_parse_ranks("[0, 1", 2, &r, &n, &trunc, &why));
+  g_assert_false(kt_parse_ranks("[a]", 1, 128, &r, &n, &trunc, &why));
+  /* Members must be below the world size (128 here): an elided list is
+   * refused before it would be expanded to 10^8 members, and an explicit
+   * list naming rank 128 is refused too. */
+  g_assert_false(kt_parse_ranks("[0, 1, ..., 99999999]", 100000000, 128, &r, &n, &trunc, &why));
+  g_assert_false(trunc);
+  g_assert_nonnull(strstr(why, "world size"));
+  g_assert_false(kt_parse_ranks("[0, 128]", 2, 128, &r, &n, &trunc, &why));
+  g_assert_nonnull(strstr(why, "world size"));
+  g_assert_true(kt_parse_ranks("[0, 127]", 2, 128, &r, &n, &trunc, &why));
+  g_free(r);
+  g_assert_false(kt_parse_ranks("[0, 1", 2, 128, &r, &n, &trunc, &why));
   GArray *l = g_array_new(FALSE, FALSE, sizeof(gint64));
   g_assert_true(kt_parse_int_list("[3, 5, 7]", l));
   g_assert_cmpuint(l->len, ==, 3);
@@ -939,6 +949,23 @@ static void test_malformed(void)
     { "42", WISP_ERROR_PARSE, "not a Kineto trace" },
     { "{\"schemaVersion\": 1}", WISP_ERROR_INVALID, "no traceEvents" },
     { "{\"traceEvents\": []} []", WISP_ERROR_PARSE, "after the end" },
+    /* Groups naming ranks beyond the world size (1 here, 32 in the last):
+     * refused before anything is expanded or allocated for them. */
+    { "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", "
+      "\"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"ts\": 0, \"dur\": 1, \"args\": {\"stream\": 7, "
+      "\"Collective name\": \"allreduce\", \"In msg nelems\": 1, \"dtype\": \"Float\", \"Group size\": 100000000, "
+      "\"Process Group Ranks\": \"[0, 1, ..., 99999999]\"}}]}", WISP_ERROR_INVALID, "beyond the job's world size" },
+    { "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1, \"pg_config\": [{\"pg_name\": \"3\", \"ranks\": [0, 9]}]}, "
+      "\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", "
+      "\"ts\": 0, \"dur\": 1, \"args\": {\"stream\": 7, \"Collective name\": \"allreduce\", \"In msg nelems\": 1, "
+      "\"dtype\": \"Float\", \"Process Group Name\": \"3\"}}]}", WISP_ERROR_INVALID, "group '3' names rank 9" },
+    { "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 32}, \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", "
+      "\"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 5, \"args\": {\"External id\": 5, "
+      "\"Global rank start\": 0, \"Global rank stride\": 2, \"Group size\": 32}}, {\"ph\": \"X\", \"cat\": \"kernel\", "
+      "\"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"ts\": 1, \"dur\": 5, \"args\": {\"stream\": 7, "
+      "\"External id\": 5, \"Collective name\": \"allreduce\", \"In msg nelems\": 10, \"dtype\": \"Float\", "
+      "\"Process Group Name\": \"7\", \"Process Group Ranks\": \"[0, 2, 4, 6, ...]\"}}]}",
+      WISP_ERROR_INVALID, "stride 2 and Group size 32 name ranks beyond the job's world size 32" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     g_assert_true(g_file_set_contents(p, bad[i].json, -1, NULL));
