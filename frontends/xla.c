@@ -1284,9 +1284,9 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
     for (uint32_t k = 0; k < 2 * in->hlo.n_pairs; k++)
       c.n_devices = MAX(c.n_devices, in->hlo.pairs[k] + 1);
   }
-  if (c.n_devices > (1 << 24)) {
+  if (c.n_devices > (1 << 22)) { /* the most endpoints a topology holds */
     g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: device ids up to %" G_GINT64_FORMAT
-                " exceed the limit of 2^24", joined, c.n_devices);
+                " exceed the limit of 2^22", joined, c.n_devices);
     goto out;
   }
   rep->n_devices = c.n_devices;

@@ -293,7 +293,10 @@ static void test_groups(void)
                         * the first form then appended 99999999999 empty groups, hanging
                         * (found by fuzz/fuzz_hlo.c); the second read as zero groups,
                         * i.e. the empty form {} (all devices). */
-                       "[99999999999,0]<=[0]", "[0,4]<=[0]"};
+                       "[99999999999,0]<=[0]", "[0,4]<=[0]",
+                       /* 4096 x 1025 = 4,198,400 ids > 2^22 = 4,194,304: refused
+                        * before expansion (no topology could place them). */
+                       "[4096,1025]<=[4198400]"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *err = NULL;
     g_assert_false(fe_hlo_parse_replica_groups(bad[i], &end, &ng, &off, &ids, &err));
