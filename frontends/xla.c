@@ -18,13 +18,35 @@ typedef struct {
   fe_hlo_phase phase;
   gboolean sized;
   char *unsized_reason;
-  /* Global groups (GArray of int64 device ids) and, per device, its group. */
-  gboolean groups_done;
+  /* Global groups, shared with every collective of the same pattern
+   * (xla_groups, owned by xla_ctx.groups_by_key); NULL until needed. */
+  struct xla_groups *groups;
+  gboolean warned_partial;
+} xla_info;
+
+/* The global groups of one replica-group pattern (group mode, channel id
+ * presence and the listed ids): the groups as GArrays of int64 device ids
+ * and, per device, its group.  Real programs use a handful of patterns
+ * (data-, tensor-, pipeline-parallel, ...) over thousands of collectives,
+ * so sharing them keeps memory at O(patterns x devices) instead of
+ * O(collectives x devices): 40 all-device collectives over 2^22 device ids
+ * took 2 GB before. */
+typedef struct xla_groups {
   GPtrArray *groups;
   int32_t *group_of_device;  /* n_devices entries, -1 when in no group */
   uint32_t *wgroup;          /* workload group index per group, ET_NONE until added */
-  gboolean warned_partial;
-} xla_info;
+  int32_t *n_present;        /* members with a rank in the profile, per group (set with wgroup) */
+} xla_groups;
+
+static void groups_free(gpointer p)
+{
+  xla_groups *g = p;
+  g_ptr_array_unref(g->groups);
+  g_free(g->group_of_device);
+  g_free(g->wgroup);
+  g_free(g->n_present);
+  g_free(g);
+}
 
 typedef struct {
   sim_time_ps start, dur;
@@ -50,6 +72,7 @@ typedef struct {
   fe_xla_report *rep;
   GPtrArray *infos;
   GHashTable *info_by_text;
+  GHashTable *groups_by_key; /* groups_key() -> xla_groups* */
   GPtrArray *chips;
   GHashTable *chip_by_key;  /* "file:N" -> xla_chip* */
   int file;
@@ -151,10 +174,6 @@ static void info_free(gpointer p)
   if (in->parsed)
     fe_hlo_instr_clear(&in->hlo);
   g_free(in->unsized_reason);
-  if (in->groups)
-    g_ptr_array_unref(in->groups);
-  g_free(in->group_of_device);
-  g_free(in->wgroup);
   g_free(in);
 }
 
@@ -403,34 +422,63 @@ static int cmp_op(const void *a, const void *b)
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Computes global groups of a collective once; FALSE on invalid ids. */
+/* The bytes that decide a collective's global groups (for a given device
+ * and partition count, fixed per load): what fe_hlo_global_groups reads. */
+static GBytes *groups_key(const fe_hlo_instr *h)
+{
+  GByteArray *k = g_byte_array_new();
+  int64_t head[4] = { h->mode, h->has_channel_id, h->has_replica_groups, h->has_replica_groups ? h->n_groups : 0 };
+  g_byte_array_append(k, (const guint8 *)head, sizeof head);
+  if (h->has_replica_groups && h->n_groups > 0) {
+    g_byte_array_append(k, (const guint8 *)h->group_off, (guint)(sizeof(uint32_t) * (h->n_groups + 1)));
+    g_byte_array_append(k, (const guint8 *)h->group_ids, (guint)(sizeof(int64_t) * h->group_off[h->n_groups]));
+  }
+  return g_byte_array_free_to_bytes(k);
+}
+
+/* Computes (or finds) the global groups of a collective's pattern; FALSE
+ * on invalid ids.  O(ids of the pattern + n_devices) the first time a
+ * pattern is seen, O(its key) after. */
 static gboolean info_groups(xla_ctx *c, xla_info *in, GError **error)
 {
-  if (in->groups_done)
+  if (in->groups)
     return TRUE;
-  in->groups_done = TRUE;
-  in->groups = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
-  if (!fe_hlo_global_groups(&in->hlo, c->n_devices, c->opt->num_partitions, in->groups, error))
+  GBytes *key = groups_key(&in->hlo);
+  xla_groups *xg = g_hash_table_lookup(c->groups_by_key, key);
+  if (xg) {
+    g_bytes_unref(key);
+    in->groups = xg;
+    return TRUE;
+  }
+  xg = g_new0(xla_groups, 1);
+  xg->groups = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+  g_hash_table_insert(c->groups_by_key, key, xg); /* owned by the table; removed again on failure */
+  if (!fe_hlo_global_groups(&in->hlo, c->n_devices, c->opt->num_partitions, xg->groups, error)) {
+    g_hash_table_remove(c->groups_by_key, key);
     return FALSE;
-  in->group_of_device = g_new(int32_t, c->n_devices);
+  }
+  xg->group_of_device = g_new(int32_t, c->n_devices);
   for (int64_t d = 0; d < c->n_devices; d++)
-    in->group_of_device[d] = -1;
-  for (guint g = 0; g < in->groups->len; g++) {
-    GArray *a = in->groups->pdata[g];
+    xg->group_of_device[d] = -1;
+  for (guint g = 0; g < xg->groups->len; g++) {
+    GArray *a = xg->groups->pdata[g];
     for (guint i = 0; i < a->len; i++) {
       int64_t d = g_array_index(a, int64_t, i);
-      if (in->group_of_device[d] >= 0) {
+      if (xg->group_of_device[d] >= 0) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "%s: collective %s: device %" G_GINT64_FORMAT " appears twice in its replica groups "
                     "(%s mode); the HLO is invalid", c->source, in->short_name, d, fe_hlo_mode_name(in->hlo.mode));
+        g_hash_table_remove(c->groups_by_key, key);
         return FALSE;
       }
-      in->group_of_device[d] = (int32_t) g;
+      xg->group_of_device[d] = (int32_t) g;
     }
   }
-  in->wgroup = g_new(uint32_t, in->groups->len);
-  for (guint g = 0; g < in->groups->len; g++)
-    in->wgroup[g] = ET_NONE;
+  xg->wgroup = g_new(uint32_t, xg->groups->len);
+  xg->n_present = g_new(int32_t, xg->groups->len);
+  for (guint g = 0; g < xg->groups->len; g++)
+    xg->wgroup[g] = ET_NONE;
+  in->groups = xg;
   return TRUE;
 }
 
@@ -440,21 +488,39 @@ static gboolean comm_group(xla_ctx *c, et_workload *w, xla_info *in, int64_t dev
 {
   if (!info_groups(c, in, error))
     return FALSE;
-  int32_t g = in->group_of_device[dev];
+  xla_groups *xg = in->groups;
+  int32_t g = xg->group_of_device[dev];
   if (g < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s: collective %s: device %" G_GINT64_FORMAT " is in none of its replica groups",
                 c->source, in->short_name, dev);
     return FALSE;
   }
-  GArray *a = in->groups->pdata[g];
-  int n_present = 0;
-  int *ranks = g_new(int, a->len);
-  for (guint i = 0; i < a->len; i++) {
-    int r = c->dev_rank[g_array_index(a, int64_t, i)];
-    if (r >= 0)
-      ranks[n_present++] = r;
+  GArray *a = xg->groups->pdata[g];
+  /* The workload group and the present members are computed once per
+   * group of the pattern (O(group size)); later calls are O(1). */
+  if (xg->wgroup[g] == ET_NONE) {
+    int n_present = 0;
+    int *ranks = g_new(int, a->len);
+    for (guint i = 0; i < a->len; i++) {
+      int r = c->dev_rank[g_array_index(a, int64_t, i)];
+      if (r >= 0)
+        ranks[n_present++] = r;
+    }
+    GString *s = g_string_new("xla:");
+    for (int i = 0; i < n_present; i++)
+      g_string_append_printf(s, "%s%d", i ? "," : "", ranks[i]);
+    gpointer idx = g_hash_table_lookup(w->group_index, s->str);
+    if (idx) {
+      xg->wgroup[g] = GPOINTER_TO_UINT(idx) - 1;
+    } else {
+      xg->wgroup[g] = et_workload_add_group(w, s->str, fe_hlo_mode_name(in->hlo.mode), ranks, n_present);
+    }
+    xg->n_present[g] = n_present;
+    g_string_free(s, TRUE);
+    g_free(ranks);
   }
+  int n_present = xg->n_present[g];
   if ((guint) n_present < a->len) {
     c->rep->partial_groups++;
     if (c->opt->strict) {
@@ -462,7 +528,6 @@ static gboolean comm_group(xla_ctx *c, et_workload *w, xla_info *in, int64_t dev
                   "%s: collective %s: its replica group names %u devices but the profile holds only %d "
                   "of them; give every host's file, or drop --strict to simulate the present members",
                   c->source, in->short_name, a->len, n_present);
-      g_free(ranks);
       return FALSE;
     }
     if (!in->warned_partial) {
@@ -472,20 +537,7 @@ static gboolean comm_group(xla_ctx *c, et_workload *w, xla_info *in, int64_t dev
                               in->short_name, a->len, n_present, c->rep->n_chips));
     }
   }
-  if (in->wgroup[g] == ET_NONE) {
-    GString *s = g_string_new("xla:");
-    for (int i = 0; i < n_present; i++)
-      g_string_append_printf(s, "%s%d", i ? "," : "", ranks[i]);
-    gpointer idx = g_hash_table_lookup(w->group_index, s->str);
-    if (idx) {
-      in->wgroup[g] = GPOINTER_TO_UINT(idx) - 1;
-    } else {
-      in->wgroup[g] = et_workload_add_group(w, s->str, fe_hlo_mode_name(in->hlo.mode), ranks, n_present);
-    }
-    g_string_free(s, TRUE);
-  }
-  g_free(ranks);
-  *out = in->wgroup[g];
+  *out = xg->wgroup[g];
   *pg_name = et_workload_group(w, *out)->name;
   return TRUE;
 }
@@ -1230,6 +1282,7 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
     .rep = rep,
     .infos = g_ptr_array_new_with_free_func(info_free),
     .info_by_text = g_hash_table_new(g_str_hash, g_str_equal),
+    .groups_by_key = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref, groups_free),
     .chips = g_ptr_array_new_with_free_func(chip_free),
     .chip_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
     .warned = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
@@ -1380,6 +1433,7 @@ out:
   g_free(c.dev_rank);
   g_ptr_array_unref(c.infos);
   g_hash_table_unref(c.info_by_text);
+  g_hash_table_unref(c.groups_by_key);
   g_ptr_array_unref(c.chips);
   g_hash_table_unref(c.chip_by_key);
   g_hash_table_unref(c.warned);
