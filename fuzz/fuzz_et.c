@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <zlib.h>
 
+#include "regress/test_util.h" /* after zlib.h: test_gzip */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static et_graph *read_expect(const char *path, unsigned flags)
@@ -38,29 +40,6 @@ static et_graph *read_expect(const char *path, unsigned flags)
   }
   g_assert(error == NULL && g->n_nodes >= 1);
   return g;
-}
-
-/* gzip-wraps data (zlib's gzip header: windowBits 16 + 15); NULL on a zlib failure. */
-static guint8 *gzip_bytes(const uint8_t *data, size_t size, size_t *out_len)
-{
-  z_stream zs;
-  memset(&zs, 0, sizeof zs);
-  if (deflateInit2(&zs, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return NULL;
-  size_t cap = deflateBound(&zs, (uLong) size) + 64;
-  guint8 *out = g_malloc(cap);
-  zs.next_in = (Bytef *) data;
-  zs.avail_in = (uInt) size;
-  zs.next_out = out;
-  zs.avail_out = (uInt) cap;
-  int rc = deflate(&zs, Z_FINISH);
-  *out_len = cap - zs.avail_out;
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) {
-    g_free(out);
-    return NULL;
-  }
-  return out;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -88,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   if (size <= 1 << 16) {
     size_t zl;
-    guint8 *z = gzip_bytes(data, size, &zl);
+    guint8 *z = test_gzip(data, size, 1, &zl);
     g_assert(z != NULL);
     fuzz_write(gz, z, zl);
     g_free(z);

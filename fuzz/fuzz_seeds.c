@@ -88,7 +88,7 @@ static gboolean write_bytes(const char *dir, const char *name, const void *data,
 static gboolean write_gzip(const char *dir, const char *name, const guint8 *data, size_t len)
 {
   size_t out_len;
-  guint8 *out = tp_gzip(data, len, &out_len);
+  guint8 *out = test_gzip(data, len, 6, &out_len);
   gboolean ok = out != NULL && write_bytes(dir, name, out, out_len);
   g_free(out);
   return ok;

@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <string.h>
 
 /* Removes a file or a directory tree (like rm -rf, without spawning a
  * process).  Missing paths are ignored.  Recursion depth = tree depth. */
@@ -84,10 +85,17 @@ G_GNUC_UNUSED static void test_rank_files_free(test_rank_files *f)
   g_strfreev(f->paths);
 }
 
-#ifdef WISP_ET_IO_H
+#endif
+
+/* Helpers that need another header: each is defined when that header was
+ * included before this one, and has its own guard so that a later include
+ * (after the header) still defines it. */
+
+#if defined(WISP_ET_IO_H) && !defined(WISP_TEST_UTIL_ET)
+#define WISP_TEST_UTIL_ET
 /* Writes w as Chakra files (DIR/et/trace.<r>.et and comm_group.json),
  * frees it and returns the workload read back from them; asserts that
- * both succeed.  Only with chakra/et_io.h included first. */
+ * both succeed.  Needs chakra/et_io.h. */
 G_GNUC_UNUSED static et_workload *test_et_round_trip(et_workload *w, const char *dir)
 {
   char *out = g_build_filename(dir, "et", NULL);
@@ -104,4 +112,30 @@ G_GNUC_UNUSED static et_workload *test_et_round_trip(et_workload *w, const char 
 }
 #endif
 
+#if defined(ZLIB_H) && !defined(WISP_TEST_UTIL_GZIP)
+#define WISP_TEST_UTIL_GZIP
+/* gzip of `in` at zlib level `level` (g_free it), or NULL when zlib
+ * fails.  One deflate call into a buffer of deflateBound size.  Needs
+ * zlib.h. */
+G_GNUC_UNUSED static guint8 *test_gzip(const guint8 *in, size_t len, int level, size_t *out_len)
+{
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  if (deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return NULL;
+  size_t cap = deflateBound(&zs, (uLong) len) + 64;
+  guint8 *out = g_malloc(cap);
+  zs.next_in = (Bytef *) in;
+  zs.avail_in = (uInt) len;
+  zs.next_out = out;
+  zs.avail_out = (uInt) cap;
+  gboolean ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
+  *out_len = cap - zs.avail_out;
+  deflateEnd(&zs);
+  if (!ok) {
+    g_free(out);
+    return NULL;
+  }
+  return out;
+}
 #endif

@@ -30,7 +30,7 @@ static char *tp_write(tp_space *s, const char *name, gboolean gz)
   char *path = g_build_filename(tmp_dir, name, NULL);
   if (gz) {
     size_t zl;
-    guint8 *z = tp_gzip(buf, len, &zl);
+    guint8 *z = test_gzip(buf, len, 6, &zl);
     g_assert_nonnull(z);
     g_assert_true(g_file_set_contents(path, (char *) z, (gssize) zl, NULL));
     g_free(z);
@@ -331,7 +331,7 @@ static void test_json_two_hosts(void)
     paths[h] = g_build_filename(tmp_dir, name, NULL);
     if (h) {
       size_t zl;
-      guint8 *z = tp_gzip((guint8 *) j, strlen(j), &zl);
+      guint8 *z = test_gzip((guint8 *) j, strlen(j), 6, &zl);
       g_assert_nonnull(z);
       g_assert_true(g_file_set_contents(paths[h], (char *) z, (gssize) zl, NULL));
       g_free(z);

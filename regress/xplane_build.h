@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "frontends/xplane.pb-c.h"
+#include "regress/test_util.h" /* after zlib.h: test_gzip */
 
 typedef Tensorflow__Profiler__XSpace tp_space;
 typedef Tensorflow__Profiler__XPlane tp_plane;
@@ -123,29 +124,6 @@ G_GNUC_UNUSED static guint8 *tp_pack(tp_space *s, size_t *len)
   guint8 *buf = g_malloc(*len + 1);
   tensorflow__profiler__xspace__pack(s, buf);
   return buf;
-}
-
-/* gzip of `in` (g_free it), or NULL when zlib fails. */
-G_GNUC_UNUSED static guint8 *tp_gzip(const guint8 *in, size_t len, size_t *out_len)
-{
-  z_stream zs;
-  memset(&zs, 0, sizeof zs);
-  if (deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return NULL;
-  size_t cap = deflateBound(&zs, (uLong) len) + 64;
-  guint8 *out = g_malloc(cap);
-  zs.next_in = (Bytef *) in;
-  zs.avail_in = (uInt) len;
-  zs.next_out = out;
-  zs.avail_out = (uInt) cap;
-  gboolean ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
-  *out_len = cap - zs.avail_out;
-  deflateEnd(&zs);
-  if (!ok) {
-    g_free(out);
-    return NULL;
-  }
-  return out;
 }
 
 #endif
