@@ -60,10 +60,15 @@ typedef struct {
   sim_time_ps gpu_busy_ps;     /* union of GPU op time inside the window */
   sim_time_ps node_busy_ps;    /* union of GPU time represented by graph nodes */
   uint64_t nodes, edges, gap_nodes, cross_stream_edges, inconsistent_sync_edges, cycle_edges_dropped;
+  uint64_t inferred_sync_edges;    /* wait producers inferred from the timeline (no cudaEventRecord calls) */
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits; /* host_launch */
   uint64_t host_overlaps;  /* host_launch: launch calls nested in an earlier call of their thread */
   uint32_t compute_slots;  /* kernels mode: most compute nodes measured at once (0 in gap mode) */
   uint64_t comm_matched, comm_dropped;
+  uint64_t comm_replayed;      /* matched but replayed at the measured duration (no size on some member) */
+  sim_time_ps unexplained_idle_ps; /* kernels mode: GPU idle no modelled dependency explains (fixed delays) */
+  sim_time_ps launch_lag_ps;   /* kernels mode: GPU idle after a launch call began (call + submission; fixed) */
+  gboolean host_step_tail;     /* the step thread's CPU chain runs to the step marker's end */
   GHashTable *skipped;     /* reason (char*) -> GUINT_TO_POINTER(count) */
   char *device_name;
 } fe_kineto_rank_report;
@@ -85,6 +90,7 @@ typedef struct {
   GPtrArray *warnings;     /* char*, in order of discovery */
   char *step_note;         /* how the window was chosen */
   gboolean complete;       /* the load succeeded; else only what parsing found is filled in */
+  fe_kineto_mode mode;     /* the graph mode the load used */
 } fe_kineto_report;
 
 void fe_kineto_report_clear(fe_kineto_report *r);

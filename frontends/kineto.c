@@ -106,10 +106,17 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             k->comm_size_from_cpu_op, k->comm_size_unknown);
     fprintf(out, "  matched %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT " (replayed as compute)\n",
             k->comm_matched, k->comm_dropped);
+    if (k->comm_replayed)
+      fprintf(out, "  WARNING: %" G_GUINT64_FORMAT " matched communication op(s) have no size on some member: "
+              "replayed at their measured duration, they do not respond to the network\n", k->comm_replayed);
     fprintf(out, "  graph: %" G_GUINT64_FORMAT " nodes (%" G_GUINT64_FORMAT " idle/gap), %" G_GUINT64_FORMAT
             " edges, %" G_GUINT64_FORMAT " cross-stream; %" G_GUINT64_FORMAT " sync edges contradicted by the timeline "
             "(not added), %" G_GUINT64_FORMAT " cycle edges dropped\n", k->nodes, k->gap_nodes, k->edges,
             k->cross_stream_edges, k->inconsistent_sync_edges, k->cycle_edges_dropped);
+    if (k->inferred_sync_edges)
+      fprintf(out, "  %" G_GUINT64_FORMAT " cross-stream edge(s) inferred from the timeline: the trace has no "
+              "cudaEventRecord calls, so each cudaStreamWaitEvent was tied to the op on another stream that ended "
+              "within 20 us before the waiting op started\n", k->inferred_sync_edges);
     if (k->host_threads)
       fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
               G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
@@ -119,6 +126,14 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
     if (k->compute_slots)
       fprintf(out, "  compute concurrency: at most %u compute node(s) measured running at once (the replay's "
               "compute slots unless --compute-slots is given)\n", k->compute_slots);
+    if (r->mode == FE_KINETO_KERNELS) {
+      fprintf(out, "  unexplained GPU idle: %.3f ms, %.1f %% of the step (GPU idle no modelled dependency explains, "
+              "replayed as fixed delays); launch lag %.3f ms (from a launch call's start to its kernel's start, kept "
+              "after the call)%s\n", (double)k->unexplained_idle_ps / 1e9,
+              k->window_ps ? 100.0 * (double)k->unexplained_idle_ps / (double)k->window_ps : 0.0,
+              (double)k->launch_lag_ps / 1e9,
+              k->host_step_tail ? "; the step thread's CPU work runs to the step marker's end" : "");
+    }
     fprintf(out, "  coverage: %.1f%% of the window's GPU busy time is in graph nodes\n",
             k->gpu_busy_ps ? 100.0 * (double)k->node_busy_ps / (double)k->gpu_busy_ps : 100.0);
     if (k->skipped && g_hash_table_size(k->skipped)) {
@@ -825,6 +840,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->gap_nodes = g->gap_nodes;
     rr->cross_stream_edges = g->cross_edges;
     rr->inconsistent_sync_edges = r->inconsistent_sync_edges;
+    rr->inferred_sync_edges = r->inferred_sync_edges;
     rr->cycle_edges_dropped = g->cycle_edges_dropped;
     rr->host_nodes = g->host_nodes;
     rr->host_threads = g->host_threads;
@@ -833,6 +849,9 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->sync_waits = g->sync_waits;
     rr->host_overlaps = g->host_overlaps;
     rr->compute_slots = g->compute_slots;
+    rr->unexplained_idle_ps = g->unexplained_idle_ps;
+    rr->launch_lag_ps = g->launch_lag_ps;
+    rr->host_step_tail = g->host_step_tail;
     rr->comm_size_from_args = r->size_from_args;
     rr->comm_size_from_cpu_op = r->size_from_cpu;
     rr->comm_size_unknown = r->size_unknown;
@@ -848,9 +867,10 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
       if (ti >= 0 && ti < (int)G_N_ELEMENTS(rr->comm_by_type))
         rr->comm_by_type[ti]++;
       rr->comm_bytes += c->bytes;
-      if (c->status == 1)
+      if (c->status == 1) {
         rr->comm_matched++;
-      else {
+        rr->comm_replayed += c->replay;
+      } else {
         rr->comm_dropped++;
         kt_count_skip(rr->skipped, c->drop_reason ? c->drop_reason : "communication not matched", 1);
       }
@@ -873,6 +893,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   }
   ok = TRUE;
   rep->complete = TRUE;
+  rep->mode = opt->mode;
 out:
   if (!ok && w) {
     et_workload_free(w);

@@ -165,6 +165,9 @@ typedef struct {
   uint64_t *splits;        /* per-member bytes for all_to_allv (n_ranks entries) or NULL */
   uint32_t group;          /* workload group index after matching */
   int status;              /* 0 pending, 1 matched, 2 dropped */
+  gboolean unsized;        /* no size source (bytes 0): cannot be simulated */
+  gboolean replay;         /* matched, but some member is unsized: every member
+                              replays it at its measured duration (ET_FLAG_REPLAY) */
   const char *drop_reason;
   char *drop_detail;
 } kt_comm;
@@ -184,7 +187,14 @@ typedef struct {
   GHashTable *skipped;     /* reason -> count (extraction-level) */
   GArray *sync_edges;      /* kt_edge candidates (parent op -> child op) from sync events */
   uint64_t inconsistent_sync_edges;
+  uint64_t inferred_sync_edges;  /* producers of waits inferred from the timeline (no cudaEventRecord in the trace) */
   gboolean all_steps_used;
+  /* The CPU thread of the step marker (kt_thread_key) and the marker's end
+   * relative to the window start; have_step_thread is FALSE without a
+   * marker (the whole trace is the window). */
+  int64_t step_thread;
+  gboolean have_step_thread;
+  sim_time_ps step_cpu_end_ps;
   /* Clock check (kt_match): for every matched collective, how much later
    * (ps, may be negative) this rank's kernel ended than the median member's,
    * each rank's times taken on its own clock.  NULL until a match. */
@@ -228,6 +238,15 @@ typedef struct {
    * unmatched communication kernels) measured running at once; the
    * replay's compute-slot count.  0 in gap mode (one compute chain). */
   uint32_t compute_slots;
+  /* Kernels mode: the GPU idle the replay keeps as fixed delays
+   * (ET_FLAG_DELAY nodes that are not CPU nodes), split into launch lag
+   * (after the CPU node that ends where the op's launch call begins: the
+   * call and the submission) and unexplained idle (after a stream
+   * predecessor, a cross-stream parent, or nothing; the step tail
+   * included); and whether the step thread's chain was extended to the
+   * step marker's end. */
+  sim_time_ps launch_lag_ps, unexplained_idle_ps;
+  gboolean host_step_tail;
 } kt_graph;
 
 /* Cross-rank matching of every rank's comms (ranks[i] may be NULL for
@@ -244,6 +263,7 @@ typedef struct {
 
 typedef struct {
   uint64_t matched, dropped, mismatches, imbalanced_a2av;
+  uint64_t replayed;       /* matched, but replayed at the measured duration (a member had no size) */
 } kt_match_stats;
 
 gboolean kt_match(kt_rank **ranks, int n_ranks, gboolean strict, GPtrArray *groups, GPtrArray *warnings,

@@ -514,6 +514,10 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
   *we = ev(t, s[hi].ev)->ts + ev(t, s[hi].ev)->dur;
   r->step_used = (int)s[hi].n;
   r->all_steps_used = lo != hi;
+  /* The thread that ran the (last) step marker: its CPU work up to the
+   * marker's end is part of the step (kineto_graph.c, host_chains). */
+  r->step_thread = kt_thread_key(ev(t, s[hi].ev));
+  r->have_step_thread = TRUE;
   *have = TRUE;
   g_array_free(steps, TRUE);
   return TRUE;
@@ -657,8 +661,10 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
     r->size_unknown++;
     cm->size_source = "unknown";
     cm->bytes = 0;
+    cm->unsized = TRUE;
   } else if (cm->dsize == 0) {
     r->size_unknown++;
+    cm->unsized = TRUE;
     rank_warn(r, "kernel '%s': unknown dtype '%s' (not in the c10 ScalarType table); size unknown",
               kt_str(t, k->name), dtype);
     cm->size_source = "unknown dtype";
@@ -890,8 +896,100 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads)
   g_free(first);
 }
 
+/* How close (ps) the end of an op on another stream must be to the start of
+ * a waiting op for the wait to be attributed to it: GPU event waits resolve
+ * within microseconds. */
+#define KT_INFER_WAIT_TOL_PS (20 * SIM_PS_PER_US)
+
+/* The producer of a stream wait whose cudaEventRecord is not in the trace,
+ * for op x: the op on another stream that ended last at or before x's
+ * start, at most KT_INFER_WAIT_TOL_PS before it, and later than both x's
+ * stream predecessor and x's launch, so that it explains x's wait.
+ * KT_NONE when no op does.  first[] indexes the ops of each stream (sorted
+ * by start, FIFO, so ends are monotone); a binary search and a walk back
+ * of at most 16 ops per stream: O(streams log n). */
+static uint32_t infer_producer(ctx *c, const uint32_t *first, uint32_t x)
+{
+  const kt_rank *r = c->r;
+  const kt_op *op = &g_array_index(r->ops, kt_op, x);
+  sim_time_ps explained = 0;
+  if (x > first[op->stream])
+    explained = g_array_index(r->ops, kt_op, x - 1).end;
+  if (op->launch != KT_NONE)
+    explained = MAX(explained, ev(c->t, op->launch)->ts - r->window_abs);
+  uint32_t best = KT_NONE;
+  sim_time_ps best_end = explained;
+  for (uint32_t s = 0; s < r->n_streams; s++) {
+    if (s == op->stream)
+      continue;
+    uint32_t lo = first[s], hi = first[s + 1];
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (g_array_index(r->ops, kt_op, mid).start <= op->start)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (uint32_t k = lo, steps = 0; k-- > first[s] && steps < 16; steps++) {
+      sim_time_ps end = g_array_index(r->ops, kt_op, k).end;
+      if (end > op->start)
+        continue;
+      if (end > best_end && op->start - end <= KT_INFER_WAIT_TOL_PS) {
+        best = k;
+        best_end = end;
+      }
+      break;
+    }
+  }
+  return best;
+}
+
+/* When an op was issued: its launch call's start, else its own start
+ * (relative to the window). */
+static sim_time_ps issued_at(ctx *c, const kt_op *op)
+{
+  return op->launch != KT_NONE ? ev(c->t, op->launch)->ts - c->r->window_abs : op->start;
+}
+
+/* Traces without cudaEventRecord calls (older Kineto versions did not
+ * record them) show a cudaStreamWaitEvent but not what it waits for, nor
+ * on which stream; and the waiting op is often launched by another thread
+ * (DDP's gradient hooks wait on a background thread, the optimizer
+ * launches on the main one).  So the edge is inferred from the timeline:
+ * an op x whose start its stream predecessor and launch do not explain,
+ * and which starts right after an op p on another stream ended
+ * (infer_producer), depends on p when some thread made a
+ * cudaStreamWaitEvent call after p was issued and before x was.  waits:
+ * the times of every wait call, sorted.  Counted in
+ * kt_rank.inferred_sync_edges.  O(ops (streams + 1) log n). */
+static void infer_wait_edges(ctx *c, const uint32_t *first, const GArray *waits)
+{
+  kt_rank *r = c->r;
+  for (guint x = 0; x < r->ops->len; x++) {
+    uint32_t p = infer_producer(c, first, x);
+    if (p == KT_NONE)
+      continue;
+    sim_time_ps from = issued_at(c, &g_array_index(r->ops, kt_op, p));
+    sim_time_ps to = issued_at(c, &g_array_index(r->ops, kt_op, x));
+    guint lo = 0, hi = waits->len;
+    while (lo < hi) {
+      guint mid = (lo + hi) / 2;
+      if (g_array_index(waits, sim_time_ps, mid) < from)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == waits->len || g_array_index(waits, sim_time_ps, lo) > to)
+      continue;
+    guint before = r->sync_edges->len;
+    add_sync_edge(c, p, x);
+    r->inferred_sync_edges += r->sync_edges->len - before;
+  }
+}
+
 /* Cross-stream dependencies from record/wait pairs, cuda_sync events and
- * host synchronisation (see kineto.md §8). */
+ * host synchronisation (see kineto.md §8); in a trace without any
+ * cudaEventRecord call, inferred from the timeline (infer_wait_edges). */
 static void sync_edges(ctx *c)
 {
   kt_trace *t = c->t;
@@ -916,9 +1014,17 @@ static void sync_edges(ctx *c)
     uint32_t idx = i;
     g_array_append_val(a, idx);
   }
+  gboolean have_records = FALSE;
+  for (guint i = 0; i < t->events->len && !have_records; i++)
+    have_records = ev(t, i)->kind == KT_EV_RECORD;
+  uint32_t *first = g_new0(uint32_t, r->n_streams + 1); /* ops of stream s: [first[s], first[s+1]) */
+  for (guint o = 0; o < r->ops->len; o++)
+    first[g_array_index(r->ops, kt_op, o).stream + 1]++;
+  for (uint32_t s = 0; s < r->n_streams; s++)
+    first[s + 1] += first[s];
   /* Deterministic thread order. */
   GList *keys = g_list_sort(g_hash_table_get_keys(threads), (GCompareFunc)kt_cmp_i64);
-  uint32_t *last_on_stream = g_new(uint32_t, r->n_streams);
+  uint32_t *last_on_stream = g_new(uint32_t, r->n_streams ? r->n_streams : 1);
   for (GList *l = keys; l; l = l->next) {
     GArray *a = g_hash_table_lookup(threads, l->data);
     sort_by_ts(t, a);
@@ -962,6 +1068,19 @@ static void sync_edges(ctx *c)
     }
   }
   g_free(last_on_stream);
+  if (!have_records && !have_cuda_sync) {
+    GArray *waits = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+    for (guint i = 0; i < t->events->len; i++)
+      if (ev(t, i)->kind == KT_EV_WAIT) {
+        sim_time_ps at = ev(t, i)->ts - r->window_abs;
+        g_array_append_val(waits, at);
+      }
+    g_array_sort(waits, kt_cmp_i64);
+    if (waits->len)
+      infer_wait_edges(c, first, waits);
+    g_array_free(waits, TRUE);
+  }
+  g_free(first);
   g_list_free(keys);
   if (have_cuda_sync)
     cuda_sync_edges(c, threads);
@@ -1054,6 +1173,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   r->window_abs = MIN(ws, r->ops->len ? gmin : ws);
   sim_time_ps wend = MAX(we, r->ops->len ? gmax : we);
   r->window_ps = wend - r->window_abs;
+  r->step_cpu_end_ps = have_window ? we - r->window_abs : r->window_ps;
   /* Dense stream indices in key order. */
   GArray *sorted = g_array_copy(keys);
   g_array_sort(sorted, kt_cmp_i64);
@@ -1101,9 +1221,10 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     op->comm = r->comms->len;
     g_array_append_val(r->comms, cm);
   }
-  /* Communication without any size source is written with comm_size 0, which
-   * a simulator replays as free: say so once per rank, naming the first such
-   * kernel (unknown dtype names already warned per kernel above).  O(comms). */
+  /* Communication without any size source cannot be simulated: it is
+   * replayed at its measured duration (kt_match marks every member of such
+   * a collective); say so once per rank, naming the first such kernel
+   * (unknown dtype names already warned per kernel above).  O(comms). */
   uint64_t no_size = 0;
   const char *first_no_size = NULL;
   for (guint i = 0; i < r->comms->len; i++) {
@@ -1116,7 +1237,8 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   if (no_size)
     rank_warn(r, "%" G_GUINT64_FORMAT " communication kernel(s) have no size (first: '%s'): no In/Out msg nelems with a "
               "dtype on the kernel or a linked CPU op, and no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
-              "op; they are written with comm_size 0, so a replay treats them as free", no_size, first_no_size);
+              "op; they are replayed at their measured duration (which includes waiting for peers) and do not "
+              "respond to the network; --strict makes this an error", no_size, first_no_size);
   sync_edges(&c);
   /* Buffer links of the communication kernels (kineto_mem.c): counted here
    * so that the report says how many were linked; fe_kineto_load applies

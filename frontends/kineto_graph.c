@@ -205,8 +205,11 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
     kt_comm *c0 = comm_of(ranks[g->ranks[0]], g_array_index(L[0], inst, pos[0]).comm);
     gboolean type_ok = TRUE, size_ok = TRUE, dtype_ok = TRUE;
     uint64_t bmin = c0->bytes, bmax = c0->bytes;
+    int unsized = c0->unsized ? g->ranks[0] : -1; /* a member without a size, or -1 */
     for (int i = 1; i < m; i++) {
       kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
+      if (c->unsized && unsized < 0)
+        unsized = g->ranks[i];
       gboolean a2a0 = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
       gboolean a2a = c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV;
       if (!(c->coll == c0->coll || (a2a && a2a0)))
@@ -218,8 +221,16 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
       bmax = MAX(bmax, c->bytes);
     }
     gboolean a2a = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
-    if (bmin != bmax && !a2a)
+    if (bmin != bmax && !a2a && unsized < 0)
       size_ok = FALSE;
+    if (type_ok && unsized >= 0 && strict) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "--strict: %s #%u of group %s has no size on rank %d (no In/Out msg nelems with a dtype and no "
+                  "Input Dims on a linked CPU op), so it cannot be simulated; drop --strict to replay it at its "
+                  "measured duration", coll_label(c0), k, g->name_or_key, unsized);
+      ok = FALSE;
+      break;
+    }
     if (!type_ok) {
       st->mismatches++;
       GString *d = g_string_new("");
@@ -269,8 +280,11 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
         kt_comm *c = comm_of(ranks[g->ranks[i]], members[i]);
         c->status = 1;
         c->group = gi;
+        c->replay = unsized >= 0;
         g->bytes += c->bytes;
       }
+      if (unsized >= 0)
+        st->replayed++;
       if (m > 1)
         clock_sample(ranks, g, members);
       g_free(members);
@@ -317,6 +331,8 @@ static void match_p2p(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, GP
       } else {
         s->status = rv->status = 1;
         s->group = rv->group = gi;
+        s->replay = rv->replay = s->unsized || rv->unsized;
+        st->replayed += s->replay;
         g->n_ops++;
         g->bytes += s->bytes;
         st->matched++;
@@ -485,6 +501,13 @@ static uint32_t max_concurrency(GArray *spans)
   return (uint32_t)best;
 }
 
+/* ET_FLAG_REPLAY for a matched communication that cannot be simulated
+ * (some member has no size): every member replays its measured kernel. */
+static uint8_t replay_flag(const kt_comm *c)
+{
+  return c && c->status == 1 && c->replay ? ET_FLAG_REPLAY : 0;
+}
+
 static et_node_type node_type_of(const kt_comm *c)
 {
   if (!c || c->status != 1)
@@ -575,11 +598,58 @@ static const char *host_name(kt_graph *g, int64_t tid)
   return g_string_chunk_insert_const(g->names, buf);
 }
 
+/* Whether a host synchronisation call waits for the whole device (every
+ * stream, whichever thread launched its work) rather than for one stream or
+ * event, which the trace does not name. */
+static gboolean is_device_sync(const char *name)
+{
+  return !strcmp(name, "cudaDeviceSynchronize") || !strcmp(name, "hipDeviceSynchronize") ||
+         !strcmp(name, "cuCtxSynchronize");
+}
+
+/* The end of a thread's CPU chain: its last node and that node's measured end. */
+typedef struct {
+  uint32_t node;
+  sim_time_ps end;
+} chain_end;
+
+/* The last op of stream s (ops [first[s], first[s+1]) in start order) that
+ * a device-wide synchronisation call [start, end] waited for: launched
+ * before the call began (when its launch is known) and ended before it
+ * returned.  KT_NONE when there is none.  Stream order is FIFO, so after a
+ * binary search for the last op starting before `end` the walk back is
+ * short; it is bounded at 16 steps, so O(log n) per stream. */
+static uint32_t device_sync_op(const kt_rank *r, const uint32_t *first, uint32_t s, sim_time_ps start,
+                               sim_time_ps end)
+{
+  uint32_t lo = first[s], hi = first[s + 1];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (g_array_index(r->ops, kt_op, mid).start < end)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  const kt_trace *t = r->trace;
+  for (uint32_t k = lo, steps = 0; k-- > first[s] && steps < 16; steps++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, k);
+    sim_time_ps launched = op->launch != KT_NONE
+                               ? g_array_index(t->events, kt_event, op->launch).ts - r->window_abs : op->start;
+    if (op->end <= end && launched < start)
+      return k;
+  }
+  return KT_NONE;
+}
+
 /* Builds the CPU chains.  anchor[i] / anchor_t[i]: the CPU node a GPU op
  * waits for and the measured time it ends (its launch start); waits: pairs
- * (op, sync node) for the edges op -> sync, added once the op nodes exist. */
+ * (op, sync node) for the edges op -> sync, added once the op nodes exist;
+ * ends: each thread's last node and its measured end.  The thread of the
+ * step marker gets a last CPU node up to the marker's end: the host work
+ * after its last runtime call (an optimizer's Python, logging) is part of
+ * the step and keeps its measured length. */
 static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, uint32_t *anchor,
-                        sim_time_ps *anchor_t, GArray *waits)
+                        sim_time_ps *anchor_t, GArray *waits, GArray *ends)
 {
   const kt_trace *t = r->trace;
   GArray *calls = g_array_new(FALSE, FALSE, sizeof(host_call));
@@ -608,7 +678,13 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     g_array_append_val(calls, c);
   }
   g_array_sort(calls, cmp_host_call);
-  uint32_t *last_on_stream = g_new(uint32_t, r->n_streams ? r->n_streams : 1);
+  uint32_t ns = r->n_streams ? r->n_streams : 1;
+  uint32_t *last_on_stream = g_new(uint32_t, ns);
+  uint32_t *first = g_new0(uint32_t, ns + 1); /* ops of stream s: [first[s], first[s+1]) */
+  for (guint o = 0; o < r->ops->len; o++)
+    first[g_array_index(r->ops, kt_op, o).stream + 1]++;
+  for (uint32_t s = 0; s < r->n_streams; s++)
+    first[s + 1] += first[s];
   uint32_t last = KT_NONE;
   sim_time_ps cursor = 0, launch_anchor_t = 0;
   uint32_t launch_anchor = KT_NONE;
@@ -626,7 +702,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       anchor[c->op] = launch_anchor;
       anchor_t[c->op] = launch_anchor_t;
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
-      continue;
+      goto next;
     }
     if (c->start > cursor) {
       if (c->start - cursor >= min_gap_ps)
@@ -665,11 +741,18 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       cursor = MAX(cursor, end);
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
     } else {
-      /* A sync call: waits for the ops it saw launched that ended before it returned. */
+      /* A sync call waits for the GPU work it saw launched that ended
+       * before it returned: a device-wide sync for every stream's last such
+       * op, whichever thread launched it; a stream or event sync (whose
+       * stream the trace does not name) for the last op this thread
+       * launched on each stream.  It lasts from the later of its start and
+       * that work's end to its measured end (its return overhead), so in a
+       * what-if it returns when the simulated work ends plus that overhead. */
       sim_time_ps end = c->start + c->dur, gpu_done = 0;
       guint first_wait = waits->len;
+      gboolean device = is_device_sync(kt_str(t, e->name));
       for (uint32_t s = 0; s < r->n_streams; s++) {
-        uint32_t o = last_on_stream[s];
+        uint32_t o = device ? device_sync_op(r, first, s, c->start, end) : last_on_stream[s];
         if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
           continue;
         gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
@@ -683,9 +766,252 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       g->sync_waits += waits->len - first_wait;
       cursor = MAX(from, end);
     }
+  next:
+    if (k + 1 == calls->len || g_array_index(calls, host_call, k + 1).thread != c->thread) {
+      /* The thread's last call: the step thread keeps its CPU time up to
+       * the step marker's end. */
+      if (r->have_step_thread && c->thread == r->step_thread && r->step_cpu_end_ps > cursor &&
+          r->step_cpu_end_ps - cursor >= min_gap_ps) {
+        chain_add(g, &last, 0, r->step_cpu_end_ps - cursor, cursor, host_name(g, e->tid));
+        cursor = r->step_cpu_end_ps;
+        g->host_step_tail = TRUE;
+      }
+      chain_end ce = { last, cursor };
+      if (last != KT_NONE)
+        g_array_append_val(ends, ce);
+    }
   }
+  g_free(first);
   g_free(last_on_stream);
   g_array_free(calls, TRUE);
+}
+
+/* Cross-stream parents of every op (r->sync_edges by child): a CSR index,
+ * parent[first[i] .. first[i+1]) for op i.  O(ops + edges). */
+typedef struct {
+  uint32_t *first, *parent;
+} sync_index;
+
+static void sync_index_build(sync_index *x, const kt_rank *r)
+{
+  guint n = r->ops->len, ne = r->sync_edges->len;
+  x->first = g_new0(uint32_t, n + 1);
+  x->parent = g_new(uint32_t, ne ? ne : 1);
+  for (guint i = 0; i < ne; i++)
+    x->first[g_array_index(r->sync_edges, kt_edge, i).child + 1]++;
+  for (guint i = 0; i < n; i++)
+    x->first[i + 1] += x->first[i];
+  uint32_t *fill = g_memdup2(x->first, sizeof(uint32_t) * (n + 1));
+  for (guint i = 0; i < ne; i++) {
+    kt_edge e = g_array_index(r->sync_edges, kt_edge, i);
+    x->parent[fill[e.child]++] = e.parent;
+  }
+  g_free(fill);
+}
+
+static void sync_index_free(sync_index *x)
+{
+  g_free(x->first);
+  g_free(x->parent);
+}
+
+/* One modelled predecessor of a GPU op: a node of the graph (or an op whose
+ * node is made later, for cross-stream parents) and its measured end. */
+typedef struct {
+  uint32_t node, op;       /* exactly one is set, the other KT_NONE */
+  sim_time_ps end;
+  gboolean launch;         /* the CPU node before the op's launch call */
+} pred;
+
+/* Adds the idle time and edges in front of node `child` (measured start
+ * `start`).  It is ready, on the measured timeline, when the latest of its
+ * predecessors ended (time 0 without any); only the time from there to its
+ * measured start is unexplained, and becomes an ET_FLAG_DELAY node after
+ * that binding predecessor alone (the first of the latest, in the order
+ * given).  The other predecessors point at the child directly, so when one
+ * of them ends earlier in a what-if the child moves with it: measured
+ * waiting is derived from the dependencies, never replayed.  Edges from ops
+ * whose nodes do not exist yet go to `pending` (op -> node).  O(np). */
+static void place_idle(kt_graph *g, const pred *p, int np, sim_time_ps start, sim_time_ps min_gap_ps,
+                       const char *idle_name, uint32_t child, GArray *pending)
+{
+  int bind = -1;
+  sim_time_ps ready = 0;
+  for (int k = 0; k < np; k++)
+    if (bind < 0 || p[k].end > ready) {
+      bind = k;
+      ready = p[k].end;
+    }
+  sim_time_ps gap = start - ready;
+  uint32_t d = KT_NONE;
+  if (gap > 0 && gap >= min_gap_ps) {
+    d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, ready, KT_NONE, idle_name);
+    add_edge(g, d, child);
+    g->gap_nodes++;
+    if (bind >= 0 && p[bind].launch)
+      g->launch_lag_ps += gap;
+    else
+      g->unexplained_idle_ps += gap;
+  }
+  for (int k = 0; k < np; k++) {
+    uint32_t to = k == bind && d != KT_NONE ? d : child;
+    if (p[k].node != KT_NONE) {
+      add_edge(g, p[k].node, to);
+    } else {
+      kt_edge e = { p[k].op, to };
+      g_array_append_val(pending, e);
+    }
+  }
+}
+
+/* Kernels mode: one node per GPU op at its measured duration, in per-stream
+ * chains, with launch anchors (host model), cross-stream edges, host
+ * synchronisation waits and the derived idle of place_idle.  The time from
+ * the latest stream or thread end to the window's end is the unexplained
+ * step tail. */
+static void build_kernels(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, gboolean host_launch, GArray *rep)
+{
+  const kt_trace *t = r->trace;
+  guint nops = r->ops->len;
+  uint32_t *node_of_op = g_new(uint32_t, nops ? nops : 1);
+  uint32_t *anchor = NULL;
+  sim_time_ps *anchor_t = NULL;
+  GArray *waits = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  GArray *ends = g_array_new(FALSE, FALSE, sizeof(chain_end));
+  GArray *pending = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  if (host_launch) {
+    anchor = g_new(uint32_t, nops ? nops : 1);
+    anchor_t = g_new(sim_time_ps, nops ? nops : 1);
+    host_chains(g, r, min_gap_ps, anchor, anchor_t, waits, ends);
+  }
+  sync_index sx;
+  sync_index_build(&sx, r);
+  GArray *compute = g_array_new(FALSE, FALSE, sizeof(span));
+  GArray *preds = g_array_new(FALSE, FALSE, sizeof(pred));
+  uint32_t prev = KT_NONE;
+  sim_time_ps prev_end = 0;
+  for (guint i = 0; i < nops; i++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    if (i == 0 || g_array_index(r->ops, kt_op, i - 1).stream != op->stream) {
+      if (prev != KT_NONE) {
+        chain_end ce = { prev, prev_end };
+        g_array_append_val(ends, ce);
+      }
+      prev = KT_NONE;
+      prev_end = 0;
+    }
+    /* Predecessors in tie order: stream predecessor, launch, cross-stream. */
+    g_array_set_size(preds, 0);
+    if (prev != KT_NONE) {
+      pred p = { prev, KT_NONE, prev_end, FALSE };
+      g_array_append_val(preds, p);
+    }
+    uint32_t a = anchor ? anchor[i] : KT_NONE;
+    if (a != KT_NONE && anchor_t[i] > op->start)
+      g->launch_inversions++; /* measured to start before its launch: keep the measured start */
+    else if (a != KT_NONE) {
+      pred p = { a, KT_NONE, anchor_t[i], TRUE };
+      g_array_append_val(preds, p);
+    }
+    for (uint32_t k = sx.first[i]; k < sx.first[i + 1]; k++) {
+      uint32_t po = sx.parent[k];
+      pred p = { KT_NONE, po, g_array_index(r->ops, kt_op, po).end, FALSE };
+      g_array_append_val(preds, p);
+      g->cross_edges++;
+    }
+    const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
+    const kt_comm *c = op->comm == KT_NONE ? NULL : &g_array_index(r->comms, kt_comm, op->comm);
+    et_node_type type = node_type_of(c);
+    uint32_t n = add_node(g, type, ET_FLAG_HAS_START | replay_flag(c), op->end - op->start, op->start, i,
+                          kt_str(t, e->name));
+    node_of_op[i] = n;
+    place_idle(g, (const pred *)preds->data, (int)preds->len, op->start, min_gap_ps,
+               made_name(g, r->stream_keys[op->stream]), n, pending);
+    prev = n;
+    prev_end = MAX(prev_end, op->end);
+    span s = { op->start, op->end };
+    g_array_append_val(rep, s);
+    if (type == ET_NODE_COMP)
+      g_array_append_val(compute, s);
+  }
+  if (prev != KT_NONE) {
+    chain_end ce = { prev, prev_end };
+    g_array_append_val(ends, ce);
+  }
+  g->compute_slots = MIN(max_concurrency(compute), ET_MAX_COMPUTE_SLOTS);
+  for (guint i = 0; i < pending->len; i++) {
+    kt_edge pe = g_array_index(pending, kt_edge, i);
+    add_edge(g, node_of_op[pe.parent], pe.child);
+  }
+  for (guint i = 0; i < waits->len; i++) {
+    kt_edge w = g_array_index(waits, kt_edge, i);
+    add_edge(g, node_of_op[w.parent], w.child);
+  }
+  /* The tail: the time from the latest stream or thread end to the
+   * window's end, after every one of those ends (the step is over when all
+   * its work is, whichever finishes last in a what-if). */
+  sim_time_ps latest = 0;
+  for (guint i = 0; i < ends->len; i++)
+    latest = MAX(latest, g_array_index(ends, chain_end, i).end);
+  if (ends->len && r->window_ps > latest && r->window_ps - latest >= min_gap_ps) {
+    uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, r->window_ps - latest, latest, KT_NONE, "idle_step_tail");
+    for (guint i = 0; i < ends->len; i++)
+      add_edge(g, g_array_index(ends, chain_end, i).node, d);
+    g->gap_nodes++;
+    g->unexplained_idle_ps += r->window_ps - latest;
+  }
+  sync_index_free(&sx);
+  g_array_free(preds, TRUE);
+  g_array_free(compute, TRUE);
+  g_array_free(pending, TRUE);
+  g_array_free(waits, TRUE);
+  g_array_free(ends, TRUE);
+  g_free(anchor);
+  g_free(anchor_t);
+  g_free(node_of_op);
+}
+
+/* Gap mode: matched communications in start order, the time between them
+ * replayed as compute (CCL-Bench's model: a serial chain, W16). */
+static void build_gaps(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, GArray *rep)
+{
+  const kt_trace *t = r->trace;
+  GArray *order = g_array_new(FALSE, FALSE, sizeof(span));
+  for (guint i = 0; i < r->ops->len; i++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    if (op->comm != KT_NONE && g_array_index(r->comms, kt_comm, op->comm).status == 1) {
+      span s = { op->start, (sim_time_ps)i };
+      g_array_append_val(order, s);
+    }
+  }
+  g_array_sort(order, cmp_span);
+  uint32_t prev = KT_NONE;
+  sim_time_ps cursor = 0;
+  for (guint k = 0; k < order->len; k++) {
+    uint32_t i = (uint32_t)g_array_index(order, span, k).e;
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    if (op->start - cursor >= min_gap_ps && op->start > cursor) {
+      uint32_t d = add_node(g, ET_NODE_COMP, 0, op->start - cursor, cursor, KT_NONE, "compute_gap");
+      add_edge(g, prev, d);
+      prev = d;
+      g->gap_nodes++;
+    }
+    const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
+    const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
+    uint32_t n = add_node(g, node_type_of(c), ET_FLAG_HAS_START | replay_flag(c), op->end - op->start, op->start,
+                          i, kt_str(t, e->name));
+    add_edge(g, prev, n);
+    prev = n;
+    cursor = MAX(cursor, op->end);
+    span s = { op->start, op->end };
+    g_array_append_val(rep, s);
+  }
+  if (r->window_ps > cursor && r->window_ps - cursor >= min_gap_ps) {
+    uint32_t d = add_node(g, ET_NODE_COMP, 0, r->window_ps - cursor, cursor, KT_NONE, "compute_gap");
+    add_edge(g, prev, d);
+    g->gap_nodes++;
+  }
+  g_array_free(order, TRUE);
 }
 
 kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps, gboolean host_launch)
@@ -694,7 +1020,6 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
   g->names = g_string_chunk_new(1024);
   g->nodes = g_array_new(FALSE, FALSE, sizeof(kt_node));
   g->edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
-  const kt_trace *t = r->trace;
   GArray *all = g_array_new(FALSE, FALSE, sizeof(span));
   GArray *rep = g_array_new(FALSE, FALSE, sizeof(span));
   for (guint i = 0; i < r->ops->len; i++) {
@@ -703,134 +1028,10 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
     g_array_append_val(all, s);
   }
   g->gpu_busy_ps = union_length(all);
-  if (mode == FE_KINETO_KERNELS) {
-    uint32_t *node_of_op = g_new(uint32_t, r->ops->len ? r->ops->len : 1);
-    uint32_t *anchor = NULL;
-    sim_time_ps *anchor_t = NULL;
-    GArray *waits = NULL;
-    if (host_launch) {
-      anchor = g_new(uint32_t, r->ops->len ? r->ops->len : 1);
-      anchor_t = g_new(sim_time_ps, r->ops->len ? r->ops->len : 1);
-      waits = g_array_new(FALSE, FALSE, sizeof(kt_edge));
-      host_chains(g, r, min_gap_ps, anchor, anchor_t, waits);
-    }
-    GArray *tails = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    GArray *compute = g_array_new(FALSE, FALSE, sizeof(span));
-    sim_time_ps max_end = 0;
-    uint32_t prev = KT_NONE;
-    sim_time_ps prev_end = 0;
-    for (guint i = 0; i < r->ops->len; i++) {
-      const kt_op *op = &g_array_index(r->ops, kt_op, i);
-      gboolean first = i == 0 || g_array_index(r->ops, kt_op, i - 1).stream != op->stream;
-      if (first) {
-        if (prev != KT_NONE)
-          g_array_append_val(tails, prev);
-        prev = KT_NONE;
-        prev_end = 0;
-      }
-      /* The op is ready when its stream predecessor has ended and, in the
-       * host model, when its launch call has begun. */
-      sim_time_ps ready = prev_end;
-      uint32_t a = anchor ? anchor[i] : KT_NONE;
-      if (a != KT_NONE && anchor_t[i] > op->start) {
-        g->launch_inversions++; /* measured to start before its launch: keep the measured start */
-        a = KT_NONE;
-      } else if (a != KT_NONE) {
-        ready = MAX(ready, anchor_t[i]);
-      }
-      sim_time_ps gap = op->start - ready;
-      if (gap >= min_gap_ps && gap > 0) {
-        int64_t key = r->stream_keys[op->stream];
-        uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, gap, ready, KT_NONE,
-                              made_name(g, key));
-        add_edge(g, prev, d);
-        add_edge(g, a, d);
-        a = KT_NONE;
-        prev = d;
-        g->gap_nodes++;
-      }
-      const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
-      const kt_comm *c = op->comm == KT_NONE ? NULL : &g_array_index(r->comms, kt_comm, op->comm);
-      et_node_type type = node_type_of(c);
-      uint32_t n = add_node(g, type, ET_FLAG_HAS_START, op->end - op->start, op->start, i,
-                            kt_str(t, e->name));
-      node_of_op[i] = n;
-      add_edge(g, prev, n);
-      add_edge(g, a, n);
-      prev = n;
-      prev_end = MAX(prev_end, op->end);
-      max_end = MAX(max_end, op->end);
-      span s = { op->start, op->end };
-      g_array_append_val(rep, s);
-      if (type == ET_NODE_COMP)
-        g_array_append_val(compute, s);
-    }
-    if (prev != KT_NONE)
-      g_array_append_val(tails, prev);
-    g->compute_slots = MIN(max_concurrency(compute), ET_MAX_COMPUTE_SLOTS);
-    g_array_free(compute, TRUE);
-    for (guint i = 0; i < r->sync_edges->len; i++) {
-      kt_edge e = g_array_index(r->sync_edges, kt_edge, i);
-      add_edge(g, node_of_op[e.parent], node_of_op[e.child]);
-      g->cross_edges++;
-    }
-    if (r->window_ps > max_end && r->window_ps - max_end >= min_gap_ps) {
-      uint32_t d = add_node(g, ET_NODE_COMP, ET_FLAG_DELAY, r->window_ps - max_end, max_end, KT_NONE,
-                            "idle_step_tail");
-      for (guint i = 0; i < tails->len; i++)
-        add_edge(g, g_array_index(tails, uint32_t, i), d);
-      g->gap_nodes++;
-    }
-    if (waits) {
-      for (guint i = 0; i < waits->len; i++) {
-        kt_edge w = g_array_index(waits, kt_edge, i);
-        add_edge(g, node_of_op[w.parent], w.child);
-      }
-      g_array_free(waits, TRUE);
-    }
-    g_free(anchor);
-    g_free(anchor_t);
-    g_array_free(tails, TRUE);
-    g_free(node_of_op);
-  } else {
-    /* Gap mode: matched communications in start order, time between as compute. */
-    GArray *order = g_array_new(FALSE, FALSE, sizeof(span));
-    for (guint i = 0; i < r->ops->len; i++) {
-      const kt_op *op = &g_array_index(r->ops, kt_op, i);
-      if (op->comm != KT_NONE && g_array_index(r->comms, kt_comm, op->comm).status == 1) {
-        span s = { op->start, (sim_time_ps)i };
-        g_array_append_val(order, s);
-      }
-    }
-    g_array_sort(order, cmp_span);
-    uint32_t prev = KT_NONE;
-    sim_time_ps cursor = 0;
-    for (guint k = 0; k < order->len; k++) {
-      uint32_t i = (uint32_t)g_array_index(order, span, k).e;
-      const kt_op *op = &g_array_index(r->ops, kt_op, i);
-      if (op->start - cursor >= min_gap_ps && op->start > cursor) {
-        uint32_t d = add_node(g, ET_NODE_COMP, 0, op->start - cursor, cursor, KT_NONE, "compute_gap");
-        add_edge(g, prev, d);
-        prev = d;
-        g->gap_nodes++;
-      }
-      const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
-      const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
-      uint32_t n = add_node(g, node_type_of(c), ET_FLAG_HAS_START, op->end - op->start, op->start, i,
-                            kt_str(t, e->name));
-      add_edge(g, prev, n);
-      prev = n;
-      cursor = MAX(cursor, op->end);
-      span s = { op->start, op->end };
-      g_array_append_val(rep, s);
-    }
-    if (r->window_ps > cursor && r->window_ps - cursor >= min_gap_ps) {
-      uint32_t d = add_node(g, ET_NODE_COMP, 0, r->window_ps - cursor, cursor, KT_NONE, "compute_gap");
-      add_edge(g, prev, d);
-      g->gap_nodes++;
-    }
-    g_array_free(order, TRUE);
-  }
+  if (mode == FE_KINETO_KERNELS)
+    build_kernels(g, r, min_gap_ps, host_launch, rep);
+  else
+    build_gaps(g, r, min_gap_ps, rep);
   g->node_busy_ps = union_length(rep);
   g_array_free(all, TRUE);
   g_array_free(rep, TRUE);

@@ -13,12 +13,16 @@
  *   ProfilerStep#1 [0, 100]: the window is 100 us.
  *
  * With the host model the graph is, per rank: the CPU chain
- * idle[0,10] L1 idle[15,20] L2 idle[25,30] S idle[70,75] L3 (8 nodes; S
- * waits for K2, the last op launched before it, and lasts from K2's end 60
- * to 70); on the stream idle[10,16] (after L1 began) K1 K2 idle[75,82]
- * (after L3 began; K2 ended at 60) K3, and the step tail [90,100]:
- * 14 nodes, 3 of them stream idle/gap.  Without it: idle[0,16] K1 K2
- * idle[60,82] K3 tail = 6 nodes.
+ * idle[0,10] L1 idle[15,20] L2 idle[25,30] S idle[70,75] L3 and, since
+ * thread 1 also ran the step marker, its CPU time up to the marker's end
+ * [80,100] (9 nodes; S waits for K2, the last op launched before it, and
+ * lasts from K2's end 60 to 70); on the stream the launch lag idle[10,16]
+ * (after L1 began) K1 K2 idle[75,82] (after L3 began, the latest of K3's
+ * predecessors: K2 ended at 60) K3; no step tail, because the CPU chain
+ * reaches the window's end: 14 nodes, 2 of them stream idle, both launch
+ * lag (13 us), none unexplained.  Without it: idle[0,16] K1 K2
+ * idle[60,82] K3 tail[90,100] = 6 nodes, 16 + 22 + 10 = 48 us of
+ * unexplained idle.
  *
  * Replays on a 2-rank network (test_what_if): when the all-reduce takes its
  * measured 34 us both models replay the measured 100 us; when it takes 1 us
@@ -119,8 +123,11 @@ static void test_graph(void)
   et_workload *w = load(&ts, TRUE, &rep);
   const fe_kineto_rank_report *rr = &rep.ranks[0];
   g_assert_cmpuint(rr->nodes, ==, 14);
-  g_assert_cmpuint(rr->gap_nodes, ==, 3);
-  g_assert_cmpuint(rr->host_nodes, ==, 8);
+  g_assert_cmpuint(rr->gap_nodes, ==, 2);
+  g_assert_cmpuint(rr->host_nodes, ==, 9);
+  g_assert_true(rr->host_step_tail);
+  g_assert_cmpint(rr->launch_lag_ps, ==, 13 * SIM_PS_PER_US);   /* [10,16] + [75,82] */
+  g_assert_cmpint(rr->unexplained_idle_ps, ==, 0);
   g_assert_cmpuint(rr->host_threads, ==, 1);
   g_assert_cmpuint(rr->sync_waits, ==, 1);   /* S waits for K2 */
   g_assert_cmpuint(rr->launch_inversions, ==, 0);
@@ -143,6 +150,8 @@ static void test_graph(void)
   w = load(&ts, FALSE, &rep);
   g_assert_cmpuint(rep.ranks[0].nodes, ==, 6);
   g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 0);
+  g_assert_cmpint(rep.ranks[0].launch_lag_ps, ==, 0);
+  g_assert_cmpint(rep.ranks[0].unexplained_idle_ps, ==, 48 * SIM_PS_PER_US); /* [0,16] + [60,82] + [90,100] */
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
   test_rank_files_free(&ts);
@@ -201,7 +210,8 @@ static void test_round_trip(void)
  *   host model: K2 [26, 27]; S starts when both the CPU (at 30) and K2
  *     (at 27) are done, at 30, and lasts its post-wait time 70 - 60 = 10 us,
  *     ending at 40; idle 5 -> L3 [45, 50]; K3 ready at
- *     max(27, 45) = 45, + 7 us idle -> [52, 60]; tail 10 -> 70 us.
+ *     max(27, 45) = 45, + 7 us launch lag -> [52, 60]; the step thread's
+ *     CPU time after L3, 100 - 80 = 20 us -> 70 us.
  *   without: K3 follows K2's end 27 after the fixed 22 us idle -> [49, 57];
  *     tail 10 -> 67 us. */
 static void test_what_if(void)
@@ -255,7 +265,7 @@ static void test_window_clip(void)
   traces_write_full(&ts, 0, TRUE);
   fe_kineto_report rep;
   et_workload *w = load(&ts, TRUE, &rep);
-  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 10); /* 8 + idle [80, 95] + the sync */
+  g_assert_cmpuint(rep.ranks[0].host_nodes, ==, 10); /* 8 + idle [80, 95] + the sync (to the marker's end) */
   g_assert_cmpuint(rep.ranks[0].sync_waits, ==, 2);  /* S waits for K2, the late sync for K3 */
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
@@ -323,29 +333,31 @@ static void add_call(GString *s, const char *call, long ts, long dur, int corr, 
  *   L1 cudaLaunchKernel [10, 30] launches K1 [32, 40] on stream 7;
  *   L2 [15, 20], inside L1, launches K2 [21, 28] on stream 8;
  *   L3 [25, 40], overlapping L1's end, launches K3 [45, 50] on stream 7.
- * The chain is idle [0, 10], L1, then only L3's part past L1, [30, 40]:
- * 3 CPU nodes, 2 nested calls.  L2 and L3 wait for the idle node (their
- * launch began after it ended at 10 us), like L1. */
+ * The chain is idle [0, 10], L1, then only L3's part past L1, [30, 40],
+ * and the step thread's time up to the marker's end, [40, 100]: 4 CPU
+ * nodes, 2 nested calls.  L2 and L3 wait for the idle node (their launch
+ * began after it ended at 10 us), like L1. */
 static void test_nested_calls(void)
 {
   GString *s = g_string_new("");
   add_call(s, "cudaLaunchKernel", 10, 20, 1, "kernel", 32, 8, 7);
   add_call(s, "cudaLaunchKernel", 15, 5, 2, "kernel", 21, 7, 8);
   add_call(s, "cudaLaunchKernel", 25, 15, 3, "kernel", 45, 5, 7);
-  one_rank_check(s->str, 3, 2, 0);
+  one_rank_check(s->str, 4, 2, 0);
   g_string_free(s, TRUE);
 }
 
 /* A blocking copy: cudaMemcpy [10, 40] launches the copy X [15, 35] and
  * returns 5 us after it ends; then cudaLaunchKernel [45, 50] launches K
  * [52, 60].  Chain: idle [0, 10], the memcpy node (waits for X: from 35 to
- * 40), idle [40, 45], the launch: 4 CPU nodes, 1 wait. */
+ * 40), idle [40, 45], the launch, the step thread's time [50, 100]: 5 CPU
+ * nodes, 1 wait. */
 static void test_blocking_copy(void)
 {
   GString *s = g_string_new("");
   add_call(s, "cudaMemcpy", 10, 30, 1, "gpu_memcpy", 15, 20, 7);
   add_call(s, "cudaLaunchKernel", 45, 5, 2, "kernel", 52, 8, 7);
-  one_rank_check(s->str, 4, 0, 1);
+  one_rank_check(s->str, 5, 0, 1);
   g_string_free(s, TRUE);
 }
 
