@@ -877,3 +877,59 @@ gboolean et_workload_resolve_groups(et_workload *w, GError **error)
   }
   return TRUE;
 }
+
+void et_workload_unsimulated(const et_workload *w, et_unsimulated *out)
+{
+  memset(out, 0, sizeof *out);
+  out->first_replayed_rank = out->first_zero_rank = -1;
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    gboolean any = FALSE;
+    for (uint32_t i = 0; g && i < g->n_nodes; i++) {
+      const et_node *n = &g->nodes[i];
+      gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
+      if (!comm)
+        continue;
+      if (n->flags & ET_FLAG_REPLAY) {
+        out->replayed_nodes++;
+        out->replayed_ps += n->duration_ps;
+        if (out->first_replayed_rank < 0) {
+          out->first_replayed_rank = r;
+          out->first_replayed_node = i;
+        }
+        any = TRUE;
+        continue;
+      }
+      const et_comm *c = et_node_comm(g, i);
+      if (n->type == ET_NODE_COMM_COLL && c && c->bytes == 0 && c->coll != ET_COLL_BARRIER) {
+        out->zero_byte_collectives++;
+        if (out->first_zero_rank < 0) {
+          out->first_zero_rank = r;
+          out->first_zero_node = i;
+        }
+      }
+    }
+    out->replayed_ranks += any;
+  }
+}
+
+void et_graph_fixed_idle(const et_graph *g, sim_time_ps *launch_lag_ps, sim_time_ps *unexplained_ps)
+{
+  sim_time_ps lag = 0, all = 0;
+  for (uint32_t i = 0; i < g->n_nodes; i++) {
+    const et_node *n = &g->nodes[i];
+    if (n->type == ET_NODE_COMP && (n->flags & ET_FLAG_DELAY) && !(n->flags & ET_FLAG_CPU_OP))
+      all += n->duration_ps;
+    if (!(n->flags & ET_FLAG_CPU_OP))
+      continue;
+    for (uint32_t e = n->children; e < g->nodes[i + 1].children; e++) {
+      uint32_t ci = g->child_index[e];
+      const et_node *c = &g->nodes[ci];
+      if (c->type == ET_NODE_COMP && (c->flags & ET_FLAG_DELAY) && !(c->flags & ET_FLAG_CPU_OP) &&
+          et_node_n_parents(g, ci) == 1)
+        lag += c->duration_ps;
+    }
+  }
+  *launch_lag_ps = lag;
+  *unexplained_ps = all - lag;
+}

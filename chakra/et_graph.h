@@ -232,5 +232,31 @@ const et_group *et_workload_group(const et_workload *w, uint32_t index);
  * error naming the file, node and name). */
 gboolean et_workload_resolve_groups(et_workload *w, GError **error);
 
+/* Communication the replay cannot simulate.  Replayed: COMM nodes with
+ * ET_FLAG_REPLAY (no usable size, group members missing from the trace, a
+ * CPU-side op), which take their measured duration whatever the network.
+ * Zero-byte: simulated collectives other than barriers whose size is 0,
+ * which cost only latency.  first_*: the lowest rank's first such node
+ * (rank -1 when none), for messages.  O(nodes). */
+typedef struct {
+  uint64_t replayed_nodes;
+  sim_time_ps replayed_ps;       /* sum of their measured durations over all ranks */
+  int replayed_ranks;            /* ranks with at least one */
+  int first_replayed_rank;
+  uint32_t first_replayed_node;
+  uint64_t zero_byte_collectives;
+  int first_zero_rank;
+  uint32_t first_zero_node;
+} et_unsimulated;
+
+void et_workload_unsimulated(const et_workload *w, et_unsimulated *out);
+
+/* GPU idle the replay keeps as fixed delays in rank graph g: ET_FLAG_DELAY
+ * COMP nodes that are not CPU nodes.  Those whose only parent is a CPU node (the
+ * time from a launch call's start to its kernel's start, in graphs with
+ * the host launch model) are launch lag; the others are unexplained idle:
+ * no modelled dependency accounts for them.  O(nodes + edges). */
+void et_graph_fixed_idle(const et_graph *g, sim_time_ps *launch_lag_ps, sim_time_ps *unexplained_ps);
+
 G_END_DECLS
 #endif

@@ -67,7 +67,7 @@ et_workload *wisp_load_workload(const char *path, unsigned build_flags, GError *
   return wisp_load_workload_full(path, &opt, error);
 }
 
-et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *lo, GError **error)
+static et_workload *load_any(const char *path, const wisp_load_options *lo, GError **error)
 {
   unsigned build_flags = lo->build_flags;
   const char *kind = wisp_input_kind(path);
@@ -76,15 +76,23 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
     fe_xla_options opt;
     fe_xla_options_init(&opt);
     opt.strict = (build_flags & ET_BUILD_STRICT) != 0;
+    opt.replicate_missing = lo->replicate_missing;
     if (lo->step >= 0)
       opt.step_index = lo->step;
-    return fe_xla_load_inputs(paths, 1, &opt, NULL, error);
+    fe_xla_report rep;
+    fe_xla_report_init(&rep);
+    et_workload *w = fe_xla_load_inputs(paths, 1, &opt, &rep, error);
+    if (w != NULL && rep.warnings != NULL)
+      for (guint k = 0; k < rep.warnings->len; k++)
+        fprintf(stderr, "wisp: warning: %s\n", (const char *)rep.warnings->pdata[k]);
+    fe_xla_report_clear(&rep);
+    return w;
   }
   if (strcmp(kind, "kineto") == 0) {
     fe_kineto_options opt;
     fe_kineto_options_init(&opt);
     opt.strict = (build_flags & ET_BUILD_STRICT) != 0;
-    opt.replicate_from = lo->replicate_from;
+    opt.replicate_from = lo->replicate_from ? lo->replicate_from : lo->replicate_missing ? "all" : NULL;
     opt.host_launch = lo->host_launch;
     if (lo->step >= 0)
       opt.step = lo->step;
@@ -100,6 +108,45 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
   return et_workload_load(path, build_flags, error);
 }
 
+et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *lo, GError **error)
+{
+  et_workload *w = load_any(path, lo, error);
+  if (w == NULL)
+    return NULL;
+  et_unsimulated u;
+  et_workload_unsimulated(w, &u);
+  if (u.replayed_nodes && (lo->build_flags & ET_BUILD_STRICT)) {
+    const et_graph *g = w->ranks[u.first_replayed_rank];
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: --strict: %" G_GUINT64_FORMAT " communication operation(s) cannot be simulated and would be "
+                "replayed at their measured duration (first: rank %d node %" G_GUINT64_FORMAT " '%s'); drop "
+                "--strict to replay them as measured", path, u.replayed_nodes, u.first_replayed_rank,
+                g->nodes[u.first_replayed_node].id, et_node_name(g, u.first_replayed_node));
+    et_workload_free(w);
+    return NULL;
+  }
+  if (u.zero_byte_collectives && (lo->build_flags & ET_BUILD_STRICT)) {
+    const et_graph *g = w->ranks[u.first_zero_rank];
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: --strict: %" G_GUINT64_FORMAT " collective(s) of 0 bytes would cost only latency (first: rank "
+                "%d node %" G_GUINT64_FORMAT " '%s'); give their comm_size, or drop --strict", path,
+                u.zero_byte_collectives, u.first_zero_rank, g->nodes[u.first_zero_node].id,
+                et_node_name(g, u.first_zero_node));
+    et_workload_free(w);
+    return NULL;
+  }
+  if (!lo->quiet && u.replayed_nodes)
+    fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " communication operation(s) on %d rank(s) cannot be simulated "
+            "(no usable size, group members missing from the trace, or CPU-side ops) and are replayed at their "
+            "measured duration: %.6f ms in all, which does not respond to the network; --strict makes this an "
+            "error, --replicate-missing completes partial groups\n", u.replayed_nodes, u.replayed_ranks,
+            (double)u.replayed_ps / 1e9);
+  if (!lo->quiet && u.zero_byte_collectives)
+    fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " collective(s) have a size of 0 bytes, so only their latency "
+            "is simulated; --strict makes this an error\n", u.zero_byte_collectives);
+  return w;
+}
+
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
 {
   memset(c, 0, sizeof(*c));
@@ -112,7 +159,8 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"compute-slots", 0, 0, G_OPTION_ARG_INT, &c->compute_slots, "concurrent compute nodes per rank (default: the most the profile measured at once, else 1)", "N"},
     {"deps", 0, 0, G_OPTION_ARG_STRING, &c->deps, "Chakra edges to honour: both (default, like FeederV3) or data (V1 feeder)", "both|data"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict, "repairable input problems (dangling edges, unmatched or unsized collectives) are errors", NULL},
-    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
+    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption; 'all': every traced rank)", "R[,R...]|all"},
+    {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &c->replicate_missing, "complete partial groups: XLA chips missing from the profile replay present ones, Kineto absent ranks replicate the traced ones (--replicate-from all)", NULL},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is a fixed delay)", NULL},
@@ -133,6 +181,7 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
     return FALSE;
   }
   l.replicate_from = c->replicate_from;
+  l.replicate_missing = c->replicate_missing;
   l.step = c->step;
   l.host_launch = c->host_launch;
   *lo = l;

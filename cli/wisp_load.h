@@ -10,28 +10,35 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  unsigned build_flags;        /* ET_BUILD_* for Chakra input; ET_BUILD_STRICT also makes frontends strict */
-  const char *replicate_from;  /* Kineto: synthesize absent ranks from these ranks ("0" or "0,1") */
+  unsigned build_flags;        /* ET_BUILD_* for Chakra input; ET_BUILD_STRICT also makes frontends strict,
+                                  and makes communication that cannot be simulated an error */
+  const char *replicate_from;  /* Kineto: synthesize absent ranks from these ranks ("0", "0,1" or "all") */
   int step;                    /* profiler step to replay, -1 = the frontend's default */
   gboolean host_launch;        /* Kineto kernels mode: model the launching CPU threads (default TRUE) */
+  gboolean replicate_missing;  /* XLA: replay chips missing from the profile; Kineto: replicate_from "all" */
+  gboolean quiet;              /* do not print the warning about communication replayed as measured */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE}
 
+/* Both load a workload, then count the communication it cannot simulate
+ * (et_workload_unsimulated): an error under ET_BUILD_STRICT, else one loud
+ * warning on stderr (unless opt->quiet) with the count and the measured
+ * time that will be replayed as it is. */
 et_workload *wisp_load_workload(const char *path, unsigned build_flags, GError **error);
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *opt, GError **error);
 
 /* Options every workload-replaying command shares (simulate, utility):
- * input  --deps both|data, --strict, --replicate-from R[,R], --step N,
- *        --no-host-launch;
+ * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
+ *        --step N, --no-host-launch;
  * replay --network-model analytical|flow, --algo ALGO, --compute-slots N. */
 typedef struct {
   char *deps, *replicate_from, *model, *algo;
-  gboolean strict, host_launch;
+  gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 9
+#define WISP_CLI_COMMON_ENTRIES 10
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);

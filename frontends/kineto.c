@@ -723,13 +723,20 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   if (n_missing) {
     if (!opt->replicate_from) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%d of %d ranks have no trace (missing: %s%s); pass every rank's file, or --replicate-from RANKS to "
-                  "synthesize the absent ranks from traced ones (symmetric assumption)", n_missing, world,
+                  "%d of %d ranks have no trace (missing: %s%s); pass every rank's file, or --replicate-from RANKS "
+                  "(or --replicate-missing, for all traced ranks) to synthesize the absent ranks from traced ones "
+                  "(symmetric assumption)", n_missing, world,
                   missing->str, n_missing > 16 ? ", ..." : "");
       g_string_free(missing, TRUE);
       goto out;
     }
-    GArray *src = parse_rank_list(opt->replicate_from);
+    /* "all" (--replicate-missing): every traced rank, in rank order. */
+    GArray *src = strcmp(opt->replicate_from, "all") ? parse_rank_list(opt->replicate_from)
+                                                     : g_array_new(FALSE, FALSE, sizeof(int));
+    if (!strcmp(opt->replicate_from, "all"))
+      for (int rk = 0; rk < world; rk++)
+        if (ranks[rk])
+          g_array_append_val(src, rk);
     for (guint q = 0; q < src->len; q++)
       if (g_array_index(src, int, q) >= world || !ranks[g_array_index(src, int, q)])
         g_array_set_size(src, 0);

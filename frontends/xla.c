@@ -142,6 +142,10 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
           ", missing peers %" G_GUINT64_FORMAT ", aggregated events skipped %" G_GUINT64_FORMAT
           ", ops outside steps %" G_GUINT64_FORMAT "\n", rep->unsized, rep->partial_groups,
           rep->missing_peers, rep->aggregated_events, rep->outside_steps);
+  if (rep->replayed_collectives)
+    fprintf(out, "xla: WARNING: %" G_GUINT64_FORMAT " collective execution(s) replayed at their measured duration "
+            "(no usable size, or members missing from the profile): they do not respond to the network\n",
+            rep->replayed_collectives);
   fprintf(out, "xla: ops overlapping their predecessor %" G_GUINT64_FORMAT " (serialised: %" G_GINT64_FORMAT
           " ps added)\n", rep->overlapped_ops, rep->overlap_added_ps);
   fprintf(out, "xla: model_flops %" G_GUINT64_FORMAT ", communication bytes %" G_GUINT64_FORMAT "\n",
@@ -482,9 +486,10 @@ static gboolean info_groups(xla_ctx *c, xla_info *in, GError **error)
   return TRUE;
 }
 
-/* Workload group of device dev for collective in; counts partial groups. */
+/* Workload group of device dev for collective in; counts partial groups
+ * and says, in *partial, whether members are missing from the profile. */
 static gboolean comm_group(xla_ctx *c, et_workload *w, xla_info *in, int64_t dev, uint32_t *out,
-                           const char **pg_name, GError **error)
+                           const char **pg_name, gboolean *partial, GError **error)
 {
   if (!info_groups(c, in, error))
     return FALSE;
@@ -521,19 +526,21 @@ static gboolean comm_group(xla_ctx *c, et_workload *w, xla_info *in, int64_t dev
     g_free(ranks);
   }
   int n_present = xg->n_present[g];
-  if ((guint) n_present < a->len) {
+  *partial = (guint) n_present < a->len;
+  if (*partial) {
     c->rep->partial_groups++;
     if (c->opt->strict) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s: collective %s: its replica group names %u devices but the profile holds only %d "
-                  "of them; give every host's file, or drop --strict to simulate the present members",
-                  c->source, in->short_name, a->len, n_present);
+                  "of them; give every host's file, or --replicate-missing to replay the missing chips, or drop "
+                  "--strict to replay it at its measured duration", c->source, in->short_name, a->len, n_present);
       return FALSE;
     }
     if (!in->warned_partial) {
       in->warned_partial = TRUE;
       warn(c, g_strdup_printf("collective %s: replica group of %u devices, %d present in the profile "
-                              "(%d chips in total); it is simulated among the present members only",
+                              "(%d chips in total); it cannot be simulated, so it is replayed at its measured "
+                              "duration (--replicate-missing replays the missing chips and simulates it)",
                               in->short_name, a->len, n_present, c->rep->n_chips));
     }
   }
@@ -755,9 +762,15 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
         ok = FALSE;
         break;
       }
-      warn(c, g_strdup_printf("collective %s has no usable size (%s): replayed as compute for its "
-                              "measured duration", in->short_name, in->unsized_reason ? in->unsized_reason : "?"));
-      chain_add(&ch, ET_NODE_COMP, in->short_name, op->start, op->dur, 0, TRUE);
+      warn(c, g_strdup_printf("collective %s has no usable size (%s): replayed at its measured duration, it "
+                              "does not respond to the network", in->short_name,
+                              in->unsized_reason ? in->unsized_reason : "?"));
+      uint32_t un = chain_add(&ch, ET_NODE_COMM_COLL, in->short_name, op->start, op->dur, ET_FLAG_REPLAY, TRUE);
+      et_comm ucm;
+      comm_init(&ucm);
+      ucm.coll = (uint8_t) coll_of(in->kind);
+      et_builder_set_comm(ch.b, un, &ucm, NULL, NULL, 0);
+      c->rep->replayed_collectives++;
       continue;
     }
     gboolean async = in->phase == FE_HLO_START || as_start[i];
@@ -787,12 +800,18 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
     }
     uint32_t gidx;
     const char *pg;
-    if (!comm_group(c, w, in, chip->global_id, &gidx, &pg, error)) {
+    gboolean partial;
+    if (!comm_group(c, w, in, chip->global_id, &gidx, &pg, &partial, error)) {
       ok = FALSE;
       break;
     }
     uint64_t id = ch.next_id;
-    uint32_t node = chain_add(&ch, ET_NODE_COMM_COLL, in->short_name, op->start, dur, 0, !async);
+    /* A group whose members are not all in the profile cannot be
+     * simulated: its measured time is replayed (never free). */
+    uint32_t node = chain_add(&ch, ET_NODE_COMM_COLL, in->short_name, op->start, dur, partial ? ET_FLAG_REPLAY : 0,
+                              !async);
+    if (partial)
+      c->rep->replayed_collectives++;
     et_comm cm;
     comm_init(&cm);
     cm.bytes = in->hlo.bytes;

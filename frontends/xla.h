@@ -88,6 +88,7 @@ typedef struct {
   uint64_t unmatched_dones;    /* dones without a start in the window */
   uint64_t unsized;            /* collectives replayed as compute: no size */
   uint64_t partial_groups;     /* collective executions whose group lacks members */
+  uint64_t replayed_collectives; /* of those, replayed at their measured duration (not simulated) */
   uint64_t missing_peers;      /* SEND/RECV peers not in the profile (not emitted) */
   uint64_t aggregated_events;  /* events without a start time (num_occurrences), skipped */
   uint64_t host_events;        /* JSON complete events on non-device pids, skipped */

@@ -153,7 +153,12 @@ static void check_a6(gboolean gz)
    *  3 idle_gap 5 µs                 [170, 175)  (start event end -> done start)
    *  4 idle_gap 24 µs                [176, 200)  waits for node 2 (the done joins it)
    *  5 reduce-scatter 32,768 B (f32[8,1024] input), 30 µs
-   *  6 collective-permute.5 COMP 5 µs (unsized; SparseCore chain) */
+   *  6 collective-permute.5 5 µs (unsized; SparseCore chain)
+   * The all-gather and the reduce-scatter name 8 devices of which 2 are in
+   * the profile, and the permute has no size: none can be simulated, so all
+   * three replay their measured time (ET_FLAG_REPLAY, never free): 3 per
+   * chip, 6 in all. */
+  g_assert_cmpuint(rep.replayed_collectives, ==, 6);
   g_assert_cmpuint(g->n_nodes, ==, 7);
   g_assert_cmpstr(et_node_name(g, 0), ==, "fusion.1");
   g_assert_cmpint(g->nodes[0].type, ==, ET_NODE_COMP);
@@ -162,6 +167,8 @@ static void check_a6(gboolean gz)
   g_assert_cmpint(g->nodes[1].duration_ps, ==, 40 * US);
   g_assert_true(g->nodes[1].flags & ET_FLAG_DELAY);
   g_assert_cmpint(g->nodes[2].type, ==, ET_NODE_COMM_COLL);
+  g_assert_true(g->nodes[2].flags & ET_FLAG_REPLAY);
+  g_assert_true(g->nodes[5].flags & ET_FLAG_REPLAY);
   const et_comm *ag = et_node_comm(g, 2);
   g_assert_cmpint(ag->coll, ==, ET_COLL_ALL_GATHER);
   g_assert_cmpuint(ag->bytes, ==, 1 * 4096 * 2);
@@ -177,7 +184,9 @@ static void check_a6(gboolean gz)
   g_assert_cmpint(rs->coll, ==, ET_COLL_REDUCE_SCATTER);
   g_assert_cmpuint(rs->bytes, ==, 8 * 1024 * 4);
   g_assert_cmpstr(et_node_name(g, 6), ==, "collective-permute.5");
-  g_assert_cmpint(g->nodes[6].type, ==, ET_NODE_COMP);
+  g_assert_cmpint(g->nodes[6].type, ==, ET_NODE_COMM_COLL);
+  g_assert_true(g->nodes[6].flags & ET_FLAG_REPLAY);
+  g_assert_cmpint(g->nodes[6].duration_ps, ==, 5 * US);
   g_assert_cmpint(et_node_n_parents(g, 6), ==, 0);  /* its own (SparseCore) chain */
   /* The reduce-scatter has no replica_groups: all 8 named devices, 2 present. */
   const et_group *grp = et_workload_group(w, rs->group);
@@ -270,8 +279,8 @@ static void test_a6_json(void)
   /* Same corrected graph as the XSpace form (test_a6):
    * fusion 100 µs, gap 40, ALL_GATHER 8,192 B over 150 -> 176 µs (26 µs), gap 5,
    * gap 24 waiting for the all-gather, REDUCE_SCATTER 32,768 B, and the permute
-   * once, as compute on the SparseCore chain.  Compat mode had 10 nodes with the
-   * permute twice as 268,435,456-byte ALL_TO_ALLs. */
+   * once, replayed at its measured 5 µs on the SparseCore chain.  Compat mode had
+   * 10 nodes with the permute twice as 268,435,456-byte ALL_TO_ALLs. */
   g_assert_cmpuint(g->n_nodes, ==, 7);
   g_assert_cmpint(g->nodes[0].duration_ps, ==, 100 * US);
   g_assert_cmpint(g->nodes[1].duration_ps, ==, 40 * US);
@@ -283,7 +292,8 @@ static void test_a6_json(void)
   g_assert_cmpint(g->nodes[4].duration_ps, ==, 24 * US);
   g_assert_true(has_parent(g, 4, 2));
   g_assert_cmpuint(et_node_comm(g, 5)->bytes, ==, 32768);
-  g_assert_cmpint(g->nodes[6].type, ==, ET_NODE_COMP);
+  g_assert_cmpint(g->nodes[6].type, ==, ET_NODE_COMM_COLL);
+  g_assert_true(g->nodes[6].flags & ET_FLAG_REPLAY);
   g_assert_cmpstr(et_node_name(g, 6), ==, "collective-permute.5");
   et_workload_free(w);
   fe_xla_report_clear(&rep);
@@ -1006,7 +1016,9 @@ static void test_malformed(void)
   g_free(path);
 }
 
-/* A collective with an unknown element type is unsized, never guessed. */
+/* A collective with an unknown element type is unsized, never guessed: it
+ * replays its measured 7 us (an all-reduce of 0 bytes, flagged
+ * ET_FLAG_REPLAY, so neither free nor simulated). */
 static void test_unknown_dtype(void)
 {
   tp_space *s = tp_space_new();
@@ -1022,9 +1034,12 @@ static void test_unknown_dtype(void)
   et_workload *w = load(paths, 1, NULL, &rep);
   g_assert_cmpuint(rep.unsized, ==, 1);
   g_assert_true(warned(&rep, "unknown element type \"f99\""));
-  g_assert_cmpint(w->ranks[0]->nodes[0].type, ==, ET_NODE_COMP);
+  g_assert_cmpint(w->ranks[0]->nodes[0].type, ==, ET_NODE_COMM_COLL);
+  g_assert_true(w->ranks[0]->nodes[0].flags & ET_FLAG_REPLAY);
   g_assert_cmpint(w->ranks[0]->nodes[0].duration_ps, ==, 7 * US);
-  g_assert_cmpuint(w->ranks[0]->n_comms, ==, 0);
+  g_assert_cmpuint(w->ranks[0]->n_comms, ==, 1);
+  g_assert_cmpint(et_node_comm(w->ranks[0], 0)->coll, ==, ET_COLL_ALL_REDUCE);
+  g_assert_cmpuint(rep.replayed_collectives, ==, 1);
   et_workload_free(w);
   fe_xla_report_clear(&rep);
   g_unlink(path);

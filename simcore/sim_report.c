@@ -153,6 +153,7 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
     wisp_json_string(&j, "measured_step_ns", NULL);
   wisp_json_uint(&j, "events", r->events);
   wisp_json_uint(&j, "assumed_roots", r->assumed_roots);
+  sim_report_json_unsimulated(&j, w);
 
   wisp_json_begin_array(&j, "ranks");
   for (int k = 0; k < r->n_ranks; k++) {
@@ -164,6 +165,10 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
     wisp_json_ns(&j, "exposed_comm_ns", s->exposed_comm);
     wisp_json_ns(&j, "overlapped_comm_ns", s->overlapped_comm);
     wisp_json_ns(&j, "idle_ns", s->idle);
+    sim_time_ps lag, unexplained;
+    et_graph_fixed_idle(w->ranks[k], &lag, &unexplained);
+    wisp_json_ns(&j, "unexplained_idle_ns", unexplained);
+    wisp_json_ns(&j, "launch_lag_ns", lag);
     wisp_json_uint(&j, "nodes", s->nodes);
     wisp_json_uint(&j, "compute_slots", s->compute_slots);
     wisp_json_end_object(&j);
@@ -261,6 +266,31 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
   return wisp_afile_commit(f, error);
 }
 
+void sim_report_json_unsimulated(wisp_json *j, const et_workload *w)
+{
+  et_unsimulated u;
+  et_workload_unsimulated(w, &u);
+  wisp_json_begin_object(j, "unsimulated_communication");
+  wisp_json_uint(j, "replayed_ops", u.replayed_nodes);
+  wisp_json_int(j, "replayed_ranks", u.replayed_ranks);
+  wisp_json_ns(j, "replayed_measured_ns", u.replayed_ps);
+  wisp_json_uint(j, "zero_byte_collectives", u.zero_byte_collectives);
+  wisp_json_end_object(j);
+}
+
+void sim_report_print_unsimulated(const et_workload *w, FILE *out)
+{
+  et_unsimulated u;
+  et_workload_unsimulated(w, &u);
+  if (u.replayed_nodes)
+    fprintf(out, "WARNING: %" G_GUINT64_FORMAT " communication op(s) on %d rank(s) were not simulated but replayed at "
+            "their measured duration (%.6f ms in all): that time does not respond to the network\n", u.replayed_nodes,
+            u.replayed_ranks, (double)u.replayed_ps / 1e9);
+  if (u.zero_byte_collectives)
+    fprintf(out, "WARNING: %" G_GUINT64_FORMAT " collective(s) of 0 bytes: only their latency was simulated\n",
+            u.zero_byte_collectives);
+}
+
 static void print_ns(FILE *out, sim_time_ps t)
 {
   char buf[32];
@@ -272,8 +302,8 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
 {
   fprintf(out, "workload %s: %d ranks; network %s (%s tier)\n", w->source, w->n_ranks, topo_source(t),
           net_tier_name(r->tier));
-  fprintf(out, "%6s %16s %16s %16s %16s %16s\n", "rank", "finish_ns", "compute_ns", "exposed_comm_ns",
-          "overlap_comm_ns", "idle_ns");
+  fprintf(out, "%6s %16s %16s %16s %16s %16s %19s\n", "rank", "finish_ns", "compute_ns", "exposed_comm_ns",
+          "overlap_comm_ns", "idle_ns", "unexplained_idle_ns");
   for (int k = 0; k < r->n_ranks; k++) {
     if (max_ranks >= 0 && k >= max_ranks) {
       fprintf(out, "   ... %d more ranks (see --json)\n", r->n_ranks - k);
@@ -286,8 +316,35 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     print_ns(out, s->exposed_comm);
     print_ns(out, s->overlapped_comm);
     print_ns(out, s->idle);
+    sim_time_ps lag, unexplained;
+    et_graph_fixed_idle(w->ranks[k], &lag, &unexplained);
+    char buf[32];
+    fprintf(out, " %19s", wisp_ns_string(unexplained, buf));
     fputc('\n', out);
   }
+  /* The rank with the most unexplained idle: the part of the replay that
+   * keeps its measured length whatever the what-if. */
+  int worst = -1;
+  sim_time_ps worst_ps = 0, lag_sum = 0;
+  for (int k = 0; k < r->n_ranks; k++) {
+    sim_time_ps lag, unexplained;
+    et_graph_fixed_idle(w->ranks[k], &lag, &unexplained);
+    lag_sum += lag;
+    if (unexplained > worst_ps) {
+      worst_ps = unexplained;
+      worst = k;
+    }
+  }
+  if (worst >= 0) {
+    sim_time_ps step = w->measured_step_ps && w->measured_step_ps[worst] > 0 ? w->measured_step_ps[worst]
+                                                                              : r->ranks[worst].finish;
+    fprintf(out, "unexplained GPU idle (replayed as fixed delays): at most %.6f ms, %.1f %% of the step, on rank %d",
+            (double)worst_ps / 1e9, step > 0 ? 100.0 * (double)worst_ps / (double)step : 0.0, worst);
+    if (lag_sum)
+      fprintf(out, "; launch lag %.6f ms in all ranks (kept after the launch calls)", (double)lag_sum / 1e9);
+    fputc('\n', out);
+  }
+  sim_report_print_unsimulated(w, out);
   char *st = wisp_format_time(r->step_time);
   char buf[32];
   fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);

@@ -3,8 +3,11 @@
  * JSON schema (schema_version 1; times are decimal nanoseconds with
  * picosecond precision, sizes in bytes, bandwidths in decimal GB/s):
  *   schema_version, wisp_version, workload{source,n_ranks}, network{source,tier},
- *   step_time_ns, mean_finish_ns, measured_step_ns (null when unknown), events,
- *   ranks[]       {rank, finish_ns, compute_ns, exposed_comm_ns, overlapped_comm_ns, idle_ns, nodes}
+ *   step_time_ns, mean_finish_ns, measured_step_ns (null when unknown), events, assumed_roots,
+ *   unsimulated_communication {replayed_ops, replayed_ranks, replayed_measured_ns, zero_byte_collectives},
+ *   ranks[]       {rank, finish_ns, compute_ns, exposed_comm_ns, overlapped_comm_ns, idle_ns,
+ *                  unexplained_idle_ns, launch_lag_ns (GPU idle kept as fixed delays, et_graph_fixed_idle),
+ *                  nodes, compute_slots}
  *   collectives[] {rank, node_id, op, group, n_ranks, peer, bytes, algorithm, issue_ns, start_ns,
  *                  end_ns, time_us, algbw_GBps, busbw_GBps, measured_ns}
  *   groups[]      {group, n_ranks, ops, bytes}   (bytes summed over members' records)
@@ -37,6 +40,14 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
 /* Prints the human summary: per-rank table (at most max_ranks rows) and the step time. */
 void sim_report_print_summary(const sim_result *r, const et_workload *w, const topo *t, FILE *out,
                               int max_ranks);
+
+/* The communication the workload replays at its measured duration instead
+ * of simulating it, and its zero-byte collectives (et_workload_unsimulated):
+ * the JSON object "unsimulated_communication" {replayed_ops,
+ * replayed_ranks, replayed_measured_ns, zero_byte_collectives}, and the
+ * WARNING lines of the summary (nothing when there is none). */
+void sim_report_json_unsimulated(wisp_json *j, const et_workload *w);
+void sim_report_print_unsimulated(const et_workload *w, FILE *out);
 
 /* Measured step time of the workload (max over ranks), or -1 when unknown. */
 sim_time_ps sim_report_measured_step(const et_workload *w);

@@ -16,6 +16,7 @@
  */
 #include "config.h"
 #include "studies/study_sweep.h"
+#include "simcore/sim_report.h"
 #include "common/wisp_json.h"
 
 #include <errno.h>
@@ -183,6 +184,7 @@ static char *format_point(const sweep_ctx *c, int p, const study_summary *r, con
   wisp_json_ns(&j, "base_step_ns", c->base_step);
   wisp_json_string(&j, "workload", c->w->source);
   wisp_json_int(&j, "n_ranks", c->w->n_ranks);
+  sim_report_json_unsimulated(&j, c->w);
   wisp_json_string(&j, "input_sha256", c->digest);
   wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
   wisp_json_end_object(&j);

@@ -265,6 +265,7 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
   } else {
     fprintf(out, "measured step time:             unknown (the workload carries no measured step)\n");
   }
+  sim_report_print_unsimulated(w, out);
   fprintf(out, "\n%-16s %14s %14s %10s  %s\n", "resource", "T_ms", "T_2x_ms", "utility_%", "change");
   for (guint i = 0; i < u->rows->len; i++) {
     const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
@@ -329,6 +330,7 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
     wisp_json_string(&j, "measured_step_ns", NULL);
     wisp_json_string(&j, "calibration_error_pct", NULL);
   }
+  sim_report_json_unsimulated(&j, w);
   wisp_json_begin_object(&j, "baseline");
   wisp_json_ns(&j, "compute_ns", u->baseline.compute);
   wisp_json_ns(&j, "exposed_comm_ns", u->baseline.exposed_comm);
