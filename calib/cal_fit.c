@@ -20,7 +20,7 @@ const char *cal_exclusion_text(cal_exclusion e)
   switch (e) {
   case CAL_USED: return "used";
   case CAL_EX_P2P: return "point-to-point send/recv (its duration includes the peer's wait; not fitted)";
-  case CAL_EX_CPU_OP: return "CPU-side operation replayed for its duration, not a GPU kernel";
+  case CAL_EX_CPU_OP: return "replayed for its measured duration, not simulated (a CPU-side op, no usable size, or group members missing from the trace)";
   case CAL_EX_UNSUPPORTED: return "barrier or unknown collective type (no bytes model)";
   case CAL_EX_ZERO_BYTES: return "zero bytes (size unknown or empty)";
   case CAL_EX_NO_DURATION: return "no measured duration";
