@@ -114,9 +114,10 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             "(not added), %" G_GUINT64_FORMAT " cycle edges dropped\n", k->nodes, k->gap_nodes, k->edges,
             k->cross_stream_edges, k->inconsistent_sync_edges, k->cycle_edges_dropped);
     if (k->inferred_sync_edges)
-      fprintf(out, "  %" G_GUINT64_FORMAT " cross-stream edge(s) inferred from the timeline: the trace has no "
-              "cudaEventRecord calls, so each cudaStreamWaitEvent was tied to the op on another stream that ended "
-              "within 20 us before the waiting op started\n", k->inferred_sync_edges);
+      fprintf(out, "  %" G_GUINT64_FORMAT " cross-stream edge(s) inferred from the timeline: a cudaStreamWaitEvent "
+              "that record/wait pairs do not place (no cudaEventRecord in the trace, or the waiting op launched by "
+              "another thread) tied to the op on another stream that ended within 20 us before the waiting op "
+              "started\n", k->inferred_sync_edges);
     if (k->host_threads)
       fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
               G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "

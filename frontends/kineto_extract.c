@@ -900,25 +900,32 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads)
  * a waiting op for the wait to be attributed to it: GPU event waits resolve
  * within microseconds. */
 #define KT_INFER_WAIT_TOL_PS (20 * SIM_PS_PER_US)
+/* Only idle this long is worth an inferred edge: shorter gaps after a
+ * launch are the launch's own latency (a few microseconds). */
+#define KT_INFER_MIN_IDLE_PS (10 * SIM_PS_PER_US)
 
-/* The producer of a stream wait whose cudaEventRecord is not in the trace,
- * for op x: the op on another stream that ended last at or before x's
- * start, at most KT_INFER_WAIT_TOL_PS before it, and later than both x's
- * stream predecessor and x's launch, so that it explains x's wait.
+/* The producer of a stream wait the record/wait pairs do not explain, for
+ * op x that started at least KT_INFER_MIN_IDLE_PS after its stream
+ * predecessor, its launch and ready[x] (the end of its cross-stream parents
+ * found so far) ended: the op on another stream that ended last at or
+ * before x's start, at most KT_INFER_WAIT_TOL_PS before it, and later than
+ * all of those, so that it explains x's wait.
  * KT_NONE when no op does.  first[] indexes the ops of each stream (sorted
  * by start, FIFO, so ends are monotone); a binary search and a walk back
  * of at most 16 ops per stream: O(streams log n). */
-static uint32_t infer_producer(ctx *c, const uint32_t *first, uint32_t x)
+static uint32_t infer_producer(ctx *c, const uint32_t *first, const sim_time_ps *ready, uint32_t x)
 {
   const kt_rank *r = c->r;
   const kt_op *op = &g_array_index(r->ops, kt_op, x);
-  sim_time_ps explained = 0;
+  sim_time_ps explained = ready[x];
   if (x > first[op->stream])
-    explained = g_array_index(r->ops, kt_op, x - 1).end;
+    explained = MAX(explained, g_array_index(r->ops, kt_op, x - 1).end);
   if (op->launch != KT_NONE)
     explained = MAX(explained, ev(c->t, op->launch)->ts - r->window_abs);
   uint32_t best = KT_NONE;
   sim_time_ps best_end = explained;
+  if (op->start - explained < KT_INFER_MIN_IDLE_PS)
+    return KT_NONE;
   for (uint32_t s = 0; s < r->n_streams; s++) {
     if (s == op->stream)
       continue;
@@ -951,22 +958,28 @@ static sim_time_ps issued_at(ctx *c, const kt_op *op)
   return op->launch != KT_NONE ? ev(c->t, op->launch)->ts - c->r->window_abs : op->start;
 }
 
-/* Traces without cudaEventRecord calls (older Kineto versions did not
- * record them) show a cudaStreamWaitEvent but not what it waits for, nor
- * on which stream; and the waiting op is often launched by another thread
- * (DDP's gradient hooks wait on a background thread, the optimizer
- * launches on the main one).  So the edge is inferred from the timeline:
- * an op x whose start its stream predecessor and launch do not explain,
- * and which starts right after an op p on another stream ended
- * (infer_producer), depends on p when some thread made a
- * cudaStreamWaitEvent call after p was issued and before x was.  waits:
- * the times of every wait call, sorted.  Counted in
- * kt_rank.inferred_sync_edges.  O(ops (streams + 1) log n). */
+/* Waits the record/wait pairs cannot place.  Traces without
+ * cudaEventRecord calls (older Kineto versions did not record them) show a
+ * cudaStreamWaitEvent but not what it waits for, nor on which stream; and
+ * the waiting op is often launched by another thread than the wait (DDP's
+ * gradient hooks wait on a background thread, the optimizer launches on
+ * the main one), which the per-thread pairing cannot see.  So the edge is
+ * inferred from the timeline: an op x whose start its stream predecessor,
+ * launch and known cross-stream parents do not explain, and which starts
+ * right after an op p on another stream ended (infer_producer), depends on
+ * p when some thread made a cudaStreamWaitEvent call after p was issued
+ * and before x was.  waits: the times of every wait call, sorted.  Counted
+ * in kt_rank.inferred_sync_edges.  O(ops (streams + 1) log n + edges). */
 static void infer_wait_edges(ctx *c, const uint32_t *first, const GArray *waits)
 {
   kt_rank *r = c->r;
+  sim_time_ps *ready = g_new0(sim_time_ps, r->ops->len ? r->ops->len : 1);
+  for (guint i = 0; i < r->sync_edges->len; i++) {
+    kt_edge e = g_array_index(r->sync_edges, kt_edge, i);
+    ready[e.child] = MAX(ready[e.child], g_array_index(r->ops, kt_op, e.parent).end);
+  }
   for (guint x = 0; x < r->ops->len; x++) {
-    uint32_t p = infer_producer(c, first, x);
+    uint32_t p = infer_producer(c, first, ready, x);
     if (p == KT_NONE)
       continue;
     sim_time_ps from = issued_at(c, &g_array_index(r->ops, kt_op, p));
@@ -985,11 +998,13 @@ static void infer_wait_edges(ctx *c, const uint32_t *first, const GArray *waits)
     add_sync_edge(c, p, x);
     r->inferred_sync_edges += r->sync_edges->len - before;
   }
+  g_free(ready);
 }
 
 /* Cross-stream dependencies from record/wait pairs, cuda_sync events and
- * host synchronisation (see kineto.md §8); in a trace without any
- * cudaEventRecord call, inferred from the timeline (infer_wait_edges). */
+ * host synchronisation (see kineto.md §8); without cuda_sync events, the
+ * waits the pairs cannot place are inferred from the timeline
+ * (infer_wait_edges). */
 static void sync_edges(ctx *c)
 {
   kt_trace *t = c->t;
@@ -1014,9 +1029,6 @@ static void sync_edges(ctx *c)
     uint32_t idx = i;
     g_array_append_val(a, idx);
   }
-  gboolean have_records = FALSE;
-  for (guint i = 0; i < t->events->len && !have_records; i++)
-    have_records = ev(t, i)->kind == KT_EV_RECORD;
   uint32_t *first = g_new0(uint32_t, r->n_streams + 1); /* ops of stream s: [first[s], first[s+1]) */
   for (guint o = 0; o < r->ops->len; o++)
     first[g_array_index(r->ops, kt_op, o).stream + 1]++;
@@ -1068,7 +1080,7 @@ static void sync_edges(ctx *c)
     }
   }
   g_free(last_on_stream);
-  if (!have_records && !have_cuda_sync) {
+  if (!have_cuda_sync) {
     GArray *waits = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
     for (guint i = 0; i < t->events->len; i++)
       if (ev(t, i)->kind == KT_EV_WAIT) {
