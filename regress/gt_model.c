@@ -1,0 +1,1367 @@
+/* gt_model.c: the ground-truth model of gt_model.h (doc/ground-truth.md).
+ *
+ * A job is built as one CPU program per rank.  Everything structural is
+ * settled while the programs are built, because a CPU thread executes its
+ * program strictly in order: which GPU op precedes which on a stream,
+ * which cudaEventRecord each cudaStreamWaitEvent refers to, which ops wait
+ * for it, which launches form the k-th instance of a collective, and which
+ * send pairs with which recv.  Running the job only computes times.
+ *
+ * The run is a fixed-point iteration in passes.  In one pass, every rank's
+ * CPU executes actions until it reaches a cudaDeviceSynchronize whose GPU
+ * work has not all ended; then every stream of every rank resolves ops in
+ * FIFO order for as long as an op's start can be computed (its launch was
+ * executed, its predecessor on the stream has ended, and every event it
+ * waits for has a known reach time) and its end is known (a compute kernel
+ * ends after its duration; an NCCL kernel once every member or the peer
+ * has started).  A pass that changes nothing while work remains is a
+ * deadlock, reported with what each blocked rank waits for.  Each pass
+ * costs O(ranks x streams) plus the work it resolves, and every pass but
+ * the last resolves something, so a run costs O(passes x ranks + ops).
+ */
+#include "config.h"
+
+#include "regress/gt_model.h"
+#include "common/wisp_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GT_N_STREAMS 3
+static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P };
+
+/* The timestamp the model's time 0 is written as: 1,000,000 us (1 s), so
+ * every ts has the same number of digits before the point. */
+#define GT_TS_ORIGIN_NS INT64_C(1000000000)
+/* The same baseTimeNanoseconds on every rank: a machine whose clocks are
+ * synchronised. */
+#define GT_BASE_TIME_NS "1700000000000000000"
+#define GT_MAX_EVENT 65535
+#define GT_BF16_BYTES 2
+
+typedef enum { A_CPU, A_LAUNCH, A_RECORD, A_WAIT, A_SYNC, A_STEP_BEGIN, A_STEP_END } action_kind;
+
+/* One action of a CPU program and, after the run, its times. */
+typedef struct {
+  uint8_t kind;            /* action_kind */
+  uint8_t stream;          /* launch, record, wait: stream index 0..2 */
+  int32_t arg;             /* launch: op; record: record; wait: the record waited for, -1 none; step: its number */
+  int32_t event;           /* record, wait: the event number */
+  int64_t corr;            /* runtime calls: the correlation id, else 0 */
+  int64_t dur_ns;          /* cpu: the host work */
+  int64_t start_ns, end_ns;
+} action;
+
+/* One GPU op (kernel) and, after the run, its times (-1 while unknown). */
+typedef struct {
+  uint8_t kind;            /* gt_kernel_kind */
+  uint8_t stream;          /* stream index */
+  int32_t group;           /* NCCL kernels: the process group; compute: -1 */
+  int32_t peer;            /* send/recv: the other rank */
+  int32_t inst;            /* collectives: instance in the group; send/recv: the pair's index k */
+  int32_t seq;             /* NCCL kernels: per-group sequence number on this rank, from 1 */
+  const char *name;        /* compute kernels */
+  int64_t dur_ns;          /* compute kernels */
+  uint64_t bytes;          /* NCCL kernels */
+  int32_t action;          /* the launch */
+  int32_t prev;            /* the previous op on the stream, -1 none */
+  uint32_t wait_first, wait_n; /* the records this op waits for: refs[wait_first .. +wait_n] */
+  int64_t start_ns, end_ns;
+} op;
+
+/* One cudaEventRecord: reached when the op enqueued before it on its
+ * stream has ended, not before the call, and not before every wait
+ * enqueued on the stream after that op is satisfied. */
+typedef struct {
+  int32_t stream, after_op, action;
+  uint32_t wait_first, wait_n;
+  int64_t reach_ns;        /* -1 while unknown */
+} record;
+
+typedef struct {
+  GArray *actions, *ops, *records;
+  GArray *refs;            /* int32 record indices, referenced by ops and records */
+  GArray *stream_ops[GT_N_STREAMS]; /* int32 op indices in FIFO order */
+  /* Building. */
+  GArray *pending[GT_N_STREAMS];    /* records waited for by the stream's next op */
+  int32_t last_op[GT_N_STREAMS];
+  GArray *event_record;    /* int32 per event number: its latest record, -1 none */
+  int64_t next_corr;
+  /* Running. */
+  guint pc;                /* next action */
+  int64_t now;
+  int32_t launched_last[GT_N_STREAMS];
+  guint cursor[GT_N_STREAMS];       /* first op of the stream whose end is unknown */
+} rank_state;
+
+/* The k-th collective of a group: what every member must agree on and how
+ * far its members got. */
+typedef struct {
+  uint8_t kind;
+  uint64_t bytes;
+  int started;
+  int64_t max_start;
+} instance;
+
+typedef struct {
+  char *name, *desc;
+  int n;
+  int ranks[GT_MAX_RANKS];
+  int index_of[GT_MAX_RANKS];       /* member index of a rank, -1 when not a member */
+  GArray *insts;                    /* instance */
+  GArray *inst_ops;                 /* int32, n per instance: member i's op, -1 until launched */
+  int coll_count[GT_MAX_RANKS];     /* collectives launched per member */
+  int p2p_count[GT_MAX_RANKS];      /* sends and recvs launched per member */
+} group;
+
+struct gt_job {
+  gt_params p;
+  uint64_t beta;
+  int n;
+  rank_state r[GT_MAX_RANKS];
+  GPtrArray *groups;
+  GArray *sends[GT_MAX_RANKS][GT_MAX_RANKS]; /* [a][b]: ops on a sending to b, in order */
+  GArray *recvs[GT_MAX_RANKS][GT_MAX_RANKS]; /* [a][b]: ops on b receiving from a, in order */
+  GStringChunk *names;
+  char *build_error;       /* the first problem found while building */
+  gboolean ran;
+};
+
+static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp" };
+
+const char *gt_scenario_name(gt_scenario s)
+{
+  return s >= 0 && s < GT_N_SCENARIOS ? scenario_names[s] : "?";
+}
+
+gboolean gt_scenario_from_name(const char *name, gt_scenario *out)
+{
+  for (int s = 0; s < GT_N_SCENARIOS; s++)
+    if (name && !strcmp(name, scenario_names[s])) {
+      *out = (gt_scenario)s;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* ---- parameters and closed forms ---- */
+
+#define US INT64_C(1000)
+#define MiB (UINT64_C(1) << 20)
+
+void gt_params_init(gt_params *p, gt_scenario s)
+{
+  memset(p, 0, sizeof *p);
+  p->scenario = s;
+  p->ranks = 8;
+  p->alpha_ns = 2 * US;
+  p->beta_Bps = UINT64_C(100000000000);
+  p->bw_scale = 1.0;
+  p->l_call_ns = 5 * US;
+  p->l_submit_ns = 3 * US;
+  p->l_small_ns = 2 * US;
+  p->g_stream_ns = 1 * US;
+  p->g_event_ns = 2 * US;
+  p->r_sync_ns = 5 * US;
+  p->host_ns = 10 * US;
+  p->head_ns = 50 * US;
+  p->tail_ns = 100 * US;
+  p->final_bytes = 4096;
+  p->layers = 12;
+  p->gemm_ns = 600 * US;
+  p->elementwise_ns = 200 * US;
+  p->loss_ns = 100 * US;
+  p->comm_bytes[0] = 8 * MiB;
+  p->comm_bytes[1] = 32 * MiB;
+  p->straggler_rank = -1;
+  p->straggler_scale = 1.3;
+  p->fwd_kernels = 8;
+  p->bwd_kernels = 24;
+  p->bucket_kernels = 4;
+  p->fwd_ns = 300 * US;
+  p->bwd_ns = 250 * US;
+  p->optimizer_ns = 400 * US;
+  p->microbatches = 4;
+  p->act_bytes = 16 * MiB;
+  p->cuda_sync_events = FALSE;
+  switch (s) {
+  case GT_LAUNCH:
+    /* A slow host: 200 us of Python before every launch, longer than any
+     * kernel and any all-reduce, so the GPU waits for launches. */
+    p->host_ns = 200 * US;
+    p->gemm_ns = 120 * US;
+    p->elementwise_ns = 80 * US;
+    p->loss_ns = 50 * US;
+    p->comm_bytes[0] = 1 * MiB;
+    p->comm_bytes[1] = 4 * MiB;
+    break;
+  case GT_STRAGGLER:
+    p->straggler_rank = 3;
+    break;
+  case GT_DP:
+    p->comm_bytes[0] = 24 * MiB;
+    p->comm_bytes[1] = 40 * MiB;
+    break;
+  case GT_PP:
+    p->ranks = 4;
+    p->fwd_ns = 500 * US;
+    p->bwd_ns = 1000 * US;
+    p->comm_bytes[0] = 32 * MiB;
+    p->comm_bytes[1] = 96 * MiB;
+    break;
+  default:
+    break;
+  }
+}
+
+uint64_t gt_params_beta(const gt_params *p)
+{
+  double b = round((double)p->beta_Bps * p->bw_scale);
+  return b < 1.0 ? 1 : (uint64_t)b;
+}
+
+const char *gt_params_check(const gt_params *p)
+{
+  if (p->scenario < 0 || p->scenario >= GT_N_SCENARIOS)
+    return "unknown scenario";
+  if (p->scenario == GT_PP ? p->ranks != 4 : (p->ranks < 2 || p->ranks > GT_MAX_RANKS))
+    return "ranks must be 2..16 (pp: 4)";
+  if (p->beta_Bps == 0 || !isfinite(p->bw_scale) || p->bw_scale <= 0 || p->bw_scale > 1e6)
+    return "the bandwidth and its scale must be positive";
+  int64_t times[] = { p->alpha_ns, p->l_call_ns, p->l_submit_ns, p->l_small_ns, p->g_stream_ns, p->g_event_ns,
+                      p->r_sync_ns, p->host_ns, p->head_ns, p->tail_ns, p->gemm_ns, p->elementwise_ns, p->loss_ns,
+                      p->fwd_ns, p->bwd_ns, p->optimizer_ns };
+  for (size_t i = 0; i < G_N_ELEMENTS(times); i++)
+    if (times[i] < 0 || times[i] > INT64_C(1000000000000))
+      return "times must be between 0 and 1000 s";
+  if (p->layers < 1 || p->layers > 1000 || p->fwd_kernels < 0 || p->fwd_kernels > 2000 || p->bwd_kernels < 1 ||
+      p->bwd_kernels > 2000 || p->bucket_kernels < 1 || p->microbatches < 1 || p->microbatches > 1000)
+    return "counts out of range (layers 1..1000, fwd kernels 0..2000, bwd kernels 1..2000, bucket kernels >= 1, "
+           "micro-batches 1..1000)";
+  uint64_t sizes[] = { p->final_bytes, p->comm_bytes[0], p->comm_bytes[1], p->act_bytes };
+  for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
+    if (sizes[i] == 0 || sizes[i] % GT_BF16_BYTES || sizes[i] > (UINT64_C(1) << 40))
+      return "sizes must be positive, even (bf16 elements) and at most 1 TiB";
+  if (p->straggler_rank >= p->ranks || !isfinite(p->straggler_scale) || p->straggler_scale <= 0 ||
+      p->straggler_scale > 1000)
+    return "the straggler rank must be below the world size and its scale positive";
+  return NULL;
+}
+
+/* round(num / den), halves up, for positive operands. */
+static int64_t div_round(unsigned __int128 num, unsigned __int128 den)
+{
+  unsigned __int128 q = num / den, r = num % den;
+  if (2 * r >= den)
+    q++;
+  return (int64_t)q;
+}
+
+int64_t gt_coll_ns(gt_kernel_kind kind, uint64_t bytes, int n, int64_t alpha_ns, uint64_t beta_Bps)
+{
+  if (n <= 1)
+    return 0;
+  /* bus_bytes = fnum / fden * S. */
+  int64_t steps;
+  uint64_t fnum, fden;
+  switch (kind) {
+  case GT_ALL_REDUCE: steps = 2 * (n - 1); fnum = 2 * (uint64_t)(n - 1); fden = (uint64_t)n; break;
+  case GT_REDUCE_SCATTER: steps = n - 1; fnum = (uint64_t)(n - 1); fden = (uint64_t)n; break;
+  case GT_ALL_GATHER: steps = n - 1; fnum = (uint64_t)(n - 1); fden = 1; break;
+  default: return 0;
+  }
+  unsigned __int128 num = (unsigned __int128)fnum * bytes * 1000000000u;
+  return steps * alpha_ns + div_round(num, (unsigned __int128)fden * beta_Bps);
+}
+
+int64_t gt_p2p_ns(uint64_t bytes, int64_t alpha_ns, uint64_t beta_Bps)
+{
+  return alpha_ns + div_round((unsigned __int128)bytes * 1000000000u, beta_Bps);
+}
+
+/* ---- building ---- */
+
+static int stream_index(int stream)
+{
+  for (int s = 0; s < GT_N_STREAMS; s++)
+    if (stream_id[s] == stream)
+      return s;
+  return -1;
+}
+
+static void build_fail(gt_job *j, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void build_fail(gt_job *j, const char *fmt, ...)
+{
+  if (j->build_error)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  j->build_error = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+}
+
+gt_job *gt_job_new(const gt_params *p, int n_ranks)
+{
+  g_return_val_if_fail(n_ranks >= 1 && n_ranks <= GT_MAX_RANKS, NULL);
+  gt_job *j = g_new0(gt_job, 1);
+  j->p = *p;
+  j->beta = gt_params_beta(p);
+  j->n = n_ranks;
+  j->groups = g_ptr_array_new();
+  j->names = g_string_chunk_new(256);
+  for (int r = 0; r < n_ranks; r++) {
+    rank_state *rs = &j->r[r];
+    rs->actions = g_array_new(FALSE, FALSE, sizeof(action));
+    rs->ops = g_array_new(FALSE, FALSE, sizeof(op));
+    rs->records = g_array_new(FALSE, FALSE, sizeof(record));
+    rs->refs = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    rs->event_record = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (int s = 0; s < GT_N_STREAMS; s++) {
+      rs->stream_ops[s] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+      rs->pending[s] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+      rs->last_op[s] = rs->launched_last[s] = -1;
+    }
+    rs->next_corr = 1;
+  }
+  int all[GT_MAX_RANKS];
+  for (int r = 0; r < n_ranks; r++)
+    all[r] = r;
+  gt_job_add_group(j, "default_pg", all, n_ranks);
+  return j;
+}
+
+void gt_job_free(gt_job *j)
+{
+  if (!j)
+    return;
+  for (int r = 0; r < j->n; r++) {
+    rank_state *rs = &j->r[r];
+    g_array_free(rs->actions, TRUE);
+    g_array_free(rs->ops, TRUE);
+    g_array_free(rs->records, TRUE);
+    g_array_free(rs->refs, TRUE);
+    g_array_free(rs->event_record, TRUE);
+    for (int s = 0; s < GT_N_STREAMS; s++) {
+      g_array_free(rs->stream_ops[s], TRUE);
+      g_array_free(rs->pending[s], TRUE);
+    }
+  }
+  for (guint i = 0; i < j->groups->len; i++) {
+    group *g = g_ptr_array_index(j->groups, i);
+    g_free(g->name);
+    g_free(g->desc);
+    g_array_free(g->insts, TRUE);
+    g_array_free(g->inst_ops, TRUE);
+    g_free(g);
+  }
+  g_ptr_array_free(j->groups, TRUE);
+  for (int a = 0; a < GT_MAX_RANKS; a++)
+    for (int b = 0; b < GT_MAX_RANKS; b++) {
+      if (j->sends[a][b])
+        g_array_free(j->sends[a][b], TRUE);
+      if (j->recvs[a][b])
+        g_array_free(j->recvs[a][b], TRUE);
+    }
+  g_string_chunk_free(j->names);
+  g_free(j->build_error);
+  g_free(j);
+}
+
+int gt_job_add_group(gt_job *j, const char *desc, const int *ranks, int n)
+{
+  g_return_val_if_fail(j && !j->ran && n >= 1 && n <= j->n, -1);
+  for (int i = 0; i < n; i++)
+    g_return_val_if_fail(ranks[i] >= 0 && ranks[i] < j->n && (i == 0 || ranks[i] > ranks[i - 1]), -1);
+  group *g = g_new0(group, 1);
+  g->name = g_strdup_printf("%u", j->groups->len);
+  g->desc = g_strdup(desc ? desc : "undefined");
+  g->n = n;
+  for (int r = 0; r < GT_MAX_RANKS; r++)
+    g->index_of[r] = -1;
+  for (int i = 0; i < n; i++) {
+    g->ranks[i] = ranks[i];
+    g->index_of[ranks[i]] = i;
+  }
+  g->insts = g_array_new(FALSE, FALSE, sizeof(instance));
+  g->inst_ops = g_array_new(FALSE, FALSE, sizeof(int32_t));
+  g_ptr_array_add(j->groups, g);
+  return (int)j->groups->len - 1;
+}
+
+static rank_state *rank_of(gt_job *j, int rank)
+{
+  return j && !j->ran && rank >= 0 && rank < j->n ? &j->r[rank] : NULL;
+}
+
+static int add_action(rank_state *rs, action_kind kind, int s, int32_t arg, int64_t dur)
+{
+  action a = { .kind = (uint8_t)kind, .stream = (uint8_t)(s < 0 ? 0 : s), .arg = arg, .event = -1, .dur_ns = dur,
+               .start_ns = -1, .end_ns = -1 };
+  if (kind == A_LAUNCH || kind == A_RECORD || kind == A_WAIT || kind == A_SYNC)
+    a.corr = rs->next_corr++;
+  g_array_append_val(rs->actions, a);
+  return (int)rs->actions->len - 1;
+}
+
+int gt_cpu(gt_job *j, int rank, int64_t ns)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && ns >= 0, -1);
+  return add_action(rs, A_CPU, -1, -1, ns);
+}
+
+/* Appends an op launched on stream index s: it waits for the records
+ * waited on the stream since the previous op. */
+static int add_op(rank_state *rs, int s, op *o)
+{
+  o->stream = (uint8_t)s;
+  o->prev = rs->last_op[s];
+  o->wait_first = rs->refs->len;
+  o->wait_n = rs->pending[s]->len;
+  g_array_append_vals(rs->refs, rs->pending[s]->data, rs->pending[s]->len);
+  g_array_set_size(rs->pending[s], 0);
+  o->start_ns = o->end_ns = -1;
+  int32_t idx = (int32_t)rs->ops->len;
+  o->action = add_action(rs, A_LAUNCH, s, idx, 0);
+  g_array_append_val(rs->ops, *o);
+  g_array_append_val(rs->stream_ops[s], idx);
+  rs->last_op[s] = idx;
+  return idx;
+}
+
+int gt_launch_compute(gt_job *j, int rank, int stream, const char *name, int64_t ns)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0 && name && ns >= 0, -1);
+  op o = { .kind = GT_COMPUTE, .group = -1, .peer = -1, .inst = -1, .name = g_string_chunk_insert_const(j->names, name),
+           .dur_ns = ns };
+  return add_op(rs, s, &o);
+}
+
+static const char *kind_label(gt_kernel_kind k)
+{
+  static const char *const l[] = { "compute", "all_reduce", "all_gather", "reduce_scatter", "send", "recv" };
+  return k >= 0 && k <= GT_RECV ? l[k] : "?";
+}
+
+int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_t bytes, int group_no)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0 && group_no >= 0 && (guint)group_no < j->groups->len, -1);
+  g_return_val_if_fail(kind == GT_ALL_REDUCE || kind == GT_ALL_GATHER || kind == GT_REDUCE_SCATTER, -1);
+  group *g = g_ptr_array_index(j->groups, group_no);
+  int mi = g->index_of[rank];
+  if (mi < 0) {
+    build_fail(j, "rank %d launches a %s in group %d (%s), which it is not a member of", rank, kind_label(kind),
+               group_no, g->desc);
+    return gt_launch_compute(j, rank, stream, "invalid", 0);
+  }
+  uint64_t unit = (uint64_t)GT_BF16_BYTES * (kind == GT_REDUCE_SCATTER ? (uint64_t)g->n : 1);
+  if (bytes == 0 || bytes % unit)
+    build_fail(j, "rank %d: %s of %" G_GUINT64_FORMAT " B in group %d: the size must be a positive multiple of %"
+               G_GUINT64_FORMAT " B (bf16 elements%s)", rank, kind_label(kind), bytes, group_no, unit,
+               kind == GT_REDUCE_SCATTER ? ", times the group size" : "");
+  int k = g->coll_count[mi]++;
+  if ((guint)k == g->insts->len) {
+    instance in = { .kind = (uint8_t)kind, .bytes = bytes, .started = 0, .max_start = -1 };
+    g_array_append_val(g->insts, in);
+    int32_t none = -1;
+    for (int i = 0; i < g->n; i++)
+      g_array_append_val(g->inst_ops, none);
+  } else {
+    const instance *in = &g_array_index(g->insts, instance, k);
+    if (in->kind != kind || in->bytes != bytes)
+      build_fail(j, "collective #%d of group %d (%s): rank %d launches %s of %" G_GUINT64_FORMAT " B but another "
+                 "member %s of %" G_GUINT64_FORMAT " B", k + 1, group_no, g->desc, rank, kind_label(kind), bytes,
+                 kind_label((gt_kernel_kind)in->kind), in->bytes);
+  }
+  op o = { .kind = (uint8_t)kind, .group = group_no, .peer = -1, .inst = k, .seq = k + 1, .bytes = bytes };
+  int idx = add_op(rs, s, &o);
+  g_array_index(g->inst_ops, int32_t, (guint)k * (guint)g->n + (guint)mi) = idx;
+  return idx;
+}
+
+int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group_no)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0 && (kind == GT_SEND || kind == GT_RECV), -1);
+  g_return_val_if_fail(peer >= 0 && peer < j->n && peer != rank, -1);
+  g_return_val_if_fail(group_no >= 0 && (guint)group_no < j->groups->len, -1);
+  group *g = g_ptr_array_index(j->groups, group_no);
+  if (g->index_of[rank] < 0 || g->index_of[peer] < 0)
+    build_fail(j, "rank %d: %s with rank %d in group %d (%s), which does not hold both", rank, kind_label(kind), peer,
+               group_no, g->desc);
+  if (bytes == 0 || bytes % GT_BF16_BYTES)
+    build_fail(j, "rank %d: %s of %" G_GUINT64_FORMAT " B: the size must be a positive even number (bf16)", rank,
+               kind_label(kind), bytes);
+  int a = kind == GT_SEND ? rank : peer, b = kind == GT_SEND ? peer : rank;
+  GArray **list = kind == GT_SEND ? &j->sends[a][b] : &j->recvs[a][b];
+  if (!*list)
+    *list = g_array_new(FALSE, FALSE, sizeof(int32_t));
+  int mi = g->index_of[rank] >= 0 ? g->index_of[rank] : 0;
+  op o = { .kind = (uint8_t)kind, .group = group_no, .peer = peer, .inst = (int32_t)(*list)->len,
+           .seq = ++g->p2p_count[mi], .bytes = bytes };
+  int idx = add_op(rs, s, &o);
+  int32_t v = idx;
+  g_array_append_val(*list, v);
+  return idx;
+}
+
+static int32_t *event_slot(rank_state *rs, int event)
+{
+  while (rs->event_record->len <= (guint)event) {
+    int32_t none = -1;
+    g_array_append_val(rs->event_record, none);
+  }
+  return &g_array_index(rs->event_record, int32_t, event);
+}
+
+int gt_record(gt_job *j, int rank, int stream, int event)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0 && event >= 0 && event <= GT_MAX_EVENT, -1);
+  record rec = { .stream = s, .after_op = rs->last_op[s], .wait_first = rs->refs->len,
+                 .wait_n = rs->pending[s]->len, .reach_ns = -1 };
+  g_array_append_vals(rs->refs, rs->pending[s]->data, rs->pending[s]->len);
+  int32_t ri = (int32_t)rs->records->len;
+  rec.action = add_action(rs, A_RECORD, s, ri, 0);
+  g_array_index(rs->actions, action, rec.action).event = event;
+  g_array_append_val(rs->records, rec);
+  *event_slot(rs, event) = ri;
+  return rec.action;
+}
+
+int gt_wait(gt_job *j, int rank, int stream, int event)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0 && event >= 0 && event <= GT_MAX_EVENT, -1);
+  int32_t ri = *event_slot(rs, event);
+  if (ri >= 0)
+    g_array_append_val(rs->pending[s], ri);
+  int a = add_action(rs, A_WAIT, s, ri, 0);
+  g_array_index(rs->actions, action, a).event = event;
+  return a;
+}
+
+int gt_device_sync(gt_job *j, int rank)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs, -1);
+  return add_action(rs, A_SYNC, -1, -1, 0);
+}
+
+int gt_step_begin(gt_job *j, int rank, int step)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && step >= 0, -1);
+  return add_action(rs, A_STEP_BEGIN, -1, step, 0);
+}
+
+int gt_step_end(gt_job *j, int rank, int step)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && step >= 0, -1);
+  return add_action(rs, A_STEP_END, -1, step, 0);
+}
+
+/* ---- running ---- */
+
+static action *act_at(rank_state *rs, int32_t i) { return &g_array_index(rs->actions, action, i); }
+static op *op_at(rank_state *rs, int32_t i) { return &g_array_index(rs->ops, op, i); }
+static group *group_at(const gt_job *j, int32_t i) { return g_ptr_array_index(j->groups, i); }
+
+/* When record ri is reached, or -1 while that is unknown.  A record's
+ * waits refer to records executed before it, so the recursion ends. */
+static int64_t record_reach(gt_job *j, rank_state *rs, int32_t ri)
+{
+  record *rec = &g_array_index(rs->records, record, ri);
+  if (rec->reach_ns >= 0)
+    return rec->reach_ns;
+  int64_t t = act_at(rs, rec->action)->start_ns;
+  if (t < 0)
+    return -1;
+  if (rec->after_op >= 0) {
+    int64_t e = op_at(rs, rec->after_op)->end_ns;
+    if (e < 0)
+      return -1;
+    t = MAX(t, e);
+  }
+  for (uint32_t w = 0; w < rec->wait_n; w++) {
+    int64_t e = record_reach(j, rs, g_array_index(rs->refs, int32_t, rec->wait_first + w));
+    if (e < 0)
+      return -1;
+    t = MAX(t, e + j->p.g_event_ns);
+  }
+  rec->reach_ns = t;
+  return t;
+}
+
+/* The op ended on every member of collective instance k of group gi once
+ * the last member started: max over members of the start, plus T. */
+static void coll_started(gt_job *j, int32_t gi, int32_t k, int64_t start)
+{
+  group *g = group_at(j, gi);
+  instance *in = &g_array_index(g->insts, instance, k);
+  in->started++;
+  in->max_start = MAX(in->max_start, start);
+  if (in->started < g->n)
+    return;
+  int64_t end = in->max_start + gt_coll_ns((gt_kernel_kind)in->kind, in->bytes, g->n, j->p.alpha_ns, j->beta);
+  for (int i = 0; i < g->n; i++) {
+    int32_t oi = g_array_index(g->inst_ops, int32_t, (guint)k * (guint)g->n + (guint)i);
+    op_at(&j->r[g->ranks[i]], oi)->end_ns = end;
+  }
+}
+
+/* The partner of a send or recv, or NULL when it has none (yet). */
+static op *p2p_partner(gt_job *j, int rank, const op *o, int *partner_rank)
+{
+  int a = o->kind == GT_SEND ? rank : o->peer, b = o->kind == GT_SEND ? o->peer : rank;
+  GArray *other = o->kind == GT_SEND ? j->recvs[a][b] : j->sends[a][b];
+  *partner_rank = o->peer;
+  if (!other || (guint)o->inst >= other->len)
+    return NULL;
+  return op_at(&j->r[o->peer], g_array_index(other, int32_t, o->inst));
+}
+
+/* Computes op oi's start when its inputs are known (the stream rules of
+ * doc/ground-truth.md §1); TRUE when it did. */
+static gboolean try_start(gt_job *j, int rank, int32_t oi)
+{
+  rank_state *rs = &j->r[rank];
+  op *o = op_at(rs, oi);
+  const action *la = act_at(rs, o->action);
+  if (la->start_ns < 0)
+    return FALSE; /* not launched yet */
+  int64_t eligible = la->start_ns + j->p.l_submit_ns;
+  int64_t t = eligible;
+  if (o->prev >= 0) {
+    int64_t pe = op_at(rs, o->prev)->end_ns;
+    t = MAX(t, pe >= eligible ? pe + j->p.g_stream_ns : pe);
+  }
+  for (uint32_t w = 0; w < o->wait_n; w++) {
+    int64_t reach = record_reach(j, rs, g_array_index(rs->refs, int32_t, o->wait_first + w));
+    if (reach < 0)
+      return FALSE;
+    t = MAX(t, reach + j->p.g_event_ns);
+  }
+  o->start_ns = t;
+  switch ((gt_kernel_kind)o->kind) {
+  case GT_COMPUTE:
+    o->end_ns = t + o->dur_ns;
+    break;
+  case GT_ALL_REDUCE:
+  case GT_ALL_GATHER:
+  case GT_REDUCE_SCATTER:
+    coll_started(j, o->group, o->inst, t);
+    break;
+  case GT_SEND:
+  case GT_RECV: {
+    int pr;
+    op *q = p2p_partner(j, rank, o, &pr);
+    if (q && q->start_ns >= 0) {
+      int64_t end = MAX(t, q->start_ns) + gt_p2p_ns(o->bytes, j->p.alpha_ns, j->beta);
+      o->end_ns = q->end_ns = end;
+    }
+    break;
+  }
+  }
+  return TRUE;
+}
+
+/* Resolves stream s of rank as far as possible; TRUE on any change. */
+static gboolean advance_stream(gt_job *j, int rank, int s)
+{
+  rank_state *rs = &j->r[rank];
+  GArray *so = rs->stream_ops[s];
+  gboolean progress = FALSE;
+  while (rs->cursor[s] < so->len) {
+    int32_t oi = g_array_index(so, int32_t, rs->cursor[s]);
+    op *o = op_at(rs, oi);
+    if (o->start_ns < 0) {
+      if (!try_start(j, rank, oi))
+        break;
+      progress = TRUE;
+    }
+    if (o->end_ns < 0)
+      break;
+    rs->cursor[s]++;
+    progress = TRUE;
+  }
+  return progress;
+}
+
+/* Executes rank's CPU actions until one blocks; TRUE on any change. */
+static gboolean advance_cpu(gt_job *j, int rank)
+{
+  rank_state *rs = &j->r[rank];
+  const gt_params *p = &j->p;
+  gboolean progress = FALSE;
+  while (rs->pc < rs->actions->len) {
+    action *a = act_at(rs, (int32_t)rs->pc);
+    int64_t end = rs->now;
+    switch ((action_kind)a->kind) {
+    case A_CPU: end = rs->now + a->dur_ns; break;
+    case A_LAUNCH:
+      end = rs->now + p->l_call_ns;
+      rs->launched_last[a->stream] = a->arg;
+      break;
+    case A_RECORD:
+    case A_WAIT: end = rs->now + p->l_small_ns; break;
+    case A_SYNC: {
+      /* Ops of a stream end in order, so its last launched op ends last. */
+      int64_t gpu = rs->now;
+      for (int s = 0; s < GT_N_STREAMS; s++) {
+        if (rs->launched_last[s] < 0)
+          continue;
+        int64_t e = op_at(rs, rs->launched_last[s])->end_ns;
+        if (e < 0)
+          return progress;
+        gpu = MAX(gpu, e);
+      }
+      end = gpu + p->r_sync_ns;
+      break;
+    }
+    case A_STEP_BEGIN:
+    case A_STEP_END: break;
+    }
+    a->start_ns = rs->now;
+    a->end_ns = end;
+    rs->now = end;
+    rs->pc++;
+    progress = TRUE;
+  }
+  return progress;
+}
+
+static void describe_op(const gt_job *j, int rank, const op *o, GString *out)
+{
+  if (o->kind == GT_COMPUTE) {
+    g_string_append_printf(out, "kernel '%s'", o->name);
+  } else if (o->kind == GT_SEND || o->kind == GT_RECV) {
+    g_string_append_printf(out, "%s #%d %s rank %d", kind_label((gt_kernel_kind)o->kind), o->inst + 1,
+                           o->kind == GT_SEND ? "to" : "from", o->peer);
+  } else {
+    const group *g = group_at(j, o->group);
+    g_string_append_printf(out, "%s #%d of group %s (%s)", kind_label((gt_kernel_kind)o->kind), o->inst + 1, g->name,
+                           g->desc);
+  }
+}
+
+/* Why the first unresolved op of a stream cannot proceed (one line). */
+static void describe_blocked_op(gt_job *j, int rank, int s, GString *msg)
+{
+  rank_state *rs = &j->r[rank];
+  int32_t oi = g_array_index(rs->stream_ops[s], int32_t, rs->cursor[s]);
+  op *o = op_at(rs, oi);
+  if (act_at(rs, o->action)->start_ns < 0)
+    return; /* not launched: the CPU line says why */
+  g_string_append_printf(msg, "\n  rank %d stream %d: ", rank, stream_id[s]);
+  describe_op(j, rank, o, msg);
+  if (o->start_ns < 0) {
+    for (uint32_t w = 0; w < o->wait_n; w++) {
+      int32_t ri = g_array_index(rs->refs, int32_t, o->wait_first + w);
+      const record *rec = &g_array_index(rs->records, record, ri);
+      if (record_reach(j, rs, ri) >= 0)
+        continue;
+      g_string_append_printf(msg, " waits for event %d recorded on stream %d",
+                             act_at(rs, rec->action)->event, stream_id[rec->stream]);
+      if (rec->after_op >= 0) {
+        g_string_append(msg, " behind ");
+        describe_op(j, rank, op_at(rs, rec->after_op), msg);
+      }
+      return;
+    }
+    g_string_append(msg, " cannot start");
+    return;
+  }
+  if (o->kind == GT_SEND || o->kind == GT_RECV) {
+    int pr;
+    op *q = p2p_partner(j, rank, o, &pr);
+    if (!q)
+      g_string_append_printf(msg, " has no matching %s on rank %d", o->kind == GT_SEND ? "recv" : "send", pr);
+    else
+      g_string_append_printf(msg, " waits for its %s on rank %d to start", o->kind == GT_SEND ? "recv" : "send", pr);
+    return;
+  }
+  const group *g = group_at(j, o->group);
+  g_string_append(msg, " waits for rank(s)");
+  for (int i = 0; i < g->n; i++) {
+    int32_t qi = g_array_index(g->inst_ops, int32_t, (guint)o->inst * (guint)g->n + (guint)i);
+    if (qi < 0)
+      g_string_append_printf(msg, " %d (never launches it)", g->ranks[i]);
+    else if (op_at(&j->r[g->ranks[i]], qi)->start_ns < 0)
+      g_string_append_printf(msg, " %d", g->ranks[i]);
+  }
+}
+
+gboolean gt_job_run(gt_job *j, GError **error)
+{
+  g_return_val_if_fail(j && !j->ran, FALSE);
+  j->ran = TRUE;
+  if (j->build_error) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "invalid program: %s", j->build_error);
+    return FALSE;
+  }
+  for (;;) {
+    gboolean progress = FALSE;
+    for (int r = 0; r < j->n; r++)
+      progress |= advance_cpu(j, r);
+    for (int r = 0; r < j->n; r++)
+      for (int s = 0; s < GT_N_STREAMS; s++)
+        progress |= advance_stream(j, r, s);
+    if (!progress)
+      break;
+  }
+  GString *msg = g_string_new("");
+  for (int r = 0; r < j->n; r++) {
+    rank_state *rs = &j->r[r];
+    if (rs->pc < rs->actions->len)
+      g_string_append_printf(msg, "\n  rank %d CPU: blocked in cudaDeviceSynchronize (action %u of %u) until its "
+                             "GPU work ends", r, rs->pc, rs->actions->len);
+    for (int s = 0; s < GT_N_STREAMS; s++)
+      if (rs->cursor[s] < rs->stream_ops[s]->len)
+        describe_blocked_op(j, r, s, msg);
+  }
+  if (msg->len) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK, "deadlock: the programs cannot finish:%s", msg->str);
+    g_string_free(msg, TRUE);
+    return FALSE;
+  }
+  g_string_free(msg, TRUE);
+  return TRUE;
+}
+
+gt_op_times gt_job_op(const gt_job *j, int rank, int oi)
+{
+  gt_op_times t = { 0 };
+  g_return_val_if_fail(j && rank >= 0 && rank < j->n && oi >= 0 && (guint)oi < j->r[rank].ops->len, t);
+  rank_state *rs = (rank_state *)&j->r[rank];
+  const op *o = op_at(rs, oi);
+  t.stream = stream_id[o->stream];
+  t.kind = (gt_kernel_kind)o->kind;
+  t.launch_ns = act_at(rs, o->action)->start_ns;
+  t.eligible_ns = t.launch_ns + j->p.l_submit_ns;
+  t.start_ns = o->start_ns;
+  t.end_ns = o->end_ns;
+  return t;
+}
+
+void gt_job_action(const gt_job *j, int rank, int ai, int64_t *start_ns, int64_t *end_ns)
+{
+  g_return_if_fail(j && rank >= 0 && rank < j->n && ai >= 0 && (guint)ai < j->r[rank].actions->len);
+  const action *a = &g_array_index(j->r[rank].actions, action, ai);
+  *start_ns = a->start_ns;
+  *end_ns = a->end_ns;
+}
+
+gboolean gt_job_step(const gt_job *j, int rank, int step, int64_t *start_ns, int64_t *end_ns)
+{
+  g_return_val_if_fail(j && rank >= 0 && rank < j->n, FALSE);
+  const GArray *acts = j->r[rank].actions;
+  int64_t b = -1;
+  for (guint i = 0; i < acts->len; i++) {
+    const action *a = &g_array_index(acts, action, i);
+    if (a->kind == A_STEP_BEGIN && a->arg == step)
+      b = a->start_ns;
+    else if (a->kind == A_STEP_END && a->arg == step && b >= 0) {
+      *start_ns = b;
+      *end_ns = a->end_ns;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+int gt_job_ranks(const gt_job *j) { return j->n; }
+
+uint64_t gt_job_gpu_ops(const gt_job *j)
+{
+  uint64_t n = 0;
+  for (int r = 0; r < j->n; r++)
+    n += j->r[r].ops->len;
+  return n;
+}
+
+/* ---- traces ---- */
+
+/* ns on the model's clock as Kineto microseconds with three decimals. */
+static void put_ts(GString *s, int64_t ns)
+{
+  int64_t t = GT_TS_ORIGIN_NS + ns;
+  g_string_append_printf(s, "%" G_GINT64_FORMAT ".%03d", t / 1000, (int)(t % 1000));
+}
+
+static void put_dur(GString *s, int64_t ns)
+{
+  g_string_append_printf(s, "%" G_GINT64_FORMAT ".%03d", ns / 1000, (int)(ns % 1000));
+}
+
+static void put_ranks(GString *s, const group *g)
+{
+  g_string_append_c(s, '[');
+  for (int i = 0; i < g->n; i++)
+    g_string_append_printf(s, "%s%d", i ? ", " : "", g->ranks[i]);
+  g_string_append_c(s, ']');
+}
+
+/* Lanes order events with equal timestamps: a step annotation before the
+ * calls it encloses, calls before the GPU activity they cause. */
+enum { LANE_STEP, LANE_CALL, LANE_SYNC, LANE_KERNEL };
+
+typedef struct {
+  int64_t ts, dur;
+  int lane;
+  int32_t idx;             /* step: the begin action; call / sync: the action; kernel: the op */
+  int32_t aux;             /* step: the end action */
+} trace_event;
+
+static int cmp_trace_event(const void *pa, const void *pb)
+{
+  const trace_event *a = pa, *b = pb;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  if (a->lane != b->lane)
+    return a->lane < b->lane ? -1 : 1;
+  if (a->dur != b->dur)
+    return a->dur > b->dur ? -1 : 1; /* enclosing spans first */
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static const char *runtime_name(action_kind k)
+{
+  switch (k) {
+  case A_LAUNCH: return "cudaLaunchKernel";
+  case A_RECORD: return "cudaEventRecord";
+  case A_WAIT: return "cudaStreamWaitEvent";
+  default: return "cudaDeviceSynchronize";
+  }
+}
+
+static void put_kernel(const gt_job *j, int rank, const op *o, const action *la, GString *s)
+{
+  static const char *const kname[] = {
+    NULL, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+    "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+    "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+    "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+    "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+  };
+  static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv" };
+  int sid = stream_id[o->stream];
+  g_string_append(s, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
+  if (o->kind == GT_COMPUTE) {
+    g_string_append_c(s, '"');
+    g_string_append(s, o->name); /* scenario and test names need no escaping */
+    g_string_append_c(s, '"');
+  } else {
+    g_string_append_printf(s, "\"%s\"", kname[o->kind]);
+  }
+  g_string_append_printf(s, ", \"pid\": 0, \"tid\": %d, \"ts\": ", sid);
+  put_ts(s, o->start_ns);
+  g_string_append(s, ", \"dur\": ");
+  put_dur(s, o->end_ns - o->start_ns);
+  g_string_append_printf(s, ", \"args\": {\"device\": 0, \"stream\": %d, \"correlation\": %" G_GINT64_FORMAT
+                         ", \"External id\": %" G_GINT64_FORMAT, sid, la->corr, la->corr);
+  if (o->kind != GT_COMPUTE) {
+    const group *g = group_at(j, o->group);
+    uint64_t in = o->bytes / GT_BF16_BYTES, out = in;
+    if (o->kind == GT_ALL_GATHER)
+      out = in * (uint64_t)g->n;
+    else if (o->kind == GT_REDUCE_SCATTER)
+      out = in / (uint64_t)g->n;
+    g_string_append_printf(s, ", \"Collective name\": \"%s\", \"In msg nelems\": %" G_GUINT64_FORMAT
+                           ", \"Out msg nelems\": %" G_GUINT64_FORMAT ", \"Group size\": %d, \"dtype\": \"BFloat16\", "
+                           "\"In split size\": \"[]\", \"Out split size\": \"[]\", \"Process Group Name\": \"%s\", "
+                           "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"", cname[o->kind], in, out,
+                           g->n, g->name, g->desc);
+    put_ranks(s, g);
+    g_string_append_printf(s, "\", \"Rank\": %d", rank);
+    if (o->kind == GT_SEND || o->kind == GT_RECV)
+      g_string_append_printf(s, ", \"Src Rank\": %d, \"Dst Rank\": %d", o->kind == GT_SEND ? rank : o->peer,
+                             o->kind == GT_SEND ? o->peer : rank);
+    g_string_append_printf(s, ", \"Seq\": %d", o->seq);
+  }
+  g_string_append(s, "}}");
+}
+
+static char *rank_json(const gt_job *j, int rank)
+{
+  rank_state *rs = (rank_state *)&j->r[rank];
+  GString *s = g_string_sized_new(256 + 400 * (rs->actions->len + rs->ops->len));
+  g_string_append_printf(s, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"GT-GPU\"}], "
+                            "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d, ",
+                         rank, j->n);
+  int n_pg = 0;
+  for (guint i = 0; i < j->groups->len; i++)
+    n_pg += group_at(j, (int32_t)i)->index_of[rank] >= 0;
+  g_string_append_printf(s, "\"pg_count\": %d, \"pg_config\": [", n_pg);
+  gboolean first = TRUE;
+  for (guint i = 0; i < j->groups->len; i++) {
+    const group *g = group_at(j, (int32_t)i);
+    if (g->index_of[rank] < 0)
+      continue;
+    g_string_append_printf(s, "%s{\"pg_name\": \"%s\", \"pg_desc\": \"%s\", \"backend_config\": \"cuda:nccl\", "
+                              "\"pg_size\": %d, \"ranks\": ", first ? "" : ", ", g->name, g->desc, g->n);
+    put_ranks(s, g);
+    g_string_append_c(s, '}');
+    first = FALSE;
+  }
+  g_string_append(s, "]}, \"baseTimeNanoseconds\": " GT_BASE_TIME_NS ", \"traceEvents\": [\n");
+
+  GArray *ev = g_array_new(FALSE, FALSE, sizeof(trace_event));
+  GHashTable *open = g_hash_table_new(g_direct_hash, g_direct_equal); /* step -> begin action + 1 */
+  for (guint i = 0; i < rs->actions->len; i++) {
+    const action *a = act_at(rs, (int32_t)i);
+    trace_event e = { .ts = a->start_ns, .dur = a->end_ns - a->start_ns, .idx = (int32_t)i };
+    switch ((action_kind)a->kind) {
+    case A_STEP_BEGIN:
+      g_hash_table_insert(open, GINT_TO_POINTER(a->arg), GUINT_TO_POINTER(i + 1));
+      break;
+    case A_STEP_END: {
+      guint b = GPOINTER_TO_UINT(g_hash_table_lookup(open, GINT_TO_POINTER(a->arg)));
+      if (b) {
+        const action *ba = act_at(rs, (int32_t)b - 1);
+        trace_event se = { .ts = ba->start_ns, .dur = a->end_ns - ba->start_ns, .lane = LANE_STEP,
+                           .idx = (int32_t)b - 1, .aux = (int32_t)i };
+        g_array_append_val(ev, se);
+        g_hash_table_remove(open, GINT_TO_POINTER(a->arg));
+      }
+      break;
+    }
+    case A_CPU:
+      break;
+    case A_WAIT:
+      if (j->p.cuda_sync_events && a->arg >= 0) {
+        trace_event ce = e;
+        ce.lane = LANE_SYNC;
+        g_array_append_val(ev, ce);
+      }
+      /* fall through */
+    case A_LAUNCH:
+    case A_RECORD:
+    case A_SYNC:
+      e.lane = LANE_CALL;
+      g_array_append_val(ev, e);
+      break;
+    }
+  }
+  g_hash_table_destroy(open);
+  for (guint i = 0; i < rs->ops->len; i++) {
+    const op *o = op_at(rs, (int32_t)i);
+    trace_event e = { .ts = o->start_ns, .dur = o->end_ns - o->start_ns, .lane = LANE_KERNEL, .idx = (int32_t)i };
+    g_array_append_val(ev, e);
+  }
+  g_array_sort(ev, cmp_trace_event);
+  const int pid = 1000 + rank;
+  for (guint i = 0; i < ev->len; i++) {
+    const trace_event *e = &g_array_index(ev, trace_event, i);
+    switch (e->lane) {
+    case LANE_STEP:
+      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", "
+                                "\"pid\": %d, \"tid\": 1, \"ts\": ", act_at(rs, e->idx)->arg, pid);
+      put_ts(s, e->ts);
+      g_string_append(s, ", \"dur\": ");
+      put_dur(s, e->dur);
+      g_string_append(s, "}");
+      break;
+    case LANE_CALL: {
+      const action *a = act_at(rs, e->idx);
+      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": %d, "
+                                "\"tid\": 1, \"ts\": ", runtime_name((action_kind)a->kind), pid);
+      put_ts(s, e->ts);
+      g_string_append(s, ", \"dur\": ");
+      put_dur(s, e->dur);
+      g_string_append_printf(s, ", \"args\": {\"correlation\": %" G_GINT64_FORMAT ", \"External id\": %"
+                             G_GINT64_FORMAT "}}", a->corr, a->corr);
+      break;
+    }
+    case LANE_SYNC: {
+      /* Kineto's CudaSyncActivity for a cudaStreamWaitEvent (kineto.md
+       * §8): on the device row of the waiting stream, at the call's CPU
+       * interval (CUPTI times the API call), naming the recording call. */
+      const action *a = act_at(rs, e->idx);
+      const record *rec = &g_array_index(rs->records, record, a->arg);
+      const action *ra = act_at(rs, rec->action);
+      int sid = stream_id[a->stream];
+      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", "
+                                "\"pid\": 0, \"tid\": %d, \"ts\": ", sid);
+      put_ts(s, e->ts);
+      g_string_append(s, ", \"dur\": ");
+      put_dur(s, e->dur);
+      g_string_append_printf(s, ", \"args\": {\"cuda_sync_kind\": \"Stream Wait Event\", \"stream\": %d, "
+                                "\"correlation\": %" G_GINT64_FORMAT ", \"device\": 0, \"wait_on_stream\": %d, "
+                                "\"wait_on_cuda_event_record_corr_id\": %" G_GINT64_FORMAT
+                                ", \"wait_on_cuda_event_id\": %d}}", sid, a->corr, stream_id[rec->stream], ra->corr,
+                             a->event);
+      break;
+    }
+    default: {
+      const op *o = op_at(rs, e->idx);
+      put_kernel(j, rank, o, act_at(rs, o->action), s);
+      break;
+    }
+    }
+    g_string_append(s, i + 1 < ev->len ? ",\n" : "\n");
+  }
+  g_array_free(ev, TRUE);
+  g_string_append(s, "]}\n");
+  return g_string_free(s, FALSE);
+}
+
+gboolean gt_job_write(const gt_job *j, const char *outdir, GError **error)
+{
+  g_return_val_if_fail(j && j->ran && outdir, FALSE);
+  for (int r = 0; r < j->n; r++) {
+    char *text = rank_json(j, r);
+    char *name = g_strdup_printf("rank%d.json", r);
+    char *path = g_build_filename(outdir, name, NULL);
+    gboolean ok = wisp_write_file_atomic(path, text, strlen(text), error);
+    g_free(path);
+    g_free(name);
+    g_free(text);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- scenarios ---- */
+
+/* Kernel names as a PyTorch profile of a bf16 transformer on an H100 shows them. */
+#define K_GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+#define K_GEMM_DGRAD "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas"
+#define K_ELEMENTWISE "elementwise_kernel"
+#define K_LOSS "cross_entropy_loss_kernel"
+#define K_OPTIMIZER "multi_tensor_apply_kernel"
+
+/* Event numbers, reused every time (a wait refers to the latest record). */
+enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5 };
+
+typedef struct {
+  gt_job *j;
+  const gt_params *p;
+  int r;
+  double scale;            /* this rank's compute slowdown */
+} prog;
+
+static int64_t scaled(const prog *g, int64_t ns)
+{
+  return g->scale == 1.0 ? ns : (int64_t)llround((double)ns * g->scale);
+}
+
+/* Every launch of a scenario follows p->host_ns of host work. */
+static void host(const prog *g)
+{
+  if (g->p->host_ns > 0)
+    gt_cpu(g->j, g->r, g->p->host_ns);
+}
+
+static void kernel(const prog *g, int stream, const char *name, int64_t ns)
+{
+  host(g);
+  gt_launch_compute(g->j, g->r, stream, name, scaled(g, ns));
+}
+
+static void coll(const prog *g, gt_kernel_kind kind, uint64_t bytes, int group_no)
+{
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, kind, bytes, group_no);
+}
+
+static void p2p(const prog *g, gt_kernel_kind kind, int peer, uint64_t bytes, int group_no)
+{
+  host(g);
+  gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, kind, peer, bytes, group_no);
+}
+
+/* Stream `to` waits for everything enqueued so far on stream `from`. */
+static void handoff(const prog *g, int from, int to, int event)
+{
+  gt_record(g->j, g->r, from, event);
+  gt_wait(g->j, g->r, to, event);
+}
+
+static void step_open(const prog *g, int k)
+{
+  gt_step_begin(g->j, g->r, k);
+  if (g->p->head_ns > 0)
+    gt_cpu(g->j, g->r, g->p->head_ns);
+}
+
+/* The common step end: a small world all-reduce (a loss or grad-norm
+ * reduction) after the compute stream's work, a device synchronisation,
+ * host work, the step mark. */
+static void step_close(const prog *g, int k)
+{
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_STEP_END);
+  coll(g, GT_ALL_REDUCE, g->p->final_bytes, GT_GROUP_WORLD);
+  gt_device_sync(g->j, g->r);
+  if (g->p->tail_ns > 0)
+    gt_cpu(g->j, g->r, g->p->tail_ns);
+  gt_step_end(g->j, g->r, k);
+}
+
+/* tp, launch, straggler: per layer a GEMM and an elementwise kernel, then
+ * the layer's all-reduce in the tensor-parallel group, which the compute
+ * stream waits for. */
+static void step_tp(const prog *g, int tp)
+{
+  const gt_params *p = g->p;
+  for (int l = 0; l < p->layers; l++) {
+    kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->gemm_ns);
+    kernel(g, GT_STREAM_COMPUTE, K_ELEMENTWISE, p->elementwise_ns);
+    handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+    coll(g, GT_ALL_REDUCE, p->comm_bytes[l % 2], tp);
+    handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+  }
+  kernel(g, GT_STREAM_COMPUTE, K_LOSS, p->loss_ns);
+}
+
+/* dp: forward kernels, then backward kernels with a gradient bucket
+ * all-reduced after every bucket_kernels of them (and after the last),
+ * which only the optimizer waits for. */
+static void step_dp(const prog *g, int dp)
+{
+  const gt_params *p = g->p;
+  for (int i = 0; i < p->fwd_kernels; i++)
+    kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->fwd_ns);
+  int bucket = 0;
+  for (int i = 0; i < p->bwd_kernels; i++) {
+    kernel(g, GT_STREAM_COMPUTE, K_GEMM_DGRAD, p->bwd_ns);
+    if ((i + 1) % p->bucket_kernels == 0 || i + 1 == p->bwd_kernels) {
+      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+      coll(g, GT_ALL_REDUCE, p->comm_bytes[bucket % 2], dp);
+      bucket++;
+    }
+  }
+  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+  kernel(g, GT_STREAM_COMPUTE, K_OPTIMIZER, p->optimizer_ns);
+}
+
+/* pp: GPipe over two stages.  Stage 0 (ranks 0, 1) runs the forward of
+ * every micro-batch and sends the activations to its stage-1 partner
+ * (rank + 2); stage 1 receives, runs the forwards, then the backwards in
+ * reverse order and sends the gradients back; stage 0 receives them in
+ * that order and runs its backwards.  Then each stage all-reduces its
+ * gradients in its data-parallel group (two sizes) and runs the optimizer. */
+static void step_pp(const prog *g, int pp_group, int dp_group)
+{
+  const gt_params *p = g->p;
+  int M = p->microbatches;
+  if (g->r < 2) {
+    int peer = g->r + 2;
+    for (int m = 0; m < M; m++) {
+      kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->fwd_ns);
+      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
+      p2p(g, GT_SEND, peer, p->act_bytes, pp_group);
+    }
+    for (int m = M - 1; m >= 0; m--) {
+      p2p(g, GT_RECV, peer, p->act_bytes, pp_group);
+      handoff(g, GT_STREAM_P2P, GT_STREAM_COMPUTE, EV_FROM_P2P);
+      kernel(g, GT_STREAM_COMPUTE, K_GEMM_DGRAD, p->bwd_ns);
+    }
+  } else {
+    int peer = g->r - 2;
+    for (int m = 0; m < M; m++) {
+      p2p(g, GT_RECV, peer, p->act_bytes, pp_group);
+      handoff(g, GT_STREAM_P2P, GT_STREAM_COMPUTE, EV_FROM_P2P);
+      kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->fwd_ns);
+    }
+    for (int m = M - 1; m >= 0; m--) {
+      kernel(g, GT_STREAM_COMPUTE, K_GEMM_DGRAD, p->bwd_ns);
+      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
+      p2p(g, GT_SEND, peer, p->act_bytes, pp_group);
+    }
+  }
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  coll(g, GT_ALL_REDUCE, p->comm_bytes[0], dp_group);
+  coll(g, GT_ALL_REDUCE, p->comm_bytes[1], dp_group);
+  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+  kernel(g, GT_STREAM_COMPUTE, K_OPTIMIZER, p->optimizer_ns);
+}
+
+#define GT_STEPS 3
+
+gt_job *gt_scenario_build(const gt_params *p, GError **error)
+{
+  const char *why = gt_params_check(p);
+  if (why) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "scenario %s: %s", gt_scenario_name(p->scenario), why);
+    return NULL;
+  }
+  int n = p->ranks;
+  gt_job *j = gt_job_new(p, n);
+  int all[GT_MAX_RANKS];
+  for (int r = 0; r < n; r++)
+    all[r] = r;
+  int g_main = -1, pp_g[2] = { -1, -1 }, dp_g[2] = { -1, -1 };
+  if (p->scenario == GT_PP) {
+    static const int pp0[] = { 0, 2 }, pp1[] = { 1, 3 }, dp0[] = { 0, 1 }, dp1[] = { 2, 3 };
+    pp_g[0] = gt_job_add_group(j, "mesh_pp", pp0, 2);
+    pp_g[1] = gt_job_add_group(j, "mesh_pp", pp1, 2);
+    dp_g[0] = gt_job_add_group(j, "mesh_dp", dp0, 2);
+    dp_g[1] = gt_job_add_group(j, "mesh_dp", dp1, 2);
+  } else {
+    g_main = gt_job_add_group(j, p->scenario == GT_DP ? "mesh_dp" : "mesh_tp", all, n);
+  }
+  for (int r = 0; r < n; r++) {
+    prog g = { j, p, r, r == p->straggler_rank ? p->straggler_scale : 1.0 };
+    for (int k = 1; k <= GT_STEPS; k++) {
+      step_open(&g, k);
+      switch (p->scenario) {
+      case GT_DP: step_dp(&g, g_main); break;
+      case GT_PP: step_pp(&g, pp_g[r % 2], dp_g[r / 2]); break;
+      default: step_tp(&g, g_main); break;
+      }
+      step_close(&g, k);
+    }
+  }
+  return j;
+}
+
+gboolean gt_run(const gt_params *p, const char *outdir, gt_result *res, GError **error)
+{
+  memset(res, 0, sizeof *res);
+  gt_job *j = gt_scenario_build(p, error);
+  if (!j)
+    return FALSE;
+  gboolean ok = gt_job_run(j, error);
+  if (ok && outdir) {
+    if (g_mkdir_with_parents(outdir, 0755) != 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "cannot create %s: %s", outdir, g_strerror(errno));
+      ok = FALSE;
+    } else {
+      ok = gt_job_write(j, outdir, error);
+    }
+  }
+  if (ok) {
+    res->scenario = p->scenario;
+    res->n_ranks = j->n;
+    res->step = 2;
+    res->beta_Bps = j->beta;
+    for (int r = 0; r < j->n; r++) {
+      int64_t b = 0, e = 0;
+      if (!gt_job_step(j, r, res->step, &b, &e))
+        g_assert_not_reached();
+      res->rank_step_ns[r] = e - b;
+      res->step_ns = MAX(res->step_ns, e - b);
+      const rank_state *rs = &j->r[r];
+      res->gpu_ops += rs->ops->len;
+      for (guint i = 0; i < rs->ops->len; i++)
+        res->comm_ops += g_array_index(rs->ops, op, i).kind != GT_COMPUTE;
+      for (guint i = 0; i < rs->actions->len; i++)
+        res->runtime_calls += g_array_index(rs->actions, action, i).corr != 0;
+    }
+  }
+  gt_job_free(j);
+  return ok;
+}

@@ -1,0 +1,200 @@
+/* gt_model.h: an independent ground-truth model of a small distributed GPU
+ * job, for checking wisp's what-if predictions (doc/ground-truth.md).
+ *
+ * The model executes, per rank, one CPU thread running a program (host
+ * work, kernel launches, event record/wait, device synchronisation,
+ * profiler step marks) and three FIFO GPU streams (compute 7,
+ * communication 20, point-to-point 24) in integer nanoseconds, with NCCL
+ * kernels timed by the ring alpha-beta model of doc/calibration.md §1 and
+ * every member of a collective ending at the same time.  It shares no code
+ * with wisp's replay: only wisp's unit parsers and atomic file writer
+ * (common/wisp_util.h) are used.
+ *
+ * Two ways to use it:
+ *   - gt_run(): build one of the named scenarios (tp, dp, launch,
+ *     straggler, pp) from gt_params, execute it, optionally write the
+ *     per-rank PyTorch-profiler (Kineto) traces, and return the true step
+ *     time;
+ *   - the gt_job_* calls: write a program by hand (tests of the model
+ *     itself), run it and read every op's times back.
+ *
+ * All times are integer nanoseconds on one clock shared by all ranks; the
+ * model starts every rank's CPU at 0.
+ */
+#ifndef WISP_GT_MODEL_H
+#define WISP_GT_MODEL_H
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define GT_MAX_RANKS 16
+
+/* The three GPU streams of a rank, by their Kineto stream ids. */
+#define GT_STREAM_COMPUTE 7
+#define GT_STREAM_COMM 20
+#define GT_STREAM_P2P 24
+
+/* The process-group number of the default group (all ranks), which every
+ * job has. */
+#define GT_GROUP_WORLD 0
+
+typedef enum {
+  GT_TP = 0,         /* tensor parallel, 8 ranks, compute waits for every all-reduce */
+  GT_DP,             /* data parallel, 8 ranks, bucketed all-reduces overlapping the backward pass */
+  GT_LAUNCH,         /* tp with a slow CPU thread: the GPU waits for launches */
+  GT_STRAGGLER,      /* tp with one rank's compute 1.3x slower */
+  GT_PP,             /* pipeline parallel, 2 stages x 2 replicas, GPipe, NCCL send/recv */
+  GT_N_SCENARIOS
+} gt_scenario;
+
+const char *gt_scenario_name(gt_scenario s);
+/* FALSE when name is not one of the scenario names above. */
+gboolean gt_scenario_from_name(const char *name, gt_scenario *out);
+
+typedef enum {
+  GT_COMPUTE = 0,
+  GT_ALL_REDUCE,     /* bytes = the buffer (in = out) */
+  GT_ALL_GATHER,     /* bytes = the per-rank shard (output n * bytes) */
+  GT_REDUCE_SCATTER, /* bytes = the full input (output bytes / n) */
+  GT_SEND,
+  GT_RECV,
+} gt_kernel_kind;
+
+/* Every parameter of the model and of the scenarios.  gt_params_init
+ * fills the documented defaults of a scenario (doc/ground-truth.md §3). */
+typedef struct {
+  gt_scenario scenario;
+  int ranks;                  /* tp, dp, launch, straggler: world size (2..16); pp is always 4 */
+  /* Network: ring alpha-beta. */
+  int64_t alpha_ns;           /* per ring step, and the latency of a send/recv (default 2 us) */
+  uint64_t beta_Bps;          /* bus bandwidth B in bytes/s (default 100 GB/s) */
+  double bw_scale;            /* the network's bandwidth is beta_Bps * bw_scale (1: B, 2: 2B) */
+  /* Machine. */
+  int64_t l_call_ns;          /* cudaLaunchKernel call (5 us) */
+  int64_t l_submit_ns;        /* call start to the kernel being eligible on the GPU (3 us) */
+  int64_t l_small_ns;         /* cudaEventRecord / cudaStreamWaitEvent call (2 us) */
+  int64_t g_stream_ns;        /* gap between back-to-back kernels of a stream (1 us) */
+  int64_t g_event_ns;         /* an event reached to a waiting stream's next kernel (2 us) */
+  int64_t r_sync_ns;          /* GPU idle to cudaDeviceSynchronize returning (5 us) */
+  /* Host program. */
+  int64_t host_ns;            /* Python work before every launch */
+  int64_t head_ns;            /* work at the start of a step */
+  int64_t tail_ns;            /* work after the step's synchronisation (100 us) */
+  uint64_t final_bytes;       /* the world all-reduce closing every step (4 KiB) */
+  /* tp, launch, straggler. */
+  int layers;
+  int64_t gemm_ns, elementwise_ns; /* the two compute kernels of a layer */
+  int64_t loss_ns;            /* the compute kernel after the last layer */
+  /* tp-like: the all-reduce of layer l has comm_bytes[l % 2]; dp: bucket b
+   * has comm_bytes[b % 2]; pp: the two data-parallel gradient all-reduces. */
+  uint64_t comm_bytes[2];
+  int straggler_rank;         /* -1: none */
+  double straggler_scale;     /* its compute kernels take this much longer */
+  /* dp. */
+  int fwd_kernels, bwd_kernels, bucket_kernels; /* a bucket is ready after every bucket_kernels backward kernels */
+  /* dp, pp. */
+  int64_t fwd_ns, bwd_ns;     /* one forward / backward kernel (pp: one stage, one micro-batch) */
+  int64_t optimizer_ns;
+  /* pp. */
+  int microbatches;
+  uint64_t act_bytes;         /* activations (and their gradients) sent between the stages */
+  /* Traces. */
+  gboolean cuda_sync_events;  /* also write the cat "cuda_sync" Stream Wait Event activities */
+} gt_params;
+
+void gt_params_init(gt_params *p, gt_scenario s);
+/* The bandwidth the model uses: round(beta_Bps * bw_scale), at least 1. */
+uint64_t gt_params_beta(const gt_params *p);
+/* NULL when p is usable, else a static explanation. */
+const char *gt_params_check(const gt_params *p);
+
+/* The closed forms (doc/calibration.md §1), rounded once to the nearest
+ * nanosecond, halves up:
+ *   T = steps(kind, n) * alpha + bus_bytes(kind, bytes, n) / beta
+ * all_reduce 2(n-1) steps, 2(n-1)/n * S; reduce_scatter n-1, (n-1)/n * S;
+ * all_gather n-1, (n-1) * S; a send/recv pair alpha + S / beta. */
+int64_t gt_coll_ns(gt_kernel_kind kind, uint64_t bytes, int n, int64_t alpha_ns, uint64_t beta_Bps);
+int64_t gt_p2p_ns(uint64_t bytes, int64_t alpha_ns, uint64_t beta_Bps);
+
+/* ---- programs ---- */
+
+typedef struct gt_job gt_job;
+
+/* A job of n_ranks ranks (1..GT_MAX_RANKS) on the machine and network of p
+ * (only the network, machine and cuda_sync_events fields are used).  Group
+ * GT_GROUP_WORLD (all ranks, "default_pg") exists from the start. */
+gt_job *gt_job_new(const gt_params *p, int n_ranks);
+void gt_job_free(gt_job *j);
+/* Adds a process group; returns its number (its Kineto "Process Group
+ * Name").  ranks: n distinct ranks, ascending. */
+int gt_job_add_group(gt_job *j, const char *desc, const int *ranks, int n);
+
+/* Program actions, appended to rank's CPU program in order.  The launch
+ * calls return the GPU op's index on the rank (gt_job_op); the others the
+ * action's index (gt_job_action).  stream is one of GT_STREAM_*; an event
+ * is any number 0..65535 (re-recording an event is allowed; a wait refers
+ * to the event's latest record before it, as in CUDA; waiting for an event
+ * never recorded does nothing). */
+int gt_cpu(gt_job *j, int rank, int64_t ns);
+int gt_launch_compute(gt_job *j, int rank, int stream, const char *name, int64_t ns);
+int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_t bytes, int group);
+int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group);
+int gt_record(gt_job *j, int rank, int stream, int event);
+int gt_wait(gt_job *j, int rank, int stream, int event);
+int gt_device_sync(gt_job *j, int rank);
+int gt_step_begin(gt_job *j, int rank, int step);
+int gt_step_end(gt_job *j, int rank, int step);
+
+/* Executes every program.  Fails with WISP_ERROR_DEADLOCK (naming what
+ * each blocked rank waits for) when some action or op can never run, and
+ * with WISP_ERROR_INVALID when the members of a collective disagree on its
+ * kind or size, a send and its recv on the size, or a size is not a whole
+ * number of bf16 elements.  Runs once per job. */
+gboolean gt_job_run(gt_job *j, GError **error);
+
+typedef struct {
+  int stream;                 /* GT_STREAM_* */
+  gt_kernel_kind kind;
+  int64_t launch_ns;          /* the launch call's start */
+  int64_t eligible_ns;        /* launch_ns + l_submit_ns */
+  int64_t start_ns, end_ns;
+} gt_op_times;
+
+/* After gt_job_run succeeded. */
+gt_op_times gt_job_op(const gt_job *j, int rank, int op);
+void gt_job_action(const gt_job *j, int rank, int action, int64_t *start_ns, int64_t *end_ns);
+/* ProfilerStep#step on rank: its start and end; FALSE when the rank has no such step. */
+gboolean gt_job_step(const gt_job *j, int rank, int step, int64_t *start_ns, int64_t *end_ns);
+int gt_job_ranks(const gt_job *j);
+uint64_t gt_job_gpu_ops(const gt_job *j);
+
+/* Writes OUTDIR/rank<r>.json for every rank (OUTDIR must exist), each
+ * file atomically.  The bytes depend only on the job. */
+gboolean gt_job_write(const gt_job *j, const char *outdir, GError **error);
+
+/* ---- scenarios ---- */
+
+/* The scenario p->scenario as a job, ready to run: three profiler steps,
+ * #1..#3, identical in structure. */
+gt_job *gt_scenario_build(const gt_params *p, GError **error);
+
+typedef struct {
+  gt_scenario scenario;
+  int n_ranks;
+  int step;                       /* the measured step: 2 */
+  uint64_t beta_Bps;              /* the bandwidth used (gt_params_beta) */
+  int64_t step_ns;                /* the true step time: max over ranks of ProfilerStep#2's length */
+  int64_t rank_step_ns[GT_MAX_RANKS];
+  uint64_t gpu_ops;               /* kernels over all ranks and steps */
+  uint64_t comm_ops;              /* of which NCCL kernels */
+  uint64_t runtime_calls;         /* CUDA runtime calls over all ranks */
+} gt_result;
+
+/* Builds and runs p's scenario, writes its traces into outdir (created if
+ * needed; NULL: no files) and fills res. */
+gboolean gt_run(const gt_params *p, const char *outdir, gt_result *res, GError **error);
+
+G_END_DECLS
+#endif
