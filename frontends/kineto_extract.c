@@ -837,19 +837,50 @@ static void add_sync_edge(ctx *c, uint32_t parent, uint32_t child)
   g_array_append_val(c->r->sync_edges, e);
 }
 
-/* cuda_sync events: producer = last included op launched before the
- * cudaEventRecord with the given correlation on its thread; consumer = first
- * op on the waiting stream that starts at or after the sync event.  Both are
- * binary searches: O(log n) per sync event. */
-static void cuda_sync_edges(ctx *c, GHashTable *threads)
+/* When an op was issued: its launch call's start, else its own start
+ * (relative to the window). */
+static sim_time_ps issued_at(ctx *c, const kt_op *op)
+{
+  return op->launch != KT_NONE ? ev(c->t, op->launch)->ts - c->r->window_abs : op->start;
+}
+
+/* Ops of stream s are [first[s], first[s+1]) in start order, which is
+ * their issue order (a stream is FIFO).  The index of the first op of s
+ * issued at or after t (first[s+1] when none): a binary search. */
+static uint32_t first_issued_from(ctx *c, const uint32_t *first, uint32_t s, sim_time_ps t)
+{
+  uint32_t lo = first[s], hi = first[s + 1];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (issued_at(c, &g_array_index(c->r->ops, kt_op, mid)) < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The dense stream index of (device, stream), or -1. */
+static int64_t stream_index(const kt_rank *r, int32_t device, int32_t stream)
+{
+  int64_t key = (int64_t)(((uint64_t)(uint32_t)device << 32) | (uint32_t)stream);
+  int64_t *found = r->n_streams ? bsearch(&key, r->stream_keys, r->n_streams, sizeof(int64_t), kt_cmp_i64) : NULL;
+  return found ? found - r->stream_keys : -1;
+}
+
+/* cuda_sync events ("Stream Wait Event": args stream = the waiting stream,
+ * wait_on_stream = the stream the event was recorded on,
+ * wait_on_cuda_event_record_corr_id = the cudaEventRecord's correlation).
+ * Their timestamps are those of the API call on the CPU, which may run far
+ * ahead of the GPU.  Producer: the last op issued on wait_on_stream before
+ * the cudaEventRecord call (when wait_on_stream is absent, the last op the
+ * recording thread launched before it); consumer: the first op issued on
+ * the waiting stream at or after the wait call.  Binary searches:
+ * O(log n) per sync event. */
+static void cuda_sync_edges(ctx *c, GHashTable *threads, const uint32_t *first)
 {
   kt_trace *t = c->t;
   kt_rank *r = c->r;
-  uint32_t *first = g_new0(uint32_t, r->n_streams + 1); /* ops of stream s: [first[s], first[s+1]) */
-  for (guint o = 0; o < r->ops->len; o++)
-    first[g_array_index(r->ops, kt_op, o).stream + 1]++;
-  for (uint32_t s = 0; s < r->n_streams; s++)
-    first[s + 1] += first[s];
   for (guint i = 0; i < t->events->len; i++) {
     const kt_event *e = ev(t, i);
     if (e->kind != KT_EV_CUDA_SYNC || e->aux == KT_ABSENT || e->stream < 0)
@@ -858,42 +889,40 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads)
     if (!rv)
       continue;
     const kt_event *rec = ev(t, GPOINTER_TO_UINT(rv) - 1);
-    gint64 key = kt_thread_key(rec);
-    GArray *a = g_hash_table_lookup(threads, &key);
     uint32_t prod = KT_NONE;
-    if (a) {
-      guint lo = 0, hi = a->len;
-      while (lo < hi) {
-        guint mid = (lo + hi) / 2;
-        if (ev(t, g_array_index(a, uint32_t, mid))->ts <= rec->ts)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      for (guint k = lo; k-- > 0 && prod == KT_NONE;) {
-        uint32_t ei = g_array_index(a, uint32_t, k);
-        if (ev(t, ei)->kind == KT_EV_LAUNCH)
-          prod = c->op_of_event[ei];
+    int64_t ps = e->wait_stream >= 0 ? stream_index(r, e->device, e->wait_stream) : -1;
+    if (ps >= 0) {
+      uint32_t k = first_issued_from(c, first, (uint32_t)ps, rec->ts - r->window_abs);
+      if (k > first[ps])
+        prod = k - 1;
+    } else {
+      gint64 key = kt_thread_key(rec);
+      GArray *a = g_hash_table_lookup(threads, &key);
+      if (a) {
+        guint lo = 0, hi = a->len;
+        while (lo < hi) {
+          guint mid = (lo + hi) / 2;
+          if (ev(t, g_array_index(a, uint32_t, mid))->ts <= rec->ts)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        for (guint k = lo; k-- > 0 && prod == KT_NONE;) {
+          uint32_t ei = g_array_index(a, uint32_t, k);
+          if (ev(t, ei)->kind == KT_EV_LAUNCH)
+            prod = c->op_of_event[ei];
+        }
       }
     }
-    int64_t wkey = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);
-    int64_t *found = r->n_streams ? bsearch(&wkey, r->stream_keys, r->n_streams, sizeof(int64_t), kt_cmp_i64) : NULL;
+    int64_t ws = stream_index(r, e->device, e->stream);
     uint32_t cons = KT_NONE;
-    if (found) {
-      uint32_t s = (uint32_t)(found - r->stream_keys), lo = first[s], hi = first[s + 1];
-      while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (g_array_index(r->ops, kt_op, mid).start + r->window_abs < e->ts)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      if (lo < first[s + 1])
-        cons = lo;
+    if (ws >= 0) {
+      uint32_t k = first_issued_from(c, first, (uint32_t)ws, e->ts - r->window_abs);
+      if (k < first[ws + 1])
+        cons = k;
     }
     add_sync_edge(c, prod, cons);
   }
-  g_free(first);
 }
 
 /* How close (ps) the end of an op on another stream must be to the start of
@@ -949,13 +978,6 @@ static uint32_t infer_producer(ctx *c, const uint32_t *first, const sim_time_ps 
     }
   }
   return best;
-}
-
-/* When an op was issued: its launch call's start, else its own start
- * (relative to the window). */
-static sim_time_ps issued_at(ctx *c, const kt_op *op)
-{
-  return op->launch != KT_NONE ? ev(c->t, op->launch)->ts - c->r->window_abs : op->start;
 }
 
 /* Waits the record/wait pairs cannot place.  Traces without
@@ -1092,10 +1114,10 @@ static void sync_edges(ctx *c)
       infer_wait_edges(c, first, waits);
     g_array_free(waits, TRUE);
   }
+  if (have_cuda_sync)
+    cuda_sync_edges(c, threads, first);
   g_free(first);
   g_list_free(keys);
-  if (have_cuda_sync)
-    cuda_sync_edges(c, threads);
   g_hash_table_destroy(threads);
 }
 
