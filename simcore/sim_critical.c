@@ -220,7 +220,8 @@ static void path_totals(sim_critical_path *p, const sim_crit_rec *rec)
     g_array_index(p->comm, sim_crit_comm, GPOINTER_TO_UINT(v) - 1).time += d;
   }
   g_hash_table_destroy(idx);
-  qsort(p->comm->data, p->comm->len, sizeof(sim_crit_comm), cmp_comm);
+  if (p->comm->len > 1) /* an empty GArray may hold no buffer at all */
+    qsort(p->comm->data, p->comm->len, sizeof(sim_crit_comm), cmp_comm);
 
   sim_crit_straggler *per = g_new0(sim_crit_straggler, p->n_ranks > 0 ? p->n_ranks : 1);
   for (guint k = 0; k < p->waits->len; k++) {
@@ -234,7 +235,8 @@ static void path_totals(sim_critical_path *p, const sim_crit_rec *rec)
       g_array_append_val(p->stragglers, per[r]);
     }
   g_free(per);
-  qsort(p->stragglers->data, p->stragglers->len, sizeof(sim_crit_straggler), cmp_straggler);
+  if (p->stragglers->len > 1)
+    qsort(p->stragglers->data, p->stragglers->len, sizeof(sim_crit_straggler), cmp_straggler);
 }
 
 sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
