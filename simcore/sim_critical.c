@@ -523,7 +523,8 @@ void sim_crit_print_summary(const sim_critical_path *p, const et_workload *w, FI
       g_free(gl);
     }
     if (p->comm->len > top)
-      fprintf(out, "    ... %u more (op, group) pairs (see --json)\n", p->comm->len - top);
+      fprintf(out, "    ... %u more (op, group) pair%s (see --json)\n", p->comm->len - top,
+              p->comm->len - top == 1 ? "" : "s");
   }
   fprintf(out, "  path time by rank (%d rank%s):", on_ranks, on_ranks == 1 ? "" : "s");
   /* The four ranks holding most of the path, by time then rank. */
