@@ -8,6 +8,7 @@
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "simcore/sim_report.h"
+#include "simcore/sim_critical.h"
 #include "studies/study.h"
 #include "calib/cal.h"
 
@@ -54,7 +55,7 @@ int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
   char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
-  gboolean checked = FALSE;
+  gboolean checked = FALSE, chain = FALSE;
   int max_rows = 64;
   double check_baseline = -1;
   wisp_cli_common common;
@@ -64,13 +65,14 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
-    {"max-rows", 0, 0, G_OPTION_ARG_INT, &max_rows, "ranks shown in the summary (-1: all; default 64)", "N"},
+    {"max-rows", 0, 0, G_OPTION_ARG_INT, &max_rows, "ranks shown in the summary and runs in the critical path chain (-1: all; default 64)", "N"},
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset (fitted to the workload) or config, instead of --network", "PRESET|CONFIG"},
     {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome/Perfetto trace of the simulated run to FILE", "FILE"},
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
+    {"critical-path", 0, 0, G_OPTION_ARG_NONE, &chain, "also print the critical path chain (runs of nodes on one rank and category)", NULL},
     {NULL},
   };
   GError *error = NULL;
@@ -93,7 +95,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  sim_replay_options opt = {.checked = checked};
+  /* The critical path is cheap (O(nodes)), so every run records it. */
+  sim_replay_options opt = {.checked = checked, .critical_path = TRUE};
   wisp_load_options lo;
   if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
@@ -156,6 +159,11 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = wisp_cli_fail(error);
   } else {
     sim_report_print_summary(r, w, t, stdout, max_rows);
+    if (r->critical) {
+      sim_crit_print_summary(r->critical, w, stdout);
+      if (chain)
+        sim_crit_print_chain(r->critical, w, stdout, max_rows);
+    }
     /* Baseline fidelity: simulated against measured, whenever the input
      * came from a profile (it carries measured times). */
     gboolean measured = has_measurements(r, w);

@@ -10,6 +10,7 @@
 #include "regress/test_util.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -113,6 +114,11 @@ static void test_utility(void)
   g_assert_cmpint(wisp((const char *[]){"utility", v.example, "--cluster", v.cluster, "--json", json, NULL}, &out), ==, 0);
   g_assert_nonnull(strstr(out, "simulated baseline step time T"));
   g_assert_nonnull(strstr(out, "sensitivity"));
+  /* The baseline's critical path is printed; halving the latency gains
+   * less than 0.5 % on the example (its all-reduces are large), so the
+   * reason follows the table. */
+  g_assert_nonnull(strstr(out, "critical path: "));
+  g_assert_nonnull(strstr(out, "\nwhy < 0.5 %: the step is bound by "));
   g_free(out);
   cJSON *d = load_json(json);
   const cJSON *res = cJSON_GetObjectItemCaseSensitive(d, "resources");
@@ -122,6 +128,18 @@ static void test_utility(void)
   double u = cJSON_GetObjectItemCaseSensitive(so, "utility_pct")->valuedouble;
   g_assert_cmpfloat(u, >, 0.0);
   g_assert_cmpfloat(u, <, 100.0);
+  const cJSON *lat = cJSON_GetArrayItem(res, 4);
+  g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(lat, "resource")->valuestring, ==, "latency");
+  g_assert_cmpfloat(cJSON_GetObjectItemCaseSensitive(lat, "utility_pct")->valuedouble, <, 0.5);
+  /* baseline_critical_path: by_category sums to the baseline step (both in
+   * decimal ns with picosecond precision), and the sentence is there. */
+  const cJSON *cp = cJSON_GetObjectItemCaseSensitive(d, "baseline_critical_path");
+  g_assert_true(cJSON_IsObject(cp));
+  double sum_ps = 0;
+  for (const cJSON *c = cJSON_GetObjectItemCaseSensitive(cp, "by_category")->child; c; c = c->next)
+    sum_ps += round(c->valuedouble * 1000.0);
+  g_assert_cmpfloat(sum_ps, ==, round(cJSON_GetObjectItemCaseSensitive(d, "baseline_step_ns")->valuedouble * 1000.0));
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(cp, "bound")->valuestring, "the step is bound by "));
   cJSON_Delete(d);
   /* Usage errors exit 2; a bad resource is a user error (1). */
   g_assert_cmpint(wisp((const char *[]){"utility", v.example, NULL}, NULL), ==, 2);

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "simcore/sim_replay.h"
+#include "simcore/sim_critical.h"
 
 #include <string.h>
 
@@ -105,6 +106,7 @@ struct replay {
   GArray *comms;
   uint64_t assumed_roots;
   uint64_t lifecycle_known, lifecycle_partial;
+  sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */
   GError *error;
 };
 
@@ -159,6 +161,16 @@ static int node_slot(const et_node *n)
   return (n->flags & ET_FLAG_CPU_OP) ? 2 : 1;
 }
 
+/* Starts the oldest node waiting in q for the slot that node `freer` just
+ * freed (the waiting node's binding predecessor on the critical path). */
+static void start_waiting(rank_state *rs, node_fifo *q, uint32_t freer)
+{
+  uint32_t next = fifo_pop(q);
+  if (G_UNLIKELY(rs->rp->crit != NULL))
+    sim_crit_rec_bind(rs->rp->crit, rs->rank, next, freer);
+  start_node(rs, next);
+}
+
 static void finish_node(rank_state *rs, uint32_t i)
 {
   const et_graph *g = rs->g;
@@ -168,6 +180,9 @@ static void finish_node(rank_state *rs, uint32_t i)
   account(rs, slot ? -1 : 0, counts_comm ? -1 : 0);
   rs->finished++;
   rs->finish = sim_now(rs->rp->sim);
+  sim_crit_rec *crit = rs->rp->crit;
+  if (G_UNLIKELY(crit != NULL))
+    sim_crit_rec_finish(crit, rs->rank, i, rs->finish);
   const sim_replay_observer *obs = rs->rp->obs;
   if (obs && obs->node_done) {
     /* Timed nodes ran uninterrupted for their duration; communication
@@ -180,18 +195,21 @@ static void finish_node(rank_state *rs, uint32_t i)
   for (uint32_t e = n->children; e < g->nodes[i + 1].children; e++) {
     uint32_t c = g->child_index[e];
     g_assert(rs->indeg[c] > 0);
-    if (--rs->indeg[c] == 0)
+    if (--rs->indeg[c] == 0) {
+      if (G_UNLIKELY(crit != NULL))
+        sim_crit_rec_bind(crit, rs->rank, c, i);
       start_node(rs, c);
+    }
   }
   /* Hand the freed slot to the oldest waiting node. */
   if (slot == 1) {
     rs->compute_busy--;
     if (rs->compute_wait.len > 0)
-      start_node(rs, fifo_pop(&rs->compute_wait));
+      start_waiting(rs, &rs->compute_wait, i);
   } else if (slot == 2) {
     rs->cpu_busy--;
     if (rs->cpu_wait.len > 0)
-      start_node(rs, fifo_pop(&rs->cpu_wait));
+      start_waiting(rs, &rs->cpu_wait, i);
   }
 }
 
@@ -367,6 +385,8 @@ static void issue_collective(rank_state *rs, uint32_t i)
     .root = ci->root, .splits = ci->splits,
   };
   lifecycle_of(rp, ci, &d);
+  if (G_UNLIKELY(rp->crit != NULL))
+    sim_crit_rec_comm_start(rp->crit, ci->n, d.ranks, ci->node, ci->start, ci->seq);
   GError *e = NULL;
   if (!coll_desc_check(net_get_topo(rp->net), &d, &e)) {
     fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID, "%s #%u of group '%s' (rank %d node %" G_GUINT64_FORMAT
@@ -453,6 +473,9 @@ static void issue_p2p(rank_state *rs, uint32_t i)
   const et_graph *sg = rp->ranks[src].g;
   op->bytes = sg->comms[sg->nodes[op->send_node].comm].bytes;
   op->start = sim_now(rp->sim);
+  if (G_UNLIKELY(rp->crit != NULL))
+    sim_crit_rec_comm_start(rp->crit, 2, (const int[]){src, dst}, (const uint32_t[]){op->send_node, op->recv_node},
+                            op->start, ET_NONE);
   g_ptr_array_add(rp->p2p_ops, op);
   net_send(rp->net, src, dst, op->bytes, on_p2p_done, rp, rp->p2p_ops->len - 1);
 }
@@ -688,6 +711,8 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
   rp.obs = opt->observer;
+  if (opt->critical_path)
+    rp.crit = sim_crit_rec_new(w);
   rp.insts = g_hash_table_new_full(u64_hash, u64_equal, g_free, coll_inst_free);
   rp.p2p_wait = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, p2p_queue_free);
   rp.p2p_ops = g_ptr_array_new();
@@ -769,6 +794,10 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     const coll_library_stats *ls = coll_lib_library_stats(rp.coll);
     if (ls)
       res->library_stats = *ls;
+    if (rp.crit) {
+      res->critical = sim_crit_rec_build(rp.crit);
+      g_assert(res->critical->step_time == res->step_time);
+    }
     res->wall_seconds = wall;
     res->tier = tier;
     res->n_links = topo_n_links(t);
@@ -801,6 +830,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   g_ptr_array_free(rp.p2p_ops, TRUE);
   if (rp.comms)
     g_array_free(rp.comms, TRUE);
+  sim_crit_rec_free(rp.crit);
   coll_lib_free(rp.coll);
   net_free(rp.net);
   sim_engine_free(rp.sim);
@@ -816,5 +846,6 @@ void sim_result_free(sim_result *r)
   if (r->comms)
     g_array_free(r->comms, TRUE);
   g_free(r->link_bytes);
+  sim_crit_path_free(r->critical);
   g_free(r);
 }

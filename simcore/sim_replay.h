@@ -39,6 +39,7 @@ G_BEGIN_DECLS
  * time it started running (for communication: when this rank issued it);
  * comm_done for every communication record.  Either may be NULL. */
 typedef struct sim_comm_record sim_comm_record;
+typedef struct sim_critical_path sim_critical_path; /* simcore/sim_critical.h */
 typedef struct {
   void (*node_done)(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end);
   void (*comm_done)(void *ctx, const sim_comm_record *rec);
@@ -55,6 +56,8 @@ typedef struct {
   gboolean has_algo;       /* force one collective algorithm */
   coll_algo algo;
   gboolean quiet;          /* do not print the speed line */
+  gboolean critical_path;  /* record binding predecessors and build sim_result.critical
+                              (simcore/sim_critical.h; O(nodes) memory, off: no cost) */
 } sim_replay_options;
 
 typedef struct {
@@ -103,6 +106,7 @@ typedef struct {
   uint64_t *link_bytes;    /* per topology link */
   coll_library_kind library;     /* communication library modeled (config `library:`) */
   coll_library_stats library_stats; /* its registration / staging / core figures */
+  sim_critical_path *critical;   /* the critical path when options.critical_path, else NULL */
 } sim_result;
 
 sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay_options *opt,

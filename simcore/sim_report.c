@@ -1,6 +1,7 @@
 /* sim_report.c: human and JSON output of a replay (see sim_report.h). */
 #include "config.h"
 #include "simcore/sim_report.h"
+#include "simcore/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
 
@@ -259,6 +260,8 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
     wisp_json_uint(&j, "lifecycle_known", r->lifecycle_known);
     wisp_json_uint(&j, "lifecycle_partial", r->lifecycle_partial);
   }
+  if (r->critical)
+    sim_crit_write_json(&j, "critical_path", r->critical, w, TRUE);
   if (extra)
     extra(&j, ctx);
   wisp_json_end_object(&j);

@@ -15,6 +15,15 @@
  *   links[]       {link, src, dst, tier, bytes, bandwidth_GBps, utilization}: links that carried bytes,
  *                 by link index; utilization = bytes / (bandwidth x step time)
  *   busiest_links[] the SIM_REPORT_TOP_LINKS links of highest utilization (same fields; ties by index)
+ *   critical_path (only when the run recorded it, sim_replay_options.critical_path; simcore/sim_critical.h):
+ *                 {end_rank, step_time_ns, nodes (on the path),
+ *                  by_category {compute_ns, host_ns, idle_ns, communication_ns, communication_replayed_ns,
+ *                               other_ns} (sums to step_time_ns),
+ *                  communication[] {group, op, time_ns}  (path time per pair, largest first),
+ *                  ranks[] {rank, time_ns}  (path time per rank, ranks with path time only),
+ *                  stragglers[] {rank, waited_ns, at}  (waits attributed to rank; at = communications),
+ *                  bound (one sentence),
+ *                  segments[] {rank, category, start_ns, end_ns, nodes, first, last}  (merged runs, time order)}
  * collectives[] is ordered by (end_ns, rank, node_id).
  */
 #ifndef WISP_SIM_REPORT_H

@@ -58,6 +58,11 @@ void study_summarize(const sim_result *r, study_summary *out);
 /* Builds the variant's topology and replays w on it (quietly). */
 gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
                          study_summary *out, GError **error);
+/* The same; when critical is not NULL the run also records its critical
+ * path (simcore/sim_critical.h) and hands it over in *critical (free with
+ * sim_crit_path_free; NULL on failure). */
+gboolean study_run_point_critical(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
+                                  study_summary *out, sim_critical_path **critical, GError **error);
 
 /* ---- utility ---- */
 
@@ -72,6 +77,7 @@ typedef struct {
 
 typedef struct {
   study_summary baseline;
+  sim_critical_path *baseline_critical; /* critical path of the baseline run (the variants record none) */
   sim_time_ps measured_step;   /* -1 when the workload has none */
   double calibration_error_pct;/* (T - measured) / measured x 100, NAN when unknown */
   GArray *rows;                /* study_utility_row */

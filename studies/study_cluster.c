@@ -201,6 +201,14 @@ void study_summarize(const sim_result *r, study_summary *out)
 gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
                          study_summary *out, GError **error)
 {
+  return study_run_point_critical(w, v, opt, out, NULL, error);
+}
+
+gboolean study_run_point_critical(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
+                                  study_summary *out, sim_critical_path **critical, GError **error)
+{
+  if (critical)
+    *critical = NULL;
   if (topo_variant_n_ranks(v) < w->n_ranks) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "the cluster places %d ranks but the workload has %d; give a larger cluster or a preset (presets "
@@ -213,11 +221,16 @@ gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_
     return FALSE;
   sim_replay_options o = opt ? *opt : (sim_replay_options){0};
   o.quiet = TRUE;
+  o.critical_path = critical != NULL;
   sim_result *r = sim_replay_run(w, t, &o, error);
   topo_free(t);
   if (r == NULL)
     return FALSE;
   study_summarize(r, out);
+  if (critical) {
+    *critical = r->critical;
+    r->critical = NULL;
+  }
   sim_result_free(r);
   return TRUE;
 }

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "studies/study.h"
 #include "simcore/sim_report.h"
+#include "simcore/sim_critical.h"
 #include "common/wisp_json.h"
 
 #include <math.h>
@@ -26,6 +27,7 @@ void study_utility_result_free(study_utility_result *u)
     return;
   if (u->rows)
     g_array_free(u->rows, TRUE);
+  sim_crit_path_free(u->baseline_critical);
   g_free(u);
 }
 
@@ -151,7 +153,9 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
   g_array_set_clear_func(u->rows, row_clear);
   u->measured_step = sim_report_measured_step(w);
   u->calibration_error_pct = NAN;
-  if (!study_run_point(w, base, opt, &u->baseline, error))
+  /* Only the baseline records its critical path: it explains the
+   * utilities (the variants need their step times only). */
+  if (!study_run_point_critical(w, base, opt, &u->baseline, &u->baseline_critical, error))
     goto fail;
   if (u->measured_step > 0)
     u->calibration_error_pct =
@@ -266,6 +270,10 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
     fprintf(out, "measured step time:             unknown (the workload carries no measured step)\n");
   }
   sim_report_print_unsimulated(w, out);
+  if (u->baseline_critical) {
+    fputc('\n', out);
+    sim_crit_print_summary(u->baseline_critical, w, out);
+  }
   fprintf(out, "\n%-16s %14s %14s %10s  %s\n", "resource", "T_ms", "T_2x_ms", "utility_%", "change");
   for (guint i = 0; i < u->rows->len; i++) {
     const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
@@ -277,6 +285,18 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
     fprintf(out, "%-16s %14.6f %14.6f %10.4f  %s%s%s%s\n", r->resource, (double)u->baseline.step_time / 1e9,
             (double)r->variant.step_time / 1e9, r->utility_pct, r->change ? r->change : "",
             r->note ? "  [" : "", r->note ? r->note : "", r->note ? "]" : "");
+  }
+  /* A utility this small needs a reason: the baseline's critical path
+   * says what bounds the step instead of the network. */
+  gboolean small = FALSE;
+  for (guint i = 0; i < u->rows->len; i++) {
+    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+    small = small || (r->applicable && r->utility_pct < 0.5);
+  }
+  if (small && u->baseline_critical) {
+    char *why = sim_crit_bound_sentence(u->baseline_critical, w);
+    fprintf(out, "why < 0.5 %%: %s\n", why);
+    g_free(why);
   }
   double T = (double)u->baseline.step_time;
   fprintf(out, "\nsensitivity: all bandwidths -10 %%: T = %.6f ms (%+.3f %%); +10 %%: T = %.6f ms (%+.3f %%)\n",
@@ -337,6 +357,8 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
   wisp_json_ns(&j, "overlapped_comm_ns", u->baseline.overlapped_comm);
   wisp_json_ns(&j, "idle_ns", u->baseline.idle);
   wisp_json_end_object(&j);
+  if (u->baseline_critical)
+    sim_crit_write_json(&j, "baseline_critical_path", u->baseline_critical, w, FALSE);
   wisp_json_begin_array(&j, "resources");
   for (guint i = 0; i < u->rows->len; i++) {
     const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
