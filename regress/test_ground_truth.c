@@ -1,0 +1,197 @@
+/* test_ground_truth.c: wisp's what-if answers against the truth.
+ *
+ * The ground-truth model (regress/gt_model.c, doc/ground-truth.md) executes
+ * a small job on a modelled machine (a CPU launch thread, compute,
+ * communication and point-to-point streams, events, host syncs, ring
+ * alpha-beta collectives whose kernels include waiting for the slowest
+ * peer) and writes the Kineto traces the job produces on a network of bus
+ * bandwidth B and on one of 2B, with the true step times T_B and T_2B.
+ * For every scenario (tensor parallel, data-parallel overlap, launch-bound,
+ * a straggler rank, pipeline send/recv), with plain traces and with
+ * cuda_sync events, this test runs the `wisp` binary ($WISP_BIN) as a user
+ * would:
+ *
+ *   wisp calibrate B  -o calB.yaml      (alpha and beta from the B trace)
+ *   wisp calibrate 2B -o cal2B.yaml
+ *   wisp utility B --cluster calB.yaml --resource scale_up_bw --json u.json
+ *   wisp simulate 2B --network calB.yaml --json s.json   (2B -> B)
+ *   wisp simulate B --network cal2B.yaml --json t.json   (B -> 2B)
+ *
+ * and requires, each expected value printed beside wisp's:
+ *   - the utility of doubling the bandwidth within 1 percentage point of the
+ *     true (T_B - T_2B) / T_B;
+ *   - the baseline, the utility's T_2x and both cross replays within 2 % of
+ *     the true step on the target network;
+ *   - for the launch-bound job, whose true utility is about 0, a `why` line
+ *     naming host/CPU work as what bounds the step.
+ *
+ * Skips visibly when WISP_BIN is not set (run through make check).
+ */
+#include "config.h"
+
+#include "regress/gt_model.h"
+#include "regress/test_util.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+/* Runs `wisp ARGS...`; returns its exit status and, when out is given, its
+ * standard output. */
+static int wisp(const char *const *args, char **out)
+{
+  GPtrArray *a = g_ptr_array_new();
+  g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
+  for (const char *const *p = args; *p; p++)
+    g_ptr_array_add(a, (gpointer)*p);
+  g_ptr_array_add(a, NULL);
+  int status = 0;
+  char *o = NULL, *e = NULL;
+  GError *error = NULL;
+  if (!g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &e, &status, &error))
+    g_error("cannot run %s: %s", (char *)a->pdata[0], error->message);
+  g_ptr_array_free(a, TRUE);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code != 0)
+    g_test_message("wisp %s exited %d: %s", args[0], code, e);
+  g_free(e);
+  if (out)
+    *out = o;
+  else
+    g_free(o);
+  return code;
+}
+
+static cJSON *load_json(const char *path)
+{
+  char *t = NULL;
+  g_assert_true(g_file_get_contents(path, &t, NULL, NULL));
+  cJSON *d = cJSON_ParseWithOpts(t, NULL, TRUE);
+  g_assert_nonnull(d);
+  g_free(t);
+  return d;
+}
+
+/* A time key ("1234.567", decimal nanoseconds) of a report. */
+static double ns_of(const cJSON *obj, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  g_assert_nonnull(v);
+  if (cJSON_IsString(v))
+    return g_ascii_strtod(v->valuestring, NULL);
+  g_assert_true(cJSON_IsNumber(v));
+  return v->valuedouble;
+}
+
+/* Relative error of a prediction, in percent. */
+static double rel_pct(double predicted, double truth)
+{
+  return 100.0 * (predicted - truth) / truth;
+}
+
+typedef struct {
+  gt_scenario scenario;
+  gboolean cuda_sync;
+} gt_case;
+
+static void check_case(gconstpointer data)
+{
+  const gt_case *tc = data;
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-gt-XXXXXX", NULL);
+  g_assert_nonnull(dir);
+  char *b_dir = g_build_filename(dir, "B", NULL), *b2_dir = g_build_filename(dir, "2B", NULL);
+  char *cal_b = g_build_filename(dir, "calB.yaml", NULL), *cal_2b = g_build_filename(dir, "cal2B.yaml", NULL);
+  char *u_json = g_build_filename(dir, "u.json", NULL), *s_json = g_build_filename(dir, "s.json", NULL),
+       *t_json = g_build_filename(dir, "t.json", NULL);
+
+  /* The truth. */
+  gt_params p;
+  gt_params_init(&p, tc->scenario);
+  p.cuda_sync_events = tc->cuda_sync;
+  gt_result rb, r2b;
+  GError *error = NULL;
+  g_assert_true(gt_run(&p, b_dir, &rb, &error));
+  g_assert_no_error(error);
+  p.bw_scale = 2.0;
+  g_assert_true(gt_run(&p, b2_dir, &r2b, &error));
+  g_assert_no_error(error);
+  double t_b = (double)rb.step_ns, t_2b = (double)r2b.step_ns;
+  double true_util = 100.0 * (t_b - t_2b) / t_b;
+  const char *name = gt_scenario_name(tc->scenario);
+
+  /* wisp, as a user runs it. */
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "-o", cal_b, NULL}, NULL), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b2_dir, "-o", cal_2b, NULL}, NULL), ==, 0);
+  char *u_out = NULL;
+  g_assert_cmpint(wisp((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw", "--json",
+                                        u_json, NULL}, &u_out), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"simulate", b2_dir, "--network", cal_b, "--json", s_json, NULL}, NULL), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"simulate", b_dir, "--network", cal_2b, "--json", t_json, NULL}, NULL), ==, 0);
+
+  cJSON *u = load_json(u_json), *s = load_json(s_json), *t = load_json(t_json);
+  double base = ns_of(u, "baseline_step_ns"), util = NAN, t_2x = NAN;
+  const cJSON *res = cJSON_GetObjectItemCaseSensitive(u, "resources"), *row;
+  cJSON_ArrayForEach(row, res) {
+    if (strcmp(cJSON_GetObjectItemCaseSensitive(row, "resource")->valuestring, "scale_up_bw") == 0) {
+      util = cJSON_GetObjectItemCaseSensitive(row, "utility_pct")->valuedouble;
+      t_2x = ns_of(row, "step_time_2x_ns");
+    }
+  }
+  g_assert_false(isnan(util));
+  double b_from_2b = ns_of(s, "step_time_ns"), b2_from_b = ns_of(t, "step_time_ns");
+
+  char *line = g_strdup_printf(
+      "%s%s: utility of 2x bandwidth: true %.3f %%, wisp %.3f %% (%+.3f pp); baseline: true %.0f ns, wisp %.0f ns "
+      "(%+.3f %%); B -> 2B: true %.0f ns, utility's T_2x %.0f ns (%+.3f %%), simulate on cal2B %.0f ns (%+.3f %%); "
+      "2B -> B: true %.0f ns, wisp %.0f ns (%+.3f %%)", name, tc->cuda_sync ? " (cuda_sync events)" : "", true_util,
+      util, util - true_util, t_b, base, rel_pct(base, t_b), t_2b, t_2x, rel_pct(t_2x, t_2b), b2_from_b,
+      rel_pct(b2_from_b, t_2b), t_b, b_from_2b, rel_pct(b_from_2b, t_b));
+  g_test_message("%s", line);
+  g_free(line);
+  g_assert_cmpfloat(fabs(util - true_util), <=, 1.0);
+  g_assert_cmpfloat(fabs(rel_pct(base, t_b)), <=, 2.0);
+  g_assert_cmpfloat(fabs(rel_pct(t_2x, t_2b)), <=, 2.0);
+  g_assert_cmpfloat(fabs(rel_pct(b2_from_b, t_2b)), <=, 2.0);
+  g_assert_cmpfloat(fabs(rel_pct(b_from_2b, t_b)), <=, 2.0);
+  if (tc->scenario == GT_LAUNCH) {
+    /* A utility below 0.5 % is explained, and here the CPU bounds the step. */
+    g_assert_cmpfloat(true_util, <, 0.5);
+    const char *why = strstr(u_out, "why < 0.5 %");
+    g_assert_nonnull(why);
+    g_assert_nonnull(strstr(why, "host/CPU"));
+  }
+  cJSON_Delete(u);
+  cJSON_Delete(s);
+  cJSON_Delete(t);
+  g_free(u_out);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(b_dir);
+  g_free(b2_dir);
+  g_free(cal_b);
+  g_free(cal_2b);
+  g_free(u_json);
+  g_free(s_json);
+  g_free(t_json);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  enum { n_scenarios = GT_PP + 1 };
+  static gt_case cases[2 * n_scenarios];
+  for (int s = 0; s < n_scenarios; s++)
+    for (int c = 0; c < 2; c++) {
+      gt_case *tc = &cases[2 * s + c];
+      tc->scenario = (gt_scenario)s;
+      tc->cuda_sync = c == 1;
+      char *path = g_strdup_printf("/ground_truth/%s%s", gt_scenario_name(tc->scenario), c ? "/cuda_sync" : "");
+      g_test_add_data_func(path, tc, check_case);
+      g_free(path);
+    }
+  return g_test_run();
+}
