@@ -566,8 +566,20 @@ static et_coll_type coll_of(fe_hlo_kind k)
 typedef struct {
   et_builder *b;
   uint64_t next_id;
-  GArray *frontier;  /* uint64 node ids the next node depends on */
+  GArray *frontier;  /* xla_dep: the nodes the next node depends on */
 } xla_chain;
+
+/* A node of the frontier and its measured end. */
+typedef struct {
+  uint64_t id;
+  sim_time_ps end;
+} xla_dep;
+
+static void frontier_push(xla_chain *ch, uint64_t id, sim_time_ps end)
+{
+  xla_dep d = {id, end};
+  g_array_append_val(ch->frontier, d);
+}
 
 static uint32_t chain_add(xla_chain *ch, et_node_type type, const char *name, sim_time_ps start,
                           sim_time_ps dur, uint8_t flags, gboolean advance)
@@ -576,12 +588,34 @@ static uint32_t chain_add(xla_chain *ch, et_node_type type, const char *name, si
   uint32_t n = et_builder_add_node(ch->b, id, type, name, dur, flags | ET_FLAG_HAS_START);
   et_builder_set_start(ch->b, n, start);
   for (guint i = 0; i < ch->frontier->len; i++)
-    et_builder_add_dep(ch->b, n, g_array_index(ch->frontier, uint64_t, i), TRUE, TRUE); /* execution order: data_deps and ctrl_deps, for V1 and V3 feeders */
+    et_builder_add_dep(ch->b, n, g_array_index(ch->frontier, xla_dep, i).id, TRUE, TRUE); /* execution order: data_deps and ctrl_deps, for V1 and V3 feeders */
   if (advance) {
     g_array_set_size(ch->frontier, 0);
-    g_array_append_val(ch->frontier, id);
+    frontier_push(ch, id, start + dur);
   }
   return n;
+}
+
+/* The idle time [start, start + dur) before the chain's next op.  It
+ * follows only the frontier node that ended last on the measured timeline
+ * (the first of them on ties); the next op also depends on the others
+ * directly, so when that binding node ends earlier in a what-if the op
+ * moves with it and the others still hold it: idle is never measured
+ * waiting replayed after everything (the rule of kineto_graph.c). */
+static void chain_idle(xla_chain *ch, sim_time_ps start, sim_time_ps dur)
+{
+  guint bind = 0;
+  for (guint i = 1; i < ch->frontier->len; i++)
+    if (g_array_index(ch->frontier, xla_dep, i).end > g_array_index(ch->frontier, xla_dep, bind).end)
+      bind = i;
+  uint64_t id = ch->next_id++;
+  uint32_t n = et_builder_add_node(ch->b, id, ET_NODE_COMP, "idle_gap", dur, ET_FLAG_DELAY | ET_FLAG_HAS_START);
+  et_builder_set_start(ch->b, n, start);
+  if (ch->frontier->len) {
+    et_builder_add_dep(ch->b, n, g_array_index(ch->frontier, xla_dep, bind).id, TRUE, TRUE);
+    g_array_remove_index(ch->frontier, bind);
+  }
+  frontier_push(ch, id, start + dur);
 }
 
 static void comm_init(et_comm *cm)
@@ -643,7 +677,7 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
                   ? g_strdup_printf("%s:/device:TPU:%" G_GINT64_FORMAT, c->paths[chip->file], chip->local_id)
                   : g_strdup_printf("device %" G_GINT64_FORMAT " (replays %s:/device:TPU:%" G_GINT64_FORMAT ")",
                                     chip->global_id, c->paths[chip->file], chip->local_id);
-  xla_chain ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+  xla_chain ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(xla_dep))};
   g_free(src);
   uint32_t *counter = g_new0(uint32_t, c->infos->len);
   xla_op *ops = (xla_op *) chip->ops->data;
@@ -722,7 +756,7 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
     }
     sim_time_ps end = op->start + op->dur;
     if (op->start > prev_end && !c->opt->no_gaps)
-      chain_add(&ch, ET_NODE_COMP, "idle_gap", prev_end, op->start - prev_end, ET_FLAG_DELAY, TRUE);
+      chain_idle(&ch, prev_end, op->start - prev_end);
     if (op->start < prev_end) {
       /* Ops of one chain that overlap in the profile are serialised by the
        * chain: count them and the time the replay adds. */
@@ -743,10 +777,8 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
           c->rep->unmatched_dones++;
       } else {
         /* The op after the done waits for the collective (all its nodes). */
-        for (uint32_t j = 0; j < start_count[partner[i]]; j++) {
-          uint64_t sid = start_node[partner[i]] + j;
-          g_array_append_val(ch.frontier, sid);
-        }
+        for (uint32_t j = 0; j < start_count[partner[i]]; j++)
+          frontier_push(&ch, start_node[partner[i]] + j, end); /* the collective's nodes end with the done */
         c->rep->async_pairs++;
       }
       continue;
@@ -787,10 +819,8 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
       ok = p2p_nodes(c, &ch, in, op, dur, chip->global_id, rank, counter, &cnt, error);
       if (ok && !async && cnt) {
         g_array_set_size(ch.frontier, 0);
-        for (uint32_t j = 0; j < cnt; j++) {
-          uint64_t id = first + j;
-          g_array_append_val(ch.frontier, id);
-        }
+        for (uint32_t j = 0; j < cnt; j++)
+          frontier_push(&ch, first + j, op->start + dur);
       }
       if (async) {
         start_node[i] = first;

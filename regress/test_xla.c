@@ -151,7 +151,7 @@ static void check_a6(gboolean gz)
    *  1 idle_gap 40 µs                [100, 140)  (fusion end -> all-gather start)
    *  2 all-gather ALL_GATHER 8,192 B (bf16[1,4096] input), async: 150 -> 176 µs = 26 µs
    *  3 idle_gap 5 µs                 [170, 175)  (start event end -> done start)
-   *  4 idle_gap 24 µs                [176, 200)  waits for node 2 (the done joins it)
+   *  4 idle_gap 24 µs                [176, 200)  after node 2 (the done joins it; it ended last)
    *  5 reduce-scatter 32,768 B (f32[8,1024] input), 30 µs
    *  6 collective-permute.5 5 µs (unsized; SparseCore chain)
    * The all-gather and the reduce-scatter name 8 devices of which 2 are in
@@ -178,8 +178,10 @@ static void check_a6(gboolean gz)
   g_assert_true(has_parent(g, 3, 1));   /* work after the start does not wait for it */
   g_assert_false(has_parent(g, 3, 2));
   g_assert_cmpint(g->nodes[4].duration_ps, ==, 24 * US);
-  g_assert_true(has_parent(g, 4, 2));   /* ... but work after the done does */
-  g_assert_true(has_parent(g, 4, 3));
+  g_assert_true(has_parent(g, 4, 2));   /* ... but work after the done does: the idle */
+  g_assert_false(has_parent(g, 4, 3));  /* follows the collective alone (it ended last, at 176) */
+  g_assert_true(has_parent(g, 5, 4));   /* and the reduce-scatter follows the idle and, */
+  g_assert_true(has_parent(g, 5, 3));   /* directly, the chain's other end (node 3, at 175) */
   const et_comm *rs = et_node_comm(g, 5);
   g_assert_cmpint(rs->coll, ==, ET_COLL_REDUCE_SCATTER);
   g_assert_cmpuint(rs->bytes, ==, 8 * 1024 * 4);
