@@ -385,12 +385,18 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
     ec.src = ec.dst = ec.tag = -1;
     ec.root = c->root;
     ec.coll = c->p2p ? ET_COLL_NONE : (uint8_t)c->coll;
+    /* Send/recv pairs match in order per (source, destination, tag); the
+     * tag is the pair's group, so the pairs of different groups between
+     * the same ranks never mix, and Chakra files carry the comm_tag their
+     * readers need. */
     if (c->p2p == 1) {
       ec.src = r->rank;
       ec.dst = c->peer;
+      ec.tag = (int32_t)c->group;
     } else if (c->p2p == 2) {
       ec.src = c->peer;
       ec.dst = r->rank;
+      ec.tag = (int32_t)c->group;
     }
     const uint64_t *splits = NULL;
     uint32_t ns = 0;

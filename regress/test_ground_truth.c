@@ -23,7 +23,11 @@
  *   - the baseline, the utility's T_2x and both cross replays within 2 % of
  *     the true step on the target network;
  *   - for the launch-bound job, whose true utility is about 0, a `why` line
- *     naming host/CPU work as what bounds the step.
+ *     naming host/CPU work as what bounds the step;
+ *   - the Chakra files `wisp convert` writes give the same baseline and
+ *     utility as the trace (to the picosecond and 1e-6 pp): with
+ *     --host-launch as the trace, without as the trace with
+ *     --no-host-launch.
  *
  * Skips visibly when WISP_BIN is not set (run through make check).
  */
@@ -163,6 +167,39 @@ static void check_case(gconstpointer data)
     const char *why = strstr(u_out, "why < 0.5 %");
     g_assert_nonnull(why);
     g_assert_nonnull(strstr(why, "host/CPU"));
+  }
+  /* The Chakra files `wisp convert` writes replay like the trace itself:
+   * with --host-launch, like the trace; without, like --no-host-launch. */
+  for (int host = 0; host < 2; host++) {
+    char *et_dir = g_build_filename(dir, host ? "et-host" : "et", NULL);
+    char *ue_json = g_build_filename(dir, "ue.json", NULL), *ut_json = g_build_filename(dir, "ut.json", NULL);
+    const char *conv[] = {"convert", b_dir, "-o", et_dir, host ? "--host-launch" : NULL, NULL};
+    g_assert_cmpint(wisp(conv, NULL), ==, 0);
+    g_assert_cmpint(wisp((const char *[]){"utility", et_dir, "--cluster", cal_b, "--resource", "scale_up_bw", "--json",
+                                          ue_json, NULL}, NULL), ==, 0);
+    double ref_base = base, ref_util = util;
+    if (!host) {
+      g_assert_cmpint(wisp((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw",
+                                            "--no-host-launch", "--json", ut_json, NULL}, NULL), ==, 0);
+      cJSON *ut = load_json(ut_json);
+      ref_base = ns_of(ut, "baseline_step_ns");
+      ref_util = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ut, "resources"),
+                                                                     0), "utility_pct")->valuedouble;
+      cJSON_Delete(ut);
+    }
+    cJSON *ue = load_json(ue_json);
+    double e_base = ns_of(ue, "baseline_step_ns");
+    double e_util = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ue, "resources"),
+                                                                         0), "utility_pct")->valuedouble;
+    g_test_message("%s: convert%s: baseline %.3f ns, utility %.6f %%; the trace%s: %.3f ns, %.6f %%", name,
+                   host ? " --host-launch" : "", e_base, e_util, host ? "" : " with --no-host-launch", ref_base,
+                   ref_util);
+    g_assert_cmpfloat(fabs(e_base - ref_base), <=, 0.001);
+    g_assert_cmpfloat(fabs(e_util - ref_util), <=, 1e-6);
+    cJSON_Delete(ue);
+    g_free(et_dir);
+    g_free(ue_json);
+    g_free(ut_json);
   }
   cJSON_Delete(u);
   cJSON_Delete(s);
