@@ -201,8 +201,14 @@ typedef struct {
 
 typedef struct {
   sim_time_ps sim_step;
-  sim_time_ps meas_step;   /* -1 when unknown */
+  sim_time_ps meas_step;   /* -1 when unknown; with measured starts, the latest end from the earliest start */
   int meas_step_rank;      /* rank of the max, -1 when unknown */
+  gboolean measured_starts; /* the replay started the ranks at their measured starts */
+  /* The measured windows on the common clock (et_workload.measured_start_ps;
+   * -1 when unknown): how far apart they start and end, which rank starts
+   * first and last, and the time from the last start to the last end. */
+  sim_time_ps start_skew, end_skew, span_from_last_start;
+  int first_start_rank, last_start_rank;
   double step_err_pct;     /* NAN when unknown */
   uint64_t comms, comms_measured;
   double mean_abs_pct, worst_pct; /* over records with a measurement; NAN when none */

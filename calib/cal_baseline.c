@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "calib/cal.h"
+#include "simcore/sim_report.h"
 
 /* Bins: 0 = below 1 KiB; bin k (1..10) = [4^(k-1) KiB, 4^k KiB); 11 = 1 GiB
  * and more. */
@@ -109,12 +110,32 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
   out->step_err_pct = NAN;
   out->mean_abs_pct = out->worst_pct = NAN;
   out->inst_mean_abs_pct = out->inst_worst_pct = NAN;
-  if (w && w->measured_step_ps)
-    for (int k = 0; k < w->n_ranks; k++)
-      if (w->measured_step_ps[k] > out->meas_step) {
-        out->meas_step = w->measured_step_ps[k];
-        out->meas_step_rank = k;
+  if (w)
+    out->meas_step = sim_report_measured_end(w, r->measured_starts, &out->meas_step_rank);
+  out->measured_starts = r->measured_starts;
+  /* How far apart the ranks' measured windows start and end on the common
+   * clock (when the workload knows it). */
+  out->start_skew = out->end_skew = -1;
+  out->first_start_rank = out->last_start_rank = -1;
+  if (w && w->measured_start_ps && w->measured_step_ps) {
+    sim_time_ps s_lo = 0, s_hi = 0, e_lo = 0, e_hi = 0;
+    for (int k = 0; k < w->n_ranks; k++) {
+      sim_time_ps s = w->measured_start_ps[k], e = s + w->measured_step_ps[k];
+      if (k == 0 || s < s_lo) {
+        s_lo = s;
+        out->first_start_rank = k;
       }
+      if (k == 0 || s > s_hi) {
+        s_hi = s;
+        out->last_start_rank = k;
+      }
+      e_lo = k == 0 ? e : MIN(e_lo, e);
+      e_hi = k == 0 ? e : MAX(e_hi, e);
+    }
+    out->start_skew = s_hi - s_lo;
+    out->end_skew = e_hi - e_lo;
+    out->span_from_last_start = e_hi - s_hi;
+  }
   if (out->meas_step <= 0) {
     out->meas_step = -1;
     out->meas_step_rank = -1;
@@ -233,8 +254,22 @@ void cal_print_baseline(const sim_result *r, const et_workload *w, FILE *out)
     fprintf(out, "baseline: simulated step %s ns, measured step unknown (the workload carries no measured "
             "step time)\n", wisp_ns_string(b.sim_step, s1));
   else
-    fprintf(out, "baseline: simulated step %s ns vs measured %s ns (max over ranks, rank %d): error %+.2f %%\n",
-            wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2), b.meas_step_rank, b.step_err_pct);
+    fprintf(out, "baseline: simulated step %s ns vs measured %s ns (%s, rank %d): error %+.2f %%\n",
+            wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2),
+            b.measured_starts ? "latest end from the earliest start; ranks started at their measured starts"
+                              : "max over ranks", b.meas_step_rank, b.step_err_pct);
+  if (b.start_skew > 0) {
+    char s3[32];
+    fprintf(out, "  measured windows start up to %s ns apart (rank %d first, rank %d last) and end up to %s ns apart; "
+            "%s\n", wisp_ns_string(b.start_skew, s1), b.first_start_rank, b.last_start_rank,
+            wisp_ns_string(b.end_skew, s2),
+            b.measured_starts ? "the replay started each rank at its measured start"
+                              : "the replay starts every rank together, so a rank that started early replays "
+                                "without the wait for the late ones (--starts measured replays the measured starts)");
+    if (!b.measured_starts)
+      fprintf(out, "  measured time from the last start to the last end: %s ns\n",
+              wisp_ns_string(b.span_from_last_start, s3));
+  }
   if (b.comms_measured == 0) {
     fprintf(out, "  collectives: %" G_GUINT64_FORMAT " records, none with a measured duration\n", b.comms);
     cal_baseline_clear(&b);
@@ -270,6 +305,14 @@ void cal_baseline_json(const sim_result *r, const et_workload *w, wisp_json *j, 
     wisp_json_string(j, "measured_step_ns", NULL);
   }
   wisp_json_double(j, "step_error_pct", b.step_err_pct, 4);
+  wisp_json_bool(j, "measured_starts", b.measured_starts);
+  if (b.start_skew >= 0) {
+    wisp_json_ns(j, "measured_start_skew_ns", b.start_skew);
+    wisp_json_ns(j, "measured_end_skew_ns", b.end_skew);
+    wisp_json_ns(j, "measured_last_start_to_last_end_ns", b.span_from_last_start);
+  } else {
+    wisp_json_string(j, "measured_start_skew_ns", NULL);
+  }
   wisp_json_uint(j, "comm_records", b.comms);
   wisp_json_uint(j, "comm_records_measured", b.comms_measured);
   wisp_json_double(j, "comm_mean_abs_error_pct", b.mean_abs_pct, 4);

@@ -779,6 +779,7 @@ void et_workload_free(et_workload *w)
   g_hash_table_destroy(w->group_index);
   g_free(w->source);
   g_free(w->measured_step_ps);
+  g_free(w->measured_start_ps);
   g_free(w);
 }
 

@@ -218,6 +218,11 @@ typedef struct {
   char *source;            /* path the workload was read from */
   /* Measured step time per rank from the profile (-1 when unknown). */
   sim_time_ps *measured_step_ps;
+  /* Per rank, where its measured window began on the traces' common clock,
+   * relative to the earliest rank's (>= 0); NULL when the profile does not
+   * give comparable clocks.  The replay starts every rank at 0 unless asked
+   * to start them here (sim_replay_options.measured_starts). */
+  sim_time_ps *measured_start_ps;
 } et_workload;
 
 et_workload *et_workload_new(int n_ranks, const char *source);

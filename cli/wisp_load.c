@@ -161,6 +161,7 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict, "repairable input problems (dangling edges, unmatched or unsized collectives) are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &c->replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption; 'all': every traced rank)", "R[,R...]|all"},
     {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &c->replicate_missing, "complete partial groups: XLA chips missing from the profile replay present ones, Kineto absent ranks replicate the traced ones (--replicate-from all)", NULL},
+    {"starts", 0, 0, G_OPTION_ARG_STRING, &c->starts, "together (default: every rank starts its step at 0) or measured (each rank at its measured start on the traces' common clock)", "together|measured"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is a fixed delay)", NULL},
@@ -191,6 +192,12 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
     return FALSE;
   }
   ro->compute_slots = c->compute_slots == -1 ? 0 : (unsigned)c->compute_slots;
+  if (c->starts && strcmp(c->starts, "measured") == 0) {
+    ro->measured_starts = TRUE;
+  } else if (c->starts && strcmp(c->starts, "together") != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--starts takes 'together' or 'measured', not '%s'", c->starts);
+    return FALSE;
+  }
   if (c->model) {
     if (!net_tier_from_name(c->model, &ro->tier)) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --network-model '%s' (use analytical or flow)",
@@ -219,5 +226,6 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->replicate_from);
   g_free(c->model);
   g_free(c->algo);
+  g_free(c->starts);
   memset(c, 0, sizeof(*c));
 }

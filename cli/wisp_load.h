@@ -31,14 +31,15 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
  *        --step N, --no-host-launch;
- * replay --network-model analytical|flow, --algo ALGO, --compute-slots N. */
+ * replay --network-model analytical|flow, --algo ALGO, --compute-slots N,
+ *        --starts together|measured. */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo;
+  char *deps, *replicate_from, *model, *algo, *starts;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 10
+#define WISP_CLI_COMMON_ENTRIES 11
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);

@@ -63,6 +63,7 @@ typedef struct {
   uint64_t inferred_sync_edges;    /* wait producers inferred from the timeline (no cudaEventRecord calls) */
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits; /* host_launch */
   uint64_t host_overlaps;  /* host_launch: launch calls nested in an earlier call of their thread */
+  uint64_t host_forks;     /* host_launch: other threads chained after the step thread (their first call) */
   uint32_t compute_slots;  /* kernels mode: most compute nodes measured at once (0 in gap mode) */
   uint64_t comm_matched, comm_dropped;
   uint64_t comm_replayed;      /* matched but replayed at the measured duration (no size on some member) */

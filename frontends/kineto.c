@@ -122,8 +122,9 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
       fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
               G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
               "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
-              "before their launch (no launch dependency)\n", k->host_nodes, k->host_threads, k->host_overlaps,
-              k->sync_waits, k->launched_before_window, k->launch_inversions);
+              "before their launch (no launch dependency); %" G_GUINT64_FORMAT " other thread(s) start after the "
+              "step thread's last node before their first call\n", k->host_nodes, k->host_threads, k->host_overlaps,
+              k->sync_waits, k->launched_before_window, k->launch_inversions, k->host_forks);
     if (k->compute_slots)
       fprintf(out, "  compute concurrency: at most %u compute node(s) measured running at once (the replay's "
               "compute slots unless --compute-slots is given)\n", k->compute_slots);
@@ -862,6 +863,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->launch_inversions = g->launch_inversions;
     rr->sync_waits = g->sync_waits;
     rr->host_overlaps = g->host_overlaps;
+    rr->host_forks = g->host_forks;
     rr->compute_slots = g->compute_slots;
     rr->unexplained_idle_ps = g->unexplained_idle_ps;
     rr->launch_lag_ps = g->launch_lag_ps;
@@ -888,6 +890,31 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
         rr->comm_dropped++;
         kt_count_skip(rr->skipped, c->drop_reason ? c->drop_reason : "communication not matched", 1);
       }
+    }
+  }
+  /* Where each rank's window began on the common clock (trace origins are
+   * whole microseconds apart), relative to the earliest rank: only when
+   * the clock check found the ranks' clocks in agreement (within 1 ms), so
+   * the offsets are real and not clock error. */
+  if (rep->clock_ranks >= 2 && rep->clock_spread_ps <= 1000 * SIM_PS_PER_US) {
+    const int64_t lim_us = (INT64_C(1) << 61) / SIM_PS_PER_US;
+    int64_t o0 = ranks[0]->trace->origin_us;
+    gboolean fits = TRUE;
+    sim_time_ps *abs_start = g_new(sim_time_ps, world), lo = 0;
+    for (int rk = 0; rk < world && fits; rk++) {
+      int64_t d_us;
+      fits = !__builtin_sub_overflow(ranks[rk]->trace->origin_us, o0, &d_us) && d_us <= lim_us && d_us >= -lim_us;
+      if (fits)
+        abs_start[rk] = d_us * SIM_PS_PER_US + ranks[rk]->window_abs;
+      if (fits && (rk == 0 || abs_start[rk] < lo))
+        lo = abs_start[rk];
+    }
+    if (fits) {
+      w->measured_start_ps = abs_start;
+      for (int rk = 0; rk < world; rk++)
+        w->measured_start_ps[rk] -= lo;
+    } else {
+      g_free(abs_start);
     }
   }
   {

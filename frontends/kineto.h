@@ -234,6 +234,7 @@ typedef struct {
    * GPU ops a host synchronisation waits for. */
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits;
   uint64_t host_overlaps;  /* launch calls inside the time of an earlier call on their thread */
+  uint64_t host_forks;     /* other threads whose chain starts after a node of the step thread's */
   /* Kernels mode: the most GPU compute nodes (kernels, copies, memsets and
    * unmatched communication kernels) measured running at once; the
    * replay's compute-slot count.  0 in gap mode (one compute chain). */

@@ -552,11 +552,15 @@ typedef struct {
   sim_time_ps start, dur;  /* relative to the window start */
   uint32_t ev;             /* the call's event */
   uint32_t op;             /* launched op, KT_NONE for a sync call */
+  uint8_t other;           /* 0 on the step marker's thread, 1 on any other */
 } host_call;
 
+/* The step thread's calls first, then each other thread's, in time order. */
 static int cmp_host_call(const void *a, const void *b)
 {
   const host_call *x = a, *y = b;
+  if (x->other != y->other)
+    return x->other < y->other ? -1 : 1;
   if (x->thread != y->thread)
     return x->thread < y->thread ? -1 : 1;
   if (x->start != y->start)
@@ -660,7 +664,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     if (op->launch == KT_NONE)
       continue;
     const kt_event *e = &g_array_index(t->events, kt_event, op->launch);
-    host_call c = { kt_thread_key(e), e->ts - r->window_abs, e->dur, op->launch, i };
+    host_call c = { kt_thread_key(e), e->ts - r->window_abs, e->dur, op->launch, i, 1 };
+    c.other = !r->have_step_thread || c.thread != r->step_thread;
     if (c.start < 0) {
       g->launched_before_window++;
       continue;
@@ -673,7 +678,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     sim_time_ps start = e->ts - r->window_abs;
     if (e->kind != KT_EV_HOST_SYNC || start < 0 || start > r->window_ps)
       continue;
-    host_call c = { kt_thread_key(e), start, e->dur, i, KT_NONE };
+    host_call c = { kt_thread_key(e), start, e->dur, i, KT_NONE, 1 };
+    c.other = !r->have_step_thread || c.thread != r->step_thread;
     clip_call(&c, r->window_ps); /* a sync still waiting when the step ended */
     g_array_append_val(calls, c);
   }
@@ -688,6 +694,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
   uint32_t last = KT_NONE;
   sim_time_ps cursor = 0, launch_anchor_t = 0;
   uint32_t launch_anchor = KT_NONE;
+  GArray *main_nodes = g_array_new(FALSE, FALSE, sizeof(chain_end)); /* the step thread's chain, in order */
   for (guint k = 0; k < calls->len; k++) {
     const host_call *c = &g_array_index(calls, host_call, k);
     const kt_event *e = &g_array_index(t->events, kt_event, c->ev);
@@ -697,6 +704,24 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       for (uint32_t s = 0; s < r->n_streams; s++)
         last_on_stream[s] = KT_NONE;
       g->host_threads++;
+      /* Another thread (an autograd or hook thread) starts work the step
+       * thread hands it: its chain begins after the step thread's last node
+       * that ended before its first call, not at the window's start, so it
+       * moves when the step thread does (a binary search). */
+      guint lo = 0, hi = c->other ? main_nodes->len : 0;
+      while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        if (g_array_index(main_nodes, chain_end, mid).end <= c->start)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      if (lo > 0) {
+        chain_end m = g_array_index(main_nodes, chain_end, lo - 1);
+        last = m.node;
+        cursor = m.end;
+        g->host_forks++;
+      }
     } else if (c->op != KT_NONE && c->ev == g_array_index(calls, host_call, k - 1).ev) {
       /* One call launching several ops (cudaGraphLaunch): same anchor. */
       anchor[c->op] = launch_anchor;
@@ -780,7 +805,12 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       if (last != KT_NONE)
         g_array_append_val(ends, ce);
     }
+    if (!c->other && last != KT_NONE) {
+      chain_end m = { last, cursor };
+      g_array_append_val(main_nodes, m);
+    }
   }
+  g_array_free(main_nodes, TRUE);
   g_free(first);
   g_free(last_on_stream);
   g_array_free(calls, TRUE);

@@ -11,7 +11,7 @@
 const char *sim_crit_category_name(sim_crit_category c)
 {
   static const char *const names[SIM_CRIT_N_CATEGORIES] = {
-    "compute", "host", "idle", "communication", "communication_replayed", "other",
+    "compute", "host", "idle", "communication", "communication_replayed", "other", "start_offset",
   };
   return (unsigned)c < SIM_CRIT_N_CATEGORIES ? names[c] : "?";
 }
@@ -303,7 +303,14 @@ sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
     t = seg.start;
     uint32_t pred = rec->ranks[next_r].parent[from];
     if (pred == ET_NONE) {
-      g_assert(t == 0); /* a root starts at time 0 */
+      /* A root starts at time 0, or at its rank's measured start
+       * (sim_replay_options.measured_starts): that offset is a segment of
+       * its own. */
+      g_assert(t >= 0);
+      if (t > 0) {
+        sim_crit_segment off = {.rank = next_r, .node = from, .category = SIM_CRIT_START_OFFSET, .start = 0, .end = t};
+        g_array_append_val(p->segments, off);
+      }
       break;
     }
     r = next_r;

@@ -60,6 +60,7 @@ typedef enum {
   SIM_CRIT_COMM,
   SIM_CRIT_COMM_REPLAYED,
   SIM_CRIT_OTHER,
+  SIM_CRIT_START_OFFSET,   /* before a rank's first node, when the replay starts ranks at their measured starts */
   SIM_CRIT_N_CATEGORIES
 } sim_crit_category;
 

@@ -526,6 +526,22 @@ static void start_node(rank_state *rs, uint32_t i)
   }
 }
 
+/* Starts every node of the rank without parents. */
+static void start_roots(rank_state *rs)
+{
+  for (uint32_t i = 0; i < rs->g->n_nodes; i++)
+    if (rs->indeg[i] == 0)
+      start_node(rs, i);
+}
+
+/* A rank that begins later than time 0 (measured starts). */
+static void on_rank_begin(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  start_roots(ctx);
+}
+
 /* ---- setup, checks and deadlock reports ---- */
 
 static gboolean check_workload(const et_workload *w, GError **error)
@@ -696,6 +712,13 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
                 w->source, w->n_ranks, topo_source(t), topo_n_ranks(t), w->n_ranks);
     return NULL;
   }
+  if (opt->measured_starts && w->measured_start_ps == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: --starts measured needs each rank's measured start on a common clock, which this workload "
+                "does not carry (Kineto traces whose clocks agree do; Chakra files and XLA profiles do not)",
+                w->source);
+    return NULL;
+  }
   if (!check_workload(w, error))
     return NULL;
 
@@ -747,10 +770,13 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   }
 
   double t0 = wisp_wall_seconds();
-  for (int r = 0; r < w->n_ranks; r++)
-    for (uint32_t i = 0; i < rp.ranks[r].g->n_nodes; i++)
-      if (rp.ranks[r].indeg[i] == 0)
-        start_node(&rp.ranks[r], i);
+  for (int r = 0; r < w->n_ranks; r++) {
+    sim_time_ps at = opt->measured_starts ? w->measured_start_ps[r] : 0;
+    if (at > 0)
+      sim_post_after(rp.sim, at, on_rank_begin, &rp.ranks[r], 0);
+    else
+      start_roots(&rp.ranks[r]);
+  }
   sim_run(rp.sim, SIM_TIME_MAX);
   double wall = wisp_wall_seconds() - t0;
 
@@ -798,6 +824,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
       res->critical = sim_crit_rec_build(rp.crit);
       g_assert(res->critical->step_time == res->step_time);
     }
+    res->measured_starts = opt->measured_starts;
     res->wall_seconds = wall;
     res->tier = tier;
     res->n_links = topo_n_links(t);

@@ -56,6 +56,8 @@ typedef struct {
   gboolean has_algo;       /* force one collective algorithm */
   coll_algo algo;
   gboolean quiet;          /* do not print the speed line */
+  gboolean measured_starts; /* start each rank at its measured window start (et_workload.measured_start_ps)
+                              instead of all at 0; an error when the workload carries none */
   gboolean critical_path;  /* record binding predecessors and build sim_result.critical
                               (simcore/sim_critical.h; O(nodes) memory, off: no cost) */
 } sim_replay_options;
@@ -107,6 +109,7 @@ typedef struct {
   coll_library_kind library;     /* communication library modeled (config `library:`) */
   coll_library_stats library_stats; /* its registration / staging / core figures */
   sim_critical_path *critical;   /* the critical path when options.critical_path, else NULL */
+  gboolean measured_starts;      /* ranks started at their measured starts (options.measured_starts) */
 } sim_result;
 
 sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay_options *opt,

@@ -11,12 +11,26 @@
 
 sim_time_ps sim_report_measured_step(const et_workload *w)
 {
+  return sim_report_measured_end(w, FALSE, NULL);
+}
+
+sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_starts, int *rank)
+{
   sim_time_ps best = -1;
-  if (w->measured_step_ps == NULL)
+  int at = -1;
+  if (w->measured_step_ps == NULL || (measured_starts && w->measured_start_ps == NULL))
     return -1;
-  for (int r = 0; r < w->n_ranks; r++)
-    if (w->measured_step_ps[r] > best)
-      best = w->measured_step_ps[r];
+  for (int r = 0; r < w->n_ranks; r++) {
+    if (w->measured_step_ps[r] < 0)
+      continue;
+    sim_time_ps end = w->measured_step_ps[r] + (measured_starts ? w->measured_start_ps[r] : 0);
+    if (end > best) {
+      best = end;
+      at = r;
+    }
+  }
+  if (rank)
+    *rank = at;
   return best;
 }
 
@@ -147,7 +161,7 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
   for (int k = 0; k < r->n_ranks; k++)
     sum += r->ranks[k].finish;
   wisp_json_ns(&j, "mean_finish_ns", r->n_ranks ? sum / r->n_ranks : 0);
-  sim_time_ps measured = sim_report_measured_step(w);
+  sim_time_ps measured = sim_report_measured_end(w, r->measured_starts, NULL);
   if (measured >= 0)
     wisp_json_ns(&j, "measured_step_ns", measured);
   else
@@ -388,7 +402,7 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     }
   }
   g_free(top);
-  sim_time_ps measured = sim_report_measured_step(w);
+  sim_time_ps measured = sim_report_measured_end(w, r->measured_starts, NULL);
   if (measured > 0) {
     char *ms = wisp_format_time(measured);
     double err = 100.0 * (double)(r->step_time - measured) / (double)measured;

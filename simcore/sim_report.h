@@ -60,6 +60,11 @@ void sim_report_print_unsimulated(const et_workload *w, FILE *out);
 
 /* Measured step time of the workload (max over ranks), or -1 when unknown. */
 sim_time_ps sim_report_measured_step(const et_workload *w);
+/* What a replay's step compares with: the measured step (max over ranks of
+ * the windows) when every rank starts at 0, or, with measured_starts, the
+ * latest measured end relative to the earliest start (max over ranks of
+ * start + window).  -1 when unknown; *rank (may be NULL) gets the rank. */
+sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_starts, int *rank);
 /* Op name for a record: the collective's short name, or "send"/"recv". */
 const char *sim_report_op_name(const sim_comm_record *c);
 
