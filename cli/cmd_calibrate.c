@@ -93,9 +93,11 @@ static gboolean print_sensitivity(const et_workload *w, const topo *t, const sim
 
 int wisp_cmd_calibrate(int argc, char **argv)
 {
-  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *model = NULL, *replicate = NULL;
-  gboolean summary = FALSE, no_baseline = FALSE, strict = FALSE;
-  int step = -1;
+  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL;
+  gboolean summary = FALSE, no_baseline = FALSE;
+  wisp_cli_common common;
+  GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
+  wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster,
      "cluster preset or config whose shape the output keeps (default dgx-h100)", "PRESET|CONFIG"},
@@ -107,20 +109,16 @@ int wisp_cmd_calibrate(int argc, char **argv)
      NULL},
     {"no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline, "do not replay the trace on the calibrated config",
      NULL},
-    {"network-model", 0, 0, G_OPTION_ARG_STRING, &model,
-     "tier for the checks and the baseline replay: analytical (default) or flow", "TIER"},
-    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
-     "Kineto: synthesize ranks without a trace from these traced ranks (symmetric assumption)", "RANKS"},
-    {"step", 0, 0, G_OPTION_ARG_INT, &step, "Kineto: ProfilerStep to use (default: the frontend's choice)", "N"},
-    {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "matching problems in the trace are errors", NULL},
     {NULL},
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("TRACE - fit network latency and bandwidth to measured collectives");
   g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
       "Fits T = steps x alpha + bus_bytes / beta per communicator class (intra-/inter-node),\n"
       "writes the cluster with the fitted tiers and replays the trace on it (see doc/calibration.md).\n"
+      "The checks and the baseline replay use the analytical tier unless --network-model says otherwise.\n"
       "Example: wisp calibrate traces/ --cluster dgx-h100 -o calibrated.yaml");
   int status = 0;
   et_workload *w = NULL;
@@ -151,16 +149,23 @@ int wisp_cmd_calibrate(int argc, char **argv)
   }
   if (loss && strcmp(loss, "absolute") == 0)
     opt.loss = CAL_LOSS_ABSOLUTE;
-  if (model && !net_tier_from_name(model, &tier)) {
-    fprintf(stderr, "wisp calibrate: unknown --network-model '%s' (use analytical or flow)\n", model);
+  /* The options every trace-reading, replaying command shares; the
+   * checks and the baseline replay use the analytical tier unless
+   * --network-model says otherwise. */
+  sim_replay_options ro = {0};
+  wisp_load_options lo;
+  if (!wisp_cli_common_resolve(&common, &lo, &ro, &error)) {
+    fprintf(stderr, "wisp calibrate: %s\n", error->message);
+    g_clear_error(&error);
     status = 2;
     goto out;
   }
+  if (ro.has_tier)
+    tier = ro.tier;
+  ro.has_tier = TRUE;
+  ro.tier = tier;
+  ro.quiet = TRUE;
   int n_files = 0;
-  wisp_load_options lo = WISP_LOAD_OPTIONS_INIT;
-  lo.build_flags = strict ? ET_BUILD_STRICT : 0;
-  lo.replicate_from = replicate;
-  lo.step = step;
   if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
       (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL ||
       (v = study_cluster_open(cluster ? cluster : "dgx-h100", w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
@@ -222,7 +227,6 @@ int wisp_cmd_calibrate(int argc, char **argv)
   }
   printf("wrote %s\n", output);
   if (!no_baseline) {
-    sim_replay_options ro = { .compute_slots = 0, .has_tier = TRUE, .tier = tier, .quiet = TRUE };
     res = sim_replay_run(w, t, &ro, &error);
     if (res == NULL) {
       status = wisp_cli_fail(error);
@@ -272,7 +276,6 @@ out:
   g_free(output);
   g_free(loss);
   g_free(json);
-  g_free(model);
-  g_free(replicate);
+  wisp_cli_common_clear(&common);
   return status;
 }
