@@ -34,7 +34,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   };
   GOptionEntry host_off[] = {
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &host_launch,
-     "kernels mode: no CPU launch threads in the graph (idle before a GPU op is a fixed delay)", NULL},
+     "kernels mode: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
     {NULL},
   };
   GOptionEntry conv[] = {

@@ -164,7 +164,7 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"starts", 0, 0, G_OPTION_ARG_STRING, &c->starts, "together (default: every rank starts its step at 0) or measured (each rank at its measured start on the traces' common clock)", "together|measured"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
-     "Kineto: no CPU launch threads in the graph (idle before a GPU op is a fixed delay)", NULL},
+     "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
     {NULL},
   };
   memcpy(e, list, sizeof(list));
