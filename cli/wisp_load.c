@@ -67,6 +67,13 @@ et_workload *wisp_load_workload(const char *path, unsigned build_flags, GError *
   return wisp_load_workload_full(path, &opt, error);
 }
 
+/* A frontend's warnings (char*), loud as promised: one stderr line each. */
+static void print_warnings(const GPtrArray *warnings)
+{
+  for (guint k = 0; warnings && k < warnings->len; k++)
+    fprintf(stderr, "wisp: warning: %s\n", (const char *)warnings->pdata[k]);
+}
+
 static et_workload *load_any(const char *path, const wisp_load_options *lo, GError **error)
 {
   unsigned build_flags = lo->build_flags;
@@ -82,9 +89,8 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     fe_xla_report rep;
     fe_xla_report_init(&rep);
     et_workload *w = fe_xla_load_inputs(paths, 1, &opt, &rep, error);
-    if (w != NULL && rep.warnings != NULL)
-      for (guint k = 0; k < rep.warnings->len; k++)
-        fprintf(stderr, "wisp: warning: %s\n", (const char *)rep.warnings->pdata[k]);
+    if (w != NULL)
+      print_warnings(rep.warnings);
     fe_xla_report_clear(&rep);
     return w;
   }
@@ -98,10 +104,8 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
       opt.step = lo->step;
     fe_kineto_report rep = {0};
     et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, error);
-    /* Loud, as promised: warnings and skipped-event counts go to stderr. */
-    if (w != NULL && rep.warnings != NULL)
-      for (guint k = 0; k < rep.warnings->len; k++)
-        fprintf(stderr, "wisp: warning: %s\n", (const char *)rep.warnings->pdata[k]);
+    if (w != NULL)
+      print_warnings(rep.warnings);
     fe_kineto_report_clear(&rep);
     return w;
   }

@@ -33,47 +33,18 @@
  */
 #include "config.h"
 
+#include <cjson/cJSON.h>
+
 #include "regress/gt_model.h"
 #include "regress/test_util.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
 
-/* Runs `wisp ARGS...`; returns its exit status and, when out is given, its
- * standard output. */
+/* Runs `wisp ARGS...` (test_util.h). */
 static int wisp(const char *const *args, char **out)
 {
-  GPtrArray *a = g_ptr_array_new();
-  g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
-  for (const char *const *p = args; *p; p++)
-    g_ptr_array_add(a, (gpointer)*p);
-  g_ptr_array_add(a, NULL);
-  int status = 0;
-  char *o = NULL, *e = NULL;
-  GError *error = NULL;
-  if (!g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &e, &status, &error))
-    g_error("cannot run %s: %s", (char *)a->pdata[0], error->message);
-  g_ptr_array_free(a, TRUE);
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code != 0)
-    g_test_message("wisp %s exited %d: %s", args[0], code, e);
-  g_free(e);
-  if (out)
-    *out = o;
-  else
-    g_free(o);
-  return code;
-}
-
-static cJSON *load_json(const char *path)
-{
-  char *t = NULL;
-  g_assert_true(g_file_get_contents(path, &t, NULL, NULL));
-  cJSON *d = cJSON_ParseWithOpts(t, NULL, TRUE);
-  g_assert_nonnull(d);
-  g_free(t);
-  return d;
+  return test_wisp_run(args, out);
 }
 
 /* A time key ("1234.567", decimal nanoseconds) of a report. */

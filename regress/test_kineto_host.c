@@ -161,20 +161,7 @@ static void test_graph(void)
  * of the given link bandwidth and zero latency. */
 static sim_time_ps replay_workload(const et_workload *w, const char *bandwidth)
 {
-  char *yaml = g_strdup_printf("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
-                               "  - {name: link, kind: fully_connected, size: 2, bandwidth: %s, latency: 0ns}\n",
-                               bandwidth);
-  GError *e = NULL;
-  topo *t = topo_load_string(yaml, "pair.yaml", &e);
-  g_assert_no_error(e);
-  sim_replay_options ro = { .quiet = TRUE };
-  sim_result *r = sim_replay_run(w, t, &ro, &e);
-  g_assert_no_error(e);
-  sim_time_ps step = r->step_time;
-  sim_result_free(r);
-  topo_free(t);
-  g_free(yaml);
-  return step;
+  return test_replay_pair(w, bandwidth);
 }
 
 static sim_time_ps replay(const trace_set *ts, gboolean host, const char *bandwidth)

@@ -113,19 +113,7 @@ static et_workload *load(const trace_opts *o, gboolean host, gboolean strict, fe
 /* Step time of w on 2 ranks, fully connected, zero latency, bandwidth bw. */
 static sim_time_ps replay(const et_workload *w, const char *bw)
 {
-  char *yaml = g_strdup_printf("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
-                               "  - {name: link, kind: fully_connected, size: 2, bandwidth: %s, latency: 0ns}\n", bw);
-  GError *e = NULL;
-  topo *t = topo_load_string(yaml, "pair.yaml", &e);
-  g_assert_no_error(e);
-  sim_replay_options ro = { .quiet = TRUE };
-  sim_result *r = sim_replay_run(w, t, &ro, &e);
-  g_assert_no_error(e);
-  sim_time_ps step = r->step_time;
-  sim_result_free(r);
-  topo_free(t);
-  g_free(yaml);
-  return step;
+  return test_replay_pair(w, bw);
 }
 
 /* The replays of the file comment, in both directions, for one graph. */
@@ -177,19 +165,28 @@ static void test_record_wait(void)
  * 20), right when K1 (stream 7) ends, with W1 (18) between K1's launch (10)
  * and AR's launch (20); K2 starts 2 us after AR ends, with W2 (28) between
  * the launches at 20 and 30.  Same graph, same replays. */
-static void test_inferred(void)
+/* Loads o's trace with the host model; both cross-stream edges must be
+ * inferred, the unexplained idle be K2's 2 us and the replays those of the
+ * file comment. */
+static void check_inferred(const trace_opts *o, const char *what)
 {
-  trace_opts o = { FALSE, 1, TRUE };
   fe_kineto_report rep;
   GError *e = NULL;
-  et_workload *w = load(&o, TRUE, FALSE, &rep, &e);
+  et_workload *w = load(o, TRUE, FALSE, &rep, &e);
   g_assert_no_error(e);
   g_assert_cmpuint(rep.ranks[0].inferred_sync_edges, ==, 2);
   g_assert_cmpuint(rep.ranks[0].cross_stream_edges, ==, 2);
+  g_assert_cmpuint(rep.ranks[0].sync_waits, ==, 2);     /* S waits for K2 and AR */
   g_assert_cmpint(rep.ranks[0].unexplained_idle_ps, ==, 2 * US);
-  check_what_if(w, "inferred waits");
+  check_what_if(w, what);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
+}
+
+static void test_inferred(void)
+{
+  trace_opts o = { FALSE, 1, TRUE };
+  check_inferred(&o, "inferred waits");
 }
 
 /* W1, L2, R2 and W2 on thread 2 (a DDP hook thread); L1, R1, L3 and S on
@@ -204,16 +201,7 @@ static void test_inferred(void)
 static void test_other_thread(void)
 {
   trace_opts o = { TRUE, 2, TRUE };
-  fe_kineto_report rep;
-  GError *e = NULL;
-  et_workload *w = load(&o, TRUE, FALSE, &rep, &e);
-  g_assert_no_error(e);
-  g_assert_cmpuint(rep.ranks[0].cross_stream_edges, ==, 2);
-  g_assert_cmpuint(rep.ranks[0].inferred_sync_edges, ==, 2);
-  g_assert_cmpuint(rep.ranks[0].sync_waits, ==, 2);
-  check_what_if(w, "waits on another thread");
-  et_workload_free(w);
-  fe_kineto_report_clear(&rep);
+  check_inferred(&o, "waits on another thread");
 }
 
 /* An all-reduce without a size: every member replays its measured 40 us

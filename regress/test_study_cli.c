@@ -7,9 +7,10 @@
  * missing, or when the binary does not list the study commands yet.
  */
 #include "config.h"
+#include <cjson/cJSON.h>
+
 #include "regress/test_util.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -29,24 +30,7 @@ static gboolean run(char **argv, int *status, char **out, char **err)
 
 static int wisp(const char *const *args, char **out)
 {
-  GPtrArray *a = g_ptr_array_new();
-  g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
-  for (const char *const *p = args; *p; p++)
-    g_ptr_array_add(a, (gpointer)*p);
-  g_ptr_array_add(a, NULL);
-  int status = 0;
-  char *o = NULL, *e = NULL;
-  run((char **)a->pdata, &status, &o, &e);
-  g_ptr_array_free(a, TRUE);
-  if (out)
-    *out = o;
-  else
-    g_free(o);
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code != 0 && code != 2)
-    g_test_message("wisp stderr: %s", e);
-  g_free(e);
-  return code;
+  return test_wisp_run(args, out);
 }
 
 static gboolean setup(env *v)
@@ -88,16 +72,6 @@ static void teardown(env *v)
   g_free(v->example);
   g_free(v->cluster);
   g_free(v->spec);
-}
-
-static cJSON *load_json(const char *path)
-{
-  char *t = NULL;
-  g_assert_true(g_file_get_contents(path, &t, NULL, NULL));
-  cJSON *d = cJSON_ParseWithOpts(t, NULL, TRUE);
-  g_assert_nonnull(d);
-  g_free(t);
-  return d;
 }
 
 /* utility: exit 0, five resources in the JSON, scale_out_bw applicable with

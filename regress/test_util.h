@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 /* Removes a file or a directory tree (like rm -rf, without spawning a
  * process).  Missing paths are ignored.  Recursion depth = tree depth. */
@@ -51,6 +52,34 @@ G_GNUC_UNUSED static void test_untar(const char *tgz, const char *dir)
                              NULL, &status, &error));
   g_assert_no_error(error);
   g_assert_true(g_spawn_check_wait_status(status, NULL));
+}
+
+/* Runs the `wisp` binary named by $WISP_BIN (set by make check) with args
+ * (NULL-terminated); returns its exit status (-1 when it did not exit) and,
+ * when out is given, its standard output (g_free it).  Its standard error
+ * goes to the test log when the status is not 0. */
+G_GNUC_UNUSED static int test_wisp_run(const char *const *args, char **out)
+{
+  GPtrArray *a = g_ptr_array_new();
+  g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
+  for (const char *const *p = args; *p; p++)
+    g_ptr_array_add(a, (gpointer)*p);
+  g_ptr_array_add(a, NULL);
+  int status = 0;
+  char *o = NULL, *e = NULL;
+  GError *error = NULL;
+  if (!g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &e, &status, &error))
+    g_error("cannot run %s: %s", (char *)a->pdata[0], error->message);
+  g_ptr_array_free(a, TRUE);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code != 0)
+    g_test_message("wisp %s exited %d: %s", args[0], code, e);
+  g_free(e);
+  if (out)
+    *out = o;
+  else
+    g_free(o);
+  return code;
 }
 
 /* A temporary directory holding one file per rank, "rank<R>.json", for
@@ -109,6 +138,46 @@ G_GNUC_UNUSED static et_workload *test_et_round_trip(et_workload *w, const char 
   g_assert_nonnull(back);
   g_free(out);
   return back;
+}
+#endif
+
+#if defined(WISP_SIM_REPLAY_H) && defined(WISP_TOPO_H) && !defined(WISP_TEST_UTIL_PAIR)
+#define WISP_TEST_UTIL_PAIR
+/* Step time of w (2 ranks) replayed on two fully connected endpoints of
+ * link bandwidth `bandwidth` (a wisp unit string) and zero latency, the
+ * analytical tier; asserts that the run succeeds.  Needs
+ * simcore/sim_replay.h and topologies/topo.h. */
+G_GNUC_UNUSED static sim_time_ps test_replay_pair(const et_workload *w, const char *bandwidth)
+{
+  char *yaml = g_strdup_printf("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
+                               "  - {name: link, kind: fully_connected, size: 2, bandwidth: %s, latency: 0ns}\n",
+                               bandwidth);
+  GError *e = NULL;
+  topo *t = topo_load_string(yaml, "pair.yaml", &e);
+  g_assert_no_error(e);
+  sim_replay_options ro = { .quiet = TRUE };
+  sim_result *r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  sim_time_ps step = r->step_time;
+  sim_result_free(r);
+  topo_free(t);
+  g_free(yaml);
+  return step;
+}
+#endif
+
+#if defined(cJSON__h) && !defined(WISP_TEST_UTIL_JSON)
+#define WISP_TEST_UTIL_JSON
+/* Parses the JSON file at path (cJSON_Delete it); asserts that it reads
+ * and parses.  Needs cjson/cJSON.h. */
+G_GNUC_UNUSED static cJSON *load_json(const char *path)
+{
+  char *t = NULL;
+  g_assert_true(g_file_get_contents(path, &t, NULL, NULL));
+  cJSON *d = cJSON_ParseWithOpts(t, NULL, TRUE);
+  g_assert_nonnull(d);
+  g_free(t);
+  return d;
 }
 #endif
 
