@@ -117,24 +117,13 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
    * clock (when the workload knows it). */
   out->start_skew = out->end_skew = -1;
   out->first_start_rank = out->last_start_rank = -1;
-  if (w && w->measured_start_ps && w->measured_step_ps) {
-    sim_time_ps s_lo = 0, s_hi = 0, e_lo = 0, e_hi = 0;
-    for (int k = 0; k < w->n_ranks; k++) {
-      sim_time_ps s = w->measured_start_ps[k], e = s + w->measured_step_ps[k];
-      if (k == 0 || s < s_lo) {
-        s_lo = s;
-        out->first_start_rank = k;
-      }
-      if (k == 0 || s > s_hi) {
-        s_hi = s;
-        out->last_start_rank = k;
-      }
-      e_lo = k == 0 ? e : MIN(e_lo, e);
-      e_hi = k == 0 ? e : MAX(e_hi, e);
-    }
-    out->start_skew = s_hi - s_lo;
-    out->end_skew = e_hi - e_lo;
-    out->span_from_last_start = e_hi - s_hi;
+  sim_start_skew sk;
+  if (w && sim_report_start_skew(w, &sk)) {
+    out->start_skew = sk.start_skew;
+    out->end_skew = sk.end_skew;
+    out->span_from_last_start = sk.last_start_to_last_end;
+    out->first_start_rank = sk.first_rank;
+    out->last_start_rank = sk.last_rank;
   }
   if (out->meas_step <= 0) {
     out->meas_step = -1;

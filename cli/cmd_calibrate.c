@@ -12,6 +12,7 @@
 #include "calib/cal.h"
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
+#include "simcore/sim_report.h"
 #include "studies/study.h"
 
 /* Simulates every used fit point alone on the calibrated config (rooted
@@ -253,6 +254,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     wisp_json_string(&j, "cluster", cluster_path);
     wisp_json_string(&j, "config", output);
     cal_fit_json(f, &j, "fit");
+    sim_report_json_unsimulated(&j, w);
     if (res)
       cal_baseline_json(res, w, &j, "baseline");
     wisp_json_end_object(&j);

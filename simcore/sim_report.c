@@ -9,6 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+gboolean sim_report_start_skew(const et_workload *w, sim_start_skew *out)
+{
+  memset(out, 0, sizeof *out);
+  out->first_rank = out->last_rank = -1;
+  if (w->measured_start_ps == NULL || w->measured_step_ps == NULL)
+    return FALSE;
+  sim_time_ps s_lo = 0, s_hi = 0, e_lo = 0, e_hi = 0;
+  for (int k = 0; k < w->n_ranks; k++) {
+    sim_time_ps s = w->measured_start_ps[k], e = s + w->measured_step_ps[k];
+    if (k == 0 || s < s_lo) {
+      s_lo = s;
+      out->first_rank = k;
+    }
+    if (k == 0 || s > s_hi) {
+      s_hi = s;
+      out->last_rank = k;
+    }
+    e_lo = k == 0 ? e : MIN(e_lo, e);
+    e_hi = k == 0 ? e : MAX(e_hi, e);
+  }
+  out->start_skew = s_hi - s_lo;
+  out->end_skew = e_hi - e_lo;
+  out->last_start_to_last_end = e_hi - s_hi;
+  return TRUE;
+}
+
 sim_time_ps sim_report_measured_step(const et_workload *w)
 {
   return sim_report_measured_end(w, FALSE, NULL);

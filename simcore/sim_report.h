@@ -58,6 +58,16 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
 void sim_report_json_unsimulated(wisp_json *j, const et_workload *w);
 void sim_report_print_unsimulated(const et_workload *w, FILE *out);
 
+/* How far apart the ranks' measured windows start and end on the traces'
+ * common clock (et_workload.measured_start_ps): FALSE when the workload
+ * does not know.  O(ranks). */
+typedef struct {
+  sim_time_ps start_skew, end_skew;  /* latest minus earliest start, and end */
+  sim_time_ps last_start_to_last_end;
+  int first_rank, last_rank;         /* the earliest and the latest to start */
+} sim_start_skew;
+gboolean sim_report_start_skew(const et_workload *w, sim_start_skew *out);
+
 /* Measured step time of the workload (max over ranks), or -1 when unknown. */
 sim_time_ps sim_report_measured_step(const et_workload *w);
 /* What a replay's step compares with: the measured step (max over ranks of

@@ -78,7 +78,9 @@ typedef struct {
 typedef struct {
   study_summary baseline;
   sim_critical_path *baseline_critical; /* critical path of the baseline run (the variants record none) */
-  sim_time_ps measured_step;   /* -1 when the workload has none */
+  sim_time_ps measured_step;   /* -1 when the workload has none; with measured starts the latest end
+                                  from the earliest start (sim_report_measured_end) */
+  gboolean measured_starts;    /* the runs started the ranks at their measured starts */
   double calibration_error_pct;/* (T - measured) / measured x 100, NAN when unknown */
   GArray *rows;                /* study_utility_row */
   sim_time_ps bw_minus10, bw_plus10; /* sensitivity: all bandwidths x0.9 and x1.1 */

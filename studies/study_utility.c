@@ -151,7 +151,8 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
   study_utility_result *u = g_new0(study_utility_result, 1);
   u->rows = g_array_new(FALSE, TRUE, sizeof(study_utility_row));
   g_array_set_clear_func(u->rows, row_clear);
-  u->measured_step = sim_report_measured_step(w);
+  u->measured_starts = opt ? opt->measured_starts : FALSE;
+  u->measured_step = sim_report_measured_end(w, u->measured_starts, NULL);
   u->calibration_error_pct = NAN;
   /* Only the baseline records its critical path: it explains the
    * utilities (the variants need their step times only). */
@@ -268,6 +269,16 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
             fabs(u->calibration_error_pct) > 10.0 ? "; above 10 %: treat utilities with caution" : "");
   } else {
     fprintf(out, "measured step time:             unknown (the workload carries no measured step)\n");
+  }
+  sim_start_skew sk;
+  if (sim_report_start_skew(w, &sk) && sk.start_skew > 0) {
+    fprintf(out, "measured windows start up to %.6f ms apart (rank %d first, rank %d last) and end up to %.6f ms "
+            "apart", (double)sk.start_skew / 1e9, sk.first_rank, sk.last_rank, (double)sk.end_skew / 1e9);
+    if (u->measured_starts)
+      fprintf(out, "; every run starts each rank at its measured start\n");
+    else
+      fprintf(out, "; every run starts the ranks together (--starts measured replays the measured starts); "
+              "measured from the last start to the last end: %.6f ms\n", (double)sk.last_start_to_last_end / 1e9);
   }
   sim_report_print_unsimulated(w, out);
   if (u->baseline_critical) {
