@@ -4,6 +4,13 @@
 
 #include <math.h>
 
+int wisp_json_set_flat_depth(wisp_json *j, int flat_depth)
+{
+  int old = j->flat_depth;
+  j->flat_depth = flat_depth;
+  return old;
+}
+
 void wisp_json_init(wisp_json *j, FILE *out, int flat_depth)
 {
   j->out = out;

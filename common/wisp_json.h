@@ -25,6 +25,10 @@ typedef struct {
 } wisp_json;
 
 void wisp_json_init(wisp_json *j, FILE *out, int flat_depth);
+/* Makes containers opened from now on at depth >= flat_depth one-line
+ * (the init value); returns the previous value, to restore it after a
+ * section written with another layout. */
+int wisp_json_set_flat_depth(wisp_json *j, int flat_depth);
 void wisp_json_begin_object(wisp_json *j, const char *key);   /* key NULL inside arrays / at top */
 void wisp_json_end_object(wisp_json *j);
 void wisp_json_begin_array(wisp_json *j, const char *key);

@@ -606,8 +606,7 @@ void sim_crit_write_json(wisp_json *j, const char *key, const sim_critical_path 
 {
   /* One line per list entry, wherever the object sits in the document:
    * containers two levels below this object's are written flat. */
-  int saved_flat = j->flat_depth;
-  j->flat_depth = MAX(saved_flat, j->depth + 3);
+  int saved_flat = wisp_json_set_flat_depth(j, MAX(j->flat_depth, j->depth + 3));
   wisp_json_begin_object(j, key);
   wisp_json_int(j, "end_rank", p->end_rank);
   wisp_json_ns(j, "step_time_ns", p->step_time);
@@ -672,5 +671,5 @@ void sim_crit_write_json(wisp_json *j, const char *key, const sim_critical_path 
     g_array_unref(runs);
   }
   wisp_json_end_object(j);
-  j->flat_depth = saved_flat;
+  wisp_json_set_flat_depth(j, saved_flat);
 }
