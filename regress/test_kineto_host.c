@@ -36,6 +36,8 @@
 #include "frontends/fe.h"
 #include "frontends/kineto.h"
 #include "simcore/sim_replay.h"
+#include "simcore/sim_critical.h"
+#include "simcore/sim_report.h"
 #include "topologies/topo.h"
 #include "regress/test_util.h"
 
@@ -382,6 +384,68 @@ static void test_clock_check(void)
   }
 }
 
+/* Measured starts: rank 1's trace runs 20 us behind rank 0's on a clock the
+ * check accepts (spread 20 us < 1 ms), so the workload carries starts
+ * {0, 20 us}.  Replayed with the all-reduce at its measured 34 us:
+ *   together: both ranks as measured, 100 us;
+ *   measured starts: rank 1's K1 [36, 46] issues the all-reduce at 46, so
+ *     it runs [46, 80] on both; each S returns 10 us after it, at 90; idle
+ *     5 -> L3 [95, 100]; K3 [102, 110]; the step thread's 20 us after L3
+ *     -> 120 us on both ranks, against the measured latest end from the
+ *     earliest start, 20 + 100 = 120 us: error 0.  The critical path ends
+ *     on rank 0, crosses to rank 1 at the all-reduce (rank 0 waited 20 us
+ *     for it) and begins with rank 1's 20 us start offset. */
+static void test_measured_starts(void)
+{
+  trace_set ts;
+  traces_write_skewed(&ts, 20);
+  et_workload *w = load(&ts, TRUE, NULL);
+  g_assert_nonnull(w->measured_start_ps);
+  g_assert_cmpint(w->measured_start_ps[0], ==, 0);
+  g_assert_cmpint(w->measured_start_ps[1], ==, 20 * SIM_PS_PER_US);
+  g_assert_cmpint(sim_report_measured_end(w, TRUE, NULL), ==, 120 * SIM_PS_PER_US);
+  g_assert_cmpint(sim_report_measured_end(w, FALSE, NULL), ==, 100 * SIM_PS_PER_US);
+  topo *t = topo_load_string("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
+                             "  - {name: link, kind: fully_connected, size: 2, bandwidth: 123361882353B/s, "
+                             "latency: 0ns}\n", "pair.yaml", NULL);
+  g_assert_nonnull(t);
+  GError *e = NULL;
+  sim_replay_options ro = { .quiet = TRUE, .measured_starts = TRUE, .critical_path = TRUE };
+  sim_result *r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  g_test_message("measured starts: %" G_GINT64_FORMAT " ps (expected 120 us)", r->step_time);
+  g_assert_cmpint(llabs(r->step_time - 120 * SIM_PS_PER_US), <=, 2);
+  const sim_crit_segment *first = &g_array_index(r->critical->segments, sim_crit_segment, 0);
+  g_assert_cmpint(first->category, ==, SIM_CRIT_START_OFFSET);
+  g_assert_cmpint(first->rank, ==, 1);
+  g_assert_cmpint(first->end, ==, 20 * SIM_PS_PER_US);
+  sim_result_free(r);
+  /* Together: the measured 100 us (the all-reduce still at 34 us). */
+  ro.measured_starts = FALSE;
+  r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(llabs(r->step_time - 100 * SIM_PS_PER_US), <=, 2);
+  sim_result_free(r);
+  topo_free(t);
+  et_workload_free(w);
+  /* Clocks 5 ms apart (the clock check warns): no measured starts, and
+   * asking for them is an error that says why. */
+  test_rank_files_free(&ts);
+  traces_write_skewed(&ts, 5000);
+  w = load(&ts, TRUE, NULL);
+  g_assert_null(w->measured_start_ps);
+  t = topo_load_string("schema_version: 1\nname: pair\ndims:\n  - {name: link, kind: fully_connected, size: 2, "
+                       "bandwidth: 1GB/s, latency: 0ns}\n", "pair.yaml", NULL);
+  ro.measured_starts = TRUE;
+  g_assert_null(sim_replay_run(w, t, &ro, &e));
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_nonnull(strstr(e->message, "--starts measured"));
+  g_clear_error(&e);
+  topo_free(t);
+  et_workload_free(w);
+  test_rank_files_free(&ts);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -393,5 +457,6 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto_host/nested_calls", test_nested_calls);
   g_test_add_func("/kineto_host/blocking_copy", test_blocking_copy);
   g_test_add_func("/kineto_host/defaults_and_gap_mode", test_defaults_and_gap_mode);
+  g_test_add_func("/kineto_host/measured_starts", test_measured_starts);
   return g_test_run();
 }
