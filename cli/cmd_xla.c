@@ -113,9 +113,13 @@ int wisp_xla_inspect(int argc, char **argv)
     for (int r = 0; r < w->n_ranks; r++) {
       const et_graph *g = w->ranks[r];
       char buf[32];
-      printf("rank %d: %s: %u nodes, %u communication nodes, measured step %s ns\n", r,
-             g->source ? g->source : "?", g->n_nodes, g->n_comms,
-             w->measured_step_ps[r] >= 0 ? wisp_ns_string(w->measured_step_ps[r], buf) : "?");
+      sim_time_ps lag, unexplained;
+      et_graph_fixed_idle(g, &lag, &unexplained);
+      sim_time_ps step = w->measured_step_ps[r];
+      printf("rank %d: %s: %u nodes, %u communication nodes, measured step %s ns; unexplained idle %.3f ms, "
+             "%.1f %% of the step (replayed as fixed delays)\n", r, g->source ? g->source : "?", g->n_nodes,
+             g->n_comms, step >= 0 ? wisp_ns_string(step, buf) : "?", (double)unexplained / 1e9,
+             step > 0 ? 100.0 * (double)unexplained / (double)step : 0.0);
     }
     for (guint i = 0; i < w->groups->len; i++) {
       const et_group *grp = et_workload_group(w, i);
