@@ -1,10 +1,36 @@
 /* net.c: the network fidelity tiers behind net.h.
  *
- * Tier A (analytical, alpha-beta).  A transfer of S bytes over route
- * l_1 .. l_k completes after
- *     T_A = sum_i latency(l_i) + wisp_transfer_ps(S, min_i bw(l_i))
- * picoseconds, independent of all other traffic.  One event per transfer,
- * O(route length + log queue) per send.
+ * Tier A (analytical, alpha-beta with link capacity).  Every link is a
+ * FIFO server of its own bandwidth: link l keeps free_at(l), the time it
+ * has finished serving every byte queued on it so far.  A transfer of S
+ * bytes issued at `now` over route l_1 .. l_k is queued on each of its
+ * links in issue order (same-time sends in the engine's order):
+ *     fin(l)     = max(now, free_at(l)) + S * 10^12 / bw(l)   (exact)
+ *     free_at(l) = fin(l)
+ *     T_done     = round(max_i fin(l_i)) + sum_i latency(l_i)
+ * free_at is kept exactly (picoseconds plus a remainder in units of 1/bw(l)
+ * ps) and only T_done is rounded, half up as wisp_transfer_ps, so:
+ *  - without queued traffic T_done - now = sum latency +
+ *    wisp_transfer_ps(S, min bw), the plain alpha-beta time, equal to tier
+ *    B's to the picosecond;
+ *  - a link never serves more than bw(l) x (time it was busy) bytes, so a
+ *    burst of transfers released together ends no earlier than
+ *    max over links of (bytes through the link) / bw(l): the injection
+ *    bound at the ports and the load bound of every other link.  For a
+ *    burst that is also the earliest any schedule can finish (give every
+ *    transfer the constant rate S / makespan), so tier B's max-min
+ *    sharing can only equal or exceed it (up to route latencies, which
+ *    tier B pays before its flow phase).
+ * Individual completions follow FIFO order, not fair sharing: a transfer
+ * queued behind large ones ends later than under max-min, one ahead of them
+ * earlier (doc/network-models.md measures it against tier B).  Links serve
+ * independently: a transfer waiting on one busy link does not hold its
+ * other links idle.  (Holding the whole route from the time every link is
+ * free leaves gaps no later transfer can use: 3.0x the port bound on a
+ * direct all-gather over an 8-port switch and 3.8x tier B on a direct
+ * all-reduce over a 64-ring, so it was not chosen.)  Zero-byte transfers
+ * queue nowhere.  One event per transfer, O(route length + log queue) per
+ * send; 16 bytes per link.
  *
  * Tier B (flow, max-min fair).  A transfer first pays the route latency
  * sum_i latency(l_i) (the "latency phase"; SimGrid's network models do the
@@ -87,6 +113,13 @@ typedef struct {
 
 G_STATIC_ASSERT(offsetof(net_xfer, bottleneck) <= 64);
 
+/* Tier A: when a link has served every byte queued on it, exactly:
+ * at + rem / bw(l) picoseconds, 0 <= rem < bw(l). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t rem;
+} net_link_free;
+
 struct net {
   sim_engine *sim;
   const topo *t;
@@ -106,6 +139,7 @@ struct net {
   sim_event_id solve_ev;
   uint64_t flow_events;
   sim_time_ps quantum;      /* 0: solve at the event's instant; else at the next multiple */
+  net_link_free *link_free; /* tier A only: per link, when its FIFO has served all queued bytes */
 };
 
 net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
@@ -119,6 +153,7 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   n->n_links = topo_n_links(t);
   n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
   n->xf_free = UINT32_MAX;
+  if (tier == NET_TIER_ANALYTICAL) n->link_free = g_new0(net_link_free, n->n_links ? n->n_links : 1);
   if (tier == NET_TIER_FLOW) {
     n->lmm = lmm_system_new();
     n->cnst_of_link = g_new(uint32_t, n->n_links ? n->n_links : 1);
@@ -141,6 +176,7 @@ void net_free(net *n) {
   g_free(n->cnst_of_link);
   g_free(n->xf_of_var);
   g_free(n->link_bytes);
+  g_free(n->link_free);
   g_free(n->xf);
   g_free(n);
 }
@@ -315,6 +351,46 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
   }
 }
 
+/* Tier A: queues `bytes` on every link of the route behind what each link
+ * already serves and returns when the last link has served it, rounded to
+ * the nearest picosecond (see the top comment).  Each link's free time is
+ * kept exactly, as picoseconds plus a remainder in units of 1/bw ps, so a
+ * queue of k transfers ends at the exact k S / bw, never a rounding error
+ * per transfer earlier.  O(route length); one 128-bit division per
+ * distinct link bandwidth on the route (consecutive equal bandwidths share
+ * it). */
+static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_links, uint64_t bytes) {
+  sim_time_ps now = sim_now(n->sim), end = now, q = 0;
+  uint64_t r = 0;
+  wisp_bw_Bps bw_q = 0;
+  unsigned __int128 num = (unsigned __int128)bytes * (unsigned __int128)SIM_PS_PER_S;
+  for (uint32_t k = 0; k < n_links; k++) {
+    wisp_bw_Bps bw = topo_get_link(n->t, route[k])->bw;
+    if (bw != bw_q) { /* S * 10^12 / bw = q + r / bw ps */
+      unsigned __int128 qq = num / bw;
+      g_assert(qq <= (unsigned __int128)INT64_MAX);
+      q = (sim_time_ps)qq;
+      r = (uint64_t)(num - qq * bw);
+      bw_q = bw;
+    }
+    net_link_free *f = &n->link_free[route[k]];
+    if (f->at < now || (f->at == now && f->rem == 0)) { /* idle: starts now */
+      f->at = now;
+      f->rem = 0;
+    }
+    f->at += q;
+    if (r >= bw - f->rem) { /* f->rem + r >= bw, without overflow */
+      f->rem = r - (bw - f->rem);
+      f->at++;
+    } else {
+      f->rem += r;
+    }
+    sim_time_ps fin = f->at + (f->rem >= bw - f->rem); /* half rounds up, as wisp_transfer_ps */
+    if (fin > end) end = fin;
+  }
+  return end;
+}
+
 void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
               net_done_fn done, void *ctx, uint64_t cookie) {
   g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
@@ -343,8 +419,12 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
   x->route = route;
   x->n_links = n_links;
   x->bottleneck = bottleneck;
-  if (n->tier == NET_TIER_ANALYTICAL || bytes == 0) {
-    x->ev = sim_schedule_after(n->sim, latency + wisp_transfer_ps(bytes, bottleneck), ev_done, n, i);
+  if (n->tier == NET_TIER_ANALYTICAL && bytes > 0) {
+    x->ev = sim_schedule_at(n->sim, analytic_queue(n, route, n_links, bytes) + latency, ev_done, n, i);
+    return;
+  }
+  if (bytes == 0) { /* latency only, both tiers; occupies no link */
+    x->ev = sim_schedule_after(n->sim, latency, ev_done, n, i);
     return;
   }
   x->ev = sim_schedule_after(n->sim, latency, ev_flow_start, n, i);

@@ -3,10 +3,14 @@
  *
  * net_send() moves `bytes` from one rank to another over the topology's
  * route and calls done() when the last byte has arrived.  Tier A
- * (analytical) charges sum(latency) + bytes / bottleneck bandwidth and
- * ignores other traffic.  Tier B (flow) pays the route latency first, then
- * shares link bandwidth max-min fairly with every other active flow.  Both
- * tiers schedule their completions on the simulation's one event queue.
+ * (analytical) charges sum(latency) + bytes / bottleneck bandwidth, after
+ * queueing the bytes in FIFO order on every link of the route behind the
+ * traffic already there (each link serves at its own bandwidth), so it
+ * never moves more through a link than the link can carry.  Tier B (flow)
+ * pays the route latency first, then shares link bandwidth max-min fairly
+ * with every other active flow.  Without contention the two agree to the
+ * picosecond.  Both tiers schedule their completions on the simulation's
+ * one event queue.
  */
 #ifndef WISP_NET_H
 #define WISP_NET_H

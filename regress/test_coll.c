@@ -248,24 +248,54 @@ static void test_halving_doubling(void)
   topo_free(t);
 }
 
-/* Double binary tree all-reduce, p = 7 on a switch: two trees of height
- * floor(log2 7) = 2, each carrying S/2, reduce up then broadcast down:
- * 2 * 2 * (alpha + round(S/2 / B)) = 4 * (1,000,000 + 10,485,760). */
+/* Double binary tree all-reduce, p = 7: two trees of height
+ * floor(log2 7) = 2, each carrying S/2 = 524288 B (D = round(S/2 / B) =
+ * 10,485,760 ps at 50 GB/s), reduce up then broadcast down.
+ * On a fully connected dimension (50 GB/s, 1 us) every pair has its own
+ * link, so no two transfers share one:
+ *   all-reduce 2 * 2 * (alpha + D) = 4 * (1,000,000 + 10,485,760);
+ *   broadcast from root 3: 2 * (alpha + D).
+ * On the switch (alpha = 2 x 500 ns) the trees share ports.  All-reduce:
+ * an interior node receives its two children's pieces through its down
+ * port (>= 2D), the root then receives a tree's two pieces (>= 2D more),
+ * sends them through its up port (>= 2D) and an interior node forwards its
+ * piece to its two children (>= 2D): >= 4 alpha + 8D = 87,886,080 ps in
+ * both tiers (the capacity-free time was 4 (alpha + D)).  Broadcast: the
+ * root's up port sends 4 pieces (>= 4D), the interior node that gets the
+ * last one forwards it twice (>= 2D): >= 2 alpha + 6D = 64,914,560 ps. */
 static void test_double_binary_tree(void)
 {
-  topo *t = load(SWITCH8);
+  const wisp_bw_Bps B = UINT64_C(50000000000);
+  const sim_time_ps D = wisp_transfer_ps(MiB / 2, B);
+  topo *t = load("schema_version: 1\n"
+                 "dims:\n"
+                 "  - {name: fc, kind: fully_connected, size: 8, bandwidth: 50GB/s, latency: 1us}\n");
   coll_policy *pol = coll_policy_new_default();
   coll_policy_force(pol, COLL_ALGO_DOUBLE_BINARY_TREE);
   int *r = iota(7, 0, 1);
   coll_info info;
   sim_time_ps got = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_ALL_REDUCE, MiB, r, 7, -1, NULL, NULL, &info);
-  g_assert_cmpint(got, ==, 4 * (1000 * NS + wisp_transfer_ps(MiB / 2, UINT64_C(50000000000))));
+  g_assert_cmpint(got, ==, 4 * (1000 * NS + D));
   g_assert_cmpint(got, ==, 45943040);
   g_assert_cmpint(info.algo, ==, COLL_ALGO_DOUBLE_BINARY_TREE);
-  /* Broadcast from root 3 over the same trees: height 2, S/2 per tree:
-   * 2 * (alpha + round(S/2/B)). */
   got = run_one(t, NET_TIER_ANALYTICAL, pol, ET_COLL_BROADCAST, MiB, r, 7, 3, NULL, NULL, NULL);
-  g_assert_cmpint(got, ==, 2 * (1000 * NS + wisp_transfer_ps(MiB / 2, UINT64_C(50000000000))));
+  g_assert_cmpint(got, ==, 2 * (1000 * NS + D));
+  topo_free(t);
+
+  t = load(SWITCH8);
+  const sim_time_ps ar_bound = 4 * 1000 * NS + 8 * D, bc_bound = 2 * 1000 * NS + 6 * D;
+  g_assert_cmpint(ar_bound, ==, 87886080);
+  g_assert_cmpint(bc_bound, ==, 64914560);
+  for (int tier = 0; tier < 2; tier++) {
+    got = run_one(t, (net_tier)tier, pol, ET_COLL_ALL_REDUCE, MiB, r, 7, -1, NULL, NULL, NULL);
+    g_test_message("double binary tree all-reduce, switch, %s: bound %" G_GINT64_FORMAT " ps, wisp %" G_GINT64_FORMAT
+                   " ps", net_tier_name((net_tier)tier), ar_bound, got);
+    g_assert_cmpint(got, >=, ar_bound);
+    got = run_one(t, (net_tier)tier, pol, ET_COLL_BROADCAST, MiB, r, 7, 3, NULL, NULL, NULL);
+    g_test_message("double binary tree broadcast, switch, %s: bound %" G_GINT64_FORMAT " ps, wisp %" G_GINT64_FORMAT
+                   " ps", net_tier_name((net_tier)tier), bc_bound, got);
+    g_assert_cmpint(got, >=, bc_bound);
+  }
   coll_policy_free(pol);
   g_free(r);
   topo_free(t);

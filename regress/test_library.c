@@ -919,6 +919,12 @@ static const char small_yaml[] =
   "dims:\n"
   "  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n";
 #define PIECE_PS (1000 * NS + 10485760)
+/* The full mesh (`direct`) AllGather on it: every member sends its 1 MiB
+ * shard to the 3 others at the same instant, so each up port serves 3
+ * shards and each down port receives 3: alpha + 3 x round(1 MiB / 100
+ * GB/s) = 1,000,000 + 31,457,280 ps (before tier A modelled link capacity
+ * it charged one shard time, PIECE_PS). */
+#define FM_PS (1000 * NS + 3 * 10485760)
 
 typedef struct {
   coll_lib *c;
@@ -1022,8 +1028,8 @@ static void test_sim_jit(void)
   g_assert_cmpint(s.info[1].jit_misses, ==, 0);
 }
 
-/* stratacl (ROA): full mesh (`direct`: one step of sigma_sig + alpha +
- * 1 MiB / 100 GB/s on tier A; FM below) after the readiness check t_chk.  With the default
+/* stratacl (ROA): full mesh (`direct`: one step of sigma_sig + FM_PS on
+ * tier A; FM below) after the readiness check t_chk.  With the default
  * 2.6 s allocation gap nothing blocks; with gap 0 the first op waits
  * T_JIT (the ROA jobs start at the same time JIT's would).  An
  * allocation known from memory events 1 ms before the op does not block
@@ -1034,7 +1040,7 @@ static void test_sim_roa(void)
   coll_library_params_default(COLL_LIBRARY_STRATACL, &lp);
   lp.p_remap = 0;
   seq_run s;
-  const sim_time_ps FM = lp.sigma_sig + PIECE_PS;
+  const sim_time_ps FM = lp.sigma_sig + FM_PS;
   coll_library_stats st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
   g_test_message("sim roa (2.6 s gap): %.3f us, plan %s", us(s.end[0]), s.info[0].detail);
   g_assert_cmpint(s.end[0], ==, lp.t_chk + FM);
@@ -1069,7 +1075,7 @@ static void test_sim_sdma(void)
   seq_run s;
   seq_ag(&lp, 1, 0, FALSE, 0, &s);
   sim_time_ps sub = lp.t_desc + lp.t_db;
-  sim_time_ps fm = lp.sigma_sig + PIECE_PS;
+  sim_time_ps fm = lp.sigma_sig + FM_PS;
   sim_time_ps want = lp.t_chk + sub + fm + (sim_time_ps)llround(0.09 * (double)fm) + lp.t_notify;
   g_test_message("sim sdma: %.3f us (closed form %.3f us)", us(s.end[0]), us(want));
   g_assert_cmpint(s.end[0], ==, want);

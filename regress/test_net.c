@@ -178,7 +178,7 @@ static void test_multi_tier_no_contention(void) {
  * k = 3, S = 1000001: 1000001 * 3 * 10^12 / 48e9 = 62500062.5 -> 62500063.
  * k = 4, S = 1048576: 87381333.33 -> 87381334.  k = 6, S = 480000:
  * exactly 60000000 (an integer quotient must not be pushed up by the
- * floating-point rate). */
+ * floating-point rate).  Tier A queues the k transfers on that link. */
 static void test_incast(void) {
   topo *t = load(switch8);
   static const struct { int k; uint64_t bytes; sim_time_ps want_flow; } cases[] = {
@@ -199,9 +199,15 @@ static void test_incast(void) {
     g_assert_cmpuint(net_link_bytes(n, route[1]), ==, (uint64_t)k * cases[c].bytes);
     g_assert_cmpuint(net_link_bytes(n, route[0]), ==, cases[c].bytes);
     net_free(n);
-    /* Tier A ignores the contention: each flow alone. */
+    /* Tier A: the receiver's down link serves the k transfers one after
+     * the other in issue order (the up links are idle), so sender i + 1
+     * ends at SW_LAT + round((i + 1) S 10^12 / 48e9): FIFO instead of fair
+     * sharing, and the last one at the same bound as tier B up to tier B's
+     * round-up (k = 4: 87381333.33 -> 87381333 against 87381334). */
     sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, k, FALSE, NULL);
-    for (int i = 0; i < k; i++) g_assert_cmpint(ta[i], ==, SW_LAT + xfer_round(cases[c].bytes, SW_BW));
+    for (int i = 0; i < k; i++)
+      g_assert_cmpint(ta[i], ==, SW_LAT + xfer_round((uint64_t)(i + 1) * cases[c].bytes, SW_BW));
+    g_assert_cmpint(ta[k - 1], >=, want - 1);
     g_free(ta);
     g_free(tb);
   }
@@ -384,8 +390,14 @@ static void test_zero_and_self(void) {
 
 /* Random contended traffic on a 2-level fat tree (8 leaves of 4, 2:1
  * oversubscribed): the incremental and the full re-solve give the same
- * completion times to within 1 ps per rate change, and no flow finishes
- * before its tier A time (sharing can only slow a flow down). */
+ * completion times to within 1 ps per rate change.  In both tiers no
+ * transfer ends before its own alpha-beta time (route latency + S / B_min
+ * after its issue), and no link carries its load faster than its
+ * bandwidth: the last transfer through link l ends no earlier than the
+ * first issue through l + (bytes through l) / bw(l).  (Tier A used to
+ * ignore other traffic, so every tier B time was >= tier A's; with link
+ * queues tier A serves in FIFO order and a small transfer queued behind
+ * large ones can end after its max-min time, so that comparison is gone.) */
 static void test_random_fat_tree(void) {
   topo *t = load("schema_version: 1\n"
                  "dims:\n"
@@ -411,14 +423,43 @@ static void test_random_fat_tree(void) {
   sim_time_ps *tf = run(t, NET_TIER_FLOW, spec, N, TRUE, NULL);
   sim_time_ps *ta = run(t, NET_TIER_ANALYTICAL, spec, N, FALSE, NULL);
   int slower = 0;
+  uint32_t nl_all = topo_n_links(t);
+  sim_time_ps *first = g_new(sim_time_ps, nl_all), *last_i = g_new0(sim_time_ps, nl_all),
+              *last_a = g_new0(sim_time_ps, nl_all);
+  uint64_t *load = g_new0(uint64_t, nl_all);
+  for (uint32_t l = 0; l < nl_all; l++) first[l] = SIM_TIME_MAX;
   for (int i = 0; i < N; i++) {
     sim_time_ps d = ti[i] - tf[i];
     g_assert_cmpint(d, <=, 2);
     g_assert_cmpint(d, >=, -2);
-    g_assert_cmpint(ti[i], >=, ta[i]);
-    slower += ti[i] > ta[i];
+    sim_time_ps lat;
+    wisp_bw_Bps bw;
+    topo_route_cost(t, spec[i].src, spec[i].dst, &lat, &bw);
+    sim_time_ps alone = spec[i].at + lat + wisp_transfer_ps(spec[i].bytes, bw);
+    g_assert_cmpint(ti[i], >=, alone);
+    g_assert_cmpint(ta[i], >=, alone);
+    slower += ti[i] > alone;
+    uint32_t nl;
+    const uint32_t *route = topo_route(t, spec[i].src, spec[i].dst, &nl);
+    for (uint32_t k = 0; k < nl && spec[i].bytes > 0; k++) {
+      uint32_t l = route[k];
+      first[l] = MIN(first[l], spec[i].at);
+      load[l] += spec[i].bytes;
+      last_i[l] = MAX(last_i[l], ti[i]);
+      last_a[l] = MAX(last_a[l], ta[i]);
+    }
   }
   g_assert_cmpint(slower, >, 0); /* the instance does have contention */
+  for (uint32_t l = 0; l < nl_all; l++) {
+    if (load[l] == 0) continue;
+    sim_time_ps bound = first[l] + wisp_transfer_ps(load[l], topo_get_link(t, l)->bw);
+    g_assert_cmpint(last_i[l], >=, bound);
+    g_assert_cmpint(last_a[l], >=, bound);
+  }
+  g_free(first);
+  g_free(last_i);
+  g_free(last_a);
+  g_free(load);
   g_free(ti);
   g_free(tf);
   g_free(ta);
