@@ -367,10 +367,15 @@ static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_link
   for (uint32_t k = 0; k < n_links; k++) {
     wisp_bw_Bps bw = topo_get_link(n->t, route[k])->bw;
     if (bw != bw_q) { /* S * 10^12 / bw = q + r / bw ps */
-      unsigned __int128 qq = num / bw;
-      g_assert(qq <= (unsigned __int128)INT64_MAX);
-      q = (sim_time_ps)qq;
-      r = (uint64_t)(num - qq * bw);
+      if (num <= UINT64_MAX) { /* S < 18.4 MB: one 64-bit division */
+        q = (sim_time_ps)((uint64_t)num / bw);
+        r = (uint64_t)num % bw;
+      } else {
+        unsigned __int128 qq = num / bw;
+        g_assert(qq <= (unsigned __int128)INT64_MAX);
+        q = (sim_time_ps)qq;
+        r = (uint64_t)(num - qq * bw);
+      }
       bw_q = bw;
     }
     net_link_free *f = &n->link_free[route[k]];
