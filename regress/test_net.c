@@ -450,6 +450,17 @@ static void test_random_fat_tree(void) {
     }
   }
   g_assert_cmpint(slower, >, 0); /* the instance does have contention */
+  sim_time_ps last_ti = 0, last_ta = 0;
+  double mean_ti = 0, mean_ta = 0;
+  for (int i = 0; i < N; i++) {
+    last_ti = MAX(last_ti, ti[i]);
+    last_ta = MAX(last_ta, ta[i]);
+    mean_ti += (double)(ti[i] - spec[i].at) / N;
+    mean_ta += (double)(ta[i] - spec[i].at) / N;
+  }
+  g_test_message("random fat-tree traffic, %d transfers: last completion %.3f us (flow) / %.3f us (analytical), "
+                 "mean transfer time %.3f / %.3f us", N, (double)last_ti / 1e6, (double)last_ta / 1e6, mean_ti / 1e6,
+                 mean_ta / 1e6);
   for (uint32_t l = 0; l < nl_all; l++) {
     if (load[l] == 0) continue;
     sim_time_ps bound = first[l] + wisp_transfer_ps(load[l], topo_get_link(t, l)->bw);
