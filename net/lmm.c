@@ -44,6 +44,7 @@ typedef struct {
   uint32_t n_active;  /* solve scratch: unfixed elements */
   uint32_t stamp;     /* component walk mark */
   uint8_t stale;      /* solve scratch: heap key older than rem / aw */
+  uint8_t in_heap;    /* solve scratch: has an item in the level heap */
   uint8_t modified;
 } lmm_cnst;
 
@@ -127,6 +128,7 @@ struct lmm_system {
   size_t n_comp_v, cap_comp_v;
   lmm_heap_item *heap;
   size_t n_heap, cap_heap;
+  size_t n_dead;         /* heap items whose constraint has no unfixed variable */
   lmm_bound_item *bounds;
   size_t n_bounds, cap_bounds;
   uint32_t *changed;
@@ -396,6 +398,7 @@ static void heap_down(lmm_system *s, size_t i) {
  * need no back-pointers and a sift moves 16-byte items within the heap
  * array only. */
 static void heap_pop(lmm_system *s) {
+  s->cnsts[s->heap[0].id].in_heap = FALSE;
   size_t last = --s->n_heap;
   if (last == 0) return;
   s->heap[0] = s->heap[last];
@@ -416,8 +419,8 @@ static void fix_var(lmm_system *s, uint32_t v, double rate) {
     const lmm_celem *ce = &k->el[xe[i].cslot];
     k->rem -= ce->a * rate;
     k->aw -= ce->aw;
-    k->n_active--;
     k->stale = TRUE; /* re-keyed lazily, when it reaches the top */
+    if (--k->n_active == 0 && k->in_heap) s->n_dead++;
   }
 }
 
@@ -427,9 +430,27 @@ static int bound_cmp(const void *pa, const void *pb) {
   return a->var < b->var ? -1 : a->var > b->var;
 }
 
+/* Drops the items of dead constraints (no unfixed variable left) and
+ * re-heapifies, O(heap).  Run when they make up half the heap, so the
+ * cost is O(1) amortized per dead item, against O(log C) for popping each
+ * one when it reaches the top.  The live items and their keys are
+ * unchanged, so the filling pops exactly what it would have popped. */
+static void heap_compact(lmm_system *s) {
+  size_t j = 0;
+  for (size_t i = 0; i < s->n_heap; i++) {
+    lmm_cnst *k = &s->cnsts[s->heap[i].id];
+    if (k->n_active) s->heap[j++] = s->heap[i];
+    else k->in_heap = FALSE;
+  }
+  s->n_heap = j;
+  s->n_dead = 0;
+  for (size_t i = s->n_heap / 2; i-- > 0;) heap_down(s, i);
+}
+
 /* Progressive filling over the collected component(s); see lmm.h. */
 static void fill(lmm_system *s) {
   s->n_heap = 0;
+  s->n_dead = 0;
   s->n_bounds = 0;
   LMM_RESERVE(s->heap, s->cap_heap, s->n_comp_c);
   LMM_RESERVE(s->bounds, s->cap_bounds, s->n_comp_v);
@@ -443,9 +464,8 @@ static void fill(lmm_system *s) {
     uint32_t c = s->comp_c[i];
     lmm_cnst *k = &s->cnsts[c];
     k->stale = FALSE;
-    if (k->n_active) {
-      s->heap[s->n_heap++] = (lmm_heap_item){cnst_level(k), c};
-    }
+    k->in_heap = k->n_active > 0;
+    if (k->n_active) s->heap[s->n_heap++] = (lmm_heap_item){cnst_level(k), c};
   }
   for (size_t i = s->n_heap / 2; i-- > 0;) heap_down(s, i);
   if (s->n_bounds > 1) qsort(s->bounds, s->n_bounds, sizeof *s->bounds, bound_cmp);
@@ -457,10 +477,12 @@ static void fill(lmm_system *s) {
      * constraint's true level (levels only grow), so once the top is fresh
      * it is the true minimum.  This costs one sift per re-keyed constraint
      * instead of one per fixed element. */
+    if (2 * s->n_dead > s->n_heap) heap_compact(s);
     while (s->n_heap) {
       lmm_cnst *k = &s->cnsts[s->heap[0].id];
       if (k->n_active == 0) {
         heap_pop(s);
+        s->n_dead--;
         continue;
       }
       if (!k->stale) break;
