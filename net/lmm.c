@@ -318,19 +318,19 @@ const uint32_t *lmm_changed(const lmm_system *s, size_t *n) {
 
 /* ---- component walk ---------------------------------------------------- */
 
-static void add_cnst(lmm_system *s, uint32_t c) {
+/* comp_c and comp_v have room for every constraint and variable (reserved
+ * once per walk), so adding one is a store. */
+static inline void add_cnst(lmm_system *s, uint32_t c) {
   if (s->cnsts[c].stamp == s->epoch) return;
   s->cnsts[c].stamp = s->epoch;
-  LMM_RESERVE(s->comp_c, s->cap_comp_c, s->n_comp_c + 1);
   s->comp_c[s->n_comp_c++] = c;
 }
 
-static void add_var(lmm_system *s, uint32_t v) {
+static inline void add_var(lmm_system *s, uint32_t v) {
   if (s->vstamp[v] == s->epoch) return;
   s->vstamp[v] = s->epoch;
   s->vfixed[v] = FALSE;
   lmm_var *x = &s->vars[v];
-  LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_comp_v + 1);
   s->comp_v[s->n_comp_v++] = v;
   const lmm_velem *xe = var_el(x);
   for (uint32_t i = 0; i < x->n_el; i++) add_cnst(s, xe[i].cnst);
@@ -346,6 +346,8 @@ static void collect_component(lmm_system *s) {
     s->epoch = 1;
   }
   s->n_comp_c = s->n_comp_v = 0;
+  LMM_RESERVE(s->comp_c, s->cap_comp_c, s->n_cnsts);
+  LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_vars);
   if (s->full) {
     for (uint32_t c = 0; c < s->n_cnsts; c++)
       if (s->cnsts[c].n_el) add_cnst(s, c);
