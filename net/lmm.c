@@ -60,6 +60,7 @@ typedef struct {
 typedef struct {
   uint8_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in u.el */
   uint8_t alive, is_new;
+  uint8_t unit;          /* every consumption is 1 (a flow crossing links) */
   double weight;
   double new_rate;       /* solve scratch */
   double rate;
@@ -236,6 +237,7 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   x->alive = TRUE;
   x->rate = 0;
   x->is_new = TRUE;
+  x->unit = TRUE;
   s->vfixed[v] = FALSE;
   xc->bound = bound > 0 ? bound : 0;
   s->n_bounded += bound > 0;
@@ -265,6 +267,7 @@ void lmm_expand(lmm_system *s, uint32_t c, uint32_t v, double consumption) {
     x->cap_el = (uint8_t)cap;
   }
   k->el[k->n_el] = (lmm_celem){v, x->n_el, consumption, consumption * x->weight};
+  if (consumption != 1.0) x->unit = FALSE;
   var_el(x)[x->n_el] = (lmm_velem){c, k->n_el};
   k->n_el++;
   x->n_el++;
@@ -416,11 +419,19 @@ static void fix_var(lmm_system *s, uint32_t v, double rate) {
   s->vfixed[v] = TRUE;
   x->new_rate = rate;
   const lmm_velem *xe = var_el(x);
+  /* With unit consumptions a * rate is rate and a * w is w exactly, so the
+   * constraint's element (one more cache miss per element) is not read. */
+  double w = x->weight;
   for (uint32_t i = 0; i < x->n_el; i++) {
     lmm_cnst *k = &s->cnsts[xe[i].cnst];
-    const lmm_celem *ce = &k->el[xe[i].cslot];
-    k->rem -= ce->a * rate;
-    k->aw -= ce->aw;
+    if (x->unit) {
+      k->rem -= rate;
+      k->aw -= w;
+    } else {
+      const lmm_celem *ce = &k->el[xe[i].cslot];
+      k->rem -= ce->a * rate;
+      k->aw -= ce->aw;
+    }
     k->stale = TRUE; /* re-keyed lazily, when it reaches the top */
     if (--k->n_active == 0 && k->in_heap) s->n_dead++;
   }
