@@ -248,12 +248,15 @@ static void print_errors(const workload *w, const run_result *e, const run_resul
   uint64_t total = (uint64_t)w->chains * w->length;
   sim_time_ps te = step_time(w, e), ta = step_time(w, a);
   double worst_chain = 0, worst_flow = 0, sum = 0, bias = 0;
-  uint64_t worst_id = 0;
+  uint64_t worst_id = 0, worst_last = 0;
   double *rel = g_new(double, total);
   for (uint32_t c = 0; c < w->chains; c++) {
     uint64_t last = (uint64_t)c * w->length + w->length - 1;
     double d = fabs((double)(a->finished[last] - e->finished[last])) / (double)e->finished[last];
-    if (d > worst_chain) worst_chain = d;
+    if (d > worst_chain) {
+      worst_chain = d;
+      worst_last = last;
+    }
   }
   for (uint64_t i = 0; i < total; i++) {
     double fe = (double)(e->finished[i] - e->issued[i]), fa = (double)(a->finished[i] - a->issued[i]);
@@ -266,11 +269,14 @@ static void print_errors(const workload *w, const run_result *e, const run_resul
     }
   }
   qsort(rel, total, sizeof *rel, cmp_double);
-  char b1[32], b2[32];
-  printf("          error vs exact: step time %+.3f %%, worst chain %.3f %%; transfer completion time:"
+  char b1[32], b2[32], b3[32], b4[32];
+  printf("          error vs exact: step time %+.3f %%, worst chain %.3f %% (ends at %s us exact, %s us approximate);"
+         " transfer completion time:"
          " mean |err| %.3f %% (mean signed %+.3f %%), p99 %.2f %%, worst %.2f %% (transfer %" G_GUINT64_FORMAT
          ", %s us exact, %s us approximate)\n",
-         100.0 * (double)(ta - te) / (double)te, 100.0 * worst_chain, 100.0 * sum / total, 100.0 * bias / total,
+         100.0 * (double)(ta - te) / (double)te, 100.0 * worst_chain,
+         wisp_ns_string(e->finished[worst_last] / 1000, b3), wisp_ns_string(a->finished[worst_last] / 1000, b4),
+         100.0 * sum / total, 100.0 * bias / total,
          100.0 * rel[(size_t)(0.99 * (total - 1))], 100.0 * worst_flow, worst_id,
          wisp_ns_string((e->finished[worst_id] - e->issued[worst_id]) / 1000, b1),
          wisp_ns_string((a->finished[worst_id] - a->issued[worst_id]) / 1000, b2));
