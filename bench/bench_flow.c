@@ -19,13 +19,13 @@
  * mean size of the component each solve re-solved.  The run then goes on
  * to the end of the workload.
  *
- * Accuracy: --quantum T[,T2...] runs the flow tier's approximate mode
- * (net_set_flow_quantum: at most one solve per quantum) with each quantum
- * after an exact reference run (quantum 0) of the same workload, and
- * prints, against the reference, the relative error of the step time (the
- * last completion), of the worst chain's completion and of the worst
- * transfer's completion time (issue to completion), and the mean and 99th
- * percentile of the latter.  --exact-only / --approx-only skip one side.
+ * Accuracy: the flow tier's approximate mode (net_set_flow_quantum: at
+ * most one solve per quantum) runs with each quantum of --quantum
+ * T[,T2...] (default 4us) after an exact reference run (quantum 0) of the
+ * same workload, and prints, against the reference, the relative error of
+ * the step time (the last completion), of the worst chain's completion
+ * and of the worst transfer's completion time (issue to completion), and
+ * the mean and 99th percentile of the latter.  --exact-only / --approx-only skip one side.
  * --noise B adds an exact run of the workload with transfer 0 B bytes
  * larger and prints its "error" the same way: max-min sharing under churn
  * is chaotic (a small change reorders later events), so this is the floor
@@ -392,7 +392,7 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  if (n_quanta == 0) approx = FALSE;
+  if (n_quanta == 0) quanta[n_quanta++] = 4 * SIM_PS_PER_US;
   GError *err = NULL;
   topo *t = topo_load_string(fat_tree_1024, "bench-fat-tree-1024.yaml", &err);
   if (!t) {
