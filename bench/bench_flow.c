@@ -25,14 +25,14 @@
  * same workload, and prints, against the reference, the relative error of
  * the step time (the last completion), of the worst chain's completion
  * and of the worst transfer's completion time (issue to completion), and
- * the mean and 99th percentile of the latter.  --exact-only / --approx-only skip one side.
- * --noise B adds an exact run of the workload with transfer 0 B bytes
- * larger and prints its "error" the same way: max-min sharing under churn
- * is chaotic (a small change reorders later events), so this is the floor
- * below which per-chain and per-transfer differences are not the
- * approximation's.  --stop N ends every run after N completions (for
- * profiling; the digest then counts unfinished transfers as -1 and the
- * errors are meaningless).
+ * the mean and 99th percentile of the latter.  --exact-only and
+ * --approx-only skip one side.  --noise B adds an exact run of the
+ * workload with transfer 0 B bytes larger and prints its "error" the same
+ * way: max-min sharing under churn is chaotic (a small change reorders
+ * later events), so this is the floor below which per-chain and
+ * per-transfer differences are not the approximation's.  --stop N ends
+ * every run after N completions (for profiling; the digest then counts
+ * unfinished transfers as -1 and the errors are meaningless).
  *
  * Every run prints a digest (FNV-1a over every transfer's completion time
  * in picoseconds, in transfer order): the same digest means the same
