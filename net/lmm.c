@@ -44,6 +44,7 @@ typedef struct {
   uint32_t n_active;  /* solve scratch: unfixed elements */
   uint32_t stamp;     /* component walk mark */
   uint8_t stale;      /* solve scratch: heap key older than rem / aw */
+  uint8_t in_heap;    /* solve scratch: has an item in the level heap */
   uint8_t modified;
 } lmm_cnst;
 
@@ -59,6 +60,7 @@ typedef struct {
 typedef struct {
   uint8_t n_el, cap_el;  /* cap_el > LMM_VAR_INLINE: elements in u.el */
   uint8_t alive, is_new;
+  uint8_t unit;          /* every consumption is 1 (a flow crossing links) */
   double weight;
   double new_rate;       /* solve scratch */
   double rate;
@@ -127,6 +129,7 @@ struct lmm_system {
   size_t n_comp_v, cap_comp_v;
   lmm_heap_item *heap;
   size_t n_heap, cap_heap;
+  size_t n_dead;         /* heap items whose constraint has no unfixed variable */
   lmm_bound_item *bounds;
   size_t n_bounds, cap_bounds;
   uint32_t *changed;
@@ -234,6 +237,7 @@ uint32_t lmm_variable_new(lmm_system *s, double weight, double bound, uint64_t u
   x->alive = TRUE;
   x->rate = 0;
   x->is_new = TRUE;
+  x->unit = TRUE;
   s->vfixed[v] = FALSE;
   xc->bound = bound > 0 ? bound : 0;
   s->n_bounded += bound > 0;
@@ -263,6 +267,7 @@ void lmm_expand(lmm_system *s, uint32_t c, uint32_t v, double consumption) {
     x->cap_el = (uint8_t)cap;
   }
   k->el[k->n_el] = (lmm_celem){v, x->n_el, consumption, consumption * x->weight};
+  if (consumption != 1.0) x->unit = FALSE;
   var_el(x)[x->n_el] = (lmm_velem){c, k->n_el};
   k->n_el++;
   x->n_el++;
@@ -316,19 +321,19 @@ const uint32_t *lmm_changed(const lmm_system *s, size_t *n) {
 
 /* ---- component walk ---------------------------------------------------- */
 
-static void add_cnst(lmm_system *s, uint32_t c) {
+/* comp_c and comp_v have room for every constraint and variable (reserved
+ * once per walk), so adding one is a store. */
+static inline void add_cnst(lmm_system *s, uint32_t c) {
   if (s->cnsts[c].stamp == s->epoch) return;
   s->cnsts[c].stamp = s->epoch;
-  LMM_RESERVE(s->comp_c, s->cap_comp_c, s->n_comp_c + 1);
   s->comp_c[s->n_comp_c++] = c;
 }
 
-static void add_var(lmm_system *s, uint32_t v) {
+static inline void add_var(lmm_system *s, uint32_t v) {
   if (s->vstamp[v] == s->epoch) return;
   s->vstamp[v] = s->epoch;
   s->vfixed[v] = FALSE;
   lmm_var *x = &s->vars[v];
-  LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_comp_v + 1);
   s->comp_v[s->n_comp_v++] = v;
   const lmm_velem *xe = var_el(x);
   for (uint32_t i = 0; i < x->n_el; i++) add_cnst(s, xe[i].cnst);
@@ -344,6 +349,8 @@ static void collect_component(lmm_system *s) {
     s->epoch = 1;
   }
   s->n_comp_c = s->n_comp_v = 0;
+  LMM_RESERVE(s->comp_c, s->cap_comp_c, s->n_cnsts);
+  LMM_RESERVE(s->comp_v, s->cap_comp_v, s->n_vars);
   if (s->full) {
     for (uint32_t c = 0; c < s->n_cnsts; c++)
       if (s->cnsts[c].n_el) add_cnst(s, c);
@@ -396,6 +403,7 @@ static void heap_down(lmm_system *s, size_t i) {
  * need no back-pointers and a sift moves 16-byte items within the heap
  * array only. */
 static void heap_pop(lmm_system *s) {
+  s->cnsts[s->heap[0].id].in_heap = FALSE;
   size_t last = --s->n_heap;
   if (last == 0) return;
   s->heap[0] = s->heap[last];
@@ -411,13 +419,21 @@ static void fix_var(lmm_system *s, uint32_t v, double rate) {
   s->vfixed[v] = TRUE;
   x->new_rate = rate;
   const lmm_velem *xe = var_el(x);
+  /* With unit consumptions a * rate is rate and a * w is w exactly, so the
+   * constraint's element (one more cache miss per element) is not read. */
+  double w = x->weight;
   for (uint32_t i = 0; i < x->n_el; i++) {
     lmm_cnst *k = &s->cnsts[xe[i].cnst];
-    const lmm_celem *ce = &k->el[xe[i].cslot];
-    k->rem -= ce->a * rate;
-    k->aw -= ce->aw;
-    k->n_active--;
+    if (x->unit) {
+      k->rem -= rate;
+      k->aw -= w;
+    } else {
+      const lmm_celem *ce = &k->el[xe[i].cslot];
+      k->rem -= ce->a * rate;
+      k->aw -= ce->aw;
+    }
     k->stale = TRUE; /* re-keyed lazily, when it reaches the top */
+    if (--k->n_active == 0 && k->in_heap) s->n_dead++;
   }
 }
 
@@ -427,9 +443,27 @@ static int bound_cmp(const void *pa, const void *pb) {
   return a->var < b->var ? -1 : a->var > b->var;
 }
 
+/* Drops the items of dead constraints (no unfixed variable left) and
+ * re-heapifies, O(heap).  Run when they make up half the heap, so the
+ * cost is O(1) amortized per dead item, against O(log C) for popping each
+ * one when it reaches the top.  The live items and their keys are
+ * unchanged, so the filling pops exactly what it would have popped. */
+static void heap_compact(lmm_system *s) {
+  size_t j = 0;
+  for (size_t i = 0; i < s->n_heap; i++) {
+    lmm_cnst *k = &s->cnsts[s->heap[i].id];
+    if (k->n_active) s->heap[j++] = s->heap[i];
+    else k->in_heap = FALSE;
+  }
+  s->n_heap = j;
+  s->n_dead = 0;
+  for (size_t i = s->n_heap / 2; i-- > 0;) heap_down(s, i);
+}
+
 /* Progressive filling over the collected component(s); see lmm.h. */
 static void fill(lmm_system *s) {
   s->n_heap = 0;
+  s->n_dead = 0;
   s->n_bounds = 0;
   LMM_RESERVE(s->heap, s->cap_heap, s->n_comp_c);
   LMM_RESERVE(s->bounds, s->cap_bounds, s->n_comp_v);
@@ -443,9 +477,8 @@ static void fill(lmm_system *s) {
     uint32_t c = s->comp_c[i];
     lmm_cnst *k = &s->cnsts[c];
     k->stale = FALSE;
-    if (k->n_active) {
-      s->heap[s->n_heap++] = (lmm_heap_item){cnst_level(k), c};
-    }
+    k->in_heap = k->n_active > 0;
+    if (k->n_active) s->heap[s->n_heap++] = (lmm_heap_item){cnst_level(k), c};
   }
   for (size_t i = s->n_heap / 2; i-- > 0;) heap_down(s, i);
   if (s->n_bounds > 1) qsort(s->bounds, s->n_bounds, sizeof *s->bounds, bound_cmp);
@@ -457,10 +490,12 @@ static void fill(lmm_system *s) {
      * constraint's true level (levels only grow), so once the top is fresh
      * it is the true minimum.  This costs one sift per re-keyed constraint
      * instead of one per fixed element. */
+    if (2 * s->n_dead > s->n_heap) heap_compact(s);
     while (s->n_heap) {
       lmm_cnst *k = &s->cnsts[s->heap[0].id];
       if (k->n_active == 0) {
         heap_pop(s);
+        s->n_dead--;
         continue;
       }
       if (!k->stale) break;

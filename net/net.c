@@ -51,13 +51,26 @@
  * it in place, and when it fires it sees the finish still ahead and re-arms
  * itself there (lazy postponement: a flow whose rate drops several times
  * costs one queue operation, not one per drop).
- * Batching quantum (topology key `flow_quantum`, net_set_flow_quantum): with
- * q > 0 the solve is scheduled at the next multiple of q instead of the
- * event's instant, so every start and finish until then shares one solve.
- * A new flow sends nothing until that solve and a finished flow's bandwidth
- * is handed on only then: each rate change takes effect up to q late (an
- * approximation that trades that delay for fewer solves when events are
- * dense; q = 0, the default, is exact).
+ * Approximate mode (quantum q > 0: topology key `flow_quantum`,
+ * net_set_flow_quantum).  Solves are at least q apart: a start or finish
+ * at time t is solved at max(t, previous solve + q), so every start and
+ * finish until then shares one solve (a batch).  The rates a solve changes
+ * are backdated: each applies from the flow's change time, the first start
+ * or finish on one of the flow's own links since the previous solve (the
+ * batch's first one when none touched its links), never before the flow
+ * entered the solver.  Its remaining bytes are advanced at the old rate to
+ * that time and its finish is predicted from there; a flow the new rate
+ * would have finished before the solve finishes at the solve.  So a batch
+ * whose changes fall on one instant gives exact mode's rates from that
+ * instant (only such early finishes move, by less than q), and a batch
+ * spanning [e1, ek] (ek - e1 <= q) credits each flow, instead of the
+ * sequence of max-min rates it should have had in that span, the max-min
+ * rate of the batch's final flow set: at most q times its largest rate
+ * change in bytes per batch.  Within a batch a link may also carry up to
+ * the rates of flows that finished in it above capacity, or leave the
+ * share of flows that arrived in it unused.  doc/network-models.md derives
+ * this and gives measured errors.  q = 0, the default, is exact: every
+ * change is solved at its instant and nothing is backdated.
  * Exactness with tier A: a flow whose rate has not changed since it entered
  * the solver and equals its bottleneck link's integer bandwidth finishes at
  *     start + wisp_transfer_ps(S, bottleneck)
@@ -138,8 +151,14 @@ struct net {
   gboolean solve_pending;
   sim_event_id solve_ev;
   uint64_t flow_events;
-  sim_time_ps quantum;      /* 0: solve at the event's instant; else at the next multiple */
   net_link_free *link_free; /* tier A only: per link, when its FIFO has served all queued bytes */
+  /* Approximate mode (quantum > 0; see the top comment). */
+  sim_time_ps quantum;      /* 0: exact, every change solved at its instant */
+  sim_time_ps last_solve;   /* time of the previous solve, -1 before the first */
+  sim_time_ps batch_first;  /* first start or finish since the previous solve */
+  sim_time_ps *link_first;  /* per link: the same on that link, -1 if none */
+  uint32_t *touched;        /* links whose link_first is set */
+  size_t n_touched;
 };
 
 net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
@@ -154,13 +173,17 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
   n->xf_free = UINT32_MAX;
   if (tier == NET_TIER_ANALYTICAL) n->link_free = g_new0(net_link_free, n->n_links ? n->n_links : 1);
+  n->last_solve = -1;
   if (tier == NET_TIER_FLOW) {
     n->lmm = lmm_system_new();
     n->cnst_of_link = g_new(uint32_t, n->n_links ? n->n_links : 1);
+    n->link_first = g_new(sim_time_ps, n->n_links ? n->n_links : 1);
+    n->touched = g_new(uint32_t, n->n_links ? n->n_links : 1);
     for (uint32_t l = 0; l < n->n_links; l++) {
       const topo_link *k = topo_get_link(t, l);
       g_assert(k->bw > 0);
       n->cnst_of_link[l] = lmm_constraint_new(n->lmm, (double)k->bw);
+      n->link_first[l] = -1;
     }
   }
   return n;
@@ -174,6 +197,8 @@ void net_free(net *n) {
   if (n->solve_pending) sim_cancel(n->sim, n->solve_ev);
   lmm_system_free(n->lmm);
   g_free(n->cnst_of_link);
+  g_free(n->link_first);
+  g_free(n->touched);
   g_free(n->xf_of_var);
   g_free(n->link_bytes);
   g_free(n->link_free);
@@ -247,16 +272,43 @@ static void ev_done(sim_engine *sim, void *ctx, uint64_t arg) {
 
 static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg);
 
-/* Schedules the one pending solve: at this instant, or with a quantum q at
- * the next multiple of q (this instant when it is one), so that every start
- * and finish until then shares the solve. */
-static void request_solve(net *n) {
+/* Records a start or finish of transfer x now and schedules the one
+ * pending solve: at this instant, or with a quantum q no earlier than q
+ * after the previous solve, so that every start and finish until then
+ * shares it.  With a quantum it also notes the first change on each link
+ * of x's route since the previous solve (the backdating times; see the top
+ * comment).  O(route length). */
+static void flow_changed(net *n, const net_xfer *x) {
+  sim_time_ps now = sim_now(n->sim);
+  if (n->quantum > 0) {
+    for (uint32_t i = 0; i < x->n_links; i++) {
+      uint32_t l = x->route[i];
+      if (n->link_first[l] < 0) {
+        n->link_first[l] = now;
+        n->touched[n->n_touched++] = l;
+      }
+    }
+  }
   if (n->solve_pending) return;
   n->solve_pending = TRUE;
-  sim_time_ps now = sim_now(n->sim), at = now;
-  if (n->quantum > 0 && now % n->quantum != 0)
-    at = (now / n->quantum + 1) * n->quantum;
+  n->batch_first = now;
+  sim_time_ps at = now;
+  if (n->quantum > 0 && n->last_solve >= 0 && n->last_solve + n->quantum > now) at = n->last_solve + n->quantum;
   n->solve_ev = sim_schedule_at(n->sim, at, ev_solve, n, 0);
+}
+
+/* The time from which x's new rate applies (approximate mode): the first
+ * change on its route since the previous solve, else the batch's first
+ * change, and not before x's last update (its entry, for a new flow).
+ * O(route length). */
+static sim_time_ps flow_change_time(const net *n, const net_xfer *x) {
+  sim_time_ps t = -1;
+  for (uint32_t i = 0; i < x->n_links; i++) {
+    sim_time_ps f = n->link_first[x->route[i]];
+    if (f >= 0 && (t < 0 || f < t)) t = f;
+  }
+  if (t < 0) t = n->batch_first;
+  return t > x->last_update ? t : x->last_update;
 }
 
 static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
@@ -272,7 +324,7 @@ static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
   x->var = LMM_NONE;
   n->active_flows--;
   n->flow_events++;
-  request_solve(n);
+  flow_changed(n, x);
   xf_complete(n, (uint32_t)arg);
 }
 
@@ -296,7 +348,7 @@ static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
   x->single_rate = TRUE;
   n->active_flows++;
   n->flow_events++;
-  request_solve(n);
+  flow_changed(n, x);
 }
 
 /* Duration in ps of `remaining` bytes at `rate` bytes/s, rounded up. */
@@ -317,27 +369,31 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
   size_t n_ch;
   const uint32_t *ch = lmm_changed(n->lmm, &n_ch);
   sim_time_ps now = sim_now(sim);
+  n->last_solve = now;
   for (size_t k = 0; k < n_ch; k++) {
     uint32_t i = n->xf_of_var[ch[k]];
     net_xfer *x = &n->xf[i];
     g_assert(x->var == ch[k]);
     double rate = lmm_variable_rate(n->lmm, ch[k]);
-    if (x->rate > 0) { /* not the first rate: bring remaining up to now */
-      x->remaining -= x->rate * (double)(now - x->last_update) / (double)SIM_PS_PER_S;
+    /* The new rate applies from `from`: now in exact mode, backdated to
+     * the flow's change time with a quantum. */
+    sim_time_ps from = n->quantum > 0 ? flow_change_time(n, x) : now;
+    if (x->rate > 0) { /* not the first rate: bring remaining up to `from` */
+      x->remaining -= x->rate * (double)(from - x->last_update) / (double)SIM_PS_PER_S;
       x->single_rate = FALSE;
     } else {
-      x->flow_start = now; /* later than its arrival with a quantum: it waited for this solve */
+      x->flow_start = from; /* its entry, also with a quantum */
     }
-    x->last_update = now;
+    x->last_update = from;
     x->rate = rate;
     sim_time_ps end;
     double bw = (double)x->bottleneck;
     if (x->single_rate && fabs(rate - bw) <= LMM_EPSILON * bw) {
       end = x->flow_start + wisp_transfer_ps(x->bytes, x->bottleneck);
-      if (end < now) end = now;
     } else {
-      end = now + flow_duration(x->remaining, rate, now);
+      end = from + flow_duration(x->remaining, rate, from);
     }
+    if (end < now) end = now; /* a backdated rate may have finished it already */
     x->end = end;
     /* A pending event at or before the new finish stays: when it fires it
      * sees end > now and moves itself (lazy postponement saves a cancel
@@ -349,6 +405,8 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
     x->ev_at = end;
     x->ev = sim_schedule_at(sim, end, ev_flow_finish, n, i);
   }
+  for (size_t k = 0; k < n->n_touched; k++) n->link_first[n->touched[k]] = -1;
+  n->n_touched = 0;
 }
 
 /* Tier A: queues `bytes` on every link of the route behind what each link

@@ -46,9 +46,12 @@ size_t net_active_flows(const net *n);
 uint64_t net_flow_events(const net *n);
 void net_get_solver_stats(const net *n, lmm_stats *out);
 void net_set_full_solve(net *n, gboolean full);
-/* Tier B batching quantum in ps (0 = exact; default: the topology's
- * flow_quantum).  Flow starts and finishes take effect at the next multiple
- * of it.  Set it before the first send. */
+/* Tier B quantum in ps (0 = exact; default: the topology's flow_quantum).
+ * With q > 0 the flow tier runs its approximate mode: solves at least q
+ * apart, each batching the starts and finishes since the previous one,
+ * with the new rates backdated to the flows' own first change (net.c, and
+ * doc/network-models.md for the error bound).  Set it before the first
+ * send. */
 void net_set_flow_quantum(net *n, sim_time_ps quantum);
 sim_time_ps net_get_flow_quantum(const net *n);
 

@@ -337,6 +337,206 @@ static void test_random_incremental_vs_full(void) {
   }
 }
 
+/* ---- the filling order, bit for bit ------------------------------------ */
+
+/* A reference implementation of the filling as lmm.h specifies it, with a
+ * linear scan instead of a heap: every constraint with an unfixed variable
+ * holds a key, initially its level R/W; the least (key, id) is taken; a
+ * constraint whose variables are all fixed is dropped; one whose key is
+ * older than its last change ("stale") gets its current level as key and
+ * the choice is made again; otherwise it fills at t = max(key, previous t)
+ * unless a bound level B/w is at most its key (ties: the bound first),
+ * and fixes its unfixed variables in element order.  Fixing a variable at
+ * rate r subtracts a * r and a * w from each of its constraints, in its own
+ * element order.  Rates that moved by at most LMM_EPSILON (relative) keep
+ * their old value.  The arithmetic is the solver's, operation for
+ * operation, so any solver implementing the specification (whatever its
+ * priority queue) must agree to the last bit; this pins the exact mode's
+ * results across changes of the solver's data structures.  O(C) per step:
+ * for small instances only. */
+typedef struct {
+  uint32_t var;
+  double a, aw;
+} ref_el;
+
+typedef struct {
+  double cap;
+  GArray *el; /* ref_el, in the solver's element order (swap-remove) */
+  double rem, aw, key;
+  int n_active;
+  gboolean queued, stale;
+} ref_cnst;
+
+typedef struct {
+  double weight, bound, rate, new_rate;
+  int n;
+  uint32_t c[6];
+  double a[6];
+  gboolean alive, is_new, fixed;
+} ref_var;
+
+static double ref_level(const ref_cnst *k) { return k->rem > 0 ? k->rem / k->aw : 0.0; }
+
+static void ref_fix(ref_cnst *cs, ref_var *vs, uint32_t v, double rate) {
+  ref_var *x = &vs[v];
+  x->fixed = TRUE;
+  x->new_rate = rate;
+  for (int i = 0; i < x->n; i++) {
+    ref_cnst *k = &cs[x->c[i]];
+    k->rem -= x->a[i] * rate;
+    k->aw -= x->a[i] * x->weight;
+    k->stale = TRUE;
+    k->n_active--;
+  }
+}
+
+static void ref_solve(ref_cnst *cs, uint32_t n_c, ref_var *vs, uint32_t n_v) {
+  for (uint32_t c = 0; c < n_c; c++) {
+    ref_cnst *k = &cs[c];
+    k->rem = k->cap;
+    k->aw = 0;
+    for (guint j = 0; j < k->el->len; j++) k->aw += g_array_index(k->el, ref_el, j).aw;
+    k->n_active = (int)k->el->len;
+    k->queued = k->n_active > 0;
+    k->stale = FALSE;
+    k->key = ref_level(k);
+  }
+  for (uint32_t v = 0; v < n_v; v++) vs[v].fixed = FALSE;
+  double t_prev = 0;
+  for (;;) {
+    uint32_t top = UINT32_MAX;
+    for (;;) { /* the least (key, id), brought up to date */
+      top = UINT32_MAX;
+      for (uint32_t c = 0; c < n_c; c++)
+        if (cs[c].queued && (top == UINT32_MAX || cs[c].key < cs[top].key)) top = c;
+      if (top == UINT32_MAX) break;
+      if (cs[top].n_active == 0) cs[top].queued = FALSE;
+      else if (cs[top].stale) {
+        cs[top].stale = FALSE;
+        cs[top].key = ref_level(&cs[top]);
+      } else break;
+    }
+    uint32_t bv = UINT32_MAX; /* the least unfixed (B/w, id) */
+    for (uint32_t v = 0; v < n_v; v++)
+      if (vs[v].alive && !vs[v].fixed && vs[v].bound > 0 &&
+          (bv == UINT32_MAX || vs[v].bound / vs[v].weight < vs[bv].bound / vs[bv].weight))
+        bv = v;
+    double tb = bv != UINT32_MAX ? vs[bv].bound / vs[bv].weight : INFINITY;
+    double tc = top != UINT32_MAX ? cs[top].key : INFINITY;
+    if (isinf(tb) && isinf(tc)) break;
+    if (tb <= tc) {
+      ref_fix(cs, vs, bv, vs[bv].bound);
+      continue;
+    }
+    cs[top].queued = FALSE;
+    double t = tc > t_prev ? tc : t_prev;
+    t_prev = t;
+    for (guint j = 0; j < cs[top].el->len; j++) {
+      uint32_t v = g_array_index(cs[top].el, ref_el, j).var;
+      if (!vs[v].fixed) ref_fix(cs, vs, v, vs[v].weight * t);
+    }
+  }
+  for (uint32_t v = 0; v < n_v; v++) {
+    ref_var *x = &vs[v];
+    if (!x->alive) continue;
+    double r = x->fixed ? x->new_rate : INFINITY;
+    double fa = fabs(r), fb = fabs(x->rate);
+    if (x->is_new || (r != x->rate && fabs(r - x->rate) > LMM_EPSILON * (fa > fb ? fa : fb))) x->rate = r;
+    x->is_new = FALSE;
+  }
+}
+
+/* Random seeded instances, 300 steps of adds and removes each, with
+ * non-integer weights, consumptions other than 1 on some variables, bounds
+ * and routes of up to 6 constraints (more than the inline 4): after every
+ * step the incremental solver, the full solver and the reference give
+ * identical rates (==, not within a tolerance). */
+static void test_filling_reference(void) {
+  enum { N_CNSTS = 24, STEPS = 300, MAX_VARS = 1024 };
+  static const double weights[] = {1, 1, 1, 0.1, 1.5, 3};
+  static const double consumptions[] = {1, 1, 1, 0.5, 1.3, 2};
+  for (guint32 seed = 1; seed <= 4; seed++) {
+    GRand *rng = g_rand_new_with_seed(100 + seed);
+    lmm_system *inc = lmm_system_new(), *full = lmm_system_new();
+    lmm_set_full_solve(full, TRUE);
+    ref_cnst cs[N_CNSTS];
+    for (uint32_t c = 0; c < N_CNSTS; c++) {
+      /* Capacities with common divisors make equal levels (ties by id)
+       * frequent, as with identical links in a fabric. */
+      double cap = (double)g_rand_int_range(rng, 1, 7) * 10 * GBPS;
+      lmm_constraint_new(inc, cap);
+      lmm_constraint_new(full, cap);
+      cs[c] = (ref_cnst){.cap = cap, .el = g_array_new(FALSE, FALSE, sizeof(ref_el))};
+    }
+    ref_var *vs = g_new0(ref_var, MAX_VARS);
+    uint32_t n_v = 0, live = 0;
+    for (int step = 0; step < STEPS; step++) {
+      int ops = g_rand_int_range(rng, 1, 5);
+      for (int op = 0; op < ops; op++) {
+        if (live < 8 || g_rand_int_range(rng, 0, 100) < 55) {
+          ref_var d = {.weight = weights[g_rand_int_range(rng, 0, G_N_ELEMENTS(weights))],
+                       .bound = g_rand_int_range(rng, 0, 5) == 0 ? (double)g_rand_int_range(rng, 1, 40) * GBPS : 0,
+                       .n = g_rand_int_range(rng, 1, 7),
+                       .alive = TRUE,
+                       .is_new = TRUE};
+          gboolean unit = g_rand_int_range(rng, 0, 4) != 0;
+          for (int i = 0; i < d.n; i++) {
+            gboolean dup;
+            do {
+              d.c[i] = (uint32_t)g_rand_int_range(rng, 0, N_CNSTS);
+              dup = FALSE;
+              for (int j = 0; j < i; j++) dup |= d.c[j] == d.c[i];
+            } while (dup);
+            d.a[i] = unit ? 1 : consumptions[g_rand_int_range(rng, 0, G_N_ELEMENTS(consumptions))];
+          }
+          uint32_t v = lmm_variable_new(inc, d.weight, d.bound, 0);
+          g_assert_cmpuint(lmm_variable_new(full, d.weight, d.bound, 0), ==, v);
+          g_assert_cmpuint(v, <, MAX_VARS);
+          for (int i = 0; i < d.n; i++) {
+            lmm_expand(inc, d.c[i], v, d.a[i]);
+            lmm_expand(full, d.c[i], v, d.a[i]);
+            ref_el e = {v, d.a[i], d.a[i] * d.weight};
+            g_array_append_val(cs[d.c[i]].el, e);
+          }
+          vs[v] = d;
+          if (v >= n_v) n_v = v + 1;
+          live++;
+        } else {
+          uint32_t v;
+          do v = (uint32_t)g_rand_int_range(rng, 0, (gint32)n_v);
+          while (!vs[v].alive);
+          lmm_variable_free(inc, v);
+          lmm_variable_free(full, v);
+          for (int i = 0; i < vs[v].n; i++) { /* the solver's swap-remove */
+            GArray *el = cs[vs[v].c[i]].el;
+            guint j = 0;
+            while (g_array_index(el, ref_el, j).var != v) j++;
+            g_array_index(el, ref_el, j) = g_array_index(el, ref_el, el->len - 1);
+            g_array_set_size(el, el->len - 1);
+          }
+          vs[v].alive = FALSE;
+          live--;
+        }
+      }
+      lmm_solve(inc);
+      lmm_solve(full);
+      ref_solve(cs, N_CNSTS, vs, n_v);
+      for (uint32_t v = 0; v < n_v; v++) {
+        if (!vs[v].alive) continue;
+        double ri = lmm_variable_rate(inc, v), rf = lmm_variable_rate(full, v);
+        if (ri != vs[v].rate || rf != vs[v].rate)
+          g_error("seed %u step %d var %u: incremental %.17g, full %.17g, reference %.17g", seed, step, v, ri, rf,
+                  vs[v].rate);
+      }
+    }
+    for (uint32_t c = 0; c < N_CNSTS; c++) g_array_free(cs[c].el, TRUE);
+    g_free(vs);
+    lmm_system_free(inc);
+    lmm_system_free(full);
+    g_rand_free(rng);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/lmm/three_flows_one_link", test_three_flows_one_link);
@@ -345,5 +545,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/lmm/weights", test_weights);
   g_test_add_func("/lmm/component_isolation", test_component_isolation);
   g_test_add_func("/lmm/random_incremental_vs_full", test_random_incremental_vs_full);
+  g_test_add_func("/lmm/filling_reference", test_filling_reference);
   return g_test_run();
 }

@@ -71,8 +71,10 @@ const topo_link *topo_get_link(const topo *t, uint32_t link);
 
 /* The fidelity tier the config asks for (`model:` key; analytical default). */
 net_tier topo_default_tier(const topo *t);
-/* The flow tier's batching quantum (`flow_quantum:` key, default 0): flow
- * starts and finishes take effect at the next multiple of it (net.h). */
+/* The flow tier's quantum (`flow_quantum:` key, default 0 = exact): with
+ * q > 0 the flow tier solves at most once per q, batching the starts and
+ * finishes in between, and backdates the new rates (net.h, approximate
+ * mode in doc/network-models.md). */
 sim_time_ps topo_flow_quantum(const topo *t);
 
 /* Hierarchical view used by collectives: number of dimensions (tiers),

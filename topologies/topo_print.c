@@ -153,7 +153,7 @@ void topo_print(const topo *t, FILE *out)
   fprintf(out, "  model: %s\n", net_tier_name(t->tier));
   if (t->flow_quantum > 0) {
     char *q = wisp_format_time(t->flow_quantum);
-    fprintf(out, "  flow_quantum: %s (flow starts and finishes take effect at multiples of it; 0 = exact)\n", q);
+    fprintf(out, "  flow_quantum: %s (flow tier approximate mode: solves at least this far apart; 0 = exact)\n", q);
     g_free(q);
   }
   uint32_t n_sw = t->n_nodes - t->n_endpoints;
