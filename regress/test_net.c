@@ -384,6 +384,29 @@ static void test_approx_no_contention(void) {
   topo_free(t);
 }
 
+/* The random workload of /net/random_fat_tree and /net/approx_random: a
+ * 32-host fat tree (8 leaves of 4, 2 spines, 2:1, 25 GB/s, 1 us) and
+ * RANDOM_FT_N transfers between random distinct hosts, sizes uniform in
+ * [0, 4 MB), issued at whole microseconds in [0, 200 us); seed 7.  Fills
+ * spec and returns the topology (topo_free it). */
+enum { RANDOM_FT_N = 400 };
+static topo *random_fat_tree(xfer_spec *spec)
+{
+  topo *t = load("schema_version: 1\n"
+                 "dims:\n"
+                 "  - {name: f, kind: fat_tree, size: 32, leaves: 8, spines: 2, oversubscription: 2,\n"
+                 "     bandwidth: 25GB/s, latency: 1us}\n");
+  GRand *rng = g_rand_new_with_seed(7);
+  for (int i = 0; i < RANDOM_FT_N; i++) {
+    int a = g_rand_int_range(rng, 0, 32), b = g_rand_int_range(rng, 0, 31);
+    if (b >= a) b++;
+    spec[i] = (xfer_spec){a, b, (uint64_t)g_rand_int_range(rng, 0, 4000000),
+                          (sim_time_ps)g_rand_int_range(rng, 0, 200) * SIM_PS_PER_US};
+  }
+  g_rand_free(rng);
+  return t;
+}
+
 /* Random contended traffic on the fat tree of /net/random_fat_tree in the
  * approximate mode (q = 1 us and 5 us): deterministic (two runs, and the
  * full re-solve, give the same times to the picosecond: the changed rates
@@ -393,20 +416,9 @@ static void test_approx_no_contention(void) {
  * within 1 % of exact mode's (measured: +0.0006 % and +0.058 %; see
  * bench/bench_flow for the fabric-scale figures). */
 static void test_approx_random(void) {
-  topo *t = load("schema_version: 1\n"
-                 "dims:\n"
-                 "  - {name: f, kind: fat_tree, size: 32, leaves: 8, spines: 2, oversubscription: 2,\n"
-                 "     bandwidth: 25GB/s, latency: 1us}\n");
-  enum { N = 400 };
+  enum { N = RANDOM_FT_N };
   xfer_spec spec[N];
-  GRand *rng = g_rand_new_with_seed(7);
-  for (int i = 0; i < N; i++) {
-    int a = g_rand_int_range(rng, 0, 32), b = g_rand_int_range(rng, 0, 31);
-    if (b >= a) b++;
-    spec[i] = (xfer_spec){a, b, (uint64_t)g_rand_int_range(rng, 0, 4000000),
-                          (sim_time_ps)g_rand_int_range(rng, 0, 200) * SIM_PS_PER_US};
-  }
-  g_rand_free(rng);
+  topo *t = random_fat_tree(spec);
   sim_time_ps *exact = run_q(t, NET_TIER_FLOW, spec, N, FALSE, NULL, 0);
   /* Each transfer's own alpha-beta time (alone on its route): no flow may
    * finish before it.  (Tier A's times under contention are FIFO queue
@@ -551,20 +563,9 @@ static void test_zero_and_self(void) {
  * queues tier A serves in FIFO order and a small transfer queued behind
  * large ones can end after its max-min time, so that comparison is gone.) */
 static void test_random_fat_tree(void) {
-  topo *t = load("schema_version: 1\n"
-                 "dims:\n"
-                 "  - {name: f, kind: fat_tree, size: 32, leaves: 8, spines: 2, oversubscription: 2,\n"
-                 "     bandwidth: 25GB/s, latency: 1us}\n");
-  enum { N = 400 };
+  enum { N = RANDOM_FT_N };
   xfer_spec spec[N];
-  GRand *rng = g_rand_new_with_seed(7);
-  for (int i = 0; i < N; i++) {
-    int a = g_rand_int_range(rng, 0, 32), b = g_rand_int_range(rng, 0, 31);
-    if (b >= a) b++;
-    spec[i] = (xfer_spec){a, b, (uint64_t)g_rand_int_range(rng, 0, 4000000),
-                          (sim_time_ps)g_rand_int_range(rng, 0, 200) * SIM_PS_PER_US};
-  }
-  g_rand_free(rng);
+  topo *t = random_fat_tree(spec);
   net *n;
   sim_time_ps *ti = run(t, NET_TIER_FLOW, spec, N, FALSE, &n);
   lmm_stats st;

@@ -144,6 +144,28 @@ static void test_switch(void)
   topo_free(t);
 }
 
+/* The direct all-gather, all-to-all and all-reduce of 1 GiB per rank on a
+ * topology whose binding bound is a link load: load_ag for the
+ * all-gather, load_a2a for the all-to-all (and twice it for the
+ * all-reduce's two phases); both tiers end no earlier than the bound plus
+ * one hop's latency, tier A within the longest route's latency (4 hops)
+ * of it (tier B's upper side is not asserted). */
+static void check_direct_trio(const topo *t, const char *where, int n, sim_time_ps load_ag, sim_time_ps load_a2a,
+                              sim_time_ps hop)
+{
+  char *ag = g_strdup_printf("direct all-gather, %s, 1 GiB per rank", where);
+  char *a2a = g_strdup_printf("direct all-to-all, %s, 1 GiB per rank", where);
+  char *ar = g_strdup_printf("direct all-reduce, %s, 1 GiB", where);
+  check_case(ag, t, FALSE, ET_COLL_ALL_GATHER, GiB, n, load_ag + hop, load_ag + 4 * hop);
+  check_case(ag, t, TRUE, ET_COLL_ALL_GATHER, GiB, n, load_ag + hop, 0);
+  check_case(a2a, t, FALSE, ET_COLL_ALL_TO_ALL, GiB, n, load_a2a + hop, load_a2a + 4 * hop);
+  check_case(a2a, t, TRUE, ET_COLL_ALL_TO_ALL, GiB, n, load_a2a + hop, 0);
+  check_case(ar, t, FALSE, ET_COLL_ALL_REDUCE, GiB, n, 2 * (load_a2a + hop), 0);
+  g_free(ag);
+  g_free(a2a);
+  g_free(ar);
+}
+
 /* ---- ring: 8 ranks, bidirectional, 50 GB/s per link and direction ---- */
 
 /* Routes take the shorter way round, ties (distance 4) clockwise.  A
@@ -165,14 +187,7 @@ static void test_ring(void)
   g_test_message("ring 8, direct all-gather 1 GiB: injection bound %.3f ms, link-load bound %.3f ms", ms(inj),
                  ms(load_ag));
   g_assert_cmpint(load_ag, >, inj);
-  check_case("direct all-gather, 8-ring, 1 GiB per rank", t, FALSE, ET_COLL_ALL_GATHER, GiB, 8, load_ag + hop,
-             load_ag + 4 * hop);
-  check_case("direct all-gather, 8-ring, 1 GiB per rank", t, TRUE, ET_COLL_ALL_GATHER, GiB, 8, load_ag + hop, 0);
-  sim_time_ps load_a2a = wisp_transfer_ps(10 * (GiB / 8), B50);
-  check_case("direct all-to-all, 8-ring, 1 GiB per rank", t, FALSE, ET_COLL_ALL_TO_ALL, GiB, 8, load_a2a + hop,
-             load_a2a + 4 * hop);
-  check_case("direct all-to-all, 8-ring, 1 GiB per rank", t, TRUE, ET_COLL_ALL_TO_ALL, GiB, 8, load_a2a + hop, 0);
-  check_case("direct all-reduce, 8-ring, 1 GiB", t, FALSE, ET_COLL_ALL_REDUCE, GiB, 8, 2 * (load_a2a + hop), 0);
+  check_direct_trio(t, "8-ring", 8, load_ag, wisp_transfer_ps(10 * (GiB / 8), B50), hop);
   topo_free(t);
 }
 
@@ -218,14 +233,7 @@ static void test_torus(void)
   g_test_message("torus 4x4, direct all-gather 1 GiB: injection bound %.3f ms, link-load bound %.3f ms", ms(inj),
                  ms(load_ag));
   g_assert_cmpint(load_ag, >, inj);
-  check_case("direct all-gather, 4x4 torus, 1 GiB per rank", t, FALSE, ET_COLL_ALL_GATHER, GiB, 16, load_ag + hop,
-             load_ag + 4 * hop);
-  check_case("direct all-gather, 4x4 torus, 1 GiB per rank", t, TRUE, ET_COLL_ALL_GATHER, GiB, 16, load_ag + hop, 0);
-  sim_time_ps load_a2a = wisp_transfer_ps(12 * (GiB / 16), B50);
-  check_case("direct all-to-all, 4x4 torus, 1 GiB per rank", t, FALSE, ET_COLL_ALL_TO_ALL, GiB, 16, load_a2a + hop,
-             load_a2a + 4 * hop);
-  check_case("direct all-to-all, 4x4 torus, 1 GiB per rank", t, TRUE, ET_COLL_ALL_TO_ALL, GiB, 16, load_a2a + hop, 0);
-  check_case("direct all-reduce, 4x4 torus, 1 GiB", t, FALSE, ET_COLL_ALL_REDUCE, GiB, 16, 2 * (load_a2a + hop), 0);
+  check_direct_trio(t, "4x4 torus", 16, load_ag, wisp_transfer_ps(12 * (GiB / 16), B50), hop);
   topo_free(t);
 }
 
