@@ -185,6 +185,14 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
 /* Large-message full-mesh deficit g_inf(N) = g_inf0 + slope * log2(N/32),
  * clamped to [0, 0.99] (§5.2). */
 double coll_library_g_inf(const coll_library_params *p, int n);
+/* Fan-out throughput of a full-mesh step (§5.2, [FIT]): the UB bytes a
+ * member moves to n_ub UB peers (of `fanout` peers in the step) are served
+ * at B_fm(m) = B_inf + (b_port - B_inf) exp(-m / s_c), with B_inf =
+ * (1 - g_inf(n)) beta_ring_min n_ub / fanout and m the per-peer message;
+ * n is the group size.  Rounded to integer bytes/s, at least 1.  Used by
+ * mode A and by the event model's per-member engine (coll.c). */
+wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps beta_ring_min, int n_ub, int fanout,
+                               uint64_t m);
 coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
 const char *coll_libop_name(coll_libop op);
 /* Per-rank user input and output bytes of one op (staging copies) and the
