@@ -259,8 +259,7 @@ static void plan_flat(coll_run *r)
   r->n_g = 1;
   r->gsize[0] = r->n;
   r->gstride[0] = 1;
-  r->gtopo[0] = -1;
-  r->flat_kind = TOPO_KIND_GRAPH;
+  r->gtopo[0] = -1;   /* flat_kind stays: the tuner's view of a one-dimension group */
   for (int m = 0; m < r->n; m++) {
     r->gidx[m] = m;
     r->gmember[m] = m;
