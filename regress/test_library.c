@@ -1110,6 +1110,7 @@ static void test_sim_barrier(void)
   sim_time_ps tp = 0;
   coll_library_stats st;
   g_assert_true(coll_measure_lib(t, NET_TIER_ANALYTICAL, pol, &d, &tp, NULL, &st, &e));
+  g_test_message("sim barrier: %.3f us", us(tp));
   g_assert_cmpint(tp, ==, 1000 * NS + lp.sigma_sig);
   g_assert_cmpuint(st.ops, ==, 0);
   g_assert_cmpuint(st.ops_total, ==, 1);
