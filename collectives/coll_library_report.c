@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collectives/coll.h"
 #include "collectives/coll_library.h"
 #include "collectives/coll_library_report.h"
 
@@ -24,6 +25,20 @@ static coll_library_params variant(const coll_library_params *base, coll_library
 static double us(sim_time_ps t)
 {
   return (double)t / 1e6;
+}
+
+gboolean coll_library_simulate(const topo *t, net_tier tier, const coll_library_params *lp, et_coll_type type,
+                               uint64_t m, const int *ranks, int n, const uint64_t *splits, sim_time_ps *time_ps,
+                               coll_info *info, coll_library_stats *stats, GError **error)
+{
+  coll_policy *pol = coll_policy_new_default();
+  coll_policy_set_library(pol, lp);
+  coll_desc d = { .type = type, .bytes = m, .ranks = ranks, .n_ranks = n, .root = ranks[0], .splits = splits };
+  if (type != ET_COLL_BROADCAST && type != ET_COLL_REDUCE && type != ET_COLL_GATHER && type != ET_COLL_SCATTER)
+    d.root = -1;
+  gboolean ok = coll_measure_lib(t, tier, pol, &d, time_ps, info, stats, error);
+  coll_policy_free(pol);
+  return ok;
 }
 
 static const uint64_t sizes[] = { 64u << 10, 128u << 10, 256u << 10, 512u << 10, 1u << 20, 4u << 20,
