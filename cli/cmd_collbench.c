@@ -286,7 +286,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
   wisp_json_string(&j, "registration", coll_reg_mode_name(lib->reg));
   if (lib->kind != COLL_LIBRARY_NCCL)
     coll_library_json_stats(&j, "library_stats", lstats);
-  if (compare && !coll_library_report(NULL, &j, t, lib, ranks, n, error)) {
+  if (compare && !coll_library_report(NULL, &j, t, tier, lib, ranks, n, error)) {
     wisp_afile_abort(f);
     return FALSE;
   }
@@ -493,7 +493,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
   if (show_lib)
     coll_library_print_stats(stdout, &lsum);
-  if (compare && !coll_library_report(stdout, NULL, t, &lib, rk, n, &error)) {
+  if (compare && !coll_library_report(stdout, NULL, t, tier, &lib, rk, n, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }

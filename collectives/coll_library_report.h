@@ -11,11 +11,15 @@
 
 G_BEGIN_DECLS
 
-/* Mode-A comparisons for the group (full mesh vs ring vs staging per
+/* The library comparisons for the group (full mesh vs ring vs staging per
  * size, AllReduce, JIT table, ROA gap sweep, partitioning, SDMA), using
  * every number of `base` and switching only library kind / registration.
- * out and j may each be NULL; j must be inside an object. */
-gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_library_params *base,
+ * AllGather, AllReduce and SDMA are simulated on `tier` (the event model
+ * of `wisp simulate`) and printed beside mode A and the reference's
+ * target; registration and partitioning are mode A.  Cost: about 40
+ * simulated collectives.  out and j may each be NULL; j must be inside an
+ * object; a JSON object left open on error is the caller's to abandon. */
+gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier tier, const coll_library_params *base,
                              const int *ranks, int n, GError **error);
 /* One library collective alone on a fresh simulation of topology t on
  * `tier` (the event model `wisp simulate` runs: coll_start with the
