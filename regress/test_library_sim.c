@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collectives/coll.h"
 #include "collectives/coll_library.h"
 #include "collectives/coll_library_report.h"
 
@@ -321,6 +322,194 @@ static void test_r_op_10(void)
   }
 }
 
+
+/* ---- registration (reference §4) in the simulated collectives --------- */
+
+/* The registration wait the simulation put on a member's critical path
+ * (coll_info.reg_max_ps) for a first-use AllGather of an S-byte shard on
+ * ranks 0..n-1 under library p. */
+static sim_time_ps reg_wait(const coll_library_params *p, net_tier tier, uint64_t s, int n, coll_info *info)
+{
+  coll_info in;
+  sim_p(p, tier, ET_COLL_ALL_GATHER, s, n, &in, NULL);
+  if (info)
+    *info = in;
+  return in.reg_max_ps;
+}
+
+/* R-REG-1 (hard): JIT latency monotone in N and S; T(N=128) / T(N=2) in
+ * [40, 130] at fixed S (model 104, 121, 126; t_meta excluded there, so it
+ * is set to 0 here). */
+static void test_r_reg_1(void)
+{
+  static const int ns[] = { 2, 8, 32, 128 };
+  static const uint64_t ss[] = { 2 * MiB, 128 * MiB, GiB };
+  coll_library_params p = lib(COLL_LIBRARY_HCCL_ZEROCOPY);
+  p.reg = COLL_REG_JIT;
+  p.t_meta = 0;
+  FOR_TIERS(i) {
+    sim_time_ps prev_s[4] = { 0 };
+    for (size_t b = 0; b < G_N_ELEMENTS(ss); b++) {
+      sim_time_ps t[4];
+      for (size_t a = 0; a < G_N_ELEMENTS(ns); a++) {
+        t[a] = reg_wait(&p, tiers[i], ss[b], ns[a], NULL);
+        if (a > 0)
+          g_assert_cmpint(t[a], >, t[a - 1]);
+        g_assert_cmpint(t[a], >, prev_s[a]);
+        prev_s[a] = t[a];
+      }
+      double x = (double)t[3] / (double)t[0];
+      g_test_message("R-REG-1 %s: S = %" G_GUINT64_FORMAT " MiB: JIT wait %.3f / %.3f / %.3f / %.3f ms (N = 2, 8, 32, "
+                     "128), T(128)/T(2) = %.1f; target [40, 130]",
+                     tier_name(tiers[i]), ss[b] / MiB, (double)t[0] / 1e9, (double)t[1] / 1e9, (double)t[2] / 1e9,
+                     (double)t[3] / 1e9, x);
+      g_assert_cmpfloat(x, >=, 40);
+      g_assert_cmpfloat(x, <=, 130);
+    }
+  }
+}
+
+/* R-REG-2 (hard): export + import share of the JIT wait > 50 % at 2 MiB,
+ * < 50 % at >= 128 MiB (32 ranks).  The share is the simulated wait with
+ * the mapping costs (t_map0, t_pte) set to 0 over the full wait (t_meta 0
+ * in both, as in the reference's table). */
+static void test_r_reg_2(void)
+{
+  static const uint64_t ss[] = { 2 * MiB, 128 * MiB, GiB };
+  coll_library_params p = lib(COLL_LIBRARY_HCCL_ZEROCOPY);
+  p.reg = COLL_REG_JIT;
+  p.t_meta = 0;
+  coll_library_params h = p;
+  h.t_map0 = 0;
+  h.t_pte = 0;
+  FOR_TIERS(i) {
+    for (size_t b = 0; b < G_N_ELEMENTS(ss); b++) {
+      double share = (double)reg_wait(&h, tiers[i], ss[b], 32, NULL) / (double)reg_wait(&p, tiers[i], ss[b], 32, NULL);
+      g_test_message("R-REG-2 %s: S = %" G_GUINT64_FORMAT " MiB: export+import share %.1f %% (target %s)",
+                     tier_name(tiers[i]), ss[b] / MiB, 100 * share, b == 0 ? "> 50 %" : "< 50 %");
+      if (b == 0)
+        g_assert_cmpfloat(share, >, 0.5);
+      else
+        g_assert_cmpfloat(share, <, 0.5);
+    }
+  }
+}
+
+/* R-REG-4 (hard): ROA with the 2.6 s warm-up gap: zero readiness-barrier
+ * hits for static buffers at N <= 512 dies whenever (N - 1) job(S) < 2.6 s
+ * (and the members wait (N - 1) job(S) - 2.6 s otherwise). */
+static void test_r_reg_4(void)
+{
+  static const int ns[] = { 2, 32, 128, 512 };
+  static const uint64_t ss[] = { 2 * MiB, 128 * MiB, GiB };
+  coll_library_params p = lib(COLL_LIBRARY_STRATACL);
+  FOR_TIERS(i) {
+    for (size_t a = 0; a < G_N_ELEMENTS(ns); a++) {
+      for (size_t b = 0; b < G_N_ELEMENTS(ss); b++) {
+        sim_time_ps ready = (sim_time_ps)(ns[a] - 1) * coll_library_job_ps(&p, ss[b]);
+        coll_info info;
+        reg_wait(&p, tiers[i], ss[b], ns[a], &info);
+        g_test_message("R-REG-4 %s: N = %d, S = %" G_GUINT64_FORMAT " MiB: (N-1) job = %.3f s, barrier hits %d of %d",
+                       tier_name(tiers[i]), ns[a], ss[b] / MiB, (double)ready / 1e12, info.barrier_hits, ns[a]);
+        if (ready + p.t_exp + p.t_meta < p.gap_min)
+          g_assert_cmpint(info.barrier_hits, ==, 0);
+      }
+    }
+  }
+}
+
+/* R-REG-5 (hard): allocate-then-AllGather with gap g (allocation known
+ * from memory events): ROA blocked time = max(0, T_ready - g) (+ t_chk);
+ * at g = 0 ROA's registration latency = JIT's +- (t_meta + t_chk); the
+ * advantage is linear in g until g >= T_ready (the five gaps 0, T/2, T,
+ * 3T/2, 2T check the wait exactly).  32 ranks, 128 MiB. */
+static void test_r_reg_5(void)
+{
+  coll_library_params roa = lib(COLL_LIBRARY_STRATACL), jit = lib(COLL_LIBRARY_HCCL_ZEROCOPY);
+  jit.reg = COLL_REG_JIT;
+  roa.p_remap = 0;
+  int ranks[32];
+  for (int i = 0; i < 32; i++)
+    ranks[i] = i;
+  sim_time_ps t_ready = coll_library_jit_ps(&roa, 128 * MiB, 32);
+  FOR_TIERS(i) {
+    sim_time_ps t_jit = 0;
+    coll_info info;
+    GError *err = NULL;
+    coll_policy *pol = coll_policy_new_default();
+    coll_policy_set_library(pol, &jit);
+    coll_desc d = { .type = ET_COLL_ALL_GATHER, .bytes = 128 * MiB, .ranks = ranks, .n_ranks = 32, .root = -1 };
+    g_assert_true(coll_measure_lib(cm384(), tiers[i], pol, &d, &t_jit, &info, NULL, &err));
+    sim_time_ps w_jit = info.reg_max_ps;
+    coll_policy_set_library(pol, &roa);
+    for (int q = 0; q <= 4; q++) {
+      sim_time_ps g = t_ready * q / 2;
+      d.alloc_known = TRUE;
+      d.alloc_time = -g; /* the op starts at 0 */
+      sim_time_ps t_roa = 0;
+      g_assert_true(coll_measure_lib(cm384(), tiers[i], pol, &d, &t_roa, &info, NULL, &err));
+      sim_time_ps want = MAX(0, t_ready - g) + roa.t_chk;
+      g_test_message("R-REG-5 %s: gap %.3f ms: ROA wait %.3f ms (target max(0, T_ready - g) + t_chk = %.3f ms), "
+                     "JIT wait %.3f ms, op %.3f vs %.3f ms",
+                     tier_name(tiers[i]), (double)g / 1e9, (double)info.reg_max_ps / 1e9, (double)want / 1e9,
+                     (double)w_jit / 1e9, (double)t_roa / 1e9, (double)t_jit / 1e9);
+      g_assert_cmpint(info.reg_max_ps, ==, want);
+      if (q == 0) /* registration latency: the operators differ (ring vs full mesh) */
+        g_assert_cmpint(llabs(info.reg_max_ps - w_jit), <=, roa.t_meta + roa.t_chk);
+    }
+    coll_policy_free(pol);
+  }
+}
+
+/* R-REG-8 (hard): metadata broadcast 7-8 us CPU-direct, 60 us NPU relay:
+ * a JIT first use waits t_meta more with the relay. */
+static void test_r_reg_8(void)
+{
+  coll_library_params p = lib(COLL_LIBRARY_HCCL_ZEROCOPY);
+  p.reg = COLL_REG_JIT;
+  coll_library_params q = p;
+  q.t_meta = 60 * US;
+  FOR_TIERS(i) {
+    sim_time_ps a = reg_wait(&p, tiers[i], 2 * MiB, 32, NULL), b = reg_wait(&q, tiers[i], 2 * MiB, 32, NULL);
+    g_test_message("R-REG-8 %s: t_meta %.1f us; relay adds %.1f us (target 60 - 7.5 = 52.5 us)", tier_name(tiers[i]),
+                   us(p.t_meta), us(b - a));
+    g_assert_cmpint(p.t_meta, >=, 7 * US);
+    g_assert_cmpint(p.t_meta, <=, 8 * US);
+    g_assert_cmpint(b - a, ==, 60 * US - p.t_meta);
+  }
+}
+
+/* ---- SDMA (reference §7) ---------------------------------------------- */
+
+/* R-SDMA-1 (hard): 32-rank 128 MiB AllGather: T_SDMA / T_MTE in [1.06,
+ * 1.12]; core occupancy reduced by >= 95 %.  R-SDMA-2 (soft): SDMA's
+ * relative penalty larger for small ops (64 KiB) than at 128 MiB. */
+static void test_r_sdma(void)
+{
+  coll_library_params mte = lib(COLL_LIBRARY_STRATACL), sd = mte;
+  sd.sdma = TRUE;
+  FOR_TIERS(i) {
+    double pen[2];
+    static const uint64_t ms[] = { 64 * KiB, 128 * MiB };
+    for (int k = 0; k < 2; k++) {
+      coll_library_stats qa, qb;
+      sim_time_ps a = sim_p(&mte, tiers[i], ET_COLL_ALL_GATHER, ms[k], 32, NULL, &qa);
+      sim_time_ps b = sim_p(&sd, tiers[i], ET_COLL_ALL_GATHER, ms[k], 32, NULL, &qb);
+      pen[k] = (double)b / (double)a;
+      double occ = 1.0 - qb.core_occupancy_us / qa.core_occupancy_us;
+      g_test_message("R-SDMA %s: M = %" G_GUINT64_FORMAT " KiB: MTE %.1f us, SDMA %.1f us (x%.3f), occupancy -%.1f %%",
+                     tier_name(tiers[i]), ms[k] / KiB, us(a), us(b), pen[k], 100 * occ);
+      if (k == 1) {
+        g_assert_cmpfloat(pen[1], >=, 1.06);
+        g_assert_cmpfloat(pen[1], <=, 1.12);
+        g_assert_cmpfloat(occ, >=, 0.95);
+      }
+    }
+    g_test_message("R-SDMA-2 %s: penalty %.3f at 64 KiB > %.3f at 128 MiB", tier_name(tiers[i]), pen[0], pen[1]);
+    g_assert_cmpfloat(pen[0], >, pen[1]);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -334,6 +523,12 @@ int main(int argc, char **argv)
   g_test_add_func("/library_sim/R-OP-7", test_r_op_7);
   g_test_add_func("/library_sim/R-OP-8", test_r_op_8);
   g_test_add_func("/library_sim/R-OP-10", test_r_op_10);
+  g_test_add_func("/library_sim/R-REG-1", test_r_reg_1);
+  g_test_add_func("/library_sim/R-REG-2", test_r_reg_2);
+  g_test_add_func("/library_sim/R-REG-4", test_r_reg_4);
+  g_test_add_func("/library_sim/R-REG-5", test_r_reg_5);
+  g_test_add_func("/library_sim/R-REG-8", test_r_reg_8);
+  g_test_add_func("/library_sim/R-SDMA-1-2", test_r_sdma);
   int rc = g_test_run();
   topo_free(shipped);
   return rc;
