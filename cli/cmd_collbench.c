@@ -316,7 +316,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy or stratacl (default: the config's library: or nccl)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
     { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
-    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library model's comparisons (full mesh vs ring, staging, registration, partitioning, SDMA)", NULL },
+    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library comparisons: AllGather, AllReduce and SDMA simulated on the tier beside mode A and the reference's target; registration and partitioning (mode A)", NULL },
     { "warm", 0, 0, G_OPTION_ARG_NONE, &warm, "rows use registered buffers (JIT pays no registration; default: every row is a first use)", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
