@@ -16,15 +16,18 @@
  *                  partitioning with a per-tier fan-out cap, optional SDMA.
  *
  * Two uses:
+ *  - the event model (coll.c, what simulate / utility / sweep run): the
+ *    library's flat operators, a per-member engine (one peer per step at
+ *    the route's bottleneck, a fan-out at coll_library_fm_bw, SDMA
+ *    1 + eps slower), notify-driven steps with sigma_sig, and the
+ *    registration barrier, staging copies and SDMA submission around the
+ *    transfers; coll_library_stats accumulates (coll_lib_library_stats);
+ *    the reproduction targets are checked on it (test_library_sim);
  *  - mode A (analytic, this header's coll_library_op_cost): closed forms
- *    per operation (reference §5-§7); this is what the reproduction
- *    targets are checked against;
- *  - in the event-driven replay, coll_start() adds the library's per-member
- *    delays (registration barrier, staging copies, SDMA submission and
- *    penalty) around the simulated transfers and accumulates
- *    coll_library_stats (coll_lib_library_stats in coll.h).
- * Mode B of the reference (each unit an event on per-die ports) is not
- * implemented.
+ *    per operation (reference §5-§7), kept as test oracles and printed by
+ *    collbench --compare beside the simulation.
+ * The flow tier stands in for the reference's mode B (per-die max-min
+ * sharing), with one event per transfer rather than per unit.
  *
  * Every time is integer picoseconds; closed forms that need a real-valued
  * factor (exp, log2, 1 + epsilon) compute it in double and round once
