@@ -286,7 +286,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
   wisp_json_string(&j, "registration", coll_reg_mode_name(lib->reg));
   if (lib->kind != COLL_LIBRARY_NCCL)
     coll_library_json_stats(&j, "library_stats", lstats);
-  if (compare && !coll_library_report(NULL, &j, t, lib, ranks, n, error)) {
+  if (compare && !coll_library_report(NULL, &j, t, tier, lib, ranks, n, error)) {
     wisp_afile_abort(f);
     return FALSE;
   }
@@ -316,7 +316,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy or stratacl (default: the config's library: or nccl)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
     { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
-    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library model's comparisons (full mesh vs ring, staging, registration, partitioning, SDMA)", NULL },
+    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library comparisons: AllGather, AllReduce and SDMA simulated on the tier beside mode A and the reference's target; registration and partitioning (mode A)", NULL },
     { "warm", 0, 0, G_OPTION_ARG_NONE, &warm, "rows use registered buffers (JIT pays no registration; default: every row is a first use)", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
@@ -493,7 +493,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
   if (show_lib)
     coll_library_print_stats(stdout, &lsum);
-  if (compare && !coll_library_report(stdout, NULL, t, &lib, rk, n, &error)) {
+  if (compare && !coll_library_report(stdout, NULL, t, tier, &lib, rk, n, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }

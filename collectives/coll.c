@@ -21,6 +21,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -37,6 +38,7 @@ typedef struct {
 enum { SLOT_IDLE = 0, SLOT_RUNNING, SLOT_REDUCING, SLOT_REDUCED };
 
 typedef struct {
+  sim_time_ps local_done; /* library: the member's engine has sent its writes of the step */
   uint32_t cur;       /* current global step */
   uint32_t pend;      /* sends of the current step still in flight */
   uint32_t need;      /* receives the current step waits for */
@@ -76,12 +78,17 @@ struct coll_run {
   uint8_t *held;
   sim_time_ps *t_begin;
   uint64_t copy_out;  /* staging copy-out bytes per member */
+  /* Library operator semantics (lib kind != nccl, see library_step): */
+  gboolean libmode;
+  wisp_bw_Bps beta_ring_min; /* slowest hop of the ring in communicator order */
+  int sync_mult;      /* sigma_sig per step, once per staging round */
 };
 
 typedef struct {
   coll_run *run;
   uint32_t src_slot, dst_slot, dst_step;
   uint32_t next_free;
+  sim_time_ps deliver_at; /* library: not before the engine has sent it (+ route latency) */
 } coll_xrec;
 
 struct coll_lib {
@@ -96,6 +103,9 @@ struct coll_lib {
   gboolean kicking;
   coll_library_reg *reg;      /* registration state (JIT/ROA), else NULL */
   coll_library_stats lstats;  /* library statistics */
+  /* Library engines: per rank two FIFO lanes (UB, SIO), the time each has
+   * served everything queued on it; NULL for nccl. */
+  sim_time_ps *eng_free;
 };
 
 #define XR_NONE UINT32_MAX
@@ -114,6 +124,8 @@ coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy)
   c->work = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   if (c->pol.lib.reg == COLL_REG_JIT || c->pol.lib.reg == COLL_REG_ROA)
     c->reg = coll_library_reg_new(&c->pol.lib, topo_n_ranks(c->t));
+  if (c->pol.lib.kind != COLL_LIBRARY_NCCL)
+    c->eng_free = g_new0(sim_time_ps, 2 * (size_t)topo_n_ranks(c->t));
   return c;
 }
 
@@ -146,6 +158,7 @@ void coll_lib_free(coll_lib *c)
   g_free(c->xr);
   g_array_free(c->work, TRUE);
   coll_library_reg_free(c->reg);
+  g_free(c->eng_free);
   g_free(c);
 }
 
@@ -240,6 +253,33 @@ static void plan_grid(coll_run *r, const topo *t)
     r->flat_kind = topo_dim_kind(t, r->gtopo[0]);
 }
 
+/* One flat dimension over the whole group in communicator order.  O(n). */
+static void plan_flat(coll_run *r)
+{
+  r->n_g = 1;
+  r->gsize[0] = r->n;
+  r->gstride[0] = 1;
+  r->gtopo[0] = -1;   /* flat_kind stays: the tuner's view of a one-dimension group */
+  for (int m = 0; m < r->n; m++) {
+    r->gidx[m] = m;
+    r->gmember[m] = m;
+  }
+}
+
+/* Slowest hop bandwidth of the ring over the members in communicator
+ * order (the reference's beta_min).  O(n) cached route lookups. */
+static wisp_bw_Bps ring_beta_min(const topo *t, const int *ranks, int n)
+{
+  wisp_bw_Bps bmin = 0;
+  for (int i = 0; i < n && n > 1; i++) {
+    wisp_bw_Bps bw = 0;
+    topo_route_cost(t, ranks[i], ranks[(i + 1) % n], NULL, &bw);
+    if (bw > 0 && (bmin == 0 || bw < bmin))
+      bmin = bw;
+  }
+  return bmin > 0 ? bmin : 1;
+}
+
 static coll_algo policy_algo(const coll_policy *pol, coll_prim prim, int tdim)
 {
   int n = pol->n_algo[prim];
@@ -251,9 +291,9 @@ static coll_algo policy_algo(const coll_policy *pol, coll_prim prim, int tdim)
 
 /* The operator a library uses where the config names none (reference
  * §5.1): stratacl full-mesh remote-slice loads (`direct`); hccl and
- * hccl-zerocopy ring for all-gather/reduce-scatter and halving-doubling
- * for all-reduce on powers of two [ASSUMPTION], ring otherwise; nccl the
- * tuner. */
+ * hccl-zerocopy ring for all-gather/reduce-scatter, halving-doubling
+ * for all-reduce on powers of two [ASSUMPTION], ring otherwise, pairwise
+ * exchange for all-to-all(v) [ASSUMPTION]; nccl the tuner. */
 static coll_algo library_algo(const coll_library_params *lib, coll_prim p, int q)
 {
   switch (lib->kind) {
@@ -268,6 +308,8 @@ static coll_algo library_algo(const coll_library_params *lib, coll_prim p, int q
       return (q & (q - 1)) == 0 ? COLL_ALGO_HALVING_DOUBLING : COLL_ALGO_RING;
     if (p == COLL_PRIM_REDUCE_SCATTER || p == COLL_PRIM_ALL_GATHER)
       return COLL_ALGO_RING;
+    if (p == COLL_PRIM_ALL_TO_ALL || p == COLL_PRIM_ALL_TO_ALLV)
+      return COLL_ALGO_PAIRWISE; /* one peer per step [ASSUMPTION] */
     return COLL_ALGO_AUTO;
   default:
     return COLL_ALGO_AUTO;
@@ -410,6 +452,91 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie);
 static void reduce_done(sim_engine *sim, void *ctx, uint64_t arg);
 static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot);
 
+/* Whether two ranks are sibling dies (reference §3: tier D2D): they differ
+ * in dimension 0 only, on a topology of two or more dimensions.  O(dims). */
+static gboolean pair_is_sio(const topo *t, int a, int b)
+{
+  int nd = topo_n_dims(t);
+  if (nd < 2)
+    return FALSE;
+  for (int d = 1; d < nd; d++)
+    if (topo_rank_coord(t, a, d) != topo_rank_coord(t, b, d))
+      return FALSE;
+  return TRUE;
+}
+
+/* Queues `service` picoseconds of work on lane `lane` (0 UB, 1 SIO) of the
+ * engine of global rank `rank` and returns when the engine has finished
+ * it: a FIFO server, as a link of tier A.  O(1). */
+static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps service)
+{
+  sim_time_ps now = sim_now(c->sim);
+  sim_time_ps *f = &c->eng_free[2 * (size_t)rank + (size_t)lane];
+  if (*f < now)
+    *f = now;
+  *f += service;
+  return *f;
+}
+
+/* The library's engine for the nx transfers (in r->scratch) that member
+ * m issues in one step: sets each record's delivery time and the slot's
+ * local completion (doc/libraries.md §2).  A member drives its writes
+ * with its communication engine (its AIV cores, or its SDMA queues),
+ * modelled as two FIFO lanes per rank: the UB lane and the die-to-die
+ * (SIO) lane.
+ *  - A step with one peer (ring, halving-doubling, pairwise) is served at
+ *    the route's bottleneck bandwidth: the write is locally complete when
+ *    its last byte has left, which is when the network has serialised it
+ *    if nothing else queues.
+ *  - A fan-out step (two or more peers: full mesh) is served at b_sio for
+ *    the sibling die and at the fan-out throughput B_fm(m) of the
+ *    reference (§5.2, coll_library_fm_bw) for the UB peers, with m each
+ *    transfer's size: the many concurrent remote writes of one member
+ *    reach B_port for small messages and fall to (1 - g_inf) of the ring's
+ *    bandwidth for large ones.
+ *  - With SDMA every service time is (1 + eps_sdma) longer (§7).
+ * The receiver counts a transfer at max(network arrival, engine finish +
+ * route latency), so the slower of network and engine decides.  O(nx)
+ * route lookups (cached by the topology). */
+static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, const int *dst_rank)
+{
+  coll_lib *c = r->lib;
+  const coll_library_params *lp = &c->pol.lib;
+  coll_slot *sl = NULL;
+  int src = r->ranks[m];
+  int n_ub = 0;
+  uint8_t sio_small[64];
+  uint8_t *sio = nx <= G_N_ELEMENTS(sio_small) ? sio_small : g_new(uint8_t, nx);
+  for (uint32_t i = 0; i < nx; i++) {
+    sio[i] = (uint8_t)pair_is_sio(c->t, src, dst_rank[i]);
+    n_ub += !sio[i];
+  }
+  for (uint32_t i = 0; i < nx; i++) {
+    coll_xrec *rec = &c->xr[xi[i]];
+    if (sl == NULL)
+      sl = &r->slot[rec->src_slot];
+    uint64_t bytes = r->scratch[i].bytes;
+    sim_time_ps lat = 0;
+    wisp_bw_Bps bw = 0;
+    topo_route_cost(c->t, src, dst_rank[i], &lat, &bw);
+    wisp_bw_Bps rate;
+    if (nx == 1 || bw == 0)
+      rate = bw;
+    else if (sio[i])
+      rate = lp->b_sio;
+    else
+      rate = coll_library_fm_bw(lp, r->n, r->beta_ring_min, n_ub, (int)nx, bytes);
+    sim_time_ps svc = bytes == 0 || rate == 0 ? 0 : wisp_transfer_ps(bytes, rate);
+    if (lp->sdma)
+      svc = (sim_time_ps)llround((double)svc * (1.0 + lp->eps_sdma));
+    sim_time_ps fin = engine_queue(c, src, sio[i], svc);
+    rec->deliver_at = fin + lat;
+    sl->local_done = MAX(sl->local_done, fin);
+  }
+  if (sio != sio_small)
+    g_free(sio);
+}
+
 /* Issues the transfers of slot s's current step. */
 static void slot_start(coll_run *r, uint32_t s)
 {
@@ -446,7 +573,16 @@ static void slot_start(coll_run *r, uint32_t s)
   sl->moved = nx > 0 || n_recv > 0;
   sl->need = n_recv;
   sl->red = red;
-  sl->pend = nx;
+  sl->pend += nx; /* library steps do not wait for their sends: earlier ones may be in flight */
+  sl->local_done = sim_now(c->sim);
+  uint32_t xi_small[32];
+  int dst_small[32];
+  uint32_t *xis = xi_small;
+  int *dsts = dst_small;
+  if (nx > G_N_ELEMENTS(xi_small)) {
+    xis = g_new(uint32_t, nx);
+    dsts = g_new(int, nx);
+  }
   for (uint32_t i = 0; i < nx; i++) {
     const coll_xfer *xf = &r->scratch[i];
     int dm = pos_member(r, ph, base, xf->peer);
@@ -456,7 +592,19 @@ static void slot_start(coll_run *r, uint32_t s)
     rec->src_slot = s;
     rec->dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch;
     rec->dst_step = ph->step0 + xf->recv_step;
-    net_send(c->n, r->ranks[m], r->ranks[dm], xf->bytes, xfer_done, c, xi);
+    rec->deliver_at = 0;
+    xis[i] = xi;
+    dsts[i] = r->ranks[dm];
+  }
+  /* The library's engine first (it sets the delivery times), then the
+   * network; no transfer finishes inside net_send. */
+  if (r->libmode && nx > 0)
+    library_step(r, m, xis, nx, dsts);
+  for (uint32_t i = 0; i < nx; i++)
+    net_send(c->n, r->ranks[m], dsts[i], r->scratch[i].bytes, xfer_done, c, xis[i]);
+  if (xis != xi_small) {
+    g_free(xis);
+    g_free(dsts);
   }
 }
 
@@ -491,8 +639,9 @@ static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
 static void run_finish(coll_lib *c, coll_run *r);
 
 /* Library post-delay of member m when its transfers are over: staging
- * copy-out, SDMA slowdown (eps * the member's transfer time) and, in
- * completion mode II, the notification.  Also books core occupancy. */
+ * copy-out and, with SDMA in completion mode II, the notification (the
+ * SDMA slowdown is in the engine, library_step).  Also books core
+ * occupancy. */
 static sim_time_ps member_post_delay(coll_run *r, int m)
 {
   if (r->t_begin == NULL)
@@ -506,7 +655,7 @@ static sim_time_ps member_post_delay(coll_run *r, int m)
   }
   sim_time_ps elapsed = sim_now(c->sim) - r->t_begin[m];
   if (lp->sdma) {
-    post += (sim_time_ps)llround((double)elapsed * lp->eps_sdma) + (lp->sdma_poll ? 0 : lp->t_notify);
+    post += lp->sdma_poll ? 0 : lp->t_notify;
     if (lp->sdma_poll)
       c->lstats.core_occupancy_us += (double)lp->c_poll * (double)(elapsed + post) / 1e6;
   } else {
@@ -547,15 +696,22 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       slot_start(r, s);
     }
     if (sl->state == SLOT_RUNNING) {
-      if (sl->pend > 0 || r->recv[(size_t)s * r->n_steps + k] < sl->need)
+      /* nccl: a step ends when its own sends have arrived and its
+       * receives are in.  A library step (notify-driven) ends when its
+       * receives are in and its engine has sent its own writes (their
+       * arrival is the receiver's business: the receiver's step waits for
+       * them). */
+      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->libmode && sl->pend > 0))
         return FALSE;
-      /* Local reduction, then (library model) the per-step
-       * synchronisation sigma_sig of steps that moved data. */
-      sim_time_ps wait = 0;
+      /* Engine, local reduction, then (library model) the per-step
+       * synchronisation sigma_sig of steps that moved data, once per
+       * staging round. */
+      sim_time_ps now = sim_now(c->sim);
+      sim_time_ps wait = r->libmode && sl->local_done > now ? sl->local_done - now : 0;
       if (c->pol.reduce_bw > 0 && sl->red > 0)
         wait += wisp_transfer_ps(sl->red, c->pol.reduce_bw);
       if (sl->moved && c->pol.lib.kind != COLL_LIBRARY_NCCL)
-        wait += c->pol.lib.sigma_sig;
+        wait += c->pol.lib.sigma_sig * (r->sync_mult > 0 ? r->sync_mult : 1);
       if (wait > 0) {
         sl->state = SLOT_REDUCING;
         sim_schedule_after(c->sim, wait, reduce_done, r, s);
@@ -628,6 +784,24 @@ static void run_finish(coll_lib *c, coll_run *r)
   run_free(r);
 }
 
+/* Library: the receiver counts a transfer (after its network arrival and
+ * its engine delivery time).  The sender does not wait for it, so only the
+ * receiver is advanced; that may finish the run. */
+static void lib_deliver(coll_run *r, uint32_t dst_slot, uint32_t dst_step)
+{
+  uint16_t *cnt = &r->recv[(size_t)dst_slot * r->n_steps + dst_step];
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+  if (r->slot[dst_slot].cur == dst_step && kick(r->lib, r, dst_slot))
+    run_finish(r->lib, r);
+}
+
+static void lib_deliver_ev(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  lib_deliver(ctx, (uint32_t)(arg & 0xffffffffu), (uint32_t)(arg >> 32));
+}
+
 static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
 {
   (void)sim;
@@ -638,6 +812,14 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
   coll_run *r = rec.run;
   g_assert(r->slot[rec.src_slot].pend > 0);
   r->slot[rec.src_slot].pend--;
+  if (r->libmode) {
+    if (rec.deliver_at > sim_now(c->sim))
+      sim_schedule_at(c->sim, rec.deliver_at, lib_deliver_ev, r,
+                      (uint64_t)rec.dst_slot | ((uint64_t)rec.dst_step << 32));
+    else
+      lib_deliver(r, rec.dst_slot, rec.dst_step);
+    return;
+  }
   uint16_t *cnt = &r->recv[(size_t)rec.dst_slot * r->n_steps + rec.dst_step];
   g_assert(*cnt < UINT16_MAX);
   (*cnt)++;
@@ -788,6 +970,12 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
   r->t_begin = g_new0(sim_time_ps, r->n);
   sim_time_ps pre_common = 0;
   if (lp->reg == COLL_REG_STAGING) {
+    /* A buffer larger than buffsize runs in rounds, each paying the
+     * algorithm's synchronisation again (§5.4): sigma_sig per step once
+     * per round (the rounds' data is the op's data). */
+    uint64_t big = MAX(in_b, out_b);
+    uint64_t rounds = big == 0 ? 1 : (big - 1) / lp->buffsize + 1;
+    r->sync_mult = (int)MIN(rounds, (uint64_t)INT_MAX);
     sim_time_ps cp = wisp_transfer_ps(in_b, lp->b_copy);
     pre_common += cp - (sim_time_ps)llround((double)cp * lp->overlap);
     r->copy_out = out_b;
@@ -890,6 +1078,17 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
     r->bytes = a2av_max;
   }
   plan_grid(r, c->t);
+  if (c->pol.lib.kind != COLL_LIBRARY_NCCL) {
+    /* The libraries run the reference's flat operators over the whole
+     * group in communicator order (ring, halving-doubling, full mesh;
+     * §5.1), not wisp's per-dimension plans, unless the config names an
+     * algorithm for this collective. */
+    if (c->pol.n_algo[prim] == 0)
+      plan_flat(r);
+    r->libmode = TRUE;
+    r->sync_mult = 1;
+    r->beta_ring_min = ring_beta_min(c->t, r->ranks, r->n);
+  }
   plan_phases(r, &c->pol, c->t);
   r->lanes = 1;
   for (int i = 0; i < r->n_phases; i++)

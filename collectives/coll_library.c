@@ -766,6 +766,17 @@ double coll_library_g_inf(const coll_library_params *p, int n)
   return CLAMP(g, 0.0, 0.99);
 }
 
+wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps beta_ring_min, int n_ub, int fanout,
+                               uint64_t m)
+{
+  g_assert(n_ub >= 1 && fanout >= n_ub);
+  double g = coll_library_g_inf(p, n);
+  double b_inf = (1.0 - g) * (double)beta_ring_min * (double)n_ub / (double)fanout;
+  double bfm = b_inf + ((double)p->b_port - b_inf) * exp(-(double)m / (double)p->s_c);
+  wisp_bw_Bps bw = (wisp_bw_Bps)llround(bfm);
+  return bw > 0 ? bw : 1;
+}
+
 /* Full mesh with per-peer message m at every member (§5.2); the worst
  * member decides.  Members are scanned exhaustively up to 512, beyond
  * that the first and last member (symmetric placements).  The core term
@@ -777,7 +788,6 @@ static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, 
   sim_time_ps am;
   wisp_bw_Bps bring;
   ring_hops(f, &am, &bring);
-  double g = coll_library_g_inf(p, n);
   sim_time_ps worst = 0, worst_fixed = 0;
   for (int a = 0; a < n; a++) {
     if (n > 512 && a != 0 && a != n - 1)
@@ -799,10 +809,8 @@ static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, 
     sim_time_ps fixed = p->sigma_sig + 2 * amax; /* sigma_fm + alpha_max */
     sim_time_ps body = wisp_transfer_ps((uint64_t)n_sio * m, p->b_sio);
     if (n_ub > 0) {
-      double b_inf = (1.0 - g) * (double)bring * (double)n_ub / (double)(n - 1);
-      double bfm = b_inf + ((double)p->b_port - b_inf) * exp(-(double)m / (double)p->s_c);
-      wisp_bw_Bps bw = (wisp_bw_Bps)llround(bfm);
-      body = MAX(body, wisp_transfer_ps((uint64_t)n_ub * m, bw > 0 ? bw : 1));
+      wisp_bw_Bps bw = coll_library_fm_bw(p, n, bring, n_ub, n - 1, m);
+      body = MAX(body, wisp_transfer_ps((uint64_t)n_ub * m, bw));
     }
     if (fixed + body > worst) {
       worst = fixed + body;

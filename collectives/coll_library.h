@@ -16,15 +16,18 @@
  *                  partitioning with a per-tier fan-out cap, optional SDMA.
  *
  * Two uses:
+ *  - the event model (coll.c, what simulate / utility / sweep run): the
+ *    library's flat operators, a per-member engine (one peer per step at
+ *    the route's bottleneck, a fan-out at coll_library_fm_bw, SDMA
+ *    1 + eps slower), notify-driven steps with sigma_sig, and the
+ *    registration barrier, staging copies and SDMA submission around the
+ *    transfers; coll_library_stats accumulates (coll_lib_library_stats);
+ *    the reproduction targets are checked on it (test_library_sim);
  *  - mode A (analytic, this header's coll_library_op_cost): closed forms
- *    per operation (reference §5-§7); this is what the reproduction
- *    targets are checked against;
- *  - in the event-driven replay, coll_start() adds the library's per-member
- *    delays (registration barrier, staging copies, SDMA submission and
- *    penalty) around the simulated transfers and accumulates
- *    coll_library_stats (coll_lib_library_stats in coll.h).
- * Mode B of the reference (each unit an event on per-die ports) is not
- * implemented.
+ *    per operation (reference §5-§7), kept as test oracles and printed by
+ *    collbench --compare beside the simulation.
+ * The flow tier stands in for the reference's mode B (per-die max-min
+ * sharing), with one event per transfer rather than per unit.
  *
  * Every time is integer picoseconds; closed forms that need a real-valued
  * factor (exp, log2, 1 + epsilon) compute it in double and round once
@@ -185,6 +188,14 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
 /* Large-message full-mesh deficit g_inf(N) = g_inf0 + slope * log2(N/32),
  * clamped to [0, 0.99] (§5.2). */
 double coll_library_g_inf(const coll_library_params *p, int n);
+/* Fan-out throughput of a full-mesh step (§5.2, [FIT]): the UB bytes a
+ * member moves to n_ub UB peers (of `fanout` peers in the step) are served
+ * at B_fm(m) = B_inf + (b_port - B_inf) exp(-m / s_c), with B_inf =
+ * (1 - g_inf(n)) beta_ring_min n_ub / fanout and m the per-peer message;
+ * n is the group size.  Rounded to integer bytes/s, at least 1.  Used by
+ * mode A and by the event model's per-member engine (coll.c). */
+wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps beta_ring_min, int n_ub, int fanout,
+                               uint64_t m);
 coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
 const char *coll_libop_name(coll_libop op);
 /* Per-rank user input and output bytes of one op (staging copies) and the

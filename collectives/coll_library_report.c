@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collectives/coll.h"
 #include "collectives/coll_library.h"
 #include "collectives/coll_library_report.h"
 
@@ -26,10 +27,24 @@ static double us(sim_time_ps t)
   return (double)t / 1e6;
 }
 
+gboolean coll_library_simulate(const topo *t, net_tier tier, const coll_library_params *lp, et_coll_type type,
+                               uint64_t m, const int *ranks, int n, const uint64_t *splits, sim_time_ps *time_ps,
+                               coll_info *info, coll_library_stats *stats, GError **error)
+{
+  coll_policy *pol = coll_policy_new_default();
+  coll_policy_set_library(pol, lp);
+  coll_desc d = { .type = type, .bytes = m, .ranks = ranks, .n_ranks = n, .root = ranks[0], .splits = splits };
+  if (type != ET_COLL_BROADCAST && type != ET_COLL_REDUCE && type != ET_COLL_GATHER && type != ET_COLL_SCATTER)
+    d.root = -1;
+  gboolean ok = coll_measure_lib(t, tier, pol, &d, time_ps, info, stats, error);
+  coll_policy_free(pol);
+  return ok;
+}
+
 static const uint64_t sizes[] = { 64u << 10, 128u << 10, 256u << 10, 512u << 10, 1u << 20, 4u << 20,
                                   8u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30 };
 
-gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_library_params *base,
+gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier tier, const coll_library_params *base,
                              const int *ranks, int n, GError **error)
 {
   if (n < 2) {
@@ -44,12 +59,17 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
   if (j)
     wisp_json_begin_object(j, "library_report");
 
-  /* 1. AllGather: full mesh (stratacl) vs ring (hccl-zerocopy) vs staging (hccl). */
+  /* 1. AllGather: full mesh (stratacl) vs ring (hccl-zerocopy) vs staging
+   * (hccl), simulated on the event model beside mode A. */
+  sim_time_ps sync0 = 0;
+  if (!coll_library_simulate(t, tier, &zc, ET_COLL_ALL_GATHER, 0, ranks, n, NULL, &sync0, NULL, NULL, error))
+    goto fail;
   if (out) {
-    fprintf(out, "#\n# Library model (mode A), AllGather, %d ranks: full mesh (stratacl) vs ring (hccl-zerocopy, "
-                 "registered) vs ring + staging (hccl)\n", n);
-    fprintf(out, "# %10s %10s %10s %8s %9s %9s %9s %10s %9s %12s\n", "M (B)", "ring (us)", "fm (us)", "ring/fm",
-            "ring sync", "busbw rng", "busbw fm", "hccl (us)", "hccl/zc", "staging B");
+    fprintf(out, "#\n# Library model, AllGather, %d ranks: full mesh (stratacl) vs ring (hccl-zerocopy, registered) vs "
+                 "ring + staging (hccl)\n# sim = the event model `wisp simulate` runs, %s tier; A = mode A closed forms "
+                 "(reference §5); target = reference §10\n", n, net_tier_name(tier));
+    fprintf(out, "# %10s %10s %10s %9s %9s %8s %8s %9s %9s %9s %9s  %s\n", "M (B)", "ring (us)", "fm (us)", "busbw rng",
+            "busbw fm", "ring/fm", "A", "sync", "A", "hccl/zc", "A", "target");
   }
   if (j)
     wisp_json_begin_array(j, "all_gather");
@@ -58,14 +78,33 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
     coll_library_op_cost(&zc, f, ET_COLL_ALL_GATHER, sizes[i], COLL_LIBOP_RING, 0, &r);
     coll_library_op_cost(&st, f, ET_COLL_ALL_GATHER, sizes[i], COLL_LIBOP_FULL_MESH, 0, &m);
     coll_library_op_cost(&hc, f, ET_COLL_ALL_GATHER, sizes[i], COLL_LIBOP_RING, 0, &h);
+    sim_time_ps sr = 0, sm = 0, sh = 0;
+    if (!coll_library_simulate(t, tier, &zc, ET_COLL_ALL_GATHER, sizes[i], ranks, n, NULL, &sr, NULL, NULL, error) ||
+        !coll_library_simulate(t, tier, &st, ET_COLL_ALL_GATHER, sizes[i], ranks, n, NULL, &sm, NULL, NULL, error) ||
+        !coll_library_simulate(t, tier, &hc, ET_COLL_ALL_GATHER, sizes[i], ranks, n, NULL, &sh, NULL, NULL, error))
+      goto fail;
     double sync = (double)r.sync_ps / (double)r.alg_ps;
+    double ssync = (double)sync0 / (double)sr;
+    /* nccl-tests busbw of an all-gather, (n - 1) M / T: bytes per ps x 1e3 = GB/s. */
+    double bus = (double)(n - 1) * (double)sizes[i] * 1e3;
+    double bus_r = bus / (double)sr, bus_m = bus / (double)sm;
+    const char *target = sizes[i] == (64u << 10)    ? "R-OP-1 ring/fm [3, 6]; R-OP-4 sync [70, 85] %; R-OP-7 <= 1.15"
+                         : sizes[i] <= (128u << 10) ? "fm faster (R-OP-3); sync >= 50 %"
+                         : sizes[i] < (8u << 20)    ? "fm faster (R-OP-3)"
+                         : sizes[i] == (8u << 20)   ? "fm faster (R-OP-3); hccl/zc >= 1.30"
+                         : sizes[i] < (64u << 20)   ? "ring faster (R-OP-3); hccl/zc >= 1.30"
+                                                    : "ring faster; busbw fm/ring [0.90, 0.97]; hccl/zc >= 1.30";
     if (out)
-      fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %8.2f %8.1f%% %9.1f %9.1f %10.1f %9.3f %12" G_GUINT64_FORMAT "\n",
-              sizes[i], us(r.time_ps), us(m.time_ps), (double)r.time_ps / (double)m.time_ps, 100 * sync, r.busbw_GBps,
-              m.busbw_GBps, us(h.time_ps), (double)h.time_ps / (double)r.time_ps, h.staging_bytes);
+      fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %9.1f %9.1f %8.3f %8.3f %8.1f%% %8.1f%% %9.3f %9.3f  %s\n",
+              sizes[i], us(sr), us(sm), bus_r, bus_m, (double)sr / (double)sm, (double)r.time_ps / (double)m.time_ps,
+              100 * ssync, 100 * sync, (double)sh / (double)sr, (double)h.time_ps / (double)r.time_ps, target);
     if (j) {
       wisp_json_begin_object(j, NULL);
       wisp_json_uint(j, "m", sizes[i]);
+      wisp_json_ns(j, "sim_ring_ns", sr);
+      wisp_json_ns(j, "sim_fm_ns", sm);
+      wisp_json_ns(j, "sim_hccl_ns", sh);
+      wisp_json_double(j, "sim_ring_sync_share", ssync, 4);
       wisp_json_ns(j, "ring_ns", r.time_ps);
       wisp_json_ns(j, "fm_ns", m.time_ps);
       wisp_json_ns(j, "hccl_ns", h.time_ps);
@@ -82,9 +121,9 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
 
   /* 2. AllReduce: full mesh vs halving-doubling. */
   if (out) {
-    fprintf(out, "#\n# AllReduce, %d ranks: full mesh (2 x AG of M/N) vs %s (hccl-zerocopy)\n", n,
-            (n & (n - 1)) == 0 ? "recursive halving-doubling" : "ring (N not a power of two)");
-    fprintf(out, "# %10s %10s %10s %8s\n", "M (B)", "base (us)", "fm (us)", "base/fm");
+    fprintf(out, "#\n# AllReduce, %d ranks: full mesh vs %s (hccl-zerocopy); target R-OP-6: max base/fm over 1 MiB - 1 GiB "
+                 "in [1.2, 1.9]\n", n, (n & (n - 1)) == 0 ? "recursive halving-doubling" : "ring (N not a power of two)");
+    fprintf(out, "# %10s %10s %10s %8s %8s\n", "M (B)", "base (us)", "fm (us)", "base/fm", "A");
   }
   if (j)
     wisp_json_begin_array(j, "all_reduce");
@@ -92,12 +131,18 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
     coll_library_cost r, m;
     coll_library_op_cost(&zc, f, ET_COLL_ALL_REDUCE, sizes[i], COLL_LIBOP_RHD, 0, &r);
     coll_library_op_cost(&st, f, ET_COLL_ALL_REDUCE, sizes[i], COLL_LIBOP_FULL_MESH, 0, &m);
+    sim_time_ps sr = 0, sm = 0;
+    if (!coll_library_simulate(t, tier, &zc, ET_COLL_ALL_REDUCE, sizes[i], ranks, n, NULL, &sr, NULL, NULL, error) ||
+        !coll_library_simulate(t, tier, &st, ET_COLL_ALL_REDUCE, sizes[i], ranks, n, NULL, &sm, NULL, NULL, error))
+      goto fail;
     if (out)
-      fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %8.3f\n", sizes[i], us(r.time_ps), us(m.time_ps),
-              (double)r.time_ps / (double)m.time_ps);
+      fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %8.3f %8.3f\n", sizes[i], us(sr), us(sm),
+              (double)sr / (double)sm, (double)r.time_ps / (double)m.time_ps);
     if (j) {
       wisp_json_begin_object(j, NULL);
       wisp_json_uint(j, "m", sizes[i]);
+      wisp_json_ns(j, "sim_base_ns", sr);
+      wisp_json_ns(j, "sim_fm_ns", sm);
       wisp_json_ns(j, "base_ns", r.time_ps);
       wisp_json_ns(j, "fm_ns", m.time_ps);
       wisp_json_end_object(j);
@@ -229,14 +274,15 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
     g_free(ld);
   }
 
-  /* 5. SDMA offload. */
+  /* 5. SDMA offload, simulated beside mode A. */
   {
     coll_library_params sd = st;
     sd.sdma = TRUE;
     if (out)
-      fprintf(out, "#\n# SDMA offload (stratacl, full mesh AllGather): latency and core occupation vs MTE\n"
-                   "# %10s %10s %10s %9s %12s %12s %10s\n", "M (B)", "MTE (us)", "SDMA (us)", "latency", "MTE core-us",
-              "SDMA core-us", "occupancy");
+      fprintf(out, "#\n# SDMA offload (stratacl, full mesh AllGather): latency and core occupation vs MTE; targets "
+                   "R-SDMA-1: 128 MiB latency in [+6, +12] %%, occupancy <= -95 %%; R-SDMA-2: penalty larger when small\n"
+                   "# %10s %10s %10s %9s %9s %12s %12s %10s\n", "M (B)", "MTE (us)", "SDMA (us)", "latency", "A",
+              "MTE core-us", "SDMA core-us", "occupancy");
     if (j)
       wisp_json_begin_array(j, "sdma");
     static const uint64_t sz[] = { 64u << 10, 1u << 20, 16u << 20, 128u << 20 };
@@ -244,14 +290,24 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
       coll_library_cost a, b;
       coll_library_op_cost(&st, f, ET_COLL_ALL_GATHER, sz[i], COLL_LIBOP_FULL_MESH, 0, &a);
       coll_library_op_cost(&sd, f, ET_COLL_ALL_GATHER, sz[i], COLL_LIBOP_FULL_MESH, 0, &b);
-      double lat = (double)b.time_ps / (double)a.time_ps;
-      double occ = b.core_occupancy_us / a.core_occupancy_us - 1.0;
+      sim_time_ps ta = 0, tb = 0;
+      coll_library_stats qa, qb;
+      if (!coll_library_simulate(t, tier, &st, ET_COLL_ALL_GATHER, sz[i], ranks, n, NULL, &ta, NULL, &qa, error) ||
+          !coll_library_simulate(t, tier, &sd, ET_COLL_ALL_GATHER, sz[i], ranks, n, NULL, &tb, NULL, &qb, error))
+        goto fail;
+      double lat = (double)tb / (double)ta;
+      double occ = qb.core_occupancy_us / qa.core_occupancy_us - 1.0;
       if (out)
-        fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %+8.1f%% %12.0f %12.0f %+9.1f%%\n", sz[i], us(a.time_ps),
-                us(b.time_ps), 100 * (lat - 1), a.core_occupancy_us, b.core_occupancy_us, 100 * occ);
+        fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %+8.1f%% %+8.1f%% %12.0f %12.0f %+9.1f%%\n", sz[i], us(ta),
+                us(tb), 100 * (lat - 1), 100 * ((double)b.time_ps / (double)a.time_ps - 1), qa.core_occupancy_us,
+                qb.core_occupancy_us, 100 * occ);
       if (j) {
         wisp_json_begin_object(j, NULL);
         wisp_json_uint(j, "m", sz[i]);
+        wisp_json_ns(j, "sim_mte_ns", ta);
+        wisp_json_ns(j, "sim_sdma_ns", tb);
+        wisp_json_double(j, "sim_mte_core_us", qa.core_occupancy_us, 3);
+        wisp_json_double(j, "sim_sdma_core_us", qb.core_occupancy_us, 3);
         wisp_json_ns(j, "mte_ns", a.time_ps);
         wisp_json_ns(j, "sdma_ns", b.time_ps);
         wisp_json_double(j, "mte_core_us", a.core_occupancy_us, 3);
@@ -266,6 +322,9 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, const coll_
     wisp_json_end_object(j);
   coll_library_fabric_free(f);
   return TRUE;
+fail:
+  coll_library_fabric_free(f);
+  return FALSE;
 }
 
 void coll_library_print_params(FILE *out, const coll_library_params *p)
