@@ -20,7 +20,8 @@
 
 /* ---- names ------------------------------------------------------------- */
 
-static const char *const library_names[COLL_LIBRARY_COUNT] = { "nccl", "hccl", "hccl-zerocopy", "stratacl" };
+static const char *const library_names[COLL_LIBRARY_COUNT] = { "nccl",   "hccl",   "hccl-zerocopy",
+                                                                "stratacl", "cann-ep", "cann-ep-zerocopy" };
 
 const char *coll_library_name(coll_library_kind k)
 {
@@ -36,6 +37,14 @@ gboolean coll_library_from_name(const char *s, coll_library_kind *out)
     }
   if (g_ascii_strcasecmp(s, "hccl_zerocopy") == 0 || g_ascii_strcasecmp(s, "hccl-zc") == 0) {
     *out = COLL_LIBRARY_HCCL_ZEROCOPY;
+    return TRUE;
+  }
+  if (g_ascii_strcasecmp(s, "cann_ep") == 0) {
+    *out = COLL_LIBRARY_CANN_EP;
+    return TRUE;
+  }
+  if (g_ascii_strcasecmp(s, "cann_ep_zerocopy") == 0 || g_ascii_strcasecmp(s, "cann-ep-zc") == 0) {
+    *out = COLL_LIBRARY_CANN_EP_ZEROCOPY;
     return TRUE;
   }
   return FALSE;
@@ -93,10 +102,12 @@ static const pdesc params[] = {
   P("g_inf0", PT_DOUBLE, g_inf0, "ratio", "[paper] ~6 %", "large-message full-mesh deficit vs ring at 32 ranks"),
   P("g_inf_slope", PT_DOUBLE, g_inf_slope, "ratio/doubling", "[FIT] < 10 % at 256", "growth of the deficit per doubling of N"),
   P("s_c", PT_SIZE, s_c, "bytes", "[FIT] crossover (8, 16] MiB", "fan-out contention scale of B_fm(m)"),
-  P("fm_core_term", PT_BOOL, fm_core_term, "bool", "[ASSUMPTION] (§5.3 omits it)", "add the per-core makespan to the full mesh"),
+  P("fm_core_term", PT_BOOL, fm_core_term, "bool", "[ASSUMPTION] (§5.3 omits it)", "add the per-core makespan (and policy time) to full-mesh all-gather, reduce-scatter, all-reduce"),
+  P("a2a_core_term", PT_BOOL, a2a_core_term, "bool", "[paper] §8 (libraries differ by partitioning)", "add the per-core makespan (and policy time) to full-mesh all-to-all(v): MoE dispatch/combine"),
   P("b_copy", PT_BW, b_copy, "bandwidth", "[FIT] > 30 % above 8 MiB", "staging copy bandwidth (hccl)"),
   P("buffsize", PT_SIZE, buffsize, "bytes", "[pub] HCCL_BUFFSIZE", "staging buffer; larger ops run in rounds"),
-  P("overlap", PT_DOUBLE, overlap, "0..1", "[ASSUMPTION]", "share of staging copies hidden behind transfers"),
+  P("overlap", PT_DOUBLE, overlap, "0..1", "[ASSUMPTION] hccl 0; [FIT] cann-ep 0.75 (+8.8 % HT / +25.3 % LL)", "share of staging copies hidden behind transfers (omega)"),
+  P("t_copy0", PT_TIME, t_copy0, "time", "[ASSUMPTION] cann-ep 5 us; hccl 0 (§5.4 has none)", "fixed cost of each staging copy (copy-in, copy-out)"),
   P("t_exp", PT_TIME, t_exp, "time", "[ASSUMPTION] in Fig. 5a", "export a handle (once per registration)"),
   P("t_imp", PT_TIME, t_imp, "time", "[ASSUMPTION] in Fig. 5a", "import a handle (per peer region)"),
   P("t_map0", PT_TIME, t_map0, "time", "[ASSUMPTION] in Fig. 5a", "fixed part of one map job"),
@@ -146,6 +157,8 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   case COLL_LIBRARY_HCCL: p->reg = COLL_REG_STAGING; break;
   case COLL_LIBRARY_HCCL_ZEROCOPY: p->reg = COLL_REG_JIT; break;
   case COLL_LIBRARY_STRATACL: p->reg = COLL_REG_ROA; break;
+  case COLL_LIBRARY_CANN_EP: p->reg = COLL_REG_STAGING; break;
+  case COLL_LIBRARY_CANN_EP_ZEROCOPY: p->reg = COLL_REG_JIT; break;
   default: p->reg = COLL_REG_NONE; break;
   }
   /* alpha/beta 0: from the topology (cloudmatrix384.yaml carries Table 1). */
@@ -159,9 +172,11 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   p->g_inf_slope = 0.012;              /* [FIT] */
   p->s_c = 4u << 20;                   /* [FIT] */
   p->fm_core_term = FALSE;             /* [ASSUMPTION] as §5.3 */
+  p->a2a_core_term = TRUE;             /* §8: CANN-EP-zc = full mesh + naive core groups, StrataCL + LPT */
   p->b_copy = 500000000000u;           /* [FIT] */
   p->buffsize = 200u << 20;            /* [pub] HCCL_BUFFSIZE = 200 (HCCL's MB = 2^20 B) */
-  p->overlap = 0.0;                    /* [ASSUMPTION] */
+  p->overlap = k == COLL_LIBRARY_CANN_EP ? 0.75 : 0.0; /* [FIT] §8 omega; hccl [ASSUMPTION] 0 */
+  p->t_copy0 = k == COLL_LIBRARY_CANN_EP ? 5 * SIM_PS_PER_US : 0; /* [ASSUMPTION] §8; §5.4 has none */
   p->t_exp = 20 * SIM_PS_PER_US;       /* [ASSUMPTION] */
   p->t_imp = 80 * SIM_PS_PER_US;       /* [ASSUMPTION] */
   p->t_map0 = 5 * SIM_PS_PER_US;       /* [ASSUMPTION] */
@@ -345,7 +360,8 @@ gboolean coll_library_params_from_topo(const topo *t, coll_library_params *p, GE
   const char *v = topo_setting(t, "library.name", &line);
   if (v != NULL && !coll_library_from_name(v, &k)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s:%d: library.name '%s' is not a known library; use nccl, hccl, hccl-zerocopy or stratacl",
+                "%s:%d: library.name '%s' is not a known library; use nccl, hccl, hccl-zerocopy, stratacl, cann-ep or "
+                "cann-ep-zerocopy",
                 topo_source(t), line, v);
     return FALSE;
   }
@@ -514,7 +530,11 @@ static int unit_cmp(const void *a, const void *b)
   return (x->peer > y->peer) - (x->peer < y->peer);
 }
 
-#define PART_MAX_UNITS UINT64_C(1000000)
+/* Units per partition at most (65536: 32 GiB of 512 KiB units per member
+ * and step).  The event model partitions every full-mesh step of every
+ * simulated collective, so the bound keeps a 512-member 1 GiB all-gather
+ * (511 GiB per member) at about 1.6 M core probes. */
+#define PART_MAX_UNITS UINT64_C(65536)
 
 static void partition_summary(const sim_time_ps *load, int cores, coll_library_partition *out)
 {
@@ -536,15 +556,25 @@ void coll_library_partition_run(const coll_library_params *p, const coll_library
                                 const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
                                 coll_library_partition *out)
 {
+  coll_library_partition_finish(p, f, loads, n_loads, cores, balanced, out, NULL);
+}
+
+void coll_library_partition_finish(const coll_library_params *p, const coll_library_fabric *f,
+                                   const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
+                                   coll_library_partition *out, sim_time_ps *finish)
+{
   g_assert(cores >= 1);
   memset(out, 0, sizeof *out);
   sim_time_ps *load = g_new0(sim_time_ps, cores);
+  if (finish != NULL)
+    memset(finish, 0, sizeof *finish * (size_t)(n_loads > 0 ? n_loads : 0));
   uint64_t s = p->unit_bytes;
   uint64_t n_units = 0, total = 0;
   for (int i = 0; i < n_loads; i++)
     total += loads[i].bytes;
   /* Bound the work: beyond PART_MAX_UNITS units the unit grows (a
-   * coarser partition of gigantic inputs; never reached by the targets). */
+   * coarser partition of gigantic inputs; the R-PART targets stay below:
+   * 3968 units for 31 x 128 MiB). */
   if (total / s > PART_MAX_UNITS)
     s = total / PART_MAX_UNITS + 1;
   for (int i = 0; i < n_loads; i++)
@@ -585,12 +615,15 @@ void coll_library_partition_run(const coll_library_params *p, const coll_library
       g_hash_table_insert(fan, (gpointer)key, GUINT_TO_POINTER(cnt + 1));
       load[c] += u[x].cost;
       stripe[c]++;
+      if (finish != NULL)
+        finish[u[x].peer] = MAX(finish[u[x].peer], load[c]);
     }
     g_hash_table_destroy(fan);
     g_free(stripe);
     g_free(u);
   } else {
-    /* Naive (§6): a fixed core group per peer. */
+    /* Naive (§6): a fixed core group per peer; a core serves its peers
+     * in peer order. */
     int np = n_loads;
     for (int i = 0; i < np; i++) {
       if (cores >= np) {
@@ -605,6 +638,8 @@ void coll_library_partition_run(const coll_library_params *p, const coll_library
             left -= b;
             load[c] += coll_library_unit_ps(p, f, loads[i].tier, b);
           }
+          if (finish != NULL && share > 0)
+            finish[i] = MAX(finish[i], load[c]);
         }
       } else {
         int c = i % cores;
@@ -613,6 +648,8 @@ void coll_library_partition_run(const coll_library_params *p, const coll_library
           left -= b;
           load[c] += coll_library_unit_ps(p, f, loads[i].tier, b);
         }
+        if (finish != NULL && loads[i].bytes > 0)
+          finish[i] = load[c];
       }
     }
   }
@@ -639,28 +676,36 @@ double coll_library_uniform(uint64_t *state)
   return (double)(*state >> 11) * (1.0 / 9007199254740992.0);
 }
 
-void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens, int top_k, int experts,
-                               double zipf_s, uint64_t token_bytes, uint64_t seed, coll_library_peer_load *out)
+/* Expert popularity (reference §6/§8): w_e ~ 1 / rank(e)^s over a random
+ * permutation drawn from *st; writes the cumulative weights (experts
+ * entries) and returns their total.  O(E). */
+static double moe_popularity(int experts, double zipf_s, uint64_t *st, double *cdf)
 {
-  int n = f->n;
-  g_assert(experts >= n && experts % n == 0 && top_k <= experts);
-  uint64_t st = seed;
   int *perm = g_new(int, experts);
   for (int e = 0; e < experts; e++)
     perm[e] = e;
   for (int e = experts - 1; e > 0; e--) {
-    int j = (int)(coll_library_uniform(&st) * (double)(e + 1));
+    int j = (int)(coll_library_uniform(st) * (double)(e + 1));
     int tmp = perm[e];
     perm[e] = perm[j];
     perm[j] = tmp;
   }
-  double *cdf = g_new(double, experts);
   double acc = 0;
   for (int e = 0; e < experts; e++) {
     acc += 1.0 / pow((double)(perm[e] + 1), zipf_s);
     cdf[e] = acc;
   }
-  uint64_t *bytes = g_new0(uint64_t, n);
+  g_free(perm);
+  return acc;
+}
+
+/* Routes `tokens` tokens of member src: each samples top_k distinct
+ * experts by weight (stream *st) and adds token_bytes to bytes[m] once per
+ * distinct destination member m != src.  bytes has n entries (added to).
+ * O(T k (k + log E)). */
+static void moe_route(const double *cdf, double acc, int experts, int n, int src, int tokens, int top_k,
+                      uint64_t token_bytes, uint64_t *st, uint64_t *bytes)
+{
   int *last = g_new(int, n);
   int *chosen = g_new(int, top_k);
   for (int m = 0; m < n; m++)
@@ -669,7 +714,7 @@ void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens
   for (int tk = 0; tk < tokens; tk++) {
     int got = 0;
     while (got < top_k) {
-      double x = coll_library_uniform(&st) * acc;
+      double x = coll_library_uniform(st) * acc;
       int lo = 0, hi = experts - 1;
       while (lo < hi) {
         int mid = (lo + hi) / 2;
@@ -692,15 +737,50 @@ void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens
       }
     }
   }
+  g_free(last);
+  g_free(chosen);
+}
+
+void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens, int top_k, int experts,
+                               double zipf_s, uint64_t token_bytes, uint64_t seed, coll_library_peer_load *out)
+{
+  int n = f->n;
+  g_assert(experts >= n && experts % n == 0 && top_k <= experts);
+  uint64_t st = seed;
+  double *cdf = g_new(double, experts);
+  double acc = moe_popularity(experts, zipf_s, &st, cdf);
+  uint64_t *bytes = g_new0(uint64_t, n);
+  moe_route(cdf, acc, experts, n, src, tokens, top_k, token_bytes, &st, bytes);
   int k = 0;
   for (int m = 0; m < n; m++)
     if (m != src)
       out[k++] = (coll_library_peer_load){ m, coll_library_fabric_tier(f, src, m), bytes[m] };
-  g_free(perm);
   g_free(cdf);
   g_free(bytes);
-  g_free(last);
-  g_free(chosen);
+}
+
+void coll_library_moe_splits(int n, int tokens, int top_k, int experts, double zipf_s, uint64_t token_bytes,
+                             uint64_t seed, gboolean combine, uint64_t *splits)
+{
+  g_assert(n >= 1 && experts >= n && experts % n == 0 && top_k >= 1 && top_k <= experts);
+  uint64_t st = seed;
+  double *cdf = g_new(double, experts);
+  double acc = moe_popularity(experts, zipf_s, &st, cdf);
+  uint64_t *row = g_new(uint64_t, n);
+  memset(splits, 0, sizeof *splits * (size_t)n * (size_t)n);
+  for (int a = 0; a < n; a++) {
+    uint64_t sa = seed ^ coll_library_mix((uint64_t)a + 1);
+    memset(row, 0, sizeof *row * (size_t)n);
+    moe_route(cdf, acc, experts, n, a, tokens, top_k, token_bytes, &sa, row);
+    for (int b = 0; b < n; b++) {
+      if (combine)
+        splits[(size_t)b * (size_t)n + (size_t)a] = row[b];
+      else
+        splits[(size_t)a * (size_t)n + (size_t)b] = row[b];
+    }
+  }
+  g_free(row);
+  g_free(cdf);
 }
 
 /* ---- mode A operators (§5) --------------------------------------------- */
@@ -930,7 +1010,7 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
     uint64_t big = MAX(in_b, out_b);
     out->staging_rounds = (int)(big == 0 ? 1 : (big - 1) / p->buffsize + 1);
     sim_time_ps copy = wisp_transfer_ps(out->staging_bytes, p->b_copy);
-    out->staging_ps = ps_from_us_d((double)copy / 1e6 * (1.0 - p->overlap));
+    out->staging_ps = 2 * p->t_copy0 + ps_from_us_d((double)copy / 1e6 * (1.0 - p->overlap));
     out->time_ps += out->staging_ps + (sim_time_ps)(out->staging_rounds - 1) * out->sync_ps;
   }
   out->reg_ps = reg_ps;

@@ -13,7 +13,12 @@
  *                  pre-registered pool (`registration: pool`);
  *   stratacl       registration on allocation (ROA) with a readiness
  *                  barrier at first use, full-mesh operators, LPT core
- *                  partitioning with a per-tier fan-out cap, optional SDMA.
+ *                  partitioning with a per-tier fan-out cap, optional SDMA;
+ *   cann-ep-zerocopy  MoE dispatch/combine of CANN EP on user buffers
+ *                  (reference §8): full-mesh all-to-all(v) with naive core
+ *                  groups; other collectives as hccl-zerocopy;
+ *   cann-ep        the same through HCCL's staging buffer: copies with a
+ *                  fixed cost t_copy0 each, overlap omega (§8).
  *
  * Two uses:
  *  - the event model (coll.c, what simulate / utility / sweep run): the
@@ -46,6 +51,8 @@ typedef enum {
   COLL_LIBRARY_HCCL,
   COLL_LIBRARY_HCCL_ZEROCOPY,
   COLL_LIBRARY_STRATACL,
+  COLL_LIBRARY_CANN_EP,
+  COLL_LIBRARY_CANN_EP_ZEROCOPY,
   COLL_LIBRARY_COUNT
 } coll_library_kind;
 
@@ -93,11 +100,13 @@ typedef struct {
   sim_time_ps sigma_sig;             /* per-step synchronisation */
   double g_inf0, g_inf_slope;        /* g_inf(N) = g_inf0 + slope * log2(N / 32) */
   uint64_t s_c;                      /* fan-out contention scale */
-  gboolean fm_core_term;             /* add the core makespan to the full mesh */
+  gboolean fm_core_term;             /* add the core makespan to full-mesh AG/RS/AR (§5.3 omits it) */
+  gboolean a2a_core_term;            /* add it to full-mesh all-to-all(v): MoE dispatch/combine (§8) */
   /* Staging (hccl). */
   wisp_bw_Bps b_copy;
   uint64_t buffsize;
   double overlap;                    /* omega: share of copies hidden */
+  sim_time_ps t_copy0;               /* fixed cost of each staging copy (cann-ep, §8) */
   /* Registration. */
   sim_time_ps t_exp, t_imp, t_map0, t_pte, t_meta, t_chk;
   uint64_t page;
@@ -232,6 +241,13 @@ typedef struct {
   sim_time_ps staging_ps;       /* copy time on the critical path, summed over members */
   double core_occupancy_us;     /* summed over ops (mode A estimate per op) */
   uint64_t ops_total;           /* collectives seen */
+  /* Core partitioning of the simulated fan-out steps (one partition per
+   * member, chunk and full-mesh step that moves data; coll.c). */
+  uint64_t partitions;
+  double core_spread_sum;       /* sum of the partitions' spreads */
+  double core_spread_max;
+  sim_time_ps core_makespan_max_ps;
+  sim_time_ps policy_ps;        /* policy generation put on members' critical paths, summed */
 } coll_library_stats;
 
 /* Percentile q (0..1) of the blocked times of hits, from the histogram:
@@ -295,6 +311,14 @@ typedef struct {
 void coll_library_partition_run(const coll_library_params *p, const coll_library_fabric *f,
                                 const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
                                 coll_library_partition *out);
+/* The same, and finish[i] (optional, n_loads entries): when the last unit
+ * of load i completes, counted from the partition's start (each core
+ * serves its units back to back in assignment order: LPT's sorted order,
+ * naive peer order).  Used by the event model (coll.c): a peer's data is
+ * delivered no earlier than its last unit. */
+void coll_library_partition_finish(const coll_library_params *p, const coll_library_fabric *f,
+                                   const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
+                                   coll_library_partition *out, sim_time_ps *finish);
 /* Unit cost: alpha_t + s / (beta_t / c_sat). */
 sim_time_ps coll_library_unit_ps(const coll_library_params *p, const coll_library_fabric *f, coll_tier t,
                                  uint64_t bytes);
@@ -306,6 +330,22 @@ sim_time_ps coll_library_unit_ps(const coll_library_params *p, const coll_librar
  * in seed.  O(T * k * log E). */
 void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens, int top_k, int experts,
                                double zipf_s, uint64_t token_bytes, uint64_t seed, coll_library_peer_load *out);
+
+/* MoE routing of a whole expert-parallel group (reference §8): every one
+ * of the n members routes `tokens` tokens to top_k distinct experts of
+ * `experts` (placed contiguously, experts / n per member), popularity
+ * w_e ~ 1 / rank(e)^zipf_s over one random permutation of the experts
+ * (shared by all members: popularity is a property of the experts), one
+ * copy per distinct destination member other than the sender.  Writes the
+ * n x n all-to-allv sizes (row = sender, diagonal 0): dispatch (combine
+ * FALSE) splits[a][b] = token_bytes x the tokens of a routed to b; combine
+ * (TRUE) the transpose (b returns a's tokens).  The permutation draws from
+ * the stream seeded with `seed` (as coll_library_moe_dispatch), member
+ * a's tokens from the stream seeded with seed ^ mix(a + 1); deterministic
+ * in seed.  Needs experts a multiple of n, experts >= n and 1 <= top_k <=
+ * experts.  O(n T k (k + log E)) time, O(n + E) memory besides splits. */
+void coll_library_moe_splits(int n, int tokens, int top_k, int experts, double zipf_s, uint64_t token_bytes,
+                             uint64_t seed, gboolean combine, uint64_t *splits);
 
 /* Deterministic 64-bit mixer (splitmix64) and uniform double in [0, 1). */
 uint64_t coll_library_mix(uint64_t x);
