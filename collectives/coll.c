@@ -78,6 +78,8 @@ struct coll_run {
   uint8_t *held;
   sim_time_ps *t_begin;
   uint64_t copy_out;  /* staging copy-out bytes per member */
+  uint64_t *copy_out_m; /* all-to-allv: each member's own copy-out bytes (its receives), else NULL */
+  gboolean core_term; /* the core makespan is part of fan-out steps (doc/libraries.md §2) */
   /* Library operator semantics (lib kind != nccl, see library_step): */
   gboolean libmode;
   wisp_bw_Bps beta_ring_min; /* slowest hop of the ring in communicator order */
@@ -106,6 +108,15 @@ struct coll_lib {
   /* Library engines: per rank two FIFO lanes (UB, SIO), the time each has
    * served everything queued on it; NULL for nccl. */
   sim_time_ps *eng_free;
+  /* Core partitioning (reference §6, doc/libraries.md §2): the tiers of
+   * every rank pair (created at the first library collective), the
+   * partitions computed so far by shape (the library's policy cache), the
+   * time each rank's communication cores are busy until, and the number
+   * of collectives started (a cache entry's birth). */
+  coll_library_fabric *fab;
+  GHashTable *parts;
+  sim_time_ps *cores_free;
+  uint64_t op_seq;
 };
 
 #define XR_NONE UINT32_MAX
@@ -141,6 +152,7 @@ static void run_free(coll_run *r)
   g_free(r->scratch);
   g_free(r->held);
   g_free(r->t_begin);
+  g_free(r->copy_out_m);
   g_free(r);
 }
 
@@ -159,6 +171,10 @@ void coll_lib_free(coll_lib *c)
   g_array_free(c->work, TRUE);
   coll_library_reg_free(c->reg);
   g_free(c->eng_free);
+  coll_library_fabric_free(c->fab);
+  if (c->parts != NULL)
+    g_hash_table_destroy(c->parts);
+  g_free(c->cores_free);
   g_free(c);
 }
 
@@ -293,7 +309,9 @@ static coll_algo policy_algo(const coll_policy *pol, coll_prim prim, int tdim)
  * §5.1): stratacl full-mesh remote-slice loads (`direct`); hccl and
  * hccl-zerocopy ring for all-gather/reduce-scatter, halving-doubling
  * for all-reduce on powers of two [ASSUMPTION], ring otherwise, pairwise
- * exchange for all-to-all(v) [ASSUMPTION]; nccl the tuner. */
+ * exchange for all-to-all(v) [ASSUMPTION]; cann-ep and cann-ep-zerocopy
+ * the full mesh for all-to-all(v) (MoE dispatch/combine, §8), hccl's
+ * operators otherwise; nccl the tuner. */
 static coll_algo library_algo(const coll_library_params *lib, coll_prim p, int q)
 {
   switch (lib->kind) {
@@ -302,8 +320,13 @@ static coll_algo library_algo(const coll_library_params *lib, coll_prim p, int q
         p == COLL_PRIM_ALL_TO_ALL || p == COLL_PRIM_ALL_TO_ALLV)
       return COLL_ALGO_DIRECT;
     return COLL_ALGO_AUTO;
+  case COLL_LIBRARY_CANN_EP:
+  case COLL_LIBRARY_CANN_EP_ZEROCOPY:
   case COLL_LIBRARY_HCCL:
   case COLL_LIBRARY_HCCL_ZEROCOPY:
+    if ((lib->kind == COLL_LIBRARY_CANN_EP || lib->kind == COLL_LIBRARY_CANN_EP_ZEROCOPY) &&
+        (p == COLL_PRIM_ALL_TO_ALL || p == COLL_PRIM_ALL_TO_ALLV))
+      return COLL_ALGO_DIRECT; /* §8: full mesh */
     if (p == COLL_PRIM_ALL_REDUCE)
       return (q & (q - 1)) == 0 ? COLL_ALGO_HALVING_DOUBLING : COLL_ALGO_RING;
     if (p == COLL_PRIM_REDUCE_SCATTER || p == COLL_PRIM_ALL_GATHER)
@@ -478,6 +501,111 @@ static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps ser
   return *f;
 }
 
+/* ---- core partitioning of fan-out steps (reference §6) ----------------- */
+
+/* A partition's shape: LPT or naive, the core count and the step's
+ * (tier, bytes) loads in canonical order (tier ascending, bytes
+ * descending, then the step's peer order).  Peers of one tier and size
+ * are interchangeable in the partitioner, so the members whose steps have
+ * the same shape share one partition: a uniform all-gather computes one
+ * per distinct tier mix, not one per member. */
+typedef struct {
+  guint hash;
+  int n, balanced, cores;
+  uint64_t key[];      /* bytes << 2 | tier, canonical order */
+} part_key;
+
+typedef struct {
+  coll_library_partition res;
+  uint64_t born;       /* op_seq of the collective that computed it */
+  sim_time_ps fin[];   /* per canonical position: its last unit is done */
+} part_val;
+
+typedef struct {
+  uint64_t bytes;
+  int tier, idx;
+} canon_rec;
+
+static int canon_cmp(const void *a, const void *b)
+{
+  const canon_rec *x = a, *y = b;
+  if (x->tier != y->tier)
+    return x->tier < y->tier ? -1 : 1;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static guint part_key_hash(gconstpointer k)
+{
+  return ((const part_key *)k)->hash;
+}
+
+static gboolean part_key_equal(gconstpointer a, gconstpointer b)
+{
+  const part_key *x = a, *y = b;
+  return x->n == y->n && x->balanced == y->balanced && x->cores == y->cores &&
+         memcmp(x->key, y->key, sizeof x->key[0] * (size_t)x->n) == 0;
+}
+
+/* Partitions kept at most: when a collective starts with more, the cache
+ * starts afresh (results do not depend on it, only the policy charge of a
+ * shape computed again does).  A collective's own shapes stay while its
+ * partitions are charged (library_partitions runs inside coll_start). */
+#define PART_CACHE_MAX 4096
+
+/* The partition of the loads of one member's fan-out step: ld[i] for the
+ * step's i-th transfer (peer = i).  From the cache, or computed with
+ * coll_library_partition_finish (then born = the current collective).
+ * order (n entries) receives the canonical permutation: the partition's
+ * position k is transfer order[k].  O(n log n) for a hit, plus O(U C)
+ * for U units on C cores for a miss.  The result is valid until the next
+ * call. */
+static const part_val *lib_partition(coll_lib *c, const coll_library_peer_load *ld, int n, int *order)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  canon_rec *cr = g_new(canon_rec, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++)
+    cr[i] = (canon_rec){ ld[i].bytes, (int)ld[i].tier, i };
+  qsort(cr, (size_t)n, sizeof *cr, canon_cmp);
+  part_key *k = g_malloc(sizeof *k + sizeof k->key[0] * (size_t)n);
+  k->n = n;
+  k->balanced = lp->balanced ? 1 : 0;
+  k->cores = lp->cores;
+  uint64_t h = coll_library_mix((uint64_t)n * 4 + (uint64_t)k->balanced * 2 + (uint64_t)k->cores * 8);
+  for (int i = 0; i < n; i++) {
+    order[i] = cr[i].idx;
+    k->key[i] = cr[i].bytes << 2 | (uint64_t)cr[i].tier;
+    h = coll_library_mix(h ^ k->key[i]);
+  }
+  k->hash = (guint)(h ^ (h >> 32));
+  part_val *v = g_hash_table_lookup(c->parts, k);
+  if (v != NULL) {
+    g_free(k);
+    g_free(cr);
+    return v;
+  }
+  coll_library_peer_load *cl = g_new(coll_library_peer_load, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++)
+    cl[i] = (coll_library_peer_load){ i, (coll_tier)cr[i].tier, cr[i].bytes };
+  v = g_malloc0(sizeof *v + sizeof v->fin[0] * (size_t)n);
+  v->born = c->op_seq;
+  coll_library_partition_finish(lp, c->fab, cl, n, lp->cores, lp->balanced, &v->res, v->fin);
+  g_hash_table_insert(c->parts, k, v);
+  g_free(cl);
+  g_free(cr);
+  return v;
+}
+
+/* The loads of the nx transfers (bytes in xf) that global rank src sends
+ * to dst_rank[] in one step.  O(nx dims). */
+static void step_loads(const coll_lib *c, int src, const coll_xfer *xf, const int *dst_rank, uint32_t nx,
+                       coll_library_peer_load *ld)
+{
+  for (uint32_t i = 0; i < nx; i++)
+    ld[i] = (coll_library_peer_load){ (int)i, coll_library_fabric_tier(c->fab, src, dst_rank[i]), xf[i].bytes };
+}
+
 /* The library's engine for the nx transfers (in r->scratch) that member
  * m issues in one step: sets each record's delivery time and the slot's
  * local completion (doc/libraries.md §2).  A member drives its writes
@@ -495,9 +623,20 @@ static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps ser
  *    reach B_port for small messages and fall to (1 - g_inf) of the ring's
  *    bandwidth for large ones.
  *  - With SDMA every service time is (1 + eps_sdma) longer (§7).
+ *  - The cores (MTE, a fan-out step, r->core_term): the step's per-peer
+ *    loads are cut into units and assigned to the rank's `cores` cores
+ *    (LPT with fan-out cap, or naive fixed groups; lib_partition).  The
+ *    rank's cores are one FIFO resource: the partition starts when they
+ *    have finished earlier partitions and keeps them busy for its
+ *    makespan; a peer's data is complete when its last unit is (the unit
+ *    cost alpha_t + s / beta_core,t includes the access latency).
  * The receiver counts a transfer at max(network arrival, engine finish +
- * route latency), so the slower of network and engine decides.  O(nx)
- * route lookups (cached by the topology). */
+ * route latency, cores' finish of that peer), so the slowest of network,
+ * engine lane and cores decides: they work on the same bytes
+ * concurrently (the reference's mode A takes the max of V_UB/B_fm,
+ * V_SIO/B_sio and the makespan, §5.2).  O(nx) route lookups (cached by
+ * the topology), plus lib_partition for a fan-out step with the core
+ * term. */
 static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, const int *dst_rank)
 {
   coll_lib *c = r->lib;
@@ -535,16 +674,30 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
   }
   if (sio != sio_small)
     g_free(sio);
+  if (r->core_term && nx >= 2) {
+    coll_library_peer_load *ld = g_new(coll_library_peer_load, nx);
+    int *order = g_new(int, nx);
+    step_loads(c, src, r->scratch, dst_rank, nx, ld);
+    const part_val *v = lib_partition(c, ld, (int)nx, order);
+    sim_time_ps t0 = MAX(sim_now(c->sim), c->cores_free[src]);
+    c->cores_free[src] = t0 + v->res.makespan_ps;
+    sl->local_done = MAX(sl->local_done, t0 + v->res.makespan_ps);
+    for (uint32_t k = 0; k < nx; k++) {
+      coll_xrec *rec = &c->xr[xi[order[k]]];
+      rec->deliver_at = MAX(rec->deliver_at, t0 + v->fin[k]);
+    }
+    g_free(order);
+    g_free(ld);
+  }
 }
 
-/* Issues the transfers of slot s's current step. */
-static void slot_start(coll_run *r, uint32_t s)
+/* The schedule of member m, chunk ch at global step k, seen from the
+ * step's sub-group: fills *x (which *sc points to) and *sc, returns the
+ * phase and the member's position.  O(1). */
+static const coll_phase *member_sched(const coll_run *r, int m, int ch, uint32_t k, a2av_ctx *x, coll_sched *sc,
+                                      int *pos_out)
 {
-  coll_lib *c = r->lib;
-  coll_slot *sl = &r->slot[s];
-  int m = (int)(s / (uint32_t)r->n_chunks);
-  int ch = (int)(s % (uint32_t)r->n_chunks);
-  const coll_phase *ph = phase_of(r, sl->cur);
+  const coll_phase *ph = phase_of(r, k);
   int q, pos, base;
   if (ph->g < 0) {
     q = r->n;
@@ -555,8 +708,8 @@ static void slot_start(coll_run *r, uint32_t s)
     pos = (r->gidx[m] / r->gstride[ph->g]) % q;
     base = r->gidx[m] - pos * r->gstride[ph->g];
   }
-  a2av_ctx x = { r, ph, ch, base };
-  coll_sched sc = {
+  *x = (a2av_ctx){ r, ph, ch, base };
+  *sc = (coll_sched){
     .prim = ph->prim,
     .algo = ph->algo,
     .q = q,
@@ -564,8 +717,24 @@ static void slot_start(coll_run *r, uint32_t s)
     .tree = ch % r->lanes,
     .bytes = (coll_piece(r->bytes, r->n_chunks, ch) + ph->div - 1) / ph->div, /* largest piece: ceil */
     .a2av = r->splits ? a2av_bytes : NULL,
-    .a2av_ctx = &x,
+    .a2av_ctx = x,
   };
+  *pos_out = pos;
+  return ph;
+}
+
+/* Issues the transfers of slot s's current step. */
+static void slot_start(coll_run *r, uint32_t s)
+{
+  coll_lib *c = r->lib;
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  a2av_ctx x;
+  coll_sched sc;
+  int pos;
+  const coll_phase *ph = member_sched(r, m, ch, sl->cur, &x, &sc, &pos);
+  int base = x.base;
   uint32_t n_recv = 0;
   uint64_t red = 0;
   uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
@@ -649,9 +818,10 @@ static sim_time_ps member_post_delay(coll_run *r, int m)
   coll_lib *c = r->lib;
   const coll_library_params *lp = &c->pol.lib;
   sim_time_ps post = 0;
-  if (r->copy_out > 0) {
-    sim_time_ps cp = wisp_transfer_ps(r->copy_out, lp->b_copy);
-    post += cp - (sim_time_ps)llround((double)cp * lp->overlap);
+  uint64_t copy_out = r->copy_out_m != NULL ? r->copy_out_m[m] : r->copy_out;
+  if (copy_out > 0) {
+    sim_time_ps cp = wisp_transfer_ps(copy_out, lp->b_copy);
+    post += lp->t_copy0 + cp - (sim_time_ps)llround((double)cp * lp->overlap);
   }
   sim_time_ps elapsed = sim_now(c->sim) - r->t_begin[m];
   if (lp->sdma) {
@@ -661,7 +831,7 @@ static sim_time_ps member_post_delay(coll_run *r, int m)
   } else {
     c->lstats.core_occupancy_us += (double)lp->cores * (double)elapsed / 1e6;
   }
-  c->lstats.staging_ps += post > 0 && r->copy_out > 0 ? wisp_transfer_ps(r->copy_out, lp->b_copy) : 0;
+  c->lstats.staging_ps += post > 0 && copy_out > 0 ? wisp_transfer_ps(copy_out, lp->b_copy) : 0;
   return post;
 }
 
@@ -949,6 +1119,82 @@ static uint64_t derived_buffer(const coll_desc *d)
   return h | 1u; /* never 0 */
 }
 
+/* The core partitions of every fan-out step of the run (every member,
+ * chunk and step that sends to two or more peers), computed when the
+ * collective starts: they depend only on the plan and the sizes.  Fills
+ * the partition figures of info and the statistics, and pol[m] with the
+ * policy generation time member m pays before its transfers: the sum of
+ * its distinct LPT partitions first computed by this collective (the
+ * library caches policies per shape, reference §6), when the core term
+ * applies.  Nothing with SDMA (the engines, not the cores, move the
+ * data).  O(members x chunks x steps x n log n) plus the partitioner on
+ * cache misses. */
+static void library_partitions(coll_lib *c, coll_run *r, coll_info *info, sim_time_ps *pol)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  if (lp->sdma || !r->libmode)
+    return;
+  int n = r->n;
+  coll_library_peer_load *ld = g_new(coll_library_peer_load, 2 * (size_t)n + 2);
+  int *order = g_new(int, 2 * (size_t)n + 2);
+  int *dst = g_new(int, 2 * (size_t)n + 2);
+  GPtrArray *paid = g_ptr_array_new();
+  double spread_sum = 0;
+  uint64_t parts = 0;
+  for (int m = 0; m < n; m++) {
+    g_ptr_array_set_size(paid, 0);
+    for (int ch = 0; ch < r->n_chunks; ch++) {
+      for (uint32_t k = 0; k < r->n_steps; k++) {
+        a2av_ctx x;
+        coll_sched sc;
+        int pos;
+        const coll_phase *ph = member_sched(r, m, ch, k, &x, &sc, &pos);
+        uint32_t n_recv = 0;
+        uint64_t red = 0;
+        uint32_t nx = coll_sched_step(&sc, pos, k - ph->step0, r->scratch, &n_recv, &red);
+        if (nx < 2)
+          continue;
+        for (uint32_t i = 0; i < nx; i++)
+          dst[i] = r->ranks[pos_member(r, ph, x.base, r->scratch[i].peer)];
+        step_loads(c, r->ranks[m], r->scratch, dst, nx, ld);
+        const part_val *v = lib_partition(c, ld, (int)nx, order);
+        if (v->res.units == 0)
+          continue;
+        parts++;
+        spread_sum += v->res.spread;
+        c->lstats.partitions++;
+        c->lstats.core_spread_sum += v->res.spread;
+        c->lstats.core_spread_max = MAX(c->lstats.core_spread_max, v->res.spread);
+        c->lstats.core_makespan_max_ps = MAX(c->lstats.core_makespan_max_ps, v->res.makespan_ps);
+        if (info != NULL && v->res.makespan_ps > info->core_makespan_ps) {
+          info->core_makespan_ps = v->res.makespan_ps;
+          info->core_spread = v->res.spread;
+          info->core_units = v->res.units;
+          info->core_member = m;
+        }
+        if (info != NULL)
+          info->policy_gen_ps = MAX(info->policy_gen_ps, v->res.policy_ps);
+        gboolean seen = FALSE;
+        for (guint i = 0; i < paid->len && !seen; i++)
+          seen = g_ptr_array_index(paid, i) == v;
+        if (r->core_term && lp->balanced && v->born == c->op_seq && !seen) {
+          g_ptr_array_add(paid, (gpointer)v);
+          pol[m] += v->res.policy_ps;
+        }
+      }
+    }
+    c->lstats.policy_ps += pol[m];
+    if (info != NULL)
+      info->policy_ps = MAX(info->policy_ps, pol[m]);
+  }
+  if (info != NULL && parts > 0)
+    info->core_spread_mean = spread_sum / (double)parts;
+  g_ptr_array_free(paid, TRUE);
+  g_free(dst);
+  g_free(order);
+  g_free(ld);
+}
+
 /* The library's per-member pre-delays (registration, staging copy-in,
  * SDMA submission), decided when the collective starts; members with a
  * delay are held and released by an event.  O(n) plus the registration
@@ -969,6 +1215,9 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
   r->held = g_new0(uint8_t, r->n);
   r->t_begin = g_new0(sim_time_ps, r->n);
   sim_time_ps pre_common = 0;
+  sim_time_ps *stage_in = NULL; /* all-to-allv staging: per member */
+  sim_time_ps *pol = g_new0(sim_time_ps, r->n);
+  library_partitions(c, r, info, pol);
   if (lp->reg == COLL_REG_STAGING) {
     /* A buffer larger than buffsize runs in rounds, each paying the
      * algorithm's synchronisation again (§5.4): sigma_sig per step once
@@ -976,12 +1225,31 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
     uint64_t big = MAX(in_b, out_b);
     uint64_t rounds = big == 0 ? 1 : (big - 1) / lp->buffsize + 1;
     r->sync_mult = (int)MIN(rounds, (uint64_t)INT_MAX);
-    sim_time_ps cp = wisp_transfer_ps(in_b, lp->b_copy);
-    pre_common += cp - (sim_time_ps)llround((double)cp * lp->overlap);
-    r->copy_out = out_b;
-    uint64_t bytes = (in_b + out_b) * (uint64_t)r->n;
+    uint64_t bytes = 0;
+    if (r->splits != NULL) {
+      /* All-to-allv: each member copies in what it sends and out what it
+       * receives (an MoE dispatch's hot expert ranks receive more). */
+      stage_in = g_new0(sim_time_ps, r->n);
+      r->copy_out_m = g_new0(uint64_t, r->n);
+      for (int a = 0; a < r->n; a++) {
+        uint64_t snd = 0;
+        for (int b = 0; b < r->n; b++) {
+          snd += r->splits[(size_t)a * r->n + b];
+          r->copy_out_m[b] += r->splits[(size_t)a * r->n + b];
+        }
+        sim_time_ps cp = wisp_transfer_ps(snd, lp->b_copy);
+        stage_in[a] = lp->t_copy0 + cp - (sim_time_ps)llround((double)cp * lp->overlap);
+        bytes += 2 * snd;
+        c->lstats.staging_ps += cp;
+      }
+    } else {
+      sim_time_ps cp = wisp_transfer_ps(in_b, lp->b_copy);
+      pre_common += lp->t_copy0 + cp - (sim_time_ps)llround((double)cp * lp->overlap);
+      r->copy_out = out_b;
+      bytes = (in_b + out_b) * (uint64_t)r->n;
+      c->lstats.staging_ps += (sim_time_ps)r->n * wisp_transfer_ps(in_b, lp->b_copy);
+    }
     c->lstats.staging_bytes += bytes;
-    c->lstats.staging_ps += (sim_time_ps)r->n * wisp_transfer_ps(in_b, lp->b_copy);
     if (info)
       info->staging_bytes = bytes;
   }
@@ -1000,7 +1268,7 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
       coll_library_reg_synthetic(c->reg, buf, per_peer, r->ranks, r->n, now, &c->lstats);
   }
   for (int i = 0; i < r->n; i++) {
-    sim_time_ps pre = pre_common;
+    sim_time_ps pre = pre_common + pol[i] + (stage_in != NULL ? stage_in[i] : 0);
     if (c->reg != NULL) {
       uint64_t hits0 = c->lstats.hits, miss0 = c->lstats.jit_misses;
       sim_time_ps w = coll_library_reg_use(c->reg, buf, per_peer, i, r->ranks[i], r->n, now, &c->lstats) - now;
@@ -1016,6 +1284,8 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
       sim_schedule_after(c->sim, pre, member_release, r, (uint64_t)i);
     }
   }
+  g_free(stage_in);
+  g_free(pol);
 }
 
 void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
@@ -1088,6 +1358,23 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
     r->libmode = TRUE;
     r->sync_mult = 1;
     r->beta_ring_min = ring_beta_min(c->t, r->ranks, r->n);
+    const coll_library_params *lp = &c->pol.lib;
+    r->core_term = !lp->sdma && (prim == COLL_PRIM_ALL_TO_ALL || prim == COLL_PRIM_ALL_TO_ALLV ? lp->a2a_core_term
+                                                                                              : lp->fm_core_term);
+    if (c->fab == NULL) {
+      /* Member index = global rank.  O(ranks x dims) once per library. */
+      int nr = topo_n_ranks(c->t);
+      int *all = g_new(int, nr);
+      for (int i = 0; i < nr; i++)
+        all[i] = i;
+      c->fab = coll_library_fabric_new(c->t, lp, all, nr);
+      g_free(all);
+      c->parts = g_hash_table_new_full(part_key_hash, part_key_equal, g_free, g_free);
+      c->cores_free = g_new0(sim_time_ps, (size_t)nr);
+    }
+    if (g_hash_table_size(c->parts) >= PART_CACHE_MAX)
+      g_hash_table_remove_all(c->parts);
+    c->op_seq++;
   }
   plan_phases(r, &c->pol, c->t);
   r->lanes = 1;

@@ -85,6 +85,16 @@ typedef struct {
   int barrier_hits;        /* members blocked by the ROA readiness barrier */
   int jit_misses;          /* members that registered just in time */
   uint64_t staging_bytes;  /* copy-in + copy-out bytes, all members */
+  /* Core partitioning of the fan-out steps (library model, MTE; computed
+   * whether or not the makespan is part of the op's time, see the
+   * library parameters fm_core_term / a2a_core_term): */
+  sim_time_ps core_makespan_ps; /* largest makespan of one member's step partition */
+  double core_spread;      /* that partition's spread: (max - min) / max over active cores */
+  uint64_t core_units;     /* that partition's units */
+  int core_member;         /* its member (index into ranks) */
+  double core_spread_mean; /* mean spread over the op's partitions */
+  sim_time_ps policy_gen_ps; /* largest LPT policy generation time of a partition (k_pol formula) */
+  sim_time_ps policy_ps;   /* largest policy time put on a member's critical path (first use of a shape) */
 } coll_info;
 
 typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int member);

@@ -1094,6 +1094,55 @@ static void test_sim_sdma(void)
   g_assert_cmpint(s.end[0], ==, want);
 }
 
+/* Core partitioning in the event model (doc/libraries.md §2) on the
+ * 4-port switch (one tier: alpha 1 us, beta 100 GB/s; per-core rate
+ * beta / c_sat = 100/24 GB/s).  The full-mesh AllGather of 1 MiB sends 3
+ * peers 1 MiB each = 6 units of 512 KiB.  LPT on 24 cores gives 6 cores
+ * one unit each: makespan alpha + round(512 KiB / (100/24 GB/s)) =
+ * 126.83 us, far above the network's FM_PS, so with the core term the op
+ * takes t_chk + policy + makespan + sigma_sig (a peer's data is complete
+ * when its last unit is; the unit cost includes alpha).  The naive groups
+ * (8 cores per peer, 128 KiB each) take alpha + round(128 KiB / (100/24
+ * GB/s)) = 32.46 us, below FM_PS: the network decides.  Without the core
+ * term the time is the network's and the partition is still reported. */
+static void test_sim_cores(void)
+{
+  coll_library_params lp;
+  coll_library_params_default(COLL_LIBRARY_STRATACL, &lp);
+  wisp_bw_Bps core_bw = 100000000000u / (wisp_bw_Bps)lp.c_sat;
+  sim_time_ps lpt = 1000 * NS + wisp_transfer_ps(512 * KiB, core_bw);
+  sim_time_ps naive = 1000 * NS + wisp_transfer_ps(128 * KiB, core_bw);
+  double U = 6;
+  sim_time_ps pol = (sim_time_ps)llround(lp.k_pol_ns * (U * log2(U) + U * log2(24.0)) * 1000.0);
+  seq_run s;
+  for (int term = 0; term <= 1; term++) {
+    for (int bal = 0; bal <= 1; bal++) {
+      lp.fm_core_term = term;
+      lp.balanced = bal;
+      coll_library_stats st = seq_ag(&lp, 2, 0, FALSE, 0, &s);
+      sim_time_ps mk = bal ? lpt : naive;
+      sim_time_ps want = term ? lp.t_chk + (bal ? pol : 0) + MAX(mk, FM_PS) + lp.sigma_sig
+                              : lp.t_chk + FM_PS + lp.sigma_sig;
+      g_test_message("sim cores (%s, core term %s): op %.3f us (closed form %.3f us), makespan %.3f us, spread %.1f %%, "
+                     "%" G_GUINT64_FORMAT " units, policy %.4f us; second op %.3f us",
+                     bal ? "LPT" : "naive", term ? "on" : "off", us(s.end[0]), us(want), us(s.info[0].core_makespan_ps),
+                     100 * s.info[0].core_spread, s.info[0].core_units, us(s.info[0].policy_ps),
+                     us(s.end[1] - s.start[1]));
+      g_assert_cmpint(s.end[0], ==, want);
+      g_assert_cmpint(s.info[0].core_makespan_ps, ==, mk);
+      g_assert_cmpfloat(s.info[0].core_spread, ==, 0.0);
+      g_assert_cmpuint(s.info[0].core_units, ==, 6);
+      g_assert_cmpint(s.info[0].policy_gen_ps, ==, bal ? pol : 0);
+      g_assert_cmpint(s.info[0].policy_ps, ==, term && bal ? pol : 0);
+      /* The policy is cached per shape: the second op does not pay it. */
+      g_assert_cmpint(s.info[1].policy_ps, ==, 0);
+      g_assert_cmpint(s.end[1] - s.start[1], ==, want - (term && bal ? pol : 0));
+      g_assert_cmpuint(st.partitions, ==, 8);
+      g_assert_cmpint(st.core_makespan_max_ps, ==, mk);
+    }
+  }
+}
+
 /* A barrier has no buffer: no registration, no staging; under a library
  * its one direct step (zero bytes, alpha = 1 us) pays sigma_sig: 2 us. */
 static void test_sim_barrier(void)
@@ -1156,5 +1205,6 @@ int main(int argc, char **argv)
   g_test_add_func("/library/sim/roa", test_sim_roa);
   g_test_add_func("/library/sim/sdma", test_sim_sdma);
   g_test_add_func("/library/sim/barrier", test_sim_barrier);
+  g_test_add_func("/library/sim/cores", test_sim_cores);
   return g_test_run();
 }
