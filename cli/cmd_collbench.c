@@ -3,11 +3,15 @@
  * root, time, algbw, busbw) with nccl-tests' byte conventions and busbw
  * factors (doc/collectives.md), optionally also as JSON (written
  * atomically).  Each (op, size) runs on a fresh engine, network and
- * collective library, so rows are independent and deterministic.
+ * collective library, so rows are independent and deterministic.  The
+ * pseudo-ops moe_dispatch and moe_combine run one all-to-allv each whose
+ * per-peer sizes come from a seeded MoE routing (coll_library_moe_splits,
+ * reference §8).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +21,27 @@
 #include "common/wisp_json.h"
 
 #define COLLBENCH_TYPE_BYTES 4 /* rows are reported as float32, as nccl-tests' default */
+
+/* An --op item: a collective, or an MoE all-to-allv (reference §8). */
+typedef enum { MOE_NONE = 0, MOE_DISPATCH, MOE_COMBINE } collbench_moe;
+
+typedef struct {
+  et_coll_type type;
+  collbench_moe moe;
+} collbench_op;
+
+/* The MoE routing of --op moe_dispatch / moe_combine (reference §8):
+ * tokens per rank, top-k of `experts`, hidden size in elements, Zipf
+ * skew, routing seed; dispatch moves FP8 (1 B/element), combine BF16
+ * (2 B/element), DeepEP's convention [pub: deepseek-ai/DeepEP README]. */
+typedef struct {
+  int tokens, topk, experts, hidden;
+  double zipf;
+  uint64_t seed;
+} collbench_moe_cfg;
+
+#define MOE_DISPATCH_ELEM_BYTES 1 /* FP8 [pub] */
+#define MOE_COMBINE_ELEM_BYTES 2  /* BF16 [pub] */
 
 static const struct {
   const char *name;
@@ -39,8 +64,9 @@ static gboolean rooted(et_coll_type t)
   return t == ET_COLL_BROADCAST || t == ET_COLL_REDUCE || t == ET_COLL_GATHER || t == ET_COLL_SCATTER;
 }
 
-/* "all_reduce,broadcast" or "all"; also accepts nccl-tests-style names
- * without underscores ("allreduce"). */
+/* "all_reduce,broadcast" or "all" (every collective, not the MoE ops);
+ * also accepts nccl-tests-style names without underscores ("allreduce"),
+ * and moe_dispatch, moe_combine. */
 static gboolean parse_ops(const char *text, GArray *ops, GError **error)
 {
   gchar **parts = g_strsplit(text, ",", -1);
@@ -49,7 +75,12 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     char *p = g_strstrip(parts[i]);
     if (strcmp(p, "all") == 0) {
       for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
-        g_array_append_val(ops, collbench_ops[k].type);
+        g_array_append_val(ops, ((collbench_op){ collbench_ops[k].type, MOE_NONE }));
+      continue;
+    }
+    if (g_ascii_strcasecmp(p, "moe_dispatch") == 0 || g_ascii_strcasecmp(p, "moe_combine") == 0) {
+      gboolean d = g_ascii_strcasecmp(p, "moe_dispatch") == 0;
+      g_array_append_val(ops, ((collbench_op){ ET_COLL_ALL_TO_ALLV, d ? MOE_DISPATCH : MOE_COMBINE }));
       continue;
     }
     gboolean found = FALSE;
@@ -61,7 +92,7 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
           *w++ = *r;
       *w = '\0';
       if (g_ascii_strcasecmp(p, collbench_ops[k].name) == 0 || g_ascii_strcasecmp(p, plain) == 0) {
-        g_array_append_val(ops, collbench_ops[k].type);
+        g_array_append_val(ops, ((collbench_op){ collbench_ops[k].type, MOE_NONE }));
         found = TRUE;
       }
       g_free(plain);
@@ -69,7 +100,7 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     if (!found) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "--op: unknown collective '%s'; use all_reduce, all_gather, reduce_scatter, all_to_all, "
-                  "all_to_allv, broadcast, reduce, gather, scatter, barrier or all", p);
+                  "all_to_allv, broadcast, reduce, gather, scatter, barrier, all, moe_dispatch or moe_combine", p);
       ok = FALSE;
     }
   }
@@ -159,6 +190,7 @@ static gboolean parse_group(const char *text, GArray *ranks, GError **error)
 
 typedef struct {
   et_coll_type type;
+  collbench_moe moe;
   uint64_t size;        /* nccl-tests size column: S */
   uint64_t count;
   int root;
@@ -169,9 +201,12 @@ typedef struct {
 } collbench_row;
 
 /* Converts nccl-tests' size S into Chakra comm_size (AG/gather/scatter:
- * per-rank piece, S rounded down to a multiple of n) and runs it. */
+ * per-rank piece, S rounded down to a multiple of n) and runs it; an MoE
+ * op (moe != MOE_NONE) ignores S and runs the all-to-allv of the routing
+ * of mc over the group. */
 static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, const int *ranks, int n,
-                        int root, et_coll_type type, uint64_t size, collbench_row *row, GError **error)
+                        int root, et_coll_type type, collbench_moe moe, const collbench_moe_cfg *mc, uint64_t size,
+                        collbench_row *row, GError **error)
 {
   uint64_t comm = size;
   if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
@@ -179,7 +214,13 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
   if (type == ET_COLL_BARRIER)
     comm = 0;
   uint64_t *splits = NULL;
-  if (type == ET_COLL_ALL_TO_ALLV) {
+  if (moe != MOE_NONE) {
+    splits = g_new(uint64_t, (size_t)n * (size_t)n);
+    uint64_t tb = (uint64_t)mc->hidden * (moe == MOE_DISPATCH ? MOE_DISPATCH_ELEM_BYTES : MOE_COMBINE_ELEM_BYTES);
+    coll_library_moe_splits(n, mc->tokens, mc->topk, mc->experts, mc->zipf, tb, mc->seed, moe == MOE_COMBINE,
+                            splits);
+    comm = 0;
+  } else if (type == ET_COLL_ALL_TO_ALLV) {
     /* Uniform per-peer sizes (S/n each, self included as in all-to-all). */
     splits = g_new(uint64_t, (size_t)n * (size_t)n);
     for (size_t i = 0; i < (size_t)n * (size_t)n; i++)
@@ -188,6 +229,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
   coll_desc d = { .type = type, .bytes = comm, .ranks = ranks, .n_ranks = n,
                   .root = rooted(type) ? root : -1, .splits = splits };
   row->type = type;
+  row->moe = moe;
   row->root = d.root;
   gboolean ok = coll_measure_lib(t, tier, pol, &d, &row->time_ps, &row->info, &row->lstats, error);
   g_free(splits);
@@ -207,8 +249,9 @@ static void print_row(FILE *out, const collbench_row *r, gboolean lib)
           r->count, "float", reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
           r->busbw);
   if (lib)
-    fprintf(out, " %10.3f %5d %14" G_GUINT64_FORMAT, (double)r->info.reg_max_ps / 1e6, r->info.barrier_hits,
-            r->info.staging_bytes);
+    fprintf(out, " %10.3f %5d %14" G_GUINT64_FORMAT " %10.3f %7.1f", (double)r->info.reg_max_ps / 1e6,
+            r->info.barrier_hits, r->info.staging_bytes, (double)r->info.core_makespan_ps / 1e6,
+            100 * r->info.core_spread);
   fprintf(out, "  %s\n", r->info.detail);
 }
 
@@ -229,10 +272,17 @@ static void stats_add(coll_library_stats *a, const coll_library_stats *b)
   a->staging_ps += b->staging_ps;
   a->core_occupancy_us += b->core_occupancy_us;
   a->ops_total += b->ops_total;
+  a->partitions += b->partitions;
+  a->core_spread_sum += b->core_spread_sum;
+  a->core_spread_max = MAX(a->core_spread_max, b->core_spread_max);
+  a->core_makespan_max_ps = MAX(a->core_makespan_max_ps, b->core_makespan_max_ps);
+  a->policy_ps += b->policy_ps;
 }
 
-static const char *op_name(et_coll_type t)
+static const char *op_name(et_coll_type t, collbench_moe moe)
 {
+  if (moe != MOE_NONE)
+    return moe == MOE_DISPATCH ? "moe_dispatch" : "moe_combine";
   for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
     if (collbench_ops[k].type == t)
       return collbench_ops[k].name;
@@ -242,7 +292,8 @@ static const char *op_name(et_coll_type t)
 /* Writes the rows into f and commits it (f is freed either way). */
 static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, const int *ranks, int n,
                            const collbench_row *rows, guint n_rows, const topo *t, const coll_library_params *lib,
-                           const coll_library_stats *lstats, gboolean compare, GError **error)
+                           const coll_library_stats *lstats, gboolean compare, const collbench_moe_cfg *mc,
+                           gboolean any_moe, GError **error)
 {
   wisp_json j;
   wisp_json_init(&j, wisp_afile_stream(f), 3);
@@ -260,7 +311,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
   for (guint i = 0; i < n_rows; i++) {
     const collbench_row *r = &rows[i];
     wisp_json_begin_object(&j, NULL);
-    wisp_json_string(&j, "op", op_name(r->type));
+    wisp_json_string(&j, "op", op_name(r->type, r->moe));
     wisp_json_uint(&j, "size", r->size);
     wisp_json_uint(&j, "count", r->count);
     wisp_json_string(&j, "type", "float");
@@ -278,10 +329,28 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
       wisp_json_int(&j, "barrier_hits", r->info.barrier_hits);
       wisp_json_int(&j, "jit_misses", r->info.jit_misses);
       wisp_json_uint(&j, "staging_bytes", r->info.staging_bytes);
+      wisp_json_ns(&j, "core_makespan_ns", r->info.core_makespan_ps);
+      wisp_json_double(&j, "core_spread", r->info.core_spread, 6);
+      wisp_json_double(&j, "core_spread_mean", r->info.core_spread_mean, 6);
+      wisp_json_uint(&j, "core_units", r->info.core_units);
+      wisp_json_int(&j, "core_member", r->info.core_member);
+      wisp_json_ns(&j, "policy_ns", r->info.policy_ps);
     }
     wisp_json_end_object(&j);
   }
   wisp_json_end_array(&j);
+  if (any_moe) {
+    wisp_json_begin_object(&j, "moe");
+    wisp_json_int(&j, "tokens", mc->tokens);
+    wisp_json_int(&j, "topk", mc->topk);
+    wisp_json_int(&j, "experts", mc->experts);
+    wisp_json_int(&j, "hidden", mc->hidden);
+    wisp_json_double(&j, "zipf", mc->zipf, 6);
+    wisp_json_uint(&j, "seed", mc->seed);
+    wisp_json_int(&j, "dispatch_elem_bytes", MOE_DISPATCH_ELEM_BYTES);
+    wisp_json_int(&j, "combine_elem_bytes", MOE_COMBINE_ELEM_BYTES);
+    wisp_json_end_object(&j);
+  }
   wisp_json_string(&j, "library", coll_library_name(lib->kind));
   wisp_json_string(&j, "registration", coll_reg_mode_name(lib->reg));
   if (lib->kind != COLL_LIBRARY_NCCL)
@@ -298,10 +367,13 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
 int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
-       *tier_s = NULL, *library_s = NULL;
+       *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
   int n_ranks = 0, root = -1, chunks = 0;
+  /* MoE defaults: HT mode of reference §8 (T = 4096 [sw], top-8 of 256
+   * experts [ASSUMPTION: E], h = 7168, Zipf 0.25 [FIT]). */
+  collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };
   GOptionEntry entries[] = {
     { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG" },
     { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce)", "OPS" },
@@ -313,11 +385,17 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "pipelining chunks (default: config or 1)", "C" },
     { "tier", 0, 0, G_OPTION_ARG_STRING, &tier_s, "analytical or flow (default: the config's model)", "TIER" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "also write the rows as JSON (atomically)", "FILE" },
-    { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy or stratacl (default: the config's library: or nccl)", "NAME" },
+    { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy, stratacl, cann-ep or cann-ep-zerocopy (default: the config's library: or nccl)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
     { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
     { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library comparisons: AllGather, AllReduce and SDMA simulated on the tier beside mode A and the reference's target; registration and partitioning (mode A)", NULL },
     { "warm", 0, 0, G_OPTION_ARG_NONE, &warm, "rows use registered buffers (JIT pays no registration; default: every row is a first use)", NULL },
+    { "moe-tokens", 0, 0, G_OPTION_ARG_INT, &mc.tokens, "MoE ops: tokens per rank (default 4096: HT; LL 128)", "T" },
+    { "moe-topk", 0, 0, G_OPTION_ARG_INT, &mc.topk, "MoE ops: experts per token (default 8)", "K" },
+    { "moe-experts", 0, 0, G_OPTION_ARG_INT, &mc.experts, "MoE ops: experts, a multiple of the group size (default 256)", "E" },
+    { "moe-hidden", 0, 0, G_OPTION_ARG_INT, &mc.hidden, "MoE ops: hidden size in elements (default 7168; dispatch 1 B, combine 2 B each)", "H" },
+    { "moe-zipf", 0, 0, G_OPTION_ARG_STRING, &zipf_s, "MoE ops: Zipf exponent of expert popularity (default 0.25)", "S" },
+    { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "MoE ops: routing seed (default 1)", "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("- simulate collectives and print an nccl-tests-shaped table");
@@ -325,13 +403,18 @@ int wisp_cmd_collbench(int argc, char **argv)
     "Sizes are nccl-tests' S (bytes in the algbw numerator): all-gather, gather\n"
     "and scatter use S/n per rank; rows report float32 counts.  busbw = algbw x\n"
     "the nccl-tests factor of the collective (see doc/collectives.md).  Each row\n"
-    "runs alone on a fresh simulation.  With --library other than nccl, three\n"
+    "runs alone on a fresh simulation.  With --library other than nccl, five\n"
     "more columns: the largest registration wait of a member (us), readiness-\n"
-    "barrier hits and staging bytes (doc/libraries.md).\n");
+    "barrier hits, staging bytes, and the largest core makespan of a member's\n"
+    "full-mesh step (us) with that partition's spread (%) (doc/libraries.md).\n"
+    "--op moe_dispatch,moe_combine run one all-to-allv each (sizes ignored):\n"
+    "every rank routes T tokens to top-k of E experts (E/n per rank) with\n"
+    "Zipf-skewed popularity, one copy per distinct destination rank;\n"
+    "dispatch moves H bytes per token (FP8), combine 2H back (BF16).\n");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   int status = 0;
-  GArray *ops = g_array_new(FALSE, FALSE, sizeof(et_coll_type));
+  GArray *ops = g_array_new(FALSE, FALSE, sizeof(collbench_op));
   GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int));
   GArray *rows = g_array_new(FALSE, FALSE, sizeof(collbench_row));
@@ -341,6 +424,39 @@ int wisp_cmd_collbench(int argc, char **argv)
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "wisp collbench: %s (see `wisp collbench --help`)\n", error->message);
     g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  gboolean any_moe = FALSE;
+  if (op != NULL && !parse_ops(op, ops, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  for (guint o = 0; o < ops->len; o++)
+    any_moe = any_moe || g_array_index(ops, collbench_op, o).moe != MOE_NONE;
+  if (zipf_s != NULL) {
+    char *end = NULL;
+    mc.zipf = g_ascii_strtod(zipf_s, &end);
+    if (end == zipf_s || *end != '\0' || !isfinite(mc.zipf) || mc.zipf < 0 || mc.zipf > 16) {
+      fprintf(stderr, "wisp collbench: --moe-zipf '%s': give a number from 0 to 16 (e.g. 0.25)\n", zipf_s);
+      status = 2;
+      goto out;
+    }
+  }
+  if (seed_s != NULL) {
+    char *end = NULL;
+    errno = 0;
+    mc.seed = g_ascii_strtoull(seed_s, &end, 10);
+    if (errno != 0 || end == seed_s || *end != '\0' || seed_s[0] == '-') {
+      fprintf(stderr, "wisp collbench: --seed '%s': give a non-negative integer\n", seed_s);
+      status = 2;
+      goto out;
+    }
+  }
+  if (mc.tokens < 1 || mc.tokens > (1 << 24) || mc.topk < 1 || mc.experts < 1 || mc.experts > (1 << 20) ||
+      mc.topk > mc.experts || mc.hidden < 1 || mc.hidden > (1 << 24)) {
+    fprintf(stderr, "wisp collbench: --moe-tokens (1..16777216), --moe-experts (1..1048576), --moe-topk (1..experts) "
+                    "and --moe-hidden (1..16777216) are out of range\n");
     status = 2;
     goto out;
   }
@@ -354,7 +470,8 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (!parse_ops(op ? op : "all_reduce", ops, &error) || !parse_sizes(sizes_s ? sizes_s : "64K,1M,64M,1G", sizes, &error) ||
+  if ((op == NULL && !parse_ops("all_reduce", ops, &error)) ||
+      !parse_sizes(sizes_s ? sizes_s : "64K,1M,64M,1G", sizes, &error) ||
       (group_s && !parse_group(group_s, ranks, &error))) {
     status = wisp_cli_fail(error);
     goto out;
@@ -399,7 +516,8 @@ int wisp_cmd_collbench(int argc, char **argv)
   if (library_s) {
     coll_library_kind k;
     if (!coll_library_from_name(library_s, &k)) {
-      fprintf(stderr, "wisp collbench: --library must be nccl, hccl, hccl-zerocopy or stratacl, not '%s'\n", library_s);
+      fprintf(stderr, "wisp collbench: --library must be nccl, hccl, hccl-zerocopy, stratacl, cann-ep or "
+                      "cann-ep-zerocopy, not '%s'\n", library_s);
       status = 2;
       goto out;
     }
@@ -444,6 +562,12 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  if (any_moe && (mc.experts < n || mc.experts % n != 0)) {
+    fprintf(stderr, "wisp collbench: --moe-experts %d must be a positive multiple of the group size %d (experts are "
+                    "placed contiguously, E/n per rank)\n", mc.experts, n);
+    status = 2;
+    goto out;
+  }
   if (json) {
     /* Open the output first so that an unwritable path fails before the runs. */
     jf = wisp_afile_open(json, &error);
@@ -462,22 +586,28 @@ int wisp_cmd_collbench(int argc, char **argv)
   double bus_sum = 0;
   guint bus_n = 0;
   for (guint o = 0; o < ops->len; o++) {
-    et_coll_type type = g_array_index(ops, et_coll_type, o);
-    printf("#\n# %s\n", op_name(type));
+    et_coll_type type = g_array_index(ops, collbench_op, o).type;
+    collbench_moe moe = g_array_index(ops, collbench_op, o).moe;
+    printf("#\n# %s\n", op_name(type, moe));
+    if (moe != MOE_NONE)
+      printf("# all_to_allv of the MoE routing: %d tokens per rank, top-%d of %d experts, Zipf %g, seed %" G_GUINT64_FORMAT
+             ", %d B per token (%s)\n", mc.tokens, mc.topk, mc.experts, mc.zipf, mc.seed,
+             mc.hidden * (moe == MOE_DISPATCH ? MOE_DISPATCH_ELEM_BYTES : MOE_COMBINE_ELEM_BYTES),
+             moe == MOE_DISPATCH ? "FP8" : "BF16");
     printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "size", "count", "type", "redop", "root", "time", "algbw",
            "busbw");
     if (show_lib)
-      printf(" %10s %5s %14s", "reg", "hits", "staging");
+      printf(" %10s %5s %14s %10s %7s", "reg", "hits", "staging", "cores", "spread");
     printf("  %s\n", "algorithm");
     printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
     if (show_lib)
-      printf(" %10s %5s %14s", "(us)", "", "(B)");
+      printf(" %10s %5s %14s %10s %7s", "(us)", "", "(B)", "(us)", "(%)");
     printf("\n");
-    guint n_sizes = type == ET_COLL_BARRIER ? 1 : sizes->len;
+    guint n_sizes = type == ET_COLL_BARRIER || moe != MOE_NONE ? 1 : sizes->len;
     for (guint s = 0; s < n_sizes; s++) {
       collbench_row row;
       memset(&row, 0, sizeof row);
-      if (!run_row(t, tier, pol, rk, n, root, type, g_array_index(sizes, uint64_t, s), &row, &error)) {
+      if (!run_row(t, tier, pol, rk, n, root, type, moe, &mc, g_array_index(sizes, uint64_t, s), &row, &error)) {
         status = wisp_cli_fail(error);
         goto out;
       }
@@ -502,7 +632,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     wisp_afile *f = jf;
     jf = NULL;
     if (!write_json(f, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, t, &lib, &lsum,
-                    compare, &error)) {
+                    compare, &mc, any_moe, &error)) {
       status = wisp_cli_fail(error);
       goto out;
     }
@@ -530,6 +660,8 @@ out:
   g_free(json);
   g_free(tier_s);
   g_free(library_s);
+  g_free(zipf_s);
+  g_free(seed_s);
   g_strfreev(lib_set);
   return status;
 }
