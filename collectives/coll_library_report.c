@@ -2,7 +2,8 @@
  * reference's reproduction targets (mode A), printed by `wisp collbench
  * --compare` as text tables and written into its JSON.  Cost: a few
  * closed forms per size plus the partitioner (O(U * C) per call); the
- * R-PART-1 scenario runs 20 seeds of 4096 tokens.
+ * R-PART-1 scenario runs 20 seeds of 4096 tokens, simulated, and the MoE
+ * section 36 simulated all-to-allv.
  */
 #include "config.h"
 
@@ -19,6 +20,22 @@ static coll_library_params variant(const coll_library_params *base, coll_library
   p.kind = k;
   p.reg = reg;
   p.balanced = k == COLL_LIBRARY_STRATACL ? base->balanced || base->kind != COLL_LIBRARY_STRATACL : FALSE;
+  return p;
+}
+
+/* The MoE libraries of §8 as variants of base: kind and registration
+ * switched; a CANN-EP variant of another library also takes CANN-EP's
+ * defining staging parameters (overlap omega, t_copy0), which the other
+ * libraries do not have. */
+static coll_library_params moe_variant(const coll_library_params *base, coll_library_kind k, coll_reg_mode reg)
+{
+  coll_library_params p = variant(base, k, reg);
+  if (base->kind != k) {
+    coll_library_params d;
+    coll_library_params_default(k, &d);
+    p.overlap = d.overlap;
+    p.t_copy0 = d.t_copy0;
+  }
   return p;
 }
 
@@ -224,32 +241,59 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
       wisp_json_end_array(j);
   }
 
-  /* 4. Partitioning: MoE dispatch from member 0 (R-PART-1 scenario when
-   * the group is 32 dies) and a uniform 128 MiB AllGather. */
+  /* 4. Partitioning, simulated (spread and makespan reported by the
+   * simulated op, coll_info.core_*) beside mode A (the partitioner on
+   * the same loads): MoE dispatch from member 0 (R-PART-1 scenario when
+   * the group is 32 dies: C = n - 1, 20 seeds) and a uniform 128 MiB
+   * AllGather on `cores` cores. */
   if (n >= 2 && 256 % n == 0) {
-    coll_library_params lp = st;
+    coll_library_params na = st, lb = st;
+    na.cores = lb.cores = n - 1;
+    na.balanced = FALSE;
+    lb.balanced = TRUE;
     coll_library_peer_load *ld = g_new(coll_library_peer_load, n - 1);
-    double sn = 0, sl = 0, dm = 0;
+    uint64_t *splits = g_new0(uint64_t, (size_t)n * (size_t)n);
+    double sn = 0, sl = 0, dm = 0, an = 0, al = 0, am = 0, dt = 0;
     for (int seed = 1; seed <= 20; seed++) {
       coll_library_moe_dispatch(f, 0, 4096, 8, 256, 0.25, 7168, (uint64_t)seed, ld);
+      for (int k = 0; k < n - 1; k++)
+        splits[ld[k].peer] = ld[k].bytes;
       coll_library_partition a, b;
-      coll_library_partition_run(&lp, f, ld, n - 1, n - 1, FALSE, &a);
-      coll_library_partition_run(&lp, f, ld, n - 1, n - 1, TRUE, &b);
-      sn += a.spread / 20;
-      sl += b.spread / 20;
-      dm += ((double)b.makespan_ps / (double)a.makespan_ps - 1.0) / 20;
+      coll_library_partition_run(&lb, f, ld, n - 1, n - 1, FALSE, &a);
+      coll_library_partition_run(&lb, f, ld, n - 1, n - 1, TRUE, &b);
+      an += a.spread / 20;
+      al += b.spread / 20;
+      am += ((double)b.makespan_ps / (double)a.makespan_ps - 1.0) / 20;
+      coll_info ia, ib;
+      sim_time_ps ta = 0, tb = 0;
+      if (!coll_library_simulate(t, tier, &na, ET_COLL_ALL_TO_ALLV, 0, ranks, n, splits, &ta, &ia, NULL, error) ||
+          !coll_library_simulate(t, tier, &lb, ET_COLL_ALL_TO_ALLV, 0, ranks, n, splits, &tb, &ib, NULL, error)) {
+        g_free(ld);
+        g_free(splits);
+        goto fail;
+      }
+      sn += ia.core_spread / 20;
+      sl += ib.core_spread / 20;
+      dm += ((double)ib.core_makespan_ps / (double)ia.core_makespan_ps - 1.0) / 20;
+      dt += ((double)tb / (double)ta - 1.0) / 20;
     }
     if (out)
       fprintf(out, "#\n# Core partitioning, MoE dispatch from rank %d (4096 tokens, top-8 of 256, 7168 B, Zipf 0.25, "
-                   "%d cores, 20 seeds)\n#   naive spread %.1f %%, LPT spread %.1f %%, makespan %+.1f %%\n",
-              ranks[0], n - 1, 100 * sn, 100 * sl, 100 * dm);
+                   "%d cores, 20 seeds), sim (A):\n#   naive spread %.1f %% (%.1f), LPT spread %.1f %% (%.1f), makespan "
+                   "%+.1f %% (%+.1f), op time %+.1f %%; target R-PART-1: 43 +- 5, <= 5, -19 +- 4\n",
+              ranks[0], n - 1, 100 * sn, 100 * an, 100 * sl, 100 * al, 100 * dm, 100 * am, 100 * dt);
     if (j) {
       wisp_json_begin_object(j, "partition_moe");
-      wisp_json_double(j, "naive_spread", sn, 4);
-      wisp_json_double(j, "lpt_spread", sl, 4);
-      wisp_json_double(j, "makespan_change", dm, 4);
+      wisp_json_double(j, "sim_naive_spread", sn, 4);
+      wisp_json_double(j, "sim_lpt_spread", sl, 4);
+      wisp_json_double(j, "sim_makespan_change", dm, 4);
+      wisp_json_double(j, "sim_time_change", dt, 4);
+      wisp_json_double(j, "naive_spread", an, 4);
+      wisp_json_double(j, "lpt_spread", al, 4);
+      wisp_json_double(j, "makespan_change", am, 4);
       wisp_json_end_object(j);
     }
+    g_free(splits);
     g_free(ld);
   }
   {
@@ -259,22 +303,85 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     coll_library_partition a, b;
     coll_library_partition_run(&st, f, ld, n - 1, st.cores, FALSE, &a);
     coll_library_partition_run(&st, f, ld, n - 1, st.cores, TRUE, &b);
+    g_free(ld);
+    coll_library_params na = st, lb = st;
+    na.balanced = FALSE;
+    lb.balanced = TRUE;
+    coll_info ia, ib;
+    sim_time_ps ta = 0, tb = 0;
+    if (!coll_library_simulate(t, tier, &na, ET_COLL_ALL_GATHER, 128u << 20, ranks, n, NULL, &ta, &ia, NULL, error) ||
+        !coll_library_simulate(t, tier, &lb, ET_COLL_ALL_GATHER, 128u << 20, ranks, n, NULL, &tb, &ib, NULL, error))
+      goto fail;
     if (out)
-      fprintf(out, "# Uniform AllGather 128 MiB, %d cores: naive spread %.1f %%, LPT %.2f %%, makespan %+.1f %%, "
-                   "policy %.1f us for %" G_GUINT64_FORMAT " units\n",
-              st.cores, 100 * a.spread, 100 * b.spread,
-              100 * ((double)b.makespan_ps / (double)a.makespan_ps - 1.0), us(b.policy_ps), b.units);
+      fprintf(out, "# Uniform AllGather 128 MiB, %d cores, sim (A): naive spread %.1f %% (%.1f), LPT %.2f %% (%.2f), "
+                   "makespan %+.1f %% (%+.1f), policy %.1f us for %" G_GUINT64_FORMAT " units (%.1f us)%s\n",
+              st.cores, 100 * ia.core_spread, 100 * a.spread, 100 * ib.core_spread, 100 * b.spread,
+              100 * ((double)ib.core_makespan_ps / (double)ia.core_makespan_ps - 1.0),
+              100 * ((double)b.makespan_ps / (double)a.makespan_ps - 1.0), us(ib.policy_gen_ps), ib.core_units,
+              us(b.policy_ps), st.fm_core_term ? "" : "; core term off for all-gather (fm_core_term, §5.3)");
     if (j) {
       wisp_json_begin_object(j, "partition_uniform");
+      wisp_json_double(j, "sim_naive_spread", ia.core_spread, 4);
+      wisp_json_double(j, "sim_lpt_spread", ib.core_spread, 4);
+      wisp_json_ns(j, "sim_naive_makespan_ns", ia.core_makespan_ps);
+      wisp_json_ns(j, "sim_lpt_makespan_ns", ib.core_makespan_ps);
+      wisp_json_ns(j, "sim_policy_ns", ib.policy_gen_ps);
       wisp_json_double(j, "naive_spread", a.spread, 4);
       wisp_json_double(j, "lpt_spread", b.spread, 4);
       wisp_json_ns(j, "policy_ns", b.policy_ps);
       wisp_json_end_object(j);
     }
-    g_free(ld);
   }
 
-  /* 5. SDMA offload, simulated beside mode A. */
+  /* 5. MoE dispatch and combine (§8), simulated: StrataCL (this base) vs
+   * CANN-EP-zerocopy (registered) vs CANN-EP (staging), Table 2's
+   * columns, mean of 3 routings; needs 256 experts to divide over n. */
+  if (n >= 2 && 256 % n == 0) {
+    coll_library_params ms = moe_variant(base, COLL_LIBRARY_STRATACL, COLL_REG_ROA);
+    coll_library_params mz = moe_variant(base, COLL_LIBRARY_CANN_EP_ZEROCOPY, COLL_REG_POOL);
+    coll_library_params mc = moe_variant(base, COLL_LIBRARY_CANN_EP, COLL_REG_STAGING);
+    ms.sdma = FALSE;
+    const coll_library_params *libs[3] = { &ms, &mz, &mc };
+    static const char *const cols[4] = { "HT dispatch", "HT combine", "LL dispatch", "LL combine" };
+    if (out)
+      fprintf(out, "#\n# MoE (EP = %d, top-8 of 256 experts, hidden 7168, Zipf 0.25, FP8 dispatch / BF16 combine, mean of "
+                   "3 seeds), sim:\n# %12s %12s %12s %12s %9s %9s  %s\n", n, "column", "StrataCL", "CANN-EP-zc",
+              "CANN-EP (us)", "zc/Strata", "zc gain", "targets");
+    if (j)
+      wisp_json_begin_array(j, "moe");
+    uint64_t *sp = g_new(uint64_t, (size_t)n * (size_t)n);
+    for (int col = 0; col < 4; col++) {
+      double tm[3] = { 0, 0, 0 };
+      for (uint64_t seed = 1; seed <= 3; seed++) {
+        coll_library_moe_splits(n, col < 2 ? 4096 : 128, 8, 256, 0.25, (col & 1) ? 14336 : 7168, seed, col & 1, sp);
+        for (int l = 0; l < 3; l++) {
+          sim_time_ps tt = 0;
+          if (!coll_library_simulate(t, tier, libs[l], ET_COLL_ALL_TO_ALLV, 0, ranks, n, sp, &tt, NULL, NULL, error)) {
+            g_free(sp);
+            goto fail;
+          }
+          tm[l] += us(tt) / 3;
+        }
+      }
+      if (out)
+        fprintf(out, "  %12s %12.1f %12.1f %12.1f %9.3f %+8.1f%%  %s\n", cols[col], tm[0], tm[1], tm[2], tm[1] / tm[0],
+                100 * (tm[2] / tm[1] - 1), col < 2 ? "R-MOE-1 zc/Strata [1.20, 1.40]; R-MOE-2 HT mean [5, 12] %"
+                                                   : "R-MOE-2 LL mean [15, 35] % > HT; R-MOE-3 Strata < zc < CANN-EP");
+      if (j) {
+        wisp_json_begin_object(j, NULL);
+        wisp_json_string(j, "column", cols[col]);
+        wisp_json_double(j, "sim_stratacl_us", tm[0], 3);
+        wisp_json_double(j, "sim_cann_ep_zerocopy_us", tm[1], 3);
+        wisp_json_double(j, "sim_cann_ep_us", tm[2], 3);
+        wisp_json_end_object(j);
+      }
+    }
+    g_free(sp);
+    if (j)
+      wisp_json_end_array(j);
+  }
+
+  /* 6. SDMA offload, simulated beside mode A. */
   {
     coll_library_params sd = st;
     sd.sdma = TRUE;

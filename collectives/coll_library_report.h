@@ -12,13 +12,16 @@
 G_BEGIN_DECLS
 
 /* The library comparisons for the group (full mesh vs ring vs staging per
- * size, AllReduce, JIT table, ROA gap sweep, partitioning, SDMA), using
- * every number of `base` and switching only library kind / registration.
- * AllGather, AllReduce and SDMA are simulated on `tier` (the event model
- * of `wisp simulate`) and printed beside mode A and the reference's
- * target; registration and partitioning are mode A.  Cost: about 40
- * simulated collectives.  out and j may each be NULL; j must be inside an
- * object; a JSON object left open on error is the caller's to abandon. */
+ * size, AllReduce, JIT table, ROA gap sweep, partitioning, MoE dispatch
+ * and combine, SDMA), using every number of `base` and switching only
+ * library kind / registration (a CANN-EP variant also takes CANN-EP's
+ * staging overlap and t_copy0).  AllGather, AllReduce, partitioning and
+ * SDMA are simulated on `tier` (the event model of `wisp simulate`) and
+ * printed beside mode A and the reference's target; MoE is simulated
+ * only; registration is mode A.  Cost: about 160 simulated collectives
+ * (the MoE and partitioning sections need 256 experts to divide over the
+ * group).  out and j may each be NULL; j must be inside an object; a JSON
+ * object left open on error is the caller's to abandon. */
 gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier tier, const coll_library_params *base,
                              const int *ranks, int n, GError **error);
 /* One library collective alone on a fresh simulation of topology t on

@@ -163,6 +163,47 @@ static void test_collbench_library(void)
   g_free(cfg);
 }
 
+/* MoE ops (doc/libraries.md §8): one all-to-allv row each, the routing in
+ * the JSON, deterministic in --seed; the cann-ep libraries run them as a
+ * full mesh; bad MoE options are usage errors (exit 2) before any output. */
+static void test_collbench_moe(void)
+{
+  char *cfg = write_net("moe4.yaml", "schema_version: 1\n"
+                                     "dims:\n"
+                                     "  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n");
+  char *json = g_build_filename(tmpdir, "moe.json", NULL);
+  char *text[3] = { NULL, NULL, NULL };
+  for (int k = 0; k < 3; k++) {
+    g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch,moe_combine", "--library", "cann-ep-zerocopy", "--warm",
+                        "--moe-tokens", "64", "--moe-experts", "16", "--moe-topk", "4", "--moe-zipf", "0.3", "--seed",
+                        k == 2 ? "8" : "7", "--json", json, NULL), ==, 0);
+    g_assert_true(g_file_get_contents(json, &text[k], NULL, NULL));
+  }
+  g_assert_nonnull(strstr(text[0], "\"op\": \"moe_dispatch\""));
+  g_assert_nonnull(strstr(text[0], "\"op\": \"moe_combine\""));
+  g_assert_nonnull(strstr(text[0], "\"plan\": \"direct@flat\""));
+  g_assert_nonnull(strstr(text[0], "\"tokens\": 64"));
+  g_assert_nonnull(strstr(text[0], "\"seed\": 7"));
+  g_assert_nonnull(strstr(text[0], "\"library\": \"cann-ep-zerocopy\""));
+  g_assert_nonnull(strstr(text[0], "\"core_makespan_ns\""));
+  g_assert_cmpstr(text[0], ==, text[1]); /* same seed, same bytes */
+  g_assert_cmpstr(text[0], !=, text[2]);
+  for (int k = 0; k < 3; k++)
+    g_free(text[k]);
+  g_remove(json);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-experts", "6", "--json", json, NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-experts", "2", "--json", json, NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-topk", "0", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-topk", "20", "--moe-experts", "16", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-zipf", "steep", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-zipf", "-1", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--seed", "-3", NULL), ==, 2);
+  g_assert_cmpint(run("--network", cfg, "--op", "moe_dispatch", "--moe-tokens", "0", NULL), ==, 2);
+  g_assert_false(g_file_test(json, G_FILE_TEST_EXISTS));
+  g_free(json);
+  g_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -171,6 +212,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/cli/json", test_collbench_json);
   g_test_add_func("/coll/cli/errors", test_collbench_errors);
   g_test_add_func("/coll/cli/library", test_collbench_library);
+  g_test_add_func("/coll/cli/moe", test_collbench_moe);
   int rc = g_test_run();
   const char *names[] = { "ring8.yaml", "sw8.yaml", "out.json", "lib4.yaml" };
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
