@@ -798,6 +798,32 @@ static void test_config(void)
   g_assert_cmpint(p.fanout_cap[COLL_TIER_INTER], ==, 2);
   g_assert_cmpint(p.t_exp, ==, 20 * US); /* default kept */
   topo_free(t);
+  /* The MoE baselines of §8 by name, with their defining parameters. */
+  t = topo_load_string("schema_version: 1\n"
+                       "dims:\n"
+                       "  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 1us}\n"
+                       "library:\n"
+                       "  name: cann-ep\n"
+                       "  t_copy0: 2us\n"
+                       "  a2a_core_term: false\n",
+                       "cann.yaml", &e);
+  g_assert_no_error(e);
+  g_assert_true(coll_library_params_from_topo(t, &p, &e));
+  g_assert_cmpint(p.kind, ==, COLL_LIBRARY_CANN_EP);
+  g_assert_cmpint(p.reg, ==, COLL_REG_STAGING);
+  g_assert_cmpint(p.t_copy0, ==, 2 * US);
+  g_assert_cmpfloat(p.overlap, ==, 0.75);
+  g_assert_false(p.a2a_core_term);
+  g_assert_false(p.balanced);
+  topo_free(t);
+  coll_library_kind k;
+  g_assert_true(coll_library_from_name("cann-ep-zc", &k));
+  g_assert_cmpint(k, ==, COLL_LIBRARY_CANN_EP_ZEROCOPY);
+  coll_library_params_default(k, &p);
+  g_assert_cmpint(p.reg, ==, COLL_REG_JIT);
+  g_assert_cmpint(p.t_copy0, ==, 0);
+  g_assert_true(p.a2a_core_term);
+  g_assert_false(p.fm_core_term);
   /* No library: nccl, no registration. */
   t = topo_load_string("schema_version: 1\ndims:\n  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 1us}\n",
                        "plain.yaml", &e);
