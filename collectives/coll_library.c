@@ -84,7 +84,7 @@ typedef struct {
  * meaning (doc/libraries.md is generated from it by collbench
  * --library-params). */
 static const pdesc params[] = {
-  P("registration", PT_REG, reg, "mode", "[paper]", "staging, jit, pool, roa or none; default from the name (hccl staging, hccl-zerocopy jit, stratacl roa)"),
+  P("registration", PT_REG, reg, "mode", "[paper]", "staging, jit, pool, roa or none; default from the name (hccl, cann-ep staging; hccl-zerocopy, cann-ep-zerocopy jit; stratacl roa)"),
   P("alpha_d2d", PT_TIME, alpha[COLL_TIER_D2D], "time", "[paper] Table 1", "die-to-die latency; 0 = topology route cost (CM384: 0.2 us)"),
   P("alpha_intra", PT_TIME, alpha[COLL_TIER_INTRA], "time", "[paper] Table 1", "intra-node latency; 0 = topology (CM384: 0.7 us)"),
   P("alpha_inter", PT_TIME, alpha[COLL_TIER_INTER], "time", "[paper] Table 1", "inter-node latency; 0 = topology (CM384: 2.1 us)"),
@@ -103,7 +103,7 @@ static const pdesc params[] = {
   P("g_inf_slope", PT_DOUBLE, g_inf_slope, "ratio/doubling", "[FIT] < 10 % at 256", "growth of the deficit per doubling of N"),
   P("s_c", PT_SIZE, s_c, "bytes", "[FIT] crossover (8, 16] MiB", "fan-out contention scale of B_fm(m)"),
   P("fm_core_term", PT_BOOL, fm_core_term, "bool", "[ASSUMPTION] (§5.3 omits it)", "add the per-core makespan (and policy time) to full-mesh all-gather, reduce-scatter, all-reduce"),
-  P("a2a_core_term", PT_BOOL, a2a_core_term, "bool", "[paper] §8 (libraries differ by partitioning)", "add the per-core makespan (and policy time) to full-mesh all-to-all(v): MoE dispatch/combine"),
+  P("a2a_core_term", PT_BOOL, a2a_core_term, "bool", "[ASSUMPTION] (§8 tells the MoE libraries apart by their partitioning)", "add the per-core makespan (and policy time) to full-mesh all-to-all(v): MoE dispatch/combine"),
   P("b_copy", PT_BW, b_copy, "bandwidth", "[FIT] > 30 % above 8 MiB", "staging copy bandwidth (hccl)"),
   P("buffsize", PT_SIZE, buffsize, "bytes", "[pub] HCCL_BUFFSIZE", "staging buffer; larger ops run in rounds"),
   P("overlap", PT_DOUBLE, overlap, "0..1", "[ASSUMPTION] hccl 0; [FIT] cann-ep 0.75 (+8.8 % HT / +25.3 % LL)", "share of staging copies hidden behind transfers (omega)"),
@@ -121,7 +121,7 @@ static const pdesc params[] = {
   P("gap_remap_lo", PT_TIME, gap_remap_lo, "time", "[ASSUMPTION]", "synthetic: remap-to-use gap, lower bound"),
   P("gap_remap_hi", PT_TIME, gap_remap_hi, "time", "[ASSUMPTION]", "synthetic: remap-to-use gap, upper bound"),
   P("seed", PT_U64, seed, "integer", "-", "synthetic lifecycle seed"),
-  P("balanced", PT_BOOL, balanced, "bool", "[paper]", "LPT core partitioning (stratacl) vs naive core groups"),
+  P("balanced", PT_BOOL, balanced, "bool", "[paper]", "LPT core partitioning (stratacl) vs naive fixed core groups (the others)"),
   P("unit_bytes", PT_SIZE, unit_bytes, "bytes", "[FIT]", "partitioning unit S_t (all tiers)"),
   P("fanout_d2d", PT_INT, fanout_cap[COLL_TIER_D2D], "cores", "[ASSUMPTION]", "fan-out cap H (0 = unlimited)"),
   P("fanout_intra", PT_INT, fanout_cap[COLL_TIER_INTRA], "cores", "[ASSUMPTION]", "fan-out cap H, intra-node"),
@@ -331,7 +331,9 @@ char *coll_library_param_value(const coll_library_params *p, const char *name)
   switch (d->type) {
   case PT_TIME: {
     sim_time_ps v = *(const sim_time_ps *)(const void *)base;
-    return v == 0 ? g_strdup("0 (topology)") : wisp_format_time(v);
+    if (v == 0)
+      return g_strdup(g_str_has_prefix(name, "alpha_") ? "0 (topology)" : "0");
+    return wisp_format_time(v);
   }
   case PT_BW: {
     wisp_bw_Bps v = *(const wisp_bw_Bps *)(const void *)base;
