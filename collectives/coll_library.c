@@ -863,8 +863,10 @@ wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps 
  * member decides.  Members are scanned exhaustively up to 512, beyond
  * that the first and last member (symmetric placements).  The core term
  * (partitioner makespan) is computed for member 0 and added to the max
- * only with fm_core_term. */
-static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, uint64_t m, coll_library_cost *c)
+ * only with core_term (fm_core_term, or a2a_core_term for all-to-all, as
+ * in the event model). */
+static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, uint64_t m, gboolean core_term,
+                    coll_library_cost *c)
 {
   int n = f->n;
   sim_time_ps am;
@@ -909,7 +911,7 @@ static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, 
   g_free(ld);
   c->core_makespan_ps = part.makespan_ps;
   c->core_spread = part.spread;
-  if (p->fm_core_term && part.makespan_ps + worst_fixed > worst)
+  if (core_term && part.makespan_ps + worst_fixed > worst)
     worst = part.makespan_ps + worst_fixed;
   c->sync_ps = worst_fixed;
   c->alg_ps = worst;
@@ -994,14 +996,14 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
     if (type == ET_COLL_BROADCAST) {
       /* Every member loads the whole buffer from the root: the root's UB
        * port serves n - 1 readers. */
-      fm_cost(p, f, m, out);
+      fm_cost(p, f, m, p->fm_core_term, out);
     } else if (type == ET_COLL_ALL_REDUCE) {
-      fm_cost(p, f, per_peer, out); /* RS then AG of M/N: twice (§5.2) */
+      fm_cost(p, f, per_peer, p->fm_core_term, out); /* RS then AG of M/N: twice (§5.2) */
       out->alg_ps *= 2;
       out->sync_ps *= 2;
       out->core_makespan_ps *= 2;
     } else {
-      fm_cost(p, f, per_peer, out);
+      fm_cost(p, f, per_peer, type == ET_COLL_ALL_TO_ALL ? p->a2a_core_term : p->fm_core_term, out);
     }
     break;
   }
