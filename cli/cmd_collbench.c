@@ -376,7 +376,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };
   GOptionEntry entries[] = {
     { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG" },
-    { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce)", "OPS" },
+    { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce); also moe_dispatch, moe_combine", "OPS" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "nccl-tests sizes S (default 64K,1M,64M,1G)", "LIST" },
     { "ranks", 0, 0, G_OPTION_ARG_INT, &n_ranks, "use ranks 0..N-1 (default: every rank)", "N" },
     { "group", 0, 0, G_OPTION_ARG_STRING, &group_s, "explicit group, e.g. 0-7, 0,4,8,12 or 0-15:4", "RANKS" },
@@ -388,7 +388,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy, stratacl, cann-ep or cann-ep-zerocopy (default: the config's library: or nccl)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
     { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
-    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library comparisons: AllGather, AllReduce and SDMA simulated on the tier beside mode A and the reference's target; registration and partitioning (mode A)", NULL },
+    { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library comparisons: AllGather, AllReduce, core partitioning and SDMA simulated on the tier beside mode A and the reference's target, MoE dispatch/combine simulated; registration (mode A)", NULL },
     { "warm", 0, 0, G_OPTION_ARG_NONE, &warm, "rows use registered buffers (JIT pays no registration; default: every row is a first use)", NULL },
     { "moe-tokens", 0, 0, G_OPTION_ARG_INT, &mc.tokens, "MoE ops: tokens per rank (default 4096: HT; LL 128)", "T" },
     { "moe-topk", 0, 0, G_OPTION_ARG_INT, &mc.topk, "MoE ops: experts per token (default 8)", "K" },

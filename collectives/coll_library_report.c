@@ -459,6 +459,11 @@ void coll_library_print_stats(FILE *out, const coll_library_stats *s)
   fprintf(out, "# library: staging %" G_GUINT64_FORMAT " B (%.3f us of copies), core occupation %.1f core-us, "
                "%" G_GUINT64_FORMAT " map jobs, %" G_GUINT64_FORMAT " remaps\n",
           s->staging_bytes, us(s->staging_ps), s->core_occupancy_us, s->jobs, s->remaps);
+  if (s->partitions > 0)
+    fprintf(out, "# library: %" G_GUINT64_FORMAT " core partitions of full-mesh steps: mean spread %.1f %%, largest "
+                 "%.1f %%, largest makespan %.3f us, policy generation on critical paths %.3f us (sum)\n",
+            s->partitions, 100 * s->core_spread_sum / (double)s->partitions, 100 * s->core_spread_max,
+            us(s->core_makespan_max_ps), us(s->policy_ps));
 }
 
 void coll_library_json_stats(wisp_json *j, const char *key, const coll_library_stats *s)
@@ -478,5 +483,10 @@ void coll_library_json_stats(wisp_json *j, const char *key, const coll_library_s
   wisp_json_double(j, "core_occupancy_us", s->core_occupancy_us, 3);
   wisp_json_uint(j, "map_jobs", s->jobs);
   wisp_json_uint(j, "remaps", s->remaps);
+  wisp_json_uint(j, "core_partitions", s->partitions);
+  wisp_json_double(j, "core_spread_mean", s->partitions ? s->core_spread_sum / (double)s->partitions : 0.0, 6);
+  wisp_json_double(j, "core_spread_max", s->core_spread_max, 6);
+  wisp_json_ns(j, "core_makespan_max_ns", s->core_makespan_max_ps);
+  wisp_json_ns(j, "policy_ns", s->policy_ps);
   wisp_json_end_object(j);
 }
