@@ -24,10 +24,14 @@
  *  - the event model (coll.c, what simulate / utility / sweep run): the
  *    library's flat operators, a per-member engine (one peer per step at
  *    the route's bottleneck, a fan-out at coll_library_fm_bw, SDMA
- *    1 + eps slower), notify-driven steps with sigma_sig, and the
- *    registration barrier, staging copies and SDMA submission around the
- *    transfers; coll_library_stats accumulates (coll_lib_library_stats);
- *    the reproduction targets are checked on it (test_library_sim);
+ *    1 + eps slower), the core partition of every fan-out step
+ *    (coll_library_partition_finish; its makespan bounds the step where
+ *    fm_core_term / a2a_core_term say so), notify-driven steps with
+ *    sigma_sig, and the registration barrier, staging copies, SDMA
+ *    submission and policy generation around the transfers;
+ *    coll_library_stats accumulates (coll_lib_library_stats); the
+ *    reproduction targets, MoE dispatch/combine included
+ *    (coll_library_moe_splits), are checked on it (test_library_sim);
  *  - mode A (analytic, this header's coll_library_op_cost): closed forms
  *    per operation (reference §5-§7), kept as test oracles and printed by
  *    collbench --compare beside the simulation.
