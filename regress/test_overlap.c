@@ -481,11 +481,12 @@ static void test_reports(void)
  *    parameters stay gathered after forward (ShardingStrategy.SHARD_GRAD_OP:
  *    no re-gather in backward); no optimizer step;
  *  - F = 900 us per layer: a short micro-batch (about 420 tokens per die
- *    at 188 TFLOP/s effective), so the AllGather (2.7 ms zerocopy, 3.6 ms
+ *    at an assumed 188 TFLOP/s per die), so the AllGather (2.6 ms zerocopy, 3.5 ms
  *    hccl) takes about three times the forward compute: the job is
  *    communication-bound, which is the regime where the reference's two
  *    step reductions (hccl 26 % < zerocopy 31 %) are consistent with each
- *    other; test_r_ovl_1 prints the figures for other F;
+ *    other (both bounds hold for F = 0.7-1.0 ms; test_r_ovl_1_scan shows
+ *    other F);
  *  - serial: the same nodes in one chain (AG1 F1 AG2 ... FL BL RSL ... B1
  *    RS1), so nothing overlaps and nothing interferes;
  *  - libraries: hccl (staging) and hccl-zerocopy with its registration pool
@@ -610,9 +611,10 @@ static void test_r_ovl_1(void)
  * the slowed compute stays hidden under the AllGathers and
  * ReduceScatters (the step is the same without interference) and
  * zerocopy, whose communication is shorter, saves more than hccl, as
- * R-OVL-1 says (through F = 1.2 ms); once compute dominates (F >= 2.7 ms) hccl saves more than
- * zerocopy, since it has more communication to hide, and the interference
- * lengthens the step. */
+ * R-OVL-1 says (through F = 1.2 ms); once compute dominates (F >= 2.7 ms)
+ * hccl saves more than zerocopy, since it has more communication to
+ * hide, and the interference lengthens the step.  Cost: 32 short replays,
+ * about a second. */
 static void test_r_ovl_1_scan(void)
 {
   static const int fwd_us[] = { 300, 600, 900, 1200, 1800, 2700, 3600, 7200 };
