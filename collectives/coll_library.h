@@ -22,7 +22,9 @@
  *    1 + eps slower), notify-driven steps with sigma_sig, and the
  *    registration barrier, staging copies and SDMA submission around the
  *    transfers; coll_library_stats accumulates (coll_lib_library_stats);
- *    the reproduction targets are checked on it (test_library_sim);
+ *    the reproduction targets are checked on it (test_library_sim); in
+ *    the replay, collectives in flight slow compute on their ranks by
+ *    coll_library_interference (coll_lib_set_slowdown_hook, test_overlap);
  *  - mode A (analytic, this header's coll_library_op_cost): closed forms
  *    per operation (reference §5-§7), kept as test oracles and printed by
  *    collbench --compare beside the simulation.
