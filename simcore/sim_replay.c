@@ -207,8 +207,8 @@ static void finish_node(rank_state *rs, uint32_t i, sim_time_ps started)
     sim_crit_rec_finish(crit, rs->rank, i, rs->finish);
   const sim_replay_observer *obs = rs->rp->obs;
   if (obs && obs->node_done) {
-    /* Timed nodes ran uninterrupted for their duration; communication
-     * started when this rank issued it. */
+    /* Timed nodes ran for their duration (unless interference stretched
+     * them: `started`); communication started when this rank issued it. */
     sim_time_ps start = started >= 0 ? started
                         : n->comm != ET_NONE && !(n->flags & ET_FLAG_REPLAY) ? rs->comm_issue[n->comm]
                         : (n->type == ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY)) ? rs->finish - n->duration_ps
