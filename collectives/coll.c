@@ -84,6 +84,12 @@ struct coll_run {
   gboolean libmode;
   wisp_bw_Bps beta_ring_min; /* slowest hop of the ring in communicator order */
   int sync_mult;      /* sigma_sig per step, once per staging round */
+  /* Interference (coll_lib_set_slowdown_hook; NULL when off): per member
+   * 0 before its flight, 1 while counted on its rank, 2 after; and what
+   * one member adds on its rank. */
+  uint8_t *ovl_on;
+  int ovl_cores, ovl_sdma;
+  uint64_t ovl_rate;  /* staging bytes/s through HBM */
 };
 
 typedef struct {
@@ -117,6 +123,14 @@ struct coll_lib {
   GHashTable *parts;
   sim_time_ps *cores_free;
   uint64_t op_seq;
+  /* Interference with compute (coll_lib_set_slowdown_hook): per rank the
+   * cores, staging rate and SDMA ops of the members in flight there and
+   * the delta last reported; NULL when off. */
+  coll_slowdown_fn ovl_fn;
+  void *ovl_ctx;
+  int *ovl_cores, *ovl_sdma;
+  uint64_t *ovl_rate;
+  double *ovl_delta;
 };
 
 #define XR_NONE UINT32_MAX
@@ -153,6 +167,7 @@ static void run_free(coll_run *r)
   g_free(r->held);
   g_free(r->t_begin);
   g_free(r->copy_out_m);
+  g_free(r->ovl_on);
   g_free(r);
 }
 
@@ -175,7 +190,70 @@ void coll_lib_free(coll_lib *c)
   if (c->parts != NULL)
     g_hash_table_destroy(c->parts);
   g_free(c->cores_free);
+  g_free(c->ovl_cores);
+  g_free(c->ovl_sdma);
+  g_free(c->ovl_rate);
+  g_free(c->ovl_delta);
   g_free(c);
+}
+
+gboolean coll_lib_set_slowdown_hook(coll_lib *c, coll_slowdown_fn fn, void *ctx)
+{
+  if (fn == NULL || !coll_library_interferes(&c->pol.lib))
+    return FALSE;
+  size_t nr = (size_t)topo_n_ranks(c->t);
+  c->ovl_fn = fn;
+  c->ovl_ctx = ctx;
+  c->ovl_cores = g_new0(int, nr ? nr : 1);
+  c->ovl_sdma = g_new0(int, nr ? nr : 1);
+  c->ovl_rate = g_new0(uint64_t, nr ? nr : 1);
+  c->ovl_delta = g_new0(double, nr ? nr : 1);
+  return TRUE;
+}
+
+/* Member m of r enters (sign 1) or leaves (-1) its rank's in-flight set;
+ * reports the rank's new delta when it changed.  The sums are integers,
+ * so a rank with nothing in flight is back at exactly delta 0.  O(1) plus
+ * the callback. */
+static void ovl_apply(coll_run *r, int m, int sign)
+{
+  coll_lib *c = r->lib;
+  int rank = r->ranks[m];
+  c->ovl_cores[rank] += sign * r->ovl_cores;
+  c->ovl_sdma[rank] += sign * r->ovl_sdma;
+  if (sign > 0)
+    c->ovl_rate[rank] += r->ovl_rate;
+  else
+    c->ovl_rate[rank] -= r->ovl_rate;
+  double d = coll_library_interference(&c->pol.lib, c->ovl_cores[rank], c->ovl_rate[rank], c->ovl_sdma[rank]);
+  if (d != c->ovl_delta[rank]) {
+    c->ovl_delta[rank] = d;
+    c->ovl_fn(c->sim, c->ovl_ctx, rank, d);
+  }
+}
+
+static void ovl_begin(coll_run *r, int m)
+{
+  if (r->ovl_on == NULL || r->ovl_on[m] != 0)
+    return;
+  r->ovl_on[m] = 1;
+  ovl_apply(r, m, 1);
+}
+
+static void ovl_begin_ev(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  ovl_begin(ctx, (int)arg);
+}
+
+/* Before member m's done(): its rank's compute speeds up again. */
+static void ovl_end(coll_run *r, int m)
+{
+  if (r->ovl_on == NULL)
+    return;
+  if (r->ovl_on[m] == 1)
+    ovl_apply(r, m, -1);
+  r->ovl_on[m] = 2;
 }
 
 static uint32_t xr_alloc(coll_lib *c)
@@ -841,6 +919,7 @@ static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
   coll_run *r = ctx;
   coll_lib *c = r->lib;
   r->members_left--;
+  ovl_end(r, (int)arg);
   if (r->done != NULL)
     r->done(c->sim, r->ctx, r->cookie, (int)arg);
   if (r->members_left == 0)
@@ -913,6 +992,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
           return FALSE;
         }
         r->members_left--;
+        ovl_end(r, m);
         if (r->done != NULL)
           r->done(c->sim, r->ctx, r->cookie, m);
       }
@@ -1195,6 +1275,27 @@ static void library_partitions(coll_lib *c, coll_run *r, coll_info *info, sim_ti
   g_free(ld);
 }
 
+/* Staging traffic of one member through HBM while its collective is in
+ * flight, for the interference model (reference §7: "staging B/s"): its
+ * copy bytes over the op's time as estimated when it starts, copies
+ * (1 - overlap) / b_copy + steps x sigma_sig per staging round + V /
+ * beta_min, V = (n - 1) x per-peer bytes sent (twice for all-reduce), the
+ * ring's volume at its slowest hop.  The event model lumps copy-in before
+ * and copy-out after the transfers; a real staging library pipelines them
+ * with the steps, so the traffic is spread over the op.  O(1). */
+static uint64_t ovl_stage_rate(const coll_run *r, const coll_library_params *lp, et_coll_type type, uint64_t in_b,
+                               uint64_t out_b, uint64_t per_peer)
+{
+  uint64_t copy = in_b + out_b;
+  if (copy == 0 || lp->b_copy == 0)
+    return 0;
+  double secs = (double)copy * (1.0 - lp->overlap) / (double)lp->b_copy +
+                (double)r->n_steps * (double)(r->sync_mult > 0 ? r->sync_mult : 1) * (double)lp->sigma_sig / 1e12 +
+                (double)(r->n - 1) * (double)per_peer * (type == ET_COLL_ALL_REDUCE ? 2.0 : 1.0) /
+                    (double)(r->beta_ring_min > 0 ? r->beta_ring_min : 1);
+  return secs > 0 ? (uint64_t)llround((double)copy / secs) : 0;
+}
+
 /* The library's per-member pre-delays (registration, staging copy-in,
  * SDMA submission), decided when the collective starts; members with a
  * delay are held and released by an event.  O(n) plus the registration
@@ -1260,6 +1361,15 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
     pre_common += sub;
     c->lstats.core_occupancy_us += (double)lp->cores * (double)sub / 1e6 * (double)r->n;
   }
+  if (c->ovl_fn != NULL) {
+    /* What one member in flight adds on its rank (§7): MTE keeps the
+     * op's cores busy for the whole op; SDMA releases them (mode I keeps
+     * c_poll polling) and leaves a residual; staging copies load HBM. */
+    r->ovl_on = g_new0(uint8_t, r->n);
+    r->ovl_cores = lp->sdma ? (lp->sdma_poll ? lp->c_poll : 0) : lp->cores;
+    r->ovl_sdma = lp->sdma ? 1 : 0;
+    r->ovl_rate = lp->reg == COLL_REG_STAGING ? ovl_stage_rate(r, lp, d->type, in_b, out_b, per_peer) : 0;
+  }
   uint64_t buf = d->buffer != 0 ? d->buffer : derived_buffer(d);
   if (c->reg != NULL) {
     if (d->alloc_known)
@@ -1268,16 +1378,25 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
       coll_library_reg_synthetic(c->reg, buf, per_peer, r->ranks, r->n, now, &c->lstats);
   }
   for (int i = 0; i < r->n; i++) {
-    sim_time_ps pre = pre_common + pol[i] + (stage_in != NULL ? stage_in[i] : 0);
+    sim_time_ps pre = pre_common + pol[i] + (stage_in != NULL ? stage_in[i] : 0), w = 0;
     if (c->reg != NULL) {
       uint64_t hits0 = c->lstats.hits, miss0 = c->lstats.jit_misses;
-      sim_time_ps w = coll_library_reg_use(c->reg, buf, per_peer, i, r->ranks[i], r->n, now, &c->lstats) - now;
+      w = coll_library_reg_use(c->reg, buf, per_peer, i, r->ranks[i], r->n, now, &c->lstats) - now;
       pre += w;
       if (info) {
         info->reg_max_ps = MAX(info->reg_max_ps, w);
         info->barrier_hits += (int)(c->lstats.hits - hits0);
         info->jit_misses += (int)(c->lstats.jit_misses - miss0);
       }
+    }
+    /* The member's kernel runs after its registration wait (host-side
+     * mapping); scheduled before its release, so it counts first at equal
+     * times. */
+    if (r->ovl_on != NULL) {
+      if (w > 0)
+        sim_post_after(c->sim, w, ovl_begin_ev, r, (uint64_t)i);
+      else
+        ovl_begin(r, i);
     }
     if (pre > 0) {
       r->held[i] = 1;

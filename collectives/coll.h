@@ -109,6 +109,23 @@ void coll_lib_free(coll_lib *c);
 void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
                 coll_info *info);
 
+/* Interference with compute (doc/libraries.md §9, reference §7): while a
+ * library collective is in flight on a rank (from the start of the
+ * collective plus that member's registration wait, through its staging
+ * copies and transfers, to its completion), compute on that rank runs
+ * slower by coll_library_interference() of everything in flight there.
+ * The library does not know about compute: it calls fn(sim, ctx, rank,
+ * delta) synchronously, at the current time, whenever a rank's delta
+ * changes (before the member's done() callback when a member finishes,
+ * so compute started by that callback sees the new delta); the replay
+ * re-times its running compute nodes.  Call before the first coll_start.
+ * Returns FALSE, and never calls fn, when the library does not interfere
+ * (nccl, or kappa_core, kappa_hbm and delta_sdma all 0): the caller then
+ * needs no per-node bookkeeping at all.  Cost when active: O(1) per
+ * member start and finish plus the callback. */
+typedef void (*coll_slowdown_fn)(sim_engine *sim, void *ctx, int rank, double delta);
+gboolean coll_lib_set_slowdown_hook(coll_lib *c, coll_slowdown_fn fn, void *ctx);
+
 /* Library statistics accumulated over every collective started so far
  * (registration on the critical path, barrier hits and blocked-time
  * distribution, staging bytes, core occupancy); all zero for nccl. */

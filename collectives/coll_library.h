@@ -31,7 +31,9 @@
  *    submission and policy generation around the transfers;
  *    coll_library_stats accumulates (coll_lib_library_stats); the
  *    reproduction targets, MoE dispatch/combine included
- *    (coll_library_moe_splits), are checked on it (test_library_sim);
+ *    (coll_library_moe_splits), are checked on it (test_library_sim); in
+ *    the replay, collectives in flight slow compute on their ranks by
+ *    coll_library_interference (coll_lib_set_slowdown_hook, test_overlap);
  *  - mode A (analytic, this header's coll_library_op_cost): closed forms
  *    per operation (reference §5-§7), kept as test oracles and printed by
  *    collbench --compare beside the simulation.
@@ -132,6 +134,11 @@ typedef struct {
   sim_time_ps t_desc, t_db, t_notify;
   int c_poll;
   uint64_t desc_bytes;
+  /* Interference with compute on the same rank (§7; coll_library_interference). */
+  double kappa_core;                 /* delta per share of the AIV cores the op uses */
+  double kappa_hbm;                  /* delta per share of HBM bandwidth taken by staging copies */
+  wisp_bw_Bps b_hbm;                 /* HBM bandwidth per die */
+  double delta_sdma;                 /* residual delta of an SDMA op (cores released) */
 } coll_library_params;
 
 /* Defaults of library k (reference §9). */
@@ -210,6 +217,21 @@ double coll_library_g_inf(const coll_library_params *p, int n);
 wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps beta_ring_min, int n_ub, int fanout,
                                uint64_t m);
 coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
+
+/* ---- interference with compute (reference §7) -------------------------- */
+
+/* Whether library p slows compute at all: not nccl, and kappa_core,
+ * kappa_hbm or delta_sdma positive.  When FALSE the replay runs exactly
+ * as without the interference model. */
+gboolean coll_library_interferes(const coll_library_params *p);
+/* The compute slowdown delta of a rank whose in-flight library collectives
+ * together use `cores` AIV cores, move `stage_Bps` bytes/s of staging
+ * copies through HBM and include `n_sdma` SDMA-driven ops (cores released):
+ *   delta = kappa_core * min(cores, c_aiv) / c_aiv
+ *         + kappa_hbm * min(stage_Bps, b_hbm) / b_hbm + n_sdma * delta_sdma.
+ * Compute on that rank progresses at rate 1 / (1 + delta) (the reference's
+ * "duration x (1 + delta)").  0 for nccl.  O(1). */
+double coll_library_interference(const coll_library_params *p, int cores, uint64_t stage_Bps, int n_sdma);
 const char *coll_libop_name(coll_libop op);
 /* Per-rank user input and output bytes of one op (staging copies) and the
  * bytes each member moves per peer, for Chakra comm_size m over n ranks.

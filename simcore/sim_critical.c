@@ -62,6 +62,7 @@ typedef struct {
   sim_time_ps *end;        /* finish per node, -1 until finished */
   crit_comm *comm;         /* per et_comm record */
   uint32_t last;           /* node finished last (processing order), ET_NONE before any */
+  sim_time_ps *stretch;    /* per node: time added by interference; NULL until a node is stretched */
 } crit_rank;
 
 struct sim_crit_rec {
@@ -102,6 +103,7 @@ void sim_crit_rec_free(sim_crit_rec *rec)
     g_free(rec->ranks[r].parent);
     g_free(rec->ranks[r].end);
     g_free(rec->ranks[r].comm);
+    g_free(rec->ranks[r].stretch);
   }
   g_free(rec->ranks);
   g_free(rec);
@@ -112,6 +114,14 @@ void sim_crit_rec_finish(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps
   crit_rank *cr = &rec->ranks[rank];
   cr->end[node] = end;
   cr->last = node;
+}
+
+void sim_crit_rec_stretch(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps added)
+{
+  crit_rank *cr = &rec->ranks[rank];
+  if (cr->stretch == NULL)
+    cr->stretch = g_new0(sim_time_ps, cr->g->n_nodes ? cr->g->n_nodes : 1);
+  cr->stretch[node] = added;
 }
 
 void sim_crit_rec_bind(sim_crit_rec *rec, int rank, uint32_t node, uint32_t pred)
@@ -296,7 +306,9 @@ sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
         g_assert(issued == c->start);
       }
     } else {
-      seg.start = t - timed_duration(n);
+      sim_time_ps added = cr->stretch ? cr->stretch[i] : 0;
+      seg.start = t - timed_duration(n) - added;
+      p->interference += added;
       g_assert(seg.start >= 0);
     }
     g_array_append_val(p->segments, seg);
@@ -518,6 +530,9 @@ void sim_crit_print_summary(const sim_critical_path *p, const et_workload *w, FI
   for (int c = 0; c < SIM_CRIT_N_CATEGORIES; c++) {
     fprintf(out, "  %-26s %14.6f %9.2f\n", sim_crit_category_name(c), (double)p->by_category[c] / 1e9,
             pct(p->by_category[c], T));
+    if (c == SIM_CRIT_COMPUTE && p->interference > 0)
+      fprintf(out, "    %-24s %14.6f %9.2f\n", "of which interference", (double)p->interference / 1e9,
+              pct(p->interference, T));
     if (c != SIM_CRIT_COMM)
       continue;
     const guint top = 3;
@@ -618,6 +633,8 @@ void sim_crit_write_json(wisp_json *j, const char *key, const sim_critical_path 
     wisp_json_ns(j, k, p->by_category[c]);
   }
   wisp_json_end_object(j);
+  if (p->interference_model)
+    wisp_json_ns(j, "interference_ns", p->interference);
   wisp_json_begin_array(j, "communication");
   for (guint k = 0; k < p->comm->len; k++) {
     const sim_crit_comm *x = &g_array_index(p->comm, sim_crit_comm, k);

@@ -21,8 +21,9 @@
  * finished last (ties: lowest rank; within the rank the node whose finish
  * was processed last) through the bindings to time 0.  Each node on the
  * path is one segment [start on the path, end]: for timed nodes [end -
- * duration, end], for simulated communication [data start, end], after
- * which the path continues on the last issuer's rank.  The segments tile
+ * duration - time added by interference, end], for simulated
+ * communication [data start, end], after which the path continues on the
+ * last issuer's rank.  The segments tile
  * [0, step time] exactly (asserted while building).
  *
  * Categories: compute (COMP, neither ET_FLAG_DELAY nor ET_FLAG_CPU_OP),
@@ -121,6 +122,12 @@ struct sim_critical_path {
   sim_time_ps *rank_time;  /* n_ranks entries: path time spent on each rank */
   GArray *waits;           /* sim_crit_wait in time order */
   GArray *stragglers;      /* sim_crit_straggler, by waited descending, ties by rank */
+  /* Compute time on the path added by communication interfering with
+   * compute on the same cores (part of by_category[compute]; see
+   * sim_crit_rec_stretch), and whether the run modelled it (set by the
+   * replay; the JSON has interference_ns only then). */
+  sim_time_ps interference;
+  gboolean interference_model;
 };
 
 void sim_crit_path_free(sim_critical_path *p);
@@ -162,6 +169,11 @@ sim_crit_rec *sim_crit_rec_new(const et_workload *w);
 void sim_crit_rec_free(sim_crit_rec *rec);
 /* `node` of `rank` finished at `end` (call before its children start). */
 void sim_crit_rec_finish(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps end);
+/* `node` of `rank` ran `added` ps longer than its recorded duration
+ * (slowed by communication in flight beside it); call before
+ * sim_crit_rec_finish.  The path's segment of a timed node is then [end -
+ * duration - added, end]. */
+void sim_crit_rec_stretch(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps added);
 /* `pred` (same rank) let `node` start: its last parent, or the node whose
  * finish freed the slot `node` got; the last call for a node wins. */
 void sim_crit_rec_bind(sim_crit_rec *rec, int rank, uint32_t node, uint32_t pred);

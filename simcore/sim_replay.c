@@ -11,6 +11,7 @@
 #include "simcore/sim_replay.h"
 #include "simcore/sim_critical.h"
 
+#include <math.h>
 #include <string.h>
 
 /* A rank's ready queue for one slot kind: a growable ring of node indices. */
@@ -46,6 +47,15 @@ static uint32_t fifo_pop(node_fifo *q)
 
 typedef struct replay replay;
 
+/* A compute node in progress under the interference model: its remaining
+ * work in picoseconds of undisturbed compute, when that was last brought
+ * up to date, when it started and its (cancellable) finish event. */
+typedef struct {
+  uint32_t node;
+  sim_time_ps left, t_last, start;
+  sim_event_id ev;
+} ovl_node;
+
 typedef struct {
   replay *rp;
   int rank;
@@ -63,6 +73,15 @@ typedef struct {
   sim_time_ps last_change;
   sim_time_ps t_compute_only, t_both, t_comm_only, t_idle;
   sim_time_ps finish;
+  /* Interference (replay.ovl only): compute progresses at rate 1 / slow
+   * (slow = 1 + delta of the library communication in flight here);
+   * running holds the GPU compute nodes in progress (at most
+   * compute_slots).  t_added: compute time added by the slowdown;
+   * t_under: undisturbed work done while slow > 1. */
+  double slow;
+  ovl_node *running;
+  unsigned n_running;
+  sim_time_ps t_added, t_under;
 } rank_state;
 
 /* A collective instance waiting for members or in flight. */
@@ -107,6 +126,7 @@ struct replay {
   uint64_t assumed_roots;
   uint64_t lifecycle_known, lifecycle_partial;
   sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */
+  gboolean ovl;             /* the library slows compute (coll_lib_set_slowdown_hook) */
   GError *error;
 };
 
@@ -171,7 +191,9 @@ static void start_waiting(rank_state *rs, node_fifo *q, uint32_t freer)
   start_node(rs, next);
 }
 
-static void finish_node(rank_state *rs, uint32_t i)
+/* started: when the node began running, or -1 when it is not a stretched
+ * compute node (the observer then derives it as before). */
+static void finish_node(rank_state *rs, uint32_t i, sim_time_ps started)
 {
   const et_graph *g = rs->g;
   const et_node *n = &g->nodes[i];
@@ -185,9 +207,10 @@ static void finish_node(rank_state *rs, uint32_t i)
     sim_crit_rec_finish(crit, rs->rank, i, rs->finish);
   const sim_replay_observer *obs = rs->rp->obs;
   if (obs && obs->node_done) {
-    /* Timed nodes ran uninterrupted for their duration; communication
-     * started when this rank issued it. */
-    sim_time_ps start = n->comm != ET_NONE && !(n->flags & ET_FLAG_REPLAY) ? rs->comm_issue[n->comm]
+    /* Timed nodes ran for their duration (unless interference stretched
+     * them: `started`); communication started when this rank issued it. */
+    sim_time_ps start = started >= 0 ? started
+                        : n->comm != ET_NONE && !(n->flags & ET_FLAG_REPLAY) ? rs->comm_issue[n->comm]
                         : (n->type == ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY)) ? rs->finish - n->duration_ps
                         : rs->finish;
     obs->node_done(obs->ctx, rs->rank, g, i, start, rs->finish);
@@ -215,12 +238,97 @@ static void finish_node(rank_state *rs, uint32_t i)
 
 static void on_node_timer(sim_engine *sim, void *ctx, uint64_t arg)
 {
-  finish_node(ctx, (uint32_t)arg);
+  (void)sim;
+  finish_node(ctx, (uint32_t)arg, -1);
 }
 
 static void run_for(rank_state *rs, uint32_t i, sim_time_ps d)
 {
   sim_post_after(rs->rp->sim, d, on_node_timer, rs, i);
+}
+
+/* ---- interference: compute slowed by communication on the same cores ----
+ *
+ * The collectives layer reports each change of a rank's slowdown delta
+ * (coll_lib_set_slowdown_hook); GPU compute nodes on that rank then
+ * progress at rate 1 / (1 + delta).  Each running node keeps its remaining
+ * work in picoseconds of undisturbed compute; a change brings every
+ * running node of the rank up to date (work done = elapsed / old factor,
+ * rounded) and re-times its finish event (remaining x new factor,
+ * rounded): O(running compute nodes) per change, nothing per picosecond.
+ * A node that overlaps a collective only partly is stretched only for
+ * the overlapping part.  Only used when the library interferes; without
+ * it compute nodes are posted as plain timers (run_for). */
+
+static sim_time_ps ovl_stretch(sim_time_ps work, double f)
+{
+  return f == 1.0 ? work : (sim_time_ps)llround((double)work * f);
+}
+
+/* Brings x's remaining work up to now at the rank's current factor. */
+static void ovl_progress(rank_state *rs, ovl_node *x, sim_time_ps now)
+{
+  sim_time_ps dt = now - x->t_last;
+  sim_time_ps done = rs->slow == 1.0 ? dt : (sim_time_ps)llround((double)dt / rs->slow);
+  done = MIN(done, x->left);
+  if (rs->slow > 1.0)
+    rs->t_under += done;
+  x->left -= done;
+  x->t_last = now;
+}
+
+static void on_compute_timer(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  rank_state *rs = ctx;
+  uint32_t i = (uint32_t)arg;
+  unsigned k = 0;
+  while (k < rs->n_running && rs->running[k].node != i)
+    k++;
+  g_assert(k < rs->n_running);
+  ovl_node x = rs->running[k];
+  rs->running[k] = rs->running[--rs->n_running];
+  /* The rest of the work was done at the current factor (any change would
+   * have re-timed this event). */
+  if (rs->slow > 1.0)
+    rs->t_under += x.left;
+  sim_time_ps added = sim_now(sim) - x.start - rs->g->nodes[i].duration_ps;
+  g_assert(added >= 0);
+  rs->t_added += added;
+  if (G_UNLIKELY(rs->rp->crit != NULL) && added > 0)
+    sim_crit_rec_stretch(rs->rp->crit, rs->rank, i, added);
+  finish_node(rs, i, x.start);
+}
+
+static void run_compute(rank_state *rs, uint32_t i, sim_time_ps d)
+{
+  g_assert(rs->n_running < rs->compute_slots);
+  sim_engine *sim = rs->rp->sim;
+  sim_time_ps now = sim_now(sim);
+  ovl_node *x = &rs->running[rs->n_running++];
+  *x = (ovl_node){ .node = i, .left = d, .t_last = now, .start = now };
+  x->ev = sim_schedule_after(sim, ovl_stretch(d, rs->slow), on_compute_timer, rs, i);
+}
+
+/* coll_slowdown_fn: rank's delta changed now. */
+static void on_slowdown(sim_engine *sim, void *ctx, int rank, double delta)
+{
+  replay *rp = ctx;
+  if (rank < 0 || rank >= rp->w->n_ranks)
+    return;
+  rank_state *rs = &rp->ranks[rank];
+  double f = 1.0 + delta;
+  if (f == rs->slow)
+    return;
+  sim_time_ps now = sim_now(sim);
+  for (unsigned k = 0; k < rs->n_running; k++)
+    ovl_progress(rs, &rs->running[k], now);
+  rs->slow = f;
+  for (unsigned k = 0; k < rs->n_running; k++) {
+    ovl_node *x = &rs->running[k];
+    gboolean pending = sim_cancel(sim, x->ev);
+    g_assert(pending);
+    x->ev = sim_schedule_after(sim, ovl_stretch(x->left, f), on_compute_timer, rs, x->node);
+  }
 }
 
 /* ---- collectives ---- */
@@ -244,7 +352,7 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  finish_node(rs, node);
+  finish_node(rs, node, -1);
   if (++ci->done == ci->n)
     g_hash_table_remove(rp->insts, &cookie);
 }
@@ -424,7 +532,7 @@ static void on_p2p_done(sim_engine *sim, void *ctx, uint64_t cookie)
     g_array_append_val(rp->comms, rec);
     if (rp->obs && rp->obs->comm_done)
       rp->obs->comm_done(rp->obs->ctx, &rec);
-    finish_node(rs, nodes[k]);
+    finish_node(rs, nodes[k], -1);
   }
   g_free(op);
   rp->p2p_ops->pdata[cookie] = NULL;
@@ -509,7 +617,10 @@ static void start_node(rank_state *rs, uint32_t i)
   }
   switch ((et_node_type)n->type) {
   case ET_NODE_COMP:
-    run_for(rs, i, n->duration_ps);
+    if (G_UNLIKELY(rs->rp->ovl) && slot == 1)
+      run_compute(rs, i, n->duration_ps);
+    else
+      run_for(rs, i, n->duration_ps);
     break;
   case ET_NODE_COMM_COLL:
     issue_collective(rs, i);
@@ -733,6 +844,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   rp.sim = sim_engine_new(opt->checked);
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
+  rp.ovl = coll_lib_set_slowdown_hook(rp.coll, on_slowdown, &rp);
   rp.obs = opt->observer;
   if (opt->critical_path)
     rp.crit = sim_crit_rec_new(w);
@@ -767,6 +879,9 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
         rs->indeg[g->child_index[e]]++;
     rs->group_seq = g_new0(uint32_t, n_groups + 1);
     rs->comm_issue = g_new0(sim_time_ps, g->n_comms ? g->n_comms : 1);
+    rs->slow = 1.0;
+    if (rp.ovl)
+      rs->running = g_new(ovl_node, rs->compute_slots);
   }
 
   double t0 = wisp_wall_seconds();
@@ -805,6 +920,8 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
       st->idle = rs->finish - rs->t_compute_only - rs->t_both - rs->t_comm_only;
       st->nodes = rs->finished;
       st->compute_slots = rs->compute_slots;
+      st->interference = rs->t_added;
+      st->interfered_compute = rs->t_under;
       if (st->finish > res->step_time)
         res->step_time = st->finish;
     }
@@ -820,8 +937,10 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     const coll_library_stats *ls = coll_lib_library_stats(rp.coll);
     if (ls)
       res->library_stats = *ls;
+    res->interference = rp.ovl;
     if (rp.crit) {
       res->critical = sim_crit_rec_build(rp.crit);
+      res->critical->interference_model = rp.ovl;
       g_assert(res->critical->step_time == res->step_time);
     }
     res->measured_starts = opt->measured_starts;
@@ -844,6 +963,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     g_free(rs->comm_issue);
     g_free(rs->compute_wait.items);
     g_free(rs->cpu_wait.items);
+    g_free(rs->running);
   }
   g_free(rp.ranks);
   for (guint k = 0; k < n_groups; k++)

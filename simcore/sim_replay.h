@@ -11,7 +11,11 @@
  *    readiness (ties by node index).  Idle-gap nodes (ET_FLAG_DELAY) and
  *    replayed communication nodes (ET_FLAG_REPLAY) take time but no slot.
  *  - Communication never takes a compute slot, so it overlaps compute
- *    whenever the graph allows it.
+ *    whenever the graph allows it.  With a communication library that
+ *    interferes (coll_lib_set_slowdown_hook, doc/libraries.md §9), GPU
+ *    compute nodes on a rank progress at rate 1 / (1 + delta) while the
+ *    library's collectives are in flight there; a node that overlaps them
+ *    only partly is stretched only for that part.
  *  - COMM_COLL: every member of the node's group must issue the matching
  *    collective (same group, same per-group sequence number, same type and
  *    size); it starts when the last member issues it and each member
@@ -71,6 +75,12 @@ typedef struct {
   sim_time_ps idle;        /* neither, up to finish */
   uint64_t nodes;
   unsigned compute_slots;  /* GPU compute slots the rank replayed with */
+  /* Interference (sim_result.interference): compute time added because
+   * library communication in flight slowed compute on this rank, and the
+   * undisturbed compute work that ran under that slowdown; their ratio is
+   * the mean slowdown of compute beside communication. */
+  sim_time_ps interference;
+  sim_time_ps interfered_compute;
 } sim_rank_stats;
 
 struct sim_comm_record {
@@ -110,6 +120,7 @@ typedef struct {
   coll_library_stats library_stats; /* its registration / staging / core figures */
   sim_critical_path *critical;   /* the critical path when options.critical_path, else NULL */
   gboolean measured_starts;      /* ranks started at their measured starts (options.measured_starts) */
+  gboolean interference;         /* the library slows compute beside its communication (doc/libraries.md §9) */
 } sim_result;
 
 sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay_options *opt,

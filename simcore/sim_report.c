@@ -212,6 +212,10 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
     wisp_json_ns(&j, "launch_lag_ns", lag);
     wisp_json_uint(&j, "nodes", s->nodes);
     wisp_json_uint(&j, "compute_slots", s->compute_slots);
+    if (r->interference) {
+      wisp_json_ns(&j, "interference_ns", s->interference);
+      wisp_json_ns(&j, "interfered_compute_ns", s->interfered_compute);
+    }
     wisp_json_end_object(&j);
   }
   wisp_json_end_array(&j);
@@ -334,6 +338,28 @@ void sim_report_print_unsimulated(const et_workload *w, FILE *out)
             u.zero_byte_collectives);
 }
 
+void sim_report_print_interference(const sim_result *r, FILE *out)
+{
+  sim_time_ps added = 0, under = 0, compute = 0;
+  int worst = -1;
+  for (int k = 0; k < r->n_ranks; k++) {
+    const sim_rank_stats *s = &r->ranks[k];
+    added += s->interference;
+    under += s->interfered_compute;
+    compute += s->compute;
+    if (s->interference > 0 && (worst < 0 || s->interference > r->ranks[worst].interference))
+      worst = k;
+  }
+  fprintf(out, "interference: communication on the compute cores added %.6f ms of compute in all ranks (%.2f %% of "
+          "compute time)", (double)added / 1e9, compute > 0 ? 100.0 * (double)added / (double)compute : 0.0);
+  if (under > 0)
+    fprintf(out, "; compute beside it ran %.2f %% slower (%.6f ms of work)", 100.0 * (double)added / (double)under,
+            (double)under / 1e9);
+  if (worst >= 0)
+    fprintf(out, "; most on rank %d (+%.6f ms)", worst, (double)r->ranks[worst].interference / 1e9);
+  fputc('\n', out);
+}
+
 static void print_ns(FILE *out, sim_time_ps t)
 {
   char buf[32];
@@ -409,6 +435,8 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
             " with allocations on some members only (synthetic model used), the rest synthetic\n",
             r->lifecycle_known, r->lifecycle_partial);
   }
+  if (r->interference)
+    sim_report_print_interference(r, out);
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
             "first member of its group\n", r->assumed_roots);

@@ -58,6 +58,13 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
 void sim_report_json_unsimulated(wisp_json *j, const et_workload *w);
 void sim_report_print_unsimulated(const et_workload *w, FILE *out);
 
+/* One line (when r->interference): compute time that library
+ * communication added by slowing compute on the same cores, in all ranks
+ * and as a share of compute time, the mean slowdown of the compute that
+ * ran beside it, and the rank with the most.  The JSON report has
+ * interference_ns and interfered_compute_ns per rank then. */
+void sim_report_print_interference(const sim_result *r, FILE *out);
+
 /* How far apart the ranks' measured windows start and end on the traces'
  * common clock (et_workload.measured_start_ps): FALSE when the workload
  * does not know.  O(ranks). */
