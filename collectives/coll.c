@@ -82,6 +82,7 @@ struct coll_run {
   gboolean core_term; /* the core makespan is part of fan-out steps (doc/libraries.md §2) */
   /* Library operator semantics (lib kind != nccl, see library_step): */
   gboolean libmode;
+  gboolean p2p;       /* a library point-to-point (coll_p2p_start): flat, direct, one transfer */
   wisp_bw_Bps beta_ring_min; /* slowest hop of the ring in communicator order */
   int sync_mult;      /* sigma_sig per step, once per staging round */
   /* Interference (coll_lib_set_slowdown_hook; NULL when off): per member
@@ -445,8 +446,9 @@ static void add_phase(coll_run *r, const coll_policy *pol, const topo *t, coll_p
   ph->prim = phase_prim;
   ph->g = g;
   ph->div = div;
-  ph->algo = resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div,
-                     net_get_tier(r->lib->n) == NET_TIER_FLOW);
+  ph->algo = r->p2p ? COLL_ALGO_DIRECT
+                    : resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div,
+                              net_get_tier(r->lib->n) == NET_TIER_FLOW);
   coll_sched s = { .prim = phase_prim, .algo = ph->algo, .q = q, .root = 0 };
   ph->step0 = r->n_steps;
   ph->n_steps = coll_sched_n_steps(&s);
@@ -1407,8 +1409,8 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
   g_free(pol);
 }
 
-void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
-                coll_info *info)
+static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+                      coll_info *info, gboolean p2p)
 {
   coll_prim prim;
   gboolean known = coll_prim_from_type(d->type, &prim);
@@ -1417,6 +1419,7 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
   coll_run *r = g_new0(coll_run, 1);
   r->lib = c;
   r->prim = prim;
+  r->p2p = p2p;
   r->n = d->n_ranks;
   r->ranks = g_memdup2(d->ranks, sizeof(int) * (size_t)d->n_ranks);
   r->done = done;
@@ -1472,7 +1475,7 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
      * group in communicator order (ring, halving-doubling, full mesh;
      * §5.1), not wisp's per-dimension plans, unless the config names an
      * algorithm for this collective. */
-    if (c->pol.n_algo[prim] == 0)
+    if (c->pol.n_algo[prim] == 0 || p2p)
       plan_flat(r);
     r->libmode = TRUE;
     r->sync_mult = 1;
@@ -1523,6 +1526,34 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
     c->runs->prev = r;
   c->runs = r;
   sim_schedule_after(c->sim, 0, run_begin, r, 0);
+}
+
+void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+                coll_info *info)
+{
+  start_run(c, d, done, ctx, cookie, info, FALSE);
+}
+
+/* A send is the library's broadcast from src over the pair {src, dst}
+ * with the direct operator: one step, one transfer, the same
+ * registration, staging, SDMA, engine and sigma_sig as a collective's
+ * single-peer step (reference §5.1).  The buffer id, when the caller has
+ * none, hashes (src, dst, bytes) with a tag so that it never equals a
+ * derived collective buffer.  O(1) + start_run. */
+gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
+                        sim_time_ps alloc_time, coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info)
+{
+  if (c->pol.lib.kind == COLL_LIBRARY_NCCL)
+    return FALSE;
+  g_assert(src != dst);
+  int ranks[2] = { src, dst };
+  if (buffer == 0)
+    buffer = coll_library_mix(coll_library_mix(UINT64_C(0x7032702070327032) ^ bytes) ^
+                              ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst)) | 1u;
+  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = bytes, .ranks = ranks, .n_ranks = 2, .root = src,
+                  .buffer = buffer, .alloc_known = alloc_known, .alloc_time = alloc_time };
+  start_run(c, &d, done, ctx, cookie, info, TRUE);
+  return TRUE;
 }
 
 const coll_library_stats *coll_lib_library_stats(const coll_lib *c)

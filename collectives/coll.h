@@ -109,6 +109,22 @@ void coll_lib_free(coll_lib *c);
 void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
                 coll_info *info);
 
+/* Point-to-point through the communication library (doc/libraries.md §2;
+ * reference §5.1: "Broadcast, P2P: single-peer loads, 1 sync point"): a
+ * send of `bytes` from global rank src to dst runs as the library's
+ * two-member operator with one transfer: the library's registration of
+ * the buffer (JIT / ROA: one map job per side; `buffer` 0 derives an id
+ * from (src, dst, bytes); alloc_known/alloc_time as in coll_desc),
+ * staging copies, SDMA submission, the engine's single-peer service and
+ * sigma_sig once.  done(ctx, cookie, 0) when the sender has finished
+ * (its write has left its engine, plus sigma_sig), done(ctx, cookie, 1)
+ * when the receiver has.  Returns FALSE and does nothing when the library
+ * is nccl: the caller then sends on the network itself (net_send), as
+ * before, so nccl replays do not change.  info (optional) as for
+ * coll_start.  O(1) plus coll_start's work for two members. */
+gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
+                        sim_time_ps alloc_time, coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info);
+
 /* Interference with compute (doc/libraries.md §9, reference §7): while a
  * library collective is in flight on a rank (from the start of the
  * collective plus that member's registration wait, through its staging

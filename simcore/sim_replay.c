@@ -107,6 +107,7 @@ typedef struct {
   uint32_t send_node, recv_node;
   uint64_t bytes;
   sim_time_ps start;
+  int sides_done;           /* library point-to-point: sides finished */
 } p2p_op;
 
 struct replay {
@@ -114,6 +115,7 @@ struct replay {
   sim_engine *sim;
   net *net;
   coll_lib *coll;
+  gboolean p2p_lib;         /* a library runs point-to-point (coll_p2p_start), not nccl */
   coll_policy *policy;
   const sim_replay_observer *obs;
   rank_state *ranks;
@@ -513,29 +515,50 @@ static char *p2p_key(int src, int dst, int tag)
   return g_strdup_printf("%d %d %d", src, dst, tag);
 }
 
-static void on_p2p_done(sim_engine *sim, void *ctx, uint64_t cookie)
+/* Side k (0 the sender, 1 the receiver) of point-to-point op `cookie` has
+ * finished now: its record, then its node. */
+static void p2p_side_done(replay *rp, const p2p_op *op, int k)
 {
-  replay *rp = ctx;
-  p2p_op *op = g_ptr_array_index(rp->p2p_ops, cookie);
   int ranks[2] = {op->src, op->dst};
   uint32_t nodes[2] = {op->send_node, op->recv_node};
-  for (int k = 0; k < 2; k++) {
-    rank_state *rs = &rp->ranks[ranks[k]];
-    const et_node *n = &rs->g->nodes[nodes[k]];
-    sim_comm_record rec = {
-      .rank = ranks[k], .node_id = n->id, .op = ET_COLL_NONE, .node_type = n->type,
-      .algo = COLL_ALGO_DIRECT, .group = ET_GROUP_WORLD, .n_ranks = 2, .peer = ranks[1 - k],
-      .bytes = op->bytes, .algbw_bytes = op->bytes, .busbw_factor = 1.0,
-      .issue = rs->comm_issue[n->comm], .start = op->start, .end = sim_now(sim),
-      .measured = n->duration_ps,
-    };
-    g_array_append_val(rp->comms, rec);
-    if (rp->obs && rp->obs->comm_done)
-      rp->obs->comm_done(rp->obs->ctx, &rec);
-    finish_node(rs, nodes[k], -1);
-  }
+  rank_state *rs = &rp->ranks[ranks[k]];
+  const et_node *n = &rs->g->nodes[nodes[k]];
+  sim_comm_record rec = {
+    .rank = ranks[k], .node_id = n->id, .op = ET_COLL_NONE, .node_type = n->type,
+    .algo = COLL_ALGO_DIRECT, .group = ET_GROUP_WORLD, .n_ranks = 2, .peer = ranks[1 - k],
+    .bytes = op->bytes, .algbw_bytes = op->bytes, .busbw_factor = 1.0,
+    .issue = rs->comm_issue[n->comm], .start = op->start, .end = sim_now(rp->sim),
+    .measured = n->duration_ps,
+  };
+  g_array_append_val(rp->comms, rec);
+  if (rp->obs && rp->obs->comm_done)
+    rp->obs->comm_done(rp->obs->ctx, &rec);
+  finish_node(rs, nodes[k], -1);
+}
+
+/* nccl: the transfer arrived; both sides finish now. */
+static void on_p2p_done(sim_engine *sim, void *ctx, uint64_t cookie)
+{
+  (void)sim;
+  replay *rp = ctx;
+  p2p_op *op = g_ptr_array_index(rp->p2p_ops, cookie);
+  for (int k = 0; k < 2; k++)
+    p2p_side_done(rp, op, k);
   g_free(op);
   rp->p2p_ops->pdata[cookie] = NULL;
+}
+
+/* Library (coll_p2p_start): each side finishes on its own. */
+static void on_p2p_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int member)
+{
+  (void)sim;
+  replay *rp = ctx;
+  p2p_op *op = g_ptr_array_index(rp->p2p_ops, cookie);
+  p2p_side_done(rp, op, member);
+  if (++op->sides_done == 2) {
+    g_free(op);
+    rp->p2p_ops->pdata[cookie] = NULL;
+  }
 }
 
 static void issue_p2p(rank_state *rs, uint32_t i)
@@ -585,7 +608,22 @@ static void issue_p2p(rank_state *rs, uint32_t i)
     sim_crit_rec_comm_start(rp->crit, 2, (const int[]){src, dst}, (const uint32_t[]){op->send_node, op->recv_node},
                             op->start, ET_NONE);
   g_ptr_array_add(rp->p2p_ops, op);
-  net_send(rp->net, src, dst, op->bytes, on_p2p_done, rp, rp->p2p_ops->len - 1);
+  /* A communication library runs the send itself (registration, engine,
+   * sigma_sig; doc/libraries.md §2); nccl's goes straight to the network.
+   * The buffer lifecycle is known when both sides' nodes carry one (the
+   * later allocation, clamped to now), as for collectives. */
+  if (G_UNLIKELY(rp->p2p_lib)) {
+    const et_comm *sc = &sg->comms[sg->nodes[op->send_node].comm];
+    const et_graph *rg = rp->ranks[dst].g;
+    const et_comm *rc = &rg->comms[rg->nodes[op->recv_node].comm];
+    gboolean known = sc->has_alloc && rc->has_alloc && sc->buffer != 0 && rc->buffer != 0;
+    uint64_t buf = known ? coll_library_mix(sc->buffer ^ coll_library_mix(rc->buffer)) | 1u : 0;
+    sim_time_ps at = known ? MIN(MAX(sc->alloc_ps, rc->alloc_ps), op->start) : 0;
+    gboolean ran = coll_p2p_start(rp->coll, src, dst, op->bytes, buf, known, at, on_p2p_member_done, rp,
+                                  rp->p2p_ops->len - 1, NULL);
+    g_assert(ran);
+  } else
+    net_send(rp->net, src, dst, op->bytes, on_p2p_done, rp, rp->p2p_ops->len - 1);
 }
 
 /* ---- dispatch ---- */
@@ -844,6 +882,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   rp.sim = sim_engine_new(opt->checked);
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
+  rp.p2p_lib = coll_policy_library(rp.policy)->kind != COLL_LIBRARY_NCCL;
   rp.ovl = coll_lib_set_slowdown_hook(rp.coll, on_slowdown, &rp);
   rp.obs = opt->observer;
   if (opt->critical_path)
