@@ -1123,6 +1123,7 @@ typedef struct {
   uint32_t uses;
   sim_time_ps last_use;
   sim_time_ps *ready;   /* per member; REG_UNMAPPED: not mapped, not queued */
+  uint64_t *mapped;     /* per member: the bytes of the region it mapped (JIT's key, with owner and va) */
 } reg_buf;
 
 struct coll_library_reg {
@@ -1136,6 +1137,7 @@ static void reg_buf_free(gpointer v)
 {
   reg_buf *b = v;
   g_free(b->ready);
+  g_free(b->mapped);
   g_free(b);
 }
 
@@ -1172,6 +1174,7 @@ static reg_buf *reg_get(coll_library_reg *r, uint64_t buffer, uint64_t bytes, in
     b->bytes = bytes;
     b->alloc_at = REG_UNMAPPED;
     b->ready = g_new(sim_time_ps, n);
+    b->mapped = g_new0(uint64_t, n);
     for (int i = 0; i < n; i++)
       b->ready[i] = REG_UNMAPPED;
     uint64_t *k = g_new(uint64_t, 1);
@@ -1218,10 +1221,13 @@ sim_time_ps coll_library_reg_use(coll_library_reg *r, uint64_t buffer, uint64_t 
   g_assert(member >= 0 && member < n);
   stats->ops++;
   if (r->p.reg == COLL_REG_JIT) {
-    if (b->ready[member] != REG_UNMAPPED && b->bytes == bytes)
+    /* Each member keys its own mapping: a size change is a miss for every
+     * member, not only for the first one to see it. */
+    if (b->ready[member] != REG_UNMAPPED && b->mapped[member] == bytes)
       return MAX(t, b->ready[member]);
     /* Cache miss: a new region (owner, va, bytes). */
     b->bytes = bytes;
+    b->mapped[member] = bytes;
     b->ready[member] = reg_enqueue(r, rank, n, bytes, t + r->p.t_exp + r->p.t_meta);
     stats->jit_misses++;
     stats->jobs += (uint64_t)(n - 1);
