@@ -1224,13 +1224,18 @@ static void test_r_moe_4(void)
  * (sigma + M / beta_min), and wisp's grid routes pay every tier a pair
  * crosses (0.9 us for the odd-to-even hops inside a node, 3.0 us across
  * nodes, where Table 1 has 0.7 and 2.1). */
-static void test_mode_a_vs_b(void)
+/* Mode A with the given inter/intra latencies (0: Table 1 through the
+ * topology) against the flow tier's simulated ratios; returns how many of
+ * the 13 quantities differ by more than 5 % and the largest difference. */
+static int a_vs_b(sim_time_ps a_intra, sim_time_ps a_inter, const char *label, double *worst_out)
 {
   int ranks[32];
   for (int i = 0; i < 32; i++)
     ranks[i] = i;
   coll_library_params zc = lib(COLL_LIBRARY_HCCL_ZEROCOPY), st = lib(COLL_LIBRARY_STRATACL),
                       hc = lib(COLL_LIBRARY_HCCL);
+  zc.alpha[COLL_TIER_INTRA] = st.alpha[COLL_TIER_INTRA] = hc.alpha[COLL_TIER_INTRA] = a_intra;
+  zc.alpha[COLL_TIER_INTER] = st.alpha[COLL_TIER_INTER] = hc.alpha[COLL_TIER_INTER] = a_inter;
   coll_library_fabric *f = coll_library_fabric_new(cm384(), &zc, ranks, 32);
   int worse = 0;
   double worst = 0;
@@ -1246,28 +1251,58 @@ static void test_mode_a_vs_b(void)
     const char *name[2] = { "ring/fm", "hccl/zc" };
     for (int q = 0; q < 2; q++) {
       double d = qb[q] / qa[q] - 1.0;
-      g_test_message("mode A vs B: M = %" G_GUINT64_FORMAT " KiB: %s A %.3f, B %.3f (%+.1f %%; target within 5 %%)",
-                     ms[k] / KiB, name[q], qa[q], qb[q], 100 * d);
+      g_test_message("mode A (%s) vs B: M = %" G_GUINT64_FORMAT " KiB: %s A %.3f, B %.3f (%+.1f %%; target "
+                     "within 5 %%)", label, ms[k] / KiB, name[q], qa[q], qb[q], 100 * d);
       worse += fabs(d) > 0.05;
       worst = MAX(worst, fabs(d));
     }
     if (ms[k] == 64 * KiB) {
       double sa = (double)r.sync_ps / (double)r.alg_ps;
       double sb = (double)RING(NET_TIER_FLOW, 0) / (double)sr;
-      g_test_message("mode A vs B: 64 KiB ring sync share A %.1f %%, B %.1f %% (%+.1f %%)", 100 * sa, 100 * sb,
-                     100 * (sb / sa - 1));
+      g_test_message("mode A (%s) vs B: 64 KiB ring sync share A %.1f %%, B %.1f %% (%+.1f %%)", label, 100 * sa,
+                     100 * sb, 100 * (sb / sa - 1));
       worse += fabs(sb / sa - 1) > 0.05;
       worst = MAX(worst, fabs(sb / sa - 1));
     }
   }
   coll_library_fabric_free(f);
-  g_test_message("mode A vs B: %d of 13 target quantities differ by more than 5 %% (largest %.1f %%)", worse,
-                 100 * worst);
+  g_test_message("mode A (%s) vs B: %d of 13 target quantities differ by more than 5 %% (largest %.1f %%)", label,
+                 worse, 100 * worst);
+  *worst_out = worst;
+  return worse;
+}
+
+/* Mode A (closed forms) against mode B.  wisp's mode B is the event model
+ * on the flow tier (doc/libraries.md §6): every transfer an event, max-min
+ * sharing of the topology's links, per-rank engine lanes, the rank's
+ * cores one FIFO resource, the per-rank FIFO mapper; not per-unit events.
+ * Two comparisons: (1) mode A with Table 1's latencies, the reference's
+ * check; (2) mode A with the latencies of wisp's routes for the ring's
+ * hops and the full mesh's farthest pair: dimension-order grid routes pay
+ * every tier a pair crosses, 0.2 + 0.7 = 0.9 us for the odd-to-even hops
+ * inside a node and 0.2 + 0.7 + 2.1 = 3.0 us across nodes, where Table 1
+ * has 0.7 and 2.1 (ring mean alpha 0.681 vs 0.5375 us: +7.3 % on a 64 KiB
+ * ring step).  Measured: (1) 3 of 13 beyond 5 % (ring/fm +8.8 % at 64
+ * KiB, -9.1 % at 512 KiB, sync share +6.3 %); (2) 2 of 13 (sync share
+ * +4.3 %, within; ring/fm +13.4 % and -9.9 %).  So the route latencies
+ * explain the sync share, not ring/fm: mode A's full mesh pays the
+ * farthest pair's latency twice (sigma_fm = sigma_sig + alpha_max, plus
+ * alpha_max), the simulated one once, behind its engine lane; and the
+ * simulated ring is paced by the slower of the ring cycle (sigma + each
+ * hop's alpha + M / its beta, averaged) and the slowest hop's sender
+ * (sigma + M / beta_min), where mode A is lockstep with the bottleneck hop
+ * (sigma + mean alpha + M / beta_min every step). */
+static void test_mode_a_vs_b(void)
+{
+  double w1 = 0, w2 = 0;
+  int n1 = a_vs_b(0, 0, "Table 1", &w1);
+  int n2 = a_vs_b(900 * SIM_PS_PER_NS, 3000 * SIM_PS_PER_NS, "route latencies", &w2);
   /* Agreement that holds: the large-message plateau and the staging ratio. */
-  g_assert_cmpfloat(worst, <, 0.15);
-  if (worse > 0)
+  g_assert_cmpfloat(w1, <, 0.15);
+  g_assert_cmpfloat(w2, <, 0.15);
+  if (n1 > 0 || n2 > 0)
     not_met("mode A within 5 % of mode B",
-            "the closed-form ring is lockstep with the bottleneck hop; the simulated ring is not (see the comment)");
+            "grid routes' latencies (0.9 / 3.0 us vs Table 1's 0.7 / 2.1) and the ring's pacing (see the comment)");
 }
 
 int main(int argc, char **argv)
