@@ -4,7 +4,9 @@
  * and `sweep` run (coll_start with the library's operator, engine,
  * registration, staging and SDMA; coll_library_simulate), on the shipped
  * examples/networks/cloudmatrix384.yaml, 32 consecutive dies (2 nodes),
- * on both tiers (analytical and flow).
+ * on both tiers (analytical and flow).  R-OP-9 (point-to-point), R-REG-6
+ * and R-REG-7 (MoE serving) are replays of generated workloads through
+ * sim_replay_run, the replay itself.
  *
  * Every check states the target's bound as the reference writes it, and
  * prints the simulated figure beside it (g_test_message: --verbose or the
