@@ -336,6 +336,7 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   r->ops = g_array_copy(src->ops);
   r->comms = g_array_copy(src->comms);
   r->stream_keys = g_memdup2(src->stream_keys, sizeof(int64_t) * (src->n_streams ? src->n_streams : 1));
+  r->stream_first = g_memdup2(src->stream_first, sizeof(uint32_t) * (src->n_streams + 1));
   r->warnings = g_ptr_array_new_with_free_func(g_free);
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_copy(src->sync_edges);

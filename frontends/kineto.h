@@ -179,6 +179,7 @@ typedef struct {
   GArray *comms;           /* kt_comm */
   uint32_t n_streams;
   int64_t *stream_keys;    /* device << 32 | stream, per dense stream */
+  uint32_t *stream_first;  /* ops of dense stream s: [stream_first[s], stream_first[s+1]) (n_streams + 1) */
   sim_time_ps window_ps;   /* window length (measured step time) */
   sim_time_ps window_abs;  /* window start relative to trace origin */
   int step_used, step_first, step_last, n_steps;
@@ -209,6 +210,16 @@ typedef struct {
  * (already validated), world_size the job's size (groups without member
  * information default to all of it).  Does not take ownership of t. */
 kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error);
+/* When op was issued: its launch call's start, else its own start (both
+ * relative to the window). */
+static inline sim_time_ps kt_op_issued(const kt_rank *r, const kt_op *op)
+{
+  return op->launch != KT_NONE ? g_array_index(r->trace->events, kt_event, op->launch).ts - r->window_abs
+                               : op->start;
+}
+/* The index just past the ops of stream s that start at or before t (ops
+ * of a stream are in start order): a binary search, O(log n). */
+uint32_t kt_stream_upper(const kt_rank *r, uint32_t s, sim_time_ps t);
 void kt_rank_free(kt_rank *r);
 
 /* ---- graphs (kineto_graph.c) ---- */

@@ -374,6 +374,7 @@ void kt_rank_free(kt_rank *r)
   if (r->ops)
     g_array_free(r->ops, TRUE);
   g_free(r->stream_keys);
+  g_free(r->stream_first);
   if (r->warnings)
     g_ptr_array_free(r->warnings, TRUE);
   if (r->skipped)
@@ -837,22 +838,29 @@ static void add_sync_edge(ctx *c, uint32_t parent, uint32_t child)
   g_array_append_val(c->r->sync_edges, e);
 }
 
-/* When an op was issued: its launch call's start, else its own start
- * (relative to the window). */
-static sim_time_ps issued_at(ctx *c, const kt_op *op)
+uint32_t kt_stream_upper(const kt_rank *r, uint32_t s, sim_time_ps t)
 {
-  return op->launch != KT_NONE ? ev(c->t, op->launch)->ts - c->r->window_abs : op->start;
+  uint32_t lo = r->stream_first[s], hi = r->stream_first[s + 1];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (g_array_index(r->ops, kt_op, mid).start <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 /* Ops of stream s are [first[s], first[s+1]) in start order, which is
  * their issue order (a stream is FIFO).  The index of the first op of s
  * issued at or after t (first[s+1] when none): a binary search. */
-static uint32_t first_issued_from(ctx *c, const uint32_t *first, uint32_t s, sim_time_ps t)
+static uint32_t first_issued_from(ctx *c, uint32_t s, sim_time_ps t)
 {
+  const uint32_t *first = c->r->stream_first;
   uint32_t lo = first[s], hi = first[s + 1];
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (issued_at(c, &g_array_index(c->r->ops, kt_op, mid)) < t)
+    if (kt_op_issued(c->r, &g_array_index(c->r->ops, kt_op, mid)) < t)
       lo = mid + 1;
     else
       hi = mid;
@@ -877,8 +885,9 @@ static int64_t stream_index(const kt_rank *r, int32_t device, int32_t stream)
  * recording thread launched before it); consumer: the first op issued on
  * the waiting stream at or after the wait call.  Binary searches:
  * O(log n) per sync event. */
-static void cuda_sync_edges(ctx *c, GHashTable *threads, const uint32_t *first)
+static void cuda_sync_edges(ctx *c, GHashTable *threads)
 {
+  const uint32_t *first = c->r->stream_first;
   kt_trace *t = c->t;
   kt_rank *r = c->r;
   for (guint i = 0; i < t->events->len; i++) {
@@ -892,7 +901,7 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads, const uint32_t *first)
     uint32_t prod = KT_NONE;
     int64_t ps = e->wait_stream >= 0 ? stream_index(r, e->device, e->wait_stream) : -1;
     if (ps >= 0) {
-      uint32_t k = first_issued_from(c, first, (uint32_t)ps, rec->ts - r->window_abs);
+      uint32_t k = first_issued_from(c, (uint32_t)ps, rec->ts - r->window_abs);
       if (k > first[ps])
         prod = k - 1;
     } else {
@@ -917,7 +926,7 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads, const uint32_t *first)
     int64_t ws = stream_index(r, e->device, e->stream);
     uint32_t cons = KT_NONE;
     if (ws >= 0) {
-      uint32_t k = first_issued_from(c, first, (uint32_t)ws, e->ts - r->window_abs);
+      uint32_t k = first_issued_from(c, (uint32_t)ws, e->ts - r->window_abs);
       if (k < first[ws + 1])
         cons = k;
     }
@@ -942,8 +951,9 @@ static void cuda_sync_edges(ctx *c, GHashTable *threads, const uint32_t *first)
  * KT_NONE when no op does.  first[] indexes the ops of each stream (sorted
  * by start, FIFO, so ends are monotone); a binary search and a walk back
  * of at most 16 ops per stream: O(streams log n). */
-static uint32_t infer_producer(ctx *c, const uint32_t *first, const sim_time_ps *ready, uint32_t x)
+static uint32_t infer_producer(ctx *c, const sim_time_ps *ready, uint32_t x)
 {
+  const uint32_t *first = c->r->stream_first;
   const kt_rank *r = c->r;
   const kt_op *op = &g_array_index(r->ops, kt_op, x);
   sim_time_ps explained = ready[x];
@@ -958,15 +968,7 @@ static uint32_t infer_producer(ctx *c, const uint32_t *first, const sim_time_ps 
   for (uint32_t s = 0; s < r->n_streams; s++) {
     if (s == op->stream)
       continue;
-    uint32_t lo = first[s], hi = first[s + 1];
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (g_array_index(r->ops, kt_op, mid).start <= op->start)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    for (uint32_t k = lo, steps = 0; k-- > first[s] && steps < 16; steps++) {
+    for (uint32_t k = kt_stream_upper(r, s, op->start), steps = 0; k-- > first[s] && steps < 16; steps++) {
       sim_time_ps end = g_array_index(r->ops, kt_op, k).end;
       if (end > op->start)
         continue;
@@ -992,7 +994,7 @@ static uint32_t infer_producer(ctx *c, const uint32_t *first, const sim_time_ps 
  * p when some thread made a cudaStreamWaitEvent call after p was issued
  * and before x was.  waits: the times of every wait call, sorted.  Counted
  * in kt_rank.inferred_sync_edges.  O(ops (streams + 1) log n + edges). */
-static void infer_wait_edges(ctx *c, const uint32_t *first, const GArray *waits)
+static void infer_wait_edges(ctx *c, const GArray *waits)
 {
   kt_rank *r = c->r;
   sim_time_ps *ready = g_new0(sim_time_ps, r->ops->len ? r->ops->len : 1);
@@ -1001,11 +1003,11 @@ static void infer_wait_edges(ctx *c, const uint32_t *first, const GArray *waits)
     ready[e.child] = MAX(ready[e.child], g_array_index(r->ops, kt_op, e.parent).end);
   }
   for (guint x = 0; x < r->ops->len; x++) {
-    uint32_t p = infer_producer(c, first, ready, x);
+    uint32_t p = infer_producer(c, ready, x);
     if (p == KT_NONE)
       continue;
-    sim_time_ps from = issued_at(c, &g_array_index(r->ops, kt_op, p));
-    sim_time_ps to = issued_at(c, &g_array_index(r->ops, kt_op, x));
+    sim_time_ps from = kt_op_issued(c->r, &g_array_index(r->ops, kt_op, p));
+    sim_time_ps to = kt_op_issued(c->r, &g_array_index(r->ops, kt_op, x));
     guint lo = 0, hi = waits->len;
     while (lo < hi) {
       guint mid = (lo + hi) / 2;
@@ -1051,11 +1053,6 @@ static void sync_edges(ctx *c)
     uint32_t idx = i;
     g_array_append_val(a, idx);
   }
-  uint32_t *first = g_new0(uint32_t, r->n_streams + 1); /* ops of stream s: [first[s], first[s+1]) */
-  for (guint o = 0; o < r->ops->len; o++)
-    first[g_array_index(r->ops, kt_op, o).stream + 1]++;
-  for (uint32_t s = 0; s < r->n_streams; s++)
-    first[s + 1] += first[s];
   /* Deterministic thread order. */
   GList *keys = g_list_sort(g_hash_table_get_keys(threads), (GCompareFunc)kt_cmp_i64);
   uint32_t *last_on_stream = g_new(uint32_t, r->n_streams ? r->n_streams : 1);
@@ -1111,12 +1108,11 @@ static void sync_edges(ctx *c)
       }
     g_array_sort(waits, kt_cmp_i64);
     if (waits->len)
-      infer_wait_edges(c, first, waits);
+      infer_wait_edges(c, waits);
     g_array_free(waits, TRUE);
   }
   if (have_cuda_sync)
-    cuda_sync_edges(c, threads, first);
-  g_free(first);
+    cuda_sync_edges(c, threads);
   g_list_free(keys);
   g_hash_table_destroy(threads);
 }
@@ -1230,6 +1226,11 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   g_array_free(sorted, TRUE);
   g_array_free(keys, TRUE);
   g_array_sort(r->ops, cmp_op);
+  r->stream_first = g_new0(uint32_t, ns + 1);
+  for (guint i = 0; i < r->ops->len; i++)
+    r->stream_first[g_array_index(r->ops, kt_op, i).stream + 1]++;
+  for (uint32_t s = 0; s < ns; s++)
+    r->stream_first[s + 1] += r->stream_first[s];
   /* Communication kernels. */
   for (guint i = 0; i < r->ops->len; i++) {
     kt_op *op = &g_array_index(r->ops, kt_op, i);

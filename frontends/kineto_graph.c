@@ -617,29 +617,16 @@ typedef struct {
   sim_time_ps end;
 } chain_end;
 
-/* The last op of stream s (ops [first[s], first[s+1]) in start order) that
- * a device-wide synchronisation call [start, end] waited for: launched
- * before the call began (when its launch is known) and ended before it
- * returned.  KT_NONE when there is none.  Stream order is FIFO, so after a
- * binary search for the last op starting before `end` the walk back is
- * short; it is bounded at 16 steps, so O(log n) per stream. */
-static uint32_t device_sync_op(const kt_rank *r, const uint32_t *first, uint32_t s, sim_time_ps start,
-                               sim_time_ps end)
+/* The last op of stream s that a device-wide synchronisation call
+ * [start, end] waited for: issued before the call began and ended before
+ * it returned.  KT_NONE when there is none.  Stream order is FIFO, so
+ * after a binary search for the last op starting before `end` the walk
+ * back is short; it is bounded at 16 steps, so O(log n) per stream. */
+static uint32_t device_sync_op(const kt_rank *r, uint32_t s, sim_time_ps start, sim_time_ps end)
 {
-  uint32_t lo = first[s], hi = first[s + 1];
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (g_array_index(r->ops, kt_op, mid).start < end)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  const kt_trace *t = r->trace;
-  for (uint32_t k = lo, steps = 0; k-- > first[s] && steps < 16; steps++) {
+  for (uint32_t k = kt_stream_upper(r, s, end - 1), steps = 0; k-- > r->stream_first[s] && steps < 16; steps++) {
     const kt_op *op = &g_array_index(r->ops, kt_op, k);
-    sim_time_ps launched = op->launch != KT_NONE
-                               ? g_array_index(t->events, kt_event, op->launch).ts - r->window_abs : op->start;
-    if (op->end <= end && launched < start)
+    if (op->end <= end && kt_op_issued(r, op) < start)
       return k;
   }
   return KT_NONE;
@@ -686,11 +673,6 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
   g_array_sort(calls, cmp_host_call);
   uint32_t ns = r->n_streams ? r->n_streams : 1;
   uint32_t *last_on_stream = g_new(uint32_t, ns);
-  uint32_t *first = g_new0(uint32_t, ns + 1); /* ops of stream s: [first[s], first[s+1]) */
-  for (guint o = 0; o < r->ops->len; o++)
-    first[g_array_index(r->ops, kt_op, o).stream + 1]++;
-  for (uint32_t s = 0; s < r->n_streams; s++)
-    first[s + 1] += first[s];
   uint32_t last = KT_NONE;
   sim_time_ps cursor = 0, launch_anchor_t = 0;
   uint32_t launch_anchor = KT_NONE;
@@ -777,7 +759,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       guint first_wait = waits->len;
       gboolean device = is_device_sync(kt_str(t, e->name));
       for (uint32_t s = 0; s < r->n_streams; s++) {
-        uint32_t o = device ? device_sync_op(r, first, s, c->start, end) : last_on_stream[s];
+        uint32_t o = device ? device_sync_op(r, s, c->start, end) : last_on_stream[s];
         if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
           continue;
         gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
@@ -811,7 +793,6 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     }
   }
   g_array_free(main_nodes, TRUE);
-  g_free(first);
   g_free(last_on_stream);
   g_array_free(calls, TRUE);
 }
