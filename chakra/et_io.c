@@ -45,6 +45,7 @@ static gboolean input_open(et_input *in, const char *path, GError **error)
 {
   memset(in, 0, sizeof(*in));
   in->path = path;
+  wisp_input_note(path); /* no output may replace it */
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
@@ -1363,6 +1364,7 @@ static char *read_small_file(const char *path, GError **error)
 {
   char *text = NULL;
   gsize len = 0;
+  wisp_input_note(path);
   if (!g_file_get_contents(path, &text, &len, error))
     return NULL;
   if (len > (64u << 20)) {

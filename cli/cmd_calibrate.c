@@ -143,6 +143,12 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
+  if (!wisp_output_declare(output, "-o", &error) || !wisp_output_declare(json, "--json", &error)) {
+    fprintf(stderr, "wisp calibrate: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
   if (loss && strcmp(loss, "relative") != 0 && strcmp(loss, "absolute") != 0) {
     fprintf(stderr, "wisp calibrate: unknown --loss '%s' (use relative or absolute)\n", loss);
     status = 2;
@@ -279,5 +285,6 @@ out:
   g_free(loss);
   g_free(json);
   wisp_cli_common_clear(&common);
+  wisp_output_reset();
   return status;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/wisp_cli.h"
+#include "cli/wisp_load.h"
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
 #include "common/wisp_json.h"
@@ -383,7 +384,8 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "root", 0, 0, G_OPTION_ARG_INT, &root, "root rank of rooted collectives (default: first member)", "RANK" },
     { "algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force one algorithm (ring, direct, ...); default: config/auto", "ALGO" },
     { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "pipelining chunks (default: config or 1)", "C" },
-    { "tier", 0, 0, G_OPTION_ARG_STRING, &tier_s, "analytical or flow (default: the config's model)", "TIER" },
+    { "network-model", 0, 0, G_OPTION_ARG_STRING, &tier_s, WISP_CLI_NETWORK_MODEL_HELP, "MODEL" },
+    { "tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &tier_s, "same as --network-model", "MODEL" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "also write the rows as JSON (atomically)", "FILE" },
     { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy, stratacl, cann-ep or cann-ep-zerocopy (default: the config's library: or nccl)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
@@ -423,6 +425,12 @@ int wisp_cmd_collbench(int argc, char **argv)
   wisp_afile *jf = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "wisp collbench: %s (see `wisp collbench --help`)\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (!wisp_output_declare(json, "--json", &error)) {
+    fprintf(stderr, "wisp collbench: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
     goto out;
@@ -482,8 +490,9 @@ int wisp_cmd_collbench(int argc, char **argv)
     goto out;
   }
   net_tier tier = topo_default_tier(t);
-  if (tier_s && !net_tier_from_name(tier_s, &tier)) {
-    fprintf(stderr, "wisp collbench: --tier must be analytical or flow, not '%s'\n", tier_s);
+  if (tier_s && !wisp_cli_network_model(tier_s, &tier, &error)) {
+    fprintf(stderr, "wisp collbench: %s\n", error->message);
+    g_clear_error(&error);
     status = 2;
     goto out;
   }
@@ -663,5 +672,6 @@ out:
   g_free(zipf_s);
   g_free(seed_s);
   g_strfreev(lib_set);
+  wisp_output_reset();
   return status;
 }

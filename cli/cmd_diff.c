@@ -24,10 +24,15 @@ int wisp_cmd_diff(int argc, char **argv)
   } else if (argc != 3) {
     fprintf(stderr, "wisp diff: give two reports, A.json and B.json (see wisp diff --help)\n");
     status = 2;
+  } else if (!wisp_output_declare(json, "--json", &error)) {
+    fprintf(stderr, "wisp diff: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
   } else if (!study_diff_reports(argv[1], argv[2], stdout, max_rows, json, &error)) {
     status = wisp_cli_fail(error);
   }
   g_option_context_free(ctx);
   g_free(json);
+  wisp_output_reset();
   return status;
 }

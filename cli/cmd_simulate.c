@@ -111,6 +111,13 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = 2;
     goto out;
   }
+  if (!wisp_output_declare(json, "--json", &error) || !wisp_output_declare(timeline, "--timeline", &error) ||
+      !wisp_output_declare(svg, "--svg", &error)) {
+    fprintf(stderr, "wisp simulate: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
   if ((tl_ranks || tl_window) && !timeline) {
     fprintf(stderr, "wisp simulate: --timeline-ranks and --timeline-window need --timeline FILE\n");
     status = 2;
@@ -198,5 +205,6 @@ out:
   g_free(tl_ranks);
   g_free(tl_window);
   g_free(svg);
+  wisp_output_reset();
   return status;
 }

@@ -27,7 +27,7 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL;
+  char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL;
   int jobs = 0;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
@@ -39,6 +39,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload, "workload to use instead of the spec's", "PATH"},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
+    {"network-model", 0, 0, G_OPTION_ARG_STRING, &model, WISP_CLI_NETWORK_MODEL_HELP, "MODEL"},
+    {"tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model, "same as --network-model", "MODEL"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
@@ -65,6 +67,13 @@ int wisp_cmd_sweep(int argc, char **argv)
   }
   if (shard && !parse_shard(shard, &k, &n)) {
     fprintf(stderr, "wisp sweep: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", shard);
+    status = 2;
+    goto out;
+  }
+  net_tier tier = NET_TIER_ANALYTICAL;
+  if (model && !wisp_cli_network_model(model, &tier, &error)) {
+    fprintf(stderr, "wisp sweep: %s\n", error->message);
+    g_clear_error(&error);
     status = 2;
     goto out;
   }
@@ -96,7 +105,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   study_sweep_options o = {.out_dir = dir, .jobs = jobs > 0 ? jobs : (cores > 0 ? (int)cores : 1),
                            .shard_k = k, .shard_n = n, .resume = resume,
-                           .progress = !no_progress && isatty(2)};
+                           .progress = !no_progress && isatty(2), .has_tier = model != NULL, .tier = tier};
   if (!study_sweep_run(s, w, &o, &st, &error)) {
     status = wisp_cli_fail(error);
   } else {
@@ -136,5 +145,6 @@ out:
   g_free(out_dir);
   g_free(workload);
   g_free(shard);
+  g_free(model);
   return status;
 }

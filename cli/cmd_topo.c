@@ -37,6 +37,13 @@ int wisp_cmd_topo(int argc, char **argv)
     g_strfreev(routes);
     return 2;
   }
+  if (!wisp_output_declare(dot, "--dot", &error)) {
+    fprintf(stderr, "wisp topo: %s\n", error->message);
+    g_error_free(error);
+    g_free(dot);
+    g_strfreev(routes);
+    return 2;
+  }
   topo *t = topo_load(argv[1], &error);
   if (t == NULL) {
     g_free(dot);
@@ -90,5 +97,6 @@ int wisp_cmd_topo(int argc, char **argv)
   }
   topo_free(t);
   g_free(dot);
+  wisp_output_reset();
   return status;
 }

@@ -47,6 +47,12 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
+  if (!wisp_output_declare(json, "--json", &error) || !wisp_output_declare(svg, "--svg", &error)) {
+    fprintf(stderr, "wisp utility: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
   sim_replay_options opt = {0};
   wisp_load_options lo;
   if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
@@ -109,5 +115,6 @@ out:
   g_free(json);
   wisp_cli_common_clear(&common);
   g_free(svg);
+  wisp_output_reset();
   return status;
 }

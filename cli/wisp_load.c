@@ -158,7 +158,8 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
   c->compute_slots = -1; /* not given: each rank's measured concurrency, else 1 */
   c->host_launch = TRUE;
   const GOptionEntry list[WISP_CLI_COMMON_ENTRIES] = {
-    {"network-model", 0, 0, G_OPTION_ARG_STRING, &c->model, "fidelity tier: analytical or flow (default: the config's model)", "TIER"},
+    {"network-model", 0, 0, G_OPTION_ARG_STRING, &c->model, WISP_CLI_NETWORK_MODEL_HELP, "MODEL"},
+    {"tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &c->model, "same as --network-model", "MODEL"},
     {"algo", 0, 0, G_OPTION_ARG_STRING, &c->algo, "force one collective algorithm (ring, direct, halving_doubling, ...)", "ALGO"},
     {"compute-slots", 0, 0, G_OPTION_ARG_INT, &c->compute_slots, "concurrent compute nodes per rank (default: the most the profile measured at once, else 1)", "N"},
     {"deps", 0, 0, G_OPTION_ARG_STRING, &c->deps, "Chakra edges to honour: both (default, like FeederV3) or data (V1 feeder)", "both|data"},
@@ -203,11 +204,8 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
     return FALSE;
   }
   if (c->model) {
-    if (!net_tier_from_name(c->model, &ro->tier)) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --network-model '%s' (use analytical or flow)",
-                  c->model);
+    if (!wisp_cli_network_model(c->model, &ro->tier, error))
       return FALSE;
-    }
     ro->has_tier = TRUE;
   }
   if (c->algo) {

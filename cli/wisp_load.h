@@ -31,7 +31,7 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
  *        --step N, --no-host-launch;
- * replay --network-model analytical|flow, --algo ALGO, --compute-slots N,
+ * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
 typedef struct {
   char *deps, *replicate_from, *model, *algo, *starts;
@@ -39,7 +39,7 @@ typedef struct {
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 11
+#define WISP_CLI_COMMON_ENTRIES 12
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
@@ -47,6 +47,18 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
 gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
                                  GError **error);
 void wisp_cli_common_clear(wisp_cli_common *c);
+
+/* The network model (fidelity tier) option, one spelling and one set of
+ * values for every command that has it: --network-model analytical|flow,
+ * with --tier kept as a hidden alias. */
+#define WISP_CLI_NETWORK_MODEL_HELP "network model (fidelity tier): analytical or flow (default: the config's model); alias --tier"
+static inline gboolean wisp_cli_network_model(const char *name, net_tier *tier, GError **error)
+{
+  if (net_tier_from_name(name, tier))
+    return TRUE;
+  g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --network-model '%s' (use analytical or flow)", name);
+  return FALSE;
+}
 
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);

@@ -1,4 +1,5 @@
-/* wisp_util.c: error domain, unit conversion and parsing, atomic output. */
+/* wisp_util.c: error domain, unit conversion and parsing (atomic output is
+ * in wisp_output.c). */
 #include "config.h"
 #include "common/wisp_util.h"
 
@@ -296,94 +297,6 @@ const char *wisp_ns_string(sim_time_ps t, char buf[32])
   uint64_t a = t < 0 ? (uint64_t)(-(t + 1)) + 1 : (uint64_t)t;
   g_snprintf(buf, 32, "%s%" G_GUINT64_FORMAT ".%03u", sign, a / 1000, (unsigned)(a % 1000));
   return buf;
-}
-
-/* ---- atomic output ---- */
-
-struct wisp_afile {
-  char *path;
-  char *tmp;
-  FILE *stream;
-};
-
-wisp_afile *wisp_afile_open(const char *path, GError **error)
-{
-  wisp_afile *f = g_new0(wisp_afile, 1);
-  f->path = g_strdup(path);
-  f->tmp = g_strdup_printf("%s.tmp.XXXXXX", path);
-  int fd = g_mkstemp(f->tmp);
-  if (fd < 0) {
-    int e = errno;
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot create a temporary file next to it: %s",
-                path, g_strerror(e));
-    g_free(f->path);
-    g_free(f->tmp);
-    g_free(f);
-    return NULL;
-  }
-  f->stream = fdopen(fd, "w");
-  g_assert(f->stream != NULL);
-  return f;
-}
-
-FILE *wisp_afile_stream(wisp_afile *f)
-{
-  return f->stream;
-}
-
-static void afile_free(wisp_afile *f)
-{
-  g_free(f->path);
-  g_free(f->tmp);
-  g_free(f);
-}
-
-void wisp_afile_abort(wisp_afile *f)
-{
-  if (f == NULL)
-    return;
-  if (f->stream)
-    fclose(f->stream);
-  unlink(f->tmp);
-  afile_free(f);
-}
-
-gboolean wisp_afile_commit(wisp_afile *f, GError **error)
-{
-  gboolean ok = TRUE;
-  int e = 0;
-  if (fflush(f->stream) != 0 || ferror(f->stream))
-    ok = FALSE, e = errno;
-  if (ok && fsync(fileno(f->stream)) != 0 && errno != EINVAL)
-    ok = FALSE, e = errno;
-  /* The file was created 0600 by mkstemp; give it the usual 0644. */
-  if (ok)
-    (void)fchmod(fileno(f->stream), 0644);
-  if (fclose(f->stream) != 0 && ok)
-    ok = FALSE, e = errno;
-  f->stream = NULL;
-  if (ok && rename(f->tmp, f->path) != 0)
-    ok = FALSE, e = errno;
-  if (!ok) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", f->path, g_strerror(e));
-    unlink(f->tmp);
-  }
-  afile_free(f);
-  return ok;
-}
-
-gboolean wisp_write_file_atomic(const char *path, const char *data, size_t len, GError **error)
-{
-  wisp_afile *f = wisp_afile_open(path, error);
-  if (f == NULL)
-    return FALSE;
-  if (len > 0 && fwrite(data, 1, len, f->stream) != len) {
-    int e = errno;
-    wisp_afile_abort(f);
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(e));
-    return FALSE;
-  }
-  return wisp_afile_commit(f, error);
 }
 
 double wisp_wall_seconds(void)

@@ -71,15 +71,53 @@ char *wisp_format_size(uint64_t bytes);
  * written into buf (at least 32 bytes).  Used for every *_ns output field. */
 const char *wisp_ns_string(sim_time_ps t, char buf[32]);
 
-/* Atomic output: data goes to PATH.tmp.XXXXXX in the same directory and is
- * renamed over PATH only by wisp_afile_commit(), so a failed or interrupted
- * run never leaves a half-written file that looks complete. */
+/* Output files (common/wisp_output.c).  Every output option of every
+ * command (--json, --timeline, --svg, --dot, -o, sweep and convert files)
+ * writes through wisp_afile, which follows these rules:
+ *   - "-" is standard output, and so is any path naming the same file as
+ *     standard output (/dev/stdout, a symlink to it);
+ *   - a regular file (or a path that does not exist yet) is written to
+ *     TARGET.tmp.XXXXXX in the target's directory and renamed over it only
+ *     by wisp_afile_commit(), so a failed or interrupted run never leaves a
+ *     half-written file that looks complete; an existing file keeps its
+ *     permission bits, a new one gets 0644;
+ *   - a symlink is followed (up to 40 links): its final target is replaced
+ *     and the link itself is kept;
+ *   - anything else that exists (a device, a FIFO, a socket) is opened and
+ *     written directly, never replaced, and any write error (ENOSPC on
+ *     /dev/full, a FIFO without reader) makes the commit fail;
+ *   - a path that names one of the run's inputs (wisp_input_note, compared
+ *     by device and inode) is refused before anything is opened.
+ * Complexity: O(inputs + declared outputs) per open. */
 typedef struct wisp_afile wisp_afile;
 wisp_afile *wisp_afile_open(const char *path, GError **error);
 FILE *wisp_afile_stream(wisp_afile *f);
 gboolean wisp_afile_commit(wisp_afile *f, GError **error); /* frees f */
 void wisp_afile_abort(wisp_afile *f);                     /* frees f, removes temp */
 gboolean wisp_write_file_atomic(const char *path, const char *data, size_t len, GError **error);
+
+/* Records that this run reads the file at path (followed through
+ * symlinks), so that no output may replace it.  Readers call it when they
+ * open a file; missing paths are ignored.  Thread-safe. */
+void wisp_input_note(const char *path);
+
+/* Declares, right after option parsing, an output the command will write
+ * (NULL path: nothing to declare); option names it in messages ("--json").
+ * When path is standard output ("-", /dev/stdout, ...), the command's own
+ * terminal text is moved to standard error from here on, so that the report
+ * alone reaches a pipe (`--json - | jq`); two outputs on standard output
+ * are an error.  The first wisp_afile_open() of the run checks every
+ * declared output against the inputs noted by then, so a clash is refused
+ * before any output is written.  Thread-safe. */
+gboolean wisp_output_declare(const char *path, const char *option, GError **error);
+
+/* TRUE when path means standard output ("-" or the same file as fd 1). */
+gboolean wisp_output_is_stdout(const char *path);
+
+/* Forgets the noted inputs and declared outputs, and gives standard output
+ * back to the terminal text (for in-process tests that run several
+ * commands). */
+void wisp_output_reset(void);
 
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);

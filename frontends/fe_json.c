@@ -92,6 +92,7 @@ fe_json *fe_json_open(const char *path, GError **error)
 {
   /* gzip by its magic bytes; a plain file is read straight into the buffer
    * (zlib's transparent mode would copy every byte once more). */
+  wisp_input_note(path); /* no output may replace it */
   int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: %s", path, g_strerror(errno));

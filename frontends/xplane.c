@@ -116,6 +116,7 @@ fe_xplane_file *fe_xplane_file_open(const char *path, const fe_xplane_limits *li
 {
   uint64_t max = lim && lim->max_bytes ? lim->max_bytes : XP_DEFAULT_MAX;
   GError *e = NULL;
+  wisp_input_note(path); /* no output may replace it */
   GMappedFile *map = g_mapped_file_new(path, FALSE, &e);
   if (!map) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read the profile: %s", path, e->message);

@@ -360,10 +360,20 @@ void sim_report_print_interference(const sim_result *r, FILE *out)
   fputc('\n', out);
 }
 
-static void print_ns(FILE *out, sim_time_ps t)
+/* Decimals for the terminal's millisecond columns: enough for five
+ * significant digits of the step time, at least 3 (microseconds) and at
+ * most 6 (nanoseconds).  The JSON report keeps every picosecond. */
+static int ms_decimals(sim_time_ps step)
 {
-  char buf[32];
-  fprintf(out, " %16s", wisp_ns_string(t, buf));
+  int d = 3;
+  for (sim_time_ps lim = SIM_PS_PER_S / 100; d < 6 && step > 0 && step < lim; lim /= 10)
+    d++;
+  return d;
+}
+
+static void print_ms(FILE *out, int width, int decimals, sim_time_ps t)
+{
+  fprintf(out, " %*.*f", width, decimals, (double)t / 1e9);
 }
 
 void sim_report_print_summary(const sim_result *r, const et_workload *w, const topo *t, FILE *out,
@@ -371,8 +381,9 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
 {
   fprintf(out, "workload %s: %d ranks; network %s (%s tier)\n", w->source, w->n_ranks, topo_source(t),
           net_tier_name(r->tier));
-  fprintf(out, "%6s %16s %16s %16s %16s %16s %19s\n", "rank", "finish_ns", "compute_ns", "exposed_comm_ns",
-          "overlap_comm_ns", "idle_ns", "unexplained_idle_ns");
+  int dec = ms_decimals(r->step_time);
+  fprintf(out, "%6s %12s %12s %15s %15s %12s %19s\n", "rank", "finish_ms", "compute_ms", "exposed_comm_ms",
+          "overlap_comm_ms", "idle_ms", "unexplained_idle_ms");
   /* Each rank's fixed GPU idle, once: the table shows it, the line below
    * names the rank with the most (the part of the replay that keeps its
    * measured length whatever the what-if) and sums the launch lag. */
@@ -395,13 +406,12 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     }
     const sim_rank_stats *s = &r->ranks[k];
     fprintf(out, "%6d", s->rank);
-    print_ns(out, s->finish);
-    print_ns(out, s->compute);
-    print_ns(out, s->exposed_comm);
-    print_ns(out, s->overlapped_comm);
-    print_ns(out, s->idle);
-    char buf[32];
-    fprintf(out, " %19s", wisp_ns_string(unexplained[k], buf));
+    print_ms(out, 12, dec, s->finish);
+    print_ms(out, 12, dec, s->compute);
+    print_ms(out, 15, dec, s->exposed_comm);
+    print_ms(out, 15, dec, s->overlapped_comm);
+    print_ms(out, 12, dec, s->idle);
+    print_ms(out, 19, dec, unexplained[k]);
     fputc('\n', out);
   }
   g_free(unexplained);
@@ -415,9 +425,9 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     fputc('\n', out);
   }
   sim_report_print_unsimulated(w, out);
-  char *st = wisp_format_time(r->step_time);
   char buf[32];
-  fprintf(out, "step time: %s ns (%s), the latest rank finish\n", wisp_ns_string(r->step_time, buf), st);
+  fprintf(out, "step time: %.*f ms (%s ns), the latest rank finish\n", dec, (double)r->step_time / 1e9,
+          wisp_ns_string(r->step_time, buf));
   unsigned lo = UINT_MAX, hi = 0;
   for (int k = 0; k < r->n_ranks; k++) {
     lo = MIN(lo, r->ranks[k].compute_slots);
@@ -441,7 +451,6 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
             "first member of its group\n", r->assumed_roots);
-  g_free(st);
   uint32_t *top = NULL;
   uint32_t n_top = r->link_bytes && r->n_links == topo_n_links(t) ? busiest_links(r, t, 5, &top) : 0;
   if (n_top > 0) {

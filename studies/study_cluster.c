@@ -114,6 +114,7 @@ static topo *load_cluster_file(const char *path, gboolean *has_preset_version, G
 {
   char *text = NULL;
   gsize len = 0;
+  wisp_input_note(path); /* no output may replace it */
   if (!g_file_get_contents(path, &text, &len, error))
     return NULL;
   if (strlen(text) != len) {

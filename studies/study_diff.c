@@ -38,6 +38,7 @@ static gboolean load_report(const char *path, report *r, GError **error)
   char *text = NULL;
   gsize len = 0;
   memset(r, 0, sizeof *r);
+  wisp_input_note(path); /* no output may replace it */
   if (!g_file_get_contents(path, &text, &len, error))
     return FALSE;
   const char *end = NULL;

@@ -210,6 +210,7 @@ study_spec *study_spec_load(const char *path, GError **error)
 {
   char *text = NULL;
   gsize len = 0;
+  wisp_input_note(path); /* no output may replace it */
   if (!g_file_get_contents(path, &text, &len, error))
     return NULL;
   study_spec *s = g_new0(study_spec, 1);

@@ -53,6 +53,8 @@ typedef struct {
   int shard_k, shard_n;        /* 1-based shard; shard_n 0 or 1 = no sharding */
   gboolean resume;             /* keep finished points' rows */
   gboolean progress;           /* progress bar on stderr */
+  gboolean has_tier;           /* --network-model: replay every point on this tier */
+  net_tier tier;
   /* Called in the process that finished a point, after its row file is
    * committed (tests use it to kill a run at a known place). */
   void (*on_point)(void *ctx, int point);

@@ -836,6 +836,7 @@ topo *topo_load(const char *path, GError **error)
   char *text = NULL;
   gsize len = 0;
   GError *e = NULL;
+  wisp_input_note(path); /* no output may replace it */
   if (!g_file_get_contents(path, &text, &len, &e)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read the topology: %s", path, e->message);
     g_error_free(e);

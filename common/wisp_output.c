@@ -1,0 +1,366 @@
+/* wisp_output.c: the one writer behind every output option (see the rules in
+ * wisp_util.h): standard output for "-", direct writes to devices, FIFOs
+ * and sockets, temp file + rename for regular files (through symlinks),
+ * and a refusal to write over the run's own inputs.
+ *
+ * The registries (noted inputs, declared outputs, who holds standard
+ * output) are process-wide and guarded by one lock; a run notes at most a
+ * few thousand inputs (one per rank file), so linear scans are enough. */
+#include "config.h"
+#include "common/wisp_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- registries ---- */
+
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+  char *path;
+} noted_input;
+
+typedef struct {
+  char *path, *option;
+} declared_output;
+
+G_LOCK_DEFINE_STATIC(registry);
+static GArray *inputs;            /* noted_input */
+static GArray *outputs;           /* declared_output */
+static gboolean outputs_checked;  /* the first open checked the declared outputs */
+static int saved_stdout = -1;     /* the real standard output once an output claimed it */
+static char *stdout_owner;        /* the option that claimed it */
+
+void wisp_input_note(const char *path)
+{
+  struct stat st;
+  if (path == NULL || stat(path, &st) != 0)
+    return;
+  G_LOCK(registry);
+  if (inputs == NULL)
+    inputs = g_array_new(FALSE, FALSE, sizeof(noted_input));
+  gboolean seen = FALSE;
+  for (guint i = 0; i < inputs->len && !seen; i++) {
+    const noted_input *n = &g_array_index(inputs, noted_input, i);
+    seen = n->dev == st.st_dev && n->ino == st.st_ino;
+  }
+  if (!seen) {
+    noted_input n = {st.st_dev, st.st_ino, g_strdup(path)};
+    g_array_append_val(inputs, n);
+  }
+  G_UNLOCK(registry);
+}
+
+/* The descriptor that is the process's real standard output. */
+static int real_stdout_locked(void)
+{
+  return saved_stdout >= 0 ? saved_stdout : STDOUT_FILENO;
+}
+
+/* Follows path through symlinks (at most 40) and returns the final name,
+ * which need not exist; relative link texts are taken from the link's own
+ * directory.  NULL with errno ELOOP when the chain is longer.  When
+ * names_stdout is given, it is set when some name on the chain is one of the
+ * kernel's names for standard output, which after wisp_output_declare()
+ * point at standard error. */
+static char *resolve_links(const char *path, gboolean *names_stdout)
+{
+  char *p = g_strdup(path);
+  for (int hops = 0;; hops++) {
+    if (names_stdout && (strcmp(p, "/dev/stdout") == 0 || strcmp(p, "/dev/fd/1") == 0 ||
+                         strcmp(p, "/proc/self/fd/1") == 0))
+      *names_stdout = TRUE;
+    struct stat st;
+    if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+      return p;
+    if (hops == 40) {
+      g_free(p);
+      errno = ELOOP;
+      return NULL;
+    }
+    char *link = g_file_read_link(p, NULL);
+    if (link == NULL)
+      return p;
+    if (!g_path_is_absolute(link)) {
+      char *dir = g_path_get_dirname(p);
+      char *joined = g_build_filename(dir, link, NULL);
+      g_free(dir);
+      g_free(link);
+      link = joined;
+    }
+    g_free(p);
+    p = link;
+  }
+}
+
+static gboolean is_stdout_locked(const char *path)
+{
+  if (strcmp(path, "-") == 0)
+    return TRUE;
+  gboolean names = FALSE;
+  char *t = resolve_links(path, &names);
+  g_free(t);
+  if (names)
+    return TRUE;
+  struct stat a, b;
+  return stat(path, &a) == 0 && fstat(real_stdout_locked(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+gboolean wisp_output_is_stdout(const char *path)
+{
+  G_LOCK(registry);
+  gboolean r = path && is_stdout_locked(path);
+  G_UNLOCK(registry);
+  return r;
+}
+
+/* FALSE (and the error) when path names one of the noted inputs. */
+static gboolean check_not_input_locked(const char *path, const char *option, GError **error)
+{
+  struct stat st;
+  if (inputs == NULL || strcmp(path, "-") == 0 || stat(path, &st) != 0)
+    return TRUE;
+  for (guint i = 0; i < inputs->len; i++) {
+    const noted_input *n = &g_array_index(inputs, noted_input, i);
+    if (n->dev == st.st_dev && n->ino == st.st_ino) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s%s%s: refusing to write over %s, one of this run's inputs; choose another output file",
+                  option ? option : "", option ? " " : "", path, n->path);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean wisp_output_declare(const char *path, const char *option, GError **error)
+{
+  if (path == NULL)
+    return TRUE;
+  gboolean ok = TRUE;
+  G_LOCK(registry);
+  if (is_stdout_locked(path)) {
+    if (stdout_owner) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s and %s both write to standard output; give one of them a file", stdout_owner, option);
+      ok = FALSE;
+    } else {
+      /* From here on the command's terminal text goes to standard error,
+       * and only this output reaches the real standard output. */
+      fflush(stdout);
+      saved_stdout = dup(STDOUT_FILENO);
+      if (saved_stdout >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0) {
+        stdout_owner = g_strdup(option);
+      } else {
+        int e = errno;
+        g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s -: cannot set up standard output: %s", option,
+                    g_strerror(e));
+        ok = FALSE;
+      }
+    }
+  }
+  if (ok) {
+    if (outputs == NULL)
+      outputs = g_array_new(FALSE, FALSE, sizeof(declared_output));
+    declared_output d = {g_strdup(path), g_strdup(option)};
+    g_array_append_val(outputs, d);
+  }
+  G_UNLOCK(registry);
+  return ok;
+}
+
+void wisp_output_reset(void)
+{
+  G_LOCK(registry);
+  if (inputs) {
+    for (guint i = 0; i < inputs->len; i++)
+      g_free(g_array_index(inputs, noted_input, i).path);
+    g_array_free(inputs, TRUE);
+    inputs = NULL;
+  }
+  if (outputs) {
+    for (guint i = 0; i < outputs->len; i++) {
+      g_free(g_array_index(outputs, declared_output, i).path);
+      g_free(g_array_index(outputs, declared_output, i).option);
+    }
+    g_array_free(outputs, TRUE);
+    outputs = NULL;
+  }
+  outputs_checked = FALSE;
+  if (saved_stdout >= 0) {
+    fflush(stdout);
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+    saved_stdout = -1;
+  }
+  g_clear_pointer(&stdout_owner, g_free);
+  G_UNLOCK(registry);
+}
+
+/* ---- the writer ---- */
+
+typedef enum {
+  AFILE_RENAME,   /* temp file in the target's directory, renamed at commit */
+  AFILE_DIRECT,   /* a device, FIFO or socket, or standard output */
+} afile_mode;
+
+struct wisp_afile {
+  char *path;     /* as the user gave it, for messages */
+  char *target;   /* AFILE_RENAME: the final name after symlinks */
+  char *tmp;
+  mode_t mode;    /* AFILE_RENAME: permission bits of the result */
+  afile_mode kind;
+  FILE *stream;
+};
+
+static void afile_free(wisp_afile *f)
+{
+  g_free(f->path);
+  g_free(f->target);
+  g_free(f->tmp);
+  g_free(f);
+}
+
+/* Opens path according to the rules in wisp_util.h; called with the
+ * registry locked. */
+static wisp_afile *afile_open_locked(const char *path, GError **error)
+{
+  if (!outputs_checked && outputs) {
+    outputs_checked = TRUE;
+    for (guint i = 0; i < outputs->len; i++) {
+      const declared_output *d = &g_array_index(outputs, declared_output, i);
+      if (!check_not_input_locked(d->path, d->option, error))
+        return NULL;
+    }
+  }
+  if (!check_not_input_locked(path, NULL, error))
+    return NULL;
+  wisp_afile *f = g_new0(wisp_afile, 1);
+  f->path = g_strdup(path);
+  if (is_stdout_locked(path)) {
+    fflush(stdout);
+    int fd = dup(real_stdout_locked());
+    if (fd < 0 || (f->stream = fdopen(fd, "w")) == NULL) {
+      int e = errno;
+      if (fd >= 0)
+        close(fd);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write to standard output: %s", path, g_strerror(e));
+      afile_free(f);
+      return NULL;
+    }
+    f->kind = AFILE_DIRECT;
+    return f;
+  }
+  f->target = resolve_links(path, NULL);
+  if (f->target == NULL) {
+    int e = errno;
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot follow its symlinks: %s", path, g_strerror(e));
+    afile_free(f);
+    return NULL;
+  }
+  struct stat st;
+  gboolean exists = stat(f->target, &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: is a directory; give a file name", path);
+      afile_free(f);
+      return NULL;
+    }
+    /* A device, FIFO or socket is written in place, never replaced.  Opening
+     * a FIFO waits for its reader, as a shell redirection does. */
+    int fd = open(f->target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 || (f->stream = fdopen(fd, "w")) == NULL) {
+      int e = errno;
+      if (fd >= 0)
+        close(fd);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open for writing: %s%s", path, g_strerror(e),
+                  S_ISSOCK(st.st_mode) ? " (it is a socket, which wisp cannot write by name)" : "");
+      afile_free(f);
+      return NULL;
+    }
+    f->kind = AFILE_DIRECT;
+    return f;
+  }
+  f->kind = AFILE_RENAME;
+  f->mode = exists ? (st.st_mode & 07777) : 0644;
+  f->tmp = g_strdup_printf("%s.tmp.XXXXXX", f->target);
+  int fd = g_mkstemp(f->tmp);
+  if (fd < 0) {
+    int e = errno;
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot create a temporary file next to it: %s", path,
+                g_strerror(e));
+    afile_free(f);
+    return NULL;
+  }
+  f->stream = fdopen(fd, "w");
+  g_assert(f->stream != NULL);
+  return f;
+}
+
+wisp_afile *wisp_afile_open(const char *path, GError **error)
+{
+  G_LOCK(registry);
+  wisp_afile *f = afile_open_locked(path, error);
+  G_UNLOCK(registry);
+  return f;
+}
+
+FILE *wisp_afile_stream(wisp_afile *f)
+{
+  return f->stream;
+}
+
+void wisp_afile_abort(wisp_afile *f)
+{
+  if (f == NULL)
+    return;
+  if (f->stream)
+    fclose(f->stream);
+  if (f->tmp)
+    unlink(f->tmp);
+  afile_free(f);
+}
+
+gboolean wisp_afile_commit(wisp_afile *f, GError **error)
+{
+  gboolean ok = TRUE;
+  int e = 0;
+  if (fflush(f->stream) != 0 || ferror(f->stream))
+    ok = FALSE, e = errno ? errno : EIO;
+  if (f->kind == AFILE_RENAME) {
+    if (ok && fsync(fileno(f->stream)) != 0 && errno != EINVAL)
+      ok = FALSE, e = errno;
+    /* mkstemp created the file 0600: give it the replaced file's bits, or
+     * the usual 0644. */
+    if (ok)
+      (void)fchmod(fileno(f->stream), f->mode);
+  }
+  if (fclose(f->stream) != 0 && ok)
+    ok = FALSE, e = errno;
+  f->stream = NULL;
+  if (f->kind == AFILE_RENAME && ok && rename(f->tmp, f->target) != 0)
+    ok = FALSE, e = errno;
+  if (!ok) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", f->path, g_strerror(e));
+    if (f->tmp)
+      unlink(f->tmp);
+  }
+  afile_free(f);
+  return ok;
+}
+
+gboolean wisp_write_file_atomic(const char *path, const char *data, size_t len, GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  if (len > 0 && fwrite(data, 1, len, f->stream) != len) {
+    int e = errno;
+    wisp_afile_abort(f);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot write: %s", path, g_strerror(e));
+    return FALSE;
+  }
+  return wisp_afile_commit(f, error);
+}
