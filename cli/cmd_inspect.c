@@ -45,15 +45,22 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new(out_dir ? "TRACE... -o DIR - convert Kineto traces to Chakra ET"
-                                                     : "TRACE... - summarize Kineto traces");
+  GOptionContext *ctx = g_option_context_new(out_dir ? "TRACE... -o DIR - convert profiler traces (Kineto or XLA) to Chakra ET"
+                                                     : "TRACE... - summarize profiler traces (Kineto or XLA)");
   g_option_context_add_main_entries(ctx, common, NULL);
   if (out_dir)
     g_option_context_add_main_entries(ctx, conv, NULL);
   else
     g_option_context_add_main_entries(ctx, host_off, NULL);
-  g_option_context_set_description(ctx, "TRACE is a directory of per-rank *.json / *.json.gz files, files, or one file.\n"
-                                        "The rank of each file comes from distributedInfo.rank.");
+  g_option_context_set_description(ctx, out_dir ?
+      "TRACE is a PyTorch profiler (Kineto) trace: a directory of per-rank *.json / *.json.gz files, files, or one\n"
+      "file; the rank of each file comes from distributedInfo.rank.  XLA/TPU profiles (*.xplane.pb[.gz],\n"
+      "*.trace.json[.gz], or a directory of them) are read too, with the options of\n"
+      "`wisp convert PROFILE --help`; the options above are the Kineto ones." :
+      "TRACE is a PyTorch profiler (Kineto) trace: a directory of per-rank *.json / *.json.gz files, files, or one\n"
+      "file; the rank of each file comes from distributedInfo.rank.  XLA/TPU profiles (*.xplane.pb[.gz],\n"
+      "*.trace.json[.gz], or a directory of them) are read too, with the options of\n"
+      "`wisp inspect PROFILE --help`; the options above are the Kineto ones.");
   gboolean ok = g_option_context_parse(ctx, argc, argv, &error);
   g_option_context_free(ctx);
   if (!ok) {

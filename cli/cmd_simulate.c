@@ -12,10 +12,13 @@
 #include "studies/study.h"
 #include "calib/cal.h"
 
-/* Adds the baseline fidelity object to the JSON report. */
+/* Adds the workload's content digest (so that `wisp diff` can tell two
+ * workloads apart) and, for measured inputs, the baseline fidelity object
+ * to the JSON report. */
 typedef struct {
   const sim_result *r;
   const et_workload *w;
+  gboolean measured;
 } baseline_ctx;
 
 /* TRUE when the input carried measured times (a profile, not a synthetic
@@ -33,7 +36,11 @@ static gboolean has_measurements(const sim_result *r, const et_workload *w)
 static void add_baseline(wisp_json *j, void *p)
 {
   baseline_ctx *b = p;
-  cal_baseline_json(b->r, b->w, j, "baseline");
+  char *digest = study_workload_digest(b->w); /* O(nodes + edges) */
+  wisp_json_string(j, "workload_digest_sha256", digest);
+  g_free(digest);
+  if (b->measured)
+    cal_baseline_json(b->r, b->w, j, "baseline");
 }
 
 #include <stdlib.h>
@@ -183,8 +190,8 @@ int wisp_cmd_simulate(int argc, char **argv)
       else
         status = wisp_cli_fail(error);
     }
-    baseline_ctx bctx = {r, w};
-    if (json && !sim_report_write_json_ext(r, w, t, json, measured ? add_baseline : NULL, &bctx,
+    baseline_ctx bctx = {r, w, measured};
+    if (json && !sim_report_write_json_ext(r, w, t, json, add_baseline, &bctx,
                                            &error))
       status = wisp_cli_fail(error);
     if (status == 0 && check_baseline >= 0 && !cal_check_baseline(r, w, check_baseline, &error))

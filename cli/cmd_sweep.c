@@ -116,6 +116,10 @@ int wisp_cmd_sweep(int argc, char **argv)
     printf("\n  %s\n  %s\n", st.csv_path, st.jsonl_path);
     if (st.svg_path)
       printf("  %s\n", st.svg_path);
+    else
+      printf("  (no chart: no point finished)\n");
+    for (guint i = 0; st.errors && i < st.errors->len; i++)
+      fprintf(stderr, "wisp sweep: %s\n", (const char *)st.errors->pdata[i]);
     if (st.failed)
       status = 1;
     /* Baseline fidelity: the base point against the measured step. */

@@ -7,6 +7,7 @@
 int wisp_cmd_sweep_merge(int argc, char **argv)
 {
   char *out = NULL;
+  gboolean svg = FALSE;
   GOptionEntry entries[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write PREFIX.csv, PREFIX.jsonl and PREFIX.svg", "PREFIX"},
     {NULL},
@@ -25,10 +26,12 @@ int wisp_cmd_sweep_merge(int argc, char **argv)
   } else if (out == NULL || argc < 2) {
     fprintf(stderr, "wisp sweep-merge: give -o PREFIX and at least one shard (see wisp sweep-merge --help)\n");
     status = 2;
-  } else if (!study_sweep_merge(out, argv + 1, argc - 1, &error)) {
+  } else if (!study_sweep_merge_full(out, argv + 1, argc - 1, &svg, &error)) {
     status = wisp_cli_fail(error);
-  } else {
+  } else if (svg) {
     printf("merged %d shards into %s.csv, %s.jsonl, %s.svg\n", argc - 1, out, out, out);
+  } else {
+    printf("merged %d shards into %s.csv, %s.jsonl (no chart: no point finished)\n", argc - 1, out, out);
   }
   g_option_context_free(ctx);
   g_free(out);

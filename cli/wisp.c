@@ -47,7 +47,8 @@ static void usage(FILE *out)
   fprintf(out, "usage: wisp COMMAND [OPTIONS...]\n\ncommands:\n");
   for (const wisp_command *c = commands; c->name; c++)
     fprintf(out, "  %-12s %s\n", c->name, c->summary);
-  fprintf(out, "\n`wisp COMMAND --help` describes a command; `man wisp` has the details.\n");
+  fprintf(out, "\n`wisp COMMAND --help` describes a command.  The manual pages are `man wisp` and `man wisp-COMMAND`\n"
+               "once installed; in a source tree, `man -l doc/wisp.1` and `man -l doc/wisp-COMMAND.1`.\n");
 }
 
 int wisp_cli_fail(GError *error)

@@ -11,6 +11,14 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 build=${WISP_BUILD_DIR:-$top/build}
 action=${1:-demo}
+# An unknown action is refused before anything is installed or built.
+case "$action" in
+  demo|check) ;;
+  *)
+    echo "usage: scripts/quickstart.sh demo|check" >&2
+    exit 2
+    ;;
+esac
 
 packages="build-essential autoconf automake libtool pkg-config libglib2.0-dev libyaml-dev \
 libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev clang"
@@ -39,9 +47,5 @@ case "$action" in
     ;;
   check)
     make -j"$(nproc)" check
-    ;;
-  *)
-    echo "usage: scripts/quickstart.sh demo|check" >&2
-    exit 2
     ;;
 esac

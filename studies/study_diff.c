@@ -85,6 +85,38 @@ static const char *str(const cJSON *o, const char *k)
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The workload a report came from: its source, rank count and content
+ * digest (workload_digest_sha256, written by wisp simulate since the digest
+ * was added; NULL in older reports). */
+static void workload_of(const report *r, const char **source, int *n_ranks, const char **digest)
+{
+  const cJSON *wl = cJSON_GetObjectItemCaseSensitive(r->doc, "workload");
+  *source = wl ? str(wl, "source") : NULL;
+  const cJSON *n = wl ? cJSON_GetObjectItemCaseSensitive(wl, "n_ranks") : NULL;
+  *n_ranks = cJSON_IsNumber(n) ? n->valueint : -1;
+  *digest = str(r->doc, "workload_digest_sha256");
+}
+
+/* NULL when A and B come from the same workload, else a sentence saying how
+ * they differ (g_free it).  With both digests the digests decide (the same
+ * traces under two paths are one workload); without them the source and
+ * rank count do. */
+static char *workload_difference(const report *a, const report *b)
+{
+  const char *sa, *sb, *da, *db;
+  int na, nb;
+  workload_of(a, &sa, &na, &da);
+  workload_of(b, &sb, &nb, &db);
+  gboolean differ = da && db ? strcmp(da, db) != 0
+                             : (na != nb || g_strcmp0(sa, sb) != 0);
+  if (!differ)
+    return NULL;
+  return g_strdup_printf("the two reports come from different workloads (A: %s, %d ranks; B: %s, %d ranks%s); "
+                         "the deltas mix the workload change with the network change",
+                         sa ? sa : "unknown source", na, sb ? sb : "unknown source", nb,
+                         da && db ? "; their content digests differ" : "");
+}
+
 static const char *const rank_keys[5] = {"finish_ns", "compute_ns", "exposed_comm_ns", "overlapped_comm_ns", "idle_ns"};
 
 /* Aggregates collectives[] by `field` ("group" or "op") into tbl
@@ -180,6 +212,7 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
   GHashTable *ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   GPtrArray *gorder = g_ptr_array_new_with_free_func(g_free), *oorder = g_ptr_array_new_with_free_func(g_free);
   side_rank *ranks = NULL;
+  char *differ = NULL;
   int n = 0;
   if (!load_report(a_path, &r[0], error) || !load_report(b_path, &r[1], error))
     goto out;
@@ -209,6 +242,9 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
   g_ptr_array_sort(gorder, cmp_names);
   g_ptr_array_sort(oorder, cmp_names);
 
+  differ = workload_difference(&r[0], &r[1]);
+  if (differ)
+    fprintf(stderr, "wisp: WARNING: %s\n", differ);
   fprintf(out, "A: %s\nB: %s\n", a_path, b_path);
   if (r[0].n_ranks != r[1].n_ranks)
     fprintf(out, "note: A has %d ranks, B has %d; ranks present in one report only show '-'\n", r[0].n_ranks,
@@ -265,6 +301,7 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
     wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
     wisp_json_string(&j, "a", a_path);
     wisp_json_string(&j, "b", b_path);
+    wisp_json_bool(&j, "same_workload", differ == NULL);
     json_pair(&j, "step_time_ns", r[0].step_ns, r[1].step_ns, TRUE, TRUE);
     wisp_json_begin_array(&j, "ranks");
     for (int k = 0; k < n; k++) {
@@ -298,6 +335,7 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
   }
   ok = TRUE;
 out:
+  g_free(differ);
   for (int s = 0; s < 2; s++) {
     cJSON_Delete(r[s].doc);
     g_free(r[s].path);

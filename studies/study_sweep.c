@@ -32,6 +32,8 @@ void study_sweep_stats_clear(study_sweep_stats *st)
   g_free(st->csv_path);
   g_free(st->jsonl_path);
   g_free(st->svg_path);
+  if (st->errors)
+    g_ptr_array_unref(st->errors);
   memset(st, 0, sizeof *st);
 }
 
@@ -351,10 +353,12 @@ static gboolean run_parallel(const sweep_ctx *c, const study_sweep_options *o, c
 /* Step time over the first axis (categorical x, in value order of first
  * appearance), one line per combination of the other axes (at most 10;
  * more are left out and counted in the title). */
-static gboolean chart_from_csv(const char *csv, const char *title, const char *path, GError **error)
+static gboolean chart_from_csv(const char *csv, const char *title, const char *path, gboolean *written,
+                               GError **error)
 {
   char **lines = g_strsplit(csv, "\n", -1);
   gboolean ok = TRUE;
+  *written = FALSE;
   if (lines[0] == NULL || lines[1] == NULL) {
     g_strfreev(lines);
     return TRUE;
@@ -463,6 +467,7 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   }
   if (dropped)
     g_string_append_printf(t, " (%d points in further lines not drawn)", dropped);
+  *written = ns > 0;
   if (ns > 0)
     ok = study_svg_line_chart(path, t->str, one_line ? "point" : (const char *)hdr->pdata[2], "step time (ms)", series, ns,
                               ticks, error);
@@ -594,8 +599,22 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
         char *nl = strchr(text, '\n');
         g_string_append_len(csv, text, nl - text + 1);
         g_string_append(jsonl, nl + 1);
-        if (strstr(nl + 1, "\"status\": \"error\""))
+        if (strstr(nl + 1, "\"status\": \"error\"")) {
           st->failed++;
+          /* The reason, for the terminal: "point P (key=value ...): error: ...". */
+          char *row = g_strndup(text, (gsize)(nl - text));
+          GPtrArray *f = csv_split(row);
+          GString *why = g_string_new(NULL);
+          g_string_append_printf(why, "point %d (", p);
+          for (int a = 0; a < s->n_axes && 2 + a < (int)f->len; a++)
+            g_string_append_printf(why, "%s%s=%s", a ? " " : "", s->axes[a].key, (char *)f->pdata[2 + a]);
+          g_string_append_printf(why, "): %s", f->len ? (char *)f->pdata[f->len - 1] : "error");
+          if (st->errors == NULL)
+            st->errors = g_ptr_array_new_with_free_func(g_free);
+          g_ptr_array_add(st->errors, g_string_free(why, FALSE));
+          g_ptr_array_unref(f);
+          g_free(row);
+        }
       }
       g_free(text);
       g_free(path);
@@ -610,7 +629,10 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     if (ok && shard_n == 1) {
       st->svg_path = g_strconcat(prefix, ".svg", NULL);
       char *title = g_strdup_printf("%s: simulated step time", s->name);
-      ok = chart_from_csv(csv->str, title, st->svg_path, error);
+      gboolean written = FALSE;
+      ok = chart_from_csv(csv->str, title, st->svg_path, &written, error);
+      if (!written) /* no point finished: there is nothing to draw, and no chart to list */
+        g_clear_pointer(&st->svg_path, g_free);
       g_free(title);
     }
     g_free(prefix);
@@ -658,6 +680,15 @@ static char *json_field(const char *line, const char *key)
 
 gboolean study_sweep_merge(const char *out_prefix, char **inputs, int n_inputs, GError **error)
 {
+  return study_sweep_merge_full(out_prefix, inputs, n_inputs, NULL, error);
+}
+
+gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inputs, gboolean *svg_written,
+                                GError **error)
+{
+  gboolean drawn = FALSE;
+  if (svg_written)
+    *svg_written = FALSE;
   char *header = NULL, *digest = NULL;
   int n_points = -1;
   GHashTable *csv_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -762,7 +793,9 @@ gboolean study_sweep_merge(const char *out_prefix, char **inputs, int n_inputs, 
     char *base = g_path_get_basename(out_prefix);
     char *title = g_strdup_printf("%s: simulated step time", base);
     ok = wisp_write_file_atomic(cp, csv->str, csv->len, error) &&
-         wisp_write_file_atomic(jp, jsonl->str, jsonl->len, error) && chart_from_csv(csv->str, title, sp, error);
+         wisp_write_file_atomic(jp, jsonl->str, jsonl->len, error) && chart_from_csv(csv->str, title, sp, &drawn, error);
+    if (svg_written)
+      *svg_written = drawn;
     g_free(title);
     g_free(base);
     g_free(cp);

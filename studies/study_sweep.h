@@ -66,7 +66,8 @@ typedef struct {
   int run, skipped, failed;    /* simulated now, kept from a previous run, in error */
   sim_time_ps base_step;       /* simulated step time of the base (utility reference) point */
   double wall_seconds;
-  char *csv_path, *jsonl_path, *svg_path;  /* g_free */
+  char *csv_path, *jsonl_path, *svg_path;  /* g_free; svg_path NULL when no chart was drawn */
+  GPtrArray *errors;           /* NULL or one line per point in error, "point P (key=value ...): error: ..." */
 } study_sweep_stats;
 
 /* Runs the sweep on workload w (loaded once by the caller; workers share
@@ -82,6 +83,10 @@ void study_sweep_stats_clear(study_sweep_stats *st);
  * out_prefix.csv/.jsonl (and .svg).  Every point must appear exactly once
  * and all shards must come from the same spec. */
 gboolean study_sweep_merge(const char *out_prefix, char **inputs, int n_inputs, GError **error);
+/* The same; *svg_written tells whether out_prefix.svg was drawn (not when
+ * no point finished). */
+gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inputs, gboolean *svg_written,
+                                GError **error);
 
 G_END_DECLS
 #endif
