@@ -91,13 +91,13 @@ int wisp_cmd_utility(int argc, char **argv)
     int n = 0;
     for (guint i = 0; i < u->rows->len; i++) {
       const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
-      if (!r->applicable)
-        continue;
       labels[n] = r->resource;
-      vals[n++] = r->utility_pct;
+      vals[n++] = r->applicable ? r->utility_pct : NAN; /* drawn as "n/a" */
     }
     char *title = g_strdup_printf("Utility of doubling each resource (T = %.3f ms)", (double)u->baseline.step_time / 1e9);
-    if (!study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n, &error))
+    if (!study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n,
+                             "every utility is 0 %: doubling any one of these resources leaves the step time unchanged",
+                             &error))
       status = wisp_cli_fail(error);
     g_free(title);
     g_free(labels);

@@ -266,7 +266,7 @@ static void test_svg(void)
   /* Labels with XML specials must be escaped. */
   const char *labels[] = {"scale_out_bw", "a<b & \"c\"", "latency"};
   double vals[] = {12.5, -3.0, 0.0};
-  g_assert_true(study_svg_bar_chart(p1, "Utility <of> doubling", "utility (%)", labels, vals, 3, &error));
+  g_assert_true(study_svg_bar_chart(p1, "Utility <of> doubling", "utility (%)", labels, vals, 3, NULL, &error));
   g_assert_no_error(error);
   svg_stats s = parse_svg(p1);
   g_assert_cmpint(s.rects, ==, 1 + 3); /* background + one bar per value */

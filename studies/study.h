@@ -117,13 +117,35 @@ typedef struct {
   int n;
 } study_svg_series;
 
-/* Line chart with labelled axes (labels carry the units). */
+/* Line chart with labelled axes (labels carry the units).  x_ticks, when
+ * given, label series 0's points.  Each series has its own colour, dash
+ * pattern and marker shape, so lines that coincide stay distinguishable. */
 gboolean study_svg_line_chart(const char *path, const char *title, const char *x_label, const char *y_label,
                               const study_svg_series *series, int n_series, const char *const *x_ticks,
                               GError **error);
-/* Bar chart, one bar per label. */
+
+typedef struct {
+  const double *tick_x;             /* n_ticks x positions to label (else x_ticks / numeric ticks) */
+  const char *const *tick_labels;   /* their labels */
+  int n_ticks;
+  gboolean log_x;                   /* x values are > 0 and spaced by log10 */
+  const char *y_ms_quantity;        /* y values are milliseconds: the axis shows them in us, ms or s,
+                                       whichever fits, labelled "<quantity> (<unit>)" instead of y_label */
+} study_svg_line_opts;
+gboolean study_svg_line_chart_opts(const char *path, const char *title, const char *x_label, const char *y_label,
+                                   const study_svg_series *series, int n_series, const char *const *x_ticks,
+                                   const study_svg_line_opts *opts, GError **error);
+
+/* The unit that fits a time axis whose largest value is max_ms
+ * milliseconds: "s" from 1000 ms, "us" below 1 ms, else "ms"; *per_ms is
+ * the factor from ms to that unit. */
+const char *study_svg_time_unit(double max_ms, double *per_ms);
+
+/* Bar chart, one bar per label.  A NAN value is drawn as "n/a" (not
+ * applicable) in place of its bar, never dropped.  When every drawn bar is
+ * 0, zero_note (or a generic sentence when NULL) says so in the plot area. */
 gboolean study_svg_bar_chart(const char *path, const char *title, const char *y_label, const char *const *labels,
-                             const double *values, int n, GError **error);
+                             const double *values, int n, const char *zero_note, GError **error);
 /* Per-rank stacked bars of compute, overlapped comm, exposed comm, idle. */
 gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim_result *r, GError **error);
 

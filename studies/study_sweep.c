@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -353,6 +354,36 @@ static gboolean run_parallel(const sweep_ctx *c, const study_sweep_options *o, c
 /* Step time over the first axis (categorical x, in value order of first
  * appearance), one line per combination of the other axes (at most 10;
  * more are left out and counted in the title). */
+/* The number an axis value stands for, and its kind: 1 plain number, 2
+ * bandwidth, 3 time, 4 size (units as in configs: "50GB/s", "500ns",
+ * "64KiB").  0 when it is none of them (an algorithm name, a label). */
+static int axis_number(const char *v, double *out)
+{
+  char *end;
+  double d = g_ascii_strtod(v, &end);
+  if (end != v && *end == '\0' && isfinite(d)) {
+    *out = d;
+    return 1;
+  }
+  const char *why;
+  wisp_bw_Bps bw;
+  sim_time_ps t;
+  uint64_t sz;
+  if (wisp_parse_bandwidth(v, &bw, &why)) {
+    *out = (double)bw;
+    return 2;
+  }
+  if (wisp_parse_time(v, &t, &why)) {
+    *out = (double)t;
+    return 3;
+  }
+  if (wisp_parse_size(v, &sz, &why)) {
+    *out = (double)sz;
+    return 4;
+  }
+  return 0;
+}
+
 static gboolean chart_from_csv(const char *csv, const char *title, const char *path, gboolean *written,
                                GError **error)
 {
@@ -436,6 +467,27 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
       g_ptr_array_add(xs, g_strdup(pnames->pdata[k]));
     }
   }
+  /* A numeric first axis (numbers, bandwidths, times or sizes, all of one
+   * kind) is spaced by value, on a log scale when its values span more than
+   * 10x; other axes stay categories in the order they appear. */
+  int kind = -1;
+  double *xv = g_new0(double, xs->len + 1), vmin = INFINITY, vmax = -INFINITY;
+  for (guint i = 0; !one_line && i < xs->len && kind != 0; i++) {
+    int k = axis_number(xs->pdata[i], &xv[i]);
+    kind = kind < 0 || kind == k ? k : 0;
+    vmin = fmin(vmin, xv[i]);
+    vmax = fmax(vmax, xv[i]);
+  }
+  gboolean numeric = kind > 0 && xs->len > 1;
+  study_svg_line_opts lopt = {.y_ms_quantity = "step time"};
+  if (numeric) {
+    for (guint k = 0; k < px->len; k++)
+      g_array_index(px, double, k) = xv[(int)g_array_index(px, double, k)];
+    lopt.tick_x = xv;
+    lopt.tick_labels = (const char *const *)xs->pdata;
+    lopt.n_ticks = (int)xs->len;
+    lopt.log_x = vmin > 0 && vmax > 10 * vmin;
+  }
   int ns = (int)names->len;
   study_svg_series *series = g_new0(study_svg_series, ns ? ns : 1);
   double **sx = g_new0(double *, ns ? ns : 1), **sy = g_new0(double *, ns ? ns : 1);
@@ -456,7 +508,7 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   }
   /* Tick labels follow series 0's points (all categories when it covers them). */
   const char **ticks = g_new0(const char *, px->len + 1);
-  for (int k = 0; ns > 0 && k < series[0].n; k++)
+  for (int k = 0; !numeric && ns > 0 && k < series[0].n; k++)
     ticks[k] = xs->pdata[(int)series[0].x[k]];
   /* The legend shows the other axes' values; their keys go into the title. */
   GString *t = g_string_new(title);
@@ -469,8 +521,9 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     g_string_append_printf(t, " (%d points in further lines not drawn)", dropped);
   *written = ns > 0;
   if (ns > 0)
-    ok = study_svg_line_chart(path, t->str, one_line ? "point" : (const char *)hdr->pdata[2], "step time (ms)", series, ns,
-                              ticks, error);
+    ok = study_svg_line_chart_opts(path, t->str, one_line ? "point" : (const char *)hdr->pdata[2], "step time (ms)",
+                                   series, ns, ticks, &lopt, error);
+  g_free(xv);
   g_string_free(t, TRUE);
   g_free(ticks);
   for (int i = 0; i < ns; i++) {
