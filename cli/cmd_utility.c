@@ -5,7 +5,10 @@
 #include "cli/wisp_load.h"
 #include "studies/study.h"
 
+#include "simcore/sim_critical.h"
+
 #include <math.h>
+#include <string.h>
 
 int wisp_cmd_utility(int argc, char **argv)
 {
@@ -95,9 +98,17 @@ int wisp_cmd_utility(int argc, char **argv)
       vals[n++] = r->applicable ? r->utility_pct : NAN; /* drawn as "n/a" */
     }
     char *title = g_strdup_printf("Utility of doubling each resource (T = %.3f ms)", (double)u->baseline.step_time / 1e9);
-    if (!study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n,
-                             "every utility is 0 %: doubling any one of these resources leaves the step time unchanged",
-                             &error))
+    /* When every bar is 0 the chart says why: the first clause of what
+     * bounds the baseline's critical path. */
+    char *bound = u->baseline_critical ? sim_crit_bound_sentence(u->baseline_critical, w) : NULL;
+    if (bound && strchr(bound, ';'))
+      *strchr(bound, ';') = '\0';
+    char *zero_note = g_strdup_printf("every utility is 0 %%: %s", bound ? bound : "doubling any one of these "
+                                      "resources leaves the step time unchanged");
+    g_free(bound);
+    gboolean drew = study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n, zero_note, &error);
+    g_free(zero_note);
+    if (!drew)
       status = wisp_cli_fail(error);
     g_free(title);
     g_free(labels);
