@@ -176,7 +176,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
   if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
       (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL ||
       (v = study_cluster_open(cluster ? cluster : "dgx-h100", w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
-      !cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
+      !cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) || !wisp_output_check(&error) ||
       (f = cal_fit_workload(w, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;

@@ -156,6 +156,14 @@ int wisp_cmd_simulate(int argc, char **argv)
       goto out;
     }
   }
+  /* Every input is loaded: an output that would overwrite one is refused
+   * before the replay prints anything. */
+  if (!wisp_output_check(&error)) {
+    et_workload_free(w);
+    topo_free(t);
+    status = wisp_cli_fail(error);
+    goto out;
+  }
   study_timeline *tl = NULL;
   if (timeline) {
     tl = study_timeline_open(timeline, w, tl_ranks, tl_from, tl_to, &error);

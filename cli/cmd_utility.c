@@ -66,7 +66,7 @@ int wisp_cmd_utility(int argc, char **argv)
   }
   w = wisp_load_workload_full(argv[1], &lo, &error);
   if (w == NULL || (base = study_cluster_open(cluster, w->n_ranks, &path, NULL, &error)) == NULL ||
-      (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
+      !wisp_output_check(&error) || (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }

@@ -61,6 +61,9 @@ int wisp_cli_fail(GError *error)
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
+  /* This process runs one command: no output of it may replace one of its
+   * inputs (common/wisp_output.c). */
+  wisp_output_guard_enable();
   if (argc < 2) {
     usage(stderr);
     return 2;

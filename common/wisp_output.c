@@ -33,11 +33,22 @@ static GArray *outputs;           /* declared_output */
 static gboolean outputs_checked;  /* the first open checked the declared outputs */
 static int saved_stdout = -1;     /* the real standard output once an output claimed it */
 static char *stdout_owner;        /* the option that claimed it */
+static gboolean guard_on;         /* wisp_input_note records inputs */
+
+void wisp_output_guard_enable(void)
+{
+  G_LOCK(registry);
+  guard_on = TRUE;
+  G_UNLOCK(registry);
+}
 
 void wisp_input_note(const char *path)
 {
   struct stat st;
-  if (path == NULL || stat(path, &st) != 0)
+  G_LOCK(registry);
+  gboolean on = guard_on;
+  G_UNLOCK(registry);
+  if (!on || path == NULL || stat(path, &st) != 0)
     return;
   G_LOCK(registry);
   if (inputs == NULL)
@@ -189,6 +200,7 @@ void wisp_output_reset(void)
     outputs = NULL;
   }
   outputs_checked = FALSE;
+  guard_on = FALSE;
   if (saved_stdout >= 0) {
     fflush(stdout);
     dup2(saved_stdout, STDOUT_FILENO);
@@ -197,6 +209,31 @@ void wisp_output_reset(void)
   }
   g_clear_pointer(&stdout_owner, g_free);
   G_UNLOCK(registry);
+}
+
+/* Checks the declared outputs once per run; called with the registry
+ * locked. */
+static gboolean check_declared_locked(GError **error)
+{
+  if (outputs_checked || outputs == NULL)
+    return TRUE;
+  outputs_checked = TRUE;
+  for (guint i = 0; i < outputs->len; i++) {
+    const declared_output *d = &g_array_index(outputs, declared_output, i);
+    if (!check_not_input_locked(d->path, d->option, error)) {
+      outputs_checked = FALSE; /* a later open reports it again */
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean wisp_output_check(GError **error)
+{
+  G_LOCK(registry);
+  gboolean ok = check_declared_locked(error);
+  G_UNLOCK(registry);
+  return ok;
 }
 
 /* ---- the writer ---- */
@@ -227,15 +264,7 @@ static void afile_free(wisp_afile *f)
  * registry locked. */
 static wisp_afile *afile_open_locked(const char *path, GError **error)
 {
-  if (!outputs_checked && outputs) {
-    outputs_checked = TRUE;
-    for (guint i = 0; i < outputs->len; i++) {
-      const declared_output *d = &g_array_index(outputs, declared_output, i);
-      if (!check_not_input_locked(d->path, d->option, error))
-        return NULL;
-    }
-  }
-  if (!check_not_input_locked(path, NULL, error))
+  if (!check_declared_locked(error) || !check_not_input_locked(path, NULL, error))
     return NULL;
   wisp_afile *f = g_new0(wisp_afile, 1);
   f->path = g_strdup(path);

@@ -98,8 +98,12 @@ gboolean wisp_write_file_atomic(const char *path, const char *data, size_t len, 
 
 /* Records that this run reads the file at path (followed through
  * symlinks), so that no output may replace it.  Readers call it when they
- * open a file; missing paths are ignored.  Thread-safe. */
+ * open a file; missing paths are ignored.  Thread-safe.  It records
+ * nothing until wisp_output_guard_enable() was called: the `wisp` command
+ * enables the guard for its one run, while a program that links the
+ * library and rewrites a file it read (tests, tools) is not refused. */
 void wisp_input_note(const char *path);
+void wisp_output_guard_enable(void);
 
 /* Declares, right after option parsing, an output the command will write
  * (NULL path: nothing to declare); option names it in messages ("--json").
@@ -111,12 +115,19 @@ void wisp_input_note(const char *path);
  * before any output is written.  Thread-safe. */
 gboolean wisp_output_declare(const char *path, const char *option, GError **error);
 
+/* Checks every declared output against the inputs noted so far (what the
+ * first wisp_afile_open() does); commands call it once their inputs are
+ * loaded, so that a clash is refused before the run prints or computes
+ * anything.  FALSE with the error naming the option, the output and the
+ * input. */
+gboolean wisp_output_check(GError **error);
+
 /* TRUE when path means standard output ("-" or the same file as fd 1). */
 gboolean wisp_output_is_stdout(const char *path);
 
-/* Forgets the noted inputs and declared outputs, and gives standard output
- * back to the terminal text (for in-process tests that run several
- * commands). */
+/* Forgets the noted inputs and declared outputs, turns the guard off and
+ * gives standard output back to the terminal text (each command calls it at
+ * its end, so in-process tests can run several commands). */
 void wisp_output_reset(void);
 
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */

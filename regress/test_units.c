@@ -331,6 +331,36 @@ static void test_atomic_files(void)
   g_clear_error(&error);
   wisp_afile_abort(NULL); /* accepted and does nothing */
 
+  /* A file the run read: rewritable by a program that links the library
+   * (no guard), refused once the guard is on (the wisp command), through a
+   * symlink too, and rewritable again after wisp_output_reset(). */
+  char *link = g_build_filename(dir, "link.txt", NULL);
+  g_assert_cmpint(symlink("out.txt", link), ==, 0);
+  wisp_input_note(path);
+  g_assert_true(wisp_write_file_atomic(path, "a\n", 2, &error));
+  g_assert_no_error(error);
+  wisp_output_guard_enable();
+  wisp_input_note(path);
+  g_assert_false(wisp_write_file_atomic(link, "b\n", 2, &error));
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_INVALID);
+  char *want = g_strdup_printf("%s: refusing to write over %s, one of this run's inputs; choose another output file",
+                               link, path);
+  g_assert_cmpstr(error->message, ==, want);
+  g_free(want);
+  g_clear_error(&error);
+  text = read_all(path);
+  g_assert_cmpstr(text, ==, "a\n");
+  g_free(text);
+  wisp_output_reset();
+  g_assert_true(wisp_write_file_atomic(link, "c\n", 2, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+  text = read_all(path);
+  g_assert_cmpstr(text, ==, "c\n");
+  g_free(text);
+  g_assert_cmpint(g_unlink(link), ==, 0);
+  g_free(link);
+
   g_assert_cmpint(g_unlink(path), ==, 0);
   g_assert_cmpint(g_rmdir(dir), ==, 0);
   g_free(bad);

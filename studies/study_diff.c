@@ -214,7 +214,7 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
   side_rank *ranks = NULL;
   char *differ = NULL;
   int n = 0;
-  if (!load_report(a_path, &r[0], error) || !load_report(b_path, &r[1], error))
+  if (!load_report(a_path, &r[0], error) || !load_report(b_path, &r[1], error) || !wisp_output_check(error))
     goto out;
   n = MAX(r[0].n_ranks, r[1].n_ranks);
   ranks = g_new0(side_rank, 2 * (n ? n : 1));
