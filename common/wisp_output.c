@@ -111,13 +111,12 @@ static gboolean is_stdout_locked(const char *path)
 {
   if (strcmp(path, "-") == 0)
     return TRUE;
+  /* By name only: a path that merely shares standard output's file (say
+   * /dev/null while stdout is /dev/null too) stays an ordinary output. */
   gboolean names = FALSE;
   char *t = resolve_links(path, &names);
   g_free(t);
-  if (names)
-    return TRUE;
-  struct stat a, b;
-  return stat(path, &a) == 0 && fstat(real_stdout_locked(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return names;
 }
 
 gboolean wisp_output_is_stdout(const char *path)

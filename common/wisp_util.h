@@ -74,8 +74,8 @@ const char *wisp_ns_string(sim_time_ps t, char buf[32]);
 /* Output files (common/wisp_output.c).  Every output option of every
  * command (--json, --timeline, --svg, --dot, -o, sweep and convert files)
  * writes through wisp_afile, which follows these rules:
- *   - "-" is standard output, and so is any path naming the same file as
- *     standard output (/dev/stdout, a symlink to it);
+ *   - "-" is standard output, and so are /dev/stdout, /dev/fd/1,
+ *     /proc/self/fd/1 and any symlink chain that passes through one of them;
  *   - a regular file (or a path that does not exist yet) is written to
  *     TARGET.tmp.XXXXXX in the target's directory and renamed over it only
  *     by wisp_afile_commit(), so a failed or interrupted run never leaves a
@@ -122,7 +122,8 @@ gboolean wisp_output_declare(const char *path, const char *option, GError **erro
  * input. */
 gboolean wisp_output_check(GError **error);
 
-/* TRUE when path means standard output ("-" or the same file as fd 1). */
+/* TRUE when path means standard output ("-", /dev/stdout, /dev/fd/1,
+ * /proc/self/fd/1, or a symlink chain through one of them). */
 gboolean wisp_output_is_stdout(const char *path);
 
 /* Forgets the noted inputs and declared outputs, turns the guard off and

@@ -159,6 +159,19 @@ static void test_device(void)
   g_assert_cmpint(stat("/dev/full", &after), ==, 0);
   g_assert_true(S_ISCHR(after.st_mode));
   g_free(out), g_free(err);
+
+  /* /dev/null takes the timeline in place and stays a device, while the
+   * report goes to standard output. */
+  struct stat null_before;
+  g_assert_cmpint(stat("/dev/null", &null_before), ==, 0);
+  g_assert_cmpint(wisp_in(v.dir, (const char *[]){"simulate", v.example, "--network", v.cluster, "--timeline",
+                                                  "/dev/null", "--json", "-", NULL}, &out, &err), ==, 0);
+  g_assert_true(is_report(out));
+  g_assert_nonnull(strstr(err, "timeline: /dev/null ("));
+  g_assert_cmpint(stat("/dev/null", &after), ==, 0);
+  g_assert_true(S_ISCHR(after.st_mode));
+  g_assert_cmpuint(after.st_rdev, ==, null_before.st_rdev);
+  g_free(out), g_free(err);
   teardown(&v);
 }
 
