@@ -187,6 +187,10 @@ static void test_sweep_errors(void)
   g_assert_nonnull(strstr(err, want));
   g_assert_nonnull(strstr(out, "1 in error"));
   g_assert_nonnull(strstr(out, "some.svg\n")); /* one point finished: its chart is listed */
+  char *svg = NULL, *svg_path = g_build_filename(sdir, "some.svg", NULL);
+  g_assert_true(g_file_get_contents(svg_path, &svg, NULL, NULL));
+  g_assert_nonnull(strstr(svg, "<title>some: simulated step time (1 point in error not drawn)</title>"));
+  g_free(svg), g_free(svg_path);
   g_free(want), g_free(out), g_free(err);
 
   char *all = write_spec(v.dir, "none", v.example, v.cluster,
@@ -196,7 +200,7 @@ static void test_sweep_errors(void)
   g_assert_nonnull(strstr(err, "wisp sweep: point 1 (scale_up_bw=0Gbps): error: "));
   g_assert_null(strstr(out, ".svg"));
   g_assert_nonnull(strstr(out, "  (no chart: no point finished)\n"));
-  char *svg = g_build_filename(sdir, "none.svg", NULL);
+  svg = g_build_filename(sdir, "none.svg", NULL);
   g_assert_false(g_file_test(svg, G_FILE_TEST_EXISTS));
   g_free(svg), g_free(out), g_free(err), g_free(spec), g_free(all), g_free(sdir);
   teardown(&v);

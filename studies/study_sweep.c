@@ -413,10 +413,11 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   GArray *px = g_array_new(FALSE, FALSE, sizeof(double)), *py = g_array_new(FALSE, FALSE, sizeof(double));
   GArray *ps = g_array_new(FALSE, FALSE, sizeof(int));
   GPtrArray *pnames = g_ptr_array_new_with_free_func(g_free);
-  int dropped = 0;
+  int dropped = 0, in_error = 0;
   for (char **l = lines + 1; *l && **l; l++) {
     GPtrArray *f = csv_split(*l);
     if ((int)f->len <= status_col || strcmp(f->pdata[status_col], "ok") != 0) {
+      in_error++; /* said in the title, not silently left out */
       g_ptr_array_unref(f);
       continue;
     }
@@ -519,6 +520,8 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
   }
   if (dropped)
     g_string_append_printf(t, " (%d points in further lines not drawn)", dropped);
+  if (in_error)
+    g_string_append_printf(t, " (%d point%s in error not drawn)", in_error, in_error > 1 ? "s" : "");
   *written = ns > 0;
   if (ns > 0)
     ok = study_svg_line_chart_opts(path, t->str, one_line ? "point" : (const char *)hdr->pdata[2], "step time (ms)",
