@@ -568,15 +568,15 @@ static gboolean pair_is_sio(const topo *t, int a, int b)
   return TRUE;
 }
 
-/* Queues `service` picoseconds of work on lane `lane` (0 UB, 1 SIO) of the
- * engine of global rank `rank` and returns when the engine has finished
- * it: a FIFO server, as a link of tier A.  O(1). */
-static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps service)
+/* Queues `service` picoseconds of work, ready at time `ready` (>= now), on
+ * lane `lane` (0 UB, 1 SIO) of the engine of global rank `rank` and
+ * returns when the engine has finished it: a FIFO server, as a link of
+ * tier A.  O(1). */
+static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps ready, sim_time_ps service)
 {
-  sim_time_ps now = sim_now(c->sim);
   sim_time_ps *f = &c->eng_free[2 * (size_t)rank + (size_t)lane];
-  if (*f < now)
-    *f = now;
+  if (*f < ready)
+    *f = ready;
   *f += service;
   return *f;
 }
@@ -702,6 +702,12 @@ static void step_loads(const coll_lib *c, int src, const coll_xfer *xf, const in
  *    transfer's size: the many concurrent remote writes of one member
  *    reach B_port for small messages and fall to (1 - g_inf) of the ring's
  *    bandwidth for large ones.
+ *  - A fan-out step that writes data first waits for its peers'
+ *    readiness notices (a zero-copy write needs the peer's buffer
+ *    ready; a zero-byte step such as a barrier does not): the engine and the
+ *    cores start alpha_max after the step, alpha_max the latency of the
+ *    farthest peer's route (the reference's sigma_fm = sigma_sig +
+ *    alpha_max, §5.2; the data's own latency is the second alpha_max).
  *  - With SDMA every service time is (1 + eps_sdma) longer (§7).
  *  - The cores (MTE, a fan-out step, r->core_term): the step's per-peer
  *    loads are cut into units and assigned to the rank's `cores` cores
@@ -726,6 +732,19 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
   int n_ub = 0;
   uint8_t sio_small[64];
   uint8_t *sio = nx <= G_N_ELEMENTS(sio_small) ? sio_small : g_new(uint8_t, nx);
+  sim_time_ps ready = sim_now(c->sim);
+  uint64_t step_bytes = 0;
+  for (uint32_t i = 0; i < nx; i++)
+    step_bytes += r->scratch[i].bytes;
+  if (nx >= 2 && step_bytes > 0) { /* the readiness notices of a fan-out step that writes */
+    sim_time_ps amax = 0;
+    for (uint32_t i = 0; i < nx; i++) {
+      sim_time_ps lat = 0;
+      topo_route_cost(c->t, dst_rank[i], src, &lat, NULL);
+      amax = MAX(amax, lat);
+    }
+    ready += amax;
+  }
   for (uint32_t i = 0; i < nx; i++) {
     sio[i] = (uint8_t)pair_is_sio(c->t, src, dst_rank[i]);
     n_ub += !sio[i];
@@ -748,7 +767,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
     sim_time_ps svc = bytes == 0 || rate == 0 ? 0 : wisp_transfer_ps(bytes, rate);
     if (lp->sdma)
       svc = (sim_time_ps)llround((double)svc * (1.0 + lp->eps_sdma));
-    sim_time_ps fin = engine_queue(c, src, sio[i], svc);
+    sim_time_ps fin = engine_queue(c, src, sio[i], ready, svc);
     rec->deliver_at = fin + lat;
     sl->local_done = MAX(sl->local_done, fin);
   }
@@ -759,7 +778,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
     int *order = g_new(int, nx);
     step_loads(c, src, r->scratch, dst_rank, nx, ld);
     const part_val *v = lib_partition(c, ld, (int)nx, order);
-    sim_time_ps t0 = MAX(sim_now(c->sim), c->cores_free[src]);
+    sim_time_ps t0 = MAX(ready, c->cores_free[src]);
     c->cores_free[src] = t0 + v->res.makespan_ps;
     sl->local_done = MAX(sl->local_done, t0 + v->res.makespan_ps);
     for (uint32_t k = 0; k < nx; k++) {
