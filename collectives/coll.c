@@ -157,10 +157,12 @@ coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy)
   c->sim = sim;
   c->n = n;
   c->t = net_get_topo(n);
-  if (policy != NULL)
+  if (policy != NULL) {
     c->pol = *policy;
-  else
-    c->pol.chunks = 1;
+  } else {
+    c->pol.chunks = 1; /* as coll_policy_new_default(): library ideal */
+    coll_library_params_default(COLL_LIBRARY_IDEAL, &c->pol.lib);
+  }
   c->free_xr = XR_NONE;
   c->work = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   if (c->pol.lib.reg == COLL_REG_JIT || c->pol.lib.reg == COLL_REG_ROA)
