@@ -643,11 +643,22 @@ static gboolean parse_placement(ld *c, topo *t, const yaml_node_t *root)
 static gboolean load_wisp(ld *c, topo *t, const yaml_node_t *root)
 {
   static const char *const keys[] = {"schema_version", "name", "description", "model", "flow_quantum", "ranks",
-                                     "dims", "graph", "placement", "collectives", "library", NULL};
+                                     "dims", "graph", "placement", "collectives", "library", "preset_version",
+                                     NULL};
   yaml_node_t *v;
   int version;
   if (!check_keys(c, root, "topology", keys))
     return FALSE;
+  /* Cluster presets (the presets directory) carry `preset_version: 1`; accepted
+   * here so that a preset file is also a network config. */
+  if ((v = get(c, root, "preset_version"))) {
+    int pv;
+    if (!get_int(c, v, "preset_version", "topology", 0, 1000000, &pv))
+      return FALSE;
+    if (pv != 1)
+      return fail(c, v, WISP_ERROR_UNSUPPORTED, "preset_version %d is not supported; this wisp reads preset_version 1",
+                  pv);
+  }
   v = get(c, root, "schema_version");
   if (!get_int(c, v, "schema_version", "topology", 0, 1000000, &version))
     return FALSE;
