@@ -247,6 +247,9 @@ struct wisp_afile {
   char *target;   /* AFILE_RENAME: the final name after symlinks */
   char *tmp;
   mode_t mode;    /* AFILE_RENAME: permission bits of the result */
+  gboolean keep_owner; /* AFILE_RENAME over an existing file, run as root: give it back its owner */
+  uid_t uid;
+  gid_t gid;
   afile_mode kind;
   FILE *stream;
 };
@@ -313,6 +316,11 @@ static wisp_afile *afile_open_locked(const char *path, GError **error)
   }
   f->kind = AFILE_RENAME;
   f->mode = exists ? (st.st_mode & 07777) : 0644;
+  if (exists && geteuid() == 0) {
+    f->keep_owner = TRUE;
+    f->uid = st.st_uid;
+    f->gid = st.st_gid;
+  }
   f->tmp = g_strdup_printf("%s.tmp.XXXXXX", f->target);
   int fd = g_mkstemp(f->tmp);
   if (fd < 0) {
@@ -362,6 +370,8 @@ gboolean wisp_afile_commit(wisp_afile *f, GError **error)
       ok = FALSE, e = errno;
     /* mkstemp created the file 0600: give it the replaced file's bits, or
      * the usual 0644. */
+    if (ok && f->keep_owner)
+      (void)fchown(fileno(f->stream), f->uid, f->gid); /* before fchmod, which it may clear set-id bits of */
     if (ok)
       (void)fchmod(fileno(f->stream), f->mode);
   }

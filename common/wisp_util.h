@@ -80,7 +80,8 @@ const char *wisp_ns_string(sim_time_ps t, char buf[32]);
  *     TARGET.tmp.XXXXXX in the target's directory and renamed over it only
  *     by wisp_afile_commit(), so a failed or interrupted run never leaves a
  *     half-written file that looks complete; an existing file keeps its
- *     permission bits, a new one gets 0644;
+ *     permission bits (and, when run as root, its owner), a new one gets
+ *     0644;
  *   - a symlink is followed (up to 40 links): its final target is replaced
  *     and the link itself is kept;
  *   - anything else that exists (a device, a FIFO, a socket) is opened and
