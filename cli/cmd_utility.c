@@ -15,7 +15,7 @@ int wisp_cmd_utility(int argc, char **argv)
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset name (see doc/studies.md) or config file", "PRESET|CONFIG"},
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
     {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "CONFIG"},
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER (default all)", "LIST"},
@@ -56,7 +56,7 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   w = wisp_load_workload_full(argv[1], &lo, &error);
-  if (w == NULL || (base = study_cluster_open(cluster, w->n_ranks, &path, NULL, &error)) == NULL ||
+  if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, NULL, &path, &error)) == NULL ||
       (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;

@@ -6,6 +6,7 @@
 
 #include "chakra/et_graph.h"
 #include "simcore/sim_replay.h"
+#include "topologies/topo_variant.h"
 
 G_BEGIN_DECLS
 
@@ -47,6 +48,16 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
 gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
                                  GError **error);
 void wisp_cli_common_clear(wisp_cli_common *c);
+
+/* The one way a command opens the network an option names (--network,
+ * --cluster): a preset name (presets/NAME.yaml), a preset file, a wisp YAML
+ * or an ASTRA-sim network.yml (studies/study_cluster.c).  A preset is resized
+ * to n_ranks when n_ranks > 0, and the resize is printed on `out` (when not
+ * NULL) as "network SPEC: preset resized from A to the workload's B ranks
+ * (tier 'T' X -> Y)".  *resolved (may be NULL) gets the file's path. */
+topo_variant *wisp_cli_network_open(const char *spec, int n_ranks, FILE *out, char **resolved, GError **error);
+/* The same, built into a topology. */
+topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error);
 
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);
