@@ -161,6 +161,11 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
+  /* Every complete step by default: more collectives (and sizes) give a
+   * better fit, and one step with one size cannot separate alpha from
+   * beta. */
+  if (common.step < 0 && common.steps == NULL)
+    lo.all_steps = TRUE;
   if (ro.has_tier)
     tier = ro.tier;
   ro.has_tier = TRUE;

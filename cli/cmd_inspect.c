@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "frontends/fe.h"
+#include "cli/wisp_load.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
-    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "all: window spans the inner steps; whole: ignore steps", "all|whole"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "unmatched collectives, mismatches and guessed ranks are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
      "synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
@@ -82,14 +83,18 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     fprintf(stderr, "wisp %s: unknown --mode '%s' (use kernels or gap)\n", cmd, mode);
     goto out;
   }
-  if (steps && !strcmp(steps, "all"))
-    opt->all_steps = TRUE;
-  else if (steps && !strcmp(steps, "whole"))
-    opt->whole_trace = TRUE;
-  else if (steps) {
-    fprintf(stderr, "wisp %s: unknown --steps '%s' (use all or whole, or --step N)\n", cmd, steps);
+  wisp_load_options sel = WISP_LOAD_OPTIONS_INIT;
+  GError *serr = NULL;
+  if (!wisp_steps_parse(steps, step, &sel, &serr)) {
+    fprintf(stderr, "wisp %s: %s\n", cmd, serr->message);
+    g_error_free(serr);
     goto out;
   }
+  opt->step = sel.step;
+  opt->step_lo = sel.step_lo;
+  opt->step_hi = sel.step_hi;
+  opt->all_steps = sel.all_steps;
+  opt->whole_trace = sel.whole_trace;
   if (*argc < 2) {
     fprintf(stderr, "wisp %s: give at least one TRACE directory or file (see wisp %s --help)\n", cmd, cmd);
     goto out;

@@ -27,8 +27,8 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL;
-  int jobs = 0;
+  char *out_dir = NULL, *workload = NULL, *shard = NULL, *steps = NULL;
+  int jobs = 0, step = -1;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
   GOptionEntry entries[] = {
@@ -40,6 +40,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {NULL},
   };
   GError *error = NULL;
@@ -49,6 +51,7 @@ int wisp_cmd_sweep(int argc, char **argv)
       "Outputs DIR/NAME.csv, DIR/NAME.jsonl, DIR/NAME.svg and the resume state DIR/NAME.points/.\n"
       "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/demo/workload/llm -j 4");
   int status = 0, k = 1, n = 1;
+  wisp_load_options lo = WISP_LOAD_OPTIONS_INIT;
   study_spec *s = NULL;
   et_workload *w = NULL;
   study_sweep_stats st = {0};
@@ -65,6 +68,12 @@ int wisp_cmd_sweep(int argc, char **argv)
   }
   if (shard && !parse_shard(shard, &k, &n)) {
     fprintf(stderr, "wisp sweep: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", shard);
+    status = 2;
+    goto out;
+  }
+  if (!wisp_steps_parse(steps, step, &lo, &error)) {
+    fprintf(stderr, "wisp sweep: %s\n", error->message);
+    g_clear_error(&error);
     status = 2;
     goto out;
   }
@@ -88,7 +97,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if ((w = wisp_load_workload(wpath, 0, &error)) == NULL) {
+  if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -136,5 +145,6 @@ out:
   g_free(out_dir);
   g_free(workload);
   g_free(shard);
+  g_free(steps);
   return status;
 }

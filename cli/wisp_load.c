@@ -14,8 +14,8 @@
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
 #include "frontends/xla.h"
-#include "studies/study.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static gboolean has_suffix(const char *s, const char *suffix)
@@ -87,6 +87,14 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     opt.replicate_missing = lo->replicate_missing;
     if (lo->step >= 0)
       opt.step_index = lo->step;
+    if (lo->step_lo >= 0 && lo->step_lo == lo->step_hi) {
+      opt.step_index = lo->step_lo;
+    } else if (lo->step_lo >= 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                  "%s: --steps %d..%d: an XLA profile is replayed one step (--step N) or all of it (--steps all, the "
+                  "default)", path, lo->step_lo, lo->step_hi);
+      return NULL;
+    }
     fe_xla_report rep;
     fe_xla_report_init(&rep);
     et_workload *w = fe_xla_load_inputs(paths, 1, &opt, &rep, error);
@@ -103,10 +111,20 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     opt.host_launch = lo->host_launch;
     if (lo->step >= 0)
       opt.step = lo->step;
+    opt.step_lo = lo->step_lo;
+    opt.step_hi = lo->step_hi;
+    opt.all_steps = lo->all_steps;
+    opt.whole_trace = lo->whole_trace;
     fe_kineto_report rep = {0};
     et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, error);
     if (w != NULL)
       print_warnings(rep.warnings);
+    /* Which steps the window holds, whenever steps were chosen or dropped. */
+    gboolean dropped = FALSE;
+    for (int i = 0; w && i < rep.n_files; i++)
+      dropped |= rep.ranks[i].steps_dropped != NULL;
+    if (w && rep.step_note && (dropped || lo->all_steps || lo->step_lo >= 0))
+      fprintf(stderr, "wisp: steps: %s\n", rep.step_note);
     fe_kineto_report_clear(&rep);
     return w;
   }
@@ -152,6 +170,50 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
   return w;
 }
 
+gboolean wisp_steps_parse(const char *steps, int step, wisp_load_options *lo, GError **error)
+{
+  lo->step = step;
+  lo->step_lo = lo->step_hi = -1;
+  lo->all_steps = lo->whole_trace = FALSE;
+  if (step < -1) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--step takes a step number >= 0, not %d", step);
+    return FALSE;
+  }
+  if (steps == NULL)
+    return TRUE;
+  if (step >= 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "give either --step N or --steps %s, not both", steps);
+    return FALSE;
+  }
+  if (strcmp(steps, "all") == 0) {
+    lo->all_steps = TRUE;
+    return TRUE;
+  }
+  if (strcmp(steps, "whole") == 0) {
+    lo->whole_trace = TRUE;
+    return TRUE;
+  }
+  const char *dots = strstr(steps, "..");
+  char *end = NULL;
+  long a = -1, b = -1;
+  if (dots && dots != steps && g_ascii_isdigit(steps[0]) && g_ascii_isdigit(dots[2])) {
+    a = strtol(steps, &end, 10);
+    if (end != dots)
+      a = -1;
+    b = strtol(dots + 2, &end, 10);
+    if (*end != '\0')
+      b = -1;
+  }
+  if (a < 0 || b < a || b > G_MAXINT) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, not '%s'", steps);
+    return FALSE;
+  }
+  lo->step_lo = (int)a;
+  lo->step_hi = (int)b;
+  return TRUE;
+}
+
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
 {
   memset(c, 0, sizeof(*c));
@@ -168,6 +230,7 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &c->replicate_missing, "complete partial groups: XLA chips missing from the profile replay present ones, Kineto absent ranks replicate the traced ones (--replicate-from all)", NULL},
     {"starts", 0, 0, G_OPTION_ARG_STRING, &c->starts, "together (default: every rank starts its step at 0) or measured (each rank at its measured start on the traces' common clock)", "together|measured"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &c->steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
     {NULL},
@@ -188,8 +251,9 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   }
   l.replicate_from = c->replicate_from;
   l.replicate_missing = c->replicate_missing;
-  l.step = c->step;
   l.host_launch = c->host_launch;
+  if (!wisp_steps_parse(c->steps, c->step, &l, error))
+    return FALSE;
   *lo = l;
   if (c->compute_slots != -1 && (c->compute_slots < 1 || c->compute_slots > ET_MAX_COMPUTE_SLOTS)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compute-slots must be an integer from 1 to %d, got %d",
@@ -232,40 +296,6 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->model);
   g_free(c->algo);
   g_free(c->starts);
+  g_free(c->steps);
   memset(c, 0, sizeof(*c));
-}
-
-topo_variant *wisp_cli_network_open(const char *spec, int n_ranks, FILE *out, char **resolved, GError **error)
-{
-  char *notes = NULL;
-  topo_variant *v = study_cluster_open(spec, n_ranks, resolved, &notes, error);
-  if (v && out && notes && *notes)
-    fprintf(out, "network %s: %s\n", spec, notes);
-  g_free(notes);
-  return v;
-}
-
-/* TRUE when the file has a top-level `preset_version:` line (a preset given
- * by its path).  Reads the file once; O(size). */
-static gboolean file_is_preset(const char *path)
-{
-  char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, NULL))
-    return FALSE;
-  gboolean yes = g_str_has_prefix(text, "preset_version:") || strstr(text, "\npreset_version:") != NULL;
-  g_free(text);
-  return yes;
-}
-
-topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error)
-{
-  /* A plain config file is loaded as it is, so its resolved form keeps its
-   * source label (ASTRA-sim network.yml or wisp YAML); presets go through
-   * the variant, which drops the preset_version line and resizes. */
-  if (g_file_test(spec, G_FILE_TEST_IS_REGULAR) && !file_is_preset(spec))
-    return topo_load(spec, error);
-  topo_variant *v = wisp_cli_network_open(spec, n_ranks, out, NULL, error);
-  topo *t = v ? topo_variant_build(v, error) : NULL;
-  topo_variant_free(v);
-  return t;
 }

@@ -18,9 +18,20 @@ typedef struct {
   gboolean host_launch;        /* Kineto kernels mode: model the launching CPU threads (default TRUE) */
   gboolean replicate_missing;  /* XLA: replay chips missing from the profile; Kineto: replicate_from "all" */
   gboolean quiet;              /* do not print the warning about communication replayed as measured */
+  int step_lo, step_hi;        /* --steps A..B (-1 = not given) */
+  gboolean all_steps;          /* --steps all: every complete step */
+  gboolean whole_trace;        /* --steps whole: ignore step markers */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE}
+
+/* Step selection, one spelling on every command that reads traces:
+ * --step N (one profiler step), --steps A..B (steps A to B), --steps all
+ * (every step; a step is dropped only when shown incomplete, and the
+ * report says which and why), --steps whole (ignore step markers).
+ * Parses `steps` (may be NULL) together with `step` (-1 = not given) into
+ * the loader options; an error names the accepted forms. */
+gboolean wisp_steps_parse(const char *steps, int step, wisp_load_options *lo, GError **error);
 
 /* Both load a workload, then count the communication it cannot simulate
  * (et_workload_unsimulated): an error under ET_BUILD_STRICT, else one loud
@@ -31,16 +42,16 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
- *        --step N, --no-host-launch;
+ *        --step N, --steps A..B|all|whole, --no-host-launch;
  * replay --network-model analytical|flow, --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo, *starts;
+  char *deps, *replicate_from, *model, *algo, *starts, *steps;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 11
+#define WISP_CLI_COMMON_ENTRIES 12
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);

@@ -25,7 +25,8 @@ typedef enum {
 typedef struct {
   fe_kineto_mode mode;
   int step;                /* ProfilerStep number, -1 = default (last complete step) */
-  gboolean all_steps;      /* window = first..last selected step */
+  int step_lo, step_hi;    /* --steps A..B: the window spans the complete steps numbered A..B (-1 = not given) */
+  gboolean all_steps;      /* window = first..last complete step (steps dropped only when shown incomplete) */
   gboolean whole_trace;    /* ignore ProfilerStep ranges: the window is the whole trace */
   gboolean strict;         /* matching mismatches and guessed ranks are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
@@ -55,6 +56,9 @@ typedef struct {
   uint64_t comm_size_from_args, comm_size_from_cpu_op, comm_size_unknown;
   int n_steps;
   int step_first, step_last, step_used; /* -1 when no ProfilerStep */
+  int n_steps_used;        /* steps in the window (0 when no ProfilerStep) */
+  int step_used_first;     /* first step of the window (== step_used for one step), -1 when no ProfilerStep */
+  char *steps_dropped;     /* "#6 (cut by the trace's end)", ...: steps left out as incomplete, NULL if none */
   sim_time_ps window_start_ps, window_ps; /* window (relative to the file's first timestamp) */
   sim_time_ps measured_step_ps;
   sim_time_ps gpu_busy_ps;     /* union of GPU op time inside the window */

@@ -27,6 +27,7 @@ void fe_kineto_options_init(fe_kineto_options *opt)
   memset(opt, 0, sizeof *opt);
   opt->mode = FE_KINETO_KERNELS;
   opt->step = -1;
+  opt->step_lo = opt->step_hi = -1;
   opt->min_gap_ps = SIM_PS_PER_NS;
   opt->host_launch = TRUE;
 }
@@ -35,6 +36,7 @@ static void rank_report_clear(fe_kineto_rank_report *rr)
 {
   g_free(rr->path);
   g_free(rr->device_name);
+  g_free(rr->steps_dropped);
   if (rr->skipped)
     g_hash_table_destroy(rr->skipped);
 }
@@ -90,9 +92,14 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
       fprintf(out, "  not analysed further: the load stopped before steps, matching and graphs (see the error)\n");
       continue;
     }
-    if (k->n_steps)
-      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d\n", k->n_steps, k->step_first, k->step_last,
-              k->step_used);
+    if (k->n_steps && k->step_used_first != k->step_used)
+      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d..#%d%s%s\n", k->n_steps, k->step_first,
+              k->step_last, k->step_used_first, k->step_used, k->steps_dropped ? "; dropped as incomplete: " : "",
+              k->steps_dropped ? k->steps_dropped : "");
+    else if (k->n_steps)
+      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d%s%s\n", k->n_steps, k->step_first, k->step_last,
+              k->step_used, k->steps_dropped ? "; dropped as incomplete: " : "",
+              k->steps_dropped ? k->steps_dropped : "");
     else
       fprintf(out, "  steps: no ProfilerStep; the whole trace is the window\n");
     fprintf(out, "  window: %s ns measured step time", wisp_ns_string(k->window_ps, b1));
@@ -846,6 +853,9 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->step_first = r->step_first;
     rr->step_last = r->step_last;
     rr->step_used = r->step_used;
+    rr->step_used_first = r->step_used_first;
+    rr->n_steps_used = r->n_steps_used;
+    rr->steps_dropped = r->steps_dropped ? g_strdup(r->steps_dropped->str) : NULL;
     rr->window_start_ps = r->window_abs;
     rr->window_ps = r->window_ps;
     rr->measured_step_ps = r->window_ps;
@@ -927,11 +937,24 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
                                 "by trimming the trace if that is not intended)");
     else if (opt->step >= 0)
       rep->step_note = g_strdup_printf("ProfilerStep#%d (--step)", opt->step);
-    else if (opt->all_steps)
-      rep->step_note = g_strdup("all steps (first and last dropped when more than two)");
-    else
-      rep->step_note = g_strdup_printf("last complete ProfilerStep (#%d on rank %d; first and last steps are skipped "
-                                       "when there are more than two)", r0->step_used, r0->rank);
+    else if (opt->all_steps || opt->step_lo >= 0) {
+      char range[32], asked[48];
+      if (r0->n_steps_used > 1)
+        g_snprintf(range, sizeof range, "#%d..#%d", r0->step_used_first, r0->step_used);
+      else
+        g_snprintf(range, sizeof range, "#%d", r0->step_used);
+      if (opt->all_steps)
+        g_strlcpy(asked, "--steps all", sizeof asked);
+      else
+        g_snprintf(asked, sizeof asked, "--steps %d..%d", opt->step_lo, opt->step_hi);
+      rep->step_note = g_strdup_printf("ProfilerStep%s (%s: %d step(s) of %d on rank %d%s%s)", range, asked,
+                                       r0->n_steps_used, r0->n_steps, r0->rank,
+                                       r0->steps_dropped ? "; dropped as incomplete: " : "; none dropped",
+                                       r0->steps_dropped ? r0->steps_dropped : "");
+    } else
+      rep->step_note = g_strdup_printf("last complete ProfilerStep (#%d on rank %d%s%s)", r0->step_used, r0->rank,
+                                       r0->steps_dropped ? "; dropped as incomplete: " : "",
+                                       r0->steps_dropped ? r0->steps_dropped : "");
   }
   ok = TRUE;
   rep->complete = TRUE;

@@ -150,9 +150,144 @@ static void test_network_spellings(void)
   g_free(wisp_yaml);
 }
 
+/* One rank's Kineto trace with ProfilerStep#1..#5 of 100 us each (step k
+ * over [100(k-1), 100k) us).  Steps 2..5 each hold one 40 us kernel;
+ * step 1 launches no GPU work, and with `cut` nothing ends after step 5's
+ * marker (the trace stops inside it); without it a last CPU op ends 50 us
+ * after the marker. */
+static char *steps_trace(gboolean cut)
+{
+  GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [");
+  for (int k = 1; k <= 5; k++) {
+    g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", "
+                           "\"pid\": 0, \"tid\": 1, \"ts\": %d, \"dur\": 100, \"args\": {}}",
+                           k > 1 ? ", " : "", k, 100 * (k - 1));
+    if (k > 1)
+      g_string_append_printf(s, ", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_%d\", \"pid\": 0, "
+                             "\"tid\": 7, \"ts\": %d, \"dur\": 40, \"args\": {\"stream\": 7, \"device\": 0}}", k,
+                             100 * (k - 1) + 10);
+  }
+  if (!cut)
+    g_string_append(s, ", {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"profiler_stop\", \"pid\": 0, \"tid\": 1, "
+                       "\"ts\": 520, \"dur\": 30, \"args\": {}}");
+  g_string_append(s, "]}");
+  return g_string_free(s, FALSE);
+}
+
+/* Item 3: --step N, --steps A..B, --steps all and --steps whole on every
+ * trace-reading command; a step is dropped only when shown incomplete and
+ * the command says which and why; calibrate takes every complete step by
+ * default. */
+static void test_steps(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-steps-cli-XXXXXX", NULL);
+  char *cut = g_build_filename(tmp, "cut.json", NULL), *full = g_build_filename(tmp, "full.json", NULL);
+  char *t1 = steps_trace(TRUE), *t2 = steps_trace(FALSE);
+  g_assert_true(g_file_set_contents(cut, t1, -1, NULL));
+  g_assert_true(g_file_set_contents(full, t2, -1, NULL));
+  g_free(t1);
+  g_free(t2);
+  char *out = NULL, *err = NULL;
+  /* --steps all on the cut trace: #5 is cut, #1 has no GPU work; the
+   * window is #2..#4 = [100, 400) us, a measured step of 300 us. */
+  const char *a1[] = {"simulate", cut, "--network", "dgx-h100", "--steps", "all", NULL};
+  g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
+  expect_has(err, "wisp: steps: ProfilerStep#2..#4 (--steps all: 3 step(s) of 5 on rank 0; dropped as incomplete: "
+                  "#5 (cut by the trace's end: nothing in the trace ends after its marker), #1 (launched no GPU "
+                  "work))\n");
+  expect_has(out, "measured step time: 300000.000 ns");
+  g_free(out);
+  g_free(err);
+  /* The same trace with a CPU op after step 5: only #1 is dropped. */
+  const char *a2[] = {"simulate", full, "--network", "dgx-h100", "--steps", "all", NULL};
+  g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
+  expect_has(err, "wisp: steps: ProfilerStep#2..#5 (--steps all: 4 step(s) of 5 on rank 0; dropped as incomplete: "
+                  "#1 (launched no GPU work))\n");
+  expect_has(out, "measured step time: 400000.000 ns");
+  g_free(out);
+  g_free(err);
+  /* --steps A..B on utility: #2..#3 = 200 us, nothing dropped. */
+  const char *a3[] = {"utility", full, "--network", "dgx-h100", "--steps", "2..3", "-r", "latency", NULL};
+  g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
+  expect_has(err, "wisp: steps: ProfilerStep#2..#3 (--steps 2..3: 2 step(s) of 5 on rank 0; none dropped)\n");
+  expect_has(out, "measured step time:             0.200000 ms");
+  g_free(out);
+  g_free(err);
+  /* inspect: the default is the last complete step (#4 on the cut trace),
+   * --step N one step, --steps whole the whole trace. */
+  const char *a4[] = {"inspect", cut, NULL};
+  g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
+  expect_has(out, "window: last complete ProfilerStep (#4 on rank 0; dropped as incomplete: #5 (cut by the trace's "
+                  "end: nothing in the trace ends after its marker))\n");
+  g_free(out);
+  g_free(err);
+  const char *a5[] = {"inspect", cut, "--step", "3", NULL};
+  g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
+  expect_has(out, "window: ProfilerStep#3 (--step)\n");
+  g_free(out);
+  g_free(err);
+  const char *a6[] = {"inspect", cut, "--steps", "whole", NULL};
+  g_assert_cmpint(wisp2(a6, &out, &err), ==, 0);
+  expect_has(out, "window: whole trace (ProfilerStep ranges ignored on request)\n");
+  g_free(out);
+  g_free(err);
+  /* One error for a malformed value, on every command. */
+  const char *cmds[] = {"simulate", "utility", "calibrate", "inspect", "convert", "sweep"};
+  for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+    /* Enough arguments for each command to reach its option check. */
+    const char *a7[] = {cmds[i], cut, "--steps", "3-4", "--network", "dgx-h100", NULL, NULL, NULL};
+    if (strcmp(cmds[i], "calibrate") == 0) {
+      a7[4] = "--cluster";
+      a7[6] = "-o";
+      a7[7] = tmp;
+    } else if (strcmp(cmds[i], "convert") == 0) {
+      a7[4] = "-o";
+      a7[5] = tmp;
+    } else if (strcmp(cmds[i], "inspect") == 0 || strcmp(cmds[i], "sweep") == 0) {
+      a7[4] = NULL;
+    }
+    g_assert_cmpint(wisp2(a7, &out, &err), ==, 2);
+    char *want = g_strdup_printf("wisp %s: --steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, "
+                                 "not '3-4'\n", cmds[i]);
+    expect_has(err, want);
+    g_free(want);
+    g_free(out);
+    g_free(err);
+  }
+  /* sweep takes them too (checked before the spec's workload is read). */
+  const char *a8[] = {"sweep", "--help", NULL};
+  g_assert_cmpint(wisp2(a8, &out, &err), ==, 0);
+  expect_has(out, "--steps=A..B|all|whole");
+  g_free(out);
+  g_free(err);
+  /* A range with no step in it names the trace's steps. */
+  const char *a9[] = {"simulate", cut, "--network", "dgx-h100", "--steps", "7..9", NULL};
+  g_assert_cmpint(wisp2(a9, &out, &err), ==, 1);
+  char *want = g_strdup_printf("wisp: error: %s: --steps 7..9: no ProfilerStep in that range (the trace has steps "
+                               "1..5)\n", cut);
+  expect_has(err, want);
+  g_free(want);
+  g_free(out);
+  g_free(err);
+  /* calibrate: every complete step by default (the note says so). */
+  const char *a10[] = {"calibrate", full, "--cluster", "dgx-h100", "-o", cut, NULL};
+  wisp2(a10, &out, &err);
+  expect_has(err, "wisp: steps: ProfilerStep#2..#5 (--steps all: 4 step(s) of 5 on rank 0; dropped as incomplete: "
+                  "#1 (launched no GPU work))\n");
+  g_free(out);
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(cut);
+  g_free(full);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/input_cli/network_spellings", test_network_spellings);
+  g_test_add_func("/input_cli/steps", test_steps);
   return g_test_run();
 }
