@@ -101,7 +101,9 @@ int wisp_cmd_calibrate(int argc, char **argv)
   wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster,
-     "cluster preset or config whose shape the output keeps (default dgx-h100)", "PRESET|CONFIG"},
+     "cluster whose shape the output keeps: preset name or file, wisp YAML or ASTRA-sim network.yml (default: the "
+     "preset of the trace's GPU; required when none matches)", "PRESET|CONFIG"},
+    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "PRESET|CONFIG"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the calibrated network config to FILE (atomically)",
      "FILE"},
     {"loss", 0, 0, G_OPTION_ARG_STRING, &loss, "least-squares loss: relative (default) or absolute", "LOSS"},
@@ -126,7 +128,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
   topo_variant *v = NULL;
   cal_fit *f = NULL;
   int *dom = NULL;
-  char *cluster_path = NULL, *digest = NULL, *notes = NULL;
+  char *cluster_path = NULL, *digest = NULL, *notes = NULL, *device = NULL;
   topo *t = NULL;
   sim_result *res = NULL;
   cal_options opt;
@@ -172,17 +174,41 @@ int wisp_cmd_calibrate(int argc, char **argv)
   ro.tier = tier;
   ro.quiet = TRUE;
   int n_files = 0;
+  lo.device_name = &device;
   if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
-      (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL ||
-      (v = study_cluster_open(cluster ? cluster : "dgx-h100", w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
-      !cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
-      (f = cal_fit_workload(w, &opt, &error)) == NULL) {
+      (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  /* The cluster: given, or the preset of the trace's device; never a
+   * silent default for another machine. */
+  const char *chosen = cluster ? cluster : wisp_cli_preset_for_device(device);
+  if (chosen == NULL) {
+    if (device)
+      fprintf(stderr, "wisp calibrate: the trace ran on '%s', which no shipped preset models; give --cluster "
+              "PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml%s)\n", device,
+              strstr(device, "V100") ? "; for a DGX-1, examples/networks/dgx1-v100.yaml" : "");
+    else
+      fprintf(stderr, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
+              "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml)\n");
+    status = 2;
+    goto out;
+  }
+  if ((v = study_cluster_open(chosen, w->n_ranks, &cluster_path, &notes, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
   printf("trace: %s (%d files, sha256 %s), %d ranks\n", argv[1], n_files, digest, w->n_ranks);
-  printf("cluster: %s%s%s%s\n", cluster_path, cluster ? "" : " (default; give --cluster for another)",
-         notes && *notes ? "; " : "", notes ? notes : "");
+  if (cluster)
+    printf("cluster: %s%s%s\n", cluster_path, notes && *notes ? "; " : "", notes ? notes : "");
+  else
+    printf("cluster: %s (chosen for the trace's device '%s'; give --cluster for another)%s%s\n", cluster_path,
+           device, notes && *notes ? "; " : "", notes ? notes : "");
+  if (!cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
+      (f = cal_fit_workload(w, &opt, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
   cal_fit_print(f, !summary, stdout);
   if (!cal_refit_to_simulator(f, w, v, tier, &error)) {
     status = wisp_cli_fail(error);
@@ -276,6 +302,7 @@ out:
   g_free(cluster_path);
   g_free(notes);
   g_free(digest);
+  g_free(device);
   if (w)
     et_workload_free(w);
   g_option_context_free(ctx);

@@ -119,6 +119,9 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, error);
     if (w != NULL)
       print_warnings(rep.warnings);
+    for (int i = 0; w && lo->device_name && i < rep.n_files && *lo->device_name == NULL; i++)
+      if (rep.ranks[i].device_name)
+        *lo->device_name = g_strdup(rep.ranks[i].device_name);
     /* Which steps the window holds, whenever steps were chosen or dropped. */
     gboolean dropped = FALSE;
     for (int i = 0; w && i < rep.n_files; i++)

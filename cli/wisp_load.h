@@ -21,9 +21,11 @@ typedef struct {
   int step_lo, step_hi;        /* --steps A..B (-1 = not given) */
   gboolean all_steps;          /* --steps all: every complete step */
   gboolean whole_trace;        /* --steps whole: ignore step markers */
+  char **device_name;          /* out, may be NULL: the first traced rank's device, e.g. "Tesla V100-SXM2-32GB"
+                                  (g_free); NULL when the input does not name one */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL}
 
 /* Step selection, one spelling on every command that reads traces:
  * --step N (one profiler step), --steps A..B (steps A to B), --steps all
@@ -67,6 +69,10 @@ void wisp_cli_common_clear(wisp_cli_common *c);
  * NULL) as "network SPEC: preset resized from A to the workload's B ranks
  * (tier 'T' X -> Y)".  *resolved (may be NULL) gets the file's path. */
 topo_variant *wisp_cli_network_open(const char *spec, int n_ranks, FILE *out, char **resolved, GError **error);
+/* The preset that models the machine a trace's device belongs to
+ * ("NVIDIA H100 80GB HBM3" -> "dgx-h100"), or NULL when no shipped preset
+ * matches (or device is NULL).  The preset must also be found on disk. */
+const char *wisp_cli_preset_for_device(const char *device);
 /* The same, built into a topology. */
 topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error);
 

@@ -42,3 +42,23 @@ topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **e
   topo_variant_free(v);
   return t;
 }
+
+const char *wisp_cli_preset_for_device(const char *device)
+{
+  /* GPU model names as CUDA reports them, most specific first. */
+  static const struct { const char *needle, *preset; } map[] = {
+    {"GB200", "gb200-nvl72"}, {"H200", "dgx-h200"}, {"H100", "dgx-h100"}, {"A100", "dgx-a100"},
+    {"TPU v6", "tpu-v6e"},
+  };
+  if (device == NULL)
+    return NULL;
+  for (size_t i = 0; i < G_N_ELEMENTS(map); i++) {
+    if (strstr(device, map[i].needle) == NULL)
+      continue;
+    char *path = study_cluster_find(map[i].preset, NULL, NULL);
+    gboolean found = path != NULL;
+    g_free(path);
+    return found ? map[i].preset : NULL;
+  }
+  return NULL;
+}

@@ -284,10 +284,146 @@ static void test_steps(void)
   g_free(full);
 }
 
+/* 8 ranks, world all-reduces of 1, 4, 16 and 64 MiB measured at
+ * T = 14 x 2 us + 1.75 S / 100 GB/s (ring, n = 8: 2(n-1) = 14 steps,
+ * bus bytes 2(n-1)/n S = 1.75 S), as in test_cal_cli.c. */
+static void write_cal_workload(const char *dir)
+{
+  et_workload *w = et_workload_new(8, "cli");
+  for (int r = 0; r < 8; r++) {
+    et_builder *b = et_builder_new("cli");
+    sim_time_ps clock = 0;
+    for (int k = 0; k < 4; k++) {
+      uint64_t sz = (uint64_t)1048576 << (2 * k);
+      sim_time_ps d = (sim_time_ps)llround(14 * 2e6 + 1.75 * (double)sz * 1e12 / 100e9);
+      uint32_t i = et_builder_add_node(b, (uint64_t)k, ET_NODE_COMM_COLL, "all_reduce", d, 0);
+      et_builder_set_start(b, i, clock);
+      clock += d + SIM_PS_PER_US;
+      et_comm c = { .bytes = sz, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
+                    .root = -1, .coll = ET_COLL_ALL_REDUCE };
+      et_builder_set_comm(b, i, &c, NULL, NULL, 0);
+      if (k > 0)
+        et_builder_add_dep(b, i, (uint64_t)(k - 1), TRUE, FALSE);
+    }
+    GError *error = NULL;
+    w->ranks[r] = et_builder_finish(b, 0, &error);
+    g_assert_no_error(error);
+  }
+  GError *error = NULL;
+  g_assert_true(et_workload_write(w, dir, "trace", &error));
+  g_assert_no_error(error);
+  et_workload_free(w);
+}
+
+/* A one-rank Kineto trace whose deviceProperties name `device`. */
+static char *device_trace(const char *device)
+{
+  char *steps = steps_trace(FALSE);
+  char *t = g_strdup_printf("{\"deviceProperties\": [{\"id\": 0, \"name\": \"%s\"}], %s", device, steps + 1);
+  g_free(steps);
+  return t;
+}
+
+/* Item 8: calibrate's cluster comes from --cluster or the trace's device,
+ * never a silent dgx-h100; ranks inside one node (node_dims) are
+ * intra-node; the YAML has human units and a name of its own. */
+static void test_calibrate_cluster(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-cal-cluster-XXXXXX", NULL);
+  char *et = g_build_filename(tmp, "et", NULL), *yaml = g_build_filename(tmp, "cal.yaml", NULL);
+  char *v100 = g_build_filename(tmp, "v100.json", NULL), *h100 = g_build_filename(tmp, "h100.json", NULL);
+  g_assert_cmpint(g_mkdir(et, 0755), ==, 0);
+  write_cal_workload(et);
+  char *t = device_trace("Tesla V100-SXM2-32GB");
+  g_assert_true(g_file_set_contents(v100, t, -1, NULL));
+  g_free(t);
+  t = device_trace("NVIDIA H100 80GB HBM3");
+  g_assert_true(g_file_set_contents(h100, t, -1, NULL));
+  g_free(t);
+  char *out = NULL, *err = NULL;
+  /* A V100 trace: no preset models it, so --cluster is required. */
+  const char *a1[] = {"calibrate", v100, "-o", yaml, NULL};
+  g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
+  expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models; give "
+                  "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml; for a "
+                  "DGX-1, examples/networks/dgx1-v100.yaml)\n");
+  g_assert_false(g_file_test(yaml, G_FILE_TEST_EXISTS));
+  g_free(out);
+  g_free(err);
+  /* A Chakra workload names no device. */
+  const char *a2[] = {"calibrate", et, "-o", yaml, NULL};
+  g_assert_cmpint(wisp2(a2, &out, &err), ==, 2);
+  expect_has(err, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
+                  "--cluster PRESET|CONFIG");
+  g_free(out);
+  g_free(err);
+  /* An H100 trace gets dgx-h100, and says why (this trace has no
+   * collective, so the fit itself then fails). */
+  char *preset = src_path("presets/dgx-h100.yaml");
+  const char *a3[] = {"calibrate", h100, "-o", yaml, NULL};
+  g_assert_cmpint(wisp2(a3, &out, &err), ==, 1);
+  char *want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA H100 80GB HBM3'; give --cluster "
+                               "for another)", preset);
+  expect_has(out, want);
+  g_free(want);
+  g_free(out);
+  g_free(err);
+  /* 8 GPUs of one DGX-1 (quads x cross links, node_dims: 2): every
+   * collective is intra-node; alpha 2 us per step and beta 100 GB/s come
+   * back exactly (the durations are the closed form above). */
+  char *dgx1 = src_path("examples/networks/dgx1-v100.yaml");
+  const char *a4[] = {"calibrate", et, "--cluster", dgx1, "-o", yaml, "--summary", "--no-baseline", NULL};
+  g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
+  expect_has(out, "  intra-node      4     4      2.0000 us   100.000 GB/s");
+  expect_has(out, "  inter-node      0     0");
+  g_free(out);
+  g_free(err);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(yaml, &text, NULL, NULL));
+  g_test_message("calibrated config:\n%s", text);
+  expect_has(text, "\nname: \"dgx1-v100-calibrated\"\n");
+  expect_has(text, "node_dims: 2\n");
+  /* The fit describes the node, so both tiers inside it get it; the
+   * refit against the simulator's plan on quads x cross reproduces every
+   * point (rms 0.000 %) with 100 GB/s and 3.5 us per link (golden output
+   * of that refit; the direct mapping alpha / 1 hop = 2 us is 14.4 % off).
+   * Human units, no integer "B/s" / "ps" values. */
+  expect_has(text, "# intra-node: alpha 2000.000 ns/step, beta 100.000000 GB/s from 4 collectives (4 sizes), rms "
+                   "error 0.000 %\n");
+  expect_has(text, "link values refitted against the simulator (rms 14.364 % -> 0.000 %)\n");
+  expect_has(text, "  - {name: \"quad\", kind: fully_connected, size: 4, bandwidth: 100GB/s, latency: 3.5us}\n"
+                   "  - {name: \"cross\", kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 3.5us}\n");
+  g_assert_null(strstr(text, "0B/s"));
+  g_assert_null(strstr(text, "0ps"));
+  g_free(text);
+  /* The same workload on dgx-h100 (nvlink x ib, 1 node for 8 ranks):
+   * "bandwidth: 100GB/s, latency: 1us" on nvlink (alpha 2 us / 2 switch
+   * traversals), exact in 4 significant digits. */
+  const char *a5[] = {"calibrate", et, "--cluster", "dgx-h100", "-o", yaml, "--summary", "--no-baseline", NULL};
+  g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
+  g_free(out);
+  g_free(err);
+  g_assert_true(g_file_get_contents(yaml, &text, NULL, NULL));
+  expect_has(text, "\nname: \"dgx-h100-calibrated\"\n");
+  expect_has(text, "  - {name: \"nvlink\", kind: switch, size: 8, bandwidth: 100GB/s, latency: 1us}\n");
+  g_free(text);
+  g_free(dgx1);
+  g_free(preset);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(et);
+  g_free(yaml);
+  g_free(v100);
+  g_free(h100);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/input_cli/network_spellings", test_network_spellings);
   g_test_add_func("/input_cli/steps", test_steps);
+  g_test_add_func("/input_cli/calibrate_cluster", test_calibrate_cluster);
   return g_test_run();
 }
