@@ -27,7 +27,7 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL, *steps = NULL;
+  char *out_dir = NULL, *workload = NULL, *shard = NULL, *steps = NULL, *comm_group = NULL;
   int jobs = 0, step = -1;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
@@ -42,6 +42,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
+    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
+    {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
     {NULL},
   };
   GError *error = NULL;
@@ -97,6 +99,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
+  lo.comm_group = comm_group;
   if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
@@ -146,5 +149,6 @@ out:
   g_free(workload);
   g_free(shard);
   g_free(steps);
+  g_free(comm_group);
   return status;
 }

@@ -80,6 +80,12 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
   unsigned build_flags = lo->build_flags;
   const char *kind = wisp_input_kind(path);
   const char *paths[] = {path};
+  if (lo->comm_group && strcmp(kind, "chakra") != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: --comm-group %s applies to Chakra workloads (.et files); %s input carries its own process "
+                "groups", path, lo->comm_group, strcmp(kind, "xla") == 0 ? "an XLA" : "a Kineto");
+    return NULL;
+  }
   if (strcmp(kind, "xla") == 0) {
     fe_xla_options opt;
     fe_xla_options_init(&opt);
@@ -131,7 +137,7 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     fe_kineto_report_clear(&rep);
     return w;
   }
-  return et_workload_load(path, build_flags, error);
+  return et_workload_load_groups(path, build_flags, lo->comm_group, error);
 }
 
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *lo, GError **error)
@@ -233,6 +239,8 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &c->replicate_missing, "complete partial groups: XLA chips missing from the profile replay present ones, Kineto absent ranks replicate the traced ones (--replicate-from all)", NULL},
     {"starts", 0, 0, G_OPTION_ARG_STRING, &c->starts, "together (default: every rank starts its step at 0) or measured (each rank at its measured start on the traces' common clock)", "together|measured"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &c->comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
+    {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &c->comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &c->steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
@@ -255,6 +263,7 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   l.replicate_from = c->replicate_from;
   l.replicate_missing = c->replicate_missing;
   l.host_launch = c->host_launch;
+  l.comm_group = c->comm_group;
   if (!wisp_steps_parse(c->steps, c->step, &l, error))
     return FALSE;
   *lo = l;
@@ -300,5 +309,6 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->algo);
   g_free(c->starts);
   g_free(c->steps);
+  g_free(c->comm_group);
   memset(c, 0, sizeof(*c));
 }

@@ -23,9 +23,10 @@ typedef struct {
   gboolean whole_trace;        /* --steps whole: ignore step markers */
   char **device_name;          /* out, may be NULL: the first traced rank's device, e.g. "Tesla V100-SXM2-32GB"
                                   (g_free); NULL when the input does not name one */
+  const char *comm_group;      /* --comm-group FILE: Chakra groups from FILE, not the comm_group.json beside */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL}
 
 /* Step selection, one spelling on every command that reads traces:
  * --step N (one profiler step), --steps A..B (steps A to B), --steps all
@@ -44,16 +45,17 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
- *        --step N, --steps A..B|all|whole, --no-host-launch;
+ *        --step N, --steps A..B|all|whole, --no-host-launch,
+ *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling);
  * replay --network-model analytical|flow, --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo, *starts, *steps;
+  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 12
+#define WISP_CLI_COMMON_ENTRIES 14
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);

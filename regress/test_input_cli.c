@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include <cjson/cJSON.h>
+
 #include "chakra/et_io.h"
 #include "regress/test_util.h"
 
@@ -419,11 +421,118 @@ static void test_calibrate_cluster(void)
   g_free(h100);
 }
 
+/* 4 ranks; ranks 0 and 1 all-reduce 1 MiB in group "1" (pg_name), ranks 2
+ * and 3 compute for 10 us.  No comm_group.json is written. */
+static void write_group_workload(const char *dir)
+{
+  et_workload *w = et_workload_new(4, "cli");
+  for (int r = 0; r < 4; r++) {
+    et_builder *b = et_builder_new("cli");
+    if (r < 2) {
+      uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
+      et_comm c = { .bytes = 1 << 20, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1, .root = -1,
+                    .coll = ET_COLL_ALL_REDUCE };
+      et_builder_set_comm(b, i, &c, "1", NULL, 0);
+    } else {
+      et_builder_add_node(b, 0, ET_NODE_COMP, "gemm", 10 * SIM_PS_PER_US, 0);
+    }
+    GError *error = NULL;
+    w->ranks[r] = et_builder_finish(b, 0, &error);
+    g_assert_no_error(error);
+  }
+  GError *error = NULL;
+  g_assert_true(et_workload_write(w, dir, "w", &error));
+  g_assert_no_error(error);
+  et_workload_free(w);
+}
+
+/* Item 4: --comm-group FILE (and ASTRA-sim's --comm-group-configuration)
+ * on every command that reads Chakra workloads. */
+static void test_comm_group(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-cg-cli-XXXXXX", NULL);
+  char *et = g_build_filename(tmp, "et", NULL), *cg = g_build_filename(tmp, "groups.json", NULL);
+  g_assert_cmpint(g_mkdir(et, 0755), ==, 0);
+  write_group_workload(et);
+  g_assert_true(g_file_set_contents(cg, "{\"1\": [0, 1]}\n", -1, NULL));
+  char *out = NULL, *err = NULL, *json = g_build_filename(tmp, "r.json", NULL);
+  char *cal = g_build_filename(tmp, "cal.yaml", NULL);
+  /* Without the groups, the error says where they can come from. */
+  const char *a0[] = {"simulate", et, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a0, &out, &err), ==, 1);
+  expect_has(err, "(\"all_reduce\"): pg_name \"1\" is not a known communicator (0 group(s) defined, e.g. in "
+                  "comm_group.json); add the group (comm_group.json beside the .et files, or --comm-group FILE) or "
+                  "fix pg_name\n");
+  g_free(out);
+  g_free(err);
+  /* With --comm-group (or ASTRA-sim's --comm-group-configuration) from
+   * another directory: the report's group "1" has the file's 2 ranks. */
+  const char *opts[] = {"--comm-group", "--comm-group-configuration"};
+  for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
+    const char *a1[] = {"simulate", et, "--network", "dgx-h100", opts[i], cg, "--json", json, NULL};
+    g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
+    g_free(out);
+    g_free(err);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+    cJSON *d = cJSON_Parse(text);
+    g_free(text);
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(d, "groups");
+    g_assert_cmpint(cJSON_GetArraySize(groups), ==, 1);
+    const cJSON *g0 = cJSON_GetArrayItem(groups, 0);
+    g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(g0, "group")->valuestring, ==, "1");
+    g_assert_cmpint(cJSON_GetObjectItemCaseSensitive(g0, "n_ranks")->valueint, ==, 2);
+    cJSON_Delete(d);
+  }
+  /* utility, calibrate and sweep take it too (they load the workload). */
+  const char *a2[] = {"utility", et, "--network", "dgx-h100", "-r", "latency", "--comm-group", cg, NULL};
+  g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
+  g_free(out);
+  g_free(err);
+  const char *a3[] = {"calibrate", et, "--cluster", "dgx-h100", "-o", cal, "--comm-group", cg, NULL};
+  g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
+  expect_has(out, "intra-node      1     1");
+  g_free(out);
+  g_free(err);
+  const char *a4[] = {"sweep", "--help", NULL};
+  g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
+  expect_has(out, "--comm-group=FILE");
+  g_free(out);
+  g_free(err);
+  /* A missing file, and a Kineto input, are errors that say so. */
+  const char *a5[] = {"simulate", et, "--network", "dgx-h100", "--comm-group", "no-such.json", NULL};
+  g_assert_cmpint(wisp2(a5, &out, &err), ==, 1);
+  expect_has(err, "wisp: error: no-such.json: no such file (--comm-group names the comm_group.json to use)\n");
+  g_free(out);
+  g_free(err);
+  char *kin = g_build_filename(tmp, "k.json", NULL), *t = steps_trace(FALSE);
+  g_assert_true(g_file_set_contents(kin, t, -1, NULL));
+  g_free(t);
+  const char *a6[] = {"simulate", kin, "--network", "dgx-h100", "--comm-group", cg, NULL};
+  g_assert_cmpint(wisp2(a6, &out, &err), ==, 1);
+  char *want = g_strdup_printf("wisp: error: %s: --comm-group %s applies to Chakra workloads (.et files); a Kineto "
+                               "input carries its own process groups\n", kin, cg);
+  expect_has(err, want);
+  g_free(want);
+  g_free(out);
+  g_free(err);
+  g_free(kin);
+  g_free(json);
+  g_free(cal);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(et);
+  g_free(cg);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/input_cli/network_spellings", test_network_spellings);
   g_test_add_func("/input_cli/steps", test_steps);
   g_test_add_func("/input_cli/calibrate_cluster", test_calibrate_cluster);
+  g_test_add_func("/input_cli/comm_group", test_comm_group);
   return g_test_run();
 }
