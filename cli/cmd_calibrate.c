@@ -92,6 +92,30 @@ static gboolean print_sensitivity(const et_workload *w, const topo *t, const sim
   return TRUE;
 }
 
+/* cal_trace_digest of one path; of several, the SHA-256 of their digests
+ * in argument order (file counts summed). */
+static char *trace_digest(int n, char **paths, int *n_files, GError **error)
+{
+  if (n == 1)
+    return cal_trace_digest(paths[0], n_files, error);
+  GChecksum *c = g_checksum_new(G_CHECKSUM_SHA256);
+  *n_files = 0;
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    char *d = cal_trace_digest(paths[i], &k, error);
+    if (d == NULL) {
+      g_checksum_free(c);
+      return NULL;
+    }
+    g_checksum_update(c, (const guchar *)d, (gssize)strlen(d));
+    g_free(d);
+    *n_files += k;
+  }
+  char *out = g_strdup(g_checksum_get_string(c));
+  g_checksum_free(c);
+  return out;
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL;
@@ -115,7 +139,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new("TRACE - fit network latency and bandwidth to measured collectives");
+  GOptionContext *ctx = g_option_context_new("TRACE... - fit network latency and bandwidth to measured collectives");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -128,7 +152,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
   topo_variant *v = NULL;
   cal_fit *f = NULL;
   int *dom = NULL;
-  char *cluster_path = NULL, *digest = NULL, *notes = NULL, *device = NULL;
+  char *cluster_path = NULL, *digest = NULL, *notes = NULL, *device = NULL, *label = NULL;
   topo *t = NULL;
   sim_result *res = NULL;
   cal_options opt;
@@ -140,8 +164,8 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || output == NULL) {
-    fprintf(stderr, "wisp calibrate: give exactly one TRACE and -o FILE (see wisp calibrate --help)\n");
+  if (argc < 2 || output == NULL) {
+    fprintf(stderr, "wisp calibrate: give a TRACE (one or more paths) and -o FILE (see wisp calibrate --help)\n");
     status = 2;
     goto out;
   }
@@ -175,8 +199,12 @@ int wisp_cmd_calibrate(int argc, char **argv)
   ro.quiet = TRUE;
   int n_files = 0;
   lo.device_name = &device;
-  if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
-      (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL) {
+  GString *lab = g_string_new(NULL);
+  for (int i = 1; i < argc; i++)
+    g_string_append_printf(lab, "%s%s", i > 1 ? " " : "", argv[i]);
+  label = g_string_free(lab, FALSE);
+  if ((digest = trace_digest(argc - 1, argv + 1, &n_files, &error)) == NULL ||
+      (w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -198,7 +226,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  printf("trace: %s (%d files, sha256 %s), %d ranks\n", argv[1], n_files, digest, w->n_ranks);
+  printf("trace: %s (%d files, sha256 %s), %d ranks\n", label, n_files, digest, w->n_ranks);
   if (cluster)
     printf("cluster: %s%s%s\n", cluster_path, notes && *notes ? "; " : "", notes ? notes : "");
   else
@@ -230,7 +258,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
              rf->rms_before_pct, rf->points);
   }
   GString *hdr = g_string_new(NULL);
-  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", argv[1]);
+  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", label);
   g_string_append_printf(hdr, "(%d files; sha256 of the sorted name/size list: %s), %d ranks.\n", n_files, digest,
                          w->n_ranks);
   g_string_append_printf(hdr, "Cluster shape from %s.\n", cluster_path);
@@ -280,7 +308,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     wisp_json_init(&j, wisp_afile_stream(af), 3);
     wisp_json_begin_object(&j, NULL);
     wisp_json_int(&j, "schema_version", 1);
-    wisp_json_string(&j, "trace", argv[1]);
+    wisp_json_string(&j, "trace", label);
     wisp_json_string(&j, "trace_sha256", digest);
     wisp_json_string(&j, "cluster", cluster_path);
     wisp_json_string(&j, "config", output);
@@ -303,6 +331,7 @@ out:
   g_free(notes);
   g_free(digest);
   g_free(device);
+  g_free(label);
   if (w)
     et_workload_free(w);
   g_option_context_free(ctx);

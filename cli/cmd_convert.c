@@ -5,6 +5,7 @@
 #include "config.h"
 #include "frontends/fe.h"
 #include "chakra/et_io.h"
+#include "cli/wisp_load.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -33,7 +34,23 @@ int wisp_cmd_convert(int argc, char **argv)
   }
   fe_kineto_report rep;
   GError *error = NULL;
-  et_workload *w = fe_kineto_load((const char *const *)argv + 1, argc - 1, &opt, &rep, &error);
+  wisp_inputs in;
+  if (!wisp_inputs_resolve((const char *const *)argv + 1, argc - 1, &in, &error)) {
+    fprintf(stderr, "wisp convert: error: %s\n", error->message);
+    g_error_free(error);
+    status = 1;
+    goto done;
+  }
+  wisp_inputs_print_ignored(&in, stderr);
+  if (strcmp(in.kind, "kineto") != 0) {
+    fprintf(stderr, "wisp convert: error: %s is %s input; convert reads Kineto traces and XLA profiles\n", argv[1],
+            in.kind);
+    wisp_inputs_clear(&in);
+    status = 1;
+    goto done;
+  }
+  et_workload *w = fe_kineto_load((const char *const *)in.files->pdata, (int)in.files->len, &opt, &rep, &error);
+  wisp_inputs_clear(&in);
   if (w || (rep.n_files > 0 && rep.ranks[0].events_read > 0))
     fe_kineto_report_print(&rep, stderr);
   fe_kineto_report_clear(&rep);

@@ -124,8 +124,24 @@ int wisp_cmd_inspect(int argc, char **argv)
   status = 1;
   fe_kineto_report rep;
   GError *error = NULL;
+  wisp_inputs in;
+  if (!wisp_inputs_resolve((const char *const *)argv + 1, argc - 1, &in, &error)) {
+    fprintf(stderr, "wisp inspect: error: %s\n", error->message);
+    g_error_free(error);
+    wisp_kineto_cli_options_clear(&opt);
+    return 1;
+  }
+  wisp_inputs_print_ignored(&in, stderr);
+  if (strcmp(in.kind, "kineto") != 0) {
+    fprintf(stderr, "wisp inspect: error: %s is %s input; inspect reads Kineto traces and XLA profiles\n",
+            argv[1], in.kind);
+    wisp_inputs_clear(&in);
+    wisp_kineto_cli_options_clear(&opt);
+    return 1;
+  }
   double t0 = wisp_wall_seconds();
-  et_workload *w = fe_kineto_load((const char *const *)argv + 1, argc - 1, &opt, &rep, &error);
+  et_workload *w = fe_kineto_load((const char *const *)in.files->pdata, (int)in.files->len, &opt, &rep, &error);
+  wisp_inputs_clear(&in);
   double dt = wisp_wall_seconds() - t0;
   if (w || (rep.n_files > 0 && rep.ranks[0].events_read > 0))
     fe_kineto_report_print(&rep, stdout);

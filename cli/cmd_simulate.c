@@ -76,12 +76,13 @@ int wisp_cmd_simulate(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new("WORKLOAD - replay a workload on a network");
+  GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
-      "WORKLOAD is a Chakra ET prefix (PREFIX.0.et ... PREFIX.N-1.et) or a directory holding one set, a\n"
-      "directory of per-rank Kineto traces (*.json, *.json.gz), or XLA profiles (*.xplane.pb, *.trace.json.gz).\n"
+      "WORKLOAD is a Chakra ET prefix (PREFIX.0.et ... PREFIX.N-1.et) or a directory holding one set, per-rank\n"
+      "Kineto traces (*.json, *.json.gz: files, globs or a directory; PyTorch execution traces beside them are\n"
+      "ignored and listed), or XLA profiles (*.xplane.pb, *.trace.json.gz).  Several paths form one workload.\n"
       "Example: wisp simulate build/demo/workload/llm --network examples/cluster-2node.yaml --json out.json");
   int status = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -90,8 +91,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || (network == NULL) == (cluster == NULL)) {
-    fprintf(stderr, "wisp simulate: give exactly one WORKLOAD and one --network PRESET|CONFIG (or --cluster, the same option) (see wisp simulate --help)\n");
+  if (argc < 2 || (network == NULL) == (cluster == NULL)) {
+    fprintf(stderr, "wisp simulate: give a WORKLOAD (one or more paths) and one --network PRESET|CONFIG (or --cluster, the same option) (see wisp simulate --help)\n");
     status = 2;
     goto out;
   }
@@ -118,7 +119,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   et_workload *w = NULL;
   topo *t = NULL;
-  w = wisp_load_workload_full(argv[1], &lo, &error);
+  w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL) {
     status = wisp_cli_fail(error);
     goto out;

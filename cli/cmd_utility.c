@@ -25,7 +25,7 @@ int wisp_cmd_utility(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new("WORKLOAD - utility of doubling each network resource");
+  GOptionContext *ctx = g_option_context_new("WORKLOAD... - utility of doubling each network resource");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -42,8 +42,8 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || cluster == NULL) {
-    fprintf(stderr, "wisp utility: give exactly one WORKLOAD and --cluster PRESET|CONFIG (see wisp utility --help)\n");
+  if (argc < 2 || cluster == NULL) {
+    fprintf(stderr, "wisp utility: give a WORKLOAD (one or more paths) and --cluster PRESET|CONFIG (see wisp utility --help)\n");
     status = 2;
     goto out;
   }
@@ -55,7 +55,7 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
-  w = wisp_load_workload_full(argv[1], &lo, &error);
+  w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, NULL, &path, &error)) == NULL ||
       (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);

@@ -78,6 +78,31 @@ const char *wisp_cli_preset_for_device(const char *device);
 /* The same, built into a topology. */
 topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error);
 
+/* Several paths as one workload.  Each argument is a file, a directory, a
+ * Chakra prefix or a glob pattern (expanded here when the shell did not).
+ * Files are classified by name and, for JSON, by their first MiB (a
+ * "traceEvents" key means Kineto; "nodes" a PyTorch execution trace, which
+ * is ignored).  A directory holding .et files is a Chakra workload, one
+ * holding XPlane/XProf files an XLA one, else its Kineto traces are taken;
+ * everything else is listed in `ignored` with the reason.  The inputs must
+ * be of one kind; a path with nothing usable is an error naming every kind
+ * tried.  O(files in the directories + 1 MiB per JSON file). */
+typedef struct {
+  const char *kind;            /* "chakra", "kineto" or "xla" */
+  GPtrArray *files;            /* char*: what the reader gets (Chakra: one prefix, directory or rank file) */
+  GHashTable *ignored;         /* reason -> GPtrArray of paths */
+  GPtrArray *reasons;          /* reasons in order of discovery */
+} wisp_inputs;
+
+gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, GError **error);
+/* "wisp: ignored N file(s): REASON: a b c ..." per reason (at most 4 names). */
+void wisp_inputs_print_ignored(const wisp_inputs *in, FILE *out);
+void wisp_inputs_clear(wisp_inputs *in);
+/* wisp_load_workload_full over several paths (wisp_inputs_resolve), with
+ * the ignored files listed on stderr unless opt->quiet. */
+et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wisp_load_options *opt,
+                                      GError **error);
+
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);
 

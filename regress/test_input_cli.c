@@ -527,6 +527,122 @@ static void test_comm_group(void)
   g_free(cg);
 }
 
+/* steps_trace(FALSE) as rank `rank` of a 2-rank job. */
+static char *rank_trace(int rank)
+{
+  char *t = steps_trace(FALSE);
+  char *from = strstr(t, "\"rank\": 0, \"world_size\": 1");
+  g_assert_nonnull(from);
+  char *out = g_strdup_printf("%.*s\"rank\": %d, \"world_size\": 2%s", (int)(from - t), t, rank,
+                              from + strlen("\"rank\": 0, \"world_size\": 1"));
+  g_free(t);
+  return out;
+}
+
+/* Item 5: several paths or globs are one workload; a directory's files of
+ * the recognised kind are taken and the rest listed with the reason; a
+ * path with nothing usable names every input kind tried. */
+static void test_several_inputs(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-inputs-cli-XXXXXX", NULL);
+  char *dir = g_build_filename(tmp, "run", NULL), *empty = g_build_filename(tmp, "empty", NULL);
+  g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+  g_assert_cmpint(g_mkdir(empty, 0755), ==, 0);
+  char *k0 = g_build_filename(dir, "kineto_0.json", NULL), *k1 = g_build_filename(dir, "kineto_1.json", NULL);
+  char *et0 = g_build_filename(dir, "et_0.json", NULL), *txt = g_build_filename(dir, "README.txt", NULL);
+  for (int r = 0; r < 2; r++) {
+    char *t = rank_trace(r);
+    g_assert_true(g_file_set_contents(r ? k1 : k0, t, -1, NULL));
+    g_free(t);
+  }
+  /* A PyTorch execution trace as the Chakra collection layout has it. */
+  g_assert_true(g_file_set_contents(et0, "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"nodes\": []}", -1, NULL));
+  g_assert_true(g_file_set_contents(txt, "notes\n", -1, NULL));
+  char *out = NULL, *err = NULL, *want = NULL;
+  /* The directory: the two Kineto traces, the rest listed. */
+  const char *a1[] = {"simulate", dir, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
+  want = g_strdup_printf("wisp: ignored 1 file(s): PyTorch execution trace or Chakra JSON (\"nodes\"): wisp reads the "
+                         "Kineto traces beside it, or Chakra .et files (convert with chakra_converter): %s\n", et0);
+  expect_has(err, want);
+  g_free(want);
+  want = g_strdup_printf("wisp: ignored 1 file(s): not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
+                         "*.xplane.pb, XProf *.trace.json[.gz]): %s\n", txt);
+  expect_has(err, want);
+  g_free(want);
+  want = g_strdup_printf("workload %s: 2 ranks;", dir);
+  expect_has(out, want);
+  g_free(want);
+  g_free(out);
+  g_free(err);
+  /* Two files, and a glob the shell did not expand, on utility and
+   * calibrate as on simulate. */
+  char *glob = g_build_filename(dir, "kineto_*.json", NULL);
+  const char *a2[] = {"simulate", k0, k1, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
+  expect_has(out, ": 2 ranks;");
+  g_free(out);
+  g_free(err);
+  const char *a3[] = {"utility", glob, "--network", "dgx-h100", "-r", "latency", NULL};
+  g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
+  want = g_strdup_printf("workload %s: 2 ranks", glob);
+  expect_has(out, want);
+  g_free(want);
+  g_free(out);
+  g_free(err);
+  const char *a4[] = {"inspect", glob, NULL};
+  g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
+  expect_has(out, "Kineto traces: 2 file(s), world size 2\n");
+  g_free(out);
+  g_free(err);
+  /* Nothing usable: every kind tried is named. */
+  const char *tried = "tried a Chakra ET prefix or directory (%s.0.et, or DIR/PREFIX.N.et), Kineto traces (*.json, "
+                      "*.json.gz with \"traceEvents\"), XPlane profiles (*.xplane.pb[.gz]) and XProf JSON "
+                      "(*.trace.json[.gz])";
+  char *t2 = g_strdup_printf(tried, empty);
+  want = g_strdup_printf("wisp: error: %s: no workload found; %s; the directory holds no files\n", empty, t2);
+  const char *a5[] = {"simulate", empty, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a5, &out, &err), ==, 1);
+  expect_has(err, want);
+  g_free(want);
+  g_free(t2);
+  g_free(out);
+  g_free(err);
+  char *missing = g_build_filename(tmp, "nothing", NULL);
+  t2 = g_strdup_printf(tried, missing);
+  want = g_strdup_printf("wisp: error: %s: no such file or directory, and no workload found; %s\n", missing, t2);
+  const char *a6[] = {"simulate", missing, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a6, &out, &err), ==, 1);
+  expect_has(err, want);
+  g_free(want);
+  g_free(t2);
+  g_free(out);
+  g_free(err);
+  g_free(missing);
+  /* A directory holding only what is ignored says what it holds. */
+  g_unlink(k0);
+  g_unlink(k1);
+  const char *a7[] = {"simulate", dir, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a7, &out, &err), ==, 1);
+  want = g_strdup_printf("; 1 file(s) ignored: PyTorch execution trace or Chakra JSON (\"nodes\"): wisp reads the "
+                         "Kineto traces beside it, or Chakra .et files (convert with chakra_converter) (%s)", et0);
+  expect_has(err, want);
+  g_free(want);
+  g_free(out);
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(dir);
+  g_free(empty);
+  g_free(k0);
+  g_free(k1);
+  g_free(et0);
+  g_free(txt);
+  g_free(glob);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -534,5 +650,6 @@ int main(int argc, char **argv)
   g_test_add_func("/input_cli/steps", test_steps);
   g_test_add_func("/input_cli/calibrate_cluster", test_calibrate_cluster);
   g_test_add_func("/input_cli/comm_group", test_comm_group);
+  g_test_add_func("/input_cli/several_inputs", test_several_inputs);
   return g_test_run();
 }
