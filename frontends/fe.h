@@ -33,6 +33,9 @@ typedef struct {
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
   gboolean host_launch;    /* kernels mode (default TRUE): launching CPU threads as graph nodes; a GPU op waits
                             * for its launch and host synchronisation calls wait for the GPU (doc/kineto.md) */
+  gboolean allow_partial;  /* without replicate_from, absent ranks are synthesized from the traced ones
+                            * (as replicate_from "all") with a warning naming them, instead of an error;
+                            * for summaries (wisp inspect), not for replays */
   int threads;             /* workers parsing and extracting rank files in parallel: 0 (default) = the
                             * environment variable WISP_THREADS when set, else g_get_num_processors();
                             * 1 = one file after another in the calling thread.  Never changes the output. */
@@ -95,11 +98,40 @@ typedef struct {
   GPtrArray *warnings;     /* char*, in order of discovery */
   char *step_note;         /* how the window was chosen */
   gboolean complete;       /* the load succeeded; else only what parsing found is filled in */
+  GArray *colls;           /* fe_coll_row: the per-collective table (traced ranks' matched calls) */
+  int n_missing;           /* ranks without a trace (synthesized under allow_partial or replicate_from) */
+  char *missing;           /* "1, 3" (at most 16 listed), NULL when none */
   fe_kineto_mode mode;     /* the graph mode the load used */
 } fe_kineto_report;
 
+/* One row of the per-collective table: the matched calls of one kind
+ * (op, group, size, dtype, size source), with the measured kernel time of
+ * every traced member's every call. */
+typedef struct {
+  char *op;                /* "all_reduce", "all_to_allv", "send", "recv", ... */
+  char *group;             /* workload group name ("1"), "-" when none */
+  int group_ranks;         /* members of the group */
+  uint64_t bytes;          /* per-call size as the workload carries it (Chakra comm_size) */
+  char *dtype;             /* "Float", ...; "-" when unknown */
+  char *size_source;       /* where the size came from: "kernel args", "CPU op", "Chakra comm_size", ... */
+  uint64_t calls;          /* calls per traced member (records / members seen, rounded) */
+  uint64_t records;        /* member kernels measured (traced ranks only) */
+  sim_time_ps min_ps, median_ps, max_ps; /* over those records (the lower median for an even count) */
+} fe_coll_row;
+
+/* Sorts rows (op, group, bytes, dtype) and fills min/median/max from
+ * times[k] (a GArray of sim_time_ps per row, consumed).  O(R log R). */
+void fe_coll_rows_finish(GArray *rows, GPtrArray *times);
+/* The table: one line per row, times in us.  O(rows). */
+void fe_coll_rows_print(const GArray *rows, FILE *out);
+void fe_coll_rows_free(GArray *rows);
+
 void fe_kineto_report_clear(fe_kineto_report *r);
+/* The report in full: per rank every count the frontend kept.  O(ranks). */
 void fe_kineto_report_print(const fe_kineto_report *r, FILE *out);
+/* verbose FALSE: the concise form (one line per rank, groups, the
+ * per-collective table, warnings merged across ranks); TRUE: the full one. */
+void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE *out);
 
 /* paths: a directory (every *.json / *.json.gz in it), files, or one file.
  * Returns a workload with one graph per rank (w->measured_step_ps filled)

@@ -643,6 +643,136 @@ static void test_several_inputs(void)
   g_free(glob);
 }
 
+/* Rank `rank` of 2: ProfilerStep#1 over [0, 400) us, a 100 us gemm, then
+ * one bf16 all-reduce of 1,048,576 elements (2,097,152 bytes) in process
+ * group "0" with NCCL kernel args, 50 us on rank 0 and 70 us on rank 1. */
+static char *coll_trace(int rank)
+{
+  return g_strdup_printf(
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}], "
+    "\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 0, \"tid\": 1, \"ts\": 0, "
+    "\"dur\": 400, \"args\": {}}, "
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7, \"ts\": 10, \"dur\": 100, "
+    "\"args\": {\"stream\": 7, \"device\": 0}}, "
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned "
+    "long, ncclWork*)\", \"pid\": 0, \"tid\": 20, \"ts\": 120, \"dur\": %d, \"args\": {\"stream\": 20, \"device\": 0, "
+    "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg nelems\": 1048576, \"Group size\": 2, "
+    "\"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}}, "
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"profiler_stop\", \"pid\": 0, \"tid\": 1, \"ts\": 450, "
+    "\"dur\": 10, \"args\": {}}]}", rank, rank ? 70 : 50);
+}
+
+static int count_lines(const char *s)
+{
+  int n = 0;
+  for (; s && *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+/* Item 6: inspect on a partial rank set, the per-collective table, the
+ * concise default and --verbose, .et input (wisp's own convert output) and
+ * a truncated file. */
+static void test_inspect(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-inspect-cli-XXXXXX", NULL);
+  char *dir = g_build_filename(tmp, "traces", NULL), *et = g_build_filename(tmp, "et", NULL);
+  g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+  char *f[2];
+  for (int r = 0; r < 2; r++) {
+    char *name = g_strdup_printf("rank%d.json", r), *t = coll_trace(r);
+    f[r] = g_build_filename(dir, name, NULL);
+    g_assert_true(g_file_set_contents(f[r], t, -1, NULL));
+    g_free(name);
+    g_free(t);
+  }
+  char *out = NULL, *err = NULL;
+  /* The table: one all-reduce per rank, 50 and 70 us: min 50, (lower)
+   * median 50, max 70; 2,097,152 bytes = 1,048,576 x 2 (bf16). */
+  const char *row = "  all_reduce       1     2        2097152 BFloat16        1     50.000     50.000     70.000  "
+                    "kernel args (In/Out msg nelems x dtype)\n";
+  const char *a1[] = {"inspect", dir, NULL};
+  g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
+  g_test_message("inspect (concise):\n%s", out);
+  expect_has(out, "Kineto traces: 2 file(s), world size 2\n");
+  expect_has(out, "device: NVIDIA H100 80GB HBM3\n");
+  expect_has(out, "  op           group ranks          bytes dtype       calls     min_us  median_us     max_us  "
+                  "size from\n");
+  expect_has(out, row);
+  expect_has(out, "(per-rank details: --verbose)\n");
+  g_assert_null(strstr(out, "  read: "));
+  int concise = count_lines(out);
+  g_free(out);
+  g_free(err);
+  const char *a2[] = {"inspect", dir, "--verbose", NULL};
+  g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
+  expect_has(out, "  read: ");
+  expect_has(out, row);
+  g_test_message("inspect: %d lines, --verbose: %d lines", concise, count_lines(out));
+  g_assert_cmpint(concise, <, count_lines(out));
+  g_free(out);
+  g_free(err);
+  /* One rank of two: a summary with a warning naming the missing rank. */
+  const char *a3[] = {"inspect", f[1], NULL};
+  g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
+  expect_has(out, "Kineto traces: 1 file(s), world size 2 (no trace for rank(s) 0)\n");
+  expect_has(out, "  the traces cover 1 of 2 ranks (missing: 0); the absent ranks are synthesized from the traced ones "
+                  "only to match collectives (symmetric assumption), and the figures are the traced ranks' own\n");
+  expect_has(out, "  all_reduce       1     2        2097152 BFloat16        1     70.000     70.000     70.000  ");
+  g_free(out);
+  g_free(err);
+  /* convert no longer repeats the report on stderr; inspect reads its
+   * output (the comm_group.json beside it, or --comm-group). */
+  const char *a4[] = {"convert", dir, "-o", et, NULL};
+  g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
+  g_assert_null(strstr(err, "Kineto traces:"));
+  g_assert_null(strstr(err, "rank 0 "));
+  g_free(out);
+  g_free(err);
+  const char *a5[] = {"inspect", et, NULL};
+  g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
+  char *want = g_strdup_printf("Chakra ET workload: %s/trace, 2 rank(s)\n", et);
+  expect_has(out, want);
+  g_free(want);
+  expect_has(out, "  all_reduce       1     2        2097152 -               1     50.000     50.000     70.000  "
+                  "Chakra comm_size\n");
+  g_free(out);
+  g_free(err);
+  char *cg = g_build_filename(et, "comm_group.json", NULL), *cg2 = g_build_filename(tmp, "groups.json", NULL);
+  g_assert_cmpint(g_rename(cg, cg2), ==, 0);
+  const char *a6[] = {"inspect", et, "--comm-group", cg2, NULL};
+  g_assert_cmpint(wisp2(a6, &out, &err), ==, 0);
+  expect_has(out, "groups: 1\n  1: 2 ranks [0,1]");
+  g_free(out);
+  g_free(err);
+  /* A truncated trace: the error alone, no report of unread files. */
+  char *text = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(f[1], &text, &len, NULL));
+  g_assert_true(g_file_set_contents(f[1], text, (gssize)(len / 2), NULL));
+  g_free(text);
+  const char *a7[] = {"inspect", dir, NULL};
+  g_assert_cmpint(wisp2(a7, &out, &err), ==, 1);
+  g_assert_cmpstr(out, ==, "");
+  want = g_strdup_printf("wisp inspect: error: %s: byte ", f[1]);
+  expect_has(err, want);
+  g_free(want);
+  g_assert_null(strstr(err, "(null)"));
+  g_free(out);
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(dir);
+  g_free(et);
+  g_free(cg);
+  g_free(cg2);
+  g_free(f[0]);
+  g_free(f[1]);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -651,5 +781,6 @@ int main(int argc, char **argv)
   g_test_add_func("/input_cli/calibrate_cluster", test_calibrate_cluster);
   g_test_add_func("/input_cli/comm_group", test_comm_group);
   g_test_add_func("/input_cli/several_inputs", test_several_inputs);
+  g_test_add_func("/input_cli/inspect", test_inspect);
   return g_test_run();
 }
