@@ -56,7 +56,7 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
-  if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, NULL, &path, &error)) == NULL ||
+  if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
       (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
