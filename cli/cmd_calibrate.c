@@ -246,15 +246,21 @@ int wisp_cmd_calibrate(int argc, char **argv)
     const cal_tier_refit *rf = &f->refit[c];
     if (rf->points == 0)
       continue;
+    /* The intra-node class is written on every tier inside a node. */
+    char tiers[160];
+    if (c == CAL_CLASS_INTRA && rf->dim > 0)
+      g_snprintf(tiers, sizeof tiers, "tiers %s..%s", topo_variant_dim_name(v, 0), topo_variant_dim_name(v, rf->dim));
+    else
+      g_snprintf(tiers, sizeof tiers, "tier %s", topo_variant_dim_name(v, rf->dim));
     if (rf->done)
-      printf("refit (%s, tier %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
+      printf("refit (%s, %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
              "rms on %d distinct collectives; link values refitted against the simulator: latency %.3f ns, "
              "bandwidth %.6f GB/s (%.3f %% rms)\n", cal_class_name((cal_class)c),
-             topo_variant_dim_name(v, rf->dim), rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
+             tiers, rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
              rf->bw_Bps / 1e9, rf->rms_after_pct);
     else
-      printf("refit (%s, tier %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
-             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), topo_variant_dim_name(v, rf->dim),
+      printf("refit (%s, %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
+             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), tiers,
              rf->rms_before_pct, rf->points);
   }
   GString *hdr = g_string_new(NULL);
