@@ -273,6 +273,24 @@ static void test_steps(void)
   g_free(want);
   g_free(out);
   g_free(err);
+  /* XLA profiles (inspect/convert have their own reader) spell it the
+   * same; a profile is one step or all of it. */
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  char *xp = sd ? g_build_filename(sd, "xprof/test_xplanes/tpu_inference_2.xplane.pb", NULL) : NULL;
+  if (xp && g_file_test(xp, G_FILE_TEST_EXISTS)) {
+    const char *a11[] = {"inspect", xp, "--steps", "3-4", NULL};
+    g_assert_cmpint(wisp2(a11, &out, &err), ==, 2);
+    expect_has(err, "wisp inspect: --steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, not '3-4'\n");
+    g_free(out);
+    g_free(err);
+    const char *a12[] = {"inspect", xp, "--steps", "all", NULL};
+    g_assert_cmpint(wisp2(a12, &out, &err), ==, 0);
+    g_free(out);
+    g_free(err);
+  } else {
+    g_test_message("SKIP: WISP_SHARED_DATA/xprof/test_xplanes/tpu_inference_2.xplane.pb absent; XLA --steps unchecked");
+  }
+  g_free(xp);
   /* calibrate: every complete step by default (the note says so). */
   const char *a10[] = {"calibrate", full, "--cluster", "dgx-h100", "-o", cut, NULL};
   wisp2(a10, &out, &err);
@@ -773,6 +791,90 @@ static void test_inspect(void)
   g_free(f[1]);
 }
 
+/* The issue's examples on the real 8 x V100 DLRM traces (../shared/data,
+ * README: one DGX-1, 8 ranks, ProfilerStep#10 only, 3 all-reduce + 5
+ * all-to-all per rank): calibrate refuses to guess the cluster, classes
+ * all 8 collectives intra-node on the DGX-1 config, uses the one complete
+ * step; inspect stays short; the directory with the PyTorch execution
+ * traces beside the Kineto ones loads.  Skips visibly without the data. */
+static void test_dlrm(void)
+{
+  if (!have_bin())
+    return;
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  char *k = sd ? g_build_filename(sd, "param/dlrm_kineto.tar.gz", NULL) : NULL;
+  char *p = sd ? g_build_filename(sd, "param/dlrm_pytorch_et.tar.gz", NULL) : NULL;
+  if (!k || !g_file_test(k, G_FILE_TEST_EXISTS) || !g_file_test(p, G_FILE_TEST_EXISTS)) {
+    g_test_skip("WISP_SHARED_DATA/param/dlrm_{kineto,pytorch_et}.tar.gz not found (make check sets WISP_SHARED_DATA)");
+    g_free(k);
+    g_free(p);
+    return;
+  }
+  char *tmp = g_dir_make_tmp("wisp-dlrm-cli-XXXXXX", NULL);
+  test_untar(k, tmp);
+  test_untar(p, tmp);
+  char *dir = g_build_filename(tmp, "dlrm_kineto", NULL), *yaml = g_build_filename(tmp, "cal.yaml", NULL);
+  char *dgx1 = src_path("examples/networks/dgx1-v100.yaml");
+  char *out = NULL, *err = NULL;
+  const char *a1[] = {"calibrate", dir, "-o", yaml, NULL};
+  g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
+  expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models");
+  g_free(out);
+  g_free(err);
+  const char *a2[] = {"calibrate", dir, "--steps", "all", "--cluster", dgx1, "-o", yaml, "--summary", NULL};
+  g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
+  g_test_message("calibrate --steps all on DLRM (DGX-1):\n%s", out);
+  expect_has(err, "wisp: steps: ProfilerStep#10 (--steps all: 1 step(s) of 1 on rank 0; none dropped)\n");
+  /* 8 instances of 7 sizes (doc/calibration.md §7), all inside the DGX-1. */
+  expect_has(out, "  intra-node      8     7");
+  expect_has(out, "  inter-node      0     0");
+  g_free(out);
+  g_free(err);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(yaml, &text, NULL, NULL));
+  expect_has(text, "\nname: \"dgx1-v100-calibrated\"\n");
+  g_free(text);
+  const char *a3[] = {"inspect", dir, NULL};
+  g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
+  int lines = count_lines(out);
+  g_test_message("inspect on 8 DLRM ranks: %d lines (217 before issue 17)", lines);
+  /* Header 3, table head + 8 ranks, groups 2, matching 1, collectives
+   * 2 + 7 rows, the --verbose hint, a blank and the load time: 27. */
+  g_assert_cmpint(lines, ==, 27);
+  g_free(out);
+  g_free(err);
+  /* The PyTorch execution traces beside the Kineto ones (the Chakra
+   * collection layout) are listed, not read. */
+  char *pet = g_build_filename(tmp, "dlrm_pytorch_et", NULL);
+  GDir *d = g_dir_open(pet, 0, NULL);
+  const char *e;
+  int moved = 0;
+  while (d && (e = g_dir_read_name(d))) {
+    char *from = g_build_filename(pet, e, NULL), *to = g_build_filename(dir, e, NULL);
+    g_assert_cmpint(g_rename(from, to), ==, 0);
+    moved++;
+    g_free(from);
+    g_free(to);
+  }
+  if (d)
+    g_dir_close(d);
+  g_assert_cmpint(moved, ==, 8);
+  const char *a4[] = {"simulate", dir, "--network", dgx1, NULL};
+  g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
+  expect_has(err, "wisp: ignored 8 file(s): PyTorch execution trace or Chakra JSON (\"nodes\")");
+  expect_has(out, ": 8 ranks;");
+  g_free(out);
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(dir);
+  g_free(pet);
+  g_free(yaml);
+  g_free(dgx1);
+  g_free(k);
+  g_free(p);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -782,5 +884,6 @@ int main(int argc, char **argv)
   g_test_add_func("/input_cli/comm_group", test_comm_group);
   g_test_add_func("/input_cli/several_inputs", test_several_inputs);
   g_test_add_func("/input_cli/inspect", test_inspect);
+  g_test_add_func("/input_cli/dlrm", test_dlrm);
   return g_test_run();
 }
