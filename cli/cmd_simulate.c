@@ -119,6 +119,10 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   et_workload *w = NULL;
   topo *t = NULL;
+  if (!wisp_cli_network_exists(network ? network : cluster, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL) {
     status = wisp_cli_fail(error);

@@ -55,6 +55,10 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
+  if (!wisp_cli_network_exists(cluster, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
       (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {

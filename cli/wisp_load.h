@@ -75,6 +75,9 @@ topo_variant *wisp_cli_network_open(const char *spec, int n_ranks, FILE *out, ch
  * ("NVIDIA H100 80GB HBM3" -> "dgx-h100"), or NULL when no shipped preset
  * matches (or device is NULL).  The preset must also be found on disk. */
 const char *wisp_cli_preset_for_device(const char *device);
+/* Whether spec names a network at all (a file or a preset), before a long
+ * workload load; the error lists the presets. */
+gboolean wisp_cli_network_exists(const char *spec, GError **error);
 /* The same, built into a topology. */
 topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error);
 

@@ -62,3 +62,10 @@ const char *wisp_cli_preset_for_device(const char *device)
   }
   return NULL;
 }
+
+gboolean wisp_cli_network_exists(const char *spec, GError **error)
+{
+  char *path = study_cluster_find(spec, NULL, error);
+  g_free(path);
+  return path != NULL;
+}

@@ -145,6 +145,21 @@ static void test_network_spellings(void)
   g_free(out);
   g_free(err);
 
+  /* An unknown name fails before the workload is read, on every command,
+   * and lists the presets. */
+  const char *cmds[][6] = {
+    {"topo", "no-such-net", NULL},
+    {"collbench", "--network", "no-such-net", NULL},
+    {"simulate", tmp, "--network", "no-such-net", NULL},
+    {"utility", tmp, "--cluster", "no-such-net", NULL},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+    g_assert_cmpint(wisp2(cmds[i], &out, &err), ==, 1);
+    expect_has(err, "wisp: error: network 'no-such-net' is neither a file nor a preset (looked in: ");
+    expect_has(err, "presets available: cloudmatrix384, dgx-h100, dgx-h200, ");
+    g_free(out);
+    g_free(err);
+  }
   test_rm_rf(tmp);
   g_free(tmp);
   g_free(preset);

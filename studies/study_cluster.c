@@ -96,7 +96,7 @@ char *study_cluster_find(const char *name, gboolean *is_preset, GError **error)
       list_presets(dirs->pdata[i], names);
     }
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
-                "cluster '%s' is neither a file nor a preset (looked in: %s); presets available: %s; set "
+                "network '%s' is neither a file nor a preset (looked in: %s); presets available: %s; set "
                 "WISP_PRESET_PATH to add a directory",
                 name, tried->len ? tried->str : "no preset directory", names->len ? names->str : "none found");
     g_string_free(tried, TRUE);
