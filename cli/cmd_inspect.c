@@ -158,8 +158,11 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     g_option_context_add_main_entries(ctx, conv, NULL);
   else
     g_option_context_add_main_entries(ctx, host_off, NULL);
-  g_option_context_set_description(ctx, "TRACE is a directory of per-rank *.json / *.json.gz files, files, or one file.\n"
-                                        "The rank of each file comes from distributedInfo.rank.");
+  g_option_context_set_description(ctx, out_dir ? "TRACE is a directory of per-rank *.json / *.json.gz files, files, or one file.\n"
+                                                  "The rank of each file comes from distributedInfo.rank."
+                                                : "TRACE is per-rank Kineto traces (a directory, files, globs; the rank of each file\n"
+                                                  "comes from distributedInfo.rank), XLA profiles, or a Chakra ET prefix or directory.\n"
+                                                  "Concise by default; --verbose adds every per-rank count.");
   gboolean ok = g_option_context_parse(ctx, argc, argv, &error);
   g_option_context_free(ctx);
   if (verbose)
