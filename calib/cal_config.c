@@ -152,6 +152,9 @@ static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
      * chain; the latency term is (n-1) alpha in the model, alpha here. */
     { "collectives.broadcast", "direct" },
     { "collectives.reduce", "direct" },
+    /* The fitted alpha and beta are those of the textbook schedules above,
+     * not of NCCL's protocols: the calibrated config runs them as such. */
+    { "library.name", "ideal" },
   };
   for (size_t k = 0; k < G_N_ELEMENTS(algos); k++)
     if (!topo_variant_set(v, algos[k][0], algos[k][1], error))

@@ -706,6 +706,7 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
   g->version = b->version;
   b->version = NULL;
   g->compute_slots = b->compute_slots;
+  g->measured_step_ps = g->measured_start_ps = -1;
   g->source = b->source;
   b->source = NULL;
   g_array_sort(b->comp_attrs, comp_attr_cmp); /* stable enough: later duplicates are merged below */

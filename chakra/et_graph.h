@@ -134,6 +134,14 @@ typedef struct {
    * (GlobalMetadata attribute wisp_compute_slots); 0 when unknown.  The
    * replay uses it as the rank's compute-slot count unless told otherwise. */
   uint32_t compute_slots;
+  /* The profile's measured step of this rank and where its window began
+   * relative to the earliest rank's (GlobalMetadata attributes
+   * wisp_measured_step_ps / wisp_measured_start_ps, written from the
+   * workload by et_workload_write); -1 when unknown.  et_workload_load
+   * turns them back into et_workload.measured_step_ps / measured_start_ps,
+   * so a converted workload reports the same baseline as its traces. */
+  sim_time_ps measured_step_ps;
+  sim_time_ps measured_start_ps;
 } et_graph;
 #define ET_MAX_COMPUTE_SLOTS 1024
 

@@ -655,13 +655,15 @@ static gboolean decode_node(frame_ctx *f, span s, node_rec *n, GError **error)
 }
 
 /* GlobalMetadata: version (field 1) and the attributes wisp writes (field
- * 2: wisp_compute_slots); other attributes and fields are counted as
- * dropped. */
+ * 2: wisp_compute_slots, wisp_measured_step_ps, wisp_measured_start_ps);
+ * other attributes and fields are counted as dropped. */
 static gboolean decode_metadata(frame_ctx *f, span s, GString *version, uint32_t *compute_slots,
-                                uint64_t *dropped, GError **error)
+                                sim_time_ps *measured_step, sim_time_ps *measured_start, uint64_t *dropped,
+                                GError **error)
 {
   g_string_truncate(version, 0);
   *compute_slots = 0;
+  *measured_step = *measured_start = -1;
   while (s.p < s.end) {
     const uint8_t *at = s.p;
     uint64_t tag;
@@ -685,6 +687,10 @@ static gboolean decode_metadata(frame_ctx *f, span s, GString *version, uint32_t
         if (!want_int(f, &a, at, 1, ET_MAX_COMPUTE_SLOTS, &v, error))
           return FALSE;
         *compute_slots = (uint32_t)v;
+      } else if (attr_is(&a, "wisp_measured_step_ps") || attr_is(&a, "wisp_measured_start_ps")) {
+        if (!want_int(f, &a, at, 0, SIM_TIME_MAX, &v, error))
+          return FALSE;
+        *(attr_is(&a, "wisp_measured_step_ps") ? measured_step : measured_start) = (sim_time_ps)v;
       } else {
         (*dropped)++;
       }
@@ -833,6 +839,7 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error)
     return NULL;
   et_builder *b = et_builder_new(path);
   GString *version = g_string_new(NULL), *name_buf = g_string_new(NULL), *pg_buf = g_string_new(NULL);
+  sim_time_ps meas_step = -1, meas_start = -1;
   node_rec n = {0};
   n.ctrl = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   n.data = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -876,7 +883,7 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error)
     in.pos += len;
     if (frame_no == 0) {
       uint32_t slots;
-      ok = decode_metadata(&f, s, version, &slots, &dropped, error);
+      ok = decode_metadata(&f, s, version, &slots, &meas_step, &meas_start, &dropped, error);
       et_builder_set_version(b, version->str);
       et_builder_set_compute_slots(b, slots);
     } else {
@@ -898,6 +905,10 @@ et_graph *et_read_file(const char *path, unsigned build_flags, GError **error)
     return NULL;
   }
   g = et_builder_finish(b, build_flags, error);
+  if (g != NULL) {
+    g->measured_step_ps = meas_step;
+    g->measured_start_ps = meas_start;
+  }
   if (g != NULL) {
     g->dropped_attrs += dropped;
     g->replay_comm_nodes += replay;
@@ -1198,17 +1209,32 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   fw.buf = g_malloc(fw.cap);
   gboolean ok = TRUE;
 
-  /* GlobalMetadata{version, attr wisp_compute_slots when known}: the
-   * version is never empty, so the frame never is. */
+  /* GlobalMetadata{version, attrs wisp_compute_slots, wisp_measured_step_ps
+   * and wisp_measured_start_ps when known}: the version is never empty, so
+   * the frame never is.  The measured times come from the workload (the
+   * rank's entry), else from the graph as read. */
   static const char slots_name[] = "wisp_compute_slots";
+  static const char step_name[] = "wisp_measured_step_ps";
+  static const char start_name[] = "wisp_measured_start_ps";
+  sim_time_ps mstep = g->measured_step_ps, mstart = g->measured_start_ps;
+  if (w != NULL) {
+    mstep = w->measured_step_ps != NULL ? w->measured_step_ps[rank] : -1;
+    mstart = w->measured_start_ps != NULL ? w->measured_start_ps[rank] : -1;
+  }
   const char *version = g->version && g->version[0] ? g->version : "0.0.4";
   size_t vlen = strlen(version);
   size_t slots_len = g->compute_slots ? attr_varint_size(sizeof slots_name - 1, ATTR_INT64, g->compute_slots) : 0;
-  uint8_t *p = fw_reserve(&fw, 16 + vlen + slots_len);
-  p = put_varint(p, 1 + varint_size(vlen) + vlen + slots_len);
+  size_t step_len = mstep >= 0 ? attr_varint_size(sizeof step_name - 1, ATTR_INT64, (uint64_t)mstep) : 0;
+  size_t start_len = mstart >= 0 ? attr_varint_size(sizeof start_name - 1, ATTR_INT64, (uint64_t)mstart) : 0;
+  uint8_t *p = fw_reserve(&fw, 16 + vlen + slots_len + step_len + start_len);
+  p = put_varint(p, 1 + varint_size(vlen) + vlen + slots_len + step_len + start_len);
   p = put_bytes(p, TAG(META_VERSION, WT_LEN), version, vlen);
   if (g->compute_slots)
     p = put_attr_varint_in(p, META_ATTR, slots_name, sizeof slots_name - 1, ATTR_INT64, g->compute_slots);
+  if (mstep >= 0)
+    p = put_attr_varint_in(p, META_ATTR, step_name, sizeof step_name - 1, ATTR_INT64, (uint64_t)mstep);
+  if (mstart >= 0)
+    p = put_attr_varint_in(p, META_ATTR, start_name, sizeof start_name - 1, ATTR_INT64, (uint64_t)mstart);
   fw.len = (size_t)(p - fw.buf);
 
   uint32_t *order = write_order(g);
@@ -1609,6 +1635,19 @@ et_workload *et_workload_load_groups(const char *path, unsigned build_flags, con
       if (cm->dst < 0)
         cm->dst = r;
     }
+  }
+  /* The measured baseline the files carry (wisp's own convert output):
+   * steps per rank; window starts only when every rank has one, as the
+   * frontends give them. */
+  gboolean all_starts = ok && n > 0;
+  for (int r = 0; ok && r < n; r++) {
+    w->measured_step_ps[r] = w->ranks[r]->measured_step_ps;
+    all_starts = all_starts && w->ranks[r]->measured_start_ps >= 0;
+  }
+  if (all_starts) {
+    w->measured_start_ps = g_new(sim_time_ps, n);
+    for (int r = 0; r < n; r++)
+      w->measured_start_ps[r] = w->ranks[r]->measured_start_ps;
   }
   char *gdir = comm_group ? g_path_get_dirname(comm_group) : NULL;
   char *groups = comm_group ? g_strdup(comm_group) : g_build_filename(dir, "comm_group.json", NULL);

@@ -21,6 +21,10 @@
  *   wisp_duration_ps / wisp_start_ps (int64: picosecond duration / start,
  *                     overriding duration_micros / start_time_micros),
  *   wisp_root (int32: root rank of a rooted collective).
+ * GlobalMetadata attributes (wisp extensions): wisp_compute_slots,
+ * wisp_measured_step_ps and wisp_measured_start_ps (int64; the profile's
+ * measured step and window start of the rank, written from the workload
+ * by et_workload_write and restored by et_workload_load).
  * comm_priority and involved_dim are read and ignored (counted in
  * dropped_attrs, like every unknown attribute, GlobalMetadata attribute and
  * Node.inputs/outputs).

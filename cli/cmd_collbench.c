@@ -19,6 +19,7 @@
 #include "cli/wisp_load.h"
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
+#include "collectives/coll_nccl.h"
 #include "common/wisp_json.h"
 
 #define COLLBENCH_TYPE_BYTES 4 /* rows are reported as float32, as nccl-tests' default */
@@ -325,7 +326,11 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
     wisp_json_double(&j, "busbw_factor", r->info.busbw_factor, 6);
     wisp_json_string(&j, "algorithm", coll_algo_name(r->info.algo));
     wisp_json_string(&j, "plan", r->info.detail);
-    if (lib->kind != COLL_LIBRARY_NCCL) {
+    if (r->info.nccl_algo >= 0) {
+      wisp_json_string(&j, "nccl_algorithm", coll_nccl_algo_name((coll_nccl_algo)r->info.nccl_algo));
+      wisp_json_string(&j, "protocol", coll_proto_name((coll_proto)r->info.proto));
+    }
+    if (coll_library_has_engine(lib->kind)) {
       wisp_json_ns(&j, "reg_max_ns", r->info.reg_max_ps);
       wisp_json_int(&j, "barrier_hits", r->info.barrier_hits);
       wisp_json_int(&j, "jit_misses", r->info.jit_misses);
@@ -354,7 +359,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
   }
   wisp_json_string(&j, "library", coll_library_name(lib->kind));
   wisp_json_string(&j, "registration", coll_reg_mode_name(lib->reg));
-  if (lib->kind != COLL_LIBRARY_NCCL)
+  if (coll_library_has_engine(lib->kind))
     coll_library_json_stats(&j, "library_stats", lstats);
   if (compare && !coll_library_report(NULL, &j, t, tier, lib, ranks, n, error)) {
     wisp_afile_abort(f);
@@ -368,7 +373,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
 int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
-       *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL;
+       *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL, *proto_s = NULL;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
   int n_ranks = 0, root = -1, chunks = 0;
@@ -382,11 +387,12 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "ranks", 0, 0, G_OPTION_ARG_INT, &n_ranks, "use ranks 0..N-1 (default: every rank)", "N" },
     { "group", 0, 0, G_OPTION_ARG_STRING, &group_s, "explicit group, e.g. 0-7, 0,4,8,12 or 0-15:4", "RANKS" },
     { "root", 0, 0, G_OPTION_ARG_INT, &root, "root rank of rooted collectives (default: first member)", "RANK" },
-    { "algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force one algorithm (ring, direct, ...); default: config/auto", "ALGO" },
+    { "algo", 0, 0, G_OPTION_ARG_STRING, &algo_s, "force one algorithm: with library nccl ring, tree, nvls or nvls_tree (like NCCL_ALGO); with ideal ring, direct, ...; default: config/auto", "ALGO" },
+    { "proto", 0, 0, G_OPTION_ARG_STRING, &proto_s, "library nccl: force a protocol LL, LL128 or Simple (like NCCL_PROTO); default: the tuner's", "PROTO" },
     { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "pipelining chunks (default: config or 1)", "C" },
     { "tier", 0, 0, G_OPTION_ARG_STRING, &tier_s, "analytical or flow (default: the config's model)", "TIER" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "also write the rows as JSON (atomically)", "FILE" },
-    { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, hccl, hccl-zerocopy, stratacl, cann-ep or cann-ep-zerocopy (default: the config's library: or nccl)", "NAME" },
+    { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep or cann-ep-zerocopy (default: the config's library:, else nccl for wisp configs and ideal for ASTRA-sim network.yml)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
     { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
     { "compare", 0, 0, G_OPTION_ARG_NONE, &compare, "print the library comparisons: AllGather, AllReduce, core partitioning and SDMA simulated on the tier beside mode A and the reference's target, MoE dispatch/combine simulated; registration (mode A)", NULL },
@@ -404,7 +410,10 @@ int wisp_cmd_collbench(int argc, char **argv)
     "Sizes are nccl-tests' S (bytes in the algbw numerator): all-gather, gather\n"
     "and scatter use S/n per rank; rows report float32 counts.  busbw = algbw x\n"
     "the nccl-tests factor of the collective (see doc/collectives.md).  Each row\n"
-    "runs alone on a fresh simulation.  With --library other than nccl, five\n"
+    "runs alone on a fresh simulation.  With library nccl (the default for wisp\n"
+    "configs) the algorithm column starts with NCCL's algorithm and protocol\n"
+    "(e.g. ring/LL, nvls/Simple) chosen by NCCL's cost model for each size.\n"
+    "With a supernode library (hccl, hccl-zerocopy, stratacl, cann-ep*), five\n"
     "more columns: the largest registration wait of a member (us), readiness-\n"
     "barrier hits, staging bytes, and the largest core makespan of a member's\n"
     "full-mesh step (us) with that partition's spread (%) (doc/libraries.md).\n"
@@ -504,26 +513,38 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  coll_library_params lib = *coll_policy_library(pol);
+  int nccl_algo = COLL_NALGO_AUTO;
   if (algo_s) {
     coll_algo a;
-    if (!coll_algo_from_name(algo_s, &a)) {
+    if (coll_nccl_algo_from_name(algo_s, &nccl_algo) && !coll_algo_from_name(algo_s, &a)) {
+      /* An NCCL-only name (nvls_tree): applies to library nccl. */
+    } else if (!coll_algo_from_name(algo_s, &a)) {
       fprintf(stderr, "wisp collbench: --algo: unknown algorithm '%s'\n", algo_s);
       status = 2;
       goto out;
+    } else {
+      nccl_algo = COLL_NALGO_AUTO;
+      coll_policy_force(pol, a);
     }
-    coll_policy_force(pol, a);
   }
-  coll_library_params lib = *coll_policy_library(pol);
   if (library_s) {
     coll_library_kind k;
     if (!coll_library_from_name(library_s, &k)) {
-      fprintf(stderr, "wisp collbench: --library must be nccl, hccl, hccl-zerocopy, stratacl, cann-ep or "
+      fprintf(stderr, "wisp collbench: --library must be nccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep or "
                       "cann-ep-zerocopy, not '%s'\n", library_s);
       status = 2;
       goto out;
     }
     if (k != lib.kind)
       coll_library_params_default(k, &lib);
+  }
+  if (nccl_algo != COLL_NALGO_AUTO)
+    lib.nccl_algo = nccl_algo;
+  if (proto_s && !coll_proto_from_name(proto_s, &lib.nccl_proto)) {
+    fprintf(stderr, "wisp collbench: --proto must be LL, LL128, Simple or auto, not '%s'\n", proto_s);
+    status = 2;
+    goto out;
   }
   for (int i = 0; lib_set && lib_set[i]; i++) {
     char *eq = strchr(lib_set[i], '=');
@@ -577,7 +598,7 @@ int wisp_cmd_collbench(int argc, char **argv)
       goto out;
     }
   }
-  gboolean show_lib = lib.kind != COLL_LIBRARY_NCCL;
+  gboolean show_lib = coll_library_has_engine(lib.kind);
   printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s, library %s (registration %s%s)\n", network,
          net_tier_name(tier), n, algo_s ? algo_s : "config/auto", coll_library_name(lib.kind),
          coll_reg_mode_name(lib.reg), lib.sdma ? ", SDMA" : "");
@@ -663,6 +684,7 @@ out:
   g_free(library_s);
   g_free(zipf_s);
   g_free(seed_s);
+  g_free(proto_s);
   g_strfreev(lib_set);
   return status;
 }

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "collectives/coll_internal.h"
+#include "collectives/coll_nccl.h"
+#include "topologies/topo_internal.h" /* read-only: dimension kinds and rates for the NCCL model */
 
 typedef struct {
   coll_prim prim;
@@ -91,6 +93,19 @@ struct coll_run {
   uint8_t *ovl_on;
   int ovl_cores, ovl_sdma;
   uint64_t ovl_rate;  /* staging bytes/s through HBM */
+  /* NCCL model (library nccl, coll_nccl.h; FALSE for every other
+   * library): the tuner's choice, the byte inflation of the protocol's
+   * efficiency per tier, the per-step latency of each phase (paid by the
+   * first chunk of every lane: the pipeline head) and, for multi-node
+   * rings, one member order per lane (rail). */
+  gboolean nccl;
+  int nalgo, proto;
+  double inv_eff_intra, inv_eff_inter;
+  sim_time_ps step_extra[2 * COLL_MAX_DIMS];
+  coll_algo force_flat, force_dim0;
+  int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
+  sim_time_ps t_base; /* base latency and kernel launch before the first step */
+  double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
 };
 
 typedef struct {
@@ -142,15 +157,17 @@ coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy)
   c->sim = sim;
   c->n = n;
   c->t = net_get_topo(n);
-  if (policy != NULL)
+  if (policy != NULL) {
     c->pol = *policy;
-  else
-    c->pol.chunks = 1;
+  } else {
+    c->pol.chunks = 1; /* as coll_policy_new_default(): library ideal */
+    coll_library_params_default(COLL_LIBRARY_IDEAL, &c->pol.lib);
+  }
   c->free_xr = XR_NONE;
   c->work = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   if (c->pol.lib.reg == COLL_REG_JIT || c->pol.lib.reg == COLL_REG_ROA)
     c->reg = coll_library_reg_new(&c->pol.lib, topo_n_ranks(c->t));
-  if (c->pol.lib.kind != COLL_LIBRARY_NCCL)
+  if (coll_library_has_engine(c->pol.lib.kind))
     c->eng_free = g_new0(sim_time_ps, 2 * (size_t)topo_n_ranks(c->t));
   return c;
 }
@@ -169,6 +186,8 @@ static void run_free(coll_run *r)
   g_free(r->t_begin);
   g_free(r->copy_out_m);
   g_free(r->ovl_on);
+  g_free(r->lperm);
+  g_free(r->linv);
   g_free(r);
 }
 
@@ -425,6 +444,8 @@ static coll_algo resolve(const coll_policy *pol, coll_prim phase_prim, coll_prim
                          topo_kind kind, int q, uint64_t bytes, gboolean shared)
 {
   coll_algo a = policy_algo(pol, req_prim, tdim);
+  if (pol->lib.kind == COLL_LIBRARY_NCCL)
+    shared = TRUE; /* the library model does not depend on wisp's fidelity tier */
   if (a == COLL_ALGO_AUTO)
     a = library_algo(&pol->lib, phase_prim, q);
   if (a == COLL_ALGO_NVLS && kind != TOPO_KIND_SWITCH)
@@ -446,9 +467,14 @@ static void add_phase(coll_run *r, const coll_policy *pol, const topo *t, coll_p
   ph->prim = phase_prim;
   ph->g = g;
   ph->div = div;
-  ph->algo = r->p2p ? COLL_ALGO_DIRECT
-                    : resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div,
-                              net_get_tier(r->lib->n) == NET_TIER_FLOW);
+  coll_algo forced = g < 0 ? r->force_flat : tdim == 0 ? r->force_dim0 : COLL_ALGO_AUTO;
+  if (forced != COLL_ALGO_AUTO && coll_algo_supports(forced, phase_prim) &&
+      (forced != COLL_ALGO_NVLS || kind == TOPO_KIND_SWITCH))
+    ph->algo = forced;
+  else
+    ph->algo = r->p2p ? COLL_ALGO_DIRECT
+                      : resolve(pol, phase_prim, r->prim, tdim, kind, q, r->bytes / div,
+                                net_get_tier(r->lib->n) == NET_TIER_FLOW);
   coll_sched s = { .prim = phase_prim, .algo = ph->algo, .q = q, .root = 0 };
   ph->step0 = r->n_steps;
   ph->n_steps = coll_sched_n_steps(&s);
@@ -492,6 +518,9 @@ static void plan_phases(coll_run *r, const coll_policy *pol, const topo *t)
 static void describe(const coll_run *r, const topo *t, coll_info *info)
 {
   GString *s = g_string_new(NULL);
+  if (r->nccl && r->n_phases > 0)
+    g_string_append_printf(s, "%s/%s: ", coll_nccl_algo_name((coll_nccl_algo)r->nalgo),
+                           coll_proto_name((coll_proto)r->proto));
   if (r->n_phases == 0)
     g_string_append(s, "none");
   for (int i = 0; i < r->n_phases; i++) {
@@ -508,6 +537,8 @@ static void describe(const coll_run *r, const topo *t, coll_info *info)
     else
       g_string_append(s, "@flat"); /* whole group over its real routes */
   }
+  if (r->lperm != NULL)
+    g_string_append_printf(s, " x%d rails", r->lanes);
   g_strlcpy(info->detail, s->str, sizeof info->detail);
   g_string_free(s, TRUE);
   if (r->n_phases > 1)
@@ -527,8 +558,10 @@ typedef struct {
   int base;           /* grid index of position 0 of the sub-group */
 } a2av_ctx;
 
-static inline int pos_member(const coll_run *r, const coll_phase *ph, int base, int j)
+static inline int pos_member(const coll_run *r, const coll_phase *ph, int base, int j, int ch)
 {
+  if (ph->g < 0 && r->lperm != NULL)
+    return r->lperm[(size_t)(ch % r->lanes) * (size_t)r->n + (size_t)j];
   if (ph->g < 0)
     return r->gmember[j];
   return r->gmember[base + j * r->gstride[ph->g]];
@@ -537,8 +570,8 @@ static inline int pos_member(const coll_run *r, const coll_phase *ph, int base, 
 static uint64_t a2av_bytes(const void *vctx, int a, int b)
 {
   const a2av_ctx *x = vctx;
-  int ma = pos_member(x->r, x->ph, x->base, a);
-  int mb = pos_member(x->r, x->ph, x->base, b);
+  int ma = pos_member(x->r, x->ph, x->base, a, x->c);
+  int mb = pos_member(x->r, x->ph, x->base, b, x->c);
   return coll_piece(x->r->splits[(size_t)ma * (size_t)x->r->n + (size_t)mb], x->r->n_chunks, x->c);
 }
 
@@ -555,6 +588,18 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie);
 static void reduce_done(sim_engine *sim, void *ctx, uint64_t arg);
 static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot);
 
+/* Whether a transfer between two ranks leaves the scale-up domain: they
+ * differ in a dimension other than 0 (the innermost dimension is the
+ * node's, doc/collectives.md "The NCCL model").  O(dims). */
+static gboolean pair_is_inter(const topo *t, int a, int b)
+{
+  int nd = topo_n_dims(t);
+  for (int d = 1; d < nd; d++)
+    if (topo_rank_coord(t, a, d) != topo_rank_coord(t, b, d))
+      return TRUE;
+  return FALSE;
+}
+
 /* Whether two ranks are sibling dies (reference §3: tier D2D): they differ
  * in dimension 0 only, on a topology of two or more dimensions.  O(dims). */
 static gboolean pair_is_sio(const topo *t, int a, int b)
@@ -568,15 +613,15 @@ static gboolean pair_is_sio(const topo *t, int a, int b)
   return TRUE;
 }
 
-/* Queues `service` picoseconds of work on lane `lane` (0 UB, 1 SIO) of the
- * engine of global rank `rank` and returns when the engine has finished
- * it: a FIFO server, as a link of tier A.  O(1). */
-static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps service)
+/* Queues `service` picoseconds of work, ready at time `ready` (>= now), on
+ * lane `lane` (0 UB, 1 SIO) of the engine of global rank `rank` and
+ * returns when the engine has finished it: a FIFO server, as a link of
+ * tier A.  O(1). */
+static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps ready, sim_time_ps service)
 {
-  sim_time_ps now = sim_now(c->sim);
   sim_time_ps *f = &c->eng_free[2 * (size_t)rank + (size_t)lane];
-  if (*f < now)
-    *f = now;
+  if (*f < ready)
+    *f = ready;
   *f += service;
   return *f;
 }
@@ -702,6 +747,12 @@ static void step_loads(const coll_lib *c, int src, const coll_xfer *xf, const in
  *    transfer's size: the many concurrent remote writes of one member
  *    reach B_port for small messages and fall to (1 - g_inf) of the ring's
  *    bandwidth for large ones.
+ *  - A fan-out step that writes data first waits for its peers'
+ *    readiness notices (a zero-copy write needs the peer's buffer
+ *    ready; a zero-byte step such as a barrier does not): the engine and the
+ *    cores start alpha_max after the step, alpha_max the latency of the
+ *    farthest peer's route (the reference's sigma_fm = sigma_sig +
+ *    alpha_max, §5.2; the data's own latency is the second alpha_max).
  *  - With SDMA every service time is (1 + eps_sdma) longer (§7).
  *  - The cores (MTE, a fan-out step, r->core_term): the step's per-peer
  *    loads are cut into units and assigned to the rank's `cores` cores
@@ -726,6 +777,19 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
   int n_ub = 0;
   uint8_t sio_small[64];
   uint8_t *sio = nx <= G_N_ELEMENTS(sio_small) ? sio_small : g_new(uint8_t, nx);
+  sim_time_ps ready = sim_now(c->sim);
+  uint64_t step_bytes = 0;
+  for (uint32_t i = 0; i < nx; i++)
+    step_bytes += r->scratch[i].bytes;
+  if (nx >= 2 && step_bytes > 0) { /* the readiness notices of a fan-out step that writes */
+    sim_time_ps amax = 0;
+    for (uint32_t i = 0; i < nx; i++) {
+      sim_time_ps lat = 0;
+      topo_route_cost(c->t, dst_rank[i], src, &lat, NULL);
+      amax = MAX(amax, lat);
+    }
+    ready += amax;
+  }
   for (uint32_t i = 0; i < nx; i++) {
     sio[i] = (uint8_t)pair_is_sio(c->t, src, dst_rank[i]);
     n_ub += !sio[i];
@@ -748,7 +812,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
     sim_time_ps svc = bytes == 0 || rate == 0 ? 0 : wisp_transfer_ps(bytes, rate);
     if (lp->sdma)
       svc = (sim_time_ps)llround((double)svc * (1.0 + lp->eps_sdma));
-    sim_time_ps fin = engine_queue(c, src, sio[i], svc);
+    sim_time_ps fin = engine_queue(c, src, sio[i], ready, svc);
     rec->deliver_at = fin + lat;
     sl->local_done = MAX(sl->local_done, fin);
   }
@@ -759,7 +823,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
     int *order = g_new(int, nx);
     step_loads(c, src, r->scratch, dst_rank, nx, ld);
     const part_val *v = lib_partition(c, ld, (int)nx, order);
-    sim_time_ps t0 = MAX(sim_now(c->sim), c->cores_free[src]);
+    sim_time_ps t0 = MAX(ready, c->cores_free[src]);
     c->cores_free[src] = t0 + v->res.makespan_ps;
     sl->local_done = MAX(sl->local_done, t0 + v->res.makespan_ps);
     for (uint32_t k = 0; k < nx; k++) {
@@ -781,7 +845,7 @@ static const coll_phase *member_sched(const coll_run *r, int m, int ch, uint32_t
   int q, pos, base;
   if (ph->g < 0) {
     q = r->n;
-    pos = r->gidx[m];
+    pos = r->lperm != NULL ? r->linv[(size_t)(ch % r->lanes) * (size_t)r->n + (size_t)m] : r->gidx[m];
     base = 0;
   } else {
     q = r->gsize[ph->g];
@@ -834,7 +898,7 @@ static void slot_start(coll_run *r, uint32_t s)
   }
   for (uint32_t i = 0; i < nx; i++) {
     const coll_xfer *xf = &r->scratch[i];
-    int dm = pos_member(r, ph, base, xf->peer);
+    int dm = pos_member(r, ph, base, xf->peer, ch);
     uint32_t xi = xr_alloc(c);
     coll_xrec *rec = &c->xr[xi];
     rec->run = r;
@@ -849,8 +913,16 @@ static void slot_start(coll_run *r, uint32_t s)
    * network; no transfer finishes inside net_send. */
   if (r->libmode && nx > 0)
     library_step(r, m, xis, nx, dsts);
-  for (uint32_t i = 0; i < nx; i++)
-    net_send(c->n, r->ranks[m], dsts[i], r->scratch[i].bytes, xfer_done, c, xis[i]);
+  for (uint32_t i = 0; i < nx; i++) {
+    uint64_t wire = r->scratch[i].bytes;
+    if (r->nccl && wire > 0) {
+      /* The protocol's efficiency (coll_nccl_efficiency): the link carries
+       * the payload at that share of its rate, i.e. payload / eff bytes. */
+      double inv = pair_is_inter(c->t, r->ranks[m], dsts[i]) ? r->inv_eff_inter : r->inv_eff_intra;
+      wire = (uint64_t)ceil((double)wire * inv);
+    }
+    net_send(c->n, r->ranks[m], dsts[i], wire, xfer_done, c, xis[i]);
+  }
   if (xis != xi_small) {
     g_free(xis);
     g_free(dsts);
@@ -952,7 +1024,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
        * receives are in and its engine has sent its own writes (their
        * arrival is the receiver's business: the receiver's step waits for
        * them). */
-      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->libmode && sl->pend > 0))
+      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->libmode && !r->nccl && sl->pend > 0))
         return FALSE;
       /* Engine, local reduction, then (library model) the per-step
        * synchronisation sigma_sig of steps that moved data, once per
@@ -961,8 +1033,10 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       sim_time_ps wait = r->libmode && sl->local_done > now ? sl->local_done - now : 0;
       if (c->pol.reduce_bw > 0 && sl->red > 0)
         wait += wisp_transfer_ps(sl->red, c->pol.reduce_bw);
-      if (sl->moved && c->pol.lib.kind != COLL_LIBRARY_NCCL)
+      if (sl->moved && r->libmode)
         wait += c->pol.lib.sigma_sig * (r->sync_mult > 0 ? r->sync_mult : 1);
+      if (sl->moved && r->nccl && ch < r->lanes)
+        wait += r->step_extra[phase_of(r, k) - r->ph];
       if (wait > 0) {
         sl->state = SLOT_REDUCING;
         sim_schedule_after(c->sim, wait, reduce_done, r, s);
@@ -1080,6 +1154,14 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
    * waits (its step is incomplete), so r is alive for the second kick. */
   gboolean dst_waits = r->slot[rec.dst_slot].cur == rec.dst_step;
   gboolean fin = FALSE;
+  if (r->nccl) {
+    /* NCCL's protocols stream: a step does not wait for its own sends to
+     * land (the receiver's step does), so only the receiver advances, and
+     * that may finish the run. */
+    if (dst_waits && kick(c, r, rec.dst_slot))
+      run_finish(c, r);
+    return;
+  }
   if (dst_waits && rec.dst_slot != rec.src_slot)
     fin = kick(c, r, rec.dst_slot);
   g_assert(!fin);
@@ -1237,7 +1319,7 @@ static void library_partitions(coll_lib *c, coll_run *r, coll_info *info, sim_ti
         if (nx < 2)
           continue;
         for (uint32_t i = 0; i < nx; i++)
-          dst[i] = r->ranks[pos_member(r, ph, x.base, r->scratch[i].peer)];
+          dst[i] = r->ranks[pos_member(r, ph, x.base, r->scratch[i].peer, ch)];
         step_loads(c, r->ranks[m], r->scratch, dst, nx, ld);
         const part_val *v = lib_partition(c, ld, (int)nx, order);
         if (v->res.units == 0)
@@ -1305,7 +1387,7 @@ static uint64_t ovl_stage_rate(const coll_run *r, const coll_library_params *lp,
 static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_info *info)
 {
   const coll_library_params *lp = &c->pol.lib;
-  if (lp->kind == COLL_LIBRARY_NCCL)
+  if (!coll_library_has_engine(lp->kind))
     return;
   c->lstats.ops_total++;
   if (r->n_steps == 0 || r->n < 2)
@@ -1409,6 +1491,219 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
   g_free(pol);
 }
 
+/* ---- NCCL model (library nccl; coll_nccl.h) ---------------------------- */
+
+static coll_nccl_func nccl_func_of(coll_prim p)
+{
+  switch (p) {
+  case COLL_PRIM_ALL_REDUCE: return COLL_NFUNC_ALL_REDUCE;
+  case COLL_PRIM_REDUCE_SCATTER: return COLL_NFUNC_REDUCE_SCATTER;
+  case COLL_PRIM_ALL_GATHER: return COLL_NFUNC_ALL_GATHER;
+  case COLL_PRIM_BROADCAST: return COLL_NFUNC_BROADCAST;
+  case COLL_PRIM_REDUCE: return COLL_NFUNC_REDUCE;
+  default: return COLL_NFUNC_P2P;
+  }
+}
+
+/* Per-GPU scale-up bandwidth of dimension 0 in bytes/s, per direction:
+ * a switch or ring port, every pair of a fully connected node, both
+ * directions of a bidirectional ring or torus axis.  O(1). */
+static double dim0_gpu_bw(const topo *t)
+{
+  const topo_dim *d0 = &t->dims[0];
+  double bw = (double)d0->bw;
+  switch (d0->kind) {
+  case TOPO_KIND_FULLY_CONNECTED: return bw * (d0->size - 1);
+  case TOPO_KIND_RING: return 2 * bw;
+  case TOPO_KIND_TORUS2D: return 4 * bw;
+  case TOPO_KIND_TORUS3D: return 6 * bw;
+  default: return bw;
+  }
+}
+
+/* The NCCL model's view of the group (coll_nccl_comm) from the topology:
+ * a node is a set of ranks with equal coordinates in every dimension but
+ * the innermost; one NIC per GPU on dimension 1 (rail-optimised); then
+ * NCCL's choice of algorithm and protocol for the collective's S bytes,
+ * the plan that algorithm runs (ring: one member order per rail on
+ * several nodes; tree: double binary tree; NVLS: in-switch reduction;
+ * NVLS-tree: NVLS inside the node, the network between, pipelined),
+ * the efficiencies and the latencies.  O(n) time and memory (the rail
+ * orders: O(rails * n)). */
+static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
+{
+  const topo *t = c->t;
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
+  r->nccl = TRUE;
+  r->force_flat = r->force_dim0 = COLL_ALGO_AUTO;
+  r->inv_eff_intra = r->inv_eff_inter = 1.0;
+  int nd = topo_n_dims(t);
+  gboolean dims_ok = t->format != TOPO_FORMAT_GRAPH && nd >= 1;
+  /* Nodes, in order of first appearance. */
+  int64_t *key = g_new(int64_t, (size_t)n);
+  int *node = g_new(int, (size_t)n);
+  int n_nodes = 0;
+  GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (int m = 0; m < n; m++) {
+    int64_t k = 0;
+    for (int dd = nd - 1; dd >= 1 && dims_ok; dd--)
+      k = k * (int64_t)topo_dim_size(t, dd) + topo_rank_coord(t, r->ranks[m], dd);
+    key[m] = k;
+    gpointer v = g_hash_table_lookup(seen, &key[m]);
+    if (v == NULL) {
+      g_hash_table_insert(seen, &key[m], GINT_TO_POINTER(n_nodes + 1));
+      node[m] = n_nodes++;
+    } else {
+      node[m] = GPOINTER_TO_INT(v) - 1;
+    }
+  }
+  g_hash_table_destroy(seen);
+  int ppn = n / MAX(n_nodes, 1);
+  coll_nccl_comm cm = { 0 };
+  cm.n_ranks = n;
+  cm.n_nodes = n_nodes;
+  cm.sm = lp->sm;
+  cm.nvlink = dims_ok;
+  if (dims_ok) {
+    cm.intra_GBps = dim0_gpu_bw(t) / 1e9;
+  } else {
+    wisp_bw_Bps bw = ring_beta_min(t, r->ranks, n);
+    cm.intra_GBps = (double)bw / 1e9;
+  }
+  cm.link_GBps = lp->nvlink_link_bw > 0 ? (double)lp->nvlink_link_bw / 1e9 : lp->sm >= 100 ? 50.0 : 25.0;
+  cm.nic_GBps = dims_ok && nd >= 2 ? (double)ppn * (double)t->dims[1].bw / 1e9 : 0.0;
+  cm.net_lat_us = (double)lp->net_latency / 1e6;
+  cm.net_overhead_us = (double)lp->net_overhead / 1e6;
+  cm.nvls = c->pol.in_switch_reduction && dims_ok && t->dims[0].kind == TOPO_KIND_SWITCH && lp->sm >= 90;
+  cm.channels = lp->channels;
+  coll_nccl_model *mdl = g_new(coll_nccl_model, 1);
+  coll_nccl_model_build(&cm, mdl);
+  coll_nccl_func f = nccl_func_of(r->prim);
+  uint64_t s = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : coll_algbw_bytes(d->type, d->bytes, n);
+  /* A forced algorithm: the library's (NCCL_ALGO), else the config's or
+   * --algo's wisp name where it names an NCCL algorithm. */
+  int fa = lp->nccl_algo;
+  if (fa == COLL_NALGO_AUTO && c->pol.n_algo[r->prim] != 0) {
+    coll_algo w = c->pol.algo[r->prim][0];
+    if (w == COLL_ALGO_RING || w == COLL_ALGO_RING_BIDIR)
+      fa = COLL_NALGO_RING;
+    else if (w == COLL_ALGO_DOUBLE_BINARY_TREE)
+      fa = COLL_NALGO_TREE;
+    else if (w == COLL_ALGO_NVLS)
+      fa = n_nodes > 1 ? COLL_NALGO_NVLS_TREE : COLL_NALGO_NVLS;
+  }
+  coll_nccl_algo a;
+  coll_proto p;
+  coll_nccl_select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
+  r->nalgo = a;
+  r->proto = p;
+  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE);
+  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE);
+  double base_us = 0, hop_us = 0;
+  coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
+  sim_time_ps base_ps = 0;
+  wisp_ps_from_us(base_us, &base_ps);
+  r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
+  r->hop_us = hop_us;
+  g_free(mdl);
+  switch (a) {
+  case COLL_NALGO_RING:
+    r->force_flat = COLL_ALGO_RING;
+    if (n_nodes > 1 && ppn > 1 && ppn * n_nodes == n) {
+      /* One ring per rail: lane l visits node 0 from local rank l up to
+       * l-1, node 1 backwards from l-1 to l, and so on, so that every
+       * node-to-node hop joins two GPUs of the same rail (one NIC each). */
+      int lanes = MIN(ppn, 32);
+      int **loc = g_new(int *, n_nodes);
+      int *cnt = g_new0(int, n_nodes);
+      for (int k = 0; k < n_nodes; k++)
+        loc[k] = g_new(int, ppn);
+      gboolean uniform = TRUE;
+      for (int m = 0; m < n; m++) {
+        if (cnt[node[m]] >= ppn)
+          uniform = FALSE;
+        else
+          loc[node[m]][cnt[node[m]]++] = m;
+      }
+      if (uniform) {
+        r->lanes = lanes;
+        r->lperm = g_new(int, (size_t)lanes * (size_t)n);
+        r->linv = g_new(int, (size_t)lanes * (size_t)n);
+        for (int l = 0; l < lanes; l++)
+          for (int k = 0; k < n_nodes; k++)
+            for (int j = 0; j < ppn; j++) {
+              int li = k % 2 == 0 ? (l + j) % ppn : ((l - 1 - j) % ppn + ppn) % ppn;
+              int pos = k * ppn + j;
+              int m = loc[k][li];
+              r->lperm[(size_t)l * n + pos] = m;
+              r->linv[(size_t)l * n + m] = pos;
+            }
+      }
+      for (int k = 0; k < n_nodes; k++)
+        g_free(loc[k]);
+      g_free(loc);
+      g_free(cnt);
+    }
+    if (r->n_g > 1 || r->lperm != NULL)
+      plan_flat(r);
+    break;
+  case COLL_NALGO_TREE:
+    r->force_flat = COLL_ALGO_DOUBLE_BINARY_TREE;
+    if (r->n_g > 1)
+      plan_flat(r);
+    break;
+  case COLL_NALGO_NVLS:
+    r->force_flat = COLL_ALGO_NVLS;
+    break;
+  case COLL_NALGO_NVLS_TREE:
+    r->force_dim0 = COLL_ALGO_NVLS;
+    break;
+  default:
+    break;
+  }
+  g_free(key);
+  g_free(node);
+}
+
+/* Spreads the tuner's per-hop latency over the plan's steps: each step of
+ * phase i waits step_extra[i] more, less the route latency the network
+ * already charges for that step's hop (NCCL's per-hop figures include the
+ * wire).  O(phases). */
+static void nccl_latency(coll_lib *c, coll_run *r, const coll_desc *d)
+{
+  (void)d;
+  if (r->n_steps == 0)
+    return;
+  /* Steps on the critical path: a tree's steps chain through its levels. */
+  double crit = 0;
+  for (int i = 0; i < r->n_phases; i++) {
+    const coll_phase *ph = &r->ph[i];
+    int q = ph->g < 0 ? r->n : r->gsize[ph->g];
+    int depth = 1;
+    while ((1 << depth) < q + 1)
+      depth++;
+    crit += (double)ph->n_steps * (ph->algo == COLL_ALGO_DOUBLE_BINARY_TREE ? depth : 1);
+  }
+  double share_us = r->hop_us / crit;
+  sim_time_ps share = 0;
+  wisp_ps_from_us(share_us, &share);
+  for (int i = 0; i < r->n_phases; i++) {
+    const coll_phase *ph = &r->ph[i];
+    int a, b;
+    if (ph->g < 0) {
+      a = pos_member(r, ph, 0, 0, 0);
+      b = pos_member(r, ph, 0, 1 % r->n, 0);
+    } else {
+      a = r->gmember[0];
+      b = r->gmember[r->gstride[ph->g]];
+    }
+    sim_time_ps lat = 0;
+    topo_route_cost(c->t, r->ranks[a], r->ranks[b], &lat, NULL);
+    r->step_extra[i] = share > lat ? share - lat : 0;
+  }
+}
+
 static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
                       coll_info *info, gboolean p2p)
 {
@@ -1470,7 +1765,9 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
     r->bytes = a2av_max;
   }
   plan_grid(r, c->t);
-  if (c->pol.lib.kind != COLL_LIBRARY_NCCL) {
+  if (c->pol.lib.kind == COLL_LIBRARY_NCCL && !p2p)
+    nccl_plan(c, r, d);
+  if (coll_library_has_engine(c->pol.lib.kind)) {
     /* The libraries run the reference's flat operators over the whole
      * group in communicator order (ring, halving-doubling, full mesh;
      * §5.1), not wisp's per-dimension plans, unless the config names an
@@ -1499,11 +1796,20 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
     c->op_seq++;
   }
   plan_phases(r, &c->pol, c->t);
-  r->lanes = 1;
-  for (int i = 0; i < r->n_phases; i++)
-    if (r->ph[i].algo == COLL_ALGO_DOUBLE_BINARY_TREE)
-      r->lanes = 2;
+  if (r->lperm == NULL) {
+    r->lanes = 1;
+    for (int i = 0; i < r->n_phases; i++)
+      if (r->ph[i].algo == COLL_ALGO_DOUBLE_BINARY_TREE)
+        r->lanes = 2;
+  }
   r->n_chunks = c->pol.chunks * r->lanes;
+  if (r->nccl) {
+    /* NCCL pipelines hierarchical plans in buffer-sized chunks; flat plans
+     * run one piece per lane (channels add bandwidth, not steps). */
+    uint64_t ch = r->n_phases > 1 ? (r->bytes + COLL_NCCL_CHUNK_BYTES - 1) / COLL_NCCL_CHUNK_BYTES : 1;
+    r->n_chunks = (int)CLAMP(ch, 1, 64) * r->lanes;
+    nccl_latency(c, r, d);
+  }
   if (prim == COLL_PRIM_BARRIER)
     r->n_chunks = r->lanes;
   uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
@@ -1516,16 +1822,22 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
   r->scratch = g_new(coll_xfer, 2 * (size_t)r->n + 2);
   if (info != NULL) {
     memset(info, 0, sizeof *info);
+    info->nccl_algo = -1;
+    info->proto = -1;
     describe(r, c->t, info);
     info->algbw_bytes = coll_algbw_bytes(d->type, prim == COLL_PRIM_ALL_TO_ALLV ? a2av_max : d->bytes, r->n);
     info->busbw_factor = coll_busbw_factor(d->type, r->n);
+  }
+  if (info != NULL && r->nccl) {
+    info->nccl_algo = r->nalgo;
+    info->proto = r->proto;
   }
   library_start(c, r, d, info);
   r->next = c->runs;
   if (c->runs)
     c->runs->prev = r;
   c->runs = r;
-  sim_schedule_after(c->sim, 0, run_begin, r, 0);
+  sim_schedule_after(c->sim, r->nccl ? r->t_base : 0, run_begin, r, 0);
 }
 
 void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
@@ -1543,7 +1855,7 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
 gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
                         sim_time_ps alloc_time, coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info)
 {
-  if (c->pol.lib.kind == COLL_LIBRARY_NCCL)
+  if (!coll_library_has_engine(c->pol.lib.kind))
     return FALSE;
   g_assert(src != dst);
   int ranks[2] = { src, dst };

@@ -51,8 +51,10 @@ void coll_policy_set_reduce_bw(coll_policy *p, wisp_bw_Bps bw);
 /* Lets the tuner use in-switch reduction (NVLS) on switch dimensions. */
 void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on);
 /* The communication-library model (doc/libraries.md): read from the
- * config's `library:` mapping by coll_policy_new_from_topo (default nccl:
- * no library cost, behaviour unchanged).  The policy keeps a copy. */
+ * config's `library:` mapping by coll_policy_new_from_topo (default nccl,
+ * NCCL's tuner, for wisp configs; ideal, wisp's textbook algorithms, for
+ * ASTRA-sim network.yml; coll_policy_new_default() gives ideal).  The
+ * policy keeps a copy. */
 void coll_policy_set_library(coll_policy *p, const coll_library_params *lib);
 const coll_library_params *coll_policy_library(const coll_policy *p);
 
@@ -79,7 +81,10 @@ typedef struct {
   coll_algo algo;          /* algorithm actually used (never AUTO) */
   uint64_t algbw_bytes;    /* S of nccl-tests' algbw for this collective */
   double busbw_factor;     /* nccl-tests' busbw factor for (type, n) */
-  char detail[128];        /* the plan, e.g. "reduce_scatter:ring@x > all_reduce:direct@y > all_gather:ring@x" */
+  char detail[160];        /* the plan, e.g. "reduce_scatter:ring@x > all_reduce:direct@y > all_gather:ring@x";
+                              library nccl: prefixed with "ALGO/PROTO: " */
+  int nccl_algo;           /* library nccl: NCCL's algorithm (coll_nccl_algo), else -1 */
+  int proto;               /* library nccl: NCCL's protocol (coll_proto), else -1 */
   /* Library model (zero for nccl), known when coll_start returns: */
   sim_time_ps reg_max_ps;  /* largest registration wait of a member (JIT miss or ROA barrier) */
   int barrier_hits;        /* members blocked by the ROA readiness barrier */

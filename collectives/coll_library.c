@@ -16,12 +16,24 @@
 
 #include "collectives/coll_internal.h"
 #include "collectives/coll_library.h"
+#include "collectives/coll_nccl.h"
 #include "topologies/topo_internal.h" /* read-only: iterate settings to reject unknown library keys */
 
 /* ---- names ------------------------------------------------------------- */
 
-static const char *const library_names[COLL_LIBRARY_COUNT] = { "nccl",   "hccl",   "hccl-zerocopy",
-                                                                "stratacl", "cann-ep", "cann-ep-zerocopy" };
+static const char *const library_names[COLL_LIBRARY_COUNT] = { "nccl",    "hccl",             "hccl-zerocopy",
+                                                                "stratacl", "cann-ep", "cann-ep-zerocopy",
+                                                                "ideal" };
+
+gboolean coll_library_has_engine(coll_library_kind k)
+{
+  return k != COLL_LIBRARY_NCCL && k != COLL_LIBRARY_IDEAL;
+}
+
+coll_library_kind coll_library_default_for(const topo *t)
+{
+  return t != NULL && t->format == TOPO_FORMAT_ASTRA ? COLL_LIBRARY_IDEAL : COLL_LIBRARY_NCCL;
+}
 
 const char *coll_library_name(coll_library_kind k)
 {
@@ -69,7 +81,7 @@ const char *coll_libop_name(coll_libop op)
 
 /* ---- parameters -------------------------------------------------------- */
 
-typedef enum { PT_TIME, PT_BW, PT_SIZE, PT_DOUBLE, PT_INT, PT_BOOL, PT_REG, PT_U64 } ptype;
+typedef enum { PT_TIME, PT_BW, PT_SIZE, PT_DOUBLE, PT_INT, PT_BOOL, PT_REG, PT_U64, PT_NALGO, PT_PROTO } ptype;
 
 typedef struct {
   coll_library_param_info info;
@@ -140,6 +152,15 @@ static const pdesc params[] = {
   P("kappa_hbm", PT_DOUBLE, kappa_hbm, "ratio", "[FIT] +0.12 at 121 GB/s staging", "compute slowdown per share of b_hbm taken by staging copies"),
   P("b_hbm", PT_BW, b_hbm, "bandwidth", "[sw]/[CM384]", "HBM bandwidth per die"),
   P("delta_sdma", PT_DOUBLE, delta_sdma, "ratio", "[ASSUMPTION] 0.02-0.03", "residual compute slowdown of an SDMA collective (replaces the core term)"),
+  P("sm", PT_INT, sm, "x10", "[pub] GPU datasheet", "nccl: GPU compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper, 100 Blackwell); picks NCCL's per-architecture tables"),
+  P("nvlink_link_bw", PT_BW, nvlink_link_bw, "bandwidth", "[pub] NVLink 3/4: 25 GB/s, NVLink 5: 50 GB/s per link", "nccl: raw rate of one NVLink link per direction; 0 = from sm"),
+  P("algo", PT_NALGO, nccl_algo, "name", "-", "nccl: force an algorithm like NCCL_ALGO: ring, tree, nvls, nvls_tree or auto"),
+  P("proto", PT_PROTO, nccl_proto, "name", "-", "nccl: force a protocol like NCCL_PROTO: LL, LL128, Simple or auto"),
+  P("channels", PT_INT, channels, "channels", "[nccl] search.cc", "nccl: ring/tree channels; 0 = 16 on NVLink, 2 per 50 GB/s of NIC otherwise"),
+  P("launch", PT_TIME, launch, "time", "[ASSUMPTION] order of a CUDA kernel launch", "nccl: host cost of launching one collective kernel; paid gpus_per_thread times"),
+  P("gpus_per_thread", PT_INT, gpus_per_thread, "GPUs", "-", "nccl: GPUs one host thread drives (nccl-tests -g); their launches are serial"),
+  P("net_overhead", PT_TIME, net_overhead, "time", "[nccl] getNetOverhead (x86 Intel)", "nccl: host cost of a network post (NCCL_NET_OVERHEAD)"),
+  P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the NIC's own latency added to every network hop"),
 };
 
 size_t coll_library_param_count(void)
@@ -217,6 +238,20 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   p->kappa_hbm = 1.586;                /* [FIT] */
   p->b_hbm = 1600000000000u;           /* [sw]/[CM384] 1.6 TB/s per die */
   p->delta_sdma = 0.025;               /* [ASSUMPTION] middle of 0.02-0.03 */
+  /* NCCL model (doc/collectives.md "The NCCL model"). */
+  p->sm = 90;                          /* [ASSUMPTION] Hopper when the config does not say */
+  p->nvlink_link_bw = 0;               /* from sm */
+  p->nccl_algo = COLL_NALGO_AUTO;
+  p->nccl_proto = COLL_PROTO_AUTO;
+  p->channels = 0;                     /* derived */
+  /* [ASSUMPTION] a CUDA kernel launch costs a few microseconds of host
+   * time; 4 us is the low end of the 4-6 us reported for launch plus
+   * submission in public measurements (susun-blog.com "pegainfer (3)",
+   * RTX 5070 Ti, CUDA 13).  Not fitted to the nccl-tests tables. */
+  p->launch = 4 * SIM_PS_PER_US;
+  p->gpus_per_thread = 1;
+  p->net_overhead = 1 * SIM_PS_PER_US; /* [nccl] getNetOverhead: 1 us on x86 Intel */
+  p->net_latency = 0;                  /* [nccl] IB plugin reports latency 0 */
 }
 
 static const pdesc *find_param(const char *key)
@@ -304,6 +339,15 @@ gboolean coll_library_params_set(coll_library_params *p, const char *key, const 
   case PT_BOOL:
     ok = parse_bool(value, (gboolean *)(void *)base);
     break;
+  case PT_NALGO:
+    ok = coll_nccl_algo_from_name(value, (int *)(void *)base) &&
+         (*(int *)(void *)base == COLL_NALGO_AUTO || *(int *)(void *)base == COLL_NALGO_RING ||
+          *(int *)(void *)base == COLL_NALGO_TREE || *(int *)(void *)base == COLL_NALGO_NVLS ||
+          *(int *)(void *)base == COLL_NALGO_NVLS_TREE);
+    break;
+  case PT_PROTO:
+    ok = coll_proto_from_name(value, (int *)(void *)base);
+    break;
   case PT_REG: {
     ok = FALSE;
     for (int i = 0; i <= COLL_REG_ROA; i++)
@@ -364,6 +408,14 @@ char *coll_library_param_value(const coll_library_params *p, const char *name)
     return g_strdup(*(const gboolean *)(const void *)base ? "true" : "false");
   case PT_REG:
     return g_strdup(coll_reg_mode_name(*(const coll_reg_mode *)(const void *)base));
+  case PT_NALGO: {
+    int a = *(const int *)(const void *)base;
+    return g_strdup(a == COLL_NALGO_AUTO ? "auto" : coll_nccl_algo_name((coll_nccl_algo)a));
+  }
+  case PT_PROTO: {
+    int pr = *(const int *)(const void *)base;
+    return g_strdup(pr == COLL_PROTO_AUTO ? "auto" : coll_proto_name((coll_proto)pr));
+  }
   }
   return NULL;
 }
@@ -371,12 +423,12 @@ char *coll_library_param_value(const coll_library_params *p, const char *name)
 gboolean coll_library_params_from_topo(const topo *t, coll_library_params *p, GError **error)
 {
   int line = 0;
-  coll_library_kind k = COLL_LIBRARY_NCCL;
+  coll_library_kind k = coll_library_default_for(t);
   const char *v = topo_setting(t, "library.name", &line);
   if (v != NULL && !coll_library_from_name(v, &k)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s:%d: library.name '%s' is not a known library; use nccl, hccl, hccl-zerocopy, stratacl, cann-ep or "
-                "cann-ep-zerocopy",
+                "%s:%d: library.name '%s' is not a known library; use nccl, ideal, hccl, hccl-zerocopy, stratacl, "
+                "cann-ep or cann-ep-zerocopy",
                 topo_source(t), line, v);
     return FALSE;
   }
@@ -937,12 +989,12 @@ static gboolean is_pow2(int n)
 
 gboolean coll_library_interferes(const coll_library_params *p)
 {
-  return p->kind != COLL_LIBRARY_NCCL && (p->kappa_core > 0 || p->kappa_hbm > 0 || p->delta_sdma > 0);
+  return coll_library_has_engine(p->kind) && (p->kappa_core > 0 || p->kappa_hbm > 0 || p->delta_sdma > 0);
 }
 
 double coll_library_interference(const coll_library_params *p, int cores, uint64_t stage_Bps, int n_sdma)
 {
-  if (p->kind == COLL_LIBRARY_NCCL)
+  if (!coll_library_has_engine(p->kind))
     return 0.0;
   double d = 0.0;
   if (cores > 0 && p->c_aiv > 0)

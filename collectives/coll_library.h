@@ -4,8 +4,12 @@
  * offload, after ../shared/reference/supernode-model.md (StrataCL on
  * CloudMatrix384).  Prefix coll_library_.
  *
- * Four libraries (config `library: {name: ...}` or `collbench --library`):
- *   nccl           the algorithms of collectives/coll.c, no library cost;
+ * Libraries (config `library: {name: ...}` or `collbench --library`):
+ *   nccl           NCCL's tuner (coll_nccl.h): algorithm and protocol per
+ *                  size, protocol efficiency and latencies on the
+ *                  simulated transfers; the default for wisp configs;
+ *   ideal          wisp's textbook algorithms (collectives/coll.c), no
+ *                  library cost; the default for ASTRA-sim network.yml;
  *   hccl           ring / halving-doubling through a bounded, pre-registered
  *                  staging buffer: copy-in and copy-out traffic and time;
  *   hccl-zerocopy  ring / halving-doubling on user buffers after
@@ -59,10 +63,18 @@ typedef enum {
   COLL_LIBRARY_STRATACL,
   COLL_LIBRARY_CANN_EP,
   COLL_LIBRARY_CANN_EP_ZEROCOPY,
+  COLL_LIBRARY_IDEAL,
   COLL_LIBRARY_COUNT
 } coll_library_kind;
 
 const char *coll_library_name(coll_library_kind k);
+/* Whether kind k is one of the supernode libraries with an engine,
+ * registration and staging model (hccl ... cann-ep-zerocopy); FALSE for
+ * nccl and ideal, which run on the network alone. */
+gboolean coll_library_has_engine(coll_library_kind k);
+/* The library a config without `library: name` gets: nccl for wisp
+ * configs, ideal for ASTRA-sim network.yml (ASTRA-sim's semantics). */
+coll_library_kind coll_library_default_for(const topo *t);
 gboolean coll_library_from_name(const char *s, coll_library_kind *out);
 
 /* Registration modes (reference §4.1). */
@@ -139,6 +151,16 @@ typedef struct {
   double kappa_hbm;                  /* delta per share of HBM bandwidth taken by staging copies */
   wisp_bw_Bps b_hbm;                 /* HBM bandwidth per die */
   double delta_sdma;                 /* residual delta of an SDMA op (cores released) */
+  /* NCCL model (library nccl; coll_nccl.h, doc/collectives.md). */
+  int sm;                            /* GPU compute capability x 10 (70, 80, 90, 100) */
+  wisp_bw_Bps nvlink_link_bw;        /* raw rate of one NVLink link; 0 = from sm (25 GB/s, 50 GB/s on sm 100) */
+  int nccl_algo;                     /* forced algorithm (coll_nccl_algo) or COLL_NALGO_AUTO */
+  int nccl_proto;                    /* forced protocol (coll_proto) or COLL_PROTO_AUTO */
+  int channels;                      /* ring/tree channels; 0 = derived */
+  sim_time_ps launch;                /* host cost of launching one collective kernel */
+  int gpus_per_thread;               /* GPUs one host thread launches for (nccl-tests -g) */
+  sim_time_ps net_overhead;          /* host cost of a network post (NCCL_NET_OVERHEAD) */
+  sim_time_ps net_latency;           /* the NIC's own latency (NCCL graph latencyInter) */
 } coll_library_params;
 
 /* Defaults of library k (reference §9). */

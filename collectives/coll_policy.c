@@ -16,7 +16,7 @@ coll_policy *coll_policy_new_default(void)
 {
   coll_policy *p = g_new0(coll_policy, 1);
   p->chunks = 1;
-  coll_library_params_default(COLL_LIBRARY_NCCL, &p->lib);
+  coll_library_params_default(COLL_LIBRARY_IDEAL, &p->lib);
   return p;
 }
 

@@ -96,7 +96,7 @@ gboolean coll_algo_supports(coll_algo a, coll_prim p)
   case COLL_PRIM_REDUCE_SCATTER:
   case COLL_PRIM_ALL_GATHER:
     return a == COLL_ALGO_RING || a == COLL_ALGO_RING_BIDIR || a == COLL_ALGO_DIRECT ||
-           a == COLL_ALGO_HALVING_DOUBLING;
+           a == COLL_ALGO_HALVING_DOUBLING || a == COLL_ALGO_NVLS;
   case COLL_PRIM_ALL_TO_ALL:
     return a == COLL_ALGO_RING || a == COLL_ALGO_DIRECT || a == COLL_ALGO_PAIRWISE;
   case COLL_PRIM_ALL_TO_ALLV:
@@ -550,7 +550,10 @@ uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *ou
      * D + D/q bytes to the next member, so that every uplink and downlink
      * carries exactly one transfer on either tier; no local reduction. */
     uint32_t n = 0;
-    emit(out, &n, mod_q(pos + 1, s->q), s->bytes + coll_piece(s->bytes, s->q, pos), k);
+    if (s->prim == COLL_PRIM_ALL_REDUCE)
+      emit(out, &n, mod_q(pos + 1, s->q), s->bytes + coll_piece(s->bytes, s->q, pos), k);
+    else /* RS: the switch reads the q-1 remote shares; AG: it multicasts them */
+      emit(out, &n, mod_q(pos + 1, s->q), s->bytes - coll_piece(s->bytes, s->q, pos), k);
     *n_recv = 1;
     return n;
   }

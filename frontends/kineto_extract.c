@@ -623,8 +623,14 @@ static int containing_cpu_ops(ctx *c, const kt_event *launch, uint32_t out[4])
 
 static const char *type_name_of(const kt_trace *t, uint32_t id) { return kt_str(t, id); }
 
+/* What describe_comm found: a communication record, a kernel kept as
+ * compute (counted and warned), or an error in *error.  Three values, so
+ * that a fatal error cannot pass for a skip when the caller gives no
+ * GError (error == NULL). */
+typedef enum { KT_DESC_OK, KT_DESC_SKIP, KT_DESC_ERROR } kt_desc;
+
 /* Fills size, dtype, group, seq, peers of comm from kernel args and linked CPU ops. */
-static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_event *launch, GError **error)
+static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_event *launch, GError **error)
 {
   kt_trace *t = c->t;
   kt_rank *r = c->r;
@@ -678,7 +684,7 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
     kt_count_skip(r->skipped, "communication kernel of unknown kind (kept as compute)", 1);
     rank_warn(r, "communication kernel '%s' has no Collective name and no linked collective CPU op; replayed as "
               "compute", kt_str(t, k->name));
-    return FALSE;
+    return KT_DESC_SKIP;
   }
   cm->coll = coll;
   cm->p2p = p2p;
@@ -782,7 +788,7 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
                       "%s: kernel '%s' at ts %.3f us: Global rank start %" G_GINT64_FORMAT ", stride %" G_GINT64_FORMAT
                       " and Group size %" G_GINT64_FORMAT " name ranks beyond the job's world size %d",
                       t->path, kt_str(t, k->name), (double)k->ts / 1e6, rstart, rstride, grp_size, c->world);
-          return FALSE;
+          return KT_DESC_ERROR;
         }
         cm->n_ranks = (int)grp_size;
         cm->ranks = g_new(int, grp_size);
@@ -792,7 +798,7 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "%s: kernel '%s' at ts %.3f us: Process Group Ranks \"%s\" %s (world size %d)", t->path,
                     kt_str(t, k->name), (double)k->ts / 1e6, rs, why, c->world);
-        return FALSE;
+        return KT_DESC_ERROR;
       }
     }
   }
@@ -805,7 +811,7 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
             g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                         "%s: distributedInfo.pg_config group '%s' names rank %d, beyond the job's world size %d",
                         t->path, pg->name, pg->ranks[q], c->world);
-            return FALSE;
+            return KT_DESC_ERROR;
           }
         cm->n_ranks = pg->n_ranks;
         cm->ranks = g_memdup2(pg->ranks, sizeof(int) * (size_t)pg->n_ranks);
@@ -820,7 +826,7 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
                 "%s: kernel '%s': Process Group Ranks \"%s\" is truncated and neither Global rank start/stride nor "
                 "distributedInfo.pg_config give the members; re-profile with a newer PyTorch or pass the groups "
                 "explicitly", t->path, kt_str(t, k->name), rs);
-    return FALSE;
+    return KT_DESC_ERROR;
   }
   if (!cm->ranks) {
     cm->n_ranks = c->world;
@@ -874,7 +880,7 @@ static gboolean describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_e
     }
     g_array_free(l, TRUE);
   }
-  return TRUE;
+  return KT_DESC_OK;
 }
 
 static int cmp_op(const void *a, const void *b)
@@ -1316,11 +1322,12 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
       continue;
     kt_comm cm = { 0 };
     cm.op = i;
-    if (!describe_comm(&c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error)) {
+    kt_desc d = describe_comm(&c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error);
+    if (d != KT_DESC_OK) {
       g_free(cm.ranks);
       g_free(cm.group_key);
       g_free(cm.splits);
-      if (error && *error)
+      if (d == KT_DESC_ERROR)
         goto out;
       continue;
     }

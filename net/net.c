@@ -113,8 +113,9 @@ typedef struct {
   uint32_t var;             /* solver variable, LMM_NONE outside the solver */
   uint8_t single_rate;      /* no rate change since flow_start */
   uint8_t alive;
+  uint8_t capped;           /* a link's stream bandwidth sets the bottleneck (a rate bound) */
   /* cold */
-  wisp_bw_Bps bottleneck;   /* minimum link bandwidth on the route */
+  wisp_bw_Bps bottleneck;   /* minimum over the route of link and stream bandwidths */
   uint64_t bytes;
   net_done_fn done;
   void *ctx;
@@ -332,7 +333,9 @@ static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
   net *n = ctx;
   net_xfer *x = &n->xf[arg];
   x->ev = SIM_EVENT_NONE;
-  x->var = lmm_variable_new(n->lmm, 1.0, 0, arg);
+  /* A stream bandwidth below every link's capacity bounds the flow's rate
+   * (topo_link_stream_bw); otherwise its links do. */
+  x->var = lmm_variable_new(n->lmm, 1.0, x->capped ? (double)x->bottleneck : 0, arg);
   if (x->var >= n->cap_xf_of_var) { /* solver ids are dense: grow to fit */
     size_t cap = n->cap_xf_of_var ? n->cap_xf_of_var : 64;
     while (cap <= x->var) cap *= 2;
@@ -472,18 +475,27 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
     return;
   }
   sim_time_ps latency = 0;
-  wisp_bw_Bps bottleneck = UINT64_MAX;
+  wisp_bw_Bps bottleneck = UINT64_MAX, stream = UINT64_MAX;
   for (uint32_t k = 0; k < n_links; k++) {
     const topo_link *l = topo_get_link(n->t, route[k]);
     latency += l->latency;
     if (l->bw < bottleneck) bottleneck = l->bw;
+    wisp_bw_Bps sb = topo_link_stream_bw(n->t, l);
+    if (sb > 0 && sb < stream) stream = sb;
     n->link_bytes[route[k]] += bytes;
   }
   x->route = route;
   x->n_links = n_links;
-  x->bottleneck = bottleneck;
+  x->capped = stream < bottleneck;
+  x->bottleneck = MIN(bottleneck, stream);
   if (n->tier == NET_TIER_ANALYTICAL && bytes > 0) {
-    x->ev = sim_schedule_at(n->sim, analytic_queue(n, route, n_links, bytes) + latency, ev_done, n, i);
+    /* The links serve the bytes at their capacity (FIFO); a capped stream
+     * also takes at least S / its stream bandwidth, so concurrent capped
+     * streams share a link's capacity as in tier B. */
+    sim_time_ps end = analytic_queue(n, route, n_links, bytes);
+    if (x->capped)
+      end = MAX(end, sim_now(n->sim) + wisp_transfer_ps(bytes, x->bottleneck));
+    x->ev = sim_schedule_at(n->sim, end + latency, ev_done, n, i);
     return;
   }
   if (bytes == 0) { /* latency only, both tiers; occupies no link */

@@ -399,7 +399,7 @@ static void test_zero_bytes_and_p2p(void)
 /* ---- cluster mapping, written config and the simulator ---- */
 
 static const char *cluster_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: test-2node\n"
   "dims:\n"
   "  - {name: nvlink, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"

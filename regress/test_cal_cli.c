@@ -23,7 +23,7 @@ int wisp_cli_fail(GError *error)
 }
 
 static const char *cluster_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: one-node\n"
   "dims:\n"
   "  - {name: nvlink, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n";

@@ -98,7 +98,7 @@ static cal_fit *calibrate_and_replay(et_workload *w, const char *cluster_yaml, c
 /* 8 x V100 in one node (NVLink); the values are priors only, the fit
  * replaces them. */
 static const char *v100_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: dgx1-v100\n"
   "dims:\n"
   "  - {name: nvlink, kind: switch, size: 8, bandwidth: 150GB/s, latency: 1us}\n";
@@ -151,7 +151,7 @@ static void test_dlrm(void)
 }
 
 static const char *a100_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: a100-2gpu\n"
   "ranks: 2\n"
   "dims:\n"

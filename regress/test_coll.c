@@ -87,12 +87,12 @@ static int *iota(int n, int first, int stride)
 }
 
 static const char *RING8 =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "dims:\n"
   "  - {name: x, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n";
 
 static const char *SWITCH8 =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "dims:\n"
   "  - {name: sw, kind: switch, size: 8, bandwidth: 50GB/s, latency: 500ns}\n";
 
@@ -198,7 +198,7 @@ static void test_busbw_approaches_link(void)
  * each member's uplink between its 7 flows: alpha_route + round(7 shard/B). */
 static void test_direct_allgather(void)
 {
-  topo *t = load("schema_version: 1\n"
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\n"
                  "dims:\n"
                  "  - {name: fc, kind: fully_connected, size: 8, bandwidth: 100GB/s, latency: 1us}\n");
   coll_policy *pol = coll_policy_new_default();
@@ -267,7 +267,7 @@ static void test_double_binary_tree(void)
 {
   const wisp_bw_Bps B = UINT64_C(50000000000);
   const sim_time_ps D = wisp_transfer_ps(MiB / 2, B);
-  topo *t = load("schema_version: 1\n"
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\n"
                  "dims:\n"
                  "  - {name: fc, kind: fully_connected, size: 8, bandwidth: 50GB/s, latency: 1us}\n");
   coll_policy *pol = coll_policy_new_default();
@@ -327,7 +327,7 @@ static void test_nvls(void)
 }
 
 static const char *TWO_TIER =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "dims:\n"
   "  - {name: node, kind: fully_connected, size: 4, bandwidth: 100GB/s, latency: 1us}\n"
   "  - {name: net, kind: switch, size: 4, bandwidth: 25GB/s, latency: 2us}\n";
@@ -612,8 +612,8 @@ static void test_errors(void)
     g_assert_error(err, WISP_ERROR, err->code);
     if (strstr(err->message, cases[i].needle) == NULL)
       g_error("case %zu: '%s' lacks '%s'", i, err->message, cases[i].needle);
-    /* The message names the file and the line of the setting (line 4). */
-    g_assert_nonnull(strstr(err->message, "test.yaml:4"));
+    /* The message names the file and the line of the setting (line 5: the config starts with schema_version and library). */
+    g_assert_nonnull(strstr(err->message, "test.yaml:5"));
     g_clear_error(&err);
     topo_free(t);
   }

@@ -63,7 +63,7 @@ static char *write_net(const char *name, const char *text)
  * 43.70016 us = 23.994 GB/s; busbw = algbw * 2 * 7/8 = 41.990 GB/s. */
 static void test_collbench_json(void)
 {
-  char *cfg = write_net("ring8.yaml", "schema_version: 1\n"
+  char *cfg = write_net("ring8.yaml", "schema_version: 1\nlibrary: {name: ideal}\n"
                                       "dims:\n"
                                       "  - {name: x, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n"
                                       "collectives: {all_reduce: ring}\n");
@@ -92,7 +92,7 @@ static void test_collbench_json(void)
 /* Bad arguments: usage errors exit 2, bad values 1; nothing is written. */
 static void test_collbench_errors(void)
 {
-  char *cfg = write_net("sw8.yaml", "schema_version: 1\n"
+  char *cfg = write_net("sw8.yaml", "schema_version: 1\nlibrary: {name: ideal}\n"
                                     "dims:\n"
                                     "  - {name: s, kind: switch, size: 8, bandwidth: 50GB/s, latency: 500ns}\n");
   char *json = g_build_filename(tmpdir, "bad.json", NULL);
@@ -168,7 +168,7 @@ static void test_collbench_library(void)
  * full mesh; bad MoE options are usage errors (exit 2) before any output. */
 static void test_collbench_moe(void)
 {
-  char *cfg = write_net("moe4.yaml", "schema_version: 1\n"
+  char *cfg = write_net("moe4.yaml", "schema_version: 1\nlibrary: {name: ideal}\n"
                                      "dims:\n"
                                      "  - {name: x, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n");
   char *json = g_build_filename(tmpdir, "moe.json", NULL);

@@ -31,12 +31,12 @@ int wisp_cli_fail(GError *error)
 
 /* Two (or four) ranks joined by a fully connected dimension, 100 GB/s, 1 us. */
 static const char *pair_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: pair\n"
   "dims:\n"
   "  - {name: fc, kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 1us}\n";
 static const char *quad_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: quad\n"
   "dims:\n"
   "  - {name: fc, kind: fully_connected, size: 4, bandwidth: 100GB/s, latency: 1us}\n";

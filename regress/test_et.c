@@ -1467,6 +1467,14 @@ static void test_workload_round_trip(void)
   int other[1] = {1};
   g_assert_cmpuint(et_workload_add_group(w, "tp0", NULL, other, 1), ==, ET_NONE); /* other ranks */
   g_assert_cmpuint(et_workload_add_group(w, "solo", NULL, other, 1), ==, 1);
+  /* The measured baseline travels in GlobalMetadata (wisp_measured_step_ps,
+   * wisp_measured_start_ps): 19.901 ms and 18 ms steps, rank 1's window
+   * 7.513 ms after rank 0's. */
+  w->measured_step_ps[0] = INT64_C(19901000000);
+  w->measured_step_ps[1] = INT64_C(18000000000);
+  w->measured_start_ps = g_new(sim_time_ps, 2);
+  w->measured_start_ps[0] = 0;
+  w->measured_start_ps[1] = INT64_C(7513000000);
   for (int r = 0; r < 2; r++) {
     et_builder *b = et_builder_new("mem");
     uint32_t c = et_builder_add_node(b, 1, ET_NODE_COMP, "k", SIM_PS_PER_US, 0);
@@ -1513,6 +1521,12 @@ static void test_workload_round_trip(void)
   g_assert_cmpuint(et_node_comm(g1, 1)->group, ==, 0);
   g_assert_cmpuint(et_node_comm(g1, 3)->group, ==, 1);
   g_assert_cmpint(et_node_comm(g1, 2)->src, ==, 0);
+  g_assert_cmpint(r->measured_step_ps[0], ==, INT64_C(19901000000));
+  g_assert_cmpint(r->measured_step_ps[1], ==, INT64_C(18000000000));
+  g_assert_nonnull(r->measured_start_ps);
+  g_assert_cmpint(r->measured_start_ps[0], ==, 0);
+  g_assert_cmpint(r->measured_start_ps[1], ==, INT64_C(7513000000));
+  g_assert_cmpuint(r->ranks[0]->dropped_attrs, ==, 0);
   /* Writing the loaded workload again gives the same files. */
   char *dir2 = make_tmpdir();
   g_assert_true(et_workload_write(r, dir2, "job", &err));

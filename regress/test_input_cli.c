@@ -156,7 +156,8 @@ static void test_network_spellings(void)
   for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
     g_assert_cmpint(wisp2(cmds[i], &out, &err), ==, 1);
     expect_has(err, "wisp: error: network 'no-such-net' is neither a file nor a preset (looked in: ");
-    expect_has(err, "presets available: cloudmatrix384, dgx-h100, dgx-h200, ");
+    expect_has(err, "presets available: cloudmatrix384, ");
+    expect_has(err, ", dgx-h100, dgx-h200, ");
     g_free(out);
     g_free(err);
   }
@@ -830,7 +831,7 @@ static void test_dlrm(void)
   test_untar(p, tmp);
   char *dir = g_build_filename(tmp, "dlrm_kineto", NULL), *yaml = g_build_filename(tmp, "cal.yaml", NULL);
   char *dgx1 = src_path("examples/networks/dgx1-v100.yaml");
-  char *out = NULL, *err = NULL;
+  char *out = NULL, *err = NULL, *want = NULL;
   const char *a1[] = {"calibrate", dir, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
   expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models");
@@ -880,6 +881,27 @@ static void test_dlrm(void)
   expect_has(out, ": 8 ranks;");
   g_free(out);
   g_free(err);
+  /* HTA's A100 rank (README: 21 NCCL kernels, ProfilerStep#4..6): the
+   * dgx-a100 preset is chosen for its device, and the default --steps all
+   * fits all 21 calls (the former one-step default used 7). */
+  char *nccl = g_build_filename(sd, "hta/nccl_parser_config/nccl_data.json.gz", NULL);
+  char *a100 = src_path("presets/dgx-a100.yaml");
+  if (g_file_test(a100, G_FILE_TEST_EXISTS)) {
+    const char *a5[] = {"calibrate", nccl, "--replicate-from", "0", "-o", yaml, "--summary", "--no-baseline", NULL};
+    g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
+    want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA A100-PG509-200'; give --cluster for "
+                           "another); preset resized from 32 to the workload's 2 ranks", a100);
+    expect_has(out, want);
+    g_free(want);
+    expect_has(err, "wisp: steps: ProfilerStep#4..#6 (--steps all: 3 step(s) of 3 on rank 0; none dropped)\n");
+    expect_has(out, "calibration: 21 of 21 collective instances used");
+    g_free(out);
+    g_free(err);
+  } else {
+    g_test_message("SKIP: presets/dgx-a100.yaml absent; the A100 default is unchecked");
+  }
+  g_free(nccl);
+  g_free(a100);
   test_rm_rf(tmp);
   g_free(tmp);
   g_free(dir);

@@ -994,6 +994,23 @@ static void test_malformed(void)
     if (!strstr(e->message, bad[i].text))
       g_error("%s: '%s' lacks '%s'", bad[i].json, e->message, bad[i].text);
     g_error_free(e);
+    /* Without a GError the load fails all the same. */
+    g_assert_null(fe_kineto_load(paths, 1, NULL, NULL, NULL));
+    /* And so does the extraction stage itself: a fatal error in a
+     * communication kernel's description (the last three inputs) once
+     * passed for a skipped kernel when the caller gave no GError, and the
+     * rank was extracted without that collective. */
+    if (i >= G_N_ELEMENTS(bad) - 3) {
+      kt_trace *t = kt_trace_read(p, NULL);
+      g_assert_nonnull(t);
+      int world = i == G_N_ELEMENTS(bad) - 1 ? 32 : 1;
+      fe_kineto_options o;
+      fe_kineto_options_init(&o);
+      kt_rank *r = kt_rank_extract(t, 0, world, &o, NULL);
+      if (r != NULL)
+        g_error("%s: extraction without a GError succeeded", bad[i].json);
+      kt_trace_free(t);
+    }
   }
   /* Deeply nested args (100,000 levels) are skipped without recursion. */
   GString *deep = g_string_new("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, "

@@ -287,7 +287,7 @@ static void one_rank_check(const char *events, uint64_t host_nodes, uint64_t ove
   g_assert_cmpuint(rep.ranks[0].host_overlaps, ==, overlaps);
   g_assert_cmpuint(rep.ranks[0].sync_waits, ==, waits);
   g_assert_cmpuint(rep.ranks[0].launch_inversions, ==, 0);
-  topo *t = topo_load_string("schema_version: 1\ndims:\n  - {name: one, kind: switch, size: 1, bandwidth: 1GB/s, "
+  topo *t = topo_load_string("schema_version: 1\nlibrary: {name: ideal}\ndims:\n  - {name: one, kind: switch, size: 1, bandwidth: 1GB/s, "
                              "latency: 1us}\n", "one.yaml", &e);
   g_assert_no_error(e);
   sim_replay_options ro = { .quiet = TRUE };
@@ -405,7 +405,7 @@ static void test_measured_starts(void)
   g_assert_cmpint(w->measured_start_ps[1], ==, 20 * SIM_PS_PER_US);
   g_assert_cmpint(sim_report_measured_end(w, TRUE, NULL), ==, 120 * SIM_PS_PER_US);
   g_assert_cmpint(sim_report_measured_end(w, FALSE, NULL), ==, 100 * SIM_PS_PER_US);
-  topo *t = topo_load_string("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
+  topo *t = topo_load_string("schema_version: 1\nlibrary: {name: ideal}\nname: pair\nmodel: analytical\ndims:\n"
                              "  - {name: link, kind: fully_connected, size: 2, bandwidth: 123361882353B/s, "
                              "latency: 0ns}\n", "pair.yaml", NULL);
   g_assert_nonnull(t);
@@ -434,7 +434,7 @@ static void test_measured_starts(void)
   traces_write_skewed(&ts, 5000);
   w = load(&ts, TRUE, NULL);
   g_assert_null(w->measured_start_ps);
-  t = topo_load_string("schema_version: 1\nname: pair\ndims:\n  - {name: link, kind: fully_connected, size: 2, "
+  t = topo_load_string("schema_version: 1\nlibrary: {name: ideal}\nname: pair\ndims:\n  - {name: link, kind: fully_connected, size: 2, "
                        "bandwidth: 1GB/s, latency: 0ns}\n", "pair.yaml", NULL);
   ro.measured_starts = TRUE;
   g_assert_null(sim_replay_run(w, t, &ro, &e));

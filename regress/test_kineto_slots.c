@@ -84,7 +84,7 @@ static et_workload *load(const trace_set *ts, fe_kineto_mode mode, fe_kineto_rep
 static sim_time_ps replay(const et_workload *w, unsigned slots)
 {
   GError *e = NULL;
-  topo *t = topo_load_string("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
+  topo *t = topo_load_string("schema_version: 1\nlibrary: {name: ideal}\nname: pair\nmodel: analytical\ndims:\n"
                              "  - {name: link, kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 1us}\n",
                              "pair.yaml", &e);
   g_assert_no_error(e);

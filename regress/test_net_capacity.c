@@ -179,7 +179,7 @@ static void check_direct_trio(const topo *t, const char *where, int n, sim_time_
  * 2^30/8 (all-reduce: two phases, >= 2 x 10 x 2^27 / 50e9 s). */
 static void test_ring(void)
 {
-  topo *t = load("schema_version: 1\n"
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\n"
                  "dims:\n"
                  "  - {name: ring, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n");
   const sim_time_ps hop = 500 * NS;
@@ -199,7 +199,7 @@ static void test_ring(void)
  * 0.7 ms.) */
 static void test_ring64_all_reduce(void)
 {
-  topo *t = load("schema_version: 1\n"
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\n"
                  "dims:\n"
                  "  - {name: ring, kind: ring, size: 64, bandwidth: 50GB/s, latency: 500ns}\n");
   uint64_t piece = GiB / 64;
@@ -225,7 +225,7 @@ static void test_ring64_all_reduce(void)
  * and all-reduce with 2^30/16 pieces. */
 static void test_torus(void)
 {
-  topo *t = load("schema_version: 1\n"
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\n"
                  "dims:\n"
                  "  - {name: ici, kind: torus2d, shape: [4, 4], bandwidth: 50GB/s, latency: 500ns}\n");
   const sim_time_ps hop = 500 * NS;
@@ -251,7 +251,7 @@ static void test_torus(void)
 static void test_fat_tree(void)
 {
   const sim_time_ps hop = 500 * NS;
-  topo *t = load("schema_version: 1\n"
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\n"
                  "dims:\n"
                  "  - {name: ft, kind: fat_tree, size: 16, leaves: 4, bandwidth: 50GB/s, latency: 500ns}\n");
   sim_time_ps port = wisp_transfer_ps(15 * GiB, B50);
@@ -266,7 +266,7 @@ static void test_fat_tree(void)
              2 * (port_a2a + 2 * hop), 0);
   topo_free(t);
 
-  t = load("schema_version: 1\n"
+  t = load("schema_version: 1\nlibrary: {name: ideal}\n"
            "dims:\n"
            "  - {name: ft, kind: fat_tree, size: 16, leaves: 4, oversubscription: 2, bandwidth: 50GB/s,\n"
            "     latency: 500ns}\n");

@@ -16,14 +16,14 @@
 
 /* An 8-rank bidirectional ring at 50 GB/s, 500 ns per hop. */
 static const char *ring8_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: ring8\n"
   "dims:\n"
   "  - {name: ring, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n";
 
 /* Two ranks joined by a switch-free fully connected dimension, 100 GB/s, 1 us. */
 static const char *pair_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: pair\n"
   "dims:\n"
   "  - {name: fc, kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 1us}\n";

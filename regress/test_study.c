@@ -18,7 +18,7 @@
  * 25 GB/s 1 us].  Rank r has scale_up coordinate r % 2 and scale_out
  * coordinate r / 2, so ranks r and r + 2 differ only in scale_out. */
 static const char *two_tier_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: two-tier\n"
   "dims:\n"
   "  - {name: scale_up, kind: switch, size: 2, bandwidth: 300GB/s, latency: 500ns}\n"
@@ -157,7 +157,7 @@ static void test_utility_closed_form(void)
  * after, but the pair (0, 4) moves from scale-out to scale-up). */
 static void test_variant_resize(void)
 {
-  topo_variant *v = variant_of("schema_version: 1\n"
+  topo_variant *v = variant_of("schema_version: 1\nlibrary: {name: ideal}\n"
                                "dims:\n"
                                "  - {name: su, kind: switch, size: 4, bandwidth: 300GB/s, latency: 500ns}\n"
                                "  - {name: so, kind: switch, size: 4, bandwidth: 25GB/s, latency: 1us}\n");
@@ -233,7 +233,7 @@ static void test_variant_shapes(void)
   GError *error = NULL;
   /* Explicit graph a - sw - b at 10 GB/s, 1 us per link: doubling every
    * link's bandwidth doubles the route's bottleneck; sizes cannot change. */
-  topo_variant *g = variant_of("schema_version: 1\n"
+  topo_variant *g = variant_of("schema_version: 1\nlibrary: {name: ideal}\n"
                                "graph:\n"
                                "  nodes: [{name: a, kind: endpoint}, {name: b, kind: endpoint}, {name: sw, kind: switch}]\n"
                                "  links:\n"
@@ -255,7 +255,7 @@ static void test_variant_shapes(void)
   topo_variant_free(g);
 
   /* Explicit placement: re-placing ranks into a larger domain is refused. */
-  topo_variant *p = variant_of("schema_version: 1\n"
+  topo_variant *p = variant_of("schema_version: 1\nlibrary: {name: ideal}\n"
                                "dims:\n"
                                "  - {name: su, kind: switch, size: 2, bandwidth: 300GB/s, latency: 500ns}\n"
                                "  - {name: so, kind: switch, size: 2, bandwidth: 25GB/s, latency: 1us}\n"
@@ -272,7 +272,7 @@ static void test_variant_shapes(void)
   topo_variant_free(p);
 
   /* Torus: size edits point to the shape; a shape edit resizes. */
-  topo_variant *x = variant_of("schema_version: 1\n"
+  topo_variant *x = variant_of("schema_version: 1\nlibrary: {name: ideal}\n"
                                "dims:\n"
                                "  - {name: ici, kind: torus2d, shape: [2, 4], bandwidth: 100GB/s, latency: 1us}\n");
   g_assert_false(topo_variant_set(x, "dims.ici.size", "16", &error));
@@ -343,7 +343,7 @@ static void test_presets(void)
    * directory from WISP_PRESET_PATH is searched first. */
   char *tmp = g_dir_make_tmp("wisp-preset-XXXXXX", NULL);
   char *bad = g_build_filename(tmp, "future.yaml", NULL);
-  g_assert_true(g_file_set_contents(bad, "# a preset from the future\npreset_version: 2\nschema_version: 1\n"
+  g_assert_true(g_file_set_contents(bad, "# a preset from the future\npreset_version: 2\nschema_version: 1\nlibrary: {name: ideal}\n"
                                          "dims:\n  - {name: x, kind: switch, size: 2, bandwidth: 1GB/s, latency: 1us}\n",
                                     -1, NULL));
   g_setenv("WISP_PRESET_PATH", tmp, TRUE);

@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char *cluster_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "dims:\n"
   "  - {name: scale_up, kind: switch, size: 2, bandwidth: 300GB/s, latency: 500ns}\n"
   "  - {name: scale_out, kind: switch, size: 2, bandwidth: 25GB/s, latency: 1us}\n";
@@ -315,7 +315,7 @@ static void test_report_links(void)
   }
   GError *error = NULL;
   g_assert_true(et_workload_resolve_groups(w, &error));
-  topo *t = load("schema_version: 1\ndims:\n  - {name: fc, kind: fully_connected, size: 2, bandwidth: 100GB/s, "
+  topo *t = load("schema_version: 1\nlibrary: {name: ideal}\ndims:\n  - {name: fc, kind: fully_connected, size: 2, bandwidth: 100GB/s, "
                  "latency: 1us}\n");
   sim_replay_options opt = {.quiet = TRUE};
   sim_result *r = sim_replay_run(w, t, &opt, &error);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 static const char *cluster_yaml =
-  "schema_version: 1\n"
+  "schema_version: 1\nlibrary: {name: ideal}\n"
   "name: two-tier\n"
   "dims:\n"
   "  - {name: scale_up, kind: switch, size: 2, bandwidth: 300GB/s, latency: 500ns}\n"

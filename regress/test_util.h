@@ -149,7 +149,7 @@ G_GNUC_UNUSED static et_workload *test_et_round_trip(et_workload *w, const char 
  * simcore/sim_replay.h and topologies/topo.h. */
 G_GNUC_UNUSED static sim_time_ps test_replay_pair(const et_workload *w, const char *bandwidth)
 {
-  char *yaml = g_strdup_printf("schema_version: 1\nname: pair\nmodel: analytical\ndims:\n"
+  char *yaml = g_strdup_printf("schema_version: 1\nlibrary: {name: ideal}\nname: pair\nmodel: analytical\ndims:\n"
                                "  - {name: link, kind: fully_connected, size: 2, bandwidth: %s, latency: 0ns}\n",
                                bandwidth);
   GError *e = NULL;

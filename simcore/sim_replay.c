@@ -882,7 +882,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   rp.sim = sim_engine_new(opt->checked);
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
-  rp.p2p_lib = coll_policy_library(rp.policy)->kind != COLL_LIBRARY_NCCL;
+  rp.p2p_lib = coll_library_has_engine(coll_policy_library(rp.policy)->kind);
   rp.ovl = coll_lib_set_slowdown_hook(rp.coll, on_slowdown, &rp);
   rp.obs = opt->observer;
   if (opt->critical_path)

@@ -181,12 +181,18 @@ topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_
       g_string_append_printf(s, "preset resized from %d to the workload's %d ranks", ranks_before,
                              topo_variant_n_ranks(v));
       const char *sep = " (";
-      for (int d = 0; d < n_dims && !topo_variant_is_graph(v); d++)
-        if (topo_variant_dim_size(v, d) != before[d]) {
+      for (int d = 0; d < n_dims && !topo_variant_is_graph(v); d++) {
+        /* Tiers the fitting notes already name (capped, torus resized) are
+         * said once, there. */
+        char *named = g_strdup_printf("tier '%s'", topo_variant_dim_name(v, d));
+        gboolean said = strstr(topo_variant_notes(v), named) != NULL;
+        g_free(named);
+        if (!said && topo_variant_dim_size(v, d) != before[d]) {
           g_string_append_printf(s, "%stier '%s' %d -> %d", sep, topo_variant_dim_name(v, d), before[d],
                                  topo_variant_dim_size(v, d));
           sep = ", ";
         }
+      }
       if (strcmp(sep, ", ") == 0)
         g_string_append_c(s, ')');
     }

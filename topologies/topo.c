@@ -83,6 +83,7 @@ topo *topo_alloc(const char *source)
   t->arena = g_ptr_array_new_with_free_func(g_free);
   t->scratch = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   t->contiguous = TRUE;
+  t->fabric_first = t->fabric_last = -1;
   return t;
 }
 
@@ -92,8 +93,10 @@ void topo_free(topo *t)
     return;
   g_free(t->source);
   g_free(t->name);
-  for (int d = 0; d < t->n_dims; d++)
+  for (int d = 0; d < t->n_dims; d++) {
     g_free(t->dims[d].name);
+    g_free(t->dims[d].fabric);
+  }
   g_free(t->dims);
   if (t->node_names) {
     for (uint32_t i = 0; i < t->n_nodes; i++)
@@ -200,6 +203,8 @@ static uint64_t ring_links(int n, gboolean bidir)
 uint64_t topo_dim_link_count(const topo_dim *d)
 {
   uint64_t n = (uint64_t)d->size, per_group = 0;
+  if (d->fabric != NULL) /* a level of a shared fabric: 2 links per endpoint (port or lane) */
+    return 2 * n * d->n_groups;
   switch (d->kind) {
   case TOPO_KIND_RING_UNI:
     per_group = ring_links(d->size, FALSE);
@@ -262,11 +267,35 @@ static void torus_coords(const topo_dim *d, uint32_t i, int *c)
   }
 }
 
+/* Switch of fabric level d above endpoint e. */
+static inline uint32_t fabric_switch(const topo_dim *d, uint32_t e)
+{
+  return d->switch_base + e / d->fabric_span;
+}
+
+/* A level of a shared fabric: for every endpoint, its port to the level-0
+ * switch (level 0) or its lane from the switch below to this level's
+ * switch, up then down, so that lane_base + 2e (+1) finds them in O(1). */
+static void build_fabric_level(topo *t, int di)
+{
+  topo_dim *d = &t->dims[di];
+  d->lane_base = t->links->len;
+  for (uint32_t e = 0; e < t->n_endpoints; e++) {
+    uint32_t below = d->fabric_level == 0 ? e : fabric_switch(&t->dims[di - 1], e);
+    topo_add_link(t, below, fabric_switch(d, e), d->bw, d->latency, (uint16_t)di);
+    topo_add_link(t, fabric_switch(d, e), below, d->bw, d->latency, (uint16_t)di);
+  }
+}
+
 static void build_dim(topo *t, int di)
 {
   topo_dim *d = &t->dims[di];
   uint16_t tier = (uint16_t)di;
   int n = d->size;
+  if (d->fabric != NULL) {
+    build_fabric_level(t, di);
+    return;
+  }
   for (uint32_t g = 0; g < d->n_groups; g++) {
     switch (d->kind) {
     case TOPO_KIND_RING_UNI:
@@ -362,7 +391,14 @@ gboolean topo_build_dims(topo *t, GError **error)
       d->switches_per_group = 1;
     if (d->size >= 2 && d->kind == TOPO_KIND_FAT_TREE)
       d->switches_per_group = (uint32_t)d->leaves + (d->leaves >= 2 ? (uint32_t)d->spines : 0);
-    nodes += (uint64_t)d->switches_per_group * d->n_groups;
+    if (d->fabric != NULL) {
+      /* One switch per fabric_span endpoints, whatever the size (a level of
+       * size 1 still joins the inner dimensions' endpoints). */
+      d->fabric_span = d->stride * (uint32_t)d->size;
+      nodes += t->n_endpoints / d->fabric_span;
+    } else {
+      nodes += (uint64_t)d->switches_per_group * d->n_groups;
+    }
     links += topo_dim_link_count(d);
     if (nodes > UINT32_MAX / 2 || links > t->max_links) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
@@ -649,6 +685,27 @@ static void route_graph(const topo *t, uint32_t src, uint32_t dst, GArray *out)
   }
 }
 
+/* Through the shared fabric from endpoint u to endpoint v, which differ in
+ * some fabric dimension and agree outside the fabric's span: u's port, u's
+ * lanes up to the outermost level where they differ, v's lanes down, v's
+ * port.  Every endpoint has its own port and lanes, so traffic between
+ * distinct pairs shares only the ports: a non-blocking fabric. */
+static void route_fabric(const topo *t, uint32_t u, uint32_t v, GArray *out)
+{
+  int top = t->fabric_first;
+  for (int di = t->fabric_first; di <= t->fabric_last; di++)
+    if (ep_coord(&t->dims[di], u) != ep_coord(&t->dims[di], v))
+      top = di;
+  for (int di = t->fabric_first; di <= top; di++) {
+    uint32_t l = t->dims[di].lane_base + 2 * u;
+    g_array_append_val(out, l);
+  }
+  for (int di = top; di >= t->fabric_first; di--) {
+    uint32_t l = t->dims[di].lane_base + 2 * v + 1;
+    g_array_append_val(out, l);
+  }
+}
+
 void topo_route_endpoints(const topo *t, uint32_t src, uint32_t dst, GArray *out)
 {
   g_assert(src < t->n_endpoints && dst < t->n_endpoints);
@@ -658,9 +715,26 @@ void topo_route_endpoints(const topo *t, uint32_t src, uint32_t dst, GArray *out
     route_graph(t, src, dst, out);
     return;
   }
+  /* A pair that differs in a shared fabric's dimension crosses that fabric
+   * once, from its own port, to the endpoint that has dst's coordinates in
+   * every dimension the fabric spans (its own and all inner ones); the
+   * other dimensions are routed in order as usual. */
+  gboolean via_fabric = FALSE;
+  for (int di = t->fabric_first; di >= 0 && di <= t->fabric_last; di++)
+    if (ep_coord(&t->dims[di], src) != ep_coord(&t->dims[di], dst))
+      via_fabric = TRUE;
   uint32_t cur = src;
   for (int di = 0; di < t->n_dims; di++) {
     const topo_dim *d = &t->dims[di];
+    if (via_fabric && di <= t->fabric_last) {
+      if (di == 0) {
+        uint32_t span = t->dims[t->fabric_last].fabric_span;
+        uint32_t next = cur - cur % span + dst % span;
+        route_fabric(t, cur, next, out);
+        cur = next;
+      }
+      continue;
+    }
     uint32_t a = ep_coord(d, cur), b = ep_coord(d, dst);
     if (a == b)
       continue;
@@ -755,6 +829,9 @@ void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *lat
     lat = l->latency > SIM_TIME_MAX - lat ? SIM_TIME_MAX : lat + l->latency;
     if (l->bw < bw)
       bw = l->bw;
+    wisp_bw_Bps sb = topo_link_stream_bw(t, l);
+    if (sb > 0 && sb < bw)
+      bw = sb;
   }
   if (latency)
     *latency = lat;
@@ -783,6 +860,13 @@ const topo_link *topo_get_link(const topo *t, uint32_t link)
 {
   g_assert(link < t->links->len);
   return &g_array_index(t->links, topo_link, link);
+}
+
+wisp_bw_Bps topo_link_stream_bw(const topo *t, const topo_link *l)
+{
+  if (t->format == TOPO_FORMAT_GRAPH)
+    return 0;
+  return t->dims[l->tier].stream_bw;
 }
 
 net_tier topo_default_tier(const topo *t)
@@ -891,6 +975,12 @@ char *topo_node_label(const topo *t, uint32_t n)
     return g_strdup_printf("ep%u", n);
   for (int di = 0; di < t->n_dims; di++) {
     const topo_dim *d = &t->dims[di];
+    if (d->fabric != NULL) {
+      uint32_t count = t->n_endpoints / d->fabric_span;
+      if (n >= d->switch_base && n < d->switch_base + count)
+        return g_strdup_printf("%s.%s.sw%u", d->fabric, d->name, n - d->switch_base);
+      continue;
+    }
     uint32_t count = d->switches_per_group * d->n_groups;
     if (n >= d->switch_base && n < d->switch_base + count) {
       uint32_t g = (n - d->switch_base) / d->switches_per_group;

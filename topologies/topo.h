@@ -68,6 +68,11 @@ int topo_n_ranks(const topo *t);
 uint32_t topo_n_nodes(const topo *t);
 uint32_t topo_n_links(const topo *t);
 const topo_link *topo_get_link(const topo *t, uint32_t link);
+/* The most one transfer gets through link l (its dimension's
+ * `stream_bandwidth:`), or 0 when only the link's capacity bounds it.  A
+ * stream bandwidth below the capacity models a port that one stream
+ * cannot fill while several together can (doc/topology.md).  O(1). */
+wisp_bw_Bps topo_link_stream_bw(const topo *t, const topo_link *l);
 
 /* The fidelity tier the config asks for (`model:` key; analytical default). */
 net_tier topo_default_tier(const topo *t);
@@ -101,8 +106,9 @@ int topo_rank_coord(const topo *t, int rank, int dim);
  * Memory: about 50 + 4 * hops bytes per distinct endpoint pair routed. */
 const uint32_t *topo_route(const topo *t, int src_rank, int dst_rank, uint32_t *n_links);
 
-/* Sum of link latencies and the minimum bandwidth along the route (0 and
- * 0 for an empty route). */
+/* Sum of link latencies and the minimum bandwidth along the route, links'
+ * capacities and stream bandwidths alike: what one transfer alone gets (0
+ * and 0 for an empty route). */
 void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *latency, wisp_bw_Bps *bottleneck);
 
 /* Settings of other layers kept verbatim from the config, with their line

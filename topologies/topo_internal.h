@@ -35,6 +35,7 @@ typedef struct {
   uint32_t stride;         /* product of the sizes of the inner dimensions */
   uint32_t n_groups;       /* n_endpoints / size */
   wisp_bw_Bps bw;          /* endpoint link bandwidth, bytes/s */
+  wisp_bw_Bps stream_bw;   /* `stream_bandwidth:` most one transfer gets per link; 0 = bw */
   sim_time_ps latency;     /* per link traversal */
   int n_axes;              /* torus: 2 or 3 */
   int shape[3];            /* torus axis sizes, axis 0 fastest */
@@ -43,6 +44,20 @@ typedef struct {
   wisp_bw_Bps up_bw;       /* fat tree: bandwidth of one leaf-spine link */
   uint32_t switch_base;    /* node index of this dimension's first switch */
   uint32_t switches_per_group;
+  /* `fabric: NAME` (kind switch only): this dimension is a level of one
+   * non-blocking multi-stage switch fabric that spans it and every inner
+   * dimension, reached through each endpoint's own port (doc/topology.md,
+   * "Shared fabrics").  fabric_level is 0 for the fabric's innermost
+   * dimension (whose link is the endpoint's port), 1, 2, ... outwards, and
+   * -1 for a dimension outside any fabric.  Level k has one switch per
+   * fabric_span endpoints (stride * size: all inner coordinates) from
+   * switch_base, and 2 links per endpoint from link index lane_base: the
+   * port (level 0) or the endpoint's lane from the level below (level > 0),
+   * up at lane_base + 2e and down at lane_base + 2e + 1. */
+  char *fabric;
+  int fabric_level;
+  uint32_t fabric_span;
+  uint32_t lane_base;
   int line;                /* config line, for messages */
   double astra_value;      /* ASTRA-sim: bandwidth as written ("GB/s" = GiB/s) */
 } topo_dim;
@@ -69,6 +84,7 @@ struct topo {
 
   int n_dims;
   topo_dim *dims;
+  int fabric_first, fabric_last; /* dimensions of the shared fabric, or -1 (topo_dim.fabric) */
 
   uint32_t n_endpoints;
   uint32_t n_nodes;

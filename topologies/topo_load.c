@@ -266,7 +266,8 @@ static gboolean parse_kind(ld *c, const yaml_node_t *v, const char *where, topo_
 static gboolean parse_dim(ld *c, const yaml_node_t *m, int index, topo_dim *d)
 {
   static const char *const keys[] = {"name", "kind", "size", "bandwidth", "latency", "shape",
-                                     "leaves", "spines", "oversubscription", "description", NULL};
+                                     "leaves", "spines", "oversubscription", "fabric", "stream_bandwidth",
+                                     "description", NULL};
   char *where = g_strdup_printf("dims[%d]", index);
   gboolean ok = FALSE;
   yaml_node_t *v;
@@ -290,6 +291,36 @@ static gboolean parse_dim(ld *c, const yaml_node_t *m, int index, topo_dim *d)
     goto out;
   if ((v = get(c, m, "size")) && !get_int(c, v, "size", where, 1, (long)TOPO_MAX_ENDPOINTS, &d->size))
     goto out;
+  if ((v = get(c, m, "stream_bandwidth"))) {
+    if (!get_bw(c, v, "stream_bandwidth", where, &d->stream_bw))
+      goto out;
+    if (d->stream_bw > d->bw) {
+      fail(c, v, WISP_ERROR_INVALID,
+           "'stream_bandwidth' in '%s' is above 'bandwidth'; it is the most one transfer gets through a link, so it "
+           "must not exceed the link's capacity (drop it, or raise 'bandwidth')",
+           where);
+      goto out;
+    }
+    if (d->stream_bw == d->bw)
+      d->stream_bw = 0;
+  }
+  d->fabric_level = -1;
+  if ((v = get(c, m, "fabric"))) {
+    const char *s;
+    if (!need_scalar(c, v, "fabric", where, &s))
+      goto out;
+    if (d->kind != TOPO_KIND_SWITCH) {
+      fail(c, v, WISP_ERROR_INVALID,
+           "'fabric' in '%s' applies only to kind switch, not %s (a shared fabric is built of switch levels)", where,
+           topo_kind_name(d->kind));
+      goto out;
+    }
+    if (*s == '\0') {
+      fail(c, v, WISP_ERROR_INVALID, "'fabric' in '%s' must name the fabric, e.g. 'fabric: ub'", where);
+      goto out;
+    }
+    d->fabric = g_strdup(s);
+  }
   gboolean torus = d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D;
   static const char *const torus_keys[] = {"shape", NULL};
   static const char *const ft_keys[] = {"leaves", "spines", "oversubscription", NULL};
@@ -396,6 +427,29 @@ static gboolean parse_dims(ld *c, topo *t, const yaml_node_t *v)
       if (strcmp(t->dims[j].name, t->dims[i].name) == 0)
         return fail(c, ynode(c, v->data.sequence.items.start[i]), WISP_ERROR_INVALID,
                     "two dimensions are named '%s'; give each tier its own name", t->dims[i].name);
+  }
+  /* A shared fabric: consecutive switch dimensions that name it, one
+   * fabric per topology (each endpoint has one port into it). */
+  for (int i = 0; i < n; i++) {
+    topo_dim *d = &t->dims[i];
+    if (d->fabric == NULL)
+      continue;
+    const yaml_node_t *node = ynode(c, v->data.sequence.items.start[i]);
+    if (t->fabric_first < 0) {
+      t->fabric_first = i;
+    } else if (strcmp(d->fabric, t->dims[t->fabric_first].fabric) != 0) {
+      return fail(c, node, WISP_ERROR_INVALID,
+                  "dims[%d] names fabric '%s' but dims[%d] already names '%s'; one shared fabric per topology is "
+                  "supported",
+                  i, d->fabric, t->fabric_first, t->dims[t->fabric_first].fabric);
+    } else if (t->fabric_last != i - 1) {
+      return fail(c, node, WISP_ERROR_INVALID,
+                  "the dimensions of fabric '%s' must be consecutive, but dims[%d] ('%s') is not; give the fabric "
+                  "to the dimensions in between too, or to none of them",
+                  d->fabric, t->fabric_last + 1, t->dims[t->fabric_last + 1].name);
+    }
+    d->fabric_level = i - t->fabric_first;
+    t->fabric_last = i;
   }
   return topo_build_dims(t, c->error);
 }
@@ -589,11 +643,22 @@ static gboolean parse_placement(ld *c, topo *t, const yaml_node_t *root)
 static gboolean load_wisp(ld *c, topo *t, const yaml_node_t *root)
 {
   static const char *const keys[] = {"schema_version", "name", "description", "model", "flow_quantum", "ranks",
-                                     "node_dims", "dims", "graph", "placement", "collectives", "library", NULL};
+                                     "node_dims", "dims", "graph", "placement", "collectives", "library",
+                                     "preset_version", NULL};
   yaml_node_t *v;
   int version;
   if (!check_keys(c, root, "topology", keys))
     return FALSE;
+  /* Cluster presets (the presets directory) carry `preset_version: 1`; accepted
+   * here so that a preset file is also a network config. */
+  if ((v = get(c, root, "preset_version"))) {
+    int pv;
+    if (!get_int(c, v, "preset_version", "topology", 0, 1000000, &pv))
+      return FALSE;
+    if (pv != 1)
+      return fail(c, v, WISP_ERROR_UNSUPPORTED, "preset_version %d is not supported; this wisp reads preset_version 1",
+                  pv);
+  }
   v = get(c, root, "schema_version");
   if (!get_int(c, v, "schema_version", "topology", 0, 1000000, &version))
     return FALSE;

@@ -70,9 +70,20 @@ wisp_bw_Bps topo_bisection_bw(const topo *t)
 {
   if (t->format == TOPO_FORMAT_GRAPH)
     return 0;
-  for (int di = t->n_dims - 1; di >= 0; di--)
-    if (t->dims[di].size >= 2)
-      return sat_mul(t->dims[di].n_groups, dim_bisection(&t->dims[di]));
+  for (int di = t->n_dims - 1; di >= 0; di--) {
+    const topo_dim *d = &t->dims[di];
+    if (d->size < 2)
+      continue;
+    if (d->fabric != NULL) {
+      /* Halves split by this level's coordinate: each endpoint of a half
+       * crosses through its own port and lanes up to this level. */
+      wisp_bw_Bps bw = d->bw;
+      for (int k = t->fabric_first; k < di; k++)
+        bw = MIN(bw, t->dims[k].bw);
+      return sat_mul((uint64_t)t->n_endpoints / 2, bw);
+    }
+    return sat_mul(d->n_groups, dim_bisection(d));
+  }
   return 0;
 }
 
@@ -114,8 +125,8 @@ static const char *tier_name(const topo *t, uint16_t tier)
   return tier < t->n_dims ? t->dims[tier].name : "?";
 }
 
-/* Describes the route between two endpoints: hops, latency, bottleneck and
- * the tiers crossed. */
+/* Describes the route between two endpoints: hops, latency, bottleneck (of
+ * one stream alone, as topo_route_cost) and the tiers crossed. */
 static void print_route_summary(const topo *t, uint32_t a, uint32_t b, FILE *out)
 {
   GArray *r = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -127,6 +138,9 @@ static void print_route_summary(const topo *t, uint32_t a, uint32_t b, FILE *out
     const topo_link *l = topo_get_link(t, g_array_index(r, uint32_t, i));
     lat = (sim_time_ps)MIN((uint64_t)SIM_TIME_MAX, sat_add((uint64_t)lat, (uint64_t)l->latency));
     bw = MIN(bw, l->bw);
+    wisp_bw_Bps sb = topo_link_stream_bw(t, l);
+    if (sb > 0)
+      bw = MIN(bw, sb);
     if (l->tier < 64)
       tiers |= G_GUINT64_CONSTANT(1) << l->tier;
   }
@@ -189,8 +203,27 @@ void topo_print(const topo *t, FILE *out)
       }
       if (d->kind == TOPO_KIND_FAT_TREE && d->leaves < 2)
         fputs(" (1 leaf: a single switch; spines and oversubscription unused)", out);
+      if (d->fabric != NULL) {
+        uint32_t nsw = t->n_endpoints / d->fabric_span;
+        fprintf(out, " (fabric '%s' level %d: %u switch%s of %u endpoints, %s per endpoint ", d->fabric,
+                d->fabric_level, nsw, nsw == 1 ? "" : "es", d->fabric_span, d->fabric_level == 0 ? "port" : "lane");
+        print_bw(out, d->bw);
+        if (d->stream_bw > 0) {
+          fputs(", one stream ", out);
+          print_bw(out, d->stream_bw);
+        }
+        fputs(", latency ", out);
+        print_time(out, d->latency);
+        fputs(")\n", out);
+        continue;
+      }
       fprintf(out, ", %u group%s, link ", d->n_groups, d->n_groups == 1 ? "" : "s");
       print_bw(out, d->bw);
+      if (d->stream_bw > 0) {
+        fputs(" (one stream ", out);
+        print_bw(out, d->stream_bw);
+        fputc(')', out);
+      }
       fputs(", latency ", out);
       print_time(out, d->latency);
       if (t->format == TOPO_FORMAT_ASTRA)
@@ -257,9 +290,15 @@ void topo_print(const topo *t, FILE *out)
     fputs("bisection bandwidth (one direction): ", out);
     print_bw(out, bis);
     const topo_dim *d = &t->dims[o];
-    fprintf(out, "\n  = %u group%s x cut of '%s' (%s, size %d) between ", d->n_groups, d->n_groups == 1 ? "" : "s", d->name,
-            topo_kind_name(d->kind), d->size);
-    if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
+    if (d->fabric != NULL)
+      fprintf(out, "\n  = %u endpoints x the narrowest of their port and lanes up to fabric '%s' level %d ('%s'), "
+              "halves split at coordinate %d\n", t->n_endpoints / 2, d->fabric, d->fabric_level, d->name, d->size / 2);
+    else
+      fprintf(out, "\n  = %u group%s x cut of '%s' (%s, size %d) between ", d->n_groups, d->n_groups == 1 ? "" : "s",
+              d->name, topo_kind_name(d->kind), d->size);
+    if (d->fabric != NULL)
+      ;
+    else if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
       int k = 0;
       for (int i = 1; i < d->n_axes; i++)
         if (d->shape[i] > d->shape[k])

@@ -21,6 +21,8 @@ typedef struct {
   int shape[3];
   int leaves, spines;
   double oversub;
+  char *fabric;            /* shared fabric name or NULL (topo_dim.fabric) */
+  wisp_bw_Bps stream_bw;   /* topo_dim.stream_bw; 0 = none */
 } tv_dim;
 
 struct topo_variant {
@@ -92,6 +94,8 @@ topo_variant *topo_variant_new(const topo *base)
       o->leaves = s->leaves;
       o->spines = s->spines;
       o->oversub = s->oversub;
+      o->fabric = g_strdup(s->fabric);
+      o->stream_bw = s->stream_bw;
     }
   }
   v->settings = new_settings();
@@ -135,6 +139,7 @@ topo_variant *topo_variant_copy(const topo_variant *v)
     for (int d = 0; d < v->n_dims; d++) {
       c->dims[d] = v->dims[d];
       c->dims[d].name = g_strdup(v->dims[d].name);
+      c->dims[d].fabric = g_strdup(v->dims[d].fabric);
     }
   }
   c->settings = new_settings();
@@ -150,8 +155,10 @@ void topo_variant_free(topo_variant *v)
     return;
   g_free(v->source);
   g_free(v->name);
-  for (int d = 0; d < v->n_dims; d++)
+  for (int d = 0; d < v->n_dims; d++) {
     g_free(v->dims[d].name);
+    g_free(v->dims[d].fabric);
+  }
   g_free(v->dims);
   if (v->node_names)
     g_strfreev(v->node_names);
@@ -324,8 +331,11 @@ gboolean topo_variant_scale_bw(topo_variant *v, int dim, double factor, GError *
     }
   } else {
     for (int d = 0; d < v->n_dims; d++)
-      if (dim == -1 || d == dim)
+      if (dim == -1 || d == dim) {
         ok = ok && scale_u64(v->dims[d].bw, factor, 1, &v->dims[d].bw);
+        if (v->dims[d].stream_bw > 0) /* one stream's share scales with the link */
+          ok = ok && scale_u64(v->dims[d].stream_bw, factor, 1, &v->dims[d].stream_bw);
+      }
   }
   if (!ok) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: bandwidth x%g does not fit in 64 bits", v->source, factor);
@@ -657,6 +667,15 @@ static void put_setting(topo_variant *v, const char *key, const char *value)
 }
 
 /* Applies fn-like edits to the dims selected by a role alias. */
+/* A new link bandwidth for a tier; a stream bandwidth keeps its ratio to
+ * the link's (the same port, faster). */
+static void set_dim_bw(tv_dim *d, wisp_bw_Bps b)
+{
+  if (d->stream_bw > 0 && d->bw > 0)
+    d->stream_bw = MAX((wisp_bw_Bps)1, (wisp_bw_Bps)llround((double)d->stream_bw * ((double)b / (double)d->bw)));
+  d->bw = b;
+}
+
 static gboolean set_role(topo_variant *v, const char *key, const char *value, gboolean bw, int lo, int hi,
                          gboolean torus_only, GError **error)
 {
@@ -670,7 +689,7 @@ static gboolean set_role(topo_variant *v, const char *key, const char *value, gb
     if (torus_only && !is_torus(v->dims[d].kind))
       continue;
     if (bw)
-      v->dims[d].bw = b;
+      set_dim_bw(&v->dims[d], b);
     else
       v->dims[d].latency = t;
     hit++;
@@ -758,8 +777,10 @@ gboolean topo_variant_set(topo_variant *v, const char *key, const char *value, G
     tv_dim *x = &v->dims[d];
     const char *field = dot + 1, *why = NULL;
     if (strcmp(field, "bandwidth") == 0) {
-      if (!wisp_parse_bandwidth(value, &x->bw, &why))
+      wisp_bw_Bps b = 0;
+      if (!wisp_parse_bandwidth(value, &b, &why))
         return bad_value(v, key, value, why, error);
+      set_dim_bw(x, b);
     } else if (strcmp(field, "latency") == 0) {
       if (!wisp_parse_time(value, &x->latency, &why))
         return bad_value(v, key, value, why, error);
@@ -924,6 +945,12 @@ char *topo_variant_to_yaml(const topo_variant *v)
         char buf[G_ASCII_DTOSTR_BUF_SIZE];
         g_string_append_printf(s, ", leaves: %d, spines: %d, oversubscription: %s", x->leaves, x->spines,
                                g_ascii_dtostr(buf, sizeof buf, x->oversub));
+      }
+      if (x->stream_bw > 0)
+        g_string_append_printf(s, ", stream_bandwidth: %" G_GUINT64_FORMAT "B/s", MIN(x->stream_bw, x->bw));
+      if (x->fabric != NULL) {
+        g_string_append(s, ", fabric: ");
+        yaml_quoted(s, x->fabric);
       }
       g_string_append(s, "}\n");
     }

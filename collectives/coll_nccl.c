@@ -1,0 +1,370 @@
+/* coll_nccl.c: the NCCL cost model (see coll_nccl.h and
+ * doc/collectives.md "The NCCL model").  Every constant below is tagged
+ * with its source; [nccl] means NVIDIA/nccl at commit 5067397 (master of
+ * 2026-06-11), file src/graph/tuning.cc unless another file is named.
+ * The structure follows ncclTopoTuneModel / ncclTopoGetAlgoTime; the code
+ * is wisp's.  Every function is O(1) (the tables are 6 x 8 x 3).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "collectives/coll_nccl.h"
+
+static const char *const algo_names[COLL_NALGO_COUNT] = { "tree", "ring", "collnet_direct", "collnet_chain",
+                                                          "nvls", "nvls_tree", "pat", "p2p" };
+static const char *const proto_names[COLL_PROTO_COUNT] = { "LL", "LL128", "Simple" };
+
+const char *coll_nccl_algo_name(coll_nccl_algo a)
+{
+  return (int)a >= 0 && a < COLL_NALGO_COUNT ? algo_names[a] : "?";
+}
+
+const char *coll_proto_name(coll_proto p)
+{
+  return (int)p >= 0 && p < COLL_PROTO_COUNT ? proto_names[p] : "?";
+}
+
+gboolean coll_nccl_algo_from_name(const char *s, int *out)
+{
+  if (s == NULL)
+    return FALSE;
+  if (g_ascii_strcasecmp(s, "auto") == 0) {
+    *out = COLL_NALGO_AUTO;
+    return TRUE;
+  }
+  if (g_ascii_strcasecmp(s, "nvlstree") == 0 || g_ascii_strcasecmp(s, "nvls-tree") == 0) {
+    *out = COLL_NALGO_NVLS_TREE;
+    return TRUE;
+  }
+  for (int a = 0; a < COLL_NALGO_COUNT; a++)
+    if (g_ascii_strcasecmp(s, algo_names[a]) == 0) {
+      *out = a;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean coll_proto_from_name(const char *s, int *out)
+{
+  if (s == NULL)
+    return FALSE;
+  if (g_ascii_strcasecmp(s, "auto") == 0) {
+    *out = COLL_PROTO_AUTO;
+    return TRUE;
+  }
+  for (int p = 0; p < COLL_PROTO_COUNT; p++)
+    if (g_ascii_strcasecmp(s, proto_names[p]) == 0) {
+      *out = p;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* ---- NCCL's constants ---------------------------------------------------- */
+
+enum { HW_NVLINK = 0, HW_PCI, HW_NET, HW_COUNT };
+
+/* Base latency in us per algorithm x protocol (LL, LL128, Simple)
+ * [nccl] ncclTunerConstantsDefaults.baseLatencies. */
+static const double base_lat[COLL_NALGO_COUNT][COLL_PROTO_COUNT] = {
+  { 6.8, 14.0, 8.4 }, /* tree */
+  { 6.6, 14.0, 8.4 }, /* ring */
+  { 0, 0, 0 },        /* collnet direct */
+  { 0, 0, 0 },        /* collnet chain */
+  { 0, 0, 0 },        /* nvls */
+  { 0, 0, 0 },        /* nvls tree */
+  { 8.0, 8.0, 8.0 },  /* pat */
+  { 0, 0, 0 },        /* p2p (wisp): no base latency beyond the launch */
+};
+
+/* Per-hop latency in us by link type [nccl] hwLatencies (NVLINK, PCI,
+ * NET); the p2p row (wisp) uses the ring's Simple figures. */
+static const double hw_lat[HW_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT] = {
+  { { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 }, { 0, 0, 3.7 }, { 0, 0, 2.8 }, { 0, 0, 25 }, { 0, 0, 25 }, { 0, 0, 4.0 },
+    { 3.4, 3.4, 3.4 } },
+  { { 1.0, 1.9, 4.0 }, { 1.0, 2.5, 5.7 }, { 0, 0, 3.7 }, { 0, 0, 2.8 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 4.0 },
+    { 5.7, 5.7, 5.7 } },
+  { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 }, { 0, 0, 31 }, { 0, 0, 30 }, { 0, 0, 18 }, { 0, 0, 20.9 }, { 0, 0, 14 },
+    { 14.0, 14.0, 14.0 } },
+};
+
+/* Per-architecture tables, index 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell;
+ * second index: 1 node, 2 nodes, more [nccl]. */
+static const double ll_max_bw[4][3] = { { 39.0, 39.0, 20.4 }, { 87.7, 22.5, 19.0 }, { 141.0, 45.0, 35.0 },
+                                        { 282.0, 90.0, 70.0 } };
+static const double per_ch_ring_ll128[4][3] = { { 20, 20, 20 }, { 20, 20, 20 }, { 36.7, 36.7, 36.7 },
+                                                { 40, 40, 40 } };
+static const double per_ch_tree_ll128[4][3] = { { 20, 20, 20 }, { 20, 20, 20 }, { 36.7, 36.7, 29.0 },
+                                                { 55.6, 31.67, 20.0 } };
+static const double per_ch_tree[4][3] = { { 26.5, 18.5, 10.0 }, { 24.0, 23.6, 17.8 }, { 38.7, 41.4, 36.0 },
+                                          { 70.0, 42.8, 24.0 } };
+static const double per_ch_nvls_tree[4][3] = { { 26.5, 18.5, 10.0 }, { 24.0, 23.6, 17.8 }, { 0.0, 57.7, 45.5 },
+                                               { 0.0, 96.0, 80.0 } };
+/* NVLS efficiency [nccl] nvlsEfficiency (Volta and Ampere have no NVLS). */
+static const double nvls_eff[4] = { 0.0, 0.0, 0.85, 0.74 };
+/* NCCL's NVLink rate per link in GB/s [nccl] src/graph/topo.h
+ * SM70/SM80/SM90/SM100_NVLINK_BW. */
+static const double nccl_nvlink_bw[4] = { 20.0, 20.0, 20.6, 40.1 };
+/* Tree correction by log2(S / 64), 64 B .. 256 MiB [nccl]
+ * treeCorrectionFactor (rows LL, LL128, Simple). */
+static const double tree_corr[COLL_PROTO_COUNT][24] = {
+  { 1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0 },
+  { 1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0 },
+  { .9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9 },
+};
+/* Ring channels: NCCL's graph search duplicates channels up to
+ * MAXCHANNELS/2 = 16 on NVLink nodes [nccl] src/graph/search.cc
+ * ncclTopoCompute + src/include/device.h MAXCHANNELS 32; wisp takes 16
+ * on NVLink and 2 per NIC otherwise [ASSUMPTION]. */
+#define NCCL_RING_CHANNELS_NVLINK 16
+/* NVLS channels: min(NCCL_MAX_NVLS_ARITY = 32, local GPUs) [nccl]
+ * src/graph/search.cc, src/include/device.h. */
+#define NCCL_MAX_NVLS_ARITY 32
+
+static int arch_index(int sm)
+{
+  return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0;
+}
+
+static int log2i(int n)
+{
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    l++;
+  }
+  return l;
+}
+
+static int n_steps(coll_nccl_func f, int n)
+{
+  if (f == COLL_NFUNC_ALL_REDUCE)
+    return 2 * (n - 1);
+  if (f == COLL_NFUNC_REDUCE_SCATTER || f == COLL_NFUNC_ALL_GATHER)
+    return n - 1;
+  return n;
+}
+
+/* Which (function, algorithm, protocol) NCCL considers at all
+ * (ncclTopoTuneModel's loops and enable rules). */
+static gboolean considered(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (f == COLL_NFUNC_P2P)
+    return a == COLL_NALGO_P2P && p == COLL_PROTO_SIMPLE;
+  if (a == COLL_NALGO_P2P || a == COLL_NALGO_COLLNET_DIRECT || a == COLL_NALGO_COLLNET_CHAIN || a == COLL_NALGO_PAT)
+    return FALSE; /* CollNet and PAT are not modelled */
+  if ((f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE) && a != COLL_NALGO_RING)
+    return FALSE;
+  if ((f == COLL_NFUNC_ALL_GATHER || f == COLL_NFUNC_REDUCE_SCATTER) && a != COLL_NALGO_RING && a != COLL_NALGO_NVLS)
+    return FALSE;
+  if ((a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) && (p != COLL_PROTO_SIMPLE || !c->nvls ||
+                                                              m->nvls_channels < 2))
+    return FALSE;
+  /* NVLS-tree is off on one node; NVLS across nodes needs CollNet. */
+  if (a == COLL_NALGO_NVLS_TREE && c->n_nodes == 1)
+    return FALSE;
+  if (a == COLL_NALGO_NVLS && c->n_nodes > 1)
+    return FALSE;
+  /* LL128 is on by default on NVLink systems from Volta on (NCCL enables
+   * it per path type; wisp assumes paths that allow it). */
+  if (p == COLL_PROTO_LL128 && (c->sm < 70 || !c->nvlink))
+    return FALSE;
+  return TRUE;
+}
+
+void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
+{
+  memset(m, 0, sizeof *m);
+  m->comm = *c;
+  int n = MAX(c->n_ranks, 1), nodes = MAX(c->n_nodes, 1);
+  double ppn = (double)n / nodes;
+  int ai = arch_index(c->sm);
+  int i2 = nodes <= 2 ? nodes - 1 : 2;
+  /* LL: one node looks at the GPU, several at the CPU (x86 Intel
+   * assumed: index 0) [nccl]. */
+  double ll_max = ll_max_bw[nodes == 1 ? ai : 0][i2];
+  m->link_eff = c->nvlink && c->link_GBps > 0 ? MIN(1.0, nccl_nvlink_bw[ai] / c->link_GBps) : 1.0;
+  double intra_view = c->intra_GBps * m->link_eff;
+  m->channels = c->channels > 0 ? c->channels
+                                : c->nvlink ? NCCL_RING_CHANNELS_NVLINK : MAX(2, 2 * (int)ceil(c->nic_GBps / 50.0));
+  m->nvls_channels = MIN(NCCL_MAX_NVLS_ARITY, (int)ppn);
+  double graph_bus = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
+  int nch = m->channels, nvch = MAX(m->nvls_channels, 1);
+  for (int f = 0; f < COLL_NFUNC_COUNT; f++) {
+    int ns = n_steps((coll_nccl_func)f, n);
+    for (int a = 0; a < COLL_NALGO_COUNT; a++)
+      for (int p = 0; p < COLL_PROTO_COUNT; p++) {
+        if (!considered(m, (coll_nccl_func)f, (coll_nccl_algo)a, (coll_proto)p))
+          continue;
+        double bus = graph_bus;
+        if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
+          double intra = intra_view / nvch * nvls_eff[ai] * (nvch - 1) / nvch;
+          intra *= f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn;
+          double bw = intra;
+          if (nodes > 1) {
+            double inter = c->nic_GBps / nvch * (nodes <= 2 && a == COLL_NALGO_NVLS_TREE ? 2.0 : 1.0);
+            bw = MIN(bw, inter);
+          }
+          if (a == COLL_NALGO_NVLS_TREE)
+            bw = MIN(bw, per_ch_nvls_tree[ai][i2]);
+          bus = nvch * bw;
+        }
+        if (a == COLL_NALGO_RING && p == COLL_PROTO_LL)
+          bus = MIN(ll_max, bus * 0.5);
+        if (a == COLL_NALGO_RING && p == COLL_PROTO_LL128)
+          bus = MIN(bus * 0.92, nch * per_ch_ring_ll128[ai][i2]);
+        if (a == COLL_NALGO_TREE && f == COLL_NFUNC_ALL_REDUCE)
+          bus = MIN(bus * 0.92, nch * per_ch_tree[ai][i2]);
+        if (a == COLL_NALGO_TREE && p == COLL_PROTO_LL)
+          bus = MIN(bus / 3.8, ll_max);
+        if (a == COLL_NALGO_TREE && p == COLL_PROTO_LL128)
+          bus = MIN(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * per_ch_tree_ll128[ai][i2]);
+        /* Bus to algorithm bandwidth. */
+        if (!(a != COLL_NALGO_RING && (f == COLL_NFUNC_ALL_GATHER || f == COLL_NFUNC_REDUCE_SCATTER))) {
+          if (a == COLL_NALGO_RING || a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE)
+            bus *= (double)n / ns;
+          else if (a == COLL_NALGO_TREE)
+            bus *= 0.5;
+        }
+        m->bw_GBps[f][a][p] = bus;
+        /* Latency. */
+        int intra_hw = c->nvlink ? HW_NVLINK : HW_PCI;
+        double lat = base_lat[a][p];
+        double intra_lat = hw_lat[intra_hw][a][p];
+        double inter_lat = (ppn <= 1.0 ? hw_lat[HW_NET][COLL_NALGO_TREE][p] : hw_lat[HW_NET][a][p]) + c->net_lat_us;
+        if (p == COLL_PROTO_SIMPLE)
+          inter_lat += c->net_lat_us; /* the flush [nccl] */
+        if (a == COLL_NALGO_RING) {
+          if (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE) {
+            lat += hw_lat[nodes == 1 ? intra_hw : HW_NET][a][p]; /* same channels [nccl] */
+          } else {
+            double ovh = nodes > 1 ? c->net_overhead_us * (p == COLL_PROTO_SIMPLE ? 3 : 1) : 0.0;
+            double il = MAX(intra_lat, ovh);
+            int n_inter = nodes == 1 ? 0 : f == COLL_NFUNC_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
+            lat += (ns - n_inter) * il + n_inter * inter_lat;
+          }
+        } else if (a == COLL_NALGO_TREE) {
+          lat += 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat);
+        } else if (a == COLL_NALGO_NVLS) {
+          lat = intra_lat + (nodes > 1 ? inter_lat : 0.0);
+        } else if (a == COLL_NALGO_NVLS_TREE) {
+          lat += intra_lat + 2 * log2i(nodes) * inter_lat;
+        } else if (a == COLL_NALGO_P2P) {
+          /* wisp: one send/recv step per peer round, on its link type. */
+          lat += (nodes == 1 ? intra_lat : hw_lat[HW_NET][a][p]) * (n - 1);
+        }
+        m->lat_us[f][a][p] = lat;
+      }
+  }
+}
+
+/* NCCL's plateau factor and tree correction (ncclTopoGetAlgoTime). */
+static double lat_factor(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s)
+{
+  if (a == COLL_NALGO_RING && p == COLL_PROTO_SIMPLE && m->comm.n_nodes > 1 && f == COLL_NFUNC_ALL_REDUCE &&
+      s / ((uint64_t)m->channels * (uint64_t)MAX(m->comm.n_ranks, 1)) >= 64)
+    return m->comm.sm < 80 ? 1.9 : 1.4;
+  return 1.0;
+}
+
+double coll_nccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s)
+{
+  if ((int)f < 0 || f >= COLL_NFUNC_COUNT || (int)a < 0 || a >= COLL_NALGO_COUNT || (int)p < 0 ||
+      p >= COLL_PROTO_COUNT)
+    return -1.0;
+  double bw = m->bw_GBps[f][a][p];
+  if (bw <= 0)
+    return -1.0;
+  int ls = s >= 64 ? log2i((int)MIN(s >> 6, (uint64_t)G_MAXINT)) : -1;
+  if (a == COLL_NALGO_TREE && f == COLL_NFUNC_ALL_REDUCE && ls >= 0 && ls < 23)
+    bw *= tree_corr[p][ls];
+  return m->lat_us[f][a][p] * lat_factor(m, f, a, p, s) + (double)s / (1000.0 * bw);
+}
+
+gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
+                          coll_nccl_algo *a_out, coll_proto *p_out)
+{
+  double best = -1, best_forced = -1;
+  coll_nccl_algo ba = f == COLL_NFUNC_P2P ? COLL_NALGO_P2P : COLL_NALGO_RING, bfa = ba;
+  coll_proto bp = COLL_PROTO_SIMPLE, bfp = bp;
+  /* Ties go to the lower (algorithm, protocol) index, as NCCL's scan. */
+  for (int a = 0; a < COLL_NALGO_COUNT; a++)
+    for (int p = 0; p < COLL_PROTO_COUNT; p++) {
+      double t = coll_nccl_time_us(m, f, (coll_nccl_algo)a, (coll_proto)p, s);
+      if (t < 0)
+        continue;
+      if (best < 0 || t < best) {
+        best = t;
+        ba = (coll_nccl_algo)a;
+        bp = (coll_proto)p;
+      }
+      if ((force_algo == COLL_NALGO_AUTO || force_algo == a) && (force_proto == COLL_PROTO_AUTO || force_proto == p) &&
+          (best_forced < 0 || t < best_forced)) {
+        best_forced = t;
+        bfa = (coll_nccl_algo)a;
+        bfp = (coll_proto)p;
+      }
+    }
+  if (f == COLL_NFUNC_P2P) {
+    *a_out = COLL_NALGO_P2P;
+    *p_out = COLL_PROTO_SIMPLE;
+    return force_algo == COLL_NALGO_AUTO && (force_proto == COLL_PROTO_AUTO || force_proto == COLL_PROTO_SIMPLE);
+  }
+  if (best_forced >= 0) {
+    *a_out = bfa;
+    *p_out = bfp;
+    return TRUE;
+  }
+  *a_out = ba;
+  *p_out = bp;
+  return FALSE;
+}
+
+double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
+                            gboolean inter)
+{
+  const coll_nccl_comm *c = &m->comm;
+  int n = MAX(c->n_ranks, 1), nodes = MAX(c->n_nodes, 1);
+  double bw = m->bw_GBps[f][a][p];
+  double link = inter ? 1.0 : m->link_eff;
+  if (bw <= 0 || a == COLL_NALGO_P2P)
+    return link;
+  /* Tree: wisp's double binary tree forwards whole pieces level by level,
+   * which already costs what NCCL's tree ratio and correction describe;
+   * only the protocol's payload share applies (LL 1/2, LL128 120/128). */
+  if (a == COLL_NALGO_TREE)
+    return link * (p == COLL_PROTO_LL ? 0.5 : p == COLL_PROTO_LL128 ? 120.0 / 128.0 : 1.0);
+  /* Undo the bus-to-algorithm ratio, then divide by the raw bus
+   * bandwidth of the same graph in NCCL's view. */
+  int ns = n_steps(f, n);
+  double bus = bw;
+  if (!(a != COLL_NALGO_RING && (f == COLL_NFUNC_ALL_GATHER || f == COLL_NFUNC_REDUCE_SCATTER))) {
+    if (a == COLL_NALGO_RING || a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE)
+      bus /= (double)n / ns;
+    else if (a == COLL_NALGO_TREE)
+      bus /= 0.5;
+  }
+  double intra_view = c->intra_GBps * m->link_eff;
+  double base = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
+  if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
+    /* NVLS's doubling is the in-switch reduction itself, which the
+     * simulated schedule already has; the rest is efficiency. */
+    double ppn = (double)n / nodes;
+    base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn);
+  }
+  double e = base > 0 ? bus / base : 1.0;
+  e = MIN(MAX(e, 1e-3), 1.0);
+  return link * e;
+}
+
+void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
+                       double *base_us, double *hop_us)
+{
+  double lat = m->lat_us[f][a][p] * lat_factor(m, f, a, p, s);
+  double base = a == COLL_NALGO_NVLS ? 0.0 : base_lat[a][p];
+  *base_us = MIN(base, lat);
+  *hop_us = lat - *base_us;
+}

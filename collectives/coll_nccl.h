@@ -1,0 +1,126 @@
+/* coll_nccl.h: the NCCL cost model (library `nccl`, the default for wisp
+ * configs), structured like NCCL's own tuner: per algorithm x protocol a
+ * base latency, a per-hop latency by link type (NVLink, PCI, network) and
+ * a bus bandwidth built from the GPU's links, the protocol's efficiency
+ * and NCCL's per-channel caps; the time of (algorithm, protocol) for S
+ * bytes is latency + S / bandwidth, and the tuner picks the fastest
+ * enabled pair for each size, as NCCL does.  The constants are NCCL's,
+ * read from NVIDIA/nccl@5067397 src/graph/tuning.cc and
+ * src/graph/topo.h (tag [nccl] below); wisp's code is its own.
+ *
+ * The tuner only chooses.  The time of a collective comes out of the
+ * simulation (coll.c): the chosen algorithm's transfers run on the
+ * network with the protocol's efficiency applied to their bytes
+ * (coll_nccl_efficiency) and its latencies added as a base delay and as
+ * per-step delays (coll_nccl_latency).  Algorithms: ring, tree, NVLS,
+ * NVLS-tree; CollNet and PAT are not modelled (never chosen).  Every
+ * function is O(1).  Prefix coll_nccl_.
+ */
+#ifndef WISP_COLL_NCCL_H
+#define WISP_COLL_NCCL_H
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* NCCL's algorithms, in NCCL's order. */
+typedef enum {
+  COLL_NALGO_TREE = 0,
+  COLL_NALGO_RING,
+  COLL_NALGO_COLLNET_DIRECT, /* not modelled */
+  COLL_NALGO_COLLNET_CHAIN,  /* not modelled */
+  COLL_NALGO_NVLS,
+  COLL_NALGO_NVLS_TREE,
+  COLL_NALGO_PAT,            /* not modelled */
+  COLL_NALGO_P2P,            /* wisp: all-to-all, gather, scatter run as NCCL send/recv */
+  COLL_NALGO_COUNT
+} coll_nccl_algo;
+
+/* NCCL's protocols. */
+typedef enum {
+  COLL_PROTO_LL = 0,
+  COLL_PROTO_LL128,
+  COLL_PROTO_SIMPLE,
+  COLL_PROTO_COUNT
+} coll_proto;
+
+#define COLL_PROTO_AUTO (-1)
+#define COLL_NALGO_AUTO (-1)
+
+const char *coll_nccl_algo_name(coll_nccl_algo a);
+const char *coll_proto_name(coll_proto p);
+/* Case-insensitive; accepts NCCL_ALGO spellings (Ring, Tree, NVLS,
+ * NVLSTree, nvls_tree) and "auto" (COLL_NALGO_AUTO). */
+gboolean coll_nccl_algo_from_name(const char *s, int *out);
+/* LL, LL128, Simple (any case) or auto (COLL_PROTO_AUTO). */
+gboolean coll_proto_from_name(const char *s, int *out);
+
+/* NCCL's collective functions that the tuner knows. */
+typedef enum {
+  COLL_NFUNC_BROADCAST = 0,
+  COLL_NFUNC_REDUCE,
+  COLL_NFUNC_ALL_GATHER,
+  COLL_NFUNC_REDUCE_SCATTER,
+  COLL_NFUNC_ALL_REDUCE,
+  COLL_NFUNC_P2P,            /* all-to-all(v), gather, scatter, barrier */
+  COLL_NFUNC_COUNT
+} coll_nccl_func;
+
+/* The communicator as NCCL's tuner sees it, from physical numbers. */
+typedef struct {
+  int n_ranks, n_nodes;      /* nodes: groups of ranks sharing the scale-up domain */
+  int sm;                    /* compute capability x 10: 70, 80, 90, 100 */
+  gboolean nvlink;           /* intra-node links are NVLink (else PCI) */
+  double intra_GBps;         /* raw per-GPU scale-up bandwidth per direction (links x link rate) */
+  double link_GBps;          /* raw rate of one NVLink link (25 for NVLink 3/4, 50 for NVLink 5) */
+  double nic_GBps;           /* per-node network bandwidth per direction (all NICs) */
+  double net_lat_us;         /* the NIC's own latency (NCCL graph latencyInter; 0 for IB) */
+  gboolean nvls;             /* NVSwitch multicast available and enabled */
+  int channels;              /* ring/tree channels; 0 = derived (coll_nccl_channels) */
+  double net_overhead_us;    /* host cost of a network post (NCCL_NET_OVERHEAD) */
+} coll_nccl_comm;
+
+/* The tuner's tables for one communicator. */
+typedef struct {
+  coll_nccl_comm comm;
+  int channels, nvls_channels;
+  double link_eff;           /* NCCL's NVLink rate / the raw link rate */
+  double lat_us[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT];
+  double bw_GBps[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT]; /* algorithm bw; 0 = disabled */
+} coll_nccl_model;
+
+/* Fills the tables the way NCCL's ncclTopoTuneModel does.  O(1). */
+void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m);
+
+/* Predicted time in microseconds of (a, p) for S bytes (nccl-tests' S),
+ * or a negative value when the pair is disabled.  Applies NCCL's tree
+ * correction and ring plateau factors. */
+double coll_nccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s);
+
+/* NCCL's choice for S bytes: the fastest enabled pair, restricted to
+ * force_algo / force_proto when they are not AUTO (NCCL_ALGO /
+ * NCCL_PROTO).  Returns FALSE when no enabled pair matches the forcing
+ * (then *a, *p hold the unforced choice).  P2P functions always give
+ * (P2P, Simple). */
+gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
+                          coll_nccl_algo *a, coll_proto *p);
+
+/* The share of a link's raw rate that (a, p) achieves: the link
+ * efficiency (NVLink tier only), the protocol's payload share and NCCL's
+ * per-communicator caps, as NCCL's bus bandwidth divided by the raw one.
+ * inter: TRUE for a network transfer.  In (0, 1]. */
+double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
+                            gboolean inter);
+
+/* The latencies of (a, p): *base_us once per collective, *hop_us the
+ * total per-hop part on the critical path (NCCL's latency minus the
+ * base).  The simulation spreads hop_us over the plan's steps. */
+void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
+                       double *base_us, double *hop_us);
+
+/* Pipelining chunk of the hierarchical plans: NCCL_BUFFSIZE (4 MiB). */
+#define COLL_NCCL_CHUNK_BYTES (4u << 20)
+
+G_END_DECLS
+#endif

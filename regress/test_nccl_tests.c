@@ -1,0 +1,348 @@
+/* test_nccl_tests.c: the NCCL model (library nccl) against real nccl-tests
+ * runs.  Reads every table of every .csv file in $WISP_SHARED_DATA/nccl-tests (skipped
+ * visibly when absent), runs each size on the preset or config that the
+ * table's header describes (hardware numbers only, nothing fitted to the
+ * tables), prints real beside simulated for every size, and checks issue
+ * 15's targets per table:
+ *   - median absolute error <= 15 % in busbw over the sizes >= 64 MiB;
+ *   - median absolute error <= 30 % in time over the sizes <= 64 KiB.
+ * A table that misses a target is reported as `not ok # TODO` with the
+ * measured medians and the reason (the project's convention for unmet
+ * targets); the targets are never loosened here.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "collectives/coll.h"
+#include "collectives/coll_nccl.h"
+#include "test_util.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* How each shipped file is run: the config (a preset under presets/ or a
+ * YAML text built from the header's hardware description), the ranks,
+ * nccl-tests' -g (GPUs per host thread: their launches are serial), NVLS
+ * and NCCL_ALGO as the header's environment says, and the reason to give
+ * when a target is missed (why the model cannot reach it). */
+typedef struct {
+  const char *file;
+  int table;                 /* 0: every table of the file */
+  const char *preset;        /* presets/NAME.yaml, or NULL */
+  const char *yaml;          /* config text when preset is NULL */
+  int ranks;
+  int gpus_per_thread;
+  gboolean nvls;
+  const char *algo;          /* NCCL_ALGO, or NULL */
+  const char *why;           /* known reason for a miss */
+} table_cfg;
+
+/* HGX B200 node from the header: 8 x B200, NVLink 5 1.8 TB/s
+ * bidirectional per GPU (900 GB/s per direction) through NVSwitch, sm 100;
+ * NVLS on by default.  Link latency as the presets' [ASSUMPTION]. */
+static const char b200_yaml[] =
+  "schema_version: 1\nname: hgx-b200\nmodel: analytical\n"
+  "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 900GB/s, latency: 500ns}\n"
+  "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 100}\n";
+/* AWS p5.48xlarge from the header: 8 x H100 on NVLink 4 (450 GB/s per
+ * direction), EFA 3200 Gb/s per node = 400 Gb/s per GPU, 2 nodes, NVLS on. */
+static const char p5_yaml[] =
+  "schema_version: 1\nname: aws-p5\nmodel: analytical\n"
+  "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"
+  "  - {name: efa, kind: switch, size: 2, bandwidth: 400Gbps, latency: 1us}\n"
+  "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 90}\n";
+
+static const char why_g8[] =
+  "one host thread drives 8 GPUs (-g 8): the small-size time is dominated by 8 serial kernel launches, whose cost "
+  "(library launch, 4 us) is an assumption, not a measured figure";
+static const char why_nvls_tree[] =
+  "NVLS-tree on 2 nodes exceeds the network line rate (nccl-tests#309, a known NCCL special case); wisp runs it as "
+  "NVLS reduce-scatter > network all-reduce > NVLS all-gather, whose NVLS phases each load both directions of a "
+  "GPU's NVLink, so it stays below NCCL's figure";
+static const char why_efa[] =
+  "EFA (SRD through libfabric) adds host and NIC latency that the model does not have (net_latency 0, as IB); its "
+  "large-size bandwidth is limited by EFA's per-flow rates, not by the 400 Gb/s per GPU line rate";
+
+static const table_cfg cfgs[] = {
+  { "together-h100-1node-nvls-allreduce.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
+  { "together-h100-1node-ring-allreduce.csv", 0, "dgx-h100", NULL, 8, 8, FALSE, "ring", why_g8 },
+  { "together-h100-1node-nvls-allgather.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
+  { "together-h100-1node-nvls-reducescatter.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
+  { "mit-b200-1node-allcollectives.csv", 0, NULL, b200_yaml, 8, 8, TRUE, NULL,
+    "broadcast and reduce: wisp's ring broadcast/reduce forwards the whole buffer member to member within one "
+    "phase (chunks do not pipeline inside a phase), where NCCL's ring pipelines slices, so it is several times slower" },
+  { "aws-p5-h100-2node-efa-allreduce-nccl2.22.3.csv", 0, NULL, p5_yaml, 16, 1, TRUE, NULL, why_efa },
+  { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 1, "dgx-h100", NULL, 16, 1, TRUE, NULL,
+    why_nvls_tree },
+  { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 2, "dgx-h100", NULL, 32, 1, TRUE, NULL,
+    "4 VMware VMs with GPU/NIC passthrough (header): virtualisation overheads the hardware numbers do not carry" },
+};
+
+typedef struct {
+  char test[32];
+  int table;
+  uint64_t size;
+  double time_us, busbw;
+} real_row;
+
+typedef struct {
+  const table_cfg *cfg;
+  char *path;
+  int table;
+} case_data;
+
+static gboolean op_of(const char *test, et_coll_type *type)
+{
+  static const struct { const char *name; et_coll_type t; } ops[] = {
+    { "all_reduce_perf", ET_COLL_ALL_REDUCE }, { "all_gather_perf", ET_COLL_ALL_GATHER },
+    { "reduce_scatter_perf", ET_COLL_REDUCE_SCATTER }, { "reduce_perf", ET_COLL_REDUCE },
+    { "broadcast_perf", ET_COLL_BROADCAST }, { "alltoall_perf", ET_COLL_ALL_TO_ALL },
+    { "gather_perf", ET_COLL_GATHER }, { "scatter_perf", ET_COLL_SCATTER },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
+    if (strcmp(test, ops[i].name) == 0) {
+      *type = ops[i].t;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* Reads the data rows (mpirun's "[1,0]<stdout>:" tags removed). */
+static GArray *read_rows(const char *path)
+{
+  char *text = NULL;
+  GArray *rows = g_array_new(FALSE, TRUE, sizeof(real_row));
+  if (!g_file_get_contents(path, &text, NULL, NULL))
+    return rows;
+  gchar **lines = g_strsplit(text, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    GString *l = g_string_new(lines[i]);
+    const char *tag = "[1,0]<stdout>:";
+    char *p;
+    while ((p = strstr(l->str, tag)) != NULL)
+      g_string_erase(l, p - l->str, (gssize)strlen(tag));
+    if (l->len == 0 || l->str[0] == '#' || g_str_has_prefix(l->str, "test,")) {
+      g_string_free(l, TRUE);
+      continue;
+    }
+    gchar **f = g_strsplit(l->str, ",", -1);
+    if (g_strv_length(f) >= 10) {
+      real_row r = { 0 };
+      g_strlcpy(r.test, f[0], sizeof r.test);
+      r.table = atoi(f[1]);
+      r.size = g_ascii_strtoull(f[2], NULL, 10);
+      r.time_us = g_ascii_strtod(f[7], NULL);
+      r.busbw = g_ascii_strtod(f[9], NULL);
+      if (r.size > 0)
+        g_array_append_val(rows, r);
+    }
+    g_strfreev(f);
+    g_string_free(l, TRUE);
+  }
+  g_strfreev(lines);
+  g_free(text);
+  return rows;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(GArray *v)
+{
+  if (v->len == 0)
+    return -1;
+  qsort(v->data, v->len, sizeof(double), cmp_double);
+  double *d = (double *)(void *)v->data;
+  return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+}
+
+static topo *load_cfg(const table_cfg *c, GError **error)
+{
+  if (c->preset != NULL) {
+    char *file = g_strdup_printf("%s.yaml", c->preset);
+    char *p = g_build_filename(g_getenv("G_TEST_SRCDIR"), "presets", file, NULL);
+    topo *t = topo_load(p, error);
+    g_free(p);
+    g_free(file);
+    return t;
+  }
+  return topo_load_string(c->yaml, "nccl-tests config", error);
+}
+
+static void run_table(gconstpointer data)
+{
+  const case_data *cd = data;
+  const table_cfg *c = cd->cfg;
+  if (g_getenv("G_TEST_SRCDIR") == NULL) {
+    g_test_skip("G_TEST_SRCDIR not set (run through make check)");
+    return;
+  }
+  GError *error = NULL;
+  topo *t = load_cfg(c, &error);
+  g_assert_no_error(error);
+  coll_policy *pol = coll_policy_new_from_topo(t, &error);
+  g_assert_no_error(error);
+  coll_library_params lib = *coll_policy_library(pol);
+  g_assert_cmpint(lib.kind, ==, COLL_LIBRARY_NCCL); /* the default for wisp configs */
+  lib.gpus_per_thread = c->gpus_per_thread;
+  if (c->algo != NULL)
+    g_assert_true(coll_nccl_algo_from_name(c->algo, &lib.nccl_algo));
+  coll_policy_set_library(pol, &lib);
+  coll_policy_set_in_switch_reduction(pol, c->nvls);
+  g_assert_cmpint(topo_n_ranks(t), >=, c->ranks);
+  int *ranks = g_new(int, c->ranks);
+  for (int i = 0; i < c->ranks; i++)
+    ranks[i] = i;
+  GArray *rows = read_rows(cd->path);
+  GArray *bus_err = g_array_new(FALSE, FALSE, sizeof(double));
+  GArray *time_err = g_array_new(FALSE, FALSE, sizeof(double));
+  int seen = 0;
+  g_test_message("%-20s %12s %11s %11s %10s %10s  %s", "test", "size (B)", "real (us)", "wisp (us)", "real busbw",
+                 "wisp busbw", "wisp algorithm/protocol: plan");
+  for (guint i = 0; i < rows->len; i++) {
+    const real_row *rr = &g_array_index(rows, real_row, i);
+    et_coll_type type;
+    if (rr->table != cd->table)
+      continue;
+    if (!op_of(rr->test, &type)) {
+      if (i == 0 || strcmp(rr->test, g_array_index(rows, real_row, i - 1).test) != 0)
+        g_test_message("%s: not a collective wisp's collbench runs (skipped)", rr->test);
+      continue;
+    }
+    uint64_t comm = rr->size;
+    if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
+      comm = rr->size / (uint64_t)c->ranks;
+    if (comm == 0)
+      continue;
+    gboolean rooted = type == ET_COLL_BROADCAST || type == ET_COLL_REDUCE || type == ET_COLL_GATHER ||
+                      type == ET_COLL_SCATTER;
+    coll_desc d = { .type = type, .bytes = comm, .ranks = ranks, .n_ranks = c->ranks, .root = rooted ? 0 : -1 };
+    sim_time_ps ps = 0;
+    coll_info info;
+    g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &ps, &info, &error));
+    g_assert_no_error(error);
+    g_assert_cmpuint(ps, >, 0);
+    double us = (double)ps / 1e6;
+    double busbw = (double)info.algbw_bytes / ((double)ps / 1e12) / 1e9 * info.busbw_factor;
+    g_test_message("%-20s %12" G_GUINT64_FORMAT " %11.2f %11.2f %10.2f %10.2f  %s", rr->test, rr->size, rr->time_us, us,
+                   rr->busbw, busbw, info.detail);
+    if ((double)rr->size >= 64 * MIB && rr->busbw > 0) {
+      double e = fabs(busbw - rr->busbw) / rr->busbw;
+      g_array_append_val(bus_err, e);
+    }
+    if (rr->size <= 65536 && rr->time_us > 0) {
+      double e = fabs(us - rr->time_us) / rr->time_us;
+      g_array_append_val(time_err, e);
+    }
+    seen++;
+  }
+  if (seen == 0) {
+    g_test_skip("no collective of this table is modelled (sendrecv, hypercube)");
+    g_array_free(bus_err, TRUE);
+    g_array_free(time_err, TRUE);
+    g_array_free(rows, TRUE);
+    g_free(ranks);
+    coll_policy_free(pol);
+    topo_free(t);
+    return;
+  }
+  double mb = median(bus_err), mt = median(time_err);
+  char mbs[32], mts[32];
+  if (mb < 0)
+    g_strlcpy(mbs, "n/a", sizeof mbs);
+  else
+    g_snprintf(mbs, sizeof mbs, "%.1f %%", 100 * mb);
+  if (mt < 0)
+    g_strlcpy(mts, "n/a", sizeof mts);
+  else
+    g_snprintf(mts, sizeof mts, "%.1f %%", 100 * mt);
+  char *fig = g_strdup_printf("median |error| busbw >= 64 MiB: %s (target <= 15 %%, %u sizes); time <= 64 KiB: %s "
+                              "(target <= 30 %%, %u sizes)",
+                              mbs, bus_err->len, mts, time_err->len);
+  g_test_message("%s", fig);
+  gboolean ok = (mb < 0 || mb <= 0.15) && (mt < 0 || mt <= 0.30);
+  if (!ok) {
+    char *msg = g_strdup_printf("%s table %d: %s; why: %s", c->file, cd->table, fig, c->why);
+    g_test_message("NOT MET %s", msg);
+    g_test_incomplete(msg);
+    g_free(msg);
+  }
+  g_free(fig);
+  g_array_free(bus_err, TRUE);
+  g_array_free(time_err, TRUE);
+  g_array_free(rows, TRUE);
+  g_free(ranks);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+static void skip_absent(void)
+{
+  g_test_skip("WISP_SHARED_DATA/nccl-tests not found (set WISP_SHARED_DATA; make check does)");
+}
+
+static void no_config(gconstpointer data)
+{
+  g_test_incomplete((const char *)data);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  const char *root = g_getenv("WISP_SHARED_DATA");
+  char *dir = root ? g_build_filename(root, "nccl-tests", NULL) : NULL;
+  GDir *d = dir ? g_dir_open(dir, 0, NULL) : NULL;
+  if (d == NULL) {
+    g_test_add_func("/nccl-tests/absent", skip_absent);
+    g_free(dir);
+    return g_test_run();
+  }
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  const char *nm;
+  while ((nm = g_dir_read_name(d)) != NULL)
+    if (g_str_has_suffix(nm, ".csv"))
+      g_ptr_array_add(names, g_strdup(nm));
+  g_dir_close(d);
+  g_ptr_array_sort(names, (GCompareFunc)(void (*)(void))g_ascii_strcasecmp);
+  for (guint i = 0; i < names->len; i++) {
+    const char *file = names->pdata[i];
+    char *path = g_build_filename(dir, file, NULL);
+    GArray *rows = read_rows(path);
+    gboolean any = FALSE;
+    for (size_t k = 0; k < G_N_ELEMENTS(cfgs); k++) {
+      if (strcmp(cfgs[k].file, file) != 0)
+        continue;
+      any = TRUE;
+      int last = -1;
+      for (guint r = 0; r < rows->len; r++) {
+        int tb = g_array_index(rows, real_row, r).table;
+        if (tb == last || (cfgs[k].table != 0 && tb != cfgs[k].table))
+          continue;
+        last = tb;
+        case_data *cd = g_new0(case_data, 1);
+        cd->cfg = &cfgs[k];
+        cd->path = g_strdup(path);
+        cd->table = tb;
+        char *name = g_strdup_printf("/nccl-tests/%s/table%d", file, tb);
+        g_test_add_data_func(name, cd, run_table);
+        g_free(name);
+      }
+    }
+    if (!any) {
+      char *name = g_strdup_printf("/nccl-tests/%s", file);
+      g_test_add_data_func(name, g_strdup_printf("%s: no configuration for this table's hardware yet", file),
+                           no_config);
+      g_free(name);
+    }
+    g_array_free(rows, TRUE);
+    g_free(path);
+  }
+  g_free(dir);
+  int rc = g_test_run();
+  g_ptr_array_free(names, TRUE);
+  return rc;
+}
