@@ -153,9 +153,14 @@ int cal_hops_per_step(topo_kind k);
 gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n_ranks, int **rank_domain_out,
                                   GError **error);
 /* Writes the cluster with the fitted classes mapped onto its tiers
- * (latency = alpha / hops, bandwidth = beta; collectives forced to the ring
- * algorithms the model assumes) to path, atomically, after checking that
- * it loads.  header: comment lines placed at the top (each line gets "# "). */
+ * (latency = alpha / hops, bandwidth = beta, each rounded to 4 significant
+ * digits; collectives forced to the ring algorithms the model assumes) to
+ * path, atomically, after checking that it loads.  Values are written in
+ * human units ("35.41GB/s", "571.8ns"), and the cluster is renamed
+ * "<name>-calibrated" ("calibrated" when it had none).  header: comment lines placed at the top (each line gets "# "). */
+/* x rounded to 4 significant digits (x <= 0 or not finite: unchanged); the
+ * written link values are rounded so (35.41GB/s, 571.8ns). */
+double cal_round_sig4(double x);
 gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *header, const char *path,
                           GError **error);
 /* Adjusts the link latency and bandwidth of each fitted class's tier so

@@ -46,9 +46,20 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
   int dd = topo_variant_domain_dim(v);
   if (dd < 0)
     dd = 0;
+  /* A rank's node is its coordinate in the tiers outside the node
+   * (topo_node_dims: `node_dims:`, else all but the outermost tier), so
+   * ranks that differ only in tiers inside a node (an 8-GPU DGX-1 modelled
+   * as quads x cross links) are intra-node.  O(ranks x dims). */
+  int nd = topo_node_dims(t), n_dims = topo_variant_n_dims(v);
   int *dom = g_new(int, n_ranks > 0 ? n_ranks : 1);
-  for (int r = 0; r < n_ranks; r++)
-    dom[r] = so >= 0 ? topo_rank_coord(t, r, so) : 0;
+  for (int r = 0; r < n_ranks; r++) {
+    int node = 0, stride = 1;
+    for (int d = nd; d < n_dims; d++) {
+      node += topo_rank_coord(t, r, d) * stride;
+      stride *= topo_variant_dim_size(v, d);
+    }
+    dom[r] = node;
+  }
   topo_free(t);
   opt->rank_domain = dom;
   *rank_domain_out = dom;
@@ -62,8 +73,17 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
   return TRUE;
 }
 
+double cal_round_sig4(double x)
+{
+  if (!(x > 0) || !isfinite(x))
+    return x;
+  double scale = pow(10.0, floor(log10(x)) - 3.0);
+  return round(x / scale) * scale;
+}
+
 static gboolean set_link_values(topo_variant *v, int dim, double lat, double bw, GError **error)
 {
+
   char key[96], val[64];
   if (!(bw >= 1.0) || !(bw < 1.8e19) || !(lat >= 0.0) || !(lat < 9e18)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
@@ -80,13 +100,27 @@ static gboolean set_link_values(topo_variant *v, int dim, double lat, double bw,
   return topo_variant_set(v, key, val, error);
 }
 
-/* The tier a class is written onto, or -1. */
+/* The tier a class is written onto (for the intra-node class the
+ * outermost tier inside a node), or -1. */
 static int class_dim(const topo_variant *v, cal_class c)
 {
   if (c == CAL_CLASS_INTER)
     return topo_variant_scale_out_dim(v);
   int dd = topo_variant_domain_dim(v);
   return dd < 0 ? 0 : dd;
+}
+
+/* Sets a class's link values: the inter-node class on its tier, the
+ * intra-node class on every tier inside a node (dims 0..class_dim), since
+ * the fit describes the node as a whole (a DGX-1 modelled as quads x cross
+ * links).  O(tiers). */
+static gboolean set_class_values(topo_variant *v, cal_class c, double lat, double bw, GError **error)
+{
+  int dim = class_dim(v, c);
+  for (int d = c == CAL_CLASS_INTER ? dim : 0; d <= dim; d++)
+    if (!set_link_values(v, d, lat, bw, error))
+      return FALSE;
+  return TRUE;
 }
 
 /* Writes the fit onto v: each fitted class's tier (refitted values when
@@ -104,7 +138,9 @@ static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
       lat = f->refit[c].latency_ps;
       bw = f->refit[c].bw_Bps;
     }
-    if (!set_link_values(v, dim, lat, bw, error))
+    /* Four significant digits: the fit's own error is percents, and the
+     * written config reads "35.41GB/s", "571.8ns". */
+    if (!set_class_values(v, (cal_class)c, cal_round_sig4(lat), cal_round_sig4(bw), error))
       return FALSE;
   }
   static const char *const algos[][2] = {
@@ -126,6 +162,56 @@ static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
   return TRUE;
 }
 
+/* v / unit as an exact decimal: integer part, then the remainder's digits
+ * without trailing zeros ("35.41", "9.281492159", "50"). */
+static void exact_decimal(GString *s, uint64_t v, uint64_t unit)
+{
+  g_string_append_printf(s, "%" G_GUINT64_FORMAT, v / unit);
+  uint64_t r = v % unit;
+  if (r == 0)
+    return;
+  int digits = 0;
+  for (uint64_t u = unit; u > 1; u /= 10)
+    digits++;
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "%0*" G_GUINT64_FORMAT, digits, r);
+  for (int k = digits - 1; k > 0 && buf[k] == '0'; k--)
+    buf[k] = '\0';
+  g_string_append_printf(s, ".%s", buf);
+}
+
+/* "bandwidth: 35410000000B/s" -> "bandwidth: 35.41GB/s", "latency: 571800ps"
+ * -> "latency: 571.8ns": the largest unit not above the value, digits kept
+ * exactly, so the config reads back to the same integers. */
+static gboolean human_unit(const GMatchInfo *m, GString *res, gpointer data)
+{
+  (void)data;
+  char *key = g_match_info_fetch(m, 1), *num = g_match_info_fetch(m, 2), *unit = g_match_info_fetch(m, 3);
+  uint64_t v = g_ascii_strtoull(num, NULL, 10);
+  g_string_append_printf(res, "%s: ", key);
+  if (strcmp(unit, "B/s") == 0) {
+    static const struct { uint64_t f; const char *u; } bw[] = {
+      {UINT64_C(1000000000000), "TB/s"}, {1000000000, "GB/s"}, {1000000, "MB/s"}, {1000, "kB/s"}, {1, "B/s"}};
+    size_t i = 0;
+    while (i + 1 < G_N_ELEMENTS(bw) && v < bw[i].f)
+      i++;
+    exact_decimal(res, v, bw[i].f);
+    g_string_append(res, bw[i].u);
+  } else {
+    static const struct { uint64_t f; const char *u; } tm[] = {
+      {UINT64_C(1000000000000), "s"}, {1000000000, "ms"}, {1000000, "us"}, {1000, "ns"}, {1, "ps"}};
+    size_t i = 0;
+    while (i + 1 < G_N_ELEMENTS(tm) && v < tm[i].f)
+      i++;
+    exact_decimal(res, v, tm[i].f);
+    g_string_append(res, tm[i].u);
+  }
+  g_free(key);
+  g_free(num);
+  g_free(unit);
+  return FALSE;
+}
+
 gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char *header, const char *path,
                           GError **error)
 {
@@ -138,7 +224,29 @@ gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char
   gboolean ok = apply_fit(v, f, error);
   char *yaml = NULL;
   if (ok) {
-    yaml = topo_variant_to_yaml(v);
+    char *raw = topo_variant_to_yaml(v);
+    /* Human units, and a name of its own: "<cluster>-calibrated". */
+    GRegex *re = g_regex_new("(bandwidth|latency): ([0-9]+)(B/s|ps)\\b", 0, 0, NULL);
+    char *human = g_regex_replace_eval(re, raw, -1, 0, 0, human_unit, NULL, NULL);
+    g_regex_unref(re);
+    g_free(raw);
+    GRegex *rn = g_regex_new("^name: \"(.*)\"$", G_REGEX_MULTILINE, 0, NULL);
+    yaml = g_regex_replace(rn, human, -1, 0, "name: \"\\1-calibrated\"", 0, NULL);
+    g_regex_unref(rn);
+    g_free(human);
+    if (yaml == NULL || strstr(yaml, "\nname: ") == NULL) {
+      /* An unnamed cluster gets the plain name. */
+      char *named = g_strdup_printf("%s", yaml ? yaml : "");
+      char *at = strstr(named, "\nschema_version: 1\n");
+      g_free(yaml);
+      if (at) {
+        at += strlen("\nschema_version: 1\n");
+        yaml = g_strdup_printf("%.*sname: \"calibrated\"\n%s", (int)(at - named), named, at);
+        g_free(named);
+      } else {
+        yaml = named;
+      }
+    }
     topo *t = topo_load_string(yaml, path, error);
     ok = t != NULL;
     topo_free(t);
@@ -177,13 +285,13 @@ typedef struct {
   double count;            /* multiplicity */
 } refit_pt;
 
-/* Simulated time of every point with tier dim set to (lat, bw); FALSE with
+/* Simulated time of every point with class cls's tiers set to (lat, bw); FALSE with
  * error when the topology or a collective is refused. */
-static gboolean simulate_points(const topo_variant *base, int dim, double lat, double bw, const GArray *pts,
+static gboolean simulate_points(const topo_variant *base, cal_class cls, double lat, double bw, const GArray *pts,
                                 const et_workload *w, net_tier tier, double *out, GError **error)
 {
   topo_variant *v = topo_variant_copy(base);
-  gboolean ok = set_link_values(v, dim, lat, bw, error);
+  gboolean ok = set_class_values(v, cls, lat, bw, error);
   topo *t = ok ? topo_variant_build(v, error) : NULL;
   topo_variant_free(v);
   if (t == NULL)
@@ -277,13 +385,13 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
     double lat = f->cls[c].alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim));
     double g = 1e12 / f->cls[c].beta_Bps;  /* ps per byte */
     double *t0 = g_new(double, m), *t1 = g_new(double, m), *t2 = g_new(double, m);
-    ok = simulate_points(v, dim, lat, 1e12 / g, pts, w, tier, t0, error);
+    ok = simulate_points(v, (cal_class)c, lat, 1e12 / g, pts, w, tier, t0, error);
     double best_rms = ok ? rms_pct(pts, t0) : 0, first_rms = best_rms;
     double best_lat = lat, best_g = g;
     for (int it = 0; ok && it < 4 && best_rms > 1e-6; it++) {
       double dl = MAX(1000.0, 0.1 * lat), dg = 0.1 * g;
-      ok = simulate_points(v, dim, lat + dl, 1e12 / g, pts, w, tier, t1, error) &&
-           simulate_points(v, dim, lat, 1e12 / (g + dg), pts, w, tier, t2, error);
+      ok = simulate_points(v, (cal_class)c, lat + dl, 1e12 / g, pts, w, tier, t1, error) &&
+           simulate_points(v, (cal_class)c, lat, 1e12 / (g + dg), pts, w, tier, t2, error);
       if (!ok)
         break;
       /* Normal equations of the linearised residual in (dlat, dg). */
@@ -312,7 +420,7 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
         ng = g / 2;
       lat = nl;
       g = ng;
-      ok = simulate_points(v, dim, lat, 1e12 / g, pts, w, tier, t0, error);
+      ok = simulate_points(v, (cal_class)c, lat, 1e12 / g, pts, w, tier, t0, error);
       if (!ok)
         break;
       double r2 = rms_pct(pts, t0);
@@ -336,7 +444,7 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
       rf->latency_ps = best_lat;
       rf->bw_Bps = 1e12 / best_g;
       if (rf->done)
-        ok = set_link_values(v, dim, best_lat, rf->bw_Bps, error);
+        ok = set_class_values(v, (cal_class)c, best_lat, rf->bw_Bps, error);
     }
     g_array_free(pts, TRUE);
   }

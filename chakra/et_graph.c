@@ -852,7 +852,8 @@ gboolean et_workload_resolve_groups(et_workload *w, GError **error)
         if (idx == NULL) {
           g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                       "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): pg_name \"%s\" is not a known communicator "
-                      "(%u group(s) defined, e.g. in comm_group.json); add the group or fix pg_name",
+                      "(%u group(s) defined, e.g. in comm_group.json); add the group (comm_group.json beside the "
+                      ".et files, or --comm-group FILE) or fix pg_name",
                       src, g->nodes[i].id, et_node_name(g, i), pg, w->groups->len);
           return FALSE;
         }

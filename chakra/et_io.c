@@ -1552,7 +1552,18 @@ static char *dir_prefix(const char *dir, GError **error)
 
 et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error)
 {
+  return et_workload_load_groups(path, build_flags, NULL, error);
+}
+
+et_workload *et_workload_load_groups(const char *path, unsigned build_flags, const char *comm_group,
+                                     GError **error)
+{
   g_return_val_if_fail(path != NULL, NULL);
+  if (comm_group && !g_file_test(comm_group, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no such file (--comm-group names the comm_group.json to use)",
+                comm_group);
+    return NULL;
+  }
   char *prefix = g_file_test(path, G_FILE_TEST_IS_DIR) ? dir_prefix(path, error) : g_strdup(path);
   if (prefix == NULL)
     return NULL;
@@ -1640,8 +1651,10 @@ et_workload *et_workload_load(const char *path, unsigned build_flags, GError **e
     for (int r = 0; r < n; r++)
       w->measured_start_ps[r] = w->ranks[r]->measured_start_ps;
   }
-  char *groups = g_build_filename(dir, "comm_group.json", NULL);
-  char *names = g_build_filename(dir, "comm_group_names.json", NULL);
+  char *gdir = comm_group ? g_path_get_dirname(comm_group) : NULL;
+  char *groups = comm_group ? g_strdup(comm_group) : g_build_filename(dir, "comm_group.json", NULL);
+  char *names = g_build_filename(gdir ? gdir : dir, "comm_group_names.json", NULL);
+  g_free(gdir);
   if (ok && g_file_test(groups, G_FILE_TEST_EXISTS))
     ok = load_groups(w, groups, error) && (!g_file_test(names, G_FILE_TEST_EXISTS) ||
                                            load_group_names(w, names, error));

@@ -86,6 +86,12 @@ gboolean et_write_file(const et_graph *g, const char *path, GError **error);
  * descriptions.  SEND/RECV defaults are filled with the file's rank, and
  * pg_name is resolved (et_workload_resolve_groups). */
 et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error);
+/* The same, with the groups read from comm_group (when not NULL) instead of
+ * the comm_group.json beside the files (ASTRA-sim's
+ * --comm-group-configuration); a comm_group_names.json beside that file
+ * restores names.  A missing comm_group file is an error. */
+et_workload *et_workload_load_groups(const char *path, unsigned build_flags, const char *comm_group,
+                                     GError **error);
 
 /* Writes DIR/PREFIX.<r>.et for every rank and, when groups exist,
  * DIR/comm_group.json ({"<id>": [ranks...]}, ids are decimal numbers >= 1).

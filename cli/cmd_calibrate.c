@@ -92,6 +92,30 @@ static gboolean print_sensitivity(const et_workload *w, const topo *t, const sim
   return TRUE;
 }
 
+/* cal_trace_digest of one path; of several, the SHA-256 of their digests
+ * in argument order (file counts summed). */
+static char *trace_digest(int n, char **paths, int *n_files, GError **error)
+{
+  if (n == 1)
+    return cal_trace_digest(paths[0], n_files, error);
+  GChecksum *c = g_checksum_new(G_CHECKSUM_SHA256);
+  *n_files = 0;
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    char *d = cal_trace_digest(paths[i], &k, error);
+    if (d == NULL) {
+      g_checksum_free(c);
+      return NULL;
+    }
+    g_checksum_update(c, (const guchar *)d, (gssize)strlen(d));
+    g_free(d);
+    *n_files += k;
+  }
+  char *out = g_strdup(g_checksum_get_string(c));
+  g_checksum_free(c);
+  return out;
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL;
@@ -101,7 +125,9 @@ int wisp_cmd_calibrate(int argc, char **argv)
   wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster,
-     "cluster preset or config whose shape the output keeps (default dgx-h100)", "PRESET|CONFIG"},
+     "cluster whose shape the output keeps: preset name or file, wisp YAML or ASTRA-sim network.yml (default: the "
+     "preset of the trace's GPU; required when none matches)", "PRESET|CONFIG"},
+    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "PRESET|CONFIG"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the calibrated network config to FILE (atomically)",
      "FILE"},
     {"loss", 0, 0, G_OPTION_ARG_STRING, &loss, "least-squares loss: relative (default) or absolute", "LOSS"},
@@ -113,7 +139,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new("TRACE - fit network latency and bandwidth to measured collectives");
+  GOptionContext *ctx = g_option_context_new("TRACE... - fit network latency and bandwidth to measured collectives");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -126,7 +152,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
   topo_variant *v = NULL;
   cal_fit *f = NULL;
   int *dom = NULL;
-  char *cluster_path = NULL, *digest = NULL, *notes = NULL;
+  char *cluster_path = NULL, *digest = NULL, *notes = NULL, *device = NULL, *label = NULL;
   topo *t = NULL;
   sim_result *res = NULL;
   cal_options opt;
@@ -138,8 +164,8 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || output == NULL) {
-    fprintf(stderr, "wisp calibrate: give exactly one TRACE and -o FILE (see wisp calibrate --help)\n");
+  if (argc < 2 || output == NULL) {
+    fprintf(stderr, "wisp calibrate: give a TRACE (one or more paths) and -o FILE (see wisp calibrate --help)\n");
     status = 2;
     goto out;
   }
@@ -167,23 +193,57 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
+  /* Every complete step by default: more collectives (and sizes) give a
+   * better fit, and one step with one size cannot separate alpha from
+   * beta. */
+  if (common.step < 0 && common.steps == NULL)
+    lo.all_steps = TRUE;
   if (ro.has_tier)
     tier = ro.tier;
   ro.has_tier = TRUE;
   ro.tier = tier;
   ro.quiet = TRUE;
   int n_files = 0;
-  if ((digest = cal_trace_digest(argv[1], &n_files, &error)) == NULL ||
-      (w = wisp_load_workload_full(argv[1], &lo, &error)) == NULL ||
-      (v = study_cluster_open(cluster ? cluster : "dgx-h100", w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
-      !cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) || !wisp_output_check(&error) ||
+  lo.device_name = &device;
+  GString *lab = g_string_new(NULL);
+  for (int i = 1; i < argc; i++)
+    g_string_append_printf(lab, "%s%s", i > 1 ? " " : "", argv[i]);
+  label = g_string_free(lab, FALSE);
+  if ((digest = trace_digest(argc - 1, argv + 1, &n_files, &error)) == NULL ||
+      (w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  /* The cluster: given, or the preset of the trace's device; never a
+   * silent default for another machine. */
+  const char *chosen = cluster ? cluster : wisp_cli_preset_for_device(device);
+  if (chosen == NULL) {
+    if (device)
+      fprintf(stderr, "wisp calibrate: the trace ran on '%s', which no shipped preset models; give --cluster "
+              "PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml%s)\n", device,
+              strstr(device, "V100") ? "; for a DGX-1, examples/networks/dgx1-v100.yaml" : "");
+    else
+      fprintf(stderr, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
+              "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml)\n");
+    status = 2;
+    goto out;
+  }
+  if ((v = study_cluster_open(chosen, w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
+      !wisp_output_check(&error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  printf("trace: %s (%d files, sha256 %s), %d ranks\n", label, n_files, digest, w->n_ranks);
+  if (cluster)
+    printf("cluster: %s%s%s\n", cluster_path, notes && *notes ? "; " : "", notes ? notes : "");
+  else
+    printf("cluster: %s (chosen for the trace's device '%s'; give --cluster for another)%s%s\n", cluster_path,
+           device, notes && *notes ? "; " : "", notes ? notes : "");
+  if (!cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
       (f = cal_fit_workload(w, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  printf("trace: %s (%d files, sha256 %s), %d ranks\n", argv[1], n_files, digest, w->n_ranks);
-  printf("cluster: %s%s%s%s\n", cluster_path, cluster ? "" : " (default; give --cluster for another)",
-         notes && *notes ? "; " : "", notes ? notes : "");
   cal_fit_print(f, !summary, stdout);
   if (!cal_refit_to_simulator(f, w, v, tier, &error)) {
     status = wisp_cli_fail(error);
@@ -193,19 +253,25 @@ int wisp_cmd_calibrate(int argc, char **argv)
     const cal_tier_refit *rf = &f->refit[c];
     if (rf->points == 0)
       continue;
+    /* The intra-node class is written on every tier inside a node. */
+    char tiers[160];
+    if (c == CAL_CLASS_INTRA && rf->dim > 0)
+      g_snprintf(tiers, sizeof tiers, "tiers %s..%s", topo_variant_dim_name(v, 0), topo_variant_dim_name(v, rf->dim));
+    else
+      g_snprintf(tiers, sizeof tiers, "tier %s", topo_variant_dim_name(v, rf->dim));
     if (rf->done)
-      printf("refit (%s, tier %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
+      printf("refit (%s, %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
              "rms on %d distinct collectives; link values refitted against the simulator: latency %.3f ns, "
              "bandwidth %.6f GB/s (%.3f %% rms)\n", cal_class_name((cal_class)c),
-             topo_variant_dim_name(v, rf->dim), rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
+             tiers, rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
              rf->bw_Bps / 1e9, rf->rms_after_pct);
     else
-      printf("refit (%s, tier %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
-             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), topo_variant_dim_name(v, rf->dim),
+      printf("refit (%s, %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
+             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), tiers,
              rf->rms_before_pct, rf->points);
   }
   GString *hdr = g_string_new(NULL);
-  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", argv[1]);
+  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", label);
   g_string_append_printf(hdr, "(%d files; sha256 of the sorted name/size list: %s), %d ranks.\n", n_files, digest,
                          w->n_ranks);
   g_string_append_printf(hdr, "Cluster shape from %s.\n", cluster_path);
@@ -255,7 +321,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     wisp_json_init(&j, wisp_afile_stream(af), 3);
     wisp_json_begin_object(&j, NULL);
     wisp_json_int(&j, "schema_version", 1);
-    wisp_json_string(&j, "trace", argv[1]);
+    wisp_json_string(&j, "trace", label);
     wisp_json_string(&j, "trace_sha256", digest);
     wisp_json_string(&j, "cluster", cluster_path);
     wisp_json_string(&j, "config", output);
@@ -277,6 +343,8 @@ out:
   g_free(cluster_path);
   g_free(notes);
   g_free(digest);
+  g_free(device);
+  g_free(label);
   if (w)
     et_workload_free(w);
   g_option_context_free(ctx);

@@ -381,7 +381,7 @@ int wisp_cmd_collbench(int argc, char **argv)
    * experts [ASSUMPTION: E], h = 7168, Zipf 0.25 [FIT]). */
   collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };
   GOptionEntry entries[] = {
-    { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG" },
+    { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network: preset name or file, wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG" },
     { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce); also moe_dispatch, moe_combine", "OPS" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "nccl-tests sizes S (default 64K,1M,64M,1G)", "LIST" },
     { "ranks", 0, 0, G_OPTION_ARG_INT, &n_ranks, "use ranks 0..N-1 (default: every rank)", "N" },
@@ -493,7 +493,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  t = topo_load(network, &error);
+  t = wisp_cli_network_load(network, 0, stdout, &error);
   if (t == NULL) {
     status = wisp_cli_fail(error);
     goto out;

@@ -69,11 +69,11 @@ int wisp_cmd_simulate(int argc, char **argv)
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
-    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "network config (wisp YAML or ASTRA-sim network.yml)", "CONFIG"},
+    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
     {"max-rows", 0, 0, G_OPTION_ARG_INT, &max_rows, "ranks shown in the summary and runs in the critical path chain (-1: all; default 64)", "N"},
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset (fitted to the workload) or config, instead of --network", "PRESET|CONFIG"},
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --network", "PRESET|CONFIG"},
     {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome/Perfetto trace of the simulated run to FILE", "FILE"},
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
@@ -83,12 +83,13 @@ int wisp_cmd_simulate(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new("WORKLOAD - replay a workload on a network");
+  GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
-      "WORKLOAD is a Chakra ET prefix (PREFIX.0.et ... PREFIX.N-1.et) or a directory holding one set, a\n"
-      "directory of per-rank Kineto traces (*.json, *.json.gz), or XLA profiles (*.xplane.pb, *.trace.json.gz).\n"
+      "WORKLOAD is a Chakra ET prefix (PREFIX.0.et ... PREFIX.N-1.et) or a directory holding one set, per-rank\n"
+      "Kineto traces (*.json, *.json.gz: files, globs or a directory; PyTorch execution traces beside them are\n"
+      "ignored and listed), or XLA profiles (*.xplane.pb, *.trace.json.gz).  Several paths form one workload.\n"
       "Example: wisp simulate build/demo/workload/llm --network examples/cluster-2node.yaml --json out.json");
   int status = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -97,8 +98,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || (network == NULL) == (cluster == NULL)) {
-    fprintf(stderr, "wisp simulate: give exactly one WORKLOAD and either --network CONFIG or --cluster PRESET (see wisp simulate --help)\n");
+  if (argc < 2 || (network == NULL) == (cluster == NULL)) {
+    fprintf(stderr, "wisp simulate: give a WORKLOAD (one or more paths) and one --network PRESET|CONFIG (or --cluster, the same option) (see wisp simulate --help)\n");
     status = 2;
     goto out;
   }
@@ -132,29 +133,21 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   et_workload *w = NULL;
   topo *t = NULL;
-  if (network && (t = topo_load(network, &error)) == NULL) {
+  if (!wisp_cli_network_exists(network ? network : cluster, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  w = wisp_load_workload_full(argv[1], &lo, &error);
+  w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL) {
-    topo_free(t);
     status = wisp_cli_fail(error);
     goto out;
   }
-  if (cluster) {
-    char *notes = NULL;
-    topo_variant *v = study_cluster_open(cluster, w->n_ranks, NULL, &notes, &error);
-    if (v && notes && *notes)
-      printf("cluster fitted to the workload: %s\n", notes);
-    g_free(notes);
-    t = v ? topo_variant_build(v, &error) : NULL;
-    topo_variant_free(v);
-    if (t == NULL) {
-      et_workload_free(w);
-      status = wisp_cli_fail(error);
-      goto out;
-    }
+  /* --network and --cluster are one option: presets are resized to the
+   * workload and the resize is printed. */
+  if ((t = wisp_cli_network_load(network ? network : cluster, w->n_ranks, stdout, &error)) == NULL) {
+    et_workload_free(w);
+    status = wisp_cli_fail(error);
+    goto out;
   }
   /* Every input is loaded: an output that would overwrite one is refused
    * before the replay prints anything. */

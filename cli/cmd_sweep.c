@@ -27,8 +27,8 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL;
-  int jobs = 0;
+  char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL, *steps = NULL, *comm_group = NULL;
+  int jobs = 0, step = -1;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
   GOptionEntry entries[] = {
@@ -42,6 +42,10 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"network-model", 0, 0, G_OPTION_ARG_STRING, &model, WISP_CLI_NETWORK_MODEL_HELP, "MODEL"},
     {"tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model, "same as --network-model", "MODEL"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
+    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
+    {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
     {NULL},
   };
   GError *error = NULL;
@@ -51,6 +55,7 @@ int wisp_cmd_sweep(int argc, char **argv)
       "Outputs DIR/NAME.csv, DIR/NAME.jsonl, DIR/NAME.svg and the resume state DIR/NAME.points/.\n"
       "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/demo/workload/llm -j 4");
   int status = 0, k = 1, n = 1;
+  wisp_load_options lo = WISP_LOAD_OPTIONS_INIT;
   study_spec *s = NULL;
   et_workload *w = NULL;
   study_sweep_stats st = {0};
@@ -71,7 +76,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     goto out;
   }
   net_tier tier = NET_TIER_ANALYTICAL;
-  if (model && !wisp_cli_network_model(model, &tier, &error)) {
+  if ((model && !wisp_cli_network_model(model, &tier, &error)) || !wisp_steps_parse(steps, step, &lo, &error)) {
     fprintf(stderr, "wisp sweep: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -97,7 +102,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if ((w = wisp_load_workload(wpath, 0, &error)) == NULL) {
+  lo.comm_group = comm_group;
+  if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -150,5 +156,7 @@ out:
   g_free(workload);
   g_free(shard);
   g_free(model);
+  g_free(steps);
+  g_free(comm_group);
   return status;
 }

@@ -4,6 +4,7 @@
  * writes it as Graphviz (atomically). */
 #include "config.h"
 #include "cli/wisp_cli.h"
+#include "cli/wisp_load.h"
 #include "topologies/topo.h"
 
 #include <stdlib.h>
@@ -19,8 +20,8 @@ int wisp_cmd_topo(int argc, char **argv)
   };
   GOptionContext *ctx = g_option_context_new("CONFIG - print a resolved network topology");
   g_option_context_set_description(ctx,
-                                   "CONFIG is a wisp topology (schema_version: 1, see doc/topology.md) or an\n"
-                                   "ASTRA-sim network.yml.  Prints endpoints, switches, links per tier, injection\n"
+                                   "CONFIG is a preset name (presets/NAME.yaml), a preset file, a wisp topology\n"
+                                   "(schema_version: 1, see doc/topology.md) or an ASTRA-sim network.yml.  Prints endpoints, switches, links per tier, injection\n"
                                    "and bisection bandwidth and the route of each rank pair class.\n");
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
@@ -44,7 +45,7 @@ int wisp_cmd_topo(int argc, char **argv)
     g_strfreev(routes);
     return 2;
   }
-  topo *t = topo_load(argv[1], &error);
+  topo *t = wisp_cli_network_load(argv[1], 0, stdout, &error);
   if (t == NULL) {
     g_free(dot);
     g_strfreev(routes);

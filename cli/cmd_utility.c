@@ -18,7 +18,7 @@ int wisp_cmd_utility(int argc, char **argv)
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
   GOptionEntry entries[] = {
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "cluster preset name (see doc/studies.md) or config file", "PRESET|CONFIG"},
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
     {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "CONFIG"},
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER (default all)", "LIST"},
@@ -28,7 +28,7 @@ int wisp_cmd_utility(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
-  GOptionContext *ctx = g_option_context_new("WORKLOAD - utility of doubling each network resource");
+  GOptionContext *ctx = g_option_context_new("WORKLOAD... - utility of doubling each network resource");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -45,8 +45,8 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc != 2 || cluster == NULL) {
-    fprintf(stderr, "wisp utility: give exactly one WORKLOAD and --cluster PRESET|CONFIG (see wisp utility --help)\n");
+  if (argc < 2 || cluster == NULL) {
+    fprintf(stderr, "wisp utility: give a WORKLOAD (one or more paths) and --cluster PRESET|CONFIG (see wisp utility --help)\n");
     status = 2;
     goto out;
   }
@@ -64,8 +64,12 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
-  w = wisp_load_workload_full(argv[1], &lo, &error);
-  if (w == NULL || (base = study_cluster_open(cluster, w->n_ranks, &path, NULL, &error)) == NULL ||
+  if (!wisp_cli_network_exists(cluster, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
+  if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
       !wisp_output_check(&error) || (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;

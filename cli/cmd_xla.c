@@ -18,12 +18,14 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
 {
   int step = -1;
   gint64 partitions = 0;
-  char *max_size = NULL;
+  char *max_size = NULL, *steps = NULL;
   gboolean strict = FALSE, no_gaps = FALSE, replicate = FALSE, device_clock = FALSE;
   GOptionEntry common[] = {
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "unsized collectives and incomplete replica groups are errors", NULL},
     {"step-marker", 0, 0, G_OPTION_ARG_STRING, marker, "XLA Modules / Steps event name prefix delimiting steps", "NAME"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "keep only step N (0-based; default: all steps)", "N"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "all or whole: every step (the default); N..N: step N (a profile is "
+     "replayed one step or all of it)", "A..B|all|whole"},
     {"no-gaps", 0, 0, G_OPTION_ARG_NONE, &no_gaps, "do not emit idle-gap nodes between ops", NULL},
     {"device-clock", 0, 0, G_OPTION_ARG_NONE, &device_clock,
      "time ops by their device_offset_ps / device_duration_ps stats", NULL},
@@ -54,6 +56,33 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
     *status = 2;
     return FALSE;
   }
+  /* --steps as on every trace-reading command (cli/wisp_load.c's
+   * wisp_steps_parse; XLA keeps one step or all of them). */
+  if (steps && step >= 0) {
+    fprintf(stderr, "wisp %s: give either --step N or --steps %s, not both\n", cmd, steps);
+    g_free(steps);
+    *status = 2;
+    return FALSE;
+  }
+  if (steps && strcmp(steps, "all") != 0 && strcmp(steps, "whole") != 0) {
+    int a = -1, b = -1, used = 0;
+    if (sscanf(steps, "%d..%d%n", &a, &b, &used) != 2 || steps[used] != '\0' || a < 0 || b < a) {
+      fprintf(stderr, "wisp %s: --steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, not '%s'\n",
+              cmd, steps);
+      g_free(steps);
+      *status = 2;
+      return FALSE;
+    }
+    if (a != b) {
+      fprintf(stderr, "wisp %s: --steps %d..%d: an XLA profile is replayed one step (--step N) or all of it "
+              "(--steps all, the default)\n", cmd, a, b);
+      g_free(steps);
+      *status = 2;
+      return FALSE;
+    }
+    step = a;
+  }
+  g_free(steps);
   fe_xla_options_init(opt);
   opt->strict = strict;
   opt->no_gaps = no_gaps;

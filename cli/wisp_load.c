@@ -15,7 +15,10 @@
 #include "frontends/fe.h"
 #include "frontends/xla.h"
 
+#include <glob.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 static gboolean has_suffix(const char *s, const char *suffix)
 {
@@ -74,11 +77,18 @@ static void print_warnings(const GPtrArray *warnings)
     fprintf(stderr, "wisp: warning: %s\n", (const char *)warnings->pdata[k]);
 }
 
-static et_workload *load_any(const char *path, const wisp_load_options *lo, GError **error)
+static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
 {
   unsigned build_flags = lo->build_flags;
-  const char *kind = wisp_input_kind(path);
-  const char *paths[] = {path};
+  const char *kind = in->kind, *path = in->files->pdata[0];
+  const char *const *paths = (const char *const *)in->files->pdata;
+  int n_paths = (int)in->files->len;
+  if (lo->comm_group && strcmp(kind, "chakra") != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: --comm-group %s applies to Chakra workloads (.et files); %s input carries its own process "
+                "groups", path, lo->comm_group, strcmp(kind, "xla") == 0 ? "an XLA" : "a Kineto");
+    return NULL;
+  }
   if (strcmp(kind, "xla") == 0) {
     fe_xla_options opt;
     fe_xla_options_init(&opt);
@@ -86,9 +96,17 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     opt.replicate_missing = lo->replicate_missing;
     if (lo->step >= 0)
       opt.step_index = lo->step;
+    if (lo->step_lo >= 0 && lo->step_lo == lo->step_hi) {
+      opt.step_index = lo->step_lo;
+    } else if (lo->step_lo >= 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                  "%s: --steps %d..%d: an XLA profile is replayed one step (--step N) or all of it (--steps all, the "
+                  "default)", path, lo->step_lo, lo->step_hi);
+      return NULL;
+    }
     fe_xla_report rep;
     fe_xla_report_init(&rep);
-    et_workload *w = fe_xla_load_inputs(paths, 1, &opt, &rep, error);
+    et_workload *w = fe_xla_load_inputs(paths, n_paths, &opt, &rep, error);
     if (w != NULL)
       print_warnings(rep.warnings);
     fe_xla_report_clear(&rep);
@@ -102,21 +120,52 @@ static et_workload *load_any(const char *path, const wisp_load_options *lo, GErr
     opt.host_launch = lo->host_launch;
     if (lo->step >= 0)
       opt.step = lo->step;
+    opt.step_lo = lo->step_lo;
+    opt.step_hi = lo->step_hi;
+    opt.all_steps = lo->all_steps;
+    opt.whole_trace = lo->whole_trace;
     fe_kineto_report rep = {0};
-    et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, error);
+    et_workload *w = fe_kineto_load(paths, n_paths, &opt, &rep, error);
     if (w != NULL)
       print_warnings(rep.warnings);
+    for (int i = 0; w && lo->device_name && i < rep.n_files && *lo->device_name == NULL; i++)
+      if (rep.ranks[i].device_name)
+        *lo->device_name = g_strdup(rep.ranks[i].device_name);
+    /* Which steps the window holds, whenever steps were chosen or dropped. */
+    gboolean dropped = FALSE;
+    for (int i = 0; w && i < rep.n_files; i++)
+      dropped |= rep.ranks[i].steps_dropped != NULL;
+    if (w && rep.step_note && (dropped || lo->all_steps || lo->step_lo >= 0))
+      fprintf(stderr, "wisp: steps: %s\n", rep.step_note);
     fe_kineto_report_clear(&rep);
     return w;
   }
-  return et_workload_load(path, build_flags, error);
+  return et_workload_load_groups(path, build_flags, lo->comm_group, error);
 }
 
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *lo, GError **error)
 {
-  et_workload *w = load_any(path, lo, error);
+  return wisp_load_workload_paths(&path, 1, lo, error);
+}
+
+et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wisp_load_options *lo, GError **error)
+{
+  wisp_inputs in;
+  if (!wisp_inputs_resolve(paths, n, &in, error))
+    return NULL;
+  if (!lo->quiet)
+    wisp_inputs_print_ignored(&in, stderr);
+  et_workload *w = load_any(&in, lo, error);
+  /* The frontend names a workload read from a file list generically; one
+   * path given keeps its name, as when the reader got it directly. */
+  if (w && n == 1 && strcmp(in.kind, "chakra") != 0 && in.files->len > 1) {
+    g_free(w->source);
+    w->source = g_strdup(paths[0]);
+  }
+  wisp_inputs_clear(&in);
   if (w == NULL)
     return NULL;
+  const char *path = paths[0];
   et_unsimulated u;
   et_workload_unsimulated(w, &u);
   if (u.replayed_nodes && (lo->build_flags & ET_BUILD_STRICT)) {
@@ -151,6 +200,50 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
   return w;
 }
 
+gboolean wisp_steps_parse(const char *steps, int step, wisp_load_options *lo, GError **error)
+{
+  lo->step = step;
+  lo->step_lo = lo->step_hi = -1;
+  lo->all_steps = lo->whole_trace = FALSE;
+  if (step < -1) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--step takes a step number >= 0, not %d", step);
+    return FALSE;
+  }
+  if (steps == NULL)
+    return TRUE;
+  if (step >= 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "give either --step N or --steps %s, not both", steps);
+    return FALSE;
+  }
+  if (strcmp(steps, "all") == 0) {
+    lo->all_steps = TRUE;
+    return TRUE;
+  }
+  if (strcmp(steps, "whole") == 0) {
+    lo->whole_trace = TRUE;
+    return TRUE;
+  }
+  const char *dots = strstr(steps, "..");
+  char *end = NULL;
+  long a = -1, b = -1;
+  if (dots && dots != steps && g_ascii_isdigit(steps[0]) && g_ascii_isdigit(dots[2])) {
+    a = strtol(steps, &end, 10);
+    if (end != dots)
+      a = -1;
+    b = strtol(dots + 2, &end, 10);
+    if (*end != '\0')
+      b = -1;
+  }
+  if (a < 0 || b < a || b > G_MAXINT) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, not '%s'", steps);
+    return FALSE;
+  }
+  lo->step_lo = (int)a;
+  lo->step_hi = (int)b;
+  return TRUE;
+}
+
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
 {
   memset(c, 0, sizeof(*c));
@@ -168,6 +261,9 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &c->replicate_missing, "complete partial groups: XLA chips missing from the profile replay present ones, Kineto absent ranks replicate the traced ones (--replicate-from all)", NULL},
     {"starts", 0, 0, G_OPTION_ARG_STRING, &c->starts, "together (default: every rank starts its step at 0) or measured (each rank at its measured start on the traces' common clock)", "together|measured"},
     {"step", 0, 0, G_OPTION_ARG_INT, &c->step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
+    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &c->comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
+    {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &c->comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &c->steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
     {NULL},
@@ -188,8 +284,10 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   }
   l.replicate_from = c->replicate_from;
   l.replicate_missing = c->replicate_missing;
-  l.step = c->step;
   l.host_launch = c->host_launch;
+  l.comm_group = c->comm_group;
+  if (!wisp_steps_parse(c->steps, c->step, &l, error))
+    return FALSE;
   *lo = l;
   if (c->compute_slots != -1 && (c->compute_slots < 1 || c->compute_slots > ET_MAX_COMPUTE_SLOTS)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compute-slots must be an integer from 1 to %d, got %d",
@@ -229,5 +327,286 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->model);
   g_free(c->algo);
   g_free(c->starts);
+  g_free(c->steps);
+  g_free(c->comm_group);
   memset(c, 0, sizeof(*c));
+}
+
+/* ---- several paths, globs and mixed directories (wisp_inputs_resolve) ---- */
+
+
+/* What a JSON file holds, from at most its first MiB (plain or gzip):
+ * "kineto" (a "traceEvents" key), "nodes" (a PyTorch execution trace or
+ * Chakra JSON) or NULL.  O(1 MiB). */
+static const char *sniff_json(const char *path)
+{
+  gzFile f = gzopen(path, "rb");
+  if (f == NULL)
+    return NULL;
+  enum { CHUNK = 65536, LIMIT = 1 << 20 };
+  char *buf = g_malloc(CHUNK + 16);
+  char carry[16] = "";
+  size_t total = 0;
+  const char *kind = NULL;
+  gboolean nodes = FALSE;
+  int n;
+  while (kind == NULL && total < LIMIT && (n = gzread(f, buf + 15, CHUNK)) > 0) {
+    /* The last 15 bytes of the previous chunk go first, so a key split
+     * across chunks is still found. */
+    memcpy(buf, carry, 15);
+    buf[15 + n] = '\0';
+    for (int k = 0; k < 15; k++)
+      if (buf[k] == '\0')
+        buf[k] = ' ';
+    if (memmem(buf, (size_t)n + 15, "\"traceEvents\"", 13))
+      kind = "kineto";
+    else if (memmem(buf, (size_t)n + 15, "\"nodes\"", 7))
+      nodes = TRUE;
+    memcpy(carry, buf + n, 15);
+    total += (size_t)n;
+  }
+  gzclose(f);
+  g_free(buf);
+  return kind ? kind : nodes ? "nodes" : NULL;
+}
+
+/* Adds "reason" -> name to the ignored list (names grouped by reason). */
+static void ignore(wisp_inputs *in, const char *name, const char *reason)
+{
+  GPtrArray *names = g_hash_table_lookup(in->ignored, reason);
+  if (names == NULL) {
+    names = g_ptr_array_new_with_free_func(g_free);
+    g_hash_table_insert(in->ignored, g_strdup(reason), names);
+    g_ptr_array_add(in->reasons, g_strdup(reason));
+  }
+  g_ptr_array_add(names, g_strdup(name));
+}
+
+static const char *const ignore_pytorch_et =
+  "PyTorch execution trace or Chakra JSON (\"nodes\"): wisp reads the Kineto traces beside it, or Chakra .et "
+  "files (convert with chakra_converter)";
+
+/* Classifies one file: "chakra" (a .et rank file), "xla", "kineto", or
+ * NULL with *why saying why it is not an input. */
+static const char *classify_file(const char *path, const char **why)
+{
+  char *base = g_path_get_basename(path);
+  const char *kind = NULL;
+  *why = NULL;
+  if (g_str_has_suffix(base, ".et"))
+    kind = "chakra";
+  else if (fe_xla_is_xplane_path(base) || fe_xla_is_trace_json_path(base))
+    kind = "xla";
+  else if (g_str_has_prefix(base, "comm_group") && g_str_has_suffix(base, ".json"))
+    *why = "communicator groups (read with the Chakra .et files they describe)";
+  else if (g_str_has_suffix(base, ".json") || g_str_has_suffix(base, ".json.gz")) {
+    const char *s = sniff_json(path);
+    if (s && strcmp(s, "kineto") == 0)
+      kind = "kineto";
+    else if (s)
+      *why = ignore_pytorch_et;
+    else
+      *why = "JSON without \"traceEvents\" (not a Kineto trace)";
+  } else
+    *why = "not a workload file (Chakra .et, Kineto *.json[.gz], XPlane *.xplane.pb, XProf *.trace.json[.gz])";
+  g_free(base);
+  return kind;
+}
+
+static int cmp_strp(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void wisp_inputs_clear(wisp_inputs *in)
+{
+  if (in->files)
+    g_ptr_array_free(in->files, TRUE);
+  if (in->ignored)
+    g_hash_table_destroy(in->ignored);
+  if (in->reasons)
+    g_ptr_array_free(in->reasons, TRUE);
+  memset(in, 0, sizeof *in);
+}
+
+/* Sets the kind, or fails when the inputs mix kinds. */
+static gboolean set_kind(wisp_inputs *in, const char *kind, const char *path, GError **error)
+{
+  if (in->kind && strcmp(in->kind, kind) != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s is %s input but an earlier path is %s input; give the inputs of one workload, of one kind",
+                path, kind, in->kind);
+    return FALSE;
+  }
+  in->kind = kind;
+  return TRUE;
+}
+
+/* The error for a path that holds nothing usable: every kind tried. */
+static void nothing_usable(const char *path, const wisp_inputs *in, GError **error)
+{
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "%s: %sno workload found; tried a Chakra ET prefix or directory (%s.0.et, or DIR/PREFIX.N.et),"
+                         " Kineto traces (*.json, *.json.gz with \"traceEvents\"), XPlane profiles (*.xplane.pb[.gz])"
+                         " and XProf JSON (*.trace.json[.gz])", path,
+                         g_file_test(path, G_FILE_TEST_EXISTS) ? "" : "no such file or directory, and ", path);
+  if (in && in->reasons->len == 0)
+    g_string_append(s, "; the directory holds no files");
+  for (guint r = 0; in && r < in->reasons->len; r++) {
+    GPtrArray *names = g_hash_table_lookup(in->ignored, in->reasons->pdata[r]);
+    g_string_append_printf(s, "%s %u file(s) ignored: %s (%s%s)", r ? ";" : ";", names->len,
+                           (char *)in->reasons->pdata[r], (char *)names->pdata[0], names->len > 1 ? ", ..." : "");
+  }
+  g_set_error_literal(error, WISP_ERROR, WISP_ERROR_IO, s->str);
+  g_string_free(s, TRUE);
+}
+
+/* One directory: XLA and Chakra directories go to their readers as they are
+ * (the XLA reader walks them, the Chakra reader finds the one .et set);
+ * otherwise every file is classified and the Kineto traces are taken. */
+static gboolean add_dir(wisp_inputs *in, const char *dir, GError **error)
+{
+  char *argv[] = {(char *)"wisp", (char *)dir, NULL};
+  GDir *d = g_dir_open(dir, 0, error);
+  if (d == NULL)
+    return FALSE;
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  const char *e;
+  while ((e = g_dir_read_name(d)) != NULL)
+    g_ptr_array_add(names, g_strdup(e));
+  g_dir_close(d);
+  g_ptr_array_sort(names, cmp_strp);
+  int n_et = 0;
+  for (guint i = 0; i < names->len; i++)
+    n_et += g_str_has_suffix(names->pdata[i], ".et");
+  const char *dir_kind = n_et > 0 ? "chakra" : fe_xla_wants(2, argv) ? "xla" : NULL;
+  int taken = 0;
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < names->len; i++) {
+    char *p = g_build_filename(dir, (char *)names->pdata[i], NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_DIR)) {
+      if (dir_kind == NULL || strcmp(dir_kind, "xla") != 0)
+        ignore(in, p, "a subdirectory (directories are not searched recursively)");
+      g_free(p);
+      continue;
+    }
+    const char *why = NULL, *kind = classify_file(p, &why);
+    if (dir_kind && strcmp(dir_kind, "chakra") == 0) {
+      if (kind && strcmp(kind, "chakra") != 0)
+        ignore(in, p, "a trace beside a Chakra .et set (the .et files are the workload)");
+      else if (kind == NULL && !g_str_has_prefix((char *)names->pdata[i], "comm_group"))
+        ignore(in, p, why);
+    } else if (dir_kind) {
+      if (kind == NULL || strcmp(kind, "xla") != 0)
+        ignore(in, p, kind ? "a trace beside XLA profiles (the profiles are the workload)" : why);
+    } else if (kind && strcmp(kind, "kineto") == 0) {
+      ok = set_kind(in, "kineto", dir, error);
+      g_ptr_array_add(in->files, g_strdup(p));
+      taken++;
+    } else {
+      ignore(in, p, why ? why : "unexpected input kind in a Kineto directory");
+    }
+    g_free(p);
+  }
+  g_ptr_array_free(names, TRUE);
+  if (!ok)
+    return FALSE;
+  if (dir_kind) {
+    if (!set_kind(in, dir_kind, dir, error))
+      return FALSE;
+    g_ptr_array_add(in->files, g_strdup(dir));
+    return TRUE;
+  }
+  if (taken == 0) {
+    nothing_usable(dir, in, error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean add_path(wisp_inputs *in, const char *path, GError **error)
+{
+  if (g_file_test(path, G_FILE_TEST_IS_DIR))
+    return add_dir(in, path, error);
+  if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+    const char *why = NULL, *kind = classify_file(path, &why);
+    if (kind == NULL) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: %s; tried a Chakra ET rank file (*.N.et), a Kineto trace (*.json, *.json.gz with "
+                  "\"traceEvents\"), an XPlane profile (*.xplane.pb[.gz]) and XProf JSON (*.trace.json[.gz])", path,
+                  why);
+      return FALSE;
+    }
+    if (!set_kind(in, kind, path, error))
+      return FALSE;
+    g_ptr_array_add(in->files, g_strdup(path));
+    return TRUE;
+  }
+  /* A Chakra prefix: PREFIX.0.et exists. */
+  char *first = g_strdup_printf("%s.0.et", path);
+  gboolean prefix = g_file_test(first, G_FILE_TEST_IS_REGULAR);
+  g_free(first);
+  if (prefix) {
+    if (!set_kind(in, "chakra", path, error))
+      return FALSE;
+    g_ptr_array_add(in->files, g_strdup(path));
+    return TRUE;
+  }
+  /* A glob pattern the shell did not expand (quoted, or no shell). */
+  if (strpbrk(path, "*?[") != NULL) {
+    glob_t g;
+    int rc = glob(path, 0, NULL, &g);
+    if (rc == GLOB_NOMATCH) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: the pattern matches no file", path);
+      return FALSE;
+    }
+    gboolean ok = rc == 0;
+    if (!ok)
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot expand the pattern", path);
+    for (size_t i = 0; ok && i < g.gl_pathc; i++)
+      ok = add_path(in, g.gl_pathv[i], error);
+    globfree(&g);
+    return ok;
+  }
+  nothing_usable(path, NULL, error);
+  return FALSE;
+}
+
+gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, GError **error)
+{
+  memset(in, 0, sizeof *in);
+  in->files = g_ptr_array_new_with_free_func(g_free);
+  in->ignored = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+  in->reasons = g_ptr_array_new_with_free_func(g_free);
+  if (n < 1) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "no workload given");
+    return FALSE;
+  }
+  for (int i = 0; i < n; i++)
+    if (!add_path(in, paths[i], error)) {
+      wisp_inputs_clear(in);
+      return FALSE;
+    }
+  /* Chakra: one set of rank files, named by one prefix, directory or file. */
+  if (strcmp(in->kind, "chakra") == 0 && in->files->len > 1) {
+    wisp_inputs_clear(in);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "several Chakra inputs given; a Chakra workload is one set of rank files: pass its prefix "
+                "(PREFIX for PREFIX.0.et ...) or its directory once");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void wisp_inputs_print_ignored(const wisp_inputs *in, FILE *out)
+{
+  for (guint r = 0; r < in->reasons->len; r++) {
+    GPtrArray *names = g_hash_table_lookup(in->ignored, in->reasons->pdata[r]);
+    fprintf(out, "wisp: ignored %u file(s): %s:", names->len, (char *)in->reasons->pdata[r]);
+    for (guint k = 0; k < names->len && k < 4; k++)
+      fprintf(out, " %s", (char *)names->pdata[k]);
+    if (names->len > 4)
+      fprintf(out, " ... (%u more)", names->len - 4);
+    fputc('\n', out);
+  }
 }

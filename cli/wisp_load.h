@@ -6,6 +6,7 @@
 
 #include "chakra/et_graph.h"
 #include "simcore/sim_replay.h"
+#include "topologies/topo_variant.h"
 
 G_BEGIN_DECLS
 
@@ -17,9 +18,23 @@ typedef struct {
   gboolean host_launch;        /* Kineto kernels mode: model the launching CPU threads (default TRUE) */
   gboolean replicate_missing;  /* XLA: replay chips missing from the profile; Kineto: replicate_from "all" */
   gboolean quiet;              /* do not print the warning about communication replayed as measured */
+  int step_lo, step_hi;        /* --steps A..B (-1 = not given) */
+  gboolean all_steps;          /* --steps all: every complete step */
+  gboolean whole_trace;        /* --steps whole: ignore step markers */
+  char **device_name;          /* out, may be NULL: the first traced rank's device, e.g. "Tesla V100-SXM2-32GB"
+                                  (g_free); NULL when the input does not name one */
+  const char *comm_group;      /* --comm-group FILE: Chakra groups from FILE, not the comm_group.json beside */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL}
+
+/* Step selection, one spelling on every command that reads traces:
+ * --step N (one profiler step), --steps A..B (steps A to B), --steps all
+ * (every step; a step is dropped only when shown incomplete, and the
+ * report says which and why), --steps whole (ignore step markers).
+ * Parses `steps` (may be NULL) together with `step` (-1 = not given) into
+ * the loader options; an error names the accepted forms. */
+gboolean wisp_steps_parse(const char *steps, int step, wisp_load_options *lo, GError **error);
 
 /* Both load a workload, then count the communication it cannot simulate
  * (et_workload_unsimulated): an error under ET_BUILD_STRICT, else one loud
@@ -30,16 +45,17 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
- *        --step N, --no-host-launch;
+ *        --step N, --steps A..B|all|whole, --no-host-launch,
+ *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling);
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo, *starts;
+  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 12
+#define WISP_CLI_COMMON_ENTRIES 15
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
@@ -59,6 +75,48 @@ static inline gboolean wisp_cli_network_model(const char *name, net_tier *tier, 
   g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "unknown --network-model '%s' (use analytical or flow)", name);
   return FALSE;
 }
+
+/* The one way a command opens the network an option names (--network,
+ * --cluster): a preset name (presets/NAME.yaml), a preset file, a wisp YAML
+ * or an ASTRA-sim network.yml (studies/study_cluster.c).  A preset is resized
+ * to n_ranks when n_ranks > 0, and the resize is printed on `out` (when not
+ * NULL) as "network SPEC: preset resized from A to the workload's B ranks
+ * (tier 'T' X -> Y)".  *resolved (may be NULL) gets the file's path. */
+topo_variant *wisp_cli_network_open(const char *spec, int n_ranks, FILE *out, char **resolved, GError **error);
+/* The preset that models the machine a trace's device belongs to
+ * ("NVIDIA H100 80GB HBM3" -> "dgx-h100"), or NULL when no shipped preset
+ * matches (or device is NULL).  The preset must also be found on disk. */
+const char *wisp_cli_preset_for_device(const char *device);
+/* Whether spec names a network at all (a file or a preset), before a long
+ * workload load; the error lists the presets. */
+gboolean wisp_cli_network_exists(const char *spec, GError **error);
+/* The same, built into a topology. */
+topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error);
+
+/* Several paths as one workload.  Each argument is a file, a directory, a
+ * Chakra prefix or a glob pattern (expanded here when the shell did not).
+ * Files are classified by name and, for JSON, by their first MiB (a
+ * "traceEvents" key means Kineto; "nodes" a PyTorch execution trace, which
+ * is ignored).  A directory holding .et files is a Chakra workload, one
+ * holding XPlane/XProf files an XLA one, else its Kineto traces are taken;
+ * everything else is listed in `ignored` with the reason.  The inputs must
+ * be of one kind; a path with nothing usable is an error naming every kind
+ * tried.  O(files in the directories + 1 MiB per JSON file). */
+typedef struct {
+  const char *kind;            /* "chakra", "kineto" or "xla" */
+  GPtrArray *files;            /* char*: what the reader gets (Chakra: one prefix, directory or rank file) */
+  GHashTable *ignored;         /* reason -> GPtrArray of paths */
+  GPtrArray *reasons;          /* reasons in order of discovery */
+} wisp_inputs;
+
+gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, GError **error);
+/* "wisp: ignored N file(s): REASON: a b c ..." per reason (at most 4 names). */
+void wisp_inputs_print_ignored(const wisp_inputs *in, FILE *out);
+void wisp_inputs_clear(wisp_inputs *in);
+/* wisp_load_workload_full over several paths (wisp_inputs_resolve), with
+ * the ignored files listed on stderr unless opt->quiet. */
+et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wisp_load_options *opt,
+                                      GError **error);
 
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);

@@ -25,13 +25,17 @@ typedef enum {
 typedef struct {
   fe_kineto_mode mode;
   int step;                /* ProfilerStep number, -1 = default (last complete step) */
-  gboolean all_steps;      /* window = first..last selected step */
+  int step_lo, step_hi;    /* --steps A..B: the window spans the complete steps numbered A..B (-1 = not given) */
+  gboolean all_steps;      /* window = first..last complete step (steps dropped only when shown incomplete) */
   gboolean whole_trace;    /* ignore ProfilerStep ranges: the window is the whole trace */
   gboolean strict;         /* matching mismatches and guessed ranks are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
   gboolean host_launch;    /* kernels mode (default TRUE): launching CPU threads as graph nodes; a GPU op waits
                             * for its launch and host synchronisation calls wait for the GPU (doc/kineto.md) */
+  gboolean allow_partial;  /* without replicate_from, absent ranks are synthesized from the traced ones
+                            * (as replicate_from "all") with a warning naming them, instead of an error;
+                            * for summaries (wisp inspect), not for replays */
   int threads;             /* workers parsing and extracting rank files in parallel: 0 (default) = the
                             * environment variable WISP_THREADS when set, else g_get_num_processors();
                             * 1 = one file after another in the calling thread.  Never changes the output. */
@@ -55,6 +59,9 @@ typedef struct {
   uint64_t comm_size_from_args, comm_size_from_cpu_op, comm_size_unknown;
   int n_steps;
   int step_first, step_last, step_used; /* -1 when no ProfilerStep */
+  int n_steps_used;        /* steps in the window (0 when no ProfilerStep) */
+  int step_used_first;     /* first step of the window (== step_used for one step), -1 when no ProfilerStep */
+  char *steps_dropped;     /* "#6 (cut by the trace's end)", ...: steps left out as incomplete, NULL if none */
   sim_time_ps window_start_ps, window_ps; /* window (relative to the file's first timestamp) */
   sim_time_ps measured_step_ps;
   sim_time_ps gpu_busy_ps;     /* union of GPU op time inside the window */
@@ -91,11 +98,40 @@ typedef struct {
   GPtrArray *warnings;     /* char*, in order of discovery */
   char *step_note;         /* how the window was chosen */
   gboolean complete;       /* the load succeeded; else only what parsing found is filled in */
+  GArray *colls;           /* fe_coll_row: the per-collective table (traced ranks' matched calls) */
+  int n_missing;           /* ranks without a trace (synthesized under allow_partial or replicate_from) */
+  char *missing;           /* "1, 3" (at most 16 listed), NULL when none */
   fe_kineto_mode mode;     /* the graph mode the load used */
 } fe_kineto_report;
 
+/* One row of the per-collective table: the matched calls of one kind
+ * (op, group, size, dtype, size source), with the measured kernel time of
+ * every traced member's every call. */
+typedef struct {
+  char *op;                /* "all_reduce", "all_to_allv", "send", "recv", ... */
+  char *group;             /* workload group name ("1"), "-" when none */
+  int group_ranks;         /* members of the group */
+  uint64_t bytes;          /* per-call size as the workload carries it (Chakra comm_size) */
+  char *dtype;             /* "Float", ...; "-" when unknown */
+  char *size_source;       /* where the size came from: "kernel args", "CPU op", "Chakra comm_size", ... */
+  uint64_t calls;          /* calls per traced member (records / members seen, rounded) */
+  uint64_t records;        /* member kernels measured (traced ranks only) */
+  sim_time_ps min_ps, median_ps, max_ps; /* over those records (the lower median for an even count) */
+} fe_coll_row;
+
+/* Sorts rows (op, group, bytes, dtype) and fills min/median/max from
+ * times[k] (a GArray of sim_time_ps per row, consumed).  O(R log R). */
+void fe_coll_rows_finish(GArray *rows, GPtrArray *times);
+/* The table: one line per row, times in us.  O(rows). */
+void fe_coll_rows_print(const GArray *rows, FILE *out);
+void fe_coll_rows_free(GArray *rows);
+
 void fe_kineto_report_clear(fe_kineto_report *r);
+/* The report in full: per rank every count the frontend kept.  O(ranks). */
 void fe_kineto_report_print(const fe_kineto_report *r, FILE *out);
+/* verbose FALSE: the concise form (one line per rank, groups, the
+ * per-collective table, warnings merged across ranks); TRUE: the full one. */
+void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE *out);
 
 /* paths: a directory (every *.json / *.json.gz in it), files, or one file.
  * Returns a workload with one graph per rank (w->measured_step_ps filled)

@@ -27,6 +27,7 @@ void fe_kineto_options_init(fe_kineto_options *opt)
   memset(opt, 0, sizeof *opt);
   opt->mode = FE_KINETO_KERNELS;
   opt->step = -1;
+  opt->step_lo = opt->step_hi = -1;
   opt->min_gap_ps = SIM_PS_PER_NS;
   opt->host_launch = TRUE;
 }
@@ -35,6 +36,7 @@ static void rank_report_clear(fe_kineto_rank_report *rr)
 {
   g_free(rr->path);
   g_free(rr->device_name);
+  g_free(rr->steps_dropped);
   if (rr->skipped)
     g_hash_table_destroy(rr->skipped);
 }
@@ -51,6 +53,8 @@ void fe_kineto_report_clear(fe_kineto_report *r)
   if (r->warnings)
     g_ptr_array_free(r->warnings, TRUE);
   g_free(r->step_note);
+  fe_coll_rows_free(r->colls);
+  g_free(r->missing);
   memset(r, 0, sizeof *r);
 }
 
@@ -66,6 +70,162 @@ static const char *comm_type_label(int i)
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cmp_ps(const void *a, const void *b)
+{
+  sim_time_ps x = *(const sim_time_ps *)a, y = *(const sim_time_ps *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+  const fe_coll_row *x = a, *y = b;
+  int c = strcmp(x->op, y->op);
+  if (c == 0 && strlen(x->group) != strlen(y->group))
+    c = strlen(x->group) < strlen(y->group) ? -1 : 1;
+  if (c == 0)
+    c = strcmp(x->group, y->group);
+  if (c == 0 && x->bytes != y->bytes)
+    c = x->bytes < y->bytes ? -1 : 1;
+  if (c == 0)
+    c = strcmp(x->dtype, y->dtype);
+  return c ? c : strcmp(x->size_source, y->size_source);
+}
+
+void fe_coll_rows_finish(GArray *rows, GPtrArray *times)
+{
+  for (guint k = 0; k < rows->len; k++) {
+    fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
+    GArray *t = times->pdata[k];
+    if (t->len) {
+      qsort(t->data, t->len, sizeof(sim_time_ps), cmp_ps);
+      x->min_ps = g_array_index(t, sim_time_ps, 0);
+      x->median_ps = g_array_index(t, sim_time_ps, (t->len - 1) / 2);
+      x->max_ps = g_array_index(t, sim_time_ps, t->len - 1);
+    }
+    g_array_free(t, TRUE);
+  }
+  g_ptr_array_free(times, TRUE);
+  g_array_sort(rows, cmp_row);
+}
+
+void fe_coll_rows_print(const GArray *rows, FILE *out)
+{
+  if (rows == NULL || rows->len == 0) {
+    fprintf(out, "collectives: none matched\n");
+    return;
+  }
+  fprintf(out, "collectives (measured time of each member's call, us):\n");
+  fprintf(out, "  %-12s %5s %5s %14s %-10s %6s %10s %10s %10s  %s\n", "op", "group", "ranks", "bytes", "dtype",
+          "calls", "min_us", "median_us", "max_us", "size from");
+  for (guint k = 0; k < rows->len; k++) {
+    const fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
+    fprintf(out, "  %-12s %5s %5d %14" G_GUINT64_FORMAT " %-10s %6" G_GUINT64_FORMAT " %10.3f %10.3f %10.3f  %s\n",
+            x->op, x->group, x->group_ranks, x->bytes, x->dtype, x->calls, (double)x->min_ps / 1e6,
+            (double)x->median_ps / 1e6, (double)x->max_ps / 1e6, x->size_source);
+  }
+}
+
+void fe_coll_rows_free(GArray *rows)
+{
+  if (rows == NULL)
+    return;
+  for (guint k = 0; k < rows->len; k++) {
+    fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
+    g_free(x->op);
+    g_free(x->group);
+    g_free(x->dtype);
+    g_free(x->size_source);
+  }
+  g_array_free(rows, TRUE);
+}
+
+/* Warnings, those of the form "rank N: TEXT" with the same TEXT merged into
+ * "ranks A,B,...: TEXT" (first-seen order).  O(warnings). */
+static void free_gstring(gpointer s)
+{
+  g_string_free(s, TRUE);
+}
+
+static void print_merged_warnings(const GPtrArray *warnings, FILE *out)
+{
+  GPtrArray *texts = g_ptr_array_new();
+  GHashTable *who = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_gstring);
+  for (guint i = 0; i < warnings->len; i++) {
+    const char *w = warnings->pdata[i], *colon;
+    int rk = -1;
+    if (sscanf(w, "rank %d:", &rk) == 1 && (colon = strchr(w, ':')) != NULL && colon[1] == ' ') {
+      const char *text = colon + 2;
+      GString *s = g_hash_table_lookup(who, text);
+      if (s == NULL) {
+        s = g_string_new(NULL);
+        g_hash_table_insert(who, (gpointer)text, s);
+        g_ptr_array_add(texts, (gpointer)text);
+      }
+      g_string_append_printf(s, "%s%d", s->len ? "," : "", rk);
+    } else {
+      g_ptr_array_add(texts, (gpointer)w);
+    }
+  }
+  fprintf(out, "warnings (%u):\n", texts->len);
+  for (guint i = 0; i < texts->len; i++) {
+    GString *s = g_hash_table_lookup(who, texts->pdata[i]);
+    if (s)
+      fprintf(out, "  %s %s: %s\n", strchr(s->str, ',') ? "ranks" : "rank", s->str, (const char *)texts->pdata[i]);
+    else
+      fprintf(out, "  %s\n", (const char *)texts->pdata[i]);
+  }
+  g_hash_table_destroy(who);
+  g_ptr_array_free(texts, TRUE);
+}
+
+void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE *out)
+{
+  if (verbose || !r->complete) {
+    fe_kineto_report_print(r, out);
+    if (r->complete) {
+      fputc('\n', out);
+      fe_coll_rows_print(r->colls, out);
+    }
+    return;
+  }
+  fprintf(out, "Kineto traces: %d file(s), world size %d%s%s%s\n", r->n_files, r->n_ranks,
+          r->missing ? " (no trace for rank(s) " : "", r->missing ? r->missing : "", r->missing ? ")" : "");
+  if (r->step_note)
+    fprintf(out, "window: %s\n", r->step_note);
+  /* The device, once when every rank names the same. */
+  const char *dev = r->n_files ? r->ranks[0].device_name : NULL;
+  for (int i = 1; i < r->n_files && dev; i++)
+    if (r->ranks[i].device_name == NULL || strcmp(r->ranks[i].device_name, dev) != 0)
+      dev = NULL;
+  if (dev)
+    fprintf(out, "device: %s\n", dev);
+  fprintf(out, "  %4s %9s %12s %7s %8s %5s %8s %7s %7s  %s\n", "rank", "step", "measured_ms", "busy_%", "kernels",
+          "comm", "matched", "dropped", "nodes", "file");
+  for (int i = 0; i < r->n_files; i++) {
+    const fe_kineto_rank_report *k = &r->ranks[i];
+    char step[24] = "-";
+    if (k->n_steps && k->step_used_first != k->step_used)
+      g_snprintf(step, sizeof step, "#%d..#%d", k->step_used_first, k->step_used);
+    else if (k->n_steps)
+      g_snprintf(step, sizeof step, "#%d", k->step_used);
+    fprintf(out, "  %4d %9s %12.3f %7.1f %8" G_GUINT64_FORMAT " %5" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %7"
+            G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT "  %s%s%s\n", k->rank, step, (double)k->window_ps / 1e9,
+            k->window_ps ? 100.0 * (double)k->gpu_busy_ps / (double)k->window_ps : 0.0, k->kernels, k->comm_kernels,
+            k->comm_matched, k->comm_dropped, k->nodes, k->path, dev || !k->device_name ? "" : "  ",
+            dev || !k->device_name ? "" : k->device_name);
+  }
+  fprintf(out, "groups: %" G_GUINT64_FORMAT "\n", r->groups);
+  for (guint i = 0; r->group_lines && i < r->group_lines->len; i++)
+    fprintf(out, "  %s\n", (const char *)g_ptr_array_index(r->group_lines, i));
+  fprintf(out, "matching: %" G_GUINT64_FORMAT " matched, %" G_GUINT64_FORMAT " dropped instances, %" G_GUINT64_FORMAT
+          " mismatches, %" G_GUINT64_FORMAT " imbalanced all_to_all(v)\n", r->matched, r->dropped, r->mismatches,
+          r->imbalanced_a2av);
+  fe_coll_rows_print(r->colls, out);
+  if (r->warnings && r->warnings->len)
+    print_merged_warnings(r->warnings, out);
+  fprintf(out, "(per-rank details: --verbose)\n");
+}
 
 void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
 {
@@ -90,9 +250,14 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
       fprintf(out, "  not analysed further: the load stopped before steps, matching and graphs (see the error)\n");
       continue;
     }
-    if (k->n_steps)
-      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d\n", k->n_steps, k->step_first, k->step_last,
-              k->step_used);
+    if (k->n_steps && k->step_used_first != k->step_used)
+      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d..#%d%s%s\n", k->n_steps, k->step_first,
+              k->step_last, k->step_used_first, k->step_used, k->steps_dropped ? "; dropped as incomplete: " : "",
+              k->steps_dropped ? k->steps_dropped : "");
+    else if (k->n_steps)
+      fprintf(out, "  steps: %d ProfilerStep (#%d..#%d), used #%d%s%s\n", k->n_steps, k->step_first, k->step_last,
+              k->step_used, k->steps_dropped ? "; dropped as incomplete: " : "",
+              k->steps_dropped ? k->steps_dropped : "");
     else
       fprintf(out, "  steps: no ProfilerStep; the whole trace is the window\n");
     fprintf(out, "  window: %s ns measured step time", wisp_ns_string(k->window_ps, b1));
@@ -729,8 +894,12 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
         g_string_append_printf(missing, "%s%d", n_missing ? ", " : "", rk);
       n_missing++;
     }
+  const char *replicate_from = opt->replicate_from ? opt->replicate_from : opt->allow_partial ? "all" : NULL;
+  rep->n_missing = n_missing;
+  if (n_missing)
+    rep->missing = g_strdup_printf("%s%s", missing->str, n_missing > 16 ? ", ..." : "");
   if (n_missing) {
-    if (!opt->replicate_from) {
+    if (!replicate_from) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%d of %d ranks have no trace (missing: %s%s); pass every rank's file, or --replicate-from RANKS "
                   "(or --replicate-missing, for all traced ranks) to synthesize the absent ranks from traced ones "
@@ -740,9 +909,9 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
       goto out;
     }
     /* "all" (--replicate-missing): every traced rank, in rank order. */
-    GArray *src = strcmp(opt->replicate_from, "all") ? parse_rank_list(opt->replicate_from)
+    GArray *src = strcmp(replicate_from, "all") ? parse_rank_list(replicate_from)
                                                      : g_array_new(FALSE, FALSE, sizeof(int));
-    if (!strcmp(opt->replicate_from, "all"))
+    if (!strcmp(replicate_from, "all"))
       for (int rk = 0; rk < world; rk++)
         if (ranks[rk])
           g_array_append_val(src, rk);
@@ -751,7 +920,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
         g_array_set_size(src, 0);
     if (!src->len) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--replicate-from %s: not a list of traced ranks",
-                  opt->replicate_from);
+                  replicate_from);
       g_array_free(src, TRUE);
       g_string_free(missing, TRUE);
       goto out;
@@ -762,9 +931,14 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
         int from = g_array_index(src, int, q++ % (int)src->len);
         ranks[rk] = replicate_rank(ranks[from], rk, world);
       }
-    add_warning(rep->warnings, "%d absent rank(s) (%s%s) synthesized from rank(s) %s, assuming a symmetric job "
-                "(groups shifted by the rank offset)", n_missing, missing->str, n_missing > 16 ? ", ..." : "",
-                opt->replicate_from);
+    if (opt->replicate_from)
+      add_warning(rep->warnings, "%d absent rank(s) (%s%s) synthesized from rank(s) %s, assuming a symmetric job "
+                  "(groups shifted by the rank offset)", n_missing, missing->str, n_missing > 16 ? ", ..." : "",
+                  replicate_from);
+    else
+      add_warning(rep->warnings, "the traces cover %d of %d ranks (missing: %s%s); the absent ranks are synthesized "
+                  "from the traced ones only to match collectives (symmetric assumption), and the figures are the "
+                  "traced ranks' own", world - n_missing, world, missing->str, n_missing > 16 ? ", ..." : "");
     g_array_free(src, TRUE);
   }
   g_string_free(missing, TRUE);
@@ -837,7 +1011,60 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   }
   if (!et_workload_resolve_groups(w, error))
     goto out;
-  /* 6. Report. */
+  /* 6. Report: the per-collective table over the traced ranks' matched
+   * calls (O(calls) plus a sort per row), then the per-rank counts. */
+  {
+    GHashTable *index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GArray *rows = g_array_new(FALSE, TRUE, sizeof(fe_coll_row));
+    GPtrArray *times = g_ptr_array_new();
+    GPtrArray *seen = g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
+    for (int i = 0; i < nf; i++) {
+      int rk = rank_of[i];
+      const kt_rank *r = ranks[rk];
+      for (guint k = 0; k < r->comms->len; k++) {
+        const kt_comm *c = &g_array_index(r->comms, kt_comm, k);
+        if (c->status != 1)
+          continue;
+        const char *op = c->p2p == 1 ? "send" : c->p2p == 2 ? "recv" : c->splits ? "all_to_allv"
+                                                                             : et_coll_short_name(c->coll);
+        char *key = g_strdup_printf("%s|%u|%" G_GUINT64_FORMAT "|%s|%s", op, c->group, c->bytes,
+                                    c->dtype ? c->dtype : "-", c->size_source ? c->size_source : "-");
+        gpointer hit = g_hash_table_lookup(index, key);
+        guint row;
+        if (hit == NULL) {
+          fe_coll_row x = {0};
+          x.op = g_strdup(op);
+          x.group = g_strdup_printf("%u", c->group + 1);
+          x.group_ranks = c->n_ranks;
+          x.bytes = c->bytes;
+          x.dtype = g_strdup(c->dtype ? c->dtype : "-");
+          x.size_source = g_strdup(c->size_source ? c->size_source : "-");
+          g_array_append_val(rows, x);
+          g_ptr_array_add(times, g_array_new(FALSE, FALSE, sizeof(sim_time_ps)));
+          g_ptr_array_add(seen, g_hash_table_new(g_direct_hash, g_direct_equal));
+          row = rows->len - 1;
+          g_hash_table_insert(index, key, GUINT_TO_POINTER(row + 1));
+        } else {
+          row = GPOINTER_TO_UINT(hit) - 1;
+          g_free(key);
+        }
+        const kt_op *o = &g_array_index(r->ops, kt_op, c->op);
+        sim_time_ps d = o->end - o->start;
+        g_array_append_val((GArray *)times->pdata[row], d);
+        g_hash_table_add(seen->pdata[row], GINT_TO_POINTER(rk + 1));
+      }
+    }
+    for (guint k = 0; k < rows->len; k++) {
+      fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
+      guint members = g_hash_table_size(seen->pdata[k]);
+      x->records = ((GArray *)times->pdata[k])->len;
+      x->calls = members ? (x->records + members / 2) / members : 0;
+    }
+    fe_coll_rows_finish(rows, times);
+    rep->colls = rows;
+    g_ptr_array_free(seen, TRUE);
+    g_hash_table_destroy(index);
+  }
   for (int i = 0; i < nf; i++) {
     fe_kineto_rank_report *rr = &rep->ranks[i];
     kt_rank *r = ranks[rank_of[i]];
@@ -846,6 +1073,9 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     rr->step_first = r->step_first;
     rr->step_last = r->step_last;
     rr->step_used = r->step_used;
+    rr->step_used_first = r->step_used_first;
+    rr->n_steps_used = r->n_steps_used;
+    rr->steps_dropped = r->steps_dropped ? g_strdup(r->steps_dropped->str) : NULL;
     rr->window_start_ps = r->window_abs;
     rr->window_ps = r->window_ps;
     rr->measured_step_ps = r->window_ps;
@@ -927,11 +1157,24 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
                                 "by trimming the trace if that is not intended)");
     else if (opt->step >= 0)
       rep->step_note = g_strdup_printf("ProfilerStep#%d (--step)", opt->step);
-    else if (opt->all_steps)
-      rep->step_note = g_strdup("all steps (first and last dropped when more than two)");
-    else
-      rep->step_note = g_strdup_printf("last complete ProfilerStep (#%d on rank %d; first and last steps are skipped "
-                                       "when there are more than two)", r0->step_used, r0->rank);
+    else if (opt->all_steps || opt->step_lo >= 0) {
+      char range[32], asked[48];
+      if (r0->n_steps_used > 1)
+        g_snprintf(range, sizeof range, "#%d..#%d", r0->step_used_first, r0->step_used);
+      else
+        g_snprintf(range, sizeof range, "#%d", r0->step_used);
+      if (opt->all_steps)
+        g_strlcpy(asked, "--steps all", sizeof asked);
+      else
+        g_snprintf(asked, sizeof asked, "--steps %d..%d", opt->step_lo, opt->step_hi);
+      rep->step_note = g_strdup_printf("ProfilerStep%s (%s: %d step(s) of %d on rank %d%s%s)", range, asked,
+                                       r0->n_steps_used, r0->n_steps, r0->rank,
+                                       r0->steps_dropped ? "; dropped as incomplete: " : "; none dropped",
+                                       r0->steps_dropped ? r0->steps_dropped : "");
+    } else
+      rep->step_note = g_strdup_printf("last complete ProfilerStep (#%d on rank %d%s%s)", r0->step_used, r0->rank,
+                                       r0->steps_dropped ? "; dropped as incomplete: " : "",
+                                       r0->steps_dropped ? r0->steps_dropped : "");
   }
   ok = TRUE;
   rep->complete = TRUE;

@@ -78,6 +78,8 @@ typedef struct {
   GArray *metas;           /* kt_meta */
   int64_t origin_us;       /* whole µs subtracted from every ts (first ts seen) */
   gboolean have_origin;
+  int64_t end_max_us;      /* latest end of any complete event, kept or skipped, rounded up (absolute µs) */
+  gboolean have_end;
   int64_t rank, world_size;       /* KT_ABSENT when missing */
   gboolean have_dist_info;
   char *backend;
@@ -183,6 +185,9 @@ typedef struct {
   sim_time_ps window_ps;   /* window length (measured step time) */
   sim_time_ps window_abs;  /* window start relative to trace origin */
   int step_used, step_first, step_last, n_steps;
+  int step_used_first;     /* first step in the window */
+  int n_steps_used;        /* steps in the window */
+  GString *steps_dropped;  /* "#N (reason), ...": steps left out as incomplete; NULL if none */
   uint64_t size_from_args, size_from_cpu, size_unknown;
   GPtrArray *warnings;     /* char* */
   GHashTable *skipped;     /* reason -> count (extraction-level) */

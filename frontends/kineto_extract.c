@@ -377,6 +377,8 @@ void kt_rank_free(kt_rank *r)
   g_free(r->stream_first);
   if (r->warnings)
     g_ptr_array_free(r->warnings, TRUE);
+  if (r->steps_dropped)
+    g_string_free(r->steps_dropped, TRUE);
   if (r->skipped)
     g_hash_table_destroy(r->skipped);
   if (r->sync_edges)
@@ -422,6 +424,39 @@ static gboolean step_has_gpu(ctx *c, sim_time_ps ws, sim_time_ps we)
   return FALSE;
 }
 
+/* Why the step with marker se is incomplete, or NULL when it is not:
+ * it launched no GPU work, or nothing in the trace ends after its marker
+ * (the trace was cut inside the step).  O(events). */
+static const char *step_incomplete(ctx *c, const kt_event *se)
+{
+  if (!step_has_gpu(c, se->ts, se->ts + se->dur))
+    return "launched no GPU work";
+  sim_time_ps end = se->ts + se->dur, last = 0;
+  for (guint i = 0; i < c->t->events->len; i++) {
+    const kt_event *e = ev(c->t, i);
+    if (e != se && e->ts + e->dur > last)
+      last = e->ts + e->dur;
+  }
+  /* Skipped events (CPU ops, runtime calls) count too; their end is only
+   * known to the microsecond, so it must be past the marker's end by one. */
+  if (c->t->have_end && c->t->end_max_us - c->t->origin_us > (end + SIM_PS_PER_US - 1) / SIM_PS_PER_US)
+    last = end + 1;
+  if (last <= end)
+    return "cut by the trace's end: nothing in the trace ends after its marker";
+  return NULL;
+}
+
+/* Records a step left out of the window and why (the report prints it). */
+static void note_dropped(kt_rank *r, int n, const char *why)
+{
+  if (r->steps_dropped == NULL)
+    r->steps_dropped = g_string_new(NULL);
+  else
+    g_string_append(r->steps_dropped, ", ");
+  g_string_append_printf(r->steps_dropped, "#%d (%s)", n, why);
+  rank_warn(r, "ProfilerStep#%d dropped as incomplete: %s", n, why);
+}
+
 /* Chooses the window [*ws, *we) on the CPU timeline. */
 static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
 {
@@ -461,7 +496,7 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
   g_array_sort(steps, cmp_step);
   r->n_steps = (int)steps->len;
   *have = FALSE;
-  r->step_first = r->step_last = r->step_used = -1;
+  r->step_first = r->step_last = r->step_used = r->step_used_first = -1;
   if (steps->len == 0 || c->opt->whole_trace) {
     if (steps->len) {
       r->step_first = (int)g_array_index(steps, step_ref, 0).n;
@@ -479,10 +514,6 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
   r->step_first = (int)s[0].n;
   r->step_last = (int)s[steps->len - 1].n;
   guint lo = 0, hi = steps->len - 1;
-  if (steps->len > 2) {
-    lo = 1;
-    hi = steps->len - 2; /* the first and last steps are often partial */
-  }
   if (c->opt->step >= 0) {
     gboolean found = FALSE;
     for (guint k = 0; k < steps->len; k++)
@@ -496,21 +527,61 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
       g_array_free(steps, TRUE);
       return FALSE;
     }
-  } else if (!c->opt->all_steps) {
-    /* The last candidate step that launched GPU work (a trailing step that
-     * only holds the profiler's shutdown has none). */
-    guint pick = hi;
-    for (guint k = hi + 1; k-- > lo;) {
-      const kt_event *se = ev(t, s[k].ev);
-      if (step_has_gpu(c, se->ts, se->ts + se->dur)) {
-        pick = k;
-        break;
+    /* An explicit step is used even when incomplete, with a warning. */
+    const char *why = step_incomplete(c, ev(t, s[lo].ev));
+    if (why)
+      rank_warn(r, "ProfilerStep#%d (--step) %s", (int)s[lo].n, why);
+  } else {
+    if (c->opt->step_lo >= 0) {
+      /* --steps A..B: the steps numbered A..B. */
+      guint k = 0;
+      while (k < steps->len && s[k].n < c->opt->step_lo)
+        k++;
+      guint m = k;
+      while (m < steps->len && s[m].n <= c->opt->step_hi)
+        m++;
+      if (m == k) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: --steps %d..%d: no ProfilerStep in that range (the trace has steps %d..%d)", t->path,
+                    c->opt->step_lo, c->opt->step_hi, r->step_first, r->step_last);
+        g_array_free(steps, TRUE);
+        return FALSE;
       }
+      lo = k;
+      hi = m - 1;
     }
-    if (pick != hi)
-      rank_warn(r, "ProfilerStep#%d launched no GPU work; using ProfilerStep#%d", (int)s[hi].n, (int)s[pick].n);
-    lo = hi = pick;
+    /* A step is dropped only when it is shown to be incomplete (no GPU
+     * work, or cut by the trace's end), and only from the ends of the
+     * window, which must stay contiguous; each drop is recorded with its
+     * reason.  The default (one step) is the last complete one. */
+    const char *why_lo = NULL, *why_hi = NULL;
+    guint lo0 = lo, hi0 = hi;
+    while (hi > lo && (why_hi = step_incomplete(c, ev(t, s[hi].ev))) != NULL) {
+      note_dropped(r, (int)s[hi].n, why_hi);
+      hi--;
+    }
+    if (c->opt->all_steps || c->opt->step_lo >= 0) {
+      while (lo < hi && (why_lo = step_incomplete(c, ev(t, s[lo].ev))) != NULL) {
+        note_dropped(r, (int)s[lo].n, why_lo);
+        lo++;
+      }
+    } else {
+      lo = hi;
+    }
+    if (lo == hi && step_incomplete(c, ev(t, s[hi].ev)) != NULL) {
+      /* Nothing complete: keep the range asked for rather than guess. */
+      rank_warn(r, "no complete ProfilerStep among #%d..#%d (%s); using them anyway", (int)s[lo0].n,
+                (int)s[hi0].n, step_incomplete(c, ev(t, s[hi].ev)));
+      if (r->steps_dropped) {
+        g_string_free(r->steps_dropped, TRUE);
+        r->steps_dropped = NULL;
+      }
+      hi = hi0;
+      lo = c->opt->all_steps || c->opt->step_lo >= 0 ? lo0 : hi0;
+    }
   }
+  r->step_used_first = (int)s[lo].n;
+  r->n_steps_used = (int)(hi - lo + 1);
   *ws = ev(t, s[lo].ev)->ts;
   *we = ev(t, s[hi].ev)->ts + ev(t, s[hi].ev)->dur;
   r->step_used = (int)s[hi].n;

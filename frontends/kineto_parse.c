@@ -589,6 +589,14 @@ static void finish_event(parser *p, uint32_t file_index)
   int kind = 0;
   int64_t aux = KT_ABSENT;
   t->events_read++;
+  /* The latest end of any complete event, kept or skipped: a step whose
+   * marker ends at or after it was cut by the trace's end. */
+  if (sc->ph == 'X' && sc->has_ts && sc->dur >= 0 && sc->dur <= (INT64_C(1) << 61)) {
+    int64_t end_us = sc->ts_us + (sc->dur + sc->ts_frac + SIM_PS_PER_US - 1) / SIM_PS_PER_US;
+    if (!t->have_end || end_us > t->end_max_us)
+      t->end_max_us = end_us;
+    t->have_end = TRUE;
+  }
   switch (sc->ph) {
   case 'X':
     switch (sc->cat) {

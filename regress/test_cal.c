@@ -439,12 +439,13 @@ static void test_config_roundtrip(void)
   g_free(text);
   topo *t = topo_load(path, &error);
   g_assert_no_error(error);
-  /* Link latency = alpha / 2 traversals, bandwidth = beta (rounded). */
+  /* Link latency = alpha / 2 traversals, bandwidth = beta, each rounded to
+   * 4 significant digits (cal_round_sig4; the text says e.g. "150GB/s"). */
   for (uint32_t k = 0; k < topo_n_links(t); k++) {
     const topo_link *l = topo_get_link(t, k);
     const cal_class_fit *cf = &f->cls[l->tier == 0 ? CAL_CLASS_INTRA : CAL_CLASS_INTER];
-    g_assert_cmpint(l->latency, ==, llround(cf->alpha_ps / 2));
-    g_assert_cmpuint(l->bw, ==, (wisp_bw_Bps)llround(cf->beta_Bps));
+    g_assert_cmpint(l->latency, ==, llround(cal_round_sig4(cf->alpha_ps / 2)));
+    g_assert_cmpuint(l->bw, ==, (wisp_bw_Bps)llround(cal_round_sig4(cf->beta_Bps)));
   }
   /* The simulator on the written config reproduces the model for groups
    * inside one tier: ring all-reduce of 16 MiB on 8 ranks of a node,
@@ -532,8 +533,8 @@ static void test_refit_to_simulator(void)
     const topo_link *l = topo_get_link(t, k);
     if (l->tier != 1)
       continue;
-    g_assert_cmpint(l->latency, ==, llround(re->latency_ps));
-    g_assert_cmpuint(l->bw, ==, (wisp_bw_Bps)llround(re->bw_Bps));
+    g_assert_cmpint(l->latency, ==, llround(cal_round_sig4(re->latency_ps)));
+    g_assert_cmpuint(l->bw, ==, (wisp_bw_Bps)llround(cal_round_sig4(re->bw_Bps)));
   }
   topo_free(t);
   g_unlink(path);

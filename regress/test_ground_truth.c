@@ -11,8 +11,8 @@
  * cuda_sync events, this test runs the `wisp` binary ($WISP_BIN) as a user
  * would:
  *
- *   wisp calibrate B  -o calB.yaml      (alpha and beta from the B trace)
- *   wisp calibrate 2B -o cal2B.yaml
+ *   wisp calibrate B  --cluster dgx-h100 -o calB.yaml   (alpha and beta from the B trace;
+ *   wisp calibrate 2B --cluster dgx-h100 -o cal2B.yaml   the model's "GT-GPU" matches no preset)
  *   wisp utility B --cluster calB.yaml --resource scale_up_bw --json u.json
  *   wisp simulate 2B --network calB.yaml --json s.json   (2B -> B)
  *   wisp simulate B --network cal2B.yaml --json t.json   (B -> 2B)
@@ -99,8 +99,9 @@ static void check_case(gconstpointer data)
   const char *name = gt_scenario_name(tc->scenario);
 
   /* wisp, as a user runs it. */
-  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "-o", cal_b, NULL}, NULL), ==, 0);
-  g_assert_cmpint(wisp((const char *[]){"calibrate", b2_dir, "-o", cal_2b, NULL}, NULL), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL}, NULL), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b2_dir, "--cluster", "dgx-h100", "-o", cal_2b, NULL}, NULL), ==,
+                  0);
   char *u_out = NULL;
   g_assert_cmpint(wisp((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw", "--json",
                                         u_json, NULL}, &u_out), ==, 0);

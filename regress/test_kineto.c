@@ -635,10 +635,12 @@ static void test_size_keys(void)
 }
 
 /* Step markers numbered by time (kineto.md §7): three marker ranges at 0,
- * 100 and 200 µs (50 µs each) are numbered 0..2; the first and last are
- * dropped, so the window is step 1 = [100, 150) µs and only the kernel that
- * starts in it (at 110 µs, 20 µs long) is kept: measured step 50 µs.  A
- * decoy event at 300 µs (category cat, name decoy) must not be a step. */
+ * 100 and 200 µs (50 µs each) are numbered 0..2.  Each launches GPU work
+ * and the decoy ends after the last, so all three are complete (issue 17:
+ * steps are dropped only when shown incomplete) and the default window is
+ * the last one, step 2 = [200, 250) µs; only the kernel that starts in it
+ * (at 210 µs, 20 µs long) is kept: measured step 50 µs.  A decoy event at
+ * 300 µs (category cat, name decoy) must not be a step. */
 static void check_timed_steps(const char *cat, const char *const names[3], const char *decoy)
 {
   GString *s = g_string_new("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [");
@@ -658,13 +660,14 @@ static void check_timed_steps(const char *cat, const char *const names[3], const
   char *dir;
   et_workload *w = load_strings(json, 1, &opt, &rep, &dir);
   g_assert_cmpint(rep.ranks[0].n_steps, ==, 3);
-  g_assert_cmpint(rep.ranks[0].step_used, ==, 1);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 2);
+  g_assert_null(rep.ranks[0].steps_dropped);
   g_assert_cmpint(w->measured_step_ps[0], ==, 50 * SIM_PS_PER_US);
   const et_graph *g = w->ranks[0];
-  uint32_t k1 = find_node(g, "k1");
-  g_assert_cmpint(g->nodes[k1].start_ps, ==, 10 * SIM_PS_PER_US);
+  uint32_t k2 = find_node(g, "k2");
+  g_assert_cmpint(g->nodes[k2].start_ps, ==, 10 * SIM_PS_PER_US);
   for (uint32_t i = 0; i < g->n_nodes; i++)
-    g_assert_true(strcmp(et_node_name(g, i), "k0") && strcmp(et_node_name(g, i), "k2"));
+    g_assert_true(strcmp(et_node_name(g, i), "k0") && strcmp(et_node_name(g, i), "k1"));
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
   test_rm_rf(dir);
@@ -761,13 +764,29 @@ static void test_nccl_data(void)
   g_assert_nonnull(strstr(grp->desc, "default_pg"));
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  /* Default window: the middle step #5 of 4..6. */
+  /* Default window: the last complete step, #6 of 4..6 (issue 17: a step is
+   * dropped only when shown incomplete; #6 launches GPU work and the trace
+   * goes on for about 17 ms after its marker ends, so it is complete). */
   fe_kineto_options_init(&opt);
   opt.replicate_from = "0";
   w = fe_kineto_load(paths, 1, &opt, &rep, &e);
   g_assert_no_error(e);
-  g_assert_cmpint(rep.ranks[0].step_used, ==, 5);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 6);
+  g_assert_cmpint(rep.ranks[0].n_steps_used, ==, 1);
+  g_assert_null(rep.ranks[0].steps_dropped);
   g_assert_cmpuint(rep.ranks[0].comm_kernels, <, n_ar + n_bc);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  /* --steps all: all three steps, none dropped. */
+  fe_kineto_options_init(&opt);
+  opt.replicate_from = "0";
+  opt.all_steps = TRUE;
+  w = fe_kineto_load(paths, 1, &opt, &rep, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(rep.ranks[0].step_used_first, ==, 4);
+  g_assert_cmpint(rep.ranks[0].step_used, ==, 6);
+  g_assert_cmpint(rep.ranks[0].n_steps_used, ==, 3);
+  g_assert_cmpstr(rep.step_note, ==, "ProfilerStep#4..#6 (--steps all: 3 step(s) of 3 on rank 0; none dropped)");
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
   /* Without --replicate-from, a missing rank is an error that says how to proceed. */

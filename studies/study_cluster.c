@@ -96,7 +96,7 @@ char *study_cluster_find(const char *name, gboolean *is_preset, GError **error)
       list_presets(dirs->pdata[i], names);
     }
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
-                "cluster '%s' is neither a file nor a preset (looked in: %s); presets available: %s; set "
+                "network '%s' is neither a file nor a preset (looked in: %s); presets available: %s; set "
                 "WISP_PRESET_PATH to add a directory",
                 name, tried->len ? tried->str : "no preset directory", names->len ? names->str : "none found");
     g_string_free(tried, TRUE);
@@ -163,14 +163,45 @@ topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_
   topo_variant *v = topo_variant_new(t);
   topo_free(t);
   /* A preset given by its path (it has a preset_version line) is fitted
-   * like one given by name. */
-  if ((preset || versioned) && n_ranks > 0 && !topo_variant_fit_ranks(v, n_ranks, error)) {
+   * like one given by name.  The sizes before and after are compared so
+   * the notes say what the resize changed (O(dims)). */
+  int n_dims = topo_variant_n_dims(v), ranks_before = topo_variant_n_ranks(v);
+  int *before = g_new0(int, n_dims + 1);
+  for (int d = 0; d < n_dims; d++)
+    before[d] = topo_variant_dim_size(v, d);
+  gboolean fit = (preset || versioned) && n_ranks > 0;
+  if (fit && !topo_variant_fit_ranks(v, n_ranks, error)) {
+    g_free(before);
     topo_variant_free(v);
     g_free(path);
     return NULL;
   }
-  if (notes)
-    *notes = g_strdup(topo_variant_notes(v));
+  if (notes) {
+    GString *s = g_string_new(NULL);
+    if (fit && topo_variant_n_ranks(v) != ranks_before) {
+      g_string_append_printf(s, "preset resized from %d to the workload's %d ranks", ranks_before,
+                             topo_variant_n_ranks(v));
+      const char *sep = " (";
+      for (int d = 0; d < n_dims && !topo_variant_is_graph(v); d++) {
+        /* Tiers the fitting notes already name (capped, torus resized) are
+         * said once, there. */
+        char *named = g_strdup_printf("tier '%s'", topo_variant_dim_name(v, d));
+        gboolean said = strstr(topo_variant_notes(v), named) != NULL;
+        g_free(named);
+        if (!said && topo_variant_dim_size(v, d) != before[d]) {
+          g_string_append_printf(s, "%stier '%s' %d -> %d", sep, topo_variant_dim_name(v, d), before[d],
+                                 topo_variant_dim_size(v, d));
+          sep = ", ";
+        }
+      }
+      if (strcmp(sep, ", ") == 0)
+        g_string_append_c(s, ')');
+    }
+    if (topo_variant_notes(v)[0])
+      g_string_append_printf(s, "%s%s", s->len ? "; " : "", topo_variant_notes(v));
+    *notes = g_string_free(s, FALSE);
+  }
+  g_free(before);
   if (resolved_path)
     *resolved_path = path;
   else

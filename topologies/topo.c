@@ -874,6 +874,15 @@ net_tier topo_default_tier(const topo *t)
   return t->tier;
 }
 
+int topo_node_dims(const topo *t)
+{
+  if (t->format != TOPO_FORMAT_DIMS)
+    return 0;
+  if (t->node_dims > 0)
+    return t->node_dims;
+  return t->n_dims >= 2 ? t->n_dims - 1 : t->n_dims;
+}
+
 sim_time_ps topo_flow_quantum(const topo *t)
 {
   return t->flow_quantum;

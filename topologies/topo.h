@@ -81,6 +81,12 @@ net_tier topo_default_tier(const topo *t);
  * finishes in between, and backdates the new rates (net.h, approximate
  * mode in doc/network-models.md). */
 sim_time_ps topo_flow_quantum(const topo *t);
+/* How many tiers, innermost first, lie inside one node (`node_dims:`, 1 to
+ * the number of dims); without the key, every tier but the outermost when
+ * there are two or more, else the one tier; 0 for explicit graphs.  Ranks
+ * that differ only in those tiers share a node (calibration's intra-node
+ * class). */
+int topo_node_dims(const topo *t);
 
 /* Hierarchical view used by collectives: number of dimensions (tiers),
  * their names, kinds and sizes, and each rank's coordinate.  An explicit

@@ -80,6 +80,7 @@ struct topo {
   topo_format format;
   net_tier tier;
   sim_time_ps flow_quantum;  /* `flow_quantum:`; 0 = exact (every event re-solves at once) */
+  int node_dims;             /* `node_dims:` dims 0..N-1 lie inside one node; 0 = not given */
 
   int n_dims;
   topo_dim *dims;

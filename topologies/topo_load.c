@@ -643,8 +643,8 @@ static gboolean parse_placement(ld *c, topo *t, const yaml_node_t *root)
 static gboolean load_wisp(ld *c, topo *t, const yaml_node_t *root)
 {
   static const char *const keys[] = {"schema_version", "name", "description", "model", "flow_quantum", "ranks",
-                                     "dims", "graph", "placement", "collectives", "library", "preset_version",
-                                     NULL};
+                                     "node_dims", "dims", "graph", "placement", "collectives", "library",
+                                     "preset_version", NULL};
   yaml_node_t *v;
   int version;
   if (!check_keys(c, root, "topology", keys))
@@ -695,6 +695,12 @@ static gboolean load_wisp(ld *c, topo *t, const yaml_node_t *root)
   } else {
     t->format = TOPO_FORMAT_GRAPH;
     if (!parse_graph(c, t, graph))
+      return FALSE;
+  }
+  if ((v = get(c, root, "node_dims"))) {
+    if (t->format != TOPO_FORMAT_DIMS)
+      return fail(c, v, WISP_ERROR_INVALID, "'node_dims' needs 'dims' (it counts the tiers inside one node)");
+    if (!get_int(c, v, "node_dims", "topology", 1, t->n_dims, &t->node_dims))
       return FALSE;
   }
   if (!parse_placement(c, t, root))

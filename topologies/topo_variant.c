@@ -30,6 +30,7 @@ struct topo_variant {
   char *name;
   net_tier tier;
   sim_time_ps flow_quantum;
+  int node_dims;           /* `node_dims:` as given (0 = not given) */
   gboolean graph;
   int n_dims;
   tv_dim *dims;
@@ -62,6 +63,7 @@ topo_variant *topo_variant_new(const topo *base)
   v->name = g_strdup(base->name);
   v->tier = base->tier;
   v->flow_quantum = base->flow_quantum;
+  v->node_dims = base->node_dims;
   v->graph = base->format == TOPO_FORMAT_GRAPH;
   v->n_ranks = base->n_ranks;
   if (!base->contiguous) {
@@ -244,6 +246,9 @@ int topo_variant_find_dim(const topo_variant *v, const char *name)
 
 int topo_variant_scale_out_dim(const topo_variant *v)
 {
+  /* node_dims covering every tier: one node, no scale-out tier. */
+  if (v->node_dims > 0 && v->node_dims >= v->n_dims)
+    return -1;
   return !v->graph && v->n_dims >= 2 ? v->n_dims - 1 : -1;
 }
 
@@ -251,6 +256,8 @@ int topo_variant_domain_dim(const topo_variant *v)
 {
   if (v->graph)
     return -1;
+  if (v->node_dims > 0)
+    return v->node_dims - 1;
   return v->n_dims >= 2 ? v->n_dims - 2 : 0;
 }
 
@@ -898,6 +905,8 @@ char *topo_variant_to_yaml(const topo_variant *v)
   g_string_append_printf(s, "model: %s\nranks: %d\n", net_tier_name(v->tier), v->n_ranks);
   if (v->flow_quantum > 0)
     g_string_append_printf(s, "flow_quantum: %" G_GINT64_FORMAT "ps\n", v->flow_quantum);
+  if (v->node_dims > 0 && !v->graph)
+    g_string_append_printf(s, "node_dims: %d\n", v->node_dims);
   if (v->graph) {
     g_string_append(s, "graph:\n  nodes:\n");
     for (uint32_t i = 0; i < v->n_nodes; i++) {
