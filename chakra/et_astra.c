@@ -267,7 +267,7 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
         gn = et_builder_add_node(b, gap_id, ET_NODE_COMP, "idle_gap", gap_w[i], 0);
         rep->comp_gaps++;
       } else {
-        gn = et_builder_add_node(b, gap_id, ET_NODE_COMM_COLL, "idle_gap", gap_w[i], ET_FLAG_REPLAY);
+        gn = et_builder_add_node(b, gap_id, ET_NODE_COMM_COLL, "idle_gap", gap_w[i], ET_FLAG_REPLAY | ET_FLAG_DELAY);
         et_comm gc = {.bytes = 1, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE, .src = -1,
                       .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BROADCAST};
         et_builder_set_comm(b, gn, &gc, NULL, NULL, 0);

@@ -24,8 +24,11 @@
  *   wisp_delay (bool, COMP: an idle gap that takes time but no compute
  *               slot; ET_FLAG_DELAY),
  *   wisp_replay (bool, COMM: replayed for its duration, not simulated;
- *                ET_FLAG_REPLAY; `convert --for astra-sim` writes its
- *                communication-chain gaps as such BROADCAST nodes).
+ *                ET_FLAG_REPLAY).
+ * A COMM_COLL node with wisp_delay (written with wisp_replay as a
+ * BROADCAST by `convert --for astra-sim`, which ASTRA-sim replays for its
+ * duration on the rank's communication slot) is read as a COMP idle gap
+ * (ET_FLAG_DELAY): it takes time, no slot and no network.
  * GlobalMetadata attributes (wisp extensions): wisp_compute_slots,
  * wisp_measured_step_ps and wisp_measured_start_ps (int64; the profile's
  * measured step and window start of the rank, written from the workload

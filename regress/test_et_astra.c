@@ -119,7 +119,9 @@ static void test_chains_and_gaps(void)
   g_assert_true(has_parent(g, gy, nc));
   g_assert_true(has_parent(g, gy, nx));
   for (uint32_t i = 0; i < g->n_nodes; i++) {
-    g_assert_false(g->nodes[i].flags & (ET_FLAG_DELAY | ET_FLAG_CPU_OP));
+    g_assert_false(g->nodes[i].flags & ET_FLAG_CPU_OP);
+    if (g->nodes[i].flags & ET_FLAG_DELAY) /* only the communication-chain gaps */
+      g_assert_cmpuint(g->nodes[i].type, ==, ET_NODE_COMM_COLL);
     const et_comm *cm = et_node_comm(g, i);
     if (cm)
       g_assert_cmpuint(cm->pg_name, ==, ET_NONE);
@@ -145,6 +147,19 @@ static void test_chains_and_gaps(void)
   g_assert_no_error(error);
   g_assert_cmpuint(back->ranks[0]->n_nodes, ==, g->n_nodes);
   g_assert_cmpuint(back->ranks[0]->compute_slots, ==, 1);
+  /* The communication-chain gaps come back as idle gaps (wisp_delay), not
+   * as communication: two COMP delay nodes of 2 and 7 us. */
+  sim_time_ps gaps_ps = 0;
+  int n_gaps = 0;
+  for (uint32_t i = 0; i < back->ranks[0]->n_nodes; i++)
+    if (back->ranks[0]->nodes[i].flags & ET_FLAG_DELAY) {
+      g_assert_cmpuint(back->ranks[0]->nodes[i].type, ==, ET_NODE_COMP);
+      g_assert_cmpuint(back->ranks[0]->nodes[i].comm, ==, ET_NONE);
+      gaps_ps += back->ranks[0]->nodes[i].duration_ps;
+      n_gaps++;
+    }
+  g_assert_cmpint(n_gaps, ==, 2);
+  g_assert_cmpint(gaps_ps, ==, 9 * US);
   g_assert_cmpint(back->measured_step_ps[0], ==, 32 * US);
   et_workload_free(back);
   test_rm_rf(dir);
