@@ -12,6 +12,9 @@
 #   TOPOLOGY=Switch  ASTRA-sim topology of the single network dimension
 #   BW=400           its bandwidth in ASTRA-sim's "GB/s" (read as GiB/s by both)
 #   LAT_NS=936.25    its latency per hop in ns (HGX-H100-validated.yml's values)
+#   ENDPOINT_DELAY_NS=10  ASTRA-sim's endpoint-delay (CCL-Bench's value; 0 trips
+#                    an assertion of the analytical backend's event queue on
+#                    ASTRA-sim's own all_reduce example)
 #   SPLITS=1         preferred-dataset-splits (ASTRA-sim inflates small
 #                    collectives to splits x NPUs bytes; 1 keeps sizes as written)
 #   CONVERT_ARGS     extra `wisp convert` options (e.g. "--step 12")
@@ -20,10 +23,11 @@
 #
 # Both tools read the same network.yml (wisp reads ASTRA-sim's format as
 # ASTRA-sim does: doc/topology.md §2) and the same .et files.  ASTRA-sim's
-# system.json uses ring algorithms, one chunk per collective and no endpoint
-# delay, the closest to wisp's defaults; the collective cost models still
-# differ (wisp's NCCL model against ASTRA-sim's chunked ring), so the two
-# agree closely only when the step is not dominated by communication.
+# system.json uses ring algorithms and one chunk per collective, the closest
+# to wisp's defaults; the collective cost models still differ (wisp's NCCL
+# model against ASTRA-sim's ring: on ASTRA-sim's 8-NPU 1 MB all_reduce
+# example with the default network, 32.0 us against wisp's 15.5 us), so the
+# two agree closely only when the step is not dominated by communication.
 # ASTRA-sim's step is the latest "sys[i] finished, W cycles" (1 cycle = 1 ns);
 # its CCL-Bench-style mean over ranks is printed too.  wisp's is `simulate`'s
 # step_time_ns (the latest rank finish).  The comm_group.json is passed when
@@ -48,6 +52,7 @@ TOPOLOGY=${TOPOLOGY:-Switch}
 BW=${BW:-400}
 LAT_NS=${LAT_NS:-936.25}
 SPLITS=${SPLITS:-1}
+ENDPOINT_DELAY_NS=${ENDPOINT_DELAY_NS:-10}
 if [ -n "${WORKDIR:-}" ]; then
   mkdir -p "$WORKDIR"
 else
@@ -71,7 +76,7 @@ EOF
 cat > "$WORKDIR/system.json" <<EOF
 {
   "scheduling-policy": "LIFO",
-  "endpoint-delay": 0,
+  "endpoint-delay": $ENDPOINT_DELAY_NS,
   "active-chunks-per-dimension": 1,
   "preferred-dataset-splits": $SPLITS,
   "all-reduce-implementation": ["ring"],
