@@ -26,15 +26,15 @@ static int cmp_chain(const void *a, const void *b)
 }
 
 /* Concurrent time of a chain sorted by start: sum of durations minus the
- * length of the union of [start, end).  O(n). */
-static sim_time_ps serialised_ps(const et_graph *g, const GArray *chain)
+ * length of the union of [start, end) (ts/te: the baseline times).  O(n). */
+static sim_time_ps serialised_ps(const GArray *chain, const sim_time_ps *ts, const sim_time_ps *te)
 {
   sim_time_ps sum = 0, uni = 0, cur_s = 0, cur_e = 0;
   gboolean open = FALSE;
   for (guint k = 0; k < chain->len; k++) {
-    const et_node *nd = &g->nodes[g_array_index(chain, chain_ent, k).node];
-    sim_time_ps s = nd->start_ps, e = nd->start_ps + nd->duration_ps;
-    sum += nd->duration_ps;
+    uint32_t i = g_array_index(chain, chain_ent, k).node;
+    sim_time_ps s = ts[i], e = te[i];
+    sum += e - s;
     if (open && s <= cur_e) {
       cur_e = MAX(cur_e, e);
     } else {
@@ -91,39 +91,11 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
   uint8_t *cls = g_new(uint8_t, n ? n : 1);
   uint64_t max_id = 0;
   sim_time_ps window_end = 0, kept_end = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const et_node *nd = &g->nodes[i];
-    max_id = MAX(max_id, nd->id);
-    if (nd->flags & ET_FLAG_HAS_START)
-      window_end = MAX(window_end, nd->start_ps + nd->duration_ps);
-    if (nd->flags & ET_FLAG_DELAY) {
-      cls[i] = CLS_REMOVED;
-      rep->removed_gap_nodes++;
-    } else if (nd->flags & ET_FLAG_CPU_OP) {
-      cls[i] = CLS_REMOVED;
-      rep->removed_cpu_nodes++;
-      rep->removed_cpu_ps += nd->duration_ps;
-    } else if (!(nd->flags & ET_FLAG_HAS_START)) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%s: rank %d node id %" G_GUINT64_FORMAT " (\"%s\") has no measured start time; --for astra-sim "
-                  "re-derives idle gaps from measured starts, so convert from the traces themselves",
-                  cx->w->source, r, nd->id, et_node_name(g, i));
-      g_free(cls);
-      return NULL;
-    } else if (nd->type == ET_NODE_COMP || (nd->flags & ET_FLAG_REPLAY)) {
-      cls[i] = CLS_COMP;
-      kept_end = MAX(kept_end, nd->start_ps + nd->duration_ps);
-    } else if (nd->type == ET_NODE_COMM_COLL || nd->type == ET_NODE_COMM_SEND) {
-      cls[i] = CLS_COMM;
-      kept_end = MAX(kept_end, nd->start_ps + nd->duration_ps);
-    } else {
-      cls[i] = CLS_NONE;
-      kept_end = MAX(kept_end, nd->start_ps + nd->duration_ps);
-    }
-  }
 
-  /* Topological order (Kahn), then the kept ancestors of every node
-   * through removed ones.  eff[i] lists node i's nearest kept ancestors. */
+  /* Topological order (Kahn) and the baseline times: every node as soon
+   * as its parents end, at its duration (wisp's replay of the graph
+   * without slot limits, which for graphs from traces is the measured
+   * timeline as the graph serialises it). */
   uint32_t *indeg = g_new(uint32_t, n ? n : 1), *order = g_new(uint32_t, n ? n : 1);
   uint32_t head = 0, tail = 0;
   for (uint32_t i = 0; i < n; i++)
@@ -136,6 +108,39 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
         order[tail++] = g->child_index[k];
   }
   g_assert(tail == n); /* the builder rejected cycles */
+  sim_time_ps *ts = g_new0(sim_time_ps, n ? n : 1), *te = g_new0(sim_time_ps, n ? n : 1);
+  for (uint32_t o = 0; o < n; o++) {
+    uint32_t i = order[o];
+    for (uint32_t k = g->nodes[i].parents; k < g->nodes[i + 1].parents; k++)
+      ts[i] = MAX(ts[i], te[ET_EDGE_INDEX(g->parent_edges[k])]);
+    te[i] = ts[i] + g->nodes[i].duration_ps;
+    window_end = MAX(window_end, te[i]);
+  }
+
+  for (uint32_t i = 0; i < n; i++) {
+    const et_node *nd = &g->nodes[i];
+    max_id = MAX(max_id, nd->id);
+    if (nd->flags & ET_FLAG_DELAY) {
+      cls[i] = CLS_REMOVED;
+      rep->removed_gap_nodes++;
+    } else if (nd->flags & ET_FLAG_CPU_OP) {
+      cls[i] = CLS_REMOVED;
+      rep->removed_cpu_nodes++;
+      rep->removed_cpu_ps += nd->duration_ps;
+    } else if (nd->type == ET_NODE_COMP) {
+      cls[i] = CLS_COMP;
+      kept_end = MAX(kept_end, te[i]);
+    } else if (nd->type == ET_NODE_COMM_COLL || nd->type == ET_NODE_COMM_SEND || (nd->flags & ET_FLAG_REPLAY)) {
+      cls[i] = CLS_COMM;
+      kept_end = MAX(kept_end, te[i]);
+    } else {
+      cls[i] = CLS_NONE;
+      kept_end = MAX(kept_end, te[i]);
+    }
+  }
+
+  /* The kept ancestors of every node through removed ones: eff[i] lists
+   * node i's nearest kept ancestors. */
   GArray **eff = g_new0(GArray *, n ? n : 1);
   uint32_t *stamp = g_new(uint32_t, n ? n : 1);
   memset(stamp, 0xff, sizeof(uint32_t) * (n ? n : 1));
@@ -165,7 +170,7 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
   GArray *chain[2] = {g_array_new(FALSE, FALSE, sizeof(chain_ent)), g_array_new(FALSE, FALSE, sizeof(chain_ent))};
   for (uint32_t i = 0; i < n; i++)
     if (cls[i] == CLS_COMP || cls[i] == CLS_COMM) {
-      chain_ent e = {i, g->nodes[i].start_ps};
+      chain_ent e = {i, ts[i]};
       g_array_append_val(chain[cls[i]], e);
     }
   uint32_t *chain_prev = g_new(uint32_t, n ? n : 1);
@@ -176,7 +181,7 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
     for (guint k = 1; k < chain[c]->len; k++)
       chain_prev[g_array_index(chain[c], chain_ent, k).node] = g_array_index(chain[c], chain_ent, k - 1).node;
   }
-  sim_time_ps ser[2] = {serialised_ps(g, chain[0]), serialised_ps(g, chain[1])};
+  sim_time_ps ser[2] = {serialised_ps(chain[0], ts, te), serialised_ps(chain[1], ts, te)};
   if (ser[0] > rep->comp_serialised_max_ps || rep->comp_serialised_rank < 0) {
     rep->comp_serialised_max_ps = ser[0];
     rep->comp_serialised_rank = r;
@@ -201,7 +206,7 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
     sim_time_ps rd = 0;
     for (guint q = 0; q < eff[i]->len; q++) {
       uint32_t p = g_array_index(eff[i], uint32_t, q);
-      sim_time_ps e = g->nodes[p].start_ps + g->nodes[p].duration_ps;
+      sim_time_ps e = te[p];
       if (bind[i] == ET_NONE || e > rd) {
         bind[i] = p;
         rd = e;
@@ -209,15 +214,15 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
     }
     if (chain_prev[i] != ET_NONE) {
       uint32_t p = chain_prev[i];
-      sim_time_ps e = g->nodes[p].start_ps + g->nodes[p].duration_ps;
+      sim_time_ps e = te[p];
       if (bind[i] == ET_NONE || e > rd) {
         bind[i] = p;
         rd = e;
       }
     }
     ready[i] = rd;
-    if (g->nodes[i].start_ps > rd)
-      gap[i] = g->nodes[i].start_ps - rd;
+    if (ts[i] > rd)
+      gap[i] = ts[i] - rd;
   }
 
   /* Durations written: compute chain (gaps and nodes) and the
@@ -243,6 +248,8 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
   for (guint k = 0; k < chain[1]->len; k++) {
     uint32_t i = g_array_index(chain[1], chain_ent, k).node;
     gap_w[i] = round_carry(gap[i], &carry);
+    if (g->nodes[i].flags & ET_FLAG_REPLAY) /* replayed for its duration by both tools */
+      dur[i] = round_carry(g->nodes[i].duration_ps, &carry);
   }
 
   /* Build.  Kept nodes in index order, each gap node just before its node. */
@@ -279,14 +286,17 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
       if (chain_prev[i] != ET_NONE && chain_prev[i] != bind[i])
         et_builder_add_dep(b, gn, g->nodes[chain_prev[i]].id, TRUE, FALSE);
     }
-    gboolean replay_comp = nd->type != ET_NODE_COMP && cls[i] == CLS_COMP;
-    uint32_t x = et_builder_add_node(b, nd->id, replay_comp ? ET_NODE_COMP : (et_node_type)nd->type,
-                                     et_node_name(g, i), dur[i], 0);
-    et_builder_set_start(b, x, nd->start_ps);
-    if (replay_comp)
-      rep->replay_comm_as_comp++;
+    gboolean replay = nd->type != ET_NODE_COMP && (nd->flags & ET_FLAG_REPLAY);
+    uint32_t x = et_builder_add_node(b, nd->id, replay ? ET_NODE_COMM_COLL : (et_node_type)nd->type,
+                                     et_node_name(g, i), dur[i], replay ? ET_FLAG_REPLAY : 0);
+    et_builder_set_start(b, x, (nd->flags & ET_FLAG_HAS_START) ? nd->start_ps : ts[i]);
     const et_comm *c = et_node_comm(g, i);
-    if (c != NULL && !replay_comp) {
+    if (replay) {
+      et_comm rc = {.bytes = 1, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE, .src = -1,
+                    .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BROADCAST};
+      et_builder_set_comm(b, x, &rc, NULL, NULL, 0);
+      rep->replay_comm_as_broadcast++;
+    } else if (c != NULL) {
       const char *pg = NULL;
       if (nd->type == ET_NODE_COMM_COLL) {
         if (is_world(cx->w, c->group)) {
@@ -366,6 +376,8 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
   g_free(bind);
   g_free(dur);
   g_free(cls);
+  g_free(ts);
+  g_free(te);
   g_array_free(chain[0], TRUE);
   g_array_free(chain[1], TRUE);
   return et_builder_finish(b, 0, error);
@@ -431,8 +443,10 @@ void et_astra_report_print(const et_astra_report *rep, FILE *out)
           (double)rep->comp_serialised_sum_ps / 1e9, (double)rep->comm_serialised_max_ps / 1e9,
           MAX(rep->comm_serialised_rank, 0));
   pct_of_step(rep, rep->comm_serialised_max_ps, out);
-  fprintf(out, "; %.3f ms over all ranks); the profile ran up to %u compute nodes at once\n",
-          (double)rep->comm_serialised_sum_ps / 1e9, rep->max_measured_slots);
+  fprintf(out, "; %.3f ms over all ranks)", (double)rep->comm_serialised_sum_ps / 1e9);
+  if (rep->max_measured_slots)
+    fprintf(out, "; the profile ran up to %u compute nodes at once", rep->max_measured_slots);
+  fputc('\n', out);
   if (rep->removed_cpu_nodes)
     fprintf(out, "note: %" G_GUINT64_FORMAT " CPU nodes (%.3f ms) removed, their edges kept through them (ASTRA-sim "
             "prints no statistics with CPU nodes)\n", rep->removed_cpu_nodes, (double)rep->removed_cpu_ps / 1e9);
@@ -440,9 +454,10 @@ void et_astra_report_print(const et_astra_report *rep, FILE *out)
     fprintf(out, "note: %" G_GUINT64_FORMAT " idle gaps before RECV nodes (%.3f ms) dropped: a RECV takes no slot "
             "in ASTRA-sim, so no gap node can hold it\n", rep->dropped_recv_gaps,
             (double)rep->dropped_recv_gap_ps / 1e9);
-  if (rep->replay_comm_as_comp)
-    fprintf(out, "note: %" G_GUINT64_FORMAT " replayed communication nodes written as COMP nodes of their measured "
-            "duration\n", rep->replay_comm_as_comp);
+  if (rep->replay_comm_as_broadcast)
+    fprintf(out, "note: %" G_GUINT64_FORMAT " communication nodes wisp replays at their measured duration (no usable "
+            "size or group) written as BROADCAST, which ASTRA-sim replays for its duration\n",
+            rep->replay_comm_as_broadcast);
   if (rep->group_collectives)
     fprintf(out, "note: %" G_GUINT64_FORMAT " collectives use sub-world groups: pass comm_group.json to ASTRA-sim "
             "(--comm-group-configuration); %" G_GUINT64_FORMAT " all-rank collectives carry no pg_name\n",

@@ -13,15 +13,18 @@
  *   - COMP durations are whole microseconds (duration_micros);
  *   - only pg_name "" or "0" (or none) is the all-rank group without a
  *     comm_group file.
- * et_astra_transform therefore writes, per rank, one compute chain (every
- * GPU COMP node in measured start order) and one communication chain
- * (collectives and SENDs in measured start order), and re-derives every
- * idle gap against those chains: a node is ready when the latest of its
- * modelled predecessors (its graph parents through removed gap and CPU
- * nodes, plus its chain predecessor) ended on the measured timeline, and
- * only the time from there to its measured start becomes a gap node, in
- * the node's own chain, where the slot was idle on the measured timeline
- * so a single-slot feeder honours it.  Compute gaps are COMP nodes; gaps
+ * et_astra_transform therefore first computes the baseline timeline: every
+ * node as soon as its parents end, at its duration, gap nodes included
+ * (wisp's replay of the graph without slot limits; for graphs from traces
+ * this is the measured timeline as the graph serialises it).  It then
+ * writes, per rank, one compute chain (every GPU COMP node in baseline
+ * start order) and one communication chain (collectives and SENDs, in the
+ * same order), and re-derives every idle gap against those chains: a node
+ * is ready when the latest of its modelled predecessors (its graph parents
+ * through removed gap and CPU nodes, plus its chain predecessor) ends on
+ * the baseline timeline, and only the time from there to its baseline
+ * start becomes a gap node, in the node's own chain, where the slot was
+ * idle, so a single-slot feeder honours it.  Compute gaps are COMP nodes; gaps
  * in the communication chain are BROADCAST collectives with wisp_replay
  * (ASTRA-sim replays BROADCAST for duration_micros without peers; wisp
  * replays a wisp_replay node for its duration).  Gaps before RECV nodes
@@ -31,18 +34,19 @@
  * measured one and both tools read the same durations.  The graphs carry
  * wisp_compute_slots = 1.  Collectives over every rank in rank order lose
  * their pg_name; other groups keep theirs (comm_group.json is then still
- * needed).  Replayed communication (no usable size or a CPU-side op)
- * becomes COMP nodes of its measured duration.
+ * needed).  Communication wisp replays at its measured duration (no
+ * usable size or group) becomes a BROADCAST with wisp_replay in the
+ * communication chain, rounded like the gaps there.
  *
  * What the target cannot express is measured and reported: compute (and
  * communication) that ran concurrently on several streams is serialised;
  * the report gives that time per rank as sum(durations) - |union of
- * intervals| of each chain on the measured timeline.
+ * intervals| of each chain on the baseline timeline.
  *
- * Needs measured start times (ET_FLAG_HAS_START) on every node that is
- * not a gap: graphs from traces have them, hand-written .et files usually
- * do not.  Time O(N log N + E) per rank for N nodes and E edges (sorting
- * each chain); memory O(N + E).
+ * Measured start times are not needed (written through when present).
+ * Time O(N log N + E) per rank for N nodes and E edges (sorting each
+ * chain), plus the kept-ancestor lists through removed nodes (their total
+ * size, small when removed nodes have few parents); memory likewise.
  */
 #ifndef WISP_ET_ASTRA_H
 #define WISP_ET_ASTRA_H
@@ -61,7 +65,7 @@ typedef struct {
   uint64_t comp_gaps, comm_gaps;  /* gap nodes written in the compute / communication chains */
   uint64_t dropped_recv_gaps;     /* gaps before RECV nodes, which have no slot */
   sim_time_ps dropped_recv_gap_ps;
-  uint64_t replay_comm_as_comp;   /* replayed communication written as COMP nodes */
+  uint64_t replay_comm_as_broadcast; /* replayed communication written as replayed BROADCASTs */
   uint64_t world_collectives;     /* collectives written without pg_name */
   uint64_t group_collectives;     /* collectives that keep a sub-world pg_name */
   /* Concurrent time serialised, the worst rank and the sum over ranks. */
@@ -75,8 +79,7 @@ typedef struct {
 
 /* Returns a new workload rewritten as described above (w is not changed);
  * rep (may be NULL) is filled.  The measured steps and starts are copied.
- * Errors: a non-gap node without a measured start (names the rank and
- * node), or a graph the builder rejects.  O(sum over ranks of N log N + E). */
+ * Errors: a rank without a graph, or a graph the builder rejects.  O(sum over ranks of N log N + E). */
 et_workload *et_astra_transform(const et_workload *w, et_astra_report *rep, GError **error);
 
 /* Prints what the rewrite changed and what ASTRA-sim cannot express, one

@@ -21,8 +21,23 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
                                  char **prefix, int *status);
 void wisp_kineto_cli_options_clear(fe_kineto_options *opt);
 
-/* --for TARGET, set by wisp_kineto_cli_options (NULL: wisp's own graph). */
+/* --for TARGET, set by wisp_kineto_cli_options and cmd_xla.c's option
+ * parser (NULL: wisp's own graph). */
 char *wisp_convert_for = NULL;
+
+/* Checks --for: 0 for wisp's own graph, 1 for astra-sim, -1 after printing
+ * the usage error.  Shared with `wisp convert` on XLA profiles. */
+int wisp_convert_target(void);
+int wisp_convert_target(void)
+{
+  if (wisp_convert_for == NULL || !strcmp(wisp_convert_for, "wisp"))
+    return 0;
+  if (!strcmp(wisp_convert_for, "astra-sim"))
+    return 1;
+  fprintf(stderr, "wisp convert: unknown --for '%s' (use astra-sim, or leave it out for wisp's own graph)\n",
+          wisp_convert_for);
+  return -1;
+}
 
 int wisp_cmd_convert(int argc, char **argv)
 {
@@ -36,16 +51,14 @@ int wisp_cmd_convert(int argc, char **argv)
     status = 2;
     goto done;
   }
-  gboolean astra = FALSE;
-  if (wisp_convert_for && !strcmp(wisp_convert_for, "astra-sim")) {
-    astra = TRUE;
-    opt.host_launch = FALSE; /* ASTRA-sim prints no statistics for graphs with CPU nodes */
-  } else if (wisp_convert_for && strcmp(wisp_convert_for, "wisp")) {
-    fprintf(stderr, "wisp convert: unknown --for '%s' (use astra-sim, or leave it out for wisp's own graph)\n",
-            wisp_convert_for);
+  int target = wisp_convert_target();
+  if (target < 0) {
     status = 2;
     goto done;
   }
+  gboolean astra = target == 1;
+  if (astra)
+    opt.host_launch = FALSE; /* ASTRA-sim prints no statistics for graphs with CPU nodes */
   if (g_mkdir_with_parents(out, 0755) != 0) {
     fprintf(stderr, "wisp convert: error: %s: cannot create directory: %s\n", out, g_strerror(errno));
     status = 1;

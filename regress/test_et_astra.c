@@ -59,34 +59,44 @@ static void set_ar(et_builder *b, uint32_t n)
   et_builder_set_comm(b, n, &c, NULL, NULL, 0);
 }
 
-/* One rank, times in us:
- *   A COMP [0, 10) stream 1;  B COMP [5, 15) stream 2 (runs beside A);
- *   D delay [15, 20) after B;  C COMP [20, 23) after D and A;
- *   X all-reduce [2, 6) without parents;  Y all-reduce [30, 32) after C.
+/* One rank, times in us on the baseline timeline (each node when its
+ * parents end, as wisp replays the graph; the leading delays LB and LX
+ * place B and X the way the Kineto frontend places a stream's first op):
+ *   A COMP [0, 10) stream 1;  LB delay [0, 5), B COMP [5, 15) stream 2
+ *   (runs beside A);  D delay [15, 20) after B;  C COMP [20, 23) after D
+ *   and A;  LX delay [0, 2), X all-reduce [2, 6);  E delay [23, 30) after
+ *   C, Y all-reduce [30, 32) after E.
  * Expected rewrite:
  *   compute chain A -> B -> gap -> C: B's chain predecessor A ends at 10 > 5,
  *     so no gap and the 5 us overlap is serialised (10 + 10 + 3 - |[0,15) u
  *     [20,23)| = 23 - 18 = 5 us); C is ready at max(B 15, A 10) = 15, so a
  *     5 us COMP gap after B (the binding predecessor) replaces D;
- *   communication chain: X has no predecessor, so a 2 us BROADCAST gap with
- *     no parent; Y is ready at max(C 23, X 6) = 23, so a 7 us gap after C
- *     that also waits for X;
+ *   communication chain: X has no kept predecessor, so a 2 us BROADCAST gap
+ *     with no parent; Y is ready at max(C 23, X 6) = 23, so a 7 us gap
+ *     after C that also waits for X;
  *   no tail (the window ends with Y at 32); both collectives span every
  *   rank and carry no pg_name; wisp_compute_slots = 1. */
 static void test_chains_and_gaps(void)
 {
   et_builder *b = et_builder_new("hand");
   add(b, 1, ET_NODE_COMP, "A", 0, 10 * US, 0);
-  add(b, 2, ET_NODE_COMP, "B", 5 * US, 10 * US, 0);
+  add(b, 11, ET_NODE_COMP, "LB", 0, 5 * US, ET_FLAG_DELAY);
+  uint32_t nb0 = add(b, 2, ET_NODE_COMP, "B", 5 * US, 10 * US, 0);
+  et_builder_add_dep(b, nb0, 11, TRUE, FALSE);
   uint32_t d = add(b, 3, ET_NODE_COMP, "D", 15 * US, 5 * US, ET_FLAG_DELAY);
   et_builder_add_dep(b, d, 2, TRUE, FALSE);
   uint32_t c = add(b, 4, ET_NODE_COMP, "C", 20 * US, 3 * US, 0);
   et_builder_add_dep(b, c, 3, TRUE, FALSE);
   et_builder_add_dep(b, c, 1, TRUE, FALSE);
-  set_ar(b, add(b, 5, ET_NODE_COMM_COLL, "X", 2 * US, 4 * US, 0));
+  add(b, 12, ET_NODE_COMP, "LX", 0, 2 * US, ET_FLAG_DELAY);
+  uint32_t x0 = add(b, 5, ET_NODE_COMM_COLL, "X", 2 * US, 4 * US, 0);
+  set_ar(b, x0);
+  et_builder_add_dep(b, x0, 12, TRUE, FALSE);
+  uint32_t e = add(b, 13, ET_NODE_COMP, "E", 23 * US, 7 * US, ET_FLAG_DELAY);
+  et_builder_add_dep(b, e, 4, TRUE, FALSE);
   uint32_t y = add(b, 6, ET_NODE_COMM_COLL, "Y", 30 * US, 2 * US, 0);
   set_ar(b, y);
-  et_builder_add_dep(b, y, 4, TRUE, FALSE);
+  et_builder_add_dep(b, y, 13, TRUE, FALSE);
   et_builder_set_compute_slots(b, 2);
   GError *error = NULL;
   et_workload *w = et_workload_new(1, "hand");
@@ -101,7 +111,7 @@ static void test_chains_and_gaps(void)
   g_assert_nonnull(a);
   const et_graph *g = a->ranks[0];
   g_assert_cmpuint(g->compute_slots, ==, 1);
-  g_assert_cmpuint(g->n_nodes, ==, 5 + 3); /* A B C X Y and three gaps; D is gone */
+  g_assert_cmpuint(g->n_nodes, ==, 5 + 3); /* A B C X Y and three gaps; LB, D, LX and E are gone */
   uint32_t na = node_of(g, 1), nb = node_of(g, 2), nc = node_of(g, 4), nx = node_of(g, 5), ny = node_of(g, 6);
   g_assert_true(has_parent(g, nb, na));
   uint32_t gc = gap_before(g, nc, ET_NODE_COMP);
@@ -126,7 +136,7 @@ static void test_chains_and_gaps(void)
     if (cm)
       g_assert_cmpuint(cm->pg_name, ==, ET_NONE);
   }
-  g_assert_cmpuint(rep.removed_gap_nodes, ==, 1);
+  g_assert_cmpuint(rep.removed_gap_nodes, ==, 4);
   g_assert_cmpuint(rep.comp_gaps, ==, 1);
   g_assert_cmpuint(rep.comm_gaps, ==, 2);
   g_assert_cmpint(rep.comp_serialised_max_ps, ==, 5 * US);
@@ -214,20 +224,53 @@ static void test_rounding_and_groups(void)
   et_workload_free(w);
 }
 
-/* A non-gap node without a measured start cannot be placed: an error that
- * names the node. */
-static void test_needs_starts(void)
+/* No measured starts (a hand-written .et file): the baseline timeline
+ * places them.  K1 [0, 3), delay [3, 5) after K1, K2 [5, 6) after the
+ * delay; a kernel K3 [0, 4) without parents on another stream.  Chain by
+ * baseline start: K1 (0), K3 (0, higher index), K2 (5).  K3 follows K1
+ * (serialised: 3 + 4 + 1 - |[0, 4) u [5, 6)| = 8 - 5 = 3 us); K2 is ready
+ * at max(K1 3, K3 4) = 4, so a 1 us gap after K3, its chain predecessor
+ * and the latest.  The measured 2 us delay does not survive as such: K3
+ * ran during it.  A replayed all-reduce R (1.5 us, no size) becomes a
+ * replayed BROADCAST of 2 us (1.5 rounded half up) in the communication
+ * chain. */
+static void test_no_starts(void)
 {
   et_builder *b = et_builder_new("nostart");
-  et_builder_add_node(b, 7, ET_NODE_COMP, "k", 1 * US, 0);
+  et_builder_add_node(b, 1, ET_NODE_COMP, "K1", 3 * US, 0);
+  uint32_t d = et_builder_add_node(b, 2, ET_NODE_COMP, "delay", 2 * US, ET_FLAG_DELAY);
+  et_builder_add_dep(b, d, 1, TRUE, FALSE);
+  uint32_t k2 = et_builder_add_node(b, 3, ET_NODE_COMP, "K2", 1 * US, 0);
+  et_builder_add_dep(b, k2, 2, TRUE, FALSE);
+  et_builder_add_node(b, 4, ET_NODE_COMP, "K3", 4 * US, 0);
+  uint32_t rr = et_builder_add_node(b, 5, ET_NODE_COMM_COLL, "R", 1500000, ET_FLAG_REPLAY);
+  et_comm rc = {.bytes = 0, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE, .src = -1, .dst = -1,
+                .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+  et_builder_set_comm(b, rr, &rc, NULL, NULL, 0);
   GError *error = NULL;
   et_workload *w = et_workload_new(1, "nostart");
   w->ranks[0] = et_builder_finish(b, 0, &error);
   g_assert_no_error(error);
-  g_assert_null(et_astra_transform(w, NULL, &error));
-  g_assert_error(error, WISP_ERROR, WISP_ERROR_INVALID);
-  g_assert_nonnull(strstr(error->message, "node id 7 (\"k\") has no measured start time"));
-  g_error_free(error);
+  et_astra_report rep;
+  et_workload *a = et_astra_transform(w, &rep, &error);
+  g_assert_no_error(error);
+  const et_graph *g = a->ranks[0];
+  uint32_t n1 = node_of(g, 1), n2 = node_of(g, 3), n3 = node_of(g, 4);
+  g_assert_true(has_parent(g, n3, n1));
+  uint32_t gp = gap_before(g, n2, ET_NODE_COMP);
+  g_assert_cmpint(g->nodes[gp].duration_ps, ==, 1 * US);
+  g_assert_true(has_parent(g, gp, n3));
+  g_assert_true(has_parent(g, n2, n1)); /* K2's own parent, through the removed delay */
+  g_assert_cmpint(rep.comp_serialised_max_ps, ==, 3 * US);
+  g_assert_cmpuint(rep.comp_gaps, ==, 1);
+  uint32_t nr = node_of(g, 5);
+  g_assert_cmpuint(g->nodes[nr].type, ==, ET_NODE_COMM_COLL);
+  g_assert_true(g->nodes[nr].flags & ET_FLAG_REPLAY);
+  g_assert_cmpuint(et_node_comm(g, nr)->coll, ==, ET_COLL_BROADCAST);
+  g_assert_cmpint(g->nodes[nr].duration_ps, ==, 2 * US);
+  g_assert_cmpuint(rep.replay_comm_as_broadcast, ==, 1);
+  g_assert_cmpuint(rep.comm_gaps, ==, 0);
+  et_workload_free(a);
   et_workload_free(w);
 }
 
@@ -236,6 +279,6 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/et-astra/chains-and-gaps", test_chains_and_gaps);
   g_test_add_func("/et-astra/rounding-and-groups", test_rounding_and_groups);
-  g_test_add_func("/et-astra/needs-starts", test_needs_starts);
+  g_test_add_func("/et-astra/no-starts", test_no_starts);
   return g_test_run();
 }
