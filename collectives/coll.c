@@ -106,11 +106,21 @@ struct coll_run {
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
   sim_time_ps t_base; /* base latency and kernel launch before the first step */
   double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
+  /* Step pipeline (nccl): chunk c runs step k once chunk c-lanes of the
+   * same member has finished step k and its sends of step k have landed
+   * (NCCL's connections are FIFOs of slices), so chunks flow through a
+   * phase one step behind each other; spend: n_slots * n_steps sends in
+   * flight per (slot, step).  pipe_bytes: the pipelined unit of a flat
+   * plan (NCCL's slice times its channels), 0 = one piece per lane. */
+  gboolean step_pipe;
+  uint16_t *sent;
+  uint64_t pipe_bytes;
 };
 
 typedef struct {
   coll_run *run;
   uint32_t src_slot, dst_slot, dst_step;
+  uint32_t src_step;      /* nccl step pipeline: the sender's step */
   uint32_t next_free;
   sim_time_ps deliver_at; /* library: not before the engine has sent it (+ route latency) */
 } coll_xrec;
@@ -180,6 +190,7 @@ static void run_free(coll_run *r)
   g_free(r->gmember);
   g_free(r->slot);
   g_free(r->recv);
+  g_free(r->sent);
   g_free(r->chunks_left);
   g_free(r->scratch);
   g_free(r->held);
@@ -905,7 +916,12 @@ static void slot_start(coll_run *r, uint32_t s)
     rec->src_slot = s;
     rec->dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch;
     rec->dst_step = ph->step0 + xf->recv_step;
+    rec->src_step = sl->cur;
     rec->deliver_at = 0;
+    if (r->sent != NULL) {
+      g_assert(r->sent[(size_t)s * r->n_steps + sl->cur] < UINT16_MAX);
+      r->sent[(size_t)s * r->n_steps + sl->cur]++;
+    }
     xis[i] = xi;
     dsts[i] = r->ranks[dm];
   }
@@ -938,6 +954,14 @@ static void slot_start(coll_run *r, uint32_t s)
  * chunk's steps follow each other freely. */
 static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
 {
+  if (r->step_pipe) {
+    /* Step pipeline (nccl): behind the previous chunk of this lane. */
+    int c0 = (int)(s % (uint32_t)r->n_chunks);
+    if (c0 < r->lanes)
+      return TRUE;
+    uint32_t p = s - (uint32_t)r->lanes;
+    return r->slot[p].cur > k && r->sent[(size_t)p * r->n_steps + k] == 0;
+  }
   const coll_phase *ph = phase_of(r, k);
   if (k != ph->step0)
     return TRUE;
@@ -1049,7 +1073,12 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
     sl->cur = k + 1;
     sl->state = SLOT_IDLE;
     const coll_phase *ph = phase_of(r, k);
-    if (sl->cur == ph->step0 + ph->n_steps) {
+    if (r->step_pipe) {
+      /* The next chunk of this lane may enter step k (if its sends of
+       * step k have landed; else xfer_done wakes it). */
+      if (ch + r->lanes < r->n_chunks)
+        g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+    } else if (sl->cur == ph->step0 + ph->n_steps) {
       /* A phase ended: wake the next chunk of this phase and, after the
        * last chunks, the first chunks waiting for this dimension. */
       uint32_t base = s - (uint32_t)ch;
@@ -1157,8 +1186,21 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
   if (r->nccl) {
     /* NCCL's protocols stream: a step does not wait for its own sends to
      * land (the receiver's step does), so only the receiver advances, and
-     * that may finish the run. */
-    if (dst_waits && kick(c, r, rec.dst_slot))
+     * that may finish the run.  Step pipeline: the sender's next chunk may
+     * be waiting for this step's sends to land. */
+    uint32_t next = rec.src_slot + (uint32_t)r->lanes;
+    gboolean wake_next = FALSE;
+    if (r->sent != NULL) {
+      uint16_t *sc = &r->sent[(size_t)rec.src_slot * r->n_steps + rec.src_step];
+      g_assert(*sc > 0);
+      wake_next = --*sc == 0 && (int)(rec.src_slot % (uint32_t)r->n_chunks) + r->lanes < r->n_chunks &&
+                  r->slot[next].cur == rec.src_step && r->slot[next].state == SLOT_IDLE;
+    }
+    if (dst_waits && kick(c, r, rec.dst_slot)) {
+      run_finish(c, r);
+      return;
+    }
+    if (wake_next && kick(c, r, next))
       run_finish(c, r);
     return;
   }
@@ -1606,7 +1648,8 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
   wisp_ps_from_us(base_us, &base_ps);
   r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
   r->hop_us = hop_us;
-  g_free(mdl);
+  if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE))
+    r->pipe_bytes = coll_nccl_slice_bytes(f, a, p, lp->buffsize) * (uint64_t)MAX(mdl->channels, 1);
   switch (a) {
   case COLL_NALGO_RING:
     r->force_flat = COLL_ALGO_RING;
@@ -1662,6 +1705,7 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
   default:
     break;
   }
+  g_free(mdl);
   g_free(key);
   g_free(node);
 }
@@ -1804,10 +1848,15 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
   }
   r->n_chunks = c->pol.chunks * r->lanes;
   if (r->nccl) {
-    /* NCCL pipelines hierarchical plans in buffer-sized chunks; flat plans
-     * run one piece per lane (channels add bandwidth, not steps). */
-    uint64_t ch = r->n_phases > 1 ? (r->bytes + COLL_NCCL_CHUNK_BYTES - 1) / COLL_NCCL_CHUNK_BYTES : 1;
-    r->n_chunks = (int)CLAMP(ch, 1, 64) * r->lanes;
+    /* NCCL pipelines hierarchical plans in buffer-sized chunks, and a flat
+     * plan whose steps forward the whole buffer (ring broadcast and
+     * reduce) in slices (pipe_bytes); other flat plans run one piece per
+     * lane (each step already moves 1/n of it; channels add bandwidth, not
+     * steps).  Chunks then flow step by step (step_pipe). */
+    uint64_t unit = r->n_phases > 1 ? COLL_NCCL_CHUNK_BYTES : r->pipe_bytes;
+    uint64_t ch = unit > 0 ? (r->bytes + unit - 1) / unit : 1;
+    r->n_chunks = (int)CLAMP(ch, 1, COLL_NCCL_MAX_CHUNKS) * r->lanes;
+    r->step_pipe = TRUE;
     nccl_latency(c, r, d);
   }
   if (prim == COLL_PRIM_BARRIER)
@@ -1815,6 +1864,8 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
   uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
   r->slot = g_new0(coll_slot, n_slots);
   r->recv = g_new0(uint16_t, (size_t)n_slots * (r->n_steps ? r->n_steps : 1));
+  if (r->step_pipe)
+    r->sent = g_new0(uint16_t, (size_t)n_slots * (r->n_steps ? r->n_steps : 1));
   r->chunks_left = g_new(int, r->n);
   for (int m = 0; m < r->n; m++)
     r->chunks_left[m] = r->n_chunks;

@@ -368,3 +368,29 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
   *base_us = MIN(base, lat);
   *hop_us = lat - *base_us;
 }
+
+/* NCCL_STEPS and the LL/LL128 buffer sizes [nccl] src/include/device.h:
+ * LL: NCCL_LL_LINES_PER_THREAD (8) x NCCL_LL_MAX_NTHREADS (512) x
+ * NCCL_STEPS lines of 16 bytes = 512 KiB; LL128:
+ * NCCL_LL128_ELEMS_PER_THREAD (120) x NCCL_LL128_MAX_NTHREADS (640) x
+ * NCCL_STEPS x 8 bytes = 4,915,200 bytes.  Slice steps [nccl]
+ * src/include/collectives.h (BROADCAST_/REDUCE_SLICESTEPS 1, others
+ * NCCL_STEPS / 4). */
+#define NCCL_STEPS 8
+#define NCCL_LL_BUFF_BYTES (8u * 512u * NCCL_STEPS * 16u)
+#define NCCL_LL128_BUFF_BYTES (120u * 640u * NCCL_STEPS * 8u)
+
+uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t buffsize)
+{
+  switch (p) {
+  case COLL_PROTO_LL:
+    return NCCL_LL_BUFF_BYTES / NCCL_STEPS / 2;
+  case COLL_PROTO_LL128:
+    return (uint64_t)NCCL_LL128_BUFF_BYTES / NCCL_STEPS / 16 * 15;
+  default: {
+    uint64_t step = MAX(buffsize, (uint64_t)NCCL_STEPS) / NCCL_STEPS;
+    gboolean one = f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE || a != COLL_NALGO_RING;
+    return one ? step : step * (NCCL_STEPS / 4);
+  }
+  }
+}

@@ -121,6 +121,18 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
 
 /* Pipelining chunk of the hierarchical plans: NCCL_BUFFSIZE (4 MiB). */
 #define COLL_NCCL_CHUNK_BYTES (4u << 20)
+/* Most chunks wisp cuts one collective into (simulation cost: members x
+ * chunks x steps); the pipeline fill a cap adds is (steps - 1) / cap of
+ * the transfer time, under 2 % for 8-member rings. */
+#define COLL_NCCL_MAX_CHUNKS 512
+
+/* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
+ * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =
+ * buffSizes[p] / NCCL_STEPS (8); Simple ring slices are sliceSteps steps
+ * (1 for broadcast and reduce, 2 for the others), LL carries half of a
+ * step (flag words), LL128 15/16.  buffsize: NCCL_BUFFSIZE of the Simple
+ * protocol (default 4 MiB); LL and LL128 use their fixed buffers.  O(1). */
+uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t buffsize);
 
 G_END_DECLS
 #endif
