@@ -54,8 +54,9 @@ static const char p5_yaml[] =
   "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 90}\n";
 
 static const char why_g8[] =
-  "one host thread drives 8 GPUs (-g 8): the small-size time is dominated by 8 serial kernel launches, whose cost "
-  "(library launch, 4 us) is an assumption, not a measured figure";
+  "one host thread drives 8 GPUs (-g 8): the small-size time is the host's 8 serial kernel launches (nccl-tests' "
+  "loop overlaps them with the GPUs' work; coll_measure takes the slower stage), whose cost (library launch, 4 us) is "
+  "an assumption, not a measured figure";
 static const char why_nvls_tree[] =
   "NVLS-tree on 2 nodes exceeds the network line rate (nccl-tests#309, a known NCCL special case); wisp runs it as "
   "NVLS reduce-scatter > network all-reduce > NVLS all-gather, whose NVLS phases each load both directions of a "
@@ -70,8 +71,9 @@ static const table_cfg cfgs[] = {
   { "together-h100-1node-nvls-allgather.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
   { "together-h100-1node-nvls-reducescatter.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
   { "mit-b200-1node-allcollectives.csv", 0, NULL, b200_yaml, 8, 8, TRUE, NULL,
-    "no known reason: every modelled B200 table met both targets when last measured (broadcast and reduce since "
-    "NCCL's slices pipeline along the ring, coll.c step_pipe)" },
+    "all-to-all (table 7): the real busbw ramps slowly, 418 GB/s at 64 MiB to 661 GB/s at 16 GiB, where wisp's "
+    "p2p plan (one direct transfer per peer at NCCL's NVLink share, 720 GB/s) reaches 673 GB/s by 256 MiB; NCCL's "
+    "p2p schedule (channels per peer, NCCL_P2P_NVL_CHUNKSIZE slices, one peer round at a time) is not modelled" },
   { "aws-p5-h100-2node-efa-allreduce-nccl2.22.3.csv", 0, NULL, p5_yaml, 16, 1, TRUE, NULL, why_efa },
   { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 1, "dgx-h100", NULL, 16, 1, TRUE, NULL,
     why_nvls_tree },
