@@ -102,19 +102,22 @@ struct coll_run {
   int nalgo, proto;
   double inv_eff_intra, inv_eff_inter;
   sim_time_ps step_extra[2 * COLL_MAX_DIMS];
-  coll_algo force_flat, force_dim0;
+  coll_algo force_flat, force_dim0, force_outer; /* forced algorithms: flat plan, dimension 0, outer dimensions */
+  gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
   sim_time_ps t_base; /* base latency and kernel launch before the first step */
   double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
   /* Step pipeline (nccl): chunk c runs step k once chunk c-lanes of the
-   * same member has finished step k and its sends of step k have landed
-   * (NCCL's connections are FIFOs of slices), so chunks flow through a
-   * phase one step behind each other; spend: n_slots * n_steps sends in
-   * flight per (slot, step).  pipe_bytes: the pipelined unit of a flat
-   * plan (NCCL's slice times its channels), 0 = one piece per lane. */
+   * same member has finished step k and the sends of step k of chunk
+   * c - COLL_NCCL_FIFO_SLOTS * lanes have landed (NCCL's connections are
+   * FIFOs of NCCL_STEPS slices), so chunks flow through a phase behind
+   * each other; sent: n_slots * n_steps sends in flight per (slot, step).
+   * pipe_bytes: the pipelined unit of a flat plan (NCCL's slice times its
+   * channels), 0 = one piece per lane. */
   gboolean step_pipe;
   uint16_t *sent;
   uint64_t pipe_bytes;
+  int fifo_chunks;    /* chunks of a lane in flight per step: NCCL_STEPS slices' worth */
 };
 
 typedef struct {
@@ -478,7 +481,7 @@ static void add_phase(coll_run *r, const coll_policy *pol, const topo *t, coll_p
   ph->prim = phase_prim;
   ph->g = g;
   ph->div = div;
-  coll_algo forced = g < 0 ? r->force_flat : tdim == 0 ? r->force_dim0 : COLL_ALGO_AUTO;
+  coll_algo forced = g < 0 ? r->force_flat : tdim == 0 ? r->force_dim0 : r->force_outer;
   if (forced != COLL_ALGO_AUTO && coll_algo_supports(forced, phase_prim) &&
       (forced != COLL_ALGO_NVLS || kind == TOPO_KIND_SWITCH))
     ph->algo = forced;
@@ -873,6 +876,7 @@ static const coll_phase *member_sched(const coll_run *r, int m, int ch, uint32_t
     .bytes = (coll_piece(r->bytes, r->n_chunks, ch) + ph->div - 1) / ph->div, /* largest piece: ceil */
     .a2av = r->splits ? a2av_bytes : NULL,
     .a2av_ctx = x,
+    .nvls_paired = r->nvls_paired,
   };
   *pos_out = pos;
   return ph;
@@ -955,12 +959,16 @@ static void slot_start(coll_run *r, uint32_t s)
 static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
 {
   if (r->step_pipe) {
-    /* Step pipeline (nccl): behind the previous chunk of this lane. */
+    /* Step pipeline (nccl): behind the previous chunk of this lane, and
+     * at most COLL_NCCL_FIFO_SLOTS chunks of this lane in flight per step
+     * (NCCL's connection FIFO). */
     int c0 = (int)(s % (uint32_t)r->n_chunks);
     if (c0 < r->lanes)
       return TRUE;
-    uint32_t p = s - (uint32_t)r->lanes;
-    return r->slot[p].cur > k && r->sent[(size_t)p * r->n_steps + k] == 0;
+    if (r->slot[s - (uint32_t)r->lanes].cur <= k)
+      return FALSE;
+    int back = r->fifo_chunks * r->lanes;
+    return c0 < back || r->sent[(size_t)(s - (uint32_t)back) * r->n_steps + k] == 0;
   }
   const coll_phase *ph = phase_of(r, k);
   if (k != ph->step0)
@@ -1188,12 +1196,13 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
      * land (the receiver's step does), so only the receiver advances, and
      * that may finish the run.  Step pipeline: the sender's next chunk may
      * be waiting for this step's sends to land. */
-    uint32_t next = rec.src_slot + (uint32_t)r->lanes;
+    uint32_t next = rec.src_slot + (uint32_t)(r->fifo_chunks * r->lanes);
     gboolean wake_next = FALSE;
     if (r->sent != NULL) {
       uint16_t *sc = &r->sent[(size_t)rec.src_slot * r->n_steps + rec.src_step];
       g_assert(*sc > 0);
-      wake_next = --*sc == 0 && (int)(rec.src_slot % (uint32_t)r->n_chunks) + r->lanes < r->n_chunks &&
+      wake_next = --*sc == 0 &&
+                  (int)(rec.src_slot % (uint32_t)r->n_chunks) + r->fifo_chunks * r->lanes < r->n_chunks &&
                   r->slot[next].cur == rec.src_step && r->slot[next].state == SLOT_IDLE;
     }
     if (dst_waits && kick(c, r, rec.dst_slot)) {
@@ -1578,7 +1587,7 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
   const coll_library_params *lp = &c->pol.lib;
   int n = r->n;
   r->nccl = TRUE;
-  r->force_flat = r->force_dim0 = COLL_ALGO_AUTO;
+  r->force_flat = r->force_dim0 = r->force_outer = COLL_ALGO_AUTO;
   r->inv_eff_intra = r->inv_eff_inter = 1.0;
   int nd = topo_n_dims(t);
   gboolean dims_ok = t->format != TOPO_FORMAT_GRAPH && nd >= 1;
@@ -1640,8 +1649,8 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
   coll_nccl_select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
   r->nalgo = a;
   r->proto = p;
-  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE);
-  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE);
+  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE, s);
+  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE, s);
   double base_us = 0, hop_us = 0;
   coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
   sim_time_ps base_ps = 0;
@@ -1650,6 +1659,27 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
   r->hop_us = hop_us;
   if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE))
     r->pipe_bytes = coll_nccl_slice_bytes(f, a, p, lp->buffsize) * (uint64_t)MAX(mdl->channels, 1);
+  if (a == COLL_NALGO_TREE) {
+    /* NCCL's tree pipelines chunks up and down the tree; wisp's tree
+     * depth (levels of a binary tree over n) stands for NCCL's. */
+    int depth = 1;
+    while ((1 << depth) < n + 1)
+      depth++;
+    r->pipe_bytes = coll_nccl_tree_chunk_bytes(p, lp->buffsize, s, mdl->channels, depth) *
+                    (uint64_t)MAX(mdl->channels, 1);
+  }
+  r->fifo_chunks = COLL_NCCL_FIFO_SLOTS;
+  if (r->pipe_bytes > 0 && p != COLL_PROTO_SIMPLE) {
+    /* LL and LL128 forward each line (8 of 16 bytes, 120 of 128) as soon
+     * as its flag arrives (NCCL's LL primitives poll per line), so their
+     * pipeline is as fine as the simulation affords: COLL_NCCL_MAX_CHUNKS
+     * pieces of at least one 128-byte line; a connection still holds
+     * NCCL_STEPS slices in flight, i.e. that many slices' worth of these
+     * pieces. */
+    uint64_t slices = r->pipe_bytes * COLL_NCCL_FIFO_SLOTS;
+    r->pipe_bytes = MAX((uint64_t)128, (r->bytes + COLL_NCCL_MAX_CHUNKS - 1) / COLL_NCCL_MAX_CHUNKS);
+    r->fifo_chunks = (int)MIN((uint64_t)G_MAXINT / 64, MAX(slices / r->pipe_bytes, (uint64_t)COLL_NCCL_FIFO_SLOTS));
+  }
   switch (a) {
   case COLL_NALGO_RING:
     r->force_flat = COLL_ALGO_RING;
@@ -1692,6 +1722,18 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
       plan_flat(r);
     break;
   case COLL_NALGO_TREE:
+    if (n_nodes > 1 && ppn > 1 && r->n_g > 1 && f == COLL_NFUNC_ALL_REDUCE) {
+      /* NCCL's tree on several nodes: a chain through each node to a head
+       * GPU, a double binary tree between the heads over the network,
+       * one tree per channel with the heads (and NICs) spread over the
+       * node's GPUs (src/graph/trees.cc, connect.cc).  Summed over the
+       * channels that is a reduce-scatter inside the node, the tree
+       * between the nodes on each rail, and an all-gather inside the
+       * node, pipelined chunk by chunk. */
+      r->force_dim0 = COLL_ALGO_RING;
+      r->force_outer = COLL_ALGO_DOUBLE_BINARY_TREE;
+      break;
+    }
     r->force_flat = COLL_ALGO_DOUBLE_BINARY_TREE;
     if (r->n_g > 1)
       plan_flat(r);
@@ -1700,7 +1742,12 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
     r->force_flat = COLL_ALGO_NVLS;
     break;
   case COLL_NALGO_NVLS_TREE:
+    /* NCCL's NVLS-tree: NVLS inside the node, a tree between the nodes
+     * (src/graph/connect.cc connectNvls / the tree's inter-node part);
+     * network switches do no reduction (no SHARP here, that is CollNet). */
     r->force_dim0 = COLL_ALGO_NVLS;
+    r->force_outer = COLL_ALGO_DOUBLE_BINARY_TREE;
+    r->nvls_paired = TRUE;
     break;
   default:
     break;

@@ -160,7 +160,7 @@ static const pdesc params[] = {
   P("launch", PT_TIME, launch, "time", "[ASSUMPTION] order of a CUDA kernel launch", "nccl: host cost of launching one collective kernel; paid gpus_per_thread times"),
   P("gpus_per_thread", PT_INT, gpus_per_thread, "GPUs", "-", "nccl: GPUs one host thread drives (nccl-tests -g); their launches are serial"),
   P("net_overhead", PT_TIME, net_overhead, "time", "[nccl] getNetOverhead (x86 Intel)", "nccl: host cost of a network post (NCCL_NET_OVERHEAD)"),
-  P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the NIC's own latency added to every network hop"),
+  P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the network latency a net plugin reports to NCCL's tuner (graph latencyInter), added to every network hop of the tuner's cost model; steers the algorithm choice only (the topology's latencies are simulated)"),
 };
 
 size_t coll_library_param_count(void)

@@ -106,16 +106,20 @@ double coll_nccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_a
 gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
                           coll_nccl_algo *a, coll_proto *p);
 
-/* The share of a link's raw rate that (a, p) achieves: the link
- * efficiency (NVLink tier only), the protocol's payload share and NCCL's
- * per-communicator caps, as NCCL's bus bandwidth divided by the raw one.
- * inter: TRUE for a network transfer.  In (0, 1]. */
+/* The share of a link's raw rate that (a, p) achieves for S bytes: the
+ * link efficiency (NVLink tier only), the protocol's payload share and
+ * NCCL's per-communicator caps (and, for the tree, NCCL's size-dependent
+ * tree correction), as NCCL's bus bandwidth divided by the raw bus
+ * bandwidth of wisp's plan on the same links.  inter: TRUE for a network
+ * transfer.  In (0, 1]. */
 double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
-                            gboolean inter);
+                            gboolean inter, uint64_t s);
 
 /* The latencies of (a, p): *base_us once per collective, *hop_us the
  * total per-hop part on the critical path (NCCL's latency minus the
- * base).  The simulation spreads hop_us over the plan's steps. */
+ * base), without the plugin-reported network latency (comm.net_lat_us
+ * steers the choice only; the network's route latencies are simulated).
+ * The simulation spreads hop_us over the plan's steps. */
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 
@@ -125,6 +129,9 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
  * chunks x steps); the pipeline fill a cap adds is (steps - 1) / cap of
  * the transfer time, under 2 % for 8-member rings. */
 #define COLL_NCCL_MAX_CHUNKS 512
+/* Slices a connection holds in flight: NCCL_STEPS [nccl]
+ * src/include/device.h. */
+#define COLL_NCCL_FIFO_SLOTS 8
 
 /* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
  * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =
@@ -133,6 +140,14 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
  * step (flag words), LL128 15/16.  buffsize: NCCL_BUFFSIZE of the Simple
  * protocol (default 4 MiB); LL and LL128 use their fixed buffers.  O(1). */
 uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t buffsize);
+
+/* The tree's chunk for S bytes on nch channels and a tree of the given
+ * depth: the Simple slice halved while the tree would hold too few chunks
+ * (calcCollChunking's "Optimize chunkSize / nSteps" loop for the tree:
+ * below depth x 8 chunks per channel down to 128 KiB, below depth x 4 down
+ * to 64 KiB, below depth down to 32 KiB); LL and LL128 as
+ * coll_nccl_slice_bytes.  O(log S). */
+uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s, int nch, int depth);
 
 G_END_DECLS
 #endif
