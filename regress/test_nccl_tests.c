@@ -17,6 +17,7 @@
 
 #include "collectives/coll.h"
 #include "collectives/coll_nccl.h"
+#include "collectives/coll_nccltests.h"
 #include "test_util.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -89,70 +90,10 @@ static const table_cfg cfgs[] = {
 };
 
 typedef struct {
-  char test[32];
-  int table;
-  uint64_t size;
-  double time_us, busbw;
-} real_row;
-
-typedef struct {
   const table_cfg *cfg;
   char *path;
   int table;
 } case_data;
-
-static gboolean op_of(const char *test, et_coll_type *type)
-{
-  static const struct { const char *name; et_coll_type t; } ops[] = {
-    { "all_reduce_perf", ET_COLL_ALL_REDUCE }, { "all_gather_perf", ET_COLL_ALL_GATHER },
-    { "reduce_scatter_perf", ET_COLL_REDUCE_SCATTER }, { "reduce_perf", ET_COLL_REDUCE },
-    { "broadcast_perf", ET_COLL_BROADCAST }, { "alltoall_perf", ET_COLL_ALL_TO_ALL },
-    { "gather_perf", ET_COLL_GATHER }, { "scatter_perf", ET_COLL_SCATTER },
-  };
-  for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
-    if (strcmp(test, ops[i].name) == 0) {
-      *type = ops[i].t;
-      return TRUE;
-    }
-  return FALSE;
-}
-
-/* Reads the data rows (mpirun's "[1,0]<stdout>:" tags removed). */
-static GArray *read_rows(const char *path)
-{
-  char *text = NULL;
-  GArray *rows = g_array_new(FALSE, TRUE, sizeof(real_row));
-  if (!g_file_get_contents(path, &text, NULL, NULL))
-    return rows;
-  gchar **lines = g_strsplit(text, "\n", -1);
-  for (int i = 0; lines[i]; i++) {
-    GString *l = g_string_new(lines[i]);
-    const char *tag = "[1,0]<stdout>:";
-    char *p;
-    while ((p = strstr(l->str, tag)) != NULL)
-      g_string_erase(l, p - l->str, (gssize)strlen(tag));
-    if (l->len == 0 || l->str[0] == '#' || g_str_has_prefix(l->str, "test,")) {
-      g_string_free(l, TRUE);
-      continue;
-    }
-    gchar **f = g_strsplit(l->str, ",", -1);
-    if (g_strv_length(f) >= 10) {
-      real_row r = { 0 };
-      g_strlcpy(r.test, f[0], sizeof r.test);
-      r.table = atoi(f[1]);
-      r.size = g_ascii_strtoull(f[2], NULL, 10);
-      r.time_us = g_ascii_strtod(f[7], NULL);
-      r.busbw = g_ascii_strtod(f[9], NULL);
-      if (r.size > 0)
-        g_array_append_val(rows, r);
-    }
-    g_strfreev(f);
-    g_string_free(l, TRUE);
-  }
-  g_strfreev(lines);
-  g_free(text);
-  return rows;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -206,25 +147,25 @@ static void run_table(gconstpointer data)
   int *ranks = g_new(int, c->ranks);
   for (int i = 0; i < c->ranks; i++)
     ranks[i] = i;
-  GArray *rows = read_rows(cd->path);
+  GError *rerr = NULL;
+  GArray *rows = coll_ncclt_read(cd->path, &rerr);
+  g_assert_no_error(rerr);
   GArray *bus_err = g_array_new(FALSE, FALSE, sizeof(double));
   GArray *time_err = g_array_new(FALSE, FALSE, sizeof(double));
   int seen = 0;
   g_test_message("%-20s %12s %11s %11s %10s %10s  %s", "test", "size (B)", "real (us)", "wisp (us)", "real busbw",
                  "wisp busbw", "wisp algorithm/protocol: plan");
   for (guint i = 0; i < rows->len; i++) {
-    const real_row *rr = &g_array_index(rows, real_row, i);
+    const coll_ncclt_row *rr = &g_array_index(rows, coll_ncclt_row, i);
     et_coll_type type;
     if (rr->table != cd->table)
       continue;
-    if (!op_of(rr->test, &type)) {
-      if (i == 0 || strcmp(rr->test, g_array_index(rows, real_row, i - 1).test) != 0)
+    if (!coll_ncclt_op(rr->test, &type)) {
+      if (i == 0 || strcmp(rr->test, g_array_index(rows, coll_ncclt_row, i - 1).test) != 0)
         g_test_message("%s: not a collective wisp's collbench runs (skipped)", rr->test);
       continue;
     }
-    uint64_t comm = rr->size;
-    if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
-      comm = rr->size / (uint64_t)c->ranks;
+    uint64_t comm = coll_ncclt_comm_size(type, rr->size, c->ranks);
     if (comm == 0)
       continue;
     gboolean rooted = type == ET_COLL_BROADCAST || type == ET_COLL_REDUCE || type == ET_COLL_GATHER ||
@@ -238,9 +179,9 @@ static void run_table(gconstpointer data)
     double us = (double)ps / 1e6;
     double busbw = (double)info.algbw_bytes / ((double)ps / 1e12) / 1e9 * info.busbw_factor;
     g_test_message("%-20s %12" G_GUINT64_FORMAT " %11.2f %11.2f %10.2f %10.2f  %s", rr->test, rr->size, rr->time_us, us,
-                   rr->busbw, busbw, info.detail);
-    if ((double)rr->size >= 64 * MIB && rr->busbw > 0) {
-      double e = fabs(busbw - rr->busbw) / rr->busbw;
+                   rr->busbw_GBps, busbw, info.detail);
+    if ((double)rr->size >= 64 * MIB && rr->busbw_GBps > 0) {
+      double e = fabs(busbw - rr->busbw_GBps) / rr->busbw_GBps;
       g_array_append_val(bus_err, e);
     }
     if (rr->size <= 65536 && rr->time_us > 0) {
@@ -294,6 +235,12 @@ static void skip_absent(void)
   g_test_skip("WISP_SHARED_DATA/nccl-tests not found (set WISP_SHARED_DATA; make check does)");
 }
 
+static void read_fail(gconstpointer data)
+{
+  g_test_message("%s", (const char *)data);
+  g_test_fail();
+}
+
 static void no_config(gconstpointer data)
 {
   g_test_incomplete((const char *)data);
@@ -320,7 +267,16 @@ int main(int argc, char **argv)
   for (guint i = 0; i < names->len; i++) {
     const char *file = names->pdata[i];
     char *path = g_build_filename(dir, file, NULL);
-    GArray *rows = read_rows(path);
+    GError *rerr = NULL;
+    GArray *rows = coll_ncclt_read(path, &rerr);
+    if (rows == NULL) {
+      /* An unreadable or empty file is its own failing case. */
+      char *name = g_strdup_printf("/nccl-tests/%s", file);
+      g_test_add_data_func(name, g_strdup(rerr->message), read_fail);
+      g_free(name);
+      g_clear_error(&rerr);
+      rows = g_array_new(FALSE, TRUE, sizeof(coll_ncclt_row));
+    }
     gboolean any = FALSE;
     for (size_t k = 0; k < G_N_ELEMENTS(cfgs); k++) {
       if (strcmp(cfgs[k].file, file) != 0)
@@ -328,7 +284,7 @@ int main(int argc, char **argv)
       any = TRUE;
       int last = -1;
       for (guint r = 0; r < rows->len; r++) {
-        int tb = g_array_index(rows, real_row, r).table;
+        int tb = g_array_index(rows, coll_ncclt_row, r).table;
         if (tb == last || (cfgs[k].table != 0 && tb != cfgs[k].table))
           continue;
         last = tb;
