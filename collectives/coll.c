@@ -12,7 +12,9 @@
  * Running: the collective's bytes are cut into chunks; each (member,
  * chunk) pair is a slot that walks the plan's steps in order.  Chunks
  * pipeline across dimensions with one active chunk per dimension and
- * member (see phase_gate_open); a slot finishes step k once its own sends
+ * member (see phase_gate_open); under the NCCL model they pipeline step by
+ * step instead, one behind the other with NCCL's FIFO window
+ * (coll_run.step_pipe); a slot finishes step k once its own sends
  * of step k have arrived and it has received every transfer addressed to
  * its step k (plus, optionally, the local reduction time).  Memory:
  * O(members * chunks * steps) 16-bit receive counters per collective

@@ -10,11 +10,14 @@
  *
  * The tuner only chooses.  The time of a collective comes out of the
  * simulation (coll.c): the chosen algorithm's transfers run on the
- * network with the protocol's efficiency applied to their bytes
- * (coll_nccl_efficiency) and its latencies added as a base delay and as
- * per-step delays (coll_nccl_latency).  Algorithms: ring, tree, NVLS,
- * NVLS-tree; CollNet and PAT are not modelled (never chosen).  Every
- * function is O(1).  Prefix coll_nccl_.
+ * network, structured as NCCL runs them (rings per rail, the tree as a
+ * chain inside the node and a tree between nodes, NVLS-tree, slices
+ * pipelined along rings and trees: coll_nccl_slice_bytes,
+ * coll_nccl_tree_chunk_bytes), with the protocol's efficiency applied to
+ * their bytes (coll_nccl_efficiency) and its latencies added as a base
+ * delay and as per-step delays (coll_nccl_latency).  Algorithms: ring,
+ * tree, NVLS, NVLS-tree; CollNet and PAT are not modelled (never chosen).
+ * Every function is O(1) unless it says otherwise.  Prefix coll_nccl_.
  */
 #ifndef WISP_COLL_NCCL_H
 #define WISP_COLL_NCCL_H
@@ -75,7 +78,7 @@ typedef struct {
   double intra_GBps;         /* raw per-GPU scale-up bandwidth per direction (links x link rate) */
   double link_GBps;          /* raw rate of one NVLink link (25 for NVLink 3/4, 50 for NVLink 5) */
   double nic_GBps;           /* per-node network bandwidth per direction (all NICs) */
-  double net_lat_us;         /* the NIC's own latency (NCCL graph latencyInter; 0 for IB) */
+  double net_lat_us;         /* latency a net plugin reports (NCCL graph latencyInter; 0 for IB); the choice only */
   gboolean nvls;             /* NVSwitch multicast available and enabled */
   int channels;              /* ring/tree channels; 0 = derived (coll_nccl_channels) */
   double net_overhead_us;    /* host cost of a network post (NCCL_NET_OVERHEAD) */
