@@ -718,6 +718,12 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = 2;
     goto out;
   }
+  if (compare_csv != NULL && (op != NULL || sizes_s != NULL || json != NULL || compare)) {
+    fprintf(stderr, "wisp collbench: --compare-csv takes the collective and sizes from the file and prints a table "
+                    "only; drop --op, --sizes, --json and --compare\n");
+    status = 2;
+    goto out;
+  }
   if (compare_csv != NULL) {
     if (!run_compare(compare_csv, compare_table, svg, network, t, tier, pol, rk, n, root, &error))
       status = wisp_cli_fail(error);

@@ -124,6 +124,7 @@ static void test_collbench_compare(void)
   g_free(text);
   g_assert_cmpint(g_unlink(svg), ==, 0);
   g_assert_cmpint(run("--network", cfg, "--svg", svg, NULL), ==, 2);                      /* --svg alone */
+  g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--sizes", "1M", NULL), ==, 2); /* sizes from the file */
   g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--compare-table", "2", "--svg", svg, NULL), ==, 1);
   char *missing = g_build_filename(tmpdir, "none.csv", NULL);
   g_assert_cmpint(run("--network", cfg, "--compare-csv", missing, NULL), ==, 1);
