@@ -235,6 +235,12 @@ static void skip_absent(void)
   g_test_skip("WISP_SHARED_DATA/nccl-tests not found (set WISP_SHARED_DATA; make check does)");
 }
 
+/* g_ptr_array_sort passes pointers to the elements. */
+static gint cmp_name(gconstpointer a, gconstpointer b)
+{
+  return g_ascii_strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static void read_fail(gconstpointer data)
 {
   g_test_message("%s", (const char *)data);
@@ -258,12 +264,14 @@ int main(int argc, char **argv)
     return g_test_run();
   }
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *cases = g_ptr_array_new_with_free_func(g_free); /* case_data, freed after the run */
+  GPtrArray *owned = g_ptr_array_new_with_free_func(g_free); /* test data strings */
   const char *nm;
   while ((nm = g_dir_read_name(d)) != NULL)
     if (g_str_has_suffix(nm, ".csv"))
       g_ptr_array_add(names, g_strdup(nm));
   g_dir_close(d);
-  g_ptr_array_sort(names, (GCompareFunc)(void (*)(void))g_ascii_strcasecmp);
+  g_ptr_array_sort(names, cmp_name); /* deterministic case order */
   for (guint i = 0; i < names->len; i++) {
     const char *file = names->pdata[i];
     char *path = g_build_filename(dir, file, NULL);
@@ -272,7 +280,9 @@ int main(int argc, char **argv)
     if (rows == NULL) {
       /* An unreadable or empty file is its own failing case. */
       char *name = g_strdup_printf("/nccl-tests/%s", file);
-      g_test_add_data_func(name, g_strdup(rerr->message), read_fail);
+      char *msg = g_strdup(rerr->message);
+      g_ptr_array_add(owned, msg);
+      g_test_add_data_func(name, msg, read_fail);
       g_free(name);
       g_clear_error(&rerr);
       rows = g_array_new(FALSE, TRUE, sizeof(coll_ncclt_row));
@@ -289,6 +299,7 @@ int main(int argc, char **argv)
           continue;
         last = tb;
         case_data *cd = g_new0(case_data, 1);
+        g_ptr_array_add(cases, cd);
         cd->cfg = &cfgs[k];
         cd->path = g_strdup(path);
         cd->table = tb;
@@ -299,8 +310,9 @@ int main(int argc, char **argv)
     }
     if (!any) {
       char *name = g_strdup_printf("/nccl-tests/%s", file);
-      g_test_add_data_func(name, g_strdup_printf("%s: no configuration for this table's hardware yet", file),
-                           no_config);
+      char *msg = g_strdup_printf("%s: no configuration for this table's hardware yet", file);
+      g_ptr_array_add(owned, msg);
+      g_test_add_data_func(name, msg, no_config);
       g_free(name);
     }
     g_array_free(rows, TRUE);
@@ -308,6 +320,10 @@ int main(int argc, char **argv)
   }
   g_free(dir);
   int rc = g_test_run();
+  for (guint i = 0; i < cases->len; i++)
+    g_free(((case_data *)cases->pdata[i])->path);
+  g_ptr_array_free(cases, TRUE);
+  g_ptr_array_free(owned, TRUE);
   g_ptr_array_free(names, TRUE);
   return rc;
 }
