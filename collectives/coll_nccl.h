@@ -126,8 +126,6 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 
-/* Pipelining chunk of the hierarchical plans: NCCL_BUFFSIZE (4 MiB). */
-#define COLL_NCCL_CHUNK_BYTES (4u << 20)
 /* Most chunks wisp cuts one collective into (simulation cost: members x
  * chunks x steps); the pipeline fill a cap adds is (steps - 1) / cap of
  * the transfer time, under 2 % for 8-member rings. */
