@@ -1906,11 +1906,11 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
   r->n_chunks = c->pol.chunks * r->lanes;
   if (r->nccl) {
     /* NCCL pipelines hierarchical plans in buffer-sized chunks (buffsize,
-     * NCCL_BUFFSIZE), and a flat
-     * plan whose steps forward the whole buffer (ring broadcast and
-     * reduce) in slices (pipe_bytes); other flat plans run one piece per
-     * lane (each step already moves 1/n of it; channels add bandwidth, not
-     * steps).  Chunks then flow step by step (step_pipe). */
+     * NCCL_BUFFSIZE), and a flat plan whose steps forward the whole buffer
+     * (ring broadcast and reduce, the tree) in slices (pipe_bytes); other
+     * flat plans run one piece per lane (each step already moves 1/n of
+     * it; channels add bandwidth, not steps).  Chunks then flow step by
+     * step (step_pipe). */
     uint64_t unit = r->n_phases > 1 ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
     uint64_t ch = unit > 0 ? (r->bytes + unit - 1) / unit : 1;
     r->n_chunks = (int)CLAMP(ch, 1, COLL_NCCL_MAX_CHUNKS) * r->lanes;
