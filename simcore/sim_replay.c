@@ -346,7 +346,8 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   const et_node *n = &rs->g->nodes[node];
   sim_comm_record rec = {
     .rank = rank, .node_id = n->id, .op = ci->type, .node_type = n->type, .algo = ci->info.algo,
-    .group = ci->group, .n_ranks = ci->n, .peer = -1, .bytes = ci->bytes,
+    .nccl_algo = (int8_t)ci->info.nccl_algo, .proto = (int8_t)ci->info.proto, .group = ci->group,
+    .n_ranks = ci->n, .peer = -1, .bytes = ci->bytes,
     .algbw_bytes = ci->info.algbw_bytes, .busbw_factor = ci->info.busbw_factor,
     .issue = rs->comm_issue[n->comm], .start = ci->start, .end = sim_now(sim),
     .measured = n->duration_ps,
@@ -525,7 +526,8 @@ static void p2p_side_done(replay *rp, const p2p_op *op, int k)
   const et_node *n = &rs->g->nodes[nodes[k]];
   sim_comm_record rec = {
     .rank = ranks[k], .node_id = n->id, .op = ET_COLL_NONE, .node_type = n->type,
-    .algo = COLL_ALGO_DIRECT, .group = ET_GROUP_WORLD, .n_ranks = 2, .peer = ranks[1 - k],
+    .algo = COLL_ALGO_DIRECT, .nccl_algo = -1, .proto = -1, .group = ET_GROUP_WORLD, .n_ranks = 2,
+    .peer = ranks[1 - k],
     .bytes = op->bytes, .algbw_bytes = op->bytes, .busbw_factor = 1.0,
     .issue = rs->comm_issue[n->comm], .start = op->start, .end = sim_now(rp->sim),
     .measured = n->duration_ps,
