@@ -16,7 +16,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 #include "frontends/kineto_mem.h"
 #include "common/wisp_par.h"
 

@@ -9,7 +9,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_rank.h"
 #include "frontends/kineto_mem.h"
 
 #include <stdlib.h>

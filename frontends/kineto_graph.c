@@ -20,7 +20,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 
 #include <stdlib.h>
 #include <string.h>

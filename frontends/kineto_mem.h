@@ -3,12 +3,7 @@
  * doc/libraries.md "Buffer lifecycle from traces").
  *
  * The parser (kineto_parse.c) keeps every [memory] instant that names a
- * device allocation (Addr > 0, Bytes != 0, Device Type 1, Device Id >= 0)
- * as a kt_event of kind KT_EV_MEMORY: correlation = Addr, aux = Bytes
- * (negative for a free), device = Device Id, ts = the event time.  Kineto
- * records tensor-level caching-allocator events only (kineto.md §9);
- * segment allocations, maps and unmaps are not in Kineto traces and are not
- * read.
+ * device allocation as a kt_event of kind KT_EV_MEMORY (kineto_trace.h).
  *
  * Linking rule (a heuristic, because Kineto records no buffer address on
  * kernels or on record_param_comms): the buffer of a communication kernel
@@ -27,15 +22,10 @@
 #ifndef WISP_KINETO_MEM_H
 #define WISP_KINETO_MEM_H
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 #include "chakra/et_graph.h"
 
 G_BEGIN_DECLS
-
-/* kt_event.kind of a kept [memory] instant.  Outside kt_ev_kind because
- * kineto.h belongs to another module; the value is above every
- * kt_ev_kind member. */
-#define KT_EV_MEMORY 64
 
 typedef struct {
   uint64_t buffer;         /* Addr of the linked allocation; 0 = not linked */

@@ -10,8 +10,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
-#include "frontends/kineto_mem.h"
+#include "frontends/kineto_trace.h"
 #include "frontends/fe_json_ip.h"
 
 #include <string.h>

@@ -13,7 +13,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 #include "fuzz/fuzz_util.h"
 
 #include <stdint.h>

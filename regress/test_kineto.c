@@ -10,7 +10,7 @@
 #include "regress/test_util.h"
 
 #include "chakra/et_io.h"
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include "frontends/fe.h"
-#include "frontends/kineto.h"
 #include "frontends/kineto_mem.h"
 #include "simcore/sim_replay.h"
 #include "topologies/topo.h"
