@@ -510,7 +510,6 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
     kt_comm *c = &g_array_index(r->comms, kt_comm, i);
     c->ranks = g_memdup2(c->ranks, sizeof(int) * (gsize)c->n_ranks);
     c->splits = c->splits ? g_memdup2(c->splits, sizeof(uint64_t) * (gsize)c->n_ranks) : NULL;
-    c->drop_detail = NULL;
     gboolean member = FALSE;
     for (int k = 0; k < c->n_ranks; k++)
       member |= c->ranks[k] == to;
@@ -528,8 +527,9 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   return r;
 }
 
-/* Converts a kt_graph to an et_graph.  Node ids are indices. */
-static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, const char *source,
+/* Converts a kt_graph of rank r (matching's verdicts rm) to an et_graph.
+ * Node ids are indices. */
+static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph *g, const char *source,
                        uint64_t *a2av_uniform, GError **error)
 {
   et_builder *b = et_builder_new(source);
@@ -543,10 +543,9 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
       continue;
     const kt_op *op = &g_array_index(r->ops, kt_op, n->op);
     const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
-    const kt_group *grp = g_ptr_array_index(groups, c->group);
+    uint32_t group = rm->comms[op->comm].group;
     char gname[16];
-    g_snprintf(gname, sizeof gname, "%u", c->group + 1);
-    (void)grp;
+    g_snprintf(gname, sizeof gname, "%u", group + 1);
     et_comm ec = { 0 };
     ec.bytes = c->bytes;
     ec.src = ec.dst = ec.tag = -1;
@@ -559,11 +558,11 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
     if (c->p2p == 1) {
       ec.src = r->rank;
       ec.dst = c->peer;
-      ec.tag = (int32_t)c->group;
+      ec.tag = (int32_t)group;
     } else if (c->p2p == 2) {
       ec.src = c->peer;
       ec.dst = r->rank;
-      ec.tag = (int32_t)c->group;
+      ec.tag = (int32_t)group;
     }
     const uint64_t *splits = NULL;
     uint32_t ns = 0;
@@ -612,8 +611,8 @@ typedef struct {
   work_phase phase;
   int world;
   const fe_kineto_options *opt;
-  kt_rank **ranks;         /* phase 3: the matched ranks (read-only) */
-  GPtrArray *groups;       /* phase 3: the matched groups (read-only) */
+  kt_rank **ranks;         /* phase 3: the ranks (read-only) */
+  const kt_match *match;   /* phase 3: matching's result (read-only) */
 } file_work;
 
 /* Resolves the number of workers: opt->threads, else WISP_THREADS, else the
@@ -647,14 +646,15 @@ static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_op
 
 /* Phase 3 for one rank: the dependency graph, its et_graph (checked by the
  * builder) and the buffer links of its communication.  Reads only the
- * rank's own tables and the shared, read-only groups. */
+ * rank's own tables and the shared, read-only result of matching. */
 static gboolean graph_one(file_work *wk, file_job *jb)
 {
   int rk = jb->rank;
   kt_rank *r = wk->ranks[rk];
-  kt_graph *g = jb->graph = kt_graph_build(r, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
+  const kt_rank_match *rm = &wk->match->ranks[rk];
+  kt_graph *g = jb->graph = kt_graph_build(r, rm, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
   char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
-  jb->et = to_et(r, g, wk->groups, src, &jb->uniform, &jb->error);
+  jb->et = to_et(r, rm, g, src, &jb->uniform, &jb->error);
   g_free(src);
   if (!jb->et)
     return FALSE;
@@ -671,15 +671,15 @@ static gboolean graph_one(file_work *wk, file_job *jb)
 }
 
 /* Fills the report's clock check from the traced ranks' clock_dev samples
- * (kt_match) and warns above 1 ms: kernels of one collective end within
- * microseconds of each other on every member, so a rank whose median
+ * (kt_match_ranks) and warns above 1 ms: kernels of one collective end
+ * within microseconds of each other on every member, so a rank whose median
  * deviation stands out runs on an offset clock.  O(samples log samples). */
-static void clock_check(kt_rank **ranks, const int *rank_of, int nf, fe_kineto_report *rep)
+static void clock_check(const kt_match *m, const int *rank_of, int nf, fe_kineto_report *rep)
 {
   sim_time_ps lo = 0, hi = 0;
   for (int i = 0; i < nf; i++) {
     int rk = rank_of[i];
-    GArray *d = ranks[rk] ? ranks[rk]->clock_dev : NULL;
+    GArray *d = m->ranks[rk].clock_dev;
     if (!d || d->len == 0)
       continue;
     int64_t *v = g_memdup2(d->data, sizeof(int64_t) * d->len);
@@ -767,7 +767,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   file_work work = { .jobs = jobs, .n = nf, .opt = opt };
   kt_rank **ranks = NULL;
   kt_graph **graphs = NULL;
-  GPtrArray *groups = g_ptr_array_new_with_free_func(kt_group_free);
+  kt_match *match = NULL;
   int world = -1;
   gboolean ok = FALSE;
   rep->n_files = nf;
@@ -943,14 +943,15 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   }
   g_string_free(missing, TRUE);
   /* 4. Match collectives across ranks. */
-  kt_match_stats st;
-  if (!kt_match(ranks, world, opt->strict, groups, rep->warnings, &st, error))
+  match = kt_match_ranks((const kt_rank *const *)ranks, world, opt->strict, rep->warnings, error);
+  if (!match)
     goto out;
-  rep->matched = st.matched;
-  rep->dropped = st.dropped;
-  rep->mismatches = st.mismatches;
-  rep->imbalanced_a2av = st.imbalanced_a2av;
-  clock_check(ranks, rank_of, nf, rep);
+  GPtrArray *groups = match->groups;
+  rep->matched = match->stats.matched;
+  rep->dropped = match->stats.dropped;
+  rep->mismatches = match->stats.mismatches;
+  rep->imbalanced_a2av = match->stats.imbalanced_a2av;
+  clock_check(match, rank_of, nf, rep);
   rep->groups = groups->len;
   /* 5. Graphs. */
   w = et_workload_new(world, n_paths == 1 ? paths[0] : "(kineto traces)");
@@ -982,7 +983,7 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
   {
     file_job *gjobs = g_new0(file_job, world);
     file_work gw = { .jobs = gjobs, .n = world, .phase = WORK_GRAPH, .world = world, .opt = opt, .ranks = ranks,
-                     .groups = groups };
+                     .match = match };
     for (int rk = 0; rk < world; rk++)
       gjobs[rk].rank = rk;
     int failed = wisp_run_jobs(gw.n, threads, work_one, &gw);
@@ -1023,18 +1024,19 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
       const kt_rank *r = ranks[rk];
       for (guint k = 0; k < r->comms->len; k++) {
         const kt_comm *c = &g_array_index(r->comms, kt_comm, k);
-        if (c->status != 1)
+        const kt_comm_match *cm = &match->ranks[rk].comms[k];
+        if (cm->status != KT_COMM_MATCHED)
           continue;
         const char *op = c->p2p == 1 ? "send" : c->p2p == 2 ? "recv" : c->splits ? "all_to_allv"
                                                                              : et_coll_short_name(c->coll);
-        char *key = g_strdup_printf("%s|%u|%" G_GUINT64_FORMAT "|%s|%s", op, c->group, c->bytes,
+        char *key = g_strdup_printf("%s|%u|%" G_GUINT64_FORMAT "|%s|%s", op, cm->group, c->bytes,
                                     c->dtype ? c->dtype : "-", c->size_source ? c->size_source : "-");
         gpointer hit = g_hash_table_lookup(index, key);
         guint row;
         if (hit == NULL) {
           fe_coll_row x = {0};
           x.op = g_strdup(op);
-          x.group = g_strdup_printf("%u", c->group + 1);
+          x.group = g_strdup_printf("%u", cm->group + 1);
           x.group_ranks = c->n_ranks;
           x.bytes = c->bytes;
           x.dtype = g_strdup(c->dtype ? c->dtype : "-");
@@ -1109,17 +1111,18 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
       kt_count_skip(rr->skipped, k, GPOINTER_TO_SIZE(v));
     for (guint q = 0; q < r->comms->len; q++) {
       const kt_comm *c = &g_array_index(r->comms, kt_comm, q);
+      const kt_comm_match *cm = &match->ranks[rank_of[i]].comms[q];
       rr->comm_kernels++;
       int ti = c->p2p == 1 ? 11 : c->p2p == 2 ? 12 : c->coll == ET_COLL_ALL_TO_ALLV ? 10 : (int)c->coll;
       if (ti >= 0 && ti < (int)G_N_ELEMENTS(rr->comm_by_type))
         rr->comm_by_type[ti]++;
       rr->comm_bytes += c->bytes;
-      if (c->status == 1) {
+      if (cm->status == KT_COMM_MATCHED) {
         rr->comm_matched++;
-        rr->comm_replayed += c->replay;
+        rr->comm_replayed += cm->replay;
       } else {
         rr->comm_dropped++;
-        kt_count_skip(rr->skipped, c->drop_reason ? c->drop_reason : "communication not matched", 1);
+        kt_count_skip(rr->skipped, cm->drop_reason ? cm->drop_reason : "communication not matched", 1);
       }
     }
   }
@@ -1205,7 +1208,7 @@ out:
   g_free(jobs);
   g_free(traces);
   g_free(rank_of);
-  g_ptr_array_free(groups, TRUE);
+  kt_match_free(match);
   g_ptr_array_free(files, TRUE);
   if (!report)
     fe_kineto_report_clear(rep);

@@ -367,7 +367,6 @@ void kt_rank_free(kt_rank *r)
       g_free(c->ranks);
       g_free(c->group_key);
       g_free(c->splits);
-      g_free(c->drop_detail);
     }
     g_array_free(r->comms, TRUE);
   }
@@ -383,8 +382,6 @@ void kt_rank_free(kt_rank *r)
     g_hash_table_destroy(r->skipped);
   if (r->sync_edges)
     g_array_free(r->sync_edges, TRUE);
-  if (r->clock_dev)
-    g_array_free(r->clock_dev, TRUE);
   g_free(r);
 }
 
@@ -1335,7 +1332,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     g_array_append_val(r->comms, cm);
   }
   /* Communication without any size source cannot be simulated: it is
-   * replayed at its measured duration (kt_match marks every member of such
+   * replayed at its measured duration (kt_match_ranks marks every member of such
    * a collective); say so once per rank, naming the first such kernel
    * (unknown dtype names already warned per kernel above).  O(comms). */
   uint64_t no_size = 0;

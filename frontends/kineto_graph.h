@@ -50,10 +50,10 @@ typedef struct {
   gboolean host_step_tail;
 } kt_graph;
 
-/* Cross-rank matching of every rank's comms (ranks[i] may be NULL for
- * absent ranks).  Assigns kt_comm.group / status, fills groups (kt_group_out
- * entries) and appends warnings.  Returns FALSE (error set) under strict on
- * any mismatch. */
+/* ---- matching (kineto_graph.c) ---- */
+
+/* A communicator: process group name and member set, numbered from 0 in
+ * first-seen order over ranks and their ops (workload group i + 1). */
 typedef struct {
   char *key, *pg_name, *desc;
   char *name_or_key;       /* "N (pg \"name\", ranks a,b,...)" for messages */
@@ -67,13 +67,56 @@ typedef struct {
   uint64_t replayed;       /* matched, but replayed at the measured duration (a member had no size) */
 } kt_match_stats;
 
-gboolean kt_match(kt_rank **ranks, int n_ranks, gboolean strict, GPtrArray *groups, GPtrArray *warnings,
-                  kt_match_stats *stats, GError **error);
+/* Matching's verdict on one communication op of a rank. */
+typedef enum { KT_COMM_PENDING = 0, KT_COMM_MATCHED = 1, KT_COMM_DROPPED = 2 } kt_comm_status;
+
+typedef struct {
+  uint8_t status;          /* kt_comm_status; PENDING: no group reached it (its rank is
+                              not in its own member list), reported as not matched */
+  gboolean replay;         /* matched, but some member is unsized: every member
+                              replays it at its measured duration (ET_FLAG_REPLAY) */
+  uint32_t group;          /* matched: index into kt_match.groups */
+  const char *drop_reason; /* dropped: why (a string literal) */
+  char *drop_detail;       /* dropped: which instance, of which group (owned) */
+} kt_comm_match;
+
+/* Matching's output for one rank: a verdict per kt_rank.comms entry (same
+ * index), and the clock check's samples. */
+typedef struct {
+  kt_comm_match *comms;    /* n_comms entries; NULL for an absent rank */
+  guint n_comms;
+  /* For every matched collective, how much later (ps, may be negative)
+   * this rank's kernel ended than the median member's, each rank's times
+   * taken on its own clock.  NULL when there is no sample. */
+  GArray *clock_dev;       /* int64_t */
+} kt_rank_match;
+
+/* The result of matching: the groups, each rank's verdicts and the counts.
+ * The ranks are not written; graph building reads both. */
+typedef struct {
+  int n_ranks;
+  kt_rank_match *ranks;    /* n_ranks entries, indexed by global rank */
+  GPtrArray *groups;       /* kt_group*, owned */
+  kt_match_stats stats;
+} kt_match;
+
+/* Cross-rank matching of every rank's comms (ranks[i] may be NULL for
+ * absent ranks; the ranks are only read) by the rule in kineto_graph.c;
+ * appends warnings.  Returns NULL (error set) under strict on any
+ * mismatch, or when a group lists a rank outside the world.  O(C log C)
+ * for C communication ops, plus O(C_g^2) per group g for send/recv. */
+kt_match *kt_match_ranks(const kt_rank *const *ranks, int n_ranks, gboolean strict, GPtrArray *warnings,
+                         GError **error);
+void kt_match_free(kt_match *m);
 void kt_group_free(gpointer g);
 
-/* host_launch (kernels mode only): model the CPU threads that launch GPU
- * work (see kineto_graph.c). */
-kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps, gboolean host_launch);
+/* ---- graphs (kineto_graph.c) ---- */
+
+/* The dependency graph of rank r under the verdicts rm of matching (only
+ * matched communication becomes COMM nodes).  host_launch (kernels mode
+ * only): model the CPU threads that launch GPU work (see kineto_graph.c). */
+kt_graph *kt_graph_build(const kt_rank *r, const kt_rank_match *rm, fe_kineto_mode mode, sim_time_ps min_gap_ps,
+                         gboolean host_launch);
 void kt_graph_free(kt_graph *g);
 /* Drops edges that close a cycle (Kahn's algorithm, O(V + E) per dropped
  * edge, in a deterministic order); returns the number dropped. */

@@ -69,13 +69,7 @@ typedef struct {
   int64_t seq;             /* KT_ABSENT when missing */
   int root, peer;          /* -1 when absent */
   uint64_t *splits;        /* per-member bytes for all_to_allv (n_ranks entries) or NULL */
-  uint32_t group;          /* workload group index after matching */
-  int status;              /* 0 pending, 1 matched, 2 dropped */
   gboolean unsized;        /* no size source (bytes 0): cannot be simulated */
-  gboolean replay;         /* matched, but some member is unsized: every member
-                              replays it at its measured duration (ET_FLAG_REPLAY) */
-  const char *drop_reason;
-  char *drop_detail;
 } kt_comm;
 
 typedef struct {
@@ -105,10 +99,6 @@ typedef struct {
   int64_t step_thread;
   gboolean have_step_thread;
   sim_time_ps step_cpu_end_ps;
-  /* Clock check (kt_match): for every matched collective, how much later
-   * (ps, may be negative) this rank's kernel ended than the median member's,
-   * each rank's times taken on its own clock.  NULL until a match. */
-  GArray *clock_dev;       /* int64_t */
 } kt_rank;
 
 typedef struct {
