@@ -17,7 +17,6 @@
 #include "config.h"
 
 #include "frontends/kineto_graph.h"
-#include "frontends/kineto_mem.h"
 #include "common/wisp_par.h"
 
 #include <string.h>
@@ -500,6 +499,7 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   r->rank = to;
   r->ops = g_array_copy(src->ops);
   r->comms = g_array_copy(src->comms);
+  r->buf_links = src->buf_links ? g_memdup2(src->buf_links, sizeof(kt_buf_link) * src->comms->len) : NULL;
   r->stream_keys = g_memdup2(src->stream_keys, sizeof(int64_t) * (src->n_streams ? src->n_streams : 1));
   r->stream_first = g_memdup2(src->stream_first, sizeof(uint32_t) * (src->n_streams + 1));
   r->warnings = g_ptr_array_new_with_free_func(g_free);
@@ -585,6 +585,30 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
   return et_builder_finish(b, 0, error);
 }
 
+/* Copies r's buffer links into the finished graph eg that was built from g
+ * (the et_graph node id of kt_graph node i is i, as in to_et): every COMM
+ * node whose kernel is linked gets buffer = Addr and alloc_ps (kineto_mem.h;
+ * doc/libraries.md §4.1).  O(nodes). */
+static void apply_buffer_links(const kt_rank *r, const kt_graph *g, et_graph *eg)
+{
+  const kt_buf_link *links = r->buf_links;
+  for (uint32_t k = 0; k < eg->n_nodes; k++) {
+    et_node *en = &eg->nodes[k];
+    if (en->comm == ET_NONE || en->id >= g->nodes->len)
+      continue;
+    const kt_node *n = &g_array_index(g->nodes, kt_node, (guint)en->id);
+    if (n->op == KT_NONE || n->type == ET_NODE_COMP)
+      continue;
+    uint32_t ci = g_array_index(r->ops, kt_op, n->op).comm;
+    if (ci == KT_NONE || links[ci].buffer == 0)
+      continue;
+    et_comm *c = &eg->comms[en->comm];
+    c->buffer = links[ci].buffer;
+    c->has_alloc = 1;
+    c->alloc_ps = links[ci].alloc_ps;
+  }
+}
+
 /* ---- parallel per-file work ---- */
 
 /* One input file's slot: filled by whichever worker takes it. */
@@ -658,15 +682,8 @@ static gboolean graph_one(file_work *wk, file_job *jb)
   g_free(src);
   if (!jb->et)
     return FALSE;
-  if (r->comms->len) {
-    /* Buffer lifecycle: COMM nodes get the allocation their kernel uses
-     * (frontends/kineto_mem.c; doc/libraries.md §4.1). */
-    kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
-    kt_mem_stats ms;
-    kt_mem_link(r, links, &ms);
-    kt_mem_apply(r, g, links, jb->et);
-    g_free(links);
-  }
+  if (r->buf_links)
+    apply_buffer_links(r, g, jb->et); /* the buffer lifecycle's allocations */
   return TRUE;
 }
 

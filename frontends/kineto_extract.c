@@ -370,6 +370,7 @@ void kt_rank_free(kt_rank *r)
     }
     g_array_free(r->comms, TRUE);
   }
+  g_free(r->buf_links);
   if (r->ops)
     g_array_free(r->ops, TRUE);
   g_free(r->stream_keys);
@@ -1350,17 +1351,16 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
               "op; they are replayed at their measured duration (which includes waiting for peers) and do not "
               "respond to the network; --strict makes this an error", no_size, first_no_size);
   sync_edges(&c);
-  /* Buffer links of the communication kernels (kineto_mem.c): counted here
-   * so that the report says how many were linked; fe_kineto_load applies
-   * them to the graph. */
+  /* Buffer links of the communication kernels (kineto_mem.c), computed
+   * once here: the report says how many were linked, and the graph stage
+   * copies them into the COMM nodes. */
   if (r->comms->len) {
-    kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
+    r->buf_links = g_new(kt_buf_link, r->comms->len);
     kt_mem_stats ms;
-    kt_mem_link(r, links, &ms);
+    kt_mem_link(r, r->buf_links, &ms);
     char *line = kt_mem_summary(r->rank, &ms);
     if (line)
       g_ptr_array_add(r->warnings, line);
-    g_free(links);
   }
   ok = TRUE;
 out:

@@ -72,11 +72,19 @@ typedef struct {
   gboolean unsized;        /* no size source (bytes 0): cannot be simulated */
 } kt_comm;
 
+/* The allocation a communication kernel's buffer was linked to
+ * (kineto_mem.h). */
+typedef struct {
+  uint64_t buffer;         /* Addr of the linked allocation; 0 = not linked */
+  sim_time_ps alloc_ps;    /* its allocation time, relative to the rank's window start */
+} kt_buf_link;
+
 typedef struct {
   kt_trace *trace;
   int rank;
   GArray *ops;             /* kt_op, sorted by (stream, start) */
   GArray *comms;           /* kt_comm */
+  kt_buf_link *buf_links;  /* per kt_comm (same index), by kt_mem_link; NULL without comms */
   uint32_t n_streams;
   int64_t *stream_keys;    /* device << 32 | stream, per dense stream */
   uint32_t *stream_first;  /* ops of dense stream s: [stream_first[s], stream_first[s+1]) (n_streams + 1) */
