@@ -124,4 +124,10 @@ for s in tp dp launch straggler pp tp_sync dp_sync; do
   run_case gt_${s}_steps --steps=all --no-host-launch -- "$SCR/gt/$s"
 done
 run_case gt_pp_measured S:--starts=measured -- "$SCR/gt/pp"
+# Error paths: a rank claimed twice, world sizes that differ, a replica
+# source that is not traced, --strict on a partial job.
+run_case err_dup -- "$DLRM"/worker0_* "$SCR/gt/dp/rank0.json"
+run_case err_world -- "$H/nccl_parser_config/nccl_data.json.gz" "$DLRM"/worker1_*
+run_case err_replicate --replicate-from=5 -- "$H/nccl_parser_config/nccl_data.json.gz"
+run_case err_strict_partial --strict --replicate-from=0 -- "$DLRM"/worker0_*
 echo "recorded $(find "$OUT" -type f | wc -l) files in $OUT"
