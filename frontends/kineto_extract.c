@@ -1271,38 +1271,32 @@ static void sync_edges(ctx *c)
   g_hash_table_destroy(threads);
 }
 
-kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error)
+/* The lookup tables of one extraction: launches and event records by
+ * correlation, CPU-side collective ops by External id and by thread (in
+ * time order).  O(E log E) for E events. */
+static void index_events(ctx *c)
 {
-  kt_rank *r = g_new0(kt_rank, 1);
-  r->trace = t;
-  r->rank = rank;
-  r->ops = g_array_new(FALSE, FALSE, sizeof(kt_op));
-  r->comms = g_array_new(FALSE, TRUE, sizeof(kt_comm));
-  r->warnings = g_ptr_array_new_with_free_func(g_free);
-  r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
-  r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
-  ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
-  c.launch_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
-  c.record_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
-  c.cpu_by_ext = g_hash_table_new(g_int64_hash, g_int64_equal);
-  c.cpu_by_thread = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
-  c.op_of_event = g_new(uint32_t, t->events->len ? t->events->len : 1);
-  gboolean ok = FALSE;
+  const kt_trace *t = c->t;
+  c->launch_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->record_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->cpu_by_ext = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->cpu_by_thread = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  c->op_of_event = g_new(uint32_t, t->events->len ? t->events->len : 1);
   for (guint i = 0; i < t->events->len; i++) {
     kt_event *e = &g_array_index(t->events, kt_event, i);
-    c.op_of_event[i] = KT_NONE;
+    c->op_of_event[i] = KT_NONE;
     if (e->kind == KT_EV_LAUNCH && e->correlation != KT_ABSENT)
-      g_hash_table_insert(c.launch_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
+      g_hash_table_insert(c->launch_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
     else if (e->kind == KT_EV_RECORD && e->correlation != KT_ABSENT)
-      g_hash_table_insert(c.record_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
+      g_hash_table_insert(c->record_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
     else if (e->kind == KT_EV_CPU_COMM) {
-      if (e->ext_id != KT_ABSENT && !g_hash_table_contains(c.cpu_by_ext, &e->ext_id))
-        g_hash_table_insert(c.cpu_by_ext, &e->ext_id, GUINT_TO_POINTER(i + 1));
+      if (e->ext_id != KT_ABSENT && !g_hash_table_contains(c->cpu_by_ext, &e->ext_id))
+        g_hash_table_insert(c->cpu_by_ext, &e->ext_id, GUINT_TO_POINTER(i + 1));
       gint64 *k = thread_key(e);
-      GArray *a = g_hash_table_lookup(c.cpu_by_thread, k);
+      GArray *a = g_hash_table_lookup(c->cpu_by_thread, k);
       if (!a) {
         a = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        g_hash_table_insert(c.cpu_by_thread, k, a);
+        g_hash_table_insert(c->cpu_by_thread, k, a);
       } else {
         g_free(k);
       }
@@ -1312,15 +1306,18 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   }
   GHashTableIter it;
   gpointer hk, hv;
-  g_hash_table_iter_init(&it, c.cpu_by_thread);
+  g_hash_table_iter_init(&it, c->cpu_by_thread);
   while (g_hash_table_iter_next(&it, &hk, &hv))
     sort_by_ts(t, hv);
-  sim_time_ps ws = 0, we = 0;
-  gboolean have_window;
-  if (!choose_window(&c, &ws, &we, &have_window, error))
-    goto out;
-  /* Select GPU ops. */
-  GArray *keys = g_array_new(FALSE, FALSE, sizeof(int64_t));
+}
+
+/* The GPU ops launched in the window [ws, we) (every one without a window)
+ * into r->ops, with their (device, stream) keys in keys, and the window:
+ * it covers the step and every selected op. */
+static void select_ops(ctx *c, sim_time_ps ws, sim_time_ps we, gboolean have_window, GArray *keys)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
   sim_time_ps gmin = SIM_TIME_MAX, gmax = 0;
   uint64_t outside = 0;
   for (guint i = 0; i < t->events->len; i++) {
@@ -1329,7 +1326,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
       continue;
     uint32_t launch = KT_NONE;
     if (e->correlation != KT_ABSENT) {
-      gpointer v = g_hash_table_lookup(c.launch_by_corr, &e->correlation);
+      gpointer v = g_hash_table_lookup(c->launch_by_corr, &e->correlation);
       if (v)
         launch = GPOINTER_TO_UINT(v) - 1;
     }
@@ -1358,7 +1355,13 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   sim_time_ps wend = MAX(we, r->ops->len ? gmax : we);
   r->window_ps = wend - r->window_abs;
   r->step_cpu_end_ps = have_window ? we - r->window_abs : r->window_ps;
-  /* Dense stream indices in key order. */
+}
+
+/* Dense stream indices in key order (keys[i]: op i's stream key), op times
+ * relative to the window, ops sorted by (stream, start) and the per-stream
+ * ranges.  O(n log n). */
+static void assign_streams(kt_rank *r, GArray *keys)
+{
   GArray *sorted = g_array_copy(keys);
   g_array_sort(sorted, kt_cmp_i64);
   guint ns = 0;
@@ -1378,19 +1381,26 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     op->end -= r->window_abs;
   }
   g_array_free(sorted, TRUE);
-  g_array_free(keys, TRUE);
   g_array_sort(r->ops, cmp_op);
   r->stream_first = g_new0(uint32_t, ns + 1);
   for (guint i = 0; i < r->ops->len; i++)
     r->stream_first[g_array_index(r->ops, kt_op, i).stream + 1]++;
   for (uint32_t s = 0; s < ns; s++)
     r->stream_first[s + 1] += r->stream_first[s];
-  /* Communication kernels. */
+}
+
+/* The op of every selected event and launch, and a kt_comm for every
+ * communication kernel (describe_comm).  FALSE (error set) on a fatal
+ * error in a kernel's description. */
+static gboolean extract_comms(ctx *c, GError **error)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
   for (guint i = 0; i < r->ops->len; i++) {
     kt_op *op = &g_array_index(r->ops, kt_op, i);
-    c.op_of_event[op->ev] = i;
+    c->op_of_event[op->ev] = i;
     if (op->launch != KT_NONE)
-      c.op_of_event[op->launch] = i;
+      c->op_of_event[op->launch] = i;
     const kt_event *e = ev(t, op->ev);
     if (e->kind != KT_EV_KERNEL)
       continue;
@@ -1399,22 +1409,28 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
       continue;
     kt_comm cm = { 0 };
     cm.op = i;
-    kt_desc d = describe_comm(&c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error);
+    kt_desc d = describe_comm(c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error);
     if (d != KT_DESC_OK) {
       g_free(cm.ranks);
       g_free(cm.group_key);
       g_free(cm.splits);
       if (d == KT_DESC_ERROR)
-        goto out;
+        return FALSE;
       continue;
     }
     op->comm = r->comms->len;
     g_array_append_val(r->comms, cm);
   }
-  /* Communication without any size source cannot be simulated: it is
-   * replayed at its measured duration (kt_match_ranks marks every member of such
-   * a collective); say so once per rank, naming the first such kernel
-   * (unknown dtype names already warned per kernel above).  O(comms). */
+  return TRUE;
+}
+
+/* Communication without any size source cannot be simulated: it is
+ * replayed at its measured duration (kt_match_ranks marks every member of
+ * such a collective); say so once per rank, naming the first such kernel
+ * (unknown dtype names already warned per kernel).  O(comms). */
+static void warn_unsized(kt_rank *r)
+{
+  const kt_trace *t = r->trace;
   uint64_t no_size = 0;
   const char *first_no_size = NULL;
   for (guint i = 0; i < r->comms->len; i++) {
@@ -1429,20 +1445,50 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
               "dtype on the kernel or a linked CPU op, and no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
               "op; they are replayed at their measured duration (which includes waiting for peers) and do not "
               "respond to the network; --strict makes this an error", no_size, first_no_size);
-  sync_edges(&c);
-  /* Buffer links of the communication kernels (kineto_mem.c), computed
-   * once here: the report says how many were linked, and the graph stage
-   * copies them into the COMM nodes. */
-  if (r->comms->len) {
-    r->buf_links = g_new(kt_buf_link, r->comms->len);
-    kt_mem_stats ms;
-    kt_mem_link(r, r->buf_links, &ms);
-    char *line = kt_mem_summary(r->rank, &ms);
-    if (line)
-      g_ptr_array_add(r->warnings, line);
+}
+
+/* Buffer links of the communication kernels (kineto_mem.c), computed once
+ * here: the report says how many were linked, and the graph stage copies
+ * them into the COMM nodes. */
+static void link_buffers(kt_rank *r)
+{
+  if (!r->comms->len)
+    return;
+  r->buf_links = g_new(kt_buf_link, r->comms->len);
+  kt_mem_stats ms;
+  kt_mem_link(r, r->buf_links, &ms);
+  char *line = kt_mem_summary(r->rank, &ms);
+  if (line)
+    g_ptr_array_add(r->warnings, line);
+}
+
+kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error)
+{
+  kt_rank *r = g_new0(kt_rank, 1);
+  r->trace = t;
+  r->rank = rank;
+  r->ops = g_array_new(FALSE, FALSE, sizeof(kt_op));
+  r->comms = g_array_new(FALSE, TRUE, sizeof(kt_comm));
+  r->warnings = g_ptr_array_new_with_free_func(g_free);
+  r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
+  r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
+  index_events(&c);
+  sim_time_ps ws = 0, we = 0;
+  gboolean have_window;
+  gboolean ok = choose_window(&c, &ws, &we, &have_window, error);
+  if (ok) {
+    GArray *keys = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    select_ops(&c, ws, we, have_window, keys);
+    assign_streams(r, keys);
+    g_array_free(keys, TRUE);
+    ok = extract_comms(&c, error);
   }
-  ok = TRUE;
-out:
+  if (ok) {
+    warn_unsized(r);
+    sync_edges(&c);
+    link_buffers(r);
+  }
   g_hash_table_destroy(c.launch_by_corr);
   g_hash_table_destroy(c.record_by_corr);
   g_hash_table_destroy(c.cpu_by_ext);
