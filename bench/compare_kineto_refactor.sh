@@ -130,4 +130,7 @@ run_case err_dup -- "$DLRM"/worker0_* "$SCR/gt/dp/rank0.json"
 run_case err_world -- "$H/nccl_parser_config/nccl_data.json.gz" "$DLRM"/worker1_*
 run_case err_replicate --replicate-from=5 -- "$H/nccl_parser_config/nccl_data.json.gz"
 run_case err_strict_partial --strict --replicate-from=0 -- "$DLRM"/worker0_*
+run_case err_step --replicate-from=0 --step=99 -- "$H/nccl_parser_config/nccl_data.json.gz"
+run_case err_steps --replicate-from=0 --steps=50..60 -- "$H/nccl_parser_config/nccl_data.json.gz"
+run_case steps_range --replicate-from=0 --steps=4..5 -- "$H/nccl_parser_config/nccl_data.json.gz"
 echo "recorded $(find "$OUT" -type f | wc -l) files in $OUT"

@@ -455,8 +455,10 @@ static void note_dropped(kt_rank *r, int n, const char *why)
   rank_warn(r, "ProfilerStep#%d dropped as incomplete: %s", n, why);
 }
 
-/* Chooses the window [*ws, *we) on the CPU timeline. */
-static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
+/* The step markers of the trace, numbered (vLLM / SGLang markers by start
+ * time) and sorted by number, duplicates counted and dropped; sets
+ * r->n_steps. */
+static GArray *collect_steps(ctx *c)
 {
   kt_trace *t = c->t;
   kt_rank *r = c->r;
@@ -493,28 +495,21 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
   }
   g_array_sort(steps, cmp_step);
   r->n_steps = (int)steps->len;
-  *have = FALSE;
-  r->step_first = r->step_last = r->step_used = r->step_used_first = -1;
-  if (steps->len == 0 || c->opt->whole_trace) {
-    if (steps->len) {
-      r->step_first = (int)g_array_index(steps, step_ref, 0).n;
-      r->step_last = (int)g_array_index(steps, step_ref, steps->len - 1).n;
-    }
-    g_array_free(steps, TRUE);
-    if (c->opt->step >= 0) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: --step %d asked for, but the trace has no ProfilerStep",
-                  t->path, c->opt->step);
-      return FALSE;
-    }
-    return TRUE;
-  }
-  step_ref *s = (step_ref *)steps->data;
-  r->step_first = (int)s[0].n;
-  r->step_last = (int)s[steps->len - 1].n;
-  guint lo = 0, hi = steps->len - 1;
+  return steps;
+}
+
+/* The steps of the window among the n sorted steps s, as the indices
+ * [*lo, *hi]: --step N, --steps A..B or every step, dropping steps shown
+ * incomplete from the ends (each noted), else the last complete step.
+ * FALSE (error set) when the steps asked for are not in the trace. */
+static gboolean pick_steps(ctx *c, const step_ref *s, guint n, guint *lo_out, guint *hi_out, GError **error)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  guint lo = 0, hi = n - 1;
   if (c->opt->step >= 0) {
     gboolean found = FALSE;
-    for (guint k = 0; k < steps->len; k++)
+    for (guint k = 0; k < n; k++)
       if (s[k].n == c->opt->step) {
         lo = hi = k;
         found = TRUE;
@@ -522,7 +517,6 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
     if (!found) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no ProfilerStep#%d (the trace has steps %d..%d)",
                   t->path, c->opt->step, r->step_first, r->step_last);
-      g_array_free(steps, TRUE);
       return FALSE;
     }
     /* An explicit step is used even when incomplete, with a warning. */
@@ -533,16 +527,15 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
     if (c->opt->step_lo >= 0) {
       /* --steps A..B: the steps numbered A..B. */
       guint k = 0;
-      while (k < steps->len && s[k].n < c->opt->step_lo)
+      while (k < n && s[k].n < c->opt->step_lo)
         k++;
       guint m = k;
-      while (m < steps->len && s[m].n <= c->opt->step_hi)
+      while (m < n && s[m].n <= c->opt->step_hi)
         m++;
       if (m == k) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "%s: --steps %d..%d: no ProfilerStep in that range (the trace has steps %d..%d)", t->path,
                     c->opt->step_lo, c->opt->step_hi, r->step_first, r->step_last);
-        g_array_free(steps, TRUE);
         return FALSE;
       }
       lo = k;
@@ -577,6 +570,41 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
       hi = hi0;
       lo = c->opt->all_steps || c->opt->step_lo >= 0 ? lo0 : hi0;
     }
+  }
+  *lo_out = lo;
+  *hi_out = hi;
+  return TRUE;
+}
+
+/* Chooses the window [*ws, *we) on the CPU timeline (*have FALSE: no
+ * steps, or the whole trace asked for) and records the steps used. */
+static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  GArray *steps = collect_steps(c);
+  *have = FALSE;
+  r->step_first = r->step_last = r->step_used = r->step_used_first = -1;
+  if (steps->len == 0 || c->opt->whole_trace) {
+    if (steps->len) {
+      r->step_first = (int)g_array_index(steps, step_ref, 0).n;
+      r->step_last = (int)g_array_index(steps, step_ref, steps->len - 1).n;
+    }
+    g_array_free(steps, TRUE);
+    if (c->opt->step >= 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: --step %d asked for, but the trace has no ProfilerStep",
+                  t->path, c->opt->step);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  step_ref *s = (step_ref *)steps->data;
+  r->step_first = (int)s[0].n;
+  r->step_last = (int)s[steps->len - 1].n;
+  guint lo, hi;
+  if (!pick_steps(c, s, steps->len, &lo, &hi, error)) {
+    g_array_free(steps, TRUE);
+    return FALSE;
   }
   r->step_used_first = (int)s[lo].n;
   r->n_steps_used = (int)(hi - lo + 1);
