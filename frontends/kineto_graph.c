@@ -677,15 +677,11 @@ static uint32_t device_sync_op(const kt_rank *r, uint32_t s, sim_time_ps start, 
   return KT_NONE;
 }
 
-/* Builds the CPU chains.  anchor[i] / anchor_t[i]: the CPU node a GPU op
- * waits for and the measured time it ends (its launch start); waits: pairs
- * (op, sync node) for the edges op -> sync, added once the op nodes exist;
- * ends: each thread's last node and its measured end.  The thread of the
- * step marker gets a last CPU node up to the marker's end: the host work
- * after its last runtime call (an optimizer's Python, logging) is part of
- * the step and keeps its measured length. */
-static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, uint32_t *anchor,
-                        sim_time_ps *anchor_t, GArray *waits, GArray *ends)
+/* The calls of the host model in (thread, time) order: every launch in
+ * the window (launches before it counted, without anchor) and every host
+ * synchronisation call, clipped to the window.  Sets anchor / anchor_t to
+ * none for every op.  O(E + n log n). */
+static GArray *host_calls(kt_graph *g, const kt_rank *r, uint32_t *anchor, sim_time_ps *anchor_t)
 {
   const kt_trace *t = r->trace;
   GArray *calls = g_array_new(FALSE, FALSE, sizeof(host_call));
@@ -716,6 +712,77 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     g_array_append_val(calls, c);
   }
   g_array_sort(calls, cmp_host_call);
+  return calls;
+}
+
+/* Where the chain of a thread whose first call is c begins: another thread
+ * (an autograd or hook thread) starts work the step thread hands it, so
+ * its chain begins after the step thread's last node (main_nodes, in
+ * order) that ended before its first call, not at the window's start, and
+ * moves when the step thread does.  A binary search. */
+static void thread_start(kt_graph *g, const host_call *c, const GArray *main_nodes, uint32_t *last,
+                         sim_time_ps *cursor)
+{
+  guint lo = 0, hi = c->other ? main_nodes->len : 0;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(main_nodes, chain_end, mid).end <= c->start)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 0) {
+    chain_end m = g_array_index(main_nodes, chain_end, lo - 1);
+    *last = m.node;
+    *cursor = m.end;
+    g->host_forks++;
+  }
+}
+
+/* A sync call c (event e) waits for the GPU work it saw launched that
+ * ended before it returned: a device-wide sync for every stream's last
+ * such op, whichever thread launched it; a stream or event sync (whose
+ * stream the trace does not name) for the last op this thread launched on
+ * each stream (last_on_stream).  It lasts from the later of its start and
+ * that work's end to its measured end (its return overhead), so in a
+ * what-if it returns when the simulated work ends plus that overhead.
+ * Appends its node to the chain (*last) and its waits; returns the new
+ * cursor. */
+static sim_time_ps sync_call(kt_graph *g, const kt_rank *r, const host_call *c, const kt_event *e,
+                             const uint32_t *last_on_stream, uint32_t *last, sim_time_ps cursor, GArray *waits)
+{
+  const kt_trace *t = r->trace;
+  sim_time_ps end = c->start + c->dur, gpu_done = 0;
+  guint first_wait = waits->len;
+  gboolean device = is_device_sync(kt_str(t, e->name));
+  for (uint32_t s = 0; s < r->n_streams; s++) {
+    uint32_t o = device ? device_sync_op(r, s, c->start, end) : last_on_stream[s];
+    if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
+      continue;
+    gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
+    kt_edge w = { o, KT_NONE };
+    g_array_append_val(waits, w);
+  }
+  sim_time_ps from = MAX(cursor, gpu_done);
+  uint32_t n = chain_add(g, last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, kt_str(t, e->name));
+  for (guint q = first_wait; q < waits->len; q++)
+    g_array_index(waits, kt_edge, q).child = n;
+  g->sync_waits += waits->len - first_wait;
+  return MAX(from, end);
+}
+
+/* Builds the CPU chains.  anchor[i] / anchor_t[i]: the CPU node a GPU op
+ * waits for and the measured time it ends (its launch start); waits: pairs
+ * (op, sync node) for the edges op -> sync, added once the op nodes exist;
+ * ends: each thread's last node and its measured end.  The thread of the
+ * step marker gets a last CPU node up to the marker's end: the host work
+ * after its last runtime call (an optimizer's Python, logging) is part of
+ * the step and keeps its measured length. */
+static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, uint32_t *anchor,
+                        sim_time_ps *anchor_t, GArray *waits, GArray *ends)
+{
+  const kt_trace *t = r->trace;
+  GArray *calls = host_calls(g, r, anchor, anchor_t);
   uint32_t ns = r->n_streams ? r->n_streams : 1;
   uint32_t *last_on_stream = g_new(uint32_t, ns);
   uint32_t last = KT_NONE;
@@ -731,24 +798,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       for (uint32_t s = 0; s < r->n_streams; s++)
         last_on_stream[s] = KT_NONE;
       g->host_threads++;
-      /* Another thread (an autograd or hook thread) starts work the step
-       * thread hands it: its chain begins after the step thread's last node
-       * that ended before its first call, not at the window's start, so it
-       * moves when the step thread does (a binary search). */
-      guint lo = 0, hi = c->other ? main_nodes->len : 0;
-      while (lo < hi) {
-        guint mid = (lo + hi) / 2;
-        if (g_array_index(main_nodes, chain_end, mid).end <= c->start)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      if (lo > 0) {
-        chain_end m = g_array_index(main_nodes, chain_end, lo - 1);
-        last = m.node;
-        cursor = m.end;
-        g->host_forks++;
-      }
+      thread_start(g, c, main_nodes, &last, &cursor);
     } else if (c->op != KT_NONE && c->ev == g_array_index(calls, host_call, k - 1).ev) {
       /* One call launching several ops (cudaGraphLaunch): same anchor. */
       anchor[c->op] = launch_anchor;
@@ -793,30 +843,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       cursor = MAX(cursor, end);
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
     } else {
-      /* A sync call waits for the GPU work it saw launched that ended
-       * before it returned: a device-wide sync for every stream's last such
-       * op, whichever thread launched it; a stream or event sync (whose
-       * stream the trace does not name) for the last op this thread
-       * launched on each stream.  It lasts from the later of its start and
-       * that work's end to its measured end (its return overhead), so in a
-       * what-if it returns when the simulated work ends plus that overhead. */
-      sim_time_ps end = c->start + c->dur, gpu_done = 0;
-      guint first_wait = waits->len;
-      gboolean device = is_device_sync(kt_str(t, e->name));
-      for (uint32_t s = 0; s < r->n_streams; s++) {
-        uint32_t o = device ? device_sync_op(r, s, c->start, end) : last_on_stream[s];
-        if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
-          continue;
-        gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
-        kt_edge w = { o, KT_NONE };
-        g_array_append_val(waits, w);
-      }
-      sim_time_ps from = MAX(cursor, gpu_done);
-      uint32_t n = chain_add(g, &last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, kt_str(t, e->name));
-      for (guint q = first_wait; q < waits->len; q++)
-        g_array_index(waits, kt_edge, q).child = n;
-      g->sync_waits += waits->len - first_wait;
-      cursor = MAX(from, end);
+      cursor = sync_call(g, r, c, e, last_on_stream, &last, cursor, waits);
     }
   next:
     if (k + 1 == calls->len || g_array_index(calls, host_call, k + 1).thread != c->thread) {
