@@ -135,6 +135,135 @@ static void clock_sample(const kt_rank *const *ranks, kt_rank_match *out, const 
   g_free(sorted);
 }
 
+/* The k-th tuple of a group's matching: member i's instance is
+ * L[i][pos[i]]. */
+typedef struct {
+  const kt_rank *const *ranks;
+  kt_rank_match *out;
+  kt_group *g;
+  uint32_t gi;
+  int m;
+  GArray **L;
+  const guint *pos;
+} tuple_ctx;
+
+/* Member i's communication index in the tuple, and the communication. */
+static uint32_t tuple_idx(const tuple_ctx *x, int i) { return g_array_index(x->L[i], inst, x->pos[i]).comm; }
+static const kt_comm *tuple_comm(const tuple_ctx *x, int i) { return comm_of(x->ranks[x->g->ranks[i]], tuple_idx(x, i)); }
+
+/* Kinds differ across the members: every member's instance is dropped.
+ * Returns the message (the caller frees it). */
+static char *drop_kinds(const tuple_ctx *x, guint k, GPtrArray *warnings, kt_match_stats *st)
+{
+  st->mismatches++;
+  GString *d = g_string_new("");
+  for (int i = 0; i < x->m; i++)
+    g_string_append_printf(d, "%srank %d %s", i ? ", " : "", x->g->ranks[i], coll_label(tuple_comm(x, i)));
+  char *msg = g_strdup_printf("instance #%u of group %s: kinds differ (%s)", k, x->g->name_or_key, d->str);
+  g_string_free(d, TRUE);
+  g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", msg));
+  for (int i = 0; i < x->m; i++)
+    drop(&x->out[x->g->ranks[i]], tuple_idx(x, i), "kind mismatch across ranks", g_strdup(msg), st);
+  return msg;
+}
+
+/* The tuple is matched: every member's verdict, the group's totals and a
+ * clock sample.  unsized: a member without a size (every member replays
+ * its measured kernel), or -1. */
+static void record_tuple(const tuple_ctx *x, int unsized, kt_match_stats *st)
+{
+  uint32_t *members = g_new(uint32_t, x->m);
+  for (int i = 0; i < x->m; i++) {
+    members[i] = tuple_idx(x, i);
+    kt_comm_match *mc = &x->out[x->g->ranks[i]].comms[members[i]];
+    mc->status = KT_COMM_MATCHED;
+    mc->group = x->gi;
+    mc->replay = unsized >= 0;
+    x->g->bytes += tuple_comm(x, i)->bytes;
+  }
+  if (unsized >= 0)
+    st->replayed++;
+  if (x->m > 1)
+    clock_sample(x->ranks, x->out, x->g, members);
+  g_free(members);
+  x->g->n_ops++;
+  st->matched++;
+}
+
+/* Verifies the k-th tuple present on every member for kind, dtype and
+ * size, then drops it (kinds differ) or records it as matched (with a
+ * warning when sizes or dtypes differ, or an all-to-all is imbalanced).
+ * FALSE (error set) under strict on any mismatch or a member without a
+ * size. */
+static gboolean match_tuple(const tuple_ctx *x, guint k, gboolean strict, GPtrArray *warnings, kt_match_stats *st,
+                            GError **error)
+{
+  const kt_group *g = x->g;
+  int m = x->m;
+  const kt_comm *c0 = tuple_comm(x, 0);
+  gboolean type_ok = TRUE, size_ok = TRUE, dtype_ok = TRUE;
+  uint64_t bmin = c0->bytes, bmax = c0->bytes;
+  int unsized = c0->unsized ? g->ranks[0] : -1; /* a member without a size, or -1 */
+  for (int i = 1; i < m; i++) {
+    const kt_comm *c = tuple_comm(x, i);
+    if (c->unsized && unsized < 0)
+      unsized = g->ranks[i];
+    gboolean a2a0 = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
+    gboolean a2a = c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV;
+    if (!(c->coll == c0->coll || (a2a && a2a0)))
+      type_ok = FALSE;
+    if ((c->dtype == NULL) != (c0->dtype == NULL) || (c->dtype && c0->dtype && strcmp(c->dtype, c0->dtype) &&
+                                                      c->dsize != c0->dsize))
+      dtype_ok = FALSE;
+    bmin = MIN(bmin, c->bytes);
+    bmax = MAX(bmax, c->bytes);
+  }
+  gboolean a2a = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
+  if (bmin != bmax && !a2a && unsized < 0)
+    size_ok = FALSE;
+  if (type_ok && unsized >= 0 && strict) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--strict: %s #%u of group %s has no size on rank %d (no In/Out msg nelems with a dtype and no "
+                "Input Dims on a linked CPU op), so it cannot be simulated; drop --strict to replay it at its "
+                "measured duration", coll_label(c0), k, g->name_or_key, unsized);
+    return FALSE;
+  }
+  if (!type_ok) {
+    char *msg = drop_kinds(x, k, warnings, st);
+    if (strict)
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
+    g_free(msg);
+    return !strict;
+  }
+  if (!size_ok || !dtype_ok) {
+    st->mismatches++;
+    char *msg = g_strdup_printf("instance #%u (%s) of group %s: %s differ across ranks (%" G_GUINT64_FORMAT
+                                "..%" G_GUINT64_FORMAT " B); per-rank sizes kept", k, coll_label(c0),
+                                g->name_or_key, !dtype_ok ? "dtypes" : "sizes", bmin, bmax);
+    g_ptr_array_add(warnings, msg);
+    if (strict) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
+      return FALSE;
+    }
+  } else if (a2a && bmin != bmax) {
+    st->imbalanced_a2av++;
+    GString *d = g_string_new("");
+    for (int i = 0; i < m && i < 8; i++)
+      g_string_append_printf(d, "%s%" G_GUINT64_FORMAT, i ? ", " : "", tuple_comm(x, i)->bytes);
+    g_ptr_array_add(warnings, g_strdup_printf("imbalanced all_to_all(v) #%u of group %s: bytes per rank %s%s "
+                                              "(per-rank sizes kept)", k, g->name_or_key, d->str,
+                                              m > 8 ? ", ..." : ""));
+    g_string_free(d, TRUE);
+  }
+  record_tuple(x, unsized, st);
+  return TRUE;
+}
+
+/* Matches the collectives (not send/recv) of group g, index gi: every
+ * member's instances in Seq order when all carry one, else in start
+ * order, the k-th of each member forming the k-th tuple; an instance
+ * present on some members only is dropped where it is.  FALSE (error set)
+ * under strict on any mismatch. */
 static gboolean match_group(const kt_rank *const *ranks, kt_rank_match *out, int n_ranks, kt_group *g, uint32_t gi,
                             gboolean strict, GPtrArray *warnings, kt_match_stats *st, GError **error)
 {
@@ -202,95 +331,10 @@ static gboolean match_group(const kt_rank *const *ranks, kt_rank_match *out, int
       continue;
     }
     g_string_free(who, TRUE);
-    /* Verify the tuple. */
-    const kt_comm *c0 = comm_of(ranks[g->ranks[0]], g_array_index(L[0], inst, pos[0]).comm);
-    gboolean type_ok = TRUE, size_ok = TRUE, dtype_ok = TRUE;
-    uint64_t bmin = c0->bytes, bmax = c0->bytes;
-    int unsized = c0->unsized ? g->ranks[0] : -1; /* a member without a size, or -1 */
-    for (int i = 1; i < m; i++) {
-      const kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
-      if (c->unsized && unsized < 0)
-        unsized = g->ranks[i];
-      gboolean a2a0 = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
-      gboolean a2a = c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV;
-      if (!(c->coll == c0->coll || (a2a && a2a0)))
-        type_ok = FALSE;
-      if ((c->dtype == NULL) != (c0->dtype == NULL) || (c->dtype && c0->dtype && strcmp(c->dtype, c0->dtype) &&
-                                                        c->dsize != c0->dsize))
-        dtype_ok = FALSE;
-      bmin = MIN(bmin, c->bytes);
-      bmax = MAX(bmax, c->bytes);
-    }
-    gboolean a2a = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
-    if (bmin != bmax && !a2a && unsized < 0)
-      size_ok = FALSE;
-    if (type_ok && unsized >= 0 && strict) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "--strict: %s #%u of group %s has no size on rank %d (no In/Out msg nelems with a dtype and no "
-                  "Input Dims on a linked CPU op), so it cannot be simulated; drop --strict to replay it at its "
-                  "measured duration", coll_label(c0), k, g->name_or_key, unsized);
+    tuple_ctx x = { ranks, out, g, gi, m, L, pos };
+    if (!match_tuple(&x, k, strict, warnings, st, error)) {
       ok = FALSE;
       break;
-    }
-    if (!type_ok) {
-      st->mismatches++;
-      GString *d = g_string_new("");
-      for (int i = 0; i < m; i++) {
-        const kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
-        g_string_append_printf(d, "%srank %d %s", i ? ", " : "", g->ranks[i], coll_label(c));
-      }
-      char *msg = g_strdup_printf("instance #%u of group %s: kinds differ (%s)", k, g->name_or_key, d->str);
-      g_string_free(d, TRUE);
-      g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", msg));
-      for (int i = 0; i < m; i++)
-        drop(&out[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm, "kind mismatch across ranks",
-             g_strdup(msg), st);
-      if (strict) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
-        g_free(msg);
-        ok = FALSE;
-        break;
-      }
-      g_free(msg);
-    } else {
-      if (!size_ok || !dtype_ok) {
-        st->mismatches++;
-        char *msg = g_strdup_printf("instance #%u (%s) of group %s: %s differ across ranks (%" G_GUINT64_FORMAT
-                                    "..%" G_GUINT64_FORMAT " B); per-rank sizes kept", k, coll_label(c0),
-                                    g->name_or_key, !dtype_ok ? "dtypes" : "sizes", bmin, bmax);
-        g_ptr_array_add(warnings, msg);
-        if (strict) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
-          ok = FALSE;
-          break;
-        }
-      } else if (a2a && bmin != bmax) {
-        st->imbalanced_a2av++;
-        GString *d = g_string_new("");
-        for (int i = 0; i < m && i < 8; i++)
-          g_string_append_printf(d, "%s%" G_GUINT64_FORMAT,
-                                 i ? ", " : "", comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm)->bytes);
-        g_ptr_array_add(warnings, g_strdup_printf("imbalanced all_to_all(v) #%u of group %s: bytes per rank %s%s "
-                                                  "(per-rank sizes kept)", k, g->name_or_key, d->str,
-                                                  m > 8 ? ", ..." : ""));
-        g_string_free(d, TRUE);
-      }
-      uint32_t *members = g_new(uint32_t, m);
-      for (int i = 0; i < m; i++) {
-        members[i] = g_array_index(L[i], inst, pos[i]).comm;
-        kt_comm_match *mc = &out[g->ranks[i]].comms[members[i]];
-        mc->status = KT_COMM_MATCHED;
-        mc->group = gi;
-        mc->replay = unsized >= 0;
-        g->bytes += comm_of(ranks[g->ranks[i]], members[i])->bytes;
-      }
-      if (unsized >= 0)
-        st->replayed++;
-      if (m > 1)
-        clock_sample(ranks, out, g, members);
-      g_free(members);
-      g->n_ops++;
-      st->matched++;
     }
     for (int i = 0; i < m; i++)
       pos[i]++;
