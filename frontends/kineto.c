@@ -7,9 +7,13 @@
  * and extractor keep all their state, string interning included, in these
  * per-file objects; nothing is shared between workers but the read-only
  * options and two atomic counters).  Everything that depends on more than
- * one file (rank identification checks, world size, matching, graphs,
- * warnings) then runs in the calling thread in file or rank order, which
- * makes the output independent of the number of workers and of scheduling.
+ * one file (rank identification checks, world size, matching, warnings)
+ * then runs in the calling thread in file or rank order; the graphs, which
+ * read only their own rank and the result of matching, are built on the
+ * workers again and taken in rank order.  This makes the output independent
+ * of the number of workers and of scheduling.  The phases are named
+ * functions over one kt_load, in the order fe_kineto_load calls them (see
+ * "fe_kineto_load, phase by phase" below and doc/ARCHITECTURE.md).
  * Each parse streams its file, so peak memory is the sum of the kept event
  * tables plus one file's transient parse state (read buffer, decompressor,
  * tokenizer) per worker, not the sum of the file sizes.
@@ -635,8 +639,8 @@ typedef struct {
   work_phase phase;
   int world;
   const fe_kineto_options *opt;
-  kt_rank **ranks;         /* phase 3: the ranks (read-only) */
-  const kt_match *match;   /* phase 3: matching's result (read-only) */
+  kt_rank **ranks;         /* build_graphs: the ranks (read-only) */
+  const kt_match *match;   /* build_graphs: matching's result (read-only) */
 } file_work;
 
 /* Resolves the number of workers: opt->threads, else WISP_THREADS, else the
@@ -650,7 +654,7 @@ static gboolean resolve_threads(const fe_kineto_options *opt, int *threads, GErr
   return wisp_threads_default(threads, error);
 }
 
-/* Phase 2 for one file: the CPU-only check, then kt_rank_extract. */
+/* extract_ranks for one file: the CPU-only check, then kt_rank_extract. */
 static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_options *opt, GError **error)
 {
   uint64_t gpu = 0;
@@ -668,7 +672,7 @@ static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_op
   return kt_rank_extract(t, rank, world, opt, error);
 }
 
-/* Phase 3 for one rank: the dependency graph, its et_graph (checked by the
+/* build_graphs for one rank: the dependency graph, its et_graph (checked by the
  * builder) and the buffer links of its communication.  Reads only the
  * rank's own tables and the shared, read-only result of matching. */
 static gboolean graph_one(file_work *wk, file_job *jb)
