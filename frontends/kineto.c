@@ -495,7 +495,8 @@ static GArray *parse_rank_list(const char *s)
 
 /* A copy of src's extraction relabelled as rank `to`: groups not containing
  * `to` are shifted by (to - from) modulo the world size (symmetric-job
- * assumption, reported by the caller). */
+ * assumption, reported by the caller).  The copy shares only the trace;
+ * everything kt_rank_free frees is its own. */
 static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
 {
   kt_rank *r = g_new0(kt_rank, 1);
@@ -509,6 +510,7 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   r->warnings = g_ptr_array_new_with_free_func(g_free);
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_copy(src->sync_edges);
+  r->steps_dropped = src->steps_dropped ? g_string_new(src->steps_dropped->str) : NULL;
   int shift = to - src->rank;
   for (guint i = 0; i < r->comms->len; i++) {
     kt_comm *c = &g_array_index(r->comms, kt_comm, i);

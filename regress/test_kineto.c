@@ -707,6 +707,43 @@ static void test_match_stage(void)
   g_free(dir);
 }
 
+/* Regression: a replicated rank shared its source's list of dropped steps,
+ * and both were freed (free(): invalid pointer, an abort) when a traced
+ * rank had a step dropped as incomplete and absent ranks were synthesized.
+ * Rank 0 of 2: ProfilerStep#1 (0..100 us) with an all-reduce, #2
+ * (100..200 us) with no GPU work, a later CPU op (300 us) so that #2 is not
+ * cut by the trace's end; --steps all drops #2 ("launched no GPU work"),
+ * and --replicate-from 0 synthesizes rank 1. */
+static void test_replicate_dropped_steps(void)
+{
+  char *json[1];
+  json[0] = g_strdup(
+    "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, \"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#2\", \"pid\": 1, \"tid\": 1, \"ts\": 100, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"pid\": 0, "
+    "\"tid\": 20, \"ts\": 10, \"dur\": 20, \"args\": {\"stream\": 20, \"Collective name\": \"allreduce\", "
+    "\"In msg nelems\": 256, \"dtype\": \"Float\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"later\", \"pid\": 1, \"tid\": 1, \"ts\": 300, \"dur\": 10}]}");
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.all_steps = TRUE;
+  opt.replicate_from = "0";
+  fe_kineto_report rep;
+  char *dir;
+  et_workload *w = load_strings(json, 1, &opt, &rep, &dir);
+  g_assert_nonnull(w);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  g_assert_cmpint(rep.n_missing, ==, 1);
+  g_assert_cmpstr(rep.ranks[0].steps_dropped, ==, "#2 (launched no GPU work)");
+  g_assert_cmpuint(rep.matched, ==, 1); /* the all-reduce, with its replica */
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(json[0]);
+}
+
 /* Size keys (regression): CCL-Bench's mock trace generator writes the element
  * type under "Data Type" instead of "dtype"; it is read as the same field.  A
  * communication kernel with a count but no element type anywhere has no size:
@@ -1441,6 +1478,7 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/cycles", test_cycles);
   g_test_add_func("/kineto/groups_seq_p2p", test_groups_seq_p2p);
   g_test_add_func("/kineto/match_stage", test_match_stage);
+  g_test_add_func("/kineto/replicate_dropped_steps", test_replicate_dropped_steps);
   g_test_add_func("/kineto/size_keys", test_size_keys);
   g_test_add_func("/kineto/vllm_steps", test_vllm_steps);
   g_test_add_func("/kineto/sglang_steps", test_sglang_steps);
