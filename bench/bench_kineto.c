@@ -14,7 +14,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_trace.h"
 
 #include <glib/gstdio.h>
 #include <stdlib.h>

@@ -7,17 +7,20 @@
  * and extractor keep all their state, string interning included, in these
  * per-file objects; nothing is shared between workers but the read-only
  * options and two atomic counters).  Everything that depends on more than
- * one file (rank identification checks, world size, matching, graphs,
- * warnings) then runs in the calling thread in file or rank order, which
- * makes the output independent of the number of workers and of scheduling.
+ * one file (rank identification checks, world size, matching, warnings)
+ * then runs in the calling thread in file or rank order; the graphs, which
+ * read only their own rank and the result of matching, are built on the
+ * workers again and taken in rank order.  This makes the output independent
+ * of the number of workers and of scheduling.  The phases are named
+ * functions over one kt_load, in the order fe_kineto_load calls them (see
+ * "fe_kineto_load, phase by phase" below and doc/ARCHITECTURE.md).
  * Each parse streams its file, so peak memory is the sum of the kept event
  * tables plus one file's transient parse state (read buffer, decompressor,
  * tokenizer) per worker, not the sum of the file sizes.
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
-#include "frontends/kineto_mem.h"
+#include "frontends/kineto_graph.h"
 #include "common/wisp_par.h"
 
 #include <string.h>
@@ -492,7 +495,8 @@ static GArray *parse_rank_list(const char *s)
 
 /* A copy of src's extraction relabelled as rank `to`: groups not containing
  * `to` are shifted by (to - from) modulo the world size (symmetric-job
- * assumption, reported by the caller). */
+ * assumption, reported by the caller).  The copy shares only the trace;
+ * everything kt_rank_free frees is its own. */
 static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
 {
   kt_rank *r = g_new0(kt_rank, 1);
@@ -500,17 +504,18 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   r->rank = to;
   r->ops = g_array_copy(src->ops);
   r->comms = g_array_copy(src->comms);
+  r->buf_links = src->buf_links ? g_memdup2(src->buf_links, sizeof(kt_buf_link) * src->comms->len) : NULL;
   r->stream_keys = g_memdup2(src->stream_keys, sizeof(int64_t) * (src->n_streams ? src->n_streams : 1));
   r->stream_first = g_memdup2(src->stream_first, sizeof(uint32_t) * (src->n_streams + 1));
   r->warnings = g_ptr_array_new_with_free_func(g_free);
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_copy(src->sync_edges);
+  r->steps_dropped = src->steps_dropped ? g_string_new(src->steps_dropped->str) : NULL;
   int shift = to - src->rank;
   for (guint i = 0; i < r->comms->len; i++) {
     kt_comm *c = &g_array_index(r->comms, kt_comm, i);
     c->ranks = g_memdup2(c->ranks, sizeof(int) * (gsize)c->n_ranks);
     c->splits = c->splits ? g_memdup2(c->splits, sizeof(uint64_t) * (gsize)c->n_ranks) : NULL;
-    c->drop_detail = NULL;
     gboolean member = FALSE;
     for (int k = 0; k < c->n_ranks; k++)
       member |= c->ranks[k] == to;
@@ -528,8 +533,9 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   return r;
 }
 
-/* Converts a kt_graph to an et_graph.  Node ids are indices. */
-static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, const char *source,
+/* Converts a kt_graph of rank r (matching's verdicts rm) to an et_graph.
+ * Node ids are indices. */
+static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph *g, const char *source,
                        uint64_t *a2av_uniform, GError **error)
 {
   et_builder *b = et_builder_new(source);
@@ -543,10 +549,9 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
       continue;
     const kt_op *op = &g_array_index(r->ops, kt_op, n->op);
     const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
-    const kt_group *grp = g_ptr_array_index(groups, c->group);
+    uint32_t group = rm->comms[op->comm].group;
     char gname[16];
-    g_snprintf(gname, sizeof gname, "%u", c->group + 1);
-    (void)grp;
+    g_snprintf(gname, sizeof gname, "%u", group + 1);
     et_comm ec = { 0 };
     ec.bytes = c->bytes;
     ec.src = ec.dst = ec.tag = -1;
@@ -559,11 +564,11 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
     if (c->p2p == 1) {
       ec.src = r->rank;
       ec.dst = c->peer;
-      ec.tag = (int32_t)c->group;
+      ec.tag = (int32_t)group;
     } else if (c->p2p == 2) {
       ec.src = c->peer;
       ec.dst = r->rank;
-      ec.tag = (int32_t)c->group;
+      ec.tag = (int32_t)group;
     }
     const uint64_t *splits = NULL;
     uint32_t ns = 0;
@@ -586,15 +591,39 @@ static et_graph *to_et(const kt_rank *r, const kt_graph *g, GPtrArray *groups, c
   return et_builder_finish(b, 0, error);
 }
 
+/* Copies r's buffer links into the finished graph eg that was built from g
+ * (the et_graph node id of kt_graph node i is i, as in to_et): every COMM
+ * node whose kernel is linked gets buffer = Addr and alloc_ps (kineto_mem.h;
+ * doc/libraries.md §4.1).  O(nodes). */
+static void apply_buffer_links(const kt_rank *r, const kt_graph *g, et_graph *eg)
+{
+  const kt_buf_link *links = r->buf_links;
+  for (uint32_t k = 0; k < eg->n_nodes; k++) {
+    et_node *en = &eg->nodes[k];
+    if (en->comm == ET_NONE || en->id >= g->nodes->len)
+      continue;
+    const kt_node *n = &g_array_index(g->nodes, kt_node, (guint)en->id);
+    if (n->op == KT_NONE || n->type == ET_NODE_COMP)
+      continue;
+    uint32_t ci = g_array_index(r->ops, kt_op, n->op).comm;
+    if (ci == KT_NONE || links[ci].buffer == 0)
+      continue;
+    et_comm *c = &eg->comms[en->comm];
+    c->buffer = links[ci].buffer;
+    c->has_alloc = 1;
+    c->alloc_ps = links[ci].alloc_ps;
+  }
+}
+
 /* ---- parallel per-file work ---- */
 
 /* One input file's slot: filled by whichever worker takes it. */
 typedef struct {
   const char *path;
-  int rank;                /* phase 2 input: the file's global rank */
-  kt_trace *trace;         /* phase 1 result (owned here until moved out) */
-  kt_rank *extracted;      /* phase 2 result (owned here until moved out) */
-  /* Phase 3 (one job per rank): the rank's graph, its et_graph and the
+  int rank;                /* extract_ranks' input: the file's global rank */
+  kt_trace *trace;         /* parse_files' result (owned here until moved out) */
+  kt_rank *extracted;      /* extract_ranks' result (owned here until moved out) */
+  /* build_graphs (one job per rank): the rank's graph, its et_graph and the
    * number of all_to_allv written as uniform (moved out in rank order). */
   kt_graph *graph;
   et_graph *et;
@@ -612,8 +641,8 @@ typedef struct {
   work_phase phase;
   int world;
   const fe_kineto_options *opt;
-  kt_rank **ranks;         /* phase 3: the matched ranks (read-only) */
-  GPtrArray *groups;       /* phase 3: the matched groups (read-only) */
+  kt_rank **ranks;         /* build_graphs: the ranks (read-only) */
+  const kt_match *match;   /* build_graphs: matching's result (read-only) */
 } file_work;
 
 /* Resolves the number of workers: opt->threads, else WISP_THREADS, else the
@@ -627,7 +656,7 @@ static gboolean resolve_threads(const fe_kineto_options *opt, int *threads, GErr
   return wisp_threads_default(threads, error);
 }
 
-/* Phase 2 for one file: the CPU-only check, then kt_rank_extract. */
+/* extract_ranks for one file: the CPU-only check, then kt_rank_extract. */
 static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_options *opt, GError **error)
 {
   uint64_t gpu = 0;
@@ -645,41 +674,35 @@ static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_op
   return kt_rank_extract(t, rank, world, opt, error);
 }
 
-/* Phase 3 for one rank: the dependency graph, its et_graph (checked by the
+/* build_graphs for one rank: the dependency graph, its et_graph (checked by the
  * builder) and the buffer links of its communication.  Reads only the
- * rank's own tables and the shared, read-only groups. */
+ * rank's own tables and the shared, read-only result of matching. */
 static gboolean graph_one(file_work *wk, file_job *jb)
 {
   int rk = jb->rank;
   kt_rank *r = wk->ranks[rk];
-  kt_graph *g = jb->graph = kt_graph_build(r, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
+  const kt_rank_match *rm = &wk->match->ranks[rk];
+  kt_graph *g = jb->graph = kt_graph_build(r, rm, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
   char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
-  jb->et = to_et(r, g, wk->groups, src, &jb->uniform, &jb->error);
+  jb->et = to_et(r, rm, g, src, &jb->uniform, &jb->error);
   g_free(src);
   if (!jb->et)
     return FALSE;
-  if (r->comms->len) {
-    /* Buffer lifecycle: COMM nodes get the allocation their kernel uses
-     * (frontends/kineto_mem.c; doc/libraries.md §4.1). */
-    kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
-    kt_mem_stats ms;
-    kt_mem_link(r, links, &ms);
-    kt_mem_apply(r, g, links, jb->et);
-    g_free(links);
-  }
+  if (r->buf_links)
+    apply_buffer_links(r, g, jb->et); /* the buffer lifecycle's allocations */
   return TRUE;
 }
 
 /* Fills the report's clock check from the traced ranks' clock_dev samples
- * (kt_match) and warns above 1 ms: kernels of one collective end within
- * microseconds of each other on every member, so a rank whose median
+ * (kt_match_ranks) and warns above 1 ms: kernels of one collective end
+ * within microseconds of each other on every member, so a rank whose median
  * deviation stands out runs on an offset clock.  O(samples log samples). */
-static void clock_check(kt_rank **ranks, const int *rank_of, int nf, fe_kineto_report *rep)
+static void clock_check(const kt_match *m, const int *rank_of, int nf, fe_kineto_report *rep)
 {
   sim_time_ps lo = 0, hi = 0;
   for (int i = 0; i < nf; i++) {
     int rk = rank_of[i];
-    GArray *d = ranks[rk] ? ranks[rk]->clock_dev : NULL;
+    GArray *d = m->ranks[rk].clock_dev;
     if (!d || d->len == 0)
       continue;
     int64_t *v = g_memdup2(d->data, sizeof(int64_t) * d->len);
@@ -732,6 +755,548 @@ static gboolean work_one(void *ctx, int i, const gint *first_failed)
   g_assert_not_reached();
 }
 
+/* ---- fe_kineto_load, phase by phase ----
+ *
+ * One load is the sequence of the phase functions below over one kt_load:
+ * parse (stage 1, in parallel), identify ranks, extract (stage 2, in
+ * parallel), synthesize absent ranks, match (stage 3), add the groups to
+ * the workload, build the graphs (stage 3, in parallel), then the report.
+ * Each phase returns FALSE with error set when the load fails; the state
+ * is freed by load_clear whatever phase was reached. */
+
+typedef struct {
+  const fe_kineto_options *opt;
+  fe_kineto_report *rep;
+  GPtrArray *files;        /* the expanded input paths */
+  int nf;                  /* files->len */
+  int threads;             /* workers of the parallel phases */
+  file_job *jobs;          /* per file: the parallel phases' slots */
+  kt_trace **traces;       /* per file (owned) */
+  int *rank_of;            /* per file: its global rank */
+  int world;               /* the job's size, -1 until known */
+  kt_rank **ranks;         /* per global rank (owned; replicas included) */
+  kt_match *match;         /* matching's result */
+  kt_graph **graphs;       /* per global rank */
+  et_workload *w;          /* the result */
+} kt_load;
+
+/* Parses every file (in parallel); the errors stay in the jobs for
+ * identify_ranks to report in file order. */
+static void parse_files(kt_load *L)
+{
+  L->nf = (int)L->files->len;
+  L->traces = g_new0(kt_trace *, L->nf);
+  L->rank_of = g_new(int, L->nf);
+  L->jobs = g_new0(file_job, L->nf);
+  L->rep->n_files = L->nf;
+  L->rep->ranks = g_new0(fe_kineto_rank_report, L->nf);
+  for (int i = 0; i < L->nf; i++)
+    L->jobs[i].path = g_ptr_array_index(L->files, i);
+  file_work work = { .jobs = L->jobs, .n = L->nf, .phase = WORK_PARSE, .opt = L->opt };
+  wisp_run_jobs(work.n, L->threads, work_one, &work);
+  for (int i = 0; i < L->nf; i++) {
+    L->traces[i] = L->jobs[i].trace;
+    L->jobs[i].trace = NULL;
+  }
+}
+
+/* The global rank of file i (distributedInfo.rank, else the file name, else
+ * 0 for a single file) and its world size, checked against the files
+ * before it; fills the file's report. */
+static gboolean identify_file(kt_load *L, int i, GError **error)
+{
+  const char *path = g_ptr_array_index(L->files, i);
+  fe_kineto_report *rep = L->rep;
+  fe_kineto_rank_report *rr = &rep->ranks[i];
+  int *rank_of = L->rank_of, nf = L->nf;
+  rr->path = g_strdup(path);
+  rr->rank = -1;
+  rr->world_size = -1;
+  if (!L->traces[i]) {
+    g_propagate_error(error, L->jobs[i].error);
+    L->jobs[i].error = NULL;
+    return FALSE;
+  }
+  kt_trace *t = L->traces[i];
+  fill_rank_report(rr, t);
+  if (t->world_size != KT_ABSENT)
+    rr->world_size = (int)t->world_size;
+  int fr = rank_from_name(path);
+  if (t->rank != KT_ABSENT && t->rank >= 0 && t->rank <= INT32_MAX) {
+    rank_of[i] = (int)t->rank;
+    rr->rank_source = "distributedInfo.rank";
+    if (fr >= 0 && fr != rank_of[i])
+      add_warning(rep->warnings, "%s: file name says rank %d but distributedInfo.rank is %d (using %d)", path, fr,
+                  rank_of[i], rank_of[i]);
+  } else if (fr >= 0) {
+    rank_of[i] = fr;
+    rr->rank_source = "file name (fallback: no distributedInfo.rank)";
+    add_warning(rep->warnings, "%s: %s; rank %d taken from the file name", path,
+                t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo", fr);
+  } else if (nf == 1) {
+    rank_of[i] = 0;
+    rr->rank_source = "assumed (single file without rank information)";
+    add_warning(rep->warnings, "%s: %s and no rank in the file name; treated as rank 0 of a 1-rank job", path,
+                t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo");
+  } else {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: cannot tell which rank this file is: %s and the file name holds no 'rank<N>'; rename the files "
+                "or pass one file", path, t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo");
+    return FALSE;
+  }
+  if (L->opt->strict && strcmp(rr->rank_source, "distributedInfo.rank")) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s has no distributedInfo.rank", path);
+    return FALSE;
+  }
+  rr->rank = rank_of[i];
+  if (t->world_size != KT_ABSENT) {
+    if (L->world >= 0 && L->world != t->world_size) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: distributedInfo.world_size %" G_GINT64_FORMAT " differs from %d in the other files", path,
+                  t->world_size, L->world);
+      return FALSE;
+    }
+    if (t->world_size <= 0 || t->world_size > 1 << 24) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: distributedInfo.world_size %" G_GINT64_FORMAT
+                  " is not a usable size", path, t->world_size);
+      return FALSE;
+    }
+    L->world = (int)t->world_size;
+  }
+  return TRUE;
+}
+
+/* Identifies the rank of every file in file order (the first file that
+ * failed to parse or to identify gives the error, as if the files had been
+ * read one after another), then the world size (inferred from the files
+ * when none says it) and checks that ranks are in range and distinct. */
+static gboolean identify_ranks(kt_load *L, GError **error)
+{
+  for (int i = 0; i < L->nf; i++)
+    if (!identify_file(L, i, error))
+      return FALSE;
+  if (L->world < 0) {
+    int mx = 0;
+    for (int i = 0; i < L->nf; i++)
+      mx = MAX(mx, L->rank_of[i] + 1);
+    L->world = MAX(L->nf, mx);
+    add_warning(L->rep->warnings, "no distributedInfo.world_size in any file; world size %d inferred from the files",
+                L->world);
+  }
+  L->rep->n_ranks = L->world;
+  L->ranks = g_new0(kt_rank *, L->world);
+  for (int i = 0; i < L->nf; i++) {
+    if (L->rank_of[i] >= L->world) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d is outside the world size %d",
+                  (char *)g_ptr_array_index(L->files, i), L->rank_of[i], L->world);
+      return FALSE;
+    }
+    for (int k = 0; k < i; k++)
+      if (L->rank_of[k] == L->rank_of[i]) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s and %s both claim rank %d",
+                    (char *)g_ptr_array_index(L->files, k), (char *)g_ptr_array_index(L->files, i), L->rank_of[i]);
+        return FALSE;
+      }
+  }
+  return TRUE;
+}
+
+/* Extracts each rank (in parallel; every extraction reads only its own
+ * trace), then takes the results and warnings in file order. */
+static gboolean extract_ranks(kt_load *L, GError **error)
+{
+  for (int i = 0; i < L->nf; i++) {
+    L->jobs[i].trace = L->traces[i];  /* borrowed: traces[] keeps ownership */
+    L->jobs[i].rank = L->rank_of[i];
+  }
+  file_work work = { .jobs = L->jobs, .n = L->nf, .phase = WORK_EXTRACT, .world = L->world, .opt = L->opt };
+  wisp_run_jobs(work.n, L->threads, work_one, &work);
+  for (int i = 0; i < L->nf; i++) {
+    kt_rank *r = L->jobs[i].extracted;
+    if (!r) {
+      g_propagate_error(error, L->jobs[i].error);
+      L->jobs[i].error = NULL;
+      return FALSE;
+    }
+    L->jobs[i].extracted = NULL;
+    L->ranks[L->rank_of[i]] = r;
+    for (guint q = 0; q < r->warnings->len; q++)
+      g_ptr_array_add(L->rep->warnings, g_strdup(g_ptr_array_index(r->warnings, q)));
+  }
+  return TRUE;
+}
+
+/* The traced ranks the absent ones are copied from: the list `from` names,
+ * or every traced rank in rank order for "all"; empty when a listed rank
+ * is not traced. */
+static GArray *replica_sources(const kt_load *L, const char *from)
+{
+  GArray *src = strcmp(from, "all") ? parse_rank_list(from) : g_array_new(FALSE, FALSE, sizeof(int));
+  if (!strcmp(from, "all"))
+    for (int rk = 0; rk < L->world; rk++)
+      if (L->ranks[rk])
+        g_array_append_val(src, rk);
+  for (guint q = 0; q < src->len; q++)
+    if (g_array_index(src, int, q) >= L->world || !L->ranks[g_array_index(src, int, q)])
+      g_array_set_size(src, 0);
+  return src;
+}
+
+/* Ranks without a trace: an error, unless --replicate-from (or
+ * --replicate-missing, "all") names traced ranks to copy them from, round
+ * robin (symmetric-job assumption, warned). */
+static gboolean replicate_missing(kt_load *L, GError **error)
+{
+  const fe_kineto_options *opt = L->opt;
+  fe_kineto_report *rep = L->rep;
+  int world = L->world;
+  GString *missing = g_string_new("");
+  int n_missing = 0;
+  for (int rk = 0; rk < world; rk++)
+    if (!L->ranks[rk]) {
+      if (n_missing < 16)
+        g_string_append_printf(missing, "%s%d", n_missing ? ", " : "", rk);
+      n_missing++;
+    }
+  const char *replicate_from = opt->replicate_from ? opt->replicate_from : opt->allow_partial ? "all" : NULL;
+  const char *more = n_missing > 16 ? ", ..." : "";
+  rep->n_missing = n_missing;
+  gboolean ok = TRUE;
+  if (n_missing)
+    rep->missing = g_strdup_printf("%s%s", missing->str, more);
+  if (n_missing && !replicate_from) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%d of %d ranks have no trace (missing: %s%s); pass every rank's file, or --replicate-from RANKS "
+                "(or --replicate-missing, for all traced ranks) to synthesize the absent ranks from traced ones "
+                "(symmetric assumption)", n_missing, world, missing->str, more);
+    ok = FALSE;
+  } else if (n_missing) {
+    GArray *src = replica_sources(L, replicate_from);
+    if (!src->len) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--replicate-from %s: not a list of traced ranks",
+                  replicate_from);
+      ok = FALSE;
+    } else {
+      int q = 0;
+      for (int rk = 0; rk < world; rk++)
+        if (!L->ranks[rk]) {
+          int from = g_array_index(src, int, q++ % (int)src->len);
+          L->ranks[rk] = replicate_rank(L->ranks[from], rk, world);
+        }
+      if (opt->replicate_from)
+        add_warning(rep->warnings, "%d absent rank(s) (%s%s) synthesized from rank(s) %s, assuming a symmetric job "
+                    "(groups shifted by the rank offset)", n_missing, missing->str, more, replicate_from);
+      else
+        add_warning(rep->warnings, "the traces cover %d of %d ranks (missing: %s%s); the absent ranks are "
+                    "synthesized from the traced ones only to match collectives (symmetric assumption), and the "
+                    "figures are the traced ranks' own", world - n_missing, world, missing->str, more);
+    }
+    g_array_free(src, TRUE);
+  }
+  g_string_free(missing, TRUE);
+  return ok;
+}
+
+/* Matches collectives across ranks (kineto_graph.c) and runs the clock
+ * check on the result. */
+static gboolean match_ranks(kt_load *L, GError **error)
+{
+  fe_kineto_report *rep = L->rep;
+  L->match = kt_match_ranks((const kt_rank *const *)L->ranks, L->world, L->opt->strict, rep->warnings, error);
+  if (!L->match)
+    return FALSE;
+  rep->matched = L->match->stats.matched;
+  rep->dropped = L->match->stats.dropped;
+  rep->mismatches = L->match->stats.mismatches;
+  rep->imbalanced_a2av = L->match->stats.imbalanced_a2av;
+  clock_check(L->match, L->rank_of, L->nf, rep);
+  rep->groups = L->match->groups->len;
+  return TRUE;
+}
+
+/* Creates the workload and adds the matched groups to it (group i is named
+ * i + 1), with the report's line for each. */
+static gboolean add_groups(kt_load *L, const char *source, GError **error)
+{
+  GPtrArray *groups = L->match->groups;
+  L->w = et_workload_new(L->world, source);
+  for (guint gi = 0; gi < groups->len; gi++) {
+    kt_group *g = g_ptr_array_index(groups, gi);
+    char name[16];
+    g_snprintf(name, sizeof name, "%u", gi + 1);
+    char *desc = g_strdup_printf("pg %s%s%s", g->pg_name ? g->pg_name : "(unnamed)", g->desc ? " " : "",
+                                 g->desc ? g->desc : "");
+    uint32_t idx = et_workload_add_group(L->w, name, desc, g->ranks, g->n_ranks);
+    GString *rl = g_string_new("");
+    for (int k = 0; k < g->n_ranks && k < 32; k++)
+      g_string_append_printf(rl, "%s%d", k ? "," : "", g->ranks[k]);
+    g_ptr_array_add(L->rep->group_lines,
+                    g_strdup_printf("%s: ranks [%s%s] %s, %" G_GUINT64_FORMAT " matched ops, %" G_GUINT64_FORMAT
+                                    " bytes (sum over ranks)", name, rl->str, g->n_ranks > 32 ? ",..." : "", desc,
+                                    g->n_ops, g->bytes));
+    g_string_free(rl, TRUE);
+    g_free(desc);
+    if (idx == ET_NONE) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "group %s has repeated or out-of-range ranks", g->name_or_key);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Builds every rank's graph (in parallel; each reads only its own rank and
+ * the read-only result of matching), then takes results and warnings in
+ * rank order; the lowest failing rank gives the error. */
+static gboolean build_graphs(kt_load *L, GError **error)
+{
+  int world = L->world;
+  L->graphs = g_new0(kt_graph *, world);
+  file_job *gjobs = g_new0(file_job, world);
+  file_work gw = { .jobs = gjobs, .n = world, .phase = WORK_GRAPH, .world = world, .opt = L->opt,
+                   .ranks = L->ranks, .match = L->match };
+  for (int rk = 0; rk < world; rk++)
+    gjobs[rk].rank = rk;
+  int failed = wisp_run_jobs(gw.n, L->threads, work_one, &gw);
+  for (int rk = 0; rk < world; rk++) {
+    file_job *jb = &gjobs[rk];
+    L->graphs[rk] = jb->graph;
+    L->w->ranks[rk] = jb->et;
+    if (rk == failed) {
+      g_propagate_error(error, jb->error);
+      jb->error = NULL;
+    }
+    g_clear_error(&jb->error);
+    if (rk >= failed || !jb->et)
+      continue;
+    if (jb->uniform)
+      add_warning(L->rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
+                  "lists unavailable or of another width)", rk, jb->uniform);
+    if (jb->graph->cycle_edges_dropped)
+      add_warning(L->rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were "
+                  "dropped", rk, jb->graph->cycle_edges_dropped);
+    L->w->measured_step_ps[rk] = L->ranks[rk]->window_ps;
+  }
+  g_free(gjobs);
+  return failed >= world;
+}
+
+/* The report's per-collective table over the traced ranks' matched calls:
+ * one row per (op, group, bytes, dtype, size source).  O(calls) plus a sort
+ * per row. */
+static void report_collectives(kt_load *L)
+{
+  GHashTable *index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GArray *rows = g_array_new(FALSE, TRUE, sizeof(fe_coll_row));
+  GPtrArray *times = g_ptr_array_new();
+  GPtrArray *seen = g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
+  for (int i = 0; i < L->nf; i++) {
+    int rk = L->rank_of[i];
+    const kt_rank *r = L->ranks[rk];
+    for (guint k = 0; k < r->comms->len; k++) {
+      const kt_comm *c = &g_array_index(r->comms, kt_comm, k);
+      const kt_comm_match *cm = &L->match->ranks[rk].comms[k];
+      if (cm->status != KT_COMM_MATCHED)
+        continue;
+      const char *op = c->p2p == 1 ? "send" : c->p2p == 2 ? "recv" : c->splits ? "all_to_allv"
+                                                                           : et_coll_short_name(c->coll);
+      char *key = g_strdup_printf("%s|%u|%" G_GUINT64_FORMAT "|%s|%s", op, cm->group, c->bytes,
+                                  c->dtype ? c->dtype : "-", c->size_source ? c->size_source : "-");
+      gpointer hit = g_hash_table_lookup(index, key);
+      guint row;
+      if (hit == NULL) {
+        fe_coll_row x = {0};
+        x.op = g_strdup(op);
+        x.group = g_strdup_printf("%u", cm->group + 1);
+        x.group_ranks = c->n_ranks;
+        x.bytes = c->bytes;
+        x.dtype = g_strdup(c->dtype ? c->dtype : "-");
+        x.size_source = g_strdup(c->size_source ? c->size_source : "-");
+        g_array_append_val(rows, x);
+        g_ptr_array_add(times, g_array_new(FALSE, FALSE, sizeof(sim_time_ps)));
+        g_ptr_array_add(seen, g_hash_table_new(g_direct_hash, g_direct_equal));
+        row = rows->len - 1;
+        g_hash_table_insert(index, key, GUINT_TO_POINTER(row + 1));
+      } else {
+        row = GPOINTER_TO_UINT(hit) - 1;
+        g_free(key);
+      }
+      const kt_op *o = &g_array_index(r->ops, kt_op, c->op);
+      sim_time_ps d = o->end - o->start;
+      g_array_append_val((GArray *)times->pdata[row], d);
+      g_hash_table_add(seen->pdata[row], GINT_TO_POINTER(rk + 1));
+    }
+  }
+  for (guint k = 0; k < rows->len; k++) {
+    fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
+    guint members = g_hash_table_size(seen->pdata[k]);
+    x->records = ((GArray *)times->pdata[k])->len;
+    x->calls = members ? (x->records + members / 2) / members : 0;
+  }
+  fe_coll_rows_finish(rows, times);
+  L->rep->colls = rows;
+  g_ptr_array_free(seen, TRUE);
+  g_hash_table_destroy(index);
+}
+
+/* One traced rank's figures: its window, graph and communication counts
+ * (r extracted, g its graph, rm matching's verdicts on it). */
+static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_graph *g, const kt_rank_match *rm)
+{
+  rr->n_steps = r->n_steps;
+  rr->step_first = r->step_first;
+  rr->step_last = r->step_last;
+  rr->step_used = r->step_used;
+  rr->step_used_first = r->step_used_first;
+  rr->n_steps_used = r->n_steps_used;
+  rr->steps_dropped = r->steps_dropped ? g_strdup(r->steps_dropped->str) : NULL;
+  rr->window_start_ps = r->window_abs;
+  rr->window_ps = r->window_ps;
+  rr->measured_step_ps = r->window_ps;
+  rr->gpu_busy_ps = g->gpu_busy_ps;
+  rr->node_busy_ps = g->node_busy_ps;
+  rr->nodes = g->nodes->len;
+  rr->edges = g->edges->len;
+  rr->gap_nodes = g->gap_nodes;
+  rr->cross_stream_edges = g->cross_edges;
+  rr->inconsistent_sync_edges = r->inconsistent_sync_edges;
+  rr->inferred_sync_edges = r->inferred_sync_edges;
+  rr->cycle_edges_dropped = g->cycle_edges_dropped;
+  rr->host_nodes = g->host_nodes;
+  rr->host_threads = g->host_threads;
+  rr->launched_before_window = g->launched_before_window;
+  rr->launch_inversions = g->launch_inversions;
+  rr->sync_waits = g->sync_waits;
+  rr->host_overlaps = g->host_overlaps;
+  rr->host_forks = g->host_forks;
+  rr->compute_slots = g->compute_slots;
+  rr->unexplained_idle_ps = g->unexplained_idle_ps;
+  rr->launch_lag_ps = g->launch_lag_ps;
+  rr->host_step_tail = g->host_step_tail;
+  rr->comm_size_from_args = r->size_from_args;
+  rr->comm_size_from_cpu_op = r->size_from_cpu;
+  rr->comm_size_unknown = r->size_unknown;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, r->skipped);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    kt_count_skip(rr->skipped, k, GPOINTER_TO_SIZE(v));
+  for (guint q = 0; q < r->comms->len; q++) {
+    const kt_comm *c = &g_array_index(r->comms, kt_comm, q);
+    const kt_comm_match *cm = &rm->comms[q];
+    rr->comm_kernels++;
+    int ti = c->p2p == 1 ? 11 : c->p2p == 2 ? 12 : c->coll == ET_COLL_ALL_TO_ALLV ? 10 : (int)c->coll;
+    if (ti >= 0 && ti < (int)G_N_ELEMENTS(rr->comm_by_type))
+      rr->comm_by_type[ti]++;
+    rr->comm_bytes += c->bytes;
+    if (cm->status == KT_COMM_MATCHED) {
+      rr->comm_matched++;
+      rr->comm_replayed += cm->replay;
+    } else {
+      rr->comm_dropped++;
+      kt_count_skip(rr->skipped, cm->drop_reason ? cm->drop_reason : "communication not matched", 1);
+    }
+  }
+}
+
+/* Where each rank's window began on the common clock (trace origins are
+ * whole microseconds apart), relative to the earliest rank: only when the
+ * clock check found the ranks' clocks in agreement (within 1 ms), so the
+ * offsets are real and not clock error. */
+static void measured_starts(kt_load *L)
+{
+  const fe_kineto_report *rep = L->rep;
+  if (rep->clock_ranks < 2 || rep->clock_spread_ps > 1000 * SIM_PS_PER_US)
+    return;
+  const int64_t lim_us = (INT64_C(1) << 61) / SIM_PS_PER_US;
+  int64_t o0 = L->ranks[0]->trace->origin_us;
+  gboolean fits = TRUE;
+  sim_time_ps *abs_start = g_new(sim_time_ps, L->world), lo = 0;
+  for (int rk = 0; rk < L->world && fits; rk++) {
+    int64_t d_us;
+    fits = !__builtin_sub_overflow(L->ranks[rk]->trace->origin_us, o0, &d_us) && d_us <= lim_us && d_us >= -lim_us;
+    if (fits)
+      abs_start[rk] = d_us * SIM_PS_PER_US + L->ranks[rk]->window_abs;
+    if (fits && (rk == 0 || abs_start[rk] < lo))
+      lo = abs_start[rk];
+  }
+  if (fits) {
+    L->w->measured_start_ps = abs_start;
+    for (int rk = 0; rk < L->world; rk++)
+      L->w->measured_start_ps[rk] -= lo;
+  } else {
+    g_free(abs_start);
+  }
+}
+
+/* The report's sentence on the window: which step(s), chosen how (the
+ * first file's rank stands for all). */
+static char *step_note(const fe_kineto_options *opt, const fe_kineto_rank_report *r0)
+{
+  if (opt->whole_trace)
+    return g_strdup("whole trace (ProfilerStep ranges ignored on request)");
+  if (r0->n_steps == 0)
+    return g_strdup("no ProfilerStep annotations: the whole trace is the window (pass an explicit window by trimming "
+                    "the trace if that is not intended)");
+  if (opt->step >= 0)
+    return g_strdup_printf("ProfilerStep#%d (--step)", opt->step);
+  if (opt->all_steps || opt->step_lo >= 0) {
+    char range[32], asked[48];
+    if (r0->n_steps_used > 1)
+      g_snprintf(range, sizeof range, "#%d..#%d", r0->step_used_first, r0->step_used);
+    else
+      g_snprintf(range, sizeof range, "#%d", r0->step_used);
+    if (opt->all_steps)
+      g_strlcpy(asked, "--steps all", sizeof asked);
+    else
+      g_snprintf(asked, sizeof asked, "--steps %d..%d", opt->step_lo, opt->step_hi);
+    return g_strdup_printf("ProfilerStep%s (%s: %d step(s) of %d on rank %d%s%s)", range, asked, r0->n_steps_used,
+                           r0->n_steps, r0->rank, r0->steps_dropped ? "; dropped as incomplete: " : "; none dropped",
+                           r0->steps_dropped ? r0->steps_dropped : "");
+  }
+  return g_strdup_printf("last complete ProfilerStep (#%d on rank %d%s%s)", r0->step_used, r0->rank,
+                         r0->steps_dropped ? "; dropped as incomplete: " : "", r0->steps_dropped ? r0->steps_dropped : "");
+}
+
+/* Fills the report of a load that succeeded. */
+static void report_load(kt_load *L)
+{
+  report_collectives(L);
+  for (int i = 0; i < L->nf; i++) {
+    int rk = L->rank_of[i];
+    report_rank(&L->rep->ranks[i], L->ranks[rk], L->graphs[rk], &L->match->ranks[rk]);
+  }
+  measured_starts(L);
+  L->rep->step_note = step_note(L->opt, &L->rep->ranks[0]);
+  L->rep->complete = TRUE;
+  L->rep->mode = L->opt->mode;
+}
+
+/* Frees everything a load holds but the workload and the report. */
+static void load_clear(kt_load *L)
+{
+  if (L->graphs)
+    for (int rk = 0; rk < L->world; rk++)
+      kt_graph_free(L->graphs[rk]);
+  g_free(L->graphs);
+  if (L->ranks)
+    for (int rk = 0; rk < L->world; rk++)
+      kt_rank_free(L->ranks[rk]); /* replicas share their source's trace; only the traces[] own them */
+  g_free(L->ranks);
+  for (int i = 0; i < L->nf; i++) {
+    /* Results of files after a failed one (finished by other workers) are discarded. */
+    kt_rank_free(L->jobs[i].extracted);
+    if (L->jobs[i].error)
+      g_error_free(L->jobs[i].error);
+    kt_trace_free(L->traces[i]);
+  }
+  g_free(L->jobs);
+  g_free(L->traces);
+  g_free(L->rank_of);
+  kt_match_free(L->match);
+  if (L->files)
+    g_ptr_array_free(L->files, TRUE);
+}
+
 et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kineto_options *opt_in,
                             fe_kineto_report *report, GError **error)
 {
@@ -740,474 +1305,26 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
     fe_kineto_options_init(&defopt);
     opt_in = &defopt;
   }
-  const fe_kineto_options *opt = opt_in;
   fe_kineto_report local;
   fe_kineto_report *rep = report ? report : &local;
   memset(rep, 0, sizeof *rep);
   rep->warnings = g_ptr_array_new_with_free_func(g_free);
   rep->group_lines = g_ptr_array_new_with_free_func(g_free);
-  et_workload *w = NULL;
-  GPtrArray *files = expand_paths(paths, n_paths, error);
-  if (!files) {
-    if (!report)
-      fe_kineto_report_clear(rep);
-    return NULL;
+  kt_load L = { .opt = opt_in, .rep = rep, .world = -1, .threads = 1 };
+  gboolean ok = (L.files = expand_paths(paths, n_paths, error)) != NULL && resolve_threads(L.opt, &L.threads, error);
+  if (ok)
+    parse_files(&L);
+  ok = ok && identify_ranks(&L, error) && extract_ranks(&L, error) && replicate_missing(&L, error) &&
+       match_ranks(&L, error) && add_groups(&L, n_paths == 1 ? paths[0] : "(kineto traces)", error) &&
+       build_graphs(&L, error) && et_workload_resolve_groups(L.w, error);
+  if (ok)
+    report_load(&L);
+  else if (L.w) {
+    et_workload_free(L.w);
+    L.w = NULL;
   }
-  int nf = (int)files->len;
-  int threads = 1;
-  if (!resolve_threads(opt, &threads, error)) {
-    g_ptr_array_free(files, TRUE);
-    if (!report)
-      fe_kineto_report_clear(rep);
-    return NULL;
-  }
-  kt_trace **traces = g_new0(kt_trace *, nf);
-  int *rank_of = g_new(int, nf);
-  file_job *jobs = g_new0(file_job, nf);
-  file_work work = { .jobs = jobs, .n = nf, .opt = opt };
-  kt_rank **ranks = NULL;
-  kt_graph **graphs = NULL;
-  GPtrArray *groups = g_ptr_array_new_with_free_func(kt_group_free);
-  int world = -1;
-  gboolean ok = FALSE;
-  rep->n_files = nf;
-  rep->ranks = g_new0(fe_kineto_rank_report, nf);
-  /* 1. Parse every file (in parallel), then identify ranks in file order:
-   * the first file that fails to parse or to identify gives the error, as if
-   * the files had been read one after another. */
-  for (int i = 0; i < nf; i++)
-    jobs[i].path = g_ptr_array_index(files, i);
-  work.phase = WORK_PARSE;
-  wisp_run_jobs(work.n, threads, work_one, &work);
-  for (int i = 0; i < nf; i++) {
-    traces[i] = jobs[i].trace;
-    jobs[i].trace = NULL;
-  }
-  for (int i = 0; i < nf; i++) {
-    const char *path = g_ptr_array_index(files, i);
-    fe_kineto_rank_report *rr = &rep->ranks[i];
-    rr->path = g_strdup(path);
-    rr->rank = -1;
-    rr->world_size = -1;
-    if (!traces[i]) {
-      g_propagate_error(error, jobs[i].error);
-      jobs[i].error = NULL;
-      goto out;
-    }
-    kt_trace *t = traces[i];
-    fill_rank_report(rr, t);
-    if (t->world_size != KT_ABSENT)
-      rr->world_size = (int)t->world_size;
-    int fr = rank_from_name(path);
-    if (t->rank != KT_ABSENT && t->rank >= 0 && t->rank <= INT32_MAX) {
-      rank_of[i] = (int)t->rank;
-      rr->rank_source = "distributedInfo.rank";
-      if (fr >= 0 && fr != rank_of[i])
-        add_warning(rep->warnings, "%s: file name says rank %d but distributedInfo.rank is %d (using %d)", path, fr,
-                    rank_of[i], rank_of[i]);
-    } else if (fr >= 0) {
-      rank_of[i] = fr;
-      rr->rank_source = "file name (fallback: no distributedInfo.rank)";
-      add_warning(rep->warnings, "%s: %s; rank %d taken from the file name", path,
-                  t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo", fr);
-    } else if (nf == 1) {
-      rank_of[i] = 0;
-      rr->rank_source = "assumed (single file without rank information)";
-      add_warning(rep->warnings, "%s: %s and no rank in the file name; treated as rank 0 of a 1-rank job", path,
-                  t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo");
-    } else {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%s: cannot tell which rank this file is: %s and the file name holds no 'rank<N>'; rename the files "
-                  "or pass one file", path, t->have_dist_info ? "distributedInfo has no rank" : "no distributedInfo");
-      goto out;
-    }
-    if (opt->strict && strcmp(rr->rank_source, "distributedInfo.rank")) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s has no distributedInfo.rank", path);
-      goto out;
-    }
-    rr->rank = rank_of[i];
-    if (t->world_size != KT_ABSENT) {
-      if (world >= 0 && world != t->world_size) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                    "%s: distributedInfo.world_size %" G_GINT64_FORMAT " differs from %d in the other files", path,
-                    t->world_size, world);
-        goto out;
-      }
-      if (t->world_size <= 0 || t->world_size > 1 << 24) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: distributedInfo.world_size %" G_GINT64_FORMAT
-                    " is not a usable size", path, t->world_size);
-        goto out;
-      }
-      world = (int)t->world_size;
-    }
-  }
-  if (world < 0) {
-    int mx = 0;
-    for (int i = 0; i < nf; i++)
-      mx = MAX(mx, rank_of[i] + 1);
-    world = MAX(nf, mx);
-    add_warning(rep->warnings, "no distributedInfo.world_size in any file; world size %d inferred from the files",
-                world);
-  }
-  rep->n_ranks = world;
-  ranks = g_new0(kt_rank *, world);
-  for (int i = 0; i < nf; i++) {
-    if (rank_of[i] >= world) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d is outside the world size %d",
-                  (char *)g_ptr_array_index(files, i), rank_of[i], world);
-      goto out;
-    }
-    for (int k = 0; k < i; k++)
-      if (rank_of[k] == rank_of[i]) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s and %s both claim rank %d",
-                    (char *)g_ptr_array_index(files, k), (char *)g_ptr_array_index(files, i), rank_of[i]);
-        goto out;
-      }
-  }
-  /* 2. Extract each rank (in parallel; every extraction reads only its own
-   * trace), then take the results and warnings in file order. */
-  for (int i = 0; i < nf; i++) {
-    jobs[i].trace = traces[i];  /* borrowed: traces[] keeps ownership */
-    jobs[i].rank = rank_of[i];
-  }
-  work.phase = WORK_EXTRACT;
-  work.world = world;
-  wisp_run_jobs(work.n, threads, work_one, &work);
-  for (int i = 0; i < nf; i++) {
-    kt_rank *r = jobs[i].extracted;
-    if (!r) {
-      g_propagate_error(error, jobs[i].error);
-      jobs[i].error = NULL;
-      goto out;
-    }
-    jobs[i].extracted = NULL;
-    ranks[rank_of[i]] = r;
-    for (guint q = 0; q < r->warnings->len; q++)
-      g_ptr_array_add(rep->warnings, g_strdup(g_ptr_array_index(r->warnings, q)));
-  }
-  /* 3. Missing ranks. */
-  GString *missing = g_string_new("");
-  int n_missing = 0;
-  for (int rk = 0; rk < world; rk++)
-    if (!ranks[rk]) {
-      if (n_missing < 16)
-        g_string_append_printf(missing, "%s%d", n_missing ? ", " : "", rk);
-      n_missing++;
-    }
-  const char *replicate_from = opt->replicate_from ? opt->replicate_from : opt->allow_partial ? "all" : NULL;
-  rep->n_missing = n_missing;
-  if (n_missing)
-    rep->missing = g_strdup_printf("%s%s", missing->str, n_missing > 16 ? ", ..." : "");
-  if (n_missing) {
-    if (!replicate_from) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%d of %d ranks have no trace (missing: %s%s); pass every rank's file, or --replicate-from RANKS "
-                  "(or --replicate-missing, for all traced ranks) to synthesize the absent ranks from traced ones "
-                  "(symmetric assumption)", n_missing, world,
-                  missing->str, n_missing > 16 ? ", ..." : "");
-      g_string_free(missing, TRUE);
-      goto out;
-    }
-    /* "all" (--replicate-missing): every traced rank, in rank order. */
-    GArray *src = strcmp(replicate_from, "all") ? parse_rank_list(replicate_from)
-                                                     : g_array_new(FALSE, FALSE, sizeof(int));
-    if (!strcmp(replicate_from, "all"))
-      for (int rk = 0; rk < world; rk++)
-        if (ranks[rk])
-          g_array_append_val(src, rk);
-    for (guint q = 0; q < src->len; q++)
-      if (g_array_index(src, int, q) >= world || !ranks[g_array_index(src, int, q)])
-        g_array_set_size(src, 0);
-    if (!src->len) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--replicate-from %s: not a list of traced ranks",
-                  replicate_from);
-      g_array_free(src, TRUE);
-      g_string_free(missing, TRUE);
-      goto out;
-    }
-    int q = 0;
-    for (int rk = 0; rk < world; rk++)
-      if (!ranks[rk]) {
-        int from = g_array_index(src, int, q++ % (int)src->len);
-        ranks[rk] = replicate_rank(ranks[from], rk, world);
-      }
-    if (opt->replicate_from)
-      add_warning(rep->warnings, "%d absent rank(s) (%s%s) synthesized from rank(s) %s, assuming a symmetric job "
-                  "(groups shifted by the rank offset)", n_missing, missing->str, n_missing > 16 ? ", ..." : "",
-                  replicate_from);
-    else
-      add_warning(rep->warnings, "the traces cover %d of %d ranks (missing: %s%s); the absent ranks are synthesized "
-                  "from the traced ones only to match collectives (symmetric assumption), and the figures are the "
-                  "traced ranks' own", world - n_missing, world, missing->str, n_missing > 16 ? ", ..." : "");
-    g_array_free(src, TRUE);
-  }
-  g_string_free(missing, TRUE);
-  /* 4. Match collectives across ranks. */
-  kt_match_stats st;
-  if (!kt_match(ranks, world, opt->strict, groups, rep->warnings, &st, error))
-    goto out;
-  rep->matched = st.matched;
-  rep->dropped = st.dropped;
-  rep->mismatches = st.mismatches;
-  rep->imbalanced_a2av = st.imbalanced_a2av;
-  clock_check(ranks, rank_of, nf, rep);
-  rep->groups = groups->len;
-  /* 5. Graphs. */
-  w = et_workload_new(world, n_paths == 1 ? paths[0] : "(kineto traces)");
-  for (guint gi = 0; gi < groups->len; gi++) {
-    kt_group *g = g_ptr_array_index(groups, gi);
-    char name[16];
-    g_snprintf(name, sizeof name, "%u", gi + 1);
-    char *desc = g_strdup_printf("pg %s%s%s", g->pg_name ? g->pg_name : "(unnamed)", g->desc ? " " : "",
-                                 g->desc ? g->desc : "");
-    uint32_t idx = et_workload_add_group(w, name, desc, g->ranks, g->n_ranks);
-    GString *rl = g_string_new("");
-    for (int k = 0; k < g->n_ranks && k < 32; k++)
-      g_string_append_printf(rl, "%s%d", k ? "," : "", g->ranks[k]);
-    g_ptr_array_add(rep->group_lines,
-                    g_strdup_printf("%s: ranks [%s%s] %s, %" G_GUINT64_FORMAT " matched ops, %" G_GUINT64_FORMAT
-                                    " bytes (sum over ranks)", name, rl->str, g->n_ranks > 32 ? ",..." : "", desc,
-                                    g->n_ops, g->bytes));
-    g_string_free(rl, TRUE);
-    g_free(desc);
-    if (idx == ET_NONE) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "group %s has repeated or out-of-range ranks", g->name_or_key);
-      goto out;
-    }
-  }
-  /* Build every rank's graph (in parallel; each reads only its own rank
-   * and the read-only groups), then take results and warnings in rank
-   * order; the lowest failing rank gives the error. */
-  graphs = g_new0(kt_graph *, world);
-  {
-    file_job *gjobs = g_new0(file_job, world);
-    file_work gw = { .jobs = gjobs, .n = world, .phase = WORK_GRAPH, .world = world, .opt = opt, .ranks = ranks,
-                     .groups = groups };
-    for (int rk = 0; rk < world; rk++)
-      gjobs[rk].rank = rk;
-    int failed = wisp_run_jobs(gw.n, threads, work_one, &gw);
-    for (int rk = 0; rk < world; rk++) {
-      file_job *jb = &gjobs[rk];
-      graphs[rk] = jb->graph;
-      w->ranks[rk] = jb->et;
-      if (rk == failed) {
-        g_propagate_error(error, jb->error);
-        jb->error = NULL;
-      }
-      g_clear_error(&jb->error);
-      if (rk >= failed || !jb->et)
-        continue;
-      if (jb->uniform)
-        add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
-                    "lists unavailable or of another width)", rk, jb->uniform);
-      if (jb->graph->cycle_edges_dropped)
-        add_warning(rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were dropped",
-                    rk, jb->graph->cycle_edges_dropped);
-      w->measured_step_ps[rk] = ranks[rk]->window_ps;
-    }
-    g_free(gjobs);
-    if (failed < world)
-      goto out;
-  }
-  if (!et_workload_resolve_groups(w, error))
-    goto out;
-  /* 6. Report: the per-collective table over the traced ranks' matched
-   * calls (O(calls) plus a sort per row), then the per-rank counts. */
-  {
-    GHashTable *index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    GArray *rows = g_array_new(FALSE, TRUE, sizeof(fe_coll_row));
-    GPtrArray *times = g_ptr_array_new();
-    GPtrArray *seen = g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_unref);
-    for (int i = 0; i < nf; i++) {
-      int rk = rank_of[i];
-      const kt_rank *r = ranks[rk];
-      for (guint k = 0; k < r->comms->len; k++) {
-        const kt_comm *c = &g_array_index(r->comms, kt_comm, k);
-        if (c->status != 1)
-          continue;
-        const char *op = c->p2p == 1 ? "send" : c->p2p == 2 ? "recv" : c->splits ? "all_to_allv"
-                                                                             : et_coll_short_name(c->coll);
-        char *key = g_strdup_printf("%s|%u|%" G_GUINT64_FORMAT "|%s|%s", op, c->group, c->bytes,
-                                    c->dtype ? c->dtype : "-", c->size_source ? c->size_source : "-");
-        gpointer hit = g_hash_table_lookup(index, key);
-        guint row;
-        if (hit == NULL) {
-          fe_coll_row x = {0};
-          x.op = g_strdup(op);
-          x.group = g_strdup_printf("%u", c->group + 1);
-          x.group_ranks = c->n_ranks;
-          x.bytes = c->bytes;
-          x.dtype = g_strdup(c->dtype ? c->dtype : "-");
-          x.size_source = g_strdup(c->size_source ? c->size_source : "-");
-          g_array_append_val(rows, x);
-          g_ptr_array_add(times, g_array_new(FALSE, FALSE, sizeof(sim_time_ps)));
-          g_ptr_array_add(seen, g_hash_table_new(g_direct_hash, g_direct_equal));
-          row = rows->len - 1;
-          g_hash_table_insert(index, key, GUINT_TO_POINTER(row + 1));
-        } else {
-          row = GPOINTER_TO_UINT(hit) - 1;
-          g_free(key);
-        }
-        const kt_op *o = &g_array_index(r->ops, kt_op, c->op);
-        sim_time_ps d = o->end - o->start;
-        g_array_append_val((GArray *)times->pdata[row], d);
-        g_hash_table_add(seen->pdata[row], GINT_TO_POINTER(rk + 1));
-      }
-    }
-    for (guint k = 0; k < rows->len; k++) {
-      fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
-      guint members = g_hash_table_size(seen->pdata[k]);
-      x->records = ((GArray *)times->pdata[k])->len;
-      x->calls = members ? (x->records + members / 2) / members : 0;
-    }
-    fe_coll_rows_finish(rows, times);
-    rep->colls = rows;
-    g_ptr_array_free(seen, TRUE);
-    g_hash_table_destroy(index);
-  }
-  for (int i = 0; i < nf; i++) {
-    fe_kineto_rank_report *rr = &rep->ranks[i];
-    kt_rank *r = ranks[rank_of[i]];
-    kt_graph *g = graphs[rank_of[i]];
-    rr->n_steps = r->n_steps;
-    rr->step_first = r->step_first;
-    rr->step_last = r->step_last;
-    rr->step_used = r->step_used;
-    rr->step_used_first = r->step_used_first;
-    rr->n_steps_used = r->n_steps_used;
-    rr->steps_dropped = r->steps_dropped ? g_strdup(r->steps_dropped->str) : NULL;
-    rr->window_start_ps = r->window_abs;
-    rr->window_ps = r->window_ps;
-    rr->measured_step_ps = r->window_ps;
-    rr->gpu_busy_ps = g->gpu_busy_ps;
-    rr->node_busy_ps = g->node_busy_ps;
-    rr->nodes = g->nodes->len;
-    rr->edges = g->edges->len;
-    rr->gap_nodes = g->gap_nodes;
-    rr->cross_stream_edges = g->cross_edges;
-    rr->inconsistent_sync_edges = r->inconsistent_sync_edges;
-    rr->inferred_sync_edges = r->inferred_sync_edges;
-    rr->cycle_edges_dropped = g->cycle_edges_dropped;
-    rr->host_nodes = g->host_nodes;
-    rr->host_threads = g->host_threads;
-    rr->launched_before_window = g->launched_before_window;
-    rr->launch_inversions = g->launch_inversions;
-    rr->sync_waits = g->sync_waits;
-    rr->host_overlaps = g->host_overlaps;
-    rr->host_forks = g->host_forks;
-    rr->compute_slots = g->compute_slots;
-    rr->unexplained_idle_ps = g->unexplained_idle_ps;
-    rr->launch_lag_ps = g->launch_lag_ps;
-    rr->host_step_tail = g->host_step_tail;
-    rr->comm_size_from_args = r->size_from_args;
-    rr->comm_size_from_cpu_op = r->size_from_cpu;
-    rr->comm_size_unknown = r->size_unknown;
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, r->skipped);
-    while (g_hash_table_iter_next(&it, &k, &v))
-      kt_count_skip(rr->skipped, k, GPOINTER_TO_SIZE(v));
-    for (guint q = 0; q < r->comms->len; q++) {
-      const kt_comm *c = &g_array_index(r->comms, kt_comm, q);
-      rr->comm_kernels++;
-      int ti = c->p2p == 1 ? 11 : c->p2p == 2 ? 12 : c->coll == ET_COLL_ALL_TO_ALLV ? 10 : (int)c->coll;
-      if (ti >= 0 && ti < (int)G_N_ELEMENTS(rr->comm_by_type))
-        rr->comm_by_type[ti]++;
-      rr->comm_bytes += c->bytes;
-      if (c->status == 1) {
-        rr->comm_matched++;
-        rr->comm_replayed += c->replay;
-      } else {
-        rr->comm_dropped++;
-        kt_count_skip(rr->skipped, c->drop_reason ? c->drop_reason : "communication not matched", 1);
-      }
-    }
-  }
-  /* Where each rank's window began on the common clock (trace origins are
-   * whole microseconds apart), relative to the earliest rank: only when
-   * the clock check found the ranks' clocks in agreement (within 1 ms), so
-   * the offsets are real and not clock error. */
-  if (rep->clock_ranks >= 2 && rep->clock_spread_ps <= 1000 * SIM_PS_PER_US) {
-    const int64_t lim_us = (INT64_C(1) << 61) / SIM_PS_PER_US;
-    int64_t o0 = ranks[0]->trace->origin_us;
-    gboolean fits = TRUE;
-    sim_time_ps *abs_start = g_new(sim_time_ps, world), lo = 0;
-    for (int rk = 0; rk < world && fits; rk++) {
-      int64_t d_us;
-      fits = !__builtin_sub_overflow(ranks[rk]->trace->origin_us, o0, &d_us) && d_us <= lim_us && d_us >= -lim_us;
-      if (fits)
-        abs_start[rk] = d_us * SIM_PS_PER_US + ranks[rk]->window_abs;
-      if (fits && (rk == 0 || abs_start[rk] < lo))
-        lo = abs_start[rk];
-    }
-    if (fits) {
-      w->measured_start_ps = abs_start;
-      for (int rk = 0; rk < world; rk++)
-        w->measured_start_ps[rk] -= lo;
-    } else {
-      g_free(abs_start);
-    }
-  }
-  {
-    const fe_kineto_rank_report *r0 = &rep->ranks[0];
-    if (opt->whole_trace)
-      rep->step_note = g_strdup("whole trace (ProfilerStep ranges ignored on request)");
-    else if (r0->n_steps == 0)
-      rep->step_note = g_strdup("no ProfilerStep annotations: the whole trace is the window (pass an explicit window "
-                                "by trimming the trace if that is not intended)");
-    else if (opt->step >= 0)
-      rep->step_note = g_strdup_printf("ProfilerStep#%d (--step)", opt->step);
-    else if (opt->all_steps || opt->step_lo >= 0) {
-      char range[32], asked[48];
-      if (r0->n_steps_used > 1)
-        g_snprintf(range, sizeof range, "#%d..#%d", r0->step_used_first, r0->step_used);
-      else
-        g_snprintf(range, sizeof range, "#%d", r0->step_used);
-      if (opt->all_steps)
-        g_strlcpy(asked, "--steps all", sizeof asked);
-      else
-        g_snprintf(asked, sizeof asked, "--steps %d..%d", opt->step_lo, opt->step_hi);
-      rep->step_note = g_strdup_printf("ProfilerStep%s (%s: %d step(s) of %d on rank %d%s%s)", range, asked,
-                                       r0->n_steps_used, r0->n_steps, r0->rank,
-                                       r0->steps_dropped ? "; dropped as incomplete: " : "; none dropped",
-                                       r0->steps_dropped ? r0->steps_dropped : "");
-    } else
-      rep->step_note = g_strdup_printf("last complete ProfilerStep (#%d on rank %d%s%s)", r0->step_used, r0->rank,
-                                       r0->steps_dropped ? "; dropped as incomplete: " : "",
-                                       r0->steps_dropped ? r0->steps_dropped : "");
-  }
-  ok = TRUE;
-  rep->complete = TRUE;
-  rep->mode = opt->mode;
-out:
-  if (!ok && w) {
-    et_workload_free(w);
-    w = NULL;
-  }
-  if (graphs)
-    for (int rk = 0; rk < world; rk++)
-      kt_graph_free(graphs[rk]);
-  g_free(graphs);
-  if (ranks) {
-    for (int rk = 0; rk < world; rk++) {
-      /* Replicated ranks share the trace of their source; only originals own it. */
-      kt_rank_free(ranks[rk]);
-    }
-  }
-  g_free(ranks);
-  for (int i = 0; i < nf; i++) {
-    /* Results of files after a failed one (finished by other workers) are discarded. */
-    kt_rank_free(jobs[i].extracted);
-    if (jobs[i].error)
-      g_error_free(jobs[i].error);
-    kt_trace_free(traces[i]);
-  }
-  g_free(jobs);
-  g_free(traces);
-  g_free(rank_of);
-  g_ptr_array_free(groups, TRUE);
-  g_ptr_array_free(files, TRUE);
+  load_clear(&L);
   if (!report)
     fe_kineto_report_clear(rep);
-  return w;
+  return L.w;
 }

@@ -9,7 +9,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_rank.h"
 #include "frontends/kineto_mem.h"
 
 #include <stdlib.h>
@@ -367,10 +367,10 @@ void kt_rank_free(kt_rank *r)
       g_free(c->ranks);
       g_free(c->group_key);
       g_free(c->splits);
-      g_free(c->drop_detail);
     }
     g_array_free(r->comms, TRUE);
   }
+  g_free(r->buf_links);
   if (r->ops)
     g_array_free(r->ops, TRUE);
   g_free(r->stream_keys);
@@ -383,8 +383,6 @@ void kt_rank_free(kt_rank *r)
     g_hash_table_destroy(r->skipped);
   if (r->sync_edges)
     g_array_free(r->sync_edges, TRUE);
-  if (r->clock_dev)
-    g_array_free(r->clock_dev, TRUE);
   g_free(r);
 }
 
@@ -457,8 +455,10 @@ static void note_dropped(kt_rank *r, int n, const char *why)
   rank_warn(r, "ProfilerStep#%d dropped as incomplete: %s", n, why);
 }
 
-/* Chooses the window [*ws, *we) on the CPU timeline. */
-static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
+/* The step markers of the trace, numbered (vLLM / SGLang markers by start
+ * time) and sorted by number, duplicates counted and dropped; sets
+ * r->n_steps. */
+static GArray *collect_steps(ctx *c)
 {
   kt_trace *t = c->t;
   kt_rank *r = c->r;
@@ -495,28 +495,21 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
   }
   g_array_sort(steps, cmp_step);
   r->n_steps = (int)steps->len;
-  *have = FALSE;
-  r->step_first = r->step_last = r->step_used = r->step_used_first = -1;
-  if (steps->len == 0 || c->opt->whole_trace) {
-    if (steps->len) {
-      r->step_first = (int)g_array_index(steps, step_ref, 0).n;
-      r->step_last = (int)g_array_index(steps, step_ref, steps->len - 1).n;
-    }
-    g_array_free(steps, TRUE);
-    if (c->opt->step >= 0) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: --step %d asked for, but the trace has no ProfilerStep",
-                  t->path, c->opt->step);
-      return FALSE;
-    }
-    return TRUE;
-  }
-  step_ref *s = (step_ref *)steps->data;
-  r->step_first = (int)s[0].n;
-  r->step_last = (int)s[steps->len - 1].n;
-  guint lo = 0, hi = steps->len - 1;
+  return steps;
+}
+
+/* The steps of the window among the n sorted steps s, as the indices
+ * [*lo, *hi]: --step N, --steps A..B or every step, dropping steps shown
+ * incomplete from the ends (each noted), else the last complete step.
+ * FALSE (error set) when the steps asked for are not in the trace. */
+static gboolean pick_steps(ctx *c, const step_ref *s, guint n, guint *lo_out, guint *hi_out, GError **error)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  guint lo = 0, hi = n - 1;
   if (c->opt->step >= 0) {
     gboolean found = FALSE;
-    for (guint k = 0; k < steps->len; k++)
+    for (guint k = 0; k < n; k++)
       if (s[k].n == c->opt->step) {
         lo = hi = k;
         found = TRUE;
@@ -524,7 +517,6 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
     if (!found) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no ProfilerStep#%d (the trace has steps %d..%d)",
                   t->path, c->opt->step, r->step_first, r->step_last);
-      g_array_free(steps, TRUE);
       return FALSE;
     }
     /* An explicit step is used even when incomplete, with a warning. */
@@ -535,16 +527,15 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
     if (c->opt->step_lo >= 0) {
       /* --steps A..B: the steps numbered A..B. */
       guint k = 0;
-      while (k < steps->len && s[k].n < c->opt->step_lo)
+      while (k < n && s[k].n < c->opt->step_lo)
         k++;
       guint m = k;
-      while (m < steps->len && s[m].n <= c->opt->step_hi)
+      while (m < n && s[m].n <= c->opt->step_hi)
         m++;
       if (m == k) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "%s: --steps %d..%d: no ProfilerStep in that range (the trace has steps %d..%d)", t->path,
                     c->opt->step_lo, c->opt->step_hi, r->step_first, r->step_last);
-        g_array_free(steps, TRUE);
         return FALSE;
       }
       lo = k;
@@ -579,6 +570,41 @@ static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean
       hi = hi0;
       lo = c->opt->all_steps || c->opt->step_lo >= 0 ? lo0 : hi0;
     }
+  }
+  *lo_out = lo;
+  *hi_out = hi;
+  return TRUE;
+}
+
+/* Chooses the window [*ws, *we) on the CPU timeline (*have FALSE: no
+ * steps, or the whole trace asked for) and records the steps used. */
+static gboolean choose_window(ctx *c, sim_time_ps *ws, sim_time_ps *we, gboolean *have, GError **error)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  GArray *steps = collect_steps(c);
+  *have = FALSE;
+  r->step_first = r->step_last = r->step_used = r->step_used_first = -1;
+  if (steps->len == 0 || c->opt->whole_trace) {
+    if (steps->len) {
+      r->step_first = (int)g_array_index(steps, step_ref, 0).n;
+      r->step_last = (int)g_array_index(steps, step_ref, steps->len - 1).n;
+    }
+    g_array_free(steps, TRUE);
+    if (c->opt->step >= 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: --step %d asked for, but the trace has no ProfilerStep",
+                  t->path, c->opt->step);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  step_ref *s = (step_ref *)steps->data;
+  r->step_first = (int)s[0].n;
+  r->step_last = (int)s[steps->len - 1].n;
+  guint lo, hi;
+  if (!pick_steps(c, s, steps->len, &lo, &hi, error)) {
+    g_array_free(steps, TRUE);
+    return FALSE;
   }
   r->step_used_first = (int)s[lo].n;
   r->n_steps_used = (int)(hi - lo + 1);
@@ -629,16 +655,18 @@ static const char *type_name_of(const kt_trace *t, uint32_t id) { return kt_str(
  * GError (error == NULL). */
 typedef enum { KT_DESC_OK, KT_DESC_SKIP, KT_DESC_ERROR } kt_desc;
 
-/* Fills size, dtype, group, seq, peers of comm from kernel args and linked CPU ops. */
-static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_event *launch, GError **error)
+/* The CPU-side ops linked to a communication kernel, most specific link
+ * first (at most 8). */
+typedef struct {
+  uint32_t ev[8];
+  int n;
+} cpu_links;
+
+/* Linked CPU ops: by the kernel's External id, by the launch's External id,
+ * then by time containment of the launch on its thread. */
+static void link_cpu_ops(ctx *c, const kt_event *k, const kt_event *launch, cpu_links *cpu)
 {
-  kt_trace *t = c->t;
-  kt_rank *r = c->r;
-  const kt_meta *km = meta(t, k);
-  uint32_t cpu[8];
-  int ncpu = 0;
-  /* Linked CPU ops: by the kernel's External id, by the launch's External id,
-   * then by time containment of the launch on its thread. */
+  cpu->n = 0;
   /* Old traces: a GPU op's or launch's External id equals its correlation and
    * links to nothing; such ids must not match unrelated CPU ops by accident. */
   int64_t ext[2] = { k->ext_id != k->correlation ? k->ext_id : KT_ABSENT,
@@ -648,7 +676,7 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
       continue;
     gpointer v = g_hash_table_lookup(c->cpu_by_ext, &ext[i]);
     if (v) {
-      cpu[ncpu++] = GPOINTER_TO_UINT(v) - 1;
+      cpu->ev[cpu->n++] = GPOINTER_TO_UINT(v) - 1;
       break;
     }
   }
@@ -657,47 +685,81 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
     int n = containing_cpu_ops(c, launch, in);
     for (int i = 0; i < n; i++) {
       gboolean dup = FALSE;
-      for (int q = 0; q < ncpu; q++)
-        dup |= cpu[q] == in[i];
-      if (!dup && ncpu < 8)
-        cpu[ncpu++] = in[i];
+      for (int q = 0; q < cpu->n; q++)
+        dup |= cpu->ev[q] == in[i];
+      if (!dup && cpu->n < 8)
+        cpu->ev[cpu->n++] = in[i];
     }
   }
-  /* Kind: Collective name on the kernel, then on CPU ops, then CPU op names, then the kernel name. */
-  et_coll_type coll = ET_COLL_NONE;
-  int p2p = 0;
-  gboolean known = km && kt_coll_from_arg(kt_str(t, km->coll_name), &coll, &p2p);
-  for (int i = 0; i < ncpu && !known; i++) {
-    const kt_meta *m = meta(t, ev(t, cpu[i]));
-    known = m && kt_coll_from_arg(kt_str(t, m->coll_name), &coll, &p2p);
+}
+
+/* Kind: Collective name on the kernel, then on CPU ops, then CPU op names
+ * (the most specific first: nccl:* over c10d::*), then the kernel name.
+ * FALSE when none tells. */
+static gboolean comm_kind(const kt_trace *t, const kt_event *k, const kt_meta *km, const cpu_links *cpu,
+                          et_coll_type *coll, int *p2p)
+{
+  gboolean known = km && kt_coll_from_arg(kt_str(t, km->coll_name), coll, p2p);
+  for (int i = 0; i < cpu->n && !known; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu->ev[i]));
+    known = m && kt_coll_from_arg(kt_str(t, m->coll_name), coll, p2p);
   }
-  /* Prefer the most specific CPU op name (nccl:* over c10d::*). */
   for (int pass = 0; pass < 2 && !known; pass++)
-    for (int i = 0; i < ncpu && !known; i++) {
-      const char *n = kt_str(t, ev(t, cpu[i])->name);
+    for (int i = 0; i < cpu->n && !known; i++) {
+      const char *n = kt_str(t, ev(t, cpu->ev[i])->name);
       if ((pass == 0) == (g_str_has_prefix(n, "nccl:") || g_str_has_prefix(n, "rccl:")))
-        known = kt_coll_from_cpu_op(n, &coll, &p2p);
+        known = kt_coll_from_cpu_op(n, coll, p2p);
     }
   if (!known)
-    known = kt_coll_from_kernel(kt_str(t, k->name), &coll, &p2p);
-  if (!known) {
-    kt_count_skip(r->skipped, "communication kernel of unknown kind (kept as compute)", 1);
-    rank_warn(r, "communication kernel '%s' has no Collective name and no linked collective CPU op; replayed as "
-              "compute", kt_str(t, k->name));
-    return KT_DESC_SKIP;
-  }
-  cm->coll = coll;
-  cm->p2p = p2p;
-  cm->seq = km && km->seq != KT_ABSENT ? km->seq : KT_ABSENT;
-  cm->root = cm->peer = -1;
-  /* Size. */
+    known = kt_coll_from_kernel(kt_str(t, k->name), coll, p2p);
+  return known;
+}
+
+/* Input Dims x Input type of the CPU-side op (nccl:<op> first, then
+ * record_param_comms, then c10d::<op>): the element count, its dtype in
+ * *dtype and the size source in cm; KT_ABSENT when no op gives both. */
+static int64_t size_from_input_dims(const kt_trace *t, const cpu_links *cpu, kt_comm *cm, const char **dtype)
+{
+  static const char *const pref[] = { "nccl:", "rccl:", "record_param_comms", "c10d::" };
+  int64_t nelems = KT_ABSENT;
+  for (size_t pi = 0; pi < G_N_ELEMENTS(pref) && nelems == KT_ABSENT; pi++)
+    for (int i = 0; i < cpu->n && nelems == KT_ABSENT; i++) {
+      const kt_event *e = ev(t, cpu->ev[i]);
+      const char *n = kt_str(t, e->name);
+      const kt_meta *m = meta(t, e);
+      if (!g_str_has_prefix(n, pref[pi]) || !m)
+        continue;
+      /* c10d::alltoall_base_ lists [output, input]: the send size is entry 1. */
+      gboolean second = g_str_has_prefix(n, "c10d::alltoall_base");
+      int64_t ne = second ? m->in_numel1 : m->in_numel0;
+      uint32_t ty = second ? m->in_type1 : m->in_type0;
+      if (ne != KT_ABSENT && ty != KT_NONE && kt_dtype_size(type_name_of(t, ty)) > 0) {
+        nelems = ne;
+        *dtype = kt_str(t, ty);
+        cm->size_source = pi < 2 ? "CPU op nccl:* Input Dims x Input type"
+                                 : (pi == 2 ? "CPU op record_param_comms Input Dims x Input type"
+                                            : "CPU op c10d::* Input Dims x Input type");
+      }
+    }
+  return nelems;
+}
+
+/* Size: In/Out msg nelems x dtype of the kernel, else of a CPU op, else
+ * the Input Dims of a CPU op; counted in the rank's size sources.  Returns
+ * the element count (KT_ABSENT when unknown) and in *szm the metadata that
+ * gave it (NULL for Input Dims or none). */
+static int64_t comm_size(ctx *c, kt_comm *cm, const kt_event *k, const kt_meta *km, const cpu_links *cpu,
+                         const kt_meta **szm_out)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
   const kt_meta *szm = NULL;
   if (km && (km->in_nelems != KT_ABSENT || km->out_nelems != KT_ABSENT) && km->dtype != KT_NONE) {
     szm = km;
     cm->size_source = "kernel args (In/Out msg nelems x dtype)";
   }
-  for (int i = 0; i < ncpu && !szm; i++) {
-    const kt_meta *m = meta(t, ev(t, cpu[i]));
+  for (int i = 0; i < cpu->n && !szm; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu->ev[i]));
     if (m && (m->in_nelems != KT_ABSENT || m->out_nelems != KT_ABSENT) && m->dtype != KT_NONE) {
       szm = m;
       cm->size_source = "CPU op args (In/Out msg nelems x dtype)";
@@ -711,27 +773,7 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
       nelems = cm->p2p == 2 ? szm->in_nelems : szm->out_nelems;
     dtype = kt_str(t, szm->dtype);
   } else {
-    /* Input Dims of the CPU-side op: nccl:<op> first, then record_param_comms, then c10d::<op>. */
-    static const char *const pref[] = { "nccl:", "rccl:", "record_param_comms", "c10d::" };
-    for (size_t pi = 0; pi < G_N_ELEMENTS(pref) && nelems == KT_ABSENT; pi++)
-      for (int i = 0; i < ncpu && nelems == KT_ABSENT; i++) {
-        const kt_event *e = ev(t, cpu[i]);
-        const char *n = kt_str(t, e->name);
-        const kt_meta *m = meta(t, e);
-        if (!g_str_has_prefix(n, pref[pi]) || !m)
-          continue;
-        /* c10d::alltoall_base_ lists [output, input]: the send size is entry 1. */
-        gboolean second = g_str_has_prefix(n, "c10d::alltoall_base");
-        int64_t ne = second ? m->in_numel1 : m->in_numel0;
-        uint32_t ty = second ? m->in_type1 : m->in_type0;
-        if (ne != KT_ABSENT && ty != KT_NONE && kt_dtype_size(type_name_of(t, ty)) > 0) {
-          nelems = ne;
-          dtype = kt_str(t, ty);
-          cm->size_source = pi < 2 ? "CPU op nccl:* Input Dims x Input type"
-                                   : (pi == 2 ? "CPU op record_param_comms Input Dims x Input type"
-                                              : "CPU op c10d::* Input Dims x Input type");
-        }
-      }
+    nelems = size_from_input_dims(t, cpu, cm, &dtype);
   }
   cm->dsize = kt_dtype_size(dtype);
   cm->dtype = dtype;
@@ -754,19 +796,89 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
     else
       r->size_from_cpu++;
   }
-  /* Group: metadata from the kernel, else from the CPU ops. */
+  *szm_out = szm;
+  return nelems;
+}
+
+/* Members from a truncated or malformed Process Group Ranks string rs:
+ * Global rank start / stride with Group size when rs is truncated (checked
+ * against the world), else an error for a malformed list.  Leaves
+ * cm->ranks NULL when rs is truncated and start/stride are absent. */
+static kt_desc ranks_from_list(ctx *c, kt_comm *cm, const kt_event *k, const char *rs, int64_t grp_size,
+                               int64_t rstart, int64_t rstride, GError **error)
+{
+  const kt_trace *t = c->t;
+  gboolean trunc;
+  const char *why = NULL;
+  if (kt_parse_ranks(rs, grp_size, c->world, &cm->ranks, &cm->n_ranks, &trunc, &why))
+    return KT_DESC_OK;
+  if (trunc && rstart != KT_ABSENT && rstride > 0 && grp_size > 0) {
+    if (rstart < 0 || rstart >= c->world || grp_size > c->world ||
+        (grp_size > 1 && rstride > (c->world - 1 - rstart) / (grp_size - 1))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: kernel '%s' at ts %.3f us: Global rank start %" G_GINT64_FORMAT ", stride %" G_GINT64_FORMAT
+                  " and Group size %" G_GINT64_FORMAT " name ranks beyond the job's world size %d",
+                  t->path, kt_str(t, k->name), (double)k->ts / 1e6, rstart, rstride, grp_size, c->world);
+      return KT_DESC_ERROR;
+    }
+    cm->n_ranks = (int)grp_size;
+    cm->ranks = g_new(int, grp_size);
+    for (int64_t i = 0; i < grp_size; i++)
+      cm->ranks[i] = (int)(rstart + i * rstride);
+  } else if (!trunc) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: kernel '%s' at ts %.3f us: Process Group Ranks \"%s\" %s (world size %d)", t->path,
+                kt_str(t, k->name), (double)k->ts / 1e6, rs, why, c->world);
+    return KT_DESC_ERROR;
+  }
+  return KT_DESC_OK;
+}
+
+/* Members from distributedInfo.pg_config by the group's name (checked
+ * against the world); cm->ranks stays NULL when the name is not listed. */
+static kt_desc ranks_from_pg_config(ctx *c, kt_comm *cm, GError **error)
+{
+  const kt_trace *t = c->t;
+  for (guint i = 0; i < t->pgs->len; i++) {
+    kt_pg *pg = g_ptr_array_index(t->pgs, i);
+    if (!pg->name || strcmp(pg->name, cm->pg_name) || pg->n_ranks <= 0)
+      continue;
+    for (int q = 0; q < pg->n_ranks; q++)
+      if (pg->ranks[q] < 0 || pg->ranks[q] >= c->world) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: distributedInfo.pg_config group '%s' names rank %d, beyond the job's world size %d",
+                    t->path, pg->name, pg->ranks[q], c->world);
+        return KT_DESC_ERROR;
+      }
+    cm->n_ranks = pg->n_ranks;
+    cm->ranks = g_memdup2(pg->ranks, sizeof(int) * (size_t)pg->n_ranks);
+    if (!cm->pg_desc)
+      cm->pg_desc = pg->desc;
+    break;
+  }
+  return KT_DESC_OK;
+}
+
+/* Group: name, description and members from the kernel's metadata, else a
+ * CPU op's (the member list, else start/stride, else pg_config, else every
+ * rank of the job), and the matching key "pg_name|r0,r1,...". */
+static kt_desc comm_group(ctx *c, kt_comm *cm, const kt_event *k, const kt_meta *km, const cpu_links *cpu,
+                          GError **error)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
   const kt_meta *gm = NULL;
   if (km && (km->pg_ranks != KT_NONE || km->pg_name != KT_NONE))
     gm = km;
-  for (int i = 0; i < ncpu && !gm; i++) {
-    const kt_meta *m = meta(t, ev(t, cpu[i]));
+  for (int i = 0; i < cpu->n && !gm; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu->ev[i]));
     if (m && (m->pg_ranks != KT_NONE || m->pg_name != KT_NONE))
       gm = m;
   }
   /* Rank start/stride live on record_param_comms. */
   int64_t grp_size = gm ? gm->group_size : KT_ABSENT, rstart = KT_ABSENT, rstride = KT_ABSENT;
-  for (int i = 0; i < ncpu; i++) {
-    const kt_meta *m = meta(t, ev(t, cpu[i]));
+  for (int i = 0; i < cpu->n; i++) {
+    const kt_meta *m = meta(t, ev(t, cpu->ev[i]));
     if (m && m->rank_start != KT_ABSENT && rstart == KT_ABSENT) {
       rstart = m->rank_start;
       rstride = m->rank_stride;
@@ -777,50 +889,10 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
   cm->pg_name = gm ? kt_str(t, gm->pg_name) : NULL;
   cm->pg_desc = gm ? kt_str(t, gm->pg_desc) : NULL;
   const char *rs = gm ? kt_str(t, gm->pg_ranks) : NULL;
-  if (rs) {
-    gboolean trunc;
-    const char *why = NULL;
-    if (!kt_parse_ranks(rs, grp_size, c->world, &cm->ranks, &cm->n_ranks, &trunc, &why)) {
-      if (trunc && rstart != KT_ABSENT && rstride > 0 && grp_size > 0) {
-        if (rstart < 0 || rstart >= c->world || grp_size > c->world ||
-            (grp_size > 1 && rstride > (c->world - 1 - rstart) / (grp_size - 1))) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                      "%s: kernel '%s' at ts %.3f us: Global rank start %" G_GINT64_FORMAT ", stride %" G_GINT64_FORMAT
-                      " and Group size %" G_GINT64_FORMAT " name ranks beyond the job's world size %d",
-                      t->path, kt_str(t, k->name), (double)k->ts / 1e6, rstart, rstride, grp_size, c->world);
-          return KT_DESC_ERROR;
-        }
-        cm->n_ranks = (int)grp_size;
-        cm->ranks = g_new(int, grp_size);
-        for (int64_t i = 0; i < grp_size; i++)
-          cm->ranks[i] = (int)(rstart + i * rstride);
-      } else if (!trunc) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                    "%s: kernel '%s' at ts %.3f us: Process Group Ranks \"%s\" %s (world size %d)", t->path,
-                    kt_str(t, k->name), (double)k->ts / 1e6, rs, why, c->world);
-        return KT_DESC_ERROR;
-      }
-    }
-  }
-  if (!cm->ranks && cm->pg_name) {
-    for (guint i = 0; i < t->pgs->len; i++) {
-      kt_pg *pg = g_ptr_array_index(t->pgs, i);
-      if (pg->name && !strcmp(pg->name, cm->pg_name) && pg->n_ranks > 0) {
-        for (int q = 0; q < pg->n_ranks; q++)
-          if (pg->ranks[q] < 0 || pg->ranks[q] >= c->world) {
-            g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                        "%s: distributedInfo.pg_config group '%s' names rank %d, beyond the job's world size %d",
-                        t->path, pg->name, pg->ranks[q], c->world);
-            return KT_DESC_ERROR;
-          }
-        cm->n_ranks = pg->n_ranks;
-        cm->ranks = g_memdup2(pg->ranks, sizeof(int) * (size_t)pg->n_ranks);
-        if (!cm->pg_desc)
-          cm->pg_desc = pg->desc;
-        break;
-      }
-    }
-  }
+  if (rs && ranks_from_list(c, cm, k, rs, grp_size, rstart, rstride, error) == KT_DESC_ERROR)
+    return KT_DESC_ERROR;
+  if (!cm->ranks && cm->pg_name && ranks_from_pg_config(c, cm, error) == KT_DESC_ERROR)
+    return KT_DESC_ERROR;
   if (!cm->ranks && rs) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s: kernel '%s': Process Group Ranks \"%s\" is truncated and neither Global rank start/stride nor "
@@ -849,37 +921,70 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
   for (int i = 0; i < cm->n_ranks; i++)
     g_string_append_printf(key, "%s%d", i ? "," : "", cm->ranks[i]);
   cm->group_key = g_string_free(key, FALSE);
+  return KT_DESC_OK;
+}
+
+/* All-to-all(v) per-peer split sizes from the In split size list of the
+ * metadata szm that sized it (nelems elements): an all_to_allv when the
+ * list has one entry per member and divides the count. */
+static void comm_splits(ctx *c, kt_comm *cm, const kt_meta *szm, int64_t nelems)
+{
+  const char *sp = szm ? kt_str(c->t, szm->in_split) : NULL;
+  GArray *l = g_array_new(FALSE, FALSE, sizeof(gint64));
+  if (sp && kt_parse_int_list(sp, l) && l->len == (guint)cm->n_ranks) {
+    gint64 sum = 0;
+    for (guint i = 0; i < l->len; i++)
+      sum += g_array_index(l, gint64, i);
+    if (sum > 0 && nelems % sum == 0) {
+      uint64_t per_row = (uint64_t)(nelems / sum) * (uint64_t)cm->dsize;
+      cm->splits = g_new(uint64_t, cm->n_ranks);
+      for (int i = 0; i < cm->n_ranks; i++)
+        cm->splits[i] = (uint64_t)g_array_index(l, gint64, i) * per_row;
+      cm->coll = ET_COLL_ALL_TO_ALLV;
+    }
+  } else if (sp && strstr(sp, "...")) {
+    kt_count_skip(c->r->skipped, "all_to_allv split list cut at 30 entries (uniform split assumed)", 1);
+  }
+  g_array_free(l, TRUE);
+}
+
+/* Fills kind, size, dtype, group, seq, peers and splits of comm from the
+ * kernel's args and its linked CPU ops, one helper per field above. */
+static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_event *launch, GError **error)
+{
+  kt_trace *t = c->t;
+  kt_rank *r = c->r;
+  const kt_meta *km = meta(t, k);
+  cpu_links cpu;
+  link_cpu_ops(c, k, launch, &cpu);
+  et_coll_type coll = ET_COLL_NONE;
+  int p2p = 0;
+  if (!comm_kind(t, k, km, &cpu, &coll, &p2p)) {
+    kt_count_skip(r->skipped, "communication kernel of unknown kind (kept as compute)", 1);
+    rank_warn(r, "communication kernel '%s' has no Collective name and no linked collective CPU op; replayed as "
+              "compute", kt_str(t, k->name));
+    return KT_DESC_SKIP;
+  }
+  cm->coll = coll;
+  cm->p2p = p2p;
+  cm->seq = km && km->seq != KT_ABSENT ? km->seq : KT_ABSENT;
+  cm->root = cm->peer = -1;
+  const kt_meta *szm = NULL;
+  int64_t nelems = comm_size(c, cm, k, km, &cpu, &szm);
+  if (comm_group(c, cm, k, km, &cpu, error) == KT_DESC_ERROR)
+    return KT_DESC_ERROR;
   /* Peers and roots. */
-  const kt_meta *pm = km;
   if (cm->p2p) {
-    int64_t src = pm ? pm->src_rank : KT_ABSENT, dst = pm ? pm->dst_rank : KT_ABSENT;
+    int64_t src = km ? km->src_rank : KT_ABSENT, dst = km ? km->dst_rank : KT_ABSENT;
     int64_t peer = cm->p2p == 1 ? dst : src;
     cm->peer = peer >= 0 && peer <= INT32_MAX ? (int)peer : -1;
   } else if (coll == ET_COLL_BROADCAST || coll == ET_COLL_REDUCE || coll == ET_COLL_GATHER ||
              coll == ET_COLL_SCATTER) {
-    if (pm && pm->src_rank >= 0 && pm->src_rank <= INT32_MAX)
-      cm->root = (int)pm->src_rank;
+    if (km && km->src_rank >= 0 && km->src_rank <= INT32_MAX)
+      cm->root = (int)km->src_rank;
   }
-  /* All-to-all(v) per-peer split sizes. */
-  if ((coll == ET_COLL_ALL_TO_ALL || coll == ET_COLL_ALL_TO_ALLV) && cm->bytes > 0 && cm->n_ranks > 0) {
-    const char *sp = szm ? kt_str(t, szm->in_split) : NULL;
-    GArray *l = g_array_new(FALSE, FALSE, sizeof(gint64));
-    if (sp && kt_parse_int_list(sp, l) && l->len == (guint)cm->n_ranks) {
-      gint64 sum = 0;
-      for (guint i = 0; i < l->len; i++)
-        sum += g_array_index(l, gint64, i);
-      if (sum > 0 && nelems % sum == 0) {
-        uint64_t per_row = (uint64_t)(nelems / sum) * (uint64_t)cm->dsize;
-        cm->splits = g_new(uint64_t, cm->n_ranks);
-        for (int i = 0; i < cm->n_ranks; i++)
-          cm->splits[i] = (uint64_t)g_array_index(l, gint64, i) * per_row;
-        cm->coll = ET_COLL_ALL_TO_ALLV;
-      }
-    } else if (sp && strstr(sp, "...")) {
-      kt_count_skip(r->skipped, "all_to_allv split list cut at 30 entries (uniform split assumed)", 1);
-    }
-    g_array_free(l, TRUE);
-  }
+  if ((coll == ET_COLL_ALL_TO_ALL || coll == ET_COLL_ALL_TO_ALLV) && cm->bytes > 0 && cm->n_ranks > 0)
+    comm_splits(c, cm, szm, nelems);
   return KT_DESC_OK;
 }
 
@@ -1194,38 +1299,32 @@ static void sync_edges(ctx *c)
   g_hash_table_destroy(threads);
 }
 
-kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error)
+/* The lookup tables of one extraction: launches and event records by
+ * correlation, CPU-side collective ops by External id and by thread (in
+ * time order).  O(E log E) for E events. */
+static void index_events(ctx *c)
 {
-  kt_rank *r = g_new0(kt_rank, 1);
-  r->trace = t;
-  r->rank = rank;
-  r->ops = g_array_new(FALSE, FALSE, sizeof(kt_op));
-  r->comms = g_array_new(FALSE, TRUE, sizeof(kt_comm));
-  r->warnings = g_ptr_array_new_with_free_func(g_free);
-  r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
-  r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
-  ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
-  c.launch_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
-  c.record_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
-  c.cpu_by_ext = g_hash_table_new(g_int64_hash, g_int64_equal);
-  c.cpu_by_thread = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
-  c.op_of_event = g_new(uint32_t, t->events->len ? t->events->len : 1);
-  gboolean ok = FALSE;
+  const kt_trace *t = c->t;
+  c->launch_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->record_by_corr = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->cpu_by_ext = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->cpu_by_thread = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  c->op_of_event = g_new(uint32_t, t->events->len ? t->events->len : 1);
   for (guint i = 0; i < t->events->len; i++) {
     kt_event *e = &g_array_index(t->events, kt_event, i);
-    c.op_of_event[i] = KT_NONE;
+    c->op_of_event[i] = KT_NONE;
     if (e->kind == KT_EV_LAUNCH && e->correlation != KT_ABSENT)
-      g_hash_table_insert(c.launch_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
+      g_hash_table_insert(c->launch_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
     else if (e->kind == KT_EV_RECORD && e->correlation != KT_ABSENT)
-      g_hash_table_insert(c.record_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
+      g_hash_table_insert(c->record_by_corr, &e->correlation, GUINT_TO_POINTER(i + 1));
     else if (e->kind == KT_EV_CPU_COMM) {
-      if (e->ext_id != KT_ABSENT && !g_hash_table_contains(c.cpu_by_ext, &e->ext_id))
-        g_hash_table_insert(c.cpu_by_ext, &e->ext_id, GUINT_TO_POINTER(i + 1));
+      if (e->ext_id != KT_ABSENT && !g_hash_table_contains(c->cpu_by_ext, &e->ext_id))
+        g_hash_table_insert(c->cpu_by_ext, &e->ext_id, GUINT_TO_POINTER(i + 1));
       gint64 *k = thread_key(e);
-      GArray *a = g_hash_table_lookup(c.cpu_by_thread, k);
+      GArray *a = g_hash_table_lookup(c->cpu_by_thread, k);
       if (!a) {
         a = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        g_hash_table_insert(c.cpu_by_thread, k, a);
+        g_hash_table_insert(c->cpu_by_thread, k, a);
       } else {
         g_free(k);
       }
@@ -1235,15 +1334,18 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   }
   GHashTableIter it;
   gpointer hk, hv;
-  g_hash_table_iter_init(&it, c.cpu_by_thread);
+  g_hash_table_iter_init(&it, c->cpu_by_thread);
   while (g_hash_table_iter_next(&it, &hk, &hv))
     sort_by_ts(t, hv);
-  sim_time_ps ws = 0, we = 0;
-  gboolean have_window;
-  if (!choose_window(&c, &ws, &we, &have_window, error))
-    goto out;
-  /* Select GPU ops. */
-  GArray *keys = g_array_new(FALSE, FALSE, sizeof(int64_t));
+}
+
+/* The GPU ops launched in the window [ws, we) (every one without a window)
+ * into r->ops, with their (device, stream) keys in keys, and the window:
+ * it covers the step and every selected op. */
+static void select_ops(ctx *c, sim_time_ps ws, sim_time_ps we, gboolean have_window, GArray *keys)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
   sim_time_ps gmin = SIM_TIME_MAX, gmax = 0;
   uint64_t outside = 0;
   for (guint i = 0; i < t->events->len; i++) {
@@ -1252,7 +1354,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
       continue;
     uint32_t launch = KT_NONE;
     if (e->correlation != KT_ABSENT) {
-      gpointer v = g_hash_table_lookup(c.launch_by_corr, &e->correlation);
+      gpointer v = g_hash_table_lookup(c->launch_by_corr, &e->correlation);
       if (v)
         launch = GPOINTER_TO_UINT(v) - 1;
     }
@@ -1281,7 +1383,13 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   sim_time_ps wend = MAX(we, r->ops->len ? gmax : we);
   r->window_ps = wend - r->window_abs;
   r->step_cpu_end_ps = have_window ? we - r->window_abs : r->window_ps;
-  /* Dense stream indices in key order. */
+}
+
+/* Dense stream indices in key order (keys[i]: op i's stream key), op times
+ * relative to the window, ops sorted by (stream, start) and the per-stream
+ * ranges.  O(n log n). */
+static void assign_streams(kt_rank *r, GArray *keys)
+{
   GArray *sorted = g_array_copy(keys);
   g_array_sort(sorted, kt_cmp_i64);
   guint ns = 0;
@@ -1301,19 +1409,26 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     op->end -= r->window_abs;
   }
   g_array_free(sorted, TRUE);
-  g_array_free(keys, TRUE);
   g_array_sort(r->ops, cmp_op);
   r->stream_first = g_new0(uint32_t, ns + 1);
   for (guint i = 0; i < r->ops->len; i++)
     r->stream_first[g_array_index(r->ops, kt_op, i).stream + 1]++;
   for (uint32_t s = 0; s < ns; s++)
     r->stream_first[s + 1] += r->stream_first[s];
-  /* Communication kernels. */
+}
+
+/* The op of every selected event and launch, and a kt_comm for every
+ * communication kernel (describe_comm).  FALSE (error set) on a fatal
+ * error in a kernel's description. */
+static gboolean extract_comms(ctx *c, GError **error)
+{
+  const kt_trace *t = c->t;
+  kt_rank *r = c->r;
   for (guint i = 0; i < r->ops->len; i++) {
     kt_op *op = &g_array_index(r->ops, kt_op, i);
-    c.op_of_event[op->ev] = i;
+    c->op_of_event[op->ev] = i;
     if (op->launch != KT_NONE)
-      c.op_of_event[op->launch] = i;
+      c->op_of_event[op->launch] = i;
     const kt_event *e = ev(t, op->ev);
     if (e->kind != KT_EV_KERNEL)
       continue;
@@ -1322,22 +1437,28 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
       continue;
     kt_comm cm = { 0 };
     cm.op = i;
-    kt_desc d = describe_comm(&c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error);
+    kt_desc d = describe_comm(c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error);
     if (d != KT_DESC_OK) {
       g_free(cm.ranks);
       g_free(cm.group_key);
       g_free(cm.splits);
       if (d == KT_DESC_ERROR)
-        goto out;
+        return FALSE;
       continue;
     }
     op->comm = r->comms->len;
     g_array_append_val(r->comms, cm);
   }
-  /* Communication without any size source cannot be simulated: it is
-   * replayed at its measured duration (kt_match marks every member of such
-   * a collective); say so once per rank, naming the first such kernel
-   * (unknown dtype names already warned per kernel above).  O(comms). */
+  return TRUE;
+}
+
+/* Communication without any size source cannot be simulated: it is
+ * replayed at its measured duration (kt_match_ranks marks every member of
+ * such a collective); say so once per rank, naming the first such kernel
+ * (unknown dtype names already warned per kernel).  O(comms). */
+static void warn_unsized(kt_rank *r)
+{
+  const kt_trace *t = r->trace;
   uint64_t no_size = 0;
   const char *first_no_size = NULL;
   for (guint i = 0; i < r->comms->len; i++) {
@@ -1352,21 +1473,50 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
               "dtype on the kernel or a linked CPU op, and no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
               "op; they are replayed at their measured duration (which includes waiting for peers) and do not "
               "respond to the network; --strict makes this an error", no_size, first_no_size);
-  sync_edges(&c);
-  /* Buffer links of the communication kernels (kineto_mem.c): counted here
-   * so that the report says how many were linked; fe_kineto_load applies
-   * them to the graph. */
-  if (r->comms->len) {
-    kt_buf_link *links = g_new(kt_buf_link, r->comms->len);
-    kt_mem_stats ms;
-    kt_mem_link(r, links, &ms);
-    char *line = kt_mem_summary(r->rank, &ms);
-    if (line)
-      g_ptr_array_add(r->warnings, line);
-    g_free(links);
+}
+
+/* Buffer links of the communication kernels (kineto_mem.c), computed once
+ * here: the report says how many were linked, and the graph stage copies
+ * them into the COMM nodes. */
+static void link_buffers(kt_rank *r)
+{
+  if (!r->comms->len)
+    return;
+  r->buf_links = g_new(kt_buf_link, r->comms->len);
+  kt_mem_stats ms;
+  kt_mem_link(r, r->buf_links, &ms);
+  char *line = kt_mem_summary(r->rank, &ms);
+  if (line)
+    g_ptr_array_add(r->warnings, line);
+}
+
+kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_options *opt, GError **error)
+{
+  kt_rank *r = g_new0(kt_rank, 1);
+  r->trace = t;
+  r->rank = rank;
+  r->ops = g_array_new(FALSE, FALSE, sizeof(kt_op));
+  r->comms = g_array_new(FALSE, TRUE, sizeof(kt_comm));
+  r->warnings = g_ptr_array_new_with_free_func(g_free);
+  r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
+  r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
+  index_events(&c);
+  sim_time_ps ws = 0, we = 0;
+  gboolean have_window;
+  gboolean ok = choose_window(&c, &ws, &we, &have_window, error);
+  if (ok) {
+    GArray *keys = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    select_ops(&c, ws, we, have_window, keys);
+    assign_streams(r, keys);
+    g_array_free(keys, TRUE);
+    ok = extract_comms(&c, error);
   }
-  ok = TRUE;
-out:
+  if (ok) {
+    warn_unsized(r);
+    sync_edges(&c);
+    link_buffers(r);
+  }
   g_hash_table_destroy(c.launch_by_corr);
   g_hash_table_destroy(c.record_by_corr);
   g_hash_table_destroy(c.cpu_by_ext);

@@ -20,7 +20,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,21 +58,22 @@ static int cmp_inst_seq(const void *a, const void *b)
   return cmp_inst_time(a, b);
 }
 
-static kt_comm *comm_of(kt_rank *r, uint32_t i) { return &g_array_index(r->comms, kt_comm, i); }
+static const kt_comm *comm_of(const kt_rank *r, uint32_t i) { return &g_array_index(r->comms, kt_comm, i); }
 
 static const char *coll_label(const kt_comm *c)
 {
   return c->p2p == 1 ? "send" : c->p2p == 2 ? "recv" : et_coll_short_name(c->coll);
 }
 
-static void drop(kt_rank *r, uint32_t ci, const char *reason, char *detail, kt_match_stats *st)
+/* Marks communication ci of a rank (its verdicts rm) dropped, once. */
+static void drop(kt_rank_match *rm, uint32_t ci, const char *reason, char *detail, kt_match_stats *st)
 {
-  kt_comm *c = comm_of(r, ci);
-  if (c->status == 2) {
+  kt_comm_match *c = &rm->comms[ci];
+  if (c->status == KT_COMM_DROPPED) {
     g_free(detail);
     return;
   }
-  c->status = 2;
+  c->status = KT_COMM_DROPPED;
   c->drop_reason = reason;
   g_free(c->drop_detail);
   c->drop_detail = detail;
@@ -80,11 +81,11 @@ static void drop(kt_rank *r, uint32_t ci, const char *reason, char *detail, kt_m
 }
 
 /* Instances of group `key` on rank r, in matching order. */
-static GArray *instances(kt_rank *r, const char *key, gboolean *all_seq)
+static GArray *instances(const kt_rank *r, const char *key, gboolean *all_seq)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(inst));
   for (guint i = 0; i < r->comms->len; i++) {
-    kt_comm *c = comm_of(r, i);
+    const kt_comm *c = comm_of(r, i);
     if (strcmp(c->group_key, key) || c->p2p)
       continue;
     inst x = { c->seq, g_array_index(r->ops, kt_op, c->op).start, i };
@@ -98,17 +99,18 @@ static GArray *instances(kt_rank *r, const char *key, gboolean *all_seq)
 /* Clock check for one matched collective: each member's kernel end on a
  * common scale (its own window start and trace origin, the first member's
  * origin as zero; origins differ by whole microseconds), the median of
- * them, and each member's deviation from it appended to its clock_dev.
+ * them, and each member's deviation from it appended to its clock_dev in
+ * out.
  * Collectives end together on every member (the last byte arrives), so
  * persistent deviations are clock offsets.  O(m log m) for m members. */
-static void clock_sample(kt_rank **ranks, const kt_group *g, const uint32_t *comm_idx)
+static void clock_sample(const kt_rank *const *ranks, kt_rank_match *out, const kt_group *g, const uint32_t *comm_idx)
 {
   int m = g->n_ranks;
   int64_t *end = g_new(int64_t, m), *sorted = g_new(int64_t, m);
   const kt_trace *t0 = ranks[g->ranks[0]]->trace;
   for (int i = 0; i < m; i++) {
     const kt_rank *r = ranks[g->ranks[i]];
-    const kt_op *op = &g_array_index(r->ops, kt_op, comm_of((kt_rank *)r, comm_idx[i])->op);
+    const kt_op *op = &g_array_index(r->ops, kt_op, comm_of(r, comm_idx[i])->op);
     /* Origins more than 26 days apart (2^61 ps) are not compared, which
      * keeps every sum and difference below within int64. */
     const int64_t lim_us = (INT64_C(1) << 61) / SIM_PS_PER_US;
@@ -123,18 +125,147 @@ static void clock_sample(kt_rank **ranks, const kt_group *g, const uint32_t *com
   qsort(sorted, (size_t)m, sizeof(int64_t), kt_cmp_i64);
   int64_t med = sorted[m / 2];
   for (int i = 0; i < m; i++) {
-    kt_rank *r = ranks[g->ranks[i]];
-    if (!r->clock_dev)
-      r->clock_dev = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    kt_rank_match *rm = &out[g->ranks[i]];
+    if (!rm->clock_dev)
+      rm->clock_dev = g_array_new(FALSE, FALSE, sizeof(int64_t));
     int64_t d = end[i] - med;
-    g_array_append_val(r->clock_dev, d);
+    g_array_append_val(rm->clock_dev, d);
   }
   g_free(end);
   g_free(sorted);
 }
 
-static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, gboolean strict,
-                            GPtrArray *warnings, kt_match_stats *st, GError **error)
+/* The k-th tuple of a group's matching: member i's instance is
+ * L[i][pos[i]]. */
+typedef struct {
+  const kt_rank *const *ranks;
+  kt_rank_match *out;
+  kt_group *g;
+  uint32_t gi;
+  int m;
+  GArray **L;
+  const guint *pos;
+} tuple_ctx;
+
+/* Member i's communication index in the tuple, and the communication. */
+static uint32_t tuple_idx(const tuple_ctx *x, int i) { return g_array_index(x->L[i], inst, x->pos[i]).comm; }
+static const kt_comm *tuple_comm(const tuple_ctx *x, int i) { return comm_of(x->ranks[x->g->ranks[i]], tuple_idx(x, i)); }
+
+/* Kinds differ across the members: every member's instance is dropped.
+ * Returns the message (the caller frees it). */
+static char *drop_kinds(const tuple_ctx *x, guint k, GPtrArray *warnings, kt_match_stats *st)
+{
+  st->mismatches++;
+  GString *d = g_string_new("");
+  for (int i = 0; i < x->m; i++)
+    g_string_append_printf(d, "%srank %d %s", i ? ", " : "", x->g->ranks[i], coll_label(tuple_comm(x, i)));
+  char *msg = g_strdup_printf("instance #%u of group %s: kinds differ (%s)", k, x->g->name_or_key, d->str);
+  g_string_free(d, TRUE);
+  g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", msg));
+  for (int i = 0; i < x->m; i++)
+    drop(&x->out[x->g->ranks[i]], tuple_idx(x, i), "kind mismatch across ranks", g_strdup(msg), st);
+  return msg;
+}
+
+/* The tuple is matched: every member's verdict, the group's totals and a
+ * clock sample.  unsized: a member without a size (every member replays
+ * its measured kernel), or -1. */
+static void record_tuple(const tuple_ctx *x, int unsized, kt_match_stats *st)
+{
+  uint32_t *members = g_new(uint32_t, x->m);
+  for (int i = 0; i < x->m; i++) {
+    members[i] = tuple_idx(x, i);
+    kt_comm_match *mc = &x->out[x->g->ranks[i]].comms[members[i]];
+    mc->status = KT_COMM_MATCHED;
+    mc->group = x->gi;
+    mc->replay = unsized >= 0;
+    x->g->bytes += tuple_comm(x, i)->bytes;
+  }
+  if (unsized >= 0)
+    st->replayed++;
+  if (x->m > 1)
+    clock_sample(x->ranks, x->out, x->g, members);
+  g_free(members);
+  x->g->n_ops++;
+  st->matched++;
+}
+
+/* Verifies the k-th tuple present on every member for kind, dtype and
+ * size, then drops it (kinds differ) or records it as matched (with a
+ * warning when sizes or dtypes differ, or an all-to-all is imbalanced).
+ * FALSE (error set) under strict on any mismatch or a member without a
+ * size. */
+static gboolean match_tuple(const tuple_ctx *x, guint k, gboolean strict, GPtrArray *warnings, kt_match_stats *st,
+                            GError **error)
+{
+  const kt_group *g = x->g;
+  int m = x->m;
+  const kt_comm *c0 = tuple_comm(x, 0);
+  gboolean type_ok = TRUE, size_ok = TRUE, dtype_ok = TRUE;
+  uint64_t bmin = c0->bytes, bmax = c0->bytes;
+  int unsized = c0->unsized ? g->ranks[0] : -1; /* a member without a size, or -1 */
+  for (int i = 1; i < m; i++) {
+    const kt_comm *c = tuple_comm(x, i);
+    if (c->unsized && unsized < 0)
+      unsized = g->ranks[i];
+    gboolean a2a0 = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
+    gboolean a2a = c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV;
+    if (!(c->coll == c0->coll || (a2a && a2a0)))
+      type_ok = FALSE;
+    if ((c->dtype == NULL) != (c0->dtype == NULL) || (c->dtype && c0->dtype && strcmp(c->dtype, c0->dtype) &&
+                                                      c->dsize != c0->dsize))
+      dtype_ok = FALSE;
+    bmin = MIN(bmin, c->bytes);
+    bmax = MAX(bmax, c->bytes);
+  }
+  gboolean a2a = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
+  if (bmin != bmax && !a2a && unsized < 0)
+    size_ok = FALSE;
+  if (type_ok && unsized >= 0 && strict) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--strict: %s #%u of group %s has no size on rank %d (no In/Out msg nelems with a dtype and no "
+                "Input Dims on a linked CPU op), so it cannot be simulated; drop --strict to replay it at its "
+                "measured duration", coll_label(c0), k, g->name_or_key, unsized);
+    return FALSE;
+  }
+  if (!type_ok) {
+    char *msg = drop_kinds(x, k, warnings, st);
+    if (strict)
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
+    g_free(msg);
+    return !strict;
+  }
+  if (!size_ok || !dtype_ok) {
+    st->mismatches++;
+    char *msg = g_strdup_printf("instance #%u (%s) of group %s: %s differ across ranks (%" G_GUINT64_FORMAT
+                                "..%" G_GUINT64_FORMAT " B); per-rank sizes kept", k, coll_label(c0),
+                                g->name_or_key, !dtype_ok ? "dtypes" : "sizes", bmin, bmax);
+    g_ptr_array_add(warnings, msg);
+    if (strict) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
+      return FALSE;
+    }
+  } else if (a2a && bmin != bmax) {
+    st->imbalanced_a2av++;
+    GString *d = g_string_new("");
+    for (int i = 0; i < m && i < 8; i++)
+      g_string_append_printf(d, "%s%" G_GUINT64_FORMAT, i ? ", " : "", tuple_comm(x, i)->bytes);
+    g_ptr_array_add(warnings, g_strdup_printf("imbalanced all_to_all(v) #%u of group %s: bytes per rank %s%s "
+                                              "(per-rank sizes kept)", k, g->name_or_key, d->str,
+                                              m > 8 ? ", ..." : ""));
+    g_string_free(d, TRUE);
+  }
+  record_tuple(x, unsized, st);
+  return TRUE;
+}
+
+/* Matches the collectives (not send/recv) of group g, index gi: every
+ * member's instances in Seq order when all carry one, else in start
+ * order, the k-th of each member forming the k-th tuple; an instance
+ * present on some members only is dropped where it is.  FALSE (error set)
+ * under strict on any mismatch. */
+static gboolean match_group(const kt_rank *const *ranks, kt_rank_match *out, int n_ranks, kt_group *g, uint32_t gi,
+                            gboolean strict, GPtrArray *warnings, kt_match_stats *st, GError **error)
 {
   int m = g->n_ranks > 0 ? g->n_ranks : 0;
   GArray **L = g_new0(GArray *, (size_t)m + 1);
@@ -183,12 +314,11 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
         gboolean h = pos[i] < L[i]->len && (!all_seq || g_array_index(L[i], inst, pos[i]).seq == want);
         if (!h)
           continue;
-        kt_rank *r = ranks[g->ranks[i]];
-        kt_comm *c = comm_of(r, g_array_index(L[i], inst, pos[i]).comm);
+        const kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
         char *d = g_strdup_printf("%s #%u of group %s present on rank%s %s only", coll_label(c), k, g->name_or_key,
                                   have > 1 ? "s" : "", who->str);
         g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
-        drop(r, g_array_index(L[i], inst, pos[i]).comm, "present on a subset of the group", d, st);
+        drop(&out[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm, "present on a subset of the group", d, st);
         pos[i]++;
       }
       g_string_free(who, TRUE);
@@ -201,95 +331,10 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
       continue;
     }
     g_string_free(who, TRUE);
-    /* Verify the tuple. */
-    kt_comm *c0 = comm_of(ranks[g->ranks[0]], g_array_index(L[0], inst, pos[0]).comm);
-    gboolean type_ok = TRUE, size_ok = TRUE, dtype_ok = TRUE;
-    uint64_t bmin = c0->bytes, bmax = c0->bytes;
-    int unsized = c0->unsized ? g->ranks[0] : -1; /* a member without a size, or -1 */
-    for (int i = 1; i < m; i++) {
-      kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
-      if (c->unsized && unsized < 0)
-        unsized = g->ranks[i];
-      gboolean a2a0 = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
-      gboolean a2a = c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV;
-      if (!(c->coll == c0->coll || (a2a && a2a0)))
-        type_ok = FALSE;
-      if ((c->dtype == NULL) != (c0->dtype == NULL) || (c->dtype && c0->dtype && strcmp(c->dtype, c0->dtype) &&
-                                                        c->dsize != c0->dsize))
-        dtype_ok = FALSE;
-      bmin = MIN(bmin, c->bytes);
-      bmax = MAX(bmax, c->bytes);
-    }
-    gboolean a2a = c0->coll == ET_COLL_ALL_TO_ALL || c0->coll == ET_COLL_ALL_TO_ALLV;
-    if (bmin != bmax && !a2a && unsized < 0)
-      size_ok = FALSE;
-    if (type_ok && unsized >= 0 && strict) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "--strict: %s #%u of group %s has no size on rank %d (no In/Out msg nelems with a dtype and no "
-                  "Input Dims on a linked CPU op), so it cannot be simulated; drop --strict to replay it at its "
-                  "measured duration", coll_label(c0), k, g->name_or_key, unsized);
+    tuple_ctx x = { ranks, out, g, gi, m, L, pos };
+    if (!match_tuple(&x, k, strict, warnings, st, error)) {
       ok = FALSE;
       break;
-    }
-    if (!type_ok) {
-      st->mismatches++;
-      GString *d = g_string_new("");
-      for (int i = 0; i < m; i++) {
-        kt_comm *c = comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm);
-        g_string_append_printf(d, "%srank %d %s", i ? ", " : "", g->ranks[i], coll_label(c));
-      }
-      char *msg = g_strdup_printf("instance #%u of group %s: kinds differ (%s)", k, g->name_or_key, d->str);
-      g_string_free(d, TRUE);
-      g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", msg));
-      for (int i = 0; i < m; i++)
-        drop(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm, "kind mismatch across ranks",
-             g_strdup(msg), st);
-      if (strict) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
-        g_free(msg);
-        ok = FALSE;
-        break;
-      }
-      g_free(msg);
-    } else {
-      if (!size_ok || !dtype_ok) {
-        st->mismatches++;
-        char *msg = g_strdup_printf("instance #%u (%s) of group %s: %s differ across ranks (%" G_GUINT64_FORMAT
-                                    "..%" G_GUINT64_FORMAT " B); per-rank sizes kept", k, coll_label(c0),
-                                    g->name_or_key, !dtype_ok ? "dtypes" : "sizes", bmin, bmax);
-        g_ptr_array_add(warnings, msg);
-        if (strict) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %s", msg);
-          ok = FALSE;
-          break;
-        }
-      } else if (a2a && bmin != bmax) {
-        st->imbalanced_a2av++;
-        GString *d = g_string_new("");
-        for (int i = 0; i < m && i < 8; i++)
-          g_string_append_printf(d, "%s%" G_GUINT64_FORMAT,
-                                 i ? ", " : "", comm_of(ranks[g->ranks[i]], g_array_index(L[i], inst, pos[i]).comm)->bytes);
-        g_ptr_array_add(warnings, g_strdup_printf("imbalanced all_to_all(v) #%u of group %s: bytes per rank %s%s "
-                                                  "(per-rank sizes kept)", k, g->name_or_key, d->str,
-                                                  m > 8 ? ", ..." : ""));
-        g_string_free(d, TRUE);
-      }
-      uint32_t *members = g_new(uint32_t, m);
-      for (int i = 0; i < m; i++) {
-        members[i] = g_array_index(L[i], inst, pos[i]).comm;
-        kt_comm *c = comm_of(ranks[g->ranks[i]], members[i]);
-        c->status = 1;
-        c->group = gi;
-        c->replay = unsized >= 0;
-        g->bytes += c->bytes;
-      }
-      if (unsized >= 0)
-        st->replayed++;
-      if (m > 1)
-        clock_sample(ranks, g, members);
-      g_free(members);
-      g->n_ops++;
-      st->matched++;
     }
     for (int i = 0; i < m; i++)
       pos[i]++;
@@ -302,37 +347,42 @@ static gboolean match_group(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t 
 }
 
 /* Send/recv: pair the k-th send a->b with the k-th recv on b from a. */
-static void match_p2p(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, GPtrArray *warnings, kt_match_stats *st)
+static void match_p2p(const kt_rank *const *ranks, kt_rank_match *out, int n_ranks, kt_group *g, uint32_t gi,
+                      GPtrArray *warnings, kt_match_stats *st)
 {
   for (int ri = 0; ri < g->n_ranks; ri++) {
     int a = g->ranks[ri];
     if (a < 0 || a >= n_ranks || !ranks[a])
       continue;
-    kt_rank *ra = ranks[a];
+    const kt_rank *ra = ranks[a];
     guint k = 0;
     for (guint i = 0; i < ra->comms->len; i++) {
-      kt_comm *s = comm_of(ra, i);
-      if (s->p2p != 1 || strcmp(s->group_key, g->key) || s->status)
+      const kt_comm *s = comm_of(ra, i);
+      kt_comm_match *sm = &out[a].comms[i];
+      if (s->p2p != 1 || strcmp(s->group_key, g->key) || sm->status)
         continue;
       int b = s->peer;
-      kt_rank *rb = b >= 0 && b < n_ranks ? ranks[b] : NULL;
-      kt_comm *rv = NULL;
+      const kt_rank *rb = b >= 0 && b < n_ranks ? ranks[b] : NULL;
+      const kt_comm *rv = NULL;
+      kt_comm_match *rvm = NULL;
       if (rb)
         for (guint j = 0; j < rb->comms->len && !rv; j++) {
-          kt_comm *x = comm_of(rb, j);
-          if (x->p2p == 2 && !x->status && x->peer == a && !strcmp(x->group_key, g->key))
+          const kt_comm *x = comm_of(rb, j);
+          if (x->p2p == 2 && !out[b].comms[j].status && x->peer == a && !strcmp(x->group_key, g->key)) {
             rv = x;
+            rvm = &out[b].comms[j];
+          }
         }
       if (!rv) {
         char *d = g_strdup_printf("send #%u from rank %d to %s has no matching recv", k, a,
                                   b < 0 ? "an unknown peer" : "its peer");
         g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
-        drop(ra, i, b < 0 ? "peer rank unknown" : "no matching recv", d, st);
+        drop(&out[a], i, b < 0 ? "peer rank unknown" : "no matching recv", d, st);
       } else {
-        s->status = rv->status = 1;
-        s->group = rv->group = gi;
-        s->replay = rv->replay = s->unsized || rv->unsized;
-        st->replayed += s->replay;
+        sm->status = rvm->status = KT_COMM_MATCHED;
+        sm->group = rvm->group = gi;
+        sm->replay = rvm->replay = s->unsized || rv->unsized;
+        st->replayed += sm->replay;
         g->n_ops++;
         g->bytes += s->bytes;
         st->matched++;
@@ -350,28 +400,44 @@ static void match_p2p(kt_rank **ranks, int n_ranks, kt_group *g, uint32_t gi, GP
     if (a < 0 || a >= n_ranks || !ranks[a])
       continue;
     for (guint i = 0; i < ranks[a]->comms->len; i++) {
-      kt_comm *x = comm_of(ranks[a], i);
-      if (x->p2p == 2 && !x->status && !strcmp(x->group_key, g->key)) {
+      const kt_comm *x = comm_of(ranks[a], i);
+      if (x->p2p == 2 && !out[a].comms[i].status && !strcmp(x->group_key, g->key)) {
         char *d = g_strdup_printf("recv on rank %d has no matching send", a);
         g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
-        drop(ranks[a], i, x->peer < 0 ? "peer rank unknown" : "no matching send", d, st);
+        drop(&out[a], i, x->peer < 0 ? "peer rank unknown" : "no matching send", d, st);
       }
     }
   }
 }
 
-gboolean kt_match(kt_rank **ranks, int n_ranks, gboolean strict, GPtrArray *groups, GPtrArray *warnings,
-                  kt_match_stats *st, GError **error)
+void kt_match_free(kt_match *m)
+{
+  if (!m)
+    return;
+  for (int rk = 0; rk < m->n_ranks; rk++) {
+    kt_rank_match *rm = &m->ranks[rk];
+    for (guint i = 0; i < rm->n_comms; i++)
+      g_free(rm->comms[i].drop_detail);
+    g_free(rm->comms);
+    if (rm->clock_dev)
+      g_array_free(rm->clock_dev, TRUE);
+  }
+  g_free(m->ranks);
+  g_ptr_array_free(m->groups, TRUE);
+  g_free(m);
+}
+
+/* The groups of every rank's communication, in first-seen order over ranks
+ * and their ops.  O(C) hash lookups for C communication ops. */
+static void collect_groups(const kt_rank *const *ranks, int n_ranks, GPtrArray *groups)
 {
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
-  memset(st, 0, sizeof *st);
-  /* Groups in first-seen order over ranks and their ops. */
   for (int rk = 0; rk < n_ranks; rk++) {
-    kt_rank *r = ranks[rk];
+    const kt_rank *r = ranks[rk];
     if (!r)
       continue;
     for (guint i = 0; i < r->comms->len; i++) {
-      kt_comm *c = comm_of(r, i);
+      const kt_comm *c = comm_of(r, i);
       if (g_hash_table_contains(seen, c->group_key))
         continue;
       kt_group *g = g_new0(kt_group, 1);
@@ -387,25 +453,46 @@ gboolean kt_match(kt_rank **ranks, int n_ranks, gboolean strict, GPtrArray *grou
     }
   }
   g_hash_table_destroy(seen);
+}
+
+kt_match *kt_match_ranks(const kt_rank *const *ranks, int n_ranks, gboolean strict, GPtrArray *warnings,
+                         GError **error)
+{
+  kt_match *m = g_new0(kt_match, 1);
+  m->n_ranks = n_ranks;
+  m->ranks = g_new0(kt_rank_match, n_ranks > 0 ? n_ranks : 1);
+  m->groups = g_ptr_array_new_with_free_func(kt_group_free);
+  for (int rk = 0; rk < n_ranks; rk++)
+    if (ranks[rk]) {
+      m->ranks[rk].n_comms = ranks[rk]->comms->len;
+      m->ranks[rk].comms = g_new0(kt_comm_match, ranks[rk]->comms->len ? ranks[rk]->comms->len : 1);
+    }
+  kt_match_stats *st = &m->stats;
+  GPtrArray *groups = m->groups;
+  collect_groups(ranks, n_ranks, groups);
   for (guint gi = 0; gi < groups->len; gi++) {
     kt_group *g = g_ptr_array_index(groups, gi);
     for (int i = 0; i < g->n_ranks; i++)
       if (g->ranks[i] < 0 || g->ranks[i] >= n_ranks) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "group %s lists rank %d, outside the world of %d ranks", g->name_or_key, g->ranks[i], n_ranks);
-        return FALSE;
+        kt_match_free(m);
+        return NULL;
       }
-    if (!match_group(ranks, n_ranks, g, gi, strict, warnings, st, error))
-      return FALSE;
-    match_p2p(ranks, n_ranks, g, gi, warnings, st);
+    if (!match_group(ranks, m->ranks, n_ranks, g, gi, strict, warnings, st, error)) {
+      kt_match_free(m);
+      return NULL;
+    }
+    match_p2p(ranks, m->ranks, n_ranks, g, gi, warnings, st);
   }
   if (strict && st->dropped) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--strict: %" G_GUINT64_FORMAT
                 " communication instances could not be matched across ranks (first: %s)", st->dropped,
                 warnings->len ? (char *)g_ptr_array_index(warnings, 0) : "?");
-    return FALSE;
+    kt_match_free(m);
+    return NULL;
   }
-  return TRUE;
+  return m;
 }
 
 /* ---- graphs ---- */
@@ -503,14 +590,16 @@ static uint32_t max_concurrency(GArray *spans)
 
 /* ET_FLAG_REPLAY for a matched communication that cannot be simulated
  * (some member has no size): every member replays its measured kernel. */
-static uint8_t replay_flag(const kt_comm *c)
+static uint8_t replay_flag(const kt_comm_match *m)
 {
-  return c && c->status == 1 && c->replay ? ET_FLAG_REPLAY : 0;
+  return m && m->status == KT_COMM_MATCHED && m->replay ? ET_FLAG_REPLAY : 0;
 }
 
-static et_node_type node_type_of(const kt_comm *c)
+/* The node type of an op: COMP unless it is a matched communication c
+ * (verdict m); both NULL for an op that is not communication. */
+static et_node_type node_type_of(const kt_comm *c, const kt_comm_match *m)
 {
-  if (!c || c->status != 1)
+  if (!c || m->status != KT_COMM_MATCHED)
     return ET_NODE_COMP;
   return c->p2p == 1 ? ET_NODE_COMM_SEND : c->p2p == 2 ? ET_NODE_COMM_RECV : ET_NODE_COMM_COLL;
 }
@@ -632,15 +721,11 @@ static uint32_t device_sync_op(const kt_rank *r, uint32_t s, sim_time_ps start, 
   return KT_NONE;
 }
 
-/* Builds the CPU chains.  anchor[i] / anchor_t[i]: the CPU node a GPU op
- * waits for and the measured time it ends (its launch start); waits: pairs
- * (op, sync node) for the edges op -> sync, added once the op nodes exist;
- * ends: each thread's last node and its measured end.  The thread of the
- * step marker gets a last CPU node up to the marker's end: the host work
- * after its last runtime call (an optimizer's Python, logging) is part of
- * the step and keeps its measured length. */
-static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, uint32_t *anchor,
-                        sim_time_ps *anchor_t, GArray *waits, GArray *ends)
+/* The calls of the host model in (thread, time) order: every launch in
+ * the window (launches before it counted, without anchor) and every host
+ * synchronisation call, clipped to the window.  Sets anchor / anchor_t to
+ * none for every op.  O(E + n log n). */
+static GArray *host_calls(kt_graph *g, const kt_rank *r, uint32_t *anchor, sim_time_ps *anchor_t)
 {
   const kt_trace *t = r->trace;
   GArray *calls = g_array_new(FALSE, FALSE, sizeof(host_call));
@@ -671,6 +756,77 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
     g_array_append_val(calls, c);
   }
   g_array_sort(calls, cmp_host_call);
+  return calls;
+}
+
+/* Where the chain of a thread whose first call is c begins: another thread
+ * (an autograd or hook thread) starts work the step thread hands it, so
+ * its chain begins after the step thread's last node (main_nodes, in
+ * order) that ended before its first call, not at the window's start, and
+ * moves when the step thread does.  A binary search. */
+static void thread_start(kt_graph *g, const host_call *c, const GArray *main_nodes, uint32_t *last,
+                         sim_time_ps *cursor)
+{
+  guint lo = 0, hi = c->other ? main_nodes->len : 0;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(main_nodes, chain_end, mid).end <= c->start)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 0) {
+    chain_end m = g_array_index(main_nodes, chain_end, lo - 1);
+    *last = m.node;
+    *cursor = m.end;
+    g->host_forks++;
+  }
+}
+
+/* A sync call c (event e) waits for the GPU work it saw launched that
+ * ended before it returned: a device-wide sync for every stream's last
+ * such op, whichever thread launched it; a stream or event sync (whose
+ * stream the trace does not name) for the last op this thread launched on
+ * each stream (last_on_stream).  It lasts from the later of its start and
+ * that work's end to its measured end (its return overhead), so in a
+ * what-if it returns when the simulated work ends plus that overhead.
+ * Appends its node to the chain (*last) and its waits; returns the new
+ * cursor. */
+static sim_time_ps sync_call(kt_graph *g, const kt_rank *r, const host_call *c, const kt_event *e,
+                             const uint32_t *last_on_stream, uint32_t *last, sim_time_ps cursor, GArray *waits)
+{
+  const kt_trace *t = r->trace;
+  sim_time_ps end = c->start + c->dur, gpu_done = 0;
+  guint first_wait = waits->len;
+  gboolean device = is_device_sync(kt_str(t, e->name));
+  for (uint32_t s = 0; s < r->n_streams; s++) {
+    uint32_t o = device ? device_sync_op(r, s, c->start, end) : last_on_stream[s];
+    if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
+      continue;
+    gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
+    kt_edge w = { o, KT_NONE };
+    g_array_append_val(waits, w);
+  }
+  sim_time_ps from = MAX(cursor, gpu_done);
+  uint32_t n = chain_add(g, last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, kt_str(t, e->name));
+  for (guint q = first_wait; q < waits->len; q++)
+    g_array_index(waits, kt_edge, q).child = n;
+  g->sync_waits += waits->len - first_wait;
+  return MAX(from, end);
+}
+
+/* Builds the CPU chains.  anchor[i] / anchor_t[i]: the CPU node a GPU op
+ * waits for and the measured time it ends (its launch start); waits: pairs
+ * (op, sync node) for the edges op -> sync, added once the op nodes exist;
+ * ends: each thread's last node and its measured end.  The thread of the
+ * step marker gets a last CPU node up to the marker's end: the host work
+ * after its last runtime call (an optimizer's Python, logging) is part of
+ * the step and keeps its measured length. */
+static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, uint32_t *anchor,
+                        sim_time_ps *anchor_t, GArray *waits, GArray *ends)
+{
+  const kt_trace *t = r->trace;
+  GArray *calls = host_calls(g, r, anchor, anchor_t);
   uint32_t ns = r->n_streams ? r->n_streams : 1;
   uint32_t *last_on_stream = g_new(uint32_t, ns);
   uint32_t last = KT_NONE;
@@ -686,24 +842,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       for (uint32_t s = 0; s < r->n_streams; s++)
         last_on_stream[s] = KT_NONE;
       g->host_threads++;
-      /* Another thread (an autograd or hook thread) starts work the step
-       * thread hands it: its chain begins after the step thread's last node
-       * that ended before its first call, not at the window's start, so it
-       * moves when the step thread does (a binary search). */
-      guint lo = 0, hi = c->other ? main_nodes->len : 0;
-      while (lo < hi) {
-        guint mid = (lo + hi) / 2;
-        if (g_array_index(main_nodes, chain_end, mid).end <= c->start)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      if (lo > 0) {
-        chain_end m = g_array_index(main_nodes, chain_end, lo - 1);
-        last = m.node;
-        cursor = m.end;
-        g->host_forks++;
-      }
+      thread_start(g, c, main_nodes, &last, &cursor);
     } else if (c->op != KT_NONE && c->ev == g_array_index(calls, host_call, k - 1).ev) {
       /* One call launching several ops (cudaGraphLaunch): same anchor. */
       anchor[c->op] = launch_anchor;
@@ -748,30 +887,7 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
       cursor = MAX(cursor, end);
       last_on_stream[g_array_index(r->ops, kt_op, c->op).stream] = c->op;
     } else {
-      /* A sync call waits for the GPU work it saw launched that ended
-       * before it returned: a device-wide sync for every stream's last such
-       * op, whichever thread launched it; a stream or event sync (whose
-       * stream the trace does not name) for the last op this thread
-       * launched on each stream.  It lasts from the later of its start and
-       * that work's end to its measured end (its return overhead), so in a
-       * what-if it returns when the simulated work ends plus that overhead. */
-      sim_time_ps end = c->start + c->dur, gpu_done = 0;
-      guint first_wait = waits->len;
-      gboolean device = is_device_sync(kt_str(t, e->name));
-      for (uint32_t s = 0; s < r->n_streams; s++) {
-        uint32_t o = device ? device_sync_op(r, s, c->start, end) : last_on_stream[s];
-        if (o == KT_NONE || g_array_index(r->ops, kt_op, o).end > end)
-          continue;
-        gpu_done = MAX(gpu_done, g_array_index(r->ops, kt_op, o).end);
-        kt_edge w = { o, KT_NONE };
-        g_array_append_val(waits, w);
-      }
-      sim_time_ps from = MAX(cursor, gpu_done);
-      uint32_t n = chain_add(g, &last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, kt_str(t, e->name));
-      for (guint q = first_wait; q < waits->len; q++)
-        g_array_index(waits, kt_edge, q).child = n;
-      g->sync_waits += waits->len - first_wait;
-      cursor = MAX(from, end);
+      cursor = sync_call(g, r, c, e, last_on_stream, &last, cursor, waits);
     }
   next:
     if (k + 1 == calls->len || g_array_index(calls, host_call, k + 1).thread != c->thread) {
@@ -880,7 +996,8 @@ static void place_idle(kt_graph *g, const pred *p, int np, sim_time_ps start, si
  * synchronisation waits and the derived idle of place_idle.  The time from
  * the latest stream or thread end to the window's end is the unexplained
  * step tail. */
-static void build_kernels(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, gboolean host_launch, GArray *rep)
+static void build_kernels(kt_graph *g, const kt_rank *r, const kt_rank_match *rm, sim_time_ps min_gap_ps,
+                          gboolean host_launch, GArray *rep)
 {
   const kt_trace *t = r->trace;
   guint nops = r->ops->len;
@@ -932,8 +1049,9 @@ static void build_kernels(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps,
     }
     const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
     const kt_comm *c = op->comm == KT_NONE ? NULL : &g_array_index(r->comms, kt_comm, op->comm);
-    et_node_type type = node_type_of(c);
-    uint32_t n = add_node(g, type, ET_FLAG_HAS_START | replay_flag(c), op->end - op->start, op->start, i,
+    const kt_comm_match *cm = op->comm == KT_NONE ? NULL : &rm->comms[op->comm];
+    et_node_type type = node_type_of(c, cm);
+    uint32_t n = add_node(g, type, ET_FLAG_HAS_START | replay_flag(cm), op->end - op->start, op->start, i,
                           kt_str(t, e->name));
     node_of_op[i] = n;
     place_idle(g, (const pred *)preds->data, (int)preds->len, op->start, min_gap_ps,
@@ -984,13 +1102,13 @@ static void build_kernels(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps,
 
 /* Gap mode: matched communications in start order, the time between them
  * replayed as compute (CCL-Bench's model: a serial chain, W16). */
-static void build_gaps(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, GArray *rep)
+static void build_gaps(kt_graph *g, const kt_rank *r, const kt_rank_match *rm, sim_time_ps min_gap_ps, GArray *rep)
 {
   const kt_trace *t = r->trace;
   GArray *order = g_array_new(FALSE, FALSE, sizeof(span));
   for (guint i = 0; i < r->ops->len; i++) {
     const kt_op *op = &g_array_index(r->ops, kt_op, i);
-    if (op->comm != KT_NONE && g_array_index(r->comms, kt_comm, op->comm).status == 1) {
+    if (op->comm != KT_NONE && rm->comms[op->comm].status == KT_COMM_MATCHED) {
       span s = { op->start, (sim_time_ps)i };
       g_array_append_val(order, s);
     }
@@ -1009,7 +1127,8 @@ static void build_gaps(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, GA
     }
     const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
     const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
-    uint32_t n = add_node(g, node_type_of(c), ET_FLAG_HAS_START | replay_flag(c), op->end - op->start, op->start,
+    const kt_comm_match *cm = &rm->comms[op->comm];
+    uint32_t n = add_node(g, node_type_of(c, cm), ET_FLAG_HAS_START | replay_flag(cm), op->end - op->start, op->start,
                           i, kt_str(t, e->name));
     add_edge(g, prev, n);
     prev = n;
@@ -1025,7 +1144,8 @@ static void build_gaps(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, GA
   g_array_free(order, TRUE);
 }
 
-kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_gap_ps, gboolean host_launch)
+kt_graph *kt_graph_build(const kt_rank *r, const kt_rank_match *rm, fe_kineto_mode mode, sim_time_ps min_gap_ps,
+                         gboolean host_launch)
 {
   kt_graph *g = g_new0(kt_graph, 1);
   g->names = g_string_chunk_new(1024);
@@ -1040,9 +1160,9 @@ kt_graph *kt_graph_build(const kt_rank *r, fe_kineto_mode mode, sim_time_ps min_
   }
   g->gpu_busy_ps = union_length(all);
   if (mode == FE_KINETO_KERNELS)
-    build_kernels(g, r, min_gap_ps, host_launch, rep);
+    build_kernels(g, r, rm, min_gap_ps, host_launch, rep);
   else
-    build_gaps(g, r, min_gap_ps, rep);
+    build_gaps(g, r, rm, min_gap_ps, rep);
   g->node_busy_ps = union_length(rep);
   g_array_free(all, TRUE);
   g_array_free(rep, TRUE);

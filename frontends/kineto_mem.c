@@ -213,22 +213,3 @@ char *kt_mem_summary(int rank, const kt_mem_stats *st)
                          "buffers allocated before the trace", rank, st->linked, st->comms, st->ambiguous,
                          st->by_output, st->no_launch, st->no_size, st->no_match, st->unknown_frees);
 }
-
-void kt_mem_apply(const kt_rank *r, const kt_graph *g, const kt_buf_link *links, et_graph *eg)
-{
-  for (uint32_t k = 0; k < eg->n_nodes; k++) {
-    et_node *en = &eg->nodes[k];
-    if (en->comm == ET_NONE || en->id >= g->nodes->len)
-      continue;
-    const kt_node *n = &g_array_index(g->nodes, kt_node, (guint)en->id);
-    if (n->op == KT_NONE || n->type == ET_NODE_COMP)
-      continue;
-    uint32_t ci = g_array_index(r->ops, kt_op, n->op).comm;
-    if (ci == KT_NONE || links[ci].buffer == 0)
-      continue;
-    et_comm *c = &eg->comms[en->comm];
-    c->buffer = links[ci].buffer;
-    c->has_alloc = 1;
-    c->alloc_ps = links[ci].alloc_ps;
-  }
-}

@@ -3,12 +3,7 @@
  * doc/libraries.md "Buffer lifecycle from traces").
  *
  * The parser (kineto_parse.c) keeps every [memory] instant that names a
- * device allocation (Addr > 0, Bytes != 0, Device Type 1, Device Id >= 0)
- * as a kt_event of kind KT_EV_MEMORY: correlation = Addr, aux = Bytes
- * (negative for a free), device = Device Id, ts = the event time.  Kineto
- * records tensor-level caching-allocator events only (kineto.md §9);
- * segment allocations, maps and unmaps are not in Kineto traces and are not
- * read.
+ * device allocation as a kt_event of kind KT_EV_MEMORY (kineto_trace.h).
  *
  * Linking rule (a heuristic, because Kineto records no buffer address on
  * kernels or on record_param_comms): the buffer of a communication kernel
@@ -27,20 +22,9 @@
 #ifndef WISP_KINETO_MEM_H
 #define WISP_KINETO_MEM_H
 
-#include "frontends/kineto.h"
-#include "chakra/et_graph.h"
+#include "frontends/kineto_rank.h"
 
 G_BEGIN_DECLS
-
-/* kt_event.kind of a kept [memory] instant.  Outside kt_ev_kind because
- * kineto.h belongs to another module; the value is above every
- * kt_ev_kind member. */
-#define KT_EV_MEMORY 64
-
-typedef struct {
-  uint64_t buffer;         /* Addr of the linked allocation; 0 = not linked */
-  sim_time_ps alloc_ps;    /* its allocation time, relative to the rank's window start */
-} kt_buf_link;
 
 typedef struct {
   uint64_t mem_events;     /* kept [memory] events (allocations + frees) */
@@ -56,15 +40,14 @@ typedef struct {
 
 /* Links every kt_comm of r (out: r->comms->len entries, written) by the
  * rule above.  O((M + C) log M) for M memory events and C communication
- * kernels, plus the candidates examined per kernel; memory O(M). */
+ * kernels, plus the candidates examined per kernel; memory O(M).
+ * kt_rank_extract calls it once per rank and keeps the result in
+ * kt_rank.buf_links, which the graph stage copies into the COMM nodes
+ * (kineto.c). */
 void kt_mem_link(const kt_rank *r, kt_buf_link *out, kt_mem_stats *st);
 /* The report line for a rank, or NULL when its trace has no kept memory
  * events (then every collective uses the synthetic lifecycle). */
 char *kt_mem_summary(int rank, const kt_mem_stats *st);
-/* Copies the links into the finished graph eg that was built from g (the
- * et_graph node id of kt_graph node i is i, as in fe_kineto_load): every
- * COMM node whose kernel is linked gets buffer = Addr and alloc_ps.  O(nodes). */
-void kt_mem_apply(const kt_rank *r, const kt_graph *g, const kt_buf_link *links, et_graph *eg);
 
 G_END_DECLS
 #endif

@@ -10,8 +10,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
-#include "frontends/kineto_mem.h"
+#include "frontends/kineto_trace.h"
 #include "frontends/fe_json_ip.h"
 
 #include <string.h>
@@ -580,13 +579,137 @@ static gboolean read_args(parser *p, GError **error)
   }
 }
 
+/* The kind of a complete ('X') scratch event, with its aux value in *aux;
+ * 0 when the frontend does not keep it (counted as skipped). */
+static int complete_kind(parser *p, int64_t *aux)
+{
+  scratch *sc = &p->sc;
+  const char *name = sc->name->str;
+  int kind = 0;
+  switch (sc->cat) {
+  case CAT_KERNEL: kind = KT_EV_KERNEL; break;
+  case CAT_MEMCPY: kind = KT_EV_MEMCPY; *aux = sc->i[I_BYTES]; break;
+  case CAT_MEMSET: kind = KT_EV_MEMSET; *aux = sc->i[I_BYTES]; break;
+  case CAT_RUNTIME:
+    kind = sc->rt_kind >= 0 ? sc->rt_kind : runtime_kind(name);
+    if (!kind)
+      count_skip(p, "runtime/driver call (not a launch or sync)");
+    break;
+  case CAT_CUDA_SYNC: kind = KT_EV_CUDA_SYNC; *aux = sc->i[I_WAIT_CORR]; break;
+  case CAT_CPU_OP:
+  case CAT_USER_ANNOTATION:
+    if (step_number(name, aux))
+      kind = KT_EV_STEP;
+    else if (sc->cat == CAT_USER_ANNOTATION && g_str_has_prefix(name, "execute_context_"))
+      kind = KT_EV_STEP; /* vLLM step marker; numbered by time later (aux absent) */
+    else if (is_cpu_comm(name))
+      kind = KT_EV_CPU_COMM;
+    else
+      count_skip(p, sc->cat == CAT_CPU_OP ? "cpu_op (not communication)"
+                                          : "user_annotation (not a step or collective)");
+    break;
+  case CAT_GPU_USER_ANNOTATION:
+    count_skip(p, "gpu_user_annotation (GPU copy of annotations, unreliable)");
+    break;
+  case CAT_PYTHON:
+    if (!strcmp(name, "run_batch") || g_str_has_suffix(name, ": run_batch"))
+      kind = KT_EV_STEP; /* SGLang step marker; numbered by time later */
+    else
+      count_skip(p, "python_function");
+    break;
+  default:
+    count_skip(p, "complete event of another category (Trace, overhead, ...)");
+    break;
+  }
+  return kind;
+}
+
+/* An instant ('i', 'I') scratch event: a [memory] instant is counted as an
+ * allocation or a free and kept (KT_EV_MEMORY, aux = Bytes) when it names
+ * a device allocation; 0 for everything else (counted as skipped). */
+static int instant_kind(parser *p, int64_t *aux)
+{
+  scratch *sc = &p->sc;
+  kt_trace *t = p->t;
+  if (strcmp(sc->name->str, "[memory]")) {
+    count_skip(p, "instant event");
+    return 0;
+  }
+  if (sc->i[I_MEM_BYTES] != KT_ABSENT && sc->i[I_MEM_BYTES] < 0)
+    t->memory_frees++;
+  else
+    t->memory_allocs++;
+  /* Kept (kineto_mem.c links communication to them) when the event
+   * names a device allocation: Addr, non-zero Bytes, Device Type 1
+   * (CUDA; ROCm reports 1 too) and a Device Id. */
+  if (sc->i[I_MEM_ADDR] == KT_ABSENT || sc->i[I_MEM_ADDR] <= 0 || sc->i[I_MEM_BYTES] == KT_ABSENT ||
+      sc->i[I_MEM_BYTES] == 0 || sc->i[I_MEM_DEV_TYPE] != 1 || sc->i[I_MEM_DEV_ID] == KT_ABSENT ||
+      sc->i[I_MEM_DEV_ID] < 0 || sc->i[I_MEM_DEV_ID] > INT32_MAX) {
+    count_skip(p, sc->i[I_MEM_DEV_TYPE] == 0 ? "[memory] instant on the CPU (not a device buffer)"
+                              : "[memory] instant without Addr, Bytes or a CUDA Device Id (cannot be linked)");
+    return 0;
+  }
+  *aux = sc->i[I_MEM_BYTES];
+  return KT_EV_MEMORY;
+}
+
+/* The kind of the scratch event by its ph, with its aux value in *aux; 0
+ * when the frontend does not keep it (counted as skipped). */
+static int event_kind(parser *p, int64_t *aux)
+{
+  switch (p->sc.ph) {
+  case 'X':
+    return complete_kind(p, aux);
+  case 'i':
+  case 'I':
+    return instant_kind(p, aux);
+  case 's':
+  case 'f':
+  case 't':
+    count_skip(p, "flow event (links taken from correlation ids)");
+    return 0;
+  case 'M':
+    count_skip(p, "metadata event");
+    return 0;
+  case 0:
+    count_skip(p, "event without ph");
+    return 0;
+  default:
+    count_skip(p, "event with unsupported ph (B/E/C/...)");
+    return 0;
+  }
+}
+
+/* Appends the collective metadata of the scratch event to t->metas and
+ * returns its index. */
+static uint32_t append_meta(kt_trace *t, const scratch *sc)
+{
+  kt_meta m;
+  uint32_t *sv[S_N] = { &m.coll_name, &m.dtype, &m.pg_name, &m.pg_desc, &m.pg_ranks, &m.in_split, &m.out_split,
+                        &m.kind, &m.in_type0, &m.in_type1 };
+  for (int k = 0; k < S_N; k++)
+    *sv[k] = sc->has_s[k] ? intern_n(t, sc->s[k]->str, sc->s[k]->len) : KT_NONE;
+  m.in_nelems = sc->i[I_IN_NELEMS];
+  m.out_nelems = sc->i[I_OUT_NELEMS];
+  m.group_size = sc->i[I_GROUP_SIZE];
+  m.rank_start = sc->i[I_RANK_START];
+  m.rank_stride = sc->i[I_RANK_STRIDE];
+  m.seq = sc->i[I_SEQ];
+  m.src_rank = sc->i[I_SRC];
+  m.dst_rank = sc->i[I_DST];
+  m.rank = sc->i[I_RANK];
+  m.in_numel0 = sc->i[I_NUMEL0];
+  m.in_numel1 = sc->i[I_NUMEL1];
+  g_array_append_val(t->metas, m);
+  return t->metas->len - 1;
+}
+
 /* Appends the scratch event to the table if it is one the frontend needs. */
 static void finish_event(parser *p, uint32_t file_index)
 {
   scratch *sc = &p->sc;
   kt_trace *t = p->t;
   const char *name = sc->name->str;
-  int kind = 0;
   int64_t aux = KT_ABSENT;
   t->events_read++;
   /* The latest end of any complete event, kept or skipped: a step whose
@@ -597,87 +720,9 @@ static void finish_event(parser *p, uint32_t file_index)
       t->end_max_us = end_us;
     t->have_end = TRUE;
   }
-  switch (sc->ph) {
-  case 'X':
-    switch (sc->cat) {
-    case CAT_KERNEL: kind = KT_EV_KERNEL; break;
-    case CAT_MEMCPY: kind = KT_EV_MEMCPY; aux = sc->i[I_BYTES]; break;
-    case CAT_MEMSET: kind = KT_EV_MEMSET; aux = sc->i[I_BYTES]; break;
-    case CAT_RUNTIME:
-      kind = sc->rt_kind >= 0 ? sc->rt_kind : runtime_kind(name);
-      if (!kind) {
-        count_skip(p, "runtime/driver call (not a launch or sync)");
-        return;
-      }
-      break;
-    case CAT_CUDA_SYNC: kind = KT_EV_CUDA_SYNC; aux = sc->i[I_WAIT_CORR]; break;
-    case CAT_CPU_OP:
-    case CAT_USER_ANNOTATION:
-      if (step_number(name, &aux))
-        kind = KT_EV_STEP;
-      else if (sc->cat == CAT_USER_ANNOTATION && g_str_has_prefix(name, "execute_context_"))
-        kind = KT_EV_STEP; /* vLLM step marker; numbered by time later (aux absent) */
-      else if (is_cpu_comm(name))
-        kind = KT_EV_CPU_COMM;
-      else {
-        count_skip(p, sc->cat == CAT_CPU_OP ? "cpu_op (not communication)"
-                                                        : "user_annotation (not a step or collective)");
-        return;
-      }
-      break;
-    case CAT_GPU_USER_ANNOTATION:
-      count_skip(p, "gpu_user_annotation (GPU copy of annotations, unreliable)");
-      return;
-    case CAT_PYTHON:
-      if (!strcmp(name, "run_batch") || g_str_has_suffix(name, ": run_batch")) {
-        kind = KT_EV_STEP; /* SGLang step marker; numbered by time later */
-        break;
-      }
-      count_skip(p, "python_function");
-      return;
-    default:
-      count_skip(p, "complete event of another category (Trace, overhead, ...)");
-      return;
-    }
-    break;
-  case 'i':
-  case 'I':
-    if (!strcmp(name, "[memory]")) {
-      if (sc->i[I_MEM_BYTES] != KT_ABSENT && sc->i[I_MEM_BYTES] < 0)
-        t->memory_frees++;
-      else
-        t->memory_allocs++;
-      /* Kept (kineto_mem.c links communication to them) when the event
-       * names a device allocation: Addr, non-zero Bytes, Device Type 1
-       * (CUDA; ROCm reports 1 too) and a Device Id. */
-      if (sc->i[I_MEM_ADDR] == KT_ABSENT || sc->i[I_MEM_ADDR] <= 0 || sc->i[I_MEM_BYTES] == KT_ABSENT ||
-          sc->i[I_MEM_BYTES] == 0 || sc->i[I_MEM_DEV_TYPE] != 1 || sc->i[I_MEM_DEV_ID] == KT_ABSENT ||
-          sc->i[I_MEM_DEV_ID] < 0 || sc->i[I_MEM_DEV_ID] > INT32_MAX) {
-        count_skip(p, sc->i[I_MEM_DEV_TYPE] == 0 ? "[memory] instant on the CPU (not a device buffer)"
-                                  : "[memory] instant without Addr, Bytes or a CUDA Device Id (cannot be linked)");
-        return;
-      }
-      kind = KT_EV_MEMORY;
-      aux = sc->i[I_MEM_BYTES];
-      break;
-    }
-    count_skip(p, "instant event");
+  int kind = event_kind(p, &aux);
+  if (!kind)
     return;
-  case 's':
-  case 'f':
-  case 't':
-    count_skip(p, "flow event (links taken from correlation ids)");
-    return;
-  case 'M':
-    count_skip(p, "metadata event");
-    return;
-  case 0:
-    count_skip(p, "event without ph");
-    return;
-  default:
-    count_skip(p, "event with unsupported ph (B/E/C/...)");
-    return;
-  }
   if (!sc->has_ts) {
     count_skip(p, "complete event without ts");
     return;
@@ -722,26 +767,8 @@ static void finish_event(parser *p, uint32_t file_index)
   e.file_index = file_index;
   e.kind = (uint8_t)kind;
   if (sc->any_meta || (kind == KT_EV_CPU_COMM && (sc->has_s[S_TYPE0] || sc->i[I_NUMEL0] != KT_ABSENT)) ||
-      sc->has_s[S_KIND]) {
-    kt_meta m;
-    uint32_t *sv[S_N] = { &m.coll_name, &m.dtype, &m.pg_name, &m.pg_desc, &m.pg_ranks, &m.in_split, &m.out_split,
-                          &m.kind, &m.in_type0, &m.in_type1 };
-    for (int k = 0; k < S_N; k++)
-      *sv[k] = sc->has_s[k] ? intern_n(t, sc->s[k]->str, sc->s[k]->len) : KT_NONE;
-    m.in_nelems = sc->i[I_IN_NELEMS];
-    m.out_nelems = sc->i[I_OUT_NELEMS];
-    m.group_size = sc->i[I_GROUP_SIZE];
-    m.rank_start = sc->i[I_RANK_START];
-    m.rank_stride = sc->i[I_RANK_STRIDE];
-    m.seq = sc->i[I_SEQ];
-    m.src_rank = sc->i[I_SRC];
-    m.dst_rank = sc->i[I_DST];
-    m.rank = sc->i[I_RANK];
-    m.in_numel0 = sc->i[I_NUMEL0];
-    m.in_numel1 = sc->i[I_NUMEL1];
-    e.meta = t->metas->len;
-    g_array_append_val(t->metas, m);
-  }
+      sc->has_s[S_KIND])
+    e.meta = append_meta(t, sc);
   g_array_append_val(t->events, e);
 }
 

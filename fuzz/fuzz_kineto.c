@@ -13,7 +13,7 @@
  */
 #include "config.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 #include "fuzz/fuzz_util.h"
 
 #include <stdint.h>
@@ -49,21 +49,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   fe_kineto_options_init(&opt);
   kt_rank *r = kt_rank_extract(t, 0, 2, &opt, &error);
   if (r) {
-    kt_rank *ranks[2] = { r, NULL };
-    GPtrArray *groups = g_ptr_array_new_with_free_func(kt_group_free);
+    const kt_rank *ranks[2] = { r, NULL };
     GPtrArray *warnings = g_ptr_array_new_with_free_func(g_free);
-    kt_match_stats st;
-    if (kt_match(ranks, 2, FALSE, groups, warnings, &st, &error)) {
-      kt_graph *g = kt_graph_build(r, FE_KINETO_KERNELS, SIM_PS_PER_NS, FALSE);
+    kt_match *m = kt_match_ranks(ranks, 2, FALSE, warnings, &error);
+    if (m) {
+      kt_graph *g = kt_graph_build(r, &m->ranks[0], FE_KINETO_KERNELS, SIM_PS_PER_NS, FALSE);
       kt_graph_free(g);
-      g = kt_graph_build(r, FE_KINETO_KERNELS, 0, TRUE);
+      g = kt_graph_build(r, &m->ranks[0], FE_KINETO_KERNELS, 0, TRUE);
       kt_graph_free(g);
-      g = kt_graph_build(r, FE_KINETO_GAP, 0, FALSE);
+      g = kt_graph_build(r, &m->ranks[0], FE_KINETO_GAP, 0, FALSE);
       kt_graph_free(g);
+      kt_match_free(m);
     } else {
       g_clear_error(&error);
     }
-    g_ptr_array_free(groups, TRUE);
     g_ptr_array_free(warnings, TRUE);
     kt_rank_free(r);
   } else {

@@ -10,7 +10,7 @@
 #include "regress/test_util.h"
 
 #include "chakra/et_io.h"
-#include "frontends/kineto.h"
+#include "frontends/kineto_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -581,6 +581,162 @@ static void test_groups_seq_p2p(void)
   g_assert_cmpint(grp->n_ranks, ==, 32);
   g_assert_cmpint(grp->ranks[31], ==, 31);
   g_assert_cmpuint(rep.matched, ==, 1);
+  et_workload_free(w);
+  fe_kineto_report_clear(&rep);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(json[0]);
+}
+
+/* The node type of rank r's op op_idx in g (kernels mode: one node per op). */
+static int node_type_of_op(const kt_graph *g, uint32_t op_idx)
+{
+  for (guint i = 0; i < g->nodes->len; i++)
+    if (g_array_index(g->nodes, kt_node, i).op == op_idx)
+      return g_array_index(g->nodes, kt_node, i).type;
+  return -1;
+}
+
+/* The stages through their own API (issue 16): matching reads the ranks
+ * and returns its verdicts, and graph building takes its node types from
+ * those verdicts.  The traces are case (1) of test_groups_seq_p2p: rank 0
+ * has all-reduces Seq 1 (10 us) and Seq 2 (30 us) and a send (50 us), rank
+ * 1 the Seq 2 all-reduce (30 us) and the recv (50 us), all on one stream,
+ * so the comms of each rank are in that order.  Expected by hand: groups
+ * in first-seen order "0|0,1" (index 0) then "|0,1" (the pair, no name,
+ * index 1); Seq 1 dropped "present on a subset of the group"; the Seq 2
+ * tuple and the pair matched (2 matched, 1 dropped); one clock sample per
+ * rank for the Seq 2 all-reduce, 0 ps because both kernels end at 35 us
+ * on the common clock. */
+static void test_match_stage(void)
+{
+  char *dir = tmpdir_new();
+  kt_trace *t[2];
+  kt_rank *r[2];
+  GArray *before[2];
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  for (int k = 0; k < 2; k++) {
+    GString *s = g_string_new("");
+    g_string_append_printf(s, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [", k);
+    const char *ar = "\"Collective name\": \"allreduce\", \"In msg nelems\": %d, \"dtype\": \"Float\", "
+                     "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"Seq\": %d";
+    if (k == 0) {
+      char *a = g_strdup_printf(ar, 100, 1);
+      kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 10, 5, a);
+      g_free(a);
+    }
+    char *a = g_strdup_printf(ar, 200, 2);
+    kern(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 30, 5, a);
+    g_free(a);
+    kern(s, "ncclDevKernel_SendRecv", 50, 5,
+         k == 0 ? "\"Collective name\": \"send\", \"In msg nelems\": 16, \"dtype\": \"Float\", "
+                  "\"Process Group Ranks\": \"[0, 1]\", \"Dst Rank\": 1"
+                : "\"Collective name\": \"recv\", \"Out msg nelems\": 16, \"dtype\": \"Float\", "
+                  "\"Process Group Ranks\": \"[0, 1]\", \"Src Rank\": 0");
+    g_string_append(s, "]}");
+    char *name = g_strdup_printf("rank%d.json", k);
+    char *path = write_file(dir, name, s->str);
+    GError *e = NULL;
+    t[k] = kt_trace_read(path, &e);
+    g_assert_no_error(e);
+    r[k] = kt_rank_extract(t[k], k, 2, &opt, &e);
+    g_assert_no_error(e);
+    before[k] = g_array_copy(r[k]->comms);
+    g_free(path);
+    g_free(name);
+    g_string_free(s, TRUE);
+  }
+  g_assert_cmpuint(r[0]->comms->len, ==, 3);
+  g_assert_cmpuint(r[1]->comms->len, ==, 2);
+  GPtrArray *warnings = g_ptr_array_new_with_free_func(g_free);
+  GError *e = NULL;
+  kt_match *m = kt_match_ranks((const kt_rank *const *)r, 2, FALSE, warnings, &e);
+  g_assert_no_error(e);
+  g_assert_nonnull(m);
+  /* The ranks were only read: their comms are byte for byte as extracted. */
+  for (int k = 0; k < 2; k++)
+    g_assert_cmpmem(before[k]->data, before[k]->len * sizeof(kt_comm), r[k]->comms->data,
+                    r[k]->comms->len * sizeof(kt_comm));
+  g_assert_cmpuint(m->stats.matched, ==, 2);
+  g_assert_cmpuint(m->stats.dropped, ==, 1);
+  g_assert_cmpuint(m->groups->len, ==, 2);
+  const kt_comm_match *c0 = m->ranks[0].comms, *c1 = m->ranks[1].comms;
+  g_assert_cmpuint(m->ranks[0].n_comms, ==, 3);
+  g_assert_cmpuint(m->ranks[1].n_comms, ==, 2);
+  g_assert_cmpint(c0[0].status, ==, KT_COMM_DROPPED);
+  g_assert_cmpstr(c0[0].drop_reason, ==, "present on a subset of the group");
+  g_assert_cmpint(c0[1].status, ==, KT_COMM_MATCHED);
+  g_assert_cmpuint(c0[1].group, ==, 0);
+  g_assert_cmpint(c0[2].status, ==, KT_COMM_MATCHED);
+  g_assert_cmpuint(c0[2].group, ==, 1);
+  g_assert_cmpint(c1[0].status, ==, KT_COMM_MATCHED);
+  g_assert_cmpuint(c1[0].group, ==, 0);
+  g_assert_cmpint(c1[1].status, ==, KT_COMM_MATCHED);
+  g_assert_cmpuint(c1[1].group, ==, 1);
+  for (int k = 0; k < 2; k++) {
+    g_assert_nonnull(m->ranks[k].clock_dev);
+    g_assert_cmpuint(m->ranks[k].clock_dev->len, ==, 1);
+    g_assert_cmpint(g_array_index(m->ranks[k].clock_dev, int64_t, 0), ==, 0);
+  }
+  /* Graph building takes the node types from the verdicts it is given. */
+  uint32_t op_of[3];
+  for (int i = 0; i < 3; i++)
+    op_of[i] = g_array_index(r[0]->comms, kt_comm, i).op;
+  kt_graph *g = kt_graph_build(r[0], &m->ranks[0], FE_KINETO_KERNELS, SIM_PS_PER_NS, FALSE);
+  g_assert_cmpint(node_type_of_op(g, op_of[0]), ==, ET_NODE_COMP);
+  g_assert_cmpint(node_type_of_op(g, op_of[1]), ==, ET_NODE_COMM_COLL);
+  g_assert_cmpint(node_type_of_op(g, op_of[2]), ==, ET_NODE_COMM_SEND);
+  kt_graph_free(g);
+  kt_comm_match flipped[3];
+  memcpy(flipped, c0, sizeof flipped);
+  flipped[1].status = KT_COMM_DROPPED;
+  kt_rank_match rm = { flipped, 3, NULL };
+  g = kt_graph_build(r[0], &rm, FE_KINETO_KERNELS, SIM_PS_PER_NS, FALSE);
+  g_assert_cmpint(node_type_of_op(g, op_of[1]), ==, ET_NODE_COMP);
+  g_assert_cmpint(node_type_of_op(g, op_of[2]), ==, ET_NODE_COMM_SEND);
+  kt_graph_free(g);
+  kt_match_free(m);
+  g_ptr_array_free(warnings, TRUE);
+  for (int k = 0; k < 2; k++) {
+    g_array_free(before[k], TRUE);
+    kt_rank_free(r[k]);
+    kt_trace_free(t[k]);
+  }
+  test_rm_rf(dir);
+  g_free(dir);
+}
+
+/* Regression: a replicated rank shared its source's list of dropped steps,
+ * and both were freed (free(): invalid pointer, an abort) when a traced
+ * rank had a step dropped as incomplete and absent ranks were synthesized.
+ * Rank 0 of 2: ProfilerStep#1 (0..100 us) with an all-reduce, #2
+ * (100..200 us) with no GPU work, a later CPU op (300 us) so that #2 is not
+ * cut by the trace's end; --steps all drops #2 ("launched no GPU work"),
+ * and --replicate-from 0 synthesizes rank 1. */
+static void test_replicate_dropped_steps(void)
+{
+  char *json[1];
+  json[0] = g_strdup(
+    "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, \"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#2\", \"pid\": 1, \"tid\": 1, \"ts\": 100, \"dur\": 100},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"pid\": 0, "
+    "\"tid\": 20, \"ts\": 10, \"dur\": 20, \"args\": {\"stream\": 20, \"Collective name\": \"allreduce\", "
+    "\"In msg nelems\": 256, \"dtype\": \"Float\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"later\", \"pid\": 1, \"tid\": 1, \"ts\": 300, \"dur\": 10}]}");
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.all_steps = TRUE;
+  opt.replicate_from = "0";
+  fe_kineto_report rep;
+  char *dir;
+  et_workload *w = load_strings(json, 1, &opt, &rep, &dir);
+  g_assert_nonnull(w);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  g_assert_cmpint(rep.n_missing, ==, 1);
+  g_assert_cmpstr(rep.ranks[0].steps_dropped, ==, "#2 (launched no GPU work)");
+  g_assert_cmpuint(rep.matched, ==, 1); /* the all-reduce, with its replica */
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
   test_rm_rf(dir);
@@ -1321,6 +1477,8 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto/sync_edges", test_sync_edges);
   g_test_add_func("/kineto/cycles", test_cycles);
   g_test_add_func("/kineto/groups_seq_p2p", test_groups_seq_p2p);
+  g_test_add_func("/kineto/match_stage", test_match_stage);
+  g_test_add_func("/kineto/replicate_dropped_steps", test_replicate_dropped_steps);
   g_test_add_func("/kineto/size_keys", test_size_keys);
   g_test_add_func("/kineto/vllm_steps", test_vllm_steps);
   g_test_add_func("/kineto/sglang_steps", test_sglang_steps);

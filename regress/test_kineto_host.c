@@ -34,7 +34,6 @@
 
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
-#include "frontends/kineto.h"
 #include "simcore/sim_replay.h"
 #include "simcore/sim_critical.h"
 #include "simcore/sim_report.h"

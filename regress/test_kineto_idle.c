@@ -36,7 +36,6 @@
 #include "config.h"
 
 #include "frontends/fe.h"
-#include "frontends/kineto.h"
 #include "simcore/sim_replay.h"
 #include "topologies/topo.h"
 #include "regress/test_util.h"

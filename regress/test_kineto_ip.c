@@ -12,7 +12,7 @@
 #include "config.h"
 #include "regress/test_util.h"
 
-#include "frontends/kineto.h"
+#include "frontends/kineto_trace.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

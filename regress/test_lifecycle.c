@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include "frontends/fe.h"
-#include "frontends/kineto.h"
 #include "frontends/kineto_mem.h"
 #include "simcore/sim_replay.h"
 #include "topologies/topo.h"
@@ -186,6 +185,13 @@ static void test_link_rule(void)
   g_assert_cmpint(links[1].alloc_ps, ==, -40 * US);
   g_assert_cmpuint(links[2].buffer, ==, 0);
   g_assert_cmpuint(links[3].buffer, ==, 0);
+  /* The extraction linked them once and kept them: the graph stage copies
+   * r->buf_links into the COMM nodes, so they must be these. */
+  g_assert_nonnull(r->buf_links);
+  for (guint i = 0; i < r->comms->len; i++) {
+    g_assert_cmpuint(r->buf_links[i].buffer, ==, links[i].buffer);
+    g_assert_cmpint(r->buf_links[i].alloc_ps, ==, links[i].alloc_ps);
+  }
   /* The rank's report line says so. */
   gboolean found = FALSE;
   for (guint i = 0; i < r->warnings->len; i++)
