@@ -19,7 +19,7 @@
 #include "cli/wisp_load.h"
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "collectives/coll_nccltests.h"
 #include "common/wisp_json.h"
 #include "studies/study.h"
@@ -57,16 +57,6 @@ static const struct {
   { "reduce", ET_COLL_REDUCE },                 { "gather", ET_COLL_GATHER },
   { "scatter", ET_COLL_SCATTER },               { "barrier", ET_COLL_BARRIER },
 };
-
-static gboolean reduces(et_coll_type t)
-{
-  return t == ET_COLL_ALL_REDUCE || t == ET_COLL_REDUCE_SCATTER || t == ET_COLL_REDUCE;
-}
-
-static gboolean rooted(et_coll_type t)
-{
-  return t == ET_COLL_BROADCAST || t == ET_COLL_REDUCE || t == ET_COLL_GATHER || t == ET_COLL_SCATTER;
-}
 
 /* "all_reduce,broadcast" or "all" (every collective, not the MoE ops);
  * also accepts nccl-tests-style names without underscores ("allreduce"),
@@ -212,11 +202,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
                         int root, et_coll_type type, collbench_moe moe, const collbench_moe_cfg *mc, uint64_t size,
                         collbench_row *row, GError **error)
 {
-  uint64_t comm = size;
-  if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
-    comm = size / (uint64_t)n;
-  if (type == ET_COLL_BARRIER)
-    comm = 0;
+  uint64_t comm = coll_ncclt_comm_size(type, size, n);
   uint64_t *splits = NULL;
   if (moe != MOE_NONE) {
     splits = g_new(uint64_t, (size_t)n * (size_t)n);
@@ -231,7 +217,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
       splits[i] = size / (uint64_t)n;
   }
   coll_desc d = { .type = type, .bytes = comm, .ranks = ranks, .n_ranks = n,
-                  .root = rooted(type) ? root : -1, .splits = splits };
+                  .root = et_coll_rooted(type) ? root : -1, .splits = splits };
   row->type = type;
   row->moe = moe;
   row->root = d.root;
@@ -250,7 +236,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
 static void print_row(FILE *out, const collbench_row *r, gboolean lib)
 {
   fprintf(out, "%14" G_GUINT64_FORMAT " %13" G_GUINT64_FORMAT " %7s %6s %6d %12.3f %8.2f %8.2f", r->size,
-          r->count, "float", reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
+          r->count, "float", et_coll_reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
           r->busbw);
   if (lib)
     fprintf(out, " %10.3f %5d %14" G_GUINT64_FORMAT " %10.3f %7.1f", (double)r->info.reg_max_ps / 1e6,
@@ -319,7 +305,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
     wisp_json_uint(&j, "size", r->size);
     wisp_json_uint(&j, "count", r->count);
     wisp_json_string(&j, "type", "float");
-    wisp_json_string(&j, "redop", reduces(r->type) ? "sum" : "none");
+    wisp_json_string(&j, "redop", et_coll_reduces(r->type) ? "sum" : "none");
     wisp_json_int(&j, "root", r->root);
     wisp_json_double(&j, "time_us", (double)r->time_ps / 1e6, 6);
     wisp_json_ns(&j, "time_ns", r->time_ps);

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "collectives/coll_internal.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "topologies/topo_internal.h" /* read-only: dimension kinds and rates for the NCCL model */
 
 typedef struct {
@@ -1308,8 +1308,7 @@ gboolean coll_desc_check(const topo *t, const coll_desc *d, GError **error)
       seen[rk] = TRUE;
     }
   }
-  if (ok && (prim == COLL_PRIM_BROADCAST || prim == COLL_PRIM_REDUCE || prim == COLL_PRIM_GATHER ||
-             prim == COLL_PRIM_SCATTER)) {
+  if (ok && et_coll_rooted(d->type)) {
     if (d->root < 0 || d->root >= nr || !seen[d->root]) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s root %d is not a member of its group; give the root's global rank",

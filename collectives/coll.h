@@ -11,7 +11,8 @@
 #define WISP_COLL_H
 
 #include "chakra/et_graph.h"
-#include "collectives/coll_library.h"
+#include "collectives/coll_facts.h" /* nccl-tests conventions: coll_algbw_bytes, coll_busbw_factor */
+#include "collectives/libraries/coll_library.h"
 #include "net/net.h"
 
 G_BEGIN_DECLS
@@ -170,10 +171,6 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
 
 /* `wisp collbench`: nccl-tests-shaped table of simulated collectives. */
 int wisp_cmd_collbench(int argc, char **argv);
-
-/* nccl-tests conventions (see doc): algbw bytes S and busbw factor. */
-uint64_t coll_algbw_bytes(et_coll_type type, uint64_t comm_size, int n_ranks);
-double coll_busbw_factor(et_coll_type type, int n_ranks);
 
 G_END_DECLS
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library.h"
 #include "collectives/coll_library_report.h"
 
 static coll_library_params variant(const coll_library_params *base, coll_library_kind k, coll_reg_mode reg)
@@ -51,7 +51,7 @@ gboolean coll_library_simulate(const topo *t, net_tier tier, const coll_library_
   coll_policy *pol = coll_policy_new_default();
   coll_policy_set_library(pol, lp);
   coll_desc d = { .type = type, .bytes = m, .ranks = ranks, .n_ranks = n, .root = ranks[0], .splits = splits };
-  if (type != ET_COLL_BROADCAST && type != ET_COLL_REDUCE && type != ET_COLL_GATHER && type != ET_COLL_SCATTER)
+  if (!et_coll_rooted(type))
     d.root = -1;
   gboolean ok = coll_measure_lib(t, tier, pol, &d, time_ps, info, stats, error);
   coll_policy_free(pol);

@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "collectives/coll.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "test_util.h"
 
 /* Slices [nccl] src/enqueue.cc calcCollChunking, src/include/device.h:

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "collectives/coll_internal.h"
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)

@@ -370,7 +370,7 @@ static void coll_inst_free(gpointer p)
 
 static const char *group_label(replay *rp, uint32_t group)
 {
-  return group == ET_GROUP_WORLD ? "world" : et_workload_group(rp->w, group)->name;
+  return et_workload_group_name(rp->w, group);
 }
 
 /* Member index of `rank` in group `group`, or -1. */
@@ -484,9 +484,7 @@ static void issue_collective(rank_state *rs, uint32_t i)
    * collective whose trace did not record the root (Kineto rarely does)
    * runs with the group's first member as root; the run counts these. */
   ci->start = sim_now(rp->sim);
-  gboolean rooted = ci->type == ET_COLL_BROADCAST || ci->type == ET_COLL_REDUCE || ci->type == ET_COLL_GATHER ||
-                    ci->type == ET_COLL_SCATTER;
-  if (rooted && ci->root < 0) {
+  if (et_coll_rooted(ci->type) && ci->root < 0) {
     ci->root = ci->grp ? ci->grp->ranks[0] : 0;
     rp->assumed_roots++;
   }

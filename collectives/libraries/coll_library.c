@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/coll_internal.h"
-#include "collectives/coll_library.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/coll_facts.h"
+#include "collectives/libraries/coll_library.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "topologies/topo_internal.h" /* read-only: iterate settings to reject unknown library keys */
 
 /* ---- names ------------------------------------------------------------- */
@@ -733,10 +733,7 @@ void coll_library_partition_finish(const coll_library_params *p, const coll_libr
 
 uint64_t coll_library_mix(uint64_t x)
 {
-  x += UINT64_C(0x9e3779b97f4a7c15);
-  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
+  return wisp_mix64(x);
 }
 
 double coll_library_uniform(uint64_t *state)
@@ -984,11 +981,6 @@ static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, 
   c->alg_ps = worst;
 }
 
-static gboolean is_pow2(int n)
-{
-  return n > 0 && (n & (n - 1)) == 0;
-}
-
 gboolean coll_library_interferes(const coll_library_params *p)
 {
   return coll_library_has_engine(p->kind) && (p->kappa_core > 0 || p->kappa_hbm > 0 || p->delta_sdma > 0);
@@ -1063,7 +1055,7 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
   else if (type != ET_COLL_ALL_GATHER && type != ET_COLL_REDUCE_SCATTER &&
            type != ET_COLL_REDUCE_SCATTER_BLOCK && type != ET_COLL_ALL_REDUCE)
     return FALSE;
-  if (op == COLL_LIBOP_RHD && (type != ET_COLL_ALL_REDUCE || !is_pow2(n)))
+  if (op == COLL_LIBOP_RHD && (type != ET_COLL_ALL_REDUCE || !wisp_is_pow2(n)))
     op = COLL_LIBOP_RING;
   out->op = op;
   switch (op) {
