@@ -47,15 +47,11 @@ typedef struct {
 #define MOE_DISPATCH_ELEM_BYTES 1 /* FP8 [pub] */
 #define MOE_COMBINE_ELEM_BYTES 2  /* BF16 [pub] */
 
-static const struct {
-  const char *name;
-  et_coll_type type;
-} collbench_ops[] = {
-  { "all_reduce", ET_COLL_ALL_REDUCE },         { "all_gather", ET_COLL_ALL_GATHER },
-  { "reduce_scatter", ET_COLL_REDUCE_SCATTER }, { "all_to_all", ET_COLL_ALL_TO_ALL },
-  { "all_to_allv", ET_COLL_ALL_TO_ALLV },       { "broadcast", ET_COLL_BROADCAST },
-  { "reduce", ET_COLL_REDUCE },                 { "gather", ET_COLL_GATHER },
-  { "scatter", ET_COLL_SCATTER },               { "barrier", ET_COLL_BARRIER },
+/* The collectives of `--op all`, in table order; names from chakra's
+ * collective table (et_coll_short_name). */
+static const et_coll_type collbench_ops[] = {
+  ET_COLL_ALL_REDUCE, ET_COLL_ALL_GATHER, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_TO_ALL, ET_COLL_ALL_TO_ALLV,
+  ET_COLL_BROADCAST,  ET_COLL_REDUCE,     ET_COLL_GATHER,         ET_COLL_SCATTER,    ET_COLL_BARRIER,
 };
 
 /* "all_reduce,broadcast" or "all" (every collective, not the MoE ops);
@@ -69,7 +65,7 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     char *p = g_strstrip(parts[i]);
     if (strcmp(p, "all") == 0) {
       for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
-        g_array_append_val(ops, ((collbench_op){ collbench_ops[k].type, MOE_NONE }));
+        g_array_append_val(ops, ((collbench_op){ collbench_ops[k], MOE_NONE }));
       continue;
     }
     if (g_ascii_strcasecmp(p, "moe_dispatch") == 0 || g_ascii_strcasecmp(p, "moe_combine") == 0) {
@@ -79,14 +75,15 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     }
     gboolean found = FALSE;
     for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops) && !found; k++) {
-      char *plain = g_strdup(collbench_ops[k].name);
+      const char *name = et_coll_short_name(collbench_ops[k]);
+      char *plain = g_strdup(name);
       char *w = plain;
-      for (const char *r = collbench_ops[k].name; *r; r++)
+      for (const char *r = name; *r; r++)
         if (*r != '_')
           *w++ = *r;
       *w = '\0';
-      if (g_ascii_strcasecmp(p, collbench_ops[k].name) == 0 || g_ascii_strcasecmp(p, plain) == 0) {
-        g_array_append_val(ops, ((collbench_op){ collbench_ops[k].type, MOE_NONE }));
+      if (g_ascii_strcasecmp(p, name) == 0 || g_ascii_strcasecmp(p, plain) == 0) {
+        g_array_append_val(ops, ((collbench_op){ collbench_ops[k], MOE_NONE }));
         found = TRUE;
       }
       g_free(plain);
@@ -274,8 +271,8 @@ static const char *op_name(et_coll_type t, collbench_moe moe)
   if (moe != MOE_NONE)
     return moe == MOE_DISPATCH ? "moe_dispatch" : "moe_combine";
   for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
-    if (collbench_ops[k].type == t)
-      return collbench_ops[k].name;
+    if (collbench_ops[k] == t)
+      return et_coll_short_name(t);
   return "?";
 }
 

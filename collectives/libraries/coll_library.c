@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "collectives/coll_facts.h"
-#include "collectives/libraries/coll_library.h"
+#include "collectives/libraries/coll_library_internal.h"
 #include "collectives/libraries/coll_nccl.h"
 #include "topologies/topo_internal.h" /* read-only: iterate settings to reject unknown library keys */
 
@@ -731,14 +731,9 @@ void coll_library_partition_finish(const coll_library_params *p, const coll_libr
 
 /* ---- deterministic random numbers -------------------------------------- */
 
-uint64_t coll_library_mix(uint64_t x)
-{
-  return wisp_mix64(x);
-}
-
 double coll_library_uniform(uint64_t *state)
 {
-  *state = coll_library_mix(*state);
+  *state = wisp_mix64(*state);
   return (double)(*state >> 11) * (1.0 / 9007199254740992.0);
 }
 
@@ -835,7 +830,7 @@ void coll_library_moe_splits(int n, int tokens, int top_k, int experts, double z
   uint64_t *row = g_new(uint64_t, n);
   memset(splits, 0, sizeof *splits * (size_t)n * (size_t)n);
   for (int a = 0; a < n; a++) {
-    uint64_t sa = seed ^ coll_library_mix((uint64_t)a + 1);
+    uint64_t sa = seed ^ wisp_mix64((uint64_t)a + 1);
     memset(row, 0, sizeof *row * (size_t)n);
     moe_route(cdf, acc, experts, n, a, tokens, top_k, token_bytes, &sa, row);
     for (int b = 0; b < n; b++) {
@@ -1317,7 +1312,7 @@ gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64
       stats->jobs += (uint64_t)n * (uint64_t)(n - 1);
     happened = TRUE;
   } else {
-    uint64_t st = coll_library_mix(r->p.seed ^ coll_library_mix(buffer ^ coll_library_mix(b->uses)));
+    uint64_t st = wisp_mix64(r->p.seed ^ wisp_mix64(buffer ^ wisp_mix64(b->uses)));
     double u = coll_library_uniform(&st);
     if (u < r->p.p_remap) {
       double v = coll_library_uniform(&st);
