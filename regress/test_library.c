@@ -1,4 +1,4 @@
-/* test_library.c: the communication-library model (collectives/coll_library.h)
+/* test_library.c: the communication-library model (collectives/libraries/coll_library.h)
  * against the reproduction targets R-... of
  * ../shared/reference/supernode-model.md §10 ("the reference" below).
  *
