@@ -45,9 +45,7 @@ int main(void)
       double tk = wisp_wall_seconds();
       for (int s = 0; s < 12; s++) {
         uint64_t size = UINT64_C(1024) << (2 * s);
-        uint64_t comm = size;
-        if (types[k] == ET_COLL_ALL_GATHER || types[k] == ET_COLL_GATHER || types[k] == ET_COLL_SCATTER)
-          comm = size / (uint64_t)n;
+        uint64_t comm = coll_ncclt_comm_size(types[k], size, n); /* barrier: 0, as collbench */
         for (size_t j = 0; j < (size_t)n * n; j++)
           splits[j] = size / (uint64_t)n;
         coll_desc d = { .type = types[k], .bytes = comm, .ranks = ranks, .n_ranks = n, .root = 0,

@@ -104,19 +104,11 @@ typedef struct {
   sim_time_ps sim0;
 } bench;
 
-/* splitmix64's finalizer: a bijective 64-bit mix. */
-static uint64_t mix64(uint64_t x) {
-  x += UINT64_C(0x9e3779b97f4a7c15);
-  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
-
 enum { DRAW_SRC, DRAW_DST, DRAW_SIZE, DRAW_GAP };
 
 /* The draw `field` of transfer `id`: independent of the order of events. */
 static uint64_t draw(const workload *w, uint64_t id, unsigned field) {
-  return mix64(mix64(w->seed ^ mix64(id)) + field);
+  return wisp_mix64(wisp_mix64(w->seed ^ wisp_mix64(id)) + field);
 }
 
 /* Uniform integer in [0, n), by the high half of a 64x32-bit product. */

@@ -32,6 +32,7 @@
 #include <math.h>
 
 #include "chakra/et_graph.h"
+#include "collectives/coll.h"
 #include "simcore/sim_replay.h"
 #include "common/wisp_json.h"
 #include "topologies/topo_variant.h"
@@ -176,6 +177,13 @@ gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *h
  * writes the refitted values. */
 gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_variant *v, net_tier tier,
                                 GError **error);
+/* Simulates one fit point alone on t (coll_measure): a collective of type
+ * op and Chakra comm_size bytes over group `group` of w (ET_GROUP_WORLD:
+ * ranks 0..n-1), rooted types rooted at the group's first member.  Used by
+ * the refit and by `wisp calibrate`'s check.  coll_measure's cost. */
+gboolean cal_simulate_point(const et_workload *w, const topo *t, net_tier tier, const coll_policy *pol,
+                            et_coll_type op, uint32_t group, int n, uint64_t bytes, sim_time_ps *time_ps,
+                            GError **error);
 /* SHA-256 of the sorted list "name<TAB>size<NL>" of the trace's files (a
  * directory's regular files, or the one file); g_free the result. */
 char *cal_trace_digest(const char *path, int *n_files, GError **error);

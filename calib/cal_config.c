@@ -285,6 +285,21 @@ typedef struct {
   double count;            /* multiplicity */
 } refit_pt;
 
+gboolean cal_simulate_point(const et_workload *w, const topo *t, net_tier tier, const coll_policy *pol,
+                            et_coll_type op, uint32_t group, int n, uint64_t bytes, sim_time_ps *time_ps,
+                            GError **error)
+{
+  const et_group *grp = group == ET_GROUP_WORLD ? NULL : et_workload_group(w, group);
+  int *ranks = g_new(int, n);
+  for (int m = 0; m < n; m++)
+    ranks[m] = grp ? grp->ranks[m] : m;
+  coll_desc d = { .type = op, .bytes = bytes, .ranks = ranks, .n_ranks = n,
+                  .root = et_coll_rooted(op) ? ranks[0] : -1 };
+  gboolean ok = coll_measure(t, tier, pol, &d, time_ps, NULL, error);
+  g_free(ranks);
+  return ok;
+}
+
 /* Simulated time of every point with class cls's tiers set to (lat, bw); FALSE with
  * error when the topology or a collective is refused. */
 static gboolean simulate_points(const topo_variant *base, cal_class cls, double lat, double bw, const GArray *pts,
@@ -300,18 +315,9 @@ static gboolean simulate_points(const topo_variant *base, cal_class cls, double 
   ok = pol != NULL;
   for (guint k = 0; ok && k < pts->len; k++) {
     const refit_pt *p = &g_array_index(pts, refit_pt, k);
-    const et_group *grp = p->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, p->group);
-    int *ranks = g_new(int, p->n);
-    for (int m = 0; m < p->n; m++)
-      ranks[m] = grp ? grp->ranks[m] : m;
-    gboolean rooted = p->op == ET_COLL_BROADCAST || p->op == ET_COLL_REDUCE || p->op == ET_COLL_GATHER ||
-                      p->op == ET_COLL_SCATTER;
-    coll_desc d = { .type = p->op, .bytes = p->bytes, .ranks = ranks, .n_ranks = p->n,
-                    .root = rooted ? ranks[0] : -1 };
     sim_time_ps tm = 0;
-    ok = coll_measure(t, tier, pol, &d, &tm, NULL, error);
+    ok = cal_simulate_point(w, t, tier, pol, p->op, p->group, p->n, p->bytes, &tm, error);
     out[k] = (double)tm;
-    g_free(ranks);
   }
   coll_policy_free(pol);
   topo_free(t);

@@ -28,41 +28,55 @@ const char *et_node_type_name(et_node_type t)
   return "UNKNOWN_NODE";
 }
 
-typedef struct {
-  et_coll_type type;
-  const char *name;
-  const char *short_name;
-} coll_name_entry;
-
-static const coll_name_entry coll_names[] = {
-  {ET_COLL_ALL_REDUCE, "ALL_REDUCE", "all_reduce"},
-  {ET_COLL_REDUCE, "REDUCE", "reduce"},
-  {ET_COLL_ALL_GATHER, "ALL_GATHER", "all_gather"},
-  {ET_COLL_GATHER, "GATHER", "gather"},
-  {ET_COLL_SCATTER, "SCATTER", "scatter"},
-  {ET_COLL_BROADCAST, "BROADCAST", "broadcast"},
-  {ET_COLL_ALL_TO_ALL, "ALL_TO_ALL", "all_to_all"},
-  {ET_COLL_REDUCE_SCATTER, "REDUCE_SCATTER", "reduce_scatter"},
-  {ET_COLL_REDUCE_SCATTER_BLOCK, "REDUCE_SCATTER_BLOCK", "reduce_scatter_block"},
-  {ET_COLL_BARRIER, "BARRIER", "barrier"},
-  {ET_COLL_ALL_TO_ALLV, "ALL_TO_ALLV", "all_to_allv"},
-  {ET_COLL_NONE, "NONE", "none"},
+/* The one table of collective facts (et_graph.h, et_coll_info).  Order:
+ * Chakra's CollectiveCommType values, then wisp's extension and NONE. */
+static const et_coll_info coll_infos[] = {
+  /* type, name, short name, rooted, reduces, size rule, busbw factor */
+  { ET_COLL_ALL_REDUCE, "ALL_REDUCE", "all_reduce", FALSE, TRUE, ET_COLL_SIZE_WHOLE, ET_COLL_BUS_TWICE_NM1 },
+  { ET_COLL_REDUCE, "REDUCE", "reduce", TRUE, TRUE, ET_COLL_SIZE_WHOLE, ET_COLL_BUS_ONE },
+  { ET_COLL_ALL_GATHER, "ALL_GATHER", "all_gather", FALSE, FALSE, ET_COLL_SIZE_PIECE, ET_COLL_BUS_NM1 },
+  { ET_COLL_GATHER, "GATHER", "gather", TRUE, FALSE, ET_COLL_SIZE_PIECE, ET_COLL_BUS_NM1 },
+  { ET_COLL_SCATTER, "SCATTER", "scatter", TRUE, FALSE, ET_COLL_SIZE_PIECE, ET_COLL_BUS_NM1 },
+  { ET_COLL_BROADCAST, "BROADCAST", "broadcast", TRUE, FALSE, ET_COLL_SIZE_WHOLE, ET_COLL_BUS_ONE },
+  { ET_COLL_ALL_TO_ALL, "ALL_TO_ALL", "all_to_all", FALSE, FALSE, ET_COLL_SIZE_WHOLE, ET_COLL_BUS_NM1 },
+  { ET_COLL_REDUCE_SCATTER, "REDUCE_SCATTER", "reduce_scatter", FALSE, TRUE, ET_COLL_SIZE_WHOLE, ET_COLL_BUS_NM1 },
+  { ET_COLL_REDUCE_SCATTER_BLOCK, "REDUCE_SCATTER_BLOCK", "reduce_scatter_block", FALSE, TRUE, ET_COLL_SIZE_WHOLE,
+    ET_COLL_BUS_NM1 },
+  { ET_COLL_BARRIER, "BARRIER", "barrier", FALSE, FALSE, ET_COLL_SIZE_NONE, ET_COLL_BUS_ZERO },
+  { ET_COLL_ALL_TO_ALLV, "ALL_TO_ALLV", "all_to_allv", FALSE, FALSE, ET_COLL_SIZE_WHOLE, ET_COLL_BUS_NM1 },
+  { ET_COLL_NONE, "NONE", "none", FALSE, FALSE, ET_COLL_SIZE_NONE, ET_COLL_BUS_ZERO },
 };
+
+const et_coll_info *et_coll_info_of(et_coll_type c)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(coll_infos); i++)
+    if (coll_infos[i].type == c)
+      return &coll_infos[i];
+  return NULL;
+}
+
+gboolean et_coll_rooted(et_coll_type c)
+{
+  const et_coll_info *ci = et_coll_info_of(c);
+  return ci != NULL && ci->rooted;
+}
+
+gboolean et_coll_reduces(et_coll_type c)
+{
+  const et_coll_info *ci = et_coll_info_of(c);
+  return ci != NULL && ci->reduces;
+}
 
 const char *et_coll_type_name(et_coll_type c)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(coll_names); i++)
-    if (coll_names[i].type == c)
-      return coll_names[i].name;
-  return "UNKNOWN";
+  const et_coll_info *ci = et_coll_info_of(c);
+  return ci ? ci->name : "UNKNOWN";
 }
 
 const char *et_coll_short_name(et_coll_type c)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(coll_names); i++)
-    if (coll_names[i].type == c)
-      return coll_names[i].short_name;
-  return "unknown";
+  const et_coll_info *ci = et_coll_info_of(c);
+  return ci ? ci->short_name : "unknown";
 }
 
 /* Accepts the short names above, case-insensitively; "none" is rejected
@@ -70,9 +84,9 @@ const char *et_coll_short_name(et_coll_type c)
 gboolean et_coll_from_short_name(const char *s, et_coll_type *out)
 {
   g_return_val_if_fail(s != NULL && out != NULL, FALSE);
-  for (size_t i = 0; i < G_N_ELEMENTS(coll_names); i++) {
-    if (coll_names[i].type != ET_COLL_NONE && g_ascii_strcasecmp(s, coll_names[i].short_name) == 0) {
-      *out = coll_names[i].type;
+  for (size_t i = 0; i < G_N_ELEMENTS(coll_infos); i++) {
+    if (coll_infos[i].type != ET_COLL_NONE && g_ascii_strcasecmp(s, coll_infos[i].short_name) == 0) {
+      *out = coll_infos[i].type;
       return TRUE;
     }
   }
@@ -820,6 +834,11 @@ const et_group *et_workload_group(const et_workload *w, uint32_t index)
 {
   g_return_val_if_fail(w != NULL && index < w->groups->len, NULL);
   return g_ptr_array_index(w->groups, index);
+}
+
+const char *et_workload_group_name(const et_workload *w, uint32_t g)
+{
+  return g == ET_GROUP_WORLD ? "world" : et_workload_group(w, g)->name;
 }
 
 static gboolean group_has_rank(const et_group *grp, int rank)

@@ -50,10 +50,48 @@ typedef enum {
 } et_coll_type;
 
 const char *et_node_type_name(et_node_type t);   /* "COMP_NODE", ... */
-const char *et_coll_type_name(et_coll_type c);   /* "ALL_REDUCE", ... */
+
+/* ---- collective facts: the one table (et_graph.c) ----
+ * Every layer asks these instead of listing types: names, whether the
+ * collective has a root, whether it reduces, how Chakra's comm_size relates
+ * to nccl-tests' S (the per-rank size rule) and nccl-tests' busbw factor.
+ * The nccl-tests arithmetic on these columns is in collectives/coll_facts.h.
+ * Lookups are O(number of types) = O(1). */
+
+/* Chakra comm_size of one member versus the collective's whole size S (the
+ * bytes nccl-tests' algbw divides by time): */
+typedef enum {
+  ET_COLL_SIZE_WHOLE = 0, /* comm_size = S (AR, RS: full input; A2A: send buffer; BCAST, REDUCE) */
+  ET_COLL_SIZE_PIECE,     /* comm_size = each rank's piece, S = n x comm_size (AG, GATHER, SCATTER) */
+  ET_COLL_SIZE_NONE,      /* no data (barrier): S = 0 */
+} et_coll_size_rule;
+
+/* nccl-tests' busbw = algbw x factor(n) (nccl-tests doc/PERFORMANCE.md): */
+typedef enum {
+  ET_COLL_BUS_TWICE_NM1 = 0, /* 2 (n - 1) / n: all-reduce */
+  ET_COLL_BUS_NM1,           /* (n - 1) / n: RS, AG, A2A(V), GATHER, SCATTER */
+  ET_COLL_BUS_ONE,           /* 1: broadcast, reduce */
+  ET_COLL_BUS_ZERO,          /* 0: barrier moves no data */
+} et_coll_bus_rule;
+
+typedef struct {
+  et_coll_type type;
+  const char *name;          /* "ALL_REDUCE": Chakra's spelling */
+  const char *short_name;    /* "all_reduce": command line and reports */
+  gboolean rooted;           /* has a root rank (broadcast, reduce, gather, scatter) */
+  gboolean reduces;          /* combines values (all-reduce, reduce, reduce-scatter) */
+  et_coll_size_rule size_rule;
+  et_coll_bus_rule bus_rule;
+} et_coll_info;
+
+/* The row of type c; NULL for values outside the enum. */
+const et_coll_info *et_coll_info_of(et_coll_type c);
+const char *et_coll_type_name(et_coll_type c);   /* "ALL_REDUCE", ...; "UNKNOWN" */
 /* Lower-case names used on the command line and in reports ("all_reduce"). */
 const char *et_coll_short_name(et_coll_type c);
 gboolean et_coll_from_short_name(const char *s, et_coll_type *out);
+gboolean et_coll_rooted(et_coll_type c);        /* FALSE for unknown values */
+gboolean et_coll_reduces(et_coll_type c);       /* FALSE for unknown values */
 
 #define ET_NONE UINT32_MAX       /* "no index" for uint32_t fields */
 #define ET_GROUP_WORLD UINT32_MAX /* et_comm.group of a world communicator */
@@ -241,6 +279,9 @@ void et_workload_free(et_workload *w);
 uint32_t et_workload_add_group(et_workload *w, const char *name, const char *desc,
                                const int *ranks, int n_ranks);
 const et_group *et_workload_group(const et_workload *w, uint32_t index);
+/* The label reports print for group index g: "world" for ET_GROUP_WORLD,
+ * else the group's name.  O(1). */
+const char *et_workload_group_name(const et_workload *w, uint32_t g);
 /* Resolves every COMM node's pg_name to a group index (an unknown name is an
  * error naming the file, node and name). */
 gboolean et_workload_resolve_groups(et_workload *w, GError **error);

@@ -36,17 +36,8 @@ static gboolean check_points(const cal_fit *f, const et_workload *w, const topo 
       skipped++;
       continue;
     }
-    const et_group *grp = p->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, p->group);
-    int *ranks = g_new(int, p->n);
-    for (int m = 0; m < p->n; m++)
-      ranks[m] = grp ? grp->ranks[m] : m;
-    gboolean rooted = p->op == ET_COLL_BROADCAST || p->op == ET_COLL_REDUCE || p->op == ET_COLL_GATHER ||
-                      p->op == ET_COLL_SCATTER;
-    coll_desc d = { .type = (et_coll_type)p->op, .bytes = p->bytes, .ranks = ranks, .n_ranks = p->n,
-                    .root = rooted ? ranks[0] : -1 };
     sim_time_ps tm = 0;
-    ok = coll_measure(t, tier, pol, &d, &tm, NULL, error);
-    g_free(ranks);
+    ok = cal_simulate_point(w, t, tier, pol, (et_coll_type)p->op, p->group, p->n, p->bytes, &tm, error);
     if (!ok)
       break;
     double e = 100.0 * (double)(tm - p->measured) / (double)p->measured;
@@ -71,22 +62,15 @@ static gboolean check_points(const cal_fit *f, const et_workload *w, const topo 
 static gboolean print_sensitivity(const et_workload *w, const topo *t, const sim_replay_options *ro,
                                   sim_time_ps base, FILE *out, GError **error)
 {
-  static const double factors[2] = { 0.9, 1.1 };
   double pct[2];
-  for (int k = 0; k < 2; k++) {
-    topo_variant *v = topo_variant_new(t);
-    topo *tv = NULL;
-    sim_result *r = NULL;
-    gboolean ok = topo_variant_scale_bw(v, -1, factors[k], error) && (tv = topo_variant_build(v, error)) != NULL &&
-                  (r = sim_replay_run(w, tv, ro, error)) != NULL;
-    if (ok)
-      pct[k] = base > 0 ? 100.0 * (double)(r->step_time - base) / (double)base : 0.0;
-    sim_result_free(r);
-    topo_free(tv);
-    topo_variant_free(v);
-    if (!ok)
-      return FALSE;
-  }
+  sim_time_ps steps[2];
+  topo_variant *v = topo_variant_new(t);
+  gboolean ok = study_bw_sensitivity(w, v, ro, steps, error);
+  topo_variant_free(v);
+  if (!ok)
+    return FALSE;
+  for (int k = 0; k < 2; k++)
+    pct[k] = base > 0 ? 100.0 * (double)(steps[k] - base) / (double)base : 0.0;
   fprintf(out, "sensitivity: every bandwidth x0.9 -> step %+.3f %%, x1.1 -> step %+.3f %%%s\n", pct[0], pct[1],
           fabs(pct[0]) < 1.0 && fabs(pct[1]) < 1.0 ? " (the step hardly depends on the network)" : "");
   return TRUE;

@@ -19,7 +19,7 @@
 #include "cli/wisp_load.h"
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "collectives/coll_nccltests.h"
 #include "common/wisp_json.h"
 #include "studies/study.h"
@@ -47,26 +47,12 @@ typedef struct {
 #define MOE_DISPATCH_ELEM_BYTES 1 /* FP8 [pub] */
 #define MOE_COMBINE_ELEM_BYTES 2  /* BF16 [pub] */
 
-static const struct {
-  const char *name;
-  et_coll_type type;
-} collbench_ops[] = {
-  { "all_reduce", ET_COLL_ALL_REDUCE },         { "all_gather", ET_COLL_ALL_GATHER },
-  { "reduce_scatter", ET_COLL_REDUCE_SCATTER }, { "all_to_all", ET_COLL_ALL_TO_ALL },
-  { "all_to_allv", ET_COLL_ALL_TO_ALLV },       { "broadcast", ET_COLL_BROADCAST },
-  { "reduce", ET_COLL_REDUCE },                 { "gather", ET_COLL_GATHER },
-  { "scatter", ET_COLL_SCATTER },               { "barrier", ET_COLL_BARRIER },
+/* The collectives of `--op all`, in table order; names from chakra's
+ * collective table (et_coll_short_name). */
+static const et_coll_type collbench_ops[] = {
+  ET_COLL_ALL_REDUCE, ET_COLL_ALL_GATHER, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_TO_ALL, ET_COLL_ALL_TO_ALLV,
+  ET_COLL_BROADCAST,  ET_COLL_REDUCE,     ET_COLL_GATHER,         ET_COLL_SCATTER,    ET_COLL_BARRIER,
 };
-
-static gboolean reduces(et_coll_type t)
-{
-  return t == ET_COLL_ALL_REDUCE || t == ET_COLL_REDUCE_SCATTER || t == ET_COLL_REDUCE;
-}
-
-static gboolean rooted(et_coll_type t)
-{
-  return t == ET_COLL_BROADCAST || t == ET_COLL_REDUCE || t == ET_COLL_GATHER || t == ET_COLL_SCATTER;
-}
 
 /* "all_reduce,broadcast" or "all" (every collective, not the MoE ops);
  * also accepts nccl-tests-style names without underscores ("allreduce"),
@@ -79,7 +65,7 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     char *p = g_strstrip(parts[i]);
     if (strcmp(p, "all") == 0) {
       for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
-        g_array_append_val(ops, ((collbench_op){ collbench_ops[k].type, MOE_NONE }));
+        g_array_append_val(ops, ((collbench_op){ collbench_ops[k], MOE_NONE }));
       continue;
     }
     if (g_ascii_strcasecmp(p, "moe_dispatch") == 0 || g_ascii_strcasecmp(p, "moe_combine") == 0) {
@@ -89,14 +75,15 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     }
     gboolean found = FALSE;
     for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops) && !found; k++) {
-      char *plain = g_strdup(collbench_ops[k].name);
+      const char *name = et_coll_short_name(collbench_ops[k]);
+      char *plain = g_strdup(name);
       char *w = plain;
-      for (const char *r = collbench_ops[k].name; *r; r++)
+      for (const char *r = name; *r; r++)
         if (*r != '_')
           *w++ = *r;
       *w = '\0';
-      if (g_ascii_strcasecmp(p, collbench_ops[k].name) == 0 || g_ascii_strcasecmp(p, plain) == 0) {
-        g_array_append_val(ops, ((collbench_op){ collbench_ops[k].type, MOE_NONE }));
+      if (g_ascii_strcasecmp(p, name) == 0 || g_ascii_strcasecmp(p, plain) == 0) {
+        g_array_append_val(ops, ((collbench_op){ collbench_ops[k], MOE_NONE }));
         found = TRUE;
       }
       g_free(plain);
@@ -212,11 +199,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
                         int root, et_coll_type type, collbench_moe moe, const collbench_moe_cfg *mc, uint64_t size,
                         collbench_row *row, GError **error)
 {
-  uint64_t comm = size;
-  if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
-    comm = size / (uint64_t)n;
-  if (type == ET_COLL_BARRIER)
-    comm = 0;
+  uint64_t comm = coll_ncclt_comm_size(type, size, n);
   uint64_t *splits = NULL;
   if (moe != MOE_NONE) {
     splits = g_new(uint64_t, (size_t)n * (size_t)n);
@@ -231,7 +214,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
       splits[i] = size / (uint64_t)n;
   }
   coll_desc d = { .type = type, .bytes = comm, .ranks = ranks, .n_ranks = n,
-                  .root = rooted(type) ? root : -1, .splits = splits };
+                  .root = et_coll_rooted(type) ? root : -1, .splits = splits };
   row->type = type;
   row->moe = moe;
   row->root = d.root;
@@ -250,7 +233,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
 static void print_row(FILE *out, const collbench_row *r, gboolean lib)
 {
   fprintf(out, "%14" G_GUINT64_FORMAT " %13" G_GUINT64_FORMAT " %7s %6s %6d %12.3f %8.2f %8.2f", r->size,
-          r->count, "float", reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
+          r->count, "float", et_coll_reduces(r->type) ? "sum" : "none", r->root, (double)r->time_ps / 1e6, r->algbw,
           r->busbw);
   if (lib)
     fprintf(out, " %10.3f %5d %14" G_GUINT64_FORMAT " %10.3f %7.1f", (double)r->info.reg_max_ps / 1e6,
@@ -288,8 +271,8 @@ static const char *op_name(et_coll_type t, collbench_moe moe)
   if (moe != MOE_NONE)
     return moe == MOE_DISPATCH ? "moe_dispatch" : "moe_combine";
   for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
-    if (collbench_ops[k].type == t)
-      return collbench_ops[k].name;
+    if (collbench_ops[k] == t)
+      return et_coll_short_name(t);
   return "?";
 }
 
@@ -319,7 +302,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
     wisp_json_uint(&j, "size", r->size);
     wisp_json_uint(&j, "count", r->count);
     wisp_json_string(&j, "type", "float");
-    wisp_json_string(&j, "redop", reduces(r->type) ? "sum" : "none");
+    wisp_json_string(&j, "redop", et_coll_reduces(r->type) ? "sum" : "none");
     wisp_json_int(&j, "root", r->root);
     wisp_json_double(&j, "time_us", (double)r->time_ps / 1e6, 6);
     wisp_json_ns(&j, "time_ns", r->time_ps);

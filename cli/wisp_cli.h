@@ -6,6 +6,10 @@
 #include "common/wisp_util.h"
 
 int wisp_cmd_simulate(int argc, char **argv);
+/* `wisp collbench`: nccl-tests-shaped table of simulated collectives
+ * (cmd_collbench.c; declared here, not in the installed coll.h, because
+ * it is not part of libwisp). */
+int wisp_cmd_collbench(int argc, char **argv);
 
 /* Prints "wisp: error: <message>" to stderr and returns exit status 1. */
 int wisp_cli_fail(GError *error);

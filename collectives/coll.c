@@ -28,7 +28,8 @@
 #include <string.h>
 
 #include "collectives/coll_internal.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "topologies/topo_internal.h" /* read-only: dimension kinds and rates for the NCCL model */
 
 typedef struct {
@@ -53,7 +54,7 @@ typedef struct {
 
 typedef struct coll_run coll_run;
 struct coll_run {
-  coll_lib *lib;
+  coll_rt *lib;
   coll_run *prev, *next;
   coll_prim prim;
   int n;
@@ -89,7 +90,7 @@ struct coll_run {
   gboolean p2p;       /* a library point-to-point (coll_p2p_start): flat, direct, one transfer */
   wisp_bw_Bps beta_ring_min; /* slowest hop of the ring in communicator order */
   int sync_mult;      /* sigma_sig per step, once per staging round */
-  /* Interference (coll_lib_set_slowdown_hook; NULL when off): per member
+  /* Interference (coll_rt_set_slowdown_hook; NULL when off): per member
    * 0 before its flight, 1 while counted on its rank, 2 after; and what
    * one member adds on its rank. */
   uint8_t *ovl_on;
@@ -130,7 +131,7 @@ typedef struct {
   sim_time_ps deliver_at; /* library: not before the engine has sent it (+ route latency) */
 } coll_xrec;
 
-struct coll_lib {
+struct coll_rt {
   sim_engine *sim;
   net *n;
   const topo *t;
@@ -154,7 +155,7 @@ struct coll_lib {
   GHashTable *parts;
   sim_time_ps *cores_free;
   uint64_t op_seq;
-  /* Interference with compute (coll_lib_set_slowdown_hook): per rank the
+  /* Interference with compute (coll_rt_set_slowdown_hook): per rank the
    * cores, staging rate and SDMA ops of the members in flight there and
    * the delta last reported; NULL when off. */
   coll_slowdown_fn ovl_fn;
@@ -166,9 +167,9 @@ struct coll_lib {
 
 #define XR_NONE UINT32_MAX
 
-coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy)
+coll_rt *coll_rt_new(sim_engine *sim, net *n, const coll_policy *policy)
 {
-  coll_lib *c = g_new0(coll_lib, 1);
+  coll_rt *c = g_new0(coll_rt, 1);
   c->sim = sim;
   c->n = n;
   c->t = net_get_topo(n);
@@ -209,7 +210,7 @@ static void run_free(coll_run *r)
 
 /* Unfinished collectives are dropped; free the library only after the
  * engine has stopped, since pending events point into it. */
-void coll_lib_free(coll_lib *c)
+void coll_rt_free(coll_rt *c)
 {
   if (c == NULL)
     return;
@@ -233,7 +234,7 @@ void coll_lib_free(coll_lib *c)
   g_free(c);
 }
 
-gboolean coll_lib_set_slowdown_hook(coll_lib *c, coll_slowdown_fn fn, void *ctx)
+gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx)
 {
   if (fn == NULL || !coll_library_interferes(&c->pol.lib))
     return FALSE;
@@ -253,7 +254,7 @@ gboolean coll_lib_set_slowdown_hook(coll_lib *c, coll_slowdown_fn fn, void *ctx)
  * the callback. */
 static void ovl_apply(coll_run *r, int m, int sign)
 {
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   int rank = r->ranks[m];
   c->ovl_cores[rank] += sign * r->ovl_cores;
   c->ovl_sdma[rank] += sign * r->ovl_sdma;
@@ -292,7 +293,7 @@ static void ovl_end(coll_run *r, int m)
   r->ovl_on[m] = 2;
 }
 
-static uint32_t xr_alloc(coll_lib *c)
+static uint32_t xr_alloc(coll_rt *c)
 {
   if (c->free_xr != XR_NONE) {
     uint32_t i = c->free_xr;
@@ -442,7 +443,7 @@ static coll_algo library_algo(const coll_library_params *lib, coll_prim p, int q
         (p == COLL_PRIM_ALL_TO_ALL || p == COLL_PRIM_ALL_TO_ALLV))
       return COLL_ALGO_DIRECT; /* §8: full mesh */
     if (p == COLL_PRIM_ALL_REDUCE)
-      return (q & (q - 1)) == 0 ? COLL_ALGO_HALVING_DOUBLING : COLL_ALGO_RING;
+      return wisp_is_pow2(q) ? COLL_ALGO_HALVING_DOUBLING : COLL_ALGO_RING;
     if (p == COLL_PRIM_REDUCE_SCATTER || p == COLL_PRIM_ALL_GATHER)
       return COLL_ALGO_RING;
     if (p == COLL_PRIM_ALL_TO_ALL || p == COLL_PRIM_ALL_TO_ALLV)
@@ -602,7 +603,7 @@ static const coll_phase *phase_of(const coll_run *r, uint32_t k)
 
 static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie);
 static void reduce_done(sim_engine *sim, void *ctx, uint64_t arg);
-static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot);
+static gboolean kick(coll_rt *c, coll_run *r, uint32_t slot);
 
 /* Whether a transfer between two ranks leaves the scale-up domain: they
  * differ in a dimension other than 0 (the innermost dimension is the
@@ -633,7 +634,7 @@ static gboolean pair_is_sio(const topo *t, int a, int b)
  * lane `lane` (0 UB, 1 SIO) of the engine of global rank `rank` and
  * returns when the engine has finished it: a FIFO server, as a link of
  * tier A.  O(1). */
-static sim_time_ps engine_queue(coll_lib *c, int rank, int lane, sim_time_ps ready, sim_time_ps service)
+static sim_time_ps engine_queue(coll_rt *c, int rank, int lane, sim_time_ps ready, sim_time_ps service)
 {
   sim_time_ps *f = &c->eng_free[2 * (size_t)rank + (size_t)lane];
   if (*f < ready)
@@ -702,7 +703,7 @@ static gboolean part_key_equal(gconstpointer a, gconstpointer b)
  * position k is transfer order[k].  O(n log n) for a hit, plus O(U C)
  * for U units on C cores for a miss.  The result is valid until the next
  * call. */
-static const part_val *lib_partition(coll_lib *c, const coll_library_peer_load *ld, int n, int *order)
+static const part_val *lib_partition(coll_rt *c, const coll_library_peer_load *ld, int n, int *order)
 {
   const coll_library_params *lp = &c->pol.lib;
   canon_rec *cr = g_new(canon_rec, n > 0 ? n : 1);
@@ -713,11 +714,11 @@ static const part_val *lib_partition(coll_lib *c, const coll_library_peer_load *
   k->n = n;
   k->balanced = lp->balanced ? 1 : 0;
   k->cores = lp->cores;
-  uint64_t h = coll_library_mix((uint64_t)n * 4 + (uint64_t)k->balanced * 2 + (uint64_t)k->cores * 8);
+  uint64_t h = wisp_mix64((uint64_t)n * 4 + (uint64_t)k->balanced * 2 + (uint64_t)k->cores * 8);
   for (int i = 0; i < n; i++) {
     order[i] = cr[i].idx;
     k->key[i] = cr[i].bytes << 2 | (uint64_t)cr[i].tier;
-    h = coll_library_mix(h ^ k->key[i]);
+    h = wisp_mix64(h ^ k->key[i]);
   }
   k->hash = (guint)(h ^ (h >> 32));
   part_val *v = g_hash_table_lookup(c->parts, k);
@@ -740,7 +741,7 @@ static const part_val *lib_partition(coll_lib *c, const coll_library_peer_load *
 
 /* The loads of the nx transfers (bytes in xf) that global rank src sends
  * to dst_rank[] in one step.  O(nx dims). */
-static void step_loads(const coll_lib *c, int src, const coll_xfer *xf, const int *dst_rank, uint32_t nx,
+static void step_loads(const coll_rt *c, int src, const coll_xfer *xf, const int *dst_rank, uint32_t nx,
                        coll_library_peer_load *ld)
 {
   for (uint32_t i = 0; i < nx; i++)
@@ -786,7 +787,7 @@ static void step_loads(const coll_lib *c, int src, const coll_xfer *xf, const in
  * term. */
 static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, const int *dst_rank)
 {
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   const coll_library_params *lp = &c->pol.lib;
   coll_slot *sl = NULL;
   int src = r->ranks[m];
@@ -887,7 +888,7 @@ static const coll_phase *member_sched(const coll_run *r, int m, int ch, uint32_t
 /* Issues the transfers of slot s's current step. */
 static void slot_start(coll_run *r, uint32_t s)
 {
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   coll_slot *sl = &r->slot[s];
   int m = (int)(s / (uint32_t)r->n_chunks);
   int ch = (int)(s % (uint32_t)r->n_chunks);
@@ -991,7 +992,7 @@ static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
   return TRUE;
 }
 
-static void run_finish(coll_lib *c, coll_run *r);
+static void run_finish(coll_rt *c, coll_run *r);
 
 /* Library post-delay of member m when its transfers are over: staging
  * copy-out and, with SDMA in completion mode II, the notification (the
@@ -1001,7 +1002,7 @@ static sim_time_ps member_post_delay(coll_run *r, int m)
 {
   if (r->t_begin == NULL)
     return 0;
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   const coll_library_params *lp = &c->pol.lib;
   sim_time_ps post = 0;
   uint64_t copy_out = r->copy_out_m != NULL ? r->copy_out_m[m] : r->copy_out;
@@ -1025,7 +1026,7 @@ static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
 {
   (void)sim;
   coll_run *r = ctx;
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   r->members_left--;
   ovl_end(r, (int)arg);
   if (r->done != NULL)
@@ -1038,7 +1039,7 @@ static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
  * collective has finished. */
 static gboolean slot_advance(coll_run *r, uint32_t s)
 {
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   coll_slot *sl = &r->slot[s];
   int ch = (int)(s % (uint32_t)r->n_chunks);
   if (r->held != NULL && r->held[s / (uint32_t)r->n_chunks])
@@ -1116,7 +1117,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
   }
 }
 
-static void unlink_run(coll_lib *c, coll_run *r)
+static void unlink_run(coll_rt *c, coll_run *r)
 {
   if (r->prev)
     r->prev->next = r->next;
@@ -1129,7 +1130,7 @@ static void unlink_run(coll_lib *c, coll_run *r)
 /* Worklist of slots (no recursion, so long chains of empty steps and
  * chunk hand-offs cost no stack).  Returns TRUE when this call finished
  * the collective; the caller then unlinks and frees it. */
-static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot)
+static gboolean kick(coll_rt *c, coll_run *r, uint32_t slot)
 {
   gboolean finished = FALSE;
   g_array_set_size(c->work, 0);
@@ -1143,7 +1144,7 @@ static gboolean kick(coll_lib *c, coll_run *r, uint32_t slot)
   return finished;
 }
 
-static void run_finish(coll_lib *c, coll_run *r)
+static void run_finish(coll_rt *c, coll_run *r)
 {
   unlink_run(c, r);
   run_free(r);
@@ -1170,7 +1171,7 @@ static void lib_deliver_ev(sim_engine *sim, void *ctx, uint64_t arg)
 static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
 {
   (void)sim;
-  coll_lib *c = ctx;
+  coll_rt *c = ctx;
   coll_xrec rec = c->xr[cookie];
   c->xr[cookie].next_free = c->free_xr;
   c->free_xr = (uint32_t)cookie;
@@ -1237,7 +1238,7 @@ static void member_release(sim_engine *sim, void *ctx, uint64_t arg)
 {
   (void)sim;
   coll_run *r = ctx;
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   int m = (int)arg;
   r->held[m] = 0;
   r->t_begin[m] = sim_now(c->sim);
@@ -1254,7 +1255,7 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
   (void)sim;
   (void)arg;
   coll_run *r = ctx;
-  coll_lib *c = r->lib;
+  coll_rt *c = r->lib;
   uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
   /* Slots start in member order; a finished run stays allocated until
    * the loop is over (later kicks of finished slots do nothing). */
@@ -1308,8 +1309,7 @@ gboolean coll_desc_check(const topo *t, const coll_desc *d, GError **error)
       seen[rk] = TRUE;
     }
   }
-  if (ok && (prim == COLL_PRIM_BROADCAST || prim == COLL_PRIM_REDUCE || prim == COLL_PRIM_GATHER ||
-             prim == COLL_PRIM_SCATTER)) {
+  if (ok && et_coll_rooted(d->type)) {
     if (d->root < 0 || d->root >= nr || !seen[d->root]) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s root %d is not a member of its group; give the root's global rank",
@@ -1330,9 +1330,9 @@ gboolean coll_desc_check(const topo *t, const coll_desc *d, GError **error)
  * O(n). */
 static uint64_t derived_buffer(const coll_desc *d)
 {
-  uint64_t h = coll_library_mix((uint64_t)d->type * 1000003u ^ d->bytes);
+  uint64_t h = wisp_mix64((uint64_t)d->type * 1000003u ^ d->bytes);
   for (int i = 0; i < d->n_ranks; i++)
-    h = coll_library_mix(h ^ (uint64_t)(uint32_t)d->ranks[i]);
+    h = wisp_mix64(h ^ (uint64_t)(uint32_t)d->ranks[i]);
   return h | 1u; /* never 0 */
 }
 
@@ -1346,7 +1346,7 @@ static uint64_t derived_buffer(const coll_desc *d)
  * applies.  Nothing with SDMA (the engines, not the cores, move the
  * data).  O(members x chunks x steps x n log n) plus the partitioner on
  * cache misses. */
-static void library_partitions(coll_lib *c, coll_run *r, coll_info *info, sim_time_ps *pol)
+static void library_partitions(coll_rt *c, coll_run *r, coll_info *info, sim_time_ps *pol)
 {
   const coll_library_params *lp = &c->pol.lib;
   if (lp->sdma || !r->libmode)
@@ -1437,7 +1437,7 @@ static uint64_t ovl_stage_rate(const coll_run *r, const coll_library_params *lp,
  * SDMA submission), decided when the collective starts; members with a
  * delay are held and released by an event.  O(n) plus the registration
  * bookkeeping; nothing for nccl. */
-static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_info *info)
+static void library_start(coll_rt *c, coll_run *r, const coll_desc *d, coll_info *info)
 {
   const coll_library_params *lp = &c->pol.lib;
   if (!coll_library_has_engine(lp->kind))
@@ -1583,7 +1583,7 @@ static double dim0_gpu_bw(const topo *t)
  * NVLS-tree: NVLS inside the node, the network between, pipelined),
  * the efficiencies and the latencies.  O(n) time and memory (the rail
  * orders: O(rails * n)). */
-static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
+static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   const topo *t = c->t;
   const coll_library_params *lp = &c->pol.lib;
@@ -1771,7 +1771,7 @@ static void nccl_plan(coll_lib *c, coll_run *r, const coll_desc *d)
  * phase i waits step_extra[i] more, less the route latency the network
  * already charges for that step's hop (NCCL's per-hop figures include the
  * wire).  O(phases). */
-static void nccl_latency(coll_lib *c, coll_run *r, const coll_desc *d)
+static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   (void)d;
   if (r->n_steps == 0)
@@ -1805,7 +1805,7 @@ static void nccl_latency(coll_lib *c, coll_run *r, const coll_desc *d)
   }
 }
 
-static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
                       coll_info *info, gboolean p2p)
 {
   coll_prim prim;
@@ -1949,7 +1949,7 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
   sim_schedule_after(c->sim, r->nccl ? r->t_base : 0, run_begin, r, 0);
 }
 
-void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+void coll_start(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
                 coll_info *info)
 {
   start_run(c, d, done, ctx, cookie, info, FALSE);
@@ -1961,7 +1961,7 @@ void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, u
  * single-peer step (reference §5.1).  The buffer id, when the caller has
  * none, hashes (src, dst, bytes) with a tag so that it never equals a
  * derived collective buffer.  O(1) + start_run. */
-gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
+gboolean coll_p2p_start(coll_rt *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
                         sim_time_ps alloc_time, coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info)
 {
   if (!coll_library_has_engine(c->pol.lib.kind))
@@ -1969,7 +1969,7 @@ gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t 
   g_assert(src != dst);
   int ranks[2] = { src, dst };
   if (buffer == 0)
-    buffer = coll_library_mix(coll_library_mix(UINT64_C(0x7032702070327032) ^ bytes) ^
+    buffer = wisp_mix64(wisp_mix64(UINT64_C(0x7032702070327032) ^ bytes) ^
                               ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst)) | 1u;
   coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = bytes, .ranks = ranks, .n_ranks = 2, .root = src,
                   .buffer = buffer, .alloc_known = alloc_known, .alloc_time = alloc_time };
@@ -1977,7 +1977,7 @@ gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t 
   return TRUE;
 }
 
-const coll_library_stats *coll_lib_library_stats(const coll_lib *c)
+const coll_library_stats *coll_rt_library_stats(const coll_rt *c)
 {
   return &c->lstats;
 }
@@ -1995,7 +1995,7 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
     return FALSE;
   sim_engine *sim = sim_engine_new(FALSE);
   net *n = net_new(sim, t, tier);
-  coll_lib *c = coll_lib_new(sim, n, policy);
+  coll_rt *c = coll_rt_new(sim, n, policy);
   coll_start(c, d, NULL, NULL, 0, info);
   sim_run(sim, SIM_TIME_MAX);
   gboolean ok = c->runs == NULL;
@@ -2022,7 +2022,7 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   }
   if (stats != NULL)
     *stats = c->lstats;
-  coll_lib_free(c);
+  coll_rt_free(c);
   net_free(n);
   sim_engine_free(sim);
   return ok;

@@ -11,7 +11,8 @@
 #define WISP_COLL_H
 
 #include "chakra/et_graph.h"
-#include "collectives/coll_library.h"
+#include "collectives/coll_facts.h" /* nccl-tests conventions: coll_algbw_bytes, coll_busbw_factor */
+#include "collectives/libraries/coll_library.h"
 #include "net/net.h"
 
 G_BEGIN_DECLS
@@ -104,14 +105,19 @@ typedef struct {
 
 typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int member);
 
-typedef struct coll_lib coll_lib;
-coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy);
-void coll_lib_free(coll_lib *c);
+/* The collective runtime (coll_rt_): runs collectives as per-member state
+ * machines on one engine and network; not to be confused with the
+ * communication-library models (coll_library_, collectives/libraries/),
+ * whose parameters it applies.  ("engine" would collide with sim_engine
+ * and with the library model's per-member DMA engine.) */
+typedef struct coll_rt coll_rt;
+coll_rt *coll_rt_new(sim_engine *sim, net *n, const coll_policy *policy);
+void coll_rt_free(coll_rt *c);
 
 /* Starts the collective now; done(ctx, cookie, i) is called once for each
  * member i (index into desc->ranks) when that member has finished.  The
  * desc arrays are copied.  info (optional) receives the algorithm chosen. */
-void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
+void coll_start(coll_rt *c, const coll_desc *desc, coll_done_fn done, void *ctx, uint64_t cookie,
                 coll_info *info);
 
 /* Point-to-point through the communication library (doc/libraries.md §2;
@@ -127,7 +133,7 @@ void coll_start(coll_lib *c, const coll_desc *desc, coll_done_fn done, void *ctx
  * is nccl: the caller then sends on the network itself (net_send), as
  * before, so nccl replays do not change.  info (optional) as for
  * coll_start.  O(1) plus coll_start's work for two members. */
-gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
+gboolean coll_p2p_start(coll_rt *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
                         sim_time_ps alloc_time, coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info);
 
 /* Interference with compute (doc/libraries.md §9, reference §7): while a
@@ -145,12 +151,12 @@ gboolean coll_p2p_start(coll_lib *c, int src, int dst, uint64_t bytes, uint64_t 
  * needs no per-node bookkeeping at all.  Cost when active: O(1) per
  * member start and finish plus the callback. */
 typedef void (*coll_slowdown_fn)(sim_engine *sim, void *ctx, int rank, double delta);
-gboolean coll_lib_set_slowdown_hook(coll_lib *c, coll_slowdown_fn fn, void *ctx);
+gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx);
 
 /* Library statistics accumulated over every collective started so far
  * (registration on the critical path, barrier hits and blocked-time
  * distribution, staging bytes, core occupancy); all zero for nccl. */
-const coll_library_stats *coll_lib_library_stats(const coll_lib *c);
+const coll_library_stats *coll_rt_library_stats(const coll_rt *c);
 
 /* Validates a descriptor against the topology (members in range and
  * distinct, root a member for rooted types, splits for ALL_TO_ALLV, known
@@ -167,13 +173,6 @@ gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, c
 /* Like coll_measure with the library model's statistics (may be NULL). */
 gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *desc,
                           sim_time_ps *time_ps, coll_info *info, coll_library_stats *stats, GError **error);
-
-/* `wisp collbench`: nccl-tests-shaped table of simulated collectives. */
-int wisp_cmd_collbench(int argc, char **argv);
-
-/* nccl-tests conventions (see doc): algbw bytes S and busbw factor. */
-uint64_t coll_algbw_bytes(et_coll_type type, uint64_t comm_size, int n_ranks);
-double coll_busbw_factor(et_coll_type type, int n_ranks);
 
 G_END_DECLS
 #endif

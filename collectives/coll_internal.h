@@ -79,13 +79,6 @@ uint32_t coll_sched_n_steps(const coll_sched *s);
 uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *out,
                          uint32_t *n_recv, uint64_t *reduce_bytes);
 
-/* Size of piece j when D bytes are cut into q pieces: the first D mod q
- * pieces get one byte more. */
-static inline uint64_t coll_piece(uint64_t d, int q, int j)
-{
-  return d / (uint64_t)q + ((uint64_t)j < d % (uint64_t)q ? 1u : 0u);
-}
-
 /* The tuner (see doc/collectives.md "Automatic selection"): the algorithm
  * for one phase of primitive p over q members of a dimension of kind k,
  * with D bytes per member (coll_sched.bytes).  nvls_ok says whether the

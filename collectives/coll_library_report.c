@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library_internal.h"
 #include "collectives/coll_library_report.h"
 
 static coll_library_params variant(const coll_library_params *base, coll_library_kind k, coll_reg_mode reg)
@@ -51,7 +51,7 @@ gboolean coll_library_simulate(const topo *t, net_tier tier, const coll_library_
   coll_policy *pol = coll_policy_new_default();
   coll_policy_set_library(pol, lp);
   coll_desc d = { .type = type, .bytes = m, .ranks = ranks, .n_ranks = n, .root = ranks[0], .splits = splits };
-  if (type != ET_COLL_BROADCAST && type != ET_COLL_REDUCE && type != ET_COLL_GATHER && type != ET_COLL_SCATTER)
+  if (!et_coll_rooted(type))
     d.root = -1;
   gboolean ok = coll_measure_lib(t, tier, pol, &d, time_ps, info, stats, error);
   coll_policy_free(pol);
@@ -139,7 +139,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
   /* 2. AllReduce: full mesh vs halving-doubling. */
   if (out) {
     fprintf(out, "#\n# AllReduce, %d ranks: full mesh vs %s (hccl-zerocopy); target R-OP-6: max base/fm over 1 MiB - 1 GiB "
-                 "in [1.2, 1.9]\n", n, (n & (n - 1)) == 0 ? "recursive halving-doubling" : "ring (N not a power of two)");
+                 "in [1.2, 1.9]\n", n, wisp_is_pow2(n) ? "recursive halving-doubling" : "ring (N not a power of two)");
     fprintf(out, "# %10s %10s %10s %8s %8s\n", "M (B)", "base (us)", "fm (us)", "base/fm", "A");
   }
   if (j)

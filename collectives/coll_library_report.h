@@ -6,7 +6,7 @@
 #define WISP_COLL_LIBRARY_REPORT_H
 
 #include "collectives/coll.h"
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library.h"
 #include "common/wisp_json.h"
 
 G_BEGIN_DECLS

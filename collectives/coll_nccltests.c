@@ -74,10 +74,3 @@ gboolean coll_ncclt_op(const char *test, et_coll_type *type)
     }
   return FALSE;
 }
-
-uint64_t coll_ncclt_comm_size(et_coll_type type, uint64_t size, int n)
-{
-  if (type == ET_COLL_ALL_GATHER || type == ET_COLL_GATHER || type == ET_COLL_SCATTER)
-    return size / (uint64_t)MAX(n, 1);
-  return size;
-}

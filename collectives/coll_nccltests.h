@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "chakra/et_graph.h"
+#include "collectives/coll_facts.h"
 
 G_BEGIN_DECLS
 
@@ -39,9 +40,8 @@ GArray *coll_ncclt_read(const char *path, GError **error);
  * (sendrecv_perf, hypercube_perf).  O(1). */
 gboolean coll_ncclt_op(const char *test, et_coll_type *type);
 
-/* Chakra comm_size of nccl-tests' S for n ranks: S / n for all-gather,
- * gather and scatter (nccl-tests prints the total), else S.  O(1). */
-uint64_t coll_ncclt_comm_size(et_coll_type type, uint64_t size, int n);
+/* coll_ncclt_comm_size (Chakra comm_size of nccl-tests' S) is in the
+ * conventions leaf, coll_facts.h. */
 
 G_END_DECLS
 #endif

@@ -1,7 +1,7 @@
 /* coll_policy.c: the collective policy (algorithm per type and dimension,
- * chunk count, reduction cost) read from the network config, and the
- * nccl-tests algbw/busbw conventions.  O(1) per call except parsing, which
- * is linear in the setting text. */
+ * chunk count, reduction cost) read from the network config (the
+ * nccl-tests conventions are in coll_facts.c).  O(1) per call except
+ * parsing, which is linear in the setting text. */
 #include "config.h"
 
 #include <errno.h>
@@ -164,44 +164,4 @@ coll_policy *coll_policy_new_from_topo(const topo *t, GError **error)
 fail:
   coll_policy_free(p);
   return NULL;
-}
-
-/* nccl-tests' S (conventions.md §1): the bytes algbw divides by time. */
-uint64_t coll_algbw_bytes(et_coll_type type, uint64_t comm_size, int n_ranks)
-{
-  uint64_t n = n_ranks > 0 ? (uint64_t)n_ranks : 0;
-  switch (type) {
-  case ET_COLL_ALL_GATHER:   /* comm_size = per-rank shard; S = total output */
-  case ET_COLL_GATHER:       /* comm_size = per-rank piece; S = count * n */
-  case ET_COLL_SCATTER:
-    return comm_size * n;
-  case ET_COLL_BARRIER:
-    return 0;
-  default:                   /* AR, RS (full input), A2A (send buffer), A2AV (per-rank max), BCAST, REDUCE */
-    return comm_size;
-  }
-}
-
-double coll_busbw_factor(et_coll_type type, int n_ranks)
-{
-  if (n_ranks <= 0)
-    return 0.0;
-  double n = (double)n_ranks;
-  switch (type) {
-  case ET_COLL_ALL_REDUCE:
-    return 2.0 * (n - 1.0) / n;
-  case ET_COLL_REDUCE_SCATTER:
-  case ET_COLL_REDUCE_SCATTER_BLOCK:
-  case ET_COLL_ALL_GATHER:
-  case ET_COLL_ALL_TO_ALL:
-  case ET_COLL_ALL_TO_ALLV:
-  case ET_COLL_GATHER:
-  case ET_COLL_SCATTER:
-    return (n - 1.0) / n;
-  case ET_COLL_BROADCAST:
-  case ET_COLL_REDUCE:
-    return 1.0;
-  default:                   /* barrier moves no data */
-    return 0.0;
-  }
 }

@@ -582,11 +582,6 @@ uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *ou
 #define COLL_TUNE_A2A_DIRECT_MAX_Q 64         /* largest group that uses direct all-to-all */
 #define COLL_TUNE_HD_FOLD_MAX (1024u * 1024u) /* non-power-of-two HD only below this size */
 
-static gboolean is_pow2(int q)
-{
-  return q > 0 && (q & (q - 1)) == 0;
-}
-
 coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nvls_ok, gboolean shared_links)
 {
   gboolean ring_kind = k == TOPO_KIND_RING || k == TOPO_KIND_RING_UNI || k == TOPO_KIND_TORUS2D ||
@@ -606,14 +601,14 @@ coll_algo coll_tune(coll_prim p, topo_kind k, int q, uint64_t bytes, gboolean nv
         return COLL_ALGO_NVLS;
       if (q <= COLL_TUNE_DIRECT_MAX_Q && (small || shared_links))
         return COLL_ALGO_DIRECT;
-      if (is_pow2(q) || bytes <= COLL_TUNE_HD_FOLD_MAX)
+      if (wisp_is_pow2(q) || bytes <= COLL_TUNE_HD_FOLD_MAX)
         return COLL_ALGO_HALVING_DOUBLING;
       return COLL_ALGO_RING;
     }
     if (small && q >= 8) {
       if (p == COLL_PRIM_ALL_REDUCE)
         return COLL_ALGO_DOUBLE_BINARY_TREE;
-      if (is_pow2(q))
+      if (wisp_is_pow2(q))
         return COLL_ALGO_HALVING_DOUBLING;
     }
     if (ring_kind && bidir)

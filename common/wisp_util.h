@@ -135,5 +135,23 @@ void wisp_output_reset(void);
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);
 
+/* splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
+ * generators", OOPSLA 2014): one step of the generator, i.e. the golden-
+ * gamma increment then the bijective finalizer.  Used wherever wisp needs
+ * a deterministic hash or draw that does not depend on event order.  O(1). */
+static inline uint64_t wisp_mix64(uint64_t x)
+{
+  x += UINT64_C(0x9e3779b97f4a7c15);
+  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
+/* Whether n is a positive power of two.  O(1). */
+static inline gboolean wisp_is_pow2(int n)
+{
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
 G_END_DECLS
 #endif

@@ -978,8 +978,7 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
     int64_t src = km ? km->src_rank : KT_ABSENT, dst = km ? km->dst_rank : KT_ABSENT;
     int64_t peer = cm->p2p == 1 ? dst : src;
     cm->peer = peer >= 0 && peer <= INT32_MAX ? (int)peer : -1;
-  } else if (coll == ET_COLL_BROADCAST || coll == ET_COLL_REDUCE || coll == ET_COLL_GATHER ||
-             coll == ET_COLL_SCATTER) {
+  } else if (et_coll_rooted(coll)) {
     if (km && km->src_rank >= 0 && km->src_rank <= INT32_MAX)
       cm->root = (int)km->src_rank;
   }

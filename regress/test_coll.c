@@ -53,7 +53,7 @@ static sim_time_ps run_one(const topo *t, net_tier tier, const coll_policy *pol,
 {
   sim_engine *sim = sim_engine_new(TRUE);
   net *nt = net_new(sim, t, tier);
-  coll_lib *c = coll_lib_new(sim, nt, pol);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
   done_log log = { g_new0(sim_time_ps, n), g_new0(int, n), n };
   coll_desc d = { .type = type, .bytes = bytes, .ranks = ranks, .n_ranks = n, .root = root, .splits = splits };
   GError *err = NULL;
@@ -70,7 +70,7 @@ static sim_time_ps run_one(const topo *t, net_tier tier, const coll_policy *pol,
       per_member[i] = log.t[i];
   }
   g_assert_cmpint(end, ==, sim_now(sim)); /* nothing runs after the last member */
-  coll_lib_free(c);
+  coll_rt_free(c);
   net_free(nt);
   sim_engine_free(sim);
   g_free(log.t);
@@ -524,7 +524,7 @@ static void test_concurrent_and_measure(void)
   coll_policy_force(pol, COLL_ALGO_RING);
   sim_engine *sim = sim_engine_new(TRUE);
   net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
-  coll_lib *c = coll_lib_new(sim, nt, pol);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
   int a[4] = { 0, 1, 2, 3 }, b[4] = { 4, 5, 6, 7 };
   done_log la = { g_new0(sim_time_ps, 4), g_new0(int, 4), 4 }, lb = { g_new0(sim_time_ps, 4), g_new0(int, 4), 4 };
   coll_desc da = { .type = ET_COLL_ALL_REDUCE, .bytes = MiB, .ranks = a, .n_ranks = 4, .root = -1 };
@@ -541,7 +541,7 @@ static void test_concurrent_and_measure(void)
     g_assert_cmpint(lb.calls[i], ==, 1);
     g_assert_cmpint(MAX(la.t[i], lb.t[i]), <=, 6 * step);
   }
-  coll_lib_free(c);
+  coll_rt_free(c);
   net_free(nt);
   sim_engine_free(sim);
   g_free(la.t); g_free(la.calls); g_free(lb.t); g_free(lb.calls);

@@ -209,6 +209,46 @@ static void test_busbw(void)
   g_assert_cmpuint(coll_algbw_bytes(ET_COLL_BROADCAST, 4096, 8), ==, 4096);
   g_assert_cmpuint(coll_algbw_bytes(ET_COLL_GATHER, 100, 4), ==, 400);
   g_assert_cmpuint(coll_algbw_bytes(ET_COLL_BARRIER, 100, 4), ==, 0);
+  /* nccl-tests' S back to comm_size: the inverse for the piece types. */
+  g_assert_cmpuint(coll_ncclt_comm_size(ET_COLL_ALL_GATHER, 8000, 8), ==, 1000);
+  g_assert_cmpuint(coll_ncclt_comm_size(ET_COLL_SCATTER, 400, 4), ==, 100);
+  g_assert_cmpuint(coll_ncclt_comm_size(ET_COLL_ALL_REDUCE, 4096, 8), ==, 4096);
+  g_assert_cmpuint(coll_ncclt_comm_size(ET_COLL_BARRIER, 4096, 8), ==, 0);
+}
+
+/* Chakra's table of collective facts (et_coll_info): the rooted and
+ * reducing sets as MPI/NCCL define the operations (MPI 4.0 ch. 6:
+ * MPI_Bcast, MPI_Reduce, MPI_Gather, MPI_Scatter take a root; Allreduce,
+ * Reduce, Reduce_scatter(_block) reduce), and names round-trip. */
+static void test_facts_table(void)
+{
+  static const et_coll_type all[] = {
+    ET_COLL_ALL_REDUCE, ET_COLL_REDUCE, ET_COLL_ALL_GATHER, ET_COLL_GATHER, ET_COLL_SCATTER, ET_COLL_BROADCAST,
+    ET_COLL_ALL_TO_ALL, ET_COLL_REDUCE_SCATTER, ET_COLL_REDUCE_SCATTER_BLOCK, ET_COLL_BARRIER, ET_COLL_ALL_TO_ALLV,
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
+    et_coll_type t = all[i];
+    const et_coll_info *ci = et_coll_info_of(t);
+    g_assert_nonnull(ci);
+    g_assert_cmpint(ci->type, ==, t);
+    gboolean rooted = t == ET_COLL_BROADCAST || t == ET_COLL_REDUCE || t == ET_COLL_GATHER || t == ET_COLL_SCATTER;
+    gboolean reduces = t == ET_COLL_ALL_REDUCE || t == ET_COLL_REDUCE || t == ET_COLL_REDUCE_SCATTER ||
+                       t == ET_COLL_REDUCE_SCATTER_BLOCK;
+    g_assert_cmpint(et_coll_rooted(t), ==, rooted);
+    g_assert_cmpint(et_coll_reduces(t), ==, reduces);
+    et_coll_type back = ET_COLL_NONE;
+    g_assert_true(et_coll_from_short_name(et_coll_short_name(t), &back));
+    g_assert_cmpint(back, ==, t);
+    /* The size rule and coll_algbw_bytes agree: S = n x comm_size exactly
+     * for the piece types (all-gather, gather, scatter). */
+    gboolean piece = t == ET_COLL_ALL_GATHER || t == ET_COLL_GATHER || t == ET_COLL_SCATTER;
+    g_assert_cmpint(ci->size_rule == ET_COLL_SIZE_PIECE, ==, piece);
+  }
+  g_assert_null(et_coll_info_of((et_coll_type)42));
+  g_assert_false(et_coll_rooted((et_coll_type)42));
+  g_assert_cmpstr(et_coll_type_name((et_coll_type)42), ==, "UNKNOWN");
+  g_assert_cmpstr(et_coll_short_name(ET_COLL_REDUCE_SCATTER), ==, "reduce_scatter");
+  g_assert_cmpstr(et_coll_type_name(ET_COLL_ALL_TO_ALLV), ==, "ALL_TO_ALLV");
 }
 
 static void test_names(void)
@@ -272,6 +312,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/sched/volumes", test_volumes);
   g_test_add_func("/coll/sched/ring-steps", test_ring_step_semantics);
   g_test_add_func("/coll/busbw", test_busbw);
+  g_test_add_func("/coll/facts-table", test_facts_table);
   g_test_add_func("/coll/names", test_names);
   g_test_add_func("/coll/tuner", test_tuner);
   return g_test_run();

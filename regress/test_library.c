@@ -1,4 +1,4 @@
-/* test_library.c: the communication-library model (collectives/coll_library.h)
+/* test_library.c: the communication-library model (collectives/libraries/coll_library.h)
  * against the reproduction targets R-... of
  * ../shared/reference/supernode-model.md §10 ("the reference" below).
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "collectives/coll_internal.h"
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library_internal.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -953,7 +953,7 @@ static const char small_yaml[] =
 #define FM_PS (1000 * NS + 3 * 10485760)
 
 typedef struct {
-  coll_lib *c;
+  coll_rt *c;
   coll_desc d;
   int ops_left, arrived, n;
   sim_time_ps start[4], end[4];
@@ -998,7 +998,7 @@ static coll_library_stats seq_ag(const coll_library_params *lp, int ops, sim_tim
   net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
   static const int ranks[4] = { 0, 1, 2, 3 };
   memset(s, 0, sizeof *s);
-  s->c = coll_lib_new(sim, nt, pol);
+  s->c = coll_rt_new(sim, nt, pol);
   s->d = (coll_desc){ .type = ET_COLL_ALL_GATHER, .bytes = MiB, .ranks = ranks, .n_ranks = 4, .root = -1,
                       .alloc_known = alloc_known, .alloc_time = alloc_time };
   s->n = 4;
@@ -1006,8 +1006,8 @@ static coll_library_stats seq_ag(const coll_library_params *lp, int ops, sim_tim
   sim_schedule_at(sim, t0, seq_start, s, 0);
   sim_run(sim, SIM_TIME_MAX);
   g_assert_cmpint(s->ops_left, ==, 0);
-  coll_library_stats st = *coll_lib_library_stats(s->c);
-  coll_lib_free(s->c);
+  coll_library_stats st = *coll_rt_library_stats(s->c);
+  coll_rt_free(s->c);
   net_free(nt);
   sim_engine_free(sim);
   coll_policy_free(pol);

@@ -11,7 +11,7 @@
 #include "frontends/kineto_mem.h"
 #include "simcore/sim_replay.h"
 #include "topologies/topo.h"
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library_internal.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

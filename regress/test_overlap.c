@@ -21,7 +21,7 @@
  */
 #include "config.h"
 
-#include "collectives/coll_library.h"
+#include "collectives/libraries/coll_library_internal.h"
 #include "simcore/sim_critical.h"
 #include "simcore/sim_report.h"
 #include "topologies/topo.h"

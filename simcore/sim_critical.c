@@ -379,7 +379,7 @@ GArray *sim_crit_runs(const sim_critical_path *p)
 
 static const char *group_name(const et_workload *w, uint32_t g)
 {
-  return g == ET_GROUP_WORLD ? "world" : et_workload_group(w, g)->name;
+  return et_workload_group_name(w, g);
 }
 
 /* "5 (dp)": the group's name and, when the workload has one, its

@@ -114,7 +114,7 @@ struct replay {
   const et_workload *w;
   sim_engine *sim;
   net *net;
-  coll_lib *coll;
+  coll_rt *coll;
   gboolean p2p_lib;         /* a library runs point-to-point (coll_p2p_start), not nccl */
   coll_policy *policy;
   const sim_replay_observer *obs;
@@ -128,7 +128,7 @@ struct replay {
   uint64_t assumed_roots;
   uint64_t lifecycle_known, lifecycle_partial;
   sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */
-  gboolean ovl;             /* the library slows compute (coll_lib_set_slowdown_hook) */
+  gboolean ovl;             /* the library slows compute (coll_rt_set_slowdown_hook) */
   GError *error;
 };
 
@@ -252,7 +252,7 @@ static void run_for(rank_state *rs, uint32_t i, sim_time_ps d)
 /* ---- interference: compute slowed by communication on the same cores ----
  *
  * The collectives layer reports each change of a rank's slowdown delta
- * (coll_lib_set_slowdown_hook); GPU compute nodes on that rank then
+ * (coll_rt_set_slowdown_hook); GPU compute nodes on that rank then
  * progress at rate 1 / (1 + delta).  Each running node keeps its remaining
  * work in picoseconds of undisturbed compute; a change brings every
  * running node of the rank up to date (work done = elapsed / old factor,
@@ -370,7 +370,7 @@ static void coll_inst_free(gpointer p)
 
 static const char *group_label(replay *rp, uint32_t group)
 {
-  return group == ET_GROUP_WORLD ? "world" : et_workload_group(rp->w, group)->name;
+  return et_workload_group_name(rp->w, group);
 }
 
 /* Member index of `rank` in group `group`, or -1. */
@@ -484,9 +484,7 @@ static void issue_collective(rank_state *rs, uint32_t i)
    * collective whose trace did not record the root (Kineto rarely does)
    * runs with the group's first member as root; the run counts these. */
   ci->start = sim_now(rp->sim);
-  gboolean rooted = ci->type == ET_COLL_BROADCAST || ci->type == ET_COLL_REDUCE || ci->type == ET_COLL_GATHER ||
-                    ci->type == ET_COLL_SCATTER;
-  if (rooted && ci->root < 0) {
+  if (et_coll_rooted(ci->type) && ci->root < 0) {
     ci->root = ci->grp ? ci->grp->ranks[0] : 0;
     rp->assumed_roots++;
   }
@@ -619,7 +617,7 @@ static void issue_p2p(rank_state *rs, uint32_t i)
     const et_graph *rg = rp->ranks[dst].g;
     const et_comm *rc = &rg->comms[rg->nodes[op->recv_node].comm];
     gboolean known = sc->has_alloc && rc->has_alloc && sc->buffer != 0 && rc->buffer != 0;
-    uint64_t buf = known ? coll_library_mix(sc->buffer ^ coll_library_mix(rc->buffer)) | 1u : 0;
+    uint64_t buf = known ? wisp_mix64(sc->buffer ^ wisp_mix64(rc->buffer)) | 1u : 0;
     sim_time_ps at = known ? MIN(MAX(sc->alloc_ps, rc->alloc_ps), op->start) : 0;
     gboolean ran = coll_p2p_start(rp->coll, src, dst, op->bytes, buf, known, at, on_p2p_member_done, rp,
                                   rp->p2p_ops->len - 1, NULL);
@@ -883,9 +881,9 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   net_tier tier = opt->has_tier ? opt->tier : topo_default_tier(t);
   rp.sim = sim_engine_new(opt->checked);
   rp.net = net_new(rp.sim, t, tier);
-  rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
+  rp.coll = coll_rt_new(rp.sim, rp.net, rp.policy);
   rp.p2p_lib = coll_library_has_engine(coll_policy_library(rp.policy)->kind);
-  rp.ovl = coll_lib_set_slowdown_hook(rp.coll, on_slowdown, &rp);
+  rp.ovl = coll_rt_set_slowdown_hook(rp.coll, on_slowdown, &rp);
   rp.obs = opt->observer;
   if (opt->critical_path)
     rp.crit = sim_crit_rec_new(w);
@@ -975,7 +973,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     res->lifecycle_partial = rp.lifecycle_partial;
     const coll_library_params *lp = coll_policy_library(rp.policy);
     res->library = lp ? lp->kind : COLL_LIBRARY_NCCL;
-    const coll_library_stats *ls = coll_lib_library_stats(rp.coll);
+    const coll_library_stats *ls = coll_rt_library_stats(rp.coll);
     if (ls)
       res->library_stats = *ls;
     res->interference = rp.ovl;
@@ -1019,7 +1017,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   if (rp.comms)
     g_array_free(rp.comms, TRUE);
   sim_crit_rec_free(rp.crit);
-  coll_lib_free(rp.coll);
+  coll_rt_free(rp.coll);
   net_free(rp.net);
   sim_engine_free(rp.sim);
   coll_policy_free(rp.policy);

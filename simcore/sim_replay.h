@@ -12,7 +12,7 @@
  *    replayed communication nodes (ET_FLAG_REPLAY) take time but no slot.
  *  - Communication never takes a compute slot, so it overlaps compute
  *    whenever the graph allows it.  With a communication library that
- *    interferes (coll_lib_set_slowdown_hook, doc/libraries.md §9), GPU
+ *    interferes (coll_rt_set_slowdown_hook, doc/libraries.md §9), GPU
  *    compute nodes on a rank progress at rate 1 / (1 + delta) while the
  *    library's collectives are in flight there; a node that overlaps them
  *    only partly is stretched only for that part.

@@ -4,7 +4,7 @@
 #include "simcore/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_nccl.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -72,7 +72,7 @@ const char *sim_report_op_name(const sim_comm_record *c)
 
 static const char *group_name(const et_workload *w, uint32_t g)
 {
-  return g == ET_GROUP_WORLD ? "world" : et_workload_group(w, g)->name;
+  return et_workload_group_name(w, g);
 }
 
 /* algbw in decimal GB/s: bytes / seconds / 1e9 = bytes * 1000 / ps. */
@@ -274,7 +274,7 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
     if (gops[gi] == 0)
       continue;
     wisp_json_begin_object(&j, NULL);
-    wisp_json_string(&j, "group", gi == n_groups ? "world" : et_workload_group(w, gi)->name);
+    wisp_json_string(&j, "group", et_workload_group_name(w, gi == n_groups ? ET_GROUP_WORLD : gi));
     wisp_json_int(&j, "n_ranks", gi == n_groups ? w->n_ranks : et_workload_group(w, gi)->n_ranks);
     wisp_json_uint(&j, "ops", gops[gi]);
     wisp_json_uint(&j, "bytes", gbytes[gi]);

@@ -64,6 +64,12 @@ gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_
 gboolean study_run_point_critical(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
                                   study_summary *out, sim_critical_path **critical, GError **error);
 
+/* Sensitivity to the network: the step times of w on variant v with every
+ * bandwidth x0.9 (step[0]) and x1.1 (step[1]).  Used by `wisp utility`
+ * (bw_minus10, bw_plus10) and `wisp calibrate`.  Two replays. */
+gboolean study_bw_sensitivity(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
+                              sim_time_ps step[2], GError **error);
+
 /* ---- utility ---- */
 
 typedef struct {

@@ -139,7 +139,7 @@ static void on_node(void *ctx, int rank, const et_graph *g, uint32_t node, sim_t
 
 static const char *group_name(const et_workload *w, uint32_t g)
 {
-  return g == ET_GROUP_WORLD ? "world" : et_workload_group(w, g)->name;
+  return et_workload_group_name(w, g);
 }
 
 static void on_comm(void *ctx, const sim_comm_record *c)

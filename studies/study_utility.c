@@ -225,20 +225,31 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
   if (!ok)
     goto fail;
 
-  /* Sensitivity: every bandwidth at 90 % and 110 %. */
-  for (int s = 0; s < 2; s++) {
-    topo_variant *v = topo_variant_copy(base);
-    study_summary sum;
-    gboolean good = topo_variant_scale_bw(v, -1, s == 0 ? 0.9 : 1.1, error) && study_run_point(w, v, opt, &sum, error);
-    topo_variant_free(v);
-    if (!good)
-      goto fail;
-    *(s == 0 ? &u->bw_minus10 : &u->bw_plus10) = sum.step_time;
-  }
+  sim_time_ps steps[2];
+  if (!study_bw_sensitivity(w, base, opt, steps, error))
+    goto fail;
+  u->bw_minus10 = steps[0];
+  u->bw_plus10 = steps[1];
   return u;
 fail:
   study_utility_result_free(u);
   return NULL;
+}
+
+gboolean study_bw_sensitivity(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
+                              sim_time_ps step[2], GError **error)
+{
+  static const double factors[2] = { 0.9, 1.1 };
+  for (int s = 0; s < 2; s++) {
+    topo_variant *c = topo_variant_copy(v);
+    study_summary sum;
+    gboolean good = topo_variant_scale_bw(c, -1, factors[s], error) && study_run_point(w, c, opt, &sum, error);
+    topo_variant_free(c);
+    if (!good)
+      return FALSE;
+    step[s] = sum.step_time;
+  }
+  return TRUE;
 }
 
 static void fmt_ms(char *buf, size_t n, sim_time_ps t)

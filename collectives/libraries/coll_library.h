@@ -33,11 +33,11 @@
  *    fm_core_term / a2a_core_term say so), notify-driven steps with
  *    sigma_sig, and the registration barrier, staging copies, SDMA
  *    submission and policy generation around the transfers;
- *    coll_library_stats accumulates (coll_lib_library_stats); the
+ *    coll_library_stats accumulates (coll_rt_library_stats); the
  *    reproduction targets, MoE dispatch/combine included
  *    (coll_library_moe_splits), are checked on it (test_library_sim); in
  *    the replay, collectives in flight slow compute on their ranks by
- *    coll_library_interference (coll_lib_set_slowdown_hook, test_overlap);
+ *    coll_library_interference (coll_rt_set_slowdown_hook, test_overlap);
  *  - mode A (analytic, this header's coll_library_op_cost): closed forms
  *    per operation (reference §5-§7), kept as test oracles and printed by
  *    collbench --compare beside the simulation.
@@ -47,6 +47,12 @@
  * Every time is integer picoseconds; closed forms that need a real-valued
  * factor (exp, log2, 1 + epsilon) compute it in double and round once
  * through wisp_ps_from_us() / wisp_transfer_ps().
+ */
+/* This header is what the other layers use (libraries and their names,
+ * parameters, statistics, MoE routing, the interference delta); the
+ * models' internals (fabric view, mode A closed forms, registration state,
+ * core partitioning, deterministic draws) are in coll_library_internal.h,
+ * for the collective runtime (coll.c), collbench --compare and the tests.
  */
 #ifndef WISP_COLL_LIBRARY_H
 #define WISP_COLL_LIBRARY_H
@@ -96,13 +102,6 @@ typedef enum {
   COLL_TIER_SCALEOUT,  /* other supernode (RDMA plane) */
   COLL_TIER_COUNT
 } coll_tier;
-
-/* Operator families of mode A. */
-typedef enum {
-  COLL_LIBOP_RING = 0,     /* ring, lockstep with the bottleneck hop */
-  COLL_LIBOP_RHD,          /* recursive halving/doubling (AllReduce baseline) */
-  COLL_LIBOP_FULL_MESH,    /* remote-slice loads from every peer at once */
-} coll_libop;
 
 /* Every parameter of the library model.  Defaults and provenance tags:
  * coll_library_param_at() (also printed by `wisp collbench
@@ -186,66 +185,8 @@ const coll_library_param_info *coll_library_param_at(size_t i); /* i < count */
 /* The current value of a parameter as text (g_free). */
 char *coll_library_param_value(const coll_library_params *p, const char *name);
 
-/* ---- fabric view of a group (mode A) ----------------------------------- */
-
-typedef struct coll_library_fabric coll_library_fabric;
-/* ranks: global ranks in communicator order.  Tier of a pair = outermost
- * topology dimension in which their coordinates differ (dimension 0 = D2D,
- * 1 = INTRA, 2 = INTER, 3+ = SCALEOUT); alpha/beta per tier from the
- * params, or where 0 from the topology's route cost between rank 0 and
- * the first rank that differs from it only in that dimension.  O(n) memory. */
-coll_library_fabric *coll_library_fabric_new(const topo *t, const coll_library_params *p, const int *ranks,
-                                             int n);
-void coll_library_fabric_free(coll_library_fabric *f);
-coll_tier coll_library_fabric_tier(const coll_library_fabric *f, int a, int b); /* member indices */
-sim_time_ps coll_library_fabric_alpha(const coll_library_fabric *f, coll_tier t);
-wisp_bw_Bps coll_library_fabric_beta(const coll_library_fabric *f, coll_tier t);
-
-/* ---- mode A: one operation --------------------------------------------- */
-
-typedef struct {
-  coll_libop op;               /* operator that ran */
-  sim_time_ps time_ps;         /* total latency incl. library costs below */
-  sim_time_ps alg_ps;          /* operator on the fabric */
-  sim_time_ps sync_ps;         /* synchronisation part of alg_ps */
-  sim_time_ps staging_ps;      /* copy time on the critical path */
-  uint64_t staging_bytes;      /* per rank */
-  int staging_rounds;
-  sim_time_ps reg_ps;          /* registration on the critical path */
-  sim_time_ps core_makespan_ps;/* partitioned per-core work (full mesh) */
-  double core_spread;          /* (max - min) / max over active cores */
-  sim_time_ps sdma_submit_ps;
-  double core_occupancy_us;    /* core-microseconds the op keeps NPU cores busy */
-  double busbw_GBps;           /* nccl-tests convention */
-} coll_library_cost;
-
-/* Cost of one op of type `type` with per-rank payload M (AllGather: the
- * shard; AllReduce/ReduceScatter/AllToAll: the buffer), for library p on
- * fabric f.  op: the operator (use coll_library_default_op()).  reg_ps:
- * registration time to put on the critical path (0: mapped; see
- * coll_library_jit_ps).  Supported types: all-gather, reduce-scatter,
- * all-reduce, all-to-all, broadcast; others return FALSE. */
-gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_fabric *f, et_coll_type type,
-                              uint64_t m, coll_libop op, sim_time_ps reg_ps, coll_library_cost *out);
-/* Large-message full-mesh deficit g_inf(N) = g_inf0 + slope * log2(N/32),
- * clamped to [0, 0.99] (§5.2). */
-double coll_library_g_inf(const coll_library_params *p, int n);
-/* Fan-out throughput of a full-mesh step (§5.2, [FIT]): the UB bytes a
- * member moves to n_ub UB peers (of `fanout` peers in the step) are served
- * at B_fm(m) = B_inf + (b_port - B_inf) exp(-m / s_c), with B_inf =
- * (1 - g_inf(n)) beta_ring_min n_ub / fanout and m the per-peer message;
- * n is the group size.  Rounded to integer bytes/s, at least 1.  Used by
- * mode A and by the event model's per-member engine (coll.c). */
-wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps beta_ring_min, int n_ub, int fanout,
-                               uint64_t m);
-coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
-
 /* ---- interference with compute (reference §7) -------------------------- */
 
-/* Whether library p slows compute at all: not nccl, and kappa_core,
- * kappa_hbm or delta_sdma positive.  When FALSE the replay runs exactly
- * as without the interference model. */
-gboolean coll_library_interferes(const coll_library_params *p);
 /* The compute slowdown delta of a rank whose in-flight library collectives
  * together use `cores` AIV cores, move `stage_Bps` bytes/s of staging
  * copies through HBM and include `n_sdma` SDMA-driven ops (cores released):
@@ -254,24 +195,8 @@ gboolean coll_library_interferes(const coll_library_params *p);
  * Compute on that rank progresses at rate 1 / (1 + delta) (the reference's
  * "duration x (1 + delta)").  0 for nccl.  O(1). */
 double coll_library_interference(const coll_library_params *p, int cores, uint64_t stage_Bps, int n_sdma);
-const char *coll_libop_name(coll_libop op);
-/* Per-rank user input and output bytes of one op (staging copies) and the
- * bytes each member moves per peer, for Chakra comm_size m over n ranks.
- * Returns FALSE for types without data (barrier) or unknown ones. */
-gboolean coll_library_io_bytes(et_coll_type type, uint64_t m, int n, uint64_t *in_b, uint64_t *out_b,
-                               uint64_t *per_peer);
 
-/* ---- registration (reference §4) --------------------------------------- */
-
-/* One mapper job: t_imp + t_map0 + ceil(S / page) * t_pte. */
-sim_time_ps coll_library_job_ps(const coll_library_params *p, uint64_t bytes);
-/* JIT critical path for one rank of an n-rank group:
- * t_exp + t_meta + (n - 1) * job(S). */
-sim_time_ps coll_library_jit_ps(const coll_library_params *p, uint64_t bytes, int n);
-/* Export + import part of it: t_exp + (n - 1) * t_imp. */
-sim_time_ps coll_library_jit_handle_ps(const coll_library_params *p, int n);
-/* RDMA-style registration: k_rdma * jit (t_meta excluded). */
-sim_time_ps coll_library_rdma_ps(const coll_library_params *p, uint64_t bytes, int n);
+/* ---- statistics of a run ------------------------------------------------ */
 
 /* Blocked-time distribution: count, sum, max and a log2 histogram of
  * blocked nanoseconds (bucket i: [2^i, 2^(i+1)) ns; bucket 0 also < 1 ns). */
@@ -301,83 +226,6 @@ typedef struct {
 /* Percentile q (0..1) of the blocked times of hits, from the histogram:
  * the upper edge of the bucket holding it (an upper bound within 2x). */
 sim_time_ps coll_library_stats_blocked_pct(const coll_library_stats *s, double q);
-void coll_library_stats_add_blocked(coll_library_stats *s, sim_time_ps blocked);
-
-/* Registration state of a run: per rank one FIFO mapper (page-table lock),
- * per (buffer, rank) the time its mappings are ready.  Buffers are opaque
- * 64-bit keys.  Memory: O(ranks + buffers * members). */
-typedef struct coll_library_reg coll_library_reg;
-coll_library_reg *coll_library_reg_new(const coll_library_params *p, int n_ranks_total);
-void coll_library_reg_free(coll_library_reg *r);
-/* The buffer is (re)allocated or remapped at time t on every member of
- * its group (ROA enqueues the n-1 map jobs per member at t + t_exp +
- * t_meta; other modes just invalidate the mappings).  ranks: global. */
-void coll_library_reg_alloc(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks, int n,
-                            sim_time_ps t);
-/* Communicational use of the buffer by member `member` (global rank
- * `rank`) of an n-member group at time t: returns the time the op may
- * start on that rank (>= t).  JIT: a cache miss (unmapped, or another
- * size) queues the n - 1 map jobs now, t_exp + t_meta later; ROA: the
- * Phase-2 barrier waits for the queued jobs, plus t_chk.  Updates stats. */
-sim_time_ps coll_library_reg_use(coll_library_reg *r, uint64_t buffer, uint64_t bytes, int member, int rank,
-                                 int n, sim_time_ps t, coll_library_stats *stats);
-/* Allocation known from memory events: (re)allocates the buffer at t
- * unless it was already allocated at that time.  Returns TRUE when an
- * allocation was recorded. */
-gboolean coll_library_reg_known(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks, int n,
-                                sim_time_ps t, coll_library_stats *stats);
-/* Synthetic lifecycle (reference §4.1): before a use at time t of a
- * buffer: on its first use it is allocated gap_min earlier (possibly
- * before time 0: the buffer predates the trace);
- * on later uses it is remapped with probability p_remap, gap ~
- * U[gap_remap_lo, gap_remap_hi] earlier (or at the previous use, if later).
- * The draw depends only on (seed, buffer, use index), so it does not
- * depend on event order.  Returns TRUE when an (re)allocation happened. */
-gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64_t bytes, const int *ranks,
-                                    int n, sim_time_ps t, coll_library_stats *stats);
-
-/* ---- core partitioning (reference §6) ---------------------------------- */
-
-typedef struct {
-  int peer;              /* member index of the peer */
-  coll_tier tier;
-  uint64_t bytes;
-} coll_library_peer_load;
-
-typedef struct {
-  sim_time_ps makespan_ps;   /* max core load */
-  sim_time_ps min_ps;        /* min load over active cores */
-  double spread;             /* (max - min) / max over active cores */
-  int active;                /* cores with work */
-  uint64_t units;
-  sim_time_ps policy_ps;     /* k_pol * (U log2 U + U log2 C) */
-} coll_library_partition;
-
-/* Assigns the per-peer loads to `cores` cores: LPT with fan-out cap
- * (balanced) or the naive fixed core group per peer.  Cost O(U * C) time,
- * O(U + C) memory for U units. */
-void coll_library_partition_run(const coll_library_params *p, const coll_library_fabric *f,
-                                const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
-                                coll_library_partition *out);
-/* The same, and finish[i] (optional, n_loads entries): when the last unit
- * of load i completes, counted from the partition's start (each core
- * serves its units back to back in assignment order: LPT's sorted order,
- * naive peer order).  Used by the event model (coll.c): a peer's data is
- * delivered no earlier than its last unit. */
-void coll_library_partition_finish(const coll_library_params *p, const coll_library_fabric *f,
-                                   const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
-                                   coll_library_partition *out, sim_time_ps *finish);
-/* Unit cost: alpha_t + s / (beta_t / c_sat). */
-sim_time_ps coll_library_unit_ps(const coll_library_params *p, const coll_library_fabric *f, coll_tier t,
-                                 uint64_t bytes);
-
-/* MoE dispatch from member `src` (reference §6 R-PART-1): T tokens, top-k
- * of E experts placed contiguously on the n members, Zipf popularity s
- * over a random permutation, one copy per distinct destination member
- * (self excluded); token_bytes each.  Writes n - 1 loads.  Deterministic
- * in seed.  O(T * k * log E). */
-void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens, int top_k, int experts,
-                               double zipf_s, uint64_t token_bytes, uint64_t seed, coll_library_peer_load *out);
 
 /* MoE routing of a whole expert-parallel group (reference §8): every one
  * of the n members routes `tokens` tokens to top_k distinct experts of
@@ -394,10 +242,6 @@ void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens
  * experts.  O(n T k (k + log E)) time, O(n + E) memory besides splits. */
 void coll_library_moe_splits(int n, int tokens, int top_k, int experts, double zipf_s, uint64_t token_bytes,
                              uint64_t seed, gboolean combine, uint64_t *splits);
-
-/* Deterministic 64-bit mixer (splitmix64) and uniform double in [0, 1). */
-uint64_t coll_library_mix(uint64_t x);
-double coll_library_uniform(uint64_t *state);
 
 G_END_DECLS
 #endif

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "collectives/coll_nccl.h"
+#include "collectives/libraries/coll_nccl.h"
 
 static const char *const algo_names[COLL_NALGO_COUNT] = { "tree", "ring", "collnet_direct", "collnet_chain",
                                                           "nvls", "nvls_tree", "pat", "p2p" };

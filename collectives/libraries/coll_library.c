@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/coll_internal.h"
-#include "collectives/coll_library.h"
-#include "collectives/coll_nccl.h"
+#include "collectives/coll_facts.h"
+#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/coll_nccl.h"
 #include "topologies/topo_internal.h" /* read-only: iterate settings to reject unknown library keys */
 
 /* ---- names ------------------------------------------------------------- */
@@ -731,17 +731,9 @@ void coll_library_partition_finish(const coll_library_params *p, const coll_libr
 
 /* ---- deterministic random numbers -------------------------------------- */
 
-uint64_t coll_library_mix(uint64_t x)
-{
-  x += UINT64_C(0x9e3779b97f4a7c15);
-  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
-
 double coll_library_uniform(uint64_t *state)
 {
-  *state = coll_library_mix(*state);
+  *state = wisp_mix64(*state);
   return (double)(*state >> 11) * (1.0 / 9007199254740992.0);
 }
 
@@ -838,7 +830,7 @@ void coll_library_moe_splits(int n, int tokens, int top_k, int experts, double z
   uint64_t *row = g_new(uint64_t, n);
   memset(splits, 0, sizeof *splits * (size_t)n * (size_t)n);
   for (int a = 0; a < n; a++) {
-    uint64_t sa = seed ^ coll_library_mix((uint64_t)a + 1);
+    uint64_t sa = seed ^ wisp_mix64((uint64_t)a + 1);
     memset(row, 0, sizeof *row * (size_t)n);
     moe_route(cdf, acc, experts, n, a, tokens, top_k, token_bytes, &sa, row);
     for (int b = 0; b < n; b++) {
@@ -984,11 +976,6 @@ static void fm_cost(const coll_library_params *p, const coll_library_fabric *f, 
   c->alg_ps = worst;
 }
 
-static gboolean is_pow2(int n)
-{
-  return n > 0 && (n & (n - 1)) == 0;
-}
-
 gboolean coll_library_interferes(const coll_library_params *p)
 {
   return coll_library_has_engine(p->kind) && (p->kappa_core > 0 || p->kappa_hbm > 0 || p->delta_sdma > 0);
@@ -1063,7 +1050,7 @@ gboolean coll_library_op_cost(const coll_library_params *p, const coll_library_f
   else if (type != ET_COLL_ALL_GATHER && type != ET_COLL_REDUCE_SCATTER &&
            type != ET_COLL_REDUCE_SCATTER_BLOCK && type != ET_COLL_ALL_REDUCE)
     return FALSE;
-  if (op == COLL_LIBOP_RHD && (type != ET_COLL_ALL_REDUCE || !is_pow2(n)))
+  if (op == COLL_LIBOP_RHD && (type != ET_COLL_ALL_REDUCE || !wisp_is_pow2(n)))
     op = COLL_LIBOP_RING;
   out->op = op;
   switch (op) {
@@ -1325,7 +1312,7 @@ gboolean coll_library_reg_synthetic(coll_library_reg *r, uint64_t buffer, uint64
       stats->jobs += (uint64_t)n * (uint64_t)(n - 1);
     happened = TRUE;
   } else {
-    uint64_t st = coll_library_mix(r->p.seed ^ coll_library_mix(buffer ^ coll_library_mix(b->uses)));
+    uint64_t st = wisp_mix64(r->p.seed ^ wisp_mix64(buffer ^ wisp_mix64(b->uses)));
     double u = coll_library_uniform(&st);
     if (u < r->p.p_remap) {
       double v = coll_library_uniform(&st);
