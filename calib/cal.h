@@ -32,7 +32,7 @@
 #include <math.h>
 
 #include "chakra/et_graph.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "common/wisp_json.h"
 #include "topologies/topo_variant.h"
 

@@ -37,7 +37,7 @@
 
 #include "frontends/fe.h"
 #include "frontends/kineto.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo.h"
 #include "regress/test_util.h"
 

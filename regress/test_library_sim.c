@@ -31,7 +31,7 @@
 #include "collectives/coll.h"
 #include "collectives/coll_library.h"
 #include "collectives/coll_library_report.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)

@@ -10,7 +10,7 @@
 #include "frontends/fe.h"
 #include "frontends/kineto.h"
 #include "frontends/kineto_mem.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo.h"
 #include "collectives/coll_library.h"
 

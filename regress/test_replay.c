@@ -9,7 +9,7 @@
  */
 #include "config.h"
 #include "chakra/et_io.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* sim_report.c: human and JSON output of a replay (see sim_report.h). */
 #include "config.h"
-#include "simcore/sim_report.h"
-#include "simcore/sim_critical.h"
+#include "replay/sim_report.h"
+#include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
 

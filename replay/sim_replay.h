@@ -43,7 +43,7 @@ G_BEGIN_DECLS
  * time it started running (for communication: when this rank issued it);
  * comm_done for every communication record.  Either may be NULL. */
 typedef struct sim_comm_record sim_comm_record;
-typedef struct sim_critical_path sim_critical_path; /* simcore/sim_critical.h */
+typedef struct sim_critical_path sim_critical_path; /* replay/sim_critical.h */
 typedef struct {
   void (*node_done)(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end);
   void (*comm_done)(void *ctx, const sim_comm_record *rec);
@@ -63,7 +63,7 @@ typedef struct {
   gboolean measured_starts; /* start each rank at its measured window start (et_workload.measured_start_ps)
                               instead of all at 0; an error when the workload carries none */
   gboolean critical_path;  /* record binding predecessors and build sim_result.critical
-                              (simcore/sim_critical.h; O(nodes) memory, off: no cost) */
+                              (replay/sim_critical.h; O(nodes) memory, off: no cost) */
 } sim_replay_options;
 
 typedef struct {

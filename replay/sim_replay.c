@@ -8,8 +8,8 @@
  * never re-entrantly, so the replay needs no recursion.
  */
 #include "config.h"
-#include "simcore/sim_replay.h"
-#include "simcore/sim_critical.h"
+#include "replay/sim_replay.h"
+#include "replay/sim_critical.h"
 
 #include <math.h>
 #include <string.h>
