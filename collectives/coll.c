@@ -1904,3 +1904,45 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   sim_engine_free(sim);
   return ok;
 }
+
+/* ---- Buffer lifecycle from the members' nodes (coll.h) ----
+ * Moved from the replay (issue 16): the hashes are the library model's
+ * business.  The collective's hash is splitmix64 stepped over the members'
+ * buffer ids; the point-to-point one mixes the two ids with
+ * coll_library_mix.  Both must stay as they are: they key the library's
+ * registration cache, so changing them changes hit/miss figures. */
+coll_lifecycle coll_desc_set_lifecycle(coll_desc *d, coll_member_comm_fn member, void *ctx, sim_time_ps now)
+{
+  uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
+  sim_time_ps latest = INT64_MIN;
+  int with = 0;
+  for (int k = 0; k < d->n_ranks; k++) {
+    const et_comm *c = member(ctx, k);
+    if (c == NULL || !c->has_alloc || c->buffer == 0)
+      continue;
+    with++;
+    latest = MAX(latest, c->alloc_ps);
+    /* splitmix64 step over (h, member buffer). */
+    uint64_t z = (h += c->buffer + UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    h = z ^ (z >> 31);
+  }
+  if (with == 0)
+    return COLL_LIFECYCLE_NONE;
+  if (with < d->n_ranks)
+    return COLL_LIFECYCLE_PARTIAL;
+  d->buffer = h != 0 ? h : 1;
+  d->alloc_known = TRUE;
+  d->alloc_time = MIN(latest, now);
+  return COLL_LIFECYCLE_KNOWN;
+}
+
+gboolean coll_p2p_lifecycle(const et_comm *send, const et_comm *recv, sim_time_ps now, uint64_t *buffer,
+                            sim_time_ps *alloc_time)
+{
+  gboolean known = send->has_alloc && recv->has_alloc && send->buffer != 0 && recv->buffer != 0;
+  *buffer = known ? coll_library_mix(send->buffer ^ coll_library_mix(recv->buffer)) | 1u : 0;
+  *alloc_time = known ? MIN(MAX(send->alloc_ps, recv->alloc_ps), now) : 0;
+  return known;
+}
