@@ -263,8 +263,10 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
   const coll_library_params *lp = coll_policy_library(rp->policy);
   res->library = lp ? lp->kind : COLL_LIBRARY_NCCL;
   const coll_library_stats *ls = coll_lib_library_stats(rp->coll);
-  if (ls)
-    res->library_stats = *ls;
+  if (ls && coll_library_has_engine(res->library)) {
+    res->library_stats = g_new(coll_library_stats, 1);
+    *res->library_stats = *ls;
+  }
   res->interference = rp->ovl;
   if (rp->crit) {
     res->critical = sim_crit_rec_build(rp->crit);
@@ -338,6 +340,7 @@ void sim_result_free(sim_result *r)
   if (r->comms)
     g_array_free(r->comms, TRUE);
   g_free(r->link_bytes);
+  g_free(r->library_stats);
   sim_crit_path_free(r->critical);
   g_free(r);
 }

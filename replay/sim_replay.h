@@ -117,7 +117,10 @@ typedef struct {
   uint32_t n_links;
   uint64_t *link_bytes;    /* per topology link */
   coll_library_kind library;     /* communication library modeled (config `library:`) */
-  coll_library_stats library_stats; /* its registration / staging / core figures */
+  /* Its registration / staging / core figures (collectives/coll_library.h),
+   * a copy owned by the result: NULL when the library has no engine of its
+   * own (nccl), so the result does not embed the library model's state. */
+  coll_library_stats *library_stats;
   sim_critical_path *critical;   /* the critical path when options.critical_path, else NULL */
   gboolean measured_starts;      /* ranks started at their measured starts (options.measured_starts) */
   gboolean interference;         /* the library slows compute beside its communication (doc/libraries.md §9) */

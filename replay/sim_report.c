@@ -299,8 +299,8 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
   g_free(gops);
   write_links(&j, r, t);
   wisp_json_string(&j, "library", coll_library_name(r->library));
-  if (coll_library_has_engine(r->library)) {
-    coll_library_json_stats(&j, "library_stats", &r->library_stats);
+  if (r->library_stats != NULL) {
+    coll_library_json_stats(&j, "library_stats", r->library_stats);
     wisp_json_uint(&j, "lifecycle_known", r->lifecycle_known);
     wisp_json_uint(&j, "lifecycle_partial", r->lifecycle_partial);
   }
@@ -439,9 +439,9 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     else
       fprintf(out, "compute slots: %u to %u per rank\n", lo, hi);
   }
-  if (coll_library_has_engine(r->library)) {
+  if (r->library_stats != NULL) {
     fprintf(out, "communication library: %s\n", coll_library_name(r->library));
-    coll_library_print_stats(out, &r->library_stats);
+    coll_library_print_stats(out, r->library_stats);
     fprintf(out, "buffer lifecycle: %" G_GUINT64_FORMAT " collective(s) with measured allocations, %" G_GUINT64_FORMAT
             " with allocations on some members only (synthetic model used), the rest synthetic\n",
             r->lifecycle_known, r->lifecycle_partial);
