@@ -191,8 +191,9 @@ static void run_free(coll_run *r)
   g_free(r);
 }
 
-/* Unfinished collectives are dropped; free the library only after the
- * engine has stopped, since pending events point into it. */
+/* Unfinished collectives are dropped.  Queued events point into the
+ * library, so this follows sim.h's teardown rule: after the last sim_run,
+ * before the net and the engine. */
 void coll_lib_free(coll_lib *c)
 {
   if (c == NULL)
@@ -1039,7 +1040,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
         wait += r->step_extra[phase_of(r, k) - r->ph];
       if (wait > 0) {
         sl->state = SLOT_REDUCING;
-        sim_schedule_after(c->sim, wait, reduce_done, r, s);
+        sim_post_after(c->sim, wait, reduce_done, r, s);
         return FALSE;
       }
     } else if (sl->state == SLOT_REDUCING) {
@@ -1064,7 +1065,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       if (--r->chunks_left[m] == 0) {
         sim_time_ps post = member_post_delay(r, m);
         if (post > 0) {
-          sim_schedule_after(c->sim, post, member_post_done, r, (uint64_t)m);
+          sim_post_after(c->sim, post, member_post_done, r, (uint64_t)m);
           return FALSE;
         }
         r->members_left--;
@@ -1140,8 +1141,8 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
   r->slot[rec.src_slot].pend--;
   if (r->libmode) {
     if (rec.deliver_at > sim_now(c->sim))
-      sim_schedule_at(c->sim, rec.deliver_at, lib_deliver_ev, r,
-                      (uint64_t)rec.dst_slot | ((uint64_t)rec.dst_step << 32));
+      sim_post_at(c->sim, rec.deliver_at, lib_deliver_ev, r,
+                  (uint64_t)rec.dst_slot | ((uint64_t)rec.dst_step << 32));
     else
       lib_deliver(r, rec.dst_slot, rec.dst_step);
     return;
@@ -1484,7 +1485,7 @@ static void library_start(coll_lib *c, coll_run *r, const coll_desc *d, coll_inf
     }
     if (pre > 0) {
       r->held[i] = 1;
-      sim_schedule_after(c->sim, pre, member_release, r, (uint64_t)i);
+      sim_post_after(c->sim, pre, member_release, r, (uint64_t)i);
     }
   }
   g_free(stage_in);
@@ -1837,7 +1838,7 @@ static void start_run(coll_lib *c, const coll_desc *d, coll_done_fn done, void *
   if (c->runs)
     c->runs->prev = r;
   c->runs = r;
-  sim_schedule_after(c->sim, r->nccl ? r->t_base : 0, run_begin, r, 0);
+  sim_post_after(c->sim, r->nccl ? r->t_base : 0, run_begin, r, 0);
 }
 
 void coll_start(coll_lib *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,

@@ -106,6 +106,9 @@ typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int me
 
 typedef struct coll_lib coll_lib;
 coll_lib *coll_lib_new(sim_engine *sim, net *n, const coll_policy *policy);
+/* Frees the library and drops its unfinished collectives; free it after
+ * the last sim_run, before its net and the engine (sim.h, teardown): its
+ * queued events point into it and are dropped with the engine. */
 void coll_lib_free(coll_lib *c);
 
 /* Starts the collective now; done(ctx, cookie, i) is called once for each

@@ -27,8 +27,20 @@
  *  - If the queue empties while nodes remain unfinished, the run fails with
  *    a WISP_ERROR_DEADLOCK error naming what each blocked rank waits for.
  *
- * Cost: O(log q) per node event (q = pending events) plus the collective
- * and network models; memory is O(nodes) for in-degree counters.
+ * Layout (rp_internal.h): scheduling in rp_sched.c, matching in
+ * rp_match.c, the driver in sim_replay.c.  The replay sits above
+ * collectives/ and net/ and drives the engine of simcore/, which knows
+ * nothing of it.
+ *
+ * Cost: per node, amortized O(1) engine work (one posted event; the queue
+ * is a radix heap, simcore/sim.h) plus O(children) to release its
+ * children; per communication issue O(1) expected hash operations, per
+ * collective start O(members) (buffer lifecycle, critical-path record);
+ * plus the collective and network models' own work.  Memory: 4 bytes per
+ * node (in-degree) and 8 per communication attribute record (issue time),
+ * one sim_comm_record per finished communication (sim_result.comms), what
+ * is waiting or in flight in the matching tables (freed as it completes),
+ * and 12 bytes per node for the critical path when asked.
  */
 #ifndef WISP_SIM_REPLAY_H
 #define WISP_SIM_REPLAY_H
