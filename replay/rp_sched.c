@@ -8,6 +8,9 @@
 
 #include <math.h>
 
+/* ---- slot wait queues: push amortized O(1) (the ring doubles when full),
+ * pop O(1) ---- */
+
 static void fifo_push(rp_fifo *q, uint32_t v)
 {
   if (q->len == q->cap) {
