@@ -101,13 +101,24 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   rp_rank *rs = &rp->ranks[rank];
   uint32_t node = ci->node[member];
   const et_node *n = &rs->g->nodes[node];
-  sim_comm_record rec = {
-    .rank = rank, .node_id = n->id, .op = ci->type, .node_type = n->type, .algo = ci->info.algo,
-    .group = ci->group, .n_ranks = ci->n, .peer = -1, .bytes = ci->bytes,
-    .algbw_bytes = ci->info.algbw_bytes, .busbw_factor = ci->info.busbw_factor,
-    .issue = rs->comm_issue[n->comm], .start = ci->start, .end = sim_now(sim),
-    .measured = n->duration_ps,
-  };
+  /* Zeroed first, padding included, so records compare bytewise. */
+  sim_comm_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.rank = rank;
+  rec.node_id = n->id;
+  rec.op = ci->type;
+  rec.node_type = n->type;
+  rec.algo = ci->info.algo;
+  rec.group = ci->group;
+  rec.n_ranks = ci->n;
+  rec.peer = -1;
+  rec.bytes = ci->bytes;
+  rec.algbw_bytes = ci->info.algbw_bytes;
+  rec.busbw_factor = ci->info.busbw_factor;
+  rec.issue = rs->comm_issue[n->comm];
+  rec.start = ci->start;
+  rec.end = sim_now(sim);
+  rec.measured = n->duration_ps;
   g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
@@ -265,13 +276,24 @@ static void p2p_side_done(rp_replay *rp, const rp_p2p_op *op, int k)
   uint32_t nodes[2] = {op->send_node, op->recv_node};
   rp_rank *rs = &rp->ranks[ranks[k]];
   const et_node *n = &rs->g->nodes[nodes[k]];
-  sim_comm_record rec = {
-    .rank = ranks[k], .node_id = n->id, .op = ET_COLL_NONE, .node_type = n->type,
-    .algo = COLL_ALGO_DIRECT, .group = ET_GROUP_WORLD, .n_ranks = 2, .peer = ranks[1 - k],
-    .bytes = op->bytes, .algbw_bytes = op->bytes, .busbw_factor = 1.0,
-    .issue = rs->comm_issue[n->comm], .start = op->start, .end = sim_now(rp->sim),
-    .measured = n->duration_ps,
-  };
+  /* Zeroed first, padding included, so records compare bytewise. */
+  sim_comm_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.rank = ranks[k];
+  rec.node_id = n->id;
+  rec.op = ET_COLL_NONE;
+  rec.node_type = n->type;
+  rec.algo = COLL_ALGO_DIRECT;
+  rec.group = ET_GROUP_WORLD;
+  rec.n_ranks = 2;
+  rec.peer = ranks[1 - k];
+  rec.bytes = op->bytes;
+  rec.algbw_bytes = op->bytes;
+  rec.busbw_factor = 1.0;
+  rec.issue = rs->comm_issue[n->comm];
+  rec.start = op->start;
+  rec.end = sim_now(rp->sim);
+  rec.measured = n->duration_ps;
   g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
