@@ -738,6 +738,11 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
     dur = wisp_ps_from_us_int((int64_t)n->dur_us);
   }
   et_node_type type = (et_node_type)n->type;
+  /* A collective with wisp_delay is an idle gap written as a replayed
+   * BROADCAST for ASTRA-sim's communication slot (convert --for astra-sim,
+   * chakra/et_astra.h); for wisp it is a gap like any other. */
+  if (n->delay && type == ET_NODE_COMM_COLL)
+    type = ET_NODE_COMP;
   gboolean is_comm = type == ET_NODE_COMM_COLL || type == ET_NODE_COMM_SEND || type == ET_NODE_COMM_RECV;
   uint8_t flags = n->cpu ? ET_FLAG_CPU_OP : 0;
   if (n->delay && type == ET_NODE_COMP)
@@ -1334,7 +1339,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     }
     /* wisp's own flags, so idle gaps and replayed communication survive a
      * round trip (other readers ignore unknown attributes). */
-    if (nd->type == ET_NODE_COMP && (nd->flags & ET_FLAG_DELAY))
+    if ((nd->type == ET_NODE_COMP || nd->type == ET_NODE_COMM_COLL) && (nd->flags & ET_FLAG_DELAY))
       p = ATTR_BOOL(p, "wisp_delay", TRUE);
     if (nd->type != ET_NODE_COMP && (nd->flags & ET_FLAG_REPLAY) && !(nd->flags & ET_FLAG_CPU_OP) &&
         !(nd->type == ET_NODE_COMM_COLL && (c == NULL || c->coll == ET_COLL_NONE)))

@@ -20,11 +20,22 @@
  *                     all-to-all-v; the node's comm_type is ALL_TO_ALL),
  *   wisp_duration_ps / wisp_start_ps (int64: picosecond duration / start,
  *                     overriding duration_micros / start_time_micros),
- *   wisp_root (int32: root rank of a rooted collective).
+ *   wisp_root (int32: root rank of a rooted collective),
+ *   wisp_delay (bool, COMP: an idle gap that takes time but no compute
+ *               slot; ET_FLAG_DELAY),
+ *   wisp_replay (bool, COMM: replayed for its duration, not simulated;
+ *                ET_FLAG_REPLAY).
+ * A COMM_COLL node with wisp_delay (written with wisp_replay as a
+ * BROADCAST by `convert --for astra-sim`, which ASTRA-sim replays for its
+ * duration on the rank's communication slot) is read as a COMP idle gap
+ * (ET_FLAG_DELAY): it takes time, no slot and no network.
  * GlobalMetadata attributes (wisp extensions): wisp_compute_slots,
  * wisp_measured_step_ps and wisp_measured_start_ps (int64; the profile's
  * measured step and window start of the rank, written from the workload
- * by et_workload_write and restored by et_workload_load).
+ * by et_workload_write and restored by et_workload_load).  Together with
+ * is_cpu_op and the node attributes above they carry the graph semantics
+ * of `wisp simulate` on the traces, so the default `wisp convert` output
+ * replays exactly like its traces (doc/kineto.md).
  * comm_priority and involved_dim are read and ignored (counted in
  * dropped_attrs, like every unknown attribute, GlobalMetadata attribute and
  * Node.inputs/outputs).

@@ -20,7 +20,9 @@
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
 #include "collectives/coll_nccl.h"
+#include "collectives/coll_nccltests.h"
 #include "common/wisp_json.h"
+#include "studies/study.h"
 
 #define COLLBENCH_TYPE_BYTES 4 /* rows are reported as float32, as nccl-tests' default */
 
@@ -370,10 +372,129 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
   return wisp_afile_commit(f, error);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(GArray *v)
+{
+  if (v->len == 0)
+    return -1;
+  qsort(v->data, v->len, sizeof(double), cmp_dbl);
+  const double *d = (const double *)(void *)v->data;
+  return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+}
+
+/* --compare-csv: runs the sizes of one table of a real nccl-tests file
+ * (coll_nccltests.h) on this network and prints real beside simulated with
+ * the medians of issue 15's two measures (busbw >= 64 MiB, time <= 64 KiB);
+ * --svg also draws real and simulated busbw against the size.  O(rows x
+ * one simulated collective). */
+static gboolean run_compare(const char *csv, int table, const char *svg, const char *network, const topo *t,
+                            net_tier tier, const coll_policy *pol, const int *rk, int n, int root, GError **error)
+{
+  GArray *rows = coll_ncclt_read(csv, error);
+  if (rows == NULL)
+    return FALSE;
+  GArray *xs = g_array_new(FALSE, FALSE, sizeof(double)), *yr = g_array_new(FALSE, FALSE, sizeof(double));
+  GArray *ys = g_array_new(FALSE, FALSE, sizeof(double));
+  GPtrArray *ticks = g_ptr_array_new_with_free_func(g_free);
+  GArray *bus_err = g_array_new(FALSE, FALSE, sizeof(double)), *time_err = g_array_new(FALSE, FALSE, sizeof(double));
+  gboolean ok = TRUE;
+  const char *test = NULL;
+  printf("# wisp collbench --compare-csv %s (table %d): network %s, tier %s, %d ranks, library %s\n", csv, table,
+         network, net_tier_name(tier), n, coll_library_name(coll_policy_library(pol)->kind));
+  printf("# %-18s %12s %11s %11s %10s %10s  %s\n", "test", "size (B)", "real (us)", "wisp (us)", "real busbw",
+         "wisp busbw", "algorithm");
+  for (guint i = 0; i < rows->len && ok; i++) {
+    const coll_ncclt_row *rr = &g_array_index(rows, coll_ncclt_row, i);
+    et_coll_type type;
+    if (rr->table != table || !coll_ncclt_op(rr->test, &type))
+      continue;
+    if (test != NULL && strcmp(test, rr->test) != 0)
+      continue; /* one collective per table */
+    test = rr->test;
+    if (coll_ncclt_comm_size(type, rr->size, n) == 0)
+      continue;
+    collbench_row row;
+    memset(&row, 0, sizeof row);
+    if (!run_row(t, tier, pol, rk, n, root, type, MOE_NONE, NULL, rr->size, &row, error)) {
+      ok = FALSE;
+      break;
+    }
+    printf("  %-18s %12" G_GUINT64_FORMAT " %11.2f %11.2f %10.2f %10.2f  %s\n", rr->test, rr->size, rr->time_us,
+           (double)row.time_ps / 1e6, rr->busbw_GBps, row.busbw, row.info.detail);
+    if (rr->size >= (64u << 20) && rr->busbw_GBps > 0) {
+      double e = fabs(row.busbw - rr->busbw_GBps) / rr->busbw_GBps;
+      g_array_append_val(bus_err, e);
+    }
+    if (rr->size <= (64u << 10) && rr->time_us > 0) {
+      double e = fabs((double)row.time_ps / 1e6 - rr->time_us) / rr->time_us;
+      g_array_append_val(time_err, e);
+    }
+    double x = log2((double)rr->size);
+    g_array_append_val(xs, x);
+    g_array_append_val(yr, rr->busbw_GBps);
+    g_array_append_val(ys, row.busbw);
+    /* Size labels on every fourth point (8 B, 128 B, 2 KiB, ...). */
+    char *lab = NULL;
+    if (xs->len % 4 == 1)
+      lab = rr->size >= (1u << 30) ? g_strdup_printf("%" G_GUINT64_FORMAT "G", rr->size >> 30)
+            : rr->size >= (1u << 20) ? g_strdup_printf("%" G_GUINT64_FORMAT "M", rr->size >> 20)
+            : rr->size >= (1u << 10) ? g_strdup_printf("%" G_GUINT64_FORMAT "K", rr->size >> 10)
+                                     : g_strdup_printf("%" G_GUINT64_FORMAT, rr->size);
+    g_ptr_array_add(ticks, lab);
+  }
+  if (ok && xs->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: table %d has no collective wisp runs (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+                "reduce_perf, broadcast_perf, alltoall_perf, gather_perf, scatter_perf); give --compare-table", csv,
+                table);
+    ok = FALSE;
+  }
+  if (ok) {
+    double mb = median_of(bus_err), mt = median_of(time_err);
+    printf("# median |error|: busbw at sizes >= 64 MiB ");
+    if (mb >= 0)
+      printf("%.1f %% (%u sizes)", 100 * mb, bus_err->len);
+    else
+      printf("n/a");
+    printf("; time at sizes <= 64 KiB ");
+    if (mt >= 0)
+      printf("%.1f %% (%u sizes)\n", 100 * mt, time_err->len);
+    else
+      printf("n/a\n");
+  }
+  if (ok && svg != NULL) {
+    study_svg_series ser[2] = {
+      { "nccl-tests (real)", (const double *)(void *)xs->data, (const double *)(void *)yr->data, (int)xs->len },
+      { "wisp", (const double *)(void *)xs->data, (const double *)(void *)ys->data, (int)xs->len },
+    };
+    char *base = g_path_get_basename(csv);
+    char *title = g_strdup_printf("%s (table %d, %d ranks): real vs wisp", base, table, n);
+    g_free(base);
+    ok = study_svg_line_chart(svg, title, "size S (bytes, log scale)", "bus bandwidth (GB/s)", ser, 2,
+                              (const char *const *)ticks->pdata, error);
+    g_free(title);
+  }
+  g_array_free(rows, TRUE);
+  g_array_free(xs, TRUE);
+  g_array_free(yr, TRUE);
+  g_array_free(ys, TRUE);
+  g_array_free(bus_err, TRUE);
+  g_array_free(time_err, TRUE);
+  g_ptr_array_free(ticks, TRUE);
+  return ok;
+}
+
 int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
-       *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL, *proto_s = NULL;
+       *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL, *proto_s = NULL, *compare_csv = NULL,
+       *svg = NULL;
+  int compare_table = 1;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
   int n_ranks = 0, root = -1, chunks = 0;
@@ -404,6 +525,9 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "moe-hidden", 0, 0, G_OPTION_ARG_INT, &mc.hidden, "MoE ops: hidden size in elements (default 7168; dispatch 1 B, combine 2 B each)", "H" },
     { "moe-zipf", 0, 0, G_OPTION_ARG_STRING, &zipf_s, "MoE ops: Zipf exponent of expert popularity (default 0.25)", "S" },
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "MoE ops: routing seed (default 1)", "N" },
+    { "compare-csv", 0, 0, G_OPTION_ARG_FILENAME, &compare_csv, "run the sizes of a real nccl-tests table (CSV as in ../shared/data/nccl-tests) and print real beside simulated", "FILE" },
+    { "compare-table", 0, 0, G_OPTION_ARG_INT, &compare_table, "with --compare-csv: the table number (default 1)", "N" },
+    { "svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "with --compare-csv: also draw real and simulated busbw against the size (SVG)", "FILE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   GOptionContext *ctx = g_option_context_new("- simulate collectives and print an nccl-tests-shaped table");
@@ -598,6 +722,22 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = 2;
     goto out;
   }
+  if (svg != NULL && compare_csv == NULL) {
+    fprintf(stderr, "wisp collbench: --svg draws a --compare-csv run; give --compare-csv FILE too\n");
+    status = 2;
+    goto out;
+  }
+  if (compare_csv != NULL && (op != NULL || sizes_s != NULL || json != NULL || compare)) {
+    fprintf(stderr, "wisp collbench: --compare-csv takes the collective and sizes from the file and prints a table "
+                    "only; drop --op, --sizes, --json and --compare\n");
+    status = 2;
+    goto out;
+  }
+  if (compare_csv != NULL) {
+    if (!run_compare(compare_csv, compare_table, svg, network, t, tier, pol, rk, n, root, &error))
+      status = wisp_cli_fail(error);
+    goto out;
+  }
   if (json) {
     /* Open the output first so that an unwritable path fails before the runs. */
     jf = wisp_afile_open(json, &error);
@@ -693,6 +833,8 @@ out:
   g_free(zipf_s);
   g_free(seed_s);
   g_free(proto_s);
+  g_free(compare_csv);
+  g_free(svg);
   g_strfreev(lib_set);
   wisp_output_reset();
   return status;

@@ -1,9 +1,16 @@
 /* cmd_convert.c: `wisp convert TRACE... -o DIR` - Kineto traces to Chakra
  * ET files DIR/<prefix>.<rank>.et plus DIR/comm_group.json, written
  * atomically through et_workload_write.
+ *
+ * By default the files hold the graph `wisp simulate` builds from the
+ * traces (host launch model included), so simulate on the files and on the
+ * traces agree.  --for astra-sim writes the graph without CPU nodes and
+ * rewrites it with et_astra_transform so that ASTRA-sim's one-slot feeder
+ * replays it as wisp does, and prints what ASTRA-sim cannot express.
  */
 #include "config.h"
 #include "frontends/fe.h"
+#include "chakra/et_astra.h"
 #include "chakra/et_io.h"
 #include "cli/wisp_load.h"
 
@@ -14,6 +21,24 @@
 gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
                                  char **prefix, gboolean *verbose, int *status);
 void wisp_kineto_cli_options_clear(fe_kineto_options *opt);
+
+/* --for TARGET, set by wisp_kineto_cli_options and cmd_xla.c's option
+ * parser (NULL: wisp's own graph). */
+char *wisp_convert_for = NULL;
+
+/* Checks --for: 0 for wisp's own graph, 1 for astra-sim, -1 after printing
+ * the usage error.  Shared with `wisp convert` on XLA profiles. */
+int wisp_convert_target(void);
+int wisp_convert_target(void)
+{
+  if (wisp_convert_for == NULL || !strcmp(wisp_convert_for, "wisp"))
+    return 0;
+  if (!strcmp(wisp_convert_for, "astra-sim"))
+    return 1;
+  fprintf(stderr, "wisp convert: unknown --for '%s' (use astra-sim, or leave it out for wisp's own graph)\n",
+          wisp_convert_for);
+  return -1;
+}
 
 int wisp_cmd_convert(int argc, char **argv)
 {
@@ -27,6 +52,14 @@ int wisp_cmd_convert(int argc, char **argv)
     status = 2;
     goto done;
   }
+  int target = wisp_convert_target();
+  if (target < 0) {
+    status = 2;
+    goto done;
+  }
+  gboolean astra = target == 1;
+  if (astra)
+    opt.host_launch = FALSE; /* ASTRA-sim prints no statistics for graphs with CPU nodes */
   if (g_mkdir_with_parents(out, 0755) != 0) {
     fprintf(stderr, "wisp convert: error: %s: cannot create directory: %s\n", out, g_strerror(errno));
     status = 1;
@@ -56,6 +89,12 @@ int wisp_cmd_convert(int argc, char **argv)
   for (guint i = 0; w && rep.warnings && i < rep.warnings->len; i++)
     fprintf(stderr, "wisp convert: warning: %s\n", (const char *)rep.warnings->pdata[i]);
   fe_kineto_report_clear(&rep);
+  et_astra_report arep;
+  if (w && astra) {
+    et_workload *aw = et_astra_transform(w, &arep, &error);
+    et_workload_free(w);
+    w = aw;
+  }
   if (!w || !et_workload_write(w, out, prefix ? prefix : "trace", &error)) {
     fprintf(stderr, "wisp convert: error: %s\n", error->message);
     g_error_free(error);
@@ -63,15 +102,22 @@ int wisp_cmd_convert(int argc, char **argv)
     status = 1;
     goto done;
   }
-  printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
-         out);
-  if (opt.mode == FE_KINETO_KERNELS && !opt.host_launch)
-    printf("note: written without the host launch model, so ASTRA-sim can read the files; `wisp simulate` on the "
-           "traces themselves models the launching CPU threads (--host-launch writes them too)\n");
+  if (w->groups->len)
+    printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
+           out);
+  else
+    printf("wrote %d ranks to %s/%s.<rank>.et (every collective spans all ranks: no comm_group.json)\n", w->n_ranks,
+           out, prefix ? prefix : "trace");
+  if (astra)
+    et_astra_report_print(&arep, stdout);
+  else if (opt.mode == FE_KINETO_KERNELS && !opt.host_launch)
+    printf("note: written without the host launch model, as the traces replay with --no-host-launch\n");
   et_workload_free(w);
 done:
   wisp_kineto_cli_options_clear(&opt);
   g_free(out);
   g_free(prefix);
+  g_free(wisp_convert_for);
+  wisp_convert_for = NULL;
   return status;
 }

@@ -16,6 +16,7 @@
 gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
                                  char **prefix, gboolean *verbose, int *status);
 void wisp_kineto_cli_options_clear(fe_kineto_options *opt);
+extern char *wisp_convert_for; /* convert --for TARGET (cmd_convert.c) */
 
 /* inspect's --comm-group (Chakra input only); set by the option parser,
  * freed by wisp_cmd_inspect. */
@@ -124,7 +125,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   char *mode = NULL, *steps = NULL, *replicate = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
-  gboolean strict = FALSE, host_launch = out_dir == NULL; /* convert: off, for ASTRA-sim (doc/kineto.md) */
+  gboolean strict = FALSE, host_launch = TRUE; /* convert --for astra-sim turns it off (cmd_convert.c) */
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
@@ -146,8 +147,8 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   GOptionEntry conv[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, out_dir, "output directory (created if absent)", "DIR"},
     {"prefix", 'p', 0, G_OPTION_ARG_STRING, prefix, "file prefix (default: trace)", "PREFIX"},
-    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &host_launch,
-     "kernels mode: write the launching CPU threads as CPU nodes (ASTRA-sim then prints no statistics)", NULL},
+    {"host-launch", 0, 0, G_OPTION_ARG_NONE, &host_launch, "kernels mode: write the launching CPU threads (default)", NULL},
+    {"for", 0, 0, G_OPTION_ARG_STRING, &wisp_convert_for, "write for another tool: astra-sim (see wisp-convert(1))", "astra-sim"},
     {NULL},
   };
   GError *error = NULL;
@@ -158,6 +159,8 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     g_option_context_add_main_entries(ctx, conv, NULL);
   else
     g_option_context_add_main_entries(ctx, host_off, NULL);
+  if (out_dir) /* convert writes the host launch model by default */
+    g_option_context_add_main_entries(ctx, host_off + 2, NULL);
   g_option_context_set_description(ctx, out_dir ?
       "TRACE is a PyTorch profiler (Kineto) trace: a directory of per-rank *.json / *.json.gz files, files, or\n"
       "globs; the rank of each file comes from distributedInfo.rank.  XLA/TPU profiles (*.xplane.pb[.gz],\n"

@@ -5,12 +5,16 @@
  * names the file and byte offset), 2 on bad usage.
  */
 #include "config.h"
+#include "chakra/et_astra.h"
 #include "frontends/xla.h"
 #include "chakra/et_io.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
+
+extern char *wisp_convert_for; /* convert --for TARGET (cmd_convert.c) */
+int wisp_convert_target(void);
 
 /* Parses the options shared by inspect and convert; FALSE on a usage error. */
 static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla_options *opt, char **marker,
@@ -38,6 +42,7 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
   GOptionEntry conv[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, out_dir, "output directory (created if absent)", "DIR"},
     {"prefix", 'p', 0, G_OPTION_ARG_STRING, prefix, "file prefix (default: trace)", "PREFIX"},
+    {"for", 0, 0, G_OPTION_ARG_STRING, &wisp_convert_for, "write for another tool: astra-sim (see wisp-convert(1))", "astra-sim"},
     {NULL},
   };
   GError *error = NULL;
@@ -180,6 +185,11 @@ int wisp_xla_convert(int argc, char **argv)
     status = 2;
     goto done;
   }
+  int target = wisp_convert_target();
+  if (target < 0) {
+    status = 2;
+    goto done;
+  }
   if (g_mkdir_with_parents(out, 0755) != 0) {
     fprintf(stderr, "wisp convert: error: %s: cannot create directory: %s\n", out, g_strerror(errno));
     status = 1;
@@ -192,18 +202,32 @@ int wisp_xla_convert(int argc, char **argv)
   w = xla_cli_load(argc, argv, &opt, &rep, &dt, &error);
   fe_xla_report_print(&rep, stderr);
   fe_xla_report_clear(&rep);
+  et_astra_report arep;
+  if (w && target == 1) {
+    et_workload *aw = et_astra_transform(w, &arep, &error);
+    et_workload_free(w);
+    w = aw;
+  }
   if (!w || !et_workload_write(w, out, prefix ? prefix : "trace", &error)) {
     fprintf(stderr, "wisp convert: error: %s\n", error->message);
     g_error_free(error);
     status = 1;
     goto done;
   }
-  printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
-         out);
+  if (w->groups->len)
+    printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
+           out);
+  else
+    printf("wrote %d ranks to %s/%s.<rank>.et (every collective spans all ranks: no comm_group.json)\n", w->n_ranks,
+           out, prefix ? prefix : "trace");
+  if (target == 1)
+    et_astra_report_print(&arep, stdout);
 done:
   et_workload_free(w);
   g_free(out);
   g_free(prefix);
   g_free(marker);
+  g_free(wisp_convert_for);
+  wisp_convert_for = NULL;
   return status;
 }

@@ -191,7 +191,9 @@ const coll_library_stats *coll_lib_library_stats(const coll_lib *c);
 gboolean coll_desc_check(const topo *t, const coll_desc *desc, GError **error);
 
 /* Runs one collective alone on a fresh engine, network and library and
- * returns its completion time (collbench, tests). */
+ * returns its completion time (collbench, tests).  Under library nccl the
+ * time is that of one iteration of nccl-tests' back-to-back timing loop:
+ * max(host launch cost, GPU time) (see coll_measure_lib in coll.c). */
 gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *desc,
                       sim_time_ps *time_ps, coll_info *info, GError **error);
 

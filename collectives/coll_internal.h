@@ -57,6 +57,10 @@ typedef struct {
    * a2av(a2av_ctx, a, b); NULL otherwise. */
   uint64_t (*a2av)(const void *a2av_ctx, int a, int b);
   const void *a2av_ctx;
+  /* NVLS reduce-scatter and all-gather of one plan that has both (NCCL's
+   * NVLS-tree): each carries half of the pair's per-direction load (see
+   * coll_sched_step). */
+  gboolean nvls_paired;
 } coll_sched;
 
 /* Whether algorithm a is defined for primitive p (NVLS additionally needs

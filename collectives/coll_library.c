@@ -117,7 +117,7 @@ static const pdesc params[] = {
   P("fm_core_term", PT_BOOL, fm_core_term, "bool", "[ASSUMPTION] (§5.3 omits it)", "add the per-core makespan (and policy time) to full-mesh all-gather, reduce-scatter, all-reduce"),
   P("a2a_core_term", PT_BOOL, a2a_core_term, "bool", "[ASSUMPTION] (§8 tells the MoE libraries apart by their partitioning)", "add the per-core makespan (and policy time) to full-mesh all-to-all(v): MoE dispatch/combine"),
   P("b_copy", PT_BW, b_copy, "bandwidth", "[FIT] > 30 % above 8 MiB", "staging copy bandwidth (hccl)"),
-  P("buffsize", PT_SIZE, buffsize, "bytes", "[pub] HCCL_BUFFSIZE", "staging buffer; larger ops run in rounds"),
+  P("buffsize", PT_SIZE, buffsize, "bytes", "[pub] HCCL_BUFFSIZE; [nccl] DEFAULT_BUFFSIZE", "staging buffer, larger ops run in rounds; nccl: NCCL_BUFFSIZE, the Simple protocol's buffer per connection (slices of buffsize / 8)"),
   P("overlap", PT_DOUBLE, overlap, "0..1", "[ASSUMPTION] hccl 0; [FIT] cann-ep 0.75 (+8.8 % HT / +25.3 % LL)", "share of staging copies hidden behind transfers (omega)"),
   P("t_copy0", PT_TIME, t_copy0, "time", "[ASSUMPTION] cann-ep 5 us; hccl 0 (§5.4 has none)", "fixed cost of each staging copy (copy-in, copy-out)"),
   P("t_exp", PT_TIME, t_exp, "time", "[ASSUMPTION] in Fig. 5a", "export a handle (once per registration)"),
@@ -160,7 +160,7 @@ static const pdesc params[] = {
   P("launch", PT_TIME, launch, "time", "[ASSUMPTION] order of a CUDA kernel launch", "nccl: host cost of launching one collective kernel; paid gpus_per_thread times"),
   P("gpus_per_thread", PT_INT, gpus_per_thread, "GPUs", "-", "nccl: GPUs one host thread drives (nccl-tests -g); their launches are serial"),
   P("net_overhead", PT_TIME, net_overhead, "time", "[nccl] getNetOverhead (x86 Intel)", "nccl: host cost of a network post (NCCL_NET_OVERHEAD)"),
-  P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the NIC's own latency added to every network hop"),
+  P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the network latency a net plugin reports to NCCL's tuner (graph latencyInter), added to every network hop of the tuner's cost model; steers the algorithm choice only (the topology's latencies are simulated)"),
 };
 
 size_t coll_library_param_count(void)
@@ -199,7 +199,9 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   p->fm_core_term = FALSE;             /* [ASSUMPTION] as §5.3 */
   p->a2a_core_term = TRUE;             /* §8: CANN-EP-zc = full mesh + naive core groups, StrataCL + LPT */
   p->b_copy = 500000000000u;           /* [FIT] */
-  p->buffsize = 200u << 20;            /* [pub] HCCL_BUFFSIZE = 200 (HCCL's MB = 2^20 B) */
+  /* [pub] HCCL_BUFFSIZE = 200 (HCCL's MB = 2^20 B); nccl: NCCL_BUFFSIZE,
+   * [nccl] src/init.cc DEFAULT_BUFFSIZE (1 << 22). */
+  p->buffsize = k == COLL_LIBRARY_NCCL ? 4u << 20 : 200u << 20;
   p->overlap = k == COLL_LIBRARY_CANN_EP ? 0.75 : 0.0; /* [FIT] §8 omega; hccl [ASSUMPTION] 0 */
   p->t_copy0 = k == COLL_LIBRARY_CANN_EP ? 5 * SIM_PS_PER_US : 0; /* [ASSUMPTION] §8; §5.4 has none */
   p->t_exp = 20 * SIM_PS_PER_US;       /* [ASSUMPTION] */

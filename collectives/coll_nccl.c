@@ -324,7 +324,7 @@ gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s
 }
 
 double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
-                            gboolean inter)
+                            gboolean inter, uint64_t s)
 {
   const coll_nccl_comm *c = &m->comm;
   int n = MAX(c->n_ranks, 1), nodes = MAX(c->n_nodes, 1);
@@ -332,11 +332,14 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   double link = inter ? 1.0 : m->link_eff;
   if (bw <= 0 || a == COLL_NALGO_P2P)
     return link;
-  /* Tree: wisp's double binary tree forwards whole pieces level by level,
-   * which already costs what NCCL's tree ratio and correction describe;
-   * only the protocol's payload share applies (LL 1/2, LL128 120/128). */
-  if (a == COLL_NALGO_TREE)
-    return link * (p == COLL_PROTO_LL ? 0.5 : p == COLL_PROTO_LL128 ? 120.0 / 128.0 : 1.0);
+  /* Tree: wisp's double binary tree, pipelined in NCCL's chunks, sends
+   * and receives about 2 S per rank and direction, as NCCL's tree ratio
+   * (algorithm bandwidth = bus / 2) assumes, so the general rule below
+   * applies; NCCL's size-dependent tree correction scales it. */
+  double corr = 1.0;
+  int ls = s >= 64 ? log2i((int)MIN(s >> 6, (uint64_t)G_MAXINT)) : -1;
+  if (a == COLL_NALGO_TREE && f == COLL_NFUNC_ALL_REDUCE && ls >= 0 && ls < 23)
+    corr = tree_corr[p][ls];
   /* Undo the bus-to-algorithm ratio, then divide by the raw bus
    * bandwidth of the same graph in NCCL's view. */
   int ns = n_steps(f, n);
@@ -349,13 +352,36 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   }
   double intra_view = c->intra_GBps * m->link_eff;
   double base = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
-  if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
+  double ppn = (double)n / nodes;
+  if (a == COLL_NALGO_NVLS) {
     /* NVLS's doubling is the in-switch reduction itself, which the
      * simulated schedule already has; the rest is efficiency. */
-    double ppn = (double)n / nodes;
     base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn);
+  } else if (a == COLL_NALGO_TREE && nodes > 1 && ppn > 1) {
+    /* wisp's plan of NCCL's tree on several nodes (coll.c): ring
+     * reduce-scatter and all-gather inside the node, 2 (ppn - 1) / ppn S
+     * per NVLink direction, and a double binary tree between the nodes,
+     * S / ppn per NIC and direction on two nodes, 2 S / ppn on more. */
+    double ratio = 2.0 * (n - 1) / n;
+    base = MIN(ratio * intra_view * ppn / (2.0 * (ppn - 1)), ratio * c->nic_GBps * (nodes <= 2 ? 1.0 : 0.5));
+  } else if (a == COLL_NALGO_TREE && nodes > 1 && ppn > 1 && f == COLL_NFUNC_ALL_REDUCE) {
+    /* wisp's plan of NCCL's tree on several nodes (coll.c): ring
+     * reduce-scatter and all-gather inside the node, 2 (ppn - 1) / ppn S
+     * per NVLink direction, and a double binary tree between the nodes,
+     * S / ppn per NIC and direction on two nodes, 2 S / ppn on more. */
+    double ratio = 2.0 * (n - 1) / n;
+    base = MIN(ratio * intra_view * ppn / (2.0 * (ppn - 1)), ratio * c->nic_GBps * (nodes <= 2 ? 1.0 : 0.5));
+  } else if (a == COLL_NALGO_NVLS_TREE) {
+    /* The raw bus bandwidth of wisp's NVLS-tree plan on the same links:
+     * NVLink carries S (1 + 1/ppn) per direction (multimem reduce and
+     * store, coll_sched nvls_paired), a GPU's NIC S / ppn per direction
+     * on two nodes (the tree is one exchange) and 2 S / ppn on more (a
+     * double binary tree: each node is inner in one tree, sending up once
+     * and down twice), as NCCL's own bwInter doubling on two nodes. */
+    double ratio = 2.0 * (n - 1) / n;
+    base = MIN(ratio * intra_view / (1.0 + 1.0 / ppn), ratio * c->nic_GBps * (nodes <= 2 ? 1.0 : 0.5));
   }
-  double e = base > 0 ? bus / base : 1.0;
+  double e = base > 0 ? corr * bus / base : 1.0;
   e = MIN(MAX(e, 1e-3), 1.0);
   return link * e;
 }
@@ -363,8 +389,62 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us)
 {
+  /* The network latency a plugin reports (comm.net_lat_us, NCCL's graph
+   * latencyInter) is an input of the tuner's choice; the simulated time
+   * has the network's own route latencies instead.  So the hop latencies
+   * here are NCCL's hardware figures without it. */
+  coll_nccl_model *m0 = NULL;
+  if (m->comm.net_lat_us != 0.0) {
+    coll_nccl_comm c0 = m->comm;
+    c0.net_lat_us = 0.0;
+    m0 = g_new(coll_nccl_model, 1);
+    coll_nccl_model_build(&c0, m0);
+    m = m0;
+  }
   double lat = m->lat_us[f][a][p] * lat_factor(m, f, a, p, s);
+  g_free(m0);
   double base = a == COLL_NALGO_NVLS ? 0.0 : base_lat[a][p];
   *base_us = MIN(base, lat);
   *hop_us = lat - *base_us;
+}
+
+/* NCCL_STEPS and the LL/LL128 buffer sizes [nccl] src/include/device.h:
+ * LL: NCCL_LL_LINES_PER_THREAD (8) x NCCL_LL_MAX_NTHREADS (512) x
+ * NCCL_STEPS lines of 16 bytes = 512 KiB; LL128:
+ * NCCL_LL128_ELEMS_PER_THREAD (120) x NCCL_LL128_MAX_NTHREADS (640) x
+ * NCCL_STEPS x 8 bytes = 4,915,200 bytes.  Slice steps [nccl]
+ * src/include/collectives.h (BROADCAST_/REDUCE_SLICESTEPS 1, others
+ * NCCL_STEPS / 4). */
+#define NCCL_STEPS 8
+#define NCCL_LL_BUFF_BYTES (8u * 512u * NCCL_STEPS * 16u)
+#define NCCL_LL128_BUFF_BYTES (120u * 640u * NCCL_STEPS * 8u)
+
+uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t buffsize)
+{
+  switch (p) {
+  case COLL_PROTO_LL:
+    return NCCL_LL_BUFF_BYTES / NCCL_STEPS / 2;
+  case COLL_PROTO_LL128:
+    return (uint64_t)NCCL_LL128_BUFF_BYTES / NCCL_STEPS / 16 * 15;
+  default: {
+    uint64_t step = MAX(buffsize, (uint64_t)NCCL_STEPS) / NCCL_STEPS;
+    gboolean one = f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE || a != COLL_NALGO_RING;
+    return one ? step : step * (NCCL_STEPS / 4);
+  }
+  }
+}
+
+uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s, int nch, int depth)
+{
+  uint64_t chunk = coll_nccl_slice_bytes(COLL_NFUNC_ALL_REDUCE, COLL_NALGO_TREE, p, buffsize);
+  if (p != COLL_PROTO_SIMPLE)
+    return chunk;
+  uint64_t per = (uint64_t)MAX(nch, 1), d = (uint64_t)MAX(depth, 1);
+  while (s / (per * chunk) < d * 8 && chunk > 131072)
+    chunk /= 2;
+  while (s / (per * chunk) < d * 4 && chunk > 65536)
+    chunk /= 2;
+  while (s / (per * chunk) < d && chunk > 32768)
+    chunk /= 2;
+  return chunk;
 }

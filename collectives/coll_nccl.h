@@ -10,11 +10,14 @@
  *
  * The tuner only chooses.  The time of a collective comes out of the
  * simulation (coll.c): the chosen algorithm's transfers run on the
- * network with the protocol's efficiency applied to their bytes
- * (coll_nccl_efficiency) and its latencies added as a base delay and as
- * per-step delays (coll_nccl_latency).  Algorithms: ring, tree, NVLS,
- * NVLS-tree; CollNet and PAT are not modelled (never chosen).  Every
- * function is O(1).  Prefix coll_nccl_.
+ * network, structured as NCCL runs them (rings per rail, the tree as a
+ * chain inside the node and a tree between nodes, NVLS-tree, slices
+ * pipelined along rings and trees: coll_nccl_slice_bytes,
+ * coll_nccl_tree_chunk_bytes), with the protocol's efficiency applied to
+ * their bytes (coll_nccl_efficiency) and its latencies added as a base
+ * delay and as per-step delays (coll_nccl_latency).  Algorithms: ring,
+ * tree, NVLS, NVLS-tree; CollNet and PAT are not modelled (never chosen).
+ * Every function is O(1) unless it says otherwise.  Prefix coll_nccl_.
  */
 #ifndef WISP_COLL_NCCL_H
 #define WISP_COLL_NCCL_H
@@ -75,7 +78,7 @@ typedef struct {
   double intra_GBps;         /* raw per-GPU scale-up bandwidth per direction (links x link rate) */
   double link_GBps;          /* raw rate of one NVLink link (25 for NVLink 3/4, 50 for NVLink 5) */
   double nic_GBps;           /* per-node network bandwidth per direction (all NICs) */
-  double net_lat_us;         /* the NIC's own latency (NCCL graph latencyInter; 0 for IB) */
+  double net_lat_us;         /* latency a net plugin reports (NCCL graph latencyInter; 0 for IB); the choice only */
   gboolean nvls;             /* NVSwitch multicast available and enabled */
   int channels;              /* ring/tree channels; 0 = derived (coll_nccl_channels) */
   double net_overhead_us;    /* host cost of a network post (NCCL_NET_OVERHEAD) */
@@ -106,21 +109,46 @@ double coll_nccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_a
 gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
                           coll_nccl_algo *a, coll_proto *p);
 
-/* The share of a link's raw rate that (a, p) achieves: the link
- * efficiency (NVLink tier only), the protocol's payload share and NCCL's
- * per-communicator caps, as NCCL's bus bandwidth divided by the raw one.
- * inter: TRUE for a network transfer.  In (0, 1]. */
+/* The share of a link's raw rate that (a, p) achieves for S bytes: the
+ * link efficiency (NVLink tier only), the protocol's payload share and
+ * NCCL's per-communicator caps (and, for the tree, NCCL's size-dependent
+ * tree correction), as NCCL's bus bandwidth divided by the raw bus
+ * bandwidth of wisp's plan on the same links.  inter: TRUE for a network
+ * transfer.  In (0, 1]. */
 double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
-                            gboolean inter);
+                            gboolean inter, uint64_t s);
 
 /* The latencies of (a, p): *base_us once per collective, *hop_us the
  * total per-hop part on the critical path (NCCL's latency minus the
- * base).  The simulation spreads hop_us over the plan's steps. */
+ * base), without the plugin-reported network latency (comm.net_lat_us
+ * steers the choice only; the network's route latencies are simulated).
+ * The simulation spreads hop_us over the plan's steps. */
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 
-/* Pipelining chunk of the hierarchical plans: NCCL_BUFFSIZE (4 MiB). */
-#define COLL_NCCL_CHUNK_BYTES (4u << 20)
+/* Most chunks wisp cuts one collective into (simulation cost: members x
+ * chunks x steps); the pipeline fill a cap adds is (steps - 1) / cap of
+ * the transfer time, under 2 % for 8-member rings. */
+#define COLL_NCCL_MAX_CHUNKS 512
+/* Slices a connection holds in flight: NCCL_STEPS [nccl]
+ * src/include/device.h. */
+#define COLL_NCCL_FIFO_SLOTS 8
+
+/* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
+ * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =
+ * buffSizes[p] / NCCL_STEPS (8); Simple ring slices are sliceSteps steps
+ * (1 for broadcast and reduce, 2 for the others), LL carries half of a
+ * step (flag words), LL128 15/16.  buffsize: NCCL_BUFFSIZE of the Simple
+ * protocol (default 4 MiB); LL and LL128 use their fixed buffers.  O(1). */
+uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t buffsize);
+
+/* The tree's chunk for S bytes on nch channels and a tree of the given
+ * depth: the Simple slice halved while the tree would hold too few chunks
+ * (calcCollChunking's "Optimize chunkSize / nSteps" loop for the tree:
+ * below depth x 8 chunks per channel down to 128 KiB, below depth x 4 down
+ * to 64 KiB, below depth down to 32 KiB); LL and LL128 as
+ * coll_nccl_slice_bytes.  O(log S). */
+uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s, int nch, int depth);
 
 G_END_DECLS
 #endif

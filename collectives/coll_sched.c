@@ -552,6 +552,13 @@ uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *ou
     uint32_t n = 0;
     if (s->prim == COLL_PRIM_ALL_REDUCE)
       emit(out, &n, mod_q(pos + 1, s->q), s->bytes + coll_piece(s->bytes, s->q, pos), k);
+    else if (s->nvls_paired)
+      /* RS then AG of one plan (NCCL's NVLS-tree: multimem reduce, the
+       * network, multimem store): the RS loads the uplink with D and the
+       * downlink with D/q, the AG the reverse, so the pair loads each
+       * direction with D + D/q, as the all-reduce step; each phase of the
+       * pair carries half of that on both directions. */
+      emit(out, &n, mod_q(pos + 1, s->q), (s->bytes + coll_piece(s->bytes, s->q, pos) + 1) / 2, k);
     else /* RS: the switch reads the q-1 remote shares; AG: it multicasts them */
       emit(out, &n, mod_q(pos + 1, s->q), s->bytes - coll_piece(s->bytes, s->q, pos), k);
     *n_recv = 1;

@@ -89,6 +89,56 @@ static void test_collbench_json(void)
   g_free(cfg);
 }
 
+/* --compare-csv runs the sizes of one table of a real nccl-tests file and
+ * --svg draws both curves: two series of as many points as the table has
+ * rows of a collective wisp runs (the sendrecv table 2 is skipped by
+ * choosing table 1); usage and input errors fail without a chart. */
+static void test_collbench_compare(void)
+{
+  char *cfg = write_net("ring8c.yaml", "schema_version: 1\nlibrary: {name: ideal}\n"
+                                       "dims:\n"
+                                       "  - {name: x, kind: ring, size: 8, bandwidth: 50GB/s, latency: 500ns}\n"
+                                       "collectives: {all_reduce: ring}\n");
+  char *csv = write_net("real.csv", "# a comment\ntest,table,size_bytes,count,type,redop,root,oop_time_us,"
+                                    "oop_algbw_GBps,oop_busbw_GBps,ip_time_us,ip_algbw_GBps,ip_busbw_GBps\n"
+                                    "all_reduce_perf,1,1048576,262144,float,sum,-1,43.70,23.99,41.99,43.70,23.99,41.99\n"
+                                    "all_reduce_perf,1,2097152,524288,float,sum,-1[1,0]<stdout>:,80.00,26.21,45.87,"
+                                    "80.00,26.21,45.87\n"
+                                    "sendrecv_perf,2,1048576,262144,float,sum,-1,10.0,100.0,100.0,10.0,100.0,100.0\n");
+  char *svg = g_build_filename(tmpdir, "cmp.svg", NULL);
+  g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--svg", svg, NULL), ==, 0);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(svg, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "nccl-tests (real)"));
+  g_assert_nonnull(strstr(text, ">wisp<"));
+  const char *p = text;
+  int lines = 0, dots = 0;
+  while ((p = strstr(p, "<polyline")) != NULL) {
+    lines++;
+    p++;
+  }
+  /* Markers: the first series draws circles, the second hollow squares
+   * (each line its own marker), each also once in the legend. */
+  for (p = text; (p = strstr(p, "<circle")) != NULL; p++)
+    dots++;
+  for (p = text; (p = strstr(p, "<rect")) != NULL; p++)
+    dots += strstr(p, "fill=\"none\"") != NULL && strstr(p, "fill=\"none\"") < strchr(p, '>');
+  g_assert_cmpint(lines, ==, 2);
+  g_assert_cmpint(dots, ==, 6); /* 2 sizes x 2 series + 2 legend markers */
+  g_free(text);
+  g_assert_cmpint(g_unlink(svg), ==, 0);
+  g_assert_cmpint(run("--network", cfg, "--svg", svg, NULL), ==, 2);                      /* --svg alone */
+  g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--sizes", "1M", NULL), ==, 2); /* sizes from the file */
+  g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--compare-table", "2", "--svg", svg, NULL), ==, 1);
+  char *missing = g_build_filename(tmpdir, "none.csv", NULL);
+  g_assert_cmpint(run("--network", cfg, "--compare-csv", missing, NULL), ==, 1);
+  g_assert_false(g_file_test(svg, G_FILE_TEST_EXISTS));
+  g_free(missing);
+  g_free(svg);
+  g_free(csv);
+  g_free(cfg);
+}
+
 /* Bad arguments: usage errors exit 2, bad values 1; nothing is written. */
 static void test_collbench_errors(void)
 {
@@ -213,6 +263,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/cli/errors", test_collbench_errors);
   g_test_add_func("/coll/cli/library", test_collbench_library);
   g_test_add_func("/coll/cli/moe", test_collbench_moe);
+  g_test_add_func("/coll/cli/compare", test_collbench_compare);
   int rc = g_test_run();
   const char *names[] = { "ring8.yaml", "sw8.yaml", "out.json", "lib4.yaml" };
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {

@@ -25,9 +25,8 @@
  *   - for the launch-bound job, whose true utility is about 0, a `why` line
  *     naming host/CPU work as what bounds the step;
  *   - the Chakra files `wisp convert` writes give the same baseline and
- *     utility as the trace (to the picosecond and 1e-6 pp): with
- *     --host-launch as the trace, without as the trace with
- *     --no-host-launch.
+ *     utility as the trace (to the picosecond and 1e-6 pp): by default as
+ *     the trace, with --no-host-launch as the trace with --no-host-launch.
  *
  * Skips visibly when WISP_BIN is not set (run through make check).
  */
@@ -141,11 +140,12 @@ static void check_case(gconstpointer data)
     g_assert_nonnull(strstr(why, "host/CPU"));
   }
   /* The Chakra files `wisp convert` writes replay like the trace itself:
-   * with --host-launch, like the trace; without, like --no-host-launch. */
+   * by default like the trace; with --no-host-launch, like the trace with
+   * --no-host-launch. */
   for (int host = 0; host < 2; host++) {
     char *et_dir = g_build_filename(dir, host ? "et-host" : "et", NULL);
     char *ue_json = g_build_filename(dir, "ue.json", NULL), *ut_json = g_build_filename(dir, "ut.json", NULL);
-    const char *conv[] = {"convert", b_dir, "-o", et_dir, host ? "--host-launch" : NULL, NULL};
+    const char *conv[] = {"convert", b_dir, "-o", et_dir, host ? NULL : "--no-host-launch", NULL};
     g_assert_cmpint(wisp(conv, NULL), ==, 0);
     g_assert_cmpint(wisp((const char *[]){"utility", et_dir, "--cluster", cal_b, "--resource", "scale_up_bw", "--json",
                                           ue_json, NULL}, NULL), ==, 0);
@@ -164,7 +164,7 @@ static void check_case(gconstpointer data)
     double e_util = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ue, "resources"),
                                                                          0), "utility_pct")->valuedouble;
     g_test_message("%s: convert%s: baseline %.3f ns, utility %.6f %%; the trace%s: %.3f ns, %.6f %%", name,
-                   host ? " --host-launch" : "", e_base, e_util, host ? "" : " with --no-host-launch", ref_base,
+                   host ? "" : " --no-host-launch", e_base, e_util, host ? "" : " with --no-host-launch", ref_base,
                    ref_util);
     g_assert_cmpfloat(fabs(e_base - ref_base), <=, 0.001);
     g_assert_cmpfloat(fabs(e_util - ref_util), <=, 1e-6);

@@ -3,6 +3,7 @@
  * profile is read back with the Chakra reader: the round trip must keep
  * 4 ranks with 3 all-reduce of 5*1024*1024*256*4 B each (doc/xla.md). */
 #include "config.h"
+#include "regress/test_util.h"
 
 #include "chakra/et_io.h"
 #include "frontends/xla.h"
@@ -75,6 +76,37 @@ static void test_real_convert(void)
     g_assert_cmpint(n, ==, 3);
   }
   et_workload_free(w);
+  /* --for astra-sim: one compute slot, whole-us compute, and the three
+   * all-reduces, which this profile replays (its replica groups are
+   * incomplete), as replayed BROADCASTs of whole microseconds (ASTRA-sim
+   * replays BROADCAST for duration_micros; the rewrite itself is checked
+   * in regress/test_et_astra). */
+  char *aout = g_build_filename(dir, "astra", NULL);
+  char *aargs[] = {"convert", "-o", aout, "--for", "astra-sim", in, NULL};
+  g_assert_cmpint(wisp_xla_convert(6, aargs), ==, 0);
+  w = et_workload_load(aout, 0, &err);
+  g_assert_no_error(err);
+  g_assert_cmpint(w->n_ranks, ==, 4);
+  for (int r = 0; r < 4; r++) {
+    int n = 0;
+    g_assert_cmpuint(w->ranks[r]->compute_slots, ==, 1);
+    for (uint32_t i = 0; i < w->ranks[r]->n_nodes; i++) {
+      if (strcmp(et_node_name(w->ranks[r], i), "all-reduce") == 0) {
+        const et_comm *cm = et_node_comm(w->ranks[r], i);
+        g_assert_nonnull(cm);
+        g_assert_cmpuint(cm->coll, ==, ET_COLL_BROADCAST);
+        g_assert_true(w->ranks[r]->nodes[i].flags & ET_FLAG_REPLAY);
+        g_assert_cmpint(w->ranks[r]->nodes[i].duration_ps % SIM_PS_PER_US, ==, 0);
+        n++;
+      }
+      if (w->ranks[r]->nodes[i].type == ET_NODE_COMP)
+        g_assert_cmpint(w->ranks[r]->nodes[i].duration_ps % SIM_PS_PER_US, ==, 0);
+    }
+    g_assert_cmpint(n, ==, 3);
+  }
+  et_workload_free(w);
+  test_rm_rf(aout);
+  g_free(aout);
   char *iargs[] = {"inspect", link, NULL};
   g_assert_cmpint(wisp_xla_inspect(2, iargs), ==, 0);
   /* strict fails on the incomplete groups */

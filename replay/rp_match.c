@@ -109,6 +109,8 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   rec.op = ci->type;
   rec.node_type = n->type;
   rec.algo = ci->info.algo;
+  rec.nccl_algo = (int8_t)ci->info.nccl_algo;
+  rec.proto = (int8_t)ci->info.proto;
   rec.group = ci->group;
   rec.n_ranks = ci->n;
   rec.peer = -1;
@@ -284,6 +286,8 @@ static void p2p_side_done(rp_replay *rp, const rp_p2p_op *op, int k)
   rec.op = ET_COLL_NONE;
   rec.node_type = n->type;
   rec.algo = COLL_ALGO_DIRECT;
+  rec.nccl_algo = -1;
+  rec.proto = -1;
   rec.group = ET_GROUP_WORLD;
   rec.n_ranks = 2;
   rec.peer = ranks[1 - k];

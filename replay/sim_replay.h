@@ -101,6 +101,8 @@ struct sim_comm_record {
   uint8_t op;              /* et_coll_type; ET_COLL_NONE for send/recv */
   uint8_t node_type;       /* et_node_type */
   uint8_t algo;            /* coll_algo */
+  int8_t nccl_algo;        /* library nccl: NCCL's algorithm (coll_nccl_algo), else -1 */
+  int8_t proto;            /* library nccl: NCCL's protocol (coll_proto), else -1 */
   uint32_t group;          /* group index or ET_GROUP_WORLD */
   int n_ranks;
   int peer;                /* send/recv peer, else -1 */

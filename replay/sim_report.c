@@ -4,6 +4,7 @@
 #include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
+#include "collectives/coll_nccl.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -233,6 +234,11 @@ static void write_comms(wisp_json *j, const sim_result *r, const et_workload *w)
     wisp_json_int(j, "peer", c->peer);
     wisp_json_uint(j, "bytes", c->bytes);
     wisp_json_string(j, "algorithm", coll_algo_name(c->algo));
+    if (c->nccl_algo >= 0) {
+      /* library nccl: the tuner's choice, as collbench's JSON */
+      wisp_json_string(j, "nccl_algorithm", coll_nccl_algo_name((coll_nccl_algo)c->nccl_algo));
+      wisp_json_string(j, "protocol", coll_proto_name((coll_proto)c->proto));
+    }
     wisp_json_ns(j, "issue_ns", c->issue);
     wisp_json_ns(j, "start_ns", c->start);
     wisp_json_ns(j, "end_ns", c->end);
@@ -381,6 +387,69 @@ void sim_report_print_interference(const sim_result *r, FILE *out)
   fputc('\n', out);
 }
 
+/* Library nccl: one line naming the algorithm and protocol NCCL's tuner
+ * chose for the collectives, per collective type, with the number of
+ * collectives (each counted once, not once per member: a record stands
+ * for 1 / n_ranks of its collective) and the size range.  Nothing when no
+ * record carries a choice.  O(records x distinct choices). */
+typedef struct {
+  uint8_t op;
+  int8_t algo, proto;
+  double count;
+  uint64_t lo, hi;
+} nccl_choice;
+
+static int cmp_choice(const void *a, const void *b)
+{
+  const nccl_choice *x = a, *y = b;
+  if (x->op != y->op)
+    return x->op - y->op;
+  if (x->lo != y->lo)
+    return x->lo < y->lo ? -1 : 1;
+  if (x->algo != y->algo)
+    return x->algo - y->algo;
+  return x->proto - y->proto;
+}
+
+static void print_nccl_choices(const sim_result *r, FILE *out)
+{
+  GArray *ch = g_array_new(FALSE, FALSE, sizeof(nccl_choice));
+  for (guint k = 0; k < r->comms->len; k++) {
+    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
+    if (c->nccl_algo < 0 || c->node_type != ET_NODE_COMM_COLL)
+      continue;
+    guint i;
+    for (i = 0; i < ch->len; i++) {
+      nccl_choice *x = &g_array_index(ch, nccl_choice, i);
+      if (x->op == c->op && x->algo == c->nccl_algo && x->proto == c->proto)
+        break;
+    }
+    if (i == ch->len) {
+      nccl_choice x = { c->op, c->nccl_algo, c->proto, 0.0, c->algbw_bytes, c->algbw_bytes };
+      g_array_append_val(ch, x);
+    }
+    nccl_choice *x = &g_array_index(ch, nccl_choice, i);
+    x->count += 1.0 / MAX(c->n_ranks, 1);
+    x->lo = MIN(x->lo, c->algbw_bytes);
+    x->hi = MAX(x->hi, c->algbw_bytes);
+  }
+  if (ch->len > 0) {
+    g_array_sort(ch, cmp_choice);
+    fprintf(out, "NCCL algorithm/protocol chosen (library nccl):");
+    for (guint i = 0; i < ch->len; i++) {
+      const nccl_choice *x = &g_array_index(ch, nccl_choice, i);
+      char lo[32], hi[32];
+      g_snprintf(lo, sizeof lo, "%" G_GUINT64_FORMAT, x->lo);
+      g_snprintf(hi, sizeof hi, "%" G_GUINT64_FORMAT, x->hi);
+      fprintf(out, "%s %s %s/%s x%.0f (%s%s%s B)", i > 0 ? ";" : "", et_coll_short_name((et_coll_type)x->op),
+              coll_nccl_algo_name((coll_nccl_algo)x->algo), coll_proto_name((coll_proto)x->proto), x->count, lo,
+              x->lo != x->hi ? "-" : "", x->lo != x->hi ? hi : "");
+    }
+    fprintf(out, "\n");
+  }
+  g_array_free(ch, TRUE);
+}
+
 /* Decimals for the terminal's millisecond columns: enough for five
  * significant digits of the step time, at least 3 (microseconds) and at
  * most 6 (nanoseconds).  The JSON report keeps every picosecond. */
@@ -469,6 +538,7 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   }
   if (r->interference)
     sim_report_print_interference(r, out);
+  print_nccl_choices(r, out);
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
             "first member of its group\n", r->assumed_roots);

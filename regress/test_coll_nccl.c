@@ -1,0 +1,136 @@
+/* test_coll_nccl.c: closed-form checks of the NCCL model's mechanisms
+ * (collectives/coll_nccl.[ch], coll.c): NCCL's slice and tree chunk sizes,
+ * the slice pipeline of a ring broadcast, and nccl-tests' timing loop in
+ * coll_measure.  The validation against real runs is test_nccl_tests. */
+#include "config.h"
+
+#include <math.h>
+
+#include "collectives/coll.h"
+#include "collectives/coll_nccl.h"
+#include "test_util.h"
+
+/* Slices [nccl] src/enqueue.cc calcCollChunking, src/include/device.h:
+ * Simple stepSize = 4 MiB / 8 = 524,288 B; broadcast and reduce slices 1
+ * step, ring all-reduce/all-gather/reduce-scatter 2 steps (1 MiB); LL:
+ * 512 KiB buffer / 8 steps / 2 (flags) = 32,768 B; LL128: 4,915,200 / 8 =
+ * 614,400 B per step, 15 of 16 words data = 576,000 B. */
+static void test_slices(void)
+{
+  uint64_t b = 4u << 20;
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_BROADCAST, COLL_NALGO_RING, COLL_PROTO_SIMPLE, b), ==, 524288);
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_REDUCE, COLL_NALGO_RING, COLL_PROTO_SIMPLE, b), ==, 524288);
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_ALL_REDUCE, COLL_NALGO_RING, COLL_PROTO_SIMPLE, b), ==, 1048576);
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_ALL_REDUCE, COLL_NALGO_TREE, COLL_PROTO_SIMPLE, b), ==, 524288);
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_BROADCAST, COLL_NALGO_RING, COLL_PROTO_LL, b), ==, 32768);
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_BROADCAST, COLL_NALGO_RING, COLL_PROTO_LL128, b), ==, 576000);
+  /* NCCL_BUFFSIZE=8 MiB (the AWS p5 runs): 1 MiB steps. */
+  g_assert_cmpuint(coll_nccl_slice_bytes(COLL_NFUNC_BROADCAST, COLL_NALGO_RING, COLL_PROTO_SIMPLE, 8u << 20), ==,
+                   1048576);
+}
+
+/* The tree's Simple chunk (calcCollChunking's loop), 16 channels, depth 4:
+ * 1 GiB: 2^30 / (16 x 512 KiB) = 128 chunks per channel >= 4 x 8, kept at
+ * 512 KiB.  1 MiB: 2^20 / (16 x c) stays 0 < depth x 8 down to 128 KiB
+ * (first loop), < depth x 4 down to 64 KiB, < depth down to 32 KiB.
+ * 64 MiB: 64 MiB / (16 x 512 KiB) = 8 < 32, 256 KiB: 16 < 32, 128 KiB:
+ * 32, stop; second loop 32 >= 16, third 32 >= 4: 128 KiB.  LL keeps its
+ * slice. */
+static void test_tree_chunks(void)
+{
+  uint64_t b = 4u << 20;
+  g_assert_cmpuint(coll_nccl_tree_chunk_bytes(COLL_PROTO_SIMPLE, b, 1u << 30, 16, 4), ==, 524288);
+  g_assert_cmpuint(coll_nccl_tree_chunk_bytes(COLL_PROTO_SIMPLE, b, 1u << 20, 16, 4), ==, 32768);
+  g_assert_cmpuint(coll_nccl_tree_chunk_bytes(COLL_PROTO_SIMPLE, b, 64u << 20, 16, 4), ==, 131072);
+  g_assert_cmpuint(coll_nccl_tree_chunk_bytes(COLL_PROTO_LL, b, 1u << 20, 16, 4), ==, 32768);
+}
+
+static coll_policy *nccl_policy(const topo *t, int channels, int proto, int gpus_per_thread)
+{
+  GError *error = NULL;
+  coll_policy *pol = coll_policy_new_from_topo(t, &error);
+  g_assert_no_error(error);
+  coll_library_params lib = *coll_policy_library(pol);
+  g_assert_cmpint(lib.kind, ==, COLL_LIBRARY_NCCL);
+  lib.channels = channels;
+  lib.nccl_proto = proto;
+  lib.gpus_per_thread = gpus_per_thread;
+  coll_policy_set_library(pol, &lib);
+  return pol;
+}
+
+/* Ring broadcast, Simple, one channel: pieces of one 512 KiB slice flow
+ * along the ring, so doubling S adds S / B (the extra pieces leave the
+ * root one behind the other), not (n - 1) S / B as forwarding the whole
+ * buffer would.  4 ranks on a 100 GB/s switch; NCCL's NVLink rate equals
+ * the link rate (nvlink_link_bw 20.6 GB/s, SM90_NVLINK_BW), so the only
+ * efficiency is Simple's 1: S = 64 MiB -> 128 pieces, 128 MiB -> 256
+ * pieces; T(2S) - T(S) = 64 MiB / 100 GB/s = 671,088.64 ns, within one
+ * picosecond per piece of rounding. */
+static void test_broadcast_pipeline(void)
+{
+  GError *error = NULL;
+  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
+                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
+                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
+                             "bcast", &error);
+  g_assert_no_error(error);
+  coll_policy *pol = nccl_policy(t, 1, COLL_PROTO_SIMPLE, 1);
+  int ranks[4] = { 0, 1, 2, 3 };
+  sim_time_ps t1 = 0, t2 = 0;
+  coll_info info;
+  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = 64u << 20, .ranks = ranks, .n_ranks = 4, .root = 0 };
+  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &t1, &info, &error));
+  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
+  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
+  d.bytes = 128u << 20;
+  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &t2, &info, &error));
+  g_assert_no_error(error);
+  double expect_ps = 67108864.0 / 100e9 * 1e12; /* 671,088,640 ps */
+  g_test_message("T(64 MiB) %.3f us, T(128 MiB) %.3f us, difference %.3f us, expected S/B %.3f us "
+                 "(unpipelined: 3 S/B = %.3f us)", t1 / 1e6, t2 / 1e6, (double)(t2 - t1) / 1e6, expect_ps / 1e6,
+                 3 * expect_ps / 1e6);
+  g_assert_cmpfloat(fabs((double)(t2 - t1) - expect_ps), <=, 256.0);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+/* nccl-tests' loop: one host thread launching 8 GPUs' kernels (4 us each,
+ * the library's launch) takes 32 us per iteration, more than the GPUs'
+ * 8-byte all-reduce, so an iteration costs exactly 32 us; with one GPU per
+ * thread (4 us) the GPU time (above 4 us: NCCL's base latency alone is
+ * 6.6 us) is the iteration. */
+static void test_timing_loop(void)
+{
+  GError *error = NULL;
+  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
+                             "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"
+                             "library: {name: nccl, sm: 90}\n",
+                             "loop", &error);
+  g_assert_no_error(error);
+  int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  coll_desc d = { .type = ET_COLL_ALL_REDUCE, .bytes = 8, .ranks = ranks, .n_ranks = 8, .root = -1 };
+  coll_policy *pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 8);
+  sim_time_ps ps = 0;
+  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &ps, NULL, &error));
+  g_assert_cmpuint(ps, ==, 32 * SIM_PS_PER_US);
+  coll_policy_free(pol);
+  pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 1);
+  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &ps, NULL, &error));
+  g_assert_no_error(error);
+  g_test_message("8-byte all-reduce, one GPU per thread: %.3f us", ps / 1e6);
+  g_assert_cmpuint(ps, >, 6600 * SIM_PS_PER_NS);
+  g_assert_cmpuint(ps, <, 32 * SIM_PS_PER_US);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/coll/nccl/slices", test_slices);
+  g_test_add_func("/coll/nccl/tree-chunks", test_tree_chunks);
+  g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
+  g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
+  return g_test_run();
+}
