@@ -25,7 +25,7 @@
  */
 #include "config.h"
 #include "bench/bench_util.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>

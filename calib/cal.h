@@ -33,7 +33,7 @@
 
 #include "chakra/et_graph.h"
 #include "collectives/coll.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "common/wisp_json.h"
 #include "topologies/topo_variant.h"
 

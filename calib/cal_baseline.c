@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "calib/cal.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 
 /* Bins: 0 = below 1 KiB; bin k (1..10) = [4^(k-1) KiB, 4^k KiB); 11 = 1 GiB
  * and more. */

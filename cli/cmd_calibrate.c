@@ -12,7 +12,7 @@
 #include "calib/cal.h"
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 #include "studies/study.h"
 
 /* Simulates every used fit point alone on the calibrated config (rooted

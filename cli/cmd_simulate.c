@@ -7,8 +7,8 @@
 #include "config.h"
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
-#include "simcore/sim_report.h"
-#include "simcore/sim_critical.h"
+#include "replay/sim_report.h"
+#include "replay/sim_critical.h"
 #include "studies/study.h"
 #include "calib/cal.h"
 

@@ -4,7 +4,7 @@
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "studies/study_sweep.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include "cli/wisp_load.h"
 #include "studies/study.h"
 
-#include "simcore/sim_critical.h"
+#include "replay/sim_critical.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #define WISP_LOAD_H
 
 #include "chakra/et_graph.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
 
 G_BEGIN_DECLS

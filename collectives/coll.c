@@ -208,8 +208,9 @@ static void run_free(coll_run *r)
   g_free(r);
 }
 
-/* Unfinished collectives are dropped; free the library only after the
- * engine has stopped, since pending events point into it. */
+/* Unfinished collectives are dropped.  Queued events point into the
+ * runtime, so this follows sim.h's teardown rule: after the last sim_run,
+ * before the net and the engine. */
 void coll_rt_free(coll_rt *c)
 {
   if (c == NULL)
@@ -1074,7 +1075,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
         wait += r->step_extra[phase_of(r, k) - r->ph];
       if (wait > 0) {
         sl->state = SLOT_REDUCING;
-        sim_schedule_after(c->sim, wait, reduce_done, r, s);
+        sim_post_after(c->sim, wait, reduce_done, r, s);
         return FALSE;
       }
     } else if (sl->state == SLOT_REDUCING) {
@@ -1104,7 +1105,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       if (--r->chunks_left[m] == 0) {
         sim_time_ps post = member_post_delay(r, m);
         if (post > 0) {
-          sim_schedule_after(c->sim, post, member_post_done, r, (uint64_t)m);
+          sim_post_after(c->sim, post, member_post_done, r, (uint64_t)m);
           return FALSE;
         }
         r->members_left--;
@@ -1180,8 +1181,8 @@ static void xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
   r->slot[rec.src_slot].pend--;
   if (r->libmode) {
     if (rec.deliver_at > sim_now(c->sim))
-      sim_schedule_at(c->sim, rec.deliver_at, lib_deliver_ev, r,
-                      (uint64_t)rec.dst_slot | ((uint64_t)rec.dst_step << 32));
+      sim_post_at(c->sim, rec.deliver_at, lib_deliver_ev, r,
+                  (uint64_t)rec.dst_slot | ((uint64_t)rec.dst_step << 32));
     else
       lib_deliver(r, rec.dst_slot, rec.dst_step);
     return;
@@ -1537,7 +1538,7 @@ static void library_start(coll_rt *c, coll_run *r, const coll_desc *d, coll_info
     }
     if (pre > 0) {
       r->held[i] = 1;
-      sim_schedule_after(c->sim, pre, member_release, r, (uint64_t)i);
+      sim_post_after(c->sim, pre, member_release, r, (uint64_t)i);
     }
   }
   g_free(stage_in);
@@ -1946,7 +1947,7 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
   if (c->runs)
     c->runs->prev = r;
   c->runs = r;
-  sim_schedule_after(c->sim, r->nccl ? r->t_base : 0, run_begin, r, 0);
+  sim_post_after(c->sim, r->nccl ? r->t_base : 0, run_begin, r, 0);
 }
 
 void coll_start(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
@@ -2026,4 +2027,42 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   net_free(n);
   sim_engine_free(sim);
   return ok;
+}
+
+/* ---- Buffer lifecycle from the members' nodes (coll.h) ----
+ * Moved from the replay (issue 16): the hashes are the library model's
+ * business.  The collective's hash is splitmix64 stepped over the members'
+ * buffer ids; the point-to-point one mixes the two ids with
+ * wisp_mix64.  Both must stay as they are: they key the library's
+ * registration cache, so changing them changes hit/miss figures. */
+coll_lifecycle coll_desc_set_lifecycle(coll_desc *d, coll_member_comm_fn member, void *ctx, sim_time_ps now)
+{
+  uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
+  sim_time_ps latest = INT64_MIN;
+  int with = 0;
+  for (int k = 0; k < d->n_ranks; k++) {
+    const et_comm *c = member(ctx, k);
+    if (c == NULL || !c->has_alloc || c->buffer == 0)
+      continue;
+    with++;
+    latest = MAX(latest, c->alloc_ps);
+    h = wisp_mix64(h + c->buffer); /* a splitmix64 step over (h, member buffer) */
+  }
+  if (with == 0)
+    return COLL_LIFECYCLE_NONE;
+  if (with < d->n_ranks)
+    return COLL_LIFECYCLE_PARTIAL;
+  d->buffer = h != 0 ? h : 1;
+  d->alloc_known = TRUE;
+  d->alloc_time = MIN(latest, now);
+  return COLL_LIFECYCLE_KNOWN;
+}
+
+gboolean coll_p2p_lifecycle(const et_comm *send, const et_comm *recv, sim_time_ps now, uint64_t *buffer,
+                            sim_time_ps *alloc_time)
+{
+  gboolean known = send->has_alloc && recv->has_alloc && send->buffer != 0 && recv->buffer != 0;
+  *buffer = known ? wisp_mix64(send->buffer ^ wisp_mix64(recv->buffer)) | 1u : 0;
+  *alloc_time = known ? MIN(MAX(send->alloc_ps, recv->alloc_ps), now) : 0;
+  return known;
 }

@@ -112,6 +112,9 @@ typedef void (*coll_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie, int me
  * and with the library model's per-member DMA engine.) */
 typedef struct coll_rt coll_rt;
 coll_rt *coll_rt_new(sim_engine *sim, net *n, const coll_policy *policy);
+/* Frees the runtime and drops its unfinished collectives; free it after
+ * the last sim_run, before its net and the engine (sim.h, teardown): its
+ * queued events point into it and are dropped with the engine. */
 void coll_rt_free(coll_rt *c);
 
 /* Starts the collective now; done(ctx, cookie, i) is called once for each
@@ -135,6 +138,36 @@ void coll_start(coll_rt *c, const coll_desc *desc, coll_done_fn done, void *ctx,
  * coll_start.  O(1) plus coll_start's work for two members. */
 gboolean coll_p2p_start(coll_rt *c, int src, int dst, uint64_t bytes, uint64_t buffer, gboolean alloc_known,
                         sim_time_ps alloc_time, coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info);
+
+/* ---- Buffer lifecycle from the members' nodes (issue 16: the replay
+ * asks, the collective layer computes) ----
+ * The library model keys registration by one buffer id and one allocation
+ * time per operation (coll_desc.buffer / alloc_known / alloc_time); the
+ * replay knows each member's et_comm (buffer, has_alloc, alloc_ps: from
+ * memory events).  These two functions turn the members' attributes into
+ * the descriptor's lifecycle, so that the hash the library model sees is
+ * defined here, beside the model, and nowhere else. */
+typedef enum {
+  COLL_LIFECYCLE_NONE,     /* no member carries an allocation: the synthetic lifecycle applies */
+  COLL_LIFECYCLE_PARTIAL,  /* some members do, not all: synthetic too (the replay counts these) */
+  COLL_LIFECYCLE_KNOWN,    /* every member does: d's buffer, alloc_known and alloc_time are set */
+} coll_lifecycle;
+/* member(ctx, k) returns member k's communication attributes (k indexes
+ * d->ranks), or NULL when it has none.  Known: d->buffer is a splitmix64
+ * hash of the members' buffer ids in member order (never 0), and
+ * d->alloc_time the latest member's allocation (the group's registration
+ * can start only when every member's buffer exists), clamped to `now` (an
+ * allocation cannot follow its use).  Otherwise d is left as it was.
+ * O(members). */
+typedef const et_comm *(*coll_member_comm_fn)(void *ctx, int member);
+coll_lifecycle coll_desc_set_lifecycle(coll_desc *d, coll_member_comm_fn member, void *ctx, sim_time_ps now);
+/* The same for a point-to-point operation (coll_p2p_start's buffer,
+ * alloc_known, alloc_time): TRUE when both sides carry a buffer and an
+ * allocation time; *buffer is then a hash of the two ids (odd, so never
+ * 0) and *alloc_time the later allocation clamped to `now`.  FALSE sets
+ * both to 0.  O(1). */
+gboolean coll_p2p_lifecycle(const et_comm *send, const et_comm *recv, sim_time_ps now, uint64_t *buffer,
+                            sim_time_ps *alloc_time);
 
 /* Interference with compute (doc/libraries.md §9, reference §7): while a
  * library collective is in flight on a rank (from the start of the

@@ -25,7 +25,8 @@ typedef struct net net;
 typedef void (*net_done_fn)(sim_engine *sim, void *ctx, uint64_t cookie);
 
 net *net_new(sim_engine *sim, const topo *t, net_tier tier);
-/* Cancels the net's pending events, so free it before the engine. */
+/* Frees the net, withdrawing its pending events; free it after the last
+ * sim_run and before the engine (sim.h, teardown). */
 void net_free(net *n);
 net_tier net_get_tier(const net *n);
 const topo *net_get_topo(const net *n);

@@ -1,4 +1,4 @@
-/* test_critical.c: the critical path of a replay (simcore/sim_critical.h):
+/* test_critical.c: the critical path of a replay (replay/sim_critical.h):
  * binding predecessors, categories, straggler waits, the tiling of [0,
  * step], the sentence, and `wisp simulate --critical-path --json`.
  *
@@ -10,8 +10,8 @@
 #include "config.h"
 #include "chakra/et_io.h"
 #include "cli/wisp_cli.h"
-#include "simcore/sim_critical.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_critical.h"
+#include "replay/sim_report.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>

@@ -34,9 +34,9 @@
 
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
-#include "simcore/sim_replay.h"
-#include "simcore/sim_critical.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_replay.h"
+#include "replay/sim_critical.h"
+#include "replay/sim_report.h"
 #include "topologies/topo.h"
 #include "regress/test_util.h"
 

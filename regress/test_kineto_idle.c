@@ -36,7 +36,7 @@
 #include "config.h"
 
 #include "frontends/fe.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo.h"
 #include "regress/test_util.h"
 

@@ -30,7 +30,7 @@
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
 #include "frontends/kineto_graph.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo.h"
 #include "regress/test_util.h"
 

@@ -31,7 +31,7 @@
 #include "collectives/coll.h"
 #include "collectives/libraries/coll_library_internal.h"
 #include "collectives/coll_library_report.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -584,7 +584,7 @@ static void test_r_reg_6(void)
     sim_time_ps late = 0;
     sim_result *rr = replay(w, roa, tiers[ti]), *ri = replay(w, ideal, tiers[ti]);
     double over = (a2a_sum_ps(rr, &sv, &late) - a2a_sum_ps(ri, &sv, &late)) / (32.0 * B * (double)sv.period);
-    const coll_library_stats *ls = &rr->library_stats;
+    const coll_library_stats *ls = rr->library_stats;
     double hit = (double)ls->hits / (double)ls->ops;
     double cf = (double)p.t_chk / (double)sv.period;
     g_test_message("R-REG-6 %s: %d remaps in %d batches, %" G_GUINT64_FORMAT " known lifecycles; barrier hits %"
@@ -647,7 +647,7 @@ static void test_r_reg_7(void)
       sum[k] = a2a_sum_ps(r, &sv, &late);
       step[k] = r->step_time;
       if (k == 1)
-        misses = r->library_stats.jit_misses;
+        misses = r->library_stats->jit_misses;
       g_assert_cmpint(late, ==, 0);
       sim_result_free(r);
     }

@@ -9,7 +9,7 @@
 
 #include "frontends/fe.h"
 #include "frontends/kineto_mem.h"
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo.h"
 #include "collectives/libraries/coll_library_internal.h"
 
@@ -373,9 +373,9 @@ static e2e_out run_e2e(int64_t gap_us, int64_t gap1_us, coll_library_params *lp)
   g_assert_cmpuint(res->comms->len, ==, 2);
   const sim_comm_record *rec = &g_array_index(res->comms, sim_comm_record, 0);
   o.use_ps = rec->start;
-  o.hits = res->library_stats.hits;
-  o.blocked_max = res->library_stats.blocked_max_ps;
-  o.blocked_sum = res->library_stats.blocked_sum_ps;
+  o.hits = res->library_stats->hits;
+  o.blocked_max = res->library_stats->blocked_max_ps;
+  o.blocked_sum = res->library_stats->blocked_sum_ps;
   o.known = res->lifecycle_known;
   o.partial = res->lifecycle_partial;
   sim_result_free(res);

@@ -22,8 +22,8 @@
 #include "config.h"
 
 #include "collectives/libraries/coll_library_internal.h"
-#include "simcore/sim_critical.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_critical.h"
+#include "replay/sim_report.h"
 #include "topologies/topo.h"
 
 #include <glib/gstdio.h>

@@ -9,7 +9,7 @@
  */
 #include "config.h"
 #include "chakra/et_io.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -247,6 +247,62 @@ static void test_send_recv(void)
   topo_free(t);
 }
 
+/* A graph of independent sends (send[k] TRUE) or receives to or from
+ * `peer`, one per tag, all roots. */
+static et_graph *p2p_many(const gboolean *send, int peer, const int *tags, int n)
+{
+  et_builder *b = et_builder_new("p2p-many");
+  for (int k = 0; k < n; k++) {
+    uint32_t i = et_builder_add_node(b, (uint64_t)k + 1, send[k] ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV,
+                                     send[k] ? "send" : "recv", 0, 0);
+    et_comm c = {.bytes = 4096, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = send[k] ? -1 : peer,
+                 .dst = send[k] ? peer : -1, .tag = tags[k], .root = -1, .coll = ET_COLL_NONE};
+    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
+  }
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  return g;
+}
+
+/* Unmatched sends and receives are reported in (source, destination, tag)
+ * order, whatever order they were issued in, and a pair that matched
+ * (tag 7) is gone from the waiting table: rank 0 sends tags 9, 7, 3, 5;
+ * rank 1 receives tags 7 and 4.  Expected, from the rule in
+ * rp_match.c: rank 0's lines for tags 3, 5, 9, then rank 1's for tag 4. */
+static void test_p2p_wait_report(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "p2p-waits");
+  const gboolean s0[] = {TRUE, TRUE, TRUE, TRUE}, s1[] = {FALSE, FALSE};
+  const int t0[] = {9, 7, 3, 5}, t1[] = {7, 4};
+  w->ranks[0] = p2p_many(s0, 1, t0, 4);
+  w->ranks[1] = p2p_many(s1, 0, t1, 2);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_null(r);
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK);
+  g_test_message("%s", error->message);
+  const char *want[] = {
+    "\n  rank 0 waits for rank 1 to post the matching receive (tag 3)",
+    "\n  rank 0 waits for rank 1 to post the matching receive (tag 5)",
+    "\n  rank 0 waits for rank 1 to post the matching receive (tag 9)",
+    "\n  rank 1 waits for rank 0 to send (tag 4)",
+  };
+  const char *at = error->message;
+  for (guint k = 0; k < G_N_ELEMENTS(want); k++) {
+    const char *hit = strstr(at, want[k]);
+    g_test_message("expected line %u in order: %s", k, hit ? "found" : "missing");
+    g_assert_nonnull(hit);
+    at = hit + 1;
+  }
+  g_assert_null(strstr(error->message, "(tag 7)"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
 /* Rank 1 never issues the all-reduce rank 0 waits on. */
 static void test_deadlock_report(void)
 {
@@ -355,6 +411,7 @@ int main(int argc, char **argv)
   g_test_add_func("/replay/overlap-and-edges", test_overlap_and_edges);
   g_test_add_func("/replay/send-recv", test_send_recv);
   g_test_add_func("/replay/deadlock-report", test_deadlock_report);
+  g_test_add_func("/replay/p2p-wait-report", test_p2p_wait_report);
   g_test_add_func("/replay/mismatch", test_mismatch);
   g_test_add_func("/replay/determinism-and-json", test_determinism_and_json);
   g_test_add_func("/replay/too-many-ranks", test_too_many_ranks);

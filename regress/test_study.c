@@ -8,7 +8,7 @@
  */
 #include "config.h"
 #include "studies/study.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 
 #include <glib/gstdio.h>
 #include <math.h>

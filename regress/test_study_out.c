@@ -10,7 +10,7 @@
  */
 #include "config.h"
 #include "studies/study.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 
 #include <cjson/cJSON.h>
 #include <glib/gstdio.h>

@@ -146,7 +146,7 @@ G_GNUC_UNUSED static et_workload *test_et_round_trip(et_workload *w, const char 
 /* Step time of w (2 ranks) replayed on two fully connected endpoints of
  * link bandwidth `bandwidth` (a wisp unit string) and zero latency, the
  * analytical tier; asserts that the run succeeds.  Needs
- * simcore/sim_replay.h and topologies/topo.h. */
+ * replay/sim_replay.h and topologies/topo.h. */
 G_GNUC_UNUSED static sim_time_ps test_replay_pair(const et_workload *w, const char *bandwidth)
 {
   char *yaml = g_strdup_printf("schema_version: 1\nlibrary: {name: ideal}\nname: pair\nmodel: analytical\ndims:\n"

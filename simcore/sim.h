@@ -13,6 +13,23 @@
  *
  * A handler receives the engine, the context pointer given at scheduling and
  * one 64-bit argument.  Handlers may schedule and cancel events freely.
+ *
+ * Handles: schedule with sim_schedule_at/after only when the event may be
+ * cancelled, and keep the handle; every other event is posted
+ * (sim_post_at/after), which costs no handle slot.
+ *
+ * Teardown (the one rule every user of the engine follows): a model that
+ * schedules events whose context points into its own state (net/, the
+ * collectives, the replay) is freed after the last sim_run() has returned
+ * and before the engine, in the reverse order of creation.  No handler
+ * runs after that last sim_run, so events still queued are simply dropped
+ * by sim_engine_free(); a model's free function may also withdraw its
+ * events with sim_cancel() (net_free does), but it must not schedule any.
+ * Freeing a model while a later sim_run() could still reach its events is
+ * a use after free.  A free function touches the engine only to withdraw
+ * events its model still has queued, so a model with none queued (all its
+ * work finished) may be read and freed after the engine is gone, for its
+ * statistics (regress/test_net.c keeps a net that way).
  */
 #ifndef WISP_SIM_H
 #define WISP_SIM_H
@@ -32,6 +49,8 @@ typedef uint64_t sim_event_id;
 /* checked = TRUE verifies the queue invariants after every push and pop (slow;
  * for tests and --check runs). */
 sim_engine *sim_engine_new(gboolean checked);
+/* Frees the engine and drops the events still queued without running
+ * them; free its users first (teardown rule above). */
 void sim_engine_free(sim_engine *sim);
 
 sim_time_ps sim_now(const sim_engine *sim);

@@ -14,7 +14,7 @@
 #ifndef WISP_STUDY_H
 #define WISP_STUDY_H
 
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
 
 G_BEGIN_DECLS
@@ -59,7 +59,7 @@ void study_summarize(const sim_result *r, study_summary *out);
 gboolean study_run_point(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
                          study_summary *out, GError **error);
 /* The same; when critical is not NULL the run also records its critical
- * path (simcore/sim_critical.h) and hands it over in *critical (free with
+ * path (replay/sim_critical.h) and hands it over in *critical (free with
  * sim_crit_path_free; NULL on failure). */
 gboolean study_run_point_critical(const et_workload *w, const topo_variant *v, const sim_replay_options *opt,
                                   study_summary *out, sim_critical_path **critical, GError **error);

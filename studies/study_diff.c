@@ -1,5 +1,5 @@
 /* study_diff.c: `wisp diff A.json B.json`: deltas between two simulate
- * reports (schema_version 1, simcore/sim_report.h), per rank, per
+ * reports (schema_version 1, replay/sim_report.h), per rank, per
  * communicator group and per collective type.
  *
  * Reports are read with cJSON (strict: one JSON value, nothing after it).

@@ -16,7 +16,7 @@
  */
 #include "config.h"
 #include "studies/study_sweep.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 #include "common/wisp_json.h"
 
 #include <errno.h>

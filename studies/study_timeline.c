@@ -18,7 +18,7 @@
  * written to a temporary name and renamed when complete. */
 #include "config.h"
 #include "studies/study.h"
-#include "simcore/sim_report.h"
+#include "replay/sim_report.h"
 #include "common/wisp_json.h"
 
 #include <stdlib.h>

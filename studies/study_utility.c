@@ -6,8 +6,8 @@
  * graphs (nothing is re-parsed) and builds its own topology. */
 #include "config.h"
 #include "studies/study.h"
-#include "simcore/sim_report.h"
-#include "simcore/sim_critical.h"
+#include "replay/sim_report.h"
+#include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 
 #include <math.h>

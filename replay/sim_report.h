@@ -15,7 +15,7 @@
  *   links[]       {link, src, dst, tier, bytes, bandwidth_GBps, utilization}: links that carried bytes,
  *                 by link index; utilization = bytes / (bandwidth x step time)
  *   busiest_links[] the SIM_REPORT_TOP_LINKS links of highest utilization (same fields; ties by index)
- *   critical_path (only when the run recorded it, sim_replay_options.critical_path; simcore/sim_critical.h):
+ *   critical_path (only when the run recorded it, sim_replay_options.critical_path; replay/sim_critical.h):
  *                 {end_rank, step_time_ns, nodes (on the path),
  *                  by_category {compute_ns, host_ns, idle_ns, communication_ns, communication_replayed_ns,
  *                               other_ns} (sums to step_time_ns),
@@ -29,7 +29,7 @@
 #ifndef WISP_SIM_REPORT_H
 #define WISP_SIM_REPORT_H
 
-#include "simcore/sim_replay.h"
+#include "replay/sim_replay.h"
 #include "common/wisp_json.h"
 
 G_BEGIN_DECLS

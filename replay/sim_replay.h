@@ -27,8 +27,20 @@
  *  - If the queue empties while nodes remain unfinished, the run fails with
  *    a WISP_ERROR_DEADLOCK error naming what each blocked rank waits for.
  *
- * Cost: O(log q) per node event (q = pending events) plus the collective
- * and network models; memory is O(nodes) for in-degree counters.
+ * Layout (rp_internal.h): scheduling in rp_sched.c, matching in
+ * rp_match.c, the driver in sim_replay.c.  The replay sits above
+ * collectives/ and net/ and drives the engine of simcore/, which knows
+ * nothing of it.
+ *
+ * Cost: per node, amortized O(1) engine work (one posted event; the queue
+ * is a radix heap, simcore/sim.h) plus O(children) to release its
+ * children; per communication issue O(1) expected hash operations, per
+ * collective start O(members) (buffer lifecycle, critical-path record);
+ * plus the collective and network models' own work.  Memory: 4 bytes per
+ * node (in-degree) and 8 per communication attribute record (issue time),
+ * one sim_comm_record per finished communication (sim_result.comms), what
+ * is waiting or in flight in the matching tables (freed as it completes),
+ * and 12 bytes per node for the critical path when asked.
  */
 #ifndef WISP_SIM_REPLAY_H
 #define WISP_SIM_REPLAY_H
@@ -43,7 +55,7 @@ G_BEGIN_DECLS
  * time it started running (for communication: when this rank issued it);
  * comm_done for every communication record.  Either may be NULL. */
 typedef struct sim_comm_record sim_comm_record;
-typedef struct sim_critical_path sim_critical_path; /* simcore/sim_critical.h */
+typedef struct sim_critical_path sim_critical_path; /* replay/sim_critical.h */
 typedef struct {
   void (*node_done)(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end);
   void (*comm_done)(void *ctx, const sim_comm_record *rec);
@@ -63,7 +75,7 @@ typedef struct {
   gboolean measured_starts; /* start each rank at its measured window start (et_workload.measured_start_ps)
                               instead of all at 0; an error when the workload carries none */
   gboolean critical_path;  /* record binding predecessors and build sim_result.critical
-                              (simcore/sim_critical.h; O(nodes) memory, off: no cost) */
+                              (replay/sim_critical.h; O(nodes) memory, off: no cost) */
 } sim_replay_options;
 
 typedef struct {
@@ -119,7 +131,10 @@ typedef struct {
   uint32_t n_links;
   uint64_t *link_bytes;    /* per topology link */
   coll_library_kind library;     /* communication library modeled (config `library:`) */
-  coll_library_stats library_stats; /* its registration / staging / core figures */
+  /* Its registration / staging / core figures (collectives/coll_library.h),
+   * a copy owned by the result: NULL when the library has no engine of its
+   * own (nccl), so the result does not embed the library model's state. */
+  coll_library_stats *library_stats;
   sim_critical_path *critical;   /* the critical path when options.critical_path, else NULL */
   gboolean measured_starts;      /* ranks started at their measured starts (options.measured_starts) */
   gboolean interference;         /* the library slows compute beside its communication (doc/libraries.md §9) */

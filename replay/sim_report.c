@@ -1,7 +1,7 @@
 /* sim_report.c: human and JSON output of a replay (see sim_report.h). */
 #include "config.h"
-#include "simcore/sim_report.h"
-#include "simcore/sim_critical.h"
+#include "replay/sim_report.h"
+#include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
 #include "collectives/libraries/coll_nccl.h"
@@ -163,94 +163,99 @@ gboolean sim_report_write_json(const sim_result *r, const et_workload *w, const 
   return sim_report_write_json_ext(r, w, t, path, NULL, NULL, error);
 }
 
-gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, const topo *t, const char *path,
-                                   sim_report_extra_fn extra, void *ctx, GError **error)
+/* The report's scalar head: versions, inputs, step times, counts. */
+static void write_head(wisp_json *j, const sim_result *r, const et_workload *w, const topo *t)
 {
-  wisp_afile *f = wisp_afile_open(path, error);
-  if (f == NULL)
-    return FALSE;
-  FILE *out = wisp_afile_stream(f);
-  wisp_json j;
-  wisp_json_init(&j, out, 3);
-  wisp_json_begin_object(&j, NULL);
-  wisp_json_int(&j, "schema_version", WISP_REPORT_SCHEMA_VERSION);
-  wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
-  wisp_json_begin_object(&j, "workload");
-  wisp_json_string(&j, "source", w->source);
-  wisp_json_int(&j, "n_ranks", w->n_ranks);
-  wisp_json_end_object(&j);
-  wisp_json_begin_object(&j, "network");
-  wisp_json_string(&j, "source", topo_source(t));
-  wisp_json_string(&j, "tier", net_tier_name(r->tier));
-  wisp_json_end_object(&j);
-  wisp_json_ns(&j, "step_time_ns", r->step_time);
+  wisp_json_int(j, "schema_version", WISP_REPORT_SCHEMA_VERSION);
+  wisp_json_string(j, "wisp_version", PACKAGE_VERSION);
+  wisp_json_begin_object(j, "workload");
+  wisp_json_string(j, "source", w->source);
+  wisp_json_int(j, "n_ranks", w->n_ranks);
+  wisp_json_end_object(j);
+  wisp_json_begin_object(j, "network");
+  wisp_json_string(j, "source", topo_source(t));
+  wisp_json_string(j, "tier", net_tier_name(r->tier));
+  wisp_json_end_object(j);
+  wisp_json_ns(j, "step_time_ns", r->step_time);
   sim_time_ps sum = 0;
   for (int k = 0; k < r->n_ranks; k++)
     sum += r->ranks[k].finish;
-  wisp_json_ns(&j, "mean_finish_ns", r->n_ranks ? sum / r->n_ranks : 0);
+  wisp_json_ns(j, "mean_finish_ns", r->n_ranks ? sum / r->n_ranks : 0);
   sim_time_ps measured = sim_report_measured_end(w, r->measured_starts, NULL);
   if (measured >= 0)
-    wisp_json_ns(&j, "measured_step_ns", measured);
+    wisp_json_ns(j, "measured_step_ns", measured);
   else
-    wisp_json_string(&j, "measured_step_ns", NULL);
-  wisp_json_uint(&j, "events", r->events);
-  wisp_json_uint(&j, "assumed_roots", r->assumed_roots);
-  sim_report_json_unsimulated(&j, w);
+    wisp_json_string(j, "measured_step_ns", NULL);
+  wisp_json_uint(j, "events", r->events);
+  wisp_json_uint(j, "assumed_roots", r->assumed_roots);
+  sim_report_json_unsimulated(j, w);
+}
 
-  wisp_json_begin_array(&j, "ranks");
+/* ranks[]: the per-rank accounting. */
+static void write_ranks(wisp_json *j, const sim_result *r, const et_workload *w)
+{
+  wisp_json_begin_array(j, "ranks");
   for (int k = 0; k < r->n_ranks; k++) {
     const sim_rank_stats *s = &r->ranks[k];
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_int(&j, "rank", s->rank);
-    wisp_json_ns(&j, "finish_ns", s->finish);
-    wisp_json_ns(&j, "compute_ns", s->compute);
-    wisp_json_ns(&j, "exposed_comm_ns", s->exposed_comm);
-    wisp_json_ns(&j, "overlapped_comm_ns", s->overlapped_comm);
-    wisp_json_ns(&j, "idle_ns", s->idle);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_int(j, "rank", s->rank);
+    wisp_json_ns(j, "finish_ns", s->finish);
+    wisp_json_ns(j, "compute_ns", s->compute);
+    wisp_json_ns(j, "exposed_comm_ns", s->exposed_comm);
+    wisp_json_ns(j, "overlapped_comm_ns", s->overlapped_comm);
+    wisp_json_ns(j, "idle_ns", s->idle);
     sim_time_ps lag, unexplained;
     et_graph_fixed_idle(w->ranks[k], &lag, &unexplained);
-    wisp_json_ns(&j, "unexplained_idle_ns", unexplained);
-    wisp_json_ns(&j, "launch_lag_ns", lag);
-    wisp_json_uint(&j, "nodes", s->nodes);
-    wisp_json_uint(&j, "compute_slots", s->compute_slots);
+    wisp_json_ns(j, "unexplained_idle_ns", unexplained);
+    wisp_json_ns(j, "launch_lag_ns", lag);
+    wisp_json_uint(j, "nodes", s->nodes);
+    wisp_json_uint(j, "compute_slots", s->compute_slots);
     if (r->interference) {
-      wisp_json_ns(&j, "interference_ns", s->interference);
-      wisp_json_ns(&j, "interfered_compute_ns", s->interfered_compute);
+      wisp_json_ns(j, "interference_ns", s->interference);
+      wisp_json_ns(j, "interfered_compute_ns", s->interfered_compute);
     }
-    wisp_json_end_object(&j);
+    wisp_json_end_object(j);
   }
-  wisp_json_end_array(&j);
+  wisp_json_end_array(j);
+}
 
-  wisp_json_begin_array(&j, "collectives");
+/* collectives[]: one object per communication record, in record order. */
+static void write_comms(wisp_json *j, const sim_result *r, const et_workload *w)
+{
+  wisp_json_begin_array(j, "collectives");
   for (guint k = 0; k < r->comms->len; k++) {
     const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_int(&j, "rank", c->rank);
-    wisp_json_uint(&j, "node_id", c->node_id);
-    wisp_json_string(&j, "op", sim_report_op_name(c));
-    wisp_json_string(&j, "group", group_name(w, c->group));
-    wisp_json_int(&j, "n_ranks", c->n_ranks);
-    wisp_json_int(&j, "peer", c->peer);
-    wisp_json_uint(&j, "bytes", c->bytes);
-    wisp_json_string(&j, "algorithm", coll_algo_name(c->algo));
+    wisp_json_begin_object(j, NULL);
+    wisp_json_int(j, "rank", c->rank);
+    wisp_json_uint(j, "node_id", c->node_id);
+    wisp_json_string(j, "op", sim_report_op_name(c));
+    wisp_json_string(j, "group", group_name(w, c->group));
+    wisp_json_int(j, "n_ranks", c->n_ranks);
+    wisp_json_int(j, "peer", c->peer);
+    wisp_json_uint(j, "bytes", c->bytes);
+    wisp_json_string(j, "algorithm", coll_algo_name(c->algo));
     if (c->nccl_algo >= 0) {
       /* library nccl: the tuner's choice, as collbench's JSON */
-      wisp_json_string(&j, "nccl_algorithm", coll_nccl_algo_name((coll_nccl_algo)c->nccl_algo));
-      wisp_json_string(&j, "protocol", coll_proto_name((coll_proto)c->proto));
+      wisp_json_string(j, "nccl_algorithm", coll_nccl_algo_name((coll_nccl_algo)c->nccl_algo));
+      wisp_json_string(j, "protocol", coll_proto_name((coll_proto)c->proto));
     }
-    wisp_json_ns(&j, "issue_ns", c->issue);
-    wisp_json_ns(&j, "start_ns", c->start);
-    wisp_json_ns(&j, "end_ns", c->end);
-    wisp_json_double(&j, "time_us", (double)(c->end - c->start) / 1e6, 6);
+    wisp_json_ns(j, "issue_ns", c->issue);
+    wisp_json_ns(j, "start_ns", c->start);
+    wisp_json_ns(j, "end_ns", c->end);
+    wisp_json_double(j, "time_us", (double)(c->end - c->start) / 1e6, 6);
     double a = algbw_GBps(c);
-    wisp_json_double(&j, "algbw_GBps", a, 6);
-    wisp_json_double(&j, "busbw_GBps", a * c->busbw_factor, 6);
-    wisp_json_ns(&j, "measured_ns", c->measured);
-    wisp_json_end_object(&j);
+    wisp_json_double(j, "algbw_GBps", a, 6);
+    wisp_json_double(j, "busbw_GBps", a * c->busbw_factor, 6);
+    wisp_json_ns(j, "measured_ns", c->measured);
+    wisp_json_end_object(j);
   }
-  wisp_json_end_array(&j);
+  wisp_json_end_array(j);
+}
 
-  /* Traffic per group and per op type, in a deterministic order. */
+/* groups[] and op_types[]: traffic per group and per op type, in a
+ * deterministic order (group index then world; op code then send, recv). */
+static void write_traffic(wisp_json *j, const sim_result *r, const et_workload *w)
+{
   guint n_groups = w->groups->len;
   uint64_t *gbytes = g_new0(uint64_t, n_groups + 1), *gops = g_new0(uint64_t, n_groups + 1);
   uint64_t tbytes[256] = {0}, tops[256] = {0};
@@ -269,44 +274,60 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
       sops[s]++;
     }
   }
-  wisp_json_begin_array(&j, "groups");
+  wisp_json_begin_array(j, "groups");
   for (guint gi = 0; gi <= n_groups; gi++) {
     if (gops[gi] == 0)
       continue;
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_string(&j, "group", et_workload_group_name(w, gi == n_groups ? ET_GROUP_WORLD : gi));
-    wisp_json_int(&j, "n_ranks", gi == n_groups ? w->n_ranks : et_workload_group(w, gi)->n_ranks);
-    wisp_json_uint(&j, "ops", gops[gi]);
-    wisp_json_uint(&j, "bytes", gbytes[gi]);
-    wisp_json_end_object(&j);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_string(j, "group", et_workload_group_name(w, gi == n_groups ? ET_GROUP_WORLD : gi));
+    wisp_json_int(j, "n_ranks", gi == n_groups ? w->n_ranks : et_workload_group(w, gi)->n_ranks);
+    wisp_json_uint(j, "ops", gops[gi]);
+    wisp_json_uint(j, "bytes", gbytes[gi]);
+    wisp_json_end_object(j);
   }
-  wisp_json_end_array(&j);
-  wisp_json_begin_array(&j, "op_types");
+  wisp_json_end_array(j);
+  wisp_json_begin_array(j, "op_types");
   for (int op = 0; op < 256; op++) {
     if (tops[op] == 0)
       continue;
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_string(&j, "op", et_coll_short_name(op));
-    wisp_json_uint(&j, "count", tops[op]);
-    wisp_json_uint(&j, "bytes", tbytes[op]);
-    wisp_json_end_object(&j);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_string(j, "op", et_coll_short_name(op));
+    wisp_json_uint(j, "count", tops[op]);
+    wisp_json_uint(j, "bytes", tbytes[op]);
+    wisp_json_end_object(j);
   }
   for (int s = 0; s < 2; s++) {
     if (sops[s] == 0)
       continue;
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_string(&j, "op", s ? "recv" : "send");
-    wisp_json_uint(&j, "count", sops[s]);
-    wisp_json_uint(&j, "bytes", sbytes[s]);
-    wisp_json_end_object(&j);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_string(j, "op", s ? "recv" : "send");
+    wisp_json_uint(j, "count", sops[s]);
+    wisp_json_uint(j, "bytes", sbytes[s]);
+    wisp_json_end_object(j);
   }
-  wisp_json_end_array(&j);
+  wisp_json_end_array(j);
   g_free(gbytes);
   g_free(gops);
+}
+
+gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, const topo *t, const char *path,
+                                   sim_report_extra_fn extra, void *ctx, GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  FILE *out = wisp_afile_stream(f);
+  wisp_json j;
+  wisp_json_init(&j, out, 3);
+  wisp_json_begin_object(&j, NULL);
+  write_head(&j, r, w, t);
+  write_ranks(&j, r, w);
+  write_comms(&j, r, w);
+  write_traffic(&j, r, w);
   write_links(&j, r, t);
   wisp_json_string(&j, "library", coll_library_name(r->library));
-  if (coll_library_has_engine(r->library)) {
-    coll_library_json_stats(&j, "library_stats", &r->library_stats);
+  if (r->library_stats != NULL) {
+    coll_library_json_stats(&j, "library_stats", r->library_stats);
     wisp_json_uint(&j, "lifecycle_known", r->lifecycle_known);
     wisp_json_uint(&j, "lifecycle_partial", r->lifecycle_partial);
   }
@@ -508,9 +529,9 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     else
       fprintf(out, "compute slots: %u to %u per rank\n", lo, hi);
   }
-  if (coll_library_has_engine(r->library)) {
+  if (r->library_stats != NULL) {
     fprintf(out, "communication library: %s\n", coll_library_name(r->library));
-    coll_library_print_stats(out, &r->library_stats);
+    coll_library_print_stats(out, r->library_stats);
     fprintf(out, "buffer lifecycle: %" G_GUINT64_FORMAT " collective(s) with measured allocations, %" G_GUINT64_FORMAT
             " with allocations on some members only (synthetic model used), the rest synthetic\n",
             r->lifecycle_known, r->lifecycle_partial);

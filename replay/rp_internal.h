@@ -1,0 +1,143 @@
+/* rp_internal.h: the replay's private state, shared by its three parts
+ * (prefix rp_; not installed):
+ *  - rp_sched.c: scheduling.  Per-rank in-degree counters, the compute
+ *    and CPU slots with their FIFO wait queues, busy-time accounting,
+ *    node start and finish, and the interference model that re-times
+ *    compute slowed by library communication.
+ *  - rp_match.c: matching.  Collectives gathered per (group, sequence)
+ *    until every member has issued, point-to-point sends and receives
+ *    paired per (source, destination, tag) in FIFO order, both handed to
+ *    collectives/ or net/; the lists of what is still waiting for the
+ *    deadlock report.
+ *  - sim_replay.c: the driver.  Input checks, setup, the run, the result
+ *    and the deadlock error, teardown.
+ * Every node finishes through an engine event, never re-entrantly, so the
+ * replay needs no recursion.
+ */
+#ifndef WISP_RP_INTERNAL_H
+#define WISP_RP_INTERNAL_H
+
+#include "replay/sim_replay.h"
+#include "replay/sim_critical.h"
+
+G_BEGIN_DECLS
+
+/* A rank's ready queue for one slot kind: a growable ring of node indices. */
+typedef struct {
+  uint32_t *items;
+  uint32_t head, len, cap;
+} rp_fifo;
+
+typedef struct rp_replay rp_replay;
+
+/* A compute node in progress under the interference model: its remaining
+ * work in picoseconds of undisturbed compute, when that was last brought
+ * up to date, when it started and its (cancellable) finish event. */
+typedef struct {
+  uint32_t node;
+  sim_time_ps left, t_last, start;
+  sim_event_id ev;
+} rp_ovl_node;
+
+typedef struct {
+  rp_replay *rp;
+  int rank;
+  const et_graph *g;
+  uint32_t *indeg;          /* remaining unfinished parents per node */
+  uint32_t finished;        /* nodes finished */
+  rp_fifo compute_wait, cpu_wait;
+  unsigned compute_slots;   /* this rank's GPU compute slots */
+  unsigned compute_busy, cpu_busy;
+  uint32_t *group_seq;      /* per group (n_groups + 1 for world): next sequence */
+  sim_time_ps *comm_issue;  /* per comm record: issue time */
+  /* Busy-time accounting: counts of running compute and comm nodes and the
+   * time of the last change. */
+  int n_compute, n_comm;
+  sim_time_ps last_change;
+  sim_time_ps t_compute_only, t_both, t_comm_only, t_idle;
+  sim_time_ps finish;
+  /* Interference (rp_replay.ovl only): compute progresses at rate 1 / slow
+   * (slow = 1 + delta of the library communication in flight here);
+   * running holds the GPU compute nodes in progress (at most
+   * compute_slots).  t_added: compute time added by the slowdown;
+   * t_under: undisturbed work done while slow > 1. */
+  double slow;
+  rp_ovl_node *running;
+  unsigned n_running;
+  sim_time_ps t_added, t_under;
+} rp_rank;
+
+/* A point-to-point operation in flight (both sides issued).  Slots are
+ * reused through a free list, so the pool holds at most the operations in
+ * flight at once. */
+typedef struct {
+  int src, dst;
+  uint32_t send_node, recv_node;
+  uint64_t bytes;
+  sim_time_ps start;
+  int sides_done;           /* library point-to-point: sides finished */
+  uint32_t next_free;       /* free list link while the slot is unused */
+} rp_p2p_op;
+
+struct rp_replay {
+  const et_workload *w;
+  sim_engine *sim;
+  net *net;
+  coll_rt *coll;
+  gboolean p2p_lib;         /* a library runs point-to-point (coll_p2p_start), not nccl */
+  coll_policy *policy;
+  const sim_replay_observer *obs;
+  rp_rank *ranks;
+  int *world_ranks;
+  GHashTable *insts;        /* (group, seq) key -> rp_coll_inst* (rp_match.c) */
+  GHashTable *p2p_wait;     /* rp_p2p_key* -> rp_p2p_wait* holding the unmatched side's nodes (rp_match.c) */
+  GArray *p2p_ops;          /* rp_p2p_op pool; cookie = index */
+  uint32_t p2p_free;        /* head of the pool's free list, or ET_NONE */
+  GHashTable **member_index;/* per group: rank -> member index + 1 */
+  GArray *comms;
+  uint64_t assumed_roots;
+  uint64_t lifecycle_known, lifecycle_partial;
+  sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */
+  gboolean ovl;             /* the library slows compute (coll_rt_set_slowdown_hook) */
+  GError *error;
+};
+
+/* ---- rp_sched.c ---- */
+
+/* Records the run's first error (later ones are dropped) and stops the engine. */
+void rp_fail(rp_replay *rp, GError *e);
+gboolean rp_is_comm_node(const et_node *n);
+/* Node i of the rank became ready: it takes its slot or waits for one,
+ * then runs (timed nodes), or is handed to matching (communication). */
+void rp_start_node(rp_rank *rs, uint32_t i);
+/* Node i finished now: accounting, observer, children, slot hand-over.
+ * started: when it began running, or -1 when it is not a stretched compute
+ * node (the observer then derives it). */
+void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started);
+/* Starts every node of the rank without parents. */
+void rp_start_roots(rp_rank *rs);
+/* Engine handler: a rank that begins later than time 0 (measured starts). */
+void rp_on_rank_begin(sim_engine *sim, void *ctx, uint64_t arg);
+/* coll_slowdown_fn: rank's delta changed now (ctx: the rp_replay). */
+void rp_on_slowdown(sim_engine *sim, void *ctx, int rank, double delta);
+
+/* ---- rp_match.c ---- */
+
+/* Creates and frees the matching tables (insts, p2p_wait, p2p_ops). */
+void rp_match_init(rp_replay *rp);
+void rp_match_free(rp_replay *rp);
+/* Issues rank rs's communication node i: a collective member, or a send
+ * or receive. */
+void rp_issue_collective(rp_rank *rs, uint32_t i);
+void rp_issue_p2p(rp_rank *rs, uint32_t i);
+/* Member index of `rank` in group `group`, or -1. */
+int rp_member_of(const rp_replay *rp, uint32_t group, int rank);
+/* Appends to s, one "\n  ..." line each and at most max_lines - *lines
+ * of them, what rank r issued that waits for another rank: collectives
+ * whose other members did not issue (one missing member per collective),
+ * sends without a receive and receives without a send (ordered by
+ * (source, destination, tag)).  Returns TRUE when it wrote a line. */
+gboolean rp_match_describe_waits(const rp_replay *rp, int r, GString *s, int *lines, int max_lines);
+
+G_END_DECLS
+#endif
