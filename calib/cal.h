@@ -241,8 +241,6 @@ gboolean cal_write_baseline_json(const sim_result *r, const et_workload *w, cons
  * unknown or |step error| > max_pct. */
 gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double max_pct, GError **error);
 
-/* `wisp calibrate TRACE [--cluster CONFIG] -o calibrated.yaml` (cli/cmd_calibrate.c). */
-int wisp_cmd_calibrate(int argc, char **argv);
 
 G_END_DECLS
 #endif

@@ -9,6 +9,7 @@
  * replays it as wisp does, and prints what ASTRA-sim cannot express.
  */
 #include "config.h"
+#include "cli/wisp_cli.h"
 #include "frontends/fe.h"
 #include "chakra/et_astra.h"
 #include "chakra/et_io.h"

@@ -4,6 +4,7 @@
  * names the file and byte offset), 2 on bad usage.
  */
 #include "config.h"
+#include "cli/wisp_cli.h"
 #include "frontends/fe.h"
 #include "cli/wisp_load.h"
 #include "chakra/et_io.h"

@@ -11,6 +11,18 @@ int wisp_cmd_simulate(int argc, char **argv);
  * it is not part of libwisp). */
 int wisp_cmd_collbench(int argc, char **argv);
 
+/* The other subcommands (cli/cmd_*.c); declared here, not in the
+ * installed headers of the layers they drive, since libwisp does not hold
+ * them. */
+int wisp_cmd_inspect(int argc, char **argv);
+int wisp_cmd_convert(int argc, char **argv);
+int wisp_cmd_calibrate(int argc, char **argv);
+int wisp_cmd_utility(int argc, char **argv);
+int wisp_cmd_sweep(int argc, char **argv);
+int wisp_cmd_sweep_merge(int argc, char **argv);
+int wisp_cmd_diff(int argc, char **argv);
+int wisp_cmd_topo(int argc, char **argv);
+
 /* Prints "wisp: error: <message>" to stderr and returns exit status 1. */
 int wisp_cli_fail(GError *error);
 

@@ -150,9 +150,6 @@ et_workload *fe_kineto_load(const char *const *paths, int n_paths, const fe_kine
  * loader (wisp simulate) dispatch without guessing from content. */
 gboolean fe_kineto_looks_like_trace(const char *path);
 
-/* `wisp inspect TRACE...` and `wisp convert TRACE... -o OUT/`. */
-int wisp_cmd_inspect(int argc, char **argv);
-int wisp_cmd_convert(int argc, char **argv);
 
 G_END_DECLS
 #endif

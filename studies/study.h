@@ -163,12 +163,5 @@ gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim
 gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, int max_rows, const char *json_path,
                             GError **error);
 
-/* ---- commands (cli/cmd_*.c) ---- */
-
-int wisp_cmd_utility(int argc, char **argv);
-int wisp_cmd_sweep(int argc, char **argv);
-int wisp_cmd_sweep_merge(int argc, char **argv);
-int wisp_cmd_diff(int argc, char **argv);
-
 G_END_DECLS
 #endif

@@ -144,8 +144,6 @@ wisp_bw_Bps topo_bisection_bw(const topo *t);
  * --route A:B`). */
 void topo_print_route(const topo *t, int src_rank, int dst_rank, FILE *out);
 
-/* `wisp topo CONFIG [--dot FILE] [--route A:B ...]` (cli/cmd_topo.c). */
-int wisp_cmd_topo(int argc, char **argv);
 
 G_END_DECLS
 #endif
