@@ -157,11 +157,11 @@ typedef struct {
   /* Counts of things the reader dropped or repaired, reported by `wisp inspect`. */
   uint64_t dropped_dangling_ctrl;
   uint64_t dropped_attrs;
-  /* Additions (chakra helper): more counters and the input's name. */
   uint64_t dropped_cycle_edges;  /* edges removed by ET_BUILD_BREAK_CYCLES */
   uint64_t ignored_ctrl_edges;   /* ctrl-only edges left out by ET_BUILD_DATA_DEPS_ONLY */
   uint64_t merged_dup_edges;     /* repeated (node, parent) pairs merged into one entry */
   uint64_t replay_comm_nodes;    /* COMM nodes turned into ET_FLAG_REPLAY by the reader */
+  /* The input's name. */
   char *source;                  /* input name given to et_builder_new (for messages) */
   uint32_t n_splits;             /* entries in splits[] */
   uint32_t split_width;          /* sizes per ALL_TO_ALLV node (all equal; 0 when none) */

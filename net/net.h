@@ -40,7 +40,7 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
 uint64_t net_link_bytes(const net *n, uint32_t link);
 uint64_t net_transfers(const net *n);
 
-/* Additions (tier B, see doc/network-models.md).  Flows currently in the
+/* The flow tier (tier B, doc/network-models.md): flows currently in the
  * solver; flow start and finish events so far; the solver's counters
  * (zero for tier A); the full re-solve debug switch (no effect on tier A). */
 size_t net_active_flows(const net *n);

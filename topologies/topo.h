@@ -123,8 +123,8 @@ const char *topo_source(const topo *t);
 void topo_print(const topo *t, FILE *out);
 void topo_print_dot(const topo *t, FILE *out);
 
-/* Additions (topology layer): endpoint view and summary figures.
- * Endpoints are nodes 0 .. topo_n_endpoints()-1; switches follow. */
+/* Endpoint view and summary figures.  Endpoints are nodes
+ * 0 .. topo_n_endpoints()-1; switches follow. */
 uint32_t topo_n_endpoints(const topo *t);
 uint32_t topo_rank_endpoint(const topo *t, int rank);
 gboolean topo_node_is_endpoint(const topo *t, uint32_t node);
