@@ -11,6 +11,7 @@
 # about five minutes on two cores, 281 s of it the collbench of the
 # 1536-rank cloudmatrix384-x2 (its NCCL plans at 1 GiB).
 set -u
+[ $# -eq 2 ] || { echo "usage: $0 WISP_BUILD_DIR OUT_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
@@ -57,4 +58,10 @@ for t in test_topo test_topo_fabric test_units test_study test_net; do
   fi
 done
 rm -rf "$demo"
+# Make two runs comparable: the output directory's name and the run-time
+# lines ("wisp: N events in T s (R events/s)") are the only parts that vary.
+normalize() {
+  find "$1" -type f ! -name '*.yaml' -exec sed -i "s|$1|OUT|g; /^wisp: [0-9]* events in .* events\/s)\$/d" {} +
+}
+normalize "$out"
 echo "config_outputs: $(ls "$out" | wc -l) files in $out"

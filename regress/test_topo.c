@@ -119,7 +119,7 @@ static void test_units(void)
   }
   for (int d = 0; d < 4; d++)
     g_assert_true(seen[d]);
-  g_assert_cmpint(topo_default_tier(t), ==, NET_TIER_ANALYTICAL);
+  g_assert_cmpstr(cfg_get_or_default(topo_config(t), "model"), ==, "analytical");
   topo_free(t);
 }
 
@@ -359,7 +359,7 @@ static void test_two_tier_example(void)
   /* 8 per node x 4 nodes = 32 ranks; fc: 4 * 8*7 = 224 links; switch: 8 planes * 2*4 = 64. */
   g_assert_cmpint(topo_n_ranks(t), ==, 32);
   g_assert_cmpuint(topo_n_links(t), ==, 224 + 64);
-  g_assert_cmpint(topo_default_tier(t), ==, NET_TIER_FLOW);
+  g_assert_cmpstr(cfg_get(topo_config(t), "model", NULL), ==, "flow");
   /* An 8-rank group inside node 1 (ranks 8..15) never touches scale-out. */
   for (int a = 8; a < 16; a++)
     for (int b = 8; b < 16; b++) {
@@ -391,10 +391,10 @@ static void test_two_tier_example(void)
   g_assert_cmpint(lat, ==, 250 * SIM_PS_PER_NS + 4 * SIM_PS_PER_US);
   /* Settings kept verbatim with their lines. */
   int line = 0;
-  g_assert_cmpstr(topo_setting(t, "collectives.all_gather", &line), ==, "ring,direct");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_gather", &line), ==, "ring,direct");
   g_assert_cmpint(line, >, 0);
-  g_assert_cmpstr(topo_setting(t, "collectives.chunks", NULL), ==, "4");
-  g_assert_null(topo_setting(t, "collectives.broadcast", NULL));
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.chunks", NULL), ==, "4");
+  g_assert_null(cfg_get(topo_config(t), "collectives.broadcast", NULL));
   topo_free(t);
 }
 
@@ -564,14 +564,14 @@ static void test_settings(void)
                     "library:\n"
                     "  registration: {mode: roa, gap: 2.6s}\n");
   int line = 0;
-  g_assert_cmpstr(topo_setting(t, "collectives.all_reduce", &line), ==, "ring");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_reduce", &line), ==, "ring");
   g_assert_cmpint(line, ==, 4);
-  g_assert_cmpstr(topo_setting(t, "collectives.all_gather", &line), ==, "ring,direct");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_gather", &line), ==, "ring,direct");
   g_assert_cmpint(line, ==, 5);
-  g_assert_cmpstr(topo_setting(t, "collectives.chunks", NULL), ==, "4");
-  g_assert_cmpstr(topo_setting(t, "library.registration.mode", &line), ==, "roa");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.chunks", NULL), ==, "4");
+  g_assert_cmpstr(cfg_get(topo_config(t), "library.registration.mode", &line), ==, "roa");
   g_assert_cmpint(line, ==, 8);
-  g_assert_cmpstr(topo_setting(t, "library.registration.gap", NULL), ==, "2.6s");
+  g_assert_cmpstr(cfg_get(topo_config(t), "library.registration.gap", NULL), ==, "2.6s");
   g_assert_cmpstr(topo_source(t), ==, "test.yaml");
   topo_free(t);
 }

@@ -880,7 +880,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     return NULL;
   if (opt->has_algo)
     coll_policy_force(rp.policy, opt->algo);
-  net_tier tier = opt->has_tier ? opt->tier : topo_default_tier(t);
+  net_tier tier = opt->has_tier ? opt->tier : net_default_tier(t);
   rp.sim = sim_engine_new(opt->checked);
   rp.net = net_new(rp.sim, t, tier);
   rp.coll = coll_lib_new(rp.sim, rp.net, rp.policy);
