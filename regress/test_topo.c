@@ -1055,10 +1055,51 @@ static void test_extremes(void)
   topo_free(t);
 }
 
+/* ---- the config document ---- */
+
+/* One document, parsed once, builds the topology; the topology holds a
+ * reference, so the settings of the layers above stay readable through
+ * topo_config() after the caller drops its own.  A settings-only
+ * document (what-if edits) has no topology section to build. */
+static void test_from_config(void)
+{
+  GError *e = NULL;
+  cfg_doc *doc = cfg_load_string("schema_version: 1\nname: two\nmodel: flow\n"
+                                 "dims: [{kind: switch, size: 4, bandwidth: 1GB/s, latency: 1us}]\n"
+                                 "collectives: {chunks: 4}\n",
+                                 "cfg.yaml", &e);
+  g_assert_no_error(e);
+  topo *a = topo_from_config(doc, &e), *b = topo_from_config(doc, &e);
+  g_assert_no_error(e);
+  cfg_unref(doc);
+  /* A switch of 4: 4 endpoints + 1 switch, 2 links per endpoint. */
+  g_assert_cmpuint(topo_n_nodes(a), ==, 5);
+  g_assert_cmpuint(topo_n_links(a), ==, 8);
+  g_assert_cmpuint(topo_n_links(b), ==, 8);
+  g_assert_cmpstr(topo_name(a), ==, "two");
+  g_assert_true(topo_config(a) == topo_config(b));
+  g_assert_cmpstr(cfg_source(topo_config(a)), ==, topo_source(a));
+  int line = 0;
+  g_assert_cmpstr(cfg_get(topo_config(a), "collectives.chunks", &line), ==, "4");
+  g_assert_cmpint(line, ==, 5);
+  g_assert_cmpstr(cfg_get(topo_config(b), "model", NULL), ==, "flow");
+  g_assert_cmpuint(topo_dim_bw(a, 0), ==, 1000000000ull);
+  g_assert_false(topo_is_graph(a));
+  topo_free(a);
+  topo_free(b);
+  cfg_doc *edit = cfg_new_edit("edit");
+  g_assert_null(topo_from_config(edit, &e));
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_true(g_str_has_prefix(e->message, "edit: the config has no topology section"));
+  g_clear_error(&e);
+  cfg_unref(edit);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/topo/units", test_units);
+  g_test_add_func("/topo/from-config", test_from_config);
   g_test_add_func("/topo/link-counts", test_link_counts);
   g_test_add_func("/topo/multi-dim", test_multi_dim_counts);
   g_test_add_func("/topo/routes/ring", test_ring_routes);
