@@ -81,7 +81,7 @@ const char *cfg_get_or_default(const cfg_doc *d, const char *key);
 /* A time setting ("flow_quantum"), validated when the document was made:
  * FALSE when absent. */
 gboolean cfg_get_time(const cfg_doc *d, const char *key, sim_time_ps *out);
-/* The keys that start with prefix ("library."), sorted by strcmp; the
+/* The keys that start with prefix ("library."), sorted by strcmp, in O(keys); the
  * array and its strings are the caller's (g_ptr_array_unref). */
 GPtrArray *cfg_keys(const cfg_doc *d, const char *prefix);
 
