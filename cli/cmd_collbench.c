@@ -605,7 +605,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  net_tier tier = topo_default_tier(t);
+  net_tier tier = net_default_tier(t);
   if (tier_s && !wisp_cli_network_model(tier_s, &tier, &error)) {
     fprintf(stderr, "wisp collbench: %s\n", error->message);
     g_clear_error(&error);

@@ -30,7 +30,6 @@
 #include "collectives/coll_internal.h"
 #include "collectives/libraries/coll_library_internal.h"
 #include "collectives/libraries/coll_nccl.h"
-#include "topologies/topo_internal.h" /* read-only: dimension kinds and rates for the NCCL model */
 
 typedef struct {
   coll_prim prim;
@@ -1564,10 +1563,9 @@ static coll_nccl_func nccl_func_of(coll_prim p)
  * directions of a bidirectional ring or torus axis.  O(1). */
 static double dim0_gpu_bw(const topo *t)
 {
-  const topo_dim *d0 = &t->dims[0];
-  double bw = (double)d0->bw;
-  switch (d0->kind) {
-  case TOPO_KIND_FULLY_CONNECTED: return bw * (d0->size - 1);
+  double bw = (double)topo_dim_bw(t, 0);
+  switch (topo_dim_kind(t, 0)) {
+  case TOPO_KIND_FULLY_CONNECTED: return bw * (topo_dim_size(t, 0) - 1);
   case TOPO_KIND_RING: return 2 * bw;
   case TOPO_KIND_TORUS2D: return 4 * bw;
   case TOPO_KIND_TORUS3D: return 6 * bw;
@@ -1593,7 +1591,7 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   r->force_flat = r->force_dim0 = r->force_outer = COLL_ALGO_AUTO;
   r->inv_eff_intra = r->inv_eff_inter = 1.0;
   int nd = topo_n_dims(t);
-  gboolean dims_ok = t->format != TOPO_FORMAT_GRAPH && nd >= 1;
+  gboolean dims_ok = !topo_is_graph(t) && nd >= 1;
   /* Nodes, in order of first appearance. */
   int64_t *key = g_new(int64_t, (size_t)n);
   int *node = g_new(int, (size_t)n);
@@ -1626,10 +1624,10 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
     cm.intra_GBps = (double)bw / 1e9;
   }
   cm.link_GBps = lp->nvlink_link_bw > 0 ? (double)lp->nvlink_link_bw / 1e9 : lp->sm >= 100 ? 50.0 : 25.0;
-  cm.nic_GBps = dims_ok && nd >= 2 ? (double)ppn * (double)t->dims[1].bw / 1e9 : 0.0;
+  cm.nic_GBps = dims_ok && nd >= 2 ? (double)ppn * (double)topo_dim_bw(t, 1) / 1e9 : 0.0;
   cm.net_lat_us = (double)lp->net_latency / 1e6;
   cm.net_overhead_us = (double)lp->net_overhead / 1e6;
-  cm.nvls = c->pol.in_switch_reduction && dims_ok && t->dims[0].kind == TOPO_KIND_SWITCH && lp->sm >= 90;
+  cm.nvls = c->pol.in_switch_reduction && dims_ok && topo_dim_kind(t, 0) == TOPO_KIND_SWITCH && lp->sm >= 90;
   cm.channels = lp->channels;
   coll_nccl_model *mdl = g_new(coll_nccl_model, 1);
   coll_nccl_model_build(&cm, mdl);

@@ -37,8 +37,12 @@ gboolean coll_algo_from_name(const char *s, coll_algo *out);
  * hierarchical runs, per dimension), chunk count, optional reduction cost. */
 typedef struct coll_policy coll_policy;
 
-/* Builds the policy from the network config's `collectives:` settings
- * (topo_setting() keys "collectives.*"); defaults: auto everywhere. */
+/* Builds the policy from the collectives and library sections of a config
+ * document (config/cfg.h keys "collectives.*", "library.*") for the
+ * topology t built from it; defaults: auto everywhere.  doc NULL gives
+ * the defaults.  Errors name the file, line and key. */
+coll_policy *coll_policy_from_config(const cfg_doc *doc, const topo *t, GError **error);
+/* coll_policy_from_config(topo_config(t), t, error). */
 coll_policy *coll_policy_new_from_topo(const topo *t, GError **error);
 coll_policy *coll_policy_new_default(void);
 void coll_policy_free(coll_policy *p);
@@ -52,7 +56,7 @@ void coll_policy_set_reduce_bw(coll_policy *p, wisp_bw_Bps bw);
 /* Lets the tuner use in-switch reduction (NVLS) on switch dimensions. */
 void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on);
 /* The communication-library model (doc/libraries.md): read from the
- * config's `library:` mapping by coll_policy_new_from_topo (default nccl,
+ * config's `library:` mapping by coll_policy_from_config (default nccl,
  * NCCL's tuner, for wisp configs; ideal, wisp's textbook algorithms, for
  * ASTRA-sim network.yml; coll_policy_new_default() gives ideal).  The
  * policy keeps a copy. */

@@ -65,7 +65,7 @@ const coll_library_params *coll_policy_library(const coll_policy *p)
 }
 
 /* Parses "ring" or "ring, direct" into per-dimension algorithms. */
-static gboolean parse_algo_list(const topo *t, const char *key, const char *value, int line,
+static gboolean parse_algo_list(const cfg_doc *doc, const char *key, const char *value, int line,
                                 coll_prim prim, coll_policy *p, GError **error)
 {
   gchar **parts = g_strsplit(value, ",", -1);
@@ -77,7 +77,7 @@ static gboolean parse_algo_list(const topo *t, const char *key, const char *valu
     if (n >= COLL_MAX_DIMS) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
                   "%s:%d: %s lists more than %d algorithms; give at most one per network dimension",
-                  topo_source(t), line, key, COLL_MAX_DIMS);
+                  cfg_source(doc), line, key, COLL_MAX_DIMS);
       ok = FALSE;
       break;
     }
@@ -85,7 +85,7 @@ static gboolean parse_algo_list(const topo *t, const char *key, const char *valu
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s:%d: %s: unknown algorithm '%s'; use auto, ring, ring_bidir, direct, "
                   "halving_doubling, double_binary_tree, pairwise, nvls or hierarchical",
-                  topo_source(t), line, key, name);
+                  cfg_source(doc), line, key, name);
       ok = FALSE;
       break;
     }
@@ -93,7 +93,7 @@ static gboolean parse_algo_list(const topo *t, const char *key, const char *valu
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s:%d: %s: algorithm '%s' is not defined for %s; see doc/collectives.md for "
                   "the algorithms of each collective",
-                  topo_source(t), line, key, name, coll_prim_name(prim));
+                  cfg_source(doc), line, key, name, coll_prim_name(prim));
       ok = FALSE;
       break;
     }
@@ -102,7 +102,7 @@ static gboolean parse_algo_list(const topo *t, const char *key, const char *valu
   g_strfreev(parts);
   if (ok && n == 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: %s is empty; give an algorithm name or auto",
-                topo_source(t), line, key);
+                cfg_source(doc), line, key);
     ok = FALSE;
   }
   if (ok)
@@ -112,17 +112,24 @@ static gboolean parse_algo_list(const topo *t, const char *key, const char *valu
 
 coll_policy *coll_policy_new_from_topo(const topo *t, GError **error)
 {
+  return coll_policy_from_config(topo_config(t), t, error);
+}
+
+coll_policy *coll_policy_from_config(const cfg_doc *doc, const topo *t, GError **error)
+{
   coll_policy *p = coll_policy_new_default();
   int line = 0;
+  if (doc == NULL) /* no config: the defaults, and the topology's default library */
+    goto library;
   for (int i = 0; i < COLL_PRIM_COUNT; i++) {
     char *key = g_strdup_printf("collectives.%s", coll_prim_name((coll_prim)i));
-    const char *v = topo_setting(t, key, &line);
-    gboolean ok = v == NULL || parse_algo_list(t, key, v, line, (coll_prim)i, p, error);
+    const char *v = cfg_get(doc, key, &line);
+    gboolean ok = v == NULL || parse_algo_list(doc, key, v, line, (coll_prim)i, p, error);
     g_free(key);
     if (!ok)
       goto fail;
   }
-  const char *v = topo_setting(t, "collectives.chunks", &line);
+  const char *v = cfg_get(doc, "collectives.chunks", &line);
   if (v != NULL) {
     char *end = NULL;
     errno = 0;
@@ -130,22 +137,22 @@ coll_policy *coll_policy_new_from_topo(const topo *t, GError **error)
     if (errno != 0 || end == v || *end != '\0' || c < 1 || c > COLL_MAX_CHUNKS) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s:%d: collectives.chunks '%s' must be an integer from 1 to %d",
-                  topo_source(t), line, v, COLL_MAX_CHUNKS);
+                  cfg_source(doc), line, v, COLL_MAX_CHUNKS);
       goto fail;
     }
     p->chunks = (int)c;
   }
-  v = topo_setting(t, "collectives.reduce_bw", &line);
+  v = cfg_get(doc, "collectives.reduce_bw", &line);
   if (v != NULL && g_ascii_strcasecmp(v, "off") != 0) {
     const char *why = NULL;
     if (!wisp_parse_bandwidth(v, &p->reduce_bw, &why) || p->reduce_bw == 0) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s:%d: collectives.reduce_bw '%s': %s; give a bandwidth such as 2000GB/s, or off",
-                  topo_source(t), line, v, why ? why : "must be positive");
+                  cfg_source(doc), line, v, why ? why : "must be positive");
       goto fail;
     }
   }
-  v = topo_setting(t, "collectives.in_switch_reduction", &line);
+  v = cfg_get(doc, "collectives.in_switch_reduction", &line);
   if (v != NULL) {
     if (g_ascii_strcasecmp(v, "true") == 0 || g_ascii_strcasecmp(v, "yes") == 0 || strcmp(v, "1") == 0) {
       p->in_switch_reduction = TRUE;
@@ -154,11 +161,12 @@ coll_policy *coll_policy_new_from_topo(const topo *t, GError **error)
     } else {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s:%d: collectives.in_switch_reduction '%s' must be true or false",
-                  topo_source(t), line, v);
+                  cfg_source(doc), line, v);
       goto fail;
     }
   }
-  if (!coll_library_params_from_topo(t, &p->lib, error))
+library:
+  if (!coll_library_params_from_config(doc, t, &p->lib, error))
     goto fail;
   return p;
 fail:

@@ -73,9 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   check_route(t, 0, n / 2);
   check_route(t, 0, n - 1);
   (void) topo_bisection_bw(t);
-  (void) topo_default_tier(t);
+  (void) cfg_get_or_default(topo_config(t), "model");
   int line;
-  (void) topo_setting(t, "collectives.all_reduce", &line);
+  (void) cfg_get(topo_config(t), "collectives.all_reduce", &line);
   if (null_out && topo_n_nodes(t) <= 4096 && topo_n_links(t) <= 1u << 16) {
     topo_print(t, null_out);
     topo_print_dot(t, null_out);

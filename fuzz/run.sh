@@ -63,7 +63,7 @@ mkdir -p "$base"
 common=$(am_sources common_libwisp_common_la_SOURCES)
 et_srcs=$(am_sources chakra_libwisp_et_la_SOURCES nodist_chakra_libwisp_et_la_SOURCES)
 fe_srcs=$(am_sources frontends_libwisp_fe_la_SOURCES nodist_frontends_libwisp_fe_la_SOURCES)
-topo=$(am_sources topologies_libwisp_topo_la_SOURCES)
+topo=$(am_sources topologies_libwisp_topo_la_SOURCES config_libwisp_config_la_SOURCES)
 if [ -z "$common" ] || [ -z "$et_srcs" ] || [ -z "$fe_srcs" ] || [ -z "$topo" ]; then
   echo "fuzz/run.sh: cannot read the source lists from $build/Makefile" >&2
   exit 2

@@ -95,6 +95,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Relative slack of the round-up of flow durations; see the top comment. */
 #define NET_CEIL_SLACK 1e-12
@@ -162,6 +163,42 @@ struct net {
   size_t n_touched;
 };
 
+const char *net_tier_name(net_tier t) {
+  switch (t) {
+  case NET_TIER_ANALYTICAL: return "analytical";
+  case NET_TIER_FLOW: return "flow";
+  }
+  return "unknown";
+}
+
+gboolean net_tier_from_name(const char *s, net_tier *out) {
+  if (s == NULL) return FALSE;
+  if (strcmp(s, "analytical") == 0) {
+    *out = NET_TIER_ANALYTICAL;
+    return TRUE;
+  }
+  if (strcmp(s, "flow") == 0) {
+    *out = NET_TIER_FLOW;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+void net_settings_from_config(const cfg_doc *doc, net_settings *out) {
+  out->tier = NET_TIER_ANALYTICAL;
+  out->flow_quantum = 0;
+  if (doc == NULL) return;
+  /* The document accepted only analytical or flow, and a valid time. */
+  if (!net_tier_from_name(cfg_get_or_default(doc, "model"), &out->tier)) out->tier = NET_TIER_ANALYTICAL;
+  if (!cfg_get_time(doc, "flow_quantum", &out->flow_quantum)) out->flow_quantum = 0;
+}
+
+net_tier net_default_tier(const topo *t) {
+  net_settings s;
+  net_settings_from_config(topo_config(t), &s);
+  return s.tier;
+}
+
 net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   g_assert(sim && t);
   g_assert(tier == NET_TIER_ANALYTICAL || tier == NET_TIER_FLOW);
@@ -169,7 +206,9 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   n->sim = sim;
   n->t = t;
   n->tier = tier;
-  n->quantum = topo_flow_quantum(t);
+  net_settings cfg;
+  net_settings_from_config(topo_config(t), &cfg);
+  n->quantum = cfg.flow_quantum;
   n->n_links = topo_n_links(t);
   n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
   n->xf_free = UINT32_MAX;

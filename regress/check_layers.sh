@@ -11,9 +11,8 @@
 # in EXCEPT as "file:included-header".
 # Cost: one grep per folder; the whole tree in well under a second.
 src=${G_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-LAYERS="common:0 simcore:1 chakra:1 topologies:1 net:2 frontends:2 collectives:3 replay:4 studies:5 calib:6 cli:7"
-# issue 16 part 1 (config): the collectives walk the topology's settings.
-EXCEPT="collectives/libraries/coll_library.c:topologies/topo_internal.h collectives/coll.c:topologies/topo_internal.h"
+LAYERS="common:0 simcore:1 chakra:1 config:1 topologies:2 frontends:2 net:3 collectives:4 replay:5 studies:6 calib:7 cli:8"
+EXCEPT=""
 
 rank_of() {
   for l in $LAYERS; do

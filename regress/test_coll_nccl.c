@@ -80,11 +80,11 @@ static void test_broadcast_pipeline(void)
   sim_time_ps t1 = 0, t2 = 0;
   coll_info info;
   coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = 64u << 20, .ranks = ranks, .n_ranks = 4, .root = 0 };
-  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &t1, &info, &error));
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t1, &info, &error));
   g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
   g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
   d.bytes = 128u << 20;
-  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &t2, &info, &error));
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t2, &info, &error));
   g_assert_no_error(error);
   double expect_ps = 67108864.0 / 100e9 * 1e12; /* 671,088,640 ps */
   g_test_message("T(64 MiB) %.3f us, T(128 MiB) %.3f us, difference %.3f us, expected S/B %.3f us "
@@ -112,11 +112,11 @@ static void test_timing_loop(void)
   coll_desc d = { .type = ET_COLL_ALL_REDUCE, .bytes = 8, .ranks = ranks, .n_ranks = 8, .root = -1 };
   coll_policy *pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 8);
   sim_time_ps ps = 0;
-  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &ps, NULL, &error));
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &ps, NULL, &error));
   g_assert_cmpuint(ps, ==, 32 * SIM_PS_PER_US);
   coll_policy_free(pol);
   pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 1);
-  g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &ps, NULL, &error));
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &ps, NULL, &error));
   g_assert_no_error(error);
   g_test_message("8-byte all-reduce, one GPU per thread: %.3f us", ps / 1e6);
   g_assert_cmpuint(ps, >, 6600 * SIM_PS_PER_NS);

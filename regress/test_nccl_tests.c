@@ -173,7 +173,7 @@ static void run_table(gconstpointer data)
     coll_desc d = { .type = type, .bytes = comm, .ranks = ranks, .n_ranks = c->ranks, .root = rooted ? 0 : -1 };
     sim_time_ps ps = 0;
     coll_info info;
-    g_assert_true(coll_measure(t, topo_default_tier(t), pol, &d, &ps, &info, &error));
+    g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &ps, &info, &error));
     g_assert_no_error(error);
     g_assert_cmpuint(ps, >, 0);
     double us = (double)ps / 1e6;

@@ -256,8 +256,14 @@ static void test_staggered(void) {
  *     after the previous solve and is solved at once: B ends at 20 us.
  *     A batch whose changes fall on one instant is exact (doc/network-
  *     models.md, "Approximate mode").
- * The quantum comes from the topology's flow_quantum key (echoed by the
- * loader, carried by topology variants) or net_set_flow_quantum. */
+ * The quantum comes from the config's flow_quantum key (the net section of
+ * the document, carried by topology variants) or net_set_flow_quantum. */
+static sim_time_ps flow_quantum_of(const topo *t) {
+  net_settings s;
+  net_settings_from_config(topo_config(t), &s);
+  return s.flow_quantum;
+}
+
 static void test_flow_quantum(void) {
   const char *base = "schema_version: 1\n"
                      "model: flow\n"
@@ -266,8 +272,8 @@ static void test_flow_quantum(void) {
                      "  - {name: sw, kind: switch, size: 4, bandwidth: 100GB/s, latency: 0ns}\n";
   char *y0 = g_strdup_printf(base, ""), *y3 = g_strdup_printf(base, "flow_quantum: 3us\n");
   topo *t0 = load(y0), *t3 = load(y3);
-  g_assert_cmpint(topo_flow_quantum(t0), ==, 0);
-  g_assert_cmpint(topo_flow_quantum(t3), ==, 3 * SIM_PS_PER_US);
+  g_assert_cmpint(flow_quantum_of(t0), ==, 0);
+  g_assert_cmpint(flow_quantum_of(t3), ==, 3 * SIM_PS_PER_US);
   xfer_spec spec[2] = {{1, 0, 1000000, 0}, {2, 0, 1000000, 1 * SIM_PS_PER_US}};
   sim_time_ps *exact = run(t0, NET_TIER_FLOW, spec, 2, FALSE, NULL);
   g_assert_cmpint(exact[0], ==, 19 * SIM_PS_PER_US);
@@ -283,12 +289,12 @@ static void test_flow_quantum(void) {
   topo_variant *v = topo_variant_new(t3);
   topo *tv = topo_variant_build(v, &e);
   g_assert_no_error(e);
-  g_assert_cmpint(topo_flow_quantum(tv), ==, 3 * SIM_PS_PER_US);
+  g_assert_cmpint(flow_quantum_of(tv), ==, 3 * SIM_PS_PER_US);
   topo_free(tv);
   g_assert_true(topo_variant_set(v, "flow_quantum", "250ns", &e));
   tv = topo_variant_build(v, &e);
   g_assert_no_error(e);
-  g_assert_cmpint(topo_flow_quantum(tv), ==, 250 * SIM_PS_PER_NS);
+  g_assert_cmpint(flow_quantum_of(tv), ==, 250 * SIM_PS_PER_NS);
   topo_free(tv);
   g_assert_false(topo_variant_set(v, "flow_quantum", "soon", &e));
   g_assert_nonnull(strstr(e->message, "flow_quantum"));

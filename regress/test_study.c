@@ -208,8 +208,8 @@ static void test_variant_keys(void)
   topo *t = topo_variant_build(v, &error);
   g_assert_no_error(error);
   int line;
-  g_assert_cmpstr(topo_setting(t, "collectives.all_reduce", &line), ==, "ring,direct");
-  g_assert_cmpint(topo_default_tier(t), ==, NET_TIER_FLOW);
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_reduce", &line), ==, "ring,direct");
+  g_assert_cmpint(net_default_tier(t), ==, NET_TIER_FLOW);
   topo_free(t);
 
   g_assert_false(topo_variant_set(v, "dims.nope.bandwidth", "1GB/s", &error));

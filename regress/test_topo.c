@@ -119,7 +119,7 @@ static void test_units(void)
   }
   for (int d = 0; d < 4; d++)
     g_assert_true(seen[d]);
-  g_assert_cmpint(topo_default_tier(t), ==, NET_TIER_ANALYTICAL);
+  g_assert_cmpstr(cfg_get_or_default(topo_config(t), "model"), ==, "analytical");
   topo_free(t);
 }
 
@@ -359,7 +359,7 @@ static void test_two_tier_example(void)
   /* 8 per node x 4 nodes = 32 ranks; fc: 4 * 8*7 = 224 links; switch: 8 planes * 2*4 = 64. */
   g_assert_cmpint(topo_n_ranks(t), ==, 32);
   g_assert_cmpuint(topo_n_links(t), ==, 224 + 64);
-  g_assert_cmpint(topo_default_tier(t), ==, NET_TIER_FLOW);
+  g_assert_cmpstr(cfg_get(topo_config(t), "model", NULL), ==, "flow");
   /* An 8-rank group inside node 1 (ranks 8..15) never touches scale-out. */
   for (int a = 8; a < 16; a++)
     for (int b = 8; b < 16; b++) {
@@ -391,10 +391,10 @@ static void test_two_tier_example(void)
   g_assert_cmpint(lat, ==, 250 * SIM_PS_PER_NS + 4 * SIM_PS_PER_US);
   /* Settings kept verbatim with their lines. */
   int line = 0;
-  g_assert_cmpstr(topo_setting(t, "collectives.all_gather", &line), ==, "ring,direct");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_gather", &line), ==, "ring,direct");
   g_assert_cmpint(line, >, 0);
-  g_assert_cmpstr(topo_setting(t, "collectives.chunks", NULL), ==, "4");
-  g_assert_null(topo_setting(t, "collectives.broadcast", NULL));
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.chunks", NULL), ==, "4");
+  g_assert_null(cfg_get(topo_config(t), "collectives.broadcast", NULL));
   topo_free(t);
 }
 
@@ -564,14 +564,14 @@ static void test_settings(void)
                     "library:\n"
                     "  registration: {mode: roa, gap: 2.6s}\n");
   int line = 0;
-  g_assert_cmpstr(topo_setting(t, "collectives.all_reduce", &line), ==, "ring");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_reduce", &line), ==, "ring");
   g_assert_cmpint(line, ==, 4);
-  g_assert_cmpstr(topo_setting(t, "collectives.all_gather", &line), ==, "ring,direct");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.all_gather", &line), ==, "ring,direct");
   g_assert_cmpint(line, ==, 5);
-  g_assert_cmpstr(topo_setting(t, "collectives.chunks", NULL), ==, "4");
-  g_assert_cmpstr(topo_setting(t, "library.registration.mode", &line), ==, "roa");
+  g_assert_cmpstr(cfg_get(topo_config(t), "collectives.chunks", NULL), ==, "4");
+  g_assert_cmpstr(cfg_get(topo_config(t), "library.registration.mode", &line), ==, "roa");
   g_assert_cmpint(line, ==, 8);
-  g_assert_cmpstr(topo_setting(t, "library.registration.gap", NULL), ==, "2.6s");
+  g_assert_cmpstr(cfg_get(topo_config(t), "library.registration.gap", NULL), ==, "2.6s");
   g_assert_cmpstr(topo_source(t), ==, "test.yaml");
   topo_free(t);
 }
@@ -1055,10 +1055,51 @@ static void test_extremes(void)
   topo_free(t);
 }
 
+/* ---- the config document ---- */
+
+/* One document, parsed once, builds the topology; the topology holds a
+ * reference, so the settings of the layers above stay readable through
+ * topo_config() after the caller drops its own.  A settings-only
+ * document (what-if edits) has no topology section to build. */
+static void test_from_config(void)
+{
+  GError *e = NULL;
+  cfg_doc *doc = cfg_load_string("schema_version: 1\nname: two\nmodel: flow\n"
+                                 "dims: [{kind: switch, size: 4, bandwidth: 1GB/s, latency: 1us}]\n"
+                                 "collectives: {chunks: 4}\n",
+                                 "cfg.yaml", &e);
+  g_assert_no_error(e);
+  topo *a = topo_from_config(doc, &e), *b = topo_from_config(doc, &e);
+  g_assert_no_error(e);
+  cfg_unref(doc);
+  /* A switch of 4: 4 endpoints + 1 switch, 2 links per endpoint. */
+  g_assert_cmpuint(topo_n_nodes(a), ==, 5);
+  g_assert_cmpuint(topo_n_links(a), ==, 8);
+  g_assert_cmpuint(topo_n_links(b), ==, 8);
+  g_assert_cmpstr(topo_name(a), ==, "two");
+  g_assert_true(topo_config(a) == topo_config(b));
+  g_assert_cmpstr(cfg_source(topo_config(a)), ==, topo_source(a));
+  int line = 0;
+  g_assert_cmpstr(cfg_get(topo_config(a), "collectives.chunks", &line), ==, "4");
+  g_assert_cmpint(line, ==, 5);
+  g_assert_cmpstr(cfg_get(topo_config(b), "model", NULL), ==, "flow");
+  g_assert_cmpuint(topo_dim_bw(a, 0), ==, 1000000000ull);
+  g_assert_false(topo_is_graph(a));
+  topo_free(a);
+  topo_free(b);
+  cfg_doc *edit = cfg_new_edit("edit");
+  g_assert_null(topo_from_config(edit, &e));
+  g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+  g_assert_true(g_str_has_prefix(e->message, "edit: the config has no topology section"));
+  g_clear_error(&e);
+  cfg_unref(edit);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/topo/units", test_units);
+  g_test_add_func("/topo/from-config", test_from_config);
   g_test_add_func("/topo/link-counts", test_link_counts);
   g_test_add_func("/topo/multi-dim", test_multi_dim_counts);
   g_test_add_func("/topo/routes/ring", test_ring_routes);

@@ -310,7 +310,7 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     opt = &defaults;
   if (!check_inputs(w, t, opt, error))
     return NULL;
-  net_tier tier = opt->has_tier ? opt->tier : topo_default_tier(t);
+  net_tier tier = opt->has_tier ? opt->tier : net_default_tier(t);
   rp_replay rp = {0};
   if (!replay_setup(&rp, w, t, opt, tier, error)) {
     replay_teardown(&rp);

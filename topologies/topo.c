@@ -15,32 +15,6 @@
 
 #include <string.h>
 
-const char *net_tier_name(net_tier t)
-{
-  switch (t) {
-  case NET_TIER_ANALYTICAL:
-    return "analytical";
-  case NET_TIER_FLOW:
-    return "flow";
-  }
-  return "unknown";
-}
-
-gboolean net_tier_from_name(const char *s, net_tier *out)
-{
-  if (s == NULL)
-    return FALSE;
-  if (strcmp(s, "analytical") == 0) {
-    *out = NET_TIER_ANALYTICAL;
-    return TRUE;
-  }
-  if (strcmp(s, "flow") == 0) {
-    *out = NET_TIER_FLOW;
-    return TRUE;
-  }
-  return FALSE;
-}
-
 const char *topo_kind_name(topo_kind k)
 {
   switch (k) {
@@ -66,20 +40,12 @@ const char *topo_kind_name(topo_kind k)
 
 /* ---- allocation ---- */
 
-static void setting_free(gpointer p)
-{
-  topo_setting_entry *e = p;
-  g_free(e->value);
-  g_free(e);
-}
-
 topo *topo_alloc(const char *source)
 {
   topo *t = g_new0(topo, 1);
   t->source = g_strdup(source ? source : "<string>");
   t->links = g_array_new(FALSE, FALSE, sizeof(topo_link));
   t->max_links = TOPO_MAX_LINKS;
-  t->settings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, setting_free);
   t->arena = g_ptr_array_new_with_free_func(g_free);
   t->scratch = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   t->contiguous = TRUE;
@@ -109,21 +75,13 @@ void topo_free(topo *t)
   g_free(t->in_off);
   g_free(t->in_link);
   g_free(t->rank_ep);
-  g_hash_table_destroy(t->settings);
+  cfg_unref(t->config);
   g_free(t->cache);
   g_ptr_array_free(t->arena, TRUE);
   if (t->graph_dist)
     g_hash_table_destroy(t->graph_dist);
   g_array_free(t->scratch, TRUE);
   g_free(t);
-}
-
-void topo_put_setting(topo *t, const char *key, const char *value, int line)
-{
-  topo_setting_entry *e = g_new0(topo_setting_entry, 1);
-  e->value = g_strdup(value);
-  e->line = line;
-  g_hash_table_replace(t->settings, g_strdup(key), e);
 }
 
 void topo_add_link(topo *t, uint32_t src, uint32_t dst, wisp_bw_Bps bw, sim_time_ps lat, uint16_t tier)
@@ -869,9 +827,20 @@ wisp_bw_Bps topo_link_stream_bw(const topo *t, const topo_link *l)
   return t->dims[l->tier].stream_bw;
 }
 
-net_tier topo_default_tier(const topo *t)
+const cfg_doc *topo_config(const topo *t)
 {
-  return t->tier;
+  return t->config;
+}
+
+wisp_bw_Bps topo_dim_bw(const topo *t, int dim)
+{
+  g_assert(dim >= 0 && dim < t->n_dims);
+  return t->dims[dim].bw;
+}
+
+gboolean topo_is_graph(const topo *t)
+{
+  return t->format == TOPO_FORMAT_GRAPH;
 }
 
 int topo_node_dims(const topo *t)
@@ -881,11 +850,6 @@ int topo_node_dims(const topo *t)
   if (t->node_dims > 0)
     return t->node_dims;
   return t->n_dims >= 2 ? t->n_dims - 1 : t->n_dims;
-}
-
-sim_time_ps topo_flow_quantum(const topo *t)
-{
-  return t->flow_quantum;
 }
 
 int topo_n_dims(const topo *t)
@@ -950,16 +914,6 @@ gboolean topo_node_is_endpoint(const topo *t, uint32_t node)
 const char *topo_name(const topo *t)
 {
   return t->name;
-}
-
-const char *topo_setting(const topo *t, const char *key, int *line)
-{
-  topo_setting_entry *e = g_hash_table_lookup(t->settings, key);
-  if (e == NULL)
-    return NULL;
-  if (line)
-    *line = e->line;
-  return e->value;
 }
 
 const char *topo_source(const topo *t)

@@ -7,8 +7,11 @@
  * placed on endpoints (node-contiguous by default, or an explicit map).
  *
  * Topologies come from wisp's versioned YAML (hierarchical dimensions with
- * named tiers, or an explicit graph) or from ASTRA-sim's network.yml, both
- * read by topo_load() (format: doc/topology.md).  Routing is
+ * named tiers, or an explicit graph) or from ASTRA-sim's network.yml: the
+ * config layer parses the file once into a document (config/cfg.h) and
+ * topo_from_config() reads its topology section (format: doc/topology.md).
+ * The settings of the layers above (net model, collectives, library) stay
+ * in the document; the topology keeps a reference to it (topo_config()).  Routing is
  * deterministic: hierarchical topologies use dimension-order routing
  * (innermost dimension first, each along its kind's shortest path; a pair
  * that differs in several dimensions pays every tier it crosses); explicit
@@ -19,18 +22,11 @@
 #define WISP_TOPO_H
 
 #include "common/wisp_util.h"
+#include "config/cfg.h"
 
 G_BEGIN_DECLS
 
 typedef struct topo topo;
-
-typedef enum {
-  NET_TIER_ANALYTICAL = 0, /* tier A: alpha-beta, no contention */
-  NET_TIER_FLOW = 1,       /* tier B: max-min fair flows */
-} net_tier;
-
-const char *net_tier_name(net_tier t);
-gboolean net_tier_from_name(const char *s, net_tier *out);
 
 typedef enum {
   TOPO_KIND_RING_UNI,
@@ -52,8 +48,20 @@ typedef struct {
   uint16_t tier;           /* dimension index */
 } topo_link;
 
-/* Loads a wisp YAML or ASTRA-sim network.yml file (detected by its keys).
- * Errors name the file, line and key. */
+/* Builds the topology of a config document (its dims/graph, node_dims,
+ * ranks and placement, or ASTRA-sim's lists).  Errors name the file, line
+ * and key.  The topology holds a reference to doc (topo_config). */
+topo *topo_from_config(const cfg_doc *doc, GError **error);
+/* topo_from_config with a tighter bound on the directed links (see
+ * topo_load_string_bounded). */
+topo *topo_from_config_bounded(const cfg_doc *doc, uint64_t max_links, GError **error);
+/* The document the topology was built from, for the layers above that
+ * read their own sections (net_settings_from_config, coll_policy_from_config);
+ * NULL for a topology built otherwise. */
+const cfg_doc *topo_config(const topo *t);
+
+/* cfg_load + topo_from_config: loads a wisp YAML or ASTRA-sim network.yml
+ * file (detected by its keys).  Errors name the file, line and key. */
 topo *topo_load(const char *path, GError **error);
 topo *topo_load_string(const char *text, const char *source_name, GError **error);
 /* topo_load_string with a tighter bound on the directed links (1 to the
@@ -74,13 +82,6 @@ const topo_link *topo_get_link(const topo *t, uint32_t link);
  * cannot fill while several together can (doc/topology.md).  O(1). */
 wisp_bw_Bps topo_link_stream_bw(const topo *t, const topo_link *l);
 
-/* The fidelity tier the config asks for (`model:` key; analytical default). */
-net_tier topo_default_tier(const topo *t);
-/* The flow tier's quantum (`flow_quantum:` key, default 0 = exact): with
- * q > 0 the flow tier solves at most once per q, batching the starts and
- * finishes in between, and backdates the new rates (net.h, approximate
- * mode in doc/network-models.md). */
-sim_time_ps topo_flow_quantum(const topo *t);
 /* How many tiers, innermost first, lie inside one node (`node_dims:`, 1 to
  * the number of dims); without the key, every tier but the outermost when
  * there are two or more, else the one tier; 0 for explicit graphs.  Ranks
@@ -96,6 +97,11 @@ const char *topo_dim_name(const topo *t, int dim);
 topo_kind topo_dim_kind(const topo *t, int dim);
 int topo_dim_size(const topo *t, int dim);
 int topo_rank_coord(const topo *t, int rank, int dim);
+/* The link bandwidth of a hierarchical dimension in bytes/s (an explicit
+ * graph's links each have their own: topo_get_link). */
+wisp_bw_Bps topo_dim_bw(const topo *t, int dim);
+/* TRUE for an explicit graph (`graph:`), FALSE for dimensions. */
+gboolean topo_is_graph(const topo *t);
 
 /* Route from src_rank to dst_rank: the links traversed, in order.  The
  * array is owned by the topology and valid until topo_free.  src == dst
@@ -111,11 +117,6 @@ const uint32_t *topo_route(const topo *t, int src_rank, int dst_rank, uint32_t *
  * and 0 for an empty route). */
 void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *latency, wisp_bw_Bps *bottleneck);
 
-/* Settings of other layers kept verbatim from the config, with their line
- * for error messages: keys "collectives.<op>" (e.g. "collectives.all_reduce"
- * -> "ring" or "ring,direct" per dimension), "collectives.chunks",
- * "library.*".  Returns NULL when absent. */
-const char *topo_setting(const topo *t, const char *key, int *line);
 /* The config file name, for error messages. */
 const char *topo_source(const topo *t);
 

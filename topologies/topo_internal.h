@@ -62,11 +62,6 @@ typedef struct {
   double astra_value;      /* ASTRA-sim: bandwidth as written ("GB/s" = GiB/s) */
 } topo_dim;
 
-typedef struct {
-  char *value;
-  int line;
-} topo_setting_entry;
-
 /* Open-addressing map from (src endpoint, dst endpoint) to a cached route. */
 typedef struct {
   uint64_t key;            /* (src << 32 | dst) + 1; 0 = empty slot */
@@ -78,8 +73,7 @@ struct topo {
   char *source;
   char *name;
   topo_format format;
-  net_tier tier;
-  sim_time_ps flow_quantum;  /* `flow_quantum:`; 0 = exact (every event re-solves at once) */
+  cfg_doc *config;           /* the document built from (a reference), or NULL */
   int node_dims;             /* `node_dims:` dims 0..N-1 lie inside one node; 0 = not given */
 
   int n_dims;
@@ -100,8 +94,6 @@ struct topo {
   int n_ranks;
   uint32_t *rank_ep;       /* rank -> endpoint */
   gboolean contiguous;     /* placement: rank r on endpoint r */
-
-  GHashTable *settings;    /* key -> topo_setting_entry */
 
   /* Route cache (mutable behind const topo *: routing is single-threaded). */
   topo_route_slot *cache;
@@ -125,7 +117,6 @@ void topo_add_link(topo *t, uint32_t src, uint32_t dst, wisp_bw_Bps bw, sim_time
 gboolean topo_build_graph(topo *t, GError **error);
 /* placement NULL = contiguous over the first n_ranks endpoints. */
 gboolean topo_set_placement(topo *t, int n_ranks, const uint32_t *placement, int line, GError **error);
-void topo_put_setting(topo *t, const char *key, const char *value, int line);
 
 /* Endpoint-level routing used by topo_route and the printers: appends the
  * links from endpoint src to endpoint dst to out (uint32). */

@@ -164,9 +164,13 @@ void topo_print(const topo *t, FILE *out)
   static const char *formats[] = {"wisp YAML (dims)", "wisp YAML (graph)", "ASTRA-sim network.yml"};
   fprintf(out, "topology %s\n", t->name ? t->name : "(unnamed)");
   fprintf(out, "  source: %s (%s)\n", t->source, formats[t->format]);
-  fprintf(out, "  model: %s\n", net_tier_name(t->tier));
-  if (t->flow_quantum > 0) {
-    char *q = wisp_format_time(t->flow_quantum);
+  /* The net section of the config the topology was built from, echoed
+   * as written (the document has validated it; net/net.h reads it). */
+  const char *model = t->config ? cfg_get_or_default(t->config, "model") : "analytical";
+  sim_time_ps quantum = 0;
+  fprintf(out, "  model: %s\n", model);
+  if (t->config && cfg_get_time(t->config, "flow_quantum", &quantum) && quantum > 0) {
+    char *q = wisp_format_time(quantum);
     fprintf(out, "  flow_quantum: %s (flow tier approximate mode: solves at least this far apart; 0 = exact)\n", q);
     g_free(q);
   }

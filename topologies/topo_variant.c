@@ -1,7 +1,10 @@
-/* topo_variant.c: editable topology snapshots for what-if studies (see
- * topo_variant.h).  The snapshot is taken from the private representation
- * (topo_internal.h) and written back as wisp YAML, so the loader stays the
- * single place that validates and builds topologies. */
+/* topo_variant.c: editable config snapshots for what-if studies (see
+ * topo_variant.h).  The topology section is taken from the private
+ * representation (topo_internal.h, this layer's own); the other sections
+ * (net, collectives, library) are an editable copy of the config document
+ * (config/cfg.h), which the variant edits without interpreting them.  Both
+ * are written back as wisp YAML, so the config reader and the topology
+ * loader stay the single places that validate and build. */
 #include "config.h"
 #include "topologies/topo_variant.h"
 #include "topologies/topo_internal.h"
@@ -28,8 +31,7 @@ typedef struct {
 struct topo_variant {
   char *source;
   char *name;
-  net_tier tier;
-  sim_time_ps flow_quantum;
+  cfg_doc *doc;             /* net, collectives and library settings (cfg_copy_settings) */
   int node_dims;           /* `node_dims:` as given (0 = not given) */
   gboolean graph;
   int n_dims;
@@ -40,29 +42,15 @@ struct topo_variant {
   GArray *links;           /* topo_link */
   int n_ranks;
   uint32_t *placement;     /* NULL = contiguous */
-  GTree *settings;         /* char* key -> char* value, sorted by key */
   GString *notes;
   GString *label;
 };
-
-static int cmp_str(gconstpointer a, gconstpointer b, gpointer unused)
-{
-  (void)unused;
-  return strcmp(a, b);
-}
-
-static GTree *new_settings(void)
-{
-  return g_tree_new_full(cmp_str, NULL, g_free, g_free);
-}
 
 topo_variant *topo_variant_new(const topo *base)
 {
   topo_variant *v = g_new0(topo_variant, 1);
   v->source = g_strdup(base->source);
   v->name = g_strdup(base->name);
-  v->tier = base->tier;
-  v->flow_quantum = base->flow_quantum;
   v->node_dims = base->node_dims;
   v->graph = base->format == TOPO_FORMAT_GRAPH;
   v->n_ranks = base->n_ranks;
@@ -98,25 +86,11 @@ topo_variant *topo_variant_new(const topo *base)
       o->stream_bw = s->stream_bw;
     }
   }
-  v->settings = new_settings();
-  if (base->settings) {
-    GHashTableIter it;
-    gpointer k, val;
-    g_hash_table_iter_init(&it, base->settings);
-    while (g_hash_table_iter_next(&it, &k, &val)) {
-      const topo_setting_entry *e = val;
-      g_tree_insert(v->settings, g_strdup(k), g_strdup(e->value ? e->value : ""));
-    }
-  }
+  /* A topology built otherwise than from a config has no settings. */
+  v->doc = base->config ? cfg_copy_settings(base->config) : cfg_new_edit(base->source);
   v->notes = g_string_new(NULL);
   v->label = g_string_new(NULL);
   return v;
-}
-
-static gboolean copy_setting(gpointer k, gpointer val, gpointer tree)
-{
-  g_tree_insert(tree, g_strdup(k), g_strdup(val));
-  return FALSE;
 }
 
 topo_variant *topo_variant_copy(const topo_variant *v)
@@ -142,8 +116,7 @@ topo_variant *topo_variant_copy(const topo_variant *v)
       c->dims[d].fabric = g_strdup(v->dims[d].fabric);
     }
   }
-  c->settings = new_settings();
-  g_tree_foreach(v->settings, copy_setting, c->settings);
+  c->doc = cfg_copy_settings(v->doc);
   c->notes = g_string_new(v->notes->str);
   c->label = g_string_new(v->label->str);
   return c;
@@ -165,7 +138,7 @@ void topo_variant_free(topo_variant *v)
   if (v->links)
     g_array_free(v->links, TRUE);
   g_free(v->placement);
-  g_tree_destroy(v->settings);
+  cfg_unref(v->doc);
   g_string_free(v->notes, TRUE);
   g_string_free(v->label, TRUE);
   g_free(v);
@@ -647,25 +620,6 @@ static gboolean set_shape(topo_variant *v, tv_dim *d, const char *key, const cha
   return TRUE;
 }
 
-static void put_setting(topo_variant *v, const char *key, const char *value)
-{
-  /* Drop keys that would conflict in the nested YAML (a prefix of key, or
-   * keys below it). */
-  GPtrArray *drop = g_ptr_array_new_with_free_func(g_free);
-  size_t n = strlen(key);
-  GTreeNode *it = g_tree_node_first(v->settings);
-  for (; it; it = g_tree_node_next(it)) {
-    const char *k = g_tree_node_key(it);
-    size_t m = strlen(k);
-    if ((m < n && strncmp(k, key, m) == 0 && key[m] == '.') || (m > n && strncmp(k, key, n) == 0 && k[n] == '.'))
-      g_ptr_array_add(drop, g_strdup(k));
-  }
-  for (guint i = 0; i < drop->len; i++)
-    g_tree_remove(v->settings, drop->pdata[i]);
-  g_ptr_array_free(drop, TRUE);
-  g_tree_replace(v->settings, g_strdup(key), g_strdup(value));
-}
-
 /* Applies fn-like edits to the dims selected by a role alias. */
 /* A new link bandwidth for a tier; a stream bandwidth keeps its ratio to
  * the link's (the same port, faster). */
@@ -703,29 +657,17 @@ static gboolean set_role(topo_variant *v, const char *key, const char *value, gb
 
 gboolean topo_variant_set(topo_variant *v, const char *key, const char *value, GError **error)
 {
-  if (strcmp(key, "model") == 0) {
-    if (!net_tier_from_name(value, &v->tier))
-      return bad_value(v, key, value, "expected analytical or flow", error);
-    add_label(v, "model=%s", value);
-    return TRUE;
-  }
-  if (strcmp(key, "flow_quantum") == 0) {
-    const char *why;
-    if (!wisp_parse_time(value, &v->flow_quantum, &why))
+  /* The net, collectives and library sections: the document's. */
+  if (cfg_is_setting(key)) {
+    const char *why = NULL;
+    if (!cfg_set(v->doc, key, value, &why))
       return bad_value(v, key, value, why, error);
-    add_label(v, "flow_quantum=%s", value);
+    add_label(v, "%s=%s", key, value);
     return TRUE;
   }
   if (strcmp(key, "name") == 0) {
     g_free(v->name);
     v->name = g_strdup(value);
-    return TRUE;
-  }
-  if (g_str_has_prefix(key, "collectives.") || g_str_has_prefix(key, "library.")) {
-    if (key[strlen(key) - 1] == '.' || strstr(key, ".."))
-      return bad_value(v, key, value, "the key has an empty component", error);
-    put_setting(v, key, value);
-    add_label(v, "%s=%s", key, value);
     return TRUE;
   }
   if (strcmp(key, "ranks") == 0) {
@@ -837,59 +779,6 @@ static void yaml_quoted(GString *s, const char *text)
   g_string_append_c(s, '"');
 }
 
-typedef struct {
-  char **keys;
-  char **values;
-  guint n;
-} flat_list;
-
-static gboolean collect(gpointer k, gpointer val, gpointer data)
-{
-  flat_list *l = data;
-  l->keys[l->n] = k;
-  l->values[l->n] = val;
-  l->n++;
-  return FALSE;
-}
-
-/* Emits keys[lo..hi) which share their first `depth` components as a flow
- * mapping; keys are sorted, so children of one component are adjacent. */
-static void emit_nested(GString *s, char **keys, char **values, guint lo, guint hi, int depth)
-{
-  g_string_append_c(s, '{');
-  guint i = lo;
-  gboolean first = TRUE;
-  while (i < hi) {
-    char **parts = g_strsplit(keys[i], ".", -1);
-    const char *comp = parts[depth];
-    guint j = i + 1;
-    while (j < hi) {
-      char **pj = g_strsplit(keys[j], ".", -1);
-      gboolean same = g_strv_length(pj) > (guint)depth && strcmp(pj[depth], comp) == 0;
-      g_strfreev(pj);
-      if (!same)
-        break;
-      j++;
-    }
-    if (!first)
-      g_string_append(s, ", ");
-    first = FALSE;
-    yaml_quoted(s, comp);
-    g_string_append(s, ": ");
-    if (j == i + 1 && parts[depth + 1] == NULL) {
-      if (values[i][0] == '\0' && depth == 0)
-        g_string_append(s, "{}");
-      else
-        yaml_quoted(s, values[i]);
-    } else {
-      emit_nested(s, keys, values, i, j, depth + 1);
-    }
-    g_strfreev(parts);
-    i = j;
-  }
-  g_string_append_c(s, '}');
-}
-
 char *topo_variant_to_yaml(const topo_variant *v)
 {
   GString *s = g_string_new(NULL);
@@ -902,9 +791,10 @@ char *topo_variant_to_yaml(const topo_variant *v)
     yaml_quoted(s, v->name);
     g_string_append_c(s, '\n');
   }
-  g_string_append_printf(s, "model: %s\nranks: %d\n", net_tier_name(v->tier), v->n_ranks);
-  if (v->flow_quantum > 0)
-    g_string_append_printf(s, "flow_quantum: %" G_GINT64_FORMAT "ps\n", v->flow_quantum);
+  sim_time_ps quantum = 0;
+  g_string_append_printf(s, "model: %s\nranks: %d\n", cfg_get_or_default(v->doc, "model"), v->n_ranks);
+  if (cfg_get_time(v->doc, "flow_quantum", &quantum) && quantum > 0)
+    g_string_append_printf(s, "flow_quantum: %" G_GINT64_FORMAT "ps\n", quantum);
   if (v->node_dims > 0 && !v->graph)
     g_string_append_printf(s, "node_dims: %d\n", v->node_dims);
   if (v->graph) {
@@ -961,30 +851,7 @@ char *topo_variant_to_yaml(const topo_variant *v)
       g_string_append_printf(s, "%s%u", r ? ", " : "", v->placement[r]);
     g_string_append(s, "]\n");
   }
-  guint n = (guint)g_tree_nnodes(v->settings);
-  if (n) {
-    flat_list l = {g_new(char *, n), g_new(char *, n), 0};
-    g_tree_foreach(v->settings, collect, &l);
-    /* Top-level sections: "collectives" and "library". */
-    guint i = 0;
-    while (i < n) {
-      const char *dot = strchr(l.keys[i], '.');
-      size_t plen = dot ? (size_t)(dot - l.keys[i]) : strlen(l.keys[i]);
-      guint j = i + 1;
-      while (j < n && strncmp(l.keys[j], l.keys[i], plen) == 0 && (l.keys[j][plen] == '.' || !l.keys[j][plen]))
-        j++;
-      g_string_append_len(s, l.keys[i], (gssize)plen);
-      g_string_append(s, ": ");
-      if (dot == NULL)
-        g_string_append(s, "{}");
-      else
-        emit_nested(s, l.keys, l.values, i, j, 1);
-      g_string_append_c(s, '\n');
-      i = j;
-    }
-    g_free(l.keys);
-    g_free(l.values);
-  }
+  cfg_write_sections(v->doc, s);
   return g_string_free(s, FALSE);
 }
 

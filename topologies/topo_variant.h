@@ -2,13 +2,15 @@
  * studies: "double the scale-out bandwidth", "scale-up domain 8 -> 16",
  * "set collectives.all_reduce to direct").
  *
- * A variant is an editable snapshot of a resolved topology: its tiers
- * (dimensions) with kind, size, bandwidth and latency, or its explicit
- * graph, its placement, fidelity model and the verbatim collectives.* /
- * library.* settings.  Edits change the snapshot; topo_variant_build()
- * writes it back out as wisp YAML (schema_version 1) and loads that text
- * with topo_load_string(), so every variant passes exactly the validation a
- * hand-written config passes.  Building costs one YAML parse and one
+ * A variant is an editable snapshot of a config: the topology section of
+ * a resolved topology (its tiers (dimensions) with kind, size, bandwidth
+ * and latency, or its explicit graph, and its placement) and an editable
+ * copy of the document's other sections (config/cfg.h: model,
+ * flow_quantum, the verbatim collectives.* / library.* settings), which
+ * the variant edits with cfg_set() without interpreting them.
+ * topo_variant_build() writes both back out as wisp YAML (schema_version
+ * 1) and loads that text with topo_load_string(), so every variant passes
+ * exactly the validation a hand-written config passes.  Building costs one YAML parse and one
  * topology construction: O(links), microseconds for cluster-sized configs.
  *
  * Tier roles used by the studies: when a hierarchical topology has two or
@@ -26,6 +28,7 @@
  *
  * Keys accepted by topo_variant_set() (values as in the YAML config):
  *   model                                  analytical | flow
+ *   flow_quantum                           "250ns" (the flow tier's quantum)
  *   name                                   text
  *   ranks                                  integer (the outermost tier is refitted)
  *   dims.TIER.bandwidth | .latency         "50GB/s", "2us" (TIER = name or index)

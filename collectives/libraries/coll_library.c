@@ -17,7 +17,6 @@
 #include "collectives/coll_facts.h"
 #include "collectives/libraries/coll_library_internal.h"
 #include "collectives/libraries/coll_nccl.h"
-#include "topologies/topo_internal.h" /* read-only: iterate settings to reject unknown library keys */
 
 /* ---- names ------------------------------------------------------------- */
 
@@ -32,7 +31,8 @@ gboolean coll_library_has_engine(coll_library_kind k)
 
 coll_library_kind coll_library_default_for(const topo *t)
 {
-  return t != NULL && t->format == TOPO_FORMAT_ASTRA ? COLL_LIBRARY_IDEAL : COLL_LIBRARY_NCCL;
+  const cfg_doc *doc = t != NULL ? topo_config(t) : NULL;
+  return doc != NULL && cfg_doc_format(doc) == CFG_FORMAT_ASTRA ? COLL_LIBRARY_IDEAL : COLL_LIBRARY_NCCL;
 }
 
 const char *coll_library_name(coll_library_kind k)
@@ -424,42 +424,46 @@ char *coll_library_param_value(const coll_library_params *p, const char *name)
 
 gboolean coll_library_params_from_topo(const topo *t, coll_library_params *p, GError **error)
 {
+  return coll_library_params_from_config(topo_config(t), t, p, error);
+}
+
+gboolean coll_library_params_from_config(const cfg_doc *doc, const topo *t, coll_library_params *p, GError **error)
+{
   int line = 0;
   coll_library_kind k = coll_library_default_for(t);
-  const char *v = topo_setting(t, "library.name", &line);
+  const char *v = doc ? cfg_get(doc, "library.name", &line) : NULL;
   if (v != NULL && !coll_library_from_name(v, &k)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s:%d: library.name '%s' is not a known library; use nccl, ideal, hccl, hccl-zerocopy, stratacl, "
                 "cann-ep or cann-ep-zerocopy",
-                topo_source(t), line, v);
+                cfg_source(doc), line, v);
     return FALSE;
   }
   coll_library_params_default(k, p);
+  if (doc == NULL)
+    return TRUE;
   /* Unknown keys are errors (a typo must not silently keep a default).
    * Keys are checked in sorted order so the message is deterministic. */
-  if (t->settings != NULL) {
-    GList *keys = g_list_sort(g_hash_table_get_keys(t->settings), (GCompareFunc)strcmp);
-    for (GList *l = keys; l != NULL; l = l->next) {
-      const char *key = l->data;
-      if (!g_str_has_prefix(key, "library.") || strcmp(key, "library.name") == 0 ||
-          find_param(key + strlen("library.")) != NULL)
-        continue;
-      topo_setting(t, key, &line);
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%s:%d: unknown key '%s'; `wisp collbench --library-params` lists the library parameters",
-                  topo_source(t), line, key);
-      g_list_free(keys);
-      return FALSE;
-    }
-    g_list_free(keys);
+  GPtrArray *keys = cfg_keys(doc, "library.");
+  for (guint i = 0; i < keys->len; i++) {
+    const char *key = keys->pdata[i];
+    if (strcmp(key, "library.name") == 0 || find_param(key + strlen("library.")) != NULL)
+      continue;
+    cfg_get(doc, key, &line);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s:%d: unknown key '%s'; `wisp collbench --library-params` lists the library parameters",
+                cfg_source(doc), line, key);
+    g_ptr_array_unref(keys);
+    return FALSE;
   }
+  g_ptr_array_unref(keys);
   for (size_t i = 0; i < G_N_ELEMENTS(params); i++) {
     char *key = g_strdup_printf("library.%s", params[i].info.name);
-    v = topo_setting(t, key, &line);
+    v = cfg_get(doc, key, &line);
     g_free(key);
     GError *e = NULL;
     if (v != NULL && !coll_library_params_set(p, params[i].info.name, v, &e)) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: %s", topo_source(t), line, e->message);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: %s", cfg_source(doc), line, e->message);
       g_error_free(e);
       return FALSE;
     }

@@ -165,9 +165,13 @@ typedef struct {
 /* Defaults of library k (reference §9). */
 void coll_library_params_default(coll_library_kind k, coll_library_params *p);
 
-/* Reads the config's `library:` mapping (topo_setting keys "library.*"):
- * name (default nccl) then any parameter of coll_library_param_at().
- * Unknown keys and bad values are errors naming file, line and key. */
+/* Reads the library section of a config document (config/cfg.h keys
+ * "library.*") for the topology t built from it: name (default
+ * coll_library_default_for(t)) then any parameter of
+ * coll_library_param_at().  Unknown keys and bad values are errors naming
+ * file, line and key.  doc NULL gives the defaults. */
+gboolean coll_library_params_from_config(const cfg_doc *doc, const topo *t, coll_library_params *p, GError **error);
+/* coll_library_params_from_config(topo_config(t), t, p, error). */
 gboolean coll_library_params_from_topo(const topo *t, coll_library_params *p, GError **error);
 /* Sets one parameter by name ("t_exp", "registration", ...) from text;
  * used by the config reader and by `collbench --library-set KEY=VALUE`. */
