@@ -41,6 +41,15 @@ int wisp_convert_target(void)
   return -1;
 }
 
+void wisp_cli_print_written(int n_ranks, gboolean with_groups, const char *out, const char *prefix)
+{
+  if (with_groups)
+    printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", n_ranks, out, prefix, out);
+  else
+    printf("wrote %d ranks to %s/%s.<rank>.et (every collective spans all ranks: no comm_group.json)\n", n_ranks, out,
+           prefix);
+}
+
 int wisp_cmd_convert(int argc, char **argv)
 {
   fe_kineto_options opt = {0};
@@ -103,12 +112,7 @@ int wisp_cmd_convert(int argc, char **argv)
     status = 1;
     goto done;
   }
-  if (w->groups->len)
-    printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
-           out);
-  else
-    printf("wrote %d ranks to %s/%s.<rank>.et (every collective spans all ranks: no comm_group.json)\n", w->n_ranks,
-           out, prefix ? prefix : "trace");
+  wisp_cli_print_written(w->n_ranks, w->groups->len > 0, out, prefix ? prefix : "trace");
   if (astra)
     et_astra_report_print(&arep, stdout);
   else if (opt.mode == FE_KINETO_KERNELS && !opt.host_launch)

@@ -64,13 +64,7 @@ static GArray *chakra_rows(const et_workload *w)
       g_hash_table_add(seen->pdata[row], GINT_TO_POINTER(r + 1));
     }
   }
-  for (guint k = 0; k < rows->len; k++) {
-    fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
-    guint members = g_hash_table_size(seen->pdata[k]);
-    x->records = ((GArray *)times->pdata[k])->len;
-    x->calls = members ? (x->records + members / 2) / members : 0;
-  }
-  fe_coll_rows_finish(rows, times);
+  fe_coll_rows_finish(rows, times, seen);
   g_ptr_array_free(seen, TRUE);
   g_hash_table_destroy(index);
   return rows;

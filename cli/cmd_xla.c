@@ -5,6 +5,7 @@
  * names the file and byte offset), 2 on bad usage.
  */
 #include "config.h"
+#include "cli/wisp_cli.h"
 #include "chakra/et_astra.h"
 #include "frontends/xla.h"
 #include "chakra/et_io.h"
@@ -214,12 +215,7 @@ int wisp_xla_convert(int argc, char **argv)
     status = 1;
     goto done;
   }
-  if (w->groups->len)
-    printf("wrote %d ranks to %s/%s.<rank>.et and %s/comm_group.json\n", w->n_ranks, out, prefix ? prefix : "trace",
-           out);
-  else
-    printf("wrote %d ranks to %s/%s.<rank>.et (every collective spans all ranks: no comm_group.json)\n", w->n_ranks,
-           out, prefix ? prefix : "trace");
+  wisp_cli_print_written(w->n_ranks, w->groups->len > 0, out, prefix ? prefix : "trace");
   if (target == 1)
     et_astra_report_print(&arep, stdout);
 done:

@@ -23,6 +23,11 @@ int wisp_cmd_sweep_merge(int argc, char **argv);
 int wisp_cmd_diff(int argc, char **argv);
 int wisp_cmd_topo(int argc, char **argv);
 
+/* convert's closing line: "wrote N ranks to OUT/PREFIX.<rank>.et and
+ * OUT/comm_group.json", or that no comm_group.json was needed
+ * (cmd_convert.c; also used by the XLA convert). */
+void wisp_cli_print_written(int n_ranks, gboolean with_groups, const char *out, const char *prefix);
+
 /* Prints "wisp: error: <message>" to stderr and returns exit status 1. */
 int wisp_cli_fail(GError *error);
 

@@ -451,7 +451,7 @@ gboolean cfg_set(cfg_doc *d, const char *key, const char *value, const char **wh
 
 /* ---- writing ---- */
 
-static void yaml_quoted(GString *s, const char *text)
+void cfg_yaml_quoted(GString *s, const char *text)
 {
   g_string_append_c(s, '"');
   for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
@@ -487,13 +487,13 @@ static void emit_nested(GString *s, char **keys, char **values, guint lo, guint 
     if (!first)
       g_string_append(s, ", ");
     first = FALSE;
-    yaml_quoted(s, comp);
+    cfg_yaml_quoted(s, comp);
     g_string_append(s, ": ");
     if (j == i + 1 && parts[depth + 1] == NULL) {
       if (values[i][0] == '\0' && depth == 0)
         g_string_append(s, "{}");
       else
-        yaml_quoted(s, values[i]);
+        cfg_yaml_quoted(s, values[i]);
     } else {
       emit_nested(s, keys, values, i, j, depth + 1);
     }

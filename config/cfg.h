@@ -105,5 +105,9 @@ gboolean cfg_set(cfg_doc *d, const char *key, const char *value, const char **wh
  * quoted strings, one line each, in key order; nothing when empty. */
 void cfg_write_sections(const cfg_doc *d, GString *out);
 
+/* Appends text to s as a double-quoted YAML scalar: '"' and '\\' escaped,
+ * control characters as \xNN.  O(length). */
+void cfg_yaml_quoted(GString *s, const char *text);
+
 G_END_DECLS
 #endif

@@ -119,9 +119,12 @@ typedef struct {
   sim_time_ps min_ps, median_ps, max_ps; /* over those records (the lower median for an even count) */
 } fe_coll_row;
 
-/* Sorts rows (op, group, bytes, dtype) and fills min/median/max from
- * times[k] (a GArray of sim_time_ps per row, consumed).  O(R log R). */
-void fe_coll_rows_finish(GArray *rows, GPtrArray *times);
+/* Sorts rows (op, group, bytes, dtype) and fills, per row k, the records
+ * and min/median/max from times[k] (a GArray of sim_time_ps per row,
+ * consumed) and the calls per member from seen[k] (a set of the members
+ * that recorded it, not consumed): records / members, rounded.
+ * O(R log R + records). */
+void fe_coll_rows_finish(GArray *rows, GPtrArray *times, GPtrArray *seen);
 /* The table: one line per row, times in us.  O(rows). */
 void fe_coll_rows_print(const GArray *rows, FILE *out);
 void fe_coll_rows_free(GArray *rows);

@@ -95,11 +95,14 @@ static int cmp_row(const void *a, const void *b)
   return c ? c : strcmp(x->size_source, y->size_source);
 }
 
-void fe_coll_rows_finish(GArray *rows, GPtrArray *times)
+void fe_coll_rows_finish(GArray *rows, GPtrArray *times, GPtrArray *seen)
 {
   for (guint k = 0; k < rows->len; k++) {
     fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
     GArray *t = times->pdata[k];
+    guint members = g_hash_table_size(seen->pdata[k]);
+    x->records = t->len;
+    x->calls = members ? (x->records + members / 2) / members : 0;
     if (t->len) {
       qsort(t->data, t->len, sizeof(sim_time_ps), cmp_ps);
       x->min_ps = g_array_index(t, sim_time_ps, 0);
@@ -1126,13 +1129,7 @@ static void report_collectives(kt_load *L)
       g_hash_table_add(seen->pdata[row], GINT_TO_POINTER(rk + 1));
     }
   }
-  for (guint k = 0; k < rows->len; k++) {
-    fe_coll_row *x = &g_array_index(rows, fe_coll_row, k);
-    guint members = g_hash_table_size(seen->pdata[k]);
-    x->records = ((GArray *)times->pdata[k])->len;
-    x->calls = members ? (x->records + members / 2) / members : 0;
-  }
-  fe_coll_rows_finish(rows, times);
+  fe_coll_rows_finish(rows, times, seen);
   L->rep->colls = rows;
   g_ptr_array_free(seen, TRUE);
   g_hash_table_destroy(index);

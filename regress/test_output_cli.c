@@ -23,68 +23,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-typedef struct {
-  char *dir, *example, *cluster;
-} env;
+typedef test_example_env env;
 
-/* Runs `wisp args...` in directory cwd; returns the exit status (-1 when it
- * did not exit) with its standard output and error (g_free them). */
 static int wisp_in(const char *cwd, const char *const *args, char **out, char **err)
 {
-  GPtrArray *a = g_ptr_array_new();
-  g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
-  for (const char *const *p = args; *p; p++)
-    g_ptr_array_add(a, (gpointer)*p);
-  g_ptr_array_add(a, NULL);
-  int status = 0;
-  char *o = NULL, *e = NULL;
-  GError *error = NULL;
-  if (!g_spawn_sync(cwd, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &e, &status, &error))
-    g_error("cannot run wisp: %s", error->message);
-  g_ptr_array_free(a, TRUE);
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  g_test_message("wisp %s ... exited %d; stderr: %s", args[0], code, e);
-  if (out)
-    *out = o;
-  else
-    g_free(o);
-  if (err)
-    *err = e;
-  else
-    g_free(e);
-  return code;
+  return test_wisp_run_in(cwd, args, out, err);
 }
 
 static gboolean setup(env *v)
 {
-  const char *bin = g_getenv("WISP_BIN"), *src = g_getenv("G_TEST_SRCDIR"), *build = g_getenv("G_TEST_BUILDDIR");
-  if (!bin || !src || !build) {
-    g_test_skip("WISP_BIN, G_TEST_SRCDIR or G_TEST_BUILDDIR not set (run through make check)");
-    return FALSE;
-  }
-  char *gen = g_build_filename(build, "examples", "make_example", NULL);
-  if (!g_file_test(gen, G_FILE_TEST_IS_EXECUTABLE)) {
-    g_test_skip("examples/make_example is not built");
-    g_free(gen);
-    return FALSE;
-  }
-  v->dir = g_dir_make_tmp("wisp-out-XXXXXX", NULL);
-  char *argv[] = {gen, v->dir, (char *)"llm", NULL};
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_true(g_spawn_check_wait_status(status, NULL));
-  g_free(gen);
-  v->example = g_build_filename(v->dir, "llm", NULL);
-  v->cluster = g_build_filename(src, "examples", "cluster-2node.yaml", NULL);
-  return TRUE;
+  return test_example_setup(v, "wisp-out-XXXXXX");
 }
 
 static void teardown(env *v)
 {
-  test_rm_rf(v->dir);
-  g_free(v->dir);
-  g_free(v->example);
-  g_free(v->cluster);
+  test_example_teardown(v);
 }
 
 /* TRUE when text is one simulate report (schema_version 1, 16 ranks). */

@@ -55,10 +55,11 @@ G_GNUC_UNUSED static void test_untar(const char *tgz, const char *dir)
 }
 
 /* Runs the `wisp` binary named by $WISP_BIN (set by make check) with args
- * (NULL-terminated); returns its exit status (-1 when it did not exit) and,
- * when out is given, its standard output (g_free it).  Its standard error
- * goes to the test log when the status is not 0. */
-G_GNUC_UNUSED static int test_wisp_run(const char *const *args, char **out)
+ * (NULL-terminated) in directory cwd (NULL: here); returns its exit status
+ * (-1 when it did not exit) and, when given, its standard output and
+ * standard error (g_free them).  The status and standard error go to the
+ * test log. */
+G_GNUC_UNUSED static int test_wisp_run_in(const char *cwd, const char *const *args, char **out, char **err)
 {
   GPtrArray *a = g_ptr_array_new();
   g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
@@ -68,18 +69,67 @@ G_GNUC_UNUSED static int test_wisp_run(const char *const *args, char **out)
   int status = 0;
   char *o = NULL, *e = NULL;
   GError *error = NULL;
-  if (!g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &e, &status, &error))
+  if (!g_spawn_sync(cwd, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &e, &status, &error))
     g_error("cannot run %s: %s", (char *)a->pdata[0], error->message);
   g_ptr_array_free(a, TRUE);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code != 0)
-    g_test_message("wisp %s exited %d: %s", args[0], code, e);
-  g_free(e);
+  g_test_message("wisp %s ... exited %d; stderr: %.2000s", args[0], code, e);
   if (out)
     *out = o;
   else
     g_free(o);
+  if (err)
+    *err = e;
+  else
+    g_free(e);
   return code;
+}
+
+/* test_wisp_run_in here, standard output only. */
+G_GNUC_UNUSED static int test_wisp_run(const char *const *args, char **out)
+{
+  return test_wisp_run_in(NULL, args, out, NULL);
+}
+
+/* The bundled example workload for CLI tests: examples/make_example's
+ * "llm" set in a fresh temporary directory (dir), its path (example) and
+ * the 2-node cluster config (cluster).  FALSE, with the test skipped and
+ * the reason given, outside `make check` (no WISP_BIN, G_TEST_SRCDIR,
+ * G_TEST_BUILDDIR) or when the generator is not built. */
+typedef struct {
+  char *dir, *example, *cluster;
+} test_example_env;
+
+G_GNUC_UNUSED static gboolean test_example_setup(test_example_env *v, const char *tmp_template)
+{
+  const char *bin = g_getenv("WISP_BIN"), *src = g_getenv("G_TEST_SRCDIR"), *build = g_getenv("G_TEST_BUILDDIR");
+  if (!bin || !src || !build) {
+    g_test_skip("WISP_BIN, G_TEST_SRCDIR or G_TEST_BUILDDIR not set (run through make check)");
+    return FALSE;
+  }
+  char *gen = g_build_filename(build, "examples", "make_example", NULL);
+  if (!g_file_test(gen, G_FILE_TEST_IS_EXECUTABLE)) {
+    g_test_skip("examples/make_example is not built");
+    g_free(gen);
+    return FALSE;
+  }
+  v->dir = g_dir_make_tmp(tmp_template, NULL);
+  char *argv[] = {gen, v->dir, (char *)"llm", NULL};
+  int status = 1;
+  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  g_free(gen);
+  v->example = g_build_filename(v->dir, "llm", NULL);
+  v->cluster = g_build_filename(src, "examples", "cluster-2node.yaml", NULL);
+  return TRUE;
+}
+
+G_GNUC_UNUSED static void test_example_teardown(test_example_env *v)
+{
+  test_rm_rf(v->dir);
+  g_free(v->dir);
+  g_free(v->example);
+  g_free(v->cluster);
 }
 
 /* A temporary directory holding one file per rank, "rank<R>.json", for

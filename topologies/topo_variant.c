@@ -765,20 +765,6 @@ unknown:
 
 /* ---- YAML output ---- */
 
-static void yaml_quoted(GString *s, const char *text)
-{
-  g_string_append_c(s, '"');
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      g_string_append_printf(s, "\\%c", *p);
-    else if (*p < 0x20)
-      g_string_append_printf(s, "\\x%02x", *p);
-    else
-      g_string_append_c(s, (char)*p);
-  }
-  g_string_append_c(s, '"');
-}
-
 char *topo_variant_to_yaml(const topo_variant *v)
 {
   GString *s = g_string_new(NULL);
@@ -788,7 +774,7 @@ char *topo_variant_to_yaml(const topo_variant *v)
   g_string_append(s, "\nschema_version: 1\n");
   if (v->name) {
     g_string_append(s, "name: ");
-    yaml_quoted(s, v->name);
+    cfg_yaml_quoted(s, v->name);
     g_string_append_c(s, '\n');
   }
   sim_time_ps quantum = 0;
@@ -801,16 +787,16 @@ char *topo_variant_to_yaml(const topo_variant *v)
     g_string_append(s, "graph:\n  nodes:\n");
     for (uint32_t i = 0; i < v->n_nodes; i++) {
       g_string_append(s, "    - {name: ");
-      yaml_quoted(s, v->node_names[i]);
+      cfg_yaml_quoted(s, v->node_names[i]);
       g_string_append_printf(s, ", kind: %s}\n", i < v->n_endpoints ? "endpoint" : "switch");
     }
     g_string_append(s, "  links:\n");
     for (guint i = 0; i < v->links->len; i++) {
       const topo_link *l = &g_array_index(v->links, topo_link, i);
       g_string_append(s, "    - {a: ");
-      yaml_quoted(s, v->node_names[l->src]);
+      cfg_yaml_quoted(s, v->node_names[l->src]);
       g_string_append(s, ", b: ");
-      yaml_quoted(s, v->node_names[l->dst]);
+      cfg_yaml_quoted(s, v->node_names[l->dst]);
       g_string_append_printf(s, ", bandwidth: %" G_GUINT64_FORMAT "B/s, latency: %" G_GINT64_FORMAT "ps, duplex: false}\n",
                              l->bw, l->latency);
     }
@@ -819,7 +805,7 @@ char *topo_variant_to_yaml(const topo_variant *v)
     for (int d = 0; d < v->n_dims; d++) {
       const tv_dim *x = &v->dims[d];
       g_string_append(s, "  - {name: ");
-      yaml_quoted(s, x->name);
+      cfg_yaml_quoted(s, x->name);
       g_string_append_printf(s, ", kind: %s", topo_kind_name(x->kind));
       if (is_torus(x->kind)) {
         g_string_append_printf(s, ", shape: [%d, %d", x->shape[0], x->shape[1]);
@@ -840,7 +826,7 @@ char *topo_variant_to_yaml(const topo_variant *v)
         g_string_append_printf(s, ", stream_bandwidth: %" G_GUINT64_FORMAT "B/s", MIN(x->stream_bw, x->bw));
       if (x->fabric != NULL) {
         g_string_append(s, ", fabric: ");
-        yaml_quoted(s, x->fabric);
+        cfg_yaml_quoted(s, x->fabric);
       }
       g_string_append(s, "}\n");
     }
