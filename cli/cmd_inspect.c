@@ -133,10 +133,13 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   };
   gboolean verb = FALSE;
   GOptionEntry host_off[] = {
-    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &inspect_comm_group, "Chakra input: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
-    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verb, "per-rank details: every count the frontend kept, skipped events, graph and host-model figures", NULL},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &host_launch,
      "kernels mode: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
+    {NULL},
+  };
+  GOptionEntry insp[] = {
+    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &inspect_comm_group, "Chakra input: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verb, "per-rank details: every count the frontend kept, skipped events, graph and host-model figures", NULL},
     {NULL},
   };
   GOptionEntry conv[] = {
@@ -150,12 +153,8 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   GOptionContext *ctx = g_option_context_new(out_dir ? "TRACE... -o DIR - convert profiler traces (Kineto or XLA) to Chakra ET"
                                                      : "TRACE... - summarize profiler traces (Kineto or XLA)");
   g_option_context_add_main_entries(ctx, common, NULL);
-  if (out_dir)
-    g_option_context_add_main_entries(ctx, conv, NULL);
-  else
-    g_option_context_add_main_entries(ctx, host_off, NULL);
-  if (out_dir) /* convert writes the host launch model by default */
-    g_option_context_add_main_entries(ctx, host_off + 2, NULL);
+  g_option_context_add_main_entries(ctx, out_dir ? conv : insp, NULL);
+  g_option_context_add_main_entries(ctx, host_off, NULL);
   g_option_context_set_description(ctx, out_dir ?
       "TRACE is a PyTorch profiler (Kineto) trace: a directory of per-rank *.json / *.json.gz files, files, or\n"
       "globs; the rank of each file comes from distributedInfo.rank.  XLA/TPU profiles (*.xplane.pb[.gz],\n"

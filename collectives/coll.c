@@ -794,23 +794,20 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
   int n_ub = 0;
   uint8_t sio_small[64];
   uint8_t *sio = nx <= G_N_ELEMENTS(sio_small) ? sio_small : g_new(uint8_t, nx);
-  sim_time_ps ready = sim_now(c->sim);
   uint64_t step_bytes = 0;
-  for (uint32_t i = 0; i < nx; i++)
+  sim_time_ps amax = 0; /* the farthest peer's notice: its route back to src */
+  for (uint32_t i = 0; i < nx; i++) {
+    sio[i] = (uint8_t)pair_is_sio(c->t, src, dst_rank[i]);
+    n_ub += !sio[i];
     step_bytes += r->scratch[i].bytes;
-  if (nx >= 2 && step_bytes > 0) { /* the readiness notices of a fan-out step that writes */
-    sim_time_ps amax = 0;
-    for (uint32_t i = 0; i < nx; i++) {
+    if (nx >= 2) {
       sim_time_ps lat = 0;
       topo_route_cost(c->t, dst_rank[i], src, &lat, NULL);
       amax = MAX(amax, lat);
     }
-    ready += amax;
   }
-  for (uint32_t i = 0; i < nx; i++) {
-    sio[i] = (uint8_t)pair_is_sio(c->t, src, dst_rank[i]);
-    n_ub += !sio[i];
-  }
+  /* The readiness notices of a fan-out step that writes. */
+  sim_time_ps ready = sim_now(c->sim) + (nx >= 2 && step_bytes > 0 ? amax : 0);
   for (uint32_t i = 0; i < nx; i++) {
     coll_xrec *rec = &c->xr[xi[i]];
     if (sl == NULL)

@@ -373,7 +373,7 @@ static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
   net_xfer *x = &n->xf[arg];
   x->ev = SIM_EVENT_NONE;
   /* A stream bandwidth below every link's capacity bounds the flow's rate
-   * (topo_link_stream_bw); otherwise its links do. */
+   * (topo_link_rate); otherwise its links do. */
   x->var = lmm_variable_new(n->lmm, 1.0, x->capped ? (double)x->bottleneck : 0, arg);
   if (x->var >= n->cap_xf_of_var) { /* solver ids are dense: grow to fit */
     size_t cap = n->cap_xf_of_var ? n->cap_xf_of_var : 64;
@@ -514,19 +514,18 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
     return;
   }
   sim_time_ps latency = 0;
-  wisp_bw_Bps bottleneck = UINT64_MAX, stream = UINT64_MAX;
+  wisp_bw_Bps capacity = UINT64_MAX, rate = UINT64_MAX; /* of the links; of one stream alone */
   for (uint32_t k = 0; k < n_links; k++) {
     const topo_link *l = topo_get_link(n->t, route[k]);
     latency += l->latency;
-    if (l->bw < bottleneck) bottleneck = l->bw;
-    wisp_bw_Bps sb = topo_link_stream_bw(n->t, l);
-    if (sb > 0 && sb < stream) stream = sb;
+    capacity = MIN(capacity, l->bw);
+    rate = MIN(rate, topo_link_rate(n->t, l));
     n->link_bytes[route[k]] += bytes;
   }
   x->route = route;
   x->n_links = n_links;
-  x->capped = stream < bottleneck;
-  x->bottleneck = MIN(bottleneck, stream);
+  x->capped = rate < capacity;
+  x->bottleneck = rate;
   if (n->tier == NET_TIER_ANALYTICAL && bytes > 0) {
     /* The links serve the bytes at their capacity (FIFO); a capped stream
      * also takes at least S / its stream bandwidth, so concurrent capped

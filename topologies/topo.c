@@ -785,11 +785,7 @@ void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *lat
     const topo_link *l = topo_get_link(t, r[i]);
     /* Saturates instead of overflowing on absurd latencies. */
     lat = l->latency > SIM_TIME_MAX - lat ? SIM_TIME_MAX : lat + l->latency;
-    if (l->bw < bw)
-      bw = l->bw;
-    wisp_bw_Bps sb = topo_link_stream_bw(t, l);
-    if (sb > 0 && sb < bw)
-      bw = sb;
+    bw = MIN(bw, topo_link_rate(t, l));
   }
   if (latency)
     *latency = lat;
@@ -820,11 +816,10 @@ const topo_link *topo_get_link(const topo *t, uint32_t link)
   return &g_array_index(t->links, topo_link, link);
 }
 
-wisp_bw_Bps topo_link_stream_bw(const topo *t, const topo_link *l)
+wisp_bw_Bps topo_link_rate(const topo *t, const topo_link *l)
 {
-  if (t->format == TOPO_FORMAT_GRAPH)
-    return 0;
-  return t->dims[l->tier].stream_bw;
+  wisp_bw_Bps stream = t->format == TOPO_FORMAT_GRAPH ? 0 : t->dims[l->tier].stream_bw;
+  return stream > 0 && stream < l->bw ? stream : l->bw;
 }
 
 const cfg_doc *topo_config(const topo *t)

@@ -76,11 +76,11 @@ int topo_n_ranks(const topo *t);
 uint32_t topo_n_nodes(const topo *t);
 uint32_t topo_n_links(const topo *t);
 const topo_link *topo_get_link(const topo *t, uint32_t link);
-/* The most one transfer gets through link l (its dimension's
- * `stream_bandwidth:`), or 0 when only the link's capacity bounds it.  A
- * stream bandwidth below the capacity models a port that one stream
- * cannot fill while several together can (doc/topology.md).  O(1). */
-wisp_bw_Bps topo_link_stream_bw(const topo *t, const topo_link *l);
+/* The most one transfer gets through link l alone: its capacity, or its
+ * dimension's `stream_bandwidth:` when that is lower.  A stream bandwidth
+ * below the capacity models a port that one stream cannot fill while
+ * several together can (doc/topology.md).  O(1). */
+wisp_bw_Bps topo_link_rate(const topo *t, const topo_link *l);
 
 /* How many tiers, innermost first, lie inside one node (`node_dims:`, 1 to
  * the number of dims); without the key, every tier but the outermost when

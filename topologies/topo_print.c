@@ -137,10 +137,7 @@ static void print_route_summary(const topo *t, uint32_t a, uint32_t b, FILE *out
   for (guint i = 0; i < r->len; i++) {
     const topo_link *l = topo_get_link(t, g_array_index(r, uint32_t, i));
     lat = (sim_time_ps)MIN((uint64_t)SIM_TIME_MAX, sat_add((uint64_t)lat, (uint64_t)l->latency));
-    bw = MIN(bw, l->bw);
-    wisp_bw_Bps sb = topo_link_stream_bw(t, l);
-    if (sb > 0)
-      bw = MIN(bw, sb);
+    bw = MIN(bw, topo_link_rate(t, l));
     if (l->tier < 64)
       tiers |= G_GUINT64_CONSTANT(1) << l->tier;
   }
