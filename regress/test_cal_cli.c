@@ -12,6 +12,7 @@
 #include "calib/cal.h"
 #include "chakra/et_io.h"
 #include "cli/wisp_cli.h"
+#include "regress/test_cal_workload.h"
 
 /* The program's error printer lives in cli/wisp.c (with main); this test
  * links the command alone, so it carries the same two lines. */
@@ -27,36 +28,6 @@ static const char *cluster_yaml =
   "name: one-node\n"
   "dims:\n"
   "  - {name: nvlink, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n";
-
-/* 8 ranks, world all-reduces of 1, 4, 16 and 64 MiB measured at
- * T = 14 x 2 us + 1.75 S / 100 GB/s (ring, n = 8), or zero-byte ones. */
-static void write_workload(const char *dir, gboolean zero_bytes)
-{
-  et_workload *w = et_workload_new(8, "cli");
-  for (int r = 0; r < 8; r++) {
-    et_builder *b = et_builder_new("cli");
-    sim_time_ps clock = 0;
-    for (int k = 0; k < 4; k++) {
-      uint64_t s = zero_bytes ? 0 : (uint64_t)1048576 << (2 * k);
-      sim_time_ps d = (sim_time_ps)llround(14 * 2e6 + 1.75 * (double)s * 1e12 / 100e9);
-      uint32_t i = et_builder_add_node(b, (uint64_t)k, ET_NODE_COMM_COLL, "all_reduce", d, 0);
-      et_builder_set_start(b, i, clock);
-      clock += d + SIM_PS_PER_US;
-      et_comm c = { .bytes = s, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                    .root = -1, .coll = ET_COLL_ALL_REDUCE };
-      et_builder_set_comm(b, i, &c, NULL, NULL, 0);
-      if (k > 0)
-        et_builder_add_dep(b, i, (uint64_t)(k - 1), TRUE, FALSE);
-    }
-    GError *error = NULL;
-    w->ranks[r] = et_builder_finish(b, 0, &error);
-    g_assert_no_error(error);
-  }
-  GError *error = NULL;
-  g_assert_true(et_workload_write(w, dir, "trace", &error));
-  g_assert_no_error(error);
-  et_workload_free(w);
-}
 
 static int run(int n, const char **args)
 {
@@ -78,7 +49,7 @@ static void test_cli(void)
   g_assert_no_error(error);
   char *trace = g_build_filename(tmp, "trace", NULL);
   g_assert_cmpint(g_mkdir(trace, 0755), ==, 0);
-  write_workload(trace, FALSE);
+  test_write_cal_workload(trace, FALSE);
   char *cluster = g_build_filename(tmp, "cluster.yaml", NULL);
   g_assert_true(g_file_set_contents(cluster, cluster_yaml, -1, NULL));
   char *out = g_build_filename(tmp, "calibrated.yaml", NULL);
@@ -122,7 +93,7 @@ static void test_cli(void)
   g_assert_cmpint(run(5, bad_loss), ==, 2);
   char *zero = g_build_filename(tmp, "zero", NULL);
   g_assert_cmpint(g_mkdir(zero, 0755), ==, 0);
-  write_workload(zero, TRUE);
+  test_write_cal_workload(zero, TRUE);
   char *out3 = g_build_filename(tmp, "never.yaml", NULL);
   const char *args3[] = { zero, "--cluster", cluster, "-o", out3 };
   g_assert_cmpint(run(5, args3), ==, 1);

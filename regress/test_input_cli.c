@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "chakra/et_io.h"
+#include "regress/test_cal_workload.h"
 #include "regress/test_util.h"
 
 #include <math.h>
@@ -320,37 +321,6 @@ static void test_steps(void)
   g_free(full);
 }
 
-/* 8 ranks, world all-reduces of 1, 4, 16 and 64 MiB measured at
- * T = 14 x 2 us + 1.75 S / 100 GB/s (ring, n = 8: 2(n-1) = 14 steps,
- * bus bytes 2(n-1)/n S = 1.75 S), as in test_cal_cli.c. */
-static void write_cal_workload(const char *dir)
-{
-  et_workload *w = et_workload_new(8, "cli");
-  for (int r = 0; r < 8; r++) {
-    et_builder *b = et_builder_new("cli");
-    sim_time_ps clock = 0;
-    for (int k = 0; k < 4; k++) {
-      uint64_t sz = (uint64_t)1048576 << (2 * k);
-      sim_time_ps d = (sim_time_ps)llround(14 * 2e6 + 1.75 * (double)sz * 1e12 / 100e9);
-      uint32_t i = et_builder_add_node(b, (uint64_t)k, ET_NODE_COMM_COLL, "all_reduce", d, 0);
-      et_builder_set_start(b, i, clock);
-      clock += d + SIM_PS_PER_US;
-      et_comm c = { .bytes = sz, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                    .root = -1, .coll = ET_COLL_ALL_REDUCE };
-      et_builder_set_comm(b, i, &c, NULL, NULL, 0);
-      if (k > 0)
-        et_builder_add_dep(b, i, (uint64_t)(k - 1), TRUE, FALSE);
-    }
-    GError *error = NULL;
-    w->ranks[r] = et_builder_finish(b, 0, &error);
-    g_assert_no_error(error);
-  }
-  GError *error = NULL;
-  g_assert_true(et_workload_write(w, dir, "trace", &error));
-  g_assert_no_error(error);
-  et_workload_free(w);
-}
-
 /* A one-rank Kineto trace whose deviceProperties name `device`. */
 static char *device_trace(const char *device)
 {
@@ -371,7 +341,7 @@ static void test_calibrate_cluster(void)
   char *et = g_build_filename(tmp, "et", NULL), *yaml = g_build_filename(tmp, "cal.yaml", NULL);
   char *v100 = g_build_filename(tmp, "v100.json", NULL), *h100 = g_build_filename(tmp, "h100.json", NULL);
   g_assert_cmpint(g_mkdir(et, 0755), ==, 0);
-  write_cal_workload(et);
+  test_write_cal_workload(et, FALSE);
   char *t = device_trace("Tesla V100-SXM2-32GB");
   g_assert_true(g_file_set_contents(v100, t, -1, NULL));
   g_free(t);
