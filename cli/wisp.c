@@ -39,6 +39,7 @@ static const wisp_command commands[] = {
   {"calibrate", wisp_cmd_calibrate, "fit per-tier latency and bandwidth to a trace's measured collectives"},
   {"topo", wisp_cmd_topo, "print a resolved network topology (--dot for Graphviz)"},
   {"collbench", wisp_cmd_collbench, "nccl-tests-style table of simulated collectives"},
+  {"metrics", wisp_cmd_metrics, "the CCL-Bench metric catalog of a measured run (MFU, overlap, bandwidths, ...)"},
   {NULL, NULL, NULL},
 };
 

@@ -22,6 +22,7 @@ int wisp_cmd_sweep(int argc, char **argv);
 int wisp_cmd_sweep_merge(int argc, char **argv);
 int wisp_cmd_diff(int argc, char **argv);
 int wisp_cmd_topo(int argc, char **argv);
+int wisp_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c: the CCL-Bench metric catalog */
 
 /* convert's closing line: "wrote N ranks to OUT/PREFIX.<rank>.et and
  * OUT/comm_group.json", or that no comm_group.json was needed

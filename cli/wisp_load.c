@@ -109,6 +109,10 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
     et_workload *w = fe_xla_load_inputs(paths, n_paths, &opt, &rep, error);
     if (w != NULL)
       print_warnings(rep.warnings);
+    if (w && lo->steps_in_window)
+      *lo->steps_in_window = opt.step_index >= 0 || rep.steps == 0 ? 1 : (int)rep.steps;
+    if (w && lo->model_flops)
+      *lo->model_flops = rep.model_flops;
     fe_xla_report_clear(&rep);
     return w;
   }
@@ -131,6 +135,8 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
     for (int i = 0; w && lo->device_name && i < rep.n_files && *lo->device_name == NULL; i++)
       if (rep.ranks[i].device_name)
         *lo->device_name = g_strdup(rep.ranks[i].device_name);
+    for (int i = 0; w && lo->steps_in_window && i < rep.n_files; i++)
+      *lo->steps_in_window = MAX(i ? *lo->steps_in_window : 1, rep.ranks[i].n_steps_used);
     /* Which steps the window holds, whenever steps were chosen or dropped. */
     gboolean dropped = FALSE;
     for (int i = 0; w && i < rep.n_files; i++)

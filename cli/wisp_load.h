@@ -24,9 +24,12 @@ typedef struct {
   char **device_name;          /* out, may be NULL: the first traced rank's device, e.g. "Tesla V100-SXM2-32GB"
                                   (g_free); NULL when the input does not name one */
   const char *comm_group;      /* --comm-group FILE: Chakra groups from FILE, not the comm_group.json beside */
+  int *steps_in_window;        /* out, may be NULL: profiler steps the window spans (Kineto: rank files' most;
+                                  XLA: 1 for --step N, else the markers found, at least 1); untouched for Chakra */
+  uint64_t *model_flops;       /* out, may be NULL: XLA model_flops summed over the window's ops (0 unknown) */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL}
 
 /* Step selection, one spelling on every command that reads traces:
  * --step N (one profiler step), --steps A..B (steps A to B), --steps all

@@ -1,0 +1,141 @@
+/* cmd_metrics.c: `wisp metrics TRACE... [--card CARD.yaml]`: the CCL-Bench
+ * metric catalog of a measured run (studies/study_metrics.h,
+ * doc/metrics.md).  Inputs are read as by inspect and simulate
+ * (cli/wisp_load.c); the metrics need the measured times a Kineto or XLA
+ * trace carries.  `wisp simulate --json` reports the same metrics for the
+ * simulated run.
+ */
+#include "config.h"
+#include "cli/wisp_cli.h"
+#include "cli/wisp_load.h"
+#include "studies/study_metrics.h"
+
+#include <math.h>
+
+/* Writes the versioned report: schema_version, wisp_version,
+ * workload{source, n_ranks}, card (or null), measured{...}. */
+static gboolean write_json(const char *path, const et_workload *w, const char *card_path, const study_metrics *m,
+                           GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(f), 3);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", STUDY_METRICS_SCHEMA_VERSION);
+  wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
+  wisp_json_begin_object(&j, "workload");
+  wisp_json_string(&j, "source", w->source);
+  wisp_json_int(&j, "n_ranks", w->n_ranks);
+  wisp_json_end_object(&j);
+  wisp_json_string(&j, "card", card_path);
+  study_metrics_json(&j, "measured", m);
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(f, error);
+}
+
+int wisp_cmd_metrics(int argc, char **argv)
+{
+  char *card_path = NULL, *json = NULL, *steps = NULL, *replicate_from = NULL, *comm_group = NULL;
+  gboolean strict = FALSE, replicate_missing = FALSE;
+  int step = -1;
+  double peak = 0;
+  GOptionEntry entries[] = {
+    {"card", 0, 0, G_OPTION_ARG_FILENAME, &card_path, "CCL-Bench workload card (YAML) for MFU: model_arch, data, xpu_spec", "CARD.yaml"},
+    {"peak-tflops", 0, 0, G_OPTION_ARG_DOUBLE, &peak, "peak dense TFLOPS per device for MFU (default: from the card's xpu_spec.model)", "TFLOPS"},
+    {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically; - is stdout)", "FILE"},
+    {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to measure (default: the last complete one)", "N"},
+    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A..B, all, or whole (ignore step markers)", "A..B|all|whole"},
+    {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "treat matching problems as errors", NULL},
+    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate_from, "synthesize ranks absent from the trace from these ranks", "R[,R]"},
+    {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &replicate_missing, "synthesize every absent rank (Kineto: from all traced ranks)", NULL},
+    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra workloads: groups from FILE", "FILE"},
+    {NULL},
+  };
+  GError *error = NULL;
+  GOptionContext *ctx = g_option_context_new("TRACE... - the CCL-Bench metric catalog of a measured run");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+      "TRACE is per-rank Kineto traces (files, globs or a directory) or XLA profiles, as for inspect and simulate.\n"
+      "Metrics and formulas: doc/metrics.md (man wisp-metrics).  `wisp simulate --json` reports the same metrics\n"
+      "for the simulated run.  Example: wisp metrics traces/ --card workload_card.yaml --json metrics.json");
+  int status = 0;
+  study_card card = {0};
+  gboolean have_card = FALSE;
+  et_workload *w = NULL;
+  study_activity *a = NULL;
+  study_metrics *m = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp metrics: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (argc < 2) {
+    fprintf(stderr, "wisp metrics: give a TRACE (one or more paths) (see wisp metrics --help)\n");
+    status = 2;
+    goto out;
+  }
+  if (peak < 0 || !isfinite(peak)) {
+    fprintf(stderr, "wisp metrics: --peak-tflops takes a positive number of TFLOPS, e.g. 312\n");
+    status = 2;
+    goto out;
+  }
+  wisp_load_options lo = WISP_LOAD_OPTIONS_INIT;
+  int n_steps = 1;
+  uint64_t model_flops = 0;
+  lo.build_flags = strict ? ET_BUILD_STRICT : 0;
+  lo.replicate_from = replicate_from;
+  lo.replicate_missing = replicate_missing;
+  lo.comm_group = comm_group;
+  lo.steps_in_window = &n_steps;
+  lo.model_flops = &model_flops;
+  if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_output_declare(json, "--json", &error)) {
+    fprintf(stderr, "wisp metrics: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (card_path) {
+    if (!study_card_load(card_path, &card, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+    have_card = TRUE;
+  }
+  w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
+  if (w == NULL || !wisp_output_check(&error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  a = study_activity_new(w);
+  if (!study_activity_add_measured(a, w, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  study_activity_set_steps(a, n_steps);
+  study_mfu_input mi = {have_card ? &card : NULL, model_flops, peak};
+  m = study_metrics_compute(a, &mi);
+  printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
+         m->steps == 1 ? "" : "s");
+  study_metrics_print(m, NULL, stdout);
+  if (json && !write_json(json, w, card_path, m, &error))
+    status = wisp_cli_fail(error);
+out:
+  study_metrics_free(m);
+  study_activity_free(a);
+  if (w)
+    et_workload_free(w);
+  if (have_card)
+    study_card_clear(&card);
+  g_option_context_free(ctx);
+  g_free(card_path);
+  g_free(json);
+  g_free(steps);
+  g_free(replicate_from);
+  g_free(comm_group);
+  wisp_output_reset();
+  return status;
+}

@@ -1,0 +1,160 @@
+/* study_metrics.h: the CCL-Bench metric catalog (doc/metrics.md) computed
+ * from an activity timeline, for a measured trace and for a replay alike.
+ *
+ * One implementation, two feeds: a study_activity holds, per rank, the GPU
+ * intervals of a step window (compute kernels, memory copies, communication
+ * kernels, each with its collective facts) and the window itself on the
+ * ranks' common clock.  study_activity_add_measured() fills it from the
+ * measured start times a trace's graph carries (ET_FLAG_HAS_START);
+ * study_activity_observer() fills it from a replay's observer and
+ * study_activity_set_replay_windows() sets the simulated windows.
+ * study_metrics_compute() then reads only the timeline, so a metric means
+ * the same on both sides and a what-if reads "MFU 38 % -> 44 %".
+ *
+ * Cost: O(nodes) to collect; computing sorts each rank's intervals,
+ * O(n log n) per rank, and sorts the bandwidth samples per collective type
+ * for their medians.  Memory: 32 bytes per kept interval.
+ */
+#ifndef WISP_STUDY_METRICS_H
+#define WISP_STUDY_METRICS_H
+
+#include "replay/sim_replay.h"
+#include "common/wisp_json.h"
+
+G_BEGIN_DECLS
+
+/* schema_version of `wisp metrics --json` and of the metrics object of
+ * `wisp simulate --json`. */
+#define STUDY_METRICS_SCHEMA_VERSION 1
+
+/* What an interval of the timeline is. */
+typedef enum {
+  STUDY_ACT_COMPUTE = 0,  /* a GPU kernel that is neither communication nor a copy */
+  STUDY_ACT_MEMCPY,       /* a memory copy (Kineto "Memcpy ...", XLA copy-start / copy-done) */
+  STUDY_ACT_COMM,         /* a communication kernel (collective, send, recv) */
+} study_act_kind;
+
+/* Kernel classes of compute intervals, by name (study_kernel_class). */
+typedef enum {
+  STUDY_KERNEL_COMPUTE_BOUND = 0, /* GEMM, convolution, attention */
+  STUDY_KERNEL_MEMORY_BOUND,      /* everything else: elementwise, normalisation, reductions, ... */
+} study_kernel_class;
+
+/* The class of a compute kernel from its name, case-insensitively: compute
+ * bound when the name contains gemm, matmul, conv, attn, attention, fmha,
+ * flash, xmma, cutlass, cublas, "dot(" or "dot." (XLA dot ops); memory
+ * bound otherwise.  O(length of name x rules). */
+study_kernel_class study_kernel_class_of(const char *name);
+/* Whether a COMP node name is a memory copy: contains "memcpy" (any case),
+ * or starts with "copy-start" / "copy-done".  O(length). */
+gboolean study_is_memcpy_name(const char *name);
+
+typedef struct study_activity study_activity;
+
+/* An empty timeline for w's ranks (every window empty, origins 0). */
+study_activity *study_activity_new(const et_workload *w);
+void study_activity_free(study_activity *a);
+/* Adds node of rank's graph g, run over [start, end) on the common clock.
+ * CPU nodes, idle gaps (ET_FLAG_DELAY), metadata and empty intervals are
+ * not GPU activity and are left out.  O(1) amortized. */
+void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t node, sim_time_ps start,
+                        sim_time_ps end);
+/* The measured feed: every node with a measured start, at start +
+ * (w->measured_start_ps[r] or 0), and each rank's window [origin, origin +
+ * measured_step_ps).  FALSE with an error naming the input when the
+ * workload carries no measured window (a synthetic Chakra set).  O(nodes). */
+gboolean study_activity_add_measured(study_activity *a, const et_workload *w, GError **error);
+/* The replay feed: an observer that adds every finished node and then
+ * calls next (may be NULL), so a timeline writer can watch the same run.
+ * The returned pointer lives as long as a. */
+const sim_replay_observer *study_activity_observer(study_activity *a, const sim_replay_observer *next);
+/* After the replay: rank r's window is [origin, finish_r) with origin its
+ * measured start when r->measured_starts, else 0.  O(ranks). */
+void study_activity_set_replay_windows(study_activity *a, const sim_result *r, const et_workload *w);
+/* Steps the windows span (default 1); every per-step figure divides by it. */
+void study_activity_set_steps(study_activity *a, int steps);
+
+/* Model FLOPs of one step for MFU, from a CCL-Bench workload card
+ * (doc/metrics.md "MFU"). */
+typedef struct {
+  gboolean training;           /* workload.model.phase: training (default) or inference */
+  double num_params, num_params_active, num_params_embedding; /* model_arch */
+  double num_layers, head_dim, num_heads;
+  double batch_size, seq_len;  /* workload.data */
+  int total_count;             /* hardware.xpu_spec.total_count, 0 when absent */
+  char *hw_model;              /* hardware.xpu_spec.model, NULL when absent */
+  double peak_tflops;          /* per device, from hw_model (A100 312, H100 989, TPU v6e 918); 0 unknown */
+} study_card;
+
+/* Reads a workload card (YAML): the keys named above under workload.
+ * Errors name the file, the line and the key.  O(file size). */
+gboolean study_card_load(const char *path, study_card *out, GError **error);
+void study_card_clear(study_card *c);
+/* FLOPs per token of the seed: 6 (N_act - N_emb) + 12 L H Q S (training) or
+ * 2 (N_act - N_emb) + 4 L H Q S (inference); N_act = num_params_active when
+ * given, else num_params. */
+double study_card_flop_per_token(const study_card *c);
+/* Peak dense TFLOPS of a device model name as CCL-Bench spells it
+ * ("nvidia_a100" 312, "nvidia_h100" 989, "tpu_v6e" 918), 0 when unknown. */
+double study_peak_tflops_of(const char *hw_model);
+
+/* What MFU is computed from: a card, or the model FLOPs of an XLA profile
+ * (with a peak), or nothing (MFU is null). */
+typedef struct {
+  const study_card *card;      /* may be NULL */
+  uint64_t model_flops;        /* XLA: sum of model_flops over the window's ops, all chips; 0 unknown */
+  double peak_tflops;          /* overrides the card's peak when > 0 */
+} study_mfu_input;
+
+/* One row per communication type seen. */
+typedef struct {
+  char op[24];                 /* "all_reduce", ..., "send", "recv" */
+  uint64_t count;              /* intervals, all ranks */
+  uint64_t sized;              /* of those, with a size (> 0 bytes) and a duration */
+  double median_algbw_GBps, median_busbw_GBps; /* over the sized ones; NAN when none */
+  double message_bytes_per_step; /* per rank and step: sum of Chakra comm_size / (ranks x steps) */
+  double bus_bytes_per_step;   /* the same of nccl-tests S x busbw factor */
+} study_metric_coll;
+
+typedef struct {
+  sim_time_ps window;          /* length of the rank's window */
+  sim_time_ps active;          /* |U_c u U_k u U_m| */
+  sim_time_ps compute, memcpy, comm; /* |U_k|, |U_m|, |U_c| */
+  sim_time_ps exposed_comm;    /* |U_c \ (U_k u U_m)| */
+  sim_time_ps overlapped_comm; /* |U_c n (U_k u U_m)| */
+  sim_time_ps idle;            /* window - active */
+} study_metric_rank;
+
+typedef struct {
+  int n_ranks, steps;
+  sim_time_ps avg_step_time;   /* mean over ranks of window / steps */
+  sim_time_ps step_min, step_max; /* spread over ranks of window / steps */
+  double mfu_pct;              /* NAN when unknown */
+  const char *mfu_source;      /* "card", "model_flops" or the reason it is unknown */
+  double compute_bound_pct, memory_bound_pct; /* of compute kernel time, all ranks; NAN without compute */
+  double memory_transfer_overhead_pct; /* mean over ranks of |U_m \ U_k| / window */
+  double communication_fraction_pct;   /* mean over ranks of |U_c| / active */
+  sim_time_ps total_communication_time; /* mean over ranks of exposed comm per step */
+  double compute_comm_overlap_pct;     /* mean over ranks with comm of overlapped / |U_c|; NAN when none */
+  double load_imbalance_ratio;         /* max / min active over ranks with activity; NAN when none */
+  double straggler;                    /* (last comm end - first comm end) / (last comm end - first comm
+                                          start) over ranks' comm windows, common clock; 0 with < 2 ranks */
+  int straggler_rank;                  /* the rank whose communication ended last, -1 when none */
+  study_metric_rank *ranks;            /* n_ranks */
+  GArray *colls;                       /* study_metric_coll, ordered by op name */
+} study_metrics;
+
+/* Computes the catalog from a.  O(n log n) in the intervals. */
+study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu);
+void study_metrics_free(study_metrics *m);
+
+/* The JSON object (under key; NULL m writes null): every metric with its
+ * unit in the key, per rank figures and the per-type table. */
+void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m);
+/* The terminal table: one line per metric, with a column per run given
+ * (measured and/or simulated, either may be NULL), then the per-type
+ * table of each. */
+void study_metrics_print(const study_metrics *measured, const study_metrics *simulated, FILE *out);
+
+G_END_DECLS
+#endif
