@@ -1,0 +1,502 @@
+/* test_metrics.c: the CCL-Bench metric catalog (studies/study_metrics.c,
+ * doc/metrics.md) against hand-computed values.
+ *
+ *  - a generated two-rank timeline where every metric is worked out in the
+ *    comments from the intervals;
+ *  - workload cards: MFU by the seed's FLOP formulas (training, inference),
+ *    model_flops (XLA), and the errors of bad cards;
+ *  - the replay feed: the timeline the observer fills gives the per-rank
+ *    compute / exposed / overlapped / idle split the replay computes on
+ *    its own (sim_rank_stats), and the window is the rank's finish;
+ *  - the shared traces through the wisp binary (skipped visibly without
+ *    $WISP_SHARED_DATA): values computed independently from the raw Kineto
+ *    JSON (ProfilerStep window, kernel events clipped to it, unions), as
+ *    stated beside each check.
+ */
+#include "config.h"
+#include "studies/study_metrics.h"
+#include "topologies/topo.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <unistd.h>
+#include "regress/test_util.h"
+
+#define US(x) ((sim_time_ps)(x) * 1000000)
+
+/* A node with a measured start [s, e) in us on rank graph b. */
+static uint32_t add(et_builder *b, uint64_t id, et_node_type type, const char *name, double s, double e,
+                    uint8_t flags)
+{
+  uint32_t n = et_builder_add_node(b, id, type, name, US(e) - US(s), flags);
+  et_builder_set_start(b, n, US(s));
+  return n;
+}
+
+static void add_ar(et_builder *b, uint64_t id, double s, double e, uint64_t bytes)
+{
+  uint32_t n = add(b, id, ET_NODE_COMM_COLL, "ncclKernel_AllReduce_RING_LL_Sum_float", s, e, 0);
+  et_comm c = {.bytes = bytes, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE,
+               .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+  et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+}
+
+/* Two ranks (times in us, rank-local; rank 1's window starts 10 us later
+ * on the common clock):
+ *   rank 0, window [0, 100):
+ *     sm80_xmma_gemm [0, 30)  elementwise_kernel [20, 40)  Memcpy DtoD [35, 50)
+ *     all-reduce 1 MB [45, 80)
+ *   rank 1, window [0, 120), origin 10:
+ *     gemm [0, 50)  all-reduce 1 MB [50, 100)  gemm_tail [110, 130) (cut at 120)
+ *     a CPU node [0, 120) and an idle gap [100, 110): not GPU activity. */
+static et_workload *two_rank_timeline(void)
+{
+  et_workload *w = et_workload_new(2, "generated");
+  w->measured_start_ps = g_new0(sim_time_ps, 2);
+  GError *e = NULL;
+  et_builder *b = et_builder_new("rank0");
+  add(b, 1, ET_NODE_COMP, "sm80_xmma_gemm_f16f16", 0, 30, 0);
+  add(b, 2, ET_NODE_COMP, "elementwise_kernel", 20, 40, 0);
+  add(b, 3, ET_NODE_COMP, "Memcpy DtoD (Device -> Device)", 35, 50, 0);
+  add_ar(b, 4, 45, 80, 1000000);
+  w->ranks[0] = et_builder_finish(b, 0, &e);
+  g_assert_no_error(e);
+  b = et_builder_new("rank1");
+  add(b, 1, ET_NODE_COMP, "ampere_gemm", 0, 50, 0);
+  add_ar(b, 2, 50, 100, 1000000);
+  add(b, 3, ET_NODE_COMP, "gemm_tail", 110, 130, 0);
+  add(b, 4, ET_NODE_COMP, "aten::mm", 0, 120, ET_FLAG_CPU_OP);
+  add(b, 5, ET_NODE_COMP, "idle_gap", 100, 110, ET_FLAG_DELAY);
+  w->ranks[1] = et_builder_finish(b, 0, &e);
+  g_assert_no_error(e);
+  w->measured_step_ps[0] = US(100);
+  w->measured_step_ps[1] = US(120);
+  w->measured_start_ps[1] = US(10);
+  return w;
+}
+
+static study_metrics *measure(const et_workload *w, int steps, const study_mfu_input *mi)
+{
+  study_activity *a = study_activity_new(w);
+  GError *e = NULL;
+  g_assert_true(study_activity_add_measured(a, w, &e));
+  g_assert_no_error(e);
+  study_activity_set_steps(a, steps);
+  study_metrics *m = study_metrics_compute(a, mi);
+  study_activity_free(a);
+  return m;
+}
+
+static void test_generated(void)
+{
+  et_workload *w = two_rank_timeline();
+  study_metrics *m = measure(w, 1, NULL);
+  /* Rank 0: U_k = [0,40) = 40, U_m = [35,50) = 15, U_c = [45,80) = 35;
+   * U_k u U_m = [0,50), so overlapped = [45,50) = 5, exposed 30, active
+   * 35 + 50 - 5 = 80, idle 20. */
+  g_assert_cmpint(m->ranks[0].compute, ==, US(40));
+  g_assert_cmpint(m->ranks[0].memcpy, ==, US(15));
+  g_assert_cmpint(m->ranks[0].comm, ==, US(35));
+  g_assert_cmpint(m->ranks[0].overlapped_comm, ==, US(5));
+  g_assert_cmpint(m->ranks[0].exposed_comm, ==, US(30));
+  g_assert_cmpint(m->ranks[0].active, ==, US(80));
+  g_assert_cmpint(m->ranks[0].idle, ==, US(20));
+  /* Rank 1: U_k = [0,50) + [110,120) = 60 (the tail cut at the window),
+   * U_c = [50,100) = 50, no overlap; active 110, idle 10. */
+  g_assert_cmpint(m->ranks[1].compute, ==, US(60));
+  g_assert_cmpint(m->ranks[1].comm, ==, US(50));
+  g_assert_cmpint(m->ranks[1].overlapped_comm, ==, 0);
+  g_assert_cmpint(m->ranks[1].active, ==, US(110));
+  g_assert_cmpint(m->ranks[1].idle, ==, US(10));
+  /* avg_step_time = (100 + 120) / 2 = 110 us, spread 100..120. */
+  g_assert_cmpint(m->avg_step_time, ==, US(110));
+  g_assert_cmpint(m->step_min, ==, US(100));
+  g_assert_cmpint(m->step_max, ==, US(120));
+  /* Compute classes over all ranks: GEMM 30 + 50 + 10 = 90, elementwise
+   * 20: 90 / 110 and 20 / 110. */
+  g_assert_cmpfloat_with_epsilon(m->compute_bound_pct, 100.0 * 90 / 110, 1e-9);
+  g_assert_cmpfloat_with_epsilon(m->memory_bound_pct, 100.0 * 20 / 110, 1e-9);
+  /* memory_transfer_overhead: |U_m \ U_k| = [40,50) = 10 of 100 on rank 0,
+   * nothing on rank 1: mean (10 %, 0 %) = 5 %. */
+  g_assert_cmpfloat_with_epsilon(m->memory_transfer_overhead_pct, 5.0, 1e-9);
+  /* communication_fraction: mean (35 / 80, 50 / 110). */
+  g_assert_cmpfloat_with_epsilon(m->communication_fraction_pct, 100.0 * (35.0 / 80 + 50.0 / 110) / 2, 1e-9);
+  /* total_communication_time: mean exposed (30, 50) = 40 us. */
+  g_assert_cmpint(m->total_communication_time, ==, US(40));
+  /* compute_comm_overlap: mean (5 / 35, 0 / 50). */
+  g_assert_cmpfloat_with_epsilon(m->compute_comm_overlap_pct, 100.0 * (5.0 / 35) / 2, 1e-9);
+  /* load_imbalance_ratio: active 110 / 80. */
+  g_assert_cmpfloat_with_epsilon(m->load_imbalance_ratio, 110.0 / 80, 1e-12);
+  /* straggler on the common clock: rank 0's communication [45, 80), rank
+   * 1's [10 + 50, 10 + 100) = [60, 110): (110 - 80) / (110 - 45). */
+  g_assert_cmpfloat_with_epsilon(m->straggler, 30.0 / 65, 1e-12);
+  g_assert_cmpint(m->straggler_rank, ==, 1);
+  /* Bandwidth: all-reduce of S = 1e6 bytes on 2 ranks, busbw factor
+   * 2 (2 - 1) / 2 = 1; 1e6 B / 35 us = 28.571 GB/s and / 50 us = 20 GB/s,
+   * median of two = their mean.  Traffic per rank and step: 1e6 bytes. */
+  g_assert_cmpuint(m->colls->len, ==, 1);
+  const study_metric_coll *c = &g_array_index(m->colls, study_metric_coll, 0);
+  g_assert_cmpstr(c->op, ==, "all_reduce");
+  g_assert_cmpuint(c->count, ==, 2);
+  g_assert_cmpfloat_with_epsilon(c->median_busbw_GBps, (1e6 / 35e-6 + 1e6 / 50e-6) / 2 / 1e9, 1e-9);
+  g_assert_cmpfloat_with_epsilon(c->median_algbw_GBps, c->median_busbw_GBps, 1e-12);
+  g_assert_cmpfloat_with_epsilon(c->message_bytes_per_step, 1e6, 1e-6);
+  g_assert_cmpfloat_with_epsilon(c->bus_bytes_per_step, 1e6, 1e-6);
+  g_assert_true(isnan(m->mfu_pct));
+  study_metrics_free(m);
+  /* Two steps in the window: per-step figures halve (110 / 2 = 55 us,
+   * exposed 40 / 2 = 20 us, traffic 5e5 bytes); ratios do not change. */
+  m = measure(w, 2, NULL);
+  g_assert_cmpint(m->avg_step_time, ==, US(55));
+  g_assert_cmpint(m->total_communication_time, ==, US(20));
+  g_assert_cmpfloat_with_epsilon(g_array_index(m->colls, study_metric_coll, 0).message_bytes_per_step, 5e5, 1e-6);
+  g_assert_cmpfloat_with_epsilon(m->load_imbalance_ratio, 110.0 / 80, 1e-12);
+  study_metrics_free(m);
+  et_workload_free(w);
+}
+
+static char *write_tmp(const char *text)
+{
+  char *path = NULL;
+  int fd = g_file_open_tmp("wisp-card-XXXXXX.yaml", &path, NULL);
+  g_assert_cmpint(fd, >=, 0);
+  close(fd);
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+static const char *card_text =
+    "version: 1\n"
+    "workload:\n"
+    "  model:\n"
+    "    phase: %s\n"
+    "    model_arch:\n"
+    "      num_params: 1000000\n"
+    "      num_params_embedding: 0\n"
+    "      num_layers: 2\n"
+    "      num_heads: 2\n"
+    "      head_dim: 4\n"
+    "  data:\n"
+    "    batch_size: 1\n"
+    "    seq_len: 8\n"
+    "  hardware:\n"
+    "    xpu_spec:\n"
+    "      model: nvidia_a100\n"
+    "      total_count: 2\n";
+
+static void test_mfu(void)
+{
+  et_workload *w = two_rank_timeline();
+  GError *e = NULL;
+  study_card card;
+  char *text = g_strdup_printf(card_text, "training");
+  char *path = write_tmp(text);
+  g_assert_true(study_card_load(path, &card, &e));
+  g_assert_no_error(e);
+  /* Training: 6 (N - N_emb) + 12 L H Q S = 6e6 + 12 x 2 x 4 x 2 x 8 = 6,001,536. */
+  g_assert_cmpfloat(study_card_flop_per_token(&card), ==, 6001536.0);
+  g_assert_cmpfloat(card.peak_tflops, ==, 312.0);
+  study_mfu_input mi = {&card, 0, 0};
+  study_metrics *m = measure(w, 1, &mi);
+  /* tokens/s = 1 x 8 / 110 us; MFU = 6,001,536 x 8 / 110e-6 / (2 x 312e12) = 0.069948 %. */
+  g_assert_cmpfloat_with_epsilon(m->mfu_pct, 6001536.0 * 8 / 110e-6 / (2 * 312e12) * 100, 1e-12);
+  g_assert_cmpstr(m->mfu_source, ==, "card");
+  study_metrics_free(m);
+  study_card_clear(&card);
+  g_free(text);
+  g_unlink(path);
+  g_free(path);
+  /* Inference: 2 (N - N_emb) + 4 L H Q S = 2e6 + 512. */
+  text = g_strdup_printf(card_text, "inference");
+  path = write_tmp(text);
+  g_assert_true(study_card_load(path, &card, &e));
+  g_assert_cmpfloat(study_card_flop_per_token(&card), ==, 2000512.0);
+  study_card_clear(&card);
+  g_free(text);
+  g_unlink(path);
+  g_free(path);
+  /* XLA: 1e9 model FLOPs over 2 chips and 1 step, 110 us, peak 918:
+   * 5e8 / 110e-6 / 918e12 = 0.49514 %. */
+  study_mfu_input xi = {NULL, 1000000000, 918};
+  m = measure(w, 1, &xi);
+  g_assert_cmpfloat_with_epsilon(m->mfu_pct, 5e8 / 110e-6 / 918e12 * 100, 1e-12);
+  g_assert_cmpstr(m->mfu_source, ==, "model_flops");
+  study_metrics_free(m);
+  /* model_flops without a peak: MFU unknown, and the reason says what to give. */
+  study_mfu_input np = {NULL, 1000000000, 0};
+  m = measure(w, 1, &np);
+  g_assert_true(isnan(m->mfu_pct));
+  g_assert_nonnull(strstr(m->mfu_source, "--peak-tflops"));
+  study_metrics_free(m);
+  et_workload_free(w);
+}
+
+static void test_card_errors(void)
+{
+  GError *e = NULL;
+  study_card card;
+  char *path = write_tmp("workload:\n  model:\n    model_arch:\n      num_params: 10\n");
+  g_assert_false(study_card_load(path, &card, &e));
+  g_assert_nonnull(strstr(e->message, "lacks model.model_arch.num_layers"));
+  g_clear_error(&e);
+  g_unlink(path);
+  g_free(path);
+  path = write_tmp("workload:\n  model:\n    model_arch:\n      num_params: ten\n");
+  g_assert_false(study_card_load(path, &card, &e));
+  /* Line 4 holds the bad value. */
+  g_assert_nonnull(strstr(e->message, ":4: model.model_arch.num_params must be a non-negative number, not 'ten'"));
+  g_clear_error(&e);
+  g_unlink(path);
+  g_free(path);
+  path = write_tmp("model: [\n");
+  g_assert_false(study_card_load(path, &card, &e));
+  g_assert_nonnull(strstr(e->message, "a workload card is YAML"));
+  g_clear_error(&e);
+  g_unlink(path);
+  g_free(path);
+  g_assert_false(study_card_load("/nonexistent/card.yaml", &card, &e));
+  g_assert_nonnull(e);
+  g_clear_error(&e);
+  /* A generated set without measured windows has no measured metrics. */
+  et_workload *w = et_workload_new(1, "generated.et");
+  et_builder *b = et_builder_new("r0");
+  et_builder_add_node(b, 1, ET_NODE_COMP, "k", 10, 0);
+  w->ranks[0] = et_builder_finish(b, 0, &e);
+  study_activity *a = study_activity_new(w);
+  g_assert_false(study_activity_add_measured(a, w, &e));
+  g_assert_nonnull(strstr(e->message, "generated.et: the workload carries no measured step window"));
+  g_clear_error(&e);
+  study_activity_free(a);
+  et_workload_free(w);
+}
+
+/* The replay feed: two ranks, each a 10 us GEMM then a 1 MB all-reduce
+ * that depends on it, on two endpoints at 100 GB/s.  The timeline the
+ * observer collects must give the split the replay computes itself. */
+static void test_replay_feed(void)
+{
+  et_workload *w = et_workload_new(2, "replayed");
+  GError *e = NULL;
+  for (int r = 0; r < 2; r++) {
+    et_builder *b = et_builder_new("rank");
+    et_builder_add_node(b, 1, ET_NODE_COMP, "gemm", US(10 + 5 * r), 0);
+    uint32_t n = et_builder_add_node(b, 2, ET_NODE_COMM_COLL, "allreduce", 0, 0);
+    et_comm c = {.bytes = 1000000, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE,
+                 .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+    et_builder_add_dep(b, n, 1, TRUE, FALSE);
+    w->ranks[r] = et_builder_finish(b, 0, &e);
+    g_assert_no_error(e);
+  }
+  topo *t = topo_load_string("schema_version: 1\nlibrary: {name: ideal}\nname: pair\nmodel: analytical\ndims:\n"
+                             "  - {name: link, kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 0ns}\n",
+                             "pair.yaml", &e);
+  g_assert_no_error(e);
+  study_activity *a = study_activity_new(w);
+  sim_replay_options ro = {.quiet = TRUE};
+  ro.observer = study_activity_observer(a, NULL);
+  sim_result *r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  study_activity_set_replay_windows(a, r, w);
+  study_metrics *m = study_metrics_compute(a, NULL);
+  sim_time_ps sum = 0;
+  for (int k = 0; k < 2; k++) {
+    const sim_rank_stats *s = &r->ranks[k];
+    g_assert_cmpint(m->ranks[s->rank].window, ==, s->finish);
+    g_assert_cmpint(m->ranks[s->rank].compute, ==, s->compute);
+    g_assert_cmpint(m->ranks[s->rank].exposed_comm, ==, s->exposed_comm);
+    g_assert_cmpint(m->ranks[s->rank].overlapped_comm, ==, s->overlapped_comm);
+    g_assert_cmpint(m->ranks[s->rank].idle, ==, s->idle);
+    sum += s->finish;
+  }
+  /* Rank 1's GEMM is 5 us longer, so rank 0 waits 5 us inside the
+   * all-reduce: its communication interval (issue to end) is 5 us longer
+   * than rank 1's, and both end together, so the seed's straggler is 0
+   * (the ends coincide); avg_step_time is the mean finish. */
+  g_assert_cmpint(m->ranks[0].comm - m->ranks[1].comm, ==, US(5));
+  g_assert_cmpfloat(m->straggler, ==, 0.0);
+  g_assert_cmpint(m->avg_step_time, ==, sum / 2);
+  study_metrics_free(m);
+  study_activity_free(a);
+  sim_result_free(r);
+  topo_free(t);
+  et_workload_free(w);
+}
+
+/* Runs wisp with args and parses its JSON report from stdout. */
+static cJSON *wisp_json_of(const char *const *args)
+{
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run(args, &out), ==, 0);
+  cJSON *d = cJSON_Parse(out);
+  g_assert_nonnull(d);
+  g_free(out);
+  return d;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  g_assert_true(cJSON_IsNumber(v));
+  return v->valuedouble;
+}
+
+static const cJSON *coll_row(const cJSON *m, const char *op)
+{
+  const cJSON *row;
+  cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(m, "collectives"))
+    if (strcmp(cJSON_GetObjectItemCaseSensitive(row, "op")->valuestring, op) == 0)
+      return row;
+  g_assert_not_reached();
+}
+
+static const char *shared_file(const char *rel, char **path)
+{
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  *path = sd ? g_build_filename(sd, rel, NULL) : NULL;
+  return *path && g_file_test(*path, G_FILE_TEST_EXISTS) ? *path : NULL;
+}
+
+/* HTA's nccl_data.json.gz (rank 0 of 2; rank 1 replicated): the last
+ * complete step is ProfilerStep#6, ts 4458676859077.781 us, dur
+ * 224936.243 us.  Independent arithmetic on the raw JSON (kernel,
+ * gpu_memcpy and gpu_memset events clipped to that window, names starting
+ * "nccl" as communication, "memcpy" as copies; unions merged):
+ *   compute 38854.292 us, memcpy 766.249, comm 22587.442, overlapped
+ *   3875.792, exposed 18711.650, active 58332.191; compute-bound kernel
+ *   time 33.8047 %; memcpy outside compute / window 0.34065 %.
+ *   Communication: 5 all-reduce kernels (Group size 2, busbw factor 1)
+ *   with In msg nelems x 4 bytes / dur = 1.3675, 4.5206, 4.5667, 5.2653,
+ *   10.0696 GB/s: median 4.5667; their bytes sum to 102,228,128; 2
+ *   broadcasts, 0.0536 and 7.2807 GB/s: median 3.6672, bytes 212,904. */
+static void test_shared_hta(void)
+{
+  char *path = NULL;
+  if (!g_getenv("WISP_BIN") || !shared_file("hta/nccl_parser_config/nccl_data.json.gz", &path)) {
+    g_test_skip("WISP_SHARED_DATA/hta/nccl_parser_config/nccl_data.json.gz or WISP_BIN absent (run via make check)");
+    g_free(path);
+    return;
+  }
+  cJSON *d = wisp_json_of((const char *[]){"metrics", path, "--replicate-missing", "--json", "-", NULL});
+  g_assert_cmpint((int)num(d, "schema_version"), ==, STUDY_METRICS_SCHEMA_VERSION);
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "ranks"), 0);
+  /* The frontend rounds times to whole ns: 1 us tolerance on sums of ~10^4 us. */
+  g_assert_cmpfloat_with_epsilon(num(m, "avg_step_time_ns"), 224936243.0, 1.0);
+  g_assert_cmpfloat_with_epsilon(num(r0, "compute_ns"), 38854292.0, 1000);
+  g_assert_cmpfloat_with_epsilon(num(r0, "memcpy_ns"), 766249.0, 1000);
+  g_assert_cmpfloat_with_epsilon(num(r0, "comm_ns"), 22587442.0, 1000);
+  g_assert_cmpfloat_with_epsilon(num(r0, "overlapped_comm_ns"), 3875792.0, 1000);
+  g_assert_cmpfloat_with_epsilon(num(r0, "exposed_comm_ns"), 18711650.0, 1000);
+  g_assert_cmpfloat_with_epsilon(num(r0, "active_ns"), 58332191.0, 1000);
+  g_assert_cmpfloat_with_epsilon(num(m, "compute_bound_pct"), 33.8047, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "memory_transfer_overhead_pct"), 0.34065, 1e-3);
+  /* Rank 1 is rank 0's copy, so the means equal rank 0's ratios. */
+  g_assert_cmpfloat_with_epsilon(num(m, "communication_fraction_pct"), 100 * 22587.442 / 58332.191, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "compute_comm_overlap_pct"), 100 * 3875.792 / 22587.442, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "load_imbalance_ratio"), 1.0, 1e-9);
+  const cJSON *ar = coll_row(m, "all_reduce"), *bc = coll_row(m, "broadcast");
+  g_assert_cmpfloat(num(ar, "count"), ==, 10);
+  g_assert_cmpfloat_with_epsilon(num(ar, "median_busbw_GBps"), 4.5667, 1e-4);
+  g_assert_cmpfloat_with_epsilon(num(ar, "message_bytes_per_step"), 102228128, 0.5);
+  g_assert_cmpfloat_with_epsilon(num(bc, "median_busbw_GBps"), 3.6672, 1e-4);
+  g_assert_cmpfloat_with_epsilon(num(bc, "message_bytes_per_step"), 212904, 0.5);
+  cJSON_Delete(d);
+  g_free(path);
+}
+
+/* PARAM's DLRM job (8 ranks, ProfilerStep#10).  Independent arithmetic on
+ * the raw JSON as above, per rank (us):
+ *   rank  active  window  comm   exposed
+ *   0     6590    14455   5798   5537
+ *   1     12321   19901   11336  11056
+ *   ...   (2..6)
+ *   7     2659    12509   1746   1580
+ * avg_step_time = mean window = 16007.75 us; load_imbalance_ratio =
+ * 12321 / 2659 = 4.63370; communication_fraction = mean comm / active =
+ * 83.8977 %; straggler over the raw ts (the traces share a clock): last
+ * communication end minus the first rank's end over the span from the
+ * first communication start = 0.000437 (ranks 2, 4 and 6 end last
+ * together; the lowest is named).  8 kernels per rank: 3 all-reduce and 5
+ * all-to-all (SendRecv kernels of nccl:all_to_all) -> counts 24 and 40.
+ * Then `simulate --json` carries the same measured object beside the
+ * simulated one. */
+static void test_shared_dlrm(void)
+{
+  char *tgz = NULL;
+  if (!g_getenv("WISP_BIN") || !shared_file("param/dlrm_kineto.tar.gz", &tgz)) {
+    g_test_skip("WISP_SHARED_DATA/param/dlrm_kineto.tar.gz or WISP_BIN absent (run via make check)");
+    g_free(tgz);
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-metrics-XXXXXX", NULL);
+  test_untar(tgz, dir);
+  char *traces = g_build_filename(dir, "dlrm_kineto", NULL);
+  cJSON *d = wisp_json_of((const char *[]){"metrics", traces, "--json", "-", NULL});
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  g_assert_cmpfloat_with_epsilon(num(m, "avg_step_time_ns"), 16007750.0, 1.0);
+  g_assert_cmpfloat_with_epsilon(num(m, "load_imbalance_ratio"), 12321.0 / 2659, 1e-6);
+  g_assert_cmpfloat_with_epsilon(num(m, "communication_fraction_pct"), 83.8977, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "straggler"), 0.000437, 1e-6);
+  g_assert_cmpfloat(num(m, "straggler_rank"), ==, 2);
+  g_assert_cmpfloat(num(coll_row(m, "all_reduce"), "count"), ==, 24);
+  g_assert_cmpfloat(num(coll_row(m, "all_to_all"), "count"), ==, 40);
+  const cJSON *r7 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "ranks"), 7);
+  g_assert_cmpfloat_with_epsilon(num(r7, "exposed_comm_ns"), 1580000.0, 1.0);
+  double cf = num(m, "communication_fraction_pct");
+  cJSON_Delete(d);
+
+  char *json = g_build_filename(dir, "sim.json", NULL);
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", traces, "--network", "dgx-a100", "--json", json, NULL},
+                                &out), ==, 0);
+  g_assert_nonnull(strstr(out, "metrics (doc/metrics.md):"));
+  g_free(out);
+  d = load_json(json);
+  const cJSON *mm = cJSON_GetObjectItemCaseSensitive(d, "metrics");
+  g_assert_cmpint((int)num(mm, "schema_version"), ==, STUDY_METRICS_SCHEMA_VERSION);
+  const cJSON *meas = cJSON_GetObjectItemCaseSensitive(mm, "measured");
+  const cJSON *sim = cJSON_GetObjectItemCaseSensitive(mm, "simulated");
+  g_assert_cmpfloat(num(meas, "communication_fraction_pct"), ==, cf);
+  /* The simulated avg_step_time is the mean of the report's rank finishes. */
+  double sum = 0;
+  const cJSON *rk;
+  cJSON_ArrayForEach(rk, cJSON_GetObjectItemCaseSensitive(d, "ranks"))
+    sum += num(rk, "finish_ns");
+  g_assert_cmpfloat_with_epsilon(num(sim, "avg_step_time_ns"), sum / 8, 0.001);
+  g_assert_cmpfloat(num(coll_row(sim, "all_reduce"), "count"), ==, 24);
+  cJSON_Delete(d);
+  g_free(json);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(traces);
+  g_free(tgz);
+}
+
+/* A Chakra set without measured times: metrics says what it needs. */
+static void test_cli_errors(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-metrics-XXXXXX"))
+    return;
+  char *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", v.example, NULL}, NULL, &err), ==, 1);
+  g_assert_nonnull(strstr(err, "the workload carries no measured step window"));
+  g_free(err);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", NULL}, NULL, &err), ==, 2);
+  g_free(err);
+  test_example_teardown(&v);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/metrics/generated", test_generated);
+  g_test_add_func("/metrics/mfu", test_mfu);
+  g_test_add_func("/metrics/card_errors", test_card_errors);
+  g_test_add_func("/metrics/replay_feed", test_replay_feed);
+  g_test_add_func("/metrics/shared_hta", test_shared_hta);
+  g_test_add_func("/metrics/shared_dlrm", test_shared_dlrm);
+  g_test_add_func("/metrics/cli_errors", test_cli_errors);
+  return g_test_run();
+}
