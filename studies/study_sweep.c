@@ -154,7 +154,8 @@ static char *format_point(const sweep_ctx *c, int p, const study_summary *r, con
   wisp_json j;
   wisp_json_init(&j, m, 0);
   wisp_json_begin_object(&j, NULL);
-  wisp_json_int(&j, "point", p);
+  wisp_json_int(&j, "point", p); /* first: point_done() reads the row's prefix */
+  wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION); /* doc/interfaces.md */
   wisp_json_int(&j, "n_points", s->n_points);
   wisp_json_string(&j, "sweep", s->name);
   wisp_json_string(&j, "label", point_label(s, p));
