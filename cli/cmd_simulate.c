@@ -43,11 +43,13 @@ static void add_baseline(wisp_json *j, void *p)
   g_free(digest);
   if (b->measured)
     cal_baseline_json(b->r, b->w, j, "baseline");
-  wisp_json_begin_object(j, "metrics");
-  wisp_json_int(j, "schema_version", STUDY_METRICS_SCHEMA_VERSION);
-  study_metrics_json(j, "measured", b->m_measured);
-  study_metrics_json(j, "simulated", b->m_simulated);
-  wisp_json_end_object(j);
+  if (b->m_simulated) {    /* absent under --no-metrics */
+    wisp_json_begin_object(j, "metrics");
+    wisp_json_int(j, "schema_version", STUDY_METRICS_SCHEMA_VERSION);
+    study_metrics_json(j, "measured", b->m_measured);
+    study_metrics_json(j, "simulated", b->m_simulated);
+    wisp_json_end_object(j);
+  }
 }
 
 #include <stdlib.h>
@@ -69,7 +71,7 @@ int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
   char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL, *card_path = NULL;
-  gboolean checked = FALSE, chain = FALSE;
+  gboolean checked = FALSE, chain = FALSE, no_metrics = FALSE;
   int max_rows = 64;
   double check_baseline = -1;
   study_card card = {0};
@@ -89,6 +91,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
     {"critical-path", 0, 0, G_OPTION_ARG_NONE, &chain, "also print the critical path chain (runs of nodes on one rank and category)", NULL},
     {"card", 0, 0, G_OPTION_ARG_FILENAME, &card_path, "CCL-Bench workload card (YAML): MFU in the metrics (wisp metrics --help)", "CARD.yaml"},
+    {"no-metrics", 0, 0, G_OPTION_ARG_NONE, &no_metrics, "skip the metric catalog (saves its 32 bytes per GPU node of the run)", NULL},
     {NULL},
   };
   GError *error = NULL;
@@ -185,8 +188,11 @@ int wisp_cmd_simulate(int argc, char **argv)
     }
   }
   /* The metric catalog watches the run beside the timeline writer. */
-  study_activity *act = study_activity_new(w);
-  opt.observer = study_activity_observer(act, tl ? study_timeline_observer(tl) : NULL);
+  study_activity *act = no_metrics ? NULL : study_activity_new(w);
+  if (act)
+    opt.observer = study_activity_observer(act, tl ? study_timeline_observer(tl) : NULL);
+  else if (tl)
+    opt.observer = study_timeline_observer(tl);
   sim_result *r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
     study_timeline_abort(tl);
@@ -211,16 +217,19 @@ int wisp_cmd_simulate(int argc, char **argv)
         status = wisp_cli_fail(error);
     }
     study_mfu_input mi = {card_path ? &card : NULL, model_flops, 0};
-    study_activity_set_steps(act, n_steps);
-    study_activity_set_replay_windows(act, r, w);
-    study_metrics *m_sim = study_metrics_compute(act, &mi), *m_meas = NULL;
-    study_activity *meas = study_activity_new(w);
-    study_activity_set_steps(meas, n_steps);
-    if (study_activity_add_measured(meas, w, NULL))
-      m_meas = study_metrics_compute(meas, &mi);
-    study_activity_free(meas);
-    printf("\nmetrics (doc/metrics.md):\n");
-    study_metrics_print(m_meas, m_sim, stdout);
+    study_metrics *m_sim = NULL, *m_meas = NULL;
+    if (act) {
+      study_activity_set_steps(act, n_steps);
+      study_activity_set_replay_windows(act, r, w);
+      m_sim = study_metrics_compute(act, &mi);
+      study_activity *meas = study_activity_new(w);
+      study_activity_set_steps(meas, n_steps);
+      if (study_activity_add_measured(meas, w, NULL))
+        m_meas = study_metrics_compute(meas, &mi);
+      study_activity_free(meas);
+      printf("\nmetrics (doc/metrics.md):\n");
+      study_metrics_print(m_meas, m_sim, stdout);
+    }
     baseline_ctx bctx = {r, w, measured, m_meas, m_sim};
     if (json && !sim_report_write_json_ext(r, w, t, json, add_baseline, &bctx,
                                            &error))

@@ -488,6 +488,53 @@ static void test_cli_errors(void)
   test_example_teardown(&v);
 }
 
+/* simulate on the generated example (no measured times): the metrics
+ * object has measured null and the simulated catalog; the metric observer
+ * chains the timeline writer without changing it (the same bytes with
+ * --no-metrics, which also drops the object). */
+static void test_cli_simulate(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-metrics-XXXXXX"))
+    return;
+  char *j1 = g_build_filename(v.dir, "a.json", NULL), *j2 = g_build_filename(v.dir, "b.json", NULL);
+  char *t1 = g_build_filename(v.dir, "a.trace.json", NULL), *t2 = g_build_filename(v.dir, "b.trace.json", NULL);
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", v.example, "--network", v.cluster, "--json", j1,
+                                                 "--timeline", t1, NULL}, NULL), ==, 0);
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", v.example, "--network", v.cluster, "--json", j2,
+                                                 "--timeline", t2, "--no-metrics", NULL}, NULL), ==, 0);
+  char *a = NULL, *b = NULL;
+  g_assert_true(g_file_get_contents(t1, &a, NULL, NULL));
+  g_assert_true(g_file_get_contents(t2, &b, NULL, NULL));
+  g_assert_cmpstr(a, ==, b);
+  g_free(a);
+  g_free(b);
+  cJSON *d = load_json(j1);
+  const cJSON *mm = cJSON_GetObjectItemCaseSensitive(d, "metrics");
+  g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(mm, "measured")));
+  const cJSON *sim = cJSON_GetObjectItemCaseSensitive(mm, "simulated");
+  /* The per-rank split equals the report's own (sim_rank_stats). */
+  const cJSON *rk;
+  int k = 0;
+  cJSON_ArrayForEach(rk, cJSON_GetObjectItemCaseSensitive(d, "ranks")) {
+    const cJSON *mr = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sim, "ranks"), (int)num(rk, "rank"));
+    g_assert_cmpfloat(num(mr, "window_ns"), ==, num(rk, "finish_ns"));
+    g_assert_cmpfloat(num(mr, "exposed_comm_ns"), ==, num(rk, "exposed_comm_ns"));
+    g_assert_cmpfloat(num(mr, "overlapped_comm_ns"), ==, num(rk, "overlapped_comm_ns"));
+    k++;
+  }
+  g_assert_cmpint(k, ==, 16);
+  cJSON_Delete(d);
+  d = load_json(j2);
+  g_assert_null(cJSON_GetObjectItemCaseSensitive(d, "metrics"));
+  cJSON_Delete(d);
+  g_free(j1);
+  g_free(j2);
+  g_free(t1);
+  g_free(t2);
+  test_example_teardown(&v);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -498,5 +545,6 @@ int main(int argc, char **argv)
   g_test_add_func("/metrics/shared_hta", test_shared_hta);
   g_test_add_func("/metrics/shared_dlrm", test_shared_dlrm);
   g_test_add_func("/metrics/cli_errors", test_cli_errors);
+  g_test_add_func("/metrics/cli_simulate", test_cli_simulate);
   return g_test_run();
 }
