@@ -116,6 +116,8 @@ def load_costs(path):
         price = o.get("price_gpu_hour")
         if not isinstance(price, (int, float)) or price <= 0:
             raise YamlError("%s: option '%s': price_gpu_hour must be a positive number" % (path, o["name"]))
+        if [p.get("name") for p in opts].count(o["name"]) > 1:
+            raise YamlError("%s: option name '%s' is used twice (names label the sweep's points)" % (path, o["name"]))
         if keys is None:
             keys = list(o["set"])
         elif sorted(keys) != sorted(o["set"]):
