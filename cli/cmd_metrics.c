@@ -8,6 +8,7 @@
 #include "config.h"
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
+#include "cli/wisp_metrics.h"
 #include "studies/study_metrics.h"
 
 #include <math.h>
@@ -138,4 +139,92 @@ out:
   g_free(comm_group);
   wisp_output_reset();
   return status;
+}
+
+/* ---- the hooks of `wisp simulate` (cli/wisp_metrics.h) ---- */
+
+struct wisp_run_metrics {
+  gboolean on;
+  gboolean have_card;
+  study_card card;
+  int n_steps;
+  uint64_t model_flops;
+  study_activity *act;
+  study_metrics *measured, *simulated;
+};
+
+void wisp_run_metrics_entries(char **card_path, gboolean *off, GOptionEntry *entries)
+{
+  entries[0] = (GOptionEntry){"card", 0, 0, G_OPTION_ARG_FILENAME, card_path,
+                              "CCL-Bench workload card (YAML): MFU in the metrics (wisp metrics --help)", "CARD.yaml"};
+  entries[1] = (GOptionEntry){"no-metrics", 0, 0, G_OPTION_ARG_NONE, off,
+                              "skip the metric catalog (saves its 32 bytes per GPU node of the run)", NULL};
+  entries[2] = (GOptionEntry){NULL};
+}
+
+wisp_run_metrics *wisp_run_metrics_new(const char *card_path, gboolean off, wisp_load_options *lo, GError **error)
+{
+  wisp_run_metrics *m = g_new0(wisp_run_metrics, 1);
+  m->on = !off;
+  m->n_steps = 1;
+  if (card_path) {
+    if (!study_card_load(card_path, &m->card, error)) {
+      g_free(m);
+      return NULL;
+    }
+    m->have_card = TRUE;
+  }
+  if (m->on) {
+    lo->steps_in_window = &m->n_steps;
+    lo->model_flops = &m->model_flops;
+  }
+  return m;
+}
+
+void wisp_run_metrics_watch(wisp_run_metrics *m, const et_workload *w, sim_replay_options *opt)
+{
+  if (!m->on)
+    return;
+  m->act = study_activity_new(w);
+  opt->observer = study_activity_observer(m->act, opt->observer);
+}
+
+void wisp_run_metrics_finish(wisp_run_metrics *m, const sim_result *r, const et_workload *w, FILE *out)
+{
+  if (!m->on || m->act == NULL)
+    return;
+  study_mfu_input mi = {m->have_card ? &m->card : NULL, m->model_flops, 0};
+  study_activity_set_steps(m->act, m->n_steps);
+  study_activity_set_replay_windows(m->act, r, w);
+  m->simulated = study_metrics_compute(m->act, &mi);
+  study_activity *meas = study_activity_new(w);
+  study_activity_set_steps(meas, m->n_steps);
+  if (study_activity_add_measured(meas, w, NULL))
+    m->measured = study_metrics_compute(meas, &mi);
+  study_activity_free(meas);
+  fprintf(out, "\nmetrics (doc/metrics.md):\n");
+  study_metrics_print(m->measured, m->simulated, out);
+}
+
+void wisp_run_metrics_json(const wisp_run_metrics *m, wisp_json *j)
+{
+  if (m == NULL || m->simulated == NULL)
+    return;
+  wisp_json_begin_object(j, "metrics");
+  wisp_json_int(j, "schema_version", STUDY_METRICS_SCHEMA_VERSION);
+  study_metrics_json(j, "measured", m->measured);
+  study_metrics_json(j, "simulated", m->simulated);
+  wisp_json_end_object(j);
+}
+
+void wisp_run_metrics_free(wisp_run_metrics *m)
+{
+  if (m == NULL)
+    return;
+  study_metrics_free(m->measured);
+  study_metrics_free(m->simulated);
+  study_activity_free(m->act);
+  if (m->have_card)
+    study_card_clear(&m->card);
+  g_free(m);
 }

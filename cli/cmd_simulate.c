@@ -11,7 +11,7 @@
 #include "replay/sim_critical.h"
 #include "studies/study.h"
 #include "calib/cal.h"
-#include "studies/study_metrics.h"
+#include "cli/wisp_metrics.h"
 
 /* Adds the workload's content digest (so that `wisp diff` can tell two
  * workloads apart) and, for measured inputs, the baseline fidelity object
@@ -20,7 +20,7 @@ typedef struct {
   const sim_result *r;
   const et_workload *w;
   gboolean measured;
-  const study_metrics *m_measured, *m_simulated; /* the CCL-Bench catalog (doc/metrics.md) */
+  const wisp_run_metrics *metrics; /* the CCL-Bench catalog (doc/metrics.md) */
 } baseline_ctx;
 
 /* TRUE when the input carried measured times (a profile, not a synthetic
@@ -43,13 +43,7 @@ static void add_baseline(wisp_json *j, void *p)
   g_free(digest);
   if (b->measured)
     cal_baseline_json(b->r, b->w, j, "baseline");
-  if (b->m_simulated) {    /* absent under --no-metrics */
-    wisp_json_begin_object(j, "metrics");
-    wisp_json_int(j, "schema_version", STUDY_METRICS_SCHEMA_VERSION);
-    study_metrics_json(j, "measured", b->m_measured);
-    study_metrics_json(j, "simulated", b->m_simulated);
-    wisp_json_end_object(j);
-  }
+  wisp_run_metrics_json(b->metrics, j);
 }
 
 #include <stdlib.h>
@@ -70,11 +64,15 @@ static gboolean parse_window(const char *s, sim_time_ps *from, sim_time_ps *to)
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
-  char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL, *card_path = NULL;
-  gboolean checked = FALSE, chain = FALSE, no_metrics = FALSE;
+  char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
+  gboolean checked = FALSE, chain = FALSE;
   int max_rows = 64;
   double check_baseline = -1;
-  study_card card = {0};
+  char *card_path = NULL;
+  gboolean no_metrics = FALSE;
+  wisp_run_metrics *metrics = NULL;
+  GOptionEntry metric_entries[WISP_RUN_METRICS_ENTRIES];
+  wisp_run_metrics_entries(&card_path, &no_metrics, metric_entries);
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -90,14 +88,13 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
     {"critical-path", 0, 0, G_OPTION_ARG_NONE, &chain, "also print the critical path chain (runs of nodes on one rank and category)", NULL},
-    {"card", 0, 0, G_OPTION_ARG_FILENAME, &card_path, "CCL-Bench workload card (YAML): MFU in the metrics (wisp metrics --help)", "CARD.yaml"},
-    {"no-metrics", 0, 0, G_OPTION_ARG_NONE, &no_metrics, "skip the metric catalog (saves its 32 bytes per GPU node of the run)", NULL},
     {NULL},
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
+  g_option_context_add_main_entries(ctx, metric_entries, NULL);
   g_option_context_set_description(ctx,
       "WORKLOAD is a Chakra ET prefix (PREFIX.0.et ... PREFIX.N-1.et) or a directory holding one set, per-rank\n"
       "Kineto traces (*.json, *.json.gz: files, globs or a directory; PyTorch execution traces beside them are\n"
@@ -145,11 +142,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   et_workload *w = NULL;
   topo *t = NULL;
-  int n_steps = 1;
-  uint64_t model_flops = 0;
-  lo.steps_in_window = &n_steps;
-  lo.model_flops = &model_flops;
-  if (card_path && !study_card_load(card_path, &card, &error)) {
+  if ((metrics = wisp_run_metrics_new(card_path, no_metrics, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -186,13 +179,9 @@ int wisp_cmd_simulate(int argc, char **argv)
       status = wisp_cli_fail(error);
       goto out;
     }
-  }
-  /* The metric catalog watches the run beside the timeline writer. */
-  study_activity *act = no_metrics ? NULL : study_activity_new(w);
-  if (act)
-    opt.observer = study_activity_observer(act, tl ? study_timeline_observer(tl) : NULL);
-  else if (tl)
     opt.observer = study_timeline_observer(tl);
+  }
+  wisp_run_metrics_watch(metrics, w, &opt);
   sim_result *r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
     study_timeline_abort(tl);
@@ -216,21 +205,8 @@ int wisp_cmd_simulate(int argc, char **argv)
       else
         status = wisp_cli_fail(error);
     }
-    study_mfu_input mi = {card_path ? &card : NULL, model_flops, 0};
-    study_metrics *m_sim = NULL, *m_meas = NULL;
-    if (act) {
-      study_activity_set_steps(act, n_steps);
-      study_activity_set_replay_windows(act, r, w);
-      m_sim = study_metrics_compute(act, &mi);
-      study_activity *meas = study_activity_new(w);
-      study_activity_set_steps(meas, n_steps);
-      if (study_activity_add_measured(meas, w, NULL))
-        m_meas = study_metrics_compute(meas, &mi);
-      study_activity_free(meas);
-      printf("\nmetrics (doc/metrics.md):\n");
-      study_metrics_print(m_meas, m_sim, stdout);
-    }
-    baseline_ctx bctx = {r, w, measured, m_meas, m_sim};
+    wisp_run_metrics_finish(metrics, r, w, stdout);
+    baseline_ctx bctx = {r, w, measured, metrics};
     if (json && !sim_report_write_json_ext(r, w, t, json, add_baseline, &bctx,
                                            &error))
       status = wisp_cli_fail(error);
@@ -238,11 +214,8 @@ int wisp_cmd_simulate(int argc, char **argv)
       status = wisp_cli_fail(error);
     if (svg && !study_svg_rank_breakdown(svg, "Per-rank step breakdown (simulated)", r, &error))
       status = wisp_cli_fail(error);
-    study_metrics_free(m_sim);
-    study_metrics_free(m_meas);
     sim_result_free(r);
   }
-  study_activity_free(act);
   et_workload_free(w);
   topo_free(t);
 out:
@@ -255,7 +228,7 @@ out:
   g_free(tl_ranks);
   g_free(tl_window);
   g_free(svg);
-  study_card_clear(&card);
+  wisp_run_metrics_free(metrics);
   g_free(card_path);
   wisp_output_reset();
   return status;
