@@ -473,6 +473,36 @@ static void test_shared_dlrm(void)
   g_free(tgz);
 }
 
+/* XProf's tpu_inference_2.xplane.pb (4 TPU v6e chips, no step markers:
+ * one window): MFU from model_flops is the FLOPs `wisp inspect` reports
+ * (its "model_flops N" line) / 4 chips / 1 step / avg_step_time / peak, with
+ * --peak-tflops 918 (TPU v6e, studies.md section 7). */
+static void test_shared_xla(void)
+{
+  char *path = NULL;
+  if (!g_getenv("WISP_BIN") || !shared_file("xprof/test_xplanes/tpu_inference_2.xplane.pb", &path)) {
+    g_test_skip("WISP_SHARED_DATA/xprof/test_xplanes/tpu_inference_2.xplane.pb or WISP_BIN absent (run via make check)");
+    g_free(path);
+    return;
+  }
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"inspect", path, NULL}, &out), ==, 0);
+  const char *at = strstr(out, "model_flops ");
+  g_assert_nonnull(at);
+  double flops = g_ascii_strtod(at + strlen("model_flops "), NULL);
+  g_assert_cmpfloat(flops, >, 0);
+  g_free(out);
+  cJSON *d = wisp_json_of((const char *[]){"metrics", path, "--peak-tflops", "918", "--json", "-", NULL});
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  g_assert_cmpfloat(num(m, "steps"), ==, 1);
+  g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(m, "mfu_source")->valuestring, ==, "model_flops");
+  double step_s = num(m, "avg_step_time_ns") * 1e-9, want = flops / 4 / step_s / 918e12 * 100;
+  g_assert_cmpfloat_with_epsilon(num(m, "mfu_pct"), want, 1e-6);
+  g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "ranks")), ==, 4);
+  cJSON_Delete(d);
+  g_free(path);
+}
+
 /* A Chakra set without measured times: metrics says what it needs. */
 static void test_cli_errors(void)
 {
@@ -544,6 +574,7 @@ int main(int argc, char **argv)
   g_test_add_func("/metrics/replay_feed", test_replay_feed);
   g_test_add_func("/metrics/shared_hta", test_shared_hta);
   g_test_add_func("/metrics/shared_dlrm", test_shared_dlrm);
+  g_test_add_func("/metrics/shared_xla", test_shared_xla);
   g_test_add_func("/metrics/cli_errors", test_cli_errors);
   g_test_add_func("/metrics/cli_simulate", test_cli_simulate);
   return g_test_run();

@@ -641,7 +641,7 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_ns(j, "avg_step_time_ns", m->avg_step_time);
   wisp_json_ns(j, "step_time_min_ns", m->step_min);
   wisp_json_ns(j, "step_time_max_ns", m->step_max);
-  json_num(j, "mfu_pct", m->mfu_pct, 4);
+  json_num(j, "mfu_pct", m->mfu_pct, 6);
   wisp_json_string(j, "mfu_source", m->mfu_source);
   json_num(j, "compute_bound_pct", m->compute_bound_pct, 4);
   json_num(j, "memory_bound_pct", m->memory_bound_pct, 4);
