@@ -5,6 +5,7 @@
 #define WISP_LOAD_H
 
 #include "chakra/et_graph.h"
+#include "frontends/fe.h"
 #include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
 
@@ -24,9 +25,16 @@ typedef struct {
   char **device_name;          /* out, may be NULL: the first traced rank's device, e.g. "Tesla V100-SXM2-32GB"
                                   (g_free); NULL when the input does not name one */
   const char *comm_group;      /* --comm-group FILE: Chakra groups from FILE, not the comm_group.json beside */
+  const char *card;            /* --card FILE: Kineto: workload card sizing registry kernels without a size */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL}
+
+/* Loads the workload card at path (fe_card_load) and prints each of its
+ * assumptions on stderr ("wisp: card FILE: assumption: ..."), so that a
+ * size derived from it never goes unstated.  NULL (error set) on a bad
+ * card. */
+fe_workload_card *wisp_card_load(const char *path, GError **error);
 
 /* Step selection, one spelling on every command that reads traces:
  * --step N (one profiler step), --steps A..B (steps A to B), --steps all
@@ -46,16 +54,16 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
  *        --step N, --steps A..B|all|whole, --no-host-launch,
- *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling);
+ *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling), --card FILE;
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
+  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group, *card;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 15
+#define WISP_CLI_COMMON_ENTRIES 16
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
