@@ -3,6 +3,8 @@
 
 #include "frontends/xla.h"
 #include "frontends/fe_json.h"
+#include "frontends/kineto_commreg.h"
+#include "frontends/kineto_rank.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,8 @@ typedef struct {
   int64_t global_id;
   GArray *ops;      /* xla_op */
   GArray *steps;    /* sim_time_ps pairs (start, end) */
-  GArray *sc_ids;   /* int64 SparseCore index M per stream 1.. */
+  GArray *sc_ids;   /* int64 SparseCore index M (TPU) or CUDA stream id (GPU) per stream 1.. */
+  gboolean gpu;     /* a /device:GPU:N plane: ops are the kernels of its "Stream #K" lines */
   int64_t replica_of;   /* replicate_missing: device whose ops this chip replays, else -1 */
   sim_time_ps measured; /* measured step (window or first op -> last op), -1 unknown */
 } xla_chip;
@@ -79,6 +82,7 @@ typedef struct {
   const char *source;
   const char *const *paths;
   xla_chip *chip;           /* current plane's chip, NULL when skipped */
+  gboolean gpu_plane;       /* the current plane is /device:GPU:N */
   uint16_t stream;
   int line_kind;            /* 0 skip, 1 ops, 2 steps */
   GHashTable *meta_cache;   /* current plane: metadata id -> xla_info* */
@@ -124,6 +128,10 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
 {
   fprintf(out, "xla: %d file(s), %d chip(s), %d SparseCore plane(s), %" G_GINT64_FORMAT " device id(s) named\n",
           rep->n_files, rep->n_chips, rep->n_sparsecore_planes, rep->n_devices);
+  if (rep->n_gpu_planes)
+    fprintf(out, "xla: %d of the chips are GPUs (/device:GPU:N planes: kernels of their Stream lines; "
+            "communication kernels without HLO text are replayed at their measured duration), %d without "
+            "kernels in the window (idle ranks)\n", rep->n_gpu_planes, rep->idle_gpus);
   if (rep->device_clock_ops)
     fprintf(out, "xla: %" G_GUINT64_FORMAT " op(s) timed by device_offset_ps / device_duration_ps\n",
             rep->device_clock_ops);
@@ -190,13 +198,15 @@ static void chip_free(gpointer p)
   g_free(ch);
 }
 
-/* Parses "/device:TPU:N" (sc = -1) or "/device:TPU:N SparseCore M". */
-static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc)
+/* Parses "/device:TPU:N" (sc = -1), "/device:TPU:N SparseCore M" or
+ * "/device:GPU:N" (*gpu TRUE, sc = -1). */
+static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc, gboolean *gpu)
 {
-  static const char pre[] = "/device:TPU:";
-  if (!g_str_has_prefix(name, pre))
+  static const char pre[] = "/device:TPU:", gpre[] = "/device:GPU:";
+  *gpu = g_str_has_prefix(name, gpre);
+  if (!*gpu && !g_str_has_prefix(name, pre))
     return FALSE;
-  const char *p = name + strlen(pre);
+  const char *p = name + strlen(pre); /* both prefixes have the same length */
   char *end;
   if (!g_ascii_isdigit(*p))
     return FALSE;
@@ -207,6 +217,8 @@ static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc)
   *sc = -1;
   if (*end == '\0')
     return TRUE;
+  if (*gpu)
+    return FALSE;
   if (g_str_has_prefix(end, " SparseCore ") && g_ascii_isdigit(end[12])) {
     char *e2;
     gint64 m = g_ascii_strtoll(end + 12, &e2, 10);
@@ -250,14 +262,30 @@ static xla_chip *chip_for(xla_ctx *c, int64_t n, int64_t sc, uint16_t *stream)
   return ch;
 }
 
+/* The stream index of CUDA stream id on a GPU chip (1.., in first-seen
+ * order), like SparseCore streams on a TPU chip. */
+static uint16_t gpu_stream(xla_chip *ch, int64_t id)
+{
+  guint i;
+  for (i = 0; i < ch->sc_ids->len; i++)
+    if (g_array_index(ch->sc_ids, int64_t, i) == id)
+      break;
+  if (i == ch->sc_ids->len)
+    g_array_append_val(ch->sc_ids, id);
+  return (uint16_t) (i + 1);
+}
+
 static gboolean on_plane(void *user, const fe_xplane_plane *p)
 {
   xla_ctx *c = user;
   int64_t n, sc;
   c->chip = NULL;
-  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc))
+  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc, &c->gpu_plane))
     return FALSE;
   c->chip = chip_for(c, n, sc, &c->stream);
+  c->chip->gpu = c->gpu_plane;
+  if (c->gpu_plane)
+    c->rep->n_gpu_planes++;
   if (sc >= 0)
     c->rep->n_sparsecore_planes++;
   g_hash_table_remove_all(c->meta_cache);
@@ -267,10 +295,28 @@ static gboolean on_plane(void *user, const fe_xplane_plane *p)
   return TRUE;
 }
 
+/* GPU planes: the kernels, copies and sets of every "Stream #K(...)" line
+ * are the ops (one stream each; "TensorFlow Ops", "XLA Ops" and name-scope
+ * lines repeat them at a coarser level and are skipped), "Steps" the
+ * steps.  O(streams of the chip). */
+static gboolean on_gpu_line(xla_ctx *c, const char *name)
+{
+  if (g_str_has_prefix(name, "Stream #") && g_ascii_isdigit(name[8])) {
+    c->stream = gpu_stream(c->chip, g_ascii_strtoll(name + 8, NULL, 10));
+    c->line_kind = LINE_OPS;
+  } else if (strcmp(name, "Steps") == 0 || (c->opt->step_marker && strcmp(name, "XLA Modules") == 0)) {
+    c->stream = 0;
+    c->line_kind = LINE_STEPS;
+  }
+  return c->line_kind != LINE_SKIP;
+}
+
 static gboolean on_line(void *user, const fe_xplane_plane *p, const char *name, int64_t id)
 {
   xla_ctx *c = user;
   c->line_kind = LINE_SKIP;
+  if (c->gpu_plane)
+    return on_gpu_line(c, name);
   if (strcmp(name, "XLA Ops") == 0)
     c->line_kind = LINE_OPS;
   else if (c->stream == 0 && !c->opt->step_marker && strcmp(name, "Steps") == 0)
@@ -297,6 +343,43 @@ static gboolean event_start(xla_ctx *c, const fe_xevent_view *v, sim_time_ps *ou
   }
   *out = (sim_time_ps) t;
   return TRUE;
+}
+
+/* A GPU kernel (a name, not HLO text) of a communication library in the
+ * Kineto registry (kineto_commreg.h: NCCL, NVSHMEM, MSCCL++, custom
+ * all-reduce, ...) or a TensorFlow collective op: a collective of unknown
+ * size, replayed at its measured duration.  The kind comes from the
+ * registry entry or NCCL's kernel-name token; a kernel of unknown kind
+ * (ncclDevKernel_Generic, an executor) is labelled all-reduce, which only
+ * names it in reports.  O(registry x name length). */
+static void gpu_comm_kernel(xla_info *in)
+{
+  const char *name = in->text;
+  const kt_commreg_entry *e = kt_commreg_lookup(name);
+  et_coll_type coll = ET_COLL_NONE;
+  int p2p = 0;
+  gboolean tf = strstr(name, "CollectiveReduce") || strstr(name, "NcclAllReduce");
+  if ((!e || e->size == KT_CR_SIZE_LOCAL) && !tf)
+    return;
+  if (tf)
+    coll = ET_COLL_ALL_REDUCE;
+  else if (e->kind_from_name)
+    kt_coll_from_kernel(name, &coll, &p2p);
+  else
+    coll = e->coll, p2p = e->p2p;
+  switch (coll) {
+  case ET_COLL_ALL_GATHER: in->kind = FE_HLO_ALL_GATHER; break;
+  case ET_COLL_REDUCE_SCATTER: in->kind = FE_HLO_REDUCE_SCATTER; break;
+  case ET_COLL_ALL_TO_ALL:
+  case ET_COLL_ALL_TO_ALLV: in->kind = FE_HLO_ALL_TO_ALL; break;
+  case ET_COLL_BROADCAST: in->kind = FE_HLO_COLLECTIVE_BROADCAST; break;
+  default: in->kind = p2p == 1 ? FE_HLO_SEND : p2p == 2 ? FE_HLO_RECV : FE_HLO_ALL_REDUCE; break;
+  }
+  in->phase = FE_HLO_SYNC;
+  in->sized = FALSE;
+  g_free(in->unsized_reason);
+  in->unsized_reason = g_strdup_printf("%s communication kernel: the GPU plane carries no HLO text or size for it",
+                                       tf ? "TensorFlow" : e->library);
 }
 
 /* Finds or creates the op record of an HLO text (or bare name) with its
@@ -345,6 +428,8 @@ static xla_info *intern_text(xla_ctx *c, const char *text, const char *display, 
     in->unsized_reason = err ? g_strdup(err->message) : g_strdup("no HLO instruction text in the profile");
   }
   g_clear_error(&err);
+  if (in->kind == FE_HLO_OTHER && !in->parsed)
+    gpu_comm_kernel(in);
   if (in->kind != FE_HLO_OTHER && in->phase != FE_HLO_DONE && !in->sized && !in->unsized_reason)
     in->unsized_reason = g_strdup("size unknown");
   return in;
@@ -673,10 +758,11 @@ static gboolean p2p_nodes(xla_ctx *c, xla_chain *ch, xla_info *in, const xla_op 
 
 static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank, GError **error)
 {
+  const char *dev = chip->gpu ? "GPU" : "TPU";
   char *src = chip->replica_of < 0
-                  ? g_strdup_printf("%s:/device:TPU:%" G_GINT64_FORMAT, c->paths[chip->file], chip->local_id)
-                  : g_strdup_printf("device %" G_GINT64_FORMAT " (replays %s:/device:TPU:%" G_GINT64_FORMAT ")",
-                                    chip->global_id, c->paths[chip->file], chip->local_id);
+                  ? g_strdup_printf("%s:/device:%s:%" G_GINT64_FORMAT, c->paths[chip->file], dev, chip->local_id)
+                  : g_strdup_printf("device %" G_GINT64_FORMAT " (replays %s:/device:%s:%" G_GINT64_FORMAT ")",
+                                    chip->global_id, c->paths[chip->file], dev, chip->local_id);
   xla_chain ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(xla_dep))};
   g_free(src);
   uint32_t *counter = g_new0(uint32_t, c->infos->len);
@@ -746,6 +832,12 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
     }
   }
   g_array_free(open, TRUE);
+  if (n == 0 && chip->gpu) {
+    /* A GPU plane without kernels in the window (TensorFlow writes planes
+     * for every visible GPU): a rank that idles through the step. */
+    chain_idle(&ch, 0, MAX(chip->measured, 0));
+    c->rep->idle_gpus++;
+  }
   sim_time_ps prev_end = 0;
   for (guint i = 0; i < n && ok; i++) {
     const xla_op *op = &ops[i];
@@ -1190,12 +1282,14 @@ static gboolean json_load(xla_ctx *c, const char *path, GError **error)
       xla_jop *jo = &g_array_index(jops, xla_jop, i);
       const char *pn = g_hash_table_lookup(pid_name, &jo->pid);
       int64_t n, sc;
-      if (!pn || !parse_plane_name(pn, &n, &sc)) {
+      gboolean gpu;
+      if (!pn || !parse_plane_name(pn, &n, &sc, &gpu)) {
         c->rep->host_events++;
         continue;
       }
       uint16_t stream;
       xla_chip *ch = chip_for(c, n, sc, &stream);
+      ch->gpu = gpu;
       if (sc >= 0 && !g_hash_table_contains(seen_chip, &jo->pid)) {
         g_hash_table_add(seen_chip, &jo->pid);
         c->rep->n_sparsecore_planes++;
@@ -1363,7 +1457,8 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
   c.source = joined;
   if (c.chips->len == 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: no /device:TPU:N plane found; is this a TPU profile written by jax.profiler?", joined);
+                "%s: no /device:TPU:N or /device:GPU:N plane found; is this a profile written by jax.profiler "
+                "or tf.profiler?", joined);
     goto out;
   }
   rep->n_chips = (int) c.chips->len;

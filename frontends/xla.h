@@ -77,6 +77,8 @@ typedef struct {
   uint64_t replicated_ranks;   /* ranks added by replicate_missing */
   uint64_t device_clock_ops;   /* ops timed by their device stats (device_clock) */
   int n_sparsecore_planes;
+  int n_gpu_planes;            /* /device:GPU:N planes (one rank each, like TPU chips) */
+  int idle_gpus;               /* GPU planes without any kernel in the window: ranks that only idle */
   int64_t n_devices;           /* global device ids named (chips and group members) */
   uint64_t bytes_read;         /* file image bytes scanned (inflated) */
   uint64_t events;             /* events read: XPlane device lines visited, all JSON events */
