@@ -1,6 +1,6 @@
 /* xla.h: XLA/TPU profiles (XPlane) to wisp workloads (prefix fe_xla_).
  *
- * One rank per TPU chip: chips come from the `/device:TPU:N` planes of
+ * One rank per TPU chip or GPU: chips come from the `/device:TPU:N` (or `/device:GPU:N`) planes of
  * every file; a `/device:TPU:N SparseCore M` plane belongs to chip N and
  * becomes a second, parallel dependency chain of that chip's graph (its
  * collectives are never mirrored to other ranks).  Several files (one per
