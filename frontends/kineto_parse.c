@@ -288,9 +288,16 @@ static ev_cat cat_of(const char *s, size_t n)
     if (CAT_IS("cuda_sync")) return CAT_CUDA_SYNC;
     break;
   case 'h': if (CAT_IS("hip_runtime") || CAT_IS("hip_driver")) return CAT_RUNTIME; break;
-  case 'm': if (CAT_IS("mlu_runtime") || CAT_IS("mlu_driver")) return CAT_RUNTIME; break; /* torch_mlu */
+  case 'm': /* torch_mlu's Kineto (ActivityType MLU_RUNTIME, MLU_MEMCPY, MLU_MEMSET) */
+    if (CAT_IS("mlu_runtime") || CAT_IS("mlu_driver")) return CAT_RUNTIME;
+    if (CAT_IS("mlu_memcpy")) return CAT_MEMCPY;
+    if (CAT_IS("mlu_memset")) return CAT_MEMSET;
+    break;
   case 'u': if (CAT_IS("user_annotation")) return CAT_USER_ANNOTATION; break;
-  case 'p': if (CAT_IS("python_function")) return CAT_PYTHON; break;
+  case 'p':
+    if (CAT_IS("python_function")) return CAT_PYTHON;
+    if (CAT_IS("privateuse1_runtime")) return CAT_RUNTIME; /* out-of-tree PyTorch backends */
+    break;
   case 'K': if (CAT_IS("Kernel")) return CAT_KERNEL; break;
   case 'M':
     if (CAT_IS("Memcpy")) return CAT_MEMCPY;

@@ -1,9 +1,10 @@
 /* xla.h: XLA/TPU profiles (XPlane) to wisp workloads (prefix fe_xla_).
  *
- * One rank per TPU chip or GPU: chips come from the `/device:TPU:N` (or `/device:GPU:N`) planes of
- * every file; a `/device:TPU:N SparseCore M` plane belongs to chip N and
- * becomes a second, parallel dependency chain of that chip's graph (its
- * collectives are never mirrored to other ranks).  Several files (one per
+ * One rank per TPU chip or GPU: chips come from the `/device:TPU:N` (or
+ * `/device:GPU:N`, doc/xla.md "GPUs") planes of every file; a
+ * `/device:TPU:N SparseCore M` plane belongs to chip N and becomes a
+ * second, parallel dependency chain of that chip's graph (its collectives
+ * are never mirrored to other ranks).  Several files (one per
  * host) merge into one job: when the files use disjoint chip numbers N is
  * the global device id, otherwise chip N of the h-th file (in argument
  * order) gets id h * C + N with C the largest chip count of any file.

@@ -472,14 +472,19 @@ static void test_card_file(void)
 
 static void test_mlu_launch(void)
 {
-  /* torch_mlu's Kineto writes runtime calls under mlu_runtime; a
-   * cnrtInvokeKernel with the kernel's correlation is its launch. */
+  /* torch_mlu's Kineto writes runtime calls under mlu_runtime (its test
+   * traces name cnInvokeKernel) and copies under mlu_memcpy; a launch call
+   * with the GPU op's correlation is its launch. */
   const char *json =
     "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
     "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,"
     "\"args\":{}},"
-    "{\"ph\":\"X\",\"cat\":\"mlu_runtime\",\"name\":\"cnrtInvokeKernel\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":3,"
+    "{\"ph\":\"X\",\"cat\":\"mlu_runtime\",\"name\":\"cnInvokeKernel\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":3,"
     "\"args\":{\"correlation\":9}},"
+    "{\"ph\":\"X\",\"cat\":\"mlu_runtime\",\"name\":\"cnrtMemcpyAsync\",\"pid\":1,\"tid\":1,\"ts\":8,\"dur\":1,"
+    "\"args\":{\"correlation\":11}},"
+    "{\"ph\":\"X\",\"cat\":\"mlu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,\"tid\":3,\"ts\":53,\"dur\":4,"
+    "\"args\":{\"correlation\":11,\"stream\":3}},"
     "{\"ph\":\"X\",\"cat\":\"mlu_runtime\",\"name\":\"cnrtQueueSync\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50,"
     "\"args\":{\"correlation\":10}},"
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"MLUUnion1KernelAdd\",\"pid\":0,\"tid\":3,\"ts\":12,\"dur\":40,"
@@ -491,7 +496,8 @@ static void test_mlu_launch(void)
   const char *paths[] = { dir };
   et_workload *w = fe_kineto_load(paths, 1, NULL, &rep, &e);
   g_assert_no_error(e);
-  g_assert_cmpuint(rep.ranks[0].launches, ==, 1);
+  g_assert_cmpuint(rep.ranks[0].launches, ==, 2);
+  g_assert_cmpuint(rep.ranks[0].memcpys, ==, 1);
   g_assert_cmpuint(rep.ranks[0].sync_calls, ==, 1);
   g_assert_cmpuint(rep.ranks[0].host_threads, ==, 1);
   et_workload_free(w);
