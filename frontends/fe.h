@@ -110,7 +110,8 @@ typedef struct {
   char *comm_libraries;    /* "NCCL 3 (all_reduce 3); DeepEP 16 (...)": communication kernels by library, or NULL */
   char *comm_unregistered; /* "N kernel(s) ... (first: 'name')": names that look like communication, not in the
                             * registry, replayed as compute; NULL when none */
-  uint64_t comm_size_from_card;
+  uint64_t comm_size_from_card;  /* registry kernels sized by the workload card */
+  uint64_t comm_size_sync;       /* registry synchronisation kernels: barriers without payload */
 } fe_kineto_rank_report;
 
 typedef struct {

@@ -283,6 +283,8 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
             G_GUINT64_FORMAT " from CPU ops, ", k->comm_bytes, k->comm_size_from_args, k->comm_size_from_cpu_op);
     if (k->comm_size_from_card)
       fprintf(out, "%" G_GUINT64_FORMAT " from the workload card, ", k->comm_size_from_card);
+    if (k->comm_size_sync)
+      fprintf(out, "%" G_GUINT64_FORMAT " synchronisation without payload, ", k->comm_size_sync);
     fprintf(out, "%" G_GUINT64_FORMAT " unknown)\n", k->comm_size_unknown);
     fprintf(out, "  matched %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT " (replayed as compute)\n",
             k->comm_matched, k->comm_dropped);
@@ -1213,6 +1215,7 @@ static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_gr
   rr->comm_size_from_cpu_op = r->size_from_cpu;
   rr->comm_size_unknown = r->size_unknown;
   rr->comm_size_from_card = r->size_from_card;
+  rr->comm_size_sync = r->size_from_sync;
   report_libraries(rr, r);
   GHashTableIter it;
   gpointer k, v;

@@ -943,7 +943,7 @@ static void comm_splits(ctx *c, kt_comm *cm, const kt_meta *szm, int64_t nelems)
  * measured duration and reported (warn_unsized).  The group key is
  * "card:<rule>|members" so that card groups never merge with a traced
  * process group.  O(group size). */
-static void registry_size(ctx *c, kt_comm *cm, const kt_event *k)
+static void registry_size(ctx *c, kt_comm *cm)
 {
   kt_rank *r = c->r;
   const kt_commreg_entry *re = cm->reg;
@@ -984,7 +984,6 @@ static void registry_size(ctx *c, kt_comm *cm, const kt_event *k)
     cm->splits = splits;
     cm->coll = ET_COLL_ALL_TO_ALLV;
   }
-  (void)k;
 }
 
 /* Fills kind, size, dtype, group, seq, peers and splits of comm from the
@@ -1011,7 +1010,7 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
   const kt_meta *szm = NULL;
   int64_t nelems = comm_size(c, cm, k, km, &cpu, &szm);
   if (cm->unsized && cm->reg && cm->reg->size != KT_CR_SIZE_ARGS)
-    registry_size(c, cm, k);
+    registry_size(c, cm);
   if (!cm->ranks && comm_group(c, cm, k, km, &cpu, error) == KT_DESC_ERROR)
     return KT_DESC_ERROR;
   /* Peers and roots. */

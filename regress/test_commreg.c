@@ -28,7 +28,8 @@ static char *write_file(const char *dir, const char *name, const char *text)
   return p;
 }
 
-static void rm_tree(const char *dir)
+/* Removes dir (one level of files) and frees its name. */
+static void rm_tree(char *dir)
 {
   GDir *d = g_dir_open(dir, 0, NULL);
   const char *n;
@@ -40,6 +41,7 @@ static void rm_tree(const char *dir)
   if (d)
     g_dir_close(d);
   g_rmdir(dir);
+  g_free(dir);
 }
 
 /* One kernel launched by cudaLaunchKernel on thread 1 (launch at ts - 5
@@ -309,6 +311,7 @@ static void test_card_sizes(void)
   g_assert_nonnull(strstr(k->comm_unregistered, "WARNING: 1 kernel(s) look like communication"));
   g_assert_nonnull(strstr(k->comm_unregistered, LOOKALIKE));
   g_assert_cmpuint(k->comm_size_from_card, ==, 2);
+  g_assert_cmpuint(k->comm_size_sync, ==, 1);
   g_assert_cmpuint(k->comm_size_unknown, ==, 0);
   g_assert_cmpuint(rep.matched, ==, 3);
   et_workload_free(w);
