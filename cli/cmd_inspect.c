@@ -117,7 +117,7 @@ static int inspect_chakra(const char *path, const char *comm_group, gboolean ver
 gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_kineto_options *opt, char **out_dir,
                                  char **prefix, gboolean *verbose, int *status)
 {
-  char *mode = NULL, *steps = NULL, *replicate = NULL;
+  char *mode = NULL, *steps = NULL, *replicate = NULL, *card = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
   gboolean strict = FALSE, host_launch = TRUE; /* convert --for astra-sim turns it off (cmd_convert.c) */
@@ -129,6 +129,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
      "synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
     {"min-gap-ns", 0, 0, G_OPTION_ARG_DOUBLE, &min_gap_ns, "idle gaps shorter than this are not emitted (default 1)", "NS"},
+    {"card", 0, 0, G_OPTION_ARG_FILENAME, &card, "workload card (CCL-Bench YAML) sizing communication kernels that carry no size (DeepEP, custom all-reduce)", "FILE"},
     {NULL},
   };
   gboolean verb = FALSE;
@@ -209,11 +210,20 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
     fprintf(stderr, "wisp %s: give at least one TRACE directory or file (see wisp %s --help)\n", cmd, cmd);
     goto out;
   }
+  if (card) {
+    GError *cerr = NULL;
+    if (!(opt->card = wisp_card_load(card, &cerr))) {
+      fprintf(stderr, "wisp %s: %s\n", cmd, cerr->message);
+      g_error_free(cerr);
+      goto out;
+    }
+  }
   good = TRUE;
   *status = 0;
 out:
   g_free(mode);
   g_free(steps);
+  g_free(card);
   if (!good)
     wisp_kineto_cli_options_clear(opt);
   return good;
@@ -223,6 +233,8 @@ void wisp_kineto_cli_options_clear(fe_kineto_options *opt)
 {
   g_free((char *)opt->replicate_from);
   opt->replicate_from = NULL;
+  fe_card_free((fe_workload_card *)opt->card);
+  opt->card = NULL;
 }
 
 int wisp_cmd_inspect(int argc, char **argv)

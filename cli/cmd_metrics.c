@@ -93,6 +93,7 @@ int wisp_cmd_metrics(int argc, char **argv)
   lo.comm_group = comm_group;
   lo.steps_in_window = &n_steps;
   lo.model_flops = &model_flops;
+  lo.card = card_path; /* the same card sizes kernels that carry no size */
   if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_output_declare(json, "--json", &error)) {
     fprintf(stderr, "wisp metrics: %s\n", error->message);
     g_clear_error(&error);
@@ -153,17 +154,16 @@ struct wisp_run_metrics {
   study_metrics *measured, *simulated;
 };
 
-void wisp_run_metrics_entries(char **card_path, gboolean *off, GOptionEntry *entries)
+void wisp_run_metrics_entries(gboolean *off, GOptionEntry *entries)
 {
-  entries[0] = (GOptionEntry){"card", 0, 0, G_OPTION_ARG_FILENAME, card_path,
-                              "CCL-Bench workload card (YAML): MFU in the metrics (wisp metrics --help)", "CARD.yaml"};
-  entries[1] = (GOptionEntry){"no-metrics", 0, 0, G_OPTION_ARG_NONE, off,
+  entries[0] = (GOptionEntry){"no-metrics", 0, 0, G_OPTION_ARG_NONE, off,
                               "skip the metric catalog (saves its 32 bytes per GPU node of the run)", NULL};
-  entries[2] = (GOptionEntry){NULL};
+  entries[1] = (GOptionEntry){NULL};
 }
 
-wisp_run_metrics *wisp_run_metrics_new(const char *card_path, gboolean off, wisp_load_options *lo, GError **error)
+wisp_run_metrics *wisp_run_metrics_new(gboolean off, wisp_load_options *lo, GError **error)
 {
+  const char *card_path = lo->card;
   wisp_run_metrics *m = g_new0(wisp_run_metrics, 1);
   m->on = !off;
   m->n_steps = 1;

@@ -68,11 +68,10 @@ int wisp_cmd_simulate(int argc, char **argv)
   gboolean checked = FALSE, chain = FALSE;
   int max_rows = 64;
   double check_baseline = -1;
-  char *card_path = NULL;
   gboolean no_metrics = FALSE;
   wisp_run_metrics *metrics = NULL;
   GOptionEntry metric_entries[WISP_RUN_METRICS_ENTRIES];
-  wisp_run_metrics_entries(&card_path, &no_metrics, metric_entries);
+  wisp_run_metrics_entries(&no_metrics, metric_entries);
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -142,7 +141,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   et_workload *w = NULL;
   topo *t = NULL;
-  if ((metrics = wisp_run_metrics_new(card_path, no_metrics, &lo, &error)) == NULL) {
+  if ((metrics = wisp_run_metrics_new(no_metrics, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -229,7 +228,6 @@ out:
   g_free(tl_window);
   g_free(svg);
   wisp_run_metrics_free(metrics);
-  g_free(card_path);
   wisp_output_reset();
   return status;
 }

@@ -53,7 +53,7 @@ static gboolean xla_cli_options(const char *cmd, int *argc, char ***argv, fe_xla
   if (out_dir)
     g_option_context_add_main_entries(ctx, conv, NULL);
   g_option_context_set_description(ctx, "PROFILE is an *.xplane.pb[.gz] or *.trace.json[.gz] file (one per host)\n"
-                                        "or a directory of them; one rank per /device:TPU:N chip.");
+                                        "or a directory of them; one rank per /device:TPU:N chip or /device:GPU:N GPU.");
   gboolean ok = g_option_context_parse(ctx, argc, argv, &error);
   g_option_context_free(ctx);
   if (!ok) {

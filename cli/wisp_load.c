@@ -77,6 +77,14 @@ static void print_warnings(const GPtrArray *warnings)
     fprintf(stderr, "wisp: warning: %s\n", (const char *)warnings->pdata[k]);
 }
 
+fe_workload_card *wisp_card_load(const char *path, GError **error)
+{
+  fe_workload_card *c = fe_card_load(path, error);
+  for (guint i = 0; c && i < c->assumptions->len; i++)
+    fprintf(stderr, "wisp: card %s: assumption: %s\n", path, (const char *)c->assumptions->pdata[i]);
+  return c;
+}
+
 static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
 {
   unsigned build_flags = lo->build_flags;
@@ -128,8 +136,13 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
     opt.step_hi = lo->step_hi;
     opt.all_steps = lo->all_steps;
     opt.whole_trace = lo->whole_trace;
+    fe_workload_card *card = NULL;
+    if (lo->card && !(card = wisp_card_load(lo->card, error)))
+      return NULL;
+    opt.card = card;
     fe_kineto_report rep = {0};
     et_workload *w = fe_kineto_load(paths, n_paths, &opt, &rep, error);
+    fe_card_free(card);
     if (w != NULL)
       print_warnings(rep.warnings);
     for (int i = 0; w && lo->device_name && i < rep.n_files && *lo->device_name == NULL; i++)
@@ -270,6 +283,7 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &c->comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
     {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &c->comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &c->steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
+    {"card", 0, 0, G_OPTION_ARG_FILENAME, &c->card, "Kineto: workload card (CCL-Bench YAML) sizing communication kernels that carry no size (DeepEP, custom all-reduce)", "FILE"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
     {NULL},
@@ -292,6 +306,7 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   l.replicate_missing = c->replicate_missing;
   l.host_launch = c->host_launch;
   l.comm_group = c->comm_group;
+  l.card = c->card;
   if (!wisp_steps_parse(c->steps, c->step, &l, error))
     return FALSE;
   *lo = l;
@@ -334,6 +349,7 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->algo);
   g_free(c->starts);
   g_free(c->steps);
+  g_free(c->card);
   g_free(c->comm_group);
   memset(c, 0, sizeof(*c));
 }

@@ -5,6 +5,7 @@
 #define WISP_LOAD_H
 
 #include "chakra/et_graph.h"
+#include "frontends/fe.h"
 #include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
 
@@ -27,9 +28,16 @@ typedef struct {
   int *steps_in_window;        /* out, may be NULL: profiler steps the window spans (Kineto: rank files' most;
                                   XLA: 1 for --step N, else the markers found, at least 1); untouched for Chakra */
   uint64_t *model_flops;       /* out, may be NULL: XLA model_flops summed over the window's ops (0 unknown) */
+  const char *card;            /* --card FILE: Kineto: workload card sizing registry kernels without a size */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL}
+
+/* Loads the workload card at path (fe_card_load) and prints each of its
+ * assumptions on stderr ("wisp: card FILE: assumption: ..."), so that a
+ * size derived from it never goes unstated.  NULL (error set) on a bad
+ * card. */
+fe_workload_card *wisp_card_load(const char *path, GError **error);
 
 /* Step selection, one spelling on every command that reads traces:
  * --step N (one profiler step), --steps A..B (steps A to B), --steps all
@@ -49,16 +57,16 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
  *        --step N, --steps A..B|all|whole, --no-host-launch,
- *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling);
+ *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling), --card FILE;
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
+  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group, *card;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 15
+#define WISP_CLI_COMMON_ENTRIES 16
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);

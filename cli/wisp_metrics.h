@@ -22,11 +22,13 @@ G_BEGIN_DECLS
 
 typedef struct wisp_run_metrics wisp_run_metrics;
 
-/* The two options (the last entry is the terminator): fills entries[3]. */
-#define WISP_RUN_METRICS_ENTRIES 3
-void wisp_run_metrics_entries(char **card_path, gboolean *off, GOptionEntry *entries);
-/* NULL with the card's error (file, line, key) when card_path is bad. */
-wisp_run_metrics *wisp_run_metrics_new(const char *card_path, gboolean off, wisp_load_options *lo, GError **error);
+/* The option --no-metrics (the last entry is the terminator): fills
+ * entries[2].  The card is the common --card (lo->card), the same file
+ * that sizes communication kernels without a size. */
+#define WISP_RUN_METRICS_ENTRIES 2
+void wisp_run_metrics_entries(gboolean *off, GOptionEntry *entries);
+/* NULL with the card's error (file, line, key) when lo->card is bad. */
+wisp_run_metrics *wisp_run_metrics_new(gboolean off, wisp_load_options *lo, GError **error);
 /* Chains the metric observer in front of opt->observer (which it calls). */
 void wisp_run_metrics_watch(wisp_run_metrics *m, const et_workload *w, sim_replay_options *opt);
 /* Computes the simulated catalog and, when w carries measured times, the

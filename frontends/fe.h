@@ -22,6 +22,33 @@ typedef enum {
   FE_KINETO_GAP = 1,       /* time between communications collapsed into delays */
 } fe_kineto_mode;
 
+/* A workload card (`--card FILE`, fe_card_load): the facts about the job
+ * that a trace does not record, for sizing communication kernels that
+ * carry no size (doc/kineto.md, "Sizes from a workload card").  Read from
+ * CCL-Bench's card layout (../shared/reference/studies.md) plus wisp's
+ * additions; -1 / NULL = not given.  Every value the card did not state
+ * but wisp derived is one line in assumptions, printed by the commands. */
+typedef struct {
+  char *path;
+  int64_t hidden_size;      /* workload.model.hidden_size (else num_heads x head_dim, an assumption) */
+  int64_t tokens_per_rank;  /* workload.data.tokens_per_rank (else batch_size x seq_len, an assumption) */
+  int64_t top_k;            /* workload.model.moe_top_k */
+  int64_t ep_degree, tp_degree; /* Model-executor.model_plan_parallelization.ep / .tp */
+  int64_t gpus_per_node;    /* workload.hardware.xpu_spec.count_per_node */
+  char *dtype;              /* workload.model.precision: bf16, fp16, fp32, fp8 */
+  int dtype_bytes;
+  char *dispatch_dtype;     /* workload.model.moe_dispatch_precision (else precision) */
+  int dispatch_dtype_bytes;
+  char *routing;            /* workload.model.moe_routing: only "balanced" (the default) */
+  GPtrArray *assumptions;   /* char*: one sentence per derived value */
+} fe_workload_card;
+
+/* Reads a card (YAML); unknown keys are ignored (CCL-Bench cards hold many
+ * fields wisp does not use), malformed values are errors naming the file,
+ * line and key.  O(size of the file). */
+fe_workload_card *fe_card_load(const char *path, GError **error);
+void fe_card_free(fe_workload_card *c);
+
 typedef struct {
   fe_kineto_mode mode;
   int step;                /* ProfilerStep number, -1 = default (last complete step) */
@@ -39,6 +66,7 @@ typedef struct {
   int threads;             /* workers parsing and extracting rank files in parallel: 0 (default) = the
                             * environment variable WISP_THREADS when set, else g_get_num_processors();
                             * 1 = one file after another in the calling thread.  Never changes the output. */
+  const fe_workload_card *card; /* sizes and groups of registry kernels without a size (NULL = none) */
 } fe_kineto_options;
 
 void fe_kineto_options_init(fe_kineto_options *opt);
@@ -79,6 +107,11 @@ typedef struct {
   gboolean host_step_tail;     /* the step thread's CPU chain runs to the step marker's end */
   GHashTable *skipped;     /* reason (char*) -> GUINT_TO_POINTER(count) */
   char *device_name;
+  char *comm_libraries;    /* "NCCL 3 (all_reduce 3); DeepEP 16 (...)": communication kernels by library, or NULL */
+  char *comm_unregistered; /* "N kernel(s) ... (first: 'name')": names that look like communication, not in the
+                            * registry, replayed as compute; NULL when none */
+  uint64_t comm_size_from_card;  /* registry kernels sized by the workload card */
+  uint64_t comm_size_sync;       /* registry synchronisation kernels: barriers without payload */
 } fe_kineto_rank_report;
 
 typedef struct {

@@ -42,6 +42,8 @@ static void rank_report_clear(fe_kineto_rank_report *rr)
   g_free(rr->steps_dropped);
   if (rr->skipped)
     g_hash_table_destroy(rr->skipped);
+  g_free(rr->comm_libraries);
+  g_free(rr->comm_unregistered);
 }
 
 void fe_kineto_report_clear(fe_kineto_report *r)
@@ -272,9 +274,18 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
     for (int t = 0; t < (int)G_N_ELEMENTS(k->comm_by_type); t++)
       if (k->comm_by_type[t])
         fprintf(out, ", %s %" G_GUINT64_FORMAT, comm_type_label(t), k->comm_by_type[t]);
-    fprintf(out, "\n  communication bytes: %" G_GUINT64_FORMAT " (sizes: %" G_GUINT64_FORMAT " from kernel args, %"
-            G_GUINT64_FORMAT " from CPU ops, %" G_GUINT64_FORMAT " unknown)\n", k->comm_bytes, k->comm_size_from_args,
-            k->comm_size_from_cpu_op, k->comm_size_unknown);
+    fprintf(out, "\n");
+    if (k->comm_libraries)
+      fprintf(out, "  communication kernels by library: %s\n", k->comm_libraries);
+    if (k->comm_unregistered)
+      fprintf(out, "  %s\n", k->comm_unregistered);
+    fprintf(out, "  communication bytes: %" G_GUINT64_FORMAT " (sizes: %" G_GUINT64_FORMAT " from kernel args, %"
+            G_GUINT64_FORMAT " from CPU ops, ", k->comm_bytes, k->comm_size_from_args, k->comm_size_from_cpu_op);
+    if (k->comm_size_from_card)
+      fprintf(out, "%" G_GUINT64_FORMAT " from the workload card, ", k->comm_size_from_card);
+    if (k->comm_size_sync)
+      fprintf(out, "%" G_GUINT64_FORMAT " synchronisation without payload, ", k->comm_size_sync);
+    fprintf(out, "%" G_GUINT64_FORMAT " unknown)\n", k->comm_size_unknown);
     fprintf(out, "  matched %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT " (replayed as compute)\n",
             k->comm_matched, k->comm_dropped);
     if (k->comm_replayed)
@@ -1135,6 +1146,37 @@ static void report_collectives(kt_load *L)
   g_hash_table_destroy(index);
 }
 
+/* The report's communication-by-library line and the line for kernels
+ * that look like communication but are not in the registry
+ * (kineto_commreg.h).  O(comms + registry). */
+static void report_libraries(fe_kineto_rank_report *rr, const kt_rank *r)
+{
+  const kt_commreg_entry **ents = g_new0(const kt_commreg_entry *, r->comms->len + 1);
+  size_t n = 0, other = 0;
+  for (guint q = 0; q < r->comms->len; q++) {
+    const kt_comm *c = &g_array_index(r->comms, kt_comm, q);
+    if (c->reg)
+      ents[n++] = c->reg;
+    else
+      other++;
+  }
+  g_free(rr->comm_libraries);
+  rr->comm_libraries = kt_commreg_summary(ents, n, other);
+  g_free(ents);
+  g_free(rr->comm_unregistered);
+  rr->comm_unregistered = NULL;
+  GString *u = g_string_new(NULL);
+  if (r->reg_local)
+    g_string_append_printf(u, "%" G_GUINT64_FORMAT " %s kernel(s) recognised as local work (%s), kept as compute",
+                           r->reg_local, r->reg_local_first->library, r->reg_local_first->what);
+  if (r->unregistered)
+    g_string_append_printf(u, "%sWARNING: %" G_GUINT64_FORMAT " kernel(s) look like communication but are not in the "
+                           "communication-kernel registry (first: '%.120s'); replayed as compute, so the network "
+                           "what-if ignores them: add the library to frontends/kineto_commreg.c",
+                           u->len ? "; " : "", r->unregistered, r->unregistered_first);
+  rr->comm_unregistered = u->len ? g_string_free(u, FALSE) : (g_string_free(u, TRUE), NULL);
+}
+
 /* One traced rank's figures: its window, graph and communication counts
  * (r extracted, g its graph, rm matching's verdicts on it). */
 static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_graph *g, const kt_rank_match *rm)
@@ -1172,6 +1214,9 @@ static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_gr
   rr->comm_size_from_args = r->size_from_args;
   rr->comm_size_from_cpu_op = r->size_from_cpu;
   rr->comm_size_unknown = r->size_unknown;
+  rr->comm_size_from_card = r->size_from_card;
+  rr->comm_size_sync = r->size_from_sync;
+  report_libraries(rr, r);
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init(&it, r->skipped);

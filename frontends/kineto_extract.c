@@ -11,6 +11,7 @@
 
 #include "frontends/kineto_rank.h"
 #include "frontends/kineto_mem.h"
+#include "frontends/kineto_commreg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,32 +51,10 @@ int kt_dtype_size(const char *n)
   return 0;
 }
 
-/* Non-NCCL communication kernels, by case-insensitive name prefix. */
-static const char *const other_comm_kernels[] = {
-  "cross_device_reduce_1stage", "cross_device_reduce_2stage", "mscclpp", "msccl", NULL,
-};
-
-/* Whether s starts with pre, ignoring ASCII case.  O(length of pre). */
-static gboolean has_prefix_ci(const char *s, const char *pre)
-{
-  return g_ascii_strncasecmp(s, pre, strlen(pre)) == 0;
-}
-
 gboolean kt_is_comm_kernel_name(const char *name)
 {
-  /* Compared in place (this runs once per kernel of the trace). */
-  const char *p = name;
-  if (has_prefix_ci(p, "nccl") || has_prefix_ci(p, "rccl")) {
-    p += 4;
-    if (has_prefix_ci(p, "dev"))
-      p += 3;
-    if (has_prefix_ci(p, "kernel_"))
-      return TRUE;
-  }
-  for (int i = 0; other_comm_kernels[i]; i++)
-    if (has_prefix_ci(name, other_comm_kernels[i]))
-      return TRUE;
-  return FALSE;
+  const kt_commreg_entry *e = kt_commreg_lookup(name);
+  return e && e->size != KT_CR_SIZE_LOCAL;
 }
 
 gboolean kt_coll_from_arg(const char *s, et_coll_type *c, int *p2p)
@@ -301,6 +280,7 @@ typedef struct {
   kt_rank *r;
   const fe_kineto_options *opt;
   int world;
+  GHashTable *reg_cache;        /* kernel name string id -> registry entry (or &no_entry) */
   GHashTable *launch_by_corr;   /* correlation -> event index + 1 */
   GHashTable *record_by_corr;   /* correlation -> event index + 1 */
   GHashTable *cpu_by_ext;       /* External id -> CPU comm event index + 1 */
@@ -697,7 +677,7 @@ static void link_cpu_ops(ctx *c, const kt_event *k, const kt_event *launch, cpu_
  * (the most specific first: nccl:* over c10d::*), then the kernel name.
  * FALSE when none tells. */
 static gboolean comm_kind(const kt_trace *t, const kt_event *k, const kt_meta *km, const cpu_links *cpu,
-                          et_coll_type *coll, int *p2p)
+                          const kt_commreg_entry *re, et_coll_type *coll, int *p2p)
 {
   gboolean known = km && kt_coll_from_arg(kt_str(t, km->coll_name), coll, p2p);
   for (int i = 0; i < cpu->n && !known; i++) {
@@ -710,6 +690,11 @@ static gboolean comm_kind(const kt_trace *t, const kt_event *k, const kt_meta *k
       if ((pass == 0) == (g_str_has_prefix(n, "nccl:") || g_str_has_prefix(n, "rccl:")))
         known = kt_coll_from_cpu_op(n, coll, p2p);
     }
+  if (!known && re && !re->kind_from_name && (re->coll != ET_COLL_NONE || re->p2p)) {
+    *coll = re->coll;
+    *p2p = re->p2p;
+    known = TRUE;
+  }
   if (!known)
     known = kt_coll_from_kernel(kt_str(t, k->name), coll, p2p);
   return known;
@@ -727,7 +712,8 @@ static int64_t size_from_input_dims(const kt_trace *t, const cpu_links *cpu, kt_
       const kt_event *e = ev(t, cpu->ev[i]);
       const char *n = kt_str(t, e->name);
       const kt_meta *m = meta(t, e);
-      if (!g_str_has_prefix(n, pref[pi]) || !m)
+      gboolean reg_op = pi == 2 && kt_commreg_cpu_op(n); /* _C_custom_ar::all_reduce, symm_mem::*, ... */
+      if ((!g_str_has_prefix(n, pref[pi]) && !reg_op) || !m)
         continue;
       /* c10d::alltoall_base_ lists [output, input]: the send size is entry 1. */
       gboolean second = g_str_has_prefix(n, "c10d::alltoall_base");
@@ -737,6 +723,7 @@ static int64_t size_from_input_dims(const kt_trace *t, const cpu_links *cpu, kt_
         nelems = ne;
         *dtype = kt_str(t, ty);
         cm->size_source = pi < 2 ? "CPU op nccl:* Input Dims x Input type"
+                                 : reg_op ? "CPU op of the library (registry) Input Dims x Input type"
                                  : (pi == 2 ? "CPU op record_param_comms Input Dims x Input type"
                                             : "CPU op c10d::* Input Dims x Input type");
       }
@@ -948,6 +935,57 @@ static void comm_splits(ctx *c, kt_comm *cm, const kt_meta *szm, int64_t nelems)
   g_array_free(l, TRUE);
 }
 
+/* A registry kernel that neither its args nor a linked CPU op sized:
+ * a synchronisation kernel is a barrier without payload; otherwise the
+ * workload card gives the size, the group and (MoE all-to-allv) the
+ * per-member splits (kt_commreg_card_size).  Without a card, or with one
+ * lacking a field, the kernel stays of unknown size: replayed at its
+ * measured duration and reported (warn_unsized).  The group key is
+ * "card:<rule>|members" so that card groups never merge with a traced
+ * process group.  O(group size). */
+static void registry_size(ctx *c, kt_comm *cm)
+{
+  kt_rank *r = c->r;
+  const kt_commreg_entry *re = cm->reg;
+  int *ranks = NULL, n = 0;
+  uint64_t bytes = 0, *splits = NULL;
+  const char *why = NULL;
+  gboolean ok = kt_commreg_card_size(re, c->opt->card, r->rank, c->world, &ranks, &n, &bytes, &splits, &why);
+  if (!ok && re->size != KT_CR_SIZE_SYNC) {
+    if (!r->card_missing_why)
+      r->card_missing_why = why;
+    return;
+  }
+  r->size_unknown--;
+  cm->unsized = FALSE;
+  cm->bytes = bytes;
+  cm->size_source = re->size == KT_CR_SIZE_SYNC ? "registry: synchronisation, no payload" : why;
+  if (re->size == KT_CR_SIZE_SYNC) {
+    cm->coll = ET_COLL_BARRIER;
+    cm->p2p = 0;
+    r->size_from_sync++;
+  } else {
+    r->size_from_card++;
+    cm->dtype = NULL;
+    cm->dsize = 0;
+  }
+  if (ranks) {
+    cm->ranks = ranks;
+    cm->n_ranks = n;
+    cm->pg_name = NULL;
+    cm->pg_desc = re->size == KT_CR_SIZE_TOKENS_HIDDEN ? "TP group from the workload card"
+                                                         : "EP group from the workload card";
+    GString *key = g_string_new(re->size == KT_CR_SIZE_TOKENS_HIDDEN ? "card:tp|" : "card:ep|");
+    for (int i = 0; i < n; i++)
+      g_string_append_printf(key, "%s%d", i ? "," : "", ranks[i]);
+    cm->group_key = g_string_free(key, FALSE);
+  }
+  if (splits) {
+    cm->splits = splits;
+    cm->coll = ET_COLL_ALL_TO_ALLV;
+  }
+}
+
 /* Fills kind, size, dtype, group, seq, peers and splits of comm from the
  * kernel's args and its linked CPU ops, one helper per field above. */
 static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_event *launch, GError **error)
@@ -959,7 +997,7 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
   link_cpu_ops(c, k, launch, &cpu);
   et_coll_type coll = ET_COLL_NONE;
   int p2p = 0;
-  if (!comm_kind(t, k, km, &cpu, &coll, &p2p)) {
+  if (!comm_kind(t, k, km, &cpu, cm->reg, &coll, &p2p)) {
     kt_count_skip(r->skipped, "communication kernel of unknown kind (kept as compute)", 1);
     rank_warn(r, "communication kernel '%s' has no Collective name and no linked collective CPU op; replayed as "
               "compute", kt_str(t, k->name));
@@ -971,7 +1009,9 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
   cm->root = cm->peer = -1;
   const kt_meta *szm = NULL;
   int64_t nelems = comm_size(c, cm, k, km, &cpu, &szm);
-  if (comm_group(c, cm, k, km, &cpu, error) == KT_DESC_ERROR)
+  if (cm->unsized && cm->reg && cm->reg->size != KT_CR_SIZE_ARGS)
+    registry_size(c, cm);
+  if (!cm->ranks && comm_group(c, cm, k, km, &cpu, error) == KT_DESC_ERROR)
     return KT_DESC_ERROR;
   /* Peers and roots. */
   if (cm->p2p) {
@@ -982,7 +1022,7 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
     if (km && km->src_rank >= 0 && km->src_rank <= INT32_MAX)
       cm->root = (int)km->src_rank;
   }
-  if ((coll == ET_COLL_ALL_TO_ALL || coll == ET_COLL_ALL_TO_ALLV) && cm->bytes > 0 && cm->n_ranks > 0)
+  if ((coll == ET_COLL_ALL_TO_ALL || coll == ET_COLL_ALL_TO_ALLV) && cm->bytes > 0 && cm->n_ranks > 0 && !cm->splits)
     comm_splits(c, cm, szm, nelems);
   return KT_DESC_OK;
 }
@@ -1416,6 +1456,20 @@ static void assign_streams(kt_rank *r, GArray *keys)
     r->stream_first[s + 1] += r->stream_first[s];
 }
 
+/* The registry entry of the kernel name with string id name, or NULL:
+ * looked up once per distinct name (kt_commreg_lookup walks the table).
+ * O(1) amortised. */
+static const kt_commreg_entry *registry_entry(ctx *c, uint32_t name)
+{
+  static const char none = 0;
+  gpointer v;
+  if (g_hash_table_lookup_extended(c->reg_cache, GUINT_TO_POINTER(name), NULL, &v))
+    return v == &none ? NULL : v;
+  const kt_commreg_entry *e = kt_commreg_lookup(kt_str(c->t, name));
+  g_hash_table_insert(c->reg_cache, GUINT_TO_POINTER(name), e ? (gpointer)e : (gpointer)&none);
+  return e;
+}
+
 /* The op of every selected event and launch, and a kt_comm for every
  * communication kernel (describe_comm).  FALSE (error set) on a fatal
  * error in a kernel's description. */
@@ -1432,10 +1486,21 @@ static gboolean extract_comms(ctx *c, GError **error)
     if (e->kind != KT_EV_KERNEL)
       continue;
     const kt_meta *m = meta(t, e);
-    if (!kt_is_comm_kernel_name(kt_str(t, e->name)) && !(m && m->coll_name != KT_NONE))
+    const kt_commreg_entry *re = registry_entry(c, e->name);
+    gboolean coll_arg = m && m->coll_name != KT_NONE;
+    if (!coll_arg && (!re || re->size == KT_CR_SIZE_LOCAL)) {
+      if (re) {
+        if (!r->reg_local++)
+          r->reg_local_first = re;
+      } else if (kt_commreg_looks_like_comm(kt_str(t, e->name))) {
+        if (!r->unregistered++)
+          r->unregistered_first = kt_str(t, e->name);
+      }
       continue;
+    }
     kt_comm cm = { 0 };
     cm.op = i;
+    cm.reg = re;
     kt_desc d = describe_comm(c, &cm, e, op->launch != KT_NONE ? ev(t, op->launch) : NULL, error);
     if (d != KT_DESC_OK) {
       g_free(cm.ranks);
@@ -1469,9 +1534,11 @@ static void warn_unsized(kt_rank *r)
   }
   if (no_size)
     rank_warn(r, "%" G_GUINT64_FORMAT " communication kernel(s) have no size (first: '%s'): no In/Out msg nelems with a "
-              "dtype on the kernel or a linked CPU op, and no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
-              "op; they are replayed at their measured duration (which includes waiting for peers) and do not "
-              "respond to the network; --strict makes this an error", no_size, first_no_size);
+              "dtype on the kernel or a linked CPU op, no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
+              "op%s%s; they are replayed at their measured duration (which includes waiting for peers) and do not "
+              "respond to the network; --strict makes this an error", no_size, first_no_size,
+              r->card_missing_why ? ", and the card cannot size them: " : "",
+              r->card_missing_why ? r->card_missing_why : "");
 }
 
 /* Buffer links of the communication kernels (kineto_mem.c), computed once
@@ -1500,6 +1567,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
   ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
+  c.reg_cache = g_hash_table_new(g_direct_hash, g_direct_equal);
   index_events(&c);
   sim_time_ps ws = 0, we = 0;
   gboolean have_window;
@@ -1516,6 +1584,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     sync_edges(&c);
     link_buffers(r);
   }
+  g_hash_table_destroy(c.reg_cache);
   g_hash_table_destroy(c.launch_by_corr);
   g_hash_table_destroy(c.record_by_corr);
   g_hash_table_destroy(c.cpu_by_ext);

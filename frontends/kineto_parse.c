@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "frontends/kineto_trace.h"
+#include "frontends/kineto_commreg.h"
 #include "frontends/fe_json_ip.h"
 
 #include <string.h>
@@ -287,8 +288,16 @@ static ev_cat cat_of(const char *s, size_t n)
     if (CAT_IS("cuda_sync")) return CAT_CUDA_SYNC;
     break;
   case 'h': if (CAT_IS("hip_runtime") || CAT_IS("hip_driver")) return CAT_RUNTIME; break;
+  case 'm': /* torch_mlu's Kineto (ActivityType MLU_RUNTIME, MLU_MEMCPY, MLU_MEMSET) */
+    if (CAT_IS("mlu_runtime") || CAT_IS("mlu_driver")) return CAT_RUNTIME;
+    if (CAT_IS("mlu_memcpy")) return CAT_MEMCPY;
+    if (CAT_IS("mlu_memset")) return CAT_MEMSET;
+    break;
   case 'u': if (CAT_IS("user_annotation")) return CAT_USER_ANNOTATION; break;
-  case 'p': if (CAT_IS("python_function")) return CAT_PYTHON; break;
+  case 'p':
+    if (CAT_IS("python_function")) return CAT_PYTHON;
+    if (CAT_IS("privateuse1_runtime")) return CAT_RUNTIME; /* out-of-tree PyTorch backends */
+    break;
   case 'K': if (CAT_IS("Kernel")) return CAT_KERNEL; break;
   case 'M':
     if (CAT_IS("Memcpy")) return CAT_MEMCPY;
@@ -314,6 +323,8 @@ static int runtime_kind(const char *n)
   for (int i = 0; launch[i]; i++)
     if (!strcmp(n, launch[i]))
       return KT_EV_LAUNCH;
+  if (kt_commreg_launch_name(n)) /* Cambricon CNRT/CNDrv launches (kineto_commreg.c) */
+    return KT_EV_LAUNCH;
   if (!strcmp(n, "cudaEventRecord") || !strcmp(n, "hipEventRecord") || !strcmp(n, "cudaEventRecordWithFlags") ||
       !strcmp(n, "cuEventRecord") || !strcmp(n, "hipEventRecordWithFlags"))
     return KT_EV_RECORD;
@@ -322,7 +333,7 @@ static int runtime_kind(const char *n)
   if (!strcmp(n, "cudaStreamSynchronize") || !strcmp(n, "cudaDeviceSynchronize") ||
       !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "hipStreamSynchronize") ||
       !strcmp(n, "hipDeviceSynchronize") || !strcmp(n, "hipEventSynchronize") || !strcmp(n, "cuStreamSynchronize") ||
-      !strcmp(n, "cuCtxSynchronize"))
+      !strcmp(n, "cuCtxSynchronize") || kt_commreg_host_sync_name(n))
     return KT_EV_HOST_SYNC;
   return 0;
 }
@@ -330,7 +341,7 @@ static int runtime_kind(const char *n)
 static gboolean is_cpu_comm(const char *n)
 {
   return !strcmp(n, "record_param_comms") || g_str_has_prefix(n, "nccl:") || g_str_has_prefix(n, "c10d::") ||
-         g_str_has_prefix(n, "rccl:") || g_str_has_prefix(n, "gloo:");
+         g_str_has_prefix(n, "rccl:") || g_str_has_prefix(n, "gloo:") || kt_commreg_cpu_op(n);
 }
 
 static gboolean step_number(const char *n, int64_t *out)

@@ -16,6 +16,7 @@
 #define WISP_KINETO_RANK_H
 
 #include "frontends/kineto_trace.h"
+#include "frontends/kineto_commreg.h"
 
 G_BEGIN_DECLS
 
@@ -70,6 +71,7 @@ typedef struct {
   int root, peer;          /* -1 when absent */
   uint64_t *splits;        /* per-member bytes for all_to_allv (n_ranks entries) or NULL */
   gboolean unsized;        /* no size source (bytes 0): cannot be simulated */
+  const kt_commreg_entry *reg; /* the kernel's registry entry (library, kind, size rule) or NULL */
 } kt_comm;
 
 /* The allocation a communication kernel's buffer was linked to
@@ -95,6 +97,12 @@ typedef struct {
   int n_steps_used;        /* steps in the window */
   GString *steps_dropped;  /* "#N (reason), ...": steps left out as incomplete; NULL if none */
   uint64_t size_from_args, size_from_cpu, size_unknown;
+  uint64_t size_from_card, size_from_sync; /* registry kernels sized by the workload card / barriers */
+  const char *card_missing_why;            /* why the card could not size a registry kernel (static), or NULL */
+  uint64_t reg_local;                      /* registry kernels that are local work (kept as compute) */
+  const kt_commreg_entry *reg_local_first;
+  uint64_t unregistered;                   /* kernels that look like communication but are not in the registry */
+  const char *unregistered_first;          /* interned in the trace */
   GPtrArray *warnings;     /* char* */
   GHashTable *skipped;     /* reason -> count (extraction-level) */
   GArray *sync_edges;      /* kt_edge candidates (parent op -> child op) from sync events */

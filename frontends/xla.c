@@ -3,6 +3,8 @@
 
 #include "frontends/xla.h"
 #include "frontends/fe_json.h"
+#include "frontends/kineto_commreg.h"
+#include "frontends/kineto_rank.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,8 @@ typedef struct {
   int64_t global_id;
   GArray *ops;      /* xla_op */
   GArray *steps;    /* sim_time_ps pairs (start, end) */
-  GArray *sc_ids;   /* int64 SparseCore index M per stream 1.. */
+  GArray *sc_ids;   /* int64 SparseCore index M (TPU) or CUDA stream id (GPU) per stream 1.. */
+  gboolean gpu;     /* a /device:GPU:N plane: ops are the kernels of its "Stream #K" lines */
   int64_t replica_of;   /* replicate_missing: device whose ops this chip replays, else -1 */
   sim_time_ps measured; /* measured step (window or first op -> last op), -1 unknown */
 } xla_chip;
@@ -79,6 +82,7 @@ typedef struct {
   const char *source;
   const char *const *paths;
   xla_chip *chip;           /* current plane's chip, NULL when skipped */
+  gboolean gpu_plane;       /* the current plane is /device:GPU:N */
   uint16_t stream;
   int line_kind;            /* 0 skip, 1 ops, 2 steps */
   GHashTable *meta_cache;   /* current plane: metadata id -> xla_info* */
@@ -124,6 +128,10 @@ void fe_xla_report_print(const fe_xla_report *rep, FILE *out)
 {
   fprintf(out, "xla: %d file(s), %d chip(s), %d SparseCore plane(s), %" G_GINT64_FORMAT " device id(s) named\n",
           rep->n_files, rep->n_chips, rep->n_sparsecore_planes, rep->n_devices);
+  if (rep->n_gpu_planes)
+    fprintf(out, "xla: %d of the chips are GPUs (/device:GPU:N planes: kernels of their Stream lines; "
+            "communication kernels without HLO text are replayed at their measured duration), %d without "
+            "kernels in the window (idle ranks)\n", rep->n_gpu_planes, rep->idle_gpus);
   if (rep->device_clock_ops)
     fprintf(out, "xla: %" G_GUINT64_FORMAT " op(s) timed by device_offset_ps / device_duration_ps\n",
             rep->device_clock_ops);
@@ -190,13 +198,15 @@ static void chip_free(gpointer p)
   g_free(ch);
 }
 
-/* Parses "/device:TPU:N" (sc = -1) or "/device:TPU:N SparseCore M". */
-static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc)
+/* Parses "/device:TPU:N" (sc = -1), "/device:TPU:N SparseCore M" or
+ * "/device:GPU:N" (*gpu TRUE, sc = -1). */
+static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc, gboolean *gpu)
 {
-  static const char pre[] = "/device:TPU:";
-  if (!g_str_has_prefix(name, pre))
+  static const char pre[] = "/device:TPU:", gpre[] = "/device:GPU:";
+  *gpu = g_str_has_prefix(name, gpre);
+  if (!*gpu && !g_str_has_prefix(name, pre))
     return FALSE;
-  const char *p = name + strlen(pre);
+  const char *p = name + strlen(pre); /* both prefixes have the same length */
   char *end;
   if (!g_ascii_isdigit(*p))
     return FALSE;
@@ -207,6 +217,8 @@ static gboolean parse_plane_name(const char *name, int64_t *chip, int64_t *sc)
   *sc = -1;
   if (*end == '\0')
     return TRUE;
+  if (*gpu)
+    return FALSE;
   if (g_str_has_prefix(end, " SparseCore ") && g_ascii_isdigit(end[12])) {
     char *e2;
     gint64 m = g_ascii_strtoll(end + 12, &e2, 10);
@@ -250,14 +262,30 @@ static xla_chip *chip_for(xla_ctx *c, int64_t n, int64_t sc, uint16_t *stream)
   return ch;
 }
 
+/* The stream index of CUDA stream id on a GPU chip (1.., in first-seen
+ * order), like SparseCore streams on a TPU chip. */
+static uint16_t gpu_stream(xla_chip *ch, int64_t id)
+{
+  guint i;
+  for (i = 0; i < ch->sc_ids->len; i++)
+    if (g_array_index(ch->sc_ids, int64_t, i) == id)
+      break;
+  if (i == ch->sc_ids->len)
+    g_array_append_val(ch->sc_ids, id);
+  return (uint16_t) (i + 1);
+}
+
 static gboolean on_plane(void *user, const fe_xplane_plane *p)
 {
   xla_ctx *c = user;
   int64_t n, sc;
   c->chip = NULL;
-  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc))
+  if (!parse_plane_name(fe_xplane_plane_name(p), &n, &sc, &c->gpu_plane))
     return FALSE;
   c->chip = chip_for(c, n, sc, &c->stream);
+  c->chip->gpu = c->gpu_plane;
+  if (c->gpu_plane)
+    c->rep->n_gpu_planes++;
   if (sc >= 0)
     c->rep->n_sparsecore_planes++;
   g_hash_table_remove_all(c->meta_cache);
@@ -267,10 +295,28 @@ static gboolean on_plane(void *user, const fe_xplane_plane *p)
   return TRUE;
 }
 
+/* GPU planes: the kernels, copies and sets of every "Stream #K(...)" line
+ * are the ops (one stream each; "TensorFlow Ops", "XLA Ops" and name-scope
+ * lines repeat them at a coarser level and are skipped), "Steps" the
+ * steps.  O(streams of the chip). */
+static gboolean on_gpu_line(xla_ctx *c, const char *name)
+{
+  if (g_str_has_prefix(name, "Stream #") && g_ascii_isdigit(name[8])) {
+    c->stream = gpu_stream(c->chip, g_ascii_strtoll(name + 8, NULL, 10));
+    c->line_kind = LINE_OPS;
+  } else if (strcmp(name, "Steps") == 0 || (c->opt->step_marker && strcmp(name, "XLA Modules") == 0)) {
+    c->stream = 0;
+    c->line_kind = LINE_STEPS;
+  }
+  return c->line_kind != LINE_SKIP;
+}
+
 static gboolean on_line(void *user, const fe_xplane_plane *p, const char *name, int64_t id)
 {
   xla_ctx *c = user;
   c->line_kind = LINE_SKIP;
+  if (c->gpu_plane)
+    return on_gpu_line(c, name);
   if (strcmp(name, "XLA Ops") == 0)
     c->line_kind = LINE_OPS;
   else if (c->stream == 0 && !c->opt->step_marker && strcmp(name, "Steps") == 0)
@@ -297,6 +343,43 @@ static gboolean event_start(xla_ctx *c, const fe_xevent_view *v, sim_time_ps *ou
   }
   *out = (sim_time_ps) t;
   return TRUE;
+}
+
+/* A GPU kernel (a name, not HLO text) of a communication library in the
+ * Kineto registry (kineto_commreg.h: NCCL, NVSHMEM, MSCCL++, custom
+ * all-reduce, ...) or a TensorFlow collective op: a collective of unknown
+ * size, replayed at its measured duration.  The kind comes from the
+ * registry entry or NCCL's kernel-name token; a kernel of unknown kind
+ * (ncclDevKernel_Generic, an executor) is labelled all-reduce, which only
+ * names it in reports.  O(registry x name length). */
+static void gpu_comm_kernel(xla_info *in)
+{
+  const char *name = in->text;
+  const kt_commreg_entry *e = kt_commreg_lookup(name);
+  et_coll_type coll = ET_COLL_NONE;
+  int p2p = 0;
+  gboolean tf = strstr(name, "CollectiveReduce") || strstr(name, "NcclAllReduce");
+  if ((!e || e->size == KT_CR_SIZE_LOCAL) && !tf)
+    return;
+  if (tf)
+    coll = ET_COLL_ALL_REDUCE;
+  else if (e->kind_from_name)
+    kt_coll_from_kernel(name, &coll, &p2p);
+  else
+    coll = e->coll, p2p = e->p2p;
+  switch (coll) {
+  case ET_COLL_ALL_GATHER: in->kind = FE_HLO_ALL_GATHER; break;
+  case ET_COLL_REDUCE_SCATTER: in->kind = FE_HLO_REDUCE_SCATTER; break;
+  case ET_COLL_ALL_TO_ALL:
+  case ET_COLL_ALL_TO_ALLV: in->kind = FE_HLO_ALL_TO_ALL; break;
+  case ET_COLL_BROADCAST: in->kind = FE_HLO_COLLECTIVE_BROADCAST; break;
+  default: in->kind = p2p == 1 ? FE_HLO_SEND : p2p == 2 ? FE_HLO_RECV : FE_HLO_ALL_REDUCE; break;
+  }
+  in->phase = FE_HLO_SYNC;
+  in->sized = FALSE;
+  g_free(in->unsized_reason);
+  in->unsized_reason = g_strdup_printf("%s communication kernel: the GPU plane carries no HLO text or size for it",
+                                       tf ? "TensorFlow" : e->library);
 }
 
 /* Finds or creates the op record of an HLO text (or bare name) with its
@@ -345,6 +428,8 @@ static xla_info *intern_text(xla_ctx *c, const char *text, const char *display, 
     in->unsized_reason = err ? g_strdup(err->message) : g_strdup("no HLO instruction text in the profile");
   }
   g_clear_error(&err);
+  if (in->kind == FE_HLO_OTHER && !in->parsed)
+    gpu_comm_kernel(in);
   if (in->kind != FE_HLO_OTHER && in->phase != FE_HLO_DONE && !in->sized && !in->unsized_reason)
     in->unsized_reason = g_strdup("size unknown");
   return in;
@@ -671,35 +756,78 @@ static gboolean p2p_nodes(xla_ctx *c, xla_chain *ch, xla_info *in, const xla_op 
   return TRUE;
 }
 
-static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank, GError **error)
+/* The state of one rank's graph construction (build_rank and its
+ * phases): the chip's ops in (stream, time) order, the async pairing of
+ * pair_async, and the nodes emitted for each async start so that the op
+ * after its done can wait for them. */
+typedef struct {
+  xla_ctx *c;
+  et_workload *w;
+  xla_chip *chip;
+  int rank;
+  xla_chain ch;
+  const xla_op *ops;
+  guint n;
+  uint32_t *counter;     /* per info: point-to-point executions so far (tags) */
+  int64_t *partner;      /* async start: index of its done; done: index of its start; else -1 */
+  gboolean *as_start;    /* a sync-looking collective that a later done closes (trace JSON naming) */
+  uint64_t *start_node;  /* first node id emitted for an async start */
+  uint32_t *start_count; /* nodes emitted for it */
+} xla_build;
+
+/* Pairs a done with its start: the open start its operand names, else the
+ * oldest open start of its kind, else (trace JSON) the unpaired sync op
+ * "<kind>.N" of "<kind>-done.N" within XLA_MAX_LOOKBACK ops.  O(ops x
+ * XLA_MAX_OPEN) worst case. */
+static void pair_done(xla_build *b, GArray *open, guint i)
 {
-  char *src = chip->replica_of < 0
-                  ? g_strdup_printf("%s:/device:TPU:%" G_GINT64_FORMAT, c->paths[chip->file], chip->local_id)
-                  : g_strdup_printf("device %" G_GINT64_FORMAT " (replays %s:/device:TPU:%" G_GINT64_FORMAT ")",
-                                    chip->global_id, c->paths[chip->file], chip->local_id);
-  xla_chain ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(xla_dep))};
-  g_free(src);
-  uint32_t *counter = g_new0(uint32_t, c->infos->len);
-  xla_op *ops = (xla_op *) chip->ops->data;
-  guint n = chip->ops->len;
-  /* partner[i]: for an async start, the index of its done (or -1); for a
-   * done, the index of its start (or -1). */
-  int64_t *partner = g_new(int64_t, n);
-  /* First node id and node count emitted for each async start. */
-  uint64_t *start_node = g_new(uint64_t, n);
-  uint32_t *start_count = g_new0(uint32_t, n);
+  xla_ctx *c = b->c;
+  const xla_op *ops = b->ops;
+  xla_info *in = c->infos->pdata[ops[i].info];
+  const char *want = in->parsed ? in->hlo.operand0_name : NULL;
+  guint hit = G_MAXUINT;
+  for (guint j = 0; j < open->len && hit == G_MAXUINT; j++) {
+    xla_info *s = c->infos->pdata[ops[g_array_index(open, guint, j)].info];
+    if (want && strcmp(s->short_name, want) == 0)
+      hit = j;
+  }
+  for (guint j = 0; j < open->len && hit == G_MAXUINT; j++) {
+    xla_info *s = c->infos->pdata[ops[g_array_index(open, guint, j)].info];
+    if (s->kind == in->kind)
+      hit = j;
+  }
+  if (hit != G_MAXUINT) {
+    guint si = g_array_index(open, guint, hit);
+    b->partner[si] = i;
+    b->partner[i] = si;
+    g_array_remove_index(open, hit);
+    return;
+  }
+  const char *dn = in->short_name;
+  const char *d = strstr(dn, "-done");
+  char *want_sync = d ? g_strdup_printf("%.*s%s", (int) (d - dn), dn, d + 5) : NULL;
+  for (guint k = i; want_sync && k-- > 0 && i - k <= XLA_MAX_LOOKBACK && ops[k].stream == ops[i].stream;) {
+    xla_info *s = c->infos->pdata[ops[k].info];
+    if (s->kind == in->kind && s->phase == FE_HLO_SYNC && b->partner[k] < 0 && strcmp(s->short_name, want_sync) == 0) {
+      b->partner[k] = i;
+      b->partner[i] = k;
+      b->as_start[k] = TRUE;
+      break;
+    }
+  }
+  g_free(want_sync);
+}
+
+/* Phase 1: the async start/done pairs of every stream. */
+static void pair_async(xla_build *b)
+{
   GArray *open = g_array_new(FALSE, FALSE, sizeof(guint));
-  /* as_start[i]: a synchronous-looking collective that a later done closes
-   * (trace JSON names the start of an async pair like the sync op, e.g.
-   * all-gather.3 ... all-gather-done.3). */
-  gboolean *as_start = g_new0(gboolean, n);
-  gboolean ok = TRUE;
-  for (guint i = 0; i < n; i++) {
-    partner[i] = -1;
-    start_node[i] = UINT64_MAX;
-    if (i > 0 && ops[i].stream != ops[i - 1].stream)
+  for (guint i = 0; i < b->n; i++) {
+    b->partner[i] = -1;
+    b->start_node[i] = UINT64_MAX;
+    if (i > 0 && b->ops[i].stream != b->ops[i - 1].stream)
       g_array_set_size(open, 0);
-    xla_info *in = c->infos->pdata[ops[i].info];
+    xla_info *in = b->c->infos->pdata[b->ops[i].info];
     if (in->kind == FE_HLO_OTHER || in->kind == FE_HLO_SEND || in->kind == FE_HLO_RECV)
       continue;
     if (in->phase == FE_HLO_START) {
@@ -709,164 +837,187 @@ static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank
         g_array_remove_index(open, 0);
       g_array_append_val(open, i);
     } else if (in->phase == FE_HLO_DONE) {
-      const char *want = in->parsed ? in->hlo.operand0_name : NULL;
-      guint hit = G_MAXUINT;
-      for (guint j = 0; j < open->len && hit == G_MAXUINT; j++) {
-        xla_info *s = c->infos->pdata[ops[g_array_index(open, guint, j)].info];
-        if (want && strcmp(s->short_name, want) == 0)
-          hit = j;
-      }
-      for (guint j = 0; j < open->len && hit == G_MAXUINT; j++) {
-        xla_info *s = c->infos->pdata[ops[g_array_index(open, guint, j)].info];
-        if (s->kind == in->kind)
-          hit = j;
-      }
-      if (hit != G_MAXUINT) {
-        guint si = g_array_index(open, guint, hit);
-        partner[si] = i;
-        partner[i] = si;
-        g_array_remove_index(open, hit);
-      } else {
-        /* No start: look back for the unpaired sync op "<kind>.N" of "<kind>-done.N". */
-        const char *dn = in->short_name;
-        const char *d = strstr(dn, "-done");
-        char *want_sync = d ? g_strdup_printf("%.*s%s", (int) (d - dn), dn, d + 5) : NULL;
-        for (guint k = i; want_sync && k-- > 0 && i - k <= XLA_MAX_LOOKBACK && ops[k].stream == ops[i].stream;) {
-          xla_info *s = c->infos->pdata[ops[k].info];
-          if (s->kind == in->kind && s->phase == FE_HLO_SYNC && partner[k] < 0 &&
-              strcmp(s->short_name, want_sync) == 0) {
-            partner[k] = i;
-            partner[i] = k;
-            as_start[k] = TRUE;
-            break;
-          }
-        }
-        g_free(want_sync);
-      }
+      pair_done(b, open, i);
     }
   }
   g_array_free(open, TRUE);
-  sim_time_ps prev_end = 0;
-  for (guint i = 0; i < n && ok; i++) {
-    const xla_op *op = &ops[i];
-    xla_info *in = c->infos->pdata[op->info];
-    if (i == 0 || op->stream != ops[i - 1].stream) {
-      g_array_set_size(ch.frontier, 0);
-      prev_end = op->start;
-    }
-    sim_time_ps end = op->start + op->dur;
-    if (op->start > prev_end && !c->opt->no_gaps)
-      chain_idle(&ch, prev_end, op->start - prev_end);
-    if (op->start < prev_end) {
-      /* Ops of one chain that overlap in the profile are serialised by the
-       * chain: count them and the time the replay adds. */
-      c->rep->overlapped_ops++;
-      c->rep->overlap_added_ps += MIN(op->dur, prev_end - op->start);
-    }
-    if (end > prev_end)
-      prev_end = end;
-    c->rep->ops++;
-    if (in->kind == FE_HLO_OTHER) {
-      c->rep->compute_ops++;
-      chain_add(&ch, ET_NODE_COMP, in->short_name, op->start, op->dur, 0, TRUE);
-      continue;
-    }
-    if (in->phase == FE_HLO_DONE) {
-      if (partner[i] < 0) {
-        if (in->kind != FE_HLO_SEND && in->kind != FE_HLO_RECV)
-          c->rep->unmatched_dones++;
-      } else {
-        /* The op after the done waits for the collective (all its nodes). */
-        for (uint32_t j = 0; j < start_count[partner[i]]; j++)
-          frontier_push(&ch, start_node[partner[i]] + j, end); /* the collective's nodes end with the done */
-        c->rep->async_pairs++;
-      }
-      continue;
-    }
-    c->rep->collectives[in->kind]++;
-    if (!in->sized) {
-      c->rep->unsized++;
-      if (c->opt->strict) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                    "%s: chip %" G_GINT64_FORMAT ": collective %s has no usable size (%s); "
-                    "drop --strict to replay it as compute", c->source, chip->global_id, in->short_name,
-                    in->unsized_reason ? in->unsized_reason : "unknown");
-        ok = FALSE;
-        break;
-      }
-      warn(c, g_strdup_printf("collective %s has no usable size (%s): replayed at its measured duration, it "
-                              "does not respond to the network", in->short_name,
-                              in->unsized_reason ? in->unsized_reason : "?"));
-      uint32_t un = chain_add(&ch, ET_NODE_COMM_COLL, in->short_name, op->start, op->dur, ET_FLAG_REPLAY, TRUE);
-      et_comm ucm;
-      comm_init(&ucm);
-      ucm.coll = (uint8_t) coll_of(in->kind);
-      et_builder_set_comm(ch.b, un, &ucm, NULL, NULL, 0);
-      c->rep->replayed_collectives++;
-      continue;
-    }
-    gboolean async = in->phase == FE_HLO_START || as_start[i];
-    sim_time_ps dur = op->dur;
-    if (async) {
-      if (partner[i] >= 0)
-        dur = ops[partner[i]].start + ops[partner[i]].dur - op->start;
-      else
-        c->rep->unmatched_starts++;
-    }
-    if (in->kind == FE_HLO_COLLECTIVE_PERMUTE || in->kind == FE_HLO_SEND || in->kind == FE_HLO_RECV) {
-      uint64_t first = ch.next_id;
-      uint32_t cnt = 0;
-      ok = p2p_nodes(c, &ch, in, op, dur, chip->global_id, rank, counter, &cnt, error);
-      if (ok && !async && cnt) {
-        g_array_set_size(ch.frontier, 0);
-        for (uint32_t j = 0; j < cnt; j++)
-          frontier_push(&ch, first + j, op->start + dur);
-      }
-      if (async) {
-        start_node[i] = first;
-        start_count[i] = cnt;
-      }
-      continue;
-    }
-    uint32_t gidx;
-    const char *pg;
-    gboolean partial;
-    if (!comm_group(c, w, in, chip->global_id, &gidx, &pg, &partial, error)) {
-      ok = FALSE;
-      break;
-    }
-    uint64_t id = ch.next_id;
-    /* A group whose members are not all in the profile cannot be
-     * simulated: its measured time is replayed (never free). */
-    uint32_t node = chain_add(&ch, ET_NODE_COMM_COLL, in->short_name, op->start, dur, partial ? ET_FLAG_REPLAY : 0,
-                              !async);
-    if (partial)
-      c->rep->replayed_collectives++;
-    et_comm cm;
-    comm_init(&cm);
-    cm.bytes = in->hlo.bytes;
-    cm.coll = (uint8_t) coll_of(in->kind);
-    cm.group = gidx;
-    if (in->kind == FE_HLO_COLLECTIVE_BROADCAST)
-      cm.root = et_workload_group(w, gidx)->ranks[0];
-    et_builder_set_comm(ch.b, node, &cm, pg, NULL, 0);
-    c->rep->comm_bytes += cm.bytes;
-    if (async) {
-      start_node[i] = id;
-      start_count[i] = 1;
-    }
+}
+
+/* A collective without a usable size: an error under --strict, else a
+ * COMM node replayed at its measured duration (never free), warned. */
+static gboolean emit_unsized(xla_build *b, xla_info *in, const xla_op *op, GError **error)
+{
+  xla_ctx *c = b->c;
+  c->rep->unsized++;
+  if (c->opt->strict) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: chip %" G_GINT64_FORMAT ": collective %s has no usable size (%s); "
+                "drop --strict to replay it as compute", c->source, b->chip->global_id, in->short_name,
+                in->unsized_reason ? in->unsized_reason : "unknown");
+    return FALSE;
   }
-  g_free(start_node);
-  g_free(start_count);
-  g_free(as_start);
-  g_array_free(ch.frontier, TRUE);
-  g_free(partner);
-  g_free(counter);
+  warn(c, g_strdup_printf("collective %s has no usable size (%s): replayed at its measured duration, it "
+                          "does not respond to the network", in->short_name,
+                          in->unsized_reason ? in->unsized_reason : "?"));
+  uint32_t un = chain_add(&b->ch, ET_NODE_COMM_COLL, in->short_name, op->start, op->dur, ET_FLAG_REPLAY, TRUE);
+  et_comm ucm;
+  comm_init(&ucm);
+  ucm.coll = (uint8_t) coll_of(in->kind);
+  et_builder_set_comm(b->ch.b, un, &ucm, NULL, NULL, 0);
+  c->rep->replayed_collectives++;
+  return TRUE;
+}
+
+/* A sized collective (or permute/send/recv) starting at op i, lasting dur
+ * (to its done's end when async): its COMM node(s), recorded for the done
+ * when async. */
+static gboolean emit_collective(xla_build *b, xla_info *in, guint i, gboolean async, sim_time_ps dur,
+                                GError **error)
+{
+  xla_ctx *c = b->c;
+  const xla_op *op = &b->ops[i];
+  if (in->kind == FE_HLO_COLLECTIVE_PERMUTE || in->kind == FE_HLO_SEND || in->kind == FE_HLO_RECV) {
+    uint64_t first = b->ch.next_id;
+    uint32_t cnt = 0;
+    if (!p2p_nodes(c, &b->ch, in, op, dur, b->chip->global_id, b->rank, b->counter, &cnt, error))
+      return FALSE;
+    if (!async && cnt) {
+      g_array_set_size(b->ch.frontier, 0);
+      for (uint32_t j = 0; j < cnt; j++)
+        frontier_push(&b->ch, first + j, op->start + dur);
+    }
+    if (async) {
+      b->start_node[i] = first;
+      b->start_count[i] = cnt;
+    }
+    return TRUE;
+  }
+  uint32_t gidx;
+  const char *pg;
+  gboolean partial;
+  if (!comm_group(c, b->w, in, b->chip->global_id, &gidx, &pg, &partial, error))
+    return FALSE;
+  uint64_t id = b->ch.next_id;
+  /* A group whose members are not all in the profile cannot be
+   * simulated: its measured time is replayed (never free). */
+  uint32_t node = chain_add(&b->ch, ET_NODE_COMM_COLL, in->short_name, op->start, dur,
+                            partial ? ET_FLAG_REPLAY : 0, !async);
+  if (partial)
+    c->rep->replayed_collectives++;
+  et_comm cm;
+  comm_init(&cm);
+  cm.bytes = in->hlo.bytes;
+  cm.coll = (uint8_t) coll_of(in->kind);
+  cm.group = gidx;
+  if (in->kind == FE_HLO_COLLECTIVE_BROADCAST)
+    cm.root = et_workload_group(b->w, gidx)->ranks[0];
+  et_builder_set_comm(b->ch.b, node, &cm, pg, NULL, 0);
+  c->rep->comm_bytes += cm.bytes;
+  if (async) {
+    b->start_node[i] = id;
+    b->start_count[i] = 1;
+  }
+  return TRUE;
+}
+
+/* Phase 2, one op: the idle before it, then a compute node, the end of an
+ * async pair (the next op waits for the collective's nodes), an unsized
+ * or a sized collective.  *prev_end is the chain's measured end so far. */
+static gboolean emit_op(xla_build *b, guint i, sim_time_ps *prev_end, GError **error)
+{
+  xla_ctx *c = b->c;
+  const xla_op *op = &b->ops[i];
+  xla_info *in = c->infos->pdata[op->info];
+  if (i == 0 || op->stream != b->ops[i - 1].stream) {
+    g_array_set_size(b->ch.frontier, 0);
+    *prev_end = op->start;
+  }
+  sim_time_ps end = op->start + op->dur;
+  if (op->start > *prev_end && !c->opt->no_gaps)
+    chain_idle(&b->ch, *prev_end, op->start - *prev_end);
+  if (op->start < *prev_end) {
+    /* Ops of one chain that overlap in the profile are serialised by the
+     * chain: count them and the time the replay adds. */
+    c->rep->overlapped_ops++;
+    c->rep->overlap_added_ps += MIN(op->dur, *prev_end - op->start);
+  }
+  if (end > *prev_end)
+    *prev_end = end;
+  c->rep->ops++;
+  if (in->kind == FE_HLO_OTHER) {
+    c->rep->compute_ops++;
+    chain_add(&b->ch, ET_NODE_COMP, in->short_name, op->start, op->dur, 0, TRUE);
+    return TRUE;
+  }
+  if (in->phase == FE_HLO_DONE) {
+    int64_t si = b->partner[i];
+    if (si < 0) {
+      if (in->kind != FE_HLO_SEND && in->kind != FE_HLO_RECV)
+        c->rep->unmatched_dones++;
+    } else {
+      for (uint32_t j = 0; j < b->start_count[si]; j++)
+        frontier_push(&b->ch, b->start_node[si] + j, end); /* the collective's nodes end with the done */
+      c->rep->async_pairs++;
+    }
+    return TRUE;
+  }
+  c->rep->collectives[in->kind]++;
+  if (!in->sized)
+    return emit_unsized(b, in, op, error);
+  gboolean async = in->phase == FE_HLO_START || b->as_start[i];
+  sim_time_ps dur = op->dur;
+  if (async) {
+    if (b->partner[i] >= 0)
+      dur = b->ops[b->partner[i]].start + b->ops[b->partner[i]].dur - op->start;
+    else
+      c->rep->unmatched_starts++;
+  }
+  return emit_collective(b, in, i, async, dur, error);
+}
+
+/* One rank's graph: pair the async ops, then emit every op in (stream,
+ * time) order as a chain per stream.  O(ops x XLA_MAX_OPEN) worst case. */
+static et_graph *build_rank(xla_ctx *c, et_workload *w, xla_chip *chip, int rank, GError **error)
+{
+  const char *dev = chip->gpu ? "GPU" : "TPU";
+  char *src = chip->replica_of < 0
+                  ? g_strdup_printf("%s:/device:%s:%" G_GINT64_FORMAT, c->paths[chip->file], dev, chip->local_id)
+                  : g_strdup_printf("device %" G_GINT64_FORMAT " (replays %s:/device:%s:%" G_GINT64_FORMAT ")",
+                                    chip->global_id, c->paths[chip->file], dev, chip->local_id);
+  guint n = chip->ops->len;
+  xla_build b = {
+    .c = c, .w = w, .chip = chip, .rank = rank,
+    .ch = {et_builder_new(src), 0, g_array_new(FALSE, FALSE, sizeof(xla_dep))},
+    .ops = (const xla_op *) chip->ops->data, .n = n,
+    .counter = g_new0(uint32_t, c->infos->len),
+    .partner = g_new(int64_t, n),
+    .as_start = g_new0(gboolean, n),
+    .start_node = g_new(uint64_t, n),
+    .start_count = g_new0(uint32_t, n),
+  };
+  g_free(src);
+  pair_async(&b);
+  if (n == 0 && chip->gpu) {
+    /* A GPU plane without kernels in the window (TensorFlow writes planes
+     * for every visible GPU): a rank that idles through the step. */
+    chain_idle(&b.ch, 0, MAX(chip->measured, 0));
+    c->rep->idle_gpus++;
+  }
+  gboolean ok = TRUE;
+  sim_time_ps prev_end = 0;
+  for (guint i = 0; i < n && ok; i++)
+    ok = emit_op(&b, i, &prev_end, error);
+  g_free(b.start_node);
+  g_free(b.start_count);
+  g_free(b.as_start);
+  g_array_free(b.ch.frontier, TRUE);
+  g_free(b.partner);
+  g_free(b.counter);
   if (!ok) {
-    et_builder_free(ch.b);
+    et_builder_free(b.ch.b);
     return NULL;
   }
-  return et_builder_finish(ch.b, ET_BUILD_STRICT, error);
+  return et_builder_finish(b.ch.b, ET_BUILD_STRICT, error);
 }
 
 /* Keeps the ops inside the selected step window of each chip. */
@@ -1079,137 +1230,192 @@ static gboolean json_event(fe_json *j, xla_jev *e, GError **error)
   }
 }
 
+/* The state of reading one XProf trace-viewer JSON file (json_load and
+ * its phases). */
+typedef struct {
+  xla_ctx *c;
+  fe_json *j;
+  const char *path;
+  GHashTable *pid_name;  /* pid -> process_name */
+  GArray *jops;          /* xla_jop: complete events, in file order */
+  GArray *steps;         /* sim_time_ps pairs of the step-marker events */
+  gboolean have_base;
+  int64_t base_us;
+  xla_jev e;
+} xla_jload;
+
+/* One decoded event: a pid's process_name, a step marker, or an op
+ * (device_offset_ps / device_duration_ps when present, else ts / dur);
+ * others are skipped.  off is its byte offset for messages. */
+static gboolean json_keep_event(xla_jload *L, uint64_t off, GError **error)
+{
+  xla_ctx *c = L->c;
+  xla_jev *e = &L->e;
+  if (!e->ph || !e->has_pid)
+    return TRUE;
+  if (strcmp(e->ph, "M") == 0) {
+    if (e->name && strcmp(e->name, "process_name") == 0 && e->arg_name) {
+      int64_t *k = g_new(int64_t, 1);
+      *k = e->pid;
+      g_hash_table_replace(L->pid_name, k, g_strdup(e->arg_name));
+    }
+    return TRUE;
+  }
+  if (strcmp(e->ph, "X") != 0 || !e->has_ts)
+    return TRUE;
+  if (!L->have_base) {
+    L->have_base = TRUE;
+    L->base_us = e->ts_us;
+  }
+  __int128 st = ((__int128) e->ts_us - L->base_us) * SIM_PS_PER_US + e->ts_frac_ps;
+  if (st > INT64_MAX / 4 || st < -(INT64_MAX / 4)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: byte %" G_GUINT64_FORMAT
+                ": event time is out of range", L->path, off);
+    return FALSE;
+  }
+  sim_time_ps start = (sim_time_ps) st, dur = e->has_dur ? e->dur : 0;
+  if (c->opt->step_marker && e->name && g_str_has_prefix(e->name, c->opt->step_marker)) {
+    sim_time_ps end = start + dur;
+    g_array_append_val(L->steps, start);
+    g_array_append_val(L->steps, end);
+    return TRUE;
+  }
+  if (e->has_dev_off)
+    start = e->dev_off;
+  if (e->has_dev_dur)
+    dur = e->dev_dur;
+  if (dur < 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: byte %" G_GUINT64_FORMAT
+                ": negative duration", L->path, off);
+    return FALSE;
+  }
+  const char *text = e->long_name && e->long_name[0] ? e->long_name : e->name ? e->name : "";
+  xla_info *in = intern_text(c, text, e->name, e->category);
+  xla_jop jo = {e->pid, start, dur, in->index, c->seq++};
+  g_array_append_val(L->jops, jo);
+  if (e->model_flops > 0)
+    c->rep->model_flops += (uint64_t) e->model_flops;
+  return TRUE;
+}
+
+/* The entries of the traceEvents array (its '[' already read). */
+static gboolean json_events(xla_jload *L, GError **error)
+{
+  fe_json_tok t;
+  for (;;) {
+    if (!fe_json_next(L->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_ARR_END)
+      return TRUE;
+    if (t != FE_JSON_OBJ_BEGIN) {
+      fe_json_error(L->j, error, "traceEvents entries must be objects");
+      return FALSE;
+    }
+    uint64_t off = fe_json_offset(L->j);
+    jev_clear(&L->e);
+    if (!json_event(L->j, &L->e, error))
+      return FALSE;
+    L->c->rep->events++;
+    if (!json_keep_event(L, off, error))
+      return FALSE;
+  }
+}
+
+/* The top-level object: traceEvents is read, every other key skipped;
+ * then the end of the file (trailing garbage is an error). */
+static gboolean json_top(xla_jload *L, GError **error)
+{
+  fe_json_tok t;
+  gboolean seen_events = FALSE;
+  if (!fe_json_next(L->j, &t, error))
+    return FALSE;
+  if (t != FE_JSON_OBJ_BEGIN) {
+    fe_json_error(L->j, error, "expected a JSON object with \"traceEvents\"");
+    return FALSE;
+  }
+  for (;;) {
+    if (!fe_json_next(L->j, &t, error))
+      return FALSE;
+    if (t == FE_JSON_OBJ_END)
+      break;
+    gboolean is_events = strcmp(fe_json_text(L->j, NULL), "traceEvents") == 0;
+    if (!fe_json_next(L->j, &t, error))
+      return FALSE;
+    if (!is_events || t != FE_JSON_ARR_BEGIN) {
+      if (!fe_json_skip(L->j, t, error))
+        return FALSE;
+      continue;
+    }
+    seen_events = TRUE;
+    if (!json_events(L, error))
+      return FALSE;
+  }
+  if (!fe_json_next(L->j, &t, error))
+    return FALSE;
+  if (!seen_events) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no \"traceEvents\" array; is this an XProf "
+                "trace-viewer JSON file?", L->path);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Attaches the ops of device pids to their chips, in file order; ops of
+ * other pids are host events.  O(ops). */
+static void json_attach(xla_jload *L)
+{
+  xla_ctx *c = L->c;
+  GHashTable *seen_chip = g_hash_table_new(g_int64_hash, g_int64_equal);  /* SparseCore pids */
+  for (guint i = 0; i < L->jops->len; i++) {
+    xla_jop *jo = &g_array_index(L->jops, xla_jop, i);
+    const char *pn = g_hash_table_lookup(L->pid_name, &jo->pid);
+    int64_t n, sc;
+    gboolean gpu;
+    if (!pn || !parse_plane_name(pn, &n, &sc, &gpu)) {
+      c->rep->host_events++;
+      continue;
+    }
+    uint16_t stream;
+    xla_chip *ch = chip_for(c, n, sc, &stream);
+    ch->gpu = gpu;
+    if (sc >= 0 && !g_hash_table_contains(seen_chip, &jo->pid)) {
+      g_hash_table_add(seen_chip, &jo->pid);
+      c->rep->n_sparsecore_planes++;
+    }
+    xla_op op = {jo->start, jo->dur, -1, -1, jo->info, jo->seq, stream};
+    g_array_append_val(ch->ops, op);
+    if (L->steps->len && ch->steps->len == 0)
+      g_array_append_vals(ch->steps, L->steps->data, L->steps->len);
+  }
+  g_hash_table_unref(seen_chip);
+}
+
 /* Reads one XProf trace-viewer JSON file: `process_name` metadata events
- * map pids to `/device:TPU:N[ SparseCore M]`; complete events on those
- * pids are ops (device_offset_ps / device_duration_ps when present, else
- * ts / dur); events whose name starts with the step marker (any pid)
- * delimit steps.  Streaming: memory is ~40 bytes per kept event. */
+ * map pids to `/device:TPU:N[ SparseCore M]` (or `/device:GPU:N`);
+ * complete events on those pids are ops (device_offset_ps /
+ * device_duration_ps when present, else ts / dur); events whose name
+ * starts with the step marker (any pid) delimit steps.  Streaming: memory
+ * is ~40 bytes per kept event. */
 static gboolean json_load(xla_ctx *c, const char *path, GError **error)
 {
   fe_json *j = fe_json_open(path, error);
   if (!j)
     return FALSE;
-  GHashTable *pid_name = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  GArray *jops = g_array_new(FALSE, FALSE, sizeof(xla_jop));
-  GArray *steps = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
-  gboolean ok = TRUE, have_base = FALSE, seen_events = FALSE;
-  int64_t base_us = 0;
-  xla_jev e;
-  memset(&e, 0, sizeof e);
-  fe_json_tok t;
-  ok = fe_json_next(j, &t, error);
-  if (ok && t != FE_JSON_OBJ_BEGIN) {
-    fe_json_error(j, error, "expected a JSON object with \"traceEvents\"");
-    ok = FALSE;
-  }
-  while (ok) {
-    if (!(ok = fe_json_next(j, &t, error)) || t == FE_JSON_OBJ_END)
-      break;
-    gboolean is_events = strcmp(fe_json_text(j, NULL), "traceEvents") == 0;
-    if (!(ok = fe_json_next(j, &t, error)))
-      break;
-    if (!is_events || t != FE_JSON_ARR_BEGIN) {
-      ok = fe_json_skip(j, t, error);
-      continue;
-    }
-    seen_events = TRUE;
-    for (;;) {
-      if (!(ok = fe_json_next(j, &t, error)) || t == FE_JSON_ARR_END)
-        break;
-      if (t != FE_JSON_OBJ_BEGIN) {
-        fe_json_error(j, error, "traceEvents entries must be objects");
-        ok = FALSE;
-        break;
-      }
-      uint64_t off = fe_json_offset(j);
-      jev_clear(&e);
-      if (!(ok = json_event(j, &e, error)))
-        break;
-      c->rep->events++;
-      if (!e.ph || !e.has_pid)
-        continue;
-      if (strcmp(e.ph, "M") == 0) {
-        if (e.name && strcmp(e.name, "process_name") == 0 && e.arg_name) {
-          int64_t *k = g_new(int64_t, 1);
-          *k = e.pid;
-          g_hash_table_replace(pid_name, k, g_strdup(e.arg_name));
-        }
-        continue;
-      }
-      if (strcmp(e.ph, "X") != 0 || !e.has_ts)
-        continue;
-      if (!have_base) {
-        have_base = TRUE;
-        base_us = e.ts_us;
-      }
-      __int128 st = ((__int128) e.ts_us - base_us) * SIM_PS_PER_US + e.ts_frac_ps;
-      if (st > INT64_MAX / 4 || st < -(INT64_MAX / 4)) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: byte %" G_GUINT64_FORMAT
-                    ": event time is out of range", path, off);
-        ok = FALSE;
-        break;
-      }
-      sim_time_ps start = (sim_time_ps) st, dur = e.has_dur ? e.dur : 0;
-      if (c->opt->step_marker && e.name && g_str_has_prefix(e.name, c->opt->step_marker)) {
-        sim_time_ps end = start + dur;
-        g_array_append_val(steps, start);
-        g_array_append_val(steps, end);
-        continue;
-      }
-      if (e.has_dev_off)
-        start = e.dev_off;
-      if (e.has_dev_dur)
-        dur = e.dev_dur;
-      if (dur < 0) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: byte %" G_GUINT64_FORMAT
-                    ": negative duration", path, off);
-        ok = FALSE;
-        break;
-      }
-      const char *text = e.long_name && e.long_name[0] ? e.long_name : e.name ? e.name : "";
-      xla_info *in = intern_text(c, text, e.name, e.category);
-      xla_jop jo = {e.pid, start, dur, in->index, c->seq++};
-      g_array_append_val(jops, jo);
-      if (e.model_flops > 0)
-        c->rep->model_flops += (uint64_t) e.model_flops;
-    }
-  }
-  if (ok)
-    ok = fe_json_next(j, &t, error);  /* EOF, or trailing garbage is an error */
-  if (ok && !seen_events) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no \"traceEvents\" array; is this an XProf "
-                "trace-viewer JSON file?", path);
-    ok = FALSE;
-  }
-  jev_clear(&e);
+  xla_jload L = {
+    .c = c, .j = j, .path = path,
+    .pid_name = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free),
+    .jops = g_array_new(FALSE, FALSE, sizeof(xla_jop)),
+    .steps = g_array_new(FALSE, FALSE, sizeof(sim_time_ps)),
+  };
+  gboolean ok = json_top(&L, error);
+  jev_clear(&L.e);
   if (ok) {
     c->rep->bytes_read += fe_json_bytes_read(j);
-    /* Attach the ops of device pids to their chips, in file order. */
-    GHashTable *seen_chip = g_hash_table_new(g_int64_hash, g_int64_equal);  /* SparseCore pids */
-    for (guint i = 0; i < jops->len; i++) {
-      xla_jop *jo = &g_array_index(jops, xla_jop, i);
-      const char *pn = g_hash_table_lookup(pid_name, &jo->pid);
-      int64_t n, sc;
-      if (!pn || !parse_plane_name(pn, &n, &sc)) {
-        c->rep->host_events++;
-        continue;
-      }
-      uint16_t stream;
-      xla_chip *ch = chip_for(c, n, sc, &stream);
-      if (sc >= 0 && !g_hash_table_contains(seen_chip, &jo->pid)) {
-        g_hash_table_add(seen_chip, &jo->pid);
-        c->rep->n_sparsecore_planes++;
-      }
-      xla_op op = {jo->start, jo->dur, -1, -1, jo->info, jo->seq, stream};
-      g_array_append_val(ch->ops, op);
-      if (steps->len && ch->steps->len == 0)
-        g_array_append_vals(ch->steps, steps->data, steps->len);
-    }
-    g_hash_table_unref(seen_chip);
+    json_attach(&L);
   }
-  g_array_free(steps, TRUE);
-  g_array_free(jops, TRUE);
-  g_hash_table_unref(pid_name);
+  g_array_free(L.steps, TRUE);
+  g_array_free(L.jops, TRUE);
+  g_hash_table_unref(L.pid_name);
   fe_json_free(j);
   return ok;
 }
@@ -1306,6 +1512,133 @@ gboolean fe_xla_is_trace_json_path(const char *path)
   return g_str_has_suffix(path, ".trace.json") || g_str_has_suffix(path, ".trace.json.gz");
 }
 
+/* Scans every input file (XPlane or trace JSON) into the context's chips
+ * and ops.  O(size of the files). */
+static gboolean read_inputs(xla_ctx *c, const char *const *paths, int n, GError **error)
+{
+  fe_xplane_visitor vis = {on_plane, on_line, on_event, NULL};
+  for (int f = 0; f < n; f++) {
+    c->file = f;
+    c->source = paths[f];
+    if (fe_xla_is_trace_json_path(paths[f])) {
+      if (!json_load(c, paths[f], error))
+        return FALSE;
+      continue;
+    }
+    fe_xplane_file *xf = fe_xplane_file_open(paths[f], &c->opt->limits, error);
+    if (!xf)
+      return FALSE;
+    c->file = f;
+    c->source = paths[f];
+    c->rep->bytes_read += fe_xplane_file_size(xf);
+    gboolean ok = fe_xplane_scan(xf, &vis, c, NULL, error);
+    fe_xplane_file_free(xf);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* The device id space: the chips and every id a collective names (replica
+ * groups, source-target pairs), at most 2^22.  O(ids named). */
+static gboolean device_space(xla_ctx *c, const char *joined, GError **error)
+{
+  c->n_devices = 0;
+  for (guint i = 0; i < c->chips->len; i++)
+    c->n_devices = MAX(c->n_devices, ((xla_chip *) c->chips->pdata[i])->global_id + 1);
+  for (guint i = 0; i < c->infos->len; i++) {
+    xla_info *in = c->infos->pdata[i];
+    if (!in->parsed)
+      continue;
+    for (uint32_t k = 0; in->hlo.has_replica_groups && k < in->hlo.group_off[in->hlo.n_groups]; k++)
+      c->n_devices = MAX(c->n_devices, in->hlo.group_ids[k] + 1);
+    for (uint32_t k = 0; k < 2 * in->hlo.n_pairs; k++)
+      c->n_devices = MAX(c->n_devices, in->hlo.pairs[k] + 1);
+  }
+  if (c->n_devices > (1 << 22)) { /* the most endpoints a topology holds */
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: device ids up to %" G_GINT64_FORMAT
+                " exceed the limit of 2^22", joined, c->n_devices);
+    return FALSE;
+  }
+  c->rep->n_devices = c->n_devices;
+  return TRUE;
+}
+
+/* Device clock (when asked), the job's time base (the first selected op
+ * starts at 0), each chip's ops in (stream, time) order and its measured
+ * step (the window, else first op to last).  O(ops log ops). */
+static void time_base(xla_ctx *c, const sim_time_ps *window)
+{
+  /* device_clock: steps were selected on the event clock; from here on the
+   * ops use their device times where the profile has them. */
+  for (guint i = 0; c->opt->device_clock && i < c->chips->len; i++) {
+    xla_chip *ch = c->chips->pdata[i];
+    for (guint k = 0; k < ch->ops->len; k++) {
+      xla_op *op = &g_array_index(ch->ops, xla_op, k);
+      if (op->dev_start >= 0 || op->dev_dur >= 0) {
+        op->start = op->dev_start;
+        op->dur = op->dev_dur;
+        c->rep->device_clock_ops++;
+      }
+    }
+  }
+  /* Time base: the first selected op of the job starts at 0; then each
+   * chip's ops in (stream, time) order and its measured step. */
+  sim_time_ps t0 = SIM_TIME_MAX;
+  for (guint i = 0; i < c->chips->len; i++) {
+    xla_chip *ch = c->chips->pdata[i];
+    for (guint k = 0; k < ch->ops->len; k++)
+      t0 = MIN(t0, g_array_index(ch->ops, xla_op, k).start);
+  }
+  for (guint i = 0; i < c->chips->len; i++) {
+    xla_chip *ch = c->chips->pdata[i];
+    sim_time_ps lo = SIM_TIME_MAX, hi = 0;
+    for (guint k = 0; k < ch->ops->len; k++) {
+      xla_op *op = &g_array_index(ch->ops, xla_op, k);
+      op->start -= t0;
+      lo = MIN(lo, op->start);
+      hi = MAX(hi, op->start + op->dur);
+    }
+    /* Profiles are usually in time order already: sort only when needed. */
+    gboolean sorted = TRUE;
+    for (guint k = 1; k < ch->ops->len && sorted; k++)
+      sorted = cmp_op(&g_array_index(ch->ops, xla_op, k - 1), &g_array_index(ch->ops, xla_op, k)) <= 0;
+    if (!sorted)
+      qsort(ch->ops->data, ch->ops->len, sizeof(xla_op), cmp_op);
+    ch->measured = window[i] >= 0 ? window[i] : ch->ops->len ? hi - lo : -1;
+  }
+}
+
+/* replicate_missing: device d without a chip replays chip (d mod #chips):
+ * same ops, its own groups and peers; the op arrays are shared, not
+ * copied.  O(devices). */
+static void replicate_missing(xla_ctx *c)
+{
+  guint n_real = c->chips->len;
+  gboolean *have = g_new0(gboolean, c->n_devices);
+  for (guint i = 0; i < n_real; i++)
+    have[((xla_chip *) c->chips->pdata[i])->global_id] = TRUE;
+  for (int64_t d = 0; d < c->n_devices; d++) {
+    if (have[d])
+      continue;
+    xla_chip *src = c->chips->pdata[d % n_real];
+    xla_chip *v = g_new0(xla_chip, 1);
+    *v = *src;
+    v->global_id = d;
+    v->replica_of = src->global_id;
+    v->ops = g_array_ref(src->ops);
+    v->steps = g_array_ref(src->steps);
+    v->sc_ids = g_array_ref(src->sc_ids);
+    g_ptr_array_add(c->chips, v);
+    c->rep->replicated_ranks++;
+  }
+  g_free(have);
+  qsort(c->chips->pdata, c->chips->len, sizeof(gpointer), cmp_chip);
+  warn(c, g_strdup_printf("%" G_GUINT64_FORMAT " device(s) named by replica groups are not in the profile: "
+                          "each replays the chip (device mod %u) of the profile (symmetry assumed)",
+                          c->rep->replicated_ranks, n_real));
+}
+
 et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *opt_in,
                          fe_xla_report *rep_in, GError **error)
 {
@@ -1340,30 +1673,13 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
   et_workload *w = NULL;
   sim_time_ps *window = NULL;
   rep->n_files = n;
-  fe_xplane_visitor vis = {on_plane, on_line, on_event, NULL};
-  for (int f = 0; f < n; f++) {
-    c.file = f;
-    c.source = paths[f];
-    if (fe_xla_is_trace_json_path(paths[f])) {
-      if (!json_load(&c, paths[f], error))
-        goto out;
-      continue;
-    }
-    fe_xplane_file *xf = fe_xplane_file_open(paths[f], &opt_in->limits, error);
-    if (!xf)
-      goto out;
-    c.file = f;
-    c.source = paths[f];
-    rep->bytes_read += fe_xplane_file_size(xf);
-    gboolean ok = fe_xplane_scan(xf, &vis, &c, NULL, error);
-    fe_xplane_file_free(xf);
-    if (!ok)
-      goto out;
-  }
+  if (!read_inputs(&c, paths, n, error))
+    goto out;
   c.source = joined;
   if (c.chips->len == 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: no /device:TPU:N plane found; is this a TPU profile written by jax.profiler?", joined);
+                "%s: no /device:TPU:N or /device:GPU:N plane found; is this a profile written by jax.profiler "
+                "or tf.profiler?", joined);
     goto out;
   }
   rep->n_chips = (int) c.chips->len;
@@ -1373,90 +1689,11 @@ et_workload *fe_xla_load(const char *const *paths, int n, const fe_xla_options *
     window[i] = -1;
   if (!select_steps(&c, window, error))
     goto out;
-  /* Device id space: chips and every id the collectives name. */
-  c.n_devices = 0;
-  for (guint i = 0; i < c.chips->len; i++)
-    c.n_devices = MAX(c.n_devices, ((xla_chip *) c.chips->pdata[i])->global_id + 1);
-  for (guint i = 0; i < c.infos->len; i++) {
-    xla_info *in = c.infos->pdata[i];
-    if (!in->parsed)
-      continue;
-    for (uint32_t k = 0; in->hlo.has_replica_groups && k < in->hlo.group_off[in->hlo.n_groups]; k++)
-      c.n_devices = MAX(c.n_devices, in->hlo.group_ids[k] + 1);
-    for (uint32_t k = 0; k < 2 * in->hlo.n_pairs; k++)
-      c.n_devices = MAX(c.n_devices, in->hlo.pairs[k] + 1);
-  }
-  if (c.n_devices > (1 << 22)) { /* the most endpoints a topology holds */
-    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: device ids up to %" G_GINT64_FORMAT
-                " exceed the limit of 2^22", joined, c.n_devices);
+  if (!device_space(&c, joined, error))
     goto out;
-  }
-  rep->n_devices = c.n_devices;
-  /* device_clock: steps were selected on the event clock; from here on the
-   * ops use their device times where the profile has them. */
-  for (guint i = 0; opt_in->device_clock && i < c.chips->len; i++) {
-    xla_chip *ch = c.chips->pdata[i];
-    for (guint k = 0; k < ch->ops->len; k++) {
-      xla_op *op = &g_array_index(ch->ops, xla_op, k);
-      if (op->dev_start >= 0 || op->dev_dur >= 0) {
-        op->start = op->dev_start;
-        op->dur = op->dev_dur;
-        rep->device_clock_ops++;
-      }
-    }
-  }
-  /* Time base: the first selected op of the job starts at 0; then each
-   * chip's ops in (stream, time) order and its measured step. */
-  sim_time_ps t0 = SIM_TIME_MAX;
-  for (guint i = 0; i < c.chips->len; i++) {
-    xla_chip *ch = c.chips->pdata[i];
-    for (guint k = 0; k < ch->ops->len; k++)
-      t0 = MIN(t0, g_array_index(ch->ops, xla_op, k).start);
-  }
-  for (guint i = 0; i < c.chips->len; i++) {
-    xla_chip *ch = c.chips->pdata[i];
-    sim_time_ps lo = SIM_TIME_MAX, hi = 0;
-    for (guint k = 0; k < ch->ops->len; k++) {
-      xla_op *op = &g_array_index(ch->ops, xla_op, k);
-      op->start -= t0;
-      lo = MIN(lo, op->start);
-      hi = MAX(hi, op->start + op->dur);
-    }
-    /* Profiles are usually in time order already: sort only when needed. */
-    gboolean sorted = TRUE;
-    for (guint k = 1; k < ch->ops->len && sorted; k++)
-      sorted = cmp_op(&g_array_index(ch->ops, xla_op, k - 1), &g_array_index(ch->ops, xla_op, k)) <= 0;
-    if (!sorted)
-      qsort(ch->ops->data, ch->ops->len, sizeof(xla_op), cmp_op);
-    ch->measured = window[i] >= 0 ? window[i] : ch->ops->len ? hi - lo : -1;
-  }
-  if (opt_in->replicate_missing && c.n_devices > (int64_t) c.chips->len) {
-    /* Device d without a chip replays chip (d mod #chips): same ops, its own
-     * groups and peers.  The op arrays are shared, not copied. */
-    guint n_real = c.chips->len;
-    gboolean *have = g_new0(gboolean, c.n_devices);
-    for (guint i = 0; i < n_real; i++)
-      have[((xla_chip *) c.chips->pdata[i])->global_id] = TRUE;
-    for (int64_t d = 0; d < c.n_devices; d++) {
-      if (have[d])
-        continue;
-      xla_chip *src = c.chips->pdata[d % n_real];
-      xla_chip *v = g_new0(xla_chip, 1);
-      *v = *src;
-      v->global_id = d;
-      v->replica_of = src->global_id;
-      v->ops = g_array_ref(src->ops);
-      v->steps = g_array_ref(src->steps);
-      v->sc_ids = g_array_ref(src->sc_ids);
-      g_ptr_array_add(c.chips, v);
-      rep->replicated_ranks++;
-    }
-    g_free(have);
-    qsort(c.chips->pdata, c.chips->len, sizeof(gpointer), cmp_chip);
-    warn(&c, g_strdup_printf("%" G_GUINT64_FORMAT " device(s) named by replica groups are not in the profile: "
-                             "each replays the chip (device mod %u) of the profile (symmetry assumed)",
-                             rep->replicated_ranks, n_real));
-  }
+  time_base(&c, window);
+  if (opt_in->replicate_missing && c.n_devices > (int64_t) c.chips->len)
+    replicate_missing(&c);
   c.dev_rank = g_new(int32_t, c.n_devices);
   for (int64_t d = 0; d < c.n_devices; d++)
     c.dev_rank[d] = -1;

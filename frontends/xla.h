@@ -1,9 +1,10 @@
 /* xla.h: XLA/TPU profiles (XPlane) to wisp workloads (prefix fe_xla_).
  *
- * One rank per TPU chip: chips come from the `/device:TPU:N` planes of
- * every file; a `/device:TPU:N SparseCore M` plane belongs to chip N and
- * becomes a second, parallel dependency chain of that chip's graph (its
- * collectives are never mirrored to other ranks).  Several files (one per
+ * One rank per TPU chip or GPU: chips come from the `/device:TPU:N` (or
+ * `/device:GPU:N`, doc/xla.md "GPUs") planes of every file; a
+ * `/device:TPU:N SparseCore M` plane belongs to chip N and becomes a
+ * second, parallel dependency chain of that chip's graph (its collectives
+ * are never mirrored to other ranks).  Several files (one per
  * host) merge into one job: when the files use disjoint chip numbers N is
  * the global device id, otherwise chip N of the h-th file (in argument
  * order) gets id h * C + N with C the largest chip count of any file.
@@ -77,6 +78,8 @@ typedef struct {
   uint64_t replicated_ranks;   /* ranks added by replicate_missing */
   uint64_t device_clock_ops;   /* ops timed by their device stats (device_clock) */
   int n_sparsecore_planes;
+  int n_gpu_planes;            /* /device:GPU:N planes (one rank each, like TPU chips) */
+  int idle_gpus;               /* GPU planes without any kernel in the window: ranks that only idle */
   int64_t n_devices;           /* global device ids named (chips and group members) */
   uint64_t bytes_read;         /* file image bytes scanned (inflated) */
   uint64_t events;             /* events read: XPlane device lines visited, all JSON events */

@@ -1063,6 +1063,94 @@ static void test_unknown_dtype(void)
   g_free(path);
 }
 
+/* GPU planes (issue 20): /device:GPU:N planes are ranks like TPU chips;
+ * their "Stream #K" lines hold the kernels, the registry's communication
+ * kernels (here NCCL's) are collectives of unknown size, replayed at their
+ * measured duration; a GPU plane without kernels is an idle rank. */
+static void test_gpu_planes(void)
+{
+  tp_space *s = tp_space_new();
+  tp_plane *p = tp_plane_add(s, 1, "/device:GPU:0");
+  tp_line *st = tp_line_add(p, 1, "Steps", 0);
+  tp_line *l = tp_line_add(p, 7, "Stream #7(Compute)", 0);
+  tp_line *l2 = tp_line_add(p, 9, "Stream #9(MemcpyH2D)", 0);
+  tp_line *tfops = tp_line_add(p, 2, "TensorFlow Ops", 0); /* repeats the kernels: skipped */
+  int64_t ms = tp_meta(p, "1", NULL, NULL);
+  int64_t mg = tp_meta(p, "volta_h884gemm_64x128_ldg8_nn", NULL, NULL);
+  int64_t mn = tp_meta(p, "ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", NULL,
+                       NULL);
+  int64_t mc = tp_meta(p, "MemcpyH2D", NULL, NULL);
+  int64_t mt = tp_meta(p, "MatMul", NULL, NULL);
+  tp_event_add(st, ms, 0, 100 * US);
+  tp_event_add(l, mg, 0, 30 * US);
+  tp_event_add(l, mn, 40 * US, 50 * US);
+  tp_event_add(l2, mc, 10 * US, 5 * US);
+  tp_event_add(tfops, mt, 0, 30 * US);
+  tp_plane_add(s, 2, "/device:GPU:1");
+  tp_plane_add(s, 3, "/host:CPU");
+  char *path = tp_write(s, "gpu.xplane.pb", FALSE);
+  const char *paths[] = {path};
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  et_workload *w = load(paths, 1, NULL, &rep);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  g_assert_cmpint(rep.n_gpu_planes, ==, 2);
+  g_assert_cmpint(rep.idle_gpus, ==, 1);
+  /* 3 kernels/copies (the TF op line is not read): gemm, NCCL, memcpy. */
+  g_assert_cmpuint(rep.ops, ==, 3);
+  g_assert_cmpuint(rep.collectives[FE_HLO_ALL_REDUCE], ==, 1);
+  g_assert_cmpuint(rep.unsized, ==, 1);
+  g_assert_cmpuint(rep.replayed_collectives, ==, 1);
+  g_assert_true(warned(&rep, "NCCL communication kernel"));
+  const et_graph *g = w->ranks[0];
+  gboolean found = FALSE;
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].type == ET_NODE_COMM_COLL) {
+      found = TRUE;
+      g_assert_true(g->nodes[i].flags & ET_FLAG_REPLAY);
+      g_assert_cmpint(g->nodes[i].duration_ps, ==, 50 * US);  /* its measured 50 us */
+      g_assert_cmpint(et_node_comm(g, i)->coll, ==, ET_COLL_ALL_REDUCE);
+    }
+  g_assert_true(found);
+  /* GPU:1 idles through the 100 us step: one delay node. */
+  g_assert_cmpuint(w->ranks[1]->n_nodes, ==, 1);
+  g_assert_cmpint(w->ranks[1]->nodes[0].duration_ps, ==, 100 * US);
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
+  g_unlink(path);
+  g_free(path);
+}
+
+/* The TensorFlow multi-worker GPU profile (data/README.md): planes
+ * /device:GPU:0..7.  Counts from `protoc --decode=tensorflow.profiler.XSpace
+ * frontends/xplane.proto < host0.xplane.pb`: Stream-line events 759 on
+ * GPU:4 (665 compute + 80 + 12 + 2 copies), 778 on GPU:6 (665 + 99 + 12 +
+ * 2), 19 on GPU:1, none on the others; one Steps event each on GPU:4 and
+ * GPU:6: 1,558 events.  Its all-reduces (TF CollectiveReduce) are on the
+ * /host:CPU plane, not GPU kernels: no collective is read. */
+static void test_real_gpu(void)
+{
+  const char *d = g_getenv("WISP_SHARED_DATA");
+  char *path = d ? g_build_filename(d, "xprof", "tf-gpu-multiworker", "host0.xplane.pb", NULL) : NULL;
+  if (!path || !g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_test_skip("WISP_SHARED_DATA/xprof/tf-gpu-multiworker/host0.xplane.pb not found (run via make check)");
+    g_free(path);
+    return;
+  }
+  const char *paths[] = {path};
+  fe_xla_report rep;
+  fe_xla_report_init(&rep);
+  et_workload *w = load(paths, 1, NULL, &rep);
+  g_assert_cmpint(w->n_ranks, ==, 8);
+  g_assert_cmpint(rep.n_gpu_planes, ==, 8);
+  g_assert_cmpuint(rep.events, ==, 759 + 778 + 19 + 2);
+  g_assert_cmpint(rep.idle_gpus, ==, 6);
+  g_assert_cmpuint(rep.unsized + rep.collectives[FE_HLO_ALL_REDUCE], ==, 0);
+  et_workload_free(w);
+  fe_xla_report_clear(&rep);
+  g_free(path);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1080,6 +1168,8 @@ int main(int argc, char **argv)
   g_test_add_func("/xla/real-workload", test_real_workload);
   g_test_add_func("/xla/malformed", test_malformed);
   g_test_add_func("/xla/unknown-dtype", test_unknown_dtype);
+  g_test_add_func("/xla/gpu-planes", test_gpu_planes);
+  g_test_add_func("/xla/real-gpu", test_real_gpu);
   int rc = g_test_run();
   g_rmdir(tmp_dir);
   g_free(tmp_dir);
