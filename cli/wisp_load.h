@@ -48,14 +48,24 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
  *        --step N, --steps A..B|all|whole, --no-host-launch,
  *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling);
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
- *        --starts together|measured. */
+ *        --starts together|measured, --slow-rank R=F (repeatable), --slow-ranks DIST. */
 typedef struct {
   char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
+  char **slow_rank, *slow_ranks;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 15
+#define WISP_CLI_COMMON_ENTRIES 17
+
+/* Per-rank slowdowns, one spelling on simulate, utility and sweep (the
+ * sweep keys slow_rank and slow_ranks take the same values):
+ * --slow-rank R=F (repeatable; rank R's GPU kernels take F times as long)
+ * and --slow-ranks lognormal:sigma=S[,seed=N] | uniform:max=M[,seed=N]. */
+#define WISP_CLI_SLOW_RANK_HELP "rank R's GPU kernels take F times as long (a straggler; repeatable), e.g. 3=1.2"
+#define WISP_CLI_SLOW_RANKS_HELP "per-rank compute factors drawn from a seeded distribution: lognormal:sigma=S[,seed=N] (exp(S z)) or uniform:max=M[,seed=N] (1 + M u)"
+/* Fills l from the two options' values (either may be NULL). */
+gboolean wisp_cli_levers_resolve(char **slow_rank, const char *slow_ranks, sim_levers *l, GError **error);
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);

@@ -93,8 +93,12 @@ typedef struct {
 } study_utility_result;
 
 /* resources: comma-separated list of scale_out_bw, scale_up_bw,
- * scale_up_domain, ici_bw, latency (halved), all, bw:TIER, lat:TIER (halved),
- * size:TIER (doubled). */
+ * scale_up_domain, ici_bw, latency (halved), all (the five network
+ * resources before), bw:TIER, lat:TIER (halved), size:TIER (doubled), and
+ * the levers compute (every GPU kernel 2x faster), compute:CLASS (gemm,
+ * elementwise, comm_adjacent) and host (CPU nodes 2x faster), which
+ * replay the workload with those nodes' durations halved on top of the
+ * options' own levers (replay/sim_levers.h). */
 study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
                                         const sim_replay_options *opt, GError **error);
 void study_utility_result_free(study_utility_result *u);

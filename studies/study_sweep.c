@@ -563,6 +563,7 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   c.opt = (sim_replay_options){.compute_slots = 0}; /* each rank's measured concurrency unless swept */
   c.opt.has_tier = o->has_tier;
   c.opt.tier = o->tier;
+  c.opt.levers = o->levers;
   char *cluster_path = NULL;
   topo_variant *base = study_cluster_open(s->cluster, w->n_ranks, &cluster_path, NULL, error);
   g_free(cluster_path);
