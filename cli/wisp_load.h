@@ -128,6 +128,14 @@ void wisp_inputs_clear(wisp_inputs *in);
 et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wisp_load_options *opt,
                                       GError **error);
 
+/* `wisp simulate --job [NAME=]PATH[@RANKS] ...` (cli/cmd_simulate_jobs.c):
+ * several jobs on one fabric, each replayed alone and all together on
+ * the network `network`; prints the shared run and the per-job table,
+ * writes the shared run's report with a "jobs" array to json (may be
+ * NULL).  Returns the exit status. */
+int wisp_simulate_jobs(char **specs, const char *network, const wisp_load_options *lo, sim_replay_options *opt,
+                       const char *json, int max_rows);
+
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);
 

@@ -611,6 +611,12 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     g_checksum_update(ck, (const guchar *)s->digest, -1);
     g_checksum_update(ck, (const guchar *)(body ? body : yaml), -1);
     g_checksum_update(ck, (const guchar *)opts, -1);
+    if (sim_levers_active(&c.opt.levers)) {
+      /* Only when set, so sweeps without levers keep their digests. */
+      char *lv = sim_levers_describe(&c.opt.levers);
+      g_checksum_update(ck, (const guchar *)lv, -1);
+      g_free(lv);
+    }
     g_checksum_update(ck, (const guchar *)wd, -1);
     c.digest = g_strdup(g_checksum_get_string(ck));
     g_checksum_free(ck);
