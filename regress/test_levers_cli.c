@@ -274,6 +274,52 @@ static void test_simulate_jobs(void)
   teardown(&v);
 }
 
+/* examples/multi-job/run.sh runs (it is part of the documentation): the
+ * contiguous placement shares no link (slowdown 0 on both models, the
+ * jobs on disjoint leaf pairs), the interleaved one slows both jobs. */
+static void test_example_script(void)
+{
+  const char *src = g_getenv("G_TEST_SRCDIR"), *bin = g_getenv("WISP_BIN");
+  if (src == NULL || bin == NULL) {
+    g_test_skip("G_TEST_SRCDIR or WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-multijob-XXXXXX", NULL), *script = g_build_filename(src, "examples", "multi-job",
+                                                                                         "run.sh", NULL);
+  char **envp = g_environ_setenv(g_get_environ(), "WISP_DEMO_DIR", dir, TRUE);
+  char *argv[] = {(char *)"sh", script, (char *)bin, NULL}, *out = NULL;
+  int status = 1;
+  g_assert_true(g_spawn_sync(NULL, argv, envp, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                             NULL, &status, NULL));
+  g_test_message("%s", out);
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  char **blocks = g_strsplit(out, "== ", -1);
+  int seen = 0;
+  for (char **b = blocks; *b; b++) {
+    if (!g_str_has_prefix(*b, "contiguous") && !g_str_has_prefix(*b, "interleaved"))
+      continue;
+    seen++;
+    gboolean contiguous = g_str_has_prefix(*b, "contiguous");
+    char **lines = g_strsplit(*b, "\n", -1);
+    for (char **p = lines; *p; p++) {
+      if (!g_str_has_prefix(*p, "A ") && !g_str_has_prefix(*p, "B "))
+        continue;
+      double alone, together, slow;
+      g_assert_cmpint(sscanf(*p + 1, "%*d %*s %lf %lf %lf", &alone, &together, &slow), ==, 3);
+      if (contiguous)
+        g_assert_cmpfloat(slow, ==, 0.0);
+      else
+        g_assert_cmpfloat(slow, >, 10.0);
+    }
+    g_strfreev(lines);
+  }
+  g_assert_cmpint(seen, ==, 4);
+  g_strfreev(blocks);
+  g_strfreev(envp);
+  test_rm_rf(dir);
+  g_free(dir), g_free(script), g_free(out);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -281,5 +327,6 @@ int main(int argc, char **argv)
   g_test_add_func("/levers_cli/utility", test_utility_levers_cli);
   g_test_add_func("/levers_cli/sweep_axes", test_sweep_axes);
   g_test_add_func("/levers_cli/simulate_jobs", test_simulate_jobs);
+  g_test_add_func("/levers_cli/example_script", test_example_script);
   return g_test_run();
 }
