@@ -4,7 +4,8 @@
  * Semantics (see doc/ARCHITECTURE.md, "Replay"):
  *  - A node becomes ready when all its parents (union of data_deps and
  *    ctrl_deps, as the graph was built) have finished.
- *  - COMP nodes run for their recorded duration.  Each rank has
+ *  - COMP nodes run for their recorded duration (times the factor of the
+ *    options' levers, replay/sim_levers.h, when some are set).  Each rank has
  *    `compute_slots` GPU compute slots (default: the concurrency the
  *    profile measured on that rank, else 1) and one CPU slot for
  *    is_cpu_op nodes; a ready node whose slot is busy waits in FIFO order of

@@ -359,15 +359,19 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
     fputc('\n', out);
     sim_crit_print_summary(u->baseline_critical, w, out);
   }
-  fprintf(out, "\n%-16s %14s %14s %10s  %s\n", "resource", "T_ms", "T_2x_ms", "utility_%", "change");
+  /* The resource column fits the longest name (at least 16). */
+  int wr = 16;
+  for (guint i = 0; i < u->rows->len; i++)
+    wr = MAX(wr, (int)strlen(g_array_index(u->rows, study_utility_row, i).resource));
+  fprintf(out, "\n%-*s %14s %14s %10s  %s\n", wr, "resource", "T_ms", "T_2x_ms", "utility_%", "change");
   for (guint i = 0; i < u->rows->len; i++) {
     const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
     if (!r->applicable) {
-      fprintf(out, "%-16s %14.6f %14s %10s  not applicable: %s\n", r->resource, (double)u->baseline.step_time / 1e9,
+      fprintf(out, "%-*s %14.6f %14s %10s  not applicable: %s\n", wr, r->resource, (double)u->baseline.step_time / 1e9,
               "-", "-", r->note);
       continue;
     }
-    fprintf(out, "%-16s %14.6f %14.6f %10.4f  %s%s%s%s\n", r->resource, (double)u->baseline.step_time / 1e9,
+    fprintf(out, "%-*s %14.6f %14.6f %10.4f  %s%s%s%s\n", wr, r->resource, (double)u->baseline.step_time / 1e9,
             (double)r->variant.step_time / 1e9, r->utility_pct, r->change ? r->change : "",
             r->note ? "  [" : "", r->note ? r->note : "", r->note ? "]" : "");
   }
