@@ -111,6 +111,24 @@ void et_graph_free(et_graph *g)
   g_free(g);
 }
 
+et_graph *et_graph_copy(const et_graph *g)
+{
+  g_return_val_if_fail(g != NULL, NULL);
+  et_graph *c = g_new(et_graph, 1);
+  *c = *g;
+  size_t n_edges = g->nodes[g->n_nodes].parents, n_child = g->nodes[g->n_nodes].children;
+  c->nodes = g_memdup2(g->nodes, sizeof(et_node) * ((size_t)g->n_nodes + 1));
+  c->parent_edges = n_edges ? g_memdup2(g->parent_edges, sizeof(uint32_t) * n_edges) : NULL;
+  c->child_index = n_child ? g_memdup2(g->child_index, sizeof(uint32_t) * n_child) : NULL;
+  c->comms = g->n_comms ? g_memdup2(g->comms, sizeof(et_comm) * g->n_comms) : NULL;
+  c->splits = g->n_splits ? g_memdup2(g->splits, sizeof(uint64_t) * g->n_splits) : NULL;
+  c->strings = g->strings ? g_memdup2(g->strings, g->strings_len ? g->strings_len : 1) : NULL;
+  c->version = g_strdup(g->version);
+  c->source = g_strdup(g->source);
+  c->comp_attrs = g->n_comp_attrs ? g_memdup2(g->comp_attrs, sizeof(et_comp_attr) * g->n_comp_attrs) : NULL;
+  return c;
+}
+
 size_t et_graph_memory_bytes(const et_graph *g)
 {
   g_return_val_if_fail(g != NULL, 0);

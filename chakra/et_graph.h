@@ -204,6 +204,9 @@ static inline const et_comm *et_node_comm(const et_graph *g, uint32_t i)
 { return g->nodes[i].comm == ET_NONE ? NULL : &g->comms[g->nodes[i].comm]; }
 
 void et_graph_free(et_graph *g);
+/* A deep copy (every array duplicated; free with et_graph_free).
+ * O(nodes + edges + communication records + string pool). */
+et_graph *et_graph_copy(const et_graph *g);
 /* Bytes of heap memory held by the graph, excluding the string pool. */
 size_t et_graph_memory_bytes(const et_graph *g);
 

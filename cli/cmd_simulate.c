@@ -66,6 +66,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   char *network = NULL, *json = NULL;
   char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
   gboolean checked = FALSE, chain = FALSE;
+  char **jobs = NULL;
   int max_rows = 64;
   double check_baseline = -1;
   gboolean no_metrics = FALSE;
@@ -87,6 +88,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
     {"critical-path", 0, 0, G_OPTION_ARG_NONE, &chain, "also print the critical path chain (runs of nodes on one rank and category)", NULL},
+    {"job", 0, 0, G_OPTION_ARG_STRING_ARRAY, &jobs, "several jobs on one fabric: a workload, its name and its cluster ranks (repeat per job; no WORKLOAD then)", "[NAME=]PATH[@RANKS]"},
     {NULL},
   };
   GError *error = NULL;
@@ -104,6 +106,23 @@ int wisp_cmd_simulate(int argc, char **argv)
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
+    goto out;
+  }
+  if (jobs != NULL) {
+    /* Several jobs on one fabric (cmd_simulate_jobs.c). */
+    sim_replay_options jo = {.checked = checked, .critical_path = TRUE};
+    wisp_load_options jl;
+    if (argc > 1 || (network == NULL) == (cluster == NULL) || timeline || svg || check_baseline >= 0) {
+      fprintf(stderr, "wisp simulate: --job takes the workloads itself (no WORKLOAD argument), needs one --network "
+              "and does not combine with --timeline, --svg or --check-baseline\n");
+      status = 2;
+    } else if (!wisp_cli_common_resolve(&common, &jl, &jo, &error) || !wisp_output_declare(json, "--json", &error)) {
+      fprintf(stderr, "wisp simulate: %s\n", error->message);
+      g_clear_error(&error);
+      status = 2;
+    } else {
+      status = wisp_simulate_jobs(jobs, network ? network : cluster, &jl, &jo, json, max_rows);
+    }
     goto out;
   }
   if (argc < 2 || (network == NULL) == (cluster == NULL)) {
@@ -228,6 +247,7 @@ out:
   g_free(tl_window);
   g_free(svg);
   wisp_run_metrics_free(metrics);
+  g_strfreev(jobs);
   wisp_output_reset();
   return status;
 }

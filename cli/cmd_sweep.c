@@ -28,6 +28,8 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 int wisp_cmd_sweep(int argc, char **argv)
 {
   char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL, *steps = NULL, *comm_group = NULL;
+  char **slow_rank = NULL, *slow_ranks = NULL;
+  sim_levers levers = {0};
   int jobs = 0, step = -1;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
@@ -46,6 +48,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
     {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
+    {"slow-rank", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow_rank, WISP_CLI_SLOW_RANK_HELP " (every point)", "R=F"},
+    {"slow-ranks", 0, 0, G_OPTION_ARG_STRING, &slow_ranks, WISP_CLI_SLOW_RANKS_HELP " (every point)", "DIST"},
     {NULL},
   };
   GError *error = NULL;
@@ -76,7 +80,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     goto out;
   }
   net_tier tier = NET_TIER_ANALYTICAL;
-  if ((model && !wisp_cli_network_model(model, &tier, &error)) || !wisp_steps_parse(steps, step, &lo, &error)) {
+  if ((model && !wisp_cli_network_model(model, &tier, &error)) || !wisp_steps_parse(steps, step, &lo, &error) ||
+      !wisp_cli_levers_resolve(slow_rank, slow_ranks, &levers, &error)) {
     fprintf(stderr, "wisp sweep: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -111,7 +116,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   study_sweep_options o = {.out_dir = dir, .jobs = jobs > 0 ? jobs : (cores > 0 ? (int)cores : 1),
                            .shard_k = k, .shard_n = n, .resume = resume,
-                           .progress = !no_progress && isatty(2), .has_tier = model != NULL, .tier = tier};
+                           .progress = !no_progress && isatty(2), .has_tier = model != NULL, .tier = tier, .levers = levers};
   if (!study_sweep_run(s, w, &o, &st, &error)) {
     status = wisp_cli_fail(error);
   } else {
@@ -158,5 +163,7 @@ out:
   g_free(model);
   g_free(steps);
   g_free(comm_group);
+  g_strfreev(slow_rank);
+  g_free(slow_ranks);
   return status;
 }

@@ -21,7 +21,7 @@ int wisp_cmd_utility(int argc, char **argv)
     {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
     {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "CONFIG"},
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
-     "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER (default all)", "LIST"},
+     "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},

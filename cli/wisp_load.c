@@ -283,9 +283,11 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &c->comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
     {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &c->comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &c->steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
-    {"card", 0, 0, G_OPTION_ARG_FILENAME, &c->card, "Kineto: workload card (CCL-Bench YAML) sizing communication kernels that carry no size (DeepEP, custom all-reduce)", "FILE"},
+    {"card", 0, 0, G_OPTION_ARG_FILENAME, &c->card, "workload card (CCL-Bench YAML): sizes of communication kernels that carry none (DeepEP, custom all-reduce) and the model fields of MFU (simulate)", "FILE"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
+    {"slow-rank", 0, 0, G_OPTION_ARG_STRING_ARRAY, &c->slow_rank, WISP_CLI_SLOW_RANK_HELP, "R=F"},
+    {"slow-ranks", 0, 0, G_OPTION_ARG_STRING, &c->slow_ranks, WISP_CLI_SLOW_RANKS_HELP, "DIST"},
     {NULL},
   };
   memcpy(e, list, sizeof(list));
@@ -338,6 +340,20 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
     }
     ro->has_algo = TRUE;
   }
+  return wisp_cli_levers_resolve(c->slow_rank, c->slow_ranks, &ro->levers, error);
+}
+
+gboolean wisp_cli_levers_resolve(char **slow_rank, const char *slow_ranks, sim_levers *l, GError **error)
+{
+  for (char **p = slow_rank; p && *p; p++)
+    if (!sim_levers_add_slow_rank(l, *p, error)) {
+      g_prefix_error(error, "--slow-rank: ");
+      return FALSE;
+    }
+  if (slow_ranks && !sim_levers_set_slow_ranks(l, slow_ranks, error)) {
+    g_prefix_error(error, "--slow-ranks: ");
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -351,6 +367,8 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->steps);
   g_free(c->card);
   g_free(c->comm_group);
+  g_strfreev(c->slow_rank);
+  g_free(c->slow_ranks);
   memset(c, 0, sizeof(*c));
 }
 

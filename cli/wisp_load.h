@@ -59,14 +59,24 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
  *        --step N, --steps A..B|all|whole, --no-host-launch,
  *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling), --card FILE;
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
- *        --starts together|measured. */
+ *        --starts together|measured, --slow-rank R=F (repeatable), --slow-ranks DIST. */
 typedef struct {
   char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group, *card;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
+  char **slow_rank, *slow_ranks;
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 16
+#define WISP_CLI_COMMON_ENTRIES 18
+
+/* Per-rank slowdowns, one spelling on simulate, utility and sweep (the
+ * sweep keys slow_rank and slow_ranks take the same values):
+ * --slow-rank R=F (repeatable; rank R's GPU kernels take F times as long)
+ * and --slow-ranks lognormal:sigma=S[,seed=N] | uniform:max=M[,seed=N]. */
+#define WISP_CLI_SLOW_RANK_HELP "rank R's GPU kernels take F times as long (a straggler; repeatable), e.g. 3=1.2"
+#define WISP_CLI_SLOW_RANKS_HELP "per-rank compute factors drawn from a seeded distribution: lognormal:sigma=S[,seed=N] (exp(S z)) or uniform:max=M[,seed=N] (1 + M u)"
+/* Fills l from the two options' values (either may be NULL). */
+gboolean wisp_cli_levers_resolve(char **slow_rank, const char *slow_ranks, sim_levers *l, GError **error);
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
@@ -128,6 +138,14 @@ void wisp_inputs_clear(wisp_inputs *in);
  * the ignored files listed on stderr unless opt->quiet. */
 et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wisp_load_options *opt,
                                       GError **error);
+
+/* `wisp simulate --job [NAME=]PATH[@RANKS] ...` (cli/cmd_simulate_jobs.c):
+ * several jobs on one fabric, each replayed alone and all together on
+ * the network `network`; prints the shared run and the per-job table,
+ * writes the shared run's report with a "jobs" array to json (may be
+ * NULL).  Returns the exit status. */
+int wisp_simulate_jobs(char **specs, const char *network, const wisp_load_options *lo, sim_replay_options *opt,
+                       const char *json, int max_rows);
 
 /* "chakra", "kineto" or "xla": which reader wisp_load_workload uses. */
 const char *wisp_input_kind(const char *path);

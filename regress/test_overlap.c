@@ -438,7 +438,7 @@ static void test_reports(void)
   char *text = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
   g_assert_nonnull(strstr(text, "\"interference_ns\": 6500.000,"));
-  g_assert_nonnull(strstr(text, "\"interfered_compute_ns\": 50000.000}"));
+  g_assert_nonnull(strstr(text, "\"interfered_compute_ns\": 50000.000,"));
   g_free(text);
   g_unlink(path);
   char *out = g_build_filename(dir, "summary.txt", NULL);

@@ -65,6 +65,11 @@ typedef struct {
   rp_ovl_node *running;
   unsigned n_running;
   sim_time_ps t_added, t_under;
+  /* Levers (rp_replay.levers_on only): the rank's factor on GPU kernels
+   * and its graph's kernel classes (one byte per node, shared by ranks
+   * with the same graph; NULL when no class lever is set). */
+  double factor;
+  const uint8_t *klass;
 } rp_rank;
 
 /* A point-to-point operation in flight (both sides issued).  Slots are
@@ -99,6 +104,10 @@ struct rp_replay {
   uint64_t lifecycle_known, lifecycle_partial;
   sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */
   gboolean ovl;             /* the library slows compute (coll_rt_set_slowdown_hook) */
+  gboolean levers_on;       /* some lever changes durations (sim_levers_active) */
+  sim_levers levers;
+  double *rank_factor;      /* per rank, NULL when all 1 */
+  GHashTable *klass;        /* et_graph* -> uint8_t[n_nodes] kernel classes, NULL when not needed */
   GError *error;
 };
 
@@ -114,6 +123,9 @@ void rp_start_node(rp_rank *rs, uint32_t i);
  * started: when it began running, or -1 when it is not a stretched compute
  * node (the observer then derives it). */
 void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started);
+/* The time node i runs on this rank: its recorded duration, times the
+ * levers' factor when some lever is set (rounded to the picosecond).  O(1). */
+sim_time_ps rp_node_duration(const rp_rank *rs, uint32_t i);
 /* Starts every node of the rank without parents. */
 void rp_start_roots(rp_rank *rs);
 /* Engine handler: a rank that begins later than time 0 (measured starts). */

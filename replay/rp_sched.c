@@ -110,7 +110,7 @@ void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started)
      * them: `started`); communication started when this rank issued it. */
     sim_time_ps start = started >= 0 ? started
                         : n->comm != ET_NONE && !(n->flags & ET_FLAG_REPLAY) ? rs->comm_issue[n->comm]
-                        : (n->type == ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY)) ? rs->finish - n->duration_ps
+                        : (n->type == ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY)) ? rs->finish - rp_node_duration(rs, i)
                         : rs->finish;
     obs->node_done(obs->ctx, rs->rank, g, i, start, rs->finish);
   }
@@ -190,7 +190,7 @@ static void on_compute_timer(sim_engine *sim, void *ctx, uint64_t arg)
    * have re-timed this event). */
   if (rs->slow > 1.0)
     rs->t_under += x.left;
-  sim_time_ps added = sim_now(sim) - x.start - rs->g->nodes[i].duration_ps;
+  sim_time_ps added = sim_now(sim) - x.start - rp_node_duration(rs, i);
   g_assert(added >= 0);
   rs->t_added += added;
   if (G_UNLIKELY(rs->rp->crit != NULL) && added > 0)
@@ -230,6 +230,18 @@ void rp_on_slowdown(sim_engine *sim, void *ctx, int rank, double delta)
   }
 }
 
+/* ---- levers ---- */
+
+sim_time_ps rp_node_duration(const rp_rank *rs, uint32_t i)
+{
+  const et_node *n = &rs->g->nodes[i];
+  if (G_LIKELY(!rs->rp->levers_on))
+    return n->duration_ps;
+  sim_kernel_class k = rs->klass ? (sim_kernel_class)rs->klass[i] : SIM_KERNEL_ELEMENTWISE;
+  double f = sim_levers_node_factor(&rs->rp->levers, n, k, rs->factor);
+  return f == 1.0 ? n->duration_ps : (sim_time_ps)llround((double)n->duration_ps * f);
+}
+
 /* ---- dispatch ---- */
 
 void rp_start_node(rp_rank *rs, uint32_t i)
@@ -258,12 +270,16 @@ void rp_start_node(rp_rank *rs, uint32_t i)
     return;
   }
   switch ((et_node_type)n->type) {
-  case ET_NODE_COMP:
+  case ET_NODE_COMP: {
+    sim_time_ps d = rp_node_duration(rs, i);
+    if (G_UNLIKELY(rs->rp->levers_on && rs->rp->crit != NULL) && d != n->duration_ps)
+      sim_crit_rec_duration(rs->rp->crit, rs->rank, i, d);
     if (G_UNLIKELY(rs->rp->ovl) && slot == 1)
-      run_compute(rs, i, n->duration_ps);
+      run_compute(rs, i, d);
     else
-      run_for(rs, i, n->duration_ps);
+      run_for(rs, i, d);
     break;
+  }
   case ET_NODE_COMM_COLL:
     rp_issue_collective(rs, i);
     break;

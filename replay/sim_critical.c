@@ -63,6 +63,7 @@ typedef struct {
   crit_comm *comm;         /* per et_comm record */
   uint32_t last;           /* node finished last (processing order), ET_NONE before any */
   sim_time_ps *stretch;    /* per node: time added by interference; NULL until a node is stretched */
+  sim_time_ps *dur;        /* per node: duration a lever set, -1 = recorded; NULL until a lever changes one */
 } crit_rank;
 
 struct sim_crit_rec {
@@ -104,6 +105,7 @@ void sim_crit_rec_free(sim_crit_rec *rec)
     g_free(rec->ranks[r].end);
     g_free(rec->ranks[r].comm);
     g_free(rec->ranks[r].stretch);
+    g_free(rec->ranks[r].dur);
   }
   g_free(rec->ranks);
   g_free(rec);
@@ -122,6 +124,17 @@ void sim_crit_rec_stretch(sim_crit_rec *rec, int rank, uint32_t node, sim_time_p
   if (cr->stretch == NULL)
     cr->stretch = g_new0(sim_time_ps, cr->g->n_nodes ? cr->g->n_nodes : 1);
   cr->stretch[node] = added;
+}
+
+void sim_crit_rec_duration(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps d)
+{
+  crit_rank *cr = &rec->ranks[rank];
+  if (cr->dur == NULL) {
+    cr->dur = g_new(sim_time_ps, cr->g->n_nodes ? cr->g->n_nodes : 1);
+    for (uint32_t k = 0; k < cr->g->n_nodes; k++)
+      cr->dur[k] = -1;
+  }
+  cr->dur[node] = d;
 }
 
 void sim_crit_rec_bind(sim_crit_rec *rec, int rank, uint32_t node, uint32_t pred)
@@ -307,7 +320,8 @@ sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
       }
     } else {
       sim_time_ps added = cr->stretch ? cr->stretch[i] : 0;
-      seg.start = t - timed_duration(n) - added;
+      sim_time_ps d = cr->dur && cr->dur[i] >= 0 ? cr->dur[i] : timed_duration(n);
+      seg.start = t - d - added;
       p->interference += added;
       g_assert(seg.start >= 0);
     }

@@ -174,6 +174,9 @@ void sim_crit_rec_finish(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps
  * sim_crit_rec_finish.  The path's segment of a timed node is then [end -
  * duration - added, end]. */
 void sim_crit_rec_stretch(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps added);
+/* Node ran for d instead of its recorded duration (a lever changed it,
+ * replay/sim_levers.h); the per-rank table is allocated on first use. */
+void sim_crit_rec_duration(sim_crit_rec *rec, int rank, uint32_t node, sim_time_ps d);
 /* `pred` (same rank) let `node` start: its last parent, or the node whose
  * finish freed the slot `node` got; the last call for a node wins. */
 void sim_crit_rec_bind(sim_crit_rec *rec, int rank, uint32_t node, uint32_t pred);

@@ -142,6 +142,40 @@ static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_option
   rs->slow = 1.0;
   if (rp->ovl)
     rs->running = g_new(rp_ovl_node, rs->compute_slots);
+  rs->factor = rp->rank_factor ? rp->rank_factor[r] : 1.0;
+  if (rp->klass) {
+    /* Kernel classes once per distinct graph: O(nodes x name length). */
+    uint8_t *k = g_hash_table_lookup(rp->klass, g);
+    if (k == NULL) {
+      k = g_new(uint8_t, g->n_nodes ? g->n_nodes : 1);
+      for (uint32_t i = 0; i < g->n_nodes; i++)
+        k[i] = (uint8_t)sim_kernel_classify(et_node_name(g, i));
+      g_hash_table_insert(rp->klass, (gpointer)g, k);
+    }
+    rs->klass = k;
+  }
+}
+
+/* The levers of opt: per-rank factors and, when a class lever is set, the
+ * class table.  FALSE when a slowed rank is not in the workload. */
+static gboolean levers_setup(rp_replay *rp, const sim_replay_options *opt, GError **error)
+{
+  rp->levers = opt->levers;
+  rp->levers_on = sim_levers_active(&opt->levers);
+  if (!rp->levers_on)
+    return TRUE;
+  GError *e = NULL;
+  rp->rank_factor = sim_levers_rank_factors(&opt->levers, rp->w->n_ranks, &e);
+  if (e) {
+    g_propagate_error(error, e);
+    return FALSE;
+  }
+  gboolean classes = FALSE;
+  for (int c = 0; c < SIM_KERNEL_CLASS_COUNT; c++)
+    classes = classes || (opt->levers.kernel[c] > 0 && opt->levers.kernel[c] != 1.0);
+  if (classes)
+    rp->klass = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  return TRUE;
 }
 
 /* Builds the engine, network, collectives and every rank's state; FALSE
@@ -177,6 +211,8 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
     for (int m = 0; m < grp->n_ranks; m++)
       g_hash_table_insert(rp->member_index[k], GINT_TO_POINTER(grp->ranks[m]), GINT_TO_POINTER(m + 1));
   }
+  if (!levers_setup(rp, opt, error))
+    return FALSE;
   rp->ranks = g_new0(rp_rank, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     rank_init(rp, &rp->ranks[r], r, opt);
@@ -197,6 +233,9 @@ static void replay_teardown(rp_replay *rp)
     g_free(rs->running);
   }
   g_free(rp->ranks);
+  g_free(rp->rank_factor);
+  if (rp->klass)
+    g_hash_table_destroy(rp->klass);
   for (guint k = 0; rp->member_index != NULL && k < rp->w->groups->len; k++)
     g_hash_table_destroy(rp->member_index[k]);
   g_free(rp->member_index);
@@ -238,6 +277,7 @@ static void rank_stats(const rp_rank *rs, sim_rank_stats *st)
   st->compute_slots = rs->compute_slots;
   st->interference = rs->t_added;
   st->interfered_compute = rs->t_under;
+  st->compute_factor = rs->factor;
 }
 
 /* The result of a run that finished every node; takes rp->comms. */
@@ -252,6 +292,18 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
     rank_stats(&rp->ranks[r], &res->ranks[r]);
     if (res->ranks[r].finish > res->step_time)
       res->step_time = res->ranks[r].finish;
+  }
+  /* Straggler cost: each collective member's wait from its issue to the
+   * start (the last member's issue, sim_critical.c asserts the same).
+   * O(communication records). */
+  for (guint k = 0; k < rp->comms->len; k++) {
+    const sim_comm_record *c = &g_array_index(rp->comms, sim_comm_record, k);
+    if (c->node_type != ET_NODE_COMM_COLL)
+      continue;
+    sim_rank_stats *st = &res->ranks[c->rank];
+    st->coll_wait += c->start - c->issue;
+    st->colls++;
+    st->coll_last += c->start == c->issue;
   }
   g_array_sort(rp->comms, comm_record_cmp);
   res->comms = rp->comms;

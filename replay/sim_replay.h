@@ -4,7 +4,8 @@
  * Semantics (see doc/ARCHITECTURE.md, "Replay"):
  *  - A node becomes ready when all its parents (union of data_deps and
  *    ctrl_deps, as the graph was built) have finished.
- *  - COMP nodes run for their recorded duration.  Each rank has
+ *  - COMP nodes run for their recorded duration (times the factor of the
+ *    options' levers, replay/sim_levers.h, when some are set).  Each rank has
  *    `compute_slots` GPU compute slots (default: the concurrency the
  *    profile measured on that rank, else 1) and one CPU slot for
  *    is_cpu_op nodes; a ready node whose slot is busy waits in FIFO order of
@@ -47,6 +48,7 @@
 
 #include "chakra/et_graph.h"
 #include "collectives/coll.h"
+#include "replay/sim_levers.h"
 
 G_BEGIN_DECLS
 
@@ -76,6 +78,8 @@ typedef struct {
                               instead of all at 0; an error when the workload carries none */
   gboolean critical_path;  /* record binding predecessors and build sim_result.critical
                               (replay/sim_critical.h; O(nodes) memory, off: no cost) */
+  sim_levers levers;       /* compute, host and straggler levers (replay/sim_levers.h): a node's
+                              duration times sim_levers_node_factor as it starts; all zero: none */
 } sim_replay_options;
 
 typedef struct {
@@ -93,6 +97,14 @@ typedef struct {
    * the mean slowdown of compute beside communication. */
   sim_time_ps interference;
   sim_time_ps interfered_compute;
+  /* Straggler cost (HTA's and CCL-Bench's `straggler`): over the rank's
+   * collectives, the time from its issue to the last member's issue (when
+   * the collective could start), summed; how many collectives it took part
+   * in, and in how many it issued last (ties count for every rank that
+   * issued at the start time). */
+  sim_time_ps coll_wait;
+  uint64_t colls, coll_last;
+  double compute_factor;   /* the levers' per-rank factor on GPU kernels (1 = unchanged) */
 } sim_rank_stats;
 
 struct sim_comm_record {

@@ -214,6 +214,12 @@ static void write_ranks(wisp_json *j, const sim_result *r, const et_workload *w)
       wisp_json_ns(j, "interference_ns", s->interference);
       wisp_json_ns(j, "interfered_compute_ns", s->interfered_compute);
     }
+    /* Straggler cost (doc/studies.md "Straggler wait"). */
+    wisp_json_ns(j, "straggler_wait_ns", s->coll_wait);
+    wisp_json_uint(j, "collectives", s->colls);
+    wisp_json_uint(j, "last_arrivals", s->coll_last);
+    if (s->compute_factor != 1.0)
+      wisp_json_double(j, "compute_factor", s->compute_factor, 6);
     wisp_json_end_object(j);
   }
   wisp_json_end_array(j);
@@ -365,6 +371,44 @@ void sim_report_print_unsimulated(const et_workload *w, FILE *out)
             u.zero_byte_collectives);
 }
 
+void sim_report_print_straggler(const sim_result *r, FILE *out)
+{
+  sim_time_ps total = 0;
+  uint64_t colls = 0;
+  int worst = -1, last = -1;
+  gboolean slowed = FALSE;
+  for (int k = 0; k < r->n_ranks; k++) {
+    const sim_rank_stats *s = &r->ranks[k];
+    total += s->coll_wait;
+    colls += s->colls;
+    slowed = slowed || s->compute_factor != 1.0;
+    if (s->coll_wait > 0 && (worst < 0 || s->coll_wait > r->ranks[worst].coll_wait))
+      worst = k;
+    if (s->coll_last > 0 && (last < 0 || s->coll_last > r->ranks[last].coll_last))
+      last = k;
+  }
+  if (colls == 0)
+    return;
+  fprintf(out, "straggler wait: ranks waited %.6f ms in all for other members inside collectives (issue to the last "
+          "member's issue)", (double)total / 1e9);
+  if (worst >= 0)
+    fprintf(out, "; most on rank %d (%.6f ms)", worst, (double)r->ranks[worst].coll_wait / 1e9);
+  if (last >= 0)
+    fprintf(out, "; rank %d issued last in %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT " collectives", last,
+            r->ranks[last].coll_last, r->ranks[last].colls);
+  fputc('\n', out);
+  if (slowed) {
+    fprintf(out, "compute factors (levers):");
+    int shown = 0;
+    for (int k = 0; k < r->n_ranks && shown < 8; k++)
+      if (r->ranks[k].compute_factor != 1.0) {
+        fprintf(out, " rank %d x%.4f", k, r->ranks[k].compute_factor);
+        shown++;
+      }
+    fprintf(out, "%s\n", shown == 8 ? " ... (see --json)" : "");
+  }
+}
+
 void sim_report_print_interference(const sim_result *r, FILE *out)
 {
   sim_time_ps added = 0, under = 0, compute = 0;
@@ -472,8 +516,8 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   fprintf(out, "workload %s: %d ranks; network %s (%s tier)\n", w->source, w->n_ranks, topo_source(t),
           net_tier_name(r->tier));
   int dec = ms_decimals(r->step_time);
-  fprintf(out, "%6s %12s %12s %15s %15s %12s %19s\n", "rank", "finish_ms", "compute_ms", "exposed_comm_ms",
-          "overlap_comm_ms", "idle_ms", "unexplained_idle_ms");
+  fprintf(out, "%6s %12s %12s %15s %15s %12s %19s %17s\n", "rank", "finish_ms", "compute_ms", "exposed_comm_ms",
+          "overlap_comm_ms", "idle_ms", "unexplained_idle_ms", "straggler_wait_ms");
   /* Each rank's fixed GPU idle, once: the table shows it, the line below
    * names the rank with the most (the part of the replay that keeps its
    * measured length whatever the what-if) and sums the launch lag. */
@@ -502,6 +546,7 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
     print_ms(out, 15, dec, s->overlapped_comm);
     print_ms(out, 12, dec, s->idle);
     print_ms(out, 19, dec, unexplained[k]);
+    print_ms(out, 17, dec, s->coll_wait);
     fputc('\n', out);
   }
   g_free(unexplained);
@@ -538,6 +583,7 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   }
   if (r->interference)
     sim_report_print_interference(r, out);
+  sim_report_print_straggler(r, out);
   print_nccl_choices(r, out);
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "

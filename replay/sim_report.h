@@ -63,6 +63,11 @@ void sim_report_print_unsimulated(const et_workload *w, FILE *out);
  * and as a share of compute time, the mean slowdown of the compute that
  * ran beside it, and the rank with the most.  The JSON report has
  * interference_ns and interfered_compute_ns per rank then. */
+/* One line: the straggler wait summed over ranks (sim_rank_stats.coll_wait),
+ * the rank that waited most and the one that issued last most often;
+ * nothing when the run had no collective.  A second line lists the ranks
+ * whose compute a lever scaled.  O(ranks). */
+void sim_report_print_straggler(const sim_result *r, FILE *out);
 void sim_report_print_interference(const sim_result *r, FILE *out);
 
 /* How far apart the ranks' measured windows start and end on the traces'

@@ -93,8 +93,12 @@ typedef struct {
 } study_utility_result;
 
 /* resources: comma-separated list of scale_out_bw, scale_up_bw,
- * scale_up_domain, ici_bw, latency (halved), all, bw:TIER, lat:TIER (halved),
- * size:TIER (doubled). */
+ * scale_up_domain, ici_bw, latency (halved), all (the five network
+ * resources before), bw:TIER, lat:TIER (halved), size:TIER (doubled), and
+ * the levers compute (every GPU kernel 2x faster), compute:CLASS (gemm,
+ * elementwise, comm_adjacent) and host (CPU nodes 2x faster), which
+ * replay the workload with those nodes' durations halved on top of the
+ * options' own levers (replay/sim_levers.h). */
 study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
                                         const sim_replay_options *opt, GError **error);
 void study_utility_result_free(study_utility_result *u);
@@ -102,6 +106,46 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
                          const char *cluster_path, FILE *out);
 gboolean study_utility_write_json(const study_utility_result *u, const et_workload *w, const topo_variant *base,
                                   const char *cluster_path, const char *path, GError **error);
+
+/* ---- several jobs on one fabric ---- */
+
+/* One job of a multi-job study: a workload and where its ranks sit on the
+ * cluster (place[r] = the cluster rank of the job's rank r). */
+typedef struct {
+  char *name;                  /* "A", or the workload's source */
+  et_workload *w;              /* owned by the caller */
+  int *place;                  /* cluster ranks, distinct across jobs */
+  int n_place;                 /* entries in place; must equal w->n_ranks */
+} study_job;
+
+/* Parses a placement: comma-separated items "R", "A-B" or "A-B:STEP"
+ * (ranks A, A+STEP, ... <= B), in the order given (the job's rank r sits on
+ * the r-th listed rank).  *out (g_free) gets the ranks, *n their number.
+ * The error names the item and the accepted forms. */
+gboolean study_jobs_parse_place(const char *spec, int **out, int *n, GError **error);
+
+/* The cluster workload of n_ranks ranks that runs every job at once
+ * (only < 0) or job `only` alone on its own ranks: each job's graphs are
+ * copied to its cluster ranks with every rank it names (send/recv peers,
+ * roots, groups) mapped through its placement; its groups become
+ * "NAME/GROUP" and its world communicator "NAME/world"; ranks no job
+ * uses get empty graphs.  Checks that placements fit in n_ranks, match
+ * each job's rank count and do not overlap.  O(nodes of the jobs). */
+et_workload *study_jobs_merge(const study_job *jobs, int n_jobs, int n_ranks, int only, GError **error);
+
+typedef struct {
+  sim_time_ps alone;           /* the job's step (latest finish of its ranks) with the fabric to itself */
+  sim_time_ps together;        /* the same with every job running at once */
+  double slowdown_pct;         /* (together - alone) / alone x 100 */
+} study_job_result;
+
+/* Replays every job alone and all together on topology t (n_jobs + 1
+ * replays, the same placement each time) and fills out[n_jobs].  When
+ * together is not NULL it gets the shared run's result and *merged its
+ * workload (free both).  The replay options apply to every run (slow
+ * ranks name cluster ranks). */
+gboolean study_jobs_run(const study_job *jobs, int n_jobs, const topo *t, const sim_replay_options *opt,
+                        study_job_result *out, sim_result **together, et_workload **merged, GError **error);
 
 /* ---- timeline (Chrome trace event JSON, Perfetto-compatible) ---- */
 

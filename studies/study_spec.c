@@ -15,7 +15,10 @@
  *     - {key: KEY, range: {from: 4, to: 64, factor: 2}}
  *
  * KEY is any topo_variant_set() key or a run option: algo (forced
- * collective algorithm), compute_slots.  Points: a grid has prod(|axis|)
+ * collective algorithm), compute_slots, the levers compute, compute:CLASS
+ * and host (speedup, e.g. 2 or 2x: twice as fast), slow_rank (R=F, or
+ * none) and slow_ranks (lognormal:sigma=S[,seed=N], uniform:max=M[,seed=N]
+ * or none; replay/sim_levers.h).  Points: a grid has prod(|axis|)
  * points, a zip |axis| points (all axes equally long), at most
  * STUDY_MAX_POINTS. */
 #include "config.h"
@@ -153,9 +156,32 @@ static gboolean parse_range(sp *c, const yaml_node_t *r, GPtrArray *values)
   return TRUE;
 }
 
+static gboolean is_lever_key(const char *k)
+{
+  return strcmp(k, "compute") == 0 || strcmp(k, "host") == 0 || g_str_has_prefix(k, "compute:") ||
+         strcmp(k, "slow_rank") == 0 || strcmp(k, "slow_ranks") == 0;
+}
+
 static gboolean is_run_key(const char *k)
 {
-  return strcmp(k, "algo") == 0 || strcmp(k, "compute_slots") == 0;
+  return strcmp(k, "algo") == 0 || strcmp(k, "compute_slots") == 0 || is_lever_key(k);
+}
+
+/* A lever key's value into opt->levers (sim_levers.h). */
+static gboolean apply_lever(const char *key, const char *value, sim_replay_options *opt, GError **error)
+{
+  if (strcmp(key, "slow_rank") == 0)
+    return sim_levers_add_slow_rank(&opt->levers, value, error);
+  if (strcmp(key, "slow_ranks") == 0)
+    return sim_levers_set_slow_ranks(&opt->levers, value, error);
+  char *end;
+  double f = g_ascii_strtod(value, &end);
+  if (end == value || (*end != '\0' && !(end[0] == 'x' && end[1] == '\0'))) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: give a speedup such as 2 or 2x (twice as fast), got '%s'",
+                key, value);
+    return FALSE;
+  }
+  return sim_levers_set_speedup(&opt->levers, key, f, error);
 }
 
 static gboolean parse_pairs(sp *c, const yaml_node_t *m, const char *where, GPtrArray *keys, GPtrArray *vals)
@@ -421,6 +447,8 @@ gboolean study_spec_apply(const char *key, const char *value, topo_variant *v, s
                           GError **error)
 {
   if (is_run_key(key)) {
+    if (is_lever_key(key))
+      return apply_lever(key, value, opt, error);
     if (strcmp(key, "algo") == 0) {
       if (!coll_algo_from_name(value, &opt->algo)) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "algo: unknown collective algorithm '%s'", value);

@@ -564,6 +564,7 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   c.opt = (sim_replay_options){.compute_slots = 0}; /* each rank's measured concurrency unless swept */
   c.opt.has_tier = o->has_tier;
   c.opt.tier = o->tier;
+  c.opt.levers = o->levers;
   char *cluster_path = NULL;
   topo_variant *base = study_cluster_open(s->cluster, w->n_ranks, &cluster_path, NULL, error);
   g_free(cluster_path);
@@ -611,6 +612,12 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     g_checksum_update(ck, (const guchar *)s->digest, -1);
     g_checksum_update(ck, (const guchar *)(body ? body : yaml), -1);
     g_checksum_update(ck, (const guchar *)opts, -1);
+    if (sim_levers_active(&c.opt.levers)) {
+      /* Only when set, so sweeps without levers keep their digests. */
+      char *lv = sim_levers_describe(&c.opt.levers);
+      g_checksum_update(ck, (const guchar *)lv, -1);
+      g_free(lv);
+    }
     g_checksum_update(ck, (const guchar *)wd, -1);
     c.digest = g_strdup(g_checksum_get_string(ck));
     g_checksum_free(ck);

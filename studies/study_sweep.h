@@ -55,6 +55,7 @@ typedef struct {
   gboolean progress;           /* progress bar on stderr */
   gboolean has_tier;           /* --network-model: replay every point on this tier */
   net_tier tier;
+  sim_levers levers;           /* --slow-rank / --slow-ranks: applied to every point before `set` */
   /* Called in the process that finished a point, after its row file is
    * committed (tests use it to kill a run at a known place). */
   void (*on_point)(void *ctx, int point);

@@ -134,7 +134,7 @@ static topo_variant *make_variant(const topo_variant *base, const char *res, cha
   } else {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "unknown resource '%s'; use scale_out_bw, scale_up_bw, scale_up_domain, ici_bw, latency, all, "
-                "bw:TIER, lat:TIER or size:TIER",
+                "bw:TIER, lat:TIER, size:TIER, compute, compute:CLASS (gemm, elementwise, comm_adjacent) or host",
                 res);
     ok = FALSE;
   }
@@ -143,6 +143,44 @@ static topo_variant *make_variant(const topo_variant *base, const char *res, cha
     return NULL;
   }
   return v;
+}
+
+/* Whether res is a lever (compute, compute:CLASS, host): its variant is
+ * the same cluster with the replay's levers changed (replay/sim_levers.h). */
+static gboolean is_lever(const char *res)
+{
+  return strcmp(res, "compute") == 0 || strcmp(res, "host") == 0 || g_str_has_prefix(res, "compute:");
+}
+
+/* The share of the workload's time a lever scales: GPU kernels (of a
+ * class) or CPU nodes, over all ranks.  O(nodes x name length). */
+static char *lever_share(const et_workload *w, const char *res)
+{
+  sim_kernel_class want = SIM_KERNEL_CLASS_COUNT;
+  gboolean host = strcmp(res, "host") == 0;
+  if (g_str_has_prefix(res, "compute:"))
+    sim_kernel_class_from_name(res + 8, &want);
+  double part = 0, all = 0;
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+      const et_node *n = &g->nodes[i];
+      if (n->type != ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY))
+        continue;
+      gboolean cpu = (n->flags & ET_FLAG_CPU_OP) != 0, kernel = !cpu && !(n->flags & ET_FLAG_DELAY);
+      if (host ? cpu : kernel) {
+        all += (double)n->duration_ps;
+        if (host || want == SIM_KERNEL_CLASS_COUNT || sim_kernel_classify(et_node_name(g, i)) == want)
+          part += (double)n->duration_ps;
+      }
+    }
+  }
+  if (host)
+    return g_strdup_printf("CPU nodes: %.6f ms over all ranks", part / 1e9);
+  if (want == SIM_KERNEL_CLASS_COUNT)
+    return g_strdup_printf("GPU kernels: %.6f ms over all ranks", part / 1e9);
+  return g_strdup_printf("%s kernels: %.2f %% of GPU kernel time", sim_kernel_class_name(want),
+                         all > 0 ? 100.0 * part / all : 0.0);
 }
 
 study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
@@ -192,6 +230,31 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
   gboolean ok = TRUE;
   for (guint i = 0; i < names->len && ok; i++) {
     study_utility_row row = {.resource = g_strdup(names->pdata[i])};
+    if (is_lever(row.resource)) {
+      /* The same cluster; the replay runs the changed workload (the
+       * lever's nodes for half their duration). */
+      sim_replay_options lo = opt ? *opt : (sim_replay_options){0};
+      double cur = strcmp(row.resource, "compute") == 0 ? lo.levers.compute
+                   : strcmp(row.resource, "host") == 0  ? lo.levers.host
+                                                        : -1;
+      sim_kernel_class k;
+      if (cur < 0 && sim_kernel_class_from_name(row.resource + 8, &k))
+        cur = lo.levers.kernel[k];
+      cur = cur > 0 ? cur : 1.0;
+      if (!sim_levers_set_speedup(&lo.levers, row.resource, 2.0 * cur, error)) {
+        g_free(row.resource);
+        ok = FALSE;
+        break;
+      }
+      lo.critical_path = FALSE;
+      row.applicable = TRUE;
+      row.change = g_strdup_printf("%s x2 faster", row.resource);
+      row.note = lever_share(w, row.resource);
+      ok = study_run_point(w, base, &lo, &row.variant, error);
+      row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
+      g_array_append_val(u->rows, row);
+      continue;
+    }
     char *change = NULL, *why = NULL;
     topo_variant *v = make_variant(base, row.resource, &change, &why, error);
     if (v == NULL && why == NULL) {
@@ -296,15 +359,19 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
     fputc('\n', out);
     sim_crit_print_summary(u->baseline_critical, w, out);
   }
-  fprintf(out, "\n%-16s %14s %14s %10s  %s\n", "resource", "T_ms", "T_2x_ms", "utility_%", "change");
+  /* The resource column fits the longest name (at least 16). */
+  int wr = 16;
+  for (guint i = 0; i < u->rows->len; i++)
+    wr = MAX(wr, (int)strlen(g_array_index(u->rows, study_utility_row, i).resource));
+  fprintf(out, "\n%-*s %14s %14s %10s  %s\n", wr, "resource", "T_ms", "T_2x_ms", "utility_%", "change");
   for (guint i = 0; i < u->rows->len; i++) {
     const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
     if (!r->applicable) {
-      fprintf(out, "%-16s %14.6f %14s %10s  not applicable: %s\n", r->resource, (double)u->baseline.step_time / 1e9,
+      fprintf(out, "%-*s %14.6f %14s %10s  not applicable: %s\n", wr, r->resource, (double)u->baseline.step_time / 1e9,
               "-", "-", r->note);
       continue;
     }
-    fprintf(out, "%-16s %14.6f %14.6f %10.4f  %s%s%s%s\n", r->resource, (double)u->baseline.step_time / 1e9,
+    fprintf(out, "%-*s %14.6f %14.6f %10.4f  %s%s%s%s\n", wr, r->resource, (double)u->baseline.step_time / 1e9,
             (double)r->variant.step_time / 1e9, r->utility_pct, r->change ? r->change : "",
             r->note ? "  [" : "", r->note ? r->note : "", r->note ? "]" : "");
   }
@@ -324,7 +391,8 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
   fprintf(out, "\nsensitivity: all bandwidths -10 %%: T = %.6f ms (%+.3f %%); +10 %%: T = %.6f ms (%+.3f %%)\n",
           (double)u->bw_minus10 / 1e9, T > 0 ? 100.0 * ((double)u->bw_minus10 - T) / T : 0.0,
           (double)u->bw_plus10 / 1e9, T > 0 ? 100.0 * ((double)u->bw_plus10 - T) / T : 0.0);
-  fprintf(out, "utility = (T - T_2x) / T x 100 %%; 'latency' halves every link latency.\n");
+  fprintf(out, "utility = (T - T_2x) / T x 100 %%; 'latency' halves every link latency; compute, compute:CLASS and "
+          "host replay the workload with those nodes at half their duration.\n");
 }
 
 gboolean study_utility_write_json(const study_utility_result *u, const et_workload *w, const topo_variant *base,
