@@ -1864,13 +1864,13 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
   }
 }
 
-static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
-                      coll_info *info, gboolean p2p)
+/* A new run of d for the members d->ranks: the root member, the internal
+ * byte count D (coll_sched.bytes) from Chakra's comm_size, and for
+ * all-to-allv its split matrix (D: the largest a member sends or
+ * receives, in *a2av_max).  O(n), all-to-allv O(n^2). */
+static coll_run *new_run(coll_rt *c, const coll_desc *d, coll_prim prim, coll_done_fn done, void *ctx,
+                         uint64_t cookie, gboolean p2p, uint64_t *a2av_max_out)
 {
-  coll_prim prim;
-  gboolean known = coll_prim_from_type(d->type, &prim);
-  g_assert(known);
-  g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
   coll_run *r = g_new0(coll_run, 1);
   r->lib = c;
   r->prim = prim;
@@ -1924,38 +1924,49 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
     }
     r->bytes = a2av_max;
   }
-  plan_grid(r, c->t);
-  if (c->pol.lib.kind == COLL_LIBRARY_NCCL && !p2p)
-    nccl_plan(c, r, d);
-  if (coll_library_has_engine(c->pol.lib.kind)) {
-    /* The libraries run the reference's flat operators over the whole
-     * group in communicator order (ring, halving-doubling, full mesh;
-     * §5.1), not wisp's per-dimension plans, unless the config names an
-     * algorithm for this collective. */
-    if (c->pol.n_algo[prim] == 0 || p2p)
-      plan_flat(r);
-    r->libmode = TRUE;
-    r->sync_mult = 1;
-    r->beta_ring_min = ring_beta_min(c->t, r->ranks, r->n);
-    const coll_library_params *lp = &c->pol.lib;
-    r->core_term = !lp->sdma && (prim == COLL_PRIM_ALL_TO_ALL || prim == COLL_PRIM_ALL_TO_ALLV ? lp->a2a_core_term
-                                                                                              : lp->fm_core_term);
-    if (c->fab == NULL) {
-      /* Member index = global rank.  O(ranks x dims) once per library. */
-      int nr = topo_n_ranks(c->t);
-      int *all = g_new(int, nr);
-      for (int i = 0; i < nr; i++)
-        all[i] = i;
-      c->fab = coll_library_fabric_new(c->t, lp, all, nr);
-      g_free(all);
-      c->parts = g_hash_table_new_full(part_key_hash, part_key_equal, g_free, g_free);
-      c->cores_free = g_new0(sim_time_ps, (size_t)nr);
-    }
-    if (g_hash_table_size(c->parts) >= PART_CACHE_MAX)
-      g_hash_table_remove_all(c->parts);
-    c->op_seq++;
+  *a2av_max_out = a2av_max;
+  return r;
+}
+
+/* A run under a library engine (hccl, stratacl, ...): flat operators over
+ * the whole group in communicator order unless the config names an
+ * algorithm, the core term, and the library's fabric and partition cache,
+ * made once per runtime. */
+static void library_plan(coll_rt *c, coll_run *r, coll_prim prim, gboolean p2p)
+{
+  /* The libraries run the reference's flat operators over the whole
+   * group in communicator order (ring, halving-doubling, full mesh;
+   * §5.1), not wisp's per-dimension plans, unless the config names an
+   * algorithm for this collective. */
+  if (c->pol.n_algo[prim] == 0 || p2p)
+    plan_flat(r);
+  r->libmode = TRUE;
+  r->sync_mult = 1;
+  r->beta_ring_min = ring_beta_min(c->t, r->ranks, r->n);
+  const coll_library_params *lp = &c->pol.lib;
+  r->core_term = !lp->sdma && (prim == COLL_PRIM_ALL_TO_ALL || prim == COLL_PRIM_ALL_TO_ALLV ? lp->a2a_core_term
+                                                                                            : lp->fm_core_term);
+  if (c->fab == NULL) {
+    /* Member index = global rank.  O(ranks x dims) once per library. */
+    int nr = topo_n_ranks(c->t);
+    int *all = g_new(int, nr);
+    for (int i = 0; i < nr; i++)
+      all[i] = i;
+    c->fab = coll_library_fabric_new(c->t, lp, all, nr);
+    g_free(all);
+    c->parts = g_hash_table_new_full(part_key_hash, part_key_equal, g_free, g_free);
+    c->cores_free = g_new0(sim_time_ps, (size_t)nr);
   }
-  plan_phases(r, &c->pol, c->t);
+  if (g_hash_table_size(c->parts) >= PART_CACHE_MAX)
+    g_hash_table_remove_all(c->parts);
+  c->op_seq++;
+}
+
+/* The chunks each member moves (lanes x the policy's chunks; NCCL's
+ * buffer-sized or sliced pipeline; one per lane for a barrier) and the
+ * run's per-slot state.  O(n x chunks x steps). */
+static void plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim)
+{
   if (r->lperm == NULL) {
     r->lanes = 1;
     for (int i = 0; i < r->n_phases; i++)
@@ -1988,6 +1999,24 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
     r->chunks_left[m] = r->n_chunks;
   r->members_left = r->n;
   r->scratch = g_new(coll_xfer, 2 * (size_t)r->n + 2);
+}
+
+static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+                      coll_info *info, gboolean p2p)
+{
+  coll_prim prim;
+  gboolean known = coll_prim_from_type(d->type, &prim);
+  g_assert(known);
+  g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
+  uint64_t a2av_max = 0;
+  coll_run *r = new_run(c, d, prim, done, ctx, cookie, p2p, &a2av_max);
+  plan_grid(r, c->t);
+  if (c->pol.lib.kind == COLL_LIBRARY_NCCL && !p2p)
+    nccl_plan(c, r, d);
+  if (coll_library_has_engine(c->pol.lib.kind))
+    library_plan(c, r, prim, p2p);
+  plan_phases(r, &c->pol, c->t);
+  plan_chunks(c, r, d, prim);
   if (info != NULL) {
     memset(info, 0, sizeof *info);
     info->nccl_algo = -1;
