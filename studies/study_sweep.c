@@ -384,6 +384,90 @@ static int axis_number(const char *v, double *out)
   return 0;
 }
 
+/* The points of a sweep CSV's chart: x categories (the first axis's
+ * values), series keys (the other axes' values, at most 10 series), each
+ * point's x index, step time (ms) and series, and its name (label, else
+ * axis values); points in error and in further series are counted. */
+typedef struct {
+  GPtrArray *xs, *names, *pnames;
+  GArray *px, *py, *ps;
+  int dropped, in_error;
+} chart_points;
+
+/* Reads the CSV's point lines (after the header) into cp. */
+static void read_chart_points(char **lines, int n_axes, int step_col, int status_col, chart_points *cp)
+{
+  for (char **l = lines + 1; *l && **l; l++) {
+    GPtrArray *f = csv_split(*l);
+    if ((int)f->len <= status_col || strcmp(f->pdata[status_col], "ok") != 0) {
+      cp->in_error++; /* said in the title, not silently left out */
+      g_ptr_array_unref(f);
+      continue;
+    }
+    const char *x = f->pdata[2];
+    guint xi;
+    if (!g_ptr_array_find_with_equal_func(cp->xs, x, g_str_equal, &xi)) {
+      g_ptr_array_add(cp->xs, g_strdup(x));
+      xi = cp->xs->len - 1;
+    }
+    GString *key = g_string_new(NULL);
+    for (int a = 1; a < n_axes; a++)
+      g_string_append_printf(key, "%s%s", a > 1 ? ", " : "", (char *)f->pdata[2 + a]);
+    guint si;
+    if (!g_ptr_array_find_with_equal_func(cp->names, key->str, g_str_equal, &si)) {
+      if (cp->names->len >= 10) {
+        cp->dropped++;
+        g_string_free(key, TRUE);
+        g_ptr_array_unref(f);
+        continue;
+      }
+      g_ptr_array_add(cp->names, g_strdup(key->str));
+      si = cp->names->len - 1;
+    }
+    g_string_free(key, TRUE);
+    double x_v = xi, y_v = g_ascii_strtod(f->pdata[step_col], NULL) / 1e6;
+    int s_v = (int)si;
+    g_array_append_val(cp->px, x_v);
+    g_array_append_val(cp->py, y_v);
+    g_array_append_val(cp->ps, s_v);
+    /* Point name for the one-series fallback below: its label, else all its axis values. */
+    GString *pn = g_string_new(f->pdata[1]);
+    if (pn->len == 0)
+      for (int a = 0; a < n_axes; a++)
+        g_string_append_printf(pn, "%s%s", a ? " " : "", (char *)f->pdata[2 + a]);
+    g_ptr_array_add(cp->pnames, g_string_free(pn, FALSE));
+    g_ptr_array_unref(f);
+  }
+}
+
+/* One series per key of cp->names, holding its points in order; *sx and
+ * *sy get the arrays the series point into (the caller frees them). */
+static study_svg_series *split_series(const chart_points *cp, double ***sx_out, double ***sy_out)
+{
+  const GArray *px = cp->px, *py = cp->py, *ps = cp->ps;
+  int ns = (int)cp->names->len;
+  study_svg_series *series = g_new0(study_svg_series, ns ? ns : 1);
+  double **sx = g_new0(double *, ns ? ns : 1), **sy = g_new0(double *, ns ? ns : 1);
+  for (int i = 0; i < ns; i++) {
+    sx[i] = g_new0(double, px->len);
+    sy[i] = g_new0(double, px->len);
+    series[i].label = cp->names->pdata[i];
+  }
+  for (guint k = 0; k < px->len; k++) {
+    int si = g_array_index(ps, int, k);
+    sx[si][series[si].n] = g_array_index(px, double, k);
+    sy[si][series[si].n] = g_array_index(py, double, k);
+    series[si].n++;
+  }
+  for (int i = 0; i < ns; i++) {
+    series[i].x = sx[i];
+    series[i].y = sy[i];
+  }
+  *sx_out = sx;
+  *sy_out = sy;
+  return series;
+}
+
 static gboolean chart_from_csv(const char *csv, const char *title, const char *path, gboolean *written,
                                GError **error)
 {
@@ -408,53 +492,15 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     g_strfreev(lines);
     return TRUE;
   }
-  GPtrArray *xs = g_ptr_array_new_with_free_func(g_free);      /* x categories */
-  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);   /* series keys */
-  GArray *px = g_array_new(FALSE, FALSE, sizeof(double)), *py = g_array_new(FALSE, FALSE, sizeof(double));
-  GArray *ps = g_array_new(FALSE, FALSE, sizeof(int));
-  GPtrArray *pnames = g_ptr_array_new_with_free_func(g_free);
-  int dropped = 0, in_error = 0;
-  for (char **l = lines + 1; *l && **l; l++) {
-    GPtrArray *f = csv_split(*l);
-    if ((int)f->len <= status_col || strcmp(f->pdata[status_col], "ok") != 0) {
-      in_error++; /* said in the title, not silently left out */
-      g_ptr_array_unref(f);
-      continue;
-    }
-    const char *x = f->pdata[2];
-    guint xi;
-    if (!g_ptr_array_find_with_equal_func(xs, x, g_str_equal, &xi)) {
-      g_ptr_array_add(xs, g_strdup(x));
-      xi = xs->len - 1;
-    }
-    GString *key = g_string_new(NULL);
-    for (int a = 1; a < n_axes; a++)
-      g_string_append_printf(key, "%s%s", a > 1 ? ", " : "", (char *)f->pdata[2 + a]);
-    guint si;
-    if (!g_ptr_array_find_with_equal_func(names, key->str, g_str_equal, &si)) {
-      if (names->len >= 10) {
-        dropped++;
-        g_string_free(key, TRUE);
-        g_ptr_array_unref(f);
-        continue;
-      }
-      g_ptr_array_add(names, g_strdup(key->str));
-      si = names->len - 1;
-    }
-    g_string_free(key, TRUE);
-    double x_v = xi, y_v = g_ascii_strtod(f->pdata[step_col], NULL) / 1e6;
-    int s_v = (int)si;
-    g_array_append_val(px, x_v);
-    g_array_append_val(py, y_v);
-    g_array_append_val(ps, s_v);
-    /* Point name for the one-series fallback below: its label, else all its axis values. */
-    GString *pn = g_string_new(f->pdata[1]);
-    if (pn->len == 0)
-      for (int a = 0; a < n_axes; a++)
-        g_string_append_printf(pn, "%s%s", a ? " " : "", (char *)f->pdata[2 + a]);
-    g_ptr_array_add(pnames, g_string_free(pn, FALSE));
-    g_ptr_array_unref(f);
-  }
+  chart_points cpts = {
+    .xs = g_ptr_array_new_with_free_func(g_free), .names = g_ptr_array_new_with_free_func(g_free),
+    .pnames = g_ptr_array_new_with_free_func(g_free), .px = g_array_new(FALSE, FALSE, sizeof(double)),
+    .py = g_array_new(FALSE, FALSE, sizeof(double)), .ps = g_array_new(FALSE, FALSE, sizeof(int)),
+  };
+  read_chart_points(lines, n_axes, step_col, status_col, &cpts);
+  GPtrArray *xs = cpts.xs, *names = cpts.names, *pnames = cpts.pnames;
+  GArray *px = cpts.px, *py = cpts.py, *ps = cpts.ps;
+  int dropped = cpts.dropped, in_error = cpts.in_error;
   /* Zipped sweeps (every combination of the other axes occurs once) read
    * better as one line over the points, labelled by point. */
   gboolean one_line = names->len > 1 && names->len == px->len;
@@ -490,23 +536,8 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     lopt.log_x = vmin > 0 && vmax > 10 * vmin;
   }
   int ns = (int)names->len;
-  study_svg_series *series = g_new0(study_svg_series, ns ? ns : 1);
-  double **sx = g_new0(double *, ns ? ns : 1), **sy = g_new0(double *, ns ? ns : 1);
-  for (int i = 0; i < ns; i++) {
-    sx[i] = g_new0(double, px->len);
-    sy[i] = g_new0(double, px->len);
-    series[i].label = names->pdata[i];
-  }
-  for (guint k = 0; k < px->len; k++) {
-    int si = g_array_index(ps, int, k);
-    sx[si][series[si].n] = g_array_index(px, double, k);
-    sy[si][series[si].n] = g_array_index(py, double, k);
-    series[si].n++;
-  }
-  for (int i = 0; i < ns; i++) {
-    series[i].x = sx[i];
-    series[i].y = sy[i];
-  }
+  double **sx, **sy;
+  study_svg_series *series = split_series(&cpts, &sx, &sy);
   /* Tick labels follow series 0's points (all categories when it covers them). */
   const char **ticks = g_new0(const char *, px->len + 1);
   for (int k = 0; !numeric && ns > 0 && k < series[0].n; k++)
