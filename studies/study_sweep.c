@@ -802,16 +802,89 @@ gboolean study_sweep_merge(const char *out_prefix, char **inputs, int n_inputs, 
   return study_sweep_merge_full(out_prefix, inputs, n_inputs, NULL, error);
 }
 
+/* What sweep-merge gathers from its inputs: the CSV header, the inputs'
+ * digest and point count (every row must agree), and the rows by point. */
+typedef struct {
+  char *header, *digest;
+  int n_points;
+  GHashTable *csv_rows, *json_rows;
+} merge_state;
+
+/* The CSV lines cl of input cp: the header (the same in every input, the
+ * first input is `first`) and each row by its point, once. */
+static gboolean merge_csv_rows(merge_state *m, char **cl, const char *cp, const char *first, GError **error)
+{
+  gboolean ok = TRUE;
+  if (cl[0] == NULL || !*cl[0]) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: empty file; not a sweep CSV", cp);
+    ok = FALSE;
+  } else if (m->header && strcmp(m->header, cl[0]) != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: its header differs from %s's; the shards come "
+                "from different sweeps", cp, first);
+    ok = FALSE;
+  } else if (!m->header) {
+    m->header = g_strdup(cl[0]);
+  }
+  for (char **l = cl + 1; ok && *l && **l; l++) {
+    int p = row_point(*l);
+    if (p < 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep row (it must start with the point "
+                  "number)", cp, (int)(l - cl) + 1);
+      ok = FALSE;
+    } else if (g_hash_table_contains(m->csv_rows, GINT_TO_POINTER(p))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears in two inputs; shards must not "
+                  "overlap", cp, p);
+      ok = FALSE;
+    } else {
+      g_hash_table_insert(m->csv_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
+    }
+  }
+  return ok;
+}
+
+/* The JSON lines jl of input jp: each row by its point, once, all from the
+ * same inputs (input_sha256 and n_points agree). */
+static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, GError **error)
+{
+  gboolean ok = TRUE;
+  for (char **l = jl; ok && *l && **l; l++) {
+    char *ps = json_field(*l, "point"), *ns = json_field(*l, "n_points"), *dg = json_field(*l, "input_sha256");
+    int p = ps ? atoi(ps) : -1, n = ns ? atoi(ns) : -1;
+    if (!ps || !ns || !dg || p < 0 || n <= 0 || p >= n) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep JSON line (point, n_points and "
+                  "input_sha256 are required)", jp, (int)(l - jl) + 1);
+      ok = FALSE;
+    } else if ((m->digest && strcmp(m->digest, dg) != 0) || (m->n_points >= 0 && n != m->n_points)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: this row comes from other inputs (another spec, "
+                  "cluster or workload: input_sha256 or n_points differ)", jp, (int)(l - jl) + 1);
+      ok = FALSE;
+    } else if (g_hash_table_contains(m->json_rows, GINT_TO_POINTER(p))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
+      ok = FALSE;
+    } else {
+      if (!m->digest)
+        m->digest = g_strdup(dg);
+      m->n_points = n;
+      g_hash_table_insert(m->json_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
+    }
+    g_free(ps);
+    g_free(ns);
+    g_free(dg);
+  }
+  return ok;
+}
+
 gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inputs, gboolean *svg_written,
                                 GError **error)
 {
   gboolean drawn = FALSE;
   if (svg_written)
     *svg_written = FALSE;
-  char *header = NULL, *digest = NULL;
-  int n_points = -1;
-  GHashTable *csv_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-  GHashTable *json_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  merge_state m = {
+    .n_points = -1,
+    .csv_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+    .json_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+  };
   gboolean ok = TRUE;
   for (int i = 0; i < n_inputs && ok; i++) {
     char *prefix = g_strdup(inputs[i]);
@@ -825,54 +898,7 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
       ok = FALSE;
     } else {
       char **cl = g_strsplit(ct, "\n", -1), **jl = g_strsplit(jt, "\n", -1);
-      if (cl[0] == NULL || !*cl[0]) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: empty file; not a sweep CSV", cp);
-        ok = FALSE;
-      } else if (header && strcmp(header, cl[0]) != 0) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: its header differs from %s's; the shards come "
-                    "from different sweeps", cp, inputs[0]);
-        ok = FALSE;
-      } else if (!header) {
-        header = g_strdup(cl[0]);
-      }
-      for (char **l = cl + 1; ok && *l && **l; l++) {
-        int p = row_point(*l);
-        if (p < 0) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep row (it must start with the point "
-                      "number)", cp, (int)(l - cl) + 1);
-          ok = FALSE;
-        } else if (g_hash_table_contains(csv_rows, GINT_TO_POINTER(p))) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears in two inputs; shards must not "
-                      "overlap", cp, p);
-          ok = FALSE;
-        } else {
-          g_hash_table_insert(csv_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
-        }
-      }
-      for (char **l = jl; ok && *l && **l; l++) {
-        char *ps = json_field(*l, "point"), *ns = json_field(*l, "n_points"), *dg = json_field(*l, "input_sha256");
-        int p = ps ? atoi(ps) : -1, n = ns ? atoi(ns) : -1;
-        if (!ps || !ns || !dg || p < 0 || n <= 0 || p >= n) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep JSON line (point, n_points and "
-                      "input_sha256 are required)", jp, (int)(l - jl) + 1);
-          ok = FALSE;
-        } else if ((digest && strcmp(digest, dg) != 0) || (n_points >= 0 && n != n_points)) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: this row comes from other inputs (another spec, "
-                      "cluster or workload: input_sha256 or n_points differ)", jp, (int)(l - jl) + 1);
-          ok = FALSE;
-        } else if (g_hash_table_contains(json_rows, GINT_TO_POINTER(p))) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
-          ok = FALSE;
-        } else {
-          if (!digest)
-            digest = g_strdup(dg);
-          n_points = n;
-          g_hash_table_insert(json_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
-        }
-        g_free(ps);
-        g_free(ns);
-        g_free(dg);
-      }
+      ok = merge_csv_rows(&m, cl, cp, inputs[0], error) && merge_json_rows(&m, jl, jp, error);
       g_strfreev(cl);
       g_strfreev(jl);
     }
@@ -882,30 +908,30 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
     g_free(jp);
     g_free(prefix);
   }
-  if (ok && n_points < 0) {
+  if (ok && m.n_points < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "the inputs hold no sweep rows");
     ok = FALSE;
   }
   GString *missing = g_string_new(NULL);
   int n_missing = 0;
-  for (int p = 0; ok && p < n_points; p++)
-    if (!g_hash_table_contains(csv_rows, GINT_TO_POINTER(p)) || !g_hash_table_contains(json_rows, GINT_TO_POINTER(p))) {
+  for (int p = 0; ok && p < m.n_points; p++)
+    if (!g_hash_table_contains(m.csv_rows, GINT_TO_POINTER(p)) || !g_hash_table_contains(m.json_rows, GINT_TO_POINTER(p))) {
       if (n_missing++ < 20)
         g_string_append_printf(missing, "%s%d", missing->len ? ", " : "", p);
     }
-  if (ok && (n_missing || (int)g_hash_table_size(csv_rows) != n_points)) {
+  if (ok && (n_missing || (int)g_hash_table_size(m.csv_rows) != m.n_points)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "the shards cover %u of %d points; missing: %s%s (run the missing shards, then merge again)",
-                g_hash_table_size(csv_rows), n_points, missing->str, n_missing > 20 ? ", ..." : "");
+                g_hash_table_size(m.csv_rows), m.n_points, missing->str, n_missing > 20 ? ", ..." : "");
     ok = FALSE;
   }
   g_string_free(missing, TRUE);
   if (ok) {
-    GString *csv = g_string_new(header), *jsonl = g_string_new(NULL);
+    GString *csv = g_string_new(m.header), *jsonl = g_string_new(NULL);
     g_string_append_c(csv, '\n');
-    for (int p = 0; p < n_points; p++) {
-      g_string_append(csv, g_hash_table_lookup(csv_rows, GINT_TO_POINTER(p)));
-      g_string_append(jsonl, g_hash_table_lookup(json_rows, GINT_TO_POINTER(p)));
+    for (int p = 0; p < m.n_points; p++) {
+      g_string_append(csv, g_hash_table_lookup(m.csv_rows, GINT_TO_POINTER(p)));
+      g_string_append(jsonl, g_hash_table_lookup(m.json_rows, GINT_TO_POINTER(p)));
     }
     char *cp = g_strconcat(out_prefix, ".csv", NULL), *jp = g_strconcat(out_prefix, ".jsonl", NULL),
          *sp = g_strconcat(out_prefix, ".svg", NULL);
@@ -923,9 +949,9 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
     g_string_free(csv, TRUE);
     g_string_free(jsonl, TRUE);
   }
-  g_free(header);
-  g_free(digest);
-  g_hash_table_destroy(csv_rows);
-  g_hash_table_destroy(json_rows);
+  g_free(m.header);
+  g_free(m.digest);
+  g_hash_table_destroy(m.csv_rows);
+  g_hash_table_destroy(m.json_rows);
   return ok;
 }
