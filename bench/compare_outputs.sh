@@ -9,7 +9,8 @@
 # op takes minutes per table on two shared cores; simulate --json on the ASTRA-sim 8npus_1MB sets and the DLRM
 # Kineto traces on dgx-h100; calibrate on DLRM (dgx1-v100); the demo's
 # simulate and utility JSON.  Needs ../shared/data (WISP_SHARED_DATA or
-# /work/shared/data); extracts the DLRM traces to /tmp/dlrm when missing.
+# /work/shared/data); extracts the DLRM traces to /tmp/dlrm when missing
+# (DLRM=DIR/dlrm_kineto: take them from elsewhere).
 # Cost: a few minutes on two cores.
 # `compare_outputs.sh --diff BASE_OUT NEW_OUT` compares two such records,
 # ignoring the run-time speed line ("wisp: N events in X s ...") and wall
@@ -58,11 +59,12 @@ for d in "$data"/astrasim/*/8npus_1MB; do
   c=$(basename "$(dirname "$d")")
   run "sim-astra-$c" simulate "$d" --network dgx-h100 --json "$out/sim-astra-$c.json"
 done
-if [ ! -d /tmp/dlrm/dlrm_kineto ]; then
-  mkdir -p /tmp/dlrm && tar -xzf "$data/param/dlrm_kineto.tar.gz" -C /tmp/dlrm
+dlrm=${DLRM:-/tmp/dlrm/dlrm_kineto}
+if [ ! -d "$dlrm" ]; then
+  mkdir -p "$(dirname "$dlrm")" && tar -xzf "$data/param/dlrm_kineto.tar.gz" -C "$(dirname "$dlrm")"
 fi
-run sim-dlrm simulate /tmp/dlrm/dlrm_kineto --network dgx-h100 --json "$out/sim-dlrm.json"
-run calib-dlrm calibrate /tmp/dlrm/dlrm_kineto --cluster "$src/examples/networks/dgx1-v100.yaml" \
+run sim-dlrm simulate "$dlrm" --network dgx-h100 --json "$out/sim-dlrm.json"
+run calib-dlrm calibrate "$dlrm" --cluster "$src/examples/networks/dgx1-v100.yaml" \
   --json "$out/calib-dlrm.json" -o "$out/calib-dlrm.yaml"
 WISP_DEMO_DIR=demo sh "$src/examples/run-demo.sh" "$wisp" >"$out/demo.txt" 2>&1
 echo "rc=$?" >>"$out/demo.txt"

@@ -135,7 +135,8 @@ typedef struct {
 } cal_fit;
 
 /* Fits w's measured communication.  Fails (WISP_ERROR_INVALID) when no
- * instance is usable, naming the counts by reason. */
+ * instance is usable, naming the counts by reason.  Time O(nodes +
+ * instances x group size + points log points). */
 cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError **error);
 void cal_fit_free(cal_fit *f);
 /* Prints the fit per class, the exclusions by reason and (per_point) one
@@ -230,6 +231,10 @@ typedef struct {
   GArray *rows;            /* cal_baseline_row, by op name then bin */
 } cal_baseline;
 
+/* Fills out from r (and w's measured step and clock, when w is not NULL):
+ * the step error, each record against its kernel, instances and rows by
+ * (op, size class).  out->rows is the caller's (cal_baseline_clear).  Time
+ * O(records + instances log instances). */
 void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baseline *out);
 void cal_baseline_clear(cal_baseline *b);
 void cal_print_baseline(const sim_result *r, const et_workload *w, FILE *out);

@@ -101,39 +101,13 @@ static int cmp_rows(const void *a, const void *b)
   return x->bin - y->bin;
 }
 
-void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baseline *out)
+/* Each communication record against its own kernel (counts, mean and
+ * worst |error| into out), gathered into instances by (group, start, op,
+ * type, bytes): every member of one instance shares the time its data
+ * started moving.  Returns the instances (inst_acc, owned by the table).
+ * O(records). */
+static GHashTable *gather_instances(const sim_result *r, cal_baseline *out)
 {
-  memset(out, 0, sizeof *out);
-  out->sim_step = r->step_time;
-  out->meas_step = -1;
-  out->meas_step_rank = -1;
-  out->step_err_pct = NAN;
-  out->mean_abs_pct = out->worst_pct = NAN;
-  out->inst_mean_abs_pct = out->inst_worst_pct = NAN;
-  if (w)
-    out->meas_step = sim_report_measured_end(w, r->measured_starts, &out->meas_step_rank);
-  out->measured_starts = r->measured_starts;
-  /* How far apart the ranks' measured windows start and end on the common
-   * clock (when the workload knows it). */
-  out->start_skew = out->end_skew = -1;
-  out->first_start_rank = out->last_start_rank = -1;
-  sim_start_skew sk;
-  if (w && sim_report_start_skew(w, &sk)) {
-    out->start_skew = sk.start_skew;
-    out->end_skew = sk.end_skew;
-    out->span_from_last_start = sk.last_start_to_last_end;
-    out->first_start_rank = sk.first_rank;
-    out->last_start_rank = sk.last_rank;
-  }
-  if (out->meas_step <= 0) {
-    out->meas_step = -1;
-    out->meas_step_rank = -1;
-  } else {
-    out->step_err_pct = 100.0 * (double)(out->sim_step - out->meas_step) / (double)out->meas_step;
-  }
-  /* Records: each member against its own kernel; instances gathered by
-   * (group, start, op, type, bytes): every member of one instance shares
-   * the time its data started moving. */
   GHashTable *insts = g_hash_table_new_full(inst_hash, inst_equal, g_free, NULL);
   double sum_abs = 0, worst = 0;
   guint n = r->comms ? r->comms->len : 0;
@@ -166,6 +140,14 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
     out->mean_abs_pct = sum_abs / (double)out->comms_measured;
     out->worst_pct = worst;
   }
+  return insts;
+}
+
+/* The instances in a defined order, their errors, and one row per (op,
+ * size class) with its means, worst and totals, sorted (cmp_rows).
+ * O(instances log instances). */
+static void instance_rows(GHashTable *insts, cal_baseline *out)
+{
   /* Instances in a defined order, then rows. */
   guint ni = 0;
   inst_acc **list = (inst_acc **)g_hash_table_get_keys_as_array(insts, &ni);
@@ -213,7 +195,6 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
   }
   g_free(list);
   g_hash_table_destroy(idx);
-  g_hash_table_destroy(insts);
   out->rows = g_array_sized_new(FALSE, FALSE, sizeof(cal_baseline_row), acc->len);
   for (guint k = 0; k < acc->len; k++) {
     row_acc *a = &g_array_index(acc, row_acc, k);
@@ -225,6 +206,41 @@ void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baselin
   g_array_free(acc, TRUE);
   if (out->rows->len > 1)
     qsort(out->rows->data, out->rows->len, sizeof(cal_baseline_row), cmp_rows);
+}
+
+void cal_baseline_compute(const sim_result *r, const et_workload *w, cal_baseline *out)
+{
+  memset(out, 0, sizeof *out);
+  out->sim_step = r->step_time;
+  out->meas_step = -1;
+  out->meas_step_rank = -1;
+  out->step_err_pct = NAN;
+  out->mean_abs_pct = out->worst_pct = NAN;
+  out->inst_mean_abs_pct = out->inst_worst_pct = NAN;
+  if (w)
+    out->meas_step = sim_report_measured_end(w, r->measured_starts, &out->meas_step_rank);
+  out->measured_starts = r->measured_starts;
+  /* How far apart the ranks' measured windows start and end on the common
+   * clock (when the workload knows it). */
+  out->start_skew = out->end_skew = -1;
+  out->first_start_rank = out->last_start_rank = -1;
+  sim_start_skew sk;
+  if (w && sim_report_start_skew(w, &sk)) {
+    out->start_skew = sk.start_skew;
+    out->end_skew = sk.end_skew;
+    out->span_from_last_start = sk.last_start_to_last_end;
+    out->first_start_rank = sk.first_rank;
+    out->last_start_rank = sk.last_rank;
+  }
+  if (out->meas_step <= 0) {
+    out->meas_step = -1;
+    out->meas_step_rank = -1;
+  } else {
+    out->step_err_pct = 100.0 * (double)(out->sim_step - out->meas_step) / (double)out->meas_step;
+  }
+  GHashTable *insts = gather_instances(r, out);
+  instance_rows(insts, out);
+  g_hash_table_destroy(insts);
 }
 
 void cal_baseline_clear(cal_baseline *b)

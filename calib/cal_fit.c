@@ -370,6 +370,115 @@ static int cmp_u64(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The calibration point of one collective instance: its group, size and
+ * best measured duration, the exclusion judged for it, and its class
+ * (inter-node when the group spans more than one scale-up domain). */
+static cal_point point_of(const cal_inst *in, const et_workload *w, const cal_options *opt)
+{
+  cal_point p = { 0 };
+  p.group = in->group;
+  p.seq = in->seq;
+  p.op = in->op;
+  p.n = in->n;
+  p.bytes = in->bytes;
+  p.members_seen = in->seen;
+  p.members_overlapped = in->overlapped;
+  p.predicted_ps = NAN;
+  p.residual_pct = NAN;
+  cal_exclusion why = judge(in);
+  p.excluded = (uint8_t)why;
+  p.rank = in->best_rank >= 0 ? in->best_rank : in->first_rank;
+  p.node_id = in->best_rank >= 0 ? in->best_node : in->first_node;
+  p.measured = in->best;
+  /* Class from the group's ranks. */
+  const et_group *grp = in->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, in->group);
+  int d0 = in->n > 0 ? domain_of(opt, grp ? grp->ranks[0] : 0) : 0;
+  p.cls = CAL_CLASS_INTRA;
+  for (int m = 1; m < in->n; m++)
+    if (domain_of(opt, grp ? grp->ranks[m] : m) != d0) {
+      p.cls = CAL_CLASS_INTER;
+      break;
+    }
+  return p;
+}
+
+/* The error when no collective can be used: the counts of each exclusion. */
+static void no_points_error(const cal_fit *f, const et_workload *w, GError **error)
+{
+  GString *why = g_string_new(NULL);
+  for (int e = 1; e < CAL_EX_COUNT; e++)
+    if (f->excluded[e])
+      g_string_append_printf(why, "; %" G_GUINT64_FORMAT " %s", f->excluded[e],
+                             cal_exclusion_text((cal_exclusion)e));
+  g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+              "%s: no communication kernel can be used for calibration (%" G_GUINT64_FORMAT
+              " communication nodes, %" G_GUINT64_FORMAT " collective instances%s); calibration needs "
+              "collectives with a size and a measured duration, e.g. NCCL kernels from a Kineto trace",
+              w->source ? w->source : "workload", f->comm_nodes, f->instances,
+              why->len ? why->str : "");
+  g_string_free(why, TRUE);
+}
+
+/* Fits class cls on the used points: weighted least squares of T = steps
+ * x alpha + bus_bytes / beta (solve_class, priors where the data cannot
+ * separate them), then each point's prediction and residual and the
+ * class's rms and worst errors.  O(points log points). */
+static void fit_class(cal_fit *f, GArray *used, const cal_options *opt, int cls)
+{
+  cal_class_fit *cf = &f->cls[cls];
+  normal_eq q = { 0 };
+  uint64_t *sizes = g_new(uint64_t, used->len);
+  int ns = 0;
+  for (guint k = 0; k < used->len; k++) {
+    const cal_point *p = &g_array_index(used, cal_point, k);
+    if (p->cls != cls)
+      continue;
+    double y = (double)p->measured;
+    double wgt = opt->loss == CAL_LOSS_RELATIVE ? 1.0 / (y * y) : 1.0;
+    q.a += wgt * p->steps * p->steps;
+    q.b += wgt * p->steps * p->bus_bytes;
+    q.c += wgt * p->bus_bytes * p->bus_bytes;
+    q.d += wgt * p->steps * y;
+    q.e += wgt * p->bus_bytes * y;
+    q.n++;
+    if (p->bus_bytes > q.x2max) {
+      q.x2max = p->bus_bytes;
+      q.y_at_x2max = y;
+    }
+    sizes[ns++] = p->bytes;
+  }
+  if (ns > 1)
+    qsort(sizes, (size_t)ns, sizeof(uint64_t), cmp_u64);
+  cf->n_points = q.n;
+  for (int k = 0; k < ns; k++)
+    if (k == 0 || sizes[k] != sizes[k - 1])
+      cf->n_sizes++;
+  g_free(sizes);
+  if (q.n == 0) {
+    cf->alpha_ps = opt->prior_alpha_ps[cls];
+    cf->beta_Bps = opt->prior_beta_Bps[cls];
+    cf->note = g_strdup("no usable collective in this class; the cluster's values are kept");
+    return;
+  }
+  solve_class(cf, &q, opt->prior_alpha_ps[cls], opt->prior_beta_Bps[cls]);
+  double ss_rel = 0, ss_abs = 0, worst = 0;
+  for (guint k = 0; k < used->len; k++) {
+    cal_point *p = &g_array_index(used, cal_point, k);
+    if (p->cls != cls)
+      continue;
+    p->predicted_ps = p->steps * cf->alpha_ps + p->bus_bytes * 1e12 / cf->beta_Bps;
+    double d = p->predicted_ps - (double)p->measured;
+    p->residual_pct = 100.0 * d / (double)p->measured;
+    ss_rel += p->residual_pct * p->residual_pct;
+    ss_abs += d * d;
+    if (fabs(p->residual_pct) > fabs(worst))
+      worst = p->residual_pct;
+  }
+  cf->rms_rel_pct = sqrt(ss_rel / q.n);
+  cf->rms_abs_ps = sqrt(ss_abs / q.n);
+  cf->max_rel_pct = worst;
+}
+
 cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError **error)
 {
   g_return_val_if_fail(w != NULL && opt != NULL, NULL);
@@ -385,32 +494,9 @@ cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError *
   GArray *excl = g_array_new(FALSE, FALSE, sizeof(cal_point));
   for (guint k = 0; k < insts->len; k++) {
     const cal_inst *in = g_ptr_array_index(insts, k);
-    cal_point p = { 0 };
-    p.group = in->group;
-    p.seq = in->seq;
-    p.op = in->op;
-    p.n = in->n;
-    p.bytes = in->bytes;
-    p.members_seen = in->seen;
-    p.members_overlapped = in->overlapped;
-    p.predicted_ps = NAN;
-    p.residual_pct = NAN;
-    cal_exclusion why = judge(in);
-    p.excluded = (uint8_t)why;
-    p.rank = in->best_rank >= 0 ? in->best_rank : in->first_rank;
-    p.node_id = in->best_rank >= 0 ? in->best_node : in->first_node;
-    p.measured = in->best;
-    /* Class from the group's ranks. */
-    const et_group *grp = in->group == ET_GROUP_WORLD ? NULL : et_workload_group(w, in->group);
-    int d0 = in->n > 0 ? domain_of(opt, grp ? grp->ranks[0] : 0) : 0;
-    p.cls = CAL_CLASS_INTRA;
-    for (int m = 1; m < in->n; m++)
-      if (domain_of(opt, grp ? grp->ranks[m] : m) != d0) {
-        p.cls = CAL_CLASS_INTER;
-        break;
-      }
-    if (why != CAL_USED) {
-      f->excluded[why]++;
+    cal_point p = point_of(in, w, opt);
+    if (p.excluded != CAL_USED) {
+      f->excluded[p.excluded]++;
       g_array_append_val(excl, p);
       continue;
     }
@@ -427,79 +513,15 @@ cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError *
   g_ptr_array_free(insts, TRUE);
 
   if (used->len == 0) {
-    GString *why = g_string_new(NULL);
-    for (int e = 1; e < CAL_EX_COUNT; e++)
-      if (f->excluded[e])
-        g_string_append_printf(why, "; %" G_GUINT64_FORMAT " %s", f->excluded[e],
-                               cal_exclusion_text((cal_exclusion)e));
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: no communication kernel can be used for calibration (%" G_GUINT64_FORMAT
-                " communication nodes, %" G_GUINT64_FORMAT " collective instances%s); calibration needs "
-                "collectives with a size and a measured duration, e.g. NCCL kernels from a Kineto trace",
-                w->source ? w->source : "workload", f->comm_nodes, f->instances,
-                why->len ? why->str : "");
-    g_string_free(why, TRUE);
+    no_points_error(f, w, error);
     g_array_free(used, TRUE);
     g_array_free(excl, TRUE);
     g_array_free(node_excl, TRUE);
     cal_fit_free(f);
     return NULL;
   }
-
-  for (int cls = 0; cls < CAL_N_CLASSES; cls++) {
-    cal_class_fit *cf = &f->cls[cls];
-    normal_eq q = { 0 };
-    uint64_t *sizes = g_new(uint64_t, used->len);
-    int ns = 0;
-    for (guint k = 0; k < used->len; k++) {
-      const cal_point *p = &g_array_index(used, cal_point, k);
-      if (p->cls != cls)
-        continue;
-      double y = (double)p->measured;
-      double wgt = opt->loss == CAL_LOSS_RELATIVE ? 1.0 / (y * y) : 1.0;
-      q.a += wgt * p->steps * p->steps;
-      q.b += wgt * p->steps * p->bus_bytes;
-      q.c += wgt * p->bus_bytes * p->bus_bytes;
-      q.d += wgt * p->steps * y;
-      q.e += wgt * p->bus_bytes * y;
-      q.n++;
-      if (p->bus_bytes > q.x2max) {
-        q.x2max = p->bus_bytes;
-        q.y_at_x2max = y;
-      }
-      sizes[ns++] = p->bytes;
-    }
-    if (ns > 1)
-      qsort(sizes, (size_t)ns, sizeof(uint64_t), cmp_u64);
-    cf->n_points = q.n;
-    for (int k = 0; k < ns; k++)
-      if (k == 0 || sizes[k] != sizes[k - 1])
-        cf->n_sizes++;
-    g_free(sizes);
-    if (q.n == 0) {
-      cf->alpha_ps = opt->prior_alpha_ps[cls];
-      cf->beta_Bps = opt->prior_beta_Bps[cls];
-      cf->note = g_strdup("no usable collective in this class; the cluster's values are kept");
-      continue;
-    }
-    solve_class(cf, &q, opt->prior_alpha_ps[cls], opt->prior_beta_Bps[cls]);
-    double ss_rel = 0, ss_abs = 0, worst = 0;
-    for (guint k = 0; k < used->len; k++) {
-      cal_point *p = &g_array_index(used, cal_point, k);
-      if (p->cls != cls)
-        continue;
-      p->predicted_ps = p->steps * cf->alpha_ps + p->bus_bytes * 1e12 / cf->beta_Bps;
-      double d = p->predicted_ps - (double)p->measured;
-      p->residual_pct = 100.0 * d / (double)p->measured;
-      ss_rel += p->residual_pct * p->residual_pct;
-      ss_abs += d * d;
-      if (fabs(p->residual_pct) > fabs(worst))
-        worst = p->residual_pct;
-    }
-    cf->rms_rel_pct = sqrt(ss_rel / q.n);
-    cf->rms_abs_ps = sqrt(ss_abs / q.n);
-    cf->max_rel_pct = worst;
-  }
+  for (int cls = 0; cls < CAL_N_CLASSES; cls++)
+    fit_class(f, used, opt, cls);
   g_array_append_vals(f->points, used->data, used->len);
   g_array_append_vals(f->points, excl->data, excl->len);
   g_array_append_vals(f->points, node_excl->data, node_excl->len);

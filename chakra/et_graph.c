@@ -509,29 +509,28 @@ static int comp_attr_cmp(gconstpointer a, gconstpointer b)
   return x->node < y->node ? -1 : x->node > y->node;
 }
 
-et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
+/* The arrays et_builder_finish builds, from the builder's nodes and
+ * dependency records to the graph's CSR; freed by fin_clear unless handed
+ * over to the graph. */
+typedef struct {
+  et_builder *b;
+  unsigned flags;
+  uint32_t n, n_edges;
+  et_node *nodes;
+  uint32_t *pos_of, *indeg, *queue, *parent_edges, *child_index;
+  uint64_t dropped_dangling, ignored_ctrl, merged, dropped_cycle;
+} fin_state;
+
+/* Steps 1 and 2: node ids to indices (duplicates are errors), then parent
+ * ids resolved in place, dropping what the flags say to drop; *kept gets
+ * the number of dependency records kept.  O(nodes + dependencies). */
+static gboolean fin_resolve_ids(fin_state *st, size_t *kept, GError **error)
 {
-  g_return_val_if_fail(b != NULL, NULL);
-  et_graph *g = NULL;
-  uint32_t n = b->n_nodes;
-  uint32_t *pos_of = NULL, *indeg = NULL, *queue = NULL, *parent_edges = NULL, *child_index = NULL;
+  et_builder *b = st->b;
   id_table ids = {0};
-  GArray *path = NULL, *cycle = NULL;
-  uint64_t dropped_dangling = 0, ignored_ctrl = 0, merged = 0, dropped_cycle = 0;
-
-  if (b->limit_error != NULL) {
-    g_set_error_literal(error, WISP_ERROR, WISP_ERROR_LIMIT, b->limit_error);
-    goto out;
-  }
-  if (n == 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: the graph has no nodes (Chakra consumers need at least one node per rank)", b->source);
-    goto out;
-  }
-
-  /* 1. Node ids -> indices; duplicates are errors. */
+  gboolean ok = FALSE;
   uint32_t first = 0;
-  uint32_t dup = id_table_build(&ids, b->nodes, n, &first);
+  uint32_t dup = id_table_build(&ids, b->nodes, st->n, &first);
   if (dup != ET_NONE) {
     char *a = node_label(b, first), *c = node_label(b, dup);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
@@ -541,14 +540,12 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
     g_free(c);
     goto out;
   }
-
-  /* 2. Resolve parent ids in place, dropping what the flags say to drop. */
-  size_t kept = 0;
+  *kept = 0;
   for (size_t k = 0; k < b->n_deps; k++) {
     dep_rec d = b->deps[k];
     uint32_t p = id_table_find(&ids, d.parent);
     if (p == ET_NONE) {
-      if ((d.bits & ET_EDGE_DATA) || (flags & ET_BUILD_STRICT)) {
+      if ((d.bits & ET_EDGE_DATA) || (st->flags & ET_BUILD_STRICT)) {
         char *c = node_label(b, d.node);
         g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                     "%s: node %s depends (%s) on node id %" G_GUINT64_FORMAT
@@ -558,24 +555,34 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
         g_free(c);
         goto out;
       }
-      dropped_dangling++;
+      st->dropped_dangling++;
       continue;
     }
-    if ((flags & ET_BUILD_DATA_DEPS_ONLY) && !(d.bits & ET_EDGE_DATA)) {
-      ignored_ctrl++;
+    if ((st->flags & ET_BUILD_DATA_DEPS_ONLY) && !(d.bits & ET_EDGE_DATA)) {
+      st->ignored_ctrl++;
       continue;
     }
     d.parent = p;
-    b->deps[kept++] = d;
+    b->deps[(*kept)++] = d;
   }
-  g_clear_pointer(&ids.slots, g_free);
+  ok = TRUE;
+out:
+  g_free(ids.slots);
+  return ok;
+}
 
-  /* 3. Parent CSR by a stable counting sort on the child index, merging
-   *    repeated (child, parent) pairs into their first entry. */
+/* Step 3: the parent CSR by a stable counting sort on the child index,
+ * merging repeated (child, parent) pairs into their first entry; frees the
+ * dependency records.  O(nodes + kept). */
+static void fin_parent_csr(fin_state *st, size_t kept)
+{
+  et_builder *b = st->b;
+  uint32_t n = st->n;
   et_node *nodes = b->nodes;
   /* Counts live in .parents of the next node, then a prefix sum. */
   if (n + 1 > b->cap_nodes)
     nodes = b->nodes = g_renew(et_node, b->nodes, n + 1);
+  st->nodes = nodes;
   memset(&nodes[n], 0, sizeof(et_node));
   nodes[n].comm = ET_NONE;
   for (uint32_t i = 0; i <= n; i++)
@@ -584,7 +591,7 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
     nodes[b->deps[k].node + 1].parents++;
   for (uint32_t i = 0; i < n; i++)
     nodes[i + 1].parents += nodes[i].parents;
-  parent_edges = g_new(uint32_t, kept ? kept : 1);
+  uint32_t *parent_edges = st->parent_edges = g_new(uint32_t, kept ? kept : 1);
   for (uint32_t i = 0; i < n; i++)
     nodes[i].children = nodes[i].parents; /* cursor */
   for (size_t k = 0; k < kept; k++) {
@@ -594,7 +601,7 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
   g_clear_pointer(&b->deps, g_free);
   b->n_deps = b->cap_deps = 0;
 
-  pos_of = g_new0(uint32_t, n);
+  uint32_t *pos_of = st->pos_of = g_new0(uint32_t, n);
   uint32_t w = 0;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t start = nodes[i].parents, end = nodes[i + 1].parents;
@@ -605,7 +612,7 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
       uint32_t at = pos_of[p];
       if (at >= node_start && at < w && ET_EDGE_INDEX(parent_edges[at]) == p) {
         parent_edges[at] |= pe & (ET_EDGE_DATA | ET_EDGE_CTRL);
-        merged++;
+        st->merged++;
         continue;
       }
       pos_of[p] = w;
@@ -613,25 +620,85 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
     }
   }
   nodes[n].parents = w;
-  uint32_t n_edges = w;
+  st->n_edges = w;
+}
 
-  /* 4. Children CSR (the transpose; children of a node in index order). */
+/* Step 4: the children CSR (the transpose; children of a node in index
+ * order).  O(nodes + edges). */
+static void fin_child_csr(fin_state *st)
+{
+  uint32_t n = st->n;
+  et_node *nodes = st->nodes;
   for (uint32_t i = 0; i <= n; i++)
     nodes[i].children = 0;
-  for (uint32_t e = 0; e < n_edges; e++)
-    nodes[ET_EDGE_INDEX(parent_edges[e]) + 1].children++;
+  for (uint32_t e = 0; e < st->n_edges; e++)
+    nodes[ET_EDGE_INDEX(st->parent_edges[e]) + 1].children++;
   for (uint32_t i = 0; i < n; i++)
     nodes[i + 1].children += nodes[i].children;
-  child_index = g_new(uint32_t, n_edges ? n_edges : 1);
-  indeg = g_new(uint32_t, n);
+  st->child_index = g_new(uint32_t, st->n_edges ? st->n_edges : 1);
+  st->indeg = g_new(uint32_t, n);
   for (uint32_t i = 0; i < n; i++)
-    indeg[i] = nodes[i].children; /* cursor, reused as in-degree below */
+    st->indeg[i] = nodes[i].children; /* cursor, reused as in-degree below */
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t e = nodes[i].parents; e < nodes[i + 1].parents; e++)
-      child_index[indeg[ET_EDGE_INDEX(parent_edges[e])]++] = i;
+      st->child_index[st->indeg[ET_EDGE_INDEX(st->parent_edges[e])]++] = i;
+}
 
-  /* 5. Kahn's algorithm; a stall means a cycle. */
-  queue = g_new(uint32_t, n);
+/* The error for a cycle found by Kahn's algorithm (qt nodes sorted): the
+ * first 16 node ids along it. */
+static void fin_cycle_error(const fin_state *st, const GArray *cycle, uint32_t qt, GError **error)
+{
+  GString *s = g_string_new(NULL);
+  for (uint32_t k = 0; k < cycle->len && k < 16; k++)
+    g_string_append_printf(s, "%" G_GUINT64_FORMAT " -> ", st->nodes[g_array_index(cycle, uint32_t, k)].id);
+  if (cycle->len > 16)
+    g_string_append(s, "... -> ");
+  g_string_append_printf(s, "%" G_GUINT64_FORMAT, st->nodes[g_array_index(cycle, uint32_t, 0)].id);
+  g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+              "%s: the dependencies form a cycle of %u node(s) through node ids %s; "
+              "%u of %u nodes could never run. Fix the trace or load it with cycle breaking",
+              st->b->source, cycle->len, s->str, st->n - qt, st->n);
+  g_string_free(s, TRUE);
+}
+
+/* Drops the edge closing the cycle against file order: among the cycle's
+ * edges parent -> child with parent index >= child index (at least one
+ * exists), the one whose child has the smallest index.  Returns that
+ * child.  O(cycle + the two nodes' edges). */
+static uint32_t fin_break_cycle(fin_state *st, const GArray *cycle)
+{
+  et_node *nodes = st->nodes;
+  uint32_t best_child = ET_NONE, best_parent = ET_NONE;
+  for (uint32_t k = 0; k < cycle->len; k++) {
+    uint32_t p = g_array_index(cycle, uint32_t, k);
+    uint32_t c = g_array_index(cycle, uint32_t, (k + 1) % cycle->len);
+    if (p >= c && (best_child == ET_NONE || c < best_child))
+      best_child = c, best_parent = p;
+  }
+  g_assert(best_child != ET_NONE);
+  for (uint32_t e = nodes[best_child].parents; e < nodes[best_child + 1].parents; e++)
+    if (st->parent_edges[e] != DEAD_EDGE && ET_EDGE_INDEX(st->parent_edges[e]) == best_parent) {
+      st->parent_edges[e] = DEAD_EDGE;
+      break;
+    }
+  for (uint32_t e = nodes[best_parent].children; e < nodes[best_parent + 1].children; e++)
+    if (st->child_index[e] == best_child) {
+      st->child_index[e] = DEAD_EDGE;
+      break;
+    }
+  st->dropped_cycle++;
+  return best_child;
+}
+
+/* Step 5: Kahn's algorithm; a stall means a cycle, an error unless the
+ * flags ask to break cycles.  O(nodes + edges) plus, per cycle broken,
+ * its search (find_cycle). */
+static gboolean fin_topo_sort(fin_state *st, GError **error)
+{
+  uint32_t n = st->n;
+  et_node *nodes = st->nodes;
+  uint32_t *indeg = st->indeg;
+  uint32_t *queue = st->queue = g_new(uint32_t, n);
   uint32_t qh = 0, qt = 0;
   for (uint32_t i = 0; i < n; i++) {
     indeg[i] = nodes[i + 1].parents - nodes[i].parents;
@@ -639,14 +706,15 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
       queue[qt++] = i;
   }
   uint32_t scan = 0;
-  path = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  cycle = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  memset(pos_of, 0xff, (size_t)n * sizeof(uint32_t));
+  GArray *path = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  GArray *cycle = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  gboolean ok = TRUE;
+  memset(st->pos_of, 0xff, (size_t)n * sizeof(uint32_t));
   for (;;) {
     while (qh < qt) {
       uint32_t v = queue[qh++];
       for (uint32_t e = nodes[v].children; e < nodes[v + 1].children; e++) {
-        uint32_t c = child_index[e];
+        uint32_t c = st->child_index[e];
         if (c != DEAD_EDGE && --indeg[c] == 0)
           queue[qt++] = c;
       }
@@ -655,77 +723,61 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
       break;
     while (indeg[scan] == 0)
       scan++;
-    find_cycle(nodes, parent_edges, indeg, scan, pos_of, path, cycle);
-    if (!(flags & ET_BUILD_BREAK_CYCLES)) {
-      GString *s = g_string_new(NULL);
-      for (uint32_t k = 0; k < cycle->len && k < 16; k++)
-        g_string_append_printf(s, "%" G_GUINT64_FORMAT " -> ", nodes[g_array_index(cycle, uint32_t, k)].id);
-      if (cycle->len > 16)
-        g_string_append(s, "... -> ");
-      g_string_append_printf(s, "%" G_GUINT64_FORMAT, nodes[g_array_index(cycle, uint32_t, 0)].id);
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%s: the dependencies form a cycle of %u node(s) through node ids %s; "
-                  "%u of %u nodes could never run. Fix the trace or load it with cycle breaking",
-                  b->source, cycle->len, s->str, n - qt, n);
-      g_string_free(s, TRUE);
-      goto out;
+    find_cycle(nodes, st->parent_edges, indeg, scan, st->pos_of, path, cycle);
+    if (!(st->flags & ET_BUILD_BREAK_CYCLES)) {
+      fin_cycle_error(st, cycle, qt, error);
+      ok = FALSE;
+      break;
     }
-    /* Drop the edge closing the cycle against file order: among the cycle's
-     * edges parent -> child with parent index >= child index (at least one
-     * exists), the one whose child has the smallest index. */
-    uint32_t best_child = ET_NONE, best_parent = ET_NONE;
-    for (uint32_t k = 0; k < cycle->len; k++) {
-      uint32_t p = g_array_index(cycle, uint32_t, k);
-      uint32_t c = g_array_index(cycle, uint32_t, (k + 1) % cycle->len);
-      if (p >= c && (best_child == ET_NONE || c < best_child))
-        best_child = c, best_parent = p;
-    }
-    g_assert(best_child != ET_NONE);
-    for (uint32_t e = nodes[best_child].parents; e < nodes[best_child + 1].parents; e++)
-      if (parent_edges[e] != DEAD_EDGE && ET_EDGE_INDEX(parent_edges[e]) == best_parent) {
-        parent_edges[e] = DEAD_EDGE;
-        break;
-      }
-    for (uint32_t e = nodes[best_parent].children; e < nodes[best_parent + 1].children; e++)
-      if (child_index[e] == best_child) {
-        child_index[e] = DEAD_EDGE;
-        break;
-      }
-    dropped_cycle++;
+    uint32_t best_child = fin_break_cycle(st, cycle);
     if (--indeg[best_child] == 0)
       queue[qt++] = best_child;
   }
+  g_array_free(path, TRUE);
+  g_array_free(cycle, TRUE);
+  return ok;
+}
 
-  /* 6. Compact away edges removed by cycle breaking. */
-  if (dropped_cycle > 0) {
-    uint32_t wp = 0, wc = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      uint32_t ps = nodes[i].parents, pe = nodes[i + 1].parents;
-      uint32_t cs = nodes[i].children, ce = nodes[i + 1].children;
-      nodes[i].parents = wp;
-      nodes[i].children = wc;
-      for (uint32_t e = ps; e < pe; e++)
-        if (parent_edges[e] != DEAD_EDGE)
-          parent_edges[wp++] = parent_edges[e];
-      for (uint32_t e = cs; e < ce; e++)
-        if (child_index[e] != DEAD_EDGE)
-          child_index[wc++] = child_index[e];
-    }
-    g_assert(wp == wc);
-    nodes[n].parents = wp;
-    nodes[n].children = wc;
-    n_edges = wp;
+/* Step 6: compacts away the edges removed by cycle breaking.  O(nodes +
+ * edges). */
+static void fin_compact(fin_state *st)
+{
+  uint32_t n = st->n;
+  et_node *nodes = st->nodes;
+  uint32_t wp = 0, wc = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t ps = nodes[i].parents, pe = nodes[i + 1].parents;
+    uint32_t cs = nodes[i].children, ce = nodes[i + 1].children;
+    nodes[i].parents = wp;
+    nodes[i].children = wc;
+    for (uint32_t e = ps; e < pe; e++)
+      if (st->parent_edges[e] != DEAD_EDGE)
+        st->parent_edges[wp++] = st->parent_edges[e];
+    for (uint32_t e = cs; e < ce; e++)
+      if (st->child_index[e] != DEAD_EDGE)
+        st->child_index[wc++] = st->child_index[e];
   }
+  g_assert(wp == wc);
+  nodes[n].parents = wp;
+  nodes[n].children = wc;
+  st->n_edges = wp;
+}
 
-  /* 7. Hand the arrays over, trimmed to their exact sizes. */
-  g = g_new0(et_graph, 1);
+/* Step 7: hands the arrays over to a new graph, trimmed to their exact
+ * sizes; computation attributes sorted by node, the last record per node
+ * kept.  O(nodes + edges + attributes log attributes). */
+static et_graph *fin_hand_over(fin_state *st)
+{
+  et_builder *b = st->b;
+  uint32_t n = st->n, n_edges = st->n_edges;
+  et_graph *g = g_new0(et_graph, 1);
   g->n_nodes = n;
   g->nodes = g_renew(et_node, b->nodes, n + 1);
   b->nodes = NULL;
-  g->parent_edges = g_renew(uint32_t, parent_edges, n_edges ? n_edges : 1);
-  parent_edges = NULL;
-  g->child_index = g_renew(uint32_t, child_index, n_edges ? n_edges : 1);
-  child_index = NULL;
+  g->parent_edges = g_renew(uint32_t, st->parent_edges, n_edges ? n_edges : 1);
+  st->parent_edges = NULL;
+  g->child_index = g_renew(uint32_t, st->child_index, n_edges ? n_edges : 1);
+  st->child_index = NULL;
   g->n_comms = b->n_comms;
   g->comms = b->n_comms ? g_renew(et_comm, b->comms, b->n_comms) : (g_free(b->comms), NULL);
   b->comms = NULL;
@@ -755,22 +807,43 @@ et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
     g->n_comp_attrs = wca;
     g->comp_attrs = g_memdup2(ca, (gsize)wca * sizeof(et_comp_attr));
   }
-  g->dropped_dangling_ctrl = dropped_dangling;
-  g->ignored_ctrl_edges = ignored_ctrl;
-  g->merged_dup_edges = merged;
-  g->dropped_cycle_edges = dropped_cycle;
+  g->dropped_dangling_ctrl = st->dropped_dangling;
+  g->ignored_ctrl_edges = st->ignored_ctrl;
+  g->merged_dup_edges = st->merged;
+  g->dropped_cycle_edges = st->dropped_cycle;
+  return g;
+}
 
+et_graph *et_builder_finish(et_builder *b, unsigned flags, GError **error)
+{
+  g_return_val_if_fail(b != NULL, NULL);
+  et_graph *g = NULL;
+  fin_state st = {.b = b, .flags = flags, .n = b->n_nodes};
+  size_t kept = 0;
+  if (b->limit_error != NULL) {
+    g_set_error_literal(error, WISP_ERROR, WISP_ERROR_LIMIT, b->limit_error);
+    goto out;
+  }
+  if (st.n == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: the graph has no nodes (Chakra consumers need at least one node per rank)", b->source);
+    goto out;
+  }
+  if (!fin_resolve_ids(&st, &kept, error))
+    goto out;
+  fin_parent_csr(&st, kept);
+  fin_child_csr(&st);
+  if (!fin_topo_sort(&st, error))
+    goto out;
+  if (st.dropped_cycle > 0)
+    fin_compact(&st);
+  g = fin_hand_over(&st);
 out:
-  g_free(pos_of);
-  g_free(indeg);
-  g_free(queue);
-  g_free(parent_edges);
-  g_free(child_index);
-  g_free(ids.slots);
-  if (path)
-    g_array_free(path, TRUE);
-  if (cycle)
-    g_array_free(cycle, TRUE);
+  g_free(st.pos_of);
+  g_free(st.indeg);
+  g_free(st.queue);
+  g_free(st.parent_edges);
+  g_free(st.child_index);
   et_builder_free(b);
   return g;
 }

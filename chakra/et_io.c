@@ -1200,6 +1200,94 @@ static gboolean write_cancelled(const gint *first_failed, int rank)
  * an error.  Time O(nodes + edges + bytes written); memory one batch
  * (WRITE_BATCH plus the largest frame) and, for graphs not in topological
  * index order, 12 bytes per node. */
+/* The GlobalMetadata frame of rank `rank`: version, attrs
+ * wisp_compute_slots, wisp_measured_step_ps and wisp_measured_start_ps
+ * when known; the version is never empty, so the frame never is.  The
+ * measured times come from the workload (the rank's entry), else from the
+ * graph as read. */
+static void put_metadata(frame_writer *fw, const et_graph *g, const et_workload *w, int rank)
+{
+  static const char slots_name[] = "wisp_compute_slots";
+  static const char step_name[] = "wisp_measured_step_ps";
+  static const char start_name[] = "wisp_measured_start_ps";
+  sim_time_ps mstep = g->measured_step_ps, mstart = g->measured_start_ps;
+  if (w != NULL) {
+    mstep = w->measured_step_ps != NULL ? w->measured_step_ps[rank] : -1;
+    mstart = w->measured_start_ps != NULL ? w->measured_start_ps[rank] : -1;
+  }
+  const char *version = g->version && g->version[0] ? g->version : "0.0.4";
+  size_t vlen = strlen(version);
+  size_t slots_len = g->compute_slots ? attr_varint_size(sizeof slots_name - 1, ATTR_INT64, g->compute_slots) : 0;
+  size_t step_len = mstep >= 0 ? attr_varint_size(sizeof step_name - 1, ATTR_INT64, (uint64_t)mstep) : 0;
+  size_t start_len = mstart >= 0 ? attr_varint_size(sizeof start_name - 1, ATTR_INT64, (uint64_t)mstart) : 0;
+  uint8_t *p = fw_reserve(fw, 16 + vlen + slots_len + step_len + start_len);
+  p = put_varint(p, 1 + varint_size(vlen) + vlen + slots_len + step_len + start_len);
+  p = put_bytes(p, TAG(META_VERSION, WT_LEN), version, vlen);
+  if (g->compute_slots)
+    p = put_attr_varint_in(p, META_ATTR, slots_name, sizeof slots_name - 1, ATTR_INT64, g->compute_slots);
+  if (mstep >= 0)
+    p = put_attr_varint_in(p, META_ATTR, step_name, sizeof step_name - 1, ATTR_INT64, (uint64_t)mstep);
+  if (mstart >= 0)
+    p = put_attr_varint_in(p, META_ATTR, start_name, sizeof start_name - 1, ATTR_INT64, (uint64_t)mstart);
+  fw->len = (size_t)(p - fw->buf);
+
+}
+
+/* Node i's attributes after its fields: is_cpu_op, the computation's
+ * num_ops and tensor_size, the communication's type, size, pg_name (pg,
+ * pg_len; NULL = none), peers, tag, root, all-to-allv splits (sw of them),
+ * buffer and allocation time, and wisp's own flags and exact times, so
+ * idle gaps and replayed communication survive a round trip.  Returns the
+ * end of what was written. */
+static uint8_t *put_node_attrs(uint8_t *p, const et_graph *g, uint32_t i, const char *pg, size_t pg_len, uint32_t sw,
+                               gboolean fine_start)
+{
+  const et_node *nd = &g->nodes[i];
+  const et_comm *c = et_node_comm(g, i);
+  p = ATTR_BOOL(p, "is_cpu_op", (nd->flags & ET_FLAG_CPU_OP) != 0);
+  const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, i) : NULL;
+  if (nd->type == ET_NODE_COMP || ca != NULL) {
+    if (nd->type == ET_NODE_COMP || ca->num_ops != 0)
+      p = ATTR_I64(p, "num_ops", ca ? ca->num_ops : 0);
+    if (ca && ca->has_tensor_size)
+      p = ATTR_U64(p, "tensor_size", ca->tensor_size);
+  }
+  if (c != NULL) {
+    if (c->coll != ET_COLL_NONE)
+      p = ATTR_I64(p, "comm_type", c->coll == ET_COLL_ALL_TO_ALLV ? ET_COLL_ALL_TO_ALL : c->coll);
+    if (!(nd->flags & ET_FLAG_REPLAY) || c->bytes != 0)
+      p = ATTR_I64(p, "comm_size", (int64_t)c->bytes);
+    if (pg != NULL)
+      p = put_attr_string(p, "pg_name", sizeof("pg_name") - 1, pg, pg_len);
+    if (c->src >= 0)
+      p = ATTR_I32(p, "comm_src", c->src);
+    if (c->dst >= 0)
+      p = ATTR_I32(p, "comm_dst", c->dst);
+    if (c->tag >= 0)
+      p = ATTR_I32(p, "comm_tag", c->tag);
+    if (c->root >= 0)
+      p = ATTR_I32(p, "wisp_root", c->root);
+    if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE)
+      p = put_attr_i64_list(p, "wisp_split_sizes", sizeof("wisp_split_sizes") - 1, g->splits + c->split, sw);
+    if (c->buffer != 0)
+      p = ATTR_U64(p, "wisp_buffer", c->buffer);
+    if (c->has_alloc)
+      p = ATTR_I64(p, "wisp_alloc_ps", c->alloc_ps);
+  }
+  /* Other readers ignore unknown attributes. */
+  if ((nd->type == ET_NODE_COMP || nd->type == ET_NODE_COMM_COLL) && (nd->flags & ET_FLAG_DELAY))
+    p = ATTR_BOOL(p, "wisp_delay", TRUE);
+  if (nd->type != ET_NODE_COMP && (nd->flags & ET_FLAG_REPLAY) && !(nd->flags & ET_FLAG_CPU_OP) &&
+      !(nd->type == ET_NODE_COMM_COLL && (c == NULL || c->coll == ET_COLL_NONE)))
+    p = ATTR_BOOL(p, "wisp_replay", TRUE);
+  if (nd->duration_ps % SIM_PS_PER_US != 0)
+    p = ATTR_I64(p, "wisp_duration_ps", nd->duration_ps);
+  if (fine_start)
+    p = ATTR_I64(p, "wisp_start_ps", nd->start_ps);
+
+  return p;
+}
+
 static gboolean write_graph(const et_graph *g, const char *path, const et_workload *w, char **group_ids,
                             const gint *first_failed, int rank, GError **error)
 {
@@ -1215,34 +1303,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   fw.buf = g_malloc(fw.cap);
   gboolean ok = TRUE;
 
-  /* GlobalMetadata{version, attrs wisp_compute_slots, wisp_measured_step_ps
-   * and wisp_measured_start_ps when known}: the version is never empty, so
-   * the frame never is.  The measured times come from the workload (the
-   * rank's entry), else from the graph as read. */
-  static const char slots_name[] = "wisp_compute_slots";
-  static const char step_name[] = "wisp_measured_step_ps";
-  static const char start_name[] = "wisp_measured_start_ps";
-  sim_time_ps mstep = g->measured_step_ps, mstart = g->measured_start_ps;
-  if (w != NULL) {
-    mstep = w->measured_step_ps != NULL ? w->measured_step_ps[rank] : -1;
-    mstart = w->measured_start_ps != NULL ? w->measured_start_ps[rank] : -1;
-  }
-  const char *version = g->version && g->version[0] ? g->version : "0.0.4";
-  size_t vlen = strlen(version);
-  size_t slots_len = g->compute_slots ? attr_varint_size(sizeof slots_name - 1, ATTR_INT64, g->compute_slots) : 0;
-  size_t step_len = mstep >= 0 ? attr_varint_size(sizeof step_name - 1, ATTR_INT64, (uint64_t)mstep) : 0;
-  size_t start_len = mstart >= 0 ? attr_varint_size(sizeof start_name - 1, ATTR_INT64, (uint64_t)mstart) : 0;
-  uint8_t *p = fw_reserve(&fw, 16 + vlen + slots_len + step_len + start_len);
-  p = put_varint(p, 1 + varint_size(vlen) + vlen + slots_len + step_len + start_len);
-  p = put_bytes(p, TAG(META_VERSION, WT_LEN), version, vlen);
-  if (g->compute_slots)
-    p = put_attr_varint_in(p, META_ATTR, slots_name, sizeof slots_name - 1, ATTR_INT64, g->compute_slots);
-  if (mstep >= 0)
-    p = put_attr_varint_in(p, META_ATTR, step_name, sizeof step_name - 1, ATTR_INT64, (uint64_t)mstep);
-  if (mstart >= 0)
-    p = put_attr_varint_in(p, META_ATTR, start_name, sizeof start_name - 1, ATTR_INT64, (uint64_t)mstart);
-  fw.len = (size_t)(p - fw.buf);
-
+  put_metadata(&fw, g, w, rank);
   uint32_t *order = write_order(g);
   char idbuf[24];
   for (uint32_t k = 0; k < g->n_nodes; k++) {
@@ -1277,7 +1338,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     size_t bound = 1024 + name_len + pg_len + 20 * (size_t)np + 10 * (size_t)sw;
     uint8_t *frame = fw_reserve(&fw, bound);
     uint8_t *body = len_open(frame);
-    p = body;
+    uint8_t *p = body;
 
     if (nd->id != 0) {
       p = put_varint(p, TAG(NODE_ID, WT_VARINT));
@@ -1307,47 +1368,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
       p = put_varint(p, duration_us);
     }
 
-    p = ATTR_BOOL(p, "is_cpu_op", (nd->flags & ET_FLAG_CPU_OP) != 0);
-    const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, i) : NULL;
-    if (nd->type == ET_NODE_COMP || ca != NULL) {
-      if (nd->type == ET_NODE_COMP || ca->num_ops != 0)
-        p = ATTR_I64(p, "num_ops", ca ? ca->num_ops : 0);
-      if (ca && ca->has_tensor_size)
-        p = ATTR_U64(p, "tensor_size", ca->tensor_size);
-    }
-    if (c != NULL) {
-      if (c->coll != ET_COLL_NONE)
-        p = ATTR_I64(p, "comm_type", c->coll == ET_COLL_ALL_TO_ALLV ? ET_COLL_ALL_TO_ALL : c->coll);
-      if (!(nd->flags & ET_FLAG_REPLAY) || c->bytes != 0)
-        p = ATTR_I64(p, "comm_size", (int64_t)c->bytes);
-      if (pg != NULL)
-        p = put_attr_string(p, "pg_name", sizeof("pg_name") - 1, pg, pg_len);
-      if (c->src >= 0)
-        p = ATTR_I32(p, "comm_src", c->src);
-      if (c->dst >= 0)
-        p = ATTR_I32(p, "comm_dst", c->dst);
-      if (c->tag >= 0)
-        p = ATTR_I32(p, "comm_tag", c->tag);
-      if (c->root >= 0)
-        p = ATTR_I32(p, "wisp_root", c->root);
-      if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE)
-        p = put_attr_i64_list(p, "wisp_split_sizes", sizeof("wisp_split_sizes") - 1, g->splits + c->split, sw);
-      if (c->buffer != 0)
-        p = ATTR_U64(p, "wisp_buffer", c->buffer);
-      if (c->has_alloc)
-        p = ATTR_I64(p, "wisp_alloc_ps", c->alloc_ps);
-    }
-    /* wisp's own flags, so idle gaps and replayed communication survive a
-     * round trip (other readers ignore unknown attributes). */
-    if ((nd->type == ET_NODE_COMP || nd->type == ET_NODE_COMM_COLL) && (nd->flags & ET_FLAG_DELAY))
-      p = ATTR_BOOL(p, "wisp_delay", TRUE);
-    if (nd->type != ET_NODE_COMP && (nd->flags & ET_FLAG_REPLAY) && !(nd->flags & ET_FLAG_CPU_OP) &&
-        !(nd->type == ET_NODE_COMM_COLL && (c == NULL || c->coll == ET_COLL_NONE)))
-      p = ATTR_BOOL(p, "wisp_replay", TRUE);
-    if (nd->duration_ps % SIM_PS_PER_US != 0)
-      p = ATTR_I64(p, "wisp_duration_ps", nd->duration_ps);
-    if (fine_start)
-      p = ATTR_I64(p, "wisp_start_ps", nd->start_ps);
+    p = put_node_attrs(p, g, i, pg, pg_len, sw, fine_start);
 
     g_assert((size_t)(p - body) <= UINT32_MAX); /* the frame length prefix is a varint32 */
     p = len_close(body, p);

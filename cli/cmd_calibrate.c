@@ -100,6 +100,196 @@ static char *trace_digest(int n, char **paths, int *n_files, GError **error)
   return out;
 }
 
+/* One line per class refitted against the simulator (cal_refit_to_simulator):
+ * the link values written, or why the measured ones are kept. */
+static void print_refit(const cal_fit *f, const topo_variant *v)
+{
+  for (int c = 0; c < CAL_N_CLASSES; c++) {
+    const cal_tier_refit *rf = &f->refit[c];
+    if (rf->points == 0)
+      continue;
+    /* The intra-node class is written on every tier inside a node. */
+    char tiers[160];
+    if (c == CAL_CLASS_INTRA && rf->dim > 0)
+      g_snprintf(tiers, sizeof tiers, "tiers %s..%s", topo_variant_dim_name(v, 0), topo_variant_dim_name(v, rf->dim));
+    else
+      g_snprintf(tiers, sizeof tiers, "tier %s", topo_variant_dim_name(v, rf->dim));
+    if (rf->done)
+      printf("refit (%s, %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
+             "rms on %d distinct collectives; link values refitted against the simulator: latency %.3f ns, "
+             "bandwidth %.6f GB/s (%.3f %% rms)\n", cal_class_name((cal_class)c),
+             tiers, rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
+             rf->bw_Bps / 1e9, rf->rms_after_pct);
+    else
+      printf("refit (%s, %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
+             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), tiers,
+             rf->rms_before_pct, rf->points);
+  }
+}
+
+/* The comment written at the top of the calibrated config: the trace and
+ * its digest, the cluster, the model, each class's fit and refit. */
+static char *config_header(const cal_fit *f, const cal_options *opt, const char *label, int n_files,
+                           const char *digest, int n_ranks, const char *cluster_path)
+{
+  GString *hdr = g_string_new(NULL);
+  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", label);
+  g_string_append_printf(hdr, "(%d files; sha256 of the sorted name/size list: %s), %d ranks.\n", n_files, digest,
+                         n_ranks);
+  g_string_append_printf(hdr, "Cluster shape from %s.\n", cluster_path);
+  g_string_append_printf(hdr, "Model per class: T = steps x alpha + bus_bytes / beta (doc/calibration.md), "
+                         "%s least squares.\n", opt->loss == CAL_LOSS_RELATIVE ? "relative" : "absolute");
+  for (int c = 0; c < CAL_N_CLASSES; c++) {
+    const cal_class_fit *cf = &f->cls[c];
+    if (cf->fitted)
+      g_string_append_printf(hdr, "%s: alpha %.3f ns/step, beta %.6f GB/s from %d collectives (%d sizes), "
+                             "rms error %.3f %%%s\n", cal_class_name((cal_class)c), cf->alpha_ps / 1e3,
+                             cf->beta_Bps / 1e9, cf->n_points, cf->n_sizes, cf->rms_rel_pct,
+                             cf->alpha_from_prior ? " (alpha from the cluster prior)" :
+                             cf->beta_from_prior ? " (beta from the cluster prior)" : "");
+    else
+      g_string_append_printf(hdr, "%s: no collectives; the cluster's values are kept\n",
+                             cal_class_name((cal_class)c));
+    if (f->refit[c].done)
+      g_string_append_printf(hdr, "%s: link values refitted against the simulator (rms %.3f %% -> %.3f %%)\n",
+                             cal_class_name((cal_class)c), f->refit[c].rms_before_pct, f->refit[c].rms_after_pct);
+  }
+  return g_string_free(hdr, FALSE);
+}
+
+/* The state of one calibration: the trace, the cluster, the fit, the
+ * calibrated config and its baseline replay; owned, freed by
+ * calib_run_clear. */
+typedef struct {
+  et_workload *w;
+  topo_variant *v;
+  cal_fit *f;
+  int *dom;
+  char *cluster_path, *digest, *notes, *device, *label;
+  int n_files;
+  topo *t;
+  sim_result *res;
+  cal_options opt;
+  net_tier tier;
+} calib_run;
+
+static void calib_run_clear(calib_run *r)
+{
+  sim_result_free(r->res);
+  topo_free(r->t);
+  cal_fit_free(r->f);
+  g_free(r->dom);
+  topo_variant_free(r->v);
+  g_free(r->cluster_path);
+  g_free(r->notes);
+  g_free(r->digest);
+  g_free(r->device);
+  g_free(r->label);
+  if (r->w)
+    et_workload_free(r->w);
+}
+
+/* --json: the trace, the cluster, the config written, the fit and (when
+ * replayed) the baseline, written atomically. */
+static gboolean write_calibrate_json(const char *json, const char *output, const calib_run *r, GError **error)
+{
+  wisp_afile *af = wisp_afile_open(json, error);
+  if (af == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(af), 3);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", 1);
+  wisp_json_string(&j, "trace", r->label);
+  wisp_json_string(&j, "trace_sha256", r->digest);
+  wisp_json_string(&j, "cluster", r->cluster_path);
+  wisp_json_string(&j, "config", output);
+  cal_fit_json(r->f, &j, "fit");
+  sim_report_json_unsimulated(&j, r->w);
+  if (r->res)
+    cal_baseline_json(r->res, r->w, &j, "baseline");
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(af, error);
+}
+
+/* Why no cluster was chosen: the trace's device matches no preset, or the
+ * trace does not name its device. */
+static void print_no_cluster(const char *device)
+{
+  if (device)
+    fprintf(stderr, "wisp calibrate: the trace ran on '%s', which no shipped preset models; give --cluster "
+            "PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml%s)\n", device,
+            strstr(device, "V100") ? "; for a DGX-1, examples/networks/dgx1-v100.yaml" : "");
+  else
+    fprintf(stderr, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
+            "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml)\n");
+}
+
+/* Reads the trace (its label, digest and workload) and opens the cluster:
+ * the one given, or the preset of the trace's device, never a silent
+ * default for another machine; prints the trace and cluster lines.
+ * Returns 0, 1 or 2 (exit status). */
+static int calib_load(calib_run *r, int n_paths, char **paths, wisp_load_options *lo, const char *cluster)
+{
+  GError *error = NULL;
+  lo->device_name = &r->device;
+  GString *lab = g_string_new(NULL);
+  for (int i = 0; i < n_paths; i++)
+    g_string_append_printf(lab, "%s%s", i > 0 ? " " : "", paths[i]);
+  r->label = g_string_free(lab, FALSE);
+  if ((r->digest = trace_digest(n_paths, paths, &r->n_files, &error)) == NULL ||
+      (r->w = wisp_load_workload_paths((const char *const *)paths, n_paths, lo, &error)) == NULL)
+    return wisp_cli_fail(error);
+  const char *chosen = cluster ? cluster : wisp_cli_preset_for_device(r->device);
+  if (chosen == NULL) {
+    print_no_cluster(r->device);
+    return 2;
+  }
+  if ((r->v = study_cluster_open(chosen, r->w->n_ranks, &r->cluster_path, &r->notes, &error)) == NULL ||
+      !wisp_output_check(&error))
+    return wisp_cli_fail(error);
+  printf("trace: %s (%d files, sha256 %s), %d ranks\n", r->label, r->n_files, r->digest, r->w->n_ranks);
+  if (cluster)
+    printf("cluster: %s%s%s\n", r->cluster_path, r->notes && *r->notes ? "; " : "", r->notes ? r->notes : "");
+  else
+    printf("cluster: %s (chosen for the trace's device '%s'; give --cluster for another)%s%s\n", r->cluster_path,
+           r->device, r->notes && *r->notes ? "; " : "", r->notes ? r->notes : "");
+  return 0;
+}
+
+/* Fits the classes, refits the link values against the simulator, writes
+ * the calibrated config to `output`, loads it back and checks every fitted
+ * collective on it. */
+static gboolean calib_fit_and_write(calib_run *r, gboolean summary, const char *output, GError **error)
+{
+  if (!cal_options_from_cluster(&r->opt, r->v, r->w->n_ranks, &r->dom, error) ||
+      (r->f = cal_fit_workload(r->w, &r->opt, error)) == NULL)
+    return FALSE;
+  cal_fit_print(r->f, !summary, stdout);
+  if (!cal_refit_to_simulator(r->f, r->w, r->v, r->tier, error))
+    return FALSE;
+  print_refit(r->f, r->v);
+  char *hdr = config_header(r->f, &r->opt, r->label, r->n_files, r->digest, r->w->n_ranks, r->cluster_path);
+  gboolean ok = cal_write_config(r->f, r->v, hdr, output, error);
+  g_free(hdr);
+  if (!ok || (r->t = topo_load(output, error)) == NULL || !check_points(r->f, r->w, r->t, r->tier, stdout, error))
+    return FALSE;
+  printf("wrote %s\n", output);
+  return TRUE;
+}
+
+/* Replays the trace on the calibrated config and prints the baseline and
+ * its bandwidth sensitivity (three replays). */
+static gboolean calib_baseline(calib_run *r, const sim_replay_options *ro, GError **error)
+{
+  r->res = sim_replay_run(r->w, r->t, ro, error);
+  if (r->res == NULL)
+    return FALSE;
+  cal_print_baseline(r->res, r->w, stdout);
+  return print_sensitivity(r->w, r->t, ro, r->res->step_time, stdout, error);
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL;
@@ -132,16 +322,10 @@ int wisp_cmd_calibrate(int argc, char **argv)
       "The checks and the baseline replay use the analytical tier unless --network-model says otherwise.\n"
       "Example: wisp calibrate traces/ --cluster dgx-h100 -o calibrated.yaml");
   int status = 0;
-  et_workload *w = NULL;
-  topo_variant *v = NULL;
-  cal_fit *f = NULL;
-  int *dom = NULL;
-  char *cluster_path = NULL, *digest = NULL, *notes = NULL, *device = NULL, *label = NULL;
-  topo *t = NULL;
-  sim_result *res = NULL;
-  cal_options opt;
-  cal_options_init(&opt);
-  net_tier tier = NET_TIER_ANALYTICAL;
+  calib_run r;
+  memset(&r, 0, sizeof r);
+  cal_options_init(&r.opt);
+  r.tier = NET_TIER_ANALYTICAL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "wisp calibrate: %s\n", error->message);
     g_clear_error(&error);
@@ -165,7 +349,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
     goto out;
   }
   if (loss && strcmp(loss, "absolute") == 0)
-    opt.loss = CAL_LOSS_ABSOLUTE;
+    r.opt.loss = CAL_LOSS_ABSOLUTE;
   /* The options every trace-reading, replaying command shares; the
    * checks and the baseline replay use the analytical tier unless
    * --network-model says otherwise. */
@@ -183,154 +367,18 @@ int wisp_cmd_calibrate(int argc, char **argv)
   if (common.step < 0 && common.steps == NULL)
     lo.all_steps = TRUE;
   if (ro.has_tier)
-    tier = ro.tier;
+    r.tier = ro.tier;
   ro.has_tier = TRUE;
-  ro.tier = tier;
+  ro.tier = r.tier;
   ro.quiet = TRUE;
-  int n_files = 0;
-  lo.device_name = &device;
-  GString *lab = g_string_new(NULL);
-  for (int i = 1; i < argc; i++)
-    g_string_append_printf(lab, "%s%s", i > 1 ? " " : "", argv[i]);
-  label = g_string_free(lab, FALSE);
-  if ((digest = trace_digest(argc - 1, argv + 1, &n_files, &error)) == NULL ||
-      (w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error)) == NULL) {
+  if ((status = calib_load(&r, argc - 1, argv + 1, &lo, cluster)) != 0)
+    goto out;
+  if (!calib_fit_and_write(&r, summary, output, &error) ||
+      (!no_baseline && !calib_baseline(&r, &ro, &error)) ||
+      (json && !write_calibrate_json(json, output, &r, &error)))
     status = wisp_cli_fail(error);
-    goto out;
-  }
-  /* The cluster: given, or the preset of the trace's device; never a
-   * silent default for another machine. */
-  const char *chosen = cluster ? cluster : wisp_cli_preset_for_device(device);
-  if (chosen == NULL) {
-    if (device)
-      fprintf(stderr, "wisp calibrate: the trace ran on '%s', which no shipped preset models; give --cluster "
-              "PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml%s)\n", device,
-              strstr(device, "V100") ? "; for a DGX-1, examples/networks/dgx1-v100.yaml" : "");
-    else
-      fprintf(stderr, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
-              "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml)\n");
-    status = 2;
-    goto out;
-  }
-  if ((v = study_cluster_open(chosen, w->n_ranks, &cluster_path, &notes, &error)) == NULL ||
-      !wisp_output_check(&error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  printf("trace: %s (%d files, sha256 %s), %d ranks\n", label, n_files, digest, w->n_ranks);
-  if (cluster)
-    printf("cluster: %s%s%s\n", cluster_path, notes && *notes ? "; " : "", notes ? notes : "");
-  else
-    printf("cluster: %s (chosen for the trace's device '%s'; give --cluster for another)%s%s\n", cluster_path,
-           device, notes && *notes ? "; " : "", notes ? notes : "");
-  if (!cal_options_from_cluster(&opt, v, w->n_ranks, &dom, &error) ||
-      (f = cal_fit_workload(w, &opt, &error)) == NULL) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  cal_fit_print(f, !summary, stdout);
-  if (!cal_refit_to_simulator(f, w, v, tier, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  for (int c = 0; c < CAL_N_CLASSES; c++) {
-    const cal_tier_refit *rf = &f->refit[c];
-    if (rf->points == 0)
-      continue;
-    /* The intra-node class is written on every tier inside a node. */
-    char tiers[160];
-    if (c == CAL_CLASS_INTRA && rf->dim > 0)
-      g_snprintf(tiers, sizeof tiers, "tiers %s..%s", topo_variant_dim_name(v, 0), topo_variant_dim_name(v, rf->dim));
-    else
-      g_snprintf(tiers, sizeof tiers, "tier %s", topo_variant_dim_name(v, rf->dim));
-    if (rf->done)
-      printf("refit (%s, %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
-             "rms on %d distinct collectives; link values refitted against the simulator: latency %.3f ns, "
-             "bandwidth %.6f GB/s (%.3f %% rms)\n", cal_class_name((cal_class)c),
-             tiers, rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
-             rf->bw_Bps / 1e9, rf->rms_after_pct);
-    else
-      printf("refit (%s, %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
-             "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), tiers,
-             rf->rms_before_pct, rf->points);
-  }
-  GString *hdr = g_string_new(NULL);
-  g_string_append_printf(hdr, "Calibrated by `wisp calibrate` from the trace %s\n", label);
-  g_string_append_printf(hdr, "(%d files; sha256 of the sorted name/size list: %s), %d ranks.\n", n_files, digest,
-                         w->n_ranks);
-  g_string_append_printf(hdr, "Cluster shape from %s.\n", cluster_path);
-  g_string_append_printf(hdr, "Model per class: T = steps x alpha + bus_bytes / beta (doc/calibration.md), "
-                         "%s least squares.\n", opt.loss == CAL_LOSS_RELATIVE ? "relative" : "absolute");
-  for (int c = 0; c < CAL_N_CLASSES; c++) {
-    const cal_class_fit *cf = &f->cls[c];
-    if (cf->fitted)
-      g_string_append_printf(hdr, "%s: alpha %.3f ns/step, beta %.6f GB/s from %d collectives (%d sizes), "
-                             "rms error %.3f %%%s\n", cal_class_name((cal_class)c), cf->alpha_ps / 1e3,
-                             cf->beta_Bps / 1e9, cf->n_points, cf->n_sizes, cf->rms_rel_pct,
-                             cf->alpha_from_prior ? " (alpha from the cluster prior)" :
-                             cf->beta_from_prior ? " (beta from the cluster prior)" : "");
-    else
-      g_string_append_printf(hdr, "%s: no collectives; the cluster's values are kept\n",
-                             cal_class_name((cal_class)c));
-    if (f->refit[c].done)
-      g_string_append_printf(hdr, "%s: link values refitted against the simulator (rms %.3f %% -> %.3f %%)\n",
-                             cal_class_name((cal_class)c), f->refit[c].rms_before_pct, f->refit[c].rms_after_pct);
-  }
-  gboolean ok = cal_write_config(f, v, hdr->str, output, &error);
-  g_string_free(hdr, TRUE);
-  if (!ok || (t = topo_load(output, &error)) == NULL || !check_points(f, w, t, tier, stdout, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  printf("wrote %s\n", output);
-  if (!no_baseline) {
-    res = sim_replay_run(w, t, &ro, &error);
-    if (res == NULL) {
-      status = wisp_cli_fail(error);
-      goto out;
-    }
-    cal_print_baseline(res, w, stdout);
-    if (!print_sensitivity(w, t, &ro, res->step_time, stdout, &error)) {
-      status = wisp_cli_fail(error);
-      goto out;
-    }
-  }
-  if (json) {
-    wisp_afile *af = wisp_afile_open(json, &error);
-    if (af == NULL) {
-      status = wisp_cli_fail(error);
-      goto out;
-    }
-    wisp_json j;
-    wisp_json_init(&j, wisp_afile_stream(af), 3);
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_int(&j, "schema_version", 1);
-    wisp_json_string(&j, "trace", label);
-    wisp_json_string(&j, "trace_sha256", digest);
-    wisp_json_string(&j, "cluster", cluster_path);
-    wisp_json_string(&j, "config", output);
-    cal_fit_json(f, &j, "fit");
-    sim_report_json_unsimulated(&j, w);
-    if (res)
-      cal_baseline_json(res, w, &j, "baseline");
-    wisp_json_end_object(&j);
-    wisp_json_finish(&j);
-    if (!wisp_afile_commit(af, &error))
-      status = wisp_cli_fail(error);
-  }
 out:
-  sim_result_free(res);
-  topo_free(t);
-  cal_fit_free(f);
-  g_free(dom);
-  topo_variant_free(v);
-  g_free(cluster_path);
-  g_free(notes);
-  g_free(digest);
-  g_free(device);
-  g_free(label);
-  if (w)
-    et_workload_free(w);
+  calib_run_clear(&r);
   g_option_context_free(ctx);
   g_free(cluster);
   g_free(output);

@@ -472,6 +472,339 @@ static gboolean run_compare(const char *csv, int table, const char *svg, const c
   return ok;
 }
 
+/* The MoE options: --moe-zipf and --seed parsed into `mc`, and every MoE
+ * count checked against its range.  Returns 0, or 2 after printing what to
+ * give instead. */
+static int parse_moe_options(const char *zipf_s, const char *seed_s, collbench_moe_cfg *mc)
+{
+  if (zipf_s != NULL) {
+    char *end = NULL;
+    mc->zipf = g_ascii_strtod(zipf_s, &end);
+    if (end == zipf_s || *end != '\0' || !isfinite(mc->zipf) || mc->zipf < 0 || mc->zipf > 16) {
+      fprintf(stderr, "wisp collbench: --moe-zipf '%s': give a number from 0 to 16 (e.g. 0.25)\n", zipf_s);
+      return 2;
+    }
+  }
+  if (seed_s != NULL) {
+    char *end = NULL;
+    errno = 0;
+    mc->seed = g_ascii_strtoull(seed_s, &end, 10);
+    if (errno != 0 || end == seed_s || *end != '\0' || seed_s[0] == '-') {
+      fprintf(stderr, "wisp collbench: --seed '%s': give a non-negative integer\n", seed_s);
+      return 2;
+    }
+  }
+  if (mc->tokens < 1 || mc->tokens > (1 << 24) || mc->topk < 1 || mc->experts < 1 || mc->experts > (1 << 20) ||
+      mc->topk > mc->experts || mc->hidden < 1 || mc->hidden > (1 << 24)) {
+    fprintf(stderr, "wisp collbench: --moe-tokens (1..16777216), --moe-experts (1..1048576), --moe-topk (1..experts) "
+                    "and --moe-hidden (1..16777216) are out of range\n");
+    return 2;
+  }
+  return 0;
+}
+
+/* Without --group: ranks 0..n_ranks-1 of `t` (every rank when n_ranks is
+ * 0) appended to `ranks`.  Returns 0, or 2 when n_ranks is out of range. */
+static int default_group(const topo *t, const char *network, int n_ranks, GArray *ranks)
+{
+  int total = topo_n_ranks(t);
+  if (n_ranks < 0 || n_ranks > total) {
+    fprintf(stderr, "wisp collbench: --ranks %d: the network %s has %d ranks\n", n_ranks, network, total);
+    return 2;
+  }
+  int n = n_ranks ? n_ranks : total;
+  for (int i = 0; i < n; i++)
+    g_array_append_val(ranks, i);
+  return 0;
+}
+
+/* The library options applied to the config's library, the result stored
+ * in `pol` and `*lib`: --algo (an NCCL-only name applies to library nccl,
+ * others force the policy's algorithm), --library, --proto, each
+ * --library-set KEY=VALUE (edited in place) and --warm.  Returns 0, 2 on a
+ * bad option, 1 on a bad --library-set value. */
+static int apply_library_options(coll_policy *pol, const char *algo_s, const char *library_s, const char *proto_s,
+                                 char **lib_set, gboolean warm, coll_library_params *lib)
+{
+  GError *error = NULL;
+  *lib = *coll_policy_library(pol);
+  int nccl_algo = COLL_NALGO_AUTO;
+  if (algo_s) {
+    coll_algo a;
+    if (coll_nccl_algo_from_name(algo_s, &nccl_algo) && !coll_algo_from_name(algo_s, &a)) {
+      /* An NCCL-only name (nvls_tree): applies to library nccl. */
+    } else if (!coll_algo_from_name(algo_s, &a)) {
+      fprintf(stderr, "wisp collbench: --algo: unknown algorithm '%s'\n", algo_s);
+      return 2;
+    } else {
+      nccl_algo = COLL_NALGO_AUTO;
+      coll_policy_force(pol, a);
+    }
+  }
+  if (library_s) {
+    coll_library_kind k;
+    if (!coll_library_from_name(library_s, &k)) {
+      fprintf(stderr, "wisp collbench: --library must be nccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep or "
+                      "cann-ep-zerocopy, not '%s'\n", library_s);
+      return 2;
+    }
+    if (k != lib->kind)
+      coll_library_params_default(k, lib);
+  }
+  if (nccl_algo != COLL_NALGO_AUTO)
+    lib->nccl_algo = nccl_algo;
+  if (proto_s && !coll_proto_from_name(proto_s, &lib->nccl_proto)) {
+    fprintf(stderr, "wisp collbench: --proto must be LL, LL128, Simple or auto, not '%s'\n", proto_s);
+    return 2;
+  }
+  for (int i = 0; lib_set && lib_set[i]; i++) {
+    char *eq = strchr(lib_set[i], '=');
+    if (eq == NULL) {
+      fprintf(stderr, "wisp collbench: --library-set '%s': give KEY=VALUE\n", lib_set[i]);
+      return 2;
+    }
+    *eq = '\0';
+    if (!coll_library_params_set(lib, lib_set[i], eq + 1, &error))
+      return wisp_cli_fail(error);
+  }
+  if (warm && lib->reg == COLL_REG_JIT)
+    lib->reg = COLL_REG_POOL;
+  coll_policy_set_library(pol, lib);
+  return 0;
+}
+
+/* The table of one --op item: its header lines, then one row per size (one
+ * row for barrier and the MoE ops), each appended to `rows` and summed into
+ * `lsum`, `bus_sum` and `bus_n` (busbw of every row but barrier's).  Time:
+ * one fresh simulation per row.  Returns 0, or 1 after printing the error. */
+static int run_op_table(const topo *t, net_tier tier, const coll_policy *pol, const int *rk, int n, int root,
+                        collbench_op op, const collbench_moe_cfg *mc, const GArray *sizes, gboolean show_lib,
+                        GArray *rows, coll_library_stats *lsum, double *bus_sum, guint *bus_n)
+{
+  GError *error = NULL;
+  et_coll_type type = op.type;
+  collbench_moe moe = op.moe;
+  printf("#\n# %s\n", op_name(type, moe));
+  if (moe != MOE_NONE)
+    printf("# all_to_allv of the MoE routing: %d tokens per rank, top-%d of %d experts, Zipf %g, seed %" G_GUINT64_FORMAT
+           ", %d B per token (%s)\n", mc->tokens, mc->topk, mc->experts, mc->zipf, mc->seed,
+           mc->hidden * (moe == MOE_DISPATCH ? MOE_DISPATCH_ELEM_BYTES : MOE_COMBINE_ELEM_BYTES),
+           moe == MOE_DISPATCH ? "FP8" : "BF16");
+  printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "size", "count", "type", "redop", "root", "time", "algbw",
+         "busbw");
+  if (show_lib)
+    printf(" %10s %5s %14s %10s %7s", "reg", "hits", "staging", "cores", "spread");
+  printf("  %s\n", "algorithm");
+  printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+  if (show_lib)
+    printf(" %10s %5s %14s %10s %7s", "(us)", "", "(B)", "(us)", "(%)");
+  printf("\n");
+  guint n_sizes = type == ET_COLL_BARRIER || moe != MOE_NONE ? 1 : sizes->len;
+  for (guint s = 0; s < n_sizes; s++) {
+    collbench_row row;
+    memset(&row, 0, sizeof row);
+    if (!run_row(t, tier, pol, rk, n, root, type, moe, mc, g_array_index(sizes, uint64_t, s), &row, &error))
+      return wisp_cli_fail(error);
+    print_row(stdout, &row, show_lib);
+    stats_add(lsum, &row.lstats);
+    if (type != ET_COLL_BARRIER) {
+      *bus_sum += row.busbw;
+      (*bus_n)++;
+    }
+    g_array_append_val(rows, row);
+  }
+  return 0;
+}
+
+/* The parsed command line of `wisp collbench` (the option variables of
+ * wisp_cmd_collbench, which owns them) and the state of one run. */
+typedef struct {
+  const char *network, *op, *sizes_s, *group_s, *algo_s, *json, *tier_s, *library_s, *zipf_s, *seed_s, *proto_s,
+    *compare_csv, *svg;
+  int compare_table;
+  char **lib_set;
+  gboolean lib_params, compare, warm;
+  int n_ranks, root, chunks;
+  collbench_moe_cfg mc;
+  /* Run state, built by collbench_setup. */
+  gboolean any_moe;
+  GArray *ops, *sizes, *ranks, *rows;
+  topo *t;
+  net_tier tier;
+  coll_policy *pol;
+  coll_library_params lib;
+} collbench_cli;
+
+/* Parses the operations, sizes and group, loads the network and builds the
+ * policy with the library options applied.  Returns 0, 1 or 2 (exit
+ * status); *done is set when the run is over (--library-params). */
+static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
+{
+  GError *error = NULL;
+  int status;
+  if (c->op != NULL && !parse_ops(c->op, c->ops, &error))
+    return wisp_cli_fail(error);
+  for (guint o = 0; o < c->ops->len; o++)
+    c->any_moe = c->any_moe || g_array_index(c->ops, collbench_op, o).moe != MOE_NONE;
+  if ((status = parse_moe_options(c->zipf_s, c->seed_s, &c->mc)) != 0)
+    return status;
+  if (c->network == NULL || argc != 1) {
+    fprintf(stderr, "wisp collbench: give --network CONFIG and no other arguments (see `wisp collbench --help`)\n");
+    return 2;
+  }
+  if (c->n_ranks != 0 && c->group_s != NULL) {
+    fprintf(stderr, "wisp collbench: give either --ranks or --group, not both\n");
+    return 2;
+  }
+  if ((c->op == NULL && !parse_ops("all_reduce", c->ops, &error)) ||
+      !parse_sizes(c->sizes_s ? c->sizes_s : "64K,1M,64M,1G", c->sizes, &error) ||
+      (c->group_s && !parse_group(c->group_s, c->ranks, &error)))
+    return wisp_cli_fail(error);
+  c->t = wisp_cli_network_load(c->network, 0, stdout, &error);
+  if (c->t == NULL)
+    return wisp_cli_fail(error);
+  c->tier = net_default_tier(c->t);
+  if (c->tier_s && !wisp_cli_network_model(c->tier_s, &c->tier, &error)) {
+    fprintf(stderr, "wisp collbench: %s\n", error->message);
+    g_clear_error(&error);
+    return 2;
+  }
+  if (c->group_s == NULL && (status = default_group(c->t, c->network, c->n_ranks, c->ranks)) != 0)
+    return status;
+  c->pol = coll_policy_new_from_topo(c->t, &error);
+  if (c->pol == NULL)
+    return wisp_cli_fail(error);
+  if ((status = apply_library_options(c->pol, c->algo_s, c->library_s, c->proto_s, c->lib_set, c->warm, &c->lib)) != 0)
+    return status;
+  if (c->lib_params) {
+    coll_library_print_params(stdout, &c->lib);
+    *done = TRUE;
+    return 0;
+  }
+  if (c->chunks != 0) {
+    if (c->chunks < 1 || c->chunks > 1024) {
+      fprintf(stderr, "wisp collbench: --chunks must be 1..1024\n");
+      return 2;
+    }
+    coll_policy_set_chunks(c->pol, c->chunks);
+  }
+  return 0;
+}
+
+/* Checks the group, the root and the options that depend on the group,
+ * before anything is printed.  Returns 0, 1 or 2. */
+static int collbench_check_group(collbench_cli *c)
+{
+  GError *error = NULL;
+  const int *rk = (const int *)(void *)c->ranks->data;
+  int n = (int)c->ranks->len;
+  if (c->root < 0)
+    c->root = rk[0];
+  coll_desc probe = { .type = ET_COLL_BROADCAST, .bytes = 0, .ranks = rk, .n_ranks = n, .root = c->root };
+  if (!coll_desc_check(c->t, &probe, &error))
+    return wisp_cli_fail(error);
+  if (c->any_moe && (c->mc.experts < n || c->mc.experts % n != 0)) {
+    fprintf(stderr, "wisp collbench: --moe-experts %d must be a positive multiple of the group size %d (experts are "
+                    "placed contiguously, E/n per rank)\n", c->mc.experts, n);
+    return 2;
+  }
+  if (c->svg != NULL && c->compare_csv == NULL) {
+    fprintf(stderr, "wisp collbench: --svg draws a --compare-csv run; give --compare-csv FILE too\n");
+    return 2;
+  }
+  if (c->compare_csv != NULL && (c->op != NULL || c->sizes_s != NULL || c->json != NULL || c->compare)) {
+    fprintf(stderr, "wisp collbench: --compare-csv takes the collective and sizes from the file and prints a table "
+                    "only; drop --op, --sizes, --json and --compare\n");
+    return 2;
+  }
+  return 0;
+}
+
+/* The tables: the JSON output opened first (an unwritable path fails
+ * before the runs), the header, one table per operation, the summary,
+ * --compare's report, the JSON.  Returns 0 or 1. */
+static int collbench_tables(collbench_cli *c)
+{
+  GError *error = NULL;
+  int status = 0;
+  const int *rk = (const int *)(void *)c->ranks->data;
+  int n = (int)c->ranks->len;
+  wisp_afile *jf = NULL;
+  if (c->json) {
+    jf = wisp_afile_open(c->json, &error);
+    if (jf == NULL)
+      return wisp_cli_fail(error);
+  }
+  gboolean show_lib = coll_library_has_engine(c->lib.kind);
+  printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s, library %s (registration %s%s)\n",
+         c->network, net_tier_name(c->tier), n, c->algo_s ? c->algo_s : "config/auto", coll_library_name(c->lib.kind),
+         coll_reg_mode_name(c->lib.reg), c->lib.sdma ? ", SDMA" : "");
+  coll_library_stats lsum;
+  memset(&lsum, 0, sizeof lsum);
+  double t0 = wisp_wall_seconds();
+  double bus_sum = 0;
+  guint bus_n = 0;
+  for (guint o = 0; o < c->ops->len; o++)
+    if ((status = run_op_table(c->t, c->tier, c->pol, rk, n, c->root, g_array_index(c->ops, collbench_op, o), &c->mc,
+                               c->sizes, show_lib, c->rows, &lsum, &bus_sum, &bus_n)) != 0)
+      goto out;
+  printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
+  if (show_lib)
+    coll_library_print_stats(stdout, &lsum);
+  if (c->compare && !coll_library_report(stdout, NULL, c->t, c->tier, &c->lib, rk, n, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  fprintf(stderr, "wisp: collbench: %u rows in %.3f s\n", c->rows->len, wisp_wall_seconds() - t0);
+  if (jf) {
+    wisp_afile *f = jf;
+    jf = NULL;
+    if (!write_json(f, c->network, c->tier, rk, n, (const collbench_row *)(void *)c->rows->data, c->rows->len, c->t,
+                    &c->lib, &lsum, c->compare, &c->mc, c->any_moe, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+  }
+  if (fflush(stdout) != 0) {
+    fprintf(stderr, "wisp collbench: cannot write to standard output\n");
+    status = 1;
+  }
+out:
+  if (jf)
+    wisp_afile_abort(jf);
+  return status;
+}
+
+/* Runs the parsed command line: setup, checks, then --compare-csv's table
+ * or the collbench tables.  Returns the exit status. */
+static int collbench_main(collbench_cli *c, int argc)
+{
+  c->ops = g_array_new(FALSE, FALSE, sizeof(collbench_op));
+  c->sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  c->ranks = g_array_new(FALSE, FALSE, sizeof(int));
+  c->rows = g_array_new(FALSE, FALSE, sizeof(collbench_row));
+  gboolean done = FALSE;
+  int status = collbench_setup(c, argc, &done);
+  if (status == 0 && !done)
+    status = collbench_check_group(c);
+  if (status == 0 && !done && c->compare_csv != NULL) {
+    GError *error = NULL;
+    if (!run_compare(c->compare_csv, c->compare_table, c->svg, c->network, c->t, c->tier, c->pol,
+                     (const int *)(void *)c->ranks->data, (int)c->ranks->len, c->root, &error))
+      status = wisp_cli_fail(error);
+  } else if (status == 0 && !done) {
+    status = collbench_tables(c);
+  }
+  g_array_free(c->ops, TRUE);
+  g_array_free(c->sizes, TRUE);
+  g_array_free(c->ranks, TRUE);
+  g_array_free(c->rows, TRUE);
+  coll_policy_free(c->pol);
+  if (c->t)
+    topo_free(c->t);
+  return status;
+}
+
 int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
@@ -532,13 +865,6 @@ int wisp_cmd_collbench(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   int status = 0;
-  GArray *ops = g_array_new(FALSE, FALSE, sizeof(collbench_op));
-  GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  GArray *ranks = g_array_new(FALSE, FALSE, sizeof(int));
-  GArray *rows = g_array_new(FALSE, FALSE, sizeof(collbench_row));
-  topo *t = NULL;
-  coll_policy *pol = NULL;
-  wisp_afile *jf = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "wisp collbench: %s (see `wisp collbench --help`)\n", error->message);
     g_clear_error(&error);
@@ -551,260 +877,16 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = 2;
     goto out;
   }
-  gboolean any_moe = FALSE;
-  if (op != NULL && !parse_ops(op, ops, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  for (guint o = 0; o < ops->len; o++)
-    any_moe = any_moe || g_array_index(ops, collbench_op, o).moe != MOE_NONE;
-  if (zipf_s != NULL) {
-    char *end = NULL;
-    mc.zipf = g_ascii_strtod(zipf_s, &end);
-    if (end == zipf_s || *end != '\0' || !isfinite(mc.zipf) || mc.zipf < 0 || mc.zipf > 16) {
-      fprintf(stderr, "wisp collbench: --moe-zipf '%s': give a number from 0 to 16 (e.g. 0.25)\n", zipf_s);
-      status = 2;
-      goto out;
-    }
-  }
-  if (seed_s != NULL) {
-    char *end = NULL;
-    errno = 0;
-    mc.seed = g_ascii_strtoull(seed_s, &end, 10);
-    if (errno != 0 || end == seed_s || *end != '\0' || seed_s[0] == '-') {
-      fprintf(stderr, "wisp collbench: --seed '%s': give a non-negative integer\n", seed_s);
-      status = 2;
-      goto out;
-    }
-  }
-  if (mc.tokens < 1 || mc.tokens > (1 << 24) || mc.topk < 1 || mc.experts < 1 || mc.experts > (1 << 20) ||
-      mc.topk > mc.experts || mc.hidden < 1 || mc.hidden > (1 << 24)) {
-    fprintf(stderr, "wisp collbench: --moe-tokens (1..16777216), --moe-experts (1..1048576), --moe-topk (1..experts) "
-                    "and --moe-hidden (1..16777216) are out of range\n");
-    status = 2;
-    goto out;
-  }
-  if (network == NULL || argc != 1) {
-    fprintf(stderr, "wisp collbench: give --network CONFIG and no other arguments (see `wisp collbench --help`)\n");
-    status = 2;
-    goto out;
-  }
-  if (n_ranks != 0 && group_s != NULL) {
-    fprintf(stderr, "wisp collbench: give either --ranks or --group, not both\n");
-    status = 2;
-    goto out;
-  }
-  if ((op == NULL && !parse_ops("all_reduce", ops, &error)) ||
-      !parse_sizes(sizes_s ? sizes_s : "64K,1M,64M,1G", sizes, &error) ||
-      (group_s && !parse_group(group_s, ranks, &error))) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  t = wisp_cli_network_load(network, 0, stdout, &error);
-  if (t == NULL) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  net_tier tier = net_default_tier(t);
-  if (tier_s && !wisp_cli_network_model(tier_s, &tier, &error)) {
-    fprintf(stderr, "wisp collbench: %s\n", error->message);
-    g_clear_error(&error);
-    status = 2;
-    goto out;
-  }
-  if (group_s == NULL) {
-    int total = topo_n_ranks(t);
-    if (n_ranks < 0 || n_ranks > total) {
-      fprintf(stderr, "wisp collbench: --ranks %d: the network %s has %d ranks\n", n_ranks, network, total);
-      status = 2;
-      goto out;
-    }
-    int n = n_ranks ? n_ranks : total;
-    for (int i = 0; i < n; i++)
-      g_array_append_val(ranks, i);
-  }
-  pol = coll_policy_new_from_topo(t, &error);
-  if (pol == NULL) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  coll_library_params lib = *coll_policy_library(pol);
-  int nccl_algo = COLL_NALGO_AUTO;
-  if (algo_s) {
-    coll_algo a;
-    if (coll_nccl_algo_from_name(algo_s, &nccl_algo) && !coll_algo_from_name(algo_s, &a)) {
-      /* An NCCL-only name (nvls_tree): applies to library nccl. */
-    } else if (!coll_algo_from_name(algo_s, &a)) {
-      fprintf(stderr, "wisp collbench: --algo: unknown algorithm '%s'\n", algo_s);
-      status = 2;
-      goto out;
-    } else {
-      nccl_algo = COLL_NALGO_AUTO;
-      coll_policy_force(pol, a);
-    }
-  }
-  if (library_s) {
-    coll_library_kind k;
-    if (!coll_library_from_name(library_s, &k)) {
-      fprintf(stderr, "wisp collbench: --library must be nccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep or "
-                      "cann-ep-zerocopy, not '%s'\n", library_s);
-      status = 2;
-      goto out;
-    }
-    if (k != lib.kind)
-      coll_library_params_default(k, &lib);
-  }
-  if (nccl_algo != COLL_NALGO_AUTO)
-    lib.nccl_algo = nccl_algo;
-  if (proto_s && !coll_proto_from_name(proto_s, &lib.nccl_proto)) {
-    fprintf(stderr, "wisp collbench: --proto must be LL, LL128, Simple or auto, not '%s'\n", proto_s);
-    status = 2;
-    goto out;
-  }
-  for (int i = 0; lib_set && lib_set[i]; i++) {
-    char *eq = strchr(lib_set[i], '=');
-    if (eq == NULL) {
-      fprintf(stderr, "wisp collbench: --library-set '%s': give KEY=VALUE\n", lib_set[i]);
-      status = 2;
-      goto out;
-    }
-    *eq = '\0';
-    if (!coll_library_params_set(&lib, lib_set[i], eq + 1, &error)) {
-      status = wisp_cli_fail(error);
-      goto out;
-    }
-  }
-  if (warm && lib.reg == COLL_REG_JIT)
-    lib.reg = COLL_REG_POOL;
-  coll_policy_set_library(pol, &lib);
-  if (lib_params) {
-    coll_library_print_params(stdout, &lib);
-    goto out;
-  }
-  if (chunks != 0) {
-    if (chunks < 1 || chunks > 1024) {
-      fprintf(stderr, "wisp collbench: --chunks must be 1..1024\n");
-      status = 2;
-      goto out;
-    }
-    coll_policy_set_chunks(pol, chunks);
-  }
-  const int *rk = (const int *)(void *)ranks->data;
-  int n = (int)ranks->len;
-  if (root < 0)
-    root = rk[0];
-  /* Check the group (and the root) before printing anything. */
-  coll_desc probe = { .type = ET_COLL_BROADCAST, .bytes = 0, .ranks = rk, .n_ranks = n, .root = root };
-  if (!coll_desc_check(t, &probe, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  if (any_moe && (mc.experts < n || mc.experts % n != 0)) {
-    fprintf(stderr, "wisp collbench: --moe-experts %d must be a positive multiple of the group size %d (experts are "
-                    "placed contiguously, E/n per rank)\n", mc.experts, n);
-    status = 2;
-    goto out;
-  }
-  if (svg != NULL && compare_csv == NULL) {
-    fprintf(stderr, "wisp collbench: --svg draws a --compare-csv run; give --compare-csv FILE too\n");
-    status = 2;
-    goto out;
-  }
-  if (compare_csv != NULL && (op != NULL || sizes_s != NULL || json != NULL || compare)) {
-    fprintf(stderr, "wisp collbench: --compare-csv takes the collective and sizes from the file and prints a table "
-                    "only; drop --op, --sizes, --json and --compare\n");
-    status = 2;
-    goto out;
-  }
-  if (compare_csv != NULL) {
-    if (!run_compare(compare_csv, compare_table, svg, network, t, tier, pol, rk, n, root, &error))
-      status = wisp_cli_fail(error);
-    goto out;
-  }
-  if (json) {
-    /* Open the output first so that an unwritable path fails before the runs. */
-    jf = wisp_afile_open(json, &error);
-    if (jf == NULL) {
-      status = wisp_cli_fail(error);
-      goto out;
-    }
-  }
-  gboolean show_lib = coll_library_has_engine(lib.kind);
-  printf("# wisp collbench: network %s, tier %s, %d ranks, algorithm %s, library %s (registration %s%s)\n", network,
-         net_tier_name(tier), n, algo_s ? algo_s : "config/auto", coll_library_name(lib.kind),
-         coll_reg_mode_name(lib.reg), lib.sdma ? ", SDMA" : "");
-  coll_library_stats lsum;
-  memset(&lsum, 0, sizeof lsum);
-  double t0 = wisp_wall_seconds();
-  double bus_sum = 0;
-  guint bus_n = 0;
-  for (guint o = 0; o < ops->len; o++) {
-    et_coll_type type = g_array_index(ops, collbench_op, o).type;
-    collbench_moe moe = g_array_index(ops, collbench_op, o).moe;
-    printf("#\n# %s\n", op_name(type, moe));
-    if (moe != MOE_NONE)
-      printf("# all_to_allv of the MoE routing: %d tokens per rank, top-%d of %d experts, Zipf %g, seed %" G_GUINT64_FORMAT
-             ", %d B per token (%s)\n", mc.tokens, mc.topk, mc.experts, mc.zipf, mc.seed,
-             mc.hidden * (moe == MOE_DISPATCH ? MOE_DISPATCH_ELEM_BYTES : MOE_COMBINE_ELEM_BYTES),
-             moe == MOE_DISPATCH ? "FP8" : "BF16");
-    printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "size", "count", "type", "redop", "root", "time", "algbw",
-           "busbw");
-    if (show_lib)
-      printf(" %10s %5s %14s %10s %7s", "reg", "hits", "staging", "cores", "spread");
-    printf("  %s\n", "algorithm");
-    printf("# %12s %13s %7s %6s %6s %12s %8s %8s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
-    if (show_lib)
-      printf(" %10s %5s %14s %10s %7s", "(us)", "", "(B)", "(us)", "(%)");
-    printf("\n");
-    guint n_sizes = type == ET_COLL_BARRIER || moe != MOE_NONE ? 1 : sizes->len;
-    for (guint s = 0; s < n_sizes; s++) {
-      collbench_row row;
-      memset(&row, 0, sizeof row);
-      if (!run_row(t, tier, pol, rk, n, root, type, moe, &mc, g_array_index(sizes, uint64_t, s), &row, &error)) {
-        status = wisp_cli_fail(error);
-        goto out;
-      }
-      print_row(stdout, &row, show_lib);
-      stats_add(&lsum, &row.lstats);
-      if (type != ET_COLL_BARRIER) {
-        bus_sum += row.busbw;
-        bus_n++;
-      }
-      g_array_append_val(rows, row);
-    }
-  }
-  printf("# Avg bus bandwidth    : %g\n", bus_n ? bus_sum / bus_n : 0.0);
-  if (show_lib)
-    coll_library_print_stats(stdout, &lsum);
-  if (compare && !coll_library_report(stdout, NULL, t, tier, &lib, rk, n, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  fprintf(stderr, "wisp: collbench: %u rows in %.3f s\n", rows->len, wisp_wall_seconds() - t0);
-  if (jf) {
-    wisp_afile *f = jf;
-    jf = NULL;
-    if (!write_json(f, network, tier, rk, n, (const collbench_row *)(void *)rows->data, rows->len, t, &lib, &lsum,
-                    compare, &mc, any_moe, &error)) {
-      status = wisp_cli_fail(error);
-      goto out;
-    }
-  }
-  if (fflush(stdout) != 0) {
-    fprintf(stderr, "wisp collbench: cannot write to standard output\n");
-    status = 1;
-  }
+  collbench_cli c = {
+    .network = network, .op = op, .sizes_s = sizes_s, .group_s = group_s, .algo_s = algo_s, .json = json,
+    .tier_s = tier_s, .library_s = library_s, .zipf_s = zipf_s, .seed_s = seed_s, .proto_s = proto_s,
+    .compare_csv = compare_csv, .svg = svg, .compare_table = compare_table, .lib_set = lib_set,
+    .lib_params = lib_params, .compare = compare, .warm = warm, .n_ranks = n_ranks, .root = root, .chunks = chunks,
+    .mc = mc,
+  };
+  status = collbench_main(&c, argc);
 out:
-  if (jf)
-    wisp_afile_abort(jf);
   g_option_context_free(ctx);
-  g_array_free(ops, TRUE);
-  g_array_free(sizes, TRUE);
-  g_array_free(ranks, TRUE);
-  g_array_free(rows, TRUE);
-  coll_policy_free(pol);
-  if (t)
-    topo_free(t);
   g_free(network);
   g_free(op);
   g_free(sizes_s);

@@ -61,6 +61,80 @@ static gboolean parse_window(const char *s, sim_time_ps *from, sim_time_ps *to)
   return ok && (*to < 0 || *to > *from);
 }
 
+/* Loads the workload and the network (--network and --cluster are one
+ * option: presets are resized to the workload and the resize is printed),
+ * refuses an output that would overwrite an input before the replay prints
+ * anything, and opens the timeline when asked.  Returns 0 with *w, *t (and
+ * *tl when `timeline` is set) owned by the caller, or the exit status with
+ * nothing to free. */
+static int simulate_inputs(const char *network, int n_paths, char **paths, const wisp_load_options *lo,
+                           const char *timeline, const char *tl_ranks, sim_time_ps tl_from, sim_time_ps tl_to,
+                           et_workload **w, topo **t, study_timeline **tl)
+{
+  GError *error = NULL;
+  if (!wisp_cli_network_exists(network, &error))
+    return wisp_cli_fail(error);
+  *w = wisp_load_workload_paths((const char *const *)paths, n_paths, lo, &error);
+  if (*w == NULL)
+    return wisp_cli_fail(error);
+  if ((*t = wisp_cli_network_load(network, (*w)->n_ranks, stdout, &error)) == NULL || !wisp_output_check(&error) ||
+      (timeline && (*tl = study_timeline_open(timeline, *w, tl_ranks, tl_from, tl_to, &error)) == NULL)) {
+    et_workload_free(*w);
+    if (*t)
+      topo_free(*t);
+    *w = NULL;
+    *t = NULL;
+    return wisp_cli_fail(error);
+  }
+  return 0;
+}
+
+/* The outputs of `wisp simulate` besides the summary. */
+typedef struct {
+  const char *json, *timeline, *svg;
+  int max_rows;
+  gboolean chain;
+  double check_baseline;
+  wisp_run_metrics *metrics;  /* the metric catalog (off with --no-metrics) */
+} simulate_outputs;
+
+/* Prints the summary, the critical path and (for measured inputs) the
+ * baseline fidelity, then finishes the timeline and writes the JSON and SVG
+ * outputs and checks --check-baseline.  Returns the exit status. */
+static int simulate_report(const sim_result *r, const et_workload *w, const topo *t, study_timeline *tl,
+                           const simulate_outputs *o)
+{
+  GError *error = NULL;
+  int status = 0;
+  sim_report_print_summary(r, w, t, stdout, o->max_rows);
+  if (r->critical) {
+    sim_crit_print_summary(r->critical, w, stdout);
+    if (o->chain)
+      sim_crit_print_chain(r->critical, w, stdout, o->max_rows);
+  }
+  /* Baseline fidelity: simulated against measured, whenever the input
+   * came from a profile (it carries measured times). */
+  gboolean measured = has_measurements(r, w);
+  if (measured)
+    cal_print_baseline(r, w, stdout);
+  if (tl) {
+    uint64_t n_ev = study_timeline_events(tl);
+    if (study_timeline_finish(tl, r, &error))
+      printf("timeline: %s (%" G_GUINT64_FORMAT " slices)\n", o->timeline, n_ev);
+    else
+      status = wisp_cli_fail(error);
+  }
+  wisp_run_metrics_finish(o->metrics, r, w, stdout);
+  baseline_ctx bctx = {r, w, measured, o->metrics};
+  if (o->json && !sim_report_write_json_ext(r, w, t, o->json, add_baseline, &bctx, &error))
+    status = wisp_cli_fail(error);
+  if (status == 0 && o->check_baseline >= 0 && !cal_check_baseline(r, w, o->check_baseline, &error))
+    status = wisp_cli_fail(error);
+  if (o->svg && !study_svg_rank_breakdown(o->svg, "Per-rank step breakdown (simulated)", r, &error))
+    status = wisp_cli_fail(error);
+  return status;
+}
+
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
@@ -164,74 +238,20 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  if (!wisp_cli_network_exists(network ? network : cluster, &error)) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
-  if (w == NULL) {
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  /* --network and --cluster are one option: presets are resized to the
-   * workload and the resize is printed. */
-  if ((t = wisp_cli_network_load(network ? network : cluster, w->n_ranks, stdout, &error)) == NULL) {
-    et_workload_free(w);
-    status = wisp_cli_fail(error);
-    goto out;
-  }
-  /* Every input is loaded: an output that would overwrite one is refused
-   * before the replay prints anything. */
-  if (!wisp_output_check(&error)) {
-    et_workload_free(w);
-    topo_free(t);
-    status = wisp_cli_fail(error);
-    goto out;
-  }
   study_timeline *tl = NULL;
-  if (timeline) {
-    tl = study_timeline_open(timeline, w, tl_ranks, tl_from, tl_to, &error);
-    if (tl == NULL) {
-      et_workload_free(w);
-      topo_free(t);
-      status = wisp_cli_fail(error);
-      goto out;
-    }
+  if ((status = simulate_inputs(network ? network : cluster, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
+                                tl_to, &w, &t, &tl)) != 0)
+    goto out;
+  if (tl)
     opt.observer = study_timeline_observer(tl);
-  }
   wisp_run_metrics_watch(metrics, w, &opt);
   sim_result *r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
     study_timeline_abort(tl);
     status = wisp_cli_fail(error);
   } else {
-    sim_report_print_summary(r, w, t, stdout, max_rows);
-    if (r->critical) {
-      sim_crit_print_summary(r->critical, w, stdout);
-      if (chain)
-        sim_crit_print_chain(r->critical, w, stdout, max_rows);
-    }
-    /* Baseline fidelity: simulated against measured, whenever the input
-     * came from a profile (it carries measured times). */
-    gboolean measured = has_measurements(r, w);
-    if (measured)
-      cal_print_baseline(r, w, stdout);
-    if (tl) {
-      uint64_t n_ev = study_timeline_events(tl);
-      if (study_timeline_finish(tl, r, &error))
-        printf("timeline: %s (%" G_GUINT64_FORMAT " slices)\n", timeline, n_ev);
-      else
-        status = wisp_cli_fail(error);
-    }
-    wisp_run_metrics_finish(metrics, r, w, stdout);
-    baseline_ctx bctx = {r, w, measured, metrics};
-    if (json && !sim_report_write_json_ext(r, w, t, json, add_baseline, &bctx,
-                                           &error))
-      status = wisp_cli_fail(error);
-    if (status == 0 && check_baseline >= 0 && !cal_check_baseline(r, w, check_baseline, &error))
-      status = wisp_cli_fail(error);
-    if (svg && !study_svg_rank_breakdown(svg, "Per-rank step breakdown (simulated)", r, &error))
-      status = wisp_cli_fail(error);
+    simulate_outputs o = { json, timeline, svg, max_rows, chain, check_baseline, metrics };
+    status = simulate_report(r, w, t, tl, &o);
     sim_result_free(r);
   }
   et_workload_free(w);

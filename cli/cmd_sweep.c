@@ -25,6 +25,55 @@ static gboolean parse_shard(const char *s, int *k, int *n)
   return TRUE;
 }
 
+/* The sweep's summary (points, outputs, errors) and the baseline fidelity
+ * of the base point against the workload's measured step, checked against
+ * --check-baseline (MAX_PCT, < 0: unchecked).  Returns the exit status. */
+static int report_sweep(const study_spec *s, const et_workload *w, const study_sweep_stats *st, double check_baseline)
+{
+  int status = 0;
+  printf("sweep %s: %d points (%d simulated, %d kept from a previous run, %d in error) in %.2f s",
+         s->name, st->total, st->run, st->skipped, st->failed, st->wall_seconds);
+  if (st->run > 0 && st->wall_seconds > 0)
+    printf(", %.1f points/s", st->run / st->wall_seconds);
+  printf("\n  %s\n  %s\n", st->csv_path, st->jsonl_path);
+  if (st->svg_path)
+    printf("  %s\n", st->svg_path);
+  else
+    printf("  (no chart: no point finished)\n");
+  for (guint i = 0; st->errors && i < st->errors->len; i++)
+    fprintf(stderr, "wisp sweep: %s\n", (const char *)st->errors->pdata[i]);
+  if (st->failed)
+    status = 1;
+  sim_time_ps measured = sim_report_measured_step(w);
+  char a[32], b[32];
+  if (measured > 0) {
+    double err = 100.0 * (double)(st->base_step - measured) / (double)measured;
+    printf("baseline: base point simulated %s ns vs measured %s ns: error %+.2f %%\n",
+           wisp_ns_string(st->base_step, a), wisp_ns_string(measured, b), err);
+    if (check_baseline >= 0 && fabs(err) > check_baseline) {
+      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
+              "network (wisp calibrate) first\n", err, check_baseline);
+      status = 1;
+    }
+  } else if (check_baseline >= 0) {
+    fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time\n");
+    status = 1;
+  }
+  return status;
+}
+
+/* --list: the points of the spec, one line each with every axis value. */
+static void list_points(const study_spec *s)
+{
+  printf("%s: %d points (%s)\n", s->name, s->n_points, s->zip ? "zip" : "grid");
+  for (int p = 0; p < s->n_points; p++) {
+    printf("%6d", p);
+    for (int a = 0; a < s->n_axes; a++)
+      printf("  %s=%s", s->axes[a].key, study_spec_value(s, p, a));
+    printf("\n");
+  }
+}
+
 int wisp_cmd_sweep(int argc, char **argv)
 {
   char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL, *steps = NULL, *comm_group = NULL;
@@ -92,13 +141,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     goto out;
   }
   if (dry) {
-    printf("%s: %d points (%s)\n", s->name, s->n_points, s->zip ? "zip" : "grid");
-    for (int p = 0; p < s->n_points; p++) {
-      printf("%6d", p);
-      for (int a = 0; a < s->n_axes; a++)
-        printf("  %s=%s", s->axes[a].key, study_spec_value(s, p, a));
-      printf("\n");
-    }
+    list_points(s);
     goto out;
   }
   const char *wpath = workload ? workload : s->workload;
@@ -120,35 +163,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   if (!study_sweep_run(s, w, &o, &st, &error)) {
     status = wisp_cli_fail(error);
   } else {
-    printf("sweep %s: %d points (%d simulated, %d kept from a previous run, %d in error) in %.2f s",
-           s->name, st.total, st.run, st.skipped, st.failed, st.wall_seconds);
-    if (st.run > 0 && st.wall_seconds > 0)
-      printf(", %.1f points/s", st.run / st.wall_seconds);
-    printf("\n  %s\n  %s\n", st.csv_path, st.jsonl_path);
-    if (st.svg_path)
-      printf("  %s\n", st.svg_path);
-    else
-      printf("  (no chart: no point finished)\n");
-    for (guint i = 0; st.errors && i < st.errors->len; i++)
-      fprintf(stderr, "wisp sweep: %s\n", (const char *)st.errors->pdata[i]);
-    if (st.failed)
-      status = 1;
-    /* Baseline fidelity: the base point against the measured step. */
-    sim_time_ps measured = sim_report_measured_step(w);
-    char a[32], b[32];
-    if (measured > 0) {
-      double err = 100.0 * (double)(st.base_step - measured) / (double)measured;
-      printf("baseline: base point simulated %s ns vs measured %s ns: error %+.2f %%\n",
-             wisp_ns_string(st.base_step, a), wisp_ns_string(measured, b), err);
-      if (check_baseline >= 0 && fabs(err) > check_baseline) {
-        fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
-                "network (wisp calibrate) first\n", err, check_baseline);
-        status = 1;
-      }
-    } else if (check_baseline >= 0) {
-      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time\n");
-      status = 1;
-    }
+    status = report_sweep(s, w, &st, check_baseline);
   }
   g_free(dir);
 out:

@@ -10,6 +10,34 @@
 #include <math.h>
 #include <string.h>
 
+/* --svg: one bar per resource (n/a where doubling does not apply); when
+ * every bar is 0 the chart says why, with the first clause of what bounds
+ * the baseline's critical path. */
+static gboolean draw_utility_svg(const study_utility_result *u, const et_workload *w, const char *svg, GError **error)
+{
+  const char **labels = g_new0(const char *, u->rows->len + 1);
+  double *vals = g_new0(double, u->rows->len + 1);
+  int n = 0;
+  for (guint i = 0; i < u->rows->len; i++) {
+    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+    labels[n] = r->resource;
+    vals[n++] = r->applicable ? r->utility_pct : NAN; /* drawn as "n/a" */
+  }
+  char *title = g_strdup_printf("Utility of doubling each resource (T = %.3f ms)", (double)u->baseline.step_time / 1e9);
+  char *bound = u->baseline_critical ? sim_crit_bound_sentence(u->baseline_critical, w) : NULL;
+  if (bound && strchr(bound, ';'))
+    *strchr(bound, ';') = '\0';
+  char *zero_note = g_strdup_printf("every utility is 0 %%: %s", bound ? bound : "doubling any one of these "
+                                    "resources leaves the step time unchanged");
+  g_free(bound);
+  gboolean drew = study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n, zero_note, error);
+  g_free(zero_note);
+  g_free(title);
+  g_free(labels);
+  g_free(vals);
+  return drew;
+}
+
 int wisp_cmd_utility(int argc, char **argv)
 {
   char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL;
@@ -92,32 +120,8 @@ int wisp_cmd_utility(int argc, char **argv)
   }
   if (json && !study_utility_write_json(u, w, base, path, json, &error))
     status = wisp_cli_fail(error);
-  if (status == 0 && svg) {
-    const char **labels = g_new0(const char *, u->rows->len + 1);
-    double *vals = g_new0(double, u->rows->len + 1);
-    int n = 0;
-    for (guint i = 0; i < u->rows->len; i++) {
-      const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
-      labels[n] = r->resource;
-      vals[n++] = r->applicable ? r->utility_pct : NAN; /* drawn as "n/a" */
-    }
-    char *title = g_strdup_printf("Utility of doubling each resource (T = %.3f ms)", (double)u->baseline.step_time / 1e9);
-    /* When every bar is 0 the chart says why: the first clause of what
-     * bounds the baseline's critical path. */
-    char *bound = u->baseline_critical ? sim_crit_bound_sentence(u->baseline_critical, w) : NULL;
-    if (bound && strchr(bound, ';'))
-      *strchr(bound, ';') = '\0';
-    char *zero_note = g_strdup_printf("every utility is 0 %%: %s", bound ? bound : "doubling any one of these "
-                                      "resources leaves the step time unchanged");
-    g_free(bound);
-    gboolean drew = study_svg_bar_chart(svg, title, "utility (%)", labels, vals, n, zero_note, &error);
-    g_free(zero_note);
-    if (!drew)
-      status = wisp_cli_fail(error);
-    g_free(title);
-    g_free(labels);
-    g_free(vals);
-  }
+  if (status == 0 && svg && !draw_utility_svg(u, w, svg, &error))
+    status = wisp_cli_fail(error);
 out:
   study_utility_result_free(u);
   topo_variant_free(base);

@@ -1579,19 +1579,17 @@ static double dim0_gpu_bw(const topo *t)
  * NVLS-tree: NVLS inside the node, the network between, pipelined),
  * the efficiencies and the latencies.  O(n) time and memory (the rail
  * orders: O(rails * n)). */
-static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
+/* The nodes of the run's members, numbered in order of first appearance:
+ * members share a node when their coordinates above dimension 0 agree
+ * (graphs: one node).  node[m] gets member m's node; returns the count.
+ * O(n x dims). */
+static int nccl_nodes(const coll_rt *c, const coll_run *r, int *node)
 {
   const topo *t = c->t;
-  const coll_library_params *lp = &c->pol.lib;
   int n = r->n;
-  r->nccl = TRUE;
-  r->force_flat = r->force_dim0 = r->force_outer = COLL_ALGO_AUTO;
-  r->inv_eff_intra = r->inv_eff_inter = 1.0;
   int nd = topo_n_dims(t);
   gboolean dims_ok = !topo_is_graph(t) && nd >= 1;
-  /* Nodes, in order of first appearance. */
   int64_t *key = g_new(int64_t, (size_t)n);
-  int *node = g_new(int, (size_t)n);
   int n_nodes = 0;
   GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
   for (int m = 0; m < n; m++) {
@@ -1608,7 +1606,19 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
     }
   }
   g_hash_table_destroy(seen);
-  int ppn = n / MAX(n_nodes, 1);
+  g_free(key);
+  return n_nodes;
+}
+
+/* The communicator NCCL's tuner sees: ranks, nodes, SM version, NVLink
+ * and NIC bandwidths, network latency and overhead, NVLS, channels. */
+static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int ppn, coll_nccl_comm *out)
+{
+  const topo *t = c->t;
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
+  int nd = topo_n_dims(t);
+  gboolean dims_ok = !topo_is_graph(t) && nd >= 1;
   coll_nccl_comm cm = { 0 };
   cm.n_ranks = n;
   cm.n_nodes = n_nodes;
@@ -1626,12 +1636,14 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   cm.net_overhead_us = (double)lp->net_overhead / 1e6;
   cm.nvls = c->pol.in_switch_reduction && dims_ok && topo_dim_kind(t, 0) == TOPO_KIND_SWITCH && lp->sm >= 90;
   cm.channels = lp->channels;
-  coll_nccl_model *mdl = g_new(coll_nccl_model, 1);
-  coll_nccl_model_build(&cm, mdl);
-  coll_nccl_func f = nccl_func_of(r->prim);
-  uint64_t s = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : coll_algbw_bytes(d->type, d->bytes, n);
-  /* A forced algorithm: the library's (NCCL_ALGO), else the config's or
-   * --algo's wisp name where it names an NCCL algorithm. */
+  *out = cm;
+}
+
+/* The algorithm forced on the tuner: the library's (NCCL_ALGO), else the
+ * config's or --algo's wisp name where it names an NCCL algorithm. */
+static int nccl_forced_algo(const coll_rt *c, const coll_run *r, int n_nodes)
+{
+  const coll_library_params *lp = &c->pol.lib;
   int fa = lp->nccl_algo;
   if (fa == COLL_NALGO_AUTO && c->pol.n_algo[r->prim] != 0) {
     coll_algo w = c->pol.algo[r->prim][0];
@@ -1642,19 +1654,18 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
     else if (w == COLL_ALGO_NVLS)
       fa = n_nodes > 1 ? COLL_NALGO_NVLS_TREE : COLL_NALGO_NVLS;
   }
-  coll_nccl_algo a;
-  coll_proto p;
-  coll_nccl_select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
-  r->nalgo = a;
-  r->proto = p;
-  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE, s);
-  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE, s);
-  double base_us = 0, hop_us = 0;
-  coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
-  sim_time_ps base_ps = 0;
-  wisp_ps_from_us(base_us, &base_ps);
-  r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
-  r->hop_us = hop_us;
+  return fa;
+}
+
+/* The pipeline of the chosen algorithm and protocol: slice bytes of a
+ * ring broadcast/reduce, chunk bytes of a tree, and the slices a
+ * connection holds in flight (LL/LL128: as fine as COLL_NCCL_MAX_CHUNKS
+ * allows; flow tier: one). */
+static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *mdl, coll_nccl_func f,
+                          coll_nccl_algo a, coll_proto p, uint64_t s)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
   if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE))
     r->pipe_bytes = coll_nccl_slice_bytes(f, a, p, lp->buffsize) * (uint64_t)MAX(mdl->channels, 1);
   if (a == COLL_NALGO_TREE) {
@@ -1686,44 +1697,59 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
      * slice at 720 GB/s and 1 us). */
     r->fifo_chunks = 1;
   }
+}
+
+/* One ring per rail when the members fill n_nodes nodes of ppn GPUs each
+ * (r->lanes, r->lperm, r->linv); nothing when a node holds more or fewer.
+ * O(lanes x n). */
+static void nccl_rail_rings(coll_run *r, const int *node, int n_nodes, int ppn)
+{
+  int n = r->n;
+  /* One ring per rail: lane l visits node 0 from local rank l up to
+   * l-1, node 1 backwards from l-1 to l, and so on, so that every
+   * node-to-node hop joins two GPUs of the same rail (one NIC each). */
+  int lanes = MIN(ppn, 32);
+  int **loc = g_new(int *, n_nodes);
+  int *cnt = g_new0(int, n_nodes);
+  for (int k = 0; k < n_nodes; k++)
+    loc[k] = g_new(int, ppn);
+  gboolean uniform = TRUE;
+  for (int m = 0; m < n; m++) {
+    if (cnt[node[m]] >= ppn)
+      uniform = FALSE;
+    else
+      loc[node[m]][cnt[node[m]]++] = m;
+  }
+  if (uniform) {
+    r->lanes = lanes;
+    r->lperm = g_new(int, (size_t)lanes * (size_t)n);
+    r->linv = g_new(int, (size_t)lanes * (size_t)n);
+    for (int l = 0; l < lanes; l++)
+      for (int k = 0; k < n_nodes; k++)
+        for (int j = 0; j < ppn; j++) {
+          int li = k % 2 == 0 ? (l + j) % ppn : ((l - 1 - j) % ppn + ppn) % ppn;
+          int pos = k * ppn + j;
+          int m = loc[k][li];
+          r->lperm[(size_t)l * n + pos] = m;
+          r->linv[(size_t)l * n + m] = pos;
+        }
+  }
+  for (int k = 0; k < n_nodes; k++)
+    g_free(loc[k]);
+  g_free(loc);
+  g_free(cnt);
+}
+
+/* The wisp algorithms that carry out NCCL's choice a (function f) on this
+ * run: forced flat, per-dimension or outer algorithms, rail rings. */
+static void nccl_apply_algo(coll_run *r, coll_nccl_algo a, coll_nccl_func f, const int *node, int n_nodes, int ppn)
+{
+  int n = r->n;
   switch (a) {
   case COLL_NALGO_RING:
     r->force_flat = COLL_ALGO_RING;
-    if (n_nodes > 1 && ppn > 1 && ppn * n_nodes == n) {
-      /* One ring per rail: lane l visits node 0 from local rank l up to
-       * l-1, node 1 backwards from l-1 to l, and so on, so that every
-       * node-to-node hop joins two GPUs of the same rail (one NIC each). */
-      int lanes = MIN(ppn, 32);
-      int **loc = g_new(int *, n_nodes);
-      int *cnt = g_new0(int, n_nodes);
-      for (int k = 0; k < n_nodes; k++)
-        loc[k] = g_new(int, ppn);
-      gboolean uniform = TRUE;
-      for (int m = 0; m < n; m++) {
-        if (cnt[node[m]] >= ppn)
-          uniform = FALSE;
-        else
-          loc[node[m]][cnt[node[m]]++] = m;
-      }
-      if (uniform) {
-        r->lanes = lanes;
-        r->lperm = g_new(int, (size_t)lanes * (size_t)n);
-        r->linv = g_new(int, (size_t)lanes * (size_t)n);
-        for (int l = 0; l < lanes; l++)
-          for (int k = 0; k < n_nodes; k++)
-            for (int j = 0; j < ppn; j++) {
-              int li = k % 2 == 0 ? (l + j) % ppn : ((l - 1 - j) % ppn + ppn) % ppn;
-              int pos = k * ppn + j;
-              int m = loc[k][li];
-              r->lperm[(size_t)l * n + pos] = m;
-              r->linv[(size_t)l * n + m] = pos;
-            }
-      }
-      for (int k = 0; k < n_nodes; k++)
-        g_free(loc[k]);
-      g_free(loc);
-      g_free(cnt);
-    }
+    if (n_nodes > 1 && ppn > 1 && ppn * n_nodes == n)
+      nccl_rail_rings(r, node, n_nodes, ppn);
     if (r->n_g > 1 || r->lperm != NULL)
       plan_flat(r);
     break;
@@ -1758,8 +1784,45 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   default:
     break;
   }
+}
+
+/* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
+ * algorithm and protocol for this size, their efficiencies, base and
+ * per-hop latency, pipeline, and the wisp algorithms that carry it out.
+ * O(n x dims) plus the tuner's table. */
+static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
+  r->nccl = TRUE;
+  r->force_flat = r->force_dim0 = r->force_outer = COLL_ALGO_AUTO;
+  r->inv_eff_intra = r->inv_eff_inter = 1.0;
+  int *node = g_new(int, (size_t)n);
+  int n_nodes = nccl_nodes(c, r, node);
+  int ppn = n / MAX(n_nodes, 1);
+  coll_nccl_comm cm;
+  nccl_comm_of(c, r, n_nodes, ppn, &cm);
+  coll_nccl_model *mdl = g_new(coll_nccl_model, 1);
+  coll_nccl_model_build(&cm, mdl);
+  coll_nccl_func f = nccl_func_of(r->prim);
+  uint64_t s = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : coll_algbw_bytes(d->type, d->bytes, n);
+  int fa = nccl_forced_algo(c, r, n_nodes);
+  coll_nccl_algo a;
+  coll_proto p;
+  coll_nccl_select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
+  r->nalgo = a;
+  r->proto = p;
+  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE, s);
+  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE, s);
+  double base_us = 0, hop_us = 0;
+  coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
+  sim_time_ps base_ps = 0;
+  wisp_ps_from_us(base_us, &base_ps);
+  r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
+  r->hop_us = hop_us;
+  nccl_pipeline(c, r, mdl, f, a, p, s);
+  nccl_apply_algo(r, a, f, node, n_nodes, ppn);
   g_free(mdl);
-  g_free(key);
   g_free(node);
 }
 
@@ -1801,13 +1864,13 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
   }
 }
 
-static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
-                      coll_info *info, gboolean p2p)
+/* A new run of d for the members d->ranks: the root member, the internal
+ * byte count D (coll_sched.bytes) from Chakra's comm_size, and for
+ * all-to-allv its split matrix (D: the largest a member sends or
+ * receives, in *a2av_max).  O(n), all-to-allv O(n^2). */
+static coll_run *new_run(coll_rt *c, const coll_desc *d, coll_prim prim, coll_done_fn done, void *ctx,
+                         uint64_t cookie, gboolean p2p, uint64_t *a2av_max_out)
 {
-  coll_prim prim;
-  gboolean known = coll_prim_from_type(d->type, &prim);
-  g_assert(known);
-  g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
   coll_run *r = g_new0(coll_run, 1);
   r->lib = c;
   r->prim = prim;
@@ -1861,38 +1924,49 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
     }
     r->bytes = a2av_max;
   }
-  plan_grid(r, c->t);
-  if (c->pol.lib.kind == COLL_LIBRARY_NCCL && !p2p)
-    nccl_plan(c, r, d);
-  if (coll_library_has_engine(c->pol.lib.kind)) {
-    /* The libraries run the reference's flat operators over the whole
-     * group in communicator order (ring, halving-doubling, full mesh;
-     * §5.1), not wisp's per-dimension plans, unless the config names an
-     * algorithm for this collective. */
-    if (c->pol.n_algo[prim] == 0 || p2p)
-      plan_flat(r);
-    r->libmode = TRUE;
-    r->sync_mult = 1;
-    r->beta_ring_min = ring_beta_min(c->t, r->ranks, r->n);
-    const coll_library_params *lp = &c->pol.lib;
-    r->core_term = !lp->sdma && (prim == COLL_PRIM_ALL_TO_ALL || prim == COLL_PRIM_ALL_TO_ALLV ? lp->a2a_core_term
-                                                                                              : lp->fm_core_term);
-    if (c->fab == NULL) {
-      /* Member index = global rank.  O(ranks x dims) once per library. */
-      int nr = topo_n_ranks(c->t);
-      int *all = g_new(int, nr);
-      for (int i = 0; i < nr; i++)
-        all[i] = i;
-      c->fab = coll_library_fabric_new(c->t, lp, all, nr);
-      g_free(all);
-      c->parts = g_hash_table_new_full(part_key_hash, part_key_equal, g_free, g_free);
-      c->cores_free = g_new0(sim_time_ps, (size_t)nr);
-    }
-    if (g_hash_table_size(c->parts) >= PART_CACHE_MAX)
-      g_hash_table_remove_all(c->parts);
-    c->op_seq++;
+  *a2av_max_out = a2av_max;
+  return r;
+}
+
+/* A run under a library engine (hccl, stratacl, ...): flat operators over
+ * the whole group in communicator order unless the config names an
+ * algorithm, the core term, and the library's fabric and partition cache,
+ * made once per runtime. */
+static void library_plan(coll_rt *c, coll_run *r, coll_prim prim, gboolean p2p)
+{
+  /* The libraries run the reference's flat operators over the whole
+   * group in communicator order (ring, halving-doubling, full mesh;
+   * §5.1), not wisp's per-dimension plans, unless the config names an
+   * algorithm for this collective. */
+  if (c->pol.n_algo[prim] == 0 || p2p)
+    plan_flat(r);
+  r->libmode = TRUE;
+  r->sync_mult = 1;
+  r->beta_ring_min = ring_beta_min(c->t, r->ranks, r->n);
+  const coll_library_params *lp = &c->pol.lib;
+  r->core_term = !lp->sdma && (prim == COLL_PRIM_ALL_TO_ALL || prim == COLL_PRIM_ALL_TO_ALLV ? lp->a2a_core_term
+                                                                                            : lp->fm_core_term);
+  if (c->fab == NULL) {
+    /* Member index = global rank.  O(ranks x dims) once per library. */
+    int nr = topo_n_ranks(c->t);
+    int *all = g_new(int, nr);
+    for (int i = 0; i < nr; i++)
+      all[i] = i;
+    c->fab = coll_library_fabric_new(c->t, lp, all, nr);
+    g_free(all);
+    c->parts = g_hash_table_new_full(part_key_hash, part_key_equal, g_free, g_free);
+    c->cores_free = g_new0(sim_time_ps, (size_t)nr);
   }
-  plan_phases(r, &c->pol, c->t);
+  if (g_hash_table_size(c->parts) >= PART_CACHE_MAX)
+    g_hash_table_remove_all(c->parts);
+  c->op_seq++;
+}
+
+/* The chunks each member moves (lanes x the policy's chunks; NCCL's
+ * buffer-sized or sliced pipeline; one per lane for a barrier) and the
+ * run's per-slot state.  O(n x chunks x steps). */
+static void plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim)
+{
   if (r->lperm == NULL) {
     r->lanes = 1;
     for (int i = 0; i < r->n_phases; i++)
@@ -1925,6 +1999,24 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
     r->chunks_left[m] = r->n_chunks;
   r->members_left = r->n;
   r->scratch = g_new(coll_xfer, 2 * (size_t)r->n + 2);
+}
+
+static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *ctx, uint64_t cookie,
+                      coll_info *info, gboolean p2p)
+{
+  coll_prim prim;
+  gboolean known = coll_prim_from_type(d->type, &prim);
+  g_assert(known);
+  g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
+  uint64_t a2av_max = 0;
+  coll_run *r = new_run(c, d, prim, done, ctx, cookie, p2p, &a2av_max);
+  plan_grid(r, c->t);
+  if (c->pol.lib.kind == COLL_LIBRARY_NCCL && !p2p)
+    nccl_plan(c, r, d);
+  if (coll_library_has_engine(c->pol.lib.kind))
+    library_plan(c, r, prim, p2p);
+  plan_phases(r, &c->pol, c->t);
+  plan_chunks(c, r, d, prim);
   if (info != NULL) {
     memset(info, 0, sizeof *info);
     info->nccl_algo = -1;

@@ -61,26 +61,42 @@ gboolean coll_library_simulate(const topo *t, net_tier tier, const coll_library_
 static const uint64_t sizes[] = { 64u << 10, 128u << 10, 256u << 10, 512u << 10, 1u << 20, 4u << 20,
                                   8u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30 };
 
-gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier tier, const coll_library_params *base,
-                             const int *ranks, int n, GError **error)
-{
-  if (n < 2) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compare needs a group of at least 2 ranks");
-    return FALSE;
-  }
-  coll_library_params zc = variant(base, COLL_LIBRARY_HCCL_ZEROCOPY, COLL_REG_POOL);
-  coll_library_params hc = variant(base, COLL_LIBRARY_HCCL, COLL_REG_STAGING);
-  coll_library_params st = variant(base, COLL_LIBRARY_STRATACL, COLL_REG_ROA);
-  st.sdma = FALSE;
-  coll_library_fabric *f = coll_library_fabric_new(t, base, ranks, n);
-  if (j)
-    wisp_json_begin_object(j, "library_report");
+/* What every section of coll_library_report reads: the outputs (either
+ * may be NULL), the topology and tier, the base parameters and their three
+ * variants (hccl-zerocopy pooled, hccl staging, stratacl ROA without
+ * SDMA), the group and its fabric. */
+typedef struct {
+  FILE *out;
+  wisp_json *j;
+  const topo *t;
+  net_tier tier;
+  const coll_library_params *base;
+  coll_library_params zc, hc, st;
+  const int *ranks;
+  int n;
+  coll_library_fabric *f;
+} lr_ctx;
 
+/* Section: AllGather: full mesh (stratacl) vs ring (hccl-zerocopy) vs
+ * staging (hccl), simulated on the event model beside mode A, at every
+ * report size. */
+static gboolean report_ag(const lr_ctx *x, GError **error)
+{
+  FILE *out = x->out;
+  wisp_json *j = x->j;
+  const topo *t = x->t;
+  net_tier tier = x->tier;
+  const int *ranks = x->ranks;
+  int n = x->n;
+  coll_library_fabric *f = x->f;
+  coll_library_params zc = x->zc;
+  coll_library_params hc = x->hc;
+  coll_library_params st = x->st;
   /* 1. AllGather: full mesh (stratacl) vs ring (hccl-zerocopy) vs staging
    * (hccl), simulated on the event model beside mode A. */
   sim_time_ps sync0 = 0;
   if (!coll_library_simulate(t, tier, &zc, ET_COLL_ALL_GATHER, 0, ranks, n, NULL, &sync0, NULL, NULL, error))
-    goto fail;
+    return FALSE;
   if (out) {
     fprintf(out, "#\n# Library model, AllGather, %d ranks: full mesh (stratacl) vs ring (hccl-zerocopy, registered) vs "
                  "ring + staging (hccl)\n# sim = the event model `wisp simulate` runs, %s tier; A = mode A closed forms "
@@ -99,7 +115,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     if (!coll_library_simulate(t, tier, &zc, ET_COLL_ALL_GATHER, sizes[i], ranks, n, NULL, &sr, NULL, NULL, error) ||
         !coll_library_simulate(t, tier, &st, ET_COLL_ALL_GATHER, sizes[i], ranks, n, NULL, &sm, NULL, NULL, error) ||
         !coll_library_simulate(t, tier, &hc, ET_COLL_ALL_GATHER, sizes[i], ranks, n, NULL, &sh, NULL, NULL, error))
-      goto fail;
+      return FALSE;
     double sync = (double)r.sync_ps / (double)r.alg_ps;
     double ssync = (double)sync0 / (double)sr;
     /* nccl-tests busbw of an all-gather, (n - 1) M / T: bytes per ps x 1e3 = GB/s. */
@@ -135,7 +151,22 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
   }
   if (j)
     wisp_json_end_array(j);
+  return TRUE;
+}
 
+/* Section: AllReduce: full mesh vs halving-doubling (ring when n is not
+ * a power of two), 1 MiB and up. */
+static gboolean report_ar(const lr_ctx *x, GError **error)
+{
+  FILE *out = x->out;
+  wisp_json *j = x->j;
+  const topo *t = x->t;
+  net_tier tier = x->tier;
+  const int *ranks = x->ranks;
+  int n = x->n;
+  coll_library_fabric *f = x->f;
+  coll_library_params zc = x->zc;
+  coll_library_params st = x->st;
   /* 2. AllReduce: full mesh vs halving-doubling. */
   if (out) {
     fprintf(out, "#\n# AllReduce, %d ranks: full mesh vs %s (hccl-zerocopy); target R-OP-6: max base/fm over 1 MiB - 1 GiB "
@@ -151,7 +182,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     sim_time_ps sr = 0, sm = 0;
     if (!coll_library_simulate(t, tier, &zc, ET_COLL_ALL_REDUCE, sizes[i], ranks, n, NULL, &sr, NULL, NULL, error) ||
         !coll_library_simulate(t, tier, &st, ET_COLL_ALL_REDUCE, sizes[i], ranks, n, NULL, &sm, NULL, NULL, error))
-      goto fail;
+      return FALSE;
     if (out)
       fprintf(out, "  %10" G_GUINT64_FORMAT " %10.1f %10.1f %8.3f %8.3f\n", sizes[i], us(sr), us(sm),
               (double)sr / (double)sm, (double)r.time_ps / (double)m.time_ps);
@@ -167,7 +198,19 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
   }
   if (j)
     wisp_json_end_array(j);
+  return TRUE;
+}
 
+/* Section: Registration: the JIT cost table (N x S) and ROA vs JIT
+ * waits after an allocation-to-use gap. */
+static gboolean report_reg(const lr_ctx *x, GError **error)
+{
+  FILE *out = x->out;
+  wisp_json *j = x->j;
+  const topo *t = x->t;
+  const coll_library_params *base = x->base;
+  const int *ranks = x->ranks;
+  int n = x->n;
   /* 3. Registration. */
   static const int ns[] = { 2, 8, 32, 128 };
   static const uint64_t ss[] = { 2u << 20, 128u << 20, 1u << 30 };
@@ -240,7 +283,21 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     if (j)
       wisp_json_end_array(j);
   }
+  return TRUE;
+}
 
+/* Section: Core partitioning, simulated beside mode A: MoE dispatch
+ * (when 256 experts divide over n) and a uniform 128 MiB AllGather. */
+static gboolean report_part(const lr_ctx *x, GError **error)
+{
+  FILE *out = x->out;
+  wisp_json *j = x->j;
+  const topo *t = x->t;
+  net_tier tier = x->tier;
+  const int *ranks = x->ranks;
+  int n = x->n;
+  coll_library_fabric *f = x->f;
+  coll_library_params st = x->st;
   /* 4. Partitioning, simulated (spread and makespan reported by the
    * simulated op, coll_info.core_*) beside mode A (the partitioner on
    * the same loads): MoE dispatch from member 0 (R-PART-1 scenario when
@@ -270,7 +327,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
           !coll_library_simulate(t, tier, &lb, ET_COLL_ALL_TO_ALLV, 0, ranks, n, splits, &tb, &ib, NULL, error)) {
         g_free(ld);
         g_free(splits);
-        goto fail;
+        return FALSE;
       }
       sn += ia.core_spread / 20;
       sl += ib.core_spread / 20;
@@ -311,7 +368,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     sim_time_ps ta = 0, tb = 0;
     if (!coll_library_simulate(t, tier, &na, ET_COLL_ALL_GATHER, 128u << 20, ranks, n, NULL, &ta, &ia, NULL, error) ||
         !coll_library_simulate(t, tier, &lb, ET_COLL_ALL_GATHER, 128u << 20, ranks, n, NULL, &tb, &ib, NULL, error))
-      goto fail;
+      return FALSE;
     if (out)
       fprintf(out, "# Uniform AllGather 128 MiB, %d cores, sim (A): naive spread %.1f %% (%.1f), LPT %.2f %% (%.2f), "
                    "makespan %+.1f %% (%+.1f), policy %.1f us for %" G_GUINT64_FORMAT " units (%.1f us)%s\n",
@@ -332,7 +389,20 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
       wisp_json_end_object(j);
     }
   }
+  return TRUE;
+}
 
+/* Section: MoE dispatch and combine, simulated: StrataCL vs CANN-EP-
+ * zerocopy vs CANN-EP (when 256 experts divide over n). */
+static gboolean report_moe(const lr_ctx *x, GError **error)
+{
+  FILE *out = x->out;
+  wisp_json *j = x->j;
+  const topo *t = x->t;
+  net_tier tier = x->tier;
+  const coll_library_params *base = x->base;
+  const int *ranks = x->ranks;
+  int n = x->n;
   /* 5. MoE dispatch and combine (§8), simulated: StrataCL (this base) vs
    * CANN-EP-zerocopy (registered) vs CANN-EP (staging), Table 2's
    * columns, mean of 3 routings; needs 256 experts to divide over n. */
@@ -358,7 +428,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
           sim_time_ps tt = 0;
           if (!coll_library_simulate(t, tier, libs[l], ET_COLL_ALL_TO_ALLV, 0, ranks, n, sp, &tt, NULL, NULL, error)) {
             g_free(sp);
-            goto fail;
+            return FALSE;
           }
           tm[l] += us(tt) / 3;
         }
@@ -380,7 +450,21 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     if (j)
       wisp_json_end_array(j);
   }
+  return TRUE;
+}
 
+/* Section: SDMA offload vs MTE on a full-mesh AllGather: latency and
+ * core occupancy. */
+static gboolean report_sdma(const lr_ctx *x, GError **error)
+{
+  FILE *out = x->out;
+  wisp_json *j = x->j;
+  const topo *t = x->t;
+  net_tier tier = x->tier;
+  const int *ranks = x->ranks;
+  int n = x->n;
+  coll_library_fabric *f = x->f;
+  coll_library_params st = x->st;
   /* 6. SDMA offload, simulated beside mode A. */
   {
     coll_library_params sd = st;
@@ -401,7 +485,7 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
       coll_library_stats qa, qb;
       if (!coll_library_simulate(t, tier, &st, ET_COLL_ALL_GATHER, sz[i], ranks, n, NULL, &ta, NULL, &qa, error) ||
           !coll_library_simulate(t, tier, &sd, ET_COLL_ALL_GATHER, sz[i], ranks, n, NULL, &tb, NULL, &qb, error))
-        goto fail;
+        return FALSE;
       double lat = (double)tb / (double)ta;
       double occ = qb.core_occupancy_us / qa.core_occupancy_us - 1.0;
       if (out)
@@ -425,13 +509,32 @@ gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier ti
     if (j)
       wisp_json_end_array(j);
   }
-  if (j)
-    wisp_json_end_object(j);
-  coll_library_fabric_free(f);
   return TRUE;
-fail:
-  coll_library_fabric_free(f);
-  return FALSE;
+}
+
+gboolean coll_library_report(FILE *out, wisp_json *j, const topo *t, net_tier tier, const coll_library_params *base,
+                             const int *ranks, int n, GError **error)
+{
+  if (n < 2) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--compare needs a group of at least 2 ranks");
+    return FALSE;
+  }
+  lr_ctx x = {
+    .out = out, .j = j, .t = t, .tier = tier, .base = base, .ranks = ranks, .n = n,
+    .zc = variant(base, COLL_LIBRARY_HCCL_ZEROCOPY, COLL_REG_POOL),
+    .hc = variant(base, COLL_LIBRARY_HCCL, COLL_REG_STAGING),
+    .st = variant(base, COLL_LIBRARY_STRATACL, COLL_REG_ROA),
+  };
+  x.st.sdma = FALSE;
+  x.f = coll_library_fabric_new(t, base, ranks, n);
+  if (j)
+    wisp_json_begin_object(j, "library_report");
+  gboolean ok = report_ag(&x, error) && report_ar(&x, error) && report_reg(&x, error) && report_part(&x, error) &&
+                report_moe(&x, error) && report_sdma(&x, error);
+  if (ok && j)
+    wisp_json_end_object(j);
+  coll_library_fabric_free(x.f);
+  return ok;
 }
 
 void coll_library_print_params(FILE *out, const coll_library_params *p)

@@ -390,6 +390,93 @@ static gboolean parse_dims(hlo_ctx *c, const char **pp, char open, char close, u
   return TRUE;
 }
 
+/* Iota replica groups, [G,S]<=[d0,...]T(p0,...) at *pp: G groups of S
+ * ids, the ids 0..G*S-1 reshaped to d and transposed by the permutation
+ * (identity without T), read row by row.  Appends the ids and the group
+ * offsets; *pp moves past the form.  O(G x S x rank). */
+static gboolean parse_iota_groups(hlo_ctx *c, const char **pp, GArray *ids, GArray *off, GError **error)
+{
+  uint64_t gs[HLO_MAX_RANK], d[HLO_MAX_RANK], perm[HLO_MAX_RANK];
+  int ng, nd, np = 0;
+  if (!parse_dims(c, pp, '[', ']', gs, &ng, error))
+    return FALSE;
+  if (ng != 2) {
+    hlo_fail(error, c->start, *pp, "iota replica groups need [groups,size]");
+    return FALSE;
+  }
+  if ((*pp)[0] != '<' || (*pp)[1] != '=') {
+    hlo_fail(error, c->start, *pp, "expected '<=' in iota replica groups");
+    return FALSE;
+  }
+  *pp += 2;
+  if (!parse_dims(c, pp, '[', ']', d, &nd, error))
+    return FALSE;
+  if (**pp == 'T') {
+    (*pp)++;
+    if (!parse_dims(c, pp, '(', ')', perm, &np, error))
+      return FALSE;
+    if (np != nd) {
+      hlo_fail(error, c->start, *pp, "transpose permutation length differs from the reshape rank");
+      return FALSE;
+    }
+    uint64_t seen = 0;
+    for (int i = 0; i < np; i++) {
+      if (perm[i] >= (uint64_t) nd || (seen & (UINT64_C(1) << perm[i]))) {
+        hlo_fail(error, c->start, *pp, "transpose is not a permutation");
+        return FALSE;
+      }
+      seen |= UINT64_C(1) << perm[i];
+    }
+  } else {
+    for (int i = 0; i < nd; i++)
+      perm[i] = (uint64_t) i;
+    np = nd;
+  }
+  /* Without this, [G,0]<=[0] passes the size check below and G (any
+   * 64-bit number) empty groups would be appended one by one. */
+  if (gs[0] == 0 || gs[1] == 0) {
+    hlo_fail(error, c->start, *pp, "iota replica groups need at least one group of at least one id");
+    return FALSE;
+  }
+  unsigned __int128 total = 1;
+  for (int i = 0; i < nd; i++) {
+    total *= d[i];
+    if (total > HLO_MAX_IDS) {
+      hlo_fail(error, c->start, *pp, "iota replica groups hold more than 2^22 ids");
+      return FALSE;
+    }
+  }
+  if ((unsigned __int128) gs[0] * gs[1] != total) {
+    hlo_fail(error, c->start, *pp, "iota groups x size differs from the number of ids");
+    return FALSE;
+  }
+  /* Element k of the transposed array (shape d[perm[i]]) is the original
+   * flat index of the multi-index m with m[perm[i]] = k's i-th coordinate. */
+  uint64_t tdims[HLO_MAX_RANK], stride[HLO_MAX_RANK];
+  for (int i = 0; i < nd; i++)
+    tdims[i] = d[perm[i]];
+  uint64_t s = 1;
+  for (int i = nd - 1; i >= 0; i--) {
+    stride[i] = s;
+    s *= d[i];
+  }
+  g_array_set_size(ids, (guint) total);
+  for (uint64_t k = 0; k < (uint64_t) total; k++) {
+    uint64_t rem = k, v = 0;
+    for (int i = nd - 1; i >= 0; i--) {
+      uint64_t coord = rem % tdims[i];
+      rem /= tdims[i];
+      v += coord * stride[perm[i]];
+    }
+    g_array_index(ids, int64_t, (guint) k) = (int64_t) v;
+  }
+  for (uint64_t g = 1; g <= gs[0]; g++) {
+    uint32_t o = (uint32_t) (g * gs[1]);
+    g_array_append_val(off, o);
+  }
+  return TRUE;
+}
+
 static gboolean parse_groups_ctx(hlo_ctx *c, const char *p, const char **end, uint32_t *n_groups,
                                  uint32_t **group_off, int64_t **group_ids, GError **error)
 {
@@ -421,84 +508,8 @@ static gboolean parse_groups_ctx(hlo_ctx *c, const char *p, const char **end, ui
     p++;
   } else if (*p == '[') {
     /* Iota: [G,S]<=[d0,...]T(p0,...) */
-    uint64_t gs[HLO_MAX_RANK], d[HLO_MAX_RANK], perm[HLO_MAX_RANK];
-    int ng, nd, np = 0;
-    if (!parse_dims(c, &p, '[', ']', gs, &ng, error))
+    if (!parse_iota_groups(c, &p, ids, off, error))
       goto fail;
-    if (ng != 2) {
-      hlo_fail(error, c->start, p, "iota replica groups need [groups,size]");
-      goto fail;
-    }
-    if (p[0] != '<' || p[1] != '=') {
-      hlo_fail(error, c->start, p, "expected '<=' in iota replica groups");
-      goto fail;
-    }
-    p += 2;
-    if (!parse_dims(c, &p, '[', ']', d, &nd, error))
-      goto fail;
-    if (*p == 'T') {
-      p++;
-      if (!parse_dims(c, &p, '(', ')', perm, &np, error))
-        goto fail;
-      if (np != nd) {
-        hlo_fail(error, c->start, p, "transpose permutation length differs from the reshape rank");
-        goto fail;
-      }
-      uint64_t seen = 0;
-      for (int i = 0; i < np; i++) {
-        if (perm[i] >= (uint64_t) nd || (seen & (UINT64_C(1) << perm[i]))) {
-          hlo_fail(error, c->start, p, "transpose is not a permutation");
-          goto fail;
-        }
-        seen |= UINT64_C(1) << perm[i];
-      }
-    } else {
-      for (int i = 0; i < nd; i++)
-        perm[i] = (uint64_t) i;
-      np = nd;
-    }
-    /* Without this, [G,0]<=[0] passes the size check below and G (any
-     * 64-bit number) empty groups would be appended one by one. */
-    if (gs[0] == 0 || gs[1] == 0) {
-      hlo_fail(error, c->start, p, "iota replica groups need at least one group of at least one id");
-      goto fail;
-    }
-    unsigned __int128 total = 1;
-    for (int i = 0; i < nd; i++) {
-      total *= d[i];
-      if (total > HLO_MAX_IDS) {
-        hlo_fail(error, c->start, p, "iota replica groups hold more than 2^22 ids");
-        goto fail;
-      }
-    }
-    if ((unsigned __int128) gs[0] * gs[1] != total) {
-      hlo_fail(error, c->start, p, "iota groups x size differs from the number of ids");
-      goto fail;
-    }
-    /* Element k of the transposed array (shape d[perm[i]]) is the original
-     * flat index of the multi-index m with m[perm[i]] = k's i-th coordinate. */
-    uint64_t tdims[HLO_MAX_RANK], stride[HLO_MAX_RANK];
-    for (int i = 0; i < nd; i++)
-      tdims[i] = d[perm[i]];
-    uint64_t s = 1;
-    for (int i = nd - 1; i >= 0; i--) {
-      stride[i] = s;
-      s *= d[i];
-    }
-    g_array_set_size(ids, (guint) total);
-    for (uint64_t k = 0; k < (uint64_t) total; k++) {
-      uint64_t rem = k, v = 0;
-      for (int i = nd - 1; i >= 0; i--) {
-        uint64_t coord = rem % tdims[i];
-        rem /= tdims[i];
-        v += coord * stride[perm[i]];
-      }
-      g_array_index(ids, int64_t, (guint) k) = (int64_t) v;
-    }
-    for (uint64_t g = 1; g <= gs[0]; g++) {
-      uint32_t o = (uint32_t) (g * gs[1]);
-      g_array_append_val(off, o);
-    }
   } else {
     hlo_fail(error, c->start, p, "unrecognised replica_groups form (expected {...} or [G,S]<=[...])");
     goto fail;
@@ -681,6 +692,53 @@ static void size_collective(fe_hlo_instr *in, const char **reason)
   in->sized = TRUE;
 }
 
+/* The operand list after the opcode's '(' at *pp: "[shape] %name"
+ * separated by top-level commas, their sizes summed (the first's kept) and
+ * the first operand's name; *pp is left on the closing ')'. */
+static gboolean parse_operands(hlo_ctx *c, const char **pp, fe_hlo_instr *out, GError **error)
+{
+  const char *p = *pp;
+  p = skip_ws(p);
+  if (*p != ')') {
+    for (;;) {
+      p = skip_ws(p);
+      if (*p != '%' && *p != ')' && *p != ',') {
+        uint64_t b;
+        if (!parse_shape_rec(c, p, &p, &b, NULL, 0, error))
+          return FALSE;
+        if (out->n_operand_shapes == 0)
+          out->operand0_bytes = b;
+        if (out->operand_bytes > UINT64_MAX - b) {
+          hlo_fail(error, c->start, p, "operand sizes overflow 64 bits");
+          return FALSE;
+        }
+        out->operand_bytes += b;
+        out->n_operand_shapes++;
+        p = skip_ws(p);
+      }
+      if (*p == '%')
+        p++;
+      const char *on = p;
+      while (is_ident(*p))
+        p++;
+      if (out->n_operands == 0 && p > on)
+        out->operand0_name = g_strndup(on, (size_t) (p - on));
+      out->n_operands++;
+      p = skip_ws(p);
+      if (*p == ',') {
+        p++;
+        continue;
+      }
+      if (*p == ')')
+        break;
+      hlo_fail(error, c->start, p, "expected ',' or ')' in the operand list");
+      return FALSE;
+    }
+  }
+  *pp = p;
+  return TRUE;
+}
+
 gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **unsized_reason,
                             GError **error)
 {
@@ -720,43 +778,8 @@ gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **un
   out->kind = fe_hlo_classify(out->opcode, out->name, &out->phase);
   p++;
   /* Operands: "[shape] %name" separated by top-level commas. */
-  p = skip_ws(p);
-  if (*p != ')') {
-    for (;;) {
-      p = skip_ws(p);
-      if (*p != '%' && *p != ')' && *p != ',') {
-        uint64_t b;
-        if (!parse_shape_rec(&c, p, &p, &b, NULL, 0, error))
-          goto fail;
-        if (out->n_operand_shapes == 0)
-          out->operand0_bytes = b;
-        if (out->operand_bytes > UINT64_MAX - b) {
-          hlo_fail(error, text, p, "operand sizes overflow 64 bits");
-          goto fail;
-        }
-        out->operand_bytes += b;
-        out->n_operand_shapes++;
-        p = skip_ws(p);
-      }
-      if (*p == '%')
-        p++;
-      const char *on = p;
-      while (is_ident(*p))
-        p++;
-      if (out->n_operands == 0 && p > on)
-        out->operand0_name = g_strndup(on, (size_t) (p - on));
-      out->n_operands++;
-      p = skip_ws(p);
-      if (*p == ',') {
-        p++;
-        continue;
-      }
-      if (*p == ')')
-        break;
-      hlo_fail(error, text, p, "expected ',' or ')' in the operand list");
-      goto fail;
-    }
-  }
+  if (!parse_operands(&c, &p, out, error))
+    goto fail;
   p++;
   /* Attributes. */
   for (;;) {

@@ -9,7 +9,7 @@
  */
 #include "config.h"
 #include "simcore/sim.h"
-#include "simcore/sim_private.h"
+#include "simcore/sim_testhooks.h"
 
 #include <stdlib.h>
 #include <string.h>

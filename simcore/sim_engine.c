@@ -56,73 +56,10 @@
  */
 #include "config.h"
 #include "simcore/sim.h"
-#include "simcore/sim_private.h"
+#include "simcore/sim_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* A queued event: 48 bytes, payload inline. */
-typedef struct {
-  int64_t t;
-  sim_handler fn;
-  void *ctx;
-  uint64_t arg;
-  uint32_t slot;      /* names the event for cancellation */
-  uint32_t seq;       /* insertion sequence, for the checker only */
-  uint64_t pad;       /* keeps entries 16-byte aligned */
-} sim_qent;
-
-/* Buckets are singly linked lists of 4 KiB blocks drawn from a per-engine
- * free list: appending and draining are sequential, nothing is ever copied
- * to grow, and memory follows the live entries (plus at most one partial
- * block per bucket and SIM_FREE_BLOCKS spare blocks). */
-#define SIM_BLOCK_ENTRIES 84
-#define SIM_FREE_BLOCKS 256
-
-typedef struct sim_block {
-  struct sim_block *next;
-  uint32_t n;          /* entries written */
-  uint32_t pad;
-  sim_qent e[SIM_BLOCK_ENTRIES];
-} sim_block;
-
-typedef struct {
-  sim_block *head, *tail;
-  size_t len;          /* entries not yet consumed (tombstones included) */
-  int64_t min;         /* smallest time pushed since the bucket was last drained */
-  uint32_t head_pos;   /* entries already consumed from head (eq only) */
-} sim_bucket;
-
-#define SIM_NO_SLOT UINT32_MAX
-#define SIM_COMPACT_MIN 32
-#define SIM_LEVELS 8
-#define SIM_DIGITS 256
-
-struct sim_engine {
-  sim_bucket eq;       /* entries with t == last, consumed from the head */
-  sim_bucket bucket[SIM_LEVELS][SIM_DIGITS];
-  uint64_t mask[SIM_LEVELS][SIM_DIGITS / 64];
-  uint32_t level_mask; /* bit L set when level L has a non-empty bucket */
-  int64_t last;
-  size_t queued;       /* entries in the queue, tombstones included */
-  size_t tombstones;
-  sim_block *free_blocks;
-  uint32_t n_free_blocks;
-
-  /* Slots: one per pending event (tombstones included until reached). */
-  uint32_t *gen;       /* generation of the handle naming the slot, never 0 */
-  uint32_t *next_free; /* free-list links */
-  uint64_t *cancelled; /* bitmap: the slot's queued entry is a tombstone */
-  uint32_t n_slots, slot_cap;
-  uint32_t free_head;
-
-  uint32_t next_seq;
-  sim_time_ps now;
-  uint64_t processed;
-  size_t max_pending;
-  gboolean checked;
-  gboolean stop;
-};
 
 static inline gboolean is_cancelled(const sim_engine *sim, uint32_t slot)
 {
@@ -701,46 +638,4 @@ void sim_print_speed(const sim_engine *sim, double wall_seconds, FILE *out)
             (double)n / wall_seconds);
   else
     fprintf(out, "wisp: %" G_GUINT64_FORMAT " events in %.3f s (- events/s)\n", n, 0.0);
-}
-
-/* ---- test hooks (sim_private.h) ---- */
-
-void sim_debug_set_next_seq(sim_engine *sim, uint32_t seq)
-{
-  sim->next_seq = seq;
-}
-
-size_t sim_debug_queued_keys(const sim_engine *sim)
-{
-  return sim->queued;
-}
-
-/* Pointers to the first queued entry (eq head or lowest bucket) and the
- * last one (highest non-empty bucket's tail). */
-static void first_last(sim_engine *sim, sim_qent **first, sim_qent **last)
-{
-  *first = *last = NULL;
-  if (sim->eq.len > 0) {
-    *first = &sim->eq.head->e[sim->eq.head_pos];
-    *last = &sim->eq.tail->e[sim->eq.tail->n - 1];
-  }
-  for (int L = 0; L < SIM_LEVELS; L++)
-    for (int d = 0; d < SIM_DIGITS; d++) {
-      sim_bucket *b = &sim->bucket[L][d];
-      if (b->len == 0)
-        continue;
-      if (*first == NULL)
-        *first = &b->head->e[0];
-      *last = &b->tail->e[b->tail->n - 1];
-    }
-}
-
-void sim_debug_swap_first_last(sim_engine *sim)
-{
-  sim_qent *a, *b;
-  first_last(sim, &a, &b);
-  g_assert(a != NULL && b != NULL && a != b);
-  sim_qent x = *a;
-  *a = *b;
-  *b = x;
 }

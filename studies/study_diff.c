@@ -202,60 +202,56 @@ static void json_pair(wisp_json *j, const char *key, double a, double b, gboolea
   wisp_json_end_object(j);
 }
 
-gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, int max_rows, const char *json_path,
-                            GError **error)
-{
+/* Both reports and what the diff gathers from them: per-rank parts (two
+ * sides per rank), and per group and per collective type the records,
+ * bytes and time of each side, with their names in order. */
+typedef struct {
   report r[2];
-  gboolean ok = FALSE;
-  memset(r, 0, sizeof r);
-  GHashTable *groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  GHashTable *ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  GPtrArray *gorder = g_ptr_array_new_with_free_func(g_free), *oorder = g_ptr_array_new_with_free_func(g_free);
-  side_rank *ranks = NULL;
-  char *differ = NULL;
-  int n = 0;
-  if (!load_report(a_path, &r[0], error) || !load_report(b_path, &r[1], error) || !wisp_output_check(error))
-    goto out;
-  n = MAX(r[0].n_ranks, r[1].n_ranks);
-  ranks = g_new0(side_rank, 2 * (n ? n : 1));
-  for (int s = 0; s < 2; s++) {
-    const cJSON *e;
-    int i = 0;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r[s].doc, "ranks")) {
-      gboolean good = TRUE;
-      int rk = (int)num(e, "rank", r[s].path, &good);
-      side_rank x = {.have = TRUE};
-      for (int k = 0; k < 5; k++)
-        x.v[k] = num(e, rank_keys[k], r[s].path, &good);
-      if (!good || rk < 0 || rk >= n) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: ranks[%d] lacks a field of rank, %s, %s, %s, %s, %s "
-                    "or has a rank out of range", r[s].path, i, rank_keys[0], rank_keys[1], rank_keys[2],
-                    rank_keys[3], rank_keys[4]);
-        goto out;
-      }
-      ranks[2 * rk + s] = x;
-      i++;
-    }
-    if (!aggregate(&r[s], s, "group", groups, gorder, error) || !aggregate(&r[s], s, "op", ops, oorder, error))
-      goto out;
-  }
-  g_ptr_array_sort(gorder, cmp_names);
-  g_ptr_array_sort(oorder, cmp_names);
+  GHashTable *groups, *ops;
+  GPtrArray *gorder, *oorder;
+  side_rank *ranks;
+  int n;
+  char *differ;
+} diff_state;
 
-  differ = workload_difference(&r[0], &r[1]);
-  if (differ)
-    fprintf(stderr, "wisp: WARNING: %s\n", differ);
+/* The ranks array of side s: each rank's five parts into d->ranks. */
+static gboolean diff_read_ranks(diff_state *d, int s, GError **error)
+{
+  const cJSON *e;
+  int i = 0;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d->r[s].doc, "ranks")) {
+    gboolean good = TRUE;
+    int rk = (int)num(e, "rank", d->r[s].path, &good);
+    side_rank x = {.have = TRUE};
+    for (int k = 0; k < 5; k++)
+      x.v[k] = num(e, rank_keys[k], d->r[s].path, &good);
+    if (!good || rk < 0 || rk >= d->n) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: d->ranks[%d] lacks a field of rank, %s, %s, %s, %s, %s "
+                  "or has a rank out of range", d->r[s].path, i, rank_keys[0], rank_keys[1], rank_keys[2],
+                  rank_keys[3], rank_keys[4]);
+      return FALSE;
+    }
+    d->ranks[2 * rk + s] = x;
+    i++;
+  }
+  return TRUE;
+}
+
+/* The text diff: step time, per rank (at most max_rows ranks; < 0: all),
+ * per communicator group and per collective type. */
+static void diff_print(const diff_state *d, FILE *out, int max_rows, const char *a_path, const char *b_path)
+{
   fprintf(out, "A: %s\nB: %s\n", a_path, b_path);
-  if (r[0].n_ranks != r[1].n_ranks)
-    fprintf(out, "note: A has %d ranks, B has %d; ranks present in one report only show '-'\n", r[0].n_ranks,
-            r[1].n_ranks);
+  if (d->r[0].n_ranks != d->r[1].n_ranks)
+    fprintf(out, "note: A has %d ranks, B has %d; ranks present in one report only show '-'\n", d->r[0].n_ranks,
+            d->r[1].n_ranks);
   fprintf(out, "%-24s %14s %14s %14s %9s\n", "step time (ms)", "A", "B", "B - A", "change");
   fprintf(out, "%-24s", "step");
-  print_delta(out, r[0].step_ns, r[1].step_ns, TRUE, TRUE, 1e6);
+  print_delta(out, d->r[0].step_ns, d->r[1].step_ns, TRUE, TRUE, 1e6);
   fprintf(out, "\n\nper rank (ms):\n%-24s %14s %14s %14s %9s\n", "rank / part", "A", "B", "B - A", "change");
-  for (int k = 0; k < n; k++) {
+  for (int k = 0; k < d->n; k++) {
     if (max_rows >= 0 && k >= max_rows) {
-      fprintf(out, "... %d more ranks (see --json)\n", n - k);
+      fprintf(out, "... %d more ranks (see --json)\n", d->n - k);
       break;
     }
     static const char *const parts[5] = {"finish", "compute", "exposed comm", "overlapped comm", "idle"};
@@ -263,13 +259,13 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
       char label[48];
       g_snprintf(label, sizeof label, "%d %s", k, parts[p]);
       fprintf(out, "%-24s", label);
-      print_delta(out, ranks[2 * k].v[p], ranks[2 * k + 1].v[p], ranks[2 * k].have, ranks[2 * k + 1].have, 1e6);
+      print_delta(out, d->ranks[2 * k].v[p], d->ranks[2 * k + 1].v[p], d->ranks[2 * k].have, d->ranks[2 * k + 1].have, 1e6);
       fputc('\n', out);
     }
   }
   for (int t = 0; t < 2; t++) {
-    GHashTable *tbl = t ? ops : groups;
-    GPtrArray *order = t ? oorder : gorder;
+    GHashTable *tbl = t ? d->ops : d->groups;
+    GPtrArray *order = t ? d->oorder : d->gorder;
     fprintf(out, "\nper %s (records, bytes in MiB, summed collective time in ms):\n",
             t ? "collective type" : "communicator group");
     for (guint i = 0; i < order->len; i++) {
@@ -289,61 +285,94 @@ gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, i
     }
   }
 
-  if (json_path) {
-    wisp_afile *f = wisp_afile_open(json_path, error);
-    if (f == NULL)
-      goto out;
-    wisp_json j;
-    wisp_json_init(&j, wisp_afile_stream(f), 3);
+}
+
+/* --json: the same comparison as the text, written atomically. */
+static gboolean diff_write_json(const diff_state *d, const char *json_path, const char *a_path, const char *b_path,
+                                GError **error)
+{
+  wisp_afile *f = wisp_afile_open(json_path, error);
+  if (f == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(f), 3);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION);
+  wisp_json_string(&j, "kind", "diff");
+  wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
+  wisp_json_string(&j, "a", a_path);
+  wisp_json_string(&j, "b", b_path);
+  wisp_json_bool(&j, "same_workload", d->differ == NULL);
+  json_pair(&j, "step_time_ns", d->r[0].step_ns, d->r[1].step_ns, TRUE, TRUE);
+  wisp_json_begin_array(&j, "ranks");
+  for (int k = 0; k < d->n; k++) {
     wisp_json_begin_object(&j, NULL);
-    wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION);
-    wisp_json_string(&j, "kind", "diff");
-    wisp_json_string(&j, "wisp_version", PACKAGE_VERSION);
-    wisp_json_string(&j, "a", a_path);
-    wisp_json_string(&j, "b", b_path);
-    wisp_json_bool(&j, "same_workload", differ == NULL);
-    json_pair(&j, "step_time_ns", r[0].step_ns, r[1].step_ns, TRUE, TRUE);
-    wisp_json_begin_array(&j, "ranks");
-    for (int k = 0; k < n; k++) {
+    wisp_json_int(&j, "rank", k);
+    for (int p = 0; p < 5; p++)
+      json_pair(&j, rank_keys[p], d->ranks[2 * k].v[p], d->ranks[2 * k + 1].v[p], d->ranks[2 * k].have,
+                d->ranks[2 * k + 1].have);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  for (int t = 0; t < 2; t++) {
+    GHashTable *tbl = t ? d->ops : d->groups;
+    GPtrArray *order = t ? d->oorder : d->gorder;
+    wisp_json_begin_array(&j, t ? "op_types" : "groups");
+    for (guint i = 0; i < order->len; i++) {
+      side_agg *a = g_hash_table_lookup(tbl, order->pdata[i]);
       wisp_json_begin_object(&j, NULL);
-      wisp_json_int(&j, "rank", k);
-      for (int p = 0; p < 5; p++)
-        json_pair(&j, rank_keys[p], ranks[2 * k].v[p], ranks[2 * k + 1].v[p], ranks[2 * k].have,
-                  ranks[2 * k + 1].have);
+      wisp_json_string(&j, t ? "op" : "group", order->pdata[i]);
+      json_pair(&j, "records", a[0].count, a[1].count, a[0].have, a[1].have);
+      json_pair(&j, "bytes", a[0].bytes, a[1].bytes, a[0].have, a[1].have);
+      json_pair(&j, "time_us", a[0].time_us, a[1].time_us, a[0].have, a[1].have);
       wisp_json_end_object(&j);
     }
     wisp_json_end_array(&j);
-    for (int t = 0; t < 2; t++) {
-      GHashTable *tbl = t ? ops : groups;
-      GPtrArray *order = t ? oorder : gorder;
-      wisp_json_begin_array(&j, t ? "op_types" : "groups");
-      for (guint i = 0; i < order->len; i++) {
-        side_agg *a = g_hash_table_lookup(tbl, order->pdata[i]);
-        wisp_json_begin_object(&j, NULL);
-        wisp_json_string(&j, t ? "op" : "group", order->pdata[i]);
-        json_pair(&j, "records", a[0].count, a[1].count, a[0].have, a[1].have);
-        json_pair(&j, "bytes", a[0].bytes, a[1].bytes, a[0].have, a[1].have);
-        json_pair(&j, "time_us", a[0].time_us, a[1].time_us, a[0].have, a[1].have);
-        wisp_json_end_object(&j);
-      }
-      wisp_json_end_array(&j);
-    }
-    wisp_json_end_object(&j);
-    wisp_json_finish(&j);
-    if (!wisp_afile_commit(f, error))
-      goto out;
   }
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  if (!wisp_afile_commit(f, error))
+    return FALSE;
+  return TRUE;
+}
+
+gboolean study_diff_reports(const char *a_path, const char *b_path, FILE *out, int max_rows, const char *json_path,
+                            GError **error)
+{
+  diff_state d;
+  gboolean ok = FALSE;
+  memset(&d, 0, sizeof d);
+  d.groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  d.ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  d.gorder = g_ptr_array_new_with_free_func(g_free);
+  d.oorder = g_ptr_array_new_with_free_func(g_free);
+  if (!load_report(a_path, &d.r[0], error) || !load_report(b_path, &d.r[1], error) || !wisp_output_check(error))
+    goto out;
+  d.n = MAX(d.r[0].n_ranks, d.r[1].n_ranks);
+  d.ranks = g_new0(side_rank, 2 * (d.n ? d.n : 1));
+  for (int s = 0; s < 2; s++)
+    if (!diff_read_ranks(&d, s, error) || !aggregate(&d.r[s], s, "group", d.groups, d.gorder, error) ||
+        !aggregate(&d.r[s], s, "op", d.ops, d.oorder, error))
+      goto out;
+  g_ptr_array_sort(d.gorder, cmp_names);
+  g_ptr_array_sort(d.oorder, cmp_names);
+  d.differ = workload_difference(&d.r[0], &d.r[1]);
+  if (d.differ)
+    fprintf(stderr, "wisp: WARNING: %s\n", d.differ);
+  diff_print(&d, out, max_rows, a_path, b_path);
+  if (json_path && !diff_write_json(&d, json_path, a_path, b_path, error))
+    goto out;
   ok = TRUE;
 out:
-  g_free(differ);
+  g_free(d.differ);
   for (int s = 0; s < 2; s++) {
-    cJSON_Delete(r[s].doc);
-    g_free(r[s].path);
+    cJSON_Delete(d.r[s].doc);
+    g_free(d.r[s].path);
   }
-  g_free(ranks);
-  g_hash_table_destroy(groups);
-  g_hash_table_destroy(ops);
-  g_ptr_array_unref(gorder);
-  g_ptr_array_unref(oorder);
+  g_free(d.ranks);
+  g_hash_table_destroy(d.groups);
+  g_hash_table_destroy(d.ops);
+  g_ptr_array_unref(d.gorder);
+  g_ptr_array_unref(d.oorder);
   return ok;
 }

@@ -232,6 +232,174 @@ static char *resolve(const char *spec_path, const char *p)
   return r;
 }
 
+/* The spec's top-level scalars: sweep_version (1), name (used in file
+ * names; default the file's base name), workload and cluster (relative to
+ * the spec; a cluster that is no file is a preset name), set, combine
+ * (grid or zip) and base. */
+static gboolean parse_header(sp *cp, yaml_node_t *root, study_spec *s)
+{
+  sp c = *cp; /* the same file, document and error */
+  yaml_node_t *v;
+  const char *path = c.src;
+  GError **error = c.error;
+  const char *sv;
+  if (!(v = get(&c, root, "sweep_version"))) {
+    fail(&c, root, "the spec needs 'sweep_version: 1'");
+    return FALSE;
+  }
+  if (!need_scalar(&c, v, "sweep_version", &sv))
+    return FALSE;
+  if (strcmp(sv, "1") != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED, "%s:%d: sweep_version %s is not supported; this wisp "
+                "reads sweep_version 1", path, line_of(v), sv);
+    return FALSE;
+  }
+  const char *x;
+  if ((v = get(&c, root, "name"))) {
+    if (!need_scalar(&c, v, "name", &x))
+      return FALSE;
+    if (*x == '\0' || strpbrk(x, "/\\") || x[0] == '.') {
+      fail(&c, v, "'name' is used in file names: give letters, digits, '-' or '_'");
+      return FALSE;
+    }
+    s->name = g_strdup(x);
+  } else {
+    char *b = g_path_get_basename(path);
+    char *dot = strrchr(b, '.');
+    if (dot && dot != b)
+      *dot = '\0';
+    s->name = b;
+  }
+  if ((v = get(&c, root, "workload"))) {
+    if (!need_scalar(&c, v, "workload", &x))
+      return FALSE;
+    s->workload = resolve(path, x);
+  }
+  if (!(v = get(&c, root, "cluster"))) {
+    fail(&c, root, "the spec needs 'cluster: PRESET|CONFIG'");
+    return FALSE;
+  }
+  if (!need_scalar(&c, v, "cluster", &x))
+    return FALSE;
+  {
+    /* A path relative to the spec wins when it exists; else a preset name. */
+    char *r = resolve(path, x);
+    s->cluster = g_file_test(r, G_FILE_TEST_IS_REGULAR) ? r : (g_free(r), g_strdup(x));
+  }
+  if ((v = get(&c, root, "set")) && !parse_pairs(&c, v, "set", s->set_keys, s->set_values))
+    return FALSE;
+  s->zip = FALSE;
+  if ((v = get(&c, root, "combine"))) {
+    if (!need_scalar(&c, v, "combine", &x))
+      return FALSE;
+    if (strcmp(x, "zip") == 0)
+      s->zip = TRUE;
+    else if (strcmp(x, "grid") != 0) {
+      fail(&c, v, "'combine' must be grid or zip, got '%s'", x);
+      return FALSE;
+    }
+  }
+  if ((v = get(&c, root, "base"))) {
+    if (scalar(v) && strcmp(scalar(v), "first") == 0)
+      s->base_first = TRUE;
+    else if (!parse_pairs(&c, v, "base", s->base_keys, s->base_values))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Axis a of the spec, mapping m: its key (swept by no earlier axis) and
+ * its values, a non-empty list (at most STUDY_MAX_POINTS) or a range. */
+static gboolean parse_axis(sp *cp, yaml_node_t *m, int a, study_spec *s)
+{
+  static const char *const akeys[] = {"key", "values", "range", NULL};
+  sp c = *cp;
+  yaml_node_t *v;
+  const char *x;
+  char where[32];
+  g_snprintf(where, sizeof where, "axes[%d]", a);
+  if (!check_keys(&c, m, where, akeys))
+    return FALSE;
+  if (!(v = get(&c, m, "key"))) {
+    fail(&c, m, "'%s' needs 'key'", where);
+    return FALSE;
+  }
+  if (!need_scalar(&c, v, "key", &x))
+    return FALSE;
+  for (int b = 0; b < a; b++)
+    if (strcmp(s->axes[b].key, x) == 0) {
+      fail(&c, v, "key '%s' is swept by two axes; merge them", x);
+      return FALSE;
+    }
+  s->axes[a].key = g_strdup(x);
+  s->axes[a].line = line_of(m);
+  yaml_node_t *vals = get(&c, m, "values"), *rng = get(&c, m, "range");
+  if ((vals == NULL) == (rng == NULL)) {
+    fail(&c, m, "'%s' needs exactly one of 'values' (a list) or 'range'", where);
+    return FALSE;
+  }
+  if (vals) {
+    if (vals->type != YAML_SEQUENCE_NODE || vals->data.sequence.items.top == vals->data.sequence.items.start) {
+      fail(&c, vals, "'values' must be a non-empty list");
+      return FALSE;
+    }
+    for (yaml_node_item_t *i = vals->data.sequence.items.start; i < vals->data.sequence.items.top; i++) {
+      if (!need_scalar(&c, ynode(&c, *i), "values", &x))
+        return FALSE;
+      if (s->axes[a].values->len >= STUDY_MAX_POINTS) {
+        fail(&c, vals, "more than %d values", STUDY_MAX_POINTS);
+        return FALSE;
+      }
+      g_ptr_array_add(s->axes[a].values, g_strdup(x));
+    }
+  } else if (!parse_range(&c, rng, s->axes[a].values)) {
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The number of points (the product of the axes' lengths, or their
+ * common length with combine: zip; at most STUDY_MAX_POINTS) and the
+ * labels, one per point, allowed with zip only. */
+static gboolean count_points(sp *cp, yaml_node_t *root, study_spec *s)
+{
+  sp c = *cp;
+  const char *path = c.src, *x;
+  GError **error = c.error;
+  yaml_node_t *v;
+  /* Point count. */
+  int64_t n = s->zip ? (int64_t)s->axes[0].values->len : 1;
+  for (int a = 0; a < s->n_axes; a++) {
+    if (s->zip && s->axes[a].values->len != s->axes[0].values->len) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s:%d: combine: zip needs equally long axes, but '%s' has %u values and '%s' has %u", path,
+                  s->axes[a].line, s->axes[a].key, s->axes[a].values->len, s->axes[0].key, s->axes[0].values->len);
+      return FALSE;
+    }
+    if (!s->zip)
+      n *= s->axes[a].values->len;
+    if (n > STUDY_MAX_POINTS) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: the sweep has more than %d points; split it", path,
+                  STUDY_MAX_POINTS);
+      return FALSE;
+    }
+  }
+  s->n_points = (int)n;
+  if ((v = get(&c, root, "labels"))) {
+    if (!s->zip || v->type != YAML_SEQUENCE_NODE ||
+        (int)(v->data.sequence.items.top - v->data.sequence.items.start) != s->n_points) {
+      fail(&c, v, "'labels' needs combine: zip and one label per point (%d)", s->n_points);
+      return FALSE;
+    }
+    for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+      if (!need_scalar(&c, ynode(&c, *i), "labels", &x))
+        return FALSE;
+      g_ptr_array_add(s->labels, g_strdup(x));
+    }
+  }
+  return TRUE;
+}
+
 study_spec *study_spec_load(const char *path, GError **error)
 {
   char *text = NULL;
@@ -260,7 +428,7 @@ study_spec *study_spec_load(const char *path, GError **error)
     goto out;
   }
   have_doc = TRUE;
-  yaml_node_t *root = yaml_document_get_root_node(&doc), *v;
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
   if (root == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: the sweep spec is empty", path);
     goto out;
@@ -269,69 +437,8 @@ study_spec *study_spec_load(const char *path, GError **error)
                                      "combine", "labels", "base", "axes", NULL};
   if (!check_keys(&c, root, "sweep spec", keys))
     goto out;
-  const char *sv;
-  if (!(v = get(&c, root, "sweep_version"))) {
-    fail(&c, root, "the spec needs 'sweep_version: 1'");
+  if (!parse_header(&c, root, s))
     goto out;
-  }
-  if (!need_scalar(&c, v, "sweep_version", &sv))
-    goto out;
-  if (strcmp(sv, "1") != 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED, "%s:%d: sweep_version %s is not supported; this wisp "
-                "reads sweep_version 1", path, line_of(v), sv);
-    goto out;
-  }
-  const char *x;
-  if ((v = get(&c, root, "name"))) {
-    if (!need_scalar(&c, v, "name", &x))
-      goto out;
-    if (*x == '\0' || strpbrk(x, "/\\") || x[0] == '.') {
-      fail(&c, v, "'name' is used in file names: give letters, digits, '-' or '_'");
-      goto out;
-    }
-    s->name = g_strdup(x);
-  } else {
-    char *b = g_path_get_basename(path);
-    char *dot = strrchr(b, '.');
-    if (dot && dot != b)
-      *dot = '\0';
-    s->name = b;
-  }
-  if ((v = get(&c, root, "workload"))) {
-    if (!need_scalar(&c, v, "workload", &x))
-      goto out;
-    s->workload = resolve(path, x);
-  }
-  if (!(v = get(&c, root, "cluster"))) {
-    fail(&c, root, "the spec needs 'cluster: PRESET|CONFIG'");
-    goto out;
-  }
-  if (!need_scalar(&c, v, "cluster", &x))
-    goto out;
-  {
-    /* A path relative to the spec wins when it exists; else a preset name. */
-    char *r = resolve(path, x);
-    s->cluster = g_file_test(r, G_FILE_TEST_IS_REGULAR) ? r : (g_free(r), g_strdup(x));
-  }
-  if ((v = get(&c, root, "set")) && !parse_pairs(&c, v, "set", s->set_keys, s->set_values))
-    goto out;
-  s->zip = FALSE;
-  if ((v = get(&c, root, "combine"))) {
-    if (!need_scalar(&c, v, "combine", &x))
-      goto out;
-    if (strcmp(x, "zip") == 0)
-      s->zip = TRUE;
-    else if (strcmp(x, "grid") != 0) {
-      fail(&c, v, "'combine' must be grid or zip, got '%s'", x);
-      goto out;
-    }
-  }
-  if ((v = get(&c, root, "base"))) {
-    if (scalar(v) && strcmp(scalar(v), "first") == 0)
-      s->base_first = TRUE;
-    else if (!parse_pairs(&c, v, "base", s->base_keys, s->base_values))
-      goto out;
-  }
   yaml_node_t *axes = get(&c, root, "axes");
   if (axes == NULL || axes->type != YAML_SEQUENCE_NODE || axes->data.sequence.items.top == axes->data.sequence.items.start) {
     fail(&c, axes ? axes : root, "'axes' must be a non-empty list of {key, values} or {key, range}");
@@ -345,79 +452,11 @@ study_spec *study_spec_load(const char *path, GError **error)
   s->axes = g_new0(study_axis, s->n_axes);
   for (int a = 0; a < s->n_axes; a++)
     s->axes[a].values = g_ptr_array_new_with_free_func(g_free);
-  static const char *const akeys[] = {"key", "values", "range", NULL};
-  for (int a = 0; a < s->n_axes; a++) {
-    yaml_node_t *m = ynode(&c, axes->data.sequence.items.start[a]);
-    char where[32];
-    g_snprintf(where, sizeof where, "axes[%d]", a);
-    if (!check_keys(&c, m, where, akeys))
+  for (int a = 0; a < s->n_axes; a++)
+    if (!parse_axis(&c, ynode(&c, axes->data.sequence.items.start[a]), a, s))
       goto out;
-    if (!(v = get(&c, m, "key"))) {
-      fail(&c, m, "'%s' needs 'key'", where);
-      goto out;
-    }
-    if (!need_scalar(&c, v, "key", &x))
-      goto out;
-    for (int b = 0; b < a; b++)
-      if (strcmp(s->axes[b].key, x) == 0) {
-        fail(&c, v, "key '%s' is swept by two axes; merge them", x);
-        goto out;
-      }
-    s->axes[a].key = g_strdup(x);
-    s->axes[a].line = line_of(m);
-    yaml_node_t *vals = get(&c, m, "values"), *rng = get(&c, m, "range");
-    if ((vals == NULL) == (rng == NULL)) {
-      fail(&c, m, "'%s' needs exactly one of 'values' (a list) or 'range'", where);
-      goto out;
-    }
-    if (vals) {
-      if (vals->type != YAML_SEQUENCE_NODE || vals->data.sequence.items.top == vals->data.sequence.items.start) {
-        fail(&c, vals, "'values' must be a non-empty list");
-        goto out;
-      }
-      for (yaml_node_item_t *i = vals->data.sequence.items.start; i < vals->data.sequence.items.top; i++) {
-        if (!need_scalar(&c, ynode(&c, *i), "values", &x))
-          goto out;
-        if (s->axes[a].values->len >= STUDY_MAX_POINTS) {
-          fail(&c, vals, "more than %d values", STUDY_MAX_POINTS);
-          goto out;
-        }
-        g_ptr_array_add(s->axes[a].values, g_strdup(x));
-      }
-    } else if (!parse_range(&c, rng, s->axes[a].values)) {
-      goto out;
-    }
-  }
-  /* Point count. */
-  int64_t n = s->zip ? (int64_t)s->axes[0].values->len : 1;
-  for (int a = 0; a < s->n_axes; a++) {
-    if (s->zip && s->axes[a].values->len != s->axes[0].values->len) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%s:%d: combine: zip needs equally long axes, but '%s' has %u values and '%s' has %u", path,
-                  s->axes[a].line, s->axes[a].key, s->axes[a].values->len, s->axes[0].key, s->axes[0].values->len);
-      goto out;
-    }
-    if (!s->zip)
-      n *= s->axes[a].values->len;
-    if (n > STUDY_MAX_POINTS) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: the sweep has more than %d points; split it", path,
-                  STUDY_MAX_POINTS);
-      goto out;
-    }
-  }
-  s->n_points = (int)n;
-  if ((v = get(&c, root, "labels"))) {
-    if (!s->zip || v->type != YAML_SEQUENCE_NODE ||
-        (int)(v->data.sequence.items.top - v->data.sequence.items.start) != s->n_points) {
-      fail(&c, v, "'labels' needs combine: zip and one label per point (%d)", s->n_points);
-      goto out;
-    }
-    for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
-      if (!need_scalar(&c, ynode(&c, *i), "labels", &x))
-        goto out;
-      g_ptr_array_add(s->labels, g_strdup(x));
-    }
-  }
+  if (!count_points(&c, root, s))
+    goto out;
   ok = TRUE;
 out:
   if (have_doc)

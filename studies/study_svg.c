@@ -214,26 +214,24 @@ gboolean study_svg_line_chart(const char *path, const char *title, const char *x
   return study_svg_line_chart_opts(path, title, x_label, y_label, series, n_series, x_ticks, NULL, error);
 }
 
-gboolean study_svg_line_chart_opts(const char *path, const char *title, const char *x_label, const char *y_label,
-                                   const study_svg_series *series, int n_series, const char *const *x_ticks,
-                                   const study_svg_line_opts *o, GError **error)
+/* The data range of a line chart: x (log10 of x when *log_x; a value <= 0
+ * turns *log_x off, since it cannot go on a log axis) and y (from 0, finite
+ * values only), widened so neither is empty.  O(points). */
+static void line_range(const study_svg_series *series, int n_series, gboolean *log_x, double *xlo_out,
+                       double *xhi_out, double *ylo_out, double *yhi_out)
 {
-  static const study_svg_line_opts none = {0};
-  if (o == NULL)
-    o = &none;
-  gboolean lg = o->log_x;
-  /* x in plot coordinates: the value, or its log10 on a log axis. */
-#define XV(v) (lg ? log10(v) : (v))
+  gboolean lg = *log_x;
   double xlo = INFINITY, xhi = -INFINITY, ylo = 0, yhi = -INFINITY;
   for (int i = 0; i < n_series; i++)
     for (int k = 0; k < series[i].n; k++) {
       if (lg && !(series[i].x[k] > 0))
-        lg = FALSE; /* a value <= 0 cannot go on a log axis: fall back to linear */
+        lg = FALSE;
     }
   for (int i = 0; i < n_series; i++)
     for (int k = 0; k < series[i].n; k++) {
-      xlo = fmin(xlo, XV(series[i].x[k]));
-      xhi = fmax(xhi, XV(series[i].x[k]));
+      double xv = lg ? log10(series[i].x[k]) : series[i].x[k];
+      xlo = fmin(xlo, xv);
+      xhi = fmax(xhi, xv);
       if (isfinite(series[i].y[k])) {
         ylo = fmin(ylo, series[i].y[k]);
         yhi = fmax(yhi, series[i].y[k]);
@@ -249,6 +247,25 @@ gboolean study_svg_line_chart_opts(const char *path, const char *title, const ch
     xlo -= 1;
     xhi += 1;
   }
+  *log_x = lg;
+  *xlo_out = xlo;
+  *xhi_out = xhi;
+  *ylo_out = ylo;
+  *yhi_out = yhi;
+}
+
+gboolean study_svg_line_chart_opts(const char *path, const char *title, const char *x_label, const char *y_label,
+                                   const study_svg_series *series, int n_series, const char *const *x_ticks,
+                                   const study_svg_line_opts *o, GError **error)
+{
+  static const study_svg_line_opts none = {0};
+  if (o == NULL)
+    o = &none;
+  gboolean lg = o->log_x;
+  /* x in plot coordinates: the value, or its log10 on a log axis. */
+#define XV(v) (lg ? log10(v) : (v))
+  double xlo, xhi, ylo, yhi;
+  line_range(series, n_series, &lg, &xlo, &xhi, &ylo, &yhi);
   /* Times in ms are shown in the unit that fits the largest one. */
   double yscale = 1;
   char *ylab = NULL;

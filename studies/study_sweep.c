@@ -385,6 +385,90 @@ static int axis_number(const char *v, double *out)
   return 0;
 }
 
+/* The points of a sweep CSV's chart: x categories (the first axis's
+ * values), series keys (the other axes' values, at most 10 series), each
+ * point's x index, step time (ms) and series, and its name (label, else
+ * axis values); points in error and in further series are counted. */
+typedef struct {
+  GPtrArray *xs, *names, *pnames;
+  GArray *px, *py, *ps;
+  int dropped, in_error;
+} chart_points;
+
+/* Reads the CSV's point lines (after the header) into cp. */
+static void read_chart_points(char **lines, int n_axes, int step_col, int status_col, chart_points *cp)
+{
+  for (char **l = lines + 1; *l && **l; l++) {
+    GPtrArray *f = csv_split(*l);
+    if ((int)f->len <= status_col || strcmp(f->pdata[status_col], "ok") != 0) {
+      cp->in_error++; /* said in the title, not silently left out */
+      g_ptr_array_unref(f);
+      continue;
+    }
+    const char *x = f->pdata[2];
+    guint xi;
+    if (!g_ptr_array_find_with_equal_func(cp->xs, x, g_str_equal, &xi)) {
+      g_ptr_array_add(cp->xs, g_strdup(x));
+      xi = cp->xs->len - 1;
+    }
+    GString *key = g_string_new(NULL);
+    for (int a = 1; a < n_axes; a++)
+      g_string_append_printf(key, "%s%s", a > 1 ? ", " : "", (char *)f->pdata[2 + a]);
+    guint si;
+    if (!g_ptr_array_find_with_equal_func(cp->names, key->str, g_str_equal, &si)) {
+      if (cp->names->len >= 10) {
+        cp->dropped++;
+        g_string_free(key, TRUE);
+        g_ptr_array_unref(f);
+        continue;
+      }
+      g_ptr_array_add(cp->names, g_strdup(key->str));
+      si = cp->names->len - 1;
+    }
+    g_string_free(key, TRUE);
+    double x_v = xi, y_v = g_ascii_strtod(f->pdata[step_col], NULL) / 1e6;
+    int s_v = (int)si;
+    g_array_append_val(cp->px, x_v);
+    g_array_append_val(cp->py, y_v);
+    g_array_append_val(cp->ps, s_v);
+    /* Point name for the one-series fallback below: its label, else all its axis values. */
+    GString *pn = g_string_new(f->pdata[1]);
+    if (pn->len == 0)
+      for (int a = 0; a < n_axes; a++)
+        g_string_append_printf(pn, "%s%s", a ? " " : "", (char *)f->pdata[2 + a]);
+    g_ptr_array_add(cp->pnames, g_string_free(pn, FALSE));
+    g_ptr_array_unref(f);
+  }
+}
+
+/* One series per key of cp->names, holding its points in order; *sx and
+ * *sy get the arrays the series point into (the caller frees them). */
+static study_svg_series *split_series(const chart_points *cp, double ***sx_out, double ***sy_out)
+{
+  const GArray *px = cp->px, *py = cp->py, *ps = cp->ps;
+  int ns = (int)cp->names->len;
+  study_svg_series *series = g_new0(study_svg_series, ns ? ns : 1);
+  double **sx = g_new0(double *, ns ? ns : 1), **sy = g_new0(double *, ns ? ns : 1);
+  for (int i = 0; i < ns; i++) {
+    sx[i] = g_new0(double, px->len);
+    sy[i] = g_new0(double, px->len);
+    series[i].label = cp->names->pdata[i];
+  }
+  for (guint k = 0; k < px->len; k++) {
+    int si = g_array_index(ps, int, k);
+    sx[si][series[si].n] = g_array_index(px, double, k);
+    sy[si][series[si].n] = g_array_index(py, double, k);
+    series[si].n++;
+  }
+  for (int i = 0; i < ns; i++) {
+    series[i].x = sx[i];
+    series[i].y = sy[i];
+  }
+  *sx_out = sx;
+  *sy_out = sy;
+  return series;
+}
+
 static gboolean chart_from_csv(const char *csv, const char *title, const char *path, gboolean *written,
                                GError **error)
 {
@@ -409,53 +493,15 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     g_strfreev(lines);
     return TRUE;
   }
-  GPtrArray *xs = g_ptr_array_new_with_free_func(g_free);      /* x categories */
-  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);   /* series keys */
-  GArray *px = g_array_new(FALSE, FALSE, sizeof(double)), *py = g_array_new(FALSE, FALSE, sizeof(double));
-  GArray *ps = g_array_new(FALSE, FALSE, sizeof(int));
-  GPtrArray *pnames = g_ptr_array_new_with_free_func(g_free);
-  int dropped = 0, in_error = 0;
-  for (char **l = lines + 1; *l && **l; l++) {
-    GPtrArray *f = csv_split(*l);
-    if ((int)f->len <= status_col || strcmp(f->pdata[status_col], "ok") != 0) {
-      in_error++; /* said in the title, not silently left out */
-      g_ptr_array_unref(f);
-      continue;
-    }
-    const char *x = f->pdata[2];
-    guint xi;
-    if (!g_ptr_array_find_with_equal_func(xs, x, g_str_equal, &xi)) {
-      g_ptr_array_add(xs, g_strdup(x));
-      xi = xs->len - 1;
-    }
-    GString *key = g_string_new(NULL);
-    for (int a = 1; a < n_axes; a++)
-      g_string_append_printf(key, "%s%s", a > 1 ? ", " : "", (char *)f->pdata[2 + a]);
-    guint si;
-    if (!g_ptr_array_find_with_equal_func(names, key->str, g_str_equal, &si)) {
-      if (names->len >= 10) {
-        dropped++;
-        g_string_free(key, TRUE);
-        g_ptr_array_unref(f);
-        continue;
-      }
-      g_ptr_array_add(names, g_strdup(key->str));
-      si = names->len - 1;
-    }
-    g_string_free(key, TRUE);
-    double x_v = xi, y_v = g_ascii_strtod(f->pdata[step_col], NULL) / 1e6;
-    int s_v = (int)si;
-    g_array_append_val(px, x_v);
-    g_array_append_val(py, y_v);
-    g_array_append_val(ps, s_v);
-    /* Point name for the one-series fallback below: its label, else all its axis values. */
-    GString *pn = g_string_new(f->pdata[1]);
-    if (pn->len == 0)
-      for (int a = 0; a < n_axes; a++)
-        g_string_append_printf(pn, "%s%s", a ? " " : "", (char *)f->pdata[2 + a]);
-    g_ptr_array_add(pnames, g_string_free(pn, FALSE));
-    g_ptr_array_unref(f);
-  }
+  chart_points cpts = {
+    .xs = g_ptr_array_new_with_free_func(g_free), .names = g_ptr_array_new_with_free_func(g_free),
+    .pnames = g_ptr_array_new_with_free_func(g_free), .px = g_array_new(FALSE, FALSE, sizeof(double)),
+    .py = g_array_new(FALSE, FALSE, sizeof(double)), .ps = g_array_new(FALSE, FALSE, sizeof(int)),
+  };
+  read_chart_points(lines, n_axes, step_col, status_col, &cpts);
+  GPtrArray *xs = cpts.xs, *names = cpts.names, *pnames = cpts.pnames;
+  GArray *px = cpts.px, *py = cpts.py, *ps = cpts.ps;
+  int dropped = cpts.dropped, in_error = cpts.in_error;
   /* Zipped sweeps (every combination of the other axes occurs once) read
    * better as one line over the points, labelled by point. */
   gboolean one_line = names->len > 1 && names->len == px->len;
@@ -491,23 +537,8 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
     lopt.log_x = vmin > 0 && vmax > 10 * vmin;
   }
   int ns = (int)names->len;
-  study_svg_series *series = g_new0(study_svg_series, ns ? ns : 1);
-  double **sx = g_new0(double *, ns ? ns : 1), **sy = g_new0(double *, ns ? ns : 1);
-  for (int i = 0; i < ns; i++) {
-    sx[i] = g_new0(double, px->len);
-    sy[i] = g_new0(double, px->len);
-    series[i].label = names->pdata[i];
-  }
-  for (guint k = 0; k < px->len; k++) {
-    int si = g_array_index(ps, int, k);
-    sx[si][series[si].n] = g_array_index(px, double, k);
-    sy[si][series[si].n] = g_array_index(py, double, k);
-    series[si].n++;
-  }
-  for (int i = 0; i < ns; i++) {
-    series[i].x = sx[i];
-    series[i].y = sy[i];
-  }
+  double **sx, **sy;
+  study_svg_series *series = split_series(&cpts, &sx, &sy);
   /* Tick labels follow series 0's points (all categories when it covers them). */
   const char **ticks = g_new0(const char *, px->len + 1);
   for (int k = 0; !numeric && ns > 0 && k < series[0].n; k++)
@@ -550,6 +581,129 @@ static gboolean chart_from_csv(const char *csv, const char *title, const char *p
 
 /* ---- run ---- */
 
+/* The utility reference point: the base with the spec's base values (or
+ * every axis's first value with base: first) applied, simulated.  *bs
+ * gets its summary. */
+static gboolean sweep_base_point(const sweep_ctx *c, study_summary *bs, GError **error)
+{
+  const study_spec *s = c->s;
+  topo_variant *ref = topo_variant_copy(c->base);
+  sim_replay_options ref_opt = c->opt;
+  gboolean ok = TRUE;
+  if (s->base_first) {
+    for (int a = 0; a < s->n_axes && ok; a++)
+      ok = study_spec_apply(s->axes[a].key, study_spec_value(s, 0, a), ref, &ref_opt, error);
+  } else {
+    for (guint i = 0; i < s->base_keys->len && ok; i++)
+      ok = study_spec_apply(s->base_keys->pdata[i], s->base_values->pdata[i], ref, &ref_opt, error);
+  }
+  ok = ok && study_run_point(c->w, ref, &ref_opt, bs, error);
+  topo_variant_free(ref);
+  return ok;
+}
+
+/* Rows are reused (--resume) and merged only when they come from the same
+ * inputs: the spec's bytes, the resolved cluster with `set` applied (the
+ * YAML minus its first line, which names the local path), the run options
+ * and the workload's content.  Returns their SHA-256. */
+static char *sweep_digest(const sweep_ctx *c)
+{
+  const study_spec *s = c->s;
+  GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+  char *yaml = topo_variant_to_yaml(c->base), *wd = study_workload_digest(c->w);
+  const char *body = strchr(yaml, '\n');
+  char *opts = g_strdup_printf("slots=%u algo=%d:%d tier=%d:%d", c->opt.compute_slots, c->opt.has_algo,
+                               (int)c->opt.algo, c->opt.has_tier, (int)c->opt.tier);
+  g_checksum_update(ck, (const guchar *)s->digest, -1);
+  g_checksum_update(ck, (const guchar *)(body ? body : yaml), -1);
+  g_checksum_update(ck, (const guchar *)opts, -1);
+  if (sim_levers_active(&c->opt.levers)) {
+    /* Only when set, so sweeps without levers keep their digests. */
+    char *lv = sim_levers_describe(&c->opt.levers);
+    g_checksum_update(ck, (const guchar *)lv, -1);
+    g_free(lv);
+  }
+  g_checksum_update(ck, (const guchar *)wd, -1);
+  char *digest = g_strdup(g_checksum_get_string(ck));
+  g_checksum_free(ck);
+  g_free(yaml);
+  g_free(wd);
+  g_free(opts);
+  return digest;
+}
+
+/* The reason of a point in error, for the terminal: "point P (key=value
+ * ...): error: ..." from its CSV row (the text up to nl), appended to
+ * st->errors. */
+static void note_point_error(const study_spec *s, int p, const char *text, const char *nl, study_sweep_stats *st)
+{
+  char *row = g_strndup(text, (gsize)(nl - text));
+  GPtrArray *f = csv_split(row);
+  GString *why = g_string_new(NULL);
+  g_string_append_printf(why, "point %d (", p);
+  for (int a = 0; a < s->n_axes && 2 + a < (int)f->len; a++)
+    g_string_append_printf(why, "%s%s=%s", a ? " " : "", s->axes[a].key, (char *)f->pdata[2 + a]);
+  g_string_append_printf(why, "): %s", f->len ? (char *)f->pdata[f->len - 1] : "error");
+  if (st->errors == NULL)
+    st->errors = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(st->errors, g_string_free(why, FALSE));
+  g_ptr_array_unref(f);
+  g_free(row);
+}
+
+/* Assembles this shard's outputs from the row files, in point order (the
+ * points in `mine`): NAME[.shard-K-of-N].csv and .jsonl, and the chart
+ * when not sharded; counts the points in error. */
+static gboolean sweep_assemble(const sweep_ctx *c, const study_sweep_options *o, const GArray *mine, int shard_k,
+                               int shard_n, study_sweep_stats *st, GError **error)
+{
+  const study_spec *s = c->s;
+  gboolean ok = TRUE;
+  GString *csv = g_string_new(NULL), *jsonl = g_string_new(NULL);
+  char *h = csv_header(s);
+  g_string_append(csv, h);
+  g_free(h);
+  for (guint i = 0; i < mine->len && ok; i++) {
+    int p = g_array_index(mine, int, i);
+    char *path = point_file(c, p), *text = NULL;
+    if (!point_done(c, p) || !g_file_get_contents(path, &text, NULL, NULL)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: the row of point %d is missing or incomplete; rerun "
+                  "with --resume", path, p);
+      ok = FALSE;
+    } else {
+      char *nl = strchr(text, '\n');
+      g_string_append_len(csv, text, nl - text + 1);
+      g_string_append(jsonl, nl + 1);
+      if (strstr(nl + 1, "\"status\": \"error\"")) {
+        st->failed++;
+        note_point_error(s, p, text, nl, st);
+      }
+    }
+    g_free(text);
+    g_free(path);
+  }
+  char *stem = shard_n > 1 ? g_strdup_printf("%s.shard-%d-of-%d", s->name, shard_k, shard_n) : g_strdup(s->name);
+  char *prefix = g_build_filename(o->out_dir, stem, NULL);
+  g_free(stem);
+  st->csv_path = g_strconcat(prefix, ".csv", NULL);
+  st->jsonl_path = g_strconcat(prefix, ".jsonl", NULL);
+  ok = ok && wisp_write_file_atomic(st->csv_path, csv->str, csv->len, error) &&
+       wisp_write_file_atomic(st->jsonl_path, jsonl->str, jsonl->len, error);
+  if (ok && shard_n == 1) {
+    st->svg_path = g_strconcat(prefix, ".svg", NULL);
+    char *title = g_strdup_printf("%s: simulated step time", s->name);
+    gboolean written = FALSE;
+    ok = chart_from_csv(csv->str, title, st->svg_path, &written, error);
+    if (!written) /* no point finished: there is nothing to draw, and no chart to list */
+      g_clear_pointer(&st->svg_path, g_free);
+    g_free(title);
+  }
+  g_free(prefix);
+  g_string_free(csv, TRUE);
+  g_string_free(jsonl, TRUE);
+  return ok;
+}
+
 gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_sweep_options *o,
                          study_sweep_stats *st, GError **error)
 {
@@ -579,19 +733,8 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   c.base = base;
 
   /* The utility reference point. */
-  topo_variant *ref = topo_variant_copy(base);
-  sim_replay_options ref_opt = c.opt;
-  gboolean ok = TRUE;
-  if (s->base_first) {
-    for (int a = 0; a < s->n_axes && ok; a++)
-      ok = study_spec_apply(s->axes[a].key, study_spec_value(s, 0, a), ref, &ref_opt, error);
-  } else {
-    for (guint i = 0; i < s->base_keys->len && ok; i++)
-      ok = study_spec_apply(s->base_keys->pdata[i], s->base_values->pdata[i], ref, &ref_opt, error);
-  }
   study_summary bs;
-  ok = ok && study_run_point(w, ref, &ref_opt, &bs, error);
-  topo_variant_free(ref);
+  gboolean ok = sweep_base_point(&c, &bs, error);
   if (!ok) {
     g_prefix_error(error, "%s: the base point: ", s->path);
     topo_variant_free(base);
@@ -599,32 +742,7 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   }
   c.base_step = bs.step_time;
   st->base_step = bs.step_time;
-  {
-    /* Rows are reused (--resume) and merged only when they come from the
-     * same inputs: the spec's bytes, the resolved cluster with `set`
-     * applied (the YAML minus its first line, which names the local path),
-     * the run options and the workload's content. */
-    GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
-    char *yaml = topo_variant_to_yaml(base), *wd = study_workload_digest(w);
-    const char *body = strchr(yaml, '\n');
-    char *opts = g_strdup_printf("slots=%u algo=%d:%d tier=%d:%d", c.opt.compute_slots, c.opt.has_algo,
-                                 (int)c.opt.algo, c.opt.has_tier, (int)c.opt.tier);
-    g_checksum_update(ck, (const guchar *)s->digest, -1);
-    g_checksum_update(ck, (const guchar *)(body ? body : yaml), -1);
-    g_checksum_update(ck, (const guchar *)opts, -1);
-    if (sim_levers_active(&c.opt.levers)) {
-      /* Only when set, so sweeps without levers keep their digests. */
-      char *lv = sim_levers_describe(&c.opt.levers);
-      g_checksum_update(ck, (const guchar *)lv, -1);
-      g_free(lv);
-    }
-    g_checksum_update(ck, (const guchar *)wd, -1);
-    c.digest = g_strdup(g_checksum_get_string(ck));
-    g_checksum_free(ck);
-    g_free(yaml);
-    g_free(wd);
-    g_free(opts);
-  }
+  c.digest = sweep_digest(&c);
 
   char *pdir_name = g_strdup_printf("%s.points", s->name);
   c.dir = g_build_filename(o->out_dir, pdir_name, NULL);
@@ -646,63 +764,8 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   ok = run_parallel(&c, o, (int *)(void *)pending->data, (int)pending->len, st->total, st->skipped, error);
   st->run = ok ? (int)pending->len : 0;
 
-  if (ok) {
-    /* Assemble this shard's outputs from the row files, in point order. */
-    GString *csv = g_string_new(NULL), *jsonl = g_string_new(NULL);
-    char *h = csv_header(s);
-    g_string_append(csv, h);
-    g_free(h);
-    for (guint i = 0; i < mine->len && ok; i++) {
-      int p = g_array_index(mine, int, i);
-      char *path = point_file(&c, p), *text = NULL;
-      if (!point_done(&c, p) || !g_file_get_contents(path, &text, NULL, NULL)) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: the row of point %d is missing or incomplete; rerun "
-                    "with --resume", path, p);
-        ok = FALSE;
-      } else {
-        char *nl = strchr(text, '\n');
-        g_string_append_len(csv, text, nl - text + 1);
-        g_string_append(jsonl, nl + 1);
-        if (strstr(nl + 1, "\"status\": \"error\"")) {
-          st->failed++;
-          /* The reason, for the terminal: "point P (key=value ...): error: ...". */
-          char *row = g_strndup(text, (gsize)(nl - text));
-          GPtrArray *f = csv_split(row);
-          GString *why = g_string_new(NULL);
-          g_string_append_printf(why, "point %d (", p);
-          for (int a = 0; a < s->n_axes && 2 + a < (int)f->len; a++)
-            g_string_append_printf(why, "%s%s=%s", a ? " " : "", s->axes[a].key, (char *)f->pdata[2 + a]);
-          g_string_append_printf(why, "): %s", f->len ? (char *)f->pdata[f->len - 1] : "error");
-          if (st->errors == NULL)
-            st->errors = g_ptr_array_new_with_free_func(g_free);
-          g_ptr_array_add(st->errors, g_string_free(why, FALSE));
-          g_ptr_array_unref(f);
-          g_free(row);
-        }
-      }
-      g_free(text);
-      g_free(path);
-    }
-    char *stem = shard_n > 1 ? g_strdup_printf("%s.shard-%d-of-%d", s->name, shard_k, shard_n) : g_strdup(s->name);
-    char *prefix = g_build_filename(o->out_dir, stem, NULL);
-    g_free(stem);
-    st->csv_path = g_strconcat(prefix, ".csv", NULL);
-    st->jsonl_path = g_strconcat(prefix, ".jsonl", NULL);
-    ok = ok && wisp_write_file_atomic(st->csv_path, csv->str, csv->len, error) &&
-         wisp_write_file_atomic(st->jsonl_path, jsonl->str, jsonl->len, error);
-    if (ok && shard_n == 1) {
-      st->svg_path = g_strconcat(prefix, ".svg", NULL);
-      char *title = g_strdup_printf("%s: simulated step time", s->name);
-      gboolean written = FALSE;
-      ok = chart_from_csv(csv->str, title, st->svg_path, &written, error);
-      if (!written) /* no point finished: there is nothing to draw, and no chart to list */
-        g_clear_pointer(&st->svg_path, g_free);
-      g_free(title);
-    }
-    g_free(prefix);
-    g_string_free(csv, TRUE);
-    g_string_free(jsonl, TRUE);
-  }
+  if (ok)
+    ok = sweep_assemble(&c, o, mine, shard_k, shard_n, st, error);
   g_array_free(mine, TRUE);
   g_array_free(pending, TRUE);
 out:
@@ -747,16 +810,89 @@ gboolean study_sweep_merge(const char *out_prefix, char **inputs, int n_inputs, 
   return study_sweep_merge_full(out_prefix, inputs, n_inputs, NULL, error);
 }
 
+/* What sweep-merge gathers from its inputs: the CSV header, the inputs'
+ * digest and point count (every row must agree), and the rows by point. */
+typedef struct {
+  char *header, *digest;
+  int n_points;
+  GHashTable *csv_rows, *json_rows;
+} merge_state;
+
+/* The CSV lines cl of input cp: the header (the same in every input, the
+ * first input is `first`) and each row by its point, once. */
+static gboolean merge_csv_rows(merge_state *m, char **cl, const char *cp, const char *first, GError **error)
+{
+  gboolean ok = TRUE;
+  if (cl[0] == NULL || !*cl[0]) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: empty file; not a sweep CSV", cp);
+    ok = FALSE;
+  } else if (m->header && strcmp(m->header, cl[0]) != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: its header differs from %s's; the shards come "
+                "from different sweeps", cp, first);
+    ok = FALSE;
+  } else if (!m->header) {
+    m->header = g_strdup(cl[0]);
+  }
+  for (char **l = cl + 1; ok && *l && **l; l++) {
+    int p = row_point(*l);
+    if (p < 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep row (it must start with the point "
+                  "number)", cp, (int)(l - cl) + 1);
+      ok = FALSE;
+    } else if (g_hash_table_contains(m->csv_rows, GINT_TO_POINTER(p))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears in two inputs; shards must not "
+                  "overlap", cp, p);
+      ok = FALSE;
+    } else {
+      g_hash_table_insert(m->csv_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
+    }
+  }
+  return ok;
+}
+
+/* The JSON lines jl of input jp: each row by its point, once, all from the
+ * same inputs (input_sha256 and n_points agree). */
+static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, GError **error)
+{
+  gboolean ok = TRUE;
+  for (char **l = jl; ok && *l && **l; l++) {
+    char *ps = json_field(*l, "point"), *ns = json_field(*l, "n_points"), *dg = json_field(*l, "input_sha256");
+    int p = ps ? atoi(ps) : -1, n = ns ? atoi(ns) : -1;
+    if (!ps || !ns || !dg || p < 0 || n <= 0 || p >= n) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep JSON line (point, n_points and "
+                  "input_sha256 are required)", jp, (int)(l - jl) + 1);
+      ok = FALSE;
+    } else if ((m->digest && strcmp(m->digest, dg) != 0) || (m->n_points >= 0 && n != m->n_points)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: this row comes from other inputs (another spec, "
+                  "cluster or workload: input_sha256 or n_points differ)", jp, (int)(l - jl) + 1);
+      ok = FALSE;
+    } else if (g_hash_table_contains(m->json_rows, GINT_TO_POINTER(p))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
+      ok = FALSE;
+    } else {
+      if (!m->digest)
+        m->digest = g_strdup(dg);
+      m->n_points = n;
+      g_hash_table_insert(m->json_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
+    }
+    g_free(ps);
+    g_free(ns);
+    g_free(dg);
+  }
+  return ok;
+}
+
 gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inputs, gboolean *svg_written,
                                 GError **error)
 {
   gboolean drawn = FALSE;
   if (svg_written)
     *svg_written = FALSE;
-  char *header = NULL, *digest = NULL;
-  int n_points = -1;
-  GHashTable *csv_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-  GHashTable *json_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  merge_state m = {
+    .n_points = -1,
+    .csv_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+    .json_rows = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
+  };
   gboolean ok = TRUE;
   for (int i = 0; i < n_inputs && ok; i++) {
     char *prefix = g_strdup(inputs[i]);
@@ -770,54 +906,7 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
       ok = FALSE;
     } else {
       char **cl = g_strsplit(ct, "\n", -1), **jl = g_strsplit(jt, "\n", -1);
-      if (cl[0] == NULL || !*cl[0]) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: empty file; not a sweep CSV", cp);
-        ok = FALSE;
-      } else if (header && strcmp(header, cl[0]) != 0) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: its header differs from %s's; the shards come "
-                    "from different sweeps", cp, inputs[0]);
-        ok = FALSE;
-      } else if (!header) {
-        header = g_strdup(cl[0]);
-      }
-      for (char **l = cl + 1; ok && *l && **l; l++) {
-        int p = row_point(*l);
-        if (p < 0) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep row (it must start with the point "
-                      "number)", cp, (int)(l - cl) + 1);
-          ok = FALSE;
-        } else if (g_hash_table_contains(csv_rows, GINT_TO_POINTER(p))) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears in two inputs; shards must not "
-                      "overlap", cp, p);
-          ok = FALSE;
-        } else {
-          g_hash_table_insert(csv_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
-        }
-      }
-      for (char **l = jl; ok && *l && **l; l++) {
-        char *ps = json_field(*l, "point"), *ns = json_field(*l, "n_points"), *dg = json_field(*l, "input_sha256");
-        int p = ps ? atoi(ps) : -1, n = ns ? atoi(ns) : -1;
-        if (!ps || !ns || !dg || p < 0 || n <= 0 || p >= n) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: not a sweep JSON line (point, n_points and "
-                      "input_sha256 are required)", jp, (int)(l - jl) + 1);
-          ok = FALSE;
-        } else if ((digest && strcmp(digest, dg) != 0) || (n_points >= 0 && n != n_points)) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: this row comes from other inputs (another spec, "
-                      "cluster or workload: input_sha256 or n_points differ)", jp, (int)(l - jl) + 1);
-          ok = FALSE;
-        } else if (g_hash_table_contains(json_rows, GINT_TO_POINTER(p))) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
-          ok = FALSE;
-        } else {
-          if (!digest)
-            digest = g_strdup(dg);
-          n_points = n;
-          g_hash_table_insert(json_rows, GINT_TO_POINTER(p), g_strconcat(*l, "\n", NULL));
-        }
-        g_free(ps);
-        g_free(ns);
-        g_free(dg);
-      }
+      ok = merge_csv_rows(&m, cl, cp, inputs[0], error) && merge_json_rows(&m, jl, jp, error);
       g_strfreev(cl);
       g_strfreev(jl);
     }
@@ -827,30 +916,30 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
     g_free(jp);
     g_free(prefix);
   }
-  if (ok && n_points < 0) {
+  if (ok && m.n_points < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "the inputs hold no sweep rows");
     ok = FALSE;
   }
   GString *missing = g_string_new(NULL);
   int n_missing = 0;
-  for (int p = 0; ok && p < n_points; p++)
-    if (!g_hash_table_contains(csv_rows, GINT_TO_POINTER(p)) || !g_hash_table_contains(json_rows, GINT_TO_POINTER(p))) {
+  for (int p = 0; ok && p < m.n_points; p++)
+    if (!g_hash_table_contains(m.csv_rows, GINT_TO_POINTER(p)) || !g_hash_table_contains(m.json_rows, GINT_TO_POINTER(p))) {
       if (n_missing++ < 20)
         g_string_append_printf(missing, "%s%d", missing->len ? ", " : "", p);
     }
-  if (ok && (n_missing || (int)g_hash_table_size(csv_rows) != n_points)) {
+  if (ok && (n_missing || (int)g_hash_table_size(m.csv_rows) != m.n_points)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "the shards cover %u of %d points; missing: %s%s (run the missing shards, then merge again)",
-                g_hash_table_size(csv_rows), n_points, missing->str, n_missing > 20 ? ", ..." : "");
+                g_hash_table_size(m.csv_rows), m.n_points, missing->str, n_missing > 20 ? ", ..." : "");
     ok = FALSE;
   }
   g_string_free(missing, TRUE);
   if (ok) {
-    GString *csv = g_string_new(header), *jsonl = g_string_new(NULL);
+    GString *csv = g_string_new(m.header), *jsonl = g_string_new(NULL);
     g_string_append_c(csv, '\n');
-    for (int p = 0; p < n_points; p++) {
-      g_string_append(csv, g_hash_table_lookup(csv_rows, GINT_TO_POINTER(p)));
-      g_string_append(jsonl, g_hash_table_lookup(json_rows, GINT_TO_POINTER(p)));
+    for (int p = 0; p < m.n_points; p++) {
+      g_string_append(csv, g_hash_table_lookup(m.csv_rows, GINT_TO_POINTER(p)));
+      g_string_append(jsonl, g_hash_table_lookup(m.json_rows, GINT_TO_POINTER(p)));
     }
     char *cp = g_strconcat(out_prefix, ".csv", NULL), *jp = g_strconcat(out_prefix, ".jsonl", NULL),
          *sp = g_strconcat(out_prefix, ".svg", NULL);
@@ -868,9 +957,9 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
     g_string_free(csv, TRUE);
     g_string_free(jsonl, TRUE);
   }
-  g_free(header);
-  g_free(digest);
-  g_hash_table_destroy(csv_rows);
-  g_hash_table_destroy(json_rows);
+  g_free(m.header);
+  g_free(m.digest);
+  g_hash_table_destroy(m.csv_rows);
+  g_hash_table_destroy(m.json_rows);
   return ok;
 }

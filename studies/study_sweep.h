@@ -39,6 +39,8 @@ typedef struct {
   int n_points;
 } study_spec;
 
+/* Reads and checks a sweep spec (doc/studies.md): errors name the file and
+ * line.  Time O(size of the file + points). */
 study_spec *study_spec_load(const char *path, GError **error);
 void study_spec_free(study_spec *s);
 /* Value of axis `axis` at point `point` (grid: last axis fastest). */

@@ -120,7 +120,10 @@ void topo_route_cost(const topo *t, int src_rank, int dst_rank, sim_time_ps *lat
 /* The config file name, for error messages. */
 const char *topo_source(const topo *t);
 
-/* Prints the resolved topology (`wisp topo`); dot = TRUE writes Graphviz. */
+/* Prints the resolved topology (`wisp topo`): header, dimensions, links per
+ * tier, injection and bisection bandwidth, rank pair classes.  Time
+ * O(links x link classes + dims x 4096 routes).  topo_print_dot writes the
+ * same topology as Graphviz. */
 void topo_print(const topo *t, FILE *out);
 void topo_print_dot(const topo *t, FILE *out);
 

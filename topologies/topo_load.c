@@ -36,6 +36,140 @@ static gboolean parse_kind(const cfg_reader *c, const yaml_node_t *v, const char
               s, where);
 }
 
+/* A dimension's optional stream_bandwidth (at most the link's; equal
+ * means none) and shared fabric name (switch tiers only). */
+static gboolean parse_dim_stream_fabric(const cfg_reader *c, const yaml_node_t *m, const char *where, topo_dim *d)
+{
+  yaml_node_t *v;
+  if ((v = cfg_lookup(c, m, "stream_bandwidth"))) {
+    if (!cfg_read_bw(c, v, "stream_bandwidth", where, &d->stream_bw))
+      return FALSE;
+    if (d->stream_bw > d->bw) {
+      cfg_fail(c, v, WISP_ERROR_INVALID,
+           "'stream_bandwidth' in '%s' is above 'bandwidth'; it is the most one transfer gets through a link, so it "
+           "must not exceed the link's capacity (drop it, or raise 'bandwidth')",
+           where);
+      return FALSE;
+    }
+    if (d->stream_bw == d->bw)
+      d->stream_bw = 0;
+  }
+  d->fabric_level = -1;
+  if ((v = cfg_lookup(c, m, "fabric"))) {
+    const char *s;
+    if (!cfg_need_scalar(c, v, "fabric", where, &s))
+      return FALSE;
+    if (d->kind != TOPO_KIND_SWITCH) {
+      cfg_fail(c, v, WISP_ERROR_INVALID,
+           "'fabric' in '%s' applies only to kind switch, not %s (a shared fabric is built of switch levels)", where,
+           topo_kind_name(d->kind));
+      return FALSE;
+    }
+    if (*s == '\0') {
+      cfg_fail(c, v, WISP_ERROR_INVALID, "'fabric' in '%s' must name the fabric, e.g. 'fabric: ub'", where);
+      return FALSE;
+    }
+    d->fabric = g_strdup(s);
+  }
+  return TRUE;
+}
+
+/* The keys that belong to one kind (shape: tori; leaves, spines,
+ * oversubscription: fat trees) are refused on others; a torus's shape is
+ * read, checked against TOPO_MAX_ENDPOINTS and against an explicit size. */
+static gboolean parse_dim_shape(const cfg_reader *c, const yaml_node_t *m, const char *where, topo_dim *d)
+{
+  yaml_node_t *v;
+  gboolean torus = d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D;
+  static const char *const torus_keys[] = {"shape", NULL};
+  static const char *const ft_keys[] = {"leaves", "spines", "oversubscription", NULL};
+  for (const char *const *k = torus_keys; *k; k++)
+    if (!torus && (v = cfg_lookup(c, m, *k))) {
+      cfg_fail(c, v, WISP_ERROR_INVALID, "'%s' in '%s' applies only to kind torus2d or torus3d, not %s", *k, where,
+           topo_kind_name(d->kind));
+      return FALSE;
+    }
+  for (const char *const *k = ft_keys; *k; k++)
+    if (d->kind != TOPO_KIND_FAT_TREE && (v = cfg_lookup(c, m, *k))) {
+      cfg_fail(c, v, WISP_ERROR_INVALID, "'%s' in '%s' applies only to kind fat_tree, not %s", *k, where,
+           topo_kind_name(d->kind));
+      return FALSE;
+    }
+  if (torus) {
+    int want = d->kind == TOPO_KIND_TORUS2D ? 2 : 3;
+    if (!cfg_need(c, m, "shape", where, &v))
+      return FALSE;
+    if (v->type != YAML_SEQUENCE_NODE || (int)(v->data.sequence.items.top - v->data.sequence.items.start) != want) {
+      cfg_fail(c, v, WISP_ERROR_INVALID, "'shape' in '%s' must be a list of %d axis sizes for %s, e.g. %s", where,
+           want, topo_kind_name(d->kind), want == 2 ? "[4, 4]" : "[4, 4, 4]");
+      return FALSE;
+    }
+    d->n_axes = want;
+    uint64_t prod = 1;
+    for (int a = 0; a < want; a++) {
+      if (!cfg_read_int(c, cfg_node(c, v->data.sequence.items.start[a]), "shape", where, 1, (long)TOPO_MAX_ENDPOINTS,
+                   &d->shape[a]))
+        return FALSE;
+      prod *= (uint64_t)d->shape[a];
+    }
+    if (prod > TOPO_MAX_ENDPOINTS) {
+      cfg_fail(c, v, WISP_ERROR_LIMIT, "'shape' in '%s' gives more than %u endpoints", where, TOPO_MAX_ENDPOINTS);
+      return FALSE;
+    }
+    if (d->size == 0)
+      d->size = (int)prod;
+    else if ((uint64_t)d->size != prod) {
+      cfg_fail(c, cfg_lookup(c, m, "size"), WISP_ERROR_INVALID,
+           "inconsistent sizes in '%s': size %d but shape gives %" G_GUINT64_FORMAT " endpoints; drop 'size' or make "
+           "it the product of 'shape'",
+           where, d->size, prod);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* A fat tree's leaves (dividing the size), spines (default: the hosts
+ * per leaf) and oversubscription (>= 1), and the leaf-spine link
+ * bandwidth they give. */
+static gboolean parse_dim_fat_tree(const cfg_reader *c, const yaml_node_t *m, const char *where, topo_dim *d)
+{
+  yaml_node_t *v;
+  if (!cfg_need(c, m, "leaves", where, &v) || !cfg_read_int(c, v, "leaves", where, 1, d->size, &d->leaves))
+    return FALSE;
+  if (d->size % d->leaves != 0) {
+    cfg_fail(c, v, WISP_ERROR_INVALID,
+         "inconsistent sizes in '%s': %d endpoints cannot be spread evenly over %d leaves; make size a multiple "
+         "of leaves",
+         where, d->size, d->leaves);
+    return FALSE;
+  }
+  int h = d->size / d->leaves;
+  d->spines = h;
+  d->oversub = 1.0;
+  if ((v = cfg_lookup(c, m, "spines")) && !cfg_read_int(c, v, "spines", where, 1, 65536, &d->spines))
+    return FALSE;
+  if ((v = cfg_lookup(c, m, "oversubscription"))) {
+    if (!cfg_read_double(c, v, "oversubscription", where, &d->oversub))
+      return FALSE;
+    if (d->oversub < 1.0) {
+      cfg_fail(c, v, WISP_ERROR_INVALID, "'oversubscription' in '%s' must be >= 1 (1 = non-blocking), got %g", where,
+           d->oversub);
+      return FALSE;
+    }
+  }
+  /* Each leaf's uplink capacity is its hosts' capacity divided by the
+   * oversubscription, shared evenly over one link to every spine. */
+  double up = (double)d->bw * (double)h / (d->oversub * (double)d->spines);
+  if (!(up >= 1.0) || up > 1.8e19) {
+    cfg_fail(c, m, WISP_ERROR_INVALID, "'%s': the leaf-spine link bandwidth would be %g B/s; check spines and "
+         "oversubscription", where, up);
+    return FALSE;
+  }
+  d->up_bw = (wisp_bw_Bps)llround(up);
+  return TRUE;
+}
+
 static gboolean parse_dim(const cfg_reader *c, const yaml_node_t *m, int index, topo_dim *d)
 {
   static const char *const keys[] = {"name", "kind", "size", "bandwidth", "latency", "shape",
@@ -64,120 +198,16 @@ static gboolean parse_dim(const cfg_reader *c, const yaml_node_t *m, int index, 
     goto out;
   if ((v = cfg_lookup(c, m, "size")) && !cfg_read_int(c, v, "size", where, 1, (long)TOPO_MAX_ENDPOINTS, &d->size))
     goto out;
-  if ((v = cfg_lookup(c, m, "stream_bandwidth"))) {
-    if (!cfg_read_bw(c, v, "stream_bandwidth", where, &d->stream_bw))
-      goto out;
-    if (d->stream_bw > d->bw) {
-      cfg_fail(c, v, WISP_ERROR_INVALID,
-           "'stream_bandwidth' in '%s' is above 'bandwidth'; it is the most one transfer gets through a link, so it "
-           "must not exceed the link's capacity (drop it, or raise 'bandwidth')",
-           where);
-      goto out;
-    }
-    if (d->stream_bw == d->bw)
-      d->stream_bw = 0;
-  }
-  d->fabric_level = -1;
-  if ((v = cfg_lookup(c, m, "fabric"))) {
-    const char *s;
-    if (!cfg_need_scalar(c, v, "fabric", where, &s))
-      goto out;
-    if (d->kind != TOPO_KIND_SWITCH) {
-      cfg_fail(c, v, WISP_ERROR_INVALID,
-           "'fabric' in '%s' applies only to kind switch, not %s (a shared fabric is built of switch levels)", where,
-           topo_kind_name(d->kind));
-      goto out;
-    }
-    if (*s == '\0') {
-      cfg_fail(c, v, WISP_ERROR_INVALID, "'fabric' in '%s' must name the fabric, e.g. 'fabric: ub'", where);
-      goto out;
-    }
-    d->fabric = g_strdup(s);
-  }
-  gboolean torus = d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D;
-  static const char *const torus_keys[] = {"shape", NULL};
-  static const char *const ft_keys[] = {"leaves", "spines", "oversubscription", NULL};
-  for (const char *const *k = torus_keys; *k; k++)
-    if (!torus && (v = cfg_lookup(c, m, *k))) {
-      cfg_fail(c, v, WISP_ERROR_INVALID, "'%s' in '%s' applies only to kind torus2d or torus3d, not %s", *k, where,
-           topo_kind_name(d->kind));
-      goto out;
-    }
-  for (const char *const *k = ft_keys; *k; k++)
-    if (d->kind != TOPO_KIND_FAT_TREE && (v = cfg_lookup(c, m, *k))) {
-      cfg_fail(c, v, WISP_ERROR_INVALID, "'%s' in '%s' applies only to kind fat_tree, not %s", *k, where,
-           topo_kind_name(d->kind));
-      goto out;
-    }
-  if (torus) {
-    int want = d->kind == TOPO_KIND_TORUS2D ? 2 : 3;
-    if (!cfg_need(c, m, "shape", where, &v))
-      goto out;
-    if (v->type != YAML_SEQUENCE_NODE || (int)(v->data.sequence.items.top - v->data.sequence.items.start) != want) {
-      cfg_fail(c, v, WISP_ERROR_INVALID, "'shape' in '%s' must be a list of %d axis sizes for %s, e.g. %s", where,
-           want, topo_kind_name(d->kind), want == 2 ? "[4, 4]" : "[4, 4, 4]");
-      goto out;
-    }
-    d->n_axes = want;
-    uint64_t prod = 1;
-    for (int a = 0; a < want; a++) {
-      if (!cfg_read_int(c, cfg_node(c, v->data.sequence.items.start[a]), "shape", where, 1, (long)TOPO_MAX_ENDPOINTS,
-                   &d->shape[a]))
-        goto out;
-      prod *= (uint64_t)d->shape[a];
-    }
-    if (prod > TOPO_MAX_ENDPOINTS) {
-      cfg_fail(c, v, WISP_ERROR_LIMIT, "'shape' in '%s' gives more than %u endpoints", where, TOPO_MAX_ENDPOINTS);
-      goto out;
-    }
-    if (d->size == 0)
-      d->size = (int)prod;
-    else if ((uint64_t)d->size != prod) {
-      cfg_fail(c, cfg_lookup(c, m, "size"), WISP_ERROR_INVALID,
-           "inconsistent sizes in '%s': size %d but shape gives %" G_GUINT64_FORMAT " endpoints; drop 'size' or make "
-           "it the product of 'shape'",
-           where, d->size, prod);
-      goto out;
-    }
-  }
+  if (!parse_dim_stream_fabric(c, m, where, d))
+    goto out;
+  if (!parse_dim_shape(c, m, where, d))
+    goto out;
   if (d->size == 0) {
     cfg_fail(c, m, WISP_ERROR_PARSE, "'%s' is missing the required key 'size'", where);
     goto out;
   }
-  if (d->kind == TOPO_KIND_FAT_TREE) {
-    if (!cfg_need(c, m, "leaves", where, &v) || !cfg_read_int(c, v, "leaves", where, 1, d->size, &d->leaves))
-      goto out;
-    if (d->size % d->leaves != 0) {
-      cfg_fail(c, v, WISP_ERROR_INVALID,
-           "inconsistent sizes in '%s': %d endpoints cannot be spread evenly over %d leaves; make size a multiple "
-           "of leaves",
-           where, d->size, d->leaves);
-      goto out;
-    }
-    int h = d->size / d->leaves;
-    d->spines = h;
-    d->oversub = 1.0;
-    if ((v = cfg_lookup(c, m, "spines")) && !cfg_read_int(c, v, "spines", where, 1, 65536, &d->spines))
-      goto out;
-    if ((v = cfg_lookup(c, m, "oversubscription"))) {
-      if (!cfg_read_double(c, v, "oversubscription", where, &d->oversub))
-        goto out;
-      if (d->oversub < 1.0) {
-        cfg_fail(c, v, WISP_ERROR_INVALID, "'oversubscription' in '%s' must be >= 1 (1 = non-blocking), got %g", where,
-             d->oversub);
-        goto out;
-      }
-    }
-    /* Each leaf's uplink capacity is its hosts' capacity divided by the
-     * oversubscription, shared evenly over one link to every spine. */
-    double up = (double)d->bw * (double)h / (d->oversub * (double)d->spines);
-    if (!(up >= 1.0) || up > 1.8e19) {
-      cfg_fail(c, m, WISP_ERROR_INVALID, "'%s': the leaf-spine link bandwidth would be %g B/s; check spines and "
-           "oversubscription", where, up);
-      goto out;
-    }
-    d->up_bw = (wisp_bw_Bps)llround(up);
-  }
+  if (d->kind == TOPO_KIND_FAT_TREE && !parse_dim_fat_tree(c, m, where, d))
+    goto out;
   ok = TRUE;
 out:
   g_free(where);
@@ -229,12 +259,73 @@ static gboolean parse_dims(const cfg_reader *c, topo *t, const yaml_node_t *v)
 
 /* ---- wisp graph ---- */
 
+/* One entry of graph.links, m (index i): its ends (names in `index`,
+ * mapped to node indices by node_id), bandwidth and latency, and the b->a
+ * direction unless duplex is false (bandwidth_ba/latency_ba override it). */
+static gboolean parse_graph_link(const cfg_reader *c, topo *t, const yaml_node_t *m, size_t i, GHashTable *index,
+                                 const uint32_t *node_id)
+{
+  static const char *const lkeys[] = {"a", "b", "bandwidth", "latency", "duplex", "bandwidth_ba", "latency_ba",
+                                      NULL};
+  char where[48];
+  g_snprintf(where, sizeof where, "graph.links[%zu]", i);
+  yaml_node_t *v;
+  const char *an, *bn;
+  wisp_bw_Bps bw, bw_ba;
+  sim_time_ps lat, lat_ba;
+  if (!cfg_check_keys(c, m, where, lkeys) || !cfg_need(c, m, "a", where, &v) || !cfg_need_scalar(c, v, "a", where, &an) ||
+      !cfg_need(c, m, "b", where, &v) || !cfg_need_scalar(c, v, "b", where, &bn) || !cfg_need(c, m, "bandwidth", where, &v) ||
+      !cfg_read_bw(c, v, "bandwidth", where, &bw) || !cfg_need(c, m, "latency", where, &v) ||
+      !cfg_read_time(c, v, "latency", where, &lat))
+    return FALSE;
+  gpointer ia, ib;
+  if (!g_hash_table_lookup_extended(index, an, NULL, &ia)) {
+    cfg_fail(c, m, WISP_ERROR_INVALID, "'%s' names node '%s', which is not in graph.nodes", where, an);
+    return FALSE;
+  }
+  if (!g_hash_table_lookup_extended(index, bn, NULL, &ib)) {
+    cfg_fail(c, m, WISP_ERROR_INVALID, "'%s' names node '%s', which is not in graph.nodes", where, bn);
+    return FALSE;
+  }
+  if (ia == ib) {
+    cfg_fail(c, m, WISP_ERROR_INVALID, "'%s' joins node '%s' to itself", where, an);
+    return FALSE;
+  }
+  gboolean duplex = TRUE;
+  if ((v = cfg_lookup(c, m, "duplex"))) {
+    const char *s;
+    if (!cfg_need_scalar(c, v, "duplex", where, &s))
+      return FALSE;
+    if (strcmp(s, "true") == 0)
+      duplex = TRUE;
+    else if (strcmp(s, "false") == 0)
+      duplex = FALSE;
+    else {
+      cfg_fail(c, v, WISP_ERROR_PARSE, "'duplex' in '%s' must be true or false, got '%s'", where, s);
+      return FALSE;
+    }
+  }
+  bw_ba = bw;
+  lat_ba = lat;
+  yaml_node_t *vb = cfg_lookup(c, m, "bandwidth_ba"), *vl = cfg_lookup(c, m, "latency_ba");
+  if (!duplex && (vb || vl)) {
+    cfg_fail(c, vb ? vb : vl, WISP_ERROR_INVALID, "'%s' has duplex: false, so it has no b->a direction to give "
+         "bandwidth_ba/latency_ba; remove them or set duplex: true", where);
+    return FALSE;
+  }
+  if ((vb && !cfg_read_bw(c, vb, "bandwidth_ba", where, &bw_ba)) || (vl && !cfg_read_time(c, vl, "latency_ba", where, &lat_ba)))
+    return FALSE;
+  uint32_t a = node_id[GPOINTER_TO_SIZE(ia)], b = node_id[GPOINTER_TO_SIZE(ib)];
+  topo_add_link(t, a, b, bw, lat, 0);
+  if (duplex)
+    topo_add_link(t, b, a, bw_ba, lat_ba, 0);
+  return TRUE;
+}
+
 static gboolean parse_graph(const cfg_reader *c, topo *t, const yaml_node_t *g)
 {
   static const char *const gkeys[] = {"nodes", "links", NULL};
   static const char *const nkeys[] = {"name", "kind", NULL};
-  static const char *const lkeys[] = {"a", "b", "bandwidth", "latency", "duplex", "bandwidth_ba", "latency_ba",
-                                      NULL};
   yaml_node_t *nodes, *links;
   if (!cfg_check_keys(c, g, "graph", gkeys) || !cfg_need(c, g, "nodes", "graph", &nodes) ||
       !cfg_need(c, g, "links", "graph", &links))
@@ -296,61 +387,9 @@ static gboolean parse_graph(const cfg_reader *c, topo *t, const yaml_node_t *g)
     cfg_fail(c, links, WISP_ERROR_LIMIT, "the graph has more than %" G_GUINT64_FORMAT " links", t->max_links / 2);
     goto out;
   }
-  for (size_t i = 0; i < nl; i++) {
-    yaml_node_t *m = cfg_node(c, links->data.sequence.items.start[i]);
-    char where[48];
-    g_snprintf(where, sizeof where, "graph.links[%zu]", i);
-    yaml_node_t *v;
-    const char *an, *bn;
-    wisp_bw_Bps bw, bw_ba;
-    sim_time_ps lat, lat_ba;
-    if (!cfg_check_keys(c, m, where, lkeys) || !cfg_need(c, m, "a", where, &v) || !cfg_need_scalar(c, v, "a", where, &an) ||
-        !cfg_need(c, m, "b", where, &v) || !cfg_need_scalar(c, v, "b", where, &bn) || !cfg_need(c, m, "bandwidth", where, &v) ||
-        !cfg_read_bw(c, v, "bandwidth", where, &bw) || !cfg_need(c, m, "latency", where, &v) ||
-        !cfg_read_time(c, v, "latency", where, &lat))
+  for (size_t i = 0; i < nl; i++)
+    if (!parse_graph_link(c, t, cfg_node(c, links->data.sequence.items.start[i]), i, index, node_id))
       goto out;
-    gpointer ia, ib;
-    if (!g_hash_table_lookup_extended(index, an, NULL, &ia)) {
-      cfg_fail(c, m, WISP_ERROR_INVALID, "'%s' names node '%s', which is not in graph.nodes", where, an);
-      goto out;
-    }
-    if (!g_hash_table_lookup_extended(index, bn, NULL, &ib)) {
-      cfg_fail(c, m, WISP_ERROR_INVALID, "'%s' names node '%s', which is not in graph.nodes", where, bn);
-      goto out;
-    }
-    if (ia == ib) {
-      cfg_fail(c, m, WISP_ERROR_INVALID, "'%s' joins node '%s' to itself", where, an);
-      goto out;
-    }
-    gboolean duplex = TRUE;
-    if ((v = cfg_lookup(c, m, "duplex"))) {
-      const char *s;
-      if (!cfg_need_scalar(c, v, "duplex", where, &s))
-        goto out;
-      if (strcmp(s, "true") == 0)
-        duplex = TRUE;
-      else if (strcmp(s, "false") == 0)
-        duplex = FALSE;
-      else {
-        cfg_fail(c, v, WISP_ERROR_PARSE, "'duplex' in '%s' must be true or false, got '%s'", where, s);
-        goto out;
-      }
-    }
-    bw_ba = bw;
-    lat_ba = lat;
-    yaml_node_t *vb = cfg_lookup(c, m, "bandwidth_ba"), *vl = cfg_lookup(c, m, "latency_ba");
-    if (!duplex && (vb || vl)) {
-      cfg_fail(c, vb ? vb : vl, WISP_ERROR_INVALID, "'%s' has duplex: false, so it has no b->a direction to give "
-           "bandwidth_ba/latency_ba; remove them or set duplex: true", where);
-      goto out;
-    }
-    if ((vb && !cfg_read_bw(c, vb, "bandwidth_ba", where, &bw_ba)) || (vl && !cfg_read_time(c, vl, "latency_ba", where, &lat_ba)))
-      goto out;
-    uint32_t a = node_id[GPOINTER_TO_SIZE(ia)], b = node_id[GPOINTER_TO_SIZE(ib)];
-    topo_add_link(t, a, b, bw, lat, 0);
-    if (duplex)
-      topo_add_link(t, b, a, bw_ba, lat_ba, 0);
-  }
   ok = topo_build_graph(t, c->error);
 out:
   g_free(names);

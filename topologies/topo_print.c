@@ -156,83 +156,64 @@ static void print_route_summary(const topo *t, uint32_t a, uint32_t b, FILE *out
   g_array_free(r, TRUE);
 }
 
-void topo_print(const topo *t, FILE *out)
+/* The dimensions, innermost first: kind, size and shape, fat-tree and
+ * fabric details, link bandwidth and latency (with ASTRA-sim's GB/s
+ * reading).  O(dims). */
+static void print_dims(const topo *t, FILE *out)
 {
-  static const char *formats[] = {"wisp YAML (dims)", "wisp YAML (graph)", "ASTRA-sim network.yml"};
-  fprintf(out, "topology %s\n", t->name ? t->name : "(unnamed)");
-  fprintf(out, "  source: %s (%s)\n", t->source, formats[t->format]);
-  /* The net section of the config the topology was built from, echoed
-   * as written (the document has validated it; net/net.h reads it). */
-  const char *model = t->config ? cfg_get_or_default(t->config, "model") : "analytical";
-  sim_time_ps quantum = 0;
-  fprintf(out, "  model: %s\n", model);
-  if (t->config && cfg_get_time(t->config, "flow_quantum", &quantum) && quantum > 0) {
-    char *q = wisp_format_time(quantum);
-    fprintf(out, "  flow_quantum: %s (flow tier approximate mode: solves at least this far apart; 0 = exact)\n", q);
-    g_free(q);
-  }
-  uint32_t n_sw = t->n_nodes - t->n_endpoints;
-  fprintf(out, "  endpoints: %u, switches: %u, directed links: %u, ranks: %d (placement %s)\n", t->n_endpoints, n_sw,
-          t->links->len, t->n_ranks, t->contiguous ? "contiguous" : "explicit");
-  if (!t->contiguous) {
-    /* The first 32 entries; the rest are counted, not dropped silently. */
-    int shown = MIN(t->n_ranks, 32);
-    fputs("  placement (rank:endpoint):", out);
-    for (int r = 0; r < shown; r++)
-      fprintf(out, " %d:%u", r, t->rank_ep[r]);
-    if (shown < t->n_ranks)
-      fprintf(out, " ... (%d more ranks)", t->n_ranks - shown);
-    fputc('\n', out);
-  }
-  if (t->format != TOPO_FORMAT_GRAPH) {
-    fprintf(out, "dimensions (innermost first):\n");
-    for (int di = 0; di < t->n_dims; di++) {
-      const topo_dim *d = &t->dims[di];
-      fprintf(out, "  %d %s: %s, size %d", di, d->name, topo_kind_name(d->kind), d->size);
-      if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
-        fprintf(out, " (shape %d", d->shape[0]);
-        for (int a = 1; a < d->n_axes; a++)
-          fprintf(out, "x%d", d->shape[a]);
-        fputc(')', out);
-      }
-      if (d->kind == TOPO_KIND_FAT_TREE && d->leaves >= 2)
-        fprintf(out, " (%d leaves, %d spines, oversubscription %g, leaf-spine link ", d->leaves, d->spines,
-                d->oversub);
-      if (d->kind == TOPO_KIND_FAT_TREE && d->leaves >= 2) {
-        print_bw(out, d->up_bw);
-        fputc(')', out);
-      }
-      if (d->kind == TOPO_KIND_FAT_TREE && d->leaves < 2)
-        fputs(" (1 leaf: a single switch; spines and oversubscription unused)", out);
-      if (d->fabric != NULL) {
-        uint32_t nsw = t->n_endpoints / d->fabric_span;
-        fprintf(out, " (fabric '%s' level %d: %u switch%s of %u endpoints, %s per endpoint ", d->fabric,
-                d->fabric_level, nsw, nsw == 1 ? "" : "es", d->fabric_span, d->fabric_level == 0 ? "port" : "lane");
-        print_bw(out, d->bw);
-        if (d->stream_bw > 0) {
-          fputs(", one stream ", out);
-          print_bw(out, d->stream_bw);
-        }
-        fputs(", latency ", out);
-        print_time(out, d->latency);
-        fputs(")\n", out);
-        continue;
-      }
-      fprintf(out, ", %u group%s, link ", d->n_groups, d->n_groups == 1 ? "" : "s");
+  fprintf(out, "dimensions (innermost first):\n");
+  for (int di = 0; di < t->n_dims; di++) {
+    const topo_dim *d = &t->dims[di];
+    fprintf(out, "  %d %s: %s, size %d", di, d->name, topo_kind_name(d->kind), d->size);
+    if (d->kind == TOPO_KIND_TORUS2D || d->kind == TOPO_KIND_TORUS3D) {
+      fprintf(out, " (shape %d", d->shape[0]);
+      for (int a = 1; a < d->n_axes; a++)
+        fprintf(out, "x%d", d->shape[a]);
+      fputc(')', out);
+    }
+    if (d->kind == TOPO_KIND_FAT_TREE && d->leaves >= 2)
+      fprintf(out, " (%d leaves, %d spines, oversubscription %g, leaf-spine link ", d->leaves, d->spines,
+              d->oversub);
+    if (d->kind == TOPO_KIND_FAT_TREE && d->leaves >= 2) {
+      print_bw(out, d->up_bw);
+      fputc(')', out);
+    }
+    if (d->kind == TOPO_KIND_FAT_TREE && d->leaves < 2)
+      fputs(" (1 leaf: a single switch; spines and oversubscription unused)", out);
+    if (d->fabric != NULL) {
+      uint32_t nsw = t->n_endpoints / d->fabric_span;
+      fprintf(out, " (fabric '%s' level %d: %u switch%s of %u endpoints, %s per endpoint ", d->fabric,
+              d->fabric_level, nsw, nsw == 1 ? "" : "es", d->fabric_span, d->fabric_level == 0 ? "port" : "lane");
       print_bw(out, d->bw);
       if (d->stream_bw > 0) {
-        fputs(" (one stream ", out);
+        fputs(", one stream ", out);
         print_bw(out, d->stream_bw);
-        fputc(')', out);
       }
       fputs(", latency ", out);
       print_time(out, d->latency);
-      if (t->format == TOPO_FORMAT_ASTRA)
-        fprintf(out, " [ASTRA-sim bandwidth %g \"GB/s\" read as GiB/s = %" G_GUINT64_FORMAT " B/s]", d->astra_value,
-                d->bw);
-      fputc('\n', out);
+      fputs(")\n", out);
+      continue;
     }
+    fprintf(out, ", %u group%s, link ", d->n_groups, d->n_groups == 1 ? "" : "s");
+    print_bw(out, d->bw);
+    if (d->stream_bw > 0) {
+      fputs(" (one stream ", out);
+      print_bw(out, d->stream_bw);
+      fputc(')', out);
+    }
+    fputs(", latency ", out);
+    print_time(out, d->latency);
+    if (t->format == TOPO_FORMAT_ASTRA)
+      fprintf(out, " [ASTRA-sim bandwidth %g \"GB/s\" read as GiB/s = %" G_GUINT64_FORMAT " B/s]", d->astra_value,
+              d->bw);
+    fputc('\n', out);
   }
+}
+
+/* The directed links grouped by (tier, bandwidth, latency), in class
+ * order.  O(links x classes). */
+static void print_link_classes(const topo *t, FILE *out)
+{
   /* Links grouped by (tier, bandwidth, latency). */
   GArray *classes = g_array_new(FALSE, FALSE, sizeof(link_class));
   for (guint i = 0; i < t->links->len; i++) {
@@ -263,6 +244,13 @@ void topo_print(const topo *t, FILE *out)
     fputc('\n', out);
   }
   g_array_free(classes, TRUE);
+}
+
+/* The injection bandwidth per endpoint (the sum of its out-links; a range
+ * when endpoints differ) and the bisection bandwidth with the cut it is
+ * taken across.  O(links) plus topo_bisection_bw. */
+static void print_injection_bisection(const topo *t, FILE *out)
+{
   /* Injection bandwidth: sum of an endpoint's out-link bandwidths. */
   wisp_bw_Bps inj_min = UINT64_MAX, inj_max = 0;
   for (uint32_t e = 0; e < t->n_endpoints; e++) {
@@ -309,6 +297,14 @@ void topo_print(const topo *t, FILE *out)
       fprintf(out, "coordinates < %d and >= %d\n", d->size / 2, d->size / 2);
     }
   }
+}
+
+/* The rank pair classes from endpoint 0: to its neighbour and to the
+ * farthest endpoint along each dimension (scan capped at 4096
+ * coordinates), then to the last endpoint; for graphs, to endpoints 1 and
+ * the last.  O(dims x 4096 routes). */
+static void print_pair_classes(const topo *t, FILE *out)
+{
   /* Pair classes: from endpoint 0 to its neighbour and to the farthest
    * endpoint along each dimension, then to the last endpoint. */
   fprintf(out, "rank pair classes (from endpoint 0):\n");
@@ -360,6 +356,41 @@ void topo_print(const topo *t, FILE *out)
     fprintf(out, "  to the last endpoint %u (all dims differ): ", t->n_endpoints - 1);
     print_route_summary(t, 0, t->n_endpoints - 1, out);
   }
+}
+
+void topo_print(const topo *t, FILE *out)
+{
+  static const char *formats[] = {"wisp YAML (dims)", "wisp YAML (graph)", "ASTRA-sim network.yml"};
+  fprintf(out, "topology %s\n", t->name ? t->name : "(unnamed)");
+  fprintf(out, "  source: %s (%s)\n", t->source, formats[t->format]);
+  /* The net section of the config the topology was built from, echoed
+   * as written (the document has validated it; net/net.h reads it). */
+  const char *model = t->config ? cfg_get_or_default(t->config, "model") : "analytical";
+  sim_time_ps quantum = 0;
+  fprintf(out, "  model: %s\n", model);
+  if (t->config && cfg_get_time(t->config, "flow_quantum", &quantum) && quantum > 0) {
+    char *q = wisp_format_time(quantum);
+    fprintf(out, "  flow_quantum: %s (flow tier approximate mode: solves at least this far apart; 0 = exact)\n", q);
+    g_free(q);
+  }
+  uint32_t n_sw = t->n_nodes - t->n_endpoints;
+  fprintf(out, "  endpoints: %u, switches: %u, directed links: %u, ranks: %d (placement %s)\n", t->n_endpoints, n_sw,
+          t->links->len, t->n_ranks, t->contiguous ? "contiguous" : "explicit");
+  if (!t->contiguous) {
+    /* The first 32 entries; the rest are counted, not dropped silently. */
+    int shown = MIN(t->n_ranks, 32);
+    fputs("  placement (rank:endpoint):", out);
+    for (int r = 0; r < shown; r++)
+      fprintf(out, " %d:%u", r, t->rank_ep[r]);
+    if (shown < t->n_ranks)
+      fprintf(out, " ... (%d more ranks)", t->n_ranks - shown);
+    fputc('\n', out);
+  }
+  if (t->format != TOPO_FORMAT_GRAPH)
+    print_dims(t, out);
+  print_link_classes(t, out);
+  print_injection_bisection(t, out);
+  print_pair_classes(t, out);
 }
 
 static void dot_escape(FILE *out, const char *s)

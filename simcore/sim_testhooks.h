@@ -1,8 +1,10 @@
-/* sim_private.h: test hooks into the discrete-event engine.  Not installed
- * and not for simulation code; regress/test_sim.c uses them to reach states
- * that take billions of events to reach otherwise. */
-#ifndef WISP_SIM_PRIVATE_H
-#define WISP_SIM_PRIVATE_H
+/* sim_testhooks.h: test hooks into the discrete-event engine.  Not
+ * installed and not for simulation code: the hooks live in the test-only
+ * library simcore/libwisp_testhooks.la (sim_testhooks.c), not in libwisp;
+ * regress/test_sim.c uses them to reach states that take billions of
+ * events to reach otherwise. */
+#ifndef WISP_SIM_TESTHOOKS_H
+#define WISP_SIM_TESTHOOKS_H
 
 #include "simcore/sim.h"
 
