@@ -104,11 +104,12 @@ static GError *deadlock_error(const rp_replay *rp)
     if (!said && lines < max_lines) {
       /* Nothing issued: report the first node that never became ready. */
       for (uint32_t i = 0; i < rs->g->n_nodes; i++) {
-        if (rs->indeg[i] > 0) {
+        uint32_t waits = rp_node_done(rs, i) ? 0 : rp_unfinished_parents(rs, i);
+        if (waits > 0) {
           g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished; node %" G_GUINT64_FORMAT
                                  " (%s) waits for %u unfinished parents",
                                  r, rs->g->n_nodes - rs->finished, rs->g->n_nodes, rs->g->nodes[i].id,
-                                 et_node_name(rs->g, i), rs->indeg[i]);
+                                 et_node_name(rs->g, i), waits);
           lines++;
           break;
         }
@@ -124,7 +125,8 @@ static GError *deadlock_error(const rp_replay *rp)
 
 /* ---- setup ---- */
 
-/* Per-rank state: slots, in-degrees, per-group sequence counters. */
+/* Per-rank state: slots and the finished bits.  The graph is only read,
+ * so several ranks may replay one et_graph. */
 static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_options *opt)
 {
   const et_graph *g = rp->w->ranks[r];
@@ -133,12 +135,10 @@ static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_option
   rs->g = g;
   /* The option wins; else the graph's measured concurrency; else 1. */
   rs->compute_slots = opt->compute_slots ? opt->compute_slots : g->compute_slots ? g->compute_slots : 1;
-  rs->indeg = g_new0(uint32_t, g->n_nodes ? g->n_nodes : 1);
-  for (uint32_t i = 0; i < g->n_nodes; i++)
-    for (uint32_t e = g->nodes[i].children; e < g->nodes[i + 1].children; e++)
-      rs->indeg[g->child_index[e]]++;
-  rs->group_seq = g_new0(uint32_t, rp->w->groups->len + 1);
-  rs->comm_issue = g_new0(sim_time_ps, g->n_comms ? g->n_comms : 1);
+  /* Readiness needs no per-node array: a node's in-degree is its parent
+   * count in the graph (et_node_n_parents), and only partly ready nodes
+   * get a counter (rp_pending). */
+  rs->done_bits = g_new0(uint64_t, g->n_nodes / 64 + 1);
   rs->slow = 1.0;
   if (rp->ovl)
     rs->running = g_new(rp_ovl_node, rs->compute_slots);
@@ -165,7 +165,8 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   if (opt->critical_path)
     rp->crit = sim_crit_rec_new(w);
   rp_match_init(rp);
-  rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
+  if (!opt->no_comm_records)
+    rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
   rp->world_ranks = g_new(int, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     rp->world_ranks[r] = r;
@@ -177,6 +178,14 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
     for (int m = 0; m < grp->n_ranks; m++)
       g_hash_table_insert(rp->member_index[k], GINT_TO_POINTER(grp->ranks[m]), GINT_TO_POINTER(m + 1));
   }
+  rp->seq_base = g_new(uint32_t, n_groups + 1);
+  size_t n_seq = (size_t)w->n_ranks;
+  for (guint k = 0; k < n_groups; k++) {
+    rp->seq_base[k + 1] = (uint32_t)n_seq;
+    n_seq += (size_t)et_workload_group(w, k)->n_ranks;
+  }
+  rp->seq_base[0] = 0;
+  rp->seq = g_new0(uint32_t, n_seq ? n_seq : 1);
   rp->ranks = g_new0(rp_rank, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     rank_init(rp, &rp->ranks[r], r, opt);
@@ -189,9 +198,8 @@ static void replay_teardown(rp_replay *rp)
 {
   for (int r = 0; rp->ranks != NULL && r < rp->w->n_ranks; r++) {
     rp_rank *rs = &rp->ranks[r];
-    g_free(rs->indeg);
-    g_free(rs->group_seq);
-    g_free(rs->comm_issue);
+    rp_pending_free(&rs->pending);
+    g_free(rs->done_bits);
     g_free(rs->compute_wait.items);
     g_free(rs->cpu_wait.items);
     g_free(rs->running);
@@ -201,6 +209,8 @@ static void replay_teardown(rp_replay *rp)
     g_hash_table_destroy(rp->member_index[k]);
   g_free(rp->member_index);
   g_free(rp->world_ranks);
+  g_free(rp->seq);
+  g_free(rp->seq_base);
   rp_match_free(rp);
   if (rp->comms)
     g_array_free(rp->comms, TRUE);
@@ -253,6 +263,8 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
     if (res->ranks[r].finish > res->step_time)
       res->step_time = res->ranks[r].finish;
   }
+  if (rp->comms == NULL)
+    rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
   g_array_sort(rp->comms, comm_record_cmp);
   res->comms = rp->comms;
   rp->comms = NULL;
