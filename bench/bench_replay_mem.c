@@ -86,26 +86,30 @@ int main(int argc, char **argv)
   sim_replay_observer obs = { .comm_done = count_comm, .ctx = &records };
   sim_replay_options opt = { .quiet = TRUE, .no_comm_records = !keep, .observer = &obs };
   GError *error = NULL;
-  double t0 = wisp_wall_seconds();
+  double t0 = wisp_wall_seconds(), c0 = bench_cpu_seconds();
   sim_result *res = sim_replay_run(w, t, &opt, &error);
-  double wall = wisp_wall_seconds() - t0;
+  double wall = wisp_wall_seconds() - t0, cpu = bench_cpu_seconds() - c0;
   if (res == NULL) {
     fprintf(stderr, "bench_replay_mem: %s\n", error->message);
     return 1;
   }
   long hwm_replay = bench_status_kib("VmHWM");
   char step[32];
-  printf("replay: %.3f s wall, %" G_GUINT64_FORMAT " events, step time %s ns, %" G_GUINT64_FORMAT
+  printf("replay: %.3f s wall, %.3f s CPU, %" G_GUINT64_FORMAT " events, step time %s ns, %" G_GUINT64_FORMAT
          " communication records (%s: %u kept, %.1f MB)\n",
-         wall, res->events, wisp_ns_string(res->step_time, step), records,
+         wall, cpu, res->events, wisp_ns_string(res->step_time, step), records,
          keep ? "kept" : "no_comm_records", res->comms->len,
          (double)res->comms->len * sizeof(sim_comm_record) / 1e6);
   printf("replay: peak %.1f MB%s = resident graphs %.1f MB + replay state %.1f MB\n", mb(hwm_replay),
          reset ? "" : " (process peak: /proc/self/clear_refs not writable)", mb(rss_build),
          mb(hwm_replay - rss_build));
   long peak = MAX(hwm_build, hwm_replay);
-  printf("peak RSS (VmHWM): %.1f MB (%ld KiB); target <= 150 MB: %s\n", mb(peak), peak,
-         peak <= TARGET_KIB ? "PASS" : "FAIL");
+  if (steps == 1000 && n == 1024)
+    printf("peak RSS (VmHWM): %.1f MB (%ld KiB); target <= 150 MB: %s\n", mb(peak), peak,
+           peak <= TARGET_KIB ? "PASS" : "FAIL");
+  else
+    printf("peak RSS (VmHWM): %.1f MB (%ld KiB); the 150 MB target is for 1024 ranks x 1000 steps\n", mb(peak),
+           peak);
   sim_result_free(res);
   et_workload_free(w);
   topo_free(t);

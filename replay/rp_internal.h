@@ -57,7 +57,6 @@ typedef struct {
   int rank;
   const et_graph *g;
   rp_pending pending;       /* unfinished parents of partly ready nodes */
-  uint64_t *done_bits;      /* one bit per node: finished (for the deadlock report; n_nodes / 8 bytes) */
   uint32_t finished;        /* nodes finished */
   rp_fifo compute_wait, cpu_wait;
   unsigned compute_slots;   /* this rank's GPU compute slots */
@@ -135,9 +134,9 @@ void rp_start_node(rp_rank *rs, uint32_t i);
 void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started);
 /* Starts every node of the rank without parents. */
 void rp_start_roots(rp_rank *rs);
-/* Unfinished parents of rank rs's node i (O(parents)); for the deadlock report. */
-uint32_t rp_unfinished_parents(const rp_rank *rs, uint32_t i);
-gboolean rp_node_done(const rp_rank *rs, uint32_t i);
+/* The lowest-index partly ready node and its unfinished parents, FALSE
+ * when there is none (deadlock report; O(table capacity)). */
+gboolean rp_pending_first(const rp_pending *p, uint32_t *node, uint32_t *left);
 void rp_pending_free(rp_pending *p);
 /* Engine handler: a rank that begins later than time 0 (measured starts). */
 void rp_on_rank_begin(sim_engine *sim, void *ctx, uint64_t arg);

@@ -108,18 +108,16 @@ void rp_pending_free(rp_pending *p)
   *p = (rp_pending){0};
 }
 
-gboolean rp_node_done(const rp_rank *rs, uint32_t i)
+gboolean rp_pending_first(const rp_pending *p, uint32_t *node, uint32_t *left)
 {
-  return (rs->done_bits[i / 64] >> (i % 64)) & 1;
-}
-
-uint32_t rp_unfinished_parents(const rp_rank *rs, uint32_t i)
-{
-  const et_graph *g = rs->g;
-  uint32_t n = 0;
-  for (uint32_t e = g->nodes[i].parents; e < g->nodes[i + 1].parents; e++)
-    n += !rp_node_done(rs, ET_EDGE_INDEX(g->parent_edges[e]));
-  return n;
+  gboolean found = FALSE;
+  for (uint32_t k = 0; p->mask && k <= p->mask; k++)
+    if (p->keys[k] != 0 && (!found || p->keys[k] - 1 < *node)) {
+      *node = p->keys[k] - 1;
+      *left = p->left[k];
+      found = TRUE;
+    }
+  return found;
 }
 
 /* ---- busy-time accounting ---- */
@@ -186,7 +184,6 @@ void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started)
   gboolean counts_comm = rp_is_comm_node(n) || (n->flags & ET_FLAG_REPLAY);
   account(rs, slot ? -1 : 0, counts_comm ? -1 : 0);
   rs->finished++;
-  rs->done_bits[i / 64] |= UINT64_C(1) << (i % 64);
   rs->finish = sim_now(rs->rp->sim);
   sim_crit_rec *crit = rs->rp->crit;
   if (G_UNLIKELY(crit != NULL))

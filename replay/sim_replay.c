@@ -104,18 +104,20 @@ static GError *deadlock_error(const rp_replay *rp)
       continue;
     gboolean said = rp_match_describe_waits(rp, r, s, &lines, max_lines);
     if (!said && lines < max_lines) {
-      /* Nothing issued: report the first node that never became ready. */
-      for (uint32_t i = 0; i < rs->g->n_nodes; i++) {
-        uint32_t waits = rp_node_done(rs, i) ? 0 : rp_unfinished_parents(rs, i);
-        if (waits > 0) {
-          g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished; node %" G_GUINT64_FORMAT
-                                 " (%s) waits for %u unfinished parents",
-                                 r, rs->g->n_nodes - rs->finished, rs->g->n_nodes, rs->g->nodes[i].id,
-                                 et_node_name(rs->g, i), waits);
-          lines++;
-          break;
-        }
-      }
+      /* Nothing this rank issued waits for another rank.  Every node that
+       * became ready has then run (the queue is empty), so what is left
+       * never became ready: name the lowest-index node with some parents
+       * finished and how many it still waits for, else only the count. */
+      uint32_t node, left;
+      if (rp_pending_first(&rs->pending, &node, &left))
+        g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished; node %" G_GUINT64_FORMAT
+                               " (%s) waits for %u unfinished parents",
+                               r, rs->g->n_nodes - rs->finished, rs->g->n_nodes, rs->g->nodes[node].id,
+                               et_node_name(rs->g, node), left);
+      else
+        g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished", r, rs->g->n_nodes - rs->finished,
+                               rs->g->n_nodes);
+      lines++;
     }
   }
   if (lines >= max_lines)
@@ -127,8 +129,8 @@ static GError *deadlock_error(const rp_replay *rp)
 
 /* ---- setup ---- */
 
-/* Per-rank state: slots and the finished bits.  The graph is only read,
- * so several ranks may replay one et_graph. */
+/* Per-rank state: slots (readiness needs nothing per node up front).  The
+ * graph is only read, so several ranks may replay one et_graph. */
 static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_options *opt)
 {
   const et_graph *g = rp->w->ranks[r];
@@ -140,7 +142,6 @@ static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_option
   /* Readiness needs no per-node array: a node's in-degree is its parent
    * count in the graph (et_node_n_parents), and only partly ready nodes
    * get a counter (rp_pending). */
-  rs->done_bits = g_new0(uint64_t, g->n_nodes / 64 + 1);
   rs->slow = 1.0;
   if (rp->ovl)
     rs->running = g_new(rp_ovl_node, rs->compute_slots);
@@ -201,7 +202,6 @@ static void replay_teardown(rp_replay *rp)
   for (int r = 0; rp->ranks != NULL && r < rp->w->n_ranks; r++) {
     rp_rank *rs = &rp->ranks[r];
     rp_pending_free(&rs->pending);
-    g_free(rs->done_bits);
     g_free(rs->compute_wait.items);
     g_free(rs->cpu_wait.items);
     g_free(rs->running);

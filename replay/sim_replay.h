@@ -37,9 +37,9 @@
  * children; per communication issue O(1) expected hash operations, per
  * collective start O(members) (buffer lifecycle, critical-path record);
  * plus the collective and network models' own work.  Memory: the graphs
- * are only read (ranks may share one); per rank, one bit per node
- * (finished, for the deadlock report) and an 8-byte counter slot per
- * partly ready node (load <= 1/2), per group membership a 4-byte sequence
+ * are only read (ranks may share one); per rank, nothing per node but an
+ * 8-byte counter slot per partly ready node (load <= 1/2, grown by
+ * doubling), per group membership a 4-byte sequence
  * counter, one sim_comm_record (96 bytes) per finished communication
  * unless options.no_comm_records, what is waiting or in flight in the
  * matching tables (freed as it completes), and 12 bytes per node for the
