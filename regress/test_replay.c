@@ -388,6 +388,216 @@ static void test_determinism_and_json(void)
   topo_free(t);
 }
 
+/* Records every node's finish time (observer node_done), indexed by node. */
+typedef struct {
+  sim_time_ps *end;
+  uint32_t n;
+} finish_log;
+
+static void log_node_done(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end)
+{
+  finish_log *f = ctx;
+  (void)rank;
+  (void)g;
+  (void)start;
+  g_assert_cmpuint(node, <, f->n);
+  f->end[node] = end;
+}
+
+/* Readiness with many nodes partly ready at once (the replay counts
+ * unfinished parents only for those): one rank, 64 roots with durations
+ * k + 1 us (k = 0..63), 300 joins of 1 us, join j after the 5 distinct
+ * roots (7j + 13m) mod 64, m = 0..4 (13 is odd, so the 5 are distinct mod
+ * 64), and a sink of 1 us after all 300 joins.  With 1024 compute slots
+ * nothing waits for a slot, so join j ends at (max_m ((7j + 13m) mod 64)
+ * + 1) us + 1 us and the sink at 1 us after the last join: 64 + 1 + 1 us. */
+static void test_join_readiness(void)
+{
+  enum { ROOTS = 64, JOINS = 300 };
+  et_builder *b = et_builder_new("joins");
+  char name[32];
+  for (int k = 0; k < ROOTS; k++) {
+    g_snprintf(name, sizeof name, "root%d", k);
+    et_builder_add_node(b, (uint64_t)k + 1, ET_NODE_COMP, name, (k + 1) * SIM_PS_PER_US, 0);
+  }
+  for (int j = 0; j < JOINS; j++) {
+    uint32_t v = et_builder_add_node(b, 1000 + (uint64_t)j, ET_NODE_COMP, "join", SIM_PS_PER_US, 0);
+    for (int m = 0; m < 5; m++)
+      et_builder_add_dep(b, v, (uint64_t)((7 * j + 13 * m) % ROOTS) + 1, TRUE, FALSE);
+  }
+  uint32_t sink = et_builder_add_node(b, 5000, ET_NODE_COMP, "sink", SIM_PS_PER_US, 0);
+  for (int j = 0; j < JOINS; j++)
+    et_builder_add_dep(b, sink, 1000 + (uint64_t)j, TRUE, FALSE);
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(et_node_n_parents(g, sink), ==, JOINS);
+  et_workload *w = et_workload_new(1, "joins");
+  w->ranks[0] = g;
+  topo *t = load_topo(pair_yaml);
+  finish_log f = {g_new0(sim_time_ps, g->n_nodes), g->n_nodes};
+  sim_replay_observer obs = {.node_done = log_node_done, .ctx = &f};
+  sim_replay_options opt = {.compute_slots = 1024, .checked = TRUE, .quiet = TRUE, .observer = &obs};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_no_error(error);
+  for (int k = 0; k < ROOTS; k++)
+    g_assert_cmpint(f.end[k], ==, (k + 1) * SIM_PS_PER_US);
+  for (int j = 0; j < JOINS; j++) {
+    int last = 0;
+    for (int m = 0; m < 5; m++)
+      last = MAX(last, (7 * j + 13 * m) % ROOTS);
+    g_assert_cmpint(f.end[ROOTS + j], ==, (last + 1 + 1) * SIM_PS_PER_US);
+  }
+  g_test_message("sink: expected %d ps, got %" G_GINT64_FORMAT " ps", 66 * 1000000, f.end[sink]);
+  g_assert_cmpint(f.end[sink], ==, 66 * SIM_PS_PER_US);
+  g_assert_cmpint(r->step_time, ==, 66 * SIM_PS_PER_US);
+  g_assert_cmpuint(r->ranks[0].nodes, ==, ROOTS + JOINS + 1);
+  sim_result_free(r);
+  g_free(f.end);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+/* Rank 0 sends three messages with one tag to rank 1 at time 0 (sizes
+ * 4096 (k + 1) bytes, k = 0..2); rank 1 posts the three receives (declared
+ * size 1 byte) after a 10 us compute.  Sends and receives of one (source,
+ * destination, tag) pair in FIFO order, so receive k (in node order, the
+ * order they become ready) carries send k's size; every send was issued
+ * at 0, every receive at 10 us, and all three start moving at 10 us. */
+static et_workload *fifo_workload(void)
+{
+  et_workload *w = et_workload_new(2, "p2p-fifo");
+  et_builder *b = et_builder_new("fifo-send");
+  for (int k = 0; k < 3; k++) {
+    uint32_t i = et_builder_add_node(b, (uint64_t)k + 1, ET_NODE_COMM_SEND, "send", 0, 0);
+    et_comm c = {.bytes = 4096 * (uint64_t)(k + 1), .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1,
+                 .dst = 1, .tag = 1, .root = -1, .coll = ET_COLL_NONE};
+    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
+  }
+  GError *error = NULL;
+  w->ranks[0] = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  b = et_builder_new("fifo-recv");
+  et_builder_add_node(b, 1, ET_NODE_COMP, "compute", 10 * SIM_PS_PER_US, 0);
+  for (int k = 0; k < 3; k++) {
+    uint32_t i = et_builder_add_node(b, (uint64_t)k + 2, ET_NODE_COMM_RECV, "recv", 0, 0);
+    et_comm c = {.bytes = 1, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = 0, .dst = -1, .tag = 1,
+                 .root = -1, .coll = ET_COLL_NONE};
+    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
+    et_builder_add_dep(b, i, 1, TRUE, FALSE);
+  }
+  w->ranks[1] = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  return w;
+}
+
+static const sim_comm_record *find_record(const sim_result *r, int rank, uint64_t node_id)
+{
+  for (guint k = 0; k < r->comms->len; k++) {
+    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
+    if (c->rank == rank && c->node_id == node_id)
+      return c;
+  }
+  return NULL;
+}
+
+static void test_p2p_fifo_issue(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = fifo_workload();
+  sim_result *r = run(w, t, 1);
+  g_assert_cmpuint(r->comms->len, ==, 6);
+  for (int k = 0; k < 3; k++) {
+    const sim_comm_record *s = find_record(r, 0, (uint64_t)k + 1), *v = find_record(r, 1, (uint64_t)k + 2);
+    g_assert_nonnull(s);
+    g_assert_nonnull(v);
+    g_assert_cmpuint(s->bytes, ==, 4096 * (uint64_t)(k + 1));
+    g_assert_cmpuint(v->bytes, ==, 4096 * (uint64_t)(k + 1));
+    g_assert_cmpint(s->issue, ==, 0);
+    g_assert_cmpint(v->issue, ==, 10 * SIM_PS_PER_US);
+    g_assert_cmpint(s->start, ==, 10 * SIM_PS_PER_US);
+    g_assert_cmpint(v->start, ==, 10 * SIM_PS_PER_US);
+    g_assert_cmpint(s->end, ==, v->end);
+  }
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+static void keep_record(void *ctx, const sim_comm_record *rec)
+{
+  g_array_append_val((GArray *)ctx, *rec);
+}
+
+static gint record_order(gconstpointer a, gconstpointer b)
+{
+  const sim_comm_record *x = a, *y = b;
+  if (x->end != y->end)
+    return x->end < y->end ? -1 : 1;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  return x->node_id < y->node_id ? -1 : (x->node_id > y->node_id);
+}
+
+/* options.no_comm_records: sim_result.comms stays empty, the run is the
+ * same (step time, per-rank figures) and the observer sees exactly the
+ * records a default run keeps (sorted as sim_result.comms is). */
+static void test_no_comm_records(void)
+{
+  topo *t = load_topo(ring8_yaml);
+  et_workload *w = uniform_workload(8, 3, 1048576, TRUE);
+  sim_result *full = run(w, t, 1);
+  GArray *seen = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
+  sim_replay_observer obs = {.comm_done = keep_record, .ctx = seen};
+  sim_replay_options opt = {.checked = TRUE, .quiet = TRUE, .no_comm_records = TRUE, .observer = &obs};
+  GError *error = NULL;
+  sim_result *lean = sim_replay_run(w, t, &opt, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(lean->comms->len, ==, 0);
+  g_assert_cmpint(lean->step_time, ==, full->step_time);
+  g_assert_cmpmem(lean->ranks, sizeof(sim_rank_stats) * 8, full->ranks, sizeof(sim_rank_stats) * 8);
+  g_array_sort(seen, record_order);
+  g_assert_cmpuint(seen->len, ==, 8);
+  g_assert_cmpmem(seen->data, seen->len * sizeof(sim_comm_record), full->comms->data,
+                  full->comms->len * sizeof(sim_comm_record));
+  g_array_free(seen, TRUE);
+  sim_result_free(lean);
+  sim_result_free(full);
+  et_workload_free(w);
+  topo_free(t);
+}
+
+/* Ranks may replay one shared et_graph (the replay keeps its per-node
+ * state outside the graph): 8 ranks on one graph of a 3 us compute then a
+ * 1 MiB ring all-reduce end at 3 us + ring8_1MiB_ps, with records
+ * identical to those of 8 private copies. */
+static void test_shared_graph(void)
+{
+  topo *t = load_topo(ring8_yaml);
+  et_workload *priv = uniform_workload(8, 3, 1048576, TRUE);
+  et_workload *shared = et_workload_new(8, "shared");
+  shared->ranks[0] = comp_and_allreduce(0, 3, 1048576, TRUE);
+  for (int r = 1; r < 8; r++)
+    shared->ranks[r] = shared->ranks[0];
+  sim_replay_options opt = {.checked = TRUE, .quiet = TRUE, .has_algo = TRUE, .algo = COLL_ALGO_RING};
+  GError *error = NULL;
+  sim_result *a = sim_replay_run(priv, t, &opt, &error);
+  g_assert_no_error(error);
+  sim_result *b = sim_replay_run(shared, t, &opt, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(b->step_time, ==, 3 * SIM_PS_PER_US + ring8_1MiB_ps);
+  g_assert_cmpuint(b->comms->len, ==, 8);
+  g_assert_cmpmem(a->comms->data, a->comms->len * sizeof(sim_comm_record), b->comms->data,
+                  b->comms->len * sizeof(sim_comm_record));
+  sim_result_free(a);
+  sim_result_free(b);
+  for (int r = 1; r < 8; r++)
+    shared->ranks[r] = NULL; /* one owner */
+  et_workload_free(shared);
+  et_workload_free(priv);
+  topo_free(t);
+}
+
 /* A workload with more ranks than the network places is rejected clearly. */
 static void test_too_many_ranks(void)
 {
@@ -415,5 +625,9 @@ int main(int argc, char **argv)
   g_test_add_func("/replay/mismatch", test_mismatch);
   g_test_add_func("/replay/determinism-and-json", test_determinism_and_json);
   g_test_add_func("/replay/too-many-ranks", test_too_many_ranks);
+  g_test_add_func("/replay/join-readiness", test_join_readiness);
+  g_test_add_func("/replay/p2p-fifo-issue", test_p2p_fifo_issue);
+  g_test_add_func("/replay/no-comm-records", test_no_comm_records);
+  g_test_add_func("/replay/shared-graph", test_shared_graph);
   return g_test_run();
 }

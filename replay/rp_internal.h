@@ -30,6 +30,19 @@ typedef struct {
 
 typedef struct rp_replay rp_replay;
 
+/* The in-degree counters of a rank's nodes that are partly ready: at least
+ * one parent finished, at least one not.  An open-addressing table (linear
+ * probing, backward-shift deletion) of node index + 1 -> unfinished
+ * parents; nodes with one parent never enter it, and an entry leaves when
+ * its count reaches 0, so it holds only nodes in flight, not the graph.
+ * Expected O(1) per operation at load <= 1/2; 8 bytes per slot. */
+typedef struct {
+  uint32_t *keys;           /* node + 1, 0 = empty slot */
+  uint32_t *left;           /* unfinished parents of keys[k] */
+  uint32_t mask;            /* capacity - 1 (capacity a power of two), or 0 before the first insert */
+  uint32_t len;
+} rp_pending;
+
 /* A compute node in progress under the interference model: its remaining
  * work in picoseconds of undisturbed compute, when that was last brought
  * up to date, when it started and its (cancellable) finish event. */
@@ -43,13 +56,11 @@ typedef struct {
   rp_replay *rp;
   int rank;
   const et_graph *g;
-  uint32_t *indeg;          /* remaining unfinished parents per node */
+  rp_pending pending;       /* unfinished parents of partly ready nodes */
   uint32_t finished;        /* nodes finished */
   rp_fifo compute_wait, cpu_wait;
   unsigned compute_slots;   /* this rank's GPU compute slots */
   unsigned compute_busy, cpu_busy;
-  uint32_t *group_seq;      /* per group (n_groups + 1 for world): next sequence */
-  sim_time_ps *comm_issue;  /* per comm record: issue time */
   /* Busy-time accounting: counts of running compute and comm nodes and the
    * time of the last change. */
   int n_compute, n_comm;
@@ -65,6 +76,11 @@ typedef struct {
   rp_ovl_node *running;
   unsigned n_running;
   sim_time_ps t_added, t_under;
+  /* Straggler cost (sim_rank_stats.coll_wait): each collective's wait from
+   * this rank's issue to the start (the last member's issue), the
+   * collectives finished and those this rank issued last. */
+  sim_time_ps coll_wait;
+  uint64_t colls, coll_last;
   /* Levers (rp_replay.levers_on only): the rank's factor on GPU kernels
    * and its graph's kernel classes (one byte per node, shared by ranks
    * with the same graph; NULL when no class lever is set). */
@@ -79,6 +95,7 @@ typedef struct {
   int src, dst;
   uint32_t send_node, recv_node;
   uint64_t bytes;
+  sim_time_ps send_issue, recv_issue; /* when each side was issued */
   sim_time_ps start;
   int sides_done;           /* library point-to-point: sides finished */
   uint32_t next_free;       /* free list link while the slot is unused */
@@ -99,6 +116,11 @@ struct rp_replay {
   GArray *p2p_ops;          /* rp_p2p_op pool; cookie = index */
   uint32_t p2p_free;        /* head of the pool's free list, or ET_NONE */
   GHashTable **member_index;/* per group: rank -> member index + 1 */
+  /* Next collective sequence number per (group, member): seq[seq_base[0] +
+   * rank] for world, seq[seq_base[k + 1] + member] for group k; one
+   * counter per membership (sum of group sizes + ranks), not per rank and
+   * group. */
+  uint32_t *seq, *seq_base;
   GArray *comms;
   uint64_t assumed_roots;
   uint64_t lifecycle_known, lifecycle_partial;
@@ -120,14 +142,19 @@ gboolean rp_is_comm_node(const et_node *n);
  * then runs (timed nodes), or is handed to matching (communication). */
 void rp_start_node(rp_rank *rs, uint32_t i);
 /* Node i finished now: accounting, observer, children, slot hand-over.
- * started: when it began running, or -1 when it is not a stretched compute
- * node (the observer then derives it). */
+ * started: when it began running (a stretched compute node) or when this
+ * rank issued it (a simulated communication node), or -1 otherwise (the
+ * observer then derives it from the duration). */
 void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started);
 /* The time node i runs on this rank: its recorded duration, times the
  * levers' factor when some lever is set (rounded to the picosecond).  O(1). */
 sim_time_ps rp_node_duration(const rp_rank *rs, uint32_t i);
 /* Starts every node of the rank without parents. */
 void rp_start_roots(rp_rank *rs);
+/* The lowest-index partly ready node and its unfinished parents, FALSE
+ * when there is none (deadlock report; O(table capacity)). */
+gboolean rp_pending_first(const rp_pending *p, uint32_t *node, uint32_t *left);
+void rp_pending_free(rp_pending *p);
 /* Engine handler: a rank that begins later than time 0 (measured starts). */
 void rp_on_rank_begin(sim_engine *sim, void *ctx, uint64_t arg);
 /* coll_slowdown_fn: rank's delta changed now (ctx: the rp_replay). */

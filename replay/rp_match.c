@@ -34,7 +34,8 @@ typedef struct {
   uint64_t bytes;
   int root;
   int first_rank;           /* first member that issued, for mismatch messages */
-  uint32_t *node;           /* per member: node index, ET_NONE until issued */
+  uint32_t *node;           /* per member: node index, ET_NONE until issued (inside issue's block) */
+  sim_time_ps *issue;       /* per member: when it issued */
   uint64_t *splits;         /* ALL_TO_ALLV matrix n*n, or NULL */
   sim_time_ps start;
   coll_info info;
@@ -47,10 +48,20 @@ typedef struct {
   gboolean send;
 } rp_p2p_key;
 
-/* The nodes (index + 1, in issue order) of one key's waiting sides. */
+/* A side waiting for its partner: its node and when it was issued. */
+typedef struct {
+  uint32_t node;
+  sim_time_ps issue;
+} rp_p2p_side;
+
+/* One key's waiting sides in issue order: a ring (head, len) in items,
+ * which points at the inline `one` until a second side waits under the
+ * same key (the common case allocates nothing more). */
 typedef struct {
   rp_p2p_key key;           /* first: the table's key points here */
-  GQueue nodes;
+  uint32_t head, len, cap;
+  rp_p2p_side *items;
+  rp_p2p_side one;
 } rp_p2p_wait;
 
 static uint64_t inst_key(uint32_t group, uint32_t seq)
@@ -86,8 +97,35 @@ static gboolean p2p_key_equal(gconstpointer a, gconstpointer b)
 static void p2p_wait_free(gpointer p)
 {
   rp_p2p_wait *wt = p;
-  g_queue_clear(&wt->nodes);
+  if (wt->items != &wt->one)
+    g_free(wt->items);
   g_free(wt);
+}
+
+/* Appends a side; the ring doubles when full (amortized O(1)). */
+static void p2p_wait_push(rp_p2p_wait *wt, uint32_t node, sim_time_ps issue)
+{
+  if (wt->len == wt->cap) {
+    rp_p2p_side *n = g_new(rp_p2p_side, 2 * wt->cap);
+    for (uint32_t k = 0; k < wt->len; k++)
+      n[k] = wt->items[(wt->head + k) % wt->cap];
+    if (wt->items != &wt->one)
+      g_free(wt->items);
+    wt->items = n;
+    wt->head = 0;
+    wt->cap *= 2;
+  }
+  wt->items[(wt->head + wt->len) % wt->cap] = (rp_p2p_side){ node, issue };
+  wt->len++;
+}
+
+static rp_p2p_side p2p_wait_pop(rp_p2p_wait *wt)
+{
+  g_assert(wt->len > 0);
+  rp_p2p_side v = wt->items[wt->head];
+  wt->head = (wt->head + 1) % wt->cap;
+  wt->len--;
+  return v;
 }
 
 /* ---- collectives ---- */
@@ -117,14 +155,18 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   rec.bytes = ci->bytes;
   rec.algbw_bytes = ci->info.algbw_bytes;
   rec.busbw_factor = ci->info.busbw_factor;
-  rec.issue = rs->comm_issue[n->comm];
+  rec.issue = ci->issue[member];
   rec.start = ci->start;
   rec.end = sim_now(sim);
   rec.measured = n->duration_ps;
-  g_array_append_val(rp->comms, rec);
+  rs->coll_wait += rec.start - rec.issue;
+  rs->colls++;
+  rs->coll_last += rec.start == rec.issue;
+  if (rp->comms)
+    g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  rp_finish_node(rs, node, -1);
+  rp_finish_node(rs, node, rec.issue);
   if (++ci->done == ci->n)
     g_hash_table_remove(rp->insts, &cookie);
 }
@@ -132,7 +174,7 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
 static void rp_coll_inst_free(gpointer p)
 {
   rp_coll_inst *ci = p;
-  g_free(ci->node);
+  g_free(ci->issue); /* also holds node[] */
   g_free(ci->splits);
   g_free(ci);
 }
@@ -187,8 +229,6 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
   const et_graph *g = rs->g;
   const et_node *n = &g->nodes[i];
   const et_comm *c = &g->comms[n->comm];
-  uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
-  uint32_t seq = rs->group_seq[gslot]++;
   int member = rp_member_of(rp, c->group, rs->rank);
   if (member < 0) {
     rp_fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
@@ -198,6 +238,8 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
                          group_label(rp, c->group), rs->rank));
     return;
   }
+  uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
+  uint32_t seq = rp->seq[rp->seq_base[gslot] + (uint32_t)member]++;
   uint64_t key = inst_key(c->group, seq);
   rp_coll_inst *ci = g_hash_table_lookup(rp->insts, &key);
   if (ci == NULL) {
@@ -210,7 +252,9 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
     ci->bytes = c->bytes;
     ci->root = c->root;
     ci->first_rank = rs->rank;
-    ci->node = g_new(uint32_t, ci->n);
+    /* One block: the issue times, then the node indices. */
+    ci->issue = g_malloc((sizeof(sim_time_ps) + sizeof(uint32_t)) * (size_t)ci->n);
+    ci->node = (uint32_t *)(ci->issue + ci->n);
     for (int k = 0; k < ci->n; k++)
       ci->node[k] = ET_NONE;
     if (c->coll == ET_COLL_ALL_TO_ALLV)
@@ -235,6 +279,7 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
   }
   g_assert(ci->node[member] == ET_NONE);
   ci->node[member] = i;
+  ci->issue[member] = sim_now(rp->sim);
   if (ci->splits && c->split != ET_NONE)
     memcpy(ci->splits + (size_t)member * ci->n, g->splits + c->split, sizeof(uint64_t) * ci->n);
   if (++ci->arrived < ci->n)
@@ -292,14 +337,15 @@ static void p2p_side_done(rp_replay *rp, const rp_p2p_op *op, int k)
   rec.bytes = op->bytes;
   rec.algbw_bytes = op->bytes;
   rec.busbw_factor = 1.0;
-  rec.issue = rs->comm_issue[n->comm];
+  rec.issue = k == 0 ? op->send_issue : op->recv_issue;
   rec.start = op->start;
   rec.end = sim_now(rp->sim);
   rec.measured = n->duration_ps;
-  g_array_append_val(rp->comms, rec);
+  if (rp->comms)
+    g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  rp_finish_node(rs, nodes[k], -1);
+  rp_finish_node(rs, nodes[k], rec.issue);
 }
 
 /* Returns slot `cookie` of the operation pool to the free list. */
@@ -390,22 +436,26 @@ void rp_issue_p2p(rp_rank *rs, uint32_t i)
     if (mw == NULL) {
       mw = g_new0(rp_p2p_wait, 1);
       mw->key = mine;
-      g_queue_init(&mw->nodes);
+      mw->items = &mw->one;
+      mw->cap = 1;
       g_hash_table_insert(rp->p2p_wait, &mw->key, mw);
     }
-    g_queue_push_tail(&mw->nodes, GUINT_TO_POINTER(i + 1));
+    p2p_wait_push(mw, i, sim_now(rp->sim));
     return;
   }
-  uint32_t other = GPOINTER_TO_UINT(g_queue_pop_head(&wt->nodes)) - 1;
-  if (g_queue_is_empty(&wt->nodes))
+  rp_p2p_side other = p2p_wait_pop(wt);
+  if (wt->len == 0)
     g_hash_table_remove(rp->p2p_wait, &partner);
   uint32_t cookie = p2p_op_alloc(rp);
   rp_p2p_op *op = &g_array_index(rp->p2p_ops, rp_p2p_op, cookie);
-  *op = (rp_p2p_op){ .src = src, .dst = dst, .send_node = is_send ? i : other, .recv_node = is_send ? other : i };
+  sim_time_ps now = sim_now(rp->sim);
+  *op = (rp_p2p_op){ .src = src, .dst = dst, .send_node = is_send ? i : other.node,
+                     .recv_node = is_send ? other.node : i, .send_issue = is_send ? now : other.issue,
+                     .recv_issue = is_send ? other.issue : now };
   /* The sender's size is what moves. */
   const et_graph *sg = rp->ranks[src].g;
   op->bytes = sg->comms[sg->nodes[op->send_node].comm].bytes;
-  op->start = sim_now(rp->sim);
+  op->start = now;
   if (G_UNLIKELY(rp->crit != NULL))
     sim_crit_rec_comm_start(rp->crit, 2, (const int[]){src, dst}, (const uint32_t[]){op->send_node, op->recv_node},
                             op->start, ET_NONE);

@@ -36,6 +36,90 @@ static uint32_t fifo_pop(rp_fifo *q)
   return v;
 }
 
+/* ---- in-degree counters of partly ready nodes (rp_pending) ---- */
+
+static uint32_t pending_slot(uint32_t key, uint32_t mask)
+{
+  uint32_t h = key * 2654435761u;
+  return (h ^ h >> 16) & mask;
+}
+
+/* Rebuilds the table with capacity cap (a power of two). O(cap). */
+static void pending_resize(rp_pending *p, uint32_t cap)
+{
+  uint32_t *keys = p->keys, *left = p->left, old = p->mask ? p->mask + 1 : 0;
+  p->keys = g_new0(uint32_t, cap);
+  p->left = g_new(uint32_t, cap);
+  p->mask = cap - 1;
+  for (uint32_t k = 0; k < old; k++) {
+    if (keys[k] == 0)
+      continue;
+    uint32_t s = pending_slot(keys[k], p->mask);
+    while (p->keys[s] != 0)
+      s = (s + 1) & p->mask;
+    p->keys[s] = keys[k];
+    p->left[s] = left[k];
+  }
+  g_free(keys);
+  g_free(left);
+}
+
+/* One parent of node c (which has n_parents > 1 parents) finished;
+ * returns how many are still unfinished.  The first call for c inserts it
+ * with n_parents - 1, the call that reaches 0 removes it (backward shift,
+ * so no tombstones accumulate). */
+static uint32_t pending_dec(rp_pending *p, uint32_t c, uint32_t n_parents)
+{
+  uint32_t key = c + 1;
+  if (G_UNLIKELY(2 * (p->len + 1) > p->mask + 1))
+    pending_resize(p, p->mask ? 2 * (p->mask + 1) : 16);
+  uint32_t s = pending_slot(key, p->mask);
+  while (p->keys[s] != 0 && p->keys[s] != key)
+    s = (s + 1) & p->mask;
+  if (p->keys[s] == 0) {
+    p->keys[s] = key;
+    p->left[s] = n_parents - 1;
+    p->len++;
+    return n_parents - 1;
+  }
+  g_assert(p->left[s] > 0);
+  if (--p->left[s] > 0)
+    return p->left[s];
+  /* Delete: move later entries of the probe run back into the hole. */
+  p->len--;
+  uint32_t hole = s;
+  for (uint32_t t = (s + 1) & p->mask; p->keys[t] != 0; t = (t + 1) & p->mask) {
+    uint32_t home = pending_slot(p->keys[t], p->mask);
+    /* Entry t may fill the hole unless its home lies cyclically in (hole, t]. */
+    if (((t - home) & p->mask) >= ((t - hole) & p->mask)) {
+      p->keys[hole] = p->keys[t];
+      p->left[hole] = p->left[t];
+      hole = t;
+    }
+  }
+  p->keys[hole] = 0;
+  return 0;
+}
+
+void rp_pending_free(rp_pending *p)
+{
+  g_free(p->keys);
+  g_free(p->left);
+  *p = (rp_pending){0};
+}
+
+gboolean rp_pending_first(const rp_pending *p, uint32_t *node, uint32_t *left)
+{
+  gboolean found = FALSE;
+  for (uint32_t k = 0; p->mask && k <= p->mask; k++)
+    if (p->keys[k] != 0 && (!found || p->keys[k] - 1 < *node)) {
+      *node = p->keys[k] - 1;
+      *left = p->left[k];
+      found = TRUE;
+    }
+  return found;
+}
+
 /* ---- busy-time accounting ---- */
 
 static void account(rp_rank *rs, int dcompute, int dcomm)
@@ -107,17 +191,17 @@ void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started)
   const sim_replay_observer *obs = rs->rp->obs;
   if (obs && obs->node_done) {
     /* Timed nodes ran for their duration (unless interference stretched
-     * them: `started`); communication started when this rank issued it. */
+     * them: `started`); communication started when this rank issued it
+     * (`started`, given by rp_match.c). */
     sim_time_ps start = started >= 0 ? started
-                        : n->comm != ET_NONE && !(n->flags & ET_FLAG_REPLAY) ? rs->comm_issue[n->comm]
                         : (n->type == ET_NODE_COMP || (n->flags & ET_FLAG_REPLAY)) ? rs->finish - rp_node_duration(rs, i)
                         : rs->finish;
     obs->node_done(obs->ctx, rs->rank, g, i, start, rs->finish);
   }
   for (uint32_t e = n->children; e < g->nodes[i + 1].children; e++) {
     uint32_t c = g->child_index[e];
-    g_assert(rs->indeg[c] > 0);
-    if (--rs->indeg[c] == 0) {
+    uint32_t np = et_node_n_parents(g, c);
+    if (np == 1 || pending_dec(&rs->pending, c, np) == 0) {
       if (G_UNLIKELY(crit != NULL))
         sim_crit_rec_bind(crit, rs->rank, c, i);
       rp_start_node(rs, c);
@@ -262,9 +346,6 @@ void rp_start_node(rp_rank *rs, uint32_t i)
     rs->compute_busy++;
   else if (slot == 2)
     rs->cpu_busy++;
-  if (n->comm != ET_NONE)
-    rs->comm_issue[n->comm] = sim_now(rs->rp->sim);
-
   if (n->flags & ET_FLAG_REPLAY) {
     run_for(rs, i, n->duration_ps);
     return;
@@ -299,7 +380,7 @@ void rp_start_node(rp_rank *rs, uint32_t i)
 void rp_start_roots(rp_rank *rs)
 {
   for (uint32_t i = 0; i < rs->g->n_nodes; i++)
-    if (rs->indeg[i] == 0)
+    if (et_node_n_parents(rs->g, i) == 0)
       rp_start_node(rs, i);
 }
 

@@ -6,6 +6,8 @@
 #include "config.h"
 #include "replay/rp_internal.h"
 
+#include <stdlib.h>
+
 /* ---- checks ---- */
 
 static gboolean check_workload(const et_workload *w, GError **error)
@@ -102,17 +104,20 @@ static GError *deadlock_error(const rp_replay *rp)
       continue;
     gboolean said = rp_match_describe_waits(rp, r, s, &lines, max_lines);
     if (!said && lines < max_lines) {
-      /* Nothing issued: report the first node that never became ready. */
-      for (uint32_t i = 0; i < rs->g->n_nodes; i++) {
-        if (rs->indeg[i] > 0) {
-          g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished; node %" G_GUINT64_FORMAT
-                                 " (%s) waits for %u unfinished parents",
-                                 r, rs->g->n_nodes - rs->finished, rs->g->n_nodes, rs->g->nodes[i].id,
-                                 et_node_name(rs->g, i), rs->indeg[i]);
-          lines++;
-          break;
-        }
-      }
+      /* Nothing this rank issued waits for another rank.  Every node that
+       * became ready has then run (the queue is empty), so what is left
+       * never became ready: name the lowest-index node with some parents
+       * finished and how many it still waits for, else only the count. */
+      uint32_t node, left;
+      if (rp_pending_first(&rs->pending, &node, &left))
+        g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished; node %" G_GUINT64_FORMAT
+                               " (%s) waits for %u unfinished parents",
+                               r, rs->g->n_nodes - rs->finished, rs->g->n_nodes, rs->g->nodes[node].id,
+                               et_node_name(rs->g, node), left);
+      else
+        g_string_append_printf(s, "\n  rank %d: %u of %u nodes unfinished", r, rs->g->n_nodes - rs->finished,
+                               rs->g->n_nodes);
+      lines++;
     }
   }
   if (lines >= max_lines)
@@ -124,7 +129,8 @@ static GError *deadlock_error(const rp_replay *rp)
 
 /* ---- setup ---- */
 
-/* Per-rank state: slots, in-degrees, per-group sequence counters. */
+/* Per-rank state: slots (readiness needs nothing per node up front).  The
+ * graph is only read, so several ranks may replay one et_graph. */
 static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_options *opt)
 {
   const et_graph *g = rp->w->ranks[r];
@@ -133,12 +139,9 @@ static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_option
   rs->g = g;
   /* The option wins; else the graph's measured concurrency; else 1. */
   rs->compute_slots = opt->compute_slots ? opt->compute_slots : g->compute_slots ? g->compute_slots : 1;
-  rs->indeg = g_new0(uint32_t, g->n_nodes ? g->n_nodes : 1);
-  for (uint32_t i = 0; i < g->n_nodes; i++)
-    for (uint32_t e = g->nodes[i].children; e < g->nodes[i + 1].children; e++)
-      rs->indeg[g->child_index[e]]++;
-  rs->group_seq = g_new0(uint32_t, rp->w->groups->len + 1);
-  rs->comm_issue = g_new0(sim_time_ps, g->n_comms ? g->n_comms : 1);
+  /* Readiness needs no per-node array: a node's in-degree is its parent
+   * count in the graph (et_node_n_parents), and only partly ready nodes
+   * get a counter (rp_pending). */
   rs->slow = 1.0;
   if (rp->ovl)
     rs->running = g_new(rp_ovl_node, rs->compute_slots);
@@ -199,7 +202,8 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   if (opt->critical_path)
     rp->crit = sim_crit_rec_new(w);
   rp_match_init(rp);
-  rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
+  if (!opt->no_comm_records)
+    rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
   rp->world_ranks = g_new(int, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     rp->world_ranks[r] = r;
@@ -213,6 +217,14 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   }
   if (!levers_setup(rp, opt, error))
     return FALSE;
+  rp->seq_base = g_new(uint32_t, n_groups + 1);
+  size_t n_seq = (size_t)w->n_ranks;
+  for (guint k = 0; k < n_groups; k++) {
+    rp->seq_base[k + 1] = (uint32_t)n_seq;
+    n_seq += (size_t)et_workload_group(w, k)->n_ranks;
+  }
+  rp->seq_base[0] = 0;
+  rp->seq = g_new0(uint32_t, n_seq ? n_seq : 1);
   rp->ranks = g_new0(rp_rank, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     rank_init(rp, &rp->ranks[r], r, opt);
@@ -225,9 +237,7 @@ static void replay_teardown(rp_replay *rp)
 {
   for (int r = 0; rp->ranks != NULL && r < rp->w->n_ranks; r++) {
     rp_rank *rs = &rp->ranks[r];
-    g_free(rs->indeg);
-    g_free(rs->group_seq);
-    g_free(rs->comm_issue);
+    rp_pending_free(&rs->pending);
     g_free(rs->compute_wait.items);
     g_free(rs->cpu_wait.items);
     g_free(rs->running);
@@ -240,6 +250,8 @@ static void replay_teardown(rp_replay *rp)
     g_hash_table_destroy(rp->member_index[k]);
   g_free(rp->member_index);
   g_free(rp->world_ranks);
+  g_free(rp->seq);
+  g_free(rp->seq_base);
   rp_match_free(rp);
   if (rp->comms)
     g_array_free(rp->comms, TRUE);
@@ -263,6 +275,32 @@ static gint comm_record_cmp(gconstpointer a, gconstpointer b)
   return x->node_id < y->node_id ? -1 : (x->node_id > y->node_id);
 }
 
+/* Sorts the records by (end, rank, node).  They are appended when they
+ * finish, so end never decreases along the array and only runs of equal
+ * end need sorting: O(n) plus the runs' sorts, in place, instead of a
+ * sort of the whole array (which also takes a temporary copy of it).  A
+ * decreasing end (not expected) falls back to the whole sort.  The key is
+ * unique per record (one record per rank and node), so the result is the
+ * same either way. */
+static void sort_comm_records(GArray *comms)
+{
+  sim_comm_record *rec = (sim_comm_record *)comms->data;
+  guint n = comms->len;
+  for (guint k = 1; k < n; k++)
+    if (rec[k].end < rec[k - 1].end) {
+      g_array_sort(comms, comm_record_cmp);
+      return;
+    }
+  for (guint i = 0; i < n;) {
+    guint j = i + 1;
+    while (j < n && rec[j].end == rec[i].end)
+      j++;
+    if (j - i > 1)
+      qsort(rec + i, j - i, sizeof(sim_comm_record), comm_record_cmp);
+    i = j;
+  }
+}
+
 /* Per-rank figures, closing the accounting at each rank's finish time. */
 static void rank_stats(const rp_rank *rs, sim_rank_stats *st)
 {
@@ -278,6 +316,9 @@ static void rank_stats(const rp_rank *rs, sim_rank_stats *st)
   st->interference = rs->t_added;
   st->interfered_compute = rs->t_under;
   st->compute_factor = rs->factor;
+  st->coll_wait = rs->coll_wait;
+  st->colls = rs->colls;
+  st->coll_last = rs->coll_last;
 }
 
 /* The result of a run that finished every node; takes rp->comms. */
@@ -293,19 +334,9 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
     if (res->ranks[r].finish > res->step_time)
       res->step_time = res->ranks[r].finish;
   }
-  /* Straggler cost: each collective member's wait from its issue to the
-   * start (the last member's issue, sim_critical.c asserts the same).
-   * O(communication records). */
-  for (guint k = 0; k < rp->comms->len; k++) {
-    const sim_comm_record *c = &g_array_index(rp->comms, sim_comm_record, k);
-    if (c->node_type != ET_NODE_COMM_COLL)
-      continue;
-    sim_rank_stats *st = &res->ranks[c->rank];
-    st->coll_wait += c->start - c->issue;
-    st->colls++;
-    st->coll_last += c->start == c->issue;
-  }
-  g_array_sort(rp->comms, comm_record_cmp);
+  if (rp->comms == NULL)
+    rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
+  sort_comm_records(rp->comms);
   res->comms = rp->comms;
   rp->comms = NULL;
   res->events = sim_events_processed(rp->sim);

@@ -37,11 +37,14 @@
  * is a radix heap, simcore/sim.h) plus O(children) to release its
  * children; per communication issue O(1) expected hash operations, per
  * collective start O(members) (buffer lifecycle, critical-path record);
- * plus the collective and network models' own work.  Memory: 4 bytes per
- * node (in-degree) and 8 per communication attribute record (issue time),
- * one sim_comm_record per finished communication (sim_result.comms), what
- * is waiting or in flight in the matching tables (freed as it completes),
- * and 12 bytes per node for the critical path when asked.
+ * plus the collective and network models' own work.  Memory: the graphs
+ * are only read (ranks may share one); per rank, nothing per node but an
+ * 8-byte counter slot per partly ready node (load <= 1/2, grown by
+ * doubling), per group membership a 4-byte sequence
+ * counter, one sim_comm_record (96 bytes) per finished communication
+ * unless options.no_comm_records, what is waiting or in flight in the
+ * matching tables (freed as it completes), and 12 bytes per node for the
+ * critical path when asked.  bench/bench_replay_mem measures it.
  */
 #ifndef WISP_SIM_REPLAY_H
 #define WISP_SIM_REPLAY_H
@@ -80,6 +83,9 @@ typedef struct {
                               (replay/sim_critical.h; O(nodes) memory, off: no cost) */
   sim_levers levers;       /* compute, host and straggler levers (replay/sim_levers.h): a node's
                               duration times sim_levers_node_factor as it starts; all zero: none */
+  gboolean no_comm_records; /* do not keep the run's communication records: sim_result.comms
+                              is left empty (the observer's comm_done still sees each one), so
+                              memory does not grow with the communication finished */
 } sim_replay_options;
 
 typedef struct {
@@ -130,7 +136,8 @@ struct sim_comm_record {
 typedef struct {
   int n_ranks;
   sim_rank_stats *ranks;
-  GArray *comms;           /* sim_comm_record, ordered by (end, rank, node) */
+  GArray *comms;           /* sim_comm_record, ordered by (end, rank, node); empty with
+                              options.no_comm_records */
   sim_time_ps step_time;   /* max finish over ranks */
   uint64_t events;
   uint64_t assumed_roots;  /* rooted collectives without a recorded root: first member used */
