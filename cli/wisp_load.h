@@ -5,6 +5,7 @@
 #define WISP_LOAD_H
 
 #include "chakra/et_graph.h"
+#include "chakra/et_scale.h"
 #include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
 
@@ -24,6 +25,12 @@ typedef struct {
   char **device_name;          /* out, may be NULL: the first traced rank's device, e.g. "Tesla V100-SXM2-32GB"
                                   (g_free); NULL when the input does not name one */
   const char *comm_group;      /* --comm-group FILE: Chakra groups from FILE, not the comm_group.json beside */
+  /* Scaling by parallelism (chakra/et_scale.h): --scale dp=N, --placement
+   * outer|inner, --card FILE (a CCL-Bench workload card giving the
+   * layout).  NULL = not given.  With scale, the loaded workload is the
+   * scaled job, its inferred layout and assumptions printed on stderr
+   * (unless quiet) and kept in its summary (et_scale_summary). */
+  const char *scale, *placement, *card;
 } wisp_load_options;
 
 #define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL}
@@ -46,16 +53,34 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
  *        --step N, --steps A..B|all|whole, --no-host-launch,
- *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling);
+ *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling),
+ *        --scale dp=N, --placement outer|inner, --card FILE;
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
  *        --starts together|measured. */
+/* The scaling options, one spelling on simulate, utility, sweep and
+ * calibrate: --scale dp=N, --placement outer|inner, --card FILE. */
+typedef struct {
+  char *scale, *placement, *card;
+} wisp_cli_scale;
+#define WISP_CLI_SCALE_ENTRIES 4
+/* Fills `entries` (WISP_CLI_SCALE_ENTRIES, the last the terminator). */
+void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *entries);
+/* Checks the values (before a long load) and points lo at them. */
+gboolean wisp_cli_scale_resolve(const wisp_cli_scale *s, wisp_load_options *lo, GError **error);
+void wisp_cli_scale_clear(wisp_cli_scale *s);
+
+/* A CCL-Bench workload card's parallel sizes (model_plan_parallelization,
+ * or the same keys at the top level).  Errors name the file and line. */
+gboolean wisp_card_load(const char *path, et_card *out, GError **error);
+
 typedef struct {
   char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
+  wisp_cli_scale scale;        /* --scale, --placement, --card */
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 15
+#define WISP_CLI_COMMON_ENTRIES (15 + WISP_CLI_SCALE_ENTRIES - 1)
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
