@@ -426,7 +426,9 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
     }
   }
   g_free(buf);
-  s->summary = g_strdup_printf(
+  GString *sum = g_string_new(NULL);
+  et_layout_describe(l, w, sum);
+  g_string_append_printf(sum,
     "scaled: dp %d -> %d: %d traced ranks -> %d ranks (%d replicas of the traced world), each rank replaying its "
     "traced counterpart's graph (shared)\n"
     "  placement %s: %s\n"
@@ -439,6 +441,7 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
                                       "each (TP in the scale-up domain first, then PP), DP across replicas"
                                     : "traced rank c's replicas are ranks c*K..c*K+K-1 (DP first)",
     n_grown, K, n_rep, o->groups->len, K);
+  s->summary = g_string_free(sum, FALSE);
   /* The graphs now belong to o's scale; w is freed without them. */
   s->graphs = g_memdup2(w->ranks, sizeof(et_graph *) * (size_t)n);
   for (int r = 0; r < n; r++)

@@ -1,6 +1,7 @@
 /* sim_report.c: human and JSON output of a replay (see sim_report.h). */
 #include "config.h"
 #include "replay/sim_report.h"
+#include "chakra/et_scale.h"
 #include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
@@ -471,6 +472,8 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
 {
   fprintf(out, "workload %s: %d ranks; network %s (%s tier)\n", w->source, w->n_ranks, topo_source(t),
           net_tier_name(r->tier));
+  if (w->scale) /* a scaled job: its layout and every assumption (chakra/et_scale.h) */
+    fprintf(out, "%s\n", et_scale_summary(w->scale));
   int dec = ms_decimals(r->step_time);
   fprintf(out, "%6s %12s %12s %15s %15s %12s %19s\n", "rank", "finish_ms", "compute_ms", "exposed_comm_ms",
           "overlap_comm_ms", "idle_ms", "unexplained_idle_ms");
