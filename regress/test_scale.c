@@ -6,6 +6,8 @@
 #include "replay/sim_replay.h"
 #include "regress/test_util.h"
 
+#include <math.h>
+
 #define US SIM_PS_PER_US
 
 static et_comm coll_comm(et_coll_type t, uint64_t bytes, int root)
@@ -395,6 +397,24 @@ static void test_cli(void)
   g_assert_cmpint(test_wisp_run_in(NULL, a3, NULL, &err), ==, 1);
   g_assert_nonnull(strstr(err, "card.yaml:3: tp must be a whole number >= 1, not 'four'"));
   g_free(err);
+
+  /* The example (examples/run-scale.sh): 1,024 ranks on two tiers, where
+   * scale-out utility is a number, not "not applicable". */
+  char *c1024 = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cluster-1024.yaml", NULL);
+  const char *a5[] = {"utility", v.example, "--scale", "dp=128", "--cluster", c1024, "--resource", "scale_out_bw", NULL};
+  g_assert_cmpint(test_wisp_run_in(NULL, a5, &out, NULL), ==, 0);
+  g_test_message("%s", out);
+  g_assert_nonnull(strstr(out, "(scaled dp 2 -> 128): 1024 ranks"));
+  const char *row = strstr(out, "\nscale_out_bw ");
+  g_assert_nonnull(row);
+  double T = 0, T2 = 0, u = 0;
+  g_assert_cmpint(sscanf(row, " scale_out_bw %lf %lf %lf", &T, &T2, &u), ==, 3);
+  /* Utility = (T - T_2x) / T x 100, printed to 4 decimals; the DP
+   * all-reduce crosses 128 nodes, so doubling scale-out must pay. */
+  g_assert_cmpfloat(fabs(u - (T - T2) / T * 100), <, 1e-3);
+  g_assert_cmpfloat(u, >, 1.0);
+  g_free(out);
+  g_free(c1024);
 
   /* inspect prints the inferred layout. */
   const char *a4[] = {"inspect", v.example, NULL};
