@@ -228,8 +228,17 @@ void et_layout_describe(const et_layout *l, const et_workload *w, GString *out)
     if (d != ET_DIM_EP)
       g_string_append_printf(out, "%s %s %d", d == ET_N_DIMS - 1 ? "" : " x", dim_names[d], l->degree[d]);
   g_string_append_printf(out, " (ep %d)\n", l->degree[ET_DIM_EP]);
-  for (int d = 0; d < ET_N_DIMS; d++)
-    g_string_append_printf(out, "  %s %d: %s\n", dim_names[d], l->degree[d], l->from[d] ? l->from[d] : "");
+  /* Found degrees one line each; the assumed ones together. */
+  GString *assumed = g_string_new(NULL);
+  for (int d = 0; d < ET_N_DIMS; d++) {
+    if (l->from[d] && g_str_has_prefix(l->from[d], "assumed"))
+      g_string_append_printf(assumed, "%s%s", assumed->len ? ", " : "", dim_names[d]);
+    else
+      g_string_append_printf(out, "  %s %d: %s\n", dim_names[d], l->degree[d], l->from[d] ? l->from[d] : "");
+  }
+  if (assumed->len)
+    g_string_append_printf(out, "  %s: 1 each, assumed (no group names them)\n", assumed->str);
+  g_string_free(assumed, TRUE);
   /* Groups per kind: count, size range, stride of the first one. */
   for (int pass = 0; pass < 256; pass++) {
     int count = 0, lo = 0, hi = 0;
