@@ -371,8 +371,16 @@ static void test_cli(void)
   /* The bundled example is tp 4 x pp 2 x dp 2; dp=8 gives 64 ranks on
    * 8 nodes of the dgx-a100 preset (resized). */
   char *out = NULL, *err = NULL;
-  const char *a1[] = {"simulate", v.example, "--network", "dgx-a100", "--scale", "dp=8", NULL};
+  char *json = g_build_filename(v.dir, "scaled.json", NULL);
+  const char *a1[] = {"simulate", v.example, "--network", "dgx-a100", "--scale", "dp=8", "--json", json, NULL};
   g_assert_cmpint(test_wisp_run_in(NULL, a1, &out, &err), ==, 0);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "\"n_ranks\": 64"));
+  g_assert_nonnull(strstr(text, "\"traced_ranks\": 16"));
+  g_assert_nonnull(strstr(text, "\"scaling\": \"layout: 16 ranks"));
+  g_free(text);
+  g_free(json);
   g_assert_nonnull(strstr(err, "layout: 16 ranks = dp 2 x pp 2 x cp 1 x tp 4 (ep 1)"));
   g_assert_nonnull(strstr(err, "scaled: dp 2 -> 8: 16 traced ranks -> 64 ranks"));
   g_assert_nonnull(strstr(out, "64 ranks"));

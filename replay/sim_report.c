@@ -172,6 +172,10 @@ static void write_head(wisp_json *j, const sim_result *r, const et_workload *w, 
   wisp_json_begin_object(j, "workload");
   wisp_json_string(j, "source", w->source);
   wisp_json_int(j, "n_ranks", w->n_ranks);
+  if (w->scale) { /* --scale: the traced job and the assumptions (chakra/et_scale.h) */
+    wisp_json_int(j, "traced_ranks", et_scale_traced_ranks(w->scale));
+    wisp_json_string(j, "scaling", et_scale_summary(w->scale));
+  }
   wisp_json_end_object(j);
   wisp_json_begin_object(j, "network");
   wisp_json_string(j, "source", topo_source(t));
