@@ -85,7 +85,7 @@ static unsigned dims_of_words(const char *text)
     return 0;
   static const struct { const char *word; et_dim d; } words[] = {
     {"tp", ET_DIM_TP}, {"tensor", ET_DIM_TP}, {"mp", ET_DIM_TP},
-    {"cp", ET_DIM_CP}, {"context", ET_DIM_CP}, {"sp", ET_DIM_CP},
+    {"cp", ET_DIM_CP}, {"context", ET_DIM_CP},
     {"ep", ET_DIM_EP}, {"expert", ET_DIM_EP}, {"moe", ET_DIM_EP},
     {"pp", ET_DIM_PP}, {"pipe", ET_DIM_PP}, {"pipeline", ET_DIM_PP},
     {"dp", ET_DIM_DP}, {"data", ET_DIM_DP}, {"fsdp", ET_DIM_DP}, {"shard", ET_DIM_DP},
