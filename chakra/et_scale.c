@@ -172,8 +172,18 @@ gboolean et_layout_infer(const et_workload *w, const et_card *card, et_layout *o
   }
   if (card != NULL) {
     const int cd[ET_N_DIMS] = {card->tp, card->cp, card->ep, card->pp, MAX(card->dp_replicate, 1) * MAX(card->dp_shard, 1)};
-    for (int d = 0; d < ET_N_DIMS; d++)
+    for (int d = 0; d < ET_N_DIMS; d++) {
+      /* A group named for one dimension must have the card's size for it. */
+      if (size_of[d] > 0 && size_of[d] != MAX(cd[d], 1)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: the card gives %s %d but the trace's groups named '%s' have %d ranks; pass the card of "
+                    "this trace or drop --card", card->source ? card->source : "card", dim_names[d], MAX(cd[d], 1),
+                    named_by[d], size_of[d]);
+        et_layout_clear(out);
+        return FALSE;
+      }
       set_degree(out, d, MAX(cd[d], 1), g_strdup_printf("card %s", card->source ? card->source : ""));
+    }
     return TRUE;
   }
   for (int d = 0; d < ET_N_DIMS; d++)

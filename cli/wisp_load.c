@@ -145,8 +145,9 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
   return et_workload_load_groups(path, build_flags, lo->comm_group, error);
 }
 
-/* --scale: the layout (from the groups, or lo->card), then the scaled job.
- * Frees w on failure.  The layout and assumptions go to stderr unless quiet. */
+/* --scale: the layout (from the groups, or lo->card), then the scaled job;
+ * --card alone: the layout only.  Frees w on failure.  The layout and
+ * assumptions go to stderr unless quiet. */
 static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, GError **error)
 {
   et_scale_request rq = {0};
@@ -169,6 +170,12 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
   else if (!lo->quiet && o->scale)
     fprintf(stderr, "wisp: %s\n", et_scale_summary(o->scale));
+  else if (!lo->quiet) { /* --card alone: the layout it gives, checked against the trace */
+    GString *d = g_string_new(NULL);
+    et_layout_describe(&l, o, d);
+    fprintf(stderr, "wisp: %s", d->str);
+    g_string_free(d, TRUE);
+  }
   et_layout_clear(&l);
   return o;
 }
@@ -299,7 +306,7 @@ et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wis
   if (!lo->quiet && u.zero_byte_collectives)
     fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " collective(s) have a size of 0 bytes, so only their latency "
             "is simulated; --strict makes this an error\n", u.zero_byte_collectives);
-  if (lo->scale != NULL && (w = scale_workload(w, lo, error)) == NULL)
+  if ((lo->scale != NULL || lo->card != NULL) && (w = scale_workload(w, lo, error)) == NULL)
     return NULL;
   return w;
 }

@@ -229,7 +229,14 @@ static void test_layout(void)
   g_assert_cmpint(l.group_dims[10], ==, ET_DIM_BIT(ET_DIM_TP));
   g_assert_cmpint(l.degree[ET_DIM_DP], ==, 2);
   et_layout_clear(&l);
-  /* ...and a card whose sizes do not multiply to the ranks is an error. */
+  /* ...a card that contradicts a named group is an error... */
+  card.tp = 1;
+  card.dp_shard = 4;
+  g_assert_false(et_layout_infer(w, &card, &l, &e));
+  g_assert_nonnull(strstr(e->message, "card.yaml: the card gives tp 1 but the trace's groups named 'mesh_tp' have 2 ranks"));
+  g_clear_error(&e);
+  card.dp_shard = 2;
+  /* ...and so is a card whose sizes do not multiply to the ranks. */
   card.tp = 4;
   g_assert_false(et_layout_infer(w, &card, &l, &e));
   g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
