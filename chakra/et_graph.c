@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "chakra/et_graph.h"
+#include "chakra/et_scale.h"
 
 #include <string.h>
 
@@ -878,8 +879,12 @@ void et_workload_free(et_workload *w)
 {
   if (w == NULL)
     return;
-  for (int r = 0; r < w->n_ranks; r++)
-    et_graph_free(w->ranks[r]);
+  /* A scaled workload's graphs are shared and belong to its scale (et_scale.c). */
+  if (w->scale)
+    et_scale_free(w->scale);
+  else
+    for (int r = 0; r < w->n_ranks; r++)
+      et_graph_free(w->ranks[r]);
   g_free(w->ranks);
   g_ptr_array_free(w->groups, TRUE);
   g_hash_table_destroy(w->group_index);

@@ -274,6 +274,11 @@ typedef struct {
    * give comparable clocks.  The replay starts every rank at 0 unless asked
    * to start them here (sim_replay_options.measured_starts). */
   sim_time_ps *measured_start_ps;
+  /* A workload scaled from a traced one (chakra/et_scale.h), else NULL.
+   * Then ranks[r] points at the graph of r's traced counterpart (graphs
+   * are shared, not copied) and the groups, peers, roots and sizes a graph
+   * names are translated per rank by et_workload_comm(). */
+  struct et_scale *scale;
 } et_workload;
 
 et_workload *et_workload_new(int n_ranks, const char *source);

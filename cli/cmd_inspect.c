@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "cli/wisp_cli.h"
+#include "chakra/et_scale.h"
 #include "frontends/fe.h"
 #include "cli/wisp_load.h"
 #include "chakra/et_io.h"
@@ -70,6 +71,23 @@ static GArray *chakra_rows(const et_workload *w)
   return rows;
 }
 
+/* The parallel layout inferred from the groups (chakra/et_scale.h): what
+ * `--scale dp=N` would grow. */
+static void print_layout(const et_workload *w)
+{
+  et_layout l;
+  GError *e = NULL;
+  if (!et_layout_infer(w, NULL, &l, &e)) {
+    g_clear_error(&e);
+    return;
+  }
+  GString *s = g_string_new(NULL);
+  et_layout_describe(&l, w, s);
+  fputs(s->str, stdout);
+  g_string_free(s, TRUE);
+  et_layout_clear(&l);
+}
+
 /* `wisp inspect` on a Chakra workload (wisp's own convert output among
  * them): ranks, node counts, groups and the per-collective table. */
 static int inspect_chakra(const char *path, const char *comm_group, gboolean verbose)
@@ -107,6 +125,7 @@ static int inspect_chakra(const char *path, const char *comm_group, gboolean ver
       printf("%s%d", m ? "," : "", g->ranks[m]);
     printf("%s]%s%s\n", g->n_ranks > 32 ? ",..." : "", g->desc ? " " : "", g->desc ? g->desc : "");
   }
+  print_layout(w);
   GArray *rows = chakra_rows(w);
   fe_coll_rows_print(rows, stdout);
   fe_coll_rows_free(rows);
@@ -291,6 +310,8 @@ int wisp_cmd_inspect(int argc, char **argv)
   uint64_t bytes = 0;
   for (int i = 0; i < rep.n_files; i++)
     bytes += rep.ranks[i].bytes_read;
+  if (w)
+    print_layout(w);
   if (w)
     printf("\nloaded in %.3f s (%.1f MB/s of JSON)\n", dt, dt > 0 ? (double)bytes / dt / 1e6 : 0.0);
   fe_kineto_report_clear(&rep);

@@ -102,8 +102,12 @@ int wisp_cmd_sweep(int argc, char **argv)
     {NULL},
   };
   GError *error = NULL;
+  wisp_cli_scale scale;
+  GOptionEntry scale_entries[WISP_CLI_SCALE_ENTRIES];
+  wisp_cli_scale_entries(&scale, scale_entries);
   GOptionContext *ctx = g_option_context_new("SPEC.yaml - sweep config keys and tabulate the simulated step time");
   g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_add_main_entries(ctx, scale_entries, NULL);
   g_option_context_set_description(ctx,
       "Outputs DIR/NAME.csv, DIR/NAME.jsonl, DIR/NAME.svg and the resume state DIR/NAME.points/.\n"
       "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/demo/workload/llm -j 4");
@@ -130,7 +134,8 @@ int wisp_cmd_sweep(int argc, char **argv)
   }
   net_tier tier = NET_TIER_ANALYTICAL;
   if ((model && !wisp_cli_network_model(model, &tier, &error)) || !wisp_steps_parse(steps, step, &lo, &error) ||
-      !wisp_cli_levers_resolve(slow_rank, slow_ranks, &levers, &error)) {
+      !wisp_cli_levers_resolve(slow_rank, slow_ranks, &levers, &error) ||
+      !wisp_cli_scale_resolve(&scale, &lo, &error)) {
     fprintf(stderr, "wisp sweep: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -180,5 +185,6 @@ out:
   g_free(comm_group);
   g_strfreev(slow_rank);
   g_free(slow_ranks);
+  wisp_cli_scale_clear(&scale);
   return status;
 }

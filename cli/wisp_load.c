@@ -18,6 +18,8 @@
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <yaml.h>
 #include <zlib.h>
 
 static gboolean has_suffix(const char *s, const char *suffix)
@@ -162,6 +164,117 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
   return et_workload_load_groups(path, build_flags, lo->comm_group, error);
 }
 
+/* --scale: the layout (from the groups, or lo->card), then the scaled job;
+ * --card alone: the layout only.  Frees w on failure.  The layout and
+ * assumptions go to stderr unless quiet. */
+static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, GError **error)
+{
+  et_scale_request rq = {0};
+  et_card card = {0};
+  et_layout l;
+  gboolean have_card = lo->card != NULL;
+  if (!et_scale_parse(lo->scale, &rq, error) || !et_placement_parse(lo->placement, &rq.placement, error) ||
+      (have_card && !wisp_card_layout_load(lo->card, lo->scale != NULL, &card, error))) {
+    et_workload_free(w);
+    return NULL;
+  }
+  if (card.none) /* --card without --scale, and the card gives no layout */
+    return w;
+  gboolean ok = et_layout_infer(w, have_card ? &card : NULL, &l, error);
+  g_free(card.source);
+  if (!ok) {
+    et_workload_free(w);
+    return NULL;
+  }
+  et_workload *o = rq.dp > 0 ? et_workload_scale(w, &l, &rq, error) : w;
+  if (o == NULL)
+    et_workload_free(w);
+  else if (!lo->quiet && o->scale)
+    fprintf(stderr, "wisp: %s\n", et_scale_summary(o->scale));
+  else if (!lo->quiet) { /* --card alone: the layout it gives, checked against the trace */
+    GString *d = g_string_new(NULL);
+    et_layout_describe(&l, o, d);
+    fprintf(stderr, "wisp: %s", d->str);
+    g_string_free(d, TRUE);
+  }
+  et_layout_clear(&l);
+  return o;
+}
+
+/* Finds the mapping value of `key` anywhere under node n (depth first). */
+static yaml_node_t *card_find(yaml_document_t *d, yaml_node_t *n, const char *key, int depth)
+{
+  if (n == NULL || n->type != YAML_MAPPING_NODE || depth > 16)
+    return NULL;
+  for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+    yaml_node_t *k = yaml_document_get_node(d, p->key), *v = yaml_document_get_node(d, p->value);
+    if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0)
+      return v;
+    yaml_node_t *in = card_find(d, v, key, depth + 1);
+    if (in)
+      return in;
+  }
+  return NULL;
+}
+
+gboolean wisp_card_layout_load(const char *path, gboolean need, et_card *out, GError **error)
+{
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "--card %s: cannot open: %s", path, g_strerror(errno));
+    return FALSE;
+  }
+  yaml_parser_t p;
+  yaml_document_t d;
+  yaml_parser_initialize(&p);
+  yaml_parser_set_input_file(&p, f);
+  gboolean ok = yaml_parser_load(&p, &d) != 0;
+  if (!ok) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%zu: not YAML: %s", path, p.problem_mark.line + 1,
+                p.problem ? p.problem : "parse error");
+    yaml_parser_delete(&p);
+    fclose(f);
+    return FALSE;
+  }
+  yaml_node_t *root = yaml_document_get_root_node(&d);
+  yaml_node_t *plan = card_find(&d, root, "model_plan_parallelization", 0);
+  if (plan == NULL)
+    plan = root;
+  static const char *const keys[] = {"dp_replicate", "dp_shard", "tp", "pp", "cp", "ep"};
+  int *dst[] = {&out->dp_replicate, &out->dp_shard, &out->tp, &out->pp, &out->cp, &out->ep};
+  int found = 0;
+  for (size_t i = 0; ok && i < G_N_ELEMENTS(keys); i++) {
+    yaml_node_t *v = plan && plan->type == YAML_MAPPING_NODE ? card_find(&d, plan, keys[i], 15) : NULL;
+    if (v == NULL || v->type != YAML_SCALAR_NODE || v->data.scalar.length == 0)
+      continue;
+    const char *txt = (const char *)v->data.scalar.value;
+    char *end = NULL;
+    long x = strtol(txt, &end, 10);
+    if (end == txt || *end != '\0' || x < 1 || x > (1 << 24)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%zu: %s must be a whole number >= 1, not '%s'", path,
+                  v->start_mark.line + 1, keys[i], txt);
+      ok = FALSE;
+    } else {
+      *dst[i] = (int)x;
+      found++;
+    }
+  }
+  if (ok && found == 0 && !need)
+    out->none = TRUE; /* a card for kernel sizes or MFU only: no layout to check */
+  else if (ok && found == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no parallel sizes (model_plan_parallelization with "
+                "dp_replicate, dp_shard, tp, pp, cp, ep); is it a CCL-Bench workload card?", path);
+    ok = FALSE;
+  }
+  yaml_document_delete(&d);
+  yaml_parser_delete(&p);
+  fclose(f);
+  if (ok)
+    out->source = g_strdup(path);
+  return ok;
+}
+
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *lo, GError **error)
 {
   return wisp_load_workload_paths(&path, 1, lo, error);
@@ -216,6 +329,8 @@ et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wis
   if (!lo->quiet && u.zero_byte_collectives)
     fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " collective(s) have a size of 0 bytes, so only their latency "
             "is simulated; --strict makes this an error\n", u.zero_byte_collectives);
+  if ((lo->scale != NULL || lo->card != NULL) && (w = scale_workload(w, lo, error)) == NULL)
+    return NULL;
   return w;
 }
 
@@ -269,7 +384,7 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
   c->step = -1;
   c->compute_slots = -1; /* not given: each rank's measured concurrency, else 1 */
   c->host_launch = TRUE;
-  const GOptionEntry list[WISP_CLI_COMMON_ENTRIES] = {
+  const GOptionEntry list[WISP_CLI_COMMON_ENTRIES - WISP_CLI_SCALE_ENTRIES] = {
     {"network-model", 0, 0, G_OPTION_ARG_STRING, &c->model, WISP_CLI_NETWORK_MODEL_HELP, "MODEL"},
     {"tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &c->model, "same as --network-model", "MODEL"},
     {"algo", 0, 0, G_OPTION_ARG_STRING, &c->algo, "force one collective algorithm (ring, direct, halving_doubling, ...)", "ALGO"},
@@ -283,14 +398,55 @@ void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
     {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &c->comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
     {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &c->comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &c->steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
-    {"card", 0, 0, G_OPTION_ARG_FILENAME, &c->card, "workload card (CCL-Bench YAML): sizes of communication kernels that carry none (DeepEP, custom all-reduce) and the model fields of MFU (simulate)", "FILE"},
     {"no-host-launch", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &c->host_launch,
      "Kineto: no CPU launch threads in the graph (idle before a GPU op is measured from its stream and cross-stream predecessors only)", NULL},
     {"slow-rank", 0, 0, G_OPTION_ARG_STRING_ARRAY, &c->slow_rank, WISP_CLI_SLOW_RANK_HELP, "R=F"},
     {"slow-ranks", 0, 0, G_OPTION_ARG_STRING, &c->slow_ranks, WISP_CLI_SLOW_RANKS_HELP, "DIST"},
+  };
+  G_STATIC_ASSERT(G_N_ELEMENTS(list) + WISP_CLI_SCALE_ENTRIES == WISP_CLI_COMMON_ENTRIES);
+  memcpy(e, list, sizeof(list));
+  wisp_cli_scale_entries(&c->scale, e + G_N_ELEMENTS(list)); /* its terminator ends the list */
+}
+
+void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *e)
+{
+  memset(s, 0, sizeof(*s));
+  const GOptionEntry list[WISP_CLI_SCALE_ENTRIES] = {
+    {"scale", 0, 0, G_OPTION_ARG_STRING, &s->scale, "simulate the job with data-parallel degree N (a multiple of the "
+     "traced one): new ranks replay their traced counterpart's graph, DP groups grow, TP/PP groups are replicated "
+     "(pp, tp, cp, ep are refused)", "dp=N"},
+    {"placement", 0, 0, G_OPTION_ARG_STRING, &s->placement, "where --scale puts the new ranks: outer (default: "
+     "replicas of the traced world side by side, the trace's TP/PP placement inside each) or inner (a rank's DP "
+     "replicas on consecutive ranks)", "outer|inner"},
+    {"card", 0, 0, G_OPTION_ARG_FILENAME, &s->card, "workload card (CCL-Bench YAML): the parallel layout for groups "
+     "the trace does not name, sizes of communication kernels that carry none (DeepEP, custom all-reduce) and "
+     "the model fields of MFU", "FILE"},
     {NULL},
   };
   memcpy(e, list, sizeof(list));
+}
+
+gboolean wisp_cli_scale_resolve(const wisp_cli_scale *s, wisp_load_options *lo, GError **error)
+{
+  et_scale_request rq = {0};
+  if (!et_scale_parse(s->scale, &rq, error) || !et_placement_parse(s->placement, &rq.placement, error))
+    return FALSE;
+  if (s->placement && !s->scale) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--placement %s needs --scale dp=N", s->placement);
+    return FALSE;
+  }
+  lo->scale = s->scale;
+  lo->placement = s->placement;
+  lo->card = s->card;
+  return TRUE;
+}
+
+void wisp_cli_scale_clear(wisp_cli_scale *s)
+{
+  g_free(s->scale);
+  g_free(s->placement);
+  g_free(s->card);
+  memset(s, 0, sizeof(*s));
 }
 
 gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
@@ -308,8 +464,7 @@ gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo
   l.replicate_missing = c->replicate_missing;
   l.host_launch = c->host_launch;
   l.comm_group = c->comm_group;
-  l.card = c->card;
-  if (!wisp_steps_parse(c->steps, c->step, &l, error))
+  if (!wisp_steps_parse(c->steps, c->step, &l, error) || !wisp_cli_scale_resolve(&c->scale, &l, error))
     return FALSE;
   *lo = l;
   if (c->compute_slots != -1 && (c->compute_slots < 1 || c->compute_slots > ET_MAX_COMPUTE_SLOTS)) {
@@ -365,10 +520,10 @@ void wisp_cli_common_clear(wisp_cli_common *c)
   g_free(c->algo);
   g_free(c->starts);
   g_free(c->steps);
-  g_free(c->card);
   g_free(c->comm_group);
   g_strfreev(c->slow_rank);
   g_free(c->slow_ranks);
+  wisp_cli_scale_clear(&c->scale);
   memset(c, 0, sizeof(*c));
 }
 

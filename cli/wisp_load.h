@@ -5,6 +5,7 @@
 #define WISP_LOAD_H
 
 #include "chakra/et_graph.h"
+#include "chakra/et_scale.h"
 #include "frontends/fe.h"
 #include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
@@ -28,10 +29,16 @@ typedef struct {
   int *steps_in_window;        /* out, may be NULL: profiler steps the window spans (Kineto: rank files' most;
                                   XLA: 1 for --step N, else the markers found, at least 1); untouched for Chakra */
   uint64_t *model_flops;       /* out, may be NULL: XLA model_flops summed over the window's ops (0 unknown) */
-  const char *card;            /* --card FILE: Kineto: workload card sizing registry kernels without a size */
+  /* Scaling by parallelism (chakra/et_scale.h): --scale dp=N, --placement
+   * outer|inner.  NULL = not given.  With scale, the loaded workload is the
+   * scaled job, its inferred layout and assumptions printed on stderr
+   * (unless quiet) and kept in its summary (et_scale_summary). */
+  const char *scale, *placement;
+  const char *card;            /* --card FILE: the workload card (layout for --scale; Kineto: sizes of
+                                  registry kernels that carry none) */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /* Loads the workload card at path (fe_card_load) and prints each of its
  * assumptions on stderr ("wisp: card FILE: assumption: ..."), so that a
@@ -57,17 +64,40 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
 /* Options every workload-replaying command shares (simulate, utility):
  * input  --deps both|data, --strict, --replicate-from R[,R], --replicate-missing,
  *        --step N, --steps A..B|all|whole, --no-host-launch,
- *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling), --card FILE;
+ *        --comm-group FILE (alias --comm-group-configuration, ASTRA-sim's spelling),
+ *        --scale dp=N, --placement outer|inner, --card FILE;
  * replay --network-model analytical|flow (alias --tier), --algo ALGO, --compute-slots N,
  *        --starts together|measured, --slow-rank R=F (repeatable), --slow-ranks DIST. */
+/* The job's shape, one spelling on simulate, utility, sweep and calibrate:
+ * --scale dp=N, --placement outer|inner, and --card FILE, the one workload
+ * card option: a CCL-Bench card gives the parallel layout (--scale), the
+ * sizes of communication kernels that carry none (frontends) and the model
+ * fields of MFU (simulate's metrics). */
 typedef struct {
-  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group, *card;
+  char *scale, *placement, *card;
+} wisp_cli_scale;
+#define WISP_CLI_SCALE_ENTRIES 4
+/* Fills `entries` (WISP_CLI_SCALE_ENTRIES, the last the terminator). */
+void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *entries);
+/* Checks the values (before a long load) and points lo at them. */
+gboolean wisp_cli_scale_resolve(const wisp_cli_scale *s, wisp_load_options *lo, GError **error);
+void wisp_cli_scale_clear(wisp_cli_scale *s);
+
+/* A CCL-Bench workload card's parallel sizes (model_plan_parallelization,
+ * or the same keys at the top level).  Errors name the file and line.  A
+ * card without any is an error when `need` (--scale), else read with
+ * out->none set. */
+gboolean wisp_card_layout_load(const char *path, gboolean need, et_card *out, GError **error);
+
+typedef struct {
+  char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
   gboolean strict, host_launch, replicate_missing;
   int step, compute_slots;
   char **slow_rank, *slow_ranks;
+  wisp_cli_scale scale;        /* --scale, --placement, --card */
 } wisp_cli_common;
 
-#define WISP_CLI_COMMON_ENTRIES 18
+#define WISP_CLI_COMMON_ENTRIES (17 + WISP_CLI_SCALE_ENTRIES - 1)
 
 /* Per-rank slowdowns, one spelling on simulate, utility and sweep (the
  * sweep keys slow_rank and slow_ranks take the same values):

@@ -257,6 +257,21 @@ static void test_card_errors(void)
   g_assert_false(study_card_load("/nonexistent/card.yaml", &card, &e));
   g_assert_nonnull(e);
   g_clear_error(&e);
+  /* A card written for the layout (--scale) or kernel sizes only: read,
+   * and MFU is n/a with the reason instead of a number. */
+  path = write_tmp("Model-executor:\n  model_plan_parallelization:\n    tp: 4\n");
+  g_assert_true(study_card_load(path, &card, &e));
+  g_assert_true(card.no_model);
+  et_workload *lw = two_rank_timeline();
+  study_mfu_input li = {&card, 0, 0};
+  study_metrics *lm = measure(lw, 1, &li);
+  g_assert_true(isnan(lm->mfu_pct));
+  g_assert_nonnull(strstr(lm->mfu_source, "no workload.model.model_arch"));
+  study_metrics_free(lm);
+  et_workload_free(lw);
+  study_card_clear(&card);
+  g_unlink(path);
+  g_free(path);
   /* A generated set without measured windows has no measured metrics. */
   et_workload *w = et_workload_new(1, "generated.et");
   et_builder *b = et_builder_new("r0");

@@ -1,6 +1,7 @@
 /* sim_report.c: human and JSON output of a replay (see sim_report.h). */
 #include "config.h"
 #include "replay/sim_report.h"
+#include "chakra/et_scale.h"
 #include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
@@ -171,6 +172,10 @@ static void write_head(wisp_json *j, const sim_result *r, const et_workload *w, 
   wisp_json_begin_object(j, "workload");
   wisp_json_string(j, "source", w->source);
   wisp_json_int(j, "n_ranks", w->n_ranks);
+  if (w->scale) { /* --scale: the traced job and the assumptions (chakra/et_scale.h) */
+    wisp_json_int(j, "traced_ranks", et_scale_traced_ranks(w->scale));
+    wisp_json_string(j, "scaling", et_scale_summary(w->scale));
+  }
   wisp_json_end_object(j);
   wisp_json_begin_object(j, "network");
   wisp_json_string(j, "source", topo_source(t));
@@ -515,6 +520,8 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
 {
   fprintf(out, "workload %s: %d ranks; network %s (%s tier)\n", w->source, w->n_ranks, topo_source(t),
           net_tier_name(r->tier));
+  if (w->scale) /* a scaled job: its layout and every assumption (chakra/et_scale.h) */
+    fprintf(out, "%s\n", et_scale_summary(w->scale));
   int dec = ms_decimals(r->step_time);
   fprintf(out, "%6s %12s %12s %15s %15s %12s %19s %17s\n", "rank", "finish_ms", "compute_ms", "exposed_comm_ms",
           "overlap_comm_ms", "idle_ms", "unexplained_idle_ms", "straggler_wait_ms");

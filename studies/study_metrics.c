@@ -270,11 +270,13 @@ gboolean study_card_load(const char *path, study_card *out, GError **error)
   }
   yaml_node_t *root = yaml_document_get_root_node(&doc);
   yaml_node_t *wl = root ? yaml_at(&doc, root, "workload") : NULL;
-  if (wl == NULL || wl->type != YAML_MAPPING_NODE) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: no 'workload' mapping: a CCL-Bench workload card has workload.model.model_arch, workload.data "
-                "and workload.hardware.xpu_spec", path);
-    ok = FALSE;
+  if (wl == NULL || wl->type != YAML_MAPPING_NODE || yaml_at(&doc, wl, "model.model_arch") == NULL) {
+    /* Not an MFU card: MFU says so, the other uses of --card go on. */
+    out->no_model = TRUE;
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    g_free(text);
+    return TRUE;
   }
   double total = 0;
   ok = ok && card_number(&doc, wl, path, "model.model_arch.num_params", TRUE, &out->num_params, error) &&
@@ -467,6 +469,13 @@ static void compute_mfu(study_metrics *m, const study_mfu_input *in)
     return;
   double step_s = (double)m->avg_step_time * 1e-12;
   double peak = in->peak_tflops > 0 ? in->peak_tflops : in->card ? in->card->peak_tflops : 0;
+  if (in->card && in->card->no_model && in->model_flops == 0) {
+    m->mfu_source = "the workload card has no workload.model.model_arch (num_params, num_layers, head_dim, num_heads)";
+    return;
+  }
+  study_mfu_input flops_only = {NULL, in->model_flops, in->peak_tflops};
+  if (in->card && in->card->no_model)
+    in = &flops_only;
   if (in->card == NULL && in->model_flops == 0)
     return;
   if (peak <= 0) {

@@ -84,10 +84,15 @@ typedef struct {
   int total_count;             /* hardware.xpu_spec.total_count, 0 when absent */
   char *hw_model;              /* hardware.xpu_spec.model, NULL when absent */
   double peak_tflops;          /* per device, from hw_model (A100 312, H100 989, TPU v6e 918); 0 unknown */
+  gboolean no_model;           /* the card has no workload.model.model_arch (a card written for the
+                                  layout or for kernel sizes): MFU is n/a with that reason */
 } study_card;
 
 /* Reads a workload card (YAML): the keys named above under workload.
- * Errors name the file, the line and the key.  O(file size). */
+ * A card without workload.model.model_arch is read with no_model set (the
+ * one --card also serves --scale and kernel sizes); a model_arch that
+ * lacks a key MFU needs, or a bad value, is an error naming the file, the
+ * line and the key.  O(file size). */
 gboolean study_card_load(const char *path, study_card *out, GError **error);
 void study_card_clear(study_card *c);
 /* FLOPs per token of the seed: 6 (N_act - N_emb) + 12 L H Q S (training) or

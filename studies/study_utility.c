@@ -6,6 +6,7 @@
  * graphs (nothing is re-parsed) and builds its own topology. */
 #include "config.h"
 #include "studies/study.h"
+#include "chakra/et_scale.h"
 #include "replay/sim_report.h"
 #include "replay/sim_critical.h"
 #include "common/wisp_json.h"
@@ -325,6 +326,8 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
 {
   char a[64], b[64];
   fprintf(out, "workload %s: %d ranks\n", w->source, w->n_ranks);
+  if (w->scale) /* a scaled job: its layout and every assumption (chakra/et_scale.h) */
+    fprintf(out, "%s\n", et_scale_summary(w->scale));
   fprintf(out, "cluster %s:", cluster_path);
   for (int d = 0; d < topo_variant_n_dims(base); d++) {
     char *bw = wisp_format_bandwidth(topo_variant_dim_bw(base, d));
