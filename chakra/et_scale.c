@@ -345,24 +345,30 @@ static gboolean group_grows(const et_layout *l, uint32_t g)
   return (bits & (ET_DIM_BIT(ET_DIM_DP) | ET_DIM_WORLD_BIT)) != 0;
 }
 
-et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scale_request *rq, GError **error)
+/* The checks before scaling: not scaled yet, dp a multiple of the traced
+ * degree, within the rank limit, every group classified, and no
+ * all-to-all-v in a group that would grow.  Sets *factor = K.  O(comm
+ * records of the traced ranks). */
+static gboolean scale_check(const et_workload *w, const et_layout *l, const et_scale_request *rq, int *factor,
+                            GError **error)
 {
   int n = w->n_ranks, D = l->degree[ET_DIM_DP];
   if (w->scale != NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: the workload is already scaled", w->source);
-    return NULL;
+    return FALSE;
   }
   if (rq->dp < D || rq->dp % D != 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--scale dp=%d: the traced job has data-parallel degree %d (%s); the new degree must be a multiple "
                 "of it, e.g. dp=%d or dp=%d", rq->dp, D, l->from[ET_DIM_DP], D * 2, D * 8);
-    return NULL;
+    return FALSE;
   }
   int K = rq->dp / D;
+  *factor = K;
   if ((gint64)n * K > (1 << 24)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "--scale dp=%d: %d x %d ranks exceeds wisp's limit of %d ranks",
                 rq->dp, n, K, 1 << 24);
-    return NULL;
+    return FALSE;
   }
   for (int k = 0; k < l->n_groups; k++)
     if (l->group_dims[k] == 0) {
@@ -371,7 +377,7 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
                   "%s: group '%s' (%d ranks) names no parallel dimension, so it is unknown whether it grows with "
                   "dp; describe the job with --card FILE (a CCL-Bench workload card) or name the group "
                   "(e.g. 'mesh_dp', 'tp')", w->source, grp->name, grp->n_ranks);
-      return NULL;
+      return FALSE;
     }
   /* All-to-all-v tables name the traced members: refused in grown groups. */
   for (int r = 0; r < n; r++) {
@@ -382,9 +388,64 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
                     "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
                     "its per-peer sizes cannot be re-spread; scale a trace whose all-to-all-v stays inside a replica",
                     w->source, r, et_workload_group_name(w, g->comms[c].group));
-        return NULL;
+        return FALSE;
       }
   }
+  return TRUE;
+}
+
+/* Adds o's groups: traced groups keep their indices (grown across the K
+ * replicas when they span dp, else replica 0's copy), then replicas
+ * 1..K-1 of the groups that do not grow.  O(N + group members x K). */
+static void scale_groups(const et_workload *w, const et_layout *l, et_scale *s, et_workload *o, int *n_grown,
+                         int *n_rep)
+{
+  int N = o->n_ranks, K = s->factor;
+  /* Traced groups keep their indices (replica 0, or grown); replicas 1..K-1
+   * of the others follow. */
+  *n_grown = 0;
+  *n_rep = 0;
+  int *buf = g_new(int, (gsize)(guint)N);
+  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
+    const et_group *grp = et_workload_group(w, g);
+    int m = 0;
+    gboolean grows = group_grows(l, g);
+    if (grows) {
+      for (int k = 0; k < K; k++)
+        for (int i = 0; i < grp->n_ranks; i++)
+          buf[m++] = rank_of(s, grp->ranks[i], k);
+      (*n_grown)++;
+    } else {
+      for (int i = 0; i < grp->n_ranks; i++)
+        buf[m++] = rank_of(s, grp->ranks[i], 0);
+      (*n_rep)++;
+    }
+    uint32_t idx = et_workload_add_group(o, grp->name, grp->desc, buf, m);
+    g_assert(idx == g);
+    s->rep_base[g] = grows ? ET_NONE : 0;
+  }
+  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
+    if (s->rep_base[g] == ET_NONE)
+      continue;
+    const et_group *grp = et_workload_group(w, g);
+    s->rep_base[g] = o->groups->len;
+    for (int k = 1; k < K; k++) {
+      for (int i = 0; i < grp->n_ranks; i++)
+        buf[i] = rank_of(s, grp->ranks[i], k);
+      char *name = g_strdup_printf("%s@replica%d", grp->name, k);
+      uint32_t idx = et_workload_add_group(o, name, grp->desc, buf, grp->n_ranks);
+      g_assert(idx != ET_NONE);
+      g_free(name);
+    }
+  }
+  g_free(buf);
+}
+
+et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scale_request *rq, GError **error)
+{
+  int n = w->n_ranks, D = l->degree[ET_DIM_DP], K;
+  if (!scale_check(w, l, rq, &K, error))
+    return NULL;
   int N = n * K;
   g_assert(N > 0);
   et_scale *s = g_new0(et_scale, 1);
@@ -408,43 +469,8 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
     for (int r = 0; r < N; r++)
       o->measured_start_ps[r] = w->measured_start_ps[et_scale_counterpart(s, r)];
   }
-  /* Traced groups keep their indices (replica 0, or grown); replicas 1..K-1
-   * of the others follow. */
-  int n_grown = 0, n_rep = 0;
-  int *buf = g_new(int, (gsize)(guint)N);
-  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
-    const et_group *grp = et_workload_group(w, g);
-    int m = 0;
-    gboolean grows = group_grows(l, g);
-    if (grows) {
-      for (int k = 0; k < K; k++)
-        for (int i = 0; i < grp->n_ranks; i++)
-          buf[m++] = rank_of(s, grp->ranks[i], k);
-      n_grown++;
-    } else {
-      for (int i = 0; i < grp->n_ranks; i++)
-        buf[m++] = rank_of(s, grp->ranks[i], 0);
-      n_rep++;
-    }
-    uint32_t idx = et_workload_add_group(o, grp->name, grp->desc, buf, m);
-    g_assert(idx == g);
-    s->rep_base[g] = grows ? ET_NONE : 0;
-  }
-  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
-    if (s->rep_base[g] == ET_NONE)
-      continue;
-    const et_group *grp = et_workload_group(w, g);
-    s->rep_base[g] = o->groups->len;
-    for (int k = 1; k < K; k++) {
-      for (int i = 0; i < grp->n_ranks; i++)
-        buf[i] = rank_of(s, grp->ranks[i], k);
-      char *name = g_strdup_printf("%s@replica%d", grp->name, k);
-      uint32_t idx = et_workload_add_group(o, name, grp->desc, buf, grp->n_ranks);
-      g_assert(idx != ET_NONE);
-      g_free(name);
-    }
-  }
-  g_free(buf);
+  int n_grown, n_rep;
+  scale_groups(w, l, s, o, &n_grown, &n_rep);
   GString *sum = g_string_new(NULL);
   et_layout_describe(l, w, sum);
   g_string_append_printf(sum,

@@ -135,6 +135,53 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
   return status;
 }
 
+/* --job: several jobs on one fabric (cmd_simulate_jobs.c).  `usable`:
+ * no WORKLOAD argument, one network, no --timeline, --svg or
+ * --check-baseline.  Returns the exit status. */
+static int simulate_jobs(char **jobs, const char *network, gboolean usable, const wisp_cli_common *common,
+                         gboolean checked, const char *json, int max_rows)
+{
+  GError *error = NULL;
+  sim_replay_options jo = {.checked = checked, .critical_path = TRUE};
+  wisp_load_options jl;
+  if (!usable) {
+    fprintf(stderr, "wisp simulate: --job takes the workloads itself (no WORKLOAD argument), needs one --network "
+            "and does not combine with --timeline, --svg or --check-baseline\n");
+    return 2;
+  }
+  if (!wisp_cli_common_resolve(common, &jl, &jo, &error) || !wisp_output_declare(json, "--json", &error)) {
+    fprintf(stderr, "wisp simulate: %s\n", error->message);
+    g_clear_error(&error);
+    return 2;
+  }
+  return wisp_simulate_jobs(jobs, network, &jl, &jo, json, max_rows);
+}
+
+/* Checks the output options before anything is loaded: the timeline
+ * window (into *tl_from, *tl_to), every output path, and that the
+ * timeline's selections come with --timeline.  Returns 0 or the exit
+ * status 2 with the reason printed. */
+static int simulate_check_outputs(const char *json, const char *timeline, const char *tl_ranks, const char *tl_window,
+                                  const char *svg, sim_time_ps *tl_from, sim_time_ps *tl_to)
+{
+  GError *error = NULL;
+  if (tl_window && !parse_window(tl_window, tl_from, tl_to)) {
+    fprintf(stderr, "wisp simulate: --timeline-window takes FROM:TO with time units and FROM < TO, e.g. 10ms:20ms\n");
+    return 2;
+  }
+  if (!wisp_output_declare(json, "--json", &error) || !wisp_output_declare(timeline, "--timeline", &error) ||
+      !wisp_output_declare(svg, "--svg", &error)) {
+    fprintf(stderr, "wisp simulate: %s\n", error->message);
+    g_clear_error(&error);
+    return 2;
+  }
+  if ((tl_ranks || tl_window) && !timeline) {
+    fprintf(stderr, "wisp simulate: --timeline-ranks and --timeline-window need --timeline FILE\n");
+    return 2;
+  }
+  return 0;
+}
+
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
@@ -183,20 +230,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   if (jobs != NULL) {
-    /* Several jobs on one fabric (cmd_simulate_jobs.c). */
-    sim_replay_options jo = {.checked = checked, .critical_path = TRUE};
-    wisp_load_options jl;
-    if (argc > 1 || (network == NULL) == (cluster == NULL) || timeline || svg || check_baseline >= 0) {
-      fprintf(stderr, "wisp simulate: --job takes the workloads itself (no WORKLOAD argument), needs one --network "
-              "and does not combine with --timeline, --svg or --check-baseline\n");
-      status = 2;
-    } else if (!wisp_cli_common_resolve(&common, &jl, &jo, &error) || !wisp_output_declare(json, "--json", &error)) {
-      fprintf(stderr, "wisp simulate: %s\n", error->message);
-      g_clear_error(&error);
-      status = 2;
-    } else {
-      status = wisp_simulate_jobs(jobs, network ? network : cluster, &jl, &jo, json, max_rows);
-    }
+    gboolean alone_only = argc <= 1 && (network == NULL) != (cluster == NULL) && !timeline && !svg && check_baseline < 0;
+    status = simulate_jobs(jobs, network ? network : cluster, alone_only, &common, checked, json, max_rows);
     goto out;
   }
   if (argc < 2 || (network == NULL) == (cluster == NULL)) {
@@ -215,23 +250,8 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
 
   sim_time_ps tl_from = 0, tl_to = -1;
-  if (tl_window && !parse_window(tl_window, &tl_from, &tl_to)) {
-    fprintf(stderr, "wisp simulate: --timeline-window takes FROM:TO with time units and FROM < TO, e.g. 10ms:20ms\n");
-    status = 2;
+  if ((status = simulate_check_outputs(json, timeline, tl_ranks, tl_window, svg, &tl_from, &tl_to)) != 0)
     goto out;
-  }
-  if (!wisp_output_declare(json, "--json", &error) || !wisp_output_declare(timeline, "--timeline", &error) ||
-      !wisp_output_declare(svg, "--svg", &error)) {
-    fprintf(stderr, "wisp simulate: %s\n", error->message);
-    g_clear_error(&error);
-    status = 2;
-    goto out;
-  }
-  if ((tl_ranks || tl_window) && !timeline) {
-    fprintf(stderr, "wisp simulate: --timeline-ranks and --timeline-window need --timeline FILE\n");
-    status = 2;
-    goto out;
-  }
   et_workload *w = NULL;
   topo *t = NULL;
   if ((metrics = wisp_run_metrics_new(no_metrics, &lo, &error)) == NULL) {

@@ -496,6 +496,29 @@ static void compute_mfu(study_metrics *m, const study_mfu_input *in)
   }
 }
 
+/* The per-collective-type rows (m->colls, sorted by cmp_coll) from the
+ * samples gathered per type: medians of algbw and busbw, bytes per rank
+ * and step.  O(samples log samples). */
+static void coll_rows(study_metrics *m, GHashTable *accs)
+{
+  m->colls = g_array_new(FALSE, TRUE, sizeof(study_metric_coll));
+  GHashTableIter it;
+  gpointer val;
+  g_hash_table_iter_init(&it, accs);
+  while (g_hash_table_iter_next(&it, NULL, &val)) {
+    coll_acc *acc = val;
+    study_metric_coll row = {.count = acc->count, .sized = acc->busbw->len};
+    g_strlcpy(row.op, acc->op, sizeof row.op);
+    row.median_algbw_GBps = median(acc->algbw);
+    row.median_busbw_GBps = median(acc->busbw);
+    double per = (double)m->n_ranks * m->steps;
+    row.message_bytes_per_step = acc->msg_bytes / per;
+    row.bus_bytes_per_step = acc->bus_bytes / per;
+    g_array_append_val(m->colls, row);
+  }
+  g_array_sort(m->colls, cmp_coll);
+}
+
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu)
 {
   study_metrics *m = g_new0(study_metrics, 1);
@@ -598,22 +621,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
     m->straggler_rank = -1;
   compute_mfu(m, mfu);
 
-  m->colls = g_array_new(FALSE, TRUE, sizeof(study_metric_coll));
-  GHashTableIter it;
-  gpointer val;
-  g_hash_table_iter_init(&it, accs);
-  while (g_hash_table_iter_next(&it, NULL, &val)) {
-    coll_acc *acc = val;
-    study_metric_coll row = {.count = acc->count, .sized = acc->busbw->len};
-    g_strlcpy(row.op, acc->op, sizeof row.op);
-    row.median_algbw_GBps = median(acc->algbw);
-    row.median_busbw_GBps = median(acc->busbw);
-    double per = (double)m->n_ranks * m->steps;
-    row.message_bytes_per_step = acc->msg_bytes / per;
-    row.bus_bytes_per_step = acc->bus_bytes / per;
-    g_array_append_val(m->colls, row);
-  }
-  g_array_sort(m->colls, cmp_coll);
+  coll_rows(m, accs);
   g_hash_table_destroy(accs);
   return m;
 }
