@@ -27,8 +27,7 @@ ALLOW=""
 # Functions over MAX still waiting for their split, as "file:function".  A
 # folder whose only long functions are listed here reports "not ok ... #
 # TODO" (an expected failure, so `make check` passes and the list stays
-# visible); remove an entry when its function is split.  xla.c's three are
-# split on the branch that reworks that file (issue 20, helper commreg).
+# visible); remove an entry when its function is split.
 TODO=""
 # One space between entries (the lists above may span lines).
 ALLOW=$(echo $ALLOW)
