@@ -258,8 +258,8 @@ static void test_ring_topology(void)
   "    - {name: g3, kind: endpoint}\n    - {name: g4, kind: endpoint}\n    - {name: sw, kind: switch}\n" \
   "  links:\n" \
   "    - {a: g0, b: sw, bandwidth: 100GB/s, latency: 500ns, bandwidth_ba: 25GB/s, latency_ba: 2us}\n" \
-  "    - {a: g1, b: sw, bandwidth: 50GB/s, latency: 700ns}\n" \
-  "    - {a: g2, b: sw, bandwidth: 100GB/s, latency: 300ns, bandwidth_ba: 40GB/s, latency_ba: 0ns}\n" \
+  "    - {a: g1, b: sw, bandwidth: 30GB/s, latency: 700ns, bandwidth_ba: 70GB/s, latency_ba: 0ns}\n" \
+  "    - {a: g2, b: sw, bandwidth: 100GB/s, latency: 300ns, bandwidth_ba: 30GB/s, latency_ba: 0ns}\n" \
   "    - {a: g3, b: sw, bandwidth: 10GB/s, latency: 1us}\n" \
   "    - {a: g4, b: sw, bandwidth: 100GB/s, latency: 0ns}\n"
 
@@ -272,6 +272,30 @@ static void test_asymmetric(void)
   check_all(ASYM_YAML("ideal"), ASYM_YAML("nccl"), r, 5, 1234567);
   check_all(ASYM_YAML("ideal"), ASYM_YAML("nccl"), r, 3, 7);
   check_all(ASYM_YAML("ideal"), ASYM_YAML("nccl"), r, 2, 1 << 20);
+  g_free(r);
+}
+
+#define DIRECTED_YAML(lib) \
+  "schema_version: 1\nname: dr\nmodel: analytical\nlibrary: {name: " lib "}\ngraph:\n  nodes:\n" \
+  "    - {name: g0, kind: endpoint}\n    - {name: g1, kind: endpoint}\n    - {name: g2, kind: endpoint}\n" \
+  "    - {name: g3, kind: endpoint}\n    - {name: g4, kind: endpoint}\n  links:\n" \
+  "    - {a: g0, b: g1, bandwidth: 100GB/s, latency: 0ns, duplex: false}\n" \
+  "    - {a: g1, b: g2, bandwidth: 30GB/s, latency: 0ns, duplex: false}\n" \
+  "    - {a: g2, b: g3, bandwidth: 70GB/s, latency: 3ns, duplex: false}\n" \
+  "    - {a: g3, b: g4, bandwidth: 30GB/s, latency: 0ns, duplex: false}\n" \
+  "    - {a: g4, b: g0, bandwidth: 90GB/s, latency: 0ns, duplex: false}\n"
+
+/* A directed ring of one-link hops of unequal bandwidths (30 GB/s does not
+ * divide 10^12 ps x bytes evenly) and zero latencies: a step may start
+ * while its link still holds a fraction of a picosecond of the previous
+ * one (rounded half up), and under the NCCL model a member's sends queue
+ * on a slower outgoing link, so the links' exact FIFO state carries from
+ * step to step. */
+static void test_directed_ring(void)
+{
+  int *r = iota(5);
+  check_all(DIRECTED_YAML("ideal"), DIRECTED_YAML("nccl"), r, 5, 1234567);
+  check_all(DIRECTED_YAML("ideal"), DIRECTED_YAML("nccl"), r, 5, 33333333);
   g_free(r);
 }
 
@@ -368,6 +392,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll_ring/two_tier", test_two_tier);
   g_test_add_func("/coll_ring/ring_topology", test_ring_topology);
   g_test_add_func("/coll_ring/asymmetric", test_asymmetric);
+  g_test_add_func("/coll_ring/directed_ring", test_directed_ring);
   g_test_add_func("/coll_ring/competing", test_competing);
   g_test_add_func("/coll_ring/shared_hops", test_shared_hops);
   return g_test_run();
