@@ -1392,6 +1392,55 @@ static void ring_materialize(coll_run *r, int j, uint32_t k, sim_time_ps arr, si
 
 #define RING_NEVER SIM_TIME_MAX
 
+/* Whether every member of r is alike (the closed form below applies):
+ * pieces of equal size (q divides D) and hops alike for the net
+ * (net_hop_alike) with equal byte inflation.  O(q route length). */
+static gboolean ring_symmetric(const coll_run *r)
+{
+  if (r->bytes % (uint64_t)r->n != 0)
+    return FALSE;
+  for (int j = 1; j < r->n; j++)
+    if (r->hop[j].inv != r->hop[0].inv || !net_hop_alike(r->lib->n, &r->hop[0].nh, &r->hop[j].nh))
+      return FALSE;
+  return TRUE;
+}
+
+/* The recurrence of a symmetric ring (ring_symmetric), whose links are
+ * idle at t0: every position sends the same bytes at every step over an
+ * alike route whose links start in the same state, so by induction every
+ * member starts step k at the same time s(k) and every hop's links go
+ * through the same states.  Then a_{j-1}(k) = a_j(k) = a(k) and both
+ * recurrences become
+ *     s(k+1) = a(k) + w(k),   a(k) = net_hop_at(hop 0, D/q, s(k))
+ * (a(k) >= s(k)), which is evaluated on hop 0 alone; the other hops get
+ * hop 0's link states and counters (net_hop_mirror).  With equal hop
+ * times T (links idle at every step) this is the closed form
+ * s(K) = t0 + K (T + w): for the ring all-reduce 2(q-1) steps of D/q
+ * bytes, 2(q-1)/q D/B + 2(q-1) alpha.  O(K + q route length). */
+static void ring_recurrence_symmetric(coll_run *r)
+{
+  coll_rt *c = r->lib;
+  int q = r->n;
+  uint32_t K = r->n_steps;
+  uint64_t piece = r->bytes / (uint64_t)q, wire = piece;
+  if (r->nccl && wire > 0)
+    wire = (uint64_t)ceil((double)wire * r->hop[0].inv); /* as slot_start */
+  sim_time_ps red_wait = c->pol.reduce_bw > 0 && piece > 0 ? wisp_transfer_ps(piece, c->pol.reduce_bw) : 0;
+  sim_time_ps extra = r->nccl ? r->step_extra[0] : 0, s = r->t0;
+  for (uint32_t k = 0; k < K; k++) {
+    gboolean ag = r->ph[0].prim == COLL_PRIM_ALL_GATHER ||
+                  (r->ph[0].prim == COLL_PRIM_ALL_REDUCE && k >= (uint32_t)(q - 1));
+    s = net_hop_at(c->n, &r->hop[0].nh, wire, s) + (ag ? 0 : red_wait) + extra;
+  }
+  r->hop[0].total = wire * K;
+  for (int j = 1; j < q; j++) {
+    r->hop[j].total = wire * K;
+    net_hop_mirror(c->n, &r->hop[0].nh, &r->hop[j].nh, wire * K, K);
+  }
+  for (int m = 0; m < q; m++)
+    r->fin[m] = s;
+}
+
 /* Runs the recurrence from r->t0, charging the net (net_hop_at) with
  * every transfer issued before t_stop.  t_stop RING_NEVER: all of
  * them; r->fin receives each member's done time and r->hop the hops'
@@ -1407,6 +1456,11 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
   sim_time_ps extra = r->nccl ? r->step_extra[0] : 0;
   sim_time_ps *st = g_new(sim_time_ps, (size_t)q);
   sim_time_ps *arr = g_new(sim_time_ps, (size_t)q);
+  if (!conv && ring_symmetric(r)) {
+    c->ring.symmetric++;
+    ring_recurrence_symmetric(r);
+    return;
+  }
   uint64_t *snd = g_new(uint64_t, (size_t)q), *rb = g_new(uint64_t, (size_t)q);
   sim_time_ps *rwait = g_new0(sim_time_ps, (size_t)q);
   for (int j = 0; j < q; j++) {

@@ -197,10 +197,13 @@ gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx);
  * start, with the same per-member completion times; another transfer
  * over their links turns them back to per transfer at that instant.  On
  * by default; off runs every collective per transfer (for comparisons).
- * Counters: runs that took it, candidates that did not (links busy or
- * shared at the start), runs turned back by other traffic. */
+ * Counters: runs that took it, those of them whose members were all
+ * alike (equal pieces, alike hops: the closed form, O(steps)), candidates
+ * that did not take it (links busy or shared at the start), runs turned
+ * back by other traffic. */
 typedef struct {
   uint64_t runs;
+  uint64_t symmetric;
   uint64_t shared;
   uint64_t conversions;
 } coll_ring_stats;

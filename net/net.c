@@ -610,6 +610,24 @@ sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at) {
   return end + h->latency;
 }
 
+gboolean net_hop_alike(const net *n, const net_hop *a, const net_hop *b) {
+  if (a->n_links != b->n_links || a->latency != b->latency || a->rate != b->rate || a->capacity != b->capacity)
+    return FALSE;
+  for (uint32_t k = 0; k < a->n_links; k++)
+    if (topo_get_link(n->t, a->route[k])->bw != topo_get_link(n->t, b->route[k])->bw)
+      return FALSE;
+  return TRUE;
+}
+
+void net_hop_mirror(net *n, const net_hop *from, const net_hop *to, uint64_t bytes, uint64_t count) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && from->n_links == to->n_links);
+  n->transfers += count;
+  for (uint32_t k = 0; k < to->n_links; k++) {
+    n->link_free[to->route[k]] = n->link_free[from->route[k]];
+    n->link_bytes[to->route[k]] += bytes;
+  }
+}
+
 void net_uncredit(net *n, int src_rank, int dst_rank, uint64_t bytes, uint64_t count) {
   g_assert(n->transfers >= count);
   n->transfers -= count;

@@ -119,6 +119,16 @@ typedef struct {
 } net_hop;
 void net_hop_init(const net *n, int src_rank, int dst_rank, net_hop *h);
 sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at);
+/* Whether two prepared routes are alike for tier A: as many links, of
+ * equal bandwidths position by position, equal total latency and stream
+ * rate; then equal transfer sequences leave their links in equal states.
+ * O(route length). */
+gboolean net_hop_alike(const net *n, const net_hop *a, const net_hop *b);
+/* Charges `to` with what `from` was charged by a sequence of `count`
+ * transfers of `bytes` in total, for an alike route that carried the same
+ * sequence: copies the links' FIFO state position by position and credits
+ * the counters.  O(route length). */
+void net_hop_mirror(net *n, const net_hop *from, const net_hop *to, uint64_t bytes, uint64_t count);
 /* Takes back the counters of `count` transfers of `bytes` bytes in total
  * on the route src -> dst (net_link_bytes, net_transfers). */
 void net_uncredit(net *n, int src_rank, int dst_rank, uint64_t bytes, uint64_t count);

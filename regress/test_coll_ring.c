@@ -203,6 +203,7 @@ static void test_switch(void)
     g_assert_cmpint(a.t[i], ==, 14 * step);
   g_assert_cmpint(a.t[0], ==, 62915160);
   g_assert_cmpuint(a.st.runs, ==, 1);
+  g_assert_cmpuint(a.st.symmetric, ==, 1); /* the closed form (ring_recurrence_symmetric) */
   g_assert_cmpuint(a.transfers, ==, 8 * 14);
   result_free(&a);
   coll_policy_free(pol);
@@ -295,6 +296,7 @@ static void test_directed_ring(void)
 {
   int *r = iota(5);
   check_all(DIRECTED_YAML("ideal"), DIRECTED_YAML("nccl"), r, 5, 1234567);
+  check_all(DIRECTED_YAML("ideal"), DIRECTED_YAML("nccl"), r, 5, 5000000); /* equal pieces, unlike hops */
   check_all(DIRECTED_YAML("ideal"), DIRECTED_YAML("nccl"), r, 5, 33333333);
   g_free(r);
 }
