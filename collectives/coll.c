@@ -20,6 +20,9 @@
  * O(members * chunks * steps) 16-bit receive counters per collective
  * (about 1 MiB for a 512-member ring all-reduce).  Work: O(1) amortised per
  * transfer plus O(q) per step start for algorithms that emit q transfers.
+ * Flat rings on tier A take the ring recurrence instead ("Ring
+ * recurrence" below: the same times, O(q) events per collective, no
+ * counters).
  */
 #include "config.h"
 
@@ -1270,7 +1273,8 @@ static void member_release(sim_engine *sim, void *ctx, uint64_t arg)
 /* ---- Ring recurrence (issue 18: collective cost at scale) ------------
  *
  * A flat unidirectional ring all-reduce, reduce-scatter or all-gather of
- * one chunk over q members issues q transfers per step, (2)(q-1) steps:
+ * one chunk over q members issues q transfers per step over q-1 steps
+ * (2(q-1) for all-reduce):
  * O(q^2) transfers, each an event pair and a net_send.  On tier A the
  * schedule is a recurrence over the steps.  With s_j(k) the time position
  * j starts step k (s_j(0) = the run's start t0), a_j(k) the time its
@@ -1295,7 +1299,8 @@ static void member_release(sim_engine *sim, void *ctx, uint64_t arg)
  *  - and it claims the links (net_claim_*) until its last member is done:
  *    a transfer of anyone else over a claimed link first calls
  *    ring_convert, which re-runs the recurrence up to that instant,
- *    charging the net only the transfers issued before it (a ring
+ *    charging the net only the transfers issued before it (the first
+ *    step, issued by run_begin at t0, counts as before; a later ring
  *    transfer due at that very picosecond is issued after the other one,
  *    and one due to arrive then arrives after it: the order of events the
  *    per-transfer path has when the other transfer's event was queued
@@ -1473,8 +1478,12 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
     if (c->pol.reduce_bw > 0)
       for (int j = 0; j < q; j++)
         rwait[j] = rb[j] > 0 ? wisp_transfer_ps(rb[j], c->pol.reduce_bw) : 0;
+    /* Step 0 is issued at t0 by run_begin, an event before the one
+     * converting the run at t_stop >= t0; a later step issued at t_stop
+     * counts as after it (see the top comment). */
+    sim_time_ps bound = k == 0 && t_stop != RING_NEVER ? t_stop + 1 : t_stop;
     for (int j = 0; j < q; j++) {
-      if (st[j] >= t_stop) {
+      if (st[j] >= bound) {
         arr[j] = RING_NEVER;
         continue;
       }
@@ -1488,7 +1497,7 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
         ring_materialize(r, j, k, arr[j], t_stop);
     }
     for (int j = 0; j < q; j++) {
-      if (st[j] >= t_stop)
+      if (st[j] >= bound)
         continue;
       sim_time_ps pred = arr[j == 0 ? q - 1 : j - 1];
       sim_time_ps done = MAX(r->nccl ? st[j] : arr[j], pred);

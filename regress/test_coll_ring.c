@@ -67,8 +67,11 @@ typedef struct {
   sim_time_ps comp_done;
 } ring_result;
 
-/* One collective at time 0 (after a competitor at comp_at, when
- * comp != NULL and comp_at >= 0). */
+/* One collective at time 0, with a competitor (comp != NULL) sent at
+ * comp_at: 0 before the collective starts, > 0 at that time,
+ * RUN_AFTER_START at 0 in an event after the collective's first (the
+ * ideal ring has issued its first step then). */
+#define RUN_AFTER_START (-2)
 static ring_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
                        int n, gboolean fast, const competitor *comp, sim_time_ps comp_at)
 {
@@ -87,11 +90,13 @@ static ring_result run(const topo *t, const coll_policy *pol, et_coll_type type,
     cx.done = -1;
     if (comp_at == 0)
       comp_start(sim, &cx, 0); /* before the collective: its links are busy when it starts */
-    else
+    else if (comp_at > 0)
       sim_post_at(sim, comp_at, comp_start, &cx, 0);
   }
   coll_desc d = { .type = type, .bytes = bytes, .ranks = ranks, .n_ranks = n, .root = -1 };
   coll_start(c, &d, on_done, &log, 0, NULL);
+  if (comp != NULL && comp_at == RUN_AFTER_START)
+    sim_post_at(sim, 0, comp_start, &cx, 0); /* at 0, after the collective's first event */
   sim_run(sim, SIM_TIME_MAX);
   for (int i = 0; i < n; i++)
     g_assert_cmpint(res.t[i], >=, 0);
@@ -345,6 +350,11 @@ static void test_competing(void)
         last = MAX(last, b.t[m]);
       if (i <= 4) /* the competitor delayed the ring (later, it queues behind the last step) */
         g_assert_cmpint(last, >, last_alone);
+      result_free(&b);
+    }
+    if (!lib) { /* at the ring's start instant, after its first step was issued */
+      ring_result b = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &cx, RUN_AFTER_START);
+      g_assert_cmpuint(b.st.conversions, ==, 1);
       result_free(&b);
     }
     /* A send over links the ring does not use (a 6-member ring; ranks
