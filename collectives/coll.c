@@ -173,9 +173,11 @@ struct coll_rt {
   int *ovl_cores, *ovl_sdma;
   uint64_t *ovl_rate;
   double *ovl_delta;
-  /* Ring recurrence (coll_rt_set_ring_recurrence): on or off; per link
+  /* Ring recurrence (coll_rt_set_ring_recurrence): the smallest ring
+   * that takes it minus COLL_RING_RECURRENCE_MIN (so that 0, the
+   * zeroed default, is that constant; above 65,536 members: off); per link
    * the last run that checked it (disjointness); counters. */
-  gboolean ring_off;
+  int ring_min_delta;
   uint32_t *link_stamp;
   uint32_t stamp;
   coll_ring_stats ring;
@@ -1337,7 +1339,8 @@ static void run_alloc_counters(coll_run *r)
  * checked when it begins).  O(1). */
 static gboolean ring_candidate(const coll_rt *c, const coll_run *r)
 {
-  if (c->ring_off || net_get_tier(c->n) != NET_TIER_ANALYTICAL || r->libmode || r->p2p || r->n < 2 ||
+  if (r->n < COLL_RING_RECURRENCE_MIN + c->ring_min_delta || net_get_tier(c->n) != NET_TIER_ANALYTICAL ||
+      r->libmode || r->p2p || r->n < 2 ||
       r->n_phases != 1 || r->ph[0].algo != COLL_ALGO_RING || r->ph[0].g >= 0 || r->n_chunks != 1 ||
       r->lanes != 1 || r->lperm != NULL)
     return FALSE;
@@ -1628,9 +1631,9 @@ static gboolean ring_begin(coll_rt *c, coll_run *r)
   return TRUE;
 }
 
-void coll_rt_set_ring_recurrence(coll_rt *c, gboolean on)
+void coll_rt_set_ring_recurrence(coll_rt *c, int min_members)
 {
-  c->ring_off = !on;
+  c->ring_min_delta = (min_members <= 0 ? 65537 : min_members) - COLL_RING_RECURRENCE_MIN;
 }
 
 const coll_ring_stats *coll_rt_ring_stats(const coll_rt *c)

@@ -2,8 +2,8 @@
  * recurrence") against the per-transfer path.
  *
  * Every case runs the same collective twice on tier A, once with the
- * recurrence (coll_rt_set_ring_recurrence on, the default) and once per
- * transfer (off), and requires the same done time for every member to the
+ * recurrence (coll_rt_set_ring_recurrence(c, 2): rings of any size) and
+ * once per transfer (0: off), and requires the same done time for every member to the
  * picosecond, the same transfer count and the same bytes on every link;
  * the counters (coll_rt_ring_stats) show which path ran.  Closed forms
  * (alpha-beta) are checked where the hops are equal and S divides into p
@@ -72,13 +72,16 @@ typedef struct {
  * RUN_AFTER_START at 0 in an event after the collective's first (the
  * ideal ring has issued its first step then). */
 #define RUN_AFTER_START (-2)
+/* fast: 1 every ring of 2 or more members takes the recurrence, 0 none,
+ * -1 the default (COLL_RING_RECURRENCE_MIN). */
 static ring_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
-                       int n, gboolean fast, const competitor *comp, sim_time_ps comp_at)
+                       int n, int fast, const competitor *comp, sim_time_ps comp_at)
 {
   sim_engine *sim = sim_engine_new(TRUE);
   net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
   coll_rt *c = coll_rt_new(sim, nt, pol);
-  coll_rt_set_ring_recurrence(c, fast);
+  if (fast >= 0)
+    coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
   ring_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
   for (int i = 0; i < n; i++)
     res.t[i] = -1;
@@ -123,8 +126,8 @@ static void result_free(ring_result *r)
 static ring_result both(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
                         int n, const competitor *comp, sim_time_ps comp_at)
 {
-  ring_result a = run(t, pol, type, bytes, ranks, n, TRUE, comp, comp_at);
-  ring_result b = run(t, pol, type, bytes, ranks, n, FALSE, comp, comp_at);
+  ring_result a = run(t, pol, type, bytes, ranks, n, 1, comp, comp_at);
+  ring_result b = run(t, pol, type, bytes, ranks, n, 0, comp, comp_at);
   for (int i = 0; i < n; i++) {
     if (a.t[i] != b.t[i] && i == 0)
       g_test_message("comp_at %" G_GINT64_FORMAT " runs %d shared %d conv %d", comp_at, (int)a.st.runs, (int)a.st.shared, (int)a.st.conversions);
@@ -397,6 +400,32 @@ static void test_shared_hops(void)
   topo_free(t);
 }
 
+/* The default: rings of COLL_RING_RECURRENCE_MIN (64) members or more
+ * take the recurrence, smaller ones run per transfer; a 65-member ring
+ * (S not a multiple of p, the general recurrence) and a 128-member one
+ * (the symmetric form) equal the per-transfer path. */
+static void test_default_threshold(void)
+{
+  topo *t = load(SWITCH_YAML("ideal", 128));
+  coll_policy *pol = ring_policy(t, TRUE);
+  int *r = iota(128);
+  ring_result a = run(t, pol, ET_COLL_ALL_REDUCE, 1 << 20, r, 63, -1, NULL, -1);
+  g_assert_cmpuint(a.st.runs + a.st.shared, ==, 0);
+  result_free(&a);
+  a = run(t, pol, ET_COLL_ALL_REDUCE, 1 << 20, r, 64, -1, NULL, -1);
+  g_assert_cmpuint(a.st.runs, ==, 1);
+  result_free(&a);
+  a = both(t, pol, ET_COLL_ALL_REDUCE, 1000003, r, 65, NULL, -1);
+  g_assert_cmpuint(a.st.symmetric, ==, 0);
+  result_free(&a);
+  a = both(t, pol, ET_COLL_ALL_GATHER, 1 << 20, r, 128, NULL, -1);
+  g_assert_cmpuint(a.st.symmetric, ==, 1);
+  result_free(&a);
+  g_free(r);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -407,5 +436,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll_ring/directed_ring", test_directed_ring);
   g_test_add_func("/coll_ring/competing", test_competing);
   g_test_add_func("/coll_ring/shared_hops", test_shared_hops);
+  g_test_add_func("/coll_ring/default_threshold", test_default_threshold);
   return g_test_run();
 }
