@@ -22,7 +22,8 @@
  *   ring-nccl: library nccl (the NCCL model's ring).
  *
  * Usage: bench_replay [STEPS [RANKS [chain|coll|both|ring|ring-nccl]]]
- *   defaults: 1000 steps, 256 ranks, both.
+ *   defaults: 1000 steps, 256 ranks, both; without arguments (make bench)
+ *   also ring and ring-nccl at 256 ranks and ring at 1,024 ranks.
  * Prints per workload the events processed, the step time (so a change of
  * the network model that should not affect this contention-free traffic
  * can be checked), wall and CPU seconds and events per second of each.
@@ -223,6 +224,11 @@ int main(int argc, char **argv)
     run_ring(which, do_ring_nccl, n, steps);
     printf("peak RSS: %ld KiB\n", bench_status_kib("VmHWM"));
     return 0;
+  }
+  if (argc == 1) { /* make bench: the ring workloads too, at 256 and 1,024 ranks */
+    run_ring("ring", FALSE, 256, steps);
+    run_ring("ring-nccl", TRUE, 256, steps);
+    run_ring("ring", FALSE, 1024, steps);
   }
   if (argc > 4 || steps <= 0 || n < 32 || n % 32 != 0 || !(do_chain || do_coll)) {
     fprintf(stderr, "usage: bench_replay [STEPS [RANKS (multiple of 32) [chain|coll|both]]]\n"
