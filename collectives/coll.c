@@ -1462,13 +1462,13 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
   uint32_t K = r->n_steps;
   gboolean conv = t_stop != RING_NEVER;
   sim_time_ps extra = r->nccl ? r->step_extra[0] : 0;
-  sim_time_ps *st = g_new(sim_time_ps, (size_t)q);
-  sim_time_ps *arr = g_new(sim_time_ps, (size_t)q);
   if (!conv && ring_symmetric(r)) {
     c->ring.symmetric++;
     ring_recurrence_symmetric(r);
     return;
   }
+  sim_time_ps *st = g_new(sim_time_ps, (size_t)q);
+  sim_time_ps *arr = g_new(sim_time_ps, (size_t)q);
   uint64_t *snd = g_new(uint64_t, (size_t)q), *rb = g_new(uint64_t, (size_t)q);
   sim_time_ps *rwait = g_new0(sim_time_ps, (size_t)q);
   for (int j = 0; j < q; j++) {
