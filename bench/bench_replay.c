@@ -6,8 +6,17 @@
  * memory (no file I/O) and replayed on the analytical tier with the
  * default options; the build is not timed.
  *
- * Usage: bench_replay [STEPS [RANKS [chain|coll|both]]]
- *   defaults: 1000 steps, 256 ranks, both.
+ * The ring workloads (issue 18, "collective cost at scale") are a step of
+ * a 20 us compute node followed by a 4 MiB all-reduce over all RANKS ranks
+ * (any RANKS >= 2), the next step waiting for it, replayed with `--algo
+ * ring` on one switch of RANKS ports at 400 GB/s and 936.25 ns per hop
+ * (compare_astra_sim.sh's defaults, ASTRA-sim's HGX-H100-validated.yml):
+ *   ring:      library ideal (wisp's textbook ring, ASTRA-sim's default);
+ *   ring-nccl: library nccl (the NCCL model's ring).
+ *
+ * Usage: bench_replay [STEPS [RANKS [chain|coll|both|ring|ring-nccl]]]
+ *   defaults: 1000 steps, 256 ranks, both; without arguments (make bench)
+ *   also ring and ring-nccl at 256 ranks and ring at 1,024 ranks.
  * Prints per workload the events processed, the step time (so a change of
  * the network model that should not affect this contention-free traffic
  * can be checked), wall and CPU seconds and events per second of each.
@@ -29,6 +38,60 @@ static double wall_seconds(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Rank r of the ring workload: ids 2s+1 (compute), 2s+2 (all-reduce over
+ * the world). */
+static et_graph *ring_rank(int steps)
+{
+  et_builder *b = et_builder_new("bench-ring");
+  for (int s = 0; s < steps; s++) {
+    uint64_t base = 2 * (uint64_t)s;
+    uint32_t c = et_builder_add_node(b, base + 1, ET_NODE_COMP, "compute", BENCH_COMP_PS, 0);
+    if (s > 0)
+      add_dep(b, c, base);
+    uint32_t ar = et_builder_add_node(b, base + 2, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+    et_comm cc = { .bytes = BENCH_AR_BYTES, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1,
+                   .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE };
+    et_builder_set_comm(b, ar, &cc, NULL, NULL, 0);
+    add_dep(b, ar, base + 1);
+  }
+  return finish(b);
+}
+
+static void run_ring(const char *name, gboolean nccl, int n, int steps)
+{
+  char *yaml = g_strdup_printf("schema_version: 1\n"
+                               "name: bench-ring\n"
+                               "model: analytical\n"
+                               "library: {name: %s}\n"
+                               "dims:\n"
+                               "  - {name: sw, kind: switch, size: %d, bandwidth: 400GB/s, latency: 936.25ns}\n",
+                               nccl ? "nccl" : "ideal", n);
+  GError *error = NULL;
+  topo *t = topo_load_string(yaml, "bench-ring.yaml", &error);
+  g_free(yaml);
+  if (t == NULL) {
+    fprintf(stderr, "bench_replay: %s\n", error->message);
+    exit(1);
+  }
+  et_workload *w = et_workload_new(n, "bench-ring");
+  for (int r = 0; r < n; r++)
+    w->ranks[r] = ring_rank(steps);
+  sim_replay_options opt = { .quiet = TRUE, .has_algo = TRUE, .algo = COLL_ALGO_RING };
+  double c0 = bench_cpu_seconds(), t0 = wall_seconds();
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  double t1 = wall_seconds(), c1 = bench_cpu_seconds();
+  if (r == NULL) {
+    fprintf(stderr, "bench_replay: %s\n", error->message);
+    exit(1);
+  }
+  char step[32];
+  printf("%-9s %d ranks x %d steps: %" G_GUINT64_FORMAT " events, step time %s ns; %.3f s wall, %.3f s CPU\n", name, n,
+         steps, r->events, wisp_ns_string(r->step_time, step), t1 - t0, c1 - c0);
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
 }
 
 static void run(const char *name, gboolean coll, int n, int steps, const topo *t)
@@ -59,8 +122,20 @@ int main(int argc, char **argv)
   const char *which = argc > 3 ? argv[3] : "both";
   gboolean do_chain = g_strcmp0(which, "chain") == 0 || g_strcmp0(which, "both") == 0;
   gboolean do_coll = g_strcmp0(which, "coll") == 0 || g_strcmp0(which, "both") == 0;
+  gboolean do_ring = g_strcmp0(which, "ring") == 0, do_ring_nccl = g_strcmp0(which, "ring-nccl") == 0;
+  if (argc <= 4 && steps > 0 && n >= 2 && (do_ring || do_ring_nccl)) {
+    run_ring(which, do_ring_nccl, n, steps);
+    printf("peak RSS: %ld KiB\n", bench_status_kib("VmHWM"));
+    return 0;
+  }
+  if (argc == 1) { /* make bench: the ring workloads too, at 256 and 1,024 ranks */
+    run_ring("ring", FALSE, 256, steps);
+    run_ring("ring-nccl", TRUE, 256, steps);
+    run_ring("ring", FALSE, 1024, steps);
+  }
   if (argc > 4 || steps <= 0 || n < 32 || n % 32 != 0 || !(do_chain || do_coll)) {
-    fprintf(stderr, "usage: bench_replay [STEPS [RANKS (multiple of 32) [chain|coll|both]]]\n");
+    fprintf(stderr, "usage: bench_replay [STEPS [RANKS (multiple of 32) [chain|coll|both]]]\n"
+                    "       bench_replay [STEPS [RANKS (>= 2) ring|ring-nccl]]\n");
     return 2;
   }
   topo *t = bench_cluster(n);

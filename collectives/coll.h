@@ -190,6 +190,33 @@ gboolean coll_p2p_lifecycle(const et_comm *send, const et_comm *recv, sim_time_p
 typedef void (*coll_slowdown_fn)(sim_engine *sim, void *ctx, int rank, double delta);
 gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx);
 
+/* The ring recurrence (coll.c, "Ring recurrence"): flat unidirectional
+ * ring all-reduce, reduce-scatter and all-gather of one chunk on tier A,
+ * ideal or NCCL model, are charged by a step recurrence instead of per
+ * transfer when their hops are link-disjoint and their links idle at the
+ * start, with the same per-member completion times; another transfer
+ * over their links turns them back to per transfer at that instant.
+ * Rings of at least min_members members take it (default
+ * COLL_RING_RECURRENCE_MIN; 0 turns it off, for comparisons).  Smaller
+ * rings cost little per transfer, and there the per-transfer path also
+ * fixes the order of events within one picosecond, which the recurrence
+ * does not reproduce (members finishing at the same instant are reported
+ * in member order; a tie between a ring step and other traffic on a link,
+ * see coll.c), so the outputs of small jobs do not depend on it.
+ * Counters: runs that took it, those of them whose members were all
+ * alike (equal pieces, alike hops: the closed form, O(steps)), candidates
+ * that did not take it (links busy or shared at the start), runs turned
+ * back by other traffic. */
+typedef struct {
+  uint64_t runs;
+  uint64_t symmetric;
+  uint64_t shared;
+  uint64_t conversions;
+} coll_ring_stats;
+#define COLL_RING_RECURRENCE_MIN 64
+void coll_rt_set_ring_recurrence(coll_rt *c, int min_members);
+const coll_ring_stats *coll_rt_ring_stats(const coll_rt *c);
+
 /* Library statistics accumulated over every collective started so far
  * (registration on the critical path, barrier hits and blocked-time
  * distribution, staging bytes, core occupancy); all zero for nccl. */

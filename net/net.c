@@ -161,7 +161,19 @@ struct net {
   sim_time_ps *link_first;  /* per link: the same on that link, -1 if none */
   uint32_t *touched;        /* links whose link_first is set */
   size_t n_touched;
+  /* Claims (tier A, net.h): per link the claim holding it (0: none); the
+   * claims, index = id - 1. */
+  uint32_t *link_claim;
+  GArray *claims;           /* net_claim */
+  uint32_t claims_held;
 };
+
+typedef struct {
+  net_claim_fn fn;
+  void *ctx;
+  GArray *links;            /* uint32_t */
+  gboolean alive;
+} net_claim;
 
 const char *net_tier_name(net_tier t) {
   switch (t) {
@@ -243,6 +255,13 @@ void net_free(net *n) {
   g_free(n->link_bytes);
   g_free(n->link_free);
   g_free(n->xf);
+  if (n->claims != NULL) {
+    for (guint i = 0; i < n->claims->len; i++)
+      if (g_array_index(n->claims, net_claim, i).links != NULL)
+        g_array_free(g_array_index(n->claims, net_claim, i).links, TRUE);
+    g_array_free(n->claims, TRUE);
+  }
+  g_free(n->link_claim);
   g_free(n);
 }
 
@@ -459,8 +478,9 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
  * per transfer earlier.  O(route length); one 128-bit division per
  * distinct link bandwidth on the route (consecutive equal bandwidths share
  * it). */
-static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_links, uint64_t bytes) {
-  sim_time_ps now = sim_now(n->sim), end = now, q = 0;
+static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_links, uint64_t bytes,
+                                  sim_time_ps now) {
+  sim_time_ps end = now, q = 0;
   uint64_t r = 0;
   wisp_bw_Bps bw_q = 0;
   unsigned __int128 num = (unsigned __int128)bytes * (unsigned __int128)SIM_PS_PER_S;
@@ -496,10 +516,190 @@ static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_link
   return end;
 }
 
+/* Calls the claims on the route before a transfer of someone else uses
+ * it; each callback releases its claim.  O(route length). */
+static void claims_yield(net *n, const uint32_t *route, uint32_t n_links) {
+  for (uint32_t k = 0; k < n_links && n->claims_held > 0; k++) {
+    uint32_t id = n->link_claim[route[k]];
+    if (id == 0)
+      continue;
+    net_claim *cl = &g_array_index(n->claims, net_claim, id - 1);
+    g_assert(cl->alive);
+    cl->fn(cl->ctx);
+    g_assert(n->link_claim[route[k]] == 0); /* the callback released it */
+  }
+}
+
+gboolean net_link_idle(const net *n, uint32_t link, sim_time_ps t) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && link < n->n_links);
+  const net_link_free *f = &n->link_free[link];
+  if (n->link_claim != NULL && n->link_claim[link] != 0)
+    return FALSE;
+  return f->at < t || (f->at == t && f->rem == 0);
+}
+
+/* The part of net_send that charges a tier A transfer issued at `at`:
+ * counters, link FIFOs, the time done() runs.  bytes > 0 queue; 0 pays
+ * latency only; an empty route costs nothing. */
+sim_time_ps net_analytic_at(net *n, int src_rank, int dst_rank, uint64_t bytes, sim_time_ps at) {
+  net_hop h;
+  net_hop_init(n, src_rank, dst_rank, &h);
+  return net_hop_at(n, &h, bytes, at);
+}
+
+void net_hop_init(const net *n, int src_rank, int dst_rank, net_hop *h) {
+  *h = (net_hop){ .src = src_rank, .dst = dst_rank, .capacity = UINT64_MAX, .rate = UINT64_MAX, .uniform = TRUE,
+                  .last_bytes = UINT64_MAX };
+  h->route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &h->n_links);
+  for (uint32_t k = 0; k < h->n_links; k++) {
+    const topo_link *l = topo_get_link(n->t, h->route[k]);
+    h->latency += l->latency;
+    if (k > 0 && l->bw != h->capacity)
+      h->uniform = FALSE;
+    h->capacity = MIN(h->capacity, l->bw);
+    h->rate = MIN(h->rate, topo_link_rate(n->t, l));
+  }
+}
+
+/* net_analytic_at over a prepared route: net_send's tier A arithmetic
+ * (analytic_queue, which a route of mixed bandwidths still calls; a
+ * uniform one reuses the division of the last size). */
+sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL);
+  n->transfers++;
+  if (h->n_links == 0)
+    return at;
+  for (uint32_t k = 0; k < h->n_links; k++)
+    n->link_bytes[h->route[k]] += bytes;
+  if (bytes == 0)
+    return at + h->latency;
+  sim_time_ps end;
+  if (!h->uniform) {
+    end = analytic_queue(n, h->route, h->n_links, bytes, at);
+  } else {
+    wisp_bw_Bps bw = h->capacity;
+    if (bytes != h->last_bytes) {
+      unsigned __int128 num = (unsigned __int128)bytes * (unsigned __int128)SIM_PS_PER_S;
+      unsigned __int128 qq = num / bw;
+      g_assert(qq <= (unsigned __int128)INT64_MAX);
+      h->q = (sim_time_ps)qq;
+      h->r = (uint64_t)(num - qq * bw);
+      h->last_bytes = bytes;
+    }
+    end = at;
+    for (uint32_t k = 0; k < h->n_links; k++) { /* as analytic_queue */
+      net_link_free *f = &n->link_free[h->route[k]];
+      if (f->at < at || (f->at == at && f->rem == 0)) {
+        f->at = at;
+        f->rem = 0;
+      }
+      f->at += h->q;
+      if (h->r >= bw - f->rem) {
+        f->rem = h->r - (bw - f->rem);
+        f->at++;
+      } else {
+        f->rem += h->r;
+      }
+      sim_time_ps fin = f->at + (f->rem >= bw - f->rem);
+      if (fin > end)
+        end = fin;
+    }
+  }
+  if (h->rate < h->capacity)
+    end = MAX(end, at + wisp_transfer_ps(bytes, h->rate));
+  return end + h->latency;
+}
+
+gboolean net_hop_alike(const net *n, const net_hop *a, const net_hop *b) {
+  if (a->n_links != b->n_links || a->latency != b->latency || a->rate != b->rate || a->capacity != b->capacity)
+    return FALSE;
+  for (uint32_t k = 0; k < a->n_links; k++)
+    if (topo_get_link(n->t, a->route[k])->bw != topo_get_link(n->t, b->route[k])->bw)
+      return FALSE;
+  return TRUE;
+}
+
+void net_hop_mirror(net *n, const net_hop *from, const net_hop *to, uint64_t bytes, uint64_t count) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && from->n_links == to->n_links);
+  n->transfers += count;
+  for (uint32_t k = 0; k < to->n_links; k++) {
+    n->link_free[to->route[k]] = n->link_free[from->route[k]];
+    n->link_bytes[to->route[k]] += bytes;
+  }
+}
+
+void net_uncredit(net *n, int src_rank, int dst_rank, uint64_t bytes, uint64_t count) {
+  g_assert(n->transfers >= count);
+  n->transfers -= count;
+  uint32_t n_links = 0;
+  const uint32_t *route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &n_links);
+  for (uint32_t k = 0; k < n_links; k++) {
+    g_assert(n->link_bytes[route[k]] >= bytes);
+    n->link_bytes[route[k]] -= bytes;
+  }
+}
+
+void net_route_reset(net *n, int src_rank, int dst_rank, sim_time_ps t) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL);
+  uint32_t n_links = 0;
+  const uint32_t *route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &n_links);
+  for (uint32_t k = 0; k < n_links; k++)
+    n->link_free[route[k]] = (net_link_free){ t, 0 };
+}
+
+uint32_t net_claim_new(net *n, net_claim_fn fn, void *ctx) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && fn != NULL);
+  if (n->claims == NULL) {
+    n->claims = g_array_new(FALSE, TRUE, sizeof(net_claim));
+    n->link_claim = g_new0(uint32_t, n->n_links ? n->n_links : 1);
+  }
+  guint i;
+  for (i = 0; i < n->claims->len; i++) /* a free entry (few claims are held at once) */
+    if (!g_array_index(n->claims, net_claim, i).alive)
+      break;
+  if (i == n->claims->len)
+    g_array_set_size(n->claims, i + 1);
+  net_claim *cl = &g_array_index(n->claims, net_claim, i);
+  if (cl->links == NULL)
+    cl->links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_array_set_size(cl->links, 0);
+  cl->fn = fn;
+  cl->ctx = ctx;
+  cl->alive = TRUE;
+  n->claims_held++;
+  return i + 1;
+}
+
+void net_claim_route(net *n, uint32_t claim, int src_rank, int dst_rank) {
+  net_claim *cl = &g_array_index(n->claims, net_claim, claim - 1);
+  g_assert(cl->alive);
+  uint32_t n_links = 0;
+  const uint32_t *route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &n_links);
+  for (uint32_t k = 0; k < n_links; k++) {
+    g_assert(n->link_claim[route[k]] == 0);
+    n->link_claim[route[k]] = claim;
+    g_array_append_val(cl->links, route[k]);
+  }
+}
+
+void net_claim_release(net *n, uint32_t claim) {
+  net_claim *cl = &g_array_index(n->claims, net_claim, claim - 1);
+  g_assert(cl->alive);
+  for (guint i = 0; i < cl->links->len; i++)
+    n->link_claim[g_array_index(cl->links, uint32_t, i)] = 0;
+  cl->alive = FALSE;
+  n->claims_held--;
+}
+
 void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
               net_done_fn done, void *ctx, uint64_t cookie) {
   g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
   g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
+  if (n->claims_held > 0) { /* a claimed link's sequence first catches up to now */
+    uint32_t nl = 0;
+    const uint32_t *rt = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &nl);
+    claims_yield(n, rt, nl);
+  }
   n->transfers++;
   uint32_t i = xf_alloc(n);
   net_xfer *x = &n->xf[i];
@@ -530,7 +730,7 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
     /* The links serve the bytes at their capacity (FIFO); a capped stream
      * also takes at least S / its stream bandwidth, so concurrent capped
      * streams share a link's capacity as in tier B. */
-    sim_time_ps end = analytic_queue(n, route, n_links, bytes);
+    sim_time_ps end = analytic_queue(n, route, n_links, bytes, sim_now(n->sim));
     if (x->capped)
       end = MAX(end, sim_now(n->sim) + wisp_transfer_ps(bytes, x->bottleneck));
     x->ev = sim_schedule_at(n->sim, end + latency, ev_done, n, i);

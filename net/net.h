@@ -83,5 +83,62 @@ void net_set_full_solve(net *n, gboolean full);
 void net_set_flow_quantum(net *n, sim_time_ps quantum);
 sim_time_ps net_get_flow_quantum(const net *n);
 
+/* ---- Tier A replay of a known transfer sequence (collectives' ring
+ * recurrence, collectives/coll.c) ----
+ * A caller that can compute, in time order per link, the issue times of a
+ * set of transfers whose links carry nothing else can charge them without
+ * events: net_analytic_at() queues one transfer issued at `at` (>= the
+ * link's last issue) exactly as net_send() would on tier A (same FIFO
+ * state, byte and transfer counters) and returns the time its done()
+ * would run.  A claim marks links as used by such a sequence: net_send()
+ * of any other transfer over a claimed link first calls the claim's
+ * callback (once), which must bring the links to the state net_send()
+ * would have left at that time (net_route_reset, net_uncredit and
+ * net_analytic_at again) and release the claim; only then is the new
+ * transfer queued.  Tier A only.  Costs: O(route length) each; net_send
+ * pays O(route length) more while any claim is held. */
+typedef void (*net_claim_fn)(void *ctx);
+/* Whether link l is idle at t (its FIFO has served everything queued:
+ * what net_send would see at t) and unclaimed.  O(1). */
+gboolean net_link_idle(const net *n, uint32_t link, sim_time_ps t);
+sim_time_ps net_analytic_at(net *n, int src_rank, int dst_rank, uint64_t bytes, sim_time_ps at);
+/* The same for many transfers over one route: net_hop_init once, then
+ * net_hop_at per transfer (the route's latency and bottleneck looked up
+ * once; S * 10^12 / bw kept for the last size, so transfers of one size
+ * pay no division).  A net_hop is valid while its net is. */
+typedef struct {
+  const uint32_t *route;
+  uint32_t n_links;
+  int src, dst;
+  sim_time_ps latency;
+  wisp_bw_Bps capacity, rate;
+  gboolean uniform;         /* every link of the route has bandwidth `capacity` */
+  uint64_t last_bytes;      /* the cached division: last_bytes * 10^12 / capacity = q + r / capacity */
+  sim_time_ps q;
+  uint64_t r;
+} net_hop;
+void net_hop_init(const net *n, int src_rank, int dst_rank, net_hop *h);
+sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at);
+/* Whether two prepared routes are alike for tier A: as many links, of
+ * equal bandwidths position by position, equal total latency and stream
+ * rate; then equal transfer sequences leave their links in equal states.
+ * O(route length). */
+gboolean net_hop_alike(const net *n, const net_hop *a, const net_hop *b);
+/* Charges `to` with what `from` was charged by a sequence of `count`
+ * transfers of `bytes` in total, for an alike route that carried the same
+ * sequence: copies the links' FIFO state position by position and credits
+ * the counters.  O(route length). */
+void net_hop_mirror(net *n, const net_hop *from, const net_hop *to, uint64_t bytes, uint64_t count);
+/* Takes back the counters of `count` transfers of `bytes` bytes in total
+ * on the route src -> dst (net_link_bytes, net_transfers). */
+void net_uncredit(net *n, int src_rank, int dst_rank, uint64_t bytes, uint64_t count);
+/* Sets every link of the route src -> dst idle as of t. */
+void net_route_reset(net *n, int src_rank, int dst_rank, sim_time_ps t);
+/* A new claim (never 0) and the links of a route it covers; release it
+ * with net_claim_release (its links become free). */
+uint32_t net_claim_new(net *n, net_claim_fn fn, void *ctx);
+void net_claim_route(net *n, uint32_t claim, int src_rank, int dst_rank);
+void net_claim_release(net *n, uint32_t claim);
+
 G_END_DECLS
 #endif
