@@ -47,6 +47,7 @@ static uint64_t generate(const char *dir, int ranks, double mb, int steps, int j
   }
   int next = 0, running = 0;
   gboolean ok = TRUE;
+  fflush(stdout); /* a child must not write the parent's buffered output again */
   while (next < ranks || running > 0) {
     if (next < ranks && running < jobs && ok) {
       pid_t p = fork();
@@ -97,6 +98,7 @@ typedef struct {
 static run_result run(char **argv, const char *log)
 {
   run_result r = { 0, 0, 0, -1 };
+  fflush(stdout);
   gint64 t0 = g_get_monotonic_time();
   pid_t p = fork();
   if (p == 0) {
@@ -164,8 +166,10 @@ int main(int argc, char **argv)
   }
   printf("bench_kineto_ranks: %g MB per rank, %d ProfilerSteps, traces in %s; CCL-Bench's converter: %.1f MB/s\n", mb,
          steps, base, CCL_BENCH_MB_PER_S);
-  printf("%6s %9s | %9s %8s %9s %10s | %9s %9s %10s | %12s\n", "ranks", "input_MB", "conv_s", "conv_cpu", "conv_MB/s",
-         "conv_RSS_MB", "sim_s", "sim_MB/s", "sim_RSS_MB", "ccl_bench_s");
+  printf("convert and simulate: wall s, CPU s (user + system), MB/s of trace per wall second and per CPU second, peak "
+         "RSS (VmHWM); ccl_bench_s: the input at %.1f MB/s\n", CCL_BENCH_MB_PER_S);
+  printf("%5s %8s %6s | %7s %7s %7s %7s %8s | %7s %7s %7s %7s %8s | %11s\n", "ranks", "input_MB", "gen_s", "conv_s",
+         "cpu_s", "MB/s", "MB/cpu", "RSS_MB", "sim_s", "cpu_s", "MB/s", "MB/cpu", "RSS_MB", "ccl_bench_s");
   char **counts = g_strsplit_set(list, " ,", -1);
   int rc = 0;
   for (char **c = counts; *c && rc == 0; c++) {
@@ -183,7 +187,10 @@ int main(int argc, char **argv)
     char *dir = g_strdup_printf("%s/r%d", base, ranks), *out = g_strdup_printf("%s/out%d", base, ranks);
     char *json = g_strdup_printf("%s/sim.json", out), *clog = g_strdup_printf("%s/convert%d.log", base, ranks);
     char *slog = g_strdup_printf("%s/simulate%d.log", base, ranks);
+    gint64 g0 = g_get_monotonic_time();
     uint64_t bytes = generate(dir, ranks, mb, steps, (int)g_get_num_processors());
+    double gen_s = (double)(g_get_monotonic_time() - g0) / 1e6;
+    sync(); /* the runs read from the page cache, not behind the writeback */
     if (!bytes) {
       rc = 1;
       break;
@@ -193,9 +200,9 @@ int main(int argc, char **argv)
     char *sargv[] = { (char *)wisp, "simulate", dir, "--network", "dgx-h100", "--json", json, NULL };
     run_result sr = cr.status == 0 ? run(sargv, slog) : (run_result){ 0, 0, 0, -1 };
     double in_mb = (double)bytes / 1e6;
-    printf("%6d %9.1f | %9.2f %8.2f %9.1f %10.1f | %9.2f %9.1f %10.1f | %12.0f\n", ranks, in_mb, cr.wall_s, cr.cpu_s,
-           in_mb / cr.wall_s, (double)cr.maxrss_kib / 1024.0, sr.wall_s, in_mb / sr.wall_s,
-           (double)sr.maxrss_kib / 1024.0, in_mb / CCL_BENCH_MB_PER_S);
+    printf("%5d %8.1f %6.1f | %7.2f %7.2f %7.1f %7.1f %8.1f | %7.2f %7.2f %7.1f %7.1f %8.1f | %11.0f\n", ranks, in_mb,
+           gen_s, cr.wall_s, cr.cpu_s, in_mb / cr.wall_s, in_mb / cr.cpu_s, (double)cr.maxrss_kib / 1024.0, sr.wall_s,
+           sr.cpu_s, in_mb / sr.wall_s, in_mb / sr.cpu_s, (double)sr.maxrss_kib / 1024.0, in_mb / CCL_BENCH_MB_PER_S);
     fflush(stdout);
     if (cr.status != 0 || sr.status != 0) {
       fprintf(stderr, "bench_kineto_ranks: %s failed (status %d): see %s\n", cr.status ? "convert" : "simulate",
