@@ -697,38 +697,6 @@ static int file_rank(const kt_trace *t, const char *path, int nf)
   return fr >= 0 ? fr : nf == 1 ? 0 : -1;
 }
 
-/* Frees the events of r's trace that no later phase reads.  The graphs
- * (kineto_graph.c) read the events of r's ops, their launch calls and the
- * host synchronisation calls; matching, replication and the report read
- * only the kt_rank and the trace's header fields (path, origin, strings).
- * The kept events stay in their order, so every comparison of event
- * indices (tie breaks) is unchanged.  O(events); afterwards the trace
- * holds about 2 events per op in the window instead of every kept event of
- * the file (doc/kineto.md, "Memory"). */
-static void shrink_rank(kt_rank *r)
-{
-  kt_trace *t = r->trace;
-  guint n = t->events->len;
-  uint8_t *keep = g_new0(uint8_t, n ? n : 1);
-  for (guint i = 0; i < n; i++)
-    keep[i] = g_array_index(t->events, kt_event, i).kind == KT_EV_HOST_SYNC;
-  for (guint i = 0; i < r->ops->len; i++) {
-    const kt_op *op = &g_array_index(r->ops, kt_op, i);
-    keep[op->ev] = 1;
-    if (op->launch != KT_NONE)
-      keep[op->launch] = 1;
-  }
-  uint32_t *remap = kt_trace_compact(t, keep);
-  for (guint i = 0; i < r->ops->len; i++) {
-    kt_op *op = &g_array_index(r->ops, kt_op, i);
-    op->ev = remap[op->ev];
-    if (op->launch != KT_NONE)
-      op->launch = remap[op->launch];
-  }
-  g_free(remap);
-  g_free(keep);
-}
-
 /* build_graphs for one rank: the dependency graph, its et_graph (checked by the
  * builder) and the buffer links of its communication.  Reads only the
  * rank's own tables and the shared, read-only result of matching. */
@@ -820,7 +788,7 @@ static void parse_done(file_work *wk, int i)
   jb->early_world = (int)t->world_size;
   jb->extracted = extract_one(t, rk, jb->early_world, wk->opt, &jb->extract_error);
   if (jb->extracted)
-    shrink_rank(jb->extracted);
+    kt_rank_shrink(jb->extracted);
 }
 
 /* Job i of the current phase (wisp_run_jobs); FALSE when the file or rank
@@ -843,7 +811,7 @@ static gboolean work_one(void *ctx, int i, const gint *first_failed)
       return jb->extracted != NULL; /* extracted by parse_files */
     jb->extracted = extract_one(jb->trace, jb->rank, wk->world, wk->opt, &jb->error);
     if (jb->extracted)
-      shrink_rank(jb->extracted);
+      kt_rank_shrink(jb->extracted);
     return jb->extracted != NULL;
   case WORK_GRAPH:
     return graph_one(wk, jb);

@@ -497,6 +497,33 @@ kt_match *kt_match_ranks(const kt_rank *const *ranks, int n_ranks, gboolean stri
 
 /* ---- graphs ---- */
 
+/* See kineto_graph.h.  The events kt_graph_build reads are those of the
+ * ops (names), their launch calls (host_calls, host_chains) and the host
+ * synchronisation calls (host_calls scans them all). */
+void kt_rank_shrink(kt_rank *r)
+{
+  kt_trace *t = r->trace;
+  guint n = t->events->len;
+  uint8_t *keep = g_new0(uint8_t, n ? n : 1);
+  for (guint i = 0; i < n; i++)
+    keep[i] = g_array_index(t->events, kt_event, i).kind == KT_EV_HOST_SYNC;
+  for (guint i = 0; i < r->ops->len; i++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    keep[op->ev] = 1;
+    if (op->launch != KT_NONE)
+      keep[op->launch] = 1;
+  }
+  uint32_t *remap = kt_trace_compact(t, keep);
+  for (guint i = 0; i < r->ops->len; i++) {
+    kt_op *op = &g_array_index(r->ops, kt_op, i);
+    op->ev = remap[op->ev];
+    if (op->launch != KT_NONE)
+      op->launch = remap[op->launch];
+  }
+  g_free(remap);
+  g_free(keep);
+}
+
 void kt_graph_free(kt_graph *g)
 {
   if (!g)
