@@ -14,9 +14,13 @@
  * of the number of workers and of scheduling.  The phases are named
  * functions over one kt_load, in the order fe_kineto_load calls them (see
  * "fe_kineto_load, phase by phase" below and doc/ARCHITECTURE.md).
- * Each parse streams its file, so peak memory is the sum of the kept event
- * tables plus one file's transient parse state (read buffer, decompressor,
- * tokenizer) per worker, not the sum of the file sizes.
+ * Each parse streams its file (a 1 MiB read buffer, fe_json.c), and a file
+ * that names its rank and world size is extracted and shrunk
+ * (kt_rank_shrink) by the worker that parsed it, before it takes the next
+ * file.  So peak memory is one full event table per worker plus, per rank,
+ * its ops, communication records and the 40-byte records of the events its
+ * graph reads, then the et_graphs: it grows with the nodes kept, not with
+ * the bytes read (doc/kineto.md, "Memory").
  */
 #include "config.h"
 
