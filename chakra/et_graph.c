@@ -188,6 +188,10 @@ struct et_builder {
   char *strings;
   size_t strings_len, strings_cap;
   GHashTable *pg_pool;   /* pg_name -> GUINT_TO_POINTER(offset + 1) */
+  /* Names already in the pool (builder_intern): open addressing, slot =
+   * offset (0 = empty), so each distinct name is stored once. */
+  uint32_t *name_slots;
+  size_t name_mask, name_used;
   char *limit_error;     /* first limit violation, reported by finish */
 };
 
@@ -218,6 +222,7 @@ void et_builder_free(et_builder *b)
   g_array_free(b->splits, TRUE);
   g_array_free(b->comp_attrs, TRUE);
   g_free(b->strings);
+  g_free(b->name_slots);
   g_hash_table_destroy(b->pg_pool);
   g_free(b->limit_error);
   g_free(b);
@@ -242,12 +247,41 @@ static void builder_limit(et_builder *b, const char *what)
     b->limit_error = g_strdup_printf("%s: %s", b->source, what);
 }
 
-/* Appends a string to the pool and returns its offset; empty strings share
- * offset 0.  Offsets are 32-bit, so the pool is limited to 4 GiB. */
+/* Doubles the name table (builder_intern). */
+static void names_grow(et_builder *b)
+{
+  size_t cap = b->name_slots ? (b->name_mask + 1) * 2 : 1024;
+  uint32_t *slots = g_new0(uint32_t, cap);
+  for (size_t k = 0; b->name_slots && k <= b->name_mask; k++) {
+    uint32_t off = b->name_slots[k];
+    if (off == 0)
+      continue;
+    size_t q = g_str_hash(b->strings + off) & (cap - 1);
+    while (slots[q])
+      q = (q + 1) & (cap - 1);
+    slots[q] = off;
+  }
+  g_free(b->name_slots);
+  b->name_slots = slots;
+  b->name_mask = cap - 1;
+}
+
+/* The offset of s in the pool, appended when it is not there yet; empty
+ * strings share offset 0.  Each distinct name is stored once, so a graph
+ * of many kernels with the same long name holds that name once (node
+ * names repeat: kernel, launch and CPU names of every layer and step).
+ * Offsets are 32-bit, so the pool is limited to 4 GiB.  O(length) per
+ * call (one hash, one compare per probe). */
 static uint32_t builder_intern(et_builder *b, const char *s)
 {
   if (s == NULL || s[0] == '\0')
     return 0;
+  if (b->name_used * 2 >= b->name_mask + 1 || !b->name_slots)
+    names_grow(b);
+  size_t k = g_str_hash(s) & b->name_mask;
+  for (; b->name_slots[k]; k = (k + 1) & b->name_mask)
+    if (!strcmp(b->strings + b->name_slots[k], s))
+      return b->name_slots[k];
   size_t len = strlen(s) + 1;
   if (b->strings_len + len > UINT32_MAX) {
     builder_limit(b, "the names exceed wisp's 4 GiB string pool; shorten or drop node names");
@@ -261,6 +295,8 @@ static uint32_t builder_intern(et_builder *b, const char *s)
   uint32_t off = (uint32_t)b->strings_len;
   memcpy(b->strings + off, s, len);
   b->strings_len += len;
+  b->name_slots[k] = off;
+  b->name_used++;
   return off;
 }
 

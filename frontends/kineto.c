@@ -14,9 +14,13 @@
  * of the number of workers and of scheduling.  The phases are named
  * functions over one kt_load, in the order fe_kineto_load calls them (see
  * "fe_kineto_load, phase by phase" below and doc/ARCHITECTURE.md).
- * Each parse streams its file, so peak memory is the sum of the kept event
- * tables plus one file's transient parse state (read buffer, decompressor,
- * tokenizer) per worker, not the sum of the file sizes.
+ * Each parse streams its file (a 1 MiB read buffer, fe_json.c), and a file
+ * that names its rank and world size is extracted and shrunk
+ * (kt_rank_shrink) by the worker that parsed it, before it takes the next
+ * file.  So peak memory is one full event table per worker plus, per rank,
+ * its ops, communication records and the 40-byte records of the events its
+ * graph reads, then the et_graphs: it grows with the nodes kept, not with
+ * the bytes read (doc/kineto.md, "Memory").
  */
 #include "config.h"
 
@@ -636,10 +640,17 @@ typedef struct {
   const char *path;
   int rank;                /* extract_ranks' input: the file's global rank */
   kt_trace *trace;         /* parse_files' result (owned here until moved out) */
-  kt_rank *extracted;      /* extract_ranks' result (owned here until moved out) */
+  kt_rank *extracted;      /* the extraction's result (owned here until moved out) */
+  /* parse_files extracts a file at once when the file itself names its
+   * rank and world size (early_rank, early_world; else -1): the slot then
+   * holds its kt_rank, or the extraction's failure in extract_error, which
+   * extract_ranks reports in file order as if it had extracted the file. */
+  int early_rank, early_world;
+  GError *extract_error;
   /* build_graphs (one job per rank): the rank's graph, its et_graph and the
    * number of all_to_allv written as uniform (moved out in rank order). */
-  kt_graph *graph;
+  kt_graph *graph;         /* its figures only: nodes, edges and names are freed at once */
+  uint32_t n_nodes, n_edges;
   et_graph *et;
   uint64_t uniform;
   GError *error;           /* the file's own failure */
@@ -655,8 +666,10 @@ typedef struct {
   work_phase phase;
   int world;
   const fe_kineto_options *opt;
+  fe_kineto_report *rep;   /* parse_files: job i fills rep->ranks[i]'s counts */
   kt_rank **ranks;         /* build_graphs: the ranks (read-only) */
   const kt_match *match;   /* build_graphs: matching's result (read-only) */
+  GHashTable *users;       /* build_graphs: kt_trace* -> gint* count of ranks whose graph is still to be built */
 } file_work;
 
 /* Resolves the number of workers: opt->threads, else WISP_THREADS, else the
@@ -688,6 +701,17 @@ static kt_rank *extract_one(kt_trace *t, int rank, int world, const fe_kineto_op
   return kt_rank_extract(t, rank, world, opt, error);
 }
 
+/* The rank identify_file gives a file (distributedInfo.rank, else the file
+ * name, else 0 for a single file), or -1 when it gives none (an error
+ * there).  The same decision as identify_file's, without its reporting. */
+static int file_rank(const kt_trace *t, const char *path, int nf)
+{
+  if (t->rank != KT_ABSENT && t->rank >= 0 && t->rank <= INT32_MAX)
+    return (int)t->rank;
+  int fr = rank_from_name(path);
+  return fr >= 0 ? fr : nf == 1 ? 0 : -1;
+}
+
 /* build_graphs for one rank: the dependency graph, its et_graph (checked by the
  * builder) and the buffer links of its communication.  Reads only the
  * rank's own tables and the shared, read-only result of matching. */
@@ -696,15 +720,27 @@ static gboolean graph_one(file_work *wk, file_job *jb)
   int rk = jb->rank;
   kt_rank *r = wk->ranks[rk];
   const kt_rank_match *rm = &wk->match->ranks[rk];
-  kt_graph *g = jb->graph = kt_graph_build(r, rm, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
+  kt_graph *g = kt_graph_build(r, rm, wk->opt->mode, wk->opt->min_gap_ps, wk->opt->host_launch);
   char *src = g_strdup_printf("%s (rank %d)", r->trace->path, rk);
   jb->et = to_et(r, rm, g, src, &jb->uniform, &jb->error);
   g_free(src);
-  if (!jb->et)
-    return FALSE;
-  if (r->buf_links)
+  if (jb->et && r->buf_links)
     apply_buffer_links(r, g, jb->et); /* the buffer lifecycle's allocations */
-  return TRUE;
+  /* Only the graph's figures outlive this (the report's); the et_graph
+   * holds the nodes.  The trace's kept events go with the last graph that
+   * reads them (replicas share their source's trace). */
+  jb->n_nodes = g->nodes->len;
+  jb->n_edges = g->edges->len;
+  jb->graph = g_memdup2(g, sizeof *g);
+  jb->graph->nodes = jb->graph->edges = NULL;
+  jb->graph->names = NULL;
+  kt_graph_free(g);
+  gint *users = g_hash_table_lookup(wk->users, r->trace);
+  if (g_atomic_int_dec_and_test(users) && r->trace->slim) {
+    g_array_free(r->trace->slim, TRUE);
+    r->trace->slim = NULL;
+  }
+  return jb->et != NULL;
 }
 
 /* Fills the report's clock check from the traced ranks' clock_dev samples
@@ -748,6 +784,28 @@ static void clock_check(const kt_match *m, const int *rank_of, int nf, fe_kineto
   }
 }
 
+/* What parse_files does with file i once it is parsed: the report's counts
+ * of its events, then, when the file names its own rank and a usable
+ * world size, its extraction and the shrinking of its event table, so
+ * that the table is freed before the worker takes the next file.  A file
+ * without them keeps its table until identify_ranks has seen every file
+ * (the world size comes from the others). */
+static void parse_done(file_work *wk, int i)
+{
+  file_job *jb = &wk->jobs[i];
+  kt_trace *t = jb->trace;
+  fill_rank_report(&wk->rep->ranks[i], t);
+  jb->early_rank = jb->early_world = -1;
+  int rk = file_rank(t, jb->path, wk->n);
+  if (t->world_size == KT_ABSENT || t->world_size <= 0 || t->world_size > 1 << 24 || rk < 0 || rk >= t->world_size)
+    return;
+  jb->early_rank = rk;
+  jb->early_world = (int)t->world_size;
+  jb->extracted = extract_one(t, rk, jb->early_world, wk->opt, &jb->extract_error);
+  if (jb->extracted)
+    kt_rank_shrink(jb->extracted);
+}
+
 /* Job i of the current phase (wisp_run_jobs); FALSE when the file or rank
  * failed (its error kept in jobs[i]).  Files after a failed one are not
  * started; results of jobs already running are freed by the caller. */
@@ -759,9 +817,16 @@ static gboolean work_one(void *ctx, int i, const gint *first_failed)
   switch (wk->phase) {
   case WORK_PARSE:
     jb->trace = kt_trace_read(jb->path, &jb->error);
-    return jb->trace != NULL;
+    if (!jb->trace)
+      return FALSE;
+    parse_done(wk, i);
+    return TRUE;
   case WORK_EXTRACT:
+    if (jb->early_rank >= 0)
+      return jb->extracted != NULL; /* extracted by parse_files */
     jb->extracted = extract_one(jb->trace, jb->rank, wk->world, wk->opt, &jb->error);
+    if (jb->extracted)
+      kt_rank_shrink(jb->extracted);
     return jb->extracted != NULL;
   case WORK_GRAPH:
     return graph_one(wk, jb);
@@ -790,7 +855,8 @@ typedef struct {
   int world;               /* the job's size, -1 until known */
   kt_rank **ranks;         /* per global rank (owned; replicas included) */
   kt_match *match;         /* matching's result */
-  kt_graph **graphs;       /* per global rank */
+  kt_graph **graphs;       /* per global rank: the graph's figures (its nodes and edges are freed) */
+  uint32_t *graph_nodes, *graph_edges;  /* per global rank: the graph's size */
   et_workload *w;          /* the result */
 } kt_load;
 
@@ -804,9 +870,11 @@ static void parse_files(kt_load *L)
   L->jobs = g_new0(file_job, L->nf);
   L->rep->n_files = L->nf;
   L->rep->ranks = g_new0(fe_kineto_rank_report, L->nf);
-  for (int i = 0; i < L->nf; i++)
+  for (int i = 0; i < L->nf; i++) {
     L->jobs[i].path = g_ptr_array_index(L->files, i);
-  file_work work = { .jobs = L->jobs, .n = L->nf, .phase = WORK_PARSE, .opt = L->opt };
+    L->jobs[i].early_rank = L->jobs[i].early_world = -1;
+  }
+  file_work work = { .jobs = L->jobs, .n = L->nf, .phase = WORK_PARSE, .opt = L->opt, .rep = L->rep };
   wisp_run_jobs(work.n, L->threads, work_one, &work);
   for (int i = 0; i < L->nf; i++) {
     L->traces[i] = L->jobs[i].trace;
@@ -832,7 +900,6 @@ static gboolean identify_file(kt_load *L, int i, GError **error)
     return FALSE;
   }
   kt_trace *t = L->traces[i];
-  fill_rank_report(rr, t);
   if (t->world_size != KT_ABSENT)
     rr->world_size = (int)t->world_size;
   int fr = rank_from_name(path);
@@ -915,13 +982,26 @@ static gboolean identify_ranks(kt_load *L, GError **error)
   return TRUE;
 }
 
-/* Extracts each rank (in parallel; every extraction reads only its own
- * trace), then takes the results and warnings in file order. */
+/* Extracts each rank parse_files did not (in parallel; every extraction
+ * reads only its own trace), then takes the results and warnings in file
+ * order. */
 static gboolean extract_ranks(kt_load *L, GError **error)
 {
   for (int i = 0; i < L->nf; i++) {
-    L->jobs[i].trace = L->traces[i];  /* borrowed: traces[] keeps ownership */
-    L->jobs[i].rank = L->rank_of[i];
+    file_job *jb = &L->jobs[i];
+    jb->trace = L->traces[i];  /* borrowed: traces[] keeps ownership */
+    jb->rank = L->rank_of[i];
+    if (jb->early_rank >= 0 && (jb->early_rank != jb->rank || jb->early_world != L->world)) {
+      /* identify_ranks takes a file's own rank and world size, so this
+       * cannot happen; the events are gone, so it cannot be redone. */
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: internal error: extracted as rank %d of %d, identified "
+                  "as rank %d of %d", jb->path, jb->early_rank, jb->early_world, jb->rank, L->world);
+      return FALSE;
+    }
+    if (jb->early_rank >= 0 && !jb->extracted) {
+      jb->error = jb->extract_error;
+      jb->extract_error = NULL;
+    }
   }
   file_work work = { .jobs = L->jobs, .n = L->nf, .phase = WORK_EXTRACT, .world = L->world, .opt = L->opt };
   wisp_run_jobs(work.n, L->threads, work_one, &work);
@@ -1066,14 +1146,26 @@ static gboolean build_graphs(kt_load *L, GError **error)
   int world = L->world;
   L->graphs = g_new0(kt_graph *, world);
   file_job *gjobs = g_new0(file_job, world);
+  L->graph_nodes = g_new0(uint32_t, world);
+  L->graph_edges = g_new0(uint32_t, world);
+  gint *users = g_new0(gint, L->nf);
+  GHashTable *by_trace = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (int i = 0; i < L->nf; i++)
+    g_hash_table_insert(by_trace, L->traces[i], &users[i]);
+  for (int rk = 0; rk < world; rk++)
+    (*(gint *)g_hash_table_lookup(by_trace, L->ranks[rk]->trace))++;
   file_work gw = { .jobs = gjobs, .n = world, .phase = WORK_GRAPH, .world = world, .opt = L->opt,
-                   .ranks = L->ranks, .match = L->match };
+                   .ranks = L->ranks, .match = L->match, .users = by_trace };
   for (int rk = 0; rk < world; rk++)
     gjobs[rk].rank = rk;
   int failed = wisp_run_jobs(gw.n, L->threads, work_one, &gw);
+  g_hash_table_destroy(by_trace);
+  g_free(users);
   for (int rk = 0; rk < world; rk++) {
     file_job *jb = &gjobs[rk];
     L->graphs[rk] = jb->graph;
+    L->graph_nodes[rk] = jb->n_nodes;
+    L->graph_edges[rk] = jb->n_edges;
     L->w->ranks[rk] = jb->et;
     if (rk == failed) {
       g_propagate_error(error, jb->error);
@@ -1179,7 +1271,8 @@ static void report_libraries(fe_kineto_rank_report *rr, const kt_rank *r)
 
 /* One traced rank's figures: its window, graph and communication counts
  * (r extracted, g its graph, rm matching's verdicts on it). */
-static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_graph *g, const kt_rank_match *rm)
+static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_graph *g, uint32_t nodes, uint32_t edges,
+                        const kt_rank_match *rm)
 {
   rr->n_steps = r->n_steps;
   rr->step_first = r->step_first;
@@ -1193,8 +1286,8 @@ static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_gr
   rr->measured_step_ps = r->window_ps;
   rr->gpu_busy_ps = g->gpu_busy_ps;
   rr->node_busy_ps = g->node_busy_ps;
-  rr->nodes = g->nodes->len;
-  rr->edges = g->edges->len;
+  rr->nodes = nodes;
+  rr->edges = edges;
   rr->gap_nodes = g->gap_nodes;
   rr->cross_stream_edges = g->cross_edges;
   rr->inconsistent_sync_edges = r->inconsistent_sync_edges;
@@ -1305,7 +1398,8 @@ static void report_load(kt_load *L)
   report_collectives(L);
   for (int i = 0; i < L->nf; i++) {
     int rk = L->rank_of[i];
-    report_rank(&L->rep->ranks[i], L->ranks[rk], L->graphs[rk], &L->match->ranks[rk]);
+    report_rank(&L->rep->ranks[i], L->ranks[rk], L->graphs[rk], L->graph_nodes[rk], L->graph_edges[rk],
+                &L->match->ranks[rk]);
   }
   measured_starts(L);
   L->rep->step_note = step_note(L->opt, &L->rep->ranks[0]);
@@ -1318,8 +1412,10 @@ static void load_clear(kt_load *L)
 {
   if (L->graphs)
     for (int rk = 0; rk < L->world; rk++)
-      kt_graph_free(L->graphs[rk]);
+      g_free(L->graphs[rk]); /* figures only (graph_one) */
   g_free(L->graphs);
+  g_free(L->graph_nodes);
+  g_free(L->graph_edges);
   if (L->ranks)
     for (int rk = 0; rk < L->world; rk++)
       kt_rank_free(L->ranks[rk]); /* replicas share their source's trace; only the traces[] own them */
@@ -1329,6 +1425,8 @@ static void load_clear(kt_load *L)
     kt_rank_free(L->jobs[i].extracted);
     if (L->jobs[i].error)
       g_error_free(L->jobs[i].error);
+    if (L->jobs[i].extract_error)
+      g_error_free(L->jobs[i].extract_error);
     kt_trace_free(L->traces[i]);
   }
   g_free(L->jobs);

@@ -497,6 +497,33 @@ kt_match *kt_match_ranks(const kt_rank *const *ranks, int n_ranks, gboolean stri
 
 /* ---- graphs ---- */
 
+/* See kineto_graph.h.  The events kt_graph_build reads are those of the
+ * ops (names), their launch calls (host_calls, host_chains) and the host
+ * synchronisation calls (host_calls scans them all). */
+void kt_rank_shrink(kt_rank *r)
+{
+  kt_trace *t = r->trace;
+  guint n = t->events->len;
+  uint8_t *keep = g_new0(uint8_t, n ? n : 1);
+  for (guint i = 0; i < n; i++)
+    keep[i] = g_array_index(t->events, kt_event, i).kind == KT_EV_HOST_SYNC;
+  for (guint i = 0; i < r->ops->len; i++) {
+    const kt_op *op = &g_array_index(r->ops, kt_op, i);
+    keep[op->ev] = 1;
+    if (op->launch != KT_NONE)
+      keep[op->launch] = 1;
+  }
+  uint32_t *remap = kt_trace_compact(t, keep);
+  for (guint i = 0; i < r->ops->len; i++) {
+    kt_op *op = &g_array_index(r->ops, kt_op, i);
+    op->ev = remap[op->ev];
+    if (op->launch != KT_NONE)
+      op->launch = remap[op->launch];
+  }
+  g_free(remap);
+  g_free(keep);
+}
+
 void kt_graph_free(kt_graph *g)
 {
   if (!g)
@@ -735,8 +762,8 @@ static GArray *host_calls(kt_graph *g, const kt_rank *r, uint32_t *anchor, sim_t
     anchor_t[i] = 0;
     if (op->launch == KT_NONE)
       continue;
-    const kt_event *e = &g_array_index(t->events, kt_event, op->launch);
-    host_call c = { kt_thread_key(e), e->ts - r->window_abs, e->dur, op->launch, i, 1 };
+    kt_event_slim e = kt_trace_event(t, op->launch);
+    host_call c = { kt_slim_thread_key(&e), e.ts - r->window_abs, e.dur, op->launch, i, 1 };
     c.other = !r->have_step_thread || c.thread != r->step_thread;
     if (c.start < 0) {
       g->launched_before_window++;
@@ -745,12 +772,13 @@ static GArray *host_calls(kt_graph *g, const kt_rank *r, uint32_t *anchor, sim_t
     clip_call(&c, r->window_ps);
     g_array_append_val(calls, c);
   }
-  for (guint i = 0; i < t->events->len; i++) {
-    const kt_event *e = &g_array_index(t->events, kt_event, i);
+  for (uint32_t i = 0, n = kt_trace_n_events(t); i < n; i++) {
+    kt_event_slim ev = kt_trace_event(t, i);
+    const kt_event_slim *e = &ev;
     sim_time_ps start = e->ts - r->window_abs;
     if (e->kind != KT_EV_HOST_SYNC || start < 0 || start > r->window_ps)
       continue;
-    host_call c = { kt_thread_key(e), start, e->dur, i, KT_NONE, 1 };
+    host_call c = { kt_slim_thread_key(e), start, e->dur, i, KT_NONE, 1 };
     c.other = !r->have_step_thread || c.thread != r->step_thread;
     clip_call(&c, r->window_ps); /* a sync still waiting when the step ended */
     g_array_append_val(calls, c);
@@ -792,7 +820,7 @@ static void thread_start(kt_graph *g, const host_call *c, const GArray *main_nod
  * what-if it returns when the simulated work ends plus that overhead.
  * Appends its node to the chain (*last) and its waits; returns the new
  * cursor. */
-static sim_time_ps sync_call(kt_graph *g, const kt_rank *r, const host_call *c, const kt_event *e,
+static sim_time_ps sync_call(kt_graph *g, const kt_rank *r, const host_call *c, const kt_event_slim *e,
                              const uint32_t *last_on_stream, uint32_t *last, sim_time_ps cursor, GArray *waits)
 {
   const kt_trace *t = r->trace;
@@ -835,7 +863,8 @@ static void host_chains(kt_graph *g, const kt_rank *r, sim_time_ps min_gap_ps, u
   GArray *main_nodes = g_array_new(FALSE, FALSE, sizeof(chain_end)); /* the step thread's chain, in order */
   for (guint k = 0; k < calls->len; k++) {
     const host_call *c = &g_array_index(calls, host_call, k);
-    const kt_event *e = &g_array_index(t->events, kt_event, c->ev);
+    kt_event_slim ev = kt_trace_event(t, c->ev);
+    const kt_event_slim *e = &ev;
     if (k == 0 || c->thread != g_array_index(calls, host_call, k - 1).thread) {
       last = KT_NONE;
       cursor = 0;
@@ -1047,12 +1076,12 @@ static void build_kernels(kt_graph *g, const kt_rank *r, const kt_rank_match *rm
       g_array_append_val(preds, p);
       g->cross_edges++;
     }
-    const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
+    kt_event_slim e = kt_trace_event(t, op->ev);
     const kt_comm *c = op->comm == KT_NONE ? NULL : &g_array_index(r->comms, kt_comm, op->comm);
     const kt_comm_match *cm = op->comm == KT_NONE ? NULL : &rm->comms[op->comm];
     et_node_type type = node_type_of(c, cm);
     uint32_t n = add_node(g, type, ET_FLAG_HAS_START | replay_flag(cm), op->end - op->start, op->start, i,
-                          kt_str(t, e->name));
+                          kt_str(t, e.name));
     node_of_op[i] = n;
     place_idle(g, (const pred *)preds->data, (int)preds->len, op->start, min_gap_ps,
                made_name(g, r->stream_keys[op->stream]), n, pending);
@@ -1125,11 +1154,11 @@ static void build_gaps(kt_graph *g, const kt_rank *r, const kt_rank_match *rm, s
       prev = d;
       g->gap_nodes++;
     }
-    const kt_event *e = &g_array_index(t->events, kt_event, op->ev);
+    kt_event_slim e = kt_trace_event(t, op->ev);
     const kt_comm *c = &g_array_index(r->comms, kt_comm, op->comm);
     const kt_comm_match *cm = &rm->comms[op->comm];
     uint32_t n = add_node(g, node_type_of(c, cm), ET_FLAG_HAS_START | replay_flag(cm), op->end - op->start, op->start,
-                          i, kt_str(t, e->name));
+                          i, kt_str(t, e.name));
     add_edge(g, prev, n);
     prev = n;
     cursor = MAX(cursor, op->end);

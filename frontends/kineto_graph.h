@@ -118,6 +118,19 @@ void kt_group_free(gpointer g);
 kt_graph *kt_graph_build(const kt_rank *r, const kt_rank_match *rm, fe_kineto_mode mode, sim_time_ps min_gap_ps,
                          gboolean host_launch);
 void kt_graph_free(kt_graph *g);
+/* Frees the events of r's trace that no later stage reads: kt_graph_build
+ * reads only the events of r's ops, their launch calls and the host
+ * synchronisation calls, and matching reads none (only the kt_rank's
+ * communication records and the trace's header: path, origin, strings).
+ * The trace is compacted (kt_trace_compact) to those events as 40-byte
+ * records, in their order, so every comparison of event indices is
+ * unchanged, and the ops' event indices are renumbered: kt_graph_build
+ * gives the same graph before and after.  The load calls it once per
+ * extracted file; the trace can then not be extracted again, and a trace
+ * shared by several kt_rank (replicas) must be shrunk before it is
+ * shared.  O(events); afterwards the trace holds about two events per op
+ * in the window instead of every kept event of the file. */
+void kt_rank_shrink(kt_rank *r);
 /* Drops edges that close a cycle (Kahn's algorithm, O(V + E) per dropped
  * edge, in a deterministic order); returns the number dropped. */
 uint64_t kt_graph_break_cycles(kt_graph *g);

@@ -251,6 +251,8 @@ void kt_trace_free(kt_trace *t)
     g_ptr_array_free(t->strings, TRUE);
   if (t->events)
     g_array_free(t->events, TRUE);
+  if (t->slim)
+    g_array_free(t->slim, TRUE);
   if (t->metas)
     g_array_free(t->metas, TRUE);
   g_free(t->backend);
@@ -260,6 +262,31 @@ void kt_trace_free(kt_trace *t)
   if (t->skipped)
     g_hash_table_destroy(t->skipped);
   g_free(t);
+}
+
+uint32_t *kt_trace_compact(kt_trace *t, const uint8_t *keep)
+{
+  guint n = t->events->len, kept = 0;
+  uint32_t *remap = g_new(uint32_t, n ? n : 1);
+  for (guint i = 0; i < n; i++) {
+    remap[i] = keep[i] ? kept : KT_NONE;
+    if (keep[i])
+      kept++;
+  }
+  GArray *slim = g_array_sized_new(FALSE, FALSE, sizeof(kt_event_slim), kept);
+  for (guint i = 0; i < n; i++)
+    if (keep[i]) {
+      kt_event_slim e = kt_trace_event(t, i);
+      g_array_append_val(slim, e);
+    }
+  g_array_free(t->events, TRUE);
+  t->events = NULL;
+  t->slim = slim;
+  g_array_free(t->metas, TRUE);
+  t->metas = g_array_new(FALSE, FALSE, sizeof(kt_meta));
+  intern_free(t->intern);
+  t->intern = NULL;
+  return remap;
 }
 
 static void pg_free(gpointer p)

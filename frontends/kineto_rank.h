@@ -129,8 +129,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
  * relative to the window). */
 static inline sim_time_ps kt_op_issued(const kt_rank *r, const kt_op *op)
 {
-  return op->launch != KT_NONE ? g_array_index(r->trace->events, kt_event, op->launch).ts - r->window_abs
-                               : op->start;
+  return op->launch != KT_NONE ? kt_trace_event(r->trace, op->launch).ts - r->window_abs : op->start;
 }
 /* The index just past the ops of stream s that start at or before t (ops
  * of a stream are in start order): a binary search, O(log n). */

@@ -59,6 +59,16 @@ typedef struct {
   uint8_t kind;            /* kt_ev_kind */
 } kt_event;
 
+/* What the graphs (kineto_graph.c) read of an event: the fields of a
+ * kt_event that a kept event needs once its rank is extracted.  40 bytes
+ * against 96; kt_trace_compact turns the event table into these. */
+typedef struct {
+  sim_time_ps ts, dur;
+  int64_t pid, tid;
+  uint32_t name;
+  uint8_t kind;
+} kt_event_slim;
+
 /* Collective metadata args of one event (kernel or CPU op). */
 typedef struct {
   uint32_t coll_name, dtype, pg_name, pg_desc, pg_ranks, in_split, out_split, kind;
@@ -78,7 +88,8 @@ typedef struct {
   GStringChunk *chunk;
   struct kt_intern *intern; /* string -> id (kineto_parse.c) */
   GPtrArray *strings;      /* id -> const char* */
-  GArray *events;          /* kt_event */
+  GArray *events;          /* kt_event; NULL once compacted (then slim holds the kept events) */
+  GArray *slim;            /* kt_event_slim after kt_trace_compact, else NULL */
   GArray *metas;           /* kt_meta */
   int64_t origin_us;       /* whole µs subtracted from every ts (first ts seen) */
   gboolean have_origin;
@@ -107,6 +118,27 @@ kt_trace *kt_trace_parse(fe_json *j, const char *path, GError **error);
 #define KT_PARSE_TOKENS_ONLY 1u
 kt_trace *kt_trace_parse_flags(fe_json *j, const char *path, unsigned flags, GError **error);
 void kt_trace_free(kt_trace *t);
+/* Keeps only the events whose keep[i] is nonzero, in their order, as
+ * kt_event_slim records in t->slim, and frees what only the parse and the
+ * extraction use: the full event table (t->events becomes NULL), the
+ * collective metadata and the intern table (no string can be added
+ * afterwards; the strings and their ids stay).  Returns the new index of
+ * every old event, KT_NONE for a dropped one (g_malloc'd, one per old
+ * event).  The load (kineto.c) calls it once a rank is extracted, so that
+ * only what its graph reads stays in memory; a compacted trace can no
+ * longer be extracted.  O(events). */
+uint32_t *kt_trace_compact(kt_trace *t, const uint8_t *keep);
+/* Event i as the graphs read it, from the full table or, once compacted,
+ * the slim one (indices are those of the table in use). */
+static inline kt_event_slim kt_trace_event(const kt_trace *t, uint32_t i)
+{
+  if (t->slim)
+    return g_array_index(t->slim, kt_event_slim, i);
+  const kt_event *e = &g_array_index(t->events, kt_event, i);
+  return (kt_event_slim){ e->ts, e->dur, e->pid, e->tid, e->name, e->kind };
+}
+static inline uint32_t kt_trace_n_events(const kt_trace *t)
+{ return t->slim ? t->slim->len : t->events->len; }
 /* Everything a parsed trace holds (distributedInfo, groups, strings,
  * events, metadata, skip counts sorted by reason; not the in-place
  * counters) as text, one record per line, for tests and the fuzzer to
@@ -120,6 +152,8 @@ void kt_count_skip(GHashTable *h, const char *reason, uint64_t n);
 
 /* Key of the CPU thread (pid, tid) an event ran on. */
 static inline int64_t kt_thread_key(const kt_event *e)
+{ return (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid; }
+static inline int64_t kt_slim_thread_key(const kt_event_slim *e)
 { return (int64_t)((uint64_t)e->pid * 1000003u) ^ e->tid; }
 
 G_END_DECLS
