@@ -31,14 +31,18 @@ gboolean sim_kernel_class_from_name(const char *s, sim_kernel_class *out)
  * step).  A name matches a class when it contains one of the class's
  * substrings, compared case-insensitively.  Communication-adjacent rules
  * come first so that e.g. "all_gather_copy_in" is not taken for a copy,
- * then GEMM/attention; every other kernel is memory-bound/elementwise. */
+ * then GEMM/attention; every other kernel is memory-bound/elementwise.
+ * cuDNN's convolution kernels carry "scudnn" (e.g.
+ * cudnn_infer_ampere_scudnn_128x64_relu_...) or "convolve" with "gemm";
+ * its batch-norm and layout kernels (cudnn::bn_*, nchwToNhwc) are
+ * elementwise, so "cudnn" alone is not a rule. */
 static const char *const comm_adjacent_rules[] = {
   "nccl", "rccl", "msccl", "all_gather", "allgather", "reduce_scatter", "reducescatter", "all_reduce",
   "allreduce", "all_to_all", "alltoall", "sendrecv", "cross_device", "copy_in", "copy_out", "chunk_cat",
   "split_with_sizes_copy", "moe_permute", "moe_unpermute", NULL};
 static const char *const gemm_rules[] = {
   "gemm", "matmul", "cublas", "cutlass", "xmma", "hmma", "wgmma", "imma", "bmm", "addmm", "convolution",
-  "conv1d", "conv2d", "conv3d", "cudnn", "flash", "fmha", "attention", "attn", "sdpa", "dot", NULL};
+  "conv1d", "conv2d", "conv3d", "scudnn", "flash", "fmha", "attention", "attn", "sdpa", "dot", NULL};
 
 static gboolean matches(const char *lower, const char *const *rules)
 {

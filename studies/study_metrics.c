@@ -9,6 +9,7 @@
 #include "config.h"
 #include "studies/study_metrics.h"
 #include "collectives/coll_facts.h"
+#include "replay/sim_levers.h"
 
 #include <math.h>
 #include <string.h>
@@ -47,14 +48,10 @@ static gboolean contains_ci(const char *hay, const char *needle)
 
 study_kernel_class study_kernel_class_of(const char *name)
 {
-  static const char *const bound[] = {"gemm", "matmul", "conv", "attn", "attention", "fmha", "flash",
-                                      "xmma", "cutlass", "cublas", "dot(", "dot."};
-  if (name == NULL)
-    return STUDY_KERNEL_MEMORY_BOUND;
-  for (guint i = 0; i < G_N_ELEMENTS(bound); i++)
-    if (contains_ci(name, bound[i]))
-      return STUDY_KERNEL_COMPUTE_BOUND;
-  return STUDY_KERNEL_MEMORY_BOUND;
+  /* One set of name rules (replay/sim_levers.c, doc/studies.md "Kernel
+   * classes"): the gemm class is compute-bound, elementwise and
+   * communication-adjacent kernels are memory-bound. */
+  return sim_kernel_classify(name) == SIM_KERNEL_GEMM ? STUDY_KERNEL_COMPUTE_BOUND : STUDY_KERNEL_MEMORY_BOUND;
 }
 
 gboolean study_is_memcpy_name(const char *name)

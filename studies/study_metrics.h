@@ -40,10 +40,10 @@ typedef enum {
   STUDY_KERNEL_MEMORY_BOUND,      /* everything else: elementwise, normalisation, reductions, ... */
 } study_kernel_class;
 
-/* The class of a compute kernel from its name, case-insensitively: compute
- * bound when the name contains gemm, matmul, conv, attn, attention, fmha,
- * flash, xmma, cutlass, cublas, "dot(" or "dot." (XLA dot ops); memory
- * bound otherwise.  O(length of name x rules). */
+/* The class of a compute kernel from its name: compute bound when the
+ * levers' rules (sim_kernel_classify, replay/sim_levers.h; doc/studies.md
+ * "Kernel classes") put it in the gemm class (GEMM, convolution,
+ * attention, XLA dot), memory bound otherwise.  O(length of name x rules). */
 study_kernel_class study_kernel_class_of(const char *name);
 /* Whether a COMP node name is a memory copy: contains "memcpy" (any case),
  * or starts with "copy-start" / "copy-done".  O(length). */
