@@ -40,25 +40,6 @@ static double wall_seconds(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Rank r of the ring workload: ids 2s+1 (compute), 2s+2 (all-reduce over
- * the world). */
-static et_graph *ring_rank(int steps)
-{
-  et_builder *b = et_builder_new("bench-ring");
-  for (int s = 0; s < steps; s++) {
-    uint64_t base = 2 * (uint64_t)s;
-    uint32_t c = et_builder_add_node(b, base + 1, ET_NODE_COMP, "compute", BENCH_COMP_PS, 0);
-    if (s > 0)
-      add_dep(b, c, base);
-    uint32_t ar = et_builder_add_node(b, base + 2, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
-    et_comm cc = { .bytes = BENCH_AR_BYTES, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1,
-                   .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE };
-    et_builder_set_comm(b, ar, &cc, NULL, NULL, 0);
-    add_dep(b, ar, base + 1);
-  }
-  return finish(b);
-}
-
 static void run_ring(const char *name, gboolean nccl, int n, int steps)
 {
   char *yaml = g_strdup_printf("schema_version: 1\n"
@@ -77,7 +58,7 @@ static void run_ring(const char *name, gboolean nccl, int n, int steps)
   }
   et_workload *w = et_workload_new(n, "bench-ring");
   for (int r = 0; r < n; r++)
-    w->ranks[r] = ring_rank(steps);
+    w->ranks[r] = allreduce_rank(NULL, steps); /* over the world */
   sim_replay_options opt = { .quiet = TRUE, .has_algo = TRUE, .algo = COLL_ALGO_RING };
   double c0 = bench_cpu_seconds(), t0 = wall_seconds();
   sim_result *r = sim_replay_run(w, t, &opt, &error);

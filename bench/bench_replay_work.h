@@ -69,13 +69,12 @@ static et_graph *chain_rank(int r, int n, int steps)
   return finish(b);
 }
 
-/* Rank r of the collective workload: ids 2s+1 (compute), 2s+2 (all-reduce
- * over the rank's node group). */
-static et_graph *coll_rank(int r, int steps)
+/* A rank of STEPS steps: ids 2s+1 (a 20 us compute), 2s+2 (a 4 MiB
+ * all-reduce over pg, the world when NULL, after it); each compute waits
+ * for the previous all-reduce. */
+static et_graph *allreduce_rank(const char *pg, int steps)
 {
-  char pg[32];
-  g_snprintf(pg, sizeof pg, "node%d", r / 8);
-  et_builder *b = et_builder_new("bench-coll");
+  et_builder *b = et_builder_new(pg ? "bench-coll" : "bench-ring");
   for (int s = 0; s < steps; s++) {
     uint64_t base = 2 * (uint64_t)s;
     uint32_t c = et_builder_add_node(b, base + 1, ET_NODE_COMP, "compute", BENCH_COMP_PS, 0);
@@ -88,6 +87,15 @@ static et_graph *coll_rank(int r, int steps)
     add_dep(b, ar, base + 1);
   }
   return finish(b);
+}
+
+/* Rank r of the collective workload: the all-reduce over the rank's node
+ * group ("node<r/8>"). */
+static et_graph *coll_rank(int r, int steps)
+{
+  char pg[32];
+  g_snprintf(pg, sizeof pg, "node%d", r / 8);
+  return allreduce_rank(pg, steps);
 }
 
 static et_workload *build(gboolean coll, int n, int steps)
