@@ -575,6 +575,8 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
     ec.src = ec.dst = ec.tag = -1;
     ec.root = c->root;
     ec.coll = c->p2p ? ET_COLL_NONE : (uint8_t)c->coll;
+    ec.two_hop = c->two_hop;
+    ec.two_hop_ppm = c->two_hop_ppm;
     /* Send/recv pairs match in order per (source, destination, tag); the
      * tag is the pair's group, so the pairs of different groups between
      * the same ranks never mix, and Chakra files carry the comm_tag their
@@ -597,6 +599,7 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
         split_width = ns;
       } else {
         ec.coll = ET_COLL_ALL_TO_ALL;
+        ec.two_hop = 0;
         (*a2av_uniform)++;
       }
     }
