@@ -2408,7 +2408,7 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
   g_assert(known);
   g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
   if (!p2p && d->two_hop != COLL_TWO_HOP_NONE &&
-      coll_twohop_start(c->sim, c->n, c->twohop, d, done, ctx, cookie, info)) {
+      coll_twohop_start(c->sim, c->n, c->twohop, d, c->pol.chunks, done, ctx, cookie, info)) {
     if (info != NULL) {
       uint64_t mx = 0;
       for (int a = 0; a < d->n_ranks; a++) {

@@ -22,6 +22,13 @@
  *                                 arrived (per node pair granularity);
  *   same node: a -> b directly (scale-up), S[a][b] bytes.
  *
+ * With the policy's chunks C > 1 (collectives.chunks) each per node pair
+ * first hop is cut into C pieces sent one after the other (each paying its
+ * route latency), and piece i of the second hop(s) starts when piece i of
+ * the first has arrived (for combine: from every sender of the node), as
+ * DeepEP streams tokens in chunks; C = 1 (the default) forwards whole
+ * hops.
+ *
  * Every transfer is one net_send, so both fidelity tiers (analytical and
  * flow) time it, with the route latency of its tier's links and the
  * contention of everything else in flight.  A member has finished when
@@ -34,8 +41,9 @@
  * node) is not a member of the group, coll_twohop_start returns FALSE and
  * the caller runs the flat all-to-all.
  *
- * Cost: O(n^2) to plan (n members), one net_send per planned transfer
- * (at most n^2 + n x nodes), O(1) per arrival plus the sends it starts.
+ * Cost: O(n^2 x C) to plan (n members), one net_send per planned transfer
+ * (at most (n^2 + n x nodes) x C), O(1) per arrival plus the sends it
+ * starts.
  */
 #include "config.h"
 
@@ -47,6 +55,8 @@ typedef struct {
   int src, dst;            /* members (indices into ranks) */
   uint64_t bytes;
   int gate_out;            /* gate opened (decremented) on arrival, -1 none */
+  int next;                /* the next piece of a chunked hop, sent on arrival; -1 none */
+  gboolean head;           /* sent at the start (not behind a gate or an earlier piece) */
 } th_xfer;
 
 typedef struct {
@@ -62,7 +72,6 @@ struct coll_twohop {
   int n_ranks;
   th_xfer *xf;
   int n_xf;
-  int n_start;             /* xf[0 .. n_start) start at once */
   th_gate *gate;
   int n_gates;
   int *pending;            /* per member: transfers not yet arrived */
@@ -120,6 +129,8 @@ static void on_arrival(sim_engine *sim, void *ctx, uint64_t cookie)
   coll_twohop *h = ctx;
   const th_xfer *x = &h->xf[cookie];
   int src = x->src, dst = x->dst;
+  if (x->next >= 0)
+    send_xfer(h, x->next);
   if (x->gate_out >= 0) {
     th_gate *g = &h->gate[x->gate_out];
     if (--g->left == 0)
@@ -146,8 +157,9 @@ static void on_begin(sim_engine *sim, void *ctx, uint64_t arg)
   int n = h->n_ranks, idle = 0;
   for (int m = 0; m < n; m++)
     idle += h->pending[m] == 0;
-  for (int i = 0; i < h->n_start; i++)
-    send_xfer(h, i);
+  for (int i = 0; i < h->n_xf; i++)
+    if (h->xf[i].head)
+      send_xfer(h, i);
   /* Gates with nothing to wait for (combine: the relay is the only member
    * of its node holding data for the owner) open now. */
   for (int g = 0; g < h->n_gates; g++)
@@ -171,29 +183,67 @@ static uint64_t scaled(uint64_t bytes, uint32_t ppm)
 typedef struct {
   GArray *xf;              /* th_xfer */
   GArray *gates;           /* th_gate */
+  GArray *second;          /* th_xfer: the gates' dependents, appended after xf */
+  int chunks;              /* pieces of each per node pair hop */
 } th_plan;
 
-static void plan_add(th_plan *p, int src, int dst, uint64_t bytes, int gate_out)
+static uint64_t piece(uint64_t bytes, int i, int c)
 {
-  th_xfer x = { src, dst, bytes, gate_out };
-  g_array_append_val(p->xf, x);
+  /* Piece i of c of `bytes`: the pieces differ by at most one byte and
+   * sum to bytes.  bytes < 2^64 / 1024 in practice (c <= 1024). */
+  return bytes * (uint64_t)(i + 1) / (uint64_t)c - bytes * (uint64_t)i / (uint64_t)c;
 }
 
-/* The transfers of one run, stage-1 transfers first, then each gate's
- * dependents contiguously.  mem_of[node * n_local + local] = member or -1.
- * O(n^2). */
+/* One hop of `bytes` from src to dst cut into the plan's pieces, each sent
+ * when the previous one has arrived; piece i opens gate gate0 + i (gate0
+ * -1: none).  head: the first piece starts at once. */
+static void add_chain(th_plan *p, int src, int dst, uint64_t bytes, int gate0, gboolean head)
+{
+  int c = p->chunks;
+  int base = (int)p->xf->len;
+  for (int i = 0; i < c; i++) {
+    th_xfer x = { src, dst, piece(bytes, i, c), gate0 >= 0 ? gate0 + i : -1, i + 1 < c ? base + i + 1 : -1,
+                  head && i == 0 };
+    g_array_append_val(p->xf, x);
+  }
+}
+
+/* A dependent of the gate being built: sent when its gate opens. */
+static void add_second(th_plan *p, int src, int dst, uint64_t bytes)
+{
+  th_xfer x = { src, dst, bytes, -1, -1, FALSE };
+  g_array_append_val(p->second, x);
+}
+
+static void open_gate_group(th_plan *p, int left)
+{
+  th_gate g = { left, (int)p->second->len, 0 };
+  g_array_append_val(p->gates, g);
+}
+
+static void close_gate(th_plan *p)
+{
+  th_gate *g = &g_array_index(p->gates, th_gate, p->gates->len - 1);
+  g->n = (int)p->second->len - g->first;
+}
+
+/* The transfers of one run: the direct intra-node pairs (whole, at once),
+ * the first hops as chains of pieces, then each gate's dependents
+ * contiguously.  Piece i of the hop of one (member, node) pair opens gate
+ * i of that pair; its dependents are piece i of the second hop(s).
+ * mem_of[node * n_local + local] = member or -1.  O(n^2 x chunks). */
 static void plan(th_plan *p, const coll_desc *d, const int *node, const int *local, const int *mem_of, int n_local,
                  int n_nodes)
 {
-  int n = d->n_ranks;
+  int n = d->n_ranks, c = p->chunks;
   const uint64_t *S = d->splits;
   gboolean dispatch = d->two_hop == COLL_TWO_HOP_DISPATCH;
-  /* Stage 1: direct intra-node pairs and hop 1 of every (member, node). */
-  GArray *second = g_array_new(FALSE, FALSE, sizeof(th_xfer));
   for (int a = 0; a < n; a++)
     for (int b = 0; b < n; b++)
-      if (a != b && node[a] == node[b] && S[(size_t)a * n + b] > 0)
-        plan_add(p, a, b, S[(size_t)a * n + b], -1);
+      if (a != b && node[a] == node[b] && S[(size_t)a * n + b] > 0) {
+        th_xfer x = { a, b, S[(size_t)a * n + b], -1, -1, TRUE };
+        g_array_append_val(p->xf, x);
+      }
   for (int a = 0; a < n; a++)
     for (int m = 0; m < n_nodes; m++) {
       if (m == node[a])
@@ -204,43 +254,46 @@ static void plan(th_plan *p, const coll_desc *d, const int *node, const int *loc
       if (r < 0)
         continue; /* node m holds no member of the group */
       uint64_t sum = 0;
+      int senders = 0;
       for (int b = 0; b < n; b++)
-        if (node[b] == m)
-          sum += dispatch ? S[(size_t)a * n + b] : S[(size_t)b * n + a];
+        if (node[b] == m) {
+          uint64_t v = dispatch ? S[(size_t)a * n + b] : S[(size_t)b * n + a];
+          sum += v;
+          senders += b != r && v > 0;
+        }
       if (sum == 0)
         continue;
-      th_gate g = { 0, (int)second->len, 0 };
-      int gi = (int)p->gates->len;
+      int gate0 = (int)p->gates->len;
       if (dispatch) {
-        plan_add(p, a, r, scaled(sum, d->two_hop_ppm), gi);
-        g.left = 1;
-        for (int b = 0; b < n; b++)
-          if (node[b] == m && b != r && S[(size_t)a * n + b] > 0) {
-            th_xfer x = { r, b, S[(size_t)a * n + b], -1 };
-            g_array_append_val(second, x);
-          }
+        add_chain(p, a, r, scaled(sum, d->two_hop_ppm), gate0, TRUE);
+        for (int i = 0; i < c; i++) {
+          open_gate_group(p, 1);
+          for (int b = 0; b < n; b++)
+            if (node[b] == m && b != r && S[(size_t)a * n + b] > 0)
+              add_second(p, r, b, piece(S[(size_t)a * n + b], i, c));
+          close_gate(p);
+        }
       } else {
         for (int b = 0; b < n; b++)
-          if (node[b] == m && b != r && S[(size_t)b * n + a] > 0) {
-            plan_add(p, b, r, S[(size_t)b * n + a], gi);
-            g.left++;
-          }
-        th_xfer x = { r, a, scaled(sum, d->two_hop_ppm), -1 };
-        g_array_append_val(second, x);
+          if (node[b] == m && b != r && S[(size_t)b * n + a] > 0)
+            add_chain(p, b, r, S[(size_t)b * n + a], gate0, TRUE);
+        uint64_t out = scaled(sum, d->two_hop_ppm);
+        for (int i = 0; i < c; i++) {
+          open_gate_group(p, senders);
+          add_second(p, r, a, piece(out, i, c));
+          close_gate(p);
+        }
       }
-      g.n = (int)second->len - g.first;
-      g_array_append_val(p->gates, g);
     }
-  /* Dependents after the stage-1 transfers: shift the gates' indices. */
+  /* Dependents after the first hops: shift the gates' indices. */
   int base = (int)p->xf->len;
   for (guint i = 0; i < p->gates->len; i++)
     g_array_index(p->gates, th_gate, i).first += base;
-  g_array_append_vals(p->xf, second->data, second->len);
-  g_array_free(second, TRUE);
+  g_array_append_vals(p->xf, p->second->data, p->second->len);
 }
 
-gboolean coll_twohop_start(sim_engine *sim, net *nw, GHashTable *live, const coll_desc *d, coll_done_fn done,
-                           void *ctx, uint64_t cookie, coll_info *info)
+gboolean coll_twohop_start(sim_engine *sim, net *nw, GHashTable *live, const coll_desc *d, int chunks,
+                           coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info)
 {
   const topo *t = net_get_topo(nw);
   if (d->two_hop == COLL_TWO_HOP_NONE || d->type != ET_COLL_ALL_TO_ALLV || d->splits == NULL)
@@ -283,8 +336,10 @@ gboolean coll_twohop_start(sim_engine *sim, net *nw, GHashTable *live, const col
     g_free(mem_of);
     return FALSE;
   }
-  th_plan p = { g_array_new(FALSE, FALSE, sizeof(th_xfer)), g_array_new(FALSE, FALSE, sizeof(th_gate)) };
+  th_plan p = { g_array_new(FALSE, FALSE, sizeof(th_xfer)), g_array_new(FALSE, FALSE, sizeof(th_gate)),
+                g_array_new(FALSE, FALSE, sizeof(th_xfer)), CLAMP(chunks, 1, 1024) };
   plan(&p, d, node, local, mem_of, n_local, n_nodes);
+  g_array_free(p.second, TRUE);
   g_free(node);
   g_free(mem_of);
 
@@ -298,9 +353,6 @@ gboolean coll_twohop_start(sim_engine *sim, net *nw, GHashTable *live, const col
   h->xf = (th_xfer *)(void *)g_array_free(p.xf, FALSE);
   h->n_gates = (int)p.gates->len;
   h->gate = (th_gate *)(void *)g_array_free(p.gates, FALSE);
-  h->n_start = h->n_xf;
-  for (int g = 0; g < h->n_gates; g++)
-    h->n_start = MIN(h->n_start, h->gate[g].first);
   h->pending = g_new0(int, (size_t)n);
   for (int i = 0; i < h->n_xf; i++) {
     h->pending[h->xf[i].src]++;
@@ -316,10 +368,10 @@ gboolean coll_twohop_start(sim_engine *sim, net *nw, GHashTable *live, const col
     info->algo = COLL_ALGO_HIERARCHICAL;
     info->nccl_algo = -1;
     info->proto = -1;
-    g_snprintf(info->detail, sizeof info->detail, "two-hop %s: %d nodes x %d, scale-out dedup %.4f",
+    g_snprintf(info->detail, sizeof info->detail, "two-hop %s: %d nodes x %d, scale-out dedup %.4f, %d chunk%s",
                d->two_hop == COLL_TWO_HOP_DISPATCH ? "dispatch (scale-out > scale-up)"
                                                    : "combine (scale-up > scale-out)",
-               used_nodes, n / used_nodes, d->two_hop_ppm / 1e6);
+               used_nodes, n / used_nodes, d->two_hop_ppm / 1e6, p.chunks, p.chunks == 1 ? "" : "s");
   }
   sim_post_after(sim, 0, on_begin, h, 0);
   return TRUE;

@@ -81,8 +81,8 @@ static uint64_t tier_bytes(const topo *t, const net *nt, int dim)
 /* Runs one 8-member balanced all_to_allv (s per pair) with the given
  * two-hop mode; returns the last member's finish time and each tier's
  * link bytes; checks that each member finished exactly once. */
-static sim_time_ps run(const topo *t, net_tier tier, int mode, uint32_t ppm, uint64_t s, uint64_t *up_bytes,
-                       uint64_t *out_bytes, coll_info *info)
+static sim_time_ps run_chunked(const topo *t, net_tier tier, int mode, uint32_t ppm, uint64_t s, int chunks,
+                               uint64_t *up_bytes, uint64_t *out_bytes, coll_info *info)
 {
   int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   uint64_t splits[64];
@@ -91,7 +91,10 @@ static sim_time_ps run(const topo *t, net_tier tier, int mode, uint32_t ppm, uin
       splits[a * 8 + b] = a == b ? 0 : s;
   sim_engine *sim = sim_engine_new(TRUE);
   net *nt = net_new(sim, t, tier);
-  coll_rt *c = coll_rt_new(sim, nt, NULL);
+  coll_policy *pol = coll_policy_new_default();
+  coll_policy_set_chunks(pol, chunks);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
+  coll_policy_free(pol);
   coll_desc d = { .type = ET_COLL_ALL_TO_ALLV, .bytes = 7 * s, .ranks = ranks, .n_ranks = 8, .root = -1,
                   .splits = splits, .two_hop = mode, .two_hop_ppm = ppm };
   GError *err = NULL;
@@ -113,6 +116,12 @@ static sim_time_ps run(const topo *t, net_tier tier, int mode, uint32_t ppm, uin
   net_free(nt);
   sim_engine_free(sim);
   return end;
+}
+
+static sim_time_ps run(const topo *t, net_tier tier, int mode, uint32_t ppm, uint64_t s, uint64_t *up_bytes,
+                       uint64_t *out_bytes, coll_info *info)
+{
+  return run_chunked(t, tier, mode, ppm, s, 1, up_bytes, out_bytes, info);
 }
 
 /* Route latencies: a switch route crosses the source's uplink and the
@@ -231,6 +240,42 @@ static void test_sensitivity(void)
   topo_free(t_up);
 }
 
+/* Chunked hops (the policy's chunks, C = 4): dispatch's hop 1 is sent as
+ * 4 pieces one after the other, each forwarded as soon as it arrives:
+ *   T = C alpha_out + 4 s / B_out + alpha_up + 3 s / (C B_up)
+ * (the NVLink forward of a piece, 3.93 us, ends before the next piece
+ * arrives 23 us later; the 3 s of direct traffic, 16.7 us, before the
+ * first piece): 8 us + 83.886 us + 1 us + 3.932 us = 96.818 us, against
+ * 102.615 us unchunked.  Combine: the gather pieces share the NVLink
+ * ports with the direct traffic, so only bounds: it cannot beat the
+ * scale-out term plus one piece of the gather, and pipelining makes it
+ * shorter than the unchunked run. */
+static void test_chunks(void)
+{
+  topo *t = load(yaml_of("200GB/s", "50GB/s"));
+  sim_time_ps a_up, a_out;
+  alphas(t, &a_up, &a_out);
+  uint64_t s = MiB;
+  for (int tier = 0; tier < 2; tier++) {
+    coll_info info;
+    uint64_t up, out;
+    sim_time_ps td = run_chunked(t, (net_tier)tier, COLL_TWO_HOP_DISPATCH, 1000000u, s, 4, &up, &out, &info);
+    check_close(td, 4 * a_out + xfer(4 * s, B_OUT) + a_up + xfer(3 * s / 4, B_UP), "dispatch, 4 chunks");
+    g_assert_nonnull(strstr(info.detail, "4 chunks"));
+    g_assert_cmpuint(out, ==, 2 * 8 * 4 * s);
+    g_assert_cmpuint(up, ==, 2 * 48 * s);
+    sim_time_ps tc = run_chunked(t, (net_tier)tier, COLL_TWO_HOP_COMBINE, 1000000u, s, 4, &up, &out, NULL);
+    sim_time_ps tc1 = run(t, (net_tier)tier, COLL_TWO_HOP_COMBINE, 1000000u, s, NULL, NULL, NULL);
+    g_test_message("combine, 4 chunks: %" G_GINT64_FORMAT " ps (unchunked %" G_GINT64_FORMAT " ps)", (gint64)tc,
+                   (gint64)tc1);
+    g_assert_cmpint(tc, <, tc1);
+    g_assert_cmpint(tc, >=, a_up + xfer(3 * s / 4, B_UP) + a_out + xfer(4 * s, B_OUT));
+    g_assert_cmpuint(out, ==, 2 * 8 * 4 * s);
+    g_assert_cmpuint(up, ==, 2 * 48 * s);
+  }
+  topo_free(t);
+}
+
 /* Without node structure (one tier) the two-hop mark falls back to the
  * flat all-to-all: same time and detail as an unmarked run. */
 static void test_fallback(void)
@@ -325,6 +370,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/twohop/closed_form", test_closed_form);
   g_test_add_func("/twohop/sensitivity", test_sensitivity);
+  g_test_add_func("/twohop/chunks", test_chunks);
   g_test_add_func("/twohop/fallback", test_fallback);
   g_test_add_func("/twohop/marking", test_marking);
   g_test_add_func("/twohop/chakra_round_trip", test_chakra_round_trip);
