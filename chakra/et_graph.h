@@ -136,7 +136,16 @@ typedef struct {
   uint8_t has_alloc;
   uint64_t buffer;
   sim_time_ps alloc_ps;
+  /* ALL_TO_ALLV run as DeepEP's two-hop pattern (Chakra attributes
+   * wisp_two_hop and wisp_two_hop_ppm; wisp-only, other readers ignore
+   * them): two_hop = ET_TWO_HOP_* (coll_two_hop's values), two_hop_ppm the
+   * scale-out bytes of one (source, destination node) in millionths of the
+   * splits' sum to that node (per-node deduplication; doc/kineto.md). */
+  uint8_t two_hop;
+  uint32_t two_hop_ppm;
 } et_comm;
+
+enum { ET_TWO_HOP_NONE = 0, ET_TWO_HOP_DISPATCH = 1, ET_TWO_HOP_COMBINE = 2 };
 
 typedef struct {
   uint32_t n_nodes;

@@ -407,6 +407,7 @@ typedef struct {
   gboolean has_dur_ps, has_start_ps, has_num_ops, has_tsize, has_splits;
   gboolean delay, replay;  /* wisp_delay / wisp_replay: ET_FLAG_DELAY / ET_FLAG_REPLAY */
   gboolean has_buffer, has_alloc; /* wisp_buffer / wisp_alloc_ps */
+  int64_t two_hop, two_hop_ppm;  /* wisp_two_hop / wisp_two_hop_ppm (0 when absent) */
   uint64_t buffer;
   int64_t alloc_ps;
   int64_t ctype, size, src, dst, tag, root, dur_ps, start_ps, num_ops;
@@ -545,6 +546,14 @@ static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, co
       return FALSE;
     }
     n->buffer = (uint64_t)a->i, n->has_buffer = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_two_hop")) {
+    if (!want_int(f, a, at, 0, 2, &n->two_hop, error))
+      return FALSE;
+    n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_two_hop_ppm")) {
+    if (!want_int(f, a, at, 0, 1000000, &n->two_hop_ppm, error))
+      return FALSE;
+    n->n_comm_attrs++;
   } else if (attr_is(a, "wisp_alloc_ps")) {
     if (!want_int(f, a, at, INT64_MIN, INT64_MAX, &n->alloc_ps, error))
       return FALSE;
@@ -823,6 +832,10 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
       c.coll = ET_COLL_ALL_TO_ALLV;
       sp = (const uint64_t *)n->splits->data;
       n_sp = n->splits->len;
+    }
+    if (c.coll == ET_COLL_ALL_TO_ALLV && n->two_hop != 0) {
+      c.two_hop = (uint8_t)n->two_hop;
+      c.two_hop_ppm = n->two_hop_ppm > 0 ? (uint32_t)n->two_hop_ppm : 1000000u;
     }
     et_builder_set_comm(b, idx, &c, pg, sp, n_sp);
     if (n->has_buffer || n->has_alloc)
@@ -1269,6 +1282,10 @@ static uint8_t *put_node_attrs(uint8_t *p, const et_graph *g, uint32_t i, const 
       p = ATTR_I32(p, "wisp_root", c->root);
     if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE)
       p = put_attr_i64_list(p, "wisp_split_sizes", sizeof("wisp_split_sizes") - 1, g->splits + c->split, sw);
+    if (c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE && c->two_hop != 0) {
+      p = ATTR_I64(p, "wisp_two_hop", c->two_hop);
+      p = ATTR_I64(p, "wisp_two_hop_ppm", c->two_hop_ppm);
+    }
     if (c->buffer != 0)
       p = ATTR_U64(p, "wisp_buffer", c->buffer);
     if (c->has_alloc)
@@ -1333,7 +1350,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     }
     uint32_t sw = c != NULL && c->coll == ET_COLL_ALL_TO_ALLV && c->split != ET_NONE ? g->split_width : 0;
     /* Upper bound of the frame: 5 bytes per length and 11 per tagged varint
-     * (fields, deps, lengths, fixed-size attributes: 17 attributes of at
+     * (fields, deps, lengths, fixed-size attributes: 19 attributes of at
      * most 36 bytes) plus the variable parts. */
     size_t bound = 1024 + name_len + pg_len + 20 * (size_t)np + 10 * (size_t)sw;
     uint8_t *frame = fw_reserve(&fw, bound);

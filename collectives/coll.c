@@ -147,6 +147,7 @@ struct coll_rt {
   const topo *t;
   coll_policy pol;
   coll_run *runs;       /* unfinished collectives */
+  GHashTable *twohop;   /* unfinished two-hop all-to-alls (coll_twohop.c), freed with the runtime */
   coll_xrec *xr;        /* transfer records; index = net cookie */
   uint32_t n_xr, cap_xr, free_xr;
   GArray *work;         /* slots to advance */
@@ -191,6 +192,7 @@ coll_rt *coll_rt_new(sim_engine *sim, net *n, const coll_policy *policy)
   c->sim = sim;
   c->n = n;
   c->t = net_get_topo(n);
+  c->twohop = g_hash_table_new_full(g_direct_hash, g_direct_equal, (GDestroyNotify)coll_twohop_free, NULL);
   if (policy != NULL) {
     c->pol = *policy;
   } else {
@@ -243,6 +245,7 @@ void coll_rt_free(coll_rt *c)
     c->runs = r->next;
     run_free(r);
   }
+  g_hash_table_destroy(c->twohop);
   g_free(c->xr);
   g_array_free(c->work, TRUE);
   coll_library_reg_free(c->reg);
@@ -2404,6 +2407,23 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
   gboolean known = coll_prim_from_type(d->type, &prim);
   g_assert(known);
   g_assert(d->n_ranks >= 1 && d->n_ranks <= 65536);
+  if (!p2p && d->two_hop != COLL_TWO_HOP_NONE &&
+      coll_twohop_start(c->sim, c->n, c->twohop, d, c->pol.chunks, done, ctx, cookie, info)) {
+    if (info != NULL) {
+      uint64_t mx = 0;
+      for (int a = 0; a < d->n_ranks; a++) {
+        uint64_t snd = 0, rcv = 0;
+        for (int b = 0; b < d->n_ranks; b++) {
+          snd += d->splits[(size_t)a * d->n_ranks + b];
+          rcv += d->splits[(size_t)b * d->n_ranks + a];
+        }
+        mx = MAX(mx, MAX(snd, rcv));
+      }
+      info->algbw_bytes = coll_algbw_bytes(d->type, mx, d->n_ranks);
+      info->busbw_factor = coll_busbw_factor(d->type, d->n_ranks);
+    }
+    return;
+  }
   uint64_t a2av_max = 0;
   coll_run *r = new_run(c, d, prim, done, ctx, cookie, p2p, &a2av_max);
   plan_grid(r, c->t);

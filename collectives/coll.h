@@ -63,6 +63,18 @@ void coll_policy_set_in_switch_reduction(coll_policy *p, gboolean on);
 void coll_policy_set_library(coll_policy *p, const coll_library_params *lib);
 const coll_library_params *coll_policy_library(const coll_policy *p);
 
+/* How an ALL_TO_ALLV crosses the tiers (coll_desc.two_hop; the values of
+ * et_comm.two_hop, chakra/et_graph.h): flat (every pair on its own route),
+ * or DeepEP's internode pattern (collectives/coll_twohop.c): dispatch =
+ * scale-out to the same local index on the destination node, then
+ * scale-up forwarding; combine = scale-up gather at the owner's local
+ * index, then scale-out.  Without node structure the flat run is used. */
+typedef enum {
+  COLL_TWO_HOP_NONE = 0,
+  COLL_TWO_HOP_DISPATCH = 1,
+  COLL_TWO_HOP_COMBINE = 2,
+} coll_two_hop;
+
 typedef struct {
   et_coll_type type;
   uint64_t bytes;          /* Chakra comm_size semantics (AG: per-rank shard; RS: full input) */
@@ -70,6 +82,11 @@ typedef struct {
   int n_ranks;
   int root;                /* global root rank for rooted collectives, else -1 */
   const uint64_t *splits;  /* ALL_TO_ALLV: n_ranks*n_ranks bytes, row = sender; else NULL */
+  /* ALL_TO_ALLV only: coll_two_hop (0 = flat), and the scale-out bytes of
+   * one (source, destination node) as millionths of the splits' sum to that
+   * node (per-node deduplication of a token's copies; 1000000 = none). */
+  int two_hop;
+  uint32_t two_hop_ppm;
   /* Buffer lifecycle for the library model (optional; zero = unknown).
    * buffer: identity of the communication buffer (e.g. a storage id);
    * 0 derives one from (type, bytes, group).  alloc_known: alloc_time is

@@ -18,6 +18,21 @@ G_BEGIN_DECLS
 
 #define COLL_MAX_DIMS 8
 
+/* DeepEP's two-hop all-to-all (coll_twohop.c).  coll_twohop_start runs d
+ * (an ALL_TO_ALLV with d->two_hop set) as scale-out and scale-up hops over
+ * nw and returns TRUE, or returns FALSE and does nothing when the topology
+ * has no node structure or a relay is not a member (the caller then runs
+ * the flat all-to-all).  chunks (the policy's, 1..1024) cuts every per
+ * node pair hop into pieces sent one after the other, each forwarded as
+ * soon as it has arrived (DeepEP streams tokens in chunks); 1 = the whole
+ * hop.  The run adds itself to `live` (a set whose value
+ * destroy function is coll_twohop_free) and removes itself when its last
+ * member has finished. */
+typedef struct coll_twohop coll_twohop;
+gboolean coll_twohop_start(sim_engine *sim, net *nw, GHashTable *live, const coll_desc *d, int chunks,
+                           coll_done_fn done, void *ctx, uint64_t cookie, coll_info *info);
+void coll_twohop_free(coll_twohop *h);
+
 typedef enum {
   COLL_PRIM_ALL_REDUCE = 0,
   COLL_PRIM_REDUCE_SCATTER,

@@ -513,7 +513,11 @@ static GArray *parse_rank_list(const char *s)
 
 /* A copy of src's extraction relabelled as rank `to`: groups not containing
  * `to` are shifted by (to - from) modulo the world size (symmetric-job
- * assumption, reported by the caller).  The copy shares only the trace;
+ * assumption, reported by the caller), except the groups a workload card
+ * made (group key "card:..."): those are the aligned blocks of consecutive
+ * ranks [k n, (k+1) n) of kt_commreg_card_size, so `to` gets the block
+ * holding it (a shift would give rank 20 of EP16 the members 20..35, which
+ * no other rank has and which straddle nodes).  The copy shares only the trace;
  * everything kt_rank_free frees is its own. */
 static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
 {
@@ -537,7 +541,11 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
     gboolean member = FALSE;
     for (int k = 0; k < c->n_ranks; k++)
       member |= c->ranks[k] == to;
-    if (!member)
+    gboolean card_block = g_str_has_prefix(c->group_key, "card:") && c->n_ranks > 0 && world % c->n_ranks == 0;
+    if (!member && card_block)
+      for (int k = 0; k < c->n_ranks; k++)
+        c->ranks[k] = to / c->n_ranks * c->n_ranks + k;
+    else if (!member)
       for (int k = 0; k < c->n_ranks; k++)
         c->ranks[k] = ((c->ranks[k] + shift) % world + world) % world;
     if (c->peer >= 0)
@@ -575,6 +583,8 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
     ec.src = ec.dst = ec.tag = -1;
     ec.root = c->root;
     ec.coll = c->p2p ? ET_COLL_NONE : (uint8_t)c->coll;
+    ec.two_hop = c->two_hop;
+    ec.two_hop_ppm = c->two_hop_ppm;
     /* Send/recv pairs match in order per (source, destination, tag); the
      * tag is the pair's group, so the pairs of different groups between
      * the same ranks never mix, and Chakra files carry the comm_tag their
@@ -597,6 +607,7 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
         split_width = ns;
       } else {
         ec.coll = ET_COLL_ALL_TO_ALL;
+        ec.two_hop = 0;
         (*a2av_uniform)++;
       }
     }

@@ -271,6 +271,45 @@ gboolean kt_commreg_card_size(const kt_commreg_entry *e, const fe_workload_card 
   }
 }
 
+gboolean kt_commreg_two_hop(const kt_commreg_entry *e, const fe_workload_card *card, int group_size, uint8_t *mode,
+                            uint32_t *ppm, const char **why)
+{
+  *mode = ET_TWO_HOP_NONE;
+  *ppm = 1000000u;
+  *why = NULL;
+  if (!e->two_hop || card == NULL || card->top_k <= 0 ||
+      (e->size != KT_CR_SIZE_MOE_DISPATCH && e->size != KT_CR_SIZE_MOE_COMBINE))
+    return FALSE;
+  gboolean disp = e->size == KT_CR_SIZE_MOE_DISPATCH;
+  *mode = disp ? ET_TWO_HOP_DISPATCH : ET_TWO_HOP_COMBINE;
+  /* The size source of the card rule (kt_commreg_card_size) with the
+   * two-hop rule after it, one static sentence per case. */
+  static const char *const text[2][2] = {
+    { "card: tokens_per_rank x moe_top_k x hidden_size x precision, balanced over the EP group; two-hop "
+      "(DeepEP internode combine: scale-up gather, then scale-out), no per-node deduplication: the card lacks "
+      "workload.hardware.xpu_spec.count_per_node or it does not divide the EP group",
+      "card: tokens_per_rank x moe_top_k x hidden_size x precision, balanced over the EP group; two-hop "
+      "(DeepEP internode combine: scale-up gather, then scale-out once per distinct node of a token, "
+      "E[nodes] = min(top_k, EP / count_per_node))" },
+    { "card: tokens_per_rank x moe_top_k x hidden_size x dispatch precision, balanced over the EP group; "
+      "two-hop (DeepEP internode dispatch: scale-out, then scale-up forwarding), no per-node deduplication: "
+      "the card lacks workload.hardware.xpu_spec.count_per_node or it does not divide the EP group",
+      "card: tokens_per_rank x moe_top_k x hidden_size x dispatch precision, balanced over the EP group; "
+      "two-hop (DeepEP internode dispatch: scale-out once per distinct node of a token, E[nodes] = min(top_k, "
+      "EP / count_per_node), then scale-up forwarding)" },
+  };
+  int64_t g = card->gpus_per_node;
+  if (g <= 0 || group_size % g != 0) {
+    *why = text[disp][0];
+    return TRUE;
+  }
+  int64_t nodes = group_size / g, k = card->top_k;
+  if (nodes < k)
+    *ppm = (uint32_t)((nodes * 1000000 + k / 2) / k);
+  *why = text[disp][1];
+  return TRUE;
+}
+
 char *kt_commreg_summary(const kt_commreg_entry *const *entries, size_t n, size_t n_other)
 {
   if (n == 0 && n_other == 0)

@@ -76,6 +76,19 @@ gboolean kt_commreg_host_sync_name(const char *name);
 gboolean kt_commreg_card_size(const kt_commreg_entry *e, const fe_workload_card *card, int rank, int world,
                               int **ranks, int *n, uint64_t *bytes, uint64_t **splits, const char **why);
 
+/* The two-hop marking of a card-sized registry all_to_allv (DeepEP's
+ * internode dispatch and combine, e->two_hop): *mode = ET_TWO_HOP_DISPATCH
+ * or ET_TWO_HOP_COMBINE (0 for other entries: FALSE) and *ppm the scale-out
+ * deduplication ratio in millionths.  Balanced routing sends a token's k
+ * copies to E[nodes] = min(k, N) distinct nodes of the N = EP degree /
+ * count_per_node nodes (the per-node balanced assumption: the copies
+ * spread over as many nodes as they can), where the flat splits count k/N
+ * copies per node; the ratio is E[nodes] / k = min(1, N / k).  Without
+ * count_per_node (or when it does not divide the EP degree) the ratio is 1
+ * (no deduplication).  *why names the rule.  O(1). */
+gboolean kt_commreg_two_hop(const kt_commreg_entry *e, const fe_workload_card *card, int group_size, uint8_t *mode,
+                            uint32_t *ppm, const char **why);
+
 /* "NCCL: collective kernel 3; DeepEP: internode dispatch 8, ...": the
  * communication kernels by library and entry in table order (entries[i]
  * is a kernel's entry or NULL), plus n_other kernels known only by their

@@ -983,6 +983,9 @@ static void registry_size(ctx *c, kt_comm *cm)
   if (splits) {
     cm->splits = splits;
     cm->coll = ET_COLL_ALL_TO_ALLV;
+    const char *hop_why = NULL;
+    if (kt_commreg_two_hop(re, c->opt->card, n, &cm->two_hop, &cm->two_hop_ppm, &hop_why))
+      cm->size_source = hop_why;
   }
 }
 

@@ -70,6 +70,8 @@ typedef struct {
   int64_t seq;             /* KT_ABSENT when missing */
   int root, peer;          /* -1 when absent */
   uint64_t *splits;        /* per-member bytes for all_to_allv (n_ranks entries) or NULL */
+  uint8_t two_hop;         /* ET_TWO_HOP_* of a card-sized DeepEP internode all_to_allv, else 0 */
+  uint32_t two_hop_ppm;    /* its scale-out deduplication ratio in millionths (et_comm.two_hop_ppm) */
   gboolean unsized;        /* no size source (bytes 0): cannot be simulated */
   const kt_commreg_entry *reg; /* the kernel's registry entry (library, kind, size rule) or NULL */
 } kt_comm;

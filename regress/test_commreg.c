@@ -66,12 +66,12 @@ static const char *const LOOKALIKE = "my_fused_moe_dispatch_kernel<float>";
 
 /* A two-rank MoE step: notify, dispatch, expert GEMM, combine, plus a
  * layout kernel and a kernel that only looks like communication. */
-static char *moe_trace(int rank)
+static char *moe_trace_of(int rank, int world)
 {
   GString *s = g_string_new(NULL);
-  g_string_append_printf(s, "{\"distributedInfo\":{\"rank\":%d,\"world_size\":2},\"traceEvents\":["
+  g_string_append_printf(s, "{\"distributedInfo\":{\"rank\":%d,\"world_size\":%d},\"traceEvents\":["
                          "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
-                         "\"ts\":0,\"dur\":1000,\"args\":{}}", rank);
+                         "\"ts\":0,\"dur\":1000,\"args\":{}}", rank, world);
   add_kernel(s, LAYOUT, 10, 5, 101, 7, NULL);
   add_kernel(s, NOTIFY, 20, 10, 102, 20, NULL);
   add_kernel(s, DISPATCH, 40, 100, 103, 20, NULL);
@@ -80,6 +80,11 @@ static char *moe_trace(int rank)
   add_kernel(s, LOOKALIKE, 500, 30, 106, 7, NULL);
   g_string_append(s, "]}");
   return g_string_free(s, FALSE);
+}
+
+static char *moe_trace(int rank)
+{
+  return moe_trace_of(rank, 2);
 }
 
 static char *moe_dir(void)
@@ -288,8 +293,13 @@ static void test_card_sizes(void)
     g_assert_cmpuint(c->bytes, ==, 256);
     g_assert_cmpuint(g->splits[c->split], ==, 128);
     g_assert_cmpuint(g->splits[c->split + 1], ==, 128);
+    /* Internode: two-hop dispatch; the card has no count_per_node, so no
+     * per-node deduplication (ratio 1). */
+    g_assert_cmpint(c->two_hop, ==, ET_TWO_HOP_DISPATCH);
+    g_assert_cmpuint(c->two_hop_ppm, ==, 1000000u);
     /* Combine in bf16: 8 x 2 x 16 x 2 B = 512 B, 256 B per member. */
     c = et_node_comm(g, find_node(g, COMBINE));
+    g_assert_cmpint(c->two_hop, ==, ET_TWO_HOP_COMBINE);
     g_assert_cmpuint(c->bytes, ==, 512);
     g_assert_cmpuint(g->splits[c->split], ==, 256);
     /* notify_dispatch: a barrier of the EP group, no payload. */
@@ -317,6 +327,51 @@ static void test_card_sizes(void)
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
   fe_card_free(card);
+  rm_tree(dir);
+}
+
+/* ---------- card groups of synthesized ranks (--replicate-from) ---------- */
+
+/* Rank 0 of 8 traced; EP 4 on nodes of 2 GPUs, top-4.  Every synthesized
+ * rank gets the aligned EP block holding it ({4,5,6,7} for rank 5, not
+ * rank 0's group shifted by 5), and the two-hop ratio min(1, N / k) with
+ * N = 4 / 2 = 2 nodes and k = 4: 500000 ppm. */
+static void test_replicated_card_groups(void)
+{
+  char *dir = g_dir_make_tmp("wisp-commreg-XXXXXX", NULL);
+  char *j = moe_trace_of(0, 8);
+  g_free(write_file(dir, "rank0.json", j));
+  g_free(j);
+  fe_workload_card *card = card_from(dir, "workload:\n"
+                                          "  model: {precision: bf16, hidden_size: 16, moe_top_k: 4}\n"
+                                          "  data: {tokens_per_rank: 8}\n"
+                                          "  hardware: {xpu_spec: {count_per_node: 2}}\n"
+                                          "Model-executor:\n"
+                                          "  model_plan_parallelization: {ep: 4}\n");
+  char *tp = g_build_filename(dir, "rank0.json", NULL);
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.card = card;
+  opt.replicate_from = "0";
+  GError *e = NULL;
+  const char *paths[] = { tp };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, NULL, &e);
+  g_assert_no_error(e);
+  g_assert_cmpint(w->n_ranks, ==, 8);
+  for (int r = 0; r < 8; r++) {
+    const et_graph *g = w->ranks[r];
+    const et_comm *c = et_node_comm(g, find_node(g, DISPATCH));
+    g_assert_cmpint(c->two_hop, ==, ET_TWO_HOP_DISPATCH);
+    g_assert_cmpuint(c->two_hop_ppm, ==, 500000u);
+    g_assert_cmpuint(c->group, !=, ET_GROUP_WORLD);
+    const et_group *grp = et_workload_group(w, c->group);
+    g_assert_cmpint(grp->n_ranks, ==, 4);
+    for (int k = 0; k < 4; k++)
+      g_assert_cmpint(grp->ranks[k], ==, r / 4 * 4 + k);
+  }
+  et_workload_free(w);
+  fe_card_free(card);
+  g_free(tp);
   rm_tree(dir);
 }
 
@@ -513,6 +568,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/commreg/names", test_names);
   g_test_add_func("/commreg/card_sizes", test_card_sizes);
+  g_test_add_func("/commreg/replicated_card_groups", test_replicated_card_groups);
   g_test_add_func("/commreg/unknown_size", test_unknown_size);
   g_test_add_func("/commreg/custom_ar", test_custom_ar);
   g_test_add_func("/commreg/card_file", test_card_file);

@@ -38,6 +38,8 @@ typedef struct {
   uint32_t *node;           /* per member: node index, ET_NONE until issued (inside issue's block) */
   sim_time_ps *issue;       /* per member: when it issued */
   uint64_t *splits;         /* ALL_TO_ALLV matrix n*n, or NULL */
+  int two_hop;              /* et_comm.two_hop of the first member to issue (coll_desc.two_hop) */
+  uint32_t two_hop_ppm;
   sim_time_ps start;
   coll_info info;
 } rp_coll_inst;
@@ -253,6 +255,8 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
     ci->type = c->coll;
     ci->bytes = c->bytes;
     ci->root = c->root;
+    ci->two_hop = c->two_hop;
+    ci->two_hop_ppm = c->two_hop_ppm;
     ci->first_rank = rs->rank;
     /* One block: the issue times, then the node indices. */
     ci->issue = g_malloc((sizeof(sim_time_ps) + sizeof(uint32_t)) * (size_t)ci->n);
@@ -298,6 +302,7 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
     .type = ci->type, .bytes = ci->bytes,
     .ranks = ci->grp ? ci->grp->ranks : rp->world_ranks, .n_ranks = ci->n,
     .root = ci->root, .splits = ci->splits,
+    .two_hop = ci->splits ? ci->two_hop : COLL_TWO_HOP_NONE, .two_hop_ppm = ci->two_hop_ppm,
   };
   lifecycle_of(rp, ci, &d);
   if (G_UNLIKELY(rp->crit != NULL))
