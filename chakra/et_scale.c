@@ -21,14 +21,18 @@ struct et_scale {
                               (replica k >= 1 at rep_base + k - 1; replica 0 keeps the traced index) */
   char *summary;
   et_graph **graphs;       /* the traced graphs, owned (n_traced) */
+  et_share *share;         /* the traced workload's sharing, owned, or NULL */
 };
 
 void et_scale_free(et_scale *s)
 {
   if (s == NULL)
     return;
-  for (int c = 0; s->graphs && c < s->n_traced; c++)
-    et_graph_free(s->graphs[c]);
+  if (s->share)
+    et_share_free(s->share, s->graphs);
+  else
+    for (int c = 0; s->graphs && c < s->n_traced; c++)
+      et_graph_free(s->graphs[c]);
   g_free(s->graphs);
   g_free(s->rep_base);
   g_free(s->summary);
@@ -37,6 +41,7 @@ void et_scale_free(et_scale *s)
 
 int et_scale_traced_ranks(const et_scale *s) { return s->n_traced; }
 const char *et_scale_summary(const et_scale *s) { return s->summary; }
+const et_share *et_scale_share(const et_scale *s) { return s->share; }
 
 int et_scale_counterpart(const et_scale *s, int r)
 {
@@ -376,14 +381,17 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
   /* All-to-all-v tables name the traced members: refused in grown groups. */
   for (int r = 0; r < n; r++) {
     const et_graph *g = w->ranks[r];
-    for (uint32_t c = 0; c < g->n_comms; c++)
-      if (g->comms[c].coll == ET_COLL_ALL_TO_ALLV && group_grows(l, g->comms[c].group) && K > 1) {
+    for (uint32_t c = 0; c < g->n_comms; c++) {
+      et_comm tc;
+      const et_comm *cm = et_workload_comm(w, r, c, &tc);
+      if (cm->coll == ET_COLL_ALL_TO_ALLV && group_grows(l, cm->group) && K > 1) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                     "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
                     "its per-peer sizes cannot be re-spread; scale a trace whose all-to-all-v stays inside a replica",
-                    w->source, r, et_workload_group_name(w, g->comms[c].group));
+                    w->source, r, et_workload_group_name(w, cm->group));
         return NULL;
       }
+    }
   }
   int N = n * K;
   g_assert(N > 0);
@@ -463,6 +471,8 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
   s->summary = g_string_free(sum, FALSE);
   /* The graphs now belong to o's scale; w is freed without them. */
   s->graphs = g_memdup2(w->ranks, sizeof(et_graph *) * (size_t)n);
+  s->share = w->share;
+  w->share = NULL;
   for (int r = 0; r < n; r++)
     w->ranks[r] = NULL;
   et_workload_free(w);
