@@ -1581,6 +1581,46 @@ static char *dir_prefix(const char *dir, GError **error)
   return out;
 }
 
+/* Reads rank r of workload w (PREFIX.<r>.et), fills its point-to-point
+ * defaults, takes its measured baseline, resolves its groups and offers
+ * it for sharing (w->share).  *all_starts is cleared when the rank has no
+ * measured window start.  O(file + graph size). */
+static gboolean load_rank(et_workload *w, const char *prefix, int r, unsigned build_flags, gboolean *all_starts,
+                          GError **error)
+{
+  char *f = g_strdup_printf("%s.%d.et", prefix, r);
+  et_graph *g = et_read_file(f, build_flags & ~(unsigned)ET_LOAD_NO_SHARE, error);
+  g_free(f);
+  if (g == NULL)
+    return FALSE;
+  w->ranks[r] = g;
+  for (uint32_t c = 0; c < g->n_comms; c++) {
+    et_comm *cm = &g->comms[c];
+    if (cm->coll != ET_COLL_NONE)
+      continue;
+    /* SEND: comm_src defaults to the own rank; RECV: comm_dst likewise. */
+    if (cm->src < 0)
+      cm->src = r;
+    if (cm->dst < 0)
+      cm->dst = r;
+  }
+  /* The measured baseline the files carry (wisp's own convert output):
+   * steps per rank; window starts only when every rank has one, as the
+   * frontends give them. */
+  w->measured_step_ps[r] = g->measured_step_ps;
+  if (g->measured_start_ps >= 0 && *all_starts) {
+    if (w->measured_start_ps == NULL)
+      w->measured_start_ps = g_new(sim_time_ps, w->n_ranks);
+    w->measured_start_ps[r] = g->measured_start_ps;
+  }
+  *all_starts = *all_starts && g->measured_start_ps >= 0;
+  if (!et_workload_resolve_rank(w, r, error))
+    return FALSE;
+  if (w->share)
+    et_share_offer(w, r);
+  return TRUE;
+}
+
 et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error)
 {
   return et_workload_load_groups(path, build_flags, NULL, error);
@@ -1662,39 +1702,8 @@ et_workload *et_workload_load_groups(const char *path, unsigned build_flags, con
   if (ok && !(build_flags & ET_LOAD_NO_SHARE))
     w->share = et_share_new(n);
   gboolean all_starts = n > 0;
-  for (int r = 0; ok && r < n; r++) {
-    char *f = g_strdup_printf("%s.%d.et", prefix, r);
-    et_graph *g = et_read_file(f, build_flags & ~(unsigned)ET_LOAD_NO_SHARE, error);
-    g_free(f);
-    if (g == NULL) {
-      ok = FALSE;
-      break;
-    }
-    w->ranks[r] = g;
-    for (uint32_t c = 0; c < g->n_comms; c++) {
-      et_comm *cm = &g->comms[c];
-      if (cm->coll != ET_COLL_NONE)
-        continue;
-      /* SEND: comm_src defaults to the own rank; RECV: comm_dst likewise. */
-      if (cm->src < 0)
-        cm->src = r;
-      if (cm->dst < 0)
-        cm->dst = r;
-    }
-    /* The measured baseline the files carry (wisp's own convert output):
-     * steps per rank; window starts only when every rank has one, as the
-     * frontends give them. */
-    w->measured_step_ps[r] = g->measured_step_ps;
-    if (g->measured_start_ps >= 0 && all_starts) {
-      if (w->measured_start_ps == NULL)
-        w->measured_start_ps = g_new(sim_time_ps, n);
-      w->measured_start_ps[r] = g->measured_start_ps;
-    }
-    all_starts = all_starts && g->measured_start_ps >= 0;
-    ok = et_workload_resolve_rank(w, r, error);
-    if (ok && w->share)
-      et_share_offer(w, r);
-  }
+  for (int r = 0; ok && r < n; r++)
+    ok = load_rank(w, prefix, r, build_flags, &all_starts, error);
   if (!all_starts) {
     g_free(w->measured_start_ps);
     w->measured_start_ps = NULL;

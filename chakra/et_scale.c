@@ -350,6 +350,27 @@ static gboolean group_grows(const et_layout *l, uint32_t g)
   return (bits & (ET_DIM_BIT(ET_DIM_DP) | ET_DIM_WORLD_BIT)) != 0;
 }
 
+/* All-to-all-v tables name the traced members: an error when one is
+ * issued on a group that grows.  O(records). */
+static gboolean refuse_grown_a2av(const et_workload *w, const et_layout *l, GError **error)
+{
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    for (uint32_t c = 0; c < g->n_comms; c++) {
+      et_comm tc;
+      const et_comm *cm = et_workload_comm(w, r, c, &tc);
+      if (cm->coll == ET_COLL_ALL_TO_ALLV && group_grows(l, cm->group)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                    "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
+                    "its per-peer sizes cannot be re-spread; scale a trace whose all-to-all-v stays inside a replica",
+                    w->source, r, et_workload_group_name(w, cm->group));
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
 et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scale_request *rq, GError **error)
 {
   int n = w->n_ranks, D = l->degree[ET_DIM_DP];
@@ -378,21 +399,8 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
                   "(e.g. 'mesh_dp', 'tp')", w->source, grp->name, grp->n_ranks);
       return NULL;
     }
-  /* All-to-all-v tables name the traced members: refused in grown groups. */
-  for (int r = 0; r < n; r++) {
-    const et_graph *g = w->ranks[r];
-    for (uint32_t c = 0; c < g->n_comms; c++) {
-      et_comm tc;
-      const et_comm *cm = et_workload_comm(w, r, c, &tc);
-      if (cm->coll == ET_COLL_ALL_TO_ALLV && group_grows(l, cm->group) && K > 1) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                    "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
-                    "its per-peer sizes cannot be re-spread; scale a trace whose all-to-all-v stays inside a replica",
-                    w->source, r, et_workload_group_name(w, cm->group));
-        return NULL;
-      }
-    }
-  }
+  if (K > 1 && !refuse_grown_a2av(w, l, error))
+    return NULL;
   int N = n * K;
   g_assert(N > 0);
   et_scale *s = g_new0(et_scale, 1);
