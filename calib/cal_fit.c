@@ -161,7 +161,7 @@ static void add_excluded_node(cal_fit *f, const et_workload *w, const et_graph *
 {
   const et_node *n = &g->nodes[i];
   et_comm tc;
-  const et_comm *c = n->comm == ET_NONE ? NULL : et_workload_comm(w, rank, n->comm, &tc);
+  const et_comm *c = n->comm == ET_NONE ? NULL : et_workload_traced_comm(w, rank, n->comm, &tc);
   cal_point p = { 0 };
   p.rank = rank;
   p.node_id = n->id;
@@ -223,7 +223,7 @@ static GPtrArray *collect_instances(const et_workload *w, cal_fit *f)
       uint32_t i = g_array_index(order, order_ent, k).node;
       const et_node *n = &g->nodes[i];
       et_comm tc;
-      const et_comm *c = et_workload_comm(w, r, n->comm, &tc);
+      const et_comm *c = et_workload_traced_comm(w, r, n->comm, &tc);
       uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
       g_assert(gslot <= n_groups);
       uint64_t key = ((uint64_t)gslot << 32) | seq[gslot];

@@ -336,7 +336,7 @@ static void copy_comm(const xf_rank *s, ctx *cx, et_builder *b, uint32_t i, uint
   const et_node *nd = &g->nodes[i];
   et_astra_report *rep = cx->rep;
   et_comm tc;
-  const et_comm *c = nd->comm == ET_NONE ? NULL : et_workload_comm(cx->w, s->rank, nd->comm, &tc);
+  const et_comm *c = nd->comm == ET_NONE ? NULL : et_workload_traced_comm(cx->w, s->rank, nd->comm, &tc);
   if (replay) {
     et_comm rc = {.bytes = 1, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE, .src = -1,
                   .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BROADCAST};

@@ -1307,7 +1307,9 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   put_metadata(&fw, g, w, rank);
   /* A rank sharing another rank's graph writes its own records: peers,
    * group and root translated (chakra/et_share.h). */
-  gboolean shared = w != NULL && w->share != NULL && et_share_canonical(w->share, rank) != rank;
+  const et_share *sh = w == NULL ? NULL : w->scale ? et_scale_share(w->scale) : w->share;
+  int traced = w != NULL && w->scale ? et_scale_counterpart(w->scale, rank) : rank;
+  gboolean shared = sh != NULL && et_share_canonical(sh, traced) != traced;
   uint32_t *order = write_order(g);
   char idbuf[24];
   for (uint32_t k = 0; k < g->n_nodes; k++) {
@@ -1317,7 +1319,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     size_t name_len = strlen(name);
     uint32_t np = nd[1].parents - nd->parents;
     et_comm tc;
-    const et_comm *c = shared && nd->comm != ET_NONE ? et_workload_comm(w, rank, nd->comm, &tc) : et_node_comm(g, i);
+    const et_comm *c = shared && nd->comm != ET_NONE ? et_workload_traced_comm(w, rank, nd->comm, &tc) : et_node_comm(g, i);
     const char *pg = NULL;
     size_t pg_len = 0;
     if (c != NULL && c->pg_name != ET_NONE) {

@@ -358,7 +358,7 @@ static gboolean refuse_grown_a2av(const et_workload *w, const et_layout *l, GErr
     const et_graph *g = w->ranks[r];
     for (uint32_t c = 0; c < g->n_comms; c++) {
       et_comm tc;
-      const et_comm *cm = et_workload_comm(w, r, c, &tc);
+      const et_comm *cm = et_workload_traced_comm(w, r, c, &tc);
       if (cm->coll == ET_COLL_ALL_TO_ALLV && group_grows(l, cm->group)) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                     "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "

@@ -190,6 +190,16 @@ const et_comm *et_workload_comm_translated(const et_workload *w, int rank, const
   return c;
 }
 
+const et_comm *et_workload_traced_comm(const et_workload *w, int rank, uint32_t comm, et_comm *tmp)
+{
+  const et_comm *c = &w->ranks[rank]->comms[comm];
+  const et_share *s = w->scale ? et_scale_share(w->scale) : w->share;
+  if (G_LIKELY(s == NULL))
+    return c;
+  et_share_translate(s, w->scale ? et_scale_counterpart(w->scale, rank) : rank, c, tmp);
+  return tmp;
+}
+
 /* ---- detection ---- */
 
 static inline guint64 mix(guint64 h, guint64 v)

@@ -74,6 +74,15 @@ char *et_workload_share_summary(const et_workload *w);
  * graph) for the group, plus O(group size) for a root. */
 void et_share_translate(const et_share *s, int rank, const et_comm *c, et_comm *tmp);
 
+/* Rank `rank`'s record `comm` as its traced rank issues it: the sharing
+ * translation only.  For a workload that is not scaled this is
+ * et_workload_comm(); for a scaled one it is the traced counterpart's own
+ * record (group, peers and root of the trace, not of the replica), which
+ * is what reports about the traced graph (fingerprints, critical-path
+ * labels, calibration, inspect's tables) have always shown.  O(1) as
+ * et_share_translate. */
+const et_comm *et_workload_traced_comm(const et_workload *w, int rank, uint32_t comm, et_comm *tmp);
+
 /* The slow path of et_workload_comm (chakra/et_scale.h): translation by
  * sharing, then by scaling. */
 const et_comm *et_workload_comm_translated(const et_workload *w, int rank, const et_comm *c, et_comm *tmp);

@@ -36,7 +36,7 @@ static GArray *chakra_rows(const et_workload *w)
     const et_graph *g = w->ranks[r];
     for (uint32_t i = 0; i < g->n_nodes; i++) {
       et_comm tc;
-      const et_comm *m = g->nodes[i].comm == ET_NONE ? NULL : et_workload_comm(w, r, g->nodes[i].comm, &tc);
+      const et_comm *m = g->nodes[i].comm == ET_NONE ? NULL : et_workload_traced_comm(w, r, g->nodes[i].comm, &tc);
       if (m == NULL)
         continue;
       const char *op = g->nodes[i].type == ET_NODE_COMM_SEND ? "send" : g->nodes[i].type == ET_NODE_COMM_RECV ? "recv"

@@ -197,7 +197,7 @@ int rp_member_of(const rp_replay *rp, uint32_t group, int rank)
 typedef struct {
   const rp_replay *rp;
   const rp_coll_inst *ci;
-  et_comm tmp;             /* a translated record (et_workload_comm) */
+  et_comm tmp;             /* a translated record (et_workload_traced_comm) */
 } member_ctx;
 
 /* coll_member_comm_fn: member k's communication attributes. */
@@ -207,7 +207,7 @@ static const et_comm *member_comm(void *ctx, int k)
   int rank = m->ci->grp ? m->ci->grp->ranks[k] : k;
   const et_graph *g = m->rp->ranks[rank].g;
   uint32_t comm = g->nodes[m->ci->node[k]].comm;
-  return comm == ET_NONE ? NULL : et_workload_comm(m->rp->w, rank, comm, &m->tmp);
+  return comm == ET_NONE ? NULL : et_workload_traced_comm(m->rp->w, rank, comm, &m->tmp);
 }
 
 /* The buffer lifecycle of a collective (coll_desc_set_lifecycle), counted

@@ -298,7 +298,7 @@ char *study_workload_digest(const et_workload *w)
       for (uint32_t e = n->parents; e < g->nodes[i + 1].parents; e++)
         h_u64(c, g->parent_edges[e]);
       et_comm tc;
-      const et_comm *m = n->comm == ET_NONE ? NULL : et_workload_comm(w, r, n->comm, &tc);
+      const et_comm *m = n->comm == ET_NONE ? NULL : et_workload_traced_comm(w, r, n->comm, &tc);
       if (m) {
         h_u64(c, m->bytes);
         h_u64(c, m->group);

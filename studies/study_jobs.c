@@ -155,7 +155,7 @@ et_workload *study_jobs_merge(const study_job *jobs, int n_jobs, int n_ranks, in
       et_graph *g = et_graph_copy(w->ranks[r]);
       for (uint32_t c = 0; c < g->n_comms; c++) {
         et_comm *x = &g->comms[c], tc;
-        *x = *et_workload_comm(w, r, c, &tc); /* the rank's own record when it shares a graph */
+        *x = *et_workload_traced_comm(w, r, c, &tc); /* the rank's own record when it shares a graph */
         x->group = x->group == ET_GROUP_WORLD ? gmap[ng] : gmap[x->group];
         if (x->src >= 0 && x->src < w->n_ranks)
           x->src = job->place[x->src];

@@ -116,7 +116,7 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
   case ET_NODE_COMM_RECV: {
     et_comm tc;
     const et_comm *c = n->comm == ET_NONE ? NULL
-                       : a->w ? et_workload_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
+                       : a->w ? et_workload_traced_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
     iv.kind = STUDY_ACT_COMM;
     if (c) {
       iv.bytes = c->bytes;
