@@ -10,7 +10,8 @@
  * duration, one peer or one group makes that rank a graph of its own.
  * Sharing must not change what any reader sees: every record read through
  * et_workload_comm, every rank's replayed finish time (to the picosecond)
- * and the files written back are compared with the unshared load. */
+ * and the files written back are compared with the unshared load, also
+ * after scaling the shared workload to dp=4. */
 #include "config.h"
 #include "chakra/et_io.h"
 #include "chakra/et_scale.h"
@@ -43,8 +44,8 @@ static et_graph *make_rank(int r, int v)
   et_builder *b = et_builder_new("share-test");
   uint64_t id = 1, prev = 0;
   char node_pg[16], pair_pg[16];
-  g_snprintf(node_pg, sizeof node_pg, "node%d", r / 8);
-  g_snprintf(pair_pg, sizeof pair_pg, "pair%d", r % 8);
+  g_snprintf(node_pg, sizeof node_pg, "tp_%d", r / 8);
+  g_snprintf(pair_pg, sizeof pair_pg, "dp_%d", r % 8);
   for (int s = 0; s < STEPS; s++) {
     sim_time_ps dur = (v == V_DURATION && r == 5 && s == 1) ? 11 * SIM_PS_PER_US : 10 * SIM_PS_PER_US;
     uint32_t c = et_builder_add_node(b, id, ET_NODE_COMP, "gemm", dur, 0);
@@ -97,13 +98,13 @@ static et_workload *make_workload(int v)
     char name[16];
     for (int i = 0; i < 8; i++)
       m[i] = 8 * k + i;
-    g_snprintf(name, sizeof name, "node%d", k);
+    g_snprintf(name, sizeof name, "tp_%d", k);
     g_assert_cmpuint(et_workload_add_group(w, name, NULL, m, 8), !=, ET_NONE);
   }
   for (int k = 0; k < 8; k++) {
     char name[16];
     m[0] = k, m[1] = k + 8;
-    g_snprintf(name, sizeof name, "pair%d", k);
+    g_snprintf(name, sizeof name, "dp_%d", k);
     g_assert_cmpuint(et_workload_add_group(w, name, NULL, m, 2), !=, ET_NONE);
   }
   for (int i = 0; i < N; i++)
@@ -165,7 +166,7 @@ static topo *test_topo(void)
   GError *e = NULL;
   topo *t = topo_load_string("schema_version: 1\nname: t\nmodel: analytical\nlibrary: {name: ideal}\ndims:\n"
                              "  - {name: node, kind: switch, size: 8, bandwidth: 100GB/s, latency: 1us}\n"
-                             "  - {name: net, kind: switch, size: 2, bandwidth: 25GB/s, latency: 2us}\n",
+                             "  - {name: net, kind: switch, size: 4, bandwidth: 25GB/s, latency: 2us}\n",
                              "t.yaml", &e);
   fail_on(e);
   return t;
@@ -275,6 +276,39 @@ static void test_ring(void)
   et_workload_free(u);
 }
 
+/* The ring scaled to dp=4 (two replicas of the 16 ranks) from the shared
+ * and the unshared load: the sharing translation, then the scaling one,
+ * give every new rank the same records and the same replay. */
+static void test_scaled(void)
+{
+  et_workload *u;
+  char *dir;
+  et_workload *s = check_variant(V_RING, 1, -1, &u, &dir);
+  et_workload *scaled[2];
+  et_workload *in[2] = {s, u};
+  for (int k = 0; k < 2; k++) {
+    GError *e = NULL;
+    et_layout l;
+    g_assert_true(et_layout_infer(in[k], NULL, &l, &e));
+    fail_on(e);
+    g_assert_cmpint(l.degree[ET_DIM_DP], ==, 2); /* dp_* groups of 2 */
+    et_scale_request rq = {.dp = 4, .placement = ET_PLACE_OUTER};
+    scaled[k] = et_workload_scale(in[k], &l, &rq, &e);
+    fail_on(e);
+    et_layout_clear(&l);
+    g_assert_cmpint(scaled[k]->n_ranks, ==, 2 * N);
+  }
+  char *sum = et_workload_share_summary(scaled[0]);
+  g_assert_cmpstr(sum, ==, "16 traced ranks share 1 distinct graph");
+  g_free(sum);
+  assert_same_records(scaled[0], scaled[1]);
+  assert_same_replay(scaled[0], scaled[1]);
+  test_rm_rf(dir);
+  g_free(dir);
+  et_workload_free(scaled[0]);
+  et_workload_free(scaled[1]);
+}
+
 /* Identical data-parallel ranks (compute and a world all-reduce). */
 static void test_dp(void)
 {
@@ -312,6 +346,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/et_share/ring", test_ring);
   g_test_add_func("/et_share/dp", test_dp);
+  g_test_add_func("/et_share/scaled", test_scaled);
   g_test_add_func("/et_share/differs", test_differs);
   return g_test_run();
 }
