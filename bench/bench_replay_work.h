@@ -98,7 +98,7 @@ static et_graph *coll_rank(int r, int steps)
   return allreduce_rank(pg, steps);
 }
 
-static et_workload *build(gboolean coll, int n, int steps)
+G_GNUC_UNUSED static et_workload *build(gboolean coll, int n, int steps)
 {
   et_workload *w = et_workload_new(n, coll ? "bench-coll" : "bench-chain");
   for (int r = 0; r < n; r++)

@@ -3,6 +3,7 @@
  * doc/calibration.md).
  */
 #include "config.h"
+#include "chakra/et_scale.h"
 
 #include <math.h>
 #include <string.h>
@@ -155,10 +156,12 @@ static int domain_of(const cal_options *opt, int rank)
   return opt->domain_size > 0 ? rank / opt->domain_size : 0;
 }
 
-static void add_excluded_node(cal_fit *f, const et_graph *g, int rank, uint32_t i, cal_exclusion why)
+static void add_excluded_node(cal_fit *f, const et_workload *w, const et_graph *g, int rank, uint32_t i,
+                              cal_exclusion why)
 {
   const et_node *n = &g->nodes[i];
-  const et_comm *c = et_node_comm(g, i);
+  et_comm tc;
+  const et_comm *c = n->comm == ET_NONE ? NULL : et_workload_traced_comm(w, rank, n->comm, &tc);
   cal_point p = { 0 };
   p.rank = rank;
   p.node_id = n->id;
@@ -200,11 +203,11 @@ static GPtrArray *collect_instances(const et_workload *w, cal_fit *f)
         continue;
       f->comm_nodes++;
       if (n->type != ET_NODE_COMM_COLL) {
-        add_excluded_node(f, g, r, i, CAL_EX_P2P);
+        add_excluded_node(f, w, g, r, i, CAL_EX_P2P);
         continue;
       }
       if (n->flags & ET_FLAG_REPLAY) {
-        add_excluded_node(f, g, r, i, CAL_EX_CPU_OP);
+        add_excluded_node(f, w, g, r, i, CAL_EX_CPU_OP);
         continue;
       }
       if (!(n->flags & ET_FLAG_HAS_START)) {
@@ -219,7 +222,8 @@ static GPtrArray *collect_instances(const et_workload *w, cal_fit *f)
     for (guint k = 0; k < order->len; k++) {
       uint32_t i = g_array_index(order, order_ent, k).node;
       const et_node *n = &g->nodes[i];
-      const et_comm *c = &g->comms[n->comm];
+      et_comm tc;
+      const et_comm *c = et_workload_traced_comm(w, r, n->comm, &tc);
       uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
       g_assert(gslot <= n_groups);
       uint64_t key = ((uint64_t)gslot << 32) | seq[gslot];

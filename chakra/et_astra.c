@@ -2,6 +2,7 @@
  * model and its limits).
  */
 #include "config.h"
+#include "chakra/et_scale.h"
 
 #include "chakra/et_astra.h"
 
@@ -88,6 +89,7 @@ typedef struct {
  * one, so empty graphs allocate). */
 typedef struct {
   const et_graph *g;
+  int rank;                     /* the rank g is replayed for (records via et_workload_comm) */
   uint32_t n;
   uint8_t *cls;
   uint64_t max_id;
@@ -333,7 +335,8 @@ static void copy_comm(const xf_rank *s, ctx *cx, et_builder *b, uint32_t i, uint
   const et_graph *g = s->g;
   const et_node *nd = &g->nodes[i];
   et_astra_report *rep = cx->rep;
-  const et_comm *c = et_node_comm(g, i);
+  et_comm tc;
+  const et_comm *c = nd->comm == ET_NONE ? NULL : et_workload_traced_comm(cx->w, s->rank, nd->comm, &tc);
   if (replay) {
     et_comm rc = {.bytes = 1, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE, .src = -1,
                   .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_BROADCAST};
@@ -463,6 +466,7 @@ static et_graph *transform_rank(ctx *cx, int r, GError **error)
   xf_rank s;
   memset(&s, 0, sizeof s);
   s.g = cx->w->ranks[r];
+  s.rank = r;
   s.n = s.g->n_nodes;
   s.cls = g_new(uint8_t, s.n ? s.n : 1);
   baseline_times(&s);

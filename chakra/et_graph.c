@@ -918,6 +918,8 @@ void et_workload_free(et_workload *w)
   /* A scaled workload's graphs are shared and belong to its scale (et_scale.c). */
   if (w->scale)
     et_scale_free(w->scale);
+  else if (w->share)
+    et_share_free(w->share, w->ranks);
   else
     for (int r = 0; r < w->n_ranks; r++)
       et_graph_free(w->ranks[r]);
@@ -982,52 +984,64 @@ static gboolean group_has_rank(const et_group *grp, int rank)
 }
 
 /* O(total communication nodes) hash lookups. */
+gboolean et_workload_resolve_rank(et_workload *w, int r, GError **error)
+{
+  g_return_val_if_fail(w != NULL && r >= 0 && r < w->n_ranks, FALSE);
+  et_graph *g = w->ranks[r];
+  if (g == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph", w->source, r);
+    return FALSE;
+  }
+  for (uint32_t i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].comm == ET_NONE)
+      continue;
+    et_comm *c = &g->comms[g->nodes[i].comm];
+    const char *src = g->source ? g->source : w->source;
+    c->group = ET_GROUP_WORLD;
+    if (c->pg_name != ET_NONE && g->strings[c->pg_name] != '\0') {
+      const char *pg = g->strings + c->pg_name;
+      gpointer idx = g_hash_table_lookup(w->group_index, pg);
+      if (idx == NULL) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): pg_name \"%s\" is not a known communicator "
+                    "(%u group(s) defined, e.g. in comm_group.json); add the group (comm_group.json beside the "
+                    ".et files, or --comm-group FILE) or fix pg_name",
+                    src, g->nodes[i].id, et_node_name(g, i), pg, w->groups->len);
+        return FALSE;
+      }
+      c->group = GPOINTER_TO_UINT(idx) - 1;
+      const et_group *grp = g_ptr_array_index(w->groups, c->group);
+      if (!group_has_rank(grp, r)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: node id %" G_GUINT64_FORMAT " (\"%s\") of rank %d uses communicator \"%s\", "
+                    "which does not contain rank %d",
+                    src, g->nodes[i].id, et_node_name(g, i), r, pg, r);
+        return FALSE;
+      }
+    }
+    uint8_t t = g->nodes[i].type;
+    if (t == ET_NODE_COMM_SEND || t == ET_NODE_COMM_RECV) {
+      if (c->src >= w->n_ranks || c->dst >= w->n_ranks || c->src < -1 || c->dst < -1) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): comm_src %d / comm_dst %d outside ranks 0..%d",
+                    src, g->nodes[i].id, et_node_name(g, i), c->src, c->dst, w->n_ranks - 1);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
 gboolean et_workload_resolve_groups(et_workload *w, GError **error)
 {
   g_return_val_if_fail(w != NULL, FALSE);
   for (int r = 0; r < w->n_ranks; r++) {
-    et_graph *g = w->ranks[r];
-    if (g == NULL) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: rank %d has no graph", w->source, r);
+    /* A rank sharing another rank's graph was resolved as that graph's
+     * translation (chakra/et_share.h); its canonical rank is resolved. */
+    if (w->share != NULL && et_share_canonical(w->share, r) != r)
+      continue;
+    if (!et_workload_resolve_rank(w, r, error))
       return FALSE;
-    }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-      if (g->nodes[i].comm == ET_NONE)
-        continue;
-      et_comm *c = &g->comms[g->nodes[i].comm];
-      const char *src = g->source ? g->source : w->source;
-      c->group = ET_GROUP_WORLD;
-      if (c->pg_name != ET_NONE && g->strings[c->pg_name] != '\0') {
-        const char *pg = g->strings + c->pg_name;
-        gpointer idx = g_hash_table_lookup(w->group_index, pg);
-        if (idx == NULL) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                      "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): pg_name \"%s\" is not a known communicator "
-                      "(%u group(s) defined, e.g. in comm_group.json); add the group (comm_group.json beside the "
-                      ".et files, or --comm-group FILE) or fix pg_name",
-                      src, g->nodes[i].id, et_node_name(g, i), pg, w->groups->len);
-          return FALSE;
-        }
-        c->group = GPOINTER_TO_UINT(idx) - 1;
-        const et_group *grp = g_ptr_array_index(w->groups, c->group);
-        if (!group_has_rank(grp, r)) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                      "%s: node id %" G_GUINT64_FORMAT " (\"%s\") of rank %d uses communicator \"%s\", "
-                      "which does not contain rank %d",
-                      src, g->nodes[i].id, et_node_name(g, i), r, pg, r);
-          return FALSE;
-        }
-      }
-      uint8_t t = g->nodes[i].type;
-      if (t == ET_NODE_COMM_SEND || t == ET_NODE_COMM_RECV) {
-        if (c->src >= w->n_ranks || c->dst >= w->n_ranks || c->src < -1 || c->dst < -1) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                      "%s: node id %" G_GUINT64_FORMAT " (\"%s\"): comm_src %d / comm_dst %d outside ranks 0..%d",
-                      src, g->nodes[i].id, et_node_name(g, i), c->src, c->dst, w->n_ranks - 1);
-          return FALSE;
-        }
-      }
-    }
   }
   return TRUE;
 }

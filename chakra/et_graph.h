@@ -288,6 +288,11 @@ typedef struct {
    * are shared, not copied) and the groups, peers, roots and sizes a graph
    * names are translated per rank by et_workload_comm(). */
   struct et_scale *scale;
+  /* Ranks sharing graphs (chakra/et_share.h), else NULL.  Then ranks[r]
+   * may point at another rank's graph, whose records et_workload_comm()
+   * translates for r; the graphs belong to the share.  A scaled workload
+   * keeps its traced workload's share in its scale instead. */
+  struct et_share *share;
 } et_workload;
 
 et_workload *et_workload_new(int n_ranks, const char *source);
@@ -304,6 +309,9 @@ const char *et_workload_group_name(const et_workload *w, uint32_t g);
 /* Resolves every COMM node's pg_name to a group index (an unknown name is an
  * error naming the file, node and name). */
 gboolean et_workload_resolve_groups(et_workload *w, GError **error);
+/* The same for rank r alone (the loader resolves each rank before it is
+ * offered for sharing).  O(rank's nodes). */
+gboolean et_workload_resolve_rank(et_workload *w, int r, GError **error);
 
 /* Communication the replay cannot simulate.  Replayed: COMM nodes with
  * ET_FLAG_REPLAY (no usable size, group members missing from the trace, a

@@ -15,6 +15,8 @@
  */
 #include "config.h"
 #include "chakra/et_io.h"
+#include "chakra/et_share.h"
+#include "chakra/et_scale.h"
 #include "common/wisp_par.h"
 
 #include <cjson/cJSON.h>
@@ -1252,11 +1254,10 @@ static void put_metadata(frame_writer *fw, const et_graph *g, const et_workload 
  * buffer and allocation time, and wisp's own flags and exact times, so
  * idle gaps and replayed communication survive a round trip.  Returns the
  * end of what was written. */
-static uint8_t *put_node_attrs(uint8_t *p, const et_graph *g, uint32_t i, const char *pg, size_t pg_len, uint32_t sw,
-                               gboolean fine_start)
+static uint8_t *put_node_attrs(uint8_t *p, const et_graph *g, uint32_t i, const et_comm *c, const char *pg,
+                               size_t pg_len, uint32_t sw, gboolean fine_start)
 {
   const et_node *nd = &g->nodes[i];
-  const et_comm *c = et_node_comm(g, i);
   p = ATTR_BOOL(p, "is_cpu_op", (nd->flags & ET_FLAG_CPU_OP) != 0);
   const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, i) : NULL;
   if (nd->type == ET_NODE_COMP || ca != NULL) {
@@ -1321,6 +1322,11 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
   gboolean ok = TRUE;
 
   put_metadata(&fw, g, w, rank);
+  /* A rank sharing another rank's graph writes its own records: peers,
+   * group and root translated (chakra/et_share.h). */
+  const et_share *sh = w == NULL ? NULL : w->scale ? et_scale_share(w->scale) : w->share;
+  int traced = w != NULL && w->scale ? et_scale_counterpart(w->scale, rank) : rank;
+  gboolean shared = sh != NULL && et_share_canonical(sh, traced) != traced;
   uint32_t *order = write_order(g);
   char idbuf[24];
   for (uint32_t k = 0; k < g->n_nodes; k++) {
@@ -1329,11 +1335,12 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
     const char *name = g->strings + nd->name;
     size_t name_len = strlen(name);
     uint32_t np = nd[1].parents - nd->parents;
-    const et_comm *c = et_node_comm(g, i);
+    et_comm tc;
+    const et_comm *c = shared && nd->comm != ET_NONE ? et_workload_traced_comm(w, rank, nd->comm, &tc) : et_node_comm(g, i);
     const char *pg = NULL;
     size_t pg_len = 0;
     if (c != NULL && c->pg_name != ET_NONE) {
-      pg = g->strings + c->pg_name;
+      pg = shared && c->group != ET_GROUP_WORLD ? et_workload_group(w, c->group)->name : g->strings + c->pg_name;
       if (group_ids != NULL && pg[0] != '\0') {
         gpointer gi = g_hash_table_lookup(w->group_index, pg);
         if (gi == NULL) {
@@ -1385,7 +1392,7 @@ static gboolean write_graph(const et_graph *g, const char *path, const et_worklo
       p = put_varint(p, duration_us);
     }
 
-    p = put_node_attrs(p, g, i, pg, pg_len, sw, fine_start);
+    p = put_node_attrs(p, g, i, c, pg, pg_len, sw, fine_start);
 
     g_assert((size_t)(p - body) <= UINT32_MAX); /* the frame length prefix is a varint32 */
     p = len_close(body, p);
@@ -1593,6 +1600,46 @@ static char *dir_prefix(const char *dir, GError **error)
   return out;
 }
 
+/* Reads rank r of workload w (PREFIX.<r>.et), fills its point-to-point
+ * defaults, takes its measured baseline, resolves its groups and offers
+ * it for sharing (w->share).  *all_starts is cleared when the rank has no
+ * measured window start.  O(file + graph size). */
+static gboolean load_rank(et_workload *w, const char *prefix, int r, unsigned build_flags, gboolean *all_starts,
+                          GError **error)
+{
+  char *f = g_strdup_printf("%s.%d.et", prefix, r);
+  et_graph *g = et_read_file(f, build_flags & ~(unsigned)ET_LOAD_NO_SHARE, error);
+  g_free(f);
+  if (g == NULL)
+    return FALSE;
+  w->ranks[r] = g;
+  for (uint32_t c = 0; c < g->n_comms; c++) {
+    et_comm *cm = &g->comms[c];
+    if (cm->coll != ET_COLL_NONE)
+      continue;
+    /* SEND: comm_src defaults to the own rank; RECV: comm_dst likewise. */
+    if (cm->src < 0)
+      cm->src = r;
+    if (cm->dst < 0)
+      cm->dst = r;
+  }
+  /* The measured baseline the files carry (wisp's own convert output):
+   * steps per rank; window starts only when every rank has one, as the
+   * frontends give them. */
+  w->measured_step_ps[r] = g->measured_step_ps;
+  if (g->measured_start_ps >= 0 && *all_starts) {
+    if (w->measured_start_ps == NULL)
+      w->measured_start_ps = g_new(sim_time_ps, w->n_ranks);
+    w->measured_start_ps[r] = g->measured_start_ps;
+  }
+  *all_starts = *all_starts && g->measured_start_ps >= 0;
+  if (!et_workload_resolve_rank(w, r, error))
+    return FALSE;
+  if (w->share)
+    et_share_offer(w, r);
+  return TRUE;
+}
+
 et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error)
 {
   return et_workload_load_groups(path, build_flags, NULL, error);
@@ -1660,49 +1707,28 @@ et_workload *et_workload_load_groups(const char *path, unsigned build_flags, con
     g_dir_close(d);
   }
   et_workload *w = et_workload_new(n, prefix);
-  gboolean ok = TRUE;
-  for (int r = 0; ok && r < n; r++) {
-    char *f = g_strdup_printf("%s.%d.et", prefix, r);
-    et_graph *g = et_read_file(f, build_flags, error);
-    g_free(f);
-    if (g == NULL) {
-      ok = FALSE;
-      break;
-    }
-    w->ranks[r] = g;
-    for (uint32_t c = 0; c < g->n_comms; c++) {
-      et_comm *cm = &g->comms[c];
-      if (cm->coll != ET_COLL_NONE)
-        continue;
-      /* SEND: comm_src defaults to the own rank; RECV: comm_dst likewise. */
-      if (cm->src < 0)
-        cm->src = r;
-      if (cm->dst < 0)
-        cm->dst = r;
-    }
-  }
-  /* The measured baseline the files carry (wisp's own convert output):
-   * steps per rank; window starts only when every rank has one, as the
-   * frontends give them. */
-  gboolean all_starts = ok && n > 0;
-  for (int r = 0; ok && r < n; r++) {
-    w->measured_step_ps[r] = w->ranks[r]->measured_step_ps;
-    all_starts = all_starts && w->ranks[r]->measured_start_ps >= 0;
-  }
-  if (all_starts) {
-    w->measured_start_ps = g_new(sim_time_ps, n);
-    for (int r = 0; r < n; r++)
-      w->measured_start_ps[r] = w->ranks[r]->measured_start_ps;
-  }
+  /* The groups first: each rank is resolved as it is read, so that it can
+   * share an earlier rank's graph (chakra/et_share.h) before the next
+   * rank is read. */
   char *gdir = comm_group ? g_path_get_dirname(comm_group) : NULL;
   char *groups = comm_group ? g_strdup(comm_group) : g_build_filename(dir, "comm_group.json", NULL);
   char *names = g_build_filename(gdir ? gdir : dir, "comm_group_names.json", NULL);
   g_free(gdir);
-  if (ok && g_file_test(groups, G_FILE_TEST_EXISTS))
+  gboolean ok = TRUE;
+  if (g_file_test(groups, G_FILE_TEST_EXISTS))
     ok = load_groups(w, groups, error) && (!g_file_test(names, G_FILE_TEST_EXISTS) ||
                                            load_group_names(w, names, error));
-  if (ok)
-    ok = et_workload_resolve_groups(w, error);
+  if (ok && !(build_flags & ET_LOAD_NO_SHARE))
+    w->share = et_share_new(n);
+  gboolean all_starts = n > 0;
+  for (int r = 0; ok && r < n; r++)
+    ok = load_rank(w, prefix, r, build_flags, &all_starts, error);
+  if (!all_starts) {
+    g_free(w->measured_start_ps);
+    w->measured_start_ps = NULL;
+  }
+  if (w->share)
+    et_share_seal(w->share);
   g_free(groups);
   g_free(names);
   g_free(dir);

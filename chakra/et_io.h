@@ -97,6 +97,14 @@ gboolean et_write_file(const et_graph *g, const char *path, GError **error);
  * descriptions.  SEND/RECV defaults are filled with the file's rank, and
  * pg_name is resolved (et_workload_resolve_groups). */
 et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error);
+/* A build_flags bit of et_workload_load(_groups): keep one graph per rank.
+ * Without it, a rank whose graph equals an earlier rank's up to a rank
+ * shift (peers relative to the rank, groups mapped one to one, see
+ * chakra/et_share.h) shares that graph: its own is freed as soon as it
+ * is read, so memory grows with the distinct graphs.  Every reader of
+ * communication records goes through et_workload_comm(), so results are
+ * the same either way. */
+#define ET_LOAD_NO_SHARE (1u << 16)
 /* The same, with the groups read from comm_group (when not NULL) instead of
  * the comm_group.json beside the files (ASTRA-sim's
  * --comm-group-configuration); a comm_group_names.json beside that file

@@ -21,14 +21,18 @@ struct et_scale {
                               (replica k >= 1 at rep_base + k - 1; replica 0 keeps the traced index) */
   char *summary;
   et_graph **graphs;       /* the traced graphs, owned (n_traced) */
+  et_share *share;         /* the traced workload's sharing, owned, or NULL */
 };
 
 void et_scale_free(et_scale *s)
 {
   if (s == NULL)
     return;
-  for (int c = 0; s->graphs && c < s->n_traced; c++)
-    et_graph_free(s->graphs[c]);
+  if (s->share)
+    et_share_free(s->share, s->graphs);
+  else
+    for (int c = 0; s->graphs && c < s->n_traced; c++)
+      et_graph_free(s->graphs[c]);
   g_free(s->graphs);
   g_free(s->rep_base);
   g_free(s->summary);
@@ -37,6 +41,7 @@ void et_scale_free(et_scale *s)
 
 int et_scale_traced_ranks(const et_scale *s) { return s->n_traced; }
 const char *et_scale_summary(const et_scale *s) { return s->summary; }
+const et_share *et_scale_share(const et_scale *s) { return s->share; }
 
 int et_scale_counterpart(const et_scale *s, int r)
 {
@@ -345,30 +350,45 @@ static gboolean group_grows(const et_layout *l, uint32_t g)
   return (bits & (ET_DIM_BIT(ET_DIM_DP) | ET_DIM_WORLD_BIT)) != 0;
 }
 
-/* The checks before scaling: not scaled yet, dp a multiple of the traced
- * degree, within the rank limit, every group classified, and no
- * all-to-all-v in a group that would grow.  Sets *factor = K.  O(comm
- * records of the traced ranks). */
-static gboolean scale_check(const et_workload *w, const et_layout *l, const et_scale_request *rq, int *factor,
-                            GError **error)
+/* All-to-all-v tables name the traced members: an error when one is
+ * issued on a group that grows.  O(records). */
+static gboolean refuse_grown_a2av(const et_workload *w, const et_layout *l, GError **error)
+{
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    for (uint32_t c = 0; c < g->n_comms; c++) {
+      et_comm tc;
+      const et_comm *cm = et_workload_traced_comm(w, r, c, &tc);
+      if (cm->coll == ET_COLL_ALL_TO_ALLV && group_grows(l, cm->group)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                    "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
+                    "its per-peer sizes cannot be re-spread; scale a trace whose all-to-all-v stays inside a replica",
+                    w->source, r, et_workload_group_name(w, cm->group));
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scale_request *rq, GError **error)
 {
   int n = w->n_ranks, D = l->degree[ET_DIM_DP];
   if (w->scale != NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: the workload is already scaled", w->source);
-    return FALSE;
+    return NULL;
   }
   if (rq->dp < D || rq->dp % D != 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--scale dp=%d: the traced job has data-parallel degree %d (%s); the new degree must be a multiple "
                 "of it, e.g. dp=%d or dp=%d", rq->dp, D, l->from[ET_DIM_DP], D * 2, D * 8);
-    return FALSE;
+    return NULL;
   }
   int K = rq->dp / D;
-  *factor = K;
   if ((gint64)n * K > (1 << 24)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "--scale dp=%d: %d x %d ranks exceeds wisp's limit of %d ranks",
                 rq->dp, n, K, 1 << 24);
-    return FALSE;
+    return NULL;
   }
   for (int k = 0; k < l->n_groups; k++)
     if (l->group_dims[k] == 0) {
@@ -377,74 +397,9 @@ static gboolean scale_check(const et_workload *w, const et_layout *l, const et_s
                   "%s: group '%s' (%d ranks) names no parallel dimension, so it is unknown whether it grows with "
                   "dp; describe the job with --card FILE (a CCL-Bench workload card) or name the group "
                   "(e.g. 'mesh_dp', 'tp')", w->source, grp->name, grp->n_ranks);
-      return FALSE;
+      return NULL;
     }
-  /* All-to-all-v tables name the traced members: refused in grown groups. */
-  for (int r = 0; r < n; r++) {
-    const et_graph *g = w->ranks[r];
-    for (uint32_t c = 0; c < g->n_comms; c++)
-      if (g->comms[c].coll == ET_COLL_ALL_TO_ALLV && group_grows(l, g->comms[c].group) && K > 1) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                    "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
-                    "its per-peer sizes cannot be re-spread; scale a trace whose all-to-all-v stays inside a replica",
-                    w->source, r, et_workload_group_name(w, g->comms[c].group));
-        return FALSE;
-      }
-  }
-  return TRUE;
-}
-
-/* Adds o's groups: traced groups keep their indices (grown across the K
- * replicas when they span dp, else replica 0's copy), then replicas
- * 1..K-1 of the groups that do not grow.  O(N + group members x K). */
-static void scale_groups(const et_workload *w, const et_layout *l, et_scale *s, et_workload *o, int *n_grown,
-                         int *n_rep)
-{
-  int N = o->n_ranks, K = s->factor;
-  /* Traced groups keep their indices (replica 0, or grown); replicas 1..K-1
-   * of the others follow. */
-  *n_grown = 0;
-  *n_rep = 0;
-  int *buf = g_new(int, (gsize)(guint)N);
-  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
-    const et_group *grp = et_workload_group(w, g);
-    int m = 0;
-    gboolean grows = group_grows(l, g);
-    if (grows) {
-      for (int k = 0; k < K; k++)
-        for (int i = 0; i < grp->n_ranks; i++)
-          buf[m++] = rank_of(s, grp->ranks[i], k);
-      (*n_grown)++;
-    } else {
-      for (int i = 0; i < grp->n_ranks; i++)
-        buf[m++] = rank_of(s, grp->ranks[i], 0);
-      (*n_rep)++;
-    }
-    uint32_t idx = et_workload_add_group(o, grp->name, grp->desc, buf, m);
-    g_assert(idx == g);
-    s->rep_base[g] = grows ? ET_NONE : 0;
-  }
-  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
-    if (s->rep_base[g] == ET_NONE)
-      continue;
-    const et_group *grp = et_workload_group(w, g);
-    s->rep_base[g] = o->groups->len;
-    for (int k = 1; k < K; k++) {
-      for (int i = 0; i < grp->n_ranks; i++)
-        buf[i] = rank_of(s, grp->ranks[i], k);
-      char *name = g_strdup_printf("%s@replica%d", grp->name, k);
-      uint32_t idx = et_workload_add_group(o, name, grp->desc, buf, grp->n_ranks);
-      g_assert(idx != ET_NONE);
-      g_free(name);
-    }
-  }
-  g_free(buf);
-}
-
-et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scale_request *rq, GError **error)
-{
-  int n = w->n_ranks, D = l->degree[ET_DIM_DP], K;
-  if (!scale_check(w, l, rq, &K, error))
+  if (K > 1 && !refuse_grown_a2av(w, l, error))
     return NULL;
   int N = n * K;
   g_assert(N > 0);
@@ -469,8 +424,43 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
     for (int r = 0; r < N; r++)
       o->measured_start_ps[r] = w->measured_start_ps[et_scale_counterpart(s, r)];
   }
-  int n_grown, n_rep;
-  scale_groups(w, l, s, o, &n_grown, &n_rep);
+  /* Traced groups keep their indices (replica 0, or grown); replicas 1..K-1
+   * of the others follow. */
+  int n_grown = 0, n_rep = 0;
+  int *buf = g_new(int, (gsize)(guint)N);
+  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
+    const et_group *grp = et_workload_group(w, g);
+    int m = 0;
+    gboolean grows = group_grows(l, g);
+    if (grows) {
+      for (int k = 0; k < K; k++)
+        for (int i = 0; i < grp->n_ranks; i++)
+          buf[m++] = rank_of(s, grp->ranks[i], k);
+      n_grown++;
+    } else {
+      for (int i = 0; i < grp->n_ranks; i++)
+        buf[m++] = rank_of(s, grp->ranks[i], 0);
+      n_rep++;
+    }
+    uint32_t idx = et_workload_add_group(o, grp->name, grp->desc, buf, m);
+    g_assert(idx == g);
+    s->rep_base[g] = grows ? ET_NONE : 0;
+  }
+  for (uint32_t g = 0; g < s->n_traced_groups; g++) {
+    if (s->rep_base[g] == ET_NONE)
+      continue;
+    const et_group *grp = et_workload_group(w, g);
+    s->rep_base[g] = o->groups->len;
+    for (int k = 1; k < K; k++) {
+      for (int i = 0; i < grp->n_ranks; i++)
+        buf[i] = rank_of(s, grp->ranks[i], k);
+      char *name = g_strdup_printf("%s@replica%d", grp->name, k);
+      uint32_t idx = et_workload_add_group(o, name, grp->desc, buf, grp->n_ranks);
+      g_assert(idx != ET_NONE);
+      g_free(name);
+    }
+  }
+  g_free(buf);
   GString *sum = g_string_new(NULL);
   et_layout_describe(l, w, sum);
   g_string_append_printf(sum,
@@ -489,6 +479,8 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
   s->summary = g_string_free(sum, FALSE);
   /* The graphs now belong to o's scale; w is freed without them. */
   s->graphs = g_memdup2(w->ranks, sizeof(et_graph *) * (size_t)n);
+  s->share = w->share;
+  w->share = NULL;
   for (int r = 0; r < n; r++)
     w->ranks[r] = NULL;
   et_workload_free(w);

@@ -35,7 +35,8 @@ static GArray *chakra_rows(const et_workload *w)
   for (int r = 0; r < w->n_ranks; r++) {
     const et_graph *g = w->ranks[r];
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-      const et_comm *m = et_node_comm(g, i);
+      et_comm tc;
+      const et_comm *m = g->nodes[i].comm == ET_NONE ? NULL : et_workload_traced_comm(w, r, g->nodes[i].comm, &tc);
       if (m == NULL)
         continue;
       const char *op = g->nodes[i].type == ET_NODE_COMM_SEND ? "send" : g->nodes[i].type == ET_NODE_COMM_RECV ? "recv"
@@ -117,6 +118,10 @@ static int inspect_chakra(const char *path, const char *comm_group, gboolean ver
     else if (r == 16)
       printf("  ... (%d more ranks: --verbose)\n", w->n_ranks - 17);
   }
+  char *shared = et_workload_share_summary(w);
+  if (shared) /* ranks equal up to a rank shift keep one graph (chakra/et_share.h) */
+    printf("sharing: %s\n", shared);
+  g_free(shared);
   printf("groups: %u\n", w->groups->len);
   for (guint k = 0; k < w->groups->len; k++) {
     const et_group *g = et_workload_group(w, k);

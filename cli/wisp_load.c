@@ -329,6 +329,10 @@ et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wis
   if (!lo->quiet && u.zero_byte_collectives)
     fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " collective(s) have a size of 0 bytes, so only their latency "
             "is simulated; --strict makes this an error\n", u.zero_byte_collectives);
+  char *shared = lo->quiet ? NULL : et_workload_share_summary(w);
+  if (shared) /* ranks equal up to a rank shift keep one graph (chakra/et_share.h) */
+    fprintf(stderr, "wisp: %s\n", shared);
+  g_free(shared);
   if ((lo->scale != NULL || lo->card != NULL) && (w = scale_workload(w, lo, error)) == NULL)
     return NULL;
   return w;

@@ -199,14 +199,17 @@ int rp_member_of(const rp_replay *rp, uint32_t group, int rank)
 typedef struct {
   const rp_replay *rp;
   const rp_coll_inst *ci;
+  et_comm tmp;             /* a translated record (et_workload_traced_comm) */
 } member_ctx;
 
 /* coll_member_comm_fn: member k's communication attributes. */
 static const et_comm *member_comm(void *ctx, int k)
 {
-  const member_ctx *m = ctx;
+  member_ctx *m = ctx;
   int rank = m->ci->grp ? m->ci->grp->ranks[k] : k;
-  return et_node_comm(m->rp->ranks[rank].g, m->ci->node[k]);
+  const et_graph *g = m->rp->ranks[rank].g;
+  uint32_t comm = g->nodes[m->ci->node[k]].comm;
+  return comm == ET_NONE ? NULL : et_workload_traced_comm(m->rp->w, rank, comm, &m->tmp);
 }
 
 /* The buffer lifecycle of a collective (coll_desc_set_lifecycle), counted

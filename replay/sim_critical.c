@@ -1,6 +1,7 @@
 /* sim_critical.c: recording the binding predecessors during a replay and
  * walking the critical path afterwards (see sim_critical.h). */
 #include "config.h"
+#include "chakra/et_scale.h"
 #include "replay/sim_critical.h"
 
 #include <stdlib.h>
@@ -227,7 +228,8 @@ static void path_totals(sim_critical_path *p, const sim_crit_rec *rec)
       continue;
     const et_graph *g = rec->ranks[s->rank].g;
     const et_node *n = &g->nodes[s->node];
-    const et_comm *c = et_node_comm(g, s->node);
+    et_comm tc;
+    const et_comm *c = n->comm == ET_NONE ? NULL : et_workload_traced_comm(rec->w, s->rank, n->comm, &tc);
     sim_crit_comm e = {
       .group = n->type == ET_NODE_COMM_COLL ? c->group : ET_GROUP_WORLD,
       .node_type = n->type,
@@ -425,7 +427,8 @@ static char *wait_where(const sim_crit_wait *x, const et_workload *w)
 {
   const et_graph *g = w->ranks[x->rank];
   const et_node *n = &g->nodes[x->node];
-  const et_comm *c = et_node_comm(g, x->node);
+  et_comm tc;
+  const et_comm *c = n->comm == ET_NONE ? NULL : et_workload_traced_comm(w, x->rank, n->comm, &tc);
   if (n->type == ET_NODE_COMM_SEND)
     return g_strdup_printf("send to rank %d (tag %d)", c->dst, c->tag);
   if (n->type == ET_NODE_COMM_RECV)

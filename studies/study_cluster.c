@@ -1,5 +1,6 @@
 /* study_cluster.c: cluster presets and single simulated points. */
 #include "config.h"
+#include "chakra/et_scale.h"
 #include "studies/study.h"
 
 #include <string.h>
@@ -296,7 +297,8 @@ char *study_workload_digest(const et_workload *w)
       h_u64(c, (uint64_t)n->type << 8 | n->flags);
       for (uint32_t e = n->parents; e < g->nodes[i + 1].parents; e++)
         h_u64(c, g->parent_edges[e]);
-      const et_comm *m = et_node_comm(g, i);
+      et_comm tc;
+      const et_comm *m = n->comm == ET_NONE ? NULL : et_workload_traced_comm(w, r, n->comm, &tc);
       if (m) {
         h_u64(c, m->bytes);
         h_u64(c, m->group);

@@ -9,6 +9,7 @@
  * only one job's graphs (the others' ranks empty) is that job alone on the
  * same placement.  The difference is the slowdown from sharing. */
 #include "config.h"
+#include "chakra/et_scale.h"
 #include "studies/study.h"
 
 #include <stdlib.h>
@@ -153,7 +154,8 @@ et_workload *study_jobs_merge(const study_job *jobs, int n_jobs, int n_ranks, in
     for (int r = 0; r < w->n_ranks && ok; r++) {
       et_graph *g = et_graph_copy(w->ranks[r]);
       for (uint32_t c = 0; c < g->n_comms; c++) {
-        et_comm *x = &g->comms[c];
+        et_comm *x = &g->comms[c], tc;
+        *x = *et_workload_traced_comm(w, r, c, &tc); /* the rank's own record when it shares a graph */
         x->group = x->group == ET_GROUP_WORLD ? gmap[ng] : gmap[x->group];
         if (x->src >= 0 && x->src < w->n_ranks)
           x->src = job->place[x->src];

@@ -7,6 +7,7 @@
  * window; every overlap figure is a two-pointer walk over two unions.
  */
 #include "config.h"
+#include "chakra/et_scale.h"
 #include "studies/study_metrics.h"
 #include "collectives/coll_facts.h"
 #include "replay/sim_levers.h"
@@ -110,7 +111,9 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
   case ET_NODE_COMM_COLL:
   case ET_NODE_COMM_SEND:
   case ET_NODE_COMM_RECV: {
-    const et_comm *c = et_node_comm(g, node);
+    et_comm tc;
+    const et_comm *c = n->comm == ET_NONE ? NULL
+                       : a->w ? et_workload_traced_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
     iv.kind = STUDY_ACT_COMM;
     if (c) {
       iv.bytes = c->bytes;

@@ -1,0 +1,352 @@
+/* test_et_share.c: ranks sharing one graph up to a rank shift
+ * (chakra/et_share.h, issue 18 part 2).
+ *
+ * The workloads are built here, written as Chakra files and loaded with
+ * and without sharing (ET_LOAD_NO_SHARE).  Expected distinct-graph counts
+ * follow from how the ranks were built: a ring whose rank r sends to r+1,
+ * receives from r-1, reduces over the world, broadcasts in its node
+ * (root: the node's first rank) and reduces with its counterpart in the
+ * other node is one graph up to the shift; changing one rank's node
+ * duration, one peer or one group makes that rank a graph of its own.
+ * Sharing must not change what any reader sees: every record read through
+ * et_workload_comm, every rank's replayed finish time (to the picosecond)
+ * and the files written back are compared with the unshared load, also
+ * after scaling the shared workload to dp=4. */
+#include "config.h"
+#include "chakra/et_io.h"
+#include "chakra/et_scale.h"
+#include "chakra/et_share.h"
+#include "replay/sim_replay.h"
+#include "regress/test_util.h"
+
+#define N 16
+#define STEPS 3
+
+enum { V_RING = 0, V_DP, V_DURATION, V_PEER, V_GROUP };
+
+static void fail_on(GError *e)
+{
+  if (e)
+    g_error("%s", e->message);
+}
+
+static void add_comm(et_builder *b, uint32_t node, uint8_t coll, uint64_t bytes, int src, int dst, int tag, int root,
+                     const char *pg)
+{
+  et_comm c = {.bytes = bytes, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE, .src = src,
+               .dst = dst, .tag = tag, .root = root, .coll = coll};
+  et_builder_set_comm(b, node, &c, pg, NULL, 0);
+}
+
+/* Rank r of variant v (the mutations apply to rank 5 only). */
+static et_graph *make_rank(int r, int v)
+{
+  et_builder *b = et_builder_new("share-test");
+  uint64_t id = 1, prev = 0;
+  char node_pg[16], pair_pg[16];
+  g_snprintf(node_pg, sizeof node_pg, "tp_%d", r / 8);
+  g_snprintf(pair_pg, sizeof pair_pg, "dp_%d", r % 8);
+  for (int s = 0; s < STEPS; s++) {
+    sim_time_ps dur = (v == V_DURATION && r == 5 && s == 1) ? 11 * SIM_PS_PER_US : 10 * SIM_PS_PER_US;
+    uint32_t c = et_builder_add_node(b, id, ET_NODE_COMP, "gemm", dur, 0);
+    if (prev)
+      et_builder_add_dep(b, c, prev, TRUE, FALSE);
+    uint64_t cid = id++;
+    uint64_t last = cid;
+    if (v != V_DP) {
+      uint32_t snd = et_builder_add_node(b, id, ET_NODE_COMM_SEND, "send", 0, 0);
+      int dst = (v == V_PEER && r == 5) ? (r + 2) % N : (r + 1) % N;
+      add_comm(b, snd, ET_COLL_NONE, 65536, r, dst, s, -1, NULL);
+      et_builder_add_dep(b, snd, cid, TRUE, FALSE);
+      uint64_t sid = id++;
+      uint32_t rcv = et_builder_add_node(b, id, ET_NODE_COMM_RECV, "recv", 0, 0);
+      add_comm(b, rcv, ET_COLL_NONE, 65536, (r + N - 1) % N, r, s, -1, NULL);
+      et_builder_add_dep(b, rcv, cid, TRUE, FALSE);
+      uint64_t rid = id++;
+      uint32_t j = et_builder_add_node(b, id, ET_NODE_COMP, "join", SIM_PS_PER_US, 0);
+      et_builder_add_dep(b, j, sid, TRUE, FALSE);
+      et_builder_add_dep(b, j, rid, TRUE, FALSE);
+      last = id++;
+    }
+    uint32_t ar = et_builder_add_node(b, id, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+    add_comm(b, ar, ET_COLL_ALL_REDUCE, 1 << 20, -1, -1, -1, -1, (v == V_GROUP && r == 5) ? "all" : NULL);
+    et_builder_add_dep(b, ar, last, TRUE, FALSE);
+    last = id++;
+    if (v != V_DP) {
+      uint32_t bc = et_builder_add_node(b, id, ET_NODE_COMM_COLL, "broadcast", 0, 0);
+      add_comm(b, bc, ET_COLL_BROADCAST, 1 << 18, -1, -1, -1, (r / 8) * 8, node_pg);
+      et_builder_add_dep(b, bc, last, TRUE, FALSE);
+      last = id++;
+      uint32_t pr = et_builder_add_node(b, id, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+      add_comm(b, pr, ET_COLL_ALL_REDUCE, 1 << 19, -1, -1, -1, -1, pair_pg);
+      et_builder_add_dep(b, pr, last, TRUE, FALSE);
+      last = id++;
+    }
+    prev = last;
+  }
+  GError *e = NULL;
+  et_graph *g = et_builder_finish(b, 0, &e);
+  fail_on(e);
+  return g;
+}
+
+static et_workload *make_workload(int v)
+{
+  et_workload *w = et_workload_new(N, "share-test");
+  int m[N];
+  for (int k = 0; k < 2; k++) {
+    char name[16];
+    for (int i = 0; i < 8; i++)
+      m[i] = 8 * k + i;
+    g_snprintf(name, sizeof name, "tp_%d", k);
+    g_assert_cmpuint(et_workload_add_group(w, name, NULL, m, 8), !=, ET_NONE);
+  }
+  for (int k = 0; k < 8; k++) {
+    char name[16];
+    m[0] = k, m[1] = k + 8;
+    g_snprintf(name, sizeof name, "dp_%d", k);
+    g_assert_cmpuint(et_workload_add_group(w, name, NULL, m, 2), !=, ET_NONE);
+  }
+  for (int i = 0; i < N; i++)
+    m[i] = i;
+  g_assert_cmpuint(et_workload_add_group(w, "all", NULL, m, N), !=, ET_NONE);
+  for (int r = 0; r < N; r++)
+    w->ranks[r] = make_rank(r, v);
+  GError *e = NULL;
+  g_assert_true(et_workload_resolve_groups(w, &e));
+  fail_on(e);
+  return w;
+}
+
+/* Writes w to a new temporary directory; returns it (g_free). */
+static char *write_tmp(const et_workload *w)
+{
+  GError *e = NULL;
+  char *dir = g_dir_make_tmp("wisp-test-share-XXXXXX", &e);
+  fail_on(e);
+  g_assert_true(et_workload_write(w, dir, "w", &e));
+  fail_on(e);
+  return dir;
+}
+
+static et_workload *load(const char *dir, gboolean share)
+{
+  GError *e = NULL;
+  char *prefix = g_build_filename(dir, "w", NULL);
+  et_workload *w = et_workload_load(prefix, share ? 0 : ET_LOAD_NO_SHARE, &e);
+  fail_on(e);
+  g_free(prefix);
+  return w;
+}
+
+/* Every record of every rank, read through et_workload_comm, is the same
+ * in a and b (pg_name: present or not; its offset is per string pool). */
+static void assert_same_records(const et_workload *a, const et_workload *b)
+{
+  g_assert_cmpint(a->n_ranks, ==, b->n_ranks);
+  for (int r = 0; r < a->n_ranks; r++) {
+    g_assert_cmpuint(a->ranks[r]->n_comms, ==, b->ranks[r]->n_comms);
+    for (uint32_t k = 0; k < a->ranks[r]->n_comms; k++) {
+      et_comm ta, tb;
+      const et_comm *x = et_workload_comm(a, r, k, &ta), *y = et_workload_comm(b, r, k, &tb);
+      g_assert_cmpuint(x->bytes, ==, y->bytes);
+      g_assert_cmpuint(x->group, ==, y->group);
+      g_assert_cmpint(x->src, ==, y->src);
+      g_assert_cmpint(x->dst, ==, y->dst);
+      g_assert_cmpint(x->tag, ==, y->tag);
+      g_assert_cmpint(x->root, ==, y->root);
+      g_assert_cmpint(x->coll, ==, y->coll);
+      g_assert_cmpint(x->pg_name == ET_NONE, ==, y->pg_name == ET_NONE);
+    }
+  }
+}
+
+static topo *test_topo(void)
+{
+  GError *e = NULL;
+  topo *t = topo_load_string("schema_version: 1\nname: t\nmodel: analytical\nlibrary: {name: ideal}\ndims:\n"
+                             "  - {name: node, kind: switch, size: 8, bandwidth: 100GB/s, latency: 1us}\n"
+                             "  - {name: net, kind: switch, size: 4, bandwidth: 25GB/s, latency: 2us}\n",
+                             "t.yaml", &e);
+  fail_on(e);
+  return t;
+}
+
+/* Replays a and b on the same cluster: every rank finishes at the same
+ * picosecond, with the same event count. */
+static void assert_same_replay(const et_workload *a, const et_workload *b)
+{
+  topo *t = test_topo();
+  sim_replay_options opt = {.quiet = TRUE};
+  GError *e = NULL;
+  sim_result *ra = sim_replay_run(a, t, &opt, &e);
+  fail_on(e);
+  sim_result *rb = sim_replay_run(b, t, &opt, &e);
+  fail_on(e);
+  g_assert_cmpint(ra->n_ranks, ==, rb->n_ranks);
+  for (int r = 0; r < ra->n_ranks; r++) {
+    if (r == 0)
+      g_test_message("rank 0 finish: shared %" G_GINT64_FORMAT " ps, unshared %" G_GINT64_FORMAT " ps",
+                     (gint64)ra->ranks[r].finish, (gint64)rb->ranks[r].finish);
+    g_assert_cmpint(ra->ranks[r].finish, ==, rb->ranks[r].finish);
+    g_assert_cmpint(ra->ranks[r].exposed_comm, ==, rb->ranks[r].exposed_comm);
+  }
+  g_assert_cmpint(ra->step_time, ==, rb->step_time);
+  g_assert_cmpuint(ra->events, ==, rb->events);
+  g_assert_cmpuint(ra->comms->len, ==, rb->comms->len);
+  g_assert_cmpint(ra->step_time, >, 0);
+  sim_result_free(ra);
+  sim_result_free(rb);
+  topo_free(t);
+}
+
+/* The files of every rank (and comm_group*.json) in dirs a and b are
+ * byte-identical. */
+static void assert_same_files(const char *a, const char *b)
+{
+  GDir *d = g_dir_open(a, 0, NULL);
+  g_assert_nonnull(d);
+  const char *e;
+  guint files = 0;
+  while ((e = g_dir_read_name(d)) != NULL) {
+    char *pa = g_build_filename(a, e, NULL), *pb = g_build_filename(b, e, NULL);
+    char *ca = NULL, *cb = NULL;
+    gsize la = 0, lb = 0;
+    g_assert_true(g_file_get_contents(pa, &ca, &la, NULL));
+    g_assert_true(g_file_get_contents(pb, &cb, &lb, NULL));
+    g_assert_cmpmem(ca, la, cb, lb);
+    files++;
+    g_free(ca), g_free(cb), g_free(pa), g_free(pb);
+  }
+  g_dir_close(d);
+  g_assert_cmpuint(files, ==, test_dir_entries(b));
+  g_assert_cmpuint(files, >=, N);
+}
+
+/* Loads variant v shared and unshared; checks the distinct count and the
+ * canonical rank of every rank, then that records agree; returns the
+ * shared load (and the unshared one in *plain, the directory in *dir). */
+static et_workload *check_variant(int v, int want_distinct, int odd_rank, et_workload **plain, char **dir)
+{
+  et_workload *built = make_workload(v);
+  *dir = write_tmp(built);
+  /* Sharing in memory finds the same classes as the loader. */
+  g_assert_cmpint(et_workload_share(built), ==, want_distinct);
+  et_workload *s = load(*dir, TRUE), *u = load(*dir, FALSE);
+  g_assert_null(u->share);
+  g_assert_nonnull(s->share);
+  g_test_message("variant %d: %d distinct graph(s), want %d", v, et_share_distinct(s->share), want_distinct);
+  g_assert_cmpint(et_share_distinct(s->share), ==, want_distinct);
+  for (int r = 0; r < N; r++) {
+    int want = (r == odd_rank) ? r : (odd_rank == 0 && r > 0 ? 1 : 0);
+    g_assert_cmpint(et_share_canonical(s->share, r), ==, want);
+    g_assert_cmpint(et_share_canonical(built->share, r), ==, want);
+  }
+  char *sum = et_workload_share_summary(s);
+  char *want_sum = g_strdup_printf("%d ranks share %d distinct graph%s", N, want_distinct, want_distinct == 1 ? "" : "s");
+  g_assert_cmpstr(sum, ==, want_sum);
+  g_free(sum), g_free(want_sum);
+  assert_same_records(s, u);
+  assert_same_records(built, u);
+  et_workload_free(built);
+  *plain = u;
+  return s;
+}
+
+/* A ring with world, node and pair collectives: one graph for 16 ranks;
+ * same replay and the same files written back. */
+static void test_ring(void)
+{
+  et_workload *u;
+  char *dir;
+  et_workload *s = check_variant(V_RING, 1, -1, &u, &dir);
+  assert_same_replay(s, u);
+  GError *e = NULL;
+  char *da = g_dir_make_tmp("wisp-test-share-a-XXXXXX", &e), *db = g_dir_make_tmp("wisp-test-share-b-XXXXXX", &e);
+  fail_on(e);
+  g_assert_true(et_workload_write_threads(s, da, "w", 2, &e));
+  fail_on(e);
+  g_assert_true(et_workload_write_threads(u, db, "w", 1, &e));
+  fail_on(e);
+  assert_same_files(da, db);
+  assert_same_files(da, dir); /* and the files it was loaded from */
+  test_rm_rf(da), test_rm_rf(db), test_rm_rf(dir);
+  g_free(da), g_free(db), g_free(dir);
+  et_workload_free(s);
+  et_workload_free(u);
+}
+
+/* The ring scaled to dp=4 (two replicas of the 16 ranks) from the shared
+ * and the unshared load: the sharing translation, then the scaling one,
+ * give every new rank the same records and the same replay. */
+static void test_scaled(void)
+{
+  et_workload *u;
+  char *dir;
+  et_workload *s = check_variant(V_RING, 1, -1, &u, &dir);
+  et_workload *scaled[2];
+  et_workload *in[2] = {s, u};
+  for (int k = 0; k < 2; k++) {
+    GError *e = NULL;
+    et_layout l;
+    g_assert_true(et_layout_infer(in[k], NULL, &l, &e));
+    fail_on(e);
+    g_assert_cmpint(l.degree[ET_DIM_DP], ==, 2); /* dp_* groups of 2 */
+    et_scale_request rq = {.dp = 4, .placement = ET_PLACE_OUTER};
+    scaled[k] = et_workload_scale(in[k], &l, &rq, &e);
+    fail_on(e);
+    et_layout_clear(&l);
+    g_assert_cmpint(scaled[k]->n_ranks, ==, 2 * N);
+  }
+  char *sum = et_workload_share_summary(scaled[0]);
+  g_assert_cmpstr(sum, ==, "16 traced ranks share 1 distinct graph");
+  g_free(sum);
+  assert_same_records(scaled[0], scaled[1]);
+  assert_same_replay(scaled[0], scaled[1]);
+  test_rm_rf(dir);
+  g_free(dir);
+  et_workload_free(scaled[0]);
+  et_workload_free(scaled[1]);
+}
+
+/* Identical data-parallel ranks (compute and a world all-reduce). */
+static void test_dp(void)
+{
+  et_workload *u;
+  char *dir;
+  et_workload *s = check_variant(V_DP, 1, -1, &u, &dir);
+  assert_same_replay(s, u);
+  test_rm_rf(dir);
+  g_free(dir);
+  et_workload_free(s);
+  et_workload_free(u);
+}
+
+/* One rank differs: a node's duration, a peer that is not the shift, a
+ * group instead of the world.  Rank 5 keeps its own graph; the others
+ * share rank 0's. */
+static void test_differs(void)
+{
+  static const int variants[] = {V_DURATION, V_PEER, V_GROUP};
+  for (guint k = 0; k < G_N_ELEMENTS(variants); k++) {
+    et_workload *u;
+    char *dir;
+    et_workload *s = check_variant(variants[k], 2, 5, &u, &dir);
+    if (variants[k] == V_DURATION) /* the others do not match their peers' operations */
+      assert_same_replay(s, u);
+    test_rm_rf(dir);
+    g_free(dir);
+    et_workload_free(s);
+    et_workload_free(u);
+  }
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/et_share/ring", test_ring);
+  g_test_add_func("/et_share/dp", test_dp);
+  g_test_add_func("/et_share/scaled", test_scaled);
+  g_test_add_func("/et_share/differs", test_differs);
+  return g_test_run();
+}
