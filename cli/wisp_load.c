@@ -213,7 +213,7 @@ gboolean wisp_card_layout(const cfg_card *card, gboolean need, et_card *out, GEr
   for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
     int64_t x = 0;
     gboolean here = FALSE;
-    if (!cfg_card_count(card, keys[i], 1 << 24, &x, &here, error))
+    if (!cfg_card_count(card, keys[i], CFG_CARD_MAX_DEGREE, &x, &here, error))
       return FALSE;
     if (here) {
       *dst[i] = (int)x;

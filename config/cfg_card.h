@@ -67,6 +67,10 @@ gboolean cfg_card_has(const cfg_card *c, const char *key);
 gboolean cfg_card_fail(const cfg_card *c, const char *key, int code, GError **error, const char *fmt, ...)
   G_GNUC_PRINTF(5, 6);
 
+/* The largest parallel degree a card may give (model_plan_parallelization.*),
+ * for every reader of those keys. */
+#define CFG_CARD_MAX_DEGREE (1 << 24)
+
 /* Typed accessors.  Each returns FALSE (error set) when the key is present
  * with a bad value; when absent it returns TRUE with *found FALSE and *out
  * untouched; found may be NULL. */

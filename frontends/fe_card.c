@@ -23,6 +23,14 @@ static gboolean card_int(const cfg_card *doc, const char *key, int64_t *out, GEr
   return cfg_card_count(doc, key, G_MAXINT64, out, NULL, error);
 }
 
+/* A parallel degree, bounded as the layout reader (cli/wisp_load.c) bounds
+ * the same keys, so both accept the same values. */
+static gboolean card_degree(const cfg_card *doc, const char *key, int64_t *out, GError **error)
+{
+  *out = -1;
+  return cfg_card_count(doc, key, CFG_CARD_MAX_DEGREE, out, NULL, error);
+}
+
 /* A precision at key: name and bytes, untouched when absent. */
 static gboolean card_precision(const cfg_card *doc, const char *key, char **name, int *bytes, GError **error)
 {
@@ -106,8 +114,8 @@ fe_workload_card *fe_card_from_doc(const cfg_card *doc, GError **error)
     card_int(doc, "workload.model.hidden_size", &c->hidden_size, error) &&
     card_int(doc, "workload.data.tokens_per_rank", &c->tokens_per_rank, error) &&
     card_int(doc, "workload.model.moe_top_k", &c->top_k, error) &&
-    card_int(doc, "Model-executor.model_plan_parallelization.ep", &c->ep_degree, error) &&
-    card_int(doc, "Model-executor.model_plan_parallelization.tp", &c->tp_degree, error) &&
+    card_degree(doc, "Model-executor.model_plan_parallelization.ep", &c->ep_degree, error) &&
+    card_degree(doc, "Model-executor.model_plan_parallelization.tp", &c->tp_degree, error) &&
     card_int(doc, "workload.hardware.xpu_spec.count_per_node", &c->gpus_per_node, error) &&
     card_precision(doc, "workload.model.precision", &c->dtype, &c->dtype_bytes, error) &&
     card_precision(doc, "workload.model.moe_dispatch_precision", &c->dispatch_dtype, &c->dispatch_dtype_bytes,

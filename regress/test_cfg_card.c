@@ -156,7 +156,7 @@ static int layout_count(const cfg_card *c)
     char *key = g_strdup_printf("Model-executor.model_plan_parallelization.%s", layout_keys[i]);
     int64_t v = 0;
     gboolean found = FALSE;
-    g_assert_true(cfg_card_count(c, key, 1 << 24, &v, &found, NULL));
+    g_assert_true(cfg_card_count(c, key, CFG_CARD_MAX_DEGREE, &v, &found, NULL));
     k += found;
     g_free(key);
   }
@@ -183,6 +183,14 @@ static void test_layout_only(void)
   g_assert_cmpint(f->tokens_per_rank, ==, -1);
   g_assert_cmpuint(f->assumptions->len, ==, 2);
   fe_card_free(f);
+  cfg_card_free(c);
+  /* A degree over CFG_CARD_MAX_DEGREE (2^24 = 16777216) is refused by the
+   * sizes reader with the message the layout reader gives (same bound). */
+  c = card_ok("Model-executor:\n  model_plan_parallelization:\n    tp: 16777217\n");
+  g_assert_null(fe_card_from_doc(c, &e));
+  g_assert_cmpstr(e->message, ==, "card.yaml:3: Model-executor.model_plan_parallelization.tp: expected a whole "
+                  "number from 1 to 16777216, got '16777217'");
+  g_clear_error(&e);
   cfg_card_free(c);
 }
 
