@@ -236,7 +236,10 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   }
   if (card) {
     GError *cerr = NULL;
-    if (!(opt->card = wisp_card_load(card, &cerr))) {
+    cfg_card *doc = cfg_card_load(card, &cerr);
+    opt->card = doc ? wisp_card_sizes(doc, &cerr) : NULL;
+    cfg_card_free(doc);
+    if (opt->card == NULL) {
       fprintf(stderr, "wisp %s: %s\n", cmd, cerr->message);
       g_error_free(cerr);
       goto out;

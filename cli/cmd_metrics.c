@@ -65,6 +65,7 @@ int wisp_cmd_metrics(int argc, char **argv)
   int status = 0;
   study_card card = {0};
   gboolean have_card = FALSE;
+  cfg_card *doc = NULL;
   et_workload *w = NULL;
   study_activity *a = NULL;
   study_metrics *m = NULL;
@@ -93,19 +94,21 @@ int wisp_cmd_metrics(int argc, char **argv)
   lo.comm_group = comm_group;
   lo.steps_in_window = &n_steps;
   lo.model_flops = &model_flops;
-  lo.card = card_path; /* the same card sizes kernels that carry no size */
   if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_output_declare(json, "--json", &error)) {
     fprintf(stderr, "wisp metrics: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
     goto out;
   }
+  /* One parse of the card: MFU's keys here, the same document sizes
+   * kernels that carry no size (lo.card). */
   if (card_path) {
-    if (!study_card_load(card_path, &card, &error)) {
+    if ((doc = cfg_card_load(card_path, &error)) == NULL || !study_card_from_doc(doc, &card, &error)) {
       status = wisp_cli_fail(error);
       goto out;
     }
     have_card = TRUE;
+    lo.card = doc;
   }
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || !wisp_output_check(&error)) {
@@ -132,6 +135,7 @@ out:
     et_workload_free(w);
   if (have_card)
     study_card_clear(&card);
+  cfg_card_free(doc);
   g_option_context_free(ctx);
   g_free(card_path);
   g_free(json);
@@ -163,12 +167,11 @@ void wisp_run_metrics_entries(gboolean *off, GOptionEntry *entries)
 
 wisp_run_metrics *wisp_run_metrics_new(gboolean off, wisp_load_options *lo, GError **error)
 {
-  const char *card_path = lo->card;
   wisp_run_metrics *m = g_new0(wisp_run_metrics, 1);
   m->on = !off;
   m->n_steps = 1;
-  if (card_path) {
-    if (!study_card_load(card_path, &m->card, error)) {
+  if (lo->card) {
+    if (!study_card_from_doc(lo->card, &m->card, error)) {
       g_free(m);
       return NULL;
     }

@@ -138,7 +138,7 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
 /* --job: several jobs on one fabric (cmd_simulate_jobs.c).  `usable`:
  * no WORKLOAD argument, one network, no --timeline, --svg or
  * --check-baseline.  Returns the exit status. */
-static int simulate_jobs(char **jobs, const char *network, gboolean usable, const wisp_cli_common *common,
+static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp_cli_common *common,
                          gboolean checked, const char *json, int max_rows)
 {
   GError *error = NULL;

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#include <yaml.h>
 #include <zlib.h>
 
 static gboolean has_suffix(const char *s, const char *suffix)
@@ -79,11 +78,11 @@ static void print_warnings(const GPtrArray *warnings)
     fprintf(stderr, "wisp: warning: %s\n", (const char *)warnings->pdata[k]);
 }
 
-fe_workload_card *wisp_card_load(const char *path, GError **error)
+fe_workload_card *wisp_card_sizes(const cfg_card *card, GError **error)
 {
-  fe_workload_card *c = fe_card_load(path, error);
+  fe_workload_card *c = fe_card_from_doc(card, error);
   for (guint i = 0; c && i < c->assumptions->len; i++)
-    fprintf(stderr, "wisp: card %s: assumption: %s\n", path, (const char *)c->assumptions->pdata[i]);
+    fprintf(stderr, "wisp: card %s: assumption: %s\n", cfg_card_path(card), (const char *)c->assumptions->pdata[i]);
   return c;
 }
 
@@ -139,7 +138,7 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
     opt.all_steps = lo->all_steps;
     opt.whole_trace = lo->whole_trace;
     fe_workload_card *card = NULL;
-    if (lo->card && !(card = wisp_card_load(lo->card, error)))
+    if (lo->card && !(card = wisp_card_sizes(lo->card, error)))
       return NULL;
     opt.card = card;
     fe_kineto_report rep = {0};
@@ -174,7 +173,7 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
   et_layout l;
   gboolean have_card = lo->card != NULL;
   if (!et_scale_parse(lo->scale, &rq, error) || !et_placement_parse(lo->placement, &rq.placement, error) ||
-      (have_card && !wisp_card_layout_load(lo->card, lo->scale != NULL, &card, error))) {
+      (have_card && !wisp_card_layout(lo->card, lo->scale != NULL, &card, error))) {
     et_workload_free(w);
     return NULL;
   }
@@ -201,78 +200,33 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
   return o;
 }
 
-/* Finds the mapping value of `key` anywhere under node n (depth first). */
-static yaml_node_t *card_find(yaml_document_t *d, yaml_node_t *n, const char *key, int depth)
+gboolean wisp_card_layout(const cfg_card *card, gboolean need, et_card *out, GError **error)
 {
-  if (n == NULL || n->type != YAML_MAPPING_NODE || depth > 16)
-    return NULL;
-  for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-    yaml_node_t *k = yaml_document_get_node(d, p->key), *v = yaml_document_get_node(d, p->value);
-    if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0)
-      return v;
-    yaml_node_t *in = card_find(d, v, key, depth + 1);
-    if (in)
-      return in;
-  }
-  return NULL;
-}
-
-gboolean wisp_card_layout_load(const char *path, gboolean need, et_card *out, GError **error)
-{
+  static const char *const keys[] = {
+    "Model-executor.model_plan_parallelization.dp_replicate", "Model-executor.model_plan_parallelization.dp_shard",
+    "Model-executor.model_plan_parallelization.tp", "Model-executor.model_plan_parallelization.pp",
+    "Model-executor.model_plan_parallelization.cp", "Model-executor.model_plan_parallelization.ep",
+  };
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "--card %s: cannot open: %s", path, g_strerror(errno));
-    return FALSE;
-  }
-  yaml_parser_t p;
-  yaml_document_t d;
-  yaml_parser_initialize(&p);
-  yaml_parser_set_input_file(&p, f);
-  gboolean ok = yaml_parser_load(&p, &d) != 0;
-  if (!ok) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%zu: not YAML: %s", path, p.problem_mark.line + 1,
-                p.problem ? p.problem : "parse error");
-    yaml_parser_delete(&p);
-    fclose(f);
-    return FALSE;
-  }
-  yaml_node_t *root = yaml_document_get_root_node(&d);
-  yaml_node_t *plan = card_find(&d, root, "model_plan_parallelization", 0);
-  if (plan == NULL)
-    plan = root;
-  static const char *const keys[] = {"dp_replicate", "dp_shard", "tp", "pp", "cp", "ep"};
   int *dst[] = {&out->dp_replicate, &out->dp_shard, &out->tp, &out->pp, &out->cp, &out->ep};
   int found = 0;
-  for (size_t i = 0; ok && i < G_N_ELEMENTS(keys); i++) {
-    yaml_node_t *v = plan && plan->type == YAML_MAPPING_NODE ? card_find(&d, plan, keys[i], 15) : NULL;
-    if (v == NULL || v->type != YAML_SCALAR_NODE || v->data.scalar.length == 0)
-      continue;
-    const char *txt = (const char *)v->data.scalar.value;
-    char *end = NULL;
-    long x = strtol(txt, &end, 10);
-    if (end == txt || *end != '\0' || x < 1 || x > (1 << 24)) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%zu: %s must be a whole number >= 1, not '%s'", path,
-                  v->start_mark.line + 1, keys[i], txt);
-      ok = FALSE;
-    } else {
+  for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+    int64_t x = 0;
+    gboolean here = FALSE;
+    if (!cfg_card_count(card, keys[i], CFG_CARD_MAX_DEGREE, &x, &here, error))
+      return FALSE;
+    if (here) {
       *dst[i] = (int)x;
       found++;
     }
   }
-  if (ok && found == 0 && !need)
-    out->none = TRUE; /* a card for kernel sizes or MFU only: no layout to check */
-  else if (ok && found == 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no parallel sizes (model_plan_parallelization with "
-                "dp_replicate, dp_shard, tp, pp, cp, ep); is it a CCL-Bench workload card?", path);
-    ok = FALSE;
-  }
-  yaml_document_delete(&d);
-  yaml_parser_delete(&p);
-  fclose(f);
-  if (ok)
-    out->source = g_strdup(path);
-  return ok;
+  if (found == 0 && need)
+    return cfg_card_fail(card, "Model-executor.model_plan_parallelization", WISP_ERROR_INVALID, error,
+                         "no parallel sizes (dp_replicate, dp_shard, tp, pp, cp, ep), which --scale needs; is it a "
+                         "CCL-Bench workload card?");
+  out->none = found == 0; /* a card for kernel sizes or MFU only: no layout to check */
+  out->source = g_strdup(cfg_card_path(card));
+  return TRUE;
 }
 
 et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *lo, GError **error)
@@ -430,7 +384,7 @@ void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *e)
   memcpy(e, list, sizeof(list));
 }
 
-gboolean wisp_cli_scale_resolve(const wisp_cli_scale *s, wisp_load_options *lo, GError **error)
+gboolean wisp_cli_scale_resolve(wisp_cli_scale *s, wisp_load_options *lo, GError **error)
 {
   et_scale_request rq = {0};
   if (!et_scale_parse(s->scale, &rq, error) || !et_placement_parse(s->placement, &rq.placement, error))
@@ -439,9 +393,11 @@ gboolean wisp_cli_scale_resolve(const wisp_cli_scale *s, wisp_load_options *lo, 
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--placement %s needs --scale dp=N", s->placement);
     return FALSE;
   }
+  if (s->card && s->doc == NULL && (s->doc = cfg_card_load(s->card, error)) == NULL)
+    return FALSE;
   lo->scale = s->scale;
   lo->placement = s->placement;
-  lo->card = s->card;
+  lo->card = s->doc;
   return TRUE;
 }
 
@@ -450,10 +406,11 @@ void wisp_cli_scale_clear(wisp_cli_scale *s)
   g_free(s->scale);
   g_free(s->placement);
   g_free(s->card);
+  cfg_card_free(s->doc);
   memset(s, 0, sizeof(*s));
 }
 
-gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
+gboolean wisp_cli_common_resolve(wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
                                  GError **error)
 {
   wisp_load_options l = WISP_LOAD_OPTIONS_INIT;

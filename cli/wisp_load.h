@@ -6,6 +6,7 @@
 
 #include "chakra/et_graph.h"
 #include "chakra/et_scale.h"
+#include "config/cfg_card.h"
 #include "frontends/fe.h"
 #include "replay/sim_replay.h"
 #include "topologies/topo_variant.h"
@@ -34,17 +35,17 @@ typedef struct {
    * scaled job, its inferred layout and assumptions printed on stderr
    * (unless quiet) and kept in its summary (et_scale_summary). */
   const char *scale, *placement;
-  const char *card;            /* --card FILE: the workload card (layout for --scale; Kineto: sizes of
-                                  registry kernels that carry none) */
+  const cfg_card *card;        /* --card FILE, parsed once (wisp_cli_scale_resolve): the layout for
+                                  --scale; Kineto: sizes of registry kernels that carry none */
 } wisp_load_options;
 
 #define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
-/* Loads the workload card at path (fe_card_load) and prints each of its
- * assumptions on stderr ("wisp: card FILE: assumption: ..."), so that a
- * size derived from it never goes unstated.  NULL (error set) on a bad
- * card. */
-fe_workload_card *wisp_card_load(const char *path, GError **error);
+/* The frontends' section of a parsed card (fe_card_from_doc), each of its
+ * assumptions printed on stderr ("wisp: card FILE: assumption: ..."), so
+ * that a size derived from it never goes unstated.  NULL (error set) on a
+ * bad value. */
+fe_workload_card *wisp_card_sizes(const cfg_card *card, GError **error);
 
 /* Step selection, one spelling on every command that reads traces:
  * --step N (one profiler step), --steps A..B (steps A to B), --steps all
@@ -75,19 +76,22 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
  * fields of MFU (simulate's metrics). */
 typedef struct {
   char *scale, *placement, *card;
+  cfg_card *doc;               /* the card, parsed once by wisp_cli_scale_resolve */
 } wisp_cli_scale;
 #define WISP_CLI_SCALE_ENTRIES 4
 /* Fills `entries` (WISP_CLI_SCALE_ENTRIES, the last the terminator). */
 void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *entries);
-/* Checks the values (before a long load) and points lo at them. */
-gboolean wisp_cli_scale_resolve(const wisp_cli_scale *s, wisp_load_options *lo, GError **error);
+/* Checks the values (before a long load), parses the card (once: a second
+ * call reuses it) and points lo at them. */
+gboolean wisp_cli_scale_resolve(wisp_cli_scale *s, wisp_load_options *lo, GError **error);
 void wisp_cli_scale_clear(wisp_cli_scale *s);
 
-/* A CCL-Bench workload card's parallel sizes (model_plan_parallelization,
- * or the same keys at the top level).  Errors name the file and line.  A
+/* The layout section of a parsed card: Model-executor.
+ * model_plan_parallelization.{dp_replicate, dp_shard, tp, pp, cp, ep}, each
+ * a whole number from 1 to 2^24.  Errors name the file, line and key.  A
  * card without any is an error when `need` (--scale), else read with
- * out->none set. */
-gboolean wisp_card_layout_load(const char *path, gboolean need, et_card *out, GError **error);
+ * out->none set.  out->source is g_malloc'd. */
+gboolean wisp_card_layout(const cfg_card *card, gboolean need, et_card *out, GError **error);
 
 typedef struct {
   char *deps, *replicate_from, *model, *algo, *starts, *steps, *comm_group;
@@ -111,7 +115,7 @@ gboolean wisp_cli_levers_resolve(char **slow_rank, const char *slow_ranks, sim_l
  * for g_option_context_add_main_entries and sets the defaults in c. */
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *entries);
 /* Checks the values; fills the loader and replay options. */
-gboolean wisp_cli_common_resolve(const wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
+gboolean wisp_cli_common_resolve(wisp_cli_common *c, wisp_load_options *lo, sim_replay_options *ro,
                                  GError **error);
 void wisp_cli_common_clear(wisp_cli_common *c);
 

@@ -14,6 +14,7 @@
 
 #include "common/wisp_util.h"
 #include "chakra/et_graph.h"
+#include "config/cfg_card.h"
 
 G_BEGIN_DECLS
 
@@ -22,7 +23,7 @@ typedef enum {
   FE_KINETO_GAP = 1,       /* time between communications collapsed into delays */
 } fe_kineto_mode;
 
-/* A workload card (`--card FILE`, fe_card_load): the facts about the job
+/* A workload card (`--card FILE`, fe_card_from_doc): the facts about the job
  * that a trace does not record, for sizing communication kernels that
  * carry no size (doc/kineto.md, "Sizes from a workload card").  Read from
  * CCL-Bench's card layout (../shared/reference/studies.md) plus wisp's
@@ -30,7 +31,7 @@ typedef enum {
  * but wisp derived is one line in assumptions, printed by the commands. */
 typedef struct {
   char *path;
-  int64_t hidden_size;      /* workload.model.hidden_size (else num_heads x head_dim, an assumption) */
+  int64_t hidden_size;      /* workload.model.hidden_size (else model_arch.num_heads x head_dim, an assumption) */
   int64_t tokens_per_rank;  /* workload.data.tokens_per_rank (else batch_size x seq_len, an assumption) */
   int64_t top_k;            /* workload.model.moe_top_k */
   int64_t ep_degree, tp_degree; /* Model-executor.model_plan_parallelization.ep / .tp */
@@ -43,10 +44,11 @@ typedef struct {
   GPtrArray *assumptions;   /* char*: one sentence per derived value */
 } fe_workload_card;
 
-/* Reads a card (YAML); unknown keys are ignored (CCL-Bench cards hold many
- * fields wisp does not use), malformed values are errors naming the file,
- * line and key.  O(size of the file). */
-fe_workload_card *fe_card_load(const char *path, GError **error);
+/* The frontends' keys of a card parsed by cfg_card_load (config/cfg_card.h
+ * lists them); other keys are ignored (CCL-Bench cards hold many fields
+ * wisp does not use), malformed values are errors naming the file, line
+ * and key.  O(1) lookups. */
+fe_workload_card *fe_card_from_doc(const cfg_card *doc, GError **error);
 void fe_card_free(fe_workload_card *c);
 
 typedef struct {

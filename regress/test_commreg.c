@@ -113,8 +113,11 @@ static fe_workload_card *card_from(const char *dir, const char *text)
 {
   char *p = write_file(dir, "card.yaml", text);
   GError *e = NULL;
-  fe_workload_card *c = fe_card_load(p, &e);
+  cfg_card *doc = cfg_card_load(p, &e);
   g_assert_no_error(e);
+  fe_workload_card *c = fe_card_from_doc(doc, &e);
+  g_assert_no_error(e);
+  cfg_card_free(doc);
   g_free(p);
   return c;
 }
@@ -493,8 +496,8 @@ static void test_card_file(void)
   char *dir = g_dir_make_tmp("wisp-commreg-XXXXXX", NULL);
   /* CCL-Bench's own fields only: hidden = 16 heads x 128 = 2048, tokens =
    * 4 x 1024 = 4096, each an assumption line, plus balanced routing. */
-  fe_workload_card *c = card_from(dir, "workload:\n  model:\n    precision: bf16\n    num_heads: 16\n"
-                                       "    head_dim: 128\n  data:\n    batch_size: 4\n    seq_len: 1024\n"
+  fe_workload_card *c = card_from(dir, "workload:\n  model:\n    precision: bf16\n    model_arch:\n"
+                                       "      num_heads: 16\n      head_dim: 128\n  data:\n    batch_size: 4\n    seq_len: 1024\n"
                                        "  hardware:\n    network_topo:\n      bandwidth_gbps:\n        - 200\n");
   g_assert_cmpint(c->hidden_size, ==, 2048);
   g_assert_cmpint(c->tokens_per_rank, ==, 4096);
@@ -503,7 +506,7 @@ static void test_card_file(void)
   g_assert_cmpuint(c->assumptions->len, ==, 4); /* hidden, tokens, routing, no EP degree */
   fe_card_free(c);
   static const struct { const char *text, *needle; } bad[] = {
-    { "workload:\n  model:\n    hidden_size: -3\n", "card.yaml:3: workload.model.hidden_size: expected a positive" },
+    { "workload:\n  model:\n    hidden_size: -3\n", "card.yaml:3: workload.model.hidden_size: expected a whole number from 1" },
     { "workload:\n  model:\n    precision: fp5\n", "card.yaml:3: workload.model.precision: unknown precision" },
     { "workload:\n  model:\n    moe_routing: zipf\n", "card.yaml:3: workload.model.moe_routing: 'zipf' is not" },
     { "- a\n- b\n", "a workload card is a YAML mapping" },
@@ -512,7 +515,9 @@ static void test_card_file(void)
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     char *p = write_file(dir, "card.yaml", bad[i].text);
     GError *e = NULL;
-    g_assert_null(fe_card_load(p, &e));
+    cfg_card *doc = cfg_card_load(p, &e);
+    g_assert_null(doc ? fe_card_from_doc(doc, &e) : NULL);
+    cfg_card_free(doc);
     g_assert_nonnull(e);
     if (!strstr(e->message, bad[i].needle))
       g_error("card %zu: '%s' lacks '%s'", i, e->message, bad[i].needle);
@@ -520,7 +525,7 @@ static void test_card_file(void)
     g_free(p);
   }
   GError *e = NULL;
-  g_assert_null(fe_card_load("/nonexistent/card.yaml", &e));
+  g_assert_null(cfg_card_load("/nonexistent/card.yaml", &e));
   g_assert_error(e, WISP_ERROR, WISP_ERROR_IO);
   g_error_free(e);
   rm_tree(dir);

@@ -184,6 +184,15 @@ static const char *card_text =
     "      model: nvidia_a100\n"
     "      total_count: 2\n";
 
+/* The studies' section of a card file, through the one card reader. */
+static gboolean load_study_card(const char *path, study_card *out, GError **error)
+{
+  cfg_card *doc = cfg_card_load(path, error);
+  gboolean ok = doc && study_card_from_doc(doc, out, error);
+  cfg_card_free(doc);
+  return ok;
+}
+
 static void test_mfu(void)
 {
   et_workload *w = two_rank_timeline();
@@ -191,7 +200,7 @@ static void test_mfu(void)
   study_card card;
   char *text = g_strdup_printf(card_text, "training");
   char *path = write_tmp(text);
-  g_assert_true(study_card_load(path, &card, &e));
+  g_assert_true(load_study_card(path, &card, &e));
   g_assert_no_error(e);
   /* Training: 6 (N - N_emb) + 12 L H Q S = 6e6 + 12 x 2 x 4 x 2 x 8 = 6,001,536. */
   g_assert_cmpfloat(study_card_flop_per_token(&card), ==, 6001536.0);
@@ -209,7 +218,7 @@ static void test_mfu(void)
   /* Inference: 2 (N - N_emb) + 4 L H Q S = 2e6 + 512. */
   text = g_strdup_printf(card_text, "inference");
   path = write_tmp(text);
-  g_assert_true(study_card_load(path, &card, &e));
+  g_assert_true(load_study_card(path, &card, &e));
   g_assert_cmpfloat(study_card_flop_per_token(&card), ==, 2000512.0);
   study_card_clear(&card);
   g_free(text);
@@ -236,31 +245,31 @@ static void test_card_errors(void)
   GError *e = NULL;
   study_card card;
   char *path = write_tmp("workload:\n  model:\n    model_arch:\n      num_params: 10\n");
-  g_assert_false(study_card_load(path, &card, &e));
-  g_assert_nonnull(strstr(e->message, "lacks model.model_arch.num_layers"));
+  g_assert_false(load_study_card(path, &card, &e));
+  g_assert_nonnull(strstr(e->message, ": workload.model.model_arch.num_layers: missing (MFU needs"));
   g_clear_error(&e);
   g_unlink(path);
   g_free(path);
   path = write_tmp("workload:\n  model:\n    model_arch:\n      num_params: ten\n");
-  g_assert_false(study_card_load(path, &card, &e));
+  g_assert_false(load_study_card(path, &card, &e));
   /* Line 4 holds the bad value. */
-  g_assert_nonnull(strstr(e->message, ":4: model.model_arch.num_params must be a non-negative number, not 'ten'"));
+  g_assert_nonnull(strstr(e->message, ":4: workload.model.model_arch.num_params: expected a non-negative number, got 'ten'"));
   g_clear_error(&e);
   g_unlink(path);
   g_free(path);
   path = write_tmp("model: [\n");
-  g_assert_false(study_card_load(path, &card, &e));
+  g_assert_false(load_study_card(path, &card, &e));
   g_assert_nonnull(strstr(e->message, "a workload card is YAML"));
   g_clear_error(&e);
   g_unlink(path);
   g_free(path);
-  g_assert_false(study_card_load("/nonexistent/card.yaml", &card, &e));
+  g_assert_false(load_study_card("/nonexistent/card.yaml", &card, &e));
   g_assert_nonnull(e);
   g_clear_error(&e);
   /* A card written for the layout (--scale) or kernel sizes only: read,
    * and MFU is n/a with the reason instead of a number. */
   path = write_tmp("Model-executor:\n  model_plan_parallelization:\n    tp: 4\n");
-  g_assert_true(study_card_load(path, &card, &e));
+  g_assert_true(load_study_card(path, &card, &e));
   g_assert_true(card.no_model);
   et_workload *lw = two_rank_timeline();
   study_mfu_input li = {&card, 0, 0};

@@ -410,7 +410,7 @@ static void test_cli(void)
   g_free(err);
   g_assert_true(g_file_set_contents(card, "Model-executor:\n  model_plan_parallelization:\n    tp: four\n", -1, NULL));
   g_assert_cmpint(test_wisp_run_in(NULL, a3, NULL, &err), ==, 1);
-  g_assert_nonnull(strstr(err, "card.yaml:3: tp must be a whole number >= 1, not 'four'"));
+  g_assert_nonnull(strstr(err, "card.yaml:3: Model-executor.model_plan_parallelization.tp: expected a whole number from 1 to 16777216, got 'four'"));
   g_free(err);
 
   /* The example (examples/run-scale.sh): 1,024 ranks on two tiers, where

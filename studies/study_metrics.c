@@ -14,7 +14,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <yaml.h>
 
 typedef struct {
   sim_time_ps start, end;
@@ -204,118 +203,58 @@ double study_peak_tflops_of(const char *hw_model)
   return 0;
 }
 
-/* The node at a dotted path of mappings below node, or NULL. */
-static yaml_node_t *yaml_at(yaml_document_t *d, yaml_node_t *node, const char *path)
+/* A required count or number of the MFU model; the error of a missing one
+ * names every key MFU needs. */
+static gboolean mfu_need(const cfg_card *doc, const char *key, gboolean count, double *out, GError **error)
 {
-  char **parts = g_strsplit(path, ".", -1);
-  for (char **p = parts; node && *p; p++) {
-    yaml_node_t *found = NULL;
-    if (node->type == YAML_MAPPING_NODE)
-      for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < node->data.mapping.pairs.top; q++) {
-        yaml_node_t *k = yaml_document_get_node(d, q->key);
-        if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, *p) == 0)
-          found = yaml_document_get_node(d, q->value);
-      }
-    node = found;
-  }
-  g_strfreev(parts);
-  return node;
-}
-
-/* A positive number at path (required or optional); *out untouched when an
- * optional key is absent. */
-static gboolean card_number(yaml_document_t *d, yaml_node_t *root, const char *file, const char *path,
-                            gboolean required, double *out, GError **error)
-{
-  yaml_node_t *n = yaml_at(d, root, path);
-  if (n == NULL) {
-    if (required)
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                  "%s: workload card lacks %s (MFU needs num_params, num_layers, head_dim, num_heads, batch_size, "
-                  "seq_len)", file, path);
-    return !required;
-  }
-  const char *s = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
-  char *end = NULL;
-  double v = g_ascii_strtod(s, &end);
-  if (n->type != YAML_SCALAR_NODE || end == s || *end != '\0' || !isfinite(v) || v < 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%lu: %s must be a non-negative number, not '%s'", file,
-                (unsigned long)n->start_mark.line + 1, path, s);
+  gboolean found = FALSE;
+  int64_t n = 0;
+  if (count ? !cfg_card_count(doc, key, G_MAXINT32, &n, &found, error)
+            : !cfg_card_number(doc, key, out, &found, error))
     return FALSE;
-  }
-  *out = v;
+  if (!found)
+    return cfg_card_fail(doc, key, WISP_ERROR_INVALID, error, "missing (MFU needs workload.model.model_arch."
+                         "{num_params, num_layers, head_dim, num_heads} and workload.data.{batch_size, seq_len})");
+  if (count)
+    *out = (double)n;
   return TRUE;
 }
 
-gboolean study_card_load(const char *path, study_card *out, GError **error)
+gboolean study_card_from_doc(const cfg_card *doc, study_card *out, GError **error)
 {
   memset(out, 0, sizeof *out);
   out->training = TRUE;
-  char *text = NULL;
-  gsize len = 0;
-  if (!g_file_get_contents(path, &text, &len, error))
-    return FALSE;
-  wisp_input_note(path);
-  yaml_parser_t parser;
-  yaml_document_t doc;
-  yaml_parser_initialize(&parser);
-  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-  gboolean ok = yaml_parser_load(&parser, &doc) != 0;
-  if (!ok) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%lu: %s (a workload card is YAML)", path,
-                (unsigned long)parser.problem_mark.line + 1, parser.problem ? parser.problem : "cannot parse");
-    yaml_parser_delete(&parser);
-    g_free(text);
-    return FALSE;
-  }
-  yaml_node_t *root = yaml_document_get_root_node(&doc);
-  yaml_node_t *wl = root ? yaml_at(&doc, root, "workload") : NULL;
-  if (wl == NULL || wl->type != YAML_MAPPING_NODE || yaml_at(&doc, wl, "model.model_arch") == NULL) {
+  if (!cfg_card_has(doc, "workload.model.model_arch")) {
     /* Not an MFU card: MFU says so, the other uses of --card go on. */
     out->no_model = TRUE;
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    g_free(text);
     return TRUE;
   }
-  double total = 0;
-  ok = ok && card_number(&doc, wl, path, "model.model_arch.num_params", TRUE, &out->num_params, error) &&
-       card_number(&doc, wl, path, "model.model_arch.num_params_embedding", FALSE, &out->num_params_embedding,
-                   error) &&
-       card_number(&doc, wl, path, "model.model_arch.num_layers", TRUE, &out->num_layers, error) &&
-       card_number(&doc, wl, path, "model.model_arch.head_dim", TRUE, &out->head_dim, error) &&
-       card_number(&doc, wl, path, "model.model_arch.num_heads", TRUE, &out->num_heads, error) &&
-       card_number(&doc, wl, path, "data.batch_size", TRUE, &out->batch_size, error) &&
-       card_number(&doc, wl, path, "data.seq_len", TRUE, &out->seq_len, error) &&
-       card_number(&doc, wl, path, "hardware.xpu_spec.total_count", FALSE, &total, error);
+  static const char *const phases[] = {"training", "inference", NULL};
+  const char *phase = NULL, *hw = NULL;
+  int64_t total = 0;
+  gboolean ok =
+    mfu_need(doc, "workload.model.model_arch.num_params", FALSE, &out->num_params, error) &&
+    cfg_card_number(doc, "workload.model.model_arch.num_params_embedding", &out->num_params_embedding, NULL,
+                    error) &&
+    mfu_need(doc, "workload.model.model_arch.num_layers", TRUE, &out->num_layers, error) &&
+    mfu_need(doc, "workload.model.model_arch.head_dim", TRUE, &out->head_dim, error) &&
+    mfu_need(doc, "workload.model.model_arch.num_heads", TRUE, &out->num_heads, error) &&
+    mfu_need(doc, "workload.data.batch_size", TRUE, &out->batch_size, error) &&
+    mfu_need(doc, "workload.data.seq_len", TRUE, &out->seq_len, error) &&
+    cfg_card_count(doc, "workload.hardware.xpu_spec.total_count", G_MAXINT32, &total, NULL, error);
   out->num_params_active = out->num_params;
-  ok = ok && card_number(&doc, wl, path, "model.model_arch.num_params_active", FALSE, &out->num_params_active, error);
-  out->total_count = (int)total;
-  if (ok) {
-    yaml_node_t *phase = yaml_at(&doc, wl, "model.phase");
-    if (phase && phase->type == YAML_SCALAR_NODE) {
-      const char *p = (const char *)phase->data.scalar.value;
-      if (strcmp(p, "inference") == 0)
-        out->training = FALSE;
-      else if (strcmp(p, "training") != 0) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                    "%s:%lu: workload.model.phase must be training or inference, not '%s'", path,
-                    (unsigned long)phase->start_mark.line + 1, p);
-        ok = FALSE;
-      }
-    }
-    yaml_node_t *hw = yaml_at(&doc, wl, "hardware.xpu_spec.model");
-    if (hw && hw->type == YAML_SCALAR_NODE) {
-      out->hw_model = g_strdup((const char *)hw->data.scalar.value);
-      out->peak_tflops = study_peak_tflops_of(out->hw_model);
-    }
-  }
-  yaml_document_delete(&doc);
-  yaml_parser_delete(&parser);
-  g_free(text);
+  ok = ok &&
+       cfg_card_number(doc, "workload.model.model_arch.num_params_active", &out->num_params_active, NULL, error) &&
+       cfg_card_choice(doc, "workload.model.phase", phases, &phase, NULL, error);
   if (!ok)
-    study_card_clear(out);
-  return ok;
+    return FALSE;
+  out->total_count = (int)total;
+  out->training = phase == NULL || strcmp(phase, "training") == 0;
+  if ((hw = cfg_card_get(doc, "workload.hardware.xpu_spec.model", NULL)) != NULL) {
+    out->hw_model = g_strdup(hw);
+    out->peak_tflops = study_peak_tflops_of(out->hw_model);
+  }
+  return TRUE;
 }
 
 void study_card_clear(study_card *c)

@@ -20,6 +20,7 @@
 
 #include "replay/sim_replay.h"
 #include "common/wisp_json.h"
+#include "config/cfg_card.h"
 
 G_BEGIN_DECLS
 
@@ -88,12 +89,14 @@ typedef struct {
                                   layout or for kernel sizes): MFU is n/a with that reason */
 } study_card;
 
-/* Reads a workload card (YAML): the keys named above under workload.
- * A card without workload.model.model_arch is read with no_model set (the
- * one --card also serves --scale and kernel sizes); a model_arch that
- * lacks a key MFU needs, or a bad value, is an error naming the file, the
- * line and the key.  O(file size). */
-gboolean study_card_load(const char *path, study_card *out, GError **error);
+/* The studies' keys of a card parsed by cfg_card_load (config/cfg_card.h):
+ * those named above under workload.  A card without workload.model.
+ * model_arch is read with no_model set (the one --card also serves --scale
+ * and kernel sizes); a model_arch that lacks a key MFU needs, or a bad
+ * value, is an error naming the file, the line and the key (counts -
+ * num_layers, head_dim, num_heads, batch_size, seq_len, total_count - are
+ * whole numbers >= 1, the parameter counts numbers >= 0).  O(1) lookups. */
+gboolean study_card_from_doc(const cfg_card *doc, study_card *out, GError **error);
 void study_card_clear(study_card *c);
 /* FLOPs per token of the seed: 6 (N_act - N_emb) + 12 L H Q S (training) or
  * 2 (N_act - N_emb) + 4 L H Q S (inference); N_act = num_params_active when
