@@ -1,10 +1,12 @@
-/* topo_variant.c: editable config snapshots for what-if studies (see
- * topo_variant.h).  The topology section is taken from the private
- * representation (topo_internal.h, this layer's own); the other sections
- * (net, collectives, library) are an editable copy of the config document
- * (config/cfg.h), which the variant edits without interpreting them.  Both
- * are written back as wisp YAML, so the config reader and the topology
- * loader stay the single places that validate and build. */
+/* topo_variant.c: editable config documents for what-if studies (see
+ * topo_variant.h).  The variant is one editable cfg_doc: the settings of
+ * the net, collectives and library sections, copied from the base's
+ * document, and the base topology's section put as flat keys once
+ * (put_section, from the resolved representation in topo_internal.h, this
+ * layer's own).  Edits read and write those keys (a tier is read into a
+ * tv_dim view and written back around each edit); the document is written
+ * as wisp YAML and read back by the config reader and topo_from_config,
+ * which stay the single places that validate and build. */
 #include "config.h"
 #include "topologies/topo_variant.h"
 #include "topologies/topo_internal.h"
