@@ -145,8 +145,9 @@ static void dim_read(const topo_variant *v, int d, tv_dim *x)
   x->stream_bw = bw_of(item_get(v, "dims", d, "stream_bandwidth", NULL));
 }
 
-/* Writes back the fields a tier of x's kind has; keys of another kind stay
- * (unwritten by topo_variant_to_yaml), as the snapshot kept them. */
+/* Writes back the fields a tier of x's kind has; keys of another kind
+ * stay, unwritten by topo_variant_to_yaml (a torus turned ring keeps its
+ * shape key; it is refitted if the tier becomes a torus again). */
 static void dim_write(topo_variant *v, const tv_dim *x)
 {
   int d = x->index, l = x->line;
