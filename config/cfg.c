@@ -449,6 +449,20 @@ gboolean cfg_set(cfg_doc *d, const char *key, const char *value, const char **wh
   return TRUE;
 }
 
+void cfg_put(cfg_doc *d, const char *key, const char *value, int line)
+{
+  g_return_if_fail(d->format == CFG_FORMAT_EDIT && key != NULL && value != NULL);
+  put(d, key, value, line);
+}
+
+void cfg_set_name(cfg_doc *d, const char *name)
+{
+  g_return_if_fail(d->format == CFG_FORMAT_EDIT);
+  char *n = g_strdup(name);
+  g_free(d->name);
+  d->name = n;
+}
+
 /* ---- writing ---- */
 
 void cfg_yaml_quoted(GString *s, const char *text)

@@ -30,9 +30,13 @@
  * value as the string form); a list of mappings gets index components
  * ("x.0.y"); an empty value is "".
  *
- * What-if studies edit a document (cfg_copy_settings, cfg_set) instead of
- * a topology: topologies/topo_variant.h keeps the topology section's edits
- * and writes the other sections back with cfg_write_sections().
+ * What-if studies edit a document (cfg_copy_settings, cfg_set, cfg_put)
+ * instead of a topology: topologies/topo_variant.h puts the topology
+ * section into an editable copy as flat keys ("dims.0.bandwidth",
+ * "graph.links.3.latency", "ranks", "placement"; the topology layer
+ * chooses and checks them), edits those and the settings, and writes the
+ * whole document back as wisp YAML (the other sections with
+ * cfg_write_sections()).
  *
  * Cost: parsing is O(size of the file); lookups O(log keys).  A document
  * loaded from text keeps its YAML tree (a few hundred bytes per node) as
@@ -87,8 +91,10 @@ GPtrArray *cfg_keys(const cfg_doc *d, const char *prefix);
 
 /* ---- editing (what-if studies) ---- */
 
-/* An editable copy of d's settings (net, collectives, library), without
- * the tree: format CFG_FORMAT_EDIT, same source and name. */
+/* An editable copy of d's flat keys (the settings of net, collectives and
+ * library, and in an editable document also the topology keys put with
+ * cfg_put), without the tree: format CFG_FORMAT_EDIT, same source and
+ * name.  O(keys). */
 cfg_doc *cfg_copy_settings(const cfg_doc *d);
 /* An empty editable document (no settings) named source. */
 cfg_doc *cfg_new_edit(const char *source);
@@ -101,6 +107,14 @@ gboolean cfg_is_setting(const char *key);
  * key is bad: model not analytical/flow, flow_quantum not a time, a key
  * with an empty component. */
 gboolean cfg_set(cfg_doc *d, const char *key, const char *value, const char **why);
+/* Puts any key of an editable document (CFG_FORMAT_EDIT) with its line
+ * (the config line it came from, 0 for an edit), replacing an earlier
+ * value.  The document does not check it: this is how the topology layer
+ * keeps its own section (topologies/topo_variant.c) in the document,
+ * checked when the written YAML is read back.  O(log keys). */
+void cfg_put(cfg_doc *d, const char *key, const char *value, int line);
+/* Sets the `name:` of an editable document (NULL = none). */
+void cfg_set_name(cfg_doc *d, const char *name);
 /* Appends the collectives: and library: sections as flow mappings of
  * quoted strings, one line each, in key order; nothing when empty. */
 void cfg_write_sections(const cfg_doc *d, GString *out);

@@ -206,6 +206,40 @@ static void test_edit_and_write(void)
   cfg_unref(d);
 }
 
+/* The topology layer's keys in an editable document (cfg_put): kept
+ * with their lines, copied, left out of the settings sections, and the
+ * name settable; topo_variant keeps its topology section this way. */
+static void test_put(void)
+{
+  cfg_doc *e = cfg_new_edit("edit");
+  cfg_put(e, "dims.0.bandwidth", "50000000000B/s", 7);
+  cfg_put(e, "ranks", "16", 0);
+  cfg_put(e, "dims.0.bandwidth", "100000000000B/s", 7); /* replaces */
+  cfg_set_name(e, "renamed");
+  const char *why = NULL;
+  g_assert_true(cfg_set(e, "library.name", "hccl", &why));
+  cfg_doc *c = cfg_copy_settings(e);
+  int line = -1;
+  g_assert_cmpstr(cfg_get(c, "dims.0.bandwidth", &line), ==, "100000000000B/s");
+  g_assert_cmpint(line, ==, 7);
+  g_assert_cmpstr(cfg_get(c, "ranks", NULL), ==, "16");
+  g_assert_cmpstr(cfg_name(c), ==, "renamed");
+  /* The copy is independent of the original. */
+  cfg_put(e, "ranks", "8", 0);
+  g_assert_cmpstr(cfg_get(c, "ranks", NULL), ==, "16");
+  GString *s = g_string_new(NULL);
+  cfg_write_sections(c, s);
+  g_assert_cmpstr(s->str, ==, "library: {\"name\": \"hccl\"}\n");
+  g_string_free(s, TRUE);
+  GPtrArray *k = cfg_keys(c, "dims.");
+  g_assert_cmpuint(k->len, ==, 1);
+  g_ptr_array_unref(k);
+  cfg_set_name(c, NULL);
+  g_assert_null(cfg_name(c));
+  cfg_unref(c);
+  cfg_unref(e);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -213,5 +247,6 @@ int main(int argc, char **argv)
   g_test_add_func("/cfg/defaults_and_astra", test_defaults_and_astra);
   g_test_add_func("/cfg/errors", test_errors);
   g_test_add_func("/cfg/edit_and_write", test_edit_and_write);
+  g_test_add_func("/cfg/put", test_put);
   return g_test_run();
 }

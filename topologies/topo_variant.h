@@ -2,16 +2,19 @@
  * studies: "double the scale-out bandwidth", "scale-up domain 8 -> 16",
  * "set collectives.all_reduce to direct").
  *
- * A variant is an editable snapshot of a config: the topology section of
- * a resolved topology (its tiers (dimensions) with kind, size, bandwidth
- * and latency, or its explicit graph, and its placement) and an editable
- * copy of the document's other sections (config/cfg.h: model,
- * flow_quantum, the verbatim collectives.* / library.* settings), which
- * the variant edits with cfg_set() without interpreting them.
- * topo_variant_build() writes both back out as wisp YAML (schema_version
- * 1) and loads that text with topo_load_string(), so every variant passes
- * exactly the validation a hand-written config passes.  Building costs one YAML parse and one
- * topology construction: O(links), microseconds for cluster-sized configs.
+ * A variant is an editable copy of a config document (config/cfg.h):
+ * the settings of the other layers (model, flow_quantum, the verbatim
+ * collectives.* / library.*, edited with cfg_set() without interpreting
+ * them) and the topology section of the resolved base topology as flat
+ * keys (dims.D.bandwidth, dims.D.size, graph.links.I.latency, ranks,
+ * placement, ...; list in topo_variant.c) in the formats the written YAML
+ * uses, with the tiers' config lines.  The accessors and edits below read
+ * and write those keys; topo_variant_to_yaml() writes the document as wisp
+ * YAML (schema_version 1) and topo_variant_build() reads that text back
+ * (cfg_load_string, topo_from_config), so every variant passes exactly the
+ * validation a hand-written config passes.  Building costs one YAML parse
+ * and one topology construction: O(links), microseconds for cluster-sized
+ * configs; an accessor costs O(log keys) (a graph's bandwidth O(links)).
  *
  * Tier roles used by the studies: when a hierarchical topology has two or
  * more dimensions, the outermost one is the scale-out tier and all inner
@@ -53,7 +56,8 @@ G_BEGIN_DECLS
 
 typedef struct topo_variant topo_variant;
 
-/* Snapshot of base (which is not modified and may be freed afterwards). */
+/* The document of base (its settings and its resolved topology section);
+ * base is not modified and may be freed afterwards.  O(keys). */
 topo_variant *topo_variant_new(const topo *base);
 topo_variant *topo_variant_copy(const topo_variant *v);
 void topo_variant_free(topo_variant *v);
