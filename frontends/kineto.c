@@ -191,6 +191,35 @@ static void print_merged_warnings(const GPtrArray *warnings, FILE *out)
   g_ptr_array_free(texts, TRUE);
 }
 
+/* The concise view's lines on communication libraries: each distinct
+ * "kernels by library" summary and "look like communication" line once,
+ * with the number of rank files it describes, so that traffic of a library
+ * outside the registry is noticed without --verbose.  O(files^2) string
+ * compares in the worst case (files are ranks: hundreds at most). */
+static void print_library_lines(const fe_kineto_report *r, FILE *out)
+{
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < r->n_files; i++) {
+      const char *t = pass ? r->ranks[i].comm_unregistered : r->ranks[i].comm_libraries;
+      gboolean seen = FALSE;
+      for (int j = 0; t && j < i && !seen; j++) {
+        const char *u = pass ? r->ranks[j].comm_unregistered : r->ranks[j].comm_libraries;
+        seen = u && strcmp(u, t) == 0;
+      }
+      if (t == NULL || seen)
+        continue;
+      int n = 0;
+      for (int j = i; j < r->n_files; j++) {
+        const char *u = pass ? r->ranks[j].comm_unregistered : r->ranks[j].comm_libraries;
+        n += u && strcmp(u, t) == 0;
+      }
+      if (pass)
+        fprintf(out, "%s (%d of %d rank files)\n", t, n, r->n_files);
+      else
+        fprintf(out, "communication kernels by library (%d of %d rank files): %s\n", n, r->n_files, t);
+    }
+}
+
 void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE *out)
 {
   if (verbose || !r->complete) {
@@ -233,6 +262,7 @@ void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE
   fprintf(out, "matching: %" G_GUINT64_FORMAT " matched, %" G_GUINT64_FORMAT " dropped instances, %" G_GUINT64_FORMAT
           " mismatches, %" G_GUINT64_FORMAT " imbalanced all_to_all(v)\n", r->matched, r->dropped, r->mismatches,
           r->imbalanced_a2av);
+  print_library_lines(r, out);
   fe_coll_rows_print(r->colls, out);
   if (r->warnings && r->warnings->len)
     print_merged_warnings(r->warnings, out);

@@ -168,8 +168,13 @@ gboolean kt_commreg_looks_like_comm(const char *name)
   };
   if (!name)
     return FALSE;
+  /* CUB's device-wide algorithms carry their policy classes in the kernel
+   * name ("cub::DeviceReduceByKeyKernel<cub::DispatchReduceByKey<...>"),
+   * which says "Dispatch" without being MoE dispatch: those names are
+   * local work (seen in the DLRM traces). */
+  gboolean cub = find_ci(name, "cub::") != NULL;
   for (size_t i = 0; i < G_N_ELEMENTS(words); i++)
-    if (find_ci(name, words[i]))
+    if (find_ci(name, words[i]) && !(cub && strcmp(words[i], "dispatch") == 0))
       return TRUE;
   return FALSE;
 }

@@ -234,6 +234,10 @@ static void test_names(void)
   g_assert_true(kt_commreg_looks_like_comm(LOOKALIKE));
   g_assert_true(kt_commreg_looks_like_comm("fancy_allreduce_v2"));
   g_assert_false(kt_commreg_looks_like_comm("volta_sgemm_128x64_nn"));
+  /* CUB's policy classes say "Dispatch" (a kernel of the DLRM traces): not
+   * communication. */
+  g_assert_false(kt_commreg_looks_like_comm("void cub::DeviceReduceByKeyKernel<cub::DispatchReduceByKey<long*, "
+                                            "long*, cub::ConstantInputIterator<int, int>, int*, int"));
   /* kt_is_comm_kernel_name: registry kernels except local work. */
   g_assert_true(kt_is_comm_kernel_name(DISPATCH));
   g_assert_false(kt_is_comm_kernel_name(LAYOUT));
