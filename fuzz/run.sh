@@ -63,8 +63,9 @@ mkdir -p "$base"
 common=$(am_sources common_libwisp_common_la_SOURCES)
 et_srcs=$(am_sources chakra_libwisp_et_la_SOURCES nodist_chakra_libwisp_et_la_SOURCES)
 fe_srcs=$(am_sources frontends_libwisp_fe_la_SOURCES nodist_frontends_libwisp_fe_la_SOURCES)
+cfg_srcs=$(am_sources config_libwisp_config_la_SOURCES)
 topo=$(am_sources topologies_libwisp_topo_la_SOURCES config_libwisp_config_la_SOURCES)
-if [ -z "$common" ] || [ -z "$et_srcs" ] || [ -z "$fe_srcs" ] || [ -z "$topo" ]; then
+if [ -z "$common" ] || [ -z "$et_srcs" ] || [ -z "$fe_srcs" ] || [ -z "$cfg_srcs" ] || [ -z "$topo" ]; then
   echo "fuzz/run.sh: cannot read the source lists from $build/Makefile" >&2
   exit 2
 fi
@@ -72,7 +73,7 @@ fi
 # Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
 sources() {
   case $1 in
-    kineto|xplane) echo "$fe_srcs $et_srcs" ;;
+    kineto|xplane) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
     hlo) echo "$src/frontends/hlo.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
