@@ -165,7 +165,8 @@ gboolean cfg_card_fail(const cfg_card *c, const char *key, int code, GError **er
 }
 
 /* The scalar text at key: TRUE with *v NULL when absent or empty, FALSE
- * (error) when the node is a list or mapping. */
+ * (error) when the node is a list or mapping.  Clears *found (may be
+ * NULL): each accessor sets it once its value parsed. */
 static gboolean scalar_at(const cfg_card *c, const char *key, const char **v, gboolean *found, GError **error)
 {
   const card_node *n = g_hash_table_lookup(c->nodes, key);
@@ -176,8 +177,14 @@ static gboolean scalar_at(const cfg_card *c, const char *key, const char **v, gb
     return cfg_card_fail(c, key, WISP_ERROR_INVALID, error, "expected a single value, got %s", n->kind);
   if (n && !is_empty(n->value))
     *v = n->value;
+  return TRUE;
+}
+
+/* The accessors' success: sets *found (may be NULL). */
+static gboolean parsed(gboolean *found)
+{
   if (found)
-    *found = *v != NULL;
+    *found = TRUE;
   return TRUE;
 }
 
@@ -185,12 +192,9 @@ gboolean cfg_card_count(const cfg_card *c, const char *key, int64_t max, int64_t
                         GError **error)
 {
   const char *v;
-  gboolean here;
-  if (!scalar_at(c, key, &v, &here, error))
+  if (!scalar_at(c, key, &v, found, error))
     return FALSE;
-  if (found)
-    *found = FALSE;
-  if (!here)
+  if (v == NULL)
     return TRUE;
   char *end = NULL;
   errno = 0;
@@ -199,31 +203,23 @@ gboolean cfg_card_count(const cfg_card *c, const char *key, int64_t max, int64_t
     return cfg_card_fail(c, key, WISP_ERROR_INVALID, error, "expected a whole number from 1 to %" G_GINT64_FORMAT
                          ", got '%s'", (gint64)max, v);
   *out = x;
-  if (found)
-    *found = TRUE;
-  return TRUE;
+  return parsed(found);
 }
 
 gboolean cfg_card_number(const cfg_card *c, const char *key, double *out, gboolean *found, GError **error)
 {
   const char *v;
-  gboolean here;
-  if (!scalar_at(c, key, &v, &here, error))
+  if (!scalar_at(c, key, &v, found, error))
     return FALSE;
-  if (found)
-    *found = here;
-  if (!here)
+  if (v == NULL)
     return TRUE;
   char *end = NULL;
   errno = 0;
   double x = g_ascii_strtod(v, &end);
-  if (end == v || *end || errno == ERANGE || !isfinite(x) || x < 0) {
-    if (found)
-      *found = FALSE;
+  if (end == v || *end || errno == ERANGE || !isfinite(x) || x < 0)
     return cfg_card_fail(c, key, WISP_ERROR_INVALID, error, "expected a non-negative number, got '%s'", v);
-  }
   *out = x;
-  return TRUE;
+  return parsed(found);
 }
 
 int cfg_precision_bytes(const char *p)
@@ -243,12 +239,9 @@ gboolean cfg_card_precision(const cfg_card *c, const char *key, const char **nam
                             GError **error)
 {
   const char *v;
-  gboolean here;
-  if (!scalar_at(c, key, &v, &here, error))
+  if (!scalar_at(c, key, &v, found, error))
     return FALSE;
-  if (found)
-    *found = FALSE;
-  if (!here)
+  if (v == NULL)
     return TRUE;
   int b = cfg_precision_bytes(v);
   if (b == 0)
@@ -256,28 +249,21 @@ gboolean cfg_card_precision(const cfg_card *c, const char *key, const char **nam
                          v);
   *name = v;
   *bytes = b;
-  if (found)
-    *found = TRUE;
-  return TRUE;
+  return parsed(found);
 }
 
 gboolean cfg_card_choice(const cfg_card *c, const char *key, const char *const *allowed, const char **out,
                          gboolean *found, GError **error)
 {
   const char *v;
-  gboolean here;
-  if (!scalar_at(c, key, &v, &here, error))
+  if (!scalar_at(c, key, &v, found, error))
     return FALSE;
-  if (found)
-    *found = FALSE;
-  if (!here)
+  if (v == NULL)
     return TRUE;
   for (const char *const *a = allowed; *a; a++)
     if (strcmp(*a, v) == 0) {
       *out = *a;
-      if (found)
-        *found = TRUE;
-      return TRUE;
+      return parsed(found);
     }
   GString *names = g_string_new(NULL);
   for (const char *const *a = allowed; *a; a++)
