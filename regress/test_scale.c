@@ -399,7 +399,7 @@ static void test_cli(void)
 
   const char *a2[] = {"utility", v.example, "--network", "dgx-a100", "--scale", "pp=4", NULL};
   g_assert_cmpint(test_wisp_run_in(NULL, a2, NULL, &err), ==, 2);
-  g_assert_nonnull(strstr(err, "--scale pp=4: only dp=N is supported"));
+  g_assert_nonnull(strstr(err, "--scale pp=4 re-partitions the model, which needs a workload card (--card FILE)"));
   g_free(err);
 
   /* A card the trace does not match. */
