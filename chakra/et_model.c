@@ -52,7 +52,7 @@ double et_model_rank_params(const et_model_card *c, int tp, int pp, int s)
   double n = (double)c->layers / pp * (4.0 * h * h + 2.0 * h * f) / tp;
   if (s == 0)
     n += (double)c->vocab * h / tp;
-  if (s == pp - 1)
+  if (s == pp - 1 && s >= 0)
     n += (double)c->vocab * h / tp;
   return n;
 }
@@ -73,14 +73,22 @@ static int cmp_gop(const void *pa, const void *pb)
 }
 
 /* Kernels (not CPU, not idle gaps) and communication of rank r's graph in
- * time order (measured starts; receives at their ends): O(nodes log nodes). */
-static GArray *rank_ops(const et_graph *g)
+ * time order (measured starts, else node order; receives at their ends),
+ * without the collectives of data-parallel groups (the gradient
+ * reductions, which the re-partitioned job rebuilds from the card):
+ * O(nodes log nodes). */
+static GArray *rank_ops(const et_graph *g, const et_layout *l)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(gop));
   for (uint32_t i = 0; i < g->n_nodes; i++) {
     const et_node *n = &g->nodes[i];
     gboolean comp = n->type == ET_NODE_COMP && !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY));
     gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
+    if (n->type == ET_NODE_COMM_COLL) { /* data-parallel gradient reductions are not the layers' */
+      uint32_t grp = g->comms[n->comm].group;
+      comm = grp == ET_GROUP_WORLD || grp >= (uint32_t)l->n_groups ||
+             !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) || (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
+    }
     if (comp || comm) {
       /* A receive is placed where its data arrived (its end): it is
        * posted early and waits, while the previous work finishes. */
@@ -96,6 +104,24 @@ static GArray *rank_ops(const et_graph *g)
 
 static et_node_type op_type(const et_graph *g, const gop *o) { return (et_node_type)g->nodes[o->node].type; }
 
+/* Names equal but for their digits ("fwd_mb0_layer3" and "fwd_mb1_layer4"
+ * name one step of a layer; so do kernels differing in a template number). */
+static gboolean name_eq(const char *a, const char *b)
+{
+  for (;;) {
+    while (g_ascii_isdigit(*a))
+      a++;
+    while (g_ascii_isdigit(*b))
+      b++;
+    if (*a != *b)
+      return FALSE;
+    if (*a == '\0')
+      return TRUE;
+    a++;
+    b++;
+  }
+}
+
 /* Two operations are the same step of a pattern when both are kernels of
  * one name or both collectives of one type in groups of one kind. */
 static gboolean same_op(const et_graph *g, const gop *a, const gop *b)
@@ -104,7 +130,7 @@ static gboolean same_op(const et_graph *g, const gop *a, const gop *b)
   if (ta != tb)
     return FALSE;
   if (ta == ET_NODE_COMP)
-    return strcmp(et_node_name(g, a->node), et_node_name(g, b->node)) == 0;
+    return name_eq(et_node_name(g, a->node), et_node_name(g, b->node));
   const et_comm *ca = et_node_comm(g, a->node), *cb = et_node_comm(g, b->node);
   return ca->coll == cb->coll && ca->bytes == cb->bytes;
 }
@@ -267,7 +293,7 @@ static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **e
   int prev = -1, r = 0, n = 1;
   for (;;) {
     const et_graph *g = d->w->ranks[r];
-    GArray *a = rank_ops(g);
+    GArray *a = rank_ops(g, d->l);
     int i = find_type(g, a, 0, ET_NODE_COMM_SEND);
     int dst = i < 0 ? -1 : et_node_comm(g, g_array_index(a, gop, i).node)->dst;
     g_array_free(a, TRUE);
@@ -301,7 +327,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
 {
   et_model *m = d->m;
   const et_graph *g = d->w->ranks[0];
-  GArray *a = rank_ops(g);
+  GArray *a = rank_ops(g, d->l);
   int ls = m->layers_per_stage, send = find_type(g, a, 0, ET_NODE_COMM_SEND);
   int e = 0, p = 0;
   if (send < 0 || !best_period(g, a, 0, send, ls, &e, &p)) {
@@ -364,7 +390,7 @@ static gboolean matches(const et_graph *g, const GArray *a, int at, const et_mse
   if (at < 0 || at + q->n * reps > (int)a->len)
     return FALSE;
   for (int i = 0; i < q->n * reps; i++)
-    if (strcmp(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name) != 0)
+    if (!name_eq(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name))
       return FALSE;
   return TRUE;
 }
@@ -376,7 +402,7 @@ static gboolean read_last_stage(const rd *d, int rank, GError **error)
 {
   et_model *m = d->m;
   const et_graph *g = d->w->ranks[rank];
-  GArray *all = rank_ops(g), *a = g_array_new(FALSE, FALSE, sizeof(gop));
+  GArray *all = rank_ops(g, d->l), *a = g_array_new(FALSE, FALSE, sizeof(gop));
   for (guint i = 0; i < all->len; i++) {
     et_node_type t = op_type(g, &g_array_index(all, gop, i));
     if (t != ET_NODE_COMM_SEND && t != ET_NODE_COMM_RECV)

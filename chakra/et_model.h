@@ -22,6 +22,8 @@
  *   - the head: on the last stage, the operations between its last receive
  *     and the next send are the layers' forward, the head (LM head, loss
  *     and their backward) and the layers' backward;
+ *     (names compare without their digits: "fwd_mb0_layer3" is
+ *     "fwd_mb1_layer4"; data-parallel gradient reductions are left out);
  *   - roles: kernels are classed by name (GEMM: gemm/xmma/cutlass/
  *     cublas; attention: flash/fmha/attention/sdpa; elementwise otherwise,
  *     replicated across TP when named norm/embedding/indexSelect, sharded
@@ -106,7 +108,8 @@ void et_model_clear(et_model *m);
 
 /* Parameters per rank of stage s of pp stages at tensor degree tp:
  * layers' shards (4h^2 + 2hf per layer / tp), plus the vocabulary-parallel
- * embedding on the first stage and the LM head on the last (V h / tp). */
+ * embedding on the first stage and the LM head on the last (V h / tp);
+ * s = -1: the layers' alone. */
 double et_model_rank_params(const et_model_card *c, int tp, int pp, int s);
 
 G_END_DECLS

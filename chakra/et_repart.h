@@ -11,9 +11,10 @@
  * forward [receive the activations from stage s-1 | the embedding], its
  * num_layers / pp layers, [send to stage s+1 | the head], and the
  * backward [receive the gradient from s+1], the layers, [send to s-1 |
- * the embedding's backward]; then, with dp > 1, an all-reduce of its
- * bf16 gradients in its DP group (not overlapped with the backward), and
- * the step tail (the optimizer, the step's other collectives).
+ * the embedding's backward]; with dp > 1, each layer's bf16 gradients
+ * are all-reduced in the DP group as soon as the step's last backward of
+ * the layer ends (overlapping the rest), the embedding's and head's after
+ * the backward; then the step tail (the optimizer, the step's other collectives).
  *
  * Every kernel is the traced one rescaled by its class: a GEMM whose shape
  * is known by the roofline ratio max(F'/P, B'/W) / max(F/P, B/W) (F the
