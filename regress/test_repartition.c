@@ -18,6 +18,11 @@
  * micro-batch of 8 sequences: 16 x 2048 x 8 x 4096 x 114 B = 122 GB of
  * activations alone, over 80 GB), ep= (what is missing), a card without
  * micro_batches (the key named), and --scale tp= without a card.
+ * Last, `wisp search` on the bundled example (examples/make_example and
+ * examples/cards/example-llm.yaml, on dgx-a100): the ranked table with the
+ * traced configuration in it, its step time equal to `simulate --scale`
+ * of the same configuration, the refused points with their memory, the
+ * JSON's counts adding up, the SVG, all in under a minute.
  *
  * Skips visibly when WISP_BIN is not set (run through make check).
  */
@@ -178,11 +183,74 @@ static void check_refusals(void)
   g_free(card2);
 }
 
+static void check_search(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-search-XXXXXX"))
+    return;
+  char *card = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cards", "example-llm.yaml", NULL);
+  char *json = g_build_filename(v.dir, "s.json", NULL), *svg = g_build_filename(v.dir, "s.svg", NULL);
+  char *sjson = g_build_filename(v.dir, "one.json", NULL);
+  char *out = NULL, *err = NULL;
+  double t0 = g_get_monotonic_time() / 1e6;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"search", v.example, "--card", card, "--cluster",
+                                                          "dgx-a100", "--json", json, "--svg", svg, NULL}, &out, &err),
+                  ==, 0);
+  double secs = g_get_monotonic_time() / 1e6 - t0;
+  g_test_message("wisp search on the bundled example: %.2f s\n%s", secs, out);
+  g_assert_cmpfloat(secs, <, 60.0);
+  g_assert_nonnull(strstr(out, " rank  gpus   dp   tp   pp   mb   step_time_ms"));
+  g_assert_nonnull(strstr(out, "(traced)"));
+  g_assert_nonnull(strstr(out, "refused: dp 1 tp 1 pp 1 mb 1: tp 1 pp 1 dp 1 mb 1 does not fit in memory"));
+  g_assert_nonnull(strstr(err, "model: layer forward: 2 operations repeating 4 times"));
+  /* The traced configuration's row equals simulate --scale of it. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", v.example, "--network", "dgx-a100", "--card",
+                                                          card, "--scale", "tp=4,pp=2,mb=4", "--json", sjson, NULL},
+                                   NULL, NULL), ==, 0);
+  double one = step_of(sjson);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  cJSON *o = cJSON_Parse(text);
+  g_assert_nonnull(o);
+  int sim = cJSON_GetObjectItemCaseSensitive(o, "simulated")->valueint;
+  int nofit = cJSON_GetObjectItemCaseSensitive(o, "does_not_fit")->valueint;
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points"), *p;
+  int n = 0, traced = 0, front = 0;
+  cJSON_ArrayForEach(p, pts) {
+    n++;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "pareto")))
+      front++;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "traced"))) {
+      traced++;
+      const cJSON *st = cJSON_GetObjectItemCaseSensitive(p, "step_time_ns");
+      g_assert_cmpfloat(fabs(st->valuedouble - one), <, 1e-3);
+    }
+  }
+  g_assert_cmpint(n, ==, sim + nofit + cJSON_GetObjectItemCaseSensitive(o, "failed")->valueint);
+  g_assert_cmpint(traced, ==, 1);
+  g_assert_cmpint(nofit, >, 0);
+  g_assert_cmpint(front, >=, 1);
+  cJSON_Delete(o);
+  g_free(text);
+  g_assert_true(g_file_get_contents(svg, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "<svg"));
+  g_assert_nonnull(strstr(text, "Pareto front"));
+  g_free(text);
+  g_free(out);
+  g_free(err);
+  g_free(card);
+  g_free(json);
+  g_free(svg);
+  g_free(sjson);
+  test_example_teardown(&v);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_data_func("/repartition/from-tp4-pp2-mb4", &configs[0], check_from);
   g_test_add_data_func("/repartition/from-tp2-pp4-mb8", &configs[3], check_from);
   g_test_add_func("/repartition/refusals", check_refusals);
+  g_test_add_func("/repartition/search", check_search);
   return g_test_run();
 }
