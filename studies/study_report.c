@@ -323,7 +323,15 @@ static void utility_bars(GString *h, int src, const cJSON *res)
       p = g_strdup_printf("resources/%d/step_time_2x_ns", i);
       num(h, src, p, dbl(r, "step_time_2x_ns"), 1e6, 3);
       g_free(p);
-      g_string_append(h, " ms</div>");
+      g_string_append(h, " ms");
+      if (isnum(r, "exposed_comm_2x_ns")) {
+        g_string_append(h, " &middot; exposed communication ");
+        p = g_strdup_printf("resources/%d/exposed_comm_2x_ns", i);
+        num(h, src, p, dbl(r, "exposed_comm_2x_ns"), 1e6, 3);
+        g_free(p);
+        g_string_append(h, " ms");
+      }
+      g_string_append(h, "</div>");
     } else {
       g_string_append(h, "<div class=\"val\">does not apply</div>");
     }
@@ -409,6 +417,14 @@ static void section_utility(GString *h, int src, const report_input *in)
   g_string_append(h, "</table>\n");
   utility_headline(h, src, d);
   step_line(h, src, d, "baseline_step_ns", "measured_step_ns");
+  if (isnum(get(d, "baseline"), "exposed_comm_ns")) {
+    g_string_append(h, "<p>Baseline: compute ");
+    num(h, src, "baseline/compute_ns", dbl(get(d, "baseline"), "compute_ns"), 1e6, 3);
+    g_string_append(h, " ms, exposed communication ");
+    num(h, src, "baseline/exposed_comm_ns", dbl(get(d, "baseline"), "exposed_comm_ns"), 1e6, 3);
+    g_string_append(h, " ms (mean over ranks): doubling a resource can only remove part of the exposed "
+                       "communication, never compute.</p>\n");
+  }
   utility_bars(h, src, get(d, "resources"));
   sensitivity(h, src, d);
   if (get(d, "baseline_critical_path"))
@@ -493,7 +509,7 @@ static const char STYLE[] =
   "body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;padding:0 .8em;max-width:52em;color:#222}"
   "h1{font-size:1.4em}h2{font-size:1.15em;border-top:2px solid #ccc;padding-top:.6em;word-break:break-all}"
   "h3{font-size:1em}table{border-collapse:collapse;display:block;overflow-x:auto;margin:.4em 0}"
-  "th,td{text-align:left;padding:.15em .6em .15em 0;vertical-align:top;word-break:break-all}"
+  "th,td{text-align:left;padding:.15em .6em .15em 0;vertical-align:top}td{word-break:break-all}"
   ".big{font-size:1.1em}.why{color:#555;font-size:.92em}.warn li{color:#8a4b00}"
   ".legend{list-style:none;padding:0}.legend li{display:inline-block;margin-right:1em}"
   ".legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}"
