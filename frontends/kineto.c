@@ -562,6 +562,7 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   r->warnings = g_ptr_array_new_with_free_func(g_free);
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_copy(src->sync_edges);
+  r->sync_targets = g_array_copy(src->sync_targets);
   r->steps_dropped = src->steps_dropped ? g_string_new(src->steps_dropped->str) : NULL;
   int shift = to - src->rank;
   for (guint i = 0; i < r->comms->len; i++) {
