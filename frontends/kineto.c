@@ -341,6 +341,14 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
               "before their launch (no launch dependency); %" G_GUINT64_FORMAT " other thread(s) start after the "
               "step thread's last node before their first call\n", k->host_nodes, k->host_threads, k->host_overlaps,
               k->sync_waits, k->launched_before_window, k->launch_inversions, k->host_forks);
+    if (k->host_threads)
+      fprintf(out, "  host syncs: %" G_GUINT64_FORMAT " device-wide, %" G_GUINT64_FORMAT " with the stream stated by "
+              "cuda_sync events, %" G_GUINT64_FORMAT " inferred from the timeline (the stream whose op ended within 20 "
+              "us before the call returned), %" G_GUINT64_FORMAT " did not wait (own launches assumed), %"
+              G_GUINT64_FORMAT " unresolved (waited for nothing in the trace; own launches assumed; an error under "
+              "--strict); joins between threads: %" G_GUINT64_FORMAT " inferred from the timeline, 0 stated (Kineto "
+              "records none)\n", k->host_syncs_device, k->host_syncs_stated, k->host_syncs_inferred,
+              k->host_syncs_assumed, k->host_syncs_unresolved, k->host_joins);
     if (k->compute_slots)
       fprintf(out, "  compute concurrency: at most %u compute node(s) measured running at once (the replay's "
               "compute slots unless --compute-slots is given)\n", k->compute_slots);
@@ -1219,6 +1227,15 @@ static gboolean build_graphs(kt_load *L, GError **error)
     if (jb->uniform)
       add_warning(L->rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
                   "lists unavailable or of another width)", rk, jb->uniform);
+    if (jb->graph->sync_by_how[KT_SYNC_UNRESOLVED] && L->opt->strict && failed >= world) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "rank %d: %" G_GUINT64_FORMAT " host synchronisation "
+                  "call(s) waited for something the trace does not show (the first at %.3f us into the window): no "
+                  "cuda_sync event names the stream and no op ended within 20 us before the call returned; record "
+                  "with enable_cuda_sync_events or leave out --strict (then the ops its own thread launched are "
+                  "assumed)", rk, jb->graph->sync_by_how[KT_SYNC_UNRESOLVED],
+                  (double)jb->graph->first_unresolved_ps / 1e6);
+      failed = rk;
+    }
     if (jb->graph->cycle_edges_dropped)
       add_warning(L->rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were "
                   "dropped", rk, jb->graph->cycle_edges_dropped);
@@ -1342,6 +1359,12 @@ static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_gr
   rr->sync_waits = g->sync_waits;
   rr->host_overlaps = g->host_overlaps;
   rr->host_forks = g->host_forks;
+  rr->host_syncs_device = g->sync_by_how[KT_SYNC_DEVICE];
+  rr->host_syncs_stated = g->sync_by_how[KT_SYNC_STATED];
+  rr->host_syncs_inferred = g->sync_by_how[KT_SYNC_INFERRED];
+  rr->host_syncs_assumed = g->sync_by_how[KT_SYNC_ASSUMED];
+  rr->host_syncs_unresolved = g->sync_by_how[KT_SYNC_UNRESOLVED];
+  rr->host_joins = g->joins;
   rr->compute_slots = g->compute_slots;
   rr->unexplained_idle_ps = g->unexplained_idle_ps;
   rr->launch_lag_ps = g->launch_lag_ps;

@@ -801,6 +801,30 @@ static void thread_start(kt_graph *g, const host_call *c, const GArray *main_nod
   }
 }
 
+/* The node name of a sync call: the call, and for a stream or event sync
+ * what it waits for and how that was found, so the critical path says
+ * which syncs were stated and which inferred ("cudaStreamSynchronize
+ * [stream 20: inferred]"); device-wide syncs keep the call's name. */
+static const char *sync_name(kt_graph *g, const kt_rank *r, const kt_event_slim *e, kt_sync_how how,
+                             const uint32_t *target)
+{
+  const char *call = kt_str(r->trace, e->name);
+  if (how == KT_SYNC_DEVICE)
+    return call;
+  static const char *const label[KT_SYNC_N] = { "", "stated", "inferred", "did not wait, own launches assumed",
+                                                "unresolved, own launches assumed" };
+  char buf[160];
+  int64_t stream = -1;
+  for (uint32_t s = 0; s < r->n_streams && how <= KT_SYNC_INFERRED; s++)
+    if (target[s] != KT_NONE)
+      stream = stream < 0 ? (int64_t)(uint32_t)r->stream_keys[s] : -2;
+  if (stream >= 0)
+    g_snprintf(buf, sizeof buf, "%s [stream %" G_GINT64_FORMAT ": %s]", call, stream, label[how]);
+  else
+    g_snprintf(buf, sizeof buf, "%s [%s%s]", call, stream == -2 ? "every stream: " : "", label[how]);
+  return g_string_chunk_insert_const(g->names, buf);
+}
+
 /* A sync call c (event e) waits for the GPU work it actually waited on,
  * whoever launched it (kt_sync_resolve, kineto_threads.h): a device-wide
  * sync for every stream's last op issued before it; a stream or event
@@ -820,6 +844,8 @@ static sim_time_ps sync_call(kt_graph *g, const kt_rank *r, const host_call *c, 
   guint first_wait = waits->len;
   kt_sync_how how = kt_sync_resolve(r, c->ev, is_device_sync(kt_str(t, e->name)), c->start, end, last_on_stream,
                                     target);
+  if (how == KT_SYNC_UNRESOLVED && !g->sync_by_how[how])
+    g->first_unresolved_ps = c->start;
   g->sync_by_how[how]++;
   for (uint32_t s = 0; s < r->n_streams; s++) {
     uint32_t o = target[s];
@@ -830,7 +856,7 @@ static sim_time_ps sync_call(kt_graph *g, const kt_rank *r, const host_call *c, 
     g_array_append_val(waits, w);
   }
   sim_time_ps from = MAX(cursor, gpu_done);
-  uint32_t n = chain_add(g, last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, kt_str(t, e->name));
+  uint32_t n = chain_add(g, last, ET_FLAG_HAS_START, end > from ? end - from : 0, from, sync_name(g, r, e, how, target));
   for (guint q = first_wait; q < waits->len; q++)
     g_array_index(waits, kt_edge, q).child = n;
   g->sync_waits += waits->len - first_wait;
@@ -937,7 +963,7 @@ static void chain_call(chain_state *x, const GArray *calls, guint k, const kt_ev
     x->cursor = sync_call(g, x->r, c, e, x->last_on_stream, &x->last, x->cursor, x->waits, x->target);
   x->had_call = TRUE;
   if (x->last != before) {
-    kt_call_span sp = { c->thread, c->start, c->start + c->dur, x->last };
+    kt_call_span sp = { c->thread, e->tid, c->start, c->start + c->dur, x->last };
     g_array_append_val(x->spans, sp);
   }
 }
@@ -960,14 +986,16 @@ static void infer_joins(chain_state *x)
   g_array_sort(x->spans, cmp_span_thread);
   for (guint i = 0; i < x->gaps->len; i++) {
     const host_gap *hg = &g_array_index(x->gaps, host_gap, i);
-    sim_time_ps e = 0;
-    uint32_t src = kt_join_source(x->spans, hg->thread, hg->g0, hg->g1, &e);
-    if (src == KT_NONE)
+    const kt_call_span *src = kt_join_source(x->spans, hg->thread, hg->g0, hg->g1);
+    if (!src)
       continue;
+    char buf[96];
     kt_node *d = &g_array_index(x->g->nodes, kt_node, hg->node);
-    d->start = e;
-    d->dur = hg->g1 - e;
-    add_edge(x->g, src, hg->node);
+    g_snprintf(buf, sizeof buf, "%s [after a join on host_thread%" G_GINT64_FORMAT ": inferred]", d->name, src->tid);
+    d->name = g_string_chunk_insert_const(x->g->names, buf);
+    d->start = src->end;
+    d->dur = hg->g1 - src->end;
+    add_edge(x->g, src->node, hg->node);
     x->g->joins++;
   }
 }

@@ -138,16 +138,20 @@ kt_sync_how kt_sync_resolve(const kt_rank *r, uint32_t ev, gboolean device, sim_
     return KT_SYNC_STATED;
   }
   /* The timeline: the stream whose last op issued before the call ended
-   * last while the call ran, at most KT_SYNC_TOL_PS before it returned. */
+   * last while the call ran, at most KT_SYNC_TOL_PS or half the call
+   * before it returned (a slow return: the call still waited longer than
+   * it took to return). */
   uint32_t best = KT_NONE;
   for (uint32_t s = 0; s < r->n_streams; s++) {
     uint32_t k = last_issued_before(r, s, start);
     if (k == KT_NONE)
       continue;
     sim_time_ps e = op_at(r, k)->end;
-    if (e >= start && e <= end && end - e <= KT_SYNC_TOL_PS && (best == KT_NONE || e > op_at(r, best)->end))
+    if (e >= start && e <= end && (best == KT_NONE || e > op_at(r, best)->end))
       best = k;
   }
+  if (best != KT_NONE && end - op_at(r, best)->end > MAX(KT_SYNC_TOL_PS, (end - start) / 2))
+    best = KT_NONE;
   if (best != KT_NONE) {
     out[op_at(r, best)->stream] = best;
     return KT_SYNC_INFERRED;
@@ -172,12 +176,12 @@ static guint first_from(const GArray *spans, guint lo, guint hi, sim_time_ps t)
   return lo;
 }
 
-uint32_t kt_join_source(const GArray *spans, int64_t thread, sim_time_ps g0, sim_time_ps g1, sim_time_ps *end)
+const kt_call_span *kt_join_source(const GArray *spans, int64_t thread, sim_time_ps g0, sim_time_ps g1)
 {
-  uint32_t best = KT_NONE;
+  const kt_call_span *best = NULL;
   sim_time_ps best_end = -1;
   if (g1 - g0 < KT_JOIN_MIN_GAP_PS)
-    return KT_NONE;
+    return NULL;
   for (guint a = 0; a < spans->len;) {
     int64_t u = g_array_index(spans, kt_call_span, a).thread;
     guint b = a;
@@ -193,14 +197,13 @@ uint32_t kt_join_source(const GArray *spans, int64_t thread, sim_time_ps g0, sim
         gboolean inside = f < k && (f == a || g_array_index(spans, kt_call_span, f - 1).end <= g0);
         sim_time_ps rest = g1 - c->end;
         if (rest <= KT_JOIN_TOL_PS || (inside && 2 * rest <= g1 - g0)) {
-          best = c->node;
+          best = c;
           best_end = c->end;
         }
       }
     }
     a = b;
   }
-  *end = best_end;
   return best;
 }
 

@@ -8,8 +8,8 @@
  *     launched their work.  With cuda_sync events ("Stream Sync", "Event
  *     Sync", "Context Sync", the call's correlation) the trace states the
  *     stream; without them the stream is inferred from the timeline: the
- *     one whose last op issued before the call ended last, at most
- *     KT_SYNC_TOL_PS before the call returned.  A device synchronisation
+ *     one whose last op issued before the call ended last while the call
+ *     ran, at most KT_SYNC_TOL_PS (or half the call) before it returned.  A device synchronisation
  *     waits for every stream by definition.
  *   - a thread blocked in a call that is not a runtime call (the main
  *     thread in backward() while the autograd thread launches the backward
@@ -71,6 +71,7 @@ kt_sync_how kt_sync_resolve(const kt_rank *r, uint32_t ev, gboolean device, sim_
 /* One call node of a CPU thread's chain, for join inference. */
 typedef struct {
   int64_t thread;
+  int64_t tid;             /* the trace's tid (names) */
   sim_time_ps start, end;  /* measured, relative to the window */
   uint32_t node;           /* its graph node */
 } kt_call_span;
@@ -78,7 +79,7 @@ typedef struct {
 /* The call node of another thread that a gap [g0, g1] of `thread` joined
  * (the rule above), KT_NONE when none; *end: its measured end.  spans:
  * every thread's call nodes sorted by (thread, start).  O(threads log n). */
-uint32_t kt_join_source(const GArray *spans, int64_t thread, sim_time_ps g0, sim_time_ps g1, sim_time_ps *end);
+const kt_call_span *kt_join_source(const GArray *spans, int64_t thread, sim_time_ps g0, sim_time_ps g1);
 
 const char *kt_sync_how_name(kt_sync_how h);
 

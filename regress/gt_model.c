@@ -271,7 +271,7 @@ const char *gt_params_check(const gt_params *p)
     return "tpdp: tp must divide the ranks into at least 2 replicas, and bucket layers be at least 1";
   int64_t times[] = { p->alpha_ns, p->l_call_ns, p->l_submit_ns, p->l_small_ns, p->g_stream_ns, p->g_event_ns,
                       p->r_sync_ns, p->host_ns, p->head_ns, p->tail_ns, p->gemm_ns, p->elementwise_ns, p->loss_ns,
-                      p->fwd_ns, p->bwd_ns, p->optimizer_ns, p->r_join_ns, p->alpha_out_ns, p->copy_ns };
+                      p->fwd_ns, p->bwd_ns, p->optimizer_ns, p->r_join_ns, p->alpha_out_ns, p->copy_ns, p->post_backward_ns };
   for (size_t i = 0; i < G_N_ELEMENTS(times); i++)
     if (times[i] < 0 || times[i] > INT64_C(1000000000000))
       return "times must be between 0 and 1000 s";

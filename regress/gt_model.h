@@ -124,6 +124,7 @@ typedef struct {
   int bucket_layers;          /* a DP bucket is all-reduced after every bucket_layers backward layers (2) */
   uint64_t bucket_bytes[2];   /* DP bucket sizes, alternating (16, 24 MiB) */
   int64_t copy_ns;            /* the blocking device-to-host copy after the optimizer (20 us) */
+  int64_t post_backward_ns;   /* host work on the main thread after backward() returns (0) */
   gboolean backward_thread;   /* launch backward and its DP hooks from thread 1; the main thread joins it */
   /* Traces. */
   gboolean cuda_sync_events;  /* also write the cat "cuda_sync" activities: Stream Wait Event for every wait on a

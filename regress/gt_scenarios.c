@@ -177,6 +177,8 @@ static void step_tpdp(const prog *g, int tp, int dp)
     gt_job_set_thread(g->j, g->r, 0);
     gt_join(g->j, g->r, F_BACKWARD_DONE);
   }
+  if (p->post_backward_ns > 0)
+    gt_cpu(g->j, g->r, p->post_backward_ns);
   host(g);
   gt_stream_sync(g->j, g->r, GT_STREAM_DP);
   kernel(g, GT_STREAM_COMPUTE, K_OPTIMIZER, p->optimizer_ns);
