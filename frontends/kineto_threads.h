@@ -36,9 +36,11 @@ G_BEGIN_DECLS
 /* A synchronisation call returns within this long after the op it waited
  * for ended (the return overhead is a few microseconds). */
 #define KT_SYNC_TOL_PS (20 * SIM_PS_PER_US)
-/* A gap this short is host work, never a join; a joining thread resumes
- * within KT_JOIN_TOL_PS of the joined thread's last call. */
-#define KT_JOIN_MIN_GAP_PS (20 * SIM_PS_PER_US)
+/* A gap shorter than KT_JOIN_MIN_GAP_PS is host work, never a join (a
+ * thread's ordinary Python between two calls often ends within
+ * microseconds of another thread's call by chance); a joining thread
+ * resumes within KT_JOIN_TOL_PS of the joined thread's last call. */
+#define KT_JOIN_MIN_GAP_PS (50 * SIM_PS_PER_US)
 #define KT_JOIN_TOL_PS (20 * SIM_PS_PER_US)
 
 /* How a host synchronisation call's target was found. */
