@@ -94,6 +94,7 @@ typedef struct {
   GArray *event_record;    /* int32 per event number: its latest record, -1 none */
   int64_t next_corr;
   int cur_thread;          /* the thread new actions go to */
+  int32_t graph_action;    /* the open cudaGraphLaunch (gt_graph_begin), -1 none */
   GArray *thread_acts[GT_MAX_THREADS]; /* int32 action indices per thread, in program order */
   GArray *signals[GT_MAX_FLAGS];       /* int32 signal actions per flag, in order; NULL until used */
   int joins[GT_MAX_FLAGS];             /* joins appended per flag */
@@ -137,7 +138,7 @@ struct gt_job {
   gboolean ran;
 };
 
-static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp" };
+static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp", "decode" };
 
 const char *gt_scenario_name(gt_scenario s)
 {
@@ -230,6 +231,14 @@ void gt_params_init(gt_params *p, gt_scenario s)
     p->comm_bytes[0] = 8 * MiB;
     p->comm_bytes[1] = 16 * MiB;
     p->bwd_ns = 700 * US;
+    break;
+  case GT_DECODE:
+    /* Small kernels and all-reduces, as in a decode step. */
+    p->gemm_ns = 60 * US;
+    p->elementwise_ns = 20 * US;
+    p->loss_ns = 30 * US;
+    p->comm_bytes[0] = 256 * 1024;
+    p->comm_bytes[1] = 512 * 1024;
     break;
   case GT_PP:
     p->ranks = 4;
@@ -368,6 +377,7 @@ gt_job *gt_job_new(const gt_params *p, int n_ranks)
       rs->thread_acts[t] = g_array_new(FALSE, FALSE, sizeof(int32_t));
     rs->sync_ops = g_array_new(FALSE, FALSE, sizeof(int32_t));
     rs->next_corr = 1;
+    rs->graph_action = -1;
   }
   int all[GT_MAX_RANKS];
   for (int r = 0; r < n_ranks; r++)
@@ -476,7 +486,8 @@ static int add_op(rank_state *rs, int s, op *o)
   g_array_set_size(rs->pending[s], 0);
   o->start_ns = o->end_ns = -1;
   int32_t idx = (int32_t)rs->ops->len;
-  o->action = add_action(rs, A_LAUNCH, s, idx, 0);
+  /* Inside a CUDA graph the op is launched by the graph's one call. */
+  o->action = rs->graph_action >= 0 ? rs->graph_action : add_action(rs, A_LAUNCH, s, idx, 0);
   g_array_append_val(rs->ops, *o);
   g_array_append_val(rs->stream_ops[s], idx);
   rs->last_op[s] = idx;
@@ -639,6 +650,21 @@ int gt_launch_copy(gt_job *j, int rank, int stream, int64_t ns)
   op o = { .kind = GT_MEMCPY, .group = -1, .peer = -1, .inst = -1, .name = "Memcpy DtoH (Device -> Pinned)",
            .dur_ns = ns };
   return add_op(rs, s, &o);
+}
+
+int gt_graph_begin(gt_job *j, int rank)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && rs->graph_action < 0, -1);
+  rs->graph_action = add_action(rs, A_LAUNCH, -1, -1, 0);
+  return rs->graph_action;
+}
+
+void gt_graph_end(gt_job *j, int rank)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_if_fail(rs && rs->graph_action >= 0);
+  rs->graph_action = -1;
 }
 
 void gt_job_set_thread(gt_job *j, int rank, int thread)
@@ -1152,6 +1178,8 @@ static const char *runtime_name(const gt_job *j, int rank, const action *a)
 {
   switch ((action_kind)a->kind) {
   case A_LAUNCH:
+    if (a->arg < 0)
+      return "cudaGraphLaunch";
     return g_array_index(j->r[rank].ops, op, a->arg).kind == GT_MEMCPY ? "cudaMemcpyAsync" : "cudaLaunchKernel";
   case A_RECORD: return "cudaEventRecord";
   case A_WAIT: return "cudaStreamWaitEvent";

@@ -54,6 +54,8 @@ typedef enum {
   GT_PP,             /* pipeline parallel, 2 stages x 2 replicas, GPipe, NCCL send/recv */
   GT_TPDP,           /* TP x DP on nodes of gpus_per_node: TP all-reduces inside a node, DP buckets across nodes on
                         their own stream, optionally backward on a second CPU thread (backward_thread) */
+  GT_DECODE,         /* a decode step replayed as one CUDA graph: per layer GEMM, elementwise, TP all-reduce captured
+                        on the compute stream; then a device-to-host copy of the sampled tokens and a stream sync */
   GT_N_SCENARIOS
 } gt_scenario;
 
@@ -190,6 +192,13 @@ int gt_launch_copy(gt_job *j, int rank, int stream, int64_t ns);
  * Ops of one stream, and records and waits of one event, must be appended
  * in the order their calls run: gt_job_run checks it. */
 void gt_job_set_thread(gt_job *j, int rank, int thread);
+/* A CUDA graph replay: gt_graph_begin appends one cudaGraphLaunch call
+ * (l_call_ns); every op launched on rank until gt_graph_end is a captured
+ * op of that call (no call of its own, eligible l_submit_ns after the
+ * graph's call began, its kernel carrying the call's correlation), in
+ * stream order as usual.  Records and waits are not allowed inside. */
+int gt_graph_begin(gt_job *j, int rank);
+void gt_graph_end(gt_job *j, int rank);
 int gt_signal(gt_job *j, int rank, int flag);
 int gt_join(gt_job *j, int rank, int flag);
 int gt_step_begin(gt_job *j, int rank, int step);

@@ -187,6 +187,28 @@ static void step_tpdp(const prog *g, int tp, int dp)
   gt_stream_sync(g->j, g->r, GT_STREAM_COMPUTE);
 }
 
+/* decode: the whole step's kernels as one CUDA graph replay (one
+ * cudaGraphLaunch): per layer a GEMM, an elementwise kernel and the
+ * layer's TP all-reduce, captured on the compute stream (in stream order,
+ * no events), then the sampling kernel; after the graph the sampled
+ * tokens are copied to the host (cudaMemcpyAsync, cudaStreamSynchronize). */
+static void step_decode(const prog *g, int tp)
+{
+  const gt_params *p = g->p;
+  host(g);
+  gt_graph_begin(g->j, g->r);
+  for (int l = 0; l < p->layers; l++) {
+    gt_launch_compute(g->j, g->r, GT_STREAM_COMPUTE, K_GEMM, scaled(g, p->gemm_ns));
+    gt_launch_compute(g->j, g->r, GT_STREAM_COMPUTE, K_ELEMENTWISE, scaled(g, p->elementwise_ns));
+    gt_launch_coll(g->j, g->r, GT_STREAM_COMPUTE, GT_ALL_REDUCE, p->comm_bytes[l % 2], tp);
+  }
+  gt_launch_compute(g->j, g->r, GT_STREAM_COMPUTE, K_LOSS, scaled(g, p->loss_ns));
+  gt_graph_end(g->j, g->r);
+  host(g);
+  gt_launch_copy(g->j, g->r, GT_STREAM_COMPUTE, p->copy_ns);
+  gt_stream_sync(g->j, g->r, GT_STREAM_COMPUTE);
+}
+
 /* pp: GPipe over two stages.  Stage 0 (ranks 0, 1) runs the forward of
  * every micro-batch and sends the activations to its stage-1 partner
  * (rank + 2); stage 1 receives, runs the forwards, then the backwards in
@@ -280,6 +302,7 @@ gt_job *gt_scenario_build(const gt_params *p, GError **error)
       case GT_DP: step_dp(&g, g_main); break;
       case GT_PP: step_pp(&g, pp_g[r % 2], dp_g[r / 2]); break;
       case GT_TPDP: step_tpdp(&g, tp_of[r], dp_of[r]); break;
+      case GT_DECODE: step_decode(&g, g_main); break;
       default: step_tp(&g, g_main); break;
       }
       /* tpdp closes in its DP group: a world group would span the full

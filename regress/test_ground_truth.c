@@ -295,6 +295,10 @@ int main(int argc, char **argv)
       g_test_add_data_func(path, tc, check_case);
       g_free(path);
     }
+  /* A decode step replayed as one CUDA graph (its all-reduces captured). */
+  static gt_case decode[2] = { { GT_DECODE, FALSE }, { GT_DECODE, TRUE } };
+  g_test_add_data_func("/ground_truth/decode", &decode[0], check_case);
+  g_test_add_data_func("/ground_truth/decode/cuda_sync", &decode[1], check_case);
   static tier_case tiers[6];
   for (int k = 0; k < 6; k++) {
     tiers[k].backward_thread = k / 2 > 0;
