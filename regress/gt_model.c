@@ -69,6 +69,7 @@ typedef struct {
   const char *name;        /* compute kernels */
   int64_t dur_ns;          /* compute kernels */
   uint64_t bytes;          /* NCCL kernels */
+  int32_t coalesced;       /* collectives: how many calls one NCCL group coalesced into this kernel (0: one call) */
   int32_t action;          /* the launch */
   int32_t prev;            /* the previous op on the stream, -1 none */
   uint32_t wait_first, wait_n; /* the records this op waits for: refs[wait_first .. +wait_n] */
@@ -546,6 +547,20 @@ int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_
   int idx = add_op(rs, s, &o);
   g_array_index(g->inst_ops, int32_t, (guint)k * (guint)g->n + (guint)mi) = idx;
   return idx;
+}
+
+int gt_launch_coll_coalesced(gt_job *j, int rank, int stream, gt_kernel_kind kind, const uint64_t *bytes, int n,
+                             int group_no)
+{
+  g_return_val_if_fail(bytes && n >= 1, -1);
+  uint64_t sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += bytes[i];
+  int oi = gt_launch_coll(j, rank, stream, kind, sum, group_no);
+  rank_state *rs = rank_of(j, rank);
+  if (oi >= 0 && rs)
+    g_array_index(rs->ops, op, oi).coalesced = n;
+  return oi;
 }
 
 int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group_no)
@@ -1197,6 +1212,8 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
   };
   static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv" };
+  static const char *const coalesced_name[] = { NULL, "allreduce_coalesced", "allgather_into_tensor_coalesced",
+                                                "reduce_scatter_tensor_coalesced", "send", "recv" };
   int sid = stream_id[o->stream];
   g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", o->kind == GT_MEMCPY ? "gpu_memcpy" : "kernel");
   if (o->kind == GT_COMPUTE || o->kind == GT_MEMCPY) {
@@ -1222,7 +1239,8 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     g_string_append_printf(s, ", \"Collective name\": \"%s\", \"In msg nelems\": %" G_GUINT64_FORMAT
                            ", \"Out msg nelems\": %" G_GUINT64_FORMAT ", \"Group size\": %d, \"dtype\": \"BFloat16\", "
                            "\"In split size\": \"[]\", \"Out split size\": \"[]\", \"Process Group Name\": \"%s\", "
-                           "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"", cname[o->kind], in, out,
+                           "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"",
+                           o->coalesced ? coalesced_name[o->kind] : cname[o->kind], in, out,
                            g->n, g->name, g->desc);
     put_ranks(s, g);
     g_string_append_printf(s, "\", \"Rank\": %d", rank);

@@ -128,6 +128,7 @@ typedef struct {
   int64_t copy_ns;            /* the blocking device-to-host copy after the optimizer (20 us) */
   int64_t post_backward_ns;   /* host work on the main thread after backward() returns (0) */
   gboolean backward_thread;   /* launch backward and its DP hooks from thread 1; the main thread joins it */
+  gboolean coalesce_buckets;  /* all-reduce the DP buckets two at a time as one coalesced NCCL group */
   /* Traces. */
   gboolean cuda_sync_events;  /* also write the cat "cuda_sync" activities: Stream Wait Event for every wait on a
                                  recorded event, Stream Sync / Context Sync for every host synchronisation */
@@ -172,6 +173,14 @@ int gt_cpu(gt_job *j, int rank, int64_t ns);
 int gt_launch_compute(gt_job *j, int rank, int stream, const char *name, int64_t ns);
 int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_t bytes, int group);
 int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group);
+/* n collectives of one kind in one group issued in one NCCL group
+ * (ncclGroupStart/End, PyTorch's _coalescing_manager): NCCL runs them as
+ * one kernel, one grouped operation of the summed size, timed by the
+ * closed form once (one set of latency steps); the kernel's Collective
+ * name is "<name>_coalesced" (allreduce_coalesced, ...) and its element
+ * counts the sum. */
+int gt_launch_coll_coalesced(gt_job *j, int rank, int stream, gt_kernel_kind kind, const uint64_t *bytes, int n,
+                             int group_no);
 int gt_record(gt_job *j, int rank, int stream, int event);
 int gt_wait(gt_job *j, int rank, int stream, int event);
 int gt_device_sync(gt_job *j, int rank);

@@ -164,12 +164,25 @@ static void step_tpdp(const prog *g, int tp, int dp)
     gt_job_set_thread(g->j, g->r, 1);
     gt_join(g->j, g->r, F_BACKWARD);
   }
-  int bucket = 0;
+  int bucket = 0, held = 0;
+  uint64_t group[2];
   for (int l = p->layers - 1; l >= 0; l--) {
     tp_layer(g, K_GEMM_DGRAD, p->bwd_ns, 0, p->comm_bytes[l % 2], tp);
     if ((p->layers - l) % p->bucket_layers == 0 || l == 0) {
-      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_DP, EV_TO_DP);
-      coll_on(g, GT_STREAM_DP, GT_ALL_REDUCE, p->bucket_bytes[bucket++ % 2], dp);
+      uint64_t b = p->bucket_bytes[bucket++ % 2];
+      if (!p->coalesce_buckets) {
+        handoff(g, GT_STREAM_COMPUTE, GT_STREAM_DP, EV_TO_DP);
+        coll_on(g, GT_STREAM_DP, GT_ALL_REDUCE, b, dp);
+        continue;
+      }
+      /* Two buckets at a time (the last alone when odd) as one NCCL group. */
+      group[held++] = b;
+      if (held == 2 || l == 0) {
+        handoff(g, GT_STREAM_COMPUTE, GT_STREAM_DP, EV_TO_DP);
+        host(g);
+        gt_launch_coll_coalesced(g->j, g->r, GT_STREAM_DP, GT_ALL_REDUCE, group, held, dp);
+        held = 0;
+      }
     }
   }
   if (p->backward_thread) {

@@ -202,6 +202,7 @@ static void check_case(gconstpointer data)
 typedef struct {
   gboolean backward_thread, cuda_sync;
   gboolean slow_host;      /* 30 us sync returns, 40 us join wake-ups, 300 us of Python after backward() */
+  gboolean coalesced;      /* DP buckets all-reduced two at a time as one coalesced NCCL group */
 } tier_case;
 
 static const char cluster_2x4[] = "schema_version: 1\n"
@@ -244,6 +245,7 @@ static void check_tiers(gconstpointer data)
     p.r_join_ns = 40000;
     p.post_backward_ns = 300000;
   }
+  p.coalesce_buckets = tc->coalesced;
   gt_result rb, rup, rout;
   GError *error = NULL;
   g_assert_true(gt_run(&p, b_dir, &rb, &error));
@@ -264,10 +266,10 @@ static void check_tiers(gconstpointer data)
   cJSON *u = load_json(u_json);
   double base = ns_of(u, "baseline_step_ns");
   double up = utility_of(u, "scale_up_bw"), out = utility_of(u, "scale_out_bw");
-  g_test_message("tpdp%s%s%s: scale-up utility: true %.3f %%, wisp %.3f %% (%+.3f pp); scale-out: true %.3f %%, wisp "
+  g_test_message("tpdp%s%s%s%s: scale-up utility: true %.3f %%, wisp %.3f %% (%+.3f pp); scale-out: true %.3f %%, wisp "
                  "%.3f %% (%+.3f pp); baseline: true %.0f ns, wisp %.0f ns (%+.3f %%)",
                  tc->backward_thread ? " (backward thread)" : "", tc->cuda_sync ? " (cuda_sync events)" : "",
-                 tc->slow_host ? " (slow host)" : "", true_up,
+                 tc->slow_host ? " (slow host)" : "", tc->coalesced ? " (coalesced buckets)" : "", true_up,
                  up, up - true_up, true_out, out, out - true_out, t_b, base, rel_pct(base, t_b));
   g_assert_cmpfloat(fabs(up - true_up), <=, 1.0);
   g_assert_cmpfloat(fabs(out - true_out), <=, 1.0);
@@ -299,13 +301,14 @@ int main(int argc, char **argv)
   static gt_case decode[2] = { { GT_DECODE, FALSE }, { GT_DECODE, TRUE } };
   g_test_add_data_func("/ground_truth/decode", &decode[0], check_case);
   g_test_add_data_func("/ground_truth/decode/cuda_sync", &decode[1], check_case);
-  static tier_case tiers[6];
-  for (int k = 0; k < 6; k++) {
+  static tier_case tiers[8];
+  for (int k = 0; k < 8; k++) {
     tiers[k].backward_thread = k / 2 > 0;
     tiers[k].cuda_sync = k % 2;
     tiers[k].slow_host = k / 2 == 2;
-    char *path = g_strdup_printf("/ground_truth/tpdp%s%s%s", k / 2 ? "/backward_thread" : "", k / 2 == 2 ? "/slow_host" : "",
-                                 k % 2 ? "/cuda_sync" : "");
+    tiers[k].coalesced = k / 2 == 3;
+    char *path = g_strdup_printf("/ground_truth/tpdp%s%s%s%s", k / 2 ? "/backward_thread" : "",
+                                 k / 2 == 2 ? "/slow_host" : "", k / 2 == 3 ? "/coalesced" : "", k % 2 ? "/cuda_sync" : "");
     g_test_add_data_func(path, &tiers[k], check_tiers);
     g_free(path);
   }
