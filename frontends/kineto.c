@@ -220,6 +220,27 @@ static void print_library_lines(const fe_kineto_report *r, FILE *out)
     }
 }
 
+/* The host launch model's lines of one rank: its CPU chains, and how the
+ * host syncs' targets and the joins between threads were found. */
+static void print_host_lines(const fe_kineto_rank_report *k, FILE *out)
+{
+  if (!k->host_threads)
+    return;
+  fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
+          G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
+          "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
+          "before their launch (no launch dependency); %" G_GUINT64_FORMAT " other thread(s) start after the "
+          "step thread's last node before their first call\n", k->host_nodes, k->host_threads, k->host_overlaps,
+          k->sync_waits, k->launched_before_window, k->launch_inversions, k->host_forks);
+  fprintf(out, "  host syncs: %" G_GUINT64_FORMAT " device-wide, %" G_GUINT64_FORMAT " with the stream stated by "
+          "cuda_sync events, %" G_GUINT64_FORMAT " inferred from the timeline (the stream whose op ended within 20 "
+          "us, or half the call, before it returned), %" G_GUINT64_FORMAT " did not wait (own launches assumed), %"
+          G_GUINT64_FORMAT " unresolved (waited for nothing in the trace; own launches assumed; an error under "
+          "--strict); joins between threads: %" G_GUINT64_FORMAT " inferred from the timeline, 0 stated (Kineto "
+          "records none)\n", k->host_syncs_device, k->host_syncs_stated, k->host_syncs_inferred,
+          k->host_syncs_assumed, k->host_syncs_unresolved, k->host_joins);
+}
+
 void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE *out)
 {
   if (verbose || !r->complete) {
@@ -334,21 +355,7 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
               "that record/wait pairs do not place (no cudaEventRecord in the trace, or the waiting op launched by "
               "another thread) tied to the op on another stream that ended within 20 us before the waiting op "
               "started\n", k->inferred_sync_edges);
-    if (k->host_threads)
-      fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
-              G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
-              "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
-              "before their launch (no launch dependency); %" G_GUINT64_FORMAT " other thread(s) start after the "
-              "step thread's last node before their first call\n", k->host_nodes, k->host_threads, k->host_overlaps,
-              k->sync_waits, k->launched_before_window, k->launch_inversions, k->host_forks);
-    if (k->host_threads)
-      fprintf(out, "  host syncs: %" G_GUINT64_FORMAT " device-wide, %" G_GUINT64_FORMAT " with the stream stated by "
-              "cuda_sync events, %" G_GUINT64_FORMAT " inferred from the timeline (the stream whose op ended within 20 "
-              "us before the call returned), %" G_GUINT64_FORMAT " did not wait (own launches assumed), %"
-              G_GUINT64_FORMAT " unresolved (waited for nothing in the trace; own launches assumed; an error under "
-              "--strict); joins between threads: %" G_GUINT64_FORMAT " inferred from the timeline, 0 stated (Kineto "
-              "records none)\n", k->host_syncs_device, k->host_syncs_stated, k->host_syncs_inferred,
-              k->host_syncs_assumed, k->host_syncs_unresolved, k->host_joins);
+    print_host_lines(k, out);
     if (k->compute_slots)
       fprintf(out, "  compute concurrency: at most %u compute node(s) measured running at once (the replay's "
               "compute slots unless --compute-slots is given)\n", k->compute_slots);
