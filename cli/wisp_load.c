@@ -130,6 +130,25 @@ static gboolean link_pet(et_workload *w, const wisp_inputs *in, const wisp_load_
   return ok;
 }
 
+gboolean wisp_pet_inputs(const wisp_inputs *in, et_workload **w, FILE *out, GError **error)
+{
+  gboolean alone = strcmp(in->kind, "pytorch_et") == 0;
+  if (!alone && (strcmp(in->kind, "kineto") != 0 || in->pet_files->len == 0))
+    return TRUE;
+  fe_pet_report rep;
+  fe_pet_report_init(&rep);
+  const GPtrArray *files = alone ? in->files : in->pet_files;
+  gboolean ok = alone ? (*w = fe_pet_load((const char *const *)files->pdata, (int)files->len, &rep, error)) != NULL
+                      : fe_pet_link(*w, (const char *const *)files->pdata, (int)files->len, &rep, error);
+  if (ok) {
+    print_warnings(rep.warnings);
+    if (out)
+      fe_pet_report_print(&rep, out);
+  }
+  fe_pet_report_clear(&rep);
+  return ok;
+}
+
 static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
 {
   unsigned build_flags = lo->build_flags;

@@ -169,6 +169,12 @@ typedef struct {
 } wisp_inputs;
 
 gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, GError **error);
+/* The PyTorch execution traces among the inputs (frontends/pyt_et.h), for
+ * commands that load for themselves (inspect, convert): kind "pytorch_et"
+ * loads them into *w (NULL on entry); kind "kineto" with pet_files links
+ * them into the Kineto workload *w; otherwise nothing.  The report goes to
+ * out (NULL: only the warnings, on stderr).  O(the traces). */
+gboolean wisp_pet_inputs(const wisp_inputs *in, et_workload **w, FILE *out, GError **error);
 /* "wisp: ignored N file(s): REASON: a b c ..." per reason (at most 4 names). */
 void wisp_inputs_print_ignored(const wisp_inputs *in, FILE *out);
 void wisp_inputs_clear(wisp_inputs *in);
