@@ -246,6 +246,8 @@ pet_trace **pet_read_ranks(const char *const *paths, int n_paths, GError **error
   for (int i = 0; i < n_paths; i++) {
     pet_trace *t = pet_trace_read(paths[i], error);
     const char *bad = NULL;
+    if (t && t->rank < 0 && n_paths == 1)
+      t->rank = 0; /* one trace: the one rank, whatever its name */
     if (t && t->rank < 0)
       bad = "its name ends in no rank number (name the files ..._0.json, ..._1.json, ...)";
     else if (t && t->rank >= n_paths)
