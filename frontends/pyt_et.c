@@ -66,6 +66,13 @@ int pet_rank_from_name(const char *path)
   return rank;
 }
 
+/* A JSON number as int64_t, clamped to +-9e15 (beyond a double's exact
+ * integers; a cast of a larger value would be undefined). */
+static int64_t num_i64(double x)
+{
+  return x > 9.0e15 ? (int64_t)9.0e15 : x < -9.0e15 ? -(int64_t)9.0e15 : (int64_t)x;
+}
+
 /* Whether v is a tensor value [id, storage, offset, numel, element size, device]. */
 static gboolean is_tensor(const cJSON *v)
 {
@@ -171,7 +178,7 @@ static gboolean parse_comm(const cJSON *node, pet_node *pn, pet_comm *c, const c
       name_at = k;
       c->op = g_strdup(e->valuestring);
     } else if (name_at < 0 && cJSON_IsNumber(e) && ints < 2) {
-      first_int[ints++] = (int64_t)e->valuedouble;
+      first_int[ints++] = num_i64(e->valuedouble);
     } else if (name_at < 0 && !tensor_seen && cJSON_IsArray(e)) {
       c->in_bytes = collect_tensors(e, c->in_tensors, &c->elem_bytes, 0);
       tensor_seen = TRUE;
@@ -265,7 +272,7 @@ static gboolean read_header(pet_trace *t, const cJSON *doc, const cJSON **nodes,
     return FALSE;
   }
   const cJSON *pid = cJSON_GetObjectItemCaseSensitive(doc, "pid");
-  t->pid = cJSON_IsNumber(pid) ? (int64_t)pid->valuedouble : -1;
+  t->pid = cJSON_IsNumber(pid) ? num_i64(pid->valuedouble) : -1;
   return TRUE;
 }
 
@@ -273,9 +280,11 @@ static gboolean read_header(pet_trace *t, const cJSON *doc, const cJSON **nodes,
 static gboolean read_node(pet_trace *t, const cJSON *node, guint index, GError **error)
 {
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(node, "id"), *name = cJSON_GetObjectItemCaseSensitive(node, "name");
-  if (!cJSON_IsObject(node) || !cJSON_IsNumber(id) || id->valuedouble < 0 || !cJSON_IsString(name)) {
+  if (!cJSON_IsObject(node) || !cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 9.0e15 ||
+      !cJSON_IsString(name)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: node %u (0-based in \"nodes\"): needs a non-negative \"id\" and a \"name\"", t->path, index);
+                "%s: node %u (0-based in \"nodes\"): needs an \"id\" from 0 to 9e15 and a \"name\"", t->path,
+                index);
     return FALSE;
   }
   pet_node pn = {0};
@@ -326,16 +335,21 @@ pet_trace *pet_trace_read(const char *path, GError **error)
   char *text = slurp(path, &len, error);
   if (text == NULL)
     return NULL;
+  pet_trace *t = pet_trace_parse(text, len, path, error);
+  g_free(text);
+  return t;
+}
+
+pet_trace *pet_trace_parse(const char *text, size_t len, const char *path, GError **error)
+{
   const char *end = NULL;
   cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, FALSE);
   if (doc == NULL) {
     size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: offset %zu: not valid JSON (a truncated or damaged "
                 "execution trace?)", path, off);
-    g_free(text);
     return NULL;
   }
-  g_free(text);
   pet_trace *t = g_new0(pet_trace, 1);
   t->path = g_strdup(path);
   t->rank = pet_rank_from_name(path);

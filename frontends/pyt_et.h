@@ -74,6 +74,9 @@ typedef struct {
  * the parsed document (about ten times the file) while reading, then
  * O(nodes + tensors). */
 pet_trace *pet_trace_read(const char *path, GError **error);
+/* The same from text in memory (len bytes, need not end in NUL); path
+ * names it in errors.  Used by the fuzz harness. */
+pet_trace *pet_trace_parse(const char *text, size_t len, const char *path, GError **error);
 void pet_trace_free(pet_trace *t);
 
 /* What loading or linking found; lines and warnings are char*. */

@@ -222,8 +222,7 @@ static void state_clear(pg_state *s)
   g_hash_table_destroy(s->last);
 }
 
-/* One rank's graph; NULL with the builder's error (duplicate ids, cycles). */
-static et_graph *rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, GError **error)
+et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, GError **error)
 {
   pg_state s = {0};
   s.t = t;
@@ -246,7 +245,7 @@ pet_trace **pet_read_ranks(const char *const *paths, int n_paths, GError **error
   for (int i = 0; i < n_paths; i++) {
     pet_trace *t = pet_trace_read(paths[i], error);
     const char *bad = NULL;
-    if (t && t->rank < 0 && n_paths == 1)
+    if (t && n_paths == 1)
       t->rank = 0; /* one trace: the one rank, whatever its name */
     if (t && t->rank < 0)
       bad = "its name ends in no rank number (name the files ..._0.json, ..._1.json, ...)";
@@ -297,7 +296,7 @@ et_workload *fe_pet_load(const char *const *paths, int n_paths, fe_pet_report *r
   uint64_t p2p = 0;
   gboolean ok = TRUE;
   for (int r = 0; ok && r < n_paths; r++)
-    ok = (w->ranks[r] = rank_graph(by_rank[r], n_paths, &p2p, error)) != NULL;
+    ok = (w->ranks[r] = pet_rank_graph(by_rank[r], n_paths, &p2p, error)) != NULL;
   if (ok)
     ok = et_workload_resolve_groups(w, error);
   if (ok && report) {

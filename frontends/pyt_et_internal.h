@@ -14,4 +14,9 @@ pet_trace **pet_read_ranks(const char *const *paths, int n_paths, GError **error
  * schema versions to the report.  O(ranks). */
 void pet_report_traces(fe_pet_report *rep, pet_trace *const *by_rank, int n);
 
+/* One rank's graph from its trace alone (pyt_et_graph.c); p2p_skipped
+ * counts the send/recv ops kept as compute.  NULL with the builder's error
+ * (duplicate node ids).  O(nodes + tensors). */
+et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, GError **error);
+
 #endif

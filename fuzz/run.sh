@@ -9,7 +9,7 @@
 #              generated there (made with `make` when missing) and the
 #              library source lists of its Makefile; default ./build.
 # SECONDS      per target; default $FUZZ_SECONDS or 60.
-# TARGETS      any of: kineto xplane hlo et topo (default: all, in that order).
+# TARGETS      any of: kineto xplane hlo et topo pyt_et (default: all, in that order).
 #
 # Each target works in BUILD_DIR/fuzz-TARGET (or $FUZZ_WORK/fuzz-TARGET):
 # the binary, a corpus/ that keeps growing across runs (the seeds are
@@ -26,15 +26,15 @@ build=${1:-build}
 secs=${2:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
-targets=${*:-kineto xplane hlo et topo}
+targets=${*:-kineto xplane hlo et topo pyt_et}
 build=$(cd "$build" && pwd)
 base=${FUZZ_WORK:-$build}
 CC=${CC_FUZZ:-clang}
 
 for t in $targets; do
   case $t in
-    kineto|xplane|hlo|et|topo) ;;
-    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo)" >&2; exit 2 ;;
+    kineto|xplane|hlo|et|topo|pyt_et) ;;
+    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et)" >&2; exit 2 ;;
   esac
 done
 [ -f "$build/config.h" ] || { echo "fuzz/run.sh: $build has no config.h; run configure there first" >&2; exit 2; }
@@ -73,7 +73,7 @@ fi
 # Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
 sources() {
   case $1 in
-    kineto|xplane) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
+    kineto|xplane|pyt_et) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
     hlo) echo "$src/frontends/hlo.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
@@ -176,6 +176,24 @@ D
       ;;
     et)
       "$base/fuzz-seeds/fuzz_seeds" et "$c"
+      ;;
+    pyt_et)
+      # Schema 1.0.1 (flat fields) and 1.1.1 (attrs), with a collective, splits and a wait.
+      cat > "$c/seed1.json" <<'J'
+{"schema": "1.0.1", "pid": 1, "nodes": [
+ {"name": "[pytorch|profiler|execution_graph|thread]", "id": 2, "rf_id": 0, "parent": 1, "tid": 1, "inputs": [], "outputs": []},
+ {"name": "aten::mm", "id": 3, "rf_id": 1, "parent": 2, "tid": 1, "inputs": [[10, 10, 0, 8, 4, "cuda:0"]], "outputs": [[11, 11, 0, 8, 4, "cuda:0"]]},
+ {"name": "record_param_comms", "id": 5, "rf_id": 2, "parent": 2, "tid": 1, "inputs": [[[11, 11, 0, 8, 4, "cuda:0"]], 7, 99, 0, "allreduce", [], []], "outputs": [[[11, 11, 0, 8, 4, "cuda:0"]]]},
+ {"name": "record_param_comms", "id": 8, "rf_id": 3, "parent": 2, "tid": 1, "inputs": [[11, 11, 0, 6, 4, "cuda:0"], 8, 99, 0, "all_to_allv", [2, 4], [3, 3]], "outputs": [[12, 12, 0, 6, 4, "cuda:0"]]},
+ {"name": "record_param_comms", "id": 9, "rf_id": 4, "parent": 2, "tid": 1, "inputs": [8, 0, 0, "wait", [], []], "outputs": []}
+]}
+J
+      cat > "$c/seed2.json" <<'J'
+{"schema": "1.1.1-chakra.0.0.4", "pid": 1, "nodes": [
+ {"id": 2, "name": "[pytorch|profiler|execution_trace|thread]", "ctrl_deps": 1, "inputs": {"values": [], "shapes": [], "types": []}, "outputs": {"values": [], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 0}, {"name": "tid", "type": "uint64", "value": 1}]},
+ {"id": 4, "name": "record_param_comms", "ctrl_deps": 2, "inputs": {"values": [[[14, 15, 0, 1, 4, "cuda:0"]], 12, 82149104, 0, "all_gather", [], [], 2], "shapes": [], "types": []}, "outputs": {"values": [[[[19, 20, 0, 1, 4, "cuda:0"], [5, 23, 0, 1, 4, "cuda:0"]]]], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 19}]}
+]}
+J
       ;;
     topo)
       cp "$src"/examples/networks/*.yaml "$src"/examples/networks/*.yml "$c/"
