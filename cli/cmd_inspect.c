@@ -7,6 +7,7 @@
 #include "cli/wisp_cli.h"
 #include "chakra/et_scale.h"
 #include "frontends/fe.h"
+#include "frontends/nsys.h"
 #include "cli/wisp_load.h"
 #include "chakra/et_io.h"
 
@@ -264,6 +265,25 @@ void wisp_kineto_cli_options_clear(fe_kineto_options *opt)
   opt->card = NULL;
 }
 
+/* `wisp inspect` on Nsight Systems exports: the reader's report. */
+static int inspect_nsys(const wisp_inputs *in)
+{
+  GError *error = NULL;
+  fe_nsys_report rep;
+  fe_nsys_report_init(&rep);
+  et_workload *w = fe_nsys_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, &error);
+  if (w == NULL) {
+    fprintf(stderr, "wisp inspect: error: %s\n", error->message);
+    g_error_free(error);
+    fe_nsys_report_clear(&rep);
+    return 1;
+  }
+  fe_nsys_report_print(&rep, stdout);
+  fe_nsys_report_clear(&rep);
+  et_workload_free(w);
+  return 0;
+}
+
 /* `wisp inspect` on PyTorch execution traces alone: the reader's report,
  * then per rank its graph's nodes and collectives. */
 static int inspect_pet(const wisp_inputs *in)
@@ -323,6 +343,12 @@ int wisp_cmd_inspect(int argc, char **argv)
     wisp_kineto_cli_options_clear(&opt);
     g_clear_pointer(&inspect_comm_group, g_free);
     return 1;
+  }
+  if (strcmp(in.kind, "nsys") == 0) {
+    status = inspect_nsys(&in);
+    wisp_inputs_clear(&in);
+    wisp_kineto_cli_options_clear(&opt);
+    return status;
   }
   if (strcmp(in.kind, "pytorch_et") == 0) {
     status = inspect_pet(&in);

@@ -15,6 +15,7 @@
 #include "frontends/fe.h"
 #include "frontends/xla.h"
 #include "frontends/pyt_et.h"
+#include "frontends/nsys.h"
 
 #include <glob.h>
 #include <stdlib.h>
@@ -106,6 +107,22 @@ static void print_pet(const fe_pet_report *rep, const wisp_load_options *lo)
   free(text);
 }
 
+/* Nsight Systems exports (frontends/nsys.h); the report on stderr unless quiet. */
+static et_workload *load_nsys(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
+{
+  fe_nsys_report rep;
+  fe_nsys_report_init(&rep);
+  et_workload *w = fe_nsys_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, error);
+  if (w) {
+    print_warnings(rep.warnings);
+    for (guint i = 0; lo->device_name && *lo->device_name == NULL && i < rep.files->len; i++)
+      if (g_array_index(rep.files, fe_nsys_file_report, i).device_name)
+        *lo->device_name = g_strdup(g_array_index(rep.files, fe_nsys_file_report, i).device_name);
+  }
+  fe_nsys_report_clear(&rep);
+  return w;
+}
+
 /* PyTorch execution traces alone (frontends/pyt_et.h): durations unknown. */
 static et_workload *load_pet_alone(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
 {
@@ -163,6 +180,8 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
   }
   if (strcmp(kind, "pytorch_et") == 0)
     return load_pet_alone(in, lo, error);
+  if (strcmp(kind, "nsys") == 0)
+    return load_nsys(in, lo, error);
   if (strcmp(kind, "xla") == 0) {
     fe_xla_options opt;
     fe_xla_options_init(&opt);
@@ -616,6 +635,8 @@ static const char *classify_file(const char *path, const char **why)
   *why = NULL;
   if (g_str_has_suffix(base, ".et"))
     kind = "chakra";
+  else if (fe_nsys_is_export(path))
+    kind = "nsys";
   else if (fe_xla_is_xplane_path(base) || fe_xla_is_trace_json_path(base))
     kind = "xla";
   else if (g_str_has_prefix(base, "comm_group") && g_str_has_suffix(base, ".json"))
@@ -629,7 +650,8 @@ static const char *classify_file(const char *path, const char **why)
     else
       *why = "JSON without \"traceEvents\" (not a Kineto trace)";
   } else
-    *why = "not a workload file (Chakra .et, Kineto *.json[.gz], XPlane *.xplane.pb, XProf *.trace.json[.gz])";
+    *why = "not a workload file (Chakra .et, Kineto *.json[.gz], XPlane *.xplane.pb, XProf *.trace.json[.gz], Nsight "
+           "Systems *.sqlite)";
   g_free(base);
   return kind;
 }
@@ -728,6 +750,10 @@ static gboolean add_dir(wisp_inputs *in, const char *dir, GError **error)
       taken++;
     } else if (kind && strcmp(kind, "pytorch_et") == 0) {
       g_ptr_array_add(in->pet_files, g_strdup(p));
+      taken++;
+    } else if (kind && strcmp(kind, "nsys") == 0) {
+      ok = set_kind(in, "nsys", dir, error);
+      g_ptr_array_add(in->files, g_strdup(p));
       taken++;
     } else {
       ignore(in, p, why ? why : "unexpected input kind in a Kineto directory");

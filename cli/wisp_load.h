@@ -161,7 +161,7 @@ topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **e
  * be of one kind; a path with nothing usable is an error naming every kind
  * tried.  O(files in the directories + 1 MiB per JSON file). */
 typedef struct {
-  const char *kind;            /* "chakra", "kineto", "xla" or "pytorch_et" */
+  const char *kind;            /* "chakra", "kineto", "xla", "pytorch_et" or "nsys" */
   GPtrArray *files;            /* char*: what the reader gets (Chakra: one prefix, directory or rank file) */
   GPtrArray *pet_files;        /* char*: PyTorch execution traces beside Kineto traces (kind "kineto") */
   GHashTable *ignored;         /* reason -> GPtrArray of paths */

@@ -42,7 +42,7 @@ for gen in chakra/et_def.pb-c.c frontends/xplane.pb-c.c; do
   [ -f "$build/$gen" ] || make -C "$build" "$gen" >/dev/null
 done
 
-pkgs="glib-2.0 zlib yaml-0.1 libprotobuf-c libcjson"
+pkgs="glib-2.0 zlib yaml-0.1 libprotobuf-c libcjson sqlite3"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
  -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  -I$src -I$build $(pkg-config --cflags $pkgs)"

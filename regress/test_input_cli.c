@@ -577,7 +577,7 @@ static void test_several_inputs(void)
   g_unlink(et0);
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
   want = g_strdup_printf("wisp: ignored 1 file(s): not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
-                         "*.xplane.pb, XProf *.trace.json[.gz]): %s\n", txt);
+                         "*.xplane.pb, XProf *.trace.json[.gz], Nsight Systems *.sqlite): %s\n", txt);
   expect_has(err, want);
   g_free(want);
   want = g_strdup_printf("workload %s: 2 ranks;", dir);
@@ -635,7 +635,7 @@ static void test_several_inputs(void)
   const char *a7[] = {"simulate", dir, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a7, &out, &err), ==, 1);
   want = g_strdup_printf("; 1 file(s) ignored: not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
-                         "*.xplane.pb, XProf *.trace.json[.gz]) (%s)", txt);
+                         "*.xplane.pb, XProf *.trace.json[.gz], Nsight Systems *.sqlite) (%s)", txt);
   expect_has(err, want);
   g_free(want);
   g_free(out);
