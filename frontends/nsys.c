@@ -287,6 +287,8 @@ static et_graph *device_graph(const char *source, GPtrArray *ops, fe_nsys_file_r
     uint32_t n = et_builder_add_node(b, id, comm ? ET_NODE_COMM_COLL : ET_NODE_COMP, op->name,
                                      (op->end - op->start) * 1000, (uint8_t)(ET_FLAG_HAS_START | (comm ? ET_FLAG_REPLAY : 0)));
     et_builder_set_start(b, n, (op->start - t0) * 1000);
+    if (op->kind != 0) /* the bytes a copy or memset moved (tensor_size; doc/metrics.md) */
+      et_builder_set_comp_attrs(b, n, 0, TRUE, op->bytes);
     if (comm) {
       et_comm c = {.coll = (uint8_t)coll, .src = -1, .dst = -1, .tag = -1, .root = -1};
       et_builder_set_comm(b, n, &c, NULL, NULL, 0);

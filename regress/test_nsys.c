@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include "frontends/nsys.h"
+#include "studies/study_metrics.h"
 #include "regress/test_util.h"
 
 #include <sqlite3.h>
@@ -93,6 +94,25 @@ static void test_real(void)
       if (!(g->nodes[i].flags & ET_FLAG_DELAY))
         sum += g->nodes[i].duration_ps;
     g_assert_cmpint(sum, ==, busy * 1000);
+    /* The metrics on the measured timeline, against SQL on the raw file:
+     * average_memory_bandwidth = sum(bytes) / sum(end - start) over the
+     * copies (bytes per ns = GB/s); dominant_kernel_concentration = the
+     * largest per-name kernel time over all kernel time (one stream per
+     * device here, so no kernel overlaps another and the window holds all). */
+    study_activity *a = study_activity_new(w);
+    g_assert_true(study_activity_add_measured(a, w, &error));
+    study_metrics *m = study_metrics_compute(a, NULL);
+    double bw = (double)sql_int(p, "SELECT sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY") /
+                (double)sql_int(p, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    g_assert_cmpfloat_with_epsilon(m->average_memory_bandwidth_GBps, bw, 1e-9 * bw);
+    double dk = 100.0 * (double)sql_int(p, "SELECT max(t) FROM (SELECT sum(end - start) t FROM "
+                                        "CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName)") /
+                (double)sql_int(p, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    g_assert_cmpfloat_with_epsilon(m->dominant_kernel_concentration_pct, dk, 1e-9 * dk);
+    g_test_message("%s: average_memory_bandwidth %.3f GB/s, dominant kernel %.2f %% (%s)", names[k],
+                   m->average_memory_bandwidth_GBps, m->dominant_kernel_concentration_pct, m->dominant_kernel);
+    study_metrics_free(m);
+    study_activity_free(a);
     et_workload_free(w);
     fe_nsys_report_clear(&rep);
     g_free(p);
