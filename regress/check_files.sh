@@ -54,7 +54,6 @@ ALLOW_CIRCLES='
 '
 TODO_CIRCLES='
 chakra: chakra/et_graph.c chakra/et_scale.c chakra/et_share.c: untie pending, issue 26 item 2 (the workload frees and resolves through its scale and share; the shared view asks the scale for its share)
-replay: replay/rp_match.c replay/rp_sched.c: untie pending, issue 26 item 2 (the matcher finishes nodes in the scheduler, which issues collectives to the matcher)
 '
 
 # scan FILE...: "D file name" for every non-static function definition,
