@@ -169,7 +169,7 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
     g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  rp_finish_node(rs, node, rec.issue);
+  rp->finish_node(rs, node, rec.issue);
   if (++ci->done == ci->n)
     g_hash_table_remove(rp->insts, &cookie);
 }
@@ -355,7 +355,7 @@ static void p2p_side_done(rp_replay *rp, const rp_p2p_op *op, int k)
     g_array_append_val(rp->comms, rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  rp_finish_node(rs, nodes[k], rec.issue);
+  rp->finish_node(rs, nodes[k], rec.issue);
 }
 
 /* Returns slot `cookie` of the operation pool to the free list. */

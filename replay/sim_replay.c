@@ -201,6 +201,7 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   rp->obs = opt->observer;
   if (opt->critical_path)
     rp->crit = sim_crit_rec_new(w);
+  rp->finish_node = rp_finish_node;
   rp_match_init(rp);
   if (!opt->no_comm_records)
     rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
