@@ -77,7 +77,7 @@ measure() {
 [ -n "$ASTRA" ] || echo "SKIP ASTRA-sim: no binary (give --astra-sim BIN or ASTRA_SIM=BIN); wisp's figures only"
 printf '\nchain: per step %s us compute then a %s B all-reduce; one switch, %s GB/s, %s ns\n' "$COMP_US" "$BYTES" \
   "$BW" "$LAT_NS"
-printf '%-26s %20s %20s %16s %14s %14s\n' workload "ASTRA-sim wall/RSS" "wisp wall/RSS" "speed/memory" \
+printf '%-30s %20s %20s %16s %14s %14s\n' workload "ASTRA-sim wall/RSS" "wisp wall/RSS" "speed/memory" \
   "astra_step_ms" "wisp_step_ms"
 for c in $CASES; do
   n=${c%x*}
@@ -129,7 +129,7 @@ EOF
         'BEGIN {printf "%.0fx / %.0fx", (w > 0 ? a / w : 0), (wk > 0 ? ak / wk : 0)}')
     fi
     w_cell=$(awk -v s="$w_wall" -v k="$w_kib" 'BEGIN {printf "%.2f s / %.0f MB", s, k * 1024 / 1e6}')
-    printf '%-26s %20s %20s %16s %14s %14s\n' "$n x $steps, $a" "$a_cell" "$w_cell" "$ratio" "$a_step" \
+    printf '%-30s %20s %20s %16s %14s %14s\n' "$n x $steps, $a" "$a_cell" "$w_cell" "$ratio" "$a_step" \
       "${w_step:-?}"
   done
 done
