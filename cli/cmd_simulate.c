@@ -9,6 +9,7 @@
 #include "cli/wisp_load.h"
 #include "replay/sim_report.h"
 #include "replay/sim_critical.h"
+#include "replay/sim_comms.h"
 #include "studies/study.h"
 #include "calib/cal.h"
 #include "cli/wisp_metrics.h"
@@ -29,10 +30,10 @@ static gboolean has_measurements(const sim_result *r, const et_workload *w)
 {
   if (sim_report_measured_step(w) >= 0)
     return TRUE;
-  for (guint k = 0; k < r->comms->len; k++)
-    if (g_array_index(r->comms, sim_comm_record, k).measured > 0)
-      return TRUE;
-  return FALSE;
+  sim_comms *owned;
+  gboolean any = sim_comms_measured(sim_comms_of(r, w->groups->len, &owned)) > 0;
+  sim_comms_free(owned);
+  return any;
 }
 
 static void add_baseline(wisp_json *j, void *p)
@@ -239,8 +240,12 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  /* The critical path is cheap (O(nodes)), so every run records it. */
-  sim_replay_options opt = {.checked = checked, .critical_path = TRUE};
+  /* The critical path is cheap (O(nodes)), so every run records it.  The
+   * communication records go to a temporary file, not memory (issue 30):
+   * every one when the JSON report lists them, else only those with a
+   * measured duration (baseline fidelity); the summary reads the fold. */
+  sim_replay_options opt = {.checked = checked, .critical_path = TRUE,
+                            .comm_records = json ? SIM_COMMS_FILE : SIM_COMMS_MEASURED};
   wisp_load_options lo;
   if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);

@@ -18,6 +18,7 @@
 #define WISP_RP_INTERNAL_H
 
 #include "replay/sim_replay.h"
+#include "replay/sim_comms.h"
 #include "replay/sim_critical.h"
 
 G_BEGIN_DECLS
@@ -121,7 +122,7 @@ struct rp_replay {
    * counter per membership (sum of group sizes + ranks), not per rank and
    * group. */
   uint32_t *seq, *seq_base;
-  GArray *comms;
+  sim_comms *comms;        /* the records' fold (sim_comms.h) */
   uint64_t assumed_roots;
   uint64_t lifecycle_known, lifecycle_partial;
   sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */

@@ -165,8 +165,7 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   rs->coll_wait += rec.start - rec.issue;
   rs->colls++;
   rs->coll_last += rec.start == rec.issue;
-  if (rp->comms)
-    g_array_append_val(rp->comms, rec);
+  sim_comms_add(rp->comms, &rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
   rp->finish_node(rs, node, rec.issue);
@@ -351,8 +350,7 @@ static void p2p_side_done(rp_replay *rp, const rp_p2p_op *op, int k)
   rec.start = op->start;
   rec.end = sim_now(rp->sim);
   rec.measured = n->duration_ps;
-  if (rp->comms)
-    g_array_append_val(rp->comms, rec);
+  sim_comms_add(rp->comms, &rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
   rp->finish_node(rs, nodes[k], rec.issue);
