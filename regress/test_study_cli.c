@@ -131,7 +131,7 @@ static void test_sweep(void)
   if (!setup(&v))
     return;
   char *d1 = g_build_filename(v.dir, "full", NULL), *d2 = g_build_filename(v.dir, "sh", NULL);
-  g_assert_cmpint(wisp((const char *[]){"sweep", v.spec, "--workload", v.example, "-o", d1, "-j", "2", NULL}, NULL),
+  g_assert_cmpint(wisp((const char *[]){"sweep", v.spec, "--workload", v.example, "-o", d1, "--jobs", "2", NULL}, NULL),
                   ==, 0);
   char *csv = g_build_filename(d1, "ccl-bench-cluster.csv", NULL), *text = NULL;
   g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));

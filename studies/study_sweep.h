@@ -58,6 +58,10 @@ typedef struct {
   gboolean has_tier;           /* --network-model: replay every point on this tier */
   net_tier tier;
   sim_levers levers;           /* --slow-rank / --slow-ranks: applied to every point before `set` */
+  gboolean has_algo;           /* --algo: every point's collective algorithm before `set` */
+  coll_algo algo;
+  unsigned compute_slots;      /* --compute-slots (0: each rank's measured concurrency) before `set` */
+  gboolean measured_starts;    /* --starts measured: ranks start at their measured window starts */
   /* Called in the process that finished a point, after its row file is
    * committed (tests use it to kill a run at a known place). */
   void (*on_point)(void *ctx, int point);
