@@ -145,7 +145,13 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  /* --list checks the spec too (on the cluster as written: no workload is
+   * loaded to fit it to). */
   if (dry) {
+    if (!study_spec_check(s, 0, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
     list_points(s);
     goto out;
   }
@@ -155,7 +161,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL) {
+  if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL || !study_spec_check(s, w->n_ranks, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }
