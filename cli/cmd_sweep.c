@@ -28,7 +28,8 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 /* The sweep's summary (points, outputs, errors) and the baseline fidelity
  * of the base point against the workload's measured step, checked against
  * --check-baseline (MAX_PCT, < 0: unchecked).  Returns the exit status. */
-static int report_sweep(const study_spec *s, const et_workload *w, const study_sweep_stats *st, double check_baseline)
+static int report_sweep(const study_spec *s, const et_workload *w, const study_sweep_stats *st, double check_baseline,
+                        gboolean measured_starts)
 {
   int status = 0;
   printf("sweep %s: %d points (%d simulated, %d kept from a previous run, %d in error) in %.2f s",
@@ -44,15 +45,17 @@ static int report_sweep(const study_spec *s, const et_workload *w, const study_s
     fprintf(stderr, "wisp sweep: %s\n", (const char *)st->errors->pdata[i]);
   if (st->failed)
     status = 1;
-  sim_time_ps measured = sim_report_measured_step(w);
+  sim_time_ps measured = sim_report_measured_end(w, measured_starts, NULL);
   char a[32], b[32];
   if (measured > 0) {
     double err = 100.0 * (double)(st->base_step - measured) / (double)measured;
     printf("baseline: base point simulated %s ns vs measured %s ns: error %+.2f %%\n",
            wisp_ns_string(st->base_step, a), wisp_ns_string(measured, b), err);
     if (check_baseline >= 0 && fabs(err) > check_baseline) {
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
-              "network (wisp calibrate) first\n", err, check_baseline);
+      char *advice = sim_report_baseline_advice(w, measured_starts);
+      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s first\n", err,
+              check_baseline, advice);
+      g_free(advice);
       status = 1;
     }
   } else if (check_baseline >= 0) {
@@ -175,7 +178,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   if (!study_sweep_run(s, w, &o, &st, &error)) {
     status = wisp_cli_fail(error);
   } else {
-    status = report_sweep(s, w, &st, check_baseline);
+    status = report_sweep(s, w, &st, check_baseline, ro.measured_starts);
   }
   g_free(dir);
 out:

@@ -6,6 +6,7 @@
 #include "studies/study.h"
 
 #include "replay/sim_critical.h"
+#include "replay/sim_report.h"
 
 #include <math.h>
 #include <string.h>
@@ -108,15 +109,21 @@ int wisp_cmd_utility(int argc, char **argv)
   study_utility_print(u, w, base, path, stdout);
   if (check_baseline >= 0) {
     if (u->measured_step < 0) {
-      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
-              "baseline cannot be checked (use a profiler trace)\n");
+      if (w->scale)
+        fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
+                "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
+                et_scale_traced_ranks(w->scale));
+      else
+        fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
+                "baseline cannot be checked (use a profiler trace)\n");
       status = 1;
       goto out;
     }
     if (fabs(u->calibration_error_pct) > check_baseline) {
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
-              "network (wisp calibrate) before trusting what-if answers\n", u->calibration_error_pct,
-              check_baseline);
+      char *advice = sim_report_baseline_advice(w, u->measured_starts);
+      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
+              "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
+      g_free(advice);
       status = 1;
       goto out;
     }

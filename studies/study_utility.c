@@ -388,6 +388,9 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
     fmt_ms(b, sizeof b, u->measured_step);
     fprintf(out, "measured step time:             %s (baseline error %+.2f %%%s)\n", b, u->calibration_error_pct,
             fabs(u->calibration_error_pct) > 10.0 ? "; above 10 %: treat utilities with caution" : "");
+  } else if (w->scale) {
+    fprintf(out, "measured step time:             none at this scale (the trace measured %d ranks; a scaled job has "
+            "no measured step to compare with, so no baseline error)\n", et_scale_traced_ranks(w->scale));
   } else {
     fprintf(out, "measured step time:             unknown (the workload carries no measured step)\n");
   }
