@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-static const char *const commands[] = {"inspect", "convert", "simulate", "utility", "sweep", "sweep-merge",
+static const char *const commands[] = {"inspect", "convert", "simulate", "utility", "search", "sweep", "sweep-merge",
                                        "diff", "calibrate", "topo", "collbench", "metrics", NULL};
 
 /* The concepts.  value NULL: the option takes no value, or (output) the
@@ -48,7 +48,7 @@ static const concept concepts[] = {
   {"steps", 0, "A..B|all|whole", {NULL}},
   {"starts", 0, "together|measured", {NULL}},
   {"comm-group", 0, "FILE", {"comm-group-configuration", NULL}},
-  {"scale", 0, "dp=N", {NULL}},
+  {"scale", 0, "dp=N|tp=N,pp=N,mb=N", {NULL}},
   {"placement", 0, "outer|inner", {NULL}},
   {"card", 0, "FILE", {NULL}},
   {"strict", 0, "", {NULL}},
@@ -69,7 +69,7 @@ static const char *const replaying[] = {"simulate", "utility", "sweep", "calibra
 static const char *const replay_concepts[] = {"network-model", "step", "steps", "starts", "comm-group", "scale",
                                               "placement", "card", "strict", "replicate-from", "replicate-missing",
                                               "algo", "slow-rank", "slow-ranks", NULL};
-static const char *const networked[] = {"simulate", "utility", "calibrate", "collbench", "topo", NULL};
+static const char *const networked[] = {"simulate", "utility", "search", "calibrate", "collbench", "topo", NULL};
 static const char *const trace_reading[] = {"inspect", "convert", "metrics", NULL};
 static const char *const trace_concepts[] = {"step", "steps", "strict", "replicate-from", "card", NULL};
 
