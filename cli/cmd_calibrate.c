@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "calib/cal.h"
+#include "calib/cal_nccl.h"
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "replay/sim_report.h"
@@ -290,10 +291,52 @@ static gboolean calib_baseline(calib_run *r, const sim_replay_options *ro, GErro
   return print_sensitivity(r->w, r->t, ro, r->res->step_time, stdout, error);
 }
 
+/* `wisp calibrate --nccl-tests LOG... --network CONFIG -o OUT`: fits the
+ * config's free hardware parameters to the logs (calib/cal_nccl.c), prints
+ * the fit per table and writes the fitted config.  Returns the exit
+ * status. */
+static int calibrate_nccl_tests(int n_logs, char **paths, const char *cluster, const char *output, net_tier tier)
+{
+  GError *error = NULL;
+  if (cluster == NULL) {
+    fprintf(stderr, "wisp calibrate: --nccl-tests needs --network CONFIG (the cluster whose free parameters are "
+                    "fitted, e.g. a preset or a config written from the system's spec sheet)\n");
+    return 2;
+  }
+  GPtrArray *logs = g_ptr_array_new_with_free_func((GDestroyNotify)coll_ncclt_log_free);
+  int status = 0;
+  for (int i = 0; i < n_logs && status == 0; i++) {
+    coll_ncclt_log *log = coll_ncclt_load(paths[i], &error);
+    if (log == NULL)
+      status = wisp_cli_fail(error);
+    else
+      g_ptr_array_add(logs, log);
+  }
+  topo *t = status == 0 ? wisp_cli_network_load(cluster, 0, stdout, &error) : NULL;
+  if (status == 0 && t == NULL)
+    status = wisp_cli_fail(error);
+  if (status == 0) {
+    topo_variant *v = topo_variant_new(t);
+    cal_nccl_fit *f = cal_nccl_fit_logs(v, logs, tier, &error);
+    if (f == NULL || !cal_nccl_write(f, logs, output, &error))
+      status = wisp_cli_fail(error);
+    else {
+      cal_nccl_print(f, stdout);
+      printf("wrote %s\n", output);
+    }
+    cal_nccl_fit_free(f);
+    topo_variant_free(v);
+  }
+  if (t)
+    topo_free(t);
+  g_ptr_array_free(logs, TRUE);
+  return status;
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL;
-  gboolean summary = FALSE, no_baseline = FALSE;
+  gboolean summary = FALSE, no_baseline = FALSE, nccl_tests = FALSE;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -310,6 +353,9 @@ int wisp_cmd_calibrate(int argc, char **argv)
      NULL},
     {"no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline, "do not replay the trace on the calibrated config",
      NULL},
+    {"nccl-tests", 0, 0, G_OPTION_ARG_NONE, &nccl_tests, "the inputs are nccl-tests logs (raw output or CSV): fit "
+     "the network's per-tier latency and bandwidth and the launch cost to them, print the fit per table",
+     NULL},
     {NULL},
   };
   GError *error = NULL;
@@ -321,7 +367,10 @@ int wisp_cmd_calibrate(int argc, char **argv)
       "Fits T = steps x alpha + bus_bytes / beta per communicator class (intra-/inter-node),\n"
       "writes the cluster with the fitted tiers and replays the trace on it (see doc/calibration.md).\n"
       "The checks and the baseline replay use the analytical tier unless --network-model says otherwise.\n"
-      "Example: wisp calibrate traces/ --network dgx-h100 -o calibrated.yaml");
+      "With --nccl-tests the inputs are nccl-tests logs and the fit is of the network's free parameters\n"
+      "(per-tier latency and bandwidth, launch cost), on the analytical tier.\n"
+      "Example: wisp calibrate traces/ --network dgx-h100 -o calibrated.yaml\n"
+      "         wisp calibrate --nccl-tests all_reduce.log --network dgx-h100 -o fitted.yaml");
   int status = 0;
   calib_run r;
   memset(&r, 0, sizeof r);
@@ -351,6 +400,10 @@ int wisp_cmd_calibrate(int argc, char **argv)
   }
   if (loss && strcmp(loss, "absolute") == 0)
     r.opt.loss = CAL_LOSS_ABSOLUTE;
+  if (nccl_tests) {
+    status = calibrate_nccl_tests(argc - 1, argv + 1, cluster, output, NET_TIER_ANALYTICAL);
+    goto out;
+  }
   /* The options every trace-reading, replaying command shares; the
    * checks and the baseline replay use the analytical tier unless
    * --network-model says otherwise. */

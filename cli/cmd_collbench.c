@@ -26,8 +26,12 @@
 
 #define COLLBENCH_TYPE_BYTES 4 /* rows are reported as float32, as nccl-tests' default */
 
-/* An --op item: a collective, or an MoE all-to-allv (reference §8). */
-typedef enum { MOE_NONE = 0, MOE_DISPATCH, MOE_COMBINE } collbench_moe;
+/* An --op item: a collective, an MoE all-to-allv (reference §8), or
+ * nccl-tests' sendrecv (OP_SENDRECV: every rank sends S to rank + 1 and
+ * receives S from rank - 1, run as an all-to-allv holding that ring shift;
+ * busbw = algbw as nccl-tests' sendrecv.cu). */
+typedef enum { MOE_NONE = 0, MOE_DISPATCH, MOE_COMBINE, OP_SENDRECV } collbench_moe;
+#define IS_MOE(m) ((m) == MOE_DISPATCH || (m) == MOE_COMBINE)
 
 typedef struct {
   et_coll_type type;
@@ -68,6 +72,10 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
         g_array_append_val(ops, ((collbench_op){ collbench_ops[k], MOE_NONE }));
       continue;
     }
+    if (g_ascii_strcasecmp(p, "sendrecv") == 0) {
+      g_array_append_val(ops, ((collbench_op){ ET_COLL_ALL_TO_ALLV, OP_SENDRECV }));
+      continue;
+    }
     if (g_ascii_strcasecmp(p, "moe_dispatch") == 0 || g_ascii_strcasecmp(p, "moe_combine") == 0) {
       gboolean d = g_ascii_strcasecmp(p, "moe_dispatch") == 0;
       g_array_append_val(ops, ((collbench_op){ ET_COLL_ALL_TO_ALLV, d ? MOE_DISPATCH : MOE_COMBINE }));
@@ -91,7 +99,7 @@ static gboolean parse_ops(const char *text, GArray *ops, GError **error)
     if (!found) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "--op: unknown collective '%s'; use all_reduce, all_gather, reduce_scatter, all_to_all, "
-                  "all_to_allv, broadcast, reduce, gather, scatter, barrier, all, moe_dispatch or moe_combine", p);
+                  "all_to_allv, broadcast, reduce, gather, scatter, barrier, sendrecv, all, moe_dispatch or moe_combine", p);
       ok = FALSE;
     }
   }
@@ -201,7 +209,13 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
 {
   uint64_t comm = coll_ncclt_comm_size(type, size, n);
   uint64_t *splits = NULL;
-  if (moe != MOE_NONE) {
+  if (moe == OP_SENDRECV) {
+    /* nccl-tests sendrecv: rank i sends S to i+1 (mod n). */
+    splits = g_new0(uint64_t, (size_t)n * (size_t)n);
+    for (int i = 0; i < n; i++)
+      splits[(size_t)i * (size_t)n + (size_t)((i + 1) % n)] = size;
+    comm = 0;
+  } else if (moe != MOE_NONE) {
     splits = g_new(uint64_t, (size_t)n * (size_t)n);
     uint64_t tb = (uint64_t)mc->hidden * (moe == MOE_DISPATCH ? MOE_DISPATCH_ELEM_BYTES : MOE_COMBINE_ELEM_BYTES);
     coll_library_moe_splits(n, mc->tokens, mc->topk, mc->experts, mc->zipf, tb, mc->seed, moe == MOE_COMBINE,
@@ -226,7 +240,7 @@ static gboolean run_row(const topo *t, net_tier tier, const coll_policy *pol, co
   row->count = row->size / COLLBENCH_TYPE_BYTES;
   double secs = (double)row->time_ps / 1e12;
   row->algbw = secs > 0 ? (double)row->size / secs / 1e9 : 0.0;
-  row->busbw = row->algbw * row->info.busbw_factor;
+  row->busbw = row->algbw * (moe == OP_SENDRECV ? 1.0 : row->info.busbw_factor);
   return TRUE;
 }
 
@@ -268,6 +282,8 @@ static void stats_add(coll_library_stats *a, const coll_library_stats *b)
 
 static const char *op_name(et_coll_type t, collbench_moe moe)
 {
+  if (moe == OP_SENDRECV)
+    return "sendrecv";
   if (moe != MOE_NONE)
     return moe == MOE_DISPATCH ? "moe_dispatch" : "moe_combine";
   for (size_t k = 0; k < G_N_ELEMENTS(collbench_ops); k++)
@@ -308,7 +324,7 @@ static gboolean write_json(wisp_afile *f, const char *network, net_tier tier, co
     wisp_json_ns(&j, "time_ns", r->time_ps);
     wisp_json_double(&j, "algbw_GBps", r->algbw, 6);
     wisp_json_double(&j, "busbw_GBps", r->busbw, 6);
-    wisp_json_double(&j, "busbw_factor", r->info.busbw_factor, 6);
+    wisp_json_double(&j, "busbw_factor", r->moe == OP_SENDRECV ? 1.0 : r->info.busbw_factor, 6);
     wisp_json_string(&j, "algorithm", coll_algo_name(r->info.algo));
     wisp_json_string(&j, "plan", r->info.detail);
     if (r->info.nccl_algo >= 0) {
@@ -371,43 +387,44 @@ static double median_of(GArray *v)
 }
 
 /* --compare-csv: runs the sizes of one table of a real nccl-tests file
- * (coll_nccltests.h) on this network and prints real beside simulated with
- * the medians of issue 15's two measures (busbw >= 64 MiB, time <= 64 KiB);
- * --svg also draws real and simulated busbw against the size.  O(rows x
- * one simulated collective). */
-static gboolean run_compare(const char *csv, int table, const char *svg, const char *network, const topo *t,
-                            net_tier tier, const coll_policy *pol, const int *rk, int n, int root, GError **error)
+ * (coll_nccltests.h; `test` its binary) on this network and prints real
+ * beside simulated with the medians of issue 15's two measures (busbw >=
+ * 64 MiB, time <= 64 KiB); --svg also draws real and simulated busbw
+ * against the size.  O(rows x one simulated collective). */
+static gboolean run_compare(const coll_ncclt_log *log, int table, const char *test, const char *svg,
+                            const char *network, const topo *t, net_tier tier, const coll_policy *pol, const int *rk,
+                            int n, int root, GError **error)
 {
-  GArray *rows = coll_ncclt_read(csv, error);
-  if (rows == NULL)
-    return FALSE;
+  const char *csv = log->path;
+  const GArray *rows = log->rows;
+  et_coll_type type = ET_COLL_ALL_TO_ALLV;
+  collbench_moe variant = coll_ncclt_is_sendrecv(test) ? OP_SENDRECV : MOE_NONE;
+  if (variant == MOE_NONE)
+    coll_ncclt_op(test, &type); /* compare_load checked that it runs */
   GArray *xs = g_array_new(FALSE, FALSE, sizeof(double)), *yr = g_array_new(FALSE, FALSE, sizeof(double));
   GArray *ys = g_array_new(FALSE, FALSE, sizeof(double));
   GPtrArray *ticks = g_ptr_array_new_with_free_func(g_free);
   GArray *bus_err = g_array_new(FALSE, FALSE, sizeof(double)), *time_err = g_array_new(FALSE, FALSE, sizeof(double));
   gboolean ok = TRUE;
-  const char *test = NULL;
-  printf("# wisp collbench --compare-csv %s (table %d): network %s, tier %s, %d ranks, library %s\n", csv, table,
-         network, net_tier_name(tier), n, coll_library_name(coll_policy_library(pol)->kind));
+  printf("# wisp collbench --compare-csv %s (table %d, %s): network %s, tier %s, %d ranks, library %s\n", csv, table,
+         test, network, net_tier_name(tier), n, coll_library_name(coll_policy_library(pol)->kind));
   printf("# %-18s %12s %11s %11s %10s %10s  %s\n", "test", "size (B)", "real (us)", "wisp (us)", "real busbw",
          "wisp busbw", "algorithm");
   for (guint i = 0; i < rows->len && ok; i++) {
     const coll_ncclt_row *rr = &g_array_index(rows, coll_ncclt_row, i);
-    et_coll_type type;
-    if (rr->table != table || !coll_ncclt_op(rr->test, &type))
+    if (rr->table != table)
       continue;
-    if (test != NULL && strcmp(test, rr->test) != 0)
-      continue; /* one collective per table */
-    test = rr->test;
-    if (coll_ncclt_comm_size(type, rr->size, n) == 0)
+    if (variant == MOE_NONE && coll_ncclt_comm_size(type, rr->size, n) == 0)
       continue;
     collbench_row row;
     memset(&row, 0, sizeof row);
-    if (!run_row(t, tier, pol, rk, n, root, type, MOE_NONE, NULL, rr->size, &row, error)) {
+    /* The log's root (nccl-tests -r) is a position in the group. */
+    int rr_root = rr->root >= 0 && rr->root < n ? rk[rr->root] : root;
+    if (!run_row(t, tier, pol, rk, n, rr_root, type, variant, NULL, rr->size, &row, error)) {
       ok = FALSE;
       break;
     }
-    printf("  %-18s %12" G_GUINT64_FORMAT " %11.2f %11.2f %10.2f %10.2f  %s\n", rr->test, rr->size, rr->time_us,
+    printf("  %-18s %12" G_GUINT64_FORMAT " %11.2f %11.2f %10.2f %10.2f  %s\n", test, rr->size, rr->time_us,
            (double)row.time_ps / 1e6, rr->busbw_GBps, row.busbw, row.info.detail);
     if (rr->size >= (64u << 20) && rr->busbw_GBps > 0) {
       double e = fabs(row.busbw - rr->busbw_GBps) / rr->busbw_GBps;
@@ -431,10 +448,8 @@ static gboolean run_compare(const char *csv, int table, const char *svg, const c
     g_ptr_array_add(ticks, lab);
   }
   if (ok && xs->len == 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: table %d has no collective wisp runs (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
-                "reduce_perf, broadcast_perf, alltoall_perf, gather_perf, scatter_perf); give --compare-table", csv,
-                table);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: table %d has no row of a non-zero size for %d ranks",
+                csv, table, n);
     ok = FALSE;
   }
   if (ok) {
@@ -462,7 +477,6 @@ static gboolean run_compare(const char *csv, int table, const char *svg, const c
                               (const char *const *)ticks->pdata, error);
     g_free(title);
   }
-  g_array_free(rows, TRUE);
   g_array_free(xs, TRUE);
   g_array_free(yr, TRUE);
   g_array_free(ys, TRUE);
@@ -520,11 +534,12 @@ static int default_group(const topo *t, const char *network, int n_ranks, GArray
 
 /* The library options applied to the config's library, the result stored
  * in `pol` and `*lib`: --algo (an NCCL-only name applies to library nccl,
- * others force the policy's algorithm), --library, --proto, each
- * --library-set KEY=VALUE (edited in place) and --warm.  Returns 0, 2 on a
+ * others force the policy's algorithm), --library, --proto, the -g of a
+ * compared log (log_gpus > 0), each --library-set KEY=VALUE (edited in
+ * place) and --warm.  Returns 0, 2 on a
  * bad option, 1 on a bad --library-set value. */
 static int apply_library_options(coll_policy *pol, const char *algo_s, const char *library_s, const char *proto_s,
-                                 char **lib_set, gboolean warm, coll_library_params *lib)
+                                 char **lib_set, gboolean warm, int log_gpus, coll_library_params *lib)
 {
   GError *error = NULL;
   *lib = *coll_policy_library(pol);
@@ -553,6 +568,8 @@ static int apply_library_options(coll_policy *pol, const char *algo_s, const cha
   }
   if (nccl_algo != COLL_NALGO_AUTO)
     lib->nccl_algo = nccl_algo;
+  if (log_gpus > 0)
+    lib->gpus_per_thread = log_gpus; /* nccl-tests -g of the compared log */
   if (proto_s && !coll_proto_from_name(proto_s, &lib->nccl_proto)) {
     fprintf(stderr, "wisp collbench: --proto must be LL, LL128, Simple or auto, not '%s'\n", proto_s);
     return 2;
@@ -585,7 +602,9 @@ static int run_op_table(const topo *t, net_tier tier, const coll_policy *pol, co
   et_coll_type type = op.type;
   collbench_moe moe = op.moe;
   printf("#\n# %s\n", op_name(type, moe));
-  if (moe != MOE_NONE)
+  if (moe == OP_SENDRECV)
+    printf("# point-to-point: every rank sends S to rank + 1 (an all_to_allv holding that shift); busbw = algbw\n");
+  if (IS_MOE(moe))
     printf("# all_to_allv of the MoE routing: %d tokens per rank, top-%d of %d experts, Zipf %g, seed %" G_GUINT64_FORMAT
            ", %d B per token (%s)\n", mc->tokens, mc->topk, mc->experts, mc->zipf, mc->seed,
            mc->hidden * (moe == MOE_DISPATCH ? MOE_DISPATCH_ELEM_BYTES : MOE_COMBINE_ELEM_BYTES),
@@ -599,7 +618,7 @@ static int run_op_table(const topo *t, net_tier tier, const coll_policy *pol, co
   if (show_lib)
     printf(" %10s %5s %14s %10s %7s", "(us)", "", "(B)", "(us)", "(%)");
   printf("\n");
-  guint n_sizes = type == ET_COLL_BARRIER || moe != MOE_NONE ? 1 : sizes->len;
+  guint n_sizes = type == ET_COLL_BARRIER || IS_MOE(moe) ? 1 : sizes->len;
   for (guint s = 0; s < n_sizes; s++) {
     collbench_row row;
     memset(&row, 0, sizeof row);
@@ -633,7 +652,98 @@ typedef struct {
   net_tier tier;
   coll_policy *pol;
   coll_library_params lib;
+  /* --compare-csv: the log, the table chosen, its binary, and the -g the
+   * log says (0: none). */
+  coll_ncclt_log *log;
+  const coll_ncclt_table *ctab;
+  const char *ctest;
+  int log_gpus;
 } collbench_cli;
+
+/* TRUE when a --library-set item sets KEY. */
+static gboolean lib_set_has(char **lib_set, const char *key)
+{
+  size_t kl = strlen(key);
+  for (int i = 0; lib_set && lib_set[i]; i++)
+    if (strncmp(lib_set[i], key, kl) == 0 && lib_set[i][kl] == '=')
+      return TRUE;
+  return FALSE;
+}
+
+/* --compare-csv, before the network's group and library are built: loads
+ * the log, picks the table (--compare-table, default the first), names
+ * its binary (the log's, or --op when the log does not say; they must
+ * agree), takes the rank count (unless --ranks or --group give the same
+ * count) and -g (unless --library-set gpus_per_thread=N) from the log.
+ * Returns 0, 1 or 2. */
+static int compare_load(collbench_cli *c)
+{
+  GError *error = NULL;
+  c->log = coll_ncclt_load(c->compare_csv, &error);
+  if (c->log == NULL)
+    return wisp_cli_fail(error);
+  char *list = coll_ncclt_list(c->log);
+  int status = 0;
+  c->ctab = c->compare_table == 0 ? &g_array_index(c->log->tables, coll_ncclt_table, 0)
+                                  : coll_ncclt_find(c->log, c->compare_table);
+  const char *want = c->op ? coll_ncclt_binary_of(c->op) : NULL;
+  if (c->ctab == NULL) {
+    fprintf(stderr, "wisp collbench: %s has no table %d; its tables: %s (give --compare-table N)\n", c->compare_csv,
+            c->compare_table, list);
+    status = 2;
+  } else if (c->op != NULL && want == NULL) {
+    fprintf(stderr, "wisp collbench: --op '%s' with --compare-csv names the table's collective: one of all_reduce, "
+                    "all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter, sendrecv\n", c->op);
+    status = 2;
+  } else if (c->ctab->test[0] && want && strcmp(want, c->ctab->test) != 0) {
+    fprintf(stderr, "wisp collbench: --op %s, but table %d of %s is %s (from %s); drop --op\n", c->op,
+            c->ctab->table, c->compare_csv, c->ctab->test, c->ctab->test_from);
+    status = 2;
+  } else if (c->ctab->test[0] == '\0' && want == NULL) {
+    fprintf(stderr, "wisp collbench: %s does not say which nccl-tests binary printed table %d (its rows fit %s); "
+                    "give --op, e.g. --op all_gather; the file's tables: %s\n", c->compare_csv, c->ctab->table,
+            c->ctab->candidates[0] ? c->ctab->candidates : "several", list);
+    status = 2;
+  }
+  int lr = c->ctab ? c->ctab->ranks : 0;
+  int given = c->n_ranks != 0 ? c->n_ranks : 0;
+  if (status == 0 && lr > 0 && c->group_s == NULL && given != 0 && given != lr) {
+    fprintf(stderr, "wisp collbench: --ranks %d, but table %d of %s ran %d ranks (%s); drop --ranks\n", given,
+            c->ctab->table, c->compare_csv, lr, c->ctab->ranks_from);
+    status = 2;
+  }
+  et_coll_type type;
+  if (status == 0) {
+    c->ctest = c->ctab->test[0] ? c->ctab->test : want;
+    if (!coll_ncclt_is_sendrecv(c->ctest) && !coll_ncclt_op(c->ctest, &type)) {
+      fprintf(stderr, "wisp collbench: table %d of %s is %s, which wisp does not run (%s); the file's tables: %s\n",
+              c->ctab->table, c->compare_csv, c->ctest,
+              strcmp(c->ctest, "hypercube_perf") == 0 ? "its exchanges along hypercube dimensions are no collective "
+              "wisp models" : strcmp(c->ctest, "alltoallv_perf") == 0 ? "its per-peer sizes are not in the log"
+              : "not an nccl-tests binary wisp knows", list);
+      status = 2;
+    }
+  }
+  if (status == 0) {
+    if (lr > 0 && c->group_s == NULL)
+      c->n_ranks = lr;
+    if (c->ctab->gpus_per_thread > 0 && !lib_set_has(c->lib_set, "gpus_per_thread"))
+      c->log_gpus = c->ctab->gpus_per_thread;
+    printf("# nccl-tests table %d of %s: %s (from %s)", c->ctab->table, c->compare_csv, c->ctest,
+           c->ctab->test[0] ? c->ctab->test_from : "--op");
+    if (lr > 0)
+      printf(", %d ranks (from %s)", lr, c->ctab->ranks_from);
+    else
+      printf(", rank count not in the log (--ranks, else every rank of the network)");
+    if (c->log_gpus > 0)
+      printf(", -g %d (from %s)", c->log_gpus, c->ctab->gpus_from);
+    else
+      printf(", -g not in the log");
+    printf("\n");
+  }
+  g_free(list);
+  return status;
+}
 
 /* Parses the operations, sizes and group, loads the network and builds the
  * policy with the library options applied.  Returns 0, 1 or 2 (exit
@@ -645,7 +755,7 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
   if (c->op != NULL && !parse_ops(c->op, c->ops, &error))
     return wisp_cli_fail(error);
   for (guint o = 0; o < c->ops->len; o++)
-    c->any_moe = c->any_moe || g_array_index(c->ops, collbench_op, o).moe != MOE_NONE;
+    c->any_moe = c->any_moe || IS_MOE(g_array_index(c->ops, collbench_op, o).moe);
   if ((status = parse_moe_options(c->zipf_s, c->seed_s, &c->mc)) != 0)
     return status;
   if (c->network == NULL || argc != 1) {
@@ -656,6 +766,8 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
     fprintf(stderr, "wisp collbench: give either --ranks or --group, not both\n");
     return 2;
   }
+  if (c->compare_csv != NULL && (status = compare_load(c)) != 0)
+    return status;
   if ((c->op == NULL && !parse_ops("all_reduce", c->ops, &error)) ||
       !parse_sizes(c->sizes_s ? c->sizes_s : "64K,1M,64M,1G", c->sizes, &error) ||
       (c->group_s && !parse_group(c->group_s, c->ranks, &error)))
@@ -669,12 +781,24 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
     g_clear_error(&error);
     return 2;
   }
+  if (c->ctab != NULL && c->ctab->ranks > topo_n_ranks(c->t)) {
+    fprintf(stderr, "wisp collbench: table %d of %s ran %d ranks (from %s) but the network %s has %d; give a network "
+                    "with at least %d ranks\n", c->ctab->table, c->compare_csv, c->ctab->ranks, c->ctab->ranks_from,
+            c->network, topo_n_ranks(c->t), c->ctab->ranks);
+    return 2;
+  }
+  if (c->ctab != NULL && c->ctab->ranks > 0 && c->group_s != NULL && (int)c->ranks->len != c->ctab->ranks) {
+    fprintf(stderr, "wisp collbench: --group has %u ranks, but table %d of %s ran %d (from %s)\n", c->ranks->len,
+            c->ctab->table, c->compare_csv, c->ctab->ranks, c->ctab->ranks_from);
+    return 2;
+  }
   if (c->group_s == NULL && (status = default_group(c->t, c->network, c->n_ranks, c->ranks)) != 0)
     return status;
   c->pol = coll_policy_new_from_topo(c->t, &error);
   if (c->pol == NULL)
     return wisp_cli_fail(error);
-  if ((status = apply_library_options(c->pol, c->algo_s, c->library_s, c->proto_s, c->lib_set, c->warm, &c->lib)) != 0)
+  if ((status = apply_library_options(c->pol, c->algo_s, c->library_s, c->proto_s, c->lib_set, c->warm, c->log_gpus,
+                                      &c->lib)) != 0)
     return status;
   if (c->lib_params) {
     coll_library_print_params(stdout, &c->lib);
@@ -712,9 +836,9 @@ static int collbench_check_group(collbench_cli *c)
     fprintf(stderr, "wisp collbench: --svg draws a --compare-csv run; give --compare-csv FILE too\n");
     return 2;
   }
-  if (c->compare_csv != NULL && (c->op != NULL || c->sizes_s != NULL || c->json != NULL || c->compare)) {
-    fprintf(stderr, "wisp collbench: --compare-csv takes the collective and sizes from the file and prints a table "
-                    "only; drop --op, --sizes, --json and --compare\n");
+  if (c->compare_csv != NULL && (c->sizes_s != NULL || c->json != NULL || c->compare)) {
+    fprintf(stderr, "wisp collbench: --compare-csv takes the sizes from the file and prints a table only; drop "
+                    "--sizes, --json and --compare\n");
     return 2;
   }
   return 0;
@@ -789,7 +913,7 @@ static int collbench_main(collbench_cli *c, int argc)
     status = collbench_check_group(c);
   if (status == 0 && !done && c->compare_csv != NULL) {
     GError *error = NULL;
-    if (!run_compare(c->compare_csv, c->compare_table, c->svg, c->network, c->t, c->tier, c->pol,
+    if (!run_compare(c->log, c->ctab->table, c->ctest, c->svg, c->network, c->t, c->tier, c->pol,
                      (const int *)(void *)c->ranks->data, (int)c->ranks->len, c->root, &error))
       status = wisp_cli_fail(error);
   } else if (status == 0 && !done) {
@@ -800,6 +924,7 @@ static int collbench_main(collbench_cli *c, int argc)
   g_array_free(c->ranks, TRUE);
   g_array_free(c->rows, TRUE);
   coll_policy_free(c->pol);
+  coll_ncclt_log_free(c->log);
   if (c->t)
     topo_free(c->t);
   return status;
@@ -810,7 +935,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
        *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL, *proto_s = NULL, *compare_csv = NULL,
        *svg = NULL;
-  int compare_table = 1;
+  int compare_table = 0;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
   int n_ranks = 0, root = -1, chunks = 0;
@@ -842,8 +967,8 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "moe-hidden", 0, 0, G_OPTION_ARG_INT, &mc.hidden, "MoE ops: hidden size in elements (default 7168; dispatch 1 B, combine 2 B each)", "H" },
     { "moe-zipf", 0, 0, G_OPTION_ARG_STRING, &zipf_s, "MoE ops: Zipf exponent of expert popularity (default 0.25)", "S" },
     { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_s, "MoE ops: routing seed (default 1)", "N" },
-    { "compare-csv", 0, 0, G_OPTION_ARG_FILENAME, &compare_csv, "run the sizes of a real nccl-tests table (CSV as in ../shared/data/nccl-tests) and print real beside simulated", "FILE" },
-    { "compare-table", 0, 0, G_OPTION_ARG_INT, &compare_table, "with --compare-csv: the table number (default 1)", "N" },
+    { "compare-csv", 0, 0, G_OPTION_ARG_FILENAME, &compare_csv, "run the sizes of a real nccl-tests table (raw nccl-tests output, or CSV as in ../shared/data/nccl-tests) and print real beside simulated; ranks and -g come from the log; --op names the collective when the log does not", "FILE" },
+    { "compare-table", 0, 0, G_OPTION_ARG_INT, &compare_table, "with --compare-csv: the table number (default: the file's first)", "N" },
     { "svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "with --compare-csv: also draw real and simulated busbw against the size (SVG)", "FILE" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };

@@ -57,7 +57,7 @@ typedef struct {
   int step_lo, step_hi;    /* --steps A..B: the window spans the complete steps numbered A..B (-1 = not given) */
   gboolean all_steps;      /* window = first..last complete step (steps dropped only when shown incomplete) */
   gboolean whole_trace;    /* ignore ProfilerStep ranges: the window is the whole trace */
-  gboolean strict;         /* matching mismatches and guessed ranks are errors */
+  gboolean strict;         /* matching mismatches, guessed ranks and (host launch model) unresolved host syncs are errors */
   const char *replicate_from; /* "R" or "R1,R2": synthesize absent ranks from these (NULL = error) */
   sim_time_ps min_gap_ps;  /* idle gaps shorter than this are not emitted (default 1 ns) */
   gboolean host_launch;    /* kernels mode (default TRUE): launching CPU threads as graph nodes; a GPU op waits
@@ -101,6 +101,14 @@ typedef struct {
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits; /* host_launch */
   uint64_t host_overlaps;  /* host_launch: launch calls nested in an earlier call of their thread */
   uint64_t host_forks;     /* host_launch: other threads chained after the step thread (their first call) */
+  /* host_launch: host synchronisation calls by how the streams they wait
+   * for were found (device-wide by the API; stated by a cuda_sync event;
+   * inferred from the timeline; the call did not wait, so its own
+   * thread's launches are assumed; it waited for nothing the trace shows,
+   * own launches assumed), and CPU gaps inferred to be joins on another
+   * thread (Kineto states none). */
+  uint64_t host_syncs_device, host_syncs_stated, host_syncs_inferred, host_syncs_assumed, host_syncs_unresolved;
+  uint64_t host_joins;
   uint32_t compute_slots;  /* kernels mode: most compute nodes measured at once (0 in gap mode) */
   uint64_t comm_matched, comm_dropped;
   uint64_t comm_replayed;      /* matched but replayed at the measured duration (no size on some member) */

@@ -220,6 +220,27 @@ static void print_library_lines(const fe_kineto_report *r, FILE *out)
     }
 }
 
+/* The host launch model's lines of one rank: its CPU chains, and how the
+ * host syncs' targets and the joins between threads were found. */
+static void print_host_lines(const fe_kineto_rank_report *k, FILE *out)
+{
+  if (!k->host_threads)
+    return;
+  fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
+          G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
+          "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
+          "before their launch (no launch dependency); %" G_GUINT64_FORMAT " other thread(s) start after the "
+          "step thread's last node before their first call\n", k->host_nodes, k->host_threads, k->host_overlaps,
+          k->sync_waits, k->launched_before_window, k->launch_inversions, k->host_forks);
+  fprintf(out, "  host syncs: %" G_GUINT64_FORMAT " device-wide, %" G_GUINT64_FORMAT " with the stream stated by "
+          "cuda_sync events, %" G_GUINT64_FORMAT " inferred from the timeline (the stream whose op ended within 20 "
+          "us, or half the call, before it returned), %" G_GUINT64_FORMAT " did not wait (own launches assumed), %"
+          G_GUINT64_FORMAT " unresolved (waited for nothing in the trace; own launches assumed; an error under "
+          "--strict); joins between threads: %" G_GUINT64_FORMAT " inferred from the timeline, 0 stated (Kineto "
+          "records none)\n", k->host_syncs_device, k->host_syncs_stated, k->host_syncs_inferred,
+          k->host_syncs_assumed, k->host_syncs_unresolved, k->host_joins);
+}
+
 void fe_kineto_report_print_ex(const fe_kineto_report *r, gboolean verbose, FILE *out)
 {
   if (verbose || !r->complete) {
@@ -334,13 +355,7 @@ void fe_kineto_report_print(const fe_kineto_report *r, FILE *out)
               "that record/wait pairs do not place (no cudaEventRecord in the trace, or the waiting op launched by "
               "another thread) tied to the op on another stream that ended within 20 us before the waiting op "
               "started\n", k->inferred_sync_edges);
-    if (k->host_threads)
-      fprintf(out, "  host launch model: %" G_GUINT64_FORMAT " CPU nodes on %" G_GUINT64_FORMAT " thread(s), %"
-              G_GUINT64_FORMAT " launch calls nested in another; %" G_GUINT64_FORMAT " GPU ops waited on by host "
-              "syncs; %" G_GUINT64_FORMAT " launched before the window and %" G_GUINT64_FORMAT " measured to start "
-              "before their launch (no launch dependency); %" G_GUINT64_FORMAT " other thread(s) start after the "
-              "step thread's last node before their first call\n", k->host_nodes, k->host_threads, k->host_overlaps,
-              k->sync_waits, k->launched_before_window, k->launch_inversions, k->host_forks);
+    print_host_lines(k, out);
     if (k->compute_slots)
       fprintf(out, "  compute concurrency: at most %u compute node(s) measured running at once (the replay's "
               "compute slots unless --compute-slots is given)\n", k->compute_slots);
@@ -562,6 +577,7 @@ static kt_rank *replicate_rank(const kt_rank *src, int to, int world)
   r->warnings = g_ptr_array_new_with_free_func(g_free);
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_copy(src->sync_edges);
+  r->sync_targets = g_array_copy(src->sync_targets);
   r->steps_dropped = src->steps_dropped ? g_string_new(src->steps_dropped->str) : NULL;
   int shift = to - src->rank;
   for (guint i = 0; i < r->comms->len; i++) {
@@ -1218,6 +1234,15 @@ static gboolean build_graphs(kt_load *L, GError **error)
     if (jb->uniform)
       add_warning(L->rep->warnings, "rank %d: %" G_GUINT64_FORMAT " all_to_allv written as uniform all_to_all (split "
                   "lists unavailable or of another width)", rk, jb->uniform);
+    if (jb->graph->sync_by_how[KT_SYNC_UNRESOLVED] && L->opt->strict && failed >= world) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "rank %d: %" G_GUINT64_FORMAT " host synchronisation "
+                  "call(s) waited for something the trace does not show (the first at %.3f us into the window): no "
+                  "cuda_sync event names the stream and no op ended within 20 us before the call returned; record "
+                  "with enable_cuda_sync_events or leave out --strict (then the ops its own thread launched are "
+                  "assumed)", rk, jb->graph->sync_by_how[KT_SYNC_UNRESOLVED],
+                  (double)jb->graph->first_unresolved_ps / 1e6);
+      failed = rk;
+    }
     if (jb->graph->cycle_edges_dropped)
       add_warning(L->rep->warnings, "rank %d: %" G_GUINT64_FORMAT " dependency edge(s) closed a cycle and were "
                   "dropped", rk, jb->graph->cycle_edges_dropped);
@@ -1341,6 +1366,12 @@ static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_gr
   rr->sync_waits = g->sync_waits;
   rr->host_overlaps = g->host_overlaps;
   rr->host_forks = g->host_forks;
+  rr->host_syncs_device = g->sync_by_how[KT_SYNC_DEVICE];
+  rr->host_syncs_stated = g->sync_by_how[KT_SYNC_STATED];
+  rr->host_syncs_inferred = g->sync_by_how[KT_SYNC_INFERRED];
+  rr->host_syncs_assumed = g->sync_by_how[KT_SYNC_ASSUMED];
+  rr->host_syncs_unresolved = g->sync_by_how[KT_SYNC_UNRESOLVED];
+  rr->host_joins = g->joins;
   rr->compute_slots = g->compute_slots;
   rr->unexplained_idle_ps = g->unexplained_idle_ps;
   rr->launch_lag_ps = g->launch_lag_ps;

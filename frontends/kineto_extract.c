@@ -12,6 +12,7 @@
 #include "frontends/kineto_rank.h"
 #include "frontends/kineto_mem.h"
 #include "frontends/kineto_commreg.h"
+#include "frontends/kineto_threads.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +364,8 @@ void kt_rank_free(kt_rank *r)
     g_hash_table_destroy(r->skipped);
   if (r->sync_edges)
     g_array_free(r->sync_edges, TRUE);
+  if (r->sync_targets)
+    g_array_free(r->sync_targets, TRUE);
   g_free(r);
 }
 
@@ -1569,6 +1572,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   r->warnings = g_ptr_array_new_with_free_func(g_free);
   r->skipped = g_hash_table_new(g_str_hash, g_str_equal);
   r->sync_edges = g_array_new(FALSE, FALSE, sizeof(kt_edge));
+  r->sync_targets = g_array_new(FALSE, FALSE, sizeof(kt_sync_target));
   ctx c = { .t = t, .r = r, .opt = opt, .world = world_size };
   c.reg_cache = g_hash_table_new(g_direct_hash, g_direct_equal);
   index_events(&c);
@@ -1585,6 +1589,7 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
   if (ok) {
     warn_unsized(r);
     sync_edges(&c);
+    kt_sync_targets_extract(r);
     link_buffers(r);
   }
   g_hash_table_destroy(c.reg_cache);

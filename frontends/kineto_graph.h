@@ -10,6 +10,7 @@
 #define WISP_KINETO_GRAPH_H
 
 #include "frontends/kineto_rank.h"
+#include "frontends/kineto_threads.h"
 
 G_BEGIN_DECLS
 
@@ -35,6 +36,9 @@ typedef struct {
   uint64_t host_nodes, host_threads, launched_before_window, launch_inversions, sync_waits;
   uint64_t host_overlaps;  /* launch calls inside the time of an earlier call on their thread */
   uint64_t host_forks;     /* other threads whose chain starts after a node of the step thread's */
+  uint64_t sync_by_how[KT_SYNC_N]; /* host synchronisation calls by how their target was found (kineto_threads.h) */
+  sim_time_ps first_unresolved_ps; /* the first KT_SYNC_UNRESOLVED call's start */
+  uint64_t joins;          /* CPU gaps inferred to be a join on another thread's call (kineto_threads.h) */
   /* Kernels mode: the most GPU compute nodes (kernels, copies, memsets and
    * unmatched communication kernels) measured running at once; the
    * replay's compute-slot count.  0 in gap mode (one compute chain). */

@@ -83,6 +83,14 @@ typedef struct {
   sim_time_ps alloc_ps;    /* its allocation time, relative to the rank's window start */
 } kt_buf_link;
 
+/* What a host synchronisation call waited for, as the trace's cuda_sync
+ * events state it (kineto_threads.h): the op, or the whole device. */
+typedef struct {
+  uint32_t ev;             /* the call's event (renumbered with the trace by kt_rank_shrink) */
+  uint32_t op;             /* the op it waited for; KT_NONE when the named stream had none before it */
+  uint8_t device;          /* "Context Sync": every stream */
+} kt_sync_target;
+
 typedef struct {
   kt_trace *trace;
   int rank;
@@ -110,6 +118,7 @@ typedef struct {
   GArray *sync_edges;      /* kt_edge candidates (parent op -> child op) from sync events */
   uint64_t inconsistent_sync_edges;
   uint64_t inferred_sync_edges;  /* producers of waits inferred from the timeline (no cudaEventRecord in the trace) */
+  GArray *sync_targets;    /* kt_sync_target sorted by ev: host syncs whose target a cuda_sync event states */
   gboolean all_steps_used;
   /* The CPU thread of the step marker (kt_thread_key) and the marker's end
    * relative to the window start; have_step_thread is FALSE without a

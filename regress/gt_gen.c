@@ -28,9 +28,9 @@
 typedef struct {
   char *alpha, *beta, *l_call, *l_submit, *l_small, *g_stream, *g_event, *r_sync, *host, *head, *tail, *final_size;
   char *gemm, *elementwise, *loss, *size_a, *size_b, *fwd, *bwd, *optimizer, *act_size;
-  int ranks, layers, straggler_rank, fwd_kernels, bwd_kernels, bucket_kernels, microbatches;
-  double bw_scale, straggler_scale;
-  gboolean cuda_sync_events, utility;
+  int ranks, layers, straggler_rank, fwd_kernels, bwd_kernels, bucket_kernels, microbatches, gpus_per_node;
+  double bw_scale, bw_scale_out, straggler_scale;
+  gboolean cuda_sync_events, utility, backward_thread;
 } gen_opts;
 
 static gboolean time_ns(const char *opt, const char *text, int64_t *out)
@@ -73,15 +73,19 @@ static gboolean apply(const gen_opts *o, gt_params *p)
     { o->ranks, &p->ranks }, { o->layers, &p->layers }, { o->straggler_rank, &p->straggler_rank },
     { o->fwd_kernels, &p->fwd_kernels }, { o->bwd_kernels, &p->bwd_kernels },
     { o->bucket_kernels, &p->bucket_kernels }, { o->microbatches, &p->microbatches },
+    { o->gpus_per_node, &p->gpus_per_node },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(ints); i++)
     if (ints[i].given != UNSET)
       *ints[i].to = ints[i].given;
   if (!isnan(o->bw_scale))
     p->bw_scale = o->bw_scale;
+  if (!isnan(o->bw_scale_out))
+    p->bw_scale_out = o->bw_scale_out;
   if (!isnan(o->straggler_scale))
     p->straggler_scale = o->straggler_scale;
   p->cuda_sync_events = o->cuda_sync_events;
+  p->backward_thread = p->backward_thread || o->backward_thread;
   return time_ns("alpha", o->alpha, &p->alpha_ns) && time_ns("l-call", o->l_call, &p->l_call_ns) &&
          time_ns("l-submit", o->l_submit, &p->l_submit_ns) && time_ns("l-small", o->l_small, &p->l_small_ns) &&
          time_ns("g-stream", o->g_stream, &p->g_stream_ns) && time_ns("g-event", o->g_event, &p->g_event_ns) &&
@@ -135,16 +139,33 @@ static void print_params(wisp_json *j, const gt_params *p)
   wisp_json_int(j, "straggler_rank", p->straggler_rank);
   wisp_json_double(j, "straggler_scale", p->straggler_scale, 6);
   wisp_json_bool(j, "cuda_sync_events", p->cuda_sync_events);
+  wisp_json_int(j, "gpus_per_node", p->gpus_per_node);
+  if (p->gpus_per_node > 0) {
+    wisp_json_int(j, "alpha_out_ns", p->alpha_out_ns);
+    wisp_json_uint(j, "beta_out_Bps", p->beta_out_Bps);
+    wisp_json_double(j, "bw_scale_out", p->bw_scale_out, 6);
+  }
+  if (p->scenario == GT_TPDP) {
+    wisp_json_int(j, "tp", p->tp);
+    wisp_json_int(j, "bucket_layers", p->bucket_layers);
+    wisp_json_int(j, "bwd_ns", p->bwd_ns);
+    wisp_json_bool(j, "backward_thread", p->backward_thread);
+  }
   wisp_json_end_object(j);
 }
 
 int main(int argc, char **argv)
 {
   gen_opts o = { .ranks = UNSET, .layers = UNSET, .straggler_rank = UNSET, .fwd_kernels = UNSET,
-                 .bwd_kernels = UNSET, .bucket_kernels = UNSET, .microbatches = UNSET, .bw_scale = NAN,
+                 .bwd_kernels = UNSET, .bucket_kernels = UNSET, .microbatches = UNSET, .gpus_per_node = UNSET, .bw_scale = NAN, .bw_scale_out = NAN,
                  .straggler_scale = NAN };
   GOptionEntry entries[] = {
     {"bw-scale", 0, 0, G_OPTION_ARG_DOUBLE, &o.bw_scale, "the network's bandwidth is beta x K (default 1; 2 = 2B)", "K"},
+    {"bw-scale-out", 0, 0, G_OPTION_ARG_DOUBLE, &o.bw_scale_out, "the scale-out tier's bandwidth factor (1)", "K"},
+    {"gpus-per-node", 0, 0, G_OPTION_ARG_INT, &o.gpus_per_node,
+     "ranks per node: groups inside a node use alpha/beta, others the scale-out tier (0: one node; tpdp: 4)", "N"},
+    {"backward-thread", 0, 0, G_OPTION_ARG_NONE, &o.backward_thread,
+     "tpdp: launch backward and the DP buckets from a second CPU thread; the main thread joins it", NULL},
     {"cuda-sync-events", 0, 0, G_OPTION_ARG_NONE, &o.cuda_sync_events,
      "also write cat \"cuda_sync\" Stream Wait Event activities (enable_cuda_sync_events)", NULL},
     {"utility", 0, 0, G_OPTION_ARG_NONE, &o.utility,
@@ -189,7 +210,7 @@ int main(int argc, char **argv)
   GOptionContext *ctx = g_option_context_new("SCENARIO OUTDIR - write the ground-truth Kineto traces of a scenario");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-                                   "SCENARIO is tp, dp, launch, straggler or pp (doc/ground-truth.md).\n"
+                                   "SCENARIO is tp, dp, launch, straggler, pp or tpdp (doc/ground-truth.md).\n"
                                    "OUTDIR receives rank<r>.json for every rank (created if absent; \"-\": no files).\n"
                                    "TIME as 2us, 500ns, 1.5ms; BW as 100GB/s, 800Gbps; SIZE as 8MiB, 4096.\n"
                                    "Defaults in parentheses are the scenario's.");
@@ -204,7 +225,7 @@ int main(int argc, char **argv)
     goto out;
   }
   if (argc != 3 || !gt_scenario_from_name(argv[1], &sc)) {
-    fprintf(stderr, "gt_gen: give SCENARIO (tp, dp, launch, straggler, pp) and OUTDIR (see gt_gen --help)\n");
+    fprintf(stderr, "gt_gen: give SCENARIO (tp, dp, launch, straggler, pp, tpdp) and OUTDIR (see gt_gen --help)\n");
     goto out;
   }
   gt_params p;

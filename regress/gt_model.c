@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GT_N_STREAMS 3
-static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P };
+#define GT_N_STREAMS 4
+static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P, GT_STREAM_DP };
 
 /* The timestamp the model's time 0 is written as: 1,000,000 us (1 s), so
  * every ts has the same number of digits before the point. */
@@ -42,14 +42,17 @@ static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, 
 #define GT_MAX_EVENT 65535
 #define GT_BF16_BYTES 2
 
-typedef enum { A_CPU, A_LAUNCH, A_RECORD, A_WAIT, A_SYNC, A_STEP_BEGIN, A_STEP_END } action_kind;
+typedef enum { A_CPU, A_LAUNCH, A_RECORD, A_WAIT, A_SYNC, A_STEP_BEGIN, A_STEP_END, A_SIGNAL, A_JOIN } action_kind;
 
 /* One action of a CPU program and, after the run, its times. */
 typedef struct {
   uint8_t kind;            /* action_kind */
-  uint8_t stream;          /* launch, record, wait: stream index 0..2 */
-  int32_t arg;             /* launch: op; record: record; wait: the record waited for, -1 none; step: its number */
-  int32_t event;           /* record, wait: the event number */
+  uint8_t stream;          /* launch, record, wait, stream sync: stream index 0..GT_N_STREAMS-1 */
+  uint8_t thread;          /* the CPU thread running it */
+  int32_t arg;             /* launch: op; record: record; wait: the record waited for, -1 none; step: its number;
+                              sync: -1 device, else the stream index; join: the signal's action, -1 none */
+  int32_t event;           /* record, wait: the event number; signal, join: the flag */
+  uint32_t sync_first, sync_n; /* sync: the ops it waits for, rank_state.sync_ops[sync_first .. +sync_n] */
   int64_t corr;            /* runtime calls: the correlation id, else 0 */
   int64_t dur_ns;          /* cpu: the host work */
   int64_t start_ns, end_ns;
@@ -66,6 +69,7 @@ typedef struct {
   const char *name;        /* compute kernels */
   int64_t dur_ns;          /* compute kernels */
   uint64_t bytes;          /* NCCL kernels */
+  int32_t coalesced;       /* collectives: how many calls one NCCL group coalesced into this kernel (0: one call) */
   int32_t action;          /* the launch */
   int32_t prev;            /* the previous op on the stream, -1 none */
   uint32_t wait_first, wait_n; /* the records this op waits for: refs[wait_first .. +wait_n] */
@@ -90,10 +94,15 @@ typedef struct {
   int32_t last_op[GT_N_STREAMS];
   GArray *event_record;    /* int32 per event number: its latest record, -1 none */
   int64_t next_corr;
+  int cur_thread;          /* the thread new actions go to */
+  int32_t graph_action;    /* the open cudaGraphLaunch (gt_graph_begin), -1 none */
+  GArray *thread_acts[GT_MAX_THREADS]; /* int32 action indices per thread, in program order */
+  GArray *signals[GT_MAX_FLAGS];       /* int32 signal actions per flag, in order; NULL until used */
+  int joins[GT_MAX_FLAGS];             /* joins appended per flag */
+  GArray *sync_ops;        /* int32 op indices the sync actions wait for */
   /* Running. */
-  guint pc;                /* next action */
-  int64_t now;
-  int32_t launched_last[GT_N_STREAMS];
+  guint pc[GT_MAX_THREADS];            /* next action of each thread (index into thread_acts) */
+  int64_t now[GT_MAX_THREADS];
   guint cursor[GT_N_STREAMS];       /* first op of the stream whose end is unknown */
 } rank_state;
 
@@ -119,7 +128,7 @@ typedef struct {
 
 struct gt_job {
   gt_params p;
-  uint64_t beta;
+  uint64_t beta, beta_out;
   int n;
   rank_state r[GT_MAX_RANKS];
   GPtrArray *groups;
@@ -130,7 +139,7 @@ struct gt_job {
   gboolean ran;
 };
 
-static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp" };
+static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp", "decode" };
 
 const char *gt_scenario_name(gt_scenario s)
 {
@@ -166,6 +175,15 @@ void gt_params_init(gt_params *p, gt_scenario s)
   p->g_stream_ns = 1 * US;
   p->g_event_ns = 2 * US;
   p->r_sync_ns = 5 * US;
+  p->r_join_ns = 5 * US;
+  p->alpha_out_ns = 5 * US;
+  p->beta_out_Bps = UINT64_C(25000000000);
+  p->bw_scale_out = 1.0;
+  p->tp = 4;
+  p->bucket_layers = 2;
+  p->bucket_bytes[0] = 16 * MiB;
+  p->bucket_bytes[1] = 24 * MiB;
+  p->copy_ns = 20 * US;
   p->host_ns = 10 * US;
   p->head_ns = 50 * US;
   p->tail_ns = 100 * US;
@@ -205,6 +223,24 @@ void gt_params_init(gt_params *p, gt_scenario s)
     p->comm_bytes[0] = 24 * MiB;
     p->comm_bytes[1] = 40 * MiB;
     break;
+  case GT_TPDP:
+    /* TP4 x DP2 on 2 nodes of 4: TP inside a node, DP across. */
+    p->gpus_per_node = 4;
+    p->layers = 8;
+    p->gemm_ns = 400 * US;
+    p->elementwise_ns = 150 * US;
+    p->comm_bytes[0] = 8 * MiB;
+    p->comm_bytes[1] = 16 * MiB;
+    p->bwd_ns = 700 * US;
+    break;
+  case GT_DECODE:
+    /* Small kernels and all-reduces, as in a decode step. */
+    p->gemm_ns = 60 * US;
+    p->elementwise_ns = 20 * US;
+    p->loss_ns = 30 * US;
+    p->comm_bytes[0] = 256 * 1024;
+    p->comm_bytes[1] = 512 * 1024;
+    break;
   case GT_PP:
     p->ranks = 4;
     p->fwd_ns = 500 * US;
@@ -223,6 +259,12 @@ uint64_t gt_params_beta(const gt_params *p)
   return b < 1.0 ? 1 : (uint64_t)b;
 }
 
+uint64_t gt_params_beta_out(const gt_params *p)
+{
+  double b = round((double)p->beta_out_Bps * p->bw_scale_out);
+  return b < 1.0 ? 1 : (uint64_t)b;
+}
+
 const char *gt_params_check(const gt_params *p)
 {
   if (p->scenario < 0 || p->scenario >= GT_N_SCENARIOS)
@@ -231,9 +273,15 @@ const char *gt_params_check(const gt_params *p)
     return "ranks must be 2..16 (pp: 4)";
   if (p->beta_Bps == 0 || !isfinite(p->bw_scale) || p->bw_scale <= 0 || p->bw_scale > 1e6)
     return "the bandwidth and its scale must be positive";
+  if (p->beta_out_Bps == 0 || !isfinite(p->bw_scale_out) || p->bw_scale_out <= 0 || p->bw_scale_out > 1e6)
+    return "the scale-out bandwidth and its scale must be positive";
+  if (p->gpus_per_node < 0 || p->gpus_per_node > GT_MAX_RANKS)
+    return "gpus per node must be 0 (one node) .. 16";
+  if (p->scenario == GT_TPDP && (p->tp < 1 || p->ranks % p->tp || p->ranks / p->tp < 2 || p->bucket_layers < 1))
+    return "tpdp: tp must divide the ranks into at least 2 replicas, and bucket layers be at least 1";
   int64_t times[] = { p->alpha_ns, p->l_call_ns, p->l_submit_ns, p->l_small_ns, p->g_stream_ns, p->g_event_ns,
                       p->r_sync_ns, p->host_ns, p->head_ns, p->tail_ns, p->gemm_ns, p->elementwise_ns, p->loss_ns,
-                      p->fwd_ns, p->bwd_ns, p->optimizer_ns };
+                      p->fwd_ns, p->bwd_ns, p->optimizer_ns, p->r_join_ns, p->alpha_out_ns, p->copy_ns, p->post_backward_ns };
   for (size_t i = 0; i < G_N_ELEMENTS(times); i++)
     if (times[i] < 0 || times[i] > INT64_C(1000000000000))
       return "times must be between 0 and 1000 s";
@@ -241,7 +289,8 @@ const char *gt_params_check(const gt_params *p)
       p->bwd_kernels > 2000 || p->bucket_kernels < 1 || p->microbatches < 1 || p->microbatches > 1000)
     return "counts out of range (layers 1..1000, fwd kernels 0..2000, bwd kernels 1..2000, bucket kernels >= 1, "
            "micro-batches 1..1000)";
-  uint64_t sizes[] = { p->final_bytes, p->comm_bytes[0], p->comm_bytes[1], p->act_bytes };
+  uint64_t sizes[] = { p->final_bytes, p->comm_bytes[0], p->comm_bytes[1], p->act_bytes, p->bucket_bytes[0],
+                       p->bucket_bytes[1] };
   for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
     if (sizes[i] == 0 || sizes[i] % GT_BF16_BYTES || sizes[i] > (UINT64_C(1) << 40))
       return "sizes must be positive, even (bf16 elements) and at most 1 TiB";
@@ -309,6 +358,7 @@ gt_job *gt_job_new(const gt_params *p, int n_ranks)
   gt_job *j = g_new0(gt_job, 1);
   j->p = *p;
   j->beta = gt_params_beta(p);
+  j->beta_out = gt_params_beta_out(p);
   j->n = n_ranks;
   j->groups = g_ptr_array_new();
   j->names = g_string_chunk_new(256);
@@ -322,9 +372,13 @@ gt_job *gt_job_new(const gt_params *p, int n_ranks)
     for (int s = 0; s < GT_N_STREAMS; s++) {
       rs->stream_ops[s] = g_array_new(FALSE, FALSE, sizeof(int32_t));
       rs->pending[s] = g_array_new(FALSE, FALSE, sizeof(int32_t));
-      rs->last_op[s] = rs->launched_last[s] = -1;
+      rs->last_op[s] = -1;
     }
+    for (int t = 0; t < GT_MAX_THREADS; t++)
+      rs->thread_acts[t] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    rs->sync_ops = g_array_new(FALSE, FALSE, sizeof(int32_t));
     rs->next_corr = 1;
+    rs->graph_action = -1;
   }
   int all[GT_MAX_RANKS];
   for (int r = 0; r < n_ranks; r++)
@@ -348,6 +402,12 @@ void gt_job_free(gt_job *j)
       g_array_free(rs->stream_ops[s], TRUE);
       g_array_free(rs->pending[s], TRUE);
     }
+    for (int t = 0; t < GT_MAX_THREADS; t++)
+      g_array_free(rs->thread_acts[t], TRUE);
+    for (int f = 0; f < GT_MAX_FLAGS; f++)
+      if (rs->signals[f])
+        g_array_free(rs->signals[f], TRUE);
+    g_array_free(rs->sync_ops, TRUE);
   }
   for (guint i = 0; i < j->groups->len; i++) {
     group *g = g_ptr_array_index(j->groups, i);
@@ -398,12 +458,14 @@ static rank_state *rank_of(gt_job *j, int rank)
 
 static int add_action(rank_state *rs, action_kind kind, int s, int32_t arg, int64_t dur)
 {
-  action a = { .kind = (uint8_t)kind, .stream = (uint8_t)(s < 0 ? 0 : s), .arg = arg, .event = -1, .dur_ns = dur,
-               .start_ns = -1, .end_ns = -1 };
+  action a = { .kind = (uint8_t)kind, .stream = (uint8_t)(s < 0 ? 0 : s), .thread = (uint8_t)rs->cur_thread,
+               .arg = arg, .event = -1, .dur_ns = dur, .start_ns = -1, .end_ns = -1 };
   if (kind == A_LAUNCH || kind == A_RECORD || kind == A_WAIT || kind == A_SYNC)
     a.corr = rs->next_corr++;
   g_array_append_val(rs->actions, a);
-  return (int)rs->actions->len - 1;
+  int32_t idx = (int32_t)rs->actions->len - 1;
+  g_array_append_val(rs->thread_acts[rs->cur_thread], idx);
+  return idx;
 }
 
 int gt_cpu(gt_job *j, int rank, int64_t ns)
@@ -425,7 +487,8 @@ static int add_op(rank_state *rs, int s, op *o)
   g_array_set_size(rs->pending[s], 0);
   o->start_ns = o->end_ns = -1;
   int32_t idx = (int32_t)rs->ops->len;
-  o->action = add_action(rs, A_LAUNCH, s, idx, 0);
+  /* Inside a CUDA graph the op is launched by the graph's one call. */
+  o->action = rs->graph_action >= 0 ? rs->graph_action : add_action(rs, A_LAUNCH, s, idx, 0);
   g_array_append_val(rs->ops, *o);
   g_array_append_val(rs->stream_ops[s], idx);
   rs->last_op[s] = idx;
@@ -484,6 +547,20 @@ int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_
   int idx = add_op(rs, s, &o);
   g_array_index(g->inst_ops, int32_t, (guint)k * (guint)g->n + (guint)mi) = idx;
   return idx;
+}
+
+int gt_launch_coll_coalesced(gt_job *j, int rank, int stream, gt_kernel_kind kind, const uint64_t *bytes, int n,
+                             int group_no)
+{
+  g_return_val_if_fail(bytes && n >= 1, -1);
+  uint64_t sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += bytes[i];
+  int oi = gt_launch_coll(j, rank, stream, kind, sum, group_no);
+  rank_state *rs = rank_of(j, rank);
+  if (oi >= 0 && rs)
+    g_array_index(rs->ops, op, oi).coalesced = n;
+  return oi;
 }
 
 int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group_no)
@@ -551,11 +628,88 @@ int gt_wait(gt_job *j, int rank, int stream, int event)
   return a;
 }
 
+/* A host synchronisation waiting for the last op appended so far on
+ * stream index s, or on every stream when s < 0. */
+static int add_sync(rank_state *rs, int s)
+{
+  uint32_t first = rs->sync_ops->len;
+  for (int q = 0; q < GT_N_STREAMS; q++)
+    if ((s < 0 || q == s) && rs->last_op[q] >= 0)
+      g_array_append_val(rs->sync_ops, rs->last_op[q]);
+  int a = add_action(rs, A_SYNC, s, s < 0 ? -1 : s, 0);
+  g_array_index(rs->actions, action, a).sync_first = first;
+  g_array_index(rs->actions, action, a).sync_n = rs->sync_ops->len - first;
+  return a;
+}
+
 int gt_device_sync(gt_job *j, int rank)
 {
   rank_state *rs = rank_of(j, rank);
   g_return_val_if_fail(rs, -1);
-  return add_action(rs, A_SYNC, -1, -1, 0);
+  return add_sync(rs, -1);
+}
+
+int gt_stream_sync(gt_job *j, int rank, int stream)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0, -1);
+  return add_sync(rs, s);
+}
+
+int gt_launch_copy(gt_job *j, int rank, int stream, int64_t ns)
+{
+  rank_state *rs = rank_of(j, rank);
+  int s = stream_index(stream);
+  g_return_val_if_fail(rs && s >= 0 && ns >= 0, -1);
+  op o = { .kind = GT_MEMCPY, .group = -1, .peer = -1, .inst = -1, .name = "Memcpy DtoH (Device -> Pinned)",
+           .dur_ns = ns };
+  return add_op(rs, s, &o);
+}
+
+int gt_graph_begin(gt_job *j, int rank)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && rs->graph_action < 0, -1);
+  rs->graph_action = add_action(rs, A_LAUNCH, -1, -1, 0);
+  return rs->graph_action;
+}
+
+void gt_graph_end(gt_job *j, int rank)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_if_fail(rs && rs->graph_action >= 0);
+  rs->graph_action = -1;
+}
+
+void gt_job_set_thread(gt_job *j, int rank, int thread)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_if_fail(rs && thread >= 0 && thread < GT_MAX_THREADS);
+  rs->cur_thread = thread;
+}
+
+int gt_signal(gt_job *j, int rank, int flag)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && flag >= 0 && flag < GT_MAX_FLAGS, -1);
+  int a = add_action(rs, A_SIGNAL, -1, -1, 0);
+  g_array_index(rs->actions, action, a).event = flag;
+  if (!rs->signals[flag])
+    rs->signals[flag] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+  int32_t v = a;
+  g_array_append_val(rs->signals[flag], v);
+  return a;
+}
+
+int gt_join(gt_job *j, int rank, int flag)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_val_if_fail(rs && flag >= 0 && flag < GT_MAX_FLAGS, -1);
+  /* arg: the join's ordinal on the flag; the signal is looked up when run. */
+  int a = add_action(rs, A_JOIN, -1, rs->joins[flag]++, 0);
+  g_array_index(rs->actions, action, a).event = flag;
+  return a;
 }
 
 int gt_step_begin(gt_job *j, int rank, int step)
@@ -604,8 +758,25 @@ static int64_t record_reach(gt_job *j, rank_state *rs, int32_t ri)
   return t;
 }
 
+/* Whether ranks a and b share a node (always, with one tier). */
+static gboolean same_node(const gt_job *j, int a, int b)
+{
+  return j->p.gpus_per_node <= 0 || a / j->p.gpus_per_node == b / j->p.gpus_per_node;
+}
+
+/* The tier of a group: scale-up when all its members share a node. */
+static void group_tier(const gt_job *j, const group *g, int64_t *alpha, uint64_t *beta)
+{
+  gboolean inside = TRUE;
+  for (int i = 1; i < g->n; i++)
+    inside = inside && same_node(j, g->ranks[0], g->ranks[i]);
+  *alpha = inside ? j->p.alpha_ns : j->p.alpha_out_ns;
+  *beta = inside ? j->beta : j->beta_out;
+}
+
 /* The op ended on every member of collective instance k of group gi once
- * the last member started: max over members of the start, plus T. */
+ * the last member started: max over members of the start, plus T on the
+ * group's tier. */
 static void coll_started(gt_job *j, int32_t gi, int32_t k, int64_t start)
 {
   group *g = group_at(j, gi);
@@ -614,7 +785,10 @@ static void coll_started(gt_job *j, int32_t gi, int32_t k, int64_t start)
   in->max_start = MAX(in->max_start, start);
   if (in->started < g->n)
     return;
-  int64_t end = in->max_start + gt_coll_ns((gt_kernel_kind)in->kind, in->bytes, g->n, j->p.alpha_ns, j->beta);
+  int64_t alpha;
+  uint64_t beta;
+  group_tier(j, g, &alpha, &beta);
+  int64_t end = in->max_start + gt_coll_ns((gt_kernel_kind)in->kind, in->bytes, g->n, alpha, beta);
   for (int i = 0; i < g->n; i++) {
     int32_t oi = g_array_index(g->inst_ops, int32_t, (guint)k * (guint)g->n + (guint)i);
     op_at(&j->r[g->ranks[i]], oi)->end_ns = end;
@@ -656,6 +830,7 @@ static gboolean try_start(gt_job *j, int rank, int32_t oi)
   o->start_ns = t;
   switch ((gt_kernel_kind)o->kind) {
   case GT_COMPUTE:
+  case GT_MEMCPY:
     o->end_ns = t + o->dur_ns;
     break;
   case GT_ALL_REDUCE:
@@ -668,7 +843,9 @@ static gboolean try_start(gt_job *j, int rank, int32_t oi)
     int pr;
     op *q = p2p_partner(j, rank, o, &pr);
     if (q && q->start_ns >= 0) {
-      int64_t end = MAX(t, q->start_ns) + gt_p2p_ns(o->bytes, j->p.alpha_ns, j->beta);
+      gboolean inside = same_node(j, rank, pr);
+      int64_t end = MAX(t, q->start_ns) + gt_p2p_ns(o->bytes, inside ? j->p.alpha_ns : j->p.alpha_out_ns,
+                                                    inside ? j->beta : j->beta_out);
       o->end_ns = q->end_ns = end;
     }
     break;
@@ -699,45 +876,60 @@ static gboolean advance_stream(gt_job *j, int rank, int s)
   return progress;
 }
 
-/* Executes rank's CPU actions until one blocks; TRUE on any change. */
+/* When action a of rank may end, or -1 while that is unknown: a sync
+ * when the ops it waits for have ended (ops of a stream end in order, so
+ * the last one appended before it ends last), a join when its signal has
+ * run.  now: the thread's time when it starts. */
+static int64_t action_end(gt_job *j, rank_state *rs, const action *a, int64_t now)
+{
+  const gt_params *p = &j->p;
+  switch ((action_kind)a->kind) {
+  case A_CPU: return now + a->dur_ns;
+  case A_LAUNCH: return now + p->l_call_ns;
+  case A_RECORD:
+  case A_WAIT: return now + p->l_small_ns;
+  case A_SYNC: {
+    int64_t gpu = now;
+    for (uint32_t k = 0; k < a->sync_n; k++) {
+      int64_t e = op_at(rs, g_array_index(rs->sync_ops, int32_t, a->sync_first + k))->end_ns;
+      if (e < 0)
+        return -1;
+      gpu = MAX(gpu, e);
+    }
+    return gpu + p->r_sync_ns;
+  }
+  case A_JOIN: {
+    GArray *sig = rs->signals[a->event];
+    if (!sig || (guint)a->arg >= sig->len)
+      return -1; /* never signalled: reported as a deadlock */
+    int64_t e = act_at(rs, g_array_index(sig, int32_t, a->arg))->end_ns;
+    return e < 0 ? -1 : MAX(now, e + p->r_join_ns);
+  }
+  case A_SIGNAL:
+  case A_STEP_BEGIN:
+  case A_STEP_END: return now;
+  }
+  return now;
+}
+
+/* Executes each of rank's CPU threads until it blocks; TRUE on any change. */
 static gboolean advance_cpu(gt_job *j, int rank)
 {
   rank_state *rs = &j->r[rank];
-  const gt_params *p = &j->p;
   gboolean progress = FALSE;
-  while (rs->pc < rs->actions->len) {
-    action *a = act_at(rs, (int32_t)rs->pc);
-    int64_t end = rs->now;
-    switch ((action_kind)a->kind) {
-    case A_CPU: end = rs->now + a->dur_ns; break;
-    case A_LAUNCH:
-      end = rs->now + p->l_call_ns;
-      rs->launched_last[a->stream] = a->arg;
-      break;
-    case A_RECORD:
-    case A_WAIT: end = rs->now + p->l_small_ns; break;
-    case A_SYNC: {
-      /* Ops of a stream end in order, so its last launched op ends last. */
-      int64_t gpu = rs->now;
-      for (int s = 0; s < GT_N_STREAMS; s++) {
-        if (rs->launched_last[s] < 0)
-          continue;
-        int64_t e = op_at(rs, rs->launched_last[s])->end_ns;
-        if (e < 0)
-          return progress;
-        gpu = MAX(gpu, e);
-      }
-      end = gpu + p->r_sync_ns;
-      break;
+  for (int t = 0; t < GT_MAX_THREADS; t++) {
+    GArray *acts = rs->thread_acts[t];
+    while (rs->pc[t] < acts->len) {
+      action *a = act_at(rs, g_array_index(acts, int32_t, rs->pc[t]));
+      int64_t end = action_end(j, rs, a, rs->now[t]);
+      if (end < 0)
+        break;
+      a->start_ns = rs->now[t];
+      a->end_ns = end;
+      rs->now[t] = end;
+      rs->pc[t]++;
+      progress = TRUE;
     }
-    case A_STEP_BEGIN:
-    case A_STEP_END: break;
-    }
-    a->start_ns = rs->now;
-    a->end_ns = end;
-    rs->now = end;
-    rs->pc++;
-    progress = TRUE;
   }
   return progress;
 }
@@ -803,6 +995,53 @@ static void describe_blocked_op(gt_job *j, int rank, int s, GString *msg)
   }
 }
 
+/* The programs were built in the order their calls run: on every stream
+ * the ops launch in the order they were appended (the FIFO order the model
+ * fixed while building), every record, wait and sync starts after the
+ * launch of the last op of its stream it was built after and before the
+ * next one, and every wait runs after the record it refers to.  With one
+ * thread per rank this always holds; several threads must be written in
+ * time order.  O(actions + ops). */
+static gboolean check_order(gt_job *j, GError **error)
+{
+  for (int r = 0; r < j->n; r++) {
+    rank_state *rs = &j->r[r];
+    for (int s = 0; s < GT_N_STREAMS; s++) {
+      GArray *so = rs->stream_ops[s];
+      for (guint k = 1; k < so->len; k++) {
+        int64_t a = act_at(rs, op_at(rs, g_array_index(so, int32_t, k - 1))->action)->start_ns;
+        int64_t b = act_at(rs, op_at(rs, g_array_index(so, int32_t, k))->action)->start_ns;
+        if (b < a) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "invalid program: rank %d stream %d: op %u launches at "
+                      "%" G_GINT64_FORMAT " ns, before op %u appended before it (%" G_GINT64_FORMAT " ns); append "
+                      "ops in the order their launches run", r, stream_id[s], k, b, k - 1, a);
+          return FALSE;
+        }
+      }
+    }
+    for (guint i = 0; i < rs->actions->len; i++) {
+      const action *a = act_at(rs, (int32_t)i);
+      int32_t before = -1;
+      if (a->kind == A_RECORD)
+        before = g_array_index(rs->records, record, a->arg).after_op;
+      else if (a->kind == A_SYNC && a->arg >= 0 && a->sync_n)
+        before = g_array_index(rs->sync_ops, int32_t, a->sync_first);
+      if (a->kind == A_WAIT && a->arg >= 0 &&
+          act_at(rs, g_array_index(rs->records, record, a->arg).action)->start_ns > a->start_ns) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "invalid program: rank %d: a wait on event %d runs before "
+                    "the record it was appended after", r, a->event);
+        return FALSE;
+      }
+      if (before >= 0 && act_at(rs, op_at(rs, before)->action)->start_ns > a->start_ns) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "invalid program: rank %d: a %s runs before the launch of "
+                    "the op it was appended after", r, a->kind == A_RECORD ? "record" : "stream sync");
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
 gboolean gt_job_run(gt_job *j, GError **error)
 {
   g_return_val_if_fail(j && !j->ran, FALSE);
@@ -824,9 +1063,23 @@ gboolean gt_job_run(gt_job *j, GError **error)
   GString *msg = g_string_new("");
   for (int r = 0; r < j->n; r++) {
     rank_state *rs = &j->r[r];
-    if (rs->pc < rs->actions->len)
-      g_string_append_printf(msg, "\n  rank %d CPU: blocked in cudaDeviceSynchronize (action %u of %u) until its "
-                             "GPU work ends", r, rs->pc, rs->actions->len);
+    for (int t = 0; t < GT_MAX_THREADS; t++) {
+      GArray *acts = rs->thread_acts[t];
+      if (rs->pc[t] >= acts->len)
+        continue;
+      const action *a = act_at(rs, g_array_index(acts, int32_t, rs->pc[t]));
+      char who[32];
+      g_snprintf(who, sizeof who, t ? "CPU thread %d" : "CPU", t);
+      if (a->kind == A_JOIN)
+        g_string_append_printf(msg, "\n  rank %d %s: blocked in join #%d on flag %d (action %u of its %u), "
+                               "which no signal %s", r, who, a->arg + 1, a->event, rs->pc[t], acts->len,
+                               rs->signals[a->event] && (guint)a->arg < rs->signals[a->event]->len
+                                 ? "that can run releases" : "of that number exists to release");
+      else
+        g_string_append_printf(msg, "\n  rank %d %s: blocked in %s (action %u of %u) until its GPU "
+                               "work ends", r, who, a->arg < 0 ? "cudaDeviceSynchronize" : "cudaStreamSynchronize",
+                               rs->pc[t], acts->len);
+    }
     for (int s = 0; s < GT_N_STREAMS; s++)
       if (rs->cursor[s] < rs->stream_ops[s]->len)
         describe_blocked_op(j, r, s, msg);
@@ -837,7 +1090,7 @@ gboolean gt_job_run(gt_job *j, GError **error)
     return FALSE;
   }
   g_string_free(msg, TRUE);
-  return TRUE;
+  return check_order(j, error);
 }
 
 gt_op_times gt_job_op(const gt_job *j, int rank, int oi)
@@ -936,13 +1189,16 @@ static int cmp_trace_event(const void *pa, const void *pb)
   return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static const char *runtime_name(action_kind k)
+static const char *runtime_name(const gt_job *j, int rank, const action *a)
 {
-  switch (k) {
-  case A_LAUNCH: return "cudaLaunchKernel";
+  switch ((action_kind)a->kind) {
+  case A_LAUNCH:
+    if (a->arg < 0)
+      return "cudaGraphLaunch";
+    return g_array_index(j->r[rank].ops, op, a->arg).kind == GT_MEMCPY ? "cudaMemcpyAsync" : "cudaLaunchKernel";
   case A_RECORD: return "cudaEventRecord";
   case A_WAIT: return "cudaStreamWaitEvent";
-  default: return "cudaDeviceSynchronize";
+  default: return a->arg < 0 ? "cudaDeviceSynchronize" : "cudaStreamSynchronize";
   }
 }
 
@@ -956,9 +1212,11 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
   };
   static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv" };
+  static const char *const coalesced_name[] = { NULL, "allreduce_coalesced", "allgather_into_tensor_coalesced",
+                                                "reduce_scatter_tensor_coalesced", "send", "recv" };
   int sid = stream_id[o->stream];
-  g_string_append(s, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
-  if (o->kind == GT_COMPUTE) {
+  g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", o->kind == GT_MEMCPY ? "gpu_memcpy" : "kernel");
+  if (o->kind == GT_COMPUTE || o->kind == GT_MEMCPY) {
     g_string_append_c(s, '"');
     g_string_append(s, o->name); /* scenario and test names need no escaping */
     g_string_append_c(s, '"');
@@ -971,7 +1229,7 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
   put_dur(s, o->end_ns - o->start_ns);
   g_string_append_printf(s, ", \"args\": {\"device\": 0, \"stream\": %d, \"correlation\": %" G_GINT64_FORMAT
                          ", \"External id\": %" G_GINT64_FORMAT, sid, la->corr, la->corr);
-  if (o->kind != GT_COMPUTE) {
+  if (o->kind != GT_COMPUTE && o->kind != GT_MEMCPY) {
     const group *g = group_at(j, o->group);
     uint64_t in = o->bytes / GT_BF16_BYTES, out = in;
     if (o->kind == GT_ALL_GATHER)
@@ -981,7 +1239,8 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     g_string_append_printf(s, ", \"Collective name\": \"%s\", \"In msg nelems\": %" G_GUINT64_FORMAT
                            ", \"Out msg nelems\": %" G_GUINT64_FORMAT ", \"Group size\": %d, \"dtype\": \"BFloat16\", "
                            "\"In split size\": \"[]\", \"Out split size\": \"[]\", \"Process Group Name\": \"%s\", "
-                           "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"", cname[o->kind], in, out,
+                           "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"",
+                           o->coalesced ? coalesced_name[o->kind] : cname[o->kind], in, out,
                            g->n, g->name, g->desc);
     put_ranks(s, g);
     g_string_append_printf(s, "\", \"Rank\": %d", rank);
@@ -991,6 +1250,23 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     g_string_append_printf(s, ", \"Seq\": %d", o->seq);
   }
   g_string_append(s, "}}");
+}
+
+/* Kineto's CudaSyncActivity for a host synchronisation: "Stream Sync" on
+ * the synchronised stream's row, "Context Sync" (stream -1) for a device
+ * synchronisation, at the call's CPU interval. */
+static void put_sync_event(GString *s, const action *a, const trace_event *e)
+{
+  gboolean dev = a->arg < 0;
+  int sid = dev ? -1 : stream_id[a->arg];
+  const char *kind = dev ? "Context Sync" : "Stream Sync";
+  g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d, "
+                            "\"ts\": ", kind, dev ? 0 : sid);
+  put_ts(s, e->ts);
+  g_string_append(s, ", \"dur\": ");
+  put_dur(s, e->dur);
+  g_string_append_printf(s, ", \"args\": {\"cuda_sync_kind\": \"%s\", \"stream\": %d, \"correlation\": %"
+                            G_GINT64_FORMAT ", \"device\": 0}}", kind, sid, a->corr);
 }
 
 static char *rank_json(const gt_job *j, int rank)
@@ -1038,9 +1314,12 @@ static char *rank_json(const gt_job *j, int rank)
       break;
     }
     case A_CPU:
+    case A_SIGNAL:
+    case A_JOIN:
       break;
+    case A_SYNC:
     case A_WAIT:
-      if (j->p.cuda_sync_events && a->arg >= 0) {
+      if (j->p.cuda_sync_events && (a->arg >= 0 || a->kind == A_SYNC)) {
         trace_event ce = e;
         ce.lane = LANE_SYNC;
         g_array_append_val(ev, ce);
@@ -1048,7 +1327,6 @@ static char *rank_json(const gt_job *j, int rank)
       /* fall through */
     case A_LAUNCH:
     case A_RECORD:
-    case A_SYNC:
       e.lane = LANE_CALL;
       g_array_append_val(ev, e);
       break;
@@ -1076,7 +1354,7 @@ static char *rank_json(const gt_job *j, int rank)
     case LANE_CALL: {
       const action *a = act_at(rs, e->idx);
       g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": %d, "
-                                "\"tid\": 1, \"ts\": ", runtime_name((action_kind)a->kind), pid);
+                                "\"tid\": %d, \"ts\": ", runtime_name(j, rank, a), pid, 1 + a->thread);
       put_ts(s, e->ts);
       g_string_append(s, ", \"dur\": ");
       put_dur(s, e->dur);
@@ -1089,6 +1367,10 @@ static char *rank_json(const gt_job *j, int rank)
        * §8): on the device row of the waiting stream, at the call's CPU
        * interval (CUPTI times the API call), naming the recording call. */
       const action *a = act_at(rs, e->idx);
+      if (a->kind == A_SYNC) {
+        put_sync_event(s, a, e);
+        break;
+      }
       const record *rec = &g_array_index(rs->records, record, a->arg);
       const action *ra = act_at(rs, rec->action);
       int sid = stream_id[a->stream];
@@ -1132,200 +1414,6 @@ gboolean gt_job_write(const gt_job *j, const char *outdir, GError **error)
       return FALSE;
   }
   return TRUE;
-}
-
-/* ---- scenarios ---- */
-
-/* Kernel names as a PyTorch profile of a bf16 transformer on an H100 shows them. */
-#define K_GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
-#define K_GEMM_DGRAD "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas"
-#define K_ELEMENTWISE "elementwise_kernel"
-#define K_LOSS "cross_entropy_loss_kernel"
-#define K_OPTIMIZER "multi_tensor_apply_kernel"
-
-/* Event numbers, reused every time (a wait refers to the latest record). */
-enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5 };
-
-typedef struct {
-  gt_job *j;
-  const gt_params *p;
-  int r;
-  double scale;            /* this rank's compute slowdown */
-} prog;
-
-static int64_t scaled(const prog *g, int64_t ns)
-{
-  return g->scale == 1.0 ? ns : (int64_t)llround((double)ns * g->scale);
-}
-
-/* Every launch of a scenario follows p->host_ns of host work. */
-static void host(const prog *g)
-{
-  if (g->p->host_ns > 0)
-    gt_cpu(g->j, g->r, g->p->host_ns);
-}
-
-static void kernel(const prog *g, int stream, const char *name, int64_t ns)
-{
-  host(g);
-  gt_launch_compute(g->j, g->r, stream, name, scaled(g, ns));
-}
-
-static void coll(const prog *g, gt_kernel_kind kind, uint64_t bytes, int group_no)
-{
-  host(g);
-  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, kind, bytes, group_no);
-}
-
-static void p2p(const prog *g, gt_kernel_kind kind, int peer, uint64_t bytes, int group_no)
-{
-  host(g);
-  gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, kind, peer, bytes, group_no);
-}
-
-/* Stream `to` waits for everything enqueued so far on stream `from`. */
-static void handoff(const prog *g, int from, int to, int event)
-{
-  gt_record(g->j, g->r, from, event);
-  gt_wait(g->j, g->r, to, event);
-}
-
-static void step_open(const prog *g, int k)
-{
-  gt_step_begin(g->j, g->r, k);
-  if (g->p->head_ns > 0)
-    gt_cpu(g->j, g->r, g->p->head_ns);
-}
-
-/* The common step end: a small world all-reduce (a loss or grad-norm
- * reduction) after the compute stream's work, a device synchronisation,
- * host work, the step mark. */
-static void step_close(const prog *g, int k)
-{
-  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_STEP_END);
-  coll(g, GT_ALL_REDUCE, g->p->final_bytes, GT_GROUP_WORLD);
-  gt_device_sync(g->j, g->r);
-  if (g->p->tail_ns > 0)
-    gt_cpu(g->j, g->r, g->p->tail_ns);
-  gt_step_end(g->j, g->r, k);
-}
-
-/* tp, launch, straggler: per layer a GEMM and an elementwise kernel, then
- * the layer's all-reduce in the tensor-parallel group, which the compute
- * stream waits for. */
-static void step_tp(const prog *g, int tp)
-{
-  const gt_params *p = g->p;
-  for (int l = 0; l < p->layers; l++) {
-    kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->gemm_ns);
-    kernel(g, GT_STREAM_COMPUTE, K_ELEMENTWISE, p->elementwise_ns);
-    handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
-    coll(g, GT_ALL_REDUCE, p->comm_bytes[l % 2], tp);
-    handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
-  }
-  kernel(g, GT_STREAM_COMPUTE, K_LOSS, p->loss_ns);
-}
-
-/* dp: forward kernels, then backward kernels with a gradient bucket
- * all-reduced after every bucket_kernels of them (and after the last),
- * which only the optimizer waits for. */
-static void step_dp(const prog *g, int dp)
-{
-  const gt_params *p = g->p;
-  for (int i = 0; i < p->fwd_kernels; i++)
-    kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->fwd_ns);
-  int bucket = 0;
-  for (int i = 0; i < p->bwd_kernels; i++) {
-    kernel(g, GT_STREAM_COMPUTE, K_GEMM_DGRAD, p->bwd_ns);
-    if ((i + 1) % p->bucket_kernels == 0 || i + 1 == p->bwd_kernels) {
-      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
-      coll(g, GT_ALL_REDUCE, p->comm_bytes[bucket % 2], dp);
-      bucket++;
-    }
-  }
-  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
-  kernel(g, GT_STREAM_COMPUTE, K_OPTIMIZER, p->optimizer_ns);
-}
-
-/* pp: GPipe over two stages.  Stage 0 (ranks 0, 1) runs the forward of
- * every micro-batch and sends the activations to its stage-1 partner
- * (rank + 2); stage 1 receives, runs the forwards, then the backwards in
- * reverse order and sends the gradients back; stage 0 receives them in
- * that order and runs its backwards.  Then each stage all-reduces its
- * gradients in its data-parallel group (two sizes) and runs the optimizer. */
-static void step_pp(const prog *g, int pp_group, int dp_group)
-{
-  const gt_params *p = g->p;
-  int M = p->microbatches;
-  if (g->r < 2) {
-    int peer = g->r + 2;
-    for (int m = 0; m < M; m++) {
-      kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->fwd_ns);
-      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
-      p2p(g, GT_SEND, peer, p->act_bytes, pp_group);
-    }
-    for (int m = M - 1; m >= 0; m--) {
-      p2p(g, GT_RECV, peer, p->act_bytes, pp_group);
-      handoff(g, GT_STREAM_P2P, GT_STREAM_COMPUTE, EV_FROM_P2P);
-      kernel(g, GT_STREAM_COMPUTE, K_GEMM_DGRAD, p->bwd_ns);
-    }
-  } else {
-    int peer = g->r - 2;
-    for (int m = 0; m < M; m++) {
-      p2p(g, GT_RECV, peer, p->act_bytes, pp_group);
-      handoff(g, GT_STREAM_P2P, GT_STREAM_COMPUTE, EV_FROM_P2P);
-      kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->fwd_ns);
-    }
-    for (int m = M - 1; m >= 0; m--) {
-      kernel(g, GT_STREAM_COMPUTE, K_GEMM_DGRAD, p->bwd_ns);
-      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
-      p2p(g, GT_SEND, peer, p->act_bytes, pp_group);
-    }
-  }
-  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
-  coll(g, GT_ALL_REDUCE, p->comm_bytes[0], dp_group);
-  coll(g, GT_ALL_REDUCE, p->comm_bytes[1], dp_group);
-  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
-  kernel(g, GT_STREAM_COMPUTE, K_OPTIMIZER, p->optimizer_ns);
-}
-
-#define GT_STEPS 3
-
-gt_job *gt_scenario_build(const gt_params *p, GError **error)
-{
-  const char *why = gt_params_check(p);
-  if (why) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "scenario %s: %s", gt_scenario_name(p->scenario), why);
-    return NULL;
-  }
-  int n = p->ranks;
-  gt_job *j = gt_job_new(p, n);
-  int all[GT_MAX_RANKS];
-  for (int r = 0; r < n; r++)
-    all[r] = r;
-  int g_main = -1, pp_g[2] = { -1, -1 }, dp_g[2] = { -1, -1 };
-  if (p->scenario == GT_PP) {
-    static const int pp0[] = { 0, 2 }, pp1[] = { 1, 3 }, dp0[] = { 0, 1 }, dp1[] = { 2, 3 };
-    pp_g[0] = gt_job_add_group(j, "mesh_pp", pp0, 2);
-    pp_g[1] = gt_job_add_group(j, "mesh_pp", pp1, 2);
-    dp_g[0] = gt_job_add_group(j, "mesh_dp", dp0, 2);
-    dp_g[1] = gt_job_add_group(j, "mesh_dp", dp1, 2);
-  } else {
-    g_main = gt_job_add_group(j, p->scenario == GT_DP ? "mesh_dp" : "mesh_tp", all, n);
-  }
-  for (int r = 0; r < n; r++) {
-    prog g = { j, p, r, r == p->straggler_rank ? p->straggler_scale : 1.0 };
-    for (int k = 1; k <= GT_STEPS; k++) {
-      step_open(&g, k);
-      switch (p->scenario) {
-      case GT_DP: step_dp(&g, g_main); break;
-      case GT_PP: step_pp(&g, pp_g[r % 2], dp_g[r / 2]); break;
-      default: step_tp(&g, g_main); break;
-      }
-      step_close(&g, k);
-    }
-  }
-  return j;
 }
 
 gboolean gt_run(const gt_params *p, const char *outdir, gt_result *res, GError **error)

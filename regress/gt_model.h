@@ -35,6 +35,12 @@ G_BEGIN_DECLS
 #define GT_STREAM_COMPUTE 7
 #define GT_STREAM_COMM 20
 #define GT_STREAM_P2P 24
+#define GT_STREAM_DP 28      /* a second communication stream (data-parallel buckets) */
+
+/* CPU threads per rank (thread 0 runs the step; gt_job_set_thread) and
+ * flags of gt_signal / gt_join. */
+#define GT_MAX_THREADS 4
+#define GT_MAX_FLAGS 64
 
 /* The process-group number of the default group (all ranks), which every
  * job has. */
@@ -46,6 +52,10 @@ typedef enum {
   GT_LAUNCH,         /* tp with a slow CPU thread: the GPU waits for launches */
   GT_STRAGGLER,      /* tp with one rank's compute 1.3x slower */
   GT_PP,             /* pipeline parallel, 2 stages x 2 replicas, GPipe, NCCL send/recv */
+  GT_TPDP,           /* TP x DP on nodes of gpus_per_node: TP all-reduces inside a node, DP buckets across nodes on
+                        their own stream, optionally backward on a second CPU thread (backward_thread) */
+  GT_DECODE,         /* a decode step replayed as one CUDA graph: per layer GEMM, elementwise, TP all-reduce captured
+                        on the compute stream; then a device-to-host copy of the sampled tokens and a stream sync */
   GT_N_SCENARIOS
 } gt_scenario;
 
@@ -60,6 +70,7 @@ typedef enum {
   GT_REDUCE_SCATTER, /* bytes = the full input (output bytes / n) */
   GT_SEND,
   GT_RECV,
+  GT_MEMCPY,         /* a device-to-host copy (cudaMemcpyAsync), ns fixed like a compute kernel */
 } gt_kernel_kind;
 
 /* Every parameter of the model and of the scenarios.  gt_params_init
@@ -71,13 +82,23 @@ typedef struct {
   int64_t alpha_ns;           /* per ring step, and the latency of a send/recv (default 2 us) */
   uint64_t beta_Bps;          /* bus bandwidth B in bytes/s (default 100 GB/s) */
   double bw_scale;            /* the network's bandwidth is beta_Bps * bw_scale (1: B, 2: 2B) */
+  /* Two tiers: with gpus_per_node > 0, ranks r and q share a node when
+   * r / gpus_per_node == q / gpus_per_node; a group or pair inside one
+   * node uses (alpha_ns, beta_Bps * bw_scale), the scale-up tier, and any
+   * other the scale-out tier (alpha_out_ns, beta_out_Bps * bw_scale_out).
+   * 0 (the default of every scenario but tpdp): one node, one tier. */
+  int gpus_per_node;
+  int64_t alpha_out_ns;       /* per ring step across nodes (default 5 us) */
+  uint64_t beta_out_Bps;      /* scale-out bus bandwidth (default 25 GB/s) */
+  double bw_scale_out;        /* scale-out bandwidth factor (1) */
   /* Machine. */
   int64_t l_call_ns;          /* cudaLaunchKernel call (5 us) */
   int64_t l_submit_ns;        /* call start to the kernel being eligible on the GPU (3 us) */
   int64_t l_small_ns;         /* cudaEventRecord / cudaStreamWaitEvent call (2 us) */
   int64_t g_stream_ns;        /* gap between back-to-back kernels of a stream (1 us) */
   int64_t g_event_ns;         /* an event reached to a waiting stream's next kernel (2 us) */
-  int64_t r_sync_ns;          /* GPU idle to cudaDeviceSynchronize returning (5 us) */
+  int64_t r_sync_ns;          /* GPU idle to cudaDeviceSynchronize / cudaStreamSynchronize returning (5 us) */
+  int64_t r_join_ns;          /* a joined thread's signal to the joining thread running again (5 us) */
   /* Host program. */
   int64_t host_ns;            /* Python work before every launch */
   int64_t head_ns;            /* work at the start of a step */
@@ -100,13 +121,24 @@ typedef struct {
   /* pp. */
   int microbatches;
   uint64_t act_bytes;         /* activations (and their gradients) sent between the stages */
+  /* tpdp. */
+  int tp;                     /* tensor-parallel degree (4); ranks / tp data-parallel replicas */
+  int bucket_layers;          /* a DP bucket is all-reduced after every bucket_layers backward layers (2) */
+  uint64_t bucket_bytes[2];   /* DP bucket sizes, alternating (16, 24 MiB) */
+  int64_t copy_ns;            /* the blocking device-to-host copy after the optimizer (20 us) */
+  int64_t post_backward_ns;   /* host work on the main thread after backward() returns (0) */
+  gboolean backward_thread;   /* launch backward and its DP hooks from thread 1; the main thread joins it */
+  gboolean coalesce_buckets;  /* all-reduce the DP buckets two at a time as one coalesced NCCL group */
   /* Traces. */
-  gboolean cuda_sync_events;  /* also write the cat "cuda_sync" Stream Wait Event activities */
+  gboolean cuda_sync_events;  /* also write the cat "cuda_sync" activities: Stream Wait Event for every wait on a
+                                 recorded event, Stream Sync / Context Sync for every host synchronisation */
 } gt_params;
 
 void gt_params_init(gt_params *p, gt_scenario s);
-/* The bandwidth the model uses: round(beta_Bps * bw_scale), at least 1. */
+/* The bandwidth the model uses: round(beta_Bps * bw_scale), at least 1;
+ * the scale-out tier's round(beta_out_Bps * bw_scale_out). */
 uint64_t gt_params_beta(const gt_params *p);
+uint64_t gt_params_beta_out(const gt_params *p);
 /* NULL when p is usable, else a static explanation. */
 const char *gt_params_check(const gt_params *p);
 
@@ -141,9 +173,43 @@ int gt_cpu(gt_job *j, int rank, int64_t ns);
 int gt_launch_compute(gt_job *j, int rank, int stream, const char *name, int64_t ns);
 int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_t bytes, int group);
 int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group);
+/* n collectives of one kind in one group issued in one NCCL group
+ * (ncclGroupStart/End, PyTorch's _coalescing_manager): NCCL runs them as
+ * one kernel, one grouped operation of the summed size, timed by the
+ * closed form once (one set of latency steps); the kernel's Collective
+ * name is "<name>_coalesced" (allreduce_coalesced, ...) and its element
+ * counts the sum. */
+int gt_launch_coll_coalesced(gt_job *j, int rank, int stream, gt_kernel_kind kind, const uint64_t *bytes, int n,
+                             int group_no);
 int gt_record(gt_job *j, int rank, int stream, int event);
 int gt_wait(gt_job *j, int rank, int stream, int event);
 int gt_device_sync(gt_job *j, int rank);
+/* cudaStreamSynchronize(stream): returns r_sync_ns after the last op
+ * appended to that stream before it (by any thread) has ended, or at once
+ * (+ r_sync_ns) when there is none. */
+int gt_stream_sync(gt_job *j, int rank, int stream);
+/* A device-to-host copy on stream (cudaMemcpyAsync, gpu_memcpy), ns long. */
+int gt_launch_copy(gt_job *j, int rank, int stream, int64_t ns);
+/* Threads: the actions appended to rank from now on belong to CPU thread
+ * `thread` (0..GT_MAX_THREADS-1; 0, the default, runs the step marks).
+ * Threads run concurrently, each its program in order, from time 0.
+ * gt_signal (no CPU time, not traced) marks a point of the current thread;
+ * the k-th gt_join on `flag` (0..GT_MAX_FLAGS-1) of a rank blocks its
+ * thread until the k-th gt_signal on that flag has run, and continues
+ * r_join_ns after it (a thread waiting on a condition variable: the main
+ * thread in backward(), a Work.wait()).  The blocked time is not traced.
+ * Ops of one stream, and records and waits of one event, must be appended
+ * in the order their calls run: gt_job_run checks it. */
+void gt_job_set_thread(gt_job *j, int rank, int thread);
+/* A CUDA graph replay: gt_graph_begin appends one cudaGraphLaunch call
+ * (l_call_ns); every op launched on rank until gt_graph_end is a captured
+ * op of that call (no call of its own, eligible l_submit_ns after the
+ * graph's call began, its kernel carrying the call's correlation), in
+ * stream order as usual.  Records and waits are not allowed inside. */
+int gt_graph_begin(gt_job *j, int rank);
+void gt_graph_end(gt_job *j, int rank);
+int gt_signal(gt_job *j, int rank, int flag);
+int gt_join(gt_job *j, int rank, int flag);
 int gt_step_begin(gt_job *j, int rank, int step);
 int gt_step_end(gt_job *j, int rank, int step);
 

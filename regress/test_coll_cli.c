@@ -90,9 +90,9 @@ static void test_collbench_json(void)
 }
 
 /* --compare-csv runs the sizes of one table of a real nccl-tests file and
- * --svg draws both curves: two series of as many points as the table has
- * rows of a collective wisp runs (the sendrecv table 2 is skipped by
- * choosing table 1); usage and input errors fail without a chart. */
+ * --svg draws both curves: two series of as many points as table 1 has
+ * rows (the sendrecv table 2 runs too: regress/test_ncclt_cli.c); usage
+ * and input errors fail without a chart. */
 static void test_collbench_compare(void)
 {
   char *cfg = write_net("ring8c.yaml", "schema_version: 1\nlibrary: {name: ideal}\n"
@@ -129,7 +129,7 @@ static void test_collbench_compare(void)
   g_assert_cmpint(g_unlink(svg), ==, 0);
   g_assert_cmpint(run("--network", cfg, "--svg", svg, NULL), ==, 2);                      /* --svg alone */
   g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--sizes", "1M", NULL), ==, 2); /* sizes from the file */
-  g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--compare-table", "2", "--svg", svg, NULL), ==, 1);
+  g_assert_cmpint(run("--network", cfg, "--compare-csv", csv, "--compare-table", "3", "--svg", svg, NULL), ==, 2);
   char *missing = g_build_filename(tmpdir, "none.csv", NULL);
   g_assert_cmpint(run("--network", cfg, "--compare-csv", missing, NULL), ==, 1);
   g_assert_false(g_file_test(svg, G_FILE_TEST_EXISTS));

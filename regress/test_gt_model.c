@@ -376,11 +376,14 @@ static void test_wisp_reads(void)
       g_assert_no_error(e);
       g_assert_nonnull(w);
       /* NCCL kernels per rank and step: tp-like one all-reduce per layer;
-       * dp one per bucket; pp 2M send/recv and two DP all-reduces; plus
-       * the world all-reduce. */
+       * dp one per bucket; pp 2M send/recv and two DP all-reduces; tpdp
+       * one per layer forward and backward and one per DP bucket; plus
+       * the closing all-reduce. */
       uint64_t comm = p.scenario == GT_DP ? (uint64_t)((p.bwd_kernels + p.bucket_kernels - 1) / p.bucket_kernels) + 1
                       : p.scenario == GT_PP ? 2 * (uint64_t)p.microbatches + 3
-                                            : (uint64_t)p.layers + 1;
+                      : p.scenario == GT_TPDP
+                        ? 2 * (uint64_t)p.layers + (uint64_t)((p.layers + p.bucket_layers - 1) / p.bucket_layers) + 1
+                        : (uint64_t)p.layers + 1;
       g_assert_cmpint(rep.n_files, ==, res.n_ranks);
       g_assert_cmpuint(rep.dropped, ==, 0);
       g_assert_cmpuint(rep.mismatches, ==, 0);

@@ -349,6 +349,133 @@ static void test_blocking_copy(void)
   g_string_free(s, TRUE);
 }
 
+/* A runtime call on CPU thread tid and, when stream >= 0, the kernel it
+ * launched, in us from the step (correlation corr). */
+static void add_call_t(GString *s, int tid, const char *call, long ts, long dur, int corr, long op_ts, long op_dur,
+                       int stream)
+{
+  g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, "
+                            "\"tid\": %d, \"ts\": %ld, \"dur\": %ld, \"args\": {\"correlation\": %d}}",
+                         call, tid, 1000000 + ts, dur, corr);
+  if (stream >= 0)
+    g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"op%d\", \"pid\": 0, "
+                              "\"tid\": %d, \"ts\": %ld, \"dur\": %ld, \"args\": {\"device\": 0, \"stream\": %d, "
+                              "\"correlation\": %d}}", corr, stream, 1000000 + op_ts, op_dur, stream, corr);
+}
+
+/* Loads one rank's events (ProfilerStep#1 [0, 100] us on thread 1) with
+ * or without --strict; NULL with *e set when the load fails. */
+static et_workload *load_one(const char *events, gboolean strict, fe_kineto_report *rep, GError **e)
+{
+  char *dir = g_dir_make_tmp("wisp-kineto-sync-XXXXXX", NULL);
+  char *text = g_strdup_printf("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
+                               "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
+                               "\"pid\": 1, \"tid\": 1, \"ts\": 1000000, \"dur\": 100}%s\n]}\n", events);
+  char *path = g_build_filename(dir, "rank0.json", NULL);
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  fe_kineto_options opt;
+  fe_kineto_options_init(&opt);
+  opt.strict = strict;
+  const char *paths[] = { path };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, rep, e);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(path);
+  g_free(text);
+  return w;
+}
+
+/* A stream sync on a stream its thread never launched on (kineto_threads.h).
+ * Thread 1 launches K1 [16, 26] on stream 7 (L1 [10, 15]) and calls
+ * cudaStreamSynchronize [40, END]; thread 2 launches K2 [30, 80] on
+ * stream 20 (L2 [20, 25]).
+ *   END 85: K2, issued before the call, ended 5 us before it returned
+ *     (within 20 us): the target is inferred, stream 20; the sync waits for
+ *     K2 (1 wait), not for K1, its own thread's launch.
+ *   END 99: K2 ended 19 us before, still within 20 us: inferred.
+ *   END 99 and a cuda_sync "Stream Sync" on stream 20 with the call's
+ *     correlation: stated.
+ *   a sync [88, 99]: nothing ended while it ran (K2 ended at 80): it did
+ *     not wait, its own launches are assumed (K1).
+ *   a sync [40, 99] with K2 [30, 60] ending 39 us before it returned, more
+ *     than 20 us and more than half the call (29.5 us): unresolved, an
+ *     error under --strict. */
+static void test_sync_targets(void)
+{
+  static const struct { long start, end, k2_end; gboolean stated; int how; } cases[] = {
+    { 40, 85, 80, FALSE, 2 }, { 40, 99, 80, FALSE, 2 }, { 40, 99, 80, TRUE, 1 }, { 88, 99, 80, FALSE, 3 },
+    { 40, 99, 60, FALSE, 4 },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GString *s = g_string_new("");
+    add_call_t(s, 1, "cudaLaunchKernel", 10, 5, 1, 16, 10, 7);
+    add_call_t(s, 2, "cudaLaunchKernel", 20, 5, 2, 30, cases[i].k2_end - 30, 20);
+    add_call_t(s, 1, "cudaStreamSynchronize", cases[i].start, cases[i].end - cases[i].start, 3, 0, 0, -1);
+    if (cases[i].stated)
+      g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Sync\", \"pid\": 0, "
+                                "\"tid\": 20, \"ts\": %ld, \"dur\": %ld, \"args\": {\"cuda_sync_kind\": \"Stream "
+                                "Sync\", \"stream\": 20, \"correlation\": 3, \"device\": 0}}", 1000000 + cases[i].start,
+                             cases[i].end - cases[i].start);
+    for (int strict = 0; strict < 2; strict++) {
+      fe_kineto_report rep;
+      GError *e = NULL;
+      et_workload *w = load_one(s->str, strict, &rep, &e);
+      if (strict && cases[i].how == 4) {
+        g_assert_null(w);
+        g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
+        g_assert_nonnull(strstr(e->message, "waited for something the trace does not show"));
+        g_clear_error(&e);
+        continue;
+      }
+      g_assert_no_error(e);
+      const fe_kineto_rank_report *k = &rep.ranks[0];
+      uint64_t got[] = { k->host_syncs_device, k->host_syncs_stated, k->host_syncs_inferred, k->host_syncs_assumed,
+                         k->host_syncs_unresolved };
+      for (int h = 0; h < 5; h++)
+        g_assert_cmpuint(got[h], ==, h == cases[i].how);
+      /* The inferred and stated cases wait for K2; the assumed case for
+       * K1 (thread 1's launch, ended before the call); the unresolved one
+       * for K1 as well. */
+      g_assert_cmpuint(k->sync_waits, ==, 1);
+      et_workload_free(w);
+      fe_kineto_report_clear(&rep);
+    }
+    g_string_free(s, TRUE);
+  }
+}
+
+/* A join (kineto_threads.h): thread 1 launches K1 (L1 [10, 15]) and makes
+ * no call until L3 [65, 70]; thread 2 launches K2 (L2 [20, 25]) and K4
+ * (L4 [55, 60]).  Thread 2's last call before 65 ends at 60, inside thread
+ * 1's gap [15, 65] and 5 us before it ends: a join.  With thread 2's last
+ * call at [60, 65] instead and L3 at [95, 97], the gap's rest (30 us) is
+ * more than 20 us, but thread 2's calls lie inside the gap and the rest is
+ * at most half of it (80 us): still a join.  With L2 at [5, 8] and L4 at
+ * [30, 35], thread 2's last call ends 60 us before L3, more than half of
+ * thread 1's gap: no join; and thread 2's own gap [8, 30] is shorter than
+ * the 50 us a join needs (else L1's end at 15 us would explain it). */
+static void test_join(void)
+{
+  static const struct { long l2, l4, l3; uint64_t joins; } cases[] = {
+    { 20, 55, 65, 1 }, { 20, 60, 95, 1 }, { 5, 30, 95, 0 },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GString *s = g_string_new("");
+    add_call_t(s, 1, "cudaLaunchKernel", 10, 5, 1, 16, 2, 7);
+    add_call_t(s, 2, "cudaLaunchKernel", cases[i].l2, cases[i].l2 == 5 ? 3 : 5, 2, cases[i].l2 + 6, 2, 20);
+    add_call_t(s, 2, "cudaLaunchKernel", cases[i].l4, 5, 4, cases[i].l4 + 6, 2, 20);
+    add_call_t(s, 1, "cudaLaunchKernel", cases[i].l3, 2, 3, cases[i].l3 + 2, 1, 7);
+    fe_kineto_report rep;
+    GError *e = NULL;
+    et_workload *w = load_one(s->str, FALSE, &rep, &e);
+    g_assert_no_error(e);
+    g_assert_cmpuint(rep.ranks[0].host_joins, ==, cases[i].joins);
+    et_workload_free(w);
+    fe_kineto_report_clear(&rep);
+    g_string_free(s, TRUE);
+  }
+}
+
 /* Clock check: the all-reduce K2 ends at 60 us after each rank's step start.
  * With equal clocks both ranks agree (spread 0, no warning).  With rank 1's
  * clock 5,000 us ahead, its end reads 5,060 us on the common scale against
@@ -455,6 +582,8 @@ int main(int argc, char **argv)
   g_test_add_func("/kineto_host/window_clip", test_window_clip);
   g_test_add_func("/kineto_host/nested_calls", test_nested_calls);
   g_test_add_func("/kineto_host/blocking_copy", test_blocking_copy);
+  g_test_add_func("/kineto_host/sync_targets", test_sync_targets);
+  g_test_add_func("/kineto_host/join", test_join);
   g_test_add_func("/kineto_host/defaults_and_gap_mode", test_defaults_and_gap_mode);
   g_test_add_func("/kineto_host/measured_starts", test_measured_starts);
   return g_test_run();

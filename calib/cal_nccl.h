@@ -1,0 +1,78 @@
+/* cal_nccl.h: fitting a network config's free hardware parameters to a
+ * user's nccl-tests logs (`wisp calibrate --nccl-tests`, issue 27 item 4).
+ * Prefix cal_nccl_.
+ *
+ * Free parameters, and nothing else: per tier (the scale-up dimension 0
+ * and, when a table spans nodes, the scale-out dimension 1) the link
+ * latency and the effective bandwidth, and the library's launch cost
+ * (library.launch, paid gpus_per_thread times per iteration).  Everything
+ * else (algorithms, protocols, NCCL's tuning constants, the topology's
+ * shape) stays as the base config has it, so the same mechanisms that run
+ * on spec-only configs run on the fitted one.
+ *
+ * Objective: the sum over every row of every table of (ln(sim / real))^2,
+ * each row simulated alone on the candidate config as `collbench
+ * --compare-csv` does (rank count and -g from the log).  Search:
+ * coordinate descent in log space with steps x2, x1.25, x1.07, x1.02 on
+ * each parameter, within x1/20..x20 of the base value.  Cost: up to
+ * COLL_NCCL_FIT_MAX_EVALS evaluations, each one simulation per row.
+ * Deterministic.
+ */
+#ifndef WISP_CAL_NCCL_H
+#define WISP_CAL_NCCL_H
+
+#include <glib.h>
+#include <stdio.h>
+
+#include "collectives/coll_nccltests.h"
+#include "net/net.h"
+#include "topologies/topo_variant.h"
+
+G_BEGIN_DECLS
+
+#define CAL_NCCL_MAX_PARAMS 5
+#define CAL_NCCL_MAX_EVALS 160
+
+/* One table's fit quality: median |error| of busbw at sizes >= 64 MiB and
+ * of time at sizes <= 64 KiB (-1 when the table has no such size), and
+ * the median over every size of busbw |error|. */
+typedef struct {
+  char file[256];
+  int table;
+  char test[32];
+  int ranks, rows;
+  double bus_large, time_small, bus_all;
+} cal_nccl_quality;
+
+typedef struct {
+  int n_params;
+  char key[CAL_NCCL_MAX_PARAMS][48];   /* e.g. "dims.0.bandwidth", "library.launch" */
+  double base[CAL_NCCL_MAX_PARAMS];    /* base config's value (B/s or ps) */
+  double fitted[CAL_NCCL_MAX_PARAMS];
+  int evals;
+  double loss_before, loss_after;      /* rms of ln(sim/real) over the rows */
+  GArray *before, *after;              /* cal_nccl_quality per table */
+  topo_variant *result;                /* the fitted config */
+} cal_nccl_fit;
+
+/* Measures how config v (fit_ranks'd to the logs) reproduces every
+ * runnable table of the logs: fills q (cal_nccl_quality, appended) and
+ * returns the rms of ln(sim/real) in *rms.  O(rows x one collective). */
+gboolean cal_nccl_measure(const topo_variant *v, GPtrArray *logs, net_tier tier, GArray *q, double *rms,
+                          GError **error);
+
+/* Fits the free parameters of base to the runnable tables of logs (an
+ * array of coll_ncclt_log *).  Fails when no table can run (unknown
+ * collective or rank count, more ranks than the base can hold after
+ * resizing its outermost tier). */
+cal_nccl_fit *cal_nccl_fit_logs(const topo_variant *base, GPtrArray *logs, net_tier tier, GError **error);
+void cal_nccl_fit_free(cal_nccl_fit *f);
+/* Prints the parameters (base -> fitted) and the quality per table,
+ * before and after. */
+void cal_nccl_print(const cal_nccl_fit *f, FILE *out);
+/* Writes the fitted config to path atomically, with comment lines naming
+ * the logs and the fitted values. */
+gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const char *path, GError **error);
+
+G_END_DECLS
+#endif
