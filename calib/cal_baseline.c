@@ -10,6 +10,7 @@
 #include "calib/cal.h"
 #include "replay/sim_comms.h"
 #include "replay/sim_report.h"
+#include "chakra/et_scale.h"
 
 /* Bins: 0 = below 1 KiB; bin k (1..10) = [4^(k-1) KiB, 4^k KiB); 11 = 1 GiB
  * and more. */
@@ -384,6 +385,13 @@ gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double ma
   cal_baseline_compute(r, w, &b);
   cal_baseline_clear(&b);
   char s1[32], s2[32];
+  if (b.meas_step < 0 && w && w->scale) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--check-baseline %.2f: a scaled job (--scale) has no measured step (the trace measured %d "
+                "ranks), so the baseline cannot be checked; check it without --scale", max_pct,
+                et_scale_traced_ranks(w->scale));
+    return FALSE;
+  }
   if (b.meas_step < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--check-baseline %.2f: %s has no measured step time, so the baseline cannot be checked; "
@@ -392,11 +400,13 @@ gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double ma
     return FALSE;
   }
   if (!(fabs(b.step_err_pct) <= max_pct)) {
+    char *advice = sim_report_baseline_advice(w, r->measured_starts);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--check-baseline %.2f: baseline step error %+.2f %% exceeds the bound (simulated %s ns, "
-                "measured %s ns on rank %d); calibrate the network (wisp calibrate) or check the trace",
+                "measured %s ns on rank %d); %s",
                 max_pct, b.step_err_pct, wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2),
-                b.meas_step_rank);
+                b.meas_step_rank, advice);
+    g_free(advice);
     return FALSE;
   }
   return TRUE;

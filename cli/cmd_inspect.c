@@ -145,14 +145,16 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   char *mode = NULL, *steps = NULL, *replicate = NULL, *card = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
-  gboolean strict = FALSE, host_launch = TRUE; /* convert --for astra-sim turns it off (cmd_convert.c) */
+  gboolean strict = FALSE, host_launch = TRUE, replicate_missing = FALSE; /* convert --for astra-sim turns it off (cmd_convert.c) */
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "unmatched collectives, mismatches and guessed ranks are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
-     "synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
+     "synthesize absent ranks from these traced ranks (symmetric assumption; 'all': every traced rank)", "R[,R...]|all"},
+    {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &replicate_missing,
+     "synthesize every absent rank from the traced ones (--replicate-from all)", NULL},
     {"min-gap-ns", 0, 0, G_OPTION_ARG_DOUBLE, &min_gap_ns, "idle gaps shorter than this are not emitted (default 1)", "NS"},
     {"card", 0, 0, G_OPTION_ARG_FILENAME, &card, "workload card (CCL-Bench YAML) sizing communication kernels that carry no size (DeepEP, custom all-reduce)", "FILE"},
     {NULL},
@@ -208,6 +210,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   opt->host_launch = host_launch;
   opt->step = step;
   opt->replicate_from = replicate;
+  opt->allow_partial = replicate_missing;
   *status = 2;
   if (min_gap_ns < 0 || !wisp_ps_from_ns(min_gap_ns, &opt->min_gap_ps)) {
     fprintf(stderr, "wisp %s: --min-gap-ns must be a non-negative number\n", cmd);

@@ -186,7 +186,7 @@ static int simulate_check_outputs(const char *json, const char *timeline, const 
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
-  char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
+  char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
   gboolean checked = FALSE, chain = FALSE;
   char **jobs = NULL;
   int max_rows = 64;
@@ -198,12 +198,13 @@ int wisp_cmd_simulate(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
+                           "network.yml", net_entries);
   GOptionEntry entries[] = {
-    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
     {"max-rows", 0, 0, G_OPTION_ARG_INT, &max_rows, "ranks shown in the summary and runs in the critical path chain (-1: all; default 64)", "N"},
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --network", "PRESET|CONFIG"},
     {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome/Perfetto trace of the simulated run to FILE", "FILE"},
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
@@ -215,6 +216,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_add_main_entries(ctx, metric_entries, NULL);
@@ -231,12 +233,13 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   if (jobs != NULL) {
-    gboolean alone_only = argc <= 1 && (network == NULL) != (cluster == NULL) && !timeline && !svg && check_baseline < 0;
-    status = simulate_jobs(jobs, network ? network : cluster, alone_only, &common, checked, json, max_rows);
+    gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
+    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, max_rows);
     goto out;
   }
-  if (argc < 2 || (network == NULL) == (cluster == NULL)) {
-    fprintf(stderr, "wisp simulate: give a WORKLOAD (one or more paths) and one --network PRESET|CONFIG (or --cluster, the same option) (see wisp simulate --help)\n");
+  if (argc < 2 || network == NULL) {
+    fprintf(stderr, "wisp simulate: give a WORKLOAD (one or more paths) and " WISP_CLI_NETWORK_USAGE
+            " (--cluster is the same option) (see wisp simulate --help)\n");
     status = 2;
     goto out;
   }
@@ -264,7 +267,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   study_timeline *tl = NULL;
-  if ((status = simulate_inputs(network ? network : cluster, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
+  if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
                                 tl_to, &w, &t, &tl)) != 0)
     goto out;
   if (tl)
@@ -286,7 +289,6 @@ out:
   g_free(network);
   g_free(json);
   wisp_cli_common_clear(&common);
-  g_free(cluster);
   g_free(timeline);
   g_free(tl_ranks);
   g_free(tl_window);

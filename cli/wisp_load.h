@@ -131,6 +131,15 @@ static inline gboolean wisp_cli_network_model(const char *name, net_tier *tier, 
   return FALSE;
 }
 
+/* The network option, one spelling on every command that takes a network
+ * (simulate, utility, calibrate, collbench, topo): --network (-n) with
+ * --cluster (-c) as the same option, both storing into *network.  `help`
+ * says what the network is for on that command.  Fills `entries`
+ * (WISP_CLI_NETWORK_ENTRIES, the last the terminator). */
+#define WISP_CLI_NETWORK_ENTRIES 3
+#define WISP_CLI_NETWORK_USAGE "--network PRESET|CONFIG"
+void wisp_cli_network_entries(char **network, const char *help, GOptionEntry *entries);
+
 /* The one way a command opens the network an option names (--network,
  * --cluster): a preset name (presets/NAME.yaml), a preset file, a wisp YAML
  * or an ASTRA-sim network.yml (studies/study_cluster.c).  A preset is resized

@@ -349,11 +349,11 @@ static void test_calibrate_cluster(void)
   g_assert_true(g_file_set_contents(h100, t, -1, NULL));
   g_free(t);
   char *out = NULL, *err = NULL;
-  /* A V100 trace: no preset models it, so --cluster is required. */
+  /* A V100 trace: no preset models it, so --network is required. */
   const char *a1[] = {"calibrate", v100, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
   expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models; give "
-                  "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml; for a "
+                  "--network PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml; for a "
                   "DGX-1, examples/networks/dgx1-v100.yaml)\n");
   g_assert_false(g_file_test(yaml, G_FILE_TEST_EXISTS));
   g_free(out);
@@ -362,7 +362,7 @@ static void test_calibrate_cluster(void)
   const char *a2[] = {"calibrate", et, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 2);
   expect_has(err, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
-                  "--cluster PRESET|CONFIG");
+                  "--network PRESET|CONFIG");
   g_free(out);
   g_free(err);
   /* An H100 trace gets dgx-h100, and says why (this trace has no
@@ -370,7 +370,7 @@ static void test_calibrate_cluster(void)
   char *preset = src_path("presets/dgx-h100.yaml");
   const char *a3[] = {"calibrate", h100, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 1);
-  char *want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA H100 80GB HBM3'; give --cluster "
+  char *want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA H100 80GB HBM3'; give --network "
                                "for another)", preset);
   expect_has(out, want);
   g_free(want);
@@ -868,7 +868,7 @@ static void test_dlrm(void)
   if (g_file_test(a100, G_FILE_TEST_EXISTS)) {
     const char *a5[] = {"calibrate", nccl, "--replicate-from", "0", "-o", yaml, "--summary", "--no-baseline", NULL};
     g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
-    want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA A100-PG509-200'; give --cluster for "
+    want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA A100-PG509-200'; give --network for "
                            "another); preset resized from 32 to the workload's 2 ranks", a100);
     expect_has(out, want);
     g_free(want);

@@ -47,7 +47,10 @@ sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_star
 {
   sim_time_ps best = -1;
   int at = -1;
-  if (w->measured_step_ps == NULL || (measured_starts && w->measured_start_ps == NULL))
+  /* A scaled job (--scale) never ran: its ranks replay the traced ranks'
+   * graphs, but the traced step was measured at the traced size, so no
+   * measurement of this job exists to compare with (issue 29 item 3). */
+  if (w->scale != NULL || w->measured_step_ps == NULL || (measured_starts && w->measured_start_ps == NULL))
     return -1;
   for (int r = 0; r < w->n_ranks; r++) {
     if (w->measured_step_ps[r] < 0)
@@ -61,6 +64,20 @@ sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_star
   if (rank)
     *rank = at;
   return best;
+}
+
+char *sim_report_baseline_advice(const et_workload *w, gboolean measured_starts)
+{
+  sim_start_skew sk;
+  if (!measured_starts && sim_report_start_skew(w, &sk) && sk.start_skew > 0) {
+    char *t = wisp_format_time(sk.start_skew);
+    char *a = g_strdup_printf("replay the ranks' measured starts with --starts measured (their measured windows "
+                              "start up to %s apart, rank %d first, rank %d last; this run started them together)",
+                              t, sk.first_rank, sk.last_rank);
+    g_free(t);
+    return a;
+  }
+  return g_strdup("calibrate the network (wisp calibrate) or check the trace");
 }
 
 const char *sim_report_op_name(const sim_comm_record *c)
