@@ -31,6 +31,11 @@
  *
  * Usage: bench_replay_mem [STEPS [RANKS [drop|keep [share|noshare]]]]
  *   defaults: 1000 steps, 1024 ranks, drop, share.
+ * With BENCH_CHAIN_DIR=DIR in the environment the files go to DIR (created
+ * when absent) and stay there, beside DIR/network.yaml (the benchmark's
+ * cluster), so that `wisp simulate DIR/chain --network DIR/network.yaml`
+ * can be measured on the same input (bench/compare_astra_sim.sh's
+ * neighbours and the note of issue 30 do).
  */
 #include "config.h"
 #include "bench/bench_util.h"
@@ -112,7 +117,13 @@ int main(int argc, char **argv)
   topo *t = bench_cluster(n);
   long rss0 = bench_status_kib("VmRSS");
   GError *error = NULL;
-  char *dir = g_dir_make_tmp("wisp-bench-chain-XXXXXX", &error);
+  const char *keep_dir = g_getenv("BENCH_CHAIN_DIR");
+  char *dir = keep_dir != NULL && g_mkdir_with_parents(keep_dir, 0755) == 0
+                ? g_strdup(keep_dir) : g_dir_make_tmp("wisp-bench-chain-XXXXXX", &error);
+  if (keep_dir != NULL && !bench_cluster_yaml_write(dir, n)) {
+    fprintf(stderr, "bench_replay_mem: cannot write %s/network.yaml\n", dir);
+    return 1;
+  }
   if (dir == NULL) {
     fprintf(stderr, "bench_replay_mem: %s\n", error->message);
     return 1;
@@ -129,7 +140,8 @@ int main(int argc, char **argv)
   et_workload *w = et_workload_load(prefix, share ? 0 : ET_LOAD_NO_SHARE, &error);
   double load_s = wisp_wall_seconds() - l0;
   g_free(prefix);
-  remove_chain(dir, n);
+  if (keep_dir == NULL)
+    remove_chain(dir, n);
   g_free(dir);
   if (w == NULL) {
     fprintf(stderr, "bench_replay_mem: %s\n", error->message);

@@ -121,17 +121,33 @@ G_GNUC_UNUSED static et_workload *build(gboolean coll, int n, int steps)
   return w;
 }
 
-/* The benchmarks' cluster for n ranks; exits on failure. */
-static topo *bench_cluster(int n)
+/* The cluster's YAML for n ranks (g_free). */
+static char *bench_cluster_yaml(int n)
 {
-  char *yaml = g_strdup_printf("schema_version: 1\n"
-                               "name: bench-replay\n"
+  return g_strdup_printf("schema_version: 1\n"
+                         "name: bench-replay\n"
                                "model: analytical\n"
                                "dims:\n"
                                "  - {name: node, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"
                                "  - {name: fabric, kind: fat_tree, size: %d, leaves: 4, bandwidth: 50GB/s, "
                                "latency: 2us}\n",
                                n / 8);
+}
+
+/* Writes the cluster's YAML to DIR/network.yaml; FALSE on failure. */
+static G_GNUC_UNUSED gboolean bench_cluster_yaml_write(const char *dir, int n)
+{
+  char *yaml = bench_cluster_yaml(n), *path = g_strdup_printf("%s/network.yaml", dir);
+  gboolean ok = g_file_set_contents(path, yaml, -1, NULL);
+  g_free(yaml);
+  g_free(path);
+  return ok;
+}
+
+/* The benchmarks' cluster for n ranks; exits on failure. */
+static topo *bench_cluster(int n)
+{
+  char *yaml = bench_cluster_yaml(n);
   GError *error = NULL;
   topo *t = topo_load_string(yaml, "bench-replay.yaml", &error);
   g_free(yaml);

@@ -106,8 +106,8 @@ EOF
   sed -e "s|^workload: .*|workload: $dlrm|" -e "s|^name: grid-|name: dlrm-|" "$work/grid-$b.yaml" >"$work/dlrm-$b.yaml"
   for s in ccl grid tier ici dlrm; do
     rm -rf "$work/sw-$s-$b"
-    run "sweep_${s}_$b" sweep "$work/$s-$b.yaml" -o "$work/sw-$s-$b" -j 2 --no-progress
-    run "sweep_${s}_${b}_resume" sweep "$work/$s-$b.yaml" -o "$work/sw-$s-$b" -j 2 --no-progress --resume
+    run "sweep_${s}_$b" sweep "$work/$s-$b.yaml" -o "$work/sw-$s-$b" --jobs 2 --no-progress
+    run "sweep_${s}_${b}_resume" sweep "$work/$s-$b.yaml" -o "$work/sw-$s-$b" --jobs 2 --no-progress --resume
     for f in "$work/sw-$s-$b"/*.csv "$work/sw-$s-$b"/*.jsonl "$work/sw-$s-$b"/*.svg; do
       [ -f "$f" ] && cp "$f" "$out/sweep_${s}_${b}_$(basename "$f")"
     done

@@ -38,7 +38,7 @@ echo "rc=$?" >>"$out/utility.txt"
 "$wisp" simulate "$demo/llm" --network examples/cluster-2node.yaml --json "$out/demo-simulate.json" \
   >"$out/demo-simulate.txt" 2>&1
 echo "rc=$?" >>"$out/demo-simulate.txt"
-"$wisp" sweep examples/ccl-bench-sweep.yaml --workload "$demo/llm" -o "$out/sweep" -j 2 2>&1 |
+"$wisp" sweep examples/ccl-bench-sweep.yaml --workload "$demo/llm" -o "$out/sweep" --jobs 2 2>&1 |
   sed 's/ in [0-9.]* s, [0-9.]* points\/s$//' >"$out/sweep.txt"
 # A shared ASTRA-sim trace on CloudMatrix384 with the StrataCL model.
 trace=$src/../shared/data/astrasim/all_gather/8npus_1MB

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "calib/cal.h"
+#include "replay/sim_comms.h"
 #include "replay/sim_report.h"
+#include "chakra/et_scale.h"
 
 /* Bins: 0 = below 1 KiB; bin k (1..10) = [4^(k-1) KiB, 4^k KiB); 11 = 1 GiB
  * and more. */
@@ -105,42 +107,56 @@ static int cmp_rows(const void *a, const void *b)
  * worst |error| into out), gathered into instances by (group, start, op,
  * type, bytes): every member of one instance shares the time its data
  * started moving.  Returns the instances (inst_acc, owned by the table).
- * O(records). */
+ * The records come in report order from memory or the run's temporary
+ * file (replay/sim_comms.h), only those with a measured duration; the
+ * others are counted by the run's fold.  O(records kept). */
+typedef struct {
+  GHashTable *insts;
+  cal_baseline *out;
+  double sum_abs, worst;
+} gather_ctx;
+
+static void gather_one(void *ctx, const sim_comm_record *c)
+{
+  gather_ctx *g = ctx;
+  cal_baseline *out = g->out;
+  out->comms_measured++;
+  double err = 100.0 * (double)((c->end - c->start) - c->measured) / (double)c->measured;
+  g->sum_abs += fabs(err);
+  if (fabs(err) > fabs(g->worst))
+    g->worst = err;
+  inst_acc key = { .group = c->group, .op = c->op, .node_type = c->node_type, .bytes = c->bytes,
+                   .start = c->start };
+  inst_acc *a = g_hash_table_lookup(g->insts, &key);
+  if (a == NULL) {
+    a = g_new(inst_acc, 1);
+    *a = key;
+    a->end = c->end;
+    a->meas = c->measured;
+    g_hash_table_add(g->insts, a);
+  }
+  a->end = MAX(a->end, c->end);
+  a->meas = MIN(a->meas, c->measured);
+  a->records++;
+  a->rec_sum_abs += fabs(err);
+}
+
 static GHashTable *gather_instances(const sim_result *r, cal_baseline *out)
 {
-  GHashTable *insts = g_hash_table_new_full(inst_hash, inst_equal, g_free, NULL);
-  double sum_abs = 0, worst = 0;
-  guint n = r->comms ? r->comms->len : 0;
-  for (guint k = 0; k < n; k++) {
-    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
-    out->comms++;
-    if (c->measured <= 0)
-      continue;
-    out->comms_measured++;
-    double err = 100.0 * (double)((c->end - c->start) - c->measured) / (double)c->measured;
-    sum_abs += fabs(err);
-    if (fabs(err) > fabs(worst))
-      worst = err;
-    inst_acc key = { .group = c->group, .op = c->op, .node_type = c->node_type, .bytes = c->bytes,
-                     .start = c->start };
-    inst_acc *a = g_hash_table_lookup(insts, &key);
-    if (a == NULL) {
-      a = g_new(inst_acc, 1);
-      *a = key;
-      a->end = c->end;
-      a->meas = c->measured;
-      g_hash_table_add(insts, a);
-    }
-    a->end = MAX(a->end, c->end);
-    a->meas = MIN(a->meas, c->measured);
-    a->records++;
-    a->rec_sum_abs += fabs(err);
+  gather_ctx g = { g_hash_table_new_full(inst_hash, inst_equal, g_free, NULL), out, 0, 0 };
+  out->comms = r->comm_fold != NULL ? sim_comms_records(r->comm_fold) : (r->comms ? r->comms->len : 0);
+  GError *error = NULL;
+  if (!sim_comms_foreach(r, TRUE, gather_one, &g, &error)) {
+    /* The run's own temporary file failed to read back: say so rather
+     * than report a partial comparison as complete. */
+    g_printerr("wisp: baseline fidelity of the collectives is incomplete: %s\n", error->message);
+    g_error_free(error);
   }
   if (out->comms_measured) {
-    out->mean_abs_pct = sum_abs / (double)out->comms_measured;
-    out->worst_pct = worst;
+    out->mean_abs_pct = g.sum_abs / (double)out->comms_measured;
+    out->worst_pct = g.worst;
   }
-  return insts;
+  return g.insts;
 }
 
 /* The instances in a defined order, their errors, and one row per (op,
@@ -369,6 +385,13 @@ gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double ma
   cal_baseline_compute(r, w, &b);
   cal_baseline_clear(&b);
   char s1[32], s2[32];
+  if (b.meas_step < 0 && w && w->scale) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--check-baseline %.2f: a scaled job (--scale) has no measured step (the trace measured %d "
+                "ranks), so the baseline cannot be checked; check it without --scale", max_pct,
+                et_scale_traced_ranks(w->scale));
+    return FALSE;
+  }
   if (b.meas_step < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--check-baseline %.2f: %s has no measured step time, so the baseline cannot be checked; "
@@ -377,11 +400,13 @@ gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double ma
     return FALSE;
   }
   if (!(fabs(b.step_err_pct) <= max_pct)) {
+    char *advice = sim_report_baseline_advice(w, r->measured_starts);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--check-baseline %.2f: baseline step error %+.2f %% exceeds the bound (simulated %s ns, "
-                "measured %s ns on rank %d); calibrate the network (wisp calibrate) or check the trace",
+                "measured %s ns on rank %d); %s",
                 max_pct, b.step_err_pct, wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2),
-                b.meas_step_rank);
+                b.meas_step_rank, advice);
+    g_free(advice);
     return FALSE;
   }
   return TRUE;

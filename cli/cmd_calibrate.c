@@ -219,12 +219,12 @@ static gboolean write_calibrate_json(const char *json, const char *output, const
 static void print_no_cluster(const char *device)
 {
   if (device)
-    fprintf(stderr, "wisp calibrate: the trace ran on '%s', which no shipped preset models; give --cluster "
+    fprintf(stderr, "wisp calibrate: the trace ran on '%s', which no shipped preset models; give --network "
             "PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml%s)\n", device,
             strstr(device, "V100") ? "; for a DGX-1, examples/networks/dgx1-v100.yaml" : "");
   else
     fprintf(stderr, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
-            "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml)\n");
+            WISP_CLI_NETWORK_USAGE " (a preset name or file, a wisp YAML or an ASTRA-sim network.yml)\n");
 }
 
 /* Reads the trace (its label, digest and workload) and opens the cluster:
@@ -254,7 +254,7 @@ static int calib_load(calib_run *r, int n_paths, char **paths, wisp_load_options
   if (cluster)
     printf("cluster: %s%s%s\n", r->cluster_path, r->notes && *r->notes ? "; " : "", r->notes ? r->notes : "");
   else
-    printf("cluster: %s (chosen for the trace's device '%s'; give --cluster for another)%s%s\n", r->cluster_path,
+    printf("cluster: %s (chosen for the trace's device '%s'; give --network for another)%s%s\n", r->cluster_path,
            r->device, r->notes && *r->notes ? "; " : "", r->notes ? r->notes : "");
   return 0;
 }
@@ -340,11 +340,11 @@ int wisp_cmd_calibrate(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&cluster, "network whose shape the output keeps: preset name or file, wisp YAML or "
+                           "ASTRA-sim network.yml (default: the preset of the trace's GPU; required when none "
+                           "matches)", net_entries);
   GOptionEntry entries[] = {
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster,
-     "cluster whose shape the output keeps: preset name or file, wisp YAML or ASTRA-sim network.yml (default: the "
-     "preset of the trace's GPU; required when none matches)", "PRESET|CONFIG"},
-    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "PRESET|CONFIG"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the calibrated network config to FILE (atomically)",
      "FILE"},
     {"loss", 0, 0, G_OPTION_ARG_STRING, &loss, "least-squares loss: relative (default) or absolute", "LOSS"},
@@ -360,6 +360,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("TRACE... - fit network latency and bandwidth to measured collectives");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -368,7 +369,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
       "The checks and the baseline replay use the analytical tier unless --network-model says otherwise.\n"
       "With --nccl-tests the inputs are nccl-tests logs and the fit is of the network's free parameters\n"
       "(per-tier latency and bandwidth, launch cost), on the analytical tier.\n"
-      "Example: wisp calibrate traces/ --cluster dgx-h100 -o calibrated.yaml\n"
+      "Example: wisp calibrate traces/ --network dgx-h100 -o calibrated.yaml\n"
       "         wisp calibrate --nccl-tests all_reduce.log --network dgx-h100 -o fitted.yaml");
   int status = 0;
   calib_run r;

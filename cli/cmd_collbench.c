@@ -759,7 +759,7 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
   if ((status = parse_moe_options(c->zipf_s, c->seed_s, &c->mc)) != 0)
     return status;
   if (c->network == NULL || argc != 1) {
-    fprintf(stderr, "wisp collbench: give --network CONFIG and no other arguments (see `wisp collbench --help`)\n");
+    fprintf(stderr, "wisp collbench: give " WISP_CLI_NETWORK_USAGE " (--cluster is the same option) and no other arguments (see `wisp collbench --help`)\n");
     return 2;
   }
   if (c->n_ranks != 0 && c->group_s != NULL) {
@@ -942,8 +942,9 @@ int wisp_cmd_collbench(int argc, char **argv)
   /* MoE defaults: HT mode of reference §8 (T = 4096 [sw], top-8 of 256
    * experts [ASSUMPTION: E], h = 7168, Zipf 0.25 [FIT]). */
   collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&network, "network: preset name or file, wisp YAML or ASTRA-sim network.yml", net_entries);
   GOptionEntry entries[] = {
-    { "network", 0, 0, G_OPTION_ARG_FILENAME, &network, "network: preset name or file, wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG" },
     { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce); also moe_dispatch, moe_combine", "OPS" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "nccl-tests sizes S (default 64K,1M,64M,1G)", "LIST" },
     { "ranks", 0, 0, G_OPTION_ARG_INT, &n_ranks, "use ranks 0..N-1 (default: every rank)", "N" },
@@ -987,6 +988,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     "every rank routes T tokens to top-k of E experts (E/n per rank) with\n"
     "Zipf-skewed popularity, one copy per distinct destination rank;\n"
     "dispatch moves H bytes per token (FP8), combine 2H back (BF16).\n");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   int status = 0;

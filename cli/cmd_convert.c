@@ -11,6 +11,7 @@
 #include "config.h"
 #include "cli/wisp_cli.h"
 #include "frontends/fe.h"
+#include "frontends/nsys.h"
 #include "chakra/et_astra.h"
 #include "chakra/et_io.h"
 #include "cli/wisp_load.h"
@@ -85,14 +86,21 @@ int wisp_cmd_convert(int argc, char **argv)
     goto done;
   }
   wisp_inputs_print_ignored(&in, stderr);
-  if (strcmp(in.kind, "kineto") != 0) {
-    fprintf(stderr, "wisp convert: error: %s is %s input; convert reads Kineto traces and XLA profiles\n", argv[1],
-            in.kind);
+  if (strcmp(in.kind, "kineto") != 0 && strcmp(in.kind, "pytorch_et") != 0 && strcmp(in.kind, "nsys") != 0) {
+    fprintf(stderr, "wisp convert: error: %s is %s input; convert reads Kineto traces (with the PyTorch execution "
+            "traces beside them), PyTorch execution traces and XLA profiles\n", argv[1], in.kind);
     wisp_inputs_clear(&in);
     status = 1;
     goto done;
   }
-  et_workload *w = fe_kineto_load((const char *const *)in.files->pdata, (int)in.files->len, &opt, &rep, &error);
+  memset(&rep, 0, sizeof rep);
+  et_workload *w = NULL;
+  if (strcmp(in.kind, "kineto") == 0)
+    w = fe_kineto_load((const char *const *)in.files->pdata, (int)in.files->len, &opt, &rep, &error);
+  else if (strcmp(in.kind, "nsys") == 0)
+    w = fe_nsys_load((const char *const *)in.files->pdata, (int)in.files->len, NULL, &error);
+  if ((w || strcmp(in.kind, "pytorch_et") == 0) && !wisp_pet_inputs(&in, &w, NULL, &error))
+    g_clear_pointer(&w, et_workload_free);
   wisp_inputs_clear(&in);
   /* The report is what `wisp inspect` prints; convert says only what went
    * wrong or was assumed. */

@@ -7,6 +7,7 @@
 #include "cli/wisp_cli.h"
 #include "chakra/et_scale.h"
 #include "frontends/fe.h"
+#include "frontends/nsys.h"
 #include "cli/wisp_load.h"
 #include "chakra/et_io.h"
 
@@ -144,14 +145,16 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   char *mode = NULL, *steps = NULL, *replicate = NULL, *card = NULL;
   int step = -1;
   double min_gap_ns = 1.0;
-  gboolean strict = FALSE, host_launch = TRUE; /* convert --for astra-sim turns it off (cmd_convert.c) */
+  gboolean strict = FALSE, host_launch = TRUE, replicate_missing = FALSE; /* convert --for astra-sim turns it off (cmd_convert.c) */
   GOptionEntry common[] = {
     {"mode", 'm', 0, G_OPTION_ARG_STRING, &mode, "compute model: kernels (default) or gap", "kernels|gap"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "use ProfilerStep#N as the window", "N"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "unmatched collectives, mismatches and guessed ranks are errors", NULL},
     {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate,
-     "synthesize absent ranks from these traced ranks (symmetric assumption)", "R[,R...]"},
+     "synthesize absent ranks from these traced ranks (symmetric assumption; 'all': every traced rank)", "R[,R...]|all"},
+    {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &replicate_missing,
+     "synthesize every absent rank from the traced ones (--replicate-from all)", NULL},
     {"min-gap-ns", 0, 0, G_OPTION_ARG_DOUBLE, &min_gap_ns, "idle gaps shorter than this are not emitted (default 1)", "NS"},
     {"card", 0, 0, G_OPTION_ARG_FILENAME, &card, "workload card (CCL-Bench YAML) sizing communication kernels that carry no size (DeepEP, custom all-reduce)", "FILE"},
     {NULL},
@@ -207,6 +210,7 @@ gboolean wisp_kineto_cli_options(const char *cmd, int *argc, char ***argv, fe_ki
   opt->host_launch = host_launch;
   opt->step = step;
   opt->replicate_from = replicate;
+  opt->allow_partial = replicate_missing;
   *status = 2;
   if (min_gap_ns < 0 || !wisp_ps_from_ns(min_gap_ns, &opt->min_gap_ps)) {
     fprintf(stderr, "wisp %s: --min-gap-ns must be a non-negative number\n", cmd);
@@ -264,6 +268,49 @@ void wisp_kineto_cli_options_clear(fe_kineto_options *opt)
   opt->card = NULL;
 }
 
+/* `wisp inspect` on Nsight Systems exports: the reader's report. */
+static int inspect_nsys(const wisp_inputs *in)
+{
+  GError *error = NULL;
+  fe_nsys_report rep;
+  fe_nsys_report_init(&rep);
+  et_workload *w = fe_nsys_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, &error);
+  if (w == NULL) {
+    fprintf(stderr, "wisp inspect: error: %s\n", error->message);
+    g_error_free(error);
+    fe_nsys_report_clear(&rep);
+    return 1;
+  }
+  fe_nsys_report_print(&rep, stdout);
+  fe_nsys_report_clear(&rep);
+  et_workload_free(w);
+  return 0;
+}
+
+/* `wisp inspect` on PyTorch execution traces alone: the reader's report,
+ * then per rank its graph's nodes and collectives. */
+static int inspect_pet(const wisp_inputs *in)
+{
+  GError *error = NULL;
+  et_workload *w = NULL;
+  if (!wisp_pet_inputs(in, &w, stdout, &error)) {
+    fprintf(stderr, "wisp inspect: error: %s\n", error->message);
+    g_error_free(error);
+    return 1;
+  }
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < g->n_comms; k++)
+      bytes += g->comms[k].bytes;
+    printf("rank %d: %u nodes, %u collectives, %" G_GUINT64_FORMAT " B (%s)\n", r, g->n_nodes, g->n_comms, bytes,
+           g->source ? g->source : "-");
+  }
+  print_layout(w);
+  et_workload_free(w);
+  return 0;
+}
+
 int wisp_cmd_inspect(int argc, char **argv)
 {
   fe_kineto_options opt;
@@ -300,21 +347,38 @@ int wisp_cmd_inspect(int argc, char **argv)
     g_clear_pointer(&inspect_comm_group, g_free);
     return 1;
   }
+  if (strcmp(in.kind, "nsys") == 0) {
+    status = inspect_nsys(&in);
+    wisp_inputs_clear(&in);
+    wisp_kineto_cli_options_clear(&opt);
+    return status;
+  }
+  if (strcmp(in.kind, "pytorch_et") == 0) {
+    status = inspect_pet(&in);
+    wisp_inputs_clear(&in);
+    wisp_kineto_cli_options_clear(&opt);
+    return status;
+  }
   if (strcmp(in.kind, "kineto") != 0) {
-    fprintf(stderr, "wisp inspect: error: %s is %s input; inspect reads Kineto traces, XLA profiles and Chakra ET\n",
-            argv[1], in.kind);
+    fprintf(stderr, "wisp inspect: error: %s is %s input; inspect reads Kineto traces, XLA profiles, PyTorch "
+            "execution traces and Chakra ET\n", argv[1], in.kind);
     wisp_inputs_clear(&in);
     wisp_kineto_cli_options_clear(&opt);
     return 1;
   }
   double t0 = wisp_wall_seconds();
   et_workload *w = fe_kineto_load((const char *const *)in.files->pdata, (int)in.files->len, &opt, &rep, &error);
-  wisp_inputs_clear(&in);
-  double dt = wisp_wall_seconds() - t0;
   /* A failed load prints the error alone: the partial report would show
    * files never read (rank -1, no path, world size 0). */
   if (w)
     fe_kineto_report_print_ex(&rep, verbose, stdout);
+  if (w && in.pet_files->len > 0) {
+    fputc('\n', stdout);
+    if (!wisp_pet_inputs(&in, &w, stdout, &error))
+      g_clear_pointer(&w, et_workload_free);
+  }
+  wisp_inputs_clear(&in);
+  double dt = wisp_wall_seconds() - t0;
   uint64_t bytes = 0;
   for (int i = 0; i < rep.n_files; i++)
     bytes += rep.ranks[i].bytes_read;

@@ -44,13 +44,13 @@ int wisp_cmd_metrics(int argc, char **argv)
   int step = -1;
   double peak = 0;
   GOptionEntry entries[] = {
-    {"card", 0, 0, G_OPTION_ARG_FILENAME, &card_path, "CCL-Bench workload card (YAML) for MFU: model_arch, data, xpu_spec", "CARD.yaml"},
+    {"card", 0, 0, G_OPTION_ARG_FILENAME, &card_path, "workload card (CCL-Bench YAML) for MFU: model_arch, data, xpu_spec", "FILE"},
     {"peak-tflops", 0, 0, G_OPTION_ARG_DOUBLE, &peak, "peak dense TFLOPS per device for MFU (default: from the card's xpu_spec.model)", "TFLOPS"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically; - is stdout)", "FILE"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to measure (default: the last complete one)", "N"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A..B, all, or whole (ignore step markers)", "A..B|all|whole"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "treat matching problems as errors", NULL},
-    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate_from, "synthesize ranks absent from the trace from these ranks", "R[,R]"},
+    {"replicate-from", 0, 0, G_OPTION_ARG_STRING, &replicate_from, "Kineto: synthesize absent ranks from these traced ranks (symmetric assumption; 'all': every traced rank)", "R[,R...]|all"},
     {"replicate-missing", 0, 0, G_OPTION_ARG_NONE, &replicate_missing, "synthesize every absent rank (Kineto: from all traced ranks)", NULL},
     {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra workloads: groups from FILE", "FILE"},
     {NULL},

@@ -77,10 +77,10 @@ int wisp_cmd_search(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&a.cluster, "network: preset name (resized to each configuration's GPUs) or file",
+                           net_entries);
   GOptionEntry entries[] = {
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &a.cluster, "network: preset name (resized to each configuration's "
-     "GPUs) or file", "PRESET|CONFIG"},
-    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &a.cluster, "same as --cluster", "CONFIG"},
     {"max-gpus", 0, 0, G_OPTION_ARG_INT, &a.max_gpus, "GPUs available (default: the traced job's)", "N"},
     {"max-tp", 0, 0, G_OPTION_ARG_INT, &a.max_tp, "largest tensor-parallel degree (the scale-up domain; default 8)",
      "N"},
@@ -93,18 +93,20 @@ int wisp_cmd_search(int argc, char **argv)
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - simulate and rank the job's parallel configurations");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx, "Needs --card (the model: layers, heads, sizes, batch, micro-batches, GPU).\n"
                                    "Example: wisp search build/demo/workload/llm --card examples/cards/example-llm.yaml "
-                                   "--cluster dgx-a100 --svg front.svg");
+                                   "--network dgx-a100 --svg front.svg");
   int status = 2;
   sim_replay_options opt = {0};
   wisp_load_options lo;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "wisp search: %s\n", error->message);
   } else if (argc < 2 || a.cluster == NULL || common.scale.card == NULL) {
-    fprintf(stderr, "wisp search: give a WORKLOAD, --card CARD and --cluster PRESET|CONFIG (see wisp search --help)\n");
+    fprintf(stderr, "wisp search: give a WORKLOAD, --card CARD and " WISP_CLI_NETWORK_USAGE
+            " (--cluster is the same option) (see wisp search --help)\n");
   } else if (common.scale.scale) {
     fprintf(stderr, "wisp search: --scale is not an option of search (it enumerates the configurations itself)\n");
   } else if (a.objective && strcmp(a.objective, "step") && strcmp(a.objective, "composite")) {

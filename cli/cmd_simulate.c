@@ -9,6 +9,7 @@
 #include "cli/wisp_load.h"
 #include "replay/sim_report.h"
 #include "replay/sim_critical.h"
+#include "replay/sim_comms.h"
 #include "studies/study.h"
 #include "calib/cal.h"
 #include "cli/wisp_metrics.h"
@@ -29,10 +30,10 @@ static gboolean has_measurements(const sim_result *r, const et_workload *w)
 {
   if (sim_report_measured_step(w) >= 0)
     return TRUE;
-  for (guint k = 0; k < r->comms->len; k++)
-    if (g_array_index(r->comms, sim_comm_record, k).measured > 0)
-      return TRUE;
-  return FALSE;
+  sim_comms *owned;
+  gboolean any = sim_comms_measured(sim_comms_of(r, w->groups->len, &owned)) > 0;
+  sim_comms_free(owned);
+  return any;
 }
 
 static void add_baseline(wisp_json *j, void *p)
@@ -185,7 +186,7 @@ static int simulate_check_outputs(const char *json, const char *timeline, const 
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
-  char *cluster = NULL, *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
+  char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
   gboolean checked = FALSE, chain = FALSE;
   char **jobs = NULL;
   int max_rows = 64;
@@ -197,12 +198,13 @@ int wisp_cmd_simulate(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
+                           "network.yml", net_entries);
   GOptionEntry entries[] = {
-    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
     {"max-rows", 0, 0, G_OPTION_ARG_INT, &max_rows, "ranks shown in the summary and runs in the critical path chain (-1: all; default 64)", "N"},
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --network", "PRESET|CONFIG"},
     {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &timeline, "write a Chrome/Perfetto trace of the simulated run to FILE", "FILE"},
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
@@ -214,6 +216,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_add_main_entries(ctx, metric_entries, NULL);
@@ -230,17 +233,22 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   if (jobs != NULL) {
-    gboolean alone_only = argc <= 1 && (network == NULL) != (cluster == NULL) && !timeline && !svg && check_baseline < 0;
-    status = simulate_jobs(jobs, network ? network : cluster, alone_only, &common, checked, json, max_rows);
+    gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
+    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, max_rows);
     goto out;
   }
-  if (argc < 2 || (network == NULL) == (cluster == NULL)) {
-    fprintf(stderr, "wisp simulate: give a WORKLOAD (one or more paths) and one --network PRESET|CONFIG (or --cluster, the same option) (see wisp simulate --help)\n");
+  if (argc < 2 || network == NULL) {
+    fprintf(stderr, "wisp simulate: give a WORKLOAD (one or more paths) and " WISP_CLI_NETWORK_USAGE
+            " (--cluster is the same option) (see wisp simulate --help)\n");
     status = 2;
     goto out;
   }
-  /* The critical path is cheap (O(nodes)), so every run records it. */
-  sim_replay_options opt = {.checked = checked, .critical_path = TRUE};
+  /* The critical path is cheap (O(nodes)), so every run records it.  The
+   * communication records go to a temporary file, not memory (issue 30):
+   * every one when the JSON report lists them, else only those with a
+   * measured duration (baseline fidelity); the summary reads the fold. */
+  sim_replay_options opt = {.checked = checked, .critical_path = TRUE,
+                            .comm_records = json ? SIM_COMMS_FILE : SIM_COMMS_MEASURED};
   wisp_load_options lo;
   if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
@@ -259,7 +267,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   study_timeline *tl = NULL;
-  if ((status = simulate_inputs(network ? network : cluster, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
+  if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
                                 tl_to, &w, &t, &tl)) != 0)
     goto out;
   if (tl)
@@ -281,7 +289,6 @@ out:
   g_free(network);
   g_free(json);
   wisp_cli_common_clear(&common);
-  g_free(cluster);
   g_free(timeline);
   g_free(tl_ranks);
   g_free(tl_window);

@@ -28,7 +28,8 @@ static gboolean parse_shard(const char *s, int *k, int *n)
 /* The sweep's summary (points, outputs, errors) and the baseline fidelity
  * of the base point against the workload's measured step, checked against
  * --check-baseline (MAX_PCT, < 0: unchecked).  Returns the exit status. */
-static int report_sweep(const study_spec *s, const et_workload *w, const study_sweep_stats *st, double check_baseline)
+static int report_sweep(const study_spec *s, const et_workload *w, const study_sweep_stats *st, double check_baseline,
+                        gboolean measured_starts)
 {
   int status = 0;
   printf("sweep %s: %d points (%d simulated, %d kept from a previous run, %d in error) in %.2f s",
@@ -44,15 +45,17 @@ static int report_sweep(const study_spec *s, const et_workload *w, const study_s
     fprintf(stderr, "wisp sweep: %s\n", (const char *)st->errors->pdata[i]);
   if (st->failed)
     status = 1;
-  sim_time_ps measured = sim_report_measured_step(w);
+  sim_time_ps measured = sim_report_measured_end(w, measured_starts, NULL);
   char a[32], b[32];
   if (measured > 0) {
     double err = 100.0 * (double)(st->base_step - measured) / (double)measured;
     printf("baseline: base point simulated %s ns vs measured %s ns: error %+.2f %%\n",
            wisp_ns_string(st->base_step, a), wisp_ns_string(measured, b), err);
     if (check_baseline >= 0 && fabs(err) > check_baseline) {
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
-              "network (wisp calibrate) first\n", err, check_baseline);
+      char *advice = sim_report_baseline_advice(w, measured_starts);
+      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s first\n", err,
+              check_baseline, advice);
+      g_free(advice);
       status = 1;
     }
   } else if (check_baseline >= 0) {
@@ -74,50 +77,53 @@ static void list_points(const study_spec *s)
   }
 }
 
+/* The worker count is --jobs: -j means --json on every command. */
+static void print_parse_error(const GError *error)
+{
+  fprintf(stderr, "wisp sweep: %s%s\n", error->message,
+          strstr(error->message, "-j") && !strstr(error->message, "--jobs")
+              ? " (the worker count is --jobs N; -j means --json on every command)" : "");
+}
+
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL, *steps = NULL, *comm_group = NULL;
-  char **slow_rank = NULL, *slow_ranks = NULL;
-  sim_levers levers = {0};
-  int jobs = 0, step = -1;
+  char *out_dir = NULL, *workload = NULL, *shard = NULL;
+  int jobs = 0;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
   GOptionEntry entries[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "output directory (default: NAME-sweep in the current directory)", "DIR"},
-    {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "worker processes (default: all cores)", "N"},
+    {"jobs", 0, 0, G_OPTION_ARG_INT, &jobs, "worker processes (default: all cores)", "N"},
     {"resume", 0, 0, G_OPTION_ARG_NONE, &resume, "keep points already finished in DIR (after a kill or a failure)", NULL},
     {"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "run only shard K of N (points p with p % N == K-1); join with wisp sweep-merge", "K/N"},
     {"workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload, "workload to use instead of the spec's", "PATH"},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
-    {"network-model", 0, 0, G_OPTION_ARG_STRING, &model, WISP_CLI_NETWORK_MODEL_HELP, "MODEL"},
-    {"tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model, "same as --network-model", "MODEL"},
     {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
-    {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
-    {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
-    {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
-    {"comm-group-configuration", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &comm_group, "same as --comm-group (ASTRA-sim's name)", "FILE"},
-    {"slow-rank", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow_rank, WISP_CLI_SLOW_RANK_HELP " (every point)", "R=F"},
-    {"slow-ranks", 0, 0, G_OPTION_ARG_STRING, &slow_ranks, WISP_CLI_SLOW_RANKS_HELP " (every point)", "DIST"},
     {NULL},
   };
   GError *error = NULL;
-  wisp_cli_scale scale;
-  GOptionEntry scale_entries[WISP_CLI_SCALE_ENTRIES];
-  wisp_cli_scale_entries(&scale, scale_entries);
+  /* The input and replay options of simulate and utility, applied to
+   * every point (the spec's set: and axes may override algo and
+   * compute_slots). */
+  wisp_cli_common common;
+  GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
+  wisp_cli_common_entries(&common, common_entries);
   GOptionContext *ctx = g_option_context_new("SPEC.yaml - sweep config keys and tabulate the simulated step time");
   g_option_context_add_main_entries(ctx, entries, NULL);
-  g_option_context_add_main_entries(ctx, scale_entries, NULL);
+  g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
       "Outputs DIR/NAME.csv, DIR/NAME.jsonl, DIR/NAME.svg and the resume state DIR/NAME.points/.\n"
-      "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/demo/workload/llm -j 4");
+      "The input and replay options (--starts, --algo, --slow-rank, ...) apply to every point.\n"
+      "Example: wisp sweep examples/ccl-bench-sweep.yaml --workload build/demo/workload/llm --jobs 4");
   int status = 0, k = 1, n = 1;
   wisp_load_options lo = WISP_LOAD_OPTIONS_INIT;
+  sim_replay_options ro = {0};
   study_spec *s = NULL;
   et_workload *w = NULL;
   study_sweep_stats st = {0};
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "wisp sweep: %s\n", error->message);
+    print_parse_error(error);
     g_clear_error(&error);
     status = 2;
     goto out;
@@ -132,10 +138,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
-  net_tier tier = NET_TIER_ANALYTICAL;
-  if ((model && !wisp_cli_network_model(model, &tier, &error)) || !wisp_steps_parse(steps, step, &lo, &error) ||
-      !wisp_cli_levers_resolve(slow_rank, slow_ranks, &levers, &error) ||
-      !wisp_cli_scale_resolve(&scale, &lo, &error)) {
+  if (!wisp_cli_common_resolve(&common, &lo, &ro, &error)) {
     fprintf(stderr, "wisp sweep: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -145,7 +148,13 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  /* --list checks the spec too (on the cluster as written: no workload is
+   * loaded to fit it to). */
   if (dry) {
+    if (!study_spec_check(s, 0, &error)) {
+      status = wisp_cli_fail(error);
+      goto out;
+    }
     list_points(s);
     goto out;
   }
@@ -155,8 +164,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
-  lo.comm_group = comm_group;
-  if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL) {
+  if ((w = wisp_load_workload_full(wpath, &lo, &error)) == NULL || !study_spec_check(s, w->n_ranks, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -164,11 +172,13 @@ int wisp_cmd_sweep(int argc, char **argv)
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   study_sweep_options o = {.out_dir = dir, .jobs = jobs > 0 ? jobs : (cores > 0 ? (int)cores : 1),
                            .shard_k = k, .shard_n = n, .resume = resume,
-                           .progress = !no_progress && isatty(2), .has_tier = model != NULL, .tier = tier, .levers = levers};
+                           .progress = !no_progress && isatty(2), .has_tier = ro.has_tier, .tier = ro.tier,
+                           .levers = ro.levers, .has_algo = ro.has_algo, .algo = ro.algo,
+                           .compute_slots = ro.compute_slots, .measured_starts = ro.measured_starts};
   if (!study_sweep_run(s, w, &o, &st, &error)) {
     status = wisp_cli_fail(error);
   } else {
-    status = report_sweep(s, w, &st, check_baseline);
+    status = report_sweep(s, w, &st, check_baseline, ro.measured_starts);
   }
   g_free(dir);
 out:
@@ -180,11 +190,6 @@ out:
   g_free(out_dir);
   g_free(workload);
   g_free(shard);
-  g_free(model);
-  g_free(steps);
-  g_free(comm_group);
-  g_strfreev(slow_rank);
-  g_free(slow_ranks);
-  wisp_cli_scale_clear(&scale);
+  wisp_cli_common_clear(&common);
   return status;
 }

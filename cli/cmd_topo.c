@@ -11,18 +11,21 @@
 
 int wisp_cmd_topo(int argc, char **argv)
 {
-  char *dot = NULL;
+  char *dot = NULL, *network = NULL;
   char **routes = NULL;
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&network, "the network (the same as the CONFIG argument)", net_entries);
   GOptionEntry entries[] = {
     {"dot", 0, 0, G_OPTION_ARG_FILENAME, &dot, "also write the topology as Graphviz to FILE", "FILE"},
     {"route", 0, 0, G_OPTION_ARG_STRING_ARRAY, &routes, "print the route from rank A to rank B (repeatable)", "A:B"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  GOptionContext *ctx = g_option_context_new("CONFIG - print a resolved network topology");
+  GOptionContext *ctx = g_option_context_new("[CONFIG] - print a resolved network topology");
   g_option_context_set_description(ctx,
-                                   "CONFIG is a preset name (presets/NAME.yaml), a preset file, a wisp topology\n"
+                                   "CONFIG (or --network CONFIG, --cluster CONFIG) is a preset name (presets/NAME.yaml), a preset file, a wisp topology\n"
                                    "(schema_version: 1, see doc/topology.md) or an ASTRA-sim network.yml.  Prints endpoints, switches, links per tier, injection\n"
                                    "and bisection bandwidth and the route of each rank pair class.\n");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -32,8 +35,11 @@ int wisp_cmd_topo(int argc, char **argv)
     return 2;
   }
   g_option_context_free(ctx);
-  if (argc != 2) {
-    fprintf(stderr, "wisp topo: expected exactly one CONFIG file (see `wisp topo --help`)\n");
+  /* The network is the argument or --network, never both. */
+  if (argc != (network ? 1 : 2)) {
+    fprintf(stderr, "wisp topo: give one network: CONFIG or " WISP_CLI_NETWORK_USAGE
+            " (--cluster is the same option) (see `wisp topo --help`)\n");
+    g_free(network);
     g_free(dot);
     g_strfreev(routes);
     return 2;
@@ -42,10 +48,12 @@ int wisp_cmd_topo(int argc, char **argv)
     fprintf(stderr, "wisp topo: %s\n", error->message);
     g_error_free(error);
     g_free(dot);
+    g_free(network);
     g_strfreev(routes);
     return 2;
   }
-  topo *t = wisp_cli_network_load(argv[1], 0, stdout, &error);
+  topo *t = wisp_cli_network_load(network ? network : argv[1], 0, stdout, &error);
+  g_free(network);
   if (t == NULL) {
     g_free(dot);
     g_strfreev(routes);

@@ -6,6 +6,7 @@
 #include "studies/study.h"
 
 #include "replay/sim_critical.h"
+#include "replay/sim_report.h"
 
 #include <math.h>
 #include <string.h>
@@ -45,9 +46,10 @@ int wisp_cmd_utility(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
+  wisp_cli_network_entries(&cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
+                           "network.yml", net_entries);
   GOptionEntry entries[] = {
-    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, &cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim network.yml", "PRESET|CONFIG"},
-    {"network", 'n', 0, G_OPTION_ARG_FILENAME, &cluster, "same as --cluster", "CONFIG"},
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
@@ -57,11 +59,12 @@ int wisp_cmd_utility(int argc, char **argv)
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - utility of doubling each network resource");
+  g_option_context_add_main_entries(ctx, net_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
       "Utility(r) = (T - T_2x(r)) / T x 100 %, T the simulated baseline step time.\n"
-      "Example: wisp utility build/demo/workload/llm --cluster examples/cluster-2node.yaml");
+      "Example: wisp utility build/demo/workload/llm --network examples/cluster-2node.yaml");
   int status = 0;
   et_workload *w = NULL;
   topo_variant *base = NULL;
@@ -74,7 +77,8 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   if (argc < 2 || cluster == NULL) {
-    fprintf(stderr, "wisp utility: give a WORKLOAD (one or more paths) and --cluster PRESET|CONFIG (see wisp utility --help)\n");
+    fprintf(stderr, "wisp utility: give a WORKLOAD (one or more paths) and " WISP_CLI_NETWORK_USAGE
+            " (--cluster is the same option) (see wisp utility --help)\n");
     status = 2;
     goto out;
   }
@@ -105,15 +109,21 @@ int wisp_cmd_utility(int argc, char **argv)
   study_utility_print(u, w, base, path, stdout);
   if (check_baseline >= 0) {
     if (u->measured_step < 0) {
-      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
-              "baseline cannot be checked (use a profiler trace)\n");
+      if (w->scale)
+        fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
+                "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
+                et_scale_traced_ranks(w->scale));
+      else
+        fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
+                "baseline cannot be checked (use a profiler trace)\n");
       status = 1;
       goto out;
     }
     if (fabs(u->calibration_error_pct) > check_baseline) {
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: calibrate the "
-              "network (wisp calibrate) before trusting what-if answers\n", u->calibration_error_pct,
-              check_baseline);
+      char *advice = sim_report_baseline_advice(w, u->measured_starts);
+      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
+              "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
+      g_free(advice);
       status = 1;
       goto out;
     }

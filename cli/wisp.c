@@ -54,13 +54,6 @@ static void usage(FILE *out)
                "once installed; in a source tree, `man -l doc/wisp.1` and `man -l doc/wisp-COMMAND.1`.\n");
 }
 
-int wisp_cli_fail(GError *error)
-{
-  fprintf(stderr, "wisp: error: %s\n", error ? error->message : "unknown error");
-  g_clear_error(&error);
-  return 1;
-}
-
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");

@@ -15,6 +15,8 @@
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
 #include "frontends/xla.h"
+#include "frontends/pyt_et.h"
+#include "frontends/nsys.h"
 
 #include <glob.h>
 #include <stdlib.h>
@@ -87,6 +89,84 @@ fe_workload_card *wisp_card_sizes(const cfg_card *card, GError **error)
   return c;
 }
 
+/* The execution traces' report on stderr: the warnings always, the
+ * summary unless quiet. */
+static void print_pet(const fe_pet_report *rep, const wisp_load_options *lo)
+{
+  print_warnings(rep->warnings);
+  if (lo->quiet)
+    return;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  fe_pet_report_print(rep, m);
+  fclose(m);
+  gchar **lines = g_strsplit(text, "\n", -1);
+  for (int i = 0; lines[i] && lines[i][0]; i++)
+    fprintf(stderr, "wisp: %s\n", lines[i]);
+  g_strfreev(lines);
+  free(text);
+}
+
+/* Nsight Systems exports (frontends/nsys.h); the report on stderr unless quiet. */
+static et_workload *load_nsys(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
+{
+  fe_nsys_report rep;
+  fe_nsys_report_init(&rep);
+  et_workload *w = fe_nsys_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, error);
+  if (w) {
+    print_warnings(rep.warnings);
+    for (guint i = 0; lo->device_name && *lo->device_name == NULL && i < rep.files->len; i++)
+      if (g_array_index(rep.files, fe_nsys_file_report, i).device_name)
+        *lo->device_name = g_strdup(g_array_index(rep.files, fe_nsys_file_report, i).device_name);
+  }
+  fe_nsys_report_clear(&rep);
+  return w;
+}
+
+/* PyTorch execution traces alone (frontends/pyt_et.h): durations unknown. */
+static et_workload *load_pet_alone(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
+{
+  fe_pet_report rep;
+  fe_pet_report_init(&rep);
+  et_workload *w = fe_pet_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, error);
+  if (w)
+    print_pet(&rep, lo);
+  fe_pet_report_clear(&rep);
+  return w;
+}
+
+/* The execution traces beside Kineto ones: linked with the Kineto graphs. */
+static gboolean link_pet(et_workload *w, const wisp_inputs *in, const wisp_load_options *lo, GError **error)
+{
+  fe_pet_report rep;
+  fe_pet_report_init(&rep);
+  gboolean ok = fe_pet_link(w, (const char *const *)in->pet_files->pdata, (int)in->pet_files->len, &rep, error);
+  if (ok)
+    print_pet(&rep, lo);
+  fe_pet_report_clear(&rep);
+  return ok;
+}
+
+gboolean wisp_pet_inputs(const wisp_inputs *in, et_workload **w, FILE *out, GError **error)
+{
+  gboolean alone = strcmp(in->kind, "pytorch_et") == 0;
+  if (!alone && (strcmp(in->kind, "kineto") != 0 || in->pet_files->len == 0))
+    return TRUE;
+  fe_pet_report rep;
+  fe_pet_report_init(&rep);
+  const GPtrArray *files = alone ? in->files : in->pet_files;
+  gboolean ok = alone ? (*w = fe_pet_load((const char *const *)files->pdata, (int)files->len, &rep, error)) != NULL
+                      : fe_pet_link(*w, (const char *const *)files->pdata, (int)files->len, &rep, error);
+  if (ok) {
+    print_warnings(rep.warnings);
+    if (out)
+      fe_pet_report_print(&rep, out);
+  }
+  fe_pet_report_clear(&rep);
+  return ok;
+}
+
 static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
 {
   unsigned build_flags = lo->build_flags;
@@ -99,6 +179,10 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
                 "groups", path, lo->comm_group, strcmp(kind, "xla") == 0 ? "an XLA" : "a Kineto");
     return NULL;
   }
+  if (strcmp(kind, "pytorch_et") == 0)
+    return load_pet_alone(in, lo, error);
+  if (strcmp(kind, "nsys") == 0)
+    return load_nsys(in, lo, error);
   if (strcmp(kind, "xla") == 0) {
     fe_xla_options opt;
     fe_xla_options_init(&opt);
@@ -145,6 +229,10 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
     fe_kineto_report rep = {0};
     et_workload *w = fe_kineto_load(paths, n_paths, &opt, &rep, error);
     fe_card_free(card);
+    if (w && in->pet_files->len > 0 && !link_pet(w, in, lo, error)) {
+      et_workload_free(w);
+      w = NULL;
+    }
     if (w != NULL)
       print_warnings(rep.warnings);
     for (int i = 0; w && lo->device_name && i < rep.n_files && *lo->device_name == NULL; i++)
@@ -551,10 +639,6 @@ static void ignore(wisp_inputs *in, const char *name, const char *reason)
   g_ptr_array_add(names, g_strdup(name));
 }
 
-static const char *const ignore_pytorch_et =
-  "PyTorch execution trace or Chakra JSON (\"nodes\"): wisp reads the Kineto traces beside it, or Chakra .et "
-  "files (convert with chakra_converter)";
-
 /* Classifies one file: "chakra" (a .et rank file), "xla", "kineto", or
  * NULL with *why saying why it is not an input. */
 static const char *classify_file(const char *path, const char **why)
@@ -564,6 +648,8 @@ static const char *classify_file(const char *path, const char **why)
   *why = NULL;
   if (g_str_has_suffix(base, ".et"))
     kind = "chakra";
+  else if (fe_nsys_is_export(path))
+    kind = "nsys";
   else if (fe_xla_is_xplane_path(base) || fe_xla_is_trace_json_path(base))
     kind = "xla";
   else if (g_str_has_prefix(base, "comm_group") && g_str_has_suffix(base, ".json"))
@@ -573,11 +659,12 @@ static const char *classify_file(const char *path, const char **why)
     if (s && strcmp(s, "kineto") == 0)
       kind = "kineto";
     else if (s)
-      *why = ignore_pytorch_et;
+      kind = "pytorch_et"; /* a Chakra JSON fails in the reader, naming what to give instead */
     else
       *why = "JSON without \"traceEvents\" (not a Kineto trace)";
   } else
-    *why = "not a workload file (Chakra .et, Kineto *.json[.gz], XPlane *.xplane.pb, XProf *.trace.json[.gz])";
+    *why = "not a workload file (Chakra .et, Kineto *.json[.gz], XPlane *.xplane.pb, XProf *.trace.json[.gz], Nsight "
+           "Systems *.sqlite)";
   g_free(base);
   return kind;
 }
@@ -591,6 +678,8 @@ void wisp_inputs_clear(wisp_inputs *in)
 {
   if (in->files)
     g_ptr_array_free(in->files, TRUE);
+  if (in->pet_files)
+    g_ptr_array_free(in->pet_files, TRUE);
   if (in->ignored)
     g_hash_table_destroy(in->ignored);
   if (in->reasons)
@@ -672,6 +761,13 @@ static gboolean add_dir(wisp_inputs *in, const char *dir, GError **error)
       ok = set_kind(in, "kineto", dir, error);
       g_ptr_array_add(in->files, g_strdup(p));
       taken++;
+    } else if (kind && strcmp(kind, "pytorch_et") == 0) {
+      g_ptr_array_add(in->pet_files, g_strdup(p));
+      taken++;
+    } else if (kind && strcmp(kind, "nsys") == 0) {
+      ok = set_kind(in, "nsys", dir, error);
+      g_ptr_array_add(in->files, g_strdup(p));
+      taken++;
     } else {
       ignore(in, p, why ? why : "unexpected input kind in a Kineto directory");
     }
@@ -705,6 +801,10 @@ static gboolean add_path(wisp_inputs *in, const char *path, GError **error)
                   "\"traceEvents\"), an XPlane profile (*.xplane.pb[.gz]) and XProf JSON (*.trace.json[.gz])", path,
                   why);
       return FALSE;
+    }
+    if (strcmp(kind, "pytorch_et") == 0) { /* the workload itself, or beside Kineto traces */
+      g_ptr_array_add(in->pet_files, g_strdup(path));
+      return TRUE;
     }
     if (!set_kind(in, kind, path, error))
       return FALSE;
@@ -745,6 +845,7 @@ gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, G
 {
   memset(in, 0, sizeof *in);
   in->files = g_ptr_array_new_with_free_func(g_free);
+  in->pet_files = g_ptr_array_new_with_free_func(g_free);
   in->ignored = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
   in->reasons = g_ptr_array_new_with_free_func(g_free);
   if (n < 1) {
@@ -756,6 +857,20 @@ gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, G
       wisp_inputs_clear(in);
       return FALSE;
     }
+  /* PyTorch execution traces: beside Kineto traces they are linked with
+   * them; alone they are the workload; beside anything else, an error. */
+  if (in->pet_files->len > 0 && in->kind == NULL) {
+    in->kind = "pytorch_et";
+    GPtrArray *t = in->files;
+    in->files = in->pet_files;
+    in->pet_files = t;
+  } else if (in->pet_files->len > 0 && strcmp(in->kind, "kineto") != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s is a PyTorch execution trace but the workload is %s input; execution traces go alone or beside "
+                "the ranks' Kineto traces", (char *)in->pet_files->pdata[0], in->kind);
+    wisp_inputs_clear(in);
+    return FALSE;
+  }
   /* Chakra: one set of rank files, named by one prefix, directory or file. */
   if (strcmp(in->kind, "chakra") == 0 && in->files->len > 1) {
     wisp_inputs_clear(in);

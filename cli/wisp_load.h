@@ -131,6 +131,15 @@ static inline gboolean wisp_cli_network_model(const char *name, net_tier *tier, 
   return FALSE;
 }
 
+/* The network option, one spelling on every command that takes a network
+ * (simulate, utility, calibrate, collbench, topo): --network (-n) with
+ * --cluster (-c) as the same option, both storing into *network.  `help`
+ * says what the network is for on that command.  Fills `entries`
+ * (WISP_CLI_NETWORK_ENTRIES, the last the terminator). */
+#define WISP_CLI_NETWORK_ENTRIES 3
+#define WISP_CLI_NETWORK_USAGE "--network PRESET|CONFIG"
+void wisp_cli_network_entries(char **network, const char *help, GOptionEntry *entries);
+
 /* The one way a command opens the network an option names (--network,
  * --cluster): a preset name (presets/NAME.yaml), a preset file, a wisp YAML
  * or an ASTRA-sim network.yml (studies/study_cluster.c).  A preset is resized
@@ -151,20 +160,30 @@ topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **e
 /* Several paths as one workload.  Each argument is a file, a directory, a
  * Chakra prefix or a glob pattern (expanded here when the shell did not).
  * Files are classified by name and, for JSON, by their first MiB (a
- * "traceEvents" key means Kineto; "nodes" a PyTorch execution trace, which
- * is ignored).  A directory holding .et files is a Chakra workload, one
- * holding XPlane/XProf files an XLA one, else its Kineto traces are taken;
- * everything else is listed in `ignored` with the reason.  The inputs must
+ * "traceEvents" key means Kineto; "nodes" a PyTorch execution trace).  A
+ * directory holding .et files is a Chakra workload, one holding XPlane/XProf
+ * files an XLA one, else its Kineto traces are taken with the execution
+ * traces beside them (pet_files: linked with the Kineto graphs,
+ * frontends/pyt_et.h); execution traces without Kineto traces are the
+ * workload themselves (kind "pytorch_et"); everything else is listed in
+ * `ignored` with the reason.  The inputs must
  * be of one kind; a path with nothing usable is an error naming every kind
  * tried.  O(files in the directories + 1 MiB per JSON file). */
 typedef struct {
-  const char *kind;            /* "chakra", "kineto" or "xla" */
+  const char *kind;            /* "chakra", "kineto", "xla", "pytorch_et" or "nsys" */
   GPtrArray *files;            /* char*: what the reader gets (Chakra: one prefix, directory or rank file) */
+  GPtrArray *pet_files;        /* char*: PyTorch execution traces beside Kineto traces (kind "kineto") */
   GHashTable *ignored;         /* reason -> GPtrArray of paths */
   GPtrArray *reasons;          /* reasons in order of discovery */
 } wisp_inputs;
 
 gboolean wisp_inputs_resolve(const char *const *paths, int n, wisp_inputs *in, GError **error);
+/* The PyTorch execution traces among the inputs (frontends/pyt_et.h), for
+ * commands that load for themselves (inspect, convert): kind "pytorch_et"
+ * loads them into *w (NULL on entry); kind "kineto" with pet_files links
+ * them into the Kineto workload *w; otherwise nothing.  The report goes to
+ * out (NULL: only the warnings, on stderr).  O(the traces). */
+gboolean wisp_pet_inputs(const wisp_inputs *in, et_workload **w, FILE *out, GError **error);
 /* "wisp: ignored N file(s): REASON: a b c ..." per reason (at most 4 names). */
 void wisp_inputs_print_ignored(const wisp_inputs *in, FILE *out);
 void wisp_inputs_clear(wisp_inputs *in);

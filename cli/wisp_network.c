@@ -8,6 +8,16 @@
 
 #include <string.h>
 
+void wisp_cli_network_entries(char **network, const char *help, GOptionEntry *e)
+{
+  const GOptionEntry list[WISP_CLI_NETWORK_ENTRIES] = {
+    {"network", 'n', 0, G_OPTION_ARG_FILENAME, network, help, "PRESET|CONFIG"},
+    {"cluster", 'c', 0, G_OPTION_ARG_FILENAME, network, "same as --network", "PRESET|CONFIG"},
+    {NULL},
+  };
+  memcpy(e, list, sizeof(list));
+}
+
 topo_variant *wisp_cli_network_open(const char *spec, int n_ranks, FILE *out, char **resolved, GError **error)
 {
   char *notes = NULL;

@@ -9,7 +9,7 @@
 #              generated there (made with `make` when missing) and the
 #              library source lists of its Makefile; default ./build.
 # SECONDS      per target; default $FUZZ_SECONDS or 60.
-# TARGETS      any of: kineto xplane hlo et topo (default: all, in that order).
+# TARGETS      any of: kineto xplane hlo et topo pyt_et nsys (default: all, in that order).
 #
 # Each target works in BUILD_DIR/fuzz-TARGET (or $FUZZ_WORK/fuzz-TARGET):
 # the binary, a corpus/ that keeps growing across runs (the seeds are
@@ -26,15 +26,15 @@ build=${1:-build}
 secs=${2:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
-targets=${*:-kineto xplane hlo et topo}
+targets=${*:-kineto xplane hlo et topo pyt_et nsys}
 build=$(cd "$build" && pwd)
 base=${FUZZ_WORK:-$build}
 CC=${CC_FUZZ:-clang}
 
 for t in $targets; do
   case $t in
-    kineto|xplane|hlo|et|topo) ;;
-    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo)" >&2; exit 2 ;;
+    kineto|xplane|hlo|et|topo|pyt_et|nsys) ;;
+    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et nsys)" >&2; exit 2 ;;
   esac
 done
 [ -f "$build/config.h" ] || { echo "fuzz/run.sh: $build has no config.h; run configure there first" >&2; exit 2; }
@@ -42,7 +42,7 @@ for gen in chakra/et_def.pb-c.c frontends/xplane.pb-c.c; do
   [ -f "$build/$gen" ] || make -C "$build" "$gen" >/dev/null
 done
 
-pkgs="glib-2.0 zlib yaml-0.1 libprotobuf-c libcjson"
+pkgs="glib-2.0 zlib yaml-0.1 libprotobuf-c libcjson sqlite3"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
  -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  -I$src -I$build $(pkg-config --cflags $pkgs)"
@@ -73,7 +73,7 @@ fi
 # Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
 sources() {
   case $1 in
-    kineto|xplane) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
+    kineto|xplane|pyt_et|nsys) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
     hlo) echo "$src/frontends/hlo.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
@@ -176,6 +176,57 @@ D
       ;;
     et)
       "$base/fuzz-seeds/fuzz_seeds" et "$c"
+      ;;
+    nsys)
+      # Small exports that follow NVIDIA's documented schema (no public
+      # multi-GPU NCCL export exists): two devices, a gemm, an NCCL kernel,
+      # a memcpy, a runtime call and an NVTX range.  Needs python3 (sqlite3
+      # module); without it the fuzzer starts from an empty corpus.
+      if command -v python3 >/dev/null 2>&1; then
+        python3 - "$c/seed1.sqlite" <<'P' || true
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript('''
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'sgemm'), (2, 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)'),
+ (3, 'cudaLaunchKernel_v7000'), (4, 'ncclAllReduce');
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.13.2');
+CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
+INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3'), (1, 'NVIDIA H100 80GB HBM3');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+ correlationId INTEGER, demangledName INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 1), (2100, 2600, 0, 20, 2, 2),
+ (1000, 2000, 1, 7, 1, 1), (2100, 2600, 1, 20, 2, 2);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+ bytes INTEGER, copyKind INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (2000, 2050, 0, 7, 4096, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, nameId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (900, 950, 3);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, text TEXT, textId INTEGER);
+INSERT INTO NVTX_EVENTS VALUES (890, 960, NULL, 4);
+''')
+db.commit()
+P
+      fi
+      ;;
+    pyt_et)
+      # Schema 1.0.1 (flat fields) and 1.1.1 (attrs), with a collective, splits and a wait.
+      cat > "$c/seed1.json" <<'J'
+{"schema": "1.0.1", "pid": 1, "nodes": [
+ {"name": "[pytorch|profiler|execution_graph|thread]", "id": 2, "rf_id": 0, "parent": 1, "tid": 1, "inputs": [], "outputs": []},
+ {"name": "aten::mm", "id": 3, "rf_id": 1, "parent": 2, "tid": 1, "inputs": [[10, 10, 0, 8, 4, "cuda:0"]], "outputs": [[11, 11, 0, 8, 4, "cuda:0"]]},
+ {"name": "record_param_comms", "id": 5, "rf_id": 2, "parent": 2, "tid": 1, "inputs": [[[11, 11, 0, 8, 4, "cuda:0"]], 7, 99, 0, "allreduce", [], []], "outputs": [[[11, 11, 0, 8, 4, "cuda:0"]]]},
+ {"name": "record_param_comms", "id": 8, "rf_id": 3, "parent": 2, "tid": 1, "inputs": [[11, 11, 0, 6, 4, "cuda:0"], 8, 99, 0, "all_to_allv", [2, 4], [3, 3]], "outputs": [[12, 12, 0, 6, 4, "cuda:0"]]},
+ {"name": "record_param_comms", "id": 9, "rf_id": 4, "parent": 2, "tid": 1, "inputs": [8, 0, 0, "wait", [], []], "outputs": []}
+]}
+J
+      cat > "$c/seed2.json" <<'J'
+{"schema": "1.1.1-chakra.0.0.4", "pid": 1, "nodes": [
+ {"id": 2, "name": "[pytorch|profiler|execution_trace|thread]", "ctrl_deps": 1, "inputs": {"values": [], "shapes": [], "types": []}, "outputs": {"values": [], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 0}, {"name": "tid", "type": "uint64", "value": 1}]},
+ {"id": 4, "name": "record_param_comms", "ctrl_deps": 2, "inputs": {"values": [[[14, 15, 0, 1, 4, "cuda:0"]], 12, 82149104, 0, "all_gather", [], [], 2], "shapes": [], "types": []}, "outputs": {"values": [[[[19, 20, 0, 1, 4, "cuda:0"], [5, 23, 0, 1, 4, "cuda:0"]]]], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 19}]}
+]}
+J
       ;;
     topo)
       cp "$src"/examples/networks/*.yaml "$src"/examples/networks/*.yml "$c/"

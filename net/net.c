@@ -76,6 +76,17 @@
  *     start + wisp_transfer_ps(S, bottleneck)
  * computed in integers, so traffic without contention gives tier A's times
  * to the picosecond.
+ * Aggregation (exact mode, on by default: net_set_flow_aggregation).  The
+ * latency phases of transfers that will enter the solver at one instant
+ * with one size and bottleneck end in one event (a group); there the
+ * group's flows of one route shape that load their links evenly and alone
+ * become one solver variable with a multiplicity (see "aggregation" below
+ * for the rule and why it is exact), finishing in one event that completes
+ * its members in send order.  A flow entering one of an aggregate's links
+ * splits it first.  A collective step of N symmetric transfers then costs
+ * one variable and two events instead of N and 2N (regress/
+ * test_net_aggregate compares both against each other transfer by
+ * transfer).
  *
  * Costs: a send is O(route length) plus queue operations; a solve costs
  * the component re-solve (lmm.h) plus O(log queue) per flow whose rate
@@ -124,9 +135,42 @@ typedef struct {
   const uint32_t *route;
   uint32_t n_links;
   uint32_t next_free;
+  uint32_t agg;             /* the aggregate this member rides in (NET_NO_AGG: none) */
+  GArray *members;          /* an aggregate's member transfers (uint32_t), else NULL */
+  float *mult;              /* an aggregate's flows per link, per route position */
 } net_xfer;
 
+#define NET_NO_AGG UINT32_MAX
+
+/* Flows waiting out their latency phase that will enter the solver at
+ * the same instant with the same size and bottleneck (an aggregation
+ * candidate, see the top comment). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t bytes;
+  wisp_bw_Bps bottleneck;
+  gboolean capped;
+} net_group_key;
+
+typedef struct {
+  net_group_key key;
+  GArray *members;          /* uint32_t transfer slots, in send order */
+  sim_event_id ev;
+} net_group;
+
 G_STATIC_ASSERT(offsetof(net_xfer, bottleneck) <= 64);
+
+static guint group_key_hash(gconstpointer p)
+{
+  const net_group_key *k = p;
+  return (guint)(wisp_mix64((uint64_t)k->at ^ wisp_mix64(k->bytes ^ wisp_mix64(k->bottleneck + (uint64_t)k->capped))));
+}
+
+static gboolean group_key_equal(gconstpointer a, gconstpointer b)
+{
+  const net_group_key *x = a, *y = b;
+  return x->at == y->at && x->bytes == y->bytes && x->bottleneck == y->bottleneck && x->capped == y->capped;
+}
 
 /* Tier A: when a link has served every byte queued on it, exactly:
  * at + rem / bw(l) picoseconds, 0 <= rem < bw(l). */
@@ -161,6 +205,14 @@ struct net {
   sim_time_ps *link_first;  /* per link: the same on that link, -1 if none */
   uint32_t *touched;        /* links whose link_first is set */
   size_t n_touched;
+  /* Aggregation (tier B, exact mode; see the top comment). */
+  gboolean aggregate;
+  GHashTable *groups;       /* net_group_key -> net_group (pending latency phases) */
+  uint32_t *link_agg;       /* per link: the aggregate riding it, NET_NO_AGG when none */
+  uint32_t *link_use;       /* scratch: flows of a class on the link */
+  uint32_t *link_pos;       /* scratch: the route position the class uses the link at */
+  uint64_t aggregates, aggregated, splits;
+  uint32_t live_aggs;        /* aggregates in the solver */
   /* Claims (tier A, net.h): per link the claim holding it (0: none); the
    * claims, index = id - 1. */
   uint32_t *link_claim;
@@ -237,6 +289,13 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
       n->cnst_of_link[l] = lmm_constraint_new(n->lmm, (double)k->bw);
       n->link_first[l] = -1;
     }
+    n->aggregate = TRUE;
+    n->groups = g_hash_table_new_full(group_key_hash, group_key_equal, NULL, NULL);
+    n->link_agg = g_new(uint32_t, n->n_links ? n->n_links : 1);
+    n->link_use = g_new0(uint32_t, n->n_links ? n->n_links : 1);
+    n->link_pos = g_new0(uint32_t, n->n_links ? n->n_links : 1);
+    for (uint32_t l = 0; l < n->n_links; l++)
+      n->link_agg[l] = NET_NO_AGG;
   }
   return n;
 }
@@ -247,6 +306,26 @@ void net_free(net *n) {
   for (size_t i = 0; i < n->n_xf; i++)
     if (n->xf[i].alive && n->xf[i].ev != SIM_EVENT_NONE) sim_cancel(n->sim, n->xf[i].ev);
   if (n->solve_pending) sim_cancel(n->sim, n->solve_ev);
+  if (n->groups != NULL) {
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, n->groups);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+      net_group *gr = v;
+      sim_cancel(n->sim, gr->ev);
+      g_array_free(gr->members, TRUE);
+      g_free(gr);
+    }
+    g_hash_table_destroy(n->groups);
+  }
+  for (size_t i = 0; i < n->n_xf; i++) {
+    if (n->xf[i].members != NULL)
+      g_array_free(n->xf[i].members, TRUE);
+    g_free(n->xf[i].mult);
+  }
+  g_free(n->link_agg);
+  g_free(n->link_use);
+  g_free(n->link_pos);
   lmm_system_free(n->lmm);
   g_free(n->cnst_of_link);
   g_free(n->link_first);
@@ -308,7 +387,7 @@ static uint32_t xf_alloc(net *n) {
     g_assert(n->n_xf < UINT32_MAX);
     i = (uint32_t)n->n_xf++;
   }
-  n->xf[i] = (net_xfer){.var = LMM_NONE, .ev = SIM_EVENT_NONE, .alive = TRUE};
+  n->xf[i] = (net_xfer){.var = LMM_NONE, .ev = SIM_EVENT_NONE, .alive = TRUE, .agg = NET_NO_AGG};
   return i;
 }
 
@@ -370,6 +449,8 @@ static sim_time_ps flow_change_time(const net *n, const net_xfer *x) {
   return t > x->last_update ? t : x->last_update;
 }
 
+static void agg_finish(net *n, uint32_t a);
+
 static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
   net *n = ctx;
   net_xfer *x = &n->xf[arg];
@@ -377,6 +458,10 @@ static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
   if (x->end > sim_now(sim)) { /* early: the rate dropped since it was set */
     x->ev_at = x->end;
     x->ev = sim_schedule_at(sim, x->end, ev_flow_finish, n, arg);
+    return;
+  }
+  if (x->members != NULL) {
+    agg_finish(n, (uint32_t)arg);
     return;
   }
   lmm_variable_free(n->lmm, x->var);
@@ -387,29 +472,287 @@ static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
   xf_complete(n, (uint32_t)arg);
 }
 
-static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
-  net *n = ctx;
-  net_xfer *x = &n->xf[arg];
-  x->ev = SIM_EVENT_NONE;
-  /* A stream bandwidth below every link's capacity bounds the flow's rate
-   * (topo_link_rate); otherwise its links do. */
-  x->var = lmm_variable_new(n->lmm, 1.0, x->capped ? (double)x->bottleneck : 0, arg);
-  if (x->var >= n->cap_xf_of_var) { /* solver ids are dense: grow to fit */
+/* Registers solver variable var as transfer slot i's. */
+static void map_var(net *n, uint32_t var, uint32_t i) {
+  if (var >= n->cap_xf_of_var) { /* solver ids are dense: grow to fit */
     size_t cap = n->cap_xf_of_var ? n->cap_xf_of_var : 64;
-    while (cap <= x->var) cap *= 2;
+    while (cap <= var) cap *= 2;
     n->xf_of_var = g_realloc_n(n->xf_of_var, cap, sizeof *n->xf_of_var);
     n->cap_xf_of_var = cap;
   }
-  n->xf_of_var[x->var] = (uint32_t)arg;
-  for (uint32_t i = 0; i < x->n_links; i++)
-    lmm_expand(n->lmm, n->cnst_of_link[x->route[i]], x->var, 1.0);
-  x->flow_start = x->last_update = sim_now(sim);
+  n->xf_of_var[var] = i;
+}
+
+static void agg_split(net *n, uint32_t a);
+
+/* Transfer slot i enters the solver now as a flow of its own, first
+ * splitting any aggregate that rides one of its links (that aggregate's
+ * symmetry ends here).  O(route length) plus the splits. */
+static void flow_enter(net *n, uint32_t i) {
+  for (uint32_t k = 0; n->live_aggs > 0 && k < n->xf[i].n_links; k++) {
+    uint32_t a = n->link_agg[n->xf[i].route[k]];
+    if (a != NET_NO_AGG) agg_split(n, a);
+  }
+  net_xfer *x = &n->xf[i];
+  /* A stream bandwidth below every link's capacity bounds the flow's rate
+   * (topo_link_rate); otherwise its links do. */
+  x->var = lmm_variable_new(n->lmm, 1.0, x->capped ? (double)x->bottleneck : 0, i);
+  map_var(n, x->var, i);
+  for (uint32_t k = 0; k < x->n_links; k++)
+    lmm_expand(n->lmm, n->cnst_of_link[x->route[k]], x->var, 1.0);
+  x->flow_start = x->last_update = sim_now(n->sim);
   x->remaining = (double)x->bytes;
   x->rate = 0;
   x->single_rate = TRUE;
   n->active_flows++;
   n->flow_events++;
   flow_changed(n, x);
+}
+
+static void ev_flow_start(sim_engine *sim, void *ctx, uint64_t arg) {
+  (void)sim;
+  net *n = ctx;
+  n->xf[arg].ev = SIM_EVENT_NONE;
+  flow_enter(n, (uint32_t)arg);
+}
+
+/* ---- aggregation (tier B, exact mode) ----
+ * A class: members of one group (same entry instant, size and
+ * bottleneck) whose routes have the same shape (length, and per position
+ * the link's bandwidth and dimension).  It becomes one solver variable
+ * when it is symmetric by construction: every link it uses is used at one
+ * route position only, every link used at position k carries the same
+ * number m_k of its flows, and no other flow or aggregate uses any of
+ * them.  Then progressive filling treats every link of a position alike
+ * (equal remaining capacity and weight at every level), so each member's
+ * max-min rate is the rate of one variable of weight 1 with consumption
+ * m_k on one representative link per position (lmm.h's model), and every
+ * member finishes when that variable does.  The links stay the
+ * aggregate's until it finishes; a flow that enters on one of them first
+ * splits the aggregate into per-member flows with the aggregate's rate and
+ * remaining bytes (agg_split), so the symmetry is never assumed after it
+ * ends.  So the aggregated run computes the same rates as the per-flow one
+ * up to the solver's rounding (regress/test_net_aggregate compares them). */
+
+/* Whether the class (members mem[0..m)) may aggregate; fills mult with
+ * m_k per route position.  O(m x route length). */
+static gboolean class_symmetric(net *n, const uint32_t *mem, uint32_t m, float *mult) {
+  const net_xfer *r0 = &n->xf[mem[0]];
+  uint32_t nl = r0->n_links;
+  gboolean ok = TRUE;
+  GArray *touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (uint32_t j = 0; ok && j < m; j++) {
+    const net_xfer *x = &n->xf[mem[j]];
+    for (uint32_t k = 0; ok && k < nl; k++) {
+      uint32_t l = x->route[k];
+      if (n->link_use[l] == 0) {
+        if (n->link_agg[l] != NET_NO_AGG || lmm_constraint_n_variables(n->lmm, n->cnst_of_link[l]) > 0)
+          ok = FALSE;
+        n->link_pos[l] = k;
+        g_array_append_val(touched, l);
+      } else if (n->link_pos[l] != k) {
+        ok = FALSE;
+      }
+      n->link_use[l]++;
+    }
+  }
+  for (uint32_t k = 0; ok && k < nl; k++)
+    mult[k] = (float)n->link_use[r0->route[k]];
+  for (uint32_t j = 0; ok && j < m; j++)
+    for (uint32_t k = 0; ok && k < nl; k++)
+      ok = n->link_use[n->xf[mem[j]].route[k]] == (uint32_t)mult[k];
+  for (guint t = 0; t < touched->len; t++)
+    n->link_use[g_array_index(touched, uint32_t, t)] = 0;
+  g_array_free(touched, TRUE);
+  return ok;
+}
+
+/* Makes the class one aggregate transfer (a slot with no completion of
+ * its own) that enters the solver now.  O(m x route length). */
+static void agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult) {
+  uint32_t a = xf_alloc(n);
+  net_xfer *x = &n->xf[a], *r0 = &n->xf[mem[0]];
+  x->bytes = r0->bytes;
+  x->route = r0->route;
+  x->n_links = r0->n_links;
+  x->capped = r0->capped;
+  x->bottleneck = r0->bottleneck;
+  x->mult = mult;
+  x->members = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), m);
+  g_array_append_vals(x->members, mem, m);
+  for (uint32_t j = 0; j < m; j++) {
+    net_xfer *y = &n->xf[mem[j]];
+    y->agg = a;
+    for (uint32_t k = 0; k < y->n_links; k++)
+      n->link_agg[y->route[k]] = a;
+  }
+  x->var = lmm_variable_new(n->lmm, 1.0, x->capped ? (double)x->bottleneck : 0, a);
+  map_var(n, x->var, a);
+  for (uint32_t k = 0; k < x->n_links; k++)
+    lmm_expand(n->lmm, n->cnst_of_link[x->route[k]], x->var, (double)mult[k]);
+  x->flow_start = x->last_update = sim_now(n->sim);
+  x->remaining = (double)x->bytes;
+  x->rate = 0;
+  x->single_rate = TRUE;
+  n->active_flows += m;
+  n->flow_events += m;
+  n->aggregates++;
+  n->aggregated += m;
+  n->live_aggs++;
+  flow_changed(n, x);
+}
+
+/* Releases aggregate a's links and slot (its members are handled by the
+ * caller); returns its members (g_array_free them). */
+static GArray *agg_release(net *n, uint32_t a) {
+  net_xfer *x = &n->xf[a];
+  GArray *mem = x->members;
+  for (guint j = 0; j < mem->len; j++) {
+    net_xfer *y = &n->xf[g_array_index(mem, uint32_t, j)];
+    y->agg = NET_NO_AGG;
+    for (uint32_t k = 0; k < y->n_links; k++)
+      n->link_agg[y->route[k]] = NET_NO_AGG;
+  }
+  g_free(x->mult);
+  x->mult = NULL;
+  x->members = NULL;
+  n->live_aggs--;
+  x->alive = FALSE;
+  x->next_free = n->xf_free;
+  n->xf_free = a;
+  return mem;
+}
+
+/* Ends aggregate a's symmetry now: each member becomes a flow of its own
+ * with the aggregate's rate, remaining bytes and history (a member keeps
+ * the exact integer finish while its rate has not changed since entry).
+ * O(m x route length). */
+static void agg_split(net *n, uint32_t a) {
+  net_xfer *x = &n->xf[a];
+  sim_time_ps now = sim_now(n->sim);
+  if (x->ev != SIM_EVENT_NONE) sim_cancel(n->sim, x->ev);
+  lmm_variable_free(n->lmm, x->var);
+  double remaining = x->remaining, rate = x->rate;
+  sim_time_ps last = x->last_update, start = x->flow_start;
+  uint8_t single = x->single_rate;
+  if (rate > 0) remaining -= rate * (double)(now - last) / (double)SIM_PS_PER_S;
+  GArray *mem = agg_release(n, a);
+  n->splits++;
+  for (guint j = 0; j < mem->len; j++) {
+    uint32_t i = g_array_index(mem, uint32_t, j);
+    net_xfer *y = &n->xf[i];
+    y->var = lmm_variable_new(n->lmm, 1.0, y->capped ? (double)y->bottleneck : 0, i);
+    map_var(n, y->var, i);
+    for (uint32_t k = 0; k < y->n_links; k++)
+      lmm_expand(n->lmm, n->cnst_of_link[y->route[k]], y->var, 1.0);
+    y->flow_start = start;
+    y->last_update = rate > 0 ? now : last;
+    y->remaining = remaining;
+    y->rate = rate;
+    y->single_rate = single;
+    flow_changed(n, y);
+  }
+  g_array_free(mem, TRUE);
+}
+
+/* A finished aggregate: its members complete in send order. */
+static void agg_finish(net *n, uint32_t a) {
+  net_xfer *x = &n->xf[a];
+  lmm_variable_free(n->lmm, x->var);
+  x->var = LMM_NONE;
+  guint m = x->members->len;
+  n->active_flows -= m;
+  n->flow_events += m;
+  flow_changed(n, x);
+  GArray *mem = agg_release(n, a);
+  for (guint j = 0; j < mem->len; j++)
+    xf_complete(n, g_array_index(mem, uint32_t, j));
+  g_array_free(mem, TRUE);
+}
+
+/* A 64-bit digest of a route's shape: its length and, per position, the
+ * link's bandwidth and dimension. */
+static uint64_t route_shape(const net *n, const net_xfer *x) {
+  uint64_t h = wisp_mix64(x->n_links);
+  for (uint32_t k = 0; k < x->n_links; k++) {
+    const topo_link *l = topo_get_link(n->t, x->route[k]);
+    h = wisp_mix64(h ^ l->bw ^ ((uint64_t)l->tier << 56));
+  }
+  return h;
+}
+
+typedef struct {
+  uint64_t shape;
+  uint32_t order, xf;
+} net_member;
+
+static int cmp_member(const void *a, const void *b) {
+  const net_member *x = a, *y = b;
+  if (x->shape != y->shape) return x->shape < y->shape ? -1 : 1;
+  return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+/* Whether two routes have the same shape, position by position. */
+static gboolean same_shape(const net *n, const net_xfer *a, const net_xfer *b) {
+  if (a->n_links != b->n_links) return FALSE;
+  for (uint32_t k = 0; k < a->n_links; k++) {
+    const topo_link *p = topo_get_link(n->t, a->route[k]), *q = topo_get_link(n->t, b->route[k]);
+    if (p->bw != q->bw || p->tier != q->tier) return FALSE;
+  }
+  return TRUE;
+}
+
+/* A group's latency phase is over: its classes enter the solver, as one
+ * aggregate each where symmetric (class_symmetric), else flow by flow in
+ * send order.  O(m log m + m x route length) for m members. */
+static void ev_group_start(sim_engine *sim, void *ctx, uint64_t arg) {
+  (void)sim;
+  net *n = ctx;
+  net_group *gr = (net_group *)(uintptr_t)arg;
+  g_hash_table_remove(n->groups, &gr->key);
+  guint m = gr->members->len;
+  net_member *v = g_new(net_member, m);
+  for (guint j = 0; j < m; j++) {
+    uint32_t i = g_array_index(gr->members, uint32_t, j);
+    n->xf[i].ev = SIM_EVENT_NONE;
+    v[j] = (net_member){ route_shape(n, &n->xf[i]), j, i };
+  }
+  qsort(v, m, sizeof *v, cmp_member);
+  uint32_t *mem = g_new(uint32_t, m);
+  for (guint j = 0; j < m;) {
+    guint e = j + 1;
+    while (e < m && v[e].shape == v[j].shape && same_shape(n, &n->xf[v[j].xf], &n->xf[v[e].xf])) e++;
+    uint32_t c = 0;
+    for (guint k = j; k < e; k++) mem[c++] = v[k].xf;
+    float *mult = c > 1 ? g_new(float, n->xf[mem[0]].n_links) : NULL;
+    if (c > 1 && class_symmetric(n, mem, c, mult)) {
+      agg_enter(n, mem, c, mult);
+    } else {
+      g_free(mult);
+      for (uint32_t k = 0; k < c; k++) flow_enter(n, mem[k]);
+    }
+    j = e;
+  }
+  g_free(mem);
+  g_free(v);
+  g_array_free(gr->members, TRUE);
+  g_free(gr);
+}
+
+/* Puts transfer slot i, whose latency phase ends at `at`, in the group of
+ * flows entering then with its size and bottleneck. */
+static void group_join(net *n, uint32_t i, sim_time_ps at) {
+  const net_xfer *x = &n->xf[i];
+  net_group_key key = { at, x->bytes, x->bottleneck, x->capped };
+  net_group *gr = g_hash_table_lookup(n->groups, &key);
+  if (gr == NULL) {
+    gr = g_new(net_group, 1);
+    gr->key = key;
+    gr->members = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    gr->ev = sim_schedule_at(n->sim, at, ev_group_start, n, (uint64_t)(uintptr_t)gr);
+    g_hash_table_insert(n->groups, &gr->key, gr);
+  }
+  g_array_append_val(gr->members, i);
 }
 
 /* Duration in ps of `remaining` bytes at `rate` bytes/s, rounded up. */
@@ -441,7 +784,10 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
     sim_time_ps from = n->quantum > 0 ? flow_change_time(n, x) : now;
     if (x->rate > 0) { /* not the first rate: bring remaining up to `from` */
       x->remaining -= x->rate * (double)(from - x->last_update) / (double)SIM_PS_PER_S;
-      x->single_rate = FALSE;
+      /* A flow split from an aggregate is reported with the rate it had
+       * (it is a new variable): that is no change. */
+      if (fabs(rate - x->rate) > LMM_EPSILON * MAX(rate, x->rate))
+        x->single_rate = FALSE;
     } else {
       x->flow_start = from; /* its entry, also with a quantum */
     }
@@ -740,5 +1086,20 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
     x->ev = sim_schedule_after(n->sim, latency, ev_done, n, i);
     return;
   }
+  if (n->aggregate && n->quantum == 0) {
+    group_join(n, i, sim_now(n->sim) + latency);
+    return;
+  }
   x->ev = sim_schedule_after(n->sim, latency, ev_flow_start, n, i);
+}
+
+void net_set_flow_aggregation(net *n, gboolean on) {
+  g_assert(n->groups == NULL || g_hash_table_size(n->groups) == 0);
+  n->aggregate = on && n->tier == NET_TIER_FLOW;
+}
+
+void net_get_aggregation_stats(const net *n, uint64_t *aggregates, uint64_t *aggregated, uint64_t *splits) {
+  *aggregates = n->aggregates;
+  *aggregated = n->aggregated;
+  *splits = n->splits;
 }

@@ -81,6 +81,16 @@ void net_set_full_solve(net *n, gboolean full);
  * doc/network-models.md for the error bound).  Set it before the first
  * send. */
 void net_set_flow_quantum(net *n, sim_time_ps quantum);
+/* Tier B aggregation of symmetric flows (on by default; exact mode only,
+ * a quantum turns it off): flows that enter the solver at one instant with
+ * one size and bottleneck, whose routes have one shape and load their
+ * links evenly and alone, are one solver variable with the flows per link
+ * as its consumption until they finish or another flow enters one of
+ * their links (net.c, "aggregation").  Off: every transfer is its own
+ * flow.  Set it before the first send.  The statistics: aggregates
+ * formed, transfers they carried, aggregates split back into flows. */
+void net_set_flow_aggregation(net *n, gboolean on);
+void net_get_aggregation_stats(const net *n, uint64_t *aggregates, uint64_t *aggregated, uint64_t *splits);
 sim_time_ps net_get_flow_quantum(const net *n);
 
 /* ---- Tier A replay of a known transfer sequence (collectives' ring

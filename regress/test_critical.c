@@ -584,9 +584,13 @@ static void test_random_tiling(void)
     g_assert_cmpint(x->waited, ==, c->start - c->issue);
     g_assert_cmpint(x->rank, !=, x->for_rank);
   }
+  /* Every wait is either a straggler's (at a collective) or a dependency
+   * (at a send/recv): the two totals together are all the waits. */
   sim_time_ps waited = 0;
   for (guint k = 0; k < p->stragglers->len; k++)
     waited += g_array_index(p->stragglers, sim_crit_straggler, k).waited;
+  for (guint k = 0; k < p->dependencies->len; k++)
+    waited += g_array_index(p->dependencies, sim_crit_straggler, k).waited;
   for (guint k = 0; k < p->waits->len; k++)
     waited -= g_array_index(p->waits, sim_crit_wait, k).waited;
   g_assert_cmpint(waited, ==, 0);

@@ -349,11 +349,11 @@ static void test_calibrate_cluster(void)
   g_assert_true(g_file_set_contents(h100, t, -1, NULL));
   g_free(t);
   char *out = NULL, *err = NULL;
-  /* A V100 trace: no preset models it, so --cluster is required. */
+  /* A V100 trace: no preset models it, so --network is required. */
   const char *a1[] = {"calibrate", v100, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
   expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models; give "
-                  "--cluster PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml; for a "
+                  "--network PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml; for a "
                   "DGX-1, examples/networks/dgx1-v100.yaml)\n");
   g_assert_false(g_file_test(yaml, G_FILE_TEST_EXISTS));
   g_free(out);
@@ -362,7 +362,7 @@ static void test_calibrate_cluster(void)
   const char *a2[] = {"calibrate", et, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 2);
   expect_has(err, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
-                  "--cluster PRESET|CONFIG");
+                  "--network PRESET|CONFIG");
   g_free(out);
   g_free(err);
   /* An H100 trace gets dgx-h100, and says why (this trace has no
@@ -370,7 +370,7 @@ static void test_calibrate_cluster(void)
   char *preset = src_path("presets/dgx-h100.yaml");
   const char *a3[] = {"calibrate", h100, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 1);
-  char *want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA H100 80GB HBM3'; give --cluster "
+  char *want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA H100 80GB HBM3'; give --network "
                                "for another)", preset);
   expect_has(out, want);
   g_free(want);
@@ -565,15 +565,19 @@ static void test_several_inputs(void)
   g_assert_true(g_file_set_contents(et0, "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"nodes\": []}", -1, NULL));
   g_assert_true(g_file_set_contents(txt, "notes\n", -1, NULL));
   char *out = NULL, *err = NULL, *want = NULL;
-  /* The directory: the two Kineto traces, the rest listed. */
+  /* The directory: the two Kineto traces, and the execution trace beside
+   * them is linked with them (frontends/pyt_et.h), which needs one per
+   * rank: refused, saying so. */
   const char *a1[] = {"simulate", dir, "--network", "dgx-h100", NULL};
+  g_assert_cmpint(wisp2(a1, &out, &err), ==, 1);
+  expect_has(err, "1 execution trace(s) beside a 2-rank Kineto workload; give one per rank (or none)");
+  g_free(out);
+  g_free(err);
+  /* Without it: the two Kineto traces, the rest listed. */
+  g_unlink(et0);
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
-  want = g_strdup_printf("wisp: ignored 1 file(s): PyTorch execution trace or Chakra JSON (\"nodes\"): wisp reads the "
-                         "Kineto traces beside it, or Chakra .et files (convert with chakra_converter): %s\n", et0);
-  expect_has(err, want);
-  g_free(want);
   want = g_strdup_printf("wisp: ignored 1 file(s): not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
-                         "*.xplane.pb, XProf *.trace.json[.gz]): %s\n", txt);
+                         "*.xplane.pb, XProf *.trace.json[.gz], Nsight Systems *.sqlite): %s\n", txt);
   expect_has(err, want);
   g_free(want);
   want = g_strdup_printf("workload %s: 2 ranks;", dir);
@@ -630,8 +634,8 @@ static void test_several_inputs(void)
   g_unlink(k1);
   const char *a7[] = {"simulate", dir, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a7, &out, &err), ==, 1);
-  want = g_strdup_printf("; 1 file(s) ignored: PyTorch execution trace or Chakra JSON (\"nodes\"): wisp reads the "
-                         "Kineto traces beside it, or Chakra .et files (convert with chakra_converter) (%s)", et0);
+  want = g_strdup_printf("; 1 file(s) ignored: not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
+                         "*.xplane.pb, XProf *.trace.json[.gz], Nsight Systems *.sqlite) (%s)", txt);
   expect_has(err, want);
   g_free(want);
   g_free(out);
@@ -834,7 +838,8 @@ static void test_dlrm(void)
   g_free(out);
   g_free(err);
   /* The PyTorch execution traces beside the Kineto ones (the Chakra
-   * collection layout) are listed, not read. */
+   * collection layout) are linked with them (frontends/pyt_et.h; the
+   * figures are checked in regress/test_pyt_et). */
   char *pet = g_build_filename(tmp, "dlrm_pytorch_et", NULL);
   GDir *d = g_dir_open(pet, 0, NULL);
   const char *e;
@@ -851,7 +856,7 @@ static void test_dlrm(void)
   g_assert_cmpint(moved, ==, 8);
   const char *a4[] = {"simulate", dir, "--network", dgx1, NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(err, "wisp: ignored 8 file(s): PyTorch execution trace or Chakra JSON (\"nodes\")");
+  expect_has(err, "wisp: linked with Kineto: 64 collective(s) linked, sizes equal 64, sizes differ 0, kinds differ 0");
   expect_has(out, ": 8 ranks;");
   g_free(out);
   g_free(err);
@@ -863,7 +868,7 @@ static void test_dlrm(void)
   if (g_file_test(a100, G_FILE_TEST_EXISTS)) {
     const char *a5[] = {"calibrate", nccl, "--replicate-from", "0", "-o", yaml, "--summary", "--no-baseline", NULL};
     g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
-    want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA A100-PG509-200'; give --cluster for "
+    want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA A100-PG509-200'; give --network for "
                            "another); preset resized from 32 to the workload's 2 ranks", a100);
     expect_has(out, want);
     g_free(want);

@@ -192,7 +192,7 @@ static void test_sweep_axes(void)
                                "axes:\n  - {key: slow_rank, values: [none, \"2=1.2\"]}\n"
                                "  - {key: compute, values: [1, 2x]}\n");
   g_assert_true(g_file_set_contents(spec, text, -1, NULL));
-  g_assert_cmpint(test_wisp_run((const char *[]){"sweep", spec, "-o", outd, "-j", "1", "--no-progress", NULL}, NULL),
+  g_assert_cmpint(test_wisp_run((const char *[]){"sweep", spec, "-o", outd, "--jobs", "1", "--no-progress", NULL}, NULL),
                   ==, 0);
   char *jl = g_build_filename(outd, "strag.jsonl", NULL), *lines = NULL;
   g_assert_true(g_file_get_contents(jl, &lines, NULL, NULL));
@@ -212,7 +212,7 @@ static void test_sweep_axes(void)
   g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: c\nworkload: dp\ncluster: sw4.yaml\n"
                                     "set: {algo: ring}\naxes:\n  - {key: \"compute:gemm\", values: [1, 3]}\n", -1,
                                     NULL));
-  g_assert_cmpint(test_wisp_run((const char *[]){"sweep", spec, "-o", outd2, "-j", "1", "--no-progress",
+  g_assert_cmpint(test_wisp_run((const char *[]){"sweep", spec, "-o", outd2, "--jobs", "1", "--no-progress",
                                                   "--slow-rank", "2=1.2", NULL}, NULL), ==, 0);
   char *jl2 = g_build_filename(outd2, "c.jsonl", NULL);
   g_assert_true(g_file_get_contents(jl2, &lines, NULL, NULL));

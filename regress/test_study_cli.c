@@ -88,11 +88,16 @@ static void test_utility(void)
   g_assert_cmpint(wisp((const char *[]){"utility", v.example, "--cluster", v.cluster, "--json", json, NULL}, &out), ==, 0);
   g_assert_nonnull(strstr(out, "simulated baseline step time T"));
   g_assert_nonnull(strstr(out, "sensitivity"));
-  /* The baseline's critical path is printed; halving the latency gains
-   * less than 0.5 % on the example (its all-reduces are large), so the
-   * reason follows the table. */
+  /* The baseline's critical path is printed with the step's bound (once);
+   * each row's own bound follows the table: halving the latency gains
+   * little on the example (its all-reduces are large), and its line says
+   * bandwidth matters more. */
   g_assert_nonnull(strstr(out, "critical path: "));
-  g_assert_nonnull(strstr(out, "\nwhy < 0.5 %: the step is bound by "));
+  g_assert_nonnull(strstr(out, "  bound: the step is bound by "));
+  const char *why = strstr(out, "\nwhy, per row (from the baseline's critical path):\n");
+  g_assert_nonnull(why);
+  g_assert_nonnull(strstr(why, "  latency "));
+  g_assert_nonnull(strstr(why, "bandwidth-bound more than latency-bound"));
   g_free(out);
   cJSON *d = load_json(json);
   const cJSON *res = cJSON_GetObjectItemCaseSensitive(d, "resources");
@@ -131,7 +136,7 @@ static void test_sweep(void)
   if (!setup(&v))
     return;
   char *d1 = g_build_filename(v.dir, "full", NULL), *d2 = g_build_filename(v.dir, "sh", NULL);
-  g_assert_cmpint(wisp((const char *[]){"sweep", v.spec, "--workload", v.example, "-o", d1, "-j", "2", NULL}, NULL),
+  g_assert_cmpint(wisp((const char *[]){"sweep", v.spec, "--workload", v.example, "-o", d1, "--jobs", "2", NULL}, NULL),
                   ==, 0);
   char *csv = g_build_filename(d1, "ccl-bench-cluster.csv", NULL), *text = NULL;
   g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));

@@ -18,6 +18,7 @@
 #define WISP_RP_INTERNAL_H
 
 #include "replay/sim_replay.h"
+#include "replay/sim_comms.h"
 #include "replay/sim_critical.h"
 
 G_BEGIN_DECLS
@@ -121,7 +122,7 @@ struct rp_replay {
    * counter per membership (sum of group sizes + ranks), not per rank and
    * group. */
   uint32_t *seq, *seq_base;
-  GArray *comms;
+  sim_comms *comms;        /* the records' fold (sim_comms.h) */
   uint64_t assumed_roots;
   uint64_t lifecycle_known, lifecycle_partial;
   sim_crit_rec *crit;       /* binding predecessors (critical path), NULL when not asked */
@@ -131,12 +132,26 @@ struct rp_replay {
   double *rank_factor;      /* per rank, NULL when all 1 */
   GHashTable *klass;        /* et_graph* -> uint8_t[n_nodes] kernel classes, NULL when not needed */
   GError *error;
+  /* The scheduler's rp_finish_node, set by the driver (sim_replay.c): the
+   * matcher hands each finished communication node back through it, so
+   * it never calls the scheduler by name (rp_sched.c calls the matcher,
+   * not the other way round). */
+  void (*finish_node)(rp_rank *rs, uint32_t i, sim_time_ps started);
 };
 
 /* ---- rp_sched.c ---- */
 
-/* Records the run's first error (later ones are dropped) and stops the engine. */
-void rp_fail(rp_replay *rp, GError *e);
+/* Records the run's first error (later ones are dropped) and stops the
+ * engine.  Inline: the scheduler and the matcher both report errors, and
+ * neither may call the other's file for it.  O(1). */
+static inline void rp_fail(rp_replay *rp, GError *e)
+{
+  if (rp->error == NULL)
+    rp->error = e;
+  else
+    g_error_free(e);
+  sim_stop(rp->sim);
+}
 gboolean rp_is_comm_node(const et_node *n);
 /* Node i of the rank became ready: it takes its slot or waits for one,
  * then runs (timed nodes), or is handed to matching (communication). */

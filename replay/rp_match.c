@@ -165,11 +165,10 @@ static void on_coll_member_done(sim_engine *sim, void *ctx, uint64_t cookie, int
   rs->coll_wait += rec.start - rec.issue;
   rs->colls++;
   rs->coll_last += rec.start == rec.issue;
-  if (rp->comms)
-    g_array_append_val(rp->comms, rec);
+  sim_comms_add(rp->comms, &rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  rp_finish_node(rs, node, rec.issue);
+  rp->finish_node(rs, node, rec.issue);
   if (++ci->done == ci->n)
     g_hash_table_remove(rp->insts, &cookie);
 }
@@ -351,11 +350,10 @@ static void p2p_side_done(rp_replay *rp, const rp_p2p_op *op, int k)
   rec.start = op->start;
   rec.end = sim_now(rp->sim);
   rec.measured = n->duration_ps;
-  if (rp->comms)
-    g_array_append_val(rp->comms, rec);
+  sim_comms_add(rp->comms, &rec);
   if (rp->obs && rp->obs->comm_done)
     rp->obs->comm_done(rp->obs->ctx, &rec);
-  rp_finish_node(rs, nodes[k], rec.issue);
+  rp->finish_node(rs, nodes[k], rec.issue);
 }
 
 /* Returns slot `cookie` of the operation pool to the free list. */

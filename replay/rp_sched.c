@@ -1,7 +1,9 @@
 /* rp_sched.c: the replay's scheduling (rp_internal.h): node readiness,
  * compute and CPU slots with their FIFO wait queues, busy-time accounting,
  * node start and finish, and the interference model.  Communication nodes
- * are handed to rp_match.c, which calls rp_finish_node when they finish.
+ * are handed to rp_match.c, which hands them back through rp->finish_node
+ * (rp_finish_node, set by the driver) when they finish; this file calls
+ * the matcher, never the other way round.
  */
 #include "config.h"
 #include "replay/rp_internal.h"
@@ -138,15 +140,6 @@ static void account(rp_rank *rs, int dcompute, int dcomm)
   rs->n_compute += dcompute;
   rs->n_comm += dcomm;
   g_assert(rs->n_compute >= 0 && rs->n_comm >= 0);
-}
-
-void rp_fail(rp_replay *rp, GError *e)
-{
-  if (rp->error == NULL)
-    rp->error = e;
-  else
-    g_error_free(e);
-  sim_stop(rp->sim);
 }
 
 /* ---- node lifecycle ---- */

@@ -188,6 +188,7 @@ void sim_crit_path_free(sim_critical_path *p)
   g_array_unref(p->comm);
   g_array_unref(p->waits);
   g_array_unref(p->stragglers);
+  g_array_unref(p->dependencies);
   g_free(p->rank_time);
   g_free(p);
 }
@@ -212,6 +213,28 @@ static int cmp_straggler(const void *a, const void *b)
   if (x->waited != y->waited)
     return x->waited > y->waited ? -1 : 1;
   return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Sums the waits per rank waited for into `into`: those at collectives
+ * (coll) or those at send/recv; sorted by time descending.  O(waits + ranks). */
+static void wait_totals(const sim_critical_path *p, gboolean coll, GArray *into)
+{
+  sim_crit_straggler *per = g_new0(sim_crit_straggler, p->n_ranks > 0 ? p->n_ranks : 1);
+  for (guint k = 0; k < p->waits->len; k++) {
+    const sim_crit_wait *x = &g_array_index(p->waits, sim_crit_wait, k);
+    if ((x->seq != ET_NONE) != coll)
+      continue;
+    per[x->for_rank].waited += x->waited;
+    per[x->for_rank].count++;
+  }
+  for (int r = 0; r < p->n_ranks; r++)
+    if (per[r].count > 0) {
+      per[r].rank = r;
+      g_array_append_val(into, per[r]);
+    }
+  g_free(per);
+  if (into->len > 1)
+    qsort(into->data, into->len, sizeof(sim_crit_straggler), cmp_straggler);
 }
 
 /* Adds the totals (categories, ranks, (group, op) pairs, stragglers) of a
@@ -248,20 +271,8 @@ static void path_totals(sim_critical_path *p, const sim_crit_rec *rec)
   if (p->comm->len > 1) /* an empty GArray may hold no buffer at all */
     qsort(p->comm->data, p->comm->len, sizeof(sim_crit_comm), cmp_comm);
 
-  sim_crit_straggler *per = g_new0(sim_crit_straggler, p->n_ranks > 0 ? p->n_ranks : 1);
-  for (guint k = 0; k < p->waits->len; k++) {
-    const sim_crit_wait *x = &g_array_index(p->waits, sim_crit_wait, k);
-    per[x->for_rank].waited += x->waited;
-    per[x->for_rank].count++;
-  }
-  for (int r = 0; r < p->n_ranks; r++)
-    if (per[r].count > 0) {
-      per[r].rank = r;
-      g_array_append_val(p->stragglers, per[r]);
-    }
-  g_free(per);
-  if (p->stragglers->len > 1)
-    qsort(p->stragglers->data, p->stragglers->len, sizeof(sim_crit_straggler), cmp_straggler);
+  wait_totals(p, TRUE, p->stragglers);
+  wait_totals(p, FALSE, p->dependencies);
 }
 
 sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
@@ -273,6 +284,7 @@ sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
   p->comm = g_array_new(FALSE, FALSE, sizeof(sim_crit_comm));
   p->waits = g_array_new(FALSE, FALSE, sizeof(sim_crit_wait));
   p->stragglers = g_array_new(FALSE, FALSE, sizeof(sim_crit_straggler));
+  p->dependencies = g_array_new(FALSE, FALSE, sizeof(sim_crit_straggler));
   p->rank_time = g_new0(sim_time_ps, rec->n_ranks > 0 ? rec->n_ranks : 1);
   uint64_t total_nodes = 0;
   for (int r = 0; r < rec->n_ranks; r++) {
@@ -439,7 +451,7 @@ static char *wait_where(const sim_crit_wait *x, const et_workload *w)
   return s;
 }
 
-static const char *headline_name(int c)
+const char *sim_crit_headline_name(sim_crit_category c)
 {
   switch (c) {
   case SIM_CRIT_COMPUTE: return "GPU compute";
@@ -490,11 +502,11 @@ char *sim_crit_bound_sentence(const sim_critical_path *p, const et_workload *w)
   char *tw = top ? wisp_format_time(top->waited) : NULL;
   if (top && top->waited > p->by_category[best]) {
     g_string_append_printf(s, "a straggler: rank %d's work makes the ranks on the path wait %s (%.1f %% of the step) "
-                           "at %u communication%s; on the path, %s is %.1f %%",
+                           "at %u collective%s; on the path, %s is %.1f %%",
                            top->rank, tw, pct(top->waited, T), top->count, top->count == 1 ? "" : "s",
                            sim_crit_category_name(best), pct(p->by_category[best], T));
   } else {
-    g_string_append_printf(s, "%s: %.1f %% of the critical path", headline_name(best), pct(p->by_category[best], T));
+    g_string_append_printf(s, "%s: %.1f %% of the critical path", sim_crit_headline_name((sim_crit_category)best), pct(p->by_category[best], T));
     if (best == SIM_CRIT_COMM) {
       g_string_append(s, " (");
       for (guint k = 0; k < p->comm->len && k < 3; k++) {
@@ -512,8 +524,17 @@ char *sim_crit_bound_sentence(const sim_critical_path *p, const et_workload *w)
     }
     if (top)
       g_string_append_printf(s, "; rank %d's work makes the ranks on the path wait %s (%.1f %% of the step) at %u "
-                             "communication%s", top->rank, tw, pct(top->waited, T), top->count,
+                             "collective%s", top->rank, tw, pct(top->waited, T), top->count,
                              top->count == 1 ? "" : "s");
+    const sim_crit_straggler *dep =
+        p->dependencies->len ? &g_array_index(p->dependencies, sim_crit_straggler, 0) : NULL;
+    if (dep) {
+      char *dw = wisp_format_time(dep->waited);
+      g_string_append_printf(s, "; the path waits %s (%.1f %% of the step) for data from rank %d at %u send/recv "
+                             "(a dependency, e.g. a pipeline stage's input)", dw, pct(dep->waited, T), dep->rank,
+                             dep->count);
+      g_free(dw);
+    }
   }
   sim_time_ps comm = p->by_category[SIM_CRIT_COMM];
   if (best == SIM_CRIT_COMM && !(top && top->waited > comm))
@@ -580,17 +601,25 @@ void sim_crit_print_summary(const sim_critical_path *p, const et_workload *w, FI
   if (on_ranks > 4)
     fprintf(out, ", ...");
   fputc('\n', out);
-  if (p->stragglers->len == 0) {
-    fprintf(out, "  straggler waits: none (the path never waits on another rank)\n");
-  } else {
-    for (guint k = 0; k < p->stragglers->len && k < 3; k++) {
-      const sim_crit_straggler *x = &g_array_index(p->stragglers, sim_crit_straggler, k);
-      fprintf(out, "  straggler waits: rank %d made the path wait %.6f ms (%.2f %% of the step) at %u "
-              "communication%s\n", x->rank, (double)x->waited / 1e9, pct(x->waited, T), x->count,
-              x->count == 1 ? "" : "s");
-    }
-    if (p->stragglers->len > 3)
-      fprintf(out, "  ... %u more ranks caused waits (see --json)\n", p->stragglers->len - 3);
+  if (p->stragglers->len == 0)
+    fprintf(out, "  straggler waits: none (the path never waits at a collective for a late member)\n");
+  for (guint k = 0; k < p->stragglers->len && k < 3; k++) {
+    const sim_crit_straggler *x = &g_array_index(p->stragglers, sim_crit_straggler, k);
+    fprintf(out, "  straggler waits: rank %d made the path wait %.6f ms (%.2f %% of the step) at %u "
+            "collective%s\n", x->rank, (double)x->waited / 1e9, pct(x->waited, T), x->count,
+            x->count == 1 ? "" : "s");
+  }
+  if (p->stragglers->len > 3)
+    fprintf(out, "  ... %u more ranks caused waits (see --json)\n", p->stragglers->len - 3);
+  for (guint k = 0; k < p->dependencies->len && k < 3; k++) {
+    const sim_crit_straggler *x = &g_array_index(p->dependencies, sim_crit_straggler, k);
+    fprintf(out, "  dependency waits: the path waited %.6f ms (%.2f %% of the step) for data from rank %d at %u "
+            "send/recv (its input, e.g. a pipeline stage's; not a straggler)\n", (double)x->waited / 1e9,
+            pct(x->waited, T), x->rank, x->count);
+  }
+  if (p->dependencies->len > 3)
+    fprintf(out, "  ... %u more ranks the path waited for data from (see --json)\n", p->dependencies->len - 3);
+  if (p->waits->len > 0) {
     /* The largest single wait, with where it happened. */
     const sim_crit_wait *big = NULL;
     for (guint k = 0; k < p->waits->len; k++) {
@@ -675,6 +704,16 @@ void sim_crit_write_json(wisp_json *j, const char *key, const sim_critical_path 
   wisp_json_begin_array(j, "stragglers");
   for (guint k = 0; k < p->stragglers->len; k++) {
     const sim_crit_straggler *x = &g_array_index(p->stragglers, sim_crit_straggler, k);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_int(j, "rank", x->rank);
+    wisp_json_ns(j, "waited_ns", x->waited);
+    wisp_json_uint(j, "at", x->count);
+    wisp_json_end_object(j);
+  }
+  wisp_json_end_array(j);
+  wisp_json_begin_array(j, "dependency_waits");
+  for (guint k = 0; k < p->dependencies->len; k++) {
+    const sim_crit_straggler *x = &g_array_index(p->dependencies, sim_crit_straggler, k);
     wisp_json_begin_object(j, NULL);
     wisp_json_int(j, "rank", x->rank);
     wisp_json_ns(j, "waited_ns", x->waited);

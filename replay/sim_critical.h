@@ -34,9 +34,11 @@
  * measured durations that do not respond to the network), other (METADATA
  * and INVALID nodes, zero length unless flagged REPLAY).
  *
- * Straggler waits: wherever the path jumps at a communication from rank r
- * to another rank k, the time r waited (data start - r's issue time) is
- * attributed to k.  These waits are not path time (the path is on rank k
+ * Straggler waits: wherever the path jumps at a collective from rank r to
+ * another rank k, the time r waited (data start - r's issue time) is
+ * attributed to k.  At a send/recv the same wait is a dependency (the
+ * receiver needs the sender's data, e.g. a pipeline stage's input), kept
+ * apart in `dependencies` and never called a straggler.  These waits are not path time (the path is on rank k
  * then); they say how long others stood still because of k.
  *
  * Cost when recording: O(1) per node event plus O(members) per collective
@@ -67,6 +69,8 @@ typedef enum {
 
 /* "compute", "host", "idle", "communication", "communication_replayed", "other". */
 const char *sim_crit_category_name(sim_crit_category c);
+/* The category as a sentence names it: "GPU compute", "host/CPU work", ... */
+const char *sim_crit_headline_name(sim_crit_category c);
 /* The category of a node (see above). */
 sim_crit_category sim_crit_classify(const et_node *n);
 
@@ -121,7 +125,10 @@ struct sim_critical_path {
   GArray *comm;            /* sim_crit_comm, by time descending, ties by (group, node_type, op) */
   sim_time_ps *rank_time;  /* n_ranks entries: path time spent on each rank */
   GArray *waits;           /* sim_crit_wait in time order */
-  GArray *stragglers;      /* sim_crit_straggler, by waited descending, ties by rank */
+  GArray *stragglers;      /* sim_crit_straggler, by waited descending, ties by rank: waits at
+                              collectives only (a member issued late) */
+  GArray *dependencies;    /* the same for waits at send/recv: a receive waiting for its sender's
+                              data (a pipeline stage's input), a dependency, not a straggler */
   /* Compute time on the path added by communication interfering with
    * compute on the same cores (part of by_category[compute]; see
    * sim_crit_rec_stretch), and whether the run modelled it (set by the

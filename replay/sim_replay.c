@@ -68,6 +68,11 @@ static gboolean check_workload(const et_workload *w, GError **error)
  * and the node and group problems check_workload finds. */
 static gboolean check_inputs(const et_workload *w, const topo *t, const sim_replay_options *opt, GError **error)
 {
+  if (opt->comm_records < SIM_COMMS_MEMORY || opt->comm_records > SIM_COMMS_NONE) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "sim_replay_options.comm_records is %d; it takes a "
+                "sim_comms_keep value (replay/sim_comms.h)", opt->comm_records);
+    return FALSE;
+  }
   if (topo_n_ranks(t) < w->n_ranks) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "the workload %s has %d ranks but the network %s places only %d; use a network with at "
@@ -201,9 +206,11 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   rp->obs = opt->observer;
   if (opt->critical_path)
     rp->crit = sim_crit_rec_new(w);
+  rp->finish_node = rp_finish_node;
   rp_match_init(rp);
-  if (!opt->no_comm_records)
-    rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
+  sim_comms_keep keep = opt->no_comm_records ? SIM_COMMS_NONE : (sim_comms_keep)opt->comm_records;
+  if ((rp->comms = sim_comms_new(w->groups->len, keep, error)) == NULL)
+    return FALSE;
   rp->world_ranks = g_new(int, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     rp->world_ranks[r] = r;
@@ -253,8 +260,7 @@ static void replay_teardown(rp_replay *rp)
   g_free(rp->seq);
   g_free(rp->seq_base);
   rp_match_free(rp);
-  if (rp->comms)
-    g_array_free(rp->comms, TRUE);
+  sim_comms_free(rp->comms);
   sim_crit_rec_free(rp->crit);
   coll_rt_free(rp->coll);
   net_free(rp->net);
@@ -264,42 +270,6 @@ static void replay_teardown(rp_replay *rp)
 }
 
 /* ---- result ---- */
-
-static gint comm_record_cmp(gconstpointer a, gconstpointer b)
-{
-  const sim_comm_record *x = a, *y = b;
-  if (x->end != y->end)
-    return x->end < y->end ? -1 : 1;
-  if (x->rank != y->rank)
-    return x->rank < y->rank ? -1 : 1;
-  return x->node_id < y->node_id ? -1 : (x->node_id > y->node_id);
-}
-
-/* Sorts the records by (end, rank, node).  They are appended when they
- * finish, so end never decreases along the array and only runs of equal
- * end need sorting: O(n) plus the runs' sorts, in place, instead of a
- * sort of the whole array (which also takes a temporary copy of it).  A
- * decreasing end (not expected) falls back to the whole sort.  The key is
- * unique per record (one record per rank and node), so the result is the
- * same either way. */
-static void sort_comm_records(GArray *comms)
-{
-  sim_comm_record *rec = (sim_comm_record *)comms->data;
-  guint n = comms->len;
-  for (guint k = 1; k < n; k++)
-    if (rec[k].end < rec[k - 1].end) {
-      g_array_sort(comms, comm_record_cmp);
-      return;
-    }
-  for (guint i = 0; i < n;) {
-    guint j = i + 1;
-    while (j < n && rec[j].end == rec[i].end)
-      j++;
-    if (j - i > 1)
-      qsort(rec + i, j - i, sizeof(sim_comm_record), comm_record_cmp);
-    i = j;
-  }
-}
 
 /* Per-rank figures, closing the accounting at each rank's finish time. */
 static void rank_stats(const rp_rank *rs, sim_rank_stats *st)
@@ -321,7 +291,8 @@ static void rank_stats(const rp_rank *rs, sim_rank_stats *st)
   st->coll_last = rs->coll_last;
 }
 
-/* The result of a run that finished every node; takes rp->comms. */
+/* The result of a run that finished every node; takes rp->comms (the
+ * fold already passed the records on in report order, sim_comms.h). */
 static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_options *opt, net_tier tier,
                                 double wall)
 {
@@ -334,10 +305,8 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
     if (res->ranks[r].finish > res->step_time)
       res->step_time = res->ranks[r].finish;
   }
-  if (rp->comms == NULL)
-    rp->comms = g_array_new(FALSE, FALSE, sizeof(sim_comm_record));
-  sort_comm_records(rp->comms);
-  res->comms = rp->comms;
+  res->comms = sim_comms_steal_records(rp->comms);
+  res->comm_fold = rp->comms;
   rp->comms = NULL;
   res->events = sim_events_processed(rp->sim);
   res->assumed_roots = rp->assumed_roots;
@@ -404,6 +373,8 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
     if (rp.ranks[r].finished != rp.ranks[r].g->n_nodes)
       rp.error = deadlock_error(&rp);
   sim_result *res = NULL;
+  if (rp.error == NULL)
+    sim_comms_finish(rp.comms, &rp.error);
   if (rp.error == NULL) {
     res = build_result(&rp, t, opt, tier, wall);
     if (!opt->quiet)
@@ -422,6 +393,7 @@ void sim_result_free(sim_result *r)
   g_free(r->ranks);
   if (r->comms)
     g_array_free(r->comms, TRUE);
+  sim_comms_free(r->comm_fold);
   g_free(r->link_bytes);
   g_free(r->library_stats);
   sim_crit_path_free(r->critical);

@@ -42,7 +42,8 @@
  * 8-byte counter slot per partly ready node (load <= 1/2, grown by
  * doubling), per group membership a 4-byte sequence
  * counter, one sim_comm_record (96 bytes) per finished communication
- * unless options.no_comm_records, what is waiting or in flight in the
+ * unless options.no_comm_records or options.comm_records puts them in a
+ * temporary file (then one end time's records), what is waiting or in flight in the
  * matching tables (freed as it completes), and 12 bytes per node for the
  * critical path when asked.  bench/bench_replay_mem measures it.
  */
@@ -61,6 +62,7 @@ G_BEGIN_DECLS
  * comm_done for every communication record.  Either may be NULL. */
 typedef struct sim_comm_record sim_comm_record;
 typedef struct sim_critical_path sim_critical_path; /* replay/sim_critical.h */
+typedef struct sim_comms sim_comms;                 /* replay/sim_comms.h */
 typedef struct {
   void (*node_done)(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end);
   void (*comm_done)(void *ctx, const sim_comm_record *rec);
@@ -85,7 +87,12 @@ typedef struct {
                               duration times sim_levers_node_factor as it starts; all zero: none */
   gboolean no_comm_records; /* do not keep the run's communication records: sim_result.comms
                               is left empty (the observer's comm_done still sees each one), so
-                              memory does not grow with the communication finished */
+                              memory does not grow with the communication finished; the
+                              aggregates (sim_result.comm_fold) are still folded */
+  int comm_records;        /* where the records are kept (replay/sim_comms.h, sim_comms_keep):
+                              0 = SIM_COMMS_MEMORY, sim_result.comms; SIM_COMMS_FILE or
+                              SIM_COMMS_MEASURED: an unlinked temporary file that
+                              sim_comms_foreach reads, so memory does not grow with them */
 } sim_replay_options;
 
 typedef struct {
@@ -137,7 +144,9 @@ typedef struct {
   int n_ranks;
   sim_rank_stats *ranks;
   GArray *comms;           /* sim_comm_record, ordered by (end, rank, node); empty with
-                              options.no_comm_records */
+                              options.no_comm_records or a file (options.comm_records) */
+  sim_comms *comm_fold;    /* the records' aggregates and their file (replay/sim_comms.h);
+                              NULL in a result built by hand */
   sim_time_ps step_time;   /* max finish over ranks */
   uint64_t events;
   uint64_t assumed_roots;  /* rooted collectives without a recorded root: first member used */

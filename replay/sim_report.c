@@ -3,6 +3,7 @@
 #include "replay/sim_report.h"
 #include "chakra/et_scale.h"
 #include "replay/sim_critical.h"
+#include "replay/sim_comms.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
 #include "collectives/libraries/nccl/coll_nccl.h"
@@ -46,7 +47,10 @@ sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_star
 {
   sim_time_ps best = -1;
   int at = -1;
-  if (w->measured_step_ps == NULL || (measured_starts && w->measured_start_ps == NULL))
+  /* A scaled job (--scale) never ran: its ranks replay the traced ranks'
+   * graphs, but the traced step was measured at the traced size, so no
+   * measurement of this job exists to compare with (issue 29 item 3). */
+  if (w->scale != NULL || w->measured_step_ps == NULL || (measured_starts && w->measured_start_ps == NULL))
     return -1;
   for (int r = 0; r < w->n_ranks; r++) {
     if (w->measured_step_ps[r] < 0)
@@ -60,6 +64,20 @@ sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_star
   if (rank)
     *rank = at;
   return best;
+}
+
+char *sim_report_baseline_advice(const et_workload *w, gboolean measured_starts)
+{
+  sim_start_skew sk;
+  if (!measured_starts && sim_report_start_skew(w, &sk) && sk.start_skew > 0) {
+    char *t = wisp_format_time(sk.start_skew);
+    char *a = g_strdup_printf("replay the ranks' measured starts with --starts measured (their measured windows "
+                              "start up to %s apart, rank %d first, rank %d last; this run started them together)",
+                              t, sk.first_rank, sk.last_rank);
+    g_free(t);
+    return a;
+  }
+  return g_strdup("calibrate the network (wisp calibrate) or check the trace");
 }
 
 const char *sim_report_op_name(const sim_comm_record *c)
@@ -230,37 +248,50 @@ static void write_ranks(wisp_json *j, const sim_result *r, const et_workload *w)
   wisp_json_end_array(j);
 }
 
-/* collectives[]: one object per communication record, in record order. */
-static void write_comms(wisp_json *j, const sim_result *r, const et_workload *w)
+/* collectives[]: one object per communication record, in record order
+ * (from memory or the run's temporary file, sim_comms.h; empty when the
+ * run kept only the measured records). */
+typedef struct {
+  wisp_json *j;
+  const et_workload *w;
+} comm_writer;
+
+static void write_comm(void *ctx, const sim_comm_record *c)
 {
-  wisp_json_begin_array(j, "collectives");
-  for (guint k = 0; k < r->comms->len; k++) {
-    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
-    wisp_json_begin_object(j, NULL);
-    wisp_json_int(j, "rank", c->rank);
-    wisp_json_uint(j, "node_id", c->node_id);
-    wisp_json_string(j, "op", sim_report_op_name(c));
-    wisp_json_string(j, "group", group_name(w, c->group));
-    wisp_json_int(j, "n_ranks", c->n_ranks);
-    wisp_json_int(j, "peer", c->peer);
-    wisp_json_uint(j, "bytes", c->bytes);
-    wisp_json_string(j, "algorithm", coll_algo_name(c->algo));
-    if (c->nccl_algo >= 0) {
-      /* library nccl: the tuner's choice, as collbench's JSON */
-      wisp_json_string(j, "nccl_algorithm", coll_nccl_algo_name((coll_nccl_algo)c->nccl_algo));
-      wisp_json_string(j, "protocol", coll_proto_name((coll_proto)c->proto));
-    }
-    wisp_json_ns(j, "issue_ns", c->issue);
-    wisp_json_ns(j, "start_ns", c->start);
-    wisp_json_ns(j, "end_ns", c->end);
-    wisp_json_double(j, "time_us", (double)(c->end - c->start) / 1e6, 6);
-    double a = algbw_GBps(c);
-    wisp_json_double(j, "algbw_GBps", a, 6);
-    wisp_json_double(j, "busbw_GBps", a * c->busbw_factor, 6);
-    wisp_json_ns(j, "measured_ns", c->measured);
-    wisp_json_end_object(j);
+  comm_writer *cw = ctx;
+  wisp_json *j = cw->j;
+  wisp_json_begin_object(j, NULL);
+  wisp_json_int(j, "rank", c->rank);
+  wisp_json_uint(j, "node_id", c->node_id);
+  wisp_json_string(j, "op", sim_report_op_name(c));
+  wisp_json_string(j, "group", group_name(cw->w, c->group));
+  wisp_json_int(j, "n_ranks", c->n_ranks);
+  wisp_json_int(j, "peer", c->peer);
+  wisp_json_uint(j, "bytes", c->bytes);
+  wisp_json_string(j, "algorithm", coll_algo_name(c->algo));
+  if (c->nccl_algo >= 0) {
+    /* library nccl: the tuner's choice, as collbench's JSON */
+    wisp_json_string(j, "nccl_algorithm", coll_nccl_algo_name((coll_nccl_algo)c->nccl_algo));
+    wisp_json_string(j, "protocol", coll_proto_name((coll_proto)c->proto));
   }
+  wisp_json_ns(j, "issue_ns", c->issue);
+  wisp_json_ns(j, "start_ns", c->start);
+  wisp_json_ns(j, "end_ns", c->end);
+  wisp_json_double(j, "time_us", (double)(c->end - c->start) / 1e6, 6);
+  double a = algbw_GBps(c);
+  wisp_json_double(j, "algbw_GBps", a, 6);
+  wisp_json_double(j, "busbw_GBps", a * c->busbw_factor, 6);
+  wisp_json_ns(j, "measured_ns", c->measured);
+  wisp_json_end_object(j);
+}
+
+static gboolean write_comms(wisp_json *j, const sim_result *r, const et_workload *w, GError **error)
+{
+  comm_writer cw = {j, w};
+  wisp_json_begin_array(j, "collectives");
+  gboolean ok = !sim_comms_has_all(r) || sim_comms_foreach(r, FALSE, write_comm, &cw, error);
   wisp_json_end_array(j);
+  return ok;
 }
 
 /* groups[] and op_types[]: traffic per group and per op type, in a
@@ -268,57 +299,41 @@ static void write_comms(wisp_json *j, const sim_result *r, const et_workload *w)
 static void write_traffic(wisp_json *j, const sim_result *r, const et_workload *w)
 {
   guint n_groups = w->groups->len;
-  uint64_t *gbytes = g_new0(uint64_t, n_groups + 1), *gops = g_new0(uint64_t, n_groups + 1);
-  uint64_t tbytes[256] = {0}, tops[256] = {0};
-  uint64_t sbytes[2] = {0}, sops[2] = {0};
-  for (guint k = 0; k < r->comms->len; k++) {
-    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
-    guint gi = c->group == ET_GROUP_WORLD ? n_groups : c->group;
-    gbytes[gi] += c->bytes;
-    gops[gi]++;
-    if (c->node_type == ET_NODE_COMM_COLL) {
-      tbytes[c->op] += c->bytes;
-      tops[c->op]++;
-    } else {
-      int s = c->node_type == ET_NODE_COMM_RECV;
-      sbytes[s] += c->bytes;
-      sops[s]++;
-    }
-  }
+  sim_comms *owned;
+  const sim_comms *f = sim_comms_of(r, n_groups, &owned);
   wisp_json_begin_array(j, "groups");
   for (guint gi = 0; gi <= n_groups; gi++) {
-    if (gops[gi] == 0)
+    if (sim_comms_group_ops(f, gi) == 0)
       continue;
     wisp_json_begin_object(j, NULL);
     wisp_json_string(j, "group", et_workload_group_name(w, gi == n_groups ? ET_GROUP_WORLD : gi));
     wisp_json_int(j, "n_ranks", gi == n_groups ? w->n_ranks : et_workload_group(w, gi)->n_ranks);
-    wisp_json_uint(j, "ops", gops[gi]);
-    wisp_json_uint(j, "bytes", gbytes[gi]);
+    wisp_json_uint(j, "ops", sim_comms_group_ops(f, gi));
+    wisp_json_uint(j, "bytes", sim_comms_group_bytes(f, gi));
     wisp_json_end_object(j);
   }
   wisp_json_end_array(j);
   wisp_json_begin_array(j, "op_types");
   for (int op = 0; op < 256; op++) {
-    if (tops[op] == 0)
+    if (sim_comms_op_count(f, op) == 0)
       continue;
     wisp_json_begin_object(j, NULL);
     wisp_json_string(j, "op", et_coll_short_name(op));
-    wisp_json_uint(j, "count", tops[op]);
-    wisp_json_uint(j, "bytes", tbytes[op]);
+    wisp_json_uint(j, "count", sim_comms_op_count(f, op));
+    wisp_json_uint(j, "bytes", sim_comms_op_bytes(f, op));
     wisp_json_end_object(j);
   }
   for (int s = 0; s < 2; s++) {
-    if (sops[s] == 0)
+    if (sim_comms_p2p_count(f, s) == 0)
       continue;
     wisp_json_begin_object(j, NULL);
     wisp_json_string(j, "op", s ? "recv" : "send");
-    wisp_json_uint(j, "count", sops[s]);
-    wisp_json_uint(j, "bytes", sbytes[s]);
+    wisp_json_uint(j, "count", sim_comms_p2p_count(f, s));
+    wisp_json_uint(j, "bytes", sim_comms_p2p_bytes(f, s));
     wisp_json_end_object(j);
   }
   wisp_json_end_array(j);
-  g_free(gbytes);
-  g_free(gops);
+  sim_comms_free(owned);
 }
 
 gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, const topo *t, const char *path,
@@ -333,7 +348,10 @@ gboolean sim_report_write_json_ext(const sim_result *r, const et_workload *w, co
   wisp_json_begin_object(&j, NULL);
   write_head(&j, r, w, t);
   write_ranks(&j, r, w);
-  write_comms(&j, r, w);
+  if (!write_comms(&j, r, w, error)) { /* the file is dropped half written */
+    wisp_afile_abort(f);
+    return FALSE;
+  }
   write_traffic(&j, r, w);
   write_links(&j, r, t);
   wisp_json_string(&j, "library", coll_library_name(r->library));
@@ -439,14 +457,10 @@ void sim_report_print_interference(const sim_result *r, FILE *out)
 /* Library nccl: one line naming the algorithm and protocol NCCL's tuner
  * chose for the collectives, per collective type, with the number of
  * collectives (each counted once, not once per member: a record stands
- * for 1 / n_ranks of its collective) and the size range.  Nothing when no
- * record carries a choice.  O(records x distinct choices). */
-typedef struct {
-  uint8_t op;
-  int8_t algo, proto;
-  double count;
-  uint64_t lo, hi;
-} nccl_choice;
+ * for 1 / n_ranks of its collective) and the size range, from the
+ * records' fold (sim_comms.h).  Nothing when no record carries a choice.
+ * O(distinct choices log distinct choices). */
+typedef sim_comms_choice nccl_choice;
 
 static int cmp_choice(const void *a, const void *b)
 {
@@ -460,28 +474,15 @@ static int cmp_choice(const void *a, const void *b)
   return x->proto - y->proto;
 }
 
-static void print_nccl_choices(const sim_result *r, FILE *out)
+static void print_nccl_choices(const sim_result *r, const et_workload *w, FILE *out)
 {
+  sim_comms *owned;
+  const sim_comms *f = sim_comms_of(r, w->groups->len, &owned);
+  guint n;
+  const sim_comms_choice *folded = sim_comms_choices(f, &n);
   GArray *ch = g_array_new(FALSE, FALSE, sizeof(nccl_choice));
-  for (guint k = 0; k < r->comms->len; k++) {
-    const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);
-    if (c->nccl_algo < 0 || c->node_type != ET_NODE_COMM_COLL)
-      continue;
-    guint i;
-    for (i = 0; i < ch->len; i++) {
-      nccl_choice *x = &g_array_index(ch, nccl_choice, i);
-      if (x->op == c->op && x->algo == c->nccl_algo && x->proto == c->proto)
-        break;
-    }
-    if (i == ch->len) {
-      nccl_choice x = { c->op, c->nccl_algo, c->proto, 0.0, c->algbw_bytes, c->algbw_bytes };
-      g_array_append_val(ch, x);
-    }
-    nccl_choice *x = &g_array_index(ch, nccl_choice, i);
-    x->count += 1.0 / MAX(c->n_ranks, 1);
-    x->lo = MIN(x->lo, c->algbw_bytes);
-    x->hi = MAX(x->hi, c->algbw_bytes);
-  }
+  g_array_append_vals(ch, folded, n);
+  sim_comms_free(owned);
   if (ch->len > 0) {
     g_array_sort(ch, cmp_choice);
     fprintf(out, "NCCL algorithm/protocol chosen (library nccl):");
@@ -591,7 +592,7 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   if (r->interference)
     sim_report_print_interference(r, out);
   sim_report_print_straggler(r, out);
-  print_nccl_choices(r, out);
+  print_nccl_choices(r, w, out);
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
             "first member of its group\n", r->assumed_roots);

@@ -80,13 +80,20 @@ typedef struct {
 } sim_start_skew;
 gboolean sim_report_start_skew(const et_workload *w, sim_start_skew *out);
 
-/* Measured step time of the workload (max over ranks), or -1 when unknown. */
+/* Measured step time of the workload (max over ranks), or -1 when unknown
+ * or when the workload is a scaled job (--scale: no measurement exists at
+ * that size). */
 sim_time_ps sim_report_measured_step(const et_workload *w);
 /* What a replay's step compares with: the measured step (max over ranks of
  * the windows) when every rank starts at 0, or, with measured_starts, the
  * latest measured end relative to the earliest start (max over ranks of
  * start + window).  -1 when unknown; *rank (may be NULL) gets the rank. */
 sim_time_ps sim_report_measured_end(const et_workload *w, gboolean measured_starts, int *rank);
+/* What to try when a baseline misses the measured step (--check-baseline),
+ * naming the option that would help: "--starts measured" when the ranks'
+ * measured windows start apart and the run started them together, else
+ * calibrating the network.  g_free. */
+char *sim_report_baseline_advice(const et_workload *w, gboolean measured_starts);
 /* Op name for a record: the collective's short name, or "send"/"recv". */
 const char *sim_report_op_name(const sim_comm_record *c);
 

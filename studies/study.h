@@ -104,6 +104,11 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
 void study_utility_result_free(study_utility_result *u);
 void study_utility_print(const study_utility_result *u, const et_workload *w, const topo_variant *base,
                          const char *cluster_path, FILE *out);
+/* One why-line per row of u (studies/study_why.c): the bound that limits
+ * that resource, from the baseline's critical path (the path time its
+ * tier carries, the share of compute or host work, whether latency beats
+ * every bandwidth); NULL entries for rows that do not apply.  g_ptr_array_unref. */
+GPtrArray *study_utility_why(const study_utility_result *u, const et_workload *w, const topo_variant *base);
 gboolean study_utility_write_json(const study_utility_result *u, const et_workload *w, const topo_variant *base,
                                   const char *cluster_path, const char *path, GError **error);
 

@@ -17,13 +17,25 @@
 
 typedef struct {
   sim_time_ps start, end;
-  uint64_t bytes;          /* Chakra comm_size (communication only) */
-  int32_t n_ranks;         /* members of the communicator (communication only) */
+  uint64_t bytes;          /* Chakra comm_size (communication); copy bytes (memory copy, when sized) */
+  const char *name;        /* kernel name (compute and memory copy): the graph's string pool */
+  int32_t n_ranks;         /* members of the communicator (communication); 1 = a sized copy */
   uint8_t kind;            /* study_act_kind */
   uint8_t kclass;          /* study_kernel_class (compute only) */
   uint8_t op;              /* et_coll_type, ET_COLL_NONE for send/recv */
   uint8_t node_type;       /* et_node_type */
 } act_iv;
+
+/* Catalog keys wisp does not compute yet, each with the reason printed as
+ * n/a (issue 31 item 3). */
+static const struct { const char *key, *reason; } study_metrics_not_computed[] = {
+  {"moe_fraction", "not computed yet (expert compute, routing and dispatch/combine time through the registry)"},
+  {"mean_sm_coverage", "not computed yet (needs kernel grid sizes and the SM count; Nsight exports carry them, the "
+                       "graph does not keep them)"},
+  {"bw_peertopeer", "not computed yet (needs peer-to-peer copy counters; none of the inputs' graphs keep them)"},
+  {"ttft", "not computed yet (inference prefill steps are not told apart from decode steps)"},
+  {"tpot", "not computed yet (inference decode steps are not told apart from prefill steps)"},
+};
 
 struct study_activity {
   const et_workload *w;
@@ -105,6 +117,12 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
     const char *name = et_node_name(g, node);
     iv.kind = study_is_memcpy_name(name) ? STUDY_ACT_MEMCPY : STUDY_ACT_COMPUTE;
     iv.kclass = (uint8_t)study_kernel_class_of(name);
+    iv.name = name;
+    const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
+    if (ca && ca->has_tensor_size && (iv.kind == STUDY_ACT_MEMCPY || g_str_has_prefix(name, "Memset"))) {
+      iv.bytes = ca->tensor_size; /* the bytes a copy or memset moved (Nsight exports) */
+      iv.n_ranks = 1;
+    }
     break;
   }
   case ET_NODE_COMM_COLL:
@@ -458,6 +476,56 @@ static void coll_rows(study_metrics *m, GHashTable *accs)
   g_array_sort(m->colls, cmp_coll);
 }
 
+/* Per kernel name, its compute time; the sized copies' bytes and time. */
+typedef struct {
+  GHashTable *by_name;     /* name -> double* ps */
+  double compute_ps;
+  double copy_bytes, copy_ps;
+} kernel_acc;
+
+/* Adds the part [s, e) of interval iv that lies in its window.  A copy cut
+ * by the window counts the bytes of that part (pro rata).  O(1). */
+static void add_kernel_sample(kernel_acc *ka, const act_iv *iv, sim_time_ps s, sim_time_ps e)
+{
+  if (iv->kind == STUDY_ACT_COMPUTE && iv->name) {
+    double *t = g_hash_table_lookup(ka->by_name, iv->name);
+    if (t == NULL) {
+      t = g_new0(double, 1);
+      g_hash_table_insert(ka->by_name, (gpointer)iv->name, t);
+    }
+    *t += (double)(e - s);
+    ka->compute_ps += (double)(e - s);
+  } else if (iv->n_ranks == 1 && iv->kind != STUDY_ACT_COMM && iv->end > iv->start) {
+    ka->copy_bytes += (double)iv->bytes * (double)(e - s) / (double)(iv->end - iv->start);
+    ka->copy_ps += (double)(e - s);
+  }
+}
+
+/* dominant_kernel_concentration and average_memory_bandwidth from the
+ * accumulated samples (frees them); the keys wisp does not compute yet get
+ * their reason.  O(kernel names). */
+static void kernel_metrics(study_metrics *m, kernel_acc *ka)
+{
+  GHashTableIter it;
+  gpointer k, v;
+  double best = -1;
+  const char *best_name = NULL;
+  g_hash_table_iter_init(&it, ka->by_name);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    if (*(double *)v > best || (*(double *)v == best && strcmp(k, best_name) < 0)) {
+      best = *(double *)v;
+      best_name = k;
+    }
+  m->dominant_kernel_concentration_pct = ka->compute_ps > 0 ? 100 * best / ka->compute_ps : NAN;
+  m->dominant_kernel = best_name ? g_strdup(best_name) : NULL;
+  /* bytes / ps = TB/s; x 1000 = GB/s */
+  m->average_memory_bandwidth_GBps = ka->copy_ps > 0 ? 1000 * ka->copy_bytes / ka->copy_ps : NAN;
+  m->average_memory_bandwidth_source = ka->copy_ps > 0 ? "bytes of the sized memcpy/memset over their time"
+                                       : "no memcpy or memset with a byte count (Kineto and XLA graphs do not "
+                                         "carry copy sizes yet; Nsight exports do)";
+  g_hash_table_destroy(ka->by_name);
+}
+
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu)
 {
   study_metrics *m = g_new0(study_metrics, 1);
@@ -466,6 +534,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   m->ranks = g_new0(study_metric_rank, a->n_ranks);
   m->straggler_rank = -1;
   GHashTable *accs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, coll_acc_free);
+  kernel_acc ka = {g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free), 0, 0, 0};
   double sum_step = 0, sum_mto = 0, sum_frac = 0, sum_ovl = 0, sum_exposed = 0;
   double class_t[2] = {0, 0};
   int n_win = 0, n_active = 0, n_comm = 0;
@@ -492,6 +561,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
       sp[iv->kind][n[iv->kind]++] = (span){s, e};
       if (iv->kind == STUDY_ACT_COMPUTE)
         class_t[iv->kclass] += (double)(e - s);
+      add_kernel_sample(&ka, iv, s, e);
       if (iv->kind == STUDY_ACT_COMM) {
         add_comm_sample(accs, iv);
         c_first = c_first < 0 || s < c_first ? s : c_first;
@@ -559,6 +629,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   if (comm_ranks < 2)
     m->straggler_rank = -1;
   compute_mfu(m, mfu);
+  kernel_metrics(m, &ka);
 
   coll_rows(m, accs);
   g_hash_table_destroy(accs);
@@ -570,6 +641,7 @@ void study_metrics_free(study_metrics *m)
   if (m == NULL)
     return;
   g_free(m->ranks);
+  g_free(m->dominant_kernel);
   if (m->colls)
     g_array_free(m->colls, TRUE);
   g_free(m);
@@ -606,6 +678,15 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_ns(j, "total_communication_time_ns", m->total_communication_time);
   json_num(j, "compute_comm_overlap_pct", m->compute_comm_overlap_pct, 4);
   json_num(j, "load_imbalance_ratio", m->load_imbalance_ratio, 6);
+  json_num(j, "dominant_kernel_concentration_pct", m->dominant_kernel_concentration_pct, 4);
+  wisp_json_string(j, "dominant_kernel", m->dominant_kernel);
+  json_num(j, "average_memory_bandwidth_GBps", m->average_memory_bandwidth_GBps, 4);
+  wisp_json_string(j, "average_memory_bandwidth_source", m->average_memory_bandwidth_source);
+  for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++) {
+    char *na_key = g_strdup_printf("%s_na_reason", study_metrics_not_computed[i].key);
+    wisp_json_string(j, na_key, study_metrics_not_computed[i].reason);
+    g_free(na_key);
+  }
   wisp_json_double(j, "straggler", m->straggler, 6);
   if (m->straggler_rank >= 0)
     wisp_json_int(j, "straggler_rank", m->straggler_rank);
@@ -665,6 +746,8 @@ static double get_tct(const study_metrics *m) { return (double)m->total_communic
 static double get_ovl(const study_metrics *m) { return m->compute_comm_overlap_pct; }
 static double get_lir(const study_metrics *m) { return m->load_imbalance_ratio; }
 static double get_str(const study_metrics *m) { return m->straggler; }
+static double get_dkc(const study_metrics *m) { return m->dominant_kernel_concentration_pct; }
+static double get_amb(const study_metrics *m) { return m->average_memory_bandwidth_GBps; }
 
 static void print_colls(const study_metrics *m, const char *label, FILE *out)
 {
@@ -697,6 +780,8 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     {"compute_comm_overlap (%)", get_ovl, " %14.2f"},
     {"load_imbalance_ratio", get_lir, " %14.4f"},
     {"straggler", get_str, " %14.4f"},
+    {"dominant_kernel_concentration (%)", get_dkc, " %14.2f"},
+    {"average_memory_bandwidth (GB/s)", get_amb, " %14.3f"},
   };
   fprintf(out, "%-32s", "metric");
   if (measured)
@@ -713,6 +798,12 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
   const study_metrics *any = measured ? measured : simulated;
   if (any && isnan(any->mfu_pct))
     fprintf(out, "mfu: %s\n", any->mfu_source);
+  if (any && any->dominant_kernel)
+    fprintf(out, "dominant kernel: %s\n", any->dominant_kernel);
+  if (any && isnan(any->average_memory_bandwidth_GBps))
+    fprintf(out, "average_memory_bandwidth: n/a: %s\n", any->average_memory_bandwidth_source);
+  for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++)
+    fprintf(out, "%s: n/a: %s\n", study_metrics_not_computed[i].key, study_metrics_not_computed[i].reason);
   print_colls(measured, "measured", out);
   print_colls(simulated, "simulated", out);
 }

@@ -148,6 +148,11 @@ typedef struct {
   double straggler;                    /* (last comm end - first comm end) / (last comm end - first comm
                                           start) over ranks' comm windows, common clock; 0 with < 2 ranks */
   int straggler_rank;                  /* the rank whose communication ended last, -1 when none */
+  double dominant_kernel_concentration_pct; /* the compute kernel name with the most time: its share of
+                                          all compute-kernel time, every rank; NAN without compute */
+  char *dominant_kernel;               /* its name, NULL without compute */
+  double average_memory_bandwidth_GBps;  /* sum of sized memcpy/memset bytes / their time; NAN when none */
+  const char *average_memory_bandwidth_source; /* how, or why it is unknown */
   study_metric_rank *ranks;            /* n_ranks */
   GArray *colls;                       /* study_metric_coll, ordered by op name */
 } study_metrics;

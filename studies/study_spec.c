@@ -508,3 +508,55 @@ gboolean study_spec_apply(const char *key, const char *value, topo_variant *v, s
   }
   return topo_variant_set(v, key, value, error);
 }
+
+/* One key=value applied to a scratch copy of the cluster (and of the run
+ * options); a failure becomes one line of `problems`. */
+static void check_one(const study_spec *s, const topo_variant *base, const sim_replay_options *opt, const char *where,
+                      const char *key, const char *value, GString *problems, int *n)
+{
+  topo_variant *v = topo_variant_copy(base);
+  sim_replay_options o = *opt;
+  GError *e = NULL;
+  if (!study_spec_apply(key, value, v, &o, &e)) {
+    g_string_append_printf(problems, "\n  %s:%s %s: %s: %s", s->path, where, key, value, e->message);
+    (*n)++;
+    g_clear_error(&e);
+  }
+  topo_variant_free(v);
+}
+
+gboolean study_spec_check(const study_spec *s, int n_ranks, GError **error)
+{
+  topo_variant *base = study_cluster_open(s->cluster, n_ranks, NULL, NULL, error);
+  if (base == NULL) {
+    g_prefix_error(error, "%s: cluster: ", s->path);
+    return FALSE;
+  }
+  GString *problems = g_string_new(NULL);
+  int n = 0;
+  sim_replay_options opt = {0};
+  /* set: applied in order, as the run does; a bad one is reported and
+   * left out so the later ones are still checked. */
+  for (guint i = 0; i < s->set_keys->len; i++) {
+    check_one(s, base, &opt, " set:", s->set_keys->pdata[i], s->set_values->pdata[i], problems, &n);
+    GError *e = NULL;
+    if (!study_spec_apply(s->set_keys->pdata[i], s->set_values->pdata[i], base, &opt, &e))
+      g_clear_error(&e);
+  }
+  for (guint i = 0; i < s->base_keys->len; i++)
+    check_one(s, base, &opt, " base:", s->base_keys->pdata[i], s->base_values->pdata[i], problems, &n);
+  /* Each value of each axis on its own (combinations are the points'). */
+  for (int a = 0; a < s->n_axes; a++) {
+    const study_axis *ax = &s->axes[a];
+    char *where = g_strdup_printf("%d: axis", ax->line);
+    for (guint k = 0; k < ax->values->len; k++)
+      check_one(s, base, &opt, where, ax->key, ax->values->pdata[k], problems, &n);
+    g_free(where);
+  }
+  topo_variant_free(base);
+  if (n > 0)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: %d problem%s in the spec, found before running any "
+                "point (fix them all and run again):%s", s->path, n, n == 1 ? "" : "s", problems->str);
+  g_string_free(problems, TRUE);
+  return n == 0;
+}

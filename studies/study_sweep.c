@@ -617,6 +617,8 @@ static char *sweep_digest(const sweep_ctx *c)
   g_checksum_update(ck, (const guchar *)s->digest, -1);
   g_checksum_update(ck, (const guchar *)(body ? body : yaml), -1);
   g_checksum_update(ck, (const guchar *)opts, -1);
+  if (c->opt.measured_starts) /* only when set, so sweeps starting together keep their digests */
+    g_checksum_update(ck, (const guchar *)"starts=measured", -1);
   if (sim_levers_active(&c->opt.levers)) {
     /* Only when set, so sweeps without levers keep their digests. */
     char *lv = sim_levers_describe(&c->opt.levers);
@@ -719,6 +721,10 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
   c.opt.has_tier = o->has_tier;
   c.opt.tier = o->tier;
   c.opt.levers = o->levers;
+  c.opt.has_algo = o->has_algo;
+  c.opt.algo = o->algo;
+  c.opt.compute_slots = o->compute_slots;
+  c.opt.measured_starts = o->measured_starts;
   char *cluster_path = NULL;
   topo_variant *base = study_cluster_open(s->cluster, w->n_ranks, &cluster_path, NULL, error);
   g_free(cluster_path);

@@ -43,6 +43,12 @@ typedef struct {
  * line.  Time O(size of the file + points). */
 study_spec *study_spec_load(const char *path, GError **error);
 void study_spec_free(study_spec *s);
+/* Checks the whole spec before any point runs: opens its cluster (fitted
+ * to n_ranks when > 0, as the run does) and applies every set: and base:
+ * pair and every axis value, each alone, to a copy.  Every problem is
+ * listed in one error, one line each with the file, the line of the axis,
+ * the key, the value and the reason.  O(values x cluster copy). */
+gboolean study_spec_check(const study_spec *s, int n_ranks, GError **error);
 /* Value of axis `axis` at point `point` (grid: last axis fastest). */
 const char *study_spec_value(const study_spec *s, int point, int axis);
 /* Applies one key (a run option: algo, compute_slots; else a topology key). */
@@ -58,6 +64,10 @@ typedef struct {
   gboolean has_tier;           /* --network-model: replay every point on this tier */
   net_tier tier;
   sim_levers levers;           /* --slow-rank / --slow-ranks: applied to every point before `set` */
+  gboolean has_algo;           /* --algo: every point's collective algorithm before `set` */
+  coll_algo algo;
+  unsigned compute_slots;      /* --compute-slots (0: each rank's measured concurrency) before `set` */
+  gboolean measured_starts;    /* --starts measured: ranks start at their measured window starts */
   /* Called in the process that finished a point, after its row file is
    * committed (tests use it to kill a run at a known place). */
   void (*on_point)(void *ctx, int point);

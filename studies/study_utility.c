@@ -68,6 +68,18 @@ static char *size_change(const topo_variant *a, const topo_variant *b)
   return g_string_free(s, FALSE);
 }
 
+/* Whether a and b have the same tier sizes (a size edit the rank count
+ * undid). */
+static gboolean same_dims(const topo_variant *a, const topo_variant *b)
+{
+  if (topo_variant_n_dims(a) != topo_variant_n_dims(b))
+    return FALSE;
+  for (int d = 0; d < topo_variant_n_dims(a); d++)
+    if (topo_variant_dim_size(a, d) != topo_variant_dim_size(b, d))
+      return FALSE;
+  return TRUE;
+}
+
 /* Builds the variant for one resource.  Returns NULL with *why set when the
  * resource does not exist in this topology, NULL with *error on errors. */
 static topo_variant *make_variant(const topo_variant *base, const char *res, char **change, char **why,
@@ -98,6 +110,10 @@ static topo_variant *make_variant(const topo_variant *base, const char *res, cha
       *why = g_strdup("the cluster has one tier only: its scale-up domain already holds every rank");
     else if ((ok = topo_variant_set_dim_size(v, dd, 2 * topo_variant_dim_size(base, dd), error)))
       *change = size_change(base, v);
+    if (ok && *change && same_dims(base, v))
+      *why = g_strdup_printf("doubling the scale-up domain leaves the dims %.*s unchanged: the workload's %d ranks "
+                             "already fit in one domain of %d", (int)(strstr(*change, " -> ") - (*change + 5)), *change + 5,
+                             topo_variant_n_ranks(base), topo_variant_dim_size(base, dd));
   } else if (strcmp(res, "ici_bw") == 0) {
     int hit = 0;
     for (int d = 0; d < nd && ok; d++) {
@@ -131,6 +147,10 @@ static topo_variant *make_variant(const topo_variant *base, const char *res, cha
         *change = lat_change(base, v, d, d);
     } else if ((ok = topo_variant_set_dim_size(v, d, 2 * topo_variant_dim_size(base, d), error))) {
       *change = size_change(base, v);
+      if (same_dims(base, v))
+        *why = g_strdup_printf("doubling tier '%s' leaves the dims %.*s unchanged (the workload's %d ranks fix "
+                               "the sizes)", tier, (int)(strstr(*change, " -> ") - (*change + 5)), *change + 5,
+                               topo_variant_n_ranks(base));
     }
   } else {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
@@ -143,6 +163,26 @@ static topo_variant *make_variant(const topo_variant *base, const char *res, cha
     topo_variant_free(v);
     return NULL;
   }
+  return v;
+}
+
+/* A row whose edit is an earlier row's (TPU: scale_up_bw and ici_bw are
+ * one tier) is that row again, not a second resource: frees v, sets *why
+ * and returns NULL.  Otherwise returns v.  Appends the row's YAML (NULL
+ * for none) to yamls, one entry per row.  O(rows x YAML size). */
+static topo_variant *drop_repeat(topo_variant *v, const GArray *rows, GPtrArray *yamls, char **why)
+{
+  char *yaml = v ? topo_variant_to_yaml(v) : NULL;
+  for (guint k = 0; yaml && k < yamls->len; k++)
+    if (yamls->pdata[k] && strcmp(yamls->pdata[k], yaml) == 0) {
+      *why = g_strdup_printf("the same change as %s (one tier)", g_array_index(rows, study_utility_row, k).resource);
+      topo_variant_free(v);
+      v = NULL;
+      break;
+    }
+  g_ptr_array_add(yamls, v ? yaml : NULL);
+  if (!v)
+    g_free(yaml);
   return v;
 }
 
@@ -229,6 +269,7 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
         j++;
 
   gboolean ok = TRUE;
+  GPtrArray *yamls = g_ptr_array_new_with_free_func(g_free); /* per row: its variant's YAML, NULL for none */
   for (guint i = 0; i < names->len && ok; i++) {
     study_utility_row row = {.resource = g_strdup(names->pdata[i])};
     if (is_lever(row.resource)) {
@@ -254,6 +295,7 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
       ok = study_run_point(w, base, &lo, &row.variant, error);
       row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
       g_array_append_val(u->rows, row);
+      g_ptr_array_add(yamls, NULL);
       continue;
     }
     char *change = NULL, *why = NULL;
@@ -264,6 +306,7 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
       break;
     }
     row.change = change;
+    v = drop_repeat(v, u->rows, yamls, &why);
     if (v == NULL) {
       row.note = why;
       row.applicable = FALSE;
@@ -286,6 +329,7 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
     g_array_append_val(u->rows, row);
   }
   g_ptr_array_free(names, TRUE);
+  g_ptr_array_free(yamls, TRUE);
   if (!ok)
     goto fail;
 
@@ -344,6 +388,9 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
     fmt_ms(b, sizeof b, u->measured_step);
     fprintf(out, "measured step time:             %s (baseline error %+.2f %%%s)\n", b, u->calibration_error_pct,
             fabs(u->calibration_error_pct) > 10.0 ? "; above 10 %: treat utilities with caution" : "");
+  } else if (w->scale) {
+    fprintf(out, "measured step time:             none at this scale (the trace measured %d ranks; a scaled job has "
+            "no measured step to compare with, so no baseline error)\n", et_scale_traced_ranks(w->scale));
   } else {
     fprintf(out, "measured step time:             unknown (the workload carries no measured step)\n");
   }
@@ -378,18 +425,20 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
             (double)r->variant.step_time / 1e9, r->utility_pct, r->change ? r->change : "",
             r->note ? "  [" : "", r->note ? r->note : "", r->note ? "]" : "");
   }
-  /* A utility this small needs a reason: the baseline's critical path
-   * says what bounds the step instead of the network. */
-  gboolean small = FALSE;
+  /* Each applicable row's bound, once (the path's overall bound is the
+   * critical path's "bound:" line above). */
+  GPtrArray *why = study_utility_why(u, w, base);
+  gboolean head = FALSE;
   for (guint i = 0; i < u->rows->len; i++) {
-    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
-    small = small || (r->applicable && r->utility_pct < 0.5);
+    if (why->pdata[i] == NULL)
+      continue;
+    if (!head)
+      fprintf(out, "\nwhy, per row (from the baseline's critical path):\n");
+    head = TRUE;
+    fprintf(out, "  %-*s %s\n", wr, g_array_index(u->rows, study_utility_row, i).resource,
+            (const char *)why->pdata[i]);
   }
-  if (small && u->baseline_critical) {
-    char *why = sim_crit_bound_sentence(u->baseline_critical, w);
-    fprintf(out, "why < 0.5 %%: %s\n", why);
-    g_free(why);
-  }
+  g_ptr_array_unref(why);
   double T = (double)u->baseline.step_time;
   fprintf(out, "\nsensitivity: all bandwidths -10 %%: T = %.6f ms (%+.3f %%); +10 %%: T = %.6f ms (%+.3f %%)\n",
           (double)u->bw_minus10 / 1e9, T > 0 ? 100.0 * ((double)u->bw_minus10 - T) / T : 0.0,
@@ -452,6 +501,7 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
   wisp_json_end_object(&j);
   if (u->baseline_critical)
     sim_crit_write_json(&j, "baseline_critical_path", u->baseline_critical, w, FALSE);
+  GPtrArray *why = study_utility_why(u, w, base);
   wisp_json_begin_array(&j, "resources");
   for (guint i = 0; i < u->rows->len; i++) {
     const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
@@ -460,6 +510,7 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
     wisp_json_bool(&j, "applicable", r->applicable);
     wisp_json_string(&j, "change", r->change);
     wisp_json_string(&j, "note", r->note);
+    wisp_json_string(&j, "why", why->pdata[i]);
     if (r->applicable) {
       wisp_json_ns(&j, "step_time_2x_ns", r->variant.step_time);
       wisp_json_double(&j, "utility_pct", r->utility_pct, 6);
@@ -471,6 +522,7 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
     wisp_json_end_object(&j);
   }
   wisp_json_end_array(&j);
+  g_ptr_array_unref(why);
   wisp_json_begin_object(&j, "sensitivity");
   wisp_json_ns(&j, "bw_x0.9_step_ns", u->bw_minus10);
   wisp_json_ns(&j, "bw_x1.1_step_ns", u->bw_plus10);

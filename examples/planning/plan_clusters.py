@@ -155,7 +155,7 @@ def main(argv):
     spec = os.path.join(out, "planning.yaml")
     with open(spec, "w", encoding="utf-8") as f:
         f.write(sweep_spec("planning", os.path.abspath(a.workload), cluster, opts, keys))
-    r = subprocess.run([a.wisp, "sweep", spec, "-o", out, "-j", "1"], stdout=subprocess.PIPE,
+    r = subprocess.run([a.wisp, "sweep", spec, "-o", out, "--jobs", "1"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
     if r.returncode != 0:
         print("plan_clusters: wisp sweep failed (%d): %s" % (r.returncode, r.stderr.strip()), file=sys.stderr)

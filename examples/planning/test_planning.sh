@@ -69,7 +69,7 @@ fi
 # resource, T_2x, utility -> its second column).
 if "$build/examples/planning/utility_study" "$work" "$cluster" >"$tmp/u1" 2>"$tmp/err" &&
    "$wisp" utility "$work" --network "$cluster" >"$tmp/cli" 2>>"$tmp/err" &&
-   a=$(awk '$1 == "scale_out_bw" { print $2 }' "$tmp/u1") && b=$(awk '$1 == "scale_out_bw" { print $3 }' "$tmp/cli") &&
+   a=$(awk '$1 == "scale_out_bw" { print $2 }' "$tmp/u1") && b=$(awk '$1 == "scale_out_bw" { print $3; exit }' "$tmp/cli") &&
    [ -n "$a" ] && [ "$a" = "$b" ]; then
   echo "ok 3 - utility_study through the public API (scale_out_bw T_2x $a ms, as wisp utility)"
 else

@@ -6,10 +6,10 @@
  * step (two FIFO lanes per rank, fan-out throughput, core partitioning
  * with the policy cache), and the interference figures.  Given to the
  * runtime as the family's hooks (coll_supernode_ops); it uses the plan
- * and the run (coll_run.h) and the family's models (fabric and closed
- * forms: supernode_cost.c, registration: supernode_register.c,
- * partitioning: supernode_partition.c).  The runtime never calls it by
- * name.
+ * and the run (coll_run.h) and the family's models (fabric:
+ * supernode_fabric.c, closed forms: supernode_cost.c, registration:
+ * supernode_register.c, partitioning: supernode_partition.c).  The
+ * runtime never calls it by name.
  */
 #include "config.h"
 

@@ -1,0 +1,413 @@
+/* nsys.c: Nsight Systems SQLite exports to an et_workload (nsys.h).
+ *
+ * Tables read (NVIDIA's documented export schema): CUPTI_ACTIVITY_KIND_KERNEL
+ * (start, end in ns; deviceId, streamId, demangledName -> StringIds),
+ * CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET (start, end, deviceId, streamId,
+ * bytes), CUPTI_ACTIVITY_KIND_RUNTIME (nameId -> StringIds: counted),
+ * NVTX_EVENTS (text or textId: counted), TARGET_INFO_GPU (id, name) and
+ * META_DATA_EXPORT (name, value: the export schema version; absent in older
+ * exports).  Every query is prepared once per file; the file is opened
+ * read-only and never written.
+ */
+#include "frontends/nsys.h"
+#include "frontends/kineto_rank.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+typedef struct {
+  int64_t start, end;
+  int64_t stream;
+  uint64_t bytes;
+  char *name;              /* owned */
+  uint8_t kind;            /* 0 kernel, 1 memcpy, 2 memset */
+} ns_op;
+
+typedef struct {
+  const char *path;
+  sqlite3 *db;
+  fe_nsys_file_report *fr;
+  GError **error;
+} ns_file;
+
+void fe_nsys_report_init(fe_nsys_report *r)
+{
+  memset(r, 0, sizeof *r);
+  r->files = g_array_new(FALSE, TRUE, sizeof(fe_nsys_file_report));
+  r->warnings = g_ptr_array_new_with_free_func(g_free);
+}
+
+void fe_nsys_report_clear(fe_nsys_report *r)
+{
+  for (guint i = 0; r->files && i < r->files->len; i++) {
+    fe_nsys_file_report *f = &g_array_index(r->files, fe_nsys_file_report, i);
+    g_free(f->path);
+    g_free(f->export_version);
+    g_free(f->device_name);
+  }
+  if (r->files)
+    g_array_free(r->files, TRUE);
+  if (r->warnings)
+    g_ptr_array_free(r->warnings, TRUE);
+  memset(r, 0, sizeof *r);
+}
+
+void fe_nsys_report_print(const fe_nsys_report *r, FILE *out)
+{
+  fprintf(out, "Nsight Systems exports: %u file(s), %d rank(s)\n", r->files->len, r->n_ranks);
+  for (guint i = 0; i < r->files->len; i++) {
+    const fe_nsys_file_report *f = &g_array_index(r->files, fe_nsys_file_report, i);
+    fprintf(out, "  %s: export schema %s; rank(s) %d..%d (%s); %" G_GUINT64_FORMAT " kernels (%" G_GUINT64_FORMAT
+            " communication, %" G_GUINT64_FORMAT " replayed at their measured time: no size in the export), %"
+            G_GUINT64_FORMAT " memcpys (%" G_GUINT64_FORMAT " B), %" G_GUINT64_FORMAT " memsets; runtime calls %"
+            G_GUINT64_FORMAT " (launches %" G_GUINT64_FORMAT ", syncs %" G_GUINT64_FORMAT "); NVTX ranges %"
+            G_GUINT64_FORMAT " (NCCL %" G_GUINT64_FORMAT "); window %.3f ms\n", f->path, f->export_version,
+            f->first_rank, f->first_rank + f->n_devices - 1, f->device_name ? f->device_name : "device unnamed",
+            f->kernels, f->comm_kernels, f->comm_replayed, f->memcpys, f->memcpy_bytes, f->memsets, f->runtime_calls,
+            f->launches, f->syncs, f->nvtx_ranges, f->nvtx_nccl_ranges, (double)f->window_ps / 1e9);
+  }
+  for (guint i = 0; i < r->warnings->len; i++)
+    fprintf(out, "warning: %s\n", (const char *)r->warnings->pdata[i]);
+}
+
+gboolean fe_nsys_is_export(const char *path)
+{
+  if (!g_str_has_suffix(path, ".sqlite") && !g_str_has_suffix(path, ".db"))
+    return FALSE;
+  FILE *f = fopen(path, "rb");
+  char head[16] = {0};
+  gboolean ok = f && fread(head, 1, 16, f) == 16 && memcmp(head, "SQLite format 3", 16) == 0;
+  if (f)
+    fclose(f);
+  return ok;
+}
+
+/* Whether table t exists; when it does, every column in cols (NULL-ended)
+ * must too, else the error names the first missing one.  *present says
+ * whether the table exists.  O(columns). */
+static gboolean check_table(ns_file *nf, const char *t, const char *const *cols, gboolean required, gboolean *present)
+{
+  char *sql = g_strdup_printf("PRAGMA table_info(\"%s\")", t);
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(nf->db, sql, -1, &st, NULL);
+  g_free(sql);
+  GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    g_hash_table_add(have, g_strdup((const char *)sqlite3_column_text(st, 1)));
+  sqlite3_finalize(st);
+  gboolean ok = TRUE;
+  *present = g_hash_table_size(have) > 0;
+  if (rc != SQLITE_OK) {
+    g_set_error(nf->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: not a readable SQLite database: %s", nf->path,
+                sqlite3_errmsg(nf->db));
+    ok = FALSE;
+  } else if (!*present && required) {
+    g_set_error(nf->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: no table %s: not an Nsight Systems export with CUDA "
+                "traces (`nsys profile --trace=cuda ...`, then `nsys export --type sqlite`)", nf->path, t);
+    ok = FALSE;
+  }
+  for (int i = 0; ok && *present && cols[i]; i++)
+    if (!g_hash_table_contains(have, cols[i])) {
+      g_set_error(nf->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: table %s has no column %s (an export schema "
+                  "wisp does not read; doc/nsys.md lists the columns read)", nf->path, t, cols[i]);
+      ok = FALSE;
+    }
+  g_hash_table_destroy(have);
+  return ok;
+}
+
+/* Runs sql, calling row() per result row; FALSE with the error on failure. */
+static gboolean query(ns_file *nf, const char *sql, void (*row)(sqlite3_stmt *, gpointer), gpointer data)
+{
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(nf->db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+      row(st, data);
+  if (rc != SQLITE_DONE && rc != SQLITE_OK)
+    g_set_error(nf->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: query failed: %s (%s)", nf->path,
+                sqlite3_errmsg(nf->db), sql);
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE || rc == SQLITE_OK;
+}
+
+typedef struct {
+  GArray *ops;             /* ns_op */
+  GArray *devices;         /* int64_t device ids */
+  GArray *op_device;       /* int64_t per op */
+  uint8_t kind;
+} op_rows;
+
+static void op_row(sqlite3_stmt *st, gpointer data)
+{
+  op_rows *o = data;
+  ns_op op = {0};
+  op.start = sqlite3_column_int64(st, 0);
+  op.end = sqlite3_column_int64(st, 1);
+  int64_t dev = sqlite3_column_int64(st, 2);
+  op.stream = sqlite3_column_int64(st, 3);
+  op.kind = o->kind;
+  if (o->kind == 0) {
+    const unsigned char *n = sqlite3_column_text(st, 4);
+    op.name = g_strdup(n ? (const char *)n : "(unnamed kernel)");
+  } else {
+    op.bytes = (uint64_t)MAX(sqlite3_column_int64(st, 4), 0);
+    static const char *const kinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
+                                        "HtoH", "PtoP"};
+    int64_t ck = sqlite3_column_int64(st, 5);
+    op.name = o->kind == 1 ? g_strdup_printf("Memcpy %s", ck >= 0 && ck < 11 ? kinds[ck] : "Unknown")
+                           : g_strdup("Memset");
+  }
+  if (op.end < op.start)
+    op.end = op.start;
+  g_array_append_val(o->ops, op);
+  g_array_append_val(o->op_device, dev);
+  gboolean seen = FALSE;
+  for (guint i = 0; i < o->devices->len && !seen; i++)
+    seen = g_array_index(o->devices, int64_t, i) == dev;
+  if (!seen)
+    g_array_append_val(o->devices, dev);
+}
+
+static void count_row(sqlite3_stmt *st, gpointer data)
+{
+  uint64_t *c = data;
+  for (int i = 0; i < sqlite3_column_count(st); i++)
+    c[i] = (uint64_t)MAX(sqlite3_column_int64(st, i), 0);
+}
+
+static void text_row(sqlite3_stmt *st, gpointer data)
+{
+  char **s = data;
+  const unsigned char *t = sqlite3_column_text(st, 0);
+  if (*s == NULL && t)
+    *s = g_strdup((const char *)t);
+}
+
+/* The schema check and the counted tables; then the GPU ops. */
+static gboolean read_file(ns_file *nf, op_rows *o)
+{
+  static const char *const kcols[] = {"start", "end", "deviceId", "streamId", "demangledName", NULL};
+  static const char *const scols[] = {"id", "value", NULL};
+  static const char *const mcols[] = {"start", "end", "deviceId", "streamId", "bytes", "copyKind", NULL};
+  static const char *const mscols[] = {"start", "end", "deviceId", "streamId", "bytes", NULL};
+  static const char *const rcols[] = {"start", "end", "nameId", NULL};
+  static const char *const ncols[] = {"start", "end", "text", "textId", NULL};
+  static const char *const gcols[] = {"id", "name", NULL};
+  static const char *const ecols[] = {"name", "value", NULL};
+  gboolean k, s, m, ms, rt, nv, gpu, meta;
+  if (!check_table(nf, "CUPTI_ACTIVITY_KIND_KERNEL", kcols, TRUE, &k) ||
+      !check_table(nf, "StringIds", scols, TRUE, &s) ||
+      !check_table(nf, "CUPTI_ACTIVITY_KIND_MEMCPY", mcols, FALSE, &m) ||
+      !check_table(nf, "CUPTI_ACTIVITY_KIND_MEMSET", mscols, FALSE, &ms) ||
+      !check_table(nf, "CUPTI_ACTIVITY_KIND_RUNTIME", rcols, FALSE, &rt) ||
+      !check_table(nf, "NVTX_EVENTS", ncols, FALSE, &nv) || !check_table(nf, "TARGET_INFO_GPU", gcols, FALSE, &gpu) ||
+      !check_table(nf, "META_DATA_EXPORT", ecols, FALSE, &meta))
+    return FALSE;
+  fe_nsys_file_report *fr = nf->fr;
+  if (meta)
+    query(nf, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_SCHEMA_VERSION'", text_row,
+          &fr->export_version);
+  if (fr->export_version == NULL)
+    fr->export_version = g_strdup("unknown (an older export: no META_DATA_EXPORT)");
+  if (gpu)
+    query(nf, "SELECT name FROM TARGET_INFO_GPU ORDER BY id", text_row, &fr->device_name);
+  uint64_t c[3] = {0};
+  if (rt && query(nf, "SELECT count(*), sum(s.value LIKE '%Launch%'), sum(s.value LIKE '%Synchronize%') FROM "
+                  "CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId", count_row, c)) {
+    fr->runtime_calls = c[0];
+    fr->launches = c[1];
+    fr->syncs = c[2];
+  }
+  memset(c, 0, sizeof c);
+  if (nv && query(nf, "SELECT count(*), sum(coalesce(n.text, s.value) LIKE 'nccl%') FROM NVTX_EVENTS n LEFT JOIN "
+                  "StringIds s ON s.id = n.textId WHERE n.end IS NOT NULL", count_row, c)) {
+    fr->nvtx_ranges = c[0];
+    fr->nvtx_nccl_ranges = c[1];
+  }
+  if (nf->error && *nf->error)
+    return FALSE;
+  o->kind = 0;
+  if (!query(nf, "SELECT k.start, k.end, k.deviceId, k.streamId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT "
+             "JOIN StringIds s ON s.id = k.demangledName", op_row, o))
+    return FALSE;
+  o->kind = 1;
+  if (m && !query(nf, "SELECT start, end, deviceId, streamId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY", op_row,
+                  o))
+    return FALSE;
+  o->kind = 2;
+  if (ms && !query(nf, "SELECT start, end, deviceId, streamId, bytes, 0 FROM CUPTI_ACTIVITY_KIND_MEMSET", op_row, o))
+    return FALSE;
+  return TRUE;
+}
+
+static int cmp_op(gconstpointer a, gconstpointer b)
+{
+  const ns_op *x = *(ns_op *const *)a, *y = *(ns_op *const *)b;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* One device's graph: per stream, [delay] op [delay] op ...  The ops are
+ * sorted by (stream, start); ids count from 1.  O(ops log ops). */
+static et_graph *device_graph(const char *source, GPtrArray *ops, fe_nsys_file_report *fr, sim_time_ps *window,
+                              GError **error)
+{
+  g_ptr_array_sort(ops, cmp_op);
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  for (guint i = 0; i < ops->len; i++) {
+    const ns_op *op = ops->pdata[i];
+    t0 = MIN(t0, op->start);
+    t1 = MAX(t1, op->end);
+  }
+  et_builder *b = et_builder_new(source);
+  et_builder_set_version(b, "nsys-sqlite");
+  uint64_t id = 1, prev = 0;
+  int64_t prev_stream = INT64_MIN, prev_end = t0;
+  for (guint i = 0; i < ops->len; i++) {
+    const ns_op *op = ops->pdata[i];
+    if (op->stream != prev_stream) {
+      prev = 0;
+      prev_end = t0;
+      prev_stream = op->stream;
+    }
+    if (op->start > prev_end) { /* the stream's idle time, kept as a delay */
+      uint32_t d = et_builder_add_node(b, id, ET_NODE_COMP, "idle", (op->start - prev_end) * 1000, ET_FLAG_DELAY);
+      if (prev)
+        et_builder_add_dep(b, d, prev, FALSE, TRUE);
+      prev = id++;
+    }
+    et_coll_type coll = ET_COLL_NONE;
+    int p2p = 0;
+    const kt_commreg_entry *e = op->kind == 0 ? kt_commreg_lookup(op->name) : NULL;
+    gboolean comm = e && e->kind_from_name && kt_coll_from_kernel(op->name, &coll, &p2p) && p2p == 0;
+    if (e && !comm)
+      fr->p2p_as_compute++;
+    uint32_t n = et_builder_add_node(b, id, comm ? ET_NODE_COMM_COLL : ET_NODE_COMP, op->name,
+                                     (op->end - op->start) * 1000, (uint8_t)(ET_FLAG_HAS_START | (comm ? ET_FLAG_REPLAY : 0)));
+    et_builder_set_start(b, n, (op->start - t0) * 1000);
+    if (op->kind != 0) /* the bytes a copy or memset moved (tensor_size; doc/metrics.md) */
+      et_builder_set_comp_attrs(b, n, 0, TRUE, op->bytes);
+    if (comm) {
+      et_comm c = {.coll = (uint8_t)coll, .src = -1, .dst = -1, .tag = -1, .root = -1};
+      et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+      fr->comm_kernels++;
+      fr->comm_replayed++;
+    }
+    if (prev)
+      et_builder_add_dep(b, n, prev, FALSE, TRUE);
+    prev = id++;
+    prev_end = MAX(prev_end, op->end);
+  }
+  *window = ops->len ? (t1 - t0) * 1000 : 0;
+  return et_builder_finish(b, 0, error);
+}
+
+static int cmp_i64(gconstpointer a, gconstpointer b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One file: its devices' graphs appended to graphs. */
+static gboolean load_file(const char *path, fe_nsys_file_report *fr, GPtrArray *graphs, GArray *windows,
+                          GError **error)
+{
+  ns_file nf = {path, NULL, fr, error};
+  if (sqlite3_open_v2(path, &nf.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", path,
+                nf.db ? sqlite3_errmsg(nf.db) : "out of memory");
+    sqlite3_close(nf.db);
+    return FALSE;
+  }
+  op_rows o = {g_array_new(FALSE, FALSE, sizeof(ns_op)), g_array_new(FALSE, FALSE, sizeof(int64_t)),
+               g_array_new(FALSE, FALSE, sizeof(int64_t)), 0};
+  gboolean ok = read_file(&nf, &o);
+  sqlite3_close(nf.db);
+  if (ok && o.ops->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: the export holds no kernel, memcpy or memset: nothing "
+                "ran on a GPU while it was profiled", path);
+    ok = FALSE;
+  }
+  g_array_sort(o.devices, cmp_i64);
+  for (guint d = 0; ok && d < o.devices->len; d++) {
+    int64_t dev = g_array_index(o.devices, int64_t, d);
+    GPtrArray *ops = g_ptr_array_new();
+    for (guint i = 0; i < o.ops->len; i++)
+      if (g_array_index(o.op_device, int64_t, i) == dev) {
+        ns_op *op = &g_array_index(o.ops, ns_op, i);
+        g_ptr_array_add(ops, op);
+        fr->kernels += op->kind == 0;
+        fr->memcpys += op->kind == 1;
+        fr->memsets += op->kind == 2;
+        fr->memcpy_bytes += op->kind == 1 ? op->bytes : 0;
+        fr->memset_bytes += op->kind == 2 ? op->bytes : 0;
+      }
+    char *src = g_strdup_printf("%s (device %" G_GINT64_FORMAT ")", path, dev);
+    sim_time_ps win = 0;
+    et_graph *g = device_graph(src, ops, fr, &win, error);
+    g_free(src);
+    g_ptr_array_free(ops, TRUE);
+    if ((ok = g != NULL)) {
+      g_ptr_array_add(graphs, g);
+      g_array_append_val(windows, win);
+      fr->window_ps = MAX(fr->window_ps, win);
+      fr->n_devices++;
+    }
+  }
+  for (guint i = 0; i < o.ops->len; i++)
+    g_free(g_array_index(o.ops, ns_op, i).name);
+  g_array_free(o.ops, TRUE);
+  g_array_free(o.devices, TRUE);
+  g_array_free(o.op_device, TRUE);
+  return ok;
+}
+
+et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report *report, GError **error)
+{
+  fe_nsys_report local;
+  fe_nsys_report *rep = report ? report : &local;
+  if (!report)
+    fe_nsys_report_init(&local);
+  GPtrArray *graphs = g_ptr_array_new();
+  GArray *windows = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < n_paths; i++) {
+    fe_nsys_file_report fr = {0};
+    fr.path = g_strdup(paths[i]);
+    fr.first_rank = (int)graphs->len;
+    ok = load_file(paths[i], &fr, graphs, windows, error);
+    g_array_append_val(rep->files, fr);
+  }
+  et_workload *w = NULL;
+  if (ok) {
+    w = et_workload_new((int)graphs->len, n_paths == 1 ? paths[0] : "(Nsight Systems exports)");
+    for (guint r = 0; r < graphs->len; r++) {
+      w->ranks[r] = graphs->pdata[r];
+      w->measured_step_ps[r] = g_array_index(windows, sim_time_ps, r);
+    }
+    rep->n_ranks = w->n_ranks;
+    ok = et_workload_resolve_groups(w, error);
+    uint64_t replayed = 0;
+    for (guint i = 0; i < rep->files->len; i++)
+      replayed += g_array_index(rep->files, fe_nsys_file_report, i).comm_replayed;
+    if (replayed)
+      g_ptr_array_add(rep->warnings, g_strdup_printf("%" G_GUINT64_FORMAT " communication kernel(s) carry no size in "
+                      "the export and are replayed at their measured duration", replayed));
+    g_ptr_array_add(rep->warnings, g_strdup("CUDA runtime launches and synchronisations are counted, not modelled: "
+                    "each GPU stream replays its measured order and idle time"));
+  } else {
+    for (guint r = 0; r < graphs->len; r++)
+      et_graph_free(graphs->pdata[r]);
+  }
+  if (!ok && w) {
+    et_workload_free(w);
+    w = NULL;
+  }
+  g_ptr_array_free(graphs, TRUE);
+  g_array_free(windows, TRUE);
+  if (!report)
+    fe_nsys_report_clear(&local);
+  return w;
+}

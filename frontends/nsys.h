@@ -1,0 +1,62 @@
+/* nsys.h: Nsight Systems SQLite exports (`nsys export --type sqlite`) to
+ * an et_workload (doc/nsys.md).
+ *
+ * One file per rank, or one per node holding several GPUs: every CUDA
+ * device a file's kernels and copies ran on is one rank, files in the order
+ * given (a directory's sorted by name), devices in id order.  Per rank the
+ * graph holds each GPU op (kernel, memcpy, memset) at its measured start
+ * and duration, in stream order, with the idle time before it on its stream
+ * as a delay node, so that the measured timeline replays as measured.
+ * Communication kernels are named through the Kineto frontend's registry
+ * (frontends/kineto_commreg.h); the export records no message size for
+ * them (see doc/nsys.md for the NCCL NVTX payloads), so they take the
+ * existing unknown-size path: replayed at their measured duration, counted.
+ * CUDA runtime calls (launches, synchronisations) and NVTX ranges are
+ * counted, not modelled.
+ *
+ * The schema is checked when a file is opened: the kernel table and
+ * StringIds must exist with the columns read, and the optional tables
+ * (memcpy, memset, runtime, NVTX, TARGET_INFO_GPU) must have theirs when
+ * present; a difference is an error naming the file, table and column.
+ */
+#ifndef WISP_NSYS_H
+#define WISP_NSYS_H
+
+#include "common/wisp_util.h"
+#include "chakra/et_graph.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  char *path;
+  int first_rank, n_devices;
+  char *export_version;       /* META_DATA_EXPORT's EXPORT_SCHEMA_VERSION, or "unknown (older export)" */
+  char *device_name;          /* TARGET_INFO_GPU name of the first device, NULL when absent */
+  uint64_t kernels, memcpys, memsets, memcpy_bytes, memset_bytes;
+  uint64_t runtime_calls, launches, syncs;
+  uint64_t nvtx_ranges, nvtx_nccl_ranges;
+  uint64_t comm_kernels, comm_replayed, p2p_as_compute;
+  sim_time_ps window_ps;      /* the longest device window of the file */
+} fe_nsys_file_report;
+
+typedef struct {
+  int n_ranks;
+  GArray *files;              /* fe_nsys_file_report */
+  GPtrArray *warnings;        /* char* */
+} fe_nsys_report;
+
+void fe_nsys_report_init(fe_nsys_report *r);
+void fe_nsys_report_clear(fe_nsys_report *r);
+/* One line per file, then the warnings.  O(files). */
+void fe_nsys_report_print(const fe_nsys_report *r, FILE *out);
+
+/* Whether path is an SQLite database by its first 16 bytes ("SQLite
+ * format 3\0") and its name ends in .sqlite or .db.  O(1). */
+gboolean fe_nsys_is_export(const char *path);
+
+/* Reads the exports (read-only) and builds one graph per device.  Time
+ * O(rows log rows) per file; memory O(GPU ops). */
+et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report *report, GError **error);
+
+G_END_DECLS
+#endif

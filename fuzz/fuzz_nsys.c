@@ -1,0 +1,38 @@
+/* fuzz_nsys.c: libFuzzer harness for the Nsight Systems SQLite reader
+ * (frontends/nsys.c).
+ *
+ * Each input is written to a file named *.sqlite (libsqlite3 reads files,
+ * not memory) and loaded: the schema check, the queries and the graph
+ * building see the fuzzed database.  libsqlite3 itself validates the file
+ * format; what this finds is wisp's handling of odd schemas and values
+ * (missing columns, NULLs, text where numbers are expected, negative or
+ * reversed times).  Errors are expected and must be WISP_ERROR; crashes,
+ * leaks, hangs and sanitizer reports are bugs.  Build and run with
+ * fuzz/run.sh.
+ */
+#include "config.h"
+
+#include "frontends/nsys.h"
+#include "fuzz/fuzz_util.h"
+
+#include <stdint.h>
+#include <stddef.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  char *path = fuzz_path("in.sqlite");
+  fuzz_write(path, data, size);
+  GError *error = NULL;
+  const char *paths[] = {path};
+  fe_nsys_report rep;
+  fe_nsys_report_init(&rep);
+  et_workload *w = fe_nsys_load(paths, 1, &rep, &error);
+  g_assert(w != NULL || (error != NULL && error->domain == WISP_ERROR));
+  et_workload_free(w);
+  g_clear_error(&error);
+  fe_nsys_report_clear(&rep);
+  g_free(path);
+  return 0;
+}

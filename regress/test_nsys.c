@@ -1,0 +1,261 @@
+/* test_nsys.c: the Nsight Systems SQLite frontend (frontends/nsys.h).
+ *
+ * 1. The two real exports in ../shared/data/nsys (README: Perlmutter A100,
+ *    pipit test data, MIT; no NCCL), of two schema versions: every count
+ *    and the window are computed here independently, by SQL on the raw
+ *    file, and compared with the reader's report and graph.
+ * 2. No public multi-GPU NCCL export exists (../shared/data/README.md), so
+ *    the test builds small ones that follow NVIDIA's documented export
+ *    schema (the tables and columns the reader checks, doc/nsys.md): one
+ *    file per rank, and one file holding two devices.  Per device: a gemm
+ *    kernel [0, 100] us on stream 7, an NCCL all-reduce kernel [120, 170] us
+ *    on stream 20, an NVTX range "ncclAllReduce" around its launch and a
+ *    4096-byte HtoD memcpy [100, 110] us on stream 7.  Expected graph: stream
+ *    7 gemm, idle 0 us skipped (the copy starts when the gemm ends), memcpy;
+ *    stream 20 idle 120 us then the all-reduce, a COMM node replayed at its
+ *    measured 50 us (no size in the export): 4 nodes, window 170 us.
+ * 3. Schema differences fail naming the table and column.
+ */
+#include "config.h"
+
+#include "frontends/nsys.h"
+#include "studies/study_metrics.h"
+#include "regress/test_util.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+static void exec_sql(sqlite3 *db, const char *sql)
+{
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+    g_error("%s: %s", sql, msg);
+}
+
+/* One SQL integer from the raw file. */
+static int64_t sql_int(const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *st = NULL;
+  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
+  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+static void test_real(void)
+{
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  const char *names[] = {"nsys/perlmutter-cloverleaf-cuda.sqlite", "nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"};
+  for (int k = 0; k < 2; k++) {
+    char *p = sd ? g_build_filename(sd, names[k], NULL) : NULL;
+    if (!p || !g_file_test(p, G_FILE_TEST_EXISTS)) {
+      g_test_skip("WISP_SHARED_DATA/nsys/*.sqlite not found (make check sets WISP_SHARED_DATA)");
+      g_free(p);
+      return;
+    }
+    g_assert_true(fe_nsys_is_export(p));
+    fe_nsys_report rep;
+    fe_nsys_report_init(&rep);
+    GError *error = NULL;
+    const char *paths[] = {p};
+    et_workload *w = fe_nsys_load(paths, 1, &rep, &error);
+    g_assert_no_error(error);
+    const fe_nsys_file_report *f = &g_array_index(rep.files, fe_nsys_file_report, 0);
+    g_assert_cmpint(w->n_ranks, ==, 1); /* one device in each (README) */
+    g_assert_cmpuint(f->kernels, ==, sql_int(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    g_assert_cmpuint(f->memcpys, ==, sql_int(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
+    g_assert_cmpuint(f->memcpy_bytes, ==, sql_int(p, "SELECT sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
+    g_assert_cmpuint(f->runtime_calls, ==, sql_int(p, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"));
+    int64_t lo = sql_int(p, "SELECT min(s) FROM (SELECT min(start) s FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL "
+                         "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY)");
+    int64_t hi = sql_int(p, "SELECT max(e) FROM (SELECT max(end) e FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL "
+                         "SELECT max(end) FROM CUPTI_ACTIVITY_KIND_MEMCPY)");
+    g_assert_cmpint(w->measured_step_ps[0], ==, (hi - lo) * 1000);
+    if (k == 0) { /* README: 1,312 kernels, 3,048 runtime calls, export schema 3.13.2 */
+      g_assert_cmpuint(f->kernels, ==, 1312);
+      g_assert_cmpuint(f->runtime_calls, ==, 3048);
+      g_assert_cmpstr(f->export_version, ==, "3.13.2");
+    } else { /* README: 5 kernels, 95 runtime calls, the older schema */
+      g_assert_cmpuint(f->kernels, ==, 5);
+      g_assert_cmpuint(f->runtime_calls, ==, 95);
+      g_assert_nonnull(strstr(f->export_version, "no META_DATA_EXPORT"));
+    }
+    /* Every GPU op is one node at its measured duration: the busy time
+     * sums to the raw file's kernel + memcpy durations. */
+    int64_t busy = sql_int(p, "SELECT (SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL) + "
+                           "(SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY)");
+    sim_time_ps sum = 0;
+    const et_graph *g = w->ranks[0];
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+      if (!(g->nodes[i].flags & ET_FLAG_DELAY))
+        sum += g->nodes[i].duration_ps;
+    g_assert_cmpint(sum, ==, busy * 1000);
+    /* The metrics on the measured timeline, against SQL on the raw file:
+     * average_memory_bandwidth = sum(bytes) / sum(end - start) over the
+     * copies (bytes per ns = GB/s); dominant_kernel_concentration = the
+     * largest per-name kernel time over all kernel time (one stream per
+     * device here, so no kernel overlaps another and the window holds all). */
+    study_activity *a = study_activity_new(w);
+    g_assert_true(study_activity_add_measured(a, w, &error));
+    study_metrics *m = study_metrics_compute(a, NULL);
+    double bw = (double)sql_int(p, "SELECT sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY") /
+                (double)sql_int(p, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    g_assert_cmpfloat_with_epsilon(m->average_memory_bandwidth_GBps, bw, 1e-9 * bw);
+    double dk = 100.0 * (double)sql_int(p, "SELECT max(t) FROM (SELECT sum(end - start) t FROM "
+                                        "CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName)") /
+                (double)sql_int(p, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    g_assert_cmpfloat_with_epsilon(m->dominant_kernel_concentration_pct, dk, 1e-9 * dk);
+    g_test_message("%s: average_memory_bandwidth %.3f GB/s, dominant kernel %.2f %% (%s)", names[k],
+                   m->average_memory_bandwidth_GBps, m->dominant_kernel_concentration_pct, m->dominant_kernel);
+    study_metrics_free(m);
+    study_activity_free(a);
+    et_workload_free(w);
+    fe_nsys_report_clear(&rep);
+    g_free(p);
+  }
+}
+
+/* Writes a synthetic export with the given devices (see the top). */
+static void write_export(const char *path, int n_devices, gboolean drop_stream)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'volta_sgemm_128x64_nn'), "
+               "(2, 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)'), "
+               "(3, 'cudaLaunchKernel_v7000'), (4, 'ncclAllReduce');"
+               "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+               "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.13.2');"
+               "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, "
+               "correlationId INTEGER, nameId INTEGER);"
+               "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER, "
+               "globalTid INTEGER);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, "
+               "streamId INTEGER, correlationId INTEGER, bytes INTEGER, copyKind INTEGER);");
+  exec_sql(db, drop_stream ? "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+                             "correlationId INTEGER, demangledName INTEGER);"
+                           : "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+                             "streamId INTEGER, correlationId INTEGER, demangledName INTEGER, gridX INTEGER);");
+  for (int d = 0; d < n_devices && !drop_stream; d++) {
+    int64_t t0 = 1000000000 + d * 7; /* a shared session clock, in ns */
+    char *sql = g_strdup_printf(
+      "INSERT INTO TARGET_INFO_GPU VALUES (%d, 'NVIDIA H100 80GB HBM3');"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %d, 7, 1, 1, 132);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %d, 20, 2, 2, 8);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %d, 7, 3, 4096, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", 1, 2, 3);"
+      "INSERT INTO NVTX_EVENTS VALUES (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", 59, NULL, 4, 1);",
+      d, t0, t0 + 100000, d, t0 + 120000, t0 + 170000, d, t0 + 100000, t0 + 110000, d, t0 + 110000, t0 + 112000,
+      t0 + 109000, t0 + 113000);
+    exec_sql(db, sql);
+    g_free(sql);
+  }
+  sqlite3_close(db);
+}
+
+static void check_rank(const et_graph *g)
+{
+  g_assert_cmpuint(g->n_nodes, ==, 4); /* gemm, memcpy; idle, all-reduce */
+  uint32_t comm = 0, delays = 0;
+  for (uint32_t i = 0; i < g->n_nodes; i++) {
+    const et_node *n = &g->nodes[i];
+    if (n->type == ET_NODE_COMM_COLL) {
+      comm++;
+      g_assert_true(n->flags & ET_FLAG_REPLAY); /* no size in the export */
+      g_assert_cmpint(n->duration_ps, ==, 50 * 1000000);
+      g_assert_cmpint(n->start_ps, ==, 120 * 1000000);
+      g_assert_cmpint(et_node_comm(g, i)->coll, ==, ET_COLL_ALL_REDUCE);
+    }
+    if (n->flags & ET_FLAG_DELAY) {
+      delays++;
+      g_assert_cmpint(n->duration_ps, ==, 120 * 1000000);
+    }
+  }
+  g_assert_cmpuint(comm, ==, 1);
+  g_assert_cmpuint(delays, ==, 1);
+}
+
+static void test_nccl(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-XXXXXX", NULL);
+  char *r0 = g_build_filename(dir, "rank0.sqlite", NULL), *r1 = g_build_filename(dir, "rank1.sqlite", NULL);
+  char *node = g_build_filename(dir, "node.sqlite", NULL);
+  write_export(r0, 1, FALSE);
+  write_export(r1, 1, FALSE);
+  write_export(node, 2, FALSE);
+  const char *two[] = {r0, r1}, *one[] = {node};
+  for (int k = 0; k < 2; k++) {
+    fe_nsys_report rep;
+    fe_nsys_report_init(&rep);
+    GError *error = NULL;
+    et_workload *w = fe_nsys_load(k ? one : two, k ? 1 : 2, &rep, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(w->n_ranks, ==, 2);
+    for (int r = 0; r < 2; r++) {
+      check_rank(w->ranks[r]);
+      g_assert_cmpint(w->measured_step_ps[r], ==, 170 * 1000000);
+    }
+    const fe_nsys_file_report *f = &g_array_index(rep.files, fe_nsys_file_report, 0);
+    g_assert_cmpuint(f->comm_kernels, ==, k ? 2 : 1);
+    g_assert_cmpuint(f->nvtx_nccl_ranges, ==, k ? 2 : 1);
+    g_assert_cmpuint(f->launches, ==, k ? 2 : 1);
+    g_assert_cmpuint(f->memcpy_bytes, ==, k ? 8192 : 4096);
+    g_assert_cmpstr(f->device_name, ==, "NVIDIA H100 80GB HBM3");
+    et_workload_free(w);
+    fe_nsys_report_clear(&rep);
+  }
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(r0);
+  g_free(r1);
+  g_free(node);
+}
+
+static void expect_fail(const char *path, const char *want)
+{
+  GError *error = NULL;
+  const char *paths[] = {path};
+  et_workload *w = fe_nsys_load(paths, 1, NULL, &error);
+  g_assert_null(w);
+  g_assert_nonnull(error);
+  if (!strstr(error->message, want) || !strstr(error->message, path))
+    g_error("expected '%s' and the path in: %s", want, error->message);
+  g_error_free(error);
+}
+
+static void test_schema(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-bad-XXXXXX", NULL);
+  char *p = g_build_filename(dir, "bad.sqlite", NULL);
+  write_export(p, 0, TRUE);
+  expect_fail(p, "table CUPTI_ACTIVITY_KIND_KERNEL has no column streamId");
+  g_unlink(p);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER, value TEXT);");
+  sqlite3_close(db);
+  expect_fail(p, "no table CUPTI_ACTIVITY_KIND_KERNEL");
+  g_unlink(p);
+  write_export(p, 0, FALSE);
+  expect_fail(p, "holds no kernel, memcpy or memset");
+  g_assert_true(g_file_set_contents(p, "not a database at all, but long enough", -1, NULL));
+  g_assert_false(fe_nsys_is_export(p));
+  expect_fail(p, "not a readable SQLite database");
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/nsys/real", test_real);
+  g_test_add_func("/nsys/nccl", test_nccl);
+  g_test_add_func("/nsys/schema", test_schema);
+  return g_test_run();
+}

@@ -1,0 +1,106 @@
+/* test_spec_check_cli.c: issue 29 item 6 through the `wisp` binary: a
+ * sweep spec is checked completely before the first point runs, every
+ * problem listed at once (file, line, key, value, reason), and `--list`
+ * checks it too.  Before, a typo in a key or a unit ran every point and
+ * failed each with its first error ("2 points (2 simulated ... 2 in
+ * error)"), and --list validated nothing.
+ */
+#include "config.h"
+
+#include "regress/test_util.h"
+
+#include <string.h>
+
+static void expect_has(const char *text, const char *needle)
+{
+  if (strstr(text ? text : "", needle) == NULL) {
+    g_test_message("expected to find:\n%s\nin:\n%s", needle, text ? text : "(null)");
+    g_assert_nonnull(strstr(text ? text : "", needle));
+  }
+}
+
+/* A spec with three mistakes: a time unit in set:, a bandwidth unit in
+ * one axis value, a misspelt axis key (two values). */
+static char *write_bad_spec(const char *dir)
+{
+  char *cluster = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cluster-2node.yaml", NULL);
+  char *path = g_build_filename(dir, "bad.yaml", NULL);
+  char *text = g_strdup_printf("sweep_version: 1\n"
+                               "name: bad\n"
+                               "cluster: %s\n"
+                               "set:\n"
+                               "  dims.scale_up.latency: 50nz\n"
+                               "axes:\n"
+                               "  - {key: scale_up_bw, values: [300GB/s, 1800GBs]}\n"
+                               "  - {key: scale_otu_bw, values: [200Gbps, 400Gbps]}\n", cluster);
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  g_free(text);
+  g_free(cluster);
+  return path;
+}
+
+static void check_problems(const char *err, const char *spec)
+{
+  char *head = g_strdup_printf("wisp: error: %s: 4 problems in the spec, found before running any point", spec);
+  expect_has(err, head);
+  g_free(head);
+  expect_has(err, "set: dims.scale_up.latency: 50nz:");
+  expect_has(err, "unknown time unit");
+  char *l7 = g_strdup_printf("%s:7: axis scale_up_bw: 1800GBs:", spec);
+  expect_has(err, l7);
+  g_free(l7);
+  expect_has(err, "unknown bandwidth unit");
+  char *l8 = g_strdup_printf("%s:8: axis scale_otu_bw: 400Gbps: unknown topology key 'scale_otu_bw'", spec);
+  expect_has(err, l8);
+  g_free(l8);
+}
+
+static void test_list_checks(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-spec-XXXXXX"))
+    return;
+  char *spec = write_bad_spec(v.dir), *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"sweep", spec, "--list", NULL}, &out, &err), ==, 1);
+  check_problems(err, spec);
+  g_assert_cmpstr(out, ==, ""); /* no points listed from a broken spec */
+  g_free(out);
+  g_free(err);
+  /* A good spec still lists its points. */
+  char *good = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "ccl-bench-sweep.yaml", NULL);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"sweep", good, "--list", NULL}, &out, &err), ==, 0);
+  expect_has(out, "ccl-bench-cluster: 3 points (zip)");
+  g_free(out);
+  g_free(err);
+  g_free(good);
+  g_free(spec);
+  test_example_teardown(&v);
+}
+
+/* With a workload: the same list, and no point runs (no summary, no output
+ * directory). */
+static void test_run_checks_first(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-spec-XXXXXX"))
+    return;
+  char *spec = write_bad_spec(v.dir), *outd = g_build_filename(v.dir, "sw", NULL), *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"sweep", spec, "--workload", v.example, "-o", outd,
+                                                          "--jobs", "1", "--no-progress", NULL}, &out, &err), ==, 1);
+  check_problems(err, spec);
+  g_assert_null(strstr(out, "points ("));
+  g_assert_false(g_file_test(outd, G_FILE_TEST_EXISTS));
+  g_free(out);
+  g_free(err);
+  g_free(outd);
+  g_free(spec);
+  test_example_teardown(&v);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/spec-check/list", test_list_checks);
+  g_test_add_func("/spec-check/run", test_run_checks_first);
+  return g_test_run();
+}

@@ -1,0 +1,198 @@
+/* test_why_cli.c: issue 29 item 2 through the `wisp` binary: each utility
+ * row gets its own why-line stating the bound of that resource, the
+ * step's overall bound is printed once, resources that do not change the
+ * configuration are "not applicable" with the reason (never 0 %), and a
+ * pipeline receive waiting for its sender is a dependency, not a
+ * straggler.
+ *
+ * Workloads: the bundled example (16 ranks, TP4 x PP2 x DP2, scaled to
+ * dp=128 on examples/cluster-1024.yaml as in examples/run-scale.sh) and
+ * examples/make_dp's pure data-parallel job (one world all-reduce of
+ * 64 MiB per layer).
+ */
+#include "config.h"
+
+#include "regress/test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The line of `text` starting with `prefix` (g_free), or NULL. */
+static char *line_with(const char *text, const char *prefix)
+{
+  for (const char *p = text; p && *p;) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (strncmp(p, prefix, strlen(prefix)) == 0)
+      return g_strndup(p, n);
+    p = e ? e + 1 : NULL;
+  }
+  return NULL;
+}
+
+static guint count(const char *text, const char *needle)
+{
+  guint n = 0;
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+static void expect_has(const char *text, const char *needle)
+{
+  if (strstr(text ? text : "", needle) == NULL) {
+    g_test_message("expected to find:\n%s\nin:\n%s", needle, text ? text : "(null)");
+    g_assert_nonnull(strstr(text ? text : "", needle));
+  }
+}
+
+/* make_dp OUT/PREFIX with n ranks; returns the prefix path (g_free). */
+static char *make_dp(const char *dir, int n)
+{
+  char *gen = g_build_filename(g_getenv("G_TEST_BUILDDIR"), "examples", "make_dp", NULL);
+  char *sub = g_strdup_printf("%s/dp%d", dir, n), *ns = g_strdup_printf("%d", n);
+  g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
+  char *argv[] = {gen, sub, (char *)"dp", ns, NULL};
+  int status = 1;
+  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  char *prefix = g_build_filename(sub, "dp", NULL);
+  g_free(gen);
+  g_free(sub);
+  g_free(ns);
+  return prefix;
+}
+
+/* The scaled example: every applicable row has a why-line about its own
+ * tier, each agreeing with its row and with the critical path above. */
+static void test_per_row(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-why-XXXXXX"))
+    return;
+  char *net = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cluster-1024.yaml", NULL);
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", v.example, "--scale", "dp=128", "--network", net, NULL},
+                                &out), ==, 0);
+  /* The step's bound is stated once (it was printed twice: in the critical
+   * path and again as "why < 0.5 %"). */
+  g_assert_cmpuint(count(out, "the step is bound by"), ==, 1);
+  expect_has(out, "\nwhy, per row (from the baseline's critical path):\n");
+  /* Each row's line names its own tier and repeats its own utility. */
+  const char *rows[][2] = {{"scale_out_bw", "uses tier 'scale_out'"}, {"scale_up_bw", "uses tier 'scale_up'"},
+                           {"scale_up_domain", "crosses beyond tier 'scale_up'"}, {"latency", "halving every latency"}};
+  for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+    char *row = line_with(out, rows[i][0]), *pfx = g_strdup_printf("  %s ", rows[i][0]);
+    char *why = line_with(strstr(out, "why, per row"), pfx);
+    g_assert_nonnull(row);
+    g_assert_nonnull(why);
+    expect_has(why, rows[i][1]);
+    /* The row's utility_% (4th column) appears in its why-line as
+     * "removed U % of T" with two decimals. */
+    char **f = g_strsplit_set(row, " ", -1);
+    GPtrArray *cols = g_ptr_array_new();
+    for (char **c = f; *c; c++)
+      if (**c)
+        g_ptr_array_add(cols, *c);
+    char *removed = g_strdup_printf("removed %.2f %% of T", g_ascii_strtod(cols->pdata[3], NULL));
+    expect_has(why, removed);
+    g_free(removed);
+    g_ptr_array_free(cols, TRUE);
+    g_strfreev(f);
+    g_free(row);
+    g_free(why);
+    g_free(pfx);
+  }
+  /* With outer placement (8 ranks per node, TP4 and the PP pair 0-4 inside
+   * a node, DP across replicas), only the DP all-reduces cross the
+   * scale-out tier: the scale_out_bw line's path time is the critical
+   * path's "all_reduce on 5 (dp)" line (the only DP pair on the path). */
+  char *dp = line_with(out, "    all_reduce on 5 (dp)");
+  g_assert_nonnull(dp);
+  double dp_ms = g_ascii_strtod(dp + strlen("    all_reduce on 5 (dp)"), NULL);
+  char *why = line_with(out, "  scale_out_bw ");
+  double why_ms = g_ascii_strtod(why + strlen("  scale_out_bw "), NULL);
+  g_test_message("dp all-reduce on the path %.6f ms; scale_out why %.6f ms", dp_ms, why_ms);
+  g_assert_cmpfloat(dp_ms, >, 1.0);
+  g_assert_cmpfloat(fabs(dp_ms - why_ms), <, 1e-4 * dp_ms);
+  g_free(why);
+  g_free(dp);
+  /* The pipeline receive (rank 0 waiting for stage 2's rank 4) is a
+   * dependency, not a straggler. */
+  g_assert_null(strstr(out, "straggler waits: rank 4"));
+  expect_has(out, "for data from rank 4 at 1 send/recv (its input, e.g. a pipeline stage's; not a straggler)");
+  g_free(out);
+  g_free(net);
+  test_example_teardown(&v);
+}
+
+/* A scale-out latency of 2 ms makes the data-parallel all-reduce
+ * latency-bound: the latency row says so; the compute lever's line speaks
+ * of compute, not of the network. */
+static void test_latency_and_levers(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-why-XXXXXX"))
+    return;
+  char *prefix = make_dp(v.dir, 16), *yaml = g_build_filename(v.dir, "lat.yaml", NULL);
+  g_assert_true(g_file_set_contents(yaml,
+      "schema_version: 1\nname: slow-latency\nmodel: analytical\ndims:\n"
+      "  - {name: scale_up, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
+      "  - {name: scale_out, kind: switch, size: 2, bandwidth: 200Gbps, latency: 2ms}\n", -1, NULL));
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", prefix, "--network", yaml, "-r",
+                                                 "compute,scale_out_bw,latency", NULL}, &out), ==, 0);
+  const char *block = strstr(out, "why, per row");
+  g_assert_nonnull(block);
+  char *lat = line_with(block, "  latency ");
+  g_assert_nonnull(lat);
+  expect_has(lat, "latency-bound, halving latency helps more than doubling any bandwidth (best: scale_out_bw");
+  char *comp = line_with(block, "  compute ");
+  g_assert_nonnull(comp);
+  expect_has(comp, "GPU compute is ");
+  g_assert_null(strstr(comp, "network"));
+  g_assert_null(strstr(comp, "tier"));
+  g_free(lat);
+  g_free(comp);
+  g_free(out);
+  g_free(yaml);
+  g_free(prefix);
+  test_example_teardown(&v);
+}
+
+/* Rows that change nothing are not applicable, with the reason: 8 ranks
+ * on a DGX A100 preset fill one NVLink domain ([8, 1] stays [8, 1]), and
+ * on a TPU slice scale_up_bw and ici_bw are one tier. */
+static void test_not_applicable(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-why-XXXXXX"))
+    return;
+  char *prefix = make_dp(v.dir, 8), *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", prefix, "--network", "dgx-a100", NULL}, &out), ==, 0);
+  char *dom = line_with(out, "scale_up_domain ");
+  g_assert_nonnull(dom);
+  expect_has(dom, "not applicable: doubling the scale-up domain leaves the dims [8, 1] unchanged: the workload's 8 "
+                  "ranks already fit in one domain of 8");
+  g_assert_null(strstr(dom, "0.0000"));
+  g_free(dom);
+  g_free(out);
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", prefix, "--network", "tpu-v6e", NULL}, &out), ==, 0);
+  char *ici = line_with(out, "ici_bw ");
+  g_assert_nonnull(ici);
+  expect_has(ici, "not applicable: the same change as scale_up_bw (one tier)");
+  g_free(ici);
+  g_free(out);
+  g_free(prefix);
+  test_example_teardown(&v);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/why/per-row", test_per_row);
+  g_test_add_func("/why/latency-and-levers", test_latency_and_levers);
+  g_test_add_func("/why/not-applicable", test_not_applicable);
+  return g_test_run();
+}

@@ -1,0 +1,236 @@
+/* study_why.c: the why-line of each utility row (`wisp utility`, issue 29
+ * item 2): the bound that limits that resource, read from the baseline's
+ * critical path, so each sentence explains its own row.
+ *
+ * The path's simulated communication is split by the widest tier each
+ * communication crosses (its members' coordinates differ in that tier and
+ * none beyond it; send/recv: the two peers).  On a hierarchical fabric a
+ * communication that crosses tier d also uses every tier inside d, so the
+ * path time a tier's bandwidth can act on is the communication whose
+ * widest tier is d or beyond: an upper bound of what doubling it removes
+ * while the schedule stays the same.  Explicit graphs have no tiers: all
+ * communication counts for every tier.
+ *
+ * Cost: one topology build plus O(path segments x group size x tiers).
+ */
+#include "config.h"
+#include "studies/study.h"
+#include "chakra/et_scale.h"
+#include "replay/sim_critical.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Path communication time by widest tier: by_tier[d] (n_dims entries),
+ * its total and the number of communications on the path. */
+typedef struct {
+  int n_dims;
+  gboolean tiered;
+  sim_time_ps by_tier[16];
+  sim_time_ps total;
+  unsigned count;
+} why_tiers;
+
+static double pct(sim_time_ps a, sim_time_ps T)
+{
+  return T > 0 ? 100.0 * (double)a / (double)T : 0.0;
+}
+
+/* The widest tier the members of one communication span (0 when all
+ * share every coordinate). */
+static int widest_tier(const topo *t, int n_dims, const int *ranks, int n)
+{
+  for (int d = n_dims - 1; d > 0; d--)
+    for (int k = 1; k < n; k++)
+      if (topo_rank_coord(t, ranks[k], d) != topo_rank_coord(t, ranks[0], d))
+        return d;
+  return 0;
+}
+
+static void tiers_of_path(const sim_critical_path *p, const et_workload *w, const topo_variant *base, why_tiers *wt)
+{
+  memset(wt, 0, sizeof *wt);
+  wt->n_dims = MIN(topo_variant_n_dims(base), (int)G_N_ELEMENTS(wt->by_tier));
+  topo *t = topo_variant_is_graph(base) ? NULL : topo_variant_build(base, NULL);
+  wt->tiered = t != NULL && topo_n_dims(t) == wt->n_dims;
+  int *all = NULL;
+  for (guint i = 0; i < p->segments->len; i++) {
+    const sim_crit_segment *s = &g_array_index(p->segments, sim_crit_segment, i);
+    if (s->category != SIM_CRIT_COMM)
+      continue;
+    sim_time_ps len = s->end - s->start;
+    wt->total += len;
+    wt->count++;
+    if (!wt->tiered)
+      continue;
+    const et_graph *g = w->ranks[s->rank];
+    const et_node *nd = &g->nodes[s->node];
+    et_comm tmp;
+    const et_comm *c = nd->comm == ET_NONE ? NULL : et_workload_comm(w, s->rank, nd->comm, &tmp);
+    int d = 0;
+    if (c && nd->type != ET_NODE_COMM_COLL) {
+      int pair[2] = {c->src >= 0 ? c->src : s->rank, c->dst >= 0 ? c->dst : s->rank};
+      d = widest_tier(t, wt->n_dims, pair, 2);
+    } else if (c && c->group != ET_GROUP_WORLD) {
+      const et_group *gr = et_workload_group(w, c->group);
+      d = widest_tier(t, wt->n_dims, gr->ranks, gr->n_ranks);
+    } else if (c) {
+      if (all == NULL) {
+        all = g_new(int, (gsize)w->n_ranks);
+        for (int r = 0; r < w->n_ranks; r++)
+          all[r] = r;
+      }
+      d = widest_tier(t, wt->n_dims, all, w->n_ranks);
+    }
+    wt->by_tier[d] += len;
+  }
+  g_free(all);
+  if (t)
+    topo_free(t);
+}
+
+/* Path communication whose widest tier is lo or beyond. */
+static sim_time_ps from_tier(const why_tiers *wt, int lo)
+{
+  if (!wt->tiered)
+    return wt->total;
+  sim_time_ps s = 0;
+  for (int d = MAX(lo, 0); d < wt->n_dims; d++)
+    s += wt->by_tier[d];
+  return s;
+}
+
+/* The largest category of the path, as the bound sentence names it. */
+static void top_category(const sim_critical_path *p, GString *s)
+{
+  int best = 0;
+  for (int c = 1; c < SIM_CRIT_N_CATEGORIES; c++)
+    if (p->by_category[c] > p->by_category[best])
+      best = c;
+  g_string_append_printf(s, "the step is bound by %s (%.1f %% of the path)",
+                         sim_crit_headline_name((sim_crit_category)best), pct(p->by_category[best], p->step_time));
+}
+
+/* The innermost tier a network row acts on, and whether it acts on what
+ * crosses beyond that tier (domain/size rows) rather than what uses it;
+ * -1 for a row that is not a network row. */
+static int row_tier(const char *res, const topo_variant *base, gboolean *beyond, char **label)
+{
+  int nd = topo_variant_n_dims(base), so = topo_variant_scale_out_dim(base);
+  *beyond = FALSE;
+  int d = -1;
+  if (strcmp(res, "scale_out_bw") == 0) {
+    d = so;
+  } else if (strcmp(res, "scale_up_bw") == 0 || strcmp(res, "latency") == 0) {
+    d = 0;
+  } else if (strcmp(res, "ici_bw") == 0) {
+    for (int k = nd - 1; k >= 0; k--)
+      if (topo_variant_dim_kind(base, k) == TOPO_KIND_TORUS2D || topo_variant_dim_kind(base, k) == TOPO_KIND_TORUS3D)
+        d = k;
+  } else if (strcmp(res, "scale_up_domain") == 0) {
+    d = topo_variant_domain_dim(base);
+    *beyond = TRUE;
+  } else if (g_str_has_prefix(res, "bw:") || g_str_has_prefix(res, "lat:") || g_str_has_prefix(res, "size:")) {
+    d = topo_variant_find_dim(base, strchr(res, ':') + 1);
+    *beyond = res[0] == 's';
+  }
+  if (d >= 0)
+    *label = g_strdup(topo_variant_dim_name(base, d));
+  return d;
+}
+
+/* The best utility among the applicable bandwidth rows, and its name. */
+static double best_bw_row(const study_utility_result *u, const char **name)
+{
+  double best = -INFINITY;
+  for (guint i = 0; i < u->rows->len; i++) {
+    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+    if (r->applicable && (strstr(r->resource, "_bw") || g_str_has_prefix(r->resource, "bw:")) &&
+        r->utility_pct > best) {
+      best = r->utility_pct;
+      *name = r->resource;
+    }
+  }
+  return best;
+}
+
+/* A network row: what of the path it can act on, what it removed. */
+static void network_why(const study_utility_result *u, const study_utility_row *r, const why_tiers *wt,
+                        const topo_variant *base, GString *s)
+{
+  const sim_critical_path *p = u->baseline_critical;
+  const sim_time_ps T = p->step_time;
+  gboolean beyond = FALSE;
+  char *tier = NULL;
+  int d = row_tier(r->resource, base, &beyond, &tier);
+  gboolean lat = strcmp(r->resource, "latency") == 0 || g_str_has_prefix(r->resource, "lat:");
+  sim_time_ps on = lat && strcmp(r->resource, "latency") == 0 ? wt->total : from_tier(wt, beyond ? d + 1 : d);
+  char *ton = wisp_format_time(on);
+  if (on == 0 && (tier == NULL || strcmp(r->resource, "latency") == 0)) {
+    g_string_append(s, "not network-bound: no simulated communication is on the critical path; ");
+    top_category(p, s);
+  } else if (on == 0) {
+    g_string_append_printf(s, "not bound by tier '%s': no communication on the critical path %s it; ", tier,
+                           beyond ? "crosses beyond" : "uses");
+    top_category(p, s);
+  } else if (lat) {
+    g_string_append_printf(s, "the path holds %u communication%s (%s, %.1f %% of T), each paying latency; halving %s "
+                           "removed %.2f %% of T", wt->count, wt->count == 1 ? "" : "s", ton, pct(on, T),
+                           tier && g_str_has_prefix(r->resource, "lat:") ? "that tier's latency" : "every latency",
+                           r->utility_pct);
+    const char *bn = NULL;
+    double bb = best_bw_row(u, &bn);
+    if (bn && r->utility_pct > bb)
+      g_string_append_printf(s, ": latency-bound, halving latency helps more than doubling any bandwidth (best: "
+                             "%s %.2f %%)", bn, bb);
+    else if (bn)
+      g_string_append_printf(s, ": bandwidth-bound more than latency-bound (%s removed %.2f %%)", bn, bb);
+  } else {
+    g_string_append_printf(s, "%s of communication on the critical path (%.1f %% of T) %s tier '%s', the most "
+                           "this change can remove while the schedule stays the same; it removed %.2f %% of T",
+                           ton, pct(on, T), beyond ? "crosses beyond" : "uses", tier ? tier : "?",
+                           r->utility_pct);
+    if (!beyond && r->utility_pct < 0.5 * pct(on, T))
+      g_string_append(s, " (the rest is latency, other tiers or waiting that moves elsewhere)");
+  }
+  g_free(ton);
+  g_free(tier);
+}
+
+/* A lever row (compute, compute:CLASS, host): the path's share of it. */
+static void lever_why(const study_utility_result *u, const study_utility_row *r, GString *s)
+{
+  const sim_critical_path *p = u->baseline_critical;
+  gboolean host = strcmp(r->resource, "host") == 0;
+  sim_crit_category c = host ? SIM_CRIT_HOST : SIM_CRIT_COMPUTE;
+  g_string_append_printf(s, "%s is %.1f %% of the critical path%s; halving it removed %.2f %% of T",
+                         sim_crit_headline_name(c), pct(p->by_category[c], p->step_time),
+                         g_str_has_prefix(r->resource, "compute:") ? " (every kernel class)" : "", r->utility_pct);
+}
+
+GPtrArray *study_utility_why(const study_utility_result *u, const et_workload *w, const topo_variant *base)
+{
+  GPtrArray *lines = g_ptr_array_new_with_free_func(g_free);
+  if (u->baseline_critical == NULL || u->baseline_critical->step_time <= 0) {
+    for (guint i = 0; i < u->rows->len; i++)
+      g_ptr_array_add(lines, NULL);
+    return lines;
+  }
+  why_tiers wt;
+  tiers_of_path(u->baseline_critical, w, base, &wt);
+  for (guint i = 0; i < u->rows->len; i++) {
+    const study_utility_row *r = &g_array_index(u->rows, study_utility_row, i);
+    if (!r->applicable) {
+      g_ptr_array_add(lines, NULL);
+      continue;
+    }
+    GString *s = g_string_new(NULL);
+    if (strcmp(r->resource, "compute") == 0 || strcmp(r->resource, "host") == 0 ||
+        g_str_has_prefix(r->resource, "compute:"))
+      lever_why(u, r, s);
+    else
+      network_why(u, r, &wt, base, s);
+    g_ptr_array_add(lines, g_string_free(s, FALSE));
+  }
+  return lines;
+}
