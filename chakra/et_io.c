@@ -470,14 +470,14 @@ static gboolean decode_int_list(const frame_ctx *f, const attr_val *a, const uin
       while (sub.p < sub.end) {
         if (!get_varint(&sub, &v))
           goto bad;
-        if (v > INT64_MAX)
+        if (v > WISP_MAX_BYTES)
           goto neg;
         g_array_append_val(out, v);
       }
     } else if (tag == ((1u << 3) | 0)) {
       if (!get_varint(&s, &v))
         goto bad;
-      if (v > INT64_MAX)
+      if (v > WISP_MAX_BYTES)
         goto neg;
       g_array_append_val(out, v);
     } else if (!skip_field(&s, (unsigned)(tag & 7))) {
@@ -489,7 +489,8 @@ bad:
   frame_error(f, error, at, "malformed list in attribute \"%.*s\"", (int)a->name_len, a->name);
   return FALSE;
 neg:
-  frame_error(f, error, at, "attribute \"%.*s\" holds a negative or too large size", (int)a->name_len, a->name);
+  frame_error(f, error, at, "attribute \"%.*s\" holds a negative size or one above 2^50 bytes (1 PiB, the "
+              "largest wisp represents)", (int)a->name_len, a->name);
   return FALSE;
 }
 
@@ -506,7 +507,7 @@ static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, co
       return FALSE;
     n->has_ctype = TRUE, n->n_comm_attrs++;
   } else if (attr_is(a, "comm_size")) {
-    if (!want_int(f, a, at, 0, INT64_MAX, &n->size, error))
+    if (!want_int(f, a, at, 0, (int64_t)WISP_MAX_BYTES, &n->size, error)) /* 1 PiB: see wisp_util.h */
       return FALSE;
     n->has_size = TRUE, n->n_comm_attrs++;
   } else if (attr_is(a, "pg_name")) {

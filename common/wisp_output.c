@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,13 +146,62 @@ static gboolean check_not_input_locked(const char *path, const char *option, GEr
   return TRUE;
 }
 
+/* The file a regular output lands in, as one comparable name: symlinks
+ * followed, the directory's real path plus the base name (the file need not
+ * exist yet).  NULL for devices, FIFOs and sockets, which several outputs
+ * may share (two reports to /dev/null).  The caller frees it. */
+static char *output_identity(const char *path)
+{
+  char *target = resolve_links(path, NULL);
+  if (target == NULL)
+    return NULL;
+  struct stat st;
+  if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+    g_free(target);
+    return NULL;
+  }
+  char *dir = g_path_get_dirname(target), *base = g_path_get_basename(target);
+  char *real = realpath(dir, NULL);
+  char *id = g_build_filename(real ? real : dir, base, NULL);
+  free(real);
+  g_free(dir);
+  g_free(base);
+  g_free(target);
+  return id;
+}
+
+/* FALSE (and the error) when path is the same file as an output declared
+ * before it: one would silently overwrite the other.  Called with the
+ * registry locked.  O(declared outputs). */
+static gboolean check_not_declared_locked(const char *path, const char *option, GError **error)
+{
+  char *id = output_identity(path);
+  for (guint i = 0; id && outputs && i < outputs->len; i++) {
+    const declared_output *d = &g_array_index(outputs, declared_output, i);
+    char *other = output_identity(d->path);
+    gboolean same = other && strcmp(other, id) == 0;
+    g_free(other);
+    if (same) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s %s and %s %s name the same file, so one would overwrite the other; give each output its own "
+                  "file", d->option ? d->option : "an output", d->path, option ? option : "an output", path);
+      g_free(id);
+      return FALSE;
+    }
+  }
+  g_free(id);
+  return TRUE;
+}
+
 gboolean wisp_output_declare(const char *path, const char *option, GError **error)
 {
   if (path == NULL)
     return TRUE;
   gboolean ok = TRUE;
   G_LOCK(registry);
-  if (is_stdout_locked(path)) {
+  if (!is_stdout_locked(path) && !check_not_declared_locked(path, option, error)) {
+    ok = FALSE;
+  } else if (is_stdout_locked(path)) {
     if (stdout_owner) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s and %s both write to standard output; give one of them a file", stdout_owner, option);
