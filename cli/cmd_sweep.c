@@ -6,6 +6,7 @@
 #include "studies/study_sweep.h"
 #include "replay/sim_report.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -81,6 +82,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   sim_levers levers = {0};
   int jobs = 0, step = -1;
   double check_baseline = -1;
+  char *check_baseline_s = NULL;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
   GOptionEntry entries[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "output directory (default: NAME-sweep in the current directory)", "DIR"},
@@ -92,7 +94,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
     {"network-model", 0, 0, G_OPTION_ARG_STRING, &model, WISP_CLI_NETWORK_MODEL_HELP, "MODEL"},
     {"tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &model, "same as --network-model", "MODEL"},
-    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to replay (Kineto ProfilerStep#N, XLA step index)", "N"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A to B, every complete step (all), or the whole trace ignoring step markers (whole)", "A..B|all|whole"},
     {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group, "Chakra: communicator groups from FILE instead of the comm_group.json beside the .et files", "FILE"},
@@ -117,6 +119,15 @@ int wisp_cmd_sweep(int argc, char **argv)
   et_workload *w = NULL;
   study_sweep_stats st = {0};
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp sweep: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  /* -j 0 is "not given" (all cores); a negative count is refused. */
+  if (!wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
+      !wisp_cli_check_int("--jobs", jobs, 0, 4096, "a worker count of 1 to 4096 (0 or absent: all cores)", &error) ||
+      (step != -1 && !wisp_cli_check_int("--step", step, 0, INT_MAX, "a step number of 0 or more", &error))) {
     fprintf(stderr, "wisp sweep: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -172,6 +183,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   }
   g_free(dir);
 out:
+  g_free(check_baseline_s);
   study_sweep_stats_clear(&st);
   if (w)
     et_workload_free(w);
