@@ -1795,6 +1795,13 @@ gboolean et_workload_write_threads(const et_workload *w, const char *dir, const 
                                    GError **error)
 {
   g_return_val_if_fail(w != NULL && dir != NULL && prefix != NULL && threads >= 0, FALSE);
+  /* The files are named PREFIX.<rank>.et inside dir: a prefix with a path
+   * separator or a dot-dot would put them elsewhere (convert -p '../x'). */
+  if (*prefix == '\0' || strchr(prefix, '/') != NULL || strcmp(prefix, ".") == 0 || strcmp(prefix, "..") == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "prefix '%s': give a plain file name prefix (no '/', not "
+                "'.' or '..'); the files go into %s", prefix, dir);
+    return FALSE;
+  }
   if (threads == 0 && !wisp_threads_default(&threads, error))
     return FALSE;
   for (int r = 0; r < w->n_ranks; r++)

@@ -852,7 +852,61 @@ static gboolean merge_csv_rows(merge_state *m, char **cl, const char *cp, const 
 
 /* The JSON lines jl of input jp: each row by its point, once, all from the
  * same inputs (input_sha256 and n_points agree). */
-static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, GError **error)
+/* Field `col` (0-based) of a CSV line, double quotes honoured; NULL when
+ * the line is shorter.  O(line length). */
+static char *csv_column(const char *line, int col)
+{
+  GString *f = g_string_new(NULL);
+  gboolean quoted = FALSE;
+  int c = 0;
+  for (const char *p = line; *p && *p != '\n'; p++) {
+    if (*p == '"') {
+      quoted = !quoted;
+    } else if (*p == ',' && !quoted) {
+      if (c++ == col)
+        return g_string_free(f, FALSE);
+      g_string_truncate(f, 0);
+    } else {
+      g_string_append_c(f, *p);
+    }
+  }
+  if (c == col)
+    return g_string_free(f, FALSE);
+  g_string_free(f, TRUE);
+  return NULL;
+}
+
+/* The CSV row and the JSON line of one point carry the same figures (a
+ * shard whose two files disagree was edited or mixed up by hand): the
+ * *_ns and utility_pct columns of the header are compared as text, both
+ * being printed by the same formatter.  FALSE with an error naming both
+ * files.  O(columns x line length). */
+static gboolean rows_agree(const merge_state *m, int p, const char *jrow, const char *cp, const char *jp, int jline,
+                           GError **error)
+{
+  const char *crow = g_hash_table_lookup(m->csv_rows, GINT_TO_POINTER(p));
+  if (crow == NULL || m->header == NULL)
+    return TRUE;
+  gboolean ok = TRUE;
+  char *name = NULL;
+  for (int col = 0; ok && (name = csv_column(m->header, col)) != NULL; col++) {
+    if (g_str_has_suffix(name, "_ns") || strcmp(name, "utility_pct") == 0) {
+      char *cv = csv_column(crow, col), *jv = json_field(jrow, name);
+      if (cv && jv && strcmp(cv, jv) != 0) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: point %d has %s %s but %s says %s; the shard's "
+                    "CSV and JSON lines disagree (edited or mixed up): rerun that shard", jp, jline, p, name, jv, cp,
+                    cv);
+        ok = FALSE;
+      }
+      g_free(cv);
+      g_free(jv);
+    }
+    g_free(name);
+  }
+  return ok;
+}
+
+static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, const char *cp, GError **error)
 {
   gboolean ok = TRUE;
   for (char **l = jl; ok && *l && **l; l++) {
@@ -868,6 +922,8 @@ static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, GErro
       ok = FALSE;
     } else if (g_hash_table_contains(m->json_rows, GINT_TO_POINTER(p))) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
+      ok = FALSE;
+    } else if (!rows_agree(m, p, *l, cp, jp, (int)(l - jl) + 1, error)) {
       ok = FALSE;
     } else {
       if (!m->digest)
@@ -906,7 +962,11 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
       ok = FALSE;
     } else {
       char **cl = g_strsplit(ct, "\n", -1), **jl = g_strsplit(jt, "\n", -1);
-      ok = merge_csv_rows(&m, cl, cp, inputs[0], error) && merge_json_rows(&m, jl, jp, error);
+      /* Noted as inputs: -o naming a shard is refused, as every command
+       * refuses to write over what it reads. */
+      wisp_input_note(cp);
+      wisp_input_note(jp);
+      ok = merge_csv_rows(&m, cl, cp, inputs[0], error) && merge_json_rows(&m, jl, jp, cp, error);
       g_strfreev(cl);
       g_strfreev(jl);
     }
