@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -285,6 +286,66 @@ gboolean wisp_output_check(GError **error)
   return ok;
 }
 
+/* ---- temporary files removed on SIGINT, SIGTERM, SIGHUP ----
+ *
+ * A fixed table of the run's open temporary files (each its own copy of
+ * the name), filled and emptied with atomic compare-and-swap so that the
+ * signal handler, which may run at any instruction, only ever sees whole
+ * pointers.  The handler calls nothing but unlink(), signal() and raise(),
+ * all async-signal-safe.  A run with more than TEMP_SLOTS outputs open at
+ * once leaves the extra ones unregistered (never more than a handful are:
+ * each command writes its outputs one after another).  A name is freed
+ * only after it left the table; the handler runs on the thread that got the
+ * signal, so a free racing with it on another thread is the only hazard,
+ * and the registrations happen before the work that takes the time. */
+#define TEMP_SLOTS 64
+static gpointer temp_slots[TEMP_SLOTS];
+
+static char *temp_register(const char *path)
+{
+  char *copy = g_strdup(path);
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (g_atomic_pointer_compare_and_exchange(&temp_slots[i], NULL, copy))
+      return copy;
+  g_free(copy);
+  return NULL;
+}
+
+static void temp_unregister(char *copy)
+{
+  if (copy == NULL)
+    return;
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (g_atomic_pointer_compare_and_exchange(&temp_slots[i], copy, NULL))
+      break;
+  g_free(copy);
+}
+
+static void on_fatal_signal(int sig)
+{
+  for (int i = 0; i < TEMP_SLOTS; i++) {
+    const char *p = g_atomic_pointer_get(&temp_slots[i]);
+    if (p)
+      unlink(p);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig); /* the default action: the shell sees the signal (exit 130 for SIGINT) */
+}
+
+void wisp_output_cleanup_on_signals(void)
+{
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    /* A signal the caller ignores (nohup) stays ignored. */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 /* ---- the writer ---- */
 
 typedef enum {
@@ -302,10 +363,12 @@ struct wisp_afile {
   gid_t gid;
   afile_mode kind;
   FILE *stream;
+  char *registered; /* the temp name in the signal table (temp_register) */
 };
 
 static void afile_free(wisp_afile *f)
 {
+  temp_unregister(f->registered);
   g_free(f->path);
   g_free(f->target);
   g_free(f->tmp);
@@ -380,6 +443,7 @@ static wisp_afile *afile_open_locked(const char *path, GError **error)
     afile_free(f);
     return NULL;
   }
+  f->registered = temp_register(f->tmp);
   f->stream = fdopen(fd, "w");
   g_assert(f->stream != NULL);
   return f;

@@ -167,6 +167,13 @@ gboolean wisp_output_is_stdout(const char *path);
  * its end, so in-process tests can run several commands). */
 void wisp_output_reset(void);
 
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the
+ * temporary files of the outputs being written (TARGET.tmp.XXXXXX) and
+ * then die of the same signal, so an interrupted run leaves no temp file
+ * behind (the targets themselves are untouched).  Signals the caller
+ * ignores stay ignored.  The `wisp` command calls it once at start. */
+void wisp_output_cleanup_on_signals(void);
+
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);
 

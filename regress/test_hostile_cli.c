@@ -17,6 +17,7 @@
 #include "regress/test_util.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -405,6 +406,99 @@ static void test_card_params(void)
   g_free(tmp);
 }
 
+/* Whether dir holds a file whose name contains `part`. */
+static gboolean dir_has(const char *dir, const char *part)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  gboolean found = FALSE;
+  const char *name;
+  while (d && !found && (name = g_dir_read_name(d)) != NULL)
+    found = strstr(name, part) != NULL;
+  if (d)
+    g_dir_close(d);
+  return found;
+}
+
+/* Item 8: SIGTERM while `simulate --timeline` writes its temporary file
+ * left a *.tmp.XXXXXX of tens of MB (exit by the signal, the temp stayed).
+ * The test polls for the temp file every 0.2 ms, sends SIGTERM the moment
+ * it appears, and checks that wisp died of SIGTERM and that no temp file is
+ * left.  When the run finishes before the poll sees the file (a fast
+ * machine), it retries with a larger --scale; losing every race leaves the
+ * test incomplete, not passed. */
+static void test_signal_removes_temp(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  write_allreduce(tmp, "w", 8, 1 << 20);
+  gboolean caught = FALSE;
+  for (int dp = 32; dp <= 512 && !caught; dp *= 2) {
+    char *scale = g_strdup_printf("dp=%d", dp);
+    const char *argv[] = {g_getenv("WISP_BIN"), "simulate", "w", "-n", "dgx-h100", "--timeline", "t.json", "--scale",
+                          scale, NULL};
+    GPid pid;
+    GError *error = NULL;
+    g_assert_true(g_spawn_async(tmp, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+                                G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, &error));
+    int status = 0;
+    for (;;) {
+      if (dir_has(tmp, "t.json.tmp.")) {
+        kill(pid, SIGTERM);
+        caught = TRUE;
+        break;
+      }
+      if (waitpid(pid, &status, WNOHANG) == pid)
+        break; /* finished first: retry larger */
+      g_usleep(200);
+    }
+    if (caught) {
+      g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+      g_assert_true(WIFSIGNALED(status));
+      g_assert_cmpint(WTERMSIG(status), ==, SIGTERM);
+      g_assert_false(dir_has(tmp, ".tmp."));
+    }
+    g_spawn_close_pid(pid);
+    g_free(scale);
+  }
+  if (!caught)
+    g_test_incomplete("every run finished before its temporary timeline file was seen");
+  test_rm_rf(tmp);
+  g_free(tmp);
+}
+
+/* Item 8, second half: --resume after a kill -9 left the killed worker's
+ * P<point>.row.tmp.XXXXXX in the points directory forever.  --resume now
+ * removes the names it recognises (and says so) and keeps anything else. */
+static void test_resume_orphans(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  write_allreduce(tmp, "w", 2, 1 << 20);
+  char *spec = g_build_filename(tmp, "s.yaml", NULL);
+  const char *text = "sweep_version: 1\nname: r\ncluster: dgx-h100\naxes:\n  - {key: compute, values: [1, 2]}\n";
+  g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+  expect_run(tmp, (const char *[]){"sweep", spec, "-w", "w", "-o", "o", "-j", "1", "--no-progress", NULL}, 0, NULL);
+  char *orphan = g_build_filename(tmp, "o", "r.points", "P0000001.row.tmp.Ab3xYz", NULL);
+  char *other = g_build_filename(tmp, "o", "r.points", "notes.txt", NULL);
+  g_assert_true(g_file_set_contents(orphan, "{\"point\": 1,", -1, NULL));
+  g_assert_true(g_file_set_contents(other, "mine", -1, NULL));
+  char *out = NULL, *err = NULL;
+  g_assert_cmpint(wisp_in(tmp, (const char *[]){"sweep", spec, "-w", "w", "-o", "o", "-j", "1", "--no-progress",
+                                                "--resume", NULL}, &out, &err), ==, 0);
+  expect_has(out, "removed 1 temporary point file(s) a killed run left behind");
+  g_assert_false(g_file_test(orphan, G_FILE_TEST_EXISTS));
+  g_assert_true(g_file_test(other, G_FILE_TEST_EXISTS));
+  g_free(out);
+  g_free(err);
+  g_free(orphan);
+  g_free(other);
+  g_free(spec);
+  test_rm_rf(tmp);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -417,5 +511,7 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile/convert_prefix", test_convert_prefix);
   g_test_add_func("/hostile/option_ranges", test_option_ranges);
   g_test_add_func("/hostile/card_params", test_card_params);
+  g_test_add_func("/hostile/signal_removes_temp", test_signal_removes_temp);
+  g_test_add_func("/hostile/resume_orphans", test_resume_orphans);
   return g_test_run();
 }

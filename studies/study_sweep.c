@@ -206,6 +206,31 @@ static char *point_file(const sweep_ctx *c, int p)
   return g_build_filename(c->dir, name, NULL);
 }
 
+/* --resume after a kill -9: removes the temporary files a killed writer
+ * left in the points directory, only names it recognises
+ * (P<7 digits>.row.tmp.<6 characters>, what wisp_write_file_atomic makes
+ * of a point file).  Returns how many were removed.  O(files in dir). */
+static int remove_orphans(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  int n = 0;
+  const char *name;
+  while (d && (name = g_dir_read_name(d)) != NULL) {
+    size_t len = strlen(name);
+    gboolean ours = len == 23 && name[0] == 'P' && g_str_has_prefix(name + 8, ".row.tmp.");
+    for (int i = 1; ours && i < 8; i++)
+      ours = g_ascii_isdigit(name[i]);
+    if (ours) {
+      char *path = g_build_filename(dir, name, NULL);
+      n += g_unlink(path) == 0;
+      g_free(path);
+    }
+  }
+  if (d)
+    g_dir_close(d);
+  return n;
+}
+
 /* TRUE when point p's row file exists, is complete and belongs to this
  * spec (same digest, same point). */
 static gboolean point_done(const sweep_ctx *c, int p)
@@ -752,6 +777,8 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     ok = FALSE;
     goto out;
   }
+  if (o->resume)
+    st->orphans_removed = remove_orphans(c.dir);
   GArray *mine = g_array_new(FALSE, FALSE, sizeof(int)), *pending = g_array_new(FALSE, FALSE, sizeof(int));
   for (int p = shard_k - 1; p < s->n_points; p += shard_n) {
     g_array_append_val(mine, p);
