@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,7 +436,18 @@ static wisp_afile *afile_open_locked(const char *path, GError **error)
     f->gid = st.st_gid;
   }
   f->tmp = g_strdup_printf("%s.tmp.XXXXXX", f->target);
+  /* The cleanup signals wait while the file is created and registered: a
+   * signal in between would leave it behind. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   int fd = g_mkstemp(f->tmp);
+  if (fd >= 0)
+    f->registered = temp_register(f->tmp);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (fd < 0) {
     int e = errno;
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot create a temporary file next to it: %s", path,
@@ -443,7 +455,6 @@ static wisp_afile *afile_open_locked(const char *path, GError **error)
     afile_free(f);
     return NULL;
   }
-  f->registered = temp_register(f->tmp);
   f->stream = fdopen(fd, "w");
   g_assert(f->stream != NULL);
   return f;

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 /* Runs wisp with args (NULL-terminated) in directory cwd (NULL: here);
  * returns the exit status, or -1 when a signal ended it (the probe's
@@ -499,6 +500,39 @@ static void test_resume_orphans(void)
   g_free(tmp);
 }
 
+/* Item 6: a small .json.gz holding one huge string made the reader decode
+ * all of it (a 4 GiB string: RSS past 2.5 GB, a GLib abort under ulimit
+ * -v).  Here an 80 MiB kernel name, 0.4 MB compressed: the issue's build
+ * took 90 s and 250 MB to accept it; now the 64 MiB token cap stops the read
+ * at the string's offset. */
+static void test_huge_string(void)
+{
+  if (!have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *path = g_build_filename(tmp, "big.json.gz", NULL);
+  gzFile gz = gzopen(path, "wb1");
+  g_assert_nonnull(gz);
+  const char *head = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": "
+                     "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"";
+  g_assert_cmpint(gzputs(gz, head), ==, (int)strlen(head));
+  char *chunk = g_malloc(1 << 20);
+  memset(chunk, 'a', 1 << 20);
+  for (int i = 0; i < 80; i++)
+    g_assert_cmpint(gzwrite(gz, chunk, 1 << 20), ==, 1 << 20);
+  g_assert_cmpint(gzputs(gz, "\", \"ts\": 1, \"dur\": 2}]}"), >, 0);
+  g_assert_cmpint(gzclose(gz), ==, Z_OK);
+  g_free(chunk);
+  /* The string's opening quote is byte strlen(head) - 1 = 103 of the
+   * uncompressed text. */
+  g_assert_cmpuint(strlen(head), ==, 104);
+  expect_run(NULL, (const char *[]){"simulate", path, "-n", "dgx-h100", NULL}, 1,
+             "big.json.gz: byte 103: string starting here is longer than 64 MiB");
+  test_rm_rf(tmp);
+  g_free(path);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -511,6 +545,7 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile/convert_prefix", test_convert_prefix);
   g_test_add_func("/hostile/option_ranges", test_option_ranges);
   g_test_add_func("/hostile/card_params", test_card_params);
+  g_test_add_func("/hostile/huge_string", test_huge_string);
   g_test_add_func("/hostile/signal_removes_temp", test_signal_removes_temp);
   g_test_add_func("/hostile/resume_orphans", test_resume_orphans);
   return g_test_run();
