@@ -289,39 +289,65 @@ void et_layout_describe(const et_layout *l, const et_workload *w, GString *out)
 
 /* ---- scaling ---- */
 
-gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
+/* One KEY=V of a --scale spec into rq. */
+static gboolean scale_item(const char *spec, const char *item, et_scale_request *rq, GError **error)
 {
-  rq->dp = 0;
-  if (spec == NULL || *spec == '\0')
-    return TRUE;
-  const char *eq = strchr(spec, '=');
+  const char *eq = strchr(item, '=');
   if (eq == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--scale '%s': expected DIM=N, e.g. --scale dp=64 (the new data-parallel degree)", spec);
+                "--scale '%s': expected DIM=N, e.g. --scale dp=64 or --scale tp=2,pp=4,mb=8", spec);
     return FALSE;
   }
-  char *dim = g_strndup(spec, (gsize)(eq - spec));
-  char *end = NULL;
-  gint64 v = g_ascii_strtoll(eq + 1, &end, 10);
+  char *dim = g_strndup(item, (gsize)(eq - item));
+  const char *val = eq + 1;
   gboolean ok = FALSE;
-  if (strcmp(dim, "dp") != 0) {
-    const char *why = strcmp(dim, "pp") == 0 ? "more pipeline stages re-partition the model's layers, which the trace "
-                                               "does not show"
-                      : strcmp(dim, "tp") == 0 ? "tensor parallelism changes every kernel's shape and time"
-                      : strcmp(dim, "ep") == 0 ? "expert parallelism re-places experts and changes the all-to-all "
-                                                 "pattern and the expert compute per rank"
-                      : strcmp(dim, "cp") == 0 ? "context parallelism changes the attention kernels and their exchange"
-                      : "it is not a parallel dimension (tp, pp, ep, cp, dp)";
+  if (strcmp(dim, "ep") == 0 || strcmp(dim, "cp") == 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "--scale %s: only dp=N is supported: %s; scale data parallelism with --scale dp=N", spec, why);
-  } else if (end == eq + 1 || *end != '\0' || v < 1 || v > (1 << 24)) {
+                "--scale %s: %s is not supported yet: re-partitioning %s needs %s, which the model reader does not "
+                "identify yet (it reads dense transformer layers: GEMMs, attention, elementwise, TP all-reduces); "
+                "dp, tp, pp, mb and sched are supported", spec, dim,
+                strcmp(dim, "ep") == 0 ? "experts" : "the sequence",
+                strcmp(dim, "ep") == 0 ? "the MoE layer's expert GEMMs and dispatch/combine all-to-alls in the trace "
+                                         "and the card's expert count and top-k"
+                                       : "the attention kernels' exchange (ring or all-gather of K/V) in the trace");
+  } else if (strcmp(dim, "sched") == 0) {
+    ok = strcmp(val, "1f1b") == 0 || strcmp(val, "gpipe") == 0;
+    if (ok)
+      rq->sched = strcmp(val, "gpipe") == 0 ? 1 : 0; /* et_sched (chakra/et_model.h) */
+    else
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--scale %s: sched must be gpipe or 1f1b", spec);
+  } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb")) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--scale %s: N must be a whole number from 1 to %d, e.g. --scale dp=64", spec, 1 << 24);
+                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, mb, sched; ep and cp are refused)", spec,
+                dim);
   } else {
-    rq->dp = (int)v;
-    ok = TRUE;
+    char *end = NULL;
+    gint64 v = g_ascii_strtoll(val, &end, 10);
+    if (end == val || *end != '\0' || v < 1 || v > (1 << 24)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "--scale %s: %s must be a whole number from 1 to %d, e.g. --scale %s=4", spec, dim, 1 << 24, dim);
+    } else {
+      int *dst = strcmp(dim, "dp") == 0 ? &rq->dp : strcmp(dim, "tp") == 0 ? &rq->tp : strcmp(dim, "pp") == 0 ? &rq->pp
+                 : &rq->mb;
+      *dst = (int)v;
+      ok = TRUE;
+    }
   }
   g_free(dim);
+  return ok;
+}
+
+gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
+{
+  rq->dp = rq->tp = rq->pp = rq->mb = 0;
+  rq->sched = -1;
+  if (spec == NULL || *spec == '\0')
+    return TRUE;
+  char **items = g_strsplit(spec, ",", -1);
+  gboolean ok = TRUE;
+  for (int i = 0; ok && items[i]; i++)
+    ok = scale_item(spec, items[i], rq, error);
+  g_strfreev(items);
   return ok;
 }
 

@@ -31,9 +31,10 @@
  * keeping the trace's own placement inside a replica (TP in the scale-up
  * domain first, then PP, when the trace was so numbered), DP across
  * replicas; "inner" puts a traced rank's K replicas on consecutive ranks
- * (DP first).  pp, tp, cp and ep scaling are refused: they re-partition the
- * model (layers, tensors, sequence, experts), which the trace does not
- * show.
+ * (DP first).  tp, pp and micro-batch changes re-partition the model: the
+ * job is rebuilt from the model read out of the trace and card
+ * (chakra/et_model.h, chakra/et_repart.h); cp and ep are refused with
+ * what is missing.
  */
 #ifndef WISP_ET_SCALE_H
 #define WISP_ET_SCALE_H
@@ -76,10 +77,17 @@ typedef enum { ET_PLACE_OUTER = 0, ET_PLACE_INNER } et_placement;
 typedef struct {
   int dp;                            /* new data-parallel degree; 0 = no scaling */
   et_placement placement;
+  /* Re-partitioning (chakra/et_repart.h, issue 32): new tensor and
+   * pipeline degrees, micro-batch count (0 = as traced) and schedule
+   * (-1 = as the card says; et_sched values). */
+  int tp, pp, mb, sched;
 } et_scale_request;
 
-/* Parses "dp=N" (N >= 1) into rq->dp; other dimensions are errors that
- * say why (see the header comment).  NULL or "" leaves rq->dp = 0. */
+/* Parses "KEY=V[,KEY=V...]": dp=N, tp=N, pp=N, mb=N (N >= 1) and
+ * sched=gpipe|1f1b; ep= and cp= are errors that say what is missing.
+ * NULL or "" leaves everything 0 (sched -1).  Only dp alone is the
+ * data-parallel scaling above; any other key asks for a re-partitioned
+ * job (et_repart.h), which needs a workload card. */
 gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error);
 /* "outer" or "inner" (NULL = outer). */
 gboolean et_placement_parse(const char *s, et_placement *out, GError **error);

@@ -20,7 +20,7 @@
 #include "cli/wisp_load.h"
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
-#include "collectives/libraries/coll_nccl.h"
+#include "collectives/libraries/nccl/coll_nccl.h"
 #include "collectives/coll_nccltests.h"
 #include "common/wisp_json.h"
 #include "studies/study.h"

@@ -33,6 +33,7 @@ static const wisp_command commands[] = {
   {"convert", cmd_convert, "convert profiler traces to Chakra ET files (+ comm_group.json)"},
   {"simulate", wisp_cmd_simulate, "replay a workload (Chakra ET, Kineto or XLA traces) on a network"},
   {"utility", wisp_cmd_utility, "what-if: utility of doubling each network resource"},
+  {"search", wisp_cmd_search, "what-if: simulate and rank the job's parallel configurations (dp, tp, pp, micro-batches)"},
   {"sweep", wisp_cmd_sweep, "what-if: sweep cluster parameters (grid or zip), CSV + JSON lines"},
   {"sweep-merge", wisp_cmd_sweep_merge, "merge the shards of a sharded sweep"},
   {"diff", wisp_cmd_diff, "per rank, group and op-type deltas between two reports"},

@@ -18,6 +18,7 @@ int wisp_cmd_inspect(int argc, char **argv);
 int wisp_cmd_convert(int argc, char **argv);
 int wisp_cmd_calibrate(int argc, char **argv);
 int wisp_cmd_utility(int argc, char **argv);
+int wisp_cmd_search(int argc, char **argv);
 int wisp_cmd_sweep(int argc, char **argv);
 int wisp_cmd_sweep_merge(int argc, char **argv);
 int wisp_cmd_diff(int argc, char **argv);

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "cli/wisp_load.h"
+#include "cli/wisp_repart.h"
 #include "chakra/et_io.h"
 #include "frontends/fe.h"
 #include "frontends/xla.h"
@@ -187,9 +188,13 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
     return NULL;
   }
-  et_workload *o = rq.dp > 0 ? et_workload_scale(w, &l, &rq, error) : w;
-  if (o == NULL)
+  gboolean repart = rq.tp || rq.pp || rq.mb || rq.sched >= 0;
+  et_workload *o = repart ? wisp_repartition(w, &l, lo->card, &rq, lo->quiet, error)
+                   : rq.dp > 0 ? et_workload_scale(w, &l, &rq, error) : w;
+  if (o == NULL && !repart)
     et_workload_free(w);
+  else if (o == NULL || repart)
+    ; /* wisp_repartition consumed w and printed its lines */
   else if (!lo->quiet && o->scale)
     fprintf(stderr, "wisp: %s\n", et_scale_summary(o->scale));
   else if (!lo->quiet) { /* --card alone: the layout it gives, checked against the trace */
@@ -396,8 +401,9 @@ void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *e)
   memset(s, 0, sizeof(*s));
   const GOptionEntry list[WISP_CLI_SCALE_ENTRIES] = {
     {"scale", 0, 0, G_OPTION_ARG_STRING, &s->scale, "simulate the job with data-parallel degree N (a multiple of the "
-     "traced one): new ranks replay their traced counterpart's graph, DP groups grow, TP/PP groups are replicated "
-     "(pp, tp, cp, ep are refused)", "dp=N"},
+     "traced one): new ranks replay their traced counterpart's graph, DP groups grow, TP/PP groups are replicated; "
+     "tp=, pp=, mb= (micro-batches), sched=gpipe|1f1b re-partition the model read from the trace and --card "
+     "(doc/repartition.md; ep, cp are refused)", "dp=N|tp=N,pp=N,mb=N"},
     {"placement", 0, 0, G_OPTION_ARG_STRING, &s->placement, "where --scale puts the new ranks: outer (default: "
      "replicas of the traced world side by side, the trace's TP/PP placement inside each) or inner (a rank's DP "
      "replicas on consecutive ranks)", "outer|inner"},
@@ -414,6 +420,13 @@ gboolean wisp_cli_scale_resolve(wisp_cli_scale *s, wisp_load_options *lo, GError
   et_scale_request rq = {0};
   if (!et_scale_parse(s->scale, &rq, error) || !et_placement_parse(s->placement, &rq.placement, error))
     return FALSE;
+  if ((rq.tp || rq.pp || rq.mb || rq.sched >= 0) && s->card == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--scale %s re-partitions the model, which needs a workload card (--card FILE) with num_layers, "
+                "num_heads, vocab_size, hidden_size, batch_size, seq_len, micro_batches and the GPU (doc/card.md)",
+                s->scale);
+    return FALSE;
+  }
   if (s->placement && !s->scale) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--placement %s needs --scale dp=N", s->placement);
     return FALSE;

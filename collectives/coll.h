@@ -207,7 +207,7 @@ gboolean coll_p2p_lifecycle(const et_comm *send, const et_comm *recv, sim_time_p
 typedef void (*coll_slowdown_fn)(sim_engine *sim, void *ctx, int rank, double delta);
 gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx);
 
-/* The ring recurrence (coll.c, "Ring recurrence"): flat unidirectional
+/* The ring recurrence (coll_ring.c): flat unidirectional
  * ring all-reduce, reduce-scatter and all-gather of one chunk on tier A,
  * ideal or NCCL model, are charged by a step recurrence instead of per
  * transfer when their hops are link-disjoint and their links idle at the
@@ -219,7 +219,7 @@ gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx);
  * fixes the order of events within one picosecond, which the recurrence
  * does not reproduce (members finishing at the same instant are reported
  * in member order; a tie between a ring step and other traffic on a link,
- * see coll.c), so the outputs of small jobs do not depend on it.
+ * see coll_ring.c), so the outputs of small jobs do not depend on it.
  * Counters: runs that took it, those of them whose members were all
  * alike (equal pieces, alike hops: the closed form, O(steps)), candidates
  * that did not take it (links busy or shared at the start), runs turned
@@ -247,7 +247,7 @@ gboolean coll_desc_check(const topo *t, const coll_desc *desc, GError **error);
 /* Runs one collective alone on a fresh engine, network and library and
  * returns its completion time (collbench, tests).  Under library nccl the
  * time is that of one iteration of nccl-tests' back-to-back timing loop:
- * max(host launch cost, GPU time) (see coll_measure_lib in coll.c). */
+ * max(host launch cost, GPU time) (see coll_measure_lib in coll_rt.c). */
 gboolean coll_measure(const topo *t, net_tier tier, const coll_policy *policy, const coll_desc *desc,
                       sim_time_ps *time_ps, coll_info *info, GError **error);
 

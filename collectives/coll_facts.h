@@ -1,7 +1,7 @@
 /* coll_facts.h: nccl-tests' conventions and the size arithmetic every
  * collective layer shares, as one leaf (it depends on chakra's collective
  * table, et_coll_info in chakra/et_graph.h, and on nothing else of wisp).
- * The runtime (coll.c), the library models (collectives/libraries/), the
+ * The runtime (coll_rt.c, coll_run.c, ...), the library models (collectives/libraries/), the
  * calibration and `wisp collbench` all call these instead of keeping their
  * own copies.  Conventions: nccl-tests doc/PERFORMANCE.md and
  * ../shared/reference (conventions.md section 1).  Every function is O(1).

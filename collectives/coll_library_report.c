@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
-#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/supernode/coll_library_internal.h"
 #include "collectives/coll_library_report.h"
 
 static coll_library_params variant(const coll_library_params *base, coll_library_kind k, coll_reg_mode reg)

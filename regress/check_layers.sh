@@ -31,10 +31,11 @@ for l in $LAYERS; do
   dir=${l%%:*}
   mine=${l#*:}
   bad=""
-  for f in "$src/$dir"/*.c "$src/$dir"/*.h; do
+  # Every file of the folder, sub-folders included (collectives/libraries/nccl/...).
+  for f in $(find "$src/$dir" -name '*.[ch]' | LC_ALL=C sort); do
     [ -f "$f" ] || continue
-    rel=$dir/$(basename "$f")
-    for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\/[A-Za-z0-9_.]*\)".*/\1/p' "$f"); do
+    rel=${f#"$src"/}
+    for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\/[A-Za-z0-9_./]*\)".*/\1/p' "$f"); do
       top=${inc%%/*}
       [ "$top" = "$dir" ] && continue
       r=$(rank_of "$top")

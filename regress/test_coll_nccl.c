@@ -1,5 +1,5 @@
 /* test_coll_nccl.c: closed-form checks of the NCCL model's mechanisms
- * (collectives/libraries/coll_nccl.[ch], coll.c): NCCL's slice and tree chunk sizes,
+ * (collectives/libraries/nccl/, coll_run.c): NCCL's slice and tree chunk sizes,
  * the slice pipeline of a ring broadcast, and nccl-tests' timing loop in
  * coll_measure.  The validation against real runs is test_nccl_tests. */
 #include "config.h"
@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "collectives/coll.h"
-#include "collectives/libraries/coll_nccl.h"
+#include "collectives/libraries/nccl/coll_nccl.h"
 #include "test_util.h"
 
 /* Slices [nccl] src/enqueue.cc calcCollChunking, src/include/device.h:

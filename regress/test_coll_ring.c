@@ -1,4 +1,4 @@
-/* test_coll_ring.c: the ring recurrence (collectives/coll.c, "Ring
+/* test_coll_ring.c: the ring recurrence (collectives/coll_ring.c, "Ring
  * recurrence") against the per-transfer path.
  *
  * Every case runs the same collective twice on tier A, once with the
@@ -317,7 +317,7 @@ static void test_directed_ring(void)
  * the link counters equal the per-transfer path's, for instants before,
  * inside the ring's steps and on a step boundary (the tie the
  * recurrence resolves as the per-transfer path does when the competitor's
- * event was queued first, coll.c); until the 8th step the competitor does
+ * event was queued first, coll_ring.c); until the 8th step the competitor does
  * delay the ring (the comparison is not vacuous). */
 static void test_competing(void)
 {

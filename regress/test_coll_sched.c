@@ -2,7 +2,7 @@
  * nccl-tests conventions, names and the tuner — checked without a network.
  *
  * The schedule checker runs every position of a phase as the state
- * machine coll.c uses (start a step: issue its sends; finish it once the
+ * machine coll_run.c uses (start a step: issue its sends; finish it once the
  * transfers addressed to it arrived), with instantaneous delivery.  It
  * proves that every transfer is addressed to a step that expects exactly
  * that many receives (no lost or surplus messages) and that the schedule

@@ -176,7 +176,7 @@ static void test_help(void)
   /* The pages it names exist in the source tree. */
   static const char *const pages[] = {"wisp", "wisp-inspect", "wisp-convert", "wisp-simulate", "wisp-utility",
                                       "wisp-sweep", "wisp-sweep-merge", "wisp-diff", "wisp-calibrate", "wisp-topo",
-                                      "wisp-collbench", "wisp-metrics"};
+                                      "wisp-collbench", "wisp-metrics", "wisp-search"};
   for (guint i = 0; i < G_N_ELEMENTS(pages); i++) {
     char *p = g_strdup_printf("%s/doc/%s.1", src, pages[i]);
     g_assert_true(g_file_test(p, G_FILE_TEST_IS_REGULAR));

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "collectives/coll_internal.h"
-#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/supernode/coll_library_internal.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -936,7 +936,7 @@ static void test_stats(void)
   g_assert_cmpint(coll_library_stats_blocked_pct(&s, 1.0), ==, 1000 * US); /* capped at the max */
 }
 
-/* ---- the library inside the event-driven collectives (coll.c) --------- */
+/* ---- the library inside the event-driven collectives (coll_run.c) -------- */
 
 /* 4 ranks on one switch, 100 GB/s links of 500 ns: alpha = 1 us per route
  * (two links); a 1 MiB piece takes 10,485,760 ps. */

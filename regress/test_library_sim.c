@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
-#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/supernode/coll_library_internal.h"
 #include "collectives/coll_library_report.h"
 #include "replay/sim_replay.h"
 

@@ -11,7 +11,7 @@
 #include "frontends/kineto_mem.h"
 #include "replay/sim_replay.h"
 #include "topologies/topo.h"
-#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/supernode/coll_library_internal.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
-#include "collectives/libraries/coll_nccl.h"
+#include "collectives/libraries/nccl/coll_nccl.h"
 #include "collectives/coll_nccltests.h"
 #include "test_util.h"
 

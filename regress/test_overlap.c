@@ -21,7 +21,7 @@
  */
 #include "config.h"
 
-#include "collectives/libraries/coll_library_internal.h"
+#include "collectives/libraries/supernode/coll_library_internal.h"
 #include "replay/sim_critical.h"
 #include "replay/sim_report.h"
 #include "topologies/topo.h"

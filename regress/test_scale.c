@@ -332,13 +332,13 @@ static void test_errors(void)
   et_scale_request rq = {0};
   GError *e = NULL;
   const struct { const char *spec; int code; const char *text; } bad[] = {
-    {"pp=4", WISP_ERROR_UNSUPPORTED, "only dp=N is supported: more pipeline stages re-partition the model's layers"},
-    {"tp=16", WISP_ERROR_UNSUPPORTED, "tensor parallelism changes every kernel's shape"},
-    {"ep=8", WISP_ERROR_UNSUPPORTED, "expert parallelism re-places experts"},
-    {"xx=2", WISP_ERROR_UNSUPPORTED, "it is not a parallel dimension"},
+    {"ep=8", WISP_ERROR_UNSUPPORTED, "re-partitioning experts needs the MoE layer's expert GEMMs"},
+    {"tp=2,cp=2", WISP_ERROR_UNSUPPORTED, "re-partitioning the sequence needs the attention kernels' exchange"},
+    {"xx=2", WISP_ERROR_INVALID, "'xx' is not a parallel dimension"},
     {"dp", WISP_ERROR_INVALID, "expected DIM=N, e.g. --scale dp=64"},
-    {"dp=0", WISP_ERROR_INVALID, "N must be a whole number from 1"},
-    {"dp=12x", WISP_ERROR_INVALID, "N must be a whole number from 1"},
+    {"dp=0", WISP_ERROR_INVALID, "dp must be a whole number from 1"},
+    {"dp=12x", WISP_ERROR_INVALID, "dp must be a whole number from 1"},
+    {"pp=4,sched=zigzag", WISP_ERROR_INVALID, "sched must be gpipe or 1f1b"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     g_assert_false(et_scale_parse(bad[i].spec, &rq, &e));
@@ -347,7 +347,9 @@ static void test_errors(void)
     g_assert_nonnull(strstr(e->message, bad[i].text));
     g_clear_error(&e);
   }
-  g_assert_true(et_scale_parse("dp=64", &rq, &e) && rq.dp == 64);
+  g_assert_true(et_scale_parse("dp=64", &rq, &e) && rq.dp == 64 && rq.tp == 0 && rq.sched == -1);
+  g_assert_true(et_scale_parse("tp=2,pp=4,mb=8,sched=gpipe", &rq, &e));
+  g_assert_true(rq.dp == 0 && rq.tp == 2 && rq.pp == 4 && rq.mb == 8 && rq.sched == 1);
   et_placement pl;
   g_assert_false(et_placement_parse("diagonal", &pl, &e));
   g_assert_nonnull(strstr(e->message, "--placement 'diagonal': use outer"));
@@ -397,7 +399,7 @@ static void test_cli(void)
 
   const char *a2[] = {"utility", v.example, "--network", "dgx-a100", "--scale", "pp=4", NULL};
   g_assert_cmpint(test_wisp_run_in(NULL, a2, NULL, &err), ==, 2);
-  g_assert_nonnull(strstr(err, "--scale pp=4: only dp=N is supported"));
+  g_assert_nonnull(strstr(err, "--scale pp=4 re-partitions the model, which needs a workload card (--card FILE)"));
   g_free(err);
 
   /* A card the trace does not match. */

@@ -5,7 +5,7 @@
 #include "replay/sim_critical.h"
 #include "common/wisp_json.h"
 #include "collectives/coll_library_report.h"
-#include "collectives/libraries/coll_nccl.h"
+#include "collectives/libraries/nccl/coll_nccl.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  *   nccl           NCCL's tuner (coll_nccl.h): algorithm and protocol per
  *                  size, protocol efficiency and latencies on the
  *                  simulated transfers; the default for wisp configs;
- *   ideal          wisp's textbook algorithms (collectives/coll.c), no
+ *   ideal          wisp's textbook algorithms (collectives/coll_run.c), no
  *                  library cost; the default for ASTRA-sim network.yml;
  *   hccl           ring / halving-doubling through a bounded, pre-registered
  *                  staging buffer: copy-in and copy-out traffic and time;
@@ -25,7 +25,7 @@
  *                  fixed cost t_copy0 each, overlap omega (§8).
  *
  * Two uses:
- *  - the event model (coll.c, what simulate / utility / sweep run): the
+ *  - the event model (coll_run.c with supernode/supernode_run.c, what simulate / utility / sweep run): the
  *    library's flat operators, a per-member engine (one peer per step at
  *    the route's bottleneck, a fan-out at coll_library_fm_bw, SDMA
  *    1 + eps slower), the core partition of every fan-out step
@@ -51,8 +51,8 @@
 /* This header is what the other layers use (libraries and their names,
  * parameters, statistics, MoE routing, the interference delta); the
  * models' internals (fabric view, mode A closed forms, registration state,
- * core partitioning, deterministic draws) are in coll_library_internal.h,
- * for the collective runtime (coll.c), collbench --compare and the tests.
+ * core partitioning, deterministic draws) are in supernode/coll_library_internal.h,
+ * for the family's hooks on the run (supernode_run.c), collbench --compare and the tests.
  */
 #ifndef WISP_COLL_LIBRARY_H
 #define WISP_COLL_LIBRARY_H
@@ -219,7 +219,7 @@ typedef struct {
   double core_occupancy_us;     /* summed over ops (mode A estimate per op) */
   uint64_t ops_total;           /* collectives seen */
   /* Core partitioning of the simulated fan-out steps (one partition per
-   * member, chunk and full-mesh step that moves data; coll.c). */
+   * member, chunk and full-mesh step that moves data; supernode_run.c). */
   uint64_t partitions;
   double core_spread_sum;       /* sum of the partitions' spreads */
   double core_spread_max;

@@ -9,7 +9,7 @@
  * src/graph/topo.h (tag [nccl] below); wisp's code is its own.
  *
  * The tuner only chooses.  The time of a collective comes out of the
- * simulation (coll.c): the chosen algorithm's transfers run on the
+ * simulation (nccl_plan.c on the run): the chosen algorithm's transfers run on the
  * network, structured as NCCL runs them (rings per rail, the tree as a
  * chain inside the node and a tree between nodes, NVLS-tree, slices
  * pipelined along rings and trees: coll_nccl_slice_bytes,

@@ -1,4 +1,4 @@
-/* coll_nccl.c: the NCCL cost model (see coll_nccl.h and
+/* nccl_tuner.c: the NCCL cost model (the tuner) (see coll_nccl.h and
  * doc/collectives.md "The NCCL model").  Every constant below is tagged
  * with its source; [nccl] means NVIDIA/nccl at commit 5067397 (master of
  * 2026-06-11), file src/graph/tuning.cc unless another file is named.
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "collectives/libraries/coll_nccl.h"
+#include "collectives/libraries/nccl/coll_nccl.h"
 
 static const char *const algo_names[COLL_NALGO_COUNT] = { "tree", "ring", "collnet_direct", "collnet_chain",
                                                           "nvls", "nvls_tree", "pat", "p2p" };
@@ -358,14 +358,14 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
      * simulated schedule already has; the rest is efficiency. */
     base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn);
   } else if (a == COLL_NALGO_TREE && nodes > 1 && ppn > 1) {
-    /* wisp's plan of NCCL's tree on several nodes (coll.c): ring
+    /* wisp's plan of NCCL's tree on several nodes (nccl_plan.c): ring
      * reduce-scatter and all-gather inside the node, 2 (ppn - 1) / ppn S
      * per NVLink direction, and a double binary tree between the nodes,
      * S / ppn per NIC and direction on two nodes, 2 S / ppn on more. */
     double ratio = 2.0 * (n - 1) / n;
     base = MIN(ratio * intra_view * ppn / (2.0 * (ppn - 1)), ratio * c->nic_GBps * (nodes <= 2 ? 1.0 : 0.5));
   } else if (a == COLL_NALGO_TREE && nodes > 1 && ppn > 1 && f == COLL_NFUNC_ALL_REDUCE) {
-    /* wisp's plan of NCCL's tree on several nodes (coll.c): ring
+    /* wisp's plan of NCCL's tree on several nodes (nccl_plan.c): ring
      * reduce-scatter and all-gather inside the node, 2 (ppn - 1) / ppn S
      * per NVLink direction, and a double binary tree between the nodes,
      * S / ppn per NIC and direction on two nodes, 2 S / ppn on more. */

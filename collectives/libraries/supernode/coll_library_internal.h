@@ -1,5 +1,5 @@
 /* coll_library_internal.h: the library models' internals (not installed),
- * for the collective runtime (collectives/coll.c), collbench --compare
+ * for the family's hooks on the run (supernode_run.c), collbench --compare
  * (collectives/coll_library_report.c) and the tests: the fabric view of a
  * group, mode A's closed forms, registration state, core partitioning and
  * the deterministic draws.  The public part, for every other layer, is
@@ -22,6 +22,14 @@ typedef enum {
 /* ---- fabric view of a group (mode A) ----------------------------------- */
 
 typedef struct coll_library_fabric coll_library_fabric;
+/* The view: per member its coordinates, per tier alpha and beta. */
+struct coll_library_fabric {
+  int n, nd;
+  int *coord;          /* n * nd */
+  sim_time_ps alpha[COLL_TIER_COUNT];
+  wisp_bw_Bps beta[COLL_TIER_COUNT];
+};
+
 /* ranks: global ranks in communicator order.  Tier of a pair = outermost
  * topology dimension in which their coordinates differ (dimension 0 = D2D,
  * 1 = INTRA, 2 = INTER, 3+ = SCALEOUT); alpha/beta per tier from the
@@ -68,7 +76,7 @@ double coll_library_g_inf(const coll_library_params *p, int n);
  * at B_fm(m) = B_inf + (b_port - B_inf) exp(-m / s_c), with B_inf =
  * (1 - g_inf(n)) beta_ring_min n_ub / fanout and m the per-peer message;
  * n is the group size.  Rounded to integer bytes/s, at least 1.  Used by
- * mode A and by the event model's per-member engine (coll.c). */
+ * mode A and by the event model's per-member engine (supernode_run.c). */
 wisp_bw_Bps coll_library_fm_bw(const coll_library_params *p, int n, wisp_bw_Bps beta_ring_min, int n_ub, int fanout,
                                uint64_t m);
 coll_libop coll_library_default_op(const coll_library_params *p, et_coll_type type);
@@ -160,7 +168,7 @@ void coll_library_partition_run(const coll_library_params *p, const coll_library
 /* The same, and finish[i] (optional, n_loads entries): when the last unit
  * of load i completes, counted from the partition's start (each core
  * serves its units back to back in assignment order: LPT's sorted order,
- * naive peer order).  Used by the event model (coll.c): a peer's data is
+ * naive peer order).  Used by the event model (supernode_run.c): a peer's data is
  * delivered no earlier than its last unit. */
 void coll_library_partition_finish(const coll_library_params *p, const coll_library_fabric *f,
                                    const coll_library_peer_load *loads, int n_loads, int cores, gboolean balanced,
@@ -182,6 +190,16 @@ void coll_library_moe_dispatch(const coll_library_fabric *f, int src, int tokens
 /* Uniform double in [0, 1) from the splitmix64 stream *state
  * (wisp_mix64).  O(1). */
 double coll_library_uniform(uint64_t *state);
+
+/* Microseconds to picoseconds for the closed forms (the value is always
+ * in range: asserted).  O(1). */
+static inline sim_time_ps coll_library_ps_from_us(double us)
+{
+  sim_time_ps v = 0;
+  gboolean ok = wisp_ps_from_us(us, &v);
+  g_assert(ok);
+  return v;
+}
 
 G_END_DECLS
 #endif

@@ -1,0 +1,495 @@
+/* et_model.c: reading a transformer's layers, roles and stages out of a
+ * traced workload (see et_model.h for the rules). */
+#include "config.h"
+#include "chakra/et_model.h"
+
+#include <string.h>
+
+const char *et_sched_name(et_sched s)
+{
+  return s == ET_SCHED_GPIPE ? "gpipe" : "1f1b";
+}
+
+const char *et_kclass_name(et_kclass c)
+{
+  static const char *const names[] = {"gemm", "attention", "elementwise (sharded)", "elementwise (replicated)",
+                                      "tp collective", "other collective"};
+  return c <= ET_KC_OTHER_COLL ? names[c] : "?";
+}
+
+void et_model_card_clear(et_model_card *c)
+{
+  g_free(c->hw);
+  g_free(c->source);
+  g_free(c->missing);
+  memset(c, 0, sizeof *c);
+}
+
+static void mseq_clear(et_mseq *s)
+{
+  for (int i = 0; i < s->n; i++)
+    g_free(s->ops[i].name);
+  g_free(s->ops);
+  memset(s, 0, sizeof *s);
+}
+
+void et_model_clear(et_model *m)
+{
+  mseq_clear(&m->layer_fwd);
+  mseq_clear(&m->layer_bwd);
+  mseq_clear(&m->embed_fwd);
+  mseq_clear(&m->embed_bwd);
+  mseq_clear(&m->head);
+  mseq_clear(&m->tail);
+  if (m->how)
+    g_string_free(m->how, TRUE);
+  memset(m, 0, sizeof *m);
+}
+
+double et_model_rank_params(const et_model_card *c, int tp, int pp, int s)
+{
+  double h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * c->hidden;
+  double n = (double)c->layers / pp * (4.0 * h * h + 2.0 * h * f) / tp;
+  if (s == 0)
+    n += (double)c->vocab * h / tp;
+  if (s == pp - 1 && s >= 0)
+    n += (double)c->vocab * h / tp;
+  return n;
+}
+
+/* ---- one rank's GPU operations in time order ---- */
+
+typedef struct {
+  uint32_t node;
+  sim_time_ps start;
+} gop;
+
+static int cmp_gop(const void *pa, const void *pb)
+{
+  const gop *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->node < b->node ? -1 : a->node > b->node;
+}
+
+/* Kernels (not CPU, not idle gaps) and communication of rank r's graph in
+ * time order (measured starts, else node order; receives at their ends),
+ * without the collectives of data-parallel groups (the gradient
+ * reductions, which the re-partitioned job rebuilds from the card):
+ * O(nodes log nodes). */
+static GArray *rank_ops(const et_graph *g, const et_layout *l)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(gop));
+  for (uint32_t i = 0; i < g->n_nodes; i++) {
+    const et_node *n = &g->nodes[i];
+    gboolean comp = n->type == ET_NODE_COMP && !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY));
+    gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
+    if (n->type == ET_NODE_COMM_COLL) { /* data-parallel gradient reductions are not the layers' */
+      uint32_t grp = g->comms[n->comm].group;
+      comm = grp == ET_GROUP_WORLD || grp >= (uint32_t)l->n_groups ||
+             !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) || (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
+    }
+    if (comp || comm) {
+      /* A receive is placed where its data arrived (its end): it is
+       * posted early and waits, while the previous work finishes. */
+      gop o = {i, (n->flags & ET_FLAG_HAS_START) ? n->start_ps : (sim_time_ps)i};
+      if ((n->flags & ET_FLAG_HAS_START) && n->type == ET_NODE_COMM_RECV)
+        o.start += n->duration_ps;
+      g_array_append_val(a, o);
+    }
+  }
+  g_array_sort(a, cmp_gop);
+  return a;
+}
+
+static et_node_type op_type(const et_graph *g, const gop *o) { return (et_node_type)g->nodes[o->node].type; }
+
+/* Names equal but for their digits ("fwd_mb0_layer3" and "fwd_mb1_layer4"
+ * name one step of a layer; so do kernels differing in a template number). */
+static gboolean name_eq(const char *a, const char *b)
+{
+  for (;;) {
+    while (g_ascii_isdigit(*a))
+      a++;
+    while (g_ascii_isdigit(*b))
+      b++;
+    if (*a != *b)
+      return FALSE;
+    if (*a == '\0')
+      return TRUE;
+    a++;
+    b++;
+  }
+}
+
+/* Two operations are the same step of a pattern when both are kernels of
+ * one name or both collectives of one type in groups of one kind. */
+static gboolean same_op(const et_graph *g, const gop *a, const gop *b)
+{
+  et_node_type ta = op_type(g, a), tb = op_type(g, b);
+  if (ta != tb)
+    return FALSE;
+  if (ta == ET_NODE_COMP)
+    return name_eq(et_node_name(g, a->node), et_node_name(g, b->node));
+  const et_comm *ca = et_node_comm(g, a->node), *cb = et_node_comm(g, b->node);
+  return ca->coll == cb->coll && ca->bytes == cb->bytes;
+}
+
+/* The first operation of type t at or after index from (-1 when none). */
+static int find_type(const et_graph *g, const GArray *a, int from, et_node_type t)
+{
+  for (int i = MAX(from, 0); i < (int)a->len; i++)
+    if (op_type(g, &g_array_index(a, gop, i)) == t)
+      return i;
+  return -1;
+}
+
+static int find_last_type(const et_graph *g, const GArray *a, et_node_type t)
+{
+  for (int i = (int)a->len - 1; i >= 0; i--)
+    if (op_type(g, &g_array_index(a, gop, i)) == t)
+      return i;
+  return -1;
+}
+
+/* Whether ops[lo + k*p .. lo + k*p + p) are identical for k = 0..reps-1. */
+static gboolean periodic(const et_graph *g, const GArray *a, int lo, int p, int reps)
+{
+  for (int k = 1; k < reps; k++)
+    for (int i = 0; i < p; i++)
+      if (!same_op(g, &g_array_index(a, gop, lo + i), &g_array_index(a, gop, lo + k * p + i)))
+        return FALSE;
+  return TRUE;
+}
+
+/* The layer pattern in ops[lo, hi): the offset e (at most a quarter of
+ * the range: what precedes the layers) and period p whose ls repetitions
+ * cover the most operations; FALSE when no p >= 1 repeats.  Operations of
+ * the next micro-batch that started before this one's last (a kernel
+ * launched ahead of a send) fall outside the repetitions.
+ * O(range^3 / ls) comparisons at worst, far less in practice (a mismatch
+ * ends a candidate at once). */
+static gboolean best_period(const et_graph *g, const GArray *a, int lo, int hi, int ls, int *e_out, int *p_out)
+{
+  int best = 0, n = hi - lo;
+  for (int e = 0; e <= n / 4; e++)
+    for (int p = (n - e) / ls; p >= 1 && p * ls > best; p--)
+      if (periodic(g, a, lo + e, p, ls)) {
+        best = p * ls;
+        *e_out = e;
+        *p_out = p;
+      }
+  return best > 0;
+}
+
+/* ---- building the sequences ---- */
+
+typedef struct {
+  const et_workload *w;
+  const et_layout *l;
+  const et_model_card *c;
+  et_model *m;
+} rd;
+
+static et_kclass class_of_name(const char *name)
+{
+  char *low = g_ascii_strdown(name, -1);
+  et_kclass k = ET_KC_ELEM_SHARD;
+  if (strstr(low, "gemm") || strstr(low, "xmma") || strstr(low, "cutlass") || strstr(low, "cublas"))
+    k = ET_KC_GEMM;
+  else if (strstr(low, "flash") || strstr(low, "fmha") || strstr(low, "attention") || strstr(low, "sdpa"))
+    k = ET_KC_ATTN;
+  else if (strstr(low, "norm") || strstr(low, "embedding") || strstr(low, "indexselect"))
+    k = ET_KC_ELEM_REPL;
+  g_free(low);
+  return k;
+}
+
+/* The idle before ops[idx]: its start minus the end of the kernel,
+ * collective or receive (placed at its end) before it (0 when none or
+ * overlapping).  O(sends skipped). */
+static sim_time_ps gap_before(const et_graph *g, const GArray *a, int idx)
+{
+  for (int j = idx - 1; j >= 0; j--) {
+    const gop *o = &g_array_index(a, gop, j);
+    et_node_type t = op_type(g, o);
+    if (t == ET_NODE_COMM_SEND)
+      continue;
+    sim_time_ps end = t == ET_NODE_COMM_RECV ? o->start : o->start + g->nodes[o->node].duration_ps;
+    sim_time_ps gap = g_array_index(a, gop, idx).start - end;
+    return gap > 0 ? gap : 0;
+  }
+  return 0;
+}
+
+/* Appends to s the mean of `reps` instances of a p-long pattern starting
+ * at ops[lo] (instances every p operations). */
+static void take(const rd *d, const et_graph *g, const GArray *a, int lo, int p, int reps, et_mseq *s)
+{
+  s->ops = g_new0(et_mop, p);
+  s->n = p;
+  for (int i = 0; i < p; i++) {
+    const gop *o = &g_array_index(a, gop, lo + i);
+    et_mop *m = &s->ops[i];
+    m->name = g_strdup(et_node_name(g, o->node));
+    sim_time_ps gaps = 0;
+    for (int k = 0; k < reps; k++)
+      gaps += gap_before(g, a, lo + k * p + i);
+    m->gap_ps = gaps / reps;
+    if (op_type(g, o) == ET_NODE_COMP) {
+      m->cls = class_of_name(m->name);
+      sim_time_ps sum = 0;
+      for (int k = 0; k < reps; k++)
+        sum += g->nodes[g_array_index(a, gop, lo + k * p + i).node].duration_ps;
+      m->dur_ps = sum / reps;
+    } else {
+      const et_comm *c = et_node_comm(g, o->node);
+      gboolean tp = c->group != ET_GROUP_WORLD && c->group < (uint32_t)d->l->n_groups &&
+                    (d->l->group_dims[c->group] & ET_DIM_BIT(ET_DIM_TP));
+      m->cls = tp ? ET_KC_TP_COLL : ET_KC_OTHER_COLL;
+      m->coll = c->coll;
+      m->bytes = c->bytes;
+      m->group = c->group;
+    }
+  }
+}
+
+/* The Megatron layer's GEMM shapes (et_model.h), traced sizes; FALSE when
+ * the layer does not have four forward and eight backward GEMMs. */
+static gboolean gemm_roles(et_model *m, const et_model_card *c)
+{
+  double T = m->tokens_per_mb, h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * h, t = m->tp;
+  /* {M, N, K, sharded dimension} */
+  const double fwd[4][4] = {{T, 3 * h / t, h, 1}, {T, h, h / t, 2}, {T, f / t, h, 1}, {T, h, f / t, 2}};
+  const double bwd[8][4] = {{T, f / t, h, 1}, {h, f / t, T, 1}, {T, h, f / t, 2}, {f / t, h, T, 3},
+                            {T, h / t, h, 1}, {h / t, h, T, 3}, {T, h, 3 * h / t, 2}, {3 * h / t, h, T, 3}};
+  et_mseq *seqs[2] = {&m->layer_fwd, &m->layer_bwd};
+  const double(*shapes[2])[4] = {fwd, bwd};
+  int want[2] = {4, 8};
+  for (int s = 0; s < 2; s++) {
+    int n = 0;
+    for (int i = 0; i < seqs[s]->n; i++)
+      n += seqs[s]->ops[i].cls == ET_KC_GEMM;
+    if (n != want[s])
+      return FALSE;
+  }
+  for (int s = 0; s < 2; s++)
+    for (int i = 0, k = 0; i < seqs[s]->n; i++) {
+      et_mop *o = &seqs[s]->ops[i];
+      if (o->cls != ET_KC_GEMM)
+        continue;
+      o->gemm_m = shapes[s][k][0];
+      o->gemm_n = shapes[s][k][1];
+      o->gemm_k = shapes[s][k][2];
+      o->gemm_shard_dim = (int)shapes[s][k][3];
+      k++;
+    }
+  return TRUE;
+}
+
+/* The stages: rank 0 first, then where each first send goes. */
+static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **error)
+{
+  int prev = -1, r = 0, n = 1;
+  for (;;) {
+    const et_graph *g = d->w->ranks[r];
+    GArray *a = rank_ops(g, d->l);
+    int i = find_type(g, a, 0, ET_NODE_COMM_SEND);
+    int dst = i < 0 ? -1 : et_node_comm(g, g_array_index(a, gop, i).node)->dst;
+    g_array_free(a, TRUE);
+    if (dst < 0 || dst == prev || n > d->w->n_ranks)
+      break;
+    prev = r;
+    r = dst;
+    n++;
+  }
+  *last_rank = r;
+  *stages = n;
+  if (n < 2) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the traced job has one pipeline stage (rank 0 sends nothing); reading the layers needs a trace "
+                "with pp >= 2 (the boundaries of a micro-batch are its sends)", d->w->source);
+    return FALSE;
+  }
+  if (n != d->c->pp) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: the sends from rank 0 pass %d pipeline stages, the card (%s) says pp %d", d->w->source, n,
+                d->c->source, d->c->pp);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* First stage: the layer's forward (and the embedding before it) from the
+ * first micro-batch's forward, the layer's backward (and what follows)
+ * from the operations after the last receive. */
+static gboolean read_first_stage(const rd *d, GError **error)
+{
+  et_model *m = d->m;
+  const et_graph *g = d->w->ranks[0];
+  GArray *a = rank_ops(g, d->l);
+  int ls = m->layers_per_stage, send = find_type(g, a, 0, ET_NODE_COMM_SEND);
+  int e = 0, p = 0;
+  if (send < 0 || !best_period(g, a, 0, send, ls, &e, &p)) {
+    g_array_free(a, TRUE);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: rank 0's first forward (%d operations before its first send) does not hold %d identical "
+                "layers (num_layers %d / pp %d from %s); is num_layers right?", d->w->source, send, ls,
+                d->c->layers, d->c->pp, d->c->source);
+    return FALSE;
+  }
+  take(d, g, a, e, p, ls, &m->layer_fwd);
+  if (e > 0)
+    take(d, g, a, 0, e, 1, &m->embed_fwd);
+  g_string_append_printf(m->how, "model: layer forward: %d operations repeating %d times on rank 0 before its first "
+                         "send (the card's num_layers %d / pp %d), %d before them (embedding), %d after (the next "
+                         "micro-batch's, started early)\n", p, ls, d->c->layers, d->c->pp, e, send - e - p * ls);
+  int recv = find_last_type(g, a, ET_NODE_COMM_RECV);
+  int n = (int)a->len - recv - 1;
+  int eb = 0, q = 0;
+  if (recv < 0 || !best_period(g, a, recv + 1, (int)a->len, ls, &eb, &q) || eb != 0) {
+    g_array_free(a, TRUE);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: rank 0's last backward (%d operations after its last receive) does not start with %d identical "
+                "layers", d->w->source, n, ls);
+    return FALSE;
+  }
+  take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
+  /* After the layers: kernels the rank runs once per micro-batch are the
+   * embedding's backward, the rest the step's tail. */
+  int lo = recv + 1 + q * ls, rest = (int)a->len - lo;
+  GHashTable *count = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < a->len; i++) {
+    const char *nm = et_node_name(g, g_array_index(a, gop, i).node);
+    g_hash_table_insert(count, (gpointer)nm, GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(count, nm)) + 1));
+  }
+  int n_emb = 0;
+  while (n_emb < rest && op_type(g, &g_array_index(a, gop, lo + n_emb)) == ET_NODE_COMP &&
+         GPOINTER_TO_INT(g_hash_table_lookup(count, et_node_name(g, g_array_index(a, gop, lo + n_emb).node))) >=
+           m->mb)
+    n_emb++;
+  g_hash_table_destroy(count);
+  if (n_emb > 0)
+    take(d, g, a, lo, n_emb, 1, &m->embed_bwd);
+  if (rest > n_emb)
+    take(d, g, a, lo + n_emb, rest - n_emb, 1, &m->tail);
+  for (int i = 0; i < m->tail.n; i++)
+    if (m->tail.ops[i].cls == ET_KC_ELEM_SHARD || m->tail.ops[i].cls == ET_KC_ELEM_REPL)
+      m->optimizer_ps += m->tail.ops[i].dur_ps;
+  g_string_append_printf(m->how, "model: layer backward: %d operations repeating %d times on rank 0 after its last "
+                         "receive, then %d per micro-batch (embedding backward) and %d once per step (optimizer: "
+                         "%.3f us for %.0f parameters on rank 0)\n", q, ls, n_emb, rest - n_emb,
+                         (double)m->optimizer_ps / 1e6, m->rank0_params);
+  g_array_free(a, TRUE);
+  return TRUE;
+}
+
+/* Whether ops[at ..] hold reps copies of the pattern q (by name). */
+static gboolean matches(const et_graph *g, const GArray *a, int at, const et_mseq *q, int reps)
+{
+  if (at < 0 || at + q->n * reps > (int)a->len)
+    return FALSE;
+  for (int i = 0; i < q->n * reps; i++)
+    if (!name_eq(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name))
+      return FALSE;
+  return TRUE;
+}
+
+/* Last stage: its operations without sends and receives (which interleave
+ * with the micro-batches' kernels in time); the last run of the layers'
+ * forward, then the head, then the layers' backward. */
+static gboolean read_last_stage(const rd *d, int rank, GError **error)
+{
+  et_model *m = d->m;
+  const et_graph *g = d->w->ranks[rank];
+  GArray *all = rank_ops(g, d->l), *a = g_array_new(FALSE, FALSE, sizeof(gop));
+  for (guint i = 0; i < all->len; i++) {
+    et_node_type t = op_type(g, &g_array_index(all, gop, i));
+    if (t != ET_NODE_COMM_SEND && t != ET_NODE_COMM_RECV)
+      g_array_append_val(a, g_array_index(all, gop, i));
+  }
+  g_array_free(all, TRUE);
+  int ls = m->layers_per_stage, fw = m->layer_fwd.n * ls, at = -1, end = -1;
+  for (int i = (int)a->len - fw; i >= 0 && at < 0; i--)
+    if (matches(g, a, i, &m->layer_fwd, ls))
+      at = i;
+  for (int k = at < 0 ? (int)a->len : at + fw; k < (int)a->len && end < 0; k++)
+    if (matches(g, a, k, &m->layer_bwd, ls))
+      end = k;
+  if (at < 0 || end < 0) {
+    g_array_free(a, TRUE);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: the last stage (rank %d) does not run the first stage's %d layers forward then backward (a "
+                "different layer pattern per stage is not supported)", d->w->source, rank, ls);
+    return FALSE;
+  }
+  int nh = end - at - fw;
+  if (nh > 0)
+    take(d, g, a, at + fw, nh, 1, &m->head);
+  g_string_append_printf(m->how, "model: head: %d operations on the last stage (rank %d) between its last layers' "
+                         "forward and their backward (LM head, loss and their backward; all replayed with the "
+                         "forward)\n", nh, rank);
+  g_array_free(a, TRUE);
+  return TRUE;
+}
+
+static void describe_layer(et_model *m)
+{
+  int n[ET_KC_OTHER_COLL + 1] = {0};
+  sim_time_ps t[ET_KC_OTHER_COLL + 1] = {0};
+  for (int s = 0; s < 2; s++) {
+    const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
+    for (int i = 0; i < q->n; i++) {
+      n[q->ops[i].cls]++;
+      t[q->ops[i].cls] += q->ops[i].dur_ps;
+    }
+  }
+  g_string_append(m->how, "model: one layer (forward + backward):");
+  for (int k = 0; k <= ET_KC_OTHER_COLL; k++)
+    if (n[k])
+      g_string_append_printf(m->how, " %d %s%s", n[k], et_kclass_name(k), k >= ET_KC_TP_COLL ? "" : "");
+  g_string_append_printf(m->how, "; compute %.3f us (gemm %.3f, attention %.3f, elementwise %.3f)\n",
+                         (double)(t[0] + t[1] + t[2] + t[3]) / 1e6, (double)t[0] / 1e6, (double)t[1] / 1e6,
+                         (double)(t[2] + t[3]) / 1e6);
+}
+
+gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_card *c, et_model *out,
+                       GError **error)
+{
+  memset(out, 0, sizeof *out);
+  if (c->missing) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: reading the model needs the card's %s", c->source ? c->source : "(no --card)", c->missing);
+    return FALSE;
+  }
+  if (c->layers % c->pp != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: num_layers %d is not a multiple of pp %d", c->source,
+                c->layers, c->pp);
+    return FALSE;
+  }
+  out->how = g_string_new(NULL);
+  out->tp = c->tp;
+  out->pp = c->pp;
+  out->mb = c->mb;
+  out->layers_per_stage = c->layers / c->pp;
+  out->tokens_per_mb = (double)c->global_batch / c->dp / c->mb * c->seq;
+  out->rank0_params = et_model_rank_params(c, c->tp, c->pp, 0);
+  rd d = {w, l, c, out};
+  int last = 0, stages = 0;
+  if (!find_stages(&d, &last, &stages, error) || !read_first_stage(&d, error) || !read_last_stage(&d, last, error)) {
+    et_model_clear(out);
+    return FALSE;
+  }
+  g_string_prepend(out->how, "");
+  g_string_append_printf(out->how, "model: %d pipeline stages found by following rank 0's sends (last stage: rank "
+                         "%d), as the card's pp; %d micro-batches of %.0f tokens (card)\n", stages, last, c->mb,
+                         out->tokens_per_mb);
+  if (gemm_roles(out, c))
+    g_string_append(out->how, "model: GEMM roles: 4 forward and 8 backward GEMMs per layer = Megatron's QKV, "
+                              "projection, FC1, FC2 (shapes from the card's hidden and ffn sizes)\n");
+  else
+    g_string_append(out->how, "model: GEMM roles unknown (not 4 forward / 8 backward per layer): GEMMs scale by "
+                              "their FLOPs alone\n");
+  describe_layer(out);
+  return TRUE;
+}

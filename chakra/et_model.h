@@ -1,0 +1,116 @@
+/* et_model.h: the model read out of a traced transformer job (issue 32).
+ *
+ * What a re-partitioning needs from a trace is one layer's forward and
+ * backward (its kernels in order, with their measured times, and its
+ * tensor-parallel collectives), what the first and last pipeline stages
+ * run around the layers (embedding, LM head and loss) and the per-step
+ * tail (optimizer, step-closing collectives).  et_model_read finds them
+ * in the traced graphs:
+ *
+ *   - the pipeline: the first-stage rank is rank 0; each stage's next one
+ *     is where its first send goes, until a rank whose first send goes
+ *     back (the last stage); the stage count must equal the card's pp;
+ *   - the layer: on the first stage, the forward of the first micro-batch
+ *     is its GPU operations (kernels, collectives in time order) before
+ *     its first send; its last L_s = num_layers / pp chunks of equal
+ *     length P (P as large as fits) must be identical kernel for kernel
+ *     (names, collective types): that chunk is the layer's forward, what
+ *     precedes it the embedding; the backward is found the same way in the
+ *     operations after the first stage's last receive (its first L_s
+ *     chunks); what follows is the embedding's backward (kernels the rank
+ *     runs once per micro-batch) and the step tail (the others);
+ *   - the head: on the last stage, the operations between its last receive
+ *     and the next send are the layers' forward, the head (LM head, loss
+ *     and their backward) and the layers' backward;
+ *     (names compare without their digits: "fwd_mb0_layer3" is
+ *     "fwd_mb1_layer4"; data-parallel gradient reductions are left out);
+ *   - roles: kernels are classed by name (GEMM: gemm/xmma/cutlass/
+ *     cublas; attention: flash/fmha/attention/sdpa; elementwise otherwise,
+ *     replicated across TP when named norm/embedding/indexSelect, sharded
+ *     otherwise); a layer of four forward and eight backward GEMMs is
+ *     Megatron's (QKV, projection, FC1, FC2; each data then weight
+ *     gradient, in reverse), which gives every GEMM its shape.
+ *
+ * Durations are the means over the instances found, and so is the idle
+ * before each operation (from the end of the kernel or collective before
+ * it: stream gaps, event hand-offs; sends and receives do not count).  Cost: O(operations
+ * of the two ranks x log) plus O(n^2 / L_s) comparisons for the layer
+ * period (n: operations in one micro-batch's pass).
+ */
+#ifndef WISP_ET_MODEL_H
+#define WISP_ET_MODEL_H
+
+#include "chakra/et_graph.h"
+#include "chakra/et_scale.h"
+
+G_BEGIN_DECLS
+
+typedef enum { ET_SCHED_1F1B = 0, ET_SCHED_GPIPE } et_sched;
+const char *et_sched_name(et_sched s);
+
+/* The card's model, layout and hardware, filled by the CLI (chakra sits
+ * below config); 0 = absent. */
+typedef struct {
+  int layers, hidden, ffn, heads, seq, vocab, global_batch, dtype_bytes;
+  int tp, pp, dp, mb;          /* the traced layout; mb = micro-batch count */
+  int sched;                   /* et_sched, -1 = absent */
+  double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
+  sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */
+  char *hw;                    /* the GPU's name, g_free */
+  char *source;                /* the card's path, g_free */
+  char *missing;               /* keys the card lacks, comma-separated, g_free (NULL: none) */
+} et_model_card;
+void et_model_card_clear(et_model_card *c);
+
+typedef enum {
+  ET_KC_GEMM = 0,
+  ET_KC_ATTN,
+  ET_KC_ELEM_SHARD,            /* elementwise over a TP shard */
+  ET_KC_ELEM_REPL,             /* elementwise over the whole activation (norms, embedding) */
+  ET_KC_TP_COLL,               /* the TP all-reduce of the activations */
+  ET_KC_OTHER_COLL,            /* a collective in another group (kept as traced) */
+} et_kclass;
+const char *et_kclass_name(et_kclass c);
+
+typedef struct {
+  et_kclass cls;
+  char *name;
+  sim_time_ps dur_ps;          /* compute: mean measured duration */
+  sim_time_ps gap_ps;          /* mean measured idle before it on the rank's chain (launch and
+                                  stream gaps, event hand-offs), kept unscaled */
+  double gemm_m, gemm_n, gemm_k; /* traced GEMM shape when known, else 0 */
+  int gemm_shard_dim;          /* 1: N is sharded by tp, 2: K is, 3: M is (weight gradients), 0: unknown */
+  uint8_t coll;                /* et_coll_type of collectives */
+  uint64_t bytes;              /* collectives: traced size */
+  uint32_t group;              /* other collectives: the traced group */
+} et_mop;
+
+typedef struct {
+  et_mop *ops;
+  int n;
+} et_mseq;
+
+typedef struct {
+  et_mseq layer_fwd, layer_bwd, embed_fwd, embed_bwd, head, tail;
+  int tp, pp, mb, layers_per_stage;
+  double tokens_per_mb;        /* traced micro-batch tokens */
+  sim_time_ps optimizer_ps;    /* the tail's elementwise time on rank 0 */
+  double rank0_params;         /* parameters of traced rank 0 (card arithmetic) */
+  GString *how;                /* "model: ..." lines: what was identified and how */
+} et_model;
+
+/* Reads the model of w (its layout l, the card c).  Errors name what is
+ * missing (a card key, a pipeline of one stage, no repeating layer).
+ * Caller frees with et_model_clear. */
+gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_card *c, et_model *out,
+                       GError **error);
+void et_model_clear(et_model *m);
+
+/* Parameters per rank of stage s of pp stages at tensor degree tp:
+ * layers' shards (4h^2 + 2hf per layer / tp), plus the vocabulary-parallel
+ * embedding on the first stage and the LM head on the last (V h / tp);
+ * s = -1: the layers' alone. */
+double et_model_rank_params(const et_model_card *c, int tp, int pp, int s);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,343 @@
+/* et_repart.c: building a re-partitioned transformer job from the model
+ * read out of its trace (see et_repart.h for the rules). */
+#include "config.h"
+#include "chakra/et_repart.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The request with every 0 resolved to the traced value. */
+static et_repart_request resolved(const et_model_card *c, const et_repart_request *rq)
+{
+  et_repart_request r = *rq;
+  r.tp = r.tp ? r.tp : c->tp;
+  r.pp = r.pp ? r.pp : c->pp;
+  r.dp = r.dp ? r.dp : c->dp;
+  r.mb = r.mb ? r.mb : c->mb;
+  if (r.sched < 0)
+    r.sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
+  return r;
+}
+
+gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, GError **error)
+{
+  et_repart_request rq = resolved(c, rq0);
+  int f = c->ffn > 0 ? c->ffn : 4 * c->hidden;
+  const char *why = NULL;
+  if (c->layers % rq.pp)
+    why = "pp must divide num_layers";
+  else if (c->heads % rq.tp || c->hidden % rq.tp || f % rq.tp || c->vocab % rq.tp)
+    why = "tp must divide the heads, hidden size, ffn size and vocabulary";
+  else if (c->global_batch % (rq.dp * rq.mb))
+    why = "dp x mb must divide the global batch (batch_size)";
+  if (why)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "tp %d pp %d dp %d mb %d: %s (%d layers, %d heads, hidden %d, "
+                "ffn %d, vocabulary %d, batch %d)", rq.tp, rq.pp, rq.dp, rq.mb, why, c->layers, c->heads, c->hidden,
+                f, c->vocab, c->global_batch);
+  return why == NULL;
+}
+
+void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, et_repart_memory *out)
+{
+  et_repart_request rq = resolved(c, rq0);
+  memset(out, 0, sizeof *out);
+  double b = (double)c->global_batch / rq.dp / rq.mb, s = c->seq, h = c->hidden, a = c->heads, t = rq.tp;
+  double per_layer = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  for (int st = 0; st < rq.pp; st++) {
+    double params = et_model_rank_params(c, rq.tp, rq.pp, st);
+    int in_flight = rq.sched == ET_SCHED_GPIPE ? rq.mb : MIN(rq.pp - st, rq.mb);
+    double act = in_flight * ((double)c->layers / rq.pp) * per_layer, w = 16.0 * params;
+    if (w + act > out->total_bytes) {
+      out->params = params;
+      out->weights_bytes = w;
+      out->act_bytes = act;
+      out->total_bytes = w + act;
+      out->worst_stage = st;
+    }
+  }
+  out->hbm_bytes = c->hbm_bytes;
+  out->fits = c->hbm_bytes <= 0 || out->total_bytes <= c->hbm_bytes;
+}
+
+/* ---- one rank's graph ---- */
+
+typedef struct {
+  const et_model *m;
+  const et_model_card *c;
+  et_repart_request rq;
+  double shard, tokens;        /* tp / tp', tokens' / tokens */
+  et_builder *b;
+  uint64_t next_id, chain, q_act, q_grad;
+  int rank, stage, prev, next;
+  char tp_pg[48], dp_pg[48];
+  GArray *dp_ids;              /* the gradient all-reduces in flight (uint64_t ids) */
+} rb;
+
+static uint64_t node_flags(rb *g, et_node_type type, const char *name, sim_time_ps dur, uint64_t dep1,
+                           uint64_t dep2, uint8_t flags)
+{
+  uint64_t id = ++g->next_id;
+  uint32_t n = et_builder_add_node(g->b, id, type, name, dur, flags);
+  if (dep1)
+    et_builder_add_dep(g->b, n, dep1, TRUE, TRUE);
+  if (dep2 && dep2 != dep1)
+    et_builder_add_dep(g->b, n, dep2, TRUE, TRUE);
+  return id;
+}
+
+static uint64_t node(rb *g, et_node_type type, const char *name, sim_time_ps dur, uint64_t dep1, uint64_t dep2)
+{
+  return node_flags(g, type, name, dur, dep1, dep2, 0);
+}
+
+/* The measured idle before a traced operation, as a delay on the chain. */
+static void gap(rb *g, const et_mop *o)
+{
+  if (o->gap_ps > 0)
+    g->chain = node_flags(g, ET_NODE_COMP, "gap", o->gap_ps, g->chain, 0, ET_FLAG_DELAY);
+}
+
+static double roof(const rb *g, double m, double n, double k)
+{
+  return fmax(2.0 * m * n * k / g->c->peak_flops, 2.0 * (m * k + k * n + m * n) / g->c->hbm_Bps);
+}
+
+/* A traced kernel's time in the new configuration: its fixed floor, plus
+ * the rest rescaled. */
+static sim_time_ps new_dur(const rb *g, const et_mop *o)
+{
+  double f;
+  if (o->cls == ET_KC_GEMM && o->gemm_shard_dim) {
+    double m = o->gemm_m, n = o->gemm_n, k = o->gemm_k, m2 = m, n2 = n, k2 = k;
+    if (o->gemm_shard_dim == 1)
+      n2 *= g->shard, m2 *= g->tokens;
+    else if (o->gemm_shard_dim == 2)
+      k2 *= g->shard, m2 *= g->tokens;
+    else
+      m2 *= g->shard, k2 *= g->tokens;
+    f = roof(g, m2, n2, k2) / roof(g, m, n, k);
+  } else if (o->cls == ET_KC_ELEM_REPL) {
+    f = g->tokens;
+  } else {
+    f = g->shard * g->tokens;
+  }
+  sim_time_ps floor = MIN(o->dur_ps, g->c->kernel_floor_ps);
+  return floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
+}
+
+static void coll(rb *g, const char *name, et_coll_type type, uint64_t bytes, const char *pg)
+{
+  g->chain = node(g, ET_NODE_COMM_COLL, name, 0, g->chain, 0);
+  et_comm cm = {.bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
+                .root = -1, .coll = type};
+  et_builder_set_comm(g->b, (uint32_t)(g->chain - 1), &cm, pg, NULL, 0);
+}
+
+static void emit(rb *g, const et_mseq *q)
+{
+  for (int i = 0; i < q->n; i++) {
+    const et_mop *o = &q->ops[i];
+    if (o->cls != ET_KC_TP_COLL || g->rq.tp > 1)
+      gap(g, o);
+    if (o->cls == ET_KC_TP_COLL) {
+      if (g->rq.tp > 1)
+        coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->tokens), g->tp_pg);
+    } else if (o->cls == ET_KC_OTHER_COLL) {
+      coll(g, o->name, (et_coll_type)o->coll, o->bytes, NULL);
+    } else {
+      g->chain = node(g, ET_NODE_COMP, o->name, new_dur(g, o), g->chain, 0);
+    }
+  }
+}
+
+static uint64_t act_bytes(const rb *g)
+{
+  return (uint64_t)llround(g->m->tokens_per_mb * g->tokens) * (uint64_t)g->c->hidden * (uint64_t)g->c->dtype_bytes;
+}
+
+/* A send (after the chain) or a receive (the chain waits) of one
+ * direction's queue; tag = micro-batch (+ 1,000,000 for gradients). */
+static void p2p(rb *g, gboolean send, int peer, int mb, gboolean grad)
+{
+  uint64_t *q = grad ? &g->q_grad : &g->q_act;
+  char name[64];
+  g_snprintf(name, sizeof name, "%s_%s_mb%d", send ? "send" : "recv", grad ? "grad" : "act", mb);
+  uint64_t id = node(g, send ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV, name, 0, *q, send ? g->chain : 0);
+  et_comm cm = {.bytes = act_bytes(g), .group = ET_GROUP_WORLD, .split = ET_NONE, .src = send ? g->rank : peer,
+                .dst = send ? peer : g->rank, .tag = mb + (grad ? 1000000 : 0), .root = -1, .coll = ET_COLL_NONE};
+  et_builder_set_comm(g->b, (uint32_t)(id - 1), &cm, NULL, NULL, 0);
+  *q = id;
+  if (!send) { /* the chain's next node waits for the receive */
+    uint64_t join = node(g, ET_NODE_COMP, "wait_recv", 0, g->chain, id);
+    g->chain = join;
+  }
+}
+
+static void fwd(rb *g, int mb)
+{
+  if (g->prev >= 0)
+    p2p(g, FALSE, g->prev, mb, FALSE);
+  else
+    emit(g, &g->m->embed_fwd);
+  for (int l = 0; l < g->c->layers / g->rq.pp; l++)
+    emit(g, &g->m->layer_fwd);
+  if (g->next >= 0)
+    p2p(g, TRUE, g->next, mb, FALSE);
+  else
+    emit(g, &g->m->head);
+}
+
+/* The gradient all-reduce of grad_params parameters in the DP group, off
+ * the chain: it overlaps what follows; the step tail waits for it. */
+static void dp_reduce(rb *g, const char *name, double grad_params)
+{
+  uint64_t id = node(g, ET_NODE_COMM_COLL, name, 0, g->chain, 0);
+  et_comm cm = {.bytes = (uint64_t)llround(grad_params) * (uint64_t)g->c->dtype_bytes, .group = ET_GROUP_WORLD,
+                .split = ET_NONE, .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+  et_builder_set_comm(g->b, (uint32_t)(id - 1), &cm, g->dp_pg, NULL, 0);
+  g_array_append_val(g->dp_ids, id);
+}
+
+/* Backward of micro-batch mb; in the step's last one (last), with dp > 1,
+ * each layer's gradients are all-reduced as soon as they are final. */
+static void bwd(rb *g, int mb, gboolean last)
+{
+  double h = g->c->hidden, f = g->c->ffn > 0 ? g->c->ffn : 4.0 * h;
+  if (g->next >= 0)
+    p2p(g, FALSE, g->next, mb, TRUE);
+  for (int l = 0; l < g->c->layers / g->rq.pp; l++) {
+    emit(g, &g->m->layer_bwd);
+    if (last && g->rq.dp > 1)
+      dp_reduce(g, "dp_allreduce_layer_grads", (4.0 * h * h + 2.0 * h * f) / g->rq.tp);
+  }
+  if (g->prev >= 0)
+    p2p(g, TRUE, g->prev, mb, TRUE);
+  else
+    emit(g, &g->m->embed_bwd);
+}
+
+static void tail(rb *g)
+{
+  double params = et_model_rank_params(g->c, g->rq.tp, g->rq.pp, g->stage);
+  if (g->rq.dp > 1) { /* the embedding's and head's gradients, then wait for every reduction */
+    double rest = params - et_model_rank_params(g->c, g->rq.tp, g->rq.pp, -1);
+    if (rest > 0)
+      dp_reduce(g, "dp_allreduce_embedding_grads", rest);
+    g->chain = node(g, ET_NODE_COMP, "wait_grads", 0, g->chain, 0);
+    for (guint i = 0; i < g->dp_ids->len; i++)
+      et_builder_add_dep(g->b, (uint32_t)(g->chain - 1), g_array_index(g->dp_ids, uint64_t, i), TRUE, TRUE);
+  }
+  double f = params / g->m->rank0_params;
+  for (int i = 0; i < g->m->tail.n; i++) {
+    const et_mop *o = &g->m->tail.ops[i];
+    if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL)
+      emit(g, &(et_mseq){(et_mop *)o, 1});
+    else
+      g->chain = node(g, ET_NODE_COMP, o->name, (sim_time_ps)llround((double)o->dur_ps * f), g->chain, 0);
+  }
+}
+
+static et_graph *build_rank(rb *g, GError **error)
+{
+  g->b = et_builder_new("repartition");
+  g->dp_ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  int m = g->rq.mb;
+  int warm = g->rq.sched == ET_SCHED_GPIPE ? m : MIN(g->rq.pp - g->stage - 1, m);
+  for (int i = 0; i < warm; i++)
+    fwd(g, i);
+  for (int i = 0; i < m - warm; i++) {
+    fwd(g, warm + i);
+    bwd(g, i, warm == 0 && i == m - 1);
+  }
+  for (int i = m - warm; i < m; i++)
+    bwd(g, i, i == m - 1);
+  tail(g);
+  g_array_free(g->dp_ids, TRUE);
+  return et_builder_finish(g->b, ET_BUILD_STRICT, error);
+}
+
+static void add_groups(et_workload *w, const et_repart_request *rq)
+{
+  int *mem = g_new(int, MAX(rq->tp, rq->dp));
+  char name[48];
+  for (int d = 0; rq->tp > 1 && d < rq->dp; d++)
+    for (int s = 0; s < rq->pp; s++) {
+      for (int i = 0; i < rq->tp; i++)
+        mem[i] = (d * rq->pp + s) * rq->tp + i;
+      g_snprintf(name, sizeof name, "tp.%d.%d", d, s);
+      et_workload_add_group(w, name, "tp", mem, rq->tp);
+    }
+  for (int s = 0; rq->dp > 1 && s < rq->pp; s++)
+    for (int i = 0; i < rq->tp; i++) {
+      for (int d = 0; d < rq->dp; d++)
+        mem[d] = (d * rq->pp + s) * rq->tp + i;
+      g_snprintf(name, sizeof name, "dp.%d.%d", s, i);
+      et_workload_add_group(w, name, "dp", mem, rq->dp);
+    }
+  g_free(mem);
+}
+
+static void describe(const et_model *m, const et_model_card *c, const et_repart_request *rq,
+                     const et_repart_memory *mem, GString *how)
+{
+  g_string_append_printf(how, "repartition: tp %d -> %d, pp %d -> %d, dp %d -> %d, micro-batches %d -> %d (%.0f -> "
+                         "%.0f tokens each), schedule %s; %d ranks\n", m->tp, rq->tp, m->pp, rq->pp, c->dp, rq->dp,
+                         m->mb, rq->mb, m->tokens_per_mb, (double)c->global_batch / rq->dp / rq->mb * c->seq,
+                         et_sched_name(rq->sched), rq->tp * rq->pp * rq->dp);
+  g_string_append_printf(how, "repartition: kernels rescaled by class: GEMMs of known shape by the roofline of %s "
+                         "(%.0f TFLOP/s, %.0f GB/s HBM), other GEMMs and attention by FLOPs per shard, elementwise by "
+                         "elements per shard (norms and embedding: per token), each above a fixed %.1f us per kernel; "
+                         "the measured idle before each operation kept; TP all-reduces, activations and their "
+                         "gradients: tokens x hidden %d x %d B\n", c->hw ? c->hw : "the GPU", c->peak_flops / 1e12,
+                         c->hbm_Bps / 1e9, (double)c->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
+  g_string_append_printf(how, "repartition: memory per GPU (stage %d, the most loaded): %.2f GB weights, gradients "
+                         "and Adam states (%.0f M parameters x 16 B) + %.2f GB activations = %.2f GB of %.0f GB HBM\n",
+                         mem->worst_stage, mem->weights_bytes / 1e9, mem->params / 1e6, mem->act_bytes / 1e9,
+                         mem->total_bytes / 1e9, mem->hbm_bytes / 1e9);
+  if (rq->dp > 1)
+    g_string_append(how, "repartition: DP: each layer's gradients (4h^2 + 2hf parameters / tp, bf16) are all-reduced "
+                         "as soon as the step's last backward of the layer ends, overlapping the rest; the "
+                         "embedding's and head's after the backward; the optimizer waits for all\n");
+}
+
+et_workload *et_repart_build(const char *source, const et_model *m, const et_model_card *c,
+                             const et_repart_request *rq0, GString *how, GError **error)
+{
+  et_repart_request rq = resolved(c, rq0);
+  if (!et_repart_check(c, &rq, error))
+    return NULL;
+  et_repart_memory mem;
+  et_repart_memory_of(c, &rq, &mem);
+  if (!mem.fits) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "tp %d pp %d dp %d mb %d does not fit in memory: stage %d needs %.2f GB (%.2f GB weights, gradients "
+                "and Adam states for %.0f M parameters, %.2f GB activations of the micro-batches in flight under %s) "
+                "of %.0f GB HBM", rq.tp, rq.pp, rq.dp, rq.mb, mem.worst_stage, mem.total_bytes / 1e9,
+                mem.weights_bytes / 1e9, mem.params / 1e6, mem.act_bytes / 1e9, et_sched_name(rq.sched),
+                mem.hbm_bytes / 1e9);
+    return NULL;
+  }
+  int n = rq.tp * rq.pp * rq.dp;
+  char *src = g_strdup_printf("%s (repartitioned: tp %d pp %d dp %d mb %d)", source, rq.tp, rq.pp, rq.dp, rq.mb);
+  et_workload *w = et_workload_new(n, src);
+  g_free(src);
+  add_groups(w, &rq);
+  for (int r = 0; r < n; r++) {
+    int i = r % rq.tp, s = (r / rq.tp) % rq.pp, d = r / (rq.tp * rq.pp);
+    rb g = {.m = m, .c = c, .rq = rq, .shard = (double)m->tp / rq.tp,
+            .tokens = (double)c->global_batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
+            .prev = s > 0 ? r - rq.tp : -1, .next = s + 1 < rq.pp ? r + rq.tp : -1};
+    g_snprintf(g.tp_pg, sizeof g.tp_pg, "tp.%d.%d", d, s);
+    g_snprintf(g.dp_pg, sizeof g.dp_pg, "dp.%d.%d", s, i);
+    if ((w->ranks[r] = build_rank(&g, error)) == NULL) {
+      et_workload_free(w);
+      return NULL;
+    }
+  }
+  if (!et_workload_resolve_groups(w, error)) {
+    et_workload_free(w);
+    return NULL;
+  }
+  describe(m, c, &rq, &mem, how);
+  return w;
+}

@@ -1,0 +1,75 @@
+/* et_repart.h: a traced transformer job re-partitioned (issue 32): new
+ * tensor, pipeline and data-parallel degrees, micro-batch count and
+ * pipeline schedule, built as a new workload from the model read out of
+ * the trace (chakra/et_model.h).
+ *
+ * The new job has dp x pp x tp ranks, rank = (d * pp + s) * tp + i (TP
+ * innermost, then the stages, DP outermost).  Rank (d, s, i) runs, per
+ * micro-batch and in the schedule's order (GPipe: every forward, then
+ * every backward; 1F1B: pp - s - 1 warm-up forwards, then one forward
+ * and one backward alternately, then the remaining backwards), the
+ * forward [receive the activations from stage s-1 | the embedding], its
+ * num_layers / pp layers, [send to stage s+1 | the head], and the
+ * backward [receive the gradient from s+1], the layers, [send to s-1 |
+ * the embedding's backward]; with dp > 1, each layer's bf16 gradients
+ * are all-reduced in the DP group as soon as the step's last backward of
+ * the layer ends (overlapping the rest), the embedding's and head's after
+ * the backward; then the step tail (the optimizer, the step's other collectives).
+ *
+ * Every kernel is the traced one rescaled by its class: a GEMM whose shape
+ * is known by the roofline ratio max(F'/P, B'/W) / max(F/P, B/W) (F the
+ * FLOPs, B the bytes of the three matrices, P the GPU's peak FLOP/s, W its
+ * HBM bandwidth: a GEMM that becomes memory-bound loses efficiency), any
+ * other GEMM and attention by their FLOPs (x tp/tp' x tokens'/tokens),
+ * sharded elementwise kernels by their elements (the same factor),
+ * replicated ones by tokens alone, the optimizer by the parameters per
+ * rank; a kernel's first kernel_floor_ps (launch to first work and the
+ * tail, which no shard shrinks) is not rescaled, and the idle measured
+ * before each operation is kept.  The TP all-reduce carries tokens' x hidden x dtype bytes; the
+ * activations and their gradients between stages the same.  Sends and
+ * receives of one direction queue behind each other (one stream per
+ * direction); the compute chain waits for the TP all-reduces.
+ *
+ * Memory per GPU: weights and gradients (bf16) and Adam's fp32 master
+ * weights and moments: 16 bytes per parameter; activations of the
+ * micro-batches in flight (GPipe: all; 1F1B: pp - s on stage s) at
+ * Megatron's s b h (10 + 24 / tp + 5 a s / (h tp)) bytes per layer (no
+ * recomputation).  A configuration over the GPU's HBM is refused, with the
+ * figures.
+ */
+#ifndef WISP_ET_REPART_H
+#define WISP_ET_REPART_H
+
+#include "chakra/et_model.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  int tp, pp, dp, mb;          /* 0 = as traced */
+  int sched;                   /* et_sched; -1 = the card's, else 1f1b */
+} et_repart_request;
+
+typedef struct {
+  double params;               /* on the most loaded rank */
+  double weights_bytes, act_bytes, total_bytes, hbm_bytes;
+  int worst_stage;
+  gboolean fits;
+} et_repart_memory;
+
+/* Memory of the most loaded rank of a configuration: O(pp). */
+void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq, et_repart_memory *out);
+
+/* Whether a configuration is valid for the model (degrees divide the
+ * layers, heads, hidden, ffn, vocabulary and batch); FALSE with a reason. */
+gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq, GError **error);
+
+/* Builds the re-partitioned workload from the model m (read from a
+ * traced workload named source); how gets "repartition: ..." lines (every
+ * assumption).  NULL with an error when the configuration is invalid or
+ * does not fit in memory (WISP_ERROR_UNSUPPORTED, with the figures).
+ * O(new ranks x micro-batches x layers x layer operations). */
+et_workload *et_repart_build(const char *source, const et_model *m, const et_model_card *c,
+                             const et_repart_request *rq, GString *how, GError **error);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,162 @@
+/* wisp_repart.c: the card's model and hardware for re-partitioning
+ * (chakra/et_model.h, et_repart.h; issue 32), and the --scale path that
+ * re-partitions a loaded workload.
+ *
+ * Card keys (doc/card.md): workload.model.{hidden_size, precision},
+ * workload.model.model_arch.{num_layers, num_heads, head_dim,
+ * ffn_hidden_size, vocab_size}, workload.data.{batch_size (the global
+ * batch, sequences), seq_len}, Model-executor.model_plan_parallelization.
+ * {micro_batches, pipeline_schedule}, workload.hardware.xpu_spec.{model,
+ * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB,
+ * kernel_floor_us}. */
+#include "config.h"
+#include "cli/wisp_load.h"
+#include "cli/wisp_repart.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Peak dense bf16 TFLOP/s, HBM GB/s and GB of the GPUs CCL-Bench cards name
+ * (vendors' data sheets). */
+static const struct { const char *name; double tflops, hbm_GBps, hbm_GB; } gpus[] = {
+  {"nvidia_a100", 312, 2039, 80},
+  {"nvidia_h100", 989, 3350, 80},
+  {"nvidia_h200", 989, 4800, 141},
+  {"nvidia_b200", 2250, 8000, 192},
+  {"tpu_v6e", 918, 1640, 32},
+};
+/* A kernel's fixed time when the card does not give kernel_floor_us: 2 us,
+ * the order of an empty kernel's measured duration on recent GPUs (an
+ * assumption, printed; not fitted to any trace). */
+#define DEFAULT_KERNEL_FLOOR_US 2.0
+
+#define ARCH "workload.model.model_arch."
+#define PLAN "Model-executor.model_plan_parallelization."
+#define XPU "workload.hardware.xpu_spec."
+
+static void note_missing(GString *miss, const char *key)
+{
+  g_string_append_printf(miss, "%s%s", miss->len ? ", " : "", key);
+}
+
+static gboolean count_key(const cfg_card *card, const char *key, int *out, GString *miss, GError **error)
+{
+  int64_t v = 0;
+  gboolean found = FALSE;
+  if (!cfg_card_count(card, key, CFG_CARD_MAX_DEGREE * 64ll, &v, &found, error))
+    return FALSE;
+  if (found)
+    *out = (int)v;
+  else if (miss)
+    note_missing(miss, key);
+  return TRUE;
+}
+
+static gboolean hardware(const cfg_card *card, et_model_card *out, GString *miss, GError **error)
+{
+  const char *hw = cfg_card_get(card, XPU "model", NULL);
+  for (size_t i = 0; hw && i < G_N_ELEMENTS(gpus); i++)
+    if (g_ascii_strcasecmp(hw, gpus[i].name) == 0) {
+      out->peak_flops = gpus[i].tflops * 1e12;
+      out->hbm_Bps = gpus[i].hbm_GBps * 1e9;
+      out->hbm_bytes = gpus[i].hbm_GB * 1e9;
+    }
+  out->hw = g_strdup(hw);
+  double v = 0;
+  gboolean found = FALSE;
+  if (!cfg_card_number(card, XPU "peak_tflops", &v, &found, error))
+    return FALSE;
+  if (found)
+    out->peak_flops = v * 1e12;
+  if (!cfg_card_number(card, XPU "hbm_bandwidth_GBps", &v, &found, error))
+    return FALSE;
+  if (found)
+    out->hbm_Bps = v * 1e9;
+  if (!cfg_card_number(card, XPU "hbm_capacity_GB", &v, &found, error))
+    return FALSE;
+  if (found)
+    out->hbm_bytes = v * 1e9;
+  if (!cfg_card_number(card, XPU "kernel_floor_us", &v, &found, error))
+    return FALSE;
+  if (!wisp_ps_from_us(found ? v : DEFAULT_KERNEL_FLOOR_US, &out->kernel_floor_ps))
+    return cfg_card_fail(card, XPU "kernel_floor_us", WISP_ERROR_INVALID, error, "out of range");
+  if (out->peak_flops <= 0 || out->hbm_Bps <= 0 || out->hbm_bytes <= 0)
+    note_missing(miss, XPU "model (nvidia_a100, nvidia_h100, nvidia_h200, nvidia_b200, tpu_v6e) or peak_tflops, "
+                 "hbm_bandwidth_GBps and hbm_capacity_GB");
+  return TRUE;
+}
+
+gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card *out, GError **error)
+{
+  memset(out, 0, sizeof *out);
+  out->sched = -1;
+  out->source = g_strdup(cfg_card_path(card));
+  GString *miss = g_string_new(NULL);
+  int head_dim = 0;
+  gboolean ok = count_key(card, ARCH "num_layers", &out->layers, miss, error) &&
+                count_key(card, ARCH "num_heads", &out->heads, miss, error) &&
+                count_key(card, ARCH "vocab_size", &out->vocab, miss, error) &&
+                count_key(card, ARCH "ffn_hidden_size", &out->ffn, NULL, error) &&
+                count_key(card, ARCH "head_dim", &head_dim, NULL, error) &&
+                count_key(card, "workload.model.hidden_size", &out->hidden, NULL, error) &&
+                count_key(card, "workload.data.batch_size", &out->global_batch, miss, error) &&
+                count_key(card, "workload.data.seq_len", &out->seq, miss, error) &&
+                count_key(card, PLAN "micro_batches", &out->mb, miss, error) && hardware(card, out, miss, error);
+  if (ok && out->hidden == 0 && head_dim > 0 && out->heads > 0)
+    out->hidden = head_dim * out->heads;
+  if (ok && out->hidden == 0)
+    note_missing(miss, "workload.model.hidden_size (or model_arch.num_heads and head_dim)");
+  const char *prec = NULL;
+  int bytes = 0;
+  gboolean found = FALSE;
+  ok = ok && cfg_card_precision(card, "workload.model.precision", &prec, &bytes, &found, error);
+  out->dtype_bytes = found ? bytes : 2;
+  static const char *const scheds[] = {"1f1b", "gpipe", NULL};
+  const char *sched = NULL;
+  ok = ok && cfg_card_choice(card, PLAN "pipeline_schedule", scheds, &sched, &found, error);
+  if (found)
+    out->sched = strcmp(sched, "gpipe") == 0 ? ET_SCHED_GPIPE : ET_SCHED_1F1B;
+  out->tp = MAX(l->degree[ET_DIM_TP], 1);
+  out->pp = MAX(l->degree[ET_DIM_PP], 1);
+  out->dp = MAX(l->degree[ET_DIM_DP], 1);
+  if (miss->len)
+    out->missing = g_strdup(miss->str);
+  g_string_free(miss, TRUE);
+  if (!ok)
+    et_model_card_clear(out);
+  return ok;
+}
+
+et_workload *wisp_repartition(et_workload *w, const et_layout *l, const cfg_card *card, const et_scale_request *rq,
+                              gboolean quiet, GError **error)
+{
+  if (card == NULL) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--scale with tp=, pp=, mb= or sched= re-partitions the model, which needs a workload card (--card "
+                "FILE) with num_layers, num_heads, vocab_size, hidden_size, batch_size, seq_len, micro_batches and "
+                "the GPU (doc/card.md)");
+    et_workload_free(w);
+    return NULL;
+  }
+  et_model_card c;
+  et_model m;
+  if (!wisp_card_model(card, l, &c, error)) {
+    et_workload_free(w);
+    return NULL;
+  }
+  if (!et_model_read(w, l, &c, &m, error)) {
+    et_model_card_clear(&c);
+    et_workload_free(w);
+    return NULL;
+  }
+  et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched};
+  GString *how = g_string_new(NULL);
+  et_workload *o = et_repart_build(w->source, &m, &c, &r, how, error);
+  if (o && !quiet)
+    fprintf(stderr, "%s%s", m.how->str, how->str);
+  g_string_free(how, TRUE);
+  et_model_clear(&m);
+  et_model_card_clear(&c);
+  et_workload_free(w);
+  return o;
+}

@@ -1,0 +1,519 @@
+/* coll_run.c: running a planned collective as per-member state machines
+ * over net_send().  The collective's bytes are cut into chunks; each
+ * (member, chunk) pair is a slot that walks the plan's steps in order.
+ * Chunks pipeline across dimensions with one active chunk per dimension
+ * and member (see phase_gate_open); with streamed steps (the NCCL
+ * family's plan) they pipeline step by step instead, one behind the other
+ * with NCCL's FIFO window (coll_run.step_pipe); a slot finishes step k
+ * once its own sends of step k have arrived and it has received every
+ * transfer addressed to its step k (plus, optionally, the local reduction
+ * time).  Engine-driven steps (a library family with a step hook) end
+ * when their receives are in and the member's engine has sent its
+ * writes.  Memory: O(members * chunks * steps) 16-bit receive counters
+ * per collective (about 1 MiB for a 512-member ring all-reduce).  Work:
+ * O(1) amortised per transfer plus O(q) per step start for algorithms
+ * that emit q transfers.  Also the interference bookkeeping of members in
+ * flight and the transfer records.  Never names a library: the run reads
+ * its flags and calls the family's hooks (coll_run.h).
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "collectives/coll_run.h"
+
+void coll_run_free(coll_run *r)
+{
+  if (r->claim != 0)
+    net_claim_release(r->lib->n, r->claim);
+  g_free(r->fin);
+  g_free(r->done_ev);
+  g_free(r->hop);
+  g_free(r->ranks);
+  g_free(r->splits);
+  g_free(r->gidx);
+  g_free(r->gmember);
+  g_free(r->slot);
+  g_free(r->recv);
+  g_free(r->sent);
+  g_free(r->chunks_left);
+  g_free(r->scratch);
+  g_free(r->held);
+  g_free(r->t_begin);
+  g_free(r->copy_out_m);
+  g_free(r->ovl_on);
+  g_free(r->lperm);
+  g_free(r->linv);
+  g_free(r);
+}
+
+/* Member m of r enters (sign 1) or leaves (-1) its rank's in-flight set;
+ * reports the rank's new delta when it changed.  The sums are integers,
+ * so a rank with nothing in flight is back at exactly delta 0.  O(1) plus
+ * the callback. */
+static void ovl_apply(coll_run *r, int m, int sign)
+{
+  coll_rt *c = r->lib;
+  int rank = r->ranks[m];
+  c->ovl_cores[rank] += sign * r->ovl_cores;
+  c->ovl_sdma[rank] += sign * r->ovl_sdma;
+  if (sign > 0)
+    c->ovl_rate[rank] += r->ovl_rate;
+  else
+    c->ovl_rate[rank] -= r->ovl_rate;
+  double d = c->ops->interference(&c->pol.lib, c->ovl_cores[rank], c->ovl_rate[rank], c->ovl_sdma[rank]);
+  if (d != c->ovl_delta[rank]) {
+    c->ovl_delta[rank] = d;
+    c->ovl_fn(c->sim, c->ovl_ctx, rank, d);
+  }
+}
+
+void coll_ovl_begin(coll_run *r, int m)
+{
+  if (r->ovl_on == NULL || r->ovl_on[m] != 0)
+    return;
+  r->ovl_on[m] = 1;
+  ovl_apply(r, m, 1);
+}
+
+void coll_ovl_begin_ev(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_ovl_begin(ctx, (int)arg);
+}
+
+/* Before member m's done(): its rank's compute speeds up again. */
+void coll_ovl_end(coll_run *r, int m)
+{
+  if (r->ovl_on == NULL)
+    return;
+  if (r->ovl_on[m] == 1)
+    ovl_apply(r, m, -1);
+  r->ovl_on[m] = 2;
+}
+
+uint32_t coll_xr_alloc(coll_rt *c)
+{
+  if (c->free_xr != XR_NONE) {
+    uint32_t i = c->free_xr;
+    c->free_xr = c->xr[i].next_free;
+    return i;
+  }
+  if (c->n_xr == c->cap_xr) {
+    c->cap_xr = c->cap_xr ? 2 * c->cap_xr : 1024;
+    c->xr = g_renew(coll_xrec, c->xr, c->cap_xr);
+  }
+  return c->n_xr++;
+}
+
+/* ---- running ----------------------------------------------------------- */
+
+static uint64_t a2av_bytes(const void *vctx, int a, int b)
+{
+  const coll_a2av_ctx *x = vctx;
+  int ma = coll_pos_member(x->r, x->ph, x->base, a, x->c);
+  int mb = coll_pos_member(x->r, x->ph, x->base, b, x->c);
+  return coll_piece(x->r->splits[(size_t)ma * (size_t)x->r->n + (size_t)mb], x->r->n_chunks, x->c);
+}
+
+static const coll_phase *phase_of(const coll_run *r, uint32_t k)
+{
+  for (int i = r->n_phases - 1; i >= 0; i--)
+    if (k >= r->ph[i].step0)
+      return &r->ph[i];
+  g_assert_not_reached();
+  return NULL;
+}
+
+
+/* Whether a transfer between two ranks leaves the scale-up domain: they
+ * differ in a dimension other than 0 (the innermost dimension is the
+ * node's, doc/collectives.md "The NCCL model").  O(dims). */
+gboolean coll_pair_is_inter(const topo *t, int a, int b)
+{
+  int nd = topo_n_dims(t);
+  for (int d = 1; d < nd; d++)
+    if (topo_rank_coord(t, a, d) != topo_rank_coord(t, b, d))
+      return TRUE;
+  return FALSE;
+}
+
+/* The schedule of member m, chunk ch at global step k, seen from the
+ * step's sub-group: fills *x (which *sc points to) and *sc, returns the
+ * phase and the member's position.  O(1). */
+const coll_phase *coll_member_sched(const coll_run *r, int m, int ch, uint32_t k, coll_a2av_ctx *x, coll_sched *sc,
+                                      int *pos_out)
+{
+  const coll_phase *ph = phase_of(r, k);
+  int q, pos, base;
+  if (ph->g < 0) {
+    q = r->n;
+    pos = r->lperm != NULL ? r->linv[(size_t)(ch % r->lanes) * (size_t)r->n + (size_t)m] : r->gidx[m];
+    base = 0;
+  } else {
+    q = r->gsize[ph->g];
+    pos = (r->gidx[m] / r->gstride[ph->g]) % q;
+    base = r->gidx[m] - pos * r->gstride[ph->g];
+  }
+  *x = (coll_a2av_ctx){ r, ph, ch, base };
+  *sc = (coll_sched){
+    .prim = ph->prim,
+    .algo = ph->algo,
+    .q = q,
+    .root = r->root_member >= 0 ? r->gidx[r->root_member] : -1,
+    .tree = ch % r->lanes,
+    .bytes = (coll_piece(r->bytes, r->n_chunks, ch) + ph->div - 1) / ph->div, /* largest piece: ceil */
+    .a2av = r->splits ? a2av_bytes : NULL,
+    .a2av_ctx = x,
+    .nvls_paired = r->nvls_paired,
+  };
+  *pos_out = pos;
+  return ph;
+}
+
+/* Issues the transfers of slot s's current step. */
+static void slot_start(coll_run *r, uint32_t s)
+{
+  coll_rt *c = r->lib;
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  coll_a2av_ctx x;
+  coll_sched sc;
+  int pos;
+  const coll_phase *ph = coll_member_sched(r, m, ch, sl->cur, &x, &sc, &pos);
+  int base = x.base;
+  uint32_t n_recv = 0;
+  uint64_t red = 0;
+  uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  sl->state = SLOT_RUNNING;
+  sl->moved = nx > 0 || n_recv > 0;
+  sl->need = n_recv;
+  sl->red = red;
+  sl->pend += nx; /* library steps do not wait for their sends: earlier ones may be in flight */
+  sl->local_done = sim_now(c->sim);
+  uint32_t xi_small[32];
+  int dst_small[32];
+  uint32_t *xis = xi_small;
+  int *dsts = dst_small;
+  if (nx > G_N_ELEMENTS(xi_small)) {
+    xis = g_new(uint32_t, nx);
+    dsts = g_new(int, nx);
+  }
+  for (uint32_t i = 0; i < nx; i++) {
+    const coll_xfer *xf = &r->scratch[i];
+    int dm = coll_pos_member(r, ph, base, xf->peer, ch);
+    uint32_t xi = coll_xr_alloc(c);
+    coll_xrec *rec = &c->xr[xi];
+    rec->run = r;
+    rec->src_slot = s;
+    rec->dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch;
+    rec->dst_step = ph->step0 + xf->recv_step;
+    rec->src_step = sl->cur;
+    rec->deliver_at = 0;
+    if (r->sent != NULL) {
+      g_assert(r->sent[(size_t)s * r->n_steps + sl->cur] < UINT16_MAX);
+      r->sent[(size_t)s * r->n_steps + sl->cur]++;
+    }
+    xis[i] = xi;
+    dsts[i] = r->ranks[dm];
+  }
+  /* The library's engine first (it sets the delivery times), then the
+   * network; no transfer finishes inside net_send. */
+  if (r->engine && nx > 0)
+    c->ops->step(r, m, xis, nx, dsts);
+  for (uint32_t i = 0; i < nx; i++) {
+    uint64_t wire = r->scratch[i].bytes;
+    if (r->stream && wire > 0) {
+      /* The protocol's efficiency (coll_nccl_efficiency): the link carries
+       * the payload at that share of its rate, i.e. payload / eff bytes. */
+      double inv = coll_pair_is_inter(c->t, r->ranks[m], dsts[i]) ? r->inv_eff_inter : r->inv_eff_intra;
+      wire = (uint64_t)ceil((double)wire * inv);
+    }
+    net_send(c->n, r->ranks[m], dsts[i], wire, coll_xfer_done, c, xis[i]);
+  }
+  if (xis != xi_small) {
+    g_free(xis);
+    g_free(dsts);
+  }
+}
+
+/* Chunk pipelining: on every dimension a member runs one (phase, chunk)
+ * item at a time, in (phase, chunk) order — the order is the same on
+ * every member, so it cannot deadlock.  Chunk c starts phase ph once
+ * chunk c-lanes finished ph; the first chunks start ph once the last
+ * chunks finished the previous phase on the same dimension.  (Their own
+ * previous phase is done, since steps run in order.)  Within a phase a
+ * chunk's steps follow each other freely. */
+static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (r->step_pipe) {
+    /* Step pipeline (nccl): behind the previous chunk of this lane, and
+     * at most COLL_NCCL_FIFO_SLOTS chunks of this lane in flight per step
+     * (NCCL's connection FIFO). */
+    int c0 = (int)(s % (uint32_t)r->n_chunks);
+    if (c0 < r->lanes)
+      return TRUE;
+    if (r->slot[s - (uint32_t)r->lanes].cur <= k)
+      return FALSE;
+    int back = r->fifo_chunks * r->lanes;
+    return c0 < back || r->sent[(size_t)(s - (uint32_t)back) * r->n_steps + k] == 0;
+  }
+  const coll_phase *ph = phase_of(r, k);
+  if (k != ph->step0)
+    return TRUE;
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  if (ch >= r->lanes)
+    return r->slot[s - (uint32_t)r->lanes].cur >= ph->step0 + ph->n_steps;
+  uint32_t base = s - (uint32_t)ch;
+  for (int i = (int)(ph - r->ph) - 1; i >= 0; i--) {
+    const coll_phase *q = &r->ph[i];
+    if (q->g != ph->g)
+      continue;
+    for (int l = 0; l < r->lanes; l++)
+      if (r->slot[base + (uint32_t)(r->n_chunks - r->lanes + l)].cur < q->step0 + q->n_steps)
+        return FALSE;
+    break;
+  }
+  return TRUE;
+}
+
+
+static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  coll_rt *c = r->lib;
+  r->members_left--;
+  coll_ovl_end(r, (int)arg);
+  if (r->done != NULL)
+    r->done(c->sim, r->ctx, r->cookie, (int)arg);
+  if (r->members_left == 0)
+    coll_run_finish(c, r);
+}
+
+/* Advances slot s as far as it can go; returns TRUE when the whole
+ * collective has finished. */
+static gboolean slot_advance(coll_run *r, uint32_t s)
+{
+  coll_rt *c = r->lib;
+  coll_slot *sl = &r->slot[s];
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  if (r->held != NULL && r->held[s / (uint32_t)r->n_chunks])
+    return FALSE;   /* the member has not passed its library pre-delay yet */
+  for (;;) {
+    uint32_t k = sl->cur;
+    if (k >= r->n_steps)
+      return FALSE;
+    if (sl->state == SLOT_IDLE) {
+      if (!phase_gate_open(r, s, k))
+        return FALSE;
+      slot_start(r, s);
+    }
+    if (sl->state == SLOT_RUNNING) {
+      /* nccl: a step ends when its own sends have arrived and its
+       * receives are in.  A library step (notify-driven) ends when its
+       * receives are in and its engine has sent its own writes (their
+       * arrival is the receiver's business: the receiver's step waits for
+       * them). */
+      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->engine && !r->stream && sl->pend > 0))
+        return FALSE;
+      /* Engine, local reduction, then (library model) the per-step
+       * synchronisation sigma_sig of steps that moved data, once per
+       * staging round. */
+      sim_time_ps now = sim_now(c->sim);
+      sim_time_ps wait = r->engine && sl->local_done > now ? sl->local_done - now : 0;
+      if (c->pol.reduce_bw > 0 && sl->red > 0)
+        wait += wisp_transfer_ps(sl->red, c->pol.reduce_bw);
+      if (sl->moved && r->engine)
+        wait += r->step_sync * (r->sync_mult > 0 ? r->sync_mult : 1);
+      if (sl->moved && r->stream && ch < r->lanes)
+        wait += r->step_extra[phase_of(r, k) - r->ph];
+      if (wait > 0) {
+        sl->state = SLOT_REDUCING;
+        sim_post_after(c->sim, wait, coll_reduce_done, r, s);
+        return FALSE;
+      }
+    } else if (sl->state == SLOT_REDUCING) {
+      return FALSE;
+    }
+    /* Step k finished. */
+    sl->cur = k + 1;
+    sl->state = SLOT_IDLE;
+    const coll_phase *ph = phase_of(r, k);
+    if (r->step_pipe) {
+      /* The next chunk of this lane may enter step k (if its sends of
+       * step k have landed; else coll_xfer_done wakes it). */
+      if (ch + r->lanes < r->n_chunks)
+        g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+    } else if (sl->cur == ph->step0 + ph->n_steps) {
+      /* A phase ended: wake the next chunk of this phase and, after the
+       * last chunks, the first chunks waiting for this dimension. */
+      uint32_t base = s - (uint32_t)ch;
+      if (ch + r->lanes < r->n_chunks)
+        g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+      else
+        for (int l = 0; l < r->lanes; l++)
+          g_array_append_val(c->work, (uint64_t){ base + (uint32_t)l });
+    }
+    if (sl->cur == r->n_steps) {
+      int m = (int)(s / (uint32_t)r->n_chunks);
+      if (--r->chunks_left[m] == 0) {
+        sim_time_ps post = c->ops->post_delay != NULL ? c->ops->post_delay(r, m) : 0;
+        if (post > 0) {
+          sim_post_after(c->sim, post, member_post_done, r, (uint64_t)m);
+          return FALSE;
+        }
+        r->members_left--;
+        coll_ovl_end(r, m);
+        if (r->done != NULL)
+          r->done(c->sim, r->ctx, r->cookie, m);
+      }
+      return r->members_left == 0;
+    }
+  }
+}
+
+static void unlink_run(coll_rt *c, coll_run *r)
+{
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    c->runs = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+}
+
+/* Worklist of slots (no recursion, so long chains of empty steps and
+ * chunk hand-offs cost no stack).  Returns TRUE when this call finished
+ * the collective; the caller then unlinks and frees it. */
+gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot)
+{
+  gboolean finished = FALSE;
+  g_array_set_size(c->work, 0);
+  g_array_append_val(c->work, (uint64_t){ slot });
+  while (c->work->len > 0) {
+    uint64_t s = g_array_index(c->work, uint64_t, c->work->len - 1);
+    g_array_set_size(c->work, c->work->len - 1);
+    if (slot_advance(r, (uint32_t)s))
+      finished = TRUE;
+  }
+  return finished;
+}
+
+void coll_run_finish(coll_rt *c, coll_run *r)
+{
+  unlink_run(c, r);
+  coll_run_free(r);
+}
+
+/* Library: the receiver counts a transfer (after its network arrival and
+ * its engine delivery time).  The sender does not wait for it, so only the
+ * receiver is advanced; that may finish the run. */
+static void lib_deliver(coll_run *r, uint32_t dst_slot, uint32_t dst_step)
+{
+  uint16_t *cnt = &r->recv[(size_t)dst_slot * r->n_steps + dst_step];
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+  if (r->slot[dst_slot].cur == dst_step && coll_run_kick(r->lib, r, dst_slot))
+    coll_run_finish(r->lib, r);
+}
+
+static void lib_deliver_ev(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  lib_deliver(ctx, (uint32_t)(arg & 0xffffffffu), (uint32_t)(arg >> 32));
+}
+
+void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
+{
+  (void)sim;
+  coll_rt *c = ctx;
+  coll_xrec rec = c->xr[cookie];
+  c->xr[cookie].next_free = c->free_xr;
+  c->free_xr = (uint32_t)cookie;
+  coll_run *r = rec.run;
+  g_assert(r->slot[rec.src_slot].pend > 0);
+  r->slot[rec.src_slot].pend--;
+  if (r->engine) {
+    if (rec.deliver_at > sim_now(c->sim))
+      sim_post_at(c->sim, rec.deliver_at, lib_deliver_ev, r,
+                  (uint64_t)rec.dst_slot | ((uint64_t)rec.dst_step << 32));
+    else
+      lib_deliver(r, rec.dst_slot, rec.dst_step);
+    return;
+  }
+  uint16_t *cnt = &r->recv[(size_t)rec.dst_slot * r->n_steps + rec.dst_step];
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+  /* Receiver first, then sender: a fixed order keeps runs deterministic.
+   * The receiver's advance cannot finish the run while the sender still
+   * waits (its step is incomplete), so r is alive for the second coll_run_kick. */
+  gboolean dst_waits = r->slot[rec.dst_slot].cur == rec.dst_step;
+  gboolean fin = FALSE;
+  if (r->stream) {
+    /* NCCL's protocols stream: a step does not wait for its own sends to
+     * land (the receiver's step does), so only the receiver advances, and
+     * that may finish the run.  Step pipeline: the sender's next chunk may
+     * be waiting for this step's sends to land. */
+    uint32_t next = rec.src_slot + (uint32_t)(r->fifo_chunks * r->lanes);
+    gboolean wake_next = FALSE;
+    if (r->sent != NULL) {
+      uint16_t *sc = &r->sent[(size_t)rec.src_slot * r->n_steps + rec.src_step];
+      g_assert(*sc > 0);
+      wake_next = --*sc == 0 &&
+                  (int)(rec.src_slot % (uint32_t)r->n_chunks) + r->fifo_chunks * r->lanes < r->n_chunks &&
+                  r->slot[next].cur == rec.src_step && r->slot[next].state == SLOT_IDLE;
+    }
+    if (dst_waits && coll_run_kick(c, r, rec.dst_slot)) {
+      coll_run_finish(c, r);
+      return;
+    }
+    if (wake_next && coll_run_kick(c, r, next))
+      coll_run_finish(c, r);
+    return;
+  }
+  if (dst_waits && rec.dst_slot != rec.src_slot)
+    fin = coll_run_kick(c, r, rec.dst_slot);
+  g_assert(!fin);
+  if (coll_run_kick(c, r, rec.src_slot))
+    coll_run_finish(c, r);
+}
+
+void coll_reduce_done(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  g_assert(r->slot[arg].state == SLOT_REDUCING);
+  r->slot[arg].state = SLOT_REDUCED;
+  if (coll_run_kick(r->lib, r, (uint32_t)arg))
+    coll_run_finish(r->lib, r);
+}
+
+/* Member m passed its library pre-delay: release its slots. */
+void coll_member_release(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  coll_rt *c = r->lib;
+  int m = (int)arg;
+  r->held[m] = 0;
+  r->t_begin[m] = sim_now(c->sim);
+  gboolean fin = FALSE;
+  for (int ch = 0; ch < r->n_chunks; ch++)
+    if (coll_run_kick(c, r, (uint32_t)m * (uint32_t)r->n_chunks + (uint32_t)ch))
+      fin = TRUE;
+  if (fin)
+    coll_run_finish(c, r);
+}
+
+/* The receive (and NCCL send) counters of the per-transfer path;
+ * allocated when a run goes per transfer.  O(members x chunks x steps). */
+void coll_run_alloc_counters(coll_run *r)
+{
+  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
+  if (r->recv == NULL)
+    r->recv = g_new0(uint16_t, n);
+  if (r->step_pipe && r->sent == NULL)
+    r->sent = g_new0(uint16_t, n);
+}

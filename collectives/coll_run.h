@@ -1,0 +1,293 @@
+/* coll_run.h: the collective runtime's shared state (not installed): the
+ * runtime object, one run (a collective in flight: its plan, its members'
+ * slots, its library figures), the transfer records, and the hooks a
+ * communication-library family gives the run (coll_lib_ops).  Shared by
+ * the plan (coll_plan.c), the run (coll_run.c), the ring recurrence
+ * (coll_ring.c), the buffer lifecycle (coll_buffer.c), the runtime's
+ * front (coll_rt.c) and the library families under libraries/ (nccl/,
+ * supernode/), which use the run through it.  Calls go down: the front
+ * calls the families' hooks and the fast path, the families call the
+ * plan and the run, the fast path calls the run; the plan and the run
+ * never name a library, they read the run's flags (engine, stream) and
+ * call the hooks.
+ */
+#ifndef WISP_COLL_RUN_H
+#define WISP_COLL_RUN_H
+
+#include "collectives/coll_internal.h"
+#include "collectives/libraries/coll_library.h"
+
+G_BEGIN_DECLS
+
+typedef struct coll_run coll_run;
+typedef struct coll_lib_ops coll_lib_ops;
+/* The supernode family's state on the runtime (opaque here). */
+typedef struct coll_library_reg coll_library_reg;
+typedef struct coll_library_fabric coll_library_fabric;
+
+typedef struct {
+  coll_prim prim;
+  coll_algo algo;
+  int g;              /* grid dimension, or -1 for the whole group */
+  uint64_t div;       /* phase bytes = chunk bytes / div */
+  uint32_t step0, n_steps;
+} coll_phase;
+
+enum { SLOT_IDLE = 0, SLOT_RUNNING, SLOT_REDUCING, SLOT_REDUCED };
+
+typedef struct {
+  sim_time_ps local_done; /* library: the member's engine has sent its writes of the step */
+  uint32_t cur;       /* current global step */
+  uint32_t pend;      /* sends of the current step still in flight */
+  uint32_t need;      /* receives the current step waits for */
+  uint8_t state;
+  uint8_t moved;      /* the current step sends or receives something */
+  uint64_t red;       /* bytes reduced locally in the current step */
+} coll_slot;
+
+struct coll_run {
+  coll_rt *lib;
+  coll_run *prev, *next;
+  coll_prim prim;
+  int n;
+  int *ranks;
+  uint64_t *splits;
+  int root_member;
+  uint64_t bytes;     /* D of the whole collective (see coll_sched.bytes) */
+  coll_done_fn done;
+  void *ctx;
+  uint64_t cookie;
+  int n_g;
+  int gsize[COLL_MAX_DIMS], gstride[COLL_MAX_DIMS], gtopo[COLL_MAX_DIMS];
+  int *gidx, *gmember;
+  topo_kind flat_kind;
+  int n_phases;
+  coll_phase ph[2 * COLL_MAX_DIMS];
+  uint32_t n_steps;
+  int n_chunks, lanes;
+  coll_slot *slot;
+  uint16_t *recv;     /* n_slots * n_steps */
+  int *chunks_left;
+  int members_left;
+  coll_xfer *scratch; /* 2 * n */
+  /* Library model (NULL for nccl): per member, held until its
+   * registration/staging/SDMA pre-delay is over; start time. */
+  uint8_t *held;
+  sim_time_ps *t_begin;
+  uint64_t copy_out;  /* staging copy-out bytes per member */
+  uint64_t *copy_out_m; /* all-to-allv: each member's own copy-out bytes (its receives), else NULL */
+  gboolean core_term; /* the core makespan is part of fan-out steps (doc/libraries.md §2) */
+  /* Engine-driven steps (a library with an engine, coll_lib_ops.step:
+   * the supernode family): a step ends when its receives are in and the
+   * member's engine has sent its writes; sigma per step that moved data
+   * (step_sync, times sync_mult). */
+  gboolean engine;
+  sim_time_ps step_sync;
+  gboolean p2p;       /* a library point-to-point (coll_p2p_start): flat, direct, one transfer */
+  wisp_bw_Bps beta_ring_min; /* slowest hop of the ring in communicator order */
+  int sync_mult;      /* sigma_sig per step, once per staging round */
+  /* Interference (coll_rt_set_slowdown_hook; NULL when off): per member
+   * 0 before its flight, 1 while counted on its rank, 2 after; and what
+   * one member adds on its rank. */
+  uint8_t *ovl_on;
+  int ovl_cores, ovl_sdma;
+  uint64_t ovl_rate;  /* staging bytes/s through HBM */
+  /* Streamed steps (set by the NCCL family's plan; FALSE for every other
+   * library): a step does not wait for its own sends; the tuner's choice, the byte inflation of the protocol's
+   * efficiency per tier, the per-step latency of each phase (paid by the
+   * first chunk of every lane: the pipeline head) and, for multi-node
+   * rings, one member order per lane (rail). */
+  gboolean stream;
+  int nalgo, proto;
+  double inv_eff_intra, inv_eff_inter;
+  sim_time_ps step_extra[2 * COLL_MAX_DIMS];
+  coll_algo force_flat, force_dim0, force_outer; /* forced algorithms: flat plan, dimension 0, outer dimensions */
+  gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
+  int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
+  sim_time_ps t_base; /* base latency and kernel launch before the first step */
+  double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
+  /* Step pipeline (nccl): chunk c runs step k once chunk c-lanes of the
+   * same member has finished step k and the sends of step k of chunk
+   * c - COLL_NCCL_FIFO_SLOTS * lanes have landed (NCCL's connections are
+   * FIFOs of NCCL_STEPS slices), so chunks flow through a phase behind
+   * each other; sent: n_slots * n_steps sends in flight per (slot, step).
+   * pipe_bytes: the pipelined unit of a flat plan (NCCL's slice times its
+   * channels), 0 = one piece per lane. */
+  gboolean step_pipe;
+  uint16_t *sent;
+  uint64_t pipe_bytes;
+  int fifo_chunks;    /* chunks of a lane in flight per step: NCCL_STEPS slices' worth */
+  /* Ring recurrence (ring_fast_begin; NULL / 0 when the run is not on
+   * it): its start, its claim on the links, per member the done time and
+   * event, and per ring position the hop to the next position. */
+  sim_time_ps t0;
+  uint32_t claim;
+  sim_time_ps *fin;
+  sim_event_id *done_ev;
+  struct ring_hop *hop;
+};
+
+typedef struct {
+  coll_run *run;
+  uint32_t src_slot, dst_slot, dst_step;
+  uint32_t src_step;      /* nccl step pipeline: the sender's step */
+  uint32_t next_free;
+  sim_time_ps deliver_at; /* library: not before the engine has sent it (+ route latency) */
+} coll_xrec;
+
+struct coll_rt {
+  sim_engine *sim;
+  net *n;
+  const topo *t;
+  coll_policy pol;
+  coll_run *runs;       /* unfinished collectives */
+  GHashTable *twohop;   /* unfinished two-hop all-to-alls (coll_twohop.c), freed with the runtime */
+  const coll_lib_ops *ops; /* the library family's hooks (coll_lib_ops_for) */
+  coll_xrec *xr;        /* transfer records; index = net cookie */
+  uint32_t n_xr, cap_xr, free_xr;
+  GArray *work;         /* slots to advance */
+  gboolean kicking;
+  /* Library state, made and freed by the family's rt_init/rt_free hooks
+   * (the supernode family's; NULL for the others): */
+  coll_library_reg *reg;      /* registration state (JIT/ROA), else NULL */
+  coll_library_stats lstats;  /* library statistics */
+  /* Library engines: per rank two FIFO lanes (UB, SIO), the time each has
+   * served everything queued on it; NULL for nccl. */
+  sim_time_ps *eng_free;
+  /* Core partitioning (reference §6, doc/libraries.md §2): the tiers of
+   * every rank pair (created at the first library collective), the
+   * partitions computed so far by shape (the library's policy cache), the
+   * time each rank's communication cores are busy until, and the number
+   * of collectives started (a cache entry's birth). */
+  coll_library_fabric *fab;
+  GHashTable *parts;
+  sim_time_ps *cores_free;
+  uint64_t op_seq;
+  /* Interference with compute (coll_rt_set_slowdown_hook): per rank the
+   * cores, staging rate and SDMA ops of the members in flight there and
+   * the delta last reported; NULL when off. */
+  coll_slowdown_fn ovl_fn;
+  void *ovl_ctx;
+  int *ovl_cores, *ovl_sdma;
+  uint64_t *ovl_rate;
+  double *ovl_delta;
+  /* Ring recurrence (coll_rt_set_ring_recurrence): the smallest ring
+   * that takes it minus COLL_RING_RECURRENCE_MIN (so that 0, the
+   * zeroed default, is that constant; above 65,536 members: off); per link
+   * the last run that checked it (disjointness); counters. */
+  int ring_min_delta;
+  uint32_t *link_stamp;
+  uint32_t stamp;
+  coll_ring_stats ring;
+};
+
+#define XR_NONE UINT32_MAX
+
+typedef struct {
+  const coll_run *r;
+  const coll_phase *ph;
+  int c;
+  int base;           /* grid index of position 0 of the sub-group */
+} coll_a2av_ctx;
+
+/* A library family's hooks (the engine's callbacks, for collectives).
+ * Every hook may be NULL (nothing to do: the ideal library has none).
+ * The front (coll_rt.c) picks the table by the policy's library kind
+ * (coll_lib_ops_for, libraries/coll_lib_ops.h) and calls them in this
+ * order: rt_init once; per collective plan (after the grid, before the
+ * phases), plan_chunks (after the generic chunking), start (after the
+ * run's state is allocated); per step of an engine run, step (before
+ * the transfers go to the network); per member, post_delay (when its
+ * transfers are over); rt_free once.  default_algo and tier_free enter
+ * the planner's algorithm resolution, describe the run's description,
+ * interferes whether the slowdown hook applies (coll_rt_set_slowdown_hook)
+ * and interference a rank's delta. */
+struct coll_lib_ops {
+  const char *family;      /* "nccl", "supernode", "ideal" */
+  gboolean tier_free;      /* the algorithm choice does not depend on the net tier */
+  void (*rt_init)(coll_rt *c);
+  void (*rt_free)(coll_rt *c);
+  coll_algo (*default_algo)(const coll_library_params *lib, coll_prim p, int q);
+  void (*plan)(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim, gboolean p2p);
+  void (*plan_chunks)(coll_rt *c, coll_run *r, const coll_desc *d);
+  void (*describe)(const coll_run *r, GString *s);
+  void (*start)(coll_rt *c, coll_run *r, const coll_desc *d, coll_info *info);
+  void (*step)(coll_run *r, int m, const uint32_t *xi, uint32_t nx, const int *dst_rank);
+  sim_time_ps (*post_delay)(coll_run *r, int m);
+  gboolean (*interferes)(const coll_library_params *p);
+  double (*interference)(const coll_library_params *p, int cores, uint64_t stage_Bps, int n_sdma);
+};
+
+/* ---- the plan (coll_plan.c) ---------------------------------------------- */
+
+/* Compresses the members' coordinates into a grid over the dimensions in
+ * which they differ, or one flat dimension in communicator order.  O(n dims). */
+void coll_plan_grid(coll_run *r, const topo *t);
+/* One flat dimension over the whole group in communicator order.  O(n). */
+void coll_plan_flat(coll_run *r);
+/* Slowest hop bandwidth of the ring over ranks in communicator order.  O(n). */
+wisp_bw_Bps coll_ring_beta_min(const topo *t, const int *ranks, int n);
+/* The phases of the run (per grid dimension, or one flat phase). */
+void coll_plan_phases(coll_run *r, const coll_policy *pol, const topo *t);
+/* The lanes and chunks each member moves (the family's plan_chunks hook
+ * refines them). */
+void coll_plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim);
+/* The run's algorithm and its one-line description into info. */
+void coll_plan_describe(const coll_run *r, const topo *t, coll_info *info);
+
+/* ---- the run (coll_run.c) ------------------------------------------------ */
+
+/* The member at position j of the sub-group of phase ph whose position 0
+ * has grid index base, for chunk ch (rails: the lane's order).  O(1). */
+static inline int coll_pos_member(const coll_run *r, const coll_phase *ph, int base, int j, int ch)
+{
+  if (ph->g < 0 && r->lperm != NULL)
+    return r->lperm[(size_t)(ch % r->lanes) * (size_t)r->n + (size_t)j];
+  if (ph->g < 0)
+    return r->gmember[j];
+  return r->gmember[base + j * r->gstride[ph->g]];
+}
+
+/* The schedule of member m, chunk ch at global step k (fills *x and *sc);
+ * returns the phase and the member's position in *pos_out.  O(1). */
+const coll_phase *coll_member_sched(const coll_run *r, int m, int ch, uint32_t k, coll_a2av_ctx *x, coll_sched *sc,
+                                    int *pos_out);
+/* Whether two ranks differ in a dimension other than 0.  O(dims). */
+gboolean coll_pair_is_inter(const topo *t, int a, int b);
+/* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
+uint32_t coll_xr_alloc(coll_rt *c);
+/* The receive (and step-pipeline send) counters.  O(members chunks steps). */
+void coll_run_alloc_counters(coll_run *r);
+/* Advances slot s and what it wakes; TRUE when the run finished. */
+gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot);
+/* Unlinks and frees a finished run. */
+void coll_run_finish(coll_rt *c, coll_run *r);
+void coll_run_free(coll_run *r);
+/* Engine callbacks: a transfer landed (ctx the runtime, cookie its
+ * record); a slot's local wait is over (ctx the run, arg the slot);
+ * member arg passed its library pre-delay (ctx the run). */
+void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie);
+void coll_reduce_done(sim_engine *sim, void *ctx, uint64_t arg);
+void coll_member_release(sim_engine *sim, void *ctx, uint64_t arg);
+/* Interference: member m enters its rank's in-flight set (also as an
+ * event, arg = m) or leaves it before its done().  O(1) plus the hook. */
+void coll_ovl_begin(coll_run *r, int m);
+void coll_ovl_begin_ev(sim_engine *sim, void *ctx, uint64_t arg);
+void coll_ovl_end(coll_run *r, int m);
+
+/* ---- the ring recurrence (coll_ring.c) ----------------------------------- */
+
+/* Whether run r has the shape the recurrence covers.  O(1). */
+gboolean coll_ring_candidate(const coll_rt *c, const coll_run *r);
+/* Takes the recurrence for r when its links allow; FALSE: run per transfer. */
+gboolean coll_ring_begin(coll_rt *c, coll_run *r);
+
+/* ---- the buffer lifecycle (coll_buffer.c) -------------------------------- */
+
+/* Identity of a buffer the replay did not name: (type, bytes, group).  O(n). */
+uint64_t coll_buffer_derived(const coll_desc *d);
+/* Identity of a point-to-point buffer the caller did not name.  O(1). */
+uint64_t coll_buffer_p2p(int src, int dst, uint64_t bytes);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,377 @@
+/* nccl_plan.c: the NCCL family's plan of a collective (library nccl;
+ * doc/collectives.md "The NCCL model"): the communicator the tuner sees
+ * (nodes, bandwidths, NVLS), the tuner's choice of algorithm and protocol
+ * (nccl_tuner.c), their efficiencies and latencies, the pipeline, rail
+ * rings, and the wisp algorithms that carry the choice out; given to the
+ * runtime as the family's hooks (coll_nccl_ops).  It sets the run's
+ * streamed steps (coll_run.stream) and uses the plan (coll_plan_flat,
+ * coll_ring_beta_min); the runtime never calls it by name.
+ */
+#include "config.h"
+
+#include "collectives/coll_run.h"
+#include "collectives/libraries/coll_lib_ops.h"
+#include "collectives/libraries/nccl/coll_nccl.h"
+
+static coll_nccl_func nccl_func_of(coll_prim p)
+{
+  switch (p) {
+  case COLL_PRIM_ALL_REDUCE: return COLL_NFUNC_ALL_REDUCE;
+  case COLL_PRIM_REDUCE_SCATTER: return COLL_NFUNC_REDUCE_SCATTER;
+  case COLL_PRIM_ALL_GATHER: return COLL_NFUNC_ALL_GATHER;
+  case COLL_PRIM_BROADCAST: return COLL_NFUNC_BROADCAST;
+  case COLL_PRIM_REDUCE: return COLL_NFUNC_REDUCE;
+  default: return COLL_NFUNC_P2P;
+  }
+}
+
+/* Per-GPU scale-up bandwidth of dimension 0 in bytes/s, per direction:
+ * a switch or ring port, every pair of a fully connected node, both
+ * directions of a bidirectional ring or torus axis.  O(1). */
+static double dim0_gpu_bw(const topo *t)
+{
+  double bw = (double)topo_dim_bw(t, 0);
+  switch (topo_dim_kind(t, 0)) {
+  case TOPO_KIND_FULLY_CONNECTED: return bw * (topo_dim_size(t, 0) - 1);
+  case TOPO_KIND_RING: return 2 * bw;
+  case TOPO_KIND_TORUS2D: return 4 * bw;
+  case TOPO_KIND_TORUS3D: return 6 * bw;
+  default: return bw;
+  }
+}
+
+/* The NCCL model's view of the group (coll_nccl_comm) from the topology:
+ * a node is a set of ranks with equal coordinates in every dimension but
+ * the innermost; one NIC per GPU on dimension 1 (rail-optimised); then
+ * NCCL's choice of algorithm and protocol for the collective's S bytes,
+ * the plan that algorithm runs (ring: one member order per rail on
+ * several nodes; tree: double binary tree; NVLS: in-switch reduction;
+ * NVLS-tree: NVLS inside the node, the network between, pipelined),
+ * the efficiencies and the latencies.  O(n) time and memory (the rail
+ * orders: O(rails * n)). */
+/* The nodes of the run's members, numbered in order of first appearance:
+ * members share a node when their coordinates above dimension 0 agree
+ * (graphs: one node).  node[m] gets member m's node; returns the count.
+ * O(n x dims). */
+static int nccl_nodes(const coll_rt *c, const coll_run *r, int *node)
+{
+  const topo *t = c->t;
+  int n = r->n;
+  int nd = topo_n_dims(t);
+  gboolean dims_ok = !topo_is_graph(t) && nd >= 1;
+  int64_t *key = g_new(int64_t, (size_t)n);
+  int n_nodes = 0;
+  GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (int m = 0; m < n; m++) {
+    int64_t k = 0;
+    for (int dd = nd - 1; dd >= 1 && dims_ok; dd--)
+      k = k * (int64_t)topo_dim_size(t, dd) + topo_rank_coord(t, r->ranks[m], dd);
+    key[m] = k;
+    gpointer v = g_hash_table_lookup(seen, &key[m]);
+    if (v == NULL) {
+      g_hash_table_insert(seen, &key[m], GINT_TO_POINTER(n_nodes + 1));
+      node[m] = n_nodes++;
+    } else {
+      node[m] = GPOINTER_TO_INT(v) - 1;
+    }
+  }
+  g_hash_table_destroy(seen);
+  g_free(key);
+  return n_nodes;
+}
+
+/* The communicator NCCL's tuner sees: ranks, nodes, SM version, NVLink
+ * and NIC bandwidths, network latency and overhead, NVLS, channels. */
+static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int ppn, coll_nccl_comm *out)
+{
+  const topo *t = c->t;
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
+  int nd = topo_n_dims(t);
+  gboolean dims_ok = !topo_is_graph(t) && nd >= 1;
+  coll_nccl_comm cm = { 0 };
+  cm.n_ranks = n;
+  cm.n_nodes = n_nodes;
+  cm.sm = lp->sm;
+  cm.nvlink = dims_ok;
+  if (dims_ok) {
+    cm.intra_GBps = dim0_gpu_bw(t) / 1e9;
+  } else {
+    wisp_bw_Bps bw = coll_ring_beta_min(t, r->ranks, n);
+    cm.intra_GBps = (double)bw / 1e9;
+  }
+  cm.link_GBps = lp->nvlink_link_bw > 0 ? (double)lp->nvlink_link_bw / 1e9 : lp->sm >= 100 ? 50.0 : 25.0;
+  cm.nic_GBps = dims_ok && nd >= 2 ? (double)ppn * (double)topo_dim_bw(t, 1) / 1e9 : 0.0;
+  cm.net_lat_us = (double)lp->net_latency / 1e6;
+  cm.net_overhead_us = (double)lp->net_overhead / 1e6;
+  cm.nvls = c->pol.in_switch_reduction && dims_ok && topo_dim_kind(t, 0) == TOPO_KIND_SWITCH && lp->sm >= 90;
+  cm.channels = lp->channels;
+  *out = cm;
+}
+
+/* The algorithm forced on the tuner: the library's (NCCL_ALGO), else the
+ * config's or --algo's wisp name where it names an NCCL algorithm. */
+static int nccl_forced_algo(const coll_rt *c, const coll_run *r, int n_nodes)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  int fa = lp->nccl_algo;
+  if (fa == COLL_NALGO_AUTO && c->pol.n_algo[r->prim] != 0) {
+    coll_algo w = c->pol.algo[r->prim][0];
+    if (w == COLL_ALGO_RING || w == COLL_ALGO_RING_BIDIR)
+      fa = COLL_NALGO_RING;
+    else if (w == COLL_ALGO_DOUBLE_BINARY_TREE)
+      fa = COLL_NALGO_TREE;
+    else if (w == COLL_ALGO_NVLS)
+      fa = n_nodes > 1 ? COLL_NALGO_NVLS_TREE : COLL_NALGO_NVLS;
+  }
+  return fa;
+}
+
+/* The pipeline of the chosen algorithm and protocol: slice bytes of a
+ * ring broadcast/reduce, chunk bytes of a tree, and the slices a
+ * connection holds in flight (LL/LL128: as fine as COLL_NCCL_MAX_CHUNKS
+ * allows; flow tier: one). */
+static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *mdl, coll_nccl_func f,
+                          coll_nccl_algo a, coll_proto p, uint64_t s)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
+  if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE))
+    r->pipe_bytes = coll_nccl_slice_bytes(f, a, p, lp->buffsize) * (uint64_t)MAX(mdl->channels, 1);
+  if (a == COLL_NALGO_TREE) {
+    /* NCCL's tree pipelines chunks up and down the tree; wisp's tree
+     * depth (levels of a binary tree over n) stands for NCCL's. */
+    int depth = 1;
+    while ((1 << depth) < n + 1)
+      depth++;
+    r->pipe_bytes = coll_nccl_tree_chunk_bytes(p, lp->buffsize, s, mdl->channels, depth) *
+                    (uint64_t)MAX(mdl->channels, 1);
+  }
+  r->fifo_chunks = COLL_NCCL_FIFO_SLOTS;
+  if (r->pipe_bytes > 0 && p != COLL_PROTO_SIMPLE) {
+    /* LL and LL128 forward each line (8 of 16 bytes, 120 of 128) as soon
+     * as its flag arrives (NCCL's LL primitives poll per line), so their
+     * pipeline is as fine as the simulation affords: COLL_NCCL_MAX_CHUNKS
+     * pieces of at least one 128-byte line; a connection still holds
+     * NCCL_STEPS slices in flight, i.e. that many slices' worth of these
+     * pieces. */
+    uint64_t slices = r->pipe_bytes * COLL_NCCL_FIFO_SLOTS;
+    r->pipe_bytes = MAX((uint64_t)128, (r->bytes + COLL_NCCL_MAX_CHUNKS - 1) / COLL_NCCL_MAX_CHUNKS);
+    r->fifo_chunks = (int)MIN((uint64_t)G_MAXINT / 64, MAX(slices / r->pipe_bytes, (uint64_t)COLL_NCCL_FIFO_SLOTS));
+  } else if (net_get_tier(c->n) == NET_TIER_FLOW) {
+    /* The flow tier shares a link max-min fairly among the transfers on
+     * it, so slices in flight together would arrive together and the
+     * pipeline would not fill one slice at a time; one slice per lane and
+     * step in flight keeps NCCL's FIFO order there, at the price of one
+     * route latency per slice (under 10 % for a 512 KiB x 16-channel
+     * slice at 720 GB/s and 1 us). */
+    r->fifo_chunks = 1;
+  }
+}
+
+/* One ring per rail when the members fill n_nodes nodes of ppn GPUs each
+ * (r->lanes, r->lperm, r->linv); nothing when a node holds more or fewer.
+ * O(lanes x n). */
+static void nccl_rail_rings(coll_run *r, const int *node, int n_nodes, int ppn)
+{
+  int n = r->n;
+  /* One ring per rail: lane l visits node 0 from local rank l up to
+   * l-1, node 1 backwards from l-1 to l, and so on, so that every
+   * node-to-node hop joins two GPUs of the same rail (one NIC each). */
+  int lanes = MIN(ppn, 32);
+  int **loc = g_new(int *, n_nodes);
+  int *cnt = g_new0(int, n_nodes);
+  for (int k = 0; k < n_nodes; k++)
+    loc[k] = g_new(int, ppn);
+  gboolean uniform = TRUE;
+  for (int m = 0; m < n; m++) {
+    if (cnt[node[m]] >= ppn)
+      uniform = FALSE;
+    else
+      loc[node[m]][cnt[node[m]]++] = m;
+  }
+  if (uniform) {
+    r->lanes = lanes;
+    r->lperm = g_new(int, (size_t)lanes * (size_t)n);
+    r->linv = g_new(int, (size_t)lanes * (size_t)n);
+    for (int l = 0; l < lanes; l++)
+      for (int k = 0; k < n_nodes; k++)
+        for (int j = 0; j < ppn; j++) {
+          int li = k % 2 == 0 ? (l + j) % ppn : ((l - 1 - j) % ppn + ppn) % ppn;
+          int pos = k * ppn + j;
+          int m = loc[k][li];
+          r->lperm[(size_t)l * n + pos] = m;
+          r->linv[(size_t)l * n + m] = pos;
+        }
+  }
+  for (int k = 0; k < n_nodes; k++)
+    g_free(loc[k]);
+  g_free(loc);
+  g_free(cnt);
+}
+
+/* The wisp algorithms that carry out NCCL's choice a (function f) on this
+ * run: forced flat, per-dimension or outer algorithms, rail rings. */
+static void nccl_apply_algo(coll_run *r, coll_nccl_algo a, coll_nccl_func f, const int *node, int n_nodes, int ppn)
+{
+  int n = r->n;
+  switch (a) {
+  case COLL_NALGO_RING:
+    r->force_flat = COLL_ALGO_RING;
+    if (n_nodes > 1 && ppn > 1 && ppn * n_nodes == n)
+      nccl_rail_rings(r, node, n_nodes, ppn);
+    if (r->n_g > 1 || r->lperm != NULL)
+      coll_plan_flat(r);
+    break;
+  case COLL_NALGO_TREE:
+    if (n_nodes > 1 && ppn > 1 && r->n_g > 1 && f == COLL_NFUNC_ALL_REDUCE) {
+      /* NCCL's tree on several nodes: a chain through each node to a head
+       * GPU, a double binary tree between the heads over the network,
+       * one tree per channel with the heads (and NICs) spread over the
+       * node's GPUs (src/graph/trees.cc, connect.cc).  Summed over the
+       * channels that is a reduce-scatter inside the node, the tree
+       * between the nodes on each rail, and an all-gather inside the
+       * node, pipelined chunk by chunk. */
+      r->force_dim0 = COLL_ALGO_RING;
+      r->force_outer = COLL_ALGO_DOUBLE_BINARY_TREE;
+      break;
+    }
+    r->force_flat = COLL_ALGO_DOUBLE_BINARY_TREE;
+    if (r->n_g > 1)
+      coll_plan_flat(r);
+    break;
+  case COLL_NALGO_NVLS:
+    r->force_flat = COLL_ALGO_NVLS;
+    break;
+  case COLL_NALGO_NVLS_TREE:
+    /* NCCL's NVLS-tree: NVLS inside the node, a tree between the nodes
+     * (src/graph/connect.cc connectNvls / the tree's inter-node part);
+     * network switches do no reduction (no SHARP here, that is CollNet). */
+    r->force_dim0 = COLL_ALGO_NVLS;
+    r->force_outer = COLL_ALGO_DOUBLE_BINARY_TREE;
+    r->nvls_paired = TRUE;
+    break;
+  default:
+    break;
+  }
+}
+
+/* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
+ * algorithm and protocol for this size, their efficiencies, base and
+ * per-hop latency, pipeline, and the wisp algorithms that carry it out.
+ * O(n x dims) plus the tuner's table. */
+static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
+{
+  const coll_library_params *lp = &c->pol.lib;
+  int n = r->n;
+  r->stream = TRUE;
+  r->force_flat = r->force_dim0 = r->force_outer = COLL_ALGO_AUTO;
+  r->inv_eff_intra = r->inv_eff_inter = 1.0;
+  int *node = g_new(int, (size_t)n);
+  int n_nodes = nccl_nodes(c, r, node);
+  int ppn = n / MAX(n_nodes, 1);
+  coll_nccl_comm cm;
+  nccl_comm_of(c, r, n_nodes, ppn, &cm);
+  coll_nccl_model *mdl = g_new(coll_nccl_model, 1);
+  coll_nccl_model_build(&cm, mdl);
+  coll_nccl_func f = nccl_func_of(r->prim);
+  uint64_t s = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : coll_algbw_bytes(d->type, d->bytes, n);
+  int fa = nccl_forced_algo(c, r, n_nodes);
+  coll_nccl_algo a;
+  coll_proto p;
+  coll_nccl_select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
+  r->nalgo = a;
+  r->proto = p;
+  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE, s);
+  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE, s);
+  double base_us = 0, hop_us = 0;
+  coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
+  sim_time_ps base_ps = 0;
+  wisp_ps_from_us(base_us, &base_ps);
+  r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
+  r->hop_us = hop_us;
+  nccl_pipeline(c, r, mdl, f, a, p, s);
+  nccl_apply_algo(r, a, f, node, n_nodes, ppn);
+  g_free(mdl);
+  g_free(node);
+}
+
+/* Spreads the tuner's per-hop latency over the plan's steps: each step of
+ * phase i waits step_extra[i] more, less the route latency the network
+ * already charges for that step's hop (NCCL's per-hop figures include the
+ * wire).  O(phases). */
+static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
+{
+  (void)d;
+  if (r->n_steps == 0)
+    return;
+  /* Steps on the critical path: a tree's steps chain through its levels. */
+  double crit = 0;
+  for (int i = 0; i < r->n_phases; i++) {
+    const coll_phase *ph = &r->ph[i];
+    int q = ph->g < 0 ? r->n : r->gsize[ph->g];
+    int depth = 1;
+    while ((1 << depth) < q + 1)
+      depth++;
+    crit += (double)ph->n_steps * (ph->algo == COLL_ALGO_DOUBLE_BINARY_TREE ? depth : 1);
+  }
+  double share_us = r->hop_us / crit;
+  sim_time_ps share = 0;
+  wisp_ps_from_us(share_us, &share);
+  for (int i = 0; i < r->n_phases; i++) {
+    const coll_phase *ph = &r->ph[i];
+    int a, b;
+    if (ph->g < 0) {
+      a = coll_pos_member(r, ph, 0, 0, 0);
+      b = coll_pos_member(r, ph, 0, 1 % r->n, 0);
+    } else {
+      a = r->gmember[0];
+      b = r->gmember[r->gstride[ph->g]];
+    }
+    sim_time_ps lat = 0;
+    topo_route_cost(c->t, r->ranks[a], r->ranks[b], &lat, NULL);
+    r->step_extra[i] = share > lat ? share - lat : 0;
+  }
+}
+
+/* The hooks.  plan: NCCL's plan for a collective (a point-to-point under
+ * the NCCL library goes straight through net_send, never here).
+ * plan_chunks: NCCL pipelines hierarchical plans in buffer-sized chunks
+ * (buffsize, NCCL_BUFFSIZE), and a flat plan whose steps forward the
+ * whole buffer (ring broadcast and reduce, the tree) in slices
+ * (pipe_bytes); other flat plans run one piece per lane (each step
+ * already moves 1/n of it; channels add bandwidth, not steps).  Chunks
+ * then flow step by step (step_pipe).  describe: the tuner's algorithm
+ * and protocol before the plan. */
+static void nccl_plan_hook(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim, gboolean p2p)
+{
+  (void)prim;
+  if (!p2p)
+    nccl_plan(c, r, d);
+}
+
+static void nccl_chunks_hook(coll_rt *c, coll_run *r, const coll_desc *d)
+{
+  if (!r->stream)
+    return;
+  uint64_t unit = r->n_phases > 1 ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
+  uint64_t ch = unit > 0 ? (r->bytes + unit - 1) / unit : 1;
+  r->n_chunks = (int)CLAMP(ch, 1, COLL_NCCL_MAX_CHUNKS) * r->lanes;
+  r->step_pipe = TRUE;
+  nccl_latency(c, r, d);
+}
+
+static void nccl_describe_hook(const coll_run *r, GString *s)
+{
+  if (r->stream)
+    g_string_append_printf(s, "%s/%s: ", coll_nccl_algo_name((coll_nccl_algo)r->nalgo),
+                           coll_proto_name((coll_proto)r->proto));
+}
+
+const coll_lib_ops coll_nccl_ops = {
+  .family = "nccl",
+  .tier_free = TRUE,
+  .plan = nccl_plan_hook,
+  .plan_chunks = nccl_chunks_hook,
+  .describe = nccl_describe_hook,
+};

@@ -1,0 +1,362 @@
+/* gt_parallel.c: one transformer job under several parallel
+ * configurations, executed on gt_model's machine (see gt_parallel.h).
+ * Shares no code with wisp's model reader or re-partitioning. */
+#include "config.h"
+#include "regress/gt_parallel.h"
+#include "common/wisp_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#define US INT64_C(1000)
+
+void gt_par_init(gt_par_params *p)
+{
+  memset(p, 0, sizeof *p);
+  p->tp = 4;
+  p->pp = 2;
+  p->mb = 4;
+  p->sched = GT_SCHED_1F1B;
+  p->layers = 16;
+  p->hidden = 4096;
+  p->ffn = 16384;
+  p->heads = 32;
+  p->seq = 2048;
+  p->vocab = 32000;
+  p->global_batch = 8;
+  p->peak_flops = 989e12;
+  p->hbm_Bps = 3.35e12;
+  p->sms = 132;
+  p->gemm_eff = 0.80;
+  p->attn_eff = 0.60;
+  p->hbm_eff = 0.90;
+  p->kernel_fixed_ns = 3 * US;
+  gt_params_init(&p->base, GT_TP);
+  p->base.host_ns = 2 * US;
+  p->base.head_ns = 20 * US;
+  p->base.tail_ns = 20 * US;
+}
+
+const char *gt_par_check(const gt_par_params *p)
+{
+  if (p->tp < 1 || p->pp < 1 || p->mb < 1 || p->tp * p->pp > GT_MAX_RANKS)
+    return "tp x pp must be 1..16 ranks and mb >= 1";
+  if (p->layers % p->pp || p->heads % p->tp || p->hidden % p->tp || p->ffn % p->tp || p->vocab % p->tp)
+    return "pp must divide the layers, tp the heads, hidden, ffn and vocabulary";
+  if (p->global_batch % p->mb)
+    return "the micro-batch count must divide the global batch";
+  return gt_params_check(&p->base);
+}
+
+/* ---- kernel times: this file's GPU model ---- */
+
+typedef struct {
+  const gt_par_params *p;
+  double tokens;              /* tokens per micro-batch */
+} kt;
+
+static int64_t finish(const kt *k, double compute_s, double bytes)
+{
+  double mem_s = bytes / (k->p->hbm_Bps * k->p->hbm_eff);
+  return k->p->kernel_fixed_ns + (int64_t)llround(1e9 * fmax(compute_s, mem_s));
+}
+
+/* C[M x N] = A[M x K] B[K x N]: 128x128 tiles in whole waves. */
+static int64_t gemm_ns(const kt *k, double m, double n, double kk)
+{
+  double tiles = ceil(m / 128.0) * ceil(n / 128.0);
+  double waves = ceil(tiles / k->p->sms);
+  double flops = waves * k->p->sms * 2.0 * 128.0 * 128.0 * kk;
+  return finish(k, flops / (k->p->peak_flops * k->p->gemm_eff), 2.0 * (m * kk + kk * n + m * n));
+}
+
+/* Causal flash attention over `heads` heads of the micro-batch; bwd: 2.5x. */
+static int64_t attn_ns(const kt *k, double heads, double factor)
+{
+  const gt_par_params *p = k->p;
+  double b = k->tokens / p->seq, hd = (double)p->hidden / p->heads;
+  double flops = factor * 2.0 * b * heads * (double)p->seq * p->seq * hd; /* 4 b h S^2 d / 2 */
+  return finish(k, flops / (p->peak_flops * p->attn_eff), 2.0 * 4.0 * k->tokens * heads * hd);
+}
+
+static int64_t elem_ns(const kt *k, double bytes)
+{
+  return finish(k, 0.0, bytes);
+}
+
+/* ---- the program ---- */
+
+#define K_GEMM_F "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas"
+#define K_GEMM_D "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_cublas"
+#define K_GEMM_W "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_cublas"
+#define K_FLASH_F "flash_fwd_kernel"
+#define K_FLASH_B "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel"
+#define K_NORM_F "vectorized_layer_norm_kernel"
+#define K_NORM_B "layer_norm_grad_input_kernel"
+#define K_GELU_F "vectorized_elementwise_kernel<GeluCUDAKernelImpl>"
+#define K_GELU_B "vectorized_elementwise_kernel<GeluBackwardCUDAKernelImpl>"
+#define K_EMB_F "indexSelectLargeIndex"
+#define K_EMB_B "embedding_backward_cuda_kernel"
+#define K_XENT_F "cross_entropy_loss_fwd_kernel"
+#define K_XENT_B "cross_entropy_loss_bwd_kernel"
+#define K_ADAM "multi_tensor_apply_kernel<AdamFunctor>"
+
+enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5 };
+
+typedef struct {
+  gt_job *j;
+  const gt_par_params *p;
+  kt k;
+  int r, stage, tp_group, world;
+  int prev, next;             /* ranks of the neighbour stages, -1 at the ends */
+} prog;
+
+static void host(const prog *g)
+{
+  if (g->p->base.host_ns > 0)
+    gt_cpu(g->j, g->r, g->p->base.host_ns);
+}
+
+static void kernel(const prog *g, const char *name, int64_t ns)
+{
+  host(g);
+  gt_launch_compute(g->j, g->r, GT_STREAM_COMPUTE, name, ns);
+}
+
+static void handoff(const prog *g, int from, int to, int event)
+{
+  gt_record(g->j, g->r, from, event);
+  gt_wait(g->j, g->r, to, event);
+}
+
+/* The TP all-reduce of the activations (or their gradients): the compute
+ * stream waits for it. */
+static void tp_allreduce(const prog *g)
+{
+  if (g->p->tp == 1)
+    return;
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_REDUCE, (uint64_t)g->k.tokens * g->p->hidden * 2, g->tp_group);
+  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+}
+
+static void layer_fwd(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
+  kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
+  kernel(g, K_GEMM_F, gemm_ns(&g->k, T, 3 * h / t, h));
+  kernel(g, K_FLASH_F, attn_ns(&g->k, p->heads / t, 1.0));
+  kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h / t));
+  tp_allreduce(g);
+  kernel(g, K_NORM_F, elem_ns(&g->k, 3.0 * T * h * 2));
+  kernel(g, K_GEMM_F, gemm_ns(&g->k, T, f / t, h));
+  kernel(g, K_GELU_F, elem_ns(&g->k, 2.0 * T * f / t * 2));
+  kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, f / t));
+  tp_allreduce(g);
+}
+
+static void layer_bwd(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
+  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, f / t, h));   /* fc2 data gradient */
+  kernel(g, K_GEMM_W, gemm_ns(&g->k, h, f / t, T));   /* fc2 weight gradient */
+  kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * f / t * 2));
+  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
+  kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
+  tp_allreduce(g);
+  kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
+  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h / t, h));   /* projection */
+  kernel(g, K_GEMM_W, gemm_ns(&g->k, h / t, h, T));
+  kernel(g, K_FLASH_B, attn_ns(&g->k, p->heads / t, 2.5));
+  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, 3 * h / t)); /* qkv */
+  kernel(g, K_GEMM_W, gemm_ns(&g->k, 3 * h / t, h, T));
+  tp_allreduce(g);
+  kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
+}
+
+static uint64_t act_bytes(const prog *g)
+{
+  return (uint64_t)g->k.tokens * g->p->hidden * 2;
+}
+
+/* Forward of one micro-batch on this stage. */
+static void fwd(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double T = g->k.tokens, h = p->hidden, v = p->vocab, t = p->tp;
+  if (g->prev >= 0) {
+    host(g);
+    gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_RECV, g->prev, act_bytes(g), GT_GROUP_WORLD);
+    handoff(g, GT_STREAM_P2P, GT_STREAM_COMPUTE, EV_FROM_P2P);
+  } else {
+    kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
+  }
+  for (int l = 0; l < p->layers / p->pp; l++)
+    layer_fwd(g);
+  if (g->next >= 0) {
+    handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
+    host(g);
+    gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_SEND, g->next, act_bytes(g), GT_GROUP_WORLD);
+  } else {
+    kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
+    kernel(g, K_GEMM_F, gemm_ns(&g->k, T, v / t, h));
+    kernel(g, K_XENT_F, elem_ns(&g->k, 2.0 * T * v / t * 4));
+  }
+}
+
+/* Backward of one micro-batch on this stage (gradients travel on the
+ * communication stream). */
+static void bwd(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double T = g->k.tokens, h = p->hidden, v = p->vocab, t = p->tp;
+  if (g->next >= 0) {
+    host(g);
+    gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_RECV, g->next, act_bytes(g), GT_GROUP_WORLD);
+    handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_FROM_P2P);
+  } else {
+    kernel(g, K_XENT_B, elem_ns(&g->k, 2.0 * T * v / t * 4));
+    kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, v / t));
+    kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
+    kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
+  }
+  for (int l = 0; l < p->layers / p->pp; l++)
+    layer_bwd(g);
+  if (g->prev >= 0) {
+    handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+    host(g);
+    gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, g->prev, act_bytes(g), GT_GROUP_WORLD);
+  } else {
+    kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
+  }
+}
+
+/* Parameters on this rank: its layers' shards, the embedding on stage 0
+ * and the LM head on the last stage (vocabulary-parallel). */
+static double rank_params(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double h = p->hidden, n = (double)p->layers / p->pp * (4.0 * h * h + 2.0 * h * p->ffn) / p->tp;
+  if (g->prev < 0)
+    n += (double)p->vocab * h / p->tp;
+  if (g->next < 0)
+    n += (double)p->vocab * h / p->tp;
+  return n;
+}
+
+static void step(const prog *g, int k)
+{
+  const gt_par_params *p = g->p;
+  gt_step_begin(g->j, g->r, k);
+  gt_cpu(g->j, g->r, p->base.head_ns);
+  int m = p->mb, warm = p->sched == GT_SCHED_GPIPE ? m : MIN(p->pp - g->stage - 1, m);
+  for (int i = 0; i < warm; i++)
+    fwd(g);
+  for (int i = 0; i < m - warm; i++) {
+    fwd(g);
+    bwd(g);
+  }
+  for (int i = 0; i < warm; i++)
+    bwd(g);
+  /* Adam: fp32 master weights, two moments and the bf16 weights and
+   * gradients: 16 bytes read and written per parameter. */
+  kernel(g, K_ADAM, elem_ns(&g->k, 16.0 * rank_params(g)));
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_STEP_END);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_REDUCE, 4096, g->world);
+  gt_device_sync(g->j, g->r);
+  gt_cpu(g->j, g->r, p->base.tail_ns);
+  gt_step_end(g->j, g->r, k);
+}
+
+static gt_job *build(const gt_par_params *p, GError **error)
+{
+  const char *why = gt_par_check(p);
+  if (why) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "gt_parallel tp%d pp%d mb%d: %s", p->tp, p->pp, p->mb, why);
+    return NULL;
+  }
+  int n = p->tp * p->pp;
+  gt_job *j = gt_job_new(&p->base, n);
+  int tp_g[GT_MAX_RANKS], members[GT_MAX_RANKS];
+  for (int s = 0; s < p->pp; s++) {
+    for (int i = 0; i < p->tp; i++)
+      members[i] = s * p->tp + i;
+    tp_g[s] = p->tp > 1 ? gt_job_add_group(j, "mesh_tp", members, p->tp) : -1;
+  }
+  for (int i = 0; p->pp > 1 && i < p->tp; i++) {
+    for (int s = 0; s < p->pp; s++)
+      members[s] = s * p->tp + i;
+    gt_job_add_group(j, "mesh_pp", members, p->pp);
+  }
+  for (int r = 0; r < n; r++) {
+    int s = r / p->tp;
+    prog g = {j, p, {p, (double)p->global_batch / p->mb * p->seq}, r, s, tp_g[s], GT_GROUP_WORLD,
+              s > 0 ? r - p->tp : -1, s + 1 < p->pp ? r + p->tp : -1};
+    for (int k = 1; k <= 3; k++)
+      step(&g, k);
+  }
+  return j;
+}
+
+gboolean gt_par_run(const gt_par_params *p, const char *outdir, int64_t *step_ns, GError **error)
+{
+  gt_job *j = build(p, error);
+  if (j == NULL)
+    return FALSE;
+  gboolean ok = gt_job_run(j, error);
+  if (ok && outdir) {
+    if (g_mkdir_with_parents(outdir, 0755) != 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "cannot create %s", outdir);
+      ok = FALSE;
+    } else {
+      ok = gt_job_write(j, outdir, error);
+    }
+  }
+  *step_ns = 0;
+  for (int r = 0; ok && r < gt_job_ranks(j); r++) {
+    int64_t b = 0, e = 0;
+    if (gt_job_step(j, r, 2, &b, &e))
+      *step_ns = MAX(*step_ns, e - b);
+  }
+  gt_job_free(j);
+  return ok;
+}
+
+char *gt_par_card(const gt_par_params *p)
+{
+  return g_strdup_printf("# gt_parallel: the ground-truth transformer job (regress/gt_parallel.h)\n"
+                         "workload:\n"
+                         "  model:\n"
+                         "    phase: training\n"
+                         "    precision: bf16\n"
+                         "    hidden_size: %d\n"
+                         "    model_arch:\n"
+                         "      num_layers: %d\n"
+                         "      num_heads: %d\n"
+                         "      head_dim: %d\n"
+                         "      ffn_hidden_size: %d\n"
+                         "      vocab_size: %d\n"
+                         "      num_params: %.0f\n"
+                         "  data:\n"
+                         "    batch_size: %d\n"
+                         "    seq_len: %d\n"
+                         "  hardware:\n"
+                         "    xpu_spec:\n"
+                         "      model: nvidia_h100\n"
+                         "      total_count: %d\n"
+                         "Model-executor:\n"
+                         "  model_plan_parallelization:\n"
+                         "    dp_replicate: 1\n"
+                         "    tp: %d\n"
+                         "    pp: %d\n"
+                         "    micro_batches: %d\n"
+                         "    pipeline_schedule: %s\n",
+                         p->hidden, p->layers, p->heads, p->hidden / p->heads, p->ffn, p->vocab,
+                         (double)p->layers * (4.0 * p->hidden * p->hidden + 2.0 * p->hidden * p->ffn) +
+                           2.0 * p->vocab * p->hidden, p->global_batch,
+                         p->seq, p->tp * p->pp, p->tp, p->pp, p->mb, p->sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b");
+}

@@ -1,0 +1,68 @@
+/* gt_parallel.h: the ground truth of one transformer job under several
+ * parallel configurations (issue 32), on gt_model's machine and network.
+ *
+ * The job: a decoder-only transformer (layers, hidden, ffn, heads,
+ * sequence, vocabulary), a global batch of `global_batch` sequences, data
+ * parallel degree 1, split over tp x pp ranks (rank = stage * tp + tp
+ * index: TP innermost), trained with Megatron's layout: per layer a
+ * column-parallel QKV GEMM, flash attention over heads / tp, a
+ * row-parallel projection, a TP all-reduce, a column-parallel FC1, GeLU,
+ * a row-parallel FC2 and a second all-reduce; layer norms are replicated
+ * (not sharded); the backward pass mirrors it with data- and weight-
+ * gradient GEMMs and two all-reduces.  Stage 0 runs the embedding, the
+ * last stage the LM head and the loss, every rank an Adam step over its
+ * parameters.  Micro-batches (count `mb`, size global_batch / mb) run in
+ * a GPipe or 1F1B schedule with activations and their gradients sent
+ * between stages (activations on the point-to-point stream, gradients on
+ * the communication stream, so the two directions never queue behind
+ * each other, as Megatron's batched send/recv).
+ *
+ * Kernel times are this file's own model of a GPU (not wisp's): a GEMM
+ * M x N x K runs its 128x128 output tiles in waves over `sms`
+ * multiprocessors at `gemm_eff` of the peak, so a partial last wave costs
+ * a whole wave; flash attention runs at `attn_eff` of the peak (causal:
+ * half the S^2 work); elementwise kernels move their bytes at `hbm_eff` of
+ * the HBM bandwidth; every kernel is the larger of its compute and memory
+ * times plus a fixed `kernel_fixed_ns`.  Communication is gt_model's ring
+ * alpha-beta.  The traces are gt_job_write's.
+ */
+#ifndef WISP_GT_PARALLEL_H
+#define WISP_GT_PARALLEL_H
+
+#include "regress/gt_model.h"
+
+G_BEGIN_DECLS
+
+typedef enum { GT_SCHED_GPIPE = 0, GT_SCHED_1F1B } gt_sched;
+
+typedef struct {
+  int tp, pp, mb;             /* tensor, pipeline degree; micro-batch count */
+  gt_sched sched;
+  /* The model. */
+  int layers, hidden, ffn, heads, seq, vocab, global_batch;
+  /* The GPU. */
+  double peak_flops;          /* dense bf16 FLOP/s */
+  double hbm_Bps;
+  int sms;
+  double gemm_eff, attn_eff, hbm_eff;
+  int64_t kernel_fixed_ns;
+  /* The machine and network (gt_model's fields: alpha, beta, launch costs). */
+  gt_params base;
+} gt_par_params;
+
+/* Defaults: 16 layers, hidden 4096, ffn 16384, 32 heads, sequence 2048,
+ * vocabulary 32000, global batch 8; an H100-like GPU (989 TFLOP/s, 3.35
+ * TB/s, 132 SMs); gt_model's machine with 2 us of host work per launch;
+ * TP4 x PP2, 4 micro-batches, 1F1B. */
+void gt_par_init(gt_par_params *p);
+/* NULL when usable, else a static reason (ranks > GT_MAX_RANKS, degrees
+ * that do not divide the model, ...). */
+const char *gt_par_check(const gt_par_params *p);
+/* Builds, runs and (outdir non-NULL) writes the traces; *step_ns is the
+ * true step time (ProfilerStep#2, max over ranks). */
+gboolean gt_par_run(const gt_par_params *p, const char *outdir, int64_t *step_ns, GError **error);
+/* The job's CCL-Bench workload card (YAML text, g_free). */
+char *gt_par_card(const gt_par_params *p);
+
+G_END_DECLS
+#endif

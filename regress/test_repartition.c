@@ -1,0 +1,256 @@
+/* test_repartition.c: re-partitioning a traced job against the ground
+ * truth (issue 32; doc/repartition.md).
+ *
+ * The ground-truth model (regress/gt_parallel.h) runs one transformer job
+ * (16 layers, hidden 4096, 8 sequences of 2,048 tokens) on one machine
+ * and network under nine parallel configurations: TP x PP in {4x2, 2x4,
+ * 8x1, 1x8, 2x2}, 4 or 8 micro-batches, 1F1B or GPipe.  For each of two
+ * traced configurations (TP4 x PP2 with 4 micro-batches, TP2 x PP4 with
+ * 8), the test runs the `wisp` binary as a user would:
+ *
+ *   wisp calibrate TRACE --cluster dgx-h100 -o cal.yaml      (the network, from the trace)
+ *   wisp simulate TRACE --network cal.yaml --card TRACE/card.yaml \
+ *        --scale tp=T,pp=P,mb=M,sched=S --json s.json          (every configuration)
+ *
+ * and requires each predicted step time within 5 % of the truth and the
+ * 1F1B configurations ranked in their true order (each printed).  Then
+ * the refusals: a configuration that does not fit in HBM (TP1 x PP1, one
+ * micro-batch of 8 sequences: 16 x 2048 x 8 x 4096 x 114 B = 122 GB of
+ * activations alone, over 80 GB), ep= (what is missing), a card without
+ * micro_batches (the key named), and --scale tp= without a card.
+ * Last, `wisp search` on the bundled example (examples/make_example and
+ * examples/cards/example-llm.yaml, on dgx-a100): the ranked table with the
+ * traced configuration in it, its step time equal to `simulate --scale`
+ * of the same configuration, the refused points with their memory, the
+ * JSON's counts adding up, the SVG, all in under a minute.
+ *
+ * Skips visibly when WISP_BIN is not set (run through make check).
+ */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+
+#include "regress/gt_parallel.h"
+#include "regress/test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  int tp, pp, mb;
+  gt_sched sched;
+} cfg;
+
+static const cfg configs[] = {
+  {4, 2, 4, GT_SCHED_1F1B}, {4, 2, 8, GT_SCHED_1F1B}, {2, 4, 4, GT_SCHED_1F1B},
+  {2, 4, 8, GT_SCHED_1F1B}, {8, 1, 4, GT_SCHED_1F1B}, {1, 8, 8, GT_SCHED_1F1B},
+  {2, 2, 4, GT_SCHED_1F1B}, {2, 4, 8, GT_SCHED_GPIPE}, {4, 2, 4, GT_SCHED_GPIPE},
+};
+
+static const char *sched_name(gt_sched s) { return s == GT_SCHED_GPIPE ? "gpipe" : "1f1b"; }
+
+/* The truth of c; with dir, its traces and card are written there. */
+static int64_t truth(const cfg *c, const char *dir)
+{
+  gt_par_params p;
+  gt_par_init(&p);
+  p.tp = c->tp;
+  p.pp = c->pp;
+  p.mb = c->mb;
+  p.sched = c->sched;
+  int64_t step = 0;
+  GError *error = NULL;
+  g_assert_true(gt_par_run(&p, dir, &step, &error));
+  g_assert_no_error(error);
+  if (dir) {
+    char *card = gt_par_card(&p), *path = g_build_filename(dir, "card.yaml", NULL);
+    g_assert_true(g_file_set_contents(path, card, -1, NULL));
+    g_free(card);
+    g_free(path);
+  }
+  return step;
+}
+
+static double step_of(const char *json)
+{
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  cJSON *o = cJSON_Parse(text);
+  g_assert_nonnull(o);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "step_time_ns");
+  g_assert_nonnull(v);
+  double ns = cJSON_IsString(v) ? g_ascii_strtod(v->valuestring, NULL) : v->valuedouble;
+  cJSON_Delete(o);
+  g_free(text);
+  return ns;
+}
+
+static void check_from(gconstpointer data)
+{
+  const cfg *src = data;
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-repart-XXXXXX", NULL);
+  char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
+  char *cal = g_build_filename(dir, "cal.yaml", NULL), *json = g_build_filename(dir, "s.json", NULL);
+  truth(src, trace);
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", trace, "--cluster", "dgx-h100", "-o", cal, NULL},
+                                NULL), ==, 0);
+  enum { N = G_N_ELEMENTS(configs) };
+  double t[N], w[N];
+  for (int i = 0; i < N; i++) {
+    const cfg *c = &configs[i];
+    t[i] = (double)truth(c, NULL);
+    char *spec = g_strdup_printf("tp=%d,pp=%d,mb=%d,sched=%s", c->tp, c->pp, c->mb, sched_name(c->sched));
+    g_assert_cmpint(test_wisp_run((const char *[]){"simulate", trace, "--network", cal, "--card", card, "--scale",
+                                                   spec, "--json", json, NULL}, NULL), ==, 0);
+    w[i] = step_of(json);
+    double err = 100.0 * (w[i] - t[i]) / t[i];
+    g_test_message("from tp%d pp%d mb%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", src->tp, src->pp, src->mb, spec,
+                   t[i] / 1e6, w[i] / 1e6, err);
+    g_assert_cmpfloat(fabs(err), <=, 5.0);
+    g_free(spec);
+  }
+  /* The 1F1B configurations in the true order: every pair that the truth
+   * orders, wisp orders the same way. */
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (configs[i].sched == GT_SCHED_1F1B && configs[j].sched == GT_SCHED_1F1B && t[i] < t[j]) {
+        if (!(w[i] < w[j]))
+          g_test_message("misordered: config %d (true %.3f ms, wisp %.3f) vs %d (true %.3f ms, wisp %.3f)", i,
+                         t[i] / 1e6, w[i] / 1e6, j, t[j] / 1e6, w[j] / 1e6);
+        g_assert_cmpfloat(w[i], <, w[j]);
+      }
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(trace);
+  g_free(card);
+  g_free(cal);
+  g_free(json);
+}
+
+static void check_refusals(void)
+{
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-repart-XXXXXX", NULL);
+  char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
+  char *card2 = g_build_filename(dir, "card2.yaml", NULL);
+  truth(&configs[0], trace);
+  char *out = NULL, *err = NULL;
+  /* Over the HBM: refused with the figures, never simulated. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
+                                                          "--scale", "tp=1,pp=1,mb=1", NULL}, &out, &err), !=, 0);
+  g_test_message("%s", err);
+  g_assert_nonnull(strstr(err, "tp 1 pp 1 dp 1 mb 1 does not fit in memory"));
+  g_assert_nonnull(strstr(err, "122.41 GB activations"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* ep: what is missing. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
+                                                          "--scale", "ep=8", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "re-partitioning experts needs the MoE layer's expert GEMMs"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* A card without the micro-batch count: the key is named. */
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(card, &text, NULL, NULL));
+  char *cut = strstr(text, "    micro_batches:");
+  g_assert_nonnull(cut);
+  *cut = '\0';
+  g_assert_true(g_file_set_contents(card2, text, -1, NULL));
+  g_free(text);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card2,
+                                                          "--scale", "tp=2", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "reading the model needs the card's "
+                               "Model-executor.model_plan_parallelization.micro_batches"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* No card at all. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--scale",
+                                                          "pp=4", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "--scale pp=4 re-partitions the model, which needs a workload card (--card FILE)"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(trace);
+  g_free(card);
+  g_free(card2);
+}
+
+static void check_search(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-search-XXXXXX"))
+    return;
+  char *card = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cards", "example-llm.yaml", NULL);
+  char *json = g_build_filename(v.dir, "s.json", NULL), *svg = g_build_filename(v.dir, "s.svg", NULL);
+  char *sjson = g_build_filename(v.dir, "one.json", NULL);
+  char *out = NULL, *err = NULL;
+  double t0 = g_get_monotonic_time() / 1e6;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"search", v.example, "--card", card, "--cluster",
+                                                          "dgx-a100", "--json", json, "--svg", svg, NULL}, &out, &err),
+                  ==, 0);
+  double secs = g_get_monotonic_time() / 1e6 - t0;
+  g_test_message("wisp search on the bundled example: %.2f s\n%s", secs, out);
+  g_assert_cmpfloat(secs, <, 60.0);
+  g_assert_nonnull(strstr(out, " rank  gpus   dp   tp   pp   mb   step_time_ms"));
+  g_assert_nonnull(strstr(out, "(traced)"));
+  g_assert_nonnull(strstr(out, "refused: dp 1 tp 1 pp 1 mb 1: tp 1 pp 1 dp 1 mb 1 does not fit in memory"));
+  g_assert_nonnull(strstr(err, "model: layer forward: 2 operations repeating 4 times"));
+  /* The traced configuration's row equals simulate --scale of it. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", v.example, "--network", "dgx-a100", "--card",
+                                                          card, "--scale", "tp=4,pp=2,mb=4", "--json", sjson, NULL},
+                                   NULL, NULL), ==, 0);
+  double one = step_of(sjson);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  cJSON *o = cJSON_Parse(text);
+  g_assert_nonnull(o);
+  int sim = cJSON_GetObjectItemCaseSensitive(o, "simulated")->valueint;
+  int nofit = cJSON_GetObjectItemCaseSensitive(o, "does_not_fit")->valueint;
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points"), *p;
+  int n = 0, traced = 0, front = 0;
+  cJSON_ArrayForEach(p, pts) {
+    n++;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "pareto")))
+      front++;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "traced"))) {
+      traced++;
+      const cJSON *st = cJSON_GetObjectItemCaseSensitive(p, "step_time_ns");
+      g_assert_cmpfloat(fabs(st->valuedouble - one), <, 1e-3);
+    }
+  }
+  g_assert_cmpint(n, ==, sim + nofit + cJSON_GetObjectItemCaseSensitive(o, "failed")->valueint);
+  g_assert_cmpint(traced, ==, 1);
+  g_assert_cmpint(nofit, >, 0);
+  g_assert_cmpint(front, >=, 1);
+  cJSON_Delete(o);
+  g_free(text);
+  g_assert_true(g_file_get_contents(svg, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "<svg"));
+  g_assert_nonnull(strstr(text, "Pareto front"));
+  g_free(text);
+  g_free(out);
+  g_free(err);
+  g_free(card);
+  g_free(json);
+  g_free(svg);
+  g_free(sjson);
+  test_example_teardown(&v);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_data_func("/repartition/from-tp4-pp2-mb4", &configs[0], check_from);
+  g_test_add_data_func("/repartition/from-tp2-pp4-mb8", &configs[3], check_from);
+  g_test_add_func("/repartition/refusals", check_refusals);
+  g_test_add_func("/repartition/search", check_search);
+  return g_test_run();
+}

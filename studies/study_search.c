@@ -1,0 +1,285 @@
+/* study_search.c: enumerating, simulating and ranking the parallel
+ * configurations of a traced job (see study_search.h). */
+#include "config.h"
+#include "studies/study_search.h"
+#include "studies/study.h"
+#include "common/wisp_json.h"
+
+#include <math.h>
+#include <string.h>
+
+void study_search_result_free(study_search_result *r)
+{
+  if (r == NULL)
+    return;
+  for (guint i = 0; r->points && i < r->points->len; i++)
+    g_free(g_array_index(r->points, study_search_point, i).why);
+  if (r->points)
+    g_array_free(r->points, TRUE);
+  g_free(r);
+}
+
+/* Every valid (dp, tp, pp, mb): O(divisors^4). */
+static void enumerate(const et_model_card *c, const study_search_opts *o, GArray *out)
+{
+  int sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
+  for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
+    for (int pp = 1; tp * pp <= o->max_gpus; pp++)
+      for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
+        for (int mb = 1; mb * dp <= c->global_batch; mb++) {
+          et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched};
+          if (!et_repart_check(c, &rq, NULL))
+            continue;
+          study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
+          p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb;
+          g_array_append_val(out, p);
+        }
+}
+
+static gboolean simulate(const et_model *m, const et_model_card *c, const sim_replay_options *opt,
+                         const study_search_opts *o, study_search_point *p, GError **error)
+{
+  et_repart_memory mem;
+  et_repart_memory_of(c, &p->rq, &mem);
+  p->mem_bytes = mem.total_bytes;
+  GError *e = NULL;
+  GString *how = g_string_new(NULL);
+  et_workload *w = et_repart_build("search", m, c, &p->rq, how, &e);
+  g_string_free(how, TRUE);
+  if (w == NULL) {
+    p->status = e->code == WISP_ERROR_UNSUPPORTED ? STUDY_PT_NO_MEMORY : STUDY_PT_FAILED;
+    p->why = g_strdup(e->message);
+    g_error_free(e);
+    return TRUE;
+  }
+  char *resolved = NULL, *notes = NULL;
+  topo_variant *v = study_cluster_open(o->cluster, w->n_ranks, &resolved, &notes, error);
+  g_free(resolved);
+  g_free(notes);
+  if (v == NULL) {
+    et_workload_free(w);
+    return FALSE;
+  }
+  study_summary s;
+  if (study_run_point(w, v, opt, &s, &e)) {
+    p->step = s.step_time;
+  } else {
+    p->status = STUDY_PT_FAILED;
+    p->why = g_strdup(e->message);
+    g_error_free(e);
+  }
+  topo_variant_free(v);
+  et_workload_free(w);
+  return TRUE;
+}
+
+static int cmp_points(const void *pa, const void *pb)
+{
+  const study_search_point *a = pa, *b = pb;
+  if ((a->status == STUDY_PT_SIMULATED) != (b->status == STUDY_PT_SIMULATED))
+    return a->status == STUDY_PT_SIMULATED ? -1 : 1;
+  if (a->status == STUDY_PT_SIMULATED && a->score != b->score)
+    return a->score < b->score ? -1 : 1;
+  if (a->gpus != b->gpus)
+    return a->gpus - b->gpus;
+  if (a->rq.dp != b->rq.dp)
+    return a->rq.dp - b->rq.dp;
+  if (a->rq.tp != b->rq.tp)
+    return a->rq.tp - b->rq.tp;
+  if (a->rq.pp != b->rq.pp)
+    return a->rq.pp - b->rq.pp;
+  return a->rq.mb - b->rq.mb;
+}
+
+/* Scores (composite negated, so smaller is better throughout), the
+ * Pareto front, the order and the ranks. */
+static void rank_points(study_search_result *r)
+{
+  GArray *a = r->points;
+  double t0 = 0, n0 = 0;
+  for (guint i = 0; i < a->len; i++) {
+    study_search_point *p = &g_array_index(a, study_search_point, i);
+    if (p->baseline && p->status == STUDY_PT_SIMULATED) {
+      t0 = (double)p->step;
+      n0 = p->gpus;
+    }
+  }
+  for (guint i = 0; i < a->len; i++) {
+    study_search_point *p = &g_array_index(a, study_search_point, i);
+    if (p->status != STUDY_PT_SIMULATED)
+      continue;
+    double t = (double)p->step;
+    p->score = r->weight < 0 || t0 <= 0 ? t / 1e9 : -(r->weight * t0 / t + (1.0 - r->weight) * n0 / p->gpus);
+    p->pareto = TRUE;
+    for (guint j = 0; j < a->len && p->pareto; j++) {
+      const study_search_point *q = &g_array_index(a, study_search_point, j);
+      p->pareto = !(q->status == STUDY_PT_SIMULATED && q->step <= p->step && q->gpus <= p->gpus &&
+                    (q->step < p->step || q->gpus < p->gpus));
+    }
+  }
+  g_array_sort(a, cmp_points);
+  r->baseline = -1;
+  int k = 0;
+  for (guint i = 0; i < a->len; i++) {
+    study_search_point *p = &g_array_index(a, study_search_point, i);
+    p->rank = p->status == STUDY_PT_SIMULATED ? ++k : 0;
+    if (p->baseline)
+      r->baseline = (int)i;
+  }
+}
+
+study_search_result *study_search_run(const et_model *m, const et_model_card *c, const sim_replay_options *opt,
+                                      const study_search_opts *o, GError **error)
+{
+  double t_start = wisp_wall_seconds();
+  study_search_result *r = g_new0(study_search_result, 1);
+  r->points = g_array_new(FALSE, FALSE, sizeof(study_search_point));
+  r->weight = o->weight;
+  enumerate(c, o, r->points);
+  for (guint i = 0; i < r->points->len; i++) {
+    study_search_point *p = &g_array_index(r->points, study_search_point, i);
+    if (!simulate(m, c, opt, o, p, error)) {
+      study_search_result_free(r);
+      return NULL;
+    }
+    r->simulated += p->status == STUDY_PT_SIMULATED;
+    r->refused += p->status == STUDY_PT_NO_MEMORY;
+    r->failed += p->status == STUDY_PT_FAILED;
+  }
+  rank_points(r);
+  r->seconds = wisp_wall_seconds() - t_start;
+  return r;
+}
+
+static const char *status_name(study_point_status s)
+{
+  return s == STUDY_PT_SIMULATED ? "simulated" : s == STUDY_PT_NO_MEMORY ? "does_not_fit" : "failed";
+}
+
+void study_search_print(const study_search_result *r, const et_model_card *c, FILE *out)
+{
+  fprintf(out, "search: %u configurations (dp x tp x pp, micro-batches; schedule %s; ep = cp = 1): %d simulated, %d "
+          "do not fit in %.0f GB of HBM, %d failed; %.2f s\n", r->points->len,
+          et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), r->simulated, r->refused,
+          c->hbm_bytes / 1e9, r->failed, r->seconds);
+  if (r->weight >= 0)
+    fprintf(out, "objective: composite w T0/T + (1 - w) N0/N, w = %.2f, T0 and N0 the traced configuration's "
+            "(larger is better)\n", r->weight);
+  else
+    fprintf(out, "objective: step time (smaller is better)\n");
+  fprintf(out, "%5s %5s %4s %4s %4s %4s %14s %10s %9s %6s\n", "rank", "gpus", "dp", "tp", "pp", "mb", "step_time_ms",
+          r->weight >= 0 ? "composite" : "", "mem_GB", "pareto");
+  for (guint i = 0; i < r->points->len; i++) {
+    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
+    if (p->status != STUDY_PT_SIMULATED)
+      continue;
+    char score[32] = "";
+    if (r->weight >= 0)
+      g_snprintf(score, sizeof score, "%.4f", -p->score);
+    fprintf(out, "%5d %5d %4d %4d %4d %4d %14.3f %10s %9.2f %6s%s\n", p->rank, p->gpus, p->rq.dp, p->rq.tp, p->rq.pp,
+            p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9, p->pareto ? "*" : "",
+            p->baseline ? "  (traced)" : "");
+  }
+  for (guint i = 0; i < r->points->len; i++) {
+    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
+    if (p->status != STUDY_PT_SIMULATED)
+      fprintf(out, "%s: dp %d tp %d pp %d mb %d: %s\n", p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed",
+              p->rq.dp, p->rq.tp, p->rq.pp, p->rq.mb, p->why);
+  }
+}
+
+gboolean study_search_write_json(const study_search_result *r, const et_model_card *c, const char *path,
+                                 GError **error)
+{
+  wisp_afile *f = wisp_afile_open(path, error);
+  if (f == NULL)
+    return FALSE;
+  wisp_json j;
+  wisp_json_init(&j, wisp_afile_stream(f), 2);
+  wisp_json_begin_object(&j, NULL);
+  wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION);
+  wisp_json_string(&j, "objective", r->weight >= 0 ? "composite" : "step_time");
+  if (r->weight >= 0)
+    wisp_json_double(&j, "weight", r->weight, 4);
+  wisp_json_string(&j, "schedule", et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B));
+  wisp_json_double(&j, "hbm_bytes", c->hbm_bytes, 0);
+  wisp_json_int(&j, "simulated", r->simulated);
+  wisp_json_int(&j, "does_not_fit", r->refused);
+  wisp_json_int(&j, "failed", r->failed);
+  wisp_json_begin_array(&j, "points");
+  for (guint i = 0; i < r->points->len; i++) {
+    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
+    wisp_json_begin_object(&j, NULL);
+    wisp_json_int(&j, "rank", p->rank);
+    wisp_json_string(&j, "status", status_name(p->status));
+    wisp_json_int(&j, "gpus", p->gpus);
+    wisp_json_int(&j, "dp", p->rq.dp);
+    wisp_json_int(&j, "tp", p->rq.tp);
+    wisp_json_int(&j, "pp", p->rq.pp);
+    wisp_json_int(&j, "ep", 1);
+    wisp_json_int(&j, "cp", 1);
+    wisp_json_int(&j, "micro_batches", p->rq.mb);
+    wisp_json_double(&j, "memory_bytes", p->mem_bytes, 0);
+    if (p->status == STUDY_PT_SIMULATED) {
+      wisp_json_ns(&j, "step_time_ns", p->step);
+      if (r->weight >= 0)
+        wisp_json_double(&j, "composite", -p->score, 6);
+      wisp_json_bool(&j, "pareto", p->pareto);
+    } else {
+      wisp_json_string(&j, "reason", p->why);
+    }
+    wisp_json_bool(&j, "traced", p->baseline);
+    wisp_json_end_object(&j);
+  }
+  wisp_json_end_array(&j);
+  wisp_json_end_object(&j);
+  wisp_json_finish(&j);
+  return wisp_afile_commit(f, error);
+}
+
+gboolean study_search_svg(const study_search_result *r, const char *path, GError **error)
+{
+  GArray *bx = g_array_new(FALSE, FALSE, sizeof(double)), *by = g_array_new(FALSE, FALSE, sizeof(double));
+  GArray *px = g_array_new(FALSE, FALSE, sizeof(double)), *py = g_array_new(FALSE, FALSE, sizeof(double));
+  /* Best step time per GPU count, and the front, by GPU count. */
+  for (int n = 1; n <= 1 << 20; n++) {
+    double best = -1;
+    gboolean any = FALSE, front = FALSE;
+    for (guint i = 0; i < r->points->len; i++) {
+      const study_search_point *p = &g_array_index(r->points, study_search_point, i);
+      if (p->status == STUDY_PT_SIMULATED && p->gpus == n) {
+        double ms = (double)p->step / 1e9;
+        if (!any || ms < best)
+          best = ms;
+        any = TRUE;
+        front |= p->pareto;
+      }
+    }
+    if (any) {
+      double x = n;
+      g_array_append_val(bx, x);
+      g_array_append_val(by, best);
+      if (front) {
+        g_array_append_val(px, x);
+        g_array_append_val(py, best);
+      }
+    }
+    gboolean more = FALSE;
+    for (guint i = 0; i < r->points->len && !more; i++)
+      more = g_array_index(r->points, study_search_point, i).gpus > n;
+    if (!more)
+      break;
+  }
+  study_svg_series s[2] = {
+    {"best configuration per GPU count", (double *)bx->data, (double *)by->data, (int)bx->len},
+    {"Pareto front (step time, GPUs)", (double *)px->data, (double *)py->data, (int)px->len},
+  };
+  study_svg_line_opts opts = {.log_x = TRUE, .y_ms_quantity = "step time"};
+  gboolean ok = study_svg_line_chart_opts(path, "wisp search: step time against GPU count", "GPUs", "step time (ms)",
+                                          s, 2, NULL, &opts, error);
+  g_array_free(bx, TRUE);
+  g_array_free(by, TRUE);
+  g_array_free(px, TRUE);
+  g_array_free(py, TRUE);
+  return ok;
+}

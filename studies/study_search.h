@@ -1,0 +1,69 @@
+/* study_search.h: `wisp search`, the parallel configurations of a traced
+ * job ranked by their simulated step time (issue 32; doc/repartition.md).
+ *
+ * The points: every (dp, tp, pp, mb) with tp dividing the heads, hidden,
+ * ffn and vocabulary sizes and at most max_tp (the scale-up domain), pp
+ * dividing the layers, dp x mb dividing the global batch, and dp x tp x pp
+ * at most max_gpus; ep = cp = 1 (not re-partitioned yet); the schedule
+ * the card's (else 1F1B).  A point over the GPU's HBM is listed as refused
+ * with its memory, never simulated.  Each other point is built from the
+ * model read out of the trace (chakra/et_repart.h) and replayed on the
+ * cluster fitted to its GPU count.
+ *
+ * Objectives: the step time T (smaller first), or CCL-Bench's composite
+ * w T0/T + (1 - w) N0/N over the step time and the GPU count N (larger
+ * first), T0 and N0 the traced configuration's (simulated).  The Pareto
+ * front: the points no other point beats on both T and N.
+ * Cost: one replay per valid point; O(points^2) for the front.
+ */
+#ifndef WISP_STUDY_SEARCH_H
+#define WISP_STUDY_SEARCH_H
+
+#include "chakra/et_repart.h"
+#include "replay/sim_replay.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const char *cluster;         /* preset name or config path */
+  int max_gpus, max_tp;
+  double weight;               /* composite's w in [0, 1]; < 0: rank by step time */
+} study_search_opts;
+
+typedef enum { STUDY_PT_SIMULATED = 0, STUDY_PT_NO_MEMORY, STUDY_PT_FAILED } study_point_status;
+
+typedef struct {
+  et_repart_request rq;
+  int gpus;
+  study_point_status status;
+  char *why;                   /* refused or failed: the reason */
+  double mem_bytes;            /* per GPU, the most loaded */
+  sim_time_ps step;
+  double score;                /* the objective (ms, or the composite) */
+  gboolean pareto, baseline;
+  int rank;                    /* 1.. among simulated points, 0 otherwise */
+} study_search_point;
+
+typedef struct {
+  GArray *points;              /* study_search_point, in rank order then refused */
+  int baseline;                /* index of the traced configuration, -1 when not among the points */
+  double weight;
+  int simulated, refused, failed;
+  double seconds;
+} study_search_result;
+
+/* Enumerates, simulates and ranks (see above).  NULL with an error only
+ * when nothing could run (the cluster cannot be opened). */
+study_search_result *study_search_run(const et_model *m, const et_model_card *c, const sim_replay_options *opt,
+                                      const study_search_opts *o, GError **error);
+void study_search_result_free(study_search_result *r);
+/* The ranked table, then the refused points with their reasons. */
+void study_search_print(const study_search_result *r, const et_model_card *c, FILE *out);
+gboolean study_search_write_json(const study_search_result *r, const et_model_card *c, const char *path,
+                                 GError **error);
+/* Step time against GPU count: the best point per GPU count and the
+ * Pareto front. */
+gboolean study_search_svg(const study_search_result *r, const char *path, GError **error);
+
+G_END_DECLS
+#endif
