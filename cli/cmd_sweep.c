@@ -77,14 +77,23 @@ static void list_points(const study_spec *s)
   }
 }
 
+/* The numeric options' ranges (cli/wisp_load.h): -j 0 is "not given"
+ * (all cores) and a negative count is refused; --step -1 is "not given". */
+static gboolean sweep_ranges(const char *check_baseline_s, double *check_baseline, int jobs, int step,
+                             GError **error)
+{
+  return wisp_cli_parse_pct("--check-baseline", check_baseline_s, check_baseline, error) &&
+         wisp_cli_check_int("--jobs", jobs, 0, 4096, "a worker count of 1 to 4096 (0 or absent: all cores)", error) &&
+         (step == -1 || wisp_cli_check_int("--step", step, 0, INT_MAX, "a step number of 0 or more", error));
+}
+
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL, *model = NULL, *steps = NULL, *comm_group = NULL;
+  char *out_dir = NULL, *check_baseline_s = NULL, *workload = NULL, *shard = NULL, *model = NULL, *steps = NULL, *comm_group = NULL;
   char **slow_rank = NULL, *slow_ranks = NULL;
   sim_levers levers = {0};
   int jobs = 0, step = -1;
   double check_baseline = -1;
-  char *check_baseline_s = NULL;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
   GOptionEntry entries[] = {
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "output directory (default: NAME-sweep in the current directory)", "DIR"},
@@ -120,16 +129,8 @@ int wisp_cmd_sweep(int argc, char **argv)
   study_spec *s = NULL;
   et_workload *w = NULL;
   study_sweep_stats st = {0};
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "wisp sweep: %s\n", error->message);
-    g_clear_error(&error);
-    status = 2;
-    goto out;
-  }
-  /* -j 0 is "not given" (all cores); a negative count is refused. */
-  if (!wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
-      !wisp_cli_check_int("--jobs", jobs, 0, 4096, "a worker count of 1 to 4096 (0 or absent: all cores)", &error) ||
-      (step != -1 && !wisp_cli_check_int("--step", step, 0, INT_MAX, "a step number of 0 or more", &error))) {
+  if (!g_option_context_parse(ctx, &argc, &argv, &error) ||
+      !sweep_ranges(check_baseline_s, &check_baseline, jobs, step, &error)) {
     fprintf(stderr, "wisp sweep: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
