@@ -693,7 +693,8 @@ static void fin_cycle_error(const fin_state *st, const GArray *cycle, uint32_t q
   g_string_append_printf(s, "%" G_GUINT64_FORMAT, st->nodes[g_array_index(cycle, uint32_t, 0)].id);
   g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
               "%s: the dependencies form a cycle of %u node(s) through node ids %s; "
-              "%u of %u nodes could never run. Fix the trace or load it with cycle breaking",
+              "%u of %u nodes could never run. Fix the trace: remove one data or control dependency along the "
+              "cycle (wisp breaks cycles only in graphs it builds from Kineto traces, not in Chakra files)",
               st->b->source, cycle->len, s->str, st->n - qt, st->n);
   g_string_free(s, TRUE);
 }

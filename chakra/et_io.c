@@ -470,14 +470,14 @@ static gboolean decode_int_list(const frame_ctx *f, const attr_val *a, const uin
       while (sub.p < sub.end) {
         if (!get_varint(&sub, &v))
           goto bad;
-        if (v > INT64_MAX)
+        if (v > WISP_MAX_BYTES)
           goto neg;
         g_array_append_val(out, v);
       }
     } else if (tag == ((1u << 3) | 0)) {
       if (!get_varint(&s, &v))
         goto bad;
-      if (v > INT64_MAX)
+      if (v > WISP_MAX_BYTES)
         goto neg;
       g_array_append_val(out, v);
     } else if (!skip_field(&s, (unsigned)(tag & 7))) {
@@ -489,7 +489,8 @@ bad:
   frame_error(f, error, at, "malformed list in attribute \"%.*s\"", (int)a->name_len, a->name);
   return FALSE;
 neg:
-  frame_error(f, error, at, "attribute \"%.*s\" holds a negative or too large size", (int)a->name_len, a->name);
+  frame_error(f, error, at, "attribute \"%.*s\" holds a negative size or one above 2^50 bytes (1 PiB, the "
+              "largest wisp represents)", (int)a->name_len, a->name);
   return FALSE;
 }
 
@@ -506,7 +507,7 @@ static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, co
       return FALSE;
     n->has_ctype = TRUE, n->n_comm_attrs++;
   } else if (attr_is(a, "comm_size")) {
-    if (!want_int(f, a, at, 0, INT64_MAX, &n->size, error))
+    if (!want_int(f, a, at, 0, (int64_t)WISP_MAX_BYTES, &n->size, error)) /* 1 PiB: see wisp_util.h */
       return FALSE;
     n->has_size = TRUE, n->n_comm_attrs++;
   } else if (attr_is(a, "pg_name")) {
@@ -1794,6 +1795,13 @@ gboolean et_workload_write_threads(const et_workload *w, const char *dir, const 
                                    GError **error)
 {
   g_return_val_if_fail(w != NULL && dir != NULL && prefix != NULL && threads >= 0, FALSE);
+  /* The files are named PREFIX.<rank>.et inside dir: a prefix with a path
+   * separator or a dot-dot would put them elsewhere (convert -p '../x'). */
+  if (*prefix == '\0' || strchr(prefix, '/') != NULL || strcmp(prefix, ".") == 0 || strcmp(prefix, "..") == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "prefix '%s': give a plain file name prefix (no '/', not "
+                "'.' or '..'); the files go into %s", prefix, dir);
+    return FALSE;
+  }
   if (threads == 0 && !wisp_threads_default(&threads, error))
     return FALSE;
   for (int r = 0; r < w->n_ranks; r++)

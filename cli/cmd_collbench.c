@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "cli/wisp_cli.h"
@@ -517,16 +518,18 @@ static int parse_moe_options(const char *zipf_s, const char *seed_s, collbench_m
   return 0;
 }
 
-/* Without --group: ranks 0..n_ranks-1 of `t` (every rank when n_ranks is
- * 0) appended to `ranks`.  Returns 0, or 2 when n_ranks is out of range. */
+/* Without --group: ranks 0..n_ranks-1 of `t` (every rank when --ranks was
+ * not given, n_ranks == INT_MIN) appended to `ranks`.  Returns 0, or 2 when
+ * n_ranks is out of range (0 and negatives included: no fallback). */
 static int default_group(const topo *t, const char *network, int n_ranks, GArray *ranks)
 {
   int total = topo_n_ranks(t);
-  if (n_ranks < 0 || n_ranks > total) {
-    fprintf(stderr, "wisp collbench: --ranks %d: the network %s has %d ranks\n", n_ranks, network, total);
+  if (n_ranks != INT_MIN && (n_ranks < 1 || n_ranks > total)) {
+    fprintf(stderr, "wisp collbench: --ranks %d: give 1..%d (the network %s has %d ranks)\n", n_ranks, total,
+            network, total);
     return 2;
   }
-  int n = n_ranks ? n_ranks : total;
+  int n = n_ranks != INT_MIN ? n_ranks : total;
   for (int i = 0; i < n; i++)
     g_array_append_val(ranks, i);
   return 0;
@@ -762,7 +765,7 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
     fprintf(stderr, "wisp collbench: give " WISP_CLI_NETWORK_USAGE " (--cluster is the same option) and no other arguments (see `wisp collbench --help`)\n");
     return 2;
   }
-  if (c->n_ranks != 0 && c->group_s != NULL) {
+  if (c->n_ranks != INT_MIN && c->group_s != NULL) {
     fprintf(stderr, "wisp collbench: give either --ranks or --group, not both\n");
     return 2;
   }
@@ -805,9 +808,9 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
     *done = TRUE;
     return 0;
   }
-  if (c->chunks != 0) {
+  if (c->chunks != INT_MIN) { /* given: 0 and negatives are refused, not the default */
     if (c->chunks < 1 || c->chunks > 1024) {
-      fprintf(stderr, "wisp collbench: --chunks must be 1..1024\n");
+      fprintf(stderr, "wisp collbench: --chunks %d: give 1..1024\n", c->chunks);
       return 2;
     }
     coll_policy_set_chunks(c->pol, c->chunks);
@@ -938,7 +941,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   int compare_table = 0;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
-  int n_ranks = 0, root = -1, chunks = 0;
+  int n_ranks = INT_MIN, root = -1, chunks = INT_MIN; /* INT_MIN: not given */
   /* MoE defaults: HT mode of reference §8 (T = 4096 [sw], top-8 of 256
    * experts [ASSUMPTION: E], h = 7168, Zipf 0.25 [FIT]). */
   collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };

@@ -21,6 +21,9 @@ int wisp_cmd_diff(int argc, char **argv)
     fprintf(stderr, "wisp diff: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
+  } else if (max_rows < -1) {
+    fprintf(stderr, "wisp diff: --max-rows %d: give -1 (all) or a row count of 0 or more\n", max_rows);
+    status = 2;
   } else if (argc != 3) {
     fprintf(stderr, "wisp diff: give two reports, A.json and B.json (see wisp diff --help)\n");
     status = 2;

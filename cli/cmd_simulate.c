@@ -48,6 +48,7 @@ static void add_baseline(wisp_json *j, void *p)
 }
 
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 /* "FROM:TO" with time units, either side may be empty ("10ms:", ":5ms"). */
@@ -191,6 +192,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   char **jobs = NULL;
   int max_rows = 64;
   double check_baseline = -1;
+  char *check_baseline_s = NULL;
   gboolean no_metrics = FALSE;
   wisp_run_metrics *metrics = NULL;
   GOptionEntry metric_entries[WISP_RUN_METRICS_ENTRIES];
@@ -209,7 +211,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
-    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
+    {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
     {"critical-path", 0, 0, G_OPTION_ARG_NONE, &chain, "also print the critical path chain (runs of nodes on one rank and category)", NULL},
     {"job", 0, 0, G_OPTION_ARG_STRING_ARRAY, &jobs, "several jobs on one fabric: a workload, its name and its cluster ranks (repeat per job; no WORKLOAD then)", "[NAME=]PATH[@RANKS]"},
     {NULL},
@@ -227,6 +229,13 @@ int wisp_cmd_simulate(int argc, char **argv)
       "Example: wisp simulate build/demo/workload/llm --network examples/cluster-2node.yaml --json out.json");
   int status = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp simulate: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (!wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
+      !wisp_cli_check_int("--max-rows", max_rows, -1, INT_MAX, "-1 (all) or a row count of 0 or more", &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -286,6 +295,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   topo_free(t);
 out:
   g_option_context_free(ctx);
+  g_free(check_baseline_s);
   g_free(network);
   g_free(json);
   wisp_cli_common_clear(&common);

@@ -77,6 +77,14 @@ static void list_points(const study_spec *s)
   }
 }
 
+/* The numeric options' ranges (cli/wisp_load.h): --jobs 0 is "not given"
+ * (all cores) and a negative count is refused. */
+static gboolean sweep_ranges(const char *check_baseline_s, double *check_baseline, int jobs, GError **error)
+{
+  return wisp_cli_parse_pct("--check-baseline", check_baseline_s, check_baseline, error) &&
+         wisp_cli_check_int("--jobs", jobs, 0, 4096, "a worker count of 1 to 4096 (0 or absent: all cores)", error);
+}
+
 /* The worker count is --jobs: -j means --json on every command. */
 static void print_parse_error(const GError *error)
 {
@@ -87,7 +95,7 @@ static void print_parse_error(const GError *error)
 
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *workload = NULL, *shard = NULL;
+  char *out_dir = NULL, *check_baseline_s = NULL, *workload = NULL, *shard = NULL;
   int jobs = 0;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
@@ -99,7 +107,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"workload", 'w', 0, G_OPTION_ARG_FILENAME, &workload, "workload to use instead of the spec's", "PATH"},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
-    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
   GError *error = NULL;
@@ -122,7 +130,8 @@ int wisp_cmd_sweep(int argc, char **argv)
   study_spec *s = NULL;
   et_workload *w = NULL;
   study_sweep_stats st = {0};
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+  if (!g_option_context_parse(ctx, &argc, &argv, &error) ||
+      !sweep_ranges(check_baseline_s, &check_baseline, jobs, &error)) {
     print_parse_error(error);
     g_clear_error(&error);
     status = 2;
@@ -182,6 +191,7 @@ int wisp_cmd_sweep(int argc, char **argv)
   }
   g_free(dir);
 out:
+  g_free(check_baseline_s);
   study_sweep_stats_clear(&st);
   if (w)
     et_workload_free(w);

@@ -43,6 +43,7 @@ int wisp_cmd_utility(int argc, char **argv)
 {
   char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL;
   double check_baseline = -1;
+  char *check_baseline_s = NULL;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -54,7 +55,7 @@ int wisp_cmd_utility(int argc, char **argv)
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
-    {"check-baseline", 0, 0, G_OPTION_ARG_DOUBLE, &check_baseline, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
   GError *error = NULL;
@@ -71,6 +72,12 @@ int wisp_cmd_utility(int argc, char **argv)
   char *path = NULL;
   study_utility_result *u = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "wisp utility: %s\n", error->message);
+    g_clear_error(&error);
+    status = 2;
+    goto out;
+  }
+  if (!wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error)) {
     fprintf(stderr, "wisp utility: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -133,6 +140,7 @@ int wisp_cmd_utility(int argc, char **argv)
   if (status == 0 && svg && !draw_utility_svg(u, w, svg, &error))
     status = wisp_cli_fail(error);
 out:
+  g_free(check_baseline_s);
   study_utility_result_free(u);
   topo_variant_free(base);
   if (w)

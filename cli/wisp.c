@@ -60,6 +60,9 @@ int main(int argc, char **argv)
   /* This process runs one command: no output of it may replace one of its
    * inputs (common/wisp_output.c). */
   wisp_output_guard_enable();
+  /* SIGINT/SIGTERM/SIGHUP remove the temporary files of outputs being
+   * written, then end the process by the same signal. */
+  wisp_output_cleanup_on_signals();
   if (argc < 2) {
     usage(stderr);
     return 2;

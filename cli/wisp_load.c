@@ -20,6 +20,8 @@
 
 #include <glob.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <math.h>
 #include <string.h>
 #include <errno.h>
 #include <zlib.h>
@@ -429,10 +431,33 @@ gboolean wisp_steps_parse(const char *steps, int step, wisp_load_options *lo, GE
   return TRUE;
 }
 
+gboolean wisp_cli_parse_pct(const char *option, const char *text, double *out, GError **error)
+{
+  *out = -1;
+  if (text == NULL)
+    return TRUE;
+  char *end = NULL;
+  double v = g_ascii_strtod(text, &end);
+  if (end == text || *end != '\0' || !isfinite(v) || v < 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s %s: give a percentage of 0 or more, e.g. 10", option, text);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+gboolean wisp_cli_check_int(const char *option, int value, int lo, int hi, const char *what, GError **error)
+{
+  if (value >= lo && value <= hi)
+    return TRUE;
+  g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s %d: give %s", option, value, what);
+  return FALSE;
+}
+
 void wisp_cli_common_entries(wisp_cli_common *c, GOptionEntry *e)
 {
   memset(c, 0, sizeof(*c));
-  c->step = -1;
+  c->step = INT_MIN; /* not given (a given negative step is refused) */
   c->compute_slots = -1; /* not given: each rank's measured concurrency, else 1 */
   c->host_launch = TRUE;
   const GOptionEntry list[WISP_CLI_COMMON_ENTRIES - WISP_CLI_SCALE_ENTRIES] = {
@@ -526,7 +551,12 @@ gboolean wisp_cli_common_resolve(wisp_cli_common *c, wisp_load_options *lo, sim_
   l.replicate_missing = c->replicate_missing;
   l.host_launch = c->host_launch;
   l.comm_group = c->comm_group;
-  if (!wisp_steps_parse(c->steps, c->step, &l, error) || !wisp_cli_scale_resolve(&c->scale, &l, error))
+  if (c->step != INT_MIN && c->step < 0) { /* INT_MIN: not given; a step is a ProfilerStep number or index >= 0 */
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--step %d: give a step number of 0 or more", c->step);
+    return FALSE;
+  }
+  if (!wisp_steps_parse(c->steps, c->step == INT_MIN ? -1 : c->step, &l, error) ||
+      !wisp_cli_scale_resolve(&c->scale, &l, error))
     return FALSE;
   *lo = l;
   if (c->compute_slots != -1 && (c->compute_slots < 1 || c->compute_slots > ET_MAX_COMPUTE_SLOTS)) {

@@ -109,6 +109,14 @@ typedef struct {
  * and --slow-ranks lognormal:sigma=S[,seed=N] | uniform:max=M[,seed=N]. */
 #define WISP_CLI_SLOW_RANK_HELP "rank R's GPU kernels take F times as long (a straggler; repeatable), e.g. 3=1.2"
 #define WISP_CLI_SLOW_RANKS_HELP "per-rank compute factors drawn from a seeded distribution: lognormal:sigma=S[,seed=N] (exp(S z)) or uniform:max=M[,seed=N] (1 + M u)"
+/* Range checks for numeric options, one place: a value outside the range
+ * is a usage error (never a silent fallback to the default).
+ * wisp_cli_parse_pct: `text` NULL (option not given) sets *out to -1 (the
+ * gate is off); otherwise a finite percentage >= 0 ("nan", "-5" refused).
+ * wisp_cli_check_int: `value` within [lo, hi], else the error names the
+ * option and the range. */
+gboolean wisp_cli_parse_pct(const char *option, const char *text, double *out, GError **error);
+gboolean wisp_cli_check_int(const char *option, int value, int lo, int hi, const char *what, GError **error);
 /* Fills l from the two options' values (either may be NULL). */
 gboolean wisp_cli_levers_resolve(char **slow_rank, const char *slow_ranks, sim_levers *l, GError **error);
 /* Fills `entries` (WISP_CLI_COMMON_ENTRIES, the last one the terminator)

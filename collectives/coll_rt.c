@@ -333,8 +333,12 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   coll_rt *c = coll_rt_new(sim, n, policy);
   coll_start(c, d, NULL, NULL, 0, info);
   sim_run(sim, SIM_TIME_MAX);
-  gboolean ok = c->runs == NULL;
-  if (!ok) {
+  gboolean ok = c->runs == NULL && !sim_time_overflowed(sim);
+  if (sim_time_overflowed(sim)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
+                "a collective of %" G_GUINT64_FORMAT " bytes takes past 2^61 ps (about 26.7 days) on this "
+                "network, beyond what wisp represents; use a smaller size or faster links", d->bytes);
+  } else if (!ok) {
     coll_prim prim = COLL_PRIM_COUNT;
     coll_prim_from_type(d->type, &prim);
     g_set_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK,

@@ -11,6 +11,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,13 +148,62 @@ static gboolean check_not_input_locked(const char *path, const char *option, GEr
   return TRUE;
 }
 
+/* The file a regular output lands in, as one comparable name: symlinks
+ * followed, the directory's real path plus the base name (the file need not
+ * exist yet).  NULL for devices, FIFOs and sockets, which several outputs
+ * may share (two reports to /dev/null).  The caller frees it. */
+static char *output_identity(const char *path)
+{
+  char *target = resolve_links(path, NULL);
+  if (target == NULL)
+    return NULL;
+  struct stat st;
+  if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+    g_free(target);
+    return NULL;
+  }
+  char *dir = g_path_get_dirname(target), *base = g_path_get_basename(target);
+  char *real = realpath(dir, NULL);
+  char *id = g_build_filename(real ? real : dir, base, NULL);
+  free(real);
+  g_free(dir);
+  g_free(base);
+  g_free(target);
+  return id;
+}
+
+/* FALSE (and the error) when path is the same file as an output declared
+ * before it: one would silently overwrite the other.  Called with the
+ * registry locked.  O(declared outputs). */
+static gboolean check_not_declared_locked(const char *path, const char *option, GError **error)
+{
+  char *id = output_identity(path);
+  for (guint i = 0; id && outputs && i < outputs->len; i++) {
+    const declared_output *d = &g_array_index(outputs, declared_output, i);
+    char *other = output_identity(d->path);
+    gboolean same = other && strcmp(other, id) == 0;
+    g_free(other);
+    if (same) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s %s and %s %s name the same file, so one would overwrite the other; give each output its own "
+                  "file", d->option ? d->option : "an output", d->path, option ? option : "an output", path);
+      g_free(id);
+      return FALSE;
+    }
+  }
+  g_free(id);
+  return TRUE;
+}
+
 gboolean wisp_output_declare(const char *path, const char *option, GError **error)
 {
   if (path == NULL)
     return TRUE;
   gboolean ok = TRUE;
   G_LOCK(registry);
-  if (is_stdout_locked(path)) {
+  if (!is_stdout_locked(path) && !check_not_declared_locked(path, option, error)) {
+    ok = FALSE;
+  } else if (is_stdout_locked(path)) {
     if (stdout_owner) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                   "%s and %s both write to standard output; give one of them a file", stdout_owner, option);
@@ -235,6 +287,66 @@ gboolean wisp_output_check(GError **error)
   return ok;
 }
 
+/* ---- temporary files removed on SIGINT, SIGTERM, SIGHUP ----
+ *
+ * A fixed table of the run's open temporary files (each its own copy of
+ * the name), filled and emptied with atomic compare-and-swap so that the
+ * signal handler, which may run at any instruction, only ever sees whole
+ * pointers.  The handler calls nothing but unlink(), signal() and raise(),
+ * all async-signal-safe.  A run with more than TEMP_SLOTS outputs open at
+ * once leaves the extra ones unregistered (never more than a handful are:
+ * each command writes its outputs one after another).  A name is freed
+ * only after it left the table; the handler runs on the thread that got the
+ * signal, so a free racing with it on another thread is the only hazard,
+ * and the registrations happen before the work that takes the time. */
+#define TEMP_SLOTS 64
+static gpointer temp_slots[TEMP_SLOTS];
+
+static char *temp_register(const char *path)
+{
+  char *copy = g_strdup(path);
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (g_atomic_pointer_compare_and_exchange(&temp_slots[i], NULL, copy))
+      return copy;
+  g_free(copy);
+  return NULL;
+}
+
+static void temp_unregister(char *copy)
+{
+  if (copy == NULL)
+    return;
+  for (int i = 0; i < TEMP_SLOTS; i++)
+    if (g_atomic_pointer_compare_and_exchange(&temp_slots[i], copy, NULL))
+      break;
+  g_free(copy);
+}
+
+static void on_fatal_signal(int sig)
+{
+  for (int i = 0; i < TEMP_SLOTS; i++) {
+    const char *p = g_atomic_pointer_get(&temp_slots[i]);
+    if (p)
+      unlink(p);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig); /* the default action: the shell sees the signal (exit 130 for SIGINT) */
+}
+
+void wisp_output_cleanup_on_signals(void)
+{
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    /* A signal the caller ignores (nohup) stays ignored. */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 /* ---- the writer ---- */
 
 typedef enum {
@@ -252,10 +364,12 @@ struct wisp_afile {
   gid_t gid;
   afile_mode kind;
   FILE *stream;
+  char *registered; /* the temp name in the signal table (temp_register) */
 };
 
 static void afile_free(wisp_afile *f)
 {
+  temp_unregister(f->registered);
   g_free(f->path);
   g_free(f->target);
   g_free(f->tmp);
@@ -322,7 +436,18 @@ static wisp_afile *afile_open_locked(const char *path, GError **error)
     f->gid = st.st_gid;
   }
   f->tmp = g_strdup_printf("%s.tmp.XXXXXX", f->target);
+  /* The cleanup signals wait while the file is created and registered: a
+   * signal in between would leave it behind. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   int fd = g_mkstemp(f->tmp);
+  if (fd >= 0)
+    f->registered = temp_register(f->tmp);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (fd < 0) {
     int e = errno;
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot create a temporary file next to it: %s", path,

@@ -49,8 +49,7 @@ sim_time_ps wisp_transfer_ps(uint64_t bytes, wisp_bw_Bps bw)
   unsigned __int128 r = num % bw;
   if (r * 2 >= bw) /* half rounds away from zero */
     q++;
-  g_assert(q <= (unsigned __int128)INT64_MAX);
-  return (sim_time_ps)q;
+  return q < (unsigned __int128)SIM_TIME_LIMIT ? (sim_time_ps)q : SIM_TIME_LIMIT;
 }
 
 /* ---- parsing ---- */

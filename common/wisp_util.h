@@ -20,6 +20,39 @@ typedef int64_t sim_time_ps;
 typedef uint64_t wisp_bw_Bps;
 
 #define SIM_TIME_MAX INT64_MAX
+/* The latest time the engine schedules: 2^61 ps, about 26.7 days of
+ * simulated time.  The quarter of the int64 range leaves room for the
+ * model layers to add a few in-range durations (a latency, a reduction
+ * wait) without overflow; an event asked for at or after it stops the run
+ * with sim_time_overflowed() (simcore/sim.h). */
+#define SIM_TIME_LIMIT (INT64_C(1) << 61)
+/* The largest message, split or tensor size a reader accepts: 2^50 bytes
+ * (1 PiB), far above any device's memory.  Sizes are checked against it
+ * where they enter (Chakra comm_size and split sizes, Kineto shapes,
+ * options), so that per-rank products of a size and a rank count up to
+ * 2^13 stay within uint64. */
+#define WISP_MAX_BYTES (UINT64_C(1) << 50)
+
+/* Overflow-checked products and sums for sizes and counts that come from
+ * input: FALSE (and *out untouched) when the exact result does not fit.
+ * Every reader that multiplies input values (shape dimensions, element
+ * sizes, counts) uses these.  O(1). */
+static inline gboolean wisp_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+  uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return FALSE;
+  *out = r;
+  return TRUE;
+}
+static inline gboolean wisp_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+  uint64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return FALSE;
+  *out = r;
+  return TRUE;
+}
 #define SIM_PS_PER_NS INT64_C(1000)
 #define SIM_PS_PER_US INT64_C(1000000)
 #define SIM_PS_PER_S INT64_C(1000000000000)
@@ -46,7 +79,9 @@ gboolean wisp_ps_from_ns(double ns, sim_time_ps *out);
 sim_time_ps wisp_ps_from_us_int(int64_t us);
 
 /* Exact transfer time: round(bytes * 10^12 / bw) picoseconds, ties away from
- * zero.  bw must be > 0. */
+ * zero.  bw must be > 0.  A time at or past SIM_TIME_LIMIT saturates there,
+ * which the engine refuses to schedule (the run reports the overflow), so
+ * callers may add a few such times without overflowing int64. */
 sim_time_ps wisp_transfer_ps(uint64_t bytes, wisp_bw_Bps bw);
 
 /* Unit-suffixed value parsers for configs.  Accepted forms:
@@ -131,6 +166,13 @@ gboolean wisp_output_is_stdout(const char *path);
  * gives standard output back to the terminal text (each command calls it at
  * its end, so in-process tests can run several commands). */
 void wisp_output_reset(void);
+
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the
+ * temporary files of the outputs being written (TARGET.tmp.XXXXXX) and
+ * then die of the same signal, so an interrupted run leaves no temp file
+ * behind (the targets themselves are untouched).  Signals the caller
+ * ignores stay ignored.  The `wisp` command calls it once at start. */
+void wisp_output_cleanup_on_signals(void);
 
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);

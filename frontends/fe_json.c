@@ -338,8 +338,14 @@ static gboolean read_string(fe_json *j, GError **error)
     if (!j->discard && p > s)
       text_append_run(j, s, (size_t)(p - s), e);
     j->pos = (size_t)(p - j->buf);
-    if (p == e)
+    if (p == e) {
+      /* Checked once per buffer refill: a 4 MB .json.gz can hold a 4 GiB
+       * string, which would otherwise be decoded into memory whole. */
+      if (G_UNLIKELY(j->text_len > FE_JSON_MAX_TOKEN_BYTES))
+        return fail_at(j, j->tok_off, error, "string starting here is longer than %u MiB, more than any trace "
+                       "field holds; the file is corrupt or not a trace", FE_JSON_MAX_TOKEN_BYTES >> 20);
       continue;
+    }
     uint8_t c = *p;
     if (c == '"') {
       j->pos++;
@@ -419,6 +425,9 @@ static gboolean read_number(fe_json *j, GError **error)
     j->pos = (size_t)(p - j->buf);
     if (p < e)
       break;
+    if (G_UNLIKELY(j->text_len > FE_JSON_MAX_TOKEN_BYTES))
+      return fail_at(j, j->tok_off, error, "number starting here is longer than %u MiB; the file is corrupt",
+                     FE_JSON_MAX_TOKEN_BYTES >> 20);
   }
   text_reserve(j, 0);
   j->text[j->text_len] = 0;

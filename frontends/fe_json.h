@@ -5,8 +5,11 @@
  * magic bytes) are read the same way, and memory use does not depend on the
  * file size: it holds the buffer, one decoded string or number text (grown
  * to the longest single token) and one bit of nesting state per open
- * container.  There is no limit on file size, token length or nesting depth
- * other than available memory.  Every token costs O(its length); skipping a
+ * container.  There is no limit on file size or nesting depth other than
+ * available memory; one string or number token may hold at most
+ * FE_JSON_MAX_TOKEN_BYTES (64 MiB, checked per 1 MiB buffer: the largest
+ * real trace fields, rank lists of 10^5 ranks, are under 1 MiB), so a
+ * small gzip file cannot make the reader decode gigabytes into memory.  Every token costs O(its length); skipping a
  * value does not copy its strings.
  *
  * The grammar is checked completely (RFC 8259): commas, colons, literal
@@ -22,6 +25,9 @@
 #include "common/wisp_util.h"
 
 G_BEGIN_DECLS
+
+/* The longest string or number token decoded (see the top comment). */
+#define FE_JSON_MAX_TOKEN_BYTES (64u * 1024u * 1024u)
 
 /* Size of the read buffer of a file tokenizer (tests size their inputs by it). */
 #define FE_JSON_BUFFER_BYTES (1024u * 1024u)

@@ -1121,6 +1121,20 @@ static gboolean replicate_missing(kt_load *L, GError **error)
                 "(or --replicate-missing, for all traced ranks) to synthesize the absent ranks from traced ones "
                 "(symmetric assumption)", n_missing, world, missing->str, more);
     ok = FALSE;
+  } else if (!n_missing && opt->replicate_from) {
+    /* Checked even when no rank is absent: a --replicate-from naming an
+     * untraced rank is a mistake, not a no-op. */
+    GArray *src = replica_sources(L, opt->replicate_from);
+    if (!src->len) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--replicate-from %s: not a list of traced ranks (the "
+                  "traces cover ranks 0..%d, and none is absent, so nothing needs replicating)",
+                  opt->replicate_from, world - 1);
+      ok = FALSE;
+    } else {
+      add_warning(rep->warnings, "--replicate-from %s: every rank of %d has a trace, nothing was replicated",
+                  opt->replicate_from, world);
+    }
+    g_array_free(src, TRUE);
   } else if (n_missing) {
     GArray *src = replica_sources(L, replicate_from);
     if (!src->len) {

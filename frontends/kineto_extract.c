@@ -1015,6 +1015,16 @@ static kt_desc describe_comm(ctx *c, kt_comm *cm, const kt_event *k, const kt_ev
   cm->root = cm->peer = -1;
   const kt_meta *szm = NULL;
   int64_t nelems = comm_size(c, cm, k, km, &cpu, &szm);
+  uint64_t bytes_exact;
+  if (!cm->unsized && (!wisp_mul_u64((uint64_t)nelems, cm->dsize, &bytes_exact) || bytes_exact > WISP_MAX_BYTES)) {
+    /* Checked where the size enters: 2^62 float elements would wrap to 0 bytes. */
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: kernel '%s' at ts %.3f us: %s give %" G_GINT64_FORMAT " elements of %s (%u bytes each), above "
+                "the 2^50 bytes (1 PiB) wisp represents per message; fix the trace's size fields",
+                t->path, kt_str(t, k->name), (double)k->ts / 1e6, cm->size_source, nelems, cm->dtype,
+                (unsigned)cm->dsize);
+    return KT_DESC_ERROR;
+  }
   if (cm->unsized && cm->reg && cm->reg->size != KT_CR_SIZE_ARGS)
     registry_size(c, cm);
   if (!cm->ranks && comm_group(c, cm, k, km, &cpu, error) == KT_DESC_ERROR)

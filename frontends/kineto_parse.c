@@ -895,10 +895,17 @@ static gboolean read_event(parser *p, uint32_t file_index, GError **error)
       gboolean is_ts = kc == EK_TS;
       if (!fe_json_next(p->j, &t, error))
         return FALSE;
+      if (t == FE_JSON_NULL)
+        continue; /* absent, as a missing key */
       if (t != FE_JSON_NUMBER) {
-        if (!fe_json_skip(p->j, t, error))
-          return FALSE;
-        continue;
+        /* Typed reading: "dur": "abc" or "ts": [1, 2] would otherwise drop
+         * the time silently (the kernel vanishes or gets a wrong length). */
+        static const char *const kind[] = {
+          [FE_JSON_OBJ_BEGIN] = "an object", [FE_JSON_ARR_BEGIN] = "an array", [FE_JSON_STRING] = "a string",
+          [FE_JSON_TRUE] = "true", [FE_JSON_FALSE] = "false" };
+        fe_json_error(p->j, error, "\"%s\" must be a number of microseconds, found %s; fix the event",
+                      is_ts ? "ts" : "dur", (size_t)t < G_N_ELEMENTS(kind) && kind[t] ? kind[t] : "another value");
+        return FALSE;
       }
       const char *txt = fe_json_text(p->j, NULL);
       if (!scratch_time(sc, is_ts, txt, strlen(txt))) {
@@ -1083,11 +1090,13 @@ static gboolean ip_event(parser *p, uint32_t file_index, const uint8_t **qq, con
       break;
     case EK_TS:
     case EK_DUR:
-      if (!(c == '-' || (c >= '0' && c <= '9'))) {
+      if (c == 'n') { /* null: absent */
         if (!fe_json_ip_skip(&q, e))
           return FALSE;
         break;
       }
+      if (!(c == '-' || (c >= '0' && c <= '9')))
+        return FALSE; /* not a number: the tokenizer path reports it */
       if (!fe_json_ip_number(&q, e, &s, &n) || !scratch_time(sc, kc == EK_TS, s, n))
         return FALSE; /* out of range: the tokenizer path reports it */
       break;

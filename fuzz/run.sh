@@ -9,7 +9,7 @@
 #              generated there (made with `make` when missing) and the
 #              library source lists of its Makefile; default ./build.
 # SECONDS      per target; default $FUZZ_SECONDS or 60.
-# TARGETS      any of: kineto xplane hlo et topo pyt_et nsys (default: all, in that order).
+# TARGETS      any of: kineto xplane hlo et topo pyt_et nsys card spec (default: all, in that order).
 #
 # Each target works in BUILD_DIR/fuzz-TARGET (or $FUZZ_WORK/fuzz-TARGET):
 # the binary, a corpus/ that keeps growing across runs (the seeds are
@@ -26,15 +26,15 @@ build=${1:-build}
 secs=${2:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
-targets=${*:-kineto xplane hlo et topo pyt_et nsys}
+targets=${*:-kineto xplane hlo et topo pyt_et nsys card spec}
 build=$(cd "$build" && pwd)
 base=${FUZZ_WORK:-$build}
 CC=${CC_FUZZ:-clang}
 
 for t in $targets; do
   case $t in
-    kineto|xplane|hlo|et|topo|pyt_et|nsys) ;;
-    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et nsys)" >&2; exit 2 ;;
+    kineto|xplane|hlo|et|topo|pyt_et|nsys|card|spec) ;;
+    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et nsys card spec)" >&2; exit 2 ;;
   esac
 done
 [ -f "$build/config.h" ] || { echo "fuzz/run.sh: $build has no config.h; run configure there first" >&2; exit 2; }
@@ -65,6 +65,12 @@ et_srcs=$(am_sources chakra_libwisp_et_la_SOURCES nodist_chakra_libwisp_et_la_SO
 fe_srcs=$(am_sources frontends_libwisp_fe_la_SOURCES nodist_frontends_libwisp_fe_la_SOURCES)
 cfg_srcs=$(am_sources config_libwisp_config_la_SOURCES)
 topo=$(am_sources topologies_libwisp_topo_la_SOURCES config_libwisp_config_la_SOURCES)
+# Every library but common/ (the sweep spec reader applies keys through studies/, which links the rest).
+all_srcs=$(am_sources config_libwisp_config_la_SOURCES simcore_libwisp_sim_la_SOURCES chakra_libwisp_et_la_SOURCES \
+  nodist_chakra_libwisp_et_la_SOURCES topologies_libwisp_topo_la_SOURCES net_libwisp_net_la_SOURCES \
+  collectives_libwisp_collfacts_la_SOURCES collectives_libraries_libwisp_collib_la_SOURCES \
+  collectives_libwisp_coll_la_SOURCES replay_libwisp_replay_la_SOURCES frontends_libwisp_fe_la_SOURCES \
+  nodist_frontends_libwisp_fe_la_SOURCES studies_libwisp_study_la_SOURCES calib_libwisp_cal_la_SOURCES)
 if [ -z "$common" ] || [ -z "$et_srcs" ] || [ -z "$fe_srcs" ] || [ -z "$cfg_srcs" ] || [ -z "$topo" ]; then
   echo "fuzz/run.sh: cannot read the source lists from $build/Makefile" >&2
   exit 2
@@ -77,6 +83,8 @@ sources() {
     hlo) echo "$src/frontends/hlo.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
+    card) echo "$fe_srcs $et_srcs $cfg_srcs" ;;
+    spec) echo "$all_srcs" ;;
   esac
 }
 
@@ -227,6 +235,13 @@ J
  {"id": 4, "name": "record_param_comms", "ctrl_deps": 2, "inputs": {"values": [[[14, 15, 0, 1, 4, "cuda:0"]], 12, 82149104, 0, "all_gather", [], [], 2], "shapes": [], "types": []}, "outputs": {"values": [[[[19, 20, 0, 1, 4, "cuda:0"], [5, 23, 0, 1, 4, "cuda:0"]]]], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 19}]}
 ]}
 J
+    card)
+      cp "$src"/examples/cards/*.yaml "$c/"
+      printf 'version: 1\nworkload:\n  model:\n    phase: training\n    moe: true\n    hidden_size: 7168\n    moe_top_k: 8\n    precision: bf16\n    model_arch: {num_params: 7e9, num_layers: 32, head_dim: 128, num_heads: 32}\n  data: {batch_size: 1, seq_len: 4096, tokens_per_rank: 4096}\n  hardware:\n    xpu_spec: {type: GPU, model: nvidia_h100, total_count: 64, count_per_node: 8}\nModel-executor:\n  model_plan_parallelization: {dp_shard: 8, tp: 8, pp: 1, ep: 1}\n' > "$c/seed-dense.yaml"
+      ;;
+    spec)
+      cp "$src"/examples/*sweep*.yaml "$c/" 2>/dev/null || true
+      printf 'sweep_version: 1\nname: s\ncluster: base.yaml\nset:\n  dims.scale_up.latency: 50ns\ncombine: zip\naxes:\n  - {key: scale_out_bw, range: {from: 10GB/s, to: 100GB/s, step: 10GB/s}}\n  - {key: compute, values: [1, 1e-300, 2]}\n  - {key: slow_rank, values: ["0=1.5", "3=1e308"]}\n' > "$c/seed-axes.yaml"
       ;;
     topo)
       cp "$src"/examples/networks/*.yaml "$src"/examples/networks/*.yml "$c/"

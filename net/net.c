@@ -816,6 +816,23 @@ static void ev_solve(sim_engine *sim, void *ctx, uint64_t arg) {
   n->n_touched = 0;
 }
 
+/* A transfer time the engine can add to a clock without overflow: longer
+ * ones (a size of 2^62 bytes, a link of a few bytes per second) flag the
+ * engine's time overflow (the run stops and is reported as out of range)
+ * and count as 0 here, so that nothing downstream computes past the
+ * range. */
+#define NET_TIME_CAP SIM_TIME_LIMIT
+
+/* `at` + d when both are in range; otherwise flags the overflow and
+ * returns at.  O(1). */
+static sim_time_ps net_time_add(net *n, sim_time_ps at, unsigned __int128 d) {
+  if (d >= (unsigned __int128)NET_TIME_CAP || at >= NET_TIME_CAP) {
+    sim_flag_overflow(n->sim);
+    return at;
+  }
+  return at + (sim_time_ps)d;
+}
+
 /* Tier A: queues `bytes` on every link of the route behind what each link
  * already serves and returns when the last link has served it, rounded to
  * the nearest picosecond (see the top comment).  Each link's free time is
@@ -838,9 +855,9 @@ static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_link
         r = (uint64_t)num % bw;
       } else {
         unsigned __int128 qq = num / bw;
-        g_assert(qq <= (unsigned __int128)INT64_MAX);
-        q = (sim_time_ps)qq;
-        r = (uint64_t)(num - qq * bw);
+        gboolean fits = qq <= (unsigned __int128)NET_TIME_CAP; /* else net_time_add flags it */
+        q = fits ? (sim_time_ps)qq : NET_TIME_CAP + 1;
+        r = fits ? (uint64_t)(num - qq * bw) : 0;
       }
       bw_q = bw;
     }
@@ -849,7 +866,7 @@ static sim_time_ps analytic_queue(net *n, const uint32_t *route, uint32_t n_link
       f->at = now;
       f->rem = 0;
     }
-    f->at += q;
+    f->at = net_time_add(n, f->at, (unsigned __int128)q);
     if (r >= bw - f->rem) { /* f->rem + r >= bw, without overflow */
       f->rem = r - (bw - f->rem);
       f->at++;
@@ -927,9 +944,9 @@ sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at) {
     if (bytes != h->last_bytes) {
       unsigned __int128 num = (unsigned __int128)bytes * (unsigned __int128)SIM_PS_PER_S;
       unsigned __int128 qq = num / bw;
-      g_assert(qq <= (unsigned __int128)INT64_MAX);
-      h->q = (sim_time_ps)qq;
-      h->r = (uint64_t)(num - qq * bw);
+      gboolean fits = qq <= (unsigned __int128)NET_TIME_CAP; /* else net_time_add flags it */
+      h->q = fits ? (sim_time_ps)qq : NET_TIME_CAP + 1;
+      h->r = fits ? (uint64_t)(num - qq * bw) : 0;
       h->last_bytes = bytes;
     }
     end = at;
@@ -939,7 +956,7 @@ sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at) {
         f->at = at;
         f->rem = 0;
       }
-      f->at += h->q;
+      f->at = net_time_add(n, f->at, (unsigned __int128)h->q);
       if (h->r >= bw - f->rem) {
         f->rem = h->r - (bw - f->rem);
         f->at++;
@@ -952,7 +969,7 @@ sim_time_ps net_hop_at(net *n, net_hop *h, uint64_t bytes, sim_time_ps at) {
     }
   }
   if (h->rate < h->capacity)
-    end = MAX(end, at + wisp_transfer_ps(bytes, h->rate));
+    end = MAX(end, net_time_add(n, at, (unsigned __int128)wisp_transfer_ps(bytes, h->rate)));
   return end + h->latency;
 }
 

@@ -103,7 +103,7 @@ static const struct { gboolean bails; const char *json; } extra_events[] = {
   "\"dur\": 2, \"args\": {\"External id\": 99, \"Collective name\": \"allreduce\", \"Input Dims\": [[1024], [2, 3]], "
   "\"Input type\": [\"float\", \"c10::BFloat16\"], \"Process Group Name\": \"0\"}}" },
   /* no bail: string pid and tid (numeric and not), ts as a string (skipped) */
-  { FALSE, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"s\", \"pid\": \"3\", \"tid\": \"x\", \"ts\": \"12\", \"dur\": 1}" },
+  { FALSE, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"s\", \"pid\": \"3\", \"tid\": \"x\", \"ts\": 12, \"dur\": 1}" },
   /* nesting deeper than 64 levels inside args */
   { TRUE, NULL }, /* built by build_trace */
   /* no bail: an empty ph, a numeric cat, a name that is not a string, an empty object */

@@ -556,7 +556,7 @@ static void test_radix_levels_and_ties(void)
   enum { N = 3000 };
   sim_time_ps *times = g_new(sim_time_ps, N);
   for (int i = 0; i < N; i++) {
-    int shift = g_rand_int_range(rng, 0, 63);  /* up to 2^62 */
+    int shift = g_rand_int_range(rng, 0, 62);  /* below 2^61, SIM_TIME_LIMIT: times past it stop the run */
     sim_time_ps t = (sim_time_ps)(((uint64_t)g_rand_int(rng) << 31 ^ g_rand_int(rng)) & ((UINT64_C(1) << shift) - 1));
     if (i % 7 == 0 && i > 0)
       t = times[i - 1];                          /* ties */

@@ -316,7 +316,14 @@ sim_time_ps rp_node_duration(const rp_rank *rs, uint32_t i)
     return n->duration_ps;
   sim_kernel_class k = rs->klass ? (sim_kernel_class)rs->klass[i] : SIM_KERNEL_ELEMENTWISE;
   double f = sim_levers_node_factor(&rs->rp->levers, n, k, rs->factor);
-  return f == 1.0 ? n->duration_ps : (sim_time_ps)llround((double)n->duration_ps * f);
+  if (f == 1.0)
+    return n->duration_ps;
+  /* A factor that takes the time out of range (1e308, a lognormal draw of
+   * sigma 1000) saturates at SIM_TIME_LIMIT, which the engine refuses to
+   * schedule: the run reports the overflow instead of converting an
+   * unrepresentable double (negative or NaN factors cannot reach here). */
+  double d = (double)n->duration_ps * f;
+  return d < (double)SIM_TIME_LIMIT ? (sim_time_ps)llround(d) : SIM_TIME_LIMIT;
 }
 
 /* ---- dispatch ---- */

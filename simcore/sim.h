@@ -67,6 +67,17 @@ sim_event_id sim_schedule_after(sim_engine *sim, sim_time_ps delay, sim_handler 
 void sim_post_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg);
 void sim_post_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg);
 
+/* Times at or past SIM_TIME_LIMIT (2^61 ps, about 26.7 days of simulated
+ * time) are not scheduled.  Asking for one (sim_*_at with t >= the limit,
+ * sim_*_after with a negative delay or one reaching it) is not an assertion:
+ * the event is dropped (the _schedule_ calls return SIM_EVENT_NONE), the run
+ * stops after the current handler and sim_time_overflowed() stays TRUE, so
+ * the caller reports that the input's sizes or times are out of range. */
+gboolean sim_time_overflowed(const sim_engine *sim);
+/* Sets that flag (and stops the run) from a model layer whose own time
+ * arithmetic would pass the range (net's transfer times). */
+void sim_flag_overflow(sim_engine *sim);
+
 /* Remove a pending event; returns FALSE when it already ran or was cancelled. */
 gboolean sim_cancel(sim_engine *sim, sim_event_id id);
 

@@ -404,8 +404,21 @@ static inline void enqueue(sim_engine *sim, sim_time_ps t, sim_handler fn, void 
     check_or_abort(sim);
 }
 
+/* An event that would fall at or past SIM_TIME_LIMIT (or a negative delay,
+ * which only a wrapped computation produces) means the input asked for a
+ * time the engine cannot represent: see sim.h.  O(1). */
+void sim_flag_overflow(sim_engine *sim)
+{
+  sim->overflow = TRUE;
+  sim->stop = TRUE;
+}
+
 sim_event_id sim_schedule_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg)
 {
+  if (G_UNLIKELY(t >= SIM_TIME_LIMIT)) {
+    sim_flag_overflow(sim);
+    return SIM_EVENT_NONE;
+  }
   uint32_t slot = slot_alloc(sim);
   enqueue(sim, t, fn, ctx, arg, slot);
   return ((uint64_t)sim->gen[slot] << 32) | slot;
@@ -413,21 +426,34 @@ sim_event_id sim_schedule_at(sim_engine *sim, sim_time_ps t, sim_handler fn, voi
 
 void sim_post_at(sim_engine *sim, sim_time_ps t, sim_handler fn, void *ctx, uint64_t arg)
 {
+  if (G_UNLIKELY(t >= SIM_TIME_LIMIT)) {
+    sim_flag_overflow(sim);
+    return;
+  }
   enqueue(sim, t, fn, ctx, arg, SIM_NO_SLOT);
 }
 
 void sim_post_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg)
 {
-  g_assert(delay >= 0);
-  g_assert(delay <= SIM_TIME_MAX - sim->now);
+  if (G_UNLIKELY(delay < 0 || delay >= SIM_TIME_LIMIT - sim->now)) {
+    sim_flag_overflow(sim);
+    return;
+  }
   enqueue(sim, sim->now + delay, fn, ctx, arg, SIM_NO_SLOT);
 }
 
 sim_event_id sim_schedule_after(sim_engine *sim, sim_time_ps delay, sim_handler fn, void *ctx, uint64_t arg)
 {
-  g_assert(delay >= 0);
-  g_assert(delay <= SIM_TIME_MAX - sim->now);
+  if (G_UNLIKELY(delay < 0 || delay >= SIM_TIME_LIMIT - sim->now)) {
+    sim_flag_overflow(sim);
+    return SIM_EVENT_NONE;
+  }
   return sim_schedule_at(sim, sim->now + delay, fn, ctx, arg);
+}
+
+gboolean sim_time_overflowed(const sim_engine *sim)
+{
+  return sim->overflow;
 }
 
 gboolean sim_cancel(sim_engine *sim, sim_event_id id)
@@ -452,7 +478,7 @@ uint64_t sim_run(sim_engine *sim, sim_time_ps until)
 {
   uint64_t done = 0;
   sim->stop = FALSE;
-  while (sim->queued > 0 && refill(sim, until)) {
+  while (!sim->overflow && sim->queued > 0 && refill(sim, until)) {
     sim_qent e = bucket_pop_front(sim, &sim->eq);
     sim->queued--;
     if (e.slot != SIM_NO_SLOT) {
@@ -471,7 +497,7 @@ uint64_t sim_run(sim_engine *sim, sim_time_ps until)
       check_or_abort(sim);
     e.fn(sim, e.ctx, e.arg);
     done++;
-    if (sim->stop)
+    if (sim->stop || sim->overflow)
       break;
   }
   sim->processed += done;

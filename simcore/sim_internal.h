@@ -70,6 +70,7 @@ struct sim_engine {
   size_t max_pending;
   gboolean checked;
   gboolean stop;
+  gboolean overflow; /* an event was asked for at or past SIM_TIME_MAX (sticky) */
 };
 
 G_END_DECLS

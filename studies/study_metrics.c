@@ -266,6 +266,19 @@ gboolean study_card_from_doc(const cfg_card *doc, study_card *out, GError **erro
        cfg_card_choice(doc, "workload.model.phase", phases, &phase, NULL, error);
   if (!ok)
     return FALSE;
+  /* Parameter counts in [1, 10^15] (the largest published models hold a few
+   * 10^12): 1e300 would print a 290-digit MFU.  Embedding and active counts
+   * lie within the total. */
+  static const char *const pkeys[] = {"workload.model.model_arch.num_params",
+                                      "workload.model.model_arch.num_params_active",
+                                      "workload.model.model_arch.num_params_embedding"};
+  const double pvals[] = {out->num_params, out->num_params_active, out->num_params_embedding};
+  for (int k = 0; k < 3; k++) {
+    double lo = k == 2 ? 0.0 : 1.0, hi = k == 0 ? 1e15 : out->num_params;
+    if (!(pvals[k] >= lo && pvals[k] <= hi))
+      return cfg_card_fail(doc, pkeys[k], WISP_ERROR_INVALID, error, "%g is out of range: give a parameter count "
+                           "from %g to %g%s", pvals[k], lo, hi, k ? " (at most num_params)" : "");
+  }
   out->total_count = (int)total;
   out->training = phase == NULL || strcmp(phase, "training") == 0;
   if ((hw = cfg_card_get(doc, "workload.hardware.xpu_spec.model", NULL)) != NULL) {

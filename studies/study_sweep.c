@@ -206,6 +206,31 @@ static char *point_file(const sweep_ctx *c, int p)
   return g_build_filename(c->dir, name, NULL);
 }
 
+/* --resume after a kill -9: removes the temporary files a killed writer
+ * left in the points directory, only names it recognises
+ * (P<7 digits>.row.tmp.<6 characters>, what wisp_write_file_atomic makes
+ * of a point file).  Returns how many were removed.  O(files in dir). */
+static int remove_orphans(const char *dir)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  int n = 0;
+  const char *name;
+  while (d && (name = g_dir_read_name(d)) != NULL) {
+    size_t len = strlen(name);
+    gboolean ours = len == 23 && name[0] == 'P' && g_str_has_prefix(name + 8, ".row.tmp.");
+    for (int i = 1; ours && i < 8; i++)
+      ours = g_ascii_isdigit(name[i]);
+    if (ours) {
+      char *path = g_build_filename(dir, name, NULL);
+      n += g_unlink(path) == 0;
+      g_free(path);
+    }
+  }
+  if (d)
+    g_dir_close(d);
+  return n;
+}
+
 /* TRUE when point p's row file exists, is complete and belongs to this
  * spec (same digest, same point). */
 static gboolean point_done(const sweep_ctx *c, int p)
@@ -758,6 +783,8 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
     ok = FALSE;
     goto out;
   }
+  if (o->resume)
+    st->orphans_removed = remove_orphans(c.dir);
   GArray *mine = g_array_new(FALSE, FALSE, sizeof(int)), *pending = g_array_new(FALSE, FALSE, sizeof(int));
   for (int p = shard_k - 1; p < s->n_points; p += shard_n) {
     g_array_append_val(mine, p);
@@ -858,7 +885,61 @@ static gboolean merge_csv_rows(merge_state *m, char **cl, const char *cp, const 
 
 /* The JSON lines jl of input jp: each row by its point, once, all from the
  * same inputs (input_sha256 and n_points agree). */
-static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, GError **error)
+/* Field `col` (0-based) of a CSV line, double quotes honoured; NULL when
+ * the line is shorter.  O(line length). */
+static char *csv_column(const char *line, int col)
+{
+  GString *f = g_string_new(NULL);
+  gboolean quoted = FALSE;
+  int c = 0;
+  for (const char *p = line; *p && *p != '\n'; p++) {
+    if (*p == '"') {
+      quoted = !quoted;
+    } else if (*p == ',' && !quoted) {
+      if (c++ == col)
+        return g_string_free(f, FALSE);
+      g_string_truncate(f, 0);
+    } else {
+      g_string_append_c(f, *p);
+    }
+  }
+  if (c == col)
+    return g_string_free(f, FALSE);
+  g_string_free(f, TRUE);
+  return NULL;
+}
+
+/* The CSV row and the JSON line of one point carry the same figures (a
+ * shard whose two files disagree was edited or mixed up by hand): the
+ * *_ns and utility_pct columns of the header are compared as text, both
+ * being printed by the same formatter.  FALSE with an error naming both
+ * files.  O(columns x line length). */
+static gboolean rows_agree(const merge_state *m, int p, const char *jrow, const char *cp, const char *jp, int jline,
+                           GError **error)
+{
+  const char *crow = g_hash_table_lookup(m->csv_rows, GINT_TO_POINTER(p));
+  if (crow == NULL || m->header == NULL)
+    return TRUE;
+  gboolean ok = TRUE;
+  char *name = NULL;
+  for (int col = 0; ok && (name = csv_column(m->header, col)) != NULL; col++) {
+    if (g_str_has_suffix(name, "_ns") || strcmp(name, "utility_pct") == 0) {
+      char *cv = csv_column(crow, col), *jv = json_field(jrow, name);
+      if (cv && jv && strcmp(cv, jv) != 0) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s:%d: point %d has %s %s but %s says %s; the shard's "
+                    "CSV and JSON lines disagree (edited or mixed up): rerun that shard", jp, jline, p, name, jv, cp,
+                    cv);
+        ok = FALSE;
+      }
+      g_free(cv);
+      g_free(jv);
+    }
+    g_free(name);
+  }
+  return ok;
+}
+
+static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, const char *cp, GError **error)
 {
   gboolean ok = TRUE;
   for (char **l = jl; ok && *l && **l; l++) {
@@ -874,6 +955,8 @@ static gboolean merge_json_rows(merge_state *m, char **jl, const char *jp, GErro
       ok = FALSE;
     } else if (g_hash_table_contains(m->json_rows, GINT_TO_POINTER(p))) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: point %d appears twice", jp, p);
+      ok = FALSE;
+    } else if (!rows_agree(m, p, *l, cp, jp, (int)(l - jl) + 1, error)) {
       ok = FALSE;
     } else {
       if (!m->digest)
@@ -912,7 +995,11 @@ gboolean study_sweep_merge_full(const char *out_prefix, char **inputs, int n_inp
       ok = FALSE;
     } else {
       char **cl = g_strsplit(ct, "\n", -1), **jl = g_strsplit(jt, "\n", -1);
-      ok = merge_csv_rows(&m, cl, cp, inputs[0], error) && merge_json_rows(&m, jl, jp, error);
+      /* Noted as inputs: -o naming a shard is refused, as every command
+       * refuses to write over what it reads. */
+      wisp_input_note(cp);
+      wisp_input_note(jp);
+      ok = merge_csv_rows(&m, cl, cp, inputs[0], error) && merge_json_rows(&m, jl, jp, cp, error);
       g_strfreev(cl);
       g_strfreev(jl);
     }

@@ -77,6 +77,7 @@ typedef struct {
 typedef struct {
   int total;                   /* points of this shard */
   int run, skipped, failed;    /* simulated now, kept from a previous run, in error */
+  int orphans_removed;         /* --resume: temporary point files of a killed run removed */
   sim_time_ps base_step;       /* simulated step time of the base (utility reference) point */
   double wall_seconds;
   char *csv_path, *jsonl_path, *svg_path;  /* g_free; svg_path NULL when no chart was drawn */
