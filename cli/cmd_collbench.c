@@ -709,7 +709,7 @@ static int compare_load(collbench_cli *c)
     status = 2;
   }
   int lr = c->ctab ? c->ctab->ranks : 0;
-  int given = c->n_ranks != 0 ? c->n_ranks : 0;
+  int given = c->n_ranks != INT_MIN ? c->n_ranks : 0; /* INT_MIN: --ranks not given */
   if (status == 0 && lr > 0 && c->group_s == NULL && given != 0 && given != lr) {
     fprintf(stderr, "wisp collbench: --ranks %d, but table %d of %s ran %d ranks (%s); drop --ranks\n", given,
             c->ctab->table, c->compare_csv, lr, c->ctab->ranks_from);

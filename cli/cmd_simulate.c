@@ -225,16 +225,11 @@ int wisp_cmd_simulate(int argc, char **argv)
   g_option_context_set_description(ctx,
       "WORKLOAD is a Chakra ET prefix (PREFIX.0.et ... PREFIX.N-1.et) or a directory holding one set, per-rank\n"
       "Kineto traces (*.json, *.json.gz: files, globs or a directory; PyTorch execution traces beside them are\n"
-      "ignored and listed), or XLA profiles (*.xplane.pb, *.trace.json.gz).  Several paths form one workload.\n"
+      "linked with them), or XLA profiles (*.xplane.pb, *.trace.json.gz).  Several paths form one workload.\n"
       "Example: wisp simulate build/demo/workload/llm --network examples/cluster-2node.yaml --json out.json");
   int status = 0;
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "wisp simulate: %s\n", error->message);
-    g_clear_error(&error);
-    status = 2;
-    goto out;
-  }
-  if (!wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
+  if (!g_option_context_parse(ctx, &argc, &argv, &error) ||
+      !wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
       !wisp_cli_check_int("--max-rows", max_rows, -1, INT_MAX, "-1 (all) or a row count of 0 or more", &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);

@@ -37,6 +37,8 @@ static int report_sweep(const study_spec *s, const et_workload *w, const study_s
   if (st->run > 0 && st->wall_seconds > 0)
     printf(", %.1f points/s", st->run / st->wall_seconds);
   printf("\n  %s\n  %s\n", st->csv_path, st->jsonl_path);
+  if (st->orphans_removed > 0)
+    printf("  removed %d temporary point file(s) a killed run left behind\n", st->orphans_removed);
   if (st->svg_path)
     printf("  %s\n", st->svg_path);
   else
