@@ -41,6 +41,7 @@ static const wisp_command commands[] = {
   {"topo", wisp_cmd_topo, "print a resolved network topology (--dot for Graphviz)"},
   {"collbench", wisp_cmd_collbench, "nccl-tests-style table of simulated collectives"},
   {"metrics", wisp_cmd_metrics, "the CCL-Bench metric catalog of a measured run (MFU, overlap, bandwidths, ...)"},
+  {"report", wisp_cmd_report, "one self-contained HTML page from simulate, utility and sweep JSON"},
   {NULL, NULL, NULL},
 };
 

@@ -23,7 +23,8 @@ int wisp_cmd_sweep(int argc, char **argv);
 int wisp_cmd_sweep_merge(int argc, char **argv);
 int wisp_cmd_diff(int argc, char **argv);
 int wisp_cmd_topo(int argc, char **argv);
-int wisp_cmd_metrics(int argc, char **argv);   /* cmd_metrics.c: the CCL-Bench metric catalog */
+int wisp_cmd_metrics(int argc, char **argv);
+int wisp_cmd_report(int argc, char **argv);    /* cmd_report.c: one HTML page from wisp's JSON */   /* cmd_metrics.c: the CCL-Bench metric catalog */
 
 /* convert's closing line: "wrote N ranks to OUT/PREFIX.<rank>.et and
  * OUT/comm_group.json", or that no comm_group.json was needed

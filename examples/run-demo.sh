@@ -19,5 +19,9 @@ echo "== what-if: utility of doubling each resource"
 "$wisp" utility "$out/workload/llm" --cluster "$here/cluster-2node.yaml" --json "$out/utility.json" \
   --svg "$out/utility.svg"
 echo
+echo "== one page to read and forward: the baseline and the study"
+"$wisp" report "$out/baseline.json" "$out/utility.json" -o "$out/report.html" >/dev/null
+echo
 echo "wisp demo: results in $out: baseline.json (report), timeline.json (open in ui.perfetto.dev),"
 echo "           utility.json and utility.svg (the study)"
+echo "wisp demo: open $out/report.html"
