@@ -21,7 +21,7 @@ case "$action" in
 esac
 
 packages="build-essential autoconf automake libtool pkg-config libglib2.0-dev libyaml-dev \
-libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev libsqlite3-dev python3 clang chromium"
+libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev libsqlite3-dev groff-base python3 clang chromium"
 
 missing=""
 for p in $packages; do
