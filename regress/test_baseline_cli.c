@@ -19,14 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void expect_has(const char *text, const char *needle)
-{
-  if (strstr(text ? text : "", needle) == NULL) {
-    g_test_message("expected to find:\n%s\nin:\n%s", needle, text ? text : "(null)");
-    g_assert_nonnull(strstr(text ? text : "", needle));
-  }
-}
-
 /* Unpacks the DLRM traces into a temporary directory (*dir, g_free; remove
  * with test_rm_rf) and returns their path, or NULL with the test skipped. */
 static char *dlrm(char **dir)
@@ -62,14 +54,14 @@ static void test_scaled_has_no_measurement(void)
   char *out = NULL, *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"utility", k, "--network", "dgx-a100", "--scale", "dp=64",
                                                           "-r", "scale_out_bw", NULL}, &out, &err), ==, 0);
-  expect_has(out, "measured step time:             none at this scale (the trace measured 8 ranks;");
+  test_expect_has(out, "measured step time:             none at this scale (the trace measured 8 ranks;");
   g_assert_null(strstr(out, "(baseline error "));
   g_free(out);
   g_free(err);
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"utility", k, "--network", "dgx-a100", "--scale", "dp=64",
                                                           "-r", "scale_out_bw", "--check-baseline", "5", NULL},
                                    &out, &err), ==, 1);
-  expect_has(err, "--check-baseline: a scaled job (--scale) has no measured step (the trace measured 8 ranks)");
+  test_expect_has(err, "--check-baseline: a scaled job (--scale) has no measured step (the trace measured 8 ranks)");
   g_free(out);
   g_free(err);
   test_rm_rf(dir);
@@ -85,15 +77,15 @@ static void test_advice_names_starts(void)
   char *out = NULL, *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", k, "--network", "dgx-a100", "--check-baseline",
                                                           "5", NULL}, &out, &err), ==, 1);
-  expect_has(err, "baseline step error -2"); /* about -26 %: the ranks started together */
-  expect_has(err, " % exceeds the bound");
-  expect_has(err, "replay the ranks' measured starts with --starts measured (their measured windows start up to");
+  test_expect_has(err, "baseline step error -2"); /* about -26 %: the ranks started together */
+  test_expect_has(err, " % exceeds the bound");
+  test_expect_has(err, "replay the ranks' measured starts with --starts measured (their measured windows start up to");
   g_assert_null(strstr(err, "wisp calibrate"));
   g_free(out);
   g_free(err);
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"utility", k, "--network", "dgx-a100", "-r", "scale_up_bw",
                                                           "--check-baseline", "5", NULL}, &out, &err), ==, 1);
-  expect_has(err, "exceeds --check-baseline 5.00 %: replay the ranks' measured starts with "
+  test_expect_has(err, "exceeds --check-baseline 5.00 %: replay the ranks' measured starts with "
                   "--starts measured");
   g_free(out);
   g_free(err);

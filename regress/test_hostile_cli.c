@@ -43,23 +43,6 @@ static int wisp_in(const char *cwd, const char *const *args, char **out, char **
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static gboolean have_bin(void)
-{
-  if (g_getenv("WISP_BIN") && g_getenv("G_TEST_SRCDIR"))
-    return TRUE;
-  g_test_skip("WISP_BIN or G_TEST_SRCDIR not set (run through make check)");
-  return FALSE;
-}
-
-/* Asserts that text contains want (prints both on failure). */
-static void expect_has(const char *text, const char *want)
-{
-  if (strstr(text ? text : "", want) == NULL) {
-    g_test_message("expected to find:\n%s\nin:\n%s", want, text ? text : "(null)");
-    g_assert_nonnull(strstr(text ? text : "", want));
-  }
-}
-
 /* Runs wisp and checks the exit status and that stderr holds `want`. */
 static void expect_run(const char *cwd, const char *const *args, int status, const char *want)
 {
@@ -70,7 +53,7 @@ static void expect_run(const char *cwd, const char *const *args, int status, con
                    err);
   g_assert_cmpint(rc, ==, status);
   if (want)
-    expect_has(err, want);
+    test_expect_has(err, want);
   g_free(out);
   g_free(err);
 }
@@ -136,7 +119,7 @@ static void write_kineto(const char *path, const char *gemm_dur, const char *dim
  * naming the attribute, and 2^50 itself still simulates. */
 static void test_chakra_huge_size(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "max", 2, (uint64_t)INT64_MAX);
@@ -164,7 +147,7 @@ static void test_chakra_huge_size(void)
  * (the kernel vanished, rc 0, even under --strict). */
 static void test_kineto_sizes_and_types(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   char *a = g_build_filename(tmp, "a.json", NULL);
@@ -198,7 +181,7 @@ static void test_kineto_sizes_and_types(void)
  * that names the range and the factors. */
 static void test_slow_factors(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 2, 1 << 20);
@@ -224,7 +207,7 @@ static void test_slow_factors(void)
  * exits 1 (a point failed) after naming it. */
 static void test_sweep_isolates_failure(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 2, 1 << 20);
@@ -237,15 +220,15 @@ static void test_sweep_isolates_failure(void)
                                          NULL}, &o, &e);
   g_test_message("sweep stderr:\n%s", e);
   g_assert_cmpint(rc, ==, 1);
-  expect_has(e, "point 1 (compute=1e-300): error:");
+  test_expect_has(e, "point 1 (compute=1e-300): error:");
   char *csv_path = g_build_filename(out, "iso.csv", NULL), *csv = NULL;
   g_assert_true(g_file_get_contents(csv_path, &csv, NULL, NULL));
   /* Header + 3 rows; the middle one is the error, the others ok. */
   char **lines = g_strsplit(csv, "\n", -1);
   g_assert_cmpuint(g_strv_length(lines), ==, 5);
   g_assert_true(g_str_has_suffix(lines[1], ",ok"));
-  expect_has(lines[2], "error");
-  expect_has(lines[2], "2^61 ps");
+  test_expect_has(lines[2], "error");
+  test_expect_has(lines[2], "2^61 ps");
   g_assert_true(g_str_has_suffix(lines[3], ",ok"));
   g_strfreev(lines);
   g_free(csv);
@@ -264,7 +247,7 @@ static void test_sweep_isolates_failure(void)
  * Two reports to /dev/null stay allowed. */
 static void test_same_output(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 2, 1 << 20);
@@ -286,7 +269,7 @@ static void test_same_output(void)
  * merged.  Both are refused now. */
 static void test_sweep_merge(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 2, 1 << 20);
@@ -336,7 +319,7 @@ static void test_sweep_merge(void)
  * directory. */
 static void test_convert_prefix(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   char *a = g_build_filename(tmp, "a.json", NULL), *out = g_build_filename(tmp, "d", "e", NULL);
@@ -355,7 +338,7 @@ static void test_convert_prefix(void)
 /* Item 12: out-of-range option values fell back to defaults silently. */
 static void test_option_ranges(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 2, 1 << 20);
@@ -390,7 +373,7 @@ static void test_option_ranges(void)
 /* Item 13: a card with num_params 1e300 printed a 290-digit MFU. */
 static void test_card_params(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   char *a = g_build_filename(tmp, "a.json", NULL), *card = g_build_filename(tmp, "card.yaml", NULL);
@@ -429,7 +412,7 @@ static gboolean dir_has(const char *dir, const char *part)
  * test incomplete, not passed. */
 static void test_signal_removes_temp(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 8, 1 << 20);
@@ -473,7 +456,7 @@ static void test_signal_removes_temp(void)
  * removes the names it recognises (and says so) and keeps anything else. */
 static void test_resume_orphans(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   write_allreduce(tmp, "w", 2, 1 << 20);
@@ -488,7 +471,7 @@ static void test_resume_orphans(void)
   char *out = NULL, *err = NULL;
   g_assert_cmpint(wisp_in(tmp, (const char *[]){"sweep", spec, "-w", "w", "-o", "o", "--jobs", "1", "--no-progress",
                                                 "--resume", NULL}, &out, &err), ==, 0);
-  expect_has(out, "removed 1 temporary point file(s) a killed run left behind");
+  test_expect_has(out, "removed 1 temporary point file(s) a killed run left behind");
   g_assert_false(g_file_test(orphan, G_FILE_TEST_EXISTS));
   g_assert_true(g_file_test(other, G_FILE_TEST_EXISTS));
   g_free(out);
@@ -507,7 +490,7 @@ static void test_resume_orphans(void)
  * at the string's offset. */
 static void test_huge_string(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
   char *path = g_build_filename(tmp, "big.json.gz", NULL);

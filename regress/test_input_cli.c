@@ -38,23 +38,6 @@ static int wisp2(const char *const *args, char **out, char **err)
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static gboolean have_bin(void)
-{
-  if (g_getenv("WISP_BIN") && g_getenv("G_TEST_SRCDIR"))
-    return TRUE;
-  g_test_skip("WISP_BIN or G_TEST_SRCDIR not set (run through make check)");
-  return FALSE;
-}
-
-/* Asserts that text contains line (golden check; prints both on failure). */
-static void expect_has(const char *text, const char *line)
-{
-  if (strstr(text ? text : "", line) == NULL) {
-    g_test_message("expected to find:\n%s\nin:\n%s", line, text ? text : "(null)");
-    g_assert_nonnull(strstr(text ? text : "", line));
-  }
-}
-
 static char *src_path(const char *rel)
 {
   return g_build_filename(g_getenv("G_TEST_SRCDIR"), rel, NULL);
@@ -85,7 +68,7 @@ static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t
  * resized to the workload and the resize is printed. */
 static void test_network_spellings(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-net-cli-XXXXXX", NULL);
   write_allreduce(tmp, "w", 8, 1 << 20);
@@ -96,19 +79,19 @@ static void test_network_spellings(void)
   /* wisp topo PRESET-FILE: before the fix "unknown key 'preset_version'". */
   const char *a1[] = {"topo", preset, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
-  expect_has(out, "topology dgx-h100\n");
+  test_expect_has(out, "topology dgx-h100\n");
   g_free(out);
   g_free(err);
   const char *a2[] = {"topo", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
-  expect_has(out, "topology dgx-h100\n");
+  test_expect_has(out, "topology dgx-h100\n");
   g_free(out);
   g_free(err);
 
   /* collbench --network NAME: the preset's nominal 8 x 4 = 32 ranks. */
   const char *a3[] = {"collbench", "--network", "dgx-h100", "--sizes", "1M", NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
-  expect_has(out, "# wisp collbench: network dgx-h100, tier analytical, 32 ranks,");
+  test_expect_has(out, "# wisp collbench: network dgx-h100, tier analytical, 32 ranks,");
   g_free(out);
   g_free(err);
 
@@ -118,14 +101,14 @@ static void test_network_spellings(void)
                                  preset);
   const char *a4[] = {"simulate", tmp, "--network", preset, NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(out, expect);
+  test_expect_has(out, expect);
   g_free(out);
   g_free(err);
   g_free(expect);
   /* --cluster is the same option. */
   const char *a5[] = {"simulate", tmp, "--cluster", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
-  expect_has(out, "network dgx-h100: preset resized from 32 to the workload's 8 ranks (tier 'ib' 4 -> 1)\n");
+  test_expect_has(out, "network dgx-h100: preset resized from 32 to the workload's 8 ranks (tier 'ib' 4 -> 1)\n");
   g_free(out);
   g_free(err);
   /* A wisp YAML and an ASTRA-sim network.yml (4 x 2 = 8 NPUs) as they are. */
@@ -137,7 +120,7 @@ static void test_network_spellings(void)
   const char *a7[] = {"simulate", tmp, "--network", astra, NULL};
   g_assert_cmpint(wisp2(a7, &out, &err), ==, 0);
   expect = g_strdup_printf("network %s (analytical tier)", astra);
-  expect_has(out, expect);
+  test_expect_has(out, expect);
   g_free(expect);
   g_free(out);
   g_free(err);
@@ -156,9 +139,9 @@ static void test_network_spellings(void)
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
     g_assert_cmpint(wisp2(cmds[i], &out, &err), ==, 1);
-    expect_has(err, "wisp: error: network 'no-such-net' is neither a file nor a preset (looked in: ");
-    expect_has(err, "presets available: cloudmatrix384, ");
-    expect_has(err, ", dgx-h100, dgx-h200, ");
+    test_expect_has(err, "wisp: error: network 'no-such-net' is neither a file nor a preset (looked in: ");
+    test_expect_has(err, "presets available: cloudmatrix384, ");
+    test_expect_has(err, ", dgx-h100, dgx-h200, ");
     g_free(out);
     g_free(err);
   }
@@ -199,7 +182,7 @@ static char *steps_trace(gboolean cut)
  * default. */
 static void test_steps(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-steps-cli-XXXXXX", NULL);
   char *cut = g_build_filename(tmp, "cut.json", NULL), *full = g_build_filename(tmp, "full.json", NULL);
@@ -213,43 +196,43 @@ static void test_steps(void)
    * window is #2..#4 = [100, 400) us, a measured step of 300 us. */
   const char *a1[] = {"simulate", cut, "--network", "dgx-h100", "--steps", "all", NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
-  expect_has(err, "wisp: steps: ProfilerStep#2..#4 (--steps all: 3 step(s) of 5 on rank 0; dropped as incomplete: "
+  test_expect_has(err, "wisp: steps: ProfilerStep#2..#4 (--steps all: 3 step(s) of 5 on rank 0; dropped as incomplete: "
                   "#5 (cut by the trace's end: nothing in the trace ends after its marker), #1 (launched no GPU "
                   "work))\n");
-  expect_has(out, "measured step time: 300000.000 ns");
+  test_expect_has(out, "measured step time: 300000.000 ns");
   g_free(out);
   g_free(err);
   /* The same trace with a CPU op after step 5: only #1 is dropped. */
   const char *a2[] = {"simulate", full, "--network", "dgx-h100", "--steps", "all", NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
-  expect_has(err, "wisp: steps: ProfilerStep#2..#5 (--steps all: 4 step(s) of 5 on rank 0; dropped as incomplete: "
+  test_expect_has(err, "wisp: steps: ProfilerStep#2..#5 (--steps all: 4 step(s) of 5 on rank 0; dropped as incomplete: "
                   "#1 (launched no GPU work))\n");
-  expect_has(out, "measured step time: 400000.000 ns");
+  test_expect_has(out, "measured step time: 400000.000 ns");
   g_free(out);
   g_free(err);
   /* --steps A..B on utility: #2..#3 = 200 us, nothing dropped. */
   const char *a3[] = {"utility", full, "--network", "dgx-h100", "--steps", "2..3", "-r", "latency", NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
-  expect_has(err, "wisp: steps: ProfilerStep#2..#3 (--steps 2..3: 2 step(s) of 5 on rank 0; none dropped)\n");
-  expect_has(out, "measured step time:             0.200000 ms");
+  test_expect_has(err, "wisp: steps: ProfilerStep#2..#3 (--steps 2..3: 2 step(s) of 5 on rank 0; none dropped)\n");
+  test_expect_has(out, "measured step time:             0.200000 ms");
   g_free(out);
   g_free(err);
   /* inspect: the default is the last complete step (#4 on the cut trace),
    * --step N one step, --steps whole the whole trace. */
   const char *a4[] = {"inspect", cut, NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(out, "window: last complete ProfilerStep (#4 on rank 0; dropped as incomplete: #5 (cut by the trace's "
+  test_expect_has(out, "window: last complete ProfilerStep (#4 on rank 0; dropped as incomplete: #5 (cut by the trace's "
                   "end: nothing in the trace ends after its marker))\n");
   g_free(out);
   g_free(err);
   const char *a5[] = {"inspect", cut, "--step", "3", NULL};
   g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
-  expect_has(out, "window: ProfilerStep#3 (--step)\n");
+  test_expect_has(out, "window: ProfilerStep#3 (--step)\n");
   g_free(out);
   g_free(err);
   const char *a6[] = {"inspect", cut, "--steps", "whole", NULL};
   g_assert_cmpint(wisp2(a6, &out, &err), ==, 0);
-  expect_has(out, "window: whole trace (ProfilerStep ranges ignored on request)\n");
+  test_expect_has(out, "window: whole trace (ProfilerStep ranges ignored on request)\n");
   g_free(out);
   g_free(err);
   /* One error for a malformed value, on every command. */
@@ -270,7 +253,7 @@ static void test_steps(void)
     g_assert_cmpint(wisp2(a7, &out, &err), ==, 2);
     char *want = g_strdup_printf("wisp %s: --steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, "
                                  "not '3-4'\n", cmds[i]);
-    expect_has(err, want);
+    test_expect_has(err, want);
     g_free(want);
     g_free(out);
     g_free(err);
@@ -278,7 +261,7 @@ static void test_steps(void)
   /* sweep takes them too (checked before the spec's workload is read). */
   const char *a8[] = {"sweep", "--help", NULL};
   g_assert_cmpint(wisp2(a8, &out, &err), ==, 0);
-  expect_has(out, "--steps=A..B|all|whole");
+  test_expect_has(out, "--steps=A..B|all|whole");
   g_free(out);
   g_free(err);
   /* A range with no step in it names the trace's steps. */
@@ -286,7 +269,7 @@ static void test_steps(void)
   g_assert_cmpint(wisp2(a9, &out, &err), ==, 1);
   char *want = g_strdup_printf("wisp: error: %s: --steps 7..9: no ProfilerStep in that range (the trace has steps "
                                "1..5)\n", cut);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   g_free(out);
   g_free(err);
@@ -297,7 +280,7 @@ static void test_steps(void)
   if (xp && g_file_test(xp, G_FILE_TEST_EXISTS)) {
     const char *a11[] = {"inspect", xp, "--steps", "3-4", NULL};
     g_assert_cmpint(wisp2(a11, &out, &err), ==, 2);
-    expect_has(err, "wisp inspect: --steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, not '3-4'\n");
+    test_expect_has(err, "wisp inspect: --steps takes A..B (step numbers, A <= B, e.g. 10..12), all or whole, not '3-4'\n");
     g_free(out);
     g_free(err);
     const char *a12[] = {"inspect", xp, "--steps", "all", NULL};
@@ -311,7 +294,7 @@ static void test_steps(void)
   /* calibrate: every complete step by default (the note says so). */
   const char *a10[] = {"calibrate", full, "--cluster", "dgx-h100", "-o", cut, NULL};
   wisp2(a10, &out, &err);
-  expect_has(err, "wisp: steps: ProfilerStep#2..#5 (--steps all: 4 step(s) of 5 on rank 0; dropped as incomplete: "
+  test_expect_has(err, "wisp: steps: ProfilerStep#2..#5 (--steps all: 4 step(s) of 5 on rank 0; dropped as incomplete: "
                   "#1 (launched no GPU work))\n");
   g_free(out);
   g_free(err);
@@ -335,7 +318,7 @@ static char *device_trace(const char *device)
  * intra-node; the YAML has human units and a name of its own. */
 static void test_calibrate_cluster(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-cal-cluster-XXXXXX", NULL);
   char *et = g_build_filename(tmp, "et", NULL), *yaml = g_build_filename(tmp, "cal.yaml", NULL);
@@ -352,7 +335,7 @@ static void test_calibrate_cluster(void)
   /* A V100 trace: no preset models it, so --network is required. */
   const char *a1[] = {"calibrate", v100, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
-  expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models; give "
+  test_expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models; give "
                   "--network PRESET|CONFIG (a preset name or file, a wisp YAML or an ASTRA-sim network.yml; for a "
                   "DGX-1, examples/networks/dgx1-v100.yaml)\n");
   g_assert_false(g_file_test(yaml, G_FILE_TEST_EXISTS));
@@ -361,7 +344,7 @@ static void test_calibrate_cluster(void)
   /* A Chakra workload names no device. */
   const char *a2[] = {"calibrate", et, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 2);
-  expect_has(err, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
+  test_expect_has(err, "wisp calibrate: the trace does not name its device, so no cluster can be chosen for it; give "
                   "--network PRESET|CONFIG");
   g_free(out);
   g_free(err);
@@ -372,7 +355,7 @@ static void test_calibrate_cluster(void)
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 1);
   char *want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA H100 80GB HBM3'; give --network "
                                "for another)", preset);
-  expect_has(out, want);
+  test_expect_has(out, want);
   g_free(want);
   g_free(out);
   g_free(err);
@@ -382,24 +365,24 @@ static void test_calibrate_cluster(void)
   char *dgx1 = src_path("examples/networks/dgx1-v100.yaml");
   const char *a4[] = {"calibrate", et, "--cluster", dgx1, "-o", yaml, "--summary", "--no-baseline", NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(out, "  intra-node      4     4      2.0000 us   100.000 GB/s");
-  expect_has(out, "  inter-node      0     0");
+  test_expect_has(out, "  intra-node      4     4      2.0000 us   100.000 GB/s");
+  test_expect_has(out, "  inter-node      0     0");
   g_free(out);
   g_free(err);
   char *text = NULL;
   g_assert_true(g_file_get_contents(yaml, &text, NULL, NULL));
   g_test_message("calibrated config:\n%s", text);
-  expect_has(text, "\nname: \"dgx1-v100-calibrated\"\n");
-  expect_has(text, "node_dims: 2\n");
+  test_expect_has(text, "\nname: \"dgx1-v100-calibrated\"\n");
+  test_expect_has(text, "node_dims: 2\n");
   /* The fit describes the node, so both tiers inside it get it; the
    * refit against the simulator's plan on quads x cross reproduces every
    * point (rms 0.000 %) with 100 GB/s and 3.5 us per link (golden output
    * of that refit; the direct mapping alpha / 1 hop = 2 us is 14.4 % off).
    * Human units, no integer "B/s" / "ps" values. */
-  expect_has(text, "# intra-node: alpha 2000.000 ns/step, beta 100.000000 GB/s from 4 collectives (4 sizes), rms "
+  test_expect_has(text, "# intra-node: alpha 2000.000 ns/step, beta 100.000000 GB/s from 4 collectives (4 sizes), rms "
                    "error 0.000 %\n");
-  expect_has(text, "link values refitted against the simulator (rms 14.364 % -> 0.000 %)\n");
-  expect_has(text, "  - {name: \"quad\", kind: fully_connected, size: 4, bandwidth: 100GB/s, latency: 3.5us}\n"
+  test_expect_has(text, "link values refitted against the simulator (rms 14.364 % -> 0.000 %)\n");
+  test_expect_has(text, "  - {name: \"quad\", kind: fully_connected, size: 4, bandwidth: 100GB/s, latency: 3.5us}\n"
                    "  - {name: \"cross\", kind: fully_connected, size: 2, bandwidth: 100GB/s, latency: 3.5us}\n");
   g_assert_null(strstr(text, "0B/s"));
   g_assert_null(strstr(text, "0ps"));
@@ -412,8 +395,8 @@ static void test_calibrate_cluster(void)
   g_free(out);
   g_free(err);
   g_assert_true(g_file_get_contents(yaml, &text, NULL, NULL));
-  expect_has(text, "\nname: \"dgx-h100-calibrated\"\n");
-  expect_has(text, "  - {name: \"nvlink\", kind: switch, size: 8, bandwidth: 100GB/s, latency: 1us}\n");
+  test_expect_has(text, "\nname: \"dgx-h100-calibrated\"\n");
+  test_expect_has(text, "  - {name: \"nvlink\", kind: switch, size: 8, bandwidth: 100GB/s, latency: 1us}\n");
   g_free(text);
   g_free(dgx1);
   g_free(preset);
@@ -454,7 +437,7 @@ static void write_group_workload(const char *dir)
  * on every command that reads Chakra workloads. */
 static void test_comm_group(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-cg-cli-XXXXXX", NULL);
   char *et = g_build_filename(tmp, "et", NULL), *cg = g_build_filename(tmp, "groups.json", NULL);
@@ -466,7 +449,7 @@ static void test_comm_group(void)
   /* Without the groups, the error says where they can come from. */
   const char *a0[] = {"simulate", et, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a0, &out, &err), ==, 1);
-  expect_has(err, "(\"all_reduce\"): pg_name \"1\" is not a known communicator (0 group(s) defined, e.g. in "
+  test_expect_has(err, "(\"all_reduce\"): pg_name \"1\" is not a known communicator (0 group(s) defined, e.g. in "
                   "comm_group.json); add the group (comm_group.json beside the .et files, or --comm-group FILE) or "
                   "fix pg_name\n");
   g_free(out);
@@ -497,18 +480,18 @@ static void test_comm_group(void)
   g_free(err);
   const char *a3[] = {"calibrate", et, "--cluster", "dgx-h100", "-o", cal, "--comm-group", cg, NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
-  expect_has(out, "intra-node      1     1");
+  test_expect_has(out, "intra-node      1     1");
   g_free(out);
   g_free(err);
   const char *a4[] = {"sweep", "--help", NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(out, "--comm-group=FILE");
+  test_expect_has(out, "--comm-group=FILE");
   g_free(out);
   g_free(err);
   /* A missing file, and a Kineto input, are errors that say so. */
   const char *a5[] = {"simulate", et, "--network", "dgx-h100", "--comm-group", "no-such.json", NULL};
   g_assert_cmpint(wisp2(a5, &out, &err), ==, 1);
-  expect_has(err, "wisp: error: no-such.json: no such file (--comm-group names the comm_group.json to use)\n");
+  test_expect_has(err, "wisp: error: no-such.json: no such file (--comm-group names the comm_group.json to use)\n");
   g_free(out);
   g_free(err);
   char *kin = g_build_filename(tmp, "k.json", NULL), *t = steps_trace(FALSE);
@@ -518,7 +501,7 @@ static void test_comm_group(void)
   g_assert_cmpint(wisp2(a6, &out, &err), ==, 1);
   char *want = g_strdup_printf("wisp: error: %s: --comm-group %s applies to Chakra workloads (.et files); a Kineto "
                                "input carries its own process groups\n", kin, cg);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   g_free(out);
   g_free(err);
@@ -548,7 +531,7 @@ static char *rank_trace(int rank)
  * path with nothing usable names every input kind tried. */
 static void test_several_inputs(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-inputs-cli-XXXXXX", NULL);
   char *dir = g_build_filename(tmp, "run", NULL), *empty = g_build_filename(tmp, "empty", NULL);
@@ -570,7 +553,7 @@ static void test_several_inputs(void)
    * rank: refused, saying so. */
   const char *a1[] = {"simulate", dir, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 1);
-  expect_has(err, "1 execution trace(s) beside a 2-rank Kineto workload; give one per rank (or none)");
+  test_expect_has(err, "1 execution trace(s) beside a 2-rank Kineto workload; give one per rank (or none)");
   g_free(out);
   g_free(err);
   /* Without it: the two Kineto traces, the rest listed. */
@@ -578,10 +561,10 @@ static void test_several_inputs(void)
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
   want = g_strdup_printf("wisp: ignored 1 file(s): not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
                          "*.xplane.pb, XProf *.trace.json[.gz], Nsight Systems *.sqlite): %s\n", txt);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   want = g_strdup_printf("workload %s: 2 ranks;", dir);
-  expect_has(out, want);
+  test_expect_has(out, want);
   g_free(want);
   g_free(out);
   g_free(err);
@@ -590,19 +573,19 @@ static void test_several_inputs(void)
   char *glob = g_build_filename(dir, "kineto_*.json", NULL);
   const char *a2[] = {"simulate", k0, k1, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
-  expect_has(out, ": 2 ranks;");
+  test_expect_has(out, ": 2 ranks;");
   g_free(out);
   g_free(err);
   const char *a3[] = {"utility", glob, "--network", "dgx-h100", "-r", "latency", NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
   want = g_strdup_printf("workload %s: 2 ranks", glob);
-  expect_has(out, want);
+  test_expect_has(out, want);
   g_free(want);
   g_free(out);
   g_free(err);
   const char *a4[] = {"inspect", glob, NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(out, "Kineto traces: 2 file(s), world size 2\n");
+  test_expect_has(out, "Kineto traces: 2 file(s), world size 2\n");
   g_free(out);
   g_free(err);
   /* Nothing usable: every kind tried is named. */
@@ -613,7 +596,7 @@ static void test_several_inputs(void)
   want = g_strdup_printf("wisp: error: %s: no workload found; %s; the directory holds no files\n", empty, t2);
   const char *a5[] = {"simulate", empty, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a5, &out, &err), ==, 1);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   g_free(t2);
   g_free(out);
@@ -623,7 +606,7 @@ static void test_several_inputs(void)
   want = g_strdup_printf("wisp: error: %s: no such file or directory, and no workload found; %s\n", missing, t2);
   const char *a6[] = {"simulate", missing, "--network", "dgx-h100", NULL};
   g_assert_cmpint(wisp2(a6, &out, &err), ==, 1);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   g_free(t2);
   g_free(out);
@@ -636,7 +619,7 @@ static void test_several_inputs(void)
   g_assert_cmpint(wisp2(a7, &out, &err), ==, 1);
   want = g_strdup_printf("; 1 file(s) ignored: not a workload file (Chakra .et, Kineto *.json[.gz], XPlane "
                          "*.xplane.pb, XProf *.trace.json[.gz], Nsight Systems *.sqlite) (%s)", txt);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   g_free(out);
   g_free(err);
@@ -684,7 +667,7 @@ static int count_lines(const char *s)
  * a truncated file. */
 static void test_inspect(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-inspect-cli-XXXXXX", NULL);
   char *dir = g_build_filename(tmp, "traces", NULL), *et = g_build_filename(tmp, "et", NULL);
@@ -705,20 +688,20 @@ static void test_inspect(void)
   const char *a1[] = {"inspect", dir, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 0);
   g_test_message("inspect (concise):\n%s", out);
-  expect_has(out, "Kineto traces: 2 file(s), world size 2\n");
-  expect_has(out, "device: NVIDIA H100 80GB HBM3\n");
-  expect_has(out, "  op           group ranks          bytes dtype       calls     min_us  median_us     max_us  "
+  test_expect_has(out, "Kineto traces: 2 file(s), world size 2\n");
+  test_expect_has(out, "device: NVIDIA H100 80GB HBM3\n");
+  test_expect_has(out, "  op           group ranks          bytes dtype       calls     min_us  median_us     max_us  "
                   "size from\n");
-  expect_has(out, row);
-  expect_has(out, "(per-rank details: --verbose)\n");
+  test_expect_has(out, row);
+  test_expect_has(out, "(per-rank details: --verbose)\n");
   g_assert_null(strstr(out, "  read: "));
   int concise = count_lines(out);
   g_free(out);
   g_free(err);
   const char *a2[] = {"inspect", dir, "--verbose", NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
-  expect_has(out, "  read: ");
-  expect_has(out, row);
+  test_expect_has(out, "  read: ");
+  test_expect_has(out, row);
   g_test_message("inspect: %d lines, --verbose: %d lines", concise, count_lines(out));
   g_assert_cmpint(concise, <, count_lines(out));
   g_free(out);
@@ -726,10 +709,10 @@ static void test_inspect(void)
   /* One rank of two: a summary with a warning naming the missing rank. */
   const char *a3[] = {"inspect", f[1], NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
-  expect_has(out, "Kineto traces: 1 file(s), world size 2 (no trace for rank(s) 0)\n");
-  expect_has(out, "  the traces cover 1 of 2 ranks (missing: 0); the absent ranks are synthesized from the traced ones "
+  test_expect_has(out, "Kineto traces: 1 file(s), world size 2 (no trace for rank(s) 0)\n");
+  test_expect_has(out, "  the traces cover 1 of 2 ranks (missing: 0); the absent ranks are synthesized from the traced ones "
                   "only to match collectives (symmetric assumption), and the figures are the traced ranks' own\n");
-  expect_has(out, "  all_reduce       1     2        2097152 BFloat16        1     70.000     70.000     70.000  ");
+  test_expect_has(out, "  all_reduce       1     2        2097152 BFloat16        1     70.000     70.000     70.000  ");
   g_free(out);
   g_free(err);
   /* convert no longer repeats the report on stderr; inspect reads its
@@ -743,9 +726,9 @@ static void test_inspect(void)
   const char *a5[] = {"inspect", et, NULL};
   g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
   char *want = g_strdup_printf("Chakra ET workload: %s/trace, 2 rank(s)\n", et);
-  expect_has(out, want);
+  test_expect_has(out, want);
   g_free(want);
-  expect_has(out, "  all_reduce       1     2        2097152 -               1     50.000     50.000     70.000  "
+  test_expect_has(out, "  all_reduce       1     2        2097152 -               1     50.000     50.000     70.000  "
                   "Chakra comm_size\n");
   g_free(out);
   g_free(err);
@@ -753,7 +736,7 @@ static void test_inspect(void)
   g_assert_cmpint(g_rename(cg, cg2), ==, 0);
   const char *a6[] = {"inspect", et, "--comm-group", cg2, NULL};
   g_assert_cmpint(wisp2(a6, &out, &err), ==, 0);
-  expect_has(out, "groups: 1\n  1: 2 ranks [0,1]");
+  test_expect_has(out, "groups: 1\n  1: 2 ranks [0,1]");
   g_free(out);
   g_free(err);
   /* A truncated trace: the error alone, no report of unread files. */
@@ -766,7 +749,7 @@ static void test_inspect(void)
   g_assert_cmpint(wisp2(a7, &out, &err), ==, 1);
   g_assert_cmpstr(out, ==, "");
   want = g_strdup_printf("wisp inspect: error: %s: byte ", f[1]);
-  expect_has(err, want);
+  test_expect_has(err, want);
   g_free(want);
   g_assert_null(strstr(err, "(null)"));
   g_free(out);
@@ -789,7 +772,7 @@ static void test_inspect(void)
  * traces beside the Kineto ones loads.  Skips visibly without the data. */
 static void test_dlrm(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   const char *sd = g_getenv("WISP_SHARED_DATA");
   char *k = sd ? g_build_filename(sd, "param/dlrm_kineto.tar.gz", NULL) : NULL;
@@ -808,21 +791,21 @@ static void test_dlrm(void)
   char *out = NULL, *err = NULL, *want = NULL;
   const char *a1[] = {"calibrate", dir, "-o", yaml, NULL};
   g_assert_cmpint(wisp2(a1, &out, &err), ==, 2);
-  expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models");
+  test_expect_has(err, "wisp calibrate: the trace ran on 'Tesla V100-SXM2-32GB', which no shipped preset models");
   g_free(out);
   g_free(err);
   const char *a2[] = {"calibrate", dir, "--steps", "all", "--cluster", dgx1, "-o", yaml, "--summary", NULL};
   g_assert_cmpint(wisp2(a2, &out, &err), ==, 0);
   g_test_message("calibrate --steps all on DLRM (DGX-1):\n%s", out);
-  expect_has(err, "wisp: steps: ProfilerStep#10 (--steps all: 1 step(s) of 1 on rank 0; none dropped)\n");
+  test_expect_has(err, "wisp: steps: ProfilerStep#10 (--steps all: 1 step(s) of 1 on rank 0; none dropped)\n");
   /* 8 instances of 7 sizes (doc/calibration.md §7), all inside the DGX-1. */
-  expect_has(out, "  intra-node      8     7");
-  expect_has(out, "  inter-node      0     0");
+  test_expect_has(out, "  intra-node      8     7");
+  test_expect_has(out, "  inter-node      0     0");
   g_free(out);
   g_free(err);
   char *text = NULL;
   g_assert_true(g_file_get_contents(yaml, &text, NULL, NULL));
-  expect_has(text, "\nname: \"dgx1-v100-calibrated\"\n");
+  test_expect_has(text, "\nname: \"dgx1-v100-calibrated\"\n");
   g_free(text);
   const char *a3[] = {"inspect", dir, NULL};
   g_assert_cmpint(wisp2(a3, &out, &err), ==, 0);
@@ -856,8 +839,8 @@ static void test_dlrm(void)
   g_assert_cmpint(moved, ==, 8);
   const char *a4[] = {"simulate", dir, "--network", dgx1, NULL};
   g_assert_cmpint(wisp2(a4, &out, &err), ==, 0);
-  expect_has(err, "wisp: linked with Kineto: 64 collective(s) linked, sizes equal 64, sizes differ 0, kinds differ 0");
-  expect_has(out, ": 8 ranks;");
+  test_expect_has(err, "wisp: linked with Kineto: 64 collective(s) linked, sizes equal 64, sizes differ 0, kinds differ 0");
+  test_expect_has(out, ": 8 ranks;");
   g_free(out);
   g_free(err);
   /* HTA's A100 rank (README: 21 NCCL kernels, ProfilerStep#4..6): the
@@ -870,10 +853,10 @@ static void test_dlrm(void)
     g_assert_cmpint(wisp2(a5, &out, &err), ==, 0);
     want = g_strdup_printf("cluster: %s (chosen for the trace's device 'NVIDIA A100-PG509-200'; give --network for "
                            "another); preset resized from 32 to the workload's 2 ranks", a100);
-    expect_has(out, want);
+    test_expect_has(out, want);
     g_free(want);
-    expect_has(err, "wisp: steps: ProfilerStep#4..#6 (--steps all: 3 step(s) of 3 on rank 0; none dropped)\n");
-    expect_has(out, "calibration: 21 of 21 collective instances used");
+    test_expect_has(err, "wisp: steps: ProfilerStep#4..#6 (--steps all: 3 step(s) of 3 on rank 0; none dropped)\n");
+    test_expect_has(out, "calibration: 21 of 21 collective instances used");
     g_free(out);
     g_free(err);
   } else {

@@ -11,14 +11,6 @@
 
 #include <string.h>
 
-static void expect_has(const char *text, const char *needle)
-{
-  if (strstr(text ? text : "", needle) == NULL) {
-    g_test_message("expected to find:\n%s\nin:\n%s", needle, text ? text : "(null)");
-    g_assert_nonnull(strstr(text ? text : "", needle));
-  }
-}
-
 /* A spec with three mistakes: a time unit in set:, a bandwidth unit in
  * one axis value, a misspelt axis key (two values). */
 static char *write_bad_spec(const char *dir)
@@ -42,16 +34,16 @@ static char *write_bad_spec(const char *dir)
 static void check_problems(const char *err, const char *spec)
 {
   char *head = g_strdup_printf("wisp: error: %s: 4 problems in the spec, found before running any point", spec);
-  expect_has(err, head);
+  test_expect_has(err, head);
   g_free(head);
-  expect_has(err, "set: dims.scale_up.latency: 50nz:");
-  expect_has(err, "unknown time unit");
+  test_expect_has(err, "set: dims.scale_up.latency: 50nz:");
+  test_expect_has(err, "unknown time unit");
   char *l7 = g_strdup_printf("%s:7: axis scale_up_bw: 1800GBs:", spec);
-  expect_has(err, l7);
+  test_expect_has(err, l7);
   g_free(l7);
-  expect_has(err, "unknown bandwidth unit");
+  test_expect_has(err, "unknown bandwidth unit");
   char *l8 = g_strdup_printf("%s:8: axis scale_otu_bw: 400Gbps: unknown topology key 'scale_otu_bw'", spec);
-  expect_has(err, l8);
+  test_expect_has(err, l8);
   g_free(l8);
 }
 
@@ -69,7 +61,7 @@ static void test_list_checks(void)
   /* A good spec still lists its points. */
   char *good = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "ccl-bench-sweep.yaml", NULL);
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"sweep", good, "--list", NULL}, &out, &err), ==, 0);
-  expect_has(out, "ccl-bench-cluster: 3 points (zip)");
+  test_expect_has(out, "ccl-bench-cluster: 3 points (zip)");
   g_free(out);
   g_free(err);
   g_free(good);

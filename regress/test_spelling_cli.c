@@ -134,14 +134,6 @@ static const option *find_option(GPtrArray *opts, const char *name)
   return NULL;
 }
 
-static gboolean have_bin(void)
-{
-  if (g_getenv("WISP_BIN") && g_getenv("G_TEST_SRCDIR"))
-    return TRUE;
-  g_test_skip("WISP_BIN or G_TEST_SRCDIR not set (run through make check)");
-  return FALSE;
-}
-
 /* Every problem found is collected, so one run lists them all. */
 static void problem(GString *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void problem(GString *p, const char *fmt, ...)
@@ -165,7 +157,7 @@ static void finish(GString *p)
 /* A short letter stands for one long option on every command. */
 static void test_short_letters(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   GString *p = g_string_new(NULL);
   const char *owner[128] = {NULL}, *first_cmd[128] = {NULL};
@@ -192,7 +184,7 @@ static void test_short_letters(void)
  * placeholder; a visible alias comes with the concept's own spelling. */
 static void test_concept_spellings(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   GString *p = g_string_new(NULL);
   for (const char *const *c = commands; *c; c++) {
@@ -233,7 +225,7 @@ static void require(GString *p, const char *const *cmds, const char *const *name
 /* Commands of one kind offer the same concepts. */
 static void test_concepts_per_kind(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   GString *p = g_string_new(NULL);
   require(p, replaying, replay_concepts);
@@ -247,7 +239,7 @@ static void test_concepts_per_kind(void)
  * error that asks for --network. */
 static void test_network_everywhere(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   GString *p = g_string_new(NULL);
   const char *spell[] = {"--network", "--cluster", "-n", "-c"};
@@ -281,7 +273,7 @@ static void test_network_everywhere(void)
  * refused with a message naming --jobs. */
 static void test_sweep_jobs(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   char *err = NULL;
   int rc = test_wisp_run_in(NULL, (const char *[]){"sweep", "-j", "2", "x.yaml", NULL}, NULL, &err);
@@ -304,7 +296,7 @@ static gboolean option_line(const char *l)
  * --help. */
 static void test_man_pages(void)
 {
-  if (!have_bin())
+  if (!test_have_bin())
     return;
   GString *p = g_string_new(NULL);
   for (const char *const *c = commands; *c; c++) {

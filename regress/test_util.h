@@ -85,6 +85,26 @@ G_GNUC_UNUSED static int test_wisp_run_in(const char *cwd, const char *const *ar
   return code;
 }
 
+/* TRUE when the CLI tests can run (make check sets WISP_BIN and
+ * G_TEST_SRCDIR); otherwise the test is skipped with the reason. */
+G_GNUC_UNUSED static gboolean test_have_bin(void)
+{
+  if (g_getenv("WISP_BIN") && g_getenv("G_TEST_SRCDIR"))
+    return TRUE;
+  g_test_skip("WISP_BIN or G_TEST_SRCDIR not set (run through make check)");
+  return FALSE;
+}
+
+/* Asserts that text (NULL reads as "") contains needle; on failure the
+ * test log shows both.  O(length of text). */
+G_GNUC_UNUSED static void test_expect_has(const char *text, const char *needle)
+{
+  if (strstr(text ? text : "", needle) == NULL) {
+    g_test_message("expected to find:\n%s\nin:\n%s", needle, text ? text : "(null)");
+    g_assert_nonnull(strstr(text ? text : "", needle));
+  }
+}
+
 /* test_wisp_run_in here, standard output only. */
 G_GNUC_UNUSED static int test_wisp_run(const char *const *args, char **out)
 {

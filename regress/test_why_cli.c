@@ -39,14 +39,6 @@ static guint count(const char *text, const char *needle)
   return n;
 }
 
-static void expect_has(const char *text, const char *needle)
-{
-  if (strstr(text ? text : "", needle) == NULL) {
-    g_test_message("expected to find:\n%s\nin:\n%s", needle, text ? text : "(null)");
-    g_assert_nonnull(strstr(text ? text : "", needle));
-  }
-}
-
 /* make_dp OUT/PREFIX with n ranks; returns the prefix path (g_free). */
 static char *make_dp(const char *dir, int n)
 {
@@ -78,7 +70,7 @@ static void test_per_row(void)
   /* The step's bound is stated once (it was printed twice: in the critical
    * path and again as "why < 0.5 %"). */
   g_assert_cmpuint(count(out, "the step is bound by"), ==, 1);
-  expect_has(out, "\nwhy, per row (from the baseline's critical path):\n");
+  test_expect_has(out, "\nwhy, per row (from the baseline's critical path):\n");
   /* Each row's line names its own tier and repeats its own utility. */
   const char *rows[][2] = {{"scale_out_bw", "uses tier 'scale_out'"}, {"scale_up_bw", "uses tier 'scale_up'"},
                            {"scale_up_domain", "crosses beyond tier 'scale_up'"}, {"latency", "halving every latency"}};
@@ -87,7 +79,7 @@ static void test_per_row(void)
     char *why = line_with(strstr(out, "why, per row"), pfx);
     g_assert_nonnull(row);
     g_assert_nonnull(why);
-    expect_has(why, rows[i][1]);
+    test_expect_has(why, rows[i][1]);
     /* The row's utility_% (4th column) appears in its why-line as
      * "removed U % of T" with two decimals. */
     char **f = g_strsplit_set(row, " ", -1);
@@ -96,7 +88,7 @@ static void test_per_row(void)
       if (**c)
         g_ptr_array_add(cols, *c);
     char *removed = g_strdup_printf("removed %.2f %% of T", g_ascii_strtod(cols->pdata[3], NULL));
-    expect_has(why, removed);
+    test_expect_has(why, removed);
     g_free(removed);
     g_ptr_array_free(cols, TRUE);
     g_strfreev(f);
@@ -121,7 +113,7 @@ static void test_per_row(void)
   /* The pipeline receive (rank 0 waiting for stage 2's rank 4) is a
    * dependency, not a straggler. */
   g_assert_null(strstr(out, "straggler waits: rank 4"));
-  expect_has(out, "for data from rank 4 at 1 send/recv (its input, e.g. a pipeline stage's; not a straggler)");
+  test_expect_has(out, "for data from rank 4 at 1 send/recv (its input, e.g. a pipeline stage's; not a straggler)");
   g_free(out);
   g_free(net);
   test_example_teardown(&v);
@@ -147,10 +139,10 @@ static void test_latency_and_levers(void)
   g_assert_nonnull(block);
   char *lat = line_with(block, "  latency ");
   g_assert_nonnull(lat);
-  expect_has(lat, "latency-bound, halving latency helps more than doubling any bandwidth (best: scale_out_bw");
+  test_expect_has(lat, "latency-bound, halving latency helps more than doubling any bandwidth (best: scale_out_bw");
   char *comp = line_with(block, "  compute ");
   g_assert_nonnull(comp);
-  expect_has(comp, "GPU compute is ");
+  test_expect_has(comp, "GPU compute is ");
   g_assert_null(strstr(comp, "network"));
   g_assert_null(strstr(comp, "tier"));
   g_free(lat);
@@ -173,7 +165,7 @@ static void test_not_applicable(void)
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", prefix, "--network", "dgx-a100", NULL}, &out), ==, 0);
   char *dom = line_with(out, "scale_up_domain ");
   g_assert_nonnull(dom);
-  expect_has(dom, "not applicable: doubling the scale-up domain leaves the dims [8, 1] unchanged: the workload's 8 "
+  test_expect_has(dom, "not applicable: doubling the scale-up domain leaves the dims [8, 1] unchanged: the workload's 8 "
                   "ranks already fit in one domain of 8");
   g_assert_null(strstr(dom, "0.0000"));
   g_free(dom);
@@ -181,7 +173,7 @@ static void test_not_applicable(void)
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", prefix, "--network", "tpu-v6e", NULL}, &out), ==, 0);
   char *ici = line_with(out, "ici_bw ");
   g_assert_nonnull(ici);
-  expect_has(ici, "not applicable: the same change as scale_up_bw (one tier)");
+  test_expect_has(ici, "not applicable: the same change as scale_up_bw (one tier)");
   g_free(ici);
   g_free(out);
   g_free(prefix);
