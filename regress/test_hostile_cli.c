@@ -256,7 +256,9 @@ static void test_same_output(void)
              "--json x and --timeline x name the same file");
   expect_run(tmp, (const char *[]){"simulate", w, "-n", "dgx-h100", "--json", "x", "--svg", "./x", NULL}, 2,
              "--json x and --svg ./x name the same file");
-  g_assert_false(g_file_test(g_build_filename(tmp, "x", NULL), G_FILE_TEST_EXISTS));
+  char *x = g_build_filename(tmp, "x", NULL);
+  g_assert_false(g_file_test(x, G_FILE_TEST_EXISTS));
+  g_free(x);
   expect_run(tmp, (const char *[]){"simulate", w, "-n", "dgx-h100", "--json", "/dev/null", "--svg", "/dev/null",
                                    NULL}, 0, NULL);
   test_rm_rf(tmp);

@@ -425,6 +425,7 @@ static void test_sync_targets(void)
         g_assert_error(e, WISP_ERROR, WISP_ERROR_INVALID);
         g_assert_nonnull(strstr(e->message, "waited for something the trace does not show"));
         g_clear_error(&e);
+        fe_kineto_report_clear(&rep);
         continue;
       }
       g_assert_no_error(e);
