@@ -235,6 +235,7 @@ J
  {"id": 4, "name": "record_param_comms", "ctrl_deps": 2, "inputs": {"values": [[[14, 15, 0, 1, 4, "cuda:0"]], 12, 82149104, 0, "all_gather", [], [], 2], "shapes": [], "types": []}, "outputs": {"values": [[[[19, 20, 0, 1, 4, "cuda:0"], [5, 23, 0, 1, 4, "cuda:0"]]]], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 19}]}
 ]}
 J
+      ;;
     card)
       cp "$src"/examples/cards/*.yaml "$c/"
       printf 'version: 1\nworkload:\n  model:\n    phase: training\n    moe: true\n    hidden_size: 7168\n    moe_top_k: 8\n    precision: bf16\n    model_arch: {num_params: 7e9, num_layers: 32, head_dim: 128, num_heads: 32}\n  data: {batch_size: 1, seq_len: 4096, tokens_per_rank: 4096}\n  hardware:\n    xpu_spec: {type: GPU, model: nvidia_h100, total_count: 64, count_per_node: 8}\nModel-executor:\n  model_plan_parallelization: {dp_shard: 8, tp: 8, pp: 1, ep: 1}\n' > "$c/seed-dense.yaml"
