@@ -116,9 +116,14 @@ static gboolean check_table(ns_file *nf, const char *t, const char *const *cols,
   return ok;
 }
 
-/* Runs sql, calling row() per result row; FALSE with the error on failure. */
+/* Runs sql, calling row() per result row; FALSE with the error on failure.
+ * After a failed query the file's error is set and later queries are not
+ * run (the first error is the one reported; a malformed database fails
+ * every query). */
 static gboolean query(ns_file *nf, const char *sql, void (*row)(sqlite3_stmt *, gpointer), gpointer data)
 {
+  if (nf->error && *nf->error)
+    return FALSE;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(nf->db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK)

@@ -24,10 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static topo *base_topo;
 
 static const char base_yaml[] =
-  "topology:\n"
-  "  dims:\n"
-  "    - {name: scale_up, kind: switch, size: 4, bandwidth: 300GB/s, latency: 500ns}\n"
-  "    - {name: scale_out, kind: switch, size: 4, bandwidth: 25GB/s, latency: 2us}\n";
+  "schema_version: 1\n"
+  "name: base\n"
+  "model: analytical\n"
+  "dims:\n"
+  "  - {name: scale_up, kind: switch, size: 4, bandwidth: 300GB/s, latency: 500ns}\n"
+  "  - {name: scale_out, kind: switch, size: 4, bandwidth: 25GB/s, latency: 2us}\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
