@@ -43,7 +43,7 @@ gboolean study_jobs_parse_place(const char *spec, int **out, int *n, GError **er
   for (char **it = items; ok && *it; it++) {
     const char *s = g_strstrip(*it), *end = s + strlen(s);
     const char *dash = strchr(s, '-'), *colon = strchr(s, ':');
-    int lo, hi, step = 1;
+    int lo = 0, hi = 0, step = 1;
     if (dash == NULL) {
       ok = colon == NULL && parse_int(s, end, &lo);
       hi = lo;
