@@ -22,32 +22,11 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
-/* Runs wisp with args (NULL-terminated) in directory cwd (NULL: here);
- * returns the exit status, or -1 when a signal ended it (the probe's
- * crash), with the standard output and error (g_free both). */
-static int wisp_in(const char *cwd, const char *const *args, char **out, char **err)
-{
-  const char *bin = g_getenv("WISP_BIN");
-  GPtrArray *a = g_ptr_array_new();
-  g_ptr_array_add(a, (gpointer)bin);
-  for (const char *const *p = args; *p; p++)
-    g_ptr_array_add(a, (gpointer)*p);
-  g_ptr_array_add(a, NULL);
-  int status = 0;
-  GError *error = NULL;
-  if (!g_spawn_sync(cwd, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status, &error))
-    g_error("cannot run %s: %s", bin, error->message);
-  g_ptr_array_free(a, TRUE);
-  if (WIFSIGNALED(status))
-    g_test_message("wisp was killed by signal %d; stderr:\n%s", WTERMSIG(status), err && *err ? *err : "");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* Runs wisp and checks the exit status and that stderr holds `want`. */
 static void expect_run(const char *cwd, const char *const *args, int status, const char *want)
 {
   char *out = NULL, *err = NULL;
-  int rc = wisp_in(cwd, args, &out, &err);
+  int rc = test_wisp_run_in(cwd, args, &out, &err);
   if (rc != status)
     g_test_message("wisp %s %s: status %d, expected %d; stderr:\n%s", args[0], args[1] ? args[1] : "", rc, status,
                    err);
@@ -216,7 +195,7 @@ static void test_sweep_isolates_failure(void)
   const char *text = "sweep_version: 1\nname: iso\ncluster: dgx-h100\naxes:\n  - {key: compute, values: [1, 1e-300, 2]}\n";
   g_assert_true(g_file_set_contents(spec, text, -1, NULL));
   char *o = NULL, *e = NULL;
-  int rc = wisp_in(NULL, (const char *[]){"sweep", spec, "--workload", w, "-o", out, "--jobs", "1", "--no-progress",
+  int rc = test_wisp_run_in(NULL, (const char *[]){"sweep", spec, "--workload", w, "-o", out, "--jobs", "1", "--no-progress",
                                          NULL}, &o, &e);
   g_test_message("sweep stderr:\n%s", e);
   g_assert_cmpint(rc, ==, 1);
@@ -471,7 +450,7 @@ static void test_resume_orphans(void)
   g_assert_true(g_file_set_contents(orphan, "{\"point\": 1,", -1, NULL));
   g_assert_true(g_file_set_contents(other, "mine", -1, NULL));
   char *out = NULL, *err = NULL;
-  g_assert_cmpint(wisp_in(tmp, (const char *[]){"sweep", spec, "-w", "w", "-o", "o", "--jobs", "1", "--no-progress",
+  g_assert_cmpint(test_wisp_run_in(tmp, (const char *[]){"sweep", spec, "-w", "w", "-o", "o", "--jobs", "1", "--no-progress",
                                                 "--resume", NULL}, &out, &err), ==, 0);
   test_expect_has(out, "removed 1 temporary point file(s) a killed run left behind");
   g_assert_false(g_file_test(orphan, G_FILE_TEST_EXISTS));

@@ -57,8 +57,8 @@ G_GNUC_UNUSED static void test_untar(const char *tgz, const char *dir)
 /* Runs the `wisp` binary named by $WISP_BIN (set by make check) with args
  * (NULL-terminated) in directory cwd (NULL: here); returns its exit status
  * (-1 when it did not exit) and, when given, its standard output and
- * standard error (g_free them).  The status and standard error go to the
- * test log. */
+ * standard error (g_free them).  The status, the killing signal if any
+ * (a crash) and standard error go to the test log. */
 G_GNUC_UNUSED static int test_wisp_run_in(const char *cwd, const char *const *args, char **out, char **err)
 {
   GPtrArray *a = g_ptr_array_new();
@@ -73,6 +73,8 @@ G_GNUC_UNUSED static int test_wisp_run_in(const char *cwd, const char *const *ar
     g_error("cannot run %s: %s", (char *)a->pdata[0], error->message);
   g_ptr_array_free(a, TRUE);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (WIFSIGNALED(status))
+    g_test_message("wisp %s ... was killed by signal %d", args[0], WTERMSIG(status));
   g_test_message("wisp %s ... exited %d; stderr: %.2000s", args[0], code, e);
   if (out)
     *out = o;
