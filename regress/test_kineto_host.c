@@ -262,14 +262,11 @@ static void test_window_clip(void)
   test_rank_files_free(&ts);
 }
 
-/* A one-rank trace: ProfilerStep#1 over [0, 100] us on thread 1, then the
- * given events (JSON objects, each preceded by ",\n", times relative to
- * the step start at 1,000,000 us).  Loads it (host model on), checks the
- * report's host counts, and replays it on a one-endpoint network: there is
- * no communication, so the replay must give the measured 100 us. */
-static void one_rank_check(const char *events, uint64_t host_nodes, uint64_t overlaps, uint64_t waits)
+/* Loads one rank's events (ProfilerStep#1 [0, 100] us on thread 1) with
+ * or without --strict; NULL with *e set when the load fails. */
+static et_workload *load_one(const char *events, gboolean strict, fe_kineto_report *rep, GError **e)
 {
-  char *dir = g_dir_make_tmp("wisp-kineto-one-XXXXXX", NULL);
+  char *dir = g_dir_make_tmp("wisp-kineto-sync-XXXXXX", NULL);
   char *text = g_strdup_printf("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
                                "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
                                "\"pid\": 1, \"tid\": 1, \"ts\": 1000000, \"dur\": 100}%s\n]}\n", events);
@@ -277,10 +274,26 @@ static void one_rank_check(const char *events, uint64_t host_nodes, uint64_t ove
   g_assert_true(g_file_set_contents(path, text, -1, NULL));
   fe_kineto_options opt;
   fe_kineto_options_init(&opt);
+  opt.strict = strict;
+  const char *paths[] = { path };
+  et_workload *w = fe_kineto_load(paths, 1, &opt, rep, e);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(path);
+  g_free(text);
+  return w;
+}
+
+/* A one-rank trace: ProfilerStep#1 over [0, 100] us on thread 1, then the
+ * given events (JSON objects, each preceded by ",\n", times relative to
+ * the step start at 1,000,000 us).  Loads it (host model on), checks the
+ * report's host counts, and replays it on a one-endpoint network: there is
+ * no communication, so the replay must give the measured 100 us. */
+static void one_rank_check(const char *events, uint64_t host_nodes, uint64_t overlaps, uint64_t waits)
+{
   fe_kineto_report rep;
   GError *e = NULL;
-  const char *paths[] = { path };
-  et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, &e);
+  et_workload *w = load_one(events, FALSE, &rep, &e);
   g_assert_no_error(e);
   g_assert_cmpuint(rep.ranks[0].host_nodes, ==, host_nodes);
   g_assert_cmpuint(rep.ranks[0].host_overlaps, ==, overlaps);
@@ -297,10 +310,6 @@ static void one_rank_check(const char *events, uint64_t host_nodes, uint64_t ove
   topo_free(t);
   et_workload_free(w);
   fe_kineto_report_clear(&rep);
-  test_rm_rf(dir);
-  g_free(dir);
-  g_free(path);
-  g_free(text);
 }
 
 /* Appends a runtime call on thread 1 and, when corr > 0, the GPU op it
@@ -361,28 +370,6 @@ static void add_call_t(GString *s, int tid, const char *call, long ts, long dur,
     g_string_append_printf(s, ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"op%d\", \"pid\": 0, "
                               "\"tid\": %d, \"ts\": %ld, \"dur\": %ld, \"args\": {\"device\": 0, \"stream\": %d, "
                               "\"correlation\": %d}}", corr, stream, 1000000 + op_ts, op_dur, stream, corr);
-}
-
-/* Loads one rank's events (ProfilerStep#1 [0, 100] us on thread 1) with
- * or without --strict; NULL with *e set when the load fails. */
-static et_workload *load_one(const char *events, gboolean strict, fe_kineto_report *rep, GError **e)
-{
-  char *dir = g_dir_make_tmp("wisp-kineto-sync-XXXXXX", NULL);
-  char *text = g_strdup_printf("{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
-                               "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
-                               "\"pid\": 1, \"tid\": 1, \"ts\": 1000000, \"dur\": 100}%s\n]}\n", events);
-  char *path = g_build_filename(dir, "rank0.json", NULL);
-  g_assert_true(g_file_set_contents(path, text, -1, NULL));
-  fe_kineto_options opt;
-  fe_kineto_options_init(&opt);
-  opt.strict = strict;
-  const char *paths[] = { path };
-  et_workload *w = fe_kineto_load(paths, 1, &opt, rep, e);
-  test_rm_rf(dir);
-  g_free(dir);
-  g_free(path);
-  g_free(text);
-  return w;
 }
 
 /* A stream sync on a stream its thread never launched on (kineto_threads.h).
