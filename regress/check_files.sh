@@ -30,9 +30,6 @@ ALLOW_LINES='
 '
 TODO_LINES='
 frontends/kineto_parse.c: split pending, issue 26 (the generic and the in-place event decoders call each other per event on the parsing hot path; they need one interface before they can live in two files)
-cli/cmd_collbench.c: split pending, issue 26 (option parsing, tables and JSON of collbench; split by its owner this session)
-net/net.c: split pending, issue 26 (the analytical tier, the flow tier and its aggregation of symmetric flows grew together this session; split by its owner this session)
-studies/study_metrics.c: split pending, issue 26 (the metric catalog and its activity timeline; split by its owner this session)
 '
 ALLOW_CIRCLES='
 '
