@@ -229,6 +229,13 @@ typedef struct {
   uint64_t symmetric;
   uint64_t shared;
   uint64_t conversions;
+  /* The symmetric-phase fast path (coll_fast.c; same minimum members and
+   * switch as the recurrence): runs on it, candidates it declined (a
+   * condition failed while charging: the run went per transfer), runs
+   * turned back by other traffic. */
+  uint64_t phase_runs;
+  uint64_t phase_declined;
+  uint64_t phase_conversions;
 } coll_ring_stats;
 #define COLL_RING_RECURRENCE_MIN 64
 void coll_rt_set_ring_recurrence(coll_rt *c, int min_members);

@@ -57,6 +57,7 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_rate);
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
+  g_free(c->fast_link_step);
   g_free(c);
 }
 
@@ -92,7 +93,7 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
     coll_run_finish(c, r);
     return;
   }
-  if (coll_ring_begin(c, r))
+  if (coll_ring_begin(c, r) || coll_fast_begin(c, r))
     return;
   coll_run_alloc_counters(r);
   if (r->held != NULL)
