@@ -73,6 +73,25 @@ static gboolean fast_candidate(const coll_rt *c, const coll_run *r)
          r->n_chunks == 1 && r->lanes == 1 && r->lperm == NULL && r->held == NULL && r->n_steps > 0;
 }
 
+/* The event at which a member's step ends in the per-transfer path: the
+ * arrival of its last transfer (time, then issue order: events of one
+ * time run in the order they were scheduled; the receiver is advanced
+ * before the sender, coll_xfer_done), or its own start for a step
+ * without transfers (pos: its place in the issue order). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t idx;
+  int m;
+} fast_key;
+
+static int cmp_key(const void *a, const void *b)
+{
+  const fast_key *x = a, *y = b;
+  if (x->at != y->at)
+    return x->at < y->at ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* The state of one pass over the steps (fast_pass). */
 typedef struct {
   coll_rt *c;
@@ -82,7 +101,9 @@ typedef struct {
   uint32_t *need, *got;   /* per member: receives its schedule expects, receives seen */
   uint64_t *red;          /* per member: bytes reduced in the step */
   uint8_t *moved;         /* per member: the step sends or receives something */
-  uint32_t kst;           /* the step's stamp in c->fast_link_step */
+  int *order;             /* the members in the order they issue the step */
+  fast_key *key;          /* per member: the event that ends its step */
+  uint64_t seq;           /* transfers issued so far in the step */
 } fast_pass_state;
 
 #define FAST_NEVER SIM_TIME_MAX
@@ -103,12 +124,10 @@ static void fast_materialize(coll_run *r, int m, int dm, uint32_t k, sim_time_ps
   sim_post_at(c->sim, arr, coll_xfer_done, c, xi);
 }
 
-/* Checks and records link l for a transfer of step k issued at s: the
- * run's first use must find it idle and unclaimed at t0 (its byte
- * counter is kept for the rewind); after the first step it carries one
- * transfer of the step and is idle at s.  FALSE: the path does not
- * apply.  O(1) amortized. */
-static gboolean fast_link_use(fast_pass_state *p, uint32_t l, uint32_t k, sim_time_ps s)
+/* Checks and records link l: the run's first use must find it idle and
+ * unclaimed at t0 (its byte counter is kept for the rewind).  FALSE: the
+ * path does not apply.  O(1) amortized. */
+static gboolean fast_link_use(fast_pass_state *p, uint32_t l)
 {
   coll_rt *c = p->c;
   coll_run *r = p->r;
@@ -119,10 +138,19 @@ static gboolean fast_link_use(fast_pass_state *p, uint32_t l, uint32_t k, sim_ti
     fast_link fl = { l, net_link_bytes(c->n, l) };
     g_array_append_val(r->fast_links, fl);
   }
-  if (c->fast_link_step[l] == p->kst)
-    return k == 0; /* several transfers per link: the first step only */
-  c->fast_link_step[l] = p->kst;
-  return k == 0 || net_link_idle(c->n, l, s);
+  return TRUE;
+}
+
+/* Notes that transfer number idx of the step, arriving at arr, touches
+ * member m (role 0: as its receiver, advanced first; 1: as its sender).
+ * O(1). */
+static void fast_touch(fast_pass_state *p, int m, sim_time_ps arr, uint64_t idx)
+{
+  fast_key *k = &p->key[m];
+  if (arr > k->at || (arr == k->at && idx > k->idx)) {
+    k->at = arr;
+    k->idx = idx;
+  }
 }
 
 /* Charges the transfers member m issues at step k (issued at s) and
@@ -132,6 +160,7 @@ static gboolean fast_member_step(fast_pass_state *p, int m, uint32_t k, sim_time
 {
   coll_run *r = p->r;
   coll_rt *c = p->c;
+  int q = r->n;
   gboolean conv = p->t_stop != FAST_NEVER;
   coll_a2av_ctx x;
   coll_sched sc;
@@ -152,9 +181,14 @@ static gboolean fast_member_step(fast_pass_state *p, int m, uint32_t k, sim_time
     net_hop_init(c->n, r->ranks[m], r->ranks[dm], &h);
     if (!conv && xf->bytes > 0)
       for (uint32_t j = 0; j < h.n_links; j++)
-        if (!fast_link_use(p, h.route[j], k, s))
+        if (!fast_link_use(p, h.route[j]))
           return FALSE;
     sim_time_ps arr = net_hop_at(c->n, &h, xf->bytes, s);
+    if (arr <= s && !conv)
+      return FALSE; /* arrives in its own instant: the order of that instant is not modelled */
+    uint64_t idx = (uint64_t)q * 2 + p->seq++ * 2;
+    fast_touch(p, dm, arr, idx);
+    fast_touch(p, m, arr, idx + 1);
     if (conv)
       fast_materialize(r, m, dm, k, arr, p->t_stop);
     p->end[m] = MAX(p->end[m], arr);
@@ -192,17 +226,15 @@ static sim_time_ps fast_step(fast_pass_state *p, uint32_t k, sim_time_ps s)
   coll_rt *c = p->c;
   int q = r->n;
   gboolean conv = p->t_stop != FAST_NEVER;
-  if (++c->fast_stamp == 0) {
-    memset(c->fast_link_step, 0, sizeof *c->fast_link_step * (topo_n_links(c->t) ? topo_n_links(c->t) : 1));
-    c->fast_stamp = 1;
-  }
-  p->kst = c->fast_stamp;
-  for (int m = 0; m < q; m++) {
+  p->seq = 0;
+  for (int i = 0; i < q; i++) {
+    int m = p->order[i];
     p->end[m] = s;
     p->got[m] = 0;
+    p->key[m] = (fast_key){ s, (uint64_t)i, m }; /* no transfer: its step ends where it began */
   }
-  for (int m = 0; m < q; m++)
-    if (!fast_member_step(p, m, k, s))
+  for (int i = 0; i < q; i++)
+    if (!fast_member_step(p, p->order[i], k, s))
       return FAST_NEVER;
   sim_time_ps common = -1;
   gboolean last = k + 1 == r->n_steps;
@@ -223,6 +255,15 @@ static sim_time_ps fast_step(fast_pass_state *p, uint32_t k, sim_time_ps s)
         fast_member_state(p, m, k, p->end[m], e);
     }
   }
+  /* The next step's issue order: the order in which the members' steps
+   * end (their wait, when they have one, is posted in that order). */
+  size_t nq = (size_t)(q > 0 ? q : 1);
+  fast_key *ks = g_new(fast_key, nq);
+  memcpy(ks, p->key, sizeof *ks * nq);
+  qsort(ks, nq, sizeof *ks, cmp_key);
+  for (int i = 0; i < q; i++)
+    p->order[i] = ks[i].m;
+  g_free(ks);
   return common;
 }
 
@@ -233,7 +274,10 @@ static gboolean fast_pass(coll_rt *c, coll_run *r, sim_time_ps t_stop)
 {
   int q = r->n;
   fast_pass_state p = { c, r, t_stop, g_new(sim_time_ps, (size_t)q), g_new(uint32_t, (size_t)q),
-                        g_new(uint32_t, (size_t)q), g_new(uint64_t, (size_t)q), g_new(uint8_t, (size_t)q), 0 };
+                        g_new(uint32_t, (size_t)q), g_new(uint64_t, (size_t)q), g_new(uint8_t, (size_t)q),
+                        g_new(int, (size_t)q), g_new(fast_key, (size_t)q), 0 };
+  for (int m = 0; m < q; m++)
+    p.order[m] = m; /* run_begin starts the members in member order */
   gboolean ok = TRUE;
   sim_time_ps s = r->t0;
   for (uint32_t k = 0; k < r->n_steps && ok; k++) {
@@ -248,6 +292,8 @@ static gboolean fast_pass(coll_rt *c, coll_run *r, sim_time_ps t_stop)
   g_free(p.got);
   g_free(p.red);
   g_free(p.moved);
+  g_free(p.order);
+  g_free(p.key);
   return ok;
 }
 
@@ -290,8 +336,6 @@ gboolean coll_fast_begin(coll_rt *c, coll_run *r)
   uint32_t nl = topo_n_links(c->t);
   if (c->link_stamp == NULL)
     c->link_stamp = g_new0(uint32_t, nl ? nl : 1);
-  if (c->fast_link_step == NULL)
-    c->fast_link_step = g_new0(uint32_t, nl ? nl : 1);
   if (++c->stamp == 0) {
     memset(c->link_stamp, 0, sizeof *c->link_stamp * (nl ? nl : 1));
     c->stamp = 1;

@@ -57,7 +57,6 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_rate);
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
-  g_free(c->fast_link_step);
   g_free(c);
 }
 

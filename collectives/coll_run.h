@@ -185,10 +185,7 @@ struct coll_rt {
   uint32_t *link_stamp;
   uint32_t stamp;
   coll_ring_stats ring;
-  /* Symmetric-phase fast path (coll_fast.c): per link the stamp of the
-   * last step that used it, and the current stamp. */
-  uint32_t *fast_link_step;
-  uint32_t fast_stamp;
+
 };
 
 #define XR_NONE UINT32_MAX

@@ -280,10 +280,13 @@ static void test_hierarchical_and_shared(void)
  * in the start's instant and at 40 instants over the run: equal results
  * (the competitor's done time too) and, while the run is on the path, a
  * conversion. */
-static void competitors(const char *yaml, coll_algo algo, et_coll_type type, int n, uint64_t bytes, int src, int dst)
+static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_type type, int n, uint64_t bytes,
+                        int src, int dst)
 {
   topo *t = load(yaml);
   coll_policy *pol = forced(algo);
+  if (red)
+    coll_policy_set_reduce_bw(pol, 300000000000);
   int *r = iota(n);
   competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
   fast_result a = both(t, pol, type, bytes, r, n, NULL, -1);
@@ -345,18 +348,23 @@ static void test_competitor_boundaries(void)
 
 static void test_competitor_halving_doubling(void)
 {
-  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, ET_COLL_ALL_REDUCE, 16, 16 << 20, 3, 5);
-  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, ET_COLL_REDUCE_SCATTER, 16, (16 << 20) + 48, 0, 1);
+  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, 16, 16 << 20, 3, 5);
+  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, TRUE, ET_COLL_REDUCE_SCATTER, 16, (16 << 20) + 48, 0, 1);
 }
 
 static void test_competitor_direct(void)
 {
-  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, ET_COLL_ALL_GATHER, 12, 1 << 20, 2, 7);
+  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, 12, 1 << 20, 2, 7);
+  /* Two steps of 11 transfers per link: the second step's issue order is
+   * the order in which the first step's arrivals end the members' steps. */
+  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_REDUCE, 12, (12 << 20) + 36, 4, 9);
+  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, TRUE, ET_COLL_ALL_REDUCE, 12, 12 << 20, 11, 0);
 }
 
 static void test_competitor_hierarchical(void)
 {
-  competitors(TWO_TIER_YAML, COLL_ALGO_HALVING_DOUBLING, ET_COLL_ALL_REDUCE, 16, 8 << 20, 1, 6);
+  competitors(TWO_TIER_YAML, COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, 16, 8 << 20, 1, 6);
+  competitors(TWO_TIER_YAML, COLL_ALGO_DIRECT, TRUE, ET_COLL_ALL_REDUCE, 16, 8 << 20, 5, 14);
 }
 
 int main(int argc, char **argv)
