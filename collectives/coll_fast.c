@@ -17,21 +17,23 @@
  * and, if every member ends it at the same time, s(k+1) = e(k): the
  * members stay in step and the recurrence goes on.  Which transfer a link
  * serves first matters when a link carries several transfers issued at
- * one instant; the per-transfer path issues them in event order, which
- * this path reproduces only at the first step (run_begin starts the
- * members in member order, each its transfers in schedule order, exactly
- * the order used here).  So the path is taken when, besides:
+ * one instant, so the transfers are charged in the per-transfer path's
+ * issue order: at the first step member order, each member's transfers
+ * in schedule order (run_begin starts the members so); at a later step
+ * the order in which the previous step's events ended the members' steps
+ * (events of one instant run in the order they were scheduled, i.e. the
+ * issue order of the transfers that arrive then; coll_xfer_done advances
+ * the receiver before the sender; a member's reduction wait is posted in
+ * that order too).  So the path is taken when, besides:
  *  - tier A, one chunk and one lane, no library engine, no streamed steps
  *    (the ideal library; NCCL's plans stream and pipeline chunks), no
  *    library pre-delay, at least the ring recurrence's minimum members;
  *  - every transfer is counted at its sender's step (step-synchronous
- *    schedules: a tree's is not);
+ *    schedules: a tree's is not) and arrives after its issue instant;
  *  - every link the run uses is idle and unclaimed at the start t0 (net_
  *    link_idle), so that setting it idle again as of t0 restores it;
- *  - after the first step no link carries two transfers of one step, and
- *    every link used at step k is idle at s(k), so each transfer's
- *    arrival is independent of the issue order;
- *  - every member ends every step but the last at the same time;
+ *  - every member ends every step but the last at the same time (then
+ *    each link serves the run's transfers in step order);
  * and it is decided while charging, in O(transfers x route length)
  * integer work with no event: a run that fails a condition is rewound
  * (net_link_rewind, net_transfers_rewind) and goes per transfer
