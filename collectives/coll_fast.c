@@ -36,7 +36,7 @@
  *    each link serves the run's transfers in step order);
  * and it is decided while charging, in O(transfers x route length)
  * integer work with no event: a run that fails a condition is rewound
- * (net_link_rewind, net_transfers_rewind) and goes per transfer
+ * (net_link_rewind, net_transfers_uncredit) and goes per transfer
  * (coll_ring_stats.phase_declined).  A run on the path schedules one
  * done event per member and claims its links; another transfer over one
  * of them calls fast_convert, which rewinds the net, charges again only
@@ -186,6 +186,7 @@ static gboolean fast_member_step(fast_pass_state *p, int m, uint32_t k, sim_time
         if (!fast_link_use(p, h.route[j]))
           return FALSE;
     sim_time_ps arr = net_hop_at(c->n, &h, xf->bytes, s);
+    r->fast_charged++;
     if (arr <= s && !conv)
       return FALSE; /* arrives in its own instant: the order of that instant is not modelled */
     uint64_t idx = (uint64_t)q * 2 + p->seq++ * 2;
@@ -299,15 +300,17 @@ static gboolean fast_pass(coll_rt *c, coll_run *r, sim_time_ps t_stop)
   return ok;
 }
 
-/* Sets every link the run used idle as of t0 with its old byte counter,
- * and the transfer counter back to its value at t0.  O(links used). */
+/* Sets every link the run used idle as of t0 with its old byte counter
+ * (nobody else used them: they were idle at t0 and claimed since), and
+ * takes the run's transfers off the counter.  O(links used). */
 static void fast_rewind(coll_rt *c, coll_run *r)
 {
   for (guint i = 0; i < r->fast_links->len; i++) {
     const fast_link *fl = &g_array_index(r->fast_links, fast_link, i);
     net_link_rewind(c->n, fl->link, r->t0, fl->bytes0);
   }
-  net_transfers_rewind(c->n, r->fast_transfers0);
+  net_transfers_uncredit(c->n, r->fast_charged);
+  r->fast_charged = 0;
 }
 
 /* The claim's callback: another transfer is about to use a link of the
@@ -343,7 +346,7 @@ gboolean coll_fast_begin(coll_rt *c, coll_run *r)
     c->stamp = 1;
   }
   r->t0 = sim_now(c->sim);
-  r->fast_transfers0 = net_transfers(c->n);
+  r->fast_charged = 0;
   r->fast_links = g_array_new(FALSE, FALSE, sizeof(fast_link));
   r->step_t = g_new(sim_time_ps, (size_t)r->n_steps);
   r->fin = g_new(sim_time_ps, (size_t)r->n);

@@ -127,10 +127,10 @@ struct coll_run {
   struct ring_hop *hop;
   /* Symmetric-phase fast path (coll_fast.c; NULL when the run is not on
    * it): per step its start s(k), the links it uses with their byte
-   * counters before it (fast_link), the net's transfer count at t0. */
+   * counters before it (fast_link), the transfers it has charged. */
   sim_time_ps *step_t;
   GArray *fast_links;
-  uint64_t fast_transfers0;
+  uint64_t fast_charged;
 };
 
 typedef struct {

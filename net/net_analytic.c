@@ -292,7 +292,7 @@ void net_link_rewind(net *n, uint32_t link, sim_time_ps t, uint64_t bytes) {
   n->link_bytes[link] = bytes;
 }
 
-void net_transfers_rewind(net *n, uint64_t transfers) {
-  g_assert(transfers <= n->transfers);
-  n->transfers = transfers;
+void net_transfers_uncredit(net *n, uint64_t count) {
+  g_assert(count <= n->transfers);
+  n->transfers -= count;
 }
