@@ -207,13 +207,17 @@ gboolean coll_p2p_lifecycle(const et_comm *send, const et_comm *recv, sim_time_p
 typedef void (*coll_slowdown_fn)(sim_engine *sim, void *ctx, int rank, double delta);
 gboolean coll_rt_set_slowdown_hook(coll_rt *c, coll_slowdown_fn fn, void *ctx);
 
-/* The ring recurrence (coll_ring.c): flat unidirectional
+/* The fast paths of tier A.  The ring recurrence (coll_ring.c): flat unidirectional
  * ring all-reduce, reduce-scatter and all-gather of one chunk on tier A,
  * ideal or NCCL model, are charged by a step recurrence instead of per
  * transfer when their hops are link-disjoint and their links idle at the
  * start, with the same per-member completion times; another transfer
  * over their links turns them back to per transfer at that instant.
- * Rings of at least min_members members take it (default
+ * The symmetric-phase fast path (coll_fast.c) charges the other
+ * one-chunk schedules of the ideal library whose members stay in step
+ * (halving-doubling, direct, per-dimension plans) the same way, with the
+ * same conversion.
+ * Groups of at least min_members members take them (default
  * COLL_RING_RECURRENCE_MIN; 0 turns it off, for comparisons).  Smaller
  * rings cost little per transfer, and there the per-transfer path also
  * fixes the order of events within one picosecond, which the recurrence
@@ -229,6 +233,13 @@ typedef struct {
   uint64_t symmetric;
   uint64_t shared;
   uint64_t conversions;
+  /* The symmetric-phase fast path (coll_fast.c; same minimum members and
+   * switch as the recurrence): runs on it, candidates it declined (a
+   * condition failed while charging: the run went per transfer), runs
+   * turned back by other traffic. */
+  uint64_t phase_runs;
+  uint64_t phase_declined;
+  uint64_t phase_conversions;
 } coll_ring_stats;
 #define COLL_RING_RECURRENCE_MIN 64
 void coll_rt_set_ring_recurrence(coll_rt *c, int min_members);

@@ -261,25 +261,6 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
   g_free(rwait);
 }
 
-/* Member m's done time under the recurrence: as slot_advance's end of a
- * member (no library post-delay: library runs never take the
- * recurrence). */
-static void ring_member_done(sim_engine *sim, void *ctx, uint64_t arg)
-{
-  (void)sim;
-  coll_run *r = ctx;
-  coll_rt *c = r->lib;
-  int m = (int)arg;
-  r->done_ev[m] = SIM_EVENT_NONE;
-  r->chunks_left[m] = 0;
-  r->members_left--;
-  coll_ovl_end(r, m);
-  if (r->done != NULL)
-    r->done(c->sim, r->ctx, r->cookie, m);
-  if (r->members_left == 0)
-    coll_run_finish(c, r);
-}
-
 /* The claim's callback: another transfer is about to use a link of the
  * ring at `now`.  Takes back the recurrence's charges, replays it up to
  * now and leaves the run in the per-transfer state (see above).
@@ -355,7 +336,7 @@ gboolean coll_ring_begin(coll_rt *c, coll_run *r)
   for (int j = 0; j < q; j++)
     net_claim_route(c->n, r->claim, hop[j].src, hop[j].dst);
   for (int m = 0; m < q; m++)
-    r->done_ev[m] = sim_schedule_at(c->sim, r->fin[m], ring_member_done, r, (uint64_t)m);
+    r->done_ev[m] = sim_schedule_at(c->sim, r->fin[m], coll_member_done_ev, r, (uint64_t)m);
   return TRUE;
 }
 

@@ -29,6 +29,9 @@ void coll_run_free(coll_run *r)
   g_free(r->fin);
   g_free(r->done_ev);
   g_free(r->hop);
+  g_free(r->step_t);
+  if (r->fast_links != NULL)
+    g_array_free(r->fast_links, TRUE);
   g_free(r->ranks);
   g_free(r->splits);
   g_free(r->gidx);
@@ -372,6 +375,22 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       return r->members_left == 0;
     }
   }
+}
+
+void coll_member_done_ev(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  coll_rt *c = r->lib;
+  int m = (int)arg;
+  r->done_ev[m] = SIM_EVENT_NONE;
+  r->chunks_left[m] = 0;
+  r->members_left--;
+  coll_ovl_end(r, m);
+  if (r->done != NULL)
+    r->done(c->sim, r->ctx, r->cookie, m);
+  if (r->members_left == 0)
+    coll_run_finish(c, r);
 }
 
 static void unlink_run(coll_rt *c, coll_run *r)

@@ -125,6 +125,12 @@ struct coll_run {
   sim_time_ps *fin;
   sim_event_id *done_ev;
   struct ring_hop *hop;
+  /* Symmetric-phase fast path (coll_fast.c; NULL when the run is not on
+   * it): per step its start s(k), the links it uses with their byte
+   * counters before it (fast_link), the transfers it has charged. */
+  sim_time_ps *step_t;
+  GArray *fast_links;
+  uint64_t fast_charged;
 };
 
 typedef struct {
@@ -179,6 +185,7 @@ struct coll_rt {
   uint32_t *link_stamp;
   uint32_t stamp;
   coll_ring_stats ring;
+
 };
 
 #define XR_NONE UINT32_MAX
@@ -269,6 +276,9 @@ void coll_run_free(coll_run *r);
 void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie);
 void coll_reduce_done(sim_engine *sim, void *ctx, uint64_t arg);
 void coll_member_release(sim_engine *sim, void *ctx, uint64_t arg);
+/* Member arg of run ctx is done (a fast path's done event): as
+ * slot_advance's end of a member without a library post-delay. */
+void coll_member_done_ev(sim_engine *sim, void *ctx, uint64_t arg);
 /* Interference: member m enters its rank's in-flight set (also as an
  * event, arg = m) or leaves it before its done().  O(1) plus the hook. */
 void coll_ovl_begin(coll_run *r, int m);
@@ -281,6 +291,13 @@ void coll_ovl_end(coll_run *r, int m);
 gboolean coll_ring_candidate(const coll_rt *c, const coll_run *r);
 /* Takes the recurrence for r when its links allow; FALSE: run per transfer. */
 gboolean coll_ring_begin(coll_rt *c, coll_run *r);
+
+/* ---- the symmetric-phase fast path (coll_fast.c) ------------------------ */
+
+/* Takes the fast path for r when its schedule and links allow (charging
+ * the net and scheduling the members' done events); FALSE: nothing
+ * changed, run per transfer.  O(transfers x route length). */
+gboolean coll_fast_begin(coll_rt *c, coll_run *r);
 
 /* ---- the buffer lifecycle (coll_buffer.c) -------------------------------- */
 

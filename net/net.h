@@ -149,6 +149,15 @@ void net_route_reset(net *n, int src_rank, int dst_rank, sim_time_ps t);
 uint32_t net_claim_new(net *n, net_claim_fn fn, void *ctx);
 void net_claim_route(net *n, uint32_t claim, int src_rank, int dst_rank);
 void net_claim_release(net *n, uint32_t claim);
+/* One link for a claim (it must be unclaimed): for a sequence whose
+ * links are not one route's.  O(1) amortized. */
+void net_claim_link(net *n, uint32_t claim, uint32_t link);
+/* Takes back a sequence charged with net_hop_at over links that were idle
+ * at t and nobody else used since: sets link idle as of t with `bytes` on
+ * its counter (net_link_bytes), and takes `count` transfers off the
+ * transfer counter (net_transfers).  Tier A only.  O(1) each. */
+void net_link_rewind(net *n, uint32_t link, sim_time_ps t, uint64_t bytes);
+void net_transfers_uncredit(net *n, uint64_t count);
 
 G_END_DECLS
 #endif

@@ -278,3 +278,21 @@ void net_claim_release(net *n, uint32_t claim) {
   cl->alive = FALSE;
   n->claims_held--;
 }
+
+void net_claim_link(net *n, uint32_t claim, uint32_t link) {
+  net_claim *cl = &g_array_index(n->claims, net_claim, claim - 1);
+  g_assert(cl->alive && link < n->n_links && n->link_claim[link] == 0);
+  n->link_claim[link] = claim;
+  g_array_append_val(cl->links, link);
+}
+
+void net_link_rewind(net *n, uint32_t link, sim_time_ps t, uint64_t bytes) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && link < n->n_links);
+  n->link_free[link] = (net_link_free){ t, 0 };
+  n->link_bytes[link] = bytes;
+}
+
+void net_transfers_uncredit(net *n, uint64_t count) {
+  g_assert(count <= n->transfers);
+  n->transfers -= count;
+}

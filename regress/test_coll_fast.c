@@ -1,0 +1,464 @@
+/* test_coll_fast.c: the symmetric-phase fast path (collectives/
+ * coll_fast.c; issue 30 item 1) against the per-transfer path.
+ *
+ * Every case runs one collective twice on tier A, with the fast path
+ * (coll_rt_set_ring_recurrence(c, 2): groups of any size) and per
+ * transfer (0: off), and requires the same done time for every member to
+ * the picosecond, the same transfer count and the same bytes on every
+ * link.  Competing traffic (a send over links of the collective) is
+ * injected before the start, in the start's instant and at instants
+ * spread over the run: the fast path must then hand the run back to the
+ * per-transfer path (a conversion) with the same results, the
+ * competitor's done time included.  The counters (coll_rt_ring_stats)
+ * show which path ran.  Closed forms: halving-doubling all-reduce over q
+ * = 2^d members of a switch is d reduce-scatter steps of S/2, S/4, ...,
+ * S/q bytes and d all-gather steps of S/q, ..., S/2 bytes, each one
+ * transfer per member over its own up and down link, so every member
+ * finishes at sum over steps of (wisp_transfer_ps(bytes, B) + 2 alpha);
+ * a direct all-gather (q-1 pieces of D/q out of each member's one
+ * uplink) at (q-1) D/q / B + 2 alpha, as the links serve the pieces one
+ * after the other (tier A's FIFO).
+ */
+#include "config.h"
+
+#include "collectives/coll.h"
+
+typedef struct {
+  sim_time_ps *t;
+  int n;
+} done_log;
+
+static void on_done(sim_engine *sim, void *ctx, uint64_t cookie, int member)
+{
+  (void)cookie;
+  done_log *log = ctx;
+  g_assert_cmpint(log->t[member], ==, -1);
+  log->t[member] = sim_now(sim);
+}
+
+static topo *load(const char *yaml)
+{
+  GError *err = NULL;
+  topo *t = topo_load_string(yaml, "test.yaml", &err);
+  g_assert_no_error(err);
+  g_assert_nonnull(t);
+  return t;
+}
+
+/* Competing traffic: a send of `bytes` from rank src to dst at time at. */
+typedef struct {
+  net *n;
+  int src, dst;
+  uint64_t bytes;
+  sim_time_ps done;
+} competitor;
+
+static void comp_done(sim_engine *sim, void *ctx, uint64_t cookie)
+{
+  (void)cookie;
+  ((competitor *)ctx)->done = sim_now(sim);
+}
+
+static void comp_start(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  competitor *x = ctx;
+  net_send(x->n, x->src, x->dst, x->bytes, comp_done, x, 0);
+}
+
+typedef struct {
+  sim_time_ps *t;          /* per member */
+  uint64_t transfers;
+  uint64_t *link_bytes;
+  coll_ring_stats st;
+  sim_time_ps comp_done;
+} fast_result;
+
+/* One collective at time 0, with a competitor (comp != NULL) sent at
+ * comp_at: 0 before the collective starts, > 0 at that time,
+ * RUN_AFTER_START at 0 in an event after the collective's first (the
+ * ideal ring has issued its first step then). */
+#define RUN_AFTER_START (-2)
+/* fast: 1 every ring of 2 or more members takes the recurrence, 0 none,
+ * -1 the default (COLL_RING_RECURRENCE_MIN). */
+static fast_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
+                       int n, int fast, const competitor *comp, sim_time_ps comp_at)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
+  if (fast >= 0)
+    coll_rt_set_ring_recurrence(c, fast ? 2 : 0); /* the same switch turns the fast path on or off */
+  fast_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
+  for (int i = 0; i < n; i++)
+    res.t[i] = -1;
+  done_log log = { res.t, n };
+  competitor cx = { 0 };
+  if (comp != NULL) {
+    cx = *comp;
+    cx.n = nt;
+    cx.done = -1;
+    if (comp_at == 0)
+      comp_start(sim, &cx, 0); /* before the collective: its links are busy when it starts */
+    else if (comp_at > 0)
+      sim_post_at(sim, comp_at, comp_start, &cx, 0);
+  }
+  coll_desc d = { .type = type, .bytes = bytes, .ranks = ranks, .n_ranks = n, .root = -1 };
+  coll_start(c, &d, on_done, &log, 0, NULL);
+  if (comp != NULL && comp_at == RUN_AFTER_START)
+    sim_post_at(sim, 0, comp_start, &cx, 0); /* at 0, after the collective's first event */
+  sim_run(sim, SIM_TIME_MAX);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint(res.t[i], >=, 0);
+  res.transfers = net_transfers(nt);
+  uint32_t nl = topo_n_links(t);
+  res.link_bytes = g_new(uint64_t, nl ? nl : 1);
+  for (uint32_t l = 0; l < nl; l++)
+    res.link_bytes[l] = net_link_bytes(nt, l);
+  res.st = *coll_rt_ring_stats(c);
+  res.comp_done = cx.done;
+  coll_rt_free(c);
+  net_free(nt);
+  sim_engine_free(sim);
+  return res;
+}
+
+static void result_free(fast_result *r)
+{
+  g_free(r->t);
+  g_free(r->link_bytes);
+}
+
+/* Runs both paths; requires equal results (every member's done time,
+ * the transfer count, the bytes on every link, the competitor's done
+ * time); returns the fast path's. */
+static fast_result both(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
+                        int n, const competitor *comp, sim_time_ps comp_at)
+{
+  fast_result a = run(t, pol, type, bytes, ranks, n, 1, comp, comp_at);
+  fast_result b = run(t, pol, type, bytes, ranks, n, 0, comp, comp_at);
+  for (int i = 0; i < n; i++) {
+    if (a.t[i] != b.t[i] && i == 0)
+      g_test_message("comp_at %" G_GINT64_FORMAT " phase runs %d declined %d conv %d", comp_at,
+                     (int)a.st.phase_runs, (int)a.st.phase_declined, (int)a.st.phase_conversions);
+    if (a.t[i] != b.t[i])
+      g_test_message("member %d: fast path %" G_GINT64_FORMAT " ps, per transfer %" G_GINT64_FORMAT " ps", i,
+                     a.t[i], b.t[i]);
+    g_assert_cmpint(a.t[i], ==, b.t[i]);
+  }
+  g_assert_cmpuint(a.transfers, ==, b.transfers);
+  for (uint32_t l = 0; l < topo_n_links(t); l++)
+    g_assert_cmpuint(a.link_bytes[l], ==, b.link_bytes[l]);
+  g_assert_cmpint(a.comp_done, ==, b.comp_done);
+  g_assert_cmpuint(b.st.phase_runs, ==, 0); /* off: never taken */
+  g_assert_cmpuint(b.st.runs, ==, 0);
+  result_free(&b);
+  return a;
+}
+
+
+static coll_policy *forced(coll_algo a)
+{
+  coll_policy *pol = coll_policy_new_default();
+  coll_policy_force(pol, a);
+  return pol;
+}
+
+static int *iota(int n)
+{
+  int *r = g_new(int, n);
+  for (int i = 0; i < n; i++)
+    r[i] = i;
+  return r;
+}
+
+#define SWITCH_YAML(n) \
+  "schema_version: 1\nname: sw\nmodel: analytical\nlibrary: {name: ideal}\n" \
+  "dims:\n  - {name: sw, kind: switch, size: " #n ", bandwidth: 400GB/s, latency: 936.25ns}\n"
+
+/* Both paths for one case without competitor; *taken: the fast path ran
+ * (else it declined).  Returns the fast path's result. */
+static fast_result same(const topo *t, coll_algo algo, gboolean red, et_coll_type type, uint64_t bytes, int n,
+                        gboolean *taken)
+{
+  coll_policy *pol = forced(algo);
+  if (red)
+    coll_policy_set_reduce_bw(pol, 300000000000);
+  int *r = iota(n);
+  fast_result a = both(t, pol, type, bytes, r, n, NULL, -1);
+  *taken = a.st.phase_runs == 1;
+  g_assert_cmpuint(a.st.phase_conversions, ==, 0);
+  g_free(r);
+  coll_policy_free(pol);
+  return a;
+}
+
+/* Halving-doubling on a switch of 16: the closed form, and equality for
+ * every type, with and without a reduction cost; the path is taken. */
+static void test_halving_doubling_switch(void)
+{
+  topo *t = load(SWITCH_YAML(16));
+  const uint64_t S = 16 << 20;
+  gboolean taken;
+  fast_result a = same(t, COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, S, 16, &taken);
+  g_assert_true(taken);
+  /* alpha = 2 x 936.25 ns (up and down); B = 400 GB/s. */
+  sim_time_ps expect = 0;
+  for (uint64_t b = S / 2; b >= S / 16; b /= 2)
+    expect += 2 * (wisp_transfer_ps(b, 400000000000) + 2 * 936250);
+  for (int i = 0; i < 16; i++)
+    g_assert_cmpint(a.t[i], ==, expect);
+  result_free(&a);
+  const et_coll_type types[] = { ET_COLL_ALL_REDUCE, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_GATHER };
+  for (size_t k = 0; k < G_N_ELEMENTS(types); k++)
+    for (int red = 0; red < 2; red++) {
+      a = same(t, COLL_ALGO_HALVING_DOUBLING, red, types[k], S + 4096, 16, &taken);
+      g_assert_true(taken);
+      result_free(&a);
+    }
+  topo_free(t);
+}
+
+/* Direct all-gather and all-to-all on a switch of 12 (several transfers
+ * per link, first step only): the closed form and equality. */
+static void test_direct_switch(void)
+{
+  topo *t = load(SWITCH_YAML(12));
+  gboolean taken;
+  const uint64_t piece = 1 << 20;
+  fast_result a = same(t, COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, piece, 12, &taken);
+  g_assert_true(taken);
+  sim_time_ps expect = wisp_transfer_ps(11 * piece, 400000000000) + 2 * 936250;
+  for (int i = 0; i < 12; i++)
+    g_assert_cmpint(a.t[i], ==, expect);
+  result_free(&a);
+  const et_coll_type types[] = { ET_COLL_ALL_TO_ALL, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_REDUCE };
+  for (size_t k = 0; k < G_N_ELEMENTS(types); k++)
+    for (int red = 0; red < 2; red++) {
+      a = same(t, COLL_ALGO_DIRECT, red, types[k], 12 * piece + 7, 12, &taken);
+      result_free(&a);
+    }
+  topo_free(t);
+}
+
+#define TWO_TIER_YAML \
+  "schema_version: 1\nname: two\nmodel: analytical\nlibrary: {name: ideal}\n" \
+  "dims:\n  - {name: node, kind: switch, size: 4, bandwidth: 450GB/s, latency: 500ns}\n" \
+  "  - {name: fabric, kind: switch, size: 4, bandwidth: 50GB/s, latency: 2us}\n"
+
+#define FAT_TREE_YAML \
+  "schema_version: 1\nname: ft\nmodel: analytical\nlibrary: {name: ideal}\n" \
+  "dims:\n  - {name: fabric, kind: fat_tree, size: 16, leaves: 4, oversubscription: 2, bandwidth: 50GB/s, latency: 1us}\n"
+
+/* Hierarchical plans (one phase per dimension, 4 x 4) and a 2:1 fat tree
+ * (shared uplinks: the path may decline): equal results for every
+ * algorithm and type, whichever path ran. */
+static void test_hierarchical_and_shared(void)
+{
+  const char *yamls[] = { TWO_TIER_YAML, FAT_TREE_YAML };
+  const coll_algo algos[] = { COLL_ALGO_HALVING_DOUBLING, COLL_ALGO_DIRECT, COLL_ALGO_RING, COLL_ALGO_DOUBLE_BINARY_TREE };
+  const et_coll_type types[] = { ET_COLL_ALL_REDUCE, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_GATHER, ET_COLL_ALL_TO_ALL };
+  int taken_hier = 0;
+  for (size_t y = 0; y < G_N_ELEMENTS(yamls); y++) {
+    topo *t = load(yamls[y]);
+    for (size_t a = 0; a < G_N_ELEMENTS(algos); a++)
+      for (size_t k = 0; k < G_N_ELEMENTS(types); k++) {
+        gboolean taken;
+        fast_result r = same(t, algos[a], k % 2 == 1, types[k], (4 << 20) + 64, 16, &taken);
+        if (y == 0 && taken)
+          taken_hier++;
+        result_free(&r);
+      }
+    topo_free(t);
+  }
+  g_test_message("hierarchical cases on the fast path: %d", taken_hier);
+  g_assert_cmpint(taken_hier, >=, 2); /* halving-doubling per dimension at least */
+}
+
+/* Competing traffic over links of the collective, sent before the start,
+ * in the start's instant and at 40 instants over the run: equal results
+ * (the competitor's done time too) and, while the run is on the path, a
+ * conversion. */
+static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_type type, int n, uint64_t bytes,
+                        int src, int dst)
+{
+  topo *t = load(yaml);
+  coll_policy *pol = forced(algo);
+  if (red)
+    coll_policy_set_reduce_bw(pol, 300000000000);
+  int *r = iota(n);
+  competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
+  fast_result a = both(t, pol, type, bytes, r, n, NULL, -1);
+  g_assert_cmpuint(a.st.phase_runs, ==, 1);
+  sim_time_ps span = 0;
+  for (int i = 0; i < n; i++)
+    span = MAX(span, a.t[i]);
+  result_free(&a);
+  a = both(t, pol, type, bytes, r, n, &cx, 0);
+  g_assert_cmpuint(a.st.phase_runs, ==, 0); /* its links were busy at the start */
+  result_free(&a);
+  a = both(t, pol, type, bytes, r, n, &cx, RUN_AFTER_START);
+  g_assert_cmpuint(a.st.phase_conversions, ==, 1);
+  result_free(&a);
+  int conversions = 0;
+  for (int i = 1; i <= 40; i++) {
+    sim_time_ps at = span * i / 41 + (i % 3); /* off the step boundaries too */
+    a = both(t, pol, type, bytes, r, n, &cx, at);
+    conversions += (int)a.st.phase_conversions;
+    result_free(&a);
+  }
+  g_test_message("%d of 40 injections converted the run", conversions);
+  g_assert_cmpint(conversions, >=, 30);
+  g_free(r);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+/* The competitor exactly at the step boundaries of halving-doubling on
+ * the switch of 16 (the closed form of test_halving_doubling_switch) and
+ * a picosecond before and after each: the ties of the conversion rule
+ * (a step issued at that instant counts as after the competitor, a
+ * transfer arriving then is still in flight). */
+static void test_competitor_boundaries(void)
+{
+  topo *t = load(SWITCH_YAML(16));
+  coll_policy *pol = forced(COLL_ALGO_HALVING_DOUBLING);
+  int *r = iota(16);
+  competitor cx = { .src = 3, .dst = 5, .bytes = 3 << 20 };
+  const uint64_t S = 16 << 20;
+  sim_time_ps b = 0;
+  int conversions = 0, cases = 0;
+  for (int phase = 0; phase < 2; phase++)
+    for (uint64_t x = S / 2; x >= S / 16; x /= 2) {
+      uint64_t bytes = phase == 0 ? x : S / 16 * (S / 2 / x); /* the all-gather grows again */
+      b += wisp_transfer_ps(bytes, 400000000000) + 2 * 936250;
+      for (int d = -1; d <= 1; d++) {
+        fast_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 16, &cx, b + d);
+        conversions += (int)a.st.phase_conversions;
+        cases++;
+        result_free(&a);
+      }
+    }
+  g_assert_cmpint(conversions, >=, cases - 3); /* all but those after the run's end */
+  g_free(r);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+static void test_competitor_halving_doubling(void)
+{
+  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, 16, 16 << 20, 3, 5);
+  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, TRUE, ET_COLL_REDUCE_SCATTER, 16, (16 << 20) + 48, 0, 1);
+}
+
+static void test_competitor_direct(void)
+{
+  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, 12, 1 << 20, 2, 7);
+  /* Two steps of 11 transfers per link: the second step's issue order is
+   * the order in which the first step's arrivals end the members' steps. */
+  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_REDUCE, 12, (12 << 20) + 36, 4, 9);
+  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, TRUE, ET_COLL_ALL_REDUCE, 12, 12 << 20, 11, 0);
+}
+
+static void test_competitor_hierarchical(void)
+{
+  competitors(TWO_TIER_YAML, COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, 16, 8 << 20, 1, 6);
+  competitors(TWO_TIER_YAML, COLL_ALGO_DIRECT, TRUE, ET_COLL_ALL_REDUCE, 16, 8 << 20, 5, 14);
+}
+
+/* Several collectives at once, as in a scaled job: two halving-doubling
+ * groups of 8 on one switch of 16, the second started later while the
+ * first is on the path, and a competitor that converts the first in the
+ * middle.  Both paths must give every member of both groups the same done
+ * time, the same transfer count and the same bytes on every link (the
+ * rewind of one run takes back only its own transfers). */
+typedef struct {
+  coll_rt *c;
+  coll_desc d;
+  done_log *log;
+} late_start;
+
+static void start_late(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  late_start *ls = ctx;
+  coll_start(ls->c, &ls->d, on_done, ls->log, 0, NULL);
+}
+
+static void concurrent_run(const topo *t, int fast, sim_time_ps late_at, sim_time_ps comp_at, sim_time_ps *times,
+                           uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
+  coll_policy *pol = forced(COLL_ALGO_HALVING_DOUBLING);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
+  coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
+  int ga[8], gb[8];
+  for (int i = 0; i < 8; i++) {
+    ga[i] = i;
+    gb[i] = 8 + i;
+    times[i] = times[8 + i] = -1;
+  }
+  done_log la = { times, 8 }, lb = { times + 8, 8 };
+  coll_desc da = { .type = ET_COLL_ALL_REDUCE, .bytes = 8 << 20, .ranks = ga, .n_ranks = 8, .root = -1 };
+  late_start ls = { c, { .type = ET_COLL_ALL_REDUCE, .bytes = 4 << 20, .ranks = gb, .n_ranks = 8, .root = -1 }, &lb };
+  competitor cx = { .n = nt, .src = 2, .dst = 6, .bytes = 1 << 20, .done = -1 };
+  coll_start(c, &da, on_done, &la, 0, NULL);
+  sim_post_at(sim, late_at, start_late, &ls, 0);
+  sim_post_at(sim, comp_at, comp_start, &cx, 0);
+  sim_run(sim, SIM_TIME_MAX);
+  for (int i = 0; i < 16; i++)
+    g_assert_cmpint(times[i], >=, 0);
+  *transfers = net_transfers(nt);
+  for (uint32_t l = 0; l < topo_n_links(t); l++)
+    bytes[l] = net_link_bytes(nt, l);
+  *st = *coll_rt_ring_stats(c);
+  coll_rt_free(c);
+  coll_policy_free(pol);
+  net_free(nt);
+  sim_engine_free(sim);
+}
+
+static void test_concurrent(void)
+{
+  topo *t = load(SWITCH_YAML(16));
+  uint32_t nl = topo_n_links(t);
+  /* One all-reduce of 8 MiB over 8 members takes about 2 x 7/8 x 8 MiB /
+   * 400 GB/s = 37 us; the second group starts 5 us in, the competitor
+   * (in the first group's links) at 11 us, 20 us or after both. */
+  const sim_time_ps comps[] = { 11000000, 20000000, 90000000 };
+  for (size_t k = 0; k < G_N_ELEMENTS(comps); k++) {
+    sim_time_ps ta[16], tb[16];
+    uint64_t xa, xb;
+    uint64_t *ba = g_new(uint64_t, nl), *bb = g_new(uint64_t, nl);
+    coll_ring_stats sa, sb;
+    concurrent_run(t, 1, 5000000, comps[k], ta, &xa, ba, &sa);
+    concurrent_run(t, 0, 5000000, comps[k], tb, &xb, bb, &sb);
+    for (int i = 0; i < 16; i++)
+      g_assert_cmpint(ta[i], ==, tb[i]);
+    g_assert_cmpuint(xa, ==, xb);
+    for (uint32_t l = 0; l < nl; l++)
+      g_assert_cmpuint(ba[l], ==, bb[l]);
+    g_assert_cmpuint(sa.phase_runs, ==, 2);
+    g_assert_cmpuint(sa.phase_conversions, ==, k < 2 ? 1 : 0);
+    g_free(ba);
+    g_free(bb);
+  }
+  topo_free(t);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/coll_fast/halving_doubling_switch", test_halving_doubling_switch);
+  g_test_add_func("/coll_fast/direct_switch", test_direct_switch);
+  g_test_add_func("/coll_fast/hierarchical_and_shared", test_hierarchical_and_shared);
+  g_test_add_func("/coll_fast/competitor_halving_doubling", test_competitor_halving_doubling);
+  g_test_add_func("/coll_fast/competitor_boundaries", test_competitor_boundaries);
+  g_test_add_func("/coll_fast/competitor_direct", test_competitor_direct);
+  g_test_add_func("/coll_fast/competitor_hierarchical", test_competitor_hierarchical);
+  g_test_add_func("/coll_fast/concurrent", test_concurrent);
+  return g_test_run();
+}
