@@ -30,6 +30,20 @@
  * receives of one direction queue behind each other (one stream per
  * direction); the compute chain waits for the TP all-reduces.
  *
+ * MoE (the card's num_experts; et_model.h): experts are split over EP
+ * groups of ep consecutive data-parallel ranks (rank (d, s, i) is in EP
+ * block d / ep), experts / ep per rank, replicated dp / ep times.  The
+ * dispatch and combine all-to-alls (and their gradients) carry the
+ * registry's MoE size, tokens x top-k x hidden x dtype per rank (the
+ * traced size x tokens' / tokens), balanced over the new EP group, with
+ * the traced two-hop mode (DeepEP internode) kept and its scale-out
+ * deduplication min(1, nodes / top-k) recomputed for the new group when
+ * the card gives count_per_node; the experts' kernels scale by the
+ * rank's routed tokens (tokens x top-k: the same whatever the experts per
+ * rank); with ep 1 the all-to-alls vanish.  With dp / ep > 1 each layer's
+ * expert gradients (E / ep x 2 h f_e) are all-reduced over the expert's
+ * replicas, like the dense ones over the DP group.
+ *
  * Memory per GPU: weights and gradients (bf16) and Adam's fp32 master
  * weights and moments: 16 bytes per parameter; activations of the
  * micro-batches in flight (GPipe: all; 1F1B: pp - s on stage s) at
@@ -46,6 +60,7 @@ G_BEGIN_DECLS
 
 typedef struct {
   int tp, pp, dp, mb;          /* 0 = as traced */
+  int ep;                      /* expert-parallel degree (divides dp); 0 = as traced */
   int sched;                   /* et_sched; -1 = the card's, else 1f1b */
 } et_repart_request;
 

@@ -7,8 +7,9 @@
  * ffn_hidden_size, vocab_size}, workload.data.{batch_size (the global
  * batch, sequences), seq_len}, Model-executor.model_plan_parallelization.
  * {micro_batches, pipeline_schedule}, workload.hardware.xpu_spec.{model,
- * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB,
- * kernel_floor_us}. */
+ * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB, kernel_floor_us,
+ * count_per_node}; MoE: model_arch.{num_experts, moe_ffn_hidden_size
+ * (default ffn_hidden_size)}, workload.model.moe_top_k. */
 #include "config.h"
 #include "cli/wisp_load.h"
 #include "cli/wisp_repart.h"
@@ -119,6 +120,15 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   out->tp = MAX(l->degree[ET_DIM_TP], 1);
   out->pp = MAX(l->degree[ET_DIM_PP], 1);
   out->dp = MAX(l->degree[ET_DIM_DP], 1);
+  out->ep = MAX(l->degree[ET_DIM_EP], 1);
+  ok = ok && count_key(card, ARCH "num_experts", &out->experts, NULL, error) &&
+       count_key(card, "workload.model.moe_top_k", &out->top_k, NULL, error) &&
+       count_key(card, ARCH "moe_ffn_hidden_size", &out->moe_ffn, NULL, error) &&
+       count_key(card, XPU "count_per_node", &out->gpus_per_node, NULL, error);
+  if (ok && out->experts > 0 && out->top_k == 0)
+    note_missing(miss, "workload.model.moe_top_k (the card has model_arch.num_experts)");
+  if (ok && out->experts > 0 && out->moe_ffn == 0)
+    out->moe_ffn = out->ffn;
   if (miss->len)
     out->missing = g_strdup(miss->str);
   g_string_free(miss, TRUE);
@@ -149,7 +159,7 @@ et_workload *wisp_repartition(et_workload *w, const et_layout *l, const cfg_card
     et_workload_free(w);
     return NULL;
   }
-  et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched};
+  et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched, .ep = rq->ep};
   GString *how = g_string_new(NULL);
   et_workload *o = et_repart_build(w->source, &m, &c, &r, how, error);
   if (o && !quiet)
