@@ -131,6 +131,75 @@ static void check_from(gconstpointer data)
   g_free(json);
 }
 
+/* The MoE job (gt_par_init_moe: 8 ranks of DP, 16 experts, top-2) traced
+ * under EP `traced_ep`; wisp predicts EP 8, 4 and 2 from it with
+ * --scale ep=N: each within 5 % of the truth and in the true order; EP 1
+ * does not fit (16 experts x 2 x 4096^2 x 8 layers x 16 B = 68.7 GB of
+ * expert weights and Adam states alone, 89 GB with the rest, over 80 GB)
+ * and ep 3 does not divide the 8 data-parallel ranks. */
+static void check_ep(gconstpointer data)
+{
+  int traced_ep = GPOINTER_TO_INT(data);
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-repart-ep-XXXXXX", NULL);
+  char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
+  char *cal = g_build_filename(dir, "cal.yaml", NULL), *json = g_build_filename(dir, "s.json", NULL);
+  static const int eps[] = {8, 4, 2};
+  double t[3], w[3];
+  for (int i = 0; i < 3; i++) {
+    gt_par_params p;
+    gt_par_init_moe(&p);
+    p.ep = eps[i];
+    int64_t step = 0;
+    GError *error = NULL;
+    g_assert_true(gt_par_run(&p, eps[i] == traced_ep ? trace : NULL, &step, &error));
+    g_assert_no_error(error);
+    t[i] = (double)step;
+    if (eps[i] == traced_ep) {
+      char *text = gt_par_card(&p);
+      g_assert_true(g_file_set_contents(card, text, -1, NULL));
+      g_free(text);
+    }
+  }
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", trace, "--cluster", "dgx-h100", "-o", cal, NULL},
+                                NULL), ==, 0);
+  for (int i = 0; i < 3; i++) {
+    char *spec = g_strdup_printf("ep=%d", eps[i]);
+    g_assert_cmpint(test_wisp_run((const char *[]){"simulate", trace, "--network", cal, "--card", card, "--scale",
+                                                   spec, "--json", json, NULL}, NULL), ==, 0);
+    w[i] = step_of(json);
+    double err = 100.0 * (w[i] - t[i]) / t[i];
+    g_test_message("from ep%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", traced_ep, spec, t[i] / 1e6, w[i] / 1e6,
+                   err);
+    g_assert_cmpfloat(fabs(err), <=, 5.0);
+    g_free(spec);
+  }
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      if (t[i] < t[j])
+        g_assert_cmpfloat(w[i], <, w[j]);
+  char *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card,
+                                                          "--scale", "ep=1", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "dp 8 mb 2 does not fit in memory"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card,
+                                                          "--scale", "ep=3", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "ep must divide dp"));
+  g_free(out);
+  g_free(err);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(trace);
+  g_free(card);
+  g_free(cal);
+  g_free(json);
+}
+
 static void check_refusals(void)
 {
   if (!g_getenv("WISP_BIN")) {
@@ -150,10 +219,10 @@ static void check_refusals(void)
   g_assert_nonnull(strstr(err, "122.41 GB activations"));
   g_clear_pointer(&out, g_free);
   g_clear_pointer(&err, g_free);
-  /* ep: what is missing. */
+  /* ep on a dense model: what is missing. */
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
                                                           "--scale", "ep=8", NULL}, &out, &err), !=, 0);
-  g_assert_nonnull(strstr(err, "re-partitioning experts needs the MoE layer's expert GEMMs"));
+  g_assert_nonnull(strstr(err, "ep > 1 needs a MoE model (the card's model_arch.num_experts)"));
   g_clear_pointer(&out, g_free);
   g_clear_pointer(&err, g_free);
   /* A card without the micro-batch count: the key is named. */
@@ -250,6 +319,8 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_data_func("/repartition/from-tp4-pp2-mb4", &configs[0], check_from);
   g_test_add_data_func("/repartition/from-tp2-pp4-mb8", &configs[3], check_from);
+  g_test_add_data_func("/repartition/ep-from-ep4", GINT_TO_POINTER(4), check_ep);
+  g_test_add_data_func("/repartition/ep-from-ep8", GINT_TO_POINTER(8), check_ep);
   g_test_add_func("/repartition/refusals", check_refusals);
   g_test_add_func("/repartition/search", check_search);
   return g_test_run();
