@@ -40,6 +40,7 @@ void et_model_clear(et_model *m)
   mseq_clear(&m->embed_fwd);
   mseq_clear(&m->embed_bwd);
   mseq_clear(&m->head);
+  mseq_clear(&m->head_bwd);
   mseq_clear(&m->tail);
   if (m->how)
     g_string_free(m->how, TRUE);
@@ -428,6 +429,25 @@ static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, i
                          m->rank0_params);
 }
 
+/* Splits m->head at its first kernel named like a backward one (bwd,
+ * backward, grad): what follows is the head's backward.  O(head). */
+static void split_head(et_model *m)
+{
+  int at = -1;
+  for (int i = 0; i < m->head.n && at < 0; i++) {
+    char *low = g_ascii_strdown(m->head.ops[i].name, -1);
+    if (strstr(low, "bwd") || strstr(low, "backward") || strstr(low, "grad"))
+      at = i;
+    g_free(low);
+  }
+  if (at <= 0)
+    return;
+  m->head_bwd.n = m->head.n - at;
+  m->head_bwd.ops = g_new0(et_mop, m->head_bwd.n);
+  memcpy(m->head_bwd.ops, m->head.ops + at, sizeof(et_mop) * (size_t)m->head_bwd.n);
+  m->head.n = at;
+}
+
 /* Whether ops[at ..] hold reps copies of the pattern q (by name). */
 static gboolean matches(const et_graph *g, const GArray *a, int at, const et_mseq *q, int reps)
 {
@@ -470,9 +490,11 @@ static gboolean read_last_stage(const rd *d, int rank, GError **error)
   int nh = end - at - fw;
   if (nh > 0)
     take(d, g, a, at + fw, nh, 1, &m->head);
+  split_head(m);
   g_string_append_printf(m->how, "model: head: %d operations on the last stage (rank %d) between its last layers' "
-                         "forward and their backward (LM head, loss and their backward; all replayed with the "
-                         "forward)\n", nh, rank);
+                         "forward and their backward (LM head, loss and their backward): %d replayed after the "
+                         "forward, %d (from the first named bwd/backward/grad) before the backward\n", nh, rank,
+                         m->head.n, m->head_bwd.n);
   g_array_free(a, TRUE);
   return TRUE;
 }
@@ -507,6 +529,7 @@ static gboolean read_single_stage(const rd *d, GError **error)
     take(d, g, a, 0, e, 1, &m->embed_fwd);
   if (h > 0)
     take(d, g, a, fend, h, 1, &m->head);
+  split_head(m);
   take(d, g, a, fend + h, q, ls, &m->layer_bwd);
   for (int k = (int)a->len - q * ls; k >= 0 && last < 0; k--)
     if (matches(g, a, k, &m->layer_bwd, ls))

@@ -28,7 +28,9 @@
  *     runs once per micro-batch) and the step tail (the others);
  *   - the head: on the last stage, the operations between its last receive
  *     and the next send are the layers' forward, the head (LM head, loss
- *     and their backward) and the layers' backward;
+ *     and their backward) and the layers' backward; the head's backward
+ *     starts at its first kernel named bwd/backward/grad (head_bwd; none:
+ *     the whole head is replayed with the forward);
  *     (names compare without their digits: "fwd_mb0_layer3" is
  *     "fwd_mb1_layer4"; data-parallel gradient reductions are left out);
  *   - roles: kernels are classed by name (GEMM: gemm/xmma/cutlass/
@@ -109,7 +111,7 @@ typedef struct {
 } et_mseq;
 
 typedef struct {
-  et_mseq layer_fwd, layer_bwd, embed_fwd, embed_bwd, head, tail;
+  et_mseq layer_fwd, layer_bwd, embed_fwd, embed_bwd, head, head_bwd, tail;
   int tp, pp, mb, layers_per_stage;
   double tokens_per_mb;        /* traced micro-batch tokens */
   sim_time_ps optimizer_ps;    /* the tail's elementwise time on rank 0 */

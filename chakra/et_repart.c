@@ -238,6 +238,8 @@ static void bwd(rb *g, int mb, gboolean last)
 {
   if (g->next >= 0)
     p2p(g, FALSE, g->next, mb, TRUE);
+  else
+    emit(g, &g->m->head_bwd);
   for (int l = 0; l < g->c->layers / g->rq.pp; l++) {
     emit(g, &g->m->layer_bwd);
     if (last && !g->m->dp_after)
