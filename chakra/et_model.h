@@ -70,6 +70,9 @@ typedef struct {
   int ep;                      /* the traced expert-parallel degree (1: none; divides dp) */
   int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */
   int gpus_per_node;           /* xpu_spec.count_per_node (0: unknown): two-hop all-to-all deduplication */
+  int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
+                                  + weights sharded */
+  int recompute;               /* activation recomputation: 0 none, 1 selective (attention), 2 full (per layer) */
   int sched;                   /* et_sched, -1 = absent */
   double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
   sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */

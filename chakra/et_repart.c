@@ -13,8 +13,14 @@ static et_repart_request resolved(const et_model_card *c, const et_repart_reques
   r.tp = r.tp ? r.tp : c->tp;
   r.pp = r.pp ? r.pp : c->pp;
   r.dp = r.dp ? r.dp : c->dp;
-  r.mb = r.mb ? r.mb : c->mb;
   r.ep = r.ep ? r.ep : MAX(c->ep, 1);
+  if (r.batch == 0 && r.mbs > 0 && r.mb == 0) { /* the count from the size */
+    r.mb = MAX(c->global_batch / MAX(r.dp * r.mbs, 1), 1);
+    r.batch = c->global_batch;
+  } else if (r.batch == 0) {
+    r.mb = r.mb ? r.mb : c->mb;
+    r.batch = r.mbs > 0 ? r.dp * r.mb * r.mbs : c->global_batch;
+  }
   if (r.sched < 0)
     r.sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
   return r;
@@ -29,8 +35,10 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "pp must divide num_layers";
   else if (c->heads % rq.tp || c->hidden % rq.tp || f % rq.tp || c->vocab % rq.tp)
     why = "tp must divide the heads, hidden size, ffn size and vocabulary";
-  else if (c->global_batch % (rq.dp * rq.mb))
-    why = "dp x mb must divide the global batch (batch_size)";
+  else if (rq.batch % (rq.dp * rq.mb) || (rq.mbs > 0 && rq.batch != rq.dp * rq.mb * rq.mbs))
+    why = rq.mbs > 0 ? "dp x mbs must divide the global batch (batch_size); give mb= as well for a new global "
+                       "batch of dp x mb x mbs sequences"
+                     : "dp x mb must divide the global batch (batch_size)";
   else if (rq.ep > 1 && c->experts == 0)
     why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
   else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))
@@ -38,20 +46,41 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
   if (why)
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "tp %d pp %d dp %d ep %d mb %d: %s (%d layers, %d heads, "
                 "hidden %d, ffn %d, vocabulary %d, batch %d, %d experts)", rq.tp, rq.pp, rq.dp, rq.ep, rq.mb, why,
-                c->layers, c->heads, c->hidden, f, c->vocab, c->global_batch, c->experts);
+                c->layers, c->heads, c->hidden, f, c->vocab, rq.batch, c->experts);
   return why == NULL;
+}
+
+/* Bytes per parameter of the dense and the experts' weights, gradients
+ * and Adam states on a rank under the card's ZeRO stage. */
+static double state_bytes(const et_model_card *c, int dp, int ep, gboolean expert)
+{
+  double n = expert ? MAX(dp / MAX(ep, 1), 1) : dp;
+  return 2.0 / (c->zero >= 3 ? n : 1) + 2.0 / (c->zero >= 2 ? n : 1) + 12.0 / (c->zero >= 1 ? n : 1);
+}
+
+/* The parameters whose optimizer step a rank of stage st runs. */
+static double opt_params(const et_model_card *c, int tp, int pp, int dp, int ep, int st)
+{
+  double ex = (double)c->layers / pp * et_model_layer_expert_params(c, ep);
+  double de = et_model_rank_params(c, tp, pp, ep, st) - ex;
+  if (c->zero < 1)
+    return de + ex;
+  return de / dp + ex / MAX(dp / MAX(ep, 1), 1);
 }
 
 void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, et_repart_memory *out)
 {
   et_repart_request rq = resolved(c, rq0);
   memset(out, 0, sizeof *out);
-  double b = (double)c->global_batch / rq.dp / rq.mb, s = c->seq, h = c->hidden, a = c->heads, t = rq.tp;
-  double per_layer = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  double b = (double)rq.batch / rq.dp / rq.mb, s = c->seq, h = c->hidden, a = c->heads, t = rq.tp;
+  double full = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  double per_layer = c->recompute == 2 ? 2.0 * s * b * h : c->recompute == 1 ? s * b * h * (10.0 + 24.0 / t) : full;
   for (int st = 0; st < rq.pp; st++) {
     double params = et_model_rank_params(c, rq.tp, rq.pp, rq.ep, st);
+    double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.ep);
     int in_flight = rq.sched == ET_SCHED_GPIPE ? rq.mb : MIN(rq.pp - st, rq.mb);
-    double act = in_flight * ((double)c->layers / rq.pp) * per_layer, w = 16.0 * params;
+    double act = in_flight * ((double)c->layers / rq.pp) * per_layer + (c->recompute == 2 ? full : 0.0);
+    double w = (params - ex) * state_bytes(c, rq.dp, rq.ep, FALSE) + ex * state_bytes(c, rq.dp, rq.ep, TRUE);
     if (w + act > out->total_bytes) {
       out->params = params;
       out->weights_bytes = w;
@@ -264,7 +293,8 @@ static void tail(rb *g)
     for (guint i = 0; i < g->dp_ids->len; i++)
       et_builder_add_dep(g->b, (uint32_t)(g->chain - 1), g_array_index(g->dp_ids, uint64_t, i), TRUE, TRUE);
   }
-  double f = params / g->m->rank0_params;
+  double f = opt_params(g->c, g->rq.tp, g->rq.pp, g->rq.dp, g->rq.ep, g->stage) /
+             opt_params(g->c, g->c->tp, g->c->pp, g->c->dp, MAX(g->c->ep, 1), 0);
   for (int i = 0; i < g->m->tail.n; i++) {
     const et_mop *o = &g->m->tail.ops[i];
     if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL)
@@ -335,7 +365,7 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
 {
   g_string_append_printf(how, "repartition: tp %d -> %d, pp %d -> %d, dp %d -> %d, micro-batches %d -> %d (%.0f -> "
                          "%.0f tokens each), schedule %s; %d ranks\n", m->tp, rq->tp, m->pp, rq->pp, c->dp, rq->dp,
-                         m->mb, rq->mb, m->tokens_per_mb, (double)c->global_batch / rq->dp / rq->mb * c->seq,
+                         m->mb, rq->mb, m->tokens_per_mb, (double)rq->batch / rq->dp / rq->mb * c->seq,
                          et_sched_name(rq->sched), rq->tp * rq->pp * rq->dp);
   g_string_append_printf(how, "repartition: kernels rescaled by class: GEMMs of known shape by the roofline of %s "
                          "(%.0f TFLOP/s, %.0f GB/s HBM), other GEMMs and attention by FLOPs per shard, elementwise by "
@@ -343,10 +373,16 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                          "the measured idle before each operation kept; TP all-reduces, activations and their "
                          "gradients: tokens x hidden %d x %d B\n", c->hw ? c->hw : "the GPU", c->peak_flops / 1e12,
                          c->hbm_Bps / 1e9, (double)c->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
+  static const char *const rc[] = {"no", "selective", "full"};
   g_string_append_printf(how, "repartition: memory per GPU (stage %d, the most loaded): %.2f GB weights, gradients "
-                         "and Adam states (%.0f M parameters x 16 B) + %.2f GB activations = %.2f GB of %.0f GB HBM\n",
-                         mem->worst_stage, mem->weights_bytes / 1e9, mem->params / 1e6, mem->act_bytes / 1e9,
-                         mem->total_bytes / 1e9, mem->hbm_bytes / 1e9);
+                         "and Adam states (%.0f M parameters x 16 B, ZeRO stage %d over the DP group) + %.2f GB "
+                         "activations (%s recomputation) = %.2f GB of %.0f GB HBM\n", mem->worst_stage,
+                         mem->weights_bytes / 1e9, mem->params / 1e6, c->zero, mem->act_bytes / 1e9,
+                         rc[CLAMP(c->recompute, 0, 2)], mem->total_bytes / 1e9, mem->hbm_bytes / 1e9);
+  if (rq->batch != c->global_batch)
+    g_string_append_printf(how, "repartition: global batch %d -> %d sequences (dp %d x mb %d x mbs %d): the step "
+                           "processes %.2fx the traced tokens\n", c->global_batch, rq->batch, rq->dp, rq->mb, rq->mbs,
+                           (double)rq->batch / c->global_batch);
   if (c->experts > 0)
     g_string_append_printf(how, "repartition: MoE: ep %d -> %d: %d experts per rank (%d x 2 x %d x %d parameters), "
                            "dispatch and combine all-to-alls of tokens x top-%d x hidden %d x %d B (the registry's MoE "
@@ -384,7 +420,7 @@ et_workload *et_repart_build(const char *source, const et_model *m, const et_mod
   for (int r = 0; r < n; r++) {
     int i = r % rq.tp, s = (r / rq.tp) % rq.pp, d = r / (rq.tp * rq.pp);
     rb g = {.m = m, .c = c, .rq = rq, .shard = (double)m->tp / rq.tp,
-            .tokens = (double)c->global_batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
+            .tokens = (double)rq.batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
             .prev = s > 0 ? r - rq.tp : -1, .next = s + 1 < rq.pp ? r + rq.tp : -1};
     g_snprintf(g.tp_pg, sizeof g.tp_pg, "tp.%d.%d", d, s);
     g_snprintf(g.dp_pg, sizeof g.dp_pg, "dp.%d.%d", s, i);

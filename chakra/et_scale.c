@@ -312,9 +312,10 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
       rq->sched = strcmp(val, "gpipe") == 0 ? 1 : 0; /* et_sched (chakra/et_model.h) */
     else
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--scale %s: sched must be gpipe or 1f1b", spec);
-  } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb") && strcmp(dim, "ep")) {
+  } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb") && strcmp(dim, "ep") &&
+             strcmp(dim, "mbs")) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, mb, sched; cp is refused)", spec, dim);
+                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, mb, mbs, sched; cp is refused)", spec, dim);
   } else {
     char *end = NULL;
     gint64 v = g_ascii_strtoll(val, &end, 10);
@@ -323,7 +324,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
                   "--scale %s: %s must be a whole number from 1 to %d, e.g. --scale %s=4", spec, dim, 1 << 24, dim);
     } else {
       int *dst = strcmp(dim, "dp") == 0 ? &rq->dp : strcmp(dim, "tp") == 0 ? &rq->tp : strcmp(dim, "pp") == 0 ? &rq->pp
-                 : strcmp(dim, "ep") == 0 ? &rq->ep : &rq->mb;
+                 : strcmp(dim, "ep") == 0 ? &rq->ep : strcmp(dim, "mbs") == 0 ? &rq->mbs : &rq->mb;
       *dst = (int)v;
       ok = TRUE;
     }
@@ -334,7 +335,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
 
 gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
 {
-  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = 0;
+  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = rq->mbs = 0;
   rq->sched = -1;
   if (spec == NULL || *spec == '\0')
     return TRUE;

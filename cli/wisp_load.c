@@ -276,7 +276,7 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
     return NULL;
   }
-  gboolean repart = rq.tp || rq.pp || rq.mb || rq.ep || rq.sched >= 0;
+  gboolean repart = rq.tp || rq.pp || rq.mb || rq.ep || rq.mbs || rq.sched >= 0;
   et_workload *o = repart ? wisp_repartition(w, &l, lo->card, &rq, lo->quiet, error)
                    : rq.dp > 0 ? et_workload_scale(w, &l, &rq, error) : w;
   if (o == NULL && !repart)
@@ -508,7 +508,7 @@ gboolean wisp_cli_scale_resolve(wisp_cli_scale *s, wisp_load_options *lo, GError
   et_scale_request rq = {0};
   if (!et_scale_parse(s->scale, &rq, error) || !et_placement_parse(s->placement, &rq.placement, error))
     return FALSE;
-  if ((rq.tp || rq.pp || rq.mb || rq.ep || rq.sched >= 0) && s->card == NULL) {
+  if ((rq.tp || rq.pp || rq.mb || rq.ep || rq.mbs || rq.sched >= 0) && s->card == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--scale %s re-partitions the model, which needs a workload card (--card FILE) with num_layers, "
                 "num_heads, vocab_size, hidden_size, batch_size, seq_len, micro_batches and the GPU (doc/card.md)",

@@ -2,7 +2,7 @@
  * job (regress/gt_parallel.h) under one parallel configuration and prints
  * its true step time.
  *
- * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--mb N]
+ * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--mb N] [--batch N]
  *                   [--sched gpipe|1f1b] [OUTDIR]
  * --moe starts from the MoE job (gt_par_init_moe: 8 ranks of data
  * parallelism, 16 experts, top-2, EP 4) instead of the dense one; the
@@ -24,11 +24,12 @@ int main(int argc, char **argv)
     gt_par_init_moe(&p);
   else
     gt_par_init(&p);
-  int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep;
+  int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, batch = p.global_batch;
   char *sched = NULL;
   GOptionEntry entries[] = {
     {"moe", 0, 0, G_OPTION_ARG_NONE, &moe, "the MoE job (16 experts, top-2) instead of the dense one", NULL},
     {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "data-parallel degree", "N"},
+    {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "global batch (sequences)", "N"},
     {"ep", 0, 0, G_OPTION_ARG_INT, &ep, "expert-parallel degree (divides dp; MoE only)", "N"},
     {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "tensor-parallel degree", "N"},
     {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "pipeline stages", "N"},
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
   p.mb = mb;
   p.dp = dp;
   p.ep = ep;
+  p.global_batch = batch;
   if (sched && strcmp(sched, "gpipe") == 0)
     p.sched = GT_SCHED_GPIPE;
   int64_t step = 0;
