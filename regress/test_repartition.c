@@ -362,9 +362,9 @@ static void check_search(void)
   double secs = g_get_monotonic_time() / 1e6 - t0;
   g_test_message("wisp search on the bundled example: %.2f s\n%s", secs, out);
   g_assert_cmpfloat(secs, <, 60.0);
-  g_assert_nonnull(strstr(out, " rank  gpus   dp   tp   pp   mb   step_time_ms"));
+  g_assert_nonnull(strstr(out, " rank  gpus   dp   tp   pp   ep   mb   step_time_ms"));
   g_assert_nonnull(strstr(out, "(traced)"));
-  g_assert_nonnull(strstr(out, "refused: dp 1 tp 1 pp 1 mb 1: tp 1 pp 1 dp 1 mb 1 does not fit in memory"));
+  g_assert_nonnull(strstr(out, "refused: dp 1 tp 1 pp 1 ep 1 mb 1: tp 1 pp 1 dp 1 mb 1 does not fit in memory"));
   g_assert_nonnull(strstr(err, "model: layer forward: 2 operations repeating 4 times"));
   /* The traced configuration's row equals simulate --scale of it. */
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", v.example, "--network", "dgx-a100", "--card",
