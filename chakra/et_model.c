@@ -13,8 +13,8 @@ const char *et_sched_name(et_sched s)
 const char *et_kclass_name(et_kclass c)
 {
   static const char *const names[] = {"gemm", "attention", "elementwise (sharded)", "elementwise (replicated)",
-                                      "tp collective", "other collective"};
-  return c <= ET_KC_OTHER_COLL ? names[c] : "?";
+                                      "tp collective", "other collective", "ep all-to-all"};
+  return c <= ET_KC_EP_COLL ? names[c] : "?";
 }
 
 void et_model_card_clear(et_model_card *c)
@@ -40,16 +40,28 @@ void et_model_clear(et_model *m)
   mseq_clear(&m->embed_fwd);
   mseq_clear(&m->embed_bwd);
   mseq_clear(&m->head);
+  mseq_clear(&m->head_bwd);
   mseq_clear(&m->tail);
   if (m->how)
     g_string_free(m->how, TRUE);
   memset(m, 0, sizeof *m);
 }
 
-double et_model_rank_params(const et_model_card *c, int tp, int pp, int s)
+double et_model_layer_dense_params(const et_model_card *c, int tp)
 {
   double h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * c->hidden;
-  double n = (double)c->layers / pp * (4.0 * h * h + 2.0 * h * f) / tp;
+  return c->experts > 0 ? 4.0 * h * h / tp + h * c->experts : (4.0 * h * h + 2.0 * h * f) / tp;
+}
+
+double et_model_layer_expert_params(const et_model_card *c, int ep)
+{
+  return c->experts > 0 ? (double)c->experts / ep * 2.0 * c->hidden * c->moe_ffn : 0.0;
+}
+
+double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int s)
+{
+  double h = c->hidden;
+  double n = (double)c->layers / pp * (et_model_layer_dense_params(c, tp) + et_model_layer_expert_params(c, ep));
   if (s == 0)
     n += (double)c->vocab * h / tp;
   if (s == pp - 1 && s >= 0)
@@ -72,6 +84,18 @@ static int cmp_gop(const void *pa, const void *pb)
   return a->node < b->node ? -1 : a->node > b->node;
 }
 
+/* Whether node i is a collective of a data-parallel group (not TP): a
+ * gradient reduction. */
+static gboolean dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
+{
+  const et_node *n = &g->nodes[i];
+  if (n->type != ET_NODE_COMM_COLL)
+    return FALSE;
+  uint32_t grp = g->comms[n->comm].group;
+  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) &&
+         !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
+}
+
 /* Kernels (not CPU, not idle gaps) and communication of rank r's graph in
  * time order (measured starts, else node order; receives at their ends),
  * without the collectives of data-parallel groups (the gradient
@@ -84,11 +108,8 @@ static GArray *rank_ops(const et_graph *g, const et_layout *l)
     const et_node *n = &g->nodes[i];
     gboolean comp = n->type == ET_NODE_COMP && !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY));
     gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
-    if (n->type == ET_NODE_COMM_COLL) { /* data-parallel gradient reductions are not the layers' */
-      uint32_t grp = g->comms[n->comm].group;
-      comm = grp == ET_GROUP_WORLD || grp >= (uint32_t)l->n_groups ||
-             !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) || (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
-    }
+    if (dp_coll(g, l, i)) /* data-parallel gradient reductions are not the layers' */
+      comm = FALSE;
     if (comp || comm) {
       /* A receive is placed where its data arrived (its end): it is
        * posted early and waits, while the previous work finishes. */
@@ -244,9 +265,12 @@ static void take(const rd *d, const et_graph *g, const GArray *a, int lo, int p,
       m->dur_ps = sum / reps;
     } else {
       const et_comm *c = et_node_comm(g, o->node);
-      gboolean tp = c->group != ET_GROUP_WORLD && c->group < (uint32_t)d->l->n_groups &&
-                    (d->l->group_dims[c->group] & ET_DIM_BIT(ET_DIM_TP));
-      m->cls = tp ? ET_KC_TP_COLL : ET_KC_OTHER_COLL;
+      unsigned dims = c->group != ET_GROUP_WORLD && c->group < (uint32_t)d->l->n_groups ? d->l->group_dims[c->group]
+                                                                                        : 0;
+      gboolean ep = (dims & ET_DIM_BIT(ET_DIM_EP)) && !(dims & ET_DIM_BIT(ET_DIM_DP)) &&
+                    (c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV);
+      m->cls = (dims & ET_DIM_BIT(ET_DIM_TP)) ? ET_KC_TP_COLL : ep ? ET_KC_EP_COLL : ET_KC_OTHER_COLL;
+      m->two_hop = c->two_hop;
       m->coll = c->coll;
       m->bytes = c->bytes;
       m->group = c->group;
@@ -305,10 +329,12 @@ static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **e
   }
   *last_rank = r;
   *stages = n;
+  if (n < 2 && d->c->pp == 1)
+    return TRUE;
   if (n < 2) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "%s: the traced job has one pipeline stage (rank 0 sends nothing); reading the layers needs a trace "
-                "with pp >= 2 (the boundaries of a micro-batch are its sends)", d->w->source);
+                "%s: the traced job has one pipeline stage (rank 0 sends nothing), the card (%s) says pp %d",
+                d->w->source, d->c->source, d->c->pp);
     return FALSE;
   }
   if (n != d->c->pp) {
@@ -319,6 +345,8 @@ static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **e
   }
   return TRUE;
 }
+
+static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, int lo, int q, const char *where);
 
 /* First stage: the layer's forward (and the embedding before it) from the
  * first micro-batch's forward, the layer's backward (and what follows)
@@ -355,9 +383,18 @@ static gboolean read_first_stage(const rd *d, GError **error)
     return FALSE;
   }
   take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
-  /* After the layers: kernels the rank runs once per micro-batch are the
-   * embedding's backward, the rest the step's tail. */
-  int lo = recv + 1 + q * ls, rest = (int)a->len - lo;
+  read_after_layers(d, g, a, recv + 1 + q * ls, q, "after its last receive");
+  g_array_free(a, TRUE);
+  return TRUE;
+}
+
+/* After the last backward's layers (ops[lo ..]): kernels the rank runs
+ * once per micro-batch are the embedding's backward, the rest the step's
+ * tail.  q: the layer backward's length (for the description). */
+static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, int lo, int q, const char *where)
+{
+  et_model *m = d->m;
+  int ls = m->layers_per_stage, rest = (int)a->len - lo;
   GHashTable *count = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < a->len; i++) {
     const char *nm = et_node_name(g, g_array_index(a, gop, i).node);
@@ -373,15 +410,42 @@ static gboolean read_first_stage(const rd *d, GError **error)
     take(d, g, a, lo, n_emb, 1, &m->embed_bwd);
   if (rest > n_emb)
     take(d, g, a, lo + n_emb, rest - n_emb, 1, &m->tail);
+  /* The gradient reductions: before the last layer backward's end or after. */
+  sim_time_ps cut = lo > 0 ? g_array_index(a, gop, lo - 1).start : 0, first = -1;
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (dp_coll(g, d->l, i) && (g->nodes[i].flags & ET_FLAG_HAS_START) && (first < 0 || g->nodes[i].start_ps < first))
+      first = g->nodes[i].start_ps;
+  m->dp_after = first >= cut;
+  g_string_append_printf(m->how, "model: data-parallel gradient reductions: %s\n",
+                         first < 0 ? "none traced; Megatron's overlap with the last backward assumed"
+                         : m->dp_after ? "issued after the last backward's layers (none overlaps them)"
+                                       : "overlapping the last backward's layers");
   for (int i = 0; i < m->tail.n; i++)
     if (m->tail.ops[i].cls == ET_KC_ELEM_SHARD || m->tail.ops[i].cls == ET_KC_ELEM_REPL)
       m->optimizer_ps += m->tail.ops[i].dur_ps;
-  g_string_append_printf(m->how, "model: layer backward: %d operations repeating %d times on rank 0 after its last "
-                         "receive, then %d per micro-batch (embedding backward) and %d once per step (optimizer: "
-                         "%.3f us for %.0f parameters on rank 0)\n", q, ls, n_emb, rest - n_emb,
-                         (double)m->optimizer_ps / 1e6, m->rank0_params);
-  g_array_free(a, TRUE);
-  return TRUE;
+  g_string_append_printf(m->how, "model: layer backward: %d operations repeating %d times on rank 0 %s, then %d "
+                         "per micro-batch (embedding backward) and %d once per step (optimizer: %.3f us for %.0f "
+                         "parameters on rank 0)\n", q, ls, where, n_emb, rest - n_emb, (double)m->optimizer_ps / 1e6,
+                         m->rank0_params);
+}
+
+/* Splits m->head at its first kernel named like a backward one (bwd,
+ * backward, grad): what follows is the head's backward.  O(head). */
+static void split_head(et_model *m)
+{
+  int at = -1;
+  for (int i = 0; i < m->head.n && at < 0; i++) {
+    char *low = g_ascii_strdown(m->head.ops[i].name, -1);
+    if (strstr(low, "bwd") || strstr(low, "backward") || strstr(low, "grad"))
+      at = i;
+    g_free(low);
+  }
+  if (at <= 0)
+    return;
+  m->head_bwd.n = m->head.n - at;
+  m->head_bwd.ops = g_new0(et_mop, m->head_bwd.n);
+  memcpy(m->head_bwd.ops, m->head.ops + at, sizeof(et_mop) * (size_t)m->head_bwd.n);
+  m->head.n = at;
 }
 
 /* Whether ops[at ..] hold reps copies of the pattern q (by name). */
@@ -426,17 +490,81 @@ static gboolean read_last_stage(const rd *d, int rank, GError **error)
   int nh = end - at - fw;
   if (nh > 0)
     take(d, g, a, at + fw, nh, 1, &m->head);
+  split_head(m);
   g_string_append_printf(m->how, "model: head: %d operations on the last stage (rank %d) between its last layers' "
-                         "forward and their backward (LM head, loss and their backward; all replayed with the "
-                         "forward)\n", nh, rank);
+                         "forward and their backward (LM head, loss and their backward): %d replayed after the "
+                         "forward, %d (from the first named bwd/backward/grad) before the backward\n", nh, rank,
+                         m->head.n, m->head_bwd.n);
   g_array_free(a, TRUE);
   return TRUE;
 }
 
+/* One stage (pp 1): on rank 0, the first micro-batch's forward layers
+ * (and the embedding before them) from the start, then the head and the
+ * backward layers (the next repeating run), the embedding's backward and
+ * the tail after the step's last run of backward layers.  The search
+ * range is one micro-batch's share of the operations. */
+static gboolean read_single_stage(const rd *d, GError **error)
+{
+  et_model *m = d->m;
+  const et_graph *g = d->w->ranks[0];
+  GArray *a = rank_ops(g, d->l);
+  int ls = m->layers_per_stage, per_mb = (int)a->len / MAX(m->mb, 1);
+  int e = 0, p = 0, h = 0, q = 0, fend = 0, last = -1;
+  gboolean ok = best_period(g, a, 0, per_mb, ls, &e, &p);
+  if (ok) {
+    fend = e + p * ls;
+    ok = best_period(g, a, fend, per_mb, ls, &h, &q);
+  }
+  if (!ok) {
+    g_array_free(a, TRUE);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: rank 0's first micro-batch (%d operations: the step's / %d micro-batches) does not hold %d "
+                "identical layers forward and then backward (num_layers %d from %s); is num_layers right?",
+                d->w->source, per_mb, m->mb, ls, d->c->layers, d->c->source);
+    return FALSE;
+  }
+  take(d, g, a, e, p, ls, &m->layer_fwd);
+  if (e > 0)
+    take(d, g, a, 0, e, 1, &m->embed_fwd);
+  if (h > 0)
+    take(d, g, a, fend, h, 1, &m->head);
+  split_head(m);
+  take(d, g, a, fend + h, q, ls, &m->layer_bwd);
+  for (int k = (int)a->len - q * ls; k >= 0 && last < 0; k--)
+    if (matches(g, a, k, &m->layer_bwd, ls))
+      last = k;
+  g_string_append_printf(m->how, "model: one pipeline stage (rank 0 sends nothing; card pp 1): layer forward: %d "
+                         "operations repeating %d times from the step's start, %d before them (embedding); head: %d "
+                         "operations between the forward and backward layers (LM head, loss and their backward)\n",
+                         p, ls, e, h);
+  read_after_layers(d, g, a, last + q * ls, q, "(the step's last run)");
+  g_array_free(a, TRUE);
+  return TRUE;
+}
+
+/* MoE: the kernels between the first two EP all-to-alls of a sequence
+ * (dispatch and combine, or their gradients) are the experts'; FALSE when
+ * the sequence has fewer than two. */
+static gboolean mark_experts(et_mseq *q)
+{
+  int first = -1, second = -1;
+  for (int i = 0; i < q->n && second < 0; i++)
+    if (q->ops[i].cls == ET_KC_EP_COLL) {
+      if (first < 0)
+        first = i;
+      else
+        second = i;
+    }
+  for (int i = first + 1; second > 0 && i < second; i++)
+    q->ops[i].expert = q->ops[i].cls != ET_KC_TP_COLL && q->ops[i].cls != ET_KC_OTHER_COLL;
+  return second > 0;
+}
+
 static void describe_layer(et_model *m)
 {
-  int n[ET_KC_OTHER_COLL + 1] = {0};
-  sim_time_ps t[ET_KC_OTHER_COLL + 1] = {0};
+  int n[ET_KC_EP_COLL + 1] = {0};
+  sim_time_ps t[ET_KC_EP_COLL + 1] = {0};
   for (int s = 0; s < 2; s++) {
     const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
     for (int i = 0; i < q->n; i++) {
@@ -445,7 +573,7 @@ static void describe_layer(et_model *m)
     }
   }
   g_string_append(m->how, "model: one layer (forward + backward):");
-  for (int k = 0; k <= ET_KC_OTHER_COLL; k++)
+  for (int k = 0; k <= ET_KC_EP_COLL; k++)
     if (n[k])
       g_string_append_printf(m->how, " %d %s%s", n[k], et_kclass_name(k), k >= ET_KC_TP_COLL ? "" : "");
   g_string_append_printf(m->how, "; compute %.3f us (gemm %.3f, attention %.3f, elementwise %.3f)\n",
@@ -473,13 +601,27 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   out->mb = c->mb;
   out->layers_per_stage = c->layers / c->pp;
   out->tokens_per_mb = (double)c->global_batch / c->dp / c->mb * c->seq;
-  out->rank0_params = et_model_rank_params(c, c->tp, c->pp, 0);
+  out->rank0_params = et_model_rank_params(c, c->tp, c->pp, c->ep, 0);
   rd d = {w, l, c, out};
   int last = 0, stages = 0;
-  if (!find_stages(&d, &last, &stages, error) || !read_first_stage(&d, error) || !read_last_stage(&d, last, error)) {
+  if (!find_stages(&d, &last, &stages, error) ||
+      (stages == 1 ? !read_single_stage(&d, error)
+                   : !read_first_stage(&d, error) || !read_last_stage(&d, last, error))) {
     et_model_clear(out);
     return FALSE;
   }
+  if (c->experts > 0 && !(mark_experts(&out->layer_fwd) && mark_experts(&out->layer_bwd))) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the card says %d experts, but a layer's forward or backward has no pair of all-to-alls in an "
+                "expert-parallel group (dispatch and combine); a trace with ep >= 2 and groups named ep/expert/moe "
+                "(or the card's ep) is needed to find the experts' kernels", w->source, c->experts);
+    et_model_clear(out);
+    return FALSE;
+  }
+  if (c->experts > 0)
+    g_string_append_printf(out->how, "model: MoE: %d experts, top-%d, expert ffn %d (card), ep %d traced; the kernels "
+                           "between a layer's two EP all-to-alls (dispatch and combine, and their gradients) are "
+                           "the local experts' work\n", c->experts, c->top_k, c->moe_ffn, c->ep);
   g_string_prepend(out->how, "");
   g_string_append_printf(out->how, "model: %d pipeline stages found by following rank 0's sends (last stage: rank "
                          "%d), as the card's pp; %d micro-batches of %.0f tokens (card)\n", stages, last, c->mb,

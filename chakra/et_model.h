@@ -10,6 +10,13 @@
  *   - the pipeline: the first-stage rank is rank 0; each stage's next one
  *     is where its first send goes, until a rank whose first send goes
  *     back (the last stage); the stage count must equal the card's pp;
+ *     a rank 0 that sends nothing is one stage (pp 1: card pp must be 1),
+ *     read as below with the first micro-batch's forward ending where
+ *     the layers stop repeating, the head (LM head, loss, their
+ *     backward) between the forward and backward layers;
+ *   - MoE layers (card num_experts): the all-to-alls of the EP group are
+ *     the dispatch and combine; the kernels between the two of a layer's
+ *     forward (and of its backward) are the local experts' work;
  *   - the layer: on the first stage, the forward of the first micro-batch
  *     is its GPU operations (kernels, collectives in time order) before
  *     its first send; its last L_s = num_layers / pp chunks of equal
@@ -21,7 +28,9 @@
  *     runs once per micro-batch) and the step tail (the others);
  *   - the head: on the last stage, the operations between its last receive
  *     and the next send are the layers' forward, the head (LM head, loss
- *     and their backward) and the layers' backward;
+ *     and their backward) and the layers' backward; the head's backward
+ *     starts at its first kernel named bwd/backward/grad (head_bwd; none:
+ *     the whole head is replayed with the forward);
  *     (names compare without their digits: "fwd_mb0_layer3" is
  *     "fwd_mb1_layer4"; data-parallel gradient reductions are left out);
  *   - roles: kernels are classed by name (GEMM: gemm/xmma/cutlass/
@@ -30,6 +39,11 @@
  *     otherwise); a layer of four forward and eight backward GEMMs is
  *     Megatron's (QKV, projection, FC1, FC2; each data then weight
  *     gradient, in reverse), which gives every GEMM its shape.
+ *
+ * Data-parallel gradient reductions: when rank 0's first collective in a
+ * data-parallel group starts after its last backward's layers, the
+ * reductions are read as issued after the backward (dp_after), else as
+ * overlapping it.
  *
  * Durations are the means over the instances found, and so is the idle
  * before each operation (from the end of the kernel or collective before
@@ -53,6 +67,12 @@ const char *et_sched_name(et_sched s);
 typedef struct {
   int layers, hidden, ffn, heads, seq, vocab, global_batch, dtype_bytes;
   int tp, pp, dp, mb;          /* the traced layout; mb = micro-batch count */
+  int ep;                      /* the traced expert-parallel degree (1: none; divides dp) */
+  int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */
+  int gpus_per_node;           /* xpu_spec.count_per_node (0: unknown): two-hop all-to-all deduplication */
+  int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
+                                  + weights sharded */
+  int recompute;               /* activation recomputation: 0 none, 1 selective (attention), 2 full (per layer) */
   int sched;                   /* et_sched, -1 = absent */
   double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
   sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */
@@ -69,6 +89,7 @@ typedef enum {
   ET_KC_ELEM_REPL,             /* elementwise over the whole activation (norms, embedding) */
   ET_KC_TP_COLL,               /* the TP all-reduce of the activations */
   ET_KC_OTHER_COLL,            /* a collective in another group (kept as traced) */
+  ET_KC_EP_COLL,               /* the MoE dispatch / combine all-to-all of the EP group */
 } et_kclass;
 const char *et_kclass_name(et_kclass c);
 
@@ -83,6 +104,8 @@ typedef struct {
   uint8_t coll;                /* et_coll_type of collectives */
   uint64_t bytes;              /* collectives: traced size */
   uint32_t group;              /* other collectives: the traced group */
+  gboolean expert;             /* a kernel between a layer's dispatch and combine: the local experts' work */
+  uint8_t two_hop;             /* EP collectives: the traced et_comm.two_hop mode */
 } et_mop;
 
 typedef struct {
@@ -91,11 +114,13 @@ typedef struct {
 } et_mseq;
 
 typedef struct {
-  et_mseq layer_fwd, layer_bwd, embed_fwd, embed_bwd, head, tail;
+  et_mseq layer_fwd, layer_bwd, embed_fwd, embed_bwd, head, head_bwd, tail;
   int tp, pp, mb, layers_per_stage;
   double tokens_per_mb;        /* traced micro-batch tokens */
   sim_time_ps optimizer_ps;    /* the tail's elementwise time on rank 0 */
   double rank0_params;         /* parameters of traced rank 0 (card arithmetic) */
+  gboolean dp_after;           /* the traced DP gradient reductions start after the last backward's layers
+                                  (FALSE: they overlap it, or none traced: Megatron's overlap assumed) */
   GString *how;                /* "model: ..." lines: what was identified and how */
 } et_model;
 
@@ -106,11 +131,16 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
                        GError **error);
 void et_model_clear(et_model *m);
 
-/* Parameters per rank of stage s of pp stages at tensor degree tp:
- * layers' shards (4h^2 + 2hf per layer / tp), plus the vocabulary-parallel
- * embedding on the first stage and the LM head on the last (V h / tp);
- * s = -1: the layers' alone. */
-double et_model_rank_params(const et_model_card *c, int tp, int pp, int s);
+/* Parameters per rank of stage s of pp stages at tensor degree tp and
+ * expert degree ep: layers' shards (dense: 4h^2 + 2hf per layer / tp;
+ * MoE: 4h^2 / tp + h E (router) + E / ep x 2 h f_e), plus the
+ * vocabulary-parallel embedding on the first stage and the LM head on the
+ * last (V h / tp); s = -1: the layers' alone. */
+double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int s);
+/* One layer's parameters on a rank: dense (reduced over the DP group) and
+ * experts' (over the expert-DP group of dp / ep replicas). */
+double et_model_layer_dense_params(const et_model_card *c, int tp);
+double et_model_layer_expert_params(const et_model_card *c, int ep);
 
 G_END_DECLS
 #endif

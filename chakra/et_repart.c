@@ -13,7 +13,14 @@ static et_repart_request resolved(const et_model_card *c, const et_repart_reques
   r.tp = r.tp ? r.tp : c->tp;
   r.pp = r.pp ? r.pp : c->pp;
   r.dp = r.dp ? r.dp : c->dp;
-  r.mb = r.mb ? r.mb : c->mb;
+  r.ep = r.ep ? r.ep : MAX(c->ep, 1);
+  if (r.batch == 0 && r.mbs > 0 && r.mb == 0) { /* the count from the size */
+    r.mb = MAX(c->global_batch / MAX(r.dp * r.mbs, 1), 1);
+    r.batch = c->global_batch;
+  } else if (r.batch == 0) {
+    r.mb = r.mb ? r.mb : c->mb;
+    r.batch = r.mbs > 0 ? r.dp * r.mb * r.mbs : c->global_batch;
+  }
   if (r.sched < 0)
     r.sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
   return r;
@@ -28,25 +35,52 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "pp must divide num_layers";
   else if (c->heads % rq.tp || c->hidden % rq.tp || f % rq.tp || c->vocab % rq.tp)
     why = "tp must divide the heads, hidden size, ffn size and vocabulary";
-  else if (c->global_batch % (rq.dp * rq.mb))
-    why = "dp x mb must divide the global batch (batch_size)";
+  else if (rq.batch % (rq.dp * rq.mb) || (rq.mbs > 0 && rq.batch != rq.dp * rq.mb * rq.mbs))
+    why = rq.mbs > 0 ? "dp x mbs must divide the global batch (batch_size); give mb= as well for a new global "
+                       "batch of dp x mb x mbs sequences"
+                     : "dp x mb must divide the global batch (batch_size)";
+  else if (rq.ep > 1 && c->experts == 0)
+    why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
+  else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))
+    why = "ep must divide dp (experts are split over data-parallel ranks) and the experts";
   if (why)
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "tp %d pp %d dp %d mb %d: %s (%d layers, %d heads, hidden %d, "
-                "ffn %d, vocabulary %d, batch %d)", rq.tp, rq.pp, rq.dp, rq.mb, why, c->layers, c->heads, c->hidden,
-                f, c->vocab, c->global_batch);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "tp %d pp %d dp %d ep %d mb %d: %s (%d layers, %d heads, "
+                "hidden %d, ffn %d, vocabulary %d, batch %d, %d experts)", rq.tp, rq.pp, rq.dp, rq.ep, rq.mb, why,
+                c->layers, c->heads, c->hidden, f, c->vocab, rq.batch, c->experts);
   return why == NULL;
+}
+
+/* Bytes per parameter of the dense and the experts' weights, gradients
+ * and Adam states on a rank under the card's ZeRO stage. */
+static double state_bytes(const et_model_card *c, int dp, int ep, gboolean expert)
+{
+  double n = expert ? MAX(dp / MAX(ep, 1), 1) : dp;
+  return 2.0 / (c->zero >= 3 ? n : 1) + 2.0 / (c->zero >= 2 ? n : 1) + 12.0 / (c->zero >= 1 ? n : 1);
+}
+
+/* The parameters whose optimizer step a rank of stage st runs. */
+static double opt_params(const et_model_card *c, int tp, int pp, int dp, int ep, int st)
+{
+  double ex = (double)c->layers / pp * et_model_layer_expert_params(c, ep);
+  double de = et_model_rank_params(c, tp, pp, ep, st) - ex;
+  if (c->zero < 1)
+    return de + ex;
+  return de / dp + ex / MAX(dp / MAX(ep, 1), 1);
 }
 
 void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, et_repart_memory *out)
 {
   et_repart_request rq = resolved(c, rq0);
   memset(out, 0, sizeof *out);
-  double b = (double)c->global_batch / rq.dp / rq.mb, s = c->seq, h = c->hidden, a = c->heads, t = rq.tp;
-  double per_layer = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  double b = (double)rq.batch / rq.dp / rq.mb, s = c->seq, h = c->hidden, a = c->heads, t = rq.tp;
+  double full = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  double per_layer = c->recompute == 2 ? 2.0 * s * b * h : c->recompute == 1 ? s * b * h * (10.0 + 24.0 / t) : full;
   for (int st = 0; st < rq.pp; st++) {
-    double params = et_model_rank_params(c, rq.tp, rq.pp, st);
+    double params = et_model_rank_params(c, rq.tp, rq.pp, rq.ep, st);
+    double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.ep);
     int in_flight = rq.sched == ET_SCHED_GPIPE ? rq.mb : MIN(rq.pp - st, rq.mb);
-    double act = in_flight * ((double)c->layers / rq.pp) * per_layer, w = 16.0 * params;
+    double act = in_flight * ((double)c->layers / rq.pp) * per_layer + (c->recompute == 2 ? full : 0.0);
+    double w = (params - ex) * state_bytes(c, rq.dp, rq.ep, FALSE) + ex * state_bytes(c, rq.dp, rq.ep, TRUE);
     if (w + act > out->total_bytes) {
       out->params = params;
       out->weights_bytes = w;
@@ -67,9 +101,9 @@ typedef struct {
   et_repart_request rq;
   double shard, tokens;        /* tp / tp', tokens' / tokens */
   et_builder *b;
-  uint64_t next_id, chain, q_act, q_grad;
+  uint64_t next_id, chain, q_act, q_grad, q_dp;
   int rank, stage, prev, next;
-  char tp_pg[48], dp_pg[48];
+  char tp_pg[48], dp_pg[48], ep_pg[48], edp_pg[48];
   GArray *dp_ids;              /* the gradient all-reduces in flight (uint64_t ids) */
 } rb;
 
@@ -107,7 +141,9 @@ static double roof(const rb *g, double m, double n, double k)
 static sim_time_ps new_dur(const rb *g, const et_mop *o)
 {
   double f;
-  if (o->cls == ET_KC_GEMM && o->gemm_shard_dim) {
+  if (o->expert) {
+    f = g->tokens; /* the rank's routed token copies: tokens x top-k, whatever the experts per rank */
+  } else if (o->cls == ET_KC_GEMM && o->gemm_shard_dim) {
     double m = o->gemm_m, n = o->gemm_n, k = o->gemm_k, m2 = m, n2 = n, k2 = k;
     if (o->gemm_shard_dim == 1)
       n2 *= g->shard, m2 *= g->tokens;
@@ -125,21 +161,35 @@ static sim_time_ps new_dur(const rb *g, const et_mop *o)
   return floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
 }
 
-static void coll(rb *g, const char *name, et_coll_type type, uint64_t bytes, const char *pg)
+static void coll_hop(rb *g, const char *name, et_coll_type type, uint64_t bytes, const char *pg, uint8_t two_hop)
 {
   g->chain = node(g, ET_NODE_COMM_COLL, name, 0, g->chain, 0);
   et_comm cm = {.bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                .root = -1, .coll = type};
+                .root = -1, .coll = type, .two_hop = two_hop, .two_hop_ppm = 1000000u};
+  /* The registry's two-hop deduplication (kt_commreg_two_hop): a token's
+   * top-k copies reach min(k, nodes) distinct nodes of the EP group. */
+  int gpn = g->c->gpus_per_node, k = g->c->top_k;
+  if (two_hop && gpn > 0 && g->rq.ep % gpn == 0 && k > 0 && g->rq.ep / gpn < k)
+    cm.two_hop_ppm = (uint32_t)((g->rq.ep / gpn * 1000000 + k / 2) / k);
   et_builder_set_comm(g->b, (uint32_t)(g->chain - 1), &cm, pg, NULL, 0);
+}
+
+static void coll(rb *g, const char *name, et_coll_type type, uint64_t bytes, const char *pg)
+{
+  coll_hop(g, name, type, bytes, pg, 0);
 }
 
 static void emit(rb *g, const et_mseq *q)
 {
   for (int i = 0; i < q->n; i++) {
     const et_mop *o = &q->ops[i];
-    if (o->cls != ET_KC_TP_COLL || g->rq.tp > 1)
+    if ((o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1))
       gap(g, o);
-    if (o->cls == ET_KC_TP_COLL) {
+    if (o->cls == ET_KC_EP_COLL) { /* dispatch / combine: tokens x top-k x hidden x dtype, balanced */
+      if (g->rq.ep > 1)
+        coll_hop(g, o->name, ET_COLL_ALL_TO_ALL, (uint64_t)llround((double)o->bytes * g->tokens), g->ep_pg,
+                 o->two_hop);
+    } else if (o->cls == ET_KC_TP_COLL) {
       if (g->rq.tp > 1)
         coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->tokens), g->tp_pg);
     } else if (o->cls == ET_KC_OTHER_COLL) {
@@ -189,26 +239,40 @@ static void fwd(rb *g, int mb)
 
 /* The gradient all-reduce of grad_params parameters in the DP group, off
  * the chain: it overlaps what follows; the step tail waits for it. */
-static void dp_reduce(rb *g, const char *name, double grad_params)
+static void dp_reduce(rb *g, const char *name, double grad_params, const char *pg)
 {
-  uint64_t id = node(g, ET_NODE_COMM_COLL, name, 0, g->chain, 0);
+  if (grad_params <= 0)
+    return;
+  uint64_t id = node(g, ET_NODE_COMM_COLL, name, 0, g->chain, g->q_dp);
+  g->q_dp = id; /* one stream: the reductions run one after the other */
   et_comm cm = {.bytes = (uint64_t)llround(grad_params) * (uint64_t)g->c->dtype_bytes, .group = ET_GROUP_WORLD,
                 .split = ET_NONE, .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
-  et_builder_set_comm(g->b, (uint32_t)(id - 1), &cm, g->dp_pg, NULL, 0);
+  et_builder_set_comm(g->b, (uint32_t)(id - 1), &cm, pg, NULL, 0);
   g_array_append_val(g->dp_ids, id);
+}
+
+/* One layer's gradient reductions: dense over the DP group, experts' over
+ * their replicas. */
+static void layer_reduce(rb *g)
+{
+  if (g->rq.dp > 1)
+    dp_reduce(g, "dp_allreduce_layer_grads", et_model_layer_dense_params(g->c, g->rq.tp), g->dp_pg);
+  if (g->rq.dp / g->rq.ep > 1)
+    dp_reduce(g, "edp_allreduce_expert_grads", et_model_layer_expert_params(g->c, g->rq.ep), g->edp_pg);
 }
 
 /* Backward of micro-batch mb; in the step's last one (last), with dp > 1,
  * each layer's gradients are all-reduced as soon as they are final. */
 static void bwd(rb *g, int mb, gboolean last)
 {
-  double h = g->c->hidden, f = g->c->ffn > 0 ? g->c->ffn : 4.0 * h;
   if (g->next >= 0)
     p2p(g, FALSE, g->next, mb, TRUE);
+  else
+    emit(g, &g->m->head_bwd);
   for (int l = 0; l < g->c->layers / g->rq.pp; l++) {
     emit(g, &g->m->layer_bwd);
-    if (last && g->rq.dp > 1)
-      dp_reduce(g, "dp_allreduce_layer_grads", (4.0 * h * h + 2.0 * h * f) / g->rq.tp);
+    if (last && !g->m->dp_after)
+      layer_reduce(g);
   }
   if (g->prev >= 0)
     p2p(g, TRUE, g->prev, mb, TRUE);
@@ -218,16 +282,19 @@ static void bwd(rb *g, int mb, gboolean last)
 
 static void tail(rb *g)
 {
-  double params = et_model_rank_params(g->c, g->rq.tp, g->rq.pp, g->stage);
-  if (g->rq.dp > 1) { /* the embedding's and head's gradients, then wait for every reduction */
-    double rest = params - et_model_rank_params(g->c, g->rq.tp, g->rq.pp, -1);
-    if (rest > 0)
-      dp_reduce(g, "dp_allreduce_embedding_grads", rest);
+  double params = et_model_rank_params(g->c, g->rq.tp, g->rq.pp, g->rq.ep, g->stage);
+  for (int l = 0; g->m->dp_after && l < g->c->layers / g->rq.pp; l++)
+    layer_reduce(g);
+  if (g->dp_ids->len > 0 || g->rq.dp > 1) { /* the embedding's and head's gradients, then wait for every reduction */
+    double rest = params - et_model_rank_params(g->c, g->rq.tp, g->rq.pp, g->rq.ep, -1);
+    if (g->rq.dp > 1)
+      dp_reduce(g, "dp_allreduce_embedding_grads", rest, g->dp_pg);
     g->chain = node(g, ET_NODE_COMP, "wait_grads", 0, g->chain, 0);
     for (guint i = 0; i < g->dp_ids->len; i++)
       et_builder_add_dep(g->b, (uint32_t)(g->chain - 1), g_array_index(g->dp_ids, uint64_t, i), TRUE, TRUE);
   }
-  double f = params / g->m->rank0_params;
+  double f = opt_params(g->c, g->rq.tp, g->rq.pp, g->rq.dp, g->rq.ep, g->stage) /
+             opt_params(g->c, g->c->tp, g->c->pp, g->c->dp, MAX(g->c->ep, 1), 0);
   for (int i = 0; i < g->m->tail.n; i++) {
     const et_mop *o = &g->m->tail.ops[i];
     if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL)
@@ -260,6 +327,22 @@ static void add_groups(et_workload *w, const et_repart_request *rq)
 {
   int *mem = g_new(int, MAX(rq->tp, rq->dp));
   char name[48];
+  for (int s = 0; rq->ep > 1 && s < rq->pp; s++) /* EP: ep consecutive data-parallel ranks */
+    for (int i = 0; i < rq->tp; i++)
+      for (int b = 0; b < rq->dp / rq->ep; b++) {
+        for (int k = 0; k < rq->ep; k++)
+          mem[k] = ((b * rq->ep + k) * rq->pp + s) * rq->tp + i;
+        g_snprintf(name, sizeof name, "ep.%d.%d.%d", s, i, b);
+        et_workload_add_group(w, name, "ep", mem, rq->ep);
+      }
+  for (int s = 0; rq->dp / rq->ep > 1 && rq->ep > 1 && s < rq->pp; s++) /* expert DP: one expert's replicas */
+    for (int i = 0; i < rq->tp; i++)
+      for (int k = 0; k < rq->ep; k++) {
+        for (int b = 0; b < rq->dp / rq->ep; b++)
+          mem[b] = ((b * rq->ep + k) * rq->pp + s) * rq->tp + i;
+        g_snprintf(name, sizeof name, "edp.%d.%d.%d", s, i, k);
+        et_workload_add_group(w, name, "expert_dp", mem, rq->dp / rq->ep);
+      }
   for (int d = 0; rq->tp > 1 && d < rq->dp; d++)
     for (int s = 0; s < rq->pp; s++) {
       for (int i = 0; i < rq->tp; i++)
@@ -282,7 +365,7 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
 {
   g_string_append_printf(how, "repartition: tp %d -> %d, pp %d -> %d, dp %d -> %d, micro-batches %d -> %d (%.0f -> "
                          "%.0f tokens each), schedule %s; %d ranks\n", m->tp, rq->tp, m->pp, rq->pp, c->dp, rq->dp,
-                         m->mb, rq->mb, m->tokens_per_mb, (double)c->global_batch / rq->dp / rq->mb * c->seq,
+                         m->mb, rq->mb, m->tokens_per_mb, (double)rq->batch / rq->dp / rq->mb * c->seq,
                          et_sched_name(rq->sched), rq->tp * rq->pp * rq->dp);
   g_string_append_printf(how, "repartition: kernels rescaled by class: GEMMs of known shape by the roofline of %s "
                          "(%.0f TFLOP/s, %.0f GB/s HBM), other GEMMs and attention by FLOPs per shard, elementwise by "
@@ -290,10 +373,22 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                          "the measured idle before each operation kept; TP all-reduces, activations and their "
                          "gradients: tokens x hidden %d x %d B\n", c->hw ? c->hw : "the GPU", c->peak_flops / 1e12,
                          c->hbm_Bps / 1e9, (double)c->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
+  static const char *const rc[] = {"no", "selective", "full"};
   g_string_append_printf(how, "repartition: memory per GPU (stage %d, the most loaded): %.2f GB weights, gradients "
-                         "and Adam states (%.0f M parameters x 16 B) + %.2f GB activations = %.2f GB of %.0f GB HBM\n",
-                         mem->worst_stage, mem->weights_bytes / 1e9, mem->params / 1e6, mem->act_bytes / 1e9,
-                         mem->total_bytes / 1e9, mem->hbm_bytes / 1e9);
+                         "and Adam states (%.0f M parameters x 16 B, ZeRO stage %d over the DP group) + %.2f GB "
+                         "activations (%s recomputation) = %.2f GB of %.0f GB HBM\n", mem->worst_stage,
+                         mem->weights_bytes / 1e9, mem->params / 1e6, c->zero, mem->act_bytes / 1e9,
+                         rc[CLAMP(c->recompute, 0, 2)], mem->total_bytes / 1e9, mem->hbm_bytes / 1e9);
+  if (rq->batch != c->global_batch)
+    g_string_append_printf(how, "repartition: global batch %d -> %d sequences (dp %d x mb %d x mbs %d): the step "
+                           "processes %.2fx the traced tokens\n", c->global_batch, rq->batch, rq->dp, rq->mb, rq->mbs,
+                           (double)rq->batch / c->global_batch);
+  if (c->experts > 0)
+    g_string_append_printf(how, "repartition: MoE: ep %d -> %d: %d experts per rank (%d x 2 x %d x %d parameters), "
+                           "dispatch and combine all-to-alls of tokens x top-%d x hidden %d x %d B (the registry's MoE "
+                           "sizing, balanced) in EP groups of %d consecutive data-parallel ranks; expert gradients "
+                           "all-reduced over %d replicas\n", c->ep, rq->ep, c->experts / rq->ep, c->experts / rq->ep,
+                           c->hidden, c->moe_ffn, c->top_k, c->hidden, c->dtype_bytes, rq->ep, rq->dp / rq->ep);
   if (rq->dp > 1)
     g_string_append(how, "repartition: DP: each layer's gradients (4h^2 + 2hf parameters / tp, bf16) are all-reduced "
                          "as soon as the step's last backward of the layer ends, overlapping the rest; the "
@@ -325,10 +420,16 @@ et_workload *et_repart_build(const char *source, const et_model *m, const et_mod
   for (int r = 0; r < n; r++) {
     int i = r % rq.tp, s = (r / rq.tp) % rq.pp, d = r / (rq.tp * rq.pp);
     rb g = {.m = m, .c = c, .rq = rq, .shard = (double)m->tp / rq.tp,
-            .tokens = (double)c->global_batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
+            .tokens = (double)rq.batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
             .prev = s > 0 ? r - rq.tp : -1, .next = s + 1 < rq.pp ? r + rq.tp : -1};
     g_snprintf(g.tp_pg, sizeof g.tp_pg, "tp.%d.%d", d, s);
     g_snprintf(g.dp_pg, sizeof g.dp_pg, "dp.%d.%d", s, i);
+    g_snprintf(g.ep_pg, sizeof g.ep_pg, "ep.%d.%d.%d", s, i, d / rq.ep);
+    /* ep 1: every expert on every rank, reduced over the whole DP group */
+    if (rq.ep > 1)
+      g_snprintf(g.edp_pg, sizeof g.edp_pg, "edp.%d.%d.%d", s, i, d % rq.ep);
+    else
+      g_strlcpy(g.edp_pg, g.dp_pg, sizeof g.edp_pg);
     if ((w->ranks[r] = build_rank(&g, error)) == NULL) {
       et_workload_free(w);
       return NULL;

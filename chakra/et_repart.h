@@ -30,12 +30,36 @@
  * receives of one direction queue behind each other (one stream per
  * direction); the compute chain waits for the TP all-reduces.
  *
- * Memory per GPU: weights and gradients (bf16) and Adam's fp32 master
- * weights and moments: 16 bytes per parameter; activations of the
- * micro-batches in flight (GPipe: all; 1F1B: pp - s on stage s) at
- * Megatron's s b h (10 + 24 / tp + 5 a s / (h tp)) bytes per layer (no
- * recomputation).  A configuration over the GPU's HBM is refused, with the
- * figures.
+ * MoE (the card's num_experts; et_model.h): experts are split over EP
+ * groups of ep consecutive data-parallel ranks (rank (d, s, i) is in EP
+ * block d / ep), experts / ep per rank, replicated dp / ep times.  The
+ * dispatch and combine all-to-alls (and their gradients) carry the
+ * registry's MoE size, tokens x top-k x hidden x dtype per rank (the
+ * traced size x tokens' / tokens), balanced over the new EP group, with
+ * the traced two-hop mode (DeepEP internode) kept and its scale-out
+ * deduplication min(1, nodes / top-k) recomputed for the new group when
+ * the card gives count_per_node; the experts' kernels scale by the
+ * rank's routed tokens (tokens x top-k: the same whatever the experts per
+ * rank); with ep 1 the all-to-alls vanish.  With dp / ep > 1 each layer's
+ * expert gradients (E / ep x 2 h f_e) are all-reduced over the expert's
+ * replicas, like the dense ones over the DP group.
+ *
+ * Memory per GPU: weights and gradients (bf16, 2 + 2 bytes per parameter)
+ * and Adam's fp32 master weights and moments (12 bytes), with the card's
+ * ZeRO stage dividing the optimizer states (stage >= 1), the gradients
+ * (>= 2) and the weights (3, FSDP) by the data-parallel degree (experts'
+ * by their dp / ep replicas); activations of the micro-batches in flight
+ * (GPipe: all; 1F1B: pp - s on stage s) per layer at Megatron's
+ * s b h (10 + 24 / tp + 5 a s / (h tp)) bytes without recomputation,
+ * s b h (10 + 24 / tp) with selective recomputation (attention's scores
+ * recomputed), 2 s b h (the layer's input) with full recomputation plus
+ * one layer's full set while it is recomputed.  Only the memory follows
+ * ZeRO and recomputation: the step's kernels are the trace's (a traced
+ * recomputation stays in the backward), the gradient reductions stay
+ * all-reduces (ZeRO-1/2's reduce-scatter + all-gather move the same
+ * bytes), and FSDP's weight all-gathers are not added.  The optimizer's
+ * time scales with the parameters it updates on the rank.  A
+ * configuration over the GPU's HBM is refused, with the figures.
  */
 #ifndef WISP_ET_REPART_H
 #define WISP_ET_REPART_H
@@ -46,6 +70,10 @@ G_BEGIN_DECLS
 
 typedef struct {
   int tp, pp, dp, mb;          /* 0 = as traced */
+  int ep;                      /* expert-parallel degree (divides dp); 0 = as traced */
+  int mbs;                     /* sequences per micro-batch; 0 = global batch / dp / mb.  With mb also given the
+                                  global batch becomes dp x mb x mbs */
+  int batch;                   /* resolved global batch (sequences); set by the library, 0 in requests */
   int sched;                   /* et_sched; -1 = the card's, else 1f1b */
 } et_repart_request;
 

@@ -307,25 +307,21 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
   char *dim = g_strndup(item, (gsize)(eq - item));
   const char *val = eq + 1;
   gboolean ok = FALSE;
-  if (strcmp(dim, "ep") == 0 || strcmp(dim, "cp") == 0) {
+  if (strcmp(dim, "cp") == 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "--scale %s: %s is not supported yet: re-partitioning %s needs %s, which the model reader does not "
-                "identify yet (it reads dense transformer layers: GEMMs, attention, elementwise, TP all-reduces); "
-                "dp, tp, pp, mb and sched are supported", spec, dim,
-                strcmp(dim, "ep") == 0 ? "experts" : "the sequence",
-                strcmp(dim, "ep") == 0 ? "the MoE layer's expert GEMMs and dispatch/combine all-to-alls in the trace "
-                                         "and the card's expert count and top-k"
-                                       : "the attention kernels' exchange (ring or all-gather of K/V) in the trace");
+                "--scale %s: cp is not supported yet: re-partitioning the sequence needs the attention kernels' "
+                "exchange (ring or all-gather of K/V) in the trace, which the model reader does not identify yet; "
+                "dp, tp, pp, ep, mb and sched are supported", spec);
   } else if (strcmp(dim, "sched") == 0) {
     ok = strcmp(val, "1f1b") == 0 || strcmp(val, "gpipe") == 0;
     if (ok)
       rq->sched = strcmp(val, "gpipe") == 0 ? 1 : 0; /* et_sched (chakra/et_model.h) */
     else
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--scale %s: sched must be gpipe or 1f1b", spec);
-  } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb")) {
+  } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb") && strcmp(dim, "ep") &&
+             strcmp(dim, "mbs")) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, mb, sched; ep and cp are refused)", spec,
-                dim);
+                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, mb, mbs, sched; cp is refused)", spec, dim);
   } else {
     char *end = NULL;
     gint64 v = g_ascii_strtoll(val, &end, 10);
@@ -334,7 +330,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
                   "--scale %s: %s must be a whole number from 1 to %d, e.g. --scale %s=4", spec, dim, 1 << 24, dim);
     } else {
       int *dst = strcmp(dim, "dp") == 0 ? &rq->dp : strcmp(dim, "tp") == 0 ? &rq->tp : strcmp(dim, "pp") == 0 ? &rq->pp
-                 : &rq->mb;
+                 : strcmp(dim, "ep") == 0 ? &rq->ep : strcmp(dim, "mbs") == 0 ? &rq->mbs : &rq->mb;
       *dst = (int)v;
       ok = TRUE;
     }
@@ -345,7 +341,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
 
 gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
 {
-  rq->dp = rq->tp = rq->pp = rq->mb = 0;
+  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = rq->mbs = 0;
   rq->sched = -1;
   if (spec == NULL || *spec == '\0')
     return TRUE;

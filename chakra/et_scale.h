@@ -81,6 +81,8 @@ typedef struct {
    * pipeline degrees, micro-batch count (0 = as traced) and schedule
    * (-1 = as the card says; et_sched values). */
   int tp, pp, mb, sched;
+  int ep;                            /* expert-parallel degree (0 = as traced) */
+  int mbs;                           /* sequences per micro-batch (0 = from the count) */
 } et_scale_request;
 
 /* Parses "KEY=V[,KEY=V...]": dp=N, tp=N, pp=N, mb=N (N >= 1) and

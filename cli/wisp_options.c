@@ -132,7 +132,7 @@ gboolean wisp_cli_scale_resolve(wisp_cli_scale *s, wisp_load_options *lo, GError
   et_scale_request rq = {0};
   if (!et_scale_parse(s->scale, &rq, error) || !et_placement_parse(s->placement, &rq.placement, error))
     return FALSE;
-  if ((rq.tp || rq.pp || rq.mb || rq.sched >= 0) && s->card == NULL) {
+  if ((rq.tp || rq.pp || rq.mb || rq.ep || rq.mbs || rq.sched >= 0) && s->card == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--scale %s re-partitions the model, which needs a workload card (--card FILE) with num_layers, "
                 "num_heads, vocab_size, hidden_size, batch_size, seq_len, micro_batches and the GPU (doc/card.md)",

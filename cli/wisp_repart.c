@@ -7,8 +7,11 @@
  * ffn_hidden_size, vocab_size}, workload.data.{batch_size (the global
  * batch, sequences), seq_len}, Model-executor.model_plan_parallelization.
  * {micro_batches, pipeline_schedule}, workload.hardware.xpu_spec.{model,
- * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB,
- * kernel_floor_us}. */
+ * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB, kernel_floor_us,
+ * count_per_node}; memory: Model-executor.model_plan_parallelization.
+ * {zero_stage (0..3; dp_shard > 1 without it: 3), activation_recompute
+ * (none, selective, full)}; MoE: model_arch.{num_experts, moe_ffn_hidden_size
+ * (default ffn_hidden_size)}, workload.model.moe_top_k. */
 #include "config.h"
 #include "cli/wisp_load.h"
 #include "cli/wisp_repart.h"
@@ -119,6 +122,31 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   out->tp = MAX(l->degree[ET_DIM_TP], 1);
   out->pp = MAX(l->degree[ET_DIM_PP], 1);
   out->dp = MAX(l->degree[ET_DIM_DP], 1);
+  out->ep = MAX(l->degree[ET_DIM_EP], 1);
+  ok = ok && count_key(card, ARCH "num_experts", &out->experts, NULL, error) &&
+       count_key(card, "workload.model.moe_top_k", &out->top_k, NULL, error) &&
+       count_key(card, ARCH "moe_ffn_hidden_size", &out->moe_ffn, NULL, error) &&
+       count_key(card, XPU "count_per_node", &out->gpus_per_node, NULL, error);
+  if (ok && out->experts > 0 && out->top_k == 0)
+    note_missing(miss, "workload.model.moe_top_k (the card has model_arch.num_experts)");
+  if (ok && out->experts > 0 && out->moe_ffn == 0)
+    out->moe_ffn = out->ffn;
+  /* Memory: the ZeRO stage (FSDP, the card's dp_shard > 1: 3) and the
+   * activation recomputation. */
+  int zero = -1, shard = 0;
+  ok = ok && count_key(card, PLAN "dp_shard", &shard, NULL, error);
+  double z = 0;
+  gboolean zfound = FALSE;
+  ok = ok && cfg_card_number(card, PLAN "zero_stage", &z, &zfound, error);
+  if (ok && zfound && (z != (int)z || z > 3))
+    ok = cfg_card_fail(card, PLAN "zero_stage", WISP_ERROR_INVALID, error, "must be 0, 1, 2 or 3 (ZeRO's stages)");
+  zero = zfound ? (int)z : shard > 1 ? 3 : 0;
+  out->zero = zero;
+  static const char *const recomputes[] = {"none", "selective", "full", NULL};
+  const char *rc = NULL;
+  gboolean rfound = FALSE;
+  ok = ok && cfg_card_choice(card, PLAN "activation_recompute", recomputes, &rc, &rfound, error);
+  out->recompute = !rfound ? 0 : strcmp(rc, "full") == 0 ? 2 : strcmp(rc, "selective") == 0 ? 1 : 0;
   if (miss->len)
     out->missing = g_strdup(miss->str);
   g_string_free(miss, TRUE);
@@ -149,7 +177,8 @@ et_workload *wisp_repartition(et_workload *w, const et_layout *l, const cfg_card
     et_workload_free(w);
     return NULL;
   }
-  et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched};
+  et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched, .ep = rq->ep,
+                         .mbs = rq->mbs};
   GString *how = g_string_new(NULL);
   et_workload *o = et_repart_build(w->source, &m, &c, &r, how, error);
   if (o && !quiet)

@@ -320,6 +320,7 @@ int64_t gt_coll_ns(gt_kernel_kind kind, uint64_t bytes, int n, int64_t alpha_ns,
   case GT_ALL_REDUCE: steps = 2 * (n - 1); fnum = 2 * (uint64_t)(n - 1); fden = (uint64_t)n; break;
   case GT_REDUCE_SCATTER: steps = n - 1; fnum = (uint64_t)(n - 1); fden = (uint64_t)n; break;
   case GT_ALL_GATHER: steps = n - 1; fnum = (uint64_t)(n - 1); fden = 1; break;
+  case GT_ALL_TO_ALL: steps = n - 1; fnum = (uint64_t)(n - 1); fden = (uint64_t)n; break;
   default: return 0;
   }
   unsigned __int128 num = (unsigned __int128)fnum * bytes * 1000000000u;
@@ -507,8 +508,9 @@ int gt_launch_compute(gt_job *j, int rank, int stream, const char *name, int64_t
 
 static const char *kind_label(gt_kernel_kind k)
 {
-  static const char *const l[] = { "compute", "all_reduce", "all_gather", "reduce_scatter", "send", "recv" };
-  return k >= 0 && k <= GT_RECV ? l[k] : "?";
+  static const char *const l[] = { "compute", "all_reduce", "all_gather", "reduce_scatter", "send", "recv", "memcpy",
+                                    "all_to_all" };
+  return k >= 0 && k <= GT_ALL_TO_ALL ? l[k] : "?";
 }
 
 int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_t bytes, int group_no)
@@ -516,7 +518,8 @@ int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_
   rank_state *rs = rank_of(j, rank);
   int s = stream_index(stream);
   g_return_val_if_fail(rs && s >= 0 && group_no >= 0 && (guint)group_no < j->groups->len, -1);
-  g_return_val_if_fail(kind == GT_ALL_REDUCE || kind == GT_ALL_GATHER || kind == GT_REDUCE_SCATTER, -1);
+  g_return_val_if_fail(kind == GT_ALL_REDUCE || kind == GT_ALL_GATHER || kind == GT_REDUCE_SCATTER ||
+                       kind == GT_ALL_TO_ALL, -1);
   group *g = g_ptr_array_index(j->groups, group_no);
   int mi = g->index_of[rank];
   if (mi < 0) {
@@ -524,11 +527,11 @@ int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_
                group_no, g->desc);
     return gt_launch_compute(j, rank, stream, "invalid", 0);
   }
-  uint64_t unit = (uint64_t)GT_BF16_BYTES * (kind == GT_REDUCE_SCATTER ? (uint64_t)g->n : 1);
+  uint64_t unit = (uint64_t)GT_BF16_BYTES * (kind == GT_REDUCE_SCATTER || kind == GT_ALL_TO_ALL ? (uint64_t)g->n : 1);
   if (bytes == 0 || bytes % unit)
     build_fail(j, "rank %d: %s of %" G_GUINT64_FORMAT " B in group %d: the size must be a positive multiple of %"
                G_GUINT64_FORMAT " B (bf16 elements%s)", rank, kind_label(kind), bytes, group_no, unit,
-               kind == GT_REDUCE_SCATTER ? ", times the group size" : "");
+               kind == GT_REDUCE_SCATTER || kind == GT_ALL_TO_ALL ? ", times the group size" : "");
   int k = g->coll_count[mi]++;
   if ((guint)k == g->insts->len) {
     instance in = { .kind = (uint8_t)kind, .bytes = bytes, .started = 0, .max_start = -1 };
@@ -836,6 +839,7 @@ static gboolean try_start(gt_job *j, int rank, int32_t oi)
   case GT_ALL_REDUCE:
   case GT_ALL_GATHER:
   case GT_REDUCE_SCATTER:
+  case GT_ALL_TO_ALL:
     coll_started(j, o->group, o->inst, t);
     break;
   case GT_SEND:
@@ -1209,11 +1213,14 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
     "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
     "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+    "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", NULL,
     "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
   };
-  static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv" };
+  static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv",
+                                       NULL, "all_to_all_single" };
   static const char *const coalesced_name[] = { NULL, "allreduce_coalesced", "allgather_into_tensor_coalesced",
-                                                "reduce_scatter_tensor_coalesced", "send", "recv" };
+                                                "reduce_scatter_tensor_coalesced", "send", "recv", NULL,
+                                                "all_to_all_single" };
   int sid = stream_id[o->stream];
   g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", o->kind == GT_MEMCPY ? "gpu_memcpy" : "kernel");
   if (o->kind == GT_COMPUTE || o->kind == GT_MEMCPY) {

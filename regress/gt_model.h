@@ -71,6 +71,7 @@ typedef enum {
   GT_SEND,
   GT_RECV,
   GT_MEMCPY,         /* a device-to-host copy (cudaMemcpyAsync), ns fixed like a compute kernel */
+  GT_ALL_TO_ALL,     /* bytes = each rank's send buffer, split evenly over the members (all_to_all_single) */
 } gt_kernel_kind;
 
 /* Every parameter of the model and of the scenarios.  gt_params_init
@@ -146,7 +147,9 @@ const char *gt_params_check(const gt_params *p);
  * nanosecond, halves up:
  *   T = steps(kind, n) * alpha + bus_bytes(kind, bytes, n) / beta
  * all_reduce 2(n-1) steps, 2(n-1)/n * S; reduce_scatter n-1, (n-1)/n * S;
- * all_gather n-1, (n-1) * S; a send/recv pair alpha + S / beta. */
+ * all_gather n-1, (n-1) * S; all_to_all n-1, (n-1)/n * S (S each rank's
+ * send buffer: pairwise exchange, one peer per step); a send/recv pair
+ * alpha + S / beta. */
 int64_t gt_coll_ns(gt_kernel_kind kind, uint64_t bytes, int n, int64_t alpha_ns, uint64_t beta_Bps);
 int64_t gt_p2p_ns(uint64_t bytes, int64_t alpha_ns, uint64_t beta_Bps);
 

@@ -2,7 +2,11 @@
  * job (regress/gt_parallel.h) under one parallel configuration and prints
  * its true step time.
  *
- * Usage: gt_par_gen [--tp N] [--pp N] [--mb N] [--sched gpipe|1f1b] [OUTDIR]
+ * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--mb N] [--batch N]
+ *                   [--sched gpipe|1f1b] [OUTDIR]
+ * --moe starts from the MoE job (gt_par_init_moe: 8 ranks of data
+ * parallelism, 16 experts, top-2, EP 4) instead of the dense one; the
+ * other options change its configuration (e.g. --moe --ep 8).
  * With OUTDIR, writes OUTDIR/rank<r>.json and OUTDIR/card.yaml. */
 #include "config.h"
 #include "regress/gt_parallel.h"
@@ -13,10 +17,20 @@
 int main(int argc, char **argv)
 {
   gt_par_params p;
-  gt_par_init(&p);
-  int tp = p.tp, pp = p.pp, mb = p.mb;
+  gboolean moe = FALSE;
+  for (int i = 1; i < argc; i++)
+    moe = moe || strcmp(argv[i], "--moe") == 0;
+  if (moe)
+    gt_par_init_moe(&p);
+  else
+    gt_par_init(&p);
+  int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, batch = p.global_batch;
   char *sched = NULL;
   GOptionEntry entries[] = {
+    {"moe", 0, 0, G_OPTION_ARG_NONE, &moe, "the MoE job (16 experts, top-2) instead of the dense one", NULL},
+    {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "data-parallel degree", "N"},
+    {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "global batch (sequences)", "N"},
+    {"ep", 0, 0, G_OPTION_ARG_INT, &ep, "expert-parallel degree (divides dp; MoE only)", "N"},
     {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "tensor-parallel degree", "N"},
     {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "pipeline stages", "N"},
     {"mb", 0, 0, G_OPTION_ARG_INT, &mb, "micro-batch count", "N"},
@@ -34,6 +48,9 @@ int main(int argc, char **argv)
   p.tp = tp;
   p.pp = pp;
   p.mb = mb;
+  p.dp = dp;
+  p.ep = ep;
+  p.global_batch = batch;
   if (sched && strcmp(sched, "gpipe") == 0)
     p.sched = GT_SCHED_GPIPE;
   int64_t step = 0;
@@ -50,8 +67,8 @@ int main(int argc, char **argv)
     g_free(card);
     g_free(path);
   }
-  printf("tp %d pp %d mb %d %s: step %.3f ms\n", p.tp, p.pp, p.mb, p.sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b",
-         (double)step / 1e6);
+  printf("tp %d pp %d dp %d ep %d mb %d %s: step %.3f ms\n", p.tp, p.pp, p.dp, p.ep, p.mb,
+         p.sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b", (double)step / 1e6);
   g_free(sched);
   return 0;
 }

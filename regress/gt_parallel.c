@@ -31,20 +31,44 @@ void gt_par_init(gt_par_params *p)
   p->attn_eff = 0.60;
   p->hbm_eff = 0.90;
   p->kernel_fixed_ns = 3 * US;
+  p->dp = 1;
+  p->ep = 1;
+  p->overlap_grad_reduce = TRUE;
   gt_params_init(&p->base, GT_TP);
   p->base.host_ns = 2 * US;
   p->base.head_ns = 20 * US;
   p->base.tail_ns = 20 * US;
 }
 
+void gt_par_init_moe(gt_par_params *p)
+{
+  gt_par_init(p);
+  p->layers = 8;
+  p->tp = 1;
+  p->pp = 1;
+  p->dp = 8;
+  p->mb = 2;
+  p->global_batch = 16;
+  p->experts = 16;
+  p->top_k = 2;
+  p->moe_ffn = 4096;
+  p->ep = 4;
+  p->overlap_grad_reduce = FALSE;
+}
+
 const char *gt_par_check(const gt_par_params *p)
 {
-  if (p->tp < 1 || p->pp < 1 || p->mb < 1 || p->tp * p->pp > GT_MAX_RANKS)
-    return "tp x pp must be 1..16 ranks and mb >= 1";
+  if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->mb < 1 || p->tp * p->pp * p->dp > GT_MAX_RANKS)
+    return "tp x pp x dp must be 1..16 ranks and mb >= 1";
   if (p->layers % p->pp || p->heads % p->tp || p->hidden % p->tp || p->ffn % p->tp || p->vocab % p->tp)
     return "pp must divide the layers, tp the heads, hidden, ffn and vocabulary";
-  if (p->global_batch % p->mb)
-    return "the micro-batch count must divide the global batch";
+  if (p->global_batch % (p->mb * p->dp))
+    return "dp x the micro-batch count must divide the global batch";
+  if (p->experts > 0 && (p->tp != 1 || p->ep < 1 || p->dp % p->ep || p->experts % p->ep || p->top_k < 1 ||
+                         p->top_k > p->experts || p->moe_ffn < 1))
+    return "MoE needs tp 1, ep dividing dp and the experts, 1 <= top_k <= experts and moe_ffn >= 1";
+  if (p->experts == 0 && p->ep != 1)
+    return "ep > 1 needs experts";
   return gt_params_check(&p->base);
 }
 
@@ -79,6 +103,16 @@ static int64_t attn_ns(const kt *k, double heads, double factor)
   return finish(k, flops / (p->peak_flops * p->attn_eff), 2.0 * 4.0 * k->tokens * heads * hd);
 }
 
+/* `groups` GEMMs of one shape in one kernel (a grouped GEMM: the
+ * experts' tiles share the waves). */
+static int64_t grouped_ns(const kt *k, double groups, double m, double n, double kk)
+{
+  double tiles = groups * ceil(m / 128.0) * ceil(n / 128.0);
+  double waves = ceil(tiles / k->p->sms);
+  double flops = waves * k->p->sms * 2.0 * 128.0 * 128.0 * kk;
+  return finish(k, flops / (k->p->peak_flops * k->p->gemm_eff), groups * 2.0 * (m * kk + kk * n + m * n));
+}
+
 static int64_t elem_ns(const kt *k, double bytes)
 {
   return finish(k, 0.0, bytes);
@@ -100,14 +134,25 @@ static int64_t elem_ns(const kt *k, double bytes)
 #define K_XENT_F "cross_entropy_loss_fwd_kernel"
 #define K_XENT_B "cross_entropy_loss_bwd_kernel"
 #define K_ADAM "multi_tensor_apply_kernel<AdamFunctor>"
+#define K_ROUTER_F "moe_topk_softmax_kernel"
+#define K_ROUTER_B "moe_topk_softmax_backward_kernel"
+#define K_PERMUTE_F "moe_permute_tokens_kernel"
+#define K_PERMUTE_B "moe_permute_tokens_backward_kernel"
+#define K_UNPERMUTE_F "moe_unpermute_kernel"
+#define K_UNPERMUTE_B "moe_unpermute_backward_kernel"
+#define K_GROUPED_F "cutlass_grouped_gemm_bf16_tn_experts"
+#define K_GROUPED_D "cutlass_grouped_gemm_bf16_nn_experts"
+#define K_GROUPED_W "cutlass_grouped_gemm_bf16_nt_experts"
 
-enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5 };
+enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5, EV_TO_DP = 6,
+       EV_FROM_DP = 7 };
 
 typedef struct {
   gt_job *j;
   const gt_par_params *p;
   kt k;
   int r, stage, tp_group, world;
+  int dp_group, ep_group, edp_group; /* -1 when of one rank */
   int prev, next;             /* ranks of the neighbour stages, -1 at the ends */
 } prog;
 
@@ -141,6 +186,55 @@ static void tp_allreduce(const prog *g)
   handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
 }
 
+/* The dispatch or combine all-to-all of the EP group: T x top_k x h bf16
+ * per rank; the compute stream waits for it. */
+static void ep_alltoall(const prog *g)
+{
+  if (g->ep_group < 0)
+    return;
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_TO_ALL, (uint64_t)g->k.tokens * g->p->top_k * g->p->hidden * 2,
+                 g->ep_group);
+  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+}
+
+/* The MoE block's forward after the second norm. */
+static void moe_fwd(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double T = g->k.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
+  double le = E / p->ep, te = T * k * p->ep / E;
+  kernel(g, K_GEMM_F, gemm_ns(&g->k, T, E, h));                /* router */
+  kernel(g, K_ROUTER_F, elem_ns(&g->k, 3.0 * T * E * 4));
+  kernel(g, K_PERMUTE_F, elem_ns(&g->k, 2.0 * T * k * h * 2));
+  ep_alltoall(g);                                              /* dispatch */
+  kernel(g, K_GROUPED_F, grouped_ns(&g->k, le, te, f, h));     /* expert FC1 */
+  kernel(g, K_GELU_F, elem_ns(&g->k, 2.0 * T * k * f * 2));
+  kernel(g, K_GROUPED_F, grouped_ns(&g->k, le, te, h, f));     /* expert FC2 */
+  ep_alltoall(g);                                              /* combine */
+  kernel(g, K_UNPERMUTE_F, elem_ns(&g->k, (2.0 * k + 1.0) * T * h * 2));
+}
+
+static void moe_bwd(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  double T = g->k.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
+  double le = E / p->ep, te = T * k * p->ep / E;
+  kernel(g, K_UNPERMUTE_B, elem_ns(&g->k, (2.0 * k + 1.0) * T * h * 2));
+  ep_alltoall(g);                                              /* combine's gradient */
+  kernel(g, K_GROUPED_D, grouped_ns(&g->k, le, te, f, h));     /* FC2 data gradient */
+  kernel(g, K_GROUPED_W, grouped_ns(&g->k, le, f, h, te));     /* FC2 weight gradient */
+  kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * k * f * 2));
+  kernel(g, K_GROUPED_D, grouped_ns(&g->k, le, te, h, f));     /* FC1 */
+  kernel(g, K_GROUPED_W, grouped_ns(&g->k, le, h, f, te));
+  ep_alltoall(g);                                              /* dispatch's gradient */
+  kernel(g, K_PERMUTE_B, elem_ns(&g->k, 2.0 * T * k * h * 2));
+  kernel(g, K_ROUTER_B, elem_ns(&g->k, 3.0 * T * E * 4));
+  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, E));                /* router */
+  kernel(g, K_GEMM_W, gemm_ns(&g->k, E, h, T));
+}
+
 static void layer_fwd(const prog *g)
 {
   const gt_par_params *p = g->p;
@@ -151,6 +245,10 @@ static void layer_fwd(const prog *g)
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h / t));
   tp_allreduce(g);
   kernel(g, K_NORM_F, elem_ns(&g->k, 3.0 * T * h * 2));
+  if (p->experts > 0) {
+    moe_fwd(g);
+    return;
+  }
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, f / t, h));
   kernel(g, K_GELU_F, elem_ns(&g->k, 2.0 * T * f / t * 2));
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, f / t));
@@ -161,11 +259,15 @@ static void layer_bwd(const prog *g)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
-  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, f / t, h));   /* fc2 data gradient */
-  kernel(g, K_GEMM_W, gemm_ns(&g->k, h, f / t, T));   /* fc2 weight gradient */
-  kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * f / t * 2));
-  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
-  kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
+  if (p->experts > 0) {
+    moe_bwd(g);
+  } else {
+    kernel(g, K_GEMM_D, gemm_ns(&g->k, T, f / t, h));   /* fc2 data gradient */
+    kernel(g, K_GEMM_W, gemm_ns(&g->k, h, f / t, T));   /* fc2 weight gradient */
+    kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * f / t * 2));
+    kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
+    kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
+  }
   tp_allreduce(g);
   kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h / t, h));   /* projection */
@@ -207,9 +309,34 @@ static void fwd(const prog *g)
   }
 }
 
+/* Parameters of one layer on a rank: dense (attention, router) and the
+ * local experts'. */
+static double layer_dense_params(const gt_par_params *p)
+{
+  double h = p->hidden;
+  return p->experts > 0 ? 4.0 * h * h + h * p->experts : (4.0 * h * h + 2.0 * h * p->ffn) / p->tp;
+}
+
+static double layer_expert_params(const gt_par_params *p)
+{
+  return p->experts > 0 ? (double)p->experts / p->ep * 2.0 * p->hidden * p->moe_ffn : 0.0;
+}
+
+/* The all-reduce of `params` bf16 gradients in group grp on the
+ * data-parallel stream, after the compute stream's work so far. */
+static void dp_reduce(const prog *g, int grp, double params)
+{
+  if (grp < 0 || params <= 0)
+    return;
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_DP, EV_TO_DP);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_DP, GT_ALL_REDUCE, (uint64_t)llround(params) * 2, grp);
+}
+
 /* Backward of one micro-batch on this stage (gradients travel on the
- * communication stream). */
-static void bwd(const prog *g)
+ * communication stream); in the step's last, each layer's gradients are
+ * all-reduced as soon as they are final. */
+static void bwd(const prog *g, gboolean last)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, v = p->vocab, t = p->tp;
@@ -223,8 +350,13 @@ static void bwd(const prog *g)
     kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
     kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
   }
-  for (int l = 0; l < p->layers / p->pp; l++)
+  for (int l = 0; l < p->layers / p->pp; l++) {
     layer_bwd(g);
+    if (last && p->overlap_grad_reduce) {
+      dp_reduce(g, g->dp_group, layer_dense_params(p));
+      dp_reduce(g, g->edp_group, layer_expert_params(p));
+    }
+  }
   if (g->prev >= 0) {
     handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
     host(g);
@@ -239,7 +371,7 @@ static void bwd(const prog *g)
 static double rank_params(const prog *g)
 {
   const gt_par_params *p = g->p;
-  double h = p->hidden, n = (double)p->layers / p->pp * (4.0 * h * h + 2.0 * h * p->ffn) / p->tp;
+  double h = p->hidden, n = (double)p->layers / p->pp * (layer_dense_params(p) + layer_expert_params(p));
   if (g->prev < 0)
     n += (double)p->vocab * h / p->tp;
   if (g->next < 0)
@@ -257,10 +389,19 @@ static void step(const prog *g, int k)
     fwd(g);
   for (int i = 0; i < m - warm; i++) {
     fwd(g);
-    bwd(g);
+    bwd(g, warm == 0 && i == m - 1);
   }
   for (int i = 0; i < warm; i++)
-    bwd(g);
+    bwd(g, i == warm - 1);
+  for (int l = 0; !p->overlap_grad_reduce && l < p->layers / p->pp; l++) {
+    dp_reduce(g, g->dp_group, layer_dense_params(p));
+    dp_reduce(g, g->edp_group, layer_expert_params(p));
+  }
+  if (g->dp_group >= 0 || g->edp_group >= 0) { /* embedding and head; the optimizer waits for every reduction */
+    double v = p->vocab * (double)p->hidden / p->tp;
+    dp_reduce(g, g->dp_group, (g->prev < 0 ? v : 0) + (g->next < 0 ? v : 0));
+    handoff(g, GT_STREAM_DP, GT_STREAM_COMPUTE, EV_FROM_DP);
+  }
   /* Adam: fp32 master weights, two moments and the bf16 weights and
    * gradients: 16 bytes read and written per parameter. */
   kernel(g, K_ADAM, elem_ns(&g->k, 16.0 * rank_params(g)));
@@ -272,6 +413,50 @@ static void step(const prog *g, int k)
   gt_step_end(g->j, g->r, k);
 }
 
+/* One group of the ranks r(d, s, i) = (d * pp + s) * tp + i over the
+ * index that `vary` selects (0: i, 1: s, 2: d within its EP block,
+ * 3: d across EP blocks, 4: every d), the others fixed at (d, s, i); its number is
+ * stored in out[member][slot] (slot < 0: not stored).  No group for one
+ * rank. */
+static void one_group(gt_job *j, const gt_par_params *p, const char *desc, int vary, int d, int s, int i,
+                      int out[][4], int slot)
+{
+  int mem[GT_MAX_RANKS];
+  int n = vary == 0 ? p->tp : vary == 1 ? p->pp : vary == 2 ? p->ep : vary == 3 ? p->dp / p->ep : p->dp;
+  for (int k = 0; k < n; k++) {
+    int dd = vary == 2 ? d / p->ep * p->ep + k : vary == 3 ? d % p->ep + k * p->ep : vary == 4 ? k : d;
+    mem[k] = (dd * p->pp + (vary == 1 ? k : s)) * p->tp + (vary == 0 ? k : i);
+  }
+  if (n < 2)
+    return;
+  int grp = gt_job_add_group(j, desc, mem, n);
+  for (int k = 0; slot >= 0 && k < n; k++)
+    out[mem[k]][slot] = grp;
+}
+
+/* The TP groups (per d, s), PP (per d, i), DP (per s, i), EP (per s, i and
+ * block of ep consecutive d) and expert-DP (per s, i and d mod ep). */
+static void add_groups(gt_job *j, const gt_par_params *p, int out[][4])
+{
+  for (int r = 0; r < GT_MAX_RANKS; r++)
+    for (int k = 0; k < 4; k++)
+      out[r][k] = -1;
+  for (int d = 0; d < p->dp; d++)
+    for (int s = 0; s < p->pp; s++)
+      one_group(j, p, "mesh_tp", 0, d, s, 0, out, 0);
+  for (int d = 0; d < p->dp; d++)
+    for (int i = 0; i < p->tp; i++)
+      one_group(j, p, "mesh_pp", 1, d, 0, i, out, -1);
+  for (int s = 0; s < p->pp; s++)
+    for (int i = 0; i < p->tp; i++) {
+      one_group(j, p, "mesh_dp", 4, 0, s, i, out, 1);
+      for (int d = 0; p->experts > 0 && d < p->dp; d += p->ep)
+        one_group(j, p, "mesh_ep", 2, d, s, i, out, 2);
+      for (int d = 0; p->experts > 0 && d < p->ep; d++)
+        one_group(j, p, "mesh_expert_dp", 3, d, s, i, out, 3);
+    }
+}
+
 static gt_job *build(const gt_par_params *p, GError **error)
 {
   const char *why = gt_par_check(p);
@@ -279,23 +464,14 @@ static gt_job *build(const gt_par_params *p, GError **error)
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "gt_parallel tp%d pp%d mb%d: %s", p->tp, p->pp, p->mb, why);
     return NULL;
   }
-  int n = p->tp * p->pp;
+  int n = p->tp * p->pp * p->dp;
   gt_job *j = gt_job_new(&p->base, n);
-  int tp_g[GT_MAX_RANKS], members[GT_MAX_RANKS];
-  for (int s = 0; s < p->pp; s++) {
-    for (int i = 0; i < p->tp; i++)
-      members[i] = s * p->tp + i;
-    tp_g[s] = p->tp > 1 ? gt_job_add_group(j, "mesh_tp", members, p->tp) : -1;
-  }
-  for (int i = 0; p->pp > 1 && i < p->tp; i++) {
-    for (int s = 0; s < p->pp; s++)
-      members[s] = s * p->tp + i;
-    gt_job_add_group(j, "mesh_pp", members, p->pp);
-  }
+  int groups[GT_MAX_RANKS][4]; /* per rank: tp, dp, ep, expert-dp group (-1: none) */
+  add_groups(j, p, groups);
   for (int r = 0; r < n; r++) {
-    int s = r / p->tp;
-    prog g = {j, p, {p, (double)p->global_batch / p->mb * p->seq}, r, s, tp_g[s], GT_GROUP_WORLD,
-              s > 0 ? r - p->tp : -1, s + 1 < p->pp ? r + p->tp : -1};
+    int s = (r / p->tp) % p->pp;
+    prog g = {j, p, {p, (double)p->global_batch / p->dp / p->mb * p->seq}, r, s, groups[r][0], GT_GROUP_WORLD,
+              groups[r][1], groups[r][2], groups[r][3], s > 0 ? r - p->tp : -1, s + 1 < p->pp ? r + p->tp : -1};
     for (int k = 1; k <= 3; k++)
       step(&g, k);
   }
@@ -328,20 +504,29 @@ gboolean gt_par_run(const gt_par_params *p, const char *outdir, int64_t *step_ns
 
 char *gt_par_card(const gt_par_params *p)
 {
-  return g_strdup_printf("# gt_parallel: the ground-truth transformer job (regress/gt_parallel.h)\n"
+  double h = p->hidden, params = p->layers * (4.0 * h * h + 2.0 * h * p->ffn) + 2.0 * p->vocab * h;
+  if (p->experts > 0)
+    params = p->layers * (4.0 * h * h + h * p->experts + p->experts * 2.0 * h * p->moe_ffn) + 2.0 * p->vocab * h;
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "# gt_parallel: the ground-truth transformer job (regress/gt_parallel.h)\n"
                          "workload:\n"
                          "  model:\n"
                          "    phase: training\n"
                          "    precision: bf16\n"
-                         "    hidden_size: %d\n"
-                         "    model_arch:\n"
+                         "    hidden_size: %d\n", p->hidden);
+  if (p->experts > 0)
+    g_string_append_printf(s, "    moe_top_k: %d\n", p->top_k);
+  g_string_append_printf(s, "    model_arch:\n"
                          "      num_layers: %d\n"
                          "      num_heads: %d\n"
                          "      head_dim: %d\n"
                          "      ffn_hidden_size: %d\n"
                          "      vocab_size: %d\n"
-                         "      num_params: %.0f\n"
-                         "  data:\n"
+                         "      num_params: %.0f\n", p->layers, p->heads, p->hidden / p->heads, p->ffn, p->vocab, params);
+  if (p->experts > 0)
+    g_string_append_printf(s, "      num_experts: %d\n"
+                           "      moe_ffn_hidden_size: %d\n", p->experts, p->moe_ffn);
+  g_string_append_printf(s, "  data:\n"
                          "    batch_size: %d\n"
                          "    seq_len: %d\n"
                          "  hardware:\n"
@@ -350,13 +535,12 @@ char *gt_par_card(const gt_par_params *p)
                          "      total_count: %d\n"
                          "Model-executor:\n"
                          "  model_plan_parallelization:\n"
-                         "    dp_replicate: 1\n"
+                         "    dp_replicate: %d\n"
                          "    tp: %d\n"
                          "    pp: %d\n"
+                         "    ep: %d\n"
                          "    micro_batches: %d\n"
-                         "    pipeline_schedule: %s\n",
-                         p->hidden, p->layers, p->heads, p->hidden / p->heads, p->ffn, p->vocab,
-                         (double)p->layers * (4.0 * p->hidden * p->hidden + 2.0 * p->hidden * p->ffn) +
-                           2.0 * p->vocab * p->hidden, p->global_batch,
-                         p->seq, p->tp * p->pp, p->tp, p->pp, p->mb, p->sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b");
+                         "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp, p->dp, p->tp,
+                         p->pp, p->ep, p->mb, p->sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b");
+  return g_string_free(s, FALSE);
 }

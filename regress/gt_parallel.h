@@ -38,6 +38,26 @@ typedef enum { GT_SCHED_GPIPE = 0, GT_SCHED_1F1B } gt_sched;
 typedef struct {
   int tp, pp, mb;             /* tensor, pipeline degree; micro-batch count */
   gt_sched sched;
+  int dp;                     /* data-parallel degree (1): rank = (d * pp + s) * tp + i */
+  /* Mixture of experts (experts 0: a dense MLP).  The MLP of every layer
+   * is `experts` experts (FC1 h x moe_ffn, GeLU, FC2 moe_ffn x h), each
+   * token routed to top_k of them by a router GEMM (T x experts x h);
+   * experts are split over EP groups of `ep` consecutive data-parallel
+   * ranks (ep divides dp; tp must be 1), experts / ep per rank, each
+   * replicated dp / ep times.  A layer permutes its tokens, sends them to
+   * their experts' ranks (dispatch: an all_to_all_single of T x top_k x h
+   * bf16 in the EP group, balanced routing), runs the local experts as
+   * grouped GEMMs (every expert's tiles in one kernel, T x top_k x ep /
+   * experts tokens each), and sends the results back (combine, the same
+   * size); the backward mirrors it. */
+  int experts, top_k, moe_ffn, ep;
+  /* TRUE (gt_par_init): gradient reductions overlap the last backward
+   * (below); FALSE: all of them are issued after the step's backward, in
+   * the same order.  gt_model's network has no link contention (each
+   * collective takes its closed form whatever else is in flight), so the
+   * MoE job (gt_par_init_moe) does not overlap: no two collectives of a
+   * rank run at once, and the truth does not depend on that gap. */
+  gboolean overlap_grad_reduce;
   /* The model. */
   int layers, hidden, ffn, heads, seq, vocab, global_batch;
   /* The GPU. */
@@ -50,11 +70,21 @@ typedef struct {
   gt_params base;
 } gt_par_params;
 
+/* With dp > 1, each layer's gradients are all-reduced on a data-parallel
+ * stream (FIFO) as soon as the step's last backward of the layer ends (dense
+ * weights over the dp ranks of the stage and TP index; experts over the
+ * dp / ep replicas of each expert), the embedding's and head's after the
+ * backward; the optimizer waits for all of them. */
+
 /* Defaults: 16 layers, hidden 4096, ffn 16384, 32 heads, sequence 2048,
  * vocabulary 32000, global batch 8; an H100-like GPU (989 TFLOP/s, 3.35
  * TB/s, 132 SMs); gt_model's machine with 2 us of host work per launch;
  * TP4 x PP2, 4 micro-batches, 1F1B. */
 void gt_par_init(gt_par_params *p);
+/* The MoE job of the EP examples: gt_par_init's model and machine with 8
+ * layers, 16 experts of ffn 4096, top-2, dp 8 (tp 1, pp 1), ep 4, 2
+ * micro-batches of one sequence per rank (global batch 16). */
+void gt_par_init_moe(gt_par_params *p);
 /* NULL when usable, else a static reason (ranks > GT_MAX_RANKS, degrees
  * that do not divide the model, ...). */
 const char *gt_par_check(const gt_par_params *p);

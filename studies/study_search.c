@@ -19,21 +19,23 @@ void study_search_result_free(study_search_result *r)
   g_free(r);
 }
 
-/* Every valid (dp, tp, pp, mb): O(divisors^4). */
+/* Every valid (dp, tp, pp, ep, mb); ep (dividing dp and the experts)
+ * only for a MoE card: O(divisors^5). */
 static void enumerate(const et_model_card *c, const study_search_opts *o, GArray *out)
 {
   int sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
   for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
     for (int pp = 1; tp * pp <= o->max_gpus; pp++)
       for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
-        for (int mb = 1; mb * dp <= c->global_batch; mb++) {
-          et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched};
-          if (!et_repart_check(c, &rq, NULL))
-            continue;
-          study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
-          p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb;
-          g_array_append_val(out, p);
-        }
+        for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
+          for (int mb = 1; mb * dp <= c->global_batch; mb++) {
+            et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep};
+            if (!et_repart_check(c, &rq, NULL))
+              continue;
+            study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
+            p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1);
+            g_array_append_val(out, p);
+          }
 }
 
 static gboolean simulate(const et_model *m, const et_model_card *c, const sim_replay_options *opt,
@@ -88,6 +90,8 @@ static int cmp_points(const void *pa, const void *pb)
     return a->rq.tp - b->rq.tp;
   if (a->rq.pp != b->rq.pp)
     return a->rq.pp - b->rq.pp;
+  if (a->rq.ep != b->rq.ep)
+    return a->rq.ep - b->rq.ep;
   return a->rq.mb - b->rq.mb;
 }
 
@@ -158,8 +162,8 @@ static const char *status_name(study_point_status s)
 
 void study_search_print(const study_search_result *r, const et_model_card *c, FILE *out)
 {
-  fprintf(out, "search: %u configurations (dp x tp x pp, micro-batches; schedule %s; ep = cp = 1): %d simulated, %d "
-          "do not fit in %.0f GB of HBM, %d failed; %.2f s\n", r->points->len,
+  fprintf(out, "search: %u configurations (dp x tp x pp%s, micro-batches; schedule %s; cp = 1): %d simulated, %d "
+          "do not fit in %.0f GB of HBM, %d failed; %.2f s\n", r->points->len, c->experts > 0 ? " x ep" : "",
           et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), r->simulated, r->refused,
           c->hbm_bytes / 1e9, r->failed, r->seconds);
   if (r->weight >= 0)
@@ -167,7 +171,8 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
             "(larger is better)\n", r->weight);
   else
     fprintf(out, "objective: step time (smaller is better)\n");
-  fprintf(out, "%5s %5s %4s %4s %4s %4s %14s %10s %9s %6s\n", "rank", "gpus", "dp", "tp", "pp", "mb", "step_time_ms",
+  fprintf(out, "%5s %5s %4s %4s %4s %4s %4s %14s %10s %9s %6s\n", "rank", "gpus", "dp", "tp", "pp", "ep", "mb",
+          "step_time_ms",
           r->weight >= 0 ? "composite" : "", "mem_GB", "pareto");
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
@@ -176,15 +181,15 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
     char score[32] = "";
     if (r->weight >= 0)
       g_snprintf(score, sizeof score, "%.4f", -p->score);
-    fprintf(out, "%5d %5d %4d %4d %4d %4d %14.3f %10s %9.2f %6s%s\n", p->rank, p->gpus, p->rq.dp, p->rq.tp, p->rq.pp,
-            p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9, p->pareto ? "*" : "",
+    fprintf(out, "%5d %5d %4d %4d %4d %4d %4d %14.3f %10s %9.2f %6s%s\n", p->rank, p->gpus, p->rq.dp, p->rq.tp,
+            p->rq.pp, p->rq.ep, p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9, p->pareto ? "*" : "",
             p->baseline ? "  (traced)" : "");
   }
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
     if (p->status != STUDY_PT_SIMULATED)
-      fprintf(out, "%s: dp %d tp %d pp %d mb %d: %s\n", p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed",
-              p->rq.dp, p->rq.tp, p->rq.pp, p->rq.mb, p->why);
+      fprintf(out, "%s: dp %d tp %d pp %d ep %d mb %d: %s\n", p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed",
+              p->rq.dp, p->rq.tp, p->rq.pp, p->rq.ep, p->rq.mb, p->why);
   }
 }
 
@@ -216,7 +221,7 @@ gboolean study_search_write_json(const study_search_result *r, const et_model_ca
     wisp_json_int(&j, "dp", p->rq.dp);
     wisp_json_int(&j, "tp", p->rq.tp);
     wisp_json_int(&j, "pp", p->rq.pp);
-    wisp_json_int(&j, "ep", 1);
+    wisp_json_int(&j, "ep", p->rq.ep);
     wisp_json_int(&j, "cp", 1);
     wisp_json_int(&j, "micro_batches", p->rq.mb);
     wisp_json_double(&j, "memory_bytes", p->mem_bytes, 0);

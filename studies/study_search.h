@@ -4,7 +4,7 @@
  * The points: every (dp, tp, pp, mb) with tp dividing the heads, hidden,
  * ffn and vocabulary sizes and at most max_tp (the scale-up domain), pp
  * dividing the layers, dp x mb dividing the global batch, and dp x tp x pp
- * at most max_gpus; ep = cp = 1 (not re-partitioned yet); the schedule
+ * at most max_gpus; ep (MoE cards: dividing dp and the experts); cp = 1; the schedule
  * the card's (else 1F1B).  A point over the GPU's HBM is listed as refused
  * with its memory, never simulated.  Each other point is built from the
  * model read out of the trace (chakra/et_repart.h) and replayed on the
