@@ -259,12 +259,20 @@ void study_activity_add_nsys_facts(study_activity *a, const fe_nsys_facts *f)
 
 void study_activity_set_replay_windows(study_activity *a, const sim_result *r, const et_workload *w)
 {
+  /* Every window ends with the step, when the last rank finishes: a rank
+   * of a repeating job that finishes early (a pipeline's first or last
+   * stage) waits for the next step, and its measured ProfilerStep lasts
+   * until then, so ending it at its own finish would make avg_step_time a
+   * mean of finishes, shorter than the replay's step (doc/metrics.md). */
+  sim_time_ps end = 0;
+  for (int k = 0; k < r->n_ranks; k++)
+    end = MAX(end, r->ranks[k].finish);
   for (int k = 0; k < r->n_ranks && k < a->n_ranks; k++) {
     int rank = r->ranks[k].rank;
-    if (rank < 0 || rank >= a->n_ranks)
+    if (rank < 0 || rank >= a->n_ranks || r->ranks[k].finish <= 0)
       continue;
     sim_time_ps origin = r->measured_starts && w->measured_start_ps ? w->measured_start_ps[rank] : 0;
     a->origin[rank] = origin;
-    a->window[rank] = r->ranks[k].finish > origin ? r->ranks[k].finish - origin : 0;
+    a->window[rank] = end > origin ? end - origin : 0;
   }
 }

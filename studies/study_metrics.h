@@ -77,8 +77,11 @@ gboolean study_activity_add_measured(study_activity *a, const et_workload *w, GE
  * calls next (may be NULL), so a timeline writer can watch the same run.
  * The returned pointer lives as long as a. */
 const sim_replay_observer *study_activity_observer(study_activity *a, const sim_replay_observer *next);
-/* After the replay: rank r's window is [origin, finish_r) with origin its
- * measured start when r->measured_starts, else 0.  O(ranks). */
+/* After the replay: rank r's window is [origin, end of the step) with
+ * origin its measured start when r->measured_starts, else 0, and the step
+ * ending when the last rank finishes (a rank that finishes early is idle
+ * until then, as its measured step would show).  A rank that ran nothing
+ * keeps an empty window.  O(ranks). */
 void study_activity_set_replay_windows(study_activity *a, const sim_result *r, const et_workload *w);
 /* Device facts the graphs do not keep (an Nsight export's, fe_nsys_facts),
  * on rank's graph clock (the measured feed shifts them by the rank's
