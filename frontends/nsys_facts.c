@@ -69,12 +69,24 @@ typedef struct {
   GArray *ids, *t0;        /* int64_t device ids (ascending) and their first GPU op start, ns */
 } dev_rows;
 
+/* Each GPU op row (deviceId, start), read as fe_nsys_load reads them
+ * (sqlite3_column_int64: NULL and text are 0), so that the devices and
+ * their first starts are the reader's exactly.  O(devices) per row. */
 static void dev_row(sqlite3_stmt *st, gpointer data)
 {
   dev_rows *d = data;
-  int64_t id = sqlite3_column_int64(st, 0), t0 = sqlite3_column_int64(st, 1);
-  g_array_append_val(d->ids, id);
-  g_array_append_val(d->t0, t0);
+  int64_t id = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+  for (guint i = 0; i < d->ids->len; i++)
+    if (g_array_index(d->ids, int64_t, i) == id) {
+      int64_t *t0 = &g_array_index(d->t0, int64_t, i);
+      *t0 = MIN(*t0, t);
+      return;
+    }
+  guint k = 0; /* keep the ids ascending */
+  while (k < d->ids->len && g_array_index(d->ids, int64_t, k) < id)
+    k++;
+  g_array_insert_val(d->ids, k, id);
+  g_array_insert_val(d->t0, k, t);
 }
 
 static void int_row(sqlite3_stmt *st, gpointer data)
@@ -147,12 +159,11 @@ static int sm_count_of(facts_file *ff, int64_t id)
 static gboolean file_devices(facts_file *ff, dev_rows *d)
 {
   static const char *const cols[] = {"start", "deviceId", NULL};
-  GString *sql = g_string_new("SELECT deviceId, min(start) FROM (SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_KERNEL");
+  GString *sql = g_string_new("SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_KERNEL");
   if (has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMCPY", cols))
     g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMCPY");
   if (has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMSET", cols))
     g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMSET");
-  g_string_append(sql, ") GROUP BY deviceId ORDER BY deviceId");
   gboolean ok = facts_query(ff, sql->str, dev_row, d);
   g_string_free(sql, TRUE);
   return ok;
@@ -181,8 +192,8 @@ static gboolean facts_file_read(facts_file *ff, fe_nsys_facts *f)
   grid_rows g = {&d, f, first};
   if (ok && has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
     f->have_grids = TRUE;
-    ok = facts_query(ff, "SELECT start, end, deviceId, gridX, gridY, gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY "
-                     "deviceId, start", grid_row, &g);
+    ok = facts_query(ff, "SELECT start, end, deviceId, gridX, gridY, gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL", grid_row,
+                     &g);
   }
   if (ok && has_columns(ff->db, "GPU_METRICS", mcols) && has_columns(ff->db, "TARGET_INFO_GPU_METRICS", ncols)) {
     f->have_gpu_metrics = TRUE;
