@@ -10,8 +10,31 @@
 #include "cli/wisp_load.h"
 #include "cli/wisp_metrics.h"
 #include "studies/study_metrics.h"
+#include "frontends/nsys.h"
 
 #include <math.h>
+#include <string.h>
+
+/* Nsight inputs: the facts the graphs do not keep (launch grids, NVLink
+ * samples; frontends/nsys.h) into the measured timeline a.  Other inputs
+ * leave a as it is (its reasons say that the input kind carries none).
+ * O(kernels + samples). */
+static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int n, GError **error)
+{
+  wisp_inputs in;
+  if (!wisp_inputs_resolve(paths, n, &in, error))
+    return FALSE;
+  gboolean ok = TRUE;
+  if (in.kind && strcmp(in.kind, "nsys") == 0) {
+    fe_nsys_facts f;
+    if ((ok = fe_nsys_facts_load((const char *const *)in.files->pdata, (int)in.files->len, &f, error))) {
+      study_activity_add_nsys_facts(a, &f);
+      fe_nsys_facts_clear(&f);
+    }
+  }
+  wisp_inputs_clear(&in);
+  return ok;
+}
 
 /* Writes the versioned report: schema_version, wisp_version,
  * workload{source, n_ranks}, card (or null), measured{...}. */
@@ -116,7 +139,8 @@ int wisp_cmd_metrics(int argc, char **argv)
     goto out;
   }
   a = study_activity_new(w);
-  if (!study_activity_add_measured(a, w, &error)) {
+  if (!study_activity_add_measured(a, w, &error) ||
+      !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }

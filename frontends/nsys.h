@@ -58,5 +58,38 @@ gboolean fe_nsys_is_export(const char *path);
  * O(rows log rows) per file; memory O(GPU ops). */
 et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report *report, GError **error);
 
+/* ---- facts the graph does not keep (nsys_facts.c) ---- */
+
+/* One kernel's launch grid, on the rank's graph clock (ps from the
+ * device's first GPU op, as fe_nsys_load's node starts). */
+typedef struct {
+  sim_time_ps start, end;
+  double blocks;              /* gridX x gridY x gridZ */
+} fe_nsys_grid;
+
+/* One GPU metrics sample, on the same clock. */
+typedef struct {
+  sim_time_ps t;
+  double value;
+} fe_nsys_sample;
+
+/* Per rank (the ranks of fe_nsys_load over the same paths): the SM count
+ * (0 unknown), every kernel's grid (when the kernel table has gridX/Y/Z)
+ * and the samples of NVLink TX Responses User Data [Throughput %] (when
+ * the export has GPU_METRICS: `nsys profile --gpu-metrics-devices`). */
+typedef struct fe_nsys_facts {
+  int n_ranks;
+  int *sm_count;
+  GArray **grids;             /* fe_nsys_grid */
+  GArray **p2p;               /* fe_nsys_sample, value in % */
+  gboolean have_grids, have_gpu_metrics;
+} fe_nsys_facts;
+
+/* Reads the facts of the exports (read-only).  FALSE with an error naming
+ * the file on an unreadable database or a failed query; absent optional
+ * tables are not errors.  Time O(rows); memory O(kernels + samples). */
+gboolean fe_nsys_facts_load(const char *const *paths, int n_paths, fe_nsys_facts *f, GError **error);
+void fe_nsys_facts_clear(fe_nsys_facts *f);
+
 G_END_DECLS
 #endif

@@ -30,6 +30,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   fe_nsys_report_init(&rep);
   et_workload *w = fe_nsys_load(paths, 1, &rep, &error);
   g_assert(w != NULL || (error != NULL && error->domain == WISP_ERROR));
+  /* The device facts the metrics read (nsys_facts.c) from the same bytes:
+   * a clean result or a wisp error, never a crash; on a loadable export
+   * they name as many ranks as the graphs. */
+  fe_nsys_facts f;
+  GError *ferr = NULL;
+  if (fe_nsys_facts_load(paths, 1, &f, &ferr)) {
+    g_assert(w == NULL || f.n_ranks == w->n_ranks);
+    fe_nsys_facts_clear(&f);
+  } else {
+    g_assert(ferr != NULL && ferr->domain == WISP_ERROR);
+  }
+  g_clear_error(&ferr);
   et_workload_free(w);
   g_clear_error(&error);
   fe_nsys_report_clear(&rep);

@@ -22,6 +22,7 @@
 #include "studies/study_metrics.h"
 #include "regress/test_util.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <string.h>
 
@@ -44,6 +45,41 @@ static int64_t sql_int(const char *path, const char *sql)
   sqlite3_finalize(st);
   sqlite3_close(db);
   return v;
+}
+
+/* One SQL number from the raw file. */
+static double sql_double(const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *st = NULL;
+  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
+  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
+  double v = sqlite3_column_double(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+/* The measured metrics of the exports, with their device facts (what
+ * `wisp metrics` does, cli/cmd_metrics.c). */
+static study_metrics *measure_with_facts(const char *const *paths, int n, et_workload **wout)
+{
+  GError *error = NULL;
+  et_workload *w = fe_nsys_load(paths, n, NULL, &error);
+  g_assert_no_error(error);
+  fe_nsys_facts f;
+  g_assert_true(fe_nsys_facts_load(paths, n, &f, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(f.n_ranks, ==, w->n_ranks); /* the same ranks as the graphs */
+  study_activity *a = study_activity_new(w);
+  g_assert_true(study_activity_add_measured(a, w, &error));
+  study_activity_add_nsys_facts(a, &f);
+  study_metrics *m = study_metrics_compute(a, NULL);
+  study_activity_free(a);
+  fe_nsys_facts_clear(&f);
+  *wout = w;
+  return m;
 }
 
 static void test_real(void)
@@ -111,6 +147,27 @@ static void test_real(void)
     g_assert_cmpfloat_with_epsilon(m->dominant_kernel_concentration_pct, dk, 1e-9 * dk);
     g_test_message("%s: average_memory_bandwidth %.3f GB/s, dominant kernel %.2f %% (%s)", names[k],
                    m->average_memory_bandwidth_GBps, m->dominant_kernel_concentration_pct, m->dominant_kernel);
+    /* No MoE kernel in either (stencil and saxpy codes): moe_fraction 0. */
+    g_assert_cmpfloat(m->moe_fraction_pct, ==, 0);
+    /* mean_sm_coverage, through the facts: per kernel min(gridX gridY gridZ
+     * / smCount, 1), weighted by (end - start); and CCL-Bench's plain mean.
+     * One device and one SM count (108, A100) in each file. */
+    et_workload *w2 = NULL;
+    study_metrics *m2 = measure_with_facts(paths, 1, &w2);
+    const char *cov = "min(1.0, 1.0 * gridX * gridY * gridZ / (SELECT smCount FROM TARGET_INFO_GPU LIMIT 1))";
+    char *wq = g_strdup_printf("SELECT 100.0 * sum(%s * (end - start)) / sum(end - start) FROM "
+                               "CUPTI_ACTIVITY_KIND_KERNEL", cov);
+    char *uq = g_strdup_printf("SELECT 100.0 * avg(%s) FROM CUPTI_ACTIVITY_KIND_KERNEL", cov);
+    double wcov = sql_double(p, wq), ucov = sql_double(p, uq);
+    g_assert_cmpfloat_with_epsilon(m2->mean_sm_coverage_pct, wcov, 1e-9 * wcov);
+    g_assert_cmpfloat_with_epsilon(m2->mean_sm_coverage_unweighted_pct, ucov, 1e-9 * ucov);
+    g_assert_true(isnan(m2->bw_peertopeer_pct)); /* no GPU_METRICS table in these exports */
+    g_test_message("%s: mean_sm_coverage %.4f %% (plain mean %.4f %%)", names[k], m2->mean_sm_coverage_pct,
+                   m2->mean_sm_coverage_unweighted_pct);
+    g_free(wq);
+    g_free(uq);
+    study_metrics_free(m2);
+    et_workload_free(w2);
     study_metrics_free(m);
     study_activity_free(a);
     et_workload_free(w);
@@ -251,11 +308,94 @@ static void test_schema(void)
   g_free(p);
 }
 
+/* Device facts on a documented-schema export built here (no public NCCL
+ * export has them): write_export's two devices, plus gridY/gridZ, the SM
+ * count and GPU metrics samples.  Per device: the gemm [0, 100] us has 132
+ * blocks on 132 SMs (coverage 1), the all-reduce [120, 170] us 8 blocks
+ * (8/132).  mean_sm_coverage = (100 x 1 + 50 x 8/132) / 150 x 100 =
+ * 68.6869 %; plain mean (1 + 8/132) / 2 x 100 = 53.0303 %.  NVLink TX
+ * samples at 50 us (10 %) and 150 us (30 %) in the window, 500 us (99 %)
+ * after it, and an "SM Active" sample that is not the counter: bw_peertopeer
+ * = (10 + 30) / 2 = 20 %. */
+static void test_facts(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-facts-XXXXXX", NULL);
+  char *p = g_build_filename(dir, "node.sqlite", NULL);
+  write_export(p, 2, FALSE);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN gridY INTEGER DEFAULT 1;"
+               "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN gridZ INTEGER DEFAULT 1;"
+               "ALTER TABLE TARGET_INFO_GPU ADD COLUMN smCount INTEGER DEFAULT 132;"
+               "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER, metricId INTEGER, metricName TEXT);"
+               "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (256, 5, 'NVLink TX Responses User Data [Throughput %]'),"
+               " (256, 6, 'SM Active');"
+               "CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, metricId INTEGER, value INTEGER);");
+  for (int d = 0; d < 2; d++) {
+    int64_t t0 = 1000000000 + d * 7; /* write_export's clock */
+    char *sql = g_strdup_printf("INSERT INTO GPU_METRICS VALUES (%" G_GINT64_FORMAT ", %d, 5, 10), (%" G_GINT64_FORMAT
+                                ", %d, 5, 30), (%" G_GINT64_FORMAT ", %d, 5, 99), (%" G_GINT64_FORMAT ", %d, 6, 77);",
+                                t0 + 50000, 256 | d, t0 + 150000, 256 | d, t0 + 500000, 256 | d, t0 + 60000, 256 | d);
+    exec_sql(db, sql);
+    g_free(sql);
+  }
+  sqlite3_close(db);
+  const char *paths[] = {p};
+  et_workload *w = NULL;
+  study_metrics *m = measure_with_facts(paths, 1, &w);
+  g_assert_cmpfloat_with_epsilon(m->mean_sm_coverage_pct, (100.0 + 50.0 * 8 / 132) / 150 * 100, 1e-9);
+  g_assert_cmpfloat_with_epsilon(m->mean_sm_coverage_unweighted_pct, (1 + 8.0 / 132) / 2 * 100, 1e-9);
+  g_assert_cmpfloat_with_epsilon(m->bw_peertopeer_pct, 20.0, 1e-12);
+  /* No MoE kernel: a gemm and an NCCL all-reduce. */
+  g_assert_cmpfloat(m->moe_fraction_pct, ==, 0);
+  study_metrics_free(m);
+  et_workload_free(w);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
+/* moe_fraction on a one-device export: fused_moe_kernel [0, 30] us,
+ * a gemm [30, 100] us, DeepEP's internode dispatch [100, 140] us (a
+ * registry MoE dispatch), a memset [140, 150] us (not a kernel).  MoE time
+ * 30 + 40 = 70 us of 140 us of kernels: 50 %. */
+static void test_moe(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-moe-XXXXXX", NULL);
+  char *p = g_build_filename(dir, "moe.sqlite", NULL);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'fused_moe_kernel'), (2, 'sm90_xmma_gemm_bf16bf16_bf16f32'), "
+               "(3, 'void deep_ep::internode::dispatch<true, 8, 2>(void*, int)');"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+               "streamId INTEGER, demangledName INTEGER);"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000000, 1030000, 0, 7, 1), (1030000, 1100000, 0, 7, 2), "
+               "(1100000, 1140000, 0, 8, 3);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, "
+               "streamId INTEGER, bytes INTEGER);"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (1140000, 1150000, 0, 7, 64);");
+  sqlite3_close(db);
+  const char *paths[] = {p};
+  et_workload *w = NULL;
+  study_metrics *m = measure_with_facts(paths, 1, &w);
+  g_assert_cmpfloat_with_epsilon(m->moe_fraction_pct, 50.0, 1e-9);
+  g_assert_true(isnan(m->mean_sm_coverage_pct)); /* no grid columns */
+  g_assert_nonnull(strstr(m->mean_sm_coverage_source, "gridX"));
+  study_metrics_free(m);
+  et_workload_free(w);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/nsys/real", test_real);
   g_test_add_func("/nsys/nccl", test_nccl);
   g_test_add_func("/nsys/schema", test_schema);
+  g_test_add_func("/nsys/facts", test_facts);
+  g_test_add_func("/nsys/moe", test_moe);
   return g_test_run();
 }

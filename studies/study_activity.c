@@ -8,7 +8,10 @@
 #include "chakra/et_scale.h"
 #include "studies/study_metrics_internal.h"
 #include "replay/sim_levers.h"
+#include "frontends/kineto_commreg.h"
+#include "frontends/nsys.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- classification ---- */
@@ -36,6 +39,33 @@ gboolean study_is_memcpy_name(const char *name)
                   g_str_has_prefix(name, "copy-done"));
 }
 
+gboolean study_is_moe_kernel(const char *name)
+{
+  if (name == NULL)
+    return FALSE;
+  const kt_commreg_entry *e = kt_commreg_lookup(name);
+  if (e && (e->size == KT_CR_SIZE_MOE_DISPATCH || e->size == KT_CR_SIZE_MOE_COMBINE))
+    return TRUE;
+  static const char *const pats[] = {"moe", "expert", "routing", "gating", "topk", "grouped_gemm", "dispatchkernel",
+                                     "combinekernel"};
+  for (guint i = 0; i < G_N_ELEMENTS(pats); i++)
+    if (contains_ci(name, pats[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* study_is_moe_kernel once per string of the graphs' pools.  O(1)
+ * amortized. */
+static gboolean moe_cached(study_activity *a, const char *name)
+{
+  gpointer v = g_hash_table_lookup(a->moe_names, name);
+  if (v == NULL) {
+    v = GINT_TO_POINTER(study_is_moe_kernel(name) + 1);
+    g_hash_table_insert(a->moe_names, (gpointer)name, v);
+  }
+  return GPOINTER_TO_INT(v) == 2;
+}
+
 /* ---- the timeline ---- */
 
 study_activity *study_activity_new(const et_workload *w)
@@ -49,6 +79,10 @@ study_activity *study_activity_new(const et_workload *w)
     a->ivs[r] = g_array_new(FALSE, FALSE, sizeof(act_iv));
   a->origin = g_new0(sim_time_ps, w->n_ranks);
   a->window = g_new0(sim_time_ps, w->n_ranks);
+  a->grid_why = "the input carries no kernel launch grids (Kineto, XLA and Chakra graphs do not keep them; Nsight "
+                "exports do)";
+  a->p2p_why = "the input carries no NVLink counters (Nsight exports profiled with --gpu-metrics-devices do)";
+  a->moe_names = g_hash_table_new(g_direct_hash, g_direct_equal);
   return a;
 }
 
@@ -56,9 +90,17 @@ void study_activity_free(study_activity *a)
 {
   if (a == NULL)
     return;
-  for (int r = 0; r < a->n_ranks; r++)
+  for (int r = 0; r < a->n_ranks; r++) {
     g_array_free(a->ivs[r], TRUE);
+    if (a->grids && a->grids[r])
+      g_array_free(a->grids[r], TRUE);
+    if (a->p2p && a->p2p[r])
+      g_array_free(a->p2p[r], TRUE);
+  }
   g_free(a->ivs);
+  g_free(a->grids);
+  g_free(a->p2p);
+  g_hash_table_destroy(a->moe_names);
   g_free(a->origin);
   g_free(a->window);
   g_free(a);
@@ -80,7 +122,8 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
   case ET_NODE_COMP: {
     const char *name = et_node_name(g, node);
     iv.kind = study_is_memcpy_name(name) ? STUDY_ACT_MEMCPY : STUDY_ACT_COMPUTE;
-    iv.kclass = (uint8_t)study_kernel_class_of(name);
+    iv.kclass = (uint8_t)(study_kernel_class_of(name) | (moe_cached(a, name) ? ACT_MOE : 0) |
+                          (g_ascii_strncasecmp(name, "memset", 6) == 0 ? ACT_MEMSET : 0));
     iv.name = name;
     const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
     if (ca && ca->has_tensor_size && (iv.kind == STUDY_ACT_MEMCPY || g_str_has_prefix(name, "Memset"))) {
@@ -96,6 +139,7 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
     const et_comm *c = n->comm == ET_NONE ? NULL
                        : a->w ? et_workload_traced_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
     iv.kind = STUDY_ACT_COMM;
+    iv.kclass = moe_cached(a, et_node_name(g, node)) ? ACT_MOE : 0;
     if (c) {
       iv.bytes = c->bytes;
       iv.op = n->type == ET_NODE_COMM_COLL ? c->coll : ET_COLL_NONE;
@@ -160,14 +204,75 @@ const sim_replay_observer *study_activity_observer(study_activity *a, const sim_
   return &a->obs;
 }
 
+void study_activity_add_grid(study_activity *a, int rank, sim_time_ps start, sim_time_ps end, double blocks,
+                             int sm_count)
+{
+  if (rank < 0 || rank >= a->n_ranks || end <= start || sm_count <= 0 || !(blocks >= 0))
+    return;
+  if (a->grids == NULL)
+    a->grids = g_new0(GArray *, a->n_ranks);
+  if (a->grids[rank] == NULL)
+    a->grids[rank] = g_array_new(FALSE, FALSE, sizeof(act_grid));
+  act_grid x = {start, end, MIN(blocks / sm_count, 1.0)};
+  g_array_append_val(a->grids[rank], x);
+}
+
+void study_activity_add_p2p_sample(study_activity *a, int rank, sim_time_ps t, double value)
+{
+  if (rank < 0 || rank >= a->n_ranks || !isfinite(value))
+    return;
+  if (a->p2p == NULL)
+    a->p2p = g_new0(GArray *, a->n_ranks);
+  if (a->p2p[rank] == NULL)
+    a->p2p[rank] = g_array_new(FALSE, FALSE, sizeof(act_sample));
+  act_sample x = {t, value};
+  g_array_append_val(a->p2p[rank], x);
+}
+
+void study_activity_set_facts_why(study_activity *a, const char *grid_why, const char *p2p_why)
+{
+  if (grid_why)
+    a->grid_why = grid_why;
+  if (p2p_why)
+    a->p2p_why = p2p_why;
+}
+
+void study_activity_add_nsys_facts(study_activity *a, const fe_nsys_facts *f)
+{
+  for (int r = 0; r < f->n_ranks; r++) {
+    for (guint i = 0; i < f->grids[r]->len; i++) {
+      const fe_nsys_grid *x = &g_array_index(f->grids[r], fe_nsys_grid, i);
+      study_activity_add_grid(a, r, x->start, x->end, x->blocks, f->sm_count[r]);
+    }
+    for (guint i = 0; i < f->p2p[r]->len; i++) {
+      const fe_nsys_sample *x = &g_array_index(f->p2p[r], fe_nsys_sample, i);
+      study_activity_add_p2p_sample(a, r, x->t, x->value);
+    }
+  }
+  study_activity_set_facts_why(a, !f->have_grids ? "the Nsight export's kernel table has no gridX/gridY/gridZ"
+                               : "the Nsight export names no SM count (TARGET_INFO_GPU smCount)",
+                               !f->have_gpu_metrics ? "the Nsight export has no GPU_METRICS table (profile with "
+                               "--gpu-metrics-devices to sample NVLink throughput)"
+                               : "the Nsight export's GPU metrics hold no NVLink TX Responses User Data "
+                                 "[Throughput %] sample in the window");
+}
+
 void study_activity_set_replay_windows(study_activity *a, const sim_result *r, const et_workload *w)
 {
+  /* Every window ends with the step, when the last rank finishes: a rank
+   * of a repeating job that finishes early (a pipeline's first or last
+   * stage) waits for the next step, and its measured ProfilerStep lasts
+   * until then, so ending it at its own finish would make avg_step_time a
+   * mean of finishes, shorter than the replay's step (doc/metrics.md). */
+  sim_time_ps end = 0;
+  for (int k = 0; k < r->n_ranks; k++)
+    end = MAX(end, r->ranks[k].finish);
   for (int k = 0; k < r->n_ranks && k < a->n_ranks; k++) {
     int rank = r->ranks[k].rank;
-    if (rank < 0 || rank >= a->n_ranks)
+    if (rank < 0 || rank >= a->n_ranks || r->ranks[k].finish <= 0)
       continue;
     sim_time_ps origin = r->measured_starts && w->measured_start_ps ? w->measured_start_ps[rank] : 0;
     a->origin[rank] = origin;
-    a->window[rank] = r->ranks[k].finish > origin ? r->ranks[k].finish - origin : 0;
+    a->window[rank] = end > origin ? end - origin : 0;
   }
 }

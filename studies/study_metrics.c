@@ -174,12 +174,18 @@ typedef struct {
   GHashTable *by_name;     /* name -> double* ps */
   double compute_ps;
   double copy_bytes, copy_ps;
+  double kernel_ps, moe_ps; /* compute (memsets left out) and communication kernels; of those, MoE */
 } kernel_acc;
 
 /* Adds the part [s, e) of interval iv that lies in its window.  A copy cut
  * by the window counts the bytes of that part (pro rata).  O(1). */
 static void add_kernel_sample(kernel_acc *ka, const act_iv *iv, sim_time_ps s, sim_time_ps e)
 {
+  if (iv->kind == STUDY_ACT_COMM || (iv->kind == STUDY_ACT_COMPUTE && !(iv->kclass & ACT_MEMSET))) {
+    ka->kernel_ps += (double)(e - s);
+    if (iv->kclass & ACT_MOE)
+      ka->moe_ps += (double)(e - s);
+  }
   if (iv->kind == STUDY_ACT_COMPUTE && iv->name) {
     double *t = g_hash_table_lookup(ka->by_name, iv->name);
     if (t == NULL) {
@@ -216,7 +222,43 @@ static void kernel_metrics(study_metrics *m, kernel_acc *ka)
   m->average_memory_bandwidth_source = ka->copy_ps > 0 ? "bytes of the sized memcpy/memset over their time"
                                        : "no memcpy or memset with a byte count (Kineto and XLA graphs do not "
                                          "carry copy sizes yet; Nsight exports do)";
+  m->moe_fraction_pct = ka->kernel_ps > 0 ? 100 * ka->moe_ps / ka->kernel_ps : NAN;
   g_hash_table_destroy(ka->by_name);
+}
+
+/* mean_sm_coverage and bw_peertopeer from the device facts that lie in
+ * each rank's window (a grid cut by the window weighs its part).
+ * O(grids + samples). */
+static void device_metrics(study_metrics *m, const study_activity *a)
+{
+  double wsum = 0, wdur = 0, usum = 0, psum = 0;
+  uint64_t un = 0, pn = 0;
+  for (int r = 0; r < a->n_ranks; r++) {
+    sim_time_ps lo = a->origin[r], hi = a->origin[r] + a->window[r];
+    for (guint i = 0; a->grids && a->grids[r] && i < a->grids[r]->len; i++) {
+      const act_grid *x = &g_array_index(a->grids[r], act_grid, i);
+      sim_time_ps s = MAX(x->start + lo, lo), e = MIN(x->end + lo, hi);
+      if (e <= s)
+        continue;
+      wsum += x->coverage * (double)(e - s);
+      wdur += (double)(e - s);
+      usum += x->coverage;
+      un++;
+    }
+    for (guint i = 0; a->p2p && a->p2p[r] && i < a->p2p[r]->len; i++) {
+      const act_sample *x = &g_array_index(a->p2p[r], act_sample, i);
+      if (x->t + lo >= lo && x->t + lo < hi) {
+        psum += x->value;
+        pn++;
+      }
+    }
+  }
+  m->mean_sm_coverage_pct = wdur > 0 ? 100 * wsum / wdur : NAN;
+  m->mean_sm_coverage_unweighted_pct = un ? 100 * usum / (double)un : NAN;
+  m->mean_sm_coverage_source = wdur > 0 ? "kernel launch grids over the device's SM count (Nsight)" : a->grid_why;
+  m->bw_peertopeer_pct = pn ? psum / (double)pn : NAN;
+  m->bw_peertopeer_source = pn ? "NVLink TX Responses User Data [Throughput %] samples (Nsight GPU metrics)"
+                                : a->p2p_why;
 }
 
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu)
@@ -227,7 +269,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   m->ranks = g_new0(study_metric_rank, a->n_ranks);
   m->straggler_rank = -1;
   GHashTable *accs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, coll_acc_free);
-  kernel_acc ka = {g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free), 0, 0, 0};
+  kernel_acc ka = {g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free), 0, 0, 0, 0, 0};
   double sum_step = 0, sum_mto = 0, sum_frac = 0, sum_ovl = 0, sum_exposed = 0;
   double class_t[2] = {0, 0};
   int n_win = 0, n_active = 0, n_comm = 0;
@@ -253,7 +295,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
         continue;
       sp[iv->kind][n[iv->kind]++] = (span){s, e};
       if (iv->kind == STUDY_ACT_COMPUTE)
-        class_t[iv->kclass] += (double)(e - s);
+        class_t[iv->kclass & 1] += (double)(e - s);
       add_kernel_sample(&ka, iv, s, e);
       if (iv->kind == STUDY_ACT_COMM) {
         add_comm_sample(accs, iv);
@@ -323,6 +365,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
     m->straggler_rank = -1;
   study_metrics_mfu(m, mfu);
   kernel_metrics(m, &ka);
+  device_metrics(m, a);
 
   coll_rows(m, accs);
   g_hash_table_destroy(accs);

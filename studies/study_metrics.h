@@ -50,6 +50,14 @@ study_kernel_class study_kernel_class_of(const char *name);
  * or starts with "copy-start" / "copy-done".  O(length). */
 gboolean study_is_memcpy_name(const char *name);
 
+/* Whether a kernel is MoE work (moe_fraction, doc/metrics.md): one the
+ * communication-kernel registry (frontends/kineto_commreg.h) sizes as an
+ * MoE dispatch or combine (DeepEP), or whose name contains moe, expert,
+ * routing, gating, topk, grouped_gemm (expert compute and routing) or
+ * dispatchkernel, combinekernel (pplx-kernels), any case.
+ * O(registry x length of name). */
+gboolean study_is_moe_kernel(const char *name);
+
 typedef struct study_activity study_activity;
 
 /* An empty timeline for w's ranks (every window empty, origins 0). */
@@ -69,9 +77,29 @@ gboolean study_activity_add_measured(study_activity *a, const et_workload *w, GE
  * calls next (may be NULL), so a timeline writer can watch the same run.
  * The returned pointer lives as long as a. */
 const sim_replay_observer *study_activity_observer(study_activity *a, const sim_replay_observer *next);
-/* After the replay: rank r's window is [origin, finish_r) with origin its
- * measured start when r->measured_starts, else 0.  O(ranks). */
+/* After the replay: rank r's window is [origin, end of the step) with
+ * origin its measured start when r->measured_starts, else 0, and the step
+ * ending when the last rank finishes (a rank that finishes early is idle
+ * until then, as its measured step would show).  A rank that ran nothing
+ * keeps an empty window.  O(ranks). */
 void study_activity_set_replay_windows(study_activity *a, const sim_result *r, const et_workload *w);
+/* Device facts the graphs do not keep (an Nsight export's, fe_nsys_facts),
+ * on rank's graph clock (the measured feed shifts them by the rank's
+ * measured start like the nodes): a kernel's launch grid of `blocks`
+ * blocks on a device of sm_count SMs over [start, end) (ignored when
+ * sm_count <= 0), and an NVLink throughput sample (%) at t.  O(1)
+ * amortized. */
+void study_activity_add_grid(study_activity *a, int rank, sim_time_ps start, sim_time_ps end, double blocks,
+                             int sm_count);
+void study_activity_add_p2p_sample(study_activity *a, int rank, sim_time_ps t, double value);
+/* Why the grids or samples are absent (static strings; NULL keeps the
+ * default, which says the input kind carries none). */
+void study_activity_set_facts_why(study_activity *a, const char *grid_why, const char *p2p_why);
+/* Every fact of an Nsight export (frontends/nsys.h, read over the paths
+ * the workload came from) through the two calls above, and the reasons a
+ * metric is n/a on it.  O(kernels + samples). */
+struct fe_nsys_facts;
+void study_activity_add_nsys_facts(study_activity *a, const struct fe_nsys_facts *f);
 /* Steps the windows span (default 1); every per-step figure divides by it. */
 void study_activity_set_steps(study_activity *a, int steps);
 
@@ -153,6 +181,14 @@ typedef struct {
   char *dominant_kernel;               /* its name, NULL without compute */
   double average_memory_bandwidth_GBps;  /* sum of sized memcpy/memset bytes / their time; NAN when none */
   const char *average_memory_bandwidth_source; /* how, or why it is unknown */
+  double moe_fraction_pct;             /* MoE kernel time / kernel time (compute + communication, memcpy and
+                                          memset left out), every rank; NAN without kernels */
+  double mean_sm_coverage_pct;         /* duration-weighted mean of min(blocks / SMs, 1) over the kernels
+                                          with a launch grid; NAN without grids */
+  double mean_sm_coverage_unweighted_pct; /* the plain mean over those kernels (CCL-Bench's Nsight code) */
+  const char *mean_sm_coverage_source; /* how, or why it is unknown */
+  double bw_peertopeer_pct;            /* mean NVLink TX throughput sample (%) in the windows; NAN without */
+  const char *bw_peertopeer_source;    /* how, or why it is unknown */
   study_metric_rank *ranks;            /* n_ranks */
   GArray *colls;                       /* study_metric_coll, ordered by op name */
 } study_metrics;

@@ -18,10 +18,25 @@ typedef struct {
   const char *name;        /* kernel name (compute and memory copy): the graph's string pool */
   int32_t n_ranks;         /* members of the communicator (communication); 1 = a sized copy */
   uint8_t kind;            /* study_act_kind */
-  uint8_t kclass;          /* study_kernel_class (compute only) */
+  uint8_t kclass;          /* study_kernel_class (compute only) in bit 0; ACT_MOE, ACT_MEMSET */
   uint8_t op;              /* et_coll_type, ET_COLL_NONE for send/recv */
   uint8_t node_type;       /* et_node_type */
 } act_iv;
+#define ACT_MOE 2u          /* an MoE kernel: expert compute, routing, dispatch/combine (study_is_moe_kernel) */
+#define ACT_MEMSET 4u       /* a memset (left out of moe_fraction's kernel time, as the seed does) */
+
+/* A kernel's launch grid as a share of the device's SMs, min(blocks /
+ * SMs, 1), over [start, end) on the rank's graph clock. */
+typedef struct {
+  sim_time_ps start, end;
+  double coverage;
+} act_grid;
+
+/* A device counter sample (NVLink throughput, %) at t on the graph clock. */
+typedef struct {
+  sim_time_ps t;
+  double value;
+} act_sample;
 
 struct study_activity {
   const et_workload *w;
@@ -31,6 +46,11 @@ struct study_activity {
   sim_time_ps *window;     /* window length */
   sim_replay_observer obs;
   sim_replay_observer next;
+  GArray **grids;          /* per rank: act_grid; NULL until study_activity_add_grid */
+  GArray **p2p;            /* per rank: act_sample; NULL until study_activity_add_p2p_sample */
+  const char *grid_why;    /* why there are no grids (static text) */
+  const char *p2p_why;     /* why there are no peer-to-peer samples (static text) */
+  GHashTable *moe_names;   /* name pointer -> flag + 1: study_is_moe_kernel cached per pool string */
 };
 
 /* Sets m->mfu_pct and m->mfu_source from in (a card, or model FLOPs with a

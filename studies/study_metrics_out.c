@@ -11,12 +11,9 @@
 /* Catalog keys wisp does not compute yet, each with the reason printed as
  * n/a (issue 31 item 3). */
 static const struct { const char *key, *reason; } study_metrics_not_computed[] = {
-  {"moe_fraction", "not computed yet (expert compute, routing and dispatch/combine time through the registry)"},
-  {"mean_sm_coverage", "not computed yet (needs kernel grid sizes and the SM count; Nsight exports carry them, the "
-                       "graph does not keep them)"},
-  {"bw_peertopeer", "not computed yet (needs peer-to-peer copy counters; none of the inputs' graphs keep them)"},
-  {"ttft", "not computed yet (inference prefill steps are not told apart from decode steps)"},
-  {"tpot", "not computed yet (inference decode steps are not told apart from prefill steps)"},
+  {"ttft", "not computed yet (inference prefill steps are not told apart from decode steps: the graphs keep one "
+           "window, not vLLM's execute_context or SGLang's run_batch markers)"},
+  {"tpot", "not computed yet (inference decode steps are not told apart from prefill steps, as for ttft)"},
 };
 
 /* ---- output ---- */
@@ -54,6 +51,12 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_string(j, "dominant_kernel", m->dominant_kernel);
   json_num(j, "average_memory_bandwidth_GBps", m->average_memory_bandwidth_GBps, 4);
   wisp_json_string(j, "average_memory_bandwidth_source", m->average_memory_bandwidth_source);
+  json_num(j, "moe_fraction_pct", m->moe_fraction_pct, 4);
+  json_num(j, "mean_sm_coverage_pct", m->mean_sm_coverage_pct, 4);
+  json_num(j, "mean_sm_coverage_unweighted_pct", m->mean_sm_coverage_unweighted_pct, 4);
+  wisp_json_string(j, "mean_sm_coverage_source", m->mean_sm_coverage_source);
+  json_num(j, "bw_peertopeer_pct", m->bw_peertopeer_pct, 4);
+  wisp_json_string(j, "bw_peertopeer_source", m->bw_peertopeer_source);
   for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++) {
     char *na_key = g_strdup_printf("%s_na_reason", study_metrics_not_computed[i].key);
     wisp_json_string(j, na_key, study_metrics_not_computed[i].reason);
@@ -120,6 +123,9 @@ static double get_lir(const study_metrics *m) { return m->load_imbalance_ratio; 
 static double get_str(const study_metrics *m) { return m->straggler; }
 static double get_dkc(const study_metrics *m) { return m->dominant_kernel_concentration_pct; }
 static double get_amb(const study_metrics *m) { return m->average_memory_bandwidth_GBps; }
+static double get_moe(const study_metrics *m) { return m->moe_fraction_pct; }
+static double get_smc(const study_metrics *m) { return m->mean_sm_coverage_pct; }
+static double get_p2p(const study_metrics *m) { return m->bw_peertopeer_pct; }
 
 static void print_colls(const study_metrics *m, const char *label, FILE *out)
 {
@@ -154,6 +160,9 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     {"straggler", get_str, " %14.4f"},
     {"dominant_kernel_concentration (%)", get_dkc, " %14.2f"},
     {"average_memory_bandwidth (GB/s)", get_amb, " %14.3f"},
+    {"moe_fraction (%)", get_moe, " %14.2f"},
+    {"mean_sm_coverage (%)", get_smc, " %14.2f"},
+    {"bw_peertopeer (%)", get_p2p, " %14.2f"},
   };
   fprintf(out, "%-32s", "metric");
   if (measured)
@@ -174,6 +183,13 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     fprintf(out, "dominant kernel: %s\n", any->dominant_kernel);
   if (any && isnan(any->average_memory_bandwidth_GBps))
     fprintf(out, "average_memory_bandwidth: n/a: %s\n", any->average_memory_bandwidth_source);
+  if (any && isnan(any->mean_sm_coverage_pct))
+    fprintf(out, "mean_sm_coverage: n/a: %s\n", any->mean_sm_coverage_source);
+  else if (any)
+    fprintf(out, "mean_sm_coverage: weighted by kernel time; %.2f %% as a plain mean over kernels (CCL-Bench's "
+            "Nsight code)\n", any->mean_sm_coverage_unweighted_pct);
+  if (any && isnan(any->bw_peertopeer_pct))
+    fprintf(out, "bw_peertopeer: n/a: %s\n", any->bw_peertopeer_source);
   for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++)
     fprintf(out, "%s: n/a: %s\n", study_metrics_not_computed[i].key, study_metrics_not_computed[i].reason);
   print_colls(measured, "measured", out);

@@ -1,0 +1,241 @@
+/* nsys_facts.c: per-device facts of Nsight Systems exports that the graph
+ * does not keep (nsys.h, fe_nsys_facts): each kernel's launch grid with
+ * the device's SM count, and the NVLink throughput samples of the GPU
+ * metrics sampler.  The metric catalog reads them for mean_sm_coverage and
+ * bw_peertopeer (doc/metrics.md).
+ *
+ * Ranks and clocks are the ones fe_nsys_load gives: files in order, the
+ * devices of a file in id order (the devices its kernels, copies and
+ * memsets ran on), times in ps from the device's first GPU op.  Tables
+ * and columns (NVIDIA's documented export schema): CUPTI_ACTIVITY_KIND_KERNEL
+ * gridX/gridY/gridZ, TARGET_INFO_GPU smCount (matched by cuDevice, else
+ * by id, else the one count all GPUs share), GPU_METRICS (timestamp,
+ * typeId, metricId, value) with TARGET_INFO_GPU_METRICS (metricId,
+ * metricName); a sample's device is typeId & 0xff (the rule CCL-Bench's
+ * bandwidth_utilization_peertopeer tool uses).  A missing optional table or
+ * column leaves the fact absent; the metric then says why.  Time
+ * O(rows) per file; memory 24 bytes per kernel and 16 per sample.
+ */
+#include "frontends/nsys.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+/* The counter bw_peertopeer reads (CCL-Bench's choice). */
+#define NSYS_P2P_METRIC "NVLink TX Responses User Data [Throughput %]"
+
+typedef struct {
+  const char *path;
+  sqlite3 *db;
+  GError **error;
+} facts_file;
+
+/* Whether table t has every column of cols (NULL-ended).  O(columns). */
+static gboolean has_columns(sqlite3 *db, const char *t, const char *const *cols)
+{
+  char *sql = g_strdup_printf("PRAGMA table_info(\"%s\")", t);
+  sqlite3_stmt *st = NULL;
+  GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW)
+      g_hash_table_add(have, g_strdup((const char *)sqlite3_column_text(st, 1)));
+  sqlite3_finalize(st);
+  g_free(sql);
+  gboolean ok = g_hash_table_size(have) > 0;
+  for (int i = 0; ok && cols[i]; i++)
+    ok = g_hash_table_contains(have, cols[i]);
+  g_hash_table_destroy(have);
+  return ok;
+}
+
+/* Runs sql and hands each row to row(); FALSE with the error (file and
+ * query) on failure. */
+static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3_stmt *, gpointer), gpointer data)
+{
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(ff->db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+      row(st, data);
+  gboolean ok = rc == SQLITE_DONE || rc == SQLITE_OK;
+  if (!ok)
+    g_set_error(ff->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: query failed: %s (%s)", ff->path,
+                sqlite3_errmsg(ff->db), sql);
+  sqlite3_finalize(st);
+  return ok;
+}
+
+typedef struct {
+  GArray *ids, *t0;        /* int64_t device ids (ascending) and their first GPU op start, ns */
+} dev_rows;
+
+/* Each GPU op row (deviceId, start), read as fe_nsys_load reads them
+ * (sqlite3_column_int64: NULL and text are 0), so that the devices and
+ * their first starts are the reader's exactly.  O(devices) per row. */
+static void dev_row(sqlite3_stmt *st, gpointer data)
+{
+  dev_rows *d = data;
+  int64_t id = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+  for (guint i = 0; i < d->ids->len; i++)
+    if (g_array_index(d->ids, int64_t, i) == id) {
+      int64_t *t0 = &g_array_index(d->t0, int64_t, i);
+      *t0 = MIN(*t0, t);
+      return;
+    }
+  guint k = 0; /* keep the ids ascending */
+  while (k < d->ids->len && g_array_index(d->ids, int64_t, k) < id)
+    k++;
+  g_array_insert_val(d->ids, k, id);
+  g_array_insert_val(d->t0, k, t);
+}
+
+static void int_row(sqlite3_stmt *st, gpointer data)
+{
+  int64_t *v = data;
+  if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+    *v = sqlite3_column_int64(st, 0);
+}
+
+/* Device index of id in d, -1 when none.  O(devices). */
+static int dev_index(const dev_rows *d, int64_t id)
+{
+  for (guint i = 0; i < d->ids->len; i++)
+    if (g_array_index(d->ids, int64_t, i) == id)
+      return (int)i;
+  return -1;
+}
+
+typedef struct {
+  const dev_rows *dev;
+  fe_nsys_facts *f;
+  int first_rank;
+} grid_rows;
+
+static void grid_row(sqlite3_stmt *st, gpointer data)
+{
+  grid_rows *g = data;
+  int k = dev_index(g->dev, sqlite3_column_int64(st, 2));
+  if (k < 0)
+    return;
+  int64_t t0 = g_array_index(g->dev->t0, int64_t, k);
+  int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+  fe_nsys_grid x = {(s - t0) * 1000, (MAX(e, s) - t0) * 1000,
+                    (double)sqlite3_column_int64(st, 3) * (double)sqlite3_column_int64(st, 4) *
+                      (double)sqlite3_column_int64(st, 5)};
+  g_array_append_val(g->f->grids[g->first_rank + k], x);
+}
+
+static void sample_row(sqlite3_stmt *st, gpointer data)
+{
+  grid_rows *g = data;
+  int k = dev_index(g->dev, sqlite3_column_int64(st, 1));
+  if (k < 0)
+    return;
+  fe_nsys_sample x = {(sqlite3_column_int64(st, 0) - g_array_index(g->dev->t0, int64_t, k)) * 1000,
+                      sqlite3_column_double(st, 2)};
+  g_array_append_val(g->f->p2p[g->first_rank + k], x);
+}
+
+/* The SM count of device id: TARGET_INFO_GPU's row with cuDevice = id
+ * (else id = id), else the count every GPU of the file shares; 0 unknown. */
+static int sm_count_of(facts_file *ff, int64_t id)
+{
+  static const char *const with_cu[] = {"smCount", "cuDevice", NULL}, *const with_id[] = {"smCount", "id", NULL};
+  gboolean cu = has_columns(ff->db, "TARGET_INFO_GPU", with_cu);
+  if (!cu && !has_columns(ff->db, "TARGET_INFO_GPU", with_id))
+    return 0;
+  int64_t n = 0;
+  char *sql = g_strdup_printf("SELECT smCount FROM TARGET_INFO_GPU WHERE %s = %" G_GINT64_FORMAT " LIMIT 1",
+                              cu ? "cuDevice" : "id", id);
+  gboolean ok = facts_query(ff, sql, int_row, &n);
+  g_free(sql);
+  if (ok && n <= 0)
+    ok = facts_query(ff, "SELECT CASE WHEN min(smCount) = max(smCount) THEN min(smCount) END FROM TARGET_INFO_GPU",
+                     int_row, &n);
+  return ok && n > 0 && n < G_MAXINT32 ? (int)n : 0;
+}
+
+/* The devices of the file, as fe_nsys_load numbers them, with their t0. */
+static gboolean file_devices(facts_file *ff, dev_rows *d)
+{
+  static const char *const cols[] = {"start", "deviceId", NULL};
+  GString *sql = g_string_new("SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_KERNEL");
+  if (has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMCPY", cols))
+    g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+  if (has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMSET", cols))
+    g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMSET");
+  gboolean ok = facts_query(ff, sql->str, dev_row, d);
+  g_string_free(sql, TRUE);
+  return ok;
+}
+
+/* One file's facts, its devices appended as ranks first_rank... */
+static gboolean facts_file_read(facts_file *ff, fe_nsys_facts *f)
+{
+  static const char *const gcols[] = {"start", "end", "deviceId", "gridX", "gridY", "gridZ", NULL};
+  static const char *const mcols[] = {"timestamp", "typeId", "metricId", "value", NULL};
+  static const char *const ncols[] = {"metricId", "metricName", NULL};
+  dev_rows d = {g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t))};
+  gboolean ok = file_devices(ff, &d);
+  int first = f->n_ranks;
+  if (ok) {
+    f->n_ranks += (int)d.ids->len;
+    f->sm_count = g_renew(int, f->sm_count, f->n_ranks);
+    f->grids = g_renew(GArray *, f->grids, f->n_ranks);
+    f->p2p = g_renew(GArray *, f->p2p, f->n_ranks);
+    for (int r = first; r < f->n_ranks; r++) {
+      f->sm_count[r] = sm_count_of(ff, g_array_index(d.ids, int64_t, r - first));
+      f->grids[r] = g_array_new(FALSE, FALSE, sizeof(fe_nsys_grid));
+      f->p2p[r] = g_array_new(FALSE, FALSE, sizeof(fe_nsys_sample));
+    }
+  }
+  grid_rows g = {&d, f, first};
+  if (ok && has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
+    f->have_grids = TRUE;
+    ok = facts_query(ff, "SELECT start, end, deviceId, gridX, gridY, gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL", grid_row,
+                     &g);
+  }
+  if (ok && has_columns(ff->db, "GPU_METRICS", mcols) && has_columns(ff->db, "TARGET_INFO_GPU_METRICS", ncols)) {
+    f->have_gpu_metrics = TRUE;
+    ok = facts_query(ff, "SELECT m.timestamp, m.typeId & 255, m.value FROM GPU_METRICS m WHERE m.metricId IN "
+                     "(SELECT metricId FROM TARGET_INFO_GPU_METRICS WHERE metricName = '" NSYS_P2P_METRIC "') "
+                     "ORDER BY m.typeId & 255, m.timestamp", sample_row, &g);
+  }
+  g_array_free(d.ids, TRUE);
+  g_array_free(d.t0, TRUE);
+  return ok;
+}
+
+gboolean fe_nsys_facts_load(const char *const *paths, int n_paths, fe_nsys_facts *f, GError **error)
+{
+  memset(f, 0, sizeof *f);
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < n_paths; i++) {
+    facts_file ff = {paths[i], NULL, error};
+    if (sqlite3_open_v2(paths[i], &ff.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", paths[i],
+                  ff.db ? sqlite3_errmsg(ff.db) : "out of memory");
+      ok = FALSE;
+    } else {
+      ok = facts_file_read(&ff, f);
+    }
+    sqlite3_close(ff.db);
+  }
+  if (!ok)
+    fe_nsys_facts_clear(f);
+  return ok;
+}
+
+void fe_nsys_facts_clear(fe_nsys_facts *f)
+{
+  for (int r = 0; r < f->n_ranks; r++) {
+    if (f->grids && f->grids[r])
+      g_array_free(f->grids[r], TRUE);
+    if (f->p2p && f->p2p[r])
+      g_array_free(f->p2p[r], TRUE);
+  }
+  g_free(f->sm_count);
+  g_free(f->grids);
+  g_free(f->p2p);
+  memset(f, 0, sizeof *f);
+}
