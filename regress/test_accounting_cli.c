@@ -201,7 +201,13 @@ static void test_straggler_closed_form(void)
   g_assert_cmpint(cJSON_GetArraySize(obj(cp, "dependency_waits")), ==, 0);
   /* Metrics: total_communication_time is the mean exposed communication:
    * (3 x 435.65824 + 275.65824) / 4 = 395.65824 us. */
-  g_assert_cmpfloat(fabs(num(obj(obj(r, "metrics"), "simulated"), "total_communication_time_ns") - 395.65824e3), <, 1e-3);
+  const cJSON *ms = obj(obj(r, "metrics"), "simulated");
+  g_assert_cmpfloat(fabs(num(ms, "total_communication_time_ns") - 395.65824e3), <, 1e-3);
+  /* and its split, the same means: transfer 2 A, straggler wait 120 us. */
+  g_assert_cmpfloat(fabs(num(ms, "comm_transfer_ns") - 2 * A), <, 1e-3);
+  g_assert_cmpfloat(fabs(num(ms, "straggler_wait_ns") - 120e3), <, 1e-3);
+  g_assert_cmpfloat(num(ms, "dependency_wait_ns"), ==, 0);
+  test_expect_has(out, "  straggler_wait (ms)                     0.120\n");
   cJSON_Delete(r);
   g_free(out);
   /* Utility: the same accounting, means over ranks: straggler wait
@@ -302,7 +308,14 @@ static void test_dlrm(void)
     }
   }
   /* The metrics' exposed communication is the table's mean. */
-  g_assert_cmpfloat(fabs(num(obj(obj(r, "metrics"), "simulated"), "total_communication_time_ns") - ex), <, 0.01);
+  const cJSON *ms = obj(obj(r, "metrics"), "simulated");
+  g_assert_cmpfloat(fabs(num(ms, "total_communication_time_ns") - ex), <, 0.01);
+  g_assert_cmpfloat(fabs(num(ms, "comm_transfer_ns") - xf), <, 0.01);
+  g_assert_cmpfloat(fabs(num(ms, "straggler_wait_ns") - sw), <, 0.01);
+  g_assert_cmpfloat(fabs(num(ms, "dependency_wait_ns") - dw), <, 0.01);
+  /* A trace cannot split its kernels' waiting: null, said so. */
+  g_assert_true(cJSON_IsNull(obj(obj(obj(r, "metrics"), "measured"), "straggler_wait_ns")));
+  test_expect_has(out, "n/a measured: a trace's communication kernels include their waiting");
   /* DLRM's exposed communication is mostly straggler waits (rank 3 issues
    * last), not transfer: the per-rank table's 5 ms on rank 0 and the
    * critical path's 0.4 % are the same story. */
