@@ -73,8 +73,8 @@ static void test_sweep_table(void)
     return;
   char *dir = g_dir_make_tmp("wisp-units-XXXXXX", NULL), *wl = make_dp(dir);
   char *spec = g_build_filename(dir, "s.yaml", NULL), *outdir = g_build_filename(dir, "o", NULL);
-  char *text = g_strdup_printf("sweep_version: 1\nname: bw\nworkload: \"%s\"\ncluster: dgx-a100\ncombine: zip\nlabels: [slow, fast]\n"
-                               "axes:\n  - {key: scale_up_bw, values: [\"100GB/s\", \"400GB/s\"]}\n", wl);
+  char *text = g_strdup_printf("sweep_version: 1\nname: bw\nworkload: \"%s\"\ncluster: dgx-a100\ncombine: zip\n"
+                               "labels: [slow, fast]\naxes:\n  - {key: scale_up_bw, values: [\"100GB/s\", \"400GB/s\"]}\n", wl);
   g_assert_true(g_file_set_contents(spec, text, -1, NULL));
   char *out = NULL, *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"sweep", spec, "-o", outdir, "--jobs", "1", NULL}, &out,
