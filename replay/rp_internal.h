@@ -146,6 +146,8 @@ struct rp_replay {
    * it never calls the scheduler by name (rp_sched.c calls the matcher,
    * not the other way round). */
   void (*finish_node)(rp_rank *rs, uint32_t i, sim_time_ps started);
+  /* The scheduler's rp_comm_wait, set by the driver the same way. */
+  void (*comm_wait)(rp_rank *rs, int dcoll, int dp2p);
 };
 
 /* ---- rp_sched.c ---- */

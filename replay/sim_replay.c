@@ -207,6 +207,7 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   if (opt->critical_path)
     rp->crit = sim_crit_rec_new(w);
   rp->finish_node = rp_finish_node;
+  rp->comm_wait = rp_comm_wait;
   rp_match_init(rp);
   sim_comms_keep keep = opt->no_comm_records ? SIM_COMMS_NONE : (sim_comms_keep)opt->comm_records;
   if ((rp->comms = sim_comms_new(w->groups->len, keep, error)) == NULL)
