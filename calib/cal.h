@@ -132,6 +132,13 @@ typedef struct {
   uint64_t excluded[CAL_EX_COUNT]; /* per reason: nodes (P2P, CPU_OP) or instances */
   uint64_t unchecked_overlap;      /* nodes without a measured start: overlap not checked */
   cal_loss loss;
+  /* TRUE (cal_fit_workload's default; `calibrate --library ideal`): the
+   * written config and the refit run the textbook schedules the model
+   * assumes (library ideal, ring / pairwise / direct); FALSE (`calibrate`
+   * on a cluster with another library): the cluster's own library and
+   * collective choices are kept and the refit fits the link values under
+   * them. */
+  gboolean textbook;
 } cal_fit;
 
 /* Fits w's measured communication.  Fails (WISP_ERROR_INVALID) when no
@@ -165,6 +172,15 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
 double cal_round_sig4(double x);
 gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *header, const char *path,
                           GError **error);
+/* The same onto `shape`, the cluster as given before it was fitted to the
+ * workload (a preset, or a config with preset_version: 1): its tiers keep
+ * their sizes and the file is written with preset_version: 1 and no ranks
+ * line, so every command fits it to its workload again (--scale dp=64
+ * included).  v (the fitted cluster) names the tiers of each class.  The
+ * changes, one line each ("tier 'nvlink' bandwidth: 300GB/s -> 35.41GB/s"),
+ * are appended to *changes when given (g_free). */
+gboolean cal_write_config_shaped(const cal_fit *f, const topo_variant *v, const topo_variant *shape,
+                                 const char *header, const char *path, char **changes, GError **error);
 /* Adjusts the link latency and bandwidth of each fitted class's tier so
  * that the simulator (tier `tier`, the forced algorithms, the real routes
  * and hierarchical plans) reproduces the class's used instances in the

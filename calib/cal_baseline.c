@@ -270,27 +270,26 @@ void cal_print_baseline(const sim_result *r, const et_workload *w, FILE *out)
 {
   cal_baseline b;
   cal_baseline_compute(r, w, &b);
-  char s1[32], s2[32];
+  /* Milliseconds with nanosecond digits, the unit of the tables beside. */
+#define MS(t) ((double)(t) / 1e9)
   if (b.meas_step < 0)
-    fprintf(out, "baseline: simulated step %s ns, measured step unknown (the workload carries no measured "
-            "step time)\n", wisp_ns_string(b.sim_step, s1));
+    fprintf(out, "baseline: simulated step %.6f ms, measured step unknown (the workload carries no measured "
+            "step time)\n", MS(b.sim_step));
   else
-    fprintf(out, "baseline: simulated step %s ns vs measured %s ns (%s, rank %d): error %+.2f %%\n",
-            wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2),
+    fprintf(out, "baseline: simulated step %.6f ms vs measured %.6f ms (%s, rank %d): error %+.2f %%\n",
+            MS(b.sim_step), MS(b.meas_step),
             b.measured_starts ? "latest end from the earliest start; ranks started at their measured starts"
                               : "max over ranks", b.meas_step_rank, b.step_err_pct);
   if (b.start_skew > 0) {
-    char s3[32];
-    fprintf(out, "  measured windows start up to %s ns apart (rank %d first, rank %d last) and end up to %s ns apart; "
-            "%s\n", wisp_ns_string(b.start_skew, s1), b.first_start_rank, b.last_start_rank,
-            wisp_ns_string(b.end_skew, s2),
+    fprintf(out, "  measured windows start up to %.6f ms apart (rank %d first, rank %d last) and end up to %.6f ms "
+            "apart; %s\n", MS(b.start_skew), b.first_start_rank, b.last_start_rank, MS(b.end_skew),
             b.measured_starts ? "the replay started each rank at its measured start"
                               : "the replay starts every rank together, so a rank that started early replays "
                                 "without the wait for the late ones (--starts measured replays the measured starts)");
     if (!b.measured_starts)
-      fprintf(out, "  measured time from the last start to the last end: %s ns\n",
-              wisp_ns_string(b.span_from_last_start, s3));
+      fprintf(out, "  measured time from the last start to the last end: %.6f ms\n", MS(b.span_from_last_start));
   }
+#undef MS
   if (b.comms_measured == 0) {
     fprintf(out, "  collectives: %" G_GUINT64_FORMAT " records, none with a measured duration\n", b.comms);
     cal_baseline_clear(&b);

@@ -114,35 +114,40 @@ static int class_dim(const topo_variant *v, cal_class c)
  * intra-node class on every tier inside a node (dims 0..class_dim), since
  * the fit describes the node as a whole (a DGX-1 modelled as quads x cross
  * links).  O(tiers). */
-static gboolean set_class_values(topo_variant *v, cal_class c, double lat, double bw, GError **error)
+static gboolean set_class_values(topo_variant *v, const topo_variant *dims, cal_class c, double lat, double bw,
+                                 GError **error)
 {
-  int dim = class_dim(v, c);
+  int dim = class_dim(dims, c);
   for (int d = c == CAL_CLASS_INTER ? dim : 0; d <= dim; d++)
     if (!set_link_values(v, d, lat, bw, error))
       return FALSE;
   return TRUE;
 }
 
-/* Writes the fit onto v: each fitted class's tier (refitted values when
- * present, else latency = alpha / hops and bandwidth = beta) and the
- * algorithms the model assumes. */
-static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
+/* Writes the fit onto v, the tiers of each class found on `dims` (the
+ * fitted cluster; v itself or its unfitted shape, same tiers): each fitted
+ * class's tier (refitted values when present, else latency = alpha / hops
+ * and bandwidth = beta) and, with f->textbook, the algorithms the model
+ * assumes. */
+static gboolean apply_fit_dims(topo_variant *v, const topo_variant *dims, const cal_fit *f, GError **error)
 {
   for (int c = 0; c < CAL_N_CLASSES; c++) {
     const cal_class_fit *cf = &f->cls[c];
-    int dim = class_dim(v, (cal_class)c);
+    int dim = class_dim(dims, (cal_class)c);
     if (!cf->fitted || dim < 0)
       continue;
-    double lat = cf->alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim)), bw = cf->beta_Bps;
+    double lat = cf->alpha_ps / cal_hops_per_step(topo_variant_dim_kind(dims, dim)), bw = cf->beta_Bps;
     if (f->refit[c].done) {
       lat = f->refit[c].latency_ps;
       bw = f->refit[c].bw_Bps;
     }
     /* Four significant digits: the fit's own error is percents, and the
      * written config reads "35.41GB/s", "571.8ns". */
-    if (!set_class_values(v, (cal_class)c, cal_round_sig4(lat), cal_round_sig4(bw), error))
+    if (!set_class_values(v, dims, (cal_class)c, cal_round_sig4(lat), cal_round_sig4(bw), error))
       return FALSE;
   }
+  if (!f->textbook)
+    return TRUE;
   static const char *const algos[][2] = {
     { "collectives.all_reduce", "ring" },
     { "collectives.all_gather", "ring" },
@@ -160,6 +165,11 @@ static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
     if (!topo_variant_set(v, algos[k][0], algos[k][1], error))
       return FALSE;
   return TRUE;
+}
+
+static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
+{
+  return apply_fit_dims(v, v, f, error);
 }
 
 /* v / unit as an exact decimal: integer part, then the remainder's digits
@@ -212,44 +222,96 @@ static gboolean human_unit(const GMatchInfo *m, GString *res, gpointer data)
   return FALSE;
 }
 
-gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char *header, const char *path,
-                          GError **error)
+/* The YAML of v with human units, the name "<name>-calibrated" (or
+ * "calibrated") and, as_preset, "preset_version: 1" first and no ranks
+ * line (so it is fitted to each workload).  g_free. */
+static char *calibrated_yaml(const topo_variant *v, gboolean as_preset)
+{
+  char *raw = topo_variant_to_yaml(v);
+  GRegex *re = g_regex_new("(bandwidth|latency): ([0-9]+)(B/s|ps)\\b", 0, 0, NULL);
+  char *human = g_regex_replace_eval(re, raw, -1, 0, 0, human_unit, NULL, NULL);
+  g_regex_unref(re);
+  g_free(raw);
+  GRegex *rn = g_regex_new("^name: \"(.*)\"$", G_REGEX_MULTILINE, 0, NULL);
+  char *yaml = g_regex_replace(rn, human, -1, 0, "name: \"\\1-calibrated\"", 0, NULL);
+  g_regex_unref(rn);
+  g_free(human);
+  if (yaml == NULL || strstr(yaml, "\nname: ") == NULL) {
+    /* An unnamed cluster gets the plain name. */
+    char *named = g_strdup(yaml ? yaml : "");
+    char *at = strstr(named, "\nschema_version: 1\n");
+    g_free(yaml);
+    if (at) {
+      at += strlen("\nschema_version: 1\n");
+      yaml = g_strdup_printf("%.*sname: \"calibrated\"\n%s", (int)(at - named), named, at);
+      g_free(named);
+    } else {
+      yaml = named;
+    }
+  }
+  if (as_preset) {
+    GRegex *rr = g_regex_new("^ranks: [0-9]+\n", G_REGEX_MULTILINE, 0, NULL);
+    char *noranks = g_regex_replace_literal(rr, yaml, -1, 0, "", 0, NULL);
+    g_regex_unref(rr);
+    g_free(yaml);
+    yaml = g_strdup_printf("preset_version: 1\n%s", noranks);
+    g_free(noranks);
+  }
+  return yaml;
+}
+
+/* One line per tier value or setting that differs between a and b. */
+static void describe_changes(const topo_variant *a, const topo_variant *b, GString *out)
+{
+  for (int d = 0; d < topo_variant_n_dims(a); d++) {
+    char *x, *y;
+    if (topo_variant_dim_bw(a, d) != topo_variant_dim_bw(b, d)) {
+      x = wisp_format_bandwidth(topo_variant_dim_bw(a, d)), y = wisp_format_bandwidth(topo_variant_dim_bw(b, d));
+      g_string_append_printf(out, "tier '%s' bandwidth: %s -> %s\n", topo_variant_dim_name(a, d), x, y);
+      g_free(x), g_free(y);
+    }
+    if (topo_variant_dim_latency(a, d) != topo_variant_dim_latency(b, d)) {
+      x = wisp_format_time(topo_variant_dim_latency(a, d)), y = wisp_format_time(topo_variant_dim_latency(b, d));
+      g_string_append_printf(out, "tier '%s' latency: %s -> %s\n", topo_variant_dim_name(a, d), x, y);
+      g_free(x), g_free(y);
+    }
+  }
+  /* Library and collectives: compared as the lines of the YAML. */
+  char *ya = topo_variant_to_yaml(a), *yb = topo_variant_to_yaml(b);
+  const char *keys[] = {"library: ", "collectives: "};
+  for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+    const char *pa = strstr(ya, keys[k]), *pb = strstr(yb, keys[k]);
+    char *la = pa ? g_strndup(pa, strcspn(pa, "\n")) : g_strdup("(none)");
+    char *lb = pb ? g_strndup(pb, strcspn(pb, "\n")) : g_strdup("(none)");
+    if (strcmp(la, lb) != 0)
+      g_string_append_printf(out, "%s -> %s\n", la, lb);
+    g_free(la), g_free(lb);
+  }
+  g_free(ya), g_free(yb);
+}
+
+gboolean cal_write_config_shaped(const cal_fit *f, const topo_variant *base, const topo_variant *shape,
+                                 const char *header, const char *path, char **changes, GError **error)
 {
   if (topo_variant_is_graph(base)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                 "cannot write a calibrated explicit graph; use a hierarchical cluster (dims:)");
     return FALSE;
   }
-  topo_variant *v = topo_variant_copy(base);
-  gboolean ok = apply_fit(v, f, error);
+  const topo_variant *from = shape ? shape : base;
+  topo_variant *v = topo_variant_copy(from);
+  gboolean ok = apply_fit_dims(v, base, f, error);
   char *yaml = NULL;
   if (ok) {
-    char *raw = topo_variant_to_yaml(v);
-    /* Human units, and a name of its own: "<cluster>-calibrated". */
-    GRegex *re = g_regex_new("(bandwidth|latency): ([0-9]+)(B/s|ps)\\b", 0, 0, NULL);
-    char *human = g_regex_replace_eval(re, raw, -1, 0, 0, human_unit, NULL, NULL);
-    g_regex_unref(re);
-    g_free(raw);
-    GRegex *rn = g_regex_new("^name: \"(.*)\"$", G_REGEX_MULTILINE, 0, NULL);
-    yaml = g_regex_replace(rn, human, -1, 0, "name: \"\\1-calibrated\"", 0, NULL);
-    g_regex_unref(rn);
-    g_free(human);
-    if (yaml == NULL || strstr(yaml, "\nname: ") == NULL) {
-      /* An unnamed cluster gets the plain name. */
-      char *named = g_strdup_printf("%s", yaml ? yaml : "");
-      char *at = strstr(named, "\nschema_version: 1\n");
-      g_free(yaml);
-      if (at) {
-        at += strlen("\nschema_version: 1\n");
-        yaml = g_strdup_printf("%.*sname: \"calibrated\"\n%s", (int)(at - named), named, at);
-        g_free(named);
-      } else {
-        yaml = named;
-      }
-    }
+    yaml = calibrated_yaml(v, shape != NULL);
     topo *t = topo_load_string(yaml, path, error);
     ok = t != NULL;
     topo_free(t);
+  }
+  if (ok && changes) {
+    GString *c = g_string_new(NULL);
+    describe_changes(from, v, c);
+    *changes = g_string_free(c, FALSE);
   }
   topo_variant_free(v);
   if (!ok) {
@@ -271,6 +333,12 @@ gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char
   ok = wisp_write_file_atomic(path, text->str, text->len, error);
   g_string_free(text, TRUE);
   return ok;
+}
+
+gboolean cal_write_config(const cal_fit *f, const topo_variant *base, const char *header, const char *path,
+                          GError **error)
+{
+  return cal_write_config_shaped(f, base, NULL, header, path, NULL, error);
 }
 
 /* ---- refit against the simulator ---- */
@@ -306,7 +374,7 @@ static gboolean simulate_points(const topo_variant *base, cal_class cls, double 
                                 const et_workload *w, net_tier tier, double *out, GError **error)
 {
   topo_variant *v = topo_variant_copy(base);
-  gboolean ok = set_class_values(v, cls, lat, bw, error);
+  gboolean ok = set_class_values(v, v, cls, lat, bw, error);
   topo *t = ok ? topo_variant_build(v, error) : NULL;
   topo_variant_free(v);
   if (t == NULL)
@@ -450,7 +518,7 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
       rf->latency_ps = best_lat;
       rf->bw_Bps = 1e12 / best_g;
       if (rf->done)
-        ok = set_class_values(v, (cal_class)c, best_lat, rf->bw_Bps, error);
+        ok = set_class_values(v, v, (cal_class)c, best_lat, rf->bw_Bps, error);
     }
     g_array_free(pts, TRUE);
   }

@@ -487,6 +487,7 @@ cal_fit *cal_fit_workload(const et_workload *w, const cal_options *opt, GError *
 {
   g_return_val_if_fail(w != NULL && opt != NULL, NULL);
   cal_fit *f = g_new0(cal_fit, 1);
+  f->textbook = TRUE;
   f->points = g_array_new(FALSE, FALSE, sizeof(cal_point));
   f->loss = opt->loss;
   GPtrArray *insts = collect_instances(w, f);

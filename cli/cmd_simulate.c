@@ -130,10 +130,14 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
   baseline_ctx bctx = {r, w, measured, o->metrics};
   if (o->json && !sim_report_write_json_ext(r, w, t, o->json, add_baseline, &bctx, &error))
     status = wisp_cli_fail(error);
+  else if (o->json)
+    printf("json: %s (the versioned report, schema_version %d)\n", o->json, WISP_REPORT_SCHEMA_VERSION);
   if (status == 0 && o->check_baseline >= 0 && !cal_check_baseline(r, w, o->check_baseline, &error))
     status = wisp_cli_fail(error);
   if (o->svg && !study_svg_rank_breakdown(o->svg, "Per-rank step breakdown (simulated)", r, &error))
     status = wisp_cli_fail(error);
+  else if (o->svg)
+    printf("svg: %s (per-rank step breakdown, %d ranks)\n", o->svg, r->n_ranks);
   return status;
 }
 

@@ -72,33 +72,52 @@ int wisp_simulate_jobs(char **specs, const char *network, const wisp_load_option
   topo *t = NULL;
   sim_result *r = NULL;
   et_workload *merged = NULL;
-  for (int k = 0; k < n && status == 0; k++) {
+  /* Every --job is read and checked before any fails the run, so one
+   * error lists every problem (a workload that does not load, a bad rank
+   * list, a name given twice). */
+  GString *problems = g_string_new(NULL);
+  int n_problems = 0;
+  for (int k = 0; k < n; k++) {
     char *path, *ranks;
     split_spec(specs[k], k, &jobs[k].name, &path, &ranks);
+    for (int i = 0; i < k; i++)
+      if (strcmp(jobs[i].name, jobs[k].name) == 0) {
+        g_string_append_printf(problems, "\n  --job %s: the name %s is also job %d's; names label the jobs' rows",
+                               specs[k], jobs[k].name, i + 1);
+        n_problems++;
+        break;
+      }
     const char *paths[1] = {path};
     jobs[k].w = wisp_load_workload_paths(paths, 1, lo, &error);
-    if (jobs[k].w == NULL) {
-      g_prefix_error(&error, "--job %s: ", specs[k]);
-      status = wisp_cli_fail(error);
-    } else if (ranks != NULL) {
-      if (!study_jobs_parse_place(ranks, &jobs[k].place, &jobs[k].n_place, &error)) {
-        g_prefix_error(&error, "--job %s: ", specs[k]);
-        status = wisp_cli_fail(error);
+    if (jobs[k].w == NULL || (ranks != NULL && !study_jobs_parse_place(ranks, &jobs[k].place, &jobs[k].n_place,
+                                                                        &error))) {
+      g_string_append_printf(problems, "\n  --job %s: %s", specs[k], error->message);
+      g_clear_error(&error);
+      n_problems++;
+      if (jobs[k].w == NULL) {
+        g_free(path);
+        g_free(ranks);
+        continue;
       }
-    } else {
+    } else if (ranks == NULL) {
       /* Default: the next ranks after every rank placed so far. */
       jobs[k].n_place = jobs[k].w->n_ranks;
       jobs[k].place = g_new(int, jobs[k].n_place);
       for (int i = 0; i < jobs[k].n_place; i++)
         jobs[k].place[i] = next + i;
     }
-    for (int i = 0; status == 0 && i < jobs[k].n_place; i++) {
+    for (int i = 0; i < jobs[k].n_place; i++) {
       next = MAX(next, jobs[k].place[i] + 1);
       n_ranks = MAX(n_ranks, jobs[k].place[i] + 1);
     }
     g_free(path);
     g_free(ranks);
   }
+  if (n_problems)
+    status = wisp_cli_fail(g_error_new(WISP_ERROR, WISP_ERROR_INVALID, "%s%s",
+                                       n_problems == 1 ? "" : "several --job problems:",
+                                       n_problems == 1 ? problems->str + 3 : problems->str));
+  g_string_free(problems, TRUE);
   if (status == 0 && (t = wisp_cli_network_load(network, n_ranks, stdout, &error)) == NULL)
     status = wisp_cli_fail(error);
   if (status == 0 && !wisp_output_check(&error))

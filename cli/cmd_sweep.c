@@ -25,6 +25,81 @@ static gboolean parse_shard(const char *s, int *k, int *n)
   return TRUE;
 }
 
+/* Splits one CSV line (RFC 4180 quoting, as study_sweep.c writes it) into
+ * fields (g_ptr_array_unref).  O(line). */
+static GPtrArray *csv_split(const char *line)
+{
+  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+  GString *cur = g_string_new(NULL);
+  gboolean quoted = FALSE;
+  for (const char *p = line;; p++) {
+    if (quoted && *p == '"' && p[1] == '"') {
+      g_string_append_c(cur, '"');
+      p++;
+    } else if (*p == '"') {
+      quoted = !quoted;
+    } else if (*p == '\0' || (!quoted && *p == ',')) {
+      g_ptr_array_add(f, g_strdup(cur->str));
+      g_string_truncate(cur, 0);
+      if (*p == '\0')
+        break;
+    } else {
+      g_string_append_c(cur, *p);
+    }
+  }
+  g_string_free(cur, TRUE);
+  return f;
+}
+
+/* The results as a table, from the CSV the sweep wrote: each point's
+ * label and axis values, step time (ms), utility against the base point
+ * and status; at most 40 rows (the CSV has all).  O(points). */
+static void print_results(const study_spec *s, const char *csv_path)
+{
+  char *text = NULL;
+  if (!g_file_get_contents(csv_path, &text, NULL, NULL))
+    return;
+  char **lines = g_strsplit(text, "\n", -1);
+  g_free(text);
+  GPtrArray *head = lines[0] ? csv_split(lines[0]) : NULL;
+  guint n_axes = (guint)s->n_axes, first = 2 + n_axes; /* point, label, axes, then step_time_ns ... */
+  if (head == NULL || head->len < first + 6) {
+    if (head)
+      g_ptr_array_unref(head);
+    g_strfreev(lines);
+    return;
+  }
+  printf("\n%6s  %-16s", "point", "label");
+  for (guint a = 0; a < n_axes; a++)
+    printf("  %-14s", (const char *)head->pdata[2 + a]);
+  printf("  %14s  %10s  %s\n", "step_time_ms", "utility_%", "status");
+  int shown = 0, total = 0;
+  for (char **l = lines + 1; *l; l++) {
+    if (**l == '\0')
+      continue;
+    total++;
+    if (shown >= 40)
+      continue;
+    GPtrArray *f = csv_split(*l);
+    if (f->len == head->len) {
+      const char *st = f->pdata[f->len - 1], *ms = f->pdata[first];
+      printf("%6s  %-16s", (const char *)f->pdata[0], (const char *)f->pdata[1]);
+      for (guint a = 0; a < n_axes; a++)
+        printf("  %-14s", (const char *)f->pdata[2 + a]);
+      if (*ms)
+        printf("  %14.6f  %10s  %s\n", g_ascii_strtod(ms, NULL) / 1e6, (const char *)f->pdata[f->len - 2], st);
+      else
+        printf("  %14s  %10s  %s\n", "-", "-", st);
+      shown++;
+    }
+    g_ptr_array_unref(f);
+  }
+  if (total > shown)
+    printf("  ... %d more points in %s\n", total - shown, csv_path);
+  g_ptr_array_unref(head);
+  g_strfreev(lines);
+}
+
 /* The sweep's summary (points, outputs, errors) and the baseline fidelity
  * of the base point against the workload's measured step, checked against
  * --check-baseline (MAX_PCT, < 0: unchecked).  Returns the exit status. */
@@ -43,16 +118,16 @@ static int report_sweep(const study_spec *s, const et_workload *w, const study_s
     printf("  %s\n", st->svg_path);
   else
     printf("  (no chart: no point finished)\n");
+  print_results(s, st->csv_path);
   for (guint i = 0; st->errors && i < st->errors->len; i++)
     fprintf(stderr, "wisp sweep: %s\n", (const char *)st->errors->pdata[i]);
   if (st->failed)
     status = 1;
   sim_time_ps measured = sim_report_measured_end(w, measured_starts, NULL);
-  char a[32], b[32];
   if (measured > 0) {
     double err = 100.0 * (double)(st->base_step - measured) / (double)measured;
-    printf("baseline: base point simulated %s ns vs measured %s ns: error %+.2f %%\n",
-           wisp_ns_string(st->base_step, a), wisp_ns_string(measured, b), err);
+    printf("baseline: base point simulated %.6f ms vs measured %.6f ms: error %+.2f %%\n",
+           (double)st->base_step / 1e9, (double)measured / 1e9, err);
     if (check_baseline >= 0 && fabs(err) > check_baseline) {
       char *advice = sim_report_baseline_advice(w, measured_starts);
       fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s first\n", err,

@@ -128,11 +128,57 @@ static void test_sweep_starts(void)
   g_free(k);
 }
 
+/* Issue 29 item 4: calibrate composes.  Calibrating DLRM (8 ranks) on the
+ * dgx-a100 preset (nvlink 8 x ib 4, library nccl) writes a preset-shaped
+ * config (preset_version: 1, ib still 4, no ranks line) that keeps library
+ * nccl and says what it changed, so `utility --network cal.yaml --scale
+ * dp=64` runs (64 ranks = 8 nodes: ib fitted to 8).  --library ideal
+ * writes the textbook schedules, saying so; another library is refused. */
+static void test_calibrate_composes(void)
+{
+  char *dir = NULL, *wl = dlrm(&dir);
+  if (wl == NULL)
+    return;
+  char *cal = g_build_filename(dir, "cal.yaml", NULL), *out = NULL, *err = NULL, *text = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"calibrate", wl, "--network", "dgx-a100", "-o", cal,
+                                                           "--summary", "--no-baseline", NULL}, &out, &err), ==, 0);
+  test_expect_has(out, "  changed: tier 'nvlink' bandwidth: 300 GB/s (2400 Gb/s) -> ");
+  test_expect_has(out, "  kept: the cluster's shape (preset_version: 1, so every command fits it to its workload, "
+                       "--scale included); library replaced by ideal, the textbook schedules the fit assumes "
+                       "(--library nccl keeps it)");
+  test_expect_has(out, "  changed: library: {\"name\": \"nccl\", \"sm\": \"80\"} -> library: {\"name\": \"ideal\"");
+  g_assert_true(g_file_get_contents(cal, &text, NULL, NULL));
+  test_expect_has(text, "\npreset_version: 1\n");
+  test_expect_has(text, "{name: \"ib\", kind: switch, size: 4,");
+  test_expect_has(text, "library: {\"name\": \"ideal\"");
+  g_assert_null(strstr(text, "\nranks:"));
+  g_free(text), g_free(out), g_free(err);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"utility", wl, "--network", cal, "--scale", "dp=64",
+                                                           "-r", "scale_out_bw", NULL}, &out, &err), ==, 0);
+  test_expect_has(out, "ib switch x 8,");
+  g_free(out), g_free(err);
+  /* Asked: the cluster's library is kept, and said so. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"calibrate", wl, "--network", "dgx-a100", "-o", cal,
+                                                           "--summary", "--no-baseline", "--library", "nccl", NULL},
+                                   &out, &err), ==, 0);
+  test_expect_has(out, "--scale included); library nccl\n");
+  g_assert_null(strstr(out, "changed: library"));
+  g_free(out), g_free(err);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"calibrate", wl, "--network", "dgx-a100", "-o", cal,
+                                                           "--library", "rccl", NULL}, &out, &err), !=, 0);
+  test_expect_has(err, "--library rccl: calibrate keeps the cluster's library (nccl) or writes the textbook schedules "
+                       "the fit assumes (--library ideal)");
+  g_free(out), g_free(err);
+  test_rm_rf(dir);
+  g_free(dir), g_free(wl), g_free(cal);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/baseline/scaled", test_scaled_has_no_measurement);
   g_test_add_func("/baseline/advice", test_advice_names_starts);
   g_test_add_func("/baseline/sweep-starts", test_sweep_starts);
+  g_test_add_func("/baseline/calibrate-composes", test_calibrate_composes);
   return g_test_run();
 }

@@ -366,15 +366,14 @@ static void test_simulate_ms(void)
   double step_ns = cJSON_GetObjectItemCaseSensitive(r, "step_time_ns")->valuedouble;
   const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "ranks"), 0);
   g_assert_true(step_ns >= 1e7 && step_ns < 1e8); /* 10..100 ms: 3 decimals */
-  char *head = g_strdup_printf("%6s %12s %12s %15s %15s %12s %19s %17s\n", "rank", "finish_ms", "compute_ms",
-                               "exposed_comm_ms", "overlap_comm_ms", "idle_ms", "unexplained_idle_ms",
-                               "straggler_wait_ms");
+  char *head = g_strdup_printf("%6s %12s %12s %15s %12s %17s %18s %15s %12s %19s\n", "rank", "finish_ms",
+                               "compute_ms", "exposed_comm_ms", "transfer_ms", "straggler_wait_ms",
+                               "dependency_wait_ms", "overlap_comm_ms", "idle_ms", "unexplained_idle_ms");
   g_assert_nonnull(strstr(out, head));
-  char *row = g_strdup_printf("\n%6d %12.3f %12.3f %15.3f %15.3f %12.3f ", 0,
-                              cJSON_GetObjectItemCaseSensitive(r0, "finish_ns")->valuedouble / 1e6,
-                              cJSON_GetObjectItemCaseSensitive(r0, "compute_ns")->valuedouble / 1e6,
-                              cJSON_GetObjectItemCaseSensitive(r0, "exposed_comm_ns")->valuedouble / 1e6,
-                              cJSON_GetObjectItemCaseSensitive(r0, "overlapped_comm_ns")->valuedouble / 1e6,
+#define R0(k) (cJSON_GetObjectItemCaseSensitive(r0, k)->valuedouble / 1e6)
+  char *row = g_strdup_printf("\n%6d %12.3f %12.3f %15.3f %12.3f %17.3f %18.3f %15.3f %12.3f ", 0, R0("finish_ns"),
+                              R0("compute_ns"), R0("exposed_comm_ns"), R0("comm_transfer_ns"), R0("straggler_wait_ns"),
+                              R0("dependency_wait_ns"), R0("overlapped_comm_ns"),
                               cJSON_GetObjectItemCaseSensitive(r0, "idle_ns")->valuedouble / 1e6);
   g_test_message("expect row: %s", row);
   g_assert_nonnull(strstr(out, row));

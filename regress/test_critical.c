@@ -207,7 +207,7 @@ static void test_straggler(void)
   g_test_message("%s", b);
   g_assert_true(g_str_has_prefix(b, "the step is bound by GPU compute: 70.6 % of the critical path (rank 1)"));
   g_assert_nonnull(strstr(b, "rank 1's work makes the ranks on the path wait 20 us (47.1 % of the step)"));
-  g_assert_nonnull(strstr(b, "exposed communication is 29.4 % of the path"));
+  g_assert_nonnull(strstr(b, "communication transfer (data moving) is 29.4 % of the path"));
   g_free(b);
   sim_result_free(r);
   et_workload_free(w);

@@ -89,10 +89,46 @@ static void test_run_checks_first(void)
   test_example_teardown(&v);
 }
 
+/* --job specs are read and checked before any fails the run (issue 29
+ * item 6): a workload that does not exist, a rank list that does not
+ * parse and a name given twice, all in one error; then placements: two
+ * jobs of 16 ranks both on ranks 0-15 and a placement outside the network,
+ * in one error. */
+static void test_job_specs(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-spec-XXXXXX"))
+    return;
+  char *missing = g_build_filename(v.dir, "nothing", NULL), *out = NULL, *err = NULL;
+  char *j1 = g_strdup_printf("A=%s", v.example), *j2 = g_strdup_printf("A=%s@0-x", v.example);
+  char *j3 = g_strdup_printf("C=%s", missing);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", "--job", j1, "--job", j2, "--job", j3,
+                                                          "--network", "dgx-h100", NULL}, &out, &err), !=, 0);
+  test_expect_has(err, "several --job problems:");
+  char *want = g_strdup_printf("\n  --job %s: the name A is also job 1's; names label the jobs' rows", j2);
+  test_expect_has(err, want);
+  g_free(want);
+  want = g_strdup_printf("\n  --job %s: ", j3);
+  test_expect_has(err, want);
+  g_free(want);
+  g_free(out), g_free(err);
+  /* Placements: B on A's ranks, C partly outside a 32-rank network. */
+  char *p1 = g_strdup_printf("A=%s@0-15", v.example), *p2 = g_strdup_printf("B=%s@0-15", v.example);
+  char *p3 = g_strdup_printf("C=%s@20-35", v.example);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", "--job", p1, "--job", p2, "--job", p3,
+                                                          "--network", v.cluster, NULL}, &out, &err), !=, 0);
+  test_expect_has(err, "problems with the jobs' placements:");
+  test_expect_has(err, "jobs A and B are both placed on cluster rank 0 (16 shared ranks)");
+  g_free(out), g_free(err);
+  g_free(missing), g_free(j1), g_free(j2), g_free(j3), g_free(p1), g_free(p2), g_free(p3);
+  test_example_teardown(&v);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/spec-check/list", test_list_checks);
   g_test_add_func("/spec-check/run", test_run_checks_first);
+  g_test_add_func("/spec-check/job-specs", test_job_specs);
   return g_test_run();
 }

@@ -286,7 +286,7 @@ static void test_svg(void)
   g_assert_true(study_svg_rank_breakdown(p3, "Per-rank breakdown", r, &error));
   g_assert_no_error(error);
   s = parse_svg(p3);
-  g_assert_cmpint(s.rects, ==, 1 + 4 * 4 + 4); /* background, 4 segments x 4 ranks, 4 legend swatches */
+  g_assert_cmpint(s.rects, ==, 1 + 6 * 4 + 6); /* background, 6 segments x 4 ranks, 6 legend swatches */
   sim_result_free(r);
   topo_free(t);
   et_workload_free(w);

@@ -67,6 +67,15 @@ typedef struct {
   int n_compute, n_comm;
   sim_time_ps last_change;
   sim_time_ps t_compute_only, t_both, t_comm_only, t_idle;
+  /* The communication accounting's split of t_comm_only (one accounting
+   * for every output: sim_rank_stats.comm_transfer, straggler_wait,
+   * dependency_wait): of the n_comm nodes in progress, n_wait_coll are
+   * collectives issued here whose last member has not issued yet and
+   * n_wait_p2p sends/receives whose partner has not; time with no compute
+   * is transfer while any communication moves data, else a straggler wait
+   * while a collective waits, else a dependency wait. */
+  int n_wait_coll, n_wait_p2p;
+  sim_time_ps t_xfer_only, t_wait_coll, t_wait_dep;
   sim_time_ps finish;
   /* Interference (rp_replay.ovl only): compute progresses at rate 1 / slow
    * (slow = 1 + delta of the library communication in flight here);
@@ -137,6 +146,8 @@ struct rp_replay {
    * it never calls the scheduler by name (rp_sched.c calls the matcher,
    * not the other way round). */
   void (*finish_node)(rp_rank *rs, uint32_t i, sim_time_ps started);
+  /* The scheduler's rp_comm_wait, set by the driver the same way. */
+  void (*comm_wait)(rp_rank *rs, int dcoll, int dp2p);
 };
 
 /* ---- rp_sched.c ---- */
@@ -161,6 +172,11 @@ void rp_start_node(rp_rank *rs, uint32_t i);
  * rank issued it (a simulated communication node), or -1 otherwise (the
  * observer then derives it from the duration). */
 void rp_finish_node(rp_rank *rs, uint32_t i, sim_time_ps started);
+/* A communication node of the rank starts (+1) or stops (-1) waiting for
+ * its peers now: dcoll for a collective (members issuing late), dp2p for a
+ * send/receive (its partner not issued).  Closes the accounting up to now
+ * first.  O(1). */
+void rp_comm_wait(rp_rank *rs, int dcoll, int dp2p);
 /* The time node i runs on this rank: its recorded duration, times the
  * levers' factor when some lever is set (rounded to the picosecond).  O(1). */
 sim_time_ps rp_node_duration(const rp_rank *rs, uint32_t i);

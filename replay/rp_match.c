@@ -290,9 +290,16 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
   ci->issue[member] = sim_now(rp->sim);
   if (ci->splits && c->split != ET_NONE)
     memcpy(ci->splits + (size_t)member * ci->n, g->splits + c->split, sizeof(uint64_t) * ci->n);
-  if (++ci->arrived < ci->n)
+  if (++ci->arrived < ci->n) {
+    rp->comm_wait(rs, 1, 0);
     return;
-  /* Every member has issued: the collective starts now.  A rooted
+  }
+  /* Every member has issued: the collective starts now; the others stop
+   * waiting for their peers (rp->comm_wait). */
+  for (int k = 0; k < ci->n; k++)
+    if (k != member)
+      rp->comm_wait(&rp->ranks[ci->grp ? ci->grp->ranks[k] : k], -1, 0);
+  /* The collective starts now.  A rooted
    * collective whose trace did not record the root (Kineto rarely does)
    * runs with the group's first member as root; the run counts these. */
   ci->start = sim_now(rp->sim);
@@ -450,9 +457,11 @@ void rp_issue_p2p(rp_rank *rs, uint32_t i)
       g_hash_table_insert(rp->p2p_wait, &mw->key, mw);
     }
     p2p_wait_push(mw, i, sim_now(rp->sim));
+    rp->comm_wait(rs, 0, 1);
     return;
   }
   rp_p2p_side other = p2p_wait_pop(wt);
+  rp->comm_wait(&rp->ranks[is_send ? dst : src], 0, -1);
   if (wt->len == 0)
     g_hash_table_remove(rp->p2p_wait, &partner);
   uint32_t cookie = p2p_op_alloc(rp);

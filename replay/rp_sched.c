@@ -132,14 +132,29 @@ static void account(rp_rank *rs, int dcompute, int dcomm)
     rs->t_both += dt;
   else if (rs->n_compute > 0)
     rs->t_compute_only += dt;
-  else if (rs->n_comm > 0)
+  else if (rs->n_comm > 0) {
     rs->t_comm_only += dt;
-  else
+    if (rs->n_comm > rs->n_wait_coll + rs->n_wait_p2p)
+      rs->t_xfer_only += dt;
+    else if (rs->n_wait_coll > 0)
+      rs->t_wait_coll += dt;
+    else
+      rs->t_wait_dep += dt;
+  } else
     rs->t_idle += dt;
   rs->last_change = now;
   rs->n_compute += dcompute;
   rs->n_comm += dcomm;
   g_assert(rs->n_compute >= 0 && rs->n_comm >= 0);
+}
+
+void rp_comm_wait(rp_rank *rs, int dcoll, int dp2p)
+{
+  account(rs, 0, 0);
+  rs->n_wait_coll += dcoll;
+  rs->n_wait_p2p += dp2p;
+  g_assert(rs->n_wait_coll >= 0 && rs->n_wait_p2p >= 0);
+  g_assert(rs->n_wait_coll + rs->n_wait_p2p <= rs->n_comm);
 }
 
 /* ---- node lifecycle ---- */

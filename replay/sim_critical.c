@@ -541,7 +541,7 @@ char *sim_crit_bound_sentence(const sim_critical_path *p, const et_workload *w)
     g_string_append(s, "; a faster network can shorten the step by at most that much while the schedule stays "
                        "the same");
   else if (comm > 0)
-    g_string_append_printf(s, "; exposed communication is %.1f %% of the path, so a faster network can shorten the "
+    g_string_append_printf(s, "; communication transfer (data moving) is %.1f %% of the path, so a faster network can shorten the "
                            "step by at most that much while the schedule stays the same", pct(comm, T));
   else
     g_string_append(s, "; no simulated communication is on it, so a faster network cannot shorten the step while "

@@ -207,6 +207,7 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   if (opt->critical_path)
     rp->crit = sim_crit_rec_new(w);
   rp->finish_node = rp_finish_node;
+  rp->comm_wait = rp_comm_wait;
   rp_match_init(rp);
   sim_comms_keep keep = opt->no_comm_records ? SIM_COMMS_NONE : (sim_comms_keep)opt->comm_records;
   if ((rp->comms = sim_comms_new(w->groups->len, keep, error)) == NULL)
@@ -274,12 +275,16 @@ static void replay_teardown(rp_replay *rp)
 /* Per-rank figures, closing the accounting at each rank's finish time. */
 static void rank_stats(const rp_rank *rs, sim_rank_stats *st)
 {
-  g_assert(rs->n_compute == 0 && rs->n_comm == 0);
+  g_assert(rs->n_compute == 0 && rs->n_comm == 0 && rs->n_wait_coll == 0 && rs->n_wait_p2p == 0);
   st->rank = rs->rank;
   st->finish = rs->finish;
   st->compute = rs->t_compute_only + rs->t_both;
   st->exposed_comm = rs->t_comm_only;
   st->overlapped_comm = rs->t_both;
+  st->comm_transfer = rs->t_xfer_only;
+  st->straggler_wait = rs->t_wait_coll;
+  st->dependency_wait = rs->t_wait_dep;
+  g_assert(st->comm_transfer + st->straggler_wait + st->dependency_wait == st->exposed_comm);
   st->idle = rs->finish - rs->t_compute_only - rs->t_both - rs->t_comm_only;
   st->nodes = rs->finished;
   st->compute_slots = rs->compute_slots;

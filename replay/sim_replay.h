@@ -101,7 +101,17 @@ typedef struct {
   sim_time_ps compute;     /* time with at least one compute node running */
   sim_time_ps exposed_comm;    /* communication running, no compute */
   sim_time_ps overlapped_comm; /* communication running under compute */
-  sim_time_ps idle;        /* neither, up to finish */
+  sim_time_ps idle;        /* neither, up to finish: finish = compute + exposed_comm + idle */
+  /* The one accounting of communication every output uses (per-rank
+   * table, SVG, metrics, critical path, utility): exposed_comm split into
+   * what the rank did while nothing else ran.  comm_transfer: some
+   * communication moved data (or replayed a measured duration);
+   * straggler_wait: only waiting, at least one collective waiting for a
+   * member that issued late; dependency_wait: only waiting, every wait a
+   * send/receive waiting for its partner (a pipeline stage's input).
+   * exposed_comm = comm_transfer + straggler_wait + dependency_wait
+   * exactly.  Waits hidden under compute are part of overlapped_comm. */
+  sim_time_ps comm_transfer, straggler_wait, dependency_wait;
   uint64_t nodes;
   unsigned compute_slots;  /* GPU compute slots the rank replayed with */
   /* Interference (sim_result.interference): compute time added because

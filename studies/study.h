@@ -51,6 +51,12 @@ typedef struct {
   sim_time_ps exposed_comm;
   sim_time_ps overlapped_comm;
   sim_time_ps idle;
+  /* exposed_comm split as sim_rank_stats splits it (means over ranks, each
+   * truncated to the picosecond, so their sum can miss exposed_comm by 2 ps
+   * at most), and the rank with the most exposed communication. */
+  sim_time_ps comm_transfer, straggler_wait, dependency_wait;
+  int most_exposed_rank;       /* -1 when no rank has exposed communication */
+  sim_rank_stats most_exposed; /* that rank's figures */
   uint64_t events;
 } study_summary;
 
@@ -109,6 +115,13 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
  * tier carries, the share of compute or host work, whether latency beats
  * every bandwidth); NULL entries for rows that do not apply.  g_ptr_array_unref. */
 GPtrArray *study_utility_why(const study_utility_result *u, const et_workload *w, const topo_variant *base);
+/* The baseline's communication in the one accounting every output uses
+ * (sim_rank_stats): exposed = transfer + straggler wait + dependency wait
+ * (means over ranks, the simulate table's columns), the rank with the
+ * most and how much of it is waiting, and the transfer on the critical
+ * path, the part a faster network can shorten.  Two lines (nothing when
+ * the baseline has no communication).  g_free. */
+char *study_utility_comm_lines(const study_utility_result *u);
 gboolean study_utility_write_json(const study_utility_result *u, const et_workload *w, const topo_variant *base,
                                   const char *cluster_path, const char *path, GError **error);
 

@@ -103,6 +103,7 @@ void study_activity_free(study_activity *a)
   g_hash_table_destroy(a->moe_names);
   g_free(a->origin);
   g_free(a->window);
+  g_free(a->comm_split);
   g_free(a);
 }
 
@@ -274,5 +275,10 @@ void study_activity_set_replay_windows(study_activity *a, const sim_result *r, c
     sim_time_ps origin = r->measured_starts && w->measured_start_ps ? w->measured_start_ps[rank] : 0;
     a->origin[rank] = origin;
     a->window[rank] = end > origin ? end - origin : 0;
+    if (a->comm_split == NULL)
+      a->comm_split = g_new0(sim_time_ps, 3 * (gsize)a->n_ranks);
+    a->comm_split[3 * rank] = r->ranks[k].comm_transfer;
+    a->comm_split[3 * rank + 1] = r->ranks[k].straggler_wait;
+    a->comm_split[3 * rank + 2] = r->ranks[k].dependency_wait;
   }
 }

@@ -215,6 +215,7 @@ void study_summarize(const sim_result *r, study_summary *out)
   memset(out, 0, sizeof *out);
   out->step_time = r->step_time;
   out->events = r->events;
+  out->most_exposed_rank = -1;
   if (r->n_ranks == 0)
     return;
   /* Means over ranks, summed exactly in 64 bits then divided once
@@ -224,7 +225,18 @@ void study_summarize(const sim_result *r, study_summary *out)
     out->exposed_comm += r->ranks[k].exposed_comm;
     out->overlapped_comm += r->ranks[k].overlapped_comm;
     out->idle += r->ranks[k].idle;
+    out->comm_transfer += r->ranks[k].comm_transfer;
+    out->straggler_wait += r->ranks[k].straggler_wait;
+    out->dependency_wait += r->ranks[k].dependency_wait;
+    if (r->ranks[k].exposed_comm > 0 &&
+        (out->most_exposed_rank < 0 || r->ranks[k].exposed_comm > out->most_exposed.exposed_comm)) {
+      out->most_exposed_rank = k;
+      out->most_exposed = r->ranks[k];
+    }
   }
+  out->comm_transfer /= r->n_ranks;
+  out->straggler_wait /= r->n_ranks;
+  out->dependency_wait /= r->n_ranks;
   out->compute /= r->n_ranks;
   out->exposed_comm /= r->n_ranks;
   out->overlapped_comm /= r->n_ranks;

@@ -72,37 +72,65 @@ gboolean study_jobs_parse_place(const char *spec, int **out, int *n, GError **er
   return TRUE;
 }
 
-/* Checks every placement against the jobs and the cluster: O(ranks). */
+/* Checks every placement against the jobs and the cluster and reports
+ * every problem at once, one line each (a job whose placement has the
+ * wrong length, each job's first rank outside the network and how many,
+ * each pair of jobs sharing ranks, the first one and how many).
+ * O(ranks + jobs^2) time, O(ranks + jobs^2) memory. */
 static gboolean check_places(const study_job *jobs, int n_jobs, int n_ranks, GError **error)
 {
   int *owner = g_new(int, n_ranks > 0 ? n_ranks : 1);
   for (int r = 0; r < n_ranks; r++)
     owner[r] = -1;
-  gboolean ok = TRUE;
-  for (int j = 0; j < n_jobs && ok; j++) {
+  GString *msg = g_string_new(NULL);
+  int problems = 0;
+  /* shared[i * n_jobs + j]: ranks job j placed where job i already was. */
+  int *shared = g_new0(int, (gsize)n_jobs * (gsize)n_jobs), *first = g_new0(int, (gsize)n_jobs * (gsize)n_jobs);
+  for (int j = 0; j < n_jobs; j++) {
     if (jobs[j].n_place != jobs[j].w->n_ranks) {
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "job %s has %d ranks but its placement lists %d cluster "
-                  "ranks; list one per rank", jobs[j].name, jobs[j].w->n_ranks, jobs[j].n_place);
-      ok = FALSE;
-      break;
+      g_string_append_printf(msg, "\n  job %s has %d ranks but its placement lists %d cluster ranks; list one per "
+                             "rank", jobs[j].name, jobs[j].w->n_ranks, jobs[j].n_place);
+      problems++;
+      continue;
     }
-    for (int r = 0; r < jobs[j].w->n_ranks && ok; r++) {
+    int outside = 0, first_out = 0, first_c = 0;
+    for (int r = 0; r < jobs[j].w->n_ranks; r++) {
       int c = jobs[j].place[r];
       if (c < 0 || c >= n_ranks) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "job %s: rank %d is placed on cluster rank %d, but the "
-                    "network has ranks 0 to %d", jobs[j].name, r, c, n_ranks - 1);
-        ok = FALSE;
+        if (outside++ == 0)
+          first_out = r, first_c = c;
       } else if (owner[c] >= 0) {
-        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "jobs %s and %s are both placed on cluster rank %d; give "
-                    "each job its own ranks", jobs[owner[c]].name, jobs[j].name, c);
-        ok = FALSE;
+        if (shared[owner[c] * n_jobs + j]++ == 0)
+          first[owner[c] * n_jobs + j] = c;
       } else {
         owner[c] = j;
       }
     }
+    if (outside) {
+      g_string_append_printf(msg, "\n  job %s: rank %d is placed on cluster rank %d, but the network has ranks 0 to "
+                             "%d (%d rank%s outside)", jobs[j].name, first_out, first_c, n_ranks - 1, outside,
+                             outside == 1 ? "" : "s");
+      problems++;
+    }
   }
+  for (int i = 0; i < n_jobs; i++)
+    for (int j = 0; j < n_jobs; j++)
+      if (shared[i * n_jobs + j]) {
+        g_string_append_printf(msg, "\n  jobs %s and %s are both placed on cluster rank %d (%d shared rank%s); give "
+                               "each job its own ranks", jobs[i].name, jobs[j].name, first[i * n_jobs + j],
+                               shared[i * n_jobs + j], shared[i * n_jobs + j] == 1 ? "" : "s");
+        problems++;
+      }
+  g_free(shared);
+  g_free(first);
   g_free(owner);
-  return ok;
+  if (problems == 1)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s", msg->str + 3);
+  else if (problems > 1)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%d problems with the jobs' placements:%s", problems,
+                msg->str);
+  g_string_free(msg, TRUE);
+  return problems == 0;
 }
 
 et_workload *study_jobs_merge(const study_job *jobs, int n_jobs, int n_ranks, int only, GError **error)

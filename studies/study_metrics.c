@@ -353,6 +353,16 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   m->avg_step_time = n_win ? (sim_time_ps)llround(sum_step / n_win) : 0;
   m->memory_transfer_overhead_pct = n_win ? 100 * sum_mto / n_win : NAN;
   m->total_communication_time = n_win ? (sim_time_ps)llround(sum_exposed / n_win) : 0;
+  if (a->comm_split && a->n_ranks > 0) {
+    double sum[3] = {0, 0, 0};
+    for (int r = 0; r < a->n_ranks; r++)
+      for (int k = 0; k < 3; k++)
+        sum[k] += (double)a->comm_split[3 * r + k] / a->steps;
+    m->comm_split = TRUE;
+    m->comm_transfer = (sim_time_ps)llround(sum[0] / a->n_ranks);
+    m->straggler_wait = (sim_time_ps)llround(sum[1] / a->n_ranks);
+    m->dependency_wait = (sim_time_ps)llround(sum[2] / a->n_ranks);
+  }
   m->communication_fraction_pct = n_active ? 100 * sum_frac / n_active : NAN;
   m->compute_comm_overlap_pct = n_comm ? 100 * sum_ovl / n_comm : NAN;
   m->load_imbalance_ratio = n_active && act_min > 0 ? (double)act_max / (double)act_min : NAN;

@@ -171,6 +171,12 @@ typedef struct {
   double memory_transfer_overhead_pct; /* mean over ranks of |U_m \ U_k| / window */
   double communication_fraction_pct;   /* mean over ranks of |U_c| / active */
   sim_time_ps total_communication_time; /* mean over ranks of exposed comm per step */
+  /* total_communication_time split as the replay accounts it (sim_rank_stats;
+   * means over ranks per step): transfer, straggler wait, dependency wait.
+   * comm_split FALSE (all 0) for a measured trace: its communication kernels
+   * include the time they waited for peers, which no trace separates. */
+  gboolean comm_split;
+  sim_time_ps comm_transfer, straggler_wait, dependency_wait;
   double compute_comm_overlap_pct;     /* mean over ranks with comm of overlapped / |U_c|; NAN when none */
   double load_imbalance_ratio;         /* max / min active over ranks with activity; NAN when none */
   double straggler;                    /* (last comm end - first comm end) / (last comm end - first comm

@@ -44,6 +44,11 @@ struct study_activity {
   GArray **ivs;            /* per rank: act_iv */
   sim_time_ps *origin;     /* window start on the common clock */
   sim_time_ps *window;     /* window length */
+  /* A replay's split of each rank's exposed communication (sim_rank_stats:
+   * transfer, straggler wait, dependency wait; 3 per rank), set with the
+   * replay windows; NULL for a measured trace, whose kernels include their
+   * waiting and cannot be split. */
+  sim_time_ps *comm_split;
   sim_replay_observer obs;
   sim_replay_observer next;
   GArray **grids;          /* per rank: act_grid; NULL until study_activity_add_grid */

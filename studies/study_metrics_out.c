@@ -45,6 +45,14 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   json_num(j, "memory_transfer_overhead_pct", m->memory_transfer_overhead_pct, 4);
   json_num(j, "communication_fraction_pct", m->communication_fraction_pct, 4);
   wisp_json_ns(j, "total_communication_time_ns", m->total_communication_time);
+  /* Its split (null for a measured trace: the kernels include their waits). */
+  const char *split_keys[3] = {"comm_transfer_ns", "straggler_wait_ns", "dependency_wait_ns"};
+  const sim_time_ps split[3] = {m->comm_transfer, m->straggler_wait, m->dependency_wait};
+  for (int k = 0; k < 3; k++)
+    if (m->comm_split)
+      wisp_json_ns(j, split_keys[k], split[k]);
+    else
+      wisp_json_string(j, split_keys[k], NULL);
   json_num(j, "compute_comm_overlap_pct", m->compute_comm_overlap_pct, 4);
   json_num(j, "load_imbalance_ratio", m->load_imbalance_ratio, 6);
   json_num(j, "dominant_kernel_concentration_pct", m->dominant_kernel_concentration_pct, 4);
@@ -118,6 +126,9 @@ static double get_mb(const study_metrics *m) { return m->memory_bound_pct; }
 static double get_mto(const study_metrics *m) { return m->memory_transfer_overhead_pct; }
 static double get_cf(const study_metrics *m) { return m->communication_fraction_pct; }
 static double get_tct(const study_metrics *m) { return (double)m->total_communication_time / 1e9; }
+static double get_xfer(const study_metrics *m) { return m->comm_split ? (double)m->comm_transfer / 1e9 : NAN; }
+static double get_sw(const study_metrics *m) { return m->comm_split ? (double)m->straggler_wait / 1e9 : NAN; }
+static double get_dw(const study_metrics *m) { return m->comm_split ? (double)m->dependency_wait / 1e9 : NAN; }
 static double get_ovl(const study_metrics *m) { return m->compute_comm_overlap_pct; }
 static double get_lir(const study_metrics *m) { return m->load_imbalance_ratio; }
 static double get_str(const study_metrics *m) { return m->straggler; }
@@ -155,9 +166,12 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     {"memory_transfer_overhead (%)", get_mto, " %14.3f"},
     {"communication_fraction (%)", get_cf, " %14.2f"},
     {"total_communication_time (ms)", get_tct, " %14.3f"},
+    {"  transfer (ms)", get_xfer, " %14.3f"},
+    {"  straggler_wait (ms)", get_sw, " %14.3f"},
+    {"  dependency_wait (ms)", get_dw, " %14.3f"},
     {"compute_comm_overlap (%)", get_ovl, " %14.2f"},
     {"load_imbalance_ratio", get_lir, " %14.4f"},
-    {"straggler", get_str, " %14.4f"},
+    {"straggler (fraction)", get_str, " %14.4f"},
     {"dominant_kernel_concentration (%)", get_dkc, " %14.2f"},
     {"average_memory_bandwidth (GB/s)", get_amb, " %14.3f"},
     {"moe_fraction (%)", get_moe, " %14.2f"},
@@ -177,6 +191,14 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     fputc('\n', out);
   }
   const study_metrics *any = measured ? measured : simulated;
+  if (simulated && simulated->comm_split)
+    fprintf(out, "total_communication_time: exposed communication per step and rank (mean), = transfer + "
+            "straggler_wait + dependency_wait as in the simulate table%s\n",
+            measured ? "; n/a measured: a trace's communication kernels include their waiting" : "");
+  if (any)
+    fprintf(out, "avg_step_time: mean over ranks of each rank's window per step (the step time is the latest "
+            "rank's finish); straggler: (last comm end - first comm end) / (last comm end - first comm start), a "
+            "fraction of the communication window\n");
   if (any && isnan(any->mfu_pct))
     fprintf(out, "mfu: %s\n", any->mfu_source);
   if (any && any->dominant_kernel)

@@ -405,7 +405,12 @@ gboolean study_svg_bar_chart(const char *path, const char *title, const char *y_
 
 gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim_result *r, GError **error)
 {
-  static const char *const parts[] = {"compute only", "overlapped comm", "exposed comm", "idle"};
+  /* The one accounting of communication (sim_rank_stats): exposed
+   * communication drawn as its transfer and its two kinds of waiting. */
+  enum { NP = 6 };
+  static const char *const parts[NP] = {"compute only", "overlapped comm", "comm transfer",
+                                        "straggler wait", "dependency wait", "idle"};
+  static const char *const colors[NP] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#c7c7c7"};
   double hi = 0;
   for (int k = 0; k < r->n_ranks; k++)
     hi = fmax(hi, (double)(r->ranks[k].compute + r->ranks[k].exposed_comm + r->ranks[k].idle) / 1e9);
@@ -423,17 +428,22 @@ gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim
   int label_every = r->n_ranks > 32 ? (r->n_ranks + 31) / 32 : 1;
   for (int k = 0; k < r->n_ranks; k++) {
     const sim_rank_stats *st = &r->ranks[k];
-    /* compute includes the overlapped communication: split it so the four
+    /* compute includes the overlapped communication: split it so the six
      * parts add up to the rank's finish time. */
-    double seg[4] = {(double)(st->compute - st->overlapped_comm) / 1e9 * per_ms,
-                     (double)st->overlapped_comm / 1e9 * per_ms, (double)st->exposed_comm / 1e9 * per_ms,
-                     (double)st->idle / 1e9 * per_ms};
+    const sim_time_ps ps[NP] = {st->compute - st->overlapped_comm, st->overlapped_comm, st->comm_transfer,
+                                st->straggler_wait, st->dependency_wait, st->idle};
+    /* Each bar carries its numbers as a tooltip, in the table's unit. */
+    g_string_append_printf(s, "<g><title>rank %d (ms):", st->rank);
+    for (int p = 0; p < NP; p++)
+      g_string_append_printf(s, "%s %s %.6f", p ? ";" : "", parts[p], (double)ps[p] / 1e9);
+    g_string_append(s, "</title>\n");
     double base = 0, x = ML + slot * k + slot * 0.1;
-    for (int p = 0; p < 4; p++) {
-      double h = seg[p] * ky;
-      rect(s, x, y0 - base - h, slot * 0.8, h, palette[p]);
+    for (int p = 0; p < NP; p++) {
+      double h = (double)ps[p] / 1e9 * per_ms * ky;
+      rect(s, x, y0 - base - h, slot * 0.8, h, colors[p]);
       base += h;
     }
+    g_string_append(s, "</g>\n");
     if (k % label_every == 0) {
       char buf[16];
       g_snprintf(buf, sizeof buf, "%d", st->rank);
@@ -441,9 +451,9 @@ gboolean study_svg_rank_breakdown(const char *path, const char *title, const sim
     }
   }
   text(s, (ML + W - MR) / 2.0, H - 22, "middle", 13, NULL, "rank");
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < NP; p++) {
     double ly = MT + 10 + 18 * p;
-    rect(s, W - MR + 12, ly - 9, 12, 12, palette[p]);
+    rect(s, W - MR + 12, ly - 9, 12, 12, colors[p]);
     text(s, W - MR + 30, ly + 1, "start", 11, NULL, parts[p]);
   }
   return finish(s, path, error);

@@ -405,6 +405,10 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
               "measured from the last start to the last end: %.6f ms\n", (double)sk.last_start_to_last_end / 1e9);
   }
   sim_report_print_unsimulated(w, out);
+  char *comm = study_utility_comm_lines(u);
+  if (comm)
+    fputs(comm, out);
+  g_free(comm);
   if (u->baseline_critical) {
     fputc('\n', out);
     sim_crit_print_summary(u->baseline_critical, w, out);
@@ -497,6 +501,9 @@ gboolean study_utility_write_json(const study_utility_result *u, const et_worklo
   wisp_json_ns(&j, "compute_ns", u->baseline.compute);
   wisp_json_ns(&j, "exposed_comm_ns", u->baseline.exposed_comm);
   wisp_json_ns(&j, "overlapped_comm_ns", u->baseline.overlapped_comm);
+  wisp_json_ns(&j, "comm_transfer_ns", u->baseline.comm_transfer);
+  wisp_json_ns(&j, "straggler_wait_ns", u->baseline.straggler_wait);
+  wisp_json_ns(&j, "dependency_wait_ns", u->baseline.dependency_wait);
   wisp_json_ns(&j, "idle_ns", u->baseline.idle);
   wisp_json_end_object(&j);
   if (u->baseline_critical)

@@ -154,6 +154,20 @@ static double best_bw_row(const study_utility_result *u, const char **name)
   return best;
 }
 
+/* When waiting for peers is most of the ranks' exposed communication, a
+ * clause saying so: bandwidth does not shorten a wait.  Nothing else. */
+static void waiting_clause(const study_summary *b, GString *s)
+{
+  sim_time_ps wait = b->straggler_wait + b->dependency_wait;
+  if (b->exposed_comm <= 0 || 2 * wait <= b->exposed_comm)
+    return;
+  g_string_append_printf(s, "; %.1f %% of the ranks' exposed communication is waiting for peers (%s), which no "
+                         "bandwidth shortens", pct(wait, b->exposed_comm),
+                         b->straggler_wait >= b->dependency_wait ? "straggler waits: members issuing late"
+                                                                 : "dependency waits: receives waiting for their "
+                                                                   "sender");
+}
+
 /* A network row: what of the path it can act on, what it removed. */
 static void network_why(const study_utility_result *u, const study_utility_row *r, const why_tiers *wt,
                         const topo_variant *base, GString *s)
@@ -180,9 +194,15 @@ static void network_why(const study_utility_result *u, const study_utility_row *
                            r->utility_pct);
     const char *bn = NULL;
     double bb = best_bw_row(u, &bn);
-    if (bn && r->utility_pct > bb)
+    /* Latency-bound only when halving it matters (a tenth of the path's
+     * communication at least): a host-bound step whose rows all round to
+     * zero is not called latency-bound because 0.04 beats 0.00. */
+    if (bn && r->utility_pct > bb && r->utility_pct >= 0.1 * pct(on, T))
       g_string_append_printf(s, ": latency-bound, halving latency helps more than doubling any bandwidth (best: "
                              "%s %.2f %%)", bn, bb);
+    else if (bn && r->utility_pct > bb)
+      g_string_append_printf(s, ": neither latency nor bandwidth bounds the step (best bandwidth row: %s %.2f %%)",
+                             bn, bb);
     else if (bn)
       g_string_append_printf(s, ": bandwidth-bound more than latency-bound (%s removed %.2f %%)", bn, bb);
   } else {
@@ -193,8 +213,37 @@ static void network_why(const study_utility_result *u, const study_utility_row *
     if (!beyond && r->utility_pct < 0.5 * pct(on, T))
       g_string_append(s, " (the rest is latency, other tiers or waiting that moves elsewhere)");
   }
+  if (!lat)
+    waiting_clause(&u->baseline, s);
   g_free(ton);
   g_free(tier);
+}
+
+char *study_utility_comm_lines(const study_utility_result *u)
+{
+  const study_summary *b = &u->baseline;
+  if (b->exposed_comm <= 0 && b->overlapped_comm <= 0)
+    return NULL;
+  /* Milliseconds, as every other time of the utility output. */
+#define MS(t) ((double)(t) / 1e9)
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "communication (mean over ranks, the simulate table's columns): exposed %.6f ms = "
+                         "transfer %.6f ms + straggler wait %.6f ms + dependency wait %.6f ms; overlapped with "
+                         "compute %.6f ms\n", MS(b->exposed_comm), MS(b->comm_transfer), MS(b->straggler_wait),
+                         MS(b->dependency_wait), MS(b->overlapped_comm));
+  if (b->most_exposed_rank >= 0) {
+    const sim_rank_stats *m = &b->most_exposed;
+    sim_time_ps wait = m->straggler_wait + m->dependency_wait;
+    g_string_append_printf(s, "  most exposed: rank %d, %.6f ms, of which %.6f ms (%.1f %%) waiting for peers",
+                           b->most_exposed_rank, MS(m->exposed_comm), MS(wait), pct(wait, m->exposed_comm));
+    const sim_critical_path *p = u->baseline_critical;
+    if (p)
+      g_string_append_printf(s, "; a faster network shortens transfer only: %.6f ms on the critical path (%.1f %% "
+                             "of T)", MS(p->by_category[SIM_CRIT_COMM]), pct(p->by_category[SIM_CRIT_COMM], p->step_time));
+    g_string_append_c(s, '\n');
+  }
+#undef MS
+  return g_string_free(s, FALSE);
 }
 
 /* A lever row (compute, compute:CLASS, host): the path's share of it. */

@@ -10,10 +10,16 @@ subset parsed here (no PyYAML).
 
 Usage:
   plan_clusters.py --wisp build/wisp --workload WORKLOAD --cluster CLUSTER \
-                   --costs examples/planning/costs.yaml [--out DIR]
+                   --costs examples/planning/costs.yaml [--out DIR] \
+                   [--scale dp=N] [--placement outer|inner] [--starts together|measured] \
+                   [--card FILE] [--network-model analytical|flow]
+The last five are wisp's own options, passed to every point of the sweep with
+the same spelling and meaning as on `wisp simulate` (e.g. --scale dp=512 prices
+a 512-GPU cluster from DLRM's 8-GPU data-parallel trace); GPUs per option is the simulated job's.
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -110,19 +116,32 @@ def load_costs(path):
     if not isinstance(opts, list) or not opts:
         raise YamlError("%s: needs 'options:', a list of {name, price_gpu_hour, set}" % path)
     keys = None
+    problems = []
     for i, o in enumerate(opts):
         if not isinstance(o, dict) or not isinstance(o.get("set"), dict) or "name" not in o:
-            raise YamlError("%s: option %d needs name, price_gpu_hour and a 'set' mapping" % (path, i + 1))
+            problems.append("option %d needs name, price_gpu_hour and a 'set' mapping" % (i + 1))
+            continue
+        if not isinstance(o["name"], str) or not o["name"]:
+            # An unquoted 123 reads as a number; the sweep labels points
+            # with strings, so say how to write it rather than fail later.
+            problems.append("option %d: name %r is not a string; quote it (name: \"%s\")"
+                            % (i + 1, o["name"], o["name"]))
+            o["name"] = str(o["name"])
         price = o.get("price_gpu_hour")
-        if not isinstance(price, (int, float)) or price <= 0:
-            raise YamlError("%s: option '%s': price_gpu_hour must be a positive number" % (path, o["name"]))
-        if [p.get("name") for p in opts].count(o["name"]) > 1:
-            raise YamlError("%s: option name '%s' is used twice (names label the sweep's points)" % (path, o["name"]))
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
+            problems.append("option '%s': price_gpu_hour must be a positive finite number (per GPU-hour), got %r"
+                            % (o["name"], price))
+        if [str(p.get("name")) for p in opts if isinstance(p, dict)].count(o["name"]) > 1:
+            problems.append("option name '%s' is used twice (names label the sweep's points)" % o["name"])
         if keys is None:
             keys = list(o["set"])
         elif sorted(keys) != sorted(o["set"]):
-            raise YamlError("%s: option '%s' sets %s; every option must set the same keys %s"
-                            % (path, o["name"], sorted(o["set"]), sorted(keys)))
+            problems.append("option '%s' sets %s; every option must set the same keys %s"
+                            % (o["name"], sorted(o["set"]), sorted(keys)))
+    if problems:
+        # Every problem at once, each on its own line.
+        raise YamlError("%s: %d problem%s:\n  %s" % (path, len(problems), "" if len(problems) == 1 else "s",
+                                                   "\n  ".join(dict.fromkeys(problems))))
     return doc.get("currency", "USD"), opts, keys
 
 
@@ -143,7 +162,20 @@ def main(argv):
     ap.add_argument("--cluster", required=True, help="preset name or config the options modify")
     ap.add_argument("--costs", required=True, help="cost inputs (YAML subset, see costs.yaml)")
     ap.add_argument("--out", help="sweep output directory (default: a temporary one)")
+    # wisp's common options, passed to `wisp sweep` as they are spelled there.
+    passed = (("--scale", "dp=N|tp=N,pp=N,...: price the job at this scale (wisp simulate --scale)"),
+              ("--placement", "outer|inner: where --scale puts the new ranks"),
+              ("--starts", "together|measured: how the replay starts the ranks"),
+              ("--card", "FILE: workload card (CCL-Bench YAML) for --scale's layout"),
+              ("--network-model", "analytical|flow: the network model (fidelity tier)"))
+    for opt, text in passed:
+        ap.add_argument(opt, help=text)
     a = ap.parse_args(argv)
+    wisp_opts = []
+    for opt, _ in passed:
+        v = getattr(a, opt[2:].replace("-", "_"))
+        if v is not None:
+            wisp_opts += [opt, os.path.abspath(v) if opt == "--card" else v]
     try:
         currency, opts, keys = load_costs(a.costs)
     except (OSError, YamlError) as e:
@@ -155,7 +187,7 @@ def main(argv):
     spec = os.path.join(out, "planning.yaml")
     with open(spec, "w", encoding="utf-8") as f:
         f.write(sweep_spec("planning", os.path.abspath(a.workload), cluster, opts, keys))
-    r = subprocess.run([a.wisp, "sweep", spec, "-o", out, "--jobs", "1"], stdout=subprocess.PIPE,
+    r = subprocess.run([a.wisp, "sweep", spec, "-o", out, "--jobs", "1"] + wisp_opts, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
     if r.returncode != 0:
         print("plan_clusters: wisp sweep failed (%d): %s" % (r.returncode, r.stderr.strip()), file=sys.stderr)
@@ -173,6 +205,10 @@ def main(argv):
                 print("plan_clusters: option %s: %s" % (p["label"], p["status"]), file=sys.stderr)
                 continue
             step_s = p["step_time_ns"] / 1e9
+            if p["label"] not in price:
+                print("plan_clusters: planning.jsonl:%d: label %r names no option of %s"
+                      % (no, p["label"], a.costs), file=sys.stderr)
+                return 1
             cost = step_s * p["n_ranks"] * price[p["label"]] / 3600
             rows.append((cost, p["label"], p["step_time_ns"] / 1e6, p["n_ranks"], price[p["label"]]))
     rows.sort()

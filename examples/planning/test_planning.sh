@@ -8,16 +8,24 @@
 #     cost order.  Skipped visibly when python3 is absent.
 #  2. plan_clusters.py refuses a cost file outside its YAML subset, naming
 #     the line.
-#  3. utility_study (built by automake against libwisp.la) runs a utility
+#  3. plan_clusters.py --scale dp=4 --starts together --network-model
+#     analytical: wisp's options reach every point, so each option is priced
+#     at the scaled job's 32 GPUs (the example's 16 ranks at dp=2 x 2) on the
+#     dgx-a100 preset (a preset is fitted to the scaled job).
+#  4. a cost file with an unquoted numeric name (123), a NaN price and a
+#     negative price: one error listing all three, never a traceback.
+#  5. utility_study (built by automake against libwisp.la) runs a utility
 #     study through the public API; it checks Utility = (T - T_2x) / T itself.
-#  4. the same program compiled and linked through `pkg-config wisp` with the
-#     build tree's wisp-uninstalled.pc, and its output equal to 3's.
+#  6. the same program compiled and linked through `pkg-config wisp` with the
+#     build tree's wisp-uninstalled.pc, and its output equal to 5's.
+#  7. utility_study on DLRM's Kineto directory (../shared/data; skipped
+#     without it): the library's readers, not only Chakra ET.
 src=${G_TEST_SRCDIR:?run through make check}
 build=${G_TEST_BUILDDIR:?run through make check}
 wisp=${WISP_BIN:?run through make check}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wisp-plan-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..4"
+echo "1..7"
 "$build/examples/make_example" "$tmp" llm >/dev/null || { echo "Bail out! make_example failed"; exit 1; }
 work=$tmp/llm
 cluster=$src/examples/cluster-2node.yaml
@@ -59,9 +67,34 @@ if command -v python3 >/dev/null 2>&1 && python3 -c 'import json' >/dev/null 2>&
     sed 's/^/# /' "$tmp/err"
     echo "not ok 2 - unexpected message"
   fi
+  if python3 "$src/examples/planning/plan_clusters.py" --wisp "$wisp" --workload "$work" --cluster dgx-a100 \
+      --costs "$src/examples/planning/costs.yaml" --out "$tmp/plan5" --scale dp=4 --starts together \
+      --network-model analytical >"$tmp/table5" 2>"$tmp/err" &&
+     [ "$(awk '$1 ~ /^[0-9]+$/ && NF == 7 && $4 == 32' "$tmp/table5" | wc -l)" -eq 4 ] &&
+     [ "$(grep -c '"n_ranks": 32' "$tmp/plan5/planning.jsonl")" -eq 4 ]; then
+    echo "ok 3 - plan_clusters.py passes --scale/--starts/--network-model: 4 options at 32 GPUs"
+  else
+    sed 's/^/# /' "$tmp/table5" "$tmp/err"
+    echo "not ok 3 - plan_clusters.py with wisp's scaling options"
+  fi
+  printf 'options:\n  - name: 123\n    price_gpu_hour: nan\n    set:\n      scale_out_bw: 200Gbps\n  - name: b\n    price_gpu_hour: -2\n    set:\n      scale_out_bw: 400Gbps\n' > "$tmp/bad.yaml"
+  if python3 "$src/examples/planning/plan_clusters.py" --wisp "$wisp" --workload "$work" --cluster "$cluster" \
+      --costs "$tmp/bad.yaml" >/dev/null 2>"$tmp/err"; then
+    echo "not ok 4 - a NaN or negative price was accepted"
+  elif grep -q "3 problems" "$tmp/err" && grep -q "name 123 is not a string; quote it" "$tmp/err" &&
+       grep -q "option '123': price_gpu_hour must be a positive finite number (per GPU-hour), got nan" "$tmp/err" &&
+       grep -q "option 'b': price_gpu_hour must be a positive finite number (per GPU-hour), got -2" "$tmp/err" &&
+       ! grep -q Traceback "$tmp/err"; then
+    echo "ok 4 - numeric name, NaN and negative prices refused together"
+  else
+    sed 's/^/# /' "$tmp/err"
+    echo "not ok 4 - unexpected message"
+  fi
 else
   echo "ok 1 # SKIP python3 not installed (apt-get install python3)"
   echo "ok 2 # SKIP python3 not installed"
+  echo "ok 3 # SKIP python3 not installed"
+  echo "ok 4 # SKIP python3 not installed"
 fi
 
 # The program's T_2x of scale_out_bw equals `wisp utility`'s (third column
@@ -71,20 +104,31 @@ if "$build/examples/planning/utility_study" "$work" "$cluster" >"$tmp/u1" 2>"$tm
    "$wisp" utility "$work" --network "$cluster" >"$tmp/cli" 2>>"$tmp/err" &&
    a=$(awk '$1 == "scale_out_bw" { print $2 }' "$tmp/u1") && b=$(awk '$1 == "scale_out_bw" { print $3; exit }' "$tmp/cli") &&
    [ -n "$a" ] && [ "$a" = "$b" ]; then
-  echo "ok 3 - utility_study through the public API (scale_out_bw T_2x $a ms, as wisp utility)"
+  echo "ok 5 - utility_study through the public API (scale_out_bw T_2x $a ms, as wisp utility)"
 else
   sed 's/^/# /' "$tmp/u1" "$tmp/err"
-  echo "not ok 3 - utility_study"
+  echo "not ok 5 - utility_study"
 fi
 
 export PKG_CONFIG_PATH="$build/examples/planning${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 if ! command -v pkg-config >/dev/null 2>&1; then
-  echo "ok 4 # SKIP pkg-config not installed"
+  echo "ok 6 # SKIP pkg-config not installed"
 elif cc=$(pkg-config --variable=cc wisp) && flags=$(pkg-config --cflags --libs wisp) &&
      $cc "$src/examples/planning/utility_study.c" $flags -o "$tmp/us" 2>"$tmp/err" &&
      "$tmp/us" "$work" "$cluster" >"$tmp/u2" 2>>"$tmp/err" && cmp -s "$tmp/u1" "$tmp/u2"; then
-  echo "ok 4 - utility_study built through pkg-config wisp (uninstalled .pc) prints the same"
+  echo "ok 6 - utility_study built through pkg-config wisp (uninstalled .pc) prints the same"
 else
   sed 's/^/# /' "$tmp/err"
-  echo "not ok 4 - pkg-config build of utility_study"
+  echo "not ok 6 - pkg-config build of utility_study"
+fi
+
+dlrm=${WISP_SHARED_DATA:-}/param/dlrm_kineto.tar.gz
+if [ ! -f "$dlrm" ]; then
+  echo "ok 7 # SKIP $dlrm not found (make check sets WISP_SHARED_DATA)"
+elif tar -xzf "$dlrm" -C "$tmp" && "$build/examples/planning/utility_study" "$tmp/dlrm_kineto" dgx-a100 >"$tmp/u7" 2>"$tmp/err" &&
+     grep -q "(8 ranks) on" "$tmp/u7" && grep -q '^scale_up_bw ' "$tmp/u7"; then
+  echo "ok 7 - utility_study reads DLRM's Kineto directory"
+else
+  sed 's/^/# /' "$tmp/u7" "$tmp/err"
+  echo "not ok 7 - utility_study on Kineto traces"
 fi

@@ -8,7 +8,10 @@
  * bundled example workload (examples/planning/test_planning.sh).
  *
  * Usage: utility_study WORKLOAD CLUSTER [RESOURCES]
- *   WORKLOAD  a Chakra ET prefix or directory (e.g. make_example's llm set)
+ *   WORKLOAD  a Chakra ET prefix or directory (e.g. make_example's llm set),
+ *             per-rank Kineto traces (a directory of *.json, e.g. DLRM's),
+ *             XLA profiles or Nsight Systems exports: open_workload() below
+ *             picks the library's reader the way `wisp simulate` does
  *   CLUSTER   a preset name or a wisp YAML config
  *   RESOURCES comma-separated utility resources (default "all")
  * Prints one line per resource: the baseline and doubled step times and
@@ -16,13 +19,38 @@
  * every applicable row from the two step times it printed (exit 1 if not).
  *
  * Only installed headers are used (doc/interfaces.md lists them): the
- * Chakra reader (chakra/et_io.h) and the studies (studies/study.h).
+ * Chakra reader (chakra/et_io.h), the trace readers (frontends/fe.h,
+ * frontends/xla.h, frontends/nsys.h) and the studies (studies/study.h).
  */
 #include <math.h>
 #include <stdio.h>
 
 #include "chakra/et_io.h"
+#include "frontends/fe.h"
+#include "frontends/nsys.h"
+#include "frontends/xla.h"
 #include "studies/study.h"
+
+/* Any workload through the library's readers, each with its defaults:
+ * Nsight export, XLA profile, Kineto traces, else a Chakra set.  */
+static et_workload *open_workload(const char *path, GError **error)
+{
+  const char *paths[1] = {path};
+  char *argv[2] = {(char *)"utility_study", (char *)path};
+  if (fe_nsys_is_export(path))
+    return fe_nsys_load(paths, 1, NULL, error);
+  if (fe_xla_wants(2, argv)) {
+    fe_xla_options opt;
+    fe_xla_options_init(&opt);
+    return fe_xla_load_inputs(paths, 1, &opt, NULL, error);
+  }
+  if (fe_kineto_looks_like_trace(path)) {
+    fe_kineto_options opt;
+    fe_kineto_options_init(&opt);
+    return fe_kineto_load(paths, 1, &opt, NULL, error);
+  }
+  return et_workload_load(path, 0, error);
+}
 
 int main(int argc, char **argv)
 {
@@ -31,7 +59,7 @@ int main(int argc, char **argv)
     return 2;
   }
   GError *error = NULL;
-  et_workload *w = et_workload_load(argv[1], 0, &error);
+  et_workload *w = open_workload(argv[1], &error);
   if (w == NULL) {
     fprintf(stderr, "utility_study: %s\n", error->message);
     g_error_free(error);
