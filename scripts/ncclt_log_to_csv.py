@@ -3,7 +3,7 @@
 (new format, with "# Collective test starting: NAME" and a root column)
 into the CSV layout of ../shared/data/nccl-tests (one table per test
 section, numbered from 1 in file order), keeping the log's header lines
-(nccl-tests version, nThread/nGpus line, rank lines; each once, verbatim) after the
+(nccl-tests version, nThread/nGpus line, the first section's rank lines; verbatim) after the
 caller's source/license header.  Numbers are copied as printed, not
 recomputed.  Usage: ncclt_log_to_csv.py HEADER_FILE LOG > OUT.csv
 Limits: old-format logs (no root column) are refused with a message."""
@@ -27,8 +27,11 @@ def main():
             continue
         if line.startswith("# nThread") or line.startswith("# nccl-tests version") or \
            re.match(r"#\s+Rank\s+\d+ Group", line):
-            if line not in seen:  # each section repeats them
-                seen.add(line)
+            # Each section repeats them (rank lines with new pids): the
+            # first section's are kept, so the rank lines count the ranks.
+            key = line if not line.startswith("# nThread") else "nThread"
+            if table <= 1 and key not in seen:
+                seen.add(key)
                 kept.append(line)
             continue
         f = line.split()
