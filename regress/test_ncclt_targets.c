@@ -48,8 +48,21 @@ static const char h100_yaml[] =
   "  - {name: ib, kind: switch, size: %d, bandwidth: 400Gbps, latency: 1us}\n"
   "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 90}\n";
 
+/* AWS p4d.24xlarge (AWS instance page): 8 x A100-SXM4-40GB on NVLink 3
+ * through NVSwitch, 600 GB/s bidirectional = 300 GB/s per direction per
+ * GPU, no NVLS (sm 80); 4 x 100 Gb/s EFA per node = 50 Gb/s per GPU;
+ * net_latency 75 us: what aws-ofi-nccl reports to NCCL's tuner on
+ * p4d.24xlarge (aws/aws-ofi-nccl @2daf7d3 src/platform-aws.cpp, .latency =
+ * 75.0), as presets and test_nccl_tests.c do for p5. */
+static const char p4d_yaml[] =
+  "schema_version: 1\nname: aws-p4d-spec\nmodel: analytical\n"
+  "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
+  "  - {name: efa, kind: switch, size: %d, bandwidth: 50Gbps, latency: 1us}\n"
+  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, net_latency: 75us}\n";
+
 static const system_cfg systems[] = {
   { "xxrjun-h100-", h100_yaml },
+  { "aws-p4d-a100-efa-", p4d_yaml },
 };
 
 typedef struct {
@@ -133,16 +146,16 @@ static void measure_file(const char *dir, const char *file, const system_cfg *sy
     GArray *em = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; i < log->rows->len; i++) {
       const coll_ncclt_row *rr = &g_array_index(log->rows, coll_ncclt_row, i);
-      if (rr->table != tb->table || rr->busbw_GBps <= 0 || rr->time_us <= 0)
-        continue;
+      if (rr->table != tb->table || rr->time_us <= 0)
+        continue; /* busbw 0.00 (small sizes) still has a time */
       double us, bw;
       run_row(t, pol, rk, n, rr, &us, &bw);
-      double eb_v = fabs(bw - rr->busbw_GBps) / rr->busbw_GBps, et_v = fabs(us - rr->time_us) / rr->time_us;
-      if ((double)rr->size >= 64 * MIB)
+      double eb_v = rr->busbw_GBps > 0 ? fabs(bw - rr->busbw_GBps) / rr->busbw_GBps : 0.0, et_v = fabs(us - rr->time_us) / rr->time_us;
+      if ((double)rr->size >= 64 * MIB && rr->busbw_GBps > 0)
         g_array_append_val(eb, eb_v);
       if (rr->size <= 65536)
         g_array_append_val(et, et_v);
-      if ((double)rr->size >= MIB && (double)rr->size <= 32 * MIB)
+      if ((double)rr->size >= MIB && (double)rr->size <= 32 * MIB && rr->busbw_GBps > 0)
         g_array_append_val(em, eb_v);
     }
     res.n_bus = eb->len;
