@@ -353,10 +353,23 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   double intra_view = c->intra_GBps * m->link_eff;
   double base = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
   double ppn = (double)n / nodes;
+  double nvls_ch = MAX(m->nvls_channels, 2); /* NVLS needs 2 (considered()) */
   if (a == COLL_NALGO_NVLS) {
     /* NVLS's doubling is the in-switch reduction itself, which the
-     * simulated schedule already has; the rest is efficiency. */
-    base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn);
+     * simulated schedule already has; the rest is efficiency.  For
+     * all-reduce NCCL's per-channel figure also carries (nCh - 1) / nCh
+     * (nCh = the GPUs): with the doubling it counts 2 (n - 1) / n S per
+     * GPU, the ring-equivalent traffic of busbw's convention, so that its
+     * algorithm bandwidth is nvlsEfficiency x NVLink whatever n.  wisp's
+     * schedule carries the physical S (1 + 1/n) per direction (coll_sched.c
+     * NVLS), whose own-share term is that same correction; keeping
+     * (nCh - 1) / nCh as an efficiency counted it twice (one H100 node,
+     * xxrjun/nccl-tests-cluster: 8 GPUs 429 vs 482 GB/s, 4 GPUs 283 vs 367;
+     * without it 489 and 377).  So only nvlsEfficiency remains here.
+     * All-gather and reduce-scatter keep NCCL's figure: their schedule
+     * carries (n - 1) / n S, so their simulated algorithm bandwidth is
+     * already nvlsEfficiency x NVLink, as NCCL's. */
+    base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 * (nvls_ch - 1) / nvls_ch : (ppn - 1) / ppn);
   } else if (a == COLL_NALGO_TREE && nodes > 1 && ppn > 1) {
     /* wisp's plan of NCCL's tree on several nodes (nccl_plan.c): ring
      * reduce-scatter and all-gather inside the node, 2 (ppn - 1) / ppn S
