@@ -20,3 +20,14 @@ run together-h100-1node-nvls-allreduce.csv nccl-h100-allreduce-nvls.svg
 run together-h100-1node-ring-allreduce.csv nccl-h100-allreduce-ring.svg --algo ring
 run together-h100-1node-nvls-allgather.csv nccl-h100-allgather-nvls.svg
 run together-h100-1node-nvls-reducescatter.csv nccl-h100-reducescatter-nvls.svg
+# Three more systems (issue 27), each on its spec-only config from
+# data/nccl-tests/configs/ (sources in each file); ranks and -g come from
+# the logs.
+run2() { # config csv table svg
+  "$wisp" collbench --network "$here/../data/nccl-tests/configs/$1" --compare-csv "$2" --compare-table "$3" \
+    --svg "$here/$4"
+}
+run2 hgx-b200.yaml "$data/mit-b200-1node-allcollectives.csv" 2 nccl-b200-allreduce.svg
+run2 aws-p5-2node.yaml "$data/aws-p5-h100-2node-efa-allreduce-nccl2.22.3.csv" 1 nccl-p5-2node-allreduce.svg
+run2 h100-10node.yaml "$here/../data/nccl-tests/xxrjun-h100/xxrjun-h100-c01-10node-8gpu.csv" 1 nccl-h100-10node-allreduce.svg
+run2 h100-10node.yaml "$here/../data/nccl-tests/xxrjun-h100/xxrjun-h100-c01-10node-8gpu.csv" 2 nccl-h100-10node-allgather.svg

@@ -125,6 +125,46 @@ static void test_timing_loop(void)
   topo_free(t);
 }
 
+/* NCCL's send/recv channels on one H100 node (coll_nccl_p2p_efficiency;
+ * src/enqueue.cc addP2pToPlan, src/graph/paths.cc): 18 links -> 36
+ * channels per peer -> 32 (MAXCHANNELS); 8 ranks: nChannelsMin 32 / 8 = 4;
+ * 4 ranks: 8.  minPart 64 KiB, maxPart 16 MiB.  Expected efficiencies:
+ * channels x 20.3 GB/s / 450 GB/s, capped at NCCL's NVLink view 20.6/25. */
+static void test_p2p_channels(void)
+{
+  coll_nccl_comm c = { .n_ranks = 8, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 0 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  const double ch = 20.3 / 450.0, view = 20.6 / 25.0;
+  /* 32 MiB and 64 MiB: 4 channels (parts 8 and 16 MiB, not above 16). */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 32u << 20, 1), 4 * ch, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 64u << 20, 1), 4 * ch, 1e-9);
+  /* 128 MiB: 32 MiB parts double to 8 channels; 256 MiB: 16. */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 128u << 20, 1), 8 * ch, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 256u << 20, 1), 16 * ch, 1e-9);
+  /* 1 GiB: 32 channels, 650 GB/s, above NCCL's view: the view. */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 1u << 30, 1), view, 1e-9);
+  /* 100 KiB: ceil(100 / 64) = 2 channels. */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 100u << 10, 1), 2 * ch, 1e-9);
+  /* All-to-all, 7 peers of 8 MiB: 4 channels each, 28 in all. */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 8u << 20, 7), view, 1e-9);
+  c.intra_GBps = 900; /* 28 x 20.3 / 900 = 0.632 below the view 20.6/25 */
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 8u << 20, 7), 28 * 20.3 / 900.0, 1e-9);
+  /* 4 ranks on 450 GB/s: nChannelsMin 8. */
+  c.n_ranks = 4;
+  c.intra_GBps = 450;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 32u << 20, 1), 8 * ch, 1e-9);
+  /* Two nodes: the plain plan's NVLink view. */
+  c.n_nodes = 2;
+  c.n_ranks = 16;
+  c.nic_GBps = 400;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 32u << 20, 1), m.link_eff, 1e-9);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -132,5 +172,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/tree-chunks", test_tree_chunks);
   g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
+  g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   return g_test_run();
 }

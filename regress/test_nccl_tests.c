@@ -79,9 +79,9 @@ static const table_cfg cfgs[] = {
   { "together-h100-1node-nvls-allgather.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
   { "together-h100-1node-nvls-reducescatter.csv", 0, "dgx-h100", NULL, 8, 8, TRUE, NULL, why_g8 },
   { "mit-b200-1node-allcollectives.csv", 0, NULL, b200_yaml, 8, 8, TRUE, NULL,
-    "all-to-all (table 7): the real busbw ramps slowly, 418 GB/s at 64 MiB to 661 GB/s at 16 GiB, where wisp's "
-    "p2p plan (one direct transfer per peer at NCCL's NVLink share, 720 GB/s) reaches 673 GB/s by 256 MiB; NCCL's "
-    "p2p schedule (channels per peer, NCCL_P2P_NVL_CHUNKSIZE slices, one peer round at a time) is not modelled" },
+    "all-to-all (table 7): the real busbw ramps slowly, 418 GB/s at 64 MiB to 661 GB/s at 16 GiB; wisp's p2p plan "
+    "gives each peer NCCL's send/recv channels (nccl_tuner.c coll_nccl_p2p_efficiency), which met it when written "
+    "(2.0 %); a miss here means that model moved" },
   { "aws-p5-h100-2node-efa-allreduce-nccl2.22.3.csv", 0, NULL, p5_yaml, 16, 1, TRUE, NULL, why_efa },
   { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 1, "dgx-h100", NULL, 16, 1, TRUE, NULL,
     why_nvls_tree },

@@ -134,6 +134,14 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
  * src/include/device.h. */
 #define COLL_NCCL_FIFO_SLOTS 8
 
+/* The efficiency (fraction of the raw scale-up bandwidth) of one rank's
+ * send/recv traffic on one node: `peers` peers of `peer_bytes` each, on
+ * the channels NCCL gives them (src/enqueue.cc addP2pToPlan, src/graph/
+ * paths.cc), each channel moving at most COLL_NCCL_P2P_CH_GBPS; never above
+ * NCCL's NVLink view (link_eff).  On several nodes it returns the inter
+ * or intra efficiency of the plain p2p plan.  O(log S). */
+double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers);
+
 /* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
  * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =
  * buffSizes[p] / NCCL_STEPS (8); Simple ring slices are sliceSteps steps

@@ -256,6 +256,32 @@ static void nccl_apply_algo(coll_run *r, coll_nccl_algo a, coll_nccl_func f, con
   }
 }
 
+/* The send/recv shape of an all-to-all(v) as NCCL schedules it: the
+ * largest number of peers a rank sends to and the largest per-peer size
+ * (splits when given; else d->bytes / n to each of the n - 1 others).
+ * O(n^2) with splits, O(1) without. */
+static void nccl_p2p_shape(const coll_desc *d, int n, int *peers, uint64_t *peer_bytes)
+{
+  *peers = MAX(n - 1, 1);
+  *peer_bytes = d->bytes / (uint64_t)MAX(n, 1);
+  if (d->splits == NULL)
+    return;
+  *peers = 0;
+  *peer_bytes = 0;
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+      uint64_t b = d->splits[(size_t)i * (size_t)n + (size_t)j];
+      if (j == i || b == 0)
+        continue;
+      k++;
+      *peer_bytes = MAX(*peer_bytes, b);
+    }
+    *peers = MAX(*peers, k);
+  }
+  *peers = MAX(*peers, 1);
+}
+
 /* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
  * algorithm and protocol for this size, their efficiencies, base and
  * per-hop latency, pipeline, and the wisp algorithms that carry it out.
@@ -284,6 +310,15 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   r->proto = p;
   r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE, s);
   r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE, s);
+  /* Gather and scatter keep NCCL's NVLink view: their one root does not
+   * show the channel cap in public runs (B200 gather / scatter 718 / 746
+   * GB/s at 16 GiB, above 32 channels x COLL_NCCL_P2P_CH_GBPS = 650). */
+  if (a == COLL_NALGO_P2P && n_nodes == 1 && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
+    int peers;
+    uint64_t peer_bytes;
+    nccl_p2p_shape(d, n, &peers, &peer_bytes);
+    r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, peers);
+  }
   double base_us = 0, hop_us = 0;
   coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
   sim_time_ps base_ps = 0;

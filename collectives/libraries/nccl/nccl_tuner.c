@@ -353,10 +353,23 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   double intra_view = c->intra_GBps * m->link_eff;
   double base = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
   double ppn = (double)n / nodes;
+  double nvls_ch = MAX(m->nvls_channels, 2); /* NVLS needs 2 (considered()) */
   if (a == COLL_NALGO_NVLS) {
     /* NVLS's doubling is the in-switch reduction itself, which the
-     * simulated schedule already has; the rest is efficiency. */
-    base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn);
+     * simulated schedule already has; the rest is efficiency.  For
+     * all-reduce NCCL's per-channel figure also carries (nCh - 1) / nCh
+     * (nCh = the GPUs): with the doubling it counts 2 (n - 1) / n S per
+     * GPU, the ring-equivalent traffic of busbw's convention, so that its
+     * algorithm bandwidth is nvlsEfficiency x NVLink whatever n.  wisp's
+     * schedule carries the physical S (1 + 1/n) per direction (coll_sched.c
+     * NVLS), whose own-share term is that same correction; keeping
+     * (nCh - 1) / nCh as an efficiency counted it twice (one H100 node,
+     * xxrjun/nccl-tests-cluster: 8 GPUs 429 vs 482 GB/s, 4 GPUs 283 vs 367;
+     * without it 489 and 377).  So only nvlsEfficiency remains here.
+     * All-gather and reduce-scatter keep NCCL's figure: their schedule
+     * carries (n - 1) / n S, so their simulated algorithm bandwidth is
+     * already nvlsEfficiency x NVLink, as NCCL's. */
+    base = intra_view * (f == COLL_NFUNC_ALL_REDUCE ? 2.0 * (nvls_ch - 1) / nvls_ch : (ppn - 1) / ppn);
   } else if (a == COLL_NALGO_TREE && nodes > 1 && ppn > 1) {
     /* wisp's plan of NCCL's tree on several nodes (nccl_plan.c): ring
      * reduce-scatter and all-gather inside the node, 2 (ppn - 1) / ppn S
@@ -447,4 +460,57 @@ uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s,
   while (s / (per * chunk) < d && chunk > 32768)
     chunk /= 2;
   return chunk;
+}
+
+/* NCCL's send/recv channels (src/enqueue.cc addP2pToPlan, src/graph/paths.cc
+ * ncclTopoComputeP2pChannels): a peer over NVLink gets 2 channels per
+ * NVLink-worth of path bandwidth (ncclTopoGetNchannels), rounded up to a
+ * power of 2 and capped at the communicator's p2p channels (MAXCHANNELS
+ * 32 [nccl] src/include/device.h); an operation starts on nChannelsMin =
+ * per-peer channels halved until n x nChannelsMin fits the p2p channels,
+ * at least ceil(bytes / minPartSize) of them, and doubles while a part
+ * exceeds maxPartSize (one node: minPartSize = stepSize / 8, maxPartSize
+ * = 32 stepSize, stepSize = NCCL_P2P_NVL_CHUNKSIZE 512 KiB [nccl]
+ * src/init.cc).  Each channel is one thread block copying; its rate is
+ * COLL_NCCL_P2P_CH_GBPS. */
+#define NCCL_MAXCHANNELS 32
+#define NCCL_P2P_NVL_CHUNK (512u * 1024u)
+/* One channel's copy rate over NVLink, GB/s [MEASURED: public nccl-tests
+ * sendrecv on one node, busbw / NCCL's channel count above: H100
+ * (xxrjun/nccl-tests-cluster @455de4f, 8 GPUs) 4 channels 81.8 GB/s, 8
+ * channels 162.5; B200 (mit-orcd/orcd-benchmarks @bca7147) 4 channels
+ * 84.2, 16 channels 329.8, 32 channels 636: 19.9-21.1 per channel on both
+ * generations; no public source states it]. */
+#define COLL_NCCL_P2P_CH_GBPS 20.3
+
+static int pow2_up(int v)
+{
+  int p = 1;
+  while (p < v)
+    p <<= 1;
+  return p;
+}
+
+double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (c->n_nodes > 1 || !c->nvlink || c->intra_GBps <= 0 || peers < 1)
+    return m->link_eff;
+  int n = MAX(c->n_ranks, 1);
+  double nvl = c->link_GBps > 0 ? c->link_GBps : 1.0;
+  int per_peer = MIN(NCCL_MAXCHANNELS, pow2_up(2 * MAX(1, (int)(c->intra_GBps / nvl))));
+  int ch_min = per_peer;
+  while (ch_min * n > NCCL_MAXCHANNELS && ch_min > 1)
+    ch_min /= 2;
+  uint64_t min_part = NCCL_P2P_NVL_CHUNK / 8, max_part = (uint64_t)NCCL_P2P_NVL_CHUNK * 32;
+  uint64_t want = MAX((peer_bytes + min_part - 1) / min_part, (uint64_t)1);
+  int nch = (int)MIN((uint64_t)ch_min, want);
+  uint64_t part = MAX(min_part, (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch);
+  while (part > max_part && nch <= per_peer / 2) {
+    nch *= 2;
+    part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
+  }
+  int total = MIN(NCCL_MAXCHANNELS, nch * peers);
+  double e = total * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
+  return MIN(e, m->link_eff);
 }
