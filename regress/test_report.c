@@ -161,7 +161,7 @@ static void check_coverage(const fixture *f, const char *page, GHashTable *paths
     i++;
   }
   g_assert_nonnull(best);
-  char *headline = g_strdup_printf("Double <b>%s</b> first", best);
+  char *headline = g_strdup_printf("double <b>%s</b> first", best);
   g_assert_nonnull(strstr(page, headline));
   g_free(headline);
   for (i = 0; i < cJSON_GetArraySize(f->doc[2]); i++) {
