@@ -173,7 +173,7 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
  * no WORKLOAD argument, one network, no --timeline, --svg or
  * --check-baseline.  Returns the exit status. */
 static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp_cli_common *common,
-                         gboolean checked, const char *json, int max_rows)
+                         gboolean checked, const char *json, const char *html, int max_rows)
 {
   GError *error = NULL;
   sim_replay_options jo = {.checked = checked, .critical_path = TRUE};
@@ -188,7 +188,10 @@ static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp
     g_clear_error(&error);
     return 2;
   }
-  return wisp_simulate_jobs(jobs, network, &jl, &jo, json, max_rows);
+  int status = wisp_simulate_jobs(jobs, network, &jl, &jo, json, max_rows);
+  if (status == 0 && html && !wisp_cli_write_html(json, html, &error))
+    status = wisp_cli_fail(error);
+  return status;
 }
 
 /* Checks the output options before anything is loaded: the timeline
@@ -216,11 +219,28 @@ static int simulate_check_outputs(const char *json, const char *timeline, const 
   return 0;
 }
 
+/* The replay's observers, each calling the next: the metric catalog's,
+ * the HTML report's per-rank timeline (with the JSON report; O(intervals
+ * of 32 ranks)) and the Perfetto timeline's.  Returns the timeline
+ * recorder (NULL without JSON), which the caller frees. */
+static study_report_lanes *simulate_watch(study_timeline *tl, gboolean json, const et_workload *w,
+                                          wisp_run_metrics *metrics, sim_replay_options *opt)
+{
+  study_report_lanes *lanes = NULL;
+  if (tl)
+    opt->observer = study_timeline_observer(tl);
+  if (json) {
+    lanes = study_report_lanes_new(w->n_ranks, opt->observer);
+    opt->observer = study_report_lanes_observer(lanes);
+  }
+  wisp_run_metrics_watch(metrics, w, opt);
+  return lanes;
+}
+
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
   char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
-  study_report_lanes *lanes = NULL;
   gboolean checked = FALSE, chain = FALSE;
   char **jobs = NULL;
   int max_rows = 64;
@@ -264,13 +284,8 @@ int wisp_cmd_simulate(int argc, char **argv)
   int status = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &error) ||
       !wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
-      !wisp_cli_check_int("--max-rows", max_rows, -1, INT_MAX, "-1 (all) or a row count of 0 or more", &error)) {
-    fprintf(stderr, "wisp simulate: %s\n", error->message);
-    g_clear_error(&error);
-    status = 2;
-    goto out;
-  }
-  if (!wisp_cli_html_prepare(html, &json, &tmp_json, &error)) {
+      !wisp_cli_check_int("--max-rows", max_rows, -1, INT_MAX, "-1 (all) or a row count of 0 or more", &error) ||
+      !wisp_cli_html_prepare(html, &json, &tmp_json, &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -278,9 +293,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   if (jobs != NULL) {
     gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
-    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, max_rows);
-    if (status == 0 && html && !wisp_cli_write_html(json, html, &error))
-      status = wisp_cli_fail(error);
+    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, html, max_rows);
     goto out;
   }
   if (argc < 2 || network == NULL) {
@@ -308,21 +321,15 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   et_workload *w = NULL;
   topo *t = NULL;
+  study_timeline *tl = NULL;
   if ((metrics = wisp_run_metrics_new(no_metrics, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  study_timeline *tl = NULL;
   if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
                                 tl_to, &w, &t, &tl)) != 0)
     goto out;
-  if (tl)
-    opt.observer = study_timeline_observer(tl);
-  if (json) { /* the per-rank timeline of the HTML report (O(intervals of 32 ranks)) */
-    lanes = study_report_lanes_new(w->n_ranks, opt.observer);
-    opt.observer = study_report_lanes_observer(lanes);
-  }
-  wisp_run_metrics_watch(metrics, w, &opt);
+  study_report_lanes *lanes = simulate_watch(tl, json != NULL, w, metrics, &opt);
   sim_result *r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
     study_timeline_abort(tl);
@@ -332,21 +339,19 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = simulate_report(r, w, t, tl, &o);
     sim_result_free(r);
   }
+  study_report_lanes_free(lanes);
   et_workload_free(w);
   topo_free(t);
 out:
   g_option_context_free(ctx);
   g_free(check_baseline_s);
   g_free(network);
-  g_free(json);
   wisp_cli_common_clear(&common);
   g_free(timeline);
   g_free(tl_ranks);
   g_free(tl_window);
   g_free(svg);
-  g_free(html);
-  wisp_cli_html_done(tmp_json);
-  study_report_lanes_free(lanes);
+  wisp_cli_html_done(tmp_json), g_free(html), g_free(json);
   wisp_run_metrics_free(metrics);
   g_strfreev(jobs);
   wisp_output_reset();

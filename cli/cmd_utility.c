@@ -137,9 +137,8 @@ int wisp_cmd_utility(int argc, char **argv)
       goto out;
     }
   }
-  if (json && !study_utility_write_json(u, w, base, path, json, &error))
-    status = wisp_cli_fail(error);
-  else if (html && !wisp_cli_write_html(json, html, &error))
+  if ((json && !study_utility_write_json(u, w, base, path, json, &error)) ||
+      (html && !wisp_cli_write_html(json, html, &error)))
     status = wisp_cli_fail(error);
   if (status == 0 && svg && !draw_utility_svg(u, w, svg, &error))
     status = wisp_cli_fail(error);
@@ -156,8 +155,7 @@ out:
   g_free(json);
   wisp_cli_common_clear(&common);
   g_free(svg);
-  g_free(html);
-  wisp_cli_html_done(tmp_json);
+  wisp_cli_html_done(tmp_json), g_free(html);
   wisp_output_reset();
   return status;
 }
