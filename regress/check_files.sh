@@ -48,9 +48,7 @@ frontends/xplane.c: split pending, issue 26 (XPlane protobuf reading and its eve
 topologies/topo_variant.c: split pending, issue 26 (variant edits, YAML writing and rebuilding)
 topologies/topo.c: split pending, issue 26 (construction, routing and queries)
 studies/study_sweep.c: split pending, issue 26 (sweep spec, execution, resume and shards)
-cli/cmd_collbench.c: split pending, issue 26 (option parsing, tables and JSON of collbench)
 net/net.c: split pending, issue 26 (the analytical tier, the flow tier and its aggregation of symmetric flows grew together this session)
-studies/study_metrics.c: split pending, issue 26 (the metric catalog and its activity timeline; the new catalog keys pushed it over)
 cli/wisp_load.c: split pending, issue 26 (input detection, the common options and their range checks)
 '
 ALLOW_CIRCLES='
