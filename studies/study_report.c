@@ -153,6 +153,7 @@ static void join_shards(report_input *in, int n)
         cJSON_AddItemToArray(in[i].doc, o);
       cJSON_Delete(in[k].doc);
       in[k].doc = NULL;
+      in[k].joined_to = i + 1;
       joined = TRUE;
     }
     if (!joined)
@@ -190,6 +191,24 @@ static const char SCRIPT_END[] =
   "c[i].setAttribute('data-h',Math.round(r.height));}"
   "document.body.setAttribute('data-ready',String(c.length));})();</script>\n";
 
+/* The inputs, in order: data-src is the index the numbers' data-src
+ * name, data-path the file (absolute), data-joined the input a sweep shard
+ * was joined into (its lines then follow that input's, sorted by point). */
+static void inputs_list(GString *h, const report_input *in, int n)
+{
+  g_string_append(h, "<h2>Inputs</h2>\n<ol class=\"inputs\" start=\"0\">");
+  for (int i = 0; i < n; i++) {
+    char *abs = g_canonicalize_filename(in[i].path, NULL);
+    g_string_append_printf(h, "<li data-src=\"%d\" data-joined=\"%d\" data-path=\"", i, in[i].joined_to - 1);
+    report_esc(h, abs);
+    g_string_append(h, "\">");
+    report_esc(h, in[i].path);
+    g_string_append(h, in[i].joined_to ? " (a shard, joined with the sweep above)</li>" : "</li>");
+    g_free(abs);
+  }
+  g_string_append(h, "</ol>\n");
+}
+
 static void section(GString *h, int src, const report_input *in)
 {
   switch (in->kind) {
@@ -219,11 +238,14 @@ gboolean study_report_html(char **inputs, int n_inputs, const char *out_path, GE
     g_string_append_printf(h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" "
                               "content=\"width=device-width,initial-scale=1\">\n<title>wisp report</title>\n"
                               "<style>%s</style></head>\n<body>\n%s<h1>wisp report</h1>\n", STYLE, SCRIPT_TOP);
+    report_compare_utilities(h, in, n_inputs);
+    report_compare_runs(h, in, n_inputs);
     /* The studies' answers first: what a reader opens the page for. */
     for (int pass = 0; pass < 2; pass++)
       for (int i = 0; i < n_inputs; i++)
         if (in[i].doc && (in[i].kind == REPORT_UTILITY) == (pass == 0))
           section(h, i, &in[i]);
+    inputs_list(h, in, n_inputs);
     g_string_append_printf(h, "<p class=\"why\">Written by wisp %s from %d input%s.</p>\n%s</body></html>\n",
                            PACKAGE_VERSION, n_inputs, n_inputs == 1 ? "" : "s", SCRIPT_END);
     ok = wisp_write_file_atomic(out_path, h->str, h->len, error);

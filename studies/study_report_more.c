@@ -183,5 +183,22 @@ void report_section_collbench(GString *h, int src, const report_input *in)
   } else {
     g_string_append(h, "n/a");
   }
-  g_string_append(h, ".</p>\n</section>\n");
+  g_string_append(h, ".</p>\n<table><tr><th>size</th><th>real &micro;s</th><th>wisp &micro;s</th><th>real busbw GB/s"
+                     "</th><th>wisp busbw GB/s</th></tr>\n");
+  i = 0;
+  cJSON_ArrayForEach(r, rows) { /* every fourth size and the last, as the chart labels them */
+    if (i % 4 == 0 || i == n - 1) {
+      g_string_append_printf(h, "<tr><td>%.0f</td><td>", report_dbl(r, "size_bytes"));
+      report_numf(h, src, report_dbl(r, "real_time_us"), 1, 2, "rows/%d/real_time_us", i);
+      g_string_append(h, "</td><td>");
+      report_numf(h, src, report_dbl(r, "wisp_time_us"), 1, 2, "rows/%d/wisp_time_us", i);
+      g_string_append(h, "</td><td>");
+      report_numf(h, src, report_dbl(r, "real_busbw_GBps"), 1, 2, "rows/%d/real_busbw_GBps", i);
+      g_string_append(h, "</td><td>");
+      report_numf(h, src, report_dbl(r, "wisp_busbw_GBps"), 1, 2, "rows/%d/wisp_busbw_GBps", i);
+      g_string_append(h, "</td></tr>\n");
+    }
+    i++;
+  }
+  g_string_append(h, "</table>\n</section>\n");
 }

@@ -30,6 +30,7 @@ typedef struct {
   report_kind kind;
   cJSON *doc; /* the object, or for a sweep an array of the lines' objects */
   const char *out_dir; /* the page's directory (absolute), for relative links */
+  int joined_to;       /* a sweep shard joined into input joined_to - 1 (doc NULL then); 0: not joined */
 } report_input;
 
 /* JSON accessors: NULL / 0 / FALSE when the key is absent or of another type. */
@@ -90,6 +91,10 @@ void report_section_jobs(GString *h, int src, const report_input *in);
 void report_section_calibrate(GString *h, int src, const report_input *in);
 void report_section_metrics(GString *h, int src, const report_input *in);
 void report_section_collbench(GString *h, int src, const report_input *in);
+/* Side-by-side tables when the page has two or more simulated runs or
+ * utility studies (nothing otherwise). */
+void report_compare_runs(GString *h, const report_input *in, int n);
+void report_compare_utilities(GString *h, const report_input *in, int n);
 /* The metric catalog table of a "metrics" object (wisp metrics --json, or
  * simulate's "metrics" object at JSON path base). */
 void report_metrics_table(GString *h, int src, const cJSON *m, const char *base);

@@ -113,6 +113,43 @@ static void rank_timeline(GString *h, int src, const report_input *in)
   g_string_append(h, "</p>\n");
 }
 
+/* The step broken down as CCL-Bench does (mean over ranks): compute,
+ * communication hidden under compute, exposed communication and idle;
+ * then the traffic per collective type. */
+static void step_breakdown(GString *h, int src, const cJSON *d)
+{
+  static const char *const keys[] = {"compute_ns", "overlapped_comm_ns", "exposed_comm_ns", "idle_ns"};
+  static const char *const names[] = {"compute", "overlapped communication", "exposed communication", "idle"};
+  const cJSON *ranks = report_get(d, "ranks"), *r, *op;
+  int n = cJSON_GetArraySize(ranks);
+  if (n == 0)
+    return;
+  g_string_append(h, "<h3>Step breakdown (mean over ranks)</h3>\n<table><tr><th>part</th><th>ms</th></tr>\n");
+  for (int k = 0; k < 4; k++) {
+    double sum = 0;
+    cJSON_ArrayForEach(r, ranks)
+      sum += report_dbl(r, keys[k]);
+    g_string_append_printf(h, "<tr><td>%s</td><td>%.3f</td></tr>\n", names[k], sum / n / 1e6);
+  }
+  g_string_append(h, "</table>\n");
+  if (cJSON_GetArraySize(report_get(d, "op_types")) == 0)
+    return;
+  g_string_append(h, "<h3>Traffic per collective type</h3>\n<table><tr><th>operation</th><th>count</th>"
+                     "<th>MB (all ranks)</th></tr>\n");
+  int i = 0;
+  cJSON_ArrayForEach(op, report_get(d, "op_types")) {
+    g_string_append(h, "<tr><td>");
+    report_esc(h, report_str(op, "op"));
+    g_string_append(h, "</td><td>");
+    report_numf(h, src, report_dbl(op, "count"), 1, 0, "op_types/%d/count", i);
+    g_string_append(h, "</td><td>");
+    report_numf(h, src, report_dbl(op, "bytes"), 1e6, 1, "op_types/%d/bytes", i);
+    g_string_append(h, "</td></tr>\n");
+    i++;
+  }
+  g_string_append(h, "</table>\n");
+}
+
 /* Several jobs on one fabric: each job's step alone and together. */
 static void jobs_table(GString *h, int src, const cJSON *jobs)
 {
@@ -250,6 +287,7 @@ void report_section_simulate(GString *h, int src, const report_input *in)
   report_step_line(h, src, d, "step_time_ns", "measured_step_ns");
   if (report_get(d, "jobs"))
     jobs_table(h, src, report_get(d, "jobs"));
+  step_breakdown(h, src, d);
   if (report_get(d, "critical_path"))
     report_crit_path(h, src, report_get(d, "critical_path"), "critical_path");
   rank_timeline(h, src, in);
@@ -257,4 +295,59 @@ void report_section_simulate(GString *h, int src, const report_input *in)
     report_metrics_table(h, src, report_get(d, "metrics"), "metrics");
   report_warnings(h, d, "measured_step_ns");
   g_string_append(h, "</section>\n");
+}
+
+/* Two or more simulated runs side by side (e.g. two parallel
+ * configurations of one job): step, the breakdown of the step (mean over
+ * ranks) and the bytes per collective type. */
+void report_compare_runs(GString *h, const report_input *in, int n)
+{
+  static const char *const keys[] = {"compute_ns", "overlapped_comm_ns", "exposed_comm_ns", "idle_ns"};
+  static const char *const names[] = {"compute ms", "overlapped comm ms", "exposed comm ms", "idle ms"};
+  int cnt = 0;
+  for (int i = 0; i < n; i++)
+    cnt += in[i].doc && in[i].kind == REPORT_SIMULATE;
+  if (cnt < 2)
+    return;
+  g_string_append(h, "<section><h2>Runs side by side</h2>\n<table><tr><th></th>");
+  for (int i = 0; i < n; i++)
+    if (in[i].doc && in[i].kind == REPORT_SIMULATE) {
+      char *b = g_path_get_basename(in[i].path);
+      g_string_append(h, "<th>");
+      report_esc(h, b);
+      g_string_append(h, "</th>");
+      g_free(b);
+    }
+  g_string_append(h, "</tr>\n<tr><th>step ms</th>");
+  for (int i = 0; i < n; i++)
+    if (in[i].doc && in[i].kind == REPORT_SIMULATE) {
+      g_string_append(h, "<td>");
+      report_num(h, i, "step_time_ns", report_dbl(in[i].doc, "step_time_ns"), 1e6, 3);
+      g_string_append(h, "</td>");
+    }
+  for (int k = 0; k < 4; k++) {
+    g_string_append_printf(h, "</tr>\n<tr><th>%s</th>", names[k]);
+    for (int i = 0; i < n; i++)
+      if (in[i].doc && in[i].kind == REPORT_SIMULATE) {
+        const cJSON *ranks = report_get(in[i].doc, "ranks"), *r;
+        double sum = 0;
+        cJSON_ArrayForEach(r, ranks)
+          sum += report_dbl(r, keys[k]);
+        g_string_append_printf(h, "<td>%.3f</td>", sum / MAX(1, cJSON_GetArraySize(ranks)) / 1e6);
+      }
+  }
+  g_string_append(h, "</tr>\n<tr><th>hidden comm %</th>");
+  for (int i = 0; i < n; i++)
+    if (in[i].doc && in[i].kind == REPORT_SIMULATE) {
+      const cJSON *r;
+      double ov = 0, ex = 0;
+      cJSON_ArrayForEach(r, report_get(in[i].doc, "ranks")) {
+        ov += report_dbl(r, "overlapped_comm_ns");
+        ex += report_dbl(r, "exposed_comm_ns");
+      }
+      g_string_append_printf(h, "<td>%.1f</td>", ov + ex > 0 ? 100 * ov / (ov + ex) : 0.0);
+    }
+  g_string_append(h, "</tr>\n</table>\n<p class=\"why\">Mean over ranks. Hidden communication: overlapped / "
+                     "(overlapped + exposed). Each run's own section below has its traffic per collective type "
+                     "and its critical path.</p>\n</section>\n");
 }

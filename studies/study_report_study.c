@@ -320,3 +320,62 @@ void report_section_sweep(GString *h, int src, const report_input *in)
                      "is what a faster network can remove.</p>\n</section>\n");
   axes_clear(&a);
 }
+
+/* Two or more utility studies side by side (e.g. a GPU and a TPU job):
+ * one row per resource, one column per study. */
+void report_compare_utilities(GString *h, const report_input *in, int n)
+{
+  int cnt = 0, first = -1;
+  for (int i = 0; i < n; i++)
+    if (in[i].doc && in[i].kind == REPORT_UTILITY) {
+      cnt++;
+      first = first < 0 ? i : first;
+    }
+  if (cnt < 2)
+    return;
+  g_string_append(h, "<section><h2>Utility side by side</h2>\n<table><tr><th>resource</th>");
+  for (int i = 0; i < n; i++)
+    if (in[i].doc && in[i].kind == REPORT_UTILITY) {
+      char *b = g_path_get_basename(in[i].path);
+      g_string_append(h, "<th>");
+      report_esc(h, b);
+      g_string_append(h, "</th>");
+      g_free(b);
+    }
+  g_string_append(h, "</tr>\n<tr><th>baseline step ms</th>");
+  for (int i = 0; i < n; i++)
+    if (in[i].doc && in[i].kind == REPORT_UTILITY) {
+      g_string_append(h, "<td>");
+      report_num(h, i, "baseline_step_ns", report_dbl(in[i].doc, "baseline_step_ns"), 1e6, 3);
+      g_string_append(h, "</td>");
+    }
+  g_string_append(h, "</tr>\n");
+  const cJSON *r;
+  cJSON_ArrayForEach(r, report_get(in[first].doc, "resources")) {
+    g_string_append(h, "<tr><th>");
+    report_esc(h, report_str(r, "resource"));
+    g_string_append(h, " %</th>");
+    for (int i = 0; i < n; i++) {
+      if (!in[i].doc || in[i].kind != REPORT_UTILITY)
+        continue;
+      const cJSON *o;
+      int k = 0, at = -1;
+      cJSON_ArrayForEach(o, report_get(in[i].doc, "resources")) {
+        if (g_strcmp0(report_str(o, "resource"), report_str(r, "resource")) == 0)
+          at = k;
+        k++;
+      }
+      o = at >= 0 ? cJSON_GetArrayItem(report_get(in[i].doc, "resources"), at) : NULL;
+      g_string_append(h, "<td>");
+      if (report_isnum(o, "utility_pct"))
+        report_numf(h, i, report_dbl(o, "utility_pct"), 1, 2, "resources/%d/utility_pct", at);
+      else
+        g_string_append(h, "<span class=\"why\">n/a</span>");
+      g_string_append(h, "</td>");
+    }
+    g_string_append(h, "</tr>\n");
+  }
+  g_string_append(h, "</table>\n<p class=\"why\">Utility: how much shorter the step is with that resource "
+                     "doubled (n/a: the cluster has no such resource). Each study's own section below says "
+                     "why.</p>\n</section>\n");
+}
