@@ -251,6 +251,9 @@ static void check_coverage(const fixture *f, const char *page, GHashTable *paths
   g_assert_nonnull(best);
   char *headline = g_strdup_printf("double <b>%s</b> first", best);
   g_assert_nonnull(strstr(page, headline));
+  /* ... and why nothing helps more, and why each other resource helps less. */
+  g_assert_nonnull(strstr(page, "Why no resource helps more"));
+  g_assert_nonnull(strstr(page, "Why the others help less"));
   g_free(headline);
   for (i = 0; i < cJSON_GetArraySize(f->doc[2]); i++) {
     char *k = g_strdup_printf("2:%d/step_time_ns", i);
@@ -287,7 +290,8 @@ static void test_numbers(void)
 
 /* The other inputs a page takes, each on its own page checked like the
  * demo's: several jobs on one fabric, a sweep in two shards (joined into
- * one section, points in order), and when ../shared/data is there a
+ * one section, points in order), a search with its Pareto front, and
+ * when ../shared/data is there a
  * collbench --compare-csv of a real nccl-tests table.  Returns the pages
  * written (g_ptr_array_unref) in dir. */
 static GPtrArray *input_pages(const test_example_env *ex)
@@ -318,6 +322,13 @@ static GPtrArray *input_pages(const test_example_env *ex)
   char *sh_html = g_build_filename(ex->dir, "shards.html", NULL);
   g_assert_cmpint(test_wisp_run((const char *[]){"report", s2, s1, "-o", sh_html, NULL}, NULL), ==, 0);
   g_ptr_array_add(pages, sh_html);
+  char *card = g_build_filename(srcdir, "examples", "cards", "example-llm.yaml", NULL);
+  char *sj = g_build_filename(ex->dir, "search.json", NULL), *s_html = g_build_filename(ex->dir, "search.html", NULL);
+  g_assert_cmpint(test_wisp_run((const char *[]){"search", ex->example, "--card", card, "--network", "dgx-h100",
+                                                 "--max-gpus", "32", "--json", sj, NULL}, NULL), ==, 0);
+  g_assert_cmpint(test_wisp_run((const char *[]){"report", sj, "-o", s_html, NULL}, NULL), ==, 0);
+  g_ptr_array_add(pages, s_html);
+  g_free(card), g_free(sj);
   char *csv = g_build_filename(srcdir, "..", "shared", "data", "nccl-tests", "together-h100-1node-ring-allreduce.csv",
                                NULL);
   if (g_file_test(csv, G_FILE_TEST_EXISTS)) {
@@ -354,6 +365,8 @@ static void test_inputs(void)
         g_assert_true(g_hash_table_contains(paths, k));
         g_free(k);
       }
+    if (strstr(pages->pdata[i], "search.html")) /* the best point, and the front drawn */
+      g_assert_true(g_hash_table_contains(paths, "0:points/0/step_time_ns"));
     if (strstr(pages->pdata[i], "cb.html"))
       g_assert_true(g_hash_table_contains(paths, "0:median_busbw_error_pct"));
     g_hash_table_unref(paths);
