@@ -16,6 +16,15 @@
 #     dgx-h100 and a TPU v6 Lite inference profile (xprof
 #     test_xplanes/tpu_inference_2.xplane.pb, 4 chips) on tpu-v6e.
 #
+# Reading the side-by-side table: on tpu-v6e (one torus tier) the ICI is
+# the scale_up_bw row; ici_bw says "the same change as scale_up_bw".  What
+# wisp got (2026-12): generated, NVLink doubling 4.38 % of an 85.7 ms step,
+# ICI doubling 13.33 % of a 104.0 ms step (ICI links are 4.5x slower, so
+# more of the TPU's critical path is communication).  Real: 0.00 % for
+# both: the GPU profile has no communication on its critical path, and the
+# TPU profile's 12 all-reduces are replayed at their measured durations
+# (no sizes to simulate), so no network change moves them.
+#
 # Output: $WISP_CCL_DIR (default BUILD/ccl-bench/gpu-tpu)/report.html and
 # the four utility JSON files it was drawn from.
 set -eu
