@@ -1,4 +1,5 @@
-/* fe_json.c: streaming JSON tokenizer (see fe_json.h).
+/* fe_json.c: streaming JSON tokenizer (see fe_json.h); in-place reading is
+ * fe_json_ip.c, the number and time conversions fe_json_num.c.
  *
  * The state machine keeps one byte per open container (object or array)
  * and a "what may come next" state; it never recurses, so nesting depth is
@@ -8,7 +9,7 @@
  */
 #include "config.h"
 
-#include "frontends/fe_json_ip.h"
+#include "frontends/fe_json_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,36 +21,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
-
-#define FE_JSON_BUF FE_JSON_BUFFER_BYTES
-
-enum {
-  ST_VALUE,          /* a value must come (top level, after ':' or ',' in an array) */
-  ST_VALUE_OR_END,   /* after '[' */
-  ST_KEY,            /* after ',' in an object */
-  ST_KEY_OR_END,     /* after '{' */
-  ST_SEP,            /* after a value inside a container: ',' or the closer */
-  ST_EOF,            /* after the top-level value */
-  ST_FAILED,
-};
-
-struct fe_json {
-  gzFile gz;                 /* gzip file, else NULL */
-  int fd;                    /* plain file read with read(2) into own, else -1 */
-  const uint8_t *buf;        /* current buffer (own storage or caller's memory) */
-  uint8_t *own;              /* owned buffer of FE_JSON_BUF bytes (file mode) */
-  size_t pos, end;
-  uint64_t base;             /* uncompressed offset of buf[0] */
-  gboolean at_eof;
-  char *name;
-  char *text;
-  size_t text_len, text_cap;
-  uint8_t *stack;            /* 1 = object, 0 = array */
-  size_t depth, stack_cap;
-  int state;
-  uint64_t tok_off;
-  gboolean discard;          /* skipping: do not store string contents */
-};
 
 static void set_error_at(const fe_json *j, uint64_t off, GError **error, const char *fmt, va_list ap)
 {
@@ -180,7 +151,7 @@ const char *fe_json_source(const fe_json *j) { return j->name; }
  * a read or decompression error (error set at off; the tokenizer's state
  * is left to the caller).  zlib reports data first and a pending error
  * (e.g. truncation) on the next call, and again on every later call. */
-static gssize src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GError **error)
+gssize fe_json_src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GError **error)
 {
   if (j->fd >= 0) {
     ssize_t n;
@@ -218,7 +189,7 @@ static int fill(fe_json *j, GError **error)
     return 0;
   j->base += j->end;
   j->pos = j->end = 0;
-  gssize n = src_read(j, j->own, FE_JSON_BUF, j->base, error);
+  gssize n = fe_json_src_read(j, j->own, FE_JSON_BUF, j->base, error);
   if (n < 0) {
     j->state = ST_FAILED;
     return -1;
@@ -468,6 +439,11 @@ FE_JSON_INLINE int peek_nonws(fe_json *j, GError **error)
   }
 }
 
+int fe_json_peek(fe_json *j, GError **error)
+{
+  return peek_nonws(j, error);
+}
+
 static void push(fe_json *j, uint8_t kind)
 {
   if (j->depth == j->stack_cap) {
@@ -475,11 +451,6 @@ static void push(fe_json *j, uint8_t kind)
     j->stack = g_realloc(j->stack, j->stack_cap);
   }
   j->stack[j->depth++] = kind;
-}
-
-static inline void after_value(fe_json *j)
-{
-  j->state = j->depth == 0 ? ST_EOF : ST_SEP;
 }
 
 static const char *describe(int c, char buf[16])
@@ -545,7 +516,7 @@ FE_JSON_INLINE gboolean read_value(fe_json *j, int c, fe_json_tok *tok, GError *
       return fail_at(j, j->tok_off, error, "input ends where a value is expected (truncated file?)");
     return fail_at(j, j->tok_off, error, "expected a value, found %s", describe(c, d));
   }
-  after_value(j);
+  fe_json_after_value(j);
   return TRUE;
 }
 
@@ -586,7 +557,7 @@ FE_JSON_INLINE gboolean next_tok(fe_json *j, fe_json_tok *tok, GError **error)
         j->tok_off = j->base + j->pos;
         j->pos++;
         j->depth--;
-        after_value(j);
+        fe_json_after_value(j);
         *tok = FE_JSON_ARR_END;
         return TRUE;
       }
@@ -596,7 +567,7 @@ FE_JSON_INLINE gboolean next_tok(fe_json *j, fe_json_tok *tok, GError **error)
         j->tok_off = j->base + j->pos;
         j->pos++;
         j->depth--;
-        after_value(j);
+        fe_json_after_value(j);
         *tok = FE_JSON_OBJ_END;
         return TRUE;
       }
@@ -618,7 +589,7 @@ FE_JSON_INLINE gboolean next_tok(fe_json *j, fe_json_tok *tok, GError **error)
         j->tok_off = j->base + j->pos;
         j->pos++;
         j->depth--;
-        after_value(j);
+        fe_json_after_value(j);
         *tok = in_obj ? FE_JSON_OBJ_END : FE_JSON_ARR_END;
         return TRUE;
       }
@@ -652,7 +623,7 @@ FE_JSON_INLINE void fast_close(fe_json *j, const uint8_t *p)
 {
   j->tok_off = j->base + (size_t)(p - j->buf);
   j->depth--;
-  after_value(j);
+  fe_json_after_value(j);
 }
 
 /* Skips tokens until a value is complete at depth target (the state is then
@@ -733,7 +704,7 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
             goto slow;
           j->tok_off = j->base + (size_t)(p - b);
           p = q;
-          after_value(j);
+          fe_json_after_value(j);
           continue;
         }
         if (c == '-' || (c >= '0' && c <= '9')) {
@@ -742,7 +713,7 @@ static gboolean skip_to(fe_json *j, size_t target, GError **error)
             goto slow;
           j->tok_off = j->base + (size_t)(p - b);
           p = q;
-          after_value(j);
+          fe_json_after_value(j);
           continue;
         }
         goto slow;
@@ -783,369 +754,4 @@ gboolean fe_json_skip_value(fe_json *j, GError **error)
   gboolean ok = next_tok(j, &t, error);
   j->discard = old;
   return ok && fe_json_skip(j, t, error);
-}
-
-/* Runs strtod on the n bytes at text, NUL-terminated in a copy (the rare
- * fraction and exponent forms); *ok is FALSE when not all of it is a number
- * or errno is set. */
-static double strtod_n(const char *text, size_t n, gboolean *ok)
-{
-  char small[64];
-  char *c = n < sizeof(small) ? small : g_malloc(n + 1);
-  memcpy(c, text, n);
-  c[n] = 0;
-  errno = 0;
-  char *end;
-  double d = strtod(c, &end);
-  *ok = *end == 0 && errno == 0;
-  if (c != small)
-    g_free(c);
-  return d;
-}
-
-/* Whether the 8 bytes in v (loaded little-endian) are all ASCII digits:
- * every byte's high nibble is 3 and adding 6 to it does not carry into
- * the high nibble (so the low nibble is at most 9). */
-static inline gboolean swar_is_8digits(uint64_t v)
-{
-  return ((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
-          (((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) ==
-         UINT64_C(0x3333333333333333);
-}
-
-/* The value of 8 ASCII digits loaded little-endian (first digit in the
- * lowest byte): pairs, then quads, then the halves are combined with three
- * multiplies instead of eight multiply-adds. */
-static inline uint64_t swar_8digits(uint64_t v)
-{
-  v -= UINT64_C(0x3030303030303030);
-  v = v * 10 + (v >> 8);                     /* byte 2k holds digits 2k, 2k+1 as a number 0..99 */
-  uint64_t lo = v & UINT64_C(0x000000FF000000FF), hi = (v >> 16) & UINT64_C(0x000000FF000000FF);
-  /* lo: pairs 0 and 2 (bytes 0, 4); hi: pairs 1 and 3.  Digits 0-3 are
-   * pair0 * 100 + pair1, digits 4-7 likewise; then quad0 * 10^4 + quad1. */
-  return ((lo * (100 + (UINT64_C(1000000) << 32))) + (hi * (1 + (UINT64_C(10000) << 32)))) >> 32;
-}
-
-/* Accumulates the decimal digits at [*p, e) into *v: up to 19 digits
- * without overflow checks (10^19 - 1 < 2^64), eight at a time when they
- * come in runs of eight (timestamps have 16), then with checks.  Returns
- * FALSE on overflow of uint64; *p moves past the digits.  O(digits). */
-static inline gboolean digits_u64(const char **pp, const char *e, uint64_t *v)
-{
-  const char *p = *pp, *start = p;
-  uint64_t x = 0;
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-  while (e - p >= 8 && p - start <= 11) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    if (!swar_is_8digits(w))
-      break;
-    x = x * 100000000u + swar_8digits(w);
-    p += 8;
-  }
-#endif
-  const char *fast_end = e - start > 19 ? start + 19 : e;
-  while (p < fast_end && (unsigned)(*p - '0') < 10)
-    x = x * 10 + (uint64_t)(*p++ - '0');
-  while (p < e && (unsigned)(*p - '0') < 10) {
-    uint64_t d = (uint64_t)(*p - '0');
-    if (x > (UINT64_MAX - d) / 10)
-      return FALSE;
-    x = x * 10 + d;
-    p++;
-  }
-  *pp = p;
-  *v = x;
-  return TRUE;
-}
-
-gboolean fe_json_int_n(const char *s, size_t n, int64_t *out)
-{
-  const char *p = s, *e = s + n;
-  gboolean neg = FALSE;
-  if (p < e && *p == '-') {
-    neg = TRUE;
-    p++;
-  }
-  uint64_t v = 0;
-  if (!(p < e && *p >= '0' && *p <= '9'))
-    return FALSE;
-  if (!digits_u64(&p, e, &v))
-    return FALSE;
-  if (p == e) {
-    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
-      return FALSE;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return TRUE;
-  }
-  /* Fractional or exponent form: accept integral values only. */
-  gboolean ok;
-  double d = strtod_n(s, n, &ok);
-  if (!ok || !isfinite(d) || d != floor(d) || d < -9.2e18 || d > 9.2e18)
-    return FALSE;
-  *out = (int64_t)d;
-  return TRUE;
-}
-
-gboolean fe_json_int(const char *s, int64_t *out)
-{
-  return fe_json_int_n(s, strlen(s), out);
-}
-
-/* Parses [-]digits[.digits] in [s, s + n) into magnitude (whole µs,
- * fractional ps).  Returns FALSE for other forms (exponent) or overflow. */
-static gboolean parse_us_decimal(const char *s, size_t n, gboolean *neg, uint64_t *whole, uint64_t *frac)
-{
-  const char *p = s, *e = s + n;
-  *neg = FALSE;
-  if (p < e && *p == '-') {
-    *neg = TRUE;
-    p++;
-  }
-  uint64_t w = 0;
-  if (!(p < e && *p >= '0' && *p <= '9'))
-    return FALSE;
-  if (!digits_u64(&p, e, &w) || w > UINT64_MAX / 2)
-    return FALSE;
-  uint64_t f = 0;
-  if (p < e && *p == '.') {
-    p++;
-    int k = 0;
-    while (p < e && *p >= '0' && *p <= '9') {
-      if (k < 6)
-        f = f * 10 + (uint64_t)(*p - '0');
-      else if (k == 6 && *p >= '5')
-        f++; /* half away from zero on the magnitude */
-      k++;
-      p++;
-    }
-    for (; k < 6; k++)
-      f *= 10;
-    if (f >= 1000000) {
-      f -= 1000000;
-      w++;
-    }
-  }
-  if (p != e)
-    return FALSE;
-  *whole = w;
-  *frac = f;
-  return TRUE;
-}
-
-gboolean fe_json_us_to_ps_n(const char *text, size_t n, sim_time_ps *out)
-{
-  gboolean neg;
-  uint64_t w, f;
-  if (parse_us_decimal(text, n, &neg, &w, &f)) {
-    if (w > (uint64_t)(INT64_MAX - 999999) / 1000000)
-      return FALSE;
-    int64_t v = (int64_t)(w * 1000000 + f);
-    *out = neg ? -v : v;
-    return TRUE;
-  }
-  gboolean ok;
-  double d = strtod_n(text, n, &ok);
-  if (!ok)
-    return FALSE;
-  return wisp_ps_from_us(d, out);
-}
-
-gboolean fe_json_us_to_ps(const char *text, sim_time_ps *out)
-{
-  return fe_json_us_to_ps_n(text, strlen(text), out);
-}
-
-gboolean fe_json_us_split_n(const char *text, size_t n, int64_t *whole_us, int64_t *frac_ps)
-{
-  gboolean neg;
-  uint64_t w, f;
-  if (!parse_us_decimal(text, n, &neg, &w, &f)) {
-    gboolean ok;
-    double d = strtod_n(text, n, &ok);
-    if (!ok || !isfinite(d) || fabs(d) > 4e18)
-      return FALSE;
-    double fl = floor(d);
-    *whole_us = (int64_t)fl;
-    *frac_ps = (int64_t)llround((d - fl) * 1e6);
-    if (*frac_ps >= 1000000) {
-      *frac_ps -= 1000000;
-      (*whole_us)++;
-    }
-    return TRUE;
-  }
-  if (w > (uint64_t)INT64_MAX - 1)
-    return FALSE;
-  if (!neg) {
-    *whole_us = (int64_t)w;
-    *frac_ps = (int64_t)f;
-  } else {
-    *whole_us = -(int64_t)w - (f > 0);
-    *frac_ps = f > 0 ? 1000000 - (int64_t)f : 0;
-  }
-  return TRUE;
-}
-
-gboolean fe_json_us_split(const char *text, int64_t *whole_us, int64_t *frac_ps)
-{
-  return fe_json_us_split_n(text, strlen(text), whole_us, frac_ps);
-}
-
-/* ---- in-place reading (fe_json_ip.h) ---- */
-
-/* Moves the unread bytes to the front of the owned buffer and reads more
- * until the buffer is full or the input ends (then at_eof is set, so the
- * last window is never compacted again).  A read or decompression error
- * only stops the reading: it recurs when fill() next reads, after the
- * tokenizer has consumed the bytes before it, so errors in those bytes are
- * reported first, as without the read-ahead.  O(bytes moved + read). */
-static void compact(fe_json *j)
-{
-  size_t left = j->end - j->pos;
-  memmove(j->own, j->own + j->pos, left);
-  j->base += j->pos;
-  j->pos = 0;
-  j->end = left;
-  while (j->end < FE_JSON_BUF) {
-    GError *deferred = NULL;
-    gssize n = src_read(j, j->own + j->end, FE_JSON_BUF - j->end, j->base + j->end, &deferred);
-    if (n < 0) {
-      g_error_free(deferred);
-      break;
-    }
-    if (n == 0) {
-      j->at_eof = TRUE; /* no more compaction; fill() then reports the end */
-      break;
-    }
-    j->end += (size_t)n;
-  }
-}
-
-/* Whether the next non-blank byte is c (1; not consumed), another byte or
- * the end (0), or a read error (-1, the tokenizer failed). */
-static int peek_is(fe_json *j, int c, GError **error)
-{
-  int got = peek_nonws(j, error);
-  if (got == -2) {
-    j->state = ST_FAILED;
-    return -1;
-  }
-  return got == c;
-}
-
-int fe_json_ip_begin(fe_json *j, size_t want, const uint8_t **p, const uint8_t **e, GError **error)
-{
-  g_return_val_if_fail(j->state != ST_FAILED, -1);
-  g_return_val_if_fail(want <= FE_JSON_BUF / 2, -1);
-  if (j->state == ST_SEP) {
-    /* After an array element: only ',' lets another one come. */
-    if (j->depth == 0 || j->stack[j->depth - 1] != 0)
-      return 0;
-    int r = peek_is(j, ',', error);
-    if (r <= 0)
-      return r;
-    j->pos++;
-    j->state = ST_VALUE;
-  } else if (j->state != ST_VALUE && j->state != ST_VALUE_OR_END) {
-    return 0;
-  }
-  int r = peek_is(j, '{', error);
-  if (r <= 0)
-    return r;
-  if (j->own != NULL && !j->at_eof && j->end - j->pos < want)
-    compact(j);
-  j->tok_off = j->base + j->pos;
-  *p = j->buf + j->pos;
-  *e = j->buf + j->end;
-  return 1;
-}
-
-void fe_json_ip_end(fe_json *j, const uint8_t *p)
-{
-  g_assert(p > j->buf + j->pos && p <= j->buf + j->end);
-  j->pos = (size_t)(p - j->buf);
-  after_value(j);
-}
-
-/* Scans one literal (true, false, null) at p; NULL when it is not one. */
-static const uint8_t *ip_literal(const uint8_t *p, const uint8_t *e)
-{
-  static const char *const words[] = { "true", "false", "null" };
-  const char *w = words[*p == 't' ? 0 : *p == 'f' ? 1 : 2];
-  size_t n = strlen(w);
-  if ((size_t)(e - p) < n || memcmp(p, w, n) != 0)
-    return NULL;
-  return p + n;
-}
-
-gboolean fe_json_ip_skip(const uint8_t **pp, const uint8_t *e)
-{
-  const uint8_t *p = *pp;
-  uint64_t stack = 0; /* bit k: level k + 1 is an object */
-  int depth = 0;
-  const char *s;
-  size_t n;
-value:
-  switch (*p) {
-  case '{':
-  case '[':
-    if (depth == 64)
-      return FALSE;
-    stack = stack << 1 | (*p == '{');
-    depth++;
-    p++;
-    if (!fe_json_ip_ws(&p, e))
-      return FALSE;
-    if (*p == ((stack & 1) ? '}' : ']')) {
-      p++;
-      depth--;
-      stack >>= 1;
-      goto after;
-    }
-    if (stack & 1)
-      goto key;
-    goto value;
-  case '"':
-    if (!fe_json_ip_string(&p, e, &s, &n))
-      return FALSE;
-    break;
-  case 't':
-  case 'f':
-  case 'n':
-    if ((p = ip_literal(p, e)) == NULL)
-      return FALSE;
-    break;
-  default:
-    if (!(*p == '-' || (*p >= '0' && *p <= '9')) || !fe_json_ip_number(&p, e, &s, &n))
-      return FALSE;
-    break;
-  }
-after:
-  if (depth == 0) {
-    *pp = p;
-    return TRUE;
-  }
-  if (!fe_json_ip_ws(&p, e))
-    return FALSE;
-  if (*p == ',') {
-    p++;
-    if (!fe_json_ip_ws(&p, e))
-      return FALSE;
-    if (stack & 1)
-      goto key;
-    goto value;
-  }
-  if (*p != ((stack & 1) ? '}' : ']'))
-    return FALSE;
-  p++;
-  depth--;
-  stack >>= 1;
-  goto after;
-key:
-  if (*p != '"' || !fe_json_ip_string(&p, e, &s, &n) || !fe_json_ip_ws(&p, e) || *p != ':')
-    return FALSE;
-  p++;
-  if (!fe_json_ip_ws(&p, e))
-    return FALSE;
-  goto value;
 }

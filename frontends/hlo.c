@@ -1,17 +1,10 @@
-/* hlo.c: one-line HLO instruction parser and collective sizing (see hlo.h). */
+/* hlo.c: one-line HLO instruction parser, shapes and collective sizing
+ * (see hlo.h); replica groups are hlo_groups.c. */
 #include "config.h"
 
-#include "frontends/hlo.h"
+#include "frontends/hlo_internal.h"
 
 #include <string.h>
-
-/* Largest dimension count accepted in a shape and largest number of ids in
- * replica groups; both are far beyond what XLA emits and only bound work on
- * hostile input.  No wisp topology holds more than 2^22 endpoints
- * (topologies/), so more ids could never be placed; at 2^24 one line took
- * 7 s to expand under the fuzzer's sanitizers, near its 10 s timeout. */
-#define HLO_MAX_RANK 64
-#define HLO_MAX_IDS (1u << 22)
 
 const char *fe_hlo_kind_name(fe_hlo_kind k)
 {
@@ -28,17 +21,6 @@ const char *fe_hlo_kind_name(fe_hlo_kind k)
   case FE_HLO_OTHER: break;
   }
   return "other";
-}
-
-const char *fe_hlo_mode_name(fe_hlo_group_mode m)
-{
-  switch (m) {
-  case FE_HLO_MODE_CROSS_REPLICA: return "cross-replica";
-  case FE_HLO_MODE_CROSS_PARTITION: return "cross-partition";
-  case FE_HLO_MODE_CROSS_REPLICA_AND_PARTITION: return "cross-replica-and-partition";
-  case FE_HLO_MODE_FLATTENED_ID: return "flattened-id";
-  }
-  return "?";
 }
 
 typedef struct {
@@ -66,89 +48,16 @@ gboolean fe_hlo_dtype_bits(const char *name, size_t len, unsigned *bits)
   return FALSE;
 }
 
-/* Error with a quoted excerpt of the text at the failing position. */
-static gboolean hlo_fail(GError **error, const char *start, const char *at, const char *what)
-{
-  size_t off = (size_t) (at - start);
-  g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "HLO text, character %zu: %s (near \"%.40s\")",
-              off, what, at);
-  return FALSE;
-}
-
-static const char *skip_ws(const char *p)
-{
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-    p++;
-  return p;
-}
-
-static gboolean is_ident(char c)
-{
-  return g_ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
-}
-
-/* Skips a balanced {...} (layouts may hold parentheses such as T(8,128)). */
-static const char *skip_braces(const char *p)
-{
-  int depth = 0;
-  for (; *p; p++) {
-    if (*p == '{')
-      depth++;
-    else if (*p == '}' && --depth == 0)
-      return p + 1;
-  }
-  return NULL;
-}
-
-static gboolean parse_u64(const char **pp, uint64_t *out)
-{
-  const char *p = *pp;
-  if (!g_ascii_isdigit(*p))
-    return FALSE;
-  uint64_t v = 0;
-  while (g_ascii_isdigit(*p)) {
-    unsigned d = (unsigned) (*p - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return FALSE;
-    v = v * 10 + d;
-    p++;
-  }
-  *pp = p;
-  *out = v;
-  return TRUE;
-}
-
-static gboolean parse_i64(const char **pp, int64_t *out)
-{
-  const char *p = *pp;
-  gboolean neg = FALSE;
-  if (*p == '-') {
-    neg = TRUE;
-    p++;
-  }
-  uint64_t v;
-  if (!parse_u64(&p, &v) || v > (uint64_t) INT64_MAX)
-    return FALSE;
-  *out = neg ? -(int64_t) v : (int64_t) v;
-  *pp = p;
-  return TRUE;
-}
-
-typedef struct {
-  const char *start;   /* whole text, for error offsets */
-  gboolean upper_bound;
-} hlo_ctx;
-
 static gboolean parse_shape_rec(hlo_ctx *c, const char *p, const char **end, uint64_t *bytes,
                                 uint64_t *first, int depth, GError **error)
 {
   if (depth > 16)
     return hlo_fail(error, c->start, p, "tuple nesting deeper than 16");
-  p = skip_ws(p);
+  p = hlo_skip_ws(p);
   if (*p == '(') {
     uint64_t total = 0;
     gboolean have_first = FALSE;
-    p = skip_ws(p + 1);
+    p = hlo_skip_ws(p + 1);
     if (*p == ')') {
       *bytes = 0;
       if (first)
@@ -168,7 +77,7 @@ static gboolean parse_shape_rec(hlo_ctx *c, const char *p, const char **end, uin
           *first = b;
         have_first = TRUE;
       }
-      p = skip_ws(p);
+      p = hlo_skip_ws(p);
       if (*p == ',') {
         p++;
         continue;
@@ -201,10 +110,10 @@ static gboolean parse_shape_rec(hlo_ctx *c, const char *p, const char **end, uin
   /* Element count as an exact product; the bit total must fit in 64 bits. */
   unsigned __int128 elems = 1;
   int rank = 0;
-  p = skip_ws(p);
+  p = hlo_skip_ws(p);
   if (*p != ']') {
     for (;;) {
-      p = skip_ws(p);
+      p = hlo_skip_ws(p);
       uint64_t d;
       if (p[0] == '<' && p[1] == '=') {
         p += 2;
@@ -212,14 +121,14 @@ static gboolean parse_shape_rec(hlo_ctx *c, const char *p, const char **end, uin
       } else if (*p == '?') {
         return hlo_fail(error, c->start, p, "unbounded dynamic dimension '?' has no size");
       }
-      if (!parse_u64(&p, &d))
+      if (!hlo_parse_u64(&p, &d))
         return hlo_fail(error, c->start, p, "expected a dimension size");
       if (++rank > HLO_MAX_RANK)
         return hlo_fail(error, c->start, p, "more than 64 dimensions");
       elems *= d;
       if (elems > ((unsigned __int128) UINT64_MAX))
         return hlo_fail(error, c->start, p, "shape size overflows 64 bits");
-      p = skip_ws(p);
+      p = hlo_skip_ws(p);
       if (*p == ',') {
         p++;
         continue;
@@ -231,7 +140,7 @@ static gboolean parse_shape_rec(hlo_ctx *c, const char *p, const char **end, uin
   }
   p++;
   if (*p == '{') {
-    const char *q = skip_braces(p);
+    const char *q = hlo_skip_braces(p);
     if (!q)
       return hlo_fail(error, c->start, p, "unterminated layout '{'");
     p = q;
@@ -328,210 +237,6 @@ void fe_hlo_instr_clear(fe_hlo_instr *in)
   memset(in, 0, sizeof *in);
 }
 
-/* Parses "{a,b,...}" of integers into ids (appending). */
-static gboolean parse_int_list(hlo_ctx *c, const char **pp, GArray *ids, GError **error)
-{
-  const char *p = skip_ws(*pp);
-  if (*p != '{')
-    return hlo_fail(error, c->start, p, "expected '{'");
-  p = skip_ws(p + 1);
-  if (*p == '}') {
-    *pp = p + 1;
-    return TRUE;
-  }
-  for (;;) {
-    int64_t v;
-    p = skip_ws(p);
-    if (!parse_i64(&p, &v))
-      return hlo_fail(error, c->start, p, "expected an integer");
-    if (ids->len >= HLO_MAX_IDS)
-      return hlo_fail(error, c->start, p, "more than 2^22 ids");
-    g_array_append_val(ids, v);
-    p = skip_ws(p);
-    if (*p == ',') {
-      p++;
-      continue;
-    }
-    if (*p == '}')
-      break;
-    return hlo_fail(error, c->start, p, "expected ',' or '}'");
-  }
-  *pp = p + 1;
-  return TRUE;
-}
-
-/* Parses "[a,b,...]" or "(a,b,...)" of non-negative integers. */
-static gboolean parse_dims(hlo_ctx *c, const char **pp, char open, char close, uint64_t *dims,
-                           int *n, GError **error)
-{
-  const char *p = *pp;
-  if (*p != open)
-    return hlo_fail(error, c->start, p, "expected a dimension list");
-  p++;
-  *n = 0;
-  for (;;) {
-    p = skip_ws(p);
-    uint64_t v;
-    if (!parse_u64(&p, &v))
-      return hlo_fail(error, c->start, p, "expected a non-negative integer");
-    if (*n >= HLO_MAX_RANK)
-      return hlo_fail(error, c->start, p, "more than 64 dimensions");
-    dims[(*n)++] = v;
-    p = skip_ws(p);
-    if (*p == ',') {
-      p++;
-      continue;
-    }
-    if (*p == close)
-      break;
-    return hlo_fail(error, c->start, p, "unterminated dimension list");
-  }
-  *pp = p + 1;
-  return TRUE;
-}
-
-/* Iota replica groups, [G,S]<=[d0,...]T(p0,...) at *pp: G groups of S
- * ids, the ids 0..G*S-1 reshaped to d and transposed by the permutation
- * (identity without T), read row by row.  Appends the ids and the group
- * offsets; *pp moves past the form.  O(G x S x rank). */
-static gboolean parse_iota_groups(hlo_ctx *c, const char **pp, GArray *ids, GArray *off, GError **error)
-{
-  uint64_t gs[HLO_MAX_RANK], d[HLO_MAX_RANK], perm[HLO_MAX_RANK];
-  int ng, nd, np = 0;
-  if (!parse_dims(c, pp, '[', ']', gs, &ng, error))
-    return FALSE;
-  if (ng != 2) {
-    hlo_fail(error, c->start, *pp, "iota replica groups need [groups,size]");
-    return FALSE;
-  }
-  if ((*pp)[0] != '<' || (*pp)[1] != '=') {
-    hlo_fail(error, c->start, *pp, "expected '<=' in iota replica groups");
-    return FALSE;
-  }
-  *pp += 2;
-  if (!parse_dims(c, pp, '[', ']', d, &nd, error))
-    return FALSE;
-  if (**pp == 'T') {
-    (*pp)++;
-    if (!parse_dims(c, pp, '(', ')', perm, &np, error))
-      return FALSE;
-    if (np != nd) {
-      hlo_fail(error, c->start, *pp, "transpose permutation length differs from the reshape rank");
-      return FALSE;
-    }
-    uint64_t seen = 0;
-    for (int i = 0; i < np; i++) {
-      if (perm[i] >= (uint64_t) nd || (seen & (UINT64_C(1) << perm[i]))) {
-        hlo_fail(error, c->start, *pp, "transpose is not a permutation");
-        return FALSE;
-      }
-      seen |= UINT64_C(1) << perm[i];
-    }
-  } else {
-    for (int i = 0; i < nd; i++)
-      perm[i] = (uint64_t) i;
-    np = nd;
-  }
-  /* Without this, [G,0]<=[0] passes the size check below and G (any
-   * 64-bit number) empty groups would be appended one by one. */
-  if (gs[0] == 0 || gs[1] == 0) {
-    hlo_fail(error, c->start, *pp, "iota replica groups need at least one group of at least one id");
-    return FALSE;
-  }
-  unsigned __int128 total = 1;
-  for (int i = 0; i < nd; i++) {
-    total *= d[i];
-    if (total > HLO_MAX_IDS) {
-      hlo_fail(error, c->start, *pp, "iota replica groups hold more than 2^22 ids");
-      return FALSE;
-    }
-  }
-  if ((unsigned __int128) gs[0] * gs[1] != total) {
-    hlo_fail(error, c->start, *pp, "iota groups x size differs from the number of ids");
-    return FALSE;
-  }
-  /* Element k of the transposed array (shape d[perm[i]]) is the original
-   * flat index of the multi-index m with m[perm[i]] = k's i-th coordinate. */
-  uint64_t tdims[HLO_MAX_RANK], stride[HLO_MAX_RANK];
-  for (int i = 0; i < nd; i++)
-    tdims[i] = d[perm[i]];
-  uint64_t s = 1;
-  for (int i = nd - 1; i >= 0; i--) {
-    stride[i] = s;
-    s *= d[i];
-  }
-  g_array_set_size(ids, (guint) total);
-  for (uint64_t k = 0; k < (uint64_t) total; k++) {
-    uint64_t rem = k, v = 0;
-    for (int i = nd - 1; i >= 0; i--) {
-      uint64_t coord = rem % tdims[i];
-      rem /= tdims[i];
-      v += coord * stride[perm[i]];
-    }
-    g_array_index(ids, int64_t, (guint) k) = (int64_t) v;
-  }
-  for (uint64_t g = 1; g <= gs[0]; g++) {
-    uint32_t o = (uint32_t) (g * gs[1]);
-    g_array_append_val(off, o);
-  }
-  return TRUE;
-}
-
-static gboolean parse_groups_ctx(hlo_ctx *c, const char *p, const char **end, uint32_t *n_groups,
-                                 uint32_t **group_off, int64_t **group_ids, GError **error)
-{
-  GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
-  GArray *off = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  uint32_t zero = 0;
-  g_array_append_val(off, zero);
-  p = skip_ws(p);
-  if (*p == '{') {
-    /* Explicit: {{0,1},{2,3}} or {} */
-    p = skip_ws(p + 1);
-    if (*p != '}') {
-      for (;;) {
-        if (!parse_int_list(c, &p, ids, error))
-          goto fail;
-        uint32_t o = ids->len;
-        g_array_append_val(off, o);
-        p = skip_ws(p);
-        if (*p == ',') {
-          p = skip_ws(p + 1);
-          continue;
-        }
-        if (*p == '}')
-          break;
-        hlo_fail(error, c->start, p, "expected ',' or '}' between replica groups");
-        goto fail;
-      }
-    }
-    p++;
-  } else if (*p == '[') {
-    /* Iota: [G,S]<=[d0,...]T(p0,...) */
-    if (!parse_iota_groups(c, &p, ids, off, error))
-      goto fail;
-  } else {
-    hlo_fail(error, c->start, p, "unrecognised replica_groups form (expected {...} or [G,S]<=[...])");
-    goto fail;
-  }
-  *end = p;
-  *n_groups = off->len - 1;
-  *group_off = (uint32_t *) g_array_free(off, FALSE);
-  *group_ids = (int64_t *) g_array_free(ids, FALSE);
-  return TRUE;
-fail:
-  g_array_free(ids, TRUE);
-  g_array_free(off, TRUE);
-  return FALSE;
-}
-
-gboolean fe_hlo_parse_replica_groups(const char *text, const char **end, uint32_t *n_groups,
-                                     uint32_t **group_off, int64_t **group_ids, GError **error)
-{
-  hlo_ctx c = {text, FALSE};
-  return parse_groups_ctx(&c, text, end, n_groups, group_off, group_ids, error);
-}
-
 /* Finds the end of an attribute value: the next top-level ',' or the end. */
 static const char *attr_value_end(const char *p)
 {
@@ -562,7 +267,7 @@ static gboolean parse_pairs(hlo_ctx *c, const char *p, fe_hlo_instr *out, GError
   uint32_t ng;
   uint32_t *off;
   int64_t *ids;
-  if (!parse_groups_ctx(c, p, &p, &ng, &off, &ids, error))
+  if (!hlo_parse_groups(c, p, &p, &ng, &off, &ids, error))
     return FALSE;
   for (uint32_t g = 0; g < ng; g++)
     if (off[g + 1] - off[g] != 2) {
@@ -589,16 +294,16 @@ static gboolean parse_attr(hlo_ctx *c, const char *key, size_t klen, const char 
     g_free(out->group_ids);
     out->group_off = NULL;
     out->group_ids = NULL;
-    if (!parse_groups_ctx(c, val, &e, &out->n_groups, &out->group_off, &out->group_ids, error))
+    if (!hlo_parse_groups(c, val, &e, &out->n_groups, &out->group_off, &out->group_ids, error))
       return FALSE;
-    if (skip_ws(e) != vend)
+    if (hlo_skip_ws(e) != vend)
       return hlo_fail(error, c->start, e, "unparsed text after replica_groups");
     out->has_replica_groups = TRUE;
   } else if (KEY_IS("source_target_pairs")) {
     return parse_pairs(c, val, out, error);
   } else if (KEY_IS("channel_id")) {
     const char *p = val;
-    if (!parse_i64(&p, &out->channel_id))
+    if (!hlo_parse_i64(&p, &out->channel_id))
       return hlo_fail(error, c->start, val, "channel_id is not an integer");
     out->has_channel_id = TRUE;
   } else if (KEY_IS("use_global_device_ids")) {
@@ -698,10 +403,10 @@ static void size_collective(fe_hlo_instr *in, const char **reason)
 static gboolean parse_operands(hlo_ctx *c, const char **pp, fe_hlo_instr *out, GError **error)
 {
   const char *p = *pp;
-  p = skip_ws(p);
+  p = hlo_skip_ws(p);
   if (*p != ')') {
     for (;;) {
-      p = skip_ws(p);
+      p = hlo_skip_ws(p);
       if (*p != '%' && *p != ')' && *p != ',') {
         uint64_t b;
         if (!parse_shape_rec(c, p, &p, &b, NULL, 0, error))
@@ -714,17 +419,17 @@ static gboolean parse_operands(hlo_ctx *c, const char **pp, fe_hlo_instr *out, G
         }
         out->operand_bytes += b;
         out->n_operand_shapes++;
-        p = skip_ws(p);
+        p = hlo_skip_ws(p);
       }
       if (*p == '%')
         p++;
       const char *on = p;
-      while (is_ident(*p))
+      while (hlo_is_ident(*p))
         p++;
       if (out->n_operands == 0 && p > on)
         out->operand0_name = g_strndup(on, (size_t) (p - on));
       out->n_operands++;
-      p = skip_ws(p);
+      p = hlo_skip_ws(p);
       if (*p == ',') {
         p++;
         continue;
@@ -748,9 +453,9 @@ gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **un
   *reason = NULL;
   memset(out, 0, sizeof *out);
   out->use_global_device_ids = -1;
-  const char *p = skip_ws(text);
+  const char *p = hlo_skip_ws(text);
   if (g_str_has_prefix(p, "ROOT "))
-    p = skip_ws(p + 5);
+    p = hlo_skip_ws(p + 5);
   if (*p == '%')
     p++;
   const char *n0 = p;
@@ -759,16 +464,16 @@ gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **un
   if (p == n0)
     return hlo_fail(error, text, p, "expected an instruction name");
   out->name = g_strndup(n0, (size_t) (p - n0));
-  p = skip_ws(p);
+  p = hlo_skip_ws(p);
   if (*p != '=') {
     hlo_fail(error, text, p, "expected '=' after the instruction name");
     goto fail;
   }
   if (!parse_shape_rec(&c, p + 1, &p, &out->result_bytes, &out->result_first_bytes, 0, error))
     goto fail;
-  p = skip_ws(p);
+  p = hlo_skip_ws(p);
   const char *o0 = p;
-  while (is_ident(*p))
+  while (hlo_is_ident(*p))
     p++;
   if (p == o0 || *p != '(') {
     hlo_fail(error, text, p, "expected an opcode followed by '('");
@@ -783,16 +488,16 @@ gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **un
   p++;
   /* Attributes. */
   for (;;) {
-    p = skip_ws(p);
+    p = hlo_skip_ws(p);
     if (*p == '\0')
       break;
     if (*p != ',') {
       hlo_fail(error, text, p, "expected ',' before an attribute");
       goto fail;
     }
-    p = skip_ws(p + 1);
+    p = hlo_skip_ws(p + 1);
     const char *k = p;
-    while (is_ident(*p))
+    while (hlo_is_ident(*p))
       p++;
     size_t klen = (size_t) (p - k);
     if (klen == 0 || *p != '=') {
@@ -824,97 +529,4 @@ gboolean fe_hlo_parse_instr(const char *text, fe_hlo_instr *out, const char **un
 fail:
   fe_hlo_instr_clear(out);
   return FALSE;
-}
-
-static GArray *new_group(void)
-{
-  return g_array_new(FALSE, FALSE, sizeof(int64_t));
-}
-
-gboolean fe_hlo_global_groups(const fe_hlo_instr *in, int64_t n_devices, int64_t num_partitions,
-                              GPtrArray *groups, GError **error)
-{
-  g_return_val_if_fail(n_devices > 0, FALSE);
-  int64_t np = num_partitions;
-  if (np <= 0)
-    np = in->has_channel_id ? n_devices : 1;
-  if (n_devices % np != 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s: %" G_GINT64_FORMAT " devices are not a multiple of %" G_GINT64_FORMAT
-                " partitions; pass the right partition count", in->name, n_devices, np);
-    return FALSE;
-  }
-  int64_t nr = n_devices / np;
-  /* Id space the groups index: replicas, partitions, or global devices. */
-  int64_t space = in->mode == FE_HLO_MODE_FLATTENED_ID ? n_devices
-                  : in->mode == FE_HLO_MODE_CROSS_PARTITION ? np : nr;
-  uint32_t ng = in->has_replica_groups ? in->n_groups : 0;
-  /* Logical groups (in id space); the empty form is one group of all ids. */
-  GPtrArray *logical = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
-  if (ng == 0) {
-    GArray *a = new_group();
-    for (int64_t i = 0; i < space; i++)
-      g_array_append_val(a, i);
-    g_ptr_array_add(logical, a);
-  } else {
-    for (uint32_t g = 0; g < ng; g++) {
-      GArray *a = new_group();
-      for (uint32_t i = in->group_off[g]; i < in->group_off[g + 1]; i++) {
-        int64_t id = in->group_ids[i];
-        if (id < 0 || id >= space) {
-          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                      "%s: replica group id %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT
-                      ") in %s mode (%" G_GINT64_FORMAT " devices, %" G_GINT64_FORMAT
-                      " partitions)", in->name, id, space, fe_hlo_mode_name(in->mode), n_devices, np);
-          g_array_unref(a);
-          g_ptr_array_unref(logical);
-          return FALSE;
-        }
-        g_array_append_val(a, id);
-      }
-      g_ptr_array_add(logical, a);
-    }
-  }
-  for (guint g = 0; g < logical->len; g++) {
-    GArray *a = logical->pdata[g];
-    switch (in->mode) {
-    case FE_HLO_MODE_FLATTENED_ID:
-      g_ptr_array_add(groups, g_array_ref(a));
-      break;
-    case FE_HLO_MODE_CROSS_REPLICA:
-      /* One group per partition: device = replica * np + partition. */
-      for (int64_t part = 0; part < np; part++) {
-        GArray *o = new_group();
-        for (guint i = 0; i < a->len; i++) {
-          int64_t d = g_array_index(a, int64_t, i) * np + part;
-          g_array_append_val(o, d);
-        }
-        g_ptr_array_add(groups, o);
-      }
-      break;
-    case FE_HLO_MODE_CROSS_PARTITION:
-      for (int64_t r = 0; r < nr; r++) {
-        GArray *o = new_group();
-        for (guint i = 0; i < a->len; i++) {
-          int64_t d = r * np + g_array_index(a, int64_t, i);
-          g_array_append_val(o, d);
-        }
-        g_ptr_array_add(groups, o);
-      }
-      break;
-    case FE_HLO_MODE_CROSS_REPLICA_AND_PARTITION: {
-      /* The replicas of the group, each with all its partitions. */
-      GArray *o = new_group();
-      for (guint i = 0; i < a->len; i++)
-        for (int64_t part = 0; part < np; part++) {
-          int64_t d = g_array_index(a, int64_t, i) * np + part;
-          g_array_append_val(o, d);
-        }
-      g_ptr_array_add(groups, o);
-      break;
-    }
-    }
-  }
-  g_ptr_array_unref(logical);
-  return TRUE;
 }

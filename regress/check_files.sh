@@ -17,14 +17,8 @@
 # shrink.  `check_files.sh --list` prints every file over MAX lines and
 # every circle, exceptions included, and exits 0.
 #
-# How functions are found: an awk scan that drops comments, string and
-# character literals and preprocessor lines, counts brace depth, and takes
-# every brace that opens depth 1 after a header ending in ')' with no '='
-# as a function body, named by the identifier before the header's first
-# '('; the header's first word `static` makes it file-local.  Uses are
-# every identifier of the file outside comments, literals and
-# preprocessor lines.  Limits: calls through function pointers set in
-# another file and functions defined by macros are not seen; the regress/,
+# How functions and uses are found: regress/c_scan.awk (shared with
+# check_func_length.sh; its comment states the limits).  The regress/,
 # bench/ and fuzz/ folders (tests and tools) and generated files are not
 # checked.  Cost: one awk pass per file plus O(F^3) per folder of F files
 # (under a second for the tree).
@@ -35,18 +29,7 @@ FOLDERS="common simcore chakra config topologies frontends net collectives repla
 ALLOW_LINES='
 '
 TODO_LINES='
-chakra/et_io.c: split pending, issue 26 (reading and writing in one file)
-chakra/et_graph.c: split pending, issue 26 (the compact graph with its workload, scaling view and validation)
-frontends/xla.c: split pending, issue 26 (XPlane/XProf reading, building and reporting in one file)
-frontends/kineto.c: split pending, issue 26 (others edit the Kineto frontend this session)
-frontends/kineto_parse.c: split pending, issue 26 (others edit the Kineto frontend this session)
-frontends/kineto_extract.c: split pending, issue 26 (others edit the Kineto frontend this session)
-frontends/kineto_graph.c: split pending, issue 26 (others edit the Kineto frontend this session)
-frontends/fe_json.c: split pending, issue 26 (the JSON tokenizer and its in-place decoder)
-frontends/hlo.c: split pending, issue 26 (HLO text parsing and replica groups)
-frontends/xplane.c: split pending, issue 26 (XPlane protobuf reading and its event tables)
-topologies/topo_variant.c: split pending, issue 26 (variant edits, YAML writing and rebuilding)
-topologies/topo.c: split pending, issue 26 (construction, routing and queries)
+frontends/kineto_parse.c: split pending, issue 26 (the generic and the in-place event decoders call each other per event on the parsing hot path; they need one interface before they can live in two files)
 '
 ALLOW_CIRCLES='
 '
@@ -54,57 +37,10 @@ TODO_CIRCLES='
 '
 
 # scan FILE...: "D file name" for every non-static function definition,
-# "U file ident" for every identifier used (once per file).
+# "U file ident" for every identifier used (once per file); see
+# regress/c_scan.awk, shared with check_func_length.sh.
 scan() {
-  awk '
-  FNR == 1 { depth = 0; incom = 0; hdr = ""; pp = 0; delete seen }
-  {
-    line = $0
-    if (pp || (!incom && line ~ /^[ \t]*#/)) { pp = (line ~ /\\$/); next }
-    n = length(line); toks = ""
-    for (i = 1; i <= n; i++) {
-      c = substr(line, i, 1)
-      if (incom) {
-        if (c == "*" && substr(line, i + 1, 1) == "/") { incom = 0; i++ }
-        continue
-      }
-      if (c == "/" && substr(line, i + 1, 1) == "*") { incom = 1; i++; continue }
-      if (c == "/" && substr(line, i + 1, 1) == "/") break
-      if (c == "\"" || c == "\047") {
-        q = c
-        for (i++; i <= n; i++) {
-          d = substr(line, i, 1)
-          if (d == "\\") { i++; continue }
-          if (d == q) break
-        }
-        toks = toks " "; if (depth == 0) hdr = hdr " "
-        continue
-      }
-      if (c == "{") {
-        if (depth == 0) {
-          h = hdr; gsub(/[ \t]+$/, "", h); gsub(/^[ \t]+/, "", h)
-          if (h ~ /\)$/ && h !~ /=/) {
-            p = index(h, "("); pre = substr(h, 1, p - 1); gsub(/[ \t*]+$/, "", pre)
-            if (match(pre, /[A-Za-z_][A-Za-z0-9_]*$/)) {
-              nm = substr(pre, RSTART, RLENGTH)
-              print (h ~ /^static[ \t]/ ? "S" : "D"), FILENAME, nm
-            }
-          }
-        }
-        depth++; hdr = ""; toks = toks " "
-        continue
-      }
-      if (c == "}") { depth--; if (depth == 0) hdr = ""; toks = toks " "; continue }
-      if (c == ";" && depth == 0) { hdr = ""; toks = toks " "; continue }
-      if (depth == 0) hdr = hdr c
-      toks = toks c
-    }
-    if (depth == 0 && hdr != "") hdr = hdr " "
-    while (match(toks, /[A-Za-z_][A-Za-z0-9_]*/)) {
-      w = substr(toks, RSTART, RLENGTH); toks = substr(toks, RSTART + RLENGTH)
-      if (!(w in seen)) { seen[w] = 1; print "U", FILENAME, w }
-    }
-  }' "$@"
+  awk -v mode=uses -f "$src/regress/c_scan.awk" "$@"
 }
 
 # circles FOLDER: one line per circle, "a.c b.c ...|a.c->b.c(fn) ...".

@@ -6,16 +6,9 @@
 # source folder.  `check_func_length.sh --list [N]` prints every function
 # over N lines (default MAX) as "LINES FILE:LINE NAME" and exits 0.
 #
-# How a function is found: an awk scan per file that drops comments, string
-# and character literals and preprocessor lines (with their backslash
-# continuations), counts brace depth, and takes every brace that opens depth
-# 1 after a header ending in ')' with no '=' in it as a function body.  The
-# name is the identifier before the header's first '('; the length counts
-# the lines from the line holding that name to the closing brace, both
-# included.  Limits: a function whose header is produced by a macro, a
-# body opened or closed inside an #if branch with an unbalanced twin, or a
-# K&R-style definition is not measured correctly; wisp has none of these
-# (the scan also reports the whole tree's longest functions, so a mistake
+# How a function is found and measured: regress/c_scan.awk, the scanner
+# this check shares with check_files.sh (its comment states the limits;
+# the scan also reports the whole tree's longest functions, so a mistake
 # shows up as a missing or absurd entry in --list).
 # Cost: one awk pass over each .c file; the tree in well under a second.
 src=${G_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -35,69 +28,8 @@ TODO=""
 ALLOW=$(echo $ALLOW)
 TODO=$(echo $TODO)
 
-scan() { # scan FILE...: "LINES FILE:LINE NAME" for every function
-  awk '
-  FNR == 1 { depth = 0; incom = 0; hdr = ""; hdrline = 0; pp = 0 }
-  {
-    line = $0
-    # Preprocessor lines and their continuations carry no function bodies.
-    if (pp || (!incom && line ~ /^[ \t]*#/)) { pp = (line ~ /\\$/); next }
-    out = ""
-    n = length(line)
-    for (i = 1; i <= n; i++) {
-      c = substr(line, i, 1)
-      if (incom) {
-        if (c == "*" && substr(line, i + 1, 1) == "/") { incom = 0; i++ }
-        continue
-      }
-      if (c == "/" && substr(line, i + 1, 1) == "*") { incom = 1; i++; continue }
-      if (c == "/" && substr(line, i + 1, 1) == "/") break
-      if (c == "\"" || c == "\047") {
-        q = c
-        for (i++; i <= n; i++) {
-          d = substr(line, i, 1)
-          if (d == "\\") { i++; continue }
-          if (d == q) break
-        }
-        out = out " "
-        continue
-      }
-      if (c == "{") {
-        if (depth == 0) {
-          h = hdr
-          gsub(/[ \t]+$/, "", h)
-          # Attributes after the parameter list (G_GNUC_*) are not expected on definitions.
-          if (h ~ /\)$/ && h !~ /=/) {
-            p = index(h, "(")
-            pre = substr(h, 1, p - 1)
-            gsub(/[ \t*]+$/, "", pre)
-            if (match(pre, /[A-Za-z_][A-Za-z0-9_]*$/)) {
-              fname = substr(pre, RSTART, RLENGTH); infunc = 1; start = hdrline
-            }
-          }
-        }
-        depth++
-        hdr = ""
-        continue
-      }
-      if (c == "}") {
-        depth--
-        if (depth == 0) {
-          if (infunc) { printf "%d %s:%d %s\n", FNR - start + 1, FILENAME, start, fname; infunc = 0 }
-          hdr = ""; hdrline = 0
-        }
-        continue
-      }
-      if (c == ";" && depth == 0) { hdr = ""; hdrline = 0; continue }
-      if (depth == 0) {
-        if (hdrline == 0 && c !~ /[ \t]/) hdrline = FNR
-        # The line of the name: the line where the first "(" of the header appears.
-        if (c == "(" && index(hdr, "(") == 0) hdrline = FNR
-        hdr = hdr c
-      }
-    }
-    if (depth == 0 && hdr != "") hdr = hdr " "
-  }' "$@"
+scan() { # scan FILE...: "LINES FILE:LINE NAME" for every function (regress/c_scan.awk)
+  awk -v mode=lengths -f "$src/regress/c_scan.awk" "$@"
 }
 
 if [ "${1:-}" = "--list" ]; then

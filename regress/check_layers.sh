@@ -6,7 +6,11 @@
 # Each folder has a rank; a source or header file may include headers of
 # its own folder and of folders of strictly lower rank only, and never
 # another folder's *_internal.h or *_private.h.  Folders not in the table
-# (regress, bench, fuzz, examples) sit on top and are not checked.
+# sit on top of every layer: bench/ (each benchmark measures one layer, so
+# bench_sweep.c includes studies/ and bench_replay.c replay/) and examples/
+# may include any layer's public headers but never internals (the last
+# test: they measure and show what a user of the layers gets); regress/ and
+# fuzz/ are white-box tests and may include internals too.
 # Known exceptions, to be removed by the change that fixes them, are listed
 # in EXCEPT as "file:included-header".
 # Cost: one grep per folder; the whole tree in well under a second.
@@ -23,7 +27,7 @@ rank_of() {
 
 n=0
 for l in $LAYERS; do n=$((n + 1)); done
-echo "1..$n"
+echo "1..$((n + 2))"
 i=0
 status=0
 for l in $LAYERS; do
@@ -54,4 +58,30 @@ for l in $LAYERS; do
     status=1
   fi
 done
+# The top folders that must keep to public headers.
+i=$((i + 1))
+bad=""
+for f in $(find "$src/bench" "$src/examples" -name '*.[ch]' | LC_ALL=C sort); do
+  rel=${f#"$src"/}
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\/[A-Za-z0-9_./]*\)".*/\1/p' "$f"); do
+    case "$inc" in *_internal.h | *_private.h) bad="$bad $rel:$inc" ;; esac
+  done
+done
+if [ -z "$bad" ]; then
+  echo "ok $i - bench and examples (on top of every layer) include only public headers"
+else
+  echo "not ok $i - bench and examples include internals:$bad (go through the layer's public header)"
+  status=1
+fi
+# doc/ARCHITECTURE.md's folder table names exactly the ranked folders, so
+# the table a reader starts from stays true.
+i=$((i + 1))
+doc=$(sed -n 's/^| `\([a-z]*\)\/` |.*/\1/p' "$src/doc/ARCHITECTURE.md" | LC_ALL=C sort | tr '\n' ' ')
+want=$(for l in $LAYERS; do echo "${l%%:*}"; done | LC_ALL=C sort | tr '\n' ' ')
+if [ "$doc" = "$want" ]; then
+  echo "ok $i - doc/ARCHITECTURE.md's folder table names every ranked folder"
+else
+  echo "not ok $i - doc/ARCHITECTURE.md's folder table names [$doc]; the ranked folders are [$want] (keep the table and LAYERS together)"
+  status=1
+fi
 exit $status

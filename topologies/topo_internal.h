@@ -129,4 +129,40 @@ uint64_t topo_dim_link_count(const topo_dim *d);
 /* Name of node n ("ep12", "nvlink.sw3", or the graph's name). */
 char *topo_node_label(const topo *t, uint32_t n);
 
+/* Endpoint geometry of a hierarchical dimension, shared by construction
+ * (topo.c), routing (topo_route.c) and the accessors (topo_query.c). */
+/* Global endpoint of local index i in group g of dimension d. */
+static inline uint32_t topo_group_ep(const topo_dim *d, uint32_t g, uint32_t i)
+{
+  uint32_t low = g % d->stride, high = g / d->stride;
+  return low + high * d->stride * (uint32_t)d->size + i * d->stride;
+}
+
+static inline uint32_t topo_ep_group(const topo_dim *d, uint32_t ep)
+{
+  return ep % d->stride + (ep / (d->stride * (uint32_t)d->size)) * d->stride;
+}
+
+static inline uint32_t topo_ep_coord(const topo_dim *d, uint32_t ep)
+{
+  return (ep / d->stride) % (uint32_t)d->size;
+}
+
+/* Local index inside a torus group from axis coordinates, axis 0 fastest. */
+static inline uint32_t topo_torus_index(const topo_dim *d, const int *c)
+{
+  uint32_t i = 0;
+  for (int a = d->n_axes - 1; a >= 0; a--)
+    i = i * (uint32_t)d->shape[a] + (uint32_t)c[a];
+  return i;
+}
+
+static inline void topo_torus_coords(const topo_dim *d, uint32_t i, int *c)
+{
+  for (int a = 0; a < d->n_axes; a++) {
+    c[a] = (int)(i % (uint32_t)d->shape[a]);
+    i /= (uint32_t)d->shape[a];
+  }
+}
+
 #endif

@@ -1,0 +1,318 @@
+/* et_load.c: workloads from disk: a Chakra prefix, directory or rank
+ * file resolved to its rank files, comm_group.json and its names read,
+ * every rank read (et_read.c) and offered for sharing (et_share.c).
+ * O(total file size); one rank's graph in flight at a time.
+ */
+#include "config.h"
+#include "chakra/et_io_internal.h"
+#include "chakra/et_share.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+static char *read_small_file(const char *path, GError **error)
+{
+  char *text = NULL;
+  gsize len = 0;
+  wisp_input_note(path);
+  if (!g_file_get_contents(path, &text, &len, error))
+    return NULL;
+  if (len > (64u << 20)) {
+    g_free(text);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: too large for a group file", path);
+    return NULL;
+  }
+  return text;
+}
+
+static gboolean load_groups(et_workload *w, const char *path, GError **error)
+{
+  char *text = read_small_file(path, error);
+  if (text == NULL)
+    return FALSE;
+  cJSON *root = cJSON_Parse(text);
+  gboolean ok = FALSE;
+  if (root == NULL || !cJSON_IsObject(root)) {
+    const char *at = cJSON_GetErrorPtr();
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
+                "%s: not a JSON object of communicator ids to rank lists%s%.20s%s", path,
+                root == NULL && at ? " (error near \"" : "", root == NULL && at ? at : "",
+                root == NULL && at ? "\")" : "");
+    goto out;
+  }
+  for (cJSON *it = root->child; it != NULL; it = it->next) {
+    if (!et_io_is_group_id(it->string)) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: key \"%s\" is not a communicator id (a decimal number >= 1)", path, it->string);
+      goto out;
+    }
+    int n = cJSON_GetArraySize(it);
+    if (!cJSON_IsArray(it) || n == 0) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: group \"%s\" must be a non-empty list of ranks",
+                  path, it->string);
+      goto out;
+    }
+    int *ranks = g_new(int, n);
+    int k = 0;
+    for (cJSON *r = it->child; r != NULL; r = r->next, k++) {
+      double v = cJSON_IsNumber(r) ? r->valuedouble : -1;
+      if (!(v >= 0 && v < w->n_ranks) || v != (double)(int)v) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                    "%s: group \"%s\" entry %d is not a rank in 0..%d", path, it->string, k, w->n_ranks - 1);
+        g_free(ranks);
+        goto out;
+      }
+      ranks[k] = (int)v;
+    }
+    uint32_t idx = et_workload_add_group(w, it->string, NULL, ranks, n);
+    g_free(ranks);
+    if (idx == ET_NONE) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: group \"%s\" repeats a rank or repeats an earlier group id with other ranks",
+                  path, it->string);
+      goto out;
+    }
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(root);
+  g_free(text);
+  return ok;
+}
+
+/* Applies comm_group_names.json: renames groups (keeping the id as an alias
+ * in group_index, since the rank files name groups by id). */
+static gboolean load_group_names(et_workload *w, const char *path, GError **error)
+{
+  char *text = read_small_file(path, error);
+  if (text == NULL)
+    return FALSE;
+  cJSON *root = cJSON_Parse(text);
+  gboolean ok = FALSE;
+  if (root == NULL || !cJSON_IsObject(root)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: not a JSON object", path);
+    goto out;
+  }
+  for (cJSON *it = root->child; it != NULL; it = it->next) {
+    gpointer gi = g_hash_table_lookup(w->group_index, it->string);
+    cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+    cJSON *desc = cJSON_GetObjectItemCaseSensitive(it, "desc");
+    if (gi == NULL || !cJSON_IsObject(it) || (name && !cJSON_IsString(name)) || (desc && !cJSON_IsString(desc))) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                  "%s: entry \"%s\" must name a group of comm_group.json and map to {\"name\": ..., \"desc\": ...}",
+                  path, it->string);
+      goto out;
+    }
+    et_group *grp = g_ptr_array_index(w->groups, GPOINTER_TO_UINT(gi) - 1);
+    if (name != NULL && strcmp(name->valuestring, grp->name) != 0) {
+      if (g_hash_table_contains(w->group_index, name->valuestring)) {
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: name \"%s\" is used twice", path,
+                    name->valuestring);
+        goto out;
+      }
+      g_free(grp->name);
+      grp->name = g_strdup(name->valuestring);
+      g_hash_table_insert(w->group_index, g_strdup(grp->name), gi);
+    }
+    if (desc != NULL) {
+      g_free(grp->desc);
+      grp->desc = g_strdup(desc->valuestring);
+    }
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(root);
+  g_free(text);
+  return ok;
+}
+
+static int cmp_str_ptr(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Finds the rank-file prefix inside dir: the single P with P.<r>.et files. */
+static char *dir_prefix(const char *dir, GError **error)
+{
+  GDir *d = g_dir_open(dir, 0, error);
+  if (d == NULL)
+    return NULL;
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  const char *e;
+  while ((e = g_dir_read_name(d)) != NULL) {
+    size_t len = strlen(e);
+    if (len < 6 || strcmp(e + len - 3, ".et") != 0)
+      continue;
+    size_t k = len - 3;
+    while (k > 0 && g_ascii_isdigit(e[k - 1]))
+      k--;
+    if (k == len - 3 || k < 2 || e[k - 1] != '.')
+      continue;
+    char *p = g_strndup(e, k - 1);
+    gboolean seen = FALSE;
+    for (guint j = 0; j < names->len; j++)
+      seen = seen || strcmp(g_ptr_array_index(names, j), p) == 0;
+    if (seen)
+      g_free(p);
+    else
+      g_ptr_array_add(names, p);
+  }
+  g_dir_close(d);
+  char *out = NULL;
+  if (names->len == 1) {
+    out = g_build_filename(dir, g_ptr_array_index(names, 0), NULL);
+  } else if (names->len == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no rank files named PREFIX.<rank>.et in this directory", dir);
+  } else {
+    g_ptr_array_sort(names, cmp_str_ptr);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: rank files with %u different prefixes (e.g. \"%s\" and \"%s\"); pass PREFIX instead of the "
+                "directory", dir, names->len, (char *)g_ptr_array_index(names, 0),
+                (char *)g_ptr_array_index(names, 1));
+  }
+  g_ptr_array_free(names, TRUE);
+  return out;
+}
+
+/* Reads rank r of workload w (PREFIX.<r>.et), fills its point-to-point
+ * defaults, takes its measured baseline, resolves its groups and offers
+ * it for sharing (w->share).  *all_starts is cleared when the rank has no
+ * measured window start.  O(file + graph size). */
+static gboolean load_rank(et_workload *w, const char *prefix, int r, unsigned build_flags, gboolean *all_starts,
+                          GError **error)
+{
+  char *f = g_strdup_printf("%s.%d.et", prefix, r);
+  et_graph *g = et_read_file(f, build_flags & ~(unsigned)ET_LOAD_NO_SHARE, error);
+  g_free(f);
+  if (g == NULL)
+    return FALSE;
+  w->ranks[r] = g;
+  for (uint32_t c = 0; c < g->n_comms; c++) {
+    et_comm *cm = &g->comms[c];
+    if (cm->coll != ET_COLL_NONE)
+      continue;
+    /* SEND: comm_src defaults to the own rank; RECV: comm_dst likewise. */
+    if (cm->src < 0)
+      cm->src = r;
+    if (cm->dst < 0)
+      cm->dst = r;
+  }
+  /* The measured baseline the files carry (wisp's own convert output):
+   * steps per rank; window starts only when every rank has one, as the
+   * frontends give them. */
+  w->measured_step_ps[r] = g->measured_step_ps;
+  if (g->measured_start_ps >= 0 && *all_starts) {
+    if (w->measured_start_ps == NULL)
+      w->measured_start_ps = g_new(sim_time_ps, w->n_ranks);
+    w->measured_start_ps[r] = g->measured_start_ps;
+  }
+  *all_starts = *all_starts && g->measured_start_ps >= 0;
+  if (!et_workload_resolve_rank(w, r, error))
+    return FALSE;
+  if (w->share)
+    et_share_offer(w, r);
+  return TRUE;
+}
+
+et_workload *et_workload_load(const char *path, unsigned build_flags, GError **error)
+{
+  return et_workload_load_groups(path, build_flags, NULL, error);
+}
+
+et_workload *et_workload_load_groups(const char *path, unsigned build_flags, const char *comm_group,
+                                     GError **error)
+{
+  g_return_val_if_fail(path != NULL, NULL);
+  if (comm_group && !g_file_test(comm_group, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: no such file (--comm-group names the comm_group.json to use)",
+                comm_group);
+    return NULL;
+  }
+  char *prefix = g_file_test(path, G_FILE_TEST_IS_DIR) ? dir_prefix(path, error) : g_strdup(path);
+  if (prefix == NULL)
+    return NULL;
+  /* A rank file itself (PREFIX.<r>.et) stands for its prefix. */
+  size_t pl = strlen(prefix);
+  if (pl > 5 && g_str_has_suffix(prefix, ".et") && g_file_test(prefix, G_FILE_TEST_IS_REGULAR)) {
+    size_t k = pl - 3;
+    while (k > 0 && g_ascii_isdigit(prefix[k - 1]))
+      k--;
+    if (k < pl - 3 && k >= 2 && prefix[k - 1] == '.')
+      prefix[k - 1] = '\0';
+  }
+  int n = 0;
+  for (;; n++) {
+    char *f = g_strdup_printf("%s.%d.et", prefix, n);
+    gboolean exists = g_file_test(f, G_FILE_TEST_EXISTS);
+    g_free(f);
+    if (!exists || n == INT_MAX - 1)
+      break;
+  }
+  if (n == 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s.0.et: no such file (expected rank files PREFIX.<rank>.et)",
+                prefix);
+    g_free(prefix);
+    return NULL;
+  }
+  /* A file after a gap (PREFIX.5.et without PREFIX.4.et) would be ignored
+   * silently; refuse instead. */
+  char *dir = g_path_get_dirname(prefix), *base = g_path_get_basename(prefix);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (d != NULL) {
+    const char *e;
+    size_t bl = strlen(base);
+    while ((e = g_dir_read_name(d)) != NULL) {
+      size_t len = strlen(e);
+      if (len > bl + 4 && strncmp(e, base, bl) == 0 && e[bl] == '.' && strcmp(e + len - 3, ".et") == 0) {
+        const char *num = e + bl + 1;
+        char *endp;
+        errno = 0;
+        long r = strtol(num, &endp, 10);
+        if (endp == e + len - 3 && endp > num && g_ascii_isdigit(num[0]) && errno == 0 && r >= n) {
+          g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                      "%s/%s exists but %s.%d.et does not: rank files must be numbered 0..N-1 without gaps",
+                      dir, e, prefix, n);
+          g_dir_close(d);
+          g_free(dir), g_free(base), g_free(prefix);
+          return NULL;
+        }
+      }
+    }
+    g_dir_close(d);
+  }
+  et_workload *w = et_workload_new(n, prefix);
+  /* The groups first: each rank is resolved as it is read, so that it can
+   * share an earlier rank's graph (chakra/et_share.h) before the next
+   * rank is read. */
+  char *gdir = comm_group ? g_path_get_dirname(comm_group) : NULL;
+  char *groups = comm_group ? g_strdup(comm_group) : g_build_filename(dir, "comm_group.json", NULL);
+  char *names = g_build_filename(gdir ? gdir : dir, "comm_group_names.json", NULL);
+  g_free(gdir);
+  gboolean ok = TRUE;
+  if (g_file_test(groups, G_FILE_TEST_EXISTS))
+    ok = load_groups(w, groups, error) && (!g_file_test(names, G_FILE_TEST_EXISTS) ||
+                                           load_group_names(w, names, error));
+  if (ok && !(build_flags & ET_LOAD_NO_SHARE))
+    et_share_attach(w);
+  gboolean all_starts = n > 0;
+  for (int r = 0; ok && r < n; r++)
+    ok = load_rank(w, prefix, r, build_flags, &all_starts, error);
+  if (!all_starts) {
+    g_free(w->measured_start_ps);
+    w->measured_start_ps = NULL;
+  }
+  if (w->share)
+    et_share_seal(w->share);
+  g_free(groups);
+  g_free(names);
+  g_free(dir);
+  g_free(base);
+  g_free(prefix);
+  if (!ok) {
+    et_workload_free(w);
+    return NULL;
+  }
+  return w;
+}
