@@ -118,9 +118,8 @@ static int collbench_check_group(collbench_cli *c)
     fprintf(stderr, "wisp collbench: --svg draws a --compare-csv run; give --compare-csv FILE too\n");
     return 2;
   }
-  if (c->compare_csv != NULL && (c->sizes_s != NULL || c->json != NULL || c->compare)) {
-    fprintf(stderr, "wisp collbench: --compare-csv takes the sizes from the file and prints a table only; drop "
-                    "--sizes, --json and --compare\n");
+  if (c->compare_csv != NULL && (c->sizes_s != NULL || c->compare)) {
+    fprintf(stderr, "wisp collbench: --compare-csv takes the sizes from the file; drop --sizes and --compare\n");
     return 2;
   }
   return 0;
@@ -195,7 +194,7 @@ static int collbench_main(collbench_cli *c, int argc)
     status = collbench_check_group(c);
   if (status == 0 && !done && c->compare_csv != NULL) {
     GError *error = NULL;
-    if (!collbench_compare_run(c->log, c->ctab->table, c->ctest, c->svg, c->network, c->t, c->tier, c->pol,
+    if (!collbench_compare_run(c->log, c->ctab->table, c->ctest, c->svg, c->json, c->network, c->t, c->tier, c->pol,
                      (const int *)(void *)c->ranks->data, (int)c->ranks->len, c->root, &error))
       status = wisp_cli_fail(error);
   } else if (status == 0 && !done) {

@@ -131,8 +131,9 @@ int collbench_op_table(const topo *t, net_tier tier, const coll_policy *pol, con
  * (coll_nccltests.h; `test` its binary) on this network and prints real
  * beside simulated with the medians of issue 15's two measures (busbw >=
  * 64 MiB, time <= 64 KiB); --svg also draws real and simulated busbw
- * against the size.  O(rows x one simulated collective). */
-gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char *test, const char *svg,
+ * against the size; --json (json non-NULL) writes the rows for wisp
+ * report.  O(rows x one simulated collective). */
+gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char *test, const char *svg, const char *json,
                             const char *network, const topo *t, net_tier tier, const coll_policy *pol, const int *rk,
                             int n, int root, GError **error);
 /* --compare-csv, before the network's group and library are built: loads

@@ -15,6 +15,7 @@
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "cli/cmd_collbench.h"
+#include "common/wisp_json.h"
 #include "collectives/coll.h"
 #include "collectives/coll_library_report.h"
 #include "collectives/libraries/nccl/coll_nccl.h"
@@ -42,7 +43,55 @@ static double median_of(GArray *v)
  * beside simulated with the medians of issue 15's two measures (busbw >=
  * 64 MiB, time <= 64 KiB); --svg also draws real and simulated busbw
  * against the size.  O(rows x one simulated collective). */
-gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char *test, const char *svg,
+/* --compare-csv --json: the head of the object (kind collbench_compare),
+ * one row per size, and the medians with the commit. */
+static wisp_afile *compare_json_open(wisp_json *j, const char *json, const char *csv, int table, const char *test,
+                                     const char *network, net_tier tier, int n, const coll_policy *pol,
+                                     GError **error)
+{
+  wisp_afile *jf = wisp_afile_open(json, error);
+  if (jf == NULL)
+    return NULL;
+  wisp_json_init(j, wisp_afile_stream(jf), 2);
+  wisp_json_begin_object(j, NULL);
+  wisp_json_int(j, "schema_version", 1);
+  wisp_json_string(j, "kind", "collbench_compare");
+  wisp_json_string(j, "csv", csv);
+  wisp_json_int(j, "table", table);
+  wisp_json_string(j, "test", test);
+  wisp_json_string(j, "network", network);
+  wisp_json_string(j, "tier", net_tier_name(tier));
+  wisp_json_int(j, "n_ranks", n);
+  wisp_json_string(j, "library", coll_library_name(coll_policy_library(pol)->kind));
+  wisp_json_begin_array(j, "rows");
+  return jf;
+}
+
+static void compare_json_row(wisp_json *j, const coll_ncclt_row *rr, const collbench_row *row)
+{
+  wisp_json_begin_object(j, NULL);
+  wisp_json_uint(j, "size_bytes", rr->size);
+  wisp_json_double(j, "real_time_us", rr->time_us, 3);
+  wisp_json_double(j, "wisp_time_us", (double)row->time_ps / 1e6, 3);
+  wisp_json_double(j, "real_busbw_GBps", rr->busbw_GBps, 3);
+  wisp_json_double(j, "wisp_busbw_GBps", row->busbw, 3);
+  wisp_json_string(j, "algorithm", row->info.detail);
+  wisp_json_end_object(j);
+}
+
+static gboolean compare_json_close(wisp_json *j, wisp_afile *jf, double mb, double mt, GError **error)
+{
+  wisp_json_end_array(j);
+  if (mb >= 0)
+    wisp_json_double(j, "median_busbw_error_pct", 100 * mb, 3);
+  if (mt >= 0)
+    wisp_json_double(j, "median_time_error_pct", 100 * mt, 3);
+  wisp_json_end_object(j);
+  wisp_json_finish(j);
+  return wisp_afile_commit(jf, error);
+}
+
+gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char *test, const char *svg, const char *json,
                             const char *network, const topo *t, net_tier tier, const coll_policy *pol, const int *rk,
                             int n, int root, GError **error)
 {
@@ -59,6 +108,11 @@ gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char 
   gboolean ok = TRUE;
   printf("# wisp collbench --compare-csv %s (table %d, %s): network %s, tier %s, %d ranks, library %s\n", csv, table,
          test, network, net_tier_name(tier), n, coll_library_name(coll_policy_library(pol)->kind));
+  /* --json: the same rows for wisp report (kind collbench_compare). */
+  wisp_json j;
+  wisp_afile *jf = json ? compare_json_open(&j, json, csv, table, test, network, tier, n, pol, error) : NULL;
+  if (json && jf == NULL)
+    ok = FALSE;
   printf("# %-18s %12s %11s %11s %10s %10s  %s\n", "test", "size (B)", "real (us)", "wisp (us)", "real busbw",
          "wisp busbw", "algorithm");
   for (guint i = 0; i < rows->len && ok; i++) {
@@ -77,6 +131,8 @@ gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char 
     }
     printf("  %-18s %12" G_GUINT64_FORMAT " %11.2f %11.2f %10.2f %10.2f  %s\n", test, rr->size, rr->time_us,
            (double)row.time_ps / 1e6, rr->busbw_GBps, row.busbw, row.info.detail);
+    if (jf)
+      compare_json_row(&j, rr, &row);
     if (rr->size >= (64u << 20) && rr->busbw_GBps > 0) {
       double e = fabs(row.busbw - rr->busbw_GBps) / rr->busbw_GBps;
       g_array_append_val(bus_err, e);
@@ -115,7 +171,13 @@ gboolean collbench_compare_run(const coll_ncclt_log *log, int table, const char 
       printf("%.1f %% (%u sizes)\n", 100 * mt, time_err->len);
     else
       printf("n/a\n");
+    if (jf) {
+      ok = compare_json_close(&j, jf, mb, mt, error);
+      jf = NULL;
+    }
   }
+  if (jf)
+    wisp_afile_abort(jf);
   if (ok && svg != NULL) {
     study_svg_series ser[2] = {
       { "nccl-tests (real)", (const double *)(void *)xs->data, (const double *)(void *)yr->data, (int)xs->len },

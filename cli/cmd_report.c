@@ -4,6 +4,9 @@
 #include "cli/wisp_cli.h"
 #include "studies/study_report.h"
 
+#include <glib/gstdio.h>
+#include <unistd.h>
+
 int wisp_cmd_report(int argc, char **argv)
 {
   char *out = NULL;
@@ -36,4 +39,47 @@ int wisp_cmd_report(int argc, char **argv)
   g_free(out);
   wisp_output_reset();
   return status;
+}
+
+/* --html FILE on simulate, utility and the other commands: the page is
+ * written by the same code as `wisp report JSON -o FILE` from the JSON the
+ * command writes.  Without --json that JSON goes to a temporary file
+ * (removed by wisp_cli_html_done); --json - (standard output) cannot be
+ * read back and is refused. */
+gboolean wisp_cli_html_prepare(const char *html, char **json, char **tmp_json, GError **error)
+{
+  *tmp_json = NULL;
+  if (html == NULL)
+    return TRUE;
+  if (*json && wisp_output_is_stdout(*json)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--html reads the JSON report back: give --json a file, "
+                "or leave --json out");
+    return FALSE;
+  }
+  if (!wisp_output_declare(html, "--html", error))
+    return FALSE;
+  if (*json == NULL) {
+    int fd = g_file_open_tmp("wisp-html-XXXXXX.json", tmp_json, error);
+    if (fd < 0)
+      return FALSE;
+    close(fd);
+    *json = g_strdup(*tmp_json);
+  }
+  return TRUE;
+}
+
+gboolean wisp_cli_write_html(const char *json, const char *html, GError **error)
+{
+  if (!study_report_html_one(json, html, error))
+    return FALSE;
+  if (!wisp_output_is_stdout(html))
+    printf("report: %s\n", html);
+  return TRUE;
+}
+
+void wisp_cli_html_done(char *tmp_json)
+{
+  if (tmp_json)
+    g_unlink(tmp_json);
+  g_free(tmp_json);
 }

@@ -13,6 +13,8 @@
 #include "studies/study.h"
 #include "calib/cal.h"
 #include "cli/wisp_metrics.h"
+#include "studies/study_report.h"
+#include "topologies/topo.h"
 
 /* Adds the workload's content digest (so that `wisp diff` can tell two
  * workloads apart) and, for measured inputs, the baseline fidelity object
@@ -22,6 +24,9 @@ typedef struct {
   const et_workload *w;
   gboolean measured;
   const wisp_run_metrics *metrics; /* the CCL-Bench catalog (doc/metrics.md) */
+  const topo *t;
+  study_report_lanes *lanes;       /* the per-rank timeline the HTML report draws */
+  const char *timeline;            /* the Perfetto file, when one was written */
 } baseline_ctx;
 
 /* TRUE when the input carried measured times (a profile, not a synthetic
@@ -45,6 +50,30 @@ static void add_baseline(wisp_json *j, void *p)
   if (b->measured)
     cal_baseline_json(b->r, b->w, j, "baseline");
   wisp_run_metrics_json(b->metrics, j);
+  /* For wisp report: the resolved tiers, the per-rank timeline and the
+   * Perfetto file (absolute, so a page elsewhere can link it). */
+  wisp_json_begin_object(j, "topology");
+  wisp_json_string(j, "name", topo_name(b->t));
+  wisp_json_int(j, "n_ranks", topo_n_ranks(b->t));
+  wisp_json_uint(j, "n_links", topo_n_links(b->t));
+  wisp_json_begin_array(j, "dims");
+  for (int d = 0; d < topo_n_dims(b->t); d++) {
+    wisp_json_begin_object(j, NULL);
+    wisp_json_string(j, "name", topo_dim_name(b->t, d));
+    wisp_json_string(j, "kind", topo_kind_name(topo_dim_kind(b->t, d)));
+    wisp_json_int(j, "size", topo_dim_size(b->t, d));
+    wisp_json_uint(j, "bandwidth_Bps", topo_dim_bw(b->t, d));
+    wisp_json_end_object(j);
+  }
+  wisp_json_end_array(j);
+  wisp_json_end_object(j);
+  if (b->lanes)
+    study_report_lanes_json(b->lanes, b->r->step_time, b->r->n_ranks, j);
+  if (b->timeline && !wisp_output_is_stdout(b->timeline)) {
+    char *abs = g_canonicalize_filename(b->timeline, NULL);
+    wisp_json_string(j, "timeline_file", abs);
+    g_free(abs);
+  }
 }
 
 #include <stdlib.h>
@@ -93,11 +122,12 @@ static int simulate_inputs(const char *network, int n_paths, char **paths, const
 
 /* The outputs of `wisp simulate` besides the summary. */
 typedef struct {
-  const char *json, *timeline, *svg;
+  const char *json, *timeline, *svg, *html;
   int max_rows;
   gboolean chain;
   double check_baseline;
   wisp_run_metrics *metrics;  /* the metric catalog (off with --no-metrics) */
+  study_report_lanes *lanes;  /* the per-rank timeline for the JSON (with --json or --html) */
 } simulate_outputs;
 
 /* Prints the summary, the critical path and (for measured inputs) the
@@ -127,11 +157,14 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
       status = wisp_cli_fail(error);
   }
   wisp_run_metrics_finish(o->metrics, r, w, stdout);
-  baseline_ctx bctx = {r, w, measured, o->metrics};
+  baseline_ctx bctx = {r, w, measured, o->metrics, t, o->lanes, o->timeline};
   if (o->json && !sim_report_write_json_ext(r, w, t, o->json, add_baseline, &bctx, &error))
     status = wisp_cli_fail(error);
-  else if (o->json)
+  else if (o->json) {
     printf("json: %s (the versioned report, schema_version %d)\n", o->json, WISP_REPORT_SCHEMA_VERSION);
+    if (o->html && !wisp_cli_write_html(o->json, o->html, &error))
+      status = wisp_cli_fail(error);
+  }
   if (status == 0 && o->check_baseline >= 0 && !cal_check_baseline(r, w, o->check_baseline, &error))
     status = wisp_cli_fail(error);
   if (o->svg && !study_svg_rank_breakdown(o->svg, "Per-rank step breakdown (simulated)", r, &error))
@@ -145,7 +178,7 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
  * no WORKLOAD argument, one network, no --timeline, --svg or
  * --check-baseline.  Returns the exit status. */
 static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp_cli_common *common,
-                         gboolean checked, const char *json, int max_rows)
+                         gboolean checked, const char *json, const char *html, int max_rows)
 {
   GError *error = NULL;
   sim_replay_options jo = {.checked = checked, .critical_path = TRUE};
@@ -160,7 +193,10 @@ static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp
     g_clear_error(&error);
     return 2;
   }
-  return wisp_simulate_jobs(jobs, network, &jl, &jo, json, max_rows);
+  int status = wisp_simulate_jobs(jobs, network, &jl, &jo, json, max_rows);
+  if (status == 0 && html && !wisp_cli_write_html(json, html, &error))
+    status = wisp_cli_fail(error);
+  return status;
 }
 
 /* Checks the output options before anything is loaded: the timeline
@@ -188,10 +224,28 @@ static int simulate_check_outputs(const char *json, const char *timeline, const 
   return 0;
 }
 
+/* The replay's observers, each calling the next: the metric catalog's,
+ * the HTML report's per-rank timeline (with the JSON report; O(intervals
+ * of 32 ranks)) and the Perfetto timeline's.  Returns the timeline
+ * recorder (NULL without JSON), which the caller frees. */
+static study_report_lanes *simulate_watch(study_timeline *tl, gboolean json, const et_workload *w,
+                                          wisp_run_metrics *metrics, sim_replay_options *opt)
+{
+  study_report_lanes *lanes = NULL;
+  if (tl)
+    opt->observer = study_timeline_observer(tl);
+  if (json) {
+    lanes = study_report_lanes_new(w->n_ranks, opt->observer);
+    opt->observer = study_report_lanes_observer(lanes);
+  }
+  wisp_run_metrics_watch(metrics, w, opt);
+  return lanes;
+}
+
 int wisp_cmd_simulate(int argc, char **argv)
 {
   char *network = NULL, *json = NULL;
-  char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL;
+  char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   gboolean checked = FALSE, chain = FALSE;
   char **jobs = NULL;
   int max_rows = 64;
@@ -215,6 +269,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &tl_ranks, "ranks in the timeline, e.g. 0-3,8 (default all)", "LIST"},
     {"timeline-window", 0, 0, G_OPTION_ARG_STRING, &tl_window, "only slices overlapping FROM:TO, e.g. 10ms:20ms (either side may be empty)", "FROM:TO"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write per-rank step breakdown bars (SVG) to FILE", "FILE"},
+    WISP_CLI_HTML_ENTRY(html),
     {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated step differs from the measured one by more than MAX_PCT %", "MAX_PCT"},
     {"critical-path", 0, 0, G_OPTION_ARG_NONE, &chain, "also print the critical path chain (runs of nodes on one rank and category)", NULL},
     {"job", 0, 0, G_OPTION_ARG_STRING_ARRAY, &jobs, "several jobs on one fabric: a workload, its name and its cluster ranks (repeat per job; no WORKLOAD then)", "[NAME=]PATH[@RANKS]"},
@@ -234,7 +289,8 @@ int wisp_cmd_simulate(int argc, char **argv)
   int status = 0;
   if (!g_option_context_parse(ctx, &argc, &argv, &error) ||
       !wisp_cli_parse_pct("--check-baseline", check_baseline_s, &check_baseline, &error) ||
-      !wisp_cli_check_int("--max-rows", max_rows, -1, INT_MAX, "-1 (all) or a row count of 0 or more", &error)) {
+      !wisp_cli_check_int("--max-rows", max_rows, -1, INT_MAX, "-1 (all) or a row count of 0 or more", &error) ||
+      !wisp_cli_html_prepare(html, &json, &tmp_json, &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -242,7 +298,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   if (jobs != NULL) {
     gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
-    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, max_rows);
+    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, html, max_rows);
     goto out;
   }
   if (argc < 2 || network == NULL) {
@@ -270,38 +326,37 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   et_workload *w = NULL;
   topo *t = NULL;
+  study_timeline *tl = NULL;
   if ((metrics = wisp_run_metrics_new(no_metrics, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  study_timeline *tl = NULL;
   if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
                                 tl_to, &w, &t, &tl)) != 0)
     goto out;
-  if (tl)
-    opt.observer = study_timeline_observer(tl);
-  wisp_run_metrics_watch(metrics, w, &opt);
+  study_report_lanes *lanes = simulate_watch(tl, json != NULL, w, metrics, &opt);
   sim_result *r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
     study_timeline_abort(tl);
     status = wisp_cli_fail(error);
   } else {
-    simulate_outputs o = { json, timeline, svg, max_rows, chain, check_baseline, metrics };
+    simulate_outputs o = { json, timeline, svg, html, max_rows, chain, check_baseline, metrics, lanes };
     status = simulate_report(r, w, t, tl, &o);
     sim_result_free(r);
   }
+  study_report_lanes_free(lanes);
   et_workload_free(w);
   topo_free(t);
 out:
   g_option_context_free(ctx);
   g_free(check_baseline_s);
   g_free(network);
-  g_free(json);
   wisp_cli_common_clear(&common);
   g_free(timeline);
   g_free(tl_ranks);
   g_free(tl_window);
   g_free(svg);
+  wisp_cli_html_done(tmp_json), g_free(html), g_free(json);
   wisp_run_metrics_free(metrics);
   g_strfreev(jobs);
   wisp_output_reset();

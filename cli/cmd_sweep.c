@@ -172,7 +172,7 @@ static void print_parse_error(const GError *error)
 
 int wisp_cmd_sweep(int argc, char **argv)
 {
-  char *out_dir = NULL, *check_baseline_s = NULL, *workload = NULL, *shard = NULL;
+  char *out_dir = NULL, *check_baseline_s = NULL, *workload = NULL, *shard = NULL, *html = NULL;
   int jobs = 0;
   double check_baseline = -1;
   gboolean resume = FALSE, no_progress = FALSE, dry = FALSE;
@@ -185,6 +185,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &no_progress, "no progress bar even on a terminal", NULL},
     {"list", 0, 0, G_OPTION_ARG_NONE, &dry, "print the points and exit", NULL},
     {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the base point's step differs from the workload's measured step by more than MAX_PCT %", "MAX_PCT"},
+    WISP_CLI_HTML_ENTRY(html),
     {NULL},
   };
   GError *error = NULL;
@@ -208,7 +209,8 @@ int wisp_cmd_sweep(int argc, char **argv)
   et_workload *w = NULL;
   study_sweep_stats st = {0};
   if (!g_option_context_parse(ctx, &argc, &argv, &error) ||
-      !sweep_ranges(check_baseline_s, &check_baseline, jobs, &error)) {
+      !sweep_ranges(check_baseline_s, &check_baseline, jobs, &error) ||
+      (html && !wisp_output_declare(html, "--html", &error))) {
     print_parse_error(error);
     g_clear_error(&error);
     status = 2;
@@ -265,6 +267,8 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = wisp_cli_fail(error);
   } else {
     status = report_sweep(s, w, &st, check_baseline, ro.measured_starts);
+    if (html && st.jsonl_path && !wisp_cli_write_html(st.jsonl_path, html, &error))
+      status = wisp_cli_fail(error);
   }
   g_free(dir);
 out:
@@ -277,6 +281,7 @@ out:
   g_free(out_dir);
   g_free(workload);
   g_free(shard);
+  g_free(html);
   wisp_cli_common_clear(&common);
   return status;
 }

@@ -41,7 +41,7 @@ static gboolean draw_utility_svg(const study_utility_result *u, const et_workloa
 
 int wisp_cmd_utility(int argc, char **argv)
 {
-  char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL;
+  char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   double check_baseline = -1;
   char *check_baseline_s = NULL;
   wisp_cli_common common;
@@ -55,6 +55,7 @@ int wisp_cmd_utility(int argc, char **argv)
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
+    WISP_CLI_HTML_ENTRY(html),
     {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
     {NULL},
   };
@@ -89,7 +90,8 @@ int wisp_cmd_utility(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (!wisp_output_declare(json, "--json", &error) || !wisp_output_declare(svg, "--svg", &error)) {
+  if (!wisp_cli_html_prepare(html, &json, &tmp_json, &error) || !wisp_output_declare(json, "--json", &error) ||
+      !wisp_output_declare(svg, "--svg", &error)) {
     fprintf(stderr, "wisp utility: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -135,7 +137,8 @@ int wisp_cmd_utility(int argc, char **argv)
       goto out;
     }
   }
-  if (json && !study_utility_write_json(u, w, base, path, json, &error))
+  if ((json && !study_utility_write_json(u, w, base, path, json, &error)) ||
+      (html && !wisp_cli_write_html(json, html, &error)))
     status = wisp_cli_fail(error);
   if (status == 0 && svg && !draw_utility_svg(u, w, svg, &error))
     status = wisp_cli_fail(error);
@@ -152,6 +155,7 @@ out:
   g_free(json);
   wisp_cli_common_clear(&common);
   g_free(svg);
+  wisp_cli_html_done(tmp_json), g_free(html);
   wisp_output_reset();
   return status;
 }

@@ -34,5 +34,16 @@ void wisp_cli_print_written(int n_ranks, gboolean with_groups, const char *out, 
 /* Prints "wisp: error: <message>" to stderr and returns exit status 1. */
 int wisp_cli_fail(GError *error);
 
+/* --html FILE (cmd_report.c): declares the page as an output and, without
+ * --json, points *json at a temporary file (*tmp_json, removed by
+ * wisp_cli_html_done); refuses --json on standard output.  Then, once the
+ * command wrote its JSON, wisp_cli_write_html writes the page the way
+ * `wisp report` does and prints its path. */
+#define WISP_CLI_HTML_ENTRY(var) \
+  {"html", 0, 0, G_OPTION_ARG_FILENAME, &(var), "also write the report as one self-contained HTML page to FILE (as wisp report does)", "FILE"}
+gboolean wisp_cli_html_prepare(const char *html, char **json, char **tmp_json, GError **error);
+gboolean wisp_cli_write_html(const char *json, const char *html, GError **error);
+void wisp_cli_html_done(char *tmp_json);
+
 
 #endif

@@ -5,6 +5,8 @@
 #define STUDY_REPORT_H
 
 #include "common/wisp_util.h"
+#include "common/wisp_json.h"
+#include "replay/sim_replay.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +18,23 @@ G_BEGIN_DECLS
  * valid JSON or not a wisp report of a known kind; nothing is written then.
  * Cost: O(total input size). */
 gboolean study_report_html(char **inputs, int n_inputs, const char *out_path, GError **error);
+
+/* Writes the page for one JSON file that a command has just written (its
+ * --html option): the same code path as `wisp report JSON -o HTML`. */
+gboolean study_report_html_one(const char *json_path, const char *out_path, GError **error);
+
+/* The per-rank timeline the page draws (studies/study_report_lanes.c): a
+ * replay observer that records the compute and communication intervals of
+ * the first STUDY_REPORT_LANE_RANKS ranks, passing every callback on to
+ * `next` (may be NULL), and writes them as "rank_timeline" (per rank and
+ * per bin of STUDY_REPORT_LANE_BINS over the step, the covered share in
+ * percent) into a JSON object being written. */
+enum { STUDY_REPORT_LANE_RANKS = 32, STUDY_REPORT_LANE_BINS = 120 };
+typedef struct study_report_lanes study_report_lanes;
+study_report_lanes *study_report_lanes_new(int n_ranks, const sim_replay_observer *next);
+const sim_replay_observer *study_report_lanes_observer(study_report_lanes *l);
+void study_report_lanes_json(study_report_lanes *l, sim_time_ps step, int n_ranks, wisp_json *j);
+void study_report_lanes_free(study_report_lanes *l);
 
 G_END_DECLS
 #endif

@@ -7,8 +7,8 @@
 # Traces: GENERATED.  CCL-Bench runs this sweep on its WL7 traces, which
 # are not public; this script uses wisp's bundled example workload
 # (examples/make_example.c: a 16-rank TP4 x PP2 x DP2 training step),
-# written fresh into the output directory.  The hidden-communication share
-# per point is not on the page yet (see /work/notes/w33.md).
+# written fresh into the output directory.  The page lists, per point, the
+# step time and the share of the communication hidden under compute.
 set -eu
 wisp=${1:-build/wisp}
 here=$(cd "$(dirname "$0")/.." && pwd)
