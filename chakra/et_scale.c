@@ -2,6 +2,7 @@
  * workload with shared graphs (see et_scale.h for the rules). */
 #include "config.h"
 #include "chakra/et_scale.h"
+#include "common/wisp_memory.h"
 
 #include <string.h>
 
@@ -429,6 +430,13 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
     return NULL;
   int N = n * K;
   g_assert(N > 0);
+  /* A lower bound of the replay's memory for N ranks, checked before
+   * anything of that size is allocated (common/wisp_memory.h). */
+  char work[64];
+  g_snprintf(work, sizeof work, "%d ranks (--scale dp=%d)", N, rq->dp);
+  if (!wisp_memory_check((uint64_t)N * WISP_MEMORY_PER_RANK_BYTES, work, error))
+    return NULL;
+  wisp_memory_set_context(work);
   et_scale *s = g_new0(et_scale, 1);
   s->n_traced = n;
   s->factor = K;
