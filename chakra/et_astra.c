@@ -2,7 +2,7 @@
  * model and its limits).
  */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 
 #include "chakra/et_astra.h"
 

@@ -12,7 +12,6 @@
  */
 #include "config.h"
 #include "chakra/et_graph.h"
-#include "chakra/et_scale.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -917,11 +916,9 @@ void et_workload_free(et_workload *w)
 {
   if (w == NULL)
     return;
-  /* A scaled workload's graphs are shared and belong to its scale (et_scale.c). */
-  if (w->scale)
-    et_scale_free(w->scale);
-  else if (w->share)
-    et_share_free(w->share, w->ranks);
+  /* Shared graphs (a scaled or shared workload) belong to their owner. */
+  if (w->free_graphs)
+    w->free_graphs(w);
   else
     for (int r = 0; r < w->n_ranks; r++)
       et_graph_free(w->ranks[r]);
@@ -1063,9 +1060,9 @@ gboolean et_workload_resolve_groups(et_workload *w, GError **error)
 {
   g_return_val_if_fail(w != NULL, FALSE);
   for (int r = 0; r < w->n_ranks; r++) {
-    /* A rank sharing another rank's graph was resolved as that graph's
-     * translation (chakra/et_share.h); its canonical rank is resolved. */
-    if (w->share != NULL && et_share_canonical(w->share, r) != r)
+    /* A rank replaying another rank's graph was resolved as that graph's
+     * translation (chakra/et_share.h); the graph's own rank is resolved. */
+    if (w->graph_rank != NULL && w->graph_rank(w, r) != r)
       continue;
     if (!et_workload_resolve_rank(w, r, error))
       return FALSE;

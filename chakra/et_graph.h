@@ -270,7 +270,7 @@ typedef struct {
   int *ranks;              /* global ranks in communicator order */
 } et_group;
 
-typedef struct {
+typedef struct et_workload {
   int n_ranks;
   et_graph **ranks;        /* ranks[r] is rank r's graph */
   GPtrArray *groups;       /* et_group* */
@@ -293,6 +293,15 @@ typedef struct {
    * translates for r; the graphs belong to the share.  A scaled workload
    * keeps its traced workload's share in its scale instead. */
   struct et_share *share;
+  /* The owner of the rank graphs when ranks share them, set together with
+   * the fields above by the module that sets those (et_share.c,
+   * et_scale.c; this module calls neither), else NULL: then each rank owns
+   * its graph.  free_graphs frees the graphs (ranks[] itself stays the
+   * workload's), called once by et_workload_free.  graph_rank, when set,
+   * says which rank's graph rank r replays (r for its own graph):
+   * et_workload_resolve_groups resolves only ranks replaying their own. */
+  void (*free_graphs)(struct et_workload *w);
+  int (*graph_rank)(const struct et_workload *w, int r);
 } et_workload;
 
 et_workload *et_workload_new(int n_ranks, const char *source);

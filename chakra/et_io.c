@@ -16,7 +16,7 @@
 #include "config.h"
 #include "chakra/et_io.h"
 #include "chakra/et_share.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "common/wisp_par.h"
 
 #include <cjson/cJSON.h>
@@ -1723,7 +1723,7 @@ et_workload *et_workload_load_groups(const char *path, unsigned build_flags, con
     ok = load_groups(w, groups, error) && (!g_file_test(names, G_FILE_TEST_EXISTS) ||
                                            load_group_names(w, names, error));
   if (ok && !(build_flags & ET_LOAD_NO_SHARE))
-    w->share = et_share_new(n);
+    et_share_attach(w);
   gboolean all_starts = n > 0;
   for (int r = 0; ok && r < n; r++)
     ok = load_rank(w, prefix, r, build_flags, &all_starts, error);

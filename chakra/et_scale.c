@@ -25,6 +25,12 @@ struct et_scale {
   et_share *share;         /* the traced workload's sharing, owned, or NULL */
 };
 
+/* The scaled workload's owner hook (et_graph.h): the graphs are its scale's. */
+static void scale_free_graphs(et_workload *w)
+{
+  et_scale_free(w->scale);
+}
+
 void et_scale_free(et_scale *s)
 {
   if (s == NULL)
@@ -385,7 +391,11 @@ static gboolean refuse_grown_a2av(const et_workload *w, const et_layout *l, GErr
     const et_graph *g = w->ranks[r];
     for (uint32_t c = 0; c < g->n_comms; c++) {
       et_comm tc;
-      const et_comm *cm = et_workload_traced_comm(w, r, c, &tc);
+      const et_comm *cm = &g->comms[c];
+      if (w->share != NULL) { /* w is not scaled (checked by the caller): its sharing translation only */
+        et_share_translate(w->share, r, cm, &tc);
+        cm = &tc;
+      }
       if (cm->coll == ET_COLL_ALL_TO_ALLV && group_grows(l, cm->group)) {
         g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                     "%s: rank %d issues an all-to-all-v on group '%s', which spans data parallelism and would grow; "
@@ -448,6 +458,7 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
   et_workload *o = et_workload_new(N, src);
   g_free(src);
   o->scale = s;
+  o->free_graphs = scale_free_graphs;
   for (int r = 0; r < N; r++) {
     int c = et_scale_counterpart(s, r);
     o->ranks[r] = w->ranks[c];
@@ -514,7 +525,7 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
   /* The graphs now belong to o's scale; w is freed without them. */
   s->graphs = g_memdup2(w->ranks, sizeof(et_graph *) * (size_t)n);
   s->share = w->share;
-  w->share = NULL;
+  et_share_detach(w);
   for (int r = 0; r < n; r++)
     w->ranks[r] = NULL;
   et_workload_free(w);

@@ -111,23 +111,13 @@ const char *et_scale_summary(const et_scale *s);
 /* The traced workload's graph sharing (chakra/et_share.h), or NULL. */
 const struct et_share *et_scale_share(const et_scale *s);
 
-/* Rank `rank`'s communication record `comm` (an index into its graph's
- * comms[]) as that rank issues it: for a traced workload with its own
- * graph the graph's own record; for a rank sharing another rank's graph
- * (chakra/et_share.h) a copy in *tmp with peers, group and root
- * translated to the rank; for a scaled one a copy in *tmp with the group
- * index, peers, root and size translated for the rank's replica (after
- * its traced counterpart's sharing translation).  O(1) (O(log groups)
- * for a shared rank's group, O(group size) for a shared rank's root in a
- * mapped group). */
+/* Record c of new rank `rank`'s traced counterpart (after the
+ * counterpart's sharing translation) translated into *tmp for the rank's
+ * replica: group index, peers, root and size.  O(1). */
 void et_scale_translate(const et_scale *s, int rank, const et_comm *c, et_comm *tmp);
-static inline const et_comm *et_workload_comm(const et_workload *w, int rank, uint32_t comm, et_comm *tmp)
-{
-  const et_comm *c = &w->ranks[rank]->comms[comm];
-  if (G_LIKELY(w->scale == NULL && w->share == NULL))
-    return c;
-  return et_workload_comm_translated(w, rank, c, tmp);
-}
 
 G_END_DECLS
+/* Readers that include this header for the translated view still get it
+ * (chakra/et_view.h is the accessor; include it instead). */
+#include "chakra/et_view.h"
 #endif

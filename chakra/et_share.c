@@ -2,7 +2,6 @@
  * for the translation and its limits). */
 #include "config.h"
 #include "chakra/et_share.h"
-#include "chakra/et_scale.h"
 
 #include <string.h>
 
@@ -54,6 +53,31 @@ void et_share_seal(et_share *s)
   s->by_hash = NULL;
   g_free(s->next);
   s->next = NULL;
+}
+
+/* The workload's owner hooks (et_graph.h) while it keeps its share. */
+static void share_free_graphs(et_workload *w)
+{
+  et_share_free(w->share, w->ranks);
+}
+
+static int share_graph_rank(const et_workload *w, int r)
+{
+  return et_share_canonical(w->share, r);
+}
+
+void et_share_attach(et_workload *w)
+{
+  w->share = et_share_new(w->n_ranks);
+  w->free_graphs = share_free_graphs;
+  w->graph_rank = share_graph_rank;
+}
+
+void et_share_detach(et_workload *w)
+{
+  w->share = NULL;
+  w->free_graphs = NULL;
+  w->graph_rank = NULL;
 }
 
 void et_share_free(et_share *s, et_graph **ranks)
@@ -168,36 +192,6 @@ void et_share_translate(const et_share *s, int rank, const et_comm *c, et_comm *
   }
   const uint32_t *map = s->map_off[rank] == ET_NONE ? NULL : &g_array_index(s->maps, uint32_t, s->map_off[rank]);
   translate(c, rank - cr, s->n_ranks, s->used[cr], s->n_used[cr], map, share_members, s, tmp);
-}
-
-const et_comm *et_workload_comm_translated(const et_workload *w, int rank, const et_comm *c, et_comm *tmp)
-{
-  if (w->scale != NULL) {
-    const et_share *sh = et_scale_share(w->scale);
-    if (sh != NULL) {
-      et_comm a;
-      et_share_translate(sh, et_scale_counterpart(w->scale, rank), c, &a);
-      et_scale_translate(w->scale, rank, &a, tmp);
-    } else {
-      et_scale_translate(w->scale, rank, c, tmp);
-    }
-    return tmp;
-  }
-  if (w->share != NULL) {
-    et_share_translate(w->share, rank, c, tmp);
-    return tmp;
-  }
-  return c;
-}
-
-const et_comm *et_workload_traced_comm(const et_workload *w, int rank, uint32_t comm, et_comm *tmp)
-{
-  const et_comm *c = &w->ranks[rank]->comms[comm];
-  const et_share *s = w->scale ? et_scale_share(w->scale) : w->share;
-  if (G_LIKELY(s == NULL))
-    return c;
-  et_share_translate(s, w->scale ? et_scale_counterpart(w->scale, rank) : rank, c, tmp);
-  return tmp;
 }
 
 /* ---- detection ---- */
@@ -416,18 +410,17 @@ int et_workload_share(et_workload *w)
     return et_share_distinct(w->share);
   if (w->scale != NULL || w->n_ranks < 1)
     return w->n_ranks;
-  w->share = et_share_new(w->n_ranks);
+  et_share_attach(w);
   for (int r = 0; r < w->n_ranks; r++)
     et_share_offer(w, r);
   et_share_seal(w->share);
   return et_share_distinct(w->share);
 }
 
-char *et_workload_share_summary(const et_workload *w)
+char *et_share_summary(const et_share *s, gboolean traced)
 {
-  const et_share *s = w->scale ? et_scale_share(w->scale) : w->share;
   if (s == NULL || s->n_distinct >= s->n_ranks)
     return NULL;
-  return g_strdup_printf("%d %sranks share %d distinct graph%s", s->n_ranks, w->scale ? "traced " : "",
+  return g_strdup_printf("%d %sranks share %d distinct graph%s", s->n_ranks, traced ? "traced " : "",
                          s->n_distinct, s->n_distinct == 1 ? "" : "s");
 }

@@ -44,6 +44,11 @@ et_share *et_share_new(int n_ranks);
  * ranks; ranks[] itself is the caller's).  ranks may be NULL (the graphs
  * are then the caller's). */
 void et_share_free(et_share *s, et_graph **ranks);
+/* Gives workload w a new sharing table (w->share) and makes it the owner
+ * of w's graphs (w->free_graphs, w->graph_rank); et_share_detach takes the
+ * table away again (the caller keeps it and the graphs). */
+void et_share_attach(et_workload *w);
+void et_share_detach(et_workload *w);
 
 /* Offers rank r's freshly loaded graph w->ranks[r] (its groups resolved,
  * its point-to-point defaults filled in) for sharing.  When it equals an
@@ -64,28 +69,15 @@ int et_workload_share(et_workload *w);
 int et_share_canonical(const et_share *s, int r);
 /* Distinct graphs (canonical ranks) among the ranks offered. */
 int et_share_distinct(const et_share *s);
-/* "N ranks share M distinct graphs" of workload w (a scaled workload
- * counts its traced graphs); NULL when every rank has its own graph.
- * g_free the result. */
-char *et_workload_share_summary(const et_workload *w);
+/* "N ranks share M distinct graphs" ("N traced ranks ..." when traced),
+ * NULL when s is NULL or every rank has its own graph.  g_free the
+ * result. */
+char *et_share_summary(const et_share *s, gboolean traced);
 
 /* Rank `rank`'s record c (a record of its canonical rank's graph)
  * translated into *tmp.  O(1) for sizes and peers; O(log groups of the
  * graph) for the group, plus O(group size) for a root. */
 void et_share_translate(const et_share *s, int rank, const et_comm *c, et_comm *tmp);
-
-/* Rank `rank`'s record `comm` as its traced rank issues it: the sharing
- * translation only.  For a workload that is not scaled this is
- * et_workload_comm(); for a scaled one it is the traced counterpart's own
- * record (group, peers and root of the trace, not of the replica), which
- * is what reports about the traced graph (fingerprints, critical-path
- * labels, calibration, inspect's tables) have always shown.  O(1) as
- * et_share_translate. */
-const et_comm *et_workload_traced_comm(const et_workload *w, int rank, uint32_t comm, et_comm *tmp);
-
-/* The slow path of et_workload_comm (chakra/et_scale.h): translation by
- * sharing, then by scaling. */
-const et_comm *et_workload_comm_translated(const et_workload *w, int rank, const et_comm *c, et_comm *tmp);
 
 G_END_DECLS
 #endif

@@ -77,7 +77,7 @@ void net_set_full_solve(net *n, gboolean full);
 /* Tier B quantum in ps (0 = exact; default: the config's flow_quantum).
  * With q > 0 the flow tier runs its approximate mode: solves at least q
  * apart, each batching the starts and finishes since the previous one,
- * with the new rates backdated to the flows' own first change (net.c, and
+ * with the new rates backdated to the flows' own first change (net_flow.c, and
  * doc/network-models.md for the error bound).  Set it before the first
  * send. */
 void net_set_flow_quantum(net *n, sim_time_ps quantum);
@@ -86,7 +86,7 @@ void net_set_flow_quantum(net *n, sim_time_ps quantum);
  * one size and bottleneck, whose routes have one shape and load their
  * links evenly and alone, are one solver variable with the flows per link
  * as its consumption until they finish or another flow enters one of
- * their links (net.c, "aggregation").  Off: every transfer is its own
+ * their links (net_flow.c, "Aggregation").  Off: every transfer is its own
  * flow.  Set it before the first send.  The statistics: aggregates
  * formed, transfers they carried, aggregates split back into flows. */
 void net_set_flow_aggregation(net *n, gboolean on);

@@ -47,16 +47,10 @@ frontends/hlo.c: split pending, issue 26 (HLO text parsing and replica groups)
 frontends/xplane.c: split pending, issue 26 (XPlane protobuf reading and its event tables)
 topologies/topo_variant.c: split pending, issue 26 (variant edits, YAML writing and rebuilding)
 topologies/topo.c: split pending, issue 26 (construction, routing and queries)
-studies/study_sweep.c: split pending, issue 26 (sweep spec, execution, resume and shards)
-cli/cmd_collbench.c: split pending, issue 26 (option parsing, tables and JSON of collbench)
-net/net.c: split pending, issue 26 (the analytical tier, the flow tier and its aggregation of symmetric flows grew together this session)
-studies/study_metrics.c: split pending, issue 26 (the metric catalog and its activity timeline; the new catalog keys pushed it over)
-cli/wisp_load.c: split pending, issue 26 (input detection, the common options and their range checks)
 '
 ALLOW_CIRCLES='
 '
 TODO_CIRCLES='
-chakra: chakra/et_graph.c chakra/et_scale.c chakra/et_share.c: untie pending, issue 26 item 2 (the workload frees and resolves through its scale and share; the shared view asks the scale for its share)
 '
 
 # scan FILE...: "D file name" for every non-static function definition,

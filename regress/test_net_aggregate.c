@@ -1,5 +1,5 @@
 /* test_net_aggregate.c: the flow tier's aggregation of symmetric flows
- * (net/net.c, "aggregation"; issue 30 item 2) against the exact per-flow
+ * (net/net_flow.c, "Aggregation"; issue 30 item 2) against the exact per-flow
  * solution (net_set_flow_aggregation(n, FALSE)) of the same workload.
  *
  * The workload: every rank of a job runs a chain of STEPS transfers of the
@@ -14,7 +14,7 @@
  * Checks, per case: every transfer completes in both runs; the largest
  * error of a transfer's duration (issue to completion) relative to the
  * exact one is at most 1 % (the issue's bound) -- the aggregation is
- * exact in the mathematics (net.c), so the observed errors are the
+ * exact in the mathematics (net_flow.c), so the observed errors are the
  * solver's floating-point rounding, and the test prints them; the last
  * completion agrees within 1 %; and aggregation did happen where the
  * traffic is symmetric (the count of transfers carried by aggregates), so

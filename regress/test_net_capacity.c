@@ -14,7 +14,7 @@
  *     sends to other leaves over the total bandwidth of its uplinks.
  * Both tiers must finish no earlier than every bound (nothing is faster
  * than physics).  For a burst released at once, tier A's per-link FIFO
- * reaches the busiest link's bound exactly (net/net.c), so single-phase
+ * reaches the busiest link's bound exactly (net/net_analytic.c), so single-phase
  * operations on topologies whose link loads are known in closed form are
  * also checked from above: tier A <= bound + the longest route latency.
  * Every case prints the closed form next to wisp's figures (g_test_message,

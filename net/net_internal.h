@@ -1,0 +1,157 @@
+/* net_internal.h: what the files of net/ share behind net.h (not
+ * installed): the transfer record, the net itself and the functions one
+ * file of the folder calls in another.  The files, top down:
+ *   net.c           tier names and settings, the net's life, net_send;
+ *   net_analytic.c  tier A: the link FIFOs, prepared hops and claims;
+ *   net_group.c     tier B: flows entering together, checked for symmetry;
+ *   net_flow.c      tier B: flows and aggregates in the max-min solver;
+ *   net_xfer.c      the pool of transfer records.
+ * Calls go down this list only.
+ */
+#ifndef WISP_NET_INTERNAL_H
+#define WISP_NET_INTERNAL_H
+
+#include "net/net.h"
+#include "net/lmm.h"
+
+#include <stddef.h>
+
+G_BEGIN_DECLS
+
+/* One transfer.  The first 64 bytes hold what a re-solve reads for every
+ * flow whose rate changed (one cache line per flow); the rest is read at
+ * start and completion only. */
+typedef struct {
+  double rate;              /* bytes/s, current */
+  double remaining;         /* bytes */
+  sim_time_ps last_update;  /* remaining is exact as of this time */
+  sim_time_ps end;          /* predicted finish at the current rate */
+  sim_time_ps ev_at;        /* time of the pending event */
+  sim_event_id ev;          /* the one pending event of this transfer */
+  sim_time_ps flow_start;   /* entry into the solver */
+  uint32_t var;             /* solver variable, LMM_NONE outside the solver */
+  uint8_t single_rate;      /* no rate change since flow_start */
+  uint8_t alive;
+  uint8_t capped;           /* a link's stream bandwidth sets the bottleneck (a rate bound) */
+  /* cold */
+  wisp_bw_Bps bottleneck;   /* minimum over the route of link and stream bandwidths */
+  uint64_t bytes;
+  net_done_fn done;
+  void *ctx;
+  uint64_t cookie;
+  const uint32_t *route;
+  uint32_t n_links;
+  uint32_t next_free;
+  uint32_t agg;             /* the aggregate this member rides in (NET_NO_AGG: none) */
+  GArray *members;          /* an aggregate's member transfers (uint32_t), else NULL */
+  float *mult;              /* an aggregate's flows per link, per route position */
+} net_xfer;
+
+#define NET_NO_AGG UINT32_MAX
+
+/* Flows waiting out their latency phase that will enter the solver at
+ * the same instant with the same size and bottleneck (an aggregation
+ * candidate, see the top comment). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t bytes;
+  wisp_bw_Bps bottleneck;
+  gboolean capped;
+} net_group_key;
+
+typedef struct {
+  net_group_key key;
+  GArray *members;          /* uint32_t transfer slots, in send order */
+  sim_event_id ev;
+} net_group;
+
+G_STATIC_ASSERT(offsetof(net_xfer, bottleneck) <= 64);
+
+/* Tier A: when a link has served every byte queued on it, exactly:
+ * at + rem / bw(l) picoseconds, 0 <= rem < bw(l). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t rem;
+} net_link_free;
+
+struct net {
+  sim_engine *sim;
+  const topo *t;
+  net_tier tier;
+  uint32_t n_links;
+  uint64_t *link_bytes;
+  uint64_t transfers;
+  lmm_system *lmm;          /* tier B only */
+  uint32_t *cnst_of_link;
+  uint32_t *xf_of_var;      /* solver variable id -> transfer slot */
+  size_t cap_xf_of_var;
+  net_xfer *xf;
+  size_t n_xf, cap_xf;
+  uint32_t xf_free;
+  size_t active_flows;
+  gboolean solve_pending;
+  sim_event_id solve_ev;
+  uint64_t flow_events;
+  net_link_free *link_free; /* tier A only: per link, when its FIFO has served all queued bytes */
+  /* Approximate mode (quantum > 0; see the top comment). */
+  sim_time_ps quantum;      /* 0: exact, every change solved at its instant */
+  sim_time_ps last_solve;   /* time of the previous solve, -1 before the first */
+  sim_time_ps batch_first;  /* first start or finish since the previous solve */
+  sim_time_ps *link_first;  /* per link: the same on that link, -1 if none */
+  uint32_t *touched;        /* links whose link_first is set */
+  size_t n_touched;
+  /* Aggregation (tier B, exact mode; see the top comment). */
+  gboolean aggregate;
+  GHashTable *groups;       /* net_group_key -> net_group (pending latency phases) */
+  uint32_t *link_agg;       /* per link: the aggregate riding it, NET_NO_AGG when none */
+  uint32_t *link_use;       /* scratch: flows of a class on the link */
+  uint32_t *link_pos;       /* scratch: the route position the class uses the link at */
+  uint64_t aggregates, aggregated, splits;
+  uint32_t live_aggs;        /* aggregates in the solver */
+  /* Claims (tier A, net.h): per link the claim holding it (0: none); the
+   * claims, index = id - 1. */
+  uint32_t *link_claim;
+  GArray *claims;           /* net_claim */
+  uint32_t claims_held;
+};
+
+typedef struct {
+  net_claim_fn fn;
+  void *ctx;
+  GArray *links;            /* uint32_t */
+  gboolean alive;
+} net_claim;
+
+/* net_xfer.c: the transfer pool.  net_xf_alloc returns a fresh live
+ * slot; net_xf_complete releases slot i and then calls its completion
+ * (the callback may start transfers that reuse the slot).  O(1)
+ * amortized. */
+uint32_t net_xf_alloc(net *n);
+void net_xf_complete(net *n, uint32_t i);
+
+/* net_flow.c: tier B.  net_flow_ev_start is the event that ends a
+ * transfer's latency phase (arg: its slot) and enters it in the solver;
+ * net_flow_enter does the same now; net_flow_agg_enter makes the class
+ * mem[0..m) one aggregate entering now, taking ownership of mult (its
+ * flows per link, per route position). */
+void net_flow_ev_start(sim_engine *sim, void *ctx, uint64_t arg);
+void net_flow_enter(net *n, uint32_t i);
+void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult);
+
+/* net_group.c: tier B flows whose latency phases end together.
+ * net_groups_new makes the table of pending groups; net_groups_free
+ * withdraws their events and frees them; net_group_join puts slot i,
+ * whose latency phase ends at `at`, in its group. */
+GHashTable *net_groups_new(void);
+void net_groups_free(net *n);
+void net_group_join(net *n, uint32_t i, sim_time_ps at);
+
+/* net_analytic.c: tier A.  net_analytic_queue queues `bytes` on every
+ * link of the route behind what each already serves and returns when the
+ * last link has served them; net_claims_yield calls the claims on a route
+ * before another transfer uses it. */
+sim_time_ps net_analytic_queue(net *n, const uint32_t *route, uint32_t n_links, uint64_t bytes, sim_time_ps now);
+void net_claims_yield(net *n, const uint32_t *route, uint32_t n_links);
+
+G_END_DECLS
+#endif

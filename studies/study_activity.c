@@ -1,0 +1,173 @@
+/* study_activity.c: the activity timeline the metric catalog reads
+ * (study_metrics.h): kernel classes by name, and the two feeds - a trace's
+ * measured start times and a replay's observer - with each rank's window.
+ * Adding is O(1) amortized per interval; memory is 40 bytes per kept
+ * interval (study_metrics_internal.h).
+ */
+#include "config.h"
+#include "chakra/et_scale.h"
+#include "studies/study_metrics_internal.h"
+#include "replay/sim_levers.h"
+
+#include <string.h>
+
+/* ---- classification ---- */
+
+static gboolean contains_ci(const char *hay, const char *needle)
+{
+  size_t n = strlen(needle);
+  for (const char *p = hay; *p; p++)
+    if (g_ascii_strncasecmp(p, needle, n) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+study_kernel_class study_kernel_class_of(const char *name)
+{
+  /* One set of name rules (replay/sim_levers.c, doc/studies.md "Kernel
+   * classes"): the gemm class is compute-bound, elementwise and
+   * communication-adjacent kernels are memory-bound. */
+  return sim_kernel_classify(name) == SIM_KERNEL_GEMM ? STUDY_KERNEL_COMPUTE_BOUND : STUDY_KERNEL_MEMORY_BOUND;
+}
+
+gboolean study_is_memcpy_name(const char *name)
+{
+  return name && (contains_ci(name, "memcpy") || g_str_has_prefix(name, "copy-start") ||
+                  g_str_has_prefix(name, "copy-done"));
+}
+
+/* ---- the timeline ---- */
+
+study_activity *study_activity_new(const et_workload *w)
+{
+  study_activity *a = g_new0(study_activity, 1);
+  a->w = w;
+  a->n_ranks = w->n_ranks;
+  a->steps = 1;
+  a->ivs = g_new0(GArray *, w->n_ranks);
+  for (int r = 0; r < w->n_ranks; r++)
+    a->ivs[r] = g_array_new(FALSE, FALSE, sizeof(act_iv));
+  a->origin = g_new0(sim_time_ps, w->n_ranks);
+  a->window = g_new0(sim_time_ps, w->n_ranks);
+  return a;
+}
+
+void study_activity_free(study_activity *a)
+{
+  if (a == NULL)
+    return;
+  for (int r = 0; r < a->n_ranks; r++)
+    g_array_free(a->ivs[r], TRUE);
+  g_free(a->ivs);
+  g_free(a->origin);
+  g_free(a->window);
+  g_free(a);
+}
+
+void study_activity_set_steps(study_activity *a, int steps)
+{
+  a->steps = steps > 0 ? steps : 1;
+}
+
+void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t node, sim_time_ps start,
+                        sim_time_ps end)
+{
+  const et_node *n = &g->nodes[node];
+  if (rank < 0 || rank >= a->n_ranks || end <= start || (n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY)))
+    return;
+  act_iv iv = {.start = start, .end = end, .op = ET_COLL_NONE, .node_type = n->type};
+  switch (n->type) {
+  case ET_NODE_COMP: {
+    const char *name = et_node_name(g, node);
+    iv.kind = study_is_memcpy_name(name) ? STUDY_ACT_MEMCPY : STUDY_ACT_COMPUTE;
+    iv.kclass = (uint8_t)study_kernel_class_of(name);
+    iv.name = name;
+    const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
+    if (ca && ca->has_tensor_size && (iv.kind == STUDY_ACT_MEMCPY || g_str_has_prefix(name, "Memset"))) {
+      iv.bytes = ca->tensor_size; /* the bytes a copy or memset moved (Nsight exports) */
+      iv.n_ranks = 1;
+    }
+    break;
+  }
+  case ET_NODE_COMM_COLL:
+  case ET_NODE_COMM_SEND:
+  case ET_NODE_COMM_RECV: {
+    et_comm tc;
+    const et_comm *c = n->comm == ET_NONE ? NULL
+                       : a->w ? et_workload_traced_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
+    iv.kind = STUDY_ACT_COMM;
+    if (c) {
+      iv.bytes = c->bytes;
+      iv.op = n->type == ET_NODE_COMM_COLL ? c->coll : ET_COLL_NONE;
+      const et_group *grp = c->group == ET_GROUP_WORLD ? NULL : et_workload_group(a->w, c->group);
+      iv.n_ranks = n->type != ET_NODE_COMM_COLL ? 2 : grp ? grp->n_ranks : a->w->n_ranks;
+    }
+    break;
+  }
+  default:
+    return;
+  }
+  g_array_append_val(a->ivs[rank], iv);
+}
+
+gboolean study_activity_add_measured(study_activity *a, const et_workload *w, GError **error)
+{
+  gboolean any = FALSE;
+  for (int r = 0; r < w->n_ranks; r++)
+    any |= w->measured_step_ps && w->measured_step_ps[r] > 0;
+  if (!any) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: the workload carries no measured step window (a generated or converted-without-times set); "
+                "the metrics of a measured run need a Kineto or XLA trace (simulate --json gives the simulated "
+                "run's metrics)", w->source ? w->source : "workload");
+    return FALSE;
+  }
+  for (int r = 0; r < w->n_ranks; r++) {
+    const et_graph *g = w->ranks[r];
+    sim_time_ps origin = w->measured_start_ps ? w->measured_start_ps[r] : 0;
+    a->origin[r] = origin;
+    a->window[r] = w->measured_step_ps[r] > 0 ? w->measured_step_ps[r] : 0;
+    for (uint32_t i = 0; g && i < g->n_nodes; i++)
+      if (g->nodes[i].flags & ET_FLAG_HAS_START)
+        study_activity_add(a, r, g, i, origin + g->nodes[i].start_ps,
+                           origin + g->nodes[i].start_ps + g->nodes[i].duration_ps);
+  }
+  return TRUE;
+}
+
+static void obs_node_done(void *ctx, int rank, const et_graph *g, uint32_t node, sim_time_ps start, sim_time_ps end)
+{
+  study_activity *a = ctx;
+  study_activity_add(a, rank, g, node, start, end);
+  if (a->next.node_done)
+    a->next.node_done(a->next.ctx, rank, g, node, start, end);
+}
+
+static void obs_comm_done(void *ctx, const sim_comm_record *rec)
+{
+  study_activity *a = ctx;
+  if (a->next.comm_done)
+    a->next.comm_done(a->next.ctx, rec);
+}
+
+const sim_replay_observer *study_activity_observer(study_activity *a, const sim_replay_observer *next)
+{
+  if (next)
+    a->next = *next;
+  a->obs.node_done = obs_node_done;
+  a->obs.comm_done = obs_comm_done;
+  a->obs.ctx = a;
+  return &a->obs;
+}
+
+void study_activity_set_replay_windows(study_activity *a, const sim_result *r, const et_workload *w)
+{
+  for (int k = 0; k < r->n_ranks && k < a->n_ranks; k++) {
+    int rank = r->ranks[k].rank;
+    if (rank < 0 || rank >= a->n_ranks)
+      continue;
+    sim_time_ps origin = r->measured_starts && w->measured_start_ps ? w->measured_start_ps[rank] : 0;
+    a->origin[rank] = origin;
+    a->window[rank] = r->ranks[k].finish > origin ? r->ranks[k].finish - origin : 0;
+  }
+}

@@ -1,0 +1,181 @@
+/* study_metrics_out.c: the metric catalog written out - the JSON object
+ * of `wisp metrics --json` and `wisp simulate --json`, and the terminal
+ * table (study_metrics.h).  O(metrics + ranks + collective types).
+ */
+#include "config.h"
+#include "studies/study_metrics.h"
+
+#include <math.h>
+
+
+/* Catalog keys wisp does not compute yet, each with the reason printed as
+ * n/a (issue 31 item 3). */
+static const struct { const char *key, *reason; } study_metrics_not_computed[] = {
+  {"moe_fraction", "not computed yet (expert compute, routing and dispatch/combine time through the registry)"},
+  {"mean_sm_coverage", "not computed yet (needs kernel grid sizes and the SM count; Nsight exports carry them, the "
+                       "graph does not keep them)"},
+  {"bw_peertopeer", "not computed yet (needs peer-to-peer copy counters; none of the inputs' graphs keep them)"},
+  {"ttft", "not computed yet (inference prefill steps are not told apart from decode steps)"},
+  {"tpot", "not computed yet (inference decode steps are not told apart from prefill steps)"},
+};
+
+/* ---- output ---- */
+
+/* A percentage or ratio, null when unknown. */
+static void json_num(wisp_json *j, const char *key, double v, int decimals)
+{
+  if (isnan(v))
+    wisp_json_string(j, key, NULL);
+  else
+    wisp_json_double(j, key, v, decimals);
+}
+
+void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
+{
+  if (m == NULL) {
+    wisp_json_string(j, key, NULL);
+    return;
+  }
+  wisp_json_begin_object(j, key);
+  wisp_json_int(j, "steps", m->steps);
+  wisp_json_ns(j, "avg_step_time_ns", m->avg_step_time);
+  wisp_json_ns(j, "step_time_min_ns", m->step_min);
+  wisp_json_ns(j, "step_time_max_ns", m->step_max);
+  json_num(j, "mfu_pct", m->mfu_pct, 6);
+  wisp_json_string(j, "mfu_source", m->mfu_source);
+  json_num(j, "compute_bound_pct", m->compute_bound_pct, 4);
+  json_num(j, "memory_bound_pct", m->memory_bound_pct, 4);
+  json_num(j, "memory_transfer_overhead_pct", m->memory_transfer_overhead_pct, 4);
+  json_num(j, "communication_fraction_pct", m->communication_fraction_pct, 4);
+  wisp_json_ns(j, "total_communication_time_ns", m->total_communication_time);
+  json_num(j, "compute_comm_overlap_pct", m->compute_comm_overlap_pct, 4);
+  json_num(j, "load_imbalance_ratio", m->load_imbalance_ratio, 6);
+  json_num(j, "dominant_kernel_concentration_pct", m->dominant_kernel_concentration_pct, 4);
+  wisp_json_string(j, "dominant_kernel", m->dominant_kernel);
+  json_num(j, "average_memory_bandwidth_GBps", m->average_memory_bandwidth_GBps, 4);
+  wisp_json_string(j, "average_memory_bandwidth_source", m->average_memory_bandwidth_source);
+  for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++) {
+    char *na_key = g_strdup_printf("%s_na_reason", study_metrics_not_computed[i].key);
+    wisp_json_string(j, na_key, study_metrics_not_computed[i].reason);
+    g_free(na_key);
+  }
+  wisp_json_double(j, "straggler", m->straggler, 6);
+  if (m->straggler_rank >= 0)
+    wisp_json_int(j, "straggler_rank", m->straggler_rank);
+  else
+    wisp_json_string(j, "straggler_rank", NULL);
+  wisp_json_begin_array(j, "collectives");
+  for (guint i = 0; i < m->colls->len; i++) {
+    const study_metric_coll *c = &g_array_index(m->colls, study_metric_coll, i);
+    wisp_json_begin_object(j, NULL);
+    wisp_json_string(j, "op", c->op);
+    wisp_json_uint(j, "count", c->count);
+    wisp_json_uint(j, "sized", c->sized);
+    json_num(j, "median_algbw_GBps", c->median_algbw_GBps, 4);
+    json_num(j, "median_busbw_GBps", c->median_busbw_GBps, 4);
+    wisp_json_double(j, "message_bytes_per_step", c->message_bytes_per_step, 1);
+    wisp_json_double(j, "bus_bytes_per_step", c->bus_bytes_per_step, 1);
+    wisp_json_end_object(j);
+  }
+  wisp_json_end_array(j);
+  wisp_json_begin_array(j, "ranks");
+  for (int r = 0; r < m->n_ranks; r++) {
+    const study_metric_rank *x = &m->ranks[r];
+    wisp_json_begin_object(j, NULL);
+    wisp_json_int(j, "rank", r);
+    wisp_json_ns(j, "window_ns", x->window);
+    wisp_json_ns(j, "active_ns", x->active);
+    wisp_json_ns(j, "compute_ns", x->compute);
+    wisp_json_ns(j, "memcpy_ns", x->memcpy);
+    wisp_json_ns(j, "comm_ns", x->comm);
+    wisp_json_ns(j, "exposed_comm_ns", x->exposed_comm);
+    wisp_json_ns(j, "overlapped_comm_ns", x->overlapped_comm);
+    wisp_json_ns(j, "idle_ns", x->idle);
+    wisp_json_end_object(j);
+  }
+  wisp_json_end_array(j);
+  wisp_json_end_object(j);
+}
+
+static void cell_pct(FILE *out, const study_metrics *m, double v, const char *fmt)
+{
+  if (m == NULL)
+    return;
+  if (isnan(v))
+    fprintf(out, " %14s", "n/a");
+  else
+    fprintf(out, fmt, v);
+}
+
+typedef double (*metric_get)(const study_metrics *m);
+static double get_step(const study_metrics *m) { return (double)m->avg_step_time / 1e9; }
+static double get_mfu(const study_metrics *m) { return m->mfu_pct; }
+static double get_cb(const study_metrics *m) { return m->compute_bound_pct; }
+static double get_mb(const study_metrics *m) { return m->memory_bound_pct; }
+static double get_mto(const study_metrics *m) { return m->memory_transfer_overhead_pct; }
+static double get_cf(const study_metrics *m) { return m->communication_fraction_pct; }
+static double get_tct(const study_metrics *m) { return (double)m->total_communication_time / 1e9; }
+static double get_ovl(const study_metrics *m) { return m->compute_comm_overlap_pct; }
+static double get_lir(const study_metrics *m) { return m->load_imbalance_ratio; }
+static double get_str(const study_metrics *m) { return m->straggler; }
+static double get_dkc(const study_metrics *m) { return m->dominant_kernel_concentration_pct; }
+static double get_amb(const study_metrics *m) { return m->average_memory_bandwidth_GBps; }
+
+static void print_colls(const study_metrics *m, const char *label, FILE *out)
+{
+  if (m == NULL || m->colls->len == 0)
+    return;
+  fprintf(out, "\n%s communication per type (median over kernels; bytes per rank and step):\n", label);
+  fprintf(out, "  %-16s %8s %8s %14s %14s %16s %16s\n", "op", "count", "sized", "algbw (GB/s)", "busbw (GB/s)",
+          "message (B)", "bus (B)");
+  for (guint i = 0; i < m->colls->len; i++) {
+    const study_metric_coll *c = &g_array_index(m->colls, study_metric_coll, i);
+    fprintf(out, "  %-16s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT, c->op, c->count, c->sized);
+    if (isnan(c->median_busbw_GBps))
+      fprintf(out, " %14s %14s", "n/a", "n/a");
+    else
+      fprintf(out, " %14.3f %14.3f", c->median_algbw_GBps, c->median_busbw_GBps);
+    fprintf(out, " %16.0f %16.0f\n", c->message_bytes_per_step, c->bus_bytes_per_step);
+  }
+}
+
+void study_metrics_print(const study_metrics *measured, const study_metrics *simulated, FILE *out)
+{
+  static const struct { const char *name; metric_get get; const char *fmt; } rows[] = {
+    {"avg_step_time (ms)", get_step, " %14.3f"},
+    {"mfu (%)", get_mfu, " %14.3f"},
+    {"compute_bound (% of compute)", get_cb, " %14.2f"},
+    {"memory_bound (% of compute)", get_mb, " %14.2f"},
+    {"memory_transfer_overhead (%)", get_mto, " %14.3f"},
+    {"communication_fraction (%)", get_cf, " %14.2f"},
+    {"total_communication_time (ms)", get_tct, " %14.3f"},
+    {"compute_comm_overlap (%)", get_ovl, " %14.2f"},
+    {"load_imbalance_ratio", get_lir, " %14.4f"},
+    {"straggler", get_str, " %14.4f"},
+    {"dominant_kernel_concentration (%)", get_dkc, " %14.2f"},
+    {"average_memory_bandwidth (GB/s)", get_amb, " %14.3f"},
+  };
+  fprintf(out, "%-32s", "metric");
+  if (measured)
+    fprintf(out, " %14s", "measured");
+  if (simulated)
+    fprintf(out, " %14s", "simulated");
+  fputc('\n', out);
+  for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+    fprintf(out, "%-32s", rows[i].name);
+    cell_pct(out, measured, measured ? rows[i].get(measured) : 0, rows[i].fmt);
+    cell_pct(out, simulated, simulated ? rows[i].get(simulated) : 0, rows[i].fmt);
+    fputc('\n', out);
+  }
+  const study_metrics *any = measured ? measured : simulated;
+  if (any && isnan(any->mfu_pct))
+    fprintf(out, "mfu: %s\n", any->mfu_source);
+  if (any && any->dominant_kernel)
+    fprintf(out, "dominant kernel: %s\n", any->dominant_kernel);
+  if (any && isnan(any->average_memory_bandwidth_GBps))
+    fprintf(out, "average_memory_bandwidth: n/a: %s\n", any->average_memory_bandwidth_source);
+  for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++)
+    fprintf(out, "%s: n/a: %s\n", study_metrics_not_computed[i].key, study_metrics_not_computed[i].reason);
+  print_colls(measured, "measured", out);
+  print_colls(simulated, "simulated", out);
+}
