@@ -86,8 +86,12 @@ def check(path):
         return "%s: %s" % (type(e).__name__, str(e).split("\n")[0][:200])
     for o in opts:
         p = o.get("price_gpu_hour")
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or p <= 0:
-            return "accepted price_gpu_hour %r for option %r" % (p, o.get("name"))
+        try:
+            ok = not isinstance(p, bool) and isinstance(p, (int, float)) and math.isfinite(float(p)) and p > 0
+        except OverflowError:  # an integer beyond a double
+            ok = False
+        if not ok:
+            return "accepted price_gpu_hour %.40r for option %r" % (p, o.get("name"))
     try:
         plan_clusters.sweep_spec("fuzz", "w", "c.yaml", opts, keys)
     except Exception as e:

@@ -728,8 +728,8 @@ static int run_limited(const char *const *args, rlim_t limit, char **err)
  *  - 8 traced ranks scaled to dp=8388608 (8388608 ranks) under 1 GiB are
  *    refused before anything that size is allocated: the lower bound of
  *    1 KiB per rank (WISP_MEMORY_PER_RANK_BYTES) is 8 GiB;
- *  - dp=131072 passes that bound under 160 MiB (128 MiB) but not the run:
- *    the allocation that fails becomes "not enough memory for 131072 ranks"
+ *  - dp=65536 passes that bound under 96 MiB (64 MiB) but not the run:
+ *    the allocation that fails becomes "not enough memory for 65536 ranks"
  *    with status 1, whether GLib's allocator or the address space itself
  *    (the stack of GLib's error path) gave out first.
  * Skipped when wisp cannot start under the limit (a sanitizer build). */
@@ -752,10 +752,10 @@ static void test_memory_limit(void)
   test_expect_has(err, "not enough memory for 8388608 ranks (--scale dp=8388608): needs at least 8.0 GiB, and the "
                        "address-space limit (ulimit -v) is 1.0 GiB");
   g_free(err);
-  g_assert_cmpint(run_limited((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=131072", NULL},
-                              (rlim_t)160 << 20, &err), ==, 1);
-  test_expect_has(err, "wisp: error: not enough memory for 131072 ranks (--scale dp=131072): needs more than ");
-  test_expect_has(err, "and the address-space limit (ulimit -v) is 160 MiB");
+  g_assert_cmpint(run_limited((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=65536", NULL},
+                              (rlim_t)96 << 20, &err), ==, 1);
+  test_expect_has(err, "wisp: error: not enough memory for 65536 ranks (--scale dp=65536): needs more than ");
+  test_expect_has(err, "and the address-space limit (ulimit -v) is 96 MiB");
   g_free(err);
   test_rm_rf(tmp);
   g_free(w);
