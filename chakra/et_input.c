@@ -75,10 +75,13 @@ static gssize et_input_fill(et_input *in, GError **error)
   int n = gzread(in->gz, in->buf + in->end, (unsigned)want);
   if (n < 0) {
     int errnum = 0;
-    const char *msg = gzerror(in->gz, &errnum);
+    const char *msg = gzerror(in->gz, &errnum), *colon = strstr(msg, ": ");
+    if (msg[0] == '<' && colon != NULL) /* zlib's "<fd:N>: " prefix */
+      msg = colon + 2;
+    z_off_t at = gztell(in->gz); /* bytes zlib delivered, this failed call's included */
     g_set_error(error, WISP_ERROR, errnum == Z_ERRNO ? WISP_ERROR_IO : WISP_ERROR_PARSE,
-                "%s: near uncompressed byte %" G_GUINT64_FORMAT ": %s", in->path, in->buf_off + in->end,
-                errnum == Z_ERRNO ? g_strerror(errno) : msg);
+                "%s: near uncompressed byte %" G_GUINT64_FORMAT ": %s", in->path,
+                MAX(in->buf_off + in->end, at > 0 ? (uint64_t)at : 0), errnum == Z_ERRNO ? g_strerror(errno) : msg);
     return -1;
   }
   if (n == 0) {

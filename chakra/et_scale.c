@@ -2,6 +2,7 @@
  * workload with shared graphs (see et_scale.h for the rules). */
 #include "config.h"
 #include "chakra/et_scale.h"
+#include "common/wisp_memory.h"
 
 #include <string.h>
 
@@ -403,6 +404,19 @@ static gboolean refuse_grown_a2av(const et_workload *w, const et_layout *l, GErr
   return TRUE;
 }
 
+/* A lower bound of the replay's memory for N ranks, checked before anything
+ * of that size is allocated; names the work for a later allocation failure
+ * (common/wisp_memory.h).  O(1). */
+static gboolean scale_fits(int N, int dp, GError **error)
+{
+  char work[64];
+  g_snprintf(work, sizeof work, "%d ranks (--scale dp=%d)", N, dp);
+  if (!wisp_memory_check((uint64_t)N * WISP_MEMORY_PER_RANK_BYTES, work, error))
+    return FALSE;
+  wisp_memory_set_context(work);
+  return TRUE;
+}
+
 et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scale_request *rq, GError **error)
 {
   int n = w->n_ranks, D = l->degree[ET_DIM_DP];
@@ -435,6 +449,8 @@ et_workload *et_workload_scale(et_workload *w, const et_layout *l, const et_scal
     return NULL;
   int N = n * K;
   g_assert(N > 0);
+  if (!scale_fits(N, rq->dp, error))
+    return NULL;
   et_scale *s = g_new0(et_scale, 1);
   s->n_traced = n;
   s->factor = K;

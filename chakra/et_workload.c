@@ -7,6 +7,7 @@
 #include "config.h"
 #include "chakra/et_graph.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void group_free(gpointer p)
@@ -52,6 +53,36 @@ void et_workload_free(et_workload *w)
   g_free(w);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether ranks[0, n) are distinct and in [0, limit).  Pairwise for small
+ * groups, a sorted copy beyond (a grown data-parallel group has a million
+ * members: the pairwise check took minutes).  O(n log n). */
+static gboolean ranks_distinct(const int *ranks, int n, int limit)
+{
+  for (int k = 0; k < n; k++)
+    if (ranks[k] < 0 || ranks[k] >= limit)
+      return FALSE;
+  if (n <= 64) {
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < k; j++)
+        if (ranks[j] == ranks[k])
+          return FALSE;
+    return TRUE;
+  }
+  int *copy = g_memdup2(ranks, sizeof(int) * (size_t)n);
+  qsort(copy, (size_t)n, sizeof *copy, cmp_int);
+  gboolean ok = TRUE;
+  for (int k = 1; k < n && ok; k++)
+    ok = copy[k] != copy[k - 1];
+  g_free(copy);
+  return ok;
+}
+
 /* Returns the index of the new group, the index of an existing group with
  * the same name and the same ranks (desc is then ignored), or ET_NONE when
  * the name exists with other ranks or a rank is out of range / repeated. */
@@ -66,13 +97,8 @@ uint32_t et_workload_add_group(et_workload *w, const char *name, const char *des
       return GPOINTER_TO_UINT(have) - 1;
     return ET_NONE;
   }
-  for (int k = 0; k < n_ranks; k++) {
-    if (ranks[k] < 0 || ranks[k] >= w->n_ranks)
-      return ET_NONE;
-    for (int j = 0; j < k; j++)
-      if (ranks[j] == ranks[k])
-        return ET_NONE;
-  }
+  if (!ranks_distinct(ranks, n_ranks, w->n_ranks))
+    return ET_NONE;
   et_group *grp = g_new0(et_group, 1);
   grp->name = g_strdup(name);
   grp->desc = g_strdup(desc);

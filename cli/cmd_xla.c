@@ -143,7 +143,8 @@ int wisp_xla_inspect(int argc, char **argv)
   GError *error = NULL;
   double dt = 0;
   et_workload *w = xla_cli_load(argc, argv, &opt, &rep, &dt, &error);
-  fe_xla_report_print(&rep, stdout);
+  if (w) /* after an error the counts are partial: the error alone is the answer */
+    fe_xla_report_print(&rep, stdout);
   if (w) {
     for (int r = 0; r < w->n_ranks; r++) {
       const et_graph *g = w->ranks[r];
@@ -201,7 +202,8 @@ int wisp_xla_convert(int argc, char **argv)
   GError *error = NULL;
   double dt = 0;
   w = xla_cli_load(argc, argv, &opt, &rep, &dt, &error);
-  fe_xla_report_print(&rep, stderr);
+  if (w)
+    fe_xla_report_print(&rep, stderr);
   fe_xla_report_clear(&rep);
   et_astra_report arep;
   if (w && target == 1) {

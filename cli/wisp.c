@@ -1,6 +1,7 @@
 /* wisp.c: entry point of the `wisp` command; dispatches to subcommands. */
 #include "config.h"
 #include "cli/wisp_cli.h"
+#include "common/wisp_memory.h"
 #include "calib/cal.h"
 #include "collectives/coll.h"
 #include "frontends/fe.h"
@@ -9,6 +10,10 @@
 #include "topologies/topo.h"
 
 #include <locale.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 typedef struct {
@@ -54,6 +59,70 @@ static void usage(FILE *out)
                "once installed; in a source tree, `man -l doc/wisp.1` and `man -l doc/wisp-COMMAND.1`.\n");
 }
 
+/* GLib ends the process when an allocation fails (g_error, SIGTRAP or
+ * SIGABRT).  For wisp the allocations that fail are the user-sized ones
+ * (ranks, traces), so that is an answer, not a crash: this handler, for
+ * GLib's fatal errors, prints what did not fit (common/wisp_memory.h),
+ * removes the run's temporary output files and exits with status 1.  Any
+ * other GLib error keeps GLib's default handling (an abort: a bug). */
+static void on_glib_error(const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+  const char *at = message ? strstr(message, "failed to allocate ") : NULL;
+  if (at == NULL) {
+    g_log_default_handler(domain, level, message, data);
+    return;
+  }
+  char text[640];
+  wisp_memory_failure_message(g_ascii_strtoull(at + strlen("failed to allocate "), NULL, 10), text, sizeof text);
+  wisp_output_remove_temps();
+  fflush(stdout);
+  fprintf(stderr, "wisp: error: %s\n", text);
+  _exit(1);
+}
+
+/* When memory is exhausted down to the last small block, GLib's own error
+ * path fails too: formatting the message allocates, fails and reports
+ * that, recursively, until the stack cannot grow (SIGSEGV) and the handler
+ * above never runs.  So SIGSEGV is caught on a stack of its own: when even
+ * a 1 MiB mapping is refused, the address space is exhausted and this is
+ * the same answer (what did not fit, temp files removed, status 1); any
+ * other SIGSEGV is a bug and dies as one (default action, re-raised).
+ * Uses only async-signal-safe calls (mmap, munmap, write, unlink). */
+static void on_sigsegv(int sig)
+{
+  void *probe = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe != MAP_FAILED) {
+    munmap(probe, 1 << 20);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  char text[640];
+  wisp_memory_failure_message(0, text, sizeof text);
+  wisp_output_remove_temps();
+  static const char head[] = "wisp: error: ";
+  if (write(STDERR_FILENO, head, sizeof head - 1) < 0 || write(STDERR_FILENO, text, strlen(text)) < 0 ||
+      write(STDERR_FILENO, "\n", 1) < 0)
+    _exit(1);
+  _exit(1);
+}
+
+static void catch_exhaustion(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+  return; /* AddressSanitizer's own SIGSEGV report matters more in such a build */
+#endif
+  static char alt[1 << 16];
+  stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigsegv;
+  sa.sa_flags = SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  if (sigaltstack(&ss, NULL) == 0)
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
@@ -63,6 +132,8 @@ int main(int argc, char **argv)
   /* SIGINT/SIGTERM/SIGHUP remove the temporary files of outputs being
    * written, then end the process by the same signal. */
   wisp_output_cleanup_on_signals();
+  g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION, on_glib_error, NULL);
+  catch_exhaustion();
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -29,7 +29,7 @@ static const char *sniff_json(const char *path)
   size_t total = 0;
   const char *kind = NULL;
   gboolean nodes = FALSE;
-  int n;
+  int n = 0;
   while (kind == NULL && total < LIMIT && (n = gzread(f, buf + 15, CHUNK)) > 0) {
     /* The last 15 bytes of the previous chunk go first, so a key split
      * across chunks is still found. */
@@ -45,6 +45,10 @@ static const char *sniff_json(const char *path)
     memcpy(carry, buf + n, 15);
     total += (size_t)n;
   }
+  /* A damaged .json.gz goes to the Kineto reader, which names the damage
+   * and its offset, rather than being called "not a trace". */
+  if (kind == NULL && total < LIMIT && n < 0)
+    kind = "kineto";
   gzclose(f);
   g_free(buf);
   return kind ? kind : nodes ? "nodes" : NULL;

@@ -140,3 +140,25 @@ void wisp_json_finish(wisp_json *j)
   g_assert(j->depth == 0);
   fputc('\n', j->out);
 }
+
+gboolean wisp_json_too_deep(const char *text, size_t len, const char *end, int limit)
+{
+  if (text == NULL || end == NULL || end < text || end > text + len)
+    return FALSE;
+  int depth = 0;
+  gboolean in_string = FALSE;
+  for (const char *p = text; p < end; p++) {
+    if (in_string) {
+      if (*p == '\\' && p + 1 < end)
+        p++;
+      else if (*p == '"')
+        in_string = FALSE;
+    } else if (*p == '"')
+      in_string = TRUE;
+    else if (*p == '[' || *p == '{')
+      depth++;
+    else if ((*p == ']' || *p == '}') && depth > 0)
+      depth--;
+  }
+  return depth >= limit;
+}

@@ -45,5 +45,11 @@ void wisp_json_finish(wisp_json *j);
 /* Writes s as a JSON string literal (with quotes and escapes). */
 void wisp_json_write_escaped(FILE *out, const char *s);
 
+/* Whether a JSON reader that stopped at `end` (inside text[0, len)) stopped
+ * because `limit` arrays and objects were open there (cJSON refuses
+ * nesting past CJSON_NESTING_LIMIT) rather than at a syntax error, so the
+ * message can say which.  Skips brackets inside strings.  O(end - text). */
+gboolean wisp_json_too_deep(const char *text, size_t len, const char *end, int limit);
+
 G_END_DECLS
 #endif

@@ -322,13 +322,18 @@ static void temp_unregister(char *copy)
   g_free(copy);
 }
 
-static void on_fatal_signal(int sig)
+void wisp_output_remove_temps(void)
 {
   for (int i = 0; i < TEMP_SLOTS; i++) {
     const char *p = g_atomic_pointer_get(&temp_slots[i]);
     if (p)
       unlink(p);
   }
+}
+
+static void on_fatal_signal(int sig)
+{
+  wisp_output_remove_temps();
   signal(sig, SIG_DFL);
   raise(sig); /* the default action: the shell sees the signal (exit 130 for SIGINT) */
 }

@@ -174,6 +174,11 @@ void wisp_output_reset(void);
  * ignores stay ignored.  The `wisp` command calls it once at start. */
 void wisp_output_cleanup_on_signals(void);
 
+/* Unlinks the temporary files of the outputs being written (the table the
+ * signal handler uses), for a process about to end abnormally (cli/wisp.c
+ * on a failed allocation).  Async-signal-safe; allocates nothing. */
+void wisp_output_remove_temps(void);
+
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);
 

@@ -168,12 +168,23 @@ gssize fe_json_src_read(fe_json *j, uint8_t *dst, size_t len, uint64_t off, GErr
   int zerr = Z_OK;
   const char *msg = gzerror(j->gz, &zerr);
   if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+    /* The damage lies after the text zlib delivered (gztell; the fill
+     * started at off) and near the compressed bytes it consumed (gzoffset,
+     * within zlib's input buffer); zlib prefixes its message with the
+     * "<fd:N>: " of gzdopen, which names nothing the user knows. */
+    z_off_t at = gztell(j->gz);
+    if (at >= 0 && (uint64_t)at > off)
+      off = (uint64_t)at;
+    const char *colon = msg ? strstr(msg, ": ") : NULL;
+    if (msg && msg[0] == '<' && colon)
+      msg = colon + 2;
     if (zerr == Z_BUF_ERROR)
       error_at(j, off, error, "compressed stream is truncated (gzip data ends early); the file is incomplete");
     else if (zerr == Z_ERRNO)
       error_at(j, off, error, "read error: %s", g_strerror(errno));
     else
-      error_at(j, off, error, "corrupt gzip data: %s", msg ? msg : "unknown zlib error");
+      error_at(j, off, error, "corrupt gzip data after this byte of the text, near compressed byte %lld (zlib: %s); "
+               "the file is damaged: re-copy it", (long long)gzoffset(j->gz), msg ? msg : "unknown error");
     return -1;
   }
   return 0;

@@ -19,6 +19,7 @@
  */
 #include "frontends/pyt_et.h"
 #include "frontends/kineto_rank.h"
+#include "common/wisp_json.h"
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
@@ -346,7 +347,12 @@ pet_trace *pet_trace_parse(const char *text, size_t len, const char *path, GErro
   cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, FALSE);
   if (doc == NULL) {
     size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: offset %zu: not valid JSON (a truncated or damaged "
+    if (wisp_json_too_deep(text, len, end, CJSON_NESTING_LIMIT))
+      g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: offset %zu: arrays and objects nested deeper than %d "
+                  "levels, the JSON reader's limit (no execution trace nests that deep: a damaged file?)", path, off,
+                  CJSON_NESTING_LIMIT);
+    else
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: offset %zu: not valid JSON (a truncated or damaged "
                 "execution trace?)", path, off);
     return NULL;
   }

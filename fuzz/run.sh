@@ -9,7 +9,8 @@
 #              generated there (made with `make` when missing) and the
 #              library source lists of its Makefile; default ./build.
 # SECONDS      per target; default $FUZZ_SECONDS or 60.
-# TARGETS      any of: kineto xplane hlo et topo pyt_et nsys card spec (default: all, in that order).
+# TARGETS      any of: kineto xplane hlo et topo pyt_et nsys card spec kineto_num nccltests
+#              (default: all, in that order).
 #
 # Each target works in BUILD_DIR/fuzz-TARGET (or $FUZZ_WORK/fuzz-TARGET):
 # the binary, a corpus/ that keeps growing across runs (the seeds are
@@ -20,21 +21,26 @@
 # oom-*) are listed, those of at most 4 KiB also printed as base64.
 # Reproduce one with: BUILD_DIR/fuzz-TARGET/fuzz_TARGET FILE
 # Extra libFuzzer options can be passed in $FUZZ_FLAGS (e.g. -jobs=2).
+# The kept corpus fuzz/corpus/TARGET/ (when present) is copied into the
+# work corpus before each run; with FUZZ_KEEP_CORPUS=1 (make fuzz-long) the
+# inputs that add coverage are merged back into it afterwards (-merge=1),
+# so it stays small.
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 secs=${2:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
-targets=${*:-kineto xplane hlo et topo pyt_et nsys card spec}
+targets=${*:-kineto xplane hlo et topo pyt_et nsys card spec kineto_num nccltests}
 build=$(cd "$build" && pwd)
 base=${FUZZ_WORK:-$build}
 CC=${CC_FUZZ:-clang}
 
 for t in $targets; do
   case $t in
-    kineto|xplane|hlo|et|topo|pyt_et|nsys|card|spec) ;;
-    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et nsys card spec)" >&2; exit 2 ;;
+    kineto|xplane|hlo|et|topo|pyt_et|nsys|card|spec|kineto_num|nccltests) ;;
+    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et nsys card spec kineto_num" \
+         "nccltests)" >&2; exit 2 ;;
   esac
 done
 [ -f "$build/config.h" ] || { echo "fuzz/run.sh: $build has no config.h; run configure there first" >&2; exit 2; }
@@ -64,6 +70,7 @@ common=$(am_sources common_libwisp_common_la_SOURCES)
 et_srcs=$(am_sources chakra_libwisp_et_la_SOURCES nodist_chakra_libwisp_et_la_SOURCES)
 fe_srcs=$(am_sources frontends_libwisp_fe_la_SOURCES nodist_frontends_libwisp_fe_la_SOURCES)
 cfg_srcs=$(am_sources config_libwisp_config_la_SOURCES)
+collfacts_srcs=$(am_sources collectives_libwisp_collfacts_la_SOURCES)
 topo=$(am_sources topologies_libwisp_topo_la_SOURCES config_libwisp_config_la_SOURCES)
 # Every library but common/ (the sweep spec reader applies keys through studies/, which links the rest).
 all_srcs=$(am_sources config_libwisp_config_la_SOURCES simcore_libwisp_sim_la_SOURCES chakra_libwisp_et_la_SOURCES \
@@ -79,7 +86,8 @@ fi
 # Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
 sources() {
   case $1 in
-    kineto|xplane|pyt_et|nsys) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
+    kineto|kineto_num|xplane|pyt_et|nsys) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
+    nccltests) echo "$collfacts_srcs $et_srcs" ;;
     hlo) echo "$src/frontends/hlo.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
@@ -92,7 +100,7 @@ sources() {
 seeds() {
   c=$2/corpus
   case $1 in
-    kineto)
+    kineto|kineto_num)
       cat > "$c/seed1.json" <<'J'
 {"distributedInfo": {"rank": 0, "world_size": 2, "pg_config": [{"pg_name": "0", "ranks": [0, 1]}]},
  "traceEvents": [
@@ -244,6 +252,13 @@ J
       cp "$src"/examples/*sweep*.yaml "$c/" 2>/dev/null || true
       printf 'sweep_version: 1\nname: s\ncluster: base.yaml\nset:\n  dims.scale_up.latency: 50ns\ncombine: zip\naxes:\n  - {key: scale_out_bw, range: {from: 10GB/s, to: 100GB/s, step: 10GB/s}}\n  - {key: compute, values: [1, 1e-300, 2]}\n  - {key: slow_rank, values: ["0=1.5", "3=1e308"]}\n' > "$c/seed-axes.yaml"
       ;;
+    nccltests)
+      # wisp's CSV and a raw nccl-tests log (the column layout of
+      # nccl-tests' src/common.cu; the figures are made up but consistent:
+      # algbw = size / time, busbw = algbw x 2(n-1)/n for 8 ranks).
+      printf '# made-up figures in the CSV layout of ../shared/data/nccl-tests\ntest,table,size_bytes,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps\nall_reduce_perf,1,1048576,262144,float,sum,-1,40.00,26.21,45.88\nall_reduce_perf,1,2097152,524288,float,sum,-1,60.00,34.95,61.17\nall_gather_perf,2,8388608,262144,float,none,-1,100.0,83.89,73.40\n' > "$c/seed1.csv"
+      printf '# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 8 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x18] NVIDIA H100\n#  Rank  1 Group  0 Pid 1 on n1 device  1 [0x2a] NVIDIA H100\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n[1,0]<stdout>:     1048576        262144     float     sum      -1    40.00   26.21   26.21      0    40.00   26.21   26.21      0\n           8             2     float     sum      -1    36.22    0.00    0.00      0    35.10    0.00    0.00      0\n# Avg bus bandwidth    : 13.1\n' > "$c/seed2.log"
+      ;;
     topo)
       cp "$src"/examples/networks/*.yaml "$src"/examples/networks/*.yml "$c/"
       cat > "$2/dict" <<'D'
@@ -315,6 +330,9 @@ for t in $targets; do
   fi
   rm -f "$work/dict"
   seeds "$t" "$work"
+  if [ -d "$src/fuzz/corpus/$t" ]; then
+    cp "$src/fuzz/corpus/$t"/* "$work/corpus/" 2>/dev/null || true
+  fi
   dict=""
   [ -f "$work/dict" ] && dict="-dict=$work/dict"
   touch "$work/.start"
@@ -328,6 +346,12 @@ for t in $targets; do
   (cd "$work" && TMPDIR=$fuzz_tmp ./fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$work/" $dict ${FUZZ_FLAGS:-} corpus > fuzz.log 2>&1) || rc=$?
   rm -rf "$fuzz_tmp"
+  if [ "${FUZZ_KEEP_CORPUS:-0}" = 1 ] && [ $rc -eq 0 ]; then
+    # Keep only what adds coverage: merge the grown corpus into the kept one.
+    mkdir -p "$src/fuzz/corpus/$t"
+    (cd "$work" && TMPDIR=${TMPDIR:-/tmp} ./fuzz_$t -merge=1 -timeout=10 -rss_limit_mb=2048 \
+        "$src/fuzz/corpus/$t" corpus > merge.log 2>&1) || echo "== fuzz_$t: merging the corpus failed (see $work/merge.log)"
+  fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/fuzz.log" | tail -n 1)
   found=$(find "$work" -maxdepth 1 -newer "$work/.start" \( -name 'crash-*' -o -name 'leak-*' \

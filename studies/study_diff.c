@@ -44,8 +44,10 @@ static gboolean load_report(const char *path, report *r, GError **error)
   const char *end = NULL;
   r->doc = cJSON_ParseWithLengthOpts(text, len + 1, &end, TRUE);
   if (r->doc == NULL) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: not valid JSON (error near byte %td); give a report "
-                "written by wisp simulate --json", path, end ? end - text : (ptrdiff_t)0);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: %s (error near byte %td); give a report written by wisp "
+                "simulate --json", path, wisp_json_too_deep(text, len, end, CJSON_NESTING_LIMIT) ? "arrays and "
+                "objects nested deeper than the JSON reader's limit of " G_STRINGIFY(CJSON_NESTING_LIMIT) " levels"
+                : "not valid JSON", end ? end - text : (ptrdiff_t)0);
     g_free(text);
     return FALSE;
   }

@@ -137,4 +137,12 @@ void study_metrics_mfu(study_metrics *m, const study_mfu_input *in)
     m->mfu_pct = per_chip_step / step_s / (peak * 1e12) * 100;
     m->mfu_source = "model_flops";
   }
+  /* Above 100 % the card's (or model_flops') FLOPs are more than the peak
+   * could do in the measured step: the figure would be meaningless. */
+  if (m->mfu_pct > 100) {
+    m->mfu_source = in->card ? "above 100 %: the card does not describe this trace (its model and batch "
+                    "need more FLOPs than the devices' peak allows in the step)" : "above 100 %: model_flops does "
+                    "not describe this trace (more FLOPs than the devices' peak allows in the step)";
+    m->mfu_pct = NAN;
+  }
 }
