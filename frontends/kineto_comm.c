@@ -313,24 +313,51 @@ static kt_desc comm_group(kt_xctx *c, kt_comm *cm, const kt_event *k, const kt_m
   return KT_DESC_OK;
 }
 
+/* Whether the In split size entries l are a usable split list: every entry
+ * is >= 0 and their sum fits in int64 (stored in *sum).  Values a fuzzer or
+ * a damaged trace puts there (2^63 - 1, 2^64 saturated) would otherwise
+ * overflow the sum.  O(entries). */
+static gboolean splits_sum(const GArray *l, gint64 *sum)
+{
+  *sum = 0;
+  for (guint i = 0; i < l->len; i++) {
+    gint64 v = g_array_index(l, gint64, i);
+    if (v < 0 || v > G_MAXINT64 - *sum)
+      return FALSE;
+    *sum += v;
+  }
+  return TRUE;
+}
+
 /* All-to-all(v) per-peer split sizes from the In split size list of the
  * metadata szm that sized it (nelems elements): an all_to_allv when the
- * list has one entry per member and divides the count. */
+ * list has one entry per member and divides the count.  A list whose sum
+ * or byte sizes cannot be represented is counted as skipped and the split
+ * is taken as uniform. */
 static void comm_splits(kt_xctx *c, kt_comm *cm, const kt_meta *szm, int64_t nelems)
 {
   const char *sp = szm ? kt_str(c->t, szm->in_split) : NULL;
   GArray *l = g_array_new(FALSE, FALSE, sizeof(gint64));
+  gint64 sum = 0;
   if (sp && kt_parse_int_list(sp, l) && l->len == (guint)cm->n_ranks) {
-    gint64 sum = 0;
-    for (guint i = 0; i < l->len; i++)
-      sum += g_array_index(l, gint64, i);
-    if (sum > 0 && nelems % sum == 0) {
-      uint64_t per_row = (uint64_t)(nelems / sum) * (uint64_t)cm->dsize;
-      cm->splits = g_new(uint64_t, cm->n_ranks);
-      for (int i = 0; i < cm->n_ranks; i++)
-        cm->splits[i] = (uint64_t)g_array_index(l, gint64, i) * per_row;
-      cm->coll = ET_COLL_ALL_TO_ALLV;
+    gboolean ok = splits_sum(l, &sum);
+    if (ok && sum > 0 && nelems >= 0 && nelems % sum == 0) {
+      uint64_t per_row = 0, bytes = 0;
+      ok = g_uint64_checked_mul(&per_row, (uint64_t)(nelems / sum), (uint64_t)cm->dsize);
+      uint64_t *splits = g_new(uint64_t, cm->n_ranks);
+      for (int i = 0; ok && i < cm->n_ranks; i++) {
+        ok = g_uint64_checked_mul(&bytes, (uint64_t)g_array_index(l, gint64, i), per_row);
+        splits[i] = bytes;
+      }
+      if (ok) {
+        cm->splits = splits;
+        cm->coll = ET_COLL_ALL_TO_ALLV;
+      } else {
+        g_free(splits);
+      }
     }
+    if (!ok)
+      kt_count_skip(c->r->skipped, "all_to_allv split list out of range (uniform split assumed)", 1);
   } else if (sp && strstr(sp, "...")) {
     kt_count_skip(c->r->skipped, "all_to_allv split list cut at 30 entries (uniform split assumed)", 1);
   }

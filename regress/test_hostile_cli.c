@@ -616,6 +616,35 @@ static void test_json_too_deep(void)
   g_free(tmp);
 }
 
+/* Found by fuzz_kineto_num: an all_to_allv whose "In split size" entries
+ * sum past 2^63 - 1 overflowed a signed sum (UBSan: signed integer
+ * overflow in comm_splits).  The list cannot describe the 8 elements it
+ * claims to split, so the collective is taken as a uniform all-to-all and
+ * the list is counted as skipped; under the sanitizer build of the suite
+ * the old sum fails this test. */
+static void test_kineto_split_overflow(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *path = g_build_filename(tmp, "r0.json", NULL);
+  const char *trace =
+    "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\","
+    "\"name\":\"ncclDevKernel_SendRecv\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":2,\"args\":{\"Collective name\":"
+    "\"all_to_allv\",\"In msg nelems\":8,\"dtype\":\"Long\",\"Process Group Ranks\":\"[0, 1]\","
+    "\"In split size\":\"[9223372036854775807, 4]\"}}]}";
+  g_assert_true(g_file_set_contents(path, trace, -1, NULL));
+  char *out = NULL, *err = NULL;
+  int rc = test_wisp_run_in(NULL, (const char *[]){"inspect", "--verbose", path, NULL}, &out, &err);
+  g_assert_cmpint(rc, ==, 0);
+  test_expect_has(out, "all_to_allv split list out of range (uniform split assumed)");
+  g_free(out);
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(path);
+  g_free(tmp);
+}
+
 /* Item 15: after an XPlane read error, inspect printed its statistics
  * ("xla: 5 bytes read, 0 events ...") as if the profile had been read.
  * A 5-byte profile whose first field declares 2^25 - 1 bytes: the error
@@ -778,6 +807,7 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile/huge_string", test_huge_string);
   g_test_add_func("/hostile/gzip_corrupt", test_gzip_corrupt);
   g_test_add_func("/hostile/json_too_deep", test_json_too_deep);
+  g_test_add_func("/hostile/kineto_split_overflow", test_kineto_split_overflow);
   g_test_add_func("/hostile/xplane_error_alone", test_xplane_error_alone);
   g_test_add_func("/hostile/sweep_list_validates", test_sweep_list_validates);
   g_test_add_func("/hostile/chakra_cycle", test_chakra_cycle);
