@@ -241,7 +241,7 @@ static void test_nsys(void)
                                     "  - {key: scale_up_bw, values: [450GB/s, 900GB/s]}\n", -1, NULL));
   g_assert_cmpint(run(&v, (const char *[]){"sweep", spec, "-w", "node.sqlite", "-o", "sw", "--jobs", "1",
                                            "--no-progress", NULL}, &out, &err), ==, 0);
-  must_contain(out, "base point simulated 170000.000 ns vs measured 170000.000 ns: error +0.00 %");
+  must_contain(out, "base point simulated 0.170000 ms vs measured 0.170000 ms: error +0.00 %");
   g_free(out);
   g_free(err);
   g_assert_cmpint(run(&v, (const char *[]){"calibrate", "node.sqlite", "--cluster", "dgx-h100", "-o", "cal.yaml",
