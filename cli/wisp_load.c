@@ -268,8 +268,10 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
     return NULL;
   }
-  if (card.none) /* --card without --scale, and the card gives no layout */
+  if (card.none) { /* --card without --scale, and the card gives no layout */
+    g_free(card.source);
     return w;
+  }
   gboolean ok = et_layout_infer(w, have_card ? &card : NULL, &l, error);
   g_free(card.source);
   if (!ok) {
