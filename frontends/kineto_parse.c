@@ -752,11 +752,17 @@ static void finish_event(parser *p, uint32_t file_index)
   t->events_read++;
   /* The latest end of any complete event, kept or skipped: a step whose
    * marker ends at or after it was cut by the trace's end. */
+  /* A ts within the duration of INT64_MAX (a damaged trace; found by
+   * fuzz_kineto_num) has no representable end: the time range check below
+   * refuses such an event, so it does not count here either. */
   if (sc->ph == 'X' && sc->has_ts && sc->dur >= 0 && sc->dur <= (INT64_C(1) << 61)) {
-    int64_t end_us = sc->ts_us + (sc->dur + sc->ts_frac + SIM_PS_PER_US - 1) / SIM_PS_PER_US;
-    if (!t->have_end || end_us > t->end_max_us)
-      t->end_max_us = end_us;
-    t->have_end = TRUE;
+    int64_t dur_us = (sc->dur + sc->ts_frac + SIM_PS_PER_US - 1) / SIM_PS_PER_US;
+    if (sc->ts_us <= INT64_MAX - dur_us) {
+      int64_t end_us = sc->ts_us + dur_us;
+      if (!t->have_end || end_us > t->end_max_us)
+        t->end_max_us = end_us;
+      t->have_end = TRUE;
+    }
   }
   int kind = event_kind(p, &aux);
   if (!kind)

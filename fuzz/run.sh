@@ -88,7 +88,7 @@ sources() {
   case $1 in
     kineto|kineto_num|xplane|pyt_et|nsys) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
     nccltests) echo "$collfacts_srcs $et_srcs" ;;
-    hlo) echo "$src/frontends/hlo.c" ;;
+    hlo) echo "$src/frontends/hlo.c $src/frontends/hlo_groups.c" ;;
     et) echo "$et_srcs" ;;
     topo) echo "$topo" ;;
     card) echo "$fe_srcs $et_srcs $cfg_srcs" ;;

@@ -645,6 +645,33 @@ static void test_kineto_split_overflow(void)
   g_free(tmp);
 }
 
+/* Found by fuzz_kineto_num: a kernel at ts 2^63 - 2 us made the trace-end
+ * bookkeeping add its duration past INT64_MAX (UBSan: signed integer
+ * overflow in kineto_parse.c finish_event).  An event that is its own
+ * origin is representable, so the one-kernel trace loads: 1 kernel,
+ * 0.002 ms measured (its 2 us); the sanitizer build of the suite fails on
+ * the old addition. */
+static void test_kineto_ts_overflow(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *path = g_build_filename(tmp, "r0.json", NULL);
+  const char *trace = "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":[{\"ph\":\"X\","
+                      "\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":9223372036854775806,"
+                      "\"dur\":2,\"args\":{\"stream\":7}}]}";
+  g_assert_true(g_file_set_contents(path, trace, -1, NULL));
+  char *out = NULL, *err = NULL;
+  int rc = test_wisp_run_in(NULL, (const char *[]){"inspect", path, NULL}, &out, &err);
+  g_assert_cmpint(rc, ==, 0);
+  test_expect_has(out, "0.002   100.0        1");
+  g_free(out);
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(path);
+  g_free(tmp);
+}
+
 /* Item 15: after an XPlane read error, inspect printed its statistics
  * ("xla: 5 bytes read, 0 events ...") as if the profile had been read.
  * A 5-byte profile whose first field declares 2^25 - 1 bytes: the error
@@ -808,6 +835,7 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile/gzip_corrupt", test_gzip_corrupt);
   g_test_add_func("/hostile/json_too_deep", test_json_too_deep);
   g_test_add_func("/hostile/kineto_split_overflow", test_kineto_split_overflow);
+  g_test_add_func("/hostile/kineto_ts_overflow", test_kineto_ts_overflow);
   g_test_add_func("/hostile/xplane_error_alone", test_xplane_error_alone);
   g_test_add_func("/hostile/sweep_list_validates", test_sweep_list_validates);
   g_test_add_func("/hostile/chakra_cycle", test_chakra_cycle);
