@@ -275,16 +275,10 @@ static char *line_with(const char *text, const char *prefix)
 
 static void test_dlrm(void)
 {
-  const char *sd = g_getenv("WISP_SHARED_DATA");
-  char *tgz = sd ? g_build_filename(sd, "param", "dlrm_kineto.tar.gz", NULL) : NULL;
-  if (!test_have_bin() || tgz == NULL || !g_file_test(tgz, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_BIN or WISP_SHARED_DATA/param/dlrm_kineto.tar.gz missing (make check sets both)");
-    g_free(tgz);
+  char *dir = NULL, *wl = test_dlrm_kineto("wisp-acct-XXXXXX", &dir);
+  if (wl == NULL)
     return;
-  }
-  char *dir = g_dir_make_tmp("wisp-acct-XXXXXX", NULL);
-  test_untar(tgz, dir);
-  char *wl = g_build_filename(dir, "dlrm_kineto", NULL), *json = g_build_filename(dir, "d.json", NULL);
+  char *json = g_build_filename(dir, "d.json", NULL);
   char *svg = g_build_filename(dir, "d.svg", NULL);
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", "dgx-a100", "--json", json, "--svg", svg,
@@ -348,7 +342,7 @@ static void test_dlrm(void)
   g_assert_null(strstr(out, "latency-bound"));
   g_free(out);
   test_rm_rf(dir);
-  g_free(dir), g_free(wl), g_free(json), g_free(svg), g_free(tgz);
+  g_free(dir), g_free(wl), g_free(json), g_free(svg);
 }
 
 int main(int argc, char **argv)

@@ -23,17 +23,7 @@
  * with test_rm_rf) and returns their path, or NULL with the test skipped. */
 static char *dlrm(char **dir)
 {
-  const char *sd = g_getenv("WISP_SHARED_DATA");
-  char *tgz = sd ? g_build_filename(sd, "param", "dlrm_kineto.tar.gz", NULL) : NULL;
-  if (!g_getenv("WISP_BIN") || tgz == NULL || !g_file_test(tgz, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_BIN or WISP_SHARED_DATA/param/dlrm_kineto.tar.gz missing (make check sets both)");
-    g_free(tgz);
-    return NULL;
-  }
-  *dir = g_dir_make_tmp("wisp-baseline-XXXXXX", NULL);
-  test_untar(tgz, *dir);
-  g_free(tgz);
-  return g_build_filename(*dir, "dlrm_kineto", NULL);
+  return test_dlrm_kineto("wisp-baseline-XXXXXX", dir);
 }
 
 /* The base point's "error +X.XX %" from sweep's baseline line. */

@@ -16,16 +16,10 @@
 
 static void test_simulate_units(void)
 {
-  const char *sd = g_getenv("WISP_SHARED_DATA");
-  char *tgz = sd ? g_build_filename(sd, "param", "dlrm_kineto.tar.gz", NULL) : NULL;
-  if (!test_have_bin() || tgz == NULL || !g_file_test(tgz, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_BIN or WISP_SHARED_DATA/param/dlrm_kineto.tar.gz missing (make check sets both)");
-    g_free(tgz);
+  char *dir = NULL, *wl = test_dlrm_kineto("wisp-units-XXXXXX", &dir);
+  if (wl == NULL)
     return;
-  }
-  char *dir = g_dir_make_tmp("wisp-units-XXXXXX", NULL);
-  test_untar(tgz, dir);
-  char *wl = g_build_filename(dir, "dlrm_kineto", NULL), *json = g_build_filename(dir, "d.json", NULL);
+  char *json = g_build_filename(dir, "d.json", NULL);
   char *svg = g_build_filename(dir, "d.svg", NULL), *out = NULL, *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", wl, "--network", "dgx-a100", "--json", json,
                                                            "--svg", svg, NULL}, &out, &err), ==, 0);
@@ -50,7 +44,7 @@ static void test_simulate_units(void)
   g_free(want);
   g_free(out), g_free(err);
   test_rm_rf(dir);
-  g_free(dir), g_free(wl), g_free(json), g_free(svg), g_free(tgz);
+  g_free(dir), g_free(wl), g_free(json), g_free(svg);
 }
 
 /* make_dp OUT/dp with 8 ranks; returns the prefix (g_free). */

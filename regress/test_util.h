@@ -97,6 +97,27 @@ G_GNUC_UNUSED static gboolean test_have_bin(void)
   return FALSE;
 }
 
+/* The DLRM Kineto traces (WISP_SHARED_DATA/param/dlrm_kineto.tar.gz, 8
+ * ranks of one A100 node) unpacked into a fresh temporary directory made
+ * from tmp_template (returned in *dir, for test_rm_rf); returns the trace
+ * directory, or NULL with the test skipped and the reason given when the
+ * wisp binary or the data is missing.  Used by the CLI tests on DLRM. */
+G_GNUC_UNUSED static char *test_dlrm_kineto(const char *tmp_template, char **dir)
+{
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  char *tgz = sd ? g_build_filename(sd, "param", "dlrm_kineto.tar.gz", NULL) : NULL;
+  *dir = NULL;
+  if (!g_getenv("WISP_BIN") || tgz == NULL || !g_file_test(tgz, G_FILE_TEST_EXISTS)) {
+    g_test_skip("WISP_BIN or WISP_SHARED_DATA/param/dlrm_kineto.tar.gz missing (make check sets both)");
+    g_free(tgz);
+    return NULL;
+  }
+  *dir = g_dir_make_tmp(tmp_template, NULL);
+  test_untar(tgz, *dir);
+  g_free(tgz);
+  return g_build_filename(*dir, "dlrm_kineto", NULL);
+}
+
 /* Asserts that text (NULL reads as "") contains needle; on failure the
  * test log shows both.  O(length of text). */
 G_GNUC_UNUSED static void test_expect_has(const char *text, const char *needle)
