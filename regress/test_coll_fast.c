@@ -23,74 +23,9 @@
 
 #include "collectives/coll.h"
 
-typedef struct {
-  sim_time_ps *t;
-  int n;
-} done_log;
-
-static void on_done(sim_engine *sim, void *ctx, uint64_t cookie, int member)
-{
-  (void)cookie;
-  done_log *log = ctx;
-  g_assert_cmpint(log->t[member], ==, -1);
-  log->t[member] = sim_now(sim);
-}
-
-static topo *load(const char *yaml)
-{
-  GError *err = NULL;
-  topo *t = topo_load_string(yaml, "test.yaml", &err);
-  g_assert_no_error(err);
-  g_assert_nonnull(t);
-  return t;
-}
-
-/* Competing traffic: a send of `bytes` from rank src to dst at time at. */
-typedef struct {
-  net *n;
-  int src, dst;
-  uint64_t bytes;
-  sim_time_ps done;
-} competitor;
-
-static void comp_done(sim_engine *sim, void *ctx, uint64_t cookie)
-{
-  (void)cookie;
-  ((competitor *)ctx)->done = sim_now(sim);
-}
-
-static void comp_start(sim_engine *sim, void *ctx, uint64_t arg)
-{
-  (void)sim;
-  (void)arg;
-  competitor *x = ctx;
-  net_send(x->n, x->src, x->dst, x->bytes, comp_done, x, 0);
-}
-
-typedef struct {
-  sim_time_ps *t;          /* per member */
-  uint64_t transfers;
-  uint64_t *link_bytes;
-  coll_ring_stats st;
-  sim_time_ps comp_done;
-} fast_result;
-
-/* One collective at time 0, with a competitor (comp != NULL) sent at
- * comp_at: 0 before the collective starts, > 0 at that time,
- * RUN_AFTER_START at 0 in an event after the collective's first (the
- * ideal ring has issued its first step then). */
-#define RUN_AFTER_START (-2)
-/* fast: 1 every ring of 2 or more members takes the recurrence, 0 none,
- * -1 the default (COLL_RING_RECURRENCE_MIN). */
-static fast_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
-                       int n, int fast, const competitor *comp, sim_time_ps comp_at)
-{
-  sim_engine *sim = sim_engine_new(TRUE);
-  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
-  coll_rt *c = coll_rt_new(sim, nt, pol);
-  if (fast >= 0)
+#include "regress/test_coll_paths.h"
     coll_rt_set_ring_recurrence(c, fast ? 2 : 0); /* the same switch turns the fast path on or off */
-  fast_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
+  coll_path_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
   for (int i = 0; i < n; i++)
     res.t[i] = -1;
   done_log log = { res.t, n };
@@ -124,7 +59,7 @@ static fast_result run(const topo *t, const coll_policy *pol, et_coll_type type,
   return res;
 }
 
-static void result_free(fast_result *r)
+static void result_free(coll_path_result *r)
 {
   g_free(r->t);
   g_free(r->link_bytes);
@@ -133,11 +68,11 @@ static void result_free(fast_result *r)
 /* Runs both paths; requires equal results (every member's done time,
  * the transfer count, the bytes on every link, the competitor's done
  * time); returns the fast path's. */
-static fast_result both(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
+static coll_path_result both(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
                         int n, const competitor *comp, sim_time_ps comp_at)
 {
-  fast_result a = run(t, pol, type, bytes, ranks, n, 1, comp, comp_at);
-  fast_result b = run(t, pol, type, bytes, ranks, n, 0, comp, comp_at);
+  coll_path_result a = run(t, pol, type, bytes, ranks, n, 1, comp, comp_at);
+  coll_path_result b = run(t, pol, type, bytes, ranks, n, 0, comp, comp_at);
   for (int i = 0; i < n; i++) {
     if (a.t[i] != b.t[i] && i == 0)
       g_test_message("comp_at %" G_GINT64_FORMAT " phase runs %d declined %d conv %d", comp_at,
@@ -179,14 +114,14 @@ static int *iota(int n)
 
 /* Both paths for one case without competitor; *taken: the fast path ran
  * (else it declined).  Returns the fast path's result. */
-static fast_result same(const topo *t, coll_algo algo, gboolean red, et_coll_type type, uint64_t bytes, int n,
+static coll_path_result same(const topo *t, coll_algo algo, gboolean red, et_coll_type type, uint64_t bytes, int n,
                         gboolean *taken)
 {
   coll_policy *pol = forced(algo);
   if (red)
     coll_policy_set_reduce_bw(pol, 300000000000);
   int *r = iota(n);
-  fast_result a = both(t, pol, type, bytes, r, n, NULL, -1);
+  coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
   *taken = a.st.phase_runs == 1;
   g_assert_cmpuint(a.st.phase_conversions, ==, 0);
   g_free(r);
@@ -201,7 +136,7 @@ static void test_halving_doubling_switch(void)
   topo *t = load(SWITCH_YAML(16));
   const uint64_t S = 16 << 20;
   gboolean taken;
-  fast_result a = same(t, COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, S, 16, &taken);
+  coll_path_result a = same(t, COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, S, 16, &taken);
   g_assert_true(taken);
   /* alpha = 2 x 936.25 ns (up and down); B = 400 GB/s. */
   sim_time_ps expect = 0;
@@ -227,7 +162,7 @@ static void test_direct_switch(void)
   topo *t = load(SWITCH_YAML(12));
   gboolean taken;
   const uint64_t piece = 1 << 20;
-  fast_result a = same(t, COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, piece, 12, &taken);
+  coll_path_result a = same(t, COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, piece, 12, &taken);
   g_assert_true(taken);
   sim_time_ps expect = wisp_transfer_ps(11 * piece, 400000000000) + 2 * 936250;
   for (int i = 0; i < 12; i++)
@@ -265,7 +200,7 @@ static void test_hierarchical_and_shared(void)
     for (size_t a = 0; a < G_N_ELEMENTS(algos); a++)
       for (size_t k = 0; k < G_N_ELEMENTS(types); k++) {
         gboolean taken;
-        fast_result r = same(t, algos[a], k % 2 == 1, types[k], (4 << 20) + 64, 16, &taken);
+        coll_path_result r = same(t, algos[a], k % 2 == 1, types[k], (4 << 20) + 64, 16, &taken);
         if (y == 0 && taken)
           taken_hier++;
         result_free(&r);
@@ -289,7 +224,7 @@ static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_
     coll_policy_set_reduce_bw(pol, 300000000000);
   int *r = iota(n);
   competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
-  fast_result a = both(t, pol, type, bytes, r, n, NULL, -1);
+  coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
   g_assert_cmpuint(a.st.phase_runs, ==, 1);
   sim_time_ps span = 0;
   for (int i = 0; i < n; i++)
@@ -334,7 +269,7 @@ static void test_competitor_boundaries(void)
       uint64_t bytes = phase == 0 ? x : S / 16 * (S / 2 / x); /* the all-gather grows again */
       b += wisp_transfer_ps(bytes, 400000000000) + 2 * 936250;
       for (int d = -1; d <= 1; d++) {
-        fast_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 16, &cx, b + d);
+        coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 16, &cx, b + d);
         conversions += (int)a.st.phase_conversions;
         cases++;
         result_free(&a);

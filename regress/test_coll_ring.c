@@ -15,74 +15,9 @@
 
 #include "collectives/coll.h"
 
-typedef struct {
-  sim_time_ps *t;
-  int n;
-} done_log;
-
-static void on_done(sim_engine *sim, void *ctx, uint64_t cookie, int member)
-{
-  (void)cookie;
-  done_log *log = ctx;
-  g_assert_cmpint(log->t[member], ==, -1);
-  log->t[member] = sim_now(sim);
-}
-
-static topo *load(const char *yaml)
-{
-  GError *err = NULL;
-  topo *t = topo_load_string(yaml, "test.yaml", &err);
-  g_assert_no_error(err);
-  g_assert_nonnull(t);
-  return t;
-}
-
-/* Competing traffic: a send of `bytes` from rank src to dst at time at. */
-typedef struct {
-  net *n;
-  int src, dst;
-  uint64_t bytes;
-  sim_time_ps done;
-} competitor;
-
-static void comp_done(sim_engine *sim, void *ctx, uint64_t cookie)
-{
-  (void)cookie;
-  ((competitor *)ctx)->done = sim_now(sim);
-}
-
-static void comp_start(sim_engine *sim, void *ctx, uint64_t arg)
-{
-  (void)sim;
-  (void)arg;
-  competitor *x = ctx;
-  net_send(x->n, x->src, x->dst, x->bytes, comp_done, x, 0);
-}
-
-typedef struct {
-  sim_time_ps *t;          /* per member */
-  uint64_t transfers;
-  uint64_t *link_bytes;
-  coll_ring_stats st;
-  sim_time_ps comp_done;
-} ring_result;
-
-/* One collective at time 0, with a competitor (comp != NULL) sent at
- * comp_at: 0 before the collective starts, > 0 at that time,
- * RUN_AFTER_START at 0 in an event after the collective's first (the
- * ideal ring has issued its first step then). */
-#define RUN_AFTER_START (-2)
-/* fast: 1 every ring of 2 or more members takes the recurrence, 0 none,
- * -1 the default (COLL_RING_RECURRENCE_MIN). */
-static ring_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
-                       int n, int fast, const competitor *comp, sim_time_ps comp_at)
-{
-  sim_engine *sim = sim_engine_new(TRUE);
-  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
-  coll_rt *c = coll_rt_new(sim, nt, pol);
-  if (fast >= 0)
+#include "regress/test_coll_paths.h"
     coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
-  ring_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
+  coll_path_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
   for (int i = 0; i < n; i++)
     res.t[i] = -1;
   done_log log = { res.t, n };
@@ -116,18 +51,18 @@ static ring_result run(const topo *t, const coll_policy *pol, et_coll_type type,
   return res;
 }
 
-static void result_free(ring_result *r)
+static void result_free(coll_path_result *r)
 {
   g_free(r->t);
   g_free(r->link_bytes);
 }
 
 /* Runs both paths; requires equal results; returns the recurrence's. */
-static ring_result both(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
+static coll_path_result both(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
                         int n, const competitor *comp, sim_time_ps comp_at)
 {
-  ring_result a = run(t, pol, type, bytes, ranks, n, 1, comp, comp_at);
-  ring_result b = run(t, pol, type, bytes, ranks, n, 0, comp, comp_at);
+  coll_path_result a = run(t, pol, type, bytes, ranks, n, 1, comp, comp_at);
+  coll_path_result b = run(t, pol, type, bytes, ranks, n, 0, comp, comp_at);
   for (int i = 0; i < n; i++) {
     if (a.t[i] != b.t[i] && i == 0)
       g_test_message("comp_at %" G_GINT64_FORMAT " runs %d shared %d conv %d", comp_at, (int)a.st.runs, (int)a.st.shared, (int)a.st.conversions);
@@ -170,7 +105,7 @@ static void check_all(const char *yaml_ideal, const char *yaml_nccl, const int *
       if (red)
         coll_policy_set_reduce_bw(pol, 300000000000);
       for (size_t k = 0; k < G_N_ELEMENTS(ring_types); k++) {
-        ring_result a = both(t, pol, ring_types[k], bytes, ranks, n, NULL, -1);
+        coll_path_result a = both(t, pol, ring_types[k], bytes, ranks, n, NULL, -1);
         g_assert_cmpuint(a.st.runs, ==, 1);
         g_assert_cmpuint(a.st.conversions, ==, 0);
         result_free(&a);
@@ -201,7 +136,7 @@ static void test_switch(void)
   coll_policy *pol = ring_policy(t, TRUE);
   int *r = iota(8);
   const uint64_t S = 8 * 1048576; /* S/p = 1 MiB */
-  ring_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, NULL, -1);
+  coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, NULL, -1);
   /* 2(p-1) steps of S/p at 400 GB/s, alpha = 2 x 936.25 ns (up and down):
    * 1 MiB / 400e9 B/s = 2,621,440 ps; alpha = 1,872,500 ps;
    * 14 x 4,493,940 ps = 62,915,160 ps (= 2(p-1)/p S/B + 2(p-1) alpha). */
@@ -249,7 +184,7 @@ static void test_ring_topology(void)
   int *r = iota(6);
   topo *t = load(RING_YAML("ideal", "ring"));
   coll_policy *pol = ring_policy(t, TRUE);
-  ring_result a = both(t, pol, ET_COLL_ALL_REDUCE, 6000000, r, 6, NULL, -1);
+  coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, 6000000, r, 6, NULL, -1);
   /* 10 steps of 1,000,000 bytes at 50 GB/s (20 us) + 500 ns. */
   for (int i = 0; i < 6; i++)
     g_assert_cmpint(a.t[i], ==, 10 * (20000000 + 500000));
@@ -327,12 +262,12 @@ static void test_competing(void)
     coll_policy *pol = ring_policy(t, TRUE);
     const uint64_t S = 8 * 1048576;
     competitor big = { .src = 3, .dst = 4, .bytes = 64 * 1048576 }; /* 168 us: still queued after NCCL's launch */
-    ring_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &big, 0);
+    coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &big, 0);
     g_assert_cmpuint(a.st.shared, ==, 1);
     g_assert_cmpuint(a.st.runs, ==, 0);
     result_free(&a);
     competitor cx = { .src = 3, .dst = 4, .bytes = 4 * 1048576 };
-    ring_result alone = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, NULL, -1);
+    coll_path_result alone = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, NULL, -1);
     sim_time_ps step = wisp_transfer_ps(S / 8, 400000000000) + 2 * 936250;
     sim_time_ps last_alone = 0;
     for (int m = 0; m < 8; m++)
@@ -345,7 +280,7 @@ static void test_competing(void)
       for (size_t i = 0; i < G_N_ELEMENTS(ats); i++)
         ats[i] = last_alone / 2 + (sim_time_ps)i * (last_alone / 2 / (sim_time_ps)G_N_ELEMENTS(ats));
     for (size_t i = 0; i < G_N_ELEMENTS(ats); i++) {
-      ring_result b = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &cx, ats[i]);
+      coll_path_result b = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &cx, ats[i]);
       g_assert_cmpuint(b.st.runs, ==, 1);
       g_assert_cmpuint(b.st.conversions, ==, 1);
       sim_time_ps last = 0;
@@ -356,14 +291,14 @@ static void test_competing(void)
       result_free(&b);
     }
     if (!lib) { /* at the ring's start instant, after its first step was issued */
-      ring_result b = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &cx, RUN_AFTER_START);
+      coll_path_result b = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 8, &cx, RUN_AFTER_START);
       g_assert_cmpuint(b.st.conversions, ==, 1);
       result_free(&b);
     }
     /* A send over links the ring does not use (a 6-member ring; ranks
      * 6 -> 7 are outside it): no conversion. */
     competitor other = { .src = 6, .dst = 7, .bytes = 4 * 1048576 };
-    ring_result c = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 6, &other, step);
+    coll_path_result c = both(t, pol, ET_COLL_ALL_REDUCE, S, r, 6, &other, step);
     g_assert_cmpuint(c.st.runs, ==, 1);
     g_assert_cmpuint(c.st.conversions, ==, 0);
     result_free(&c);
@@ -391,7 +326,7 @@ static void test_shared_hops(void)
   topo *t = load(SHARED_GRAPH_YAML);
   coll_policy *pol = ring_policy(t, TRUE);
   int *r = iota(4);
-  ring_result a = both(t, pol, ET_COLL_ALL_REDUCE, 4000000, r, 4, NULL, -1);
+  coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, 4000000, r, 4, NULL, -1);
   g_assert_cmpuint(a.st.runs, ==, 0);
   g_assert_cmpuint(a.st.shared, ==, 1);
   result_free(&a);
@@ -409,7 +344,7 @@ static void test_default_threshold(void)
   topo *t = load(SWITCH_YAML("ideal", 128));
   coll_policy *pol = ring_policy(t, TRUE);
   int *r = iota(128);
-  ring_result a = run(t, pol, ET_COLL_ALL_REDUCE, 1 << 20, r, 63, -1, NULL, -1);
+  coll_path_result a = run(t, pol, ET_COLL_ALL_REDUCE, 1 << 20, r, 63, -1, NULL, -1);
   g_assert_cmpuint(a.st.runs + a.st.shared, ==, 0);
   result_free(&a);
   a = run(t, pol, ET_COLL_ALL_REDUCE, 1 << 20, r, 64, -1, NULL, -1);
