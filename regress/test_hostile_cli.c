@@ -147,6 +147,16 @@ static void test_kineto_sizes_and_types(void)
   write_kineto(a, "[1, 2]", "1024");
   expect_run(NULL, (const char *[]){"simulate", a, "--network", "dgx-h100", NULL}, 1,
              "\"dur\" must be a number of microseconds, found an array");
+  /* The probe as run: "ts": [1, 2] on a kernel; the error is at the
+   * event's "ts" (byte 256 of this text). */
+  const char *ts = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 0, \"tid\": 1, "
+    "\"ts\": 0, \"dur\": 400, \"args\": {}},\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", "
+    "\"pid\": 0, \"tid\": 7, \"ts\": [1,2], \"dur\": 100, \"args\": {\"stream\": 7, \"device\": 0}}]}\n";
+  g_assert_true(g_file_set_contents(a, ts, -1, NULL));
+  g_assert_cmpint((int)(strstr(ts, "[1,2]") - ts), ==, 256);
+  expect_run(NULL, (const char *[]){"simulate", a, "--network", "dgx-h100", NULL}, 1,
+             "a.json: byte 256: \"ts\" must be a number of microseconds, found an array");
   /* The same trace with numbers simulates: 4096 bytes, a 100 us gemm. */
   write_kineto(a, "100", "1024");
   expect_run(NULL, (const char *[]){"simulate", a, "--network", "dgx-h100", NULL}, 0, NULL);

@@ -1,6 +1,7 @@
-/* test_hostile_mem_cli.c: issue 28's memory probes end to end through the
- * `wisp` binary ($WISP_BIN, set by `make check`): inputs sized to make the
- * readers or the replay allocate without bound.  Each check asserts that
+/* test_hostile_input_cli.c: issue 28's probes of sizes end to end through
+ * the `wisp` binary ($WISP_BIN, set by `make check`): inputs sized to make
+ * the readers or the replay allocate without bound, and numbers out of
+ * the range a reader accepts.  Each check asserts that
  * the process exited normally (never killed by a signal: GLib's allocation
  * abort is SIGTRAP) with the documented status and message, and, where
  * the point is a bound, the child's peak resident memory (getrusage of the
@@ -336,12 +337,57 @@ static void test_trace_memory(void)
   g_free(tmp);
 }
 
+/* Runs wisp and checks the exit status and that stderr holds `want`. */
+static void expect_run(const char *const *args, int status, const char *want)
+{
+  char *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, args, NULL, &err), ==, status);
+  test_expect_has(err, want);
+  g_free(err);
+}
+
+/* Items 1 and 11 through the binary (n27 tests the reader itself in
+ * test_ncclt_cli): nccl-tests rows of 2^63 - 1 bytes (aborted in
+ * analytic_queue), -1048576 (wrapped to 2^64 - 2^20), 1e30 (read as 1),
+ * times of inf/nan/negative (printed as real) and a header without
+ * size_bytes (shifted columns) are each an error naming the line and the
+ * field, status 1, from `collbench --compare-csv`. */
+static void test_nccltests_rows(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *csv = g_build_filename(tmp, "r.csv", NULL);
+  const char *head = "test,table,size_bytes,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps\n";
+  const struct { const char *row, *want; } probes[] = {
+    {"9223372036854775807,262144,float,sum,-1,40.0", "r.csv:2: size_bytes 9223372036854775807 exceeds 2^50 B"},
+    {"-1048576,262144,float,sum,-1,40.0", "r.csv:2: size_bytes '-1048576' is not a count"},
+    {"1e30,262144,float,sum,-1,40.0", "r.csv:2: size_bytes '1e30' is not a count"},
+    {"1048576,262144,float,sum,-1,inf", "r.csv:2: time_us 'inf' is not a finite positive number"},
+    {"1048576,262144,float,sum,-1,nan", "r.csv:2: time_us 'nan' is not a finite positive number"},
+    {"1048576,262144,float,sum,-1,-40.0", "r.csv:2: time_us '-40.0' is not a finite positive number"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(probes); i++) {
+    char *text = g_strconcat(head, "all_reduce_perf,1,", probes[i].row, ",26.21,45.88\n", NULL);
+    g_assert_true(g_file_set_contents(csv, text, -1, NULL));
+    expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", csv, NULL}, 1, probes[i].want);
+    g_free(text);
+  }
+  g_assert_true(g_file_set_contents(csv, "test,table,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps\n"
+                                    "all_reduce_perf,1,262144,float,sum,-1,40.0,26.21,45.88\n", -1, NULL));
+  expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", csv, NULL}, 1,
+             "r.csv:1: the header lacks the column(s) size_bytes");
+  test_rm_rf(tmp);
+  g_free(csv);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/hostile_mem/huge_string_4gib", test_huge_string_4gib);
-  g_test_add_func("/hostile_mem/huge_number", test_huge_number);
-  g_test_add_func("/hostile_mem/memory_limit", test_memory_limit);
-  g_test_add_func("/hostile_mem/trace_memory", test_trace_memory);
+  g_test_add_func("/hostile_input/huge_string_4gib", test_huge_string_4gib);
+  g_test_add_func("/hostile_input/huge_number", test_huge_number);
+  g_test_add_func("/hostile_input/memory_limit", test_memory_limit);
+  g_test_add_func("/hostile_input/trace_memory", test_trace_memory);
+  g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
   return g_test_run();
 }
