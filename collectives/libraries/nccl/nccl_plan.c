@@ -257,29 +257,32 @@ static void nccl_apply_algo(coll_run *r, coll_nccl_algo a, coll_nccl_func f, con
 }
 
 /* The send/recv shape of an all-to-all(v) as NCCL schedules it: the
- * largest number of peers a rank sends to and the largest per-peer size
- * (splits when given; else d->bytes / n to each of the n - 1 others).
- * O(n^2) with splits, O(1) without. */
-static void nccl_p2p_shape(const coll_desc *d, int n, int *peers, uint64_t *peer_bytes)
+ * largest number of peers a rank sends to on its own node (*intra) and on
+ * other nodes (*remote), and the largest per-peer size (splits when given;
+ * else d->bytes / n to each of the n - 1 others).  node[m]: member m's
+ * node.  O(n^2) with splits, O(n) without. */
+static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intra, int *remote, uint64_t *peer_bytes)
 {
-  *peers = MAX(n - 1, 1);
+  *intra = *remote = 0;
   *peer_bytes = d->bytes / (uint64_t)MAX(n, 1);
-  if (d->splits == NULL)
-    return;
-  *peers = 0;
-  *peer_bytes = 0;
+  if (d->splits != NULL)
+    *peer_bytes = 0;
   for (int i = 0; i < n; i++) {
-    int k = 0;
+    int ki = 0, kn = 0;
     for (int j = 0; j < n; j++) {
-      uint64_t b = d->splits[(size_t)i * (size_t)n + (size_t)j];
+      uint64_t b = d->splits ? d->splits[(size_t)i * (size_t)n + (size_t)j] : 1;
       if (j == i || b == 0)
         continue;
-      k++;
-      *peer_bytes = MAX(*peer_bytes, b);
+      if (node[j] == node[i])
+        ki++;
+      else
+        kn++;
+      if (d->splits)
+        *peer_bytes = MAX(*peer_bytes, b);
     }
-    *peers = MAX(*peers, k);
+    *intra = MAX(*intra, ki);
+    *remote = MAX(*remote, kn);
   }
-  *peers = MAX(*peers, 1);
 }
 
 /* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
@@ -313,11 +316,14 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   /* Gather and scatter keep NCCL's NVLink view: their one root does not
    * show the channel cap in public runs (B200 gather / scatter 718 / 746
    * GB/s at 16 GiB, above 32 channels x COLL_NCCL_P2P_CH_GBPS = 650). */
-  if (a == COLL_NALGO_P2P && n_nodes == 1 && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
-    int peers;
+  if (a == COLL_NALGO_P2P && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
+    int intra, remote;
     uint64_t peer_bytes;
-    nccl_p2p_shape(d, n, &peers, &peer_bytes);
-    r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, peers);
+    nccl_p2p_shape(d, n, node, &intra, &remote, &peer_bytes);
+    if (intra > 0)
+      r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, intra);
+    if (remote > 0)
+      r->inv_eff_inter = 1.0 / coll_nccl_p2p_net_efficiency(mdl, peer_bytes, remote);
   }
   double base_us = 0, hop_us = 0;
   coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
