@@ -257,13 +257,14 @@ static void nccl_apply_algo(coll_run *r, coll_nccl_algo a, coll_nccl_func f, con
 }
 
 /* The send/recv shape of an all-to-all(v) as NCCL schedules it: the
- * largest number of peers a rank sends to on its own node (*intra) and on
- * other nodes (*remote), and the largest per-peer size (splits when given;
- * else d->bytes / n to each of the n - 1 others).  node[m]: member m's
- * node.  O(n^2) with splits, O(n) without. */
-static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intra, int *remote, uint64_t *peer_bytes)
+ * largest number of peers a rank sends to on its own node (*intra), on
+ * other nodes (*remote) and in all (*all), and the largest per-peer size
+ * (splits when given; else d->bytes / n to each of the n - 1 others).
+ * node[m]: member m's node.  O(n^2). */
+static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intra, int *remote, int *all,
+                           uint64_t *peer_bytes)
 {
-  *intra = *remote = 0;
+  *intra = *remote = *all = 0;
   *peer_bytes = d->bytes / (uint64_t)MAX(n, 1);
   if (d->splits != NULL)
     *peer_bytes = 0;
@@ -282,6 +283,7 @@ static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intr
     }
     *intra = MAX(*intra, ki);
     *remote = MAX(*remote, kn);
+    *all = MAX(*all, ki + kn);
   }
 }
 
@@ -316,10 +318,11 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   /* Gather and scatter keep NCCL's NVLink view: their one root does not
    * show the channel cap in public runs (B200 gather / scatter 718 / 746
    * GB/s at 16 GiB, above 32 channels x COLL_NCCL_P2P_CH_GBPS = 650). */
+  int intra = 0, remote = 0, p2p_peers = n - 1;
+  uint64_t peer_bytes = 0;
+  if (a == COLL_NALGO_P2P)
+    nccl_p2p_shape(d, n, node, &intra, &remote, &p2p_peers, &peer_bytes);
   if (a == COLL_NALGO_P2P && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
-    int intra, remote;
-    uint64_t peer_bytes;
-    nccl_p2p_shape(d, n, node, &intra, &remote, &peer_bytes);
     if (intra > 0)
       r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, intra);
     if (remote > 0)
@@ -327,6 +330,12 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   }
   double base_us = 0, hop_us = 0;
   coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
+  /* The tuner's p2p row has one step per round of NCCL's p2p schedule,
+   * n - 1 rounds; NCCL skips the rounds that hold no send or receive
+   * (src/enqueue.cc scheduleP2pTasksToPlan), so a rank pays one step per
+   * peer it exchanges with (sendrecv: one, not n - 1). */
+  if (a == COLL_NALGO_P2P && n > 1)
+    hop_us *= (double)MAX(p2p_peers, 1) / (double)(n - 1);
   sim_time_ps base_ps = 0;
   wisp_ps_from_us(base_us, &base_ps);
   r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
