@@ -1,4 +1,5 @@
-/* rp_match.c: the replay's matching (rp_internal.h).
+/* rp_match.c: the replay matches the ranks' communication nodes into
+ * collectives and send/receive pairs and starts them (rp_internal.h).
  *
  * Collectives: an instance per (group, per-group sequence number) gathers
  * the members' nodes until every member has issued, then starts on
