@@ -98,7 +98,7 @@ static gboolean parse_window(const char *s, sim_time_ps *from, sim_time_ps *to)
  * anything, and opens the timeline when asked.  Returns 0 with *w, *t (and
  * *tl when `timeline` is set) owned by the caller, or the exit status with
  * nothing to free. */
-static int simulate_inputs(const char *network, int n_paths, char **paths, const wisp_load_options *lo,
+static int simulate_inputs(const char *network, const char *system, int n_paths, char **paths, const wisp_load_options *lo,
                            const char *timeline, const char *tl_ranks, sim_time_ps tl_from, sim_time_ps tl_to,
                            et_workload **w, topo **t, study_timeline **tl)
 {
@@ -108,7 +108,7 @@ static int simulate_inputs(const char *network, int n_paths, char **paths, const
   *w = wisp_load_workload_paths((const char *const *)paths, n_paths, lo, &error);
   if (*w == NULL)
     return wisp_cli_fail(error);
-  if ((*t = wisp_cli_network_load(network, (*w)->n_ranks, stdout, &error)) == NULL || !wisp_output_check(&error) ||
+  if ((*t = wisp_cli_network_load_system(network, system, (*w)->n_ranks, stdout, &error)) == NULL || !wisp_output_check(&error) ||
       (timeline && (*tl = study_timeline_open(timeline, *w, tl_ranks, tl_from, tl_to, &error)) == NULL)) {
     et_workload_free(*w);
     if (*t)
@@ -185,7 +185,7 @@ static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp
   wisp_load_options jl;
   if (!usable) {
     fprintf(stderr, "wisp simulate: --job takes the workloads itself (no WORKLOAD argument), needs one --network "
-            "and does not combine with --timeline, --svg or --check-baseline\n");
+            "and does not combine with --timeline, --svg, --check-baseline or --system\n");
     return 2;
   }
   if (!wisp_cli_common_resolve(common, &jl, &jo, &error) || !wisp_output_declare(json, "--json", &error)) {
@@ -244,7 +244,7 @@ static study_report_lanes *simulate_watch(study_timeline *tl, gboolean json, con
 
 int wisp_cmd_simulate(int argc, char **argv)
 {
-  char *network = NULL, *json = NULL;
+  char *network = NULL, *system = NULL, *json = NULL;
   char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   gboolean checked = FALSE, chain = FALSE;
   char **jobs = NULL;
@@ -261,6 +261,8 @@ int wisp_cmd_simulate(int argc, char **argv)
   GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
   wisp_cli_network_entries(&network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
                            "network.yml", net_entries);
+  GOptionEntry system_entries[WISP_CLI_SYSTEM_ENTRIES];
+  wisp_cli_system_entries(&system, system_entries);
   GOptionEntry entries[] = {
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
@@ -278,6 +280,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
   g_option_context_add_main_entries(ctx, net_entries, NULL);
+  g_option_context_add_main_entries(ctx, system_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_add_main_entries(ctx, metric_entries, NULL);
@@ -297,7 +300,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   if (jobs != NULL) {
-    gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
+    gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0 && !system;
     status = simulate_jobs(jobs, network, alone_only, &common, checked, json, html, max_rows);
     goto out;
   }
@@ -314,7 +317,9 @@ int wisp_cmd_simulate(int argc, char **argv)
   sim_replay_options opt = {.checked = checked, .critical_path = TRUE,
                             .comm_records = json ? SIM_COMMS_FILE : SIM_COMMS_MEASURED};
   wisp_load_options lo;
-  if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
+  if (wisp_cli_common_resolve(&common, &lo, &opt, &error))
+    lo.scale_in_report = TRUE; /* the summary prints the layout on stdout, once */
+  else {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -331,7 +336,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
+  if ((status = simulate_inputs(network, system, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
                                 tl_to, &w, &t, &tl)) != 0)
     goto out;
   study_report_lanes *lanes = simulate_watch(tl, json != NULL, w, metrics, &opt);
@@ -351,6 +356,7 @@ out:
   g_option_context_free(ctx);
   g_free(check_baseline_s);
   g_free(network);
+  g_free(system);
   wisp_cli_common_clear(&common);
   g_free(timeline);
   g_free(tl_ranks);

@@ -41,15 +41,18 @@ static gboolean draw_utility_svg(const study_utility_result *u, const et_workloa
 
 int wisp_cmd_utility(int argc, char **argv)
 {
-  char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
+  char *cluster = NULL, *system = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   double check_baseline = -1;
   char *check_baseline_s = NULL;
+  gboolean verbose = FALSE;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
   GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
   wisp_cli_network_entries(&cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
                            "network.yml", net_entries);
+  GOptionEntry system_entries[WISP_CLI_SYSTEM_ENTRIES];
+  wisp_cli_system_entries(&system, system_entries);
   GOptionEntry entries[] = {
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
@@ -57,11 +60,13 @@ int wisp_cmd_utility(int argc, char **argv)
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
     WISP_CLI_HTML_ENTRY(html),
     {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "also print the critical path's categories, communications, ranks and every wait (default: one screen)", NULL},
     {NULL},
   };
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - utility of doubling each network resource");
   g_option_context_add_main_entries(ctx, net_entries, NULL);
+  g_option_context_add_main_entries(ctx, system_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -99,7 +104,9 @@ int wisp_cmd_utility(int argc, char **argv)
   }
   sim_replay_options opt = {0};
   wisp_load_options lo;
-  if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
+  if (wisp_cli_common_resolve(&common, &lo, &opt, &error))
+    lo.scale_in_report = TRUE; /* study_utility_print says the layout on stdout, once */
+  else {
     fprintf(stderr, "wisp utility: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -111,11 +118,12 @@ int wisp_cmd_utility(int argc, char **argv)
   }
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
+      (system && !wisp_cli_system_apply(base, cluster, system, stdout, &error)) ||
       !wisp_output_check(&error) || (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  study_utility_print(u, w, base, path, stdout);
+  study_utility_print(u, w, base, path, verbose, stdout);
   if (check_baseline >= 0) {
     if (u->measured_step < 0) {
       if (w->scale)
@@ -151,6 +159,7 @@ out:
   g_free(path);
   g_option_context_free(ctx);
   g_free(cluster);
+  g_free(system);
   g_free(resources);
   g_free(json);
   wisp_cli_common_clear(&common);
