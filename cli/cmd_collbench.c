@@ -223,10 +223,9 @@ int wisp_cmd_collbench(int argc, char **argv)
   /* MoE defaults: HT mode of reference §8 (T = 4096 [sw], top-8 of 256
    * experts [ASSUMPTION: E], h = 7168, Zipf 0.25 [FIT]). */
   collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };
-  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
-  wisp_cli_network_entries(&network, "network: preset name or file, wisp YAML or ASTRA-sim network.yml", net_entries);
-  GOptionEntry system_entries[WISP_CLI_SYSTEM_ENTRIES];
-  wisp_cli_system_entries(&system, system_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_SYSTEM_ENTRIES];
+  wisp_cli_network_system_entries(&network, &system, "network: preset name or file, wisp YAML or ASTRA-sim "
+                                  "network.yml", net_entries);
   GOptionEntry entries[] = {
     { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce); also moe_dispatch, moe_combine", "OPS" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "nccl-tests sizes S (default 64K,1M,64M,1G)", "LIST" },
@@ -272,7 +271,6 @@ int wisp_cmd_collbench(int argc, char **argv)
     "Zipf-skewed popularity, one copy per distinct destination rank;\n"
     "dispatch moves H bytes per token (FP8), combine 2H back (BF16).\n");
   g_option_context_add_main_entries(ctx, net_entries, NULL);
-  g_option_context_add_main_entries(ctx, system_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   int status = 0;

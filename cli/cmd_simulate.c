@@ -105,7 +105,9 @@ static int simulate_inputs(const char *network, const char *system, int n_paths,
   GError *error = NULL;
   if (!wisp_cli_network_exists(network, &error))
     return wisp_cli_fail(error);
-  *w = wisp_load_workload_paths((const char *const *)paths, n_paths, lo, &error);
+  wisp_load_options l = *lo;
+  l.scale_in_report = TRUE; /* the summary prints a scaled job's layout on stdout, once */
+  *w = wisp_load_workload_paths((const char *const *)paths, n_paths, &l, &error);
   if (*w == NULL)
     return wisp_cli_fail(error);
   if ((*t = wisp_cli_network_load_system(network, system, (*w)->n_ranks, stdout, &error)) == NULL || !wisp_output_check(&error) ||
@@ -258,11 +260,9 @@ int wisp_cmd_simulate(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
-  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
-  wisp_cli_network_entries(&network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
-                           "network.yml", net_entries);
-  GOptionEntry system_entries[WISP_CLI_SYSTEM_ENTRIES];
-  wisp_cli_system_entries(&system, system_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_SYSTEM_ENTRIES];
+  wisp_cli_network_system_entries(&network, &system, "network: preset name or file (resized to the workload), wisp "
+                                  "YAML or ASTRA-sim network.yml", net_entries);
   GOptionEntry entries[] = {
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
@@ -280,7 +280,6 @@ int wisp_cmd_simulate(int argc, char **argv)
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - replay a workload on a network");
   g_option_context_add_main_entries(ctx, net_entries, NULL);
-  g_option_context_add_main_entries(ctx, system_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_add_main_entries(ctx, metric_entries, NULL);
@@ -317,9 +316,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   sim_replay_options opt = {.checked = checked, .critical_path = TRUE,
                             .comm_records = json ? SIM_COMMS_FILE : SIM_COMMS_MEASURED};
   wisp_load_options lo;
-  if (wisp_cli_common_resolve(&common, &lo, &opt, &error))
-    lo.scale_in_report = TRUE; /* the summary prints the layout on stdout, once */
-  else {
+  if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
     fprintf(stderr, "wisp simulate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -355,8 +352,7 @@ int wisp_cmd_simulate(int argc, char **argv)
 out:
   g_option_context_free(ctx);
   g_free(check_baseline_s);
-  g_free(network);
-  g_free(system);
+  g_free(network), g_free(system);
   wisp_cli_common_clear(&common);
   g_free(timeline);
   g_free(tl_ranks);

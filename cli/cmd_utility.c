@@ -39,6 +39,33 @@ static gboolean draw_utility_svg(const study_utility_result *u, const et_workloa
   return drew;
 }
 
+/* --check-baseline MAX_PCT (check_baseline < 0: not given): 0 when the
+ * baseline is within it, else 1 after saying why (no measured step, or
+ * the error with the option that would help). */
+static int check_baseline_gate(const study_utility_result *u, const et_workload *w, double check_baseline)
+{
+  if (check_baseline < 0)
+    return 0;
+  if (u->measured_step < 0) {
+    if (w->scale)
+      fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
+              "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
+              et_scale_traced_ranks(w->scale));
+    else
+      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
+              "baseline cannot be checked (use a profiler trace)\n");
+    return 1;
+  }
+  if (fabs(u->calibration_error_pct) > check_baseline) {
+    char *advice = sim_report_baseline_advice(w, u->measured_starts);
+    fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
+            "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
+    g_free(advice);
+    return 1;
+  }
+  return 0;
+}
+
 int wisp_cmd_utility(int argc, char **argv)
 {
   char *cluster = NULL, *system = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
@@ -48,11 +75,9 @@ int wisp_cmd_utility(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
-  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
-  wisp_cli_network_entries(&cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
-                           "network.yml", net_entries);
-  GOptionEntry system_entries[WISP_CLI_SYSTEM_ENTRIES];
-  wisp_cli_system_entries(&system, system_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_SYSTEM_ENTRIES];
+  wisp_cli_network_system_entries(&cluster, &system, "network: preset name or file (resized to the workload), wisp "
+                                  "YAML or ASTRA-sim network.yml", net_entries);
   GOptionEntry entries[] = {
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
@@ -66,7 +91,6 @@ int wisp_cmd_utility(int argc, char **argv)
   GError *error = NULL;
   GOptionContext *ctx = g_option_context_new("WORKLOAD... - utility of doubling each network resource");
   g_option_context_add_main_entries(ctx, net_entries, NULL);
-  g_option_context_add_main_entries(ctx, system_entries, NULL);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_add_main_entries(ctx, common_entries, NULL);
   g_option_context_set_description(ctx,
@@ -104,9 +128,7 @@ int wisp_cmd_utility(int argc, char **argv)
   }
   sim_replay_options opt = {0};
   wisp_load_options lo;
-  if (wisp_cli_common_resolve(&common, &lo, &opt, &error))
-    lo.scale_in_report = TRUE; /* study_utility_print says the layout on stdout, once */
-  else {
+  if (!wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
     fprintf(stderr, "wisp utility: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -116,6 +138,7 @@ int wisp_cmd_utility(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  lo.scale_in_report = TRUE; /* study_utility_print says a scaled job's layout on stdout, once */
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
       (system && !wisp_cli_system_apply(base, cluster, system, stdout, &error)) ||
@@ -124,27 +147,8 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   study_utility_print(u, w, base, path, verbose, stdout);
-  if (check_baseline >= 0) {
-    if (u->measured_step < 0) {
-      if (w->scale)
-        fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
-                "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
-                et_scale_traced_ranks(w->scale));
-      else
-        fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
-                "baseline cannot be checked (use a profiler trace)\n");
-      status = 1;
-      goto out;
-    }
-    if (fabs(u->calibration_error_pct) > check_baseline) {
-      char *advice = sim_report_baseline_advice(w, u->measured_starts);
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
-              "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
-      g_free(advice);
-      status = 1;
-      goto out;
-    }
-  }
+  if ((status = check_baseline_gate(u, w, check_baseline)) != 0)
+    goto out;
   if ((json && !study_utility_write_json(u, w, base, path, json, &error)) ||
       (html && !wisp_cli_write_html(json, html, &error)))
     status = wisp_cli_fail(error);

@@ -173,6 +173,10 @@ topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **e
  * terminator). */
 #define WISP_CLI_SYSTEM_ENTRIES 3
 void wisp_cli_system_entries(char **system, GOptionEntry *entries);
+/* Both sets in one array (WISP_CLI_NETWORK_SYSTEM_ENTRIES, the last the
+ * terminator): --network, --cluster, --system, --system-configuration. */
+#define WISP_CLI_NETWORK_SYSTEM_ENTRIES (WISP_CLI_NETWORK_ENTRIES + WISP_CLI_SYSTEM_ENTRIES - 1)
+void wisp_cli_network_system_entries(char **network, char **system, const char *help, GOptionEntry *entries);
 /* Reads the system file (collectives/coll_system.h) into the network's
  * collectives settings: a per-dimension list longer than the network's
  * dimensions is an error naming the file and byte; an ASTRA-sim

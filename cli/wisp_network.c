@@ -157,3 +157,9 @@ topo *wisp_cli_network_load_system(const char *spec, const char *system, int n_r
   topo_variant_free(v);
   return t;
 }
+
+void wisp_cli_network_system_entries(char **network, char **system, const char *help, GOptionEntry *e)
+{
+  wisp_cli_network_entries(network, help, e);
+  wisp_cli_system_entries(system, e + WISP_CLI_NETWORK_ENTRIES - 1);
+}
