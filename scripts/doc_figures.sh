@@ -8,8 +8,9 @@
 # doc's; `--update` writes them into doc/studies.md instead.
 # Environment: WISP_BIN (default build/wisp), G_TEST_BUILDDIR (default
 # the binary's directory: examples/make_example is taken from there),
-# G_TEST_SRCDIR (default this script's parent).  Cost: one utility run on
-# the 16-rank example workload, well under a second.
+# G_TEST_SRCDIR (default this script's parent).  Cost: two utility runs on
+# the 16-rank example workload, one of them scaled to 1,024 ranks (about a
+# second of CPU).
 set -eu
 src=${G_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 wisp=${WISP_BIN:-$src/build/wisp}
@@ -28,14 +29,37 @@ blocks() {
   echo "<!-- /figures -->"
 }
 
+# why-scale: examples/run-scale.sh's why-lines for scale_out_bw and
+# latency (dp=128 on cluster-1024, 1,024 ranks), wrapped at 100 columns
+# under the text's column.
+why_block() {
+  echo "<!-- figures: why-scale (scripts/doc_figures.sh) -->"
+  echo "    why, per row (from the baseline's critical path):"
+  (cd "$src" && "$wisp" utility "$tmp/llm" --scale dp=128 --network examples/cluster-1024.yaml 2>/dev/null) |
+    awk '/^why, per row/ { on = 1; next }
+         on && /^$/ { on = 0 }
+         on && ($1 == "scale_out_bw" || $1 == "latency") {
+           head = sprintf("      %-16s", $1); line = head; pad = sprintf("%23s", "")
+           for (i = 2; i <= NF; i++) {
+             if (length(line) + 1 + length($i) > 100 && line != head) { print line; line = pad $i }
+             else line = (line == head ? line " " : line " ") $i
+           }
+           print line
+         }'
+  echo "<!-- /figures -->"
+}
+
 if [ "${1:-}" = "--update" ]; then
-  blocks >"$tmp/new"
-  awk -v new="$tmp/new" '
-    /^<!-- figures: utility-demo / { while ((getline l < new) > 0) print l; skip = 1; next }
+  blocks >"$tmp/new1"
+  why_block >"$tmp/new2"
+  awk -v new1="$tmp/new1" -v new2="$tmp/new2" '
+    /^<!-- figures: utility-demo / { while ((getline l < new1) > 0) print l; skip = 1; next }
+    /^<!-- figures: why-scale / { while ((getline l < new2) > 0) print l; skip = 1; next }
     skip && /^<!-- \/figures -->/ { skip = 0; next }
     !skip { print }' "$src/doc/studies.md" >"$tmp/studies.md"
   cat "$tmp/studies.md" >"$src/doc/studies.md"
   echo "doc/studies.md: figure blocks regenerated"
 else
   blocks
+  why_block
 fi
