@@ -368,9 +368,7 @@ out:
   g_free(check_baseline_s);
   g_free(network), g_free(system);
   wisp_cli_common_clear(&common);
-  g_free(timeline);
-  g_free(tl_ranks);
-  g_free(tl_window);
+  g_free(timeline), g_free(tl_ranks), g_free(tl_window);
   g_free(svg);
   wisp_cli_html_done(tmp_json), g_free(html), g_free(json);
   wisp_run_metrics_free(metrics);
