@@ -444,6 +444,19 @@ static int calibrate_check_outputs(const char *output, gboolean nccl_tests, cons
   return 0;
 }
 
+/* --loss relative|absolute (NULL: relative) into o; FALSE after saying
+ * so on an unknown value. */
+static gboolean calibrate_loss(const char *loss, cal_options *o)
+{
+  if (loss && strcmp(loss, "relative") != 0 && strcmp(loss, "absolute") != 0) {
+    fprintf(stderr, "wisp calibrate: unknown --loss '%s' (use relative or absolute)\n", loss);
+    return FALSE;
+  }
+  if (loss && strcmp(loss, "absolute") == 0)
+    o->loss = CAL_LOSS_ABSOLUTE;
+  return TRUE;
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *library = NULL, *html = NULL, *tmp_json = NULL;
@@ -503,13 +516,10 @@ int wisp_cmd_calibrate(int argc, char **argv)
   }
   if ((status = calibrate_check_outputs(output, nccl_tests, html, &json, &tmp_json)) != 0)
     goto out;
-  if (loss && strcmp(loss, "relative") != 0 && strcmp(loss, "absolute") != 0) {
-    fprintf(stderr, "wisp calibrate: unknown --loss '%s' (use relative or absolute)\n", loss);
+  if (!calibrate_loss(loss, &r.opt)) {
     status = 2;
     goto out;
   }
-  if (loss && strcmp(loss, "absolute") == 0)
-    r.opt.loss = CAL_LOSS_ABSOLUTE;
   if (nccl_tests) {
     status = calibrate_nccl_tests(argc - 1, argv + 1, cluster, output, NET_TIER_ANALYTICAL);
     goto out;
@@ -549,8 +559,7 @@ out:
   calib_run_clear(&r);
   g_option_context_free(ctx);
   g_free(cluster);
-  g_free(output);
-  g_free(loss);
+  g_free(output), g_free(loss);
   g_free(json);
   g_free(library);
   wisp_cli_common_clear(&common);

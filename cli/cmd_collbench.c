@@ -54,7 +54,7 @@ static int collbench_setup(collbench_cli *c, int argc, gboolean *done)
       !collbench_parse_sizes(c->sizes_s ? c->sizes_s : "64K,1M,64M,1G", c->sizes, &error) ||
       (c->group_s && !collbench_parse_group(c->group_s, c->ranks, &error)))
     return wisp_cli_fail(error);
-  c->t = wisp_cli_network_load(c->network, 0, stdout, &error);
+  c->t = wisp_cli_network_load_system(c->network, c->system, 0, stdout, &error);
   if (c->t == NULL)
     return wisp_cli_fail(error);
   c->tier = net_default_tier(c->t);
@@ -215,7 +215,7 @@ int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
        *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL, *proto_s = NULL, *compare_csv = NULL,
-       *svg = NULL, *html = NULL, *tmp_json = NULL;
+       *svg = NULL, *html = NULL, *tmp_json = NULL, *system = NULL;
   int compare_table = 0;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
@@ -223,8 +223,9 @@ int wisp_cmd_collbench(int argc, char **argv)
   /* MoE defaults: HT mode of reference §8 (T = 4096 [sw], top-8 of 256
    * experts [ASSUMPTION: E], h = 7168, Zipf 0.25 [FIT]). */
   collbench_moe_cfg mc = { .tokens = 4096, .topk = 8, .experts = 256, .hidden = 7168, .zipf = 0.25, .seed = 1 };
-  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
-  wisp_cli_network_entries(&network, "network: preset name or file, wisp YAML or ASTRA-sim network.yml", net_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_SYSTEM_ENTRIES];
+  wisp_cli_network_system_entries(&network, &system, "network: preset name or file, wisp YAML or ASTRA-sim "
+                                  "network.yml", net_entries);
   GOptionEntry entries[] = {
     { "op", 0, 0, G_OPTION_ARG_STRING, &op, "collective(s): all_reduce,... or all (default all_reduce); also moe_dispatch, moe_combine", "OPS" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_s, "nccl-tests sizes S (default 64K,1M,64M,1G)", "LIST" },
@@ -294,7 +295,7 @@ int wisp_cmd_collbench(int argc, char **argv)
   collbench_cli c = {
     .network = network, .op = op, .sizes_s = sizes_s, .group_s = group_s, .algo_s = algo_s, .json = json,
     .tier_s = tier_s, .library_s = library_s, .zipf_s = zipf_s, .seed_s = seed_s, .proto_s = proto_s,
-    .compare_csv = compare_csv, .svg = svg, .compare_table = compare_table, .lib_set = lib_set,
+    .compare_csv = compare_csv, .svg = svg, .system = system, .compare_table = compare_table, .lib_set = lib_set,
     .lib_params = lib_params, .compare = compare, .warm = warm, .n_ranks = n_ranks, .root = root, .chunks = chunks,
     .mc = mc,
   };
@@ -306,6 +307,7 @@ out:
   g_free(html);
   g_option_context_free(ctx);
   g_free(network);
+  g_free(system);
   g_free(op);
   g_free(sizes_s);
   g_free(group_s);

@@ -57,7 +57,7 @@ typedef struct {
  * wisp_cmd_collbench, which owns them) and the state of one run. */
 typedef struct {
   const char *network, *op, *sizes_s, *group_s, *algo_s, *json, *tier_s, *library_s, *zipf_s, *seed_s, *proto_s,
-    *compare_csv, *svg;
+    *compare_csv, *svg, *system;
   int compare_table;
   char **lib_set;
   gboolean lib_params, compare, warm;

@@ -98,17 +98,19 @@ static gboolean parse_window(const char *s, sim_time_ps *from, sim_time_ps *to)
  * anything, and opens the timeline when asked.  Returns 0 with *w, *t (and
  * *tl when `timeline` is set) owned by the caller, or the exit status with
  * nothing to free. */
-static int simulate_inputs(const char *network, int n_paths, char **paths, const wisp_load_options *lo,
+static int simulate_inputs(const char *network, const char *system, int n_paths, char **paths, const wisp_load_options *lo,
                            const char *timeline, const char *tl_ranks, sim_time_ps tl_from, sim_time_ps tl_to,
                            et_workload **w, topo **t, study_timeline **tl)
 {
   GError *error = NULL;
   if (!wisp_cli_network_exists(network, &error))
     return wisp_cli_fail(error);
-  *w = wisp_load_workload_paths((const char *const *)paths, n_paths, lo, &error);
+  wisp_load_options l = *lo;
+  l.scale_in_report = TRUE; /* the summary prints a scaled job's layout on stdout, once */
+  *w = wisp_load_workload_paths((const char *const *)paths, n_paths, &l, &error);
   if (*w == NULL)
     return wisp_cli_fail(error);
-  if ((*t = wisp_cli_network_load(network, (*w)->n_ranks, stdout, &error)) == NULL || !wisp_output_check(&error) ||
+  if ((*t = wisp_cli_network_load_system(network, system, (*w)->n_ranks, stdout, &error)) == NULL || !wisp_output_check(&error) ||
       (timeline && (*tl = study_timeline_open(timeline, *w, tl_ranks, tl_from, tl_to, &error)) == NULL)) {
     et_workload_free(*w);
     if (*t)
@@ -187,7 +189,7 @@ static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp
   wisp_load_options jl;
   if (!usable) {
     fprintf(stderr, "wisp simulate: --job takes the workloads itself (no WORKLOAD argument), needs one --network "
-            "and does not combine with --timeline, --svg or --check-baseline\n");
+            "and does not combine with --timeline, --svg, --check-baseline or --system\n");
     return 2;
   }
   if (!wisp_cli_common_resolve(common, &jl, &jo, &error) || !wisp_output_declare(json, "--json", &error)) {
@@ -256,7 +258,7 @@ static gboolean simulate_watch(study_timeline *tl, gboolean json, const char *tl
 
 int wisp_cmd_simulate(int argc, char **argv)
 {
-  char *network = NULL, *json = NULL;
+  char *network = NULL, *system = NULL, *json = NULL;
   char *timeline = NULL, *tl_ranks = NULL, *tl_window = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   gboolean checked = FALSE, chain = FALSE;
   char **jobs = NULL;
@@ -270,9 +272,9 @@ int wisp_cmd_simulate(int argc, char **argv)
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
-  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
-  wisp_cli_network_entries(&network, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
-                           "network.yml", net_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_SYSTEM_ENTRIES];
+  wisp_cli_network_system_entries(&network, &system, "network: preset name or file (resized to the workload), wisp "
+                                  "YAML or ASTRA-sim network.yml", net_entries);
   GOptionEntry entries[] = {
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically)", "FILE"},
     {"check", 0, 0, G_OPTION_ARG_NONE, &checked, "verify engine invariants on every step (slow)", NULL},
@@ -309,7 +311,7 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   }
   if (jobs != NULL) {
-    gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
+    gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0 && !system;
     status = simulate_jobs(jobs, network, alone_only, &common, checked, json, tmp_json, html, max_rows);
     goto out;
   }
@@ -343,7 +345,8 @@ int wisp_cmd_simulate(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from, tl_to, &w, &t, &tl)))
+  if ((status = simulate_inputs(network, system, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from, tl_to, &w, &t,
+                                &tl)))
     goto out;
   study_report_lanes *lanes = NULL; /* the report's per-rank timeline (with --json or --html) */
   sim_result *r = simulate_watch(tl, json != NULL, tl_ranks, tl_from, tl_to, w, metrics, &opt, &lanes, &error)
@@ -362,11 +365,9 @@ int wisp_cmd_simulate(int argc, char **argv)
 out:
   g_option_context_free(ctx);
   g_free(check_baseline_s);
-  g_free(network);
+  g_free(network), g_free(system);
   wisp_cli_common_clear(&common);
-  g_free(timeline);
-  g_free(tl_ranks);
-  g_free(tl_window);
+  g_free(timeline), g_free(tl_ranks), g_free(tl_window);
   g_free(svg);
   wisp_cli_html_done(tmp_json), g_free(html), g_free(json);
   wisp_run_metrics_free(metrics);

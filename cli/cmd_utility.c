@@ -39,17 +39,45 @@ static gboolean draw_utility_svg(const study_utility_result *u, const et_workloa
   return drew;
 }
 
+/* --check-baseline MAX_PCT (check_baseline < 0: not given): 0 when the
+ * baseline is within it, else 1 after saying why (no measured step, or
+ * the error with the option that would help). */
+static int check_baseline_gate(const study_utility_result *u, const et_workload *w, double check_baseline)
+{
+  if (check_baseline < 0)
+    return 0;
+  if (u->measured_step < 0) {
+    if (w->scale)
+      fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
+              "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
+              et_scale_traced_ranks(w->scale));
+    else
+      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
+              "baseline cannot be checked (use a profiler trace)\n");
+    return 1;
+  }
+  if (fabs(u->calibration_error_pct) > check_baseline) {
+    char *advice = sim_report_baseline_advice(w, u->measured_starts);
+    fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
+            "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
+    g_free(advice);
+    return 1;
+  }
+  return 0;
+}
+
 int wisp_cmd_utility(int argc, char **argv)
 {
-  char *cluster = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
+  char *cluster = NULL, *system = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   double check_baseline = -1;
   char *check_baseline_s = NULL;
+  gboolean verbose = FALSE;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
-  GOptionEntry net_entries[WISP_CLI_NETWORK_ENTRIES];
-  wisp_cli_network_entries(&cluster, "network: preset name or file (resized to the workload), wisp YAML or ASTRA-sim "
-                           "network.yml", net_entries);
+  GOptionEntry net_entries[WISP_CLI_NETWORK_SYSTEM_ENTRIES];
+  wisp_cli_network_system_entries(&cluster, &system, "network: preset name or file (resized to the workload), wisp "
+                                  "YAML or ASTRA-sim network.yml", net_entries);
   GOptionEntry entries[] = {
     {"resource", 'r', 0, G_OPTION_ARG_STRING, &resources,
      "resources to double: scale_out_bw,scale_up_bw,scale_up_domain,ici_bw,latency,all,bw:TIER,lat:TIER,size:TIER, and the levers compute,compute:CLASS (gemm, elementwise, comm_adjacent),host (default all: the network ones)", "LIST"},
@@ -57,6 +85,7 @@ int wisp_cmd_utility(int argc, char **argv)
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
     WISP_CLI_HTML_ENTRY(html),
     {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "also print the critical path's categories, communications, ranks and every wait (default: one screen)", NULL},
     {NULL},
   };
   GError *error = NULL;
@@ -109,34 +138,17 @@ int wisp_cmd_utility(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  lo.scale_in_report = TRUE; /* study_utility_print says a scaled job's layout on stdout, once */
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
+      (system && !wisp_cli_system_apply(base, cluster, system, stdout, &error)) ||
       !wisp_output_check(&error) || (u = study_utility_run(w, base, resources, &opt, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  study_utility_print(u, w, base, path, stdout);
-  if (check_baseline >= 0) {
-    if (u->measured_step < 0) {
-      if (w->scale)
-        fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
-                "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
-                et_scale_traced_ranks(w->scale));
-      else
-        fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
-                "baseline cannot be checked (use a profiler trace)\n");
-      status = 1;
-      goto out;
-    }
-    if (fabs(u->calibration_error_pct) > check_baseline) {
-      char *advice = sim_report_baseline_advice(w, u->measured_starts);
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
-              "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
-      g_free(advice);
-      status = 1;
-      goto out;
-    }
-  }
+  study_utility_print(u, w, base, path, verbose, stdout);
+  if ((status = check_baseline_gate(u, w, check_baseline)) != 0)
+    goto out;
   if ((json && !study_utility_write_json(u, w, base, path, json, &error)) ||
       (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
@@ -151,6 +163,7 @@ out:
   g_free(path);
   g_option_context_free(ctx);
   g_free(cluster);
+  g_free(system);
   g_free(resources);
   g_free(json);
   wisp_cli_common_clear(&common);

@@ -288,7 +288,7 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
   else if (o == NULL || repart)
     ; /* wisp_repartition consumed w and printed its lines */
-  else if (!lo->quiet && o->scale)
+  else if (!lo->quiet && o->scale && !lo->scale_in_report)
     fprintf(stderr, "wisp: %s\n", et_scale_summary(o->scale));
   else if (!lo->quiet) { /* --card alone: the layout it gives, checked against the trace */
     GString *d = g_string_new(NULL);

@@ -37,9 +37,11 @@ typedef struct {
   const char *scale, *placement;
   const cfg_card *card;        /* --card FILE, parsed once (wisp_cli_scale_resolve): the layout for
                                   --scale; Kineto: sizes of registry kernels that carry none */
+  gboolean scale_in_report;    /* the command prints the scaled job's layout in its report (simulate,
+                                  utility: on stdout), so the loader does not print it on stderr too */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE}
 
 /* The frontends' section of a parsed card (fe_card_from_doc), each of its
  * assumptions printed on stderr ("wisp: card FILE: assumption: ..."), so
@@ -164,6 +166,27 @@ const char *wisp_cli_preset_for_device(const char *device);
 gboolean wisp_cli_network_exists(const char *spec, GError **error);
 /* The same, built into a topology. */
 topo *wisp_cli_network_load(const char *spec, int n_ranks, FILE *out, GError **error);
+
+/* ASTRA-sim's system file, one spelling on simulate, utility and
+ * collbench: --system FILE (alias --system-configuration, ASTRA-sim's
+ * name).  Fills `entries` (WISP_CLI_SYSTEM_ENTRIES, the last the
+ * terminator). */
+#define WISP_CLI_SYSTEM_ENTRIES 3
+void wisp_cli_system_entries(char **system, GOptionEntry *entries);
+/* Both sets in one array (WISP_CLI_NETWORK_SYSTEM_ENTRIES, the last the
+ * terminator): --network, --cluster, --system, --system-configuration. */
+#define WISP_CLI_NETWORK_SYSTEM_ENTRIES (WISP_CLI_NETWORK_ENTRIES + WISP_CLI_SYSTEM_ENTRIES - 1)
+void wisp_cli_network_system_entries(char **network, char **system, const char *help, GOptionEntry *entries);
+/* Reads the system file (collectives/coll_system.h) into the network's
+ * collectives settings: a per-dimension list longer than the network's
+ * dimensions is an error naming the file and byte; an ASTRA-sim
+ * network.yml keeps its ideal library.  Prints on out (may be NULL) what
+ * was set, the ignored keys in one line and the differences of meaning. */
+gboolean wisp_cli_system_apply(topo_variant *v, const char *spec, const char *system, FILE *out, GError **error);
+/* wisp_cli_network_load with the system file applied (system NULL: the
+ * same as wisp_cli_network_load). */
+topo *wisp_cli_network_load_system(const char *spec, const char *system, int n_ranks, FILE *out,
+                                   GError **error);
 
 /* Several paths as one workload.  Each argument is a file, a directory, a
  * Chakra prefix or a glob pattern (expanded here when the shell did not).

@@ -402,7 +402,7 @@ static void test_shared_hta(void)
 {
   char *path = NULL;
   if (!g_getenv("WISP_BIN") || !shared_file("hta/nccl_parser_config/nccl_data.json.gz", &path)) {
-    g_test_skip("WISP_SHARED_DATA/hta/nccl_parser_config/nccl_data.json.gz or WISP_BIN absent (run via make check)");
+    test_skip_absent("hta/nccl_parser_config/nccl_data.json.gz");
     g_free(path);
     return;
   }
@@ -454,7 +454,7 @@ static void test_shared_dlrm(void)
 {
   char *tgz = NULL;
   if (!g_getenv("WISP_BIN") || !shared_file("param/dlrm_kineto.tar.gz", &tgz)) {
-    g_test_skip("WISP_SHARED_DATA/param/dlrm_kineto.tar.gz or WISP_BIN absent (run via make check)");
+    test_skip_absent("param/dlrm_kineto.tar.gz");
     g_free(tgz);
     return;
   }
@@ -518,7 +518,7 @@ static void test_shared_xla(void)
 {
   char *path = NULL;
   if (!g_getenv("WISP_BIN") || !shared_file("xprof/test_xplanes/tpu_inference_2.xplane.pb", &path)) {
-    g_test_skip("WISP_SHARED_DATA/xprof/test_xplanes/tpu_inference_2.xplane.pb or WISP_BIN absent (run via make check)");
+    test_skip_absent("xprof/test_xplanes/tpu_inference_2.xplane.pb");
     g_free(path);
     return;
   }

@@ -62,6 +62,7 @@ static const concept concepts[] = {
   {"max-rows", 0, "N", {NULL}},
   {"verbose", 'v', "", {NULL}},
   {"workload", 'w', "PATH", {NULL}},
+  {"system", 0, "FILE", {"system-configuration", NULL}},
 };
 
 /* The concepts each kind of command offers. */

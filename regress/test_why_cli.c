@@ -65,7 +65,7 @@ static void test_per_row(void)
     return;
   char *net = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cluster-1024.yaml", NULL);
   char *out = NULL;
-  g_assert_cmpint(test_wisp_run((const char *[]){"utility", v.example, "--scale", "dp=128", "--network", net, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", v.example, "--scale", "dp=128", "--network", net, "--verbose", NULL},
                                 &out), ==, 0);
   /* The step's bound is stated once (it was printed twice: in the critical
    * path and again as "why < 0.5 %"). */

@@ -12,6 +12,7 @@
 
 #include "frontends/xla.h"
 #include "frontends/xplane.pb-c.h"
+#include "regress/test_util.h"
 #include "regress/xplane_build.h"
 
 #include <stdlib.h>
@@ -710,7 +711,7 @@ static void test_real_reader(void)
 {
   char *path = real_path();
   if (!path) {
-    g_test_skip("WISP_SHARED_DATA/xprof/test_xplanes/tpu_inference_2.xplane.pb not found (run via make check)");
+    test_skip_absent("xprof/test_xplanes/tpu_inference_2.xplane.pb");
     return;
   }
   GError *err = NULL;
@@ -738,7 +739,7 @@ static void test_real_workload(void)
 {
   char *path = real_path();
   if (!path) {
-    g_test_skip("WISP_SHARED_DATA/xprof/test_xplanes/tpu_inference_2.xplane.pb not found (run via make check)");
+    test_skip_absent("xprof/test_xplanes/tpu_inference_2.xplane.pb");
     return;
   }
   const char *paths[] = {path};
@@ -1133,7 +1134,7 @@ static void test_real_gpu(void)
   const char *d = g_getenv("WISP_SHARED_DATA");
   char *path = d ? g_build_filename(d, "xprof", "tf-gpu-multiworker", "host0.xplane.pb", NULL) : NULL;
   if (!path || !g_file_test(path, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_SHARED_DATA/xprof/tf-gpu-multiworker/host0.xplane.pb not found (run via make check)");
+    test_skip_absent("xprof/tf-gpu-multiworker/host0.xplane.pb");
     g_free(path);
     return;
   }

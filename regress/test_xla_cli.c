@@ -45,7 +45,7 @@ static void test_real_convert(void)
 {
   char *path = real_path();
   if (!path) {
-    g_test_skip("WISP_SHARED_DATA/xprof/test_xplanes/tpu_inference_2.xplane.pb not found (run via make check)");
+    test_skip_absent("xprof/test_xplanes/tpu_inference_2.xplane.pb");
     return;
   }
   char *dir = g_dir_make_tmp("wisp-test-xla-cli-XXXXXX", NULL);

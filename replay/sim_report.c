@@ -495,14 +495,17 @@ static void print_nccl_choices(const sim_result *r, const et_workload *w, FILE *
   sim_comms_free(owned);
   if (ch->len > 0) {
     g_array_sort(ch, cmp_choice);
-    fprintf(out, "NCCL algorithm/protocol chosen (library nccl):");
+    fprintf(out, "NCCL algorithm/protocol chosen (library nccl; each collective counted once, not per member):");
     for (guint i = 0; i < ch->len; i++) {
       const nccl_choice *x = &g_array_index(ch, nccl_choice, i);
       char lo[32], hi[32];
       g_snprintf(lo, sizeof lo, "%" G_GUINT64_FORMAT, x->lo);
       g_snprintf(hi, sizeof hi, "%" G_GUINT64_FORMAT, x->hi);
-      fprintf(out, "%s %s %s/%s x%.0f (%s%s%s B)", i > 0 ? ";" : "", et_coll_short_name((et_coll_type)x->op),
-              coll_nccl_algo_name((coll_nccl_algo)x->algo), coll_proto_name((coll_proto)x->proto), x->count, lo,
+      /* "N collectives", never "xN": the count stands beside other counts
+       * (issue 29 item 9: "x160" read as a factor beside 576 records). */
+      fprintf(out, "%s %s %s/%s for %.0f collective%s of %s%s%s B", i > 0 ? ";" : "",
+              et_coll_short_name((et_coll_type)x->op), coll_nccl_algo_name((coll_nccl_algo)x->algo),
+              coll_proto_name((coll_proto)x->proto), x->count, x->count == 1.0 ? "" : "s", lo,
               x->lo != x->hi ? "-" : "", x->lo != x->hi ? hi : "");
     }
     fprintf(out, "\n");
@@ -617,14 +620,15 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   uint32_t *top = NULL;
   uint32_t n_top = r->link_bytes && r->n_links == topo_n_links(t) ? busiest_links(r, t, 5, &top) : 0;
   if (n_top > 0) {
-    fprintf(out, "busiest links (bytes / (bandwidth x step time)):\n");
+    /* One unit for the bytes on every run (MiB, 3 decimals), so two runs'
+     * lines compare without converting (issue 29 item 9). */
+    fprintf(out, "busiest links (MiB moved; utilization = bytes / (bandwidth x step time)):\n");
     for (uint32_t i = 0; i < n_top; i++) {
       const topo_link *k = topo_get_link(t, top[i]);
-      char *sz = wisp_format_size(r->link_bytes[top[i]]), *bw = wisp_format_bandwidth(k->bw);
-      fprintf(out, "  link %u (%s, node %u -> %u, %s): %s, %.2f %%\n", top[i],
-              k->tier < topo_n_dims(t) ? topo_dim_name(t, k->tier) : "?", k->src, k->dst, bw, sz,
-              100.0 * link_util(r, t, top[i]));
-      g_free(sz);
+      char *bw = wisp_format_bandwidth(k->bw);
+      fprintf(out, "  link %u (%s, node %u -> %u, %s): %.3f MiB, %.2f %%\n", top[i],
+              k->tier < topo_n_dims(t) ? topo_dim_name(t, k->tier) : "?", k->src, k->dst, bw,
+              (double)r->link_bytes[top[i]] / 1048576.0, 100.0 * link_util(r, t, top[i]));
       g_free(bw);
     }
   }

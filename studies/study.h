@@ -108,8 +108,12 @@ typedef struct {
 study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
                                         const sim_replay_options *opt, GError **error);
 void study_utility_result_free(study_utility_result *u);
+/* One screen by default: the critical path as its first line, its
+ * largest straggler and dependency waits and its bound sentence; verbose
+ * adds its categories, communications, ranks and every wait
+ * (sim_crit_print_summary). */
 void study_utility_print(const study_utility_result *u, const et_workload *w, const topo_variant *base,
-                         const char *cluster_path, FILE *out);
+                         const char *cluster_path, gboolean verbose, FILE *out);
 /* One why-line per row of u (studies/study_why.c): the bound that limits
  * that resource, from the baseline's critical path (the path time its
  * tier carries, the share of compute or host work, whether latency beats

@@ -365,8 +365,36 @@ static void fmt_ms(char *buf, size_t n, sim_time_ps t)
   g_snprintf(buf, n, "%.6f ms", (double)t / 1e9);
 }
 
+/* The critical path in four lines (issue 29 item 9, one screen for one
+ * resource): what `simulate` prints first, the rank that made the path
+ * wait longest at a collective and for data, and the bound sentence.
+ * O(waiting ranks). */
+static void print_path_brief(const sim_critical_path *p, const et_workload *w, FILE *out)
+{
+  const double T = (double)p->step_time;
+  fprintf(out, "critical path: %.6f ms (the step time), %u nodes, ends on rank %d (--verbose: its categories, "
+          "communications and ranks)\n", T / 1e9, p->segments->len, p->end_rank);
+  if (p->stragglers->len == 0)
+    fprintf(out, "  straggler waits: none (the path never waits at a collective for a late member)\n");
+  else {
+    const sim_crit_straggler *x = &g_array_index(p->stragglers, sim_crit_straggler, 0);
+    fprintf(out, "  straggler waits: rank %d made the path wait %.6f ms (%.2f %% of the step) at %u collective%s%s\n",
+            x->rank, (double)x->waited / 1e9, T > 0 ? 100.0 * (double)x->waited / T : 0.0, x->count,
+            x->count == 1 ? "" : "s", p->stragglers->len > 1 ? " (the largest; more with --verbose)" : "");
+  }
+  if (p->dependencies->len > 0) {
+    const sim_crit_straggler *x = &g_array_index(p->dependencies, sim_crit_straggler, 0);
+    fprintf(out, "  dependency waits: the path waited %.6f ms (%.2f %% of the step) for data from rank %d at %u "
+            "send/recv (its input, e.g. a pipeline stage's; not a straggler)\n", (double)x->waited / 1e9,
+            T > 0 ? 100.0 * (double)x->waited / T : 0.0, x->rank, x->count);
+  }
+  char *b = sim_crit_bound_sentence(p, w);
+  fprintf(out, "  bound: %s\n", b);
+  g_free(b);
+}
+
 void study_utility_print(const study_utility_result *u, const et_workload *w, const topo_variant *base,
-                         const char *cluster_path, FILE *out)
+                         const char *cluster_path, gboolean verbose, FILE *out)
 {
   char a[64], b[64];
   fprintf(out, "workload %s: %d ranks\n", w->source, w->n_ranks);
@@ -411,7 +439,10 @@ void study_utility_print(const study_utility_result *u, const et_workload *w, co
   g_free(comm);
   if (u->baseline_critical) {
     fputc('\n', out);
-    sim_crit_print_summary(u->baseline_critical, w, out);
+    if (verbose)
+      sim_crit_print_summary(u->baseline_critical, w, out);
+    else
+      print_path_brief(u->baseline_critical, w, out);
   }
   /* The resource column fits the longest name (at least 16). */
   int wr = 16;
