@@ -7,7 +7,7 @@
 
 const char *et_sched_name(et_sched s)
 {
-  return s == ET_SCHED_GPIPE ? "gpipe" : "1f1b";
+  return s == ET_SCHED_GPIPE ? "gpipe" : s == ET_SCHED_INTERLEAVED ? "interleaved_1f1b" : "1f1b";
 }
 
 const char *et_kclass_name(et_kclass c)

@@ -408,6 +408,69 @@ static void check_search(void)
   test_example_teardown(&v);
 }
 
+/* `wisp search` through the sweep's runner: the same search run by two
+ * worker processes, and as two shards into one points directory then
+ * ranked with --resume, writes byte-identical JSON to the in-process
+ * run's (the points are the same replays; only who runs them differs);
+ * the resumed run simulates nothing (97 kept, 0 now); a point file
+ * damaged after the run (its last line cut) is not trusted: the next
+ * --resume simulates that one point again and the JSON is unchanged. */
+static void check_search_runner(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-search-run-XXXXXX"))
+    return;
+  char *card = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cards", "example-llm.yaml", NULL);
+  char *j1 = g_build_filename(v.dir, "j1.json", NULL), *j2 = g_build_filename(v.dir, "j2.json", NULL);
+  char *j3 = g_build_filename(v.dir, "j3.json", NULL), *j4 = g_build_filename(v.dir, "j4.json", NULL);
+  char *pts = g_build_filename(v.dir, "points", NULL);
+  char *out = NULL, *t1 = NULL, *t2 = NULL;
+#define SEARCH(...) (const char *[]){"search", v.example, "--card", card, "--cluster", "dgx-a100", __VA_ARGS__, NULL}
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "1", "--json", j1), NULL, NULL), ==, 0);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "2", "--json", j2), NULL, NULL), ==, 0);
+  g_assert_true(g_file_get_contents(j1, &t1, NULL, NULL) && g_file_get_contents(j2, &t2, NULL, NULL));
+  g_assert_cmpstr(t1, ==, t2);
+  g_free(t2);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "1", "--shard", "1/2", "-o", pts), &out, NULL), ==, 0);
+  g_test_message("shard 1/2: %s", out);
+  /* 97 points (as in check_search's run); shard 1 runs the even ones. */
+  g_assert_nonnull(strstr(out, "shard 1/2: 49 configurations simulated now, 0 kept"));
+  g_assert_nonnull(strstr(out, "48 of 97 configurations (other shards) have no result yet"));
+  g_free(out);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "2", "--shard", "2/2", "-o", pts), NULL, NULL), ==, 0);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--resume", "-o", pts, "--json", j3), &out, NULL), ==, 0);
+  g_assert_nonnull(strstr(out, "resumed: 97 configurations kept from the points directory, 0 simulated now"));
+  g_free(out);
+  g_assert_true(g_file_get_contents(j3, &t2, NULL, NULL));
+  g_assert_cmpstr(t1, ==, t2);
+  g_free(t2);
+  /* Cut point 5's last line (its step time or reason). */
+  char *p5 = g_build_filename(pts, "P0000005.point", NULL), *text = NULL;
+  g_assert_true(g_file_get_contents(p5, &text, NULL, NULL));
+  *strrchr(text, '\n') = '\0';
+  *(strrchr(text, '\n') + 1) = '\0';
+  g_assert_true(g_file_set_contents(p5, text, -1, NULL));
+  g_free(text);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--resume", "-o", pts, "--json", j4), &out, NULL), ==, 0);
+  g_assert_nonnull(strstr(out, "resumed: 96 configurations kept from the points directory, 1 simulated now"));
+  g_free(out);
+  g_assert_true(g_file_get_contents(j4, &t2, NULL, NULL));
+  g_assert_cmpstr(t1, ==, t2);
+  g_free(t2);
+  /* --shard without -o is refused at option time. */
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--shard", "1/2"), NULL, NULL), ==, 2);
+#undef SEARCH
+  g_free(t1);
+  g_free(p5);
+  g_free(pts);
+  g_free(j1);
+  g_free(j2);
+  g_free(j3);
+  g_free(j4);
+  g_free(card);
+  test_example_teardown(&v);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -419,5 +482,6 @@ int main(int argc, char **argv)
   g_test_add_func("/repartition/knobs", check_knobs);
   g_test_add_func("/repartition/refusals", check_refusals);
   g_test_add_func("/repartition/search", check_search);
+  g_test_add_func("/repartition/search-runner", check_search_runner);
   return g_test_run();
 }

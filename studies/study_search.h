@@ -15,6 +15,17 @@
  * first), T0 and N0 the traced configuration's (simulated).  The Pareto
  * front: the points no other point beats on both T and N.
  * Cost: one replay per valid point; O(points^2) for the front.
+ *
+ * Running (the sweep's runner, study_sweep.h's study_points_run): the
+ * points that fit are simulated by `jobs` worker processes, each point's
+ * result committed atomically as DIR/P<7 digits>.point (a few text
+ * lines: the inputs' digest, the configuration, the status, the step
+ * time or the reason) and read back for the ranking; DIR is points_dir,
+ * or a temporary directory removed afterwards.  With resume, a point
+ * whose file exists with the same digest and configuration is not run
+ * again; with a shard K of N, only the points p (in enumeration order)
+ * with p % N == K - 1 are run: shards writing to one shared DIR, then one
+ * run with resume, rank everything without simulating anything again.
  */
 #ifndef WISP_STUDY_SEARCH_H
 #define WISP_STUDY_SEARCH_H
@@ -28,6 +39,11 @@ typedef struct {
   const char *cluster;         /* preset name or config path */
   int max_gpus, max_tp;
   double weight;               /* composite's w in [0, 1]; < 0: rank by step time */
+  int jobs;                    /* worker processes (<= 1: in-process) */
+  const char *points_dir;      /* NULL: a temporary directory */
+  gboolean resume, progress;
+  int shard_k, shard_n;        /* 1-based; shard_n <= 1: every point */
+  const char *digest;          /* the inputs' digest (workload, card, cluster, options) the point files carry */
 } study_search_opts;
 
 typedef enum { STUDY_PT_SIMULATED = 0, STUDY_PT_NO_MEMORY, STUDY_PT_FAILED } study_point_status;
@@ -49,6 +65,8 @@ typedef struct {
   int baseline;                /* index of the traced configuration, -1 when not among the points */
   double weight;
   int simulated, refused, failed;
+  int run_now, kept;           /* points simulated by this call, and reused from points_dir (resume) */
+  int missing;                 /* points of other shards without a result yet: nothing is ranked */
   double seconds;
 } study_search_result;
 
