@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 typedef struct {
-  char *cluster, *objective, *json, *svg, *out_dir, *shard;
+  char *cluster, *objective, *json, *svg, *out_dir, *shard, *schedules;
   int max_gpus, max_tp, jobs, shard_k, shard_n;
   gboolean resume, no_progress;
   double weight;
@@ -51,6 +51,26 @@ static char *search_digest(const et_workload *w, const wisp_load_options *lo, co
   g_free(wd);
   g_free(opts);
   return digest;
+}
+
+/* A comma list of schedules (gpipe, 1f1b, interleaved_1f1b) into
+ * scheds[3]; FALSE on an unknown or repeated name. */
+static gboolean parse_schedules(const char *list, int *scheds, int *n)
+{
+  char **it = g_strsplit(list, ",", -1);
+  gboolean ok = TRUE;
+  *n = 0;
+  for (int i = 0; ok && it[i]; i++) {
+    int s = strcmp(it[i], "1f1b") == 0 ? ET_SCHED_1F1B : strcmp(it[i], "gpipe") == 0 ? ET_SCHED_GPIPE
+            : strcmp(it[i], "interleaved_1f1b") == 0 ? ET_SCHED_INTERLEAVED : -1;
+    for (int k = 0; k < *n && s >= 0; k++)
+      s = scheds[k] == s ? -1 : s;
+    ok = s >= 0 && *n < 3;
+    if (ok)
+      scheds[(*n)++] = s;
+  }
+  g_strfreev(it);
+  return ok && *n > 0;
 }
 
 /* K/N with 1 <= K <= N (the sweep's spelling). */
@@ -111,6 +131,8 @@ static int search_main(search_args *a, wisp_load_options *lo, sim_replay_options
                           .jobs = a->jobs > 0 ? a->jobs : (cores > 0 ? (int)cores : 1), .points_dir = a->out_dir,
                           .resume = a->resume, .progress = !a->no_progress && isatty(2), .shard_k = a->shard_k,
                           .shard_n = a->shard_n, .digest = digest};
+  if (a->schedules)
+    parse_schedules(a->schedules, so.scheds, &so.n_scheds); /* checked at option time */
   r = study_search_run(&m, &c, opt, &so, &error);
   g_free(digest);
   if (r == NULL) {
@@ -162,6 +184,8 @@ int wisp_cmd_search(int argc, char **argv)
     {"shard", 0, 0, G_OPTION_ARG_STRING, &a.shard, "run only shard K of N (configurations p with p % N == K-1) into "
      "DIR; then rank all with --resume", "K/N"},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &a.no_progress, "no progress bar even on a terminal", NULL},
+    {"schedules", 0, 0, G_OPTION_ARG_STRING, &a.schedules, "pipeline schedules to enumerate, a comma list (default: "
+     "the card's pipeline_schedule; interleaved_1f1b with the card's vpp, else 2)", "1f1b,gpipe,interleaved_1f1b"},
     {NULL},
   };
   GError *error = NULL;
@@ -189,6 +213,9 @@ int wisp_cmd_search(int argc, char **argv)
     fprintf(stderr, "wisp search: --weight must be in 0..1, --max-tp >= 1, --max-gpus >= 1, --jobs >= 1\n");
   } else if (a.shard && !parse_shard(a.shard, &a.shard_k, &a.shard_n)) {
     fprintf(stderr, "wisp search: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", a.shard);
+  } else if (a.schedules && !parse_schedules(a.schedules, (int[3]){0}, &(int){0})) {
+    fprintf(stderr, "wisp search: --schedules %s: give a comma list of distinct 1f1b, gpipe, interleaved_1f1b\n",
+            a.schedules);
   } else if ((a.shard || a.resume) && a.out_dir == NULL) {
     fprintf(stderr, "wisp search: --%s needs -o DIR (where the configurations' results are kept)\n",
             a.shard ? "shard" : "resume");
@@ -208,6 +235,7 @@ int wisp_cmd_search(int argc, char **argv)
   g_free(a.svg);
   g_free(a.out_dir);
   g_free(a.shard);
+  g_free(a.schedules);
   wisp_cli_common_clear(&common);
   wisp_output_reset();
   return status;

@@ -468,6 +468,29 @@ static void check_search_runner(void)
   g_assert_true(g_file_get_contents(j4, &t2, NULL, NULL));
   g_assert_cmpstr(t1, ==, t2);
   g_free(t2);
+  /* A schedule axis: interleaved 1F1B (vpp 2) only where pp >= 2 divides
+   * the micro-batches, each row naming its schedule; a refused one says
+   * which schedule it was (the card's is gpipe). */
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--schedules", "gpipe,interleaved_1f1b", "--jobs", "2"), &out, NULL),
+                  ==, 0);
+  g_assert_nonnull(strstr(out, "schedule gpipe, interleaved_1f1b; cp = 1"));
+  g_assert_nonnull(strstr(out, " interleaved_1f1b   2 "));
+  g_assert_nonnull(strstr(out, "refused: dp 1 tp 1 pp 2 ep 1 mb 2 schedule interleaved_1f1b: "));
+  char **lines = g_strsplit(out, "\n", -1);
+  int n_ilv = 0;
+  for (int i = 0; lines[i]; i++) {
+    int rank, gpus, dp, tp, pp, ep, mb;
+    if (strstr(lines[i], " interleaved_1f1b ") &&
+        sscanf(lines[i], "%d %d %d %d %d %d %d", &rank, &gpus, &dp, &tp, &pp, &ep, &mb) == 7) {
+      g_assert_cmpint(pp, >=, 2);
+      g_assert_cmpint(mb % pp, ==, 0);
+      n_ilv++;
+    }
+  }
+  g_strfreev(lines);
+  g_assert_cmpint(n_ilv, >, 0);
+  g_free(out);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--schedules", "1f1b,1f1b"), NULL, NULL), ==, 2);
   /* --shard without -o is refused at option time. */
   g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--shard", "1/2"), NULL, NULL), ==, 2);
 #undef SEARCH

@@ -22,23 +22,28 @@ void study_search_result_free(study_search_result *r)
   g_free(r);
 }
 
-/* Every valid (dp, tp, pp, ep, mb); ep (dividing dp and the experts)
- * only for a MoE card: O(divisors^5). */
+/* Every valid (schedule, dp, tp, pp, ep, mb); ep (dividing dp and the
+ * experts) only for a MoE card: O(schedules x divisors^5). */
 static void enumerate(const et_model_card *c, const study_search_opts *o, GArray *out)
 {
-  int sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
-  for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
-    for (int pp = 1; tp * pp <= o->max_gpus; pp++)
-      for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
-        for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
-          for (int mb = 1; mb * dp <= c->global_batch; mb++) {
-            et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep};
-            if (!et_repart_check(c, &rq, NULL))
-              continue;
-            study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
-            p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1);
-            g_array_append_val(out, p);
-          }
+  int card_sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
+  for (int si = 0; si < MAX(o->n_scheds, 1); si++) {
+    int sched = o->n_scheds > 0 ? o->scheds[si] : card_sched;
+    int vpp = sched == ET_SCHED_INTERLEAVED ? (c->vpp > 0 ? c->vpp : 2) : 0;
+    for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
+      for (int pp = 1; tp * pp <= o->max_gpus; pp++)
+        for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
+          for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
+            for (int mb = 1; mb * dp <= c->global_batch; mb++) {
+              et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep, .vpp = vpp};
+              if (!et_repart_check(c, &rq, NULL))
+                continue;
+              study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
+              p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1) &&
+                           sched == card_sched && (vpp == 0 || c->vpp == 0 || vpp == c->vpp);
+              g_array_append_val(out, p);
+            }
+  }
 }
 
 static int cmp_points(const void *pa, const void *pb)
@@ -58,7 +63,9 @@ static int cmp_points(const void *pa, const void *pb)
     return a->rq.pp - b->rq.pp;
   if (a->rq.ep != b->rq.ep)
     return a->rq.ep - b->rq.ep;
-  return a->rq.mb - b->rq.mb;
+  if (a->rq.mb != b->rq.mb)
+    return a->rq.mb - b->rq.mb;
+  return a->rq.sched - b->rq.sched;
 }
 
 /* Scores (composite negated, so smaller is better throughout), the

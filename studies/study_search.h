@@ -4,8 +4,9 @@
  * The points: every (dp, tp, pp, mb) with tp dividing the heads, hidden,
  * ffn and vocabulary sizes and at most max_tp (the scale-up domain), pp
  * dividing the layers, dp x mb dividing the global batch, and dp x tp x pp
- * at most max_gpus; ep (MoE cards: dividing dp and the experts); cp = 1; the schedule
- * the card's (else 1F1B).  A point over the GPU's HBM is listed as refused
+ * at most max_gpus; ep (MoE cards: dividing dp and the experts); cp = 1; each
+ * schedule of o->scheds (default the card's, else 1F1B; interleaved 1F1B
+ * with the card's vpp, else 2, where pp >= 2 divides mb).  A point over the GPU's HBM is listed as refused
  * with its memory, never simulated.  Each other point is built from the
  * model read out of the trace (chakra/et_repart.h) and replayed on the
  * cluster fitted to its GPU count.
@@ -44,6 +45,8 @@ typedef struct {
   gboolean resume, progress;
   int shard_k, shard_n;        /* 1-based; shard_n <= 1: every point */
   const char *digest;          /* the inputs' digest (workload, card, cluster, options) the point files carry */
+  int n_scheds;                /* schedules to enumerate (et_sched); 0: the card's (else 1F1B) */
+  int scheds[3];
 } study_search_opts;
 
 typedef enum { STUDY_PT_SIMULATED = 0, STUDY_PT_NO_MEMORY, STUDY_PT_FAILED } study_point_status;

@@ -15,10 +15,17 @@ static const char *status_name(study_point_status s)
 
 void study_search_print(const study_search_result *r, const et_model_card *c, FILE *out)
 {
+  GString *sn = g_string_new(NULL);
+  for (guint i = 0; i < r->points->len; i++) {
+    const char *n = et_sched_name((et_sched)g_array_index(r->points, study_search_point, i).rq.sched);
+    if (!strstr(sn->str, n))
+      g_string_append_printf(sn, "%s%s", sn->len ? ", " : "", n);
+  }
   fprintf(out, "search: %u configurations (dp x tp x pp%s, micro-batches; schedule %s; cp = 1): %d simulated, %d "
           "do not fit in %.0f GB of HBM, %d failed; %.2f s\n", r->points->len, c->experts > 0 ? " x ep" : "",
-          et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), r->simulated, r->refused,
-          c->hbm_bytes / 1e9, r->failed, r->seconds);
+          sn->len ? sn->str : et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), r->simulated,
+          r->refused, c->hbm_bytes / 1e9, r->failed, r->seconds);
+  g_string_free(sn, TRUE);
   if (r->kept > 0)
     fprintf(out, "resumed: %d configurations kept from the points directory, %d simulated now\n", r->kept,
             r->run_now);
@@ -27,9 +34,8 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
             "(larger is better)\n", r->weight);
   else
     fprintf(out, "objective: step time (smaller is better)\n");
-  fprintf(out, "%5s %5s %4s %4s %4s %4s %4s %14s %10s %9s %6s\n", "rank", "gpus", "dp", "tp", "pp", "ep", "mb",
-          "step_time_ms",
-          r->weight >= 0 ? "composite" : "", "mem_GB", "pareto");
+  fprintf(out, "%5s %5s %4s %4s %4s %4s %4s %14s %10s %9s %-16s %3s %6s\n", "rank", "gpus", "dp", "tp", "pp", "ep",
+          "mb", "step_time_ms", r->weight >= 0 ? "composite" : "", "mem_GB", "schedule", "vpp", "pareto");
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
     if (p->status != STUDY_PT_SIMULATED)
@@ -37,15 +43,19 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
     char score[32] = "";
     if (r->weight >= 0)
       g_snprintf(score, sizeof score, "%.4f", -p->score);
-    fprintf(out, "%5d %5d %4d %4d %4d %4d %4d %14.3f %10s %9.2f %6s%s\n", p->rank, p->gpus, p->rq.dp, p->rq.tp,
-            p->rq.pp, p->rq.ep, p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9, p->pareto ? "*" : "",
+    fprintf(out, "%5d %5d %4d %4d %4d %4d %4d %14.3f %10s %9.2f %-16s %3d %6s%s\n", p->rank, p->gpus, p->rq.dp,
+            p->rq.tp, p->rq.pp, p->rq.ep, p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9,
+            et_sched_name((et_sched)p->rq.sched), MAX(p->rq.vpp, 1), p->pareto ? "*" : "",
             p->baseline ? "  (traced)" : "");
   }
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
     if (p->status != STUDY_PT_SIMULATED)
-      fprintf(out, "%s: dp %d tp %d pp %d ep %d mb %d: %s\n", p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed",
-              p->rq.dp, p->rq.tp, p->rq.pp, p->rq.ep, p->rq.mb, p->why);
+      fprintf(out, "%s: dp %d tp %d pp %d ep %d mb %d%s%s: %s\n",
+              p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed", p->rq.dp, p->rq.tp, p->rq.pp, p->rq.ep,
+              p->rq.mb, p->rq.sched != (c->sched >= 0 ? c->sched : ET_SCHED_1F1B) ? " schedule " : "",
+              p->rq.sched != (c->sched >= 0 ? c->sched : ET_SCHED_1F1B) ? et_sched_name((et_sched)p->rq.sched) : "",
+              p->why);
   }
 }
 
@@ -80,6 +90,8 @@ gboolean study_search_write_json(const study_search_result *r, const et_model_ca
     wisp_json_int(&j, "ep", p->rq.ep);
     wisp_json_int(&j, "cp", 1);
     wisp_json_int(&j, "micro_batches", p->rq.mb);
+    wisp_json_string(&j, "schedule", et_sched_name((et_sched)p->rq.sched));
+    wisp_json_int(&j, "vpp", MAX(p->rq.vpp, 1));
     wisp_json_double(&j, "memory_bytes", p->mem_bytes, 0);
     if (p->status == STUDY_PT_SIMULATED) {
       wisp_json_ns(&j, "step_time_ns", p->step);
