@@ -590,6 +590,13 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
                 "%s: reading the model needs the card's %s", c->source ? c->source : "(no --card)", c->missing);
     return FALSE;
   }
+  if (c->sched == ET_SCHED_INTERLEAVED) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the traced job runs interleaved 1F1B (pipeline_schedule): reading the layers of an interleaved "
+                "trace is not supported yet; give a trace of a 1F1B or GPipe run (re-partitioning into interleaved "
+                "1F1B works: --scale sched=interleaved_1f1b,vpp=N)", c->source);
+    return FALSE;
+  }
   if (c->layers % c->pp != 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: num_layers %d is not a multiple of pp %d", c->source,
                 c->layers, c->pp);

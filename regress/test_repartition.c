@@ -324,6 +324,18 @@ static void check_refusals(void)
   g_assert_nonnull(strstr(err, "122.41 GB activations"));
   g_clear_pointer(&out, g_free);
   g_clear_pointer(&err, g_free);
+  /* A traced interleaved run as the source: refused, saying so (the
+   * model reader follows one chunk of layers per stage). */
+  char *ilv = g_build_filename(dir, "ilv", NULL), *ilv_card = g_build_filename(ilv, "card.yaml", NULL);
+  truth(&configs[9], ilv);
+  g_assert_cmpint(configs[9].sched, ==, GT_SCHED_INTERLEAVED);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", ilv, "--cluster", "dgx-h100", "--card", ilv_card,
+                                                          "--scale", "tp=2,pp=4,mb=8", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "the traced job runs interleaved 1F1B (pipeline_schedule): reading the layers"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_free(ilv);
+  g_free(ilv_card);
   /* ep on a dense model: what is missing. */
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
                                                           "--scale", "ep=8", NULL}, &out, &err), !=, 0);
