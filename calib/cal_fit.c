@@ -3,7 +3,7 @@
  * doc/calibration.md).
  */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 
 #include <math.h>
 #include <string.h>

@@ -120,7 +120,4 @@ const struct et_share *et_scale_share(const et_scale *s);
 void et_scale_translate(const et_scale *s, int rank, const et_comm *c, et_comm *tmp);
 
 G_END_DECLS
-/* Readers that include this header for the translated view still get it
- * (chakra/et_view.h is the accessor; include it instead). */
-#include "chakra/et_view.h"
 #endif

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cli/wisp_cli.h"
 #include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "frontends/fe.h"
 #include "frontends/nsys.h"
 #include "cli/wisp_load.h"

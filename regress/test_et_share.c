@@ -15,6 +15,7 @@
 #include "config.h"
 #include "chakra/et_io.h"
 #include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "chakra/et_share.h"
 #include "replay/sim_replay.h"
 #include "regress/test_util.h"

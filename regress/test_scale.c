@@ -3,6 +3,7 @@
  * placement, layout inference and the errors for bad requests. */
 #include "config.h"
 #include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "replay/sim_replay.h"
 #include "regress/test_util.h"
 

@@ -1,4 +1,5 @@
-/* rp_match.c: the replay's matching (rp_internal.h).
+/* rp_match.c: the replay matches the ranks' communication nodes into
+ * collectives and send/receive pairs and starts them (rp_internal.h).
  *
  * Collectives: an instance per (group, per-group sequence number) gathers
  * the members' nodes until every member has issued, then starts on
@@ -20,7 +21,7 @@
  */
 #include "config.h"
 #include "replay/rp_internal.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 
 #include <string.h>
 
@@ -233,7 +234,7 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
   rp_replay *rp = rs->rp;
   const et_graph *g = rs->g;
   const et_node *n = &g->nodes[i];
-  et_comm tc; /* a scaled workload's record as this rank issues it (chakra/et_scale.h) */
+  et_comm tc; /* a scaled workload's record as this rank issues it (chakra/et_view.h) */
   const et_comm *c = et_workload_comm(rp->w, rs->rank, n->comm, &tc);
   int member = rp_member_of(rp, c->group, rs->rank);
   if (member < 0) {
@@ -432,7 +433,7 @@ void rp_issue_p2p(rp_rank *rs, uint32_t i)
 {
   rp_replay *rp = rs->rp;
   const et_node *n = &rs->g->nodes[i];
-  et_comm tc; /* peers translated for a scaled workload's replica (chakra/et_scale.h) */
+  et_comm tc; /* peers translated for a scaled workload's replica (chakra/et_view.h) */
   const et_comm *c = et_workload_comm(rp->w, rs->rank, n->comm, &tc);
   gboolean is_send = n->type == ET_NODE_COMM_SEND;
   int src = is_send ? rs->rank : c->src;

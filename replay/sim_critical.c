@@ -1,7 +1,7 @@
 /* sim_critical.c: recording the binding predecessors during a replay and
  * walking the critical path afterwards (see sim_critical.h). */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "replay/sim_critical.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * interval (study_metrics_internal.h).
  */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "studies/study_metrics_internal.h"
 #include "replay/sim_levers.h"
 #include "frontends/kineto_commreg.h"

@@ -1,6 +1,6 @@
 /* study_cluster.c: cluster presets and single simulated points. */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "studies/study.h"
 
 #include <string.h>

@@ -9,7 +9,7 @@
  * only one job's graphs (the others' ranks empty) is that job alone on the
  * same placement.  The difference is the slowdown from sharing. */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "studies/study.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * unions.
  */
 #include "config.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_graph.h"
 #include "studies/study_metrics_internal.h"
 #include "collectives/coll_facts.h"
 

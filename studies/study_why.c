@@ -15,7 +15,7 @@
  */
 #include "config.h"
 #include "studies/study.h"
-#include "chakra/et_scale.h"
+#include "chakra/et_view.h"
 #include "replay/sim_critical.h"
 
 #include <math.h>
