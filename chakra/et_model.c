@@ -7,7 +7,7 @@
 
 const char *et_sched_name(et_sched s)
 {
-  return s == ET_SCHED_GPIPE ? "gpipe" : "1f1b";
+  return s == ET_SCHED_GPIPE ? "gpipe" : s == ET_SCHED_INTERLEAVED ? "interleaved_1f1b" : "1f1b";
 }
 
 const char *et_kclass_name(et_kclass c)
@@ -588,6 +588,13 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   if (c->missing) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s: reading the model needs the card's %s", c->source ? c->source : "(no --card)", c->missing);
+    return FALSE;
+  }
+  if (c->sched == ET_SCHED_INTERLEAVED) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the traced job runs interleaved 1F1B (pipeline_schedule): reading the layers of an interleaved "
+                "trace is not supported yet; give a trace of a 1F1B or GPipe run (re-partitioning into interleaved "
+                "1F1B works: --scale sched=interleaved_1f1b,vpp=N)", c->source);
     return FALSE;
   }
   if (c->layers % c->pp != 0) {

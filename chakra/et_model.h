@@ -59,7 +59,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum { ET_SCHED_1F1B = 0, ET_SCHED_GPIPE } et_sched;
+typedef enum { ET_SCHED_1F1B = 0, ET_SCHED_GPIPE, ET_SCHED_INTERLEAVED } et_sched;
 const char *et_sched_name(et_sched s);
 
 /* The card's model, layout and hardware, filled by the CLI (chakra sits
@@ -74,6 +74,7 @@ typedef struct {
                                   + weights sharded */
   int recompute;               /* activation recomputation: 0 none, 1 selective (attention), 2 full (per layer) */
   int sched;                   /* et_sched, -1 = absent */
+  int vpp;                     /* interleaved 1F1B: layer chunks per rank (0: absent) */
   double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
   sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */
   char *hw;                    /* the GPU's name, g_free */

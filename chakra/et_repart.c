@@ -23,6 +23,10 @@ static et_repart_request resolved(const et_model_card *c, const et_repart_reques
   }
   if (r.sched < 0)
     r.sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
+  if (r.sched == ET_SCHED_INTERLEAVED && r.vpp == 0)
+    r.vpp = c->vpp > 0 ? c->vpp : 2;
+  if (r.sched != ET_SCHED_INTERLEAVED)
+    r.vpp = 1;
   return r;
 }
 
@@ -43,6 +47,8 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
   else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))
     why = "ep must divide dp (experts are split over data-parallel ranks) and the experts";
+  else if (rq.sched == ET_SCHED_INTERLEAVED && (rq.vpp < 2 || rq.pp < 2 || rq.mb % rq.pp || c->layers % (rq.pp * rq.vpp)))
+    why = "interleaved 1F1B needs vpp >= 2, pp >= 2 dividing the micro-batches, and pp x vpp dividing num_layers";
   if (why)
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "tp %d pp %d dp %d ep %d mb %d: %s (%d layers, %d heads, "
                 "hidden %d, ffn %d, vocabulary %d, batch %d, %d experts)", rq.tp, rq.pp, rq.dp, rq.ep, rq.mb, why,
@@ -79,7 +85,9 @@ void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, e
     double params = et_model_rank_params(c, rq.tp, rq.pp, rq.ep, st);
     double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.ep);
     int in_flight = rq.sched == ET_SCHED_GPIPE ? rq.mb : MIN(rq.pp - st, rq.mb);
-    double act = in_flight * ((double)c->layers / rq.pp) * per_layer + (c->recompute == 2 ? full : 0.0);
+    if (rq.sched == ET_SCHED_INTERLEAVED) /* chunk passes, each of layers / (pp vpp) layers */
+      in_flight = MIN(2 * (rq.pp - st - 1) + (rq.vpp - 1) * rq.pp + 1, rq.mb * rq.vpp);
+    double act = in_flight * ((double)c->layers / rq.pp / rq.vpp) * per_layer + (c->recompute == 2 ? full : 0.0);
     double w = (params - ex) * state_bytes(c, rq.dp, rq.ep, FALSE) + ex * state_bytes(c, rq.dp, rq.ep, TRUE);
     if (w + act > out->total_bytes) {
       out->params = params;
@@ -102,7 +110,9 @@ typedef struct {
   double shard, tokens;        /* tp / tp', tokens' / tokens */
   et_builder *b;
   uint64_t next_id, chain, q_act, q_grad, q_dp;
+  uint64_t q_act_recv, q_grad_recv; /* interleaved: receives queue apart from sends (batched p2p) */
   int rank, stage, prev, next;
+  int first, last;             /* ranks of stage 0 and pp - 1 (same d, i): interleaving's wrap-around */
   char tp_pg[48], dp_pg[48], ep_pg[48], edp_pg[48];
   GArray *dp_ids;              /* the gradient all-reduces in flight (uint64_t ids) */
 } rb;
@@ -207,14 +217,16 @@ static uint64_t act_bytes(const rb *g)
 
 /* A send (after the chain) or a receive (the chain waits) of one
  * direction's queue; tag = micro-batch (+ 1,000,000 for gradients). */
-static void p2p(rb *g, gboolean send, int peer, int mb, gboolean grad)
+static void p2p(rb *g, gboolean send, int peer, int mb, int chunk, gboolean grad)
 {
   uint64_t *q = grad ? &g->q_grad : &g->q_act;
+  if (!send && g->rq.vpp > 1) /* a cycle of stages: a receive must not wait behind a send */
+    q = grad ? &g->q_grad_recv : &g->q_act_recv;
   char name[64];
-  g_snprintf(name, sizeof name, "%s_%s_mb%d", send ? "send" : "recv", grad ? "grad" : "act", mb);
+  g_snprintf(name, sizeof name, "%s_%s_mb%d_c%d", send ? "send" : "recv", grad ? "grad" : "act", mb, chunk);
   uint64_t id = node(g, send ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV, name, 0, *q, send ? g->chain : 0);
   et_comm cm = {.bytes = act_bytes(g), .group = ET_GROUP_WORLD, .split = ET_NONE, .src = send ? g->rank : peer,
-                .dst = send ? peer : g->rank, .tag = mb + (grad ? 1000000 : 0), .root = -1, .coll = ET_COLL_NONE};
+                .dst = send ? peer : g->rank, .tag = mb + chunk * 100000 + (grad ? 1000000 : 0), .root = -1, .coll = ET_COLL_NONE};
   et_builder_set_comm(g->b, (uint32_t)(id - 1), &cm, NULL, NULL, 0);
   *q = id;
   if (!send) { /* the chain's next node waits for the receive */
@@ -223,16 +235,30 @@ static void p2p(rb *g, gboolean send, int peer, int mb, gboolean grad)
   }
 }
 
-static void fwd(rb *g, int mb)
+/* The rank chunk c's forward receives from and sends to (-1: the
+ * embedding, the head). */
+static int from_rank(const rb *g, int c)
 {
-  if (g->prev >= 0)
-    p2p(g, FALSE, g->prev, mb, FALSE);
+  return g->prev >= 0 ? g->prev : c > 0 ? g->last : -1;
+}
+
+static int to_rank(const rb *g, int c)
+{
+  return g->next >= 0 ? g->next : c + 1 < g->rq.vpp ? g->first : -1;
+}
+
+/* Forward of micro-batch mb through the rank's chunk c. */
+static void fwd(rb *g, int mb, int c)
+{
+  int from = from_rank(g, c), to = to_rank(g, c);
+  if (from >= 0)
+    p2p(g, FALSE, from, mb, c, FALSE);
   else
     emit(g, &g->m->embed_fwd);
-  for (int l = 0; l < g->c->layers / g->rq.pp; l++)
+  for (int l = 0; l < g->c->layers / g->rq.pp / g->rq.vpp; l++)
     emit(g, &g->m->layer_fwd);
-  if (g->next >= 0)
-    p2p(g, TRUE, g->next, mb, FALSE);
+  if (to >= 0)
+    p2p(g, TRUE, to, mb, c + (g->next < 0), FALSE);
   else
     emit(g, &g->m->head);
 }
@@ -263,19 +289,20 @@ static void layer_reduce(rb *g)
 
 /* Backward of micro-batch mb; in the step's last one (last), with dp > 1,
  * each layer's gradients are all-reduced as soon as they are final. */
-static void bwd(rb *g, int mb, gboolean last)
+static void bwd(rb *g, int mb, int c, gboolean last)
 {
-  if (g->next >= 0)
-    p2p(g, FALSE, g->next, mb, TRUE);
+  int from = from_rank(g, c), to = to_rank(g, c);
+  if (to >= 0)
+    p2p(g, FALSE, to, mb, c + (g->next < 0), TRUE);
   else
     emit(g, &g->m->head_bwd);
-  for (int l = 0; l < g->c->layers / g->rq.pp; l++) {
+  for (int l = 0; l < g->c->layers / g->rq.pp / g->rq.vpp; l++) {
     emit(g, &g->m->layer_bwd);
     if (last && !g->m->dp_after)
       layer_reduce(g);
   }
-  if (g->prev >= 0)
-    p2p(g, TRUE, g->prev, mb, TRUE);
+  if (from >= 0)
+    p2p(g, TRUE, from, mb, c, TRUE);
   else
     emit(g, &g->m->embed_bwd);
 }
@@ -308,16 +335,24 @@ static et_graph *build_rank(rb *g, GError **error)
 {
   g->b = et_builder_new("repartition");
   g->dp_ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  int m = g->rq.mb;
-  int warm = g->rq.sched == ET_SCHED_GPIPE ? m : MIN(g->rq.pp - g->stage - 1, m);
+  int m = g->rq.mb * g->rq.vpp, pp = g->rq.pp, v = g->rq.vpp;
+  int warm = g->rq.sched == ET_SCHED_GPIPE ? m : MIN(pp - g->stage - 1, m);
+  if (g->rq.sched == ET_SCHED_INTERLEAVED)
+    warm = MIN(2 * (pp - g->stage - 1) + (v - 1) * pp, m);
+  /* Virtual micro-batch k: micro-batch (k / (pp v)) pp + k % pp (k itself
+   * without interleaving), chunk (k / pp) % v forward, v - 1 - that backward. */
+#define VMB(k) (v == 1 ? (k) : ((k) / (pp * v)) * pp + (k) % pp)
+#define VCH(k) (v == 1 ? 0 : ((k) / pp) % v)
   for (int i = 0; i < warm; i++)
-    fwd(g, i);
+    fwd(g, VMB(i), VCH(i));
   for (int i = 0; i < m - warm; i++) {
-    fwd(g, warm + i);
-    bwd(g, i, warm == 0 && i == m - 1);
+    fwd(g, VMB(warm + i), VCH(warm + i));
+    bwd(g, VMB(i), v - 1 - VCH(i), VMB(i) == g->rq.mb - 1);
   }
   for (int i = m - warm; i < m; i++)
-    bwd(g, i, i == m - 1);
+    bwd(g, VMB(i), v - 1 - VCH(i), VMB(i) == g->rq.mb - 1);
+#undef VMB
+#undef VCH
   tail(g);
   g_array_free(g->dp_ids, TRUE);
   return et_builder_finish(g->b, ET_BUILD_STRICT, error);
@@ -367,6 +402,11 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                          "%.0f tokens each), schedule %s; %d ranks\n", m->tp, rq->tp, m->pp, rq->pp, c->dp, rq->dp,
                          m->mb, rq->mb, m->tokens_per_mb, (double)rq->batch / rq->dp / rq->mb * c->seq,
                          et_sched_name(rq->sched), rq->tp * rq->pp * rq->dp);
+  if (rq->sched == ET_SCHED_INTERLEAVED)
+    g_string_append_printf(how, "repartition: interleaved 1F1B: %d chunks of %d layers per rank (virtual stage c x pp "
+                           "+ s; stage %d sends chunk c's activations to stage 0's chunk c + 1), Megatron's order of "
+                           "virtual micro-batches with 2 (pp - s - 1) + (vpp - 1) pp warm-up forwards\n", rq->vpp,
+                           c->layers / rq->pp / rq->vpp, rq->pp - 1);
   g_string_append_printf(how, "repartition: kernels rescaled by class: GEMMs of known shape by the roofline of %s "
                          "(%.0f TFLOP/s, %.0f GB/s HBM), other GEMMs and attention by FLOPs per shard, elementwise by "
                          "elements per shard (norms and embedding: per token), each above a fixed %.1f us per kernel; "
@@ -421,7 +461,8 @@ et_workload *et_repart_build(const char *source, const et_model *m, const et_mod
     int i = r % rq.tp, s = (r / rq.tp) % rq.pp, d = r / (rq.tp * rq.pp);
     rb g = {.m = m, .c = c, .rq = rq, .shard = (double)m->tp / rq.tp,
             .tokens = (double)rq.batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
-            .prev = s > 0 ? r - rq.tp : -1, .next = s + 1 < rq.pp ? r + rq.tp : -1};
+            .prev = s > 0 ? r - rq.tp : -1, .next = s + 1 < rq.pp ? r + rq.tp : -1, .first = r - s * rq.tp,
+            .last = r + (rq.pp - 1 - s) * rq.tp};
     g_snprintf(g.tp_pg, sizeof g.tp_pg, "tp.%d.%d", d, s);
     g_snprintf(g.dp_pg, sizeof g.dp_pg, "dp.%d.%d", s, i);
     g_snprintf(g.ep_pg, sizeof g.ep_pg, "ep.%d.%d.%d", s, i, d / rq.ep);

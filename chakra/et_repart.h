@@ -11,7 +11,15 @@
  * forward [receive the activations from stage s-1 | the embedding], its
  * num_layers / pp layers, [send to stage s+1 | the head], and the
  * backward [receive the gradient from s+1], the layers, [send to s-1 |
- * the embedding's backward]; with dp > 1, each layer's bf16 gradients
+ * the embedding's backward]; interleaved 1F1B (Megatron's virtual
+ * pipeline, vpp chunks of num_layers / (pp x vpp) layers per rank, chunk c
+ * of stage s being virtual stage c x pp + s; stage pp - 1 sends chunk c's
+ * output to stage 0's chunk c + 1): the virtual micro-batches k = 0 ..
+ * mb x vpp - 1, forward k on chunk (k / pp) % vpp of micro-batch
+ * (k / (pp vpp)) pp + k % pp, backward k on chunk vpp - 1 - (k / pp) % vpp,
+ * with min(2 (pp - s - 1) + (vpp - 1) pp, mb vpp) warm-up forwards (the
+ * embedding on virtual stage 0, the head on the last; needs pp >= 2
+ * dividing mb, pp x vpp dividing the layers); with dp > 1, each layer's bf16 gradients
  * are all-reduced in the DP group as soon as the step's last backward of
  * the layer ends (overlapping the rest), the embedding's and head's after
  * the backward; then the step tail (the optimizer, the step's other collectives).
@@ -28,7 +36,9 @@
  * before each operation is kept.  The TP all-reduce carries tokens' x hidden x dtype bytes; the
  * activations and their gradients between stages the same.  Sends and
  * receives of one direction queue behind each other (one stream per
- * direction); the compute chain waits for the TP all-reduces.
+ * direction; interleaved: receives on a queue of their own, as Megatron
+ * batches each receive with its send, else the wrap-around would
+ * deadlock); the compute chain waits for the TP all-reduces.
  *
  * MoE (the card's num_experts; et_model.h): experts are split over EP
  * groups of ep consecutive data-parallel ranks (rank (d, s, i) is in EP
@@ -49,7 +59,8 @@
  * ZeRO stage dividing the optimizer states (stage >= 1), the gradients
  * (>= 2) and the weights (3, FSDP) by the data-parallel degree (experts'
  * by their dp / ep replicas); activations of the micro-batches in flight
- * (GPipe: all; 1F1B: pp - s on stage s) per layer at Megatron's
+ * (GPipe: all; 1F1B: pp - s on stage s; interleaved: the warm-up's
+ * chunk passes + 1, each of num_layers / (pp vpp) layers) per layer at Megatron's
  * s b h (10 + 24 / tp + 5 a s / (h tp)) bytes without recomputation,
  * s b h (10 + 24 / tp) with selective recomputation (attention's scores
  * recomputed), 2 s b h (the layer's input) with full recomputation plus
@@ -75,6 +86,7 @@ typedef struct {
                                   global batch becomes dp x mb x mbs */
   int batch;                   /* resolved global batch (sequences); set by the library, 0 in requests */
   int sched;                   /* et_sched; -1 = the card's, else 1f1b */
+  int vpp;                     /* interleaved: layer chunks per rank; 0 = the card's, else 2 */
 } et_repart_request;
 
 typedef struct {

@@ -314,15 +314,16 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
                 "exchange (ring or all-gather of K/V) in the trace, which the model reader does not identify yet; "
                 "dp, tp, pp, ep, mb and sched are supported", spec);
   } else if (strcmp(dim, "sched") == 0) {
-    ok = strcmp(val, "1f1b") == 0 || strcmp(val, "gpipe") == 0;
-    if (ok)
-      rq->sched = strcmp(val, "gpipe") == 0 ? 1 : 0; /* et_sched (chakra/et_model.h) */
+    ok = strcmp(val, "1f1b") == 0 || strcmp(val, "gpipe") == 0 || strcmp(val, "interleaved_1f1b") == 0;
+    if (ok) /* et_sched (chakra/et_model.h) */
+      rq->sched = strcmp(val, "gpipe") == 0 ? 1 : strcmp(val, "interleaved_1f1b") == 0 ? 2 : 0;
     else
-      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--scale %s: sched must be gpipe or 1f1b", spec);
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--scale %s: sched must be gpipe, 1f1b or interleaved_1f1b",
+                  spec);
   } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb") && strcmp(dim, "ep") &&
-             strcmp(dim, "mbs")) {
+             strcmp(dim, "mbs") && strcmp(dim, "vpp")) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, mb, mbs, sched; cp is refused)", spec, dim);
+                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, mb, mbs, sched, vpp; cp is refused)", spec, dim);
   } else {
     char *end = NULL;
     gint64 v = g_ascii_strtoll(val, &end, 10);
@@ -331,7 +332,8 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
                   "--scale %s: %s must be a whole number from 1 to %d, e.g. --scale %s=4", spec, dim, 1 << 24, dim);
     } else {
       int *dst = strcmp(dim, "dp") == 0 ? &rq->dp : strcmp(dim, "tp") == 0 ? &rq->tp : strcmp(dim, "pp") == 0 ? &rq->pp
-                 : strcmp(dim, "ep") == 0 ? &rq->ep : strcmp(dim, "mbs") == 0 ? &rq->mbs : &rq->mb;
+                 : strcmp(dim, "ep") == 0 ? &rq->ep : strcmp(dim, "mbs") == 0 ? &rq->mbs
+                 : strcmp(dim, "vpp") == 0 ? &rq->vpp : &rq->mb;
       *dst = (int)v;
       ok = TRUE;
     }
@@ -342,7 +344,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
 
 gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
 {
-  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = rq->mbs = 0;
+  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = rq->mbs = rq->vpp = 0;
   rq->sched = -1;
   if (spec == NULL || *spec == '\0')
     return TRUE;
@@ -351,6 +353,8 @@ gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
   for (int i = 0; ok && items[i]; i++)
     ok = scale_item(spec, items[i], rq, error);
   g_strfreev(items);
+  if (ok && rq->vpp > 0 && rq->sched < 0) /* vpp= alone: interleaved 1F1B */
+    rq->sched = 2;
   return ok;
 }
 

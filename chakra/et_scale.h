@@ -83,6 +83,7 @@ typedef struct {
   int tp, pp, mb, sched;
   int ep;                            /* expert-parallel degree (0 = as traced) */
   int mbs;                           /* sequences per micro-batch (0 = from the count) */
+  int vpp;                           /* interleaved 1F1B's layer chunks per rank (0 = the card's or 2) */
 } et_scale_request;
 
 /* Parses "KEY=V[,KEY=V...]": dp=N, tp=N, pp=N, mb=N (N >= 1) and

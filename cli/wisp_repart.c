@@ -114,11 +114,13 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   gboolean found = FALSE;
   ok = ok && cfg_card_precision(card, "workload.model.precision", &prec, &bytes, &found, error);
   out->dtype_bytes = found ? bytes : 2;
-  static const char *const scheds[] = {"1f1b", "gpipe", NULL};
+  static const char *const scheds[] = {"1f1b", "gpipe", "interleaved_1f1b", NULL};
   const char *sched = NULL;
   ok = ok && cfg_card_choice(card, PLAN "pipeline_schedule", scheds, &sched, &found, error);
   if (found)
-    out->sched = strcmp(sched, "gpipe") == 0 ? ET_SCHED_GPIPE : ET_SCHED_1F1B;
+    out->sched = strcmp(sched, "gpipe") == 0 ? ET_SCHED_GPIPE
+                 : strcmp(sched, "interleaved_1f1b") == 0 ? ET_SCHED_INTERLEAVED : ET_SCHED_1F1B;
+  ok = ok && count_key(card, PLAN "vpp", &out->vpp, NULL, error);
   out->tp = MAX(l->degree[ET_DIM_TP], 1);
   out->pp = MAX(l->degree[ET_DIM_PP], 1);
   out->dp = MAX(l->degree[ET_DIM_DP], 1);
@@ -178,7 +180,7 @@ et_workload *wisp_repartition(et_workload *w, const et_layout *l, const cfg_card
     return NULL;
   }
   et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched, .ep = rq->ep,
-                         .mbs = rq->mbs};
+                         .mbs = rq->mbs, .vpp = rq->vpp};
   GString *how = g_string_new(NULL);
   et_workload *o = et_repart_build(w->source, &m, &c, &r, how, error);
   if (o && !quiet)

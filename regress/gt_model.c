@@ -30,8 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GT_N_STREAMS 4
-static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P, GT_STREAM_DP };
+#define GT_N_STREAMS 6
+static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P, GT_STREAM_DP,
+                                             GT_STREAM_P2P_RECV, GT_STREAM_COMM_RECV };
 
 /* The timestamp the model's time 0 is written as: 1,000,000 us (1 s), so
  * every ts has the same number of digits before the point. */

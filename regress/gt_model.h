@@ -36,6 +36,8 @@ G_BEGIN_DECLS
 #define GT_STREAM_COMM 20
 #define GT_STREAM_P2P 24
 #define GT_STREAM_DP 28      /* a second communication stream (data-parallel buckets) */
+#define GT_STREAM_P2P_RECV 32  /* receives apart from sends (gt_parallel's interleaved pipeline: batched p2p) */
+#define GT_STREAM_COMM_RECV 36
 
 /* CPU threads per rank (thread 0 runs the step; gt_job_set_thread) and
  * flags of gt_signal / gt_join. */

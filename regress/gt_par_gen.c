@@ -3,7 +3,7 @@
  * its true step time.
  *
  * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--mb N] [--batch N]
- *                   [--sched gpipe|1f1b] [OUTDIR]
+ *                   [--sched gpipe|1f1b|interleaved_1f1b] [--vpp N] [OUTDIR]
  * --moe starts from the MoE job (gt_par_init_moe: 8 ranks of data
  * parallelism, 16 experts, top-2, EP 4) instead of the dense one; the
  * other options change its configuration (e.g. --moe --ep 8).
@@ -25,6 +25,7 @@ int main(int argc, char **argv)
   else
     gt_par_init(&p);
   int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, batch = p.global_batch;
+  int vpp = 2;
   char *sched = NULL;
   GOptionEntry entries[] = {
     {"moe", 0, 0, G_OPTION_ARG_NONE, &moe, "the MoE job (16 experts, top-2) instead of the dense one", NULL},
@@ -34,7 +35,8 @@ int main(int argc, char **argv)
     {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "tensor-parallel degree", "N"},
     {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "pipeline stages", "N"},
     {"mb", 0, 0, G_OPTION_ARG_INT, &mb, "micro-batch count", "N"},
-    {"sched", 0, 0, G_OPTION_ARG_STRING, &sched, "pipeline schedule", "gpipe|1f1b"},
+    {"sched", 0, 0, G_OPTION_ARG_STRING, &sched, "pipeline schedule", "gpipe|1f1b|interleaved_1f1b"},
+    {"vpp", 0, 0, G_OPTION_ARG_INT, &vpp, "interleaved: layer chunks per rank (default 2)", "N"},
     {NULL},
   };
   GError *error = NULL;
@@ -53,6 +55,10 @@ int main(int argc, char **argv)
   p.global_batch = batch;
   if (sched && strcmp(sched, "gpipe") == 0)
     p.sched = GT_SCHED_GPIPE;
+  if (sched && strcmp(sched, "interleaved_1f1b") == 0) {
+    p.sched = GT_SCHED_INTERLEAVED;
+    p.vpp = vpp;
+  }
   int64_t step = 0;
   if (!gt_par_run(&p, argc == 2 ? argv[1] : NULL, &step, &error)) {
     fprintf(stderr, "gt_par_gen: %s\n", error->message);
@@ -68,7 +74,8 @@ int main(int argc, char **argv)
     g_free(path);
   }
   printf("tp %d pp %d dp %d ep %d mb %d %s: step %.3f ms\n", p.tp, p.pp, p.dp, p.ep, p.mb,
-         p.sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b", (double)step / 1e6);
+         p.sched == GT_SCHED_GPIPE ? "gpipe" : p.sched == GT_SCHED_INTERLEAVED ? "interleaved_1f1b" : "1f1b",
+         (double)step / 1e6);
   g_free(sched);
   return 0;
 }

@@ -69,6 +69,9 @@ const char *gt_par_check(const gt_par_params *p)
     return "MoE needs tp 1, ep dividing dp and the experts, 1 <= top_k <= experts and moe_ffn >= 1";
   if (p->experts == 0 && p->ep != 1)
     return "ep > 1 needs experts";
+  if (p->sched == GT_SCHED_INTERLEAVED &&
+      (p->vpp < 2 || p->pp < 2 || p->mb % p->pp || p->layers % (p->pp * p->vpp)))
+    return "interleaved 1F1B needs vpp >= 2, pp >= 2 dividing mb, and pp x vpp dividing the layers";
   return gt_params_check(&p->base);
 }
 
@@ -154,6 +157,8 @@ typedef struct {
   int r, stage, tp_group, world;
   int dp_group, ep_group, edp_group; /* -1 when of one rank */
   int prev, next;             /* ranks of the neighbour stages, -1 at the ends */
+  int first, last;            /* ranks of stage 0 and stage pp - 1 (same d, i): interleaving's wrap-around */
+  int chunks;                 /* layer chunks per rank (interleaved: vpp, else 1) */
 } prog;
 
 static void host(const prog *g)
@@ -284,24 +289,38 @@ static uint64_t act_bytes(const prog *g)
   return (uint64_t)g->k.tokens * g->p->hidden * 2;
 }
 
-/* Forward of one micro-batch on this stage. */
-static void fwd(const prog *g)
+/* The rank chunk c's forward receives from and sends to (-1: the
+ * embedding, the head). */
+static int from_rank(const prog *g, int c)
+{
+  return g->prev >= 0 ? g->prev : c > 0 ? g->last : -1;
+}
+
+static int to_rank(const prog *g, int c)
+{
+  return g->next >= 0 ? g->next : c + 1 < g->chunks ? g->first : -1;
+}
+
+/* Forward of one micro-batch through this stage's chunk c. */
+static void fwd(const prog *g, int c)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, v = p->vocab, t = p->tp;
-  if (g->prev >= 0) {
+  int from = from_rank(g, c), to = to_rank(g, c);
+  if (from >= 0) { /* interleaved: receives on their own stream (Megatron batches them with the sends) */
+    int st = g->chunks > 1 ? GT_STREAM_P2P_RECV : GT_STREAM_P2P;
     host(g);
-    gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_RECV, g->prev, act_bytes(g), GT_GROUP_WORLD);
-    handoff(g, GT_STREAM_P2P, GT_STREAM_COMPUTE, EV_FROM_P2P);
+    gt_launch_p2p(g->j, g->r, st, GT_RECV, from, act_bytes(g), GT_GROUP_WORLD);
+    handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
     kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
   }
-  for (int l = 0; l < p->layers / p->pp; l++)
+  for (int l = 0; l < p->layers / p->pp / g->chunks; l++)
     layer_fwd(g);
-  if (g->next >= 0) {
+  if (to >= 0) {
     handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
     host(g);
-    gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_SEND, g->next, act_bytes(g), GT_GROUP_WORLD);
+    gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_SEND, to, act_bytes(g), GT_GROUP_WORLD);
   } else {
     kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
     kernel(g, K_GEMM_F, gemm_ns(&g->k, T, v / t, h));
@@ -336,31 +355,33 @@ static void dp_reduce(const prog *g, int grp, double params)
 /* Backward of one micro-batch on this stage (gradients travel on the
  * communication stream); in the step's last, each layer's gradients are
  * all-reduced as soon as they are final. */
-static void bwd(const prog *g, gboolean last)
+static void bwd(const prog *g, int c, gboolean last)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, v = p->vocab, t = p->tp;
-  if (g->next >= 0) {
+  int from = from_rank(g, c), to = to_rank(g, c);
+  if (to >= 0) {
+    int st = g->chunks > 1 ? GT_STREAM_COMM_RECV : GT_STREAM_COMM;
     host(g);
-    gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_RECV, g->next, act_bytes(g), GT_GROUP_WORLD);
-    handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_FROM_P2P);
+    gt_launch_p2p(g->j, g->r, st, GT_RECV, to, act_bytes(g), GT_GROUP_WORLD);
+    handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
     kernel(g, K_XENT_B, elem_ns(&g->k, 2.0 * T * v / t * 4));
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, v / t));
     kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
     kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
   }
-  for (int l = 0; l < p->layers / p->pp; l++) {
+  for (int l = 0; l < p->layers / p->pp / g->chunks; l++) {
     layer_bwd(g);
     if (last && p->overlap_grad_reduce) {
       dp_reduce(g, g->dp_group, layer_dense_params(p));
       dp_reduce(g, g->edp_group, layer_expert_params(p));
     }
   }
-  if (g->prev >= 0) {
+  if (from >= 0) {
     handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
     host(g);
-    gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, g->prev, act_bytes(g), GT_GROUP_WORLD);
+    gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, from, act_bytes(g), GT_GROUP_WORLD);
   } else {
     kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
   }
@@ -379,20 +400,43 @@ static double rank_params(const prog *g)
   return n;
 }
 
+/* Virtual micro-batch k's chunk (forward or backward) and micro-batch
+ * (gt_parallel.h); one chunk: k itself. */
+static int v_chunk(const prog *g, int k, gboolean backward)
+{
+  int c = (k / g->p->pp) % g->chunks;
+  return backward ? g->chunks - 1 - c : c;
+}
+
+static int v_mb(const prog *g, int k)
+{
+  return g->chunks == 1 ? k : (k / (g->p->pp * g->chunks)) * g->p->pp + k % g->p->pp;
+}
+
+/* The micro-batches: GPipe, 1F1B or interleaved 1F1B (the step's last
+ * backward of each chunk reduces its gradients when they overlap). */
+static void schedule(const prog *g)
+{
+  const gt_par_params *p = g->p;
+  int m = p->mb * g->chunks, warm = p->sched == GT_SCHED_GPIPE ? m : MIN(p->pp - g->stage - 1, m);
+  if (p->sched == GT_SCHED_INTERLEAVED)
+    warm = MIN((p->pp - g->stage - 1) * 2 + (g->chunks - 1) * p->pp, m);
+  for (int i = 0; i < warm; i++)
+    fwd(g, v_chunk(g, i, FALSE));
+  for (int i = 0; i < m - warm; i++) {
+    fwd(g, v_chunk(g, warm + i, FALSE));
+    bwd(g, v_chunk(g, i, TRUE), v_mb(g, i) == p->mb - 1);
+  }
+  for (int i = m - warm; i < m; i++)
+    bwd(g, v_chunk(g, i, TRUE), v_mb(g, i) == p->mb - 1);
+}
+
 static void step(const prog *g, int k)
 {
   const gt_par_params *p = g->p;
   gt_step_begin(g->j, g->r, k);
   gt_cpu(g->j, g->r, p->base.head_ns);
-  int m = p->mb, warm = p->sched == GT_SCHED_GPIPE ? m : MIN(p->pp - g->stage - 1, m);
-  for (int i = 0; i < warm; i++)
-    fwd(g);
-  for (int i = 0; i < m - warm; i++) {
-    fwd(g);
-    bwd(g, warm == 0 && i == m - 1);
-  }
-  for (int i = 0; i < warm; i++)
-    bwd(g, i == warm - 1);
+  schedule(g);
   for (int l = 0; !p->overlap_grad_reduce && l < p->layers / p->pp; l++) {
     dp_reduce(g, g->dp_group, layer_dense_params(p));
     dp_reduce(g, g->edp_group, layer_expert_params(p));
@@ -471,7 +515,8 @@ static gt_job *build(const gt_par_params *p, GError **error)
   for (int r = 0; r < n; r++) {
     int s = (r / p->tp) % p->pp;
     prog g = {j, p, {p, (double)p->global_batch / p->dp / p->mb * p->seq}, r, s, groups[r][0], GT_GROUP_WORLD,
-              groups[r][1], groups[r][2], groups[r][3], s > 0 ? r - p->tp : -1, s + 1 < p->pp ? r + p->tp : -1};
+              groups[r][1], groups[r][2], groups[r][3], s > 0 ? r - p->tp : -1, s + 1 < p->pp ? r + p->tp : -1,
+              r - s * p->tp, r + (p->pp - 1 - s) * p->tp, p->sched == GT_SCHED_INTERLEAVED ? p->vpp : 1};
     for (int k = 1; k <= 3; k++)
       step(&g, k);
   }
@@ -541,6 +586,10 @@ char *gt_par_card(const gt_par_params *p)
                          "    ep: %d\n"
                          "    micro_batches: %d\n"
                          "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp, p->dp, p->tp,
-                         p->pp, p->ep, p->mb, p->sched == GT_SCHED_GPIPE ? "gpipe" : "1f1b");
+                         p->pp, p->ep, p->mb,
+                         p->sched == GT_SCHED_GPIPE ? "gpipe" : p->sched == GT_SCHED_INTERLEAVED ? "interleaved_1f1b"
+                                                                                                 : "1f1b");
+  if (p->sched == GT_SCHED_INTERLEAVED)
+    g_string_append_printf(s, "    vpp: %d\n", p->vpp);
   return g_string_free(s, FALSE);
 }

@@ -33,11 +33,21 @@
 
 G_BEGIN_DECLS
 
-typedef enum { GT_SCHED_GPIPE = 0, GT_SCHED_1F1B } gt_sched;
+typedef enum { GT_SCHED_GPIPE = 0, GT_SCHED_1F1B, GT_SCHED_INTERLEAVED } gt_sched;
 
 typedef struct {
   int tp, pp, mb;             /* tensor, pipeline degree; micro-batch count */
   gt_sched sched;
+  /* Interleaved 1F1B (Megatron's virtual pipeline): each rank holds `vpp`
+   * chunks of layers / (pp x vpp) layers, chunk c of stage s being
+   * virtual stage c x pp + s (stage pp - 1 sends chunk c's output to stage
+   * 0's chunk c + 1).  Rank s runs the virtual micro-batches k = 0 ..
+   * mb x vpp - 1 (forward k: chunk (k / pp) % vpp, micro-batch
+   * (k / (pp vpp)) pp + k % pp; backward k: chunk vpp - 1 - (k / pp) %
+   * vpp) with min((pp - s - 1) x 2 + (vpp - 1) x pp, mb x vpp) warm-up
+   * forwards, then one forward and one backward alternately, then the
+   * remaining backwards.  Needs pp >= 2 and pp dividing mb. */
+  int vpp;
   int dp;                     /* data-parallel degree (1): rank = (d * pp + s) * tp + i */
   /* Mixture of experts (experts 0: a dense MLP).  The MLP of every layer
    * is `experts` experts (FC1 h x moe_ffn, GeLU, FC2 moe_ffn x h), each

@@ -3,8 +3,9 @@
  *
  * The ground-truth model (regress/gt_parallel.h) runs one transformer job
  * (16 layers, hidden 4096, 8 sequences of 2,048 tokens) on one machine
- * and network under nine parallel configurations: TP x PP in {4x2, 2x4,
- * 8x1, 1x8, 2x2}, 4 or 8 micro-batches, 1F1B or GPipe.  For each of two
+ * and network under fifteen parallel configurations: TP x PP in {4x2, 2x4,
+ * 8x1, 1x8, 2x2}, 4 or 8 micro-batches, 1F1B, GPipe or interleaved 1F1B
+ * (2 or 4 layer chunks per rank).  For each of two
  * traced configurations (TP4 x PP2 with 4 micro-batches, TP2 x PP4 with
  * 8), the test runs the `wisp` binary as a user would:
  *
@@ -39,15 +40,23 @@
 typedef struct {
   int tp, pp, mb;
   gt_sched sched;
+  int vpp;                    /* interleaved: layer chunks per rank */
 } cfg;
 
 static const cfg configs[] = {
   {4, 2, 4, GT_SCHED_1F1B}, {4, 2, 8, GT_SCHED_1F1B}, {2, 4, 4, GT_SCHED_1F1B},
   {2, 4, 8, GT_SCHED_1F1B}, {8, 1, 4, GT_SCHED_1F1B}, {1, 8, 8, GT_SCHED_1F1B},
   {2, 2, 4, GT_SCHED_1F1B}, {2, 4, 8, GT_SCHED_GPIPE}, {4, 2, 4, GT_SCHED_GPIPE},
+  /* Interleaved 1F1B (Megatron's virtual pipeline; the ground truth's
+   * receives on streams of their own, as Megatron batches them). */
+  {4, 2, 4, GT_SCHED_INTERLEAVED, 2}, {4, 2, 8, GT_SCHED_INTERLEAVED, 2}, {2, 4, 4, GT_SCHED_INTERLEAVED, 2},
+  {2, 4, 8, GT_SCHED_INTERLEAVED, 2}, {2, 4, 8, GT_SCHED_INTERLEAVED, 4}, {1, 8, 8, GT_SCHED_INTERLEAVED, 2},
 };
 
-static const char *sched_name(gt_sched s) { return s == GT_SCHED_GPIPE ? "gpipe" : "1f1b"; }
+static const char *sched_name(gt_sched s)
+{
+  return s == GT_SCHED_GPIPE ? "gpipe" : s == GT_SCHED_INTERLEAVED ? "interleaved_1f1b" : "1f1b";
+}
 
 /* The truth of c; with dir, its traces and card are written there. */
 static int64_t truth(const cfg *c, const char *dir)
@@ -58,6 +67,7 @@ static int64_t truth(const cfg *c, const char *dir)
   p.pp = c->pp;
   p.mb = c->mb;
   p.sched = c->sched;
+  p.vpp = c->vpp;
   int64_t step = 0;
   GError *error = NULL;
   g_assert_true(gt_par_run(&p, dir, &step, &error));
@@ -103,7 +113,8 @@ static void check_from(gconstpointer data)
   for (int i = 0; i < N; i++) {
     const cfg *c = &configs[i];
     t[i] = (double)truth(c, NULL);
-    char *spec = g_strdup_printf("tp=%d,pp=%d,mb=%d,sched=%s", c->tp, c->pp, c->mb, sched_name(c->sched));
+    char *spec = g_strdup_printf("tp=%d,pp=%d,mb=%d,sched=%s%s%.0d", c->tp, c->pp, c->mb, sched_name(c->sched),
+                                 c->vpp ? ",vpp=" : "", c->vpp);
     g_assert_cmpint(test_wisp_run((const char *[]){"simulate", trace, "--network", cal, "--card", card, "--scale",
                                                    spec, "--json", json, NULL}, NULL), ==, 0);
     w[i] = step_of(json);
@@ -113,8 +124,8 @@ static void check_from(gconstpointer data)
     g_assert_cmpfloat(fabs(err), <=, 5.0);
     g_free(spec);
   }
-  /* The 1F1B configurations in the true order: every pair that the truth
-   * orders, wisp orders the same way.  From the one-stage trace (TP8 x
+  /* The 1F1B and interleaved configurations in the true order: every pair
+   * that the truth orders, wisp orders the same way.  From the one-stage trace (TP8 x
    * PP1) only pairs more than 1 % apart: its GEMMs are the smallest (an
    * eighth of the layer), where the truth's whole-wave tiling and wisp's
    * roofline ratio differ most, and TP2 x PP4 mb4 (158.532 ms) and TP4 x
@@ -123,7 +134,7 @@ static void check_from(gconstpointer data)
   double margin = src->pp == 1 ? 0.01 : 0.0;
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++)
-      if (configs[i].sched == GT_SCHED_1F1B && configs[j].sched == GT_SCHED_1F1B && t[i] * (1.0 + margin) < t[j]) {
+      if (configs[i].sched != GT_SCHED_GPIPE && configs[j].sched != GT_SCHED_GPIPE && t[i] * (1.0 + margin) < t[j]) {
         if (!(w[i] < w[j]))
           g_test_message("misordered: config %d (true %.3f ms, wisp %.3f) vs %d (true %.3f ms, wisp %.3f)", i,
                          t[i] / 1e6, w[i] / 1e6, j, t[j] / 1e6, w[j] / 1e6);
@@ -313,6 +324,18 @@ static void check_refusals(void)
   g_assert_nonnull(strstr(err, "122.41 GB activations"));
   g_clear_pointer(&out, g_free);
   g_clear_pointer(&err, g_free);
+  /* A traced interleaved run as the source: refused, saying so (the
+   * model reader follows one chunk of layers per stage). */
+  char *ilv = g_build_filename(dir, "ilv", NULL), *ilv_card = g_build_filename(ilv, "card.yaml", NULL);
+  truth(&configs[9], ilv);
+  g_assert_cmpint(configs[9].sched, ==, GT_SCHED_INTERLEAVED);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", ilv, "--cluster", "dgx-h100", "--card", ilv_card,
+                                                          "--scale", "tp=2,pp=4,mb=8", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "the traced job runs interleaved 1F1B (pipeline_schedule): reading the layers"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_free(ilv);
+  g_free(ilv_card);
   /* ep on a dense model: what is missing. */
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
                                                           "--scale", "ep=8", NULL}, &out, &err), !=, 0);
@@ -408,6 +431,92 @@ static void check_search(void)
   test_example_teardown(&v);
 }
 
+/* `wisp search` through the sweep's runner: the same search run by two
+ * worker processes, and as two shards into one points directory then
+ * ranked with --resume, writes byte-identical JSON to the in-process
+ * run's (the points are the same replays; only who runs them differs);
+ * the resumed run simulates nothing (97 kept, 0 now); a point file
+ * damaged after the run (its last line cut) is not trusted: the next
+ * --resume simulates that one point again and the JSON is unchanged. */
+static void check_search_runner(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-search-run-XXXXXX"))
+    return;
+  char *card = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cards", "example-llm.yaml", NULL);
+  char *j1 = g_build_filename(v.dir, "j1.json", NULL), *j2 = g_build_filename(v.dir, "j2.json", NULL);
+  char *j3 = g_build_filename(v.dir, "j3.json", NULL), *j4 = g_build_filename(v.dir, "j4.json", NULL);
+  char *pts = g_build_filename(v.dir, "points", NULL);
+  char *out = NULL, *t1 = NULL, *t2 = NULL;
+#define SEARCH(...) (const char *[]){"search", v.example, "--card", card, "--cluster", "dgx-a100", __VA_ARGS__, NULL}
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "1", "--json", j1), NULL, NULL), ==, 0);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "2", "--json", j2), NULL, NULL), ==, 0);
+  g_assert_true(g_file_get_contents(j1, &t1, NULL, NULL) && g_file_get_contents(j2, &t2, NULL, NULL));
+  g_assert_cmpstr(t1, ==, t2);
+  g_free(t2);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "1", "--shard", "1/2", "-o", pts), &out, NULL), ==, 0);
+  g_test_message("shard 1/2: %s", out);
+  /* 97 points (as in check_search's run); shard 1 runs the even ones. */
+  g_assert_nonnull(strstr(out, "shard 1/2: 49 configurations simulated now, 0 kept"));
+  g_assert_nonnull(strstr(out, "48 of 97 configurations (other shards) have no result yet"));
+  g_free(out);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--jobs", "2", "--shard", "2/2", "-o", pts), NULL, NULL), ==, 0);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--resume", "-o", pts, "--json", j3), &out, NULL), ==, 0);
+  g_assert_nonnull(strstr(out, "resumed: 97 configurations kept from the points directory, 0 simulated now"));
+  g_free(out);
+  g_assert_true(g_file_get_contents(j3, &t2, NULL, NULL));
+  g_assert_cmpstr(t1, ==, t2);
+  g_free(t2);
+  /* Cut point 5's last line (its step time or reason). */
+  char *p5 = g_build_filename(pts, "P0000005.point", NULL), *text = NULL;
+  g_assert_true(g_file_get_contents(p5, &text, NULL, NULL));
+  *strrchr(text, '\n') = '\0';
+  *(strrchr(text, '\n') + 1) = '\0';
+  g_assert_true(g_file_set_contents(p5, text, -1, NULL));
+  g_free(text);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--resume", "-o", pts, "--json", j4), &out, NULL), ==, 0);
+  g_assert_nonnull(strstr(out, "resumed: 96 configurations kept from the points directory, 1 simulated now"));
+  g_free(out);
+  g_assert_true(g_file_get_contents(j4, &t2, NULL, NULL));
+  g_assert_cmpstr(t1, ==, t2);
+  g_free(t2);
+  /* A schedule axis: interleaved 1F1B (vpp 2) only where pp >= 2 divides
+   * the micro-batches, each row naming its schedule; a refused one says
+   * which schedule it was (the card's is gpipe). */
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--schedules", "gpipe,interleaved_1f1b", "--jobs", "2"), &out, NULL),
+                  ==, 0);
+  g_assert_nonnull(strstr(out, "schedule gpipe, interleaved_1f1b; cp = 1"));
+  g_assert_nonnull(strstr(out, " interleaved_1f1b   2 "));
+  g_assert_nonnull(strstr(out, "refused: dp 1 tp 1 pp 2 ep 1 mb 2 schedule interleaved_1f1b: "));
+  char **lines = g_strsplit(out, "\n", -1);
+  int n_ilv = 0;
+  for (int i = 0; lines[i]; i++) {
+    int rank, gpus, dp, tp, pp, ep, mb;
+    if (strstr(lines[i], " interleaved_1f1b ") &&
+        sscanf(lines[i], "%d %d %d %d %d %d %d", &rank, &gpus, &dp, &tp, &pp, &ep, &mb) == 7) {
+      g_assert_cmpint(pp, >=, 2);
+      g_assert_cmpint(mb % pp, ==, 0);
+      n_ilv++;
+    }
+  }
+  g_strfreev(lines);
+  g_assert_cmpint(n_ilv, >, 0);
+  g_free(out);
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--schedules", "1f1b,1f1b"), NULL, NULL), ==, 2);
+  /* --shard without -o is refused at option time. */
+  g_assert_cmpint(test_wisp_run_in(NULL, SEARCH("--shard", "1/2"), NULL, NULL), ==, 2);
+#undef SEARCH
+  g_free(t1);
+  g_free(p5);
+  g_free(pts);
+  g_free(j1);
+  g_free(j2);
+  g_free(j3);
+  g_free(j4);
+  g_free(card);
+  test_example_teardown(&v);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -419,5 +528,6 @@ int main(int argc, char **argv)
   g_test_add_func("/repartition/knobs", check_knobs);
   g_test_add_func("/repartition/refusals", check_refusals);
   g_test_add_func("/repartition/search", check_search);
+  g_test_add_func("/repartition/search-runner", check_search_runner);
   return g_test_run();
 }

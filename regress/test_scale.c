@@ -340,7 +340,7 @@ static void test_errors(void)
     {"dp", WISP_ERROR_INVALID, "expected DIM=N, e.g. --scale dp=64"},
     {"dp=0", WISP_ERROR_INVALID, "dp must be a whole number from 1"},
     {"dp=12x", WISP_ERROR_INVALID, "dp must be a whole number from 1"},
-    {"pp=4,sched=zigzag", WISP_ERROR_INVALID, "sched must be gpipe or 1f1b"},
+    {"pp=4,sched=zigzag", WISP_ERROR_INVALID, "sched must be gpipe, 1f1b or interleaved_1f1b"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     g_assert_false(et_scale_parse(bad[i].spec, &rq, &e));
@@ -353,6 +353,9 @@ static void test_errors(void)
   g_assert_true(et_scale_parse("ep=8,mbs=2", &rq, &e) && rq.ep == 8 && rq.mbs == 2 && rq.dp == 0);
   g_assert_true(et_scale_parse("tp=2,pp=4,mb=8,sched=gpipe", &rq, &e));
   g_assert_true(rq.dp == 0 && rq.tp == 2 && rq.pp == 4 && rq.mb == 8 && rq.sched == 1);
+  /* vpp= alone selects interleaved 1F1B (et_sched 2); sched= spells it too. */
+  g_assert_true(et_scale_parse("pp=4,vpp=2", &rq, &e) && rq.vpp == 2 && rq.sched == 2);
+  g_assert_true(et_scale_parse("sched=interleaved_1f1b", &rq, &e) && rq.vpp == 0 && rq.sched == 2);
   et_placement pl;
   g_assert_false(et_placement_parse("diagonal", &pl, &e));
   g_assert_nonnull(strstr(e->message, "--placement 'diagonal': use outer"));

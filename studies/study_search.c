@@ -1,10 +1,13 @@
 /* study_search.c: enumerating, simulating and ranking the parallel
  * configurations of a traced job (see study_search.h). */
 #include "config.h"
-#include "studies/study_search.h"
+#include "studies/study_search_internal.h"
+#include "studies/study_sweep.h"
 #include "studies/study.h"
 #include "common/wisp_json.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -19,60 +22,28 @@ void study_search_result_free(study_search_result *r)
   g_free(r);
 }
 
-/* Every valid (dp, tp, pp, ep, mb); ep (dividing dp and the experts)
- * only for a MoE card: O(divisors^5). */
+/* Every valid (schedule, dp, tp, pp, ep, mb); ep (dividing dp and the
+ * experts) only for a MoE card: O(schedules x divisors^5). */
 static void enumerate(const et_model_card *c, const study_search_opts *o, GArray *out)
 {
-  int sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
-  for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
-    for (int pp = 1; tp * pp <= o->max_gpus; pp++)
-      for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
-        for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
-          for (int mb = 1; mb * dp <= c->global_batch; mb++) {
-            et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep};
-            if (!et_repart_check(c, &rq, NULL))
-              continue;
-            study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
-            p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1);
-            g_array_append_val(out, p);
-          }
-}
-
-static gboolean simulate(const et_model *m, const et_model_card *c, const sim_replay_options *opt,
-                         const study_search_opts *o, study_search_point *p, GError **error)
-{
-  et_repart_memory mem;
-  et_repart_memory_of(c, &p->rq, &mem);
-  p->mem_bytes = mem.total_bytes;
-  GError *e = NULL;
-  GString *how = g_string_new(NULL);
-  et_workload *w = et_repart_build("search", m, c, &p->rq, how, &e);
-  g_string_free(how, TRUE);
-  if (w == NULL) {
-    p->status = e->code == WISP_ERROR_UNSUPPORTED ? STUDY_PT_NO_MEMORY : STUDY_PT_FAILED;
-    p->why = g_strdup(e->message);
-    g_error_free(e);
-    return TRUE;
+  int card_sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
+  for (int si = 0; si < MAX(o->n_scheds, 1); si++) {
+    int sched = o->n_scheds > 0 ? o->scheds[si] : card_sched;
+    int vpp = sched == ET_SCHED_INTERLEAVED ? (c->vpp > 0 ? c->vpp : 2) : 0;
+    for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
+      for (int pp = 1; tp * pp <= o->max_gpus; pp++)
+        for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
+          for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
+            for (int mb = 1; mb * dp <= c->global_batch; mb++) {
+              et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep, .vpp = vpp};
+              if (!et_repart_check(c, &rq, NULL))
+                continue;
+              study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
+              p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1) &&
+                           sched == card_sched && (vpp == 0 || c->vpp == 0 || vpp == c->vpp);
+              g_array_append_val(out, p);
+            }
   }
-  char *resolved = NULL, *notes = NULL;
-  topo_variant *v = study_cluster_open(o->cluster, w->n_ranks, &resolved, &notes, error);
-  g_free(resolved);
-  g_free(notes);
-  if (v == NULL) {
-    et_workload_free(w);
-    return FALSE;
-  }
-  study_summary s;
-  if (study_run_point(w, v, opt, &s, &e)) {
-    p->step = s.step_time;
-  } else {
-    p->status = STUDY_PT_FAILED;
-    p->why = g_strdup(e->message);
-    g_error_free(e);
-  }
-  topo_variant_free(v);
-  et_workload_free(w);
-  return TRUE;
 }
 
 static int cmp_points(const void *pa, const void *pb)
@@ -92,7 +63,9 @@ static int cmp_points(const void *pa, const void *pb)
     return a->rq.pp - b->rq.pp;
   if (a->rq.ep != b->rq.ep)
     return a->rq.ep - b->rq.ep;
-  return a->rq.mb - b->rq.mb;
+  if (a->rq.mb != b->rq.mb)
+    return a->rq.mb - b->rq.mb;
+  return a->rq.sched - b->rq.sched;
 }
 
 /* Scores (composite negated, so smaller is better throughout), the
@@ -132,6 +105,39 @@ static void rank_points(study_search_result *r)
   }
 }
 
+/* The points to simulate now: this shard's, less those with a valid
+ * result file when resuming (counted in r->kept). */
+static GArray *pending_points(const study_search_ctx *sc, study_search_result *r)
+{
+  const study_search_opts *o = sc->o;
+  GArray *pending = g_array_new(FALSE, FALSE, sizeof(int));
+  for (int p = 0; p < (int)sc->points->len; p++) {
+    if (o->shard_n > 1 && p % o->shard_n != o->shard_k - 1)
+      continue;
+    if (o->resume && study_search_point_read(sc, p))
+      r->kept++;
+    else
+      g_array_append_val(pending, p);
+  }
+  return pending;
+}
+
+/* Reads every point's result back (other shards' when present) and
+ * counts them; r->missing the points without a result. */
+static void collect(const study_search_ctx *sc, study_search_result *r)
+{
+  for (int p = 0; p < (int)sc->points->len; p++) {
+    study_search_point *pt = &g_array_index(sc->points, study_search_point, p);
+    if (!study_search_point_read(sc, p)) {
+      r->missing++;
+      continue;
+    }
+    r->simulated += pt->status == STUDY_PT_SIMULATED;
+    r->refused += pt->status == STUDY_PT_NO_MEMORY;
+    r->failed += pt->status == STUDY_PT_FAILED;
+  }
+}
+
 study_search_result *study_search_run(const et_model *m, const et_model_card *c, const sim_replay_options *opt,
                                       const study_search_opts *o, GError **error)
 {
@@ -142,149 +148,39 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
   enumerate(c, o, r->points);
   for (guint i = 0; i < r->points->len; i++) {
     study_search_point *p = &g_array_index(r->points, study_search_point, i);
-    if (!simulate(m, c, opt, o, p, error)) {
-      study_search_result_free(r);
-      return NULL;
-    }
-    r->simulated += p->status == STUDY_PT_SIMULATED;
-    r->refused += p->status == STUDY_PT_NO_MEMORY;
-    r->failed += p->status == STUDY_PT_FAILED;
+    et_repart_memory mem;
+    et_repart_memory_of(c, &p->rq, &mem);
+    p->mem_bytes = mem.total_bytes;
   }
-  rank_points(r);
+  char *dir = o->points_dir ? g_strdup(o->points_dir) : g_dir_make_tmp("wisp-search-XXXXXX", error);
+  if (dir == NULL || g_mkdir_with_parents(dir, 0777) != 0) {
+    if (dir)
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot create the points directory: %s", dir,
+                  g_strerror(errno));
+    g_free(dir);
+    study_search_result_free(r);
+    return NULL;
+  }
+  study_search_ctx sc = {.m = m, .c = c, .opt = opt, .o = o, .points = r->points, .dir = dir};
+  GArray *pending = pending_points(&sc, r);
+  study_points_runner run = {.fn = study_search_point_run, .ctx = &sc, .jobs = o->jobs, .progress = o->progress,
+                             .who = "wisp search"};
+  gboolean ok = study_points_run(&run, (const int *)(void *)pending->data, (int)pending->len,
+                                 (int)pending->len + r->kept, r->kept, error);
+  r->run_now = (int)pending->len;
+  g_array_free(pending, TRUE);
+  if (ok) {
+    collect(&sc, r);
+    if (r->missing == 0)
+      rank_points(r);
+  }
+  if (o->points_dir == NULL)
+    study_search_points_remove(dir, (int)r->points->len);
+  g_free(dir);
+  if (!ok) {
+    study_search_result_free(r);
+    return NULL;
+  }
   r->seconds = wisp_wall_seconds() - t_start;
   return r;
-}
-
-static const char *status_name(study_point_status s)
-{
-  return s == STUDY_PT_SIMULATED ? "simulated" : s == STUDY_PT_NO_MEMORY ? "does_not_fit" : "failed";
-}
-
-void study_search_print(const study_search_result *r, const et_model_card *c, FILE *out)
-{
-  fprintf(out, "search: %u configurations (dp x tp x pp%s, micro-batches; schedule %s; cp = 1): %d simulated, %d "
-          "do not fit in %.0f GB of HBM, %d failed; %.2f s\n", r->points->len, c->experts > 0 ? " x ep" : "",
-          et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), r->simulated, r->refused,
-          c->hbm_bytes / 1e9, r->failed, r->seconds);
-  if (r->weight >= 0)
-    fprintf(out, "objective: composite w T0/T + (1 - w) N0/N, w = %.2f, T0 and N0 the traced configuration's "
-            "(larger is better)\n", r->weight);
-  else
-    fprintf(out, "objective: step time (smaller is better)\n");
-  fprintf(out, "%5s %5s %4s %4s %4s %4s %4s %14s %10s %9s %6s\n", "rank", "gpus", "dp", "tp", "pp", "ep", "mb",
-          "step_time_ms",
-          r->weight >= 0 ? "composite" : "", "mem_GB", "pareto");
-  for (guint i = 0; i < r->points->len; i++) {
-    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
-    if (p->status != STUDY_PT_SIMULATED)
-      continue;
-    char score[32] = "";
-    if (r->weight >= 0)
-      g_snprintf(score, sizeof score, "%.4f", -p->score);
-    fprintf(out, "%5d %5d %4d %4d %4d %4d %4d %14.3f %10s %9.2f %6s%s\n", p->rank, p->gpus, p->rq.dp, p->rq.tp,
-            p->rq.pp, p->rq.ep, p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9, p->pareto ? "*" : "",
-            p->baseline ? "  (traced)" : "");
-  }
-  for (guint i = 0; i < r->points->len; i++) {
-    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
-    if (p->status != STUDY_PT_SIMULATED)
-      fprintf(out, "%s: dp %d tp %d pp %d ep %d mb %d: %s\n", p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed",
-              p->rq.dp, p->rq.tp, p->rq.pp, p->rq.ep, p->rq.mb, p->why);
-  }
-}
-
-gboolean study_search_write_json(const study_search_result *r, const et_model_card *c, const char *path,
-                                 GError **error)
-{
-  wisp_afile *f = wisp_afile_open(path, error);
-  if (f == NULL)
-    return FALSE;
-  wisp_json j;
-  wisp_json_init(&j, wisp_afile_stream(f), 2);
-  wisp_json_begin_object(&j, NULL);
-  wisp_json_int(&j, "schema_version", STUDY_SCHEMA_VERSION);
-  wisp_json_string(&j, "objective", r->weight >= 0 ? "composite" : "step_time");
-  if (r->weight >= 0)
-    wisp_json_double(&j, "weight", r->weight, 4);
-  wisp_json_string(&j, "schedule", et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B));
-  wisp_json_double(&j, "hbm_bytes", c->hbm_bytes, 0);
-  wisp_json_int(&j, "simulated", r->simulated);
-  wisp_json_int(&j, "does_not_fit", r->refused);
-  wisp_json_int(&j, "failed", r->failed);
-  wisp_json_begin_array(&j, "points");
-  for (guint i = 0; i < r->points->len; i++) {
-    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
-    wisp_json_begin_object(&j, NULL);
-    wisp_json_int(&j, "rank", p->rank);
-    wisp_json_string(&j, "status", status_name(p->status));
-    wisp_json_int(&j, "gpus", p->gpus);
-    wisp_json_int(&j, "dp", p->rq.dp);
-    wisp_json_int(&j, "tp", p->rq.tp);
-    wisp_json_int(&j, "pp", p->rq.pp);
-    wisp_json_int(&j, "ep", p->rq.ep);
-    wisp_json_int(&j, "cp", 1);
-    wisp_json_int(&j, "micro_batches", p->rq.mb);
-    wisp_json_double(&j, "memory_bytes", p->mem_bytes, 0);
-    if (p->status == STUDY_PT_SIMULATED) {
-      wisp_json_ns(&j, "step_time_ns", p->step);
-      if (r->weight >= 0)
-        wisp_json_double(&j, "composite", -p->score, 6);
-      wisp_json_bool(&j, "pareto", p->pareto);
-    } else {
-      wisp_json_string(&j, "reason", p->why);
-    }
-    wisp_json_bool(&j, "traced", p->baseline);
-    wisp_json_end_object(&j);
-  }
-  wisp_json_end_array(&j);
-  wisp_json_end_object(&j);
-  wisp_json_finish(&j);
-  return wisp_afile_commit(f, error);
-}
-
-gboolean study_search_svg(const study_search_result *r, const char *path, GError **error)
-{
-  GArray *bx = g_array_new(FALSE, FALSE, sizeof(double)), *by = g_array_new(FALSE, FALSE, sizeof(double));
-  GArray *px = g_array_new(FALSE, FALSE, sizeof(double)), *py = g_array_new(FALSE, FALSE, sizeof(double));
-  /* Best step time per GPU count, and the front, by GPU count. */
-  for (int n = 1; n <= 1 << 20; n++) {
-    double best = -1;
-    gboolean any = FALSE, front = FALSE;
-    for (guint i = 0; i < r->points->len; i++) {
-      const study_search_point *p = &g_array_index(r->points, study_search_point, i);
-      if (p->status == STUDY_PT_SIMULATED && p->gpus == n) {
-        double ms = (double)p->step / 1e9;
-        if (!any || ms < best)
-          best = ms;
-        any = TRUE;
-        front |= p->pareto;
-      }
-    }
-    if (any) {
-      double x = n;
-      g_array_append_val(bx, x);
-      g_array_append_val(by, best);
-      if (front) {
-        g_array_append_val(px, x);
-        g_array_append_val(py, best);
-      }
-    }
-    gboolean more = FALSE;
-    for (guint i = 0; i < r->points->len && !more; i++)
-      more = g_array_index(r->points, study_search_point, i).gpus > n;
-    if (!more)
-      break;
-  }
-  study_svg_series s[2] = {
-    {"best configuration per GPU count", (double *)bx->data, (double *)by->data, (int)bx->len},
-    {"Pareto front (step time, GPUs)", (double *)px->data, (double *)py->data, (int)px->len},
-  };
-  study_svg_line_opts opts = {.log_x = TRUE, .y_ms_quantity = "step time"};
-  gboolean ok = study_svg_line_chart_opts(path, "wisp search: step time against GPU count", "GPUs", "step time (ms)",
-                                          s, 2, NULL, &opts, error);
-  g_array_free(bx, TRUE);
-  g_array_free(by, TRUE);
-  g_array_free(px, TRUE);
-  g_array_free(py, TRUE);
-  return ok;
 }

@@ -4,8 +4,9 @@
  * The points: every (dp, tp, pp, mb) with tp dividing the heads, hidden,
  * ffn and vocabulary sizes and at most max_tp (the scale-up domain), pp
  * dividing the layers, dp x mb dividing the global batch, and dp x tp x pp
- * at most max_gpus; ep (MoE cards: dividing dp and the experts); cp = 1; the schedule
- * the card's (else 1F1B).  A point over the GPU's HBM is listed as refused
+ * at most max_gpus; ep (MoE cards: dividing dp and the experts); cp = 1; each
+ * schedule of o->scheds (default the card's, else 1F1B; interleaved 1F1B
+ * with the card's vpp, else 2, where pp >= 2 divides mb).  A point over the GPU's HBM is listed as refused
  * with its memory, never simulated.  Each other point is built from the
  * model read out of the trace (chakra/et_repart.h) and replayed on the
  * cluster fitted to its GPU count.
@@ -15,6 +16,17 @@
  * first), T0 and N0 the traced configuration's (simulated).  The Pareto
  * front: the points no other point beats on both T and N.
  * Cost: one replay per valid point; O(points^2) for the front.
+ *
+ * Running (the sweep's runner, study_sweep.h's study_points_run): the
+ * points that fit are simulated by `jobs` worker processes, each point's
+ * result committed atomically as DIR/P<7 digits>.point (a few text
+ * lines: the inputs' digest, the configuration, the status, the step
+ * time or the reason) and read back for the ranking; DIR is points_dir,
+ * or a temporary directory removed afterwards.  With resume, a point
+ * whose file exists with the same digest and configuration is not run
+ * again; with a shard K of N, only the points p (in enumeration order)
+ * with p % N == K - 1 are run: shards writing to one shared DIR, then one
+ * run with resume, rank everything without simulating anything again.
  */
 #ifndef WISP_STUDY_SEARCH_H
 #define WISP_STUDY_SEARCH_H
@@ -28,6 +40,13 @@ typedef struct {
   const char *cluster;         /* preset name or config path */
   int max_gpus, max_tp;
   double weight;               /* composite's w in [0, 1]; < 0: rank by step time */
+  int jobs;                    /* worker processes (<= 1: in-process) */
+  const char *points_dir;      /* NULL: a temporary directory */
+  gboolean resume, progress;
+  int shard_k, shard_n;        /* 1-based; shard_n <= 1: every point */
+  const char *digest;          /* the inputs' digest (workload, card, cluster, options) the point files carry */
+  int n_scheds;                /* schedules to enumerate (et_sched); 0: the card's (else 1F1B) */
+  int scheds[3];
 } study_search_opts;
 
 typedef enum { STUDY_PT_SIMULATED = 0, STUDY_PT_NO_MEMORY, STUDY_PT_FAILED } study_point_status;
@@ -49,6 +68,8 @@ typedef struct {
   int baseline;                /* index of the traced configuration, -1 when not among the points */
   double weight;
   int simulated, refused, failed;
+  int run_now, kept;           /* points simulated by this call, and reused from points_dir (resume) */
+  int missing;                 /* points of other shards without a result yet: nothing is ranked */
   double seconds;
 } study_search_result;
 

@@ -92,6 +92,26 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
                          study_sweep_stats *stats, GError **error);
 void study_sweep_stats_clear(study_sweep_stats *st);
 
+/* The parallel runner under sweep and search: fn(ctx, p) simulates point
+ * p and commits its own result file (the caller reads them back, so
+ * points survive a kill); `jobs` > 1 forks that many workers, worker w
+ * taking the pending points w, w + jobs, ... (a deterministic split; the
+ * workers share the parent's memory copy-on-write).  on_point (may be
+ * NULL) is called in the process that finished a point; `who` prefixes a
+ * worker's error on stderr.  FALSE when fn failed (serial) or a worker
+ * did not exit cleanly. */
+typedef struct {
+  gboolean (*fn)(void *ctx, int point, GError **error);
+  void *ctx;
+  int jobs;
+  gboolean progress;
+  void (*on_point)(void *ctx, int point);
+  void *on_point_ctx;
+  const char *who;
+} study_points_runner;
+gboolean study_points_run(const study_points_runner *r, const int *pending, int n_pending, int total, int already,
+                          GError **error);
+
 /* Merges shard outputs: inputs are PREFIX paths (PREFIX.csv and
  * PREFIX.jsonl must exist) or the .csv/.jsonl files themselves; writes
  * out_prefix.csv/.jsonl (and .svg).  Every point must appear exactly once

@@ -120,19 +120,34 @@ static void progress(int done, int total, double t0, gboolean show, double *last
   fflush(stderr);
 }
 
-/* Runs the pending points with `jobs` worker processes. */
+/* Adapts run_point to the generic runner. */
+static gboolean sweep_point_fn(void *ctx, int p, GError **error)
+{
+  return run_point(ctx, p, error);
+}
+
 gboolean study_sweep_run_points(const sweep_ctx *c, const study_sweep_options *o, const int *pending, int n_pending,
                                 int total, int already, GError **error)
 {
+  study_points_runner r = {.fn = sweep_point_fn, .ctx = (void *)c, .jobs = o->jobs, .progress = o->progress,
+                           .on_point = o->on_point, .on_point_ctx = o->on_point_ctx, .who = "wisp sweep"};
+  return study_points_run(&r, pending, n_pending, total, already, error);
+}
+
+/* Runs the pending points with r->jobs worker processes (any study whose
+ * points commit their own result files: sweep, search). */
+gboolean study_points_run(const study_points_runner *r, const int *pending, int n_pending, int total, int already,
+                          GError **error)
+{
   double t0 = wisp_wall_seconds(), last = 0;
-  int jobs = o->jobs > n_pending ? n_pending : o->jobs;
+  int jobs = r->jobs > n_pending ? n_pending : r->jobs;
   if (jobs <= 1) {
     for (int i = 0; i < n_pending; i++) {
-      if (!run_point(c, pending[i], error))
+      if (!r->fn(r->ctx, pending[i], error))
         return FALSE;
-      if (o->on_point)
-        o->on_point(o->on_point_ctx, pending[i]);
-      progress(already + i + 1, total, t0, o->progress, &last);
+      if (r->on_point)
+        r->on_point(r->on_point_ctx, pending[i]);
+      progress(already + i + 1, total, t0, r->progress, &last);
     }
     return TRUE;
   }
@@ -153,14 +168,14 @@ gboolean study_sweep_run_points(const sweep_ctx *c, const study_sweep_options *o
       int status = 0;
       for (int i = wk; i < n_pending; i += jobs) {
         GError *err = NULL;
-        if (!run_point(c, pending[i], &err)) {
-          fprintf(stderr, "wisp sweep: worker %d: %s\n", wk, err->message);
+        if (!r->fn(r->ctx, pending[i], &err)) {
+          fprintf(stderr, "%s: worker %d: %s\n", r->who, wk, err->message);
           g_clear_error(&err);
           status = 1;
           break;
         }
-        if (o->on_point)
-          o->on_point(o->on_point_ctx, pending[i]);
+        if (r->on_point)
+          r->on_point(r->on_point_ctx, pending[i]);
         ssize_t wr = write(fds[1], "x", 1);
         (void)wr;
       }
@@ -180,7 +195,7 @@ gboolean study_sweep_run_points(const sweep_ctx *c, const study_sweep_options *o
       break;
     }
     done += (int)n;
-    progress(already + done, total, t0, o->progress, &last);
+    progress(already + done, total, t0, r->progress, &last);
   }
   close(fds[0]);
   gboolean ok = started == jobs;
@@ -194,6 +209,6 @@ gboolean study_sweep_run_points(const sweep_ctx *c, const study_sweep_options *o
   g_free(pids);
   if (!ok)
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
-                "a sweep worker failed or could not start; finished points are kept, rerun with --resume");
+                "%s: a worker failed or could not start; finished points are kept, rerun with --resume", r->who);
   return ok;
 }
