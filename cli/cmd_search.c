@@ -15,6 +15,7 @@
 
 typedef struct {
   char *cluster, *objective, *json, *svg, *out_dir, *shard, *schedules;
+  char *html, *tmp_json; /* --html, and the temporary JSON it reads when --json is not given */
   int max_gpus, max_tp, jobs, shard_k, shard_n;
   gboolean resume, no_progress;
   double weight;
@@ -147,7 +148,8 @@ static int search_main(search_args *a, wisp_load_options *lo, sim_replay_options
   }
   study_search_print(r, &c, stdout);
   if ((a->json && !study_search_write_json(r, &c, a->json, &error)) ||
-      (a->svg && !study_search_svg(r, a->svg, &error)))
+      (a->svg && !study_search_svg(r, a->svg, &error)) ||
+      (a->html && !wisp_cli_write_html(a->json, a->tmp_json, a->html, &error)))
     status = wisp_cli_fail(error);
 out:
   study_search_result_free(r);
@@ -177,6 +179,7 @@ int wisp_cmd_search(int argc, char **argv)
     {"weight", 0, 0, G_OPTION_ARG_DOUBLE, &a.weight, "the composite's w, 0..1 (default 0.5)", "W"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &a.json, "write every point as JSON to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &a.svg, "write step time against GPUs with the Pareto front (SVG)", "FILE"},
+    WISP_CLI_HTML_ENTRY(a.html),
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_dir, "keep each configuration's result in DIR (for --resume and "
      "--shard; default: a temporary directory)", "DIR"},
     {"jobs", 0, 0, G_OPTION_ARG_INT, &a.jobs, "worker processes (default: all cores)", "N"},
@@ -219,7 +222,8 @@ int wisp_cmd_search(int argc, char **argv)
   } else if ((a.shard || a.resume) && a.out_dir == NULL) {
     fprintf(stderr, "wisp search: --%s needs -o DIR (where the configurations' results are kept)\n",
             a.shard ? "shard" : "resume");
-  } else if (!wisp_output_declare(a.json, "--json", &error) || !wisp_output_declare(a.svg, "--svg", &error) ||
+  } else if (!wisp_cli_html_prepare(a.html, &a.json, &a.tmp_json, &error) ||
+             !wisp_output_declare(a.json, "--json", &error) || !wisp_output_declare(a.svg, "--svg", &error) ||
              !wisp_cli_common_resolve(&common, &lo, &opt, &error)) {
     fprintf(stderr, "wisp search: %s\n", error->message);
   } else {
@@ -231,6 +235,8 @@ int wisp_cmd_search(int argc, char **argv)
   g_option_context_free(ctx);
   g_free(a.cluster);
   g_free(a.objective);
+  wisp_cli_html_done(a.tmp_json);
+  g_free(a.html);
   g_free(a.json);
   g_free(a.svg);
   g_free(a.out_dir);

@@ -418,8 +418,8 @@ static GPtrArray *input_pages(const test_example_env *ex)
   char *card = g_build_filename(srcdir, "examples", "cards", "example-llm.yaml", NULL);
   char *sj = g_build_filename(ex->dir, "search.json", NULL), *s_html = g_build_filename(ex->dir, "search.html", NULL);
   g_assert_cmpint(test_wisp_run((const char *[]){"search", ex->example, "--card", card, "--network", "dgx-h100",
-                                                 "--max-gpus", "32", "--json", sj, NULL}, NULL), ==, 0);
-  g_assert_cmpint(test_wisp_run((const char *[]){"report", sj, "-o", s_html, NULL}, NULL), ==, 0);
+                                                 "--max-gpus", "32", "--json", sj, "--html", s_html, NULL}, NULL),
+                  ==, 0);
   g_ptr_array_add(pages, s_html);
   g_free(card), g_free(sj);
   char *csv = g_build_filename(srcdir, "..", "shared", "data", "nccl-tests", "together-h100-1node-ring-allreduce.csv",
