@@ -353,13 +353,11 @@ static void test_spill_same(void)
   sim_result *r = sim_replay_run(w, t, &ro, &e);
   g_assert_no_error(e);
   guint n_held = 0, n_spilled = 0;
-  GArray *scratch = g_array_new(FALSE, FALSE, sizeof(act_iv));
   for (int k = 0; k < RANKS; k++) {
     n_held += held->ivs[k]->len;
     g_assert_cmpuint(spilled->ivs[k]->len, <=, 3);
-    n_spilled += study_activity_rank_ivs(spilled, k, scratch)->len;
+    n_spilled += study_activity_rank_ivs(spilled, k)->len;
   }
-  g_array_free(scratch, TRUE);
   g_assert_nonnull(spilled->spill);
   g_assert_null(held->spill);
   g_assert_cmpuint(n_held, ==, RANKS * STEPS * 3);

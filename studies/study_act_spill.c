@@ -1,4 +1,4 @@
-/* study_act_spill.c: the activity timeline's spill file (act_spill_*,
+/* study_act_spill.c: the activity timeline's spill file (study_spill_*,
  * study_metrics_internal.h).  A long replay's intervals (40 bytes each,
  * millions on a 1,024-rank x 1,000-step run) leave memory in per-rank
  * blocks appended to one unlinked temporary file; the metrics read a
@@ -27,9 +27,10 @@ struct act_spill {
   GArray **blocks;         /* per rank: spill_block, in writing order */
   int n_ranks;
   char *read_error;        /* the first failed read back, NULL when none */
+  GArray *scratch;         /* act_iv: the rank last read */
 };
 
-act_spill *act_spill_new(int n_ranks)
+act_spill *study_spill_new(int n_ranks)
 {
   char *path = NULL;
   int fd = g_file_open_tmp("wisp-activity-XXXXXX", &path, NULL);
@@ -42,10 +43,11 @@ act_spill *act_spill_new(int n_ranks)
   s->dir = g_strdup(g_get_tmp_dir());
   s->n_ranks = n_ranks;
   s->blocks = g_new0(GArray *, n_ranks);
+  s->scratch = g_array_new(FALSE, FALSE, sizeof(act_iv));
   return s;
 }
 
-void act_spill_free(act_spill *s)
+void study_spill_free(act_spill *s)
 {
   if (s == NULL)
     return;
@@ -56,6 +58,7 @@ void act_spill_free(act_spill *s)
   g_free(s->blocks);
   g_free(s->dir);
   g_free(s->read_error);
+  g_array_free(s->scratch, TRUE);
   g_free(s);
 }
 
@@ -75,7 +78,7 @@ static gboolean write_all(int fd, const char *p, size_t len, int64_t off)
   return TRUE;
 }
 
-gboolean act_spill_write(act_spill *s, int rank, const act_iv *v, guint n)
+gboolean study_spill_write(act_spill *s, int rank, const act_iv *v, guint n)
 {
   if (n == 0)
     return TRUE;
@@ -90,7 +93,7 @@ gboolean act_spill_write(act_spill *s, int rank, const act_iv *v, guint n)
   return TRUE;
 }
 
-gboolean act_spill_has(const act_spill *s, int rank)
+gboolean study_spill_has(const act_spill *s, int rank)
 {
   return s && s->blocks[rank] && s->blocks[rank]->len > 0;
 }
@@ -111,25 +114,27 @@ static gboolean read_all(int fd, char *p, size_t len, int64_t off)
   return TRUE;
 }
 
-gboolean act_spill_read(act_spill *s, int rank, GArray *out)
+GArray *study_spill_read(act_spill *s, int rank)
 {
+  GArray *out = s->scratch;
+  g_array_set_size(out, 0);
   for (guint i = 0; s->blocks[rank] && i < s->blocks[rank]->len; i++) {
     const spill_block *b = &g_array_index(s->blocks[rank], spill_block, i);
     guint at = out->len;
     g_array_set_size(out, at + b->n);
+    errno = 0;
     if (!read_all(s->fd, (char *)&g_array_index(out, act_iv, at), (size_t)b->n * sizeof(act_iv), b->off)) {
       if (s->read_error == NULL)
         s->read_error = g_strdup_printf("cannot read back the activity timeline from its temporary file in %s: "
                                         "%s (the metrics are left out; free space or set TMPDIR to a healthy "
                                         "directory)", s->dir, errno ? g_strerror(errno) : "the file is short");
-      g_array_set_size(out, at);
-      return FALSE;
+      return NULL;
     }
   }
-  return TRUE;
+  return out;
 }
 
-const char *act_spill_error(const act_spill *s)
+const char *study_spill_error(const act_spill *s)
 {
   return s ? s->read_error : NULL;
 }

@@ -109,7 +109,7 @@ void study_activity_free(study_activity *a)
   g_free(a->origin);
   g_free(a->window);
   g_free(a->comm_split);
-  act_spill_free(a->spill);
+  study_spill_free(a->spill);
   g_free(a);
 }
 
@@ -121,7 +121,7 @@ void study_activity_set_spill(study_activity *a, uint64_t held, guint block)
 
 gboolean study_activity_check(const study_activity *a, GError **error)
 {
-  const char *why = act_spill_error(a->spill);
+  const char *why = study_spill_error(a->spill);
   if (why)
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s", why);
   return why == NULL;
@@ -135,7 +135,7 @@ static void spill_rank(study_activity *a, int rank)
   GArray *v = a->ivs[rank];
   if (v->len == 0)
     return;
-  if (!act_spill_write(a->spill, rank, (const act_iv *)v->data, v->len)) {
+  if (!study_spill_write(a->spill, rank, (const act_iv *)v->data, v->len)) {
     a->spill_off = TRUE;
     return;
   }
@@ -155,7 +155,7 @@ static void spill_check(study_activity *a, int rank)
   if (a->spill == NULL) {
     if (a->held <= a->spill_at)
       return;
-    a->spill = act_spill_new(a->n_ranks);
+    a->spill = study_spill_new(a->n_ranks);
     if (a->spill == NULL) {
       a->spill_off = TRUE;
       return;
@@ -167,15 +167,15 @@ static void spill_check(study_activity *a, int rank)
   }
 }
 
-GArray *study_activity_rank_ivs(const study_activity *a, int r, GArray *scratch)
+GArray *study_activity_rank_ivs(const study_activity *a, int r)
 {
-  if (!act_spill_has(a->spill, r))
+  if (!study_spill_has(a->spill, r))
     return a->ivs[r];
-  g_array_set_size(scratch, 0);
-  if (!act_spill_read(a->spill, r, scratch))
-    return NULL;
-  g_array_append_vals(scratch, a->ivs[r]->data, a->ivs[r]->len);
-  return scratch;
+  GArray *v = study_spill_read(a->spill, r);
+  if (v == NULL)
+    return a->ivs[r]; /* study_activity_check fails the result */
+  g_array_append_vals(v, a->ivs[r]->data, a->ivs[r]->len);
+  return v;
 }
 
 void study_activity_set_steps(study_activity *a, int steps)

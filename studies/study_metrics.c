@@ -276,11 +276,8 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   sim_time_ps act_min = -1, act_max = -1;
   sim_time_ps first_start = -1, last_end = -1, first_end = -1;
   int comm_ranks = 0;
-  GArray *scratch = g_array_new(FALSE, FALSE, sizeof(act_iv)); /* a spilled rank's intervals */
   for (int r = 0; r < a->n_ranks; r++) {
-    GArray *v = a->window[r] > 0 ? study_activity_rank_ivs(a, r, scratch) : a->ivs[r];
-    if (v == NULL)
-      v = a->ivs[r]; /* unreadable spill: study_activity_check fails the result */
+    GArray *v = study_activity_rank_ivs(a, r); /* the spill file's part too */
     sim_time_ps lo = a->origin[r], hi = a->origin[r] + a->window[r];
     study_metric_rank *mr = &m->ranks[r];
     mr->window = a->window[r];
@@ -353,7 +350,6 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
       }
     }
   }
-  g_array_free(scratch, TRUE);
   m->avg_step_time = n_win ? (sim_time_ps)llround(sum_step / n_win) : 0;
   m->memory_transfer_overhead_pct = n_win ? 100 * sum_mto / n_win : NAN;
   m->total_communication_time = n_win ? (sim_time_ps)llround(sum_exposed / n_win) : 0;

@@ -42,23 +42,24 @@ typedef struct {
  * of act_iv in one unlinked temporary file, read back in writing order. */
 typedef struct act_spill act_spill;
 /* NULL when no temporary file can be created (the caller keeps memory). */
-act_spill *act_spill_new(int n_ranks);
-void act_spill_free(act_spill *s);
+act_spill *study_spill_new(int n_ranks);
+void study_spill_free(act_spill *s);
 /* Appends n records of rank as one block; FALSE (nothing recorded) when
  * the write fails.  O(n) I/O. */
-gboolean act_spill_write(act_spill *s, int rank, const act_iv *v, guint n);
+gboolean study_spill_write(act_spill *s, int rank, const act_iv *v, guint n);
 /* Whether rank has records in the file (s may be NULL). */
-gboolean act_spill_has(const act_spill *s, int rank);
-/* Appends rank's records to out in writing order; FALSE when the file
- * cannot be read back (act_spill_error then says why).  O(records) I/O. */
-gboolean act_spill_read(act_spill *s, int rank, GArray *out);
-const char *act_spill_error(const act_spill *s);
+gboolean study_spill_has(const act_spill *s, int rank);
+/* Rank's records in writing order, gathered in the spill's own scratch
+ * array (valid until the next call); NULL when the file cannot be read
+ * back (study_spill_error then says why).  O(records) I/O. */
+GArray *study_spill_read(act_spill *s, int rank);
+const char *study_spill_error(const act_spill *s);
 
 /* Rank r's intervals in the order they were added: ivs[r] alone, or the
- * spilled blocks then ivs[r] gathered in scratch.  NULL when the spill
- * file cannot be read back (study_activity_check says why).  O(rank's
+ * spilled blocks then ivs[r].  When the spill file cannot be read back,
+ * ivs[r] alone, and study_activity_check fails the metrics.  O(rank's
  * intervals). */
-GArray *study_activity_rank_ivs(const study_activity *a, int r, GArray *scratch);
+GArray *study_activity_rank_ivs(const study_activity *a, int r);
 
 struct study_activity {
   const et_workload *w;
