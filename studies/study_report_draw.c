@@ -62,6 +62,24 @@ void report_numf(GString *h, int src, double v, double scale, int dec, const cha
   g_free(p);
 }
 
+void report_section_head(GString *h, const char *title, const report_input *in)
+{
+  g_string_append(h, "<section><h2>");
+  report_esc(h, title);
+  g_string_append(h, ": ");
+  report_esc(h, in->label);
+  g_string_append(h, "</h2>\n<table>\n");
+}
+
+void report_cells(GString *h, int src, const cJSON *row, const char *base, const report_col *cols, int n_cols)
+{
+  for (int c = 0; c < n_cols; c++) {
+    g_string_append(h, "<td>");
+    report_numf(h, src, report_dbl(row, cols[c].key), cols[c].scale, cols[c].dec, "%s/%s", base, cols[c].key);
+    g_string_append(h, "</td>");
+  }
+}
+
 void report_signed(GString *h, int src, double v, int dec, const char *fmt, ...)
 {
   va_list ap;

@@ -154,9 +154,7 @@ static void calibrate_scatter(GString *h, const cJSON *pts, const cJSON *cls)
 void report_section_calibrate(GString *h, int src, const report_input *in)
 {
   const cJSON *d = in->doc, *cls = report_get(report_get(d, "fit"), "classes"), *c, *b = report_get(d, "baseline");
-  g_string_append(h, "<section><h2>Calibration: ");
-  report_esc(h, in->label);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, "Calibration", in);
   report_row_text(h, "trace", report_str(d, "trace"));
   report_row_text(h, "trace SHA-256", report_str(d, "trace_sha256"));
   report_row_text(h, "cluster", report_str(d, "cluster"));
@@ -179,15 +177,14 @@ void report_section_calibrate(GString *h, int src, const report_input *in)
                      "</th><th>&alpha; ns</th><th>&beta; GB/s</th><th>rms error %</th><th>note</th></tr>\n");
   int i = 0;
   cJSON_ArrayForEach(c, cls) {
+    static const report_col cols[] = {{"points", 1, 0}, {"alpha_ns", 1, 1}, {"beta_GBps", 1, 2}};
+    char *base = g_strdup_printf("fit/classes/%d", i);
     g_string_append(h, "<tr><td>");
     report_esc(h, report_str(c, "class"));
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(c, "points"), 1, 0, "fit/classes/%d/points", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(c, "alpha_ns"), 1, 1, "fit/classes/%d/alpha_ns", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(c, "beta_GBps"), 1, 2, "fit/classes/%d/beta_GBps", i);
-    g_string_append(h, "</td><td>");
+    g_string_append(h, "</td>");
+    report_cells(h, src, c, base, cols, 3);
+    g_free(base);
+    g_string_append(h, "<td>");
     if (report_isnum(c, "rms_rel_pct"))
       report_numf(h, src, report_dbl(c, "rms_rel_pct"), 1, 2, "fit/classes/%d/rms_rel_pct", i);
     else
@@ -214,9 +211,7 @@ void report_section_collbench(GString *h, int src, const report_input *in)
 {
   const cJSON *d = in->doc, *rows = report_get(d, "rows"), *r;
   int n = cJSON_GetArraySize(rows), i = 0;
-  g_string_append(h, "<section><h2>Collective benchmark, real and simulated: ");
-  report_esc(h, in->label);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, "Collective benchmark, real and simulated", in);
   report_row_text(h, "measurement", report_str(d, "csv"));
   report_row_text(h, "test", report_str(d, "test"));
   report_row_text(h, "network", report_str(d, "network"));
@@ -280,9 +275,7 @@ void report_section_collbench(GString *h, int src, const report_input *in)
 void report_section_collbench_rows(GString *h, int src, const report_input *in)
 {
   const cJSON *d = in->doc, *rows = report_get(d, "results"), *r;
-  g_string_append(h, "<section><h2>Collective benchmark: ");
-  report_esc(h, in->label);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, "Collective benchmark", in);
   report_row_text(h, "network", report_str(d, "network"));
   report_row_text(h, "network model", report_str(d, "tier"));
   report_row_text(h, "library", report_str(d, "library"));
@@ -329,20 +322,17 @@ void report_section_collbench_rows(GString *h, int src, const report_input *in)
   g_string_append(h, "<table><tr><th>operation</th><th>size B</th><th>time &micro;s</th><th>algbw GB/s</th>"
                      "<th>busbw GB/s</th><th>algorithm</th></tr>\n");
   int i = 0;
+  static const report_col cols[] = {{"size", 1, 0}, {"time_us", 1, 2}, {"algbw_GBps", 1, 2}, {"busbw_GBps", 1, 2}};
   cJSON_ArrayForEach(r, rows) {
+    char *base = g_strdup_printf("results/%d", i);
     g_string_append(h, "<tr><td>");
     report_esc(h, report_str(r, "op"));
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(r, "size"), 1, 0, "results/%d/size", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(r, "time_us"), 1, 2, "results/%d/time_us", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(r, "algbw_GBps"), 1, 2, "results/%d/algbw_GBps", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(r, "busbw_GBps"), 1, 2, "results/%d/busbw_GBps", i);
-    g_string_append(h, "</td><td>");
+    g_string_append(h, "</td>");
+    report_cells(h, src, r, base, cols, 4);
+    g_string_append(h, "<td>");
     report_esc(h, report_str(r, "plan") ? report_str(r, "plan") : report_str(r, "algorithm"));
     g_string_append(h, "</td></tr>\n");
+    g_free(base);
     i++;
   }
   g_string_append(h, "</table>\n<p class=\"why\">Each row is one collective simulated alone on a fresh fabric; "

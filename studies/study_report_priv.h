@@ -58,6 +58,17 @@ void report_esc(GString *h, const char *s);
 void report_num(GString *h, int src, const char *path, double v, double scale, int dec);
 /* report_num with the path built from a printf format. */
 void report_numf(GString *h, int src, double v, double scale, int dec, const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+/* Opens an input's section: <section><h2>TITLE: its label</h2> and the
+ * <table> of what it holds (the caller adds rows and closes the table). */
+void report_section_head(GString *h, const char *title, const report_input *in);
+/* Table cells of one JSON row: for each column, <td> with the number at
+ * key of row (JSON path base/key), shown / scale with dec decimals. */
+typedef struct {
+  const char *key;
+  double scale;
+  int dec;
+} report_col;
+void report_cells(GString *h, int src, const cJSON *row, const char *base, const report_col *cols, int n_cols);
 /* report_num with scale 1 and a '+' before a value >= 0 (a change). */
 void report_signed(GString *h, int src, double v, int dec, const char *fmt, ...) G_GNUC_PRINTF(5, 6);
 /* One <tr><th>name</th><td>value</td></tr>, "(not recorded)" for NULL. */

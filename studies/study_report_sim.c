@@ -172,18 +172,16 @@ static void jobs_table(GString *h, int src, const cJSON *jobs)
   int i = 0;
   g_string_append(h, "<h3>Jobs on one fabric</h3>\n<table><tr><th>job</th><th>ranks</th><th>step alone ms</th>"
                      "<th>step together ms</th><th>slowdown %</th></tr>\n");
+  static const report_col cols[] = {{"n_ranks", 1, 0}, {"step_alone_ns", 1e6, 3}, {"step_together_ns", 1e6, 3},
+                                    {"slowdown_pct", 1, 2}};
   cJSON_ArrayForEach(j, jobs) {
+    char *base = g_strdup_printf("jobs/%d", i);
     g_string_append(h, "<tr><td>");
     report_esc(h, report_str(j, "name"));
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(j, "n_ranks"), 1, 0, "jobs/%d/n_ranks", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(j, "step_alone_ns"), 1e6, 3, "jobs/%d/step_alone_ns", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(j, "step_together_ns"), 1e6, 3, "jobs/%d/step_together_ns", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(j, "slowdown_pct"), 1, 2, "jobs/%d/slowdown_pct", i);
-    g_string_append(h, "</td></tr>\n");
+    g_string_append(h, "</td>");
+    report_cells(h, src, j, base, cols, 4);
+    g_string_append(h, "</tr>\n");
+    g_free(base);
     i++;
   }
   g_string_append(h, "</table>\n<p class=\"why\">Slowdown: how much longer each job's step is when the jobs share "
@@ -324,9 +322,7 @@ static void measured_rank_bars(GString *h, int src, const cJSON *ranks)
 
 void report_section_metrics(GString *h, int src, const report_input *in)
 {
-  g_string_append(h, "<section><h2>Metrics: ");
-  report_esc(h, in->label);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, "Metrics", in);
   report_row_text(h, "trace", report_str(report_get(in->doc, "workload"), "source"));
   report_row_text(h, "card", report_str(in->doc, "card"));
   g_string_append(h, "</table>\n");
@@ -338,9 +334,7 @@ void report_section_metrics(GString *h, int src, const report_input *in)
 void report_section_simulate(GString *h, int src, const report_input *in)
 {
   const cJSON *d = in->doc, *wl = report_get(d, "workload"), *nw = report_get(d, "network");
-  g_string_append(h, report_get(d, "jobs") ? "<section><h2>Several jobs: " : "<section><h2>Simulation: ");
-  report_esc(h, in->label);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, report_get(d, "jobs") ? "Several jobs" : "Simulation", in);
   report_row_text(h, "workload", report_str(wl, "source"));
   char *nr = g_strdup_printf("%.0f", report_dbl(wl, "n_ranks"));
   report_row_text(h, "ranks", nr);
