@@ -17,7 +17,12 @@
  * nodes on a 450 GB/s, 500 ns NVSwitch; nodes on one 400 Gb/s (50 GB/s),
  * 2 us switch tier, i.e. a two-tier fabric with one NIC per GPU.
  *
- * Usage: bench_scale [--algo ALGO] [--library NAME] [--model analytical|flow] [DP ...]   (default algorithm: the
+ * `--fat-tree HOSTS_PER_LEAF:OVERSUB` makes the node tier a two-level
+ * fat tree instead of one switch (issue 30: "TP8 x DP2048 on a 2:1 fat
+ * tree on the flow tier"): DP/HOSTS_PER_LEAF leaves, the given
+ * oversubscription, the same 400 Gb/s, 2 us links.
+ *
+ * Usage: bench_scale [--algo ALGO] [--library NAME] [--model analytical|flow] [--fat-tree H:O] [DP ...]   (default algorithm: the
  * library's tuner, as `wisp simulate` without --algo; default sizes: 128 512 2048, i.e. 1,024, 4,096
  * and 16,384 ranks).  Prints per size the scale time (building the larger
  * job), the replay's wall and CPU time, events, the step time and the
@@ -133,11 +138,15 @@ int main(int argc, char **argv)
   int sizes[16] = {128, 512, 2048}, n_sizes = 3, first = 1;
   coll_algo algo = COLL_ALGO_AUTO;
   const char *library = "ideal", *model = "analytical";
+  int leaf_hosts = 0, oversub = 1;
   while (argc > first + 1 && argv[first][0] == '-') {
     if (strcmp(argv[first], "--algo") == 0 && coll_algo_from_name(argv[first + 1], &algo)) {
       first += 2;
     } else if (strcmp(argv[first], "--model") == 0) {
       model = argv[first + 1];
+      first += 2;
+    } else if (strcmp(argv[first], "--fat-tree") == 0 &&
+               sscanf(argv[first + 1], "%d:%d", &leaf_hosts, &oversub) == 2 && leaf_hosts > 0 && oversub > 0) {
       first += 2;
     } else if (strcmp(argv[first], "--library") == 0) {
       library = argv[first + 1];
@@ -151,7 +160,7 @@ int main(int argc, char **argv)
     n_sizes = 0;
     for (int i = first; i < argc && n_sizes < 16; i++)
       if ((sizes[n_sizes++] = atoi(argv[i])) < 1) {
-        fprintf(stderr, "usage: bench_scale [--algo ALGO] [--library NAME] [--model analytical|flow] [DP ...] (data-parallel degrees, each >= 1)\n");
+        fprintf(stderr, "usage: bench_scale [--algo ALGO] [--library NAME] [--model analytical|flow] [--fat-tree H:O] [DP ...] (data-parallel degrees, each >= 1)\n");
         return 2;
       }
   }
@@ -169,11 +178,16 @@ int main(int argc, char **argv)
     if (s == NULL)
       die("scale", e);
     et_layout_clear(&l);
+    char *fabric = leaf_hosts && dp % leaf_hosts == 0
+                       ? g_strdup_printf("kind: fat_tree, size: %d, leaves: %d, oversubscription: %d", dp,
+                                         dp / leaf_hosts, oversub)
+                       : g_strdup_printf("kind: switch, size: %d", dp);
     char *yaml = g_strdup_printf("schema_version: 1\nname: bench-scale\nmodel: %s\ndims:\n"
                                  "  - {name: nvswitch, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"
-                                 "  - {name: fabric, kind: switch, size: %d, bandwidth: 400Gbps, latency: 2us}\n"
+                                 "  - {name: fabric, %s, bandwidth: 400Gbps, latency: 2us}\n"
                                  "library: {name: %s}\n",
-                                 model, dp, library);
+                                 model, fabric, library);
+    g_free(fabric);
     topo *t = topo_load_string(yaml, "bench-scale.yaml", &e);
     g_free(yaml);
     if (t == NULL)

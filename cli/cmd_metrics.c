@@ -150,6 +150,10 @@ int wisp_cmd_metrics(int argc, char **argv)
   study_activity_set_steps(a, n_steps);
   study_mfu_input mi = {have_card ? &card : NULL, model_flops, peak};
   m = study_metrics_compute(a, &mi);
+  if (!study_activity_check(a, &error)) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
   printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
          m->steps == 1 ? "" : "s");
   study_metrics_print(m, NULL, stdout);
@@ -229,6 +233,14 @@ void wisp_run_metrics_finish(wisp_run_metrics *m, const sim_result *r, const et_
   study_activity_set_steps(m->act, m->n_steps);
   study_activity_set_replay_windows(m->act, r, w);
   m->simulated = study_metrics_compute(m->act, &mi);
+  GError *error = NULL;
+  if (!study_activity_check(m->act, &error)) { /* the spill file failed: no metrics rather than wrong ones */
+    fprintf(stderr, "wisp: warning: %s\n", error->message);
+    g_error_free(error);
+    study_metrics_free(m->simulated);
+    m->simulated = NULL;
+    return;
+  }
   study_activity *meas = study_activity_new(w);
   study_activity_set_steps(meas, m->n_steps);
   if (study_activity_add_measured(meas, w, NULL))

@@ -14,7 +14,7 @@
  *    stated beside each check.
  */
 #include "config.h"
-#include "studies/study_metrics.h"
+#include "studies/study_metrics_internal.h"
 #include "topologies/topo.h"
 
 #include <cjson/cJSON.h>
@@ -291,6 +291,94 @@ static void test_card_errors(void)
   g_assert_nonnull(strstr(e->message, "generated.et: the workload carries no measured step window"));
   g_clear_error(&e);
   study_activity_free(a);
+  et_workload_free(w);
+}
+
+/* The metrics of study_metrics_json, as text.  O(ranks + rows). */
+static char *metrics_text(const study_metrics *m)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  wisp_json j;
+  wisp_json_init(&j, f, 99);
+  study_metrics_json(&j, NULL, m);
+  wisp_json_finish(&j);
+  fclose(f);
+  return buf;
+}
+
+/* Bounded memory (issue 30): a timeline spilled to its temporary file in
+ * blocks of 3 intervals after the first 5 must give the same metrics,
+ * byte for byte, as the one held in memory, from the same replay (both
+ * watch it through chained observers).  Four ranks x 12 steps of a GEMM
+ * of rank-dependent length, a memcpy and an all-reduce of 1 MB, so every
+ * kind, the overlap walk and the per-collective medians are exercised;
+ * 4 x 12 x 3 = 144 intervals, so both timelines must also hold all 144
+ * (the memory one keeps them; the spilled one keeps at most 3 per rank). */
+static void test_spill_same(void)
+{
+  enum { RANKS = 4, STEPS = 12 };
+  et_workload *w = et_workload_new(RANKS, "spilled");
+  GError *e = NULL;
+  for (int r = 0; r < RANKS; r++) {
+    et_builder *b = et_builder_new("rank");
+    uint32_t prev = 0;
+    for (int k = 0; k < STEPS; k++) {
+      uint32_t id = 1 + 3 * (uint32_t)k;
+      et_builder_add_node(b, id, ET_NODE_COMP, "gemm", US(10 + 3 * r + k % 4), 0);
+      et_builder_add_node(b, id + 1, ET_NODE_COMP, "Memcpy DtoD", US(2), 0);
+      uint32_t n = et_builder_add_node(b, id + 2, ET_NODE_COMM_COLL, "allreduce", 0, 0);
+      et_comm c = {.bytes = 1000000, .group = ET_GROUP_WORLD, .pg_name = ET_NONE, .split = ET_NONE,
+                   .src = -1, .dst = -1, .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+      et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+      et_builder_add_dep(b, n, id, TRUE, FALSE);
+      if (prev)
+        et_builder_add_dep(b, id, prev, TRUE, FALSE);
+      et_builder_add_dep(b, id + 1, id, TRUE, FALSE);
+      prev = id + 2;
+    }
+    w->ranks[r] = et_builder_finish(b, 0, &e);
+    g_assert_no_error(e);
+  }
+  topo *t = topo_load_string("schema_version: 1\nlibrary: {name: ideal}\nname: quad\nmodel: analytical\ndims:\n"
+                             "  - {name: link, kind: switch, size: 4, bandwidth: 100GB/s, latency: 1us}\n",
+                             "quad.yaml", &e);
+  g_assert_no_error(e);
+  study_activity *held = study_activity_new(w), *spilled = study_activity_new(w);
+  study_activity_set_spill(spilled, 5, 3);
+  sim_replay_options ro = {.quiet = TRUE};
+  ro.observer = study_activity_observer(held, NULL);
+  ro.observer = study_activity_observer(spilled, ro.observer);
+  sim_result *r = sim_replay_run(w, t, &ro, &e);
+  g_assert_no_error(e);
+  guint n_held = 0, n_spilled = 0;
+  for (int k = 0; k < RANKS; k++) {
+    n_held += held->ivs[k]->len;
+    g_assert_cmpuint(spilled->ivs[k]->len, <=, 3);
+    n_spilled += study_activity_rank_ivs(spilled, k)->len;
+  }
+  g_assert_nonnull(spilled->spill);
+  g_assert_null(held->spill);
+  g_assert_cmpuint(n_held, ==, RANKS * STEPS * 3);
+  g_assert_cmpuint(n_spilled, ==, RANKS * STEPS * 3);
+  study_activity_set_replay_windows(held, r, w);
+  study_activity_set_replay_windows(spilled, r, w);
+  study_metrics *mh = study_metrics_compute(held, NULL), *ms = study_metrics_compute(spilled, NULL);
+  g_assert_true(study_activity_check(spilled, &e));
+  g_assert_no_error(e);
+  g_assert_cmpuint(ms->colls->len, ==, 1);
+  g_assert_cmpint(ms->ranks[3].compute, >, ms->ranks[0].compute); /* rank 3's GEMMs are 9 us longer */
+  char *th = metrics_text(mh), *ts = metrics_text(ms);
+  g_assert_cmpstr(ts, ==, th);
+  g_free(th);
+  g_free(ts);
+  study_metrics_free(mh);
+  study_metrics_free(ms);
+  study_activity_free(held);
+  study_activity_free(spilled);
+  sim_result_free(r);
+  topo_free(t);
   et_workload_free(w);
 }
 
@@ -615,6 +703,7 @@ int main(int argc, char **argv)
   g_test_add_func("/metrics/mfu", test_mfu);
   g_test_add_func("/metrics/card_errors", test_card_errors);
   g_test_add_func("/metrics/replay_feed", test_replay_feed);
+  g_test_add_func("/metrics/spill_same", test_spill_same);
   g_test_add_func("/metrics/shared_hta", test_shared_hta);
   g_test_add_func("/metrics/shared_dlrm", test_shared_dlrm);
   g_test_add_func("/metrics/shared_xla", test_shared_xla);

@@ -1,8 +1,9 @@
 /* study_activity.c: the activity timeline the metric catalog reads
  * (study_metrics.h): kernel classes by name, and the two feeds - a trace's
  * measured start times and a replay's observer - with each rank's window.
- * Adding is O(1) amortized per interval; memory is 40 bytes per kept
- * interval (study_metrics_internal.h).
+ * Adding is O(1) amortized per interval; memory is 40 bytes per held
+ * interval (study_metrics_internal.h), and a long timeline goes to a
+ * spill file past 10 MiB (study_act_spill.c).
  */
 #include "config.h"
 #include "chakra/et_view.h"
@@ -77,6 +78,10 @@ study_activity *study_activity_new(const et_workload *w)
   a->ivs = g_new0(GArray *, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
     a->ivs[r] = g_array_new(FALSE, FALSE, sizeof(act_iv));
+  /* 10 MiB held before spilling; blocks share about 8 MiB over the ranks
+   * (16 to 4,096 intervals each). */
+  a->spill_at = 262144;
+  a->spill_block = (guint)CLAMP((8u << 20) / (sizeof(act_iv) * (guint)MAX(w->n_ranks, 1)), 16, 4096);
   a->origin = g_new0(sim_time_ps, w->n_ranks);
   a->window = g_new0(sim_time_ps, w->n_ranks);
   a->grid_why = "the input carries no kernel launch grids (Kineto, XLA and Chakra graphs do not keep them; Nsight "
@@ -104,7 +109,73 @@ void study_activity_free(study_activity *a)
   g_free(a->origin);
   g_free(a->window);
   g_free(a->comm_split);
+  study_spill_free(a->spill);
   g_free(a);
+}
+
+void study_activity_set_spill(study_activity *a, uint64_t held, guint block)
+{
+  a->spill_at = held;
+  a->spill_block = MAX(block, 1);
+}
+
+gboolean study_activity_check(const study_activity *a, GError **error)
+{
+  const char *why = study_spill_error(a->spill);
+  if (why)
+    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s", why);
+  return why == NULL;
+}
+
+/* Moves rank's held intervals to the spill file as one block and gives it
+ * a block-sized array (a grown array would keep its capacity); on a write
+ * failure the intervals stay and spilling stops.  O(held of rank). */
+static void spill_rank(study_activity *a, int rank)
+{
+  GArray *v = a->ivs[rank];
+  if (v->len == 0)
+    return;
+  if (!study_spill_write(a->spill, rank, (const act_iv *)v->data, v->len)) {
+    a->spill_off = TRUE;
+    return;
+  }
+  a->held -= v->len;
+  g_array_free(v, TRUE);
+  a->ivs[rank] = g_array_sized_new(FALSE, FALSE, sizeof(act_iv), a->spill_block);
+}
+
+/* After an append to rank: start spilling once past spill_at (every rank
+ * flushed), then flush rank's array whenever it fills a block.  O(1)
+ * amortized. */
+static void spill_check(study_activity *a, int rank)
+{
+  a->held++;
+  if (a->spill_off)
+    return;
+  if (a->spill == NULL) {
+    if (a->held <= a->spill_at)
+      return;
+    a->spill = study_spill_new(a->n_ranks);
+    if (a->spill == NULL) {
+      a->spill_off = TRUE;
+      return;
+    }
+    for (int r = 0; r < a->n_ranks && !a->spill_off; r++)
+      spill_rank(a, r);
+  } else if (a->ivs[rank]->len >= a->spill_block) {
+    spill_rank(a, rank);
+  }
+}
+
+GArray *study_activity_rank_ivs(const study_activity *a, int r)
+{
+  if (!study_spill_has(a->spill, r))
+    return a->ivs[r];
+  GArray *v = study_spill_read(a->spill, r);
+  if (v == NULL)
+    return a->ivs[r]; /* study_activity_check fails the result */
+  g_array_append_vals(v, a->ivs[r]->data, a->ivs[r]->len);
+  return v;
 }
 
 void study_activity_set_steps(study_activity *a, int steps)
@@ -153,6 +224,7 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
     return;
   }
   g_array_append_val(a->ivs[rank], iv);
+  spill_check(a, rank);
 }
 
 gboolean study_activity_add_measured(study_activity *a, const et_workload *w, GError **error)

@@ -277,7 +277,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   sim_time_ps first_start = -1, last_end = -1, first_end = -1;
   int comm_ranks = 0;
   for (int r = 0; r < a->n_ranks; r++) {
-    GArray *v = a->ivs[r];
+    GArray *v = study_activity_rank_ivs(a, r); /* the spill file's part too */
     sim_time_ps lo = a->origin[r], hi = a->origin[r] + a->window[r];
     study_metric_rank *mr = &m->ranks[r];
     mr->window = a->window[r];

@@ -60,9 +60,21 @@ gboolean study_is_moe_kernel(const char *name);
 
 typedef struct study_activity study_activity;
 
-/* An empty timeline for w's ranks (every window empty, origins 0). */
+/* An empty timeline for w's ranks (every window empty, origins 0).  It
+ * holds up to 262,144 intervals (10 MiB) in memory; past that, intervals
+ * go in per-rank blocks to an unlinked temporary file in $TMPDIR and are
+ * read back rank by rank by study_metrics_compute, so memory stays
+ * bounded (about 8 MiB of blocks in filling) and the metrics are the same
+ * as from memory.  When no file can be written, everything stays in
+ * memory. */
 study_activity *study_activity_new(const et_workload *w);
 void study_activity_free(study_activity *a);
+/* Spill past `held` intervals in blocks of `block` (> 0) per rank; for
+ * tests.  O(1). */
+void study_activity_set_spill(study_activity *a, uint64_t held, guint block);
+/* FALSE with an error when study_metrics_compute could not read the
+ * spilled timeline back; its result must then be discarded.  O(1). */
+gboolean study_activity_check(const study_activity *a, GError **error);
 /* Adds node of rank's graph g, run over [start, end) on the common clock.
  * CPU nodes, idle gaps (ET_FLAG_DELAY), metadata and empty intervals are
  * not GPU activity and are left out.  O(1) amortized. */

@@ -38,10 +38,39 @@ typedef struct {
   double value;
 } act_sample;
 
+/* The spill file of a long timeline (study_act_spill.c): per-rank blocks
+ * of act_iv in one unlinked temporary file, read back in writing order. */
+typedef struct act_spill act_spill;
+/* NULL when no temporary file can be created (the caller keeps memory). */
+act_spill *study_spill_new(int n_ranks);
+void study_spill_free(act_spill *s);
+/* Appends n records of rank as one block; FALSE (nothing recorded) when
+ * the write fails.  O(n) I/O. */
+gboolean study_spill_write(act_spill *s, int rank, const act_iv *v, guint n);
+/* Whether rank has records in the file (s may be NULL). */
+gboolean study_spill_has(const act_spill *s, int rank);
+/* Rank's records in writing order, gathered in the spill's own scratch
+ * array (valid until the next call); NULL when the file cannot be read
+ * back (study_spill_error then says why).  O(records) I/O. */
+GArray *study_spill_read(act_spill *s, int rank);
+const char *study_spill_error(const act_spill *s);
+
+/* Rank r's intervals in the order they were added: ivs[r] alone, or the
+ * spilled blocks then ivs[r].  When the spill file cannot be read back,
+ * ivs[r] alone, and study_activity_check fails the metrics.  O(rank's
+ * intervals). */
+GArray *study_activity_rank_ivs(const study_activity *a, int r);
+
 struct study_activity {
   const et_workload *w;
   int n_ranks, steps;
-  GArray **ivs;            /* per rank: act_iv */
+  GArray **ivs;            /* per rank: act_iv (the part not in the spill file) */
+  /* Bounded memory: once more than spill_at intervals are held, every
+   * rank's intervals go to the spill file in blocks of spill_block. */
+  act_spill *spill;        /* NULL until then, or when no file can be made */
+  uint64_t held, spill_at;
+  guint spill_block;
+  gboolean spill_off;      /* the file failed: keep everything in memory */
   sim_time_ps *origin;     /* window start on the common clock */
   sim_time_ps *window;     /* window length */
   /* A replay's split of each rank's exposed communication (sim_rank_stats:
