@@ -133,6 +133,10 @@ typedef struct {
   /* Traces. */
   gboolean cuda_sync_events;  /* also write the cat "cuda_sync" activities: Stream Wait Event for every wait on a
                                  recorded event, Stream Sync / Context Sync for every host synchronisation */
+  gboolean et_trace;          /* also write each rank's PyTorch execution trace of the measured step beside its
+                                 Kineto trace (gt_job_write_et), and give every NCCL launch a record_param_comms
+                                 CPU op with its "Record function id" in the Kineto trace: the ids Chakra's trace
+                                 linker joins the two halves on */
 } gt_params;
 
 void gt_params_init(gt_params *p, gt_scenario s);
@@ -242,6 +246,15 @@ uint64_t gt_job_gpu_ops(const gt_job *j);
 /* Writes OUTDIR/rank<r>.json for every rank (OUTDIR must exist), each
  * file atomically.  The bytes depend only on the job. */
 gboolean gt_job_write(const gt_job *j, const char *outdir, GError **error);
+
+/* Writes OUTDIR/rank<r>.et.json for every rank: the PyTorch execution
+ * trace (schema 1.1.1-chakra.0.0.4) of ProfilerStep#step, as
+ * torch.profiler.ExecutionTraceObserver records one step (regress/gt_et.c
+ * states what it holds).  Each NCCL launch is a c10d operator with a
+ * record_param_comms child whose rf_id is the "Record function id" of the
+ * Kineto CPU op that gt_job_write writes when the job's et_trace is set.
+ * Each file atomically; the bytes depend only on the job. */
+gboolean gt_job_write_et(const gt_job *j, int step, const char *outdir, GError **error);
 
 /* ---- scenarios ---- */
 
