@@ -32,7 +32,7 @@
 
 static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P, GT_STREAM_DP };
 
-static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp", "decode" };
+static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp", "decode", "serve" };
 
 const char *gt_scenario_name(gt_scenario s)
 {
@@ -99,6 +99,8 @@ void gt_params_init(gt_params *p, gt_scenario s)
   p->act_bytes = 16 * MiB;
   p->cuda_sync_events = FALSE;
   p->et_trace = FALSE;
+  p->serve_steps = 6;
+  p->prefill_scale = 16;
   switch (s) {
   case GT_LAUNCH:
     /* A slow host: 200 us of Python before every launch, longer than any
@@ -129,6 +131,14 @@ void gt_params_init(gt_params *p, gt_scenario s)
     break;
   case GT_DECODE:
     /* Small kernels and all-reduces, as in a decode step. */
+    p->gemm_ns = 60 * US;
+    p->elementwise_ns = 20 * US;
+    p->loss_ns = 30 * US;
+    p->comm_bytes[0] = 256 * 1024;
+    p->comm_bytes[1] = 512 * 1024;
+    break;
+  case GT_SERVE:
+    /* Decode-sized kernels and all-reduces; the prefill 16 times larger. */
     p->gemm_ns = 60 * US;
     p->elementwise_ns = 20 * US;
     p->loss_ns = 30 * US;
@@ -188,6 +198,8 @@ const char *gt_params_check(const gt_params *p)
   for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
     if (sizes[i] == 0 || sizes[i] % GT_BF16_BYTES || sizes[i] > (UINT64_C(1) << 40))
       return "sizes must be positive, even (bf16 elements) and at most 1 TiB";
+  if (p->serve_steps < 3 || p->serve_steps > GT_MAX_SERVE_STEPS || p->prefill_scale < 1 || p->prefill_scale > 1000)
+    return "serve: 3 to 16 model executions and a prefill scale of 1 to 1000";
   if (p->straggler_rank >= p->ranks || !isfinite(p->straggler_scale) || p->straggler_scale <= 0 ||
       p->straggler_scale > 1000)
     return "the straggler rank must be below the world size and its scale positive";
@@ -1258,8 +1270,13 @@ static char *rank_json(const gt_job *j, int rank)
     const trace_event *e = &g_array_index(ev, trace_event, i);
     switch (e->lane) {
     case LANE_STEP:
-      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", "
-                                "\"pid\": %d, \"tid\": 1, \"ts\": ", act_at(rs, e->idx)->arg, pid);
+      if (j->p.scenario == GT_SERVE) /* vLLM's marker of one model execution (the tokens it schedules) */
+        g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                                  "\"execute_context_%d(%d)\", \"pid\": %d, \"tid\": 1, \"ts\": ",
+                               act_at(rs, e->idx)->arg, act_at(rs, e->idx)->arg ? 1 : 512, pid);
+      else
+        g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", "
+                                  "\"pid\": %d, \"tid\": 1, \"ts\": ", act_at(rs, e->idx)->arg, pid);
       put_ts(s, e->ts);
       g_string_append(s, ", \"dur\": ");
       put_dur(s, e->dur);
@@ -1365,12 +1382,18 @@ gboolean gt_run(const gt_params *p, const char *outdir, gt_result *res, GError *
     res->scenario = p->scenario;
     res->n_ranks = j->n;
     res->step = 2;
+    res->serve_steps = p->scenario == GT_SERVE ? p->serve_steps : 0;
     res->beta_Bps = j->beta;
     for (int r = 0; r < j->n; r++) {
       int64_t b = 0, e = 0;
       if (!gt_job_step(j, r, res->step, &b, &e))
         g_assert_not_reached();
       res->rank_step_ns[r] = e - b;
+      for (int k = 0; p->scenario == GT_SERVE && k < p->serve_steps; k++) {
+        if (!gt_job_step(j, r, k, &b, &e))
+          g_assert_not_reached();
+        res->serve_step_ns[k][r] = e - b;
+      }
       res->step_ns = MAX(res->step_ns, e - b);
       const rank_state *rs = &j->r[r];
       res->gpu_ops += rs->ops->len;

@@ -30,6 +30,7 @@
 G_BEGIN_DECLS
 
 #define GT_MAX_RANKS 16
+#define GT_MAX_SERVE_STEPS 16
 
 /* The three GPU streams of a rank, by their Kineto stream ids. */
 #define GT_STREAM_COMPUTE 7
@@ -56,6 +57,10 @@ typedef enum {
                         their own stream, optionally backward on a second CPU thread (backward_thread) */
   GT_DECODE,         /* a decode step replayed as one CUDA graph: per layer GEMM, elementwise, TP all-reduce captured
                         on the compute stream; then a device-to-host copy of the sampled tokens and a stream sync */
+  GT_SERVE,          /* LLM serving as vLLM runs it, TP over all ranks: serve_steps model executions, each marked by
+                        a user_annotation "execute_context_<k>(<tokens>)" (no ProfilerStep): execution 0 the prefill
+                        (compute and all-reduce sizes x prefill_scale), the others decode steps; each ends with the
+                        sampled tokens copied to the host and a stream sync */
   GT_N_SCENARIOS
 } gt_scenario;
 
@@ -130,6 +135,9 @@ typedef struct {
   int64_t post_backward_ns;   /* host work on the main thread after backward() returns (0) */
   gboolean backward_thread;   /* launch backward and its DP hooks from thread 1; the main thread joins it */
   gboolean coalesce_buckets;  /* all-reduce the DP buckets two at a time as one coalesced NCCL group */
+  /* serve. */
+  int serve_steps;            /* model executions: 1 prefill + serve_steps - 1 decode steps (6; 3..GT_MAX_SERVE_STEPS) */
+  int prefill_scale;          /* the prefill's compute times and all-reduce sizes over a decode step's (16) */
   /* Traces. */
   gboolean cuda_sync_events;  /* also write the cat "cuda_sync" activities: Stream Wait Event for every wait on a
                                  recorded event, Stream Sync / Context Sync for every host synchronisation */
@@ -272,6 +280,10 @@ typedef struct {
   uint64_t gpu_ops;               /* kernels over all ranks and steps */
   uint64_t comm_ops;              /* of which NCCL kernels */
   uint64_t runtime_calls;         /* CUDA runtime calls over all ranks */
+  /* serve: every model execution's marker length per rank, [execution][rank]
+   * (the truth of TTFT and TPOT); serve_steps 0 for the other scenarios. */
+  int serve_steps;
+  int64_t serve_step_ns[GT_MAX_SERVE_STEPS][GT_MAX_RANKS];
 } gt_result;
 
 /* Builds and runs p's scenario, writes its traces into outdir (created if

@@ -37,6 +37,10 @@
  * two-tier tpdp job needs the two-tier cluster of test_ground_truth's
  * check_tiers and is not repeated here).
  *
+ * /gt_et/serve_latency: the serve twin (vLLM markers, no execution
+ * trace) through `wisp utility --latency` against CCL-Bench's TTFT/TPOT
+ * rule on the raw files and the true TTFT/TPOT utilities (its comment).
+ *
  * Skips visibly when WISP_BIN is not set (run through make check).
  */
 #include "config.h"
@@ -211,6 +215,125 @@ static void check_case(gconstpointer data)
   g_free(s_json);
 }
 
+/* CCL-Bench's inference_latency on one directory's raw Kineto files: per
+ * rank the durations (us) of the user_annotation events named
+ * execute_context_* in start order; TTFT = the first, TPOT = the mean of
+ * the later ones without the last (more than two); each averaged over
+ * ranks; returned in ns. */
+static void ccl_bench_latency(const char *dir, int ranks, double *ttft_ns, double *tpot_ns)
+{
+  double ttft = 0, tpot = 0;
+  for (int r = 0; r < ranks; r++) {
+    char *name = g_strdup_printf("rank%d.json", r), *path = g_build_filename(dir, name, NULL);
+    cJSON *doc = load_json(path), *e;
+    GArray *ts = g_array_new(FALSE, FALSE, sizeof(double)), *dur = g_array_new(FALSE, FALSE, sizeof(double));
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")) {
+      const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name"), *c = cJSON_GetObjectItemCaseSensitive(e, "cat");
+      if (cJSON_IsString(n) && cJSON_IsString(c) && strcmp(c->valuestring, "user_annotation") == 0 &&
+          g_str_has_prefix(n->valuestring, "execute_context_")) {
+        double t = cJSON_GetObjectItemCaseSensitive(e, "ts")->valuedouble, d = cJSON_GetObjectItemCaseSensitive(e, "dur")->valuedouble;
+        guint at = 0;
+        while (at < ts->len && g_array_index(ts, double, at) < t)
+          at++;
+        g_array_insert_val(ts, at, t);
+        g_array_insert_val(dur, at, d);
+      }
+    }
+    g_assert_cmpuint(dur->len, >, 2);
+    ttft += g_array_index(dur, double, 0);
+    double s = 0;
+    for (guint k = 1; k + 1 < dur->len; k++)
+      s += g_array_index(dur, double, k);
+    tpot += s / (dur->len - 2);
+    g_array_free(ts, TRUE);
+    g_array_free(dur, TRUE);
+    cJSON_Delete(doc);
+    g_free(path);
+    g_free(name);
+  }
+  *ttft_ns = 1000.0 * ttft / ranks;
+  *tpot_ns = 1000.0 * tpot / ranks;
+}
+
+/* The truth of the serve twin: the same rule on the model's own marker
+ * lengths (gt_result.serve_step_ns). */
+static void true_latency(const gt_result *res, double *ttft_ns, double *tpot_ns)
+{
+  double ttft = 0, tpot = 0;
+  int n = res->serve_steps;
+  for (int r = 0; r < res->n_ranks; r++) {
+    ttft += (double)res->serve_step_ns[0][r];
+    double s = 0;
+    for (int k = 1; k <= n - 2; k++)
+      s += (double)res->serve_step_ns[k][r];
+    tpot += s / (n - 2);
+  }
+  *ttft_ns = ttft / res->n_ranks;
+  *tpot_ns = tpot / res->n_ranks;
+}
+
+/* TTFT and TPOT of the serve twin (one prefill, five decode steps marked
+ * as vLLM marks them) at B and 2B: `wisp utility --latency` must measure
+ * TTFT and TPOT as CCL-Bench's rule computes them from the raw files
+ * (within 0.1 %), and its utilities of doubling scale_up_bw for TTFT and
+ * for TPOT must be within 1 percentage point of the true ones. */
+static void check_serve_latency(void)
+{
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-gtlat-XXXXXX", NULL);
+  char *b_dir = g_build_filename(dir, "B", NULL), *b2_dir = g_build_filename(dir, "2B", NULL);
+  char *cal_b = g_build_filename(dir, "calB.yaml", NULL), *u_json = g_build_filename(dir, "u.json", NULL);
+  gt_params p;
+  gt_params_init(&p, GT_SERVE);
+  gt_result rb, r2b;
+  GError *error = NULL;
+  g_assert_true(gt_run(&p, b_dir, &rb, &error));
+  p.bw_scale = 2.0;
+  g_assert_true(gt_run(&p, b2_dir, &r2b, &error));
+  g_assert_no_error(error);
+  double ttft_b, tpot_b, ttft_2b, tpot_2b, raw_ttft, raw_tpot;
+  true_latency(&rb, &ttft_b, &tpot_b);
+  true_latency(&r2b, &ttft_2b, &tpot_2b);
+  ccl_bench_latency(b_dir, rb.n_ranks, &raw_ttft, &raw_tpot);
+  double true_ttft_u = 100.0 * (ttft_b - ttft_2b) / ttft_b, true_tpot_u = 100.0 * (tpot_b - tpot_2b) / tpot_b;
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL},
+                                NULL), ==, 0);
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw",
+                                                 "--latency", "--json", u_json, NULL}, &out), ==, 0);
+  test_expect_has(out, "latency (6 model executions: TTFT = execution 0, TPOT = mean of executions 1..4");
+  g_free(out);
+  cJSON *u = load_json(u_json);
+  double m_ttft = ns_of(u, "measured_ttft_ns"), m_tpot = ns_of(u, "measured_tpot_ns");
+  double ttft = ns_of(u, "ttft_ns"), tpot = ns_of(u, "tpot_ns");
+  const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(u, "resources"), 0);
+  double ttft_u = cJSON_GetObjectItemCaseSensitive(row, "ttft_utility_pct")->valuedouble;
+  double tpot_u = cJSON_GetObjectItemCaseSensitive(row, "tpot_utility_pct")->valuedouble;
+  g_test_message("serve: CCL-Bench rule on the raw files: TTFT %.0f ns, TPOT %.0f ns; the twin's truth TTFT %.0f / "
+                 "%.0f ns, TPOT %.0f / %.0f ns (B / 2B); wisp measured TTFT %.0f ns, TPOT %.0f ns, simulated %.0f / "
+                 "%.0f ns; utility of 2x scale_up_bw: TTFT true %.3f %%, wisp %.3f %% (%+.3f pp); TPOT true %.3f %%, "
+                 "wisp %.3f %% (%+.3f pp)", raw_ttft, raw_tpot, ttft_b, ttft_2b, tpot_b, tpot_2b, m_ttft, m_tpot, ttft,
+                 tpot, true_ttft_u, ttft_u, ttft_u - true_ttft_u, true_tpot_u, tpot_u, tpot_u - true_tpot_u);
+  g_assert_cmpfloat(fabs(raw_ttft - ttft_b), <=, 1.0); /* the file's us with 3 decimals: exact to the ns */
+  g_assert_cmpfloat(fabs(raw_tpot - tpot_b), <=, 1.0);
+  g_assert_cmpfloat(fabs(m_ttft - raw_ttft) / raw_ttft, <=, 0.001);
+  g_assert_cmpfloat(fabs(m_tpot - raw_tpot) / raw_tpot, <=, 0.001);
+  g_assert_cmpfloat(fabs(ttft_u - true_ttft_u), <=, 1.0);
+  g_assert_cmpfloat(fabs(tpot_u - true_tpot_u), <=, 1.0);
+  g_assert_cmpfloat(true_ttft_u, >, 1.0); /* the check can fail: both utilities are well above 0 */
+  g_assert_cmpfloat(true_tpot_u, >, 1.0);
+  cJSON_Delete(u);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(b_dir);
+  g_free(b2_dir);
+  g_free(cal_b);
+  g_free(u_json);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -220,5 +343,6 @@ int main(int argc, char **argv)
     g_test_add_data_func(path, GINT_TO_POINTER(cases[i]), check_case);
     g_free(path);
   }
+  g_test_add_func("/gt_et/serve_latency", check_serve_latency);
   return g_test_run();
 }
