@@ -40,6 +40,31 @@ static gboolean draw_utility_svg(const study_utility_result *u, const et_workloa
   return drew;
 }
 
+/* --check-baseline MAX_PCT: 1 (with the reason on stderr) when the
+ * baseline cannot be checked or is further than MAX_PCT % from the
+ * measured step, else 0. */
+static int baseline_status(const study_utility_result *u, const et_workload *w, double check_baseline)
+{
+  if (u->measured_step < 0) {
+    if (w->scale)
+      fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
+              "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
+              et_scale_traced_ranks(w->scale));
+    else
+      fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
+              "baseline cannot be checked (use a profiler trace)\n");
+    return 1;
+  }
+  if (fabs(u->calibration_error_pct) > check_baseline) {
+    char *advice = sim_report_baseline_advice(w, u->measured_starts);
+    fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
+            "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
+    g_free(advice);
+    return 1;
+  }
+  return 0;
+}
+
 /* --latency: one utility study per model execution (the trace's steps 0,
  * 1, ...: vLLM execute_context / SGLang run_batch markers, numbered by
  * start time), loaded one at a time until the trace has no more, then TTFT
@@ -180,27 +205,8 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   study_utility_print(u, w, base, path, stdout);
-  if (check_baseline >= 0) {
-    if (u->measured_step < 0) {
-      if (w->scale)
-        fprintf(stderr, "wisp: error: --check-baseline: a scaled job (--scale) has no measured step (the trace "
-                "measured %d ranks), so the baseline cannot be checked; check it without --scale\n",
-                et_scale_traced_ranks(w->scale));
-      else
-        fprintf(stderr, "wisp: error: --check-baseline: the workload carries no measured step time, so the "
-                "baseline cannot be checked (use a profiler trace)\n");
-      status = 1;
-      goto out;
-    }
-    if (fabs(u->calibration_error_pct) > check_baseline) {
-      char *advice = sim_report_baseline_advice(w, u->measured_starts);
-      fprintf(stderr, "wisp: error: baseline error %+.2f %% exceeds --check-baseline %.2f %%: %s before trusting "
-              "what-if answers\n", u->calibration_error_pct, check_baseline, advice);
-      g_free(advice);
-      status = 1;
-      goto out;
-    }
-  }
+  if (check_baseline >= 0 && (status = baseline_status(u, w, check_baseline)) != 0)
+    goto out;
   if ((json && !study_utility_write_json(u, w, base, path, json, &error)) ||
       (html && !wisp_cli_write_html(json, html, &error)))
     status = wisp_cli_fail(error);
