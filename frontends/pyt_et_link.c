@@ -288,8 +288,10 @@ static int node_at(const et_graph *g, const GArray *gc, int64_t ps, const pet_co
 
 /* Where the graph's clock (its window) starts on the Kineto trace's: the
  * offset that puts the most rf_id-joined kernels on a graph comm node;
- * candidates pair the first joined kernel with each node.  O(nodes^2 log
+ * candidates pair the first joined kernel with each node, each scored on
+ * at most RF_SCORE_MAX joined kernels.  O(nodes x RF_SCORE_MAX x log
  * nodes). */
+#define RF_SCORE_MAX 64
 static int64_t rf_offset(const et_graph *g, const GArray *gc, const pet_rf_links *rf)
 {
   int64_t first = -1, best_o = 0;
@@ -299,10 +301,13 @@ static int64_t rf_offset(const et_graph *g, const GArray *gc, const pet_rf_links
       first = g_array_index(rf->kernel_ps, int64_t, k);
   for (guint j = 0; first >= 0 && j < gc->len; j++) {
     int64_t o = first - (int64_t)g->nodes[g_array_index(gc, uint32_t, j)].start_ps;
-    guint hits = 0;
-    for (guint k = 0; k < rf->status->len; k++)
-      hits += g_array_index(rf->status, int, k) == PET_RF_LINKED &&
-              node_at(g, gc, g_array_index(rf->kernel_ps, int64_t, k) - o, NULL) >= 0;
+    guint hits = 0, tried = 0;
+    for (guint k = 0; k < rf->status->len && tried < RF_SCORE_MAX; k++) {
+      if (g_array_index(rf->status, int, k) != PET_RF_LINKED)
+        continue;
+      tried++;
+      hits += node_at(g, gc, g_array_index(rf->kernel_ps, int64_t, k) - o, NULL) >= 0;
+    }
     if (hits > best) {
       best = hits;
       best_o = o;

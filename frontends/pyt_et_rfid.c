@@ -148,8 +148,12 @@ static void join(const pet_trace *t, const kt_tables *k, pet_rf_links *out)
       g_slist_free(gpu);
       if (kern == NULL)
         st = PET_RF_NO_KERNEL;
-      else
-        ps = llround((cJSON_GetObjectItemCaseSensitive(kern, "ts")->valuedouble - k->ts0) * 1e6);
+      else {
+        /* At most 1e18 ps (11.6 days) after the earliest event, so that
+         * offsets and tolerances stay far inside int64_t. */
+        double d = (cJSON_GetObjectItemCaseSensitive(kern, "ts")->valuedouble - k->ts0) * 1e6;
+        ps = d < 1e18 ? llround(d) : INT64_C(1000000000000000000);
+      }
     }
     g_array_append_val(out->status, st);
     g_array_append_val(out->kernel_ps, ps);
