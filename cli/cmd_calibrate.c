@@ -425,7 +425,7 @@ static int calibrate_nccl_tests(int n_logs, char **paths, const char *cluster, c
 
 int wisp_cmd_calibrate(int argc, char **argv)
 {
-  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *library = NULL;
+  char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *library = NULL, *html = NULL, *tmp_json = NULL;
   gboolean summary = FALSE, no_baseline = FALSE, nccl_tests = FALSE;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
@@ -439,6 +439,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
      "FILE"},
     {"loss", 0, 0, G_OPTION_ARG_STRING, &loss, "least-squares loss: relative (default) or absolute", "LOSS"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the fit and the baseline as JSON to FILE", "FILE"},
+    WISP_CLI_HTML_ENTRY(html),
     {"summary", 's', 0, G_OPTION_ARG_NONE, &summary, "print the fit per class only, not one line per collective",
      NULL},
     {"no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline, "do not replay the trace on the calibrated config",
@@ -479,7 +480,14 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (!wisp_output_declare(output, "-o", &error) || !wisp_output_declare(json, "--json", &error)) {
+  if (nccl_tests && (json || html)) {
+    fprintf(stderr, "wisp calibrate: --json and --html report a trace's calibration; with --nccl-tests the fit "
+            "per table is printed and written to -o (drop --json and --html)\n");
+    status = 2;
+    goto out;
+  }
+  if (!wisp_output_declare(output, "-o", &error) || !wisp_cli_html_prepare(html, &json, &tmp_json, &error) ||
+      !wisp_output_declare(json, "--json", &error)) {
     fprintf(stderr, "wisp calibrate: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -522,9 +530,12 @@ int wisp_cmd_calibrate(int argc, char **argv)
     goto out;
   if (!calib_fit_and_write(&r, summary, output, &error) ||
       (!no_baseline && !calib_baseline(&r, &ro, &error)) ||
-      (json && !write_calibrate_json(json, output, &r, &error)))
+      (json && !write_calibrate_json(json, output, &r, &error)) ||
+      (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
 out:
+  wisp_cli_html_done(tmp_json);
+  g_free(html);
   calib_run_clear(&r);
   g_option_context_free(ctx);
   g_free(cluster);

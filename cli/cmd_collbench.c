@@ -215,7 +215,7 @@ int wisp_cmd_collbench(int argc, char **argv)
 {
   char *network = NULL, *op = NULL, *sizes_s = NULL, *group_s = NULL, *algo_s = NULL, *json = NULL,
        *tier_s = NULL, *library_s = NULL, *zipf_s = NULL, *seed_s = NULL, *proto_s = NULL, *compare_csv = NULL,
-       *svg = NULL;
+       *svg = NULL, *html = NULL, *tmp_json = NULL;
   int compare_table = 0;
   char **lib_set = NULL;
   gboolean lib_params = FALSE, compare = FALSE, warm = FALSE;
@@ -237,6 +237,7 @@ int wisp_cmd_collbench(int argc, char **argv)
     { "network-model", 0, 0, G_OPTION_ARG_STRING, &tier_s, WISP_CLI_NETWORK_MODEL_HELP, "MODEL" },
     { "tier", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &tier_s, "same as --network-model", "MODEL" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json, "also write the rows as JSON (atomically)", "FILE" },
+    WISP_CLI_HTML_ENTRY(html),
     { "library", 0, 0, G_OPTION_ARG_STRING, &library_s, "communication library: nccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep or cann-ep-zerocopy (default: the config's library:, else nccl for wisp configs and ideal for ASTRA-sim network.yml)", "NAME" },
     { "library-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &lib_set, "set a library parameter (repeatable), e.g. t_meta=60us", "KEY=VALUE" },
     { "library-params", 0, 0, G_OPTION_ARG_NONE, &lib_params, "print the library parameters with provenance and exit", NULL },
@@ -279,7 +280,12 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (!wisp_output_declare(json, "--json", &error)) {
+  if (html && lib_params) {
+    fprintf(stderr, "wisp collbench: --library-params prints the parameters and exits; drop --html\n");
+    status = 2;
+    goto out;
+  }
+  if (!wisp_cli_html_prepare(html, &json, &tmp_json, &error) || !wisp_output_declare(json, "--json", &error)) {
     fprintf(stderr, "wisp collbench: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -293,7 +299,11 @@ int wisp_cmd_collbench(int argc, char **argv)
     .mc = mc,
   };
   status = collbench_main(&c, argc);
+  if (status == 0 && html && !wisp_cli_write_html(json, tmp_json, html, &error))
+    status = wisp_cli_fail(error);
 out:
+  wisp_cli_html_done(tmp_json);
+  g_free(html);
   g_option_context_free(ctx);
   g_free(network);
   g_free(op);

@@ -63,6 +63,7 @@ static gboolean write_json(const char *path, const et_workload *w, const char *c
 int wisp_cmd_metrics(int argc, char **argv)
 {
   char *card_path = NULL, *json = NULL, *steps = NULL, *replicate_from = NULL, *comm_group = NULL;
+  char *html = NULL, *tmp_json = NULL;
   gboolean strict = FALSE, replicate_missing = FALSE;
   int step = -1;
   double peak = 0;
@@ -70,6 +71,7 @@ int wisp_cmd_metrics(int argc, char **argv)
     {"card", 0, 0, G_OPTION_ARG_FILENAME, &card_path, "workload card (CCL-Bench YAML) for MFU: model_arch, data, xpu_spec", "FILE"},
     {"peak-tflops", 0, 0, G_OPTION_ARG_DOUBLE, &peak, "peak dense TFLOPS per device for MFU (default: from the card's xpu_spec.model)", "TFLOPS"},
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON report to FILE (atomically; - is stdout)", "FILE"},
+    WISP_CLI_HTML_ENTRY(html),
     {"step", 0, 0, G_OPTION_ARG_INT, &step, "profiler step to measure (default: the last complete one)", "N"},
     {"steps", 0, 0, G_OPTION_ARG_STRING, &steps, "steps A..B, all, or whole (ignore step markers)", "A..B|all|whole"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "treat matching problems as errors", NULL},
@@ -117,7 +119,8 @@ int wisp_cmd_metrics(int argc, char **argv)
   lo.comm_group = comm_group;
   lo.steps_in_window = &n_steps;
   lo.model_flops = &model_flops;
-  if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_output_declare(json, "--json", &error)) {
+  if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_cli_html_prepare(html, &json, &tmp_json, &error) ||
+      !wisp_output_declare(json, "--json", &error)) {
     fprintf(stderr, "wisp metrics: %s\n", error->message);
     g_clear_error(&error);
     status = 2;
@@ -150,9 +153,11 @@ int wisp_cmd_metrics(int argc, char **argv)
   printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
          m->steps == 1 ? "" : "s");
   study_metrics_print(m, NULL, stdout);
-  if (json && !write_json(json, w, card_path, m, &error))
+  if ((json && !write_json(json, w, card_path, m, &error)) || (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
 out:
+  wisp_cli_html_done(tmp_json);
+  g_free(html);
   study_metrics_free(m);
   study_activity_free(a);
   if (w)

@@ -68,9 +68,11 @@ gboolean wisp_cli_html_prepare(const char *html, char **json, char **tmp_json, G
   return TRUE;
 }
 
-gboolean wisp_cli_write_html(const char *json, const char *html, GError **error)
+gboolean wisp_cli_write_html(const char *json, const char *tmp_json, const char *html, GError **error)
 {
-  if (!study_report_html_one(json, html, error))
+  gboolean tmp = tmp_json && g_strcmp0(json, tmp_json) == 0;
+  if (!study_report_html_one(json, tmp ? "this run's JSON (not kept: give --json FILE to keep it)" : NULL, html,
+                             error))
     return FALSE;
   if (!wisp_output_is_stdout(html))
     printf("report: %s\n", html);

@@ -123,6 +123,7 @@ static int simulate_inputs(const char *network, int n_paths, char **paths, const
 /* The outputs of `wisp simulate` besides the summary. */
 typedef struct {
   const char *json, *timeline, *svg, *html;
+  const char *tmp_json;       /* json is this temporary file (--html without --json): not kept, not printed */
   int max_rows;
   gboolean chain;
   double check_baseline;
@@ -161,8 +162,9 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
   if (o->json && !sim_report_write_json_ext(r, w, t, o->json, add_baseline, &bctx, &error))
     status = wisp_cli_fail(error);
   else if (o->json) {
-    printf("json: %s (the versioned report, schema_version %d)\n", o->json, WISP_REPORT_SCHEMA_VERSION);
-    if (o->html && !wisp_cli_write_html(o->json, o->html, &error))
+    if (o->tmp_json == NULL)
+      printf("json: %s (the versioned report, schema_version %d)\n", o->json, WISP_REPORT_SCHEMA_VERSION);
+    if (o->html && !wisp_cli_write_html(o->json, o->tmp_json, o->html, &error))
       status = wisp_cli_fail(error);
   }
   if (status == 0 && o->check_baseline >= 0 && !cal_check_baseline(r, w, o->check_baseline, &error))
@@ -178,7 +180,7 @@ static int simulate_report(const sim_result *r, const et_workload *w, const topo
  * no WORKLOAD argument, one network, no --timeline, --svg or
  * --check-baseline.  Returns the exit status. */
 static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp_cli_common *common,
-                         gboolean checked, const char *json, const char *html, int max_rows)
+                         gboolean checked, const char *json, const char *tmp_json, const char *html, int max_rows)
 {
   GError *error = NULL;
   sim_replay_options jo = {.checked = checked, .critical_path = TRUE};
@@ -194,7 +196,7 @@ static int simulate_jobs(char **jobs, const char *network, gboolean usable, wisp
     return 2;
   }
   int status = wisp_simulate_jobs(jobs, network, &jl, &jo, json, max_rows);
-  if (status == 0 && html && !wisp_cli_write_html(json, html, &error))
+  if (status == 0 && html && !wisp_cli_write_html(json, tmp_json, html, &error))
     status = wisp_cli_fail(error);
   return status;
 }
@@ -217,8 +219,9 @@ static int simulate_check_outputs(const char *json, const char *timeline, const 
     g_clear_error(&error);
     return 2;
   }
-  if ((tl_ranks || tl_window) && !timeline) {
-    fprintf(stderr, "wisp simulate: --timeline-ranks and --timeline-window need --timeline FILE\n");
+  if ((tl_ranks || tl_window) && !timeline && !json) {
+    fprintf(stderr, "wisp simulate: --timeline-ranks and --timeline-window select what a timeline shows: give "
+            "--timeline FILE (Perfetto), --json FILE or --html FILE (the report's per-rank timeline) too\n");
     return 2;
   }
   return 0;
@@ -226,20 +229,29 @@ static int simulate_check_outputs(const char *json, const char *timeline, const 
 
 /* The replay's observers, each calling the next: the metric catalog's,
  * the HTML report's per-rank timeline (with the JSON report; O(intervals
- * of 32 ranks)) and the Perfetto timeline's.  Returns the timeline
- * recorder (NULL without JSON), which the caller frees. */
-static study_report_lanes *simulate_watch(study_timeline *tl, gboolean json, const et_workload *w,
-                                          wisp_run_metrics *metrics, sim_replay_options *opt)
+ * of at most 32 ranks), the ranks and window of --timeline-ranks and
+ * --timeline-window) and the Perfetto timeline's.  Sets *lanes to the
+ * report's timeline recorder (NULL without JSON), which the caller frees.
+ * FALSE with an error when tl_ranks does not name ranks of the workload. */
+static gboolean simulate_watch(study_timeline *tl, gboolean json, const char *tl_ranks, sim_time_ps tl_from,
+                               sim_time_ps tl_to, const et_workload *w, wisp_run_metrics *metrics,
+                               sim_replay_options *opt, study_report_lanes **lanes, GError **error)
 {
-  study_report_lanes *lanes = NULL;
+  *lanes = NULL;
   if (tl)
     opt->observer = study_timeline_observer(tl);
   if (json) {
-    lanes = study_report_lanes_new(w->n_ranks, opt->observer);
-    opt->observer = study_report_lanes_observer(lanes);
+    gboolean *on = tl_ranks ? g_new0(gboolean, MAX(w->n_ranks, 1)) : NULL;
+    if (on && !study_timeline_parse_ranks(tl_ranks, w->n_ranks, on, error)) {
+      g_free(on);
+      return FALSE;
+    }
+    *lanes = study_report_lanes_new(w->n_ranks, on, tl_from, tl_to, opt->observer);
+    g_free(on);
+    opt->observer = study_report_lanes_observer(*lanes);
   }
   wisp_run_metrics_watch(metrics, w, opt);
-  return lanes;
+  return TRUE;
 }
 
 int wisp_cmd_simulate(int argc, char **argv)
@@ -298,7 +310,7 @@ int wisp_cmd_simulate(int argc, char **argv)
   }
   if (jobs != NULL) {
     gboolean alone_only = argc <= 1 && network != NULL && !timeline && !svg && check_baseline < 0;
-    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, html, max_rows);
+    status = simulate_jobs(jobs, network, alone_only, &common, checked, json, tmp_json, html, max_rows);
     goto out;
   }
   if (argc < 2 || network == NULL) {
@@ -334,13 +346,15 @@ int wisp_cmd_simulate(int argc, char **argv)
   if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
                                 tl_to, &w, &t, &tl)) != 0)
     goto out;
-  study_report_lanes *lanes = simulate_watch(tl, json != NULL, w, metrics, &opt);
-  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  study_report_lanes *lanes = NULL;
+  sim_result *r = NULL;
+  if (simulate_watch(tl, json != NULL, tl_ranks, tl_from, tl_to, w, metrics, &opt, &lanes, &error))
+    r = sim_replay_run(w, t, &opt, &error);
   if (r == NULL) {
     study_timeline_abort(tl);
     status = wisp_cli_fail(error);
   } else {
-    simulate_outputs o = { json, timeline, svg, html, max_rows, chain, check_baseline, metrics, lanes };
+    simulate_outputs o = { json, timeline, svg, html, tmp_json, max_rows, chain, check_baseline, metrics, lanes };
     status = simulate_report(r, w, t, tl, &o);
     sim_result_free(r);
   }

@@ -267,7 +267,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = wisp_cli_fail(error);
   } else {
     status = report_sweep(s, w, &st, check_baseline, ro.measured_starts);
-    if (html && st.jsonl_path && !wisp_cli_write_html(st.jsonl_path, html, &error))
+    if (html && st.jsonl_path && !wisp_cli_write_html(st.jsonl_path, NULL, html, &error))
       status = wisp_cli_fail(error);
   }
   g_free(dir);

@@ -208,7 +208,7 @@ int wisp_cmd_utility(int argc, char **argv)
   if (check_baseline >= 0 && (status = baseline_status(u, w, check_baseline)) != 0)
     goto out;
   if ((json && !study_utility_write_json(u, w, base, path, json, &error)) ||
-      (html && !wisp_cli_write_html(json, html, &error)))
+      (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
   if (status == 0 && svg && !draw_utility_svg(u, w, svg, &error))
     status = wisp_cli_fail(error);

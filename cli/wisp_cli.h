@@ -38,11 +38,12 @@ int wisp_cli_fail(GError *error);
  * --json, points *json at a temporary file (*tmp_json, removed by
  * wisp_cli_html_done); refuses --json on standard output.  Then, once the
  * command wrote its JSON, wisp_cli_write_html writes the page the way
- * `wisp report` does and prints its path. */
+ * `wisp report` does and prints its path (tmp_json: the temporary JSON,
+ * which the page then names as not kept). */
 #define WISP_CLI_HTML_ENTRY(var) \
   {"html", 0, 0, G_OPTION_ARG_FILENAME, &(var), "also write the report as one self-contained HTML page to FILE (as wisp report does)", "FILE"}
 gboolean wisp_cli_html_prepare(const char *html, char **json, char **tmp_json, GError **error);
-gboolean wisp_cli_write_html(const char *json, const char *html, GError **error);
+gboolean wisp_cli_write_html(const char *json, const char *tmp_json, const char *html, GError **error);
 void wisp_cli_html_done(char *tmp_json);
 
 

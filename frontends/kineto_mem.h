@@ -2,7 +2,7 @@
  * kernel uses (input of the communication library's buffer lifecycle,
  * doc/libraries.md "Buffer lifecycle from traces").
  *
- * The parser (kineto_parse.c) keeps every [memory] instant that names a
+ * The parser (kineto_classify.c) keeps every [memory] instant that names a
  * device allocation as a kt_event of kind KT_EV_MEMORY (kineto_trace.h).
  *
  * Linking rule (a heuristic, because Kineto records no buffer address on

@@ -1,10 +1,12 @@
 /* kineto_trace.h: stage 1 of the Kineto frontend, the trace (private to
  * frontends/kineto*.c and exposed for tests, the fuzzer and the benchmark).
  *
- * kineto_parse.c streams one trace file into a kt_trace: a compact table of
- * the events the frontend needs (GPU ops, launches, sync calls, CPU-side
- * collective ops, ProfilerStep ranges, device [memory] instants) plus
- * distributedInfo.  All other events are counted by reason and dropped.
+ * kineto_parse.c (with kineto_decode*.c, kineto_classify.c and
+ * kineto_trace.c; kineto_parse_internal.h) streams one trace file into a
+ * kt_trace: a compact table of the events the frontend needs (GPU ops,
+ * launches, sync calls, CPU-side collective ops, ProfilerStep ranges,
+ * device [memory] instants) plus distributedInfo.  All other events are
+ * counted by reason and dropped.
  * Memory: about 96 bytes per kept event plus interned strings.  A kt_trace
  * is read-only once parsed: the later stages (kineto_rank.h,
  * kineto_graph.h) only read it.
@@ -86,7 +88,7 @@ typedef struct {
 typedef struct {
   char *path;
   GStringChunk *chunk;
-  struct kt_intern *intern; /* string -> id (kineto_parse.c) */
+  struct kt_intern *intern; /* string -> id (kineto_trace.c) */
   GPtrArray *strings;      /* id -> const char* */
   GArray *events;          /* kt_event; NULL once compacted (then slim holds the kept events) */
   GArray *slim;            /* kt_event_slim after kt_trace_compact, else NULL */

@@ -647,7 +647,7 @@ static void test_kineto_split_overflow(void)
 
 /* Found by fuzz_kineto_num: a kernel at ts 2^63 - 2 us made the trace-end
  * bookkeeping add its duration past INT64_MAX (UBSan: signed integer
- * overflow in kineto_parse.c finish_event).  An event that is its own
+ * overflow in kineto_classify.c kt_p_finish_event).  An event that is its own
  * origin is representable, so the one-kernel trace loads: 1 kernel,
  * 0.002 ms measured (its 2 us); the sanitizer build of the suite fails on
  * the old addition. */

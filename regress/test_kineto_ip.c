@@ -1,5 +1,5 @@
 /* test_kineto_ip.c: the in-place event path of the Kineto parser
- * (frontends/fe_json_ip.h, ip_event in frontends/kineto_parse.c).
+ * (frontends/fe_json_ip.h, frontends/kineto_decode_ip.c).
  *
  * The in-place path is an optimisation only: every test parses the same
  * input twice, once with it (flags 0) and once through the pull tokenizer

@@ -170,6 +170,86 @@ static void free_inputs(cJSON **docs)
   g_free(docs);
 }
 
+/* The sum of every number a path matches, a segment '*' standing for every
+ * element or key at that level (adds the count of matches to *n). */
+static double sum_matches(const cJSON *d, char **seg, int *n)
+{
+  if (d == NULL)
+    return 0;
+  if (*seg == NULL) {
+    if (!cJSON_IsNumber(d))
+      g_error("derived number: a path ends at a value that is not a number");
+    (*n)++;
+    return d->valuedouble;
+  }
+  if (strcmp(*seg, "*") == 0) {
+    double s = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, d)
+      s += sum_matches(c, seg + 1, n);
+    return s;
+  }
+  return sum_matches(cJSON_IsArray(d) ? cJSON_GetArrayItem(d, atoi(*seg)) : cJSON_GetObjectItemCaseSensitive(d, *seg),
+                     seg + 1, n);
+}
+
+/* The sum over a list of paths joined by '+'; fails the test when a path
+ * matches nothing. */
+static double sum_list(const cJSON *d, const char *list, int *count)
+{
+  char **paths = g_strsplit(list, "+", -1);
+  double s = 0;
+  *count = 0;
+  for (char **p = paths; *p; p++) {
+    char **seg = g_strsplit(*p, "/", -1);
+    int n = 0;
+    s += sum_matches(d, seg, &n);
+    if (n == 0)
+      g_error("derived number: '%s' matches no number", *p);
+    *count += n;
+    g_strfreev(seg);
+  }
+  g_strfreev(paths);
+  return s;
+}
+
+/* Recomputes a number the page derived, from its expression (the grammar is
+ * in studies/study_report_priv.h): independent arithmetic on the JSON. */
+static double derived(const cJSON *d, const char *expr)
+{
+  const char *open = strchr(expr, '(');
+  g_assert_nonnull(open);
+  g_assert_true(g_str_has_suffix(expr, ")"));
+  char *fn = g_strndup(expr, (gsize)(open - expr)), *args = g_strndup(open + 1, strlen(open + 1) - 1);
+  char *comma = strchr(args, ',');
+  int na = 0, nb = 0;
+  double a, b = 0, v;
+  if (comma)
+    *comma = '\0';
+  a = sum_list(d, args, &na);
+  if (comma)
+    b = sum_list(d, comma + 1, &nb);
+  if (strcmp(fn, "sum") == 0 && !comma)
+    v = a;
+  else if (strcmp(fn, "mean") == 0 && !comma)
+    v = a / na;
+  else if (strcmp(fn, "diff") == 0 && comma)
+    v = a - b;
+  else if (strcmp(fn, "share") == 0 && comma)
+    v = 100 * a / (a + b);
+  else if (strcmp(fn, "pct_of") == 0 && comma)
+    v = 100 * a / b;
+  else if (strcmp(fn, "pct_rest") == 0 && comma)
+    v = 100 * (1 - a / b);
+  else if (strcmp(fn, "pct_diff") == 0 && comma)
+    v = 100 * (a - b) / b;
+  else
+    g_error("derived number: unknown derivation '%s'", expr);
+  g_free(fn);
+  g_free(args);
+  return v;
+}
+
 /* Checks every number span of page against the JSON its data-src names
  * (docs from the file's own input list); returns how many there were and
  * adds the "src:path" keys seen to paths. */
@@ -186,12 +266,17 @@ static int check_numbers(cJSON **docs, int n_docs, const char *page, GHashTable 
     int i = atoi(src);
     g_assert_cmpint(i, >=, 0);
     g_assert_cmpint(i, <, n_docs);
-    const cJSON *j = at(docs[i], path);
-    if (!cJSON_IsNumber(j))
-      g_error("page number %s:%s has no number at that path", src, path);
     double shown = g_ascii_strtod(v, NULL);
-    g_assert_cmpfloat(shown, ==, j->valuedouble); /* %.17g round-trips a double */
-    char *want = g_strdup_printf("%.*f", atoi(dec), j->valuedouble / g_ascii_strtod(scale, NULL));
+    if (strchr(path, '(')) { /* derived on the page: recomputed here; sums may differ in the last bits */
+      double want_v = derived(docs[i], path);
+      g_assert_cmpfloat(fabs(shown - want_v), <=, 1e-9 * fmax(1, fabs(want_v)));
+    } else {
+      const cJSON *j = at(docs[i], path);
+      if (!cJSON_IsNumber(j))
+        g_error("page number %s:%s has no number at that path", src, path);
+      g_assert_cmpfloat(shown, ==, j->valuedouble); /* %.17g round-trips a double */
+    }
+    char *want = g_strdup_printf("%.*f", atoi(dec), shown / g_ascii_strtod(scale, NULL));
     g_assert_cmpstr(text, ==, want);
     g_hash_table_add(paths, g_strdup_printf("%s:%s", src, path));
     g_free(want);
@@ -228,6 +313,14 @@ static void check_coverage(const fixture *f, const char *page, GHashTable *paths
   g_assert_true(g_hash_table_contains(paths, "0:metrics/simulated/avg_step_time_ns")); /* the catalog */
   g_assert_nonnull(strstr(page, "timeline.json\">the Perfetto trace</a>"));
   g_assert_true(g_hash_table_contains(paths, "0:critical_path/by_category/compute_ns"));
+  /* Numbers the page derives, recomputed by check_numbers from the JSON. */
+  g_assert_true(g_hash_table_contains(paths, "0:mean(ranks/*/compute_ns)"));
+  g_assert_true(g_hash_table_contains(paths, "0:pct_of(critical_path/by_category/compute_ns,critical_path/by_category/"
+                                             "compute_ns+critical_path/by_category/communication_ns+critical_path/"
+                                             "by_category/communication_replayed_ns+critical_path/by_category/"
+                                             "host_ns+critical_path/by_category/idle_ns+critical_path/by_category/"
+                                             "other_ns+critical_path/by_category/start_offset_ns)"));
+  g_assert_true(g_hash_table_contains(paths, "1:pct_diff(sensitivity/bw_x0.9_step_ns,baseline_step_ns)"));
   g_assert_true(g_hash_table_contains(paths, "1:baseline_step_ns"));
   g_assert_true(g_hash_table_contains(paths, "1:sensitivity/bw_x0.9_step_ns"));
   g_assert_true(g_hash_table_contains(paths, "1:sensitivity/bw_x1.1_step_ns"));
@@ -341,6 +434,50 @@ static GPtrArray *input_pages(const test_example_env *ex)
   } else {
     g_test_message("SKIP the collbench page: no ../shared/data/nccl-tests here");
   }
+  /* --html on the other commands writes the page itself: collbench's rows (no measurement needed) ... */
+  /* (with --json: the page lists its input, which the checks read back) */
+  char *cbr = g_build_filename(ex->dir, "cbrows.html", NULL), *cbrj = g_build_filename(ex->dir, "cbrows.json", NULL);
+  g_assert_cmpint(test_wisp_run((const char *[]){"collbench", "--network", "dgx-h100", "--ranks", "8", "--op",
+                                                 "all_reduce,all_gather", "--sizes", "64K,1M,64M", "--json", cbrj, "--html", cbr,
+                                                 NULL},
+                                NULL), ==, 0);
+  g_ptr_array_add(pages, cbr);
+  g_free(cbrj);
+  /* ... a 64-rank job, whose per-rank timeline keeps 32 ranks spread over the 64 ... */
+  char *dp64 = g_build_filename(ex->dir, "dp64", NULL);
+  g_assert_true(g_mkdir_with_parents(dp64, 0755) == 0);
+  g_assert_true(g_spawn_sync(NULL, (char *[]){gen, dp64, (char *)"dp", (char *)"64", NULL}, NULL,
+                             G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &st, NULL) &&
+                g_spawn_check_wait_status(st, NULL));
+  char *w64 = g_build_filename(dp64, "dp", NULL), *h64 = g_build_filename(ex->dir, "dp64.html", NULL);
+  char *j64 = g_build_filename(ex->dir, "dp64.json", NULL);
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", w64, "--network", net, "--json", j64, "--html", h64, NULL},
+                                NULL), ==, 0);
+  g_free(j64);
+  g_ptr_array_add(pages, h64);
+  g_free(w64), g_free(dp64);
+  /* ... and metrics and calibrate on the DLRM traces when ../shared/data is here. */
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  char *tgz = sd ? g_build_filename(sd, "param", "dlrm_kineto.tar.gz", NULL) : NULL;
+  if (tgz && g_file_test(tgz, G_FILE_TEST_EXISTS)) {
+    char *ddir = g_build_filename(ex->dir, "dlrm", NULL);
+    g_assert_true(g_mkdir_with_parents(ddir, 0755) == 0);
+    test_untar(tgz, ddir);
+    char *traces = g_build_filename(ddir, "dlrm_kineto", NULL), *mh = g_build_filename(ex->dir, "metrics.html", NULL);
+    char *ch = g_build_filename(ex->dir, "calibrate.html", NULL), *cy = g_build_filename(ex->dir, "cal.yaml", NULL);
+    char *mj = g_build_filename(ex->dir, "metrics.json", NULL), *cj = g_build_filename(ex->dir, "calibrate.json", NULL);
+    g_assert_cmpint(test_wisp_run((const char *[]){"metrics", traces, "--json", mj, "--html", mh, NULL}, NULL), ==, 0);
+    char *v100 = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "networks", "dgx1-v100.yaml", NULL);
+    g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", traces, "--network", v100, "-o", cy, "--json", cj,
+                                                   "--html", ch, NULL}, NULL), ==, 0);
+    g_free(v100), g_free(mj), g_free(cj);
+    g_ptr_array_add(pages, mh);
+    g_ptr_array_add(pages, ch);
+    g_free(traces), g_free(ddir), g_free(cy);
+  } else {
+    g_test_message("SKIP the metrics and calibrate pages: no ../shared/data/param/dlrm_kineto.tar.gz here");
+  }
+  g_free(tgz);
   g_free(csv), g_free(s1), g_free(s2), g_free(sh), g_free(spec), g_free(ja), g_free(jb), g_free(jobs);
   g_free(dp), g_free(gen), g_free(net);
   return pages;
@@ -369,10 +506,104 @@ static void test_inputs(void)
       g_assert_true(g_hash_table_contains(paths, "0:points/0/step_time_ns"));
     if (strstr(pages->pdata[i], "cb.html"))
       g_assert_true(g_hash_table_contains(paths, "0:median_busbw_error_pct"));
+    if (strstr(pages->pdata[i], "cbrows.html")) /* 2 operations x 3 sizes, every row shown */
+      g_assert_true(g_hash_table_contains(paths, "0:results/5/busbw_GBps"));
+    if (strstr(pages->pdata[i], "metrics.html"))
+      g_assert_true(g_hash_table_contains(paths, "0:measured/avg_step_time_ns"));
+    if (strstr(pages->pdata[i], "calibrate.html"))
+      g_assert_true(g_hash_table_contains(paths, "0:fit/classes/0/beta_GBps"));
+    if (strstr(pages->pdata[i], "dp64.html")) { /* 32 of 64 ranks, spread: rank 2i in row i (floor(i * 64 / 32)) */
+      g_assert_true(g_hash_table_contains(paths, "0:rank_timeline/ranks_selected"));
+      char *page = NULL;
+      g_assert_true(g_file_get_contents(pages->pdata[i], &page, NULL, NULL));
+      test_expect_has(page, "evenly spread over all ranks");
+      g_free(page);
+    }
     g_hash_table_unref(paths);
   }
   g_ptr_array_unref(pages);
   test_example_teardown(&ex);
+}
+
+/* The per-rank timeline beyond 32 ranks: a 64-rank job keeps ranks 0, 2,
+ * ..., 62 (row i is rank floor(i * 64 / 32) = 2i); --timeline-ranks and
+ * --timeline-window (without --timeline) choose the ranks and the span. */
+static void test_timeline_ranks(void)
+{
+  test_example_env ex;
+  if (!test_example_setup(&ex, "wisp-report-tl-XXXXXX"))
+    return;
+  const char *build = g_getenv("G_TEST_BUILDDIR"), *srcdir = g_getenv("G_TEST_SRCDIR");
+  char *dp = g_build_filename(ex.dir, "dp64", NULL), *gen = g_build_filename(build, "examples", "make_dp", NULL);
+  char *net = g_build_filename(srcdir, "examples", "networks", "nodes4-fat-tree-200g.yaml", NULL);
+  g_assert_true(g_mkdir_with_parents(dp, 0755) == 0);
+  int st = 0;
+  g_assert_true(g_spawn_sync(NULL, (char *[]){gen, dp, (char *)"dp", (char *)"64", NULL}, NULL,
+                             G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &st, NULL) &&
+                g_spawn_check_wait_status(st, NULL));
+  char *w = g_build_filename(dp, "dp", NULL), *j1 = g_build_filename(ex.dir, "all.json", NULL);
+  char *j2 = g_build_filename(ex.dir, "some.json", NULL);
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", w, "--network", net, "--json", j1, NULL}, NULL), ==, 0);
+  cJSON *d = read_json(j1);
+  const cJSON *tl = at(d, "rank_timeline");
+  g_assert_cmpfloat(at(tl, "ranks_total")->valuedouble, ==, 64);
+  g_assert_cmpfloat(at(tl, "ranks_recorded")->valuedouble, ==, 32);
+  g_assert_cmpstr(at(tl, "selection")->valuestring, ==, "evenly spread over all ranks");
+  for (int i = 0; i < 32; i++) {
+    char *k = g_strdup_printf("ranks/%d/rank", i);
+    g_assert_cmpfloat(at(tl, k)->valuedouble, ==, 2 * i);
+    g_free(k);
+  }
+  /* The second half of the step, ranks 3 and 40-45. */
+  double step_ns = at(d, "step_time_ns")->valuedouble, from = floor(step_ns / 2);
+  char *win = g_strdup_printf("%.0fns:", from);
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", w, "--network", net, "--json", j2, "--timeline-ranks",
+                                                 "3,40-45", "--timeline-window", win, NULL}, NULL), ==, 0);
+  cJSON *e = read_json(j2);
+  tl = at(e, "rank_timeline");
+  g_assert_cmpfloat(at(tl, "ranks_recorded")->valuedouble, ==, 7);
+  g_assert_cmpstr(at(tl, "selection")->valuestring, ==, "--timeline-ranks");
+  g_assert_cmpfloat(at(tl, "ranks/0/rank")->valuedouble, ==, 3);
+  g_assert_cmpfloat(at(tl, "ranks/6/rank")->valuedouble, ==, 45);
+  g_assert_cmpfloat(at(tl, "from_ns")->valuedouble, ==, from);
+  /* 120 bins cover [from, step) and no more than one bin beyond it. */
+  double bins = at(tl, "bins")->valuedouble, bin = at(tl, "bin_ns")->valuedouble;
+  g_assert_cmpfloat(bins * bin, >=, step_ns - from - 1e-3);
+  g_assert_cmpfloat(bins * bin, <, step_ns - from + bin);
+  /* The selection must name ranks of the job. */
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", w, "--network", net, "--json", j2,
+                                                          "--timeline-ranks", "70", NULL}, NULL, &out), ==, 1);
+  test_expect_has(out, "--timeline-ranks: '70' is not a rank or range of ranks 0..63");
+  g_free(out);
+  cJSON_Delete(d), cJSON_Delete(e);
+  g_free(win), g_free(w), g_free(j1), g_free(j2), g_free(dp), g_free(gen), g_free(net);
+  test_example_teardown(&ex);
+}
+
+/* --html without --json: the command's JSON goes to a temporary file that
+ * the page names as not kept and does not record (its random name would
+ * make two runs' pages differ: same inputs, byte-identical outputs). */
+static void test_html_no_json(void)
+{
+  if (!test_have_bin())
+    return;
+  char *dir = g_dir_make_tmp("wisp-report-nj-XXXXXX", NULL);
+  char *a = g_build_filename(dir, "a.html", NULL), *b = g_build_filename(dir, "b.html", NULL);
+  char *pa = NULL, *pb = NULL, *out = NULL;
+  for (int k = 0; k < 2; k++)
+    g_assert_cmpint(test_wisp_run((const char *[]){"collbench", "--network", "dgx-h100", "--ranks", "8", "--sizes",
+                                                   "1M,64M", "--html", k ? b : a, NULL}, k ? NULL : &out), ==, 0);
+  test_expect_has(out, "report: ");
+  g_assert_null(strstr(out, "wisp-html-")); /* the temporary file is not printed as an output */
+  g_assert_true(g_file_get_contents(a, &pa, NULL, NULL));
+  g_assert_true(g_file_get_contents(b, &pb, NULL, NULL));
+  g_assert_cmpstr(pa, ==, pb);
+  test_expect_has(pa, "not kept: give --json FILE to keep it");
+  test_expect_has(pa, "data-path=\"\"");
+  g_free(pa), g_free(pb), g_free(out), g_free(a), g_free(b);
+  test_rm_rf(dir);
+  g_free(dir);
 }
 
 /* Runs examples/ccl-bench/NAME.sh into dir/NAME; returns the page's path,
@@ -609,6 +840,8 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/report/numbers", test_numbers);
   g_test_add_func("/report/inputs", test_inputs);
+  g_test_add_func("/report/timeline-ranks", test_timeline_ranks);
+  g_test_add_func("/report/html-no-json", test_html_no_json);
   g_test_add_func("/report/examples", test_examples);
   g_test_add_func("/report/example-ep-moe", test_example_ep);
   g_test_add_func("/report/errors", test_errors);

@@ -172,6 +172,10 @@ typedef struct study_timeline study_timeline;
 study_timeline *study_timeline_open(const char *path, const et_workload *w, const char *ranks, sim_time_ps from,
                                     sim_time_ps to, GError **error);
 const sim_replay_observer *study_timeline_observer(study_timeline *tl);
+/* Parses a --timeline-ranks list ("0-3,8") of ranks 0..n-1 and sets on[r]
+ * for each named rank (on holds n flags, cleared by the caller).  FALSE
+ * with an error naming the bad part and the valid range.  O(n + length). */
+gboolean study_timeline_parse_ranks(const char *spec, int n, gboolean *on, GError **error);
 /* Writes metadata and commits the file atomically; frees tl. */
 gboolean study_timeline_finish(study_timeline *tl, const sim_result *r, GError **error);
 void study_timeline_abort(study_timeline *tl);

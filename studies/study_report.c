@@ -12,7 +12,8 @@
  *   - a search (objective and points),
  *   - a calibration (fit.classes),
  *   - a metric catalog (measured, without step_time_ns),
- *   - a collective benchmark comparison (kind "collbench_compare");
+ *   - a collective benchmark comparison (kind "collbench_compare"),
+ *   - collective benchmark rows (tool "wisp collbench");
  * otherwise every non-empty line must be one JSON object of a sweep (keys
  * "point" and "sweep"), as wisp sweep writes them.  Several files of one
  * sweep (its shards) become one section, points in order.  Anything else
@@ -75,6 +76,8 @@ static gboolean object_kind(const cJSON *doc, report_kind *kind)
     *kind = REPORT_UTILITY;
   else if (g_strcmp0(k, "collbench_compare") == 0)
     *kind = REPORT_COLLBENCH;
+  else if (g_strcmp0(report_str(doc, "tool"), "wisp collbench") == 0 && cJSON_IsArray(report_get(doc, "results")))
+    *kind = REPORT_COLLBENCH_ROWS;
   else if (report_isnum(doc, "step_time_ns") && cJSON_IsArray(report_get(doc, "ranks")))
     *kind = report_get(doc, "jobs") ? REPORT_JOBS : REPORT_SIMULATE;
   else if (report_str(doc, "objective") && cJSON_IsArray(report_get(doc, "points")))
@@ -107,7 +110,7 @@ static gboolean load_input(report_input *in, const char *path, GError **error)
   } else if (cJSON_IsObject(doc)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED, "%s: a JSON object of a kind wisp report does not "
                 "draw ('kind': %s); give the JSON of wisp simulate, utility, sweep, search, calibrate, metrics or "
-                "collbench --compare-csv", path, report_str(doc, "kind") ? report_str(doc, "kind") : "none");
+                "collbench", path, report_str(doc, "kind") ? report_str(doc, "kind") : "none");
     cJSON_Delete(doc);
     ok = FALSE;
   } else if (doc != NULL) {
@@ -198,11 +201,13 @@ static void inputs_list(GString *h, const report_input *in, int n)
 {
   g_string_append(h, "<h2>Inputs</h2>\n<ol class=\"inputs\" start=\"0\">");
   for (int i = 0; i < n; i++) {
-    char *abs = g_canonicalize_filename(in[i].path, NULL);
+    /* A labelled input is a temporary file: its name would make the page
+     * differ from run to run, and it is gone once the page is written. */
+    char *abs = in[i].label == in[i].path ? g_canonicalize_filename(in[i].path, NULL) : g_strdup("");
     g_string_append_printf(h, "<li data-src=\"%d\" data-joined=\"%d\" data-path=\"", i, in[i].joined_to - 1);
     report_esc(h, abs);
     g_string_append(h, "\">");
-    report_esc(h, in[i].path);
+    report_esc(h, in[i].label);
     g_string_append(h, in[i].joined_to ? " (a shard, joined with the sweep above)</li>" : "</li>");
     g_free(abs);
   }
@@ -220,10 +225,14 @@ static void section(GString *h, int src, const report_input *in)
   case REPORT_CALIBRATE: report_section_calibrate(h, src, in); break;
   case REPORT_METRICS: report_section_metrics(h, src, in); break;
   case REPORT_COLLBENCH: report_section_collbench(h, src, in); break;
+  case REPORT_COLLBENCH_ROWS: report_section_collbench_rows(h, src, in); break;
   }
 }
 
-gboolean study_report_html(char **inputs, int n_inputs, const char *out_path, GError **error)
+/* The page for inputs; labels[i] (labels may be NULL, an entry NULL)
+ * names input i on the page instead of its path. */
+static gboolean report_html(char **inputs, const char *const *labels, int n_inputs, const char *out_path,
+                            GError **error)
 {
   report_input *in = g_new0(report_input, n_inputs);
   gboolean ok = TRUE;
@@ -231,6 +240,7 @@ gboolean study_report_html(char **inputs, int n_inputs, const char *out_path, GE
   for (int i = 0; i < n_inputs && ok; i++) {
     ok = load_input(&in[i], inputs[i], error);
     in[i].out_dir = dir;
+    in[i].label = labels && labels[i] ? labels[i] : in[i].path;
   }
   GString *h = g_string_new(NULL);
   if (ok) {
@@ -261,8 +271,14 @@ gboolean study_report_html(char **inputs, int n_inputs, const char *out_path, GE
   return ok;
 }
 
-gboolean study_report_html_one(const char *json_path, const char *out_path, GError **error)
+gboolean study_report_html(char **inputs, int n_inputs, const char *out_path, GError **error)
+{
+  return report_html(inputs, NULL, n_inputs, out_path, error);
+}
+
+gboolean study_report_html_one(const char *json_path, const char *label, const char *out_path, GError **error)
 {
   char *inputs[] = {(char *)json_path};
-  return study_report_html(inputs, 1, out_path, error);
+  const char *labels[] = {label};
+  return report_html(inputs, labels, 1, out_path, error);
 }

@@ -62,6 +62,36 @@ void report_numf(GString *h, int src, double v, double scale, int dec, const cha
   g_free(p);
 }
 
+void report_section_head(GString *h, const char *title, const report_input *in)
+{
+  g_string_append(h, "<section><h2>");
+  report_esc(h, title);
+  g_string_append(h, ": ");
+  report_esc(h, in->label);
+  g_string_append(h, "</h2>\n<table>\n");
+}
+
+void report_cells(GString *h, int src, const cJSON *row, const char *base, const report_col *cols, int n_cols)
+{
+  for (int c = 0; c < n_cols; c++) {
+    g_string_append(h, "<td>");
+    report_numf(h, src, report_dbl(row, cols[c].key), cols[c].scale, cols[c].dec, "%s/%s", base, cols[c].key);
+    g_string_append(h, "</td>");
+  }
+}
+
+void report_signed(GString *h, int src, double v, int dec, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *p = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (v >= 0)
+    g_string_append_c(h, '+');
+  report_num(h, src, p, v, 1, dec);
+  g_free(p);
+}
+
 void report_row_text(GString *h, const char *name, const char *value)
 {
   g_string_append(h, "<tr><th>");
@@ -80,7 +110,9 @@ void report_step_line(GString *h, int src, const cJSON *doc, const char *step_ke
     double m = report_dbl(doc, measured_key), s = report_dbl(doc, step_key);
     g_string_append(h, " &middot; measured ");
     report_num(h, src, measured_key, m, 1e6, 3);
-    g_string_append_printf(h, " ms &middot; baseline error %+.2f %%", 100.0 * (s - m) / m);
+    g_string_append(h, " ms &middot; baseline error ");
+    report_signed(h, src, 100.0 * (s - m) / m, 2, "pct_diff(%s,%s)", step_key, measured_key);
+    g_string_append(h, " %");
   }
   g_string_append(h, "</p>\n");
 }
@@ -96,8 +128,11 @@ static const char *const CAT_COLOURS[] = {"#4e79a7", "#e15759", "#f28e2b", "#76b
 static const char *const RANK_COLOURS[] = {"#4e79a7", "#59a14f", "#af7aa1", "#ff9da7", "#9c755f", "#76b7b2",
                                            "#edc948", "#bab0ac"};
 
-/* One stacked bar of n parts with a legend of (name, value at JSON path). */
-static void stacked(GString *h, int src, int n, const double *v, char **names, char **paths, const char *const *col)
+/* One stacked bar of n parts with a legend of (name, value at JSON path or
+ * derived expression, share of the parts' total); total_expr is the list
+ * of paths whose sum is the total (study_report_priv.h). */
+static void stacked(GString *h, int src, int n, const double *v, char **names, char **paths, const char *const *col,
+                    const char *total_expr)
 {
   double total = 0;
   for (int i = 0; i < n; i++)
@@ -124,11 +159,10 @@ static void stacked(GString *h, int src, int n, const double *v, char **names, c
     g_string_append_printf(h, "<li><i style=\"background:%s\"></i>", col[i]);
     report_esc(h, names[i]);
     g_string_append_c(h, ' ');
-    if (paths[i])
-      report_num(h, src, paths[i], v[i], 1e6, 3);
-    else
-      g_string_append_printf(h, "%.3f", v[i] / 1e6);
-    g_string_append_printf(h, " ms (%.1f %%)</li>", 100.0 * v[i] / total);
+    report_num(h, src, paths[i], v[i], 1e6, 3);
+    g_string_append(h, " ms (");
+    report_numf(h, src, 100.0 * v[i] / total, 1, 1, "pct_of(%s,%s)", paths[i], total_expr);
+    g_string_append(h, " %)</li>");
   }
   g_string_append(h, "</ul>\n");
 }
@@ -154,12 +188,19 @@ static void crit_by_rank(GString *h, int src, const cJSON *crit, const char *bas
   double v[8] = {0};
   char *names[8] = {NULL}, *paths[8] = {NULL};
   for (int i = 0; i < parts; i++) {
-    if (n > 8 && i == 7) { /* the rest, summed */
+    if (n > 8 && i == 7) { /* the rest: all ranks' time less the seven shown */
+      GString *e = g_string_new(NULL);
+      g_string_append_printf(e, "diff(%s/ranks/*/time_ns,", base);
       v[i] = 0;
-      for (int k = 7; k < n; k++)
+      for (int k = 0; k < n; k++)
         v[i] += report_dbl(cJSON_GetArrayItem(ranks, order[k]), "time_ns");
+      for (int k = 0; k < 7; k++) {
+        v[i] -= report_dbl(cJSON_GetArrayItem(ranks, order[k]), "time_ns");
+        g_string_append_printf(e, "%s%s/ranks/%d/time_ns", k ? "+" : "", base, order[k]);
+      }
+      g_string_append_c(e, ')');
       names[i] = g_strdup_printf("%d other ranks", n - 7);
-      paths[i] = NULL;
+      paths[i] = g_string_free(e, FALSE);
       continue;
     }
     const cJSON *r = cJSON_GetArrayItem(ranks, order[i]);
@@ -169,7 +210,9 @@ static void crit_by_rank(GString *h, int src, const cJSON *crit, const char *bas
   }
   g_string_append_printf(h, "<h3>Critical path by rank</h3>\n<p class=\"why\">The path runs through %d rank%s; "
                             "the time it spends on each:</p>\n", n, n == 1 ? "" : "s");
-  stacked(h, src, parts, v, names, paths, RANK_COLOURS);
+  char *total = g_strdup_printf("%s/ranks/*/time_ns", base);
+  stacked(h, src, parts, v, names, paths, RANK_COLOURS, total);
+  g_free(total);
   for (int i = 0; i < parts; i++) {
     g_free(names[i]);
     g_free(paths[i]);
@@ -187,8 +230,12 @@ void report_crit_path(GString *h, int src, const cJSON *crit, const char *base)
     names[c] = (char *)CAT_NAMES[c];
     paths[c] = g_strdup_printf("%s/by_category/%s", base, CAT_KEYS[c]);
   }
+  GString *total = g_string_new(NULL);
+  for (int c = 0; c < N_CATS; c++)
+    g_string_append_printf(total, "%s%s", c ? "+" : "", paths[c]);
   g_string_append(h, "<h3>Critical path by category</h3>\n");
-  stacked(h, src, N_CATS, v, names, paths, CAT_COLOURS);
+  stacked(h, src, N_CATS, v, names, paths, CAT_COLOURS, total->str);
+  g_string_free(total, TRUE);
   for (int c = 0; c < N_CATS; c++)
     g_free(paths[c]);
   if (report_str(crit, "bound")) {

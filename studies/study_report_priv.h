@@ -6,7 +6,17 @@
  * Every number shown that comes from an input goes through report_num(),
  * which writes <span class="n" data-src=I data-json=PATH data-v=VALUE
  * data-scale=S data-dec=D>: regress/test_report.c compares each with the
- * JSON it came from.  Every drawing is an <svg class="chart"> whose
+ * JSON it came from.  A number the page derives (a mean over ranks, a
+ * share, a difference) names its derivation instead of a path, so the test
+ * recomputes it from the JSON on its own:
+ *   sum(L)        the sum of the list L: paths joined by '+', where a path
+ *                 segment '*' stands for every element or key at that level
+ *   mean(P)       the mean of P's matches
+ *   diff(A,B)     sum(A) - sum(B)
+ *   share(A,B)    100 sum(A) / (sum(A) + sum(B))
+ *   pct_of(A,B)   100 sum(A) / sum(B)
+ *   pct_rest(A,B) 100 (1 - sum(A) / sum(B))
+ *   pct_diff(A,B) 100 (sum(A) - sum(B)) / sum(B)  Every drawing is an <svg class="chart"> whose
  * rendered size the page's script records for the browser test. */
 #ifndef STUDY_REPORT_PRIV_H
 #define STUDY_REPORT_PRIV_H
@@ -23,10 +33,12 @@ typedef enum {
   REPORT_CALIBRATE,
   REPORT_METRICS,
   REPORT_COLLBENCH,
+  REPORT_COLLBENCH_ROWS,
 } report_kind;
 
 typedef struct {
   char *path;
+  const char *label; /* what the page calls it: the path, or the command's label for a temporary file */
   report_kind kind;
   cJSON *doc; /* the object, or for a sweep an array of the lines' objects */
   const char *out_dir; /* the page's directory (absolute), for relative links */
@@ -46,6 +58,19 @@ void report_esc(GString *h, const char *s);
 void report_num(GString *h, int src, const char *path, double v, double scale, int dec);
 /* report_num with the path built from a printf format. */
 void report_numf(GString *h, int src, double v, double scale, int dec, const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+/* Opens an input's section: <section><h2>TITLE: its label</h2> and the
+ * <table> of what it holds (the caller adds rows and closes the table). */
+void report_section_head(GString *h, const char *title, const report_input *in);
+/* Table cells of one JSON row: for each column, <td> with the number at
+ * key of row (JSON path base/key), shown / scale with dec decimals. */
+typedef struct {
+  const char *key;
+  double scale;
+  int dec;
+} report_col;
+void report_cells(GString *h, int src, const cJSON *row, const char *base, const report_col *cols, int n_cols);
+/* report_num with scale 1 and a '+' before a value >= 0 (a change). */
+void report_signed(GString *h, int src, double v, int dec, const char *fmt, ...) G_GNUC_PRINTF(5, 6);
 /* One <tr><th>name</th><td>value</td></tr>, "(not recorded)" for NULL. */
 void report_row_text(GString *h, const char *name, const char *value);
 
@@ -91,6 +116,7 @@ void report_section_jobs(GString *h, int src, const report_input *in);
 void report_section_calibrate(GString *h, int src, const report_input *in);
 void report_section_metrics(GString *h, int src, const report_input *in);
 void report_section_collbench(GString *h, int src, const report_input *in);
+void report_section_collbench_rows(GString *h, int src, const report_input *in);
 /* Side-by-side tables when the page has two or more simulated runs or
  * utility studies (nothing otherwise). */
 void report_compare_runs(GString *h, const report_input *in, int n);

@@ -61,7 +61,7 @@ static void rank_timeline(GString *h, int src, const report_input *in)
   double bin_ns = report_dbl(tl, "bin_ns");
   if (n == 0 || bins <= 0 || !(bin_ns > 0))
     return;
-  double bw = 550.0 / bins, span = bin_ns * bins;
+  double bw = 550.0 / bins, span = bin_ns * bins, from = report_dbl(tl, "from_ns");
   g_string_append_printf(h, "<h3>Per-rank timeline of the step</h3>\n<svg class=\"chart\" viewBox=\"0 0 600 %d\" "
                             "width=\"100%%\" role=\"img\">", 18 * n + 24);
   const cJSON *segs = report_get(report_get(in->doc, "critical_path"), "segments"), *s;
@@ -84,15 +84,16 @@ static void rank_timeline(GString *h, int src, const report_input *in)
   for (int i = 0; i < n; i++) {
     const cJSON *r = cJSON_GetArrayItem(ranks, i);
     double y = 18.0 * i + 2;
-    cJSON_ArrayForEach(s, segs)
-      if (report_dbl(s, "rank") == report_dbl(r, "rank"))
+    cJSON_ArrayForEach(s, segs) { /* the path's segments on this rank, clipped to the window */
+      double a = fmax(report_dbl(s, "start_ns"), from), b = fmin(report_dbl(s, "end_ns"), from + span);
+      if (report_dbl(s, "rank") == report_dbl(r, "rank") && b >= a)
         g_string_append_printf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"3\" fill=\"#000\"/>",
-                               40 + 550 * report_dbl(s, "start_ns") / span, y + 14,
-                               fmax(0.5, 550 * (report_dbl(s, "end_ns") - report_dbl(s, "start_ns")) / span));
+                               40 + 550 * (a - from) / span, y + 14, fmax(0.5, 550 * (b - a) / span));
+    }
   }
-  g_string_append_printf(h, "<text x=\"40\" y=\"%d\" font-size=\"11\">0</text><text x=\"590\" y=\"%d\" "
-                            "font-size=\"11\" text-anchor=\"end\">%.3f ms</text></svg>\n", 18 * n + 16, 18 * n + 16,
-                         span / 1e6);
+  g_string_append_printf(h, "<text x=\"40\" y=\"%d\" font-size=\"11\">%.3f ms</text><text x=\"590\" y=\"%d\" "
+                            "font-size=\"11\" text-anchor=\"end\">%.3f ms</text></svg>\n", 18 * n + 16,
+                         from / 1e6, 18 * n + 16, (from + span) / 1e6);
   g_string_append(h, "<p class=\"why\">One row per rank (rank number on the left): <b style=\"color:#4e79a7\">blue"
                      "</b> upper half = GPU compute, <b style=\"color:#e15759\">red</b> lower half = communication "
                      "moving data (darker = more of the bin busy), light grey = idle, <b>black bar</b> = the critical "
@@ -102,7 +103,19 @@ static void rank_timeline(GString *h, int src, const report_input *in)
   report_num(h, src, "rank_timeline/ranks_recorded", report_dbl(tl, "ranks_recorded"), 1, 0);
   g_string_append(h, " of ");
   report_num(h, src, "rank_timeline/ranks_total", report_dbl(tl, "ranks_total"), 1, 0);
-  g_string_append(h, " ranks recorded.");
+  g_string_append(h, " ranks recorded");
+  if (report_isnum(tl, "ranks_selected") && report_dbl(tl, "ranks_selected") > report_dbl(tl, "ranks_recorded")) {
+    g_string_append(h, ", ");
+    report_esc(h, report_str(tl, "selection"));
+    g_string_append(h, " (");
+    report_num(h, src, "rank_timeline/ranks_selected", report_dbl(tl, "ranks_selected"), 1, 0);
+    g_string_append(h, " ranks; --timeline-ranks chooses others)");
+  } else if (report_str(tl, "selection")) {
+    g_string_append(h, " (");
+    report_esc(h, report_str(tl, "selection"));
+    g_string_append(h, ")");
+  }
+  g_string_append(h, ".");
   if (report_str(in->doc, "timeline_file")) {
     char *rel = relative_to(report_str(in->doc, "timeline_file"), in->out_dir);
     g_string_append(h, " Every slice: <a href=\"");
@@ -129,7 +142,9 @@ static void step_breakdown(GString *h, int src, const cJSON *d)
     double sum = 0;
     cJSON_ArrayForEach(r, ranks)
       sum += report_dbl(r, keys[k]);
-    g_string_append_printf(h, "<tr><td>%s</td><td>%.3f</td></tr>\n", names[k], sum / n / 1e6);
+    g_string_append_printf(h, "<tr><td>%s</td><td>", names[k]);
+    report_numf(h, src, sum / n, 1e6, 3, "mean(ranks/*/%s)", keys[k]);
+    g_string_append(h, "</td></tr>\n");
   }
   g_string_append(h, "</table>\n");
   if (cJSON_GetArraySize(report_get(d, "op_types")) == 0)
@@ -157,16 +172,16 @@ static void jobs_table(GString *h, int src, const cJSON *jobs)
   int i = 0;
   g_string_append(h, "<h3>Jobs on one fabric</h3>\n<table><tr><th>job</th><th>ranks</th><th>step alone ms</th>"
                      "<th>step together ms</th><th>slowdown %</th></tr>\n");
+  static const report_col cols[] = {{"n_ranks", 1, 0}, {"step_alone_ns", 1e6, 3}, {"step_together_ns", 1e6, 3},
+                                    {"slowdown_pct", 1, 2}};
   cJSON_ArrayForEach(j, jobs) {
+    char *base = g_strdup_printf("jobs/%d", i);
     g_string_append(h, "<tr><td>");
     report_esc(h, report_str(j, "name"));
-    g_string_append_printf(h, "</td><td>%.0f</td><td>", report_dbl(j, "n_ranks"));
-    report_numf(h, src, report_dbl(j, "step_alone_ns"), 1e6, 3, "jobs/%d/step_alone_ns", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(j, "step_together_ns"), 1e6, 3, "jobs/%d/step_together_ns", i);
-    g_string_append(h, "</td><td>");
-    report_numf(h, src, report_dbl(j, "slowdown_pct"), 1, 2, "jobs/%d/slowdown_pct", i);
-    g_string_append(h, "</td></tr>\n");
+    g_string_append(h, "</td>");
+    report_cells(h, src, j, base, cols, 4);
+    g_string_append(h, "</tr>\n");
+    g_free(base);
     i++;
   }
   g_string_append(h, "</table>\n<p class=\"why\">Slowdown: how much longer each job's step is when the jobs share "
@@ -232,8 +247,10 @@ void report_metrics_table(GString *h, int src, const cJSON *m, const char *base)
   const cJSON *keys_from = cJSON_IsObject(sim) ? sim : meas;
   if (!cJSON_IsObject(keys_from))
     return;
-  g_string_append(h, "<h3>Metrics catalog: measured and simulated</h3>\n<table class=\"metrics\"><tr><th>metric"
-                     "</th><th>unit</th><th>measured</th><th>simulated</th></tr>\n");
+  gboolean both = cJSON_IsObject(sim); /* wisp metrics measures only: no simulated column then */
+  g_string_append_printf(h, "<h3>Metrics catalog: measured%s</h3>\n<table class=\"metrics\"><tr><th>metric</th>"
+                            "<th>unit</th><th>measured</th>%s</tr>\n", both ? " and simulated" : "",
+                         both ? "<th>simulated</th>" : "");
   cJSON_ArrayForEach(it, keys_from) {
     const char *k = it->string;
     if (cJSON_IsArray(it) || cJSON_IsObject(it) || g_str_has_suffix(k, "_na_reason") || g_str_has_suffix(k, "_source"))
@@ -246,22 +263,70 @@ void report_metrics_table(GString *h, int src, const cJSON *m, const char *base)
     report_esc(h, metric_unit(k, &sc, &dec));
     g_string_append(h, "</td>");
     metric_cell(h, src, cJSON_IsObject(meas) ? meas : NULL, "measured", base, k);
-    metric_cell(h, src, cJSON_IsObject(sim) ? sim : NULL, "simulated", base, k);
+    if (both)
+      metric_cell(h, src, sim, "simulated", base, k);
     g_string_append(h, "</tr>\n");
   }
-  g_string_append(h, "</table>\n<p class=\"why\">The CCL-Bench metric catalog (doc/metrics.md). Measured: from the "
-                     "trace's own timestamps; simulated: from wisp's replay. A blank reason says why a metric is "
-                     "missing.</p>\n");
+  g_string_append_printf(h, "</table>\n<p class=\"why\">The CCL-Bench metric catalog (doc/metrics.md). Measured: "
+                            "from the trace's own timestamps%s. A reason in place of a value says why a metric is "
+                            "missing.</p>\n", both ? "; simulated: from wisp's replay" : "");
+}
+
+/* A measured run's window per rank (wisp metrics' measured.ranks): one
+ * horizontal bar per rank (the first 32) of compute, memory copies,
+ * exposed communication and idle, which add up to the rank's window, on a
+ * common scale (the longest window); the legend gives each part's mean
+ * over all ranks.  O(ranks). */
+static void measured_rank_bars(GString *h, int src, const cJSON *ranks)
+{
+  static const char *const keys[] = {"compute_ns", "memcpy_ns", "exposed_comm_ns", "idle_ns"};
+  static const char *const names[] = {"compute (hides the overlapped communication)", "memory copies",
+                                      "exposed communication", "idle"};
+  static const char *const col[] = {"#4e79a7", "#76b7b2", "#e15759", "#bab0ac"};
+  int n = cJSON_GetArraySize(ranks), rows = MIN(n, 32);
+  double longest = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, ranks)
+    longest = fmax(longest, report_dbl(r, "window_ns"));
+  if (rows == 0 || !(longest > 0))
+    return;
+  g_string_append_printf(h, "<h3>Each rank's measured window</h3>\n<svg class=\"chart\" viewBox=\"0 0 600 %d\" "
+                            "width=\"100%%\" role=\"img\">", 18 * rows + 20);
+  for (int i = 0; i < rows; i++) {
+    r = cJSON_GetArrayItem(ranks, i);
+    double x = 40;
+    g_string_append_printf(h, "<text x=\"36\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.0f</text>",
+                           18.0 * i + 13, report_dbl(r, "rank"));
+    for (int k = 0; k < 4; k++) {
+      double w = 550 * fmax(0, report_dbl(r, keys[k])) / longest;
+      if (w > 0)
+        g_string_append_printf(h, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s"
+                                  "</title></rect>", x, 18.0 * i + 2, w, col[k], names[k]);
+      x += w;
+    }
+  }
+  g_string_append_printf(h, "<text x=\"40\" y=\"%d\" font-size=\"11\">0</text><text x=\"590\" y=\"%d\" "
+                            "font-size=\"11\" text-anchor=\"end\">%.3f ms</text></svg>\n<ul class=\"legend\">",
+                         18 * rows + 16, 18 * rows + 16, longest / 1e6);
+  for (int k = 0; k < 4; k++) {
+    double sum = 0;
+    cJSON_ArrayForEach(r, ranks)
+      sum += report_dbl(r, keys[k]);
+    g_string_append_printf(h, "<li><i style=\"background:%s\"></i>%s, mean ", col[k], names[k]);
+    report_numf(h, src, sum / n, 1e6, 3, "mean(measured/ranks/*/%s)", keys[k]);
+    g_string_append(h, " ms</li>");
+  }
+  g_string_append_printf(h, "</ul>\n<p class=\"why\">One row per rank (%d of %d shown, rank number on the left), "
+                            "all on the scale of the longest window.</p>\n", rows, n);
 }
 
 void report_section_metrics(GString *h, int src, const report_input *in)
 {
-  g_string_append(h, "<section><h2>Metrics: ");
-  report_esc(h, in->path);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, "Metrics", in);
   report_row_text(h, "trace", report_str(report_get(in->doc, "workload"), "source"));
   report_row_text(h, "card", report_str(in->doc, "card"));
   g_string_append(h, "</table>\n");
+  measured_rank_bars(h, src, report_get(report_get(in->doc, "measured"), "ranks"));
   report_metrics_table(h, src, in->doc, "");
   g_string_append(h, "</section>\n");
 }
@@ -269,9 +334,7 @@ void report_section_metrics(GString *h, int src, const report_input *in)
 void report_section_simulate(GString *h, int src, const report_input *in)
 {
   const cJSON *d = in->doc, *wl = report_get(d, "workload"), *nw = report_get(d, "network");
-  g_string_append(h, report_get(d, "jobs") ? "<section><h2>Several jobs: " : "<section><h2>Simulation: ");
-  report_esc(h, in->path);
-  g_string_append(h, "</h2>\n<table>\n");
+  report_section_head(h, report_get(d, "jobs") ? "Several jobs" : "Simulation", in);
   report_row_text(h, "workload", report_str(wl, "source"));
   char *nr = g_strdup_printf("%.0f", report_dbl(wl, "n_ranks"));
   report_row_text(h, "ranks", nr);
@@ -333,7 +396,9 @@ void report_compare_runs(GString *h, const report_input *in, int n)
         double sum = 0;
         cJSON_ArrayForEach(r, ranks)
           sum += report_dbl(r, keys[k]);
-        g_string_append_printf(h, "<td>%.3f</td>", sum / MAX(1, cJSON_GetArraySize(ranks)) / 1e6);
+        g_string_append(h, "<td>");
+        report_numf(h, i, sum / MAX(1, cJSON_GetArraySize(ranks)), 1e6, 3, "mean(ranks/*/%s)", keys[k]);
+        g_string_append(h, "</td>");
       }
   }
   g_string_append(h, "</tr>\n<tr><th>hidden comm %</th>");
@@ -345,7 +410,12 @@ void report_compare_runs(GString *h, const report_input *in, int n)
         ov += report_dbl(r, "overlapped_comm_ns");
         ex += report_dbl(r, "exposed_comm_ns");
       }
-      g_string_append_printf(h, "<td>%.1f</td>", ov + ex > 0 ? 100 * ov / (ov + ex) : 0.0);
+      g_string_append(h, "<td>");
+      if (ov + ex > 0)
+        report_numf(h, i, 100 * ov / (ov + ex), 1, 1, "share(ranks/*/overlapped_comm_ns,ranks/*/exposed_comm_ns)");
+      else
+        g_string_append(h, "&ndash;");
+      g_string_append(h, "</td>");
     }
   g_string_append(h, "</tr>\n</table>\n<p class=\"why\">Mean over ranks. Hidden communication: overlapped / "
                      "(overlapped + exposed). Each run's own section below has its traffic per collective type "

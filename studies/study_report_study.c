@@ -54,11 +54,16 @@ static void utility_answer(GString *h, int src, const cJSON *d)
   const cJSON *cat = report_get(report_get(d, "baseline_critical_path"), "by_category");
   double comp = report_dbl(cat, "compute_ns"), path = report_dbl(report_get(d, "baseline_critical_path"),
                                                                  "step_time_ns");
-  if (comp > 0 && path > 0)
-    g_string_append_printf(h, "<p>Why no resource helps more: %.1f %% of the step's critical path is GPU compute, "
-                              "which no network resource shortens, so even an infinitely fast network could "
-                              "remove at most %.1f %% of the step.</p>\n", 100 * comp / path,
-                           100 * (1 - comp / path));
+  if (comp > 0 && path > 0) {
+    static const char *const C = "baseline_critical_path/by_category/compute_ns",
+                             *const P = "baseline_critical_path/step_time_ns";
+    g_string_append(h, "<p>Why no resource helps more: ");
+    report_numf(h, src, 100 * comp / path, 1, 1, "pct_of(%s,%s)", C, P);
+    g_string_append(h, " % of the step's critical path is GPU compute, which no network resource shortens, so even "
+                       "an infinitely fast network could remove at most ");
+    report_numf(h, src, 100 * (1 - comp / path), 1, 1, "pct_rest(%s,%s)", C, P);
+    g_string_append(h, " % of the step.</p>\n");
+  }
   g_string_append(h, "<p>Why the others help less:</p><ul>");
   int i = 0;
   cJSON_ArrayForEach(r, res) {
@@ -135,18 +140,23 @@ static void sensitivity(GString *h, int src, const cJSON *d)
     return;
   g_string_append(h, "<h3>How sure: &plusmn;10 % sensitivity</h3>\n<p>Every bandwidth &minus;10 %: step ");
   report_num(h, src, "sensitivity/bw_x0.9_step_ns", report_dbl(s, "bw_x0.9_step_ns"), 1e6, 3);
-  g_string_append_printf(h, " ms (%+.2f %%); +10 %%: step ", 100.0 * (report_dbl(s, "bw_x0.9_step_ns") - b) / b);
+  g_string_append(h, " ms (");
+  report_signed(h, src, 100.0 * (report_dbl(s, "bw_x0.9_step_ns") - b) / b, 2,
+                "pct_diff(sensitivity/bw_x0.9_step_ns,baseline_step_ns)");
+  g_string_append(h, " %); +10 %: step ");
   report_num(h, src, "sensitivity/bw_x1.1_step_ns", report_dbl(s, "bw_x1.1_step_ns"), 1e6, 3);
-  g_string_append_printf(h, " ms (%+.2f %%). A ranking of resources whose utilities differ by less than this "
-                            "swing depends on the bandwidths being right.</p>\n",
-                         100.0 * (report_dbl(s, "bw_x1.1_step_ns") - b) / b);
+  g_string_append(h, " ms (");
+  report_signed(h, src, 100.0 * (report_dbl(s, "bw_x1.1_step_ns") - b) / b, 2,
+                "pct_diff(sensitivity/bw_x1.1_step_ns,baseline_step_ns)");
+  g_string_append(h, " %). A ranking of resources whose utilities differ by less than this swing depends on the "
+                     "bandwidths being right.</p>\n");
 }
 
 void report_section_utility(GString *h, int src, const report_input *in)
 {
   const cJSON *d = in->doc, *wl = report_get(d, "workload"), *cl = report_get(d, "cluster");
   g_string_append(h, "<section><h2>What-if study: ");
-  report_esc(h, in->path);
+  report_esc(h, in->label);
   g_string_append(h, "</h2>\n");
   utility_answer(h, src, d);
   g_string_append(h, "<table>\n");
@@ -277,7 +287,7 @@ void report_section_sweep(GString *h, int src, const report_input *in)
   g_string_append(h, "<section><h2>Sweep ");
   report_esc(h, report_str(cJSON_GetArrayItem(lines, 0), "sweep"));
   g_string_append(h, ": ");
-  report_esc(h, in->path);
+  report_esc(h, in->label);
   g_string_append(h, "</h2>\n");
   sweep_chart(h, lines, &a);
   g_string_append(h, "<table><tr><th>point</th><th>label</th>");
@@ -305,7 +315,7 @@ void report_section_sweep(GString *h, int src, const report_input *in)
       report_numf(h, src, report_dbl(o, "utility_pct"), 1, 2, "%d/utility_pct", i);
       g_string_append(h, "</td><td>");
       if (ov + ex > 0)
-        g_string_append_printf(h, "%.1f", 100 * ov / (ov + ex));
+        report_numf(h, src, 100 * ov / (ov + ex), 1, 1, "share(%d/overlapped_comm_ns,%d/exposed_comm_ns)", i, i);
       else
         g_string_append(h, "&ndash;");
     } else {

@@ -167,7 +167,7 @@ static void on_comm(void *ctx, const sim_comm_record *c)
   fputs("}}", o);
 }
 
-static gboolean parse_ranks(const char *spec, int n, gboolean *on, GError **error)
+gboolean study_timeline_parse_ranks(const char *spec, int n, gboolean *on, GError **error)
 {
   char **parts = g_strsplit(spec, ",", -1);
   gboolean ok = TRUE;
@@ -209,7 +209,7 @@ study_timeline *study_timeline_open(const char *path, const et_workload *w, cons
   tl->to = to;
   if (ranks) {
     tl->rank_on = g_new0(gboolean, w->n_ranks > 0 ? w->n_ranks : 1);
-    if (!parse_ranks(ranks, w->n_ranks, tl->rank_on, error)) {
+    if (!study_timeline_parse_ranks(ranks, w->n_ranks, tl->rank_on, error)) {
       g_free(tl->rank_on);
       g_free(tl);
       return NULL;
