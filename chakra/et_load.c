@@ -6,6 +6,7 @@
 #include "config.h"
 #include "chakra/et_io_internal.h"
 #include "chakra/et_share.h"
+#include "common/wisp_json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,6 +28,20 @@ static char *read_small_file(const char *path, GError **error)
   return text;
 }
 
+/* After cJSON refused `text`: TRUE, with the error set, when it stopped
+ * because arrays and objects nest deeper than its limit (not a syntax
+ * error), which the messages below would call "not a JSON object".  O(size). */
+static gboolean group_file_too_deep(const char *path, const char *text, GError **error)
+{
+  const char *at = cJSON_GetErrorPtr();
+  if (!wisp_json_too_deep(text, strlen(text), at, CJSON_NESTING_LIMIT))
+    return FALSE;
+  g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: byte %td: arrays and objects nested deeper than %d levels, the "
+              "JSON reader's limit; a group file is one object of flat lists, so this one is damaged or not a group "
+              "file: regenerate it (wisp convert writes it)", path, at - text, CJSON_NESTING_LIMIT);
+  return TRUE;
+}
+
 static gboolean load_groups(et_workload *w, const char *path, GError **error)
 {
   char *text = read_small_file(path, error);
@@ -34,6 +49,8 @@ static gboolean load_groups(et_workload *w, const char *path, GError **error)
     return FALSE;
   cJSON *root = cJSON_Parse(text);
   gboolean ok = FALSE;
+  if (root == NULL && group_file_too_deep(path, text, error))
+    goto out;
   if (root == NULL || !cJSON_IsObject(root)) {
     const char *at = cJSON_GetErrorPtr();
     g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE,
@@ -91,6 +108,8 @@ static gboolean load_group_names(et_workload *w, const char *path, GError **erro
     return FALSE;
   cJSON *root = cJSON_Parse(text);
   gboolean ok = FALSE;
+  if (root == NULL && group_file_too_deep(path, text, error))
+    goto out;
   if (root == NULL || !cJSON_IsObject(root)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: not a JSON object", path);
     goto out;

@@ -423,6 +423,27 @@ static int calibrate_nccl_tests(int n_logs, char **paths, const char *cluster, c
   return status;
 }
 
+/* The outputs: -o, --json and --html (the JSON in a temporary file when
+ * only --html is given; neither with --nccl-tests, which prints its fit
+ * per table).  Returns 0 or the exit status 2 with the reason printed. */
+static int calibrate_check_outputs(const char *output, gboolean nccl_tests, const char *html, char **json,
+                                   char **tmp_json)
+{
+  GError *error = NULL;
+  if (nccl_tests && (*json || html)) {
+    fprintf(stderr, "wisp calibrate: --json and --html report a trace's calibration; with --nccl-tests the fit "
+            "per table is printed and written to -o (drop --json and --html)\n");
+    return 2;
+  }
+  if (!wisp_output_declare(output, "-o", &error) || !wisp_cli_html_prepare(html, json, tmp_json, &error) ||
+      !wisp_output_declare(*json, "--json", &error)) {
+    fprintf(stderr, "wisp calibrate: %s\n", error->message);
+    g_clear_error(&error);
+    return 2;
+  }
+  return 0;
+}
+
 int wisp_cmd_calibrate(int argc, char **argv)
 {
   char *cluster = NULL, *output = NULL, *loss = NULL, *json = NULL, *library = NULL, *html = NULL, *tmp_json = NULL;
@@ -480,19 +501,8 @@ int wisp_cmd_calibrate(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (nccl_tests && (json || html)) {
-    fprintf(stderr, "wisp calibrate: --json and --html report a trace's calibration; with --nccl-tests the fit "
-            "per table is printed and written to -o (drop --json and --html)\n");
-    status = 2;
+  if ((status = calibrate_check_outputs(output, nccl_tests, html, &json, &tmp_json)) != 0)
     goto out;
-  }
-  if (!wisp_output_declare(output, "-o", &error) || !wisp_cli_html_prepare(html, &json, &tmp_json, &error) ||
-      !wisp_output_declare(json, "--json", &error)) {
-    fprintf(stderr, "wisp calibrate: %s\n", error->message);
-    g_clear_error(&error);
-    status = 2;
-    goto out;
-  }
   if (loss && strcmp(loss, "relative") != 0 && strcmp(loss, "absolute") != 0) {
     fprintf(stderr, "wisp calibrate: unknown --loss '%s' (use relative or absolute)\n", loss);
     status = 2;

@@ -338,18 +338,16 @@ int wisp_cmd_simulate(int argc, char **argv)
     goto out;
   et_workload *w = NULL;
   topo *t = NULL;
-  study_timeline *tl = NULL;
+  study_timeline *tl = NULL; /* the Perfetto timeline (--timeline) */
   if ((metrics = wisp_run_metrics_new(no_metrics, &lo, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }
-  if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from,
-                                tl_to, &w, &t, &tl)) != 0)
+  if ((status = simulate_inputs(network, argc - 1, argv + 1, &lo, timeline, tl_ranks, tl_from, tl_to, &w, &t, &tl)))
     goto out;
-  study_report_lanes *lanes = NULL;
-  sim_result *r = NULL;
-  if (simulate_watch(tl, json != NULL, tl_ranks, tl_from, tl_to, w, metrics, &opt, &lanes, &error))
-    r = sim_replay_run(w, t, &opt, &error);
+  study_report_lanes *lanes = NULL; /* the report's per-rank timeline (with --json or --html) */
+  sim_result *r = simulate_watch(tl, json != NULL, tl_ranks, tl_from, tl_to, w, metrics, &opt, &lanes, &error)
+                      ? sim_replay_run(w, t, &opt, &error) : NULL;
   if (r == NULL) {
     study_timeline_abort(tl);
     status = wisp_cli_fail(error);

@@ -8,6 +8,7 @@
 #include "frontends/xla.h"
 #include "studies/study.h"
 #include "topologies/topo.h"
+#include <cjson/cJSON.h>
 
 #include <locale.h>
 #include <signal.h>
@@ -133,6 +134,9 @@ int main(int argc, char **argv)
    * written, then end the process by the same signal. */
   wisp_output_cleanup_on_signals();
   g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION, on_glib_error, NULL);
+  /* cJSON (execution traces, reports) allocates through GLib too, so that
+   * running out of memory in it is the message above, not "not valid JSON". */
+  cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = g_malloc, .free_fn = g_free});
   catch_exhaustion();
   if (argc < 2) {
     usage(stderr);

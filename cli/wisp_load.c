@@ -20,7 +20,10 @@
 #include "frontends/xla.h"
 #include "frontends/pyt_et.h"
 #include "frontends/nsys.h"
+#include "common/wisp_memory.h"
 
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <math.h>
@@ -333,6 +336,32 @@ et_workload *wisp_load_workload_full(const char *path, const wisp_load_options *
   return wisp_load_workload_paths(&path, 1, lo, error);
 }
 
+/* Names the trace being read for the message of an allocation that fails
+ * while reading it (common/wisp_memory.h): "the Kineto trace r0.json.gz
+ * (4.0 MiB on disk)", or "the 8 Kineto trace files of DIR (...)". */
+static void memory_context_of(const wisp_inputs *in, const char *path)
+{
+  uint64_t bytes = 0;
+  for (guint i = 0; i < in->files->len; i++) {
+    GStatBuf st;
+    if (g_stat(in->files->pdata[i], &st) == 0 && S_ISREG(st.st_mode))
+      bytes += (uint64_t)st.st_size;
+  }
+  static const char *const kinds[][2] = {{"chakra", "Chakra"}, {"kineto", "Kineto"}, {"xla", "XLA"},
+                                          {"pytorch_et", "PyTorch execution"}, {"nsys", "Nsight Systems"}};
+  const char *kind = in->kind;
+  for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+    if (strcmp(kind, kinds[k][0]) == 0)
+      kind = kinds[k][1];
+  char size[32], work[192];
+  wisp_memory_size_string(bytes, size);
+  if (in->files->len == 1)
+    g_snprintf(work, sizeof work, "the %s trace %.100s (%s on disk)", kind, path, size);
+  else
+    g_snprintf(work, sizeof work, "the %u %s trace files of %.100s (%s on disk)", in->files->len, kind, path, size);
+  wisp_memory_set_context(work);
+}
+
 et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wisp_load_options *lo, GError **error)
 {
   wisp_inputs in;
@@ -340,6 +369,7 @@ et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wis
     return NULL;
   if (!lo->quiet)
     wisp_inputs_print_ignored(&in, stderr);
+  memory_context_of(&in, paths[0]);
   et_workload *w = load_any(&in, lo, error);
   /* The frontend names a workload read from a file list generically; one
    * path given keeps its name, as when the reader got it directly. */

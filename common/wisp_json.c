@@ -162,3 +162,33 @@ gboolean wisp_json_too_deep(const char *text, size_t len, const char *end, int l
   }
   return depth >= limit;
 }
+
+gboolean wisp_json_scan_feed(wisp_json_scan *s, const char *buf, size_t n, const char *path, GError **error)
+{
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)buf[i];
+    uint64_t at = s->offset + i;
+    switch (s->state) {
+    case 1: s->state = c == '\\' ? 2 : c == '"' ? 0 : 1; break;
+    case 2: s->state = 1; break;
+    case 3:
+      if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')
+        break;
+      s->state = 0; /* and this byte may open a string: */
+      G_GNUC_FALLTHROUGH;
+    default:
+      if (c == '"' || c == '-' || (c >= '0' && c <= '9')) {
+        s->state = c == '"' ? 1 : 3;
+        s->tok_start = at;
+      }
+    }
+    if (s->state != 0 && at - s->tok_start >= WISP_JSON_MAX_TOKEN_BYTES) {
+      g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT, "%s: byte %" G_GUINT64_FORMAT ": %s starting here is longer "
+                  "than %u MiB, more than any trace field holds; the file is corrupt or not a trace", path,
+                  s->tok_start, s->state == 3 ? "number" : "string", WISP_JSON_MAX_TOKEN_BYTES >> 20);
+      return FALSE;
+    }
+  }
+  s->offset += n;
+  return TRUE;
+}

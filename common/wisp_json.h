@@ -51,5 +51,28 @@ void wisp_json_write_escaped(FILE *out, const char *s);
  * message can say which.  Skips brackets inside strings.  O(end - text). */
 gboolean wisp_json_too_deep(const char *text, size_t len, const char *end, int limit);
 
+/* The longest string or number token a JSON reader decodes: 64 MiB, as the
+ * streaming tokenizer (frontends/fe_json.h).  The largest real trace
+ * fields, rank lists of 10^5 ranks, are under 1 MiB; a 4 MB .json.gz can
+ * inflate to one 4 GiB string. */
+#define WISP_JSON_MAX_TOKEN_BYTES (64u * 1024u * 1024u)
+
+/* A guard for readers that load a whole JSON text before parsing it (cJSON
+ * is not streaming): fed the text chunk by chunk as it is read, it stops
+ * the read at a string or number token longer than
+ * WISP_JSON_MAX_TOKEN_BYTES, so memory stays near that cap however far
+ * the token would go.  Zero-initialise it (WISP_JSON_SCAN_INIT). */
+typedef struct {
+  uint64_t offset;    /* bytes fed so far */
+  uint64_t tok_start; /* offset of the open string's quote or number's first character */
+  int state;          /* 0 between tokens, 1 in a string, 2 after a backslash in one, 3 in a number */
+} wisp_json_scan;
+#define WISP_JSON_SCAN_INIT {0, 0, 0}
+
+/* Feeds the next n bytes.  FALSE, with a WISP_ERROR_LIMIT naming `path`
+ * and the token's byte offset, once the open token passes the cap.  The
+ * scan does not check the grammar (the parser does).  O(n). */
+gboolean wisp_json_scan_feed(wisp_json_scan *s, const char *buf, size_t n, const char *path, GError **error);
+
 G_END_DECLS
 #endif

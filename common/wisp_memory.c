@@ -13,7 +13,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-static char memory_context[96];
+static char memory_context[192];
 
 uint64_t wisp_memory_limit(const char **what)
 {

@@ -38,7 +38,7 @@ uint64_t wisp_memory_limit(const char **what);
 gboolean wisp_memory_check(uint64_t need, const char *work, GError **error);
 
 /* Names the user-sized work now running ("8192 ranks") for the message of
- * a failed allocation; copied (at most 95 bytes) into a static buffer that
+ * a failed allocation; copied (at most 191 bytes) into a static buffer that
  * the failure path reads without allocating.  NULL clears it.  Not thread
  * safe: called by the thread that starts the work. */
 void wisp_memory_set_context(const char *work);

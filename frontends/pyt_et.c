@@ -20,6 +20,7 @@
 #include "frontends/pyt_et_internal.h"
 #include "frontends/kineto_rank.h"
 #include "common/wisp_json.h"
+#include "common/wisp_memory.h"
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
@@ -36,12 +37,14 @@ char *pet_slurp(const char *path, size_t *len, GError **error)
   GString *s = g_string_sized_new(1 << 16);
   char buf[65536];
   int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0)
+  wisp_json_scan scan = WISP_JSON_SCAN_INIT; /* stops a 4 GiB string in a 4 MB .json.gz at 64 MiB */
+  while ((n = gzread(f, buf, sizeof buf)) > 0 && wisp_json_scan_feed(&scan, buf, (size_t)n, path, error))
     g_string_append_len(s, buf, n);
   int errnum = 0;
   const char *msg = n < 0 ? gzerror(f, &errnum) : NULL;
-  if (n < 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read (after %zu bytes): %s", path, s->len, msg);
+  if (n != 0) { /* a read error, or the scan stopped the read */
+    if (n < 0)
+      g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read (after %zu bytes): %s", path, s->len, msg);
     gzclose(f);
     g_string_free(s, TRUE);
     return NULL;
@@ -336,6 +339,12 @@ pet_trace *pet_trace_read(const char *path, GError **error)
   char *text = pet_slurp(path, &len, error);
   if (text == NULL)
     return NULL;
+  char work[160], size[32];
+  g_snprintf(work, sizeof work, "the execution trace %.100s (%s of JSON)", path, wisp_memory_size_string(len, size));
+  if (!wisp_memory_check((uint64_t)len * 2, work, error)) { /* cJSON's tree is at least the text again */
+    g_free(text);
+    return NULL;
+  }
   pet_trace *t = pet_trace_parse(text, len, path, error);
   g_free(text);
   return t;

@@ -157,12 +157,61 @@ static void test_p2p_channels(void)
   c.intra_GBps = 450;
   coll_nccl_model_build(&c, &m);
   g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 32u << 20, 1), 8 * ch, 1e-9);
-  /* Two nodes: the plain plan's NVLink view. */
+  /* Two nodes of 8: every peer gets the network's per-peer channels, 4
+   * (test_p2p_net_channels), 4 x 20.3 GB/s over NVLink. */
   c.n_nodes = 2;
   c.n_ranks = 16;
   c.nic_GBps = 400;
   coll_nccl_model_build(&c, &m);
-  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 32u << 20, 1), m.link_eff, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_efficiency(&m, 32u << 20, 1), 4 * ch, 1e-9);
+}
+
+/* NCCL 2.29.2's channels on several nodes, worked by hand from its rules
+ * (nccl_tuner.c coll_nccl_net_ring_channels, p2p_net_op_channels), H100
+ * (sm 90, NVLink view 18 x 20.6 = 370.8 GB/s) with one 50 GB/s NIC per
+ * GPU:
+ *   ring channels: the search's speed 48 (first of sm90SpeedArrayInter
+ *   <= 50); 1 GPU per node: 1 channel, doubled (48 >= 25, 1 <= 4) to 2
+ *   at 24, doubled by ncclTopoPostset to 4 (24 is not > 45); 2 GPUs: 2 ->
+ *   4 -> 8; 4 GPUs: 4 -> 8 -> 16; 8 GPUs: min(8 NICs, 370.8 x 8 / (7 x
+ *   48) = 8.8) = 8, not doubled (sm 90 > 80, 48 < 50, 8 > 4), 16, and 16
+ *   is not < 16: 16.
+ *   per network peer: ceil(50 / 14) = 4; halved while 4 x ceil(ranks / 8)
+ *   exceeds the p2p channels: 10 ranks (4 ch): 8 > 4 -> 2; 20 ranks (8):
+ *   12 > 8 -> 2; 40 (16): 20 > 16 -> 2; 80 (16): 40 -> 20 > 16 -> 1;
+ *   2 x 1 GPU (4): 4 -> 4; 2 x 8 (16): 8 -> 4.  A 64 MiB send doubles
+ *   its parts (> 128 KiB) up to that per-peer count.
+ * Efficiency = channels x 14 GB/s / 50 GB/s, at most 1. */
+static void test_p2p_net_channels(void)
+{
+  static const struct {
+    int nodes, ppn, ring, ch;
+  } cases[] = { { 10, 1, 4, 2 }, { 10, 2, 8, 2 }, { 10, 4, 16, 2 }, { 10, 8, 16, 1 }, { 2, 1, 4, 4 }, { 2, 8, 16, 4 } };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    coll_nccl_comm c = { .n_ranks = cases[i].nodes * cases[i].ppn, .n_nodes = cases[i].nodes, .sm = 90,
+                         .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25, .nic_GBps = 50.0 * cases[i].ppn };
+    coll_nccl_model m;
+    coll_nccl_model_build(&c, &m);
+    g_assert_cmpint(coll_nccl_net_ring_channels(&c), ==, cases[i].ring);
+    double want = MIN(1.0, cases[i].ch * 14.0 / 50.0);
+    g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), want, 1e-9);
+  }
+  /* 10 x 1 GPU: a 100 KiB send starts on 1 channel (nChannelsMin: 2 x 10
+   * > 4 -> 1; ceil(100 / 64) = 2 allowed) and its 100 KiB part is not
+   * above 128 KiB: 1 channel, 14 / 50.  Nine network peers at 2 channels
+   * each would be 18, capped by the 4 p2p channels: 56 GB/s > 50: 1. */
+  coll_nccl_comm c = { .n_ranks = 10, .n_nodes = 10, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 50 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 100u << 10, 1), 14.0 / 50.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 9), 1.0, 1e-9);
+  /* One node: no network. */
+  c.n_nodes = 1;
+  c.nic_GBps = 0;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpint(coll_nccl_net_ring_channels(&c), ==, 0);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), 1.0, 1e-9);
 }
 
 int main(int argc, char **argv)
@@ -173,5 +222,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
+  g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   return g_test_run();
 }

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "replay/rp_internal.h"
+#include "common/wisp_memory.h"
 
 #include <stdlib.h>
 
@@ -66,6 +67,20 @@ static gboolean check_workload(const et_workload *w, GError **error)
 /* The inputs the replay refuses before it builds anything: a network
  * with fewer endpoints than ranks, measured starts the workload lacks,
  * and the node and group problems check_workload finds. */
+/* A lower bound of the replay's memory, checked before it allocates
+ * anything per rank (common/wisp_memory.h): WISP_MEMORY_PER_RANK_BYTES a
+ * rank, twice that in the flow tier (max-min solver variables and
+ * constraints besides; measured on a scaled examples/make_dp job, the flow
+ * tier's peak grew 4.6 KB a rank from 256 to 1,024 ranks, the analytical
+ * tier's 3.8 KB).  O(1). */
+static gboolean replay_fits(const et_workload *w, net_tier tier, GError **error)
+{
+  char work[96];
+  g_snprintf(work, sizeof work, "%d ranks in the %s network model", w->n_ranks, net_tier_name(tier));
+  uint64_t per_rank = (uint64_t)WISP_MEMORY_PER_RANK_BYTES * (tier == NET_TIER_FLOW ? 2 : 1);
+  return wisp_memory_check((uint64_t)w->n_ranks * per_rank, work, error);
+}
+
 static gboolean check_inputs(const et_workload *w, const topo *t, const sim_replay_options *opt, GError **error)
 {
   if (opt->comm_records < SIM_COMMS_MEMORY || opt->comm_records > SIM_COMMS_NONE) {
@@ -368,6 +383,8 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   if (!check_inputs(w, t, opt, error))
     return NULL;
   net_tier tier = opt->has_tier ? opt->tier : net_default_tier(t);
+  if (!replay_fits(w, tier, error))
+    return NULL;
   rp_replay rp = {0};
   if (!replay_setup(&rp, w, t, opt, tier, error)) {
     replay_teardown(&rp);

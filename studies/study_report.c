@@ -121,8 +121,11 @@ static gboolean load_input(report_input *in, const char *path, GError **error)
   } else if (first_line_is_object(text, len)) {
     ok = parse_lines(in, text, len, error);
   } else {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: not valid JSON (error near byte %td); give a file written "
-                "by wisp simulate --json, utility --json or sweep", path, end ? end - text : (ptrdiff_t)0);
+    g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s: %s (error near byte %td); give a file written by wisp "
+                "simulate --json, utility --json or sweep", path, wisp_json_too_deep(text, len, end,
+                CJSON_NESTING_LIMIT) ? "arrays and objects nested deeper than the JSON reader's limit of "
+                G_STRINGIFY(CJSON_NESTING_LIMIT) " levels, which no file of wisp's holds" : "not valid JSON",
+                end ? end - text : (ptrdiff_t)0);
     ok = FALSE;
   }
   g_free(text);

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "studies/study_sweep_internal.h"
 #include "common/wisp_json.h"
+#include "common/wisp_memory.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -43,6 +44,10 @@ static gboolean sweep_base_point(const sweep_ctx *c, study_summary *bs, GError *
   topo_variant *ref = topo_variant_copy(c->base);
   sim_replay_options ref_opt = c->opt;
   gboolean ok = TRUE;
+  char work[192];
+  g_snprintf(work, sizeof work, "the base point of the sweep %.40s (a replay of %d ranks of %.80s)", s->name,
+             c->w->n_ranks, c->w->source ? c->w->source : "the workload");
+  wisp_memory_set_context(work); /* for an allocation that fails in it (common/wisp_memory.h) */
   if (s->base_first) {
     for (int a = 0; a < s->n_axes && ok; a++)
       ok = study_spec_apply(s->axes[a].key, study_spec_value(s, 0, a), ref, &ref_opt, error);

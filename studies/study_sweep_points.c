@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "studies/study_sweep_internal.h"
+#include "common/wisp_memory.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -65,9 +66,16 @@ gboolean study_sweep_point_done(const sweep_ctx *c, int p)
   return ok;
 }
 
-/* Configures point p (cluster + set, then the axes) and simulates it. */
+/* Configures point p (cluster + set, then the axes) and simulates it.
+ * The point names the work for an allocation that fails in it
+ * (common/wisp_memory.h): that ends the worker with the message, the
+ * points already committed stay, and --resume goes on. */
 static gboolean run_point(const sweep_ctx *c, int p, GError **error)
 {
+  char work[192];
+  g_snprintf(work, sizeof work, "point %d of the sweep %.40s (a replay of %d ranks of %.80s)", p, c->s->name,
+             c->w->n_ranks, c->w->source ? c->w->source : "the workload");
+  wisp_memory_set_context(work);
   topo_variant *v = topo_variant_copy(c->base);
   sim_replay_options opt = c->opt;
   GError *perr = NULL;

@@ -138,9 +138,25 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
  * send/recv traffic on one node: `peers` peers of `peer_bytes` each, on
  * the channels NCCL gives them (src/enqueue.cc addP2pToPlan, src/graph/
  * paths.cc), each channel moving at most COLL_NCCL_P2P_CH_GBPS; never above
- * NCCL's NVLink view (link_eff).  On several nodes it returns the inter
- * or intra efficiency of the plain p2p plan.  O(log S). */
+ * NCCL's NVLink view (link_eff).  On several nodes every peer gets the
+ * network's per-peer channels (coll_nccl_p2p_net_efficiency).  O(log S). */
 double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers);
+
+/* The efficiency (fraction of a GPU's NIC rate) of one rank's send/recv
+ * traffic to `net_peers` peers on other nodes, `peer_bytes` each: the
+ * channels NCCL gives a network peer (src/graph/paths.cc, src/enqueue.cc;
+ * fewer on larger communicators), each moving NCCL's own per-channel
+ * network figure, NCCL_P2P_PER_CHANNEL_NET_BW (14 GB/s); at most 1.
+ * On one node: 1.  O(log S). */
+double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
+
+/* The ring channels NCCL's topology search gives a communicator of
+ * several nodes (comm->nChannels; src/graph/search.cc ncclTopoCompute and
+ * ncclTopoDupChannels, src/graph/connect.cc ncclTopoPostset), from the
+ * NIC rate per GPU, the GPUs per node and NCCL's NVLink view, assuming
+ * one NIC per GPU and the search's first speed at or below the NIC rate;
+ * 0 on one node.  O(1). */
+int coll_nccl_net_ring_channels(const coll_nccl_comm *c);
 
 /* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
  * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =

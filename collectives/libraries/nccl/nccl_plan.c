@@ -257,29 +257,34 @@ static void nccl_apply_algo(coll_run *r, coll_nccl_algo a, coll_nccl_func f, con
 }
 
 /* The send/recv shape of an all-to-all(v) as NCCL schedules it: the
- * largest number of peers a rank sends to and the largest per-peer size
+ * largest number of peers a rank sends to on its own node (*intra), on
+ * other nodes (*remote) and in all (*all), and the largest per-peer size
  * (splits when given; else d->bytes / n to each of the n - 1 others).
- * O(n^2) with splits, O(1) without. */
-static void nccl_p2p_shape(const coll_desc *d, int n, int *peers, uint64_t *peer_bytes)
+ * node[m]: member m's node.  O(n^2). */
+static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intra, int *remote, int *all,
+                           uint64_t *peer_bytes)
 {
-  *peers = MAX(n - 1, 1);
+  *intra = *remote = *all = 0;
   *peer_bytes = d->bytes / (uint64_t)MAX(n, 1);
-  if (d->splits == NULL)
-    return;
-  *peers = 0;
-  *peer_bytes = 0;
+  if (d->splits != NULL)
+    *peer_bytes = 0;
   for (int i = 0; i < n; i++) {
-    int k = 0;
+    int ki = 0, kn = 0;
     for (int j = 0; j < n; j++) {
-      uint64_t b = d->splits[(size_t)i * (size_t)n + (size_t)j];
+      uint64_t b = d->splits ? d->splits[(size_t)i * (size_t)n + (size_t)j] : 1;
       if (j == i || b == 0)
         continue;
-      k++;
-      *peer_bytes = MAX(*peer_bytes, b);
+      if (node[j] == node[i])
+        ki++;
+      else
+        kn++;
+      if (d->splits)
+        *peer_bytes = MAX(*peer_bytes, b);
     }
-    *peers = MAX(*peers, k);
+    *intra = MAX(*intra, ki);
+    *remote = MAX(*remote, kn);
+    *all = MAX(*all, ki + kn);
   }
-  *peers = MAX(*peers, 1);
 }
 
 /* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
@@ -313,14 +318,24 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   /* Gather and scatter keep NCCL's NVLink view: their one root does not
    * show the channel cap in public runs (B200 gather / scatter 718 / 746
    * GB/s at 16 GiB, above 32 channels x COLL_NCCL_P2P_CH_GBPS = 650). */
-  if (a == COLL_NALGO_P2P && n_nodes == 1 && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
-    int peers;
-    uint64_t peer_bytes;
-    nccl_p2p_shape(d, n, &peers, &peer_bytes);
-    r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, peers);
+  int intra = 0, remote = 0, p2p_peers = n - 1;
+  uint64_t peer_bytes = 0;
+  if (a == COLL_NALGO_P2P)
+    nccl_p2p_shape(d, n, node, &intra, &remote, &p2p_peers, &peer_bytes);
+  if (a == COLL_NALGO_P2P && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
+    if (intra > 0)
+      r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, intra);
+    if (remote > 0)
+      r->inv_eff_inter = 1.0 / coll_nccl_p2p_net_efficiency(mdl, peer_bytes, remote);
   }
   double base_us = 0, hop_us = 0;
   coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
+  /* The tuner's p2p row has one step per round of NCCL's p2p schedule,
+   * n - 1 rounds; NCCL skips the rounds that hold no send or receive
+   * (src/enqueue.cc scheduleP2pTasksToPlan), so a rank pays one step per
+   * peer it exchanges with (sendrecv: one, not n - 1). */
+  if (a == COLL_NALGO_P2P && n > 1)
+    hop_us *= (double)MAX(p2p_peers, 1) / (double)(n - 1);
   sim_time_ps base_ps = 0;
   wisp_ps_from_us(base_us, &base_ps);
   r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);

@@ -482,6 +482,21 @@ uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s,
  * 84.2, 16 channels 329.8, 32 channels 636: 19.9-21.1 per channel on both
  * generations; no public source states it]. */
 #define COLL_NCCL_P2P_CH_GBPS 20.3
+/* NCCL_P2P_NET_CHUNKSIZE, the step of a send/recv on several nodes
+ * [nccl] src/init.cc (128 KiB; twice that on Arm hosts with sm >= 100,
+ * not modelled). */
+#define NCCL_P2P_NET_CHUNK (128u * 1024u)
+/* NCCL_P2P_PER_CHANNEL_NET_BW: the rate NCCL counts on one send/recv
+ * channel to move over the network, GB/s, used to size the channels per
+ * network peer [nccl] src/graph/paths.cc (14, NCCL 2.29.2).  wisp takes
+ * it as that channel's rate: one thread block copies each step into and
+ * out of the network FIFO.  Checked against public sendrecv tables
+ * (xxrjun/nccl-tests-cluster @455de4f, H100 + 400 Gb/s NIC per GPU, NCCL
+ * 2.29.2): 10 nodes x 1/2/4 GPUs, 2 channels per peer by the rule below,
+ * real 24.9/25.2/26.2 GB/s (28 modelled); 10 x 8 GPUs, 1 channel, real
+ * 15.2 (14 modelled); 2 nodes, 4 channels, the NIC's line rate. */
+#define NCCL_P2P_PER_CHANNEL_NET_BW 14
+#define COLL_NCCL_P2P_NET_CH_GBPS ((double)NCCL_P2P_PER_CHANNEL_NET_BW)
 
 static int pow2_up(int v)
 {
@@ -491,11 +506,119 @@ static int pow2_up(int v)
   return p;
 }
 
+/* NCCL's inter-node ring search speeds in GB/s, highest first [nccl]
+ * src/graph/search.cc speedArrayInter, sm90SpeedArrayInter,
+ * sm100SpeedArrayInter (NCCL 2.29.2). */
+static const double inter_speeds[3][19] = {
+  { 48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12 },
+  { 48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0, 0 },
+  { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0 },
+};
+
+int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
+{
+  int nodes = MAX(c->n_nodes, 1), ppn = MAX(c->n_ranks / nodes, 1);
+  double nic = c->nic_GBps / ppn;
+  if (nodes < 2 || nic <= 0)
+    return 0;
+  const double *sp = inter_speeds[c->sm >= 100 ? 2 : c->sm >= 90 ? 1 : 0];
+  int i = 0;
+  while (i < 18 && sp[i + 1] > 0 && sp[i] > nic)
+    i++;
+  double speed = sp[i];
+  /* Channels the search finds at that speed: each NIC carries
+   * floor(nic / speed) of them; each GPU forwards every channel but the
+   * one it leaves the node on over NVLink, so NCCL's NVLink view caps
+   * them at view x ppn / ((ppn - 1) speed); at most MAXCHANNELS / 2. */
+  int nch = ppn * MAX(1, (int)(nic / speed));
+  if (ppn > 1 && c->nvlink) {
+    double view = c->intra_GBps * (c->link_GBps > 0 ? MIN(1.0, nccl_nvlink_bw[arch_index(c->sm)] / c->link_GBps) : 1.0);
+    nch = MIN(nch, MAX(1, (int)(view * ppn / ((ppn - 1) * speed))));
+  }
+  nch = MIN(nch, NCCL_MAXCHANNELS / 2);
+  /* ncclTopoDupChannels: doubled at >= 25 GB/s, except on sm > 80 below
+   * 50 GB/s with more than 4 channels. */
+  if (speed >= 25.0 && !(c->sm > 80 && speed < 50.0 && nch > 4)) {
+    int dup = MIN(2 * nch, NCCL_MAXCHANNELS / 2);
+    speed /= (dup + nch - 1) / nch;
+    nch = dup;
+  }
+  /* src/graph/connect.cc ncclTopoPostset: doubled again; on sm >= 90
+   * with a ring above 45 GB/s per channel and under 16 channels, once
+   * more. */
+  nch = MIN(NCCL_MAXCHANNELS, 2 * nch);
+  if (c->sm >= 90 && speed > 45.0 && nch < 16)
+    nch = MIN(NCCL_MAXCHANNELS, 2 * nch);
+  return nch;
+}
+
+/* The channels of one send or receive of `peer_bytes` on several nodes
+ * (NCCL 2.29.2, src/graph/paths.cc ncclTopoGetNchannels and
+ * ncclTopoComputeP2pChannels, src/enqueue.cc scheduleP2pTasksToPlan and
+ * addP2pToPlan): p2p channels = the ring channels rounded up to a power
+ * of 2; per peer, the fewest over the peers: a network peer gets
+ * ceil(NIC GB/s / NCCL_P2P_PER_CHANNEL_NET_BW) (at least one per NIC), an
+ * NVLink peer 2 per NVLink-worth; halved while per-peer x ceil(ranks / 8)
+ * exceeds the p2p channels (8 = NCCL_MAX_DEV_WORK_P2P_PER_BATCH); an
+ * operation starts on that halved again until ranks x it fits, at least
+ * one per 64 KiB, and doubles while a part exceeds 128 KiB
+ * (NCCL_P2P_NET_CHUNKSIZE; minPart = half of it).  *p2p_ch gets the p2p
+ * channels.  O(log S). */
+static int p2p_net_op_channels(const coll_nccl_model *m, uint64_t peer_bytes, int *p2p_ch)
+{
+  const coll_nccl_comm *c = &m->comm;
+  int n = MAX(c->n_ranks, 1), nodes = MAX(c->n_nodes, 1), ppn = MAX(n / nodes, 1);
+  int ring = coll_nccl_net_ring_channels(c);
+  int p2p = pow2_up(MIN(MAX(ring, 1), NCCL_MAXCHANNELS));
+  double nic = c->nic_GBps / ppn;
+  int per_peer = MAX(1, ((int)nic + NCCL_P2P_PER_CHANNEL_NET_BW - 1) / NCCL_P2P_PER_CHANNEL_NET_BW);
+  if (ppn > 1 && c->nvlink && c->link_GBps > 0) {
+    double nvl = nccl_nvlink_bw[arch_index(c->sm)];
+    per_peer = MIN(per_peer, 2 * MAX(1, (int)(c->intra_GBps * m->link_eff / nvl)));
+  }
+  per_peer = pow2_up(per_peer);
+  while (per_peer * ((n + 7) / 8) > p2p && per_peer > 1)
+    per_peer /= 2;
+  int ch_min = per_peer;
+  while (ch_min * n > p2p && ch_min > 1)
+    ch_min /= 2;
+  uint64_t min_part = NCCL_P2P_NET_CHUNK / 2, max_part = NCCL_P2P_NET_CHUNK;
+  uint64_t want = MAX((peer_bytes + min_part - 1) / min_part, (uint64_t)1);
+  int nch = (int)MIN((uint64_t)ch_min, want);
+  uint64_t part = MAX(min_part, (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch);
+  while (part > max_part && nch <= per_peer / 2) {
+    nch *= 2;
+    part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
+  }
+  *p2p_ch = p2p;
+  return nch;
+}
+
+double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers)
+{
+  const coll_nccl_comm *c = &m->comm;
+  int nodes = MAX(c->n_nodes, 1), ppn = MAX(c->n_ranks / nodes, 1);
+  double nic = c->nic_GBps / ppn;
+  if (nodes < 2 || nic <= 0 || net_peers < 1)
+    return 1.0;
+  int p2p = 0;
+  int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
+  int total = MIN(p2p, nch * net_peers);
+  return MIN(1.0, total * COLL_NCCL_P2P_NET_CH_GBPS / nic);
+}
+
 double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
 {
   const coll_nccl_comm *c = &m->comm;
-  if (c->n_nodes > 1 || !c->nvlink || c->intra_GBps <= 0 || peers < 1)
+  if (!c->nvlink || c->intra_GBps <= 0 || peers < 1)
     return m->link_eff;
+  if (c->n_nodes > 1) {
+    /* Several nodes: every peer gets the network's per-peer channels. */
+    int p2p = 0;
+    int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
+    double e = MIN(p2p, nch * peers) * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
+    return MIN(e, m->link_eff);
+  }
   int n = MAX(c->n_ranks, 1);
   double nvl = c->link_GBps > 0 ? c->link_GBps : 1.0;
   int per_peer = MIN(NCCL_MAXCHANNELS, pow2_up(2 * MAX(1, (int)(c->intra_GBps / nvl))));

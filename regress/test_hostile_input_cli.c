@@ -1,0 +1,393 @@
+/* test_hostile_input_cli.c: issue 28's probes of sizes end to end through
+ * the `wisp` binary ($WISP_BIN, set by `make check`): inputs sized to make
+ * the readers or the replay allocate without bound, and numbers out of
+ * the range a reader accepts.  Each check asserts that
+ * the process exited normally (never killed by a signal: GLib's allocation
+ * abort is SIGTRAP) with the documented status and message, and, where
+ * the point is a bound, the child's peak resident memory (getrusage of the
+ * reaped child) under that bound.  No expected figure comes from wisp's
+ * own output.  (The other probes are in test_hostile_cli.c.)
+ */
+#include "config.h"
+
+#include "chakra/et_io.h"
+#include "regress/test_util.h"
+
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* Runs wisp with `args`, its address space limited to `limit` bytes (0:
+ * no limit; setrlimit in the child before exec, like `ulimit -v`) and its
+ * CPU time to 120 s; returns the exit status (-1 when killed, logged), its
+ * standard error in *err and its peak resident set in *maxrss_kib (from
+ * wait4's rusage of this one child). */
+static int run_measured(const char *const *args, rlim_t limit, char **err, long *maxrss_kib)
+{
+  char *log = g_build_filename(g_get_tmp_dir(), "wisp-hostile-mem-err-XXXXXX", NULL);
+  int fd = g_mkstemp(log);
+  g_assert_cmpint(fd, >=, 0);
+  GPtrArray *a = g_ptr_array_new();
+  g_ptr_array_add(a, (gpointer)g_getenv("WISP_BIN"));
+  for (const char *const *p = args; *p; p++)
+    g_ptr_array_add(a, (gpointer)*p);
+  g_ptr_array_add(a, NULL);
+  fflush(NULL);
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    struct rlimit as = {limit, limit}, cpu = {120, 120};
+    if (limit > 0)
+      setrlimit(RLIMIT_AS, &as);
+    setrlimit(RLIMIT_CPU, &cpu);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    execv((char *)a->pdata[0], (char **)a->pdata);
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru;
+  g_assert_cmpint(wait4(pid, &status, 0, &ru), ==, pid);
+  close(fd);
+  g_assert_true(g_file_get_contents(log, err, NULL, NULL));
+  g_unlink(log);
+  g_free(log);
+  g_ptr_array_free(a, TRUE);
+  *maxrss_kib = ru.ru_maxrss;
+  if (WIFSIGNALED(status))
+    g_test_message("wisp %s ... was killed by signal %d; stderr: %.2000s", args[0], WTERMSIG(status), *err);
+  g_test_message("wisp %s ...: status %d, peak RSS %ld KiB; stderr: %.2000s", args[0],
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, *maxrss_kib, *err);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* TRUE when wisp starts under an address-space limit of `limit` bytes; a
+ * sanitizer build reserves terabytes of shadow and does not, so the tests
+ * of limits are skipped there (the bounds on RSS still run). */
+static gboolean starts_under(rlim_t limit)
+{
+  char *err = NULL;
+  long rss = 0;
+  gboolean ok = run_measured((const char *[]){"--version", NULL}, limit, &err, &rss) == 0;
+  g_free(err);
+  return ok;
+}
+
+/* Deflates len bytes of `in` with `flush` into out (cap bytes, enough for
+ * them); returns the output size. */
+static size_t deflate_all(z_stream *zs, const char *in, size_t len, int flush, unsigned char *out, size_t cap)
+{
+  zs->next_in = (Bytef *)in;
+  zs->avail_in = (uInt)len;
+  zs->next_out = out;
+  zs->avail_out = (uInt)cap;
+  g_assert_cmpint(deflate(zs, flush), >=, Z_OK);
+  g_assert_cmpuint(zs->avail_in, ==, 0);
+  return cap - zs->avail_out;
+}
+
+/* Writes a gzip file (one member, as `gzip` makes) whose text is `head`,
+ * then `chunks` MiB of the byte `fill`, then `tail`, without compressing
+ * the middle more than once: after a full flush deflate starts afresh, so
+ * every 1 MiB chunk of one byte compresses to the same bytes, which are
+ * written `chunks` times; the trailer's CRC-32 is combined (crc32_combine)
+ * and its length is the text's size modulo 2^32 (RFC 1952).  Returns the
+ * file's size.  O(chunks) writes of about 1 KiB. */
+static size_t write_inflating_gz(const char *path, const char *head, char fill, unsigned chunks, const char *tail)
+{
+  enum { MIB = 1 << 20 };
+  char *chunk = g_malloc(MIB);
+  memset(chunk, fill, MIB);
+  size_t cap = 2 * MIB;
+  unsigned char *out = g_malloc(cap);
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  g_assert_cmpint(deflateInit2(&zs, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY), ==, Z_OK);
+  FILE *f = fopen(path, "wb");
+  g_assert_nonnull(f);
+  static const unsigned char gz_head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+  g_assert_cmpuint(fwrite(gz_head, 1, 10, f), ==, 10);
+  size_t total = 10;
+  size_t n = deflate_all(&zs, head, strlen(head), Z_FULL_FLUSH, out, cap);
+  total += fwrite(out, 1, n, f);
+  size_t a = deflate_all(&zs, chunk, MIB, Z_FULL_FLUSH, out, cap);
+  unsigned char *first = g_memdup2(out, a);
+  size_t b = deflate_all(&zs, chunk, MIB, Z_FULL_FLUSH, out, cap);
+  /* The premise: a chunk after a full flush compresses to the same bytes. */
+  g_assert_cmpuint(a, ==, b);
+  g_assert_cmpmem(first, a, out, b);
+  for (unsigned i = 0; i < chunks; i++)
+    total += fwrite(first, 1, a, f);
+  n = deflate_all(&zs, tail, strlen(tail), Z_FINISH, out, cap);
+  total += fwrite(out, 1, n, f);
+  deflateEnd(&zs);
+  uLong crc_chunk = crc32(0, (const Bytef *)chunk, MIB), crc = crc32(0, (const Bytef *)head, (uInt)strlen(head));
+  for (unsigned i = 0; i < chunks; i++)
+    crc = crc32_combine(crc, crc_chunk, MIB);
+  crc = crc32_combine(crc, crc32(0, (const Bytef *)tail, (uInt)strlen(tail)), (z_off_t)strlen(tail));
+  uint32_t isize = (uint32_t)(strlen(head) + (uint64_t)chunks * MIB + strlen(tail));
+  unsigned char trailer[8];
+  for (int i = 0; i < 4; i++) {
+    trailer[i] = (unsigned char)(crc >> (8 * i));
+    trailer[4 + i] = (unsigned char)(isize >> (8 * i));
+  }
+  total += fwrite(trailer, 1, 8, f);
+  g_assert_cmpint(fclose(f), ==, 0);
+  g_free(first);
+  g_free(out);
+  g_free(chunk);
+  return total;
+}
+
+/* Item 6 as the issue ran it: a 4 MB .json.gz holding one 4 GiB string
+ * (the issue's build: RSS past 2.5 GB, a GLib abort under ulimit -v 1.5G).
+ * The file inflates to 4097 MiB; the readers stop at their 64 MiB token
+ * cap (WISP_JSON_MAX_TOKEN_BYTES, FE_JSON_MAX_TOKEN_BYTES) at the string's
+ * opening quote, for a Kineto trace (streaming tokenizer) and for a PyTorch
+ * execution trace (read whole for cJSON: the cap guards the read).  Bound:
+ * a peak RSS under 512 MiB, an eighth of the string (the cap's 64 MiB, the
+ * read buffer growing to twice that, the program); then the same under an
+ * address-space limit of 1 GiB, a quarter of the string. */
+static void test_huge_string_4gib(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *kineto = g_build_filename(tmp, "big.json.gz", NULL), *et = g_build_filename(tmp, "et.json.gz", NULL);
+  const char *khead = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": "
+                      "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"";
+  const char *ehead = "{\"schema\": \"1.0.1\", \"pid\": 1, \"nodes\": [{\"name\": \"";
+  /* The strings open at byte strlen(head) - 1 of the text: 103 and 49. */
+  g_assert_cmpuint(strlen(khead), ==, 104);
+  g_assert_cmpuint(strlen(ehead), ==, 50);
+  size_t kbytes = write_inflating_gz(kineto, khead, 'a', 4096, "\", \"ts\": 1, \"dur\": 2}]}");
+  size_t ebytes = write_inflating_gz(et, ehead, 'a', 4096, "\", \"id\": 2}]}");
+  /* 4096 chunks of about 1 KiB: "a 4 MB .json.gz". */
+  g_assert_cmpuint(kbytes, <, 8u << 20);
+  g_assert_cmpuint(ebytes, <, 8u << 20);
+  const char *const *runs[] = {(const char *[]){"simulate", kineto, "-n", "dgx-h100", NULL},
+                               (const char *[]){"simulate", et, "-n", "dgx-h100", NULL}};
+  const char *want[] = {"big.json.gz: byte 103: string starting here is longer than 64 MiB",
+                        "et.json.gz: byte 49: string starting here is longer than 64 MiB"};
+  gboolean limits = starts_under((rlim_t)160 << 20);
+  for (int i = 0; i < 2; i++) {
+    char *err = NULL;
+    long rss = 0;
+    g_assert_cmpint(run_measured(runs[i], 0, &err, &rss), ==, 1);
+    test_expect_has(err, want[i]);
+    g_assert_cmpint(rss, <, 512 * 1024);
+    g_free(err);
+    if (!limits)
+      continue;
+    g_assert_cmpint(run_measured(runs[i], (rlim_t)1 << 30, &err, &rss), ==, 1);
+    test_expect_has(err, want[i]);
+    g_free(err);
+  }
+  if (!limits)
+    g_test_message("address-space limits skipped: wisp does not start under 160 MiB (a sanitizer build?)");
+  test_rm_rf(tmp);
+  g_free(kineto);
+  g_free(et);
+  g_free(tmp);
+}
+
+/* The cap on numbers in the whole-file reader: a PyTorch execution trace
+ * whose "pid" is 70 MiB of digits (0.1 MB compressed) stops at the number's
+ * first digit, byte 40, before cJSON ever sees it. */
+static void test_huge_number(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *et = g_build_filename(tmp, "num.json.gz", NULL);
+  const char *head = "{\"schema\": \"1.0.1\", \"nodes\": [], \"pid\": 1";
+  g_assert_cmpuint(strlen(head), ==, 41);
+  write_inflating_gz(et, head, '7', 70, "}");
+  char *err = NULL;
+  long rss = 0;
+  g_assert_cmpint(run_measured((const char *[]){"simulate", et, "-n", "dgx-h100", NULL}, 0, &err, &rss), ==, 1);
+  test_expect_has(err, "num.json.gz: byte 40: number starting here is longer than 64 MiB");
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(et);
+  g_free(tmp);
+}
+
+/* n ranks, one world all-reduce of `bytes` per rank measured at 10 us,
+ * written as DIR/PREFIX.<rank>.et. */
+static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes)
+{
+  et_workload *w = et_workload_new(n, "hostile");
+  for (int r = 0; r < n; r++) {
+    et_builder *b = et_builder_new("hostile");
+    uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
+    et_comm c = { .bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
+                  .root = -1, .coll = ET_COLL_ALL_REDUCE };
+    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
+    GError *error = NULL;
+    w->ranks[r] = et_builder_finish(b, 0, &error);
+    g_assert_no_error(error);
+  }
+  GError *error = NULL;
+  g_assert_true(et_workload_write(w, dir, prefix, &error));
+  g_assert_no_error(error);
+  et_workload_free(w);
+}
+
+/* Item 6, second half: allocation failure on user-sized work.  The
+ * issue's `--scale dp=1024` under `ulimit -v 1G` died in GLib's allocation
+ * abort (SIGTRAP) after 16 s, and a huge rank count never got that far (a
+ * quadratic duplicate check on a million-member group).  Now:
+ *  - 8 traced ranks scaled to dp=8388608 (8388608 ranks) under 1 GiB are
+ *    refused before anything that size is allocated: the lower bound of
+ *    1 KiB per rank (WISP_MEMORY_PER_RANK_BYTES) is 8 GiB;
+ *  - dp=65536 passes that bound under 96 MiB (64 MiB) but not the run:
+ *    the allocation that fails becomes "not enough memory for 65536 ranks"
+ *    with status 1, whether GLib's allocator or the address space itself
+ *    (the stack of GLib's error path) gave out first;
+ *  - the same in the flow network model is refused when the replay
+ *    starts: its lower bound is twice that.
+ * Skipped when wisp cannot start under the limit (a sanitizer build). */
+static void test_memory_limit(void)
+{
+  if (!test_have_bin())
+    return;
+  if (!starts_under((rlim_t)160 << 20)) {
+    g_test_skip("wisp does not start under a 160 MiB address-space limit (a sanitizer build?)");
+    return;
+  }
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
+  long rss = 0;
+  write_allreduce(tmp, "w", 8, 1 << 20);
+  char *w = g_build_filename(tmp, "w", NULL);
+  g_assert_cmpint(run_measured((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=8388608", NULL},
+                               (rlim_t)1 << 30, &err, &rss), ==, 1);
+  test_expect_has(err, "not enough memory for 8388608 ranks (--scale dp=8388608): needs at least 8.0 GiB, and the "
+                       "address-space limit (ulimit -v) is 1.0 GiB");
+  g_free(err);
+  g_assert_cmpint(run_measured((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=65536", NULL},
+                               (rlim_t)96 << 20, &err, &rss), ==, 1);
+  test_expect_has(err, "wisp: error: not enough memory for 65536 ranks (--scale dp=65536): needs more than ");
+  test_expect_has(err, "and the address-space limit (ulimit -v) is 96 MiB");
+  g_free(err);
+  /* The flow network model keeps at least twice the per-rank lower bound
+   * (2 KiB a rank: 128 MiB for 65536 ranks), checked when the replay
+   * starts, before its per-rank state. */
+  g_assert_cmpint(run_measured((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=65536",
+                                                "--network-model", "flow", NULL}, (rlim_t)96 << 20, &err, &rss), ==, 1);
+  test_expect_has(err, "wisp: error: not enough memory for 65536 ranks in the flow network model: needs at least "
+                       "128 MiB, and the address-space limit (ulimit -v) is 96 MiB");
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(w);
+  g_free(tmp);
+}
+
+/* Item 6 for traces: a trace too large for the memory limit ended in
+ * GLib's allocation abort (SIGTRAP); r28b's handler made it "not enough
+ * memory for this run".  Now the message names the trace being read:
+ *  - a Kineto trace of 400,000 kernels (1.2 MiB compressed; the reader
+ *    keeps about 300 bytes a kernel, 310 MB for 10^6 measured) under a
+ *    96 MiB address-space limit;
+ *  - a PyTorch execution trace padded with 200 MiB of spaces (valid JSON,
+ *    0.2 MiB compressed; read whole for cJSON) under the same limit.
+ * Skipped under a sanitizer build (no address-space limit possible). */
+static void test_trace_memory(void)
+{
+  if (!test_have_bin())
+    return;
+  if (!starts_under((rlim_t)160 << 20)) {
+    g_test_skip("wisp does not start under a 160 MiB address-space limit (a sanitizer build?)");
+    return;
+  }
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
+  char *kineto = g_build_filename(tmp, "many.json.gz", NULL), *et = g_build_filename(tmp, "pad.json.gz", NULL);
+  gzFile gz = gzopen(kineto, "wb1");
+  g_assert_nonnull(gz);
+  gzprintf(gz, "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n");
+  for (int i = 0; i < 400000; i++)
+    gzprintf(gz, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":2,"
+             "\"args\":{\"stream\":7,\"device\":0}},\n", 3 * i + 1);
+  gzprintf(gz, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"profiler_stop\",\"pid\":0,\"tid\":1,\"ts\":1200020,"
+           "\"dur\":10,\"args\":{}}]}\n");
+  g_assert_cmpint(gzclose(gz), ==, Z_OK);
+  write_inflating_gz(et, "{\"schema\": \"1.0.1\", \"pid\": 1, \"nodes\": [", ' ', 200, "]}");
+  long rss = 0;
+  g_assert_cmpint(run_measured((const char *[]){"simulate", kineto, "-n", "dgx-h100", NULL}, (rlim_t)96 << 20, &err,
+                               &rss), ==, 1);
+  test_expect_has(err, "wisp: error: not enough memory for the Kineto trace ");
+  test_expect_has(err, "many.json.gz (1.");
+  test_expect_has(err, "MiB on disk): needs ");
+  test_expect_has(err, "the address-space limit (ulimit -v) is 96 MiB");
+  g_free(err);
+  g_assert_cmpint(run_measured((const char *[]){"simulate", et, "-n", "dgx-h100", NULL}, (rlim_t)96 << 20, &err, &rss),
+                  ==, 1);
+  test_expect_has(err, "wisp: error: not enough memory for the PyTorch execution trace ");
+  test_expect_has(err, "pad.json.gz (");
+  test_expect_has(err, "the address-space limit (ulimit -v) is 96 MiB");
+  g_free(err);
+  test_rm_rf(tmp);
+  g_free(kineto);
+  g_free(et);
+  g_free(tmp);
+}
+
+/* Runs wisp and checks the exit status and that stderr holds `want`. */
+static void expect_run(const char *const *args, int status, const char *want)
+{
+  char *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, args, NULL, &err), ==, status);
+  test_expect_has(err, want);
+  g_free(err);
+}
+
+/* Items 1 and 11 through the binary (n27 tests the reader itself in
+ * test_ncclt_cli): nccl-tests rows of 2^63 - 1 bytes (aborted in
+ * analytic_queue), -1048576 (wrapped to 2^64 - 2^20), 1e30 (read as 1),
+ * times of inf/nan/negative (printed as real) and a header without
+ * size_bytes (shifted columns) are each an error naming the line and the
+ * field, status 1, from `collbench --compare-csv`. */
+static void test_nccltests_rows(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *csv = g_build_filename(tmp, "r.csv", NULL);
+  const char *head = "test,table,size_bytes,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps\n";
+  const struct { const char *row, *want; } probes[] = {
+    {"9223372036854775807,262144,float,sum,-1,40.0", "r.csv:2: size_bytes 9223372036854775807 exceeds 2^50 B"},
+    {"-1048576,262144,float,sum,-1,40.0", "r.csv:2: size_bytes '-1048576' is not a count"},
+    {"1e30,262144,float,sum,-1,40.0", "r.csv:2: size_bytes '1e30' is not a count"},
+    {"1048576,262144,float,sum,-1,inf", "r.csv:2: time_us 'inf' is not a finite positive number"},
+    {"1048576,262144,float,sum,-1,nan", "r.csv:2: time_us 'nan' is not a finite positive number"},
+    {"1048576,262144,float,sum,-1,-40.0", "r.csv:2: time_us '-40.0' is not a finite positive number"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(probes); i++) {
+    char *text = g_strconcat(head, "all_reduce_perf,1,", probes[i].row, ",26.21,45.88\n", NULL);
+    g_assert_true(g_file_set_contents(csv, text, -1, NULL));
+    expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", csv, NULL}, 1, probes[i].want);
+    g_free(text);
+  }
+  g_assert_true(g_file_set_contents(csv, "test,table,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps\n"
+                                    "all_reduce_perf,1,262144,float,sum,-1,40.0,26.21,45.88\n", -1, NULL));
+  expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", csv, NULL}, 1,
+             "r.csv:1: the header lacks the column(s) size_bytes");
+  test_rm_rf(tmp);
+  g_free(csv);
+  g_free(tmp);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/hostile_input/huge_string_4gib", test_huge_string_4gib);
+  g_test_add_func("/hostile_input/huge_number", test_huge_number);
+  g_test_add_func("/hostile_input/memory_limit", test_memory_limit);
+  g_test_add_func("/hostile_input/trace_memory", test_trace_memory);
+  g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
+  return g_test_run();
+}
