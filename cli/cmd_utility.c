@@ -4,6 +4,7 @@
 #include "cli/wisp_cli.h"
 #include "cli/wisp_load.h"
 #include "studies/study.h"
+#include "studies/study_latency.h"
 
 #include "replay/sim_critical.h"
 #include "replay/sim_report.h"
@@ -66,12 +67,66 @@ static int check_baseline_gate(const study_utility_result *u, const et_workload 
   return 0;
 }
 
+/* --latency: one utility study per model execution (the trace's steps 0,
+ * 1, ...: vLLM execute_context / SGLang run_batch markers, numbered by
+ * start time), loaded one at a time until the trace has no more, then TTFT
+ * and TPOT (studies/study_latency.h).  Returns the exit status. */
+static int run_latency(const char *const *paths, int n_paths, wisp_load_options lo, const char *cluster,
+                       const char *system, const char *resources, const sim_replay_options *opt, const char *json)
+{
+  GPtrArray *studies = g_ptr_array_new_with_free_func((GDestroyNotify)study_utility_result_free);
+  GArray *measured = g_array_new(FALSE, FALSE, sizeof(double));
+  topo_variant *base = NULL;
+  char *path = NULL;
+  GError *error = NULL;
+  study_latency *l = NULL;
+  int status = 0;
+  for (int k = 0; k < 100000; k++) {
+    lo.step = k;
+    et_workload *w = wisp_load_workload_paths(paths, n_paths, &lo, &error);
+    if (w == NULL && k > 0 && strstr(error->message, ": no ProfilerStep#")) {
+      g_clear_error(&error); /* past the last execution */
+      break;
+    }
+    study_utility_result *u = NULL;
+    if (w == NULL ||
+        (!base && ((base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
+                   (system && !wisp_cli_system_apply(base, cluster, system, stdout, &error)))) ||
+        (u = study_utility_run(w, base, resources, opt, &error)) == NULL) {
+      if (w)
+        et_workload_free(w);
+      status = wisp_cli_fail(error);
+      goto out;
+    }
+    et_workload_free(w);
+    g_ptr_array_add(studies, u);
+    double m = u->measured_step > 0 ? (double)u->measured_step / (double)SIM_PS_PER_NS : NAN;
+    g_array_append_val(measured, m);
+  }
+  if ((l = study_latency_new((study_utility_result *const *)studies->pdata, (const double *)(void *)measured->data,
+                             (int)studies->len, &error)) == NULL) {
+    status = wisp_cli_fail(error);
+    goto out;
+  }
+  study_latency_print(l, stdout);
+  if (json && !study_latency_write_json(l, json, &error))
+    status = wisp_cli_fail(error);
+out:
+  study_latency_free(l);
+  topo_variant_free(base);
+  g_free(path);
+  g_array_free(measured, TRUE);
+  g_ptr_array_free(studies, TRUE);
+  return status;
+}
+
 int wisp_cmd_utility(int argc, char **argv)
 {
   char *cluster = NULL, *system = NULL, *resources = NULL, *json = NULL, *svg = NULL, *html = NULL, *tmp_json = NULL;
   double check_baseline = -1;
   char *check_baseline_s = NULL;
   gboolean verbose = FALSE;
+  gboolean latency = FALSE;
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -84,6 +139,7 @@ int wisp_cmd_utility(int argc, char **argv)
     {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "write the versioned JSON result to FILE (atomically)", "FILE"},
     {"svg", 0, 0, G_OPTION_ARG_FILENAME, &svg, "write a utility bar chart (SVG) to FILE", "FILE"},
     WISP_CLI_HTML_ENTRY(html),
+    {"latency", 0, 0, G_OPTION_ARG_NONE, &latency, "inference traces: TTFT and TPOT (CCL-Bench's rule over the vLLM execute_context / SGLang run_batch markers) and what doubling each resource does to them, one replay per model execution", NULL},
     {"check-baseline", 0, 0, G_OPTION_ARG_STRING, &check_baseline_s, "fail when the simulated baseline differs from the measured step by more than MAX_PCT %", "MAX_PCT"},
     {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "also print the critical path's categories, communications, ranks and every wait (default: one screen)", NULL},
     {NULL},
@@ -139,6 +195,16 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   lo.scale_in_report = TRUE; /* study_utility_print says a scaled job's layout on stdout, once */
+  if (latency) {
+    if (lo.step >= 0 || lo.step_lo >= 0 || lo.all_steps || lo.whole_trace || svg || html || check_baseline >= 0) {
+      fprintf(stderr, "wisp utility: --latency replays every model execution itself: give it without --step, "
+              "--steps, --svg, --html and --check-baseline\n");
+      status = 2;
+      goto out;
+    }
+    status = run_latency((const char *const *)argv + 1, argc - 1, lo, cluster, system, resources, &opt, json);
+    goto out;
+  }
   w = wisp_load_workload_paths((const char *const *)argv + 1, argc - 1, &lo, &error);
   if (w == NULL || (base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
       (system && !wisp_cli_system_apply(base, cluster, system, stdout, &error)) ||

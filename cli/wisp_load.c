@@ -146,7 +146,8 @@ static gboolean link_pet(et_workload *w, const wisp_inputs *in, const wisp_load_
 {
   fe_pet_report rep;
   fe_pet_report_init(&rep);
-  gboolean ok = fe_pet_link(w, (const char *const *)in->pet_files->pdata, (int)in->pet_files->len, &rep, error);
+  gboolean ok = fe_pet_link_kineto(w, (const char *const *)in->pet_files->pdata, (int)in->pet_files->len,
+                                   (const char *const *)in->files->pdata, (int)in->files->len, &rep, error);
   if (ok)
     print_pet(&rep, lo);
   fe_pet_report_clear(&rep);
@@ -162,7 +163,8 @@ gboolean wisp_pet_inputs(const wisp_inputs *in, et_workload **w, FILE *out, GErr
   fe_pet_report_init(&rep);
   const GPtrArray *files = alone ? in->files : in->pet_files;
   gboolean ok = alone ? (*w = fe_pet_load((const char *const *)files->pdata, (int)files->len, &rep, error)) != NULL
-                      : fe_pet_link(*w, (const char *const *)files->pdata, (int)files->len, &rep, error);
+                      : fe_pet_link_kineto(*w, (const char *const *)files->pdata, (int)files->len,
+                                           (const char *const *)in->files->pdata, (int)in->files->len, &rep, error);
   if (ok) {
     print_warnings(rep.warnings);
     if (out)

@@ -17,7 +17,7 @@
  * The whole document is parsed with cJSON (memory about ten times the file),
  * then reduced to O(nodes + tensors).
  */
-#include "frontends/pyt_et.h"
+#include "frontends/pyt_et_internal.h"
 #include "frontends/kineto_rank.h"
 #include "common/wisp_json.h"
 #include "common/wisp_memory.h"
@@ -27,7 +27,7 @@
 #include <string.h>
 
 /* The file's bytes, plain or gzip (zlib reads both).  O(size). */
-static char *slurp(const char *path, size_t *len, GError **error)
+char *pet_slurp(const char *path, size_t *len, GError **error)
 {
   gzFile f = gzopen(path, "rb");
   if (f == NULL) {
@@ -336,7 +336,7 @@ static int cmp_comm_id(gconstpointer a, gconstpointer b)
 pet_trace *pet_trace_read(const char *path, GError **error)
 {
   size_t len = 0;
-  char *text = slurp(path, &len, error);
+  char *text = pet_slurp(path, &len, error);
   if (text == NULL)
     return NULL;
   char work[160], size[32];

@@ -89,6 +89,13 @@ typedef struct {
   uint64_t linked, size_equal, size_differs, kind_differs, et_only, kineto_only;
   uint64_t splits_added;                  /* uniform all_to_all given the trace's all_to_allv splits */
   uint64_t deps_stated, deps_inferred_too, deps_added, deps_contradicted;
+  /* The rf_id join (fe_pet_link_kineto, Kineto traces with Record function
+   * ids): ranks joined that way, collectives joined, and each way one
+   * failed: no rf_id in the execution trace, no Kineto CPU op with it, an
+   * op that launched no GPU activity, a kernel that is no communication
+   * node of the graph (outside its window); joins whose graph node is not
+   * the one the position join would take. */
+  uint64_t ranks_by_rf, rf_joined, rf_no_rfid, rf_no_op, rf_no_kernel, rf_outside, rf_position_differs;
   GPtrArray *lines;                       /* per-rank summaries and the first disagreements */
   GPtrArray *warnings;
 } fe_pet_report;
@@ -112,6 +119,15 @@ et_workload *fe_pet_load(const char *const *paths, int n_paths, fe_pet_report *r
  * linked at all.  O(ranks x (nodes + edges) + stated pairs x graph). */
 gboolean fe_pet_link(et_workload *w, const char *const *paths, int n_paths, fe_pet_report *report,
                      GError **error);
+
+/* The same, given the ranks' Kineto trace files as well (kineto_paths,
+ * any order: each states its rank): where they carry "Record function id"s
+ * the collectives are joined as Chakra's trace linker joins them (rf_id ->
+ * CPU op -> launch correlation -> kernel) instead of by position, and the
+ * report counts each kind of join failure.  Reads each Kineto file once
+ * more (cJSON: about ten times its size in memory) when it has the ids. */
+gboolean fe_pet_link_kineto(et_workload *w, const char *const *paths, int n_paths, const char *const *kineto_paths,
+                            int n_kineto, fe_pet_report *report, GError **error);
 
 /* The rank a file name states: the trailing number before the extension
  * ("dlrm_eg_3.json" -> 3, "rank12.et.json.gz" -> 12), -1 when none. */

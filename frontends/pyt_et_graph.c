@@ -48,6 +48,13 @@ void fe_pet_report_print(const fe_pet_report *r, FILE *out)
             ", sizes differ %" G_GUINT64_FORMAT ", kinds differ %" G_GUINT64_FORMAT ", only in the execution trace %"
             G_GUINT64_FORMAT ", only in Kineto %" G_GUINT64_FORMAT "\n", r->linked, r->size_equal, r->size_differs,
             r->kind_differs, r->et_only, r->kineto_only);
+  if (!r->durations_unknown && r->ranks_by_rf)
+    fprintf(out, "joined by rf_id as Chakra's linker does (rf_id -> Kineto CPU op -> launch correlation -> kernel) on %"
+            G_GUINT64_FORMAT " rank(s): %" G_GUINT64_FORMAT " collective(s) joined; not joined: no rf_id %"
+            G_GUINT64_FORMAT ", no Kineto CPU op with the rf_id %" G_GUINT64_FORMAT ", CPU op without GPU activity %"
+            G_GUINT64_FORMAT ", kernel outside the graph's window %" G_GUINT64_FORMAT "; joined to another node than "
+            "the position join's %" G_GUINT64_FORMAT "\n", r->ranks_by_rf, r->rf_joined, r->rf_no_rfid, r->rf_no_op,
+            r->rf_no_kernel, r->rf_outside, r->rf_position_differs);
   if (!r->durations_unknown)
     fprintf(out, "all_to_all written uniform from Kineto and given the execution trace's per-peer splits: %"
             G_GUINT64_FORMAT "\n", r->splits_added);

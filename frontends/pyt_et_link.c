@@ -7,13 +7,20 @@
  * frontend has already made that second join (it sizes each communication
  * kernel from the record_param_comms CPU op around its launch) and keeps
  * one COMM node per communication kernel, in the order the GPU ran them.
- * A rank issues its collectives in one order on one communicator stream, so
+ * When the Kineto traces are given and carry "Record function id"s, each
+ * execution-trace collective is joined to its kernel that way
+ * (pyt_et_rfid.c), and the kernel to the graph's communication node that
+ * starts when it did (the graph's window is placed on the trace's clock by
+ * the offset that lands the most joined kernels on nodes).  Each way a
+ * collective fails to join is counted (no rf_id, no CPU op with it, an op
+ * with no GPU activity, a kernel outside the graph), and so are joins that
+ * differ from the position join.  Otherwise (no Kineto paths, or traces
+ * without Record function ids, PyTorch before 2.1 such as the DLRM set): a
+ * rank issues its collectives in one order on one communicator stream, so
  * the k-th record_param_comms collective of the execution trace (id order)
- * is the k-th communication node of the graph (measured start order); the
- * link is then checked: the kinds must agree, and the sizes are compared
- * (all_to_allv: the per-peer splits).  Traces without "Record function id"
- * (PyTorch before 2.1, such as the DLRM set) cannot be joined by rf_id at
- * all, and the position join is the same on those that have it.
+ * is linked to the k-th communication node of the graph (measured start
+ * order).  Either way the link is then checked: the kinds must agree, and
+ * the sizes are compared (all_to_allv: the per-peer splits).
  *
  * Dependencies: the execution trace states which tensors each operator
  * reads and writes.  A collective B that reads a tensor computed (through
@@ -244,19 +251,118 @@ static void take_splits(const pet_comm *pc, const et_workload *w, const et_graph
   rep->splits_added++;
 }
 
-/* Links one rank: kinds and sizes, then the stated dependencies.  Returns
- * the pairs to add (parent, child node indices) in *pairs. */
-static void link_rank(const pet_trace *t, const et_workload *w, int r, fe_pet_report *rep, link_edits *ed)
+/* The tolerance of a kernel start against a graph node's: 1 us, above the
+ * rounding of epoch-based Kineto timestamps read as doubles. */
+#define RF_TOL_PS INT64_C(1000000)
+
+/* The graph comm node (index into gc) starting at ps (within RF_TOL_PS),
+ * -1 when none; of several (kernels of two streams starting together), one
+ * of pc's kind when pc is given, then the nearest.  gc is in start order:
+ * binary search, O(log n + candidates). */
+static int node_at(const et_graph *g, const GArray *gc, int64_t ps, const pet_comm *pc)
+{
+  guint lo = 0, hi = gc->len;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if ((int64_t)g->nodes[g_array_index(gc, uint32_t, mid)].start_ps < ps - RF_TOL_PS)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int best = -1;
+  gboolean best_kind = FALSE;
+  int64_t best_d = 0;
+  for (guint i = lo; i < gc->len && (int64_t)g->nodes[g_array_index(gc, uint32_t, i)].start_ps <= ps + RF_TOL_PS; i++) {
+    uint32_t node = g_array_index(gc, uint32_t, i);
+    int64_t d = (int64_t)g->nodes[node].start_ps - ps;
+    d = d < 0 ? -d : d;
+    gboolean kind = pc && same_kind(pc->coll, pc->p2p, g, node);
+    if (best < 0 || (kind && !best_kind) || (kind == best_kind && d < best_d)) {
+      best = (int)i;
+      best_kind = kind;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+/* Where the graph's clock (its window) starts on the Kineto trace's: the
+ * offset that puts the most rf_id-joined kernels on a graph comm node;
+ * candidates pair the first joined kernel with each node, each scored on
+ * at most RF_SCORE_MAX joined kernels.  O(nodes x RF_SCORE_MAX x log
+ * nodes). */
+#define RF_SCORE_MAX 64
+static int64_t rf_offset(const et_graph *g, const GArray *gc, const pet_rf_links *rf)
+{
+  int64_t first = -1, best_o = 0;
+  guint best = 0;
+  for (guint k = 0; k < rf->status->len && first < 0; k++)
+    if (g_array_index(rf->status, int, k) == PET_RF_LINKED)
+      first = g_array_index(rf->kernel_ps, int64_t, k);
+  for (guint j = 0; first >= 0 && j < gc->len; j++) {
+    int64_t o = first - (int64_t)g->nodes[g_array_index(gc, uint32_t, j)].start_ps;
+    guint hits = 0, tried = 0;
+    for (guint k = 0; k < rf->status->len && tried < RF_SCORE_MAX; k++) {
+      if (g_array_index(rf->status, int, k) != PET_RF_LINKED)
+        continue;
+      tried++;
+      hits += node_at(g, gc, g_array_index(rf->kernel_ps, int64_t, k) - o, NULL) >= 0;
+    }
+    if (hits > best) {
+      best = hits;
+      best_o = o;
+    }
+  }
+  return best_o;
+}
+
+/* et_to_g[k]: the graph node of the trace's k-th collective, ET_NONE when
+ * unlinked.  By rf_id when rf has the join (counting each way a collective
+ * failed to link, and links that differ from the position join), else the
+ * k-th collective to the k-th comm node. */
+static void map_collectives(const pet_trace *t, const et_graph *g, const GArray *gc, const pet_rf_links *rf,
+                            uint32_t *et_to_g, fe_pet_report *rep)
+{
+  guint n_et = t->comms->len;
+  for (guint k = 0; k < n_et; k++)
+    et_to_g[k] = !rf || !rf->has_rf ? (k < gc->len ? g_array_index(gc, uint32_t, k) : ET_NONE) : ET_NONE;
+  if (!rf || !rf->has_rf)
+    return;
+  int64_t o = rf_offset(g, gc, rf);
+  guint8 *taken = g_malloc0(gc->len + 1);
+  for (guint k = 0; k < n_et && k < rf->status->len; k++) {
+    int st = g_array_index(rf->status, int, k);
+    rep->rf_no_rfid += st == PET_RF_NO_RFID;
+    rep->rf_no_op += st == PET_RF_NO_OP;
+    rep->rf_no_kernel += st == PET_RF_NO_KERNEL;
+    if (st != PET_RF_LINKED)
+      continue;
+    int j = node_at(g, gc, g_array_index(rf->kernel_ps, int64_t, k) - o, &g_array_index(t->comms, pet_comm, k));
+    if (j < 0 || taken[j]) {
+      rep->rf_outside++; /* the kernel is not one of the graph's (outside its window) or was joined already */
+      continue;
+    }
+    taken[j] = 1;
+    et_to_g[k] = g_array_index(gc, uint32_t, j);
+    rep->rf_joined++;
+    rep->rf_position_differs += (guint)j != k;
+  }
+  g_free(taken);
+}
+
+/* Kinds and sizes of the linked pairs; returns how many are of equal size. */
+static guint check_pairs(const pet_trace *t, const et_workload *w, int r, const uint32_t *et_to_g, fe_pet_report *rep,
+                         link_edits *ed)
 {
   const et_graph *g = w->ranks[r];
-  GArray *pairs = ed->pairs;
-  GArray *gc = graph_comms(g);
-  guint n_et = t->comms->len, n = MIN(n_et, gc->len), eq = 0;
-  GArray *et_to_g = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  for (guint k = 0; k < n; k++) {
+  guint eq = 0;
+  for (guint k = 0; k < t->comms->len; k++) {
+    if (et_to_g[k] == ET_NONE)
+      continue;
     const pet_comm *pc = &g_array_index(t->comms, pet_comm, k);
-    uint32_t node = g_array_index(gc, uint32_t, k);
+    uint32_t node = et_to_g[k];
     char *what = NULL;
+    rep->linked++;
     if (!same_kind(pc->coll, pc->p2p, g, node)) {
       rep->kind_differs++;
       g_ptr_array_add(rep->lines, g_strdup_printf("rank %d collective %u: the execution trace's '%s' (node %"
@@ -270,54 +376,115 @@ static void link_rank(const pet_trace *t, const et_workload *w, int r, fe_pet_re
                       "differs: %s", r, k, pc->op, pc->node_id, what));
     }
     g_free(what);
-    g_array_append_val(et_to_g, node);
   }
-  rep->linked += n;
   rep->size_equal += eq;
-  rep->et_only += n_et - n;
-  rep->kineto_only += gc->len - n;
-  uint64_t stated = 0, too = 0, added = 0, contra = 0;
+  return eq;
+}
+
+/* The dependencies the trace states between linked collectives, checked
+ * against the graph; the ones to add go to ed->pairs.  Counts in c[4]:
+ * stated, inferred too, added, contradicted. */
+static void check_deps(const pet_trace *t, const et_graph *g, const uint32_t *et_to_g, link_edits *ed, uint64_t c[4])
+{
   guint8 *mark = g_malloc0(g->n_nodes ? g->n_nodes : 1);
   GArray *stack = g_array_new(FALSE, FALSE, sizeof(uint32_t)), *deps = g_array_new(FALSE, FALSE, sizeof(guint));
-  for (guint a = 0; a < n; a++) {
+  for (guint a = 0; a < t->comms->len; a++) {
+    if (et_to_g[a] == ET_NONE)
+      continue;
     g_array_set_size(deps, 0);
     stated_after(t, a, deps);
     for (guint k = 0; k < deps->len; k++) {
       guint bi = g_array_index(deps, guint, k);
-      if (bi >= n)
+      if (et_to_g[bi] == ET_NONE)
         continue;
-      uint32_t ga = g_array_index(et_to_g, uint32_t, a), gb = g_array_index(et_to_g, uint32_t, bi);
-      stated++;
+      uint32_t ga = et_to_g[a], gb = et_to_g[bi];
+      c[0]++;
       const et_node *na = &g->nodes[ga], *nb = &g->nodes[gb];
       if (reaches(g, ga, gb, mark, stack)) {
-        too++;
+        c[1]++;
       } else if (reaches(g, gb, ga, mark, stack) || ((na->flags & ET_FLAG_HAS_START) && (nb->flags & ET_FLAG_HAS_START) &&
                  nb->start_ps < na->start_ps + na->duration_ps)) {
-        contra++; /* the graph orders B before A, or B began before A ended */
+        c[3]++; /* the graph orders B before A, or B began before A ended */
       } else {
-        added++;
-        g_array_append_val(pairs, ga);
-        g_array_append_val(pairs, gb);
+        c[2]++;
+        g_array_append_val(ed->pairs, ga);
+        g_array_append_val(ed->pairs, gb);
       }
     }
   }
-  rep->deps_stated += stated;
-  rep->deps_inferred_too += too;
-  rep->deps_added += added;
-  rep->deps_contradicted += contra;
-  g_ptr_array_add(rep->lines, g_strdup_printf(
-    "rank %d: %s (schema %s, %u nodes): %u of %u collective(s) linked to the Kineto graph's %u, %u of equal size; "
-    "stated dependencies %" G_GUINT64_FORMAT " (inferred too %" G_GUINT64_FORMAT ", added %" G_GUINT64_FORMAT
-    ", contradicted %" G_GUINT64_FORMAT ")", r, t->path, t->schema, t->nodes->len, n, n_et, gc->len, eq, stated, too,
-    added, contra));
   g_free(mark);
   g_array_free(stack, TRUE);
   g_array_free(deps, TRUE);
-  g_array_free(et_to_g, TRUE);
+}
+
+/* Links one rank: the join (rf_id or position), kinds and sizes, then the
+ * stated dependencies; the graph edits go to ed. */
+static void link_rank(const pet_trace *t, const et_workload *w, int r, const pet_rf_links *rf, fe_pet_report *rep,
+                      link_edits *ed)
+{
+  const et_graph *g = w->ranks[r];
+  GArray *gc = graph_comms(g);
+  guint n_et = t->comms->len;
+  uint32_t *et_to_g = g_new(uint32_t, n_et + 1);
+  map_collectives(t, g, gc, rf, et_to_g, rep);
+  uint64_t before = rep->linked;
+  guint eq = check_pairs(t, w, r, et_to_g, rep, ed);
+  guint n = (guint)(rep->linked - before);
+  rep->et_only += n_et - n;
+  rep->kineto_only += gc->len - n;
+  uint64_t c[4] = {0, 0, 0, 0};
+  check_deps(t, g, et_to_g, ed, c);
+  rep->deps_stated += c[0];
+  rep->deps_inferred_too += c[1];
+  rep->deps_added += c[2];
+  rep->deps_contradicted += c[3];
+  if (rf && rf->has_rf)
+    rep->ranks_by_rf++;
+  g_ptr_array_add(rep->lines, g_strdup_printf(
+    "rank %d: %s (schema %s, %u nodes): %u of %u collective(s) linked %s to the Kineto graph's %u, %u of equal size; "
+    "stated dependencies %" G_GUINT64_FORMAT " (inferred too %" G_GUINT64_FORMAT ", added %" G_GUINT64_FORMAT
+    ", contradicted %" G_GUINT64_FORMAT ")", r, t->path, t->schema, t->nodes->len, n, n_et,
+    rf && rf->has_rf ? "by rf_id" : "by position", gc->len, eq, c[0], c[1], c[2], c[3]));
+  g_free(et_to_g);
   g_array_free(gc, TRUE);
 }
 
+/* rf[r]: the rf_id join of rank r from the Kineto trace that states r
+ * (has_rf FALSE where none does); the first reason no join was possible
+ * goes to the report.  FALSE when a Kineto file cannot be read. */
+static gboolean rf_joins(pet_trace *const *by_rank, int n, const char *const *kineto_paths, int n_kineto,
+                         pet_rf_links *rf, fe_pet_report *rep, GError **error)
+{
+  gboolean said = FALSE;
+  for (int i = 0; i < n_kineto; i++) {
+    pet_rf_links l;
+    if (!pet_rf_link_kineto(by_rank, n, kineto_paths[i], &l, error)) {
+      pet_rf_links_clear(&l);
+      return FALSE;
+    }
+    if (l.has_rf && !rf[l.rank].has_rf) {
+      rf[l.rank] = l;
+      continue;
+    }
+    if (!l.has_rf && !said) {
+      g_ptr_array_add(rep->lines, g_strdup_printf("no rf_id join (linked by position instead): %s", l.why));
+      said = TRUE;
+    } else if (l.has_rf) {
+      g_ptr_array_add(rep->warnings, g_strdup_printf("%s: a second Kineto trace of rank %d; its rf_id join is not "
+                                                     "used", kineto_paths[i], l.rank));
+    }
+    pet_rf_links_clear(&l);
+  }
+  return TRUE;
+}
+
 gboolean fe_pet_link(et_workload *w, const char *const *paths, int n_paths, fe_pet_report *report, GError **error)
+{
+  return fe_pet_link_kineto(w, paths, n_paths, NULL, 0, report, error);
+}
+
+gboolean fe_pet_link_kineto(et_workload *w, const char *const *paths, int n_paths, const char *const *kineto_paths,
+                            int n_kineto, fe_pet_report *report, GError **error)
 {
   if (w->scale || w->share) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED, "%s: execution traces are linked with the traced "
@@ -337,7 +504,8 @@ gboolean fe_pet_link(et_workload *w, const char *const *paths, int n_paths, fe_p
   if (!report)
     fe_pet_report_init(&local);
   pet_report_traces(rep, by_rank, n_paths);
-  gboolean ok = TRUE;
+  pet_rf_links *rf = g_new0(pet_rf_links, n_paths);
+  gboolean ok = rf_joins(by_rank, n_paths, kineto_paths, n_kineto, rf, rep, error);
   link_edits ed = {g_array_new(FALSE, FALSE, sizeof(uint32_t)), g_array_new(FALSE, FALSE, sizeof(uint32_t)),
                    g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0};
   for (int r = 0; ok && r < n_paths; r++) {
@@ -345,7 +513,7 @@ gboolean fe_pet_link(et_workload *w, const char *const *paths, int n_paths, fe_p
     g_array_set_size(ed.a2av_nodes, 0);
     g_array_set_size(ed.a2av_splits, 0);
     ed.width = 0;
-    link_rank(by_rank[r], w, r, rep, &ed);
+    link_rank(by_rank[r], w, r, &rf[r], rep, &ed);
     if (ed.pairs->len == 0 && ed.a2av_nodes->len == 0)
       continue;
     et_graph *o = graph_plus_edges(w->ranks[r], &ed, error);
@@ -359,8 +527,11 @@ gboolean fe_pet_link(et_workload *w, const char *const *paths, int n_paths, fe_p
   g_array_free(ed.a2av_splits, TRUE);
   if (ok)
     ok = et_workload_resolve_groups(w, error);
-  for (int r = 0; r < n_paths; r++)
+  for (int r = 0; r < n_paths; r++) {
     pet_trace_free(by_rank[r]);
+    pet_rf_links_clear(&rf[r]);
+  }
+  g_free(rf);
   g_free(by_rank);
   if (!report)
     fe_pet_report_clear(&local);

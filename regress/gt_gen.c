@@ -30,7 +30,7 @@ typedef struct {
   char *gemm, *elementwise, *loss, *size_a, *size_b, *fwd, *bwd, *optimizer, *act_size;
   int ranks, layers, straggler_rank, fwd_kernels, bwd_kernels, bucket_kernels, microbatches, gpus_per_node;
   double bw_scale, bw_scale_out, straggler_scale;
-  gboolean cuda_sync_events, utility, backward_thread;
+  gboolean cuda_sync_events, utility, backward_thread, et_trace;
 } gen_opts;
 
 static gboolean time_ns(const char *opt, const char *text, int64_t *out)
@@ -85,6 +85,7 @@ static gboolean apply(const gen_opts *o, gt_params *p)
   if (!isnan(o->straggler_scale))
     p->straggler_scale = o->straggler_scale;
   p->cuda_sync_events = o->cuda_sync_events;
+  p->et_trace = o->et_trace;
   p->backward_thread = p->backward_thread || o->backward_thread;
   return time_ns("alpha", o->alpha, &p->alpha_ns) && time_ns("l-call", o->l_call, &p->l_call_ns) &&
          time_ns("l-submit", o->l_submit, &p->l_submit_ns) && time_ns("l-small", o->l_small, &p->l_small_ns) &&
@@ -139,6 +140,7 @@ static void print_params(wisp_json *j, const gt_params *p)
   wisp_json_int(j, "straggler_rank", p->straggler_rank);
   wisp_json_double(j, "straggler_scale", p->straggler_scale, 6);
   wisp_json_bool(j, "cuda_sync_events", p->cuda_sync_events);
+  wisp_json_bool(j, "et_trace", p->et_trace);
   wisp_json_int(j, "gpus_per_node", p->gpus_per_node);
   if (p->gpus_per_node > 0) {
     wisp_json_int(j, "alpha_out_ns", p->alpha_out_ns);
@@ -166,6 +168,9 @@ int main(int argc, char **argv)
      "ranks per node: groups inside a node use alpha/beta, others the scale-out tier (0: one node; tpdp: 4)", "N"},
     {"backward-thread", 0, 0, G_OPTION_ARG_NONE, &o.backward_thread,
      "tpdp: launch backward and the DP buckets from a second CPU thread; the main thread joins it", NULL},
+    {"et-trace", 0, 0, G_OPTION_ARG_NONE, &o.et_trace,
+     "also write each rank's PyTorch execution trace of step 2 (rank<r>.et.json) and the record_param_comms CPU ops "
+     "with Record function ids that join it to the Kineto trace", NULL},
     {"cuda-sync-events", 0, 0, G_OPTION_ARG_NONE, &o.cuda_sync_events,
      "also write cat \"cuda_sync\" Stream Wait Event activities (enable_cuda_sync_events)", NULL},
     {"utility", 0, 0, G_OPTION_ARG_NONE, &o.utility,

@@ -21,7 +21,7 @@
  */
 #include "config.h"
 
-#include "regress/gt_model.h"
+#include "regress/gt_model_internal.h"
 #include "common/wisp_util.h"
 
 #include <errno.h>
@@ -30,117 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GT_N_STREAMS 6
 static const int stream_id[GT_N_STREAMS] = { GT_STREAM_COMPUTE, GT_STREAM_COMM, GT_STREAM_P2P, GT_STREAM_DP,
                                              GT_STREAM_P2P_RECV, GT_STREAM_COMM_RECV };
 
-/* The timestamp the model's time 0 is written as: 1,000,000 us (1 s), so
- * every ts has the same number of digits before the point. */
-#define GT_TS_ORIGIN_NS INT64_C(1000000000)
-/* The same baseTimeNanoseconds on every rank: a machine whose clocks are
- * synchronised. */
-#define GT_BASE_TIME_NS "1700000000000000000"
-#define GT_MAX_EVENT 65535
-#define GT_BF16_BYTES 2
-
-typedef enum { A_CPU, A_LAUNCH, A_RECORD, A_WAIT, A_SYNC, A_STEP_BEGIN, A_STEP_END, A_SIGNAL, A_JOIN } action_kind;
-
-/* One action of a CPU program and, after the run, its times. */
-typedef struct {
-  uint8_t kind;            /* action_kind */
-  uint8_t stream;          /* launch, record, wait, stream sync: stream index 0..GT_N_STREAMS-1 */
-  uint8_t thread;          /* the CPU thread running it */
-  int32_t arg;             /* launch: op; record: record; wait: the record waited for, -1 none; step: its number;
-                              sync: -1 device, else the stream index; join: the signal's action, -1 none */
-  int32_t event;           /* record, wait: the event number; signal, join: the flag */
-  uint32_t sync_first, sync_n; /* sync: the ops it waits for, rank_state.sync_ops[sync_first .. +sync_n] */
-  int64_t corr;            /* runtime calls: the correlation id, else 0 */
-  int64_t dur_ns;          /* cpu: the host work */
-  int64_t start_ns, end_ns;
-} action;
-
-/* One GPU op (kernel) and, after the run, its times (-1 while unknown). */
-typedef struct {
-  uint8_t kind;            /* gt_kernel_kind */
-  uint8_t stream;          /* stream index */
-  int32_t group;           /* NCCL kernels: the process group; compute: -1 */
-  int32_t peer;            /* send/recv: the other rank */
-  int32_t inst;            /* collectives: instance in the group; send/recv: the pair's index k */
-  int32_t seq;             /* NCCL kernels: per-group sequence number on this rank, from 1 */
-  const char *name;        /* compute kernels */
-  int64_t dur_ns;          /* compute kernels */
-  uint64_t bytes;          /* NCCL kernels */
-  int32_t coalesced;       /* collectives: how many calls one NCCL group coalesced into this kernel (0: one call) */
-  int32_t action;          /* the launch */
-  int32_t prev;            /* the previous op on the stream, -1 none */
-  uint32_t wait_first, wait_n; /* the records this op waits for: refs[wait_first .. +wait_n] */
-  int64_t start_ns, end_ns;
-} op;
-
-/* One cudaEventRecord: reached when the op enqueued before it on its
- * stream has ended, not before the call, and not before every wait
- * enqueued on the stream after that op is satisfied. */
-typedef struct {
-  int32_t stream, after_op, action;
-  uint32_t wait_first, wait_n;
-  int64_t reach_ns;        /* -1 while unknown */
-} record;
-
-typedef struct {
-  GArray *actions, *ops, *records;
-  GArray *refs;            /* int32 record indices, referenced by ops and records */
-  GArray *stream_ops[GT_N_STREAMS]; /* int32 op indices in FIFO order */
-  /* Building. */
-  GArray *pending[GT_N_STREAMS];    /* records waited for by the stream's next op */
-  int32_t last_op[GT_N_STREAMS];
-  GArray *event_record;    /* int32 per event number: its latest record, -1 none */
-  int64_t next_corr;
-  int cur_thread;          /* the thread new actions go to */
-  int32_t graph_action;    /* the open cudaGraphLaunch (gt_graph_begin), -1 none */
-  GArray *thread_acts[GT_MAX_THREADS]; /* int32 action indices per thread, in program order */
-  GArray *signals[GT_MAX_FLAGS];       /* int32 signal actions per flag, in order; NULL until used */
-  int joins[GT_MAX_FLAGS];             /* joins appended per flag */
-  GArray *sync_ops;        /* int32 op indices the sync actions wait for */
-  /* Running. */
-  guint pc[GT_MAX_THREADS];            /* next action of each thread (index into thread_acts) */
-  int64_t now[GT_MAX_THREADS];
-  guint cursor[GT_N_STREAMS];       /* first op of the stream whose end is unknown */
-} rank_state;
-
-/* The k-th collective of a group: what every member must agree on and how
- * far its members got. */
-typedef struct {
-  uint8_t kind;
-  uint64_t bytes;
-  int started;
-  int64_t max_start;
-} instance;
-
-typedef struct {
-  char *name, *desc;
-  int n;
-  int ranks[GT_MAX_RANKS];
-  int index_of[GT_MAX_RANKS];       /* member index of a rank, -1 when not a member */
-  GArray *insts;                    /* instance */
-  GArray *inst_ops;                 /* int32, n per instance: member i's op, -1 until launched */
-  int coll_count[GT_MAX_RANKS];     /* collectives launched per member */
-  int p2p_count[GT_MAX_RANKS];      /* sends and recvs launched per member */
-} group;
-
-struct gt_job {
-  gt_params p;
-  uint64_t beta, beta_out;
-  int n;
-  rank_state r[GT_MAX_RANKS];
-  GPtrArray *groups;
-  GArray *sends[GT_MAX_RANKS][GT_MAX_RANKS]; /* [a][b]: ops on a sending to b, in order */
-  GArray *recvs[GT_MAX_RANKS][GT_MAX_RANKS]; /* [a][b]: ops on b receiving from a, in order */
-  GStringChunk *names;
-  char *build_error;       /* the first problem found while building */
-  gboolean ran;
-};
-
-static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp", "decode" };
+static const char *const scenario_names[GT_N_SCENARIOS] = { "tp", "dp", "launch", "straggler", "pp", "tpdp", "decode", "serve" };
 
 const char *gt_scenario_name(gt_scenario s)
 {
@@ -206,6 +99,9 @@ void gt_params_init(gt_params *p, gt_scenario s)
   p->microbatches = 4;
   p->act_bytes = 16 * MiB;
   p->cuda_sync_events = FALSE;
+  p->et_trace = FALSE;
+  p->serve_steps = 6;
+  p->prefill_scale = 16;
   switch (s) {
   case GT_LAUNCH:
     /* A slow host: 200 us of Python before every launch, longer than any
@@ -236,6 +132,14 @@ void gt_params_init(gt_params *p, gt_scenario s)
     break;
   case GT_DECODE:
     /* Small kernels and all-reduces, as in a decode step. */
+    p->gemm_ns = 60 * US;
+    p->elementwise_ns = 20 * US;
+    p->loss_ns = 30 * US;
+    p->comm_bytes[0] = 256 * 1024;
+    p->comm_bytes[1] = 512 * 1024;
+    break;
+  case GT_SERVE:
+    /* Decode-sized kernels and all-reduces; the prefill 16 times larger. */
     p->gemm_ns = 60 * US;
     p->elementwise_ns = 20 * US;
     p->loss_ns = 30 * US;
@@ -295,6 +199,8 @@ const char *gt_params_check(const gt_params *p)
   for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
     if (sizes[i] == 0 || sizes[i] % GT_BF16_BYTES || sizes[i] > (UINT64_C(1) << 40))
       return "sizes must be positive, even (bf16 elements) and at most 1 TiB";
+  if (p->serve_steps < 3 || p->serve_steps > GT_MAX_SERVE_STEPS || p->prefill_scale < 1 || p->prefill_scale > 1000)
+    return "serve: 3 to 16 model executions and a prefill scale of 1 to 1000";
   if (p->straggler_rank >= p->ranks || !isfinite(p->straggler_scale) || p->straggler_scale <= 0 ||
       p->straggler_scale > 1000)
     return "the straggler rank must be below the world size and its scale positive";
@@ -1173,7 +1079,7 @@ static void put_ranks(GString *s, const group *g)
 
 /* Lanes order events with equal timestamps: a step annotation before the
  * calls it encloses, calls before the GPU activity they cause. */
-enum { LANE_STEP, LANE_CALL, LANE_SYNC, LANE_KERNEL };
+enum { LANE_STEP, LANE_OP, LANE_CALL, LANE_SYNC, LANE_KERNEL };
 
 typedef struct {
   int64_t ts, dur;
@@ -1207,6 +1113,35 @@ static const char *runtime_name(const gt_job *j, int rank, const action *a)
   }
 }
 
+/* The communication args of an NCCL kernel, which PyTorch also writes on
+ * the record_param_comms CPU op around its launch. */
+static void put_comm_args(const gt_job *j, int rank, const op *o, GString *s)
+{
+  static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv",
+                                       NULL, "all_to_all_single" };
+  static const char *const coalesced_name[] = { NULL, "allreduce_coalesced", "allgather_into_tensor_coalesced",
+                                                "reduce_scatter_tensor_coalesced", "send", "recv", NULL,
+                                                "all_to_all_single" };
+  const group *g = group_at(j, o->group);
+  uint64_t in = o->bytes / GT_BF16_BYTES, out = in;
+  if (o->kind == GT_ALL_GATHER)
+    out = in * (uint64_t)g->n;
+  else if (o->kind == GT_REDUCE_SCATTER)
+    out = in / (uint64_t)g->n;
+  g_string_append_printf(s, ", \"Collective name\": \"%s\", \"In msg nelems\": %" G_GUINT64_FORMAT
+                         ", \"Out msg nelems\": %" G_GUINT64_FORMAT ", \"Group size\": %d, \"dtype\": \"BFloat16\", "
+                         "\"In split size\": \"[]\", \"Out split size\": \"[]\", \"Process Group Name\": \"%s\", "
+                         "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"",
+                         o->coalesced ? coalesced_name[o->kind] : cname[o->kind], in, out,
+                         g->n, g->name, g->desc);
+  put_ranks(s, g);
+  g_string_append_printf(s, "\", \"Rank\": %d", rank);
+  if (o->kind == GT_SEND || o->kind == GT_RECV)
+    g_string_append_printf(s, ", \"Src Rank\": %d, \"Dst Rank\": %d", o->kind == GT_SEND ? rank : o->peer,
+                           o->kind == GT_SEND ? o->peer : rank);
+  g_string_append_printf(s, ", \"Seq\": %d", o->seq);
+}
+
 static void put_kernel(const gt_job *j, int rank, const op *o, const action *la, GString *s)
 {
   static const char *const kname[] = {
@@ -1217,11 +1152,6 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
     "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", NULL,
     "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
   };
-  static const char *const cname[] = { NULL, "allreduce", "_allgather_base", "_reduce_scatter_base", "send", "recv",
-                                       NULL, "all_to_all_single" };
-  static const char *const coalesced_name[] = { NULL, "allreduce_coalesced", "allgather_into_tensor_coalesced",
-                                                "reduce_scatter_tensor_coalesced", "send", "recv", NULL,
-                                                "all_to_all_single" };
   int sid = stream_id[o->stream];
   g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", o->kind == GT_MEMCPY ? "gpu_memcpy" : "kernel");
   if (o->kind == GT_COMPUTE || o->kind == GT_MEMCPY) {
@@ -1237,26 +1167,8 @@ static void put_kernel(const gt_job *j, int rank, const op *o, const action *la,
   put_dur(s, o->end_ns - o->start_ns);
   g_string_append_printf(s, ", \"args\": {\"device\": 0, \"stream\": %d, \"correlation\": %" G_GINT64_FORMAT
                          ", \"External id\": %" G_GINT64_FORMAT, sid, la->corr, la->corr);
-  if (o->kind != GT_COMPUTE && o->kind != GT_MEMCPY) {
-    const group *g = group_at(j, o->group);
-    uint64_t in = o->bytes / GT_BF16_BYTES, out = in;
-    if (o->kind == GT_ALL_GATHER)
-      out = in * (uint64_t)g->n;
-    else if (o->kind == GT_REDUCE_SCATTER)
-      out = in / (uint64_t)g->n;
-    g_string_append_printf(s, ", \"Collective name\": \"%s\", \"In msg nelems\": %" G_GUINT64_FORMAT
-                           ", \"Out msg nelems\": %" G_GUINT64_FORMAT ", \"Group size\": %d, \"dtype\": \"BFloat16\", "
-                           "\"In split size\": \"[]\", \"Out split size\": \"[]\", \"Process Group Name\": \"%s\", "
-                           "\"Process Group Description\": \"%s\", \"Process Group Ranks\": \"",
-                           o->coalesced ? coalesced_name[o->kind] : cname[o->kind], in, out,
-                           g->n, g->name, g->desc);
-    put_ranks(s, g);
-    g_string_append_printf(s, "\", \"Rank\": %d", rank);
-    if (o->kind == GT_SEND || o->kind == GT_RECV)
-      g_string_append_printf(s, ", \"Src Rank\": %d, \"Dst Rank\": %d", o->kind == GT_SEND ? rank : o->peer,
-                             o->kind == GT_SEND ? o->peer : rank);
-    g_string_append_printf(s, ", \"Seq\": %d", o->seq);
-  }
+  if (o->kind != GT_COMPUTE && o->kind != GT_MEMCPY)
+    put_comm_args(j, rank, o, s);
   g_string_append(s, "}}");
 }
 
@@ -1334,6 +1246,13 @@ static char *rank_json(const gt_job *j, int rank)
       }
       /* fall through */
     case A_LAUNCH:
+      if (j->p.et_trace && a->arg >= 0 && op_at(rs, a->arg)->kind != GT_COMPUTE &&
+          op_at(rs, a->arg)->kind != GT_MEMCPY) {
+        trace_event oe = e; /* the record_param_comms CPU op around an NCCL launch (not a graph's) */
+        oe.lane = LANE_OP;
+        g_array_append_val(ev, oe);
+      }
+      /* fall through */
     case A_RECORD:
       e.lane = LANE_CALL;
       g_array_append_val(ev, e);
@@ -1352,13 +1271,34 @@ static char *rank_json(const gt_job *j, int rank)
     const trace_event *e = &g_array_index(ev, trace_event, i);
     switch (e->lane) {
     case LANE_STEP:
-      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", "
-                                "\"pid\": %d, \"tid\": 1, \"ts\": ", act_at(rs, e->idx)->arg, pid);
+      if (j->p.scenario == GT_SERVE) /* vLLM's marker of one model execution (the tokens it schedules) */
+        g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                                  "\"execute_context_%d(%d)\", \"pid\": %d, \"tid\": 1, \"ts\": ",
+                               act_at(rs, e->idx)->arg, act_at(rs, e->idx)->arg ? 1 : 512, pid);
+      else
+        g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", "
+                                  "\"pid\": %d, \"tid\": 1, \"ts\": ", act_at(rs, e->idx)->arg, pid);
       put_ts(s, e->ts);
       g_string_append(s, ", \"dur\": ");
       put_dur(s, e->dur);
       g_string_append(s, "}");
       break;
+    case LANE_OP: {
+      /* PyTorch's record_param_comms CPU op: its Record function id is the
+       * execution trace node's rf_id (gt_job_write_et: the launch action's
+       * index + 1), its External id the launch's. */
+      const action *a = act_at(rs, e->idx);
+      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", "
+                                "\"pid\": %d, \"tid\": %d, \"ts\": ", pid, 1 + a->thread);
+      put_ts(s, e->ts);
+      g_string_append(s, ", \"dur\": ");
+      put_dur(s, e->dur);
+      g_string_append_printf(s, ", \"args\": {\"External id\": %" G_GINT64_FORMAT ", \"Record function id\": %d",
+                             a->corr, e->idx + 1);
+      put_comm_args(j, rank, op_at(rs, a->arg), s);
+      g_string_append(s, "}}");
+      break;
+    }
     case LANE_CALL: {
       const action *a = act_at(rs, e->idx);
       g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": %d, "
@@ -1436,19 +1376,25 @@ gboolean gt_run(const gt_params *p, const char *outdir, gt_result *res, GError *
       g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "cannot create %s: %s", outdir, g_strerror(errno));
       ok = FALSE;
     } else {
-      ok = gt_job_write(j, outdir, error);
+      ok = gt_job_write(j, outdir, error) && (!p->et_trace || gt_job_write_et(j, 2, outdir, error));
     }
   }
   if (ok) {
     res->scenario = p->scenario;
     res->n_ranks = j->n;
     res->step = 2;
+    res->serve_steps = p->scenario == GT_SERVE ? p->serve_steps : 0;
     res->beta_Bps = j->beta;
     for (int r = 0; r < j->n; r++) {
       int64_t b = 0, e = 0;
       if (!gt_job_step(j, r, res->step, &b, &e))
         g_assert_not_reached();
       res->rank_step_ns[r] = e - b;
+      for (int k = 0; p->scenario == GT_SERVE && k < p->serve_steps; k++) {
+        if (!gt_job_step(j, r, k, &b, &e))
+          g_assert_not_reached();
+        res->serve_step_ns[k][r] = e - b;
+      }
       res->step_ns = MAX(res->step_ns, e - b);
       const rank_state *rs = &j->r[r];
       res->gpu_ops += rs->ops->len;

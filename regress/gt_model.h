@@ -30,6 +30,7 @@
 G_BEGIN_DECLS
 
 #define GT_MAX_RANKS 16
+#define GT_MAX_SERVE_STEPS 16
 
 /* The three GPU streams of a rank, by their Kineto stream ids. */
 #define GT_STREAM_COMPUTE 7
@@ -58,6 +59,10 @@ typedef enum {
                         their own stream, optionally backward on a second CPU thread (backward_thread) */
   GT_DECODE,         /* a decode step replayed as one CUDA graph: per layer GEMM, elementwise, TP all-reduce captured
                         on the compute stream; then a device-to-host copy of the sampled tokens and a stream sync */
+  GT_SERVE,          /* LLM serving as vLLM runs it, TP over all ranks: serve_steps model executions, each marked by
+                        a user_annotation "execute_context_<k>(<tokens>)" (no ProfilerStep): execution 0 the prefill
+                        (compute and all-reduce sizes x prefill_scale), the others decode steps; each ends with the
+                        sampled tokens copied to the host and a stream sync */
   GT_N_SCENARIOS
 } gt_scenario;
 
@@ -132,9 +137,16 @@ typedef struct {
   int64_t post_backward_ns;   /* host work on the main thread after backward() returns (0) */
   gboolean backward_thread;   /* launch backward and its DP hooks from thread 1; the main thread joins it */
   gboolean coalesce_buckets;  /* all-reduce the DP buckets two at a time as one coalesced NCCL group */
+  /* serve. */
+  int serve_steps;            /* model executions: 1 prefill + serve_steps - 1 decode steps (6; 3..GT_MAX_SERVE_STEPS) */
+  int prefill_scale;          /* the prefill's compute times and all-reduce sizes over a decode step's (16) */
   /* Traces. */
   gboolean cuda_sync_events;  /* also write the cat "cuda_sync" activities: Stream Wait Event for every wait on a
                                  recorded event, Stream Sync / Context Sync for every host synchronisation */
+  gboolean et_trace;          /* also write each rank's PyTorch execution trace of the measured step beside its
+                                 Kineto trace (gt_job_write_et), and give every NCCL launch a record_param_comms
+                                 CPU op with its "Record function id" in the Kineto trace: the ids Chakra's trace
+                                 linker joins the two halves on */
 } gt_params;
 
 void gt_params_init(gt_params *p, gt_scenario s);
@@ -245,6 +257,15 @@ uint64_t gt_job_gpu_ops(const gt_job *j);
  * file atomically.  The bytes depend only on the job. */
 gboolean gt_job_write(const gt_job *j, const char *outdir, GError **error);
 
+/* Writes OUTDIR/rank<r>.et.json for every rank: the PyTorch execution
+ * trace (schema 1.1.1-chakra.0.0.4) of ProfilerStep#step, as
+ * torch.profiler.ExecutionTraceObserver records one step (regress/gt_et.c
+ * states what it holds).  Each NCCL launch is a c10d operator with a
+ * record_param_comms child whose rf_id is the "Record function id" of the
+ * Kineto CPU op that gt_job_write writes when the job's et_trace is set.
+ * Each file atomically; the bytes depend only on the job. */
+gboolean gt_job_write_et(const gt_job *j, int step, const char *outdir, GError **error);
+
 /* ---- scenarios ---- */
 
 /* The scenario p->scenario as a job, ready to run: three profiler steps,
@@ -261,6 +282,10 @@ typedef struct {
   uint64_t gpu_ops;               /* kernels over all ranks and steps */
   uint64_t comm_ops;              /* of which NCCL kernels */
   uint64_t runtime_calls;         /* CUDA runtime calls over all ranks */
+  /* serve: every model execution's marker length per rank, [execution][rank]
+   * (the truth of TTFT and TPOT); serve_steps 0 for the other scenarios. */
+  int serve_steps;
+  int64_t serve_step_ns[GT_MAX_SERVE_STEPS][GT_MAX_RANKS];
 } gt_result;
 
 /* Builds and runs p's scenario, writes its traces into outdir (created if

@@ -222,6 +222,28 @@ static void step_decode(const prog *g, int tp)
   gt_stream_sync(g->j, g->r, GT_STREAM_COMPUTE);
 }
 
+/* serve: model execution k of an LLM server (vLLM), TP over the world:
+ * per layer a GEMM and an elementwise kernel, then the layer's all-reduce,
+ * which the compute stream waits for; then the sampling kernel, the
+ * sampled tokens copied to the host and a stream sync.  Execution 0 is the
+ * prefill: compute times and all-reduce sizes x prefill_scale. */
+static void step_serve(const prog *g, int tp, int k)
+{
+  const gt_params *p = g->p;
+  int64_t f = k == 0 ? p->prefill_scale : 1;
+  for (int l = 0; l < p->layers; l++) {
+    kernel(g, GT_STREAM_COMPUTE, K_GEMM, p->gemm_ns * f);
+    kernel(g, GT_STREAM_COMPUTE, K_ELEMENTWISE, p->elementwise_ns * f);
+    handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+    coll(g, GT_ALL_REDUCE, p->comm_bytes[l % 2] * (uint64_t)f, tp);
+    handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+  }
+  kernel(g, GT_STREAM_COMPUTE, K_LOSS, p->loss_ns);
+  host(g);
+  gt_launch_copy(g->j, g->r, GT_STREAM_COMPUTE, p->copy_ns);
+  gt_stream_sync(g->j, g->r, GT_STREAM_COMPUTE);
+}
+
 /* pp: GPipe over two stages.  Stage 0 (ranks 0, 1) runs the forward of
  * every micro-batch and sends the activations to its stage-1 partner
  * (rank + 2); stage 1 receives, runs the forwards, then the backwards in
@@ -309,7 +331,14 @@ gt_job *gt_scenario_build(const gt_params *p, GError **error)
   }
   for (int r = 0; r < n; r++) {
     prog g = { j, p, r, r == p->straggler_rank ? p->straggler_scale : 1.0 };
-    for (int k = 1; k <= GT_STEPS; k++) {
+    for (int k = 0; p->scenario == GT_SERVE && k < p->serve_steps; k++) {
+      step_open(&g, k); /* no closing all-reduce: a server's step ends with the token copy */
+      step_serve(&g, g_main, k);
+      if (p->tail_ns > 0)
+        gt_cpu(g.j, g.r, p->tail_ns);
+      gt_step_end(g.j, g.r, k);
+    }
+    for (int k = 1; p->scenario != GT_SERVE && k <= GT_STEPS; k++) {
       step_open(&g, k);
       switch (p->scenario) {
       case GT_DP: step_dp(&g, g_main); break;

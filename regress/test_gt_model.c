@@ -370,6 +370,8 @@ static void test_wisp_reads(void)
       fe_kineto_options opt;
       fe_kineto_options_init(&opt);
       opt.threads = 1;
+      if (p.scenario == GT_SERVE)
+        opt.step = 2; /* vLLM markers are steps 0..5 by start time; the default would take the last */
       fe_kineto_report rep;
       const char *paths[] = { out };
       et_workload *w = fe_kineto_load(paths, 1, &opt, &rep, &e);
@@ -378,11 +380,12 @@ static void test_wisp_reads(void)
       /* NCCL kernels per rank and step: tp-like one all-reduce per layer;
        * dp one per bucket; pp 2M send/recv and two DP all-reduces; tpdp
        * one per layer forward and backward and one per DP bucket; plus
-       * the closing all-reduce. */
+       * the closing all-reduce (serve: one per layer, no closing one). */
       uint64_t comm = p.scenario == GT_DP ? (uint64_t)((p.bwd_kernels + p.bucket_kernels - 1) / p.bucket_kernels) + 1
                       : p.scenario == GT_PP ? 2 * (uint64_t)p.microbatches + 3
                       : p.scenario == GT_TPDP
                         ? 2 * (uint64_t)p.layers + (uint64_t)((p.layers + p.bucket_layers - 1) / p.bucket_layers) + 1
+                        : p.scenario == GT_SERVE ? (uint64_t)p.layers
                         : (uint64_t)p.layers + 1;
       g_assert_cmpint(rep.n_files, ==, res.n_ranks);
       g_assert_cmpuint(rep.dropped, ==, 0);

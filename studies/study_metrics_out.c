@@ -11,9 +11,9 @@
 /* Catalog keys wisp does not compute yet, each with the reason printed as
  * n/a (issue 31 item 3). */
 static const struct { const char *key, *reason; } study_metrics_not_computed[] = {
-  {"ttft", "not computed yet (inference prefill steps are not told apart from decode steps: the graphs keep one "
-           "window, not vLLM's execute_context or SGLang's run_batch markers)"},
-  {"tpot", "not computed yet (inference decode steps are not told apart from prefill steps, as for ttft)"},
+  {"ttft", "not computed by metrics (it keeps one window); `wisp utility --latency` replays every vLLM "
+           "execute_context / SGLang run_batch execution and gives TTFT, TPOT and their what-ifs"},
+  {"tpot", "not computed by metrics (it keeps one window); see `wisp utility --latency`, as for ttft"},
 };
 
 /* ---- output ---- */
