@@ -161,8 +161,18 @@ topo_variant *study_cluster_open(const char *name, int n_ranks, char **resolved_
     g_free(path);
     return NULL;
   }
+  /* An ASTRA-sim network.yml without a library: setting runs the ideal
+   * library (what `wisp simulate` does with the file itself); the variant
+   * writes wisp YAML, whose default would be NCCL, so it says so. */
+  const cfg_doc *doc = topo_config(t);
+  gboolean astra_ideal = doc && cfg_doc_format(doc) == CFG_FORMAT_ASTRA && cfg_get(doc, "library.name", NULL) == NULL;
   topo_variant *v = topo_variant_new(t);
   topo_free(t);
+  if (astra_ideal && !topo_variant_set(v, "library.name", "ideal", error)) {
+    topo_variant_free(v);
+    g_free(path);
+    return NULL;
+  }
   /* A preset given by its path (it has a preset_version line) is fitted
    * like one given by name.  The sizes before and after are compared so
    * the notes say what the resize changed (O(dims)). */
