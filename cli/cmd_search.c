@@ -74,22 +74,6 @@ static gboolean parse_schedules(const char *list, int *scheds, int *n)
   return ok && *n > 0;
 }
 
-/* K/N with 1 <= K <= N (the sweep's spelling). */
-static gboolean parse_shard(const char *s, int *k, int *n)
-{
-  char *end;
-  long a = strtol(s, &end, 10);
-  if (end == s || *end != '/')
-    return FALSE;
-  const char *q = end + 1;
-  long b = strtol(q, &end, 10);
-  if (end == q || *end || b < 1 || b > 1000000 || a < 1 || a > b)
-    return FALSE;
-  *k = (int)a;
-  *n = (int)b;
-  return TRUE;
-}
-
 /* The model of the loaded workload: its layout from the card, the card's
  * model, then the layers read from the trace (printed). */
 static gboolean read_model(const et_workload *w, const cfg_card *card, et_layout *l, et_model_card *c, et_model *m,
@@ -214,7 +198,7 @@ int wisp_cmd_search(int argc, char **argv)
     fprintf(stderr, "wisp search: --objective %s: use step or composite\n", a.objective);
   } else if (a.weight < 0 || a.weight > 1 || a.max_tp < 1 || a.max_gpus < 0 || a.jobs < 0) {
     fprintf(stderr, "wisp search: --weight must be in 0..1, --max-tp >= 1, --max-gpus >= 1, --jobs >= 1\n");
-  } else if (a.shard && !parse_shard(a.shard, &a.shard_k, &a.shard_n)) {
+  } else if (a.shard && !wisp_cli_parse_shard(a.shard, &a.shard_k, &a.shard_n)) {
     fprintf(stderr, "wisp search: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", a.shard);
   } else if (a.schedules && !parse_schedules(a.schedules, (int[3]){0}, &(int){0})) {
     fprintf(stderr, "wisp search: --schedules %s: give a comma list of distinct 1f1b, gpipe, interleaved_1f1b\n",

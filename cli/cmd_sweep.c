@@ -10,21 +10,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static gboolean parse_shard(const char *s, int *k, int *n)
-{
-  char *end;
-  long a = strtol(s, &end, 10);
-  if (end == s || *end != '/')
-    return FALSE;
-  const char *q = end + 1;
-  long b = strtol(q, &end, 10);
-  if (end == q || *end || b < 1 || b > 1000000 || a < 1 || a > b)
-    return FALSE;
-  *k = (int)a;
-  *n = (int)b;
-  return TRUE;
-}
-
 /* Splits one CSV line (RFC 4180 quoting, as study_sweep.c writes it) into
  * fields (g_ptr_array_unref).  O(line). */
 static GPtrArray *csv_split(const char *line)
@@ -221,7 +206,7 @@ int wisp_cmd_sweep(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (shard && !parse_shard(shard, &k, &n)) {
+  if (shard && !wisp_cli_parse_shard(shard, &k, &n)) {
     fprintf(stderr, "wisp sweep: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", shard);
     status = 2;
     goto out;

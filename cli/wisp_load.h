@@ -111,6 +111,10 @@ typedef struct {
  * and --slow-ranks lognormal:sigma=S[,seed=N] | uniform:max=M[,seed=N]. */
 #define WISP_CLI_SLOW_RANK_HELP "rank R's GPU kernels take F times as long (a straggler; repeatable), e.g. 3=1.2"
 #define WISP_CLI_SLOW_RANKS_HELP "per-rank compute factors drawn from a seeded distribution: lognormal:sigma=S[,seed=N] (exp(S z)) or uniform:max=M[,seed=N] (1 + M u)"
+/* --shard K/N of sweep and search: 1 <= K <= N <= 1,000,000 into *k, *n;
+ * FALSE (nothing set) otherwise.  O(length). */
+gboolean wisp_cli_parse_shard(const char *s, int *k, int *n);
+
 /* Range checks for numeric options, one place: a value outside the range
  * is a usage error (never a silent fallback to the default).
  * wisp_cli_parse_pct: `text` NULL (option not given) sets *out to -1 (the

@@ -70,6 +70,21 @@ gboolean wisp_cli_parse_pct(const char *option, const char *text, double *out, G
   return TRUE;
 }
 
+gboolean wisp_cli_parse_shard(const char *s, int *k, int *n)
+{
+  char *end;
+  long a = strtol(s, &end, 10);
+  if (end == s || *end != '/')
+    return FALSE;
+  const char *q = end + 1;
+  long b = strtol(q, &end, 10);
+  if (end == q || *end || b < 1 || b > 1000000 || a < 1 || a > b)
+    return FALSE;
+  *k = (int)a;
+  *n = (int)b;
+  return TRUE;
+}
+
 gboolean wisp_cli_check_int(const char *option, int value, int lo, int hi, const char *what, GError **error)
 {
   if (value >= lo && value <= hi)

@@ -24,17 +24,6 @@
 
 #include <string.h>
 
-static char *make_dp(const char *dir)
-{
-  char *gen = g_build_filename(g_getenv("G_TEST_BUILDDIR"), "examples", "make_dp", NULL);
-  char *argv[] = {gen, (char *)dir, (char *)"dp", (char *)"8", NULL};
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_true(g_spawn_check_wait_status(status, NULL));
-  g_free(gen);
-  return g_build_filename(dir, "dp", NULL);
-}
-
 static int count(const char *text, const char *needle)
 {
   int n = 0;
@@ -59,7 +48,7 @@ static void test_scale_once(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *sout = NULL, *serr = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", wl, "--network", "dgx-a100", "--scale", "dp=16",
                                                           NULL}, &sout, &serr), ==, 0);
@@ -105,7 +94,7 @@ static void test_utility_one_screen(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *brief = NULL, *verbose = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", wl, "--network", "dgx-a100", "-r", "scale_up_bw", NULL},
                                 &brief), ==, 0);
@@ -142,7 +131,7 @@ static void test_link_units(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *net = g_build_filename(dir, "ring.yml", NULL);
   g_assert_true(g_file_set_contents(net, "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\n"
                                     "latency: [ 500.0 ]\n", -1, NULL));
@@ -169,7 +158,7 @@ static void test_nccl_count(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-noise-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", "dgx-a100", NULL}, &out), ==, 0);
   /* make_dp: 8 all-reduces of 64 MiB = 67108864 B, each counted once

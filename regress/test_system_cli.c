@@ -41,18 +41,6 @@ static char *write_file(const char *dir, const char *name, const char *text)
   return p;
 }
 
-/* make_dp OUT/dp with 8 ranks (8 all-reduces of 64 MiB); returns the prefix. */
-static char *make_dp(const char *dir)
-{
-  char *gen = g_build_filename(g_getenv("G_TEST_BUILDDIR"), "examples", "make_dp", NULL);
-  char *argv[] = {gen, (char *)dir, (char *)"dp", (char *)"8", NULL};
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_true(g_spawn_check_wait_status(status, NULL));
-  g_free(gen);
-  return g_build_filename(dir, "dp", NULL);
-}
-
 /* How many collective records of the JSON report ran `algo`, and how many
  * records there are.  O(size of the report). */
 static int count_algo(const char *json_path, const char *algo, int *records)
@@ -88,7 +76,7 @@ static void test_astra_library(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-system-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-system-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *net = write_file(dir, "net.yml", net1), *sim = NULL, *util = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, NULL}, &sim), ==, 0);
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", wl, "--network", net, "-r", "latency", NULL}, &util), ==,
@@ -106,7 +94,7 @@ static void test_maps(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-system-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-system-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *net = write_file(dir, "net.yml", net1);
   char *sys = write_file(dir, "system.json",
                          "{\n  \"scheduling-policy\": \"LIFO\",\n  \"endpoint-delay\": 10,\n"
@@ -266,7 +254,7 @@ static void test_errors(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-system-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-system-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   /* An implementation ASTRA-sim and wisp do not know: the offset of its string. */
   expect_error(wl, dir, net1, "{\"all-reduce-implementation\": [\"ring\", \"hierarchicalMesh\"]}", "{",
                "\"hierarchicalMesh\"", "all-reduce-implementation: unknown implementation 'hierarchicalMesh'; use ring");

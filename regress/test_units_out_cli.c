@@ -47,25 +47,13 @@ static void test_simulate_units(void)
   g_free(dir), g_free(wl), g_free(json), g_free(svg);
 }
 
-/* make_dp OUT/dp with 8 ranks; returns the prefix (g_free). */
-static char *make_dp(const char *dir)
-{
-  char *gen = g_build_filename(g_getenv("G_TEST_BUILDDIR"), "examples", "make_dp", NULL);
-  char *argv[] = {gen, (char *)dir, (char *)"dp", (char *)"8", NULL};
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_true(g_spawn_check_wait_status(status, NULL));
-  g_free(gen);
-  return g_build_filename(dir, "dp", NULL);
-}
-
 /* sweep prints one row per point: label, axis value, step time in ms
  * (the CSV's step_time_ns / 10^6), utility and status. */
 static void test_sweep_table(void)
 {
   if (!test_have_bin())
     return;
-  char *dir = g_dir_make_tmp("wisp-units-XXXXXX", NULL), *wl = make_dp(dir);
+  char *dir = g_dir_make_tmp("wisp-units-XXXXXX", NULL), *wl = test_make_dp(dir, 8);
   char *spec = g_build_filename(dir, "s.yaml", NULL), *outdir = g_build_filename(dir, "o", NULL);
   char *text = g_strdup_printf("sweep_version: 1\nname: bw\nworkload: \"%s\"\ncluster: dgx-a100\ncombine: zip\n"
                                "labels: [slow, fast]\naxes:\n  - {key: scale_up_bw, values: [\"100GB/s\", \"400GB/s\"]}\n", wl);

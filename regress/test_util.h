@@ -143,6 +143,21 @@ G_GNUC_UNUSED static void test_expect_has(const char *text, const char *needle)
   }
 }
 
+/* examples/make_dp's data-parallel job of n ranks (one 64 MiB all-reduce
+ * per step after compute) written into dir as the Chakra set dir/dp.*;
+ * returns the prefix dir/dp (g_free).  Needs G_TEST_BUILDDIR (make check). */
+G_GNUC_UNUSED static char *test_make_dp(const char *dir, int n)
+{
+  char *gen = g_build_filename(g_getenv("G_TEST_BUILDDIR"), "examples", "make_dp", NULL), *ns = g_strdup_printf("%d", n);
+  char *argv[] = {gen, (char *)dir, (char *)"dp", ns, NULL};
+  int status = 1;
+  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  g_free(gen);
+  g_free(ns);
+  return g_build_filename(dir, "dp", NULL);
+}
+
 /* test_wisp_run_in here, standard output only. */
 G_GNUC_UNUSED static int test_wisp_run(const char *const *args, char **out)
 {

@@ -42,17 +42,10 @@ static guint count(const char *text, const char *needle)
 /* make_dp OUT/PREFIX with n ranks; returns the prefix path (g_free). */
 static char *make_dp(const char *dir, int n)
 {
-  char *gen = g_build_filename(g_getenv("G_TEST_BUILDDIR"), "examples", "make_dp", NULL);
-  char *sub = g_strdup_printf("%s/dp%d", dir, n), *ns = g_strdup_printf("%d", n);
+  char *sub = g_strdup_printf("%s/dp%d", dir, n);
   g_assert_cmpint(g_mkdir_with_parents(sub, 0755), ==, 0);
-  char *argv[] = {gen, sub, (char *)"dp", ns, NULL};
-  int status = 1;
-  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
-  g_assert_true(g_spawn_check_wait_status(status, NULL));
-  char *prefix = g_build_filename(sub, "dp", NULL);
-  g_free(gen);
+  char *prefix = test_make_dp(sub, n);
   g_free(sub);
-  g_free(ns);
   return prefix;
 }
 
