@@ -188,16 +188,14 @@ static void crit_by_rank(GString *h, int src, const cJSON *crit, const char *bas
   double v[8] = {0};
   char *names[8] = {NULL}, *paths[8] = {NULL};
   for (int i = 0; i < parts; i++) {
-    if (n > 8 && i == 7) { /* the rest: all ranks' time less the seven shown */
+    if (n > 8 && i == 7) { /* the rest, summed; traced as all ranks' time less the seven shown */
       GString *e = g_string_new(NULL);
       g_string_append_printf(e, "diff(%s/ranks/*/time_ns,", base);
       v[i] = 0;
-      for (int k = 0; k < n; k++)
+      for (int k = 7; k < n; k++)
         v[i] += report_dbl(cJSON_GetArrayItem(ranks, order[k]), "time_ns");
-      for (int k = 0; k < 7; k++) {
-        v[i] -= report_dbl(cJSON_GetArrayItem(ranks, order[k]), "time_ns");
+      for (int k = 0; k < 7; k++)
         g_string_append_printf(e, "%s%s/ranks/%d/time_ns", k ? "+" : "", base, order[k]);
-      }
       g_string_append_c(e, ')');
       names[i] = g_strdup_printf("%d other ranks", n - 7);
       paths[i] = g_string_free(e, FALSE);
