@@ -218,6 +218,20 @@ static void test_huge_number(void)
   g_free(tmp);
 }
 
+/* Whether the memory-limit tests can run: the binary is there and starts
+ * under a 160 MiB address-space limit (a sanitizer build cannot); the test
+ * is skipped with the reason otherwise. */
+static gboolean can_limit_memory(void)
+{
+  if (!test_have_bin())
+    return FALSE;
+  if (!starts_under((rlim_t)160 << 20)) {
+    g_test_skip("wisp does not start under a 160 MiB address-space limit (a sanitizer build?)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* n ranks, one world all-reduce of `bytes` per rank measured at 10 us,
  * written as DIR/PREFIX.<rank>.et. */
 static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes)
@@ -255,12 +269,8 @@ static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t
  * Skipped when wisp cannot start under the limit (a sanitizer build). */
 static void test_memory_limit(void)
 {
-  if (!test_have_bin())
+  if (!can_limit_memory())
     return;
-  if (!starts_under((rlim_t)160 << 20)) {
-    g_test_skip("wisp does not start under a 160 MiB address-space limit (a sanitizer build?)");
-    return;
-  }
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
   long rss = 0;
   write_allreduce(tmp, "w", 8, 1 << 20);
@@ -299,12 +309,8 @@ static void test_memory_limit(void)
  * Skipped under a sanitizer build (no address-space limit possible). */
 static void test_trace_memory(void)
 {
-  if (!test_have_bin())
+  if (!can_limit_memory())
     return;
-  if (!starts_under((rlim_t)160 << 20)) {
-    g_test_skip("wisp does not start under a 160 MiB address-space limit (a sanitizer build?)");
-    return;
-  }
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
   char *kineto = g_build_filename(tmp, "many.json.gz", NULL), *et = g_build_filename(tmp, "pad.json.gz", NULL);
   gzFile gz = gzopen(kineto, "wb1");
