@@ -191,6 +191,26 @@ static void test_direct_switch(void)
   topo_free(t);
 }
 
+/* In-switch reduction (NVLS) on a switch of 16: one step, every member
+ * sends D + D/16 bytes to the next member over its uplink and that
+ * member's downlink, so the symmetric mode takes it and the closed form
+ * is wisp_transfer_ps(D + D/16, B) + 2 alpha; equal to the per-transfer
+ * path. */
+static void test_nvls_switch(void)
+{
+  topo *t = load(SWITCH_YAML(16));
+  const uint64_t D = 16 << 20;
+  gboolean taken;
+  coll_path_result a = same(t, COLL_ALGO_NVLS, FALSE, ET_COLL_ALL_REDUCE, D, 16, &taken);
+  g_assert_true(taken);
+  g_assert_cmpuint(a.st.phase_symmetric, ==, 1);
+  sim_time_ps expect = wisp_transfer_ps(D + D / 16, 400000000000) + 2 * 936250;
+  for (int i = 0; i < 16; i++)
+    g_assert_cmpint(a.t[i], ==, expect);
+  result_free(&a);
+  topo_free(t);
+}
+
 #define TWO_TIER_YAML \
   "schema_version: 1\nname: two\nmodel: analytical\nlibrary: {name: ideal}\n" \
   "dims:\n  - {name: node, kind: switch, size: 4, bandwidth: 450GB/s, latency: 500ns}\n" \
@@ -412,6 +432,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/coll_fast/halving_doubling_switch", test_halving_doubling_switch);
   g_test_add_func("/coll_fast/direct_switch", test_direct_switch);
+  g_test_add_func("/coll_fast/nvls_switch", test_nvls_switch);
   g_test_add_func("/coll_fast/hierarchical_and_shared", test_hierarchical_and_shared);
   g_test_add_func("/coll_fast/competitor_halving_doubling", test_competitor_halving_doubling);
   g_test_add_func("/coll_fast/competitor_boundaries", test_competitor_boundaries);
