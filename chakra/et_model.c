@@ -615,6 +615,14 @@ static void describe_layer(et_model *m)
                          (double)(t[2] + t[3]) / 1e6);
 }
 
+gboolean et_model_has_attention(const et_model *m)
+{
+  for (int i = 0; i < m->layer_fwd.n; i++)
+    if (m->layer_fwd.ops[i].cls == ET_KC_ATTN)
+      return TRUE;
+  return FALSE;
+}
+
 gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_card *c, et_model *out,
                        GError **error)
 {

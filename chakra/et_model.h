@@ -142,6 +142,10 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
                        GError **error);
 void et_model_clear(et_model *m);
 
+/* Whether the layer's forward has an attention kernel (flash, fmha,
+ * attention, sdpa): what re-partitioning the sequence (cp) rescales. */
+gboolean et_model_has_attention(const et_model *m);
+
 /* Parameters per rank of stage s of pp stages at tensor degree tp and
  * expert degree ep: layers' shards (dense: 4h^2 + 2hf per layer / tp;
  * MoE: 4h^2 / tp + h E (router) + E / ep x 2 h f_e), plus the

@@ -501,6 +501,13 @@ et_workload *et_repart_build(const char *source, const et_model *m, const et_mod
   et_repart_request rq = resolved(c, rq0);
   if (!et_repart_check(c, &rq, error))
     return NULL;
+  if (rq.cp != MAX(c->cp, 1) && !et_model_has_attention(m)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "cp %d: re-partitioning the sequence needs the layer's attention kernel (a name with flash, fmha, "
+                "attention or sdpa), and the layer read from %s has none; give a trace whose attention kernels are "
+                "named", rq.cp, source);
+    return NULL;
+  }
   et_repart_memory mem;
   et_repart_memory_of(c, &rq, &mem);
   if (!mem.fits) {

@@ -375,6 +375,31 @@ static void check_cp(gconstpointer data)
     for (int j = 0; j < N; j++)
       if (t[i] * 1.01 < t[j])
         g_assert_cmpfloat(w[i], <, w[j]);
+  if (src->cp == 1) { /* wisp search's cp axis: TP4 x CP2 mb4 (w[1]) is one of its rows, the same step */
+    char *sj = g_build_filename(dir, "search.json", NULL), *out = NULL, *text = NULL;
+    g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"search", trace, "--card", card, "--cluster", cal,
+                                                            "--max-cp", "2", "--jobs", "2", "--json", sj, NULL},
+                                     &out, NULL), ==, 0);
+    g_assert_nonnull(strstr(out, "schedule 1f1b; cp 1..2)"));
+    g_assert_true(g_file_get_contents(sj, &text, NULL, NULL));
+    cJSON *o = cJSON_Parse(text), *p;
+    int found = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "points")) {
+      if (cJSON_GetObjectItemCaseSensitive(p, "cp")->valueint == 2 &&
+          cJSON_GetObjectItemCaseSensitive(p, "tp")->valueint == 4 &&
+          cJSON_GetObjectItemCaseSensitive(p, "pp")->valueint == 1 &&
+          cJSON_GetObjectItemCaseSensitive(p, "dp")->valueint == 1 &&
+          cJSON_GetObjectItemCaseSensitive(p, "micro_batches")->valueint == 4) {
+        found++;
+        g_assert_cmpfloat(fabs(cJSON_GetObjectItemCaseSensitive(p, "step_time_ns")->valuedouble - w[1]), <, 1e-3);
+      }
+    }
+    g_assert_cmpint(found, ==, 1);
+    cJSON_Delete(o);
+    g_free(text);
+    g_free(out);
+    g_free(sj);
+  }
   test_rm_rf(dir);
   g_free(dir);
   g_free(trace);
@@ -500,6 +525,13 @@ static void check_search(void)
   g_assert_nonnull(strstr(text, "<svg"));
   g_assert_nonnull(strstr(text, "Pareto front"));
   g_free(text);
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* The example's layer has no attention kernel: a cp axis is refused,
+   * naming what is missing. */
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"search", v.example, "--card", card, "--cluster",
+                                                          "dgx-a100", "--max-cp", "2", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "--max-cp 2: re-partitioning the sequence needs the layer's attention kernel"));
   g_free(out);
   g_free(err);
   g_free(card);
