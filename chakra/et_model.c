@@ -101,15 +101,16 @@ static gboolean dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
  * without the collectives of data-parallel groups (the gradient
  * reductions, which the re-partitioned job rebuilds from the card):
  * O(nodes log nodes). */
-/* Whether node i is a send or receive of a context-parallel group (the
- * ring attention's KV exchange), not the pipeline's. */
+/* Whether node i is a send or receive of a context-parallel group alone
+ * (the ring attention's KV exchange), not the pipeline's (a world group
+ * spans cp too). */
 static gboolean cp_p2p(const et_graph *g, const et_layout *l, uint32_t i)
 {
   const et_node *n = &g->nodes[i];
   if (n->type != ET_NODE_COMM_SEND && n->type != ET_NODE_COMM_RECV)
     return FALSE;
   uint32_t grp = g->comms[n->comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_CP));
+  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && l->group_dims[grp] == ET_DIM_BIT(ET_DIM_CP);
 }
 
 static GArray *rank_ops(const et_graph *g, const et_layout *l)

@@ -61,8 +61,8 @@ const char *gt_par_check(const gt_par_params *p)
 {
   if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1 || p->mb < 1 || p->tp * p->pp * p->dp * p->cp > GT_MAX_RANKS)
     return "tp x pp x dp x cp must be 1..16 ranks and mb >= 1";
-  if (p->cp > 1 && (p->pp != 1 || p->experts > 0 || p->seq % p->cp))
-    return "context parallelism needs pp 1, no experts and cp dividing the sequence";
+  if (p->cp > 1 && (p->experts > 0 || p->seq % p->cp))
+    return "context parallelism needs no experts and cp dividing the sequence";
   if (p->layers % p->pp || p->heads % p->tp || p->hidden % p->tp || p->ffn % p->tp || p->vocab % p->tp)
     return "pp must divide the layers, tp the heads, hidden, ffn and vocabulary";
   if (p->global_batch % (p->mb * p->dp))

@@ -59,7 +59,8 @@ typedef struct {
    * sent to the next CP rank and received from the previous one while the
    * step computes; the backward the same with K, V and their gradients
    * (twice the bytes).  Gradients are reduced over the dp x cp ranks.
-   * Needs pp 1, no experts, cp dividing seq. */
+   * With pp > 1 the ring's sends share the stage sends' stream (1F1B and
+   * GPipe; not tested interleaved).  Needs no experts, cp dividing seq. */
   int cp;
   /* Mixture of experts (experts 0: a dense MLP).  The MLP of every layer
    * is `experts` experts (FC1 h x moe_ffn, GeLU, FC2 moe_ffn x h), each

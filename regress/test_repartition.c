@@ -306,26 +306,28 @@ static void check_knobs(void)
 }
 
 /* Context parallelism (Megatron's ring attention; gt_parallel.h's cp):
- * the dense job on 8 GPUs, pp 1, gradients reduced after the backward
+ * the dense job on 8 GPUs, gradients reduced after the backward
  * (overlap_grad_reduce false in the card: the ground truth's network has
  * no link contention, so reductions overlapping the TP all-reduces would
  * be free there and not in wisp).  From the traced configuration `src`
- * (TP8 x CP1 or TP4 x CP2, 4 micro-batches), wisp predicts TP8, TP4 x
- * CP2, TP2 x CP4 and TP1 x CP8 with 4 micro-batches and TP4 x CP2 with 2
- * and 8, each within 5 % of the truth and in the true order (pairs more
- * than 1 % apart, as for the other pp 1 source). */
+ * (TP8, TP4 x CP2, TP2 x PP2 x CP2, 4 micro-batches), wisp predicts TP8,
+ * TP4 x CP2, TP2 x CP4 and TP1 x CP8 with 4 micro-batches, TP4 x CP2 with
+ * 2 and 8, TP2 x PP2 x CP2 with 4 and 8 and TP1 x PP2 x CP4, each within
+ * 5 % of the truth and in the true order (pairs more than 1 % apart, as
+ * for the other pp 1 source). */
 typedef struct {
-  int tp, cp, mb;
+  int tp, cp, mb, pp;
 } cp_cfg;
 
-static const cp_cfg cp_configs[] = {{8, 1, 4}, {4, 2, 4}, {2, 4, 4}, {1, 8, 4}, {4, 2, 2}, {4, 2, 8}};
+static const cp_cfg cp_configs[] = {{8, 1, 4, 1}, {4, 2, 4, 1}, {2, 4, 4, 1}, {1, 8, 4, 1}, {4, 2, 2, 1},
+                                    {4, 2, 8, 1}, {2, 2, 4, 2}, {2, 2, 8, 2}, {1, 4, 4, 2}};
 
 static int64_t cp_truth(const cp_cfg *c, const char *dir)
 {
   gt_par_params p;
   gt_par_init(&p);
   p.tp = c->tp;
-  p.pp = 1;
+  p.pp = c->pp;
   p.cp = c->cp;
   p.mb = c->mb;
   p.overlap_grad_reduce = FALSE;
@@ -360,14 +362,14 @@ static void check_cp(gconstpointer data)
   for (int i = 0; i < N; i++) {
     const cp_cfg *c = &cp_configs[i];
     t[i] = (double)cp_truth(c, NULL);
-    char *spec = g_strdup_printf("tp=%d,cp=%d,mb=%d", c->tp, c->cp, c->mb), *err = NULL;
+    char *spec = g_strdup_printf("tp=%d,pp=%d,cp=%d,mb=%d", c->tp, c->pp, c->cp, c->mb), *err = NULL;
     w[i] = predict(trace, cal, card, spec, json, &err);
     if (w[i] < 0)
       g_test_message("%s", err);
     g_free(err);
     double e = 100.0 * (w[i] - t[i]) / t[i];
-    g_test_message("from tp%d cp%d mb%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", src->tp, src->cp, src->mb, spec,
-                   t[i] / 1e6, w[i] / 1e6, e);
+    g_test_message("from tp%d pp%d cp%d mb%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", src->tp, src->pp, src->cp,
+                   src->mb, spec, t[i] / 1e6, w[i] / 1e6, e);
     g_assert_cmpfloat(fabs(e), <=, 5.0);
     g_free(spec);
   }
@@ -375,7 +377,7 @@ static void check_cp(gconstpointer data)
     for (int j = 0; j < N; j++)
       if (t[i] * 1.01 < t[j])
         g_assert_cmpfloat(w[i], <, w[j]);
-  if (src->cp == 1) { /* wisp search's cp axis: TP4 x CP2 mb4 (w[1]) is one of its rows, the same step */
+  if (src->cp == 1 && src->pp == 1) { /* wisp search's cp axis: TP4 x CP2 mb4 (w[1]) is one of its rows, the same step */
     char *sj = g_build_filename(dir, "search.json", NULL), *out = NULL, *text = NULL;
     g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"search", trace, "--card", card, "--cluster", cal,
                                                             "--max-cp", "2", "--jobs", "2", "--json", sj, NULL},
@@ -637,6 +639,7 @@ int main(int argc, char **argv)
   g_test_add_data_func("/repartition/from-tp8-pp1-mb4", &configs[4], check_from);
   g_test_add_data_func("/repartition/cp-from-tp8", &cp_configs[0], check_cp);
   g_test_add_data_func("/repartition/cp-from-tp4-cp2", &cp_configs[1], check_cp);
+  g_test_add_data_func("/repartition/cp-from-tp2-pp2-cp2", &cp_configs[6], check_cp);
   g_test_add_func("/repartition/knobs", check_knobs);
   g_test_add_func("/repartition/refusals", check_refusals);
   g_test_add_func("/repartition/search", check_search);
