@@ -130,7 +130,7 @@ void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *e)
     {"scale", 0, 0, G_OPTION_ARG_STRING, &s->scale, "simulate the job with data-parallel degree N (a multiple of the "
      "traced one): new ranks replay their traced counterpart's graph, DP groups grow, TP/PP groups are replicated; "
      "tp=, pp=, ep=, cp= (ring attention), mb= (micro-batches), mbs=, sched=gpipe|1f1b|interleaved_1f1b, vpp= "
-     "re-partition the model read from the trace and --card (doc/repartition.md)", "dp=N|tp=N,pp=N,cp=N,mb=N"},
+     "re-partition the model read from the trace and --card (doc/repartition.md)", "dp=N|tp=N,pp=N,mb=N"},
     {"placement", 0, 0, G_OPTION_ARG_STRING, &s->placement, "where --scale puts the new ranks: outer (default: "
      "replicas of the traced world side by side, the trace's TP/PP placement inside each) or inner (a rank's DP "
      "replicas on consecutive ranks)", "outer|inner"},
