@@ -105,6 +105,7 @@ typedef struct {
   int step_used, step_first, step_last, n_steps;
   int step_used_first;     /* first step in the window */
   int n_steps_used;        /* steps in the window */
+  gboolean inference_markers; /* the steps are vLLM / SGLang markers, numbered by start time */
   GString *steps_dropped;  /* "#N (reason), ...": steps left out as incomplete; NULL if none */
   uint64_t size_from_args, size_from_cpu, size_unknown;
   uint64_t size_from_card, size_from_sync; /* registry kernels sized by the workload card / barriers */

@@ -215,12 +215,22 @@ static void check_case(gconstpointer data)
   g_free(s_json);
 }
 
+/* CCL-Bench's marker test (tools/inference_latency/inference_latency.py,
+ * _calc_json): vLLM = cat user_annotation, name starting execute_context_;
+ * SGLang = cat python_function, name matching "(^|:) run_batch$". */
+static gboolean ccl_bench_marker(const char *cat, const char *name, gboolean sglang)
+{
+  if (!sglang)
+    return strcmp(cat, "user_annotation") == 0 && g_str_has_prefix(name, "execute_context_");
+  return strcmp(cat, "python_function") == 0 && (g_str_has_suffix(name, ": run_batch") ||
+                                                 strcmp(name, " run_batch") == 0);
+}
+
 /* CCL-Bench's inference_latency on one directory's raw Kineto files: per
- * rank the durations (us) of the user_annotation events named
- * execute_context_* in start order; TTFT = the first, TPOT = the mean of
- * the later ones without the last (more than two); each averaged over
- * ranks; returned in ns. */
-static void ccl_bench_latency(const char *dir, int ranks, double *ttft_ns, double *tpot_ns)
+ * rank the durations (us) of the marker events (ccl_bench_marker) in start
+ * order; TTFT = the first, TPOT = the mean of the later ones without the
+ * last (more than two); each averaged over ranks; returned in ns. */
+static void ccl_bench_latency(const char *dir, int ranks, gboolean sglang, double *ttft_ns, double *tpot_ns)
 {
   double ttft = 0, tpot = 0;
   for (int r = 0; r < ranks; r++) {
@@ -229,8 +239,7 @@ static void ccl_bench_latency(const char *dir, int ranks, double *ttft_ns, doubl
     GArray *ts = g_array_new(FALSE, FALSE, sizeof(double)), *dur = g_array_new(FALSE, FALSE, sizeof(double));
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")) {
       const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name"), *c = cJSON_GetObjectItemCaseSensitive(e, "cat");
-      if (cJSON_IsString(n) && cJSON_IsString(c) && strcmp(c->valuestring, "user_annotation") == 0 &&
-          g_str_has_prefix(n->valuestring, "execute_context_")) {
+      if (cJSON_IsString(n) && cJSON_IsString(c) && ccl_bench_marker(c->valuestring, n->valuestring, sglang)) {
         double t = cJSON_GetObjectItemCaseSensitive(e, "ts")->valuedouble, d = cJSON_GetObjectItemCaseSensitive(e, "dur")->valuedouble;
         guint at = 0;
         while (at < ts->len && g_array_index(ts, double, at) < t)
@@ -272,13 +281,57 @@ static void true_latency(const gt_result *res, double *ttft_ns, double *tpot_ns)
   *tpot_ns = tpot / res->n_ranks;
 }
 
-/* TTFT and TPOT of the serve twin (one prefill, five decode steps marked
- * as vLLM marks them) at B and 2B: `wisp utility --latency` must measure
- * TTFT and TPOT as CCL-Bench's rule computes them from the raw files
- * (within 0.1 %), and its utilities of doubling scale_up_bw for TTFT and
- * for TPOT must be within 1 percentage point of the true ones. */
-static void check_serve_latency(void)
+/* `wisp metrics` on the serve twin's trace: TTFT and TPOT equal to
+ * CCL-Bench's rule on the raw files (within 0.1 %); with a card whose
+ * phase is training both are n/a with CCL-Bench's reason; with
+ * output_len 1, TPOT is n/a and TTFT stays. */
+static void check_metrics_latency(const char *dir, const char *b_dir, double raw_ttft, double raw_tpot)
 {
+  char *m_json = g_build_filename(dir, "m.json", NULL), *card = g_build_filename(dir, "card.yaml", NULL);
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"metrics", b_dir, "--json", m_json, NULL}, &out), ==, 0);
+  test_expect_has(out, "ttft: CCL-Bench's inference_latency over 6 model executions");
+  g_free(out);
+  cJSON *m = load_json(m_json);
+  const cJSON *meas = cJSON_GetObjectItemCaseSensitive(m, "measured");
+  double ttft = ns_of(meas, "ttft_ns"), tpot = ns_of(meas, "tpot_ns");
+  g_test_message("wisp metrics: TTFT %.0f ns, TPOT %.0f ns (CCL-Bench on the raw files: %.0f, %.0f)", ttft, tpot,
+                 raw_ttft, raw_tpot);
+  g_assert_cmpfloat(fabs(ttft - raw_ttft) / raw_ttft, <=, 0.001);
+  g_assert_cmpfloat(fabs(tpot - raw_tpot) / raw_tpot, <=, 0.001);
+  cJSON_Delete(m);
+  static const char *const cards[2] = {"workload:\n  model:\n    phase: training\n",
+                                       "workload:\n  model:\n    phase: inference\n  data:\n    output_len: 1\n"};
+  for (int c = 0; c < 2; c++) {
+    g_assert_true(g_file_set_contents(card, cards[c], -1, NULL));
+    g_assert_cmpint(test_wisp_run((const char *[]){"metrics", b_dir, "--card", card, "--json", m_json, NULL}, &out),
+                    ==, 0);
+    m = load_json(m_json);
+    meas = cJSON_GetObjectItemCaseSensitive(m, "measured");
+    g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(meas, "tpot_ns")));
+    if (c == 0) {
+      g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(meas, "ttft_ns")));
+      test_expect_has(out, "ttft: n/a: the card's workload.model.phase is training");
+    } else {
+      g_assert_cmpfloat(fabs(ns_of(meas, "ttft_ns") - raw_ttft) / raw_ttft, <=, 0.001);
+      test_expect_has(out, "tpot: n/a: the card's workload.data.output_len is 1");
+    }
+    cJSON_Delete(m);
+    g_free(out);
+  }
+  g_free(m_json);
+  g_free(card);
+}
+
+/* TTFT and TPOT of the serve twin (one prefill, five decode steps marked
+ * as vLLM marks them, or as SGLang does with data 1) at B and 2B: `wisp
+ * utility --latency` and `wisp metrics` must measure TTFT and TPOT as
+ * CCL-Bench's rule computes them from the raw files (within 0.1 %), and
+ * the utilities of doubling scale_up_bw for TTFT and for TPOT must be
+ * within 1 percentage point of the true ones. */
+static void check_serve_latency(gconstpointer data)
+{
+  gboolean sglang = GPOINTER_TO_INT(data);
   if (!g_getenv("WISP_BIN")) {
     g_test_skip("WISP_BIN not set (run through make check)");
     return;
@@ -288,6 +341,7 @@ static void check_serve_latency(void)
   char *cal_b = g_build_filename(dir, "calB.yaml", NULL), *u_json = g_build_filename(dir, "u.json", NULL);
   gt_params p;
   gt_params_init(&p, GT_SERVE);
+  p.sglang_markers = sglang;
   gt_result rb, r2b;
   GError *error = NULL;
   g_assert_true(gt_run(&p, b_dir, &rb, &error));
@@ -297,7 +351,7 @@ static void check_serve_latency(void)
   double ttft_b, tpot_b, ttft_2b, tpot_2b, raw_ttft, raw_tpot;
   true_latency(&rb, &ttft_b, &tpot_b);
   true_latency(&r2b, &ttft_2b, &tpot_2b);
-  ccl_bench_latency(b_dir, rb.n_ranks, &raw_ttft, &raw_tpot);
+  ccl_bench_latency(b_dir, rb.n_ranks, sglang, &raw_ttft, &raw_tpot);
   double true_ttft_u = 100.0 * (ttft_b - ttft_2b) / ttft_b, true_tpot_u = 100.0 * (tpot_b - tpot_2b) / tpot_b;
   g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL},
                                 NULL), ==, 0);
@@ -326,6 +380,7 @@ static void check_serve_latency(void)
   g_assert_cmpfloat(true_ttft_u, >, 1.0); /* the check can fail: both utilities are well above 0 */
   g_assert_cmpfloat(true_tpot_u, >, 1.0);
   cJSON_Delete(u);
+  check_metrics_latency(dir, b_dir, raw_ttft, raw_tpot);
   test_rm_rf(dir);
   g_free(dir);
   g_free(b_dir);
@@ -343,6 +398,7 @@ int main(int argc, char **argv)
     g_test_add_data_func(path, GINT_TO_POINTER(cases[i]), check_case);
     g_free(path);
   }
-  g_test_add_func("/gt_et/serve_latency", check_serve_latency);
+  g_test_add_data_func("/gt_et/serve_latency", GINT_TO_POINTER(FALSE), check_serve_latency);
+  g_test_add_data_func("/gt_et/serve_latency_sglang", GINT_TO_POINTER(TRUE), check_serve_latency);
   return g_test_run();
 }

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "studies/study_metrics_internal.h"
 #include "topologies/topo.h"
+#include "studies/study_latency.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -685,7 +686,26 @@ static void test_cli_simulate(void)
     k++;
   }
   g_assert_cmpint(k, ==, 16);
+  /* Issue 29 obs 10: the example's compute nodes are layers named
+   * fwd_mbM_layerL / bwd_mbM_layerL (make_example.c: per rank M x L = 16
+   * of each, 1200 and 2400 us) and one optimizer_step (3000 us).  A layer
+   * is neither a GEMM nor an elementwise kernel by name: unclassified, not
+   * memory-bound (it was "memory_bound 100 %").  Per rank (the same on
+   * every rank): 16 x 3600 = 57600 us unclassified, 3000 us memory-bound
+   * (the optimizer), 0 compute-bound, of 60600 us. */
+  g_assert_cmpfloat_with_epsilon(num(sim, "unclassified_pct"), 100.0 * 57600 / 60600, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(sim, "memory_bound_pct"), 100.0 * 3000 / 60600, 1e-3);
+  g_assert_cmpfloat(num(sim, "compute_bound_pct"), ==, 0.0);
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(sim, "unclassified_kernel")->valuestring, "bwd_mb"));
   cJSON_Delete(d);
+  /* The compute:elementwise lever still scales every kernel no other rule
+   * claims, and says how much of it only matched no rule. */
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", v.example, "--network", v.cluster, "--resource",
+                                                 "compute:elementwise", NULL}, &out), ==, 0);
+  test_expect_has(out, "elementwise kernels: 100.00 % of GPU kernel time, of which 95.05 % by default: names that "
+                  "match no class rule");
+  g_free(out);
   d = load_json(j2);
   g_assert_null(cJSON_GetObjectItemCaseSensitive(d, "metrics"));
   cJSON_Delete(d);
@@ -696,10 +716,39 @@ static void test_cli_simulate(void)
   test_example_teardown(&v);
 }
 
+/* CCL-Bench's inference_latency rule is per rank
+ * (_summarize_rank_sequences): each rank's TTFT (its first execution) and
+ * TPOT (mean of its 2nd .. second-to-last when it has more than two, else
+ * of its later ones), then the mean over ranks; a rank without a marker is
+ * skipped.  Worked by hand, 4 ranks x 5 executions (ns; - = no marker):
+ *   rank 0: 10  2  4 100  -   ttft 10, tpot (2 + 4) / 2 = 3
+ *   rank 1: 12  3  -   5 50   ttft 12, tpot (3 + 5) / 2 = 4
+ *   rank 2: 20  6  -   -  -   ttft 20, tpot 6 (two executions: the last stays)
+ *   rank 3:  -  -  -   -  -   skipped
+ *   TTFT = (10 + 12 + 20) / 3 = 14, TPOT = (3 + 4 + 6) / 3 = 13/3.
+ * The slowest rank per execution would give TTFT 20 instead. */
+static void test_latency_rule(void)
+{
+  const double X = NAN;
+  const double d[5 * 4] = {10, 12, 20, X, 2, 3, 6, X, 4, X, X, X, 100, 5, X, X, X, 50, X, X};
+  double ttft, tpot;
+  study_latency_rule(d, 5, 4, &ttft, &tpot);
+  g_assert_cmpfloat_with_epsilon(ttft, 14.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(tpot, 13.0 / 3.0, 1e-12);
+  const double one[1] = {7};
+  study_latency_rule(one, 1, 1, &ttft, &tpot); /* one execution: a TTFT, no decode step */
+  g_assert_cmpfloat_with_epsilon(ttft, 7.0, 1e-12);
+  g_assert_true(isnan(tpot));
+  const double none[2] = {X, X};
+  study_latency_rule(none, 2, 1, &ttft, &tpot);
+  g_assert_true(isnan(ttft) && isnan(tpot));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/metrics/generated", test_generated);
+  g_test_add_func("/metrics/latency_rule", test_latency_rule);
   g_test_add_func("/metrics/mfu", test_mfu);
   g_test_add_func("/metrics/card_errors", test_card_errors);
   g_test_add_func("/metrics/replay_feed", test_replay_feed);
