@@ -149,7 +149,7 @@ int wisp_cmd_metrics(int argc, char **argv)
 {
   char *card_path = NULL, *json = NULL, *steps = NULL, *replicate_from = NULL, *comm_group = NULL;
   char *html = NULL, *tmp_json = NULL;
-  gboolean strict = FALSE, replicate_missing = FALSE;
+  gboolean strict = FALSE, replicate_missing = FALSE, markers = FALSE;
   int step = -1;
   double peak = 0;
   GOptionEntry entries[] = {
@@ -204,7 +204,6 @@ int wisp_cmd_metrics(int argc, char **argv)
   lo.comm_group = comm_group;
   lo.steps_in_window = &n_steps;
   lo.model_flops = &model_flops;
-  gboolean markers = FALSE;
   lo.inference_markers = &markers;
   if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_cli_html_prepare(html, &json, &tmp_json, &error) ||
       !wisp_output_declare(json, "--json", &error)) {

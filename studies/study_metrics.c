@@ -290,6 +290,11 @@ static void class_shares(study_metrics *m, const class_acc *c)
   m->unclassified_kernel = c->unnamed_name;
 }
 
+/* TTFT and TPOT until `wisp metrics` measures them (study_metrics_set_latency). */
+static const char latency_na[] = "not computed for a replayed window: `wisp metrics` measures it over every vLLM "
+                                 "execute_context / SGLang run_batch execution, `wisp utility --latency` replays "
+                                 "each one and gives its what-ifs";
+
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu)
 {
   study_metrics *m = g_new0(study_metrics, 1);
@@ -396,9 +401,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   m->compute_comm_overlap_pct = n_comm ? 100 * sum_ovl / n_comm : NAN;
   m->load_imbalance_ratio = n_active && act_min > 0 ? (double)act_max / (double)act_min : NAN;
   class_shares(m, &cls);
-  study_metrics_set_latency(m, NAN, NAN, "not computed for a replayed window: `wisp metrics` measures it over "
-                            "every vLLM execute_context / SGLang run_batch execution, `wisp utility --latency` "
-                            "replays each one and gives its what-ifs", "as for ttft");
+  study_metrics_set_latency(m, NAN, NAN, latency_na, "as for ttft");
   m->straggler = comm_ranks >= 2 && last_end > first_start
                      ? (double)(last_end - first_end) / (double)(last_end - first_start) : 0;
   if (comm_ranks < 2)
