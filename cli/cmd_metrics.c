@@ -60,6 +60,23 @@ static const char *latency_gate(const cfg_card *card, char *buf, size_t len, con
   return NULL;
 }
 
+/* Why the input gives no model executions, by its kind (static). */
+static const char *no_markers_why(const char *const *paths, int n)
+{
+  wisp_inputs in;
+  const char *kind = wisp_inputs_resolve(paths, n, &in, NULL) && in.kind ? in.kind : "";
+  const char *why =
+    strcmp(kind, "nsys") == 0 ? "an Nsight export: vLLM and SGLang mark their model executions in the PyTorch "
+                                "profiler's trace (Kineto JSON, where CCL-Bench reads them), not as NVTX ranges"
+    : strcmp(kind, "xla") == 0 ? "an XLA profile: CCL-Bench times the TPU JSON trace's \"$core.py:331 step\" events; "
+                                 "wisp does not read them from XProf"
+    : strcmp(kind, "kineto") == 0 ? "the trace has no vLLM execute_context_* or SGLang run_batch markers (model "
+                                    "executions); CCL-Bench's rule needs them"
+                                  : "the input carries no measured model executions";
+  wisp_inputs_clear(&in);
+  return why;
+}
+
 /* TTFT and TPOT of the measured run (studies/study_latency.h): each model
  * execution k (the trace's vLLM execute_context / SGLang run_batch
  * markers, numbered by start time) loaded as --step k until the trace has
@@ -74,8 +91,7 @@ static gboolean measure_latency(study_metrics *m, const char *const *paths, int 
   if (gate && *gate == '\0')
     return FALSE;
   if (gate || !markers) {
-    gate = gate ? gate : "the trace has no vLLM execute_context_* or SGLang run_batch markers (model executions); "
-                         "CCL-Bench's rule needs them";
+    gate = gate ? gate : no_markers_why(paths, n);
     study_metrics_set_latency(m, NAN, NAN, gate, gate);
     return TRUE;
   }

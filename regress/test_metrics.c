@@ -716,6 +716,52 @@ static void test_cli_simulate(void)
   test_example_teardown(&v);
 }
 
+/* Every key of the catalog on every input kind wisp measures (Kineto:
+ * HTA's trace, XLA: XProf's tpu_inference_2, Nsight: cloverleaf; a
+ * PyTorch execution trace alone has no measured window, test_input_kinds_cli
+ * checks that refusal): each key is a number, or null with its reason
+ * under the key's _source, never a bare null.  The values themselves are
+ * checked against the raw files by /metrics/shared_* and test_nsys. */
+static void test_catalog_kinds(void)
+{
+  static const char *const inputs[3] = {"hta/nccl_parser_config/nccl_data.json.gz",
+                                        "xprof/test_xplanes/tpu_inference_2.xplane.pb",
+                                        "nsys/perlmutter-cloverleaf-cuda.sqlite"};
+  static const char *const ttft_why[3] = {"no vLLM execute_context_* or SGLang run_batch markers",
+                                          "an XLA profile", "an Nsight export"};
+  static const struct { const char *key, *why; } keys[] = {
+    {"mfu_pct", "mfu_source"}, {"average_memory_bandwidth_GBps", "average_memory_bandwidth_source"},
+    {"mean_sm_coverage_pct", "mean_sm_coverage_source"}, {"bw_peertopeer_pct", "bw_peertopeer_source"},
+    {"ttft_ns", "ttft_source"}, {"tpot_ns", "tpot_source"}, {"avg_step_time_ns", NULL},
+    {"compute_bound_pct", NULL}, {"memory_bound_pct", NULL}, {"unclassified_pct", NULL},
+    {"memory_transfer_overhead_pct", NULL}, {"communication_fraction_pct", NULL},
+    {"total_communication_time_ns", NULL}, {"load_imbalance_ratio", NULL}, {"straggler", NULL},
+    {"dominant_kernel_concentration_pct", NULL}, {"moe_fraction_pct", NULL},
+  };
+  for (int i = 0; i < 3; i++) {
+    char *path = NULL;
+    if (!g_getenv("WISP_BIN") || !shared_file(inputs[i], &path)) {
+      test_skip_absent(inputs[i]);
+      g_free(path);
+      return;
+    }
+    cJSON *d = wisp_json_of((const char *[]){"metrics", path, "--replicate-missing", "--json", "-", NULL});
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+    for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, keys[k].key);
+      g_test_message("%s: %s = %s", inputs[i], keys[k].key, cJSON_IsNumber(v) ? "a number" : "null");
+      g_assert_true(cJSON_IsNumber(v) || (cJSON_IsNull(v) && keys[k].why));
+      if (cJSON_IsNull(v)) {
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(m, keys[k].why);
+        g_assert_true(cJSON_IsString(why) && strlen(why->valuestring) > 10);
+      }
+    }
+    g_assert_nonnull(strstr(cJSON_GetObjectItemCaseSensitive(m, "ttft_source")->valuestring, ttft_why[i]));
+    cJSON_Delete(d);
+    g_free(path);
+  }
+}
+
 /* CCL-Bench's inference_latency rule is per rank
  * (_summarize_rank_sequences): each rank's TTFT (its first execution) and
  * TPOT (mean of its 2nd .. second-to-last when it has more than two, else
@@ -749,6 +795,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/metrics/generated", test_generated);
   g_test_add_func("/metrics/latency_rule", test_latency_rule);
+  g_test_add_func("/metrics/catalog_kinds", test_catalog_kinds);
   g_test_add_func("/metrics/mfu", test_mfu);
   g_test_add_func("/metrics/card_errors", test_card_errors);
   g_test_add_func("/metrics/replay_feed", test_replay_feed);
