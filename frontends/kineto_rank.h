@@ -49,10 +49,12 @@ gboolean kt_parse_int_list(const char *s, GArray *out);
 
 typedef struct {
   uint32_t ev;             /* event index in the trace */
+  uint32_t bytes_lo;       /* memcpy / memset: args "bytes" (low half; 0 unknown), in the struct's padding */
   sim_time_ps start, end;  /* relative to the window start */
   uint32_t stream;         /* dense stream index within the rank */
   uint32_t comm;           /* index into kt_rank.comms or KT_NONE */
   uint32_t launch;         /* launch event index or KT_NONE */
+  uint32_t bytes_hi;       /* high half of the bytes */
 } kt_op;
 
 typedef struct {

@@ -220,8 +220,8 @@ static void kernel_metrics(study_metrics *m, kernel_acc *ka)
   /* bytes / ps = TB/s; x 1000 = GB/s */
   m->average_memory_bandwidth_GBps = ka->copy_ps > 0 ? 1000 * ka->copy_bytes / ka->copy_ps : NAN;
   m->average_memory_bandwidth_source = ka->copy_ps > 0 ? "bytes of the sized memcpy/memset over their time"
-                                       : "no memcpy or memset with a byte count (Kineto and XLA graphs do not "
-                                         "carry copy sizes yet; Nsight exports do)";
+                                       : "no memcpy or memset with a byte count in the window (XLA graphs carry no "
+                                         "copy sizes; Kineto and Nsight copies carry theirs)";
   m->moe_fraction_pct = ka->kernel_ps > 0 ? 100 * ka->moe_ps / ka->kernel_ps : NAN;
   g_hash_table_destroy(ka->by_name);
 }
