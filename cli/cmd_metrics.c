@@ -10,6 +10,7 @@
 #include "cli/wisp_load.h"
 #include "cli/wisp_metrics.h"
 #include "studies/study_metrics.h"
+#include "studies/study_latency.h"
 #include "frontends/nsys.h"
 
 #include <math.h>
@@ -34,6 +35,106 @@ static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int 
   }
   wisp_inputs_clear(&in);
   return ok;
+}
+
+/* The card's gate, as CCL-Bench's inference_latency applies it: NULL
+ * when TTFT and TPOT apply, else why not (static or in *buf); *tpot_why
+ * set when only TPOT is out (output_len <= 1: no decode step). */
+static const char *latency_gate(const cfg_card *card, char *buf, size_t len, const char **tpot_why, GError **error)
+{
+  *tpot_why = NULL;
+  if (card == NULL)
+    return NULL;
+  const char *phase = cfg_card_get(card, "workload.model.phase", NULL);
+  if (phase && g_ascii_strcasecmp(phase, "inference") != 0) {
+    g_snprintf(buf, len, "the card's workload.model.phase is %s; CCL-Bench computes TTFT and TPOT for inference "
+               "only", phase);
+    return buf;
+  }
+  int64_t out_len = 0;
+  gboolean found = FALSE;
+  if (!cfg_card_count(card, "workload.data.output_len", G_MAXINT32, &out_len, &found, error))
+    return "";
+  if (found && out_len <= 1)
+    *tpot_why = "the card's workload.data.output_len is 1: no decode step (CCL-Bench: -1)";
+  return NULL;
+}
+
+/* Why the input gives no model executions, by its kind (static). */
+static const char *no_markers_why(const char *const *paths, int n)
+{
+  wisp_inputs in;
+  const char *kind = wisp_inputs_resolve(paths, n, &in, NULL) && in.kind ? in.kind : "";
+  const char *why =
+    strcmp(kind, "nsys") == 0 ? "an Nsight export: vLLM and SGLang mark their model executions in the PyTorch "
+                                "profiler's trace (Kineto JSON, where CCL-Bench reads them), not as NVTX ranges"
+    : strcmp(kind, "xla") == 0 ? "an XLA profile: CCL-Bench times the TPU JSON trace's \"$core.py:331 step\" events; "
+                                 "wisp does not read them from XProf"
+    : strcmp(kind, "kineto") == 0 ? "the trace has no vLLM execute_context_* or SGLang run_batch markers (model "
+                                    "executions); CCL-Bench's rule needs them"
+                                  : "the input carries no measured model executions";
+  wisp_inputs_clear(&in);
+  return why;
+}
+
+/* TTFT and TPOT of the measured run (studies/study_latency.h): each model
+ * execution k (the trace's vLLM execute_context / SGLang run_batch
+ * markers, numbered by start time) loaded as --step k until the trace has
+ * no more, each rank's window the execution's duration on that rank, then
+ * CCL-Bench's per-rank rule.  Loads the trace once per execution
+ * (O(executions x trace)); FALSE with the error when a load fails. */
+static gboolean measure_latency(study_metrics *m, const char *const *paths, int n, wisp_load_options lo,
+                                gboolean markers, const cfg_card *card, GError **error)
+{
+  char buf[256];
+  const char *tpot_gate = NULL, *gate = latency_gate(card, buf, sizeof buf, &tpot_gate, error);
+  if (gate && *gate == '\0')
+    return FALSE;
+  if (gate || !markers) {
+    gate = gate ? gate : no_markers_why(paths, n);
+    study_metrics_set_latency(m, NAN, NAN, gate, gate);
+    return TRUE;
+  }
+  GArray *d = g_array_new(FALSE, FALSE, sizeof(double));
+  int n_ranks = -1, k = 0;
+  lo.steps_in_window = NULL;
+  lo.model_flops = NULL;
+  lo.inference_markers = NULL;
+  lo.quiet = TRUE; /* the first load said it all */
+  lo.step_lo = lo.step_hi = -1;
+  lo.all_steps = lo.whole_trace = FALSE;
+  for (;; k++) {
+    lo.step = k;
+    et_workload *w = wisp_load_workload_paths(paths, n, &lo, error);
+    if (w == NULL && k > 0 && strstr((*error)->message, ": no ProfilerStep#")) {
+      g_clear_error(error); /* past the last execution */
+      break;
+    }
+    if (w == NULL || (n_ranks >= 0 && w->n_ranks != n_ranks)) {
+      if (w)
+        g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "model execution %d has %d ranks, execution 0 %d", k,
+                    w->n_ranks, n_ranks);
+      et_workload_free(w);
+      g_array_free(d, TRUE);
+      return FALSE;
+    }
+    n_ranks = w->n_ranks;
+    for (int r = 0; r < n_ranks; r++) {
+      double v = w->measured_step_ps && w->measured_step_ps[r] >= 0
+                     ? (double)w->measured_step_ps[r] / (double)SIM_PS_PER_NS : NAN;
+      g_array_append_val(d, v);
+    }
+    et_workload_free(w);
+  }
+  double ttft, tpot;
+  study_latency_rule((const double *)(void *)d->data, k, n_ranks, &ttft, &tpot);
+  g_array_free(d, TRUE);
+  char *how = g_strdup_printf("CCL-Bench's inference_latency over %d model executions: per rank the first, and the "
+                              "mean of the %s; then the mean over ranks", k,
+                              k > 2 ? "2nd to the second-to-last" : "later ones");
+  study_metrics_set_latency(m, ttft, tpot_gate ? NAN : tpot, how, tpot_gate ? tpot_gate : how);
+  g_free(how);
+  return TRUE;
 }
 
 /* Writes the versioned report: schema_version, wisp_version,
@@ -64,7 +165,7 @@ int wisp_cmd_metrics(int argc, char **argv)
 {
   char *card_path = NULL, *json = NULL, *steps = NULL, *replicate_from = NULL, *comm_group = NULL;
   char *html = NULL, *tmp_json = NULL;
-  gboolean strict = FALSE, replicate_missing = FALSE;
+  gboolean strict = FALSE, replicate_missing = FALSE, markers = FALSE;
   int step = -1;
   double peak = 0;
   GOptionEntry entries[] = {
@@ -119,6 +220,7 @@ int wisp_cmd_metrics(int argc, char **argv)
   lo.comm_group = comm_group;
   lo.steps_in_window = &n_steps;
   lo.model_flops = &model_flops;
+  lo.inference_markers = &markers;
   if (!wisp_steps_parse(steps, step, &lo, &error) || !wisp_cli_html_prepare(html, &json, &tmp_json, &error) ||
       !wisp_output_declare(json, "--json", &error)) {
     fprintf(stderr, "wisp metrics: %s\n", error->message);
@@ -150,7 +252,8 @@ int wisp_cmd_metrics(int argc, char **argv)
   study_activity_set_steps(a, n_steps);
   study_mfu_input mi = {have_card ? &card : NULL, model_flops, peak};
   m = study_metrics_compute(a, &mi);
-  if (!study_activity_check(a, &error)) {
+  if (!study_activity_check(a, &error) ||
+      !measure_latency(m, (const char *const *)argv + 1, argc - 1, lo, markers, doc, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }

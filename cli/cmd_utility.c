@@ -80,7 +80,7 @@ static int run_latency(const char *const *paths, int n_paths, wisp_load_options 
   char *path = NULL;
   GError *error = NULL;
   study_latency *l = NULL;
-  int status = 0;
+  int status = 0, n_ranks = 0;
   for (int k = 0; k < 100000; k++) {
     lo.step = k;
     et_workload *w = wisp_load_workload_paths(paths, n_paths, &lo, &error);
@@ -89,7 +89,10 @@ static int run_latency(const char *const *paths, int n_paths, wisp_load_options 
       break;
     }
     study_utility_result *u = NULL;
-    if (w == NULL ||
+    if (w && k > 0 && w->n_ranks != n_ranks)
+      g_set_error(&error, WISP_ERROR, WISP_ERROR_INVALID, "model execution %d has %d ranks, execution 0 %d", k,
+                  w->n_ranks, n_ranks);
+    if (w == NULL || error ||
         (!base && ((base = wisp_cli_network_open(cluster, w->n_ranks, stdout, &path, &error)) == NULL ||
                    (system && !wisp_cli_system_apply(base, cluster, system, stdout, &error)))) ||
         (u = study_utility_run(w, base, resources, opt, &error)) == NULL) {
@@ -98,13 +101,18 @@ static int run_latency(const char *const *paths, int n_paths, wisp_load_options 
       status = wisp_cli_fail(error);
       goto out;
     }
+    /* Each rank's own window: CCL-Bench's rule is per rank (study_latency_rule). */
+    n_ranks = w->n_ranks;
+    for (int r = 0; r < w->n_ranks; r++) {
+      double m = u->measured_step > 0 && w->measured_step_ps && w->measured_step_ps[r] >= 0
+                     ? (double)w->measured_step_ps[r] / (double)SIM_PS_PER_NS : NAN;
+      g_array_append_val(measured, m);
+    }
     et_workload_free(w);
     g_ptr_array_add(studies, u);
-    double m = u->measured_step > 0 ? (double)u->measured_step / (double)SIM_PS_PER_NS : NAN;
-    g_array_append_val(measured, m);
   }
   if ((l = study_latency_new((study_utility_result *const *)studies->pdata, (const double *)(void *)measured->data,
-                             (int)studies->len, &error)) == NULL) {
+                             n_ranks, (int)studies->len, &error)) == NULL) {
     status = wisp_cli_fail(error);
     goto out;
   }

@@ -245,6 +245,8 @@ static et_workload *load_any(const wisp_inputs *in, const wisp_load_options *lo,
     for (int i = 0; w && lo->device_name && i < rep.n_files && *lo->device_name == NULL; i++)
       if (rep.ranks[i].device_name)
         *lo->device_name = g_strdup(rep.ranks[i].device_name);
+    for (int i = 0; w && lo->inference_markers && i < rep.n_files; i++)
+      *lo->inference_markers = (i ? *lo->inference_markers : FALSE) || rep.ranks[i].inference_markers;
     for (int i = 0; w && lo->steps_in_window && i < rep.n_files; i++)
       *lo->steps_in_window = MAX(i ? *lo->steps_in_window : 1, rep.ranks[i].n_steps_used);
     /* Which steps the window holds, whenever steps were chosen or dropped. */

@@ -29,6 +29,8 @@ typedef struct {
   const char *comm_group;      /* --comm-group FILE: Chakra groups from FILE, not the comm_group.json beside */
   int *steps_in_window;        /* out, may be NULL: profiler steps the window spans (Kineto: rank files' most;
                                   XLA: 1 for --step N, else the markers found, at least 1); untouched for Chakra */
+  gboolean *inference_markers; /* out, may be NULL: Kineto steps are vLLM / SGLang model executions (numbered
+                                  0.. by start time: --step K loads execution K) */
   uint64_t *model_flops;       /* out, may be NULL: XLA model_flops summed over the window's ops (0 unknown) */
   /* Scaling by parallelism (chakra/et_scale.h): --scale dp=N, --placement
    * outer|inner.  NULL = not given.  With scale, the loaded workload is the
@@ -41,7 +43,7 @@ typedef struct {
                                   utility: on stdout), so the loader does not print it on stderr too */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE}
 
 /* The frontends' section of a parsed card (fe_card_from_doc), each of its
  * assumptions printed on stderr ("wisp: card FILE: assumption: ..."), so

@@ -90,6 +90,7 @@ typedef struct {
   int n_steps;
   int step_first, step_last, step_used; /* -1 when no ProfilerStep */
   int n_steps_used;        /* steps in the window (0 when no ProfilerStep) */
+  gboolean inference_markers; /* the steps are vLLM execute_context / SGLang run_batch markers (model executions) */
   int step_used_first;     /* first step of the window (== step_used for one step), -1 when no ProfilerStep */
   char *steps_dropped;     /* "#6 (cut by the trace's end)", ...: steps left out as incomplete, NULL if none */
   sim_time_ps window_start_ps, window_ps; /* window (relative to the file's first timestamp) */

@@ -509,6 +509,7 @@ static void report_rank(fe_kineto_rank_report *rr, const kt_rank *r, const kt_gr
   rr->step_used = r->step_used;
   rr->step_used_first = r->step_used_first;
   rr->n_steps_used = r->n_steps_used;
+  rr->inference_markers = r->inference_markers;
   rr->steps_dropped = r->steps_dropped ? g_strdup(r->steps_dropped->str) : NULL;
   rr->window_start_ps = r->window_abs;
   rr->window_ps = r->window_ps;

@@ -122,6 +122,10 @@ static void select_ops(kt_xctx *c, sim_time_ps ws, sim_time_ps we, gboolean have
       }
     }
     kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch };
+    if (e->kind != KT_EV_KERNEL && e->aux != KT_ABSENT && e->aux > 0) { /* a copy's bytes (average_memory_bandwidth) */
+      op.bytes_lo = (uint32_t)((uint64_t)e->aux & 0xffffffffu);
+      op.bytes_hi = (uint32_t)((uint64_t)e->aux >> 32);
+    }
     op.stream = 0;
     g_array_append_val(r->ops, op);
     int64_t key = (int64_t)(((uint64_t)(uint32_t)e->device << 32) | (uint32_t)e->stream);

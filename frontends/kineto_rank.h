@@ -49,10 +49,12 @@ gboolean kt_parse_int_list(const char *s, GArray *out);
 
 typedef struct {
   uint32_t ev;             /* event index in the trace */
+  uint32_t bytes_lo;       /* memcpy / memset: args "bytes" (low half; 0 unknown), in the struct's padding */
   sim_time_ps start, end;  /* relative to the window start */
   uint32_t stream;         /* dense stream index within the rank */
   uint32_t comm;           /* index into kt_rank.comms or KT_NONE */
   uint32_t launch;         /* launch event index or KT_NONE */
+  uint32_t bytes_hi;       /* high half of the bytes */
 } kt_op;
 
 typedef struct {
@@ -105,6 +107,7 @@ typedef struct {
   int step_used, step_first, step_last, n_steps;
   int step_used_first;     /* first step in the window */
   int n_steps_used;        /* steps in the window */
+  gboolean inference_markers; /* the steps are vLLM / SGLang markers, numbered by start time */
   GString *steps_dropped;  /* "#N (reason), ...": steps left out as incomplete; NULL if none */
   uint64_t size_from_args, size_from_cpu, size_unknown;
   uint64_t size_from_card, size_from_sync; /* registry kernels sized by the workload card / barriers */

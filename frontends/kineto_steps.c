@@ -105,6 +105,7 @@ static GArray *collect_steps(kt_xctx *c)
   gboolean unnumbered = FALSE;
   for (guint k = 0; k < steps->len; k++)
     unnumbered |= g_array_index(steps, step_ref, k).n == KT_ABSENT;
+  r->inference_markers = unnumbered;
   if (unnumbered) {
     GArray *idx = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (guint k = 0; k < steps->len; k++)

@@ -223,6 +223,12 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
     const kt_node *n = &g_array_index(g->nodes, kt_node, i);
     uint32_t idx = et_builder_add_node(b, i, (et_node_type)n->type, n->name, n->dur, n->flags & ~ET_FLAG_HAS_START);
     et_builder_set_start(b, idx, n->start);
+    if (n->op != KT_NONE && n->type == ET_NODE_COMP) {
+      const kt_op *cp = &g_array_index(r->ops, kt_op, n->op);
+      uint64_t bytes = (uint64_t)cp->bytes_hi << 32 | cp->bytes_lo; /* a memcpy / memset's size, else 0 */
+      if (bytes)
+        et_builder_set_comp_attrs(b, idx, 0, TRUE, bytes);
+    }
     if (n->op == KT_NONE || n->type == ET_NODE_COMP)
       continue;
     const kt_op *op = &g_array_index(r->ops, kt_op, n->op);

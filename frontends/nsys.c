@@ -9,10 +9,9 @@
  * exports).  Every query is prepared once per file; the file is opened
  * read-only and never written.
  */
-#include "frontends/nsys.h"
+#include "frontends/nsys_internal.h"
 #include "frontends/kineto_rank.h"
 
-#include <sqlite3.h>
 #include <string.h>
 
 typedef struct {
@@ -21,6 +20,9 @@ typedef struct {
   uint64_t bytes;
   char *name;              /* owned */
   uint8_t kind;            /* 0 kernel, 1 memcpy, 2 memset */
+  gboolean sized;          /* a kernel launched inside an NCCL call's NVTX range with a size (pl) */
+  int64_t corr;            /* kernel: correlationId, -1 when the table has none */
+  ns_payload pl;
 } ns_op;
 
 typedef struct {
@@ -58,13 +60,22 @@ void fe_nsys_report_print(const fe_nsys_report *r, FILE *out)
   for (guint i = 0; i < r->files->len; i++) {
     const fe_nsys_file_report *f = &g_array_index(r->files, fe_nsys_file_report, i);
     fprintf(out, "  %s: export schema %s; rank(s) %d..%d (%s); %" G_GUINT64_FORMAT " kernels (%" G_GUINT64_FORMAT
-            " communication, %" G_GUINT64_FORMAT " replayed at their measured time: no size in the export), %"
+            " communication: %" G_GUINT64_FORMAT " sized from NCCL's NVTX payloads, %" G_GUINT64_FORMAT " replayed at "
+            "their measured time), %"
             G_GUINT64_FORMAT " memcpys (%" G_GUINT64_FORMAT " B), %" G_GUINT64_FORMAT " memsets; runtime calls %"
             G_GUINT64_FORMAT " (launches %" G_GUINT64_FORMAT ", syncs %" G_GUINT64_FORMAT "); NVTX ranges %"
             G_GUINT64_FORMAT " (NCCL %" G_GUINT64_FORMAT "); window %.3f ms\n", f->path, f->export_version,
             f->first_rank, f->first_rank + f->n_devices - 1, f->device_name ? f->device_name : "device unnamed",
-            f->kernels, f->comm_kernels, f->comm_replayed, f->memcpys, f->memcpy_bytes, f->memsets, f->runtime_calls,
+            f->kernels, f->comm_kernels, f->comm_sized, f->comm_replayed, f->memcpys, f->memcpy_bytes, f->memsets, f->runtime_calls,
             f->launches, f->syncs, f->nvtx_ranges, f->nvtx_nccl_ranges, (double)f->window_ps / 1e9);
+  }
+  for (guint i = 0; i < r->files->len; i++) {
+    const fe_nsys_file_report *f = &g_array_index(r->files, fe_nsys_file_report, i);
+    if (f->comm_kernels && f->sizes_why)
+      fprintf(out, "  %s: no NCCL sizes: %s\n", f->path, f->sizes_why);
+    if (f->comm_sized_not_world)
+      fprintf(out, "  %s: %" G_GUINT64_FORMAT " sized communication kernel(s) on a communicator not seen on every "
+              "rank of the load: replayed at their measured time\n", f->path, f->comm_sized_not_world);
   }
   for (guint i = 0; i < r->warnings->len; i++)
     fprintf(out, "warning: %s\n", (const char *)r->warnings->pdata[i]);
@@ -116,6 +127,25 @@ static gboolean check_table(ns_file *nf, const char *t, const char *const *cols,
   return ok;
 }
 
+/* Whether table t exists with every column in cols (NULL-ended); no
+ * error either way.  O(columns). */
+static gboolean has_cols(ns_file *nf, const char *t, const char *const *cols)
+{
+  char *sql = g_strdup_printf("PRAGMA table_info(\"%s\")", t);
+  sqlite3_stmt *st = NULL;
+  GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  if (sqlite3_prepare_v2(nf->db, sql, -1, &st, NULL) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW)
+      g_hash_table_add(have, g_strdup((const char *)sqlite3_column_text(st, 1)));
+  sqlite3_finalize(st);
+  g_free(sql);
+  gboolean ok = g_hash_table_size(have) > 0;
+  for (int i = 0; ok && cols[i]; i++)
+    ok = g_hash_table_contains(have, cols[i]);
+  g_hash_table_destroy(have);
+  return ok;
+}
+
 /* Runs sql, calling row() per result row; FALSE with the error on failure.
  * After a failed query the file's error is set and later queries are not
  * run (the first error is the one reported; a malformed database fails
@@ -152,9 +182,11 @@ static void op_row(sqlite3_stmt *st, gpointer data)
   int64_t dev = sqlite3_column_int64(st, 2);
   op.stream = sqlite3_column_int64(st, 3);
   op.kind = o->kind;
+  op.corr = -1;
   if (o->kind == 0) {
     const unsigned char *n = sqlite3_column_text(st, 4);
     op.name = g_strdup(n ? (const char *)n : "(unnamed kernel)");
+    op.corr = sqlite3_column_int64(st, 5);
   } else {
     op.bytes = (uint64_t)MAX(sqlite3_column_int64(st, 4), 0);
     static const char *const kinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
@@ -187,6 +219,42 @@ static void text_row(sqlite3_stmt *st, gpointer data)
   const unsigned char *t = sqlite3_column_text(st, 0);
   if (*s == NULL && t)
     *s = g_strdup((const char *)t);
+}
+
+/* Sizes of NCCL kernels from NCCL's NVTX payloads (nsys_nvtx.c), when
+ * the export has the columns that join them: kernel and runtime
+ * correlationId, runtime and NVTX globalTid, NVTX jsonText.  Otherwise the
+ * report says which is missing.  O(ops + ranges log ranges). */
+static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
+{
+  static const char *const rt[] = {"globalTid", "correlationId", NULL};
+  static const char *const nv[] = {"globalTid", "jsonText", NULL};
+  static const char *const nvid[] = {"jsonTextId", NULL};
+  fe_nsys_file_report *fr = nf->fr;
+  if (!has_corr || !has_cols(nf, "CUPTI_ACTIVITY_KIND_RUNTIME", rt) || !has_cols(nf, "NVTX_EVENTS", nv)) {
+    fr->sizes_why = !has_corr ? "the kernel table has no correlationId"
+                    : !has_cols(nf, "CUPTI_ACTIVITY_KIND_RUNTIME", rt)
+                        ? "no CUPTI_ACTIVITY_KIND_RUNTIME with globalTid and correlationId (trace cuda)"
+                        : "no NVTX_EVENTS with globalTid and jsonText (trace nvtx; NCCL 2.19 or later writes the "
+                          "payloads)";
+    return TRUE;
+  }
+  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, has_cols(nf, "NVTX_EVENTS", nvid),
+                                           &fr->nvtx_sized_ranges, nf->error);
+  if (by_corr == NULL)
+    return FALSE;
+  if (fr->nvtx_sized_ranges == 0)
+    fr->sizes_why = "no NVTX range carries NCCL's \"" NS_NCCL_SIZE_KEY "\" payload";
+  for (guint i = 0; i < o->ops->len; i++) {
+    ns_op *op = &g_array_index(o->ops, ns_op, i);
+    const ns_payload *p = op->kind == 0 && op->corr >= 0 ? g_hash_table_lookup(by_corr, &op->corr) : NULL;
+    if (p) {
+      op->pl = *p;
+      op->sized = TRUE;
+    }
+  }
+  g_hash_table_destroy(by_corr);
+  return TRUE;
 }
 
 /* The schema check and the counted tables; then the GPU ops. */
@@ -233,8 +301,14 @@ static gboolean read_file(ns_file *nf, op_rows *o)
   if (nf->error && *nf->error)
     return FALSE;
   o->kind = 0;
-  if (!query(nf, "SELECT k.start, k.end, k.deviceId, k.streamId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT "
-             "JOIN StringIds s ON s.id = k.demangledName", op_row, o))
+  static const char *const corr[] = {"correlationId", NULL};
+  gboolean has_corr = has_cols(nf, "CUPTI_ACTIVITY_KIND_KERNEL", corr);
+  if (!query(nf, has_corr ? "SELECT k.start, k.end, k.deviceId, k.streamId, s.value, k.correlationId FROM "
+                            "CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName"
+                          : "SELECT k.start, k.end, k.deviceId, k.streamId, s.value, -1 FROM "
+                            "CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName", op_row, o))
+    return FALSE;
+  if (!nccl_sizes(nf, o, has_corr))
     return FALSE;
   o->kind = 1;
   if (m && !query(nf, "SELECT start, end, deviceId, streamId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY", op_row,
@@ -254,10 +328,52 @@ static int cmp_op(gconstpointer a, gconstpointer b)
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The communicators every rank of the load takes part in, as far as the
+ * sized NCCL kernels show them (comm id -> the ranks seen), and the load's
+ * rank count: a collective on such a communicator is a world collective. */
+typedef struct {
+  GHashTable *world;       /* uint64_t* comm ids spanning every rank */
+  int n_ranks;
+} ns_comms;
+
+/* Chakra's comm_size from NCCL's "Message size [bytes]" on a world
+ * communicator of n ranks (NCCL src/collectives.cc): all-reduce, broadcast,
+ * reduce and all-gather (sendcount, the per-rank shard) as they are;
+ * reduce-scatter passes recvcount (Chakra: the full input, n times it);
+ * all-to-all passes the per-peer count (Chakra: the send buffer, n times
+ * it). */
+static uint64_t chakra_bytes(et_coll_type coll, uint64_t bytes, int n)
+{
+  return coll == ET_COLL_REDUCE_SCATTER || coll == ET_COLL_ALL_TO_ALL ? bytes * (uint64_t)n : bytes;
+}
+
+/* A communication kernel's node: with a size on a world communicator it is
+ * simulated; otherwise replayed at its measured duration. */
+static void comm_node(et_builder *b, uint32_t n, const ns_op *op, et_coll_type coll, const ns_comms *cm,
+                      fe_nsys_file_report *fr)
+{
+  et_comm c = {.coll = (uint8_t)coll, .src = -1, .dst = -1, .tag = -1, .root = -1};
+  if (op->sized && op->pl.has_comm && cm->world && g_hash_table_contains(cm->world, &op->pl.comm)) {
+    c.group = ET_GROUP_WORLD;
+    c.bytes = chakra_bytes(coll, op->pl.bytes, cm->n_ranks);
+    fr->comm_sized++;
+  } else {
+    fr->comm_replayed++;
+    fr->comm_sized_not_world += op->sized;
+  }
+  et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+  fr->comm_kernels++;
+}
+
+static gboolean simulated_comm(const ns_op *op, const ns_comms *cm)
+{
+  return op->sized && op->pl.has_comm && cm->world && g_hash_table_contains(cm->world, &op->pl.comm);
+}
+
 /* One device's graph: per stream, [delay] op [delay] op ...  The ops are
  * sorted by (stream, start); ids count from 1.  O(ops log ops). */
-static et_graph *device_graph(const char *source, GPtrArray *ops, fe_nsys_file_report *fr, sim_time_ps *window,
-                              GError **error)
+static et_graph *device_graph(const char *source, GPtrArray *ops, const ns_comms *cm, fe_nsys_file_report *fr,
+                              sim_time_ps *window, GError **error)
 {
   g_ptr_array_sort(ops, cmp_op);
   int64_t t0 = INT64_MAX, t1 = INT64_MIN;
@@ -289,17 +405,14 @@ static et_graph *device_graph(const char *source, GPtrArray *ops, fe_nsys_file_r
     gboolean comm = e && e->kind_from_name && kt_coll_from_kernel(op->name, &coll, &p2p) && p2p == 0;
     if (e && !comm)
       fr->p2p_as_compute++;
+    gboolean replay = comm && !simulated_comm(op, cm);
     uint32_t n = et_builder_add_node(b, id, comm ? ET_NODE_COMM_COLL : ET_NODE_COMP, op->name,
-                                     (op->end - op->start) * 1000, (uint8_t)(ET_FLAG_HAS_START | (comm ? ET_FLAG_REPLAY : 0)));
+                                     (op->end - op->start) * 1000, (uint8_t)(ET_FLAG_HAS_START | (replay ? ET_FLAG_REPLAY : 0)));
     et_builder_set_start(b, n, (op->start - t0) * 1000);
     if (op->kind != 0) /* the bytes a copy or memset moved (tensor_size; doc/metrics.md) */
       et_builder_set_comp_attrs(b, n, 0, TRUE, op->bytes);
-    if (comm) {
-      et_comm c = {.coll = (uint8_t)coll, .src = -1, .dst = -1, .tag = -1, .root = -1};
-      et_builder_set_comm(b, n, &c, NULL, NULL, 0);
-      fr->comm_kernels++;
-      fr->comm_replayed++;
-    }
+    if (comm)
+      comm_node(b, n, op, coll, cm, fr);
     if (prev)
       et_builder_add_dep(b, n, prev, FALSE, TRUE);
     prev = id++;
@@ -315,9 +428,9 @@ static int cmp_i64(gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-/* One file: its devices' graphs appended to graphs. */
-static gboolean load_file(const char *path, fe_nsys_file_report *fr, GPtrArray *graphs, GArray *windows,
-                          GError **error)
+/* One file's GPU ops into o, its devices sorted; the report's counts
+ * from its tables.  FALSE with the error naming the file. */
+static gboolean read_export(const char *path, fe_nsys_file_report *fr, op_rows *o, GError **error)
 {
   ns_file nf = {path, NULL, fr, error};
   if (sqlite3_open_v2(path, &nf.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -326,22 +439,75 @@ static gboolean load_file(const char *path, fe_nsys_file_report *fr, GPtrArray *
     sqlite3_close(nf.db);
     return FALSE;
   }
-  op_rows o = {g_array_new(FALSE, FALSE, sizeof(ns_op)), g_array_new(FALSE, FALSE, sizeof(int64_t)),
-               g_array_new(FALSE, FALSE, sizeof(int64_t)), 0};
-  gboolean ok = read_file(&nf, &o);
+  gboolean ok = read_file(&nf, o);
   sqlite3_close(nf.db);
-  if (ok && o.ops->len == 0) {
+  if (ok && o->ops->len == 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: the export holds no kernel, memcpy or memset: nothing "
                 "ran on a GPU while it was profiled", path);
     ok = FALSE;
   }
-  g_array_sort(o.devices, cmp_i64);
-  for (guint d = 0; ok && d < o.devices->len; d++) {
-    int64_t dev = g_array_index(o.devices, int64_t, d);
+  g_array_sort(o->devices, cmp_i64);
+  return ok;
+}
+
+static void rows_clear(op_rows *o)
+{
+  for (guint i = 0; o->ops && i < o->ops->len; i++)
+    g_free(g_array_index(o->ops, ns_op, i).name);
+  if (o->ops)
+    g_array_free(o->ops, TRUE);
+  if (o->devices)
+    g_array_free(o->devices, TRUE);
+  if (o->op_device)
+    g_array_free(o->op_device, TRUE);
+}
+
+/* The communicators of the sized NCCL kernels seen on every one of the
+ * n_ranks ranks (files in order, devices in id order within a file).
+ * O(ops). */
+static GHashTable *world_comms(const op_rows *rows, int n_files, int n_ranks)
+{
+  GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_hash_table_destroy);
+  for (int f = 0, base = 0; f < n_files; base += (int)rows[f].devices->len, f++)
+    for (guint i = 0; i < rows[f].ops->len; i++) {
+      const ns_op *op = &g_array_index(rows[f].ops, ns_op, i);
+      if (!op->sized || !op->pl.has_comm)
+        continue;
+      int64_t dev = g_array_index(rows[f].op_device, int64_t, i);
+      int rank = base;
+      while (g_array_index(rows[f].devices, int64_t, rank - base) != dev)
+        rank++;
+      GHashTable *ranks = g_hash_table_lookup(seen, &op->pl.comm);
+      if (ranks == NULL) {
+        int64_t *k = g_new(int64_t, 1);
+        *k = (int64_t)op->pl.comm;
+        ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_hash_table_insert(seen, k, ranks);
+      }
+      g_hash_table_add(ranks, GINT_TO_POINTER(rank + 1));
+    }
+  GHashTable *world = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, seen);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    if ((int)g_hash_table_size(v) == n_ranks)
+      g_hash_table_add(world, g_memdup2(k, sizeof(int64_t)));
+  g_hash_table_destroy(seen);
+  return world;
+}
+
+/* One file's devices' graphs appended to graphs. */
+static gboolean build_file(const char *path, fe_nsys_file_report *fr, op_rows *o, const ns_comms *cm,
+                           GPtrArray *graphs, GArray *windows, GError **error)
+{
+  gboolean ok = TRUE;
+  for (guint d = 0; ok && d < o->devices->len; d++) {
+    int64_t dev = g_array_index(o->devices, int64_t, d);
     GPtrArray *ops = g_ptr_array_new();
-    for (guint i = 0; i < o.ops->len; i++)
-      if (g_array_index(o.op_device, int64_t, i) == dev) {
-        ns_op *op = &g_array_index(o.ops, ns_op, i);
+    for (guint i = 0; i < o->ops->len; i++)
+      if (g_array_index(o->op_device, int64_t, i) == dev) {
+        ns_op *op = &g_array_index(o->ops, ns_op, i);
         g_ptr_array_add(ops, op);
         fr->kernels += op->kind == 0;
         fr->memcpys += op->kind == 1;
@@ -351,7 +517,7 @@ static gboolean load_file(const char *path, fe_nsys_file_report *fr, GPtrArray *
       }
     char *src = g_strdup_printf("%s (device %" G_GINT64_FORMAT ")", path, dev);
     sim_time_ps win = 0;
-    et_graph *g = device_graph(src, ops, fr, &win, error);
+    et_graph *g = device_graph(src, ops, cm, fr, &win, error);
     g_free(src);
     g_ptr_array_free(ops, TRUE);
     if ((ok = g != NULL)) {
@@ -361,11 +527,6 @@ static gboolean load_file(const char *path, fe_nsys_file_report *fr, GPtrArray *
       fr->n_devices++;
     }
   }
-  for (guint i = 0; i < o.ops->len; i++)
-    g_free(g_array_index(o.ops, ns_op, i).name);
-  g_array_free(o.ops, TRUE);
-  g_array_free(o.devices, TRUE);
-  g_array_free(o.op_device, TRUE);
   return ok;
 }
 
@@ -378,13 +539,30 @@ et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report 
   GPtrArray *graphs = g_ptr_array_new();
   GArray *windows = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
   gboolean ok = TRUE;
-  for (int i = 0; ok && i < n_paths; i++) {
+  /* Read every file first: a collective is a world collective when its
+   * communicator is seen on every rank of the load. */
+  op_rows *rows = g_new0(op_rows, n_paths);
+  int n_ranks = 0, n_read = 0;
+  for (int i = 0; ok && i < n_paths; i++, n_read++) {
     fe_nsys_file_report fr = {0};
     fr.path = g_strdup(paths[i]);
-    fr.first_rank = (int)graphs->len;
-    ok = load_file(paths[i], &fr, graphs, windows, error);
+    rows[i] = (op_rows){g_array_new(FALSE, FALSE, sizeof(ns_op)), g_array_new(FALSE, FALSE, sizeof(int64_t)),
+                        g_array_new(FALSE, FALSE, sizeof(int64_t)), 0};
+    ok = read_export(paths[i], &fr, &rows[i], error);
+    n_ranks += ok ? (int)rows[i].devices->len : 0;
     g_array_append_val(rep->files, fr);
   }
+  ns_comms cm = {ok ? world_comms(rows, n_paths, n_ranks) : NULL, n_ranks};
+  for (int i = 0; ok && i < n_paths; i++) {
+    fe_nsys_file_report *fr = &g_array_index(rep->files, fe_nsys_file_report, i);
+    fr->first_rank = (int)graphs->len;
+    ok = build_file(paths[i], fr, &rows[i], &cm, graphs, windows, error);
+  }
+  for (int i = 0; i < n_read; i++)
+    rows_clear(&rows[i]);
+  g_free(rows);
+  if (cm.world)
+    g_hash_table_destroy(cm.world);
   et_workload *w = NULL;
   if (ok) {
     w = et_workload_new((int)graphs->len, n_paths == 1 ? paths[0] : "(Nsight Systems exports)");
@@ -398,8 +576,9 @@ et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report 
     for (guint i = 0; i < rep->files->len; i++)
       replayed += g_array_index(rep->files, fe_nsys_file_report, i).comm_replayed;
     if (replayed)
-      g_ptr_array_add(rep->warnings, g_strdup_printf("%" G_GUINT64_FORMAT " communication kernel(s) carry no size in "
-                      "the export and are replayed at their measured duration", replayed));
+      g_ptr_array_add(rep->warnings, g_strdup_printf("%" G_GUINT64_FORMAT " communication kernel(s) carry no size "
+                      "from NCCL's NVTX payloads on a world communicator and are replayed at their measured duration",
+                      replayed));
     g_ptr_array_add(rep->warnings, g_strdup("CUDA runtime launches and synchronisations are counted, not modelled: "
                     "each GPU stream replays its measured order and idle time"));
   } else {

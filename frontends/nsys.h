@@ -8,9 +8,12 @@
  * and duration, in stream order, with the idle time before it on its stream
  * as a delay node, so that the measured timeline replays as measured.
  * Communication kernels are named through the Kineto frontend's registry
- * (frontends/kineto_commreg.h); the export records no message size for
- * them (see doc/nsys.md for the NCCL NVTX payloads), so they take the
- * existing unknown-size path: replayed at their measured duration, counted.
+ * (frontends/kineto_commreg.h).  Their size comes from NCCL's NVTX payload
+ * ("Message size [bytes]", NCCL 2.19 and later) of the call whose range
+ * encloses the kernel's launch (nsys_nvtx.c); a sized kernel whose
+ * communicator appears on every rank of the load is a world collective
+ * and simulated.  The others take the existing unknown-size path: replayed
+ * at their measured duration, counted.
  * CUDA runtime calls (launches, synchronisations) and NVTX ranges are
  * counted, not modelled.
  *
@@ -36,6 +39,10 @@ typedef struct {
   uint64_t runtime_calls, launches, syncs;
   uint64_t nvtx_ranges, nvtx_nccl_ranges;
   uint64_t comm_kernels, comm_replayed, p2p_as_compute;
+  uint64_t nvtx_sized_ranges;  /* NVTX ranges carrying NCCL's "Message size [bytes]" payload */
+  uint64_t comm_sized;         /* communication kernels sized from them and simulated (world communicator) */
+  uint64_t comm_sized_not_world; /* sized, but their communicator is not seen on every rank: replayed */
+  const char *sizes_why;       /* why no size could be read (static), NULL when the export has the columns */
   sim_time_ps window_ps;      /* the longest device window of the file */
 } fe_nsys_file_report;
 

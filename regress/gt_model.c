@@ -100,6 +100,7 @@ void gt_params_init(gt_params *p, gt_scenario s)
   p->act_bytes = 16 * MiB;
   p->cuda_sync_events = FALSE;
   p->et_trace = FALSE;
+  p->sglang_markers = FALSE;
   p->serve_steps = 6;
   p->prefill_scale = 16;
   switch (s) {
@@ -1271,7 +1272,11 @@ static char *rank_json(const gt_job *j, int rank)
     const trace_event *e = &g_array_index(ev, trace_event, i);
     switch (e->lane) {
     case LANE_STEP:
-      if (j->p.scenario == GT_SERVE) /* vLLM's marker of one model execution (the tokens it schedules) */
+      if (j->p.scenario == GT_SERVE && j->p.sglang_markers) /* SGLang's: the scheduler's Python frame */
+        g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": "
+                                  "\"sglang/srt/managers/scheduler.py(%d): run_batch\", \"pid\": %d, \"tid\": 1, "
+                                  "\"ts\": ", 1045, pid);
+      else if (j->p.scenario == GT_SERVE) /* vLLM's marker of one model execution (the tokens it schedules) */
         g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
                                   "\"execute_context_%d(%d)\", \"pid\": %d, \"tid\": 1, \"ts\": ",
                                act_at(rs, e->idx)->arg, act_at(rs, e->idx)->arg ? 1 : 512, pid);

@@ -147,6 +147,8 @@ typedef struct {
                                  Kineto trace (gt_job_write_et), and give every NCCL launch a record_param_comms
                                  CPU op with its "Record function id" in the Kineto trace: the ids Chakra's trace
                                  linker joins the two halves on */
+  gboolean sglang_markers;    /* serve: mark each model execution as SGLang's scheduler does (a python_function
+                                 event "...scheduler.py(N): run_batch") instead of vLLM's execute_context_* */
 } gt_params;
 
 void gt_params_init(gt_params *p, gt_scenario s);

@@ -121,6 +121,25 @@ static void test_classes(void)
     g_test_message("%s -> expect %s", cases[i].name, sim_kernel_class_name(cases[i].c));
     g_assert_cmpint(sim_kernel_classify(cases[i].name), ==, cases[i].c);
   }
+  /* Named: some rule of some class matches, the elementwise names
+   * included; a layer-level node (the bundled example's) or an unknown
+   * name is not named (issue 29 observation 10), though the levers still
+   * count it as elementwise. */
+  static const struct { const char *name; gboolean named; } names[] = {
+    {"sm90_xmma_gemm_bf16bf16_bf16f32", TRUE},
+    {"void at::native::vectorized_elementwise_kernel<4>", TRUE},
+    {"void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float, float>", TRUE},
+    {"optimizer_step", TRUE},
+    {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", TRUE},
+    {"fwd_mb0_layer3", FALSE},
+    {"bwd_mb3_layer7", FALSE},
+    {"", FALSE},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_test_message("%s -> expect %s", names[i].name, names[i].named ? "named" : "unnamed");
+    g_assert_cmpint(sim_kernel_named(names[i].name), ==, names[i].named);
+  }
+  g_assert_cmpint(sim_kernel_classify("fwd_mb0_layer3"), ==, SIM_KERNEL_ELEMENTWISE);
   sim_kernel_class c;
   g_assert_true(sim_kernel_class_from_name("comm_adjacent", &c));
   g_assert_cmpint(c, ==, SIM_KERNEL_COMM_ADJACENT);

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "studies/study_metrics_internal.h"
 #include "topologies/topo.h"
+#include "studies/study_latency.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -485,7 +486,11 @@ static const char *shared_file(const char *rel, char **path)
  *   Communication: 5 all-reduce kernels (Group size 2, busbw factor 1)
  *   with In msg nelems x 4 bytes / dur = 1.3675, 4.5206, 4.5667, 5.2653,
  *   10.0696 GB/s: median 4.5667; their bytes sum to 102,228,128; 2
- *   broadcasts, 0.0536 and 7.2807 GB/s: median 3.6672, bytes 212,904. */
+ *   broadcasts, 0.0536 and 7.2807 GB/s: median 3.6672, bytes 212,904.
+ *   average_memory_bandwidth: the 320 gpu_memcpy events in the window
+ *   (args "bytes", pro rata when clipped) move 102,440,895 B in 766.249 us
+ *   = 133.691 GB/s (as CCL-Bench, memsets left out; wisp's times are whole
+ *   ns, so 0.01 GB/s tolerance). */
 static void test_shared_hta(void)
 {
   char *path = NULL;
@@ -507,6 +512,7 @@ static void test_shared_hta(void)
   g_assert_cmpfloat_with_epsilon(num(r0, "exposed_comm_ns"), 18711650.0, 1000);
   g_assert_cmpfloat_with_epsilon(num(r0, "active_ns"), 58332191.0, 1000);
   g_assert_cmpfloat_with_epsilon(num(m, "compute_bound_pct"), 34.9951, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "average_memory_bandwidth_GBps"), 133.691, 0.01);
   g_assert_cmpfloat_with_epsilon(num(m, "memory_transfer_overhead_pct"), 0.34065, 1e-3);
   /* Rank 1 is rank 0's copy, so the means equal rank 0's ratios. */
   g_assert_cmpfloat_with_epsilon(num(m, "communication_fraction_pct"), 100 * 22587.442 / 58332.191, 1e-3);
@@ -685,7 +691,26 @@ static void test_cli_simulate(void)
     k++;
   }
   g_assert_cmpint(k, ==, 16);
+  /* Issue 29 obs 10: the example's compute nodes are layers named
+   * fwd_mbM_layerL / bwd_mbM_layerL (make_example.c: per rank M x L = 16
+   * of each, 1200 and 2400 us) and one optimizer_step (3000 us).  A layer
+   * is neither a GEMM nor an elementwise kernel by name: unclassified, not
+   * memory-bound (it was "memory_bound 100 %").  Per rank (the same on
+   * every rank): 16 x 3600 = 57600 us unclassified, 3000 us memory-bound
+   * (the optimizer), 0 compute-bound, of 60600 us. */
+  g_assert_cmpfloat_with_epsilon(num(sim, "unclassified_pct"), 100.0 * 57600 / 60600, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(sim, "memory_bound_pct"), 100.0 * 3000 / 60600, 1e-3);
+  g_assert_cmpfloat(num(sim, "compute_bound_pct"), ==, 0.0);
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(sim, "unclassified_kernel")->valuestring, "bwd_mb"));
   cJSON_Delete(d);
+  /* The compute:elementwise lever still scales every kernel no other rule
+   * claims, and says how much of it only matched no rule. */
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", v.example, "--network", v.cluster, "--resource",
+                                                 "compute:elementwise", NULL}, &out), ==, 0);
+  test_expect_has(out, "elementwise kernels: 100.00 % of GPU kernel time, of which 95.05 % by default: names that "
+                  "match no class rule");
+  g_free(out);
   d = load_json(j2);
   g_assert_null(cJSON_GetObjectItemCaseSensitive(d, "metrics"));
   cJSON_Delete(d);
@@ -696,10 +721,86 @@ static void test_cli_simulate(void)
   test_example_teardown(&v);
 }
 
+/* Every key of the catalog on every input kind wisp measures (Kineto:
+ * HTA's trace, XLA: XProf's tpu_inference_2, Nsight: cloverleaf; a
+ * PyTorch execution trace alone has no measured window, test_input_kinds_cli
+ * checks that refusal): each key is a number, or null with its reason
+ * under the key's _source, never a bare null.  The values themselves are
+ * checked against the raw files by /metrics/shared_* and test_nsys. */
+static void test_catalog_kinds(void)
+{
+  static const char *const inputs[3] = {"hta/nccl_parser_config/nccl_data.json.gz",
+                                        "xprof/test_xplanes/tpu_inference_2.xplane.pb",
+                                        "nsys/perlmutter-cloverleaf-cuda.sqlite"};
+  static const char *const ttft_why[3] = {"no vLLM execute_context_* or SGLang run_batch markers",
+                                          "an XLA profile", "an Nsight export"};
+  static const struct { const char *key, *why; } keys[] = {
+    {"mfu_pct", "mfu_source"}, {"average_memory_bandwidth_GBps", "average_memory_bandwidth_source"},
+    {"mean_sm_coverage_pct", "mean_sm_coverage_source"}, {"bw_peertopeer_pct", "bw_peertopeer_source"},
+    {"ttft_ns", "ttft_source"}, {"tpot_ns", "tpot_source"}, {"avg_step_time_ns", NULL},
+    {"compute_bound_pct", NULL}, {"memory_bound_pct", NULL}, {"unclassified_pct", NULL},
+    {"memory_transfer_overhead_pct", NULL}, {"communication_fraction_pct", NULL},
+    {"total_communication_time_ns", NULL}, {"load_imbalance_ratio", NULL}, {"straggler", NULL},
+    {"dominant_kernel_concentration_pct", NULL}, {"moe_fraction_pct", NULL},
+  };
+  for (int i = 0; i < 3; i++) {
+    char *path = NULL;
+    if (!g_getenv("WISP_BIN") || !shared_file(inputs[i], &path)) {
+      test_skip_absent(inputs[i]);
+      g_free(path);
+      return;
+    }
+    cJSON *d = wisp_json_of((const char *[]){"metrics", path, "--replicate-missing", "--json", "-", NULL});
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+    for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, keys[k].key);
+      g_test_message("%s: %s = %s", inputs[i], keys[k].key, cJSON_IsNumber(v) ? "a number" : "null");
+      g_assert_true(cJSON_IsNumber(v) || (cJSON_IsNull(v) && keys[k].why));
+      if (cJSON_IsNull(v)) {
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(m, keys[k].why);
+        g_assert_true(cJSON_IsString(why) && strlen(why->valuestring) > 10);
+      }
+    }
+    g_assert_nonnull(strstr(cJSON_GetObjectItemCaseSensitive(m, "ttft_source")->valuestring, ttft_why[i]));
+    cJSON_Delete(d);
+    g_free(path);
+  }
+}
+
+/* CCL-Bench's inference_latency rule is per rank
+ * (_summarize_rank_sequences): each rank's TTFT (its first execution) and
+ * TPOT (mean of its 2nd .. second-to-last when it has more than two, else
+ * of its later ones), then the mean over ranks; a rank without a marker is
+ * skipped.  Worked by hand, 4 ranks x 5 executions (ns; - = no marker):
+ *   rank 0: 10  2  4 100  -   ttft 10, tpot (2 + 4) / 2 = 3
+ *   rank 1: 12  3  -   5 50   ttft 12, tpot (3 + 5) / 2 = 4
+ *   rank 2: 20  6  -   -  -   ttft 20, tpot 6 (two executions: the last stays)
+ *   rank 3:  -  -  -   -  -   skipped
+ *   TTFT = (10 + 12 + 20) / 3 = 14, TPOT = (3 + 4 + 6) / 3 = 13/3.
+ * The slowest rank per execution would give TTFT 20 instead. */
+static void test_latency_rule(void)
+{
+  const double X = NAN;
+  const double d[5 * 4] = {10, 12, 20, X, 2, 3, 6, X, 4, X, X, X, 100, 5, X, X, X, 50, X, X};
+  double ttft, tpot;
+  study_latency_rule(d, 5, 4, &ttft, &tpot);
+  g_assert_cmpfloat_with_epsilon(ttft, 14.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(tpot, 13.0 / 3.0, 1e-12);
+  const double one[1] = {7};
+  study_latency_rule(one, 1, 1, &ttft, &tpot); /* one execution: a TTFT, no decode step */
+  g_assert_cmpfloat_with_epsilon(ttft, 7.0, 1e-12);
+  g_assert_true(isnan(tpot));
+  const double none[2] = {X, X};
+  study_latency_rule(none, 2, 1, &ttft, &tpot);
+  g_assert_true(isnan(ttft) && isnan(tpot));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/metrics/generated", test_generated);
+  g_test_add_func("/metrics/latency_rule", test_latency_rule);
+  g_test_add_func("/metrics/catalog_kinds", test_catalog_kinds);
   g_test_add_func("/metrics/mfu", test_mfu);
   g_test_add_func("/metrics/card_errors", test_card_errors);
   g_test_add_func("/metrics/replay_feed", test_replay_feed);

@@ -15,10 +15,18 @@
  *    stream 20 idle 120 us then the all-reduce, a COMM node replayed at its
  *    measured 50 us (no size in the export): 4 nodes, window 170 us.
  * 3. Schema differences fail naming the table and column.
+ * 4. NCCL's NVTX payloads (/nsys/nccl_sizes): no public export with NCCL
+ *    2.19+ payloads exists either, so the test builds two-rank exports
+ *    following NVIDIA's documented schema (NVTX_EVENTS globalTid, jsonText,
+ *    jsonTextId; the runtime table's globalTid and correlationId) with
+ *    NCCL's payload entry names (NCCL src/include/nvtx_payload_schemas.h),
+ *    the decoded payload as a JSON object: an all-reduce of 8 MiB and a
+ *    reduce-scatter of recvcount 1 MiB inside their call's ranges, and an
+ *    all-gather launched in ncclGroupEnd (no payload).
  */
 #include "config.h"
 
-#include "frontends/nsys.h"
+#include "frontends/nsys_internal.h"
 #include "studies/study_metrics.h"
 #include "regress/test_util.h"
 
@@ -389,11 +397,118 @@ static void test_moe(void)
   g_free(p);
 }
 
+/* A one-device export per rank for /nsys/nccl_sizes (see the top); comm
+ * is the NCCL communicator ID its payloads carry.  Times in us from a
+ * session clock at 1 s:
+ *   gemm [0, 100] stream 7 (corr 1);
+ *   all-reduce kernel [120, 170] stream 20 (corr 2), launched [110, 112] in
+ *     the range ncclAllReduce [109, 113] (jsonText: 8388608 bytes);
+ *   reduce-scatter kernel [200, 240] (corr 3), launched [190, 192] in
+ *     ncclReduceScatter [189, 193] (payload through jsonTextId: 1048576);
+ *   all-gather kernel [260, 280] (corr 4), launched [250, 252] in
+ *     ncclGroupEnd [249, 253] (no payload: grouped calls launch there). */
+static void write_payload_export(const char *path, int comm)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+  char *sql = g_strdup_printf(
+    "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO StringIds VALUES (1, 'volta_sgemm_128x64_nn'), "
+    "(2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), "
+    "(3, 'ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), "
+    "(4, 'ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), (5, 'cudaLaunchKernel_v7000'), "
+    "(10, '{\"NCCL communicator ID\": %d, \"Message size [bytes]\": 1048576, \"Reduction operation\": \"ncclSum\"}');"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, "
+    "correlationId INTEGER, nameId INTEGER);"
+    "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER, "
+    "globalTid INTEGER, jsonText TEXT, jsonTextId INTEGER);"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+    "correlationId INTEGER, demangledName INTEGER);"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000000000, 1000100000, 0, 7, 1, 1), "
+    "(1000120000, 1000170000, 0, 20, 2, 2), (1000200000, 1000240000, 0, 20, 3, 3), "
+    "(1000260000, 1000280000, 0, 20, 4, 4);"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000110000, 1000112000, 9, 2, 5), "
+    "(1000190000, 1000192000, 9, 3, 5), (1000250000, 1000252000, 9, 4, 5);"
+    "INSERT INTO NVTX_EVENTS VALUES (1000109000, 1000113000, 59, 'ncclAllReduce', NULL, 9, "
+    "'{\"NCCL communicator ID\": %d, \"Message size [bytes]\": 8388608, \"Reduction operation\": \"ncclSum\"}', NULL), "
+    "(1000189000, 1000193000, 59, 'ncclReduceScatter', NULL, 9, NULL, 10), "
+    "(1000249000, 1000253000, 59, 'ncclGroupEnd', NULL, 9, NULL, NULL);", comm, comm);
+  exec_sql(db, sql);
+  g_free(sql);
+  sqlite3_close(db);
+}
+
+/* The all-reduce and the reduce-scatter take their sizes from the
+ * payloads and, their communicator being on both ranks, become world
+ * collectives that the replay simulates: all-reduce comm_size = the
+ * message size, 8388608 B; reduce-scatter: NCCL passes recvcount x type
+ * size, Chakra's comm_size is the full input, 2 ranks x 1048576 =
+ * 2097152 B.  The all-gather, launched outside any sized range, stays
+ * replayed at its measured 20 us.  With different communicator IDs on the
+ * two ranks, no communicator spans the load: the sized kernels are
+ * replayed too, and counted so. */
+static void test_nccl_sizes(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-pl-XXXXXX", NULL);
+  char *r0 = g_build_filename(dir, "rank0.sqlite", NULL), *r1 = g_build_filename(dir, "rank1.sqlite", NULL);
+  for (int other = 0; other < 2; other++) {
+    write_payload_export(r0, 77);
+    write_payload_export(r1, other ? 78 : 77);
+    const char *two[] = {r0, r1};
+    fe_nsys_report rep;
+    fe_nsys_report_init(&rep);
+    GError *error = NULL;
+    et_workload *w = fe_nsys_load(two, 2, &rep, &error);
+    g_assert_no_error(error);
+    for (int r = 0; r < 2; r++) {
+      const fe_nsys_file_report *f = &g_array_index(rep.files, fe_nsys_file_report, r);
+      g_assert_cmpuint(f->nvtx_sized_ranges, ==, 2);
+      g_assert_cmpuint(f->comm_kernels, ==, 3);
+      g_assert_cmpuint(f->comm_sized, ==, other ? 0 : 2);
+      g_assert_cmpuint(f->comm_sized_not_world, ==, other ? 2 : 0);
+      g_assert_cmpuint(f->comm_replayed, ==, other ? 3 : 1);
+      const et_graph *g = w->ranks[r];
+      int seen = 0;
+      for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const et_node *n = &g->nodes[i];
+        if (n->type != ET_NODE_COMM_COLL)
+          continue;
+        const et_comm *c = et_node_comm(g, i);
+        seen++;
+        if (c->coll == ET_COLL_ALL_GATHER || other) {
+          g_assert_true(n->flags & ET_FLAG_REPLAY);
+          g_assert_cmpuint(c->bytes, ==, 0);
+          continue;
+        }
+        g_assert_false(n->flags & ET_FLAG_REPLAY);
+        g_assert_cmpuint(c->group, ==, ET_GROUP_WORLD);
+        g_assert_cmpuint(c->bytes, ==, c->coll == ET_COLL_ALL_REDUCE ? 8388608u : 2u * 1048576u);
+      }
+      g_assert_cmpint(seen, ==, 3);
+    }
+    et_workload_free(w);
+    fe_nsys_report_clear(&rep);
+    g_assert_cmpint(g_unlink(r0), ==, 0);
+    g_assert_cmpint(g_unlink(r1), ==, 0);
+  }
+  ns_payload pl;
+  g_assert_true(ns_payload_parse("{\"Message size [bytes]\": \"4096\"}", &pl)); /* a quoted number too */
+  g_assert_cmpuint(pl.bytes, ==, 4096);
+  g_assert_false(pl.has_comm);
+  g_assert_false(ns_payload_parse("{\"Message size [bytes]\": -1}", &pl));
+  g_assert_false(ns_payload_parse("{\"NCCL communicator ID\": 5}", &pl));
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(r0);
+  g_free(r1);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/nsys/real", test_real);
   g_test_add_func("/nsys/nccl", test_nccl);
+  g_test_add_func("/nsys/nccl_sizes", test_nccl_sizes);
   g_test_add_func("/nsys/schema", test_schema);
   g_test_add_func("/nsys/facts", test_facts);
   g_test_add_func("/nsys/moe", test_moe);

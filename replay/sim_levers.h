@@ -48,6 +48,12 @@ gboolean sim_kernel_class_from_name(const char *s, sim_kernel_class *out);
  * the one place they live; doc/studies.md "Kernel classes"):
  * comm_adjacent first, then gemm, else elementwise.  O(length of name). */
 sim_kernel_class sim_kernel_classify(const char *name);
+/* Whether the name matches a rule of some class, the elementwise class's
+ * own names included (normalisation, activations, reductions, copies,
+ * optimizer, ...; doc/studies.md "Kernel classes").  A kernel that matches
+ * none is still elementwise for the levers, but its name does not say it
+ * is: the metrics call it unclassified.  O(length of name x rules). */
+gboolean sim_kernel_named(const char *name);
 
 #define SIM_LEVERS_MAX_SLOW 64
 

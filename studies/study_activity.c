@@ -31,7 +31,9 @@ study_kernel_class study_kernel_class_of(const char *name)
   /* One set of name rules (replay/sim_levers.c, doc/studies.md "Kernel
    * classes"): the gemm class is compute-bound, elementwise and
    * communication-adjacent kernels are memory-bound. */
-  return sim_kernel_classify(name) == SIM_KERNEL_GEMM ? STUDY_KERNEL_COMPUTE_BOUND : STUDY_KERNEL_MEMORY_BOUND;
+  if (sim_kernel_classify(name) == SIM_KERNEL_GEMM)
+    return STUDY_KERNEL_COMPUTE_BOUND;
+  return sim_kernel_named(name) ? STUDY_KERNEL_MEMORY_BOUND : STUDY_KERNEL_UNCLASSIFIED;
 }
 
 gboolean study_is_memcpy_name(const char *name)
@@ -194,7 +196,9 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
   case ET_NODE_COMP: {
     const char *name = et_node_name(g, node);
     iv.kind = study_is_memcpy_name(name) ? STUDY_ACT_MEMCPY : STUDY_ACT_COMPUTE;
-    iv.kclass = (uint8_t)(study_kernel_class_of(name) | (moe_cached(a, name) ? ACT_MOE : 0) |
+    study_kernel_class kc = study_kernel_class_of(name);
+    iv.kclass = (uint8_t)((kc == STUDY_KERNEL_UNCLASSIFIED ? ACT_UNNAMED : (unsigned)kc) |
+                          (moe_cached(a, name) ? ACT_MOE : 0) |
                           (g_ascii_strncasecmp(name, "memset", 6) == 0 ? ACT_MEMSET : 0));
     iv.name = name;
     const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;

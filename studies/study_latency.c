@@ -17,6 +17,40 @@ static void decode_range(int n, int *first, int *last)
   *last = n > 2 ? n - 2 : n - 1;
 }
 
+void study_latency_rule(const double *d, int n_exec, int n_ranks, double *ttft, double *tpot)
+{
+  double sum_ttft = 0, sum_tpot = 0;
+  int n_ttft = 0, n_tpot = 0;
+  for (int r = 0; r < n_ranks; r++) {
+    int len = 0;
+    for (int k = 0; k < n_exec; k++)
+      len += !isnan(d[(size_t)k * n_ranks + r]);
+    if (len == 0)
+      continue;
+    int first, last, at = 0;
+    decode_range(len, &first, &last);
+    double s = 0;
+    for (int k = 0; k < n_exec; k++) {
+      double v = d[(size_t)k * n_ranks + r];
+      if (isnan(v))
+        continue;
+      if (at == 0) {
+        sum_ttft += v;
+        n_ttft++;
+      } else if (at >= first && at <= last) {
+        s += v;
+      }
+      at++;
+    }
+    if (len > 1) {
+      sum_tpot += s / (last - first + 1);
+      n_tpot++;
+    }
+  }
+  *ttft = n_ttft ? sum_ttft / n_ttft : NAN;
+  *tpot = n_tpot ? sum_tpot / n_tpot : NAN;
+}
+
 static double ns_of(sim_time_ps ps)
 {
   return (double)ps / (double)SIM_PS_PER_NS;
@@ -46,7 +80,7 @@ static gboolean same_rows(study_utility_result *const *steps, int n, GError **er
   return TRUE;
 }
 
-study_latency *study_latency_new(study_utility_result *const *steps, const double *measured_ns, int n,
+study_latency *study_latency_new(study_utility_result *const *steps, const double *measured_ns, int n_ranks, int n,
                                  GError **error)
 {
   if (n < 2) {
@@ -60,15 +94,12 @@ study_latency *study_latency_new(study_utility_result *const *steps, const doubl
   l->n_steps = n;
   decode_range(n, &l->decode_first, &l->decode_last);
   int nd = l->decode_last - l->decode_first + 1;
-  l->ttft_ns = ns_of(steps[0]->baseline.step_time);
-  l->measured_ttft_ns = measured_ns[0];
-  double sum = 0, msum = 0;
-  for (int k = l->decode_first; k <= l->decode_last; k++) {
-    sum += ns_of(steps[k]->baseline.step_time);
-    msum += measured_ns[k];
-  }
-  l->tpot_ns = sum / nd;
-  l->measured_tpot_ns = msum / nd; /* NAN when any is unknown */
+  double *sim = g_new(double, n);
+  for (int k = 0; k < n; k++)
+    sim[k] = ns_of(steps[k]->baseline.step_time);
+  study_latency_rule(sim, n, 1, &l->ttft_ns, &l->tpot_ns);
+  g_free(sim);
+  study_latency_rule(measured_ns, n, n_ranks, &l->measured_ttft_ns, &l->measured_tpot_ns);
   l->rows = g_array_new(FALSE, TRUE, sizeof(study_latency_row));
   for (guint r = 0; r < steps[0]->rows->len; r++) {
     const study_utility_row *u0 = &g_array_index(steps[0]->rows, study_utility_row, r);

@@ -11,9 +11,11 @@
  *   TTFT(r) = T_0(r),  TPOT(r) = mean over k in D of T_k(r),
  *   D = 1..n-2 (n > 2) or 1..n-1 (n = 2),
  *   utility_TTFT(r) = (TTFT - TTFT(r)) / TTFT x 100 %, likewise TPOT.
- * One difference from CCL-Bench: a step time is the slowest rank's (the
- * replay's step), where CCL-Bench averages each rank's marker over ranks;
- * for tensor-parallel ranks, which finish together, the two agree.
+ * The measured figures follow CCL-Bench's per-rank rule exactly
+ * (study_latency_rule: each rank's own TTFT and TPOT, then the mean over
+ * ranks); the simulated ones apply it to the replay's step (the slowest
+ * rank: the replay keeps no per-rank marker), which equals the per-rank
+ * mean when the ranks finish together, as tensor-parallel ranks do.
  */
 #ifndef WISP_STUDY_LATENCY_H
 #define WISP_STUDY_LATENCY_H
@@ -37,11 +39,22 @@ typedef struct {
   GArray *rows;                /* study_latency_row */
 } study_latency;
 
+/* CCL-Bench's rule (tools/inference_latency/inference_latency.py,
+ * _summarize_rank_sequences) over d[k x n_ranks + r], the duration of
+ * execution k on rank r (NAN: the rank has no such marker, skipped): per
+ * rank, TTFT_r = its first duration and TPOT_r = the mean of its decode
+ * durations (the 2nd to the second-to-last when it has more than two, else
+ * the 2nd on); TTFT, TPOT = the means over the ranks that have one (NAN
+ * when none).  The one implementation `wisp metrics` and `wisp utility
+ * --latency` share.  O(n_exec x n_ranks). */
+void study_latency_rule(const double *d, int n_exec, int n_ranks, double *ttft, double *tpot);
+
 /* From the utility study of each execution in start order (steps[k], n of
  * them, n >= 2, every one with the same resource rows) and each one's
- * measured window in ns (NAN when unknown).  NULL with the error when n < 2
- * or the rows differ.  O(n x rows). */
-study_latency *study_latency_new(study_utility_result *const *steps, const double *measured_ns, int n,
+ * measured window per rank in ns, measured_ns[k x n_ranks + r] (NAN when
+ * unknown).  NULL with the error when n < 2 or the rows differ.
+ * O(n x (rows + n_ranks)). */
+study_latency *study_latency_new(study_utility_result *const *steps, const double *measured_ns, int n_ranks, int n,
                                  GError **error);
 void study_latency_free(study_latency *l);
 void study_latency_print(const study_latency *l, FILE *out);

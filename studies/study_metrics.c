@@ -220,8 +220,8 @@ static void kernel_metrics(study_metrics *m, kernel_acc *ka)
   /* bytes / ps = TB/s; x 1000 = GB/s */
   m->average_memory_bandwidth_GBps = ka->copy_ps > 0 ? 1000 * ka->copy_bytes / ka->copy_ps : NAN;
   m->average_memory_bandwidth_source = ka->copy_ps > 0 ? "bytes of the sized memcpy/memset over their time"
-                                       : "no memcpy or memset with a byte count (Kineto and XLA graphs do not "
-                                         "carry copy sizes yet; Nsight exports do)";
+                                       : "no memcpy or memset with a byte count in the window (XLA graphs carry no "
+                                         "copy sizes; Kineto and Nsight copies carry theirs)";
   m->moe_fraction_pct = ka->kernel_ps > 0 ? 100 * ka->moe_ps / ka->kernel_ps : NAN;
   g_hash_table_destroy(ka->by_name);
 }
@@ -261,6 +261,40 @@ static void device_metrics(study_metrics *m, const study_activity *a)
                                 : a->p2p_why;
 }
 
+/* Compute kernel time per class (study_kernel_class), and the longest
+ * unclassified kernel interval with its name. */
+typedef struct {
+  double t[3];
+  sim_time_ps unnamed_longest;
+  const char *unnamed_name;
+} class_acc;
+
+static void class_add(class_acc *c, const act_iv *iv, sim_time_ps dur)
+{
+  int k = (iv->kclass & ACT_UNNAMED) ? STUDY_KERNEL_UNCLASSIFIED : (int)(iv->kclass & 1);
+  c->t[k] += (double)dur;
+  if (k == STUDY_KERNEL_UNCLASSIFIED && dur > c->unnamed_longest) {
+    c->unnamed_longest = dur;
+    c->unnamed_name = iv->name;
+  }
+}
+
+/* compute_bound + memory_bound + unclassified = 100 % of compute kernel
+ * time (all NAN without compute). */
+static void class_shares(study_metrics *m, const class_acc *c)
+{
+  double ct = c->t[0] + c->t[1] + c->t[2];
+  m->compute_bound_pct = ct > 0 ? 100 * c->t[STUDY_KERNEL_COMPUTE_BOUND] / ct : NAN;
+  m->memory_bound_pct = ct > 0 ? 100 * c->t[STUDY_KERNEL_MEMORY_BOUND] / ct : NAN;
+  m->unclassified_pct = ct > 0 ? 100 * c->t[STUDY_KERNEL_UNCLASSIFIED] / ct : NAN;
+  m->unclassified_kernel = c->unnamed_name;
+}
+
+/* TTFT and TPOT until `wisp metrics` measures them (study_metrics_set_latency). */
+static const char latency_na[] = "not computed for a replayed window: `wisp metrics` measures it over every vLLM "
+                                 "execute_context / SGLang run_batch execution, `wisp utility --latency` replays "
+                                 "each one and gives its what-ifs";
+
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu)
 {
   study_metrics *m = g_new0(study_metrics, 1);
@@ -271,7 +305,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   GHashTable *accs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, coll_acc_free);
   kernel_acc ka = {g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free), 0, 0, 0, 0, 0};
   double sum_step = 0, sum_mto = 0, sum_frac = 0, sum_ovl = 0, sum_exposed = 0;
-  double class_t[2] = {0, 0};
+  class_acc cls = {{0, 0, 0}, 0, NULL};
   int n_win = 0, n_active = 0, n_comm = 0;
   sim_time_ps act_min = -1, act_max = -1;
   sim_time_ps first_start = -1, last_end = -1, first_end = -1;
@@ -295,7 +329,7 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
         continue;
       sp[iv->kind][n[iv->kind]++] = (span){s, e};
       if (iv->kind == STUDY_ACT_COMPUTE)
-        class_t[iv->kclass & 1] += (double)(e - s);
+        class_add(&cls, iv, e - s);
       add_kernel_sample(&ka, iv, s, e);
       if (iv->kind == STUDY_ACT_COMM) {
         add_comm_sample(accs, iv);
@@ -366,9 +400,8 @@ study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_in
   m->communication_fraction_pct = n_active ? 100 * sum_frac / n_active : NAN;
   m->compute_comm_overlap_pct = n_comm ? 100 * sum_ovl / n_comm : NAN;
   m->load_imbalance_ratio = n_active && act_min > 0 ? (double)act_max / (double)act_min : NAN;
-  double ct = class_t[0] + class_t[1];
-  m->compute_bound_pct = ct > 0 ? 100 * class_t[STUDY_KERNEL_COMPUTE_BOUND] / ct : NAN;
-  m->memory_bound_pct = ct > 0 ? 100 * class_t[STUDY_KERNEL_MEMORY_BOUND] / ct : NAN;
+  class_shares(m, &cls);
+  study_metrics_set_latency(m, NAN, NAN, latency_na, "as for ttft");
   m->straggler = comm_ranks >= 2 && last_end > first_start
                      ? (double)(last_end - first_end) / (double)(last_end - first_start) : 0;
   if (comm_ranks < 2)
@@ -388,7 +421,20 @@ void study_metrics_free(study_metrics *m)
     return;
   g_free(m->ranks);
   g_free(m->dominant_kernel);
+  g_free(m->ttft_why);
+  g_free(m->tpot_why);
   if (m->colls)
     g_array_free(m->colls, TRUE);
   g_free(m);
+}
+
+void study_metrics_set_latency(study_metrics *m, double ttft_ns, double tpot_ns, const char *ttft_why,
+                               const char *tpot_why)
+{
+  m->ttft_ns = ttft_ns;
+  m->tpot_ns = tpot_ns;
+  g_free(m->ttft_why);
+  g_free(m->tpot_why);
+  m->ttft_why = g_strdup(ttft_why);
+  m->tpot_why = g_strdup(tpot_why);
 }

@@ -38,13 +38,17 @@ typedef enum {
 /* Kernel classes of compute intervals, by name (study_kernel_class). */
 typedef enum {
   STUDY_KERNEL_COMPUTE_BOUND = 0, /* GEMM, convolution, attention */
-  STUDY_KERNEL_MEMORY_BOUND,      /* everything else: elementwise, normalisation, reductions, ... */
+  STUDY_KERNEL_MEMORY_BOUND,      /* elementwise, normalisation, reductions, copies, ... */
+  STUDY_KERNEL_UNCLASSIFIED,      /* a name that matches no rule (sim_kernel_named), e.g. a layer-level node */
 } study_kernel_class;
 
 /* The class of a compute kernel from its name: compute bound when the
  * levers' rules (sim_kernel_classify, replay/sim_levers.h; doc/studies.md
  * "Kernel classes") put it in the gemm class (GEMM, convolution,
- * attention, XLA dot), memory bound otherwise.  O(length of name x rules). */
+ * attention, XLA dot), memory bound when it matches one of the other
+ * classes' rules or the elementwise names, unclassified when its name
+ * matches no rule (sim_kernel_named): the bundled example's
+ * "fwd_mb0_layer3" is a layer, neither.  O(length of name x rules). */
 study_kernel_class study_kernel_class_of(const char *name);
 /* Whether a COMP node name is a memory copy: contains "memcpy" (any case),
  * or starts with "copy-start" / "copy-done".  O(length). */
@@ -180,6 +184,8 @@ typedef struct {
   double mfu_pct;              /* NAN when unknown */
   const char *mfu_source;      /* "card", "model_flops" or the reason it is unknown */
   double compute_bound_pct, memory_bound_pct; /* of compute kernel time, all ranks; NAN without compute */
+  double unclassified_pct;     /* the rest: kernels whose names match no class rule; NAN without compute */
+  const char *unclassified_kernel; /* the longest such kernel's name (the graphs' pool), NULL when none */
   double memory_transfer_overhead_pct; /* mean over ranks of |U_m \ U_k| / window */
   double communication_fraction_pct;   /* mean over ranks of |U_c| / active */
   sim_time_ps total_communication_time; /* mean over ranks of exposed comm per step */
@@ -207,6 +213,12 @@ typedef struct {
   const char *mean_sm_coverage_source; /* how, or why it is unknown */
   double bw_peertopeer_pct;            /* mean NVLink TX throughput sample (%) in the windows; NAN without */
   const char *bw_peertopeer_source;    /* how, or why it is unknown */
+  /* TTFT and TPOT (CCL-Bench's inference_latency, study_latency_rule) in
+   * ns, NAN with the reason when unknown; set by study_metrics_set_latency
+   * (the catalog's one window cannot give them: `wisp metrics` loads each
+   * model execution). */
+  double ttft_ns, tpot_ns;
+  char *ttft_why, *tpot_why;   /* how, or why it is unknown (owned) */
   study_metric_rank *ranks;            /* n_ranks */
   GArray *colls;                       /* study_metric_coll, ordered by op name */
 } study_metrics;
@@ -214,6 +226,10 @@ typedef struct {
 /* Computes the catalog from a.  O(n log n) in the intervals. */
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu);
 void study_metrics_free(study_metrics *m);
+/* Sets TTFT and TPOT (NAN when unknown) and the sentence saying how or
+ * why not (copied). */
+void study_metrics_set_latency(study_metrics *m, double ttft_ns, double tpot_ns, const char *ttft_why,
+                               const char *tpot_why);
 
 /* The JSON object (under key; NULL m writes null): every metric with its
  * unit in the key, per rank figures and the per-type table. */

@@ -23,6 +23,7 @@ typedef struct {
   uint8_t node_type;       /* et_node_type */
 } act_iv;
 #define ACT_MOE 2u          /* an MoE kernel: expert compute, routing, dispatch/combine (study_is_moe_kernel) */
+#define ACT_UNNAMED 8u      /* a compute kernel whose name matches no class rule (STUDY_KERNEL_UNCLASSIFIED) */
 #define ACT_MEMSET 4u       /* a memset (left out of moe_fraction's kernel time, as the seed does) */
 
 /* A kernel's launch grid as a share of the device's SMs, min(blocks /

@@ -8,14 +8,6 @@
 #include <math.h>
 
 
-/* Catalog keys wisp does not compute yet, each with the reason printed as
- * n/a (issue 31 item 3). */
-static const struct { const char *key, *reason; } study_metrics_not_computed[] = {
-  {"ttft", "not computed by metrics (it keeps one window); `wisp utility --latency` replays every vLLM "
-           "execute_context / SGLang run_batch execution and gives TTFT, TPOT and their what-ifs"},
-  {"tpot", "not computed by metrics (it keeps one window); see `wisp utility --latency`, as for ttft"},
-};
-
 /* ---- output ---- */
 
 /* A percentage or ratio, null when unknown. */
@@ -42,6 +34,8 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_string(j, "mfu_source", m->mfu_source);
   json_num(j, "compute_bound_pct", m->compute_bound_pct, 4);
   json_num(j, "memory_bound_pct", m->memory_bound_pct, 4);
+  json_num(j, "unclassified_pct", m->unclassified_pct, 4);
+  wisp_json_string(j, "unclassified_kernel", m->unclassified_kernel);
   json_num(j, "memory_transfer_overhead_pct", m->memory_transfer_overhead_pct, 4);
   json_num(j, "communication_fraction_pct", m->communication_fraction_pct, 4);
   wisp_json_ns(j, "total_communication_time_ns", m->total_communication_time);
@@ -58,6 +52,10 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   json_num(j, "dominant_kernel_concentration_pct", m->dominant_kernel_concentration_pct, 4);
   wisp_json_string(j, "dominant_kernel", m->dominant_kernel);
   json_num(j, "average_memory_bandwidth_GBps", m->average_memory_bandwidth_GBps, 4);
+  json_num(j, "ttft_ns", m->ttft_ns, 3);
+  wisp_json_string(j, "ttft_source", m->ttft_why);
+  json_num(j, "tpot_ns", m->tpot_ns, 3);
+  wisp_json_string(j, "tpot_source", m->tpot_why);
   wisp_json_string(j, "average_memory_bandwidth_source", m->average_memory_bandwidth_source);
   json_num(j, "moe_fraction_pct", m->moe_fraction_pct, 4);
   json_num(j, "mean_sm_coverage_pct", m->mean_sm_coverage_pct, 4);
@@ -65,11 +63,6 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_string(j, "mean_sm_coverage_source", m->mean_sm_coverage_source);
   json_num(j, "bw_peertopeer_pct", m->bw_peertopeer_pct, 4);
   wisp_json_string(j, "bw_peertopeer_source", m->bw_peertopeer_source);
-  for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++) {
-    char *na_key = g_strdup_printf("%s_na_reason", study_metrics_not_computed[i].key);
-    wisp_json_string(j, na_key, study_metrics_not_computed[i].reason);
-    g_free(na_key);
-  }
   wisp_json_double(j, "straggler", m->straggler, 6);
   if (m->straggler_rank >= 0)
     wisp_json_int(j, "straggler_rank", m->straggler_rank);
@@ -123,6 +116,7 @@ static double get_step(const study_metrics *m) { return (double)m->avg_step_time
 static double get_mfu(const study_metrics *m) { return m->mfu_pct; }
 static double get_cb(const study_metrics *m) { return m->compute_bound_pct; }
 static double get_mb(const study_metrics *m) { return m->memory_bound_pct; }
+static double get_unc(const study_metrics *m) { return m->unclassified_pct; }
 static double get_mto(const study_metrics *m) { return m->memory_transfer_overhead_pct; }
 static double get_cf(const study_metrics *m) { return m->communication_fraction_pct; }
 static double get_tct(const study_metrics *m) { return (double)m->total_communication_time / 1e9; }
@@ -137,6 +131,8 @@ static double get_amb(const study_metrics *m) { return m->average_memory_bandwid
 static double get_moe(const study_metrics *m) { return m->moe_fraction_pct; }
 static double get_smc(const study_metrics *m) { return m->mean_sm_coverage_pct; }
 static double get_p2p(const study_metrics *m) { return m->bw_peertopeer_pct; }
+static double get_ttft(const study_metrics *m) { return m->ttft_ns / 1e6; }
+static double get_tpot(const study_metrics *m) { return m->tpot_ns / 1e6; }
 
 static void print_colls(const study_metrics *m, const char *label, FILE *out)
 {
@@ -163,6 +159,7 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     {"mfu (%)", get_mfu, " %14.3f"},
     {"compute_bound (% of compute)", get_cb, " %14.2f"},
     {"memory_bound (% of compute)", get_mb, " %14.2f"},
+    {"unclassified (% of compute)", get_unc, " %14.2f"},
     {"memory_transfer_overhead (%)", get_mto, " %14.3f"},
     {"communication_fraction (%)", get_cf, " %14.2f"},
     {"total_communication_time (ms)", get_tct, " %14.3f"},
@@ -177,6 +174,8 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     {"moe_fraction (%)", get_moe, " %14.2f"},
     {"mean_sm_coverage (%)", get_smc, " %14.2f"},
     {"bw_peertopeer (%)", get_p2p, " %14.2f"},
+    {"ttft (ms)", get_ttft, " %14.3f"},
+    {"tpot (ms)", get_tpot, " %14.3f"},
   };
   fprintf(out, "%-32s", "metric");
   if (measured)
@@ -199,6 +198,9 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     fprintf(out, "avg_step_time: mean over ranks of each rank's window per step (the step time is the latest "
             "rank's finish); straggler: (last comm end - first comm end) / (last comm end - first comm start), a "
             "fraction of the communication window\n");
+  if (any && any->unclassified_kernel)
+    fprintf(out, "unclassified: kernels whose names match no class rule (doc/studies.md \"Kernel classes\"), "
+            "neither compute- nor memory-bound by name, e.g. %s\n", any->unclassified_kernel);
   if (any && isnan(any->mfu_pct))
     fprintf(out, "mfu: %s\n", any->mfu_source);
   if (any && any->dominant_kernel)
@@ -212,8 +214,9 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
             "Nsight code)\n", any->mean_sm_coverage_unweighted_pct);
   if (any && isnan(any->bw_peertopeer_pct))
     fprintf(out, "bw_peertopeer: n/a: %s\n", any->bw_peertopeer_source);
-  for (guint i = 0; i < G_N_ELEMENTS(study_metrics_not_computed); i++)
-    fprintf(out, "%s: n/a: %s\n", study_metrics_not_computed[i].key, study_metrics_not_computed[i].reason);
+  if (any)
+    fprintf(out, "ttft: %s%s\ntpot: %s%s\n", isnan(any->ttft_ns) ? "n/a: " : "", any->ttft_why,
+            isnan(any->tpot_ns) ? "n/a: " : "", any->tpot_why);
   print_colls(measured, "measured", out);
   print_colls(simulated, "simulated", out);
 }
