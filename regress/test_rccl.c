@@ -95,8 +95,10 @@ static void test_choice(void)
   g_assert_cmpint(p, ==, COLL_PROTO_SIMPLE);
   /* Efficiencies on the simulated transfers: ring Simple = RCCL's xGMI
    * view 0.75 x bwRatio 1; ring LL 0.75 x 0.08 = 0.06; across nodes the
-   * ring's size correction applies (Simple at 64 MiB: log2(2^26 / 64) =
-   * 20 -> 0.1; at 1 GiB: 24 -> 1.0), the NIC has no xGMI view. */
+   * NIC has no xGMI view, and the ring's size correction (Simple at 64 MiB:
+   * log2(2^26 / 64) = 20 -> 0.1) steers the choice only: 1.0 at 64 MiB
+   * and 1 GiB; the time it steers by does carry it (RCCL's ring Simple
+   * time at 64 MiB: 741 + 2^26 / (336 x 16/30 x 0.1 x 1000) = 4,486 us). */
   g_assert_cmpfloat_with_epsilon(coll_rccl_efficiency(&m, ar, COLL_NALGO_RING, COLL_PROTO_SIMPLE, FALSE, 1u << 30),
                                  0.75, 1e-12);
   g_assert_cmpfloat_with_epsilon(coll_rccl_efficiency(&m, ar, COLL_NALGO_RING, COLL_PROTO_LL, FALSE, 4096), 0.06,
@@ -104,7 +106,9 @@ static void test_choice(void)
   mi300x_comm(&c, 16, 2);
   coll_rccl_model_build(&c, &m);
   g_assert_cmpfloat_with_epsilon(coll_rccl_efficiency(&m, ar, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, 64u << 20),
-                                 0.1, 1e-12);
+                                 1.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(coll_rccl_time_us(&m, ar, COLL_NALGO_RING, COLL_PROTO_SIMPLE, 64u << 20),
+                                 741.0 + 67108864.0 / (336.0 * 16 / 30 * 0.1 * 1000), 1e-6);
   g_assert_cmpfloat_with_epsilon(coll_rccl_efficiency(&m, ar, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, 1u << 30),
                                  1.0, 1e-12);
   /* Two nodes: model 5's ranges set the all-reduce protocol, LL up to

@@ -25,7 +25,10 @@
  *    as NCCL's graph bandwidth (rome model graphs: bwIntra = totalBw /
  *    nChannels), 48 GB/s per link (GFX94X_XGMI_WIDTH, src/graph/topo.h),
  *    scaled by bwRatio[a][p] (one table for <= 2 nodes, one for more);
- *    that ratio is the protocol's efficiency on the simulated transfers;
+ *    that ratio is the protocol's efficiency on the simulated transfers
+ *    (on several nodes relative to the NIC, though RCCL's figure is over
+ *    the xGMI total: a multi-node tree/Simple, 0.11 on 2 nodes, runs far
+ *    below what RCCL's own formula predicts; no table to check it);
  *  - time: latency + S / (bw x correction), the correction by
  *    log2(S / 64) for the tree always and for the ring on > 1 node
  *    (ncclTopoGetAlgoTime under __HIP_PLATFORM_AMD__; no ring plateau);
@@ -69,8 +72,10 @@ double coll_rccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_a
 gboolean coll_rccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
                           coll_nccl_algo *a, coll_proto *p);
 /* The share of a link's raw rate (a, p) achieves: model 5's bwRatio
- * times the size correction, times RCCL's xGMI view on the node's links
- * (inter FALSE).  In (0, 1]. */
+ * times RCCL's xGMI view on the node's links (inter FALSE).  The size
+ * corrections (0.1 .. 1, in steps) only steer RCCL's choice, as NCCL's
+ * net plugin latency does, and are not applied to the transfers; s is
+ * unused.  In (0, 1]. */
 double coll_rccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
                             gboolean inter, uint64_t s);
 /* baseLat once (*base_us) and the rest of RCCL's latency (*hop_us),

@@ -110,8 +110,12 @@ static double latency_of(const coll_nccl_comm *c, coll_nccl_func f, coll_nccl_al
   int n = MAX(c->n_ranks, 1), nodes = MAX(c->n_nodes, 1);
   int ppn = n / nodes;
   int intra_hw = c->nvlink ? HW_NVLINK : HW_PCI;
-  if (a == COLL_NALGO_P2P) /* wisp: one send/recv step per peer round */
-    return hw_lat_ring[nodes == 1 ? intra_hw : HW_NET][COLL_PROTO_SIMPLE] * (n - 1);
+  /* wisp: one send/recv step per peer round.  RCCL's tuner has no
+   * send/recv row; its ring/Simple network figure (320 us) only keeps the
+   * ring off the network below 256 MiB, so the step takes model 5's
+   * tree/Simple figures (xGMI 2.3 us, network 25 us) [ASSUMPTION]. */
+  if (a == COLL_NALGO_P2P)
+    return hw_lat_tree[nodes == 1 ? intra_hw : HW_NET][COLL_PROTO_SIMPLE] * (n - 1);
   const double(*hw)[COLL_PROTO_COUNT] = a == COLL_NALGO_TREE ? hw_lat_tree : hw_lat_ring;
   double lat = base_lat[p];
   double intra_lat = hw[intra_hw][p];
@@ -225,7 +229,8 @@ double coll_rccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   double link = inter ? 1.0 : m->link_eff;
   if (a == COLL_NALGO_P2P || m->bw_GBps[f][a][p] <= 0)
     return link;
-  double e = ratio_of(m, f, a, p) * correction(m, a, p, s);
+  (void)s; /* the size corrections steer the choice only (coll_rccl.h) */
+  double e = ratio_of(m, f, a, p);
   return link * MIN(MAX(e, 1e-3), 1.0);
 }
 
