@@ -244,8 +244,8 @@ int collbench_apply_library(coll_policy *pol, const char *algo_s, const char *li
   if (library_s) {
     coll_library_kind k;
     if (!coll_library_from_name(library_s, &k)) {
-      fprintf(stderr, "wisp collbench: --library must be nccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep or "
-                      "cann-ep-zerocopy, not '%s'\n", library_s);
+      fprintf(stderr, "wisp collbench: --library must be nccl, rccl, ideal, hccl, hccl-zerocopy, stratacl, cann-ep "
+                      "or cann-ep-zerocopy, not '%s'\n", library_s);
       return 2;
     }
     if (k != lib->kind)

@@ -346,8 +346,8 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   }
   *time_ps = sim_now(sim);
   const coll_library_params *lp = coll_policy_library(policy);
-  if (lp->kind == COLL_LIBRARY_NCCL) {
-    /* nccl-tests' timing loop: a host thread launches the iterations back
+  if (lp->kind == COLL_LIBRARY_NCCL || lp->kind == COLL_LIBRARY_RCCL) {
+    /* nccl-tests' (and rccl-tests') timing loop: a host thread launches the iterations back
      * to back (gpus_per_thread kernel launches each, nccl-tests -g) and
      * synchronises once at the end, dividing by the iterations
      * (nccl-tests src/common.cu, BenchTime).  The host and the GPUs form

@@ -87,6 +87,9 @@ static const system_cfg systems[] = {
   { "aws-p4d-a100-efa-", p4d_yaml },
   { "superbench-a100-", a100_yaml },
   { "dranet-b200-a4-", b200_a4_yaml },
+  /* Google Cloud A3 Ultra (H200): NVLink 4 at 450 GB/s per direction and
+   * one 400 Gb/s RDMA NIC per GPU, as the H100 spec above. */
+  { "dranet-h200-a3u-", h100_yaml },
 };
 
 typedef struct {

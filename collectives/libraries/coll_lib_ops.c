@@ -1,5 +1,5 @@
 /* coll_lib_ops.c: which family's hooks a library kind runs with (see
- * coll_lib_ops.h): nccl the NCCL model, ideal none (wisp's algorithms
+ * coll_lib_ops.h): nccl the NCCL model, rccl NCCL's plan with RCCL's tuner, ideal none (wisp's algorithms
  * alone), every library with an engine the supernode family.  O(1).
  */
 #include "config.h"
@@ -13,6 +13,8 @@ const coll_lib_ops *coll_lib_ops_for(coll_library_kind k)
 {
   if (k == COLL_LIBRARY_NCCL)
     return &coll_nccl_ops;
+  if (k == COLL_LIBRARY_RCCL)
+    return &coll_rccl_ops;
   if (coll_library_has_engine(k))
     return &coll_supernode_ops;
   return &coll_ideal_ops;

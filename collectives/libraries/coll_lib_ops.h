@@ -1,6 +1,7 @@
 /* coll_lib_ops.h: the library families' hooks on the collective runtime
  * (not installed; the table's layout is coll_run.h's coll_lib_ops).  One
- * table per family: nccl/ (nccl_plan.c), supernode/ (supernode_run.c);
+ * table per family: nccl/ (nccl_plan.c), rccl/ (rccl_plan.c: NCCL's plan
+ * with RCCL's tuner), supernode/ (supernode_run.c);
  * the ideal library has no hooks.  Only the runtime's front
  * (collectives/coll_rt.c) picks a table; the plan and the run reach the
  * family through it.
@@ -13,6 +14,7 @@
 G_BEGIN_DECLS
 
 extern const coll_lib_ops coll_nccl_ops;
+extern const coll_lib_ops coll_rccl_ops;
 extern const coll_lib_ops coll_supernode_ops;
 extern const coll_lib_ops coll_ideal_ops;
 

@@ -21,11 +21,11 @@
 
 static const char *const library_names[COLL_LIBRARY_COUNT] = { "nccl",    "hccl",             "hccl-zerocopy",
                                                                 "stratacl", "cann-ep", "cann-ep-zerocopy",
-                                                                "ideal" };
+                                                                "ideal",    "rccl" };
 
 gboolean coll_library_has_engine(coll_library_kind k)
 {
-  return k != COLL_LIBRARY_NCCL && k != COLL_LIBRARY_IDEAL;
+  return k != COLL_LIBRARY_NCCL && k != COLL_LIBRARY_IDEAL && k != COLL_LIBRARY_RCCL;
 }
 
 coll_library_kind coll_library_default_for(const topo *t)
@@ -190,7 +190,7 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   p->b_copy = 500000000000u;           /* [FIT] */
   /* [pub] HCCL_BUFFSIZE = 200 (HCCL's MB = 2^20 B); nccl: NCCL_BUFFSIZE,
    * [nccl] src/init.cc DEFAULT_BUFFSIZE (1 << 22). */
-  p->buffsize = k == COLL_LIBRARY_NCCL ? 4u << 20 : 200u << 20;
+  p->buffsize = k == COLL_LIBRARY_NCCL || k == COLL_LIBRARY_RCCL ? 4u << 20 : 200u << 20; /* rccl: [rccl] the same */
   p->overlap = k == COLL_LIBRARY_CANN_EP ? 0.75 : 0.0; /* [FIT] §8 omega; hccl [ASSUMPTION] 0 */
   p->t_copy0 = k == COLL_LIBRARY_CANN_EP ? 5 * SIM_PS_PER_US : 0; /* [ASSUMPTION] §8; §5.4 has none */
   p->t_exp = 20 * SIM_PS_PER_US;       /* [ASSUMPTION] */
@@ -232,6 +232,11 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   /* NCCL model (doc/collectives.md "The NCCL model"). */
   p->sm = 90;                          /* [ASSUMPTION] Hopper when the config does not say */
   p->nvlink_link_bw = 0;               /* from sm */
+  /* rccl: one xGMI link of MI300X moves 64 GB/s per direction (AMD
+   * Instinct MI300X datasheet: 7 links, 896 GB/s peer bandwidth in both
+   * directions); RCCL's own view of it is 48 GB/s (coll_rccl.h). */
+  if (k == COLL_LIBRARY_RCCL)
+    p->nvlink_link_bw = 64000000000u;
   p->nccl_algo = COLL_NALGO_AUTO;
   p->nccl_proto = COLL_PROTO_AUTO;
   p->channels = 0;                     /* derived */
@@ -423,8 +428,8 @@ gboolean coll_library_params_from_config(const cfg_doc *doc, const topo *t, coll
   const char *v = doc ? cfg_get(doc, "library.name", &line) : NULL;
   if (v != NULL && !coll_library_from_name(v, &k)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "%s:%d: library.name '%s' is not a known library; use nccl, ideal, hccl, hccl-zerocopy, stratacl, "
-                "cann-ep or cann-ep-zerocopy",
+                "%s:%d: library.name '%s' is not a known library; use nccl, rccl, ideal, hccl, hccl-zerocopy, "
+                "stratacl, cann-ep or cann-ep-zerocopy",
                 cfg_source(doc), line, v);
     return FALSE;
   }

@@ -8,6 +8,8 @@
  *   nccl           NCCL's tuner (coll_nccl.h): algorithm and protocol per
  *                  size, protocol efficiency and latencies on the
  *                  simulated transfers; the default for wisp configs;
+ *   rccl           RCCL (AMD Instinct): NCCL's plan with RCCL's tuner,
+ *                  tuning model 5 of MI300X (rccl/coll_rccl.h);
  *   ideal          wisp's textbook algorithms (collectives/coll_run.c), no
  *                  library cost; the default for ASTRA-sim network.yml;
  *   hccl           ring / halving-doubling through a bounded, pre-registered
@@ -70,13 +72,14 @@ typedef enum {
   COLL_LIBRARY_CANN_EP,
   COLL_LIBRARY_CANN_EP_ZEROCOPY,
   COLL_LIBRARY_IDEAL,
+  COLL_LIBRARY_RCCL,
   COLL_LIBRARY_COUNT
 } coll_library_kind;
 
 const char *coll_library_name(coll_library_kind k);
 /* Whether kind k is one of the supernode libraries with an engine,
  * registration and staging model (hccl ... cann-ep-zerocopy); FALSE for
- * nccl and ideal, which run on the network alone. */
+ * nccl, rccl and ideal, which run on the network alone. */
 gboolean coll_library_has_engine(coll_library_kind k);
 /* The library a config without `library: name` gets: nccl for wisp
  * configs, ideal for ASTRA-sim network.yml (ASTRA-sim's semantics). */

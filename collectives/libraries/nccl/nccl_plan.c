@@ -12,6 +12,7 @@
 #include "collectives/coll_run.h"
 #include "collectives/libraries/coll_lib_ops.h"
 #include "collectives/libraries/nccl/coll_nccl.h"
+#include "collectives/libraries/nccl/coll_nccl_plan.h"
 
 static coll_nccl_func nccl_func_of(coll_prim p)
 {
@@ -291,7 +292,7 @@ static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intr
  * algorithm and protocol for this size, their efficiencies, base and
  * per-hop latency, pipeline, and the wisp algorithms that carry it out.
  * O(n x dims) plus the tuner's table. */
-static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
+void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll_nccl_tuner *tn)
 {
   const coll_library_params *lp = &c->pol.lib;
   int n = r->n;
@@ -304,17 +305,17 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   coll_nccl_comm cm;
   nccl_comm_of(c, r, n_nodes, ppn, &cm);
   coll_nccl_model *mdl = g_new(coll_nccl_model, 1);
-  coll_nccl_model_build(&cm, mdl);
+  tn->build(&cm, mdl);
   coll_nccl_func f = nccl_func_of(r->prim);
   uint64_t s = r->prim == COLL_PRIM_ALL_TO_ALLV ? r->bytes : coll_algbw_bytes(d->type, d->bytes, n);
   int fa = nccl_forced_algo(c, r, n_nodes);
   coll_nccl_algo a;
   coll_proto p;
-  coll_nccl_select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
+  tn->select(mdl, f, s, fa, lp->nccl_proto, &a, &p);
   r->nalgo = a;
   r->proto = p;
-  r->inv_eff_intra = 1.0 / coll_nccl_efficiency(mdl, f, a, p, FALSE, s);
-  r->inv_eff_inter = 1.0 / coll_nccl_efficiency(mdl, f, a, p, TRUE, s);
+  r->inv_eff_intra = 1.0 / tn->efficiency(mdl, f, a, p, FALSE, s);
+  r->inv_eff_inter = 1.0 / tn->efficiency(mdl, f, a, p, TRUE, s);
   /* Gather and scatter keep NCCL's NVLink view: their one root does not
    * show the channel cap in public runs (B200 gather / scatter 718 / 746
    * GB/s at 16 GiB, above 32 channels x COLL_NCCL_P2P_CH_GBPS = 650). */
@@ -324,12 +325,12 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
     nccl_p2p_shape(d, n, node, &intra, &remote, &p2p_peers, &peer_bytes);
   if (a == COLL_NALGO_P2P && d->type != ET_COLL_GATHER && d->type != ET_COLL_SCATTER) {
     if (intra > 0)
-      r->inv_eff_intra = 1.0 / coll_nccl_p2p_efficiency(mdl, peer_bytes, intra);
+      r->inv_eff_intra = 1.0 / tn->p2p_efficiency(mdl, peer_bytes, intra);
     if (remote > 0)
-      r->inv_eff_inter = 1.0 / coll_nccl_p2p_net_efficiency(mdl, peer_bytes, remote);
+      r->inv_eff_inter = 1.0 / tn->p2p_net_efficiency(mdl, peer_bytes, remote);
   }
   double base_us = 0, hop_us = 0;
-  coll_nccl_latency(mdl, f, a, p, s, &base_us, &hop_us);
+  tn->latency(mdl, f, a, p, s, &base_us, &hop_us);
   /* The tuner's p2p row has one step per round of NCCL's p2p schedule,
    * n - 1 rounds; NCCL skips the rounds that hold no send or receive
    * (src/enqueue.cc scheduleP2pTasksToPlan), so a rank pays one step per
@@ -416,10 +417,10 @@ static void nccl_plan_hook(coll_rt *c, coll_run *r, const coll_desc *d, coll_pri
 {
   (void)prim;
   if (!p2p)
-    nccl_plan(c, r, d);
+    coll_nccl_plan_with(c, r, d, &coll_nccl_tuner_default);
 }
 
-static void nccl_chunks_hook(coll_rt *c, coll_run *r, const coll_desc *d)
+void coll_nccl_plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   if (!r->stream)
     return;
@@ -430,17 +431,27 @@ static void nccl_chunks_hook(coll_rt *c, coll_run *r, const coll_desc *d)
   nccl_latency(c, r, d);
 }
 
-static void nccl_describe_hook(const coll_run *r, GString *s)
+void coll_nccl_plan_describe(const coll_run *r, GString *s)
 {
   if (r->stream)
     g_string_append_printf(s, "%s/%s: ", coll_nccl_algo_name((coll_nccl_algo)r->nalgo),
                            coll_proto_name((coll_proto)r->proto));
 }
 
+const coll_nccl_tuner coll_nccl_tuner_default = {
+  .name = "nccl",
+  .build = coll_nccl_model_build,
+  .select = coll_nccl_select,
+  .efficiency = coll_nccl_efficiency,
+  .latency = coll_nccl_latency,
+  .p2p_efficiency = coll_nccl_p2p_efficiency,
+  .p2p_net_efficiency = coll_nccl_p2p_net_efficiency,
+};
+
 const coll_lib_ops coll_nccl_ops = {
   .family = "nccl",
   .tier_free = TRUE,
   .plan = nccl_plan_hook,
-  .plan_chunks = nccl_chunks_hook,
-  .describe = nccl_describe_hook,
+  .plan_chunks = coll_nccl_plan_chunks,
+  .describe = coll_nccl_plan_describe,
 };
