@@ -74,11 +74,17 @@ static gboolean sim_row(const topo *t, net_tier tier, const coll_policy *pol, co
   return ok;
 }
 
-/* One table on topology t: appends its quality to q and its squared log
- * errors to *ss (count in *nrows). */
+/* One table on topology t: appends its quality to q, and to *ss its
+ * objective terms (one per size region it has, each the mean of the
+ * region's squared log errors; count in *nterms).  The regions are the
+ * two the fit identifies hardware from (cal_nccl.h): sizes >= 64 MiB
+ * (bandwidth) and <= 64 KiB (latency, launch); a table with neither
+ * contributes the mean over all its rows. */
 static gboolean measure_table(const topo *t, net_tier tier, const coll_ncclt_log *lg, const coll_ncclt_table *tb,
-                              GArray *q, double *ss, int *nrows, GError **error)
+                              GArray *q, double *ss, int *nterms, GError **error)
 {
+  double reg_ss[3] = { 0, 0, 0 };   /* large, small, in between */
+  int reg_n[3] = { 0, 0, 0 };
   coll_policy *pol = coll_policy_new_from_topo(t, error);
   if (pol == NULL)
     return FALSE;
@@ -104,8 +110,8 @@ static gboolean measure_table(const topo *t, net_tier tier, const coll_ncclt_log
     if (!ok || tm <= 0)
       break;
     double sim_us = (double)tm / 1e6, lr = log(sim_us / rr->time_us);
-    *ss += lr * lr;
-    (*nrows)++;
+    int reg = rr->size >= 64 * MIB ? 0 : rr->size <= 64 * KIB ? 1 : 2;
+    reg_ss[reg] += lr * lr, reg_n[reg]++;
     qq.rows++;
     /* Same size, same factor: busbw error = |t_real / t_sim - 1|. */
     double be = fabs(rr->time_us / sim_us - 1), te = fabs(sim_us / rr->time_us - 1);
@@ -115,6 +121,11 @@ static gboolean measure_table(const topo *t, net_tier tier, const coll_ncclt_log
     if (rr->size <= 64 * KIB)
       g_array_append_val(ts, te);
   }
+  for (int r = 0; ok && r < 2; r++)
+    if (reg_n[r] > 0)
+      *ss += reg_ss[r] / reg_n[r], (*nterms)++;
+  if (ok && reg_n[0] + reg_n[1] == 0 && reg_n[2] > 0)
+    *ss += reg_ss[2] / reg_n[2], (*nterms)++;   /* only mid sizes: all of them */
   if (ok && q != NULL) {
     g_strlcpy(qq.file, lg->path, sizeof qq.file);
     qq.table = tb->table;
@@ -170,6 +181,8 @@ static topo_variant *apply(const cal_nccl_fit *f, const topo_variant *base, cons
     char *val = NULL;
     if (g_str_has_suffix(f->key[p], ".bandwidth"))
       val = g_strdup_printf("%.6gGB/s", x / 1e9);
+    else if (g_str_has_suffix(f->key[p], "_scale"))
+      val = g_strdup_printf("%.6g", x);
     else
       val = g_strdup_printf("%.6gns", x / 1e3);
     ok = topo_variant_set(v, f->key[p], val, error);
@@ -197,6 +210,12 @@ static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, 
   }
   g_strlcpy(f->key[f->n_params], "library.launch", sizeof f->key[0]);
   f->base[f->n_params++] = MAX((double)lib->launch, 1000.0);
+  /* The per-step overhead: a factor on NCCL's per-hop latencies (library
+   * nccl only; the other libraries have no such figures). */
+  if (lib->kind == COLL_LIBRARY_NCCL) {
+    g_strlcpy(f->key[f->n_params], "library.step_latency_scale", sizeof f->key[0]);
+    f->base[f->n_params++] = lib->step_latency_scale > 0 ? lib->step_latency_scale : 1.0;
+  }
 }
 
 static double eval(cal_nccl_fit *f, const topo_variant *base, GPtrArray *logs, net_tier tier, const double *m,
@@ -303,6 +322,8 @@ static void value_str(const char *key, double x, char *buf, size_t len)
 {
   if (g_str_has_suffix(key, ".bandwidth"))
     g_snprintf(buf, len, "%.4g GB/s", x / 1e9);
+  else if (g_str_has_suffix(key, "_scale"))
+    g_snprintf(buf, len, "%.4g", x);
   else
     g_snprintf(buf, len, "%.4g us", x / 1e6);
 }
@@ -317,13 +338,14 @@ static void pct(FILE *out, double x)
 
 void cal_nccl_print(const cal_nccl_fit *f, FILE *out)
 {
-  fprintf(out, "nccl-tests fit: %d parameters, %d evaluations; rms |ln(sim/real)| over every row %.3f -> %.3f\n",
+  fprintf(out, "nccl-tests fit: %d parameters, %d evaluations; rms |ln(sim/real)| at sizes >= 64 MiB and <= 64 KiB "
+          "(each region of each table weighs the same) %.3f -> %.3f\n",
           f->n_params, f->evals, f->loss_before, f->loss_after);
   for (int p = 0; p < f->n_params; p++) {
     char a[32], b[32];
     value_str(f->key[p], f->base[p], a, sizeof a);
     value_str(f->key[p], f->fitted[p], b, sizeof b);
-    fprintf(out, "  %-18s %12s -> %12s (x%.3f)\n", f->key[p], a, b, f->fitted[p] / f->base[p]);
+    fprintf(out, "  %-26s %12s -> %12s (x%.3f)\n", f->key[p], a, b, f->fitted[p] / f->base[p]);
   }
   fprintf(out, "per table, median |error| (before -> after): busbw >= 64 MiB | time <= 64 KiB | busbw all sizes\n");
   for (guint i = 0; i < f->after->len && i < f->before->len; i++) {
@@ -359,7 +381,8 @@ gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const char *path
   fprintf(o, "# Fitted by wisp calibrate --nccl-tests to:\n");
   for (guint i = 0; i < logs->len; i++)
     fprintf(o, "#   %s\n", ((const coll_ncclt_log *)g_ptr_array_index(logs, i))->path);
-  fprintf(o, "# Free parameters only (per-tier latency and bandwidth, launch cost); rms |ln(sim/real)| %.3f -> "
+  fprintf(o, "# Free parameters only (per-tier latency and bandwidth, launch cost, per-step overhead); rms "
+          "|ln(sim/real)| at sizes >= 64 MiB and <= 64 KiB %.3f -> "
           "%.3f:\n", f->loss_before, f->loss_after);
   for (int p = 0; p < f->n_params; p++) {
     char a[32], b[32];

@@ -4,19 +4,29 @@
  *
  * Free parameters, and nothing else: per tier (the scale-up dimension 0
  * and, when a table spans nodes, the scale-out dimension 1) the link
- * latency and the effective bandwidth, and the library's launch cost
- * (library.launch, paid gpus_per_thread times per iteration).  Everything
- * else (algorithms, protocols, NCCL's tuning constants, the topology's
- * shape) stays as the base config has it, so the same mechanisms that run
- * on spec-only configs run on the fitted one.
+ * latency and the effective bandwidth, the library's launch cost
+ * (library.launch, paid gpus_per_thread times per iteration) and, with
+ * library nccl, the per-step overhead (library.step_latency_scale, a
+ * factor on NCCL's per-hop latencies).  Everything else (the library
+ * itself, algorithms, protocols, NCCL's tuning constants and choices, the
+ * topology's shape) stays as the base config has it, so the same
+ * mechanisms that run on spec-only configs run on the fitted one.
  *
- * Objective: the sum over every row of every table of (ln(sim / real))^2,
- * each row simulated alone on the candidate config as `collbench
- * --compare-csv` does (rank count and -g from the log).  Search:
- * coordinate descent in log space with steps x2, x1.25, x1.07, x1.02 on
- * each parameter, within x1/20..x20 of the base value.  Cost: up to
- * COLL_NCCL_FIT_MAX_EVALS evaluations, each one simulation per row.
- * Deterministic.
+ * Objective: the hardware is identified where each parameter shows:
+ * bandwidth at sizes >= 64 MiB, latency, launch and per-step overhead at
+ * sizes <= 64 KiB.  Each table contributes, per region it has, the mean
+ * of (ln(sim / real))^2 over the region's rows (a table with rows only in
+ * between contributes the mean over those); the loss is the rms over
+ * these terms.  The rows in between are left out because there NCCL's
+ * protocol switches and pipeline ramp (the model's mechanisms, not
+ * hardware) dominate: fitting hardware to them made the fitted bandwidth
+ * absorb the ramp's error (NVLink x0.84 on an H100 NVLS all-reduce) and
+ * mis-predict the system's other collectives.  Each row is simulated alone
+ * on the candidate config as `collbench --compare-csv` does (rank count
+ * and -g from the log).  Search: coordinate descent in log space with
+ * steps x2, x1.25, x1.07, x1.02 on each parameter, within x1/20..x20 of
+ * the base value.  Cost: up to CAL_NCCL_MAX_EVALS evaluations, each one
+ * simulation per row.  Deterministic.
  */
 #ifndef WISP_CAL_NCCL_H
 #define WISP_CAL_NCCL_H
@@ -30,7 +40,7 @@
 
 G_BEGIN_DECLS
 
-#define CAL_NCCL_MAX_PARAMS 5
+#define CAL_NCCL_MAX_PARAMS 6
 #define CAL_NCCL_MAX_EVALS 160
 
 /* One table's fit quality: median |error| of busbw at sizes >= 64 MiB and
@@ -50,14 +60,14 @@ typedef struct {
   double base[CAL_NCCL_MAX_PARAMS];    /* base config's value (B/s or ps) */
   double fitted[CAL_NCCL_MAX_PARAMS];
   int evals;
-  double loss_before, loss_after;      /* rms of ln(sim/real) over the rows */
+  double loss_before, loss_after;      /* the objective (rms of the regions' mean ln(sim/real)^2) */
   GArray *before, *after;              /* cal_nccl_quality per table */
   topo_variant *result;                /* the fitted config */
 } cal_nccl_fit;
 
 /* Measures how config v (fit_ranks'd to the logs) reproduces every
  * runnable table of the logs: fills q (cal_nccl_quality, appended) and
- * returns the rms of ln(sim/real) in *rms.  O(rows x one collective). */
+ * returns the objective (see above) in *rms.  O(rows x one collective). */
 gboolean cal_nccl_measure(const topo_variant *v, GPtrArray *logs, net_tier tier, GArray *q, double *rms,
                           GError **error);
 
