@@ -176,6 +176,11 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
 /* x rounded to 4 significant digits (x <= 0 or not finite: unchanged); the
  * written link values are rounded so (35.41GB/s, 571.8ns). */
 double cal_round_sig4(double x);
+/* The YAML of a calibrated config v: link values in human units, the
+ * name "<name>-calibrated" (or "calibrated"), and, as_preset,
+ * "preset_version: 1" first and no ranks line, so every command fits it
+ * to its workload (--scale included).  g_free. */
+char *cal_config_yaml(const topo_variant *v, gboolean as_preset);
 gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *header, const char *path,
                           GError **error);
 /* The same onto `shape`, the cluster as given before it was fitted to the

@@ -234,7 +234,7 @@ static gboolean human_unit(const GMatchInfo *m, GString *res, gpointer data)
 /* The YAML of v with human units, the name "<name>-calibrated" (or
  * "calibrated") and, as_preset, "preset_version: 1" first and no ranks
  * line (so it is fitted to each workload).  g_free. */
-static char *calibrated_yaml(const topo_variant *v, gboolean as_preset)
+char *cal_config_yaml(const topo_variant *v, gboolean as_preset)
 {
   char *raw = topo_variant_to_yaml(v);
   GRegex *re = g_regex_new("(bandwidth|latency): ([0-9]+)(B/s|ps)\\b", 0, 0, NULL);
@@ -312,7 +312,7 @@ gboolean cal_write_config_shaped(const cal_fit *f, const topo_variant *base, con
   gboolean ok = apply_fit_dims(v, base, f, error);
   char *yaml = NULL;
   if (ok) {
-    yaml = calibrated_yaml(v, shape != NULL);
+    yaml = cal_config_yaml(v, shape != NULL);
     topo *t = topo_load_string(yaml, path, error);
     ok = t != NULL;
     topo_free(t);

@@ -25,7 +25,10 @@
  * on the candidate config as `collbench --compare-csv` does (rank count
  * and -g from the log).  Search: coordinate descent in log space with
  * steps x2, x1.25, x1.07, x1.02 on each parameter, within x1/20..x20 of
- * the base value.  Cost: up to CAL_NCCL_MAX_EVALS evaluations, each one
+ * the base value (bandwidth at most x1: a link's effective rate stays at
+ * or below the config's line rate), the config's values acting as a prior
+ * (CAL_NCCL_PRIOR x (ln factor)^2 per parameter added to the squared
+ * loss).  Cost: up to CAL_NCCL_MAX_EVALS evaluations, each one
  * simulation per row.  Deterministic.
  */
 #ifndef WISP_CAL_NCCL_H
@@ -37,11 +40,14 @@
 #include "collectives/coll_nccltests.h"
 #include "net/net.h"
 #include "topologies/topo_variant.h"
+#include "calib/cal.h"
 
 G_BEGIN_DECLS
 
 #define CAL_NCCL_MAX_PARAMS 6
 #define CAL_NCCL_MAX_EVALS 160
+/* Weight of the prior on the config's values (cal_nccl.c eval). */
+#define CAL_NCCL_PRIOR 0.01
 
 /* One table's fit quality: median |error| of busbw at sizes >= 64 MiB and
  * of time at sizes <= 64 KiB (-1 when the table has no such size), and
@@ -81,8 +87,14 @@ void cal_nccl_fit_free(cal_nccl_fit *f);
  * before and after. */
 void cal_nccl_print(const cal_nccl_fit *f, FILE *out);
 /* Writes the fitted config to path atomically, with comment lines naming
- * the logs and the fitted values. */
-gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const char *path, GError **error);
+ * the logs and the fitted values (cal_config_yaml: human units, renamed
+ * "<name>-calibrated").  shape: the cluster as given when it is a preset
+ * (or a file with preset_version: 1), else NULL; the fitted values are
+ * then written onto it, preset-shaped (preset_version: 1, its tier sizes,
+ * no ranks line), so every command fits it to its workload (--scale
+ * included) instead of pinning the logs' rank count. */
+gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const topo_variant *shape, const char *path,
+                        GError **error);
 
 G_END_DECLS
 #endif

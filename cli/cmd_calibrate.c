@@ -424,7 +424,9 @@ static int calibrate_nccl_tests(int n_logs, char **paths, const char *cluster, c
   if (status == 0) {
     topo_variant *v = topo_variant_new(t);
     cal_nccl_fit *f = cal_nccl_fit_logs(v, logs, tier, &error);
-    if (f == NULL || !cal_nccl_write(f, logs, output, &error))
+    /* A preset keeps its shape in the output (fitted to each workload,
+     * --scale included), as a trace's calibration does. */
+    if (f == NULL || !cal_nccl_write(f, logs, is_preset_cluster(cluster) ? v : NULL, output, &error))
       status = wisp_cli_fail(error);
     else {
       cal_nccl_print(f, stdout);
