@@ -243,14 +243,17 @@ static double eval(cal_nccl_fit *f, const topo_variant *base, GPtrArray *logs, n
   f->evals++;
   gboolean ok = v != NULL && cal_nccl_measure(v, logs, tier, NULL, &rms, error);
   topo_variant_free(v);
-  /* The config's values are the prior: each parameter pays
-   * CAL_NCCL_PRIOR x (ln factor)^2, so a parameter the tables hardly see
-   * (a 2-node table says little about the network's bandwidth at 4 nodes)
-   * stays where the spec sheet put it instead of drifting along a flat
-   * direction; x2 costs as much as a 7 % rms error. */
+  /* The config's bandwidths are the prior: each pays CAL_NCCL_PRIOR x
+   * (ln factor)^2, so a bandwidth the tables hardly see (a 2-node table
+   * says little about the network at 4 nodes) stays at the spec sheet's
+   * line rate instead of drifting along a flat direction; x2 costs as much
+   * as a 7 % rms error.  Latencies, launch and per-step overhead have no
+   * such prior: a spec-only config's values for them are assumptions
+   * (presets tag them [ASSUMPTION]), not data. */
   double prior = 0;
   for (int p = 0; p < f->n_params; p++)
-    prior += log(m[p]) * log(m[p]);
+    if (g_str_has_suffix(f->key[p], ".bandwidth"))
+      prior += log(m[p]) * log(m[p]);
   return ok ? sqrt(rms * rms + CAL_NCCL_PRIOR * prior) : -1;
 }
 

@@ -26,9 +26,10 @@
  * and -g from the log).  Search: coordinate descent in log space with
  * steps x2, x1.25, x1.07, x1.02 on each parameter, within x1/20..x20 of
  * the base value (bandwidth at most x1: a link's effective rate stays at
- * or below the config's line rate), the config's values acting as a prior
- * (CAL_NCCL_PRIOR x (ln factor)^2 per parameter added to the squared
- * loss).  Cost: up to CAL_NCCL_MAX_EVALS evaluations, each one
+ * or below the config's line rate), the config's bandwidths acting as a
+ * prior (CAL_NCCL_PRIOR x (ln factor)^2 per bandwidth added to the squared
+ * loss; the latencies, launch and per-step overhead of a spec-only config
+ * are assumptions, so they have none).  Cost: up to CAL_NCCL_MAX_EVALS evaluations, each one
  * simulation per row.  Deterministic.
  */
 #ifndef WISP_CAL_NCCL_H

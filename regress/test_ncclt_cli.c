@@ -386,7 +386,8 @@ static void predict_one(const char *spec, const char *fit, const char *csv, int 
  * >= 64 MiB and 20 % median time at <= 64 KiB.  Spec-only: all-gather 6.8
  * % / 8.9 %, reduce-scatter 6.6 % / 8.8 %.  Measured when written (fit on
  * the rows at >= 64 MiB and <= 64 KiB with a median objective, NCCL's
- * per-step overhead free): all-gather 1.6 % / 8.9 %, reduce-scatter 1.3 %
+ * per-step overhead free, bandwidth at most the line rate with the spec's
+ * bandwidth as a prior): all-gather 1.6 % / 8.9 %, reduce-scatter 1.3 %
  * / 8.8 %; before (least squares over every row, no per-step overhead)
  * 10.1 % / 2.3 % and 10.3 % / 2.4 %, the fit absorbing the all-reduce's
  * 64 MiB - 1 GiB ramp into NVLink bandwidth (x0.84).  The fitted config
@@ -482,7 +483,7 @@ static char *first_table(const char *csv, const char *name)
  * node's 8-GPU all-gather, reduce-scatter, all-to-all and sendrecv and
  * its 4-GPU tables (another rank count: all five) within 10 % median
  * busbw at >= 64 MiB (the logs have no small sizes).  Measured when
- * written: 8 GPUs 1.4 / 1.6 / 4.9 / 1.0 %, 4 GPUs 1.6 / 8.4 / 8.1 / 6.2 /
+ * written: 8 GPUs 1.4 / 1.7 / 4.9 / 1.0 %, 4 GPUs 1.3 / 8.5 / 8.1 / 6.2 /
  * 0.9 % (spec-only 6.0 / 5.5 / 10.7 / 1.4 and 5.3 / 12.9 / 14.0 / 9.4 /
  * 1.7 %). */
 static void test_calibrate_predicts_committed(void)
