@@ -247,7 +247,7 @@ static double eval(cal_nccl_fit *f, const topo_variant *base, GPtrArray *logs, n
    * (ln factor)^2, so a bandwidth the tables hardly see (a 2-node table
    * says little about the network at 4 nodes) stays at the spec sheet's
    * line rate instead of drifting along a flat direction; x2 costs as much
-   * as a 7 % rms error.  Latencies, launch and per-step overhead have no
+   * as a 2.2 % rms error.  Latencies, launch and per-step overhead have no
    * such prior: a spec-only config's values for them are assumptions
    * (presets tag them [ASSUMPTION]), not data. */
   double prior = 0;

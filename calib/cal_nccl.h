@@ -48,7 +48,7 @@ G_BEGIN_DECLS
 #define CAL_NCCL_MAX_PARAMS 6
 #define CAL_NCCL_MAX_EVALS 160
 /* Weight of the prior on the config's values (cal_nccl.c eval). */
-#define CAL_NCCL_PRIOR 0.01
+#define CAL_NCCL_PRIOR 0.001
 
 /* One table's fit quality: median |error| of busbw at sizes >= 64 MiB and
  * of time at sizes <= 64 KiB (-1 when the table has no such size), and
