@@ -10,7 +10,8 @@
  * runs the `wisp` binary on the directories holding both halves, as a user
  * would:
  *
- *   wisp calibrate B / 2B --cluster dgx-h100 -o calB.yaml / cal2B.yaml
+ *   wisp calibrate B / 2B --cluster dgx-h100 --library ideal -o calB.yaml / cal2B.yaml
+ *     (the twin's collectives are textbook rings: the textbook schedules, not the preset's NCCL)
  *   wisp inspect B                                  (the link report)
  *   wisp utility B --cluster calB.yaml --resource scale_up_bw --json u.json
  *   wisp utility 2B --cluster cal2B.yaml --resource scale_up_bw --json v.json
@@ -165,9 +166,11 @@ static void check_case(gconstpointer data)
   double t_b = (double)rb.step_ns, t_2b = (double)r2b.step_ns, true_util = 100.0 * (t_b - t_2b) / t_b;
   const char *name = gt_scenario_name(sc);
 
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                                 "-o", cal_b, NULL},
                                 NULL), ==, 0);
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b2_dir, "--cluster", "dgx-h100", "-o", cal_2b, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b2_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                                 "-o", cal_2b, NULL},
                                 NULL), ==, 0);
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"inspect", b_dir, NULL}, &out), ==, 0);
@@ -299,7 +302,8 @@ static void check_serve_latency(void)
   true_latency(&r2b, &ttft_2b, &tpot_2b);
   ccl_bench_latency(b_dir, rb.n_ranks, &raw_ttft, &raw_tpot);
   double true_ttft_u = 100.0 * (ttft_b - ttft_2b) / ttft_b, true_tpot_u = 100.0 * (tpot_b - tpot_2b) / tpot_b;
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                                 "-o", cal_b, NULL},
                                 NULL), ==, 0);
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw",

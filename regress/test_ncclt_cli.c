@@ -375,8 +375,8 @@ static void predict_one(const char *spec, const char *fit, const char *csv, int 
   g_test_message("%s table %d: spec-only busbw %.1f %% time %.1f %%; fitted busbw %.1f %% time %.1f %% (-100: no such "
                  "size)", base, table, 100 * bus0, 100 * tim0, 100 * bus, 100 * tim);
   if (bus > 0.10 || tim > 0.20)
-    g_string_append_printf(miss, " %s table %d: fitted busbw %.1f %% (target <= 10 %%), time %.1f %% (target <= 20 %%);",
-                           base, table, 100 * bus, 100 * tim);
+    g_string_append_printf(miss, " %s table %d: fitted busbw %.1f %% (target <= 10 %%), time %.1f %% (target <= 20 "
+                           "%%);", base, table, 100 * bus, 100 * tim);
   g_free(base);
 }
 
