@@ -139,6 +139,12 @@ typedef struct {
    * collective choices are kept and the refit fits the link values under
    * them. */
   gboolean textbook;
+  /* Set by cal_refit_library (library nccl kept): the library's free
+   * parameters fitted with the tiers' link values against the simulator. */
+  gboolean lib_refit;
+  double launch_ps;            /* library.launch */
+  double step_scale;           /* library.step_latency_scale */
+  double lib_rms_before_pct, lib_rms_after_pct;
 } cal_fit;
 
 /* Fits w's measured communication.  Fails (WISP_ERROR_INVALID) when no
@@ -170,6 +176,11 @@ gboolean cal_options_from_cluster(cal_options *opt, const topo_variant *v, int n
 /* x rounded to 4 significant digits (x <= 0 or not finite: unchanged); the
  * written link values are rounded so (35.41GB/s, 571.8ns). */
 double cal_round_sig4(double x);
+/* The YAML of a calibrated config v: link values in human units, the
+ * name "<name>-calibrated" (or "calibrated"), and, as_preset,
+ * "preset_version: 1" first and no ranks line, so every command fits it
+ * to its workload (--scale included).  g_free. */
+char *cal_config_yaml(const topo_variant *v, gboolean as_preset);
 gboolean cal_write_config(const cal_fit *f, const topo_variant *v, const char *header, const char *path,
                           GError **error);
 /* The same onto `shape`, the cluster as given before it was fitted to the
@@ -194,10 +205,27 @@ gboolean cal_write_config_shaped(const cal_fit *f, const topo_variant *v, const 
  * writes the refitted values. */
 gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_variant *v, net_tier tier,
                                 GError **error);
+/* With the cluster's NCCL library kept (!f->textbook), fits the NCCL
+ * model's own free parameters to the used instances against the
+ * simulator: each fitted class's link latency and bandwidth (starting
+ * from cal_refit_to_simulator's values), the launch cost (library.launch)
+ * and the per-step overhead (library.step_latency_scale, a factor on
+ * NCCL's per-hop latencies), nothing else, so the written config keeps
+ * NCCL's algorithms, protocols and choices.  Minimises the rms relative
+ * error of the distinct (op, group, bytes) points, weighted by their
+ * multiplicity (all-to-allv skipped), by coordinate descent in log space
+ * (steps x2, x1.25, x1.07, x1.02; x1/50..x50 of the start).  Kept only if
+ * it beats the start.  No-op for other libraries.  Cost: up to
+ * CAL_LIB_MAX_EVALS topology builds, each simulating every point. */
+#define CAL_LIB_MAX_EVALS 240
+gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant *v, net_tier tier, GError **error);
 /* Simulates one fit point alone on t (coll_measure): a collective of type
  * op and Chakra comm_size bytes over group `group` of w (ET_GROUP_WORLD:
  * ranks 0..n-1), rooted types rooted at the group's first member.  Used by
- * the refit and by `wisp calibrate`'s check.  coll_measure's cost. */
+ * the refit and by `wisp calibrate`'s check.  The time is the one a
+ * replay gives the collective: with library nccl the launch cost is part
+ * of it (coll_measure alone would hide it behind the previous iteration,
+ * as nccl-tests' loop does).  coll_measure's cost. */
 gboolean cal_simulate_point(const et_workload *w, const topo *t, net_tier tier, const coll_policy *pol,
                             et_coll_type op, uint32_t group, int n, uint64_t bytes, sim_time_ps *time_ps,
                             GError **error);

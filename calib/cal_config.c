@@ -146,6 +146,15 @@ static gboolean apply_fit_dims(topo_variant *v, const topo_variant *dims, const 
     if (!set_class_values(v, dims, (cal_class)c, cal_round_sig4(lat), cal_round_sig4(bw), error))
       return FALSE;
   }
+  if (f->lib_refit) {
+    /* The library's fitted launch and per-step overhead (cal_refit_library). */
+    char launch[48], step[48];
+    g_snprintf(launch, sizeof launch, "%.4gus", f->launch_ps / 1e6);
+    g_snprintf(step, sizeof step, "%.4g", f->step_scale);
+    if (!topo_variant_set(v, "library.launch", launch, error) ||
+        !topo_variant_set(v, "library.step_latency_scale", step, error))
+      return FALSE;
+  }
   if (!f->textbook)
     return TRUE;
   static const char *const algos[][2] = {
@@ -225,7 +234,7 @@ static gboolean human_unit(const GMatchInfo *m, GString *res, gpointer data)
 /* The YAML of v with human units, the name "<name>-calibrated" (or
  * "calibrated") and, as_preset, "preset_version: 1" first and no ranks
  * line (so it is fitted to each workload).  g_free. */
-static char *calibrated_yaml(const topo_variant *v, gboolean as_preset)
+char *cal_config_yaml(const topo_variant *v, gboolean as_preset)
 {
   char *raw = topo_variant_to_yaml(v);
   GRegex *re = g_regex_new("(bandwidth|latency): ([0-9]+)(B/s|ps)\\b", 0, 0, NULL);
@@ -303,7 +312,7 @@ gboolean cal_write_config_shaped(const cal_fit *f, const topo_variant *base, con
   gboolean ok = apply_fit_dims(v, base, f, error);
   char *yaml = NULL;
   if (ok) {
-    yaml = calibrated_yaml(v, shape != NULL);
+    yaml = cal_config_yaml(v, shape != NULL);
     topo *t = topo_load_string(yaml, path, error);
     ok = t != NULL;
     topo_free(t);
@@ -363,7 +372,21 @@ gboolean cal_simulate_point(const et_workload *w, const topo *t, net_tier tier, 
     ranks[m] = grp ? grp->ranks[m] : m;
   coll_desc d = { .type = op, .bytes = bytes, .ranks = ranks, .n_ranks = n,
                   .root = et_coll_rooted(op) ? ranks[0] : -1 };
-  gboolean ok = coll_measure(t, tier, pol, &d, time_ps, NULL, error);
+  /* The time a replay gives the collective: with NCCL the launch is part
+   * of it (nccl_plan.c's base delay), where coll_measure would hide it
+   * behind the previous iteration as nccl-tests' loop does; so the launch
+   * is simulated as 0 and added. */
+  coll_library_params lib = *coll_policy_library(pol);
+  sim_time_ps launch = lib.kind == COLL_LIBRARY_NCCL ? lib.launch * (sim_time_ps)MAX(lib.gpus_per_thread, 1) : 0;
+  coll_policy *own = launch > 0 ? coll_policy_new_from_topo(t, error) : NULL;
+  gboolean ok = launch == 0 || own != NULL;
+  if (own) {
+    lib.launch = 0;
+    coll_policy_set_library(own, &lib);
+  }
+  ok = ok && coll_measure(t, tier, own ? own : pol, &d, time_ps, NULL, error);
+  *time_ps += ok ? launch : 0;
+  coll_policy_free(own);
   g_free(ranks);
   return ok;
 }
@@ -414,6 +437,41 @@ static int cmp_refit(const void *a, const void *b)
   return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
 }
 
+/* The distinct (op, group, bytes) of f's used instances of class cls
+ * (-1: every class), all-to-allv left out (its matrix is not kept), each
+ * with its mean measured duration, multiplicity and loss weight.
+ * O(points log points). */
+static GArray *distinct_points(const cal_fit *f, int cls)
+{
+  GArray *pts = g_array_new(FALSE, FALSE, sizeof(refit_pt));
+  for (guint k = 0; k < f->points->len; k++) {
+    const cal_point *p = &g_array_index(f->points, cal_point, k);
+    if (p->excluded != CAL_USED || (cls >= 0 && p->cls != cls) || p->op == ET_COLL_ALL_TO_ALLV)
+      continue;
+    refit_pt q = { (et_coll_type)p->op, p->group, p->n, p->bytes, (double)p->measured, 1.0, 1.0 };
+    g_array_append_val(pts, q);
+  }
+  if (pts->len > 1)
+    qsort(pts->data, pts->len, sizeof(refit_pt), cmp_refit);
+  guint m = 0;
+  for (guint k = 0; k < pts->len; k++) {
+    refit_pt *q = &g_array_index(pts, refit_pt, k);
+    refit_pt *last = m ? &g_array_index(pts, refit_pt, m - 1) : NULL;
+    if (last && last->op == q->op && last->group == q->group && last->bytes == q->bytes) {
+      last->y = (last->y * last->count + q->y) / (last->count + 1);
+      last->count += 1;
+    } else {
+      g_array_index(pts, refit_pt, m++) = *q;
+    }
+  }
+  g_array_set_size(pts, m);
+  for (guint k = 0; k < m; k++) {
+    refit_pt *q = &g_array_index(pts, refit_pt, k);
+    q->weight = f->loss == CAL_LOSS_RELATIVE ? q->count / (q->y * q->y) : q->count;
+  }
+  return pts;
+}
+
 gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_variant *base, net_tier tier,
                                 GError **error)
 {
@@ -425,33 +483,8 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
     int dim = class_dim(v, (cal_class)c);
     if (!f->cls[c].fitted || dim < 0)
       continue;
-    /* Distinct (op, group, bytes), merged with their multiplicity. */
-    GArray *pts = g_array_new(FALSE, FALSE, sizeof(refit_pt));
-    for (guint k = 0; k < f->points->len; k++) {
-      const cal_point *p = &g_array_index(f->points, cal_point, k);
-      if (p->excluded != CAL_USED || p->cls != c || p->op == ET_COLL_ALL_TO_ALLV)
-        continue;
-      refit_pt q = { (et_coll_type)p->op, p->group, p->n, p->bytes, (double)p->measured, 1.0, 1.0 };
-      g_array_append_val(pts, q);
-    }
-    if (pts->len > 1)
-      qsort(pts->data, pts->len, sizeof(refit_pt), cmp_refit);
-    guint m = 0;
-    for (guint k = 0; k < pts->len; k++) {
-      refit_pt *q = &g_array_index(pts, refit_pt, k);
-      refit_pt *last = m ? &g_array_index(pts, refit_pt, m - 1) : NULL;
-      if (last && last->op == q->op && last->group == q->group && last->bytes == q->bytes) {
-        last->y = (last->y * last->count + q->y) / (last->count + 1);
-        last->count += 1;
-      } else {
-        g_array_index(pts, refit_pt, m++) = *q;
-      }
-    }
-    g_array_set_size(pts, m);
-    for (guint k = 0; k < m; k++) {
-      refit_pt *q = &g_array_index(pts, refit_pt, k);
-      q->weight = f->loss == CAL_LOSS_RELATIVE ? q->count / (q->y * q->y) : q->count;
-    }
+    GArray *pts = distinct_points(f, c);
+    guint m = pts->len;
     if (m == 0) {
       g_array_free(pts, TRUE);
       continue;
@@ -522,6 +555,145 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
     }
     g_array_free(pts, TRUE);
   }
+  topo_variant_free(v);
+  return ok;
+}
+
+/* ---- the library's free parameters (library nccl kept) ---- */
+
+/* The parameters of cal_refit_library: per class the link latency (ps)
+ * and bandwidth (B/s), then the launch (ps) and the per-step factor. */
+enum { LIB_P_LAUNCH = 2 * CAL_N_CLASSES, LIB_P_STEP, LIB_N_P };
+
+typedef struct {
+  const et_workload *w;
+  const topo_variant *base;
+  net_tier tier;
+  const GArray *pts;
+  gboolean used[LIB_N_P];
+  int evals;
+  double *sim;
+} lib_fit;
+
+/* The rms relative error (%) of the points on base with candidate x, or
+ * -1 with error set.  One topology build, one simulation per point. */
+static double lib_eval(lib_fit *lf, const double *x, GError **error)
+{
+  topo_variant *v = topo_variant_copy(lf->base);
+  gboolean ok = TRUE;
+  for (int c = 0; ok && c < CAL_N_CLASSES; c++)
+    if (lf->used[2 * c])
+      ok = set_class_values(v, v, (cal_class)c, x[2 * c], x[2 * c + 1], error);
+  char val[64];
+  g_snprintf(val, sizeof val, "%" G_GINT64_FORMAT "ps", (gint64)llround(x[LIB_P_LAUNCH]));
+  ok = ok && topo_variant_set(v, "library.launch", val, error);
+  g_snprintf(val, sizeof val, "%.6g", x[LIB_P_STEP]);
+  ok = ok && topo_variant_set(v, "library.step_latency_scale", val, error);
+  topo *t = ok ? topo_variant_build(v, error) : NULL;
+  topo_variant_free(v);
+  lf->evals++;
+  if (t == NULL)
+    return -1;
+  coll_policy *pol = coll_policy_new_from_topo(t, error);
+  ok = pol != NULL;
+  for (guint k = 0; ok && k < lf->pts->len; k++) {
+    const refit_pt *p = &g_array_index(lf->pts, refit_pt, k);
+    sim_time_ps tm = 0;
+    ok = cal_simulate_point(lf->w, t, lf->tier, pol, p->op, p->group, p->n, p->bytes, &tm, error);
+    lf->sim[k] = (double)tm;
+  }
+  coll_policy_free(pol);
+  topo_free(t);
+  return ok ? rms_pct(lf->pts, lf->sim) : -1;
+}
+
+/* Coordinate descent in log space from x (see cal.h); *best holds the
+ * rms of x on entry and of the returned x on exit. */
+static gboolean lib_descend(lib_fit *lf, double *x, const double *x0, double *best, GError **error)
+{
+  static const double steps[] = { 2.0, 1.25, 1.07, 1.02 };
+  for (size_t s = 0; s < G_N_ELEMENTS(steps); s++) {
+    gboolean improved = TRUE;
+    while (improved && lf->evals < CAL_LIB_MAX_EVALS) {
+      improved = FALSE;
+      for (int p = 0; p < LIB_N_P && lf->evals < CAL_LIB_MAX_EVALS; p++) {
+        for (int dir = 0; lf->used[p] && dir < 2; dir++) {
+          double keep = x[p], y = dir ? keep / steps[s] : keep * steps[s];
+          if (y < x0[p] / 50 || y > x0[p] * 50)
+            continue;
+          x[p] = y;
+          double r = lib_eval(lf, x, error);
+          if (r < 0)
+            return FALSE;
+          if (r < *best - 1e-9) {
+            *best = r;
+            improved = TRUE;
+            break;
+          }
+          x[p] = keep;
+        }
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* The library the variant v runs, into *lib.  FALSE with error. */
+static gboolean variant_library(const topo_variant *v, coll_library_params *lib, GError **error)
+{
+  topo *t = topo_variant_build(v, error);
+  gboolean ok = t != NULL && coll_library_params_from_topo(t, lib, error);
+  topo_free(t);
+  return ok;
+}
+
+gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant *base, net_tier tier, GError **error)
+{
+  if (f->textbook || topo_variant_is_graph(base))
+    return TRUE;
+  topo_variant *v = topo_variant_copy(base);
+  coll_library_params lib;
+  gboolean ok = apply_fit(v, f, error) && variant_library(v, &lib, error);
+  GArray *pts = ok && lib.kind == COLL_LIBRARY_NCCL ? distinct_points(f, -1) : NULL;
+  if (pts == NULL || pts->len == 0) {
+    if (pts)
+      g_array_free(pts, TRUE);
+    topo_variant_free(v);
+    return ok;
+  }
+  lib_fit lf = { .w = w, .base = v, .tier = tier, .pts = pts, .sim = g_new(double, pts->len) };
+  double x[LIB_N_P] = { 0 }, x0[LIB_N_P];
+  for (int c = 0; c < CAL_N_CLASSES; c++) {
+    int dim = class_dim(v, (cal_class)c);
+    if (!f->cls[c].fitted || dim < 0)
+      continue;
+    lf.used[2 * c] = lf.used[2 * c + 1] = TRUE;
+    /* A 1 ns floor: the descent multiplies, and cannot leave zero. */
+    x[2 * c] = MAX((double)topo_variant_dim_latency(v, dim), 1000.0);
+    x[2 * c + 1] = (double)topo_variant_dim_bw(v, dim);
+  }
+  x[LIB_P_LAUNCH] = MAX((double)lib.launch, 1000.0);
+  x[LIB_P_STEP] = lib.step_latency_scale > 0 ? lib.step_latency_scale : 1.0;
+  lf.used[LIB_P_LAUNCH] = lf.used[LIB_P_STEP] = TRUE;
+  memcpy(x0, x, sizeof x);
+  double first = lib_eval(&lf, x, error), best = first;
+  ok = first >= 0 && lib_descend(&lf, x, x0, &best, error);
+  if (ok && best < first - 1e-3) {
+    f->lib_refit = TRUE;
+    f->launch_ps = x[LIB_P_LAUNCH];
+    f->step_scale = x[LIB_P_STEP];
+    f->lib_rms_before_pct = first;
+    f->lib_rms_after_pct = best;
+    for (int c = 0; c < CAL_N_CLASSES; c++)
+      if (lf.used[2 * c]) {
+        f->refit[c].done = TRUE;
+        f->refit[c].dim = class_dim(v, (cal_class)c);
+        f->refit[c].latency_ps = x[2 * c];
+        f->refit[c].bw_Bps = x[2 * c + 1];
+      }
+  }
+  g_free(lf.sim);
+  g_array_free(pts, TRUE);
   topo_variant_free(v);
   return ok;
 }

@@ -4,19 +4,33 @@
  *
  * Free parameters, and nothing else: per tier (the scale-up dimension 0
  * and, when a table spans nodes, the scale-out dimension 1) the link
- * latency and the effective bandwidth, and the library's launch cost
- * (library.launch, paid gpus_per_thread times per iteration).  Everything
- * else (algorithms, protocols, NCCL's tuning constants, the topology's
- * shape) stays as the base config has it, so the same mechanisms that run
- * on spec-only configs run on the fitted one.
+ * latency and the effective bandwidth, the library's launch cost
+ * (library.launch, paid gpus_per_thread times per iteration) and, with
+ * library nccl, the per-step overhead (library.step_latency_scale, a
+ * factor on NCCL's per-hop latencies).  Everything else (the library
+ * itself, algorithms, protocols, NCCL's tuning constants and choices, the
+ * topology's shape) stays as the base config has it, so the same
+ * mechanisms that run on spec-only configs run on the fitted one.
  *
- * Objective: the sum over every row of every table of (ln(sim / real))^2,
- * each row simulated alone on the candidate config as `collbench
- * --compare-csv` does (rank count and -g from the log).  Search:
- * coordinate descent in log space with steps x2, x1.25, x1.07, x1.02 on
- * each parameter, within x1/20..x20 of the base value.  Cost: up to
- * COLL_NCCL_FIT_MAX_EVALS evaluations, each one simulation per row.
- * Deterministic.
+ * Objective: the hardware is identified where each parameter shows:
+ * bandwidth at sizes >= 64 MiB, latency, launch and per-step overhead at
+ * sizes <= 64 KiB.  Each table contributes, per region it has, the mean
+ * of (ln(sim / real))^2 over the region's rows (a table with rows only in
+ * between contributes the mean over those); the loss is the rms over
+ * these terms.  The rows in between are left out because there NCCL's
+ * protocol switches and pipeline ramp (the model's mechanisms, not
+ * hardware) dominate: fitting hardware to them made the fitted bandwidth
+ * absorb the ramp's error (NVLink x0.84 on an H100 NVLS all-reduce) and
+ * mis-predict the system's other collectives.  Each row is simulated alone
+ * on the candidate config as `collbench --compare-csv` does (rank count
+ * and -g from the log).  Search: coordinate descent in log space with
+ * steps x2, x1.25, x1.07, x1.02 on each parameter, within x1/20..x20 of
+ * the base value (bandwidth at most x1: a link's effective rate stays at
+ * or below the config's line rate), the config's bandwidths acting as a
+ * prior (CAL_NCCL_PRIOR x (ln factor)^2 per bandwidth added to the squared
+ * loss; the latencies, launch and per-step overhead of a spec-only config
+ * are assumptions, so they have none).  Cost: up to CAL_NCCL_MAX_EVALS evaluations, each one
+ * simulation per row.  Deterministic.
  */
 #ifndef WISP_CAL_NCCL_H
 #define WISP_CAL_NCCL_H
@@ -27,11 +41,14 @@
 #include "collectives/coll_nccltests.h"
 #include "net/net.h"
 #include "topologies/topo_variant.h"
+#include "calib/cal.h"
 
 G_BEGIN_DECLS
 
-#define CAL_NCCL_MAX_PARAMS 5
+#define CAL_NCCL_MAX_PARAMS 6
 #define CAL_NCCL_MAX_EVALS 160
+/* Weight of the prior on the config's values (cal_nccl.c eval). */
+#define CAL_NCCL_PRIOR 0.001
 
 /* One table's fit quality: median |error| of busbw at sizes >= 64 MiB and
  * of time at sizes <= 64 KiB (-1 when the table has no such size), and
@@ -50,14 +67,14 @@ typedef struct {
   double base[CAL_NCCL_MAX_PARAMS];    /* base config's value (B/s or ps) */
   double fitted[CAL_NCCL_MAX_PARAMS];
   int evals;
-  double loss_before, loss_after;      /* rms of ln(sim/real) over the rows */
+  double loss_before, loss_after;      /* the objective (rms of the regions' mean ln(sim/real)^2) */
   GArray *before, *after;              /* cal_nccl_quality per table */
   topo_variant *result;                /* the fitted config */
 } cal_nccl_fit;
 
 /* Measures how config v (fit_ranks'd to the logs) reproduces every
  * runnable table of the logs: fills q (cal_nccl_quality, appended) and
- * returns the rms of ln(sim/real) in *rms.  O(rows x one collective). */
+ * returns the objective (see above) in *rms.  O(rows x one collective). */
 gboolean cal_nccl_measure(const topo_variant *v, GPtrArray *logs, net_tier tier, GArray *q, double *rms,
                           GError **error);
 
@@ -71,8 +88,14 @@ void cal_nccl_fit_free(cal_nccl_fit *f);
  * before and after. */
 void cal_nccl_print(const cal_nccl_fit *f, FILE *out);
 /* Writes the fitted config to path atomically, with comment lines naming
- * the logs and the fitted values. */
-gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const char *path, GError **error);
+ * the logs and the fitted values (cal_config_yaml: human units, renamed
+ * "<name>-calibrated").  shape: the cluster as given when it is a preset
+ * (or a file with preset_version: 1), else NULL; the fitted values are
+ * then written onto it, preset-shaped (preset_version: 1, its tier sizes,
+ * no ranks line), so every command fits it to its workload (--scale
+ * included) instead of pinning the logs' rank count. */
+gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const topo_variant *shape, const char *path,
+                        GError **error);
 
 G_END_DECLS
 #endif

@@ -107,6 +107,16 @@ static char *trace_digest(int n, char **paths, int *n_files, GError **error)
  * the link values written, or why the measured ones are kept. */
 static void print_refit(const cal_fit *f, const topo_variant *v)
 {
+  if (f->lib_refit) {
+    printf("refit (library nccl kept): the NCCL model's free parameters fitted against the simulator on every "
+           "class: rms %.3f %% -> %.3f %%; launch %.3f us, per-step overhead x%.3f NCCL's per-hop latencies\n",
+           f->lib_rms_before_pct, f->lib_rms_after_pct, f->launch_ps / 1e6, f->step_scale);
+    for (int c = 0; c < CAL_N_CLASSES; c++)
+      if (f->refit[c].done)
+        printf("  %s, tier %s: latency %.3f ns, bandwidth %.6f GB/s\n", cal_class_name((cal_class)c),
+               topo_variant_dim_name(v, f->refit[c].dim), f->refit[c].latency_ps / 1e3, f->refit[c].bw_Bps / 1e9);
+    return;
+  }
   for (int c = 0; c < CAL_N_CLASSES; c++) {
     const cal_tier_refit *rf = &f->refit[c];
     if (rf->points == 0)
@@ -157,6 +167,10 @@ static char *config_header(const cal_fit *f, const cal_options *opt, const char 
       g_string_append_printf(hdr, "%s: link values refitted against the simulator (rms %.3f %% -> %.3f %%)\n",
                              cal_class_name((cal_class)c), f->refit[c].rms_before_pct, f->refit[c].rms_after_pct);
   }
+  if (f->lib_refit)
+    g_string_append_printf(hdr, "library nccl kept: launch %.3f us, per-step overhead x%.4g NCCL's per-hop latencies "
+                           "(with the link values, refitted against the simulator: rms %.3f %% -> %.3f %%)\n",
+                           f->launch_ps / 1e6, f->step_scale, f->lib_rms_before_pct, f->lib_rms_after_pct);
   return g_string_free(hdr, FALSE);
 }
 
@@ -314,14 +328,16 @@ static gboolean calib_fit_and_write(calib_run *r, gboolean summary, const char *
     g_free(lib);
     return FALSE;
   }
-  /* By default the written config runs the textbook schedules the fit
-   * assumes (library ideal; keeping NCCL measured worse against the
-   * ground-truth twins, regress/test_ground_truth, and 156 % vs 14 % rms on
-   * DLRM's collectives); --library NAME of the cluster's own library keeps
-   * it and its choices.  Either way the output says what changed. */
-  r->f->textbook = strcmp(r->library ? r->library : "ideal", "ideal") == 0;
+  /* By default the written config keeps the cluster's library and its
+   * choices; with NCCL the NCCL model's own free parameters (link values,
+   * launch, per-step overhead) are then fitted against the simulator
+   * (cal_refit_library).  --library ideal writes the textbook schedules
+   * the alpha-beta fit assumes instead.  Either way the output says what
+   * changed. */
+  r->f->textbook = strcmp(r->library ? r->library : lib, "ideal") == 0;
   cal_fit_print(r->f, !summary, stdout);
-  if (!cal_refit_to_simulator(r->f, r->w, r->v, r->tier, error))
+  if (!cal_refit_to_simulator(r->f, r->w, r->v, r->tier, error) ||
+      !cal_refit_library(r->f, r->w, r->v, r->tier, error))
     return FALSE;
   print_refit(r->f, r->v);
   char *hdr = config_header(r->f, &r->opt, r->label, r->n_files, r->digest, r->w->n_ranks, r->cluster_path);
@@ -408,7 +424,9 @@ static int calibrate_nccl_tests(int n_logs, char **paths, const char *cluster, c
   if (status == 0) {
     topo_variant *v = topo_variant_new(t);
     cal_nccl_fit *f = cal_nccl_fit_logs(v, logs, tier, &error);
-    if (f == NULL || !cal_nccl_write(f, logs, output, &error))
+    /* A preset keeps its shape in the output (fitted to each workload,
+     * --scale included), as a trace's calibration does. */
+    if (f == NULL || !cal_nccl_write(f, logs, is_preset_cluster(cluster) ? v : NULL, output, &error))
       status = wisp_cli_fail(error);
     else {
       cal_nccl_print(f, stdout);
@@ -478,10 +496,12 @@ int wisp_cmd_calibrate(int argc, char **argv)
      NULL},
     {"no-baseline", 0, 0, G_OPTION_ARG_NONE, &no_baseline, "do not replay the trace on the calibrated config",
      NULL},
-    {"library", 0, 0, G_OPTION_ARG_STRING, &library, "library of the written config: ideal (default: the "
-     "ring/pairwise/direct schedules the fit's model assumes) or the cluster's own (kept with its choices)", "NAME"},
+    {"library", 0, 0, G_OPTION_ARG_STRING, &library, "library of the written config: the cluster's own (default; "
+     "kept with its choices, and with nccl its launch cost and per-step overhead fitted too) or ideal (the "
+     "ring/pairwise/direct schedules the alpha-beta fit assumes)", "NAME"},
     {"nccl-tests", 0, 0, G_OPTION_ARG_NONE, &nccl_tests, "the inputs are nccl-tests logs (raw output or CSV): fit "
-     "the network's per-tier latency and bandwidth and the launch cost to them, print the fit per table",
+     "the network's per-tier latency and bandwidth, the launch cost and NCCL's per-step overhead to them, print the "
+     "fit per table",
      NULL},
     {NULL},
   };
@@ -495,7 +515,7 @@ int wisp_cmd_calibrate(int argc, char **argv)
       "writes the cluster with the fitted tiers and replays the trace on it (see doc/calibration.md).\n"
       "The checks and the baseline replay use the analytical tier unless --network-model says otherwise.\n"
       "With --nccl-tests the inputs are nccl-tests logs and the fit is of the network's free parameters\n"
-      "(per-tier latency and bandwidth, launch cost), on the analytical tier.\n"
+      "(per-tier latency and bandwidth, launch cost, NCCL's per-step overhead), on the analytical tier.\n"
       "Example: wisp calibrate traces/ --network dgx-h100 -o calibrated.yaml\n"
       "         wisp calibrate --nccl-tests all_reduce.log --network dgx-h100 -o fitted.yaml");
   int status = 0;

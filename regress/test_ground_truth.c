@@ -11,8 +11,10 @@
  * cuda_sync events, this test runs the `wisp` binary ($WISP_BIN) as a user
  * would:
  *
- *   wisp calibrate B  --cluster dgx-h100 -o calB.yaml   (alpha and beta from the B trace;
- *   wisp calibrate 2B --cluster dgx-h100 -o cal2B.yaml   the model's "GT-GPU" matches no preset)
+ *   wisp calibrate B  --cluster dgx-h100 --library ideal -o calB.yaml   (alpha and beta from the B trace;
+ *   wisp calibrate 2B --cluster dgx-h100 --library ideal -o cal2B.yaml   the model's "GT-GPU" matches no
+ *     preset; the model's collectives are textbook alpha-beta rings, so the calibrated config runs the
+ *     textbook schedules: --library ideal, where calibrate's default keeps the preset's NCCL)
  *   wisp utility B --cluster calB.yaml --resource scale_up_bw --json u.json
  *   wisp simulate 2B --network calB.yaml --json s.json   (2B -> B)
  *   wisp simulate B --network cal2B.yaml --json t.json   (B -> 2B)
@@ -98,8 +100,10 @@ static void check_case(gconstpointer data)
   const char *name = gt_scenario_name(tc->scenario);
 
   /* wisp, as a user runs it. */
-  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL}, NULL), ==, 0);
-  g_assert_cmpint(wisp((const char *[]){"calibrate", b2_dir, "--cluster", "dgx-h100", "-o", cal_2b, NULL}, NULL), ==,
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                        "-o", cal_b, NULL}, NULL), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b2_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                        "-o", cal_2b, NULL}, NULL), ==,
                   0);
   char *u_out = NULL;
   g_assert_cmpint(wisp((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw", "--json",
@@ -260,7 +264,8 @@ static void check_tiers(gconstpointer data)
   double t_b = (double)rb.step_ns;
   double true_up = 100.0 * (t_b - (double)rup.step_ns) / t_b, true_out = 100.0 * (t_b - (double)rout.step_ns) / t_b;
 
-  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "--cluster", cl, "-o", cal, NULL}, NULL), ==, 0);
+  g_assert_cmpint(wisp((const char *[]){"calibrate", b_dir, "--cluster", cl, "--library", "ideal",
+                                        "-o", cal, NULL}, NULL), ==, 0);
   g_assert_cmpint(wisp((const char *[]){"utility", b_dir, "--cluster", cal, "--resource", "scale_up_bw,scale_out_bw",
                                         "--json", u_json, NULL}, NULL), ==, 0);
   cJSON *u = load_json(u_json);

@@ -10,7 +10,8 @@
  * runs the `wisp` binary on the directories holding both halves, as a user
  * would:
  *
- *   wisp calibrate B / 2B --cluster dgx-h100 -o calB.yaml / cal2B.yaml
+ *   wisp calibrate B / 2B --cluster dgx-h100 --library ideal -o calB.yaml / cal2B.yaml
+ *     (the twin's collectives are textbook rings: the textbook schedules, not the preset's NCCL)
  *   wisp inspect B                                  (the link report)
  *   wisp utility B --cluster calB.yaml --resource scale_up_bw --json u.json
  *   wisp utility 2B --cluster cal2B.yaml --resource scale_up_bw --json v.json
@@ -118,7 +119,8 @@ static void check_tpdp_tiers(const gt_params *p0, const char *dir, const char *b
   g_assert_cmpfloat(fabs(out - true_out), <=, 1.0);
   g_assert_cmpfloat(true_out, >, 1.0); /* the check can fail */
   char *cal1 = g_build_filename(dir, "cal1.yaml", NULL), *log = NULL;
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal1, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                                 "-o", cal1, NULL},
                                 &log), ==, 0);
   const char *at = strstr(log, "simulated alone on the calibrated config");
   g_assert_nonnull(at);
@@ -224,9 +226,11 @@ static void check_case(gconstpointer data)
     g_assert_true(g_file_set_contents(cluster, cluster_2x4, -1, NULL));
   const char *res = sc == GT_TPDP ? "scale_up_bw,scale_out_bw" : "scale_up_bw";
 
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", cluster, "-o", cal_b, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", cluster, "--library", "ideal",
+                                                 "-o", cal_b, NULL},
                                 NULL), ==, 0);
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b2_dir, "--cluster", cluster, "-o", cal_2b, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b2_dir, "--cluster", cluster, "--library", "ideal",
+                                                 "-o", cal_2b, NULL},
                                 NULL), ==, 0);
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"inspect", b_dir, NULL}, &out), ==, 0);
@@ -415,7 +419,8 @@ static void check_serve_latency(gconstpointer data)
   true_latency(&r2b, &ttft_2b, &tpot_2b);
   ccl_bench_latency(b_dir, rb.n_ranks, sglang, &raw_ttft, &raw_tpot);
   double true_ttft_u = 100.0 * (ttft_b - ttft_2b) / ttft_b, true_tpot_u = 100.0 * (tpot_b - tpot_2b) / tpot_b;
-  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "-o", cal_b, NULL},
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", b_dir, "--cluster", "dgx-h100", "--library", "ideal",
+                                                 "-o", cal_b, NULL},
                                 NULL), ==, 0);
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", b_dir, "--cluster", cal_b, "--resource", "scale_up_bw",

@@ -150,6 +150,7 @@ static const pdesc params[] = {
   P("gpus_per_thread", PT_INT, gpus_per_thread, "GPUs", "-", "nccl: GPUs one host thread drives (nccl-tests -g); their launches are serial"),
   P("net_overhead", PT_TIME, net_overhead, "time", "[nccl] getNetOverhead (x86 Intel)", "nccl: host cost of a network post (NCCL_NET_OVERHEAD)"),
   P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the network latency a net plugin reports to NCCL's tuner (graph latencyInter), added to every network hop of the tuner's cost model; steers the algorithm choice only (the topology's latencies are simulated)"),
+  P("step_latency_scale", PT_DOUBLE, step_latency_scale, "ratio", "[FIT] wisp calibrate --nccl-tests; 1 = NCCL's tables", "nccl: multiplies NCCL's per-step (per-hop) latencies in the simulated time (the per-step overhead of a calibrated config); the tuner's choice keeps NCCL's figures"),
 };
 
 size_t coll_library_param_count(void)
@@ -248,6 +249,7 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   p->gpus_per_thread = 1;
   p->net_overhead = 1 * SIM_PS_PER_US; /* [nccl] getNetOverhead: 1 us on x86 Intel */
   p->net_latency = 0;                  /* [nccl] IB plugin reports latency 0 */
+  p->step_latency_scale = 1.0;         /* NCCL's own per-hop figures */
 }
 
 static const pdesc *find_param(const char *key)

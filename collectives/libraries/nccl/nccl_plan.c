@@ -340,7 +340,9 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   sim_time_ps base_ps = 0;
   wisp_ps_from_us(base_us, &base_ps);
   r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
-  r->hop_us = hop_us;
+  /* A calibrated per-step overhead scales NCCL's per-hop figures in the
+   * time only (the choice above keeps NCCL's own). */
+  r->hop_us = hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0);
   nccl_pipeline(c, r, mdl, f, a, p, s);
   nccl_apply_algo(r, a, f, node, n_nodes, ppn);
   g_free(mdl);
