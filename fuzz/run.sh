@@ -181,6 +181,7 @@ D
       # a memcpy, a runtime call and an NVTX range.  Needs python3 (sqlite3
       # module); without it the fuzzer starts from an empty corpus.
       if command -v python3 >/dev/null 2>&1; then
+        rm -f "$c/seed1.sqlite"
         python3 - "$c/seed1.sqlite" <<'P' || true
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

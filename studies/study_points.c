@@ -223,8 +223,11 @@ gboolean study_points_run(const study_points_runner *r, const int *pending, int 
     /* The points that ran out of memory get their record in this process. */
     for (guint i = 0; i < st.memory->len && ok; i++) {
       const point_record *m = &g_array_index(st.memory, point_record, i);
-      if (r->on_memory == NULL) {
-        st.died = TRUE;
+      if (r->on_memory == NULL) { /* the run's error, as any failure of fn */
+        if (st.failure == NULL) {
+          st.failure = g_strdup(m->message);
+          st.failure_code = WISP_ERROR_LIMIT;
+        }
         break;
       }
       ok = r->on_memory(r->ctx, m->point, m->message, error);

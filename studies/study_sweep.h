@@ -101,7 +101,7 @@ void study_sweep_stats_clear(study_sweep_stats *st);
  * of memory (the `wisp` command's handler, common/wisp_memory.h) is passed
  * with the message to on_memory(ctx, p, message) in this process, which
  * records it (the sweep's error row), and that worker's unfinished points
- * run again; with on_memory NULL it fails the run.  on_point (may be NULL)
+ * run again; with on_memory NULL its message is the run's error.  on_point (may be NULL)
  * is called in the worker that finished a point; `who` prefixes the
  * runner's own errors.  FALSE with fn's message when fn failed, or when a
  * worker died without reporting (a signal); finished points are kept. */
