@@ -348,9 +348,17 @@ build_library() {
 # log_campaign TARGET START WALL CPU RUNS COV0 COV1 RC FOUND: one row of
 # $FUZZ_CAMPAIGN_LOG (make fuzz-long: fuzz/campaigns.md), a Markdown table
 # made with its header when the file is new.  The commit is the source
-# tree's (with "+" when files other than the kept corpus and this log
-# differ from it); coverage is libFuzzer's edge count when the run started
+# tree's when the run started (with "+" when files other than the kept
+# corpus and this log differed from it); coverage is libFuzzer's edge count when the run started
 # (seeds and kept corpus loaded) and at its end.
+source_commit() {
+  c=$(git -C "$src" rev-parse --short=10 HEAD 2>/dev/null || echo unknown)
+  if [ "$c" != unknown ] && ! git -C "$src" diff --quiet HEAD -- . ':(exclude)fuzz/corpus' \
+       ':(exclude)fuzz/campaigns.md' 2>/dev/null; then
+    c="$c+"
+  fi
+  echo "$c"
+}
 log_campaign() {
   if [ ! -s "$FUZZ_CAMPAIGN_LOG" ]; then
     cat > "$FUZZ_CAMPAIGN_LOG" <<'H'
@@ -366,11 +374,6 @@ Findings name the reproducer files; each must become a regression test.
 | target | started (UTC) | commit | wall s | CPU s | runs | coverage start -> end (new) | kept corpus | findings |
 |---|---|---|---|---|---|---|---|---|
 H
-  fi
-  commit=$(git -C "$src" rev-parse --short=10 HEAD 2>/dev/null || echo unknown)
-  if [ "$commit" != unknown ] && ! git -C "$src" diff --quiet HEAD -- . ':(exclude)fuzz/corpus' \
-       ':(exclude)fuzz/campaigns.md' 2>/dev/null; then
-    commit="$commit+"
   fi
   new=?
   [ "$6" != ? ] && [ "$7" != ? ] && new=$(( $7 - $6 ))
@@ -433,6 +436,7 @@ for t in $targets; do
   echo "== fuzz_$t: running for ${secs}s (log: $work/fuzz.log)"
   rc=0
   started=$(date -u '+%Y-%m-%d %H:%M')
+  commit=$(source_commit)
   t0=$(date +%s)
   # The subshell's `times` after the run gives the fuzzer's CPU time (its
   # children's user and system time), which on a shared machine says more
