@@ -436,6 +436,30 @@ static void test_nccltests_rows(void)
   g_free(tmp);
 }
 
+/* Fuzz finding (fuzz_spec, r28d's campaign, timeout-604cc2...): a sweep
+ * range from 10GB/s to 1e54GB/s in steps of 15GB/s made a million value
+ * strings before it was refused (over 10 s under ASan).  The count is now
+ * computed first: (1e54 - 10) / 15 + 1 = 6.667e52 values, refused at once
+ * with the count.  A geometric range from 0 (0 * factor stays 0, a million
+ * zeros) is refused too. */
+static void test_sweep_huge_range(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *spec = g_build_filename(tmp, "s.yaml", NULL);
+  g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: s\ncluster: dgx-h100\naxes:\n  - {key: "
+                                    "scale_out_bw, range: {from: 10GB/s, to: 1e54GB/s, step: 15GB/s}}\n", -1, NULL));
+  expect_run((const char *[]){"sweep", spec, "--list", NULL}, 1, "the range gives 6.667e+52 values, more than 1000000");
+  g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: s\ncluster: dgx-h100\naxes:\n  - {key: "
+                                    "compute, range: {from: 0, to: 8, factor: 2}}\n", -1, NULL));
+  expect_run((const char *[]){"sweep", spec, "--list", NULL}, 1,
+             "'from' must be positive in a range with a 'factor' (it is 0)");
+  test_rm_rf(tmp);
+  g_free(spec);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -445,5 +469,6 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/trace_memory", test_trace_memory);
   g_test_add_func("/hostile_input/sweep_point_memory", test_sweep_point_memory);
   g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
+  g_test_add_func("/hostile_input/sweep_huge_range", test_sweep_huge_range);
   return g_test_run();
 }
