@@ -101,6 +101,18 @@ static gboolean dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
  * without the collectives of data-parallel groups (the gradient
  * reductions, which the re-partitioned job rebuilds from the card):
  * O(nodes log nodes). */
+/* Whether node i is a send or receive of a context-parallel group alone
+ * (the ring attention's KV exchange), not the pipeline's (a world group
+ * spans cp too). */
+static gboolean cp_p2p(const et_graph *g, const et_layout *l, uint32_t i)
+{
+  const et_node *n = &g->nodes[i];
+  if (n->type != ET_NODE_COMM_SEND && n->type != ET_NODE_COMM_RECV)
+    return FALSE;
+  uint32_t grp = g->comms[n->comm].group;
+  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && l->group_dims[grp] == ET_DIM_BIT(ET_DIM_CP);
+}
+
 static GArray *rank_ops(const et_graph *g, const et_layout *l)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(gop));
@@ -108,7 +120,7 @@ static GArray *rank_ops(const et_graph *g, const et_layout *l)
     const et_node *n = &g->nodes[i];
     gboolean comp = n->type == ET_NODE_COMP && !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY));
     gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
-    if (dp_coll(g, l, i)) /* data-parallel gradient reductions are not the layers' */
+    if (dp_coll(g, l, i) || cp_p2p(g, l, i)) /* gradient reductions, the CP ring: not the layers' own order */
       comm = FALSE;
     if (comp || comm) {
       /* A receive is placed where its data arrived (its end): it is
@@ -415,9 +427,11 @@ static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, i
   for (uint32_t i = 0; i < g->n_nodes; i++)
     if (dp_coll(g, d->l, i) && (g->nodes[i].flags & ET_FLAG_HAS_START) && (first < 0 || g->nodes[i].start_ps < first))
       first = g->nodes[i].start_ps;
-  m->dp_after = first >= cut;
+  m->dp_after = first < 0 ? d->c->grads_after == 1 : first >= cut;
   g_string_append_printf(m->how, "model: data-parallel gradient reductions: %s\n",
-                         first < 0 ? "none traced; Megatron's overlap with the last backward assumed"
+                         first < 0 ? (m->dp_after ? "none traced; the card's overlap_grad_reduce false: issued "
+                                                    "after the backward"
+                                                  : "none traced; Megatron's overlap with the last backward assumed")
                          : m->dp_after ? "issued after the last backward's layers (none overlaps them)"
                                        : "overlapping the last backward's layers");
   for (int i = 0; i < m->tail.n; i++)
@@ -561,6 +575,27 @@ static gboolean mark_experts(et_mseq *q)
   return second > 0;
 }
 
+/* CP: the first run of cp consecutive attention ops becomes one op
+ * standing for the ring (ring = cp, their mean duration); FALSE when
+ * there is no such run.  O(n). */
+static gboolean mark_ring(et_mseq *q, int cp)
+{
+  for (int i = 0; i + cp <= q->n; i++) {
+    int k = 0;
+    while (k < cp && q->ops[i + k].cls == ET_KC_ATTN)
+      k++;
+    if (k < cp)
+      continue;
+    sim_time_ps sum = 0;
+    for (k = 0; k < cp; k++)
+      sum += q->ops[i + k].dur_ps;
+    q->ops[i].dur_ps = sum / cp;
+    q->ops[i].ring = cp;
+    return TRUE;
+  }
+  return FALSE;
+}
+
 static void describe_layer(et_model *m)
 {
   int n[ET_KC_EP_COLL + 1] = {0};
@@ -579,6 +614,14 @@ static void describe_layer(et_model *m)
   g_string_append_printf(m->how, "; compute %.3f us (gemm %.3f, attention %.3f, elementwise %.3f)\n",
                          (double)(t[0] + t[1] + t[2] + t[3]) / 1e6, (double)t[0] / 1e6, (double)t[1] / 1e6,
                          (double)(t[2] + t[3]) / 1e6);
+}
+
+gboolean et_model_has_attention(const et_model *m)
+{
+  for (int i = 0; i < m->layer_fwd.n; i++)
+    if (m->layer_fwd.ops[i].cls == ET_KC_ATTN)
+      return TRUE;
+  return FALSE;
 }
 
 gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_card *c, et_model *out,
@@ -607,7 +650,7 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   out->pp = c->pp;
   out->mb = c->mb;
   out->layers_per_stage = c->layers / c->pp;
-  out->tokens_per_mb = (double)c->global_batch / c->dp / c->mb * c->seq;
+  out->tokens_per_mb = (double)c->global_batch / c->dp / c->mb * c->seq / MAX(c->cp, 1);
   out->rank0_params = et_model_rank_params(c, c->tp, c->pp, c->ep, 0);
   rd d = {w, l, c, out};
   int last = 0, stages = 0;
@@ -639,6 +682,18 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   else
     g_string_append(out->how, "model: GEMM roles unknown (not 4 forward / 8 backward per layer): GEMMs scale by "
                               "their FLOPs alone\n");
+  if (c->cp > 1 && !(mark_ring(&out->layer_fwd, c->cp) && mark_ring(&out->layer_bwd, c->cp))) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the card says cp %d, but a layer's forward or backward does not have %d consecutive attention "
+                "kernels (ring attention's steps); only Megatron's ring (cp_comm_type p2p) is read", w->source, c->cp,
+                c->cp);
+    et_model_clear(out);
+    return FALSE;
+  }
+  if (c->cp > 1)
+    g_string_append_printf(out->how, "model: context parallelism: cp %d traced (card); a layer's %d consecutive "
+                           "attention kernels are ring attention's steps (their sends and receives in the CP group "
+                           "left out), %.0f tokens per rank and micro-batch\n", c->cp, c->cp, out->tokens_per_mb);
   describe_layer(out);
   return TRUE;
 }

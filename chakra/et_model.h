@@ -40,6 +40,11 @@
  *     Megatron's (QKV, projection, FC1, FC2; each data then weight
  *     gradient, in reverse), which gives every GEMM its shape.
  *
+ * Context parallelism (card cp > 1): the ring's sends and receives (of
+ * a group with the cp dimension) are not the pipeline's and are left out
+ * of the operations; a layer's cp consecutive attention kernels are its
+ * ring steps, read as one attention op (ring = cp, the steps' mean time).
+ *
  * Data-parallel gradient reductions: when rank 0's first collective in a
  * data-parallel group starts after its last backward's layers, the
  * reductions are read as issued after the backward (dp_after), else as
@@ -68,6 +73,9 @@ typedef struct {
   int layers, hidden, ffn, heads, seq, vocab, global_batch, dtype_bytes;
   int tp, pp, dp, mb;          /* the traced layout; mb = micro-batch count */
   int ep;                      /* the traced expert-parallel degree (1: none; divides dp) */
+  int cp;                      /* the traced context-parallel degree (1: none): seq / cp tokens per rank */
+  int grads_after;             /* the card's overlap_grad_reduce: 1 false (reductions after the backward),
+                                  0 true, -1 absent (Megatron's overlap assumed when the trace has none) */
   int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */
   int gpus_per_node;           /* xpu_spec.count_per_node (0: unknown): two-hop all-to-all deduplication */
   int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
@@ -106,6 +114,8 @@ typedef struct {
   uint64_t bytes;              /* collectives: traced size */
   uint32_t group;              /* other collectives: the traced group */
   gboolean expert;             /* a kernel between a layer's dispatch and combine: the local experts' work */
+  int ring;                    /* attention traced as cp ring steps: this op stands for all of them (their
+                                  mean duration), the next ring - 1 attention ops are skipped (0: one kernel) */
   uint8_t two_hop;             /* EP collectives: the traced et_comm.two_hop mode */
 } et_mop;
 
@@ -131,6 +141,10 @@ typedef struct {
 gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_card *c, et_model *out,
                        GError **error);
 void et_model_clear(et_model *m);
+
+/* Whether the layer's forward has an attention kernel (flash, fmha,
+ * attention, sdpa): what re-partitioning the sequence (cp) rescales. */
+gboolean et_model_has_attention(const et_model *m);
 
 /* Parameters per rank of stage s of pp stages at tensor degree tp and
  * expert degree ep: layers' shards (dense: 4h^2 + 2hf per layer / tp;

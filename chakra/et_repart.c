@@ -14,6 +14,7 @@ static et_repart_request resolved(const et_model_card *c, const et_repart_reques
   r.pp = r.pp ? r.pp : c->pp;
   r.dp = r.dp ? r.dp : c->dp;
   r.ep = r.ep ? r.ep : MAX(c->ep, 1);
+  r.cp = r.cp ? r.cp : MAX(c->cp, 1);
   if (r.batch == 0 && r.mbs > 0 && r.mb == 0) { /* the count from the size */
     r.mb = MAX(c->global_batch / MAX(r.dp * r.mbs, 1), 1);
     r.batch = c->global_batch;
@@ -43,6 +44,8 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = rq.mbs > 0 ? "dp x mbs must divide the global batch (batch_size); give mb= as well for a new global "
                        "batch of dp x mb x mbs sequences"
                      : "dp x mb must divide the global batch (batch_size)";
+  else if (rq.cp > 1 && (c->seq % rq.cp || c->experts > 0))
+    why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if (rq.ep > 1 && c->experts == 0)
     why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
   else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))
@@ -78,7 +81,7 @@ void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, e
 {
   et_repart_request rq = resolved(c, rq0);
   memset(out, 0, sizeof *out);
-  double b = (double)rq.batch / rq.dp / rq.mb, s = c->seq, h = c->hidden, a = c->heads, t = rq.tp;
+  double b = (double)rq.batch / rq.dp / rq.mb, s = (double)c->seq / rq.cp, h = c->hidden, a = c->heads, t = rq.tp;
   double full = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
   double per_layer = c->recompute == 2 ? 2.0 * s * b * h : c->recompute == 1 ? s * b * h * (10.0 + 24.0 / t) : full;
   for (int st = 0; st < rq.pp; st++) {
@@ -111,6 +114,8 @@ typedef struct {
   et_builder *b;
   uint64_t next_id, chain, q_act, q_grad, q_dp;
   uint64_t q_act_recv, q_grad_recv; /* interleaved: receives queue apart from sends (batched p2p) */
+  uint64_t q_cp_send, q_cp_recv;    /* the CP ring's sends and receives */
+  int cp_next, cp_prev, cp_tag;
   int rank, stage, prev, next;
   int first, last;             /* ranks of stage 0 and pp - 1 (same d, i): interleaving's wrap-around */
   char tp_pg[48], dp_pg[48], ep_pg[48], edp_pg[48];
@@ -189,13 +194,54 @@ static void coll(rb *g, const char *name, et_coll_type type, uint64_t bytes, con
   coll_hop(g, name, type, bytes, pg, 0);
 }
 
+/* One send or receive of the CP ring (tags from 3,000,000 in issue
+ * order, the same on every member of the ring). */
+static uint64_t ring_p2p(rb *g, gboolean send, uint64_t bytes)
+{
+  uint64_t *q = send ? &g->q_cp_send : &g->q_cp_recv;
+  uint64_t id = node(g, send ? ET_NODE_COMM_SEND : ET_NODE_COMM_RECV, send ? "cp_send_kv" : "cp_recv_kv", 0, *q,
+                     send ? g->chain : 0);
+  et_comm cm = {.bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = send ? g->rank : g->cp_prev,
+                .dst = send ? g->cp_next : g->rank, .tag = 3000000 + g->cp_tag / 2, .root = -1, .coll = ET_COLL_NONE};
+  g->cp_tag++;
+  et_builder_set_comm(g->b, (uint32_t)(id - 1), &cm, NULL, NULL, 0);
+  *q = id;
+  return id;
+}
+
+/* The traced attention o (one kernel, or o->ring steps of a traced ring)
+ * as the new configuration's: one kernel at cp 1, else cp ring steps
+ * (et_repart.h), the KV exchange overlapping each step but the last. */
+static void attention(rb *g, const et_mop *o, gboolean backward)
+{
+  int cp = g->rq.cp, c0 = MAX(o->ring, 1);
+  double f = g->shard * g->tokens * c0 / cp;
+  sim_time_ps floor = MIN(o->dur_ps, g->c->kernel_floor_ps);
+  sim_time_ps dur = floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
+  uint64_t kv = (uint64_t)llround(2.0 * g->m->tokens_per_mb * g->tokens * g->c->hidden / g->rq.tp *
+                                  g->c->dtype_bytes * (backward ? 2 : 1));
+  for (int j = 0; j < cp; j++) {
+    uint64_t recv = 0;
+    if (j + 1 < cp) {
+      ring_p2p(g, TRUE, kv);
+      recv = ring_p2p(g, FALSE, kv);
+    }
+    g->chain = node(g, ET_NODE_COMP, o->name, dur, g->chain, 0);
+    if (recv)
+      g->chain = node(g, ET_NODE_COMP, "wait_kv", 0, g->chain, recv);
+  }
+}
+
 static void emit(rb *g, const et_mseq *q)
 {
   for (int i = 0; i < q->n; i++) {
     const et_mop *o = &q->ops[i];
     if ((o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1))
       gap(g, o);
-    if (o->cls == ET_KC_EP_COLL) { /* dispatch / combine: tokens x top-k x hidden x dtype, balanced */
+    if (o->cls == ET_KC_ATTN && (o->ring > 1 || g->rq.cp > 1)) {
+      attention(g, o, q == &g->m->layer_bwd);
+      i += MAX(o->ring, 1) - 1; /* the traced ring's other steps */
+    } else if (o->cls == ET_KC_EP_COLL) { /* dispatch / combine: tokens x top-k x hidden x dtype, balanced */
       if (g->rq.ep > 1)
         coll_hop(g, o->name, ET_COLL_ALL_TO_ALL, (uint64_t)llround((double)o->bytes * g->tokens), g->ep_pg,
                  o->two_hop);
@@ -281,7 +327,7 @@ static void dp_reduce(rb *g, const char *name, double grad_params, const char *p
  * their replicas. */
 static void layer_reduce(rb *g)
 {
-  if (g->rq.dp > 1)
+  if (g->rq.dp * g->rq.cp > 1)
     dp_reduce(g, "dp_allreduce_layer_grads", et_model_layer_dense_params(g->c, g->rq.tp), g->dp_pg);
   if (g->rq.dp / g->rq.ep > 1)
     dp_reduce(g, "edp_allreduce_expert_grads", et_model_layer_expert_params(g->c, g->rq.ep), g->edp_pg);
@@ -312,9 +358,9 @@ static void tail(rb *g)
   double params = et_model_rank_params(g->c, g->rq.tp, g->rq.pp, g->rq.ep, g->stage);
   for (int l = 0; g->m->dp_after && l < g->c->layers / g->rq.pp; l++)
     layer_reduce(g);
-  if (g->dp_ids->len > 0 || g->rq.dp > 1) { /* the embedding's and head's gradients, then wait for every reduction */
+  if (g->dp_ids->len > 0 || g->rq.dp * g->rq.cp > 1) { /* the embedding's and head's gradients, then wait for all */
     double rest = params - et_model_rank_params(g->c, g->rq.tp, g->rq.pp, g->rq.ep, -1);
-    if (g->rq.dp > 1)
+    if (g->rq.dp * g->rq.cp > 1)
       dp_reduce(g, "dp_allreduce_embedding_grads", rest, g->dp_pg);
     g->chain = node(g, ET_NODE_COMP, "wait_grads", 0, g->chain, 0);
     for (guint i = 0; i < g->dp_ids->len; i++)
@@ -358,9 +404,15 @@ static et_graph *build_rank(rb *g, GError **error)
   return et_builder_finish(g->b, ET_BUILD_STRICT, error);
 }
 
+/* Rank (d, s, c, i) of the new job. */
+static int rank_at(const et_repart_request *rq, int d, int s, int c, int i)
+{
+  return ((d * rq->pp + s) * rq->cp + c) * rq->tp + i;
+}
+
 static void add_groups(et_workload *w, const et_repart_request *rq)
 {
-  int *mem = g_new(int, MAX(rq->tp, rq->dp));
+  int *mem = g_new(int, MAX(rq->tp, rq->dp * rq->cp));
   char name[48];
   for (int s = 0; rq->ep > 1 && s < rq->pp; s++) /* EP: ep consecutive data-parallel ranks */
     for (int i = 0; i < rq->tp; i++)
@@ -379,18 +431,19 @@ static void add_groups(et_workload *w, const et_repart_request *rq)
         et_workload_add_group(w, name, "expert_dp", mem, rq->dp / rq->ep);
       }
   for (int d = 0; rq->tp > 1 && d < rq->dp; d++)
-    for (int s = 0; s < rq->pp; s++) {
-      for (int i = 0; i < rq->tp; i++)
-        mem[i] = (d * rq->pp + s) * rq->tp + i;
-      g_snprintf(name, sizeof name, "tp.%d.%d", d, s);
-      et_workload_add_group(w, name, "tp", mem, rq->tp);
-    }
-  for (int s = 0; rq->dp > 1 && s < rq->pp; s++)
+    for (int s = 0; s < rq->pp; s++)
+      for (int c = 0; c < rq->cp; c++) {
+        for (int i = 0; i < rq->tp; i++)
+          mem[i] = rank_at(rq, d, s, c, i);
+        g_snprintf(name, sizeof name, "tp.%d.%d.%d", d, s, c);
+        et_workload_add_group(w, name, "tp", mem, rq->tp);
+      }
+  for (int s = 0; rq->dp * rq->cp > 1 && s < rq->pp; s++) /* the gradients' group: dp x cp */
     for (int i = 0; i < rq->tp; i++) {
-      for (int d = 0; d < rq->dp; d++)
-        mem[d] = (d * rq->pp + s) * rq->tp + i;
+      for (int k = 0; k < rq->dp * rq->cp; k++)
+        mem[k] = rank_at(rq, k / rq->cp, s, k % rq->cp, i);
       g_snprintf(name, sizeof name, "dp.%d.%d", s, i);
-      et_workload_add_group(w, name, "dp", mem, rq->dp);
+      et_workload_add_group(w, name, rq->cp > 1 ? "dp_cp" : "dp", mem, rq->dp * rq->cp);
     }
   g_free(mem);
 }
@@ -401,7 +454,7 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
   g_string_append_printf(how, "repartition: tp %d -> %d, pp %d -> %d, dp %d -> %d, micro-batches %d -> %d (%.0f -> "
                          "%.0f tokens each), schedule %s; %d ranks\n", m->tp, rq->tp, m->pp, rq->pp, c->dp, rq->dp,
                          m->mb, rq->mb, m->tokens_per_mb, (double)rq->batch / rq->dp / rq->mb * c->seq,
-                         et_sched_name(rq->sched), rq->tp * rq->pp * rq->dp);
+                         et_sched_name(rq->sched), rq->tp * rq->pp * rq->dp * rq->cp);
   if (rq->sched == ET_SCHED_INTERLEAVED)
     g_string_append_printf(how, "repartition: interleaved 1F1B: %d chunks of %d layers per rank (virtual stage c x pp "
                            "+ s; stage %d sends chunk c's activations to stage 0's chunk c + 1), Megatron's order of "
@@ -429,6 +482,13 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                            "sizing, balanced) in EP groups of %d consecutive data-parallel ranks; expert gradients "
                            "all-reduced over %d replicas\n", c->ep, rq->ep, c->experts / rq->ep, c->experts / rq->ep,
                            c->hidden, c->moe_ffn, c->top_k, c->hidden, c->dtype_bytes, rq->ep, rq->dp / rq->ep);
+  if (rq->cp > 1 || c->cp > 1)
+    g_string_append_printf(how, "repartition: CP: cp %d -> %d (ring attention, Megatron's cp_comm_type p2p): %d "
+                           "tokens of each sequence per rank; a layer's attention in %d steps of the traced "
+                           "attention x %d/%d, each overlapping the KV block's send to the next CP rank (2 x tokens x "
+                           "hidden / tp x %d B; backward with the gradients: 2x); gradients reduced over dp x cp = %d "
+                           "ranks\n", MAX(c->cp, 1), rq->cp, c->seq / rq->cp, rq->cp, MAX(c->cp, 1), rq->cp,
+                           c->dtype_bytes, rq->dp * rq->cp);
   if (rq->dp > 1)
     g_string_append(how, "repartition: DP: each layer's gradients (4h^2 + 2hf parameters / tp, bf16) are all-reduced "
                          "as soon as the step's last backward of the layer ends, overlapping the rest; the "
@@ -441,6 +501,13 @@ et_workload *et_repart_build(const char *source, const et_model *m, const et_mod
   et_repart_request rq = resolved(c, rq0);
   if (!et_repart_check(c, &rq, error))
     return NULL;
+  if (rq.cp != MAX(c->cp, 1) && !et_model_has_attention(m)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "cp %d: re-partitioning the sequence needs the layer's attention kernel (a name with flash, fmha, "
+                "attention or sdpa), and the layer read from %s has none; give a trace whose attention kernels are "
+                "named", rq.cp, source);
+    return NULL;
+  }
   et_repart_memory mem;
   et_repart_memory_of(c, &rq, &mem);
   if (!mem.fits) {
@@ -452,18 +519,19 @@ et_workload *et_repart_build(const char *source, const et_model *m, const et_mod
                 mem.hbm_bytes / 1e9);
     return NULL;
   }
-  int n = rq.tp * rq.pp * rq.dp;
+  int n = rq.tp * rq.pp * rq.dp * rq.cp, sp = rq.tp * rq.cp; /* sp: rank distance between stages */
   char *src = g_strdup_printf("%s (repartitioned: tp %d pp %d dp %d mb %d)", source, rq.tp, rq.pp, rq.dp, rq.mb);
   et_workload *w = et_workload_new(n, src);
   g_free(src);
   add_groups(w, &rq);
   for (int r = 0; r < n; r++) {
-    int i = r % rq.tp, s = (r / rq.tp) % rq.pp, d = r / (rq.tp * rq.pp);
+    int i = r % rq.tp, cc = (r / rq.tp) % rq.cp, s = (r / sp) % rq.pp, d = r / (sp * rq.pp);
     rb g = {.m = m, .c = c, .rq = rq, .shard = (double)m->tp / rq.tp,
-            .tokens = (double)rq.batch / rq.dp / rq.mb * c->seq / m->tokens_per_mb, .rank = r, .stage = s,
-            .prev = s > 0 ? r - rq.tp : -1, .next = s + 1 < rq.pp ? r + rq.tp : -1, .first = r - s * rq.tp,
-            .last = r + (rq.pp - 1 - s) * rq.tp};
-    g_snprintf(g.tp_pg, sizeof g.tp_pg, "tp.%d.%d", d, s);
+            .tokens = (double)rq.batch / rq.dp / rq.mb * c->seq / rq.cp / m->tokens_per_mb, .rank = r, .stage = s,
+            .prev = s > 0 ? r - sp : -1, .next = s + 1 < rq.pp ? r + sp : -1, .first = r - s * sp,
+            .last = r + (rq.pp - 1 - s) * sp, .cp_next = rank_at(&rq, d, s, (cc + 1) % rq.cp, i),
+            .cp_prev = rank_at(&rq, d, s, (cc + rq.cp - 1) % rq.cp, i)};
+    g_snprintf(g.tp_pg, sizeof g.tp_pg, "tp.%d.%d.%d", d, s, cc);
     g_snprintf(g.dp_pg, sizeof g.dp_pg, "dp.%d.%d", s, i);
     g_snprintf(g.ep_pg, sizeof g.ep_pg, "ep.%d.%d.%d", s, i, d / rq.ep);
     /* ep 1: every expert on every rank, reduced over the whole DP group */

@@ -54,6 +54,18 @@
  * expert gradients (E / ep x 2 h f_e) are all-reduced over the expert's
  * replicas, like the dense ones over the DP group.
  *
+ * Context parallelism (cp, Megatron's ring attention, cp_comm_type p2p):
+ * rank = ((d * pp + s) * cp + c) * tp + i; each CP rank holds seq / cp
+ * tokens of every sequence, so every token-proportional kernel, the TP
+ * all-reduces and the activations between stages shrink by cp; a layer's
+ * attention becomes cp steps, each the traced attention x tp / tp' x
+ * tokens' / tokens x cp_traced / cp' (a cp'^2-th of the sequence's causal
+ * work, load-balanced), step j + 1 waiting for the KV block (2 x tokens' x
+ * hidden / tp' x dtype; backward: K, V and their gradients, twice that)
+ * that step j sent to the next CP rank (c + 1 mod cp) and received from
+ * the previous one while it computed.  Gradients are reduced over the
+ * dp x cp ranks of a (stage, TP index).  Dense models only.
+ *
  * Memory per GPU: weights and gradients (bf16, 2 + 2 bytes per parameter)
  * and Adam's fp32 master weights and moments (12 bytes), with the card's
  * ZeRO stage dividing the optimizer states (stage >= 1), the gradients
@@ -87,6 +99,7 @@ typedef struct {
   int batch;                   /* resolved global batch (sequences); set by the library, 0 in requests */
   int sched;                   /* et_sched; -1 = the card's, else 1f1b */
   int vpp;                     /* interleaved: layer chunks per rank; 0 = the card's, else 2 */
+  int cp;                      /* context-parallel degree (ring attention); 0 = as traced */
 } et_repart_request;
 
 typedef struct {

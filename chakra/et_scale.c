@@ -308,12 +308,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
   char *dim = g_strndup(item, (gsize)(eq - item));
   const char *val = eq + 1;
   gboolean ok = FALSE;
-  if (strcmp(dim, "cp") == 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "--scale %s: cp is not supported yet: re-partitioning the sequence needs the attention kernels' "
-                "exchange (ring or all-gather of K/V) in the trace, which the model reader does not identify yet; "
-                "dp, tp, pp, ep, mb and sched are supported", spec);
-  } else if (strcmp(dim, "sched") == 0) {
+  if (strcmp(dim, "sched") == 0) {
     ok = strcmp(val, "1f1b") == 0 || strcmp(val, "gpipe") == 0 || strcmp(val, "interleaved_1f1b") == 0;
     if (ok) /* et_sched (chakra/et_model.h) */
       rq->sched = strcmp(val, "gpipe") == 0 ? 1 : strcmp(val, "interleaved_1f1b") == 0 ? 2 : 0;
@@ -321,9 +316,9 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
       g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "--scale %s: sched must be gpipe, 1f1b or interleaved_1f1b",
                   spec);
   } else if (strcmp(dim, "dp") && strcmp(dim, "tp") && strcmp(dim, "pp") && strcmp(dim, "mb") && strcmp(dim, "ep") &&
-             strcmp(dim, "mbs") && strcmp(dim, "vpp")) {
+             strcmp(dim, "mbs") && strcmp(dim, "vpp") && strcmp(dim, "cp")) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, mb, mbs, sched, vpp; cp is refused)", spec, dim);
+                "--scale %s: '%s' is not a parallel dimension (dp, tp, pp, ep, cp, mb, mbs, sched, vpp)", spec, dim);
   } else {
     char *end = NULL;
     gint64 v = g_ascii_strtoll(val, &end, 10);
@@ -333,7 +328,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
     } else {
       int *dst = strcmp(dim, "dp") == 0 ? &rq->dp : strcmp(dim, "tp") == 0 ? &rq->tp : strcmp(dim, "pp") == 0 ? &rq->pp
                  : strcmp(dim, "ep") == 0 ? &rq->ep : strcmp(dim, "mbs") == 0 ? &rq->mbs
-                 : strcmp(dim, "vpp") == 0 ? &rq->vpp : &rq->mb;
+                 : strcmp(dim, "vpp") == 0 ? &rq->vpp : strcmp(dim, "cp") == 0 ? &rq->cp : &rq->mb;
       *dst = (int)v;
       ok = TRUE;
     }
@@ -344,7 +339,7 @@ static gboolean scale_item(const char *spec, const char *item, et_scale_request 
 
 gboolean et_scale_parse(const char *spec, et_scale_request *rq, GError **error)
 {
-  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = rq->mbs = rq->vpp = 0;
+  rq->dp = rq->tp = rq->pp = rq->mb = rq->ep = rq->mbs = rq->vpp = rq->cp = 0;
   rq->sched = -1;
   if (spec == NULL || *spec == '\0')
     return TRUE;

@@ -84,10 +84,11 @@ typedef struct {
   int ep;                            /* expert-parallel degree (0 = as traced) */
   int mbs;                           /* sequences per micro-batch (0 = from the count) */
   int vpp;                           /* interleaved 1F1B's layer chunks per rank (0 = the card's or 2) */
+  int cp;                            /* context-parallel degree (0 = as traced) */
 } et_scale_request;
 
 /* Parses "KEY=V[,KEY=V...]": dp=N, tp=N, pp=N, mb=N (N >= 1) and
- * sched=gpipe|1f1b; ep= and cp= are errors that say what is missing.
+ * sched=gpipe|1f1b|interleaved_1f1b, ep=N, cp=N, mbs=N, vpp=N.
  * NULL or "" leaves everything 0 (sched -1).  Only dp alone is the
  * data-parallel scaling above; any other key asks for a re-partitioned
  * job (et_repart.h), which needs a workload card. */

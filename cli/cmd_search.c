@@ -16,7 +16,7 @@
 typedef struct {
   char *cluster, *objective, *json, *svg, *out_dir, *shard, *schedules;
   char *html, *tmp_json; /* --html, and the temporary JSON it reads when --json is not given */
-  int max_gpus, max_tp, jobs, shard_k, shard_n;
+  int max_gpus, max_tp, max_cp, jobs, shard_k, shard_n;
   gboolean resume, no_progress;
   double weight;
 } search_args;
@@ -112,7 +112,8 @@ static int search_main(search_args *a, wisp_load_options *lo, sim_replay_options
   char *digest = search_digest(w, lo, a->cluster, opt);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   study_search_opts so = {.cluster = a->cluster, .max_gpus = a->max_gpus > 0 ? a->max_gpus : w->n_ranks,
-                          .max_tp = a->max_tp, .weight = strcmp(a->objective, "composite") == 0 ? a->weight : -1,
+                          .max_tp = a->max_tp, .max_cp = a->max_cp,
+                          .weight = strcmp(a->objective, "composite") == 0 ? a->weight : -1,
                           .jobs = a->jobs > 0 ? a->jobs : (cores > 0 ? (int)cores : 1), .points_dir = a->out_dir,
                           .resume = a->resume, .progress = !a->no_progress && isatty(2), .shard_k = a->shard_k,
                           .shard_n = a->shard_n, .digest = digest};
@@ -147,7 +148,7 @@ out:
 
 int wisp_cmd_search(int argc, char **argv)
 {
-  search_args a = {.max_tp = 8, .weight = 0.5};
+  search_args a = {.max_tp = 8, .max_cp = 1, .weight = 0.5};
   wisp_cli_common common;
   GOptionEntry common_entries[WISP_CLI_COMMON_ENTRIES];
   wisp_cli_common_entries(&common, common_entries);
@@ -158,6 +159,8 @@ int wisp_cmd_search(int argc, char **argv)
     {"max-gpus", 0, 0, G_OPTION_ARG_INT, &a.max_gpus, "GPUs available (default: the traced job's)", "N"},
     {"max-tp", 0, 0, G_OPTION_ARG_INT, &a.max_tp, "largest tensor-parallel degree (the scale-up domain; default 8)",
      "N"},
+    {"max-cp", 0, 0, G_OPTION_ARG_INT, &a.max_cp, "largest context-parallel degree (ring attention; dense cards; "
+     "default 1: no cp axis)", "N"},
     {"objective", 0, 0, G_OPTION_ARG_STRING, &a.objective, "rank by step time (default) or CCL-Bench's composite "
      "w T0/T + (1 - w) N0/N", "step|composite"},
     {"weight", 0, 0, G_OPTION_ARG_DOUBLE, &a.weight, "the composite's w, 0..1 (default 0.5)", "W"},
@@ -196,8 +199,9 @@ int wisp_cmd_search(int argc, char **argv)
     fprintf(stderr, "wisp search: --scale is not an option of search (it enumerates the configurations itself)\n");
   } else if (a.objective && strcmp(a.objective, "step") && strcmp(a.objective, "composite")) {
     fprintf(stderr, "wisp search: --objective %s: use step or composite\n", a.objective);
-  } else if (a.weight < 0 || a.weight > 1 || a.max_tp < 1 || a.max_gpus < 0 || a.jobs < 0) {
-    fprintf(stderr, "wisp search: --weight must be in 0..1, --max-tp >= 1, --max-gpus >= 1, --jobs >= 1\n");
+  } else if (a.weight < 0 || a.weight > 1 || a.max_tp < 1 || a.max_cp < 1 || a.max_gpus < 0 || a.jobs < 0) {
+    fprintf(stderr, "wisp search: --weight must be in 0..1, --max-tp >= 1, --max-cp >= 1, --max-gpus >= 1, "
+            "--jobs >= 1\n");
   } else if (a.shard && !wisp_cli_parse_shard(a.shard, &a.shard_k, &a.shard_n)) {
     fprintf(stderr, "wisp search: --shard takes K/N with 1 <= K <= N, e.g. 2/8 (got '%s')\n", a.shard);
   } else if (a.schedules && !parse_schedules(a.schedules, (int[3]){0}, &(int){0})) {

@@ -283,7 +283,7 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
     return NULL;
   }
-  gboolean repart = rq.tp || rq.pp || rq.mb || rq.ep || rq.mbs || rq.sched >= 0;
+  gboolean repart = rq.tp || rq.pp || rq.mb || rq.ep || rq.cp || rq.mbs || rq.sched >= 0;
   et_workload *o = repart ? wisp_repartition(w, &l, lo->card, &rq, lo->quiet, error)
                    : rq.dp > 0 ? et_workload_scale(w, &l, &rq, error) : w;
   if (o == NULL && !repart)

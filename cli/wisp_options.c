@@ -129,8 +129,8 @@ void wisp_cli_scale_entries(wisp_cli_scale *s, GOptionEntry *e)
   const GOptionEntry list[WISP_CLI_SCALE_ENTRIES] = {
     {"scale", 0, 0, G_OPTION_ARG_STRING, &s->scale, "simulate the job with data-parallel degree N (a multiple of the "
      "traced one): new ranks replay their traced counterpart's graph, DP groups grow, TP/PP groups are replicated; "
-     "tp=, pp=, mb= (micro-batches), sched=gpipe|1f1b|interleaved_1f1b, vpp= re-partition the model read from the trace and --card "
-     "(doc/repartition.md; ep, cp are refused)", "dp=N|tp=N,pp=N,mb=N"},
+     "tp=, pp=, ep=, cp= (ring attention), mb= (micro-batches), mbs=, sched=gpipe|1f1b|interleaved_1f1b, vpp= "
+     "re-partition the model read from the trace and --card (doc/repartition.md)", "dp=N|tp=N,pp=N,mb=N"},
     {"placement", 0, 0, G_OPTION_ARG_STRING, &s->placement, "where --scale puts the new ranks: outer (default: "
      "replicas of the traced world side by side, the trace's TP/PP placement inside each) or inner (a rank's DP "
      "replicas on consecutive ranks)", "outer|inner"},
@@ -147,7 +147,7 @@ gboolean wisp_cli_scale_resolve(wisp_cli_scale *s, wisp_load_options *lo, GError
   et_scale_request rq = {0};
   if (!et_scale_parse(s->scale, &rq, error) || !et_placement_parse(s->placement, &rq.placement, error))
     return FALSE;
-  if ((rq.tp || rq.pp || rq.mb || rq.ep || rq.mbs || rq.sched >= 0) && s->card == NULL) {
+  if ((rq.tp || rq.pp || rq.mb || rq.ep || rq.cp || rq.mbs || rq.sched >= 0) && s->card == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--scale %s re-partitions the model, which needs a workload card (--card FILE) with num_layers, "
                 "num_heads, vocab_size, hidden_size, batch_size, seq_len, micro_batches and the GPU (doc/card.md)",

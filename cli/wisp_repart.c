@@ -10,7 +10,9 @@
  * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB, kernel_floor_us,
  * count_per_node}; memory: Model-executor.model_plan_parallelization.
  * {zero_stage (0..3; dp_shard > 1 without it: 3), activation_recompute
- * (none, selective, full)}; MoE: model_arch.{num_experts, moe_ffn_hidden_size
+ * (none, selective, full), overlap_grad_reduce (true, false: where the
+ * gradient reductions go when the trace has none)}; the traced cp from
+ * the layout (the card's cp); MoE: model_arch.{num_experts, moe_ffn_hidden_size
  * (default ffn_hidden_size)}, workload.model.moe_top_k. */
 #include "config.h"
 #include "cli/wisp_load.h"
@@ -125,6 +127,11 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   out->pp = MAX(l->degree[ET_DIM_PP], 1);
   out->dp = MAX(l->degree[ET_DIM_DP], 1);
   out->ep = MAX(l->degree[ET_DIM_EP], 1);
+  out->cp = MAX(l->degree[ET_DIM_CP], 1);
+  static const char *const bools[] = {"true", "false", NULL};
+  const char *overlap = NULL;
+  ok = ok && cfg_card_choice(card, PLAN "overlap_grad_reduce", bools, &overlap, &found, error);
+  out->grads_after = ok && found ? strcmp(overlap, "false") == 0 : -1;
   ok = ok && count_key(card, ARCH "num_experts", &out->experts, NULL, error) &&
        count_key(card, "workload.model.moe_top_k", &out->top_k, NULL, error) &&
        count_key(card, ARCH "moe_ffn_hidden_size", &out->moe_ffn, NULL, error) &&
@@ -180,7 +187,7 @@ et_workload *wisp_repartition(et_workload *w, const et_layout *l, const cfg_card
     return NULL;
   }
   et_repart_request r = {.tp = rq->tp, .pp = rq->pp, .dp = rq->dp, .mb = rq->mb, .sched = rq->sched, .ep = rq->ep,
-                         .mbs = rq->mbs, .vpp = rq->vpp};
+                         .mbs = rq->mbs, .vpp = rq->vpp, .cp = rq->cp};
   GString *how = g_string_new(NULL);
   et_workload *o = et_repart_build(w->source, &m, &c, &r, how, error);
   if (o && !quiet)

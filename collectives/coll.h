@@ -240,6 +240,10 @@ typedef struct {
   uint64_t phase_runs;
   uint64_t phase_declined;
   uint64_t phase_conversions;
+  /* Runs of the symmetric-phase path charged in its symmetric mode (one
+   * switch dimension, every member's step alike: one representative
+   * route per step, the other links mirrored). */
+  uint64_t phase_symmetric;
 } coll_ring_stats;
 #define COLL_RING_RECURRENCE_MIN 64
 void coll_rt_set_ring_recurrence(coll_rt *c, int min_members);

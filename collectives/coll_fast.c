@@ -334,6 +334,140 @@ static void fast_convert(void *ctx)
     }
 }
 
+/* ---- the symmetric mode: one representative per step -------------------- */
+
+/* One step of a symmetric run (fast_sym_step): every member sends n
+ * transfers of b bytes and receives n, all counted at that step, and
+ * reduces red bytes. */
+typedef struct {
+  uint32_t n;
+  uint64_t b, red;
+} fast_sym_shape;
+
+/* Whether every member of r has the same step k: n sends of b bytes each,
+ * n receives, all counted at step k and n addressed to it (got: q
+ * counters), the same reduction (fills *sh).  O(q + transfers of the
+ * step) schedule queries, no route and no net arithmetic. */
+static gboolean fast_sym_step(coll_run *r, uint32_t k, fast_sym_shape *sh, uint32_t *got)
+{
+  memset(got, 0, sizeof *got * (size_t)r->n);
+  for (int m = 0; m < r->n; m++) {
+    coll_a2av_ctx x;
+    coll_sched sc;
+    int pos;
+    const coll_phase *ph = coll_member_sched(r, m, 0, k, &x, &sc, &pos);
+    uint32_t n_recv = 0;
+    uint64_t red = 0;
+    uint32_t nx = coll_sched_step(&sc, pos, k - ph->step0, r->scratch, &n_recv, &red);
+    if (m == 0)
+      *sh = (fast_sym_shape){ nx, nx > 0 ? r->scratch[0].bytes : 0, red };
+    if (nx != sh->n || n_recv != sh->n || red != sh->red)
+      return FALSE;
+    for (uint32_t i = 0; i < nx; i++) {
+      int dm = coll_pos_member(r, ph, x.base, r->scratch[i].peer, 0);
+      if (r->scratch[i].bytes != sh->b || ph->step0 + r->scratch[i].recv_step != k || dm == m)
+        return FALSE;
+      got[dm]++;
+    }
+  }
+  for (int m = 0; m < r->n; m++)
+    if (got[m] != sh->n)
+      return FALSE; /* a downlink would carry another count than its member expects */
+  return TRUE;
+}
+
+/* The links of a symmetric run: per member its uplink and downlink on the
+ * switch, from the hop to the next member (every route between two
+ * members of one switch dimension is uplink(src), downlink(dst):
+ * topo_route.c's route_in_dim); all uplinks alike, all downlinks alike,
+ * every hop alike for the net (net_hop_alike: latency, rate), every link
+ * idle and unclaimed at t0 (recorded for the rewind).  FALSE: the mode
+ * does not apply; nothing was charged.  O(q). */
+static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *down, net_hop *h0)
+{
+  int q = r->n;
+  for (int m = 0; m < q; m++) {
+    net_hop h;
+    net_hop_init(c->n, r->ranks[r->gmember[m]], r->ranks[r->gmember[(m + 1) % q]], &h);
+    if (h.n_links != 2)
+      return FALSE;
+    if (m == 0)
+      *h0 = h;
+    else if (!net_hop_alike(c->n, h0, &h))
+      return FALSE;
+    up[r->gmember[m]] = h.route[0];
+    down[r->gmember[(m + 1) % q]] = h.route[1];
+  }
+  fast_pass_state p = { .c = c, .r = r, .t_stop = FAST_NEVER };
+  for (int m = 0; m < q; m++)
+    if (!fast_link_use(&p, up[m]) || !fast_link_use(&p, down[m]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The symmetric mode of the path (one switch dimension, every step alike
+ * for every member: fast_sym_step).  Every uplink then carries the same
+ * sequence of transfers issued at the same instants, and so does every
+ * downlink; links idle at t0 start in one state (net_hop_at resets an
+ * idle link at its first use), so by induction every uplink, and every
+ * downlink, goes through the same states.  A member's last transfer on
+ * its own uplink and its last receive on its own downlink finish last
+ * among its transfers of the step (FIFO), so every member ends step k at
+ *     e(k) = net_hop_at(up(0) -> down(1), b) after n such charges + w(k),
+ * the per-transfer path's time; the order of same-instant issues moves a
+ * transfer within a downlink's queue but changes neither a link's last
+ * finish nor any member's end.  So one member's route is charged per step
+ * (O(n) net arithmetic) and the other links get its final states and
+ * counters (net_hop_mirror); the issue order is not needed.  FALSE: the
+ * mode does not apply (nothing charged, or the charge taken back: the
+ * general pass follows).  O(q x steps) schedule queries, O(q) links. */
+static gboolean fast_symmetric(coll_rt *c, coll_run *r)
+{
+  int q = r->n;
+  if (r->flat_kind != TOPO_KIND_SWITCH || r->n_g != 1 || r->splits != NULL || q < 2)
+    return FALSE;
+  fast_sym_shape *sh = g_new(fast_sym_shape, r->n_steps);
+  uint32_t *up = g_new(uint32_t, (size_t)q), *down = g_new(uint32_t, (size_t)q);
+  net_hop h0;
+  gboolean ok = TRUE;
+  for (uint32_t k = 0; k < r->n_steps && ok; k++)
+    ok = fast_sym_step(r, k, &sh[k], up); /* up: scratch counters until fast_sym_links */
+  ok = ok && fast_sym_links(c, r, up, down, &h0);
+  sim_time_ps s = r->t0;
+  uint64_t n_total = 0, bytes_total = 0;
+  for (uint32_t k = 0; k < r->n_steps && ok; k++) {
+    r->step_t[k] = s;
+    sim_time_ps e = s;
+    for (uint32_t i = 0; i < sh[k].n; i++)
+      e = net_hop_at(c->n, &h0, sh[k].b, s);
+    n_total += sh[k].n;
+    bytes_total += (uint64_t)sh[k].n * sh[k].b;
+    r->fast_charged += sh[k].n;
+    if (sh[k].n > 0 && e <= s)
+      ok = FALSE; /* arrives in its own instant: the order of that instant is not modelled */
+    sim_time_ps w = c->pol.reduce_bw > 0 && sh[k].red > 0 ? wisp_transfer_ps(sh[k].red, c->pol.reduce_bw) : 0;
+    s = e + w;
+  }
+  if (ok) {
+    int m0 = r->gmember[0], m1 = r->gmember[1 % q];
+    for (int m = 0; m < q; m++) {
+      net_hop fu = { .route = &up[m0], .n_links = 1 }, tu = { .route = &up[m], .n_links = 1 };
+      net_hop fd = { .route = &down[m1], .n_links = 1 }, td = { .route = &down[m], .n_links = 1 };
+      if (m != m0) {
+        net_hop_mirror(c->n, &fu, &tu, bytes_total, n_total);
+        r->fast_charged += n_total;
+      }
+      if (m != m1)
+        net_hop_mirror(c->n, &fd, &td, bytes_total, 0);
+      r->fin[m] = s;
+    }
+  }
+  g_free(sh);
+  g_free(up);
+  g_free(down);
+  return ok;
+}
+
 gboolean coll_fast_begin(coll_rt *c, coll_run *r)
 {
   if (!fast_candidate(c, r))
@@ -350,7 +484,18 @@ gboolean coll_fast_begin(coll_rt *c, coll_run *r)
   r->fast_links = g_array_new(FALSE, FALSE, sizeof(fast_link));
   r->step_t = g_new(sim_time_ps, (size_t)r->n_steps);
   r->fin = g_new(sim_time_ps, (size_t)r->n);
-  if (!fast_pass(c, r, FAST_NEVER)) {
+  gboolean sym = fast_symmetric(c, r);
+  if (!sym && r->fast_links->len > 0) {
+    fast_rewind(c, r); /* the symmetric mode charged and declined: start again */
+    g_array_set_size(r->fast_links, 0);
+    if (++c->stamp == 0) {
+      memset(c->link_stamp, 0, sizeof *c->link_stamp * (nl ? nl : 1));
+      c->stamp = 1;
+    }
+  }
+  if (sym)
+    c->ring.phase_symmetric++;
+  else if (!fast_pass(c, r, FAST_NEVER)) {
     fast_rewind(c, r);
     g_array_free(r->fast_links, TRUE);
     r->fast_links = NULL;

@@ -2,7 +2,7 @@
  * job (regress/gt_parallel.h) under one parallel configuration and prints
  * its true step time.
  *
- * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--mb N] [--batch N]
+ * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--cp N] [--grads-after] [--mb N] [--batch N]
  *                   [--sched gpipe|1f1b|interleaved_1f1b] [--vpp N] [OUTDIR]
  * --moe starts from the MoE job (gt_par_init_moe: 8 ranks of data
  * parallelism, 16 experts, top-2, EP 4) instead of the dense one; the
@@ -24,7 +24,8 @@ int main(int argc, char **argv)
     gt_par_init_moe(&p);
   else
     gt_par_init(&p);
-  int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, batch = p.global_batch;
+  int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, cp = p.cp, batch = p.global_batch;
+  gboolean after = FALSE;
   int vpp = 2;
   char *sched = NULL;
   GOptionEntry entries[] = {
@@ -32,6 +33,9 @@ int main(int argc, char **argv)
     {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "data-parallel degree", "N"},
     {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "global batch (sequences)", "N"},
     {"ep", 0, 0, G_OPTION_ARG_INT, &ep, "expert-parallel degree (divides dp; MoE only)", "N"},
+    {"cp", 0, 0, G_OPTION_ARG_INT, &cp, "context-parallel degree (ring attention; pp 1, dense only)", "N"},
+    {"grads-after", 0, 0, G_OPTION_ARG_NONE, &after, "gradient reductions after the backward (not overlapping it)",
+     NULL},
     {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "tensor-parallel degree", "N"},
     {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "pipeline stages", "N"},
     {"mb", 0, 0, G_OPTION_ARG_INT, &mb, "micro-batch count", "N"},
@@ -52,6 +56,9 @@ int main(int argc, char **argv)
   p.mb = mb;
   p.dp = dp;
   p.ep = ep;
+  p.cp = cp;
+  if (after)
+    p.overlap_grad_reduce = FALSE;
   p.global_batch = batch;
   if (sched && strcmp(sched, "gpipe") == 0)
     p.sched = GT_SCHED_GPIPE;
@@ -73,7 +80,7 @@ int main(int argc, char **argv)
     g_free(card);
     g_free(path);
   }
-  printf("tp %d pp %d dp %d ep %d mb %d %s: step %.3f ms\n", p.tp, p.pp, p.dp, p.ep, p.mb,
+  printf("tp %d pp %d dp %d ep %d cp %d mb %d %s: step %.3f ms\n", p.tp, p.pp, p.dp, p.ep, p.cp, p.mb,
          p.sched == GT_SCHED_GPIPE ? "gpipe" : p.sched == GT_SCHED_INTERLEAVED ? "interleaved_1f1b" : "1f1b",
          (double)step / 1e6);
   g_free(sched);

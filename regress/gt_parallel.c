@@ -33,6 +33,7 @@ void gt_par_init(gt_par_params *p)
   p->kernel_fixed_ns = 3 * US;
   p->dp = 1;
   p->ep = 1;
+  p->cp = 1;
   p->overlap_grad_reduce = TRUE;
   gt_params_init(&p->base, GT_TP);
   p->base.host_ns = 2 * US;
@@ -58,8 +59,10 @@ void gt_par_init_moe(gt_par_params *p)
 
 const char *gt_par_check(const gt_par_params *p)
 {
-  if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->mb < 1 || p->tp * p->pp * p->dp > GT_MAX_RANKS)
-    return "tp x pp x dp must be 1..16 ranks and mb >= 1";
+  if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->cp < 1 || p->mb < 1 || p->tp * p->pp * p->dp * p->cp > GT_MAX_RANKS)
+    return "tp x pp x dp x cp must be 1..16 ranks and mb >= 1";
+  if (p->cp > 1 && (p->experts > 0 || p->seq % p->cp))
+    return "context parallelism needs no experts and cp dividing the sequence";
   if (p->layers % p->pp || p->heads % p->tp || p->hidden % p->tp || p->ffn % p->tp || p->vocab % p->tp)
     return "pp must divide the layers, tp the heads, hidden, ffn and vocabulary";
   if (p->global_batch % (p->mb * p->dp))
@@ -103,6 +106,17 @@ static int64_t attn_ns(const kt *k, double heads, double factor)
   const gt_par_params *p = k->p;
   double b = k->tokens / p->seq, hd = (double)p->hidden / p->heads;
   double flops = factor * 2.0 * b * heads * (double)p->seq * p->seq * hd; /* 4 b h S^2 d / 2 */
+  return finish(k, flops / (p->peak_flops * p->attn_eff), 2.0 * 4.0 * k->tokens * heads * hd);
+}
+
+/* One step of ring attention (context parallelism): the local queries
+ * (seq / cp of each sequence) against one KV block of seq / cp, a cp^2-th
+ * of the whole sequence's causal work (load-balanced chunks); bwd: 2.5x. */
+static int64_t ring_attn_ns(const kt *k, double heads, double factor)
+{
+  const gt_par_params *p = k->p;
+  double cp = p->cp, b = k->tokens * cp / p->seq, hd = (double)p->hidden / p->heads;
+  double flops = factor * 2.0 * b * heads * (double)p->seq * p->seq * hd / (cp * cp);
   return finish(k, flops / (p->peak_flops * p->attn_eff), 2.0 * 4.0 * k->tokens * heads * hd);
 }
 
@@ -156,6 +170,8 @@ typedef struct {
   kt k;
   int r, stage, tp_group, world;
   int dp_group, ep_group, edp_group; /* -1 when of one rank */
+  int cp_next, cp_prev;       /* the CP ring's neighbours (-1: cp 1) */
+  int cp_group;               /* the CP group (the ring's transfers are written in it) */
   int prev, next;             /* ranks of the neighbour stages, -1 at the ends */
   int first, last;            /* ranks of stage 0 and stage pp - 1 (same d, i): interleaving's wrap-around */
   int chunks;                 /* layer chunks per rank (interleaved: vpp, else 1) */
@@ -240,13 +256,42 @@ static void moe_bwd(const prog *g)
   kernel(g, K_GEMM_W, gemm_ns(&g->k, E, h, T));
 }
 
+/* A layer's attention: one flash kernel, or with cp > 1 the ring: step j
+ * sends the KV block it holds to the next CP rank and receives the next
+ * block from the previous one (on the point-to-point streams, after the
+ * compute stream's work so far) while it computes; step j + 1 waits for
+ * the block.  The backward moves K, V and their gradients (2x). */
+static void attention(const prog *g, gboolean backward)
+{
+  const gt_par_params *p = g->p;
+  double factor = backward ? 2.5 : 1.0;
+  const char *name = backward ? K_FLASH_B : K_FLASH_F;
+  if (p->cp == 1) {
+    kernel(g, name, attn_ns(&g->k, p->heads / p->tp, factor));
+    return;
+  }
+  uint64_t kv = (uint64_t)llround(2.0 * g->k.tokens * p->hidden / p->tp * 2 * (backward ? 2 : 1));
+  for (int j = 0; j < p->cp; j++) {
+    if (j + 1 < p->cp) {
+      handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
+      host(g);
+      gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_SEND, g->cp_next, kv, g->cp_group);
+      host(g);
+      gt_launch_p2p(g->j, g->r, GT_STREAM_P2P_RECV, GT_RECV, g->cp_prev, kv, g->cp_group);
+    }
+    kernel(g, name, ring_attn_ns(&g->k, p->heads / p->tp, factor));
+    if (j + 1 < p->cp)
+      handoff(g, GT_STREAM_P2P_RECV, GT_STREAM_COMPUTE, EV_FROM_P2P);
+  }
+}
+
 static void layer_fwd(const prog *g)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
   kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, 3 * h / t, h));
-  kernel(g, K_FLASH_F, attn_ns(&g->k, p->heads / t, 1.0));
+  attention(g, FALSE);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h / t));
   tp_allreduce(g);
   kernel(g, K_NORM_F, elem_ns(&g->k, 3.0 * T * h * 2));
@@ -277,7 +322,7 @@ static void layer_bwd(const prog *g)
   kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h / t, h));   /* projection */
   kernel(g, K_GEMM_W, gemm_ns(&g->k, h / t, h, T));
-  kernel(g, K_FLASH_B, attn_ns(&g->k, p->heads / t, 2.5));
+  attention(g, TRUE);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, 3 * h / t)); /* qkv */
   kernel(g, K_GEMM_W, gemm_ns(&g->k, 3 * h / t, h, T));
   tp_allreduce(g);
@@ -457,19 +502,22 @@ static void step(const prog *g, int k)
   gt_step_end(g->j, g->r, k);
 }
 
-/* One group of the ranks r(d, s, i) = (d * pp + s) * tp + i over the
- * index that `vary` selects (0: i, 1: s, 2: d within its EP block,
- * 3: d across EP blocks, 4: every d), the others fixed at (d, s, i); its number is
- * stored in out[member][slot] (slot < 0: not stored).  No group for one
- * rank. */
-static void one_group(gt_job *j, const gt_par_params *p, const char *desc, int vary, int d, int s, int i,
-                      int out[][4], int slot)
+/* One group of the ranks r(d, s, c, i) = ((d * pp + s) * cp + c) * tp + i
+ * over the index that `vary` selects (0: i, 1: s, 2: d within its EP
+ * block, 3: d across EP blocks, 4: every d and c (the gradients' group),
+ * 5: c), the others fixed at (d, s, c, i); its number is stored in
+ * out[member][slot] (slot < 0: not stored).  No group for one rank. */
+static void one_group(gt_job *j, const gt_par_params *p, const char *desc, int vary, const int at[4], int out[][5],
+                      int slot)
 {
   int mem[GT_MAX_RANKS];
-  int n = vary == 0 ? p->tp : vary == 1 ? p->pp : vary == 2 ? p->ep : vary == 3 ? p->dp / p->ep : p->dp;
+  int d = at[0], s = at[1], c = at[2], i = at[3];
+  int n = vary == 0 ? p->tp : vary == 1 ? p->pp : vary == 2 ? p->ep : vary == 3 ? p->dp / p->ep
+        : vary == 4 ? p->dp * p->cp : p->cp;
   for (int k = 0; k < n; k++) {
-    int dd = vary == 2 ? d / p->ep * p->ep + k : vary == 3 ? d % p->ep + k * p->ep : vary == 4 ? k : d;
-    mem[k] = (dd * p->pp + (vary == 1 ? k : s)) * p->tp + (vary == 0 ? k : i);
+    int dd = vary == 2 ? d / p->ep * p->ep + k : vary == 3 ? d % p->ep + k * p->ep : vary == 4 ? k / p->cp : d;
+    int cc = vary == 4 ? k % p->cp : vary == 5 ? k : c;
+    mem[k] = ((dd * p->pp + (vary == 1 ? k : s)) * p->cp + cc) * p->tp + (vary == 0 ? k : i);
   }
   if (n < 2)
     return;
@@ -478,27 +526,35 @@ static void one_group(gt_job *j, const gt_par_params *p, const char *desc, int v
     out[mem[k]][slot] = grp;
 }
 
-/* The TP groups (per d, s), PP (per d, i), DP (per s, i), EP (per s, i and
- * block of ep consecutive d) and expert-DP (per s, i and d mod ep). */
-static void add_groups(gt_job *j, const gt_par_params *p, int out[][4])
+/* The TP groups (per d, s, c), PP (per d, c, i), DP x CP (per s, i), EP
+ * (per s, i and block of ep consecutive d), expert-DP (per s, i and d mod
+ * ep) and CP (per d, s, i). */
+static void add_groups(gt_job *j, const gt_par_params *p, int out[][5])
 {
   for (int r = 0; r < GT_MAX_RANKS; r++)
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
       out[r][k] = -1;
   for (int d = 0; d < p->dp; d++)
     for (int s = 0; s < p->pp; s++)
-      one_group(j, p, "mesh_tp", 0, d, s, 0, out, 0);
+      for (int c = 0; c < p->cp; c++)
+        one_group(j, p, "mesh_tp", 0, (const int[4]){d, s, c, 0}, out, 0);
   for (int d = 0; d < p->dp; d++)
-    for (int i = 0; i < p->tp; i++)
-      one_group(j, p, "mesh_pp", 1, d, 0, i, out, -1);
+    for (int c = 0; c < p->cp; c++)
+      for (int i = 0; i < p->tp; i++)
+        one_group(j, p, "mesh_pp", 1, (const int[4]){d, 0, c, i}, out, -1);
   for (int s = 0; s < p->pp; s++)
     for (int i = 0; i < p->tp; i++) {
-      one_group(j, p, "mesh_dp", 4, 0, s, i, out, 1);
+      one_group(j, p, p->cp > 1 ? "mesh_dp_cp" : "mesh_dp", 4,
+                (const int[4]){0, s, 0, i}, out, 1);
       for (int d = 0; p->experts > 0 && d < p->dp; d += p->ep)
-        one_group(j, p, "mesh_ep", 2, d, s, i, out, 2);
+        one_group(j, p, "mesh_ep", 2, (const int[4]){d, s, 0, i}, out, 2);
       for (int d = 0; p->experts > 0 && d < p->ep; d++)
-        one_group(j, p, "mesh_expert_dp", 3, d, s, i, out, 3);
+        one_group(j, p, "mesh_expert_dp", 3, (const int[4]){d, s, 0, i}, out, 3);
     }
+  for (int d = 0; p->cp > 1 && d < p->dp; d++)
+    for (int s = 0; s < p->pp; s++)
+      for (int i = 0; i < p->tp; i++)
+        one_group(j, p, "mesh_cp", 5, (const int[4]){d, s, 0, i}, out, 4);
 }
 
 static gt_job *build(const gt_par_params *p, GError **error)
@@ -508,15 +564,17 @@ static gt_job *build(const gt_par_params *p, GError **error)
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "gt_parallel tp%d pp%d mb%d: %s", p->tp, p->pp, p->mb, why);
     return NULL;
   }
-  int n = p->tp * p->pp * p->dp;
+  int n = p->tp * p->pp * p->dp * p->cp, sp = p->tp * p->cp; /* sp: rank distance between stages */
   gt_job *j = gt_job_new(&p->base, n);
-  int groups[GT_MAX_RANKS][4]; /* per rank: tp, dp, ep, expert-dp group (-1: none) */
+  int groups[GT_MAX_RANKS][5]; /* per rank: tp, dp (x cp), ep, expert-dp, cp group (-1: none) */
   add_groups(j, p, groups);
   for (int r = 0; r < n; r++) {
-    int s = (r / p->tp) % p->pp;
-    prog g = {j, p, {p, (double)p->global_batch / p->dp / p->mb * p->seq}, r, s, groups[r][0], GT_GROUP_WORLD,
-              groups[r][1], groups[r][2], groups[r][3], s > 0 ? r - p->tp : -1, s + 1 < p->pp ? r + p->tp : -1,
-              r - s * p->tp, r + (p->pp - 1 - s) * p->tp, p->sched == GT_SCHED_INTERLEAVED ? p->vpp : 1};
+    int s = (r / sp) % p->pp, c = (r / p->tp) % p->cp;
+    prog g = {j, p, {p, (double)p->global_batch / p->dp / p->mb * p->seq / p->cp}, r, s, groups[r][0],
+              GT_GROUP_WORLD, groups[r][1], groups[r][2], groups[r][3],
+              p->cp > 1 ? r + (((c + 1) % p->cp) - c) * p->tp : -1, p->cp > 1 ? r + (((c + p->cp - 1) % p->cp) - c) * p->tp : -1,
+              groups[r][4], s > 0 ? r - sp : -1, s + 1 < p->pp ? r + sp : -1, r - s * sp, r + (p->pp - 1 - s) * sp,
+              p->sched == GT_SCHED_INTERLEAVED ? p->vpp : 1};
     for (int k = 1; k <= 3; k++)
       step(&g, k);
   }
@@ -584,9 +642,11 @@ char *gt_par_card(const gt_par_params *p)
                          "    tp: %d\n"
                          "    pp: %d\n"
                          "    ep: %d\n"
+                         "    cp: %d\n"
                          "    micro_batches: %d\n"
-                         "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp, p->dp, p->tp,
-                         p->pp, p->ep, p->mb,
+                         "    overlap_grad_reduce: %s\n"
+                         "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp * p->cp, p->dp,
+                         p->tp, p->pp, p->ep, p->cp, p->mb, p->overlap_grad_reduce ? "true" : "false",
                          p->sched == GT_SCHED_GPIPE ? "gpipe" : p->sched == GT_SCHED_INTERLEAVED ? "interleaved_1f1b"
                                                                                                  : "1f1b");
   if (p->sched == GT_SCHED_INTERLEAVED)

@@ -48,7 +48,20 @@ typedef struct {
    * forwards, then one forward and one backward alternately, then the
    * remaining backwards.  Needs pp >= 2 and pp dividing mb. */
   int vpp;
-  int dp;                     /* data-parallel degree (1): rank = (d * pp + s) * tp + i */
+  int dp;                     /* data-parallel degree (1): rank = ((d * pp + s) * cp + c) * tp + i */
+  /* Context parallelism (Megatron's ring attention, cp_comm_type p2p):
+   * each of `cp` ranks holds seq / cp tokens of every sequence (every
+   * token-proportional kernel and the TP all-reduces shrink by cp); a
+   * layer's attention runs in cp steps, step j attending the local queries
+   * to the KV block that arrived j hops around the CP ring (causal,
+   * load-balanced: each step a cp^2-th of the whole sequence's attention
+   * work), the next block's K and V (2 x seq / cp x b x hidden / tp bf16)
+   * sent to the next CP rank and received from the previous one while the
+   * step computes; the backward the same with K, V and their gradients
+   * (twice the bytes).  Gradients are reduced over the dp x cp ranks.
+   * With pp > 1 the ring's sends share the stage sends' stream (1F1B and
+   * GPipe; not tested interleaved).  Needs no experts, cp dividing seq. */
+  int cp;
   /* Mixture of experts (experts 0: a dense MLP).  The MLP of every layer
    * is `experts` experts (FC1 h x moe_ffn, GeLU, FC2 moe_ffn x h), each
    * token routed to top_k of them by a router GEMM (T x experts x h);

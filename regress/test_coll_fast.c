@@ -138,6 +138,10 @@ static void test_halving_doubling_switch(void)
   gboolean taken;
   coll_path_result a = same(t, COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, S, 16, &taken);
   g_assert_true(taken);
+  /* Every member sends one transfer of the same size per step over its
+   * own uplink and its partner's downlink: the symmetric mode (one
+   * representative route per step, the other links mirrored). */
+  g_assert_cmpuint(a.st.phase_symmetric, ==, 1);
   /* alpha = 2 x 936.25 ns (up and down); B = 400 GB/s. */
   sim_time_ps expect = 0;
   for (uint64_t b = S / 2; b >= S / 16; b /= 2)
@@ -150,6 +154,7 @@ static void test_halving_doubling_switch(void)
     for (int red = 0; red < 2; red++) {
       a = same(t, COLL_ALGO_HALVING_DOUBLING, red, types[k], S + 4096, 16, &taken);
       g_assert_true(taken);
+      g_assert_cmpuint(a.st.phase_symmetric, ==, 1); /* S + 4096 = 16 x 1,048,832: equal pieces */
       result_free(&a);
     }
   topo_free(t);
@@ -164,6 +169,7 @@ static void test_direct_switch(void)
   const uint64_t piece = 1 << 20;
   coll_path_result a = same(t, COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, piece, 12, &taken);
   g_assert_true(taken);
+  g_assert_cmpuint(a.st.phase_symmetric, ==, 1); /* 11 equal pieces out, 11 in, per member */
   sim_time_ps expect = wisp_transfer_ps(11 * piece, 400000000000) + 2 * 936250;
   for (int i = 0; i < 12; i++)
     g_assert_cmpint(a.t[i], ==, expect);
@@ -172,8 +178,36 @@ static void test_direct_switch(void)
   for (size_t k = 0; k < G_N_ELEMENTS(types); k++)
     for (int red = 0; red < 2; red++) {
       a = same(t, COLL_ALGO_DIRECT, red, types[k], 12 * piece + 7, 12, &taken);
+      /* 12 piece + 7 bytes: the first 7 pieces are one byte longer, so
+       * the members' steps differ and the symmetric mode must decline
+       * (the general pass or the per-transfer path runs instead). */
+      g_assert_cmpuint(a.st.phase_symmetric, ==, 0);
+      result_free(&a);
+      a = same(t, COLL_ALGO_DIRECT, red, types[k], 12 * piece, 12, &taken);
+      g_assert_true(taken);
+      g_assert_cmpuint(a.st.phase_symmetric, ==, 1);
       result_free(&a);
     }
+  topo_free(t);
+}
+
+/* In-switch reduction (NVLS) on a switch of 16: one step, every member
+ * sends D + D/16 bytes to the next member over its uplink and that
+ * member's downlink, so the symmetric mode takes it and the closed form
+ * is wisp_transfer_ps(D + D/16, B) + 2 alpha; equal to the per-transfer
+ * path. */
+static void test_nvls_switch(void)
+{
+  topo *t = load(SWITCH_YAML(16));
+  const uint64_t D = 16 << 20;
+  gboolean taken;
+  coll_path_result a = same(t, COLL_ALGO_NVLS, FALSE, ET_COLL_ALL_REDUCE, D, 16, &taken);
+  g_assert_true(taken);
+  g_assert_cmpuint(a.st.phase_symmetric, ==, 1);
+  sim_time_ps expect = wisp_transfer_ps(D + D / 16, 400000000000) + 2 * 936250;
+  for (int i = 0; i < 16; i++)
+    g_assert_cmpint(a.t[i], ==, expect);
+  result_free(&a);
   topo_free(t);
 }
 
@@ -215,8 +249,8 @@ static void test_hierarchical_and_shared(void)
  * in the start's instant and at 40 instants over the run: equal results
  * (the competitor's done time too) and, while the run is on the path, a
  * conversion. */
-static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_type type, int n, uint64_t bytes,
-                        int src, int dst)
+static uint64_t competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_type type, int n, uint64_t bytes,
+                            int src, int dst)
 {
   topo *t = load(yaml);
   coll_policy *pol = forced(algo);
@@ -226,6 +260,8 @@ static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_
   competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
   coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
   g_assert_cmpuint(a.st.phase_runs, ==, 1);
+  uint64_t sym = a.st.phase_symmetric;
+  g_test_message("symmetric mode: %s", sym ? "yes" : "no");
   sim_time_ps span = 0;
   for (int i = 0; i < n; i++)
     span = MAX(span, a.t[i]);
@@ -240,6 +276,7 @@ static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_
   for (int i = 1; i <= 40; i++) {
     sim_time_ps at = span * i / 41 + (i % 3); /* off the step boundaries too */
     a = both(t, pol, type, bytes, r, n, &cx, at);
+    g_assert_cmpuint(a.st.phase_symmetric, ==, sym); /* the run was charged so, then converted */
     conversions += (int)a.st.phase_conversions;
     result_free(&a);
   }
@@ -248,6 +285,7 @@ static void competitors(const char *yaml, coll_algo algo, gboolean red, et_coll_
   g_free(r);
   coll_policy_free(pol);
   topo_free(t);
+  return sym;
 }
 
 /* The competitor exactly at the step boundaries of halving-doubling on
@@ -283,13 +321,18 @@ static void test_competitor_boundaries(void)
 
 static void test_competitor_halving_doubling(void)
 {
-  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, 16, 16 << 20, 3, 5);
-  competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, TRUE, ET_COLL_REDUCE_SCATTER, 16, (16 << 20) + 48, 0, 1);
+  /* Both on the symmetric mode (equal steps on one switch), converted
+   * by the competitor through the general pass. */
+  g_assert_cmpuint(competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, FALSE, ET_COLL_ALL_REDUCE, 16, 16 << 20, 3, 5),
+                   ==, 1);
+  g_assert_cmpuint(
+      competitors(SWITCH_YAML(16), COLL_ALGO_HALVING_DOUBLING, TRUE, ET_COLL_REDUCE_SCATTER, 16, (16 << 20) + 48, 0, 1),
+      ==, 1);
 }
 
 static void test_competitor_direct(void)
 {
-  competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, 12, 1 << 20, 2, 7);
+  g_assert_cmpuint(competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_GATHER, 12, 1 << 20, 2, 7), ==, 1);
   /* Two steps of 11 transfers per link: the second step's issue order is
    * the order in which the first step's arrivals end the members' steps. */
   competitors(SWITCH_YAML(12), COLL_ALGO_DIRECT, FALSE, ET_COLL_ALL_REDUCE, 12, (12 << 20) + 36, 4, 9);
@@ -389,6 +432,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/coll_fast/halving_doubling_switch", test_halving_doubling_switch);
   g_test_add_func("/coll_fast/direct_switch", test_direct_switch);
+  g_test_add_func("/coll_fast/nvls_switch", test_nvls_switch);
   g_test_add_func("/coll_fast/hierarchical_and_shared", test_hierarchical_and_shared);
   g_test_add_func("/coll_fast/competitor_halving_doubling", test_competitor_halving_doubling);
   g_test_add_func("/coll_fast/competitor_boundaries", test_competitor_boundaries);

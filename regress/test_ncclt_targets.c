@@ -17,7 +17,9 @@
  * File names carry the shape of the run: SYSTEM-...-<N>node-<G>gpu.csv is
  * N nodes with G GPUs used per node; log rank r is GPU r % G of node
  * r / G; a log's nGpus (-g) is the GPUs one host thread launches for.
- * Cost: one simulated collective per row (about 500 rows).
+ * Cost: one simulated collective per row (about 500 rows).  With
+ * WISP_NCCLT_ROWS set in the environment every row's real and simulated
+ * time and busbw are printed too.
  */
 #include "config.h"
 
@@ -157,6 +159,7 @@ static void measure_file(const char *dir, const char *file, const system_cfg *sy
   coll_policy *pol = coll_policy_new_from_topo(t, &error);
   g_assert_no_error(error);
   int n = nodes * gpn;
+  gboolean rows = g_getenv("WISP_NCCLT_ROWS") != NULL; /* every row, for a per-size reading */
   int *rk = g_new(int, n);
   for (int r = 0; r < n; r++)
     rk[r] = (r / gpn) * 8 + r % gpn;
@@ -179,6 +182,9 @@ static void measure_file(const char *dir, const char *file, const system_cfg *sy
       double us, bw;
       run_row(t, pol, rk, n, rr, &us, &bw);
       double eb_v = rr->busbw_GBps > 0 ? fabs(bw - rr->busbw_GBps) / rr->busbw_GBps : 0.0, et_v = fabs(us - rr->time_us) / rr->time_us;
+      if (rows)
+        g_test_message("row %s %d %s %" G_GUINT64_FORMAT " real %.2f us %.2f GB/s wisp %.2f us %.2f GB/s", file,
+                       tb->table, tb->test, rr->size, rr->time_us, rr->busbw_GBps, us, bw);
       if ((double)rr->size >= 64 * MIB && rr->busbw_GBps > 0)
         g_array_append_val(eb, eb_v);
       if (rr->size <= 65536)

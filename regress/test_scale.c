@@ -335,7 +335,7 @@ static void test_errors(void)
   const struct { const char *spec; int code; const char *text; } bad[] = {
     {"ep=0", WISP_ERROR_INVALID, "ep must be a whole number from 1"},
     {"mbs=x", WISP_ERROR_INVALID, "mbs must be a whole number from 1"},
-    {"tp=2,cp=2", WISP_ERROR_UNSUPPORTED, "re-partitioning the sequence needs the attention kernels' exchange"},
+    {"tp=2,cp=0", WISP_ERROR_INVALID, "cp must be a whole number from 1"},
     {"xx=2", WISP_ERROR_INVALID, "'xx' is not a parallel dimension"},
     {"dp", WISP_ERROR_INVALID, "expected DIM=N, e.g. --scale dp=64"},
     {"dp=0", WISP_ERROR_INVALID, "dp must be a whole number from 1"},
@@ -351,6 +351,7 @@ static void test_errors(void)
   }
   g_assert_true(et_scale_parse("dp=64", &rq, &e) && rq.dp == 64 && rq.tp == 0 && rq.sched == -1);
   g_assert_true(et_scale_parse("ep=8,mbs=2", &rq, &e) && rq.ep == 8 && rq.mbs == 2 && rq.dp == 0);
+  g_assert_true(et_scale_parse("tp=2,cp=4", &rq, &e) && rq.tp == 2 && rq.cp == 4 && rq.dp == 0);
   g_assert_true(et_scale_parse("tp=2,pp=4,mb=8,sched=gpipe", &rq, &e));
   g_assert_true(rq.dp == 0 && rq.tp == 2 && rq.pp == 4 && rq.mb == 8 && rq.sched == 1);
   /* vpp= alone selects interleaved 1F1B (et_sched 2); sched= spells it too. */

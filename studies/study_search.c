@@ -22,8 +22,8 @@ void study_search_result_free(study_search_result *r)
   g_free(r);
 }
 
-/* Every valid (schedule, dp, tp, pp, ep, mb); ep (dividing dp and the
- * experts) only for a MoE card: O(schedules x divisors^5). */
+/* Every valid (schedule, dp, tp, pp, cp, ep, mb); ep (dividing dp and the
+ * experts) only for a MoE card, cp up to max_cp: O(schedules x divisors^6). */
 static void enumerate(const et_model_card *c, const study_search_opts *o, GArray *out)
 {
   int card_sched = c->sched >= 0 ? c->sched : ET_SCHED_1F1B;
@@ -32,17 +32,19 @@ static void enumerate(const et_model_card *c, const study_search_opts *o, GArray
     int vpp = sched == ET_SCHED_INTERLEAVED ? (c->vpp > 0 ? c->vpp : 2) : 0;
     for (int tp = 1; tp <= o->max_tp && tp <= o->max_gpus; tp++)
       for (int pp = 1; tp * pp <= o->max_gpus; pp++)
-        for (int dp = 1; dp * tp * pp <= o->max_gpus; dp++)
-          for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
-            for (int mb = 1; mb * dp <= c->global_batch; mb++) {
-              et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep, .vpp = vpp};
-              if (!et_repart_check(c, &rq, NULL))
-                continue;
-              study_search_point p = {.rq = rq, .gpus = dp * tp * pp};
-              p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1) &&
-                           sched == card_sched && (vpp == 0 || c->vpp == 0 || vpp == c->vpp);
-              g_array_append_val(out, p);
-            }
+        for (int cp = 1; cp <= MAX(o->max_cp, 1) && tp * pp * cp <= o->max_gpus; cp++)
+          for (int dp = 1; dp * tp * pp * cp <= o->max_gpus; dp++)
+            for (int ep = 1; ep <= (c->experts > 0 ? dp : 1); ep++)
+              for (int mb = 1; mb * dp <= c->global_batch; mb++) {
+                et_repart_request rq = {.tp = tp, .pp = pp, .dp = dp, .mb = mb, .sched = sched, .ep = ep, .vpp = vpp,
+                                        .cp = cp};
+                if (!et_repart_check(c, &rq, NULL))
+                  continue;
+                study_search_point p = {.rq = rq, .gpus = dp * tp * pp * cp};
+                p.baseline = tp == c->tp && pp == c->pp && dp == c->dp && mb == c->mb && ep == MAX(c->ep, 1) &&
+                             cp == MAX(c->cp, 1) && sched == card_sched && (vpp == 0 || c->vpp == 0 || vpp == c->vpp);
+                g_array_append_val(out, p);
+              }
   }
 }
 
@@ -63,6 +65,8 @@ static int cmp_points(const void *pa, const void *pb)
     return a->rq.pp - b->rq.pp;
   if (a->rq.ep != b->rq.ep)
     return a->rq.ep - b->rq.ep;
+  if (a->rq.cp != b->rq.cp)
+    return a->rq.cp - b->rq.cp;
   if (a->rq.mb != b->rq.mb)
     return a->rq.mb - b->rq.mb;
   return a->rq.sched - b->rq.sched;
@@ -145,6 +149,13 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
   study_search_result *r = g_new0(study_search_result, 1);
   r->points = g_array_new(FALSE, FALSE, sizeof(study_search_point));
   r->weight = o->weight;
+  if (o->max_cp > 1 && !et_model_has_attention(m)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "--max-cp %d: re-partitioning the sequence needs the layer's attention kernel (a name with flash, "
+                "fmha, attention or sdpa), and the traced layer has none", o->max_cp);
+    study_search_result_free(r);
+    return NULL;
+  }
   enumerate(c, o, r->points);
   for (guint i = 0; i < r->points->len; i++) {
     study_search_point *p = &g_array_index(r->points, study_search_point, i);

@@ -39,6 +39,7 @@ G_BEGIN_DECLS
 typedef struct {
   const char *cluster;         /* preset name or config path */
   int max_gpus, max_tp;
+  int max_cp;                  /* largest context-parallel degree enumerated (dense cards; <= 1: cp 1 only) */
   double weight;               /* composite's w in [0, 1]; < 0: rank by step time */
   int jobs;                    /* worker processes (<= 1: in-process) */
   const char *points_dir;      /* NULL: a temporary directory */

@@ -21,9 +21,15 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
     if (!strstr(sn->str, n))
       g_string_append_printf(sn, "%s%s", sn->len ? ", " : "", n);
   }
-  fprintf(out, "search: %u configurations (dp x tp x pp%s, micro-batches; schedule %s; cp = 1): %d simulated, %d "
+  int max_cp = 1;
+  for (guint i = 0; i < r->points->len; i++)
+    max_cp = MAX(max_cp, g_array_index(r->points, study_search_point, i).rq.cp);
+  char cps[32] = "cp = 1";
+  if (max_cp > 1)
+    g_snprintf(cps, sizeof cps, "cp 1..%d", max_cp);
+  fprintf(out, "search: %u configurations (dp x tp x pp%s, micro-batches; schedule %s; %s): %d simulated, %d "
           "do not fit in %.0f GB of HBM, %d failed; %.2f s\n", r->points->len, c->experts > 0 ? " x ep" : "",
-          sn->len ? sn->str : et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), r->simulated,
+          sn->len ? sn->str : et_sched_name(c->sched >= 0 ? (et_sched)c->sched : ET_SCHED_1F1B), cps, r->simulated,
           r->refused, c->hbm_bytes / 1e9, r->failed, r->seconds);
   g_string_free(sn, TRUE);
   if (r->kept > 0)
@@ -34,8 +40,8 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
             "(larger is better)\n", r->weight);
   else
     fprintf(out, "objective: step time (smaller is better)\n");
-  fprintf(out, "%5s %5s %4s %4s %4s %4s %4s %14s %10s %9s %-16s %3s %6s\n", "rank", "gpus", "dp", "tp", "pp", "ep",
-          "mb", "step_time_ms", r->weight >= 0 ? "composite" : "", "mem_GB", "schedule", "vpp", "pareto");
+  fprintf(out, "%5s %5s %4s %4s %4s %4s %4s %14s %10s %9s %-16s %3s %3s %6s\n", "rank", "gpus", "dp", "tp", "pp",
+          "ep", "mb", "step_time_ms", r->weight >= 0 ? "composite" : "", "mem_GB", "schedule", "vpp", "cp", "pareto");
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
     if (p->status != STUDY_PT_SIMULATED)
@@ -43,17 +49,17 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
     char score[32] = "";
     if (r->weight >= 0)
       g_snprintf(score, sizeof score, "%.4f", -p->score);
-    fprintf(out, "%5d %5d %4d %4d %4d %4d %4d %14.3f %10s %9.2f %-16s %3d %6s%s\n", p->rank, p->gpus, p->rq.dp,
+    fprintf(out, "%5d %5d %4d %4d %4d %4d %4d %14.3f %10s %9.2f %-16s %3d %3d %6s%s\n", p->rank, p->gpus, p->rq.dp,
             p->rq.tp, p->rq.pp, p->rq.ep, p->rq.mb, (double)p->step / 1e9, score, p->mem_bytes / 1e9,
-            et_sched_name((et_sched)p->rq.sched), MAX(p->rq.vpp, 1), p->pareto ? "*" : "",
+            et_sched_name((et_sched)p->rq.sched), MAX(p->rq.vpp, 1), MAX(p->rq.cp, 1), p->pareto ? "*" : "",
             p->baseline ? "  (traced)" : "");
   }
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
     if (p->status != STUDY_PT_SIMULATED)
-      fprintf(out, "%s: dp %d tp %d pp %d ep %d mb %d%s%s: %s\n",
+      fprintf(out, "%s: dp %d tp %d pp %d ep %d mb %d%s%.0d%s%s: %s\n",
               p->status == STUDY_PT_NO_MEMORY ? "refused" : "failed", p->rq.dp, p->rq.tp, p->rq.pp, p->rq.ep,
-              p->rq.mb, p->rq.sched != (c->sched >= 0 ? c->sched : ET_SCHED_1F1B) ? " schedule " : "",
+              p->rq.mb, p->rq.cp > 1 ? " cp " : "", p->rq.cp > 1 ? p->rq.cp : 0, p->rq.sched != (c->sched >= 0 ? c->sched : ET_SCHED_1F1B) ? " schedule " : "",
               p->rq.sched != (c->sched >= 0 ? c->sched : ET_SCHED_1F1B) ? et_sched_name((et_sched)p->rq.sched) : "",
               p->why);
   }
@@ -88,7 +94,7 @@ gboolean study_search_write_json(const study_search_result *r, const et_model_ca
     wisp_json_int(&j, "tp", p->rq.tp);
     wisp_json_int(&j, "pp", p->rq.pp);
     wisp_json_int(&j, "ep", p->rq.ep);
-    wisp_json_int(&j, "cp", 1);
+    wisp_json_int(&j, "cp", MAX(p->rq.cp, 1));
     wisp_json_int(&j, "micro_batches", p->rq.mb);
     wisp_json_string(&j, "schedule", et_sched_name((et_sched)p->rq.sched));
     wisp_json_int(&j, "vpp", MAX(p->rq.vpp, 1));

@@ -27,8 +27,8 @@ static char *point_file(const char *dir, int p)
 
 static char *point_line(int p, const study_search_point *pt)
 {
-  return g_strdup_printf("point %d dp %d tp %d pp %d ep %d mb %d sched %s", p, pt->rq.dp, pt->rq.tp, pt->rq.pp,
-                         pt->rq.ep, pt->rq.mb, et_sched_name((et_sched)pt->rq.sched));
+  return g_strdup_printf("point %d dp %d tp %d pp %d ep %d cp %d mb %d sched %s", p, pt->rq.dp, pt->rq.tp,
+                         pt->rq.pp, pt->rq.ep, MAX(pt->rq.cp, 1), pt->rq.mb, et_sched_name((et_sched)pt->rq.sched));
 }
 
 static const char *status_word(study_point_status s)

@@ -14,8 +14,8 @@
  * chain inside the node and a tree between nodes, NVLS-tree, slices
  * pipelined along rings and trees: coll_nccl_slice_bytes,
  * coll_nccl_tree_chunk_bytes), with the protocol's efficiency applied to
- * their bytes (coll_nccl_efficiency) and its latencies added as a base
- * delay and as per-step delays (coll_nccl_latency).  Algorithms: ring,
+ * their bytes (coll_nccl_efficiency) and its latencies added in series,
+ * as a delay before the first step (coll_nccl_latency).  Algorithms: ring,
  * tree, NVLS, NVLS-tree; CollNet and PAT are not modelled (never chosen).
  * Every function is O(1) unless it says otherwise.  Prefix coll_nccl_.
  */
@@ -122,7 +122,9 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
  * total per-hop part on the critical path (NCCL's latency minus the
  * base), without the plugin-reported network latency (comm.net_lat_us
  * steers the choice only; the network's route latencies are simulated).
- * The simulation spreads hop_us over the plan's steps. */
+ * The plan (nccl_plan.c) adds hop_us, less the route latencies of the
+ * plan's critical steps, in series before the first step, as NCCL's own
+ * cost model adds latency to bytes / bandwidth. */
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 

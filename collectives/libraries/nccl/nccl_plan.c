@@ -346,16 +346,27 @@ static void nccl_plan(coll_rt *c, coll_run *r, const coll_desc *d)
   g_free(node);
 }
 
-/* Spreads the tuner's per-hop latency over the plan's steps: each step of
- * phase i waits step_extra[i] more, less the route latency the network
- * already charges for that step's hop (NCCL's per-hop figures include the
- * wire).  O(phases). */
+/* Charges the tuner's per-hop latency (r->hop_us) the way NCCL's own
+ * cost model adds it (src/graph/tuning.cc ncclTopoGetAlgoTime: time =
+ * latency + bytes / bandwidth): in series with the transfers, as one delay
+ * added to the run's start (r->t_base), instead of a wait in every step,
+ * which the simulation overlaps with the previous step's transfer whenever
+ * a link is busy (a step waits only for its receive) and so hid most of it
+ * from 1 MiB up.  The reason it cannot overlap: a ring rank forwards in
+ * step k + 1 what it received in step k, and on the network a step moves
+ * only once it is complete (src/transport/net.cc sendProxyProgress posts
+ * a step to the network when the GPU has filled all of it; the receiving
+ * proxy completes it before the GPU may read it).  The amount is the one
+ * the steps charged before: hop_us spread evenly over the steps on the
+ * critical path (a tree's steps chain through its levels), each step's
+ * share less the route latency the network already charges for that
+ * step's hop (NCCL's per-hop figures include the wire), never below zero.
+ * O(phases). */
 static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   (void)d;
   if (r->n_steps == 0)
     return;
-  /* Steps on the critical path: a tree's steps chain through its levels. */
   double crit = 0;
   for (int i = 0; i < r->n_phases; i++) {
     const coll_phase *ph = &r->ph[i];
@@ -365,11 +376,13 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
       depth++;
     crit += (double)ph->n_steps * (ph->algo == COLL_ALGO_DOUBLE_BINARY_TREE ? depth : 1);
   }
-  double share_us = r->hop_us / crit;
-  sim_time_ps share = 0;
-  wisp_ps_from_us(share_us, &share);
+  double share_us = r->hop_us / crit, extra_us = 0;
   for (int i = 0; i < r->n_phases; i++) {
     const coll_phase *ph = &r->ph[i];
+    int q = ph->g < 0 ? r->n : r->gsize[ph->g];
+    int depth = 1;
+    while ((1 << depth) < q + 1)
+      depth++;
     int a, b;
     if (ph->g < 0) {
       a = coll_pos_member(r, ph, 0, 0, 0);
@@ -380,8 +393,14 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
     }
     sim_time_ps lat = 0;
     topo_route_cost(c->t, r->ranks[a], r->ranks[b], &lat, NULL);
-    r->step_extra[i] = share > lat ? share - lat : 0;
+    double per_step = share_us - (double)lat / 1e6;
+    if (per_step > 0)
+      extra_us += per_step * (double)ph->n_steps * (ph->algo == COLL_ALGO_DOUBLE_BINARY_TREE ? depth : 1);
+    r->step_extra[i] = 0;
   }
+  sim_time_ps extra = 0;
+  wisp_ps_from_us(extra_us, &extra);
+  r->t_base += extra;
 }
 
 /* The hooks.  plan: NCCL's plan for a collective (a point-to-point under
