@@ -77,7 +77,9 @@ static void on_glib_error(const char *domain, GLogLevelFlags level, const char *
   wisp_memory_failure_message(g_ascii_strtoull(at + strlen("failed to allocate "), NULL, 10), text, sizeof text);
   wisp_output_remove_temps();
   fflush(stdout);
-  fprintf(stderr, "wisp: error: %s\n", text);
+  /* A sweep point's worker hands the message to its sweep (an error row). */
+  if (!wisp_memory_report_failure(text))
+    fprintf(stderr, "wisp: error: %s\n", text);
   _exit(1);
 }
 
@@ -101,6 +103,8 @@ static void on_sigsegv(int sig)
   char text[640];
   wisp_memory_failure_message(0, text, sizeof text);
   wisp_output_remove_temps();
+  if (wisp_memory_report_failure(text))
+    _exit(1);
   static const char head[] = "wisp: error: ";
   if (write(STDERR_FILENO, head, sizeof head - 1) < 0 || write(STDERR_FILENO, text, strlen(text)) < 0 ||
       write(STDERR_FILENO, "\n", 1) < 0)

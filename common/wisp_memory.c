@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 static char memory_context[192];
+static wisp_memory_failure_hook failure_hook;
+static void *failure_hook_ctx;
 
 uint64_t wisp_memory_limit(const char **what)
 {
@@ -107,4 +109,15 @@ char *wisp_memory_failure_message(uint64_t failed, char *buf, size_t n)
            memory_context[0] ? memory_context : "this run", wisp_memory_size_string(used + failed, need), how, by,
            limit == UINT64_MAX ? "unknown" : wisp_memory_size_string(limit, l));
   return buf;
+}
+
+void wisp_memory_set_failure_hook(wisp_memory_failure_hook fn, void *ctx)
+{
+  failure_hook = fn;
+  failure_hook_ctx = ctx;
+}
+
+gboolean wisp_memory_report_failure(const char *message)
+{
+  return failure_hook != NULL && failure_hook(message, failure_hook_ctx);
 }

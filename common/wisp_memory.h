@@ -49,6 +49,22 @@ void wisp_memory_set_context(const char *work);
  * (safe when malloc has just failed).  Returns buf. */
 char *wisp_memory_failure_message(uint64_t failed, char *buf, size_t n);
 
+/* A hook for the message of a failed allocation: the process that runs
+ * one point of a sweep sets it, so that the point becomes an error row
+ * instead of ending the sweep (studies/study_points.c).  The hook is called
+ * by the `wisp` command's allocation-failure handler, just before the
+ * process ends, with the message of wisp_memory_failure_message; it must
+ * not allocate (memory has just run out, and it may run in a signal
+ * handler: write(2) only) and returns TRUE when it delivered the message.
+ * NULL clears it.  One hook per process, set by the thread that runs the
+ * work. */
+typedef gboolean (*wisp_memory_failure_hook)(const char *message, void *ctx);
+void wisp_memory_set_failure_hook(wisp_memory_failure_hook fn, void *ctx);
+
+/* Passes message to the hook; FALSE when none is set or it failed (the
+ * caller then prints the message itself).  Allocates nothing. */
+gboolean wisp_memory_report_failure(const char *message);
+
 /* "1.5 GiB", "576 MiB", "12 KiB", "100 B" into buf (32 bytes). */
 char *wisp_memory_size_string(uint64_t bytes, char buf[32]);
 

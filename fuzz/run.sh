@@ -9,7 +9,7 @@
 #              generated there (made with `make` when missing) and the
 #              library source lists of its Makefile; default ./build.
 # SECONDS      per target; default $FUZZ_SECONDS or 60.
-# TARGETS      any of: kineto xplane hlo et topo pyt_et nsys card spec kineto_num nccltests
+# TARGETS      any of: kineto xplane hlo et topo pyt_et pyt_rf nsys card spec kineto_num nccltests
 #              (default: all, in that order).
 #
 # Each target works in BUILD_DIR/fuzz-TARGET (or $FUZZ_WORK/fuzz-TARGET):
@@ -31,15 +31,15 @@ build=${1:-build}
 secs=${2:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
-targets=${*:-kineto xplane hlo et topo pyt_et nsys card spec kineto_num nccltests}
+targets=${*:-kineto xplane hlo et topo pyt_et pyt_rf nsys card spec kineto_num nccltests}
 build=$(cd "$build" && pwd)
 base=${FUZZ_WORK:-$build}
 CC=${CC_FUZZ:-clang}
 
 for t in $targets; do
   case $t in
-    kineto|xplane|hlo|et|topo|pyt_et|nsys|card|spec|kineto_num|nccltests) ;;
-    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et nsys card spec kineto_num" \
+    kineto|xplane|hlo|et|topo|pyt_et|pyt_rf|nsys|card|spec|kineto_num|nccltests) ;;
+    *) echo "fuzz/run.sh: unknown target '$t' (expected kineto xplane hlo et topo pyt_et pyt_rf nsys card spec kineto_num" \
          "nccltests)" >&2; exit 2 ;;
   esac
 done
@@ -67,34 +67,16 @@ am_sources() {
 }
 mkdir -p "$base"
 common=$(am_sources common_libwisp_common_la_SOURCES)
-et_srcs=$(am_sources chakra_libwisp_et_la_SOURCES nodist_chakra_libwisp_et_la_SOURCES)
-fe_srcs=$(am_sources frontends_libwisp_fe_la_SOURCES nodist_frontends_libwisp_fe_la_SOURCES)
-cfg_srcs=$(am_sources config_libwisp_config_la_SOURCES)
-collfacts_srcs=$(am_sources collectives_libwisp_collfacts_la_SOURCES)
-topo=$(am_sources topologies_libwisp_topo_la_SOURCES config_libwisp_config_la_SOURCES)
-# Every library but common/ (the sweep spec reader applies keys through studies/, which links the rest).
+# Every other library (each harness links only the objects it uses).
 all_srcs=$(am_sources config_libwisp_config_la_SOURCES simcore_libwisp_sim_la_SOURCES chakra_libwisp_et_la_SOURCES \
   nodist_chakra_libwisp_et_la_SOURCES topologies_libwisp_topo_la_SOURCES net_libwisp_net_la_SOURCES \
   collectives_libwisp_collfacts_la_SOURCES collectives_libraries_libwisp_collib_la_SOURCES \
   collectives_libwisp_coll_la_SOURCES replay_libwisp_replay_la_SOURCES frontends_libwisp_fe_la_SOURCES \
   nodist_frontends_libwisp_fe_la_SOURCES studies_libwisp_study_la_SOURCES calib_libwisp_cal_la_SOURCES)
-if [ -z "$common" ] || [ -z "$et_srcs" ] || [ -z "$fe_srcs" ] || [ -z "$cfg_srcs" ] || [ -z "$topo" ]; then
+if [ -z "$common" ] || [ -z "$all_srcs" ]; then
   echo "fuzz/run.sh: cannot read the source lists from $build/Makefile" >&2
   exit 2
 fi
-
-# Sources of each harness (besides fuzz/fuzz_TARGET.c and common/).
-sources() {
-  case $1 in
-    kineto|kineto_num|xplane|pyt_et|nsys) echo "$fe_srcs $et_srcs $cfg_srcs" ;; # frontends read the workload card (config/cfg_card.c)
-    nccltests) echo "$collfacts_srcs $et_srcs" ;;
-    hlo) echo "$src/frontends/hlo.c $src/frontends/hlo_groups.c" ;;
-    et) echo "$et_srcs" ;;
-    topo) echo "$topo" ;;
-    card) echo "$fe_srcs $et_srcs $cfg_srcs" ;;
-    spec) echo "$all_srcs" ;;
-  esac
-}
 
 # seeds TARGET DIR: writes small valid inputs (and dictionaries) into DIR.
 seeds() {
@@ -199,6 +181,7 @@ D
       # a memcpy, a runtime call and an NVTX range.  Needs python3 (sqlite3
       # module); without it the fuzzer starts from an empty corpus.
       if command -v python3 >/dev/null 2>&1; then
+        rm -f "$c/seed1.sqlite"
         python3 - "$c/seed1.sqlite" <<'P' || true
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -243,6 +226,31 @@ J
  {"id": 4, "name": "record_param_comms", "ctrl_deps": 2, "inputs": {"values": [[[14, 15, 0, 1, 4, "cuda:0"]], 12, 82149104, 0, "all_gather", [], [], 2], "shapes": [], "types": []}, "outputs": {"values": [[[[19, 20, 0, 1, 4, "cuda:0"], [5, 23, 0, 1, 4, "cuda:0"]]]], "shapes": [], "types": []}, "attrs": [{"name": "rf_id", "type": "uint64", "value": 19}]}
 ]}
 J
+      ;;
+    pyt_rf)
+      # An execution trace and its rank's Kineto trace (the harness splits
+      # the input at the "--kineto--" line): rf_id 7 joins through a launch's
+      # correlation, rf_id 9 through the External id on the kernel itself,
+      # rf_id 11 has no Kineto CPU op.  seed2 is a Kineto half alone.
+      cat > "$c/seed1.json" <<'J'
+{"schema": "1.0.1", "pid": 1, "nodes": [
+ {"name": "[pytorch|profiler|execution_graph|thread]", "id": 2, "rf_id": 0, "parent": 1, "tid": 1, "inputs": [], "outputs": []},
+ {"name": "record_param_comms", "id": 5, "rf_id": 7, "parent": 2, "tid": 1, "inputs": [[[11, 11, 0, 8, 4, "cuda:0"]], 7, 99, 0, "allreduce", [], []], "outputs": [[[11, 11, 0, 8, 4, "cuda:0"]]]},
+ {"name": "record_param_comms", "id": 8, "rf_id": 9, "parent": 2, "tid": 1, "inputs": [[11, 11, 0, 6, 4, "cuda:0"], 8, 99, 0, "all_gather", [], []], "outputs": [[12, 12, 0, 6, 4, "cuda:0"]]},
+ {"name": "record_param_comms", "id": 9, "rf_id": 11, "parent": 2, "tid": 1, "inputs": [[11, 11, 0, 6, 4, "cuda:0"], 8, 99, 0, "broadcast", [], []], "outputs": [[12, 12, 0, 6, 4, "cuda:0"]]}
+]}
+--kineto--
+{"distributedInfo": {"rank": 0, "world_size": 2},
+ "traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 5, "ts": 10, "dur": 3, "args": {"External id": 100, "Record function id": 7}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": 5, "ts": 11, "dur": 1, "args": {"correlation": 5, "External id": 100}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 15.25, "dur": 40, "args": {"correlation": 5, "External id": 100}},
+ {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 5, "ts": 60, "dur": 3, "args": {"External id": 101, "Record function id": 9}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 20, "ts": 70, "dur": 20, "args": {"External id": 101}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {"correlation": 6, "External id": 102}}
+ ]}
+J
+      printf '%s' '{"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "a", "ts": 1, "args": {"External id": 3, "Record function id": 7}}, {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "ts": 2, "args": {"External id": 3, "correlation": 4}}, {"ph": "X", "cat": "Kernel", "name": "gemm", "ts": 3, "args": {"correlation": 4}}]}' > "$c/seed2.json"
       ;;
     card)
       cp "$src"/examples/cards/*.yaml "$c/"
@@ -302,26 +310,110 @@ D
   esac
 }
 
+# The instrumented library, built once for every target: each source of
+# common/ and of every library becomes one object in $base/fuzz-obj/
+# (compiled with the fuzzer's coverage but not its main, ASan and UBSan),
+# collected into libwisp-fuzz.a; each harness is then one compile and a link
+# that takes only the objects it needs.  A generated makefile rebuilds an
+# object only when its source or a header it includes changed (-MMD), and
+# everything when the compiler or its flags did; FUZZ_JOBS (default 1) runs
+# that many compiles at once.
+objdir=$base/fuzz-obj
+lib=$objdir/libwisp-fuzz.a
+libcflags=$(echo "$cflags" | sed 's/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,/')
+build_library() {
+  mkdir -p "$objdir"
+  stamp="$CC $libcflags"
+  if [ ! -f "$objdir/flags" ] || [ "$(cat "$objdir/flags")" != "$stamp" ]; then
+    rm -f "$objdir"/*.o "$objdir"/*.d "$lib"
+    printf '%s\n' "$stamp" > "$objdir/flags"
+  fi
+  mk=$objdir/objects.mk
+  objs=""
+  {
+    printf 'all: %s\n' "$lib"
+    for f in $(printf '%s\n' $common $all_srcs | awk '!seen[$0]++'); do
+      rel=${f#"$build"/}
+      rel=${rel#"$src"/}
+      o=$objdir/$(printf '%s' "$rel" | tr '/' '_' | sed 's/\.c$/.o/')
+      objs="$objs $o"
+      printf '%s: %s %s/flags\n\t%s %s -MMD -MP -c %s -o %s\n' "$o" "$f" "$objdir" "$CC" "$libcflags" "$f" "$o"
+    done
+    printf '%s:%s\n\trm -f $@ && ar rcs $@ $^\n' "$lib" "$objs"
+    printf -- '-include $(wildcard %s/*.d)\n' "$objdir"
+  } > "$mk"
+  make -s --no-print-directory -f "$mk" -j"${FUZZ_JOBS:-1}" all
+}
+
+# log_campaign TARGET START WALL CPU RUNS COV0 COV1 RC FOUND: one row of
+# $FUZZ_CAMPAIGN_LOG (make fuzz-long: fuzz/campaigns.md), a Markdown table
+# made with its header when the file is new.  The commit is the source
+# tree's when the run started (with "+" when files other than the kept
+# corpus and this log differed from it); coverage is libFuzzer's edge count when the run started
+# (seeds and kept corpus loaded) and at its end.
+source_commit() {
+  c=$(git -C "$src" rev-parse --short=10 HEAD 2>/dev/null || echo unknown)
+  if [ "$c" != unknown ] && ! git -C "$src" diff --quiet HEAD -- . ':(exclude)fuzz/corpus' \
+       ':(exclude)fuzz/campaigns.md' 2>/dev/null; then
+    c="$c+"
+  fi
+  echo "$c"
+}
+log_campaign() {
+  if [ ! -s "$FUZZ_CAMPAIGN_LOG" ]; then
+    cat > "$FUZZ_CAMPAIGN_LOG" <<'H'
+# Fuzz campaigns
+
+One row per run of a target by `make fuzz-long` (or `fuzz/run.sh` with
+`FUZZ_CAMPAIGN_LOG` set), appended by fuzz/run.sh.  CPU s is the fuzzer's
+user + system time; on a shared machine it, not the wall time, says how
+much fuzzing a target got.  Coverage is libFuzzer's edge count at the start
+(seeds and the kept corpus fuzz/corpus/TARGET loaded) and at the end.
+Findings name the reproducer files; each must become a regression test.
+
+| target | started (UTC) | commit | wall s | CPU s | runs | coverage start -> end (new) | kept corpus | findings |
+|---|---|---|---|---|---|---|---|---|
+H
+  fi
+  new=?
+  [ "$6" != ? ] && [ "$7" != ? ] && new=$(( $7 - $6 ))
+  kept="none"
+  if [ -d "$src/fuzz/corpus/$1" ]; then
+    kept="$(find "$src/fuzz/corpus/$1" -type f | wc -l) files, $(du -sk "$src/fuzz/corpus/$1" | cut -f1) KiB"
+  fi
+  findings="none"
+  if [ "$8" != 0 ] || [ -n "$9" ]; then
+    findings="exit $8: $(for f in $9; do printf '%s ' "$(basename "$f")"; done)"
+  fi
+  printf '| %s | %s | %s | %s | %s | %s | %s -> %s (%s) | %s | %s |\n' "$1" "$2" "$commit" "$3" "$4" "$5" "$6" "$7" \
+    "$new" "$kept" "$findings" >> "$FUZZ_CAMPAIGN_LOG"
+}
+
+status=0
+summary=""
+echo "== building the instrumented library once ($lib)"
+if ! build_library; then
+  echo "fuzz/run.sh: building the instrumented library failed" >&2
+  exit 1
+fi
+
 # The seed writer (binary seeds are made with protobuf-c and wisp's ET writer).
 need_seeds=no
 for t in $targets; do
   case $t in xplane|et) need_seeds=yes ;; esac
 done
-status=0
 if [ $need_seeds = yes ]; then
   mkdir -p "$base/fuzz-seeds"
   $CC -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
     -fsanitize=address,undefined -I"$src" -I"$build" $(pkg-config --cflags $pkgs) \
-    "$src/fuzz/fuzz_seeds.c" $et_srcs "$build/frontends/xplane.pb-c.c" $common $libs \
-    -o "$base/fuzz-seeds/fuzz_seeds"
+    "$src/fuzz/fuzz_seeds.c" "$lib" $libs -o "$base/fuzz-seeds/fuzz_seeds"
 fi
 
-summary=""
 for t in $targets; do
   work=$base/fuzz-$t
   mkdir -p "$work/corpus"
   echo "== fuzz_$t: building"
-  if ! $CC $cflags "$src/fuzz/fuzz_$t.c" $(sources $t) $common $libs -o "$work/fuzz_$t"; then
+  if ! $CC $cflags "$src/fuzz/fuzz_$t.c" "$lib" $libs -o "$work/fuzz_$t"; then
     echo "fuzz/run.sh: building fuzz_$t failed" >&2
     summary="$summary
   $t: BUILD FAILED"
@@ -343,8 +435,20 @@ for t in $targets; do
   fuzz_tmp=$(mktemp -d "$tmp_base/wisp-fuzz-$t.XXXXXX")
   echo "== fuzz_$t: running for ${secs}s (log: $work/fuzz.log)"
   rc=0
-  (cd "$work" && TMPDIR=$fuzz_tmp ./fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$work/" $dict ${FUZZ_FLAGS:-} corpus > fuzz.log 2>&1) || rc=$?
+  started=$(date -u '+%Y-%m-%d %H:%M')
+  commit=$(source_commit)
+  t0=$(date +%s)
+  # The subshell's `times` after the run gives the fuzzer's CPU time (its
+  # children's user and system time), which on a shared machine says more
+  # than the wall time.
+  (cd "$work" && r=0 && { TMPDIR=$fuzz_tmp ./fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$work/" $dict ${FUZZ_FLAGS:-} corpus > fuzz.log 2>&1 || r=$?; } \
+      && times > times.txt && exit $r) || rc=$?
+  wall=$(( $(date +%s) - t0 ))
+  cpu=$(sed -n 2p "$work/times.txt" 2>/dev/null | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/);
+        s += a[1] * 60 + a[2] } printf "%.1f", s }')
+  cov0=$(sed -n 's/.*INITED cov: \([0-9]*\).*/\1/p' "$work/fuzz.log" | head -n 1)
+  cov1=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' "$work/fuzz.log" | tail -n 1)
   rm -rf "$fuzz_tmp"
   if [ "${FUZZ_KEEP_CORPUS:-0}" = 1 ] && [ $rc -eq 0 ]; then
     # Keep only what adds coverage: merge the grown corpus into the kept one.
@@ -353,9 +457,13 @@ for t in $targets; do
         "$src/fuzz/corpus/$t" corpus > merge.log 2>&1) || echo "== fuzz_$t: merging the corpus failed (see $work/merge.log)"
   fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -n 1)
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$work/fuzz.log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/fuzz.log" | tail -n 1)
   found=$(find "$work" -maxdepth 1 -newer "$work/.start" \( -name 'crash-*' -o -name 'leak-*' \
             -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
+  if [ -n "${FUZZ_CAMPAIGN_LOG:-}" ]; then
+    log_campaign "$t" "$started" "$wall" "${cpu:-?}" "${execs:-?}" "${cov0:-?}" "${cov1:-?}" "$rc" "$found"
+  fi
   if [ $rc -ne 0 ] || [ -n "$found" ]; then
     status=1
     echo "== fuzz_$t: FAILED (exit $rc); last lines of $work/fuzz.log:"
@@ -372,7 +480,7 @@ for t in $targets; do
     summary="$summary
   $t: FAILED, ${execs:-?} runs, ${rate:-?}/s; reproducers: ${found:-none written}"
   else
-    echo "== fuzz_$t: ok, ${execs:-?} runs (${rate:-?}/s), corpus $(find "$work/corpus" -type f | wc -l) inputs"
+    echo "== fuzz_$t: ok, ${execs:-?} runs (${rate:-?}/s, ${cpu:-?} CPU s), coverage ${cov0:-?} -> ${cov1:-?}, corpus $(find "$work/corpus" -type f | wc -l) inputs"
     summary="$summary
   $t: ok, ${execs:-?} runs, ${rate:-?}/s"
   fi

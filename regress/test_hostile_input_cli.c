@@ -344,6 +344,55 @@ static void test_trace_memory(void)
 }
 
 /* Runs wisp and checks the exit status and that stderr holds `want`. */
+/* r28c's "not done": a sweep point that ran out of memory ended its worker
+ * and with it the sweep ("a worker failed ... rerun with --resume", no
+ * CSV; with --jobs 1 the sweep itself died).  Now the point is an `error:`
+ * row naming the point and the memory, and the other points run.  The
+ * point that does not fit asks for a cluster of 4194304 ranks (the most a
+ * topology takes, TOPO_MAX_ENDPOINTS): building it took 907 MB of peak RSS
+ * without a limit (measured with /usr/bin/time), far above the 256 MiB
+ * address-space limit here, while the 8- and 16-rank points need about
+ * 5 MB.  The runner reruns the points a failed worker left, so the CSV of
+ * one worker equals the CSV of two.  Skipped under a sanitizer build. */
+static void test_sweep_point_memory(void)
+{
+  if (!can_limit_memory())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
+  write_allreduce(tmp, "w", 8, 1 << 20);
+  char *w = g_build_filename(tmp, "w", NULL), *spec = g_build_filename(tmp, "s.yaml", NULL);
+  g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: m\ncluster: dgx-h100\naxes:\n"
+                                    "  - {key: ranks, values: [8, 4194304, 16]}\n", -1, NULL));
+  char *csv[2] = {NULL, NULL};
+  const char *jobs[2] = {"1", "2"};
+  for (int k = 0; k < 2; k++) {
+    char *out = g_build_filename(tmp, jobs[k], NULL), *path = g_build_filename(out, "m.csv", NULL);
+    long rss = 0;
+    g_assert_cmpint(run_measured((const char *[]){"sweep", spec, "-w", w, "-o", out, "--jobs", jobs[k], "--no-progress",
+                                                  NULL}, (rlim_t)256 << 20, &err, &rss), ==, 1);
+    g_assert_null(strstr(err, "a worker failed"));
+    g_assert_true(g_file_get_contents(path, &csv[k], NULL, NULL));
+    char **lines = g_strsplit(csv[k], "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 5); /* header, 3 rows, "" */
+    g_assert_true(g_str_has_prefix(lines[1], "0,,8,") && g_str_has_suffix(lines[1], ",ok"));
+    g_assert_true(g_str_has_prefix(lines[2], "1,,4194304,,"));
+    test_expect_has(lines[2], "\"error: not enough memory for point 1 of the sweep m (a replay of 8 ranks of ");
+    test_expect_has(lines[2], "and the address-space limit (ulimit -v) is 256 MiB");
+    g_assert_true(g_str_has_prefix(lines[3], "2,,16,") && g_str_has_suffix(lines[3], ",ok"));
+    g_strfreev(lines);
+    g_free(err);
+    g_free(out);
+    g_free(path);
+  }
+  g_assert_cmpstr(csv[0], ==, csv[1]);
+  g_free(csv[0]);
+  g_free(csv[1]);
+  test_rm_rf(tmp);
+  g_free(w);
+  g_free(spec);
+  g_free(tmp);
+}
+
 static void expect_run(const char *const *args, int status, const char *want)
 {
   char *err = NULL;
@@ -387,6 +436,30 @@ static void test_nccltests_rows(void)
   g_free(tmp);
 }
 
+/* Fuzz finding (fuzz_spec, r28d's campaign, timeout-604cc2...): a sweep
+ * range from 10GB/s to 1e54GB/s in steps of 15GB/s made a million value
+ * strings before it was refused (over 10 s under ASan).  The count is now
+ * computed first: (1e54 - 10) / 15 + 1 = 6.667e52 values, refused at once
+ * with the count.  A geometric range from 0 (0 * factor stays 0, a million
+ * zeros) is refused too. */
+static void test_sweep_huge_range(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
+  char *spec = g_build_filename(tmp, "s.yaml", NULL);
+  g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: s\ncluster: dgx-h100\naxes:\n  - {key: "
+                                    "scale_out_bw, range: {from: 10GB/s, to: 1e54GB/s, step: 15GB/s}}\n", -1, NULL));
+  expect_run((const char *[]){"sweep", spec, "--list", NULL}, 1, "the range gives 6.667e+52 values, more than 1000000");
+  g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: s\ncluster: dgx-h100\naxes:\n  - {key: "
+                                    "compute, range: {from: 0, to: 8, factor: 2}}\n", -1, NULL));
+  expect_run((const char *[]){"sweep", spec, "--list", NULL}, 1,
+             "'from' must be positive in a range with a 'factor' (it is 0)");
+  test_rm_rf(tmp);
+  g_free(spec);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -394,6 +467,8 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/huge_number", test_huge_number);
   g_test_add_func("/hostile_input/memory_limit", test_memory_limit);
   g_test_add_func("/hostile_input/trace_memory", test_trace_memory);
+  g_test_add_func("/hostile_input/sweep_point_memory", test_sweep_point_memory);
   g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
+  g_test_add_func("/hostile_input/sweep_huge_range", test_sweep_huge_range);
   return g_test_run();
 }

@@ -213,12 +213,22 @@ static void test_shard_merge(void)
   fx_teardown(&f);
 }
 
+/* The run to kill: on_point runs in the worker process that finished the
+ * point, so the sweep's own process is killed by its id, then the
+ * worker. */
+typedef struct {
+  int count;
+  pid_t run;
+} kill_ctx;
+
 static void kill_after_five(void *ctx, int point)
 {
-  int *count = ctx;
+  kill_ctx *k = ctx;
   (void)point;
-  if (++*count == 5)
+  if (++k->count == 5) {
+    kill(k->run, SIGKILL);
     raise(SIGKILL);
+  }
 }
 
 /* A run killed (SIGKILL) after its 5th point keeps those 5 rows; a stray
@@ -236,8 +246,8 @@ static void test_resume_after_kill(void)
   pid_t pid = fork();
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
-    int count = 0;
-    study_sweep_options o = {.out_dir = out, .jobs = 1, .on_point = kill_after_five, .on_point_ctx = &count};
+    kill_ctx k = {0, getpid()};
+    study_sweep_options o = {.out_dir = out, .jobs = 1, .on_point = kill_after_five, .on_point_ctx = &k};
     study_sweep_stats st;
     study_sweep_run(f.spec, f.w, &o, &st, NULL);
     _exit(0); /* not reached: killed after point 5 */

@@ -144,6 +144,13 @@ static gboolean parse_range(sp *c, const yaml_node_t *r, GPtrArray *values)
     return fail(c, vs ? vs : vx, vs ? "'step' must be positive" : "'factor' must be greater than 1");
   if (to < from)
     return fail(c, vt, "'to' (%s) is below 'from' (%s)", st, sf);
+  if (vx && !(from > 0))
+    return fail(c, vf, "'from' must be positive in a range with a 'factor' (it is %s)", sf);
+  /* The number of values, known before any is made: a range of 10^54
+   * steps used to make a million strings before it was refused. */
+  double n = vs ? floor((to - from) / step * (1 + 1e-12)) + 1 : floor(log(to / from) / log(step) * (1 + 1e-12)) + 1;
+  if (!(n <= STUDY_MAX_POINTS))
+    return fail(c, r, "the range gives %.4g values, more than %d", n, STUDY_MAX_POINTS);
   double v = from;
   for (int i = 0; v <= to * (1 + 1e-12) + 1e-300; i++) {
     if (values->len >= STUDY_MAX_POINTS)

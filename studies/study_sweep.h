@@ -92,16 +92,22 @@ gboolean study_sweep_run(const study_spec *s, const et_workload *w, const study_
                          study_sweep_stats *stats, GError **error);
 void study_sweep_stats_clear(study_sweep_stats *st);
 
-/* The parallel runner under sweep and search: fn(ctx, p) simulates point
- * p and commits its own result file (the caller reads them back, so
- * points survive a kill); `jobs` > 1 forks that many workers, worker w
- * taking the pending points w, w + jobs, ... (a deterministic split; the
- * workers share the parent's memory copy-on-write).  on_point (may be
- * NULL) is called in the process that finished a point; `who` prefixes a
- * worker's error on stderr.  FALSE when fn failed (serial) or a worker
- * did not exit cleanly. */
+/* The parallel runner under sweep and search (study_points.c): fn(ctx, p)
+ * simulates point p and commits its own result file (the caller reads
+ * them back, so points survive a kill).  The points run in worker
+ * processes, at least one even for jobs <= 1: worker w of `jobs` takes the
+ * pending points w, w + jobs, ... (a deterministic split; the workers
+ * share the parent's memory copy-on-write).  A point whose worker runs out
+ * of memory (the `wisp` command's handler, common/wisp_memory.h) is passed
+ * with the message to on_memory(ctx, p, message) in this process, which
+ * records it (the sweep's error row), and that worker's unfinished points
+ * run again; with on_memory NULL its message is the run's error.  on_point (may be NULL)
+ * is called in the worker that finished a point; `who` prefixes the
+ * runner's own errors.  FALSE with fn's message when fn failed, or when a
+ * worker died without reporting (a signal); finished points are kept. */
 typedef struct {
   gboolean (*fn)(void *ctx, int point, GError **error);
+  gboolean (*on_memory)(void *ctx, int point, const char *message, GError **error);
   void *ctx;
   int jobs;
   gboolean progress;

@@ -1,5 +1,5 @@
 /* study_sweep_points.c: runs a sweep's pending points, each committed
- * as its own row file, in worker processes, with the progress bar; finds
+ * as its own row file, through the worker runner of study_points.c; finds
  * the points a killed run finished (--resume).  See study_sweep.c for
  * the file scheme and the deterministic split of points over workers.
  */
@@ -68,8 +68,9 @@ gboolean study_sweep_point_done(const sweep_ctx *c, int p)
 
 /* Configures point p (cluster + set, then the axes) and simulates it.
  * The point names the work for an allocation that fails in it
- * (common/wisp_memory.h): that ends the worker with the message, the
- * points already committed stay, and --resume goes on. */
+ * (common/wisp_memory.h): that ends the worker, and the runner
+ * (study_points.c) has the sweep record the point with the message
+ * (point_out_of_memory below). */
 static gboolean run_point(const sweep_ctx *c, int p, GError **error)
 {
   char work[192];
@@ -97,118 +98,32 @@ static gboolean run_point(const sweep_ctx *c, int p, GError **error)
   return written;
 }
 
-/* Redraws the bar at most 10 times a second (and at the end); *last holds
- * the time of the previous redraw. */
-static void progress(int done, int total, double t0, gboolean show, double *last)
-{
-  if (!show)
-    return;
-  double now = wisp_wall_seconds();
-  if (done < total && now - *last < 0.1)
-    return;
-  *last = now;
-  double el = now - t0, rate = el > 0 ? done / el : 0;
-  int width = 30, fill = total ? (int)((int64_t)width * done / total) : width;
-  char bar[64];
-  for (int i = 0; i < width; i++)
-    bar[i] = i < fill ? '#' : '.';
-  bar[width] = '\0';
-  fprintf(stderr, "\r[%s] %d/%d points  %.1f points/s  ETA %.0f s ", bar, done, total, rate,
-          rate > 0 ? (total - done) / rate : 0.0);
-  if (done == total)
-    fputc('\n', stderr);
-  fflush(stderr);
-}
-
 /* Adapts run_point to the generic runner. */
 static gboolean sweep_point_fn(void *ctx, int p, GError **error)
 {
   return run_point(ctx, p, error);
 }
 
+/* Point p's worker ran out of memory: its row is an error row with the
+ * message, which names the point and the memory ("not enough memory for
+ * point 7 of the sweep S (a replay of N ranks of W): needs more than ...").
+ * Runs in the sweep's own process. */
+static gboolean point_out_of_memory(void *ctx, int p, const char *message, GError **error)
+{
+  const sweep_ctx *c = ctx;
+  study_summary r = {0};
+  char *text = study_sweep_format_point(c, p, &r, message);
+  char *path = study_sweep_point_file(c, p);
+  gboolean written = wisp_write_file_atomic(path, text, strlen(text), error);
+  g_free(path);
+  g_free(text);
+  return written;
+}
+
 gboolean study_sweep_run_points(const sweep_ctx *c, const study_sweep_options *o, const int *pending, int n_pending,
                                 int total, int already, GError **error)
 {
-  study_points_runner r = {.fn = sweep_point_fn, .ctx = (void *)c, .jobs = o->jobs, .progress = o->progress,
-                           .on_point = o->on_point, .on_point_ctx = o->on_point_ctx, .who = "wisp sweep"};
+  study_points_runner r = {.fn = sweep_point_fn, .on_memory = point_out_of_memory, .ctx = (void *)c,
+                           .jobs = o->jobs, .progress = o->progress, .on_point = o->on_point, .on_point_ctx = o->on_point_ctx, .who = "wisp sweep"};
   return study_points_run(&r, pending, n_pending, total, already, error);
-}
-
-/* Runs the pending points with r->jobs worker processes (any study whose
- * points commit their own result files: sweep, search). */
-gboolean study_points_run(const study_points_runner *r, const int *pending, int n_pending, int total, int already,
-                          GError **error)
-{
-  double t0 = wisp_wall_seconds(), last = 0;
-  int jobs = r->jobs > n_pending ? n_pending : r->jobs;
-  if (jobs <= 1) {
-    for (int i = 0; i < n_pending; i++) {
-      if (!r->fn(r->ctx, pending[i], error))
-        return FALSE;
-      if (r->on_point)
-        r->on_point(r->on_point_ctx, pending[i]);
-      progress(already + i + 1, total, t0, r->progress, &last);
-    }
-    return TRUE;
-  }
-  int fds[2];
-  if (pipe(fds) != 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "cannot create a pipe for the workers: %s", g_strerror(errno));
-    return FALSE;
-  }
-  fflush(NULL);
-  pid_t *pids = g_new0(pid_t, jobs);
-  int started = 0;
-  for (int wk = 0; wk < jobs; wk++) {
-    pid_t pid = fork();
-    if (pid < 0)
-      break;
-    if (pid == 0) {
-      close(fds[0]);
-      int status = 0;
-      for (int i = wk; i < n_pending; i += jobs) {
-        GError *err = NULL;
-        if (!r->fn(r->ctx, pending[i], &err)) {
-          fprintf(stderr, "%s: worker %d: %s\n", r->who, wk, err->message);
-          g_clear_error(&err);
-          status = 1;
-          break;
-        }
-        if (r->on_point)
-          r->on_point(r->on_point_ctx, pending[i]);
-        ssize_t wr = write(fds[1], "x", 1);
-        (void)wr;
-      }
-      close(fds[1]);
-      _exit(status);
-    }
-    pids[started++] = pid;
-  }
-  close(fds[1]);
-  int done = 0;
-  char buf[256];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    done += (int)n;
-    progress(already + done, total, t0, r->progress, &last);
-  }
-  close(fds[0]);
-  gboolean ok = started == jobs;
-  for (int i = 0; i < started; i++) {
-    int st = 0;
-    while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
-      ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-      ok = FALSE;
-  }
-  g_free(pids);
-  if (!ok)
-    g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
-                "%s: a worker failed or could not start; finished points are kept, rerun with --resume", r->who);
-  return ok;
 }
