@@ -15,8 +15,8 @@
  * printed (g_test_message) so the run is its own report.
  *
  * File names carry the shape of the run: SYSTEM-...-<N>node-<G>gpu.csv is
- * N nodes with G GPUs used per node, one process per GPU (nccl-tests
- * nGpus 1, as the headers say); log rank r is GPU r % G of node r / G.
+ * N nodes with G GPUs used per node; log rank r is GPU r % G of node
+ * r / G; a log's nGpus (-g) is the GPUs one host thread launches for.
  * Cost: one simulated collective per row (about 500 rows).
  */
 #include "config.h"
@@ -60,9 +60,31 @@ static const char p4d_yaml[] =
   "  - {name: efa, kind: switch, size: %d, bandwidth: 50Gbps, latency: 1us}\n"
   "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, net_latency: 75us}\n";
 
+/* One 8 x A100-SXM4-40GB node (NVIDIA A100 datasheet): NVLink 3 through
+ * NVSwitch, 600 GB/s bidirectional = 300 GB/s per direction per GPU, no
+ * NVLS (sm 80).  The network tier is unused by the one-node SuperBench
+ * tables; 200 Gb/s per GPU as NVIDIA's DGX A100 (8 x ConnectX-6 HDR). */
+static const char a100_yaml[] =
+  "schema_version: 1\nname: a100-spec\nmodel: analytical\n"
+  "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
+  "  - {name: ib, kind: switch, size: %d, bandwidth: 200Gbps, latency: 1us}\n"
+  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80}\n";
+
+/* Google Cloud A4 (a4-highgpu-8g, Google's machine-type page): 8 x B200 on
+ * NVLink 5 through NVSwitch, 1,800 GB/s bidirectional = 900 GB/s per
+ * direction per GPU, NVLS (sm 100); 8 x 400 Gb/s RDMA NICs, one per GPU.
+ * Latencies as the dgx-h100 preset [ASSUMPTION there]. */
+static const char b200_a4_yaml[] =
+  "schema_version: 1\nname: b200-a4-spec\nmodel: analytical\n"
+  "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 900GB/s, latency: 500ns}\n"
+  "  - {name: roce, kind: switch, size: %d, bandwidth: 400Gbps, latency: 1us}\n"
+  "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 100}\n";
+
 static const system_cfg systems[] = {
   { "xxrjun-h100-", h100_yaml },
   { "aws-p4d-a100-efa-", p4d_yaml },
+  { "superbench-a100-", a100_yaml },
+  { "dranet-b200-a4-", b200_a4_yaml },
 };
 
 typedef struct {
@@ -141,6 +163,12 @@ static void measure_file(const char *dir, const char *file, const system_cfg *sy
   for (guint k = 0; k < log->tables->len; k++) {
     const coll_ncclt_table *tb = &g_array_index(log->tables, coll_ncclt_table, k);
     table_result res = { .file = g_strdup(file), .table = tb->table, .nodes = nodes, .gpn = gpn };
+    /* One host thread driving several GPUs (nccl-tests -g, from the log)
+     * launches their kernels one after the other, as collbench
+     * --compare-csv runs it (SuperBench's A100 tables: -g 8). */
+    coll_library_params lib = *coll_policy_library(pol);
+    lib.gpus_per_thread = MAX(tb->gpus_per_thread, 1);
+    coll_policy_set_library(pol, &lib);
     g_strlcpy(res.test, tb->test, sizeof res.test);
     GArray *eb = g_array_new(FALSE, FALSE, sizeof(double)), *et = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *em = g_array_new(FALSE, FALSE, sizeof(double));
