@@ -22,7 +22,13 @@
  * tree on the flow tier"): DP/HOSTS_PER_LEAF leaves, the given
  * oversubscription, the same 400 Gb/s, 2 us links.
  *
- * Usage: bench_scale [--algo ALGO] [--library NAME] [--model analytical|flow] [--fat-tree H:O] [DP ...]   (default algorithm: the
+ * `--write-trace DIR` replays nothing: it writes the 8-rank trace as
+ * Chakra files (DIR/trace.<r>.et, comm_group.json, comm_group_names.json)
+ * and, per DP size, the network as DIR/network_dp<N>.yaml, so that
+ * `wisp simulate DIR/trace --scale dp=N --network DIR/network_dp<N>.yaml`
+ * measures the same job through the command (issue 30 item 3: its memory).
+ *
+ * Usage: bench_scale [--algo ALGO] [--library NAME] [--model analytical|flow] [--fat-tree H:O] [--write-trace DIR] [DP ...]   (default algorithm: the
  * library's tuner, as `wisp simulate` without --algo; default sizes: 128 512 2048, i.e. 1,024, 4,096
  * and 16,384 ranks).  Prints per size the scale time (building the larger
  * job), the replay's wall and CPU time, events, the step time and the
@@ -37,6 +43,7 @@
  */
 #include "config.h"
 #include "bench/bench_util.h"
+#include "chakra/et_io.h"
 #include "chakra/et_scale.h"
 #include "replay/sim_replay.h"
 
@@ -133,12 +140,56 @@ static et_workload *trace(void)
   return w;
 }
 
+/* The network of a TP8 x DP job (see the top comment). */
+static char *network_yaml(int dp, const char *model, const char *library, int leaf_hosts, int oversub)
+{
+  char *fabric = leaf_hosts && dp % leaf_hosts == 0
+                     ? g_strdup_printf("kind: fat_tree, size: %d, leaves: %d, oversubscription: %d", dp,
+                                       dp / leaf_hosts, oversub)
+                     : g_strdup_printf("kind: switch, size: %d", dp);
+  char *yaml = g_strdup_printf("schema_version: 1\nname: bench-scale\nmodel: %s\ndims:\n"
+                               "  - {name: nvswitch, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"
+                               "  - {name: fabric, %s, bandwidth: 400Gbps, latency: 2us}\n"
+                               "library: {name: %s}\n",
+                               model, fabric, library);
+  g_free(fabric);
+  return yaml;
+}
+
+/* --write-trace: the trace and each size's network as files. */
+static int write_trace(const char *dir, const int *sizes, int n_sizes, const char *model, const char *library,
+                       int leaf_hosts, int oversub)
+{
+  GError *e = NULL;
+  if (g_mkdir_with_parents(dir, 0755) != 0) {
+    fprintf(stderr, "bench_scale: %s: cannot create the directory\n", dir);
+    return 1;
+  }
+  et_workload *w = trace();
+  if (!et_workload_write(w, dir, "trace", &e))
+    die("write", e);
+  et_workload_free(w);
+  for (int i = 0; i < n_sizes; i++) {
+    char *yaml = network_yaml(sizes[i], model, library, leaf_hosts, oversub);
+    char *path = g_strdup_printf("%s/network_dp%d.yaml", dir, sizes[i]);
+    if (!g_file_set_contents(path, yaml, -1, &e))
+      die("write", e);
+    printf("%s: TP8 x DP%d network\n", path, sizes[i]);
+    g_free(path);
+    g_free(yaml);
+  }
+  printf("%s/trace.{0..7}.et: the 8-rank trace (wisp simulate %s/trace --scale dp=N --network %s/network_dpN.yaml)\n",
+         dir, dir, dir);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   int sizes[16] = {128, 512, 2048}, n_sizes = 3, first = 1;
   coll_algo algo = COLL_ALGO_AUTO;
   const char *library = "ideal", *model = "analytical";
   int leaf_hosts = 0, oversub = 1;
+  const char *write_dir = NULL;
   while (argc > first + 1 && argv[first][0] == '-') {
     if (strcmp(argv[first], "--algo") == 0 && coll_algo_from_name(argv[first + 1], &algo)) {
       first += 2;
@@ -147,6 +198,9 @@ int main(int argc, char **argv)
       first += 2;
     } else if (strcmp(argv[first], "--fat-tree") == 0 &&
                sscanf(argv[first + 1], "%d:%d", &leaf_hosts, &oversub) == 2 && leaf_hosts > 0 && oversub > 0) {
+      first += 2;
+    } else if (strcmp(argv[first], "--write-trace") == 0) {
+      write_dir = argv[first + 1];
       first += 2;
     } else if (strcmp(argv[first], "--library") == 0) {
       library = argv[first + 1];
@@ -164,6 +218,8 @@ int main(int argc, char **argv)
         return 2;
       }
   }
+  if (write_dir != NULL)
+    return write_trace(write_dir, sizes, n_sizes, model, library, leaf_hosts, oversub);
   double xs[16], ys[16];
   for (int i = 0; i < n_sizes; i++) {
     int dp = sizes[i], n = TP * dp;
@@ -178,16 +234,7 @@ int main(int argc, char **argv)
     if (s == NULL)
       die("scale", e);
     et_layout_clear(&l);
-    char *fabric = leaf_hosts && dp % leaf_hosts == 0
-                       ? g_strdup_printf("kind: fat_tree, size: %d, leaves: %d, oversubscription: %d", dp,
-                                         dp / leaf_hosts, oversub)
-                       : g_strdup_printf("kind: switch, size: %d", dp);
-    char *yaml = g_strdup_printf("schema_version: 1\nname: bench-scale\nmodel: %s\ndims:\n"
-                                 "  - {name: nvswitch, kind: switch, size: 8, bandwidth: 450GB/s, latency: 500ns}\n"
-                                 "  - {name: fabric, %s, bandwidth: 400Gbps, latency: 2us}\n"
-                                 "library: {name: %s}\n",
-                                 model, fabric, library);
-    g_free(fabric);
+    char *yaml = network_yaml(dp, model, library, leaf_hosts, oversub);
     topo *t = topo_load_string(yaml, "bench-scale.yaml", &e);
     g_free(yaml);
     if (t == NULL)
@@ -202,6 +249,14 @@ int main(int argc, char **argv)
     printf("TP8 x DP%d = %d ranks: scale+network %.3f s; replay %.3f s wall, %.3f s CPU, %" G_GUINT64_FORMAT
            " events; step time %s ns; peak RSS %ld KiB\n",
            dp, n, t1 - t0, t2 - t1, c2 - c1, r->events, wisp_ns_string(r->step_time, step), bench_status_kib("VmHWM"));
+    const net_agg_stats *ag = &r->flow_agg;
+    if (ag->flows_entered > 0)
+      printf("  flow tier: %" G_GUINT64_FORMAT " flows in %" G_GUINT64_FORMAT " groups; %" G_GUINT64_FORMAT
+             " carried by %" G_GUINT64_FORMAT " aggregates (%" G_GUINT64_FORMAT " split, releasing %" G_GUINT64_FORMAT
+             "); one by one: %" G_GUINT64_FORMAT " alone, %" G_GUINT64_FORMAT " busy links, %" G_GUINT64_FORMAT
+             " mixed positions, %" G_GUINT64_FORMAT " uneven\n",
+             ag->flows_entered, ag->groups, ag->aggregated, ag->aggregates, ag->splits, ag->split_flows, ag->alone,
+             ag->busy, ag->mixed, ag->uneven);
     /* The algorithm that ran the data-parallel all-reduce (the largest group). */
     for (guint k = 0; k < r->comms->len; k++) {
       const sim_comm_record *c = &g_array_index(r->comms, sim_comm_record, k);

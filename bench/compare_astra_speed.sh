@@ -21,7 +21,8 @@
 #   WORKDIR      scratch (default: mktemp -d, removed at exit unless KEEP=1)
 # Each workload is written once by bench_astra_chain (bench/bench_astra_chain.c:
 # per rank STEPS x (COMP_US compute, then the all-reduce)); each tool then runs
-# it alone under /usr/bin/time (wall clock and maximum resident set size).
+# it alone under /usr/bin/time (wall clock, user CPU and maximum resident set
+# size; on a shared machine the CPU ratio is the one to trust).
 # ASTRA-sim's system.json: one chunk, LIFO, endpoint-delay 10 ns (as
 # bench/compare_astra_sim.sh).  The exit status is 0 unless a run fails.
 set -euo pipefail
@@ -67,18 +68,18 @@ astra_algo() { # wisp's name -> ASTRA-sim's system.json name
   esac
 }
 
-# measure OUT CMD...: runs CMD, leaves "wall_s rss_kib" in OUT.time.
+# measure OUT CMD...: runs CMD, leaves "wall_s rss_kib user_s" in OUT.time.
 measure() {
   local out=$1; shift
-  "$TIME" -f '%e %M' -o "$out.time" "$@" >"$out.out" 2>"$out.err" ||
+  "$TIME" -f '%e %M %U' -o "$out.time" "$@" >"$out.out" 2>"$out.err" ||
     { echo "$0: failed: $*; see $out.err" >&2; tail -5 "$out.err" >&2; exit 1; }
 }
 
 [ -n "$ASTRA" ] || echo "SKIP ASTRA-sim: no binary (give --astra-sim BIN or ASTRA_SIM=BIN); wisp's figures only"
 printf '\nchain: per step %s us compute then a %s B all-reduce; one switch, %s GB/s, %s ns\n' "$COMP_US" "$BYTES" \
   "$BW" "$LAT_NS"
-printf '%-30s %20s %20s %16s %14s %14s\n' workload "ASTRA-sim wall/RSS" "wisp wall/RSS" "speed/memory" \
-  "astra_step_ms" "wisp_step_ms"
+printf '%-26s %28s %28s %22s %14s %14s\n' workload "ASTRA-sim wall/CPU/RSS" "wisp wall/CPU/RSS" \
+  "wall/CPU/memory ratio" "astra_step_ms" "wisp_step_ms"
 for c in $CASES; do
   n=${c%x*}
   steps=${c#*x}
@@ -95,7 +96,7 @@ EOF
     algo_opt=(--algo "$a")
     [ "$a" = nccl ] && algo_opt=()
     measure "$d/wisp_$a" "$WISP" simulate "$d/et/chain" --network "$d/network.yml" "${algo_opt[@]}"
-    read -r w_wall w_kib <"$d/wisp_$a.time"
+    read -r w_wall w_kib w_cpu <"$d/wisp_$a.time"
     w_step=$(grep -o 'step time: [0-9.]* ms' "$d/wisp_$a.out" | grep -o '[0-9.]*' | head -1)
     a_cell=SKIP ratio=- a_step=-
     if [ -n "$ASTRA" ]; then
@@ -120,16 +121,21 @@ EOF
       (cd "$d" && measure "$d/astra_$a" "$ASTRA" --workload-configuration="$d/et/chain" \
         --system-configuration="$d/system_$a.json" --remote-memory-configuration="$d/remote_memory.json" \
         --network-configuration="$d/network.yml")
-      read -r a_wall a_kib <"$d/astra_$a.time"
+      read -r a_wall a_kib a_cpu <"$d/astra_$a.time"
       a_cyc=$(grep -o 'sys\[[0-9]*\] finished, [0-9]* cycles' "$d/astra_$a.out" "$d/astra_$a.err" 2>/dev/null |
         awk '{print $3}' | sort -n | tail -1)
       a_step=$(awk -v c="${a_cyc:-0}" 'BEGIN {printf "%.3f", c / 1e6}')
-      a_cell=$(awk -v s="$a_wall" -v k="$a_kib" 'BEGIN {printf "%.2f s / %.0f MB", s, k * 1024 / 1e6}')
-      ratio=$(awk -v a="$a_wall" -v w="$w_wall" -v ak="$a_kib" -v wk="$w_kib" \
-        'BEGIN {printf "%.0fx / %.0fx", (w > 0 ? a / w : 0), (wk > 0 ? ak / wk : 0)}')
+      a_cell=$(awk -v s="$a_wall" -v c="$a_cpu" -v k="$a_kib" \
+        'BEGIN {printf "%.2f s / %.2f s / %.0f MB", s, c, k * 1024 / 1e6}')
+      # Ratios of wall, of user CPU (the figure to trust on a shared
+      # machine; a run under 0.01 s of CPU counts as 0.01 s) and of peak RSS.
+      ratio=$(awk -v a="$a_wall" -v w="$w_wall" -v ac="$a_cpu" -v wc="$w_cpu" -v ak="$a_kib" -v wk="$w_kib" \
+        'BEGIN {wc = wc < 0.01 ? 0.01 : wc; printf "%.0fx / %.0fx / %.0fx", (w > 0 ? a / w : 0), ac / wc,
+                (wk > 0 ? ak / wk : 0)}')
     fi
-    w_cell=$(awk -v s="$w_wall" -v k="$w_kib" 'BEGIN {printf "%.2f s / %.0f MB", s, k * 1024 / 1e6}')
-    printf '%-30s %20s %20s %16s %14s %14s\n' "$n x $steps, $a" "$a_cell" "$w_cell" "$ratio" "$a_step" \
+    w_cell=$(awk -v s="$w_wall" -v c="$w_cpu" -v k="$w_kib" \
+      'BEGIN {printf "%.2f s / %.2f s / %.0f MB", s, c, k * 1024 / 1e6}')
+    printf '%-26s %28s %28s %22s %14s %14s\n' "$n x $steps, $a" "$a_cell" "$w_cell" "$ratio" "$a_step" \
       "${w_step:-?}"
   done
 done

@@ -70,6 +70,10 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   n->quantum = cfg.flow_quantum;
   n->n_links = topo_n_links(t);
   n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
+  int ranks = topo_n_ranks(t);
+  n->memo = g_new(net_route_memo, 2 * (size_t)(ranks > 0 ? ranks : 1));
+  for (size_t r = 0; r < 2 * (size_t)ranks; r++)
+    n->memo[r].dst = -1;
   n->xf_free = UINT32_MAX;
   if (tier == NET_TIER_ANALYTICAL) n->link_free = g_new0(net_link_free, n->n_links ? n->n_links : 1);
   n->last_solve = -1;
@@ -86,11 +90,9 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
     }
     n->aggregate = TRUE;
     n->groups = net_groups_new();
-    n->link_agg = g_new(uint32_t, n->n_links ? n->n_links : 1);
-    n->link_use = g_new0(uint32_t, n->n_links ? n->n_links : 1);
-    n->link_pos = g_new0(uint32_t, n->n_links ? n->n_links : 1);
+    n->link_st = g_new0(net_link_agg, n->n_links ? n->n_links : 1);
     for (uint32_t l = 0; l < n->n_links; l++)
-      n->link_agg[l] = NET_NO_AGG;
+      n->link_st[l].bundle = NET_NO_BUNDLE;
   }
   return n;
 }
@@ -107,16 +109,17 @@ void net_free(net *n) {
     if (n->xf[i].members != NULL)
       g_array_free(n->xf[i].members, TRUE);
     g_free(n->xf[i].mult);
+    g_free(n->xf[i].rep_route);
   }
-  g_free(n->link_agg);
-  g_free(n->link_use);
-  g_free(n->link_pos);
+  net_bundles_free(n);
+  g_free(n->link_st);
   lmm_system_free(n->lmm);
   g_free(n->cnst_of_link);
   g_free(n->link_first);
   g_free(n->touched);
   g_free(n->xf_of_var);
   g_free(n->link_bytes);
+  g_free(n->memo);
   g_free(n->link_free);
   g_free(n->xf);
   if (n->claims != NULL) {
@@ -166,6 +169,37 @@ static void ev_done(sim_engine *sim, void *ctx, uint64_t arg) {
   net_xf_complete(n, (uint32_t)arg);
 }
 
+/* The route src -> dst (src != dst) and its latency, capacity, stream
+ * rate and shape digest, from src's two memo entries (most recent first)
+ * or computed and memoized in place of the older one.  O(1) when src sent
+ * to dst in one of its last two destinations, else O(route length) plus
+ * topo_route. */
+static const net_route_memo *route_of(net *n, int src, int dst) {
+  net_route_memo *m = &n->memo[2 * (size_t)src];
+  if (m[0].dst == dst)
+    return &m[0];
+  net_route_memo older = m[0];
+  if (m[1].dst == dst) {
+    m[0] = m[1];
+    m[1] = older;
+    return &m[0];
+  }
+  m[1] = older;
+  m->dst = dst;
+  m->route = topo_route(n->t, src, dst, &m->n_links);
+  m->latency = 0;
+  m->capacity = m->rate = UINT64_MAX;
+  m->shape = wisp_mix64(m->n_links);
+  for (uint32_t k = 0; k < m->n_links; k++) {
+    const topo_link *l = topo_get_link(n->t, m->route[k]);
+    m->latency += l->latency;
+    m->capacity = MIN(m->capacity, l->bw);
+    m->rate = MIN(m->rate, topo_link_rate(n->t, l));
+    m->shape = wisp_mix64(m->shape ^ l->bw ^ ((uint64_t)l->tier << 56));
+  }
+  return m;
+}
+
 void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
               net_done_fn done, void *ctx, uint64_t cookie) {
   g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
@@ -182,21 +216,18 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
   x->ctx = ctx;
   x->cookie = cookie;
   x->bytes = bytes;
-  uint32_t n_links = 0;
-  const uint32_t *route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &n_links);
-  if (n_links == 0) { /* same endpoint: zero time, through the queue */
+  const net_route_memo *rm = src_rank == dst_rank ? NULL : route_of(n, src_rank, dst_rank);
+  if (rm == NULL || rm->n_links == 0) { /* same endpoint: zero time, through the queue */
     x->ev = sim_schedule_after(n->sim, 0, ev_done, n, i);
     return;
   }
-  sim_time_ps latency = 0;
-  wisp_bw_Bps capacity = UINT64_MAX, rate = UINT64_MAX; /* of the links; of one stream alone */
-  for (uint32_t k = 0; k < n_links; k++) {
-    const topo_link *l = topo_get_link(n->t, route[k]);
-    latency += l->latency;
-    capacity = MIN(capacity, l->bw);
-    rate = MIN(rate, topo_link_rate(n->t, l));
+  const uint32_t *route = rm->route;
+  uint32_t n_links = rm->n_links;
+  sim_time_ps latency = rm->latency;
+  wisp_bw_Bps capacity = rm->capacity, rate = rm->rate; /* of the links; of one stream alone */
+  for (uint32_t k = 0; k < n_links; k++)
     n->link_bytes[route[k]] += bytes;
-  }
+  x->shape = rm->shape;
   x->route = route;
   x->n_links = n_links;
   x->capped = rate < capacity;
@@ -228,7 +259,9 @@ void net_set_flow_aggregation(net *n, gboolean on) {
 }
 
 void net_get_aggregation_stats(const net *n, uint64_t *aggregates, uint64_t *aggregated, uint64_t *splits) {
-  *aggregates = n->aggregates;
-  *aggregated = n->aggregated;
-  *splits = n->splits;
+  *aggregates = n->agg_stats.aggregates;
+  *aggregated = n->agg_stats.aggregated;
+  *splits = n->agg_stats.splits;
 }
+
+void net_get_agg_stats(const net *n, net_agg_stats *out) { *out = n->agg_stats; }

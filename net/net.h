@@ -91,6 +91,25 @@ void net_set_flow_quantum(net *n, sim_time_ps quantum);
  * formed, transfers they carried, aggregates split back into flows. */
 void net_set_flow_aggregation(net *n, gboolean on);
 void net_get_aggregation_stats(const net *n, uint64_t *aggregates, uint64_t *aggregated, uint64_t *splits);
+/* Everything the aggregation did, for reports and benchmarks: the groups
+ * of flows that entered together, the aggregates and the flows they
+ * carried, the splits and the flows they released, and the flows that
+ * entered one by one, by reason (each flow counted once, under the first
+ * reason its class met).  With aggregation on, flows_entered = aggregated
+ * + the four fallbacks; all zero on tier A. */
+typedef struct {
+  uint64_t flows_entered;   /* transfers that entered the solver (tier B, bytes > 0) */
+  uint64_t groups;          /* groups of flows entering at one instant with one size and bottleneck */
+  uint64_t aggregates;      /* classes entered as one variable */
+  uint64_t aggregated;      /* transfers those carried */
+  uint64_t splits;          /* aggregates split back into flows */
+  uint64_t split_flows;     /* transfers those splits released */
+  uint64_t alone;           /* fallback: the only flow of its route shape in its group */
+  uint64_t busy;            /* fallback: a link of the class carried another flow or aggregate */
+  uint64_t mixed;           /* fallback: the class used one link at two route positions */
+  uint64_t uneven;          /* fallback: links of one position carried unequal counts of the class */
+} net_agg_stats;
+void net_get_agg_stats(const net *n, net_agg_stats *out);
 sim_time_ps net_get_flow_quantum(const net *n);
 
 /* ---- Tier A replay of a known transfer sequence (collectives' ring

@@ -147,13 +147,15 @@ static void map_var(net *n, uint32_t var, uint32_t i) {
 
 static void agg_split(net *n, uint32_t a);
 
+static void bundle_dissolve(net *n, uint32_t b);
+
 /* Transfer slot i enters the solver now as a flow of its own, first
- * splitting any aggregate that rides one of its links (that aggregate's
- * symmetry ends here).  O(route length) plus the splits. */
+ * dissolving any bundle one of its links belongs to (the symmetry of the
+ * aggregates riding it ends here).  O(route length) plus the splits. */
 void net_flow_enter(net *n, uint32_t i) {
   for (uint32_t k = 0; n->live_aggs > 0 && k < n->xf[i].n_links; k++) {
-    uint32_t a = n->link_agg[n->xf[i].route[k]];
-    if (a != NET_NO_AGG) agg_split(n, a);
+    uint32_t b = n->link_st[n->xf[i].route[k]].bundle;
+    if (b != NET_NO_BUNDLE) bundle_dissolve(n, b);
   }
   net_xfer *x = &n->xf[i];
   /* A stream bandwidth below every link's capacity bounds the flow's rate
@@ -166,6 +168,7 @@ void net_flow_enter(net *n, uint32_t i) {
   x->remaining = (double)x->bytes;
   x->rate = 0;
   x->single_rate = TRUE;
+  n->agg_stats.flows_entered++;
   n->active_flows++;
   n->flow_events++;
   flow_changed(n, x);
@@ -183,38 +186,54 @@ void net_flow_ev_start(sim_engine *sim, void *ctx, uint64_t arg) {
  * bottleneck) whose routes have the same shape (length, and per position
  * the link's bandwidth and dimension).  It becomes one solver variable
  * when it is symmetric by construction: every link it uses is used at one
- * route position only, every link used at position k carries the same
- * number m_k of its flows, and no other flow or aggregate uses any of
- * them.  Then progressive filling treats every link of a position alike
- * (equal remaining capacity and weight at every level), so each member's
- * max-min rate is the rate of one variable of weight 1 with consumption
- * m_k on one representative link per position (lmm.h's model), and every
- * member finishes when that variable does.  The links stay the
- * aggregate's until it finishes; a flow that enters on one of them first
- * splits the aggregate into per-member flows with the aggregate's rate and
- * remaining bytes (agg_split), so the symmetry is never assumed after it
- * ends.  So the aggregated run computes the same rates as the per-flow one
- * up to the solver's rounding (regress/test_net_aggregate compares them). */
+ * route position only, and every link used at position k carries the same
+ * number m_k of its flows.  Its links must be either free (no flow in the
+ * solver, no bundle) -- then they become a new bundle whose positions are
+ * the class's -- or exactly the links of distinct positions of one
+ * existing bundle (position k of the class covering all links of one
+ * position of the bundle), which the class then rides with the aggregates
+ * already there (net_group.c, class_check).  Every link of a bundle's
+ * position then carries the same flows of every aggregate riding it, and
+ * nothing else, so progressive filling treats the links of one position
+ * alike (equal remaining capacity and weight at every level): each
+ * member's max-min rate is the rate of one variable of weight 1 with
+ * consumption m_k on the bundle's representative link of the position
+ * (lmm.h's model), and every member finishes when that variable does.
+ * This is what lets the concurrent rings of several collectives over the
+ * same ranks (one per layer's gradients, offset in time) stay aggregated.
+ * A flow that enters on a bundle's link first dissolves the bundle: each
+ * aggregate riding it splits into per-member flows with the aggregate's
+ * rate and remaining bytes (agg_split), so the symmetry is never assumed
+ * after it ends.  So the aggregated run computes the same rates as the
+ * per-flow one up to the solver's rounding (regress/test_net_aggregate
+ * compares them transfer by transfer). */
 
 /* Makes the class one aggregate transfer (a slot with no completion of
- * its own) that enters the solver now.  O(m x route length). */
-void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult) {
+ * its own) that enters the solver now; see net_internal.h.  O(m x route
+ * length). */
+void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult, uint32_t bundle,
+                        const uint32_t *posmap) {
+  if (bundle == NET_NO_BUNDLE) {
+    bundle = net_bundle_new(n, mem, m);
+    posmap = NULL;
+  }
   uint32_t a = net_xf_alloc(n);
   net_xfer *x = &n->xf[a], *r0 = &n->xf[mem[0]];
+  const net_bundle *B = net_bundle_at(n, bundle);
   x->bytes = r0->bytes;
-  x->route = r0->route;
   x->n_links = r0->n_links;
+  x->rep_route = g_new(uint32_t, x->n_links);
+  for (uint32_t k = 0; k < x->n_links; k++)
+    x->rep_route[k] = B->rep[posmap ? posmap[k] : k];
+  x->route = x->rep_route;
   x->capped = r0->capped;
   x->bottleneck = r0->bottleneck;
   x->mult = mult;
   x->members = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), m);
   g_array_append_vals(x->members, mem, m);
-  for (uint32_t j = 0; j < m; j++) {
-    net_xfer *y = &n->xf[mem[j]];
-    y->agg = a;
-    for (uint32_t k = 0; k < y->n_links; k++)
-      n->link_agg[y->route[k]] = a;
-  }
+  for (uint32_t j = 0; j < m; j++)
+    n->xf[mem[j]].agg = a;
+  net_bundle_attach(n, bundle, a);
   x->var = lmm_variable_new(n->lmm, 1.0, x->capped ? (double)x->bottleneck : 0, a);
   map_var(n, x->var, a);
   for (uint32_t k = 0; k < x->n_links; k++)
@@ -225,8 +244,9 @@ void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult) {
   x->single_rate = TRUE;
   n->active_flows += m;
   n->flow_events += m;
-  n->aggregates++;
-  n->aggregated += m;
+  n->agg_stats.aggregates++;
+  n->agg_stats.aggregated += m;
+  n->agg_stats.flows_entered += m;
   n->live_aggs++;
   flow_changed(n, x);
 }
@@ -236,14 +256,14 @@ void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult) {
 static GArray *agg_release(net *n, uint32_t a) {
   net_xfer *x = &n->xf[a];
   GArray *mem = x->members;
-  for (guint j = 0; j < mem->len; j++) {
-    net_xfer *y = &n->xf[g_array_index(mem, uint32_t, j)];
-    y->agg = NET_NO_AGG;
-    for (uint32_t k = 0; k < y->n_links; k++)
-      n->link_agg[y->route[k]] = NET_NO_AGG;
-  }
+  for (guint j = 0; j < mem->len; j++)
+    n->xf[g_array_index(mem, uint32_t, j)].agg = NET_NO_AGG;
+  net_bundle_detach(n, x->bundle, a);
   g_free(x->mult);
   x->mult = NULL;
+  g_free(x->rep_route);
+  x->rep_route = NULL;
+  x->route = NULL;
   x->members = NULL;
   n->live_aggs--;
   x->alive = FALSE;
@@ -266,7 +286,8 @@ static void agg_split(net *n, uint32_t a) {
   uint8_t single = x->single_rate;
   if (rate > 0) remaining -= rate * (double)(now - last) / (double)SIM_PS_PER_S;
   GArray *mem = agg_release(n, a);
-  n->splits++;
+  n->agg_stats.splits++;
+  n->agg_stats.split_flows += mem->len;
   for (guint j = 0; j < mem->len; j++) {
     uint32_t i = g_array_index(mem, uint32_t, j);
     net_xfer *y = &n->xf[i];
@@ -282,6 +303,16 @@ static void agg_split(net *n, uint32_t a) {
     flow_changed(n, y);
   }
   g_array_free(mem, TRUE);
+}
+
+/* Splits every aggregate riding bundle b (which frees it). */
+static void bundle_dissolve(net *n, uint32_t b) {
+  guint left;
+  do {
+    const net_bundle *B = net_bundle_at(n, b);
+    left = B->aggs->len - 1;
+    agg_split(n, g_array_index(B->aggs, uint32_t, left));
+  } while (left > 0);
 }
 
 /* A finished aggregate: its members complete in send order. */

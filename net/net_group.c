@@ -2,7 +2,7 @@
  * whose latency phases end at one instant with one size and bottleneck
  * wait in one group and end their latency phase in one event; there each
  * class of one route shape enters the solver as one aggregate when it is
- * symmetric (class_symmetric), else flow by flow.  O(m log m + m x route
+ * symmetric (class_check), else flow by flow.  O(m log m + m x route
  * length) per group of m transfers.
  */
 #include "config.h"
@@ -40,52 +40,101 @@ void net_groups_free(net *n)
     g_free(gr);
   }
   g_hash_table_destroy(n->groups);
+  n->last_group = NULL;
 }
 
-/* Whether the class (members mem[0..m)) may aggregate; fills mult with
- * m_k per route position.  O(m x route length). */
-static gboolean class_symmetric(net *n, const uint32_t *mem, uint32_t m, float *mult) {
-  const net_xfer *r0 = &n->xf[mem[0]];
-  uint32_t nl = r0->n_links;
-  gboolean ok = TRUE;
-  GArray *touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  for (uint32_t j = 0; ok && j < m; j++) {
+/* Why a class may not aggregate (net_agg_stats' fallbacks). */
+typedef enum { CLASS_OK, CLASS_BUSY, CLASS_MIXED, CLASS_UNEVEN } class_verdict;
+
+/* What class_check found: the bundle the class rides (NET_NO_BUNDLE: its
+ * links are free, a new one) and, per route position, the bundle's
+ * position (posmap) and the class's links there (width). */
+typedef struct {
+  uint32_t bundle;
+  uint32_t *posmap, *width;
+} class_fit;
+
+/* Counts the class's flows on each of its links (link_st's use and pos;
+ * touched lists the links) and notes which bundle they lie in.  O(m x
+ * route length). */
+static class_verdict class_scan(net *n, const uint32_t *mem, uint32_t m, GArray *touched, class_fit *f) {
+  uint32_t nl = n->xf[mem[0]].n_links;
+  const uint32_t unset = NET_NO_BUNDLE - 1;
+  f->bundle = unset;
+  for (uint32_t k = 0; k < nl; k++) {
+    f->posmap[k] = NET_NO_BUNDLE;
+    f->width[k] = 0;
+  }
+  for (uint32_t j = 0; j < m; j++) {
     const net_xfer *x = &n->xf[mem[j]];
-    for (uint32_t k = 0; ok && k < nl; k++) {
+    for (uint32_t k = 0; k < nl; k++) {
       uint32_t l = x->route[k];
-      if (n->link_use[l] == 0) {
-        if (n->link_agg[l] != NET_NO_AGG || lmm_constraint_n_variables(n->lmm, n->cnst_of_link[l]) > 0)
-          ok = FALSE;
-        n->link_pos[l] = k;
-        g_array_append_val(touched, l);
-      } else if (n->link_pos[l] != k) {
-        ok = FALSE;
+      if (n->link_st[l].use++ > 0) {
+        if (n->link_st[l].pos != k)
+          return CLASS_MIXED;
+        continue;
       }
-      n->link_use[l]++;
+      g_array_append_val(touched, l);
+      n->link_st[l].pos = k;
+      f->width[k]++;
+      uint32_t b = n->link_st[l].bundle;
+      if (b == NET_NO_BUNDLE && lmm_constraint_n_variables(n->lmm, n->cnst_of_link[l]) > 0)
+        return CLASS_BUSY; /* a flow of its own */
+      if (f->bundle == unset)
+        f->bundle = b;
+      else if (f->bundle != b)
+        return CLASS_BUSY; /* two bundles, or a bundle and free links */
+      uint32_t p = b == NET_NO_BUNDLE ? k : n->link_st[l].bpos;
+      if (f->posmap[k] == NET_NO_BUNDLE)
+        f->posmap[k] = p;
+      else if (f->posmap[k] != p)
+        return CLASS_UNEVEN; /* one class position over two bundle positions */
     }
   }
-  for (uint32_t k = 0; ok && k < nl; k++)
-    mult[k] = (float)n->link_use[r0->route[k]];
-  for (uint32_t j = 0; ok && j < m; j++)
-    for (uint32_t k = 0; ok && k < nl; k++)
-      ok = n->link_use[n->xf[mem[j]].route[k]] == (uint32_t)mult[k];
-  for (guint t = 0; t < touched->len; t++)
-    n->link_use[g_array_index(touched, uint32_t, t)] = 0;
-  g_array_free(touched, TRUE);
-  return ok;
+  return CLASS_OK;
 }
 
-
-/* A 64-bit digest of a route's shape: its length and, per position, the
- * link's bandwidth and dimension. */
-static uint64_t route_shape(const net *n, const net_xfer *x) {
-  uint64_t h = wisp_mix64(x->n_links);
-  for (uint32_t k = 0; k < x->n_links; k++) {
-    const topo_link *l = topo_get_link(n->t, x->route[k]);
-    h = wisp_mix64(h ^ l->bw ^ ((uint64_t)l->tier << 56));
+/* Whether the class (members mem[0..m)) may aggregate (net_flow.c,
+ * "Aggregation"), else the first rule it breaks; fills mult with m_k per
+ * route position and f with the bundle it rides.  O(m x route length). */
+static class_verdict class_check(net *n, const uint32_t *mem, uint32_t m, float *mult, class_fit *f) {
+  const net_xfer *r0 = &n->xf[mem[0]];
+  uint32_t nl = r0->n_links;
+  GArray *touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  class_verdict v = nl == 0 ? CLASS_MIXED : class_scan(n, mem, m, touched, f);
+  for (uint32_t k = 0; v == CLASS_OK && k < nl; k++)
+    mult[k] = (float)n->link_st[r0->route[k]].use;
+  for (uint32_t j = 0; v == CLASS_OK && j < m; j++)
+    for (uint32_t k = 0; v == CLASS_OK && k < nl; k++)
+      if (n->link_st[n->xf[mem[j]].route[k]].use != (uint32_t)mult[k])
+        v = CLASS_UNEVEN;
+  if (v == CLASS_OK && f->bundle != NET_NO_BUNDLE) {
+    /* Riding a bundle: distinct bundle positions, each covered whole. */
+    const net_bundle *B = net_bundle_at(n, f->bundle);
+    for (uint32_t k = 0; v == CLASS_OK && k < nl; k++) {
+      if (f->width[k] != B->width[f->posmap[k]])
+        v = CLASS_UNEVEN;
+      for (uint32_t q = 0; q < k; q++)
+        if (f->posmap[q] == f->posmap[k])
+          v = CLASS_MIXED;
+    }
   }
-  return h;
+  for (guint t = 0; t < touched->len; t++)
+    n->link_st[g_array_index(touched, uint32_t, t)].use = 0;
+  g_array_free(touched, TRUE);
+  return v;
 }
+
+/* Counts a class of c flows that enters flow by flow under verdict v
+ * (c == 1: alone). */
+static void count_fallback(net *n, uint32_t c, class_verdict v) {
+  uint64_t *reason = c == 1 && v == CLASS_OK ? &n->agg_stats.alone
+                     : v == CLASS_BUSY ? &n->agg_stats.busy
+                     : v == CLASS_MIXED ? &n->agg_stats.mixed
+                                        : &n->agg_stats.uneven;
+  *reason += c;
+}
+
 
 typedef struct {
   uint64_t shape;
@@ -109,19 +158,22 @@ static gboolean same_shape(const net *n, const net_xfer *a, const net_xfer *b) {
 }
 
 /* A group's latency phase is over: its classes enter the solver, as one
- * aggregate each where symmetric (class_symmetric), else flow by flow in
+ * aggregate each where symmetric (class_check), else flow by flow in
  * send order.  O(m log m + m x route length) for m members. */
 static void ev_group_start(sim_engine *sim, void *ctx, uint64_t arg) {
   (void)sim;
   net *n = ctx;
   net_group *gr = (net_group *)(uintptr_t)arg;
   g_hash_table_remove(n->groups, &gr->key);
+  if (n->last_group == gr)
+    n->last_group = NULL;
+  n->agg_stats.groups++;
   guint m = gr->members->len;
   net_member *v = g_new(net_member, m);
   for (guint j = 0; j < m; j++) {
     uint32_t i = g_array_index(gr->members, uint32_t, j);
     n->xf[i].ev = SIM_EVENT_NONE;
-    v[j] = (net_member){ route_shape(n, &n->xf[i]), j, i };
+    v[j] = (net_member){ n->xf[i].shape, j, i };
   }
   qsort(v, m, sizeof *v, cmp_member);
   uint32_t *mem = g_new(uint32_t, m);
@@ -130,13 +182,20 @@ static void ev_group_start(sim_engine *sim, void *ctx, uint64_t arg) {
     while (e < m && v[e].shape == v[j].shape && same_shape(n, &n->xf[v[j].xf], &n->xf[v[e].xf])) e++;
     uint32_t c = 0;
     for (guint k = j; k < e; k++) mem[c++] = v[k].xf;
-    float *mult = c > 1 ? g_new(float, n->xf[mem[0]].n_links) : NULL;
-    if (c > 1 && class_symmetric(n, mem, c, mult)) {
-      net_flow_agg_enter(n, mem, c, mult);
+    uint32_t nl = n->xf[mem[0]].n_links;
+    float *mult = g_new(float, nl ? nl : 1);
+    class_fit fit = {NET_NO_BUNDLE, g_new(uint32_t, nl ? nl : 1), g_new(uint32_t, nl ? nl : 1)};
+    class_verdict verdict = class_check(n, mem, c, mult, &fit);
+    /* A single flow aggregates only to ride an existing bundle. */
+    if (verdict == CLASS_OK && (c > 1 || fit.bundle != NET_NO_BUNDLE)) {
+      net_flow_agg_enter(n, mem, c, mult, fit.bundle, fit.posmap);
     } else {
       g_free(mult);
+      count_fallback(n, c, verdict);
       for (uint32_t k = 0; k < c; k++) net_flow_enter(n, mem[k]);
     }
+    g_free(fit.posmap);
+    g_free(fit.width);
     j = e;
   }
   g_free(mem);
@@ -150,7 +209,11 @@ static void ev_group_start(sim_engine *sim, void *ctx, uint64_t arg) {
 void net_group_join(net *n, uint32_t i, sim_time_ps at) {
   const net_xfer *x = &n->xf[i];
   net_group_key key = { at, x->bytes, x->bottleneck, x->capped };
-  net_group *gr = g_hash_table_lookup(n->groups, &key);
+  /* The members of a collective step send one after the other: most
+   * joins find the previous transfer's group. */
+  net_group *gr = n->last_group;
+  if (gr == NULL || !group_key_equal(&gr->key, &key))
+    gr = g_hash_table_lookup(n->groups, &key);
   if (gr == NULL) {
     gr = g_new(net_group, 1);
     gr->key = key;
@@ -158,5 +221,6 @@ void net_group_join(net *n, uint32_t i, sim_time_ps at) {
     gr->ev = sim_schedule_at(n->sim, at, ev_group_start, n, (uint64_t)(uintptr_t)gr);
     g_hash_table_insert(n->groups, &gr->key, gr);
   }
+  n->last_group = gr;
   g_array_append_val(gr->members, i);
 }

@@ -5,6 +5,7 @@
  *   net_analytic.c  tier A: the link FIFOs, prepared hops and claims;
  *   net_group.c     tier B: flows entering together, checked for symmetry;
  *   net_flow.c      tier B: flows and aggregates in the max-min solver;
+ *   net_bundle.c    tier B: the link sets aggregates share (bundles);
  *   net_xfer.c      the pool of transfer records.
  * Calls go down this list only.
  */
@@ -45,9 +46,27 @@ typedef struct {
   uint32_t agg;             /* the aggregate this member rides in (NET_NO_AGG: none) */
   GArray *members;          /* an aggregate's member transfers (uint32_t), else NULL */
   float *mult;              /* an aggregate's flows per link, per route position */
+  uint32_t *rep_route;      /* an aggregate's representative links (its route; owned) */
+  uint64_t shape;           /* digest of the route's shape (route_of in net.c) */
+  uint32_t bundle;          /* the bundle an aggregate rides */
 } net_xfer;
 
 #define NET_NO_AGG UINT32_MAX
+#define NET_NO_BUNDLE UINT32_MAX
+
+/* A bundle (net_bundle.c): the links one or more aggregates share, by
+ * position.  Every link of position p carries the same flows of every
+ * aggregate riding the bundle, so the solver sees position p through one
+ * representative link, rep[p]; no flow outside the bundle's aggregates
+ * uses any of its links. */
+typedef struct {
+  GArray *links;            /* uint32_t: every link of the bundle */
+  GArray *aggs;             /* uint32_t: the aggregates riding it; NULL for a free slot */
+  uint32_t n_pos;
+  uint32_t *rep;            /* per position: the representative link */
+  uint32_t *width;          /* per position: how many links */
+  uint32_t next_free;
+} net_bundle;
 
 /* Flows waiting out their latency phase that will enter the solver at
  * the same instant with the same size and bottleneck (an aggregation
@@ -74,6 +93,27 @@ typedef struct {
   uint64_t rem;
 } net_link_free;
 
+/* The route of one of a rank's last two destinations and what net_send
+ * derives from it (a collective's member sends to the same peers step
+ * after step, and a rank in a TP and a DP group alternates between two). */
+typedef struct {
+  int dst;                  /* -1: none yet */
+  uint32_t n_links;
+  const uint32_t *route;
+  sim_time_ps latency;
+  wisp_bw_Bps capacity, rate;
+  uint64_t shape;
+} net_route_memo;
+
+/* A link's aggregation state, in one place (class_check reads all four
+ * for every link of a class). */
+typedef struct {
+  uint32_t use;             /* scratch: flows of the class being checked on the link */
+  uint32_t pos;             /* scratch: the route position the class uses it at */
+  uint32_t bundle;          /* the bundle it belongs to, NET_NO_BUNDLE when none */
+  uint32_t bpos;            /* in a bundle: its position there */
+} net_link_agg;
+
 struct net {
   sim_engine *sim;
   const topo *t;
@@ -81,6 +121,7 @@ struct net {
   uint32_t n_links;
   uint64_t *link_bytes;
   uint64_t transfers;
+  net_route_memo *memo;     /* per source rank, its last two destinations */
   lmm_system *lmm;          /* tier B only */
   uint32_t *cnst_of_link;
   uint32_t *xf_of_var;      /* solver variable id -> transfer slot */
@@ -103,10 +144,11 @@ struct net {
   /* Aggregation (tier B, exact mode; see the top comment). */
   gboolean aggregate;
   GHashTable *groups;       /* net_group_key -> net_group (pending latency phases) */
-  uint32_t *link_agg;       /* per link: the aggregate riding it, NET_NO_AGG when none */
-  uint32_t *link_use;       /* scratch: flows of a class on the link */
-  uint32_t *link_pos;       /* scratch: the route position the class uses the link at */
-  uint64_t aggregates, aggregated, splits;
+  net_group *last_group;    /* the group the last transfer joined (NULL: none pending) */
+  net_link_agg *link_st;    /* per link: its aggregation state */
+  GArray *bundles;          /* net_bundle, index = id */
+  uint32_t bundle_free;     /* free list of bundle slots */
+  net_agg_stats agg_stats;  /* net_get_agg_stats */
   uint32_t live_aggs;        /* aggregates in the solver */
   /* Claims (tier A, net.h): per link the claim holding it (0: none); the
    * claims, index = id - 1. */
@@ -122,6 +164,18 @@ typedef struct {
   gboolean alive;
 } net_claim;
 
+/* net_bundle.c: bundles.  net_bundle_new makes one from the routes of
+ * the class mem[0..m) (which class_check found symmetric on free links):
+ * its positions are the route positions, its representatives mem[0]'s
+ * links; net_bundle_attach adds aggregate a to bundle b; net_bundle_detach
+ * takes it off and frees the bundle (its links become free) when it was
+ * the last.  O(m x route length), O(1), O(aggregates of b + links of b). */
+uint32_t net_bundle_new(net *n, const uint32_t *mem, uint32_t m);
+void net_bundle_attach(net *n, uint32_t b, uint32_t a);
+void net_bundle_detach(net *n, uint32_t b, uint32_t a);
+void net_bundles_free(net *n);
+static inline net_bundle *net_bundle_at(net *n, uint32_t b) { return &g_array_index(n->bundles, net_bundle, b); }
+
 /* net_xfer.c: the transfer pool.  net_xf_alloc returns a fresh live
  * slot; net_xf_complete releases slot i and then calls its completion
  * (the callback may start transfers that reuse the slot).  O(1)
@@ -133,10 +187,13 @@ void net_xf_complete(net *n, uint32_t i);
  * transfer's latency phase (arg: its slot) and enters it in the solver;
  * net_flow_enter does the same now; net_flow_agg_enter makes the class
  * mem[0..m) one aggregate entering now, taking ownership of mult (its
- * flows per link, per route position). */
+ * flows per link, per route position), riding bundle `bundle` with route
+ * position k on the bundle's position posmap[k] (NET_NO_BUNDLE: a new
+ * bundle of its own links; posmap is then ignored). */
 void net_flow_ev_start(sim_engine *sim, void *ctx, uint64_t arg);
 void net_flow_enter(net *n, uint32_t i);
-void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult);
+void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult, uint32_t bundle,
+                        const uint32_t *posmap);
 
 /* net_group.c: tier B flows whose latency phases end together.
  * net_groups_new makes the table of pending groups; net_groups_free

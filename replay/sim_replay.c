@@ -329,6 +329,7 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
   res->comm_fold = rp->comms;
   rp->comms = NULL;
   res->events = sim_events_processed(rp->sim);
+  net_get_agg_stats(rp->net, &res->flow_agg);
   res->assumed_roots = rp->assumed_roots;
   res->lifecycle_known = rp->lifecycle_known;
   res->lifecycle_partial = rp->lifecycle_partial;

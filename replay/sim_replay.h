@@ -159,6 +159,7 @@ typedef struct {
                               NULL in a result built by hand */
   sim_time_ps step_time;   /* max finish over ranks */
   uint64_t events;
+  net_agg_stats flow_agg;  /* the flow tier's aggregation of symmetric flows (net.h; zero on tier A) */
   uint64_t assumed_roots;  /* rooted collectives without a recorded root: first member used */
   /* Buffer lifecycle (et_comm.buffer / alloc_ps from memory events):
    * collectives started with a known allocation time (every member had
