@@ -109,6 +109,15 @@ double coll_nccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_a
 gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
                           coll_nccl_algo *a, coll_proto *p);
 
+/* A tuner's time function (coll_nccl_time_us, coll_rccl_time_us). */
+typedef double (*coll_nccl_time_fn)(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
+                                    uint64_t s);
+
+/* coll_nccl_select's scan with another tuner's times: both libraries pick
+ * the fastest enabled pair the same way.  O(algorithms x protocols). */
+gboolean coll_nccl_select_by(coll_nccl_time_fn time_us, const coll_nccl_model *m, coll_nccl_func f, uint64_t s,
+                             int force_algo, int force_proto, coll_nccl_algo *a, coll_proto *p);
+
 /* The share of a link's raw rate that (a, p) achieves for S bytes: the
  * link efficiency (NVLink tier only), the protocol's payload share and
  * NCCL's per-communicator caps (and, for the tree, NCCL's size-dependent

@@ -284,8 +284,8 @@ double coll_nccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_a
   return m->lat_us[f][a][p] * lat_factor(m, f, a, p, s) + (double)s / (1000.0 * bw);
 }
 
-gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
-                          coll_nccl_algo *a_out, coll_proto *p_out)
+gboolean coll_nccl_select_by(coll_nccl_time_fn time_us, const coll_nccl_model *m, coll_nccl_func f, uint64_t s,
+                             int force_algo, int force_proto, coll_nccl_algo *a_out, coll_proto *p_out)
 {
   double best = -1, best_forced = -1;
   coll_nccl_algo ba = f == COLL_NFUNC_P2P ? COLL_NALGO_P2P : COLL_NALGO_RING, bfa = ba;
@@ -293,7 +293,7 @@ gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s
   /* Ties go to the lower (algorithm, protocol) index, as NCCL's scan. */
   for (int a = 0; a < COLL_NALGO_COUNT; a++)
     for (int p = 0; p < COLL_PROTO_COUNT; p++) {
-      double t = coll_nccl_time_us(m, f, (coll_nccl_algo)a, (coll_proto)p, s);
+      double t = time_us(m, f, (coll_nccl_algo)a, (coll_proto)p, s);
       if (t < 0)
         continue;
       if (best < 0 || t < best) {
@@ -313,14 +313,15 @@ gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s
     *p_out = COLL_PROTO_SIMPLE;
     return force_algo == COLL_NALGO_AUTO && (force_proto == COLL_PROTO_AUTO || force_proto == COLL_PROTO_SIMPLE);
   }
-  if (best_forced >= 0) {
-    *a_out = bfa;
-    *p_out = bfp;
-    return TRUE;
-  }
-  *a_out = ba;
-  *p_out = bp;
-  return FALSE;
+  *a_out = best_forced >= 0 ? bfa : ba;
+  *p_out = best_forced >= 0 ? bfp : bp;
+  return best_forced >= 0;
+}
+
+gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
+                          coll_nccl_algo *a_out, coll_proto *p_out)
+{
+  return coll_nccl_select_by(coll_nccl_time_us, m, f, s, force_algo, force_proto, a_out, p_out);
 }
 
 double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,

@@ -184,33 +184,9 @@ double coll_rccl_time_us(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_a
 gboolean coll_rccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, int force_algo, int force_proto,
                           coll_nccl_algo *a_out, coll_proto *p_out)
 {
-  double best = -1, best_forced = -1;
-  coll_nccl_algo ba = f == COLL_NFUNC_P2P ? COLL_NALGO_P2P : COLL_NALGO_RING, bfa = ba;
-  coll_proto bp = COLL_PROTO_SIMPLE, bfp = bp;
-  for (int a = 0; a < COLL_NALGO_COUNT; a++) /* ties to the lower index, as RCCL's scan */
-    for (int p = 0; p < COLL_PROTO_COUNT; p++) {
-      double t = coll_rccl_time_us(m, f, (coll_nccl_algo)a, (coll_proto)p, s);
-      if (t < 0)
-        continue;
-      if (best < 0 || t < best) {
-        best = t;
-        ba = (coll_nccl_algo)a;
-        bp = (coll_proto)p;
-      }
-      if ((force_algo == COLL_NALGO_AUTO || force_algo == a) && (force_proto == COLL_PROTO_AUTO || force_proto == p) &&
-          (best_forced < 0 || t < best_forced)) {
-        best_forced = t;
-        bfa = (coll_nccl_algo)a;
-        bfp = (coll_proto)p;
-      }
-    }
-  if (f == COLL_NFUNC_P2P) {
-    *a_out = COLL_NALGO_P2P;
-    *p_out = COLL_PROTO_SIMPLE;
-    return force_algo == COLL_NALGO_AUTO && (force_proto == COLL_PROTO_AUTO || force_proto == COLL_PROTO_SIMPLE);
-  }
-  *a_out = best_forced >= 0 ? bfa : ba;
-  *p_out = best_forced >= 0 ? bfp : bp;
+  gboolean forced = coll_nccl_select_by(coll_rccl_time_us, m, f, s, force_algo, force_proto, a_out, p_out);
+  if (f == COLL_NFUNC_P2P)
+    return forced;
   /* On >= 2 nodes model 5's ranges pick the protocol of reduce-scatter,
    * all-gather and all-reduce when none is forced (NCCL_PROTO unset). */
   int row = f == COLL_NFUNC_REDUCE_SCATTER ? 0 : f == COLL_NFUNC_ALL_GATHER ? 1 : f == COLL_NFUNC_ALL_REDUCE ? 2 : -1;
@@ -220,7 +196,7 @@ gboolean coll_rccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s
     if (coll_rccl_time_us(m, f, *a_out, want, s) >= 0)
       *p_out = want;
   }
-  return best_forced >= 0;
+  return forced;
 }
 
 double coll_rccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
