@@ -127,25 +127,6 @@ static gboolean check_table(ns_file *nf, const char *t, const char *const *cols,
   return ok;
 }
 
-/* Whether table t exists with every column in cols (NULL-ended); no
- * error either way.  O(columns). */
-static gboolean has_cols(ns_file *nf, const char *t, const char *const *cols)
-{
-  char *sql = g_strdup_printf("PRAGMA table_info(\"%s\")", t);
-  sqlite3_stmt *st = NULL;
-  GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  if (sqlite3_prepare_v2(nf->db, sql, -1, &st, NULL) == SQLITE_OK)
-    while (sqlite3_step(st) == SQLITE_ROW)
-      g_hash_table_add(have, g_strdup((const char *)sqlite3_column_text(st, 1)));
-  sqlite3_finalize(st);
-  g_free(sql);
-  gboolean ok = g_hash_table_size(have) > 0;
-  for (int i = 0; ok && cols[i]; i++)
-    ok = g_hash_table_contains(have, cols[i]);
-  g_hash_table_destroy(have);
-  return ok;
-}
-
 /* Runs sql, calling row() per result row; FALSE with the error on failure.
  * After a failed query the file's error is set and later queries are not
  * run (the first error is the one reported; a malformed database fails
@@ -231,15 +212,16 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
   static const char *const nv[] = {"globalTid", "jsonText", NULL};
   static const char *const nvid[] = {"jsonTextId", NULL};
   fe_nsys_file_report *fr = nf->fr;
-  if (!has_corr || !has_cols(nf, "CUPTI_ACTIVITY_KIND_RUNTIME", rt) || !has_cols(nf, "NVTX_EVENTS", nv)) {
+  if (!has_corr || !ns_has_columns(nf->db, "CUPTI_ACTIVITY_KIND_RUNTIME", rt) ||
+      !ns_has_columns(nf->db, "NVTX_EVENTS", nv)) {
     fr->sizes_why = !has_corr ? "the kernel table has no correlationId"
-                    : !has_cols(nf, "CUPTI_ACTIVITY_KIND_RUNTIME", rt)
+                    : !ns_has_columns(nf->db, "CUPTI_ACTIVITY_KIND_RUNTIME", rt)
                         ? "no CUPTI_ACTIVITY_KIND_RUNTIME with globalTid and correlationId (trace cuda)"
                         : "no NVTX_EVENTS with globalTid and jsonText (trace nvtx; NCCL 2.19 or later writes the "
                           "payloads)";
     return TRUE;
   }
-  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, has_cols(nf, "NVTX_EVENTS", nvid),
+  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, ns_has_columns(nf->db, "NVTX_EVENTS", nvid),
                                            &fr->nvtx_sized_ranges, nf->error);
   if (by_corr == NULL)
     return FALSE;
@@ -302,7 +284,7 @@ static gboolean read_file(ns_file *nf, op_rows *o)
     return FALSE;
   o->kind = 0;
   static const char *const corr[] = {"correlationId", NULL};
-  gboolean has_corr = has_cols(nf, "CUPTI_ACTIVITY_KIND_KERNEL", corr);
+  gboolean has_corr = ns_has_columns(nf->db, "CUPTI_ACTIVITY_KIND_KERNEL", corr);
   if (!query(nf, has_corr ? "SELECT k.start, k.end, k.deviceId, k.streamId, s.value, k.correlationId FROM "
                             "CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName"
                           : "SELECT k.start, k.end, k.deviceId, k.streamId, s.value, -1 FROM "

@@ -16,7 +16,7 @@
  * column leaves the fact absent; the metric then says why.  Time
  * O(rows) per file; memory 24 bytes per kernel and 16 per sample.
  */
-#include "frontends/nsys.h"
+#include "frontends/nsys_internal.h"
 
 #include <sqlite3.h>
 #include <string.h>
@@ -30,8 +30,7 @@ typedef struct {
   GError **error;
 } facts_file;
 
-/* Whether table t has every column of cols (NULL-ended).  O(columns). */
-static gboolean has_columns(sqlite3 *db, const char *t, const char *const *cols)
+gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols)
 {
   char *sql = g_strdup_printf("PRAGMA table_info(\"%s\")", t);
   sqlite3_stmt *st = NULL;
@@ -141,8 +140,8 @@ static void sample_row(sqlite3_stmt *st, gpointer data)
 static int sm_count_of(facts_file *ff, int64_t id)
 {
   static const char *const with_cu[] = {"smCount", "cuDevice", NULL}, *const with_id[] = {"smCount", "id", NULL};
-  gboolean cu = has_columns(ff->db, "TARGET_INFO_GPU", with_cu);
-  if (!cu && !has_columns(ff->db, "TARGET_INFO_GPU", with_id))
+  gboolean cu = ns_has_columns(ff->db, "TARGET_INFO_GPU", with_cu);
+  if (!cu && !ns_has_columns(ff->db, "TARGET_INFO_GPU", with_id))
     return 0;
   int64_t n = 0;
   char *sql = g_strdup_printf("SELECT smCount FROM TARGET_INFO_GPU WHERE %s = %" G_GINT64_FORMAT " LIMIT 1",
@@ -160,9 +159,9 @@ static gboolean file_devices(facts_file *ff, dev_rows *d)
 {
   static const char *const cols[] = {"start", "deviceId", NULL};
   GString *sql = g_string_new("SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_KERNEL");
-  if (has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMCPY", cols))
+  if (ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMCPY", cols))
     g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMCPY");
-  if (has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMSET", cols))
+  if (ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMSET", cols))
     g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMSET");
   gboolean ok = facts_query(ff, sql->str, dev_row, d);
   g_string_free(sql, TRUE);
@@ -190,12 +189,12 @@ static gboolean facts_file_read(facts_file *ff, fe_nsys_facts *f)
     }
   }
   grid_rows g = {&d, f, first};
-  if (ok && has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
+  if (ok && ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
     f->have_grids = TRUE;
     ok = facts_query(ff, "SELECT start, end, deviceId, gridX, gridY, gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL", grid_row,
                      &g);
   }
-  if (ok && has_columns(ff->db, "GPU_METRICS", mcols) && has_columns(ff->db, "TARGET_INFO_GPU_METRICS", ncols)) {
+  if (ok && ns_has_columns(ff->db, "GPU_METRICS", mcols) && ns_has_columns(ff->db, "TARGET_INFO_GPU_METRICS", ncols)) {
     f->have_gpu_metrics = TRUE;
     ok = facts_query(ff, "SELECT m.timestamp, m.typeId & 255, m.value FROM GPU_METRICS m WHERE m.metricId IN "
                      "(SELECT metricId FROM TARGET_INFO_GPU_METRICS WHERE metricName = '" NSYS_P2P_METRIC "') "

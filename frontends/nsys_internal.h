@@ -35,4 +35,9 @@ gboolean ns_payload_parse(const char *json, ns_payload *out);
 GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, uint64_t *n_ranges, GError **error);
 
 G_END_DECLS
+/* Whether table t exists with every column of cols (NULL-ended); no error
+ * either way (nsys_facts.c; the exports' schema differs between nsys
+ * releases).  O(columns). */
+gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols);
+
 #endif
