@@ -292,9 +292,10 @@ static et_workload *scale_workload(et_workload *w, const wisp_load_options *lo, 
     et_workload_free(w);
   else if (o == NULL || repart)
     ; /* wisp_repartition consumed w and printed its lines */
-  else if (!lo->quiet && o->scale && !lo->scale_in_report)
-    fprintf(stderr, "wisp: %s\n", et_scale_summary(o->scale));
-  else if (!lo->quiet) { /* --card alone: the layout it gives, checked against the trace */
+  else if (o->scale) { /* the report says it (scale_in_report), or this line does: once either way */
+    if (!lo->quiet && !lo->scale_in_report)
+      fprintf(stderr, "wisp: %s\n", et_scale_summary(o->scale));
+  } else if (!lo->quiet) { /* --card alone: the layout it gives, checked against the trace */
     GString *d = g_string_new(NULL);
     et_layout_describe(&l, o, d);
     fprintf(stderr, "wisp: %s", d->str);
