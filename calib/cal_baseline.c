@@ -383,7 +383,6 @@ gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double ma
   cal_baseline b;
   cal_baseline_compute(r, w, &b);
   cal_baseline_clear(&b);
-  char s1[32], s2[32];
   if (b.meas_step < 0 && w && w->scale) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "--check-baseline %.2f: a scaled job (--scale) has no measured step (the trace measured %d "
@@ -401,10 +400,10 @@ gboolean cal_check_baseline(const sim_result *r, const et_workload *w, double ma
   if (!(fabs(b.step_err_pct) <= max_pct)) {
     char *advice = sim_report_baseline_advice(w, r->measured_starts);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
-                "--check-baseline %.2f: baseline step error %+.2f %% exceeds the bound (simulated %s ns, "
-                "measured %s ns on rank %d); %s",
-                max_pct, b.step_err_pct, wisp_ns_string(b.sim_step, s1), wisp_ns_string(b.meas_step, s2),
-                b.meas_step_rank, advice);
+                "--check-baseline %.2f: baseline step error %+.2f %% exceeds the bound (simulated %.6f ms, "
+                "measured %.6f ms on rank %d); %s",
+                max_pct, b.step_err_pct, (double)b.sim_step / 1e9, (double)b.meas_step / 1e9, b.meas_step_rank,
+                advice);
     g_free(advice);
     return FALSE;
   }

@@ -71,6 +71,20 @@ static void test_advice_names_starts(void)
   test_expect_has(err, " % exceeds the bound");
   test_expect_has(err, "replay the ranks' measured starts with --starts measured (their measured windows start up to");
   g_assert_null(strstr(err, "wisp calibrate"));
+  /* The error's step times are the report's, in its unit (it printed
+   * "simulated 14711067.282 ns, measured 19901000.000 ns" beside tables
+   * in ms): "baseline: simulated step S ms vs measured M ms" on stdout. */
+  const char *bl = strstr(out, "baseline: simulated step ");
+  g_assert_nonnull(bl);
+  double sim_ms = g_ascii_strtod(bl + strlen("baseline: simulated step "), NULL);
+  const char *vs = strstr(bl, " vs measured ");
+  g_assert_nonnull(vs);
+  double meas_ms = g_ascii_strtod(vs + strlen(" vs measured "), NULL);
+  g_assert_cmpfloat(meas_ms, ==, 19.901); /* the latest measured window, rank 1 (doc/kineto.md) */
+  char *both = g_strdup_printf("(simulated %.6f ms, measured %.6f ms on rank 1)", sim_ms, meas_ms);
+  test_expect_has(err, both);
+  g_assert_null(strstr(err, " ns"));
+  g_free(both);
   g_free(out);
   g_free(err);
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"utility", k, "--network", "dgx-a100", "-r", "scale_up_bw",
