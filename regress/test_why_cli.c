@@ -146,6 +146,82 @@ static void test_latency_and_levers(void)
   test_example_teardown(&v);
 }
 
+/* The number in column col (0-based, blank-separated) of a table row. */
+static double column(const char *row, guint col)
+{
+  char **f = g_strsplit_set(row, " ", -1);
+  guint k = 0;
+  double v = NAN;
+  for (char **c = f; *c; c++)
+    if (**c && k++ == col) {
+      v = g_ascii_strtod(*c, NULL);
+      break;
+    }
+  g_strfreev(f);
+  return v;
+}
+
+/* DLRM at dp=256 on dgx-a100 (the issue's dp=1024 case at a quarter of the
+ * cost): the step is bound by communication, halving every latency removes
+ * about 4 % of T while doubling any bandwidth removes 0.3 %, and the
+ * latency row was called "neither latency nor bandwidth bounds the step".
+ * Now it is latency-bound, and the line says how much of the path's
+ * communication the links explain: 2 x (L + B) % of T (the latency and
+ * bandwidth terms when time is linear in each), the rest the library's
+ * fixed costs.  Every figure is the table's or the path's. */
+static void test_latency_bound_at_scale(void)
+{
+  char *dir = NULL, *k = test_dlrm_kineto("wisp-why-XXXXXX", &dir);
+  if (k == NULL)
+    return;
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", k, "--network", "dgx-a100", "--scale", "dp=256", "-r",
+                                                 "scale_out_bw,scale_up_bw,latency", NULL}, &out), ==, 0);
+  test_expect_has(out, "bound: the step is bound by communication: ");
+  char *lat_row = line_with(out, "latency "), *out_row = line_with(out, "scale_out_bw "),
+       *up_row = line_with(out, "scale_up_bw ");
+  g_assert_nonnull(lat_row);
+  g_assert_nonnull(out_row);
+  g_assert_nonnull(up_row);
+  double L = column(lat_row, 3), B = MAX(column(out_row, 3), column(up_row, 3));
+  g_test_message("latency %.4f %%, best bandwidth %.4f %%", L, B);
+  g_assert_cmpfloat(L, >, 2.0 * B);
+  g_assert_cmpfloat(L, >=, 1.0);
+  char *why = line_with(strstr(out, "why, per row"), "  latency ");
+  g_assert_nonnull(why);
+  test_expect_has(why, "latency-bound, halving latency helps more than doubling any bandwidth (best: scale_out_bw");
+  g_assert_null(strstr(why, "neither latency nor bandwidth"));
+  /* "(X ms, C % of T)": the path's communication share. */
+  const char *c = strstr(why, " ms, ");
+  g_assert_nonnull(c);
+  double C = g_ascii_strtod(c + strlen(" ms, "), NULL);
+  /* "the links explain about 2 x (a + b) = s % of T ...; the other r %":
+   * a, b the rows' utilities (two decimals), s = 2 (a + b), r = C - s, each
+   * to its printed rounding. */
+  const char *x = strstr(why, "the links explain about 2 x (");
+  g_assert_nonnull(x);
+  char *end = NULL;
+  double a = g_ascii_strtod(x + strlen("the links explain about 2 x ("), &end);
+  g_assert_true(g_str_has_prefix(end, " + "));
+  double b = g_ascii_strtod(end + 3, &end);
+  g_assert_true(g_str_has_prefix(end, ") = "));
+  double sum = g_ascii_strtod(end + 4, &end);
+  g_assert_true(g_str_has_prefix(end, " % of T (latency and bandwidth terms"));
+  const char *o = strstr(end, "; the other ");
+  g_assert_nonnull(o);
+  double rest = g_ascii_strtod(o + strlen("; the other "), &end);
+  g_assert_true(g_str_has_prefix(end, " % of the path's communication responds to neither"));
+  g_assert_cmpfloat(fabs(a - L), <=, 0.0051);
+  g_assert_cmpfloat(fabs(b - B), <=, 0.0051);
+  g_assert_cmpfloat(fabs(sum - 2.0 * (L + B)), <=, 0.051);
+  g_assert_cmpfloat(fabs(rest - (C - 2.0 * (L + B))), <=, 0.101);
+  g_assert_cmpfloat(rest, >, sum); /* the links explain the smaller part */
+  g_free(why), g_free(lat_row), g_free(out_row), g_free(up_row);
+  g_free(out);
+  test_rm_rf(dir);
+  g_free(dir), g_free(k);
+}
+
 /* Rows that change nothing are not applicable, with the reason: 8 ranks
  * on a DGX A100 preset fill one NVLink domain ([8, 1] stays [8, 1]), and
  * on a TPU slice scale_up_bw and ici_bw are one tier. */
@@ -178,6 +254,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/why/per-row", test_per_row);
   g_test_add_func("/why/latency-and-levers", test_latency_and_levers);
+  g_test_add_func("/why/latency-bound-at-scale", test_latency_bound_at_scale);
   g_test_add_func("/why/not-applicable", test_not_applicable);
   return g_test_run();
 }

@@ -168,6 +168,38 @@ static void waiting_clause(const study_summary *b, GString *s)
                                                                    "sender");
 }
 
+/* The latency row's verdict from its utility L, the best bandwidth row's
+ * B and the path's communication share C (all % of T).  Latency-bound
+ * when halving latency removes more than doubling any bandwidth and at
+ * least WHY_MATTERS_PCT of T: a host-bound step whose rows all round to
+ * zero is not called latency-bound because 0.04 beats 0.00, while a
+ * 1,024-rank all-to-all whose latency row is 4 % against 0.3 % is.  When
+ * the links explain less than half of the path's communication, the
+ * sentence says so: if time is linear in latency and in 1 / bandwidth,
+ * the latency term is about 2 L and the bandwidth term 2 B, and the rest
+ * is the library's fixed per-step costs, which no link change shortens
+ * (DLRM at dp=256 on dgx-a100: an all-to-all of 24 KiB over 256 ranks
+ * takes 4.04 ms in collbench and still 3.57 ms with every link latency
+ * 0). */
+#define WHY_MATTERS_PCT 1.0
+static void latency_verdict(double L, const char *bn, double B, double C, GString *s)
+{
+  if (L > B && L >= WHY_MATTERS_PCT)
+    g_string_append_printf(s, ": latency-bound, halving latency helps more than doubling any bandwidth (best: "
+                           "%s %.2f %%)", bn, B);
+  else if (L > B)
+    g_string_append_printf(s, ": neither latency nor bandwidth bounds the step (best bandwidth row: %s %.2f %%)",
+                           bn, B);
+  else
+    g_string_append_printf(s, ": bandwidth-bound more than latency-bound (%s removed %.2f %%)", bn, B);
+  double links = 2.0 * (MAX(L, 0.0) + MAX(B, 0.0));
+  if (L >= WHY_MATTERS_PCT && links < 0.5 * C)
+    g_string_append_printf(s, "; the links explain about 2 x (%.2f + %.2f) = %.1f %% of T (latency and bandwidth "
+                           "terms, if time is linear in each); the other %.1f %% of the path's communication responds to "
+                           "neither: fixed costs of the communication library (its per-step latencies)", L, MAX(B, 0.0),
+                           links, C - links);
+}
+
 /* A network row: what of the path it can act on, what it removed. */
 static void network_why(const study_utility_result *u, const study_utility_row *r, const why_tiers *wt,
                         const topo_variant *base, GString *s)
@@ -194,17 +226,8 @@ static void network_why(const study_utility_result *u, const study_utility_row *
                            r->utility_pct);
     const char *bn = NULL;
     double bb = best_bw_row(u, &bn);
-    /* Latency-bound only when halving it matters (a tenth of the path's
-     * communication at least): a host-bound step whose rows all round to
-     * zero is not called latency-bound because 0.04 beats 0.00. */
-    if (bn && r->utility_pct > bb && r->utility_pct >= 0.1 * pct(on, T))
-      g_string_append_printf(s, ": latency-bound, halving latency helps more than doubling any bandwidth (best: "
-                             "%s %.2f %%)", bn, bb);
-    else if (bn && r->utility_pct > bb)
-      g_string_append_printf(s, ": neither latency nor bandwidth bounds the step (best bandwidth row: %s %.2f %%)",
-                             bn, bb);
-    else if (bn)
-      g_string_append_printf(s, ": bandwidth-bound more than latency-bound (%s removed %.2f %%)", bn, bb);
+    if (bn)
+      latency_verdict(r->utility_pct, bn, bb, pct(on, T), s);
   } else {
     g_string_append_printf(s, "%s of communication on the critical path (%.1f %% of T) %s tier '%s', the most "
                            "this change can remove while the schedule stays the same; it removed %.2f %% of T",
