@@ -151,7 +151,7 @@ static void test_simulate_slow_rank(void)
  * baseline is T_s = T + 160 us (above); compute 2x halves every kernel,
  * the straggler's too, so each layer lasts 1.2 x (Cg + Ce) / 2 + A =
  * 240 us + A and T_2x = 2 (240 us + A); host: the workload has no CPU
- * node, so T_2x = T_s and the utility is 0. */
+ * node, so the row is not applicable (no T_2x, no utility), not 0 %. */
 static void test_utility_levers_cli(void)
 {
   env v;
@@ -164,8 +164,13 @@ static void test_utility_levers_cli(void)
   cJSON *u = load_json(json);
   g_assert_cmpfloat(fabs(num(u, "baseline_step_ns") - (T_us + 160) * 1e3), <, 1e-3);
   const cJSON *res = cJSON_GetObjectItemCaseSensitive(u, "resources");
-  const double t2x[2] = {2 * (240 + A_us) * 1e3, (T_us + 160) * 1e3};
-  for (int k = 0; k < 2; k++) {
+  const double t2x[1] = {2 * (240 + A_us) * 1e3};
+  const cJSON *h = cJSON_GetArrayItem(res, 1);
+  g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(h, "resource")->valuestring, ==, "host");
+  g_assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(h, "applicable")));
+  g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(h, "utility_pct")));
+  g_assert_nonnull(strstr(out, "not applicable: the workload has no host/CPU nodes to halve"));
+  for (int k = 0; k < 1; k++) {
     const cJSON *x = cJSON_GetArrayItem(res, k);
     g_test_message("%s: T_2x %.3f ns, expect %.3f", cJSON_GetObjectItemCaseSensitive(x, "resource")->valuestring,
                    num(x, "step_time_2x_ns"), t2x[k]);

@@ -222,6 +222,52 @@ static void test_latency_bound_at_scale(void)
   g_free(dir), g_free(k);
 }
 
+/* The issue's `-r compute:gemm,host` on the scaled example: its kernels
+ * are layer nodes no class rule names and it has no CPU nodes, so neither
+ * lever changes anything; the rows were 0.0000 % with why-lines about all
+ * of GPU compute ("70.2 % ... (every kernel class)").  Now both are not
+ * applicable with the reason.  On DLRM (gemm kernels 26.69 % of kernel
+ * time) compute:gemm's line gives the gemm kernels' own share of the
+ * path, beside all of GPU compute's, which the critical path's table
+ * prints (--verbose "compute" row). */
+static void test_lever_rows(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-why-XXXXXX"))
+    return;
+  char *net = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "cluster-1024.yaml", NULL);
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", v.example, "--scale", "dp=128", "--network", net, "-r",
+                                                 "compute:gemm,host", NULL}, &out), ==, 0);
+  char *gemm = line_with(out, "compute:gemm "), *host = line_with(out, "host ");
+  g_assert_nonnull(gemm);
+  g_assert_nonnull(host);
+  test_expect_has(gemm, "not applicable: no GPU kernel of the workload is of class gemm");
+  test_expect_has(host, "not applicable: the workload has no host/CPU nodes to halve");
+  g_assert_null(strstr(gemm, "0.0000"));
+  g_assert_null(strstr(host, "0.0000"));
+  g_assert_null(strstr(out, "every kernel class"));
+  g_free(gemm), g_free(host), g_free(out), g_free(net);
+  test_example_teardown(&v);
+
+  char *dir = NULL, *k = test_dlrm_kineto("wisp-why-XXXXXX", &dir);
+  if (k == NULL)
+    return;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", k, "--network", "dgx-a100", "--verbose", "-r",
+                                                 "compute,compute:gemm", NULL}, &out), ==, 0);
+  char *crow = line_with(strstr(out, "  category "), "  compute "), *why = line_with(strstr(out, "why, per row"),
+                                                                                  "  compute:gemm ");
+  g_assert_nonnull(crow);
+  g_assert_nonnull(why);
+  double share = column(crow, 2); /* "  compute   time_ms   share_%" */
+  char *want = g_strdup_printf("(GPU compute in all: %.2f %%)", share);
+  test_expect_has(why, want);
+  test_expect_has(why, "gemm kernels are ");
+  g_free(want), g_free(crow), g_free(why), g_free(out);
+  test_rm_rf(dir);
+  g_free(dir), g_free(k);
+}
+
 /* Rows that change nothing are not applicable, with the reason: 8 ranks
  * on a DGX A100 preset fill one NVLink domain ([8, 1] stays [8, 1]), and
  * on a TPU slice scale_up_bw and ici_bw are one tier. */
@@ -255,6 +301,7 @@ int main(int argc, char **argv)
   g_test_add_func("/why/per-row", test_per_row);
   g_test_add_func("/why/latency-and-levers", test_latency_and_levers);
   g_test_add_func("/why/latency-bound-at-scale", test_latency_bound_at_scale);
+  g_test_add_func("/why/lever-rows", test_lever_rows);
   g_test_add_func("/why/not-applicable", test_not_applicable);
   return g_test_run();
 }

@@ -194,8 +194,9 @@ static gboolean is_lever(const char *res)
 }
 
 /* The share of the workload's time a lever scales: GPU kernels (of a
- * class) or CPU nodes, over all ranks.  O(nodes x name length). */
-static char *lever_share(const et_workload *w, const char *res)
+ * class) or CPU nodes, over all ranks; *scaled is that time (0: the lever
+ * changes nothing).  O(nodes x name length). */
+static char *lever_share(const et_workload *w, const char *res, double *scaled)
 {
   sim_kernel_class want = SIM_KERNEL_CLASS_COUNT;
   gboolean host = strcmp(res, "host") == 0;
@@ -219,6 +220,7 @@ static char *lever_share(const et_workload *w, const char *res)
       }
     }
   }
+  *scaled = part;
   if (host)
     return g_strdup_printf("CPU nodes: %.6f ms over all ranks", part / 1e9);
   if (want == SIM_KERNEL_CLASS_COUNT)
@@ -231,6 +233,17 @@ static char *lever_share(const et_workload *w, const char *res)
                            all > 0 ? 100.0 * unnamed / all : 0.0);
   return g_strdup_printf("%s kernels: %.2f %% of GPU kernel time", sim_kernel_class_name(want),
                          all > 0 ? 100.0 * part / all : 0.0);
+}
+
+/* Why a lever that scales no node is not applicable (g_free). */
+static char *lever_nothing(const char *res)
+{
+  if (strcmp(res, "host") == 0)
+    return g_strdup("the workload has no host/CPU nodes to halve (its input kept no CPU operators or launches)");
+  if (strcmp(res, "compute") == 0)
+    return g_strdup("the workload has no GPU kernels to halve");
+  return g_strdup_printf("no GPU kernel of the workload is of class %s (the class comes from the kernel's name; "
+                         "doc/studies.md \"Kernel classes\"), so halving it changes nothing", res + 8);
 }
 
 study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
@@ -298,11 +311,18 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
         break;
       }
       lo.critical_path = FALSE;
-      row.applicable = TRUE;
+      double scaled = 0;
       row.change = g_strdup_printf("%s x2 faster", row.resource);
-      row.note = lever_share(w, row.resource);
-      ok = study_run_point(w, base, &lo, &row.variant, error);
-      row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
+      row.note = lever_share(w, row.resource, &scaled);
+      row.applicable = scaled > 0;
+      if (row.applicable) {
+        ok = study_run_point(w, base, &lo, &row.variant, error);
+        row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
+      } else { /* nothing to halve: not a 0 % utility (issue 29 item 2) */
+        g_free(row.note);
+        row.note = lever_nothing(row.resource);
+        row.utility_pct = NAN;
+      }
       g_array_append_val(u->rows, row);
       g_ptr_array_add(yamls, NULL);
       continue;

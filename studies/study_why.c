@@ -17,6 +17,7 @@
 #include "studies/study.h"
 #include "chakra/et_view.h"
 #include "replay/sim_critical.h"
+#include "replay/sim_levers.h"
 
 #include <math.h>
 #include <string.h>
@@ -269,15 +270,40 @@ char *study_utility_comm_lines(const study_utility_result *u)
   return g_string_free(s, FALSE);
 }
 
-/* A lever row (compute, compute:CLASS, host): the path's share of it. */
-static void lever_why(const study_utility_result *u, const study_utility_row *r, GString *s)
+/* The path's time in GPU kernels of class k: its compute segments whose
+ * node is a kernel (not a CPU node, delay or replayed op) of that class,
+ * as the lever picks them.  O(path segments x name length). */
+static sim_time_ps path_class_time(const sim_critical_path *p, const et_workload *w, sim_kernel_class k)
+{
+  sim_time_ps t = 0;
+  for (guint i = 0; i < p->segments->len; i++) {
+    const sim_crit_segment *x = &g_array_index(p->segments, sim_crit_segment, i);
+    const et_graph *g = w->ranks[x->rank];
+    const et_node *n = &g->nodes[x->node];
+    if (x->category == SIM_CRIT_COMPUTE && n->type == ET_NODE_COMP &&
+        !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY | ET_FLAG_REPLAY)) &&
+        sim_kernel_classify(et_node_name(g, x->node)) == k)
+      t += x->end - x->start;
+  }
+  return t;
+}
+
+/* A lever row (compute, compute:CLASS, host): the path's share of what it
+ * halves (for a class, that class's kernels on the path, not all compute). */
+static void lever_why(const study_utility_result *u, const study_utility_row *r, const et_workload *w, GString *s)
 {
   const sim_critical_path *p = u->baseline_critical;
   gboolean host = strcmp(r->resource, "host") == 0;
   sim_crit_category c = host ? SIM_CRIT_HOST : SIM_CRIT_COMPUTE;
-  g_string_append_printf(s, "%s is %.1f %% of the critical path%s; halving it removed %.2f %% of T",
-                         sim_crit_headline_name(c), pct(p->by_category[c], p->step_time),
-                         g_str_has_prefix(r->resource, "compute:") ? " (every kernel class)" : "", r->utility_pct);
+  sim_kernel_class k;
+  if (g_str_has_prefix(r->resource, "compute:") && sim_kernel_class_from_name(r->resource + 8, &k))
+    g_string_append_printf(s, "%s kernels are %.2f %% of the critical path (GPU compute in all: %.2f %%)",
+                           sim_kernel_class_name(k), pct(path_class_time(p, w, k), p->step_time),
+                           pct(p->by_category[c], p->step_time));
+  else
+    g_string_append_printf(s, "%s is %.2f %% of the critical path", sim_crit_headline_name(c),
+                           pct(p->by_category[c], p->step_time));
+  g_string_append_printf(s, "; halving it removed %.2f %% of T", r->utility_pct);
 }
 
 GPtrArray *study_utility_why(const study_utility_result *u, const et_workload *w, const topo_variant *base)
@@ -299,7 +325,7 @@ GPtrArray *study_utility_why(const study_utility_result *u, const et_workload *w
     GString *s = g_string_new(NULL);
     if (strcmp(r->resource, "compute") == 0 || strcmp(r->resource, "host") == 0 ||
         g_str_has_prefix(r->resource, "compute:"))
-      lever_why(u, r, s);
+      lever_why(u, r, w, s);
     else
       network_why(u, r, &wt, base, s);
     g_ptr_array_add(lines, g_string_free(s, FALSE));
