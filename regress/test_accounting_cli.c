@@ -217,8 +217,11 @@ static void test_straggler_closed_form(void)
   test_expect_has(out, "communication (mean over ranks, the simulate table's columns): exposed 0.395658 ms = transfer "
                        "0.275658 ms + straggler wait 0.120000 ms + dependency wait 0.000000 ms; overlapped with "
                        "compute 0.000000 ms\n");
-  test_expect_has(out, "  most exposed: rank 0, 0.435658 ms, of which 0.160000 ms (36.7 %) waiting for peers; a faster "
-                       "network shortens transfer only: 0.275658 ms on the critical path");
+  /* ... and whom it waits for: the slow rank 2 issues last at both
+   * all-reduces. */
+  test_expect_has(out, "  most exposed: rank 0, 0.435658 ms, of which 0.160000 ms (36.7 %) waiting for peers (for rank "
+                       "2, which issued last in 2 of its 2 collectives); a faster network shortens transfer only: "
+                       "0.275658 ms on the critical path");
   g_free(out);
   test_rm_rf(dir);
   g_free(dir), g_free(wl), g_free(net), g_free(json), g_free(svg);
@@ -288,11 +291,16 @@ static void test_dlrm(void)
   check_sums(ranks);
   check_svg(svg, ranks);
   /* Means and the rank with the most exposed communication, summed here. */
-  double ex = 0, xf = 0, sw = 0, dw = 0, ov = 0, most = -1;
-  int n = cJSON_GetArraySize(ranks), most_rank = -1;
+  double ex = 0, xf = 0, sw = 0, dw = 0, ov = 0, most = -1, last = 0, last_colls = 0;
+  int n = cJSON_GetArraySize(ranks), most_rank = -1, last_rank = -1;
   const cJSON *x;
   cJSON_ArrayForEach(x, ranks)
   {
+    if (num(x, "last_arrivals") > last) { /* the rank the others wait for */
+      last = num(x, "last_arrivals");
+      last_colls = num(x, "collectives");
+      last_rank = (int)num(x, "rank");
+    }
     ex += num(x, "exposed_comm_ns") / n, xf += num(x, "comm_transfer_ns") / n;
     sw += num(x, "straggler_wait_ns") / n, dw += num(x, "dependency_wait_ns") / n;
     ov += num(x, "overlapped_comm_ns") / n;
@@ -327,6 +335,32 @@ static void test_dlrm(void)
   want = g_strdup_printf("  most exposed: rank %d, %.6f ms, of which ", most_rank, most / 1e6);
   test_expect_has(out, want);
   g_free(want);
+  /* Which rank the waiting is for, as the JSON's last_arrivals count it
+   * (rank 3, 7 of its 8: doc/kineto.md), so a reader of the utility
+   * output alone can name the rank that bounds the step. */
+  g_assert_cmpint(last_rank, ==, 3);
+  want = g_strdup_printf("waiting for peers (for rank %d, which issued last in %.0f of its %.0f collectives)", last_rank,
+                         last, last_colls);
+  test_expect_has(out, want);
+  g_free(want);
+  /* The bound sentence repeats the path's straggler wait in the same unit
+   * and figure as the "straggler waits" line (it said 803.199 us beside
+   * 0.803199 ms). */
+  const char *sl = strstr(out, "  straggler waits: rank 3 made the path wait ");
+  g_assert_nonnull(sl);
+  double wait_ms = g_ascii_strtod(sl + strlen("  straggler waits: rank 3 made the path wait "), NULL);
+  want = g_strdup_printf("rank 3's work makes the ranks on the path wait %.6f ms", wait_ms);
+  test_expect_has(out, want);
+  g_free(want);
+  /* No time in us in the sentences (the table's change column names link
+   * latencies such as "ib 1 us -> 500 ns", a setting, not a result). */
+  const char *cp = strstr(out, "critical path: "), *tab = strstr(out, "\nresource "),
+             *wy = strstr(out, "why, per row"), *sens = strstr(out, "\nsensitivity: ");
+  g_assert_true(cp && tab && wy && sens && cp < tab && wy < sens);
+  char *sentences = g_strndup(cp, (gsize)(tab - cp)), *whys = g_strndup(wy, (gsize)(sens - wy));
+  g_assert_null(strstr(sentences, " us "));
+  g_assert_null(strstr(whys, " us "));
+  g_free(sentences), g_free(whys);
   want = g_strdup_printf("a faster network shortens transfer only: %.6f ms on the critical path", path_comm / 1e6);
   test_expect_has(out, want);
   g_free(want);

@@ -206,7 +206,7 @@ static void test_straggler(void)
   char *b = sim_crit_bound_sentence(p, w);
   g_test_message("%s", b);
   g_assert_true(g_str_has_prefix(b, "the step is bound by GPU compute: 70.6 % of the critical path (rank 1)"));
-  g_assert_nonnull(strstr(b, "rank 1's work makes the ranks on the path wait 20 us (47.1 % of the step)"));
+  g_assert_nonnull(strstr(b, "rank 1's work makes the ranks on the path wait 0.020000 ms (47.1 % of the step)"));
   g_assert_nonnull(strstr(b, "communication transfer (data moving) is 29.4 % of the path"));
   g_free(b);
   sim_result_free(r);
@@ -454,7 +454,7 @@ static void test_straggler_sentence(void)
   char *s = sim_crit_bound_sentence(p, w);
   g_test_message("%s", s);
   g_assert_true(g_str_has_prefix(s, "the step is bound by a straggler: rank 1's work makes the ranks on the path "
-                                    "wait 25 us"));
+                                    "wait 0.025000 ms"));
   g_free(s);
   sim_result_free(r);
   et_workload_free(w);

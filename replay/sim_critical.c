@@ -464,7 +464,9 @@ const char *sim_crit_headline_name(sim_crit_category c)
 }
 
 /* Where category c lies on the path: " (rank R)" when on one rank, else
- * " (most on rank R: X % of the path)".  O(segments + ranks). */
+ * " (of it, X % of the path on rank R, the rest on N other ranks)": X is
+ * that category's time on R, not all of R's path time (the --verbose
+ * "path time by rank" line).  O(segments + ranks). */
 static void append_where(GString *s, const sim_critical_path *p, int c)
 {
   sim_time_ps *per = g_new0(sim_time_ps, p->n_ranks > 0 ? p->n_ranks : 1);
@@ -483,8 +485,8 @@ static void append_where(GString *s, const sim_critical_path *p, int c)
   if (ranks == 1)
     g_string_append_printf(s, " (rank %d)", best);
   else if (ranks > 1)
-    g_string_append_printf(s, " (most on rank %d: %.1f %% of the path, the rest on %d other rank%s)", best,
-                           pct(per[best], p->step_time), ranks - 1, ranks - 1 == 1 ? "" : "s");
+    g_string_append_printf(s, " (of it, %.1f %% of the path on rank %d, the rest on %d other rank%s)",
+                           pct(per[best], p->step_time), best, ranks - 1, ranks - 1 == 1 ? "" : "s");
   g_free(per);
 }
 
@@ -499,7 +501,10 @@ char *sim_crit_bound_sentence(const sim_critical_path *p, const et_workload *w)
       best = c;
   const sim_crit_straggler *top = p->stragglers->len ? &g_array_index(p->stragglers, sim_crit_straggler, 0) : NULL;
   GString *s = g_string_new("the step is bound by ");
-  char *tw = top ? wisp_format_time(top->waited) : NULL;
+  /* Waits in ms with the straggler and dependency lines' six decimals, so
+   * the sentence repeats their figures (it said 803.199 us beside
+   * "0.803199 ms"). */
+  char *tw = top ? g_strdup_printf("%.6f ms", (double)top->waited / 1e9) : NULL;
   if (top && top->waited > p->by_category[best]) {
     g_string_append_printf(s, "a straggler: rank %d's work makes the ranks on the path wait %s (%.1f %% of the step) "
                            "at %u collective%s; on the path, %s is %.1f %%",
@@ -529,7 +534,7 @@ char *sim_crit_bound_sentence(const sim_critical_path *p, const et_workload *w)
     const sim_crit_straggler *dep =
         p->dependencies->len ? &g_array_index(p->dependencies, sim_crit_straggler, 0) : NULL;
     if (dep) {
-      char *dw = wisp_format_time(dep->waited);
+      char *dw = g_strdup_printf("%.6f ms", (double)dep->waited / 1e9);
       g_string_append_printf(s, "; the path waits %s (%.1f %% of the step) for data from rank %d at %u send/recv "
                              "(a dependency, e.g. a pipeline stage's input)", dw, pct(dep->waited, T), dep->rank,
                              dep->count);

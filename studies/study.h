@@ -57,6 +57,11 @@ typedef struct {
   sim_time_ps comm_transfer, straggler_wait, dependency_wait;
   int most_exposed_rank;       /* -1 when no rank has exposed communication */
   sim_rank_stats most_exposed; /* that rank's figures */
+  /* The rank that issued last in the most collectives (the one the others
+   * wait for, as the simulate report's "collective wait" line names it);
+   * -1 when none did.  Its figures are last_issuer_stats. */
+  int last_issuer;
+  sim_rank_stats last_issuer_stats;
   uint64_t events;
 } study_summary;
 

@@ -226,6 +226,7 @@ void study_summarize(const sim_result *r, study_summary *out)
   out->step_time = r->step_time;
   out->events = r->events;
   out->most_exposed_rank = -1;
+  out->last_issuer = -1;
   if (r->n_ranks == 0)
     return;
   /* Means over ranks, summed exactly in 64 bits then divided once
@@ -242,6 +243,11 @@ void study_summarize(const sim_result *r, study_summary *out)
         (out->most_exposed_rank < 0 || r->ranks[k].exposed_comm > out->most_exposed.exposed_comm)) {
       out->most_exposed_rank = k;
       out->most_exposed = r->ranks[k];
+    }
+    if (r->ranks[k].coll_last > 0 &&
+        (out->last_issuer < 0 || r->ranks[k].coll_last > out->last_issuer_stats.coll_last)) {
+      out->last_issuer = k;
+      out->last_issuer_stats = r->ranks[k];
     }
   }
   out->comm_transfer /= r->n_ranks;

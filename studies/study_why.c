@@ -212,7 +212,9 @@ static void network_why(const study_utility_result *u, const study_utility_row *
   int d = row_tier(r->resource, base, &beyond, &tier);
   gboolean lat = strcmp(r->resource, "latency") == 0 || g_str_has_prefix(r->resource, "lat:");
   sim_time_ps on = lat && strcmp(r->resource, "latency") == 0 ? wt->total : from_tier(wt, beyond ? d + 1 : d);
-  char *ton = wisp_format_time(on);
+  /* ms with six decimals, as the communication and critical-path lines
+   * print the same times (it was "56.0673 us" beside "0.056067 ms"). */
+  char *ton = g_strdup_printf("%.6f ms", (double)on / 1e9);
   if (on == 0 && (tier == NULL || strcmp(r->resource, "latency") == 0)) {
     g_string_append(s, "not network-bound: no simulated communication is on the critical path; ");
     top_category(p, s);
@@ -260,6 +262,11 @@ char *study_utility_comm_lines(const study_utility_result *u)
     sim_time_ps wait = m->straggler_wait + m->dependency_wait;
     g_string_append_printf(s, "  most exposed: rank %d, %.6f ms, of which %.6f ms (%.1f %%) waiting for peers",
                            b->most_exposed_rank, MS(m->exposed_comm), MS(wait), pct(wait, m->exposed_comm));
+    /* Whom they wait for: the rank that issued last most often. */
+    if (m->straggler_wait > 0 && b->last_issuer >= 0 && b->last_issuer != b->most_exposed_rank)
+      g_string_append_printf(s, " (for rank %d, which issued last in %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
+                             " collectives)", b->last_issuer, b->last_issuer_stats.coll_last,
+                             b->last_issuer_stats.colls);
     const sim_critical_path *p = u->baseline_critical;
     if (p)
       g_string_append_printf(s, "; a faster network shortens transfer only: %.6f ms on the critical path (%.1f %% "
