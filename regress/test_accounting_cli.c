@@ -324,6 +324,24 @@ static void test_dlrm(void)
   g_assert_cmpfloat(sw, >, 10 * xf);
   double path_comm = num(obj(obj(r, "critical_path"), "by_category"), "communication_ns");
   g_assert_cmpfloat(path_comm, <=, xf * n);
+  /* The metrics' communication_fraction (waits included) says how much of
+   * that communication is waiting: (sw + dw) / ex of the table's means,
+   * 94.5 % on DLRM, so it reads with the critical path's 0.4 %. */
+  char *frac = g_strdup_printf("communication_fraction: communication kernels' time over active time, waiting for "
+                               "peers included; of the simulated exposed communication %.1f %% is waiting",
+                               100.0 * (sw + dw) / ex);
+  test_expect_has(out, frac);
+  g_free(frac);
+  /* avg_step_time's simulated column is the step time, and the note says
+   * why (the ranks' finishes differ: their mean is not it). */
+  double step_ms = num(r, "step_time_ns") / 1e6;
+  const char *avg = "avg_step_time (ms) ";
+  const char *arow = strstr(out, avg);
+  g_assert_nonnull(arow);
+  double meas_avg = 0, sim_avg = 0;
+  g_assert_cmpint(sscanf(arow + strlen(avg), "%lf %lf", &meas_avg, &sim_avg), ==, 2);
+  g_assert_cmpfloat(fabs(sim_avg - step_ms), <=, 0.0005);
+  test_expect_has(out, "a simulated window ends with the step (the latest rank's finish)");
   cJSON_Delete(r);
   g_free(out);
   g_assert_cmpint(test_wisp_run((const char *[]){"utility", wl, "--network", "dgx-a100", NULL}, &out), ==, 0);

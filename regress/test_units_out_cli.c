@@ -33,8 +33,8 @@ static void test_simulate_units(void)
   g_assert_null(strstr(out, " ns apart"));
   /* Metric rows say their unit; avg_step_time says why it differs. */
   test_expect_has(out, "\nstraggler (fraction) ");
-  test_expect_has(out, "avg_step_time: mean over ranks of each rank's window per step (the step time is the latest "
-                       "rank's finish)");
+  test_expect_has(out, "avg_step_time: mean over ranks of each rank's window per step; a simulated window ends with "
+                       "the step (the latest rank's finish)");
   /* Where the outputs went. */
   char *want = g_strdup_printf("\nsvg: %s (per-rank step breakdown, 8 ranks)\n", svg);
   test_expect_has(out, want);

@@ -237,7 +237,8 @@ static void network_why(const study_utility_result *u, const study_utility_row *
                            ton, pct(on, T), beyond ? "crosses beyond" : "uses", tier ? tier : "?",
                            r->utility_pct);
     if (!beyond && r->utility_pct < 0.5 * pct(on, T))
-      g_string_append(s, " (the rest is latency, other tiers or waiting that moves elsewhere)");
+      g_string_append(s, " (the rest is latency, the library's fixed costs, other tiers or waiting that moves "
+                         "elsewhere)");
   }
   if (!lat)
     waiting_clause(&u->baseline, s);
