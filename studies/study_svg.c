@@ -393,7 +393,7 @@ gboolean study_svg_bar_chart(const char *path, const char *title, const char *y_
   }
   if (drawn < n)
     text(s, (ML + W - MR) / 2.0, H - 6, "middle", 11, "fill=\"#7f7f7f\"",
-         "n/a: not applicable to this cluster (the reason is in the terminal output and the JSON)");
+         "n/a: not applicable to this cluster or workload (the reason is in the terminal output and the JSON)");
   if (all_zero)
     text(s, (ML + W - MR) / 2.0, MT + (H - MT - MB) / 2.0, "middle", 13, "fill=\"#d62728\"",
          zero_note ? zero_note : "every bar is 0");
