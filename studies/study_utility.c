@@ -246,6 +246,42 @@ static char *lever_nothing(const char *res)
                          "doc/studies.md \"Kernel classes\"), so halving it changes nothing", res + 8);
 }
 
+/* One lever row: the same cluster, the replay runs the changed workload
+ * (the lever's nodes for half their duration), or not applicable when the
+ * lever scales nothing (not a 0 % utility, issue 29 item 2).  FALSE (with
+ * *ok FALSE) when the lever cannot be set; *ok FALSE also when its replay
+ * failed (the row is kept, as for network rows). */
+static gboolean lever_row(const et_workload *w, const topo_variant *base, const sim_replay_options *opt, double T,
+                          study_utility_row *row, gboolean *ok, GError **error)
+{
+  sim_replay_options lo = opt ? *opt : (sim_replay_options){0};
+  double cur = strcmp(row->resource, "compute") == 0 ? lo.levers.compute
+               : strcmp(row->resource, "host") == 0  ? lo.levers.host
+                                                     : -1;
+  sim_kernel_class k;
+  if (cur < 0 && sim_kernel_class_from_name(row->resource + 8, &k))
+    cur = lo.levers.kernel[k];
+  cur = cur > 0 ? cur : 1.0;
+  if (!sim_levers_set_speedup(&lo.levers, row->resource, 2.0 * cur, error)) {
+    *ok = FALSE;
+    return FALSE;
+  }
+  lo.critical_path = FALSE;
+  double scaled = 0;
+  row->change = g_strdup_printf("%s x2 faster", row->resource);
+  row->note = lever_share(w, row->resource, &scaled);
+  row->applicable = scaled > 0;
+  if (row->applicable) {
+    *ok = study_run_point(w, base, &lo, &row->variant, error);
+    row->utility_pct = T > 0 ? 100.0 * (T - (double)row->variant.step_time) / T : 0.0;
+  } else {
+    g_free(row->note);
+    row->note = lever_nothing(row->resource);
+    row->utility_pct = NAN;
+  }
+  return TRUE;
+}
+
 study_utility_result *study_utility_run(const et_workload *w, const topo_variant *base, const char *resources,
                                         const sim_replay_options *opt, GError **error)
 {
@@ -295,33 +331,9 @@ study_utility_result *study_utility_run(const et_workload *w, const topo_variant
   for (guint i = 0; i < names->len && ok; i++) {
     study_utility_row row = {.resource = g_strdup(names->pdata[i])};
     if (is_lever(row.resource)) {
-      /* The same cluster; the replay runs the changed workload (the
-       * lever's nodes for half their duration). */
-      sim_replay_options lo = opt ? *opt : (sim_replay_options){0};
-      double cur = strcmp(row.resource, "compute") == 0 ? lo.levers.compute
-                   : strcmp(row.resource, "host") == 0  ? lo.levers.host
-                                                        : -1;
-      sim_kernel_class k;
-      if (cur < 0 && sim_kernel_class_from_name(row.resource + 8, &k))
-        cur = lo.levers.kernel[k];
-      cur = cur > 0 ? cur : 1.0;
-      if (!sim_levers_set_speedup(&lo.levers, row.resource, 2.0 * cur, error)) {
+      if (!lever_row(w, base, opt, T, &row, &ok, error)) {
         g_free(row.resource);
-        ok = FALSE;
         break;
-      }
-      lo.critical_path = FALSE;
-      double scaled = 0;
-      row.change = g_strdup_printf("%s x2 faster", row.resource);
-      row.note = lever_share(w, row.resource, &scaled);
-      row.applicable = scaled > 0;
-      if (row.applicable) {
-        ok = study_run_point(w, base, &lo, &row.variant, error);
-        row.utility_pct = T > 0 ? 100.0 * (T - (double)row.variant.step_time) / T : 0.0;
-      } else { /* nothing to halve: not a 0 % utility (issue 29 item 2) */
-        g_free(row.note);
-        row.note = lever_nothing(row.resource);
-        row.utility_pct = NAN;
       }
       g_array_append_val(u->rows, row);
       g_ptr_array_add(yamls, NULL);
