@@ -107,6 +107,7 @@ static int simulate_inputs(const char *network, const char *system, int n_paths,
     return wisp_cli_fail(error);
   wisp_load_options l = *lo;
   l.scale_in_report = TRUE; /* the summary prints a scaled job's layout on stdout, once */
+  l.unsimulated_in_report = TRUE; /* and its unsimulated-communication warning */
   *w = wisp_load_workload_paths((const char *const *)paths, n_paths, &l, &error);
   if (*w == NULL)
     return wisp_cli_fail(error);

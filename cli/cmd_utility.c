@@ -203,6 +203,7 @@ int wisp_cmd_utility(int argc, char **argv)
     goto out;
   }
   lo.scale_in_report = TRUE; /* study_utility_print says a scaled job's layout on stdout, once */
+  lo.unsimulated_in_report = TRUE; /* and the unsimulated-communication warning */
   if (latency) {
     if (lo.step >= 0 || lo.step_lo >= 0 || lo.all_steps || lo.whole_trace || svg || html || check_baseline >= 0) {
       fprintf(stderr, "wisp utility: --latency replays every model execution itself: give it without --step, "

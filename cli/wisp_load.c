@@ -406,13 +406,14 @@ et_workload *wisp_load_workload_paths(const char *const *paths, int n, const wis
     et_workload_free(w);
     return NULL;
   }
-  if (!lo->quiet && u.replayed_nodes)
+  gboolean warn = !lo->quiet && !lo->unsimulated_in_report; /* else the report says it, once */
+  if (warn && u.replayed_nodes)
     fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " communication operation(s) on %d rank(s) cannot be simulated "
             "(no usable size, group members missing from the trace, or CPU-side ops) and are replayed at their "
             "measured duration: %.6f ms in all, which does not respond to the network; --strict makes this an "
             "error, --replicate-missing completes partial groups\n", u.replayed_nodes, u.replayed_ranks,
             (double)u.replayed_ps / 1e9);
-  if (!lo->quiet && u.zero_byte_collectives)
+  if (warn && u.zero_byte_collectives)
     fprintf(stderr, "wisp: WARNING: %" G_GUINT64_FORMAT " collective(s) have a size of 0 bytes, so only their latency "
             "is simulated; --strict makes this an error\n", u.zero_byte_collectives);
   char *shared = lo->quiet ? NULL : et_workload_share_summary(w);

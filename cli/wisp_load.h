@@ -41,9 +41,11 @@ typedef struct {
                                   --scale; Kineto: sizes of registry kernels that carry none */
   gboolean scale_in_report;    /* the command prints the scaled job's layout in its report (simulate,
                                   utility: on stdout), so the loader does not print it on stderr too */
+  gboolean unsimulated_in_report; /* the command's report warns of communication replayed as measured and
+                                     of 0-byte collectives (simulate, utility), so the loader does not */
 } wisp_load_options;
 
-#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE}
+#define WISP_LOAD_OPTIONS_INIT {0, NULL, -1, TRUE, FALSE, FALSE, -1, -1, FALSE, FALSE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE, FALSE}
 
 /* The frontends' section of a parsed card (fe_card_from_doc), each of its
  * assumptions printed on stderr ("wisp: card FILE: assumption: ..."), so

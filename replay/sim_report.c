@@ -392,11 +392,13 @@ void sim_report_print_unsimulated(const et_workload *w, FILE *out)
   et_workload_unsimulated(w, &u);
   if (u.replayed_nodes)
     fprintf(out, "WARNING: %" G_GUINT64_FORMAT " communication op(s) on %d rank(s) were not simulated but replayed at "
-            "their measured duration (%.6f ms in all): that time does not respond to the network\n", u.replayed_nodes,
-            u.replayed_ranks, (double)u.replayed_ps / 1e9);
+            "their measured duration (%.6f ms in all; no usable size, group members missing from the trace, or "
+            "CPU-side ops): that time does not respond to the network; --strict makes this an error, "
+            "--replicate-missing completes partial groups\n", u.replayed_nodes, u.replayed_ranks,
+            (double)u.replayed_ps / 1e9);
   if (u.zero_byte_collectives)
-    fprintf(out, "WARNING: %" G_GUINT64_FORMAT " collective(s) of 0 bytes: only their latency was simulated\n",
-            u.zero_byte_collectives);
+    fprintf(out, "WARNING: %" G_GUINT64_FORMAT " collective(s) of 0 bytes: only their latency was simulated; "
+            "--strict makes this an error\n", u.zero_byte_collectives);
 }
 
 void sim_report_print_straggler(const sim_result *r, FILE *out)
