@@ -272,6 +272,32 @@ static void test_lever_rows(void)
   g_free(dir), g_free(k);
 }
 
+/* DLRM with its measured starts: halving latency and doubling bandwidth
+ * both remove 0.00 % of T, and the latency line said "bandwidth-bound more
+ * than latency-bound (scale_up_bw removed 0.00 %)".  Neither bounds it. */
+static void test_neither(void)
+{
+  char *dir = NULL, *k = test_dlrm_kineto("wisp-why-XXXXXX", &dir);
+  if (k == NULL)
+    return;
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"utility", k, "--network", "dgx-a100", "--starts", "measured", "-r",
+                                                 "scale_up_bw,latency", NULL}, &out), ==, 0);
+  char *lat_row = line_with(out, "latency "), *bw_row = line_with(out, "scale_up_bw ");
+  g_assert_nonnull(lat_row);
+  g_assert_nonnull(bw_row);
+  double L = column(lat_row, 3), B = column(bw_row, 3);
+  g_test_message("latency %.4f %%, scale_up_bw %.4f %%", L, B);
+  g_assert_cmpfloat(MAX(L, B), <, 1.0);
+  char *why = line_with(strstr(out, "why, per row"), "  latency ");
+  g_assert_nonnull(why);
+  test_expect_has(why, ": neither latency nor bandwidth bounds the step (best bandwidth row: scale_up_bw");
+  g_assert_null(strstr(why, "-bound"));
+  g_free(why), g_free(lat_row), g_free(bw_row), g_free(out);
+  test_rm_rf(dir);
+  g_free(dir), g_free(k);
+}
+
 /* Rows that change nothing are not applicable, with the reason: 8 ranks
  * on a DGX A100 preset fill one NVLink domain ([8, 1] stays [8, 1]), and
  * on a TPU slice scale_up_bw and ici_bw are one tier. */
@@ -306,6 +332,7 @@ int main(int argc, char **argv)
   g_test_add_func("/why/latency-and-levers", test_latency_and_levers);
   g_test_add_func("/why/latency-bound-at-scale", test_latency_bound_at_scale);
   g_test_add_func("/why/lever-rows", test_lever_rows);
+  g_test_add_func("/why/neither", test_neither);
   g_test_add_func("/why/not-applicable", test_not_applicable);
   return g_test_run();
 }

@@ -172,9 +172,12 @@ static void waiting_clause(const study_summary *b, GString *s)
 /* The latency row's verdict from its utility L, the best bandwidth row's
  * B and the path's communication share C (all % of T).  Latency-bound
  * when halving latency removes more than doubling any bandwidth and at
- * least WHY_MATTERS_PCT of T: a host-bound step whose rows all round to
- * zero is not called latency-bound because 0.04 beats 0.00, while a
- * 1,024-rank all-to-all whose latency row is 4 % against 0.3 % is.  When
+ * least WHY_MATTERS_PCT of T; bandwidth-bound when the best bandwidth row
+ * is at least as large and at least that; else neither.  A host-bound
+ * step whose rows all round to zero is neither (not latency-bound because
+ * 0.04 beats 0.00, nor bandwidth-bound because 0.00 ties 0.00), while a
+ * 1,024-rank all-to-all whose latency row is 4 % against 0.3 % is
+ * latency-bound.  When
  * the links explain less than half of the path's communication, the
  * sentence says so: if time is linear in latency and in 1 / bandwidth,
  * the latency term is about 2 L and the bandwidth term 2 B, and the rest
@@ -188,7 +191,7 @@ static void latency_verdict(double L, const char *bn, double B, double C, GStrin
   if (L > B && L >= WHY_MATTERS_PCT)
     g_string_append_printf(s, ": latency-bound, halving latency helps more than doubling any bandwidth (best: "
                            "%s %.2f %%)", bn, B);
-  else if (L > B)
+  else if (MAX(L, B) < WHY_MATTERS_PCT) /* 0.00 against 0.00 is neither, whichever is larger */
     g_string_append_printf(s, ": neither latency nor bandwidth bounds the step (best bandwidth row: %s %.2f %%)",
                            bn, B);
   else
