@@ -185,5 +185,11 @@ uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p,
  * coll_nccl_slice_bytes.  O(log S). */
 uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s, int nch, int depth);
 
+/* The bytes one loop of NCCL's one-node NVLS kernel moves over all its
+ * CTAs: NCCL_NVLS_CHUNKSIZE shrunk for small sizes as calcCollChunking
+ * does for NVLS (src/enqueue.cc; per CTA, concurrentOps = heads), times
+ * the heads and the CTAs.  O(1). */
+uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s);
+
 G_END_DECLS
 #endif

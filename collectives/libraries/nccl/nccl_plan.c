@@ -148,6 +148,14 @@ static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *
     r->pipe_bytes = coll_nccl_tree_chunk_bytes(p, lp->buffsize, s, mdl->channels, depth) *
                     (uint64_t)MAX(mdl->channels, 1);
   }
+  /* One-node NVLS: NCCL's kernel loops over chunks of 16-128 KiB per head
+   * and CTA (src/device/all_reduce.h runNvls over calcCollChunking's NVLS
+   * chunk, sized on each CTA's share: enqueue.cc calls it per channel), so
+   * the run is cut into those loops and each pays its pass through the
+   * switch, which a single piece hid (H100 one node, 32 MiB: 145 -> 152 us,
+   * real 183). */
+  if (a == COLL_NALGO_NVLS)
+    r->pipe_bytes = coll_nccl_nvls_loop_bytes(lp->sm, MAX(mdl->nvls_channels, 1), s);
   r->fifo_chunks = COLL_NCCL_FIFO_SLOTS;
   if (r->pipe_bytes > 0 && p != COLL_PROTO_SIMPLE) {
     /* LL and LL128 forward each line (8 of 16 bytes, 120 of 128) as soon

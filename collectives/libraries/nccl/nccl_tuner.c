@@ -638,3 +638,23 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
   double e = total * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
   return MIN(e, m->link_eff);
 }
+
+/* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
+ * (16), NVLS_NCHANNELS_SM100_NVL (24, one node), NVLS_NCHANNELS_SM100 (32,
+ * several nodes); the chunk NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
+#define NCCL_NVLS_NCHANNELS_SM90 16
+#define NCCL_NVLS_NCHANNELS_SM100_NVL 24
+#define NCCL_NVLS_CHUNK (128u * 1024u)
+
+uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s)
+{
+  uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100_NVL : NCCL_NVLS_NCHANNELS_SM90;
+  uint64_t per_ch = s / ctas, ops = (uint64_t)MAX(heads, 1), chunk = NCCL_NVLS_CHUNK;
+  if (per_ch < 64 * ops * chunk && chunk > 65536)
+    chunk = 65536;
+  if (per_ch < 8 * ops * chunk && chunk > 32768)
+    chunk = 32768;
+  if (per_ch < 2 * ops * chunk && chunk > 16384)
+    chunk = 16384;
+  return chunk * ops * ctas;
+}
