@@ -191,5 +191,9 @@ uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s,
  * the heads and the CTAs.  O(1). */
 uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s);
 
+/* The same for NCCL's NVLS-tree on `nodes` nodes (calcCollChunking's
+ * NVLS_TREE chunk, 32-256 KiB, at most 64 KiB on >= 4 nodes).  O(1). */
+uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s);
+
 G_END_DECLS
 #endif

@@ -156,6 +156,10 @@ static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *
    * real 183). */
   if (a == COLL_NALGO_NVLS)
     r->pipe_bytes = coll_nccl_nvls_loop_bytes(lp->sm, MAX(mdl->nvls_channels, 1), s);
+  /* NVLS-tree pipelines the same way, in its own loops across the nodes
+   * (all_reduce.h runNvlsTree), not in NCCL_BUFFSIZE pieces. */
+  if (a == COLL_NALGO_NVLS_TREE)
+    r->pipe_bytes = coll_nccl_nvls_tree_loop_bytes(lp->sm, MAX(mdl->nvls_channels, 1), mdl->comm.n_nodes, s);
   r->fifo_chunks = COLL_NCCL_FIFO_SLOTS;
   if (r->pipe_bytes > 0 && p != COLL_PROTO_SIMPLE) {
     /* LL and LL128 forward each line (8 of 16 bytes, 120 of 128) as soon
@@ -417,8 +421,9 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
 /* The hooks.  plan: NCCL's plan for a collective (a point-to-point under
  * the NCCL library goes straight through net_send, never here).
  * plan_chunks: NCCL pipelines hierarchical plans in buffer-sized chunks
- * (buffsize, NCCL_BUFFSIZE), and a flat plan whose steps forward the
- * whole buffer (ring broadcast and reduce, the tree) in slices
+ * (buffsize, NCCL_BUFFSIZE) except NVLS-tree (its NVLS loops, pipe_bytes),
+ * and a flat plan whose steps forward the whole buffer (ring broadcast and
+ * reduce, the tree) or pass through the switch (NVLS) in slices or loops
  * (pipe_bytes); other flat plans run one piece per lane (each step
  * already moves 1/n of it; channels add bandwidth, not steps).  Chunks
  * then flow step by step (step_pipe).  describe: the tuner's algorithm
@@ -434,7 +439,7 @@ void coll_nccl_plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   if (!r->stream)
     return;
-  uint64_t unit = r->n_phases > 1 ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
+  uint64_t unit = r->n_phases > 1 && r->nalgo != COLL_NALGO_NVLS_TREE ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
   uint64_t ch = unit > 0 ? (r->bytes + unit - 1) / unit : 1;
   r->n_chunks = (int)CLAMP(ch, 1, COLL_NCCL_MAX_CHUNKS) * r->lanes;
   r->step_pipe = TRUE;

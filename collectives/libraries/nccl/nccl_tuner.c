@@ -644,6 +644,7 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
  * several nodes); the chunk NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
 #define NCCL_NVLS_NCHANNELS_SM90 16
 #define NCCL_NVLS_NCHANNELS_SM100_NVL 24
+#define NCCL_NVLS_NCHANNELS_SM100 32
 #define NCCL_NVLS_CHUNK (128u * 1024u)
 
 uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s)
@@ -656,5 +657,26 @@ uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s)
     chunk = 32768;
   if (per_ch < 2 * ops * chunk && chunk > 16384)
     chunk = 16384;
+  return chunk * ops * ctas;
+}
+
+/* NVLS-tree: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum chunk, 64 KiB
+ * on >= 4 nodes (nvls.cc ncclNvlsTuning, NCCL_NVLSTREE_MAX_CHUNKSIZE
+ * default), shrunk as calcCollChunking's NVLS_TREE branch; CTAs as above,
+ * NVLS_NCHANNELS_SM100 (32) on several Blackwell nodes.  Not modelled:
+ * ncclNvlsTreeSm100Tuning's NIC-dependent chunks and CTAs. */
+uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s)
+{
+  uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100 : NCCL_NVLS_NCHANNELS_SM90;
+  uint64_t per_ch = s / ctas, ops = (uint64_t)MAX(heads, 1);
+  uint64_t chunk = nodes >= 4 ? 65536 : NCCL_NVLS_CHUNK;
+  if (per_ch < 32 * ops * chunk && chunk > 262144)
+    chunk = 262144;
+  if (per_ch < 16 * ops * chunk && chunk > 131072)
+    chunk = 131072;
+  if (per_ch < 4 * ops * chunk && chunk > 65536)
+    chunk = 65536;
+  if (per_ch < ops * chunk && chunk > 32768)
+    chunk = 32768;
   return chunk * ops * ctas;
 }
