@@ -123,6 +123,17 @@ static const double tree_corr[COLL_PROTO_COUNT][24] = {
  * src/graph/search.cc, src/include/device.h. */
 #define NCCL_MAX_NVLS_ARITY 32
 
+/* NCCL's intra-node ring search speeds in GB/s per channel, highest first
+ * [nccl] src/graph/search.cc speedArrayIntra, sm90SpeedArrayIntra,
+ * sm100SpeedArrayIntra; a ring graph holds at most MAXCHANNELS / 2 = 16
+ * channels (src/init.cc ringGraph->maxChannels). */
+static const double intra_speeds[3][13] = {
+  { 40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0 },
+  { 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0, 0, 0 },
+  { 90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0, 0 },
+};
+#define NCCL_RING_GRAPH_MAX_CHANNELS 16
+
 static int arch_index(int sm)
 {
   return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0;
@@ -136,6 +147,27 @@ static int log2i(int n)
     l++;
   }
   return l;
+}
+
+/* The bus bandwidth of NCCL's one-node ring graph (nChannels x bwIntra,
+ * src/graph/search.cc ncclTopoCompute): the search starts at the highest
+ * speed at or below the GPU's NVLink bandwidth in NCCL's view and packs
+ * floor(view / speed) channels of that speed (at most 16); lower speeds
+ * are kept only when they carry more in total.  Below the view whenever
+ * the speeds do not divide it: H100 (18 x 20.6 = 370.8 GB/s) 6 x 60 =
+ * 360, A100 (240) 6 x 40 = 240, B200 (721.8) 8 x 90 = 720.  O(1). */
+static double ring_search_bus(int sm, double view)
+{
+  const double *sp = intra_speeds[sm >= 100 ? 2 : sm >= 90 ? 1 : 0];
+  double best = 0;
+  for (int i = 0; i < 13 && sp[i] > 0; i++) {
+    if (sp[i] > view)
+      continue;
+    double tot = MIN((int)(view / sp[i]), NCCL_RING_GRAPH_MAX_CHANNELS) * sp[i];
+    if (tot > best)
+      best = tot;
+  }
+  return best > 0 ? best : view;
 }
 
 static int n_steps(coll_nccl_func f, int n)
@@ -200,6 +232,8 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
         if (!considered(m, (coll_nccl_func)f, (coll_nccl_algo)a, (coll_proto)p))
           continue;
         double bus = graph_bus;
+        if (a == COLL_NALGO_RING && nodes == 1 && c->nvlink)
+          bus = ring_search_bus(c->sm, intra_view);
         if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
           double intra = intra_view / nvch * nvls_eff[ai] * (nvch - 1) / nvch;
           intra *= f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn;
