@@ -629,6 +629,31 @@ static int p2p_net_op_channels(const coll_nccl_model *m, uint64_t peer_bytes, in
   return nch;
 }
 
+/* The network rate of one send/recv connection (one peer), GB/s: its
+ * steps pass one after another through the proxy thread, which posts each
+ * filled step and completes it (src/transport/net.cc sendProxyProgress /
+ * recvProxyProgress), and NCCL's own model charges a network step three
+ * network overheads on Simple (src/graph/tuning.cc: netOverhead x 3,
+ * getNetOverhead 1 us on x86 Intel, 2 us on AMD; wisp's
+ * library.net_overhead), so a peer's steps complete at most one per
+ * 3 x overhead.  A send/recv step is NCCL_P2P_NET_CHUNKSIZE (128 KiB), a
+ * quarter of it for an operation under one chunk and half of it under
+ * eight (src/enqueue.cc addP2pToPlan, network peers): 43.7 GB/s per peer
+ * at 1 us for large operations, below a 400 Gb/s NIC's 50; peers proceed
+ * side by side, so all-to-all with several network peers is not bound.
+ * No bound when the overhead is 0.  O(1). */
+static double p2p_proxy_GBps(const coll_nccl_comm *c, uint64_t peer_bytes)
+{
+  if (c->net_overhead_us <= 0)
+    return G_MAXDOUBLE;
+  uint64_t chunk = NCCL_P2P_NET_CHUNK;
+  if (peer_bytes < NCCL_P2P_NET_CHUNK)
+    chunk /= 4;
+  else if (peer_bytes < 8 * (uint64_t)NCCL_P2P_NET_CHUNK)
+    chunk /= 2;
+  return (double)chunk / (3.0 * c->net_overhead_us * 1e3);
+}
+
 double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers)
 {
   const coll_nccl_comm *c = &m->comm;
@@ -639,7 +664,8 @@ double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_byte
   int p2p = 0;
   int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
   int total = MIN(p2p, nch * net_peers);
-  return MIN(1.0, total * COLL_NCCL_P2P_NET_CH_GBPS / nic);
+  double e = MIN(1.0, total * COLL_NCCL_P2P_NET_CH_GBPS / nic);
+  return MIN(e, net_peers * p2p_proxy_GBps(c, peer_bytes) / nic);
 }
 
 double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
