@@ -232,8 +232,14 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
         if (!considered(m, (coll_nccl_func)f, (coll_nccl_algo)a, (coll_proto)p))
           continue;
         double bus = graph_bus;
-        if (a == COLL_NALGO_RING && nodes == 1 && c->nvlink)
-          bus = ring_search_bus(c->sm, intra_view);
+        if (a == COLL_NALGO_RING && nodes == 1 && c->nvlink && c->link_GBps > 0) {
+          /* NCCL searches on its own figures (links x its NVLink rate),
+           * so the share it packs is a property of the link count and
+           * the GPU generation; it scales the links wisp has (a fitted
+           * bandwidth keeps the share). */
+          double nominal = MAX(1.0, floor(c->intra_GBps / c->link_GBps + 0.5)) * nccl_nvlink_bw[ai];
+          bus = intra_view * ring_search_bus(c->sm, nominal) / nominal;
+        }
         if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
           double intra = intra_view / nvch * nvls_eff[ai] * (nvch - 1) / nvch;
           intra *= f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn;
