@@ -148,16 +148,9 @@ static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *
     r->pipe_bytes = coll_nccl_tree_chunk_bytes(p, lp->buffsize, s, mdl->channels, depth) *
                     (uint64_t)MAX(mdl->channels, 1);
   }
-  /* One-node NVLS: NCCL's kernel loops over chunks of 16-128 KiB per head
-   * and CTA (src/device/all_reduce.h runNvls over calcCollChunking's NVLS
-   * chunk, sized on each CTA's share: enqueue.cc calls it per channel), so
-   * the run is cut into those loops and each pays its pass through the
-   * switch, which a single piece hid (H100 one node, 32 MiB: 145 -> 152 us,
-   * real 183). */
-  if (a == COLL_NALGO_NVLS)
-    r->pipe_bytes = coll_nccl_nvls_loop_bytes(lp->sm, MAX(mdl->nvls_channels, 1), s);
-  /* NVLS-tree pipelines the same way, in its own loops across the nodes
-   * (all_reduce.h runNvlsTree), not in NCCL_BUFFSIZE pieces. */
+  /* NVLS-tree pipelines in its own loops across the nodes (all_reduce.h
+   * runNvlsTree over calcCollChunking's NVLS_TREE chunk, sized on each
+   * CTA's share), not in NCCL_BUFFSIZE pieces. */
   if (a == COLL_NALGO_NVLS_TREE)
     r->pipe_bytes = coll_nccl_nvls_tree_loop_bytes(lp->sm, MAX(mdl->nvls_channels, 1), mdl->comm.n_nodes, s);
   r->fifo_chunks = COLL_NCCL_FIFO_SLOTS;
@@ -423,8 +416,7 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
  * plan_chunks: NCCL pipelines hierarchical plans in buffer-sized chunks
  * (buffsize, NCCL_BUFFSIZE) except NVLS-tree (its NVLS loops, pipe_bytes),
  * and a flat plan whose steps forward the whole buffer (ring broadcast and
- * reduce, the tree) or pass through the switch (NVLS) in slices or loops
- * (pipe_bytes); other flat plans run one piece per lane (each step
+ * reduce, the tree) in slices (pipe_bytes); other flat plans run one piece per lane (each step
  * already moves 1/n of it; channels add bandwidth, not steps).  Chunks
  * then flow step by step (step_pipe).  describe: the tuner's algorithm
  * and protocol before the plan. */

@@ -232,14 +232,8 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
         if (!considered(m, (coll_nccl_func)f, (coll_nccl_algo)a, (coll_proto)p))
           continue;
         double bus = graph_bus;
-        if (a == COLL_NALGO_RING && nodes == 1 && c->nvlink && c->link_GBps > 0) {
-          /* NCCL searches on its own figures (links x its NVLink rate),
-           * so the share it packs is a property of the link count and
-           * the GPU generation; it scales the links wisp has (a fitted
-           * bandwidth keeps the share). */
-          double nominal = MAX(1.0, floor(c->intra_GBps / c->link_GBps + 0.5)) * nccl_nvlink_bw[ai];
-          bus = intra_view * ring_search_bus(c->sm, nominal) / nominal;
-        }
+        if (a == COLL_NALGO_RING && nodes == 1 && c->nvlink)
+          bus = ring_search_bus(c->sm, intra_view);
         if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
           double intra = intra_view / nvch * nvls_eff[ai] * (nvch - 1) / nvch;
           intra *= f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn;
@@ -706,31 +700,17 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
 }
 
 /* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
- * (16), NVLS_NCHANNELS_SM100_NVL (24, one node), NVLS_NCHANNELS_SM100 (32,
- * several nodes); the chunk NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
+ * (16), NVLS_NCHANNELS_SM100 (32, several nodes); the chunk
+ * NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
 #define NCCL_NVLS_NCHANNELS_SM90 16
-#define NCCL_NVLS_NCHANNELS_SM100_NVL 24
 #define NCCL_NVLS_NCHANNELS_SM100 32
 #define NCCL_NVLS_CHUNK (128u * 1024u)
 
-uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s)
-{
-  uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100_NVL : NCCL_NVLS_NCHANNELS_SM90;
-  uint64_t per_ch = s / ctas, ops = (uint64_t)MAX(heads, 1), chunk = NCCL_NVLS_CHUNK;
-  if (per_ch < 64 * ops * chunk && chunk > 65536)
-    chunk = 65536;
-  if (per_ch < 8 * ops * chunk && chunk > 32768)
-    chunk = 32768;
-  if (per_ch < 2 * ops * chunk && chunk > 16384)
-    chunk = 16384;
-  return chunk * ops * ctas;
-}
-
 /* NVLS-tree: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum chunk, 64 KiB
  * on >= 4 nodes (nvls.cc ncclNvlsTuning, NCCL_NVLSTREE_MAX_CHUNKSIZE
- * default), shrunk as calcCollChunking's NVLS_TREE branch; CTAs as above,
- * NVLS_NCHANNELS_SM100 (32) on several Blackwell nodes.  Not modelled:
- * ncclNvlsTreeSm100Tuning's NIC-dependent chunks and CTAs. */
+ * default), shrunk as calcCollChunking's NVLS_TREE branch (src/enqueue.cc,
+ * per CTA, concurrentOps = the heads), times the heads and the CTAs.  Not
+ * modelled: ncclNvlsTreeSm100Tuning's NIC-dependent chunks and CTAs. */
 uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s)
 {
   uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100 : NCCL_NVLS_NCHANNELS_SM90;
