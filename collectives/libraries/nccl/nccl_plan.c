@@ -416,8 +416,9 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
  * plan_chunks: NCCL pipelines hierarchical plans in buffer-sized chunks
  * (buffsize, NCCL_BUFFSIZE) except NVLS-tree (its NVLS loops, pipe_bytes),
  * and a flat plan whose steps forward the whole buffer (ring broadcast and
- * reduce, the tree) in slices (pipe_bytes); other flat plans run one piece per lane (each step
- * already moves 1/n of it; channels add bandwidth, not steps).  Chunks
+ * reduce, the tree) in slices (pipe_bytes); other flat plans run one piece
+ * per lane (each step already moves 1/n of it; channels add bandwidth, not
+ * steps).  Chunks
  * then flow step by step (step_pipe).  describe: the tuner's algorithm
  * and protocol before the plan. */
 static void nccl_plan_hook(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim, gboolean p2p)
@@ -431,7 +432,8 @@ void coll_nccl_plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   if (!r->stream)
     return;
-  uint64_t unit = r->n_phases > 1 && r->nalgo != COLL_NALGO_NVLS_TREE ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
+  gboolean buffered = r->n_phases > 1 && r->nalgo != COLL_NALGO_NVLS_TREE;
+  uint64_t unit = buffered ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
   uint64_t ch = unit > 0 ? (r->bytes + unit - 1) / unit : 1;
   r->n_chunks = (int)CLAMP(ch, 1, COLL_NCCL_MAX_CHUNKS) * r->lanes;
   r->step_pipe = TRUE;
