@@ -214,6 +214,30 @@ static void test_p2p_net_channels(void)
   g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), 1.0, 1e-9);
 }
 
+/* The proxy's bound on one send/recv connection (nccl_tuner.c
+ * p2p_proxy_GBps): a network step is NCCL_P2P_NET_CHUNKSIZE = 131,072
+ * bytes (65,536 under 8 chunks, 32,768 under one) and takes 3 network
+ * overheads, so a peer moves at most chunk / (3 x overhead): 131072 /
+ * 3 us = 43.69 GB/s at 1 us.  2 x 1 GPU, one 50 GB/s NIC: 4 channels x
+ * 14 = 56 GB/s would fill the NIC (test_p2p_net_channels), so the bound
+ * sets the rate. */
+static void test_p2p_proxy_bound(void)
+{
+  coll_nccl_comm c = { .n_ranks = 2, .n_nodes = 2, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 50, .net_overhead_us = 1.0 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), 131072.0 / 3e3 / 50.0, 1e-9);
+  /* 512 KiB: half chunks; 4 channels still fill the NIC. */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 512u << 10, 1), 65536.0 / 3e3 / 50.0, 1e-9);
+  /* Two network peers proceed side by side: 2 x 43.69 > 50, the NIC. */
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 2), 1.0, 1e-9);
+  /* NCCL's AMD figure, 2 us: half the rate. */
+  c.net_overhead_us = 2.0;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), 131072.0 / 6e3 / 50.0, 1e-9);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -223,5 +247,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
+  g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
   return g_test_run();
 }

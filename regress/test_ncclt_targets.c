@@ -9,9 +9,9 @@
  *      <= 64 KiB <= 30 % (a measure without sizes in the table passes);
  *   B  busbw |error| at sizes 1-32 MiB <= 25 % (tables with such sizes).
  * The targets: A on >= 80 % of the tables, B on >= 70 % of the tables that
- * have 1-32 MiB sizes.  A target not reached is reported as an expected
- * failure (`not ok # TODO`) with the measured fractions and the tables that
- * miss; the targets are never loosened here.  Every table's figures are
+ * have 1-32 MiB sizes.  A is met and checked (the test fails when it is
+ * lost); B, not reached yet, is reported as an expected failure (`not ok #
+ * TODO`) with the measured fractions; the targets are never loosened here.  Every table's figures are
  * printed (g_test_message) so the run is its own report.
  *
  * File names carry the shape of the run: SYSTEM-...-<N>node-<G>gpu.csv is
@@ -306,8 +306,13 @@ static void test_targets(void)
                               "tables with such sizes = %.0f %% (target >= 70 %%)",
                               a_ok, res->len, 100 * fa, b_ok, b_n, 100 * fb);
   g_test_message("%s", fig);
-  if (fa < 0.80 || fb < 0.70) {
-    char *msg = g_strdup_printf("NOT MET: %s; tables missing A:%s", fig, miss->str);
+  /* Target A is met (51 of 62 tables since n27e's send/recv proxy bound):
+   * a real check from here on, so a change that loses it fails. */
+  g_test_message("tables missing A:%s", miss->str);
+  if (fa < 0.80) {
+    g_test_fail_printf("target A no longer met: %s", fig);
+  } else if (fb < 0.70) {
+    char *msg = g_strdup_printf("NOT MET: target B; %s", fig);
     g_test_incomplete(msg);
     g_free(msg);
   }

@@ -148,6 +148,11 @@ static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *
     r->pipe_bytes = coll_nccl_tree_chunk_bytes(p, lp->buffsize, s, mdl->channels, depth) *
                     (uint64_t)MAX(mdl->channels, 1);
   }
+  /* NVLS-tree pipelines in its own loops across the nodes (all_reduce.h
+   * runNvlsTree over calcCollChunking's NVLS_TREE chunk, sized on each
+   * CTA's share), not in NCCL_BUFFSIZE pieces. */
+  if (a == COLL_NALGO_NVLS_TREE)
+    r->pipe_bytes = coll_nccl_nvls_tree_loop_bytes(lp->sm, MAX(mdl->nvls_channels, 1), mdl->comm.n_nodes, s);
   r->fifo_chunks = COLL_NCCL_FIFO_SLOTS;
   if (r->pipe_bytes > 0 && p != COLL_PROTO_SIMPLE) {
     /* LL and LL128 forward each line (8 of 16 bytes, 120 of 128) as soon
@@ -409,10 +414,11 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
 /* The hooks.  plan: NCCL's plan for a collective (a point-to-point under
  * the NCCL library goes straight through net_send, never here).
  * plan_chunks: NCCL pipelines hierarchical plans in buffer-sized chunks
- * (buffsize, NCCL_BUFFSIZE), and a flat plan whose steps forward the
- * whole buffer (ring broadcast and reduce, the tree) in slices
- * (pipe_bytes); other flat plans run one piece per lane (each step
- * already moves 1/n of it; channels add bandwidth, not steps).  Chunks
+ * (buffsize, NCCL_BUFFSIZE) except NVLS-tree (its NVLS loops, pipe_bytes),
+ * and a flat plan whose steps forward the whole buffer (ring broadcast and
+ * reduce, the tree) in slices (pipe_bytes); other flat plans run one piece
+ * per lane (each step already moves 1/n of it; channels add bandwidth, not
+ * steps).  Chunks
  * then flow step by step (step_pipe).  describe: the tuner's algorithm
  * and protocol before the plan. */
 static void nccl_plan_hook(coll_rt *c, coll_run *r, const coll_desc *d, coll_prim prim, gboolean p2p)
@@ -426,7 +432,8 @@ void coll_nccl_plan_chunks(coll_rt *c, coll_run *r, const coll_desc *d)
 {
   if (!r->stream)
     return;
-  uint64_t unit = r->n_phases > 1 ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
+  gboolean buffered = r->n_phases > 1 && r->nalgo != COLL_NALGO_NVLS_TREE;
+  uint64_t unit = buffered ? MAX(c->pol.lib.buffsize, (uint64_t)1) : r->pipe_bytes;
   uint64_t ch = unit > 0 ? (r->bytes + unit - 1) / unit : 1;
   r->n_chunks = (int)CLAMP(ch, 1, COLL_NCCL_MAX_CHUNKS) * r->lanes;
   r->step_pipe = TRUE;

@@ -123,6 +123,17 @@ static const double tree_corr[COLL_PROTO_COUNT][24] = {
  * src/graph/search.cc, src/include/device.h. */
 #define NCCL_MAX_NVLS_ARITY 32
 
+/* NCCL's intra-node ring search speeds in GB/s per channel, highest first
+ * [nccl] src/graph/search.cc speedArrayIntra, sm90SpeedArrayIntra,
+ * sm100SpeedArrayIntra; a ring graph holds at most MAXCHANNELS / 2 = 16
+ * channels (src/init.cc ringGraph->maxChannels). */
+static const double intra_speeds[3][13] = {
+  { 40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0 },
+  { 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0, 0, 0 },
+  { 90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0, 0 },
+};
+#define NCCL_RING_GRAPH_MAX_CHANNELS 16
+
 static int arch_index(int sm)
 {
   return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0;
@@ -136,6 +147,27 @@ static int log2i(int n)
     l++;
   }
   return l;
+}
+
+/* The bus bandwidth of NCCL's one-node ring graph (nChannels x bwIntra,
+ * src/graph/search.cc ncclTopoCompute): the search starts at the highest
+ * speed at or below the GPU's NVLink bandwidth in NCCL's view and packs
+ * floor(view / speed) channels of that speed (at most 16); lower speeds
+ * are kept only when they carry more in total.  Below the view whenever
+ * the speeds do not divide it: H100 (18 x 20.6 = 370.8 GB/s) 6 x 60 =
+ * 360, A100 (240) 6 x 40 = 240, B200 (721.8) 8 x 90 = 720.  O(1). */
+static double ring_search_bus(int sm, double view)
+{
+  const double *sp = intra_speeds[sm >= 100 ? 2 : sm >= 90 ? 1 : 0];
+  double best = 0;
+  for (int i = 0; i < 13 && sp[i] > 0; i++) {
+    if (sp[i] > view)
+      continue;
+    double tot = MIN((int)(view / sp[i]), NCCL_RING_GRAPH_MAX_CHANNELS) * sp[i];
+    if (tot > best)
+      best = tot;
+  }
+  return best > 0 ? best : view;
 }
 
 static int n_steps(coll_nccl_func f, int n)
@@ -200,6 +232,8 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
         if (!considered(m, (coll_nccl_func)f, (coll_nccl_algo)a, (coll_proto)p))
           continue;
         double bus = graph_bus;
+        if (a == COLL_NALGO_RING && nodes == 1 && c->nvlink)
+          bus = ring_search_bus(c->sm, intra_view);
         if (a == COLL_NALGO_NVLS || a == COLL_NALGO_NVLS_TREE) {
           double intra = intra_view / nvch * nvls_eff[ai] * (nvch - 1) / nvch;
           intra *= f == COLL_NFUNC_ALL_REDUCE ? 2.0 : (ppn - 1) / ppn;
@@ -595,6 +629,31 @@ static int p2p_net_op_channels(const coll_nccl_model *m, uint64_t peer_bytes, in
   return nch;
 }
 
+/* The network rate of one send/recv connection (one peer), GB/s: its
+ * steps pass one after another through the proxy thread, which posts each
+ * filled step and completes it (src/transport/net.cc sendProxyProgress /
+ * recvProxyProgress), and NCCL's own model charges a network step three
+ * network overheads on Simple (src/graph/tuning.cc: netOverhead x 3,
+ * getNetOverhead 1 us on x86 Intel, 2 us on AMD; wisp's
+ * library.net_overhead), so a peer's steps complete at most one per
+ * 3 x overhead.  A send/recv step is NCCL_P2P_NET_CHUNKSIZE (128 KiB), a
+ * quarter of it for an operation under one chunk and half of it under
+ * eight (src/enqueue.cc addP2pToPlan, network peers): 43.7 GB/s per peer
+ * at 1 us for large operations, below a 400 Gb/s NIC's 50; peers proceed
+ * side by side, so all-to-all with several network peers is not bound.
+ * No bound when the overhead is 0.  O(1). */
+static double p2p_proxy_GBps(const coll_nccl_comm *c, uint64_t peer_bytes)
+{
+  if (c->net_overhead_us <= 0)
+    return G_MAXDOUBLE;
+  uint64_t chunk = NCCL_P2P_NET_CHUNK;
+  if (peer_bytes < NCCL_P2P_NET_CHUNK)
+    chunk /= 4;
+  else if (peer_bytes < 8 * (uint64_t)NCCL_P2P_NET_CHUNK)
+    chunk /= 2;
+  return (double)chunk / (3.0 * c->net_overhead_us * 1e3);
+}
+
 double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers)
 {
   const coll_nccl_comm *c = &m->comm;
@@ -605,7 +664,8 @@ double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_byte
   int p2p = 0;
   int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
   int total = MIN(p2p, nch * net_peers);
-  return MIN(1.0, total * COLL_NCCL_P2P_NET_CH_GBPS / nic);
+  double e = MIN(1.0, total * COLL_NCCL_P2P_NET_CH_GBPS / nic);
+  return MIN(e, net_peers * p2p_proxy_GBps(c, peer_bytes) / nic);
 }
 
 double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
@@ -637,4 +697,32 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
   int total = MIN(NCCL_MAXCHANNELS, nch * peers);
   double e = total * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
   return MIN(e, m->link_eff);
+}
+
+/* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
+ * (16), NVLS_NCHANNELS_SM100 (32, several nodes); the chunk
+ * NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
+#define NCCL_NVLS_NCHANNELS_SM90 16
+#define NCCL_NVLS_NCHANNELS_SM100 32
+#define NCCL_NVLS_CHUNK (128u * 1024u)
+
+/* NVLS-tree: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum chunk, 64 KiB
+ * on >= 4 nodes (nvls.cc ncclNvlsTuning, NCCL_NVLSTREE_MAX_CHUNKSIZE
+ * default), shrunk as calcCollChunking's NVLS_TREE branch (src/enqueue.cc,
+ * per CTA, concurrentOps = the heads), times the heads and the CTAs.  Not
+ * modelled: ncclNvlsTreeSm100Tuning's NIC-dependent chunks and CTAs. */
+uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s)
+{
+  uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100 : NCCL_NVLS_NCHANNELS_SM90;
+  uint64_t per_ch = s / ctas, ops = (uint64_t)MAX(heads, 1);
+  uint64_t chunk = nodes >= 4 ? 65536 : NCCL_NVLS_CHUNK;
+  if (per_ch < 32 * ops * chunk && chunk > 262144)
+    chunk = 262144;
+  if (per_ch < 16 * ops * chunk && chunk > 131072)
+    chunk = 131072;
+  if (per_ch < 4 * ops * chunk && chunk > 65536)
+    chunk = 65536;
+  if (per_ch < ops * chunk && chunk > 32768)
+    chunk = 32768;
+  return chunk * ops * ctas;
 }
