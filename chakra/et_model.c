@@ -686,6 +686,13 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   else
     g_string_append(out->how, "model: GEMM roles unknown (not 4 forward / 8 backward per layer): GEMMs scale by "
                               "their FLOPs alone\n");
+  if (c->cp > 1 && c->cp_comm) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the card says cp %d with cp_comm_type %s; only Megatron's ring attention (cp_comm_type p2p) is "
+                "read", w->source, c->cp, c->cp_comm);
+    et_model_clear(out);
+    return FALSE;
+  }
   if (c->cp > 1 && !(mark_ring(&out->layer_fwd, c->cp) && mark_ring(&out->layer_bwd, c->cp))) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                 "%s: the card says cp %d, but a layer's forward or backward does not have %d consecutive attention "

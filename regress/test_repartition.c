@@ -550,6 +550,62 @@ static void check_refusals(void)
   g_free(card2);
 }
 
+/* Flavours --scale does not model say so: a card whose cp_comm_type is
+ * all_gather (Llama 3's CP) refuses cp= and --max-cp naming the key and
+ * value, and still re-partitions without CP; a card with zero_stage 3
+ * (FSDP) prints that the stage counts in the memory only (no weight
+ * all-gathers added). */
+static void check_flavours(void)
+{
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-repart-flavours-XXXXXX", NULL);
+  char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
+  char *ag = g_build_filename(dir, "ag.yaml", NULL), *z3 = g_build_filename(dir, "z3.yaml", NULL);
+  truth(&configs[4], trace); /* TP8 x PP1: the card's plan keys come last */
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(card, &text, NULL, NULL));
+  char *t_ag = g_strconcat(text, "    cp_comm_type: all_gather\n", NULL);
+  char *t_z3 = g_strconcat(text, "    zero_stage: 3\n", NULL);
+  g_assert_true(g_file_set_contents(ag, t_ag, -1, NULL));
+  g_assert_true(g_file_set_contents(z3, t_z3, -1, NULL));
+  char *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", ag,
+                                                          "--scale", "tp=4,cp=2", NULL}, &out, &err), !=, 0);
+  g_test_message("%s", err);
+  g_assert_nonnull(strstr(err, "the card's cp_comm_type all_gather (K and V all-gathered over the CP group before "
+                               "attention, Llama 3's) is not modelled"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"search", trace, "--cluster", "dgx-h100", "--card", ag,
+                                                          "--max-cp", "2", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "--max-cp 2: context parallelism is modelled as Megatron's ring attention "
+                               "(cp_comm_type p2p); the card's cp_comm_type all_gather is not modelled"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", ag,
+                                                          "--scale", "tp=4,pp=2", NULL}, &out, &err), ==, 0);
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", z3,
+                                                          "--scale", "tp=4,pp=2", NULL}, &out, &err), ==, 0);
+  g_assert_nonnull(strstr(err, "ZeRO stage 3 counts in the memory only: the gradients stay all-reduced, and FSDP's "
+                               "per-layer weight all-gathers before the forward and backward are not added"));
+  g_free(out);
+  g_free(err);
+  g_free(text);
+  g_free(t_ag);
+  g_free(t_z3);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(trace);
+  g_free(card);
+  g_free(ag);
+  g_free(z3);
+}
+
 static void check_search(void)
 {
   test_example_env v;
@@ -720,6 +776,7 @@ int main(int argc, char **argv)
   g_test_add_func("/repartition/knobs", check_knobs);
   g_test_add_func("/repartition/refusals", check_refusals);
   g_test_add_func("/repartition/interleaved-replay", check_interleaved_replay);
+  g_test_add_func("/repartition/flavours", check_flavours);
   g_test_add_func("/repartition/search", check_search);
   g_test_add_func("/repartition/search-runner", check_search_runner);
   return g_test_run();
