@@ -3,7 +3,7 @@
  *
  * The ground-truth model (regress/gt_parallel.h) runs one transformer job
  * (16 layers, hidden 4096, 8 sequences of 2,048 tokens) on one machine
- * and network under fifteen parallel configurations: TP x PP in {4x2, 2x4,
+ * and network under sixteen parallel configurations: TP x PP in {4x2, 2x4,
  * 8x1, 1x8, 2x2}, 4 or 8 micro-batches, 1F1B, GPipe or interleaved 1F1B
  * (2 or 4 layer chunks per rank), with port contention (gt_ports.c).
  * For each of four traced configurations (TP4 x PP2 with 4 micro-batches,
@@ -53,6 +53,9 @@ static const cfg configs[] = {
    * receives on streams of their own, as Megatron batches them). */
   {4, 2, 4, GT_SCHED_INTERLEAVED, 2}, {4, 2, 8, GT_SCHED_INTERLEAVED, 2}, {2, 4, 4, GT_SCHED_INTERLEAVED, 2},
   {2, 4, 8, GT_SCHED_INTERLEAVED, 2}, {2, 4, 8, GT_SCHED_INTERLEAVED, 4}, {1, 8, 8, GT_SCHED_INTERLEAVED, 2},
+  /* Over-predicted by 4.82 % and ordered after vpp 2 while the truth had
+   * no port contention (doc/repartition.md). */
+  {4, 2, 4, GT_SCHED_INTERLEAVED, 4},
 };
 
 static const char *sched_name(gt_sched s)
