@@ -557,7 +557,8 @@ static void check_refusals(void)
  * all_gather (Llama 3's CP) refuses cp= and --max-cp naming the key and
  * value, and still re-partitions without CP; a card with zero_stage 3
  * (FSDP) prints that the stage counts in the memory only (no weight
- * all-gathers added). */
+ * all-gathers added); the MoE job (EP4) re-partitioned to tp 2 prints
+ * that the experts are not split over TP. */
 static void check_flavours(void)
 {
   if (!g_getenv("WISP_BIN")) {
@@ -596,8 +597,24 @@ static void check_flavours(void)
                                                           "--scale", "tp=4,pp=2", NULL}, &out, &err), ==, 0);
   g_assert_nonnull(strstr(err, "ZeRO stage 3 counts in the memory only: the gradients stay all-reduced, and FSDP's "
                                "per-layer weight all-gathers before the forward and backward are not added"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  char *moe = g_build_filename(dir, "moe", NULL), *moe_card = g_build_filename(moe, "card.yaml", NULL);
+  gt_par_params p;
+  gt_par_init_moe(&p);
+  int64_t moe_step = 0;
+  g_assert_true(gt_par_run(&p, moe, &moe_step, NULL));
+  char *mc = gt_par_card(&p);
+  g_assert_true(g_file_set_contents(moe_card, mc, -1, NULL));
+  g_free(mc);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", moe, "--cluster", "dgx-h100", "--card", moe_card,
+                                                          "--scale", "tp=2", NULL}, &out, &err), ==, 0);
+  g_assert_nonnull(strstr(err, "MoE with tp 2: the router is scaled as a TP-sharded GEMM, the experts are not split "
+                               "over TP (expert tensor parallelism 1"));
   g_free(out);
   g_free(err);
+  g_free(moe);
+  g_free(moe_card);
   g_free(text);
   g_free(t_ag);
   g_free(t_z3);
