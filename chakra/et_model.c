@@ -323,7 +323,9 @@ static gboolean gemm_roles(et_model *m, const et_model_card *c)
   return TRUE;
 }
 
-/* The stages: rank 0 first, then where each first send goes. */
+/* The stages: rank 0 first, then where each first send goes, until a send
+ * goes back (1F1B: the last stage's first send is a gradient; interleaved:
+ * the last stage feeds stage 0's next chunk). */
 static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **error)
 {
   int prev = -1, r = 0, n = 1;
@@ -333,7 +335,7 @@ static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **e
     int i = find_type(g, a, 0, ET_NODE_COMM_SEND);
     int dst = i < 0 ? -1 : et_node_comm(g, g_array_index(a, gop, i).node)->dst;
     g_array_free(a, TRUE);
-    if (dst < 0 || dst == prev || n > d->w->n_ranks)
+    if (dst < 0 || dst == prev || dst == 0 || n > d->w->n_ranks)
       break;
     prev = r;
     r = dst;
@@ -382,8 +384,9 @@ static gboolean read_first_stage(const rd *d, GError **error)
   if (e > 0)
     take(d, g, a, 0, e, 1, &m->embed_fwd);
   g_string_append_printf(m->how, "model: layer forward: %d operations repeating %d times on rank 0 before its first "
-                         "send (the card's num_layers %d / pp %d), %d before them (embedding), %d after (the next "
-                         "micro-batch's, started early)\n", p, ls, d->c->layers, d->c->pp, e, send - e - p * ls);
+                         "send (the card's num_layers %d / pp %d%s), %d before them (embedding), %d after (the next "
+                         "micro-batch's, started early)\n", p, ls, d->c->layers, d->c->pp,
+                         d->c->sched == ET_SCHED_INTERLEAVED ? " / vpp: one chunk" : "", e, send - e - p * ls);
   int recv = find_last_type(g, a, ET_NODE_COMM_RECV);
   int n = (int)a->len - recv - 1;
   int eb = 0, q = 0;
@@ -633,23 +636,24 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
                 "%s: reading the model needs the card's %s", c->source ? c->source : "(no --card)", c->missing);
     return FALSE;
   }
-  if (c->sched == ET_SCHED_INTERLEAVED) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "%s: the traced job runs interleaved 1F1B (pipeline_schedule): reading the layers of an interleaved "
-                "trace is not supported yet; give a trace of a 1F1B or GPipe run (re-partitioning into interleaved "
-                "1F1B works: --scale sched=interleaved_1f1b,vpp=N)", c->source);
+  /* Interleaved: the reader sees one chunk of layers between transfers. */
+  int chunks = c->sched == ET_SCHED_INTERLEAVED ? c->vpp : 1;
+  if (c->sched == ET_SCHED_INTERLEAVED && (c->vpp < 2 || c->pp < 2)) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "%s: the traced job runs interleaved 1F1B (pipeline_schedule), which needs pp >= 2 and the card's vpp "
+                "(layer chunks per rank) >= 2; the card says pp %d, vpp %d", c->source, c->pp, c->vpp);
     return FALSE;
   }
-  if (c->layers % c->pp != 0) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: num_layers %d is not a multiple of pp %d", c->source,
-                c->layers, c->pp);
+  if (c->layers % (c->pp * chunks) != 0) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: num_layers %d is not a multiple of pp %d x vpp %d",
+                c->source, c->layers, c->pp, chunks);
     return FALSE;
   }
   out->how = g_string_new(NULL);
   out->tp = c->tp;
   out->pp = c->pp;
   out->mb = c->mb;
-  out->layers_per_stage = c->layers / c->pp;
+  out->layers_per_stage = c->layers / c->pp / chunks;
   out->tokens_per_mb = (double)c->global_batch / c->dp / c->mb * c->seq / MAX(c->cp, 1);
   out->rank0_params = et_model_rank_params(c, c->tp, c->pp, c->ep, 0);
   rd d = {w, l, c, out};
@@ -682,6 +686,13 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   else
     g_string_append(out->how, "model: GEMM roles unknown (not 4 forward / 8 backward per layer): GEMMs scale by "
                               "their FLOPs alone\n");
+  if (c->cp > 1 && c->cp_comm) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "%s: the card says cp %d with cp_comm_type %s; only Megatron's ring attention (cp_comm_type p2p) is "
+                "read", w->source, c->cp, c->cp_comm);
+    et_model_clear(out);
+    return FALSE;
+  }
   if (c->cp > 1 && !(mark_ring(&out->layer_fwd, c->cp) && mark_ring(&out->layer_bwd, c->cp))) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                 "%s: the card says cp %d, but a layer's forward or backward does not have %d consecutive attention "

@@ -83,6 +83,8 @@ typedef struct {
   int recompute;               /* activation recomputation: 0 none, 1 selective (attention), 2 full (per layer) */
   int sched;                   /* et_sched, -1 = absent */
   int vpp;                     /* interleaved 1F1B: layer chunks per rank (0: absent) */
+  const char *cp_comm;         /* the card's cp_comm_type when it is not Megatron's ring (p2p): all_gather,
+                                  a2a or a2a+p2p (static); NULL: p2p or absent */
   double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
   sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */
   char *hw;                    /* the GPU's name, g_free */

@@ -31,6 +31,23 @@ static et_repart_request resolved(const et_model_card *c, const et_repart_reques
   return r;
 }
 
+/* Why a card's context parallelism other than Megatron's ring is refused
+ * (cp_comm: all_gather, a2a or a2a+p2p). */
+static const char *cp_comm_why(const char *cp_comm)
+{
+  if (strcmp(cp_comm, "all_gather") == 0)
+    return "context parallelism is modelled as Megatron's ring attention (cp_comm_type p2p: KV blocks passed around "
+           "the CP ring, overlapping the attention steps); the card's cp_comm_type all_gather (K and V all-gathered "
+           "over the CP group before attention, Llama 3's) is not modelled";
+  if (strcmp(cp_comm, "a2a") == 0)
+    return "context parallelism is modelled as Megatron's ring attention (cp_comm_type p2p: KV blocks passed around "
+           "the CP ring, overlapping the attention steps); the card's cp_comm_type a2a (DeepSpeed-Ulysses: "
+           "all-to-alls that trade the sequence split for a head split around attention) is not modelled";
+  return "context parallelism is modelled as Megatron's ring attention (cp_comm_type p2p: KV blocks passed around the "
+         "CP ring, overlapping the attention steps); the card's cp_comm_type a2a+p2p (Ulysses all-to-alls inside, a "
+         "ring across) is not modelled";
+}
+
 gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, GError **error)
 {
   et_repart_request rq = resolved(c, rq0);
@@ -46,6 +63,8 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
                      : "dp x mb must divide the global batch (batch_size)";
   else if (rq.cp > 1 && (c->seq % rq.cp || c->experts > 0))
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
+  else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
+    why = cp_comm_why(c->cp_comm);
   else if (rq.ep > 1 && c->experts == 0)
     why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
   else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))
@@ -472,6 +491,11 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                          "activations (%s recomputation) = %.2f GB of %.0f GB HBM\n", mem->worst_stage,
                          mem->weights_bytes / 1e9, mem->params / 1e6, c->zero, mem->act_bytes / 1e9,
                          rc[CLAMP(c->recompute, 0, 2)], mem->total_bytes / 1e9, mem->hbm_bytes / 1e9);
+  if (c->zero >= 2)
+    g_string_append_printf(how, "repartition: ZeRO stage %d counts in the memory only: the gradients stay "
+                           "all-reduced%s (their time as such), the optimizer's time follows the parameters per "
+                           "rank\n", c->zero, c->zero >= 3 ? ", and FSDP's per-layer weight all-gathers before the "
+                           "forward and backward are not added" : "");
   if (rq->batch != c->global_batch)
     g_string_append_printf(how, "repartition: global batch %d -> %d sequences (dp %d x mb %d x mbs %d): the step "
                            "processes %.2fx the traced tokens\n", c->global_batch, rq->batch, rq->dp, rq->mb, rq->mbs,
@@ -482,6 +506,11 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                            "sizing, balanced) in EP groups of %d consecutive data-parallel ranks; expert gradients "
                            "all-reduced over %d replicas\n", c->ep, rq->ep, c->experts / rq->ep, c->experts / rq->ep,
                            c->hidden, c->moe_ffn, c->top_k, c->hidden, c->dtype_bytes, rq->ep, rq->dp / rq->ep);
+  if (c->experts > 0 && (rq->tp > 1 || c->tp > 1))
+    g_string_append_printf(how, "repartition: MoE with tp %d: the router is scaled as a TP-sharded GEMM, the experts "
+                           "are not split over TP (expert tensor parallelism 1, no sequence parallelism): every TP rank "
+                           "dispatches, runs and combines all its micro-batch's routed tokens and holds its experts "
+                           "whole; not checked against a ground truth (the twin's MoE job has tp 1)\n", rq->tp);
   if (rq->cp > 1 || c->cp > 1)
     g_string_append_printf(how, "repartition: CP: cp %d -> %d (ring attention, Megatron's cp_comm_type p2p): %d "
                            "tokens of each sequence per rank; a layer's attention in %d steps of the traced "

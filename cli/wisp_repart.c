@@ -6,7 +6,7 @@
  * workload.model.model_arch.{num_layers, num_heads, head_dim,
  * ffn_hidden_size, vocab_size}, workload.data.{batch_size (the global
  * batch, sequences), seq_len}, Model-executor.model_plan_parallelization.
- * {micro_batches, pipeline_schedule}, workload.hardware.xpu_spec.{model,
+ * {micro_batches, pipeline_schedule, vpp, cp_comm_type}, workload.hardware.xpu_spec.{model,
  * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB, kernel_floor_us,
  * count_per_node}; memory: Model-executor.model_plan_parallelization.
  * {zero_stage (0..3; dp_shard > 1 without it: 3), activation_recompute
@@ -123,6 +123,10 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
     out->sched = strcmp(sched, "gpipe") == 0 ? ET_SCHED_GPIPE
                  : strcmp(sched, "interleaved_1f1b") == 0 ? ET_SCHED_INTERLEAVED : ET_SCHED_1F1B;
   ok = ok && count_key(card, PLAN "vpp", &out->vpp, NULL, error);
+  static const char *const cp_comms[] = {"p2p", "all_gather", "a2a", "a2a+p2p", NULL};
+  const char *cp_comm = NULL;
+  ok = ok && cfg_card_choice(card, PLAN "cp_comm_type", cp_comms, &cp_comm, &found, error);
+  out->cp_comm = ok && found && strcmp(cp_comm, "p2p") != 0 ? cp_comm : NULL;
   out->tp = MAX(l->degree[ET_DIM_TP], 1);
   out->pp = MAX(l->degree[ET_DIM_PP], 1);
   out->dp = MAX(l->degree[ET_DIM_DP], 1);

@@ -80,6 +80,8 @@ typedef struct {
   gboolean replay;         /* matched, but some member is unsized: every member
                               replays it at its measured duration (ET_FLAG_REPLAY) */
   uint32_t group;          /* matched: index into kt_match.groups */
+  int32_t tag;             /* matched send/recv: the pair's tag, the send's index in its rank's comms
+                              (kineto_match.c pairs them in issue order; the replay pairs by tag) */
   const char *drop_reason; /* dropped: why (a string literal) */
   char *drop_detail;       /* dropped: which instance, of which group (owned) */
 } kt_comm_match;

@@ -338,55 +338,121 @@ static gboolean match_group(const kt_rank *const *ranks, kt_rank_match *out, int
   return ok;
 }
 
-/* Send/recv: pair the k-th send a->b with the k-th recv on b from a. */
+/* The point-to-point ops of group `key` on rank r, in the order the rank
+ * issued them (its launch calls; without one, the GPU start).  NCCL pairs
+ * a peer's sends and receives in issue order whatever streams they run
+ * on: a receive posted early on a stream of its own starts before an
+ * earlier-issued one that waits behind its stream, and ordering by start
+ * would pair it with the wrong send.  O(n log n). */
+static GArray *p2p_in_issue_order(const kt_rank *r, const char *key)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(inst));
+  for (guint i = 0; i < r->comms->len; i++) {
+    const kt_comm *c = comm_of(r, i);
+    if (!c->p2p || strcmp(c->group_key, key))
+      continue;
+    inst x = { c->seq, kt_op_issued(r, &g_array_index(r->ops, kt_op, c->op)), i };
+    g_array_append_val(a, x);
+  }
+  qsort(a->data, a->len, sizeof(inst), cmp_inst_time);
+  return a;
+}
+
+static void free_array(gpointer p) { g_array_free(p, TRUE); }
+
+/* Rank b's point-to-point ops of group g in issue order, built once per
+ * rank and group (lists: rank -> GArray of inst). */
+static GArray *p2p_list(GHashTable *lists, const kt_rank *const *ranks, int b, const kt_group *g)
+{
+  GArray *l = g_hash_table_lookup(lists, GINT_TO_POINTER(b));
+  if (!l) {
+    l = p2p_in_issue_order(ranks[b], g->key);
+    g_hash_table_insert(lists, GINT_TO_POINTER(b), l);
+  }
+  return l;
+}
+
+/* The receive on rank b from rank a that pairs with a's next send: the
+ * first unmatched one in b's issue order from the (b, a) cursor on, which
+ * moves past it (cursor: b * world + a -> next position + 1).  Amortised
+ * O(1) per receive over the group.  Returns its index in b's comms or
+ * KT_NONE. */
+static uint32_t next_recv(GHashTable *cursor, const GArray *lb, const kt_rank *rb, const kt_rank_match *mb, int a,
+                          int b, int world)
+{
+  int64_t key = (int64_t)b * world + a;
+  guint pos = GPOINTER_TO_UINT(g_hash_table_lookup(cursor, &key));
+  pos = pos ? pos - 1 : 0;
+  for (; pos < lb->len; pos++) {
+    uint32_t j = g_array_index(lb, inst, pos).comm;
+    const kt_comm *x = comm_of(rb, j);
+    if (x->p2p == 2 && x->peer == a && !mb->comms[j].status) {
+      g_hash_table_insert(cursor, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(pos + 2));
+      return j;
+    }
+  }
+  g_hash_table_insert(cursor, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(pos + 1));
+  return KT_NONE;
+}
+
+/* Marks the pair (send i on rank a, receive j on rank b) matched in group
+ * gi, tagged with the send's index on a (unique among a's sends to b, so
+ * the replay's (source, destination, tag) FIFO holds one pair). */
+static void pair_p2p(const kt_rank *ra, kt_rank_match *out, int a, uint32_t i, const kt_rank *rb, int b, uint32_t j,
+                     kt_group *g, uint32_t gi, guint k, GPtrArray *warnings, kt_match_stats *st)
+{
+  const kt_comm *s = comm_of(ra, i), *rv = comm_of(rb, j);
+  kt_comm_match *sm = &out[a].comms[i], *rvm = &out[b].comms[j];
+  sm->status = rvm->status = KT_COMM_MATCHED;
+  sm->group = rvm->group = gi;
+  sm->tag = rvm->tag = (int32_t)MIN(i, (uint32_t)INT32_MAX);
+  sm->replay = rvm->replay = s->unsized || rv->unsized;
+  st->replayed += sm->replay;
+  g->n_ops++;
+  g->bytes += s->bytes;
+  st->matched++;
+  if (s->bytes != rv->bytes) {
+    st->mismatches++;
+    g_ptr_array_add(warnings, g_strdup_printf("send #%u rank %d -> %d: %" G_GUINT64_FORMAT " B sent, %"
+                                              G_GUINT64_FORMAT " B received", k, a, b, s->bytes, rv->bytes));
+  }
+}
+
+/* Send/recv: pair the k-th send a->b with the k-th recv on b from a, both
+ * in their ranks' issue order (p2p_in_issue_order).  O(P log P) for P
+ * point-to-point ops of the group. */
 static void match_p2p(const kt_rank *const *ranks, kt_rank_match *out, int n_ranks, kt_group *g, uint32_t gi,
                       GPtrArray *warnings, kt_match_stats *st)
 {
+  GHashTable *lists = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_array);
+  GHashTable *cursor = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   for (int ri = 0; ri < g->n_ranks; ri++) {
     int a = g->ranks[ri];
     if (a < 0 || a >= n_ranks || !ranks[a])
       continue;
     const kt_rank *ra = ranks[a];
+    const GArray *la = p2p_list(lists, ranks, a, g);
     guint k = 0;
-    for (guint i = 0; i < ra->comms->len; i++) {
+    for (guint q = 0; q < la->len; q++) {
+      uint32_t i = g_array_index(la, inst, q).comm;
       const kt_comm *s = comm_of(ra, i);
-      kt_comm_match *sm = &out[a].comms[i];
-      if (s->p2p != 1 || strcmp(s->group_key, g->key) || sm->status)
+      if (s->p2p != 1 || out[a].comms[i].status)
         continue;
       int b = s->peer;
       const kt_rank *rb = b >= 0 && b < n_ranks ? ranks[b] : NULL;
-      const kt_comm *rv = NULL;
-      kt_comm_match *rvm = NULL;
-      if (rb)
-        for (guint j = 0; j < rb->comms->len && !rv; j++) {
-          const kt_comm *x = comm_of(rb, j);
-          if (x->p2p == 2 && !out[b].comms[j].status && x->peer == a && !strcmp(x->group_key, g->key)) {
-            rv = x;
-            rvm = &out[b].comms[j];
-          }
-        }
-      if (!rv) {
+      uint32_t j = rb ? next_recv(cursor, p2p_list(lists, ranks, b, g), rb, &out[b], a, b, n_ranks) : KT_NONE;
+      if (j == KT_NONE) {
         char *d = g_strdup_printf("send #%u from rank %d to %s has no matching recv", k, a,
                                   b < 0 ? "an unknown peer" : "its peer");
         g_ptr_array_add(warnings, g_strdup_printf("dropped: %s (replayed as compute)", d));
         drop(&out[a], i, b < 0 ? "peer rank unknown" : "no matching recv", d, st);
-      } else {
-        sm->status = rvm->status = KT_COMM_MATCHED;
-        sm->group = rvm->group = gi;
-        sm->replay = rvm->replay = s->unsized || rv->unsized;
-        st->replayed += sm->replay;
-        g->n_ops++;
-        g->bytes += s->bytes;
-        st->matched++;
-        if (s->bytes != rv->bytes) {
-          st->mismatches++;
-          g_ptr_array_add(warnings, g_strdup_printf("send #%u rank %d -> %d: %" G_GUINT64_FORMAT " B sent, %"
-                                                    G_GUINT64_FORMAT " B received", k, a, b, s->bytes, rv->bytes));
-        }
-      }
+      } else
+        pair_p2p(ra, out, a, i, rb, b, j, g, gi, k, warnings, st);
       k++;
     }
   }
+  g_hash_table_destroy(cursor);
+  g_hash_table_destroy(lists);
   for (int ri = 0; ri < g->n_ranks; ri++) {
     int a = g->ranks[ri];
     if (a < 0 || a >= n_ranks || !ranks[a])

@@ -244,17 +244,18 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
     ec.two_hop = c->two_hop;
     ec.two_hop_ppm = c->two_hop_ppm;
     /* Send/recv pairs match in order per (source, destination, tag); the
-     * tag is the pair's group, so the pairs of different groups between
-     * the same ranks never mix, and Chakra files carry the comm_tag their
-     * readers need. */
+     * tag is the pair's own (kt_comm_match.tag: matching paired them in
+     * their ranks' issue order), so a receive the replay posts early on a
+     * stream of its own cannot take another pair's send, and Chakra files
+     * carry the comm_tag their readers need. */
     if (c->p2p == 1) {
       ec.src = r->rank;
       ec.dst = c->peer;
-      ec.tag = (int32_t)group;
+      ec.tag = rm->comms[op->comm].tag;
     } else if (c->p2p == 2) {
       ec.src = c->peer;
       ec.dst = r->rank;
-      ec.tag = (int32_t)group;
+      ec.tag = rm->comms[op->comm].tag;
     }
     const uint64_t *splits = NULL;
     uint32_t ns = 0;

@@ -327,6 +327,10 @@ void gt_job_free(gt_job *j)
     g_free(g);
   }
   g_ptr_array_free(j->groups, TRUE);
+  if (j->ready) {
+    g_array_free(j->ready, TRUE);
+    g_array_free(j->active, TRUE);
+  }
   for (int a = 0; a < GT_MAX_RANKS; a++)
     for (int b = 0; b < GT_MAX_RANKS; b++) {
       if (j->sends[a][b])
@@ -669,18 +673,19 @@ static int64_t record_reach(gt_job *j, rank_state *rs, int32_t ri)
   return t;
 }
 
-/* Whether ranks a and b share a node (always, with one tier). */
-static gboolean same_node(const gt_job *j, int a, int b)
+/* One tier (gpus_per_node 0): every pair shares the node.  O(1). */
+gboolean gt_same_node(const gt_job *j, int a, int b)
 {
   return j->p.gpus_per_node <= 0 || a / j->p.gpus_per_node == b / j->p.gpus_per_node;
 }
 
-/* The tier of a group: scale-up when all its members share a node. */
-static void group_tier(const gt_job *j, const group *g, int64_t *alpha, uint64_t *beta)
+/* The scale-up tier's alpha and beta when every member shares the first
+ * member's node, else the scale-out tier's.  O(members). */
+void gt_group_tier(const gt_job *j, const group *g, int64_t *alpha, uint64_t *beta)
 {
   gboolean inside = TRUE;
   for (int i = 1; i < g->n; i++)
-    inside = inside && same_node(j, g->ranks[0], g->ranks[i]);
+    inside = inside && gt_same_node(j, g->ranks[0], g->ranks[i]);
   *alpha = inside ? j->p.alpha_ns : j->p.alpha_out_ns;
   *beta = inside ? j->beta : j->beta_out;
 }
@@ -696,9 +701,13 @@ static void coll_started(gt_job *j, int32_t gi, int32_t k, int64_t start)
   in->max_start = MAX(in->max_start, start);
   if (in->started < g->n)
     return;
+  if (j->p.port_contention) {
+    gt_ports_ready(j, -1, gi, k, in->max_start);
+    return;
+  }
   int64_t alpha;
   uint64_t beta;
-  group_tier(j, g, &alpha, &beta);
+  gt_group_tier(j, g, &alpha, &beta);
   int64_t end = in->max_start + gt_coll_ns((gt_kernel_kind)in->kind, in->bytes, g->n, alpha, beta);
   for (int i = 0; i < g->n; i++) {
     int32_t oi = g_array_index(g->inst_ops, int32_t, (guint)k * (guint)g->n + (guint)i);
@@ -754,8 +763,12 @@ static gboolean try_start(gt_job *j, int rank, int32_t oi)
   case GT_RECV: {
     int pr;
     op *q = p2p_partner(j, rank, o, &pr);
-    if (q && q->start_ns >= 0) {
-      gboolean inside = same_node(j, rank, pr);
+    if (q && q->start_ns >= 0 && j->p.port_contention) { /* the sender's op, then the receiver's */
+      int32_t qi = (int32_t)(q - op_at(&j->r[pr], 0));
+      gboolean send = o->kind == GT_SEND;
+      gt_ports_ready(j, send ? rank : pr, send ? oi : qi, send ? qi : oi, MAX(t, q->start_ns));
+    } else if (q && q->start_ns >= 0) {
+      gboolean inside = gt_same_node(j, rank, pr);
       int64_t end = MAX(t, q->start_ns) + gt_p2p_ns(o->bytes, inside ? j->p.alpha_ns : j->p.alpha_out_ns,
                                                     inside ? j->beta : j->beta_out);
       o->end_ns = q->end_ns = end;
@@ -969,7 +982,7 @@ gboolean gt_job_run(gt_job *j, GError **error)
     for (int r = 0; r < j->n; r++)
       for (int s = 0; s < GT_N_STREAMS; s++)
         progress |= advance_stream(j, r, s);
-    if (!progress)
+    if (!progress && !gt_ports_advance(j))
       break;
   }
   GString *msg = g_string_new("");

@@ -99,6 +99,16 @@ typedef struct {
   int64_t alpha_out_ns;       /* per ring step across nodes (default 5 us) */
   uint64_t beta_out_Bps;      /* scale-out bus bandwidth (default 25 GB/s) */
   double bw_scale_out;        /* scale-out bandwidth factor (1) */
+  /* Port contention (FALSE in every scenario's defaults; gt_par_init sets
+   * it): each rank has one port per tier and direction (its NVLink or its
+   * NIC, egress and ingress).  A collective crosses the egress and ingress
+   * of every member on its tier, a send/recv the sender's egress and the
+   * receiver's ingress; concurrent transfers share a port max-min fairly
+   * (a fluid model: gt_ports.c), each draining the bandwidth part of its
+   * closed form at its share and ending its latency part after that.
+   * FALSE: every transfer takes its closed form whatever else is in
+   * flight. */
+  gboolean port_contention;
   /* Machine. */
   int64_t l_call_ns;          /* cudaLaunchKernel call (5 us) */
   int64_t l_submit_ns;        /* call start to the kernel being eligible on the GPU (3 us) */

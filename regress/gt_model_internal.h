@@ -102,6 +102,16 @@ typedef struct {
   int p2p_count[GT_MAX_RANKS];      /* sends and recvs launched per member */
 } group;
 
+/* A transfer whose members have all started (gt_params.port_contention):
+ * a collective instance (rank -1; a = group,
+ * b = instance) or a send/recv (rank = the sender, a = its op, b = the
+ * receiving rank's op). */
+typedef struct {
+  int64_t ready_ns;
+  int rank;
+  int32_t a, b;
+} transfer;
+
 struct gt_job {
   gt_params p;
   uint64_t beta, beta_out;
@@ -110,9 +120,23 @@ struct gt_job {
   GPtrArray *groups;
   GArray *sends[GT_MAX_RANKS][GT_MAX_RANKS]; /* [a][b]: ops on a sending to b, in order */
   GArray *recvs[GT_MAX_RANKS][GT_MAX_RANKS]; /* [a][b]: ops on b receiving from a, in order */
+  GArray *ready;           /* transfer: ready, not yet active (port_contention; gt_ports.c) */
+  GArray *active;          /* gt_ports.c's active transfers, sharing their ports */
+  double clock_ns;         /* gt_ports.c's fluid clock */
   GStringChunk *names;
   char *build_error;       /* the first problem found while building */
   gboolean ran;
 };
+
+/* gt_model.c: whether ranks a and b share a node (always, with one tier),
+ * and a group's tier (scale-up when all its members share a node). */
+gboolean gt_same_node(const gt_job *j, int a, int b);
+void gt_group_tier(const gt_job *j, const group *g, int64_t *alpha, uint64_t *beta);
+/* gt_ports.c (port contention): transfer (rank, a, b) (see `transfer`)
+ * is ready at ready_ns; gt_ports_advance runs the ports' fluid clock until
+ * the next transfer ends (its ops' end_ns set; TRUE), FALSE when none is
+ * ready or active. */
+void gt_ports_ready(gt_job *j, int rank, int32_t a, int32_t b, int64_t ready_ns);
+gboolean gt_ports_advance(gt_job *j);
 
 #endif

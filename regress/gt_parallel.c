@@ -39,6 +39,8 @@ void gt_par_init(gt_par_params *p)
   p->base.host_ns = 2 * US;
   p->base.head_ns = 20 * US;
   p->base.tail_ns = 20 * US;
+  /* A GPU's TP collectives and pipeline transfers share its NVLink port. */
+  p->base.port_contention = TRUE;
 }
 
 void gt_par_init_moe(gt_par_params *p)

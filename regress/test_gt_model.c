@@ -200,6 +200,55 @@ static void test_send_recv(void)
   gt_job_free(j);
 }
 
+/* Port contention (gt_ports.c): ports shared max-min fairly.  Every
+ * launch call takes 5 us and its kernel is eligible 3 us after the call
+ * starts; 16 MiB at 100 GB/s is W = 167772 ns of bandwidth work, the
+ * latency L = 2 us per step (a send/recv: one step; an all-reduce of 2
+ * ranks: 2).
+ * (a) Rank 0 sends to rank 1, then to rank 2 (calls [0,5] and [5,10] us:
+ *     ready at 3 and 8 us; the receives are posted at 3 us).  The first
+ *     drains alone for 5000 ns, then both share rank 0's egress at half
+ *     rate: the first drains its 162772 ns left by 3000 + 5000 + 2 x
+ *     162772 = 333544 and ends L later, 335544; the second has 5000 left
+ *     at full rate: 338544 + 2000 = 340544 (the port busy 2 W from 3 us).
+ * (b) The same with an all-reduce of ranks 0 and 1 first (ready at 3 us,
+ *     L = 4 us): it ends 333544 + 4000 = 337544, the send 340544.
+ * (c) Rank 0 sends to rank 1 while rank 2 sends to rank 0 (rank 0's
+ *     receive called second, ready at 8 us): egress and ingress are
+ *     different ports, so each takes its closed form, 3000 + 169772 and
+ *     8000 + 169772. */
+static void test_ports(void)
+{
+  gt_params p;
+  gt_params_init(&p, GT_TP);
+  p.port_contention = TRUE;
+  for (int c = 0; c < 3; c++) {
+    gt_job *j = gt_job_new(&p, 3);
+    int grp = gt_job_add_group(j, "tp", (const int[]){0, 1}, 2), a = -1, b = -1;
+    if (c == 0) {
+      a = gt_launch_p2p(j, 0, GT_STREAM_P2P, GT_SEND, 1, 16 * MiB, GT_GROUP_WORLD);
+      gt_launch_p2p(j, 1, GT_STREAM_P2P, GT_RECV, 0, 16 * MiB, GT_GROUP_WORLD);
+    } else if (c == 1) {
+      a = gt_launch_coll(j, 0, GT_STREAM_COMM, GT_ALL_REDUCE, 16 * MiB, grp);
+      gt_launch_coll(j, 1, GT_STREAM_COMM, GT_ALL_REDUCE, 16 * MiB, grp);
+    } else {
+      a = gt_launch_p2p(j, 0, GT_STREAM_P2P, GT_SEND, 1, 16 * MiB, GT_GROUP_WORLD);
+      gt_launch_p2p(j, 1, GT_STREAM_P2P, GT_RECV, 0, 16 * MiB, GT_GROUP_WORLD);
+      b = gt_launch_p2p(j, 0, GT_STREAM_COMM, GT_RECV, 2, 16 * MiB, GT_GROUP_WORLD);
+      gt_launch_p2p(j, 2, GT_STREAM_P2P, GT_SEND, 0, 16 * MiB, GT_GROUP_WORLD);
+    }
+    if (c < 2) {
+      b = gt_launch_p2p(j, 0, GT_STREAM_P2P_RECV, GT_SEND, 2, 16 * MiB, GT_GROUP_WORLD);
+      gt_launch_p2p(j, 2, GT_STREAM_P2P, GT_RECV, 0, 16 * MiB, GT_GROUP_WORLD);
+    }
+    run_ok(j);
+    static const int64_t want[3][2] = {{335544, 340544}, {337544, 340544}, {3000 + 169772, 8000 + 169772}};
+    g_assert_cmpint(gt_job_op(j, 0, a).end_ns, ==, want[c][0]);
+    g_assert_cmpint(gt_job_op(j, 0, b).end_ns, ==, want[c][1]);
+    gt_job_free(j);
+  }
+}
+
 static gt_result run_scenario(gt_scenario s, double bw_scale)
 {
   gt_params p;
@@ -419,6 +468,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gt_model/peer_wait", test_peer_wait);
   g_test_add_func("/gt_model/stream_rules", test_stream_rules);
   g_test_add_func("/gt_model/send_recv", test_send_recv);
+  g_test_add_func("/gt_model/ports", test_ports);
   g_test_add_func("/gt_model/doubling", test_doubling);
   g_test_add_func("/gt_model/tp_by_hand", test_tp_by_hand);
   g_test_add_func("/gt_model/determinism", test_determinism);

@@ -156,6 +156,13 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
     study_search_result_free(r);
     return NULL;
   }
+  if (o->max_cp > 1 && c->cp_comm) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "--max-cp %d: context parallelism is modelled as Megatron's ring attention (cp_comm_type p2p); the "
+                "card's cp_comm_type %s is not modelled", o->max_cp, c->cp_comm);
+    study_search_result_free(r);
+    return NULL;
+  }
   enumerate(c, o, r->points);
   for (guint i = 0; i < r->points->len; i++) {
     study_search_point *p = &g_array_index(r->points, study_search_point, i);
