@@ -133,7 +133,7 @@ static void check_from(gconstpointer data)
   }
   /* The 1F1B and interleaved configurations in the true order: every pair
    * that the truth puts more than 1 % apart, wisp orders the same way.
-   * Closer pairs are beyond the model (doc/repartition.md): from the
+   * Closer pairs are not yet ordered right (doc/repartition.md): from the
    * one-stage trace (TP8 x PP1), whose GEMMs are the smallest (an eighth
    * of the layer, where the truth's whole-wave tiling and wisp's roofline
    * ratio differ most), TP2 x PP4 mb4 (158.532 ms) and TP4 x PP2 mb8
@@ -143,15 +143,27 @@ static void check_from(gconstpointer data)
    * interleaved (159.057 ms, 0.33 % apart, the truth's TP all-reduces
    * sharing the NVLink port with the stage transfers) come out 0.27 % the
    * wrong way (159.087 vs 158.666 ms from TP4 x PP2). */
+  /* The issue's done-when asks for the true order of every pair, so the
+   * closer pairs are still counted: any of them out of order makes this
+   * test an expected failure naming the pairs (g_test_incomplete), while a
+   * misordered pair beyond the margin fails it outright. */
   double margin = src->pp == 1 ? 0.011 : 0.01;
+  GString *strict = g_string_new(NULL);
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++)
-      if (configs[i].sched != GT_SCHED_GPIPE && configs[j].sched != GT_SCHED_GPIPE && t[i] * (1.0 + margin) < t[j]) {
+      if (configs[i].sched != GT_SCHED_GPIPE && configs[j].sched != GT_SCHED_GPIPE && t[i] < t[j]) {
         if (!(w[i] < w[j]))
-          g_test_message("misordered: config %d (true %.3f ms, wisp %.3f) vs %d (true %.3f ms, wisp %.3f)", i,
-                         t[i] / 1e6, w[i] / 1e6, j, t[j] / 1e6, w[j] / 1e6);
-        g_assert_cmpfloat(w[i], <, w[j]);
+          g_string_append_printf(strict, "%s config %d (true %.3f ms, wisp %.3f) before %d (true %.3f ms, wisp %.3f)",
+                                 strict->len ? ";" : "", i, t[i] / 1e6, w[i] / 1e6, j, t[j] / 1e6, w[j] / 1e6);
+        if (t[i] * (1.0 + margin) < t[j])
+          g_assert_cmpfloat(w[i], <, w[j]);
       }
+  if (strict->len) {
+    char *msg = g_strdup_printf("NOT MET: true order of every pair; misordered:%s", strict->str);
+    g_test_incomplete(msg);
+    g_free(msg);
+  }
+  g_string_free(strict, TRUE);
   test_rm_rf(dir);
   g_free(dir);
   g_free(trace);
