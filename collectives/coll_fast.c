@@ -26,8 +26,10 @@
  * the receiver before the sender; a member's reduction wait is posted in
  * that order too).  So the path is taken when, besides:
  *  - tier A, one chunk and one lane, no library engine, no streamed steps
- *    (the ideal library; NCCL's plans stream and pipeline chunks), no
- *    library pre-delay, at least the ring recurrence's minimum members;
+ *    (the ideal library: NCCL's plans stream, and a streamed step ends
+ *    at its receives, not its sends; the symmetric mode below takes
+ *    NCCL's one-chunk plans), no library pre-delay, at least the ring
+ *    recurrence's minimum members;
  *  - every transfer is counted at its sender's step (step-synchronous
  *    schedules: a tree's is not) and arrives after its issue instant;
  *  - every link the run uses is idle and unclaimed at the start t0 (net_
@@ -451,8 +453,11 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
 }
 
 /* The symmetric mode of the path (one switch dimension, every step alike
- * for every member: fast_sym_step).  Every uplink then carries the same
- * sequence of transfers issued at the same instants, and so does every
+ * for every member: fast_sym_step), for the ideal library and for NCCL's
+ * one-chunk plans (streamed steps: NVLS, pairwise and direct all-to-all;
+ * its trees and sliced rings pipeline chunks and are not taken).  Every
+ * uplink then carries the same sequence of transfers issued at the same
+ * instants, and so does every
  * downlink; links idle at t0 start in one state (net_hop_at resets an
  * idle link at its first use), so by induction every uplink, and every
  * downlink, goes through the same states.  A member's last transfer on
@@ -465,7 +470,8 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
  * (O(n) net arithmetic) and the other links get its final states and
  * counters (net_hop_mirror); the issue order is not needed.  FALSE: the
  * mode does not apply (nothing charged, or the charge taken back: the
- * general pass follows).  O(q x steps) schedule queries, O(q) links. */
+ * general pass follows, except for streamed runs, which go per
+ * transfer).  O(q x steps) schedule queries, O(q) links. */
 static gboolean fast_symmetric(coll_rt *c, coll_run *r)
 {
   int q = r->n;
