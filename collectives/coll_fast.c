@@ -244,7 +244,8 @@ static void fast_member_state(fast_pass_state *p, int m, uint32_t k, sim_time_ps
   sl->cur = k;
   sl->need = p->need[m];
   sl->moved = p->moved[m];
-  sl->red = p->red[m];
+  if (r->slot_red != NULL)
+    r->slot_red[m] = p->red[m];
   sl->state = SLOT_RUNNING;
   if (in < p->t_stop && e > in) {
     sl->state = SLOT_REDUCING;

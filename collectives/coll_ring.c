@@ -239,7 +239,8 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
         sl->cur = k;
         sl->need = 1;
         sl->moved = 1;
-        sl->red = rb[j];
+        if (r->slot_red != NULL)
+          r->slot_red[r->gmember[j]] = rb[j];
         sl->state = SLOT_RUNNING;
         if (done < t_stop) { /* its transfers are in: in its local wait until next */
           sl->state = SLOT_REDUCING;
