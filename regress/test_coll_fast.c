@@ -430,9 +430,9 @@ static void test_concurrent(void)
 /* NCCL's plans (library nccl: streamed steps, a step ends at its
  * receives, bytes inflated by the protocol's efficiency, the tuner's
  * latency before the first step) on one switch dimension, where the
- * tuner's choice is one chunk with every member's step alike: NVLS
- * all-reduce, all-gather and reduce-scatter on an NVL72-like switch
- * (in-switch reduction, sm 100), pairwise all-to-all there, and a direct
+ * plan is one chunk with every member's step alike: NVLS all-reduce,
+ * all-gather and reduce-scatter on an NVL72-like switch (in-switch
+ * reduction, sm 100, NVLS forced), pairwise all-to-all there, and a direct
  * all-to-all between 32 nodes of one GPU each (every transfer on the
  * network tier, the network's inflation).  With equal pieces (q divides
  * the size) the symmetric mode takes them; with unequal pieces it
@@ -450,11 +450,16 @@ static void test_concurrent(void)
   "dims:\n  - {name: nvlink, kind: switch, size: 2, bandwidth: 450GB/s, latency: 500ns}\n" \
   "  - {name: ib, kind: switch, size: 32, bandwidth: 400Gbps, latency: 1us}\n"
 
-static coll_policy *nccl_policy(const topo *t)
+/* The network's NCCL policy; nvls: NVLS forced (NCCL_ALGO=NVLS, so that
+ * a change of the tuner's choice does not move these cases off NVLS; an
+ * all-to-all stays NCCL's send/recv). */
+static coll_policy *nccl_policy(const topo *t, gboolean nvls)
 {
   GError *err = NULL;
   coll_policy *pol = coll_policy_new_from_topo(t, &err);
   g_assert_no_error(err);
+  if (nvls)
+    coll_policy_force(pol, COLL_ALGO_NVLS);
   g_assert_cmpint(coll_policy_library(pol)->kind, ==, COLL_LIBRARY_NCCL);
   return pol;
 }
@@ -472,7 +477,7 @@ static int *strided(int n, int stride)
  * (the fast path's run is then on it and nothing else). */
 static gboolean nccl_same(const topo *t, et_coll_type type, uint64_t bytes, int n, int stride)
 {
-  coll_policy *pol = nccl_policy(t);
+  coll_policy *pol = nccl_policy(t, stride == 1);
   int *r = strided(n, stride);
   coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
   gboolean sym = a.st.phase_symmetric == 1;
@@ -493,8 +498,8 @@ static void test_nccl_switch(void)
   const et_coll_type types[] = { ET_COLL_ALL_REDUCE, ET_COLL_ALL_GATHER, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_TO_ALL };
   for (size_t k = 0; k < G_N_ELEMENTS(types); k++) {
     /* All-gather's size is per member (Chakra's comm_size): the run's D is
-     * 72 times it, 72 MiB as for the others, where the tuner picks NVLS
-     * (all-to-all: pairwise); equal pieces either way. */
+     * 72 times it, 72 MiB as for the others (all-to-all: NCCL's pairwise
+     * send/recv); equal pieces either way. */
     gboolean ag = types[k] == ET_COLL_ALL_GATHER;
     g_assert_true(nccl_same(t, types[k], ag ? MiB : 72 * MiB, 72, 1));
     /* 5 bytes more: the first 5 pieces are one byte longer (all-gather:
@@ -516,7 +521,7 @@ static void test_nccl_switch(void)
 static void nccl_competitors(const char *yaml, et_coll_type type, uint64_t bytes, int n, int stride, int src, int dst)
 {
   topo *t = load(yaml);
-  coll_policy *pol = nccl_policy(t);
+  coll_policy *pol = nccl_policy(t, stride == 1);
   int *r = strided(n, stride);
   competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
   coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
