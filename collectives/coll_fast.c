@@ -26,8 +26,10 @@
  * the receiver before the sender; a member's reduction wait is posted in
  * that order too).  So the path is taken when, besides:
  *  - tier A, one chunk and one lane, no library engine, no streamed steps
- *    (the ideal library; NCCL's plans stream and pipeline chunks), no
- *    library pre-delay, at least the ring recurrence's minimum members;
+ *    (the ideal library: NCCL's plans stream, and a streamed step ends
+ *    at its receives, not its sends; the symmetric mode below takes
+ *    NCCL's one-chunk plans), no library pre-delay, at least the ring
+ *    recurrence's minimum members;
  *  - every transfer is counted at its sender's step (step-synchronous
  *    schedules: a tree's is not) and arrives after its issue instant;
  *  - every link the run uses is idle and unclaimed at the start t0 (net_
@@ -56,6 +58,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "collectives/coll_run.h"
@@ -71,8 +74,35 @@ typedef struct {
 static gboolean fast_candidate(const coll_rt *c, const coll_run *r)
 {
   return r->n >= COLL_RING_RECURRENCE_MIN + c->ring_min_delta && r->n >= 2 &&
-         net_get_tier(c->n) == NET_TIER_ANALYTICAL && !r->engine && !r->p2p && !r->stream && !r->step_pipe &&
-         r->n_chunks == 1 && r->lanes == 1 && r->lperm == NULL && r->held == NULL && r->n_steps > 0;
+         net_get_tier(c->n) == NET_TIER_ANALYTICAL && !r->engine && !r->p2p && r->n_chunks == 1 && r->lanes == 1 &&
+         r->lperm == NULL && r->held == NULL && r->n_steps > 0;
+}
+
+/* The bytes a transfer of `bytes` payload from member m to dm puts on the
+ * wire: streamed steps (NCCL's plan) inflate them by the protocol's
+ * efficiency on the pair's tier, as slot_start does.  O(dims). */
+static uint64_t fast_wire(const coll_run *r, int m, int dm, uint64_t bytes)
+{
+  if (!r->stream || bytes == 0)
+    return bytes;
+  double inv = coll_pair_is_inter(r->lib->t, r->ranks[m], r->ranks[dm]) ? r->inv_eff_inter : r->inv_eff_intra;
+  return (uint64_t)ceil((double)bytes * inv);
+}
+
+/* The local wait that ends member m's step k after its transfers are in
+ * (slot_advance): the reduction of red bytes and, for a streamed step
+ * that moved data, the phase's per-step latency.  O(phases). */
+static sim_time_ps fast_wait(const coll_run *r, uint32_t k, uint64_t red, gboolean moved)
+{
+  const coll_rt *c = r->lib;
+  sim_time_ps w = c->pol.reduce_bw > 0 && red > 0 ? wisp_transfer_ps(red, c->pol.reduce_bw) : 0;
+  if (r->stream && moved) {
+    int i = r->n_phases - 1;
+    while (i > 0 && k < r->ph[i].step0)
+      i--;
+    w += r->step_extra[i];
+  }
+  return w;
 }
 
 /* The event at which a member's step ends in the per-transfer path: the
@@ -122,7 +152,10 @@ static void fast_materialize(coll_run *r, int m, int dm, uint32_t k, sim_time_ps
   }
   uint32_t xi = coll_xr_alloc(c);
   c->xr[xi] = (coll_xrec){ .run = r, .src_slot = (uint32_t)m, .dst_slot = (uint32_t)dm, .dst_step = k, .src_step = k };
-  r->slot[m].pend++;
+  if (!r->stream)
+    r->slot[m].pend++; /* a streamed step does not wait for its sends (coll_xfer_done) */
+  if (r->sent != NULL)
+    r->sent[(size_t)m * r->n_steps + k]++;
   sim_post_at(c->sim, arr, coll_xfer_done, c, xi);
 }
 
@@ -185,7 +218,7 @@ static gboolean fast_member_step(fast_pass_state *p, int m, uint32_t k, sim_time
       for (uint32_t j = 0; j < h.n_links; j++)
         if (!fast_link_use(p, h.route[j]))
           return FALSE;
-    sim_time_ps arr = net_hop_at(c->n, &h, xf->bytes, s);
+    sim_time_ps arr = net_hop_at(c->n, &h, fast_wire(r, m, dm, xf->bytes), s);
     r->fast_charged++;
     if (arr <= s && !conv)
       return FALSE; /* arrives in its own instant: the order of that instant is not modelled */
@@ -211,7 +244,8 @@ static void fast_member_state(fast_pass_state *p, int m, uint32_t k, sim_time_ps
   sl->cur = k;
   sl->need = p->need[m];
   sl->moved = p->moved[m];
-  sl->red = p->red[m];
+  if (r->slot_red != NULL)
+    r->slot_red[m] = p->red[m];
   sl->state = SLOT_RUNNING;
   if (in < p->t_stop && e > in) {
     sl->state = SLOT_REDUCING;
@@ -226,7 +260,6 @@ static void fast_member_state(fast_pass_state *p, int m, uint32_t k, sim_time_ps
 static sim_time_ps fast_step(fast_pass_state *p, uint32_t k, sim_time_ps s)
 {
   coll_run *r = p->r;
-  coll_rt *c = p->c;
   int q = r->n;
   gboolean conv = p->t_stop != FAST_NEVER;
   p->seq = 0;
@@ -244,8 +277,7 @@ static sim_time_ps fast_step(fast_pass_state *p, uint32_t k, sim_time_ps s)
   for (int m = 0; m < q; m++) {
     if (!conv && p->got[m] != p->need[m])
       return FAST_NEVER;
-    sim_time_ps w = c->pol.reduce_bw > 0 && p->red[m] > 0 ? wisp_transfer_ps(p->red[m], c->pol.reduce_bw) : 0;
-    sim_time_ps e = p->end[m] + w;
+    sim_time_ps e = p->end[m] + fast_wait(r, k, p->red[m], p->moved[m]);
     if (!conv && !last && common >= 0 && e != common)
       return FAST_NEVER;
     common = e;
@@ -341,15 +373,19 @@ static void fast_convert(void *ctx)
  * reduces red bytes. */
 typedef struct {
   uint32_t n;
-  uint64_t b, red;
+  uint64_t b, red;    /* b: payload bytes, then (fast_sym_step's end) the bytes on the wire */
+  gboolean inter;     /* streamed steps: the transfers leave the scale-up domain */
 } fast_sym_shape;
 
 /* Whether every member of r has the same step k: n sends of b bytes each,
  * n receives, all counted at step k and n addressed to it (got: q
- * counters), the same reduction (fills *sh).  O(q + transfers of the
- * step) schedule queries, no route and no net arithmetic. */
+ * counters), the same reduction and, for streamed steps, every transfer
+ * on the same tier (its byte inflation, fast_wire); fills *sh.  O(q +
+ * transfers of the step) schedule queries, no route and no net
+ * arithmetic. */
 static gboolean fast_sym_step(coll_run *r, uint32_t k, fast_sym_shape *sh, uint32_t *got)
 {
+  int m_first = -1, dm_first = -1;
   memset(got, 0, sizeof *got * (size_t)r->n);
   for (int m = 0; m < r->n; m++) {
     coll_a2av_ctx x;
@@ -360,19 +396,31 @@ static gboolean fast_sym_step(coll_run *r, uint32_t k, fast_sym_shape *sh, uint3
     uint64_t red = 0;
     uint32_t nx = coll_sched_step(&sc, pos, k - ph->step0, r->scratch, &n_recv, &red);
     if (m == 0)
-      *sh = (fast_sym_shape){ nx, nx > 0 ? r->scratch[0].bytes : 0, red };
+      *sh = (fast_sym_shape){ nx, nx > 0 ? r->scratch[0].bytes : 0, red, FALSE };
     if (nx != sh->n || n_recv != sh->n || red != sh->red)
       return FALSE;
     for (uint32_t i = 0; i < nx; i++) {
       int dm = coll_pos_member(r, ph, x.base, r->scratch[i].peer, 0);
       if (r->scratch[i].bytes != sh->b || ph->step0 + r->scratch[i].recv_step != k || dm == m)
         return FALSE;
+      if (r->stream) {
+        gboolean inter = coll_pair_is_inter(r->lib->t, r->ranks[m], r->ranks[dm]);
+        if (m_first < 0) {
+          m_first = m;
+          dm_first = dm;
+          sh->inter = inter;
+        } else if (inter != sh->inter) {
+          return FALSE;
+        }
+      }
       got[dm]++;
     }
   }
   for (int m = 0; m < r->n; m++)
     if (got[m] != sh->n)
       return FALSE; /* a downlink would carry another count than its member expects */
+  if (m_first >= 0)
+    sh->b = fast_wire(r, m_first, dm_first, sh->b); /* every transfer of the step is inflated alike */
   return TRUE;
 }
 
@@ -406,8 +454,11 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
 }
 
 /* The symmetric mode of the path (one switch dimension, every step alike
- * for every member: fast_sym_step).  Every uplink then carries the same
- * sequence of transfers issued at the same instants, and so does every
+ * for every member: fast_sym_step), for the ideal library and for NCCL's
+ * one-chunk plans (streamed steps: NVLS, pairwise and direct all-to-all;
+ * its trees and sliced rings pipeline chunks and are not taken).  Every
+ * uplink then carries the same sequence of transfers issued at the same
+ * instants, and so does every
  * downlink; links idle at t0 start in one state (net_hop_at resets an
  * idle link at its first use), so by induction every uplink, and every
  * downlink, goes through the same states.  A member's last transfer on
@@ -420,7 +471,8 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
  * (O(n) net arithmetic) and the other links get its final states and
  * counters (net_hop_mirror); the issue order is not needed.  FALSE: the
  * mode does not apply (nothing charged, or the charge taken back: the
- * general pass follows).  O(q x steps) schedule queries, O(q) links. */
+ * general pass follows, except for streamed runs, which go per
+ * transfer).  O(q x steps) schedule queries, O(q) links. */
 static gboolean fast_symmetric(coll_rt *c, coll_run *r)
 {
   int q = r->n;
@@ -433,6 +485,12 @@ static gboolean fast_symmetric(coll_rt *c, coll_run *r)
   for (uint32_t k = 0; k < r->n_steps && ok; k++)
     ok = fast_sym_step(r, k, &sh[k], up); /* up: scratch counters until fast_sym_links */
   ok = ok && fast_sym_links(c, r, up, down, &h0);
+  /* Streamed steps end at their receives, not their sends: equal when
+   * the uplink and the downlink serve at one rate (every transfer of a
+   * step at up-queue place i and down-queue place j arrives at
+   * s + max(i, j) T + alpha, so the last send and the last receive of
+   * every member both arrive at s + n T + alpha). */
+  ok = ok && (!r->stream || h0.uniform);
   sim_time_ps s = r->t0;
   uint64_t n_total = 0, bytes_total = 0;
   for (uint32_t k = 0; k < r->n_steps && ok; k++) {
@@ -445,8 +503,7 @@ static gboolean fast_symmetric(coll_rt *c, coll_run *r)
     r->fast_charged += sh[k].n;
     if (sh[k].n > 0 && e <= s)
       ok = FALSE; /* arrives in its own instant: the order of that instant is not modelled */
-    sim_time_ps w = c->pol.reduce_bw > 0 && sh[k].red > 0 ? wisp_transfer_ps(sh[k].red, c->pol.reduce_bw) : 0;
-    s = e + w;
+    s = e + fast_wait(r, k, sh[k].red, sh[k].n > 0);
   }
   if (ok) {
     int m0 = r->gmember[0], m1 = r->gmember[1 % q];
@@ -495,7 +552,7 @@ gboolean coll_fast_begin(coll_rt *c, coll_run *r)
   }
   if (sym)
     c->ring.phase_symmetric++;
-  else if (!fast_pass(c, r, FAST_NEVER)) {
+  else if (r->stream || !fast_pass(c, r, FAST_NEVER)) { /* the general pass ends steps at their sends too */
     fast_rewind(c, r);
     g_array_free(r->fast_links, TRUE);
     r->fast_links = NULL;

@@ -120,7 +120,8 @@ static void ring_materialize(coll_run *r, int j, uint32_t k, sim_time_ps arr, si
   }
   uint32_t xi = coll_xr_alloc(c);
   c->xr[xi] = (coll_xrec){ .run = r, .src_slot = src, .dst_slot = dst, .dst_step = k, .src_step = k };
-  r->slot[src].pend++;
+  if (!r->stream)
+    r->slot[src].pend++; /* a streamed step does not wait for its sends: no count (coll_xfer_done) */
   if (r->sent != NULL)
     r->sent[(size_t)src * r->n_steps + k]++;
   sim_post_at(c->sim, arr, coll_xfer_done, c, xi);
@@ -238,7 +239,8 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
         sl->cur = k;
         sl->need = 1;
         sl->moved = 1;
-        sl->red = rb[j];
+        if (r->slot_red != NULL)
+          r->slot_red[r->gmember[j]] = rb[j];
         sl->state = SLOT_RUNNING;
         if (done < t_stop) { /* its transfers are in: in its local wait until next */
           sl->state = SLOT_REDUCING;

@@ -164,6 +164,10 @@ static void run_alloc(coll_rt *c, coll_run *r)
 {
   uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
   r->slot = g_new0(coll_slot, n_slots);
+  if (r->engine)
+    r->slot_local_done = g_new0(sim_time_ps, n_slots);
+  if (c->pol.reduce_bw > 0)
+    r->slot_red = g_new0(uint64_t, n_slots);
   if (!coll_ring_candidate(c, r))
     coll_run_alloc_counters(r); /* else when the run begins and goes per transfer (coll_ring_begin) */
   r->chunks_left = g_new(int, r->n);

@@ -35,14 +35,15 @@ typedef struct {
 
 enum { SLOT_IDLE = 0, SLOT_RUNNING, SLOT_REDUCING, SLOT_REDUCED };
 
+/* 16 bytes: a tree run of NCCL's plan has members x chunks of them (2 M
+ * for 2,048 members); what only some runs need is in coll_run's
+ * per-slot side arrays (slot_local_done, slot_red). */
 typedef struct {
-  sim_time_ps local_done; /* library: the member's engine has sent its writes of the step */
   uint32_t cur;       /* current global step */
-  uint32_t pend;      /* sends of the current step still in flight */
+  uint32_t pend;      /* sends of the current step still in flight (runs whose steps wait for them) */
   uint32_t need;      /* receives the current step waits for */
   uint8_t state;
   uint8_t moved;      /* the current step sends or receives something */
-  uint64_t red;       /* bytes reduced locally in the current step */
 } coll_slot;
 
 struct coll_run {
@@ -66,6 +67,8 @@ struct coll_run {
   uint32_t n_steps;
   int n_chunks, lanes;
   coll_slot *slot;
+  sim_time_ps *slot_local_done; /* engine runs, per slot: its engine has sent its writes of the step; else NULL */
+  uint64_t *slot_red; /* with a reduction cost (policy reduce_bw), per slot: bytes reduced in the step; else NULL */
   uint16_t *recv;     /* n_slots * n_steps */
   int *chunks_left;
   int members_left;

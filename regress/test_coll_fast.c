@@ -427,6 +427,129 @@ static void test_concurrent(void)
   topo_free(t);
 }
 
+/* NCCL's plans (library nccl: streamed steps, a step ends at its
+ * receives, bytes inflated by the protocol's efficiency, the tuner's
+ * latency before the first step) on one switch dimension, where the
+ * plan is one chunk with every member's step alike: NVLS all-reduce,
+ * all-gather and reduce-scatter on an NVL72-like switch (in-switch
+ * reduction, sm 100, NVLS forced), pairwise all-to-all there, and a direct
+ * all-to-all between 32 nodes of one GPU each (every transfer on the
+ * network tier, the network's inflation).  With equal pieces (q divides
+ * the size) the symmetric mode takes them; with unequal pieces it
+ * declines and the general pass does not take streamed runs, so they go
+ * per transfer.  Either way every member's done time, the transfer count
+ * and every link's bytes equal the per-transfer path's, and the members
+ * of a symmetric run all end at one time. */
+#define NCCL_NVL_YAML \
+  "schema_version: 1\nname: nvl\nmodel: analytical\nlibrary: {name: nccl, sm: 100}\n" \
+  "collectives: {in_switch_reduction: true}\n" \
+  "dims:\n  - {name: nvlink, kind: switch, size: 72, bandwidth: 900GB/s, latency: 500ns}\n"
+
+#define NCCL_RAIL_YAML \
+  "schema_version: 1\nname: rail\nmodel: analytical\nlibrary: {name: nccl, sm: 90}\n" \
+  "dims:\n  - {name: nvlink, kind: switch, size: 2, bandwidth: 450GB/s, latency: 500ns}\n" \
+  "  - {name: ib, kind: switch, size: 32, bandwidth: 400Gbps, latency: 1us}\n"
+
+/* The network's NCCL policy; nvls: NVLS forced (NCCL_ALGO=NVLS, so that
+ * a change of the tuner's choice does not move these cases off NVLS; an
+ * all-to-all stays NCCL's send/recv). */
+static coll_policy *nccl_policy(const topo *t, gboolean nvls)
+{
+  GError *err = NULL;
+  coll_policy *pol = coll_policy_new_from_topo(t, &err);
+  g_assert_no_error(err);
+  if (nvls)
+    coll_policy_force(pol, COLL_ALGO_NVLS);
+  g_assert_cmpint(coll_policy_library(pol)->kind, ==, COLL_LIBRARY_NCCL);
+  return pol;
+}
+
+/* Members 0, stride, 2 stride, ... */
+static int *strided(int n, int stride)
+{
+  int *r = g_new(int, n);
+  for (int i = 0; i < n; i++)
+    r[i] = i * stride;
+  return r;
+}
+
+/* Both paths for one NCCL case; returns whether the symmetric mode ran
+ * (the fast path's run is then on it and nothing else). */
+static gboolean nccl_same(const topo *t, et_coll_type type, uint64_t bytes, int n, int stride)
+{
+  coll_policy *pol = nccl_policy(t, stride == 1);
+  int *r = strided(n, stride);
+  coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
+  gboolean sym = a.st.phase_symmetric == 1;
+  g_assert_cmpuint(a.st.phase_runs, ==, sym ? 1 : 0); /* streamed: the symmetric mode or per transfer */
+  g_assert_cmpuint(a.st.phase_conversions, ==, 0);
+  for (int i = 1; i < n && sym; i++)
+    g_assert_cmpint(a.t[i], ==, a.t[0]);
+  result_free(&a);
+  g_free(r);
+  coll_policy_free(pol);
+  return sym;
+}
+
+static void test_nccl_switch(void)
+{
+  topo *t = load(NCCL_NVL_YAML);
+  const uint64_t MiB = 1 << 20;
+  const et_coll_type types[] = { ET_COLL_ALL_REDUCE, ET_COLL_ALL_GATHER, ET_COLL_REDUCE_SCATTER, ET_COLL_ALL_TO_ALL };
+  for (size_t k = 0; k < G_N_ELEMENTS(types); k++) {
+    /* All-gather's size is per member (Chakra's comm_size): the run's D is
+     * 72 times it, 72 MiB as for the others (all-to-all: NCCL's pairwise
+     * send/recv); equal pieces either way. */
+    gboolean ag = types[k] == ET_COLL_ALL_GATHER;
+    g_assert_true(nccl_same(t, types[k], ag ? MiB : 72 * MiB, 72, 1));
+    /* 5 bytes more: the first 5 pieces are one byte longer (all-gather:
+     * D = 72 x (1 MiB + 5) stays a multiple of 72, so it keeps the mode). */
+    g_assert_true(nccl_same(t, types[k], (ag ? MiB : 72 * MiB) + 5, 72, 1) == ag);
+  }
+  topo_free(t);
+  t = load(NCCL_RAIL_YAML);
+  g_assert_true(nccl_same(t, ET_COLL_ALL_TO_ALL, 32 * MiB, 32, 2)); /* one GPU per node: the network's tier */
+  topo_free(t);
+}
+
+/* A competitor over links of a symmetric NCCL run, sent at 0 (the
+ * tuner's latency delays the first step, so the competitor may be over
+ * by then) and at 16 instants over the second half of the span from 0 to
+ * the members' end (the first half may be that latency: the pairwise
+ * all-to-all's 71 rounds of NCCL's per-peer latency): equal results, and
+ * conversions. */
+static void nccl_competitors(const char *yaml, et_coll_type type, uint64_t bytes, int n, int stride, int src, int dst)
+{
+  topo *t = load(yaml);
+  coll_policy *pol = nccl_policy(t, stride == 1);
+  int *r = strided(n, stride);
+  competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
+  coll_path_result a = both(t, pol, type, bytes, r, n, NULL, -1);
+  g_assert_cmpuint(a.st.phase_symmetric, ==, 1);
+  sim_time_ps span = a.t[0];
+  result_free(&a);
+  a = both(t, pol, type, bytes, r, n, &cx, 0); /* sent at 0: over, or still on the links, at the first step */
+  result_free(&a);
+  int conversions = 0;
+  for (int i = 1; i <= 16; i++) {
+    a = both(t, pol, type, bytes, r, n, &cx, span * (17 + i) / 34 + (i % 3));
+    conversions += (int)a.st.phase_conversions;
+    result_free(&a);
+  }
+  g_test_message("%d of 16 injections converted the run", conversions);
+  g_assert_cmpint(conversions, >=, 12);
+  g_free(r);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+static void test_nccl_competitor(void)
+{
+  nccl_competitors(NCCL_NVL_YAML, ET_COLL_ALL_REDUCE, 72 << 20, 72, 1, 3, 5);
+  nccl_competitors(NCCL_NVL_YAML, ET_COLL_ALL_TO_ALL, 72 << 20, 72, 1, 70, 0);
+  nccl_competitors(NCCL_RAIL_YAML, ET_COLL_ALL_TO_ALL, 32 << 20, 32, 2, 4, 62);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -439,5 +562,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll_fast/competitor_direct", test_competitor_direct);
   g_test_add_func("/coll_fast/competitor_hierarchical", test_competitor_hierarchical);
   g_test_add_func("/coll_fast/concurrent", test_concurrent);
+  g_test_add_func("/coll_fast/nccl_switch", test_nccl_switch);
+  g_test_add_func("/coll_fast/nccl_competitor", test_nccl_competitor);
   return g_test_run();
 }

@@ -227,7 +227,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
 {
   coll_rt *c = r->lib;
   const coll_library_params *lp = &c->pol.lib;
-  coll_slot *sl = NULL;
+  sim_time_ps *local_done = NULL; /* the slot's (coll_run.slot_local_done: allocated for engine runs) */
   int src = r->ranks[m];
   int n_ub = 0;
   uint8_t sio_small[64];
@@ -248,8 +248,8 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
   sim_time_ps ready = sim_now(c->sim) + (nx >= 2 && step_bytes > 0 ? amax : 0);
   for (uint32_t i = 0; i < nx; i++) {
     coll_xrec *rec = &c->xr[xi[i]];
-    if (sl == NULL)
-      sl = &r->slot[rec->src_slot];
+    if (local_done == NULL)
+      local_done = &r->slot_local_done[rec->src_slot];
     uint64_t bytes = r->scratch[i].bytes;
     sim_time_ps lat = 0;
     wisp_bw_Bps bw = 0;
@@ -266,7 +266,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
       svc = (sim_time_ps)llround((double)svc * (1.0 + lp->eps_sdma));
     sim_time_ps fin = engine_queue(c, src, sio[i], ready, svc);
     rec->deliver_at = fin + lat;
-    sl->local_done = MAX(sl->local_done, fin);
+    *local_done = MAX(*local_done, fin);
   }
   if (sio != sio_small)
     g_free(sio);
@@ -277,7 +277,7 @@ static void library_step(coll_run *r, int m, const uint32_t *xi, uint32_t nx, co
     const part_val *v = lib_partition(c, ld, (int)nx, order);
     sim_time_ps t0 = MAX(ready, c->cores_free[src]);
     c->cores_free[src] = t0 + v->res.makespan_ps;
-    sl->local_done = MAX(sl->local_done, t0 + v->res.makespan_ps);
+    *local_done = MAX(*local_done, t0 + v->res.makespan_ps);
     for (uint32_t k = 0; k < nx; k++) {
       coll_xrec *rec = &c->xr[xi[order[k]]];
       rec->deliver_at = MAX(rec->deliver_at, t0 + v->fin[k]);
