@@ -77,6 +77,26 @@ static const char *no_markers_why(const char *const *paths, int n)
   return why;
 }
 
+/* Why an input without measured times has no metric (static), by its
+ * kind; NULL when the workload carries a measured window.  O(ranks). */
+static const char *unmeasured_why(const et_workload *w, const char *const *paths, int n)
+{
+  for (int r = 0; r < w->n_ranks; r++)
+    if (w->measured_step_ps && w->measured_step_ps[r] > 0)
+      return NULL;
+  wisp_inputs in;
+  const char *kind = wisp_inputs_resolve(paths, n, &in, NULL) && in.kind ? in.kind : "";
+  const char *why =
+    strcmp(kind, "pytorch_et") == 0
+      ? "a PyTorch execution trace alone records no timestamps or durations, so no window or kernel time can be "
+        "measured (put each rank's Kineto trace beside it; `wisp simulate --json` gives the simulated run's metrics)"
+      : "the workload carries no measured step window (a generated Chakra set, or one converted from an input "
+        "without times); the metrics of a measured run need a Kineto, XLA or Nsight input (`wisp simulate --json` "
+        "gives the simulated run's metrics)";
+  wisp_inputs_clear(&in);
+  return why;
+}
+
 /* TTFT and TPOT of the measured run (studies/study_latency.h): each model
  * execution k (the trace's vLLM execute_context / SGLang run_batch
  * markers, numbered by start time) loaded as --step k until the trace has
@@ -243,6 +263,11 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  const char *no_times = unmeasured_why(w, (const char *const *)argv + 1, argc - 1);
+  if (no_times) {
+    m = study_metrics_unmeasured(w->n_ranks, no_times);
+    goto report;
+  }
   a = study_activity_new(w);
   if (!study_activity_add_measured(a, w, &error) ||
       !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &error)) {
@@ -257,8 +282,12 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
-         m->steps == 1 ? "" : "s");
+report:
+  if (m->unmeasured_why)
+    printf("metrics of %s: %d ranks, no measured window\n", w->source, w->n_ranks);
+  else
+    printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
+           m->steps == 1 ? "" : "s");
   study_metrics_print(m, NULL, stdout);
   if ((json && !write_json(json, w, card_path, m, &error)) || (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
