@@ -20,7 +20,8 @@
  * samples; frontends/nsys.h) into the measured timeline a.  Other inputs
  * leave a as it is (its reasons say that the input kind carries none).
  * O(kernels + samples). */
-static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int n, GError **error)
+static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int n, const wisp_load_options *lo,
+                               GError **error)
 {
   wisp_inputs in;
   if (!wisp_inputs_resolve(paths, n, &in, error))
@@ -28,7 +29,9 @@ static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int 
   gboolean ok = TRUE;
   if (in.kind && strcmp(in.kind, "nsys") == 0) {
     fe_nsys_facts f;
-    if ((ok = fe_nsys_facts_load((const char *const *)in.files->pdata, (int)in.files->len, &f, error))) {
+    fe_nsys_options opt;
+    wisp_nsys_options(lo, &opt);
+    if ((ok = fe_nsys_facts_load_opts((const char *const *)in.files->pdata, (int)in.files->len, &opt, &f, error))) {
       study_activity_add_nsys_facts(a, &f);
       fe_nsys_facts_clear(&f);
     }
@@ -270,7 +273,7 @@ int wisp_cmd_metrics(int argc, char **argv)
   }
   a = study_activity_new(w);
   if (!study_activity_add_measured(a, w, &error) ||
-      !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &error)) {
+      !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &lo, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }

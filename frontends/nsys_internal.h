@@ -34,6 +34,47 @@ gboolean ns_payload_parse(const char *json, ns_payload *out);
  * with a size.  NULL with the error on a failed query. */
 GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, uint64_t *n_ranges, GError **error);
 
+/* One step marker (nsys_steps.c): the process that ran it (-1 unknown),
+ * its range in ns on the session clock, its step number. */
+typedef struct {
+  int64_t pid, start, end;
+  int64_t n;
+} ns_marker;
+
+/* One GPU op as the step windows see it: its process (-1 unknown), its
+ * anchor (the launching runtime call's start, else its own start) and its
+ * end, ns. */
+typedef struct {
+  int64_t pid, anchor, end;
+} ns_span;
+
+/* A device's step window: have FALSE when the markers are absent or
+ * ignored (the whole export is the window).  GPU ops anchored in
+ * [ws, wa) belong to it; the window is [ws, we), we >= wa the latest end
+ * of those ops.  first/last: the markers' numbers (-1 none); used_*: the
+ * steps of the window. */
+typedef struct {
+  gboolean have;
+  int64_t ws, wa, we;
+  int n_steps;
+  int64_t first, last, used_first, used_last;
+} ns_window;
+
+/* The export's step markers sorted by number (model executions numbered
+ * by start time per process; *inference set then); an empty array when
+ * there is no NVTX table.  NULL with the error on a failed query. */
+GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean *inference, GError **error);
+/* SQL for a GPU op row's anchor and process in table (aliased alias);
+ * g_free.  The anchor falls back to the op's start when the export cannot
+ * join the runtime call. */
+char *ns_anchor_sql(sqlite3 *db, const char *table, const char *alias);
+char *ns_pid_sql(sqlite3 *db, const char *table, const char *alias);
+/* The step window of one device from the file's markers and the device's
+ * GPU ops (nsys_steps.c); FALSE with the error when the steps asked for
+ * are absent. */
+gboolean ns_step_window(const GArray *markers, const ns_span *sp, guint n_sp, const fe_nsys_options *opt,
+                        const char *path, ns_window *w, GError **error);
+
 G_END_DECLS
 /* Whether table t exists with every column of cols (NULL-ended); no error
  * either way (nsys_facts.c; the exports' schema differs between nsys
