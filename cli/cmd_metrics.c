@@ -69,12 +69,15 @@ static const char *no_markers_why(const char *const *paths, int n)
   wisp_inputs in;
   const char *kind = wisp_inputs_resolve(paths, n, &in, NULL) && in.kind ? in.kind : "";
   const char *why =
-    strcmp(kind, "nsys") == 0 ? "an Nsight export: vLLM and SGLang mark their model executions in the PyTorch "
-                                "profiler's trace (Kineto JSON, where CCL-Bench reads them), not as NVTX ranges"
+    strcmp(kind, "nsys") == 0 ? "an Nsight export without vLLM execute_context_* or SGLang run_batch NVTX ranges "
+                                "(PyTorch emits its record_function ranges as NVTX under emit_nvtx or nsys "
+                                "--pytorch=autograd-nvtx), nor ProfilerStep ranges with a card whose "
+                                "workload.model.phase is inference (doc/nsys.md \"Steps\")"
     : strcmp(kind, "xla") == 0 ? "an XLA profile: CCL-Bench times the TPU JSON trace's \"$core.py:331 step\" events; "
                                  "wisp does not read them from XProf"
     : strcmp(kind, "kineto") == 0 ? "the trace has no vLLM execute_context_* or SGLang run_batch markers (model "
-                                    "executions); CCL-Bench's rule needs them"
+                                    "executions), nor ProfilerStep steps with a card whose workload.model.phase is "
+                                    "inference (each step then one execution); CCL-Bench's rule needs them"
                                   : "the input carries no measured model executions";
   wisp_inputs_clear(&in);
   return why;

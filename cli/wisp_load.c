@@ -121,6 +121,8 @@ void wisp_nsys_options(const wisp_load_options *lo, fe_nsys_options *o)
   o->step_hi = lo->step_hi;
   o->all_steps = lo->all_steps;
   o->whole_trace = lo->whole_trace;
+  const char *phase = lo->card ? cfg_card_get(lo->card, "workload.model.phase", NULL) : NULL;
+  o->executions = phase && g_ascii_strcasecmp(phase, "inference") == 0;
 }
 
 /* Nsight Systems exports (frontends/nsys.h), of their NVTX step windows;

@@ -300,7 +300,7 @@ static gboolean read_file(ns_file *nf, op_rows *o)
   if (nf->error && *nf->error)
     return FALSE;
   gboolean inference = FALSE;
-  if ((o->markers = ns_step_markers(nf->db, nf->path, &inference, nf->error)) == NULL)
+  if ((o->markers = ns_step_markers(nf->db, nf->path, nf->opt->executions, &inference, nf->error)) == NULL)
     return FALSE;
   fr->step_markers = o->markers->len;
   fr->inference_markers = inference;

@@ -75,6 +75,8 @@ gboolean fe_nsys_is_export(const char *path);
 typedef struct fe_nsys_options {
   int step, step_lo, step_hi;  /* -1 = not given */
   gboolean all_steps, whole_trace;
+  gboolean executions;         /* ProfilerStep ranges are model executions, numbered 0.. by start time (a card
+                                  whose workload.model.phase is inference) */
 } fe_nsys_options;
 
 void fe_nsys_options_init(fe_nsys_options *o);

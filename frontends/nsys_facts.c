@@ -190,7 +190,7 @@ static gboolean step_clocks(facts_file *ff, const fe_nsys_options *opt, dev_rows
   static const char *const tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                                        "CUPTI_ACTIVITY_KIND_MEMSET"};
   gboolean inference = FALSE, ok = TRUE;
-  GArray *markers = ns_step_markers(ff->db, ff->path, &inference, ff->error);
+  GArray *markers = ns_step_markers(ff->db, ff->path, opt->executions, &inference, ff->error);
   if (markers == NULL)
     return FALSE;
   for (guint k = 0; ok && markers->len && !opt->whole_trace && k < d->ids->len; k++) {

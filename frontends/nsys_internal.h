@@ -61,9 +61,9 @@ typedef struct {
 } ns_window;
 
 /* The export's step markers sorted by number (model executions numbered
- * by start time per process; *inference set then); an empty array when
- * there is no NVTX table.  NULL with the error on a failed query. */
-GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean *inference, GError **error);
+ * by start time per process; *inference set then; executions: every step
+ * marker is one); an empty array when there is no NVTX table.  NULL with the error on a failed query. */
+GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean executions, gboolean *inference, GError **error);
 /* SQL for a GPU op row's anchor and process in table (aliased alias);
  * g_free.  The anchor falls back to the op's start when the export cannot
  * join the runtime call. */

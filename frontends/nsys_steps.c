@@ -71,7 +71,7 @@ static int cmp_marker_start(gconstpointer a, gconstpointer b)
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
-GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean *inference, GError **error)
+GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean executions, gboolean *inference, GError **error)
 {
   static const char *const cols[] = {"start", "end", "text", "textId", NULL};
   static const char *const tid[] = {"globalTid", NULL};
@@ -95,8 +95,8 @@ GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean *inference, GErr
     if (n == -2)
       continue;
     ns_marker x = {sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), n};
-    numbered |= n >= 0;
-    unnumbered |= n < 0;
+    numbered |= n >= 0 && !executions;
+    unnumbered |= n < 0 || executions;
     g_array_append_val(m, x);
   }
   sqlite3_finalize(st);
@@ -108,7 +108,7 @@ GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean *inference, GErr
     return NULL;
   }
   g_free(sql);
-  if (unnumbered && numbered) { /* model executions win, as in the Kineto frontend */
+  if (unnumbered && numbered) { /* model executions win over ProfilerStep ranges */
     for (guint i = m->len; i-- > 0;)
       if (g_array_index(m, ns_marker, i).n >= 0)
         g_array_remove_index(m, i);
