@@ -518,6 +518,18 @@ static void test_shared_hta(void)
   g_assert_cmpfloat_with_epsilon(num(m, "communication_fraction_pct"), 100 * 22587.442 / 58332.191, 1e-3);
   g_assert_cmpfloat_with_epsilon(num(m, "compute_comm_overlap_pct"), 100 * 3875.792 / 22587.442, 1e-3);
   g_assert_cmpfloat_with_epsilon(num(m, "load_imbalance_ratio"), 1.0, 1e-9);
+  /* Exposed communication per step: 18711.650 us (one step; rank 1 a copy). */
+  g_assert_cmpfloat_with_epsilon(num(m, "total_communication_time_ns"), 18711650.0, 1000);
+  /* dominant_kernel_concentration: per kernel name, the clipped time of
+   * the kernel and gpu_memset events (not nccl, not memcpy) in the window
+   * (Python over the raw JSON): cudnn::ops::nchwToNhwcKernel<float, ...>
+   * 4247.649 us of 38854.292 us = 10.93225 %; no kernel name matches the
+   * MoE words (moe, expert, routing, gating, topk, grouped_gemm,
+   * dispatchkernel, combinekernel): moe_fraction 0. */
+  g_assert_cmpfloat_with_epsilon(num(m, "dominant_kernel_concentration_pct"), 100 * 4247.649 / 38854.292, 1e-3);
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(m, "dominant_kernel")->valuestring,
+                                 "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true"));
+  g_assert_cmpfloat(num(m, "moe_fraction_pct"), ==, 0);
   const cJSON *ar = coll_row(m, "all_reduce"), *bc = coll_row(m, "broadcast");
   g_assert_cmpfloat(num(ar, "count"), ==, 10);
   g_assert_cmpfloat_with_epsilon(num(ar, "median_busbw_GBps"), 4.5667, 1e-4);
@@ -525,6 +537,21 @@ static void test_shared_hta(void)
   g_assert_cmpfloat_with_epsilon(num(bc, "median_busbw_GBps"), 3.6672, 1e-4);
   g_assert_cmpfloat_with_epsilon(num(bc, "message_bytes_per_step"), 212904, 0.5);
   cJSON_Delete(d);
+  /* MFU with a training card of doc/metrics.md's example model (N 8030261248,
+   * N_emb 525336576, L 32, H 32, Q 128; batch 4 x seq 512 tokens) on 2
+   * A100s of 312 TFLOPS, over the raw window of 224936.243 us:
+   * F = 6 (N - N_emb) + 12 L H Q S = 45834854400 FLOP per token;
+   * MFU = F x 2048 / 224936.243e-6 / (2 x 312e12) x 100 = 66.88 %. */
+  char *card = write_tmp("version: 1\nworkload:\n  model:\n    phase: training\n    model_arch: {num_params: 8030261248, "
+                         "num_params_embedding: 525336576, num_layers: 32, num_heads: 32, head_dim: 128}\n  data: "
+                         "{batch_size: 4, seq_len: 512}\n  hardware:\n    xpu_spec: {model: nvidia_a100, total_count: 2}\n");
+  d = wisp_json_of((const char *[]){"metrics", path, "--replicate-missing", "--card", card, "--json", "-", NULL});
+  m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  double mfu = 45834854400.0 * 2048 / 224936.243e-6 / (2 * 312e12) * 100;
+  g_assert_cmpfloat_with_epsilon(num(m, "mfu_pct"), mfu, 1e-4);
+  cJSON_Delete(d);
+  g_unlink(card);
+  g_free(card);
   g_free(path);
 }
 
