@@ -235,7 +235,9 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
                           "payloads)";
     return TRUE;
   }
-  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, ns_has_columns(nf->db, "NVTX_EVENTS", nvid),
+  static const char *const kpid[] = {"globalPid", NULL};
+  gboolean by_pid = ns_has_columns(nf->db, "CUPTI_ACTIVITY_KIND_KERNEL", kpid);
+  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, ns_has_columns(nf->db, "NVTX_EVENTS", nvid), by_pid,
                                            &fr->nvtx_sized_ranges, nf->error);
   if (by_corr == NULL)
     return FALSE;
@@ -243,7 +245,8 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
     fr->sizes_why = "no NVTX range carries NCCL's \"" NS_NCCL_SIZE_KEY "\" payload";
   for (guint i = 0; i < o->ops->len; i++) {
     ns_op *op = &g_array_index(o->ops, ns_op, i);
-    const ns_payload *p = op->kind == 0 && op->corr >= 0 ? g_hash_table_lookup(by_corr, &op->corr) : NULL;
+    int64_t key = ns_launch_key(by_pid ? op->pid : -1, op->corr);
+    const ns_payload *p = op->kind == 0 && op->corr >= 0 ? g_hash_table_lookup(by_corr, &key) : NULL;
     if (p) {
       op->pl = *p;
       op->sized = TRUE;
@@ -307,13 +310,13 @@ static gboolean read_file(ns_file *nf, op_rows *o)
   return read_ops(nf, o, m, ms);
 }
 
-/* SQL for one GPU op table: the columns op_row reads, the anchor and
- * process only when the export has step markers to place them in. */
+/* SQL for one GPU op table: the columns op_row reads, the process, and
+ * the anchor only when the export has step markers to place ops in. */
 static char *ops_sql(ns_file *nf, const op_rows *o, const char *cols, const char *table, const char *join)
 {
   gboolean steps = o->markers->len > 0 && !nf->opt->whole_trace;
   char *anchor = steps ? ns_anchor_sql(nf->db, table, "k") : g_strdup("k.start");
-  char *pid = steps ? ns_pid_sql(nf->db, table, "k") : g_strdup("-1");
+  char *pid = ns_pid_sql(nf->db, table, "k"); /* the step windows' and the NCCL sizes' process */
   char *sql = g_strdup_printf("SELECT %s, %s, %s FROM %s k%s", cols, anchor, pid, table, join);
   g_free(anchor);
   g_free(pid);

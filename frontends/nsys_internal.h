@@ -26,13 +26,24 @@ typedef struct {
  * O(length). */
 gboolean ns_payload_parse(const char *json, ns_payload *out);
 
-/* correlationId (int64_t*) -> ns_payload* of every runtime call launched
+/* The key of a launch: its correlationId within its process (pid, -1 when
+ * the export cannot say): CUPTI numbers correlations per process, so a node
+ * export of several processes repeats them.  O(1). */
+static inline int64_t ns_launch_key(int64_t pid, int64_t corr)
+{
+  return pid < 0 ? corr : (int64_t)(((uint64_t)pid << 40) ^ (uint64_t)corr);
+}
+
+/* ns_launch_key (int64_t*) -> ns_payload* of every runtime call launched
  * inside an NVTX range that carries NCCL's size entry, on the same thread
- * (nsys_nvtx.c).  json_id: NVTX_EVENTS has jsonTextId (else jsonText
- * only).  The caller checked that NVTX_EVENTS has globalTid and jsonText and
- * the runtime table globalTid and correlationId.  *n_ranges: the ranges
- * with a size.  NULL with the error on a failed query. */
-GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, uint64_t *n_ranges, GError **error);
+ * (nsys_nvtx.c); by_pid: keyed with the call's process (the kernel table
+ * has globalPid), else by correlationId alone.  json_id: NVTX_EVENTS has
+ * jsonTextId (else jsonText only).  The caller checked that NVTX_EVENTS
+ * has globalTid and jsonText and the runtime table globalTid and
+ * correlationId.  *n_ranges: the ranges with a size.  NULL with the error
+ * on a failed query. */
+GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, gboolean by_pid, uint64_t *n_ranges,
+                               GError **error);
 
 /* One step marker (nsys_steps.c): the process that ran it (-1 unknown),
  * its range in ns on the session clock, its step number. */

@@ -643,6 +643,62 @@ static void test_steps(void)
   g_free(p);
 }
 
+/* NCCL sizes in a node export of two processes (/nsys/nccl_sizes_pids):
+ * CUPTI numbers correlations per process, so both processes' all-reduce
+ * kernels have correlationId 2; process 100 (device 0) launched its
+ * all-reduce inside an ncclAllReduce range of 8388608 bytes, process 101
+ * (device 1) inside one of 4194304 bytes (same communicator 77).  Each
+ * rank's kernel must take its own process's size: 8388608 on rank 0,
+ * 4194304 on rank 1 (a join on correlationId alone gives both the same). */
+static void test_nccl_sizes_pids(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-pid-XXXXXX", NULL), *p = g_build_filename(dir, "node.sqlite", NULL);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)');"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+               "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, "
+               "correlationId INTEGER, nameId INTEGER);"
+               "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER, "
+               "globalTid INTEGER, jsonText TEXT);");
+  for (int d = 0; d < 2; d++) {
+    int64_t pid = (int64_t)(100 + d) << 24, tid = pid | 7, t = 1000000000 + d * 3000;
+    char *sql = g_strdup_printf(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%1$" G_GINT64_FORMAT " + 120000, %1$" G_GINT64_FORMAT
+      " + 170000, %2$d, 20, 2, %3$" G_GINT64_FORMAT ", 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (%1$" G_GINT64_FORMAT " + 110000, %1$" G_GINT64_FORMAT
+      " + 112000, %4$" G_GINT64_FORMAT ", 2, 1);"
+      "INSERT INTO NVTX_EVENTS VALUES (%1$" G_GINT64_FORMAT " + 109000, %1$" G_GINT64_FORMAT " + 113000, 59, "
+      "'ncclAllReduce', NULL, %4$" G_GINT64_FORMAT ", '{\"NCCL communicator ID\": 77, \"Message size [bytes]\": "
+      "%5$d}');", t, d, pid, tid, d ? 4194304 : 8388608);
+    exec_sql(db, sql);
+    g_free(sql);
+  }
+  sqlite3_close(db);
+  const char *paths[] = {p};
+  GError *error = NULL;
+  et_workload *w = fe_nsys_load(paths, 1, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  for (int r = 0; r < 2; r++) {
+    const et_graph *g = w->ranks[r];
+    int seen = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+      if (g->nodes[i].type == ET_NODE_COMM_COLL) {
+        seen++;
+        g_assert_false(g->nodes[i].flags & ET_FLAG_REPLAY);
+        g_assert_cmpuint(et_node_comm(g, i)->bytes, ==, r ? 4194304u : 8388608u);
+      }
+    g_assert_cmpint(seen, ==, 1);
+  }
+  et_workload_free(w);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -653,5 +709,6 @@ int main(int argc, char **argv)
   g_test_add_func("/nsys/facts", test_facts);
   g_test_add_func("/nsys/moe", test_moe);
   g_test_add_func("/nsys/steps", test_steps);
+  g_test_add_func("/nsys/nccl_sizes_pids", test_nccl_sizes_pids);
   return g_test_run();
 }
