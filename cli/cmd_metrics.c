@@ -83,9 +83,10 @@ static const char *no_markers_why(const char *const *paths, int n)
   return why;
 }
 
-/* Why an input without measured times has no metric (static), by its
- * kind; NULL when the workload carries a measured window.  O(ranks). */
-static const char *unmeasured_why(const et_workload *w, const char *const *paths, int n)
+/* The catalog of an input without measured times: every metric n/a with
+ * the reason its kind gives; NULL when the workload carries a measured
+ * window.  O(ranks). */
+static study_metrics *unmeasured_metrics(const et_workload *w, const char *const *paths, int n)
 {
   for (int r = 0; r < w->n_ranks; r++)
     if (w->measured_step_ps && w->measured_step_ps[r] > 0)
@@ -99,8 +100,9 @@ static const char *unmeasured_why(const et_workload *w, const char *const *paths
       : "the workload carries no measured step window (a generated Chakra set, or one converted from an input "
         "without times); the metrics of a measured run need a Kineto, XLA or Nsight input (`wisp simulate --json` "
         "gives the simulated run's metrics)";
+  study_metrics *m = study_metrics_unmeasured(w->n_ranks, why);
   wisp_inputs_clear(&in);
-  return why;
+  return m;
 }
 
 /* TTFT and TPOT of the measured run (studies/study_latency.h): each model
@@ -163,6 +165,17 @@ static gboolean measure_latency(study_metrics *m, const char *const *paths, int 
   return TRUE;
 }
 
+/* The terminal report: a header line, then the catalog's table. */
+static void print_report(const et_workload *w, const study_metrics *m)
+{
+  if (m->unmeasured_why)
+    printf("metrics of %s: %d ranks, no measured window\n", w->source, w->n_ranks);
+  else
+    printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
+           m->steps == 1 ? "" : "s");
+  study_metrics_print(m, NULL, stdout);
+}
+
 /* Writes the versioned report: schema_version, wisp_version,
  * workload{source, n_ranks}, card (or null), measured{...}. */
 static gboolean write_json(const char *path, const et_workload *w, const char *card_path, const study_metrics *m,
@@ -211,7 +224,9 @@ int wisp_cmd_metrics(int argc, char **argv)
   GOptionContext *ctx = g_option_context_new("TRACE... - the CCL-Bench metric catalog of a measured run");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-      "TRACE is per-rank Kineto traces (files, globs or a directory) or XLA profiles, as for inspect and simulate.\n"
+      "TRACE is per-rank Kineto traces (files, globs or a directory), XLA profiles, Nsight Systems SQLite exports,\n"
+      "PyTorch execution traces or a Chakra set, as for inspect and simulate (without measured times every\n"
+      "metric is n/a with the reason).\n"
       "Metrics and formulas: doc/metrics.md (man wisp-metrics).  `wisp simulate --json` reports the same metrics\n"
       "for the simulated run.  Example: wisp metrics traces/ --card workload_card.yaml --json metrics.json");
   int status = 0;
@@ -227,13 +242,10 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc < 2) {
-    fprintf(stderr, "wisp metrics: give a TRACE (one or more paths) (see wisp metrics --help)\n");
-    status = 2;
-    goto out;
-  }
-  if (peak < 0 || !isfinite(peak)) {
-    fprintf(stderr, "wisp metrics: --peak-tflops takes a positive number of TFLOPS, e.g. 312\n");
+  const char *usage = argc < 2 ? "give a TRACE (one or more paths) (see wisp metrics --help)"
+                      : peak < 0 || !isfinite(peak) ? "--peak-tflops takes a positive number of TFLOPS, e.g. 312" : NULL;
+  if (usage) {
+    fprintf(stderr, "wisp metrics: %s\n", usage);
     status = 2;
     goto out;
   }
@@ -269,11 +281,8 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  const char *no_times = unmeasured_why(w, (const char *const *)argv + 1, argc - 1);
-  if (no_times) {
-    m = study_metrics_unmeasured(w->n_ranks, no_times);
+  if ((m = unmeasured_metrics(w, (const char *const *)argv + 1, argc - 1)) != NULL)
     goto report;
-  }
   a = study_activity_new(w);
   if (!study_activity_add_measured(a, w, &error) ||
       !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &lo, &error)) {
@@ -289,12 +298,7 @@ int wisp_cmd_metrics(int argc, char **argv)
     goto out;
   }
 report:
-  if (m->unmeasured_why)
-    printf("metrics of %s: %d ranks, no measured window\n", w->source, w->n_ranks);
-  else
-    printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
-           m->steps == 1 ? "" : "s");
-  study_metrics_print(m, NULL, stdout);
+  print_report(w, m);
   if ((json && !write_json(json, w, card_path, m, &error)) || (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
 out:

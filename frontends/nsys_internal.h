@@ -88,7 +88,7 @@ gboolean ns_step_window(const GArray *markers, const ns_span *sp, guint n_sp, co
 
 G_END_DECLS
 /* Whether table t exists with every column of cols (NULL-ended); no error
- * either way (nsys_facts.c; the exports' schema differs between nsys
+ * either way (nsys_schema.c; the exports' schema differs between nsys
  * releases).  O(columns). */
 gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols);
 
