@@ -29,55 +29,26 @@
 #include "frontends/nsys_internal.h"
 #include "studies/study_metrics.h"
 #include "regress/test_util.h"
+#include "regress/test_sqlite.h"
 
 #include <math.h>
 #include <sqlite3.h>
 #include <string.h>
 
-static void exec_sql(sqlite3 *db, const char *sql)
-{
-  char *msg = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-    g_error("%s: %s", sql, msg);
-}
 
-/* One SQL integer from the raw file. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  sqlite3_stmt *st = NULL;
-  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
-/* One SQL number from the raw file. */
-static double sql_double(const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  sqlite3_stmt *st = NULL;
-  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
-  double v = sqlite3_column_double(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
 /* The measured metrics of the exports, with their device facts (what
- * `wisp metrics` does, cli/cmd_metrics.c). */
-static study_metrics *measure_with_facts(const char *const *paths, int n, et_workload **wout)
+ * `wisp metrics` does, cli/cmd_metrics.c), the step selection opt (NULL:
+ * the defaults); rep (may be NULL) receives the load's report. */
+static study_metrics *measure_opts(const char *const *paths, int n, const fe_nsys_options *opt, fe_nsys_report *rep,
+                                   et_workload **wout)
 {
   GError *error = NULL;
-  et_workload *w = fe_nsys_load(paths, n, NULL, &error);
+  et_workload *w = fe_nsys_load_opts(paths, n, opt, rep, &error);
   g_assert_no_error(error);
   fe_nsys_facts f;
-  g_assert_true(fe_nsys_facts_load(paths, n, &f, &error));
+  g_assert_true(fe_nsys_facts_load_opts(paths, n, opt, &f, &error));
   g_assert_no_error(error);
   g_assert_cmpint(f.n_ranks, ==, w->n_ranks); /* the same ranks as the graphs */
   study_activity *a = study_activity_new(w);
@@ -88,6 +59,11 @@ static study_metrics *measure_with_facts(const char *const *paths, int n, et_wor
   fe_nsys_facts_clear(&f);
   *wout = w;
   return m;
+}
+
+static study_metrics *measure_with_facts(const char *const *paths, int n, et_workload **wout)
+{
+  return measure_opts(paths, n, NULL, NULL, wout);
 }
 
 static void test_real(void)
@@ -566,26 +542,6 @@ static void write_steps_export(const char *path)
   sqlite3_close(db);
 }
 
-/* Loads path with the step selection and returns its metrics (facts
- * included); *w the workload, *rep filled. */
-static study_metrics *steps_measure(const char *path, const fe_nsys_options *opt, fe_nsys_report *rep, et_workload **w)
-{
-  GError *error = NULL;
-  const char *paths[] = {path};
-  fe_nsys_report_init(rep);
-  *w = fe_nsys_load_opts(paths, 1, opt, rep, &error);
-  g_assert_no_error(error);
-  fe_nsys_facts f;
-  g_assert_true(fe_nsys_facts_load_opts(paths, 1, opt, &f, &error));
-  study_activity *a = study_activity_new(*w);
-  g_assert_true(study_activity_add_measured(a, *w, &error));
-  study_activity_add_nsys_facts(a, &f);
-  study_metrics *m = study_metrics_compute(a, NULL);
-  study_activity_free(a);
-  fe_nsys_facts_clear(&f);
-  return m;
-}
-
 static void test_steps(void)
 {
   char *dir = g_dir_make_tmp("wisp-nsys-steps-XXXXXX", NULL);
@@ -608,7 +564,9 @@ static void test_steps(void)
     opt.whole_trace = cases[k].whole;
     fe_nsys_report rep;
     et_workload *w = NULL;
-    study_metrics *m = steps_measure(p, &opt, &rep, &w);
+    const char *paths[] = {p};
+    fe_nsys_report_init(&rep);
+    study_metrics *m = measure_opts(paths, 1, &opt, &rep, &w);
     g_assert_cmpint(w->n_ranks, ==, 2);
     g_assert_cmpint(rep.steps_in_window, ==, cases[k].steps);
     g_assert_false(rep.inference_markers);

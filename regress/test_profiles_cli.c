@@ -28,16 +28,11 @@
 #include <sqlite3.h>
 
 #include "regress/test_util.h"
+#include "regress/test_sqlite.h"
 
 #include <math.h>
 #include <string.h>
 
-static void exec_sql(sqlite3 *db, const char *sql)
-{
-  char *msg = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-    g_error("%s: %s", sql, msg);
-}
 
 static sqlite3 *open_new(const char *path)
 {
@@ -333,18 +328,9 @@ static void test_dlrm(void)
 {
   if (!test_have_bin())
     return;
-  const char *sd = g_getenv("WISP_SHARED_DATA");
-  char *k = sd ? g_build_filename(sd, "param/dlrm_kineto.tar.gz", NULL) : NULL;
-  char *p = sd ? g_build_filename(sd, "param/dlrm_pytorch_et.tar.gz", NULL) : NULL;
-  if (!k || !g_file_test(k, G_FILE_TEST_EXISTS) || !g_file_test(p, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_SHARED_DATA/param/dlrm_{kineto,pytorch_et}.tar.gz not found (make check sets WISP_SHARED_DATA)");
-    g_free(k);
-    g_free(p);
+  char *tmp = test_dlrm_halves("wisp-prof-dlrm-XXXXXX");
+  if (tmp == NULL)
     return;
-  }
-  char *tmp = g_dir_make_tmp("wisp-prof-dlrm-XXXXXX", NULL);
-  test_untar(k, tmp);
-  test_untar(p, tmp);
   char *kin = g_build_filename(tmp, "dlrm_kineto", NULL), *et = g_build_filename(tmp, "dlrm_pytorch_et", NULL);
   char *both = g_build_filename(tmp, "both", NULL);
   char *net = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "networks", "dgx1-v100.yaml", NULL);
@@ -411,23 +397,8 @@ static void test_dlrm(void)
   g_free(et);
   g_free(both);
   g_free(net);
-  g_free(k);
-  g_free(p);
 }
 
-/* One SQL integer from a raw export. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  sqlite3_stmt *st = NULL;
-  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
 /* The two real exports (../shared/data/nsys, Perlmutter A100, no NCCL):
  * inspect's kernel count equals SQL on the raw file; simulate replays the
