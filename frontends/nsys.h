@@ -27,6 +27,7 @@
 
 #include "common/wisp_util.h"
 #include "chakra/et_graph.h"
+#include "frontends/fe.h"
 
 G_BEGIN_DECLS
 
@@ -80,6 +81,10 @@ typedef struct fe_nsys_options {
 } fe_nsys_options;
 
 void fe_nsys_options_init(fe_nsys_options *o);
+/* The same selection as the Kineto options k give (commands that parse
+ * fe_kineto_options: inspect, convert); a card whose phase is inference
+ * makes the steps model executions.  O(1). */
+void fe_nsys_options_from_kineto(fe_nsys_options *o, const fe_kineto_options *k);
 
 /* Reads the exports (read-only) and builds one graph per device, of its
  * step window (opt NULL: the defaults).  Time O(rows log rows) per file,

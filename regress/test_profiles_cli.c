@@ -200,7 +200,17 @@ static void test_nsys_latency(void)
     }
     cJSON_Delete(d);
   }
-  cJSON *d = run_json((const char *[]){"utility", vllm, "--network", "dgx-h100", "--latency", "--json", "-", NULL});
+  /* inspect and simulate take the same step selection. */
+  char *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"inspect", steps, "--step", "12", NULL}, &out, &err), ==, 0);
+  test_expect_has(out, "steps: ProfilerStep #12..#12 of #11..#14 (4 NVTX step ranges");
+  g_free(out);
+  g_free(err);
+  cJSON *d = run_json((const char *[]){"simulate", steps, "--network", "dgx-h100", "--steps", "all", "--json", "-",
+                                       NULL});
+  g_assert_cmpfloat(jnum(d, "measured_step_ns"), ==, 200000); /* #11..#14: [0, 200) us */
+  cJSON_Delete(d);
+  d = run_json((const char *[]){"utility", vllm, "--network", "dgx-h100", "--latency", "--json", "-", NULL});
   g_assert_cmpfloat_with_epsilon(jnum(d, "measured_ttft_ns"), ttft, 1e-6);
   g_assert_cmpfloat_with_epsilon(jnum(d, "measured_tpot_ns"), tpot, 1e-6);
   cJSON_Delete(d);
