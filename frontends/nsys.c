@@ -315,10 +315,12 @@ static gboolean read_file(ns_file *nf, op_rows *o)
 static char *ops_sql(ns_file *nf, const op_rows *o, const char *cols, const char *table, const char *join)
 {
   gboolean steps = o->markers->len > 0 && !nf->opt->whole_trace;
-  char *anchor = steps ? ns_anchor_sql(nf->db, table, "k") : g_strdup("k.start");
+  char *ajoin = NULL;
+  char *anchor = steps ? ns_anchor_sql(nf->db, table, "k", &ajoin) : g_strdup("k.start");
   char *pid = ns_pid_sql(nf->db, table, "k"); /* the step windows' and the NCCL sizes' process */
-  char *sql = g_strdup_printf("SELECT %s, %s, %s FROM %s k%s", cols, anchor, pid, table, join);
+  char *sql = g_strdup_printf("SELECT %s, %s, %s FROM %s k%s%s", cols, anchor, pid, table, join, ajoin ? ajoin : "");
   g_free(anchor);
+  g_free(ajoin);
   g_free(pid);
   return sql;
 }
@@ -536,7 +538,7 @@ static GHashTable *world_comms(const op_rows *rows, int n_files, int n_ranks)
 
 /* Device dev's ops of its step window (all of them without one), counted
  * in the file's report; *win the window.  FALSE with the error when the
- * steps asked for are absent.  O(ops x markers). */
+ * steps asked for are absent.  O(ops log ops + markers log ops). */
 static GPtrArray *device_ops(const char *path, op_rows *o, int64_t dev, const fe_nsys_options *opt,
                              fe_nsys_file_report *fr, ns_window *win, GError **error)
 {

@@ -88,7 +88,7 @@ void fe_nsys_options_from_kineto(fe_nsys_options *o, const fe_kineto_options *k)
 
 /* Reads the exports (read-only) and builds one graph per device, of its
  * step window (opt NULL: the defaults).  Time O(rows log rows) per file,
- * plus O(GPU ops x markers) with step markers; memory O(GPU ops). */
+ * plus O(GPU ops log GPU ops) with step markers; memory O(GPU ops). */
 et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report *report, GError **error);
 et_workload *fe_nsys_load_opts(const char *const *paths, int n_paths, const fe_nsys_options *opt,
                                fe_nsys_report *report, GError **error);

@@ -166,7 +166,7 @@ static void span_row(sqlite3_stmt *st, gpointer data)
 
 /* Moves each device's t0 to its step window's start when the export has
  * NVTX step markers (nsys_steps.c), the clock fe_nsys_load_opts gives the
- * device's graph.  O(GPU ops x markers). */
+ * device's graph.  O(GPU ops log GPU ops) per device. */
 static gboolean step_clocks(facts_file *ff, const fe_nsys_options *opt, dev_rows *d)
 {
   static const char *const cols[] = {"start", "deviceId", NULL};
@@ -181,12 +181,14 @@ static gboolean step_clocks(facts_file *ff, const fe_nsys_options *opt, dev_rows
     for (size_t t = 0; ok && t < G_N_ELEMENTS(tables); t++) {
       if (!ns_has_columns(ff->db, tables[t], cols))
         continue;
-      char *anchor = ns_anchor_sql(ff->db, tables[t], "k"), *pid = ns_pid_sql(ff->db, tables[t], "k");
-      char *sql = g_strdup_printf("SELECT %s, %s, k.end FROM %s k WHERE k.deviceId = %" G_GINT64_FORMAT, anchor, pid,
-                                  tables[t], g_array_index(d->ids, int64_t, k));
+      char *join = NULL, *anchor = ns_anchor_sql(ff->db, tables[t], "k", &join);
+      char *pid = ns_pid_sql(ff->db, tables[t], "k");
+      char *sql = g_strdup_printf("SELECT %s, %s, k.end FROM %s k%s WHERE k.deviceId = %" G_GINT64_FORMAT, anchor, pid,
+                                  tables[t], join, g_array_index(d->ids, int64_t, k));
       ok = facts_query(ff, sql, span_row, sp);
       g_free(sql);
       g_free(anchor);
+      g_free(join);
       g_free(pid);
     }
     ns_window w;
@@ -225,12 +227,17 @@ static gboolean facts_file_read(facts_file *ff, const fe_nsys_options *opt, fe_n
   grid_rows g = {&d, f, first};
   if (ok && ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
     f->have_grids = TRUE;
-    char *anchor = ns_anchor_sql(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", "k");
+    gboolean windows = FALSE; /* any device with a step window: its kernels are filtered by their launch */
+    for (guint k = 0; k < d.ids->len; k++)
+      windows |= g_array_index(d.lo, int64_t, k) != INT64_MIN;
+    char *join = NULL, *anchor = windows ? ns_anchor_sql(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", "k", &join)
+                                         : g_strdup("k.start");
     char *sql = g_strdup_printf("SELECT k.start, k.end, k.deviceId, k.gridX, k.gridY, k.gridZ, %s FROM "
-                                "CUPTI_ACTIVITY_KIND_KERNEL k", anchor);
+                                "CUPTI_ACTIVITY_KIND_KERNEL k%s", anchor, join ? join : "");
     ok = facts_query(ff, sql, grid_row, &g);
     g_free(sql);
     g_free(anchor);
+    g_free(join);
   }
   if (ok && ns_has_columns(ff->db, "GPU_METRICS", mcols) && ns_has_columns(ff->db, "TARGET_INFO_GPU_METRICS", ncols)) {
     f->have_gpu_metrics = TRUE;

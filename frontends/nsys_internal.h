@@ -77,8 +77,9 @@ typedef struct {
 GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean executions, gboolean *inference, GError **error);
 /* SQL for a GPU op row's anchor and process in table (aliased alias);
  * g_free.  The anchor falls back to the op's start when the export cannot
- * join the runtime call. */
-char *ns_anchor_sql(sqlite3 *db, const char *table, const char *alias);
+ * join the runtime call; *join (g_free) is the join clause the anchor
+ * expression needs (alias l), to put after the table. */
+char *ns_anchor_sql(sqlite3 *db, const char *table, const char *alias, char **join);
 char *ns_pid_sql(sqlite3 *db, const char *table, const char *alias);
 /* The step window of one device from the file's markers and the device's
  * GPU ops (nsys_steps.c); FALSE with the error when the steps asked for

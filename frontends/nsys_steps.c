@@ -22,8 +22,8 @@
  * (steps without GPU work dropped from the ends), --steps whole (markers
  * ignored), else the last step with GPU work.
  *
- * Time O(R log R + S x M) for R NVTX ranges, S GPU ops and M markers of a
- * device; memory O(R + S).
+ * Time O(R log R + S log S + M log S) for R NVTX ranges, S GPU ops and M
+ * markers of a device; memory O(R + S).
  */
 #include "frontends/nsys_internal.h"
 
@@ -139,18 +139,24 @@ GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean executions, gboo
   return m;
 }
 
-char *ns_anchor_sql(sqlite3 *db, const char *table, const char *alias)
+char *ns_anchor_sql(sqlite3 *db, const char *table, const char *alias, char **join)
 {
   static const char *const rt[] = {"start", "correlationId", "globalTid", NULL};
   static const char *const op_pid[] = {"correlationId", "globalPid", NULL};
   static const char *const op_corr[] = {"correlationId", NULL};
-  if (!ns_has_columns(db, "CUPTI_ACTIVITY_KIND_RUNTIME", rt) || !ns_has_columns(db, table, op_corr))
+  if (!ns_has_columns(db, "CUPTI_ACTIVITY_KIND_RUNTIME", rt) || !ns_has_columns(db, table, op_corr)) {
+    *join = g_strdup("");
     return g_strdup_printf("%s.start", alias);
+  }
+  /* The launches grouped once (one row per correlation and process), joined
+   * through SQLite's automatic index: O((R + K) log R).  A correlated
+   * subquery per op scans the runtime table each time (O(K x R): minutes on
+   * 10^5 rows). */
   gboolean pid = ns_has_columns(db, table, op_pid);
-  return g_strdup_printf("coalesce((SELECT min(r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = "
-                         "%s.correlationId%s%s%s), %s.start)", alias,
-                         pid ? " AND ((r.globalTid >> 24) & 16777215) = ((" : "", pid ? alias : "",
-                         pid ? ".globalPid >> 24) & 16777215)" : "", alias);
+  *join = g_strdup_printf(" LEFT JOIN (SELECT correlationId c, (globalTid >> 24) & 16777215 p, min(start) s FROM "
+                          "CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY c%s) l ON l.c = %s.correlationId%s%s%s", pid ? ", p" : "",
+                          alias, pid ? " AND l.p = ((" : "", pid ? alias : "", pid ? ".globalPid >> 24) & 16777215)" : "");
+  return g_strdup_printf("coalesce(l.s, %s.start)", alias);
 }
 
 char *ns_pid_sql(sqlite3 *db, const char *table, const char *alias)
@@ -185,18 +191,29 @@ static GArray *device_markers(const GArray *all, int64_t pid)
   return m;
 }
 
-/* Whether any GPU op of the device is anchored in [s, e).  O(ops). */
-static gboolean has_gpu(const ns_span *sp, guint n, int64_t s, int64_t e)
+/* Whether any of the n sorted anchors lies in [s, e).  O(log n). */
+static gboolean has_gpu(const int64_t *a, guint n, int64_t s, int64_t e)
 {
-  for (guint i = 0; i < n; i++)
-    if (sp[i].anchor >= s && sp[i].anchor < e)
-      return TRUE;
-  return FALSE;
+  guint lo = 0, hi = n;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (a[mid] < s)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && a[lo] < e;
+}
+
+static int cmp_i64(gconstpointer a, gconstpointer b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
 }
 
 /* The selected markers [*lo, *hi] of the n sorted ones; FALSE with the
  * error naming the file when the steps asked for are absent. */
-static gboolean pick(const ns_marker *m, guint n, const ns_span *sp, guint ns, const fe_nsys_options *opt,
+static gboolean pick(const ns_marker *m, guint n, const int64_t *anchors, guint ns, const fe_nsys_options *opt,
                      const char *path, guint *lo, guint *hi, GError **error)
 {
   *lo = 0;
@@ -217,11 +234,11 @@ static gboolean pick(const ns_marker *m, guint n, const ns_span *sp, guint ns, c
     *hi = k - 1;
     return TRUE;
   }
-  while (*hi > 0 && !has_gpu(sp, ns, m[*hi].start, m[*hi].end))
+  while (*hi > 0 && !has_gpu(anchors, ns, m[*hi].start, m[*hi].end))
     (*hi)--;
   if (!opt->all_steps)
     *lo = *hi;
-  while (*lo < *hi && !has_gpu(sp, ns, m[*lo].start, m[*lo].end))
+  while (*lo < *hi && !has_gpu(anchors, ns, m[*lo].start, m[*lo].end))
     (*lo)++;
   return TRUE;
 }
@@ -249,8 +266,13 @@ gboolean ns_step_window(const GArray *markers, const ns_span *sp, guint n_sp, co
   const ns_marker *mk = (const ns_marker *)(void *)m->data;
   w->first = mk[0].n;
   w->last = mk[m->len - 1].n;
+  GArray *anchors = g_array_sized_new(FALSE, FALSE, sizeof(int64_t), n_sp);
+  for (guint i = 0; i < n_sp; i++)
+    g_array_append_val(anchors, sp[i].anchor);
+  g_array_sort(anchors, cmp_i64);
   guint lo, hi;
-  gboolean ok = pick(mk, m->len, sp, n_sp, opt, path, &lo, &hi, error);
+  gboolean ok = pick(mk, m->len, (const int64_t *)(void *)anchors->data, n_sp, opt, path, &lo, &hi, error);
+  g_array_free(anchors, TRUE);
   if (ok) {
     w->have = TRUE;
     w->used_first = mk[lo].n;
