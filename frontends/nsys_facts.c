@@ -35,6 +35,8 @@ typedef struct {
  * query) on failure. */
 static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3_stmt *, gpointer), gpointer data)
 {
+  if (ff->error && *ff->error)
+    return FALSE; /* the first failure is the one reported (a malformed file fails every query) */
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(ff->db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK)
@@ -223,6 +225,7 @@ static gboolean facts_file_read(facts_file *ff, const fe_nsys_options *opt, fe_n
       f->grids[r] = g_array_new(FALSE, FALSE, sizeof(fe_nsys_grid));
       f->p2p[r] = g_array_new(FALSE, FALSE, sizeof(fe_nsys_sample));
     }
+    ok = !(ff->error && *ff->error); /* an SM count query failed */
   }
   grid_rows g = {&d, f, first};
   if (ok && ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {

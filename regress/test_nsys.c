@@ -657,6 +657,37 @@ static void test_nccl_sizes_pids(void)
   g_free(p);
 }
 
+/* Fuzz finding (fuzz_nsys, this wave's 120 s run, crash-40aa68e5...): on
+ * a malformed export the SM count query failed for every device, and the
+ * second failure set the GError over the first (GLib's warning, an abort
+ * under the fuzzer).  Deterministic stand-in: TARGET_INFO_GPU a view whose
+ * rows raise an error when read (abs of the smallest integer overflows),
+ * two devices.  The facts fail once, with the file and the query. */
+static void test_facts_error(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-ferr-XXXXXX", NULL), *p = g_build_filename(dir, "bad.sqlite", NULL);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'gemm');"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+               "demangledName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER);"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 1, 1, 1), (1000, 2000, 1, 7, 1, 1, 1, 1);"
+               "CREATE VIEW TARGET_INFO_GPU AS SELECT 0 AS id, 'x' AS name, abs(-9223372036854775807 - 1) AS smCount;");
+  sqlite3_close(db);
+  const char *paths[] = {p};
+  fe_nsys_facts f;
+  GError *error = NULL;
+  g_assert_false(fe_nsys_facts_load(paths, 1, &f, &error));
+  g_assert_nonnull(error);
+  g_assert_nonnull(strstr(error->message, p));
+  g_assert_nonnull(strstr(error->message, "TARGET_INFO_GPU"));
+  g_clear_error(&error);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -668,5 +699,6 @@ int main(int argc, char **argv)
   g_test_add_func("/nsys/moe", test_moe);
   g_test_add_func("/nsys/steps", test_steps);
   g_test_add_func("/nsys/nccl_sizes_pids", test_nccl_sizes_pids);
+  g_test_add_func("/nsys/facts_error", test_facts_error);
   return g_test_run();
 }
