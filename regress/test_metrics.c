@@ -512,6 +512,15 @@ static void test_shared_hta(void)
   g_assert_cmpfloat_with_epsilon(num(r0, "exposed_comm_ns"), 18711650.0, 1000);
   g_assert_cmpfloat_with_epsilon(num(r0, "active_ns"), 58332191.0, 1000);
   g_assert_cmpfloat_with_epsilon(num(m, "compute_bound_pct"), 34.9951, 1e-3);
+  /* The other two classes by doc/studies.md's "Kernel classes" lists
+   * applied in Python to the same clipped events: memory-bound (a
+   * comm_adjacent name, or an elementwise one) 25254.688 us = 64.9985 %,
+   * unclassified (no rule matches; cask_cudnn_infer::computeOffsetsKernel)
+   * 2.496 us = 0.00642 %. */
+  g_assert_cmpfloat_with_epsilon(num(m, "memory_bound_pct"), 100 * 25254.688 / 38854.292, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "unclassified_pct"), 100 * 2.496 / 38854.292, 1e-4);
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(m, "unclassified_kernel")->valuestring,
+                                 "void cask_cudnn_infer::computeOffsetsKernel"));
   g_assert_cmpfloat_with_epsilon(num(m, "average_memory_bandwidth_GBps"), 133.691, 0.01);
   g_assert_cmpfloat_with_epsilon(num(m, "memory_transfer_overhead_pct"), 0.34065, 1e-3);
   /* Rank 1 is rank 0's copy, so the means equal rank 0's ratios. */
