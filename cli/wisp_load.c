@@ -115,14 +115,9 @@ static void print_pet(const fe_pet_report *rep, const wisp_load_options *lo)
 
 void wisp_nsys_options(const wisp_load_options *lo, fe_nsys_options *o)
 {
-  fe_nsys_options_init(o);
-  o->step = lo->step;
-  o->step_lo = lo->step_lo;
-  o->step_hi = lo->step_hi;
-  o->all_steps = lo->all_steps;
-  o->whole_trace = lo->whole_trace;
   const char *phase = lo->card ? cfg_card_get(lo->card, "workload.model.phase", NULL) : NULL;
-  o->executions = phase && g_ascii_strcasecmp(phase, "inference") == 0;
+  *o = (fe_nsys_options){lo->step, lo->step_lo, lo->step_hi, lo->all_steps, lo->whole_trace,
+                         phase && g_ascii_strcasecmp(phase, "inference") == 0};
 }
 
 /* Nsight Systems exports (frontends/nsys.h), of their NVTX step windows;

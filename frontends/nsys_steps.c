@@ -38,13 +38,7 @@ void fe_nsys_options_init(fe_nsys_options *o)
 
 void fe_nsys_options_from_kineto(fe_nsys_options *o, const fe_kineto_options *k)
 {
-  fe_nsys_options_init(o);
-  o->step = k->step;
-  o->step_lo = k->step_lo;
-  o->step_hi = k->step_hi;
-  o->all_steps = k->all_steps;
-  o->whole_trace = k->whole_trace;
-  o->executions = k->card && k->card->inference;
+  *o = (fe_nsys_options){k->step, k->step_lo, k->step_hi, k->all_steps, k->whole_trace, k->card && k->card->inference};
 }
 
 /* The step number of an NVTX range's name: N for "ProfilerStep#N", -1 for
