@@ -97,8 +97,11 @@ int wisp_cmd_convert(int argc, char **argv)
   et_workload *w = NULL;
   if (strcmp(in.kind, "kineto") == 0)
     w = fe_kineto_load((const char *const *)in.files->pdata, (int)in.files->len, &opt, &rep, &error);
-  else if (strcmp(in.kind, "nsys") == 0)
-    w = fe_nsys_load((const char *const *)in.files->pdata, (int)in.files->len, NULL, &error);
+  else if (strcmp(in.kind, "nsys") == 0) {
+    fe_nsys_options nopt;
+    fe_nsys_options_from_kineto(&nopt, &opt);
+    w = fe_nsys_load_opts((const char *const *)in.files->pdata, (int)in.files->len, &nopt, NULL, &error);
+  }
   if ((w || strcmp(in.kind, "pytorch_et") == 0) && !wisp_pet_inputs(&in, &w, NULL, &error))
     g_clear_pointer(&w, et_workload_free);
   wisp_inputs_clear(&in);

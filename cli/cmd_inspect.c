@@ -269,13 +269,16 @@ void wisp_kineto_cli_options_clear(fe_kineto_options *opt)
   opt->card = NULL;
 }
 
-/* `wisp inspect` on Nsight Systems exports: the reader's report. */
-static int inspect_nsys(const wisp_inputs *in)
+/* `wisp inspect` on Nsight Systems exports: the reader's report, of the
+ * steps the options select. */
+static int inspect_nsys(const wisp_inputs *in, const fe_kineto_options *kopt)
 {
   GError *error = NULL;
   fe_nsys_report rep;
   fe_nsys_report_init(&rep);
-  et_workload *w = fe_nsys_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, &error);
+  fe_nsys_options opt;
+  fe_nsys_options_from_kineto(&opt, kopt);
+  et_workload *w = fe_nsys_load_opts((const char *const *)in->files->pdata, (int)in->files->len, &opt, &rep, &error);
   if (w == NULL) {
     fprintf(stderr, "wisp inspect: error: %s\n", error->message);
     g_error_free(error);
@@ -349,7 +352,7 @@ int wisp_cmd_inspect(int argc, char **argv)
     return 1;
   }
   if (strcmp(in.kind, "nsys") == 0) {
-    status = inspect_nsys(&in);
+    status = inspect_nsys(&in, &opt);
     wisp_inputs_clear(&in);
     wisp_kineto_cli_options_clear(&opt);
     return status;

@@ -20,7 +20,8 @@
  * samples; frontends/nsys.h) into the measured timeline a.  Other inputs
  * leave a as it is (its reasons say that the input kind carries none).
  * O(kernels + samples). */
-static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int n, GError **error)
+static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int n, const wisp_load_options *lo,
+                               GError **error)
 {
   wisp_inputs in;
   if (!wisp_inputs_resolve(paths, n, &in, error))
@@ -28,7 +29,9 @@ static gboolean add_nsys_facts(study_activity *a, const char *const *paths, int 
   gboolean ok = TRUE;
   if (in.kind && strcmp(in.kind, "nsys") == 0) {
     fe_nsys_facts f;
-    if ((ok = fe_nsys_facts_load((const char *const *)in.files->pdata, (int)in.files->len, &f, error))) {
+    fe_nsys_options opt;
+    wisp_nsys_options(lo, &opt);
+    if ((ok = fe_nsys_facts_load_opts((const char *const *)in.files->pdata, (int)in.files->len, &opt, &f, error))) {
       study_activity_add_nsys_facts(a, &f);
       fe_nsys_facts_clear(&f);
     }
@@ -66,15 +69,40 @@ static const char *no_markers_why(const char *const *paths, int n)
   wisp_inputs in;
   const char *kind = wisp_inputs_resolve(paths, n, &in, NULL) && in.kind ? in.kind : "";
   const char *why =
-    strcmp(kind, "nsys") == 0 ? "an Nsight export: vLLM and SGLang mark their model executions in the PyTorch "
-                                "profiler's trace (Kineto JSON, where CCL-Bench reads them), not as NVTX ranges"
+    strcmp(kind, "nsys") == 0 ? "an Nsight export without vLLM execute_context_* or SGLang run_batch NVTX ranges "
+                                "(PyTorch emits its record_function ranges as NVTX under emit_nvtx or nsys "
+                                "--pytorch=autograd-nvtx), nor ProfilerStep ranges with a card whose "
+                                "workload.model.phase is inference (doc/nsys.md \"Steps\")"
     : strcmp(kind, "xla") == 0 ? "an XLA profile: CCL-Bench times the TPU JSON trace's \"$core.py:331 step\" events; "
                                  "wisp does not read them from XProf"
     : strcmp(kind, "kineto") == 0 ? "the trace has no vLLM execute_context_* or SGLang run_batch markers (model "
-                                    "executions); CCL-Bench's rule needs them"
+                                    "executions), nor ProfilerStep steps with a card whose workload.model.phase is "
+                                    "inference (each step then one execution); CCL-Bench's rule needs them"
                                   : "the input carries no measured model executions";
   wisp_inputs_clear(&in);
   return why;
+}
+
+/* The catalog of an input without measured times: every metric n/a with
+ * the reason its kind gives; NULL when the workload carries a measured
+ * window.  O(ranks). */
+static study_metrics *unmeasured_metrics(const et_workload *w, const char *const *paths, int n)
+{
+  for (int r = 0; r < w->n_ranks; r++)
+    if (w->measured_step_ps && w->measured_step_ps[r] > 0)
+      return NULL;
+  wisp_inputs in;
+  const char *kind = wisp_inputs_resolve(paths, n, &in, NULL) && in.kind ? in.kind : "";
+  const char *why =
+    strcmp(kind, "pytorch_et") == 0
+      ? "a PyTorch execution trace alone records no timestamps or durations, so no window or kernel time can be "
+        "measured (put each rank's Kineto trace beside it; `wisp simulate --json` gives the simulated run's metrics)"
+      : "the workload carries no measured step window (a generated Chakra set, or one converted from an input "
+        "without times); the metrics of a measured run need a Kineto, XLA or Nsight input (`wisp simulate --json` "
+        "gives the simulated run's metrics)";
+  study_metrics *m = study_metrics_unmeasured(w->n_ranks, why);
+  wisp_inputs_clear(&in);
+  return m;
 }
 
 /* TTFT and TPOT of the measured run (studies/study_latency.h): each model
@@ -137,6 +165,17 @@ static gboolean measure_latency(study_metrics *m, const char *const *paths, int 
   return TRUE;
 }
 
+/* The terminal report: a header line, then the catalog's table. */
+static void print_report(const et_workload *w, const study_metrics *m)
+{
+  if (m->unmeasured_why)
+    printf("metrics of %s: %d ranks, no measured window\n", w->source, w->n_ranks);
+  else
+    printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
+           m->steps == 1 ? "" : "s");
+  study_metrics_print(m, NULL, stdout);
+}
+
 /* Writes the versioned report: schema_version, wisp_version,
  * workload{source, n_ranks}, card (or null), measured{...}. */
 static gboolean write_json(const char *path, const et_workload *w, const char *card_path, const study_metrics *m,
@@ -185,7 +224,9 @@ int wisp_cmd_metrics(int argc, char **argv)
   GOptionContext *ctx = g_option_context_new("TRACE... - the CCL-Bench metric catalog of a measured run");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-      "TRACE is per-rank Kineto traces (files, globs or a directory) or XLA profiles, as for inspect and simulate.\n"
+      "TRACE is per-rank Kineto traces (files, globs or a directory), XLA profiles, Nsight Systems SQLite exports,\n"
+      "PyTorch execution traces or a Chakra set, as for inspect and simulate (without measured times every\n"
+      "metric is n/a with the reason).\n"
       "Metrics and formulas: doc/metrics.md (man wisp-metrics).  `wisp simulate --json` reports the same metrics\n"
       "for the simulated run.  Example: wisp metrics traces/ --card workload_card.yaml --json metrics.json");
   int status = 0;
@@ -201,13 +242,10 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (argc < 2) {
-    fprintf(stderr, "wisp metrics: give a TRACE (one or more paths) (see wisp metrics --help)\n");
-    status = 2;
-    goto out;
-  }
-  if (peak < 0 || !isfinite(peak)) {
-    fprintf(stderr, "wisp metrics: --peak-tflops takes a positive number of TFLOPS, e.g. 312\n");
+  const char *usage = argc < 2 ? "give a TRACE (one or more paths) (see wisp metrics --help)"
+                      : peak < 0 || !isfinite(peak) ? "--peak-tflops takes a positive number of TFLOPS, e.g. 312" : NULL;
+  if (usage) {
+    fprintf(stderr, "wisp metrics: %s\n", usage);
     status = 2;
     goto out;
   }
@@ -243,9 +281,11 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
+  if ((m = unmeasured_metrics(w, (const char *const *)argv + 1, argc - 1)) != NULL)
+    goto report;
   a = study_activity_new(w);
   if (!study_activity_add_measured(a, w, &error) ||
-      !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &error)) {
+      !add_nsys_facts(a, (const char *const *)argv + 1, argc - 1, &lo, &error)) {
     status = wisp_cli_fail(error);
     goto out;
   }
@@ -257,9 +297,8 @@ int wisp_cmd_metrics(int argc, char **argv)
     status = wisp_cli_fail(error);
     goto out;
   }
-  printf("metrics of %s: %d ranks, %d step%s in the window\n", w->source, w->n_ranks, m->steps,
-         m->steps == 1 ? "" : "s");
-  study_metrics_print(m, NULL, stdout);
+report:
+  print_report(w, m);
   if ((json && !write_json(json, w, card_path, m, &error)) || (html && !wisp_cli_write_html(json, tmp_json, html, &error)))
     status = wisp_cli_fail(error);
 out:

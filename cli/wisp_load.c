@@ -113,14 +113,35 @@ static void print_pet(const fe_pet_report *rep, const wisp_load_options *lo)
   free(text);
 }
 
-/* Nsight Systems exports (frontends/nsys.h); the report on stderr unless quiet. */
+void wisp_nsys_options(const wisp_load_options *lo, fe_nsys_options *o)
+{
+  const char *phase = lo->card ? cfg_card_get(lo->card, "workload.model.phase", NULL) : NULL;
+  *o = (fe_nsys_options){lo->step, lo->step_lo, lo->step_hi, lo->all_steps, lo->whole_trace,
+                         phase && g_ascii_strcasecmp(phase, "inference") == 0};
+}
+
+/* Nsight Systems exports (frontends/nsys.h), of their NVTX step windows;
+ * the warnings on stderr, the steps used too unless quiet. */
 static et_workload *load_nsys(const wisp_inputs *in, const wisp_load_options *lo, GError **error)
 {
   fe_nsys_report rep;
   fe_nsys_report_init(&rep);
-  et_workload *w = fe_nsys_load((const char *const *)in->files->pdata, (int)in->files->len, &rep, error);
+  fe_nsys_options opt;
+  wisp_nsys_options(lo, &opt);
+  et_workload *w = fe_nsys_load_opts((const char *const *)in->files->pdata, (int)in->files->len, &opt, &rep, error);
   if (w) {
     print_warnings(rep.warnings);
+    if (lo->steps_in_window)
+      *lo->steps_in_window = rep.steps_in_window;
+    if (lo->inference_markers)
+      *lo->inference_markers = rep.inference_markers;
+    for (guint i = 0; !lo->quiet && i < rep.files->len; i++) {
+      const fe_nsys_file_report *f = &g_array_index(rep.files, fe_nsys_file_report, i);
+      if (f->step_used_first >= 0)
+        fprintf(stderr, "wisp: %s: steps #%" G_GINT64_FORMAT "..#%" G_GINT64_FORMAT " of the NVTX %s #%"
+                G_GINT64_FORMAT "..#%" G_GINT64_FORMAT "\n", f->path, f->step_used_first, f->step_used_last,
+                f->inference_markers ? "model executions" : "ProfilerStep ranges", f->step_first, f->step_last);
+    }
     for (guint i = 0; lo->device_name && *lo->device_name == NULL && i < rep.files->len; i++)
       if (g_array_index(rep.files, fe_nsys_file_report, i).device_name)
         *lo->device_name = g_strdup(g_array_index(rep.files, fe_nsys_file_report, i).device_name);

@@ -60,6 +60,9 @@ fe_workload_card *wisp_card_sizes(const cfg_card *card, GError **error);
  * Parses `steps` (may be NULL) together with `step` (-1 = not given) into
  * the loader options; an error names the accepted forms. */
 gboolean wisp_steps_parse(const char *steps, int step, wisp_load_options *lo, GError **error);
+/* The same selection for Nsight exports' NVTX step ranges (frontends/nsys.h). */
+struct fe_nsys_options;
+void wisp_nsys_options(const wisp_load_options *lo, struct fe_nsys_options *o);
 
 /* Both load a workload, then count the communication it cannot simulate
  * (et_workload_unsimulated): an error under ET_BUILD_STRICT, else one loud

@@ -41,6 +41,7 @@ typedef struct {
   char *dispatch_dtype;     /* workload.model.moe_dispatch_precision (else precision) */
   int dispatch_dtype_bytes;
   char *routing;            /* workload.model.moe_routing: only "balanced" (the default) */
+  gboolean inference;       /* workload.model.phase is inference: a trace's steps are its model executions */
   GPtrArray *assumptions;   /* char*: one sentence per derived value */
 } fe_workload_card;
 

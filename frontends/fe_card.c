@@ -110,6 +110,8 @@ fe_workload_card *fe_card_from_doc(const cfg_card *doc, GError **error)
   c->assumptions = g_ptr_array_new_with_free_func(g_free);
   const char *routing = cfg_card_get(doc, "workload.model.moe_routing", NULL);
   c->routing = routing ? g_strdup(routing) : NULL;
+  const char *phase = cfg_card_get(doc, "workload.model.phase", NULL);
+  c->inference = phase && g_ascii_strcasecmp(phase, "inference") == 0;
   gboolean ok =
     card_int(doc, "workload.model.hidden_size", &c->hidden_size, error) &&
     card_int(doc, "workload.data.tokens_per_rank", &c->tokens_per_rank, error) &&

@@ -102,9 +102,18 @@ static GArray *collect_steps(kt_xctx *c)
   }
   /* vLLM / SGLang markers carry no number: number every step by start time
    * (sort_by_ts orders event indices; ProfilerStep numbers are kept). */
-  gboolean unnumbered = FALSE;
+  gboolean unnumbered = FALSE, by_card = c->opt->card && c->opt->card->inference && steps->len > 0;
   for (guint k = 0; k < steps->len; k++)
     unnumbered |= g_array_index(steps, step_ref, k).n == KT_ABSENT;
+  /* A card whose phase is inference makes ProfilerStep steps the model
+   * executions (a generate loop that steps the profiler per token), numbered
+   * by start time like the vLLM / SGLang markers (doc/metrics.md). */
+  gboolean markers = unnumbered;
+  if (by_card && !markers)
+    kt_x_rank_warn(r, "the card's workload.model.phase is inference: ProfilerStep#%d..#%d are taken as model "
+                   "executions 0..%u in start order", (int)g_array_index(steps, step_ref, 0).n,
+                   (int)g_array_index(steps, step_ref, steps->len - 1).n, steps->len - 1);
+  unnumbered |= by_card;
   r->inference_markers = unnumbered;
   if (unnumbered) {
     GArray *idx = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -114,7 +123,8 @@ static GArray *collect_steps(kt_xctx *c)
     for (guint k = 0; k < steps->len; k++)
       g_array_index(steps, step_ref, k) = (step_ref){ (int64_t)k, g_array_index(idx, uint32_t, k) };
     g_array_free(idx, TRUE);
-    kt_x_rank_warn(r, "steps are vLLM/SGLang markers numbered 0..%u by start time", steps->len ? steps->len - 1 : 0);
+    if (markers)
+      kt_x_rank_warn(r, "steps are vLLM/SGLang markers numbered 0..%u by start time", steps->len ? steps->len - 1 : 0);
   }
   g_array_sort(steps, cmp_step);
   r->n_steps = (int)steps->len;

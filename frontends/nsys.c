@@ -22,6 +22,7 @@ typedef struct {
   uint8_t kind;            /* 0 kernel, 1 memcpy, 2 memset */
   gboolean sized;          /* a kernel launched inside an NCCL call's NVTX range with a size (pl) */
   int64_t corr;            /* kernel: correlationId, -1 when the table has none */
+  int64_t anchor, pid;     /* the step windows' anchor and process (nsys_steps.c) */
   ns_payload pl;
 } ns_op;
 
@@ -29,6 +30,7 @@ typedef struct {
   const char *path;
   sqlite3 *db;
   fe_nsys_file_report *fr;
+  const fe_nsys_options *opt;
   GError **error;
 } ns_file;
 
@@ -73,6 +75,15 @@ void fe_nsys_report_print(const fe_nsys_report *r, FILE *out)
     const fe_nsys_file_report *f = &g_array_index(r->files, fe_nsys_file_report, i);
     if (f->comm_kernels && f->sizes_why)
       fprintf(out, "  %s: no NCCL sizes: %s\n", f->path, f->sizes_why);
+    if (f->step_markers && f->step_used_first >= 0)
+      fprintf(out, "  %s: steps: %s #%" G_GINT64_FORMAT "..#%" G_GINT64_FORMAT " of #%" G_GINT64_FORMAT "..#%"
+              G_GINT64_FORMAT " (%" G_GUINT64_FORMAT " NVTX step ranges; --step N, --steps A..B|all|whole)\n", f->path,
+              f->inference_markers ? "model executions (vLLM/SGLang NVTX ranges, numbered by start time)"
+                                   : "ProfilerStep", f->step_used_first, f->step_used_last, f->step_first, f->step_last,
+              f->step_markers);
+    else if (f->step_markers)
+      fprintf(out, "  %s: %" G_GUINT64_FORMAT " NVTX step ranges ignored (--steps whole): the whole export is the "
+              "window\n", f->path, f->step_markers);
     if (f->comm_sized_not_world)
       fprintf(out, "  %s: %" G_GUINT64_FORMAT " sized communication kernel(s) on a communicator not seen on every "
               "rank of the load: replayed at their measured time\n", f->path, f->comm_sized_not_world);
@@ -152,6 +163,7 @@ typedef struct {
   GArray *devices;         /* int64_t device ids */
   GArray *op_device;       /* int64_t per op */
   uint8_t kind;
+  GArray *markers;         /* ns_marker: the NVTX step ranges (nsys_steps.c), NULL before they are read */
 } op_rows;
 
 static void op_row(sqlite3_stmt *st, gpointer data)
@@ -178,6 +190,8 @@ static void op_row(sqlite3_stmt *st, gpointer data)
   }
   if (op.end < op.start)
     op.end = op.start;
+  op.anchor = sqlite3_column_int64(st, 6);
+  op.pid = sqlite3_column_int64(st, 7);
   g_array_append_val(o->ops, op);
   g_array_append_val(o->op_device, dev);
   gboolean seen = FALSE;
@@ -221,7 +235,9 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
                           "payloads)";
     return TRUE;
   }
-  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, ns_has_columns(nf->db, "NVTX_EVENTS", nvid),
+  static const char *const kpid[] = {"globalPid", NULL};
+  gboolean by_pid = ns_has_columns(nf->db, "CUPTI_ACTIVITY_KIND_KERNEL", kpid);
+  GHashTable *by_corr = ns_nvtx_nccl_sizes(nf->db, nf->path, ns_has_columns(nf->db, "NVTX_EVENTS", nvid), by_pid,
                                            &fr->nvtx_sized_ranges, nf->error);
   if (by_corr == NULL)
     return FALSE;
@@ -229,7 +245,8 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
     fr->sizes_why = "no NVTX range carries NCCL's \"" NS_NCCL_SIZE_KEY "\" payload";
   for (guint i = 0; i < o->ops->len; i++) {
     ns_op *op = &g_array_index(o->ops, ns_op, i);
-    const ns_payload *p = op->kind == 0 && op->corr >= 0 ? g_hash_table_lookup(by_corr, &op->corr) : NULL;
+    int64_t key = ns_launch_key(by_pid ? op->pid : -1, op->corr);
+    const ns_payload *p = op->kind == 0 && op->corr >= 0 ? g_hash_table_lookup(by_corr, &key) : NULL;
     if (p) {
       op->pl = *p;
       op->sized = TRUE;
@@ -239,7 +256,10 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
   return TRUE;
 }
 
-/* The schema check and the counted tables; then the GPU ops. */
+static gboolean read_ops(ns_file *nf, op_rows *o, gboolean m, gboolean ms);
+
+/* The schema check and the counted tables; then the step markers and the
+ * GPU ops. */
 static gboolean read_file(ns_file *nf, op_rows *o)
 {
   static const char *const kcols[] = {"start", "end", "deviceId", "streamId", "demangledName", NULL};
@@ -282,24 +302,54 @@ static gboolean read_file(ns_file *nf, op_rows *o)
   }
   if (nf->error && *nf->error)
     return FALSE;
+  gboolean inference = FALSE;
+  if ((o->markers = ns_step_markers(nf->db, nf->path, nf->opt->executions, &inference, nf->error)) == NULL)
+    return FALSE;
+  fr->step_markers = o->markers->len;
+  fr->inference_markers = inference;
+  return read_ops(nf, o, m, ms);
+}
+
+/* SQL for one GPU op table: the columns op_row reads, the process, and
+ * the anchor only when the export has step markers to place ops in. */
+static char *ops_sql(ns_file *nf, const op_rows *o, const char *cols, const char *table, const char *join)
+{
+  gboolean steps = o->markers->len > 0 && !nf->opt->whole_trace;
+  char *ajoin = NULL;
+  char *anchor = steps ? ns_anchor_sql(nf->db, table, "k", &ajoin) : g_strdup("k.start");
+  char *pid = ns_pid_sql(nf->db, table, "k"); /* the step windows' and the NCCL sizes' process */
+  char *sql = g_strdup_printf("SELECT %s, %s, %s FROM %s k%s%s", cols, anchor, pid, table, join, ajoin ? ajoin : "");
+  g_free(anchor);
+  g_free(ajoin);
+  g_free(pid);
+  return sql;
+}
+
+/* The GPU ops: kernels (with their NCCL sizes), memcpys, memsets. */
+static gboolean read_ops(ns_file *nf, op_rows *o, gboolean m, gboolean ms)
+{
   o->kind = 0;
   static const char *const corr[] = {"correlationId", NULL};
   gboolean has_corr = ns_has_columns(nf->db, "CUPTI_ACTIVITY_KIND_KERNEL", corr);
-  if (!query(nf, has_corr ? "SELECT k.start, k.end, k.deviceId, k.streamId, s.value, k.correlationId FROM "
-                            "CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName"
-                          : "SELECT k.start, k.end, k.deviceId, k.streamId, s.value, -1 FROM "
-                            "CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName", op_row, o))
-    return FALSE;
-  if (!nccl_sizes(nf, o, has_corr))
-    return FALSE;
+  char *sql = ops_sql(nf, o, has_corr ? "k.start, k.end, k.deviceId, k.streamId, s.value, k.correlationId"
+                                      : "k.start, k.end, k.deviceId, k.streamId, s.value, -1",
+                      "CUPTI_ACTIVITY_KIND_KERNEL", " LEFT JOIN StringIds s ON s.id = k.demangledName");
+  gboolean ok = query(nf, sql, op_row, o) && nccl_sizes(nf, o, has_corr);
+  g_free(sql);
   o->kind = 1;
-  if (m && !query(nf, "SELECT start, end, deviceId, streamId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY", op_row,
-                  o))
-    return FALSE;
+  if (ok && m) {
+    sql = ops_sql(nf, o, "k.start, k.end, k.deviceId, k.streamId, k.bytes, k.copyKind", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                  "");
+    ok = query(nf, sql, op_row, o);
+    g_free(sql);
+  }
   o->kind = 2;
-  if (ms && !query(nf, "SELECT start, end, deviceId, streamId, bytes, 0 FROM CUPTI_ACTIVITY_KIND_MEMSET", op_row, o))
-    return FALSE;
-  return TRUE;
+  if (ok && ms) {
+    sql = ops_sql(nf, o, "k.start, k.end, k.deviceId, k.streamId, k.bytes, 0", "CUPTI_ACTIVITY_KIND_MEMSET", "");
+    ok = query(nf, sql, op_row, o);
+    g_free(sql);
+  }
+  return ok;
 }
 
 static int cmp_op(gconstpointer a, gconstpointer b)
@@ -355,7 +405,7 @@ static gboolean simulated_comm(const ns_op *op, const ns_comms *cm)
 /* One device's graph: per stream, [delay] op [delay] op ...  The ops are
  * sorted by (stream, start); ids count from 1.  O(ops log ops). */
 static et_graph *device_graph(const char *source, GPtrArray *ops, const ns_comms *cm, fe_nsys_file_report *fr,
-                              sim_time_ps *window, GError **error)
+                              const ns_window *win, sim_time_ps *window, GError **error)
 {
   g_ptr_array_sort(ops, cmp_op);
   int64_t t0 = INT64_MAX, t1 = INT64_MIN;
@@ -363,6 +413,10 @@ static et_graph *device_graph(const char *source, GPtrArray *ops, const ns_comms
     const ns_op *op = ops->pdata[i];
     t0 = MIN(t0, op->start);
     t1 = MAX(t1, op->end);
+  }
+  if (win->have) { /* the step window (nsys_steps.c): its ops start at or after ws */
+    t0 = win->ws;
+    t1 = win->we;
   }
   et_builder *b = et_builder_new(source);
   et_builder_set_version(b, "nsys-sqlite");
@@ -400,7 +454,7 @@ static et_graph *device_graph(const char *source, GPtrArray *ops, const ns_comms
     prev = id++;
     prev_end = MAX(prev_end, op->end);
   }
-  *window = ops->len ? (t1 - t0) * 1000 : 0;
+  *window = ops->len || win->have ? (t1 - t0) * 1000 : 0;
   return et_builder_finish(b, 0, error);
 }
 
@@ -412,9 +466,10 @@ static int cmp_i64(gconstpointer a, gconstpointer b)
 
 /* One file's GPU ops into o, its devices sorted; the report's counts
  * from its tables.  FALSE with the error naming the file. */
-static gboolean read_export(const char *path, fe_nsys_file_report *fr, op_rows *o, GError **error)
+static gboolean read_export(const char *path, const fe_nsys_options *opt, fe_nsys_file_report *fr, op_rows *o,
+                            GError **error)
 {
-  ns_file nf = {path, NULL, fr, error};
+  ns_file nf = {path, NULL, fr, opt, error};
   if (sqlite3_open_v2(path, &nf.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", path,
                 nf.db ? sqlite3_errmsg(nf.db) : "out of memory");
@@ -442,6 +497,8 @@ static void rows_clear(op_rows *o)
     g_array_free(o->devices, TRUE);
   if (o->op_device)
     g_array_free(o->op_device, TRUE);
+  if (o->markers)
+    g_array_free(o->markers, TRUE);
 }
 
 /* The communicators of the sized NCCL kernels seen on every one of the
@@ -479,33 +536,66 @@ static GHashTable *world_comms(const op_rows *rows, int n_files, int n_ranks)
   return world;
 }
 
-/* One file's devices' graphs appended to graphs. */
-static gboolean build_file(const char *path, fe_nsys_file_report *fr, op_rows *o, const ns_comms *cm,
-                           GPtrArray *graphs, GArray *windows, GError **error)
+/* Device dev's ops of its step window (all of them without one), counted
+ * in the file's report; *win the window.  FALSE with the error when the
+ * steps asked for are absent.  O(ops log ops + markers log ops). */
+static GPtrArray *device_ops(const char *path, op_rows *o, int64_t dev, const fe_nsys_options *opt,
+                             fe_nsys_file_report *fr, ns_window *win, GError **error)
+{
+  GArray *sp = g_array_new(FALSE, FALSE, sizeof(ns_span));
+  for (guint i = 0; i < o->ops->len; i++)
+    if (g_array_index(o->op_device, int64_t, i) == dev) {
+      const ns_op *op = &g_array_index(o->ops, ns_op, i);
+      ns_span x = {op->pid, op->anchor, op->end};
+      g_array_append_val(sp, x);
+    }
+  gboolean ok = ns_step_window(o->markers, (const ns_span *)(void *)sp->data, sp->len, opt, path, win, error);
+  g_array_free(sp, TRUE);
+  if (!ok)
+    return NULL;
+  GPtrArray *ops = g_ptr_array_new();
+  for (guint i = 0; i < o->ops->len; i++) {
+    ns_op *op = &g_array_index(o->ops, ns_op, i);
+    if (g_array_index(o->op_device, int64_t, i) != dev || (win->have && (op->anchor < win->ws || op->anchor >= win->wa)))
+      continue;
+    g_ptr_array_add(ops, op);
+    fr->kernels += op->kind == 0;
+    fr->memcpys += op->kind == 1;
+    fr->memsets += op->kind == 2;
+    fr->memcpy_bytes += op->kind == 1 ? op->bytes : 0;
+    fr->memset_bytes += op->kind == 2 ? op->bytes : 0;
+  }
+  if (fr->n_devices == 0) {
+    fr->step_first = win->first;
+    fr->step_last = win->last;
+    fr->step_used_first = win->have ? win->used_first : -1;
+    fr->step_used_last = win->have ? win->used_last : -1;
+  }
+  return ops;
+}
+
+/* One file's devices' graphs appended to graphs; *n_steps the most steps
+ * a device's window spans. */
+static gboolean build_file(const char *path, const fe_nsys_options *opt, fe_nsys_file_report *fr, op_rows *o,
+                           const ns_comms *cm, GPtrArray *graphs, GArray *windows, int *n_steps, GError **error)
 {
   gboolean ok = TRUE;
   for (guint d = 0; ok && d < o->devices->len; d++) {
     int64_t dev = g_array_index(o->devices, int64_t, d);
-    GPtrArray *ops = g_ptr_array_new();
-    for (guint i = 0; i < o->ops->len; i++)
-      if (g_array_index(o->op_device, int64_t, i) == dev) {
-        ns_op *op = &g_array_index(o->ops, ns_op, i);
-        g_ptr_array_add(ops, op);
-        fr->kernels += op->kind == 0;
-        fr->memcpys += op->kind == 1;
-        fr->memsets += op->kind == 2;
-        fr->memcpy_bytes += op->kind == 1 ? op->bytes : 0;
-        fr->memset_bytes += op->kind == 2 ? op->bytes : 0;
-      }
+    ns_window win;
+    GPtrArray *ops = device_ops(path, o, dev, opt, fr, &win, error);
+    if (ops == NULL)
+      return FALSE;
+    *n_steps = MAX(*n_steps, win.have ? win.n_steps : 1);
     char *src = g_strdup_printf("%s (device %" G_GINT64_FORMAT ")", path, dev);
-    sim_time_ps win = 0;
-    et_graph *g = device_graph(src, ops, cm, fr, &win, error);
+    sim_time_ps span = 0;
+    et_graph *g = device_graph(src, ops, cm, fr, &win, &span, error);
     g_free(src);
     g_ptr_array_free(ops, TRUE);
     if ((ok = g != NULL)) {
       g_ptr_array_add(graphs, g);
-      g_array_append_val(windows, win);
-      fr->window_ps = MAX(fr->window_ps, win);
+      g_array_append_val(windows, span);
+      fr->window_ps = MAX(fr->window_ps, span);
       fr->n_devices++;
     }
   }
@@ -514,6 +604,15 @@ static gboolean build_file(const char *path, fe_nsys_file_report *fr, op_rows *o
 
 et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report *report, GError **error)
 {
+  return fe_nsys_load_opts(paths, n_paths, NULL, report, error);
+}
+
+et_workload *fe_nsys_load_opts(const char *const *paths, int n_paths, const fe_nsys_options *opt,
+                               fe_nsys_report *report, GError **error)
+{
+  fe_nsys_options defaults;
+  fe_nsys_options_init(&defaults);
+  opt = opt ? opt : &defaults;
   fe_nsys_report local;
   fe_nsys_report *rep = report ? report : &local;
   if (!report)
@@ -527,18 +626,21 @@ et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report 
   int n_ranks = 0, n_read = 0;
   for (int i = 0; ok && i < n_paths; i++, n_read++) {
     fe_nsys_file_report fr = {0};
+    fr.step_first = fr.step_last = fr.step_used_first = fr.step_used_last = -1;
     fr.path = g_strdup(paths[i]);
     rows[i] = (op_rows){g_array_new(FALSE, FALSE, sizeof(ns_op)), g_array_new(FALSE, FALSE, sizeof(int64_t)),
                         g_array_new(FALSE, FALSE, sizeof(int64_t)), 0};
-    ok = read_export(paths[i], &fr, &rows[i], error);
+    ok = read_export(paths[i], opt, &fr, &rows[i], error);
+    rep->inference_markers |= fr.inference_markers;
     n_ranks += ok ? (int)rows[i].devices->len : 0;
     g_array_append_val(rep->files, fr);
   }
   ns_comms cm = {ok ? world_comms(rows, n_paths, n_ranks) : NULL, n_ranks};
+  rep->steps_in_window = 1;
   for (int i = 0; ok && i < n_paths; i++) {
     fe_nsys_file_report *fr = &g_array_index(rep->files, fe_nsys_file_report, i);
     fr->first_rank = (int)graphs->len;
-    ok = build_file(paths[i], fr, &rows[i], &cm, graphs, windows, error);
+    ok = build_file(paths[i], opt, fr, &rows[i], &cm, graphs, windows, &rep->steps_in_window, error);
   }
   for (int i = 0; i < n_read; i++)
     rows_clear(&rows[i]);

@@ -27,6 +27,7 @@
 
 #include "common/wisp_util.h"
 #include "chakra/et_graph.h"
+#include "frontends/fe.h"
 
 G_BEGIN_DECLS
 
@@ -43,11 +44,17 @@ typedef struct {
   uint64_t comm_sized;         /* communication kernels sized from them and simulated (world communicator) */
   uint64_t comm_sized_not_world; /* sized, but their communicator is not seen on every rank: replayed */
   const char *sizes_why;       /* why no size could be read (static), NULL when the export has the columns */
+  uint64_t step_markers;       /* NVTX step ranges (ProfilerStep#N, execute_context_*, run_batch; doc/nsys.md) */
+  gboolean inference_markers;  /* they are vLLM / SGLang model executions, numbered by start time */
+  int64_t step_first, step_last; /* the markers' numbers, -1 none */
+  int64_t step_used_first, step_used_last; /* the steps of the window (first device), -1 = the whole export */
   sim_time_ps window_ps;      /* the longest device window of the file */
 } fe_nsys_file_report;
 
 typedef struct {
   int n_ranks;
+  int steps_in_window;        /* the most steps a device's window spans, 1 without step markers */
+  gboolean inference_markers; /* a file's steps are model executions (vLLM / SGLang) */
   GArray *files;              /* fe_nsys_file_report */
   GPtrArray *warnings;        /* char* */
 } fe_nsys_report;
@@ -61,14 +68,36 @@ void fe_nsys_report_print(const fe_nsys_report *r, FILE *out);
  * format 3\0") and its name ends in .sqlite or .db.  O(1). */
 gboolean fe_nsys_is_export(const char *path);
 
-/* Reads the exports (read-only) and builds one graph per device.  Time
- * O(rows log rows) per file; memory O(GPU ops). */
+/* Step selection over the NVTX step ranges (nsys_steps.c, doc/nsys.md
+ * "Steps"), as for Kineto traces: step >= 0 one step; step_lo..step_hi a
+ * range; all_steps every step with GPU work; whole_trace ignores the
+ * markers; otherwise the last step with GPU work.  An export without
+ * markers is one window from its first GPU op to its last. */
+typedef struct fe_nsys_options {
+  int step, step_lo, step_hi;  /* -1 = not given */
+  gboolean all_steps, whole_trace;
+  gboolean executions;         /* ProfilerStep ranges are model executions, numbered 0.. by start time (a card
+                                  whose workload.model.phase is inference) */
+} fe_nsys_options;
+
+void fe_nsys_options_init(fe_nsys_options *o);
+/* The same selection as the Kineto options k give (commands that parse
+ * fe_kineto_options: inspect, convert); a card whose phase is inference
+ * makes the steps model executions.  O(1). */
+void fe_nsys_options_from_kineto(fe_nsys_options *o, const fe_kineto_options *k);
+
+/* Reads the exports (read-only) and builds one graph per device, of its
+ * step window (opt NULL: the defaults).  Time O(rows log rows) per file,
+ * plus O(GPU ops log GPU ops) with step markers; memory O(GPU ops). */
 et_workload *fe_nsys_load(const char *const *paths, int n_paths, fe_nsys_report *report, GError **error);
+et_workload *fe_nsys_load_opts(const char *const *paths, int n_paths, const fe_nsys_options *opt,
+                               fe_nsys_report *report, GError **error);
 
 /* ---- facts the graph does not keep (nsys_facts.c) ---- */
 
 /* One kernel's launch grid, on the rank's graph clock (ps from the
- * device's first GPU op, as fe_nsys_load's node starts). */
+ * device's window start: its step window's, else its first GPU op, as
+ * fe_nsys_load's node starts). */
 typedef struct {
   sim_time_ps start, end;
   double blocks;              /* gridX x gridY x gridZ */
@@ -96,6 +125,9 @@ typedef struct fe_nsys_facts {
  * the file on an unreadable database or a failed query; absent optional
  * tables are not errors.  Time O(rows); memory O(kernels + samples). */
 gboolean fe_nsys_facts_load(const char *const *paths, int n_paths, fe_nsys_facts *f, GError **error);
+/* The same on the clocks of fe_nsys_load_opts with the same options. */
+gboolean fe_nsys_facts_load_opts(const char *const *paths, int n_paths, const fe_nsys_options *opt, fe_nsys_facts *f,
+                                 GError **error);
 void fe_nsys_facts_clear(fe_nsys_facts *f);
 
 G_END_DECLS

@@ -4,9 +4,10 @@
  * metrics sampler.  The metric catalog reads them for mean_sm_coverage and
  * bw_peertopeer (doc/metrics.md).
  *
- * Ranks and clocks are the ones fe_nsys_load gives: files in order, the
- * devices of a file in id order (the devices its kernels, copies and
- * memsets ran on), times in ps from the device's first GPU op.  Tables
+ * Ranks and clocks are the ones fe_nsys_load_opts gives: files in order,
+ * the devices of a file in id order (the devices its kernels, copies and
+ * memsets ran on), times in ps from the device's step window's start
+ * (nsys_steps.c), else from its first GPU op.  Tables
  * and columns (NVIDIA's documented export schema): CUPTI_ACTIVITY_KIND_KERNEL
  * gridX/gridY/gridZ, TARGET_INFO_GPU smCount (matched by cuDevice, else
  * by id, else the one count all GPUs share), GPU_METRICS (timestamp,
@@ -30,27 +31,12 @@ typedef struct {
   GError **error;
 } facts_file;
 
-gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols)
-{
-  char *sql = g_strdup_printf("PRAGMA table_info(\"%s\")", t);
-  sqlite3_stmt *st = NULL;
-  GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
-    while (sqlite3_step(st) == SQLITE_ROW)
-      g_hash_table_add(have, g_strdup((const char *)sqlite3_column_text(st, 1)));
-  sqlite3_finalize(st);
-  g_free(sql);
-  gboolean ok = g_hash_table_size(have) > 0;
-  for (int i = 0; ok && cols[i]; i++)
-    ok = g_hash_table_contains(have, cols[i]);
-  g_hash_table_destroy(have);
-  return ok;
-}
-
 /* Runs sql and hands each row to row(); FALSE with the error (file and
  * query) on failure. */
 static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3_stmt *, gpointer), gpointer data)
 {
+  if (ff->error && *ff->error)
+    return FALSE; /* the first failure is the one reported (a malformed file fails every query) */
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(ff->db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK)
@@ -66,6 +52,7 @@ static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3
 
 typedef struct {
   GArray *ids, *t0;        /* int64_t device ids (ascending) and their first GPU op start, ns */
+  GArray *lo, *hi;         /* int64_t: the anchors [lo, hi) of the device's step window's kernels (ns) */
 } dev_rows;
 
 /* Each GPU op row (deviceId, start), read as fe_nsys_load reads them
@@ -86,6 +73,9 @@ static void dev_row(sqlite3_stmt *st, gpointer data)
     k++;
   g_array_insert_val(d->ids, k, id);
   g_array_insert_val(d->t0, k, t);
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  g_array_insert_val(d->lo, k, lo);
+  g_array_insert_val(d->hi, k, hi);
 }
 
 static void int_row(sqlite3_stmt *st, gpointer data)
@@ -116,7 +106,9 @@ static void grid_row(sqlite3_stmt *st, gpointer data)
   int k = dev_index(g->dev, sqlite3_column_int64(st, 2));
   if (k < 0)
     return;
-  int64_t t0 = g_array_index(g->dev->t0, int64_t, k);
+  int64_t t0 = g_array_index(g->dev->t0, int64_t, k), anchor = sqlite3_column_int64(st, 6);
+  if (anchor < g_array_index(g->dev->lo, int64_t, k) || anchor >= g_array_index(g->dev->hi, int64_t, k))
+    return; /* launched outside the step window: not in the device's graph either */
   int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
   fe_nsys_grid x = {(s - t0) * 1000, (MAX(e, s) - t0) * 1000,
                     (double)sqlite3_column_int64(st, 3) * (double)sqlite3_column_int64(st, 4) *
@@ -168,14 +160,60 @@ static gboolean file_devices(facts_file *ff, dev_rows *d)
   return ok;
 }
 
+static void span_row(sqlite3_stmt *st, gpointer data)
+{
+  ns_span x = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2)};
+  g_array_append_val((GArray *)data, x);
+}
+
+/* Moves each device's t0 to its step window's start when the export has
+ * NVTX step markers (nsys_steps.c), the clock fe_nsys_load_opts gives the
+ * device's graph.  O(GPU ops log GPU ops) per device. */
+static gboolean step_clocks(facts_file *ff, const fe_nsys_options *opt, dev_rows *d)
+{
+  static const char *const cols[] = {"start", "deviceId", NULL};
+  static const char *const tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                       "CUPTI_ACTIVITY_KIND_MEMSET"};
+  gboolean inference = FALSE, ok = TRUE;
+  GArray *markers = ns_step_markers(ff->db, ff->path, opt->executions, &inference, ff->error);
+  if (markers == NULL)
+    return FALSE;
+  for (guint k = 0; ok && markers->len && !opt->whole_trace && k < d->ids->len; k++) {
+    GArray *sp = g_array_new(FALSE, FALSE, sizeof(ns_span));
+    for (size_t t = 0; ok && t < G_N_ELEMENTS(tables); t++) {
+      if (!ns_has_columns(ff->db, tables[t], cols))
+        continue;
+      char *join = NULL, *anchor = ns_anchor_sql(ff->db, tables[t], "k", &join);
+      char *pid = ns_pid_sql(ff->db, tables[t], "k");
+      char *sql = g_strdup_printf("SELECT %s, %s, k.end FROM %s k%s WHERE k.deviceId = %" G_GINT64_FORMAT, anchor, pid,
+                                  tables[t], join, g_array_index(d->ids, int64_t, k));
+      ok = facts_query(ff, sql, span_row, sp);
+      g_free(sql);
+      g_free(anchor);
+      g_free(join);
+      g_free(pid);
+    }
+    ns_window w;
+    if (ok && (ok = ns_step_window(markers, (const ns_span *)(void *)sp->data, sp->len, opt, ff->path, &w,
+                                   ff->error)) && w.have) {
+      g_array_index(d->t0, int64_t, k) = g_array_index(d->lo, int64_t, k) = w.ws;
+      g_array_index(d->hi, int64_t, k) = w.wa;
+    }
+    g_array_free(sp, TRUE);
+  }
+  g_array_free(markers, TRUE);
+  return ok;
+}
+
 /* One file's facts, its devices appended as ranks first_rank... */
-static gboolean facts_file_read(facts_file *ff, fe_nsys_facts *f)
+static gboolean facts_file_read(facts_file *ff, const fe_nsys_options *opt, fe_nsys_facts *f)
 {
   static const char *const gcols[] = {"start", "end", "deviceId", "gridX", "gridY", "gridZ", NULL};
   static const char *const mcols[] = {"timestamp", "typeId", "metricId", "value", NULL};
   static const char *const ncols[] = {"metricId", "metricName", NULL};
-  dev_rows d = {g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t))};
-  gboolean ok = file_devices(ff, &d);
+  dev_rows d = {g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t)),
+                g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t))};
+  gboolean ok = file_devices(ff, &d) && step_clocks(ff, opt, &d);
   int first = f->n_ranks;
   if (ok) {
     f->n_ranks += (int)d.ids->len;
@@ -187,12 +225,22 @@ static gboolean facts_file_read(facts_file *ff, fe_nsys_facts *f)
       f->grids[r] = g_array_new(FALSE, FALSE, sizeof(fe_nsys_grid));
       f->p2p[r] = g_array_new(FALSE, FALSE, sizeof(fe_nsys_sample));
     }
+    ok = !(ff->error && *ff->error); /* an SM count query failed */
   }
   grid_rows g = {&d, f, first};
   if (ok && ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
     f->have_grids = TRUE;
-    ok = facts_query(ff, "SELECT start, end, deviceId, gridX, gridY, gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL", grid_row,
-                     &g);
+    gboolean windows = FALSE; /* any device with a step window: its kernels are filtered by their launch */
+    for (guint k = 0; k < d.ids->len; k++)
+      windows |= g_array_index(d.lo, int64_t, k) != INT64_MIN;
+    char *join = NULL, *anchor = windows ? ns_anchor_sql(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", "k", &join)
+                                         : g_strdup("k.start");
+    char *sql = g_strdup_printf("SELECT k.start, k.end, k.deviceId, k.gridX, k.gridY, k.gridZ, %s FROM "
+                                "CUPTI_ACTIVITY_KIND_KERNEL k%s", anchor, join ? join : "");
+    ok = facts_query(ff, sql, grid_row, &g);
+    g_free(sql);
+    g_free(anchor);
+    g_free(join);
   }
   if (ok && ns_has_columns(ff->db, "GPU_METRICS", mcols) && ns_has_columns(ff->db, "TARGET_INFO_GPU_METRICS", ncols)) {
     f->have_gpu_metrics = TRUE;
@@ -202,11 +250,22 @@ static gboolean facts_file_read(facts_file *ff, fe_nsys_facts *f)
   }
   g_array_free(d.ids, TRUE);
   g_array_free(d.t0, TRUE);
+  g_array_free(d.lo, TRUE);
+  g_array_free(d.hi, TRUE);
   return ok;
 }
 
 gboolean fe_nsys_facts_load(const char *const *paths, int n_paths, fe_nsys_facts *f, GError **error)
 {
+  return fe_nsys_facts_load_opts(paths, n_paths, NULL, f, error);
+}
+
+gboolean fe_nsys_facts_load_opts(const char *const *paths, int n_paths, const fe_nsys_options *opt, fe_nsys_facts *f,
+                                 GError **error)
+{
+  fe_nsys_options defaults;
+  fe_nsys_options_init(&defaults);
+  opt = opt ? opt : &defaults;
   memset(f, 0, sizeof *f);
   gboolean ok = TRUE;
   for (int i = 0; ok && i < n_paths; i++) {
@@ -216,7 +275,7 @@ gboolean fe_nsys_facts_load(const char *const *paths, int n_paths, fe_nsys_facts
                   ff.db ? sqlite3_errmsg(ff.db) : "out of memory");
       ok = FALSE;
     } else {
-      ok = facts_file_read(&ff, f);
+      ok = facts_file_read(&ff, opt, f);
     }
     sqlite3_close(ff.db);
   }

@@ -11,7 +11,9 @@
  * gives the thread (globalTid) and the launch time (NVIDIA's documented
  * recipe "Correlate CUDA kernel launches with CUDA API kernel launches").
  * A kernel launched outside any such range (inside ncclGroupEnd for
- * grouped calls) keeps no size.
+ * grouped calls) keeps no size.  Launches are keyed by (process,
+ * correlationId) when the kernel table has globalPid: a node export of
+ * several processes repeats correlationIds.
  *
  * Time O((R + L) log R) for R payload ranges and L runtime calls; memory
  * O(R + sized launches).
@@ -134,7 +136,8 @@ static const pl_range *enclosing(const GArray *r, int64_t tid, int64_t s, int64_
   return x->tid == tid && x->end >= e ? x : NULL;
 }
 
-GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, uint64_t *n_ranges, GError **error)
+GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, gboolean by_pid, uint64_t *n_ranges,
+                               GError **error)
 {
   GHashTable *by_corr = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   GArray *r = payload_ranges(db, path, json_id, error);
@@ -153,7 +156,7 @@ GHashTable *ns_nvtx_nccl_sizes(sqlite3 *db, const char *path, gboolean json_id, 
     if (x == NULL)
       continue;
     int64_t *k = g_new(int64_t, 1);
-    *k = sqlite3_column_int64(st, 3);
+    *k = ns_launch_key(by_pid ? (sqlite3_column_int64(st, 0) >> 24) & 0xffffff : -1, sqlite3_column_int64(st, 3));
     ns_payload *v = g_new(ns_payload, 1);
     *v = x->p;
     g_hash_table_replace(by_corr, k, v);

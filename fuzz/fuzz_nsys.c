@@ -45,6 +45,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   et_workload_free(w);
   g_clear_error(&error);
   fe_nsys_report_clear(&rep);
+  /* The step windows (nsys_steps.c) with every step and the steps taken
+   * as model executions: the graphs and the facts on the same clock. */
+  fe_nsys_options opt;
+  fe_nsys_options_init(&opt);
+  opt.all_steps = TRUE;
+  opt.executions = TRUE;
+  w = fe_nsys_load_opts(paths, 1, &opt, NULL, &error);
+  g_assert(w != NULL || (error != NULL && error->domain == WISP_ERROR));
+  if (fe_nsys_facts_load_opts(paths, 1, &opt, &f, &ferr)) {
+    g_assert(w == NULL || f.n_ranks == w->n_ranks);
+    fe_nsys_facts_clear(&f);
+  }
+  g_clear_error(&ferr);
+  et_workload_free(w);
+  g_clear_error(&error);
   g_free(path);
   return 0;
 }

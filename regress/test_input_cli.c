@@ -779,17 +779,9 @@ static void test_dlrm(void)
   if (!test_have_bin())
     return;
   const char *sd = g_getenv("WISP_SHARED_DATA");
-  char *k = sd ? g_build_filename(sd, "param/dlrm_kineto.tar.gz", NULL) : NULL;
-  char *p = sd ? g_build_filename(sd, "param/dlrm_pytorch_et.tar.gz", NULL) : NULL;
-  if (!k || !g_file_test(k, G_FILE_TEST_EXISTS) || !g_file_test(p, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_SHARED_DATA/param/dlrm_{kineto,pytorch_et}.tar.gz not found (make check sets WISP_SHARED_DATA)");
-    g_free(k);
-    g_free(p);
+  char *tmp = test_dlrm_halves("wisp-dlrm-cli-XXXXXX");
+  if (tmp == NULL)
     return;
-  }
-  char *tmp = g_dir_make_tmp("wisp-dlrm-cli-XXXXXX", NULL);
-  test_untar(k, tmp);
-  test_untar(p, tmp);
   char *dir = g_build_filename(tmp, "dlrm_kineto", NULL), *yaml = g_build_filename(tmp, "cal.yaml", NULL);
   char *dgx1 = src_path("examples/networks/dgx1-v100.yaml");
   char *out = NULL, *err = NULL, *want = NULL;
@@ -879,8 +871,6 @@ static void test_dlrm(void)
   g_free(pet);
   g_free(yaml);
   g_free(dgx1);
-  g_free(k);
-  g_free(p);
 }
 
 int main(int argc, char **argv)

@@ -512,12 +512,33 @@ static void test_shared_hta(void)
   g_assert_cmpfloat_with_epsilon(num(r0, "exposed_comm_ns"), 18711650.0, 1000);
   g_assert_cmpfloat_with_epsilon(num(r0, "active_ns"), 58332191.0, 1000);
   g_assert_cmpfloat_with_epsilon(num(m, "compute_bound_pct"), 34.9951, 1e-3);
+  /* The other two classes by doc/studies.md's "Kernel classes" lists
+   * applied in Python to the same clipped events: memory-bound (a
+   * comm_adjacent name, or an elementwise one) 25254.688 us = 64.9985 %,
+   * unclassified (no rule matches; cask_cudnn_infer::computeOffsetsKernel)
+   * 2.496 us = 0.00642 %. */
+  g_assert_cmpfloat_with_epsilon(num(m, "memory_bound_pct"), 100 * 25254.688 / 38854.292, 1e-3);
+  g_assert_cmpfloat_with_epsilon(num(m, "unclassified_pct"), 100 * 2.496 / 38854.292, 1e-4);
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(m, "unclassified_kernel")->valuestring,
+                                 "void cask_cudnn_infer::computeOffsetsKernel"));
   g_assert_cmpfloat_with_epsilon(num(m, "average_memory_bandwidth_GBps"), 133.691, 0.01);
   g_assert_cmpfloat_with_epsilon(num(m, "memory_transfer_overhead_pct"), 0.34065, 1e-3);
   /* Rank 1 is rank 0's copy, so the means equal rank 0's ratios. */
   g_assert_cmpfloat_with_epsilon(num(m, "communication_fraction_pct"), 100 * 22587.442 / 58332.191, 1e-3);
   g_assert_cmpfloat_with_epsilon(num(m, "compute_comm_overlap_pct"), 100 * 3875.792 / 22587.442, 1e-3);
   g_assert_cmpfloat_with_epsilon(num(m, "load_imbalance_ratio"), 1.0, 1e-9);
+  /* Exposed communication per step: 18711.650 us (one step; rank 1 a copy). */
+  g_assert_cmpfloat_with_epsilon(num(m, "total_communication_time_ns"), 18711650.0, 1000);
+  /* dominant_kernel_concentration: per kernel name, the clipped time of
+   * the kernel and gpu_memset events (not nccl, not memcpy) in the window
+   * (Python over the raw JSON): cudnn::ops::nchwToNhwcKernel<float, ...>
+   * 4247.649 us of 38854.292 us = 10.93225 %; no kernel name matches the
+   * MoE words (moe, expert, routing, gating, topk, grouped_gemm,
+   * dispatchkernel, combinekernel): moe_fraction 0. */
+  g_assert_cmpfloat_with_epsilon(num(m, "dominant_kernel_concentration_pct"), 100 * 4247.649 / 38854.292, 1e-3);
+  g_assert_true(g_str_has_prefix(cJSON_GetObjectItemCaseSensitive(m, "dominant_kernel")->valuestring,
+                                 "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true"));
+  g_assert_cmpfloat(num(m, "moe_fraction_pct"), ==, 0);
   const cJSON *ar = coll_row(m, "all_reduce"), *bc = coll_row(m, "broadcast");
   g_assert_cmpfloat(num(ar, "count"), ==, 10);
   g_assert_cmpfloat_with_epsilon(num(ar, "median_busbw_GBps"), 4.5667, 1e-4);
@@ -525,6 +546,21 @@ static void test_shared_hta(void)
   g_assert_cmpfloat_with_epsilon(num(bc, "median_busbw_GBps"), 3.6672, 1e-4);
   g_assert_cmpfloat_with_epsilon(num(bc, "message_bytes_per_step"), 212904, 0.5);
   cJSON_Delete(d);
+  /* MFU with a training card of doc/metrics.md's example model (N 8030261248,
+   * N_emb 525336576, L 32, H 32, Q 128; batch 4 x seq 512 tokens) on 2
+   * A100s of 312 TFLOPS, over the raw window of 224936.243 us:
+   * F = 6 (N - N_emb) + 12 L H Q S = 45834854400 FLOP per token;
+   * MFU = F x 2048 / 224936.243e-6 / (2 x 312e12) x 100 = 66.88 %. */
+  char *card = write_tmp("version: 1\nworkload:\n  model:\n    phase: training\n    model_arch: {num_params: 8030261248, "
+                         "num_params_embedding: 525336576, num_layers: 32, num_heads: 32, head_dim: 128}\n  data: "
+                         "{batch_size: 4, seq_len: 512}\n  hardware:\n    xpu_spec: {model: nvidia_a100, total_count: 2}\n");
+  d = wisp_json_of((const char *[]){"metrics", path, "--replicate-missing", "--card", card, "--json", "-", NULL});
+  m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  double mfu = 45834854400.0 * 2048 / 224936.243e-6 / (2 * 312e12) * 100;
+  g_assert_cmpfloat_with_epsilon(num(m, "mfu_pct"), mfu, 1e-4);
+  cJSON_Delete(d);
+  g_unlink(card);
+  g_free(card);
   g_free(path);
 }
 
@@ -634,15 +670,19 @@ static void test_shared_xla(void)
   g_free(path);
 }
 
-/* A Chakra set without measured times: metrics says what it needs. */
+/* A Chakra set without measured times: metrics prints every key as n/a
+ * with the reason (issue 31: every key for every input kind); no TRACE is a
+ * usage error. */
 static void test_cli_errors(void)
 {
   test_example_env v;
   if (!test_example_setup(&v, "wisp-metrics-XXXXXX"))
     return;
-  char *err = NULL;
-  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", v.example, NULL}, NULL, &err), ==, 1);
-  g_assert_nonnull(strstr(err, "the workload carries no measured step window"));
+  char *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", v.example, NULL}, &out, &err), ==, 0);
+  test_expect_has(out, "every metric: n/a: the workload carries no measured step window");
+  test_expect_has(out, "avg_step_time (ms)                          n/a");
+  g_free(out);
   g_free(err);
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", NULL}, NULL, &err), ==, 2);
   g_free(err);
@@ -721,6 +761,20 @@ static void test_cli_simulate(void)
   test_example_teardown(&v);
 }
 
+/* The catalog's keys, each with the key that says why it is null (NULL:
+ * a key that is a number whenever the input carries measured times). */
+static const struct {
+  const char *key, *why;
+} catalog_keys[] = {
+  {"mfu_pct", "mfu_source"}, {"average_memory_bandwidth_GBps", "average_memory_bandwidth_source"},
+  {"mean_sm_coverage_pct", "mean_sm_coverage_source"}, {"bw_peertopeer_pct", "bw_peertopeer_source"},
+  {"ttft_ns", "ttft_source"}, {"tpot_ns", "tpot_source"}, {"avg_step_time_ns", NULL},
+  {"compute_bound_pct", NULL}, {"memory_bound_pct", NULL}, {"unclassified_pct", NULL},
+  {"memory_transfer_overhead_pct", NULL}, {"communication_fraction_pct", NULL},
+  {"total_communication_time_ns", NULL}, {"load_imbalance_ratio", NULL}, {"straggler", NULL},
+  {"dominant_kernel_concentration_pct", NULL}, {"moe_fraction_pct", NULL},
+};
+
 /* Every key of the catalog on every input kind wisp measures (Kineto:
  * HTA's trace, XLA: XProf's tpu_inference_2, Nsight: cloverleaf; a
  * PyTorch execution trace alone has no measured window, test_input_kinds_cli
@@ -734,15 +788,6 @@ static void test_catalog_kinds(void)
                                         "nsys/perlmutter-cloverleaf-cuda.sqlite"};
   static const char *const ttft_why[3] = {"no vLLM execute_context_* or SGLang run_batch markers",
                                           "an XLA profile", "an Nsight export"};
-  static const struct { const char *key, *why; } keys[] = {
-    {"mfu_pct", "mfu_source"}, {"average_memory_bandwidth_GBps", "average_memory_bandwidth_source"},
-    {"mean_sm_coverage_pct", "mean_sm_coverage_source"}, {"bw_peertopeer_pct", "bw_peertopeer_source"},
-    {"ttft_ns", "ttft_source"}, {"tpot_ns", "tpot_source"}, {"avg_step_time_ns", NULL},
-    {"compute_bound_pct", NULL}, {"memory_bound_pct", NULL}, {"unclassified_pct", NULL},
-    {"memory_transfer_overhead_pct", NULL}, {"communication_fraction_pct", NULL},
-    {"total_communication_time_ns", NULL}, {"load_imbalance_ratio", NULL}, {"straggler", NULL},
-    {"dominant_kernel_concentration_pct", NULL}, {"moe_fraction_pct", NULL},
-  };
   for (int i = 0; i < 3; i++) {
     char *path = NULL;
     if (!g_getenv("WISP_BIN") || !shared_file(inputs[i], &path)) {
@@ -752,12 +797,12 @@ static void test_catalog_kinds(void)
     }
     cJSON *d = wisp_json_of((const char *[]){"metrics", path, "--replicate-missing", "--json", "-", NULL});
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
-    for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, keys[k].key);
-      g_test_message("%s: %s = %s", inputs[i], keys[k].key, cJSON_IsNumber(v) ? "a number" : "null");
-      g_assert_true(cJSON_IsNumber(v) || (cJSON_IsNull(v) && keys[k].why));
+    for (size_t k = 0; k < G_N_ELEMENTS(catalog_keys); k++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, catalog_keys[k].key);
+      g_test_message("%s: %s = %s", inputs[i], catalog_keys[k].key, cJSON_IsNumber(v) ? "a number" : "null");
+      g_assert_true(cJSON_IsNumber(v) || (cJSON_IsNull(v) && catalog_keys[k].why));
       if (cJSON_IsNull(v)) {
-        const cJSON *why = cJSON_GetObjectItemCaseSensitive(m, keys[k].why);
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(m, catalog_keys[k].why);
         g_assert_true(cJSON_IsString(why) && strlen(why->valuestring) > 10);
       }
     }
@@ -765,6 +810,78 @@ static void test_catalog_kinds(void)
     cJSON_Delete(d);
     g_free(path);
   }
+}
+
+/* Every key null with one reason: the metrics of an input without
+ * measured times (test_catalog_kinds covers the measured kinds). */
+static void expect_unmeasured(const char *input, const char *why)
+{
+  cJSON *d = wisp_json_of((const char *[]){"metrics", input, "--json", "-", NULL});
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "unmeasured_reason");
+  g_assert_true(cJSON_IsString(r));
+  test_expect_has(r->valuestring, why);
+  for (size_t k = 0; k < G_N_ELEMENTS(catalog_keys); k++) {
+    g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(m, catalog_keys[k].key)));
+    if (catalog_keys[k].why)
+      g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(m, catalog_keys[k].why)->valuestring, ==, r->valuestring);
+  }
+  g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(m, "steps")));
+  g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "collectives")), ==, 0);
+  cJSON_Delete(d);
+}
+
+/* The other two input kinds: Chakra ET and PyTorch ET.  A Chakra set
+ * converted from a Kineto trace keeps its measured windows (HTA's trace:
+ * every key a number, or null with its reason, and the step equal to the
+ * Kineto input's); a generated Chakra set, the DLRM job's PyTorch
+ * execution traces alone (no timestamps) and a Chakra set converted from
+ * those print every key null with the input's reason. */
+static void test_catalog_unmeasured(void)
+{
+  test_example_env v;
+  if (!test_example_setup(&v, "wisp-metrics-XXXXXX"))
+    return;
+  expect_unmeasured(v.example, "the workload carries no measured step window");
+  char *tgz = NULL, *hta = NULL;
+  if (!shared_file("param/dlrm_pytorch_et.tar.gz", &tgz) ||
+      !shared_file("hta/nccl_parser_config/nccl_data.json.gz", &hta)) {
+    test_skip_absent("param/dlrm_pytorch_et.tar.gz and hta/nccl_parser_config/nccl_data.json.gz");
+    g_free(tgz);
+    g_free(hta);
+    test_example_teardown(&v);
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-metrics-et-XXXXXX", NULL);
+  test_untar(tgz, dir);
+  char *et = g_build_filename(dir, "dlrm_pytorch_et", NULL), *conv = g_build_filename(dir, "conv", NULL);
+  char *kconv = g_build_filename(dir, "kconv", NULL);
+  expect_unmeasured(et, "a PyTorch execution trace alone records no timestamps or durations");
+  g_assert_cmpint(test_wisp_run((const char *[]){"convert", et, "-o", conv, NULL}, NULL), ==, 0);
+  expect_unmeasured(conv, "the workload carries no measured step window");
+  g_assert_cmpint(test_wisp_run((const char *[]){"convert", hta, "--replicate-missing", "-o", kconv, NULL}, NULL),
+                  ==, 0);
+  cJSON *d = wisp_json_of((const char *[]){"metrics", kconv, "--json", "-", NULL});
+  cJSON *k = wisp_json_of((const char *[]){"metrics", hta, "--replicate-missing", "--json", "-", NULL});
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(d, "measured");
+  g_assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(m, "unmeasured_reason")));
+  for (size_t i = 0; i < G_N_ELEMENTS(catalog_keys); i++) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(m, catalog_keys[i].key);
+    g_assert_true(cJSON_IsNumber(x) || (cJSON_IsNull(x) && catalog_keys[i].why &&
+                                        cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, catalog_keys[i].why))));
+  }
+  g_assert_cmpfloat(num(m, "avg_step_time_ns"), ==, num(cJSON_GetObjectItemCaseSensitive(k, "measured"),
+                                                         "avg_step_time_ns"));
+  cJSON_Delete(d);
+  cJSON_Delete(k);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(et);
+  g_free(conv);
+  g_free(kconv);
+  g_free(tgz);
+  g_free(hta);
+  test_example_teardown(&v);
 }
 
 /* CCL-Bench's inference_latency rule is per rank
@@ -801,6 +918,7 @@ int main(int argc, char **argv)
   g_test_add_func("/metrics/generated", test_generated);
   g_test_add_func("/metrics/latency_rule", test_latency_rule);
   g_test_add_func("/metrics/catalog_kinds", test_catalog_kinds);
+  g_test_add_func("/metrics/catalog_unmeasured", test_catalog_unmeasured);
   g_test_add_func("/metrics/mfu", test_mfu);
   g_test_add_func("/metrics/card_errors", test_card_errors);
   g_test_add_func("/metrics/replay_feed", test_replay_feed);

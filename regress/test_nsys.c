@@ -29,55 +29,26 @@
 #include "frontends/nsys_internal.h"
 #include "studies/study_metrics.h"
 #include "regress/test_util.h"
+#include "regress/test_sqlite.h"
 
 #include <math.h>
 #include <sqlite3.h>
 #include <string.h>
 
-static void exec_sql(sqlite3 *db, const char *sql)
-{
-  char *msg = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-    g_error("%s: %s", sql, msg);
-}
 
-/* One SQL integer from the raw file. */
-static int64_t sql_int(const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  sqlite3_stmt *st = NULL;
-  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
-/* One SQL number from the raw file. */
-static double sql_double(const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  sqlite3_stmt *st = NULL;
-  g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
-  g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
-  double v = sqlite3_column_double(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
 
 /* The measured metrics of the exports, with their device facts (what
- * `wisp metrics` does, cli/cmd_metrics.c). */
-static study_metrics *measure_with_facts(const char *const *paths, int n, et_workload **wout)
+ * `wisp metrics` does, cli/cmd_metrics.c), the step selection opt (NULL:
+ * the defaults); rep (may be NULL) receives the load's report. */
+static study_metrics *measure_opts(const char *const *paths, int n, const fe_nsys_options *opt, fe_nsys_report *rep,
+                                   et_workload **wout)
 {
   GError *error = NULL;
-  et_workload *w = fe_nsys_load(paths, n, NULL, &error);
+  et_workload *w = fe_nsys_load_opts(paths, n, opt, rep, &error);
   g_assert_no_error(error);
   fe_nsys_facts f;
-  g_assert_true(fe_nsys_facts_load(paths, n, &f, &error));
+  g_assert_true(fe_nsys_facts_load_opts(paths, n, opt, &f, &error));
   g_assert_no_error(error);
   g_assert_cmpint(f.n_ranks, ==, w->n_ranks); /* the same ranks as the graphs */
   study_activity *a = study_activity_new(w);
@@ -88,6 +59,11 @@ static study_metrics *measure_with_facts(const char *const *paths, int n, et_wor
   fe_nsys_facts_clear(&f);
   *wout = w;
   return m;
+}
+
+static study_metrics *measure_with_facts(const char *const *paths, int n, et_workload **wout)
+{
+  return measure_opts(paths, n, NULL, NULL, wout);
 }
 
 static void test_real(void)
@@ -503,6 +479,215 @@ static void test_nccl_sizes(void)
   g_free(r1);
 }
 
+/* NVTX step windows (nsys_steps.c, /nsys/steps): one node export with two
+ * processes (pid 100 on device 0, pid 101 on device 1; globalTid and
+ * globalPid carry the pid in bits 24..47 as nsys writes them) and the same
+ * correlationIds 1..3 in both.  Device 0, in us from a session clock at
+ * 1 s: ProfilerStep#1 [0, 100), #2 [100, 200), #3 [200, 300) (named
+ * "ProfilerStep#3, op_id = 12", as PyTorch's NVTX ranges may be), #4
+ * [300, 310) without GPU work, and a range "ProfilerStep#x" that is no
+ * marker; kernels (launch -> run, blocks of 132 SMs):
+ *   k1 launched [10, 12], runs [50, 80], 132 blocks (coverage 1);
+ *   k2 launched [190, 192] in step 2, runs [205, 260] (in step 3's time), 66 blocks (0.5);
+ *   k3 launched [210, 212], runs [265, 290], 33 blocks (0.25).
+ * Device 1: everything 40 us later (pid 101).
+ * Expected windows (the launch decides the step; the window ends at the
+ * later of the marker's end and its ops' end):
+ *   default = #3 (the last with GPU work; #4 has none): [200, 300), k3 only
+ *     (k2 runs inside it but was launched in #2): 100 us, idle 65 us + 25;
+ *     mean_sm_coverage 25 %;
+ *   --step 2: [100, max(200, 260)) = 160 us, k2 only;
+ *   --steps all: #1..#3 (#4 dropped from the end): 300 us, 3 kernels;
+ *     coverage (30 x 1 + 55 x 0.5 + 25 x 0.25) / 110 = 57.9545 %;
+ *   --steps whole: [50, 290) = 240 us, 3 kernels.
+ * Device 1 gives the same figures only if the launches are joined within
+ * its process (a join on correlationId alone anchors its k3 at device 0's
+ * 210 us, outside its #3 [240, 340)) and its markers are its own. */
+static void write_steps_export(const char *path)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'sm90_xmma_gemm_bf16'), (2, 'cudaLaunchKernel_v7000'), "
+               "(3, 'ProfilerStep#3, op_id = 12');"
+               "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, smCount INTEGER);"
+               "INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3', 132), (1, 'NVIDIA H100 80GB HBM3', 132);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+               "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, gridX INTEGER, gridY INTEGER, "
+               "gridZ INTEGER);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, "
+               "correlationId INTEGER, nameId INTEGER);"
+               "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER, "
+               "globalTid INTEGER);");
+  for (int d = 0; d < 2; d++) {
+    int64_t t = 1000000000 + d * 40000, pid = (int64_t)(100 + d) << 24, tid = pid | 7;
+    char *sql = g_strdup_printf(
+      "INSERT INTO NVTX_EVENTS VALUES (%1$" G_GINT64_FORMAT ", %1$" G_GINT64_FORMAT " + 100000, 59, 'ProfilerStep#1', "
+      "NULL, %2$" G_GINT64_FORMAT "), (%1$" G_GINT64_FORMAT " + 100000, %1$" G_GINT64_FORMAT " + 200000, 59, "
+      "'ProfilerStep#2', NULL, %2$" G_GINT64_FORMAT "), (%1$" G_GINT64_FORMAT " + 200000, %1$" G_GINT64_FORMAT
+      " + 300000, 59, NULL, 3, %2$" G_GINT64_FORMAT "), (%1$" G_GINT64_FORMAT " + 300000, %1$" G_GINT64_FORMAT
+      " + 310000, 59, 'ProfilerStep#4', NULL, %2$" G_GINT64_FORMAT "), (%1$" G_GINT64_FORMAT ", %1$" G_GINT64_FORMAT
+      " + 310000, 59, 'ProfilerStep#x', NULL, %2$" G_GINT64_FORMAT ");"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (%1$" G_GINT64_FORMAT " + 10000, %1$" G_GINT64_FORMAT " + 12000, "
+      "%2$" G_GINT64_FORMAT ", 1, 2), (%1$" G_GINT64_FORMAT " + 190000, %1$" G_GINT64_FORMAT " + 192000, %2$"
+      G_GINT64_FORMAT ", 2, 2), (%1$" G_GINT64_FORMAT " + 210000, %1$" G_GINT64_FORMAT " + 212000, %2$" G_GINT64_FORMAT
+      ", 3, 2);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%1$" G_GINT64_FORMAT " + 50000, %1$" G_GINT64_FORMAT " + 80000, "
+      "%3$d, 7, 1, %4$" G_GINT64_FORMAT ", 1, 132, 1, 1), (%1$" G_GINT64_FORMAT " + 205000, %1$" G_GINT64_FORMAT
+      " + 260000, %3$d, 7, 2, %4$" G_GINT64_FORMAT ", 1, 66, 1, 1), (%1$" G_GINT64_FORMAT " + 265000, %1$"
+      G_GINT64_FORMAT " + 290000, %3$d, 7, 3, %4$" G_GINT64_FORMAT ", 1, 33, 1, 1);", t, tid, d, pid);
+    exec_sql(db, sql);
+    g_free(sql);
+  }
+  sqlite3_close(db);
+}
+
+static void test_steps(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-steps-XXXXXX", NULL);
+  char *p = g_build_filename(dir, "node.sqlite", NULL);
+  write_steps_export(p);
+  struct { int step, lo, hi; gboolean all, whole; int64_t window_us; uint32_t kernels; int steps; double cov; } cases[] = {
+    {-1, -1, -1, FALSE, FALSE, 100, 1, 1, 25.0},
+    {2, -1, -1, FALSE, FALSE, 160, 1, 1, 50.0},
+    {-1, -1, -1, TRUE, FALSE, 300, 3, 3, 100.0 * (30 + 55 * 0.5 + 25 * 0.25) / 110},
+    {-1, 1, 2, FALSE, FALSE, 260, 2, 2, 100.0 * (30 + 55 * 0.5) / 85},
+    {-1, -1, -1, FALSE, TRUE, 240, 3, 1, 100.0 * (30 + 55 * 0.5 + 25 * 0.25) / 110},
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+    fe_nsys_options opt;
+    fe_nsys_options_init(&opt);
+    opt.step = cases[k].step;
+    opt.step_lo = cases[k].lo;
+    opt.step_hi = cases[k].hi;
+    opt.all_steps = cases[k].all;
+    opt.whole_trace = cases[k].whole;
+    fe_nsys_report rep;
+    et_workload *w = NULL;
+    const char *paths[] = {p};
+    fe_nsys_report_init(&rep);
+    study_metrics *m = measure_opts(paths, 1, &opt, &rep, &w);
+    g_assert_cmpint(w->n_ranks, ==, 2);
+    g_assert_cmpint(rep.steps_in_window, ==, cases[k].steps);
+    g_assert_false(rep.inference_markers);
+    const fe_nsys_file_report *f = &g_array_index(rep.files, fe_nsys_file_report, 0);
+    g_assert_cmpuint(f->step_markers, ==, 8); /* #1..#4 per process; "ProfilerStep#x" is none */
+    g_assert_cmpint(f->step_first, ==, 1);
+    g_assert_cmpint(f->step_last, ==, 4);
+    g_assert_cmpuint(f->kernels, ==, 2 * cases[k].kernels);
+    for (int r = 0; r < 2; r++) {
+      g_assert_cmpint(w->measured_step_ps[r], ==, cases[k].window_us * 1000000);
+      uint32_t kn = 0;
+      for (uint32_t i = 0; i < w->ranks[r]->n_nodes; i++)
+        kn += !(w->ranks[r]->nodes[i].flags & ET_FLAG_DELAY);
+      g_assert_cmpuint(kn, ==, cases[k].kernels);
+    }
+    g_assert_cmpfloat_with_epsilon(m->mean_sm_coverage_pct, cases[k].cov, 1e-9);
+    study_metrics_free(m);
+    et_workload_free(w);
+    fe_nsys_report_clear(&rep);
+  }
+  /* A step the export does not have: the message the latency loop stops on. */
+  fe_nsys_options opt;
+  fe_nsys_options_init(&opt);
+  opt.step = 9;
+  GError *error = NULL;
+  const char *paths[] = {p};
+  g_assert_null(fe_nsys_load_opts(paths, 1, &opt, NULL, &error));
+  g_assert_nonnull(strstr(error->message, ": no ProfilerStep#9 (the export's NVTX step ranges are #1..#4)"));
+  g_clear_error(&error);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
+/* NCCL sizes in a node export of two processes (/nsys/nccl_sizes_pids):
+ * CUPTI numbers correlations per process, so both processes' all-reduce
+ * kernels have correlationId 2; process 100 (device 0) launched its
+ * all-reduce inside an ncclAllReduce range of 8388608 bytes, process 101
+ * (device 1) inside one of 4194304 bytes (same communicator 77).  Each
+ * rank's kernel must take its own process's size: 8388608 on rank 0,
+ * 4194304 on rank 1 (a join on correlationId alone gives both the same). */
+static void test_nccl_sizes_pids(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-pid-XXXXXX", NULL), *p = g_build_filename(dir, "node.sqlite", NULL);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)');"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+               "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, "
+               "correlationId INTEGER, nameId INTEGER);"
+               "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER, "
+               "globalTid INTEGER, jsonText TEXT);");
+  for (int d = 0; d < 2; d++) {
+    int64_t pid = (int64_t)(100 + d) << 24, tid = pid | 7, t = 1000000000 + d * 3000;
+    char *sql = g_strdup_printf(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%1$" G_GINT64_FORMAT " + 120000, %1$" G_GINT64_FORMAT
+      " + 170000, %2$d, 20, 2, %3$" G_GINT64_FORMAT ", 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (%1$" G_GINT64_FORMAT " + 110000, %1$" G_GINT64_FORMAT
+      " + 112000, %4$" G_GINT64_FORMAT ", 2, 1);"
+      "INSERT INTO NVTX_EVENTS VALUES (%1$" G_GINT64_FORMAT " + 109000, %1$" G_GINT64_FORMAT " + 113000, 59, "
+      "'ncclAllReduce', NULL, %4$" G_GINT64_FORMAT ", '{\"NCCL communicator ID\": 77, \"Message size [bytes]\": "
+      "%5$d}');", t, d, pid, tid, d ? 4194304 : 8388608);
+    exec_sql(db, sql);
+    g_free(sql);
+  }
+  sqlite3_close(db);
+  const char *paths[] = {p};
+  GError *error = NULL;
+  et_workload *w = fe_nsys_load(paths, 1, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(w->n_ranks, ==, 2);
+  for (int r = 0; r < 2; r++) {
+    const et_graph *g = w->ranks[r];
+    int seen = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+      if (g->nodes[i].type == ET_NODE_COMM_COLL) {
+        seen++;
+        g_assert_false(g->nodes[i].flags & ET_FLAG_REPLAY);
+        g_assert_cmpuint(et_node_comm(g, i)->bytes, ==, r ? 4194304u : 8388608u);
+      }
+    g_assert_cmpint(seen, ==, 1);
+  }
+  et_workload_free(w);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
+/* Fuzz finding (fuzz_nsys, this wave's 120 s run, crash-40aa68e5...): on
+ * a malformed export the SM count query failed for every device, and the
+ * second failure set the GError over the first (GLib's warning, an abort
+ * under the fuzzer).  Deterministic stand-in: TARGET_INFO_GPU a view whose
+ * rows raise an error when read (abs of the smallest integer overflows),
+ * two devices.  The facts fail once, with the file and the query. */
+static void test_facts_error(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-ferr-XXXXXX", NULL), *p = g_build_filename(dir, "bad.sqlite", NULL);
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
+  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+               "INSERT INTO StringIds VALUES (1, 'gemm');"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+               "demangledName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER);"
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 1, 1, 1), (1000, 2000, 1, 7, 1, 1, 1, 1);"
+               "CREATE VIEW TARGET_INFO_GPU AS SELECT 0 AS id, 'x' AS name, abs(-9223372036854775807 - 1) AS smCount;");
+  sqlite3_close(db);
+  const char *paths[] = {p};
+  fe_nsys_facts f;
+  GError *error = NULL;
+  g_assert_false(fe_nsys_facts_load(paths, 1, &f, &error));
+  g_assert_nonnull(error);
+  g_assert_nonnull(strstr(error->message, p));
+  g_assert_nonnull(strstr(error->message, "TARGET_INFO_GPU"));
+  g_clear_error(&error);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -512,5 +697,8 @@ int main(int argc, char **argv)
   g_test_add_func("/nsys/schema", test_schema);
   g_test_add_func("/nsys/facts", test_facts);
   g_test_add_func("/nsys/moe", test_moe);
+  g_test_add_func("/nsys/steps", test_steps);
+  g_test_add_func("/nsys/nccl_sizes_pids", test_nccl_sizes_pids);
+  g_test_add_func("/nsys/facts_error", test_facts_error);
   return g_test_run();
 }

@@ -304,18 +304,9 @@ static void test_link(void)
 /* The 8-rank DLRM job. */
 static void test_dlrm(void)
 {
-  const char *sd = g_getenv("WISP_SHARED_DATA");
-  char *k = sd ? g_build_filename(sd, "param/dlrm_kineto.tar.gz", NULL) : NULL;
-  char *p = sd ? g_build_filename(sd, "param/dlrm_pytorch_et.tar.gz", NULL) : NULL;
-  if (!k || !g_file_test(k, G_FILE_TEST_EXISTS) || !g_file_test(p, G_FILE_TEST_EXISTS)) {
-    g_test_skip("WISP_SHARED_DATA/param/dlrm_{kineto,pytorch_et}.tar.gz not found (make check sets WISP_SHARED_DATA)");
-    g_free(k);
-    g_free(p);
+  char *tmp = test_dlrm_halves("wisp-pet-dlrm-XXXXXX");
+  if (tmp == NULL)
     return;
-  }
-  char *tmp = g_dir_make_tmp("wisp-pet-dlrm-XXXXXX", NULL);
-  test_untar(k, tmp);
-  test_untar(p, tmp);
   char *kdir = g_build_filename(tmp, "dlrm_kineto", NULL);
   char *et[8];
   for (int r = 0; r < 8; r++) {
@@ -368,8 +359,6 @@ static void test_dlrm(void)
   test_rm_rf(tmp);
   g_free(tmp);
   g_free(kdir);
-  g_free(k);
-  g_free(p);
 }
 
 int main(int argc, char **argv)

@@ -133,6 +133,31 @@ G_GNUC_UNUSED static char *test_dlrm_kineto(const char *tmp_template, char **dir
   return g_build_filename(*dir, "dlrm_kineto", NULL);
 }
 
+/* Both halves of the DLRM job (WISP_SHARED_DATA/param/dlrm_kineto.tar.gz
+ * and dlrm_pytorch_et.tar.gz: 8 Kineto traces and their PyTorch execution
+ * traces) unpacked into a fresh temporary directory made from
+ * tmp_template, which is returned (test_rm_rf, g_free) holding
+ * dlrm_kineto/ and dlrm_pytorch_et/; NULL with the test skipped and the
+ * reason given when the data is missing.  Used by the tests of the
+ * execution-trace frontend and the CLI tests on DLRM. */
+G_GNUC_UNUSED static char *test_dlrm_halves(const char *tmp_template)
+{
+  const char *sd = g_getenv("WISP_SHARED_DATA");
+  char *k = sd ? g_build_filename(sd, "param/dlrm_kineto.tar.gz", NULL) : NULL;
+  char *p = sd ? g_build_filename(sd, "param/dlrm_pytorch_et.tar.gz", NULL) : NULL;
+  char *tmp = NULL;
+  if (!k || !g_file_test(k, G_FILE_TEST_EXISTS) || !g_file_test(p, G_FILE_TEST_EXISTS)) {
+    g_test_skip("WISP_SHARED_DATA/param/dlrm_{kineto,pytorch_et}.tar.gz not found (make check sets WISP_SHARED_DATA)");
+  } else {
+    tmp = g_dir_make_tmp(tmp_template, NULL);
+    test_untar(k, tmp);
+    test_untar(p, tmp);
+  }
+  g_free(k);
+  g_free(p);
+  return tmp;
+}
+
 /* Asserts that text (NULL reads as "") contains needle; on failure the
  * test log shows both.  O(length of text). */
 G_GNUC_UNUSED static void test_expect_has(const char *text, const char *needle)

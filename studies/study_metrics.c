@@ -423,6 +423,7 @@ void study_metrics_free(study_metrics *m)
   g_free(m->dominant_kernel);
   g_free(m->ttft_why);
   g_free(m->tpot_why);
+  g_free(m->unmeasured_why);
   if (m->colls)
     g_array_free(m->colls, TRUE);
   g_free(m);
@@ -437,4 +438,24 @@ void study_metrics_set_latency(study_metrics *m, double ttft_ns, double tpot_ns,
   g_free(m->tpot_why);
   m->ttft_why = g_strdup(ttft_why);
   m->tpot_why = g_strdup(tpot_why);
+}
+
+study_metrics *study_metrics_unmeasured(int n_ranks, const char *why)
+{
+  study_metrics *m = g_new0(study_metrics, 1);
+  m->n_ranks = n_ranks;
+  m->steps = 0;
+  m->ranks = g_new0(study_metric_rank, MAX(n_ranks, 1));
+  m->colls = g_array_new(FALSE, TRUE, sizeof(study_metric_coll));
+  m->unmeasured_why = g_strdup(why);
+  m->straggler_rank = -1;
+  m->mfu_pct = m->compute_bound_pct = m->memory_bound_pct = m->unclassified_pct = NAN;
+  m->memory_transfer_overhead_pct = m->communication_fraction_pct = m->compute_comm_overlap_pct = NAN;
+  m->load_imbalance_ratio = m->straggler = m->dominant_kernel_concentration_pct = NAN;
+  m->average_memory_bandwidth_GBps = m->moe_fraction_pct = m->mean_sm_coverage_pct = NAN;
+  m->mean_sm_coverage_unweighted_pct = m->bw_peertopeer_pct = NAN;
+  m->mfu_source = m->average_memory_bandwidth_source = m->mean_sm_coverage_source = m->bw_peertopeer_source =
+    m->unmeasured_why;
+  study_metrics_set_latency(m, NAN, NAN, why, why);
+  return m;
 }

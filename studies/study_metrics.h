@@ -221,11 +221,19 @@ typedef struct {
   char *ttft_why, *tpot_why;   /* how, or why it is unknown (owned) */
   study_metric_rank *ranks;            /* n_ranks */
   GArray *colls;                       /* study_metric_coll, ordered by op name */
+  /* Non-NULL (owned) when the input carries no measured times (a PyTorch
+   * execution trace alone, a generated or converted-without-times Chakra
+   * set): every metric is unknown for this reason (study_metrics_unmeasured). */
+  char *unmeasured_why;
 } study_metrics;
 
 /* Computes the catalog from a.  O(n log n) in the intervals. */
 study_metrics *study_metrics_compute(const study_activity *a, const study_mfu_input *mfu);
 void study_metrics_free(study_metrics *m);
+/* The catalog of an input without measured times: every metric unknown
+ * (NAN, null in JSON, n/a in the table) with why as each key's reason
+ * (copied), the per-rank figures 0 and no collective rows.  O(n_ranks). */
+study_metrics *study_metrics_unmeasured(int n_ranks, const char *why);
 /* Sets TTFT and TPOT (NAN when unknown) and the sentence saying how or
  * why not (copied). */
 void study_metrics_set_latency(study_metrics *m, double ttft_ns, double tpot_ns, const char *ttft_why,

@@ -10,6 +10,15 @@
 
 /* ---- output ---- */
 
+/* A time in ns, null when the input carries no measured times. */
+static void json_time(wisp_json *j, const study_metrics *m, const char *key, sim_time_ps t)
+{
+  if (m->unmeasured_why)
+    wisp_json_string(j, key, NULL);
+  else
+    wisp_json_ns(j, key, t);
+}
+
 /* A percentage or ratio, null when unknown. */
 static void json_num(wisp_json *j, const char *key, double v, int decimals)
 {
@@ -26,10 +35,14 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
     return;
   }
   wisp_json_begin_object(j, key);
-  wisp_json_int(j, "steps", m->steps);
-  wisp_json_ns(j, "avg_step_time_ns", m->avg_step_time);
-  wisp_json_ns(j, "step_time_min_ns", m->step_min);
-  wisp_json_ns(j, "step_time_max_ns", m->step_max);
+  wisp_json_string(j, "unmeasured_reason", m->unmeasured_why);
+  if (m->unmeasured_why)
+    wisp_json_string(j, "steps", NULL);
+  else
+    wisp_json_int(j, "steps", m->steps);
+  json_time(j, m, "avg_step_time_ns", m->avg_step_time);
+  json_time(j, m, "step_time_min_ns", m->step_min);
+  json_time(j, m, "step_time_max_ns", m->step_max);
   json_num(j, "mfu_pct", m->mfu_pct, 6);
   wisp_json_string(j, "mfu_source", m->mfu_source);
   json_num(j, "compute_bound_pct", m->compute_bound_pct, 4);
@@ -38,7 +51,7 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_string(j, "unclassified_kernel", m->unclassified_kernel);
   json_num(j, "memory_transfer_overhead_pct", m->memory_transfer_overhead_pct, 4);
   json_num(j, "communication_fraction_pct", m->communication_fraction_pct, 4);
-  wisp_json_ns(j, "total_communication_time_ns", m->total_communication_time);
+  json_time(j, m, "total_communication_time_ns", m->total_communication_time);
   /* Its split (null for a measured trace: the kernels include their waits). */
   const char *split_keys[3] = {"comm_transfer_ns", "straggler_wait_ns", "dependency_wait_ns"};
   const sim_time_ps split[3] = {m->comm_transfer, m->straggler_wait, m->dependency_wait};
@@ -63,7 +76,7 @@ void study_metrics_json(wisp_json *j, const char *key, const study_metrics *m)
   wisp_json_string(j, "mean_sm_coverage_source", m->mean_sm_coverage_source);
   json_num(j, "bw_peertopeer_pct", m->bw_peertopeer_pct, 4);
   wisp_json_string(j, "bw_peertopeer_source", m->bw_peertopeer_source);
-  wisp_json_double(j, "straggler", m->straggler, 6);
+  json_num(j, "straggler", m->straggler, 6);
   if (m->straggler_rank >= 0)
     wisp_json_int(j, "straggler_rank", m->straggler_rank);
   else
@@ -112,14 +125,17 @@ static void cell_pct(FILE *out, const study_metrics *m, double v, const char *fm
 }
 
 typedef double (*metric_get)(const study_metrics *m);
-static double get_step(const study_metrics *m) { return (double)m->avg_step_time / 1e9; }
+static double get_step(const study_metrics *m) { return m->unmeasured_why ? NAN : (double)m->avg_step_time / 1e9; }
 static double get_mfu(const study_metrics *m) { return m->mfu_pct; }
 static double get_cb(const study_metrics *m) { return m->compute_bound_pct; }
 static double get_mb(const study_metrics *m) { return m->memory_bound_pct; }
 static double get_unc(const study_metrics *m) { return m->unclassified_pct; }
 static double get_mto(const study_metrics *m) { return m->memory_transfer_overhead_pct; }
 static double get_cf(const study_metrics *m) { return m->communication_fraction_pct; }
-static double get_tct(const study_metrics *m) { return (double)m->total_communication_time / 1e9; }
+static double get_tct(const study_metrics *m)
+{
+  return m->unmeasured_why ? NAN : (double)m->total_communication_time / 1e9;
+}
 static double get_xfer(const study_metrics *m) { return m->comm_split ? (double)m->comm_transfer / 1e9 : NAN; }
 static double get_sw(const study_metrics *m) { return m->comm_split ? (double)m->straggler_wait / 1e9 : NAN; }
 static double get_dw(const study_metrics *m) { return m->comm_split ? (double)m->dependency_wait / 1e9 : NAN; }
@@ -190,6 +206,10 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     fputc('\n', out);
   }
   const study_metrics *any = measured ? measured : simulated;
+  if (any && any->unmeasured_why) {
+    fprintf(out, "every metric: n/a: %s\n", any->unmeasured_why);
+    return;
+  }
   if (simulated && simulated->comm_split)
     fprintf(out, "total_communication_time: exposed communication per step and rank (mean), = transfer + "
             "straggler_wait + dependency_wait as in the simulate table%s\n",
