@@ -71,8 +71,8 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   n->n_links = topo_n_links(t);
   n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
   int ranks = topo_n_ranks(t);
-  n->memo = g_new(net_route_memo, 2 * (size_t)(ranks > 0 ? ranks : 1));
-  for (size_t r = 0; r < 2 * (size_t)ranks; r++)
+  n->memo = g_new(net_route_memo, NET_MEMO_WAYS * (size_t)(ranks > 0 ? ranks : 1));
+  for (size_t r = 0; r < NET_MEMO_WAYS * (size_t)ranks; r++)
     n->memo[r].dst = -1;
   n->xf_free = UINT32_MAX;
   if (tier == NET_TIER_ANALYTICAL) n->link_free = g_new0(net_link_free, n->n_links ? n->n_links : 1);
@@ -174,21 +174,26 @@ static void ev_done(sim_engine *sim, void *ctx, uint64_t arg) {
 
 /* The route src -> dst (src != dst) and its latency, stream rate, whether
  * that rate is below the links' capacity, and its shape (digest, and on
- * tier B the interned id), from src's two memo entries (most recent
- * first) or computed and memoized in place of the older one.  O(1) when
- * src sent to dst in one of its last two destinations, else O(route
+ * tier B the interned id), from src's NET_MEMO_WAYS memo entries (most
+ * recently used first: a hit moves to the front) or computed and
+ * memoized at the front, dropping the least recently used.  O(1) when src
+ * sent to dst among its last NET_MEMO_WAYS destinations, else O(route
  * length) plus topo_route and, on tier B, one hash lookup. */
 static const net_route_memo *route_of(net *n, int src, int dst) {
-  net_route_memo *m = &n->memo[2 * (size_t)src];
+  net_route_memo *m = &n->memo[NET_MEMO_WAYS * (size_t)src];
   if (m[0].dst == dst)
     return &m[0];
-  net_route_memo older = m[0];
-  if (m[1].dst == dst) {
-    m[0] = m[1];
-    m[1] = older;
+  uint32_t j = 1;
+  while (j < NET_MEMO_WAYS && m[j].dst != dst)
+    j++;
+  gboolean hit = j < NET_MEMO_WAYS;
+  if (!hit)
+    j = NET_MEMO_WAYS - 1;
+  net_route_memo found = m[j];
+  memmove(&m[1], &m[0], j * sizeof *m);
+  m[0] = found;
+  if (hit)
     return &m[0];
-  }
-  m[1] = older;
   m->dst = dst;
   m->route = topo_route(n->t, src, dst, &m->n_links);
   m->latency = 0;

@@ -94,9 +94,12 @@ typedef struct {
   uint64_t rem;
 } net_link_free;
 
-/* The route of one of a rank's last two destinations and what net_send
- * derives from it (a collective's member sends to the same peers step
- * after step, and a rank in a TP and a DP group alternates between two). */
+/* The route of one of a rank's last NET_MEMO_WAYS destinations and what
+ * net_send derives from it (a collective's member sends to the same peers
+ * step after step; a rank in a TP and a DP group alternates between two,
+ * and a member of NCCL's trees and rings on a multi-node preset sends to
+ * up to four: its tree parent and children and its ring successor). */
+#define NET_MEMO_WAYS 4
 typedef struct {
   int dst;                  /* -1: none yet */
   uint32_t n_links;
@@ -130,7 +133,7 @@ struct net {
   uint32_t n_links;
   uint64_t *link_bytes;
   uint64_t transfers;
-  net_route_memo *memo;     /* per source rank, its last two destinations */
+  net_route_memo *memo;     /* per source rank, its last NET_MEMO_WAYS destinations */
   lmm_system *lmm;          /* tier B only */
   uint32_t *cnst_of_link;
   uint32_t *xf_of_var;      /* solver variable id -> transfer slot */
