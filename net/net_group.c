@@ -2,8 +2,10 @@
  * whose latency phases end at one instant with one size and bottleneck
  * wait in one group and end their latency phase in one event; there each
  * class of one route shape enters the solver as one aggregate when it is
- * symmetric (class_check), else flow by flow.  O(m log m + m x route
- * length) per group of m transfers.
+ * symmetric (class_check), else flow by flow.  Route shapes are interned
+ * once per route-memo miss (net_shape_id), so members are split into
+ * classes by comparing ids.  O(m log m + m x route length) per group of m
+ * transfers (O(m + m x route length) when the members are in order).
  */
 #include "config.h"
 
