@@ -13,8 +13,14 @@
 #   CASES="256x100 1024x20"  RANKSxSTEPS workloads (the issue's table:
 #                "256x1000 1024x100"; minutes per case on ASTRA-sim)
 #   ALGOS="ring halving_doubling direct tree nccl"  wisp --algo values; nccl
-#                is wisp's default library model (no --algo) against
-#                ASTRA-sim's ring, its closest algorithm
+#                is wisp's default library, NCCL, on the preset NCCL_PRESET
+#                (default dgx-h100: 8-GPU NVSwitch nodes, 450 GB/s and 500 ns,
+#                on a 50 GB/s, 1 us scale-out switch; no --algo, so NCCL's
+#                tuner picks) against ASTRA-sim's ring, its closest
+#                algorithm, on a two-dimension network.yml of the same
+#                links (Switch 8 at 450 GB/s, 500 ns; Switch RANKS/8 at
+#                50 GB/s, 1000 ns); a one-switch network.yml would give
+#                wisp its ideal library, not NCCL (doc/topology.md)
 #   COMP_US=100 BYTES=16777216  the step: compute, then an all-reduce of BYTES
 #   BW=50 LAT_NS=500  the one switch (ASTRA-sim network.yml; wisp reads the
 #                same file as ASTRA-sim does, doc/topology.md)
@@ -50,6 +56,7 @@ COMP_US=${COMP_US:-100}
 BYTES=${BYTES:-16777216}
 BW=${BW:-50}
 LAT_NS=${LAT_NS:-500}
+NCCL_PRESET=${NCCL_PRESET:-dgx-h100}
 if [ -n "${WORKDIR:-}" ]; then
   mkdir -p "$WORKDIR"
 else
@@ -91,11 +98,22 @@ npus_count: [ $n ]
 bandwidth: [ $BW ]
 latency: [ $LAT_NS ]
 EOF
+  # The dgx-h100 preset's links as ASTRA-sim dimensions, for the nccl row.
+  cat >"$d/network_nccl.yml" <<EOF
+topology: [ Switch, Switch ]
+npus_count: [ 8, $((n / 8)) ]
+bandwidth: [ 450, 50 ]
+latency: [ 500, 1000 ]
+EOF
   echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$d/remote_memory.json"
   for a in $ALGOS; do
-    algo_opt=(--algo "$a")
-    [ "$a" = nccl ] && algo_opt=()
-    measure "$d/wisp_$a" "$WISP" simulate "$d/et/chain" --network "$d/network.yml" "${algo_opt[@]}"
+    wisp_net=(--network "$d/network.yml" --algo "$a")
+    astra_net=$d/network.yml
+    if [ "$a" = nccl ]; then
+      wisp_net=(--network "$NCCL_PRESET")
+      astra_net=$d/network_nccl.yml
+    fi
+    measure "$d/wisp_$a" "$WISP" simulate "$d/et/chain" "${wisp_net[@]}"
     read -r w_wall w_kib w_cpu <"$d/wisp_$a.time"
     w_step=$(grep -o 'step time: [0-9.]* ms' "$d/wisp_$a.out" | grep -o '[0-9.]*' | head -1)
     a_cell=SKIP ratio=- a_step=-
@@ -120,7 +138,7 @@ EOF
       # ASTRA-sim writes its log folder into the current directory.
       (cd "$d" && measure "$d/astra_$a" "$ASTRA" --workload-configuration="$d/et/chain" \
         --system-configuration="$d/system_$a.json" --remote-memory-configuration="$d/remote_memory.json" \
-        --network-configuration="$d/network.yml")
+        --network-configuration="$astra_net")
       read -r a_wall a_kib a_cpu <"$d/astra_$a.time"
       a_cyc=$(grep -o 'sys\[[0-9]*\] finished, [0-9]* cycles' "$d/astra_$a.out" "$d/astra_$a.err" 2>/dev/null |
         awk '{print $3}' | sort -n | tail -1)

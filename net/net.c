@@ -71,8 +71,8 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
   n->n_links = topo_n_links(t);
   n->link_bytes = g_new0(uint64_t, n->n_links ? n->n_links : 1);
   int ranks = topo_n_ranks(t);
-  n->memo = g_new(net_route_memo, 2 * (size_t)(ranks > 0 ? ranks : 1));
-  for (size_t r = 0; r < 2 * (size_t)ranks; r++)
+  n->memo = g_new(net_route_memo, NET_MEMO_WAYS * (size_t)(ranks > 0 ? ranks : 1));
+  for (size_t r = 0; r < NET_MEMO_WAYS * (size_t)ranks; r++)
     n->memo[r].dst = -1;
   n->xf_free = UINT32_MAX;
   if (tier == NET_TIER_ANALYTICAL) n->link_free = g_new0(net_link_free, n->n_links ? n->n_links : 1);
@@ -90,6 +90,7 @@ net *net_new(sim_engine *sim, const topo *t, net_tier tier) {
     }
     n->aggregate = TRUE;
     n->groups = net_groups_new();
+    n->shapes = net_shapes_new();
     n->link_st = g_new0(net_link_agg, n->n_links ? n->n_links : 1);
     for (uint32_t l = 0; l < n->n_links; l++)
       n->link_st[l].bundle = NET_NO_BUNDLE;
@@ -105,6 +106,8 @@ void net_free(net *n) {
   if (n->solve_pending) sim_cancel(n->sim, n->solve_ev);
   if (n->groups != NULL)
     net_groups_free(n);
+  if (n->shapes != NULL)
+    g_hash_table_destroy(n->shapes);
   for (size_t i = 0; i < n->n_xf; i++) {
     if (n->xf[i].members != NULL)
       g_array_free(n->xf[i].members, TRUE);
@@ -169,34 +172,43 @@ static void ev_done(sim_engine *sim, void *ctx, uint64_t arg) {
   net_xf_complete(n, (uint32_t)arg);
 }
 
-/* The route src -> dst (src != dst) and its latency, capacity, stream
- * rate and shape digest, from src's two memo entries (most recent first)
- * or computed and memoized in place of the older one.  O(1) when src sent
- * to dst in one of its last two destinations, else O(route length) plus
- * topo_route. */
+/* The route src -> dst (src != dst) and its latency, stream rate, whether
+ * that rate is below the links' capacity, and its shape (digest, and on
+ * tier B the interned id), from src's NET_MEMO_WAYS memo entries (most
+ * recently used first: a hit moves to the front) or computed and
+ * memoized at the front, dropping the least recently used.  O(1) when src
+ * sent to dst among its last NET_MEMO_WAYS destinations, else O(route
+ * length) plus topo_route and, on tier B, one hash lookup. */
 static const net_route_memo *route_of(net *n, int src, int dst) {
-  net_route_memo *m = &n->memo[2 * (size_t)src];
+  net_route_memo *m = &n->memo[NET_MEMO_WAYS * (size_t)src];
   if (m[0].dst == dst)
     return &m[0];
-  net_route_memo older = m[0];
-  if (m[1].dst == dst) {
-    m[0] = m[1];
-    m[1] = older;
+  uint32_t j = 1;
+  while (j < NET_MEMO_WAYS && m[j].dst != dst)
+    j++;
+  gboolean hit = j < NET_MEMO_WAYS;
+  if (!hit)
+    j = NET_MEMO_WAYS - 1;
+  net_route_memo found = m[j];
+  memmove(&m[1], &m[0], j * sizeof *m);
+  m[0] = found;
+  if (hit)
     return &m[0];
-  }
-  m[1] = older;
   m->dst = dst;
   m->route = topo_route(n->t, src, dst, &m->n_links);
   m->latency = 0;
-  m->capacity = m->rate = UINT64_MAX;
+  wisp_bw_Bps capacity = UINT64_MAX;
+  m->rate = UINT64_MAX;
   m->shape = wisp_mix64(m->n_links);
   for (uint32_t k = 0; k < m->n_links; k++) {
     const topo_link *l = topo_get_link(n->t, m->route[k]);
     m->latency += l->latency;
-    m->capacity = MIN(m->capacity, l->bw);
+    capacity = MIN(capacity, l->bw);
     m->rate = MIN(m->rate, topo_link_rate(n->t, l));
     m->shape = wisp_mix64(m->shape ^ l->bw ^ ((uint64_t)l->tier << 56));
   }
+  m->capped = m->rate < capacity;
+  m->shape_id = n->shapes != NULL ? net_shape_id(n, m->route, m->n_links, m->shape) : 0;
   return m;
 }
 
@@ -224,14 +236,14 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
   const uint32_t *route = rm->route;
   uint32_t n_links = rm->n_links;
   sim_time_ps latency = rm->latency;
-  wisp_bw_Bps capacity = rm->capacity, rate = rm->rate; /* of the links; of one stream alone */
   for (uint32_t k = 0; k < n_links; k++)
     n->link_bytes[route[k]] += bytes;
   x->shape = rm->shape;
+  x->shape_id = rm->shape_id;
   x->route = route;
   x->n_links = n_links;
-  x->capped = rate < capacity;
-  x->bottleneck = rate;
+  x->capped = rm->capped;
+  x->bottleneck = rm->rate;
   if (n->tier == NET_TIER_ANALYTICAL && bytes > 0) {
     /* The links serve the bytes at their capacity (FIFO); a capped stream
      * also takes at least S / its stream bandwidth, so concurrent capped

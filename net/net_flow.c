@@ -113,6 +113,14 @@ static sim_time_ps flow_change_time(const net *n, const net_xfer *x) {
 
 static void agg_finish(net *n, uint32_t a);
 
+/* Counts a flow of its own (not an aggregate) entering (+1) or leaving
+ * (-1) the solver on each link of its route (link_st's flows, which
+ * class_scan reads instead of the solver's constraint).  O(route length). */
+static void own_flow_count(net *n, const net_xfer *x, int delta) {
+  for (uint32_t k = 0; k < x->n_links; k++)
+    n->link_st[x->route[k]].flows += (uint32_t)delta;
+}
+
 static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
   net *n = ctx;
   net_xfer *x = &n->xf[arg];
@@ -128,6 +136,7 @@ static void ev_flow_finish(sim_engine *sim, void *ctx, uint64_t arg) {
   }
   lmm_variable_free(n->lmm, x->var);
   x->var = LMM_NONE;
+  own_flow_count(n, x, -1);
   n->active_flows--;
   n->flow_events++;
   flow_changed(n, x);
@@ -164,6 +173,7 @@ void net_flow_enter(net *n, uint32_t i) {
   map_var(n, x->var, i);
   for (uint32_t k = 0; k < x->n_links; k++)
     lmm_expand(n->lmm, n->cnst_of_link[x->route[k]], x->var, 1.0);
+  own_flow_count(n, x, +1);
   x->flow_start = x->last_update = sim_now(n->sim);
   x->remaining = (double)x->bytes;
   x->rate = 0;
@@ -295,6 +305,7 @@ static void agg_split(net *n, uint32_t a) {
     map_var(n, y->var, i);
     for (uint32_t k = 0; k < y->n_links; k++)
       lmm_expand(n->lmm, n->cnst_of_link[y->route[k]], y->var, 1.0);
+    own_flow_count(n, y, +1);
     y->flow_start = start;
     y->last_update = rate > 0 ? now : last;
     y->remaining = remaining;

@@ -2,14 +2,17 @@
  * whose latency phases end at one instant with one size and bottleneck
  * wait in one group and end their latency phase in one event; there each
  * class of one route shape enters the solver as one aggregate when it is
- * symmetric (class_check), else flow by flow.  O(m log m + m x route
- * length) per group of m transfers.
+ * symmetric (class_check), else flow by flow.  Route shapes are interned
+ * once per route-memo miss (net_shape_id), so members are split into
+ * classes by comparing ids.  O(m log m + m x route length) per group of m
+ * transfers (O(m + m x route length) when the members are in order).
  */
 #include "config.h"
 
 #include "net/net_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static guint group_key_hash(gconstpointer p)
 {
@@ -78,7 +81,7 @@ static class_verdict class_scan(net *n, const uint32_t *mem, uint32_t m, GArray 
       n->link_st[l].pos = k;
       f->width[k]++;
       uint32_t b = n->link_st[l].bundle;
-      if (b == NET_NO_BUNDLE && lmm_constraint_n_variables(n->lmm, n->cnst_of_link[l]) > 0)
+      if (b == NET_NO_BUNDLE && n->link_st[l].flows > 0)
         return CLASS_BUSY; /* a flow of its own */
       if (f->bundle == unset)
         f->bundle = b;
@@ -101,7 +104,8 @@ static class_verdict class_check(net *n, const uint32_t *mem, uint32_t m, float 
   const net_xfer *r0 = &n->xf[mem[0]];
   uint32_t nl = r0->n_links;
   GArray *touched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  class_verdict v = nl == 0 ? CLASS_MIXED : class_scan(n, mem, m, touched, f);
+  /* Positions are 16-bit in link_st: longer routes enter flow by flow. */
+  class_verdict v = nl == 0 || nl > NET_AGG_MAX_POS ? CLASS_MIXED : class_scan(n, mem, m, touched, f);
   for (uint32_t k = 0; v == CLASS_OK && k < nl; k++)
     mult[k] = (float)n->link_st[r0->route[k]].use;
   for (uint32_t j = 0; v == CLASS_OK && j < m; j++)
@@ -137,8 +141,8 @@ static void count_fallback(net *n, uint32_t c, class_verdict v) {
 
 
 typedef struct {
-  uint64_t shape;
-  uint32_t order, xf;
+  uint64_t shape;           /* the digest: classes enter in its order */
+  uint32_t order, xf, id;   /* send order, transfer slot, interned shape */
 } net_member;
 
 static int cmp_member(const void *a, const void *b) {
@@ -147,14 +151,50 @@ static int cmp_member(const void *a, const void *b) {
   return x->order < y->order ? -1 : (x->order > y->order);
 }
 
-/* Whether two routes have the same shape, position by position. */
-static gboolean same_shape(const net *n, const net_xfer *a, const net_xfer *b) {
-  if (a->n_links != b->n_links) return FALSE;
-  for (uint32_t k = 0; k < a->n_links; k++) {
-    const topo_link *p = topo_get_link(n->t, a->route[k]), *q = topo_get_link(n->t, b->route[k]);
-    if (p->bw != q->bw || p->tier != q->tier) return FALSE;
+/* A route shape as interned by net_shape_id: per position the link's
+ * bandwidth and dimension, sig[2k] and sig[2k + 1]. */
+typedef struct {
+  uint64_t digest;
+  uint32_t n_links, id;
+  uint64_t sig[];
+} net_shape;
+
+static guint shape_hash(gconstpointer p) { return (guint)((const net_shape *)p)->digest; }
+
+static gboolean shape_equal(gconstpointer a, gconstpointer b) {
+  const net_shape *x = a, *y = b;
+  return x->n_links == y->n_links && memcmp(x->sig, y->sig, 2 * sizeof(uint64_t) * x->n_links) == 0;
+}
+
+GHashTable *net_shapes_new(void) { return g_hash_table_new_full(shape_hash, shape_equal, g_free, NULL); }
+
+uint32_t net_shape_id(net *n, const uint32_t *route, uint32_t n_links, uint64_t digest) {
+  net_shape *s = g_malloc(sizeof *s + 2 * sizeof(uint64_t) * n_links);
+  s->digest = digest;
+  s->n_links = n_links;
+  for (uint32_t k = 0; k < n_links; k++) {
+    const topo_link *l = topo_get_link(n->t, route[k]);
+    s->sig[2 * k] = l->bw;
+    s->sig[2 * k + 1] = l->tier;
   }
-  return TRUE;
+  const net_shape *seen = g_hash_table_lookup(n->shapes, s);
+  if (seen != NULL) {
+    g_free(s);
+    return seen->id;
+  }
+  s->id = g_hash_table_size(n->shapes);
+  g_hash_table_add(n->shapes, s);
+  return s->id;
+}
+
+/* Sorts the members by (digest, send order) unless they already are
+ * (the common case: one class in send order).  O(m), else O(m log m). */
+static void sort_members(net_member *v, guint m) {
+  for (guint j = 1; j < m; j++)
+    if (cmp_member(&v[j - 1], &v[j]) > 0) {
+      qsort(v, m, sizeof *v, cmp_member);
+      return;
+    }
 }
 
 /* A group's latency phase is over: its classes enter the solver, as one
@@ -173,13 +213,13 @@ static void ev_group_start(sim_engine *sim, void *ctx, uint64_t arg) {
   for (guint j = 0; j < m; j++) {
     uint32_t i = g_array_index(gr->members, uint32_t, j);
     n->xf[i].ev = SIM_EVENT_NONE;
-    v[j] = (net_member){ n->xf[i].shape, j, i };
+    v[j] = (net_member){ n->xf[i].shape, j, i, n->xf[i].shape_id };
   }
-  qsort(v, m, sizeof *v, cmp_member);
+  sort_members(v, m);
   uint32_t *mem = g_new(uint32_t, m);
   for (guint j = 0; j < m;) {
     guint e = j + 1;
-    while (e < m && v[e].shape == v[j].shape && same_shape(n, &n->xf[v[j].xf], &n->xf[v[e].xf])) e++;
+    while (e < m && v[e].shape == v[j].shape && v[e].id == v[j].id) e++;
     uint32_t c = 0;
     for (guint k = j; k < e; k++) mem[c++] = v[k].xf;
     uint32_t nl = n->xf[mem[0]].n_links;

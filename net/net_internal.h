@@ -48,6 +48,7 @@ typedef struct {
   float *mult;              /* an aggregate's flows per link, per route position */
   uint32_t *rep_route;      /* an aggregate's representative links (its route; owned) */
   uint64_t shape;           /* digest of the route's shape (route_of in net.c) */
+  uint32_t shape_id;        /* the route's shape, interned: equal ids iff equal shapes */
   uint32_t bundle;          /* the bundle an aggregate rides */
 } net_xfer;
 
@@ -93,26 +94,37 @@ typedef struct {
   uint64_t rem;
 } net_link_free;
 
-/* The route of one of a rank's last two destinations and what net_send
- * derives from it (a collective's member sends to the same peers step
- * after step, and a rank in a TP and a DP group alternates between two). */
+/* The route of one of a rank's last NET_MEMO_WAYS destinations and what
+ * net_send derives from it (a collective's member sends to the same peers
+ * step after step; a rank in a TP and a DP group alternates between two,
+ * and a member of NCCL's trees and rings on a multi-node preset sends to
+ * up to four: its tree parent and children and its ring successor). */
+#define NET_MEMO_WAYS 4
 typedef struct {
   int dst;                  /* -1: none yet */
   uint32_t n_links;
   const uint32_t *route;
   sim_time_ps latency;
-  wisp_bw_Bps capacity, rate;
+  wisp_bw_Bps rate;         /* of one stream alone (the bottleneck) */
   uint64_t shape;
+  uint32_t shape_id;        /* tier B: the interned shape (net_shape_id) */
+  uint8_t capped;           /* a stream bandwidth below every link's capacity */
 } net_route_memo;
 
-/* A link's aggregation state, in one place (class_check reads all four
- * for every link of a class). */
+/* A link's aggregation state, in one place, 16 bytes (class_check reads
+ * all of it for every link of a class).  Positions are 16-bit: a class
+ * whose routes are longer than NET_AGG_MAX_POS links enters flow by flow
+ * (net_group.c). */
 typedef struct {
   uint32_t use;             /* scratch: flows of the class being checked on the link */
-  uint32_t pos;             /* scratch: the route position the class uses it at */
   uint32_t bundle;          /* the bundle it belongs to, NET_NO_BUNDLE when none */
-  uint32_t bpos;            /* in a bundle: its position there */
+  uint32_t flows;           /* flows of their own in the solver on the link (not aggregates) */
+  uint16_t pos;             /* scratch: the route position the class uses it at */
+  uint16_t bpos;            /* in a bundle: its position there */
 } net_link_agg;
+
+#define NET_AGG_MAX_POS UINT16_MAX
+G_STATIC_ASSERT(sizeof(net_link_agg) == 16);
 
 struct net {
   sim_engine *sim;
@@ -121,7 +133,7 @@ struct net {
   uint32_t n_links;
   uint64_t *link_bytes;
   uint64_t transfers;
-  net_route_memo *memo;     /* per source rank, its last two destinations */
+  net_route_memo *memo;     /* per source rank, its last NET_MEMO_WAYS destinations */
   lmm_system *lmm;          /* tier B only */
   uint32_t *cnst_of_link;
   uint32_t *xf_of_var;      /* solver variable id -> transfer slot */
@@ -144,6 +156,7 @@ struct net {
   /* Aggregation (tier B, exact mode; see the top comment). */
   gboolean aggregate;
   GHashTable *groups;       /* net_group_key -> net_group (pending latency phases) */
+  GHashTable *shapes;       /* interned route shapes (net_shape_id), value: id + 1 */
   net_group *last_group;    /* the group the last transfer joined (NULL: none pending) */
   net_link_agg *link_st;    /* per link: its aggregation state */
   GArray *bundles;          /* net_bundle, index = id */
@@ -202,6 +215,13 @@ void net_flow_agg_enter(net *n, const uint32_t *mem, uint32_t m, float *mult, ui
 GHashTable *net_groups_new(void);
 void net_groups_free(net *n);
 void net_group_join(net *n, uint32_t i, sim_time_ps at);
+/* Route shapes (net_group.c): net_shapes_new makes the table;
+ * net_shape_id returns the id of the shape (length, and per position the
+ * link's bandwidth and dimension) of route[0..n_links), whose digest is
+ * `digest`, interning it on first sight: two routes have the same id iff
+ * they have the same shape.  O(route length) plus one hash lookup. */
+GHashTable *net_shapes_new(void);
+uint32_t net_shape_id(net *n, const uint32_t *route, uint32_t n_links, uint64_t digest);
 
 /* net_analytic.c: tier A.  net_analytic_queue queues `bytes` on every
  * link of the route behind what each already serves and returns when the

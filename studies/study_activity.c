@@ -69,6 +69,26 @@ static gboolean moe_cached(study_activity *a, const char *name)
   return GPOINTER_TO_INT(v) == 2;
 }
 
+/* A compute node's interval kind and kclass bits from its name, computed
+ * once per string of the graphs' pools (the name rules scan about a
+ * hundred patterns; a chain of a million nodes has a handful of names).
+ * O(1) amortized. */
+static void comp_classify(study_activity *a, const char *name, act_iv *iv)
+{
+  gpointer v = g_hash_table_lookup(a->comp_names, name);
+  if (v == NULL) {
+    study_kernel_class kc = study_kernel_class_of(name);
+    unsigned kind = study_is_memcpy_name(name) ? STUDY_ACT_MEMCPY : STUDY_ACT_COMPUTE;
+    unsigned kclass = (kc == STUDY_KERNEL_UNCLASSIFIED ? ACT_UNNAMED : (unsigned)kc) | (moe_cached(a, name) ? ACT_MOE : 0) |
+                      (g_ascii_strncasecmp(name, "memset", 6) == 0 ? ACT_MEMSET : 0);
+    v = GUINT_TO_POINTER((kind | kclass << 8) + 1);
+    g_hash_table_insert(a->comp_names, (gpointer)name, v);
+  }
+  unsigned bits = GPOINTER_TO_UINT(v) - 1;
+  iv->kind = (uint8_t)(bits & 0xffu);
+  iv->kclass = (uint8_t)(bits >> 8);
+}
+
 /* ---- the timeline ---- */
 
 study_activity *study_activity_new(const et_workload *w)
@@ -90,6 +110,7 @@ study_activity *study_activity_new(const et_workload *w)
                 "exports do)";
   a->p2p_why = "the input carries no NVLink counters (Nsight exports profiled with --gpu-metrics-devices do)";
   a->moe_names = g_hash_table_new(g_direct_hash, g_direct_equal);
+  a->comp_names = g_hash_table_new(g_direct_hash, g_direct_equal);
   return a;
 }
 
@@ -108,6 +129,7 @@ void study_activity_free(study_activity *a)
   g_free(a->grids);
   g_free(a->p2p);
   g_hash_table_destroy(a->moe_names);
+  g_hash_table_destroy(a->comp_names);
   g_free(a->origin);
   g_free(a->window);
   g_free(a->comm_split);
@@ -195,11 +217,7 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
   switch (n->type) {
   case ET_NODE_COMP: {
     const char *name = et_node_name(g, node);
-    iv.kind = study_is_memcpy_name(name) ? STUDY_ACT_MEMCPY : STUDY_ACT_COMPUTE;
-    study_kernel_class kc = study_kernel_class_of(name);
-    iv.kclass = (uint8_t)((kc == STUDY_KERNEL_UNCLASSIFIED ? ACT_UNNAMED : (unsigned)kc) |
-                          (moe_cached(a, name) ? ACT_MOE : 0) |
-                          (g_ascii_strncasecmp(name, "memset", 6) == 0 ? ACT_MEMSET : 0));
+    comp_classify(a, name, &iv);
     iv.name = name;
     const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
     if (ca && ca->has_tensor_size && (iv.kind == STUDY_ACT_MEMCPY || g_str_has_prefix(name, "Memset"))) {

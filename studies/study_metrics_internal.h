@@ -86,6 +86,7 @@ struct study_activity {
   const char *grid_why;    /* why there are no grids (static text) */
   const char *p2p_why;     /* why there are no peer-to-peer samples (static text) */
   GHashTable *moe_names;   /* name pointer -> flag + 1: study_is_moe_kernel cached per pool string */
+  GHashTable *comp_names;  /* name pointer -> kind | kclass << 8, + 1: a compute node's name classified once */
 };
 
 /* Sets m->mfu_pct and m->mfu_source from in (a card, or model FLOPs with a
