@@ -354,7 +354,8 @@ static GArray *p2p_in_issue_order(const kt_rank *r, const char *key)
     inst x = { c->seq, kt_op_issued(r, &g_array_index(r->ops, kt_op, c->op)), i };
     g_array_append_val(a, x);
   }
-  qsort(a->data, a->len, sizeof(inst), cmp_inst_time);
+  if (a->len > 1) /* qsort of an empty GArray would pass its NULL data */
+    qsort(a->data, a->len, sizeof(inst), cmp_inst_time);
   return a;
 }
 
