@@ -566,6 +566,7 @@ coll_ncclt_log *coll_ncclt_load(const char *path, GError **error)
 {
   char *text = NULL;
   GError *e = NULL;
+  wisp_input_note(path); /* no output may replace it (collbench --svg, calibrate -o) */
   if (!g_file_get_contents(path, &text, NULL, &e)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read the nccl-tests file (%s)", path, e->message);
     g_error_free(e);

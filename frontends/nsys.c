@@ -415,6 +415,7 @@ static int cmp_i64(gconstpointer a, gconstpointer b)
 static gboolean read_export(const char *path, fe_nsys_file_report *fr, op_rows *o, GError **error)
 {
   ns_file nf = {path, NULL, fr, error};
+  wisp_input_note(path); /* no output may replace it */
   if (sqlite3_open_v2(path, &nf.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", path,
                 nf.db ? sqlite3_errmsg(nf.db) : "out of memory");
