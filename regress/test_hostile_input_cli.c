@@ -460,6 +460,54 @@ static void test_sweep_huge_range(void)
   g_free(tmp);
 }
 
+/* Found by this wave's audit (item 1: no assertion reachable from input):
+ * a network config's link latency of 9e6 s (104 days, inside the reader's
+ * range of times below 2^63 ps) summed over a route's 2 hops past int64:
+ * simulate, utility and collbench aborted in sim_engine.c enqueue
+ * (t >= sim->now), on both tiers.  Route latencies now saturate at the
+ * engine's 2^61 ps, so each run ends with its overflow error, status 1.
+ * A 1000 s latency is inside the range: that simulate answers, with a
+ * step of at least one transfer's two hops (2000 s). */
+static void test_huge_latency(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *w = g_build_filename(tmp, "w", NULL);
+  char *net = g_build_filename(tmp, "n.yaml", NULL), *flow = g_build_filename(tmp, "f.yaml", NULL);
+  char *slow = g_build_filename(tmp, "s.yaml", NULL);
+  write_allreduce(tmp, "w", 8, 1 << 20);
+  const char *fmt = "schema_version: 1\nname: n\nmodel: %s\ndims:\n  - {name: nvlink, kind: switch, size: 8, "
+                    "bandwidth: 450GB/s, latency: %s}\n";
+  char *t1 = g_strdup_printf(fmt, "analytical", "9e6s"), *t2 = g_strdup_printf(fmt, "flow", "9e6s");
+  char *t3 = g_strdup_printf(fmt, "analytical", "1000s");
+  g_assert_true(g_file_set_contents(net, t1, -1, NULL));
+  g_assert_true(g_file_set_contents(flow, t2, -1, NULL));
+  g_assert_true(g_file_set_contents(slow, t3, -1, NULL));
+  const char *want = "the simulated time would pass 2^61 ps";
+  expect_run((const char *[]){"simulate", w, "-n", net, NULL}, 1, want);
+  expect_run((const char *[]){"simulate", w, "-n", flow, NULL}, 1, want);
+  expect_run((const char *[]){"utility", w, "-n", net, NULL}, 1, want);
+  expect_run((const char *[]){"collbench", "-n", net, "--sizes", "1M", NULL}, 1,
+             "a collective of 1048576 bytes takes past 2^61 ps");
+  expect_run((const char *[]){"collbench", "-n", flow, "--sizes", "1M", NULL}, 1,
+             "a collective of 1048576 bytes takes past 2^61 ps");
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", w, "-n", slow, NULL}, &out), ==, 0);
+  const char *st = strstr(out, "step time: ");
+  g_assert_nonnull(st);
+  g_assert_cmpfloat(g_ascii_strtod(st + strlen("step time: "), NULL), >=, 2000.0 * 1000); /* ms */
+  g_free(out);
+  g_free(t1);
+  g_free(t2);
+  g_free(t3);
+  test_rm_rf(tmp);
+  g_free(w);
+  g_free(net);
+  g_free(flow);
+  g_free(slow);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -470,5 +518,6 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/sweep_point_memory", test_sweep_point_memory);
   g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
   g_test_add_func("/hostile_input/sweep_huge_range", test_sweep_huge_range);
+  g_test_add_func("/hostile_input/huge_latency", test_huge_latency);
   return g_test_run();
 }
