@@ -508,6 +508,49 @@ static void test_huge_latency(void)
   g_free(tmp);
 }
 
+/* The time (us, column 6) of collbench's 1 MiB all-reduce row on
+ * dgx-h100 with --library-set KV; -1 when the run fails. */
+static double collbench_us(const char *kv)
+{
+  char *out = NULL;
+  double us = -1;
+  if (test_wisp_run((const char *[]){"collbench", "-n", "dgx-h100", "--sizes", "1M", "--library-set", kv, NULL},
+                    &out) == 0) {
+    char **lines = g_strsplit(out, "\n", -1);
+    for (int i = 0; lines[i] && us < 0; i++) {
+      char **f = g_strsplit_set(g_strstrip(lines[i]), " ", -1);
+      GPtrArray *w = g_ptr_array_new();
+      for (int k = 0; f[k]; k++)
+        if (f[k][0])
+          g_ptr_array_add(w, f[k]);
+      if (w->len > 5 && strcmp(g_ptr_array_index(w, 0), "1048576") == 0)
+        us = g_ascii_strtod(g_ptr_array_index(w, 5), NULL);
+      g_ptr_array_free(w, TRUE);
+      g_strfreev(f);
+    }
+    g_strfreev(lines);
+  }
+  g_free(out);
+  return us;
+}
+
+/* Found by this wave's audit (a silent wrong answer): NCCL's per-hop
+ * latency scaled by step_latency_scale 1e12 (about 5e7 s, past int64 ps)
+ * was dropped, so the 1 MiB all-reduce on dgx-h100 took 57.5 us, less
+ * than the 71.3 us of scale 1.  Now it saturates at the engine's limit
+ * and the run fails with the overflow; scales inside the range keep the
+ * time growing with the scale. */
+static void test_huge_latency_scale(void)
+{
+  if (!test_have_bin())
+    return;
+  double t1 = collbench_us("step_latency_scale=1"), t2 = collbench_us("step_latency_scale=1e9");
+  g_assert_cmpfloat(t1, >, 0);
+  g_assert_cmpfloat(t2, >, t1);
+  expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--sizes", "1M", "--library-set",
+                              "step_latency_scale=1e12", NULL}, 1, "a collective of 1048576 bytes takes past 2^61 ps");
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -519,5 +562,6 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
   g_test_add_func("/hostile_input/sweep_huge_range", test_sweep_huge_range);
   g_test_add_func("/hostile_input/huge_latency", test_huge_latency);
+  g_test_add_func("/hostile_input/huge_latency_scale", test_huge_latency_scale);
   return g_test_run();
 }
