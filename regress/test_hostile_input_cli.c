@@ -551,6 +551,50 @@ static void test_huge_latency_scale(void)
                               "step_latency_scale=1e12", NULL}, 1, "a collective of 1048576 bytes takes past 2^61 ps");
 }
 
+/* Found by this wave's audit (item 1): the XLA reader took an HLO shape's
+ * bytes as the message size with no bound, so bf16[2^62] (2^63 bytes)
+ * and s8[2^64 - 1] reached the replay (which ended in its overflow error,
+ * even under --strict, instead of naming the size).  Now a size above
+ * 2^50 bytes is no usable size, as an overflowing shape already was: the
+ * op is replayed at its measured time with the warning, and --strict makes
+ * it an error naming the op and the bound; f32[2^48] (exactly 2^50 bytes)
+ * is still simulated at that size. */
+static void test_xla_huge_shape(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *path = g_build_filename(tmp, "x.trace.json", NULL);
+  const char *fmt = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_name\", \"args\": {\"name\": \"/device:TPU:0\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 4, \"name\": \"process_name\", \"args\": {\"name\": \"/device:TPU:1\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"tid\": 2, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 4, \"tid\": 2, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 2, \"ts\": 13, \"dur\": 4, \"name\": \"all-reduce.2\", \"args\": "
+    "{\"long_name\": \"%%all-reduce.2 = %s{0} all-reduce(%s{0} %%p), replica_groups={{0,1}}, to_apply=%%add\"}},\n"
+    "{\"ph\": \"X\", \"pid\": 4, \"tid\": 2, \"ts\": 13, \"dur\": 4, \"name\": \"all-reduce.2\", \"args\": "
+    "{\"long_name\": \"%%all-reduce.2 = %s{0} all-reduce(%s{0} %%p), replica_groups={{0,1}}, to_apply=%%add\"}}]}\n";
+  static const char *const huge[] = {"bf16[4611686018427387904]", "s8[18446744073709551615]"};
+  for (guint i = 0; i < G_N_ELEMENTS(huge); i++) {
+    char *text = g_strdup_printf(fmt, huge[i], huge[i], huge[i], huge[i]);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    expect_run((const char *[]){"simulate", path, "-n", "dgx-h100", "--strict", NULL}, 1,
+               "collective all-reduce.2 has no usable size (a size above 2^50 bytes (1 PiB)");
+    expect_run((const char *[]){"simulate", path, "-n", "dgx-h100", NULL}, 0,
+               "2 communication operation(s) on 2 rank(s) cannot be simulated");
+    g_free(text);
+  }
+  char *text = g_strdup_printf(fmt, "f32[281474976710656]", "f32[281474976710656]", "f32[281474976710656]",
+                               "f32[281474976710656]"), *out = NULL;
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", path, "-n", "dgx-h100", "--strict", NULL}, &out), ==, 0);
+  test_expect_has(out, "all_reduce ring/Simple for 1 collective of 1125899906842624 B");
+  g_free(out);
+  g_free(text);
+  test_rm_rf(tmp);
+  g_free(path);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -563,5 +607,6 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/sweep_huge_range", test_sweep_huge_range);
   g_test_add_func("/hostile_input/huge_latency", test_huge_latency);
   g_test_add_func("/hostile_input/huge_latency_scale", test_huge_latency_scale);
+  g_test_add_func("/hostile_input/xla_huge_shape", test_xla_huge_shape);
   return g_test_run();
 }
