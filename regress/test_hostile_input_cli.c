@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -595,6 +596,61 @@ static void test_xla_huge_shape(void)
   g_free(tmp);
 }
 
+/* A one-device Nsight Systems export holding a 100 us kernel at 1000 ns
+ * and a second kernel row whose values are the SQL text `row`. */
+static void write_nsys(const char *path, const char *row)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+  char *sql = g_strdup_printf("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+                              "INSERT INTO StringIds VALUES (1, 'volta_sgemm_128x64_nn');"
+                              "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+                              "streamId INTEGER, correlationId INTEGER, demangledName INTEGER, gridX INTEGER);"
+                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 101000, 0, 7, 1, 1, 132);"
+                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%s);", row);
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+    g_error("sqlite: %s", msg);
+  g_free(sql);
+  sqlite3_close(db);
+}
+
+/* Found by this wave's audit (items 1 and 2 on Nsight exports): a kernel
+ * row starting at 2^63 - 1 ns wrapped when turned into ps, the kernel
+ * vanished with a GLib critical (et_builder_add_node: duration_ps >= 0)
+ * and simulate answered 0.1 ms, status 0; a start stored as text 'abc' or
+ * NULL (SQLite keeps them in an INTEGER column) was read as 0.  Each is
+ * now an error naming the file, table, row and field.  A good second
+ * kernel at [200000, 300000] ns gives the window 300000 - 1000 = 299000 ns
+ * (the replay keeps the measured gap), as before. */
+static void test_nsys_times(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *db = g_build_filename(tmp, "n.sqlite", NULL);
+  const struct { const char *row, *want; } probes[] = {
+    {"9223372036854775807, 1, 0, 7, 2, 1, 132", "row 2: start is '9223372036854775807', not a time in ns"},
+    {"1000, 9223372036854775807, 0, 7, 2, 1, 132", "row 2: end is '9223372036854775807', not a time in ns"},
+    {"'abc', 2000, 0, 7, 2, 1, 132", "row 2: start is 'abc', not a time in ns"},
+    {"2000, NULL, 0, 7, 2, 1, 132", "row 2: end is NULL, not a time in ns"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(probes); i++) {
+    g_unlink(db);
+    write_nsys(db, probes[i].row);
+    expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, probes[i].want);
+    expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, "n.sqlite: table CUPTI_ACTIVITY_KIND_KERNEL");
+  }
+  g_unlink(db);
+  write_nsys(db, "200000, 300000, 0, 7, 2, 1, 132");
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, &out), ==, 0);
+  test_expect_has(out, "step time: 0.29900 ms (299000.000 ns)");
+  g_free(out);
+  test_rm_rf(tmp);
+  g_free(db);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -608,5 +664,6 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/huge_latency", test_huge_latency);
   g_test_add_func("/hostile_input/huge_latency_scale", test_huge_latency_scale);
   g_test_add_func("/hostile_input/xla_huge_shape", test_xla_huge_shape);
+  g_test_add_func("/hostile_input/nsys_times", test_nsys_times);
   return g_test_run();
 }
