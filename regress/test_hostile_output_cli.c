@@ -11,9 +11,11 @@
  *   - SIGTERM removes the run's own temporary files that are not outputs:
  *     --html's JSON in $TMPDIR, wisp search's points directory;
  *   - a sweep's workers end with their parent instead of finishing their
- *     points after it was killed.
- * Each case failed on the build before the change (the input overwritten,
- * status 0; the temporaries left behind; rows written after the kill).
+ *     points after it was killed;
+ *   - a sweep spec's name cannot take its files out of the output directory.
+ * The first five cases failed on c65857e (the input overwritten, status 0;
+ * the temporaries left behind; rows written after the kill); the last held
+ * already and is kept as a probe of its own.
  *
  * Inputs are written by the test (Chakra through chakra/et_io.h, the
  * Nsight export with SQLite, the rest as text); nothing depends on
@@ -358,6 +360,39 @@ static void test_sweep_workers_end(void)
   g_free(tmp);
 }
 
+/* Output names cannot escape the output directory (what to build, item
+ * 4; convert -p is /hostile/convert_prefix): a sweep spec's name is part
+ * of its file names (NAME.csv, NAME.points/), so '../esc', '/tmp/x' and
+ * 'a/b' are refused before anything is written; no directory is made. */
+static void test_sweep_name_escape(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL), *sub = g_build_filename(tmp, "d", NULL);
+  g_assert_cmpint(g_mkdir(sub, 0755), ==, 0);
+  write_allreduce(sub, 2);
+  static const char *const names[] = {"../esc", "/tmp/wisp-hostile-esc", "a/b"};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    char *text = g_strdup_printf("sweep_version: 1\nname: %s\ncluster: dgx-h100\naxes:\n  - {key: compute, "
+                                 "values: [1, 2]}\n", names[i]);
+    char *spec = g_build_filename(sub, "s.yaml", NULL);
+    g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+    expect_run(sub, (const char *[]){"sweep", "s.yaml", "-w", "w", "-o", "o", "--jobs", "1", "--no-progress", NULL}, 1,
+               "s.yaml:2: 'name' is used in file names: give letters, digits, '-' or '_'");
+    g_free(text);
+    g_free(spec);
+  }
+  char *esc = g_build_filename(tmp, "esc.csv", NULL), *o = g_build_filename(sub, "o", NULL);
+  g_assert_false(g_file_test(esc, G_FILE_TEST_EXISTS));
+  g_assert_false(g_file_test(o, G_FILE_TEST_EXISTS));
+  g_assert_false(g_file_test("/tmp/wisp-hostile-esc.csv", G_FILE_TEST_EXISTS));
+  g_free(esc);
+  g_free(o);
+  test_rm_rf(tmp);
+  g_free(sub);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -366,5 +401,6 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_output/html_temp_on_signal", test_html_temp_on_signal);
   g_test_add_func("/hostile_output/search_temp_on_signal", test_search_temp_on_signal);
   g_test_add_func("/hostile_output/sweep_workers_end", test_sweep_workers_end);
+  g_test_add_func("/hostile_output/sweep_name_escape", test_sweep_name_escape);
   return g_test_run();
 }
