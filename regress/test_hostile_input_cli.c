@@ -432,6 +432,27 @@ static void test_nccltests_rows(void)
                                     "all_reduce_perf,1,262144,float,sum,-1,40.0,26.21,45.88\n", -1, NULL));
   expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", csv, NULL}, 1,
              "r.csv:1: the header lacks the column(s) size_bytes");
+  /* The raw output of an nccl-tests binary: a good row, then a row sized
+   * -1048576 or 1e30 (this wave's audit: the raw reader skipped such a
+   * line, as if it were not a row, and ran the table without it). */
+  char *raw = g_build_filename(tmp, "r.log", NULL);
+  const char *row = "        type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+                    "     1048576        262144     float     sum      -1    40.00   26.21   45.88      0    40.00   "
+                    "26.21   45.88      0\n";
+  static const char *const sizes[] = {"-1048576", "1e30"};
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    char *text = g_strdup_printf("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5\n"
+                                 "#  Rank  0 Group  0 Pid   1234 on   host0 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+                                 "#       size         count%s %s        262144     float     sum      -1    40.00   "
+                                 "26.21   45.88      0    40.00   26.21   45.88      0\n", row, sizes[i]);
+    g_assert_true(g_file_set_contents(raw, text, -1, NULL));
+    char *want = g_strdup_printf("r.log:5: size_bytes '%s' is not a count", sizes[i]);
+    expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", raw, "--op", "all_reduce", NULL}, 1,
+               want);
+    g_free(want);
+    g_free(text);
+  }
+  g_free(raw);
   test_rm_rf(tmp);
   g_free(csv);
   g_free(tmp);
