@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "chakra/et_io.h"
+#include "regress/hostile_et.h"
 #include "regress/test_util.h"
 
 #include <fcntl.h>
@@ -233,27 +234,6 @@ static gboolean can_limit_memory(void)
   return TRUE;
 }
 
-/* n ranks, one world all-reduce of `bytes` per rank measured at 10 us,
- * written as DIR/PREFIX.<rank>.et. */
-static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes)
-{
-  et_workload *w = et_workload_new(n, "hostile");
-  for (int r = 0; r < n; r++) {
-    et_builder *b = et_builder_new("hostile");
-    uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
-    et_comm c = { .bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                  .root = -1, .coll = ET_COLL_ALL_REDUCE };
-    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
-    GError *error = NULL;
-    w->ranks[r] = et_builder_finish(b, 0, &error);
-    g_assert_no_error(error);
-  }
-  GError *error = NULL;
-  g_assert_true(et_workload_write(w, dir, prefix, &error));
-  g_assert_no_error(error);
-  et_workload_free(w);
-}
-
 /* Item 6, second half: allocation failure on user-sized work.  The
  * issue's `--scale dp=1024` under `ulimit -v 1G` died in GLib's allocation
  * abort (SIGTRAP) after 16 s, and a huge rank count never got that far (a
@@ -274,7 +254,7 @@ static void test_memory_limit(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
   long rss = 0;
-  write_allreduce(tmp, "w", 8, 1 << 20);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *w = g_build_filename(tmp, "w", NULL);
   g_assert_cmpint(run_measured((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=8388608", NULL},
                                (rlim_t)1 << 30, &err, &rss), ==, 1);
@@ -360,7 +340,7 @@ static void test_sweep_point_memory(void)
   if (!can_limit_memory())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
-  write_allreduce(tmp, "w", 8, 1 << 20);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *w = g_build_filename(tmp, "w", NULL), *spec = g_build_filename(tmp, "s.yaml", NULL);
   g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: m\ncluster: dgx-h100\naxes:\n"
                                     "  - {key: ranks, values: [8, 4194304, 16]}\n", -1, NULL));
@@ -497,7 +477,7 @@ static void test_huge_latency(void)
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *w = g_build_filename(tmp, "w", NULL);
   char *net = g_build_filename(tmp, "n.yaml", NULL), *flow = g_build_filename(tmp, "f.yaml", NULL);
   char *slow = g_build_filename(tmp, "s.yaml", NULL);
-  write_allreduce(tmp, "w", 8, 1 << 20);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   const char *fmt = "schema_version: 1\nname: n\nmodel: %s\ndims:\n  - {name: nvlink, kind: switch, size: 8, "
                     "bandwidth: 450GB/s, latency: %s}\n";
   char *t1 = g_strdup_printf(fmt, "analytical", "9e6s"), *t2 = g_strdup_printf(fmt, "flow", "9e6s");

@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include "chakra/et_io.h"
+#include "regress/hostile_et.h"
 #include "regress/test_util.h"
 
 #include <glib/gstdio.h>
@@ -160,28 +161,6 @@ static void test_collbench_same_output(void)
   g_free(tmp);
 }
 
-/* n ranks, one world all-reduce of 1 MiB and a 100 us gemm each, written
- * as DIR/w.<rank>.et. */
-static void write_allreduce(const char *dir, int n)
-{
-  et_workload *w = et_workload_new(n, "hostile");
-  for (int r = 0; r < n; r++) {
-    et_builder *b = et_builder_new("hostile");
-    uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
-    et_comm c = { .bytes = 1 << 20, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                  .root = -1, .coll = ET_COLL_ALL_REDUCE };
-    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
-    et_builder_add_node(b, 1, ET_NODE_COMP, "gemm", 100 * SIM_PS_PER_US, 0);
-    GError *error = NULL;
-    w->ranks[r] = et_builder_finish(b, 0, &error);
-    g_assert_no_error(error);
-  }
-  GError *error = NULL;
-  g_assert_true(et_workload_write(w, dir, "w", &error));
-  g_assert_no_error(error);
-  et_workload_free(w);
-}
-
 /* The path of dir's first entry (in directory order) whose name starts
  * with prefix and ends with suffix; NULL when none (g_free). */
 static char *entry_with(const char *dir, const char *prefix, const char *suffix)
@@ -264,7 +243,7 @@ static void test_html_temp_on_signal(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL), *tdir = g_build_filename(tmp, "t", NULL);
   g_assert_cmpint(g_mkdir(tdir, 0755), ==, 0);
-  write_allreduce(tmp, 8);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 100);
   gboolean caught = FALSE;
   for (int dp = 256; dp <= 8192 && !caught; dp *= 4) {
     char *scale = g_strdup_printf("dp=%d", dp);
@@ -320,7 +299,7 @@ static void test_sweep_workers_end(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL);
-  write_allreduce(tmp, 8);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 100);
   char *spec = g_build_filename(tmp, "s.yaml", NULL), *pts = g_build_filename(tmp, "o", "k.points", NULL);
   g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: k\ncluster: dgx-h100\naxes:\n  - {key: compute, "
                                     "values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}\n", -1, NULL));
@@ -370,7 +349,7 @@ static void test_sweep_name_escape(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL), *sub = g_build_filename(tmp, "d", NULL);
   g_assert_cmpint(g_mkdir(sub, 0755), ==, 0);
-  write_allreduce(sub, 2);
+  hostile_write_allreduce(sub, "w", 2, 1 << 20, 100);
   static const char *const names[] = {"../esc", "/tmp/wisp-hostile-esc", "a/b"};
   for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
     char *text = g_strdup_printf("sweep_version: 1\nname: %s\ncluster: dgx-h100\naxes:\n  - {key: compute, "
