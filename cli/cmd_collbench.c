@@ -286,7 +286,8 @@ int wisp_cmd_collbench(int argc, char **argv)
     status = 2;
     goto out;
   }
-  if (!wisp_cli_html_prepare(html, &json, &tmp_json, &error) || !wisp_output_declare(json, "--json", &error)) {
+  if (!wisp_cli_html_prepare(html, &json, &tmp_json, &error) || !wisp_output_declare(json, "--json", &error) ||
+      !wisp_output_declare(svg, "--svg", &error)) {
     fprintf(stderr, "wisp collbench: %s\n", error->message);
     g_clear_error(&error);
     status = 2;

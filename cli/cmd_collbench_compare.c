@@ -219,7 +219,7 @@ int collbench_compare_load(collbench_cli *c)
 {
   GError *error = NULL;
   c->log = coll_ncclt_load(c->compare_csv, &error);
-  if (c->log == NULL)
+  if (c->log == NULL || !wisp_output_check(&error)) /* no output may replace the log */
     return wisp_cli_fail(error);
   char *list = coll_ncclt_list(c->log);
   int status = 0;

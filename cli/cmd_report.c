@@ -59,10 +59,9 @@ gboolean wisp_cli_html_prepare(const char *html, char **json, char **tmp_json, G
   if (!wisp_output_declare(html, "--html", error))
     return FALSE;
   if (*json == NULL) {
-    int fd = g_file_open_tmp("wisp-html-XXXXXX.json", tmp_json, error);
-    if (fd < 0)
+    *tmp_json = wisp_output_temp_new("wisp-html-XXXXXX.json", FALSE, error); /* SIGINT/SIGTERM remove it too */
+    if (*tmp_json == NULL)
       return FALSE;
-    close(fd);
     *json = g_strdup(*tmp_json);
   }
   return TRUE;
@@ -83,5 +82,6 @@ void wisp_cli_html_done(char *tmp_json)
 {
   if (tmp_json)
     g_unlink(tmp_json);
+  wisp_output_temp_forget(tmp_json); /* after: a signal in between still finds it registered */
   g_free(tmp_json);
 }

@@ -409,7 +409,9 @@ static gboolean read_csv_line(ncclt_reader *r, const char *l, int line, GError *
 }
 
 /* A raw line that is not a comment: a data row when its first field is a
- * decimal integer, else skipped. */
+ * number (a decimal integer in any real output; a signed or exponent form
+ * such as -1048576 or 1e30 is a row whose size the field check refuses,
+ * not a line to skip), else skipped. */
 static gboolean read_raw_line(ncclt_reader *r, const char *l, int line, GError **error)
 {
   gchar **f = g_strsplit_set(l, " \t", -1);
@@ -422,6 +424,12 @@ static gboolean read_raw_line(ncclt_reader *r, const char *l, int line, GError *
   gboolean ok = TRUE, digits = fields[0] != NULL;
   for (const char *p = fields[0]; p && *p && digits; p++)
     digits = *p >= '0' && *p <= '9';
+  if (!digits && fields[0] != NULL) {
+    char *end = NULL;
+    (void)g_ascii_strtod(fields[0], &end);
+    digits = end != fields[0] && *end == '\0' && (g_ascii_isdigit(fields[0][0]) || fields[0][0] == '-' ||
+                                                   fields[0][0] == '+' || fields[0][0] == '.');
+  }
   if (digits) {
     if ((int)w->len - 1 < r->cols.n_fields) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_PARSE, "%s:%d: a data row with %u fields where the columns need %d "
@@ -566,6 +574,7 @@ coll_ncclt_log *coll_ncclt_load(const char *path, GError **error)
 {
   char *text = NULL;
   GError *e = NULL;
+  wisp_input_note(path); /* no output may replace it (collbench --svg, calibrate -o) */
   if (!g_file_get_contents(path, &text, NULL, &e)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot read the nccl-tests file (%s)", path, e->message);
     g_error_free(e);

@@ -341,7 +341,7 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   if (sim_time_overflowed(sim)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_LIMIT,
                 "a collective of %" G_GUINT64_FORMAT " bytes takes past 2^61 ps (about 26.7 days) on this "
-                "network, beyond what wisp represents; use a smaller size or faster links", d->bytes);
+                "network, beyond what wisp represents; use a smaller size or faster, lower-latency links", d->bytes);
   } else if (!ok) {
     coll_prim prim = COLL_PRIM_COUNT;
     coll_prim_from_type(d->type, &prim);

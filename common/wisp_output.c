@@ -9,6 +9,7 @@
 #include "config.h"
 #include "common/wisp_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -322,6 +323,8 @@ static void temp_unregister(char *copy)
   g_free(copy);
 }
 
+static void remove_own_temps(void);
+
 void wisp_output_remove_temps(void)
 {
   for (int i = 0; i < TEMP_SLOTS; i++) {
@@ -329,6 +332,127 @@ void wisp_output_remove_temps(void)
     if (p)
       unlink(p);
   }
+  remove_own_temps();
+}
+
+/* ---- the run's own temporaries: a file and a directory it made itself ----
+ *
+ * --html's JSON file (cli/cmd_report.c) and wisp search's points directory
+ * are not written through wisp_afile, so the table above does not hold
+ * them.  One file and one directory at a time, each with the process that
+ * registered it: only that process removes them, so a forked sweep or
+ * search worker that dies leaves its parent's alone.  The directory is
+ * emptied through a descriptor opened when it was registered, with
+ * getdents64 and unlinkat, then removed with rmdir: system calls only, so
+ * async-signal-safe; it holds only files (the points), no subdirectory.
+ * Each is made and registered with the cleanup signals blocked, on the
+ * main thread before the work that takes the time; the owner is set after
+ * the name and cleared before it, so a handler never acts on half a
+ * registration.  O(entries) at removal. */
+static char *own_file, *own_dir;
+static int own_dir_fd = -1;
+static volatile pid_t own_file_pid, own_dir_pid;
+
+/* Blocks the cleanup signals (SIGINT, SIGTERM, SIGHUP) on this thread, the
+ * old mask in *old: a file created and registered in between is never
+ * left behind by a signal that arrived between the two. */
+static void block_cleanup_signals(sigset_t *old)
+{
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, old);
+}
+
+static void temp_add(const char *path, gboolean is_dir)
+{
+  if (!is_dir) {
+    own_file_pid = 0;
+    g_free(own_file);
+    own_file = g_strdup(path);
+    own_file_pid = getpid();
+    return;
+  }
+  own_dir_pid = 0;
+  if (own_dir_fd >= 0)
+    close(own_dir_fd);
+  g_free(own_dir);
+  own_dir = g_strdup(path);
+  own_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  own_dir_pid = getpid();
+}
+
+char *wisp_output_temp_new(const char *tmpl, gboolean is_dir, GError **error)
+{
+  char *path = NULL;
+  sigset_t old;
+  block_cleanup_signals(&old);
+  if (is_dir) {
+    path = g_dir_make_tmp(tmpl, error);
+  } else {
+    int fd = g_file_open_tmp(tmpl, &path, error);
+    if (fd >= 0)
+      close(fd);
+  }
+  if (path)
+    temp_add(path, is_dir);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return path;
+}
+
+void wisp_output_temp_forget(const char *path)
+{
+  if (path && own_file && strcmp(path, own_file) == 0) {
+    own_file_pid = 0;
+    g_clear_pointer(&own_file, g_free);
+  }
+  if (path && own_dir && strcmp(path, own_dir) == 0) {
+    own_dir_pid = 0;
+    if (own_dir_fd >= 0)
+      close(own_dir_fd);
+    own_dir_fd = -1;
+    g_clear_pointer(&own_dir, g_free);
+  }
+}
+
+/* Unlinks every entry of the registered directory, then the directory.
+ * A worker that has not died yet may rename a point file in after a pass,
+ * so the passes repeat until rmdir succeeds (at most 64); once the
+ * directory is gone no file can be made in it. */
+static void remove_own_dir(void)
+{
+  static union {
+    struct dirent64 d;
+    char bytes[8192];
+  } buf;
+  for (int pass = 0; pass < 64; pass++) {
+    if (lseek(own_dir_fd, 0, SEEK_SET) < 0)
+      return;
+    ssize_t n;
+    while ((n = getdents64(own_dir_fd, buf.bytes, sizeof buf.bytes)) > 0) {
+      for (ssize_t off = 0; off < n;) {
+        const struct dirent64 *d = (const struct dirent64 *)(void *)(buf.bytes + off);
+        const char *name = d->d_name;
+        gboolean dots = name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+        if (!dots)
+          unlinkat(own_dir_fd, name, 0);
+        off += d->d_reclen;
+      }
+    }
+    if (rmdir(own_dir) == 0 || errno != ENOTEMPTY)
+      return;
+  }
+}
+
+static void remove_own_temps(void)
+{
+  pid_t me = getpid();
+  if (own_file_pid == me)
+    unlink(own_file);
+  if (own_dir_pid == me && own_dir_fd >= 0)
+    remove_own_dir();
 }
 
 static void on_fatal_signal(int sig)
@@ -443,12 +567,8 @@ static wisp_afile *afile_open_locked(const char *path, GError **error)
   f->tmp = g_strdup_printf("%s.tmp.XXXXXX", f->target);
   /* The cleanup signals wait while the file is created and registered: a
    * signal in between would leave it behind. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+  sigset_t old;
+  block_cleanup_signals(&old);
   int fd = g_mkstemp(f->tmp);
   if (fd >= 0)
     f->registered = temp_register(f->tmp);

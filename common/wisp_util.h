@@ -175,9 +175,23 @@ void wisp_output_reset(void);
 void wisp_output_cleanup_on_signals(void);
 
 /* Unlinks the temporary files of the outputs being written (the table the
- * signal handler uses), for a process about to end abnormally (cli/wisp.c
- * on a failed allocation).  Async-signal-safe; allocates nothing. */
+ * signal handler uses) and the run's own temporaries below, for a process
+ * about to end abnormally (cli/wisp.c on a failed allocation).
+ * Async-signal-safe; allocates nothing. */
 void wisp_output_remove_temps(void);
+
+/* Makes a temporary file (empty, closed) or directory in g_get_tmp_dir()
+ * from tmpl ("wisp-html-XXXXXX.json", as g_file_open_tmp and
+ * g_dir_make_tmp take it) for the run's own use outside wisp_afile (--html's
+ * JSON, wisp search's points without -o), and registers it so that the
+ * signal handlers and wisp_output_remove_temps remove it too (a directory
+ * with the files in it), in this process only, never in a forked worker.
+ * The cleanup signals wait while it is made and registered.  One file and
+ * one directory at a time; a second replaces the first in the register.
+ * Returns the path (g_free), NULL with the error.  Call
+ * wisp_output_temp_forget(path) once the run removed it itself. */
+char *wisp_output_temp_new(const char *tmpl, gboolean is_dir, GError **error);
+void wisp_output_temp_forget(const char *path);
 
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);

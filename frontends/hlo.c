@@ -394,6 +394,13 @@ static void size_collective(fe_hlo_instr *in, const char **reason)
   case FE_HLO_OTHER:
     return;
   }
+  /* The bound every reader applies (wisp_util.h): a shape of bf16[2^62]
+   * (2^63 bytes) or s8[2^64 - 1] was taken as a message size. */
+  if (in->bytes > WISP_MAX_BYTES) {
+    *reason = "a size above 2^50 bytes (1 PiB), more than wisp represents";
+    in->bytes = 0;
+    return;
+  }
   in->sized = TRUE;
 }
 

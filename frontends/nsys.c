@@ -164,12 +164,43 @@ typedef struct {
   GArray *op_device;       /* int64_t per op */
   uint8_t kind;
   GArray *markers;         /* ns_marker: the NVTX step ranges (nsys_steps.c), NULL before they are read */
+  int64_t row;             /* rows of the current table read so far */
+  char *bad;               /* the first row whose times cannot be read, NULL when none */
 } op_rows;
+
+/* The largest time a GPU op row may give, in ns: the engine's 2^61 ps, so
+ * that every difference of two times fits once turned into ps. */
+#define NS_MAX_NS (SIM_TIME_LIMIT / 1000)
+
+/* Whether column i of the row is a time wisp can use (an integer in
+ * [0, NS_MAX_NS] ns); else the reason, in o->bad for the first such row
+ * (SQLite keeps text or NULL in an INTEGER column, which reads as 0; a
+ * start of 2^63 - 1 ns wrapped when turned into ps and the op vanished
+ * with a GLib critical). */
+static gboolean time_ok(sqlite3_stmt *st, int i, op_rows *o)
+{
+  static const char *const names[] = {"start", "end"};
+  static const char *const tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                       "CUPTI_ACTIVITY_KIND_MEMSET"};
+  int64_t v = sqlite3_column_int64(st, i);
+  if (sqlite3_column_type(st, i) == SQLITE_INTEGER && v >= 0 && v <= NS_MAX_NS)
+    return TRUE;
+  if (o->bad == NULL) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    o->bad = g_strdup_printf("table %s, row %" G_GINT64_FORMAT ": %s is %s%.40s%s, not a time in ns from 0 to %"
+                             G_GINT64_FORMAT " (2^61 ps, the engine's range); the export is damaged", tables[o->kind],
+                             o->row, names[i], t ? "'" : "", t ? (const char *)t : "NULL", t ? "'" : "", NS_MAX_NS);
+  }
+  return FALSE;
+}
 
 static void op_row(sqlite3_stmt *st, gpointer data)
 {
   op_rows *o = data;
   ns_op op = {0};
+  o->row++;
+  if (!time_ok(st, 0, o) || !time_ok(st, 1, o))
+    return;
   op.start = sqlite3_column_int64(st, 0);
   op.end = sqlite3_column_int64(st, 1);
   int64_t dev = sqlite3_column_int64(st, 2);
@@ -256,6 +287,20 @@ static gboolean nccl_sizes(ns_file *nf, op_rows *o, gboolean has_corr)
   return TRUE;
 }
 
+/* query() over GPU op rows (table kind o->kind); FALSE with the error
+ * naming the file, table, row and field when a row's times are unusable. */
+static gboolean ops_query(ns_file *nf, const char *sql, op_rows *o)
+{
+  o->row = 0;
+  if (!query(nf, sql, op_row, o))
+    return FALSE;
+  if (o->bad) {
+    g_set_error(nf->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: %s", nf->path, o->bad);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean read_ops(ns_file *nf, op_rows *o, gboolean m, gboolean ms);
 
 /* The schema check and the counted tables; then the step markers and the
@@ -334,19 +379,19 @@ static gboolean read_ops(ns_file *nf, op_rows *o, gboolean m, gboolean ms)
   char *sql = ops_sql(nf, o, has_corr ? "k.start, k.end, k.deviceId, k.streamId, s.value, k.correlationId"
                                       : "k.start, k.end, k.deviceId, k.streamId, s.value, -1",
                       "CUPTI_ACTIVITY_KIND_KERNEL", " LEFT JOIN StringIds s ON s.id = k.demangledName");
-  gboolean ok = query(nf, sql, op_row, o) && nccl_sizes(nf, o, has_corr);
+  gboolean ok = ops_query(nf, sql, o) && nccl_sizes(nf, o, has_corr);
   g_free(sql);
   o->kind = 1;
   if (ok && m) {
     sql = ops_sql(nf, o, "k.start, k.end, k.deviceId, k.streamId, k.bytes, k.copyKind", "CUPTI_ACTIVITY_KIND_MEMCPY",
                   "");
-    ok = query(nf, sql, op_row, o);
+    ok = ops_query(nf, sql, o);
     g_free(sql);
   }
   o->kind = 2;
   if (ok && ms) {
     sql = ops_sql(nf, o, "k.start, k.end, k.deviceId, k.streamId, k.bytes, 0", "CUPTI_ACTIVITY_KIND_MEMSET", "");
-    ok = query(nf, sql, op_row, o);
+    ok = ops_query(nf, sql, o);
     g_free(sql);
   }
   return ok;
@@ -470,6 +515,7 @@ static gboolean read_export(const char *path, const fe_nsys_options *opt, fe_nsy
                             GError **error)
 {
   ns_file nf = {path, NULL, fr, opt, error};
+  wisp_input_note(path); /* no output may replace it */
   if (sqlite3_open_v2(path, &nf.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", path,
                 nf.db ? sqlite3_errmsg(nf.db) : "out of memory");
@@ -499,6 +545,7 @@ static void rows_clear(op_rows *o)
     g_array_free(o->op_device, TRUE);
   if (o->markers)
     g_array_free(o->markers, TRUE);
+  g_free(o->bad);
 }
 
 /* The communicators of the sized NCCL kernels seen on every one of the

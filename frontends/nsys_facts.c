@@ -270,6 +270,7 @@ gboolean fe_nsys_facts_load_opts(const char *const *paths, int n_paths, const fe
   gboolean ok = TRUE;
   for (int i = 0; ok && i < n_paths; i++) {
     facts_file ff = {paths[i], NULL, error};
+    wisp_input_note(paths[i]); /* no output may replace it */
     if (sqlite3_open_v2(paths[i], &ff.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", paths[i],
                   ff.db ? sqlite3_errmsg(ff.db) : "out of memory");

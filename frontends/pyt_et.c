@@ -29,6 +29,7 @@
 /* The file's bytes, plain or gzip (zlib reads both).  O(size). */
 char *pet_slurp(const char *path, size_t *len, GError **error)
 {
+  wisp_input_note(path); /* no output may replace it */
   gzFile f = gzopen(path, "rb");
   if (f == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open: %s", path, g_strerror(errno));

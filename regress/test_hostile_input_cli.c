@@ -11,10 +11,12 @@
 #include "config.h"
 
 #include "chakra/et_io.h"
+#include "regress/hostile_et.h"
 #include "regress/test_util.h"
 
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -232,27 +234,6 @@ static gboolean can_limit_memory(void)
   return TRUE;
 }
 
-/* n ranks, one world all-reduce of `bytes` per rank measured at 10 us,
- * written as DIR/PREFIX.<rank>.et. */
-static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes)
-{
-  et_workload *w = et_workload_new(n, "hostile");
-  for (int r = 0; r < n; r++) {
-    et_builder *b = et_builder_new("hostile");
-    uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
-    et_comm c = { .bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                  .root = -1, .coll = ET_COLL_ALL_REDUCE };
-    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
-    GError *error = NULL;
-    w->ranks[r] = et_builder_finish(b, 0, &error);
-    g_assert_no_error(error);
-  }
-  GError *error = NULL;
-  g_assert_true(et_workload_write(w, dir, prefix, &error));
-  g_assert_no_error(error);
-  et_workload_free(w);
-}
-
 /* Item 6, second half: allocation failure on user-sized work.  The
  * issue's `--scale dp=1024` under `ulimit -v 1G` died in GLib's allocation
  * abort (SIGTRAP) after 16 s, and a huge rank count never got that far (a
@@ -273,7 +254,7 @@ static void test_memory_limit(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
   long rss = 0;
-  write_allreduce(tmp, "w", 8, 1 << 20);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *w = g_build_filename(tmp, "w", NULL);
   g_assert_cmpint(run_measured((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=8388608", NULL},
                                (rlim_t)1 << 30, &err, &rss), ==, 1);
@@ -359,7 +340,7 @@ static void test_sweep_point_memory(void)
   if (!can_limit_memory())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
-  write_allreduce(tmp, "w", 8, 1 << 20);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *w = g_build_filename(tmp, "w", NULL), *spec = g_build_filename(tmp, "s.yaml", NULL);
   g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: m\ncluster: dgx-h100\naxes:\n"
                                     "  - {key: ranks, values: [8, 4194304, 16]}\n", -1, NULL));
@@ -431,6 +412,27 @@ static void test_nccltests_rows(void)
                                     "all_reduce_perf,1,262144,float,sum,-1,40.0,26.21,45.88\n", -1, NULL));
   expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", csv, NULL}, 1,
              "r.csv:1: the header lacks the column(s) size_bytes");
+  /* The raw output of an nccl-tests binary: a good row, then a row sized
+   * -1048576 or 1e30 (this wave's audit: the raw reader skipped such a
+   * line, as if it were not a row, and ran the table without it). */
+  char *raw = g_build_filename(tmp, "r.log", NULL);
+  const char *row = "        type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+                    "     1048576        262144     float     sum      -1    40.00   26.21   45.88      0    40.00   "
+                    "26.21   45.88      0\n";
+  static const char *const sizes[] = {"-1048576", "1e30"};
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    char *text = g_strdup_printf("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5\n"
+                                 "#  Rank  0 Group  0 Pid   1234 on   host0 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+                                 "#       size         count%s %s        262144     float     sum      -1    40.00   "
+                                 "26.21   45.88      0    40.00   26.21   45.88      0\n", row, sizes[i]);
+    g_assert_true(g_file_set_contents(raw, text, -1, NULL));
+    char *want = g_strdup_printf("r.log:5: size_bytes '%s' is not a count", sizes[i]);
+    expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--compare-csv", raw, "--op", "all_reduce", NULL}, 1,
+               want);
+    g_free(want);
+    g_free(text);
+  }
+  g_free(raw);
   test_rm_rf(tmp);
   g_free(csv);
   g_free(tmp);
@@ -460,6 +462,203 @@ static void test_sweep_huge_range(void)
   g_free(tmp);
 }
 
+/* Found by this wave's audit (item 1: no assertion reachable from input):
+ * a network config's link latency of 9e6 s (104 days, inside the reader's
+ * range of times below 2^63 ps) summed over a route's 2 hops past int64:
+ * simulate, utility and collbench aborted in sim_engine.c enqueue
+ * (t >= sim->now), on both tiers.  Route latencies now saturate at the
+ * engine's 2^61 ps, so each run ends with its overflow error, status 1.
+ * A 1000 s latency is inside the range: that simulate answers, with a
+ * step of at least one transfer's two hops (2000 s). */
+static void test_huge_latency(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *w = g_build_filename(tmp, "w", NULL);
+  char *net = g_build_filename(tmp, "n.yaml", NULL), *flow = g_build_filename(tmp, "f.yaml", NULL);
+  char *slow = g_build_filename(tmp, "s.yaml", NULL);
+  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
+  const char *fmt = "schema_version: 1\nname: n\nmodel: %s\ndims:\n  - {name: nvlink, kind: switch, size: 8, "
+                    "bandwidth: 450GB/s, latency: %s}\n";
+  char *t1 = g_strdup_printf(fmt, "analytical", "9e6s"), *t2 = g_strdup_printf(fmt, "flow", "9e6s");
+  char *t3 = g_strdup_printf(fmt, "analytical", "1000s");
+  g_assert_true(g_file_set_contents(net, t1, -1, NULL));
+  g_assert_true(g_file_set_contents(flow, t2, -1, NULL));
+  g_assert_true(g_file_set_contents(slow, t3, -1, NULL));
+  const char *want = "the simulated time would pass 2^61 ps";
+  expect_run((const char *[]){"simulate", w, "-n", net, NULL}, 1, want);
+  expect_run((const char *[]){"simulate", w, "-n", flow, NULL}, 1, want);
+  expect_run((const char *[]){"utility", w, "-n", net, NULL}, 1, want);
+  expect_run((const char *[]){"collbench", "-n", net, "--sizes", "1M", NULL}, 1,
+             "a collective of 1048576 bytes takes past 2^61 ps");
+  expect_run((const char *[]){"collbench", "-n", flow, "--sizes", "1M", NULL}, 1,
+             "a collective of 1048576 bytes takes past 2^61 ps");
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", w, "-n", slow, NULL}, &out), ==, 0);
+  const char *st = strstr(out, "step time: ");
+  g_assert_nonnull(st);
+  g_assert_cmpfloat(g_ascii_strtod(st + strlen("step time: "), NULL), >=, 2000.0 * 1000); /* ms */
+  g_free(out);
+  g_free(t1);
+  g_free(t2);
+  g_free(t3);
+  test_rm_rf(tmp);
+  g_free(w);
+  g_free(net);
+  g_free(flow);
+  g_free(slow);
+  g_free(tmp);
+}
+
+/* The time (us, column 6) of collbench's 1 MiB all-reduce row on
+ * dgx-h100 with --library-set KV; -1 when the run fails. */
+static double collbench_us(const char *kv)
+{
+  char *out = NULL;
+  double us = -1;
+  if (test_wisp_run((const char *[]){"collbench", "-n", "dgx-h100", "--sizes", "1M", "--library-set", kv, NULL},
+                    &out) == 0) {
+    char **lines = g_strsplit(out, "\n", -1);
+    for (int i = 0; lines[i] && us < 0; i++) {
+      char **f = g_strsplit_set(g_strstrip(lines[i]), " ", -1);
+      GPtrArray *w = g_ptr_array_new();
+      for (int k = 0; f[k]; k++)
+        if (f[k][0])
+          g_ptr_array_add(w, f[k]);
+      if (w->len > 5 && strcmp(g_ptr_array_index(w, 0), "1048576") == 0)
+        us = g_ascii_strtod(g_ptr_array_index(w, 5), NULL);
+      g_ptr_array_free(w, TRUE);
+      g_strfreev(f);
+    }
+    g_strfreev(lines);
+  }
+  g_free(out);
+  return us;
+}
+
+/* Found by this wave's audit (a silent wrong answer): NCCL's per-hop
+ * latency scaled by step_latency_scale 1e12 (about 5e7 s, past int64 ps)
+ * was dropped, so the 1 MiB all-reduce on dgx-h100 took 57.5 us, less
+ * than the 71.3 us of scale 1.  Now it saturates at the engine's limit
+ * and the run fails with the overflow; scales inside the range keep the
+ * time growing with the scale. */
+static void test_huge_latency_scale(void)
+{
+  if (!test_have_bin())
+    return;
+  double t1 = collbench_us("step_latency_scale=1"), t2 = collbench_us("step_latency_scale=1e9");
+  g_assert_cmpfloat(t1, >, 0);
+  g_assert_cmpfloat(t2, >, t1);
+  expect_run((const char *[]){"collbench", "-n", "dgx-h100", "--sizes", "1M", "--library-set",
+                              "step_latency_scale=1e12", NULL}, 1, "a collective of 1048576 bytes takes past 2^61 ps");
+}
+
+/* Found by this wave's audit (item 1): the XLA reader took an HLO shape's
+ * bytes as the message size with no bound, so bf16[2^62] (2^63 bytes)
+ * and s8[2^64 - 1] reached the replay (which ended in its overflow error,
+ * even under --strict, instead of naming the size).  Now a size above
+ * 2^50 bytes is no usable size, as an overflowing shape already was: the
+ * op is replayed at its measured time with the warning, and --strict makes
+ * it an error naming the op and the bound; f32[2^48] (exactly 2^50 bytes)
+ * is still simulated at that size. */
+static void test_xla_huge_shape(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *path = g_build_filename(tmp, "x.trace.json", NULL);
+  const char *fmt = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_name\", \"args\": {\"name\": \"/device:TPU:0\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 4, \"name\": \"process_name\", \"args\": {\"name\": \"/device:TPU:1\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"tid\": 2, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 4, \"tid\": 2, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 2, \"ts\": 13, \"dur\": 4, \"name\": \"all-reduce.2\", \"args\": "
+    "{\"long_name\": \"%%all-reduce.2 = %s{0} all-reduce(%s{0} %%p), replica_groups={{0,1}}, to_apply=%%add\"}},\n"
+    "{\"ph\": \"X\", \"pid\": 4, \"tid\": 2, \"ts\": 13, \"dur\": 4, \"name\": \"all-reduce.2\", \"args\": "
+    "{\"long_name\": \"%%all-reduce.2 = %s{0} all-reduce(%s{0} %%p), replica_groups={{0,1}}, to_apply=%%add\"}}]}\n";
+  static const char *const huge[] = {"bf16[4611686018427387904]", "s8[18446744073709551615]"};
+  for (guint i = 0; i < G_N_ELEMENTS(huge); i++) {
+    char *text = g_strdup_printf(fmt, huge[i], huge[i], huge[i], huge[i]);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    expect_run((const char *[]){"simulate", path, "-n", "dgx-h100", "--strict", NULL}, 1,
+               "collective all-reduce.2 has no usable size (a size above 2^50 bytes (1 PiB)");
+    /* The count of what cannot be simulated is in the report on stdout
+     * (printed once there, issue 29 obs 9); the per-op warning on stderr. */
+    char *out = NULL, *err = NULL;
+    g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", path, "-n", "dgx-h100", NULL}, &out, &err),
+                    ==, 0);
+    test_expect_has(out, "2 communication op(s) on 2 rank(s) were not simulated");
+    test_expect_has(err, "has no usable size (a size above 2^50 bytes (1 PiB)");
+    g_free(out);
+    g_free(err);
+    g_free(text);
+  }
+  char *text = g_strdup_printf(fmt, "f32[281474976710656]", "f32[281474976710656]", "f32[281474976710656]",
+                               "f32[281474976710656]"), *out = NULL;
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", path, "-n", "dgx-h100", "--strict", NULL}, &out), ==, 0);
+  test_expect_has(out, "all_reduce ring/Simple for 1 collective of 1125899906842624 B");
+  g_free(out);
+  g_free(text);
+  test_rm_rf(tmp);
+  g_free(path);
+  g_free(tmp);
+}
+
+/* A one-device Nsight Systems export holding a 100 us kernel at 1000 ns
+ * and a second kernel row whose values are the SQL text `row`. */
+static void write_nsys(const char *path, const char *row)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+  char *sql = g_strdup_printf("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+                              "INSERT INTO StringIds VALUES (1, 'volta_sgemm_128x64_nn');"
+                              "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+                              "streamId INTEGER, correlationId INTEGER, demangledName INTEGER, gridX INTEGER);"
+                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 101000, 0, 7, 1, 1, 132);"
+                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%s);", row);
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+    g_error("sqlite: %s", msg);
+  g_free(sql);
+  sqlite3_close(db);
+}
+
+/* Found by this wave's audit (items 1 and 2 on Nsight exports): a kernel
+ * row starting at 2^63 - 1 ns wrapped when turned into ps, the kernel
+ * vanished with a GLib critical (et_builder_add_node: duration_ps >= 0)
+ * and simulate answered 0.1 ms, status 0; a start stored as text 'abc' or
+ * NULL (SQLite keeps them in an INTEGER column) was read as 0.  Each is
+ * now an error naming the file, table, row and field.  A good second
+ * kernel at [200000, 300000] ns gives the window 300000 - 1000 = 299000 ns
+ * (the replay keeps the measured gap), as before. */
+static void test_nsys_times(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *db = g_build_filename(tmp, "n.sqlite", NULL);
+  const struct { const char *row, *want; } probes[] = {
+    {"9223372036854775807, 1, 0, 7, 2, 1, 132", "row 2: start is '9223372036854775807', not a time in ns"},
+    {"1000, 9223372036854775807, 0, 7, 2, 1, 132", "row 2: end is '9223372036854775807', not a time in ns"},
+    {"'abc', 2000, 0, 7, 2, 1, 132", "row 2: start is 'abc', not a time in ns"},
+    {"2000, NULL, 0, 7, 2, 1, 132", "row 2: end is NULL, not a time in ns"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(probes); i++) {
+    g_unlink(db);
+    write_nsys(db, probes[i].row);
+    expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, probes[i].want);
+    expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, "n.sqlite: table CUPTI_ACTIVITY_KIND_KERNEL");
+  }
+  g_unlink(db);
+  write_nsys(db, "200000, 300000, 0, 7, 2, 1, 132");
+  char *out = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, &out), ==, 0);
+  test_expect_has(out, "step time: 0.29900 ms (299000.000 ns)");
+  g_free(out);
+  test_rm_rf(tmp);
+  g_free(db);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -470,5 +669,9 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_input/sweep_point_memory", test_sweep_point_memory);
   g_test_add_func("/hostile_input/nccltests_rows", test_nccltests_rows);
   g_test_add_func("/hostile_input/sweep_huge_range", test_sweep_huge_range);
+  g_test_add_func("/hostile_input/huge_latency", test_huge_latency);
+  g_test_add_func("/hostile_input/huge_latency_scale", test_huge_latency_scale);
+  g_test_add_func("/hostile_input/xla_huge_shape", test_xla_huge_shape);
+  g_test_add_func("/hostile_input/nsys_times", test_nsys_times);
   return g_test_run();
 }

@@ -395,9 +395,10 @@ sim_result *sim_replay_run(const et_workload *w, const topo *t, const sim_replay
   if (rp.error == NULL && sim_time_overflowed(rp.sim))
     rp.error = g_error_new(WISP_ERROR, WISP_ERROR_LIMIT,
                            "%s: the simulated time would pass 2^61 ps (about 26.7 days; the run stopped at %.3f s "
-                           "simulated): a message size, compute time, link bandwidth or slow-down factor is "
-                           "beyond what wisp can represent; check the largest sizes and durations of the "
-                           "workload and the --slow-rank/--slow-ranks/compute factors",
+                           "simulated): a message size, compute time, link bandwidth or latency or slow-down factor "
+                           "is beyond what wisp can represent; check the largest sizes and durations of the "
+                           "workload, the network's bandwidths and latencies and the --slow-rank/--slow-ranks/"
+                           "compute factors",
                            w->source ? w->source : "workload", (double)sim_now(rp.sim) / (double)SIM_PS_PER_S);
   for (int r = 0; rp.error == NULL && r < w->n_ranks; r++)
     if (rp.ranks[r].finished != rp.ranks[r].g->n_nodes)

@@ -17,6 +17,13 @@
  * from the `wisp` command's allocation-failure handler, without
  * allocating).  A worker that dies without a record (a signal, a crash)
  * fails the run as before: finished points are kept, --resume goes on.
+ *
+ * A worker does not outlive its parent (Linux: PR_SET_PDEATHSIG): a sweep
+ * or search killed by SIGTERM, SIGINT sent to it alone, or SIGKILL stops
+ * its workers too (each removes its own temporary point file on the way,
+ * see wisp_output_cleanup_on_signals), instead of leaving them to run
+ * their points to the end and write into a directory the parent's signal
+ * handler is removing (wisp search's temporary one).
  */
 #include "config.h"
 #include "studies/study_sweep.h"
@@ -29,6 +36,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <signal.h>
+#include <sys/prctl.h>
+#endif
 
 enum { REC_DONE = 1, REC_FAILED, REC_MEMORY };
 
@@ -176,11 +187,17 @@ static void run_round(const study_points_runner *r, const int *pending, int n_pe
   fflush(NULL);
   pid_t *pids = g_new0(pid_t, jobs);
   int started = 0;
+  pid_t parent = getpid();
   for (int wk = 0; wk < jobs; wk++) {
     pid_t pid = fork();
     if (pid < 0)
       break;
     if (pid == 0) {
+#ifdef __linux__
+      /* SIGTERM when the parent dies; it may have died before this line. */
+      if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+        _exit(1);
+#endif
       close(fds[0]);
       worker(r, pending, n_pending, wk, jobs, fds[1]);
     }

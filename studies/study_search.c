@@ -170,7 +170,8 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
     et_repart_memory_of(c, &p->rq, &mem);
     p->mem_bytes = mem.total_bytes;
   }
-  char *dir = o->points_dir ? g_strdup(o->points_dir) : g_dir_make_tmp("wisp-search-XXXXXX", error);
+  /* Without -o the points go to a temporary directory that SIGINT/SIGTERM remove too. */
+  char *dir = o->points_dir ? g_strdup(o->points_dir) : wisp_output_temp_new("wisp-search-XXXXXX", TRUE, error);
   if (dir == NULL || g_mkdir_with_parents(dir, 0777) != 0) {
     if (dir)
       g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot create the points directory: %s", dir,
@@ -192,8 +193,10 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
     if (r->missing == 0)
       rank_points(r);
   }
-  if (o->points_dir == NULL)
+  if (o->points_dir == NULL) {
     study_search_points_remove(dir, (int)r->points->len);
+    wisp_output_temp_forget(dir); /* after: a signal in between still removes the rest */
+  }
   g_free(dir);
   if (!ok) {
     study_search_result_free(r);

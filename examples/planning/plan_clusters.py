@@ -128,8 +128,13 @@ def load_costs(path):
                             % (i + 1, o["name"], o["name"]))
             o["name"] = str(o["name"])
         price = o.get("price_gpu_hour")
-        if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
-            problems.append("option '%s': price_gpu_hour must be a positive finite number (per GPU-hour), got %r"
+        try:
+            ok = (not isinstance(price, bool) and isinstance(price, (int, float)) and math.isfinite(float(price))
+                  and price > 0)
+        except OverflowError:  # an integer past a double (10**400): float() overflows, not a price either
+            ok = False
+        if not ok:
+            problems.append("option '%s': price_gpu_hour must be a positive finite number (per GPU-hour), got %.40r"
                             % (o["name"], price))
         if [str(p.get("name")) for p in opts if isinstance(p, dict)].count(o["name"]) > 1:
             problems.append("option name '%s' is used twice (names label the sweep's points)" % o["name"])

@@ -12,8 +12,10 @@
 #     analytical: wisp's options reach every point, so each option is priced
 #     at the scaled job's 32 GPUs (the example's 16 ranks at dp=2 x 2) on the
 #     dgx-a100 preset (a preset is fitted to the scaled job).
-#  4. a cost file with an unquoted numeric name (123), a NaN price and a
-#     negative price: one error listing all three, never a traceback.
+#  4. a cost file with an unquoted numeric name (123), a NaN price, a
+#     negative price and an integer price of 401 digits (past a double:
+#     fuzz_costs.py's finding, an OverflowError traceback): one error
+#     listing all four, never a traceback.
 #  5. utility_study (built by automake against libwisp.la) runs a utility
 #     study through the public API; it checks Utility = (T - T_2x) / T itself.
 #  6. the same program compiled and linked through `pkg-config wisp` with the
@@ -77,15 +79,17 @@ if command -v python3 >/dev/null 2>&1 && python3 -c 'import json' >/dev/null 2>&
     sed 's/^/# /' "$tmp/table5" "$tmp/err"
     echo "not ok 3 - plan_clusters.py with wisp's scaling options"
   fi
-  printf 'options:\n  - name: 123\n    price_gpu_hour: nan\n    set:\n      scale_out_bw: 200Gbps\n  - name: b\n    price_gpu_hour: -2\n    set:\n      scale_out_bw: 400Gbps\n' > "$tmp/bad.yaml"
+  huge=1$(printf '%0400d' 0)
+  printf 'options:\n  - name: 123\n    price_gpu_hour: nan\n    set:\n      scale_out_bw: 200Gbps\n  - name: b\n    price_gpu_hour: -2\n    set:\n      scale_out_bw: 400Gbps\n  - name: c\n    price_gpu_hour: %s\n    set:\n      scale_out_bw: 800Gbps\n' "$huge" > "$tmp/bad.yaml"
   if python3 "$src/examples/planning/plan_clusters.py" --wisp "$wisp" --workload "$work" --cluster "$cluster" \
       --costs "$tmp/bad.yaml" >/dev/null 2>"$tmp/err"; then
     echo "not ok 4 - a NaN or negative price was accepted"
-  elif grep -q "3 problems" "$tmp/err" && grep -q "name 123 is not a string; quote it" "$tmp/err" &&
+  elif grep -q "4 problems" "$tmp/err" && grep -q "name 123 is not a string; quote it" "$tmp/err" &&
+       grep -q "option 'c': price_gpu_hour must be a positive finite number (per GPU-hour), got 1000000000" "$tmp/err" &&
        grep -q "option '123': price_gpu_hour must be a positive finite number (per GPU-hour), got nan" "$tmp/err" &&
        grep -q "option 'b': price_gpu_hour must be a positive finite number (per GPU-hour), got -2" "$tmp/err" &&
        ! grep -q Traceback "$tmp/err"; then
-    echo "ok 4 - numeric name, NaN and negative prices refused together"
+    echo "ok 4 - numeric name, NaN, negative and 401-digit prices refused together"
   else
     sed 's/^/# /' "$tmp/err"
     echo "not ok 4 - unexpected message"

@@ -342,9 +342,13 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
    * peer it exchanges with (sendrecv: one, not n - 1). */
   if (a == COLL_NALGO_P2P && n > 1)
     hop_us *= (double)MAX(p2p_peers, 1) / (double)(n - 1);
-  sim_time_ps base_ps = 0;
-  wisp_ps_from_us(base_us, &base_ps);
-  r->t_base = base_ps + lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
+  /* Each term saturates at the engine's limit (the run then reports the
+   * overflow) instead of being dropped or wrapping: a library's launch may
+   * be up to 2^63 ps, and the tuner's base grows with net_latency. */
+  sim_time_ps base_ps = 0, per = MAX(lp->gpus_per_thread, 1);
+  if (!wisp_ps_from_us(base_us, &base_ps) || base_ps > SIM_TIME_LIMIT)
+    base_ps = SIM_TIME_LIMIT;
+  r->t_base = base_ps + (lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
   /* A calibrated per-step overhead scales NCCL's per-hop figures in the
    * time only (the choice above keeps NCCL's own). */
   r->hop_us = hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0);
@@ -407,7 +411,11 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
     r->step_extra[i] = 0;
   }
   sim_time_ps extra = 0;
-  wisp_ps_from_us(extra_us, &extra);
+  /* Past int64 ps (a step_latency_scale of 1e12 on a 51 us hop) this was
+   * dropped, so the collective ran faster than with a scale of 1: now it
+   * saturates at the engine's limit, which the run reports as an overflow. */
+  if (!wisp_ps_from_us(extra_us, &extra) || extra > SIM_TIME_LIMIT)
+    extra = SIM_TIME_LIMIT;
   r->t_base += extra;
 }
 
