@@ -14,7 +14,7 @@
 #include "config.h"
 
 #include "chakra/et_io.h"
-#include "regress/hostile_et.h"
+#include "regress/allreduce_et.h"
 #include "regress/test_util.h"
 
 #include <glib/gstdio.h>
@@ -80,9 +80,9 @@ static void test_chakra_huge_size(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "max", 2, (uint64_t)INT64_MAX, 100);
-  hostile_write_allreduce(tmp, "p62", 2, UINT64_C(1) << 62, 100);
-  hostile_write_allreduce(tmp, "p50", 2, UINT64_C(1) << 50, 100);
+  test_write_allreduce(tmp, "max", 2, (uint64_t)INT64_MAX, 100);
+  test_write_allreduce(tmp, "p62", 2, UINT64_C(1) << 62, 100);
+  test_write_allreduce(tmp, "p50", 2, UINT64_C(1) << 50, 100);
   char *max = g_build_filename(tmp, "max", NULL), *p62 = g_build_filename(tmp, "p62", NULL);
   char *p50 = g_build_filename(tmp, "p50", NULL);
   expect_run(NULL, (const char *[]){"simulate", max, "--network", "dgx-h100", NULL}, 1,
@@ -152,7 +152,7 @@ static void test_slow_factors(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 2, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 2, 1 << 20, 100);
   char *w = g_build_filename(tmp, "w", NULL);
   const char *want = "the simulated time would pass 2^61 ps (about 26.7 days";
   expect_run(NULL, (const char *[]){"simulate", w, "--network", "dgx-h100", "--slow-rank", "0=1e308", NULL}, 1,
@@ -178,7 +178,7 @@ static void test_sweep_isolates_failure(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 2, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 2, 1 << 20, 100);
   char *spec = g_build_filename(tmp, "s.yaml", NULL), *w = g_build_filename(tmp, "w", NULL);
   char *out = g_build_filename(tmp, "out", NULL);
   const char *text = "sweep_version: 1\nname: iso\ncluster: dgx-h100\naxes:\n  - {key: compute, values: [1, 1e-300, 2]}\n";
@@ -218,7 +218,7 @@ static void test_same_output(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 2, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 2, 1 << 20, 100);
   char *w = g_build_filename(tmp, "w", NULL);
   expect_run(tmp, (const char *[]){"simulate", w, "-n", "dgx-h100", "--json", "x", "--timeline", "x", NULL}, 2,
              "--json x and --timeline x name the same file");
@@ -242,7 +242,7 @@ static void test_sweep_merge(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 2, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 2, 1 << 20, 100);
   char *spec = g_build_filename(tmp, "s.yaml", NULL), *w = g_build_filename(tmp, "w", NULL);
   const char *text = "sweep_version: 1\nname: m\ncluster: dgx-h100\naxes:\n  - {key: compute, values: [1, 2]}\n";
   g_assert_true(g_file_set_contents(spec, text, -1, NULL));
@@ -311,7 +311,7 @@ static void test_option_ranges(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 2, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 2, 1 << 20, 100);
   char *w = g_build_filename(tmp, "w", NULL), *a = g_build_filename(tmp, "a.json", NULL);
   write_kineto(a, "100", "1024");
   expect_run(NULL, (const char *[]){"simulate", w, "-n", "dgx-h100", "--check-baseline", "-5", NULL}, 2,
@@ -416,7 +416,7 @@ static void test_signal_removes_temp(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 100);
   gboolean caught = FALSE;
   for (int dp = 32; dp <= 512 && !caught; dp *= 2) {
     char *scale = g_strdup_printf("dp=%d", dp);
@@ -460,7 +460,7 @@ static void test_resume_orphans(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 2, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 2, 1 << 20, 100);
   char *spec = g_build_filename(tmp, "s.yaml", NULL);
   const char *text = "sweep_version: 1\nname: r\ncluster: dgx-h100\naxes:\n  - {key: compute, values: [1, 2]}\n";
   g_assert_true(g_file_set_contents(spec, text, -1, NULL));
@@ -570,7 +570,7 @@ static void test_json_too_deep(void)
              "rep.json: arrays and objects nested deeper than the JSON reader's limit of 1000 levels, which no file "
              "of wisp's holds");
   g_assert_false(g_file_test(html, G_FILE_TEST_EXISTS));
-  hostile_write_allreduce(tmp, "w", 2, 1024, 100);
+  test_write_allreduce(tmp, "w", 2, 1024, 100);
   char *w = g_build_filename(tmp, "w", NULL), *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", w, "-n", "dgx-h100", "--comm-group", groups,
                                                           NULL}, NULL, &err), ==, 1);

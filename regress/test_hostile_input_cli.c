@@ -11,7 +11,7 @@
 #include "config.h"
 
 #include "chakra/et_io.h"
-#include "regress/hostile_et.h"
+#include "regress/allreduce_et.h"
 #include "regress/test_util.h"
 
 #include <fcntl.h>
@@ -254,7 +254,7 @@ static void test_memory_limit(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
   long rss = 0;
-  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *w = g_build_filename(tmp, "w", NULL);
   g_assert_cmpint(run_measured((const char *[]){"simulate", w, "-n", "dgx-h100", "--scale", "dp=8388608", NULL},
                                (rlim_t)1 << 30, &err, &rss), ==, 1);
@@ -340,7 +340,7 @@ static void test_sweep_point_memory(void)
   if (!can_limit_memory())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *err = NULL;
-  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *w = g_build_filename(tmp, "w", NULL), *spec = g_build_filename(tmp, "s.yaml", NULL);
   g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: m\ncluster: dgx-h100\naxes:\n"
                                     "  - {key: ranks, values: [8, 4194304, 16]}\n", -1, NULL));
@@ -477,7 +477,7 @@ static void test_huge_latency(void)
   char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *w = g_build_filename(tmp, "w", NULL);
   char *net = g_build_filename(tmp, "n.yaml", NULL), *flow = g_build_filename(tmp, "f.yaml", NULL);
   char *slow = g_build_filename(tmp, "s.yaml", NULL);
-  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 0);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   const char *fmt = "schema_version: 1\nname: n\nmodel: %s\ndims:\n  - {name: nvlink, kind: switch, size: 8, "
                     "bandwidth: 450GB/s, latency: %s}\n";
   char *t1 = g_strdup_printf(fmt, "analytical", "9e6s"), *t2 = g_strdup_printf(fmt, "flow", "9e6s");

@@ -24,7 +24,7 @@
 #include "config.h"
 
 #include "chakra/et_io.h"
-#include "regress/hostile_et.h"
+#include "regress/allreduce_et.h"
 #include "regress/test_util.h"
 
 #include <glib/gstdio.h>
@@ -243,7 +243,7 @@ static void test_html_temp_on_signal(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL), *tdir = g_build_filename(tmp, "t", NULL);
   g_assert_cmpint(g_mkdir(tdir, 0755), ==, 0);
-  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 100);
   gboolean caught = FALSE;
   for (int dp = 256; dp <= 8192 && !caught; dp *= 4) {
     char *scale = g_strdup_printf("dp=%d", dp);
@@ -299,7 +299,7 @@ static void test_sweep_workers_end(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL);
-  hostile_write_allreduce(tmp, "w", 8, 1 << 20, 100);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 100);
   char *spec = g_build_filename(tmp, "s.yaml", NULL), *pts = g_build_filename(tmp, "o", "k.points", NULL);
   g_assert_true(g_file_set_contents(spec, "sweep_version: 1\nname: k\ncluster: dgx-h100\naxes:\n  - {key: compute, "
                                     "values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}\n", -1, NULL));
@@ -349,7 +349,7 @@ static void test_sweep_name_escape(void)
     return;
   char *tmp = g_dir_make_tmp("wisp-hostile-out-XXXXXX", NULL), *sub = g_build_filename(tmp, "d", NULL);
   g_assert_cmpint(g_mkdir(sub, 0755), ==, 0);
-  hostile_write_allreduce(sub, "w", 2, 1 << 20, 100);
+  test_write_allreduce(sub, "w", 2, 1 << 20, 100);
   static const char *const names[] = {"../esc", "/tmp/wisp-hostile-esc", "a/b"};
   for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
     char *text = g_strdup_printf("sweep_version: 1\nname: %s\ncluster: dgx-h100\naxes:\n  - {key: compute, "

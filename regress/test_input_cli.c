@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "chakra/et_io.h"
+#include "regress/allreduce_et.h"
 #include "regress/test_cal_workload.h"
 #include "regress/test_util.h"
 
@@ -43,26 +44,6 @@ static char *src_path(const char *rel)
   return g_build_filename(g_getenv("G_TEST_SRCDIR"), rel, NULL);
 }
 
-/* n ranks, one world all-reduce of `bytes` per rank measured at 10 us. */
-static void write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes)
-{
-  et_workload *w = et_workload_new(n, "cli");
-  for (int r = 0; r < n; r++) {
-    et_builder *b = et_builder_new("cli");
-    uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
-    et_comm c = { .bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
-                  .root = -1, .coll = ET_COLL_ALL_REDUCE };
-    et_builder_set_comm(b, i, &c, NULL, NULL, 0);
-    GError *error = NULL;
-    w->ranks[r] = et_builder_finish(b, 0, &error);
-    g_assert_no_error(error);
-  }
-  GError *error = NULL;
-  g_assert_true(et_workload_write(w, dir, prefix, &error));
-  g_assert_no_error(error);
-  et_workload_free(w);
-}
-
 /* Item 1: a preset by name or path, a wisp YAML and an ASTRA-sim
  * network.yml are accepted by topo, collbench and simulate; a preset is
  * resized to the workload and the resize is printed. */
@@ -71,7 +52,7 @@ static void test_network_spellings(void)
   if (!test_have_bin())
     return;
   char *tmp = g_dir_make_tmp("wisp-net-cli-XXXXXX", NULL);
-  write_allreduce(tmp, "w", 8, 1 << 20);
+  test_write_allreduce(tmp, "w", 8, 1 << 20, 0);
   char *preset = src_path("presets/dgx-h100.yaml"), *astra = src_path("examples/networks/astra-fc4-switch2.yml");
   char *wisp_yaml = src_path("examples/networks/dgx1-v100.yaml");
   char *out = NULL, *err = NULL;

@@ -1,23 +1,23 @@
-/* hostile_et.h: the Chakra workload the hostile-input CLI tests
- * (test_hostile_cli, test_hostile_input_cli, test_hostile_output_cli)
- * write for their probes, in one place (header only; the test links
+/* allreduce_et.h: the one-all-reduce Chakra workload that CLI tests
+ * (test_hostile_cli, test_hostile_input_cli, test_hostile_output_cli,
+ * test_input_cli) write, in one place (header only; the test links
  * chakra/libwisp_et.la).  Each of n ranks runs one world all-reduce of
  * `bytes` measured at 10 us, then, when gemm_us > 0, a gemm of gemm_us;
  * written as DIR/PREFIX.<rank>.et.  Aborts the test on any error.
  * O(n). */
-#ifndef WISP_REGRESS_HOSTILE_ET_H
-#define WISP_REGRESS_HOSTILE_ET_H
+#ifndef WISP_REGRESS_ALLREDUCE_ET_H
+#define WISP_REGRESS_ALLREDUCE_ET_H
 
 #include "chakra/et_io.h"
 
 #include <glib.h>
 
-G_GNUC_UNUSED static void hostile_write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes,
+G_GNUC_UNUSED static void test_write_allreduce(const char *dir, const char *prefix, int n, uint64_t bytes,
                                                   int gemm_us)
 {
-  et_workload *w = et_workload_new(n, "hostile");
+  et_workload *w = et_workload_new(n, "cli");
   for (int r = 0; r < n; r++) {
-    et_builder *b = et_builder_new("hostile");
+    et_builder *b = et_builder_new("cli");
     uint32_t i = et_builder_add_node(b, 0, ET_NODE_COMM_COLL, "all_reduce", 10 * SIM_PS_PER_US, 0);
     et_comm c = { .bytes = bytes, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1, .tag = -1,
                   .root = -1, .coll = ET_COLL_ALL_REDUCE };
