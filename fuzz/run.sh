@@ -465,7 +465,7 @@ for t in $targets; do
         done &
       fi
       wait "$pid" || r=$?
-      [ $r -eq 72 ] && [ -f cpu-budget-spent ] && r=0; } \
+      if [ $r -eq 72 ] && [ -f cpu-budget-spent ]; then r=0; fi; } \
       && times > times.txt && exit $r) || rc=$?
   wall=$(( $(date +%s) - t0 ))
   cpu=$(sed -n 2p "$work/times.txt" 2>/dev/null | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/);
