@@ -125,6 +125,49 @@ static void test_timing_loop(void)
   topo_free(t);
 }
 
+/* The latency what-if's sign: 256 ranks on 32 nodes of 8 (the dgx-a100
+ * preset's links), all-reduce 24 KiB, which NCCL's tuner runs as tree/LL
+ * at every latency below.  NCCL's per-hop figures are the kernels' and
+ * proxies' own cost; the wire's latency is what the routes charge, so the
+ * time must grow with the network's latency.  Bounds on the growth from
+ * 1 us to 2 us: the tree's reduce climbs at least log2(32) = 5 network
+ * levels and its broadcast descends 5 (>= 10 hops on the critical path);
+ * the plan has 4 tree steps over at most depth 6 (<= 24 hops).  (Before
+ * the wire was counted once, the time was 81.9, 65.9, 61.9 and 79.9 us:
+ * a latency cut looked like a slow-down.) */
+static void test_latency_monotone(void)
+{
+  const char *lat[4] = { "0ns", "500ns", "1us", "2us" };
+  sim_time_ps ps[4];
+  int ranks[256];
+  for (int i = 0; i < 256; i++)
+    ranks[i] = i;
+  for (int k = 0; k < 4; k++) {
+    GError *error = NULL;
+    char *y = g_strdup_printf("schema_version: 1\nmodel: analytical\ndims:\n"
+                              "  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
+                              "  - {name: ib, kind: switch, size: 32, bandwidth: 200Gbps, latency: %s}\n"
+                              "library: {name: nccl, sm: 80}\n", lat[k]);
+    topo *t = topo_load_string(y, "latency", &error);
+    g_assert_no_error(error);
+    coll_policy *pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 1);
+    coll_desc d = { .type = ET_COLL_ALL_REDUCE, .bytes = 24576, .ranks = ranks, .n_ranks = 256, .root = -1 };
+    coll_info info;
+    g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &ps[k], &info, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_TREE);
+    g_assert_cmpint(info.proto, ==, COLL_PROTO_LL);
+    g_test_message("network latency %s: all-reduce 24 KiB %.3f us", lat[k], ps[k] / 1e6);
+    coll_policy_free(pol);
+    topo_free(t);
+    g_free(y);
+  }
+  for (int k = 1; k < 4; k++)
+    g_assert_cmpuint(ps[k], >, ps[k - 1]);
+  g_assert_cmpuint(ps[3] - ps[2], >=, 10 * SIM_PS_PER_US);
+  g_assert_cmpuint(ps[3] - ps[2], <=, 24 * SIM_PS_PER_US);
+}
+
 /* NCCL's send/recv channels on one H100 node (coll_nccl_p2p_efficiency;
  * src/enqueue.cc addP2pToPlan, src/graph/paths.cc): 18 links -> 36
  * channels per peer -> 32 (MAXCHANNELS); 8 ranks: nChannelsMin 32 / 8 = 4;
@@ -245,6 +288,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/tree-chunks", test_tree_chunks);
   g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
+  g_test_add_func("/coll/nccl/latency-monotone", test_latency_monotone);
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);

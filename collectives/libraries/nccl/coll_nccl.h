@@ -131,9 +131,9 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
  * total per-hop part on the critical path (NCCL's latency minus the
  * base), without the plugin-reported network latency (comm.net_lat_us
  * steers the choice only; the network's route latencies are simulated).
- * The plan (nccl_plan.c) adds hop_us, less the route latencies of the
- * plan's critical steps, in series before the first step, as NCCL's own
- * cost model adds latency to bytes / bandwidth. */
+ * The plan (nccl_plan.c) adds hop_us in series before the first step, as
+ * NCCL's own cost model adds latency to bytes / bandwidth; the wire's
+ * latency is the simulated routes' (never taken off hop_us). */
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 
