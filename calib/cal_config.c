@@ -676,6 +676,16 @@ gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant 
   x[LIB_P_STEP] = lib.step_latency_scale > 0 ? lib.step_latency_scale : 1.0;
   lf.used[LIB_P_LAUNCH] = lf.used[LIB_P_STEP] = TRUE;
   memcpy(x0, x, sizeof x);
+  /* The descent stays within 50x of x0.  A link latency the simulator
+   * refit (cal_refit_to_simulator) took to zero would pin it to 1-50 ns,
+   * so its range is centred on the textbook fit's latency per hop instead
+   * (DLRM on dgx-a100: 0 after the refit, 571.8 ns from alpha). */
+  for (int c = 0; c < CAL_N_CLASSES; c++)
+    if (lf.used[2 * c]) {
+      int dim = class_dim(v, (cal_class)c);
+      x0[2 * c] = MAX(x0[2 * c], f->cls[c].alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim)));
+      x[2 * c] = MAX(x[2 * c], x0[2 * c] / 50);
+    }
   double first = lib_eval(&lf, x, error), best = first;
   ok = first >= 0 && lib_descend(&lf, x, x0, &best, error);
   if (ok && best < first - 1e-3) {
