@@ -38,7 +38,17 @@
  *     replicated across TP when named norm/embedding/indexSelect, sharded
  *     otherwise); a layer of four forward and eight backward GEMMs is
  *     Megatron's (QKV, projection, FC1, FC2; each data then weight
- *     gradient, in reverse), which gives every GEMM its shape.
+ *     gradient, in reverse), which gives every GEMM its shape;
+ *   - the kernel floor (the fixed time of a kernel that does not scale
+ *     with its work: launch to first work, tail): with GEMM roles and no
+ *     kernel_floor_us on the card, the least-squares line through the
+ *     layer's twelve GEMMs, measured time against roofline time of their
+ *     shapes; its intercept is the floor when the line fits (relative rms
+ *     residual at most 2 %, intercept between 0 and the shortest GEMM,
+ *     positive slope), else the card's default is kept and the reason
+ *     printed.  Shape-dependent efficiency (tile quantisation) that is not
+ *     the same fraction for all twelve shows as residual, so a trace whose
+ *     GEMMs do not follow one efficiency falls back;
  *
  * Context parallelism (card cp > 1): the ring's sends and receives (of
  * a group with the cp dimension) are not the pipeline's and are left out
@@ -87,6 +97,8 @@ typedef struct {
                                   a2a or a2a+p2p (static); NULL: p2p or absent */
   double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
   sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */
+  gboolean kernel_floor_given; /* the card states kernel_floor_us (else kernel_floor_ps is the default, used
+                                  when the trace's GEMMs do not give one: et_model.kernel_floor_ps) */
   char *hw;                    /* the GPU's name, g_free */
   char *source;                /* the card's path, g_free */
   char *missing;               /* keys the card lacks, comma-separated, g_free (NULL: none) */
@@ -131,6 +143,9 @@ typedef struct {
   int tp, pp, mb, layers_per_stage;
   double tokens_per_mb;        /* traced micro-batch tokens */
   sim_time_ps optimizer_ps;    /* the tail's elementwise time on rank 0 */
+  sim_time_ps kernel_floor_ps; /* the fixed time per kernel re-partitioning keeps: the card's kernel_floor_us
+                                  when given, else fitted from the layer's GEMMs when they fit a line, else
+                                  the card's default (how says which) */
   double rank0_params;         /* parameters of traced rank 0 (card arithmetic) */
   gboolean dp_after;           /* the traced DP gradient reductions start after the last backward's layers
                                   (FALSE: they overlap it, or none traced: Megatron's overlap assumed) */

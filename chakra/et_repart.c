@@ -191,7 +191,7 @@ static sim_time_ps new_dur(const rb *g, const et_mop *o)
   } else {
     f = g->shard * g->tokens;
   }
-  sim_time_ps floor = MIN(o->dur_ps, g->c->kernel_floor_ps);
+  sim_time_ps floor = MIN(o->dur_ps, g->m->kernel_floor_ps);
   return floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
 }
 
@@ -235,7 +235,7 @@ static void attention(rb *g, const et_mop *o, gboolean backward)
 {
   int cp = g->rq.cp, c0 = MAX(o->ring, 1);
   double f = g->shard * g->tokens * c0 / cp;
-  sim_time_ps floor = MIN(o->dur_ps, g->c->kernel_floor_ps);
+  sim_time_ps floor = MIN(o->dur_ps, g->m->kernel_floor_ps);
   sim_time_ps dur = floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
   uint64_t kv = (uint64_t)llround(2.0 * g->m->tokens_per_mb * g->tokens * g->c->hidden / g->rq.tp *
                                   g->c->dtype_bytes * (backward ? 2 : 1));
@@ -484,7 +484,7 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                          "elements per shard (norms and embedding: per token), each above a fixed %.1f us per kernel; "
                          "the measured idle before each operation kept; TP all-reduces, activations and their "
                          "gradients: tokens x hidden %d x %d B\n", c->hw ? c->hw : "the GPU", c->peak_flops / 1e12,
-                         c->hbm_Bps / 1e9, (double)c->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
+                         c->hbm_Bps / 1e9, (double)m->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
   static const char *const rc[] = {"no", "selective", "full"};
   g_string_append_printf(how, "repartition: memory per GPU (stage %d, the most loaded): %.2f GB weights, gradients "
                          "and Adam states (%.0f M parameters x 16 B, ZeRO stage %d over the DP group) + %.2f GB "
