@@ -251,12 +251,45 @@ static void attention(rb *g, const et_mop *o, gboolean backward)
   }
 }
 
+/* The median idle before a compute kernel that follows a compute kernel
+ * in q (0: none): how the sequence's kernels follow each other with no
+ * collective between them.  O(n^2) for n operations (a layer's handful). */
+static sim_time_ps kernel_to_kernel_gap(const et_mseq *q)
+{
+  sim_time_ps v[64];
+  int n = 0;
+  for (int i = 1; i < q->n && n < (int)G_N_ELEMENTS(v); i++)
+    if (q->ops[i].cls <= ET_KC_ELEM_REPL && q->ops[i - 1].cls <= ET_KC_ELEM_REPL)
+      v[n++] = q->ops[i].gap_ps;
+  for (int i = 1; i < n; i++)
+    for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+      sim_time_ps t = v[k];
+      v[k] = v[k - 1];
+      v[k - 1] = t;
+    }
+  return n ? v[n / 2] : 0;
+}
+
 static void emit(rb *g, const et_mseq *q)
 {
+  /* A collective that vanishes (tp 1, ep 1) takes the idle measured after
+   * it with it (the hand-off back from its stream): the next kernel
+   * follows the one before as q's kernels follow each other. */
+  gboolean dropped = FALSE;
+  sim_time_ps k2k = -1;
   for (int i = 0; i < q->n; i++) {
     const et_mop *o = &q->ops[i];
-    if ((o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1))
+    gboolean keep = (o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1);
+    if (keep && dropped && o->cls <= ET_KC_ELEM_REPL) {
+      if (k2k < 0)
+        k2k = kernel_to_kernel_gap(q);
+      et_mop follow = *o;
+      follow.gap_ps = MIN(o->gap_ps, k2k);
+      gap(g, &follow);
+    } else if (keep) {
       gap(g, o);
+    }
+    dropped = !keep;
     if (o->cls == ET_KC_ATTN && (o->ring > 1 || g->rq.cp > 1)) {
       attention(g, o, q == &g->m->layer_bwd);
       i += MAX(o->ring, 1) - 1; /* the traced ring's other steps */
