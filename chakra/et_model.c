@@ -572,6 +572,26 @@ static gboolean read_last_stage(const rd *d, int rank, GError **error)
   return TRUE;
 }
 
+/* One stage: the backward's run found at ops[at ..] (period q) may start
+ * a few operations early, taking the head's last ones (its final norm's
+ * gradient looks like a layer's).  The backward runs the forward in
+ * reverse, so its layer ends with the gradient of the forward layer's
+ * first kernel: the first shift s < q whose run still repeats and whose
+ * period ends with a kernel of that class (0 when none).  O(q^2 ls). */
+static int backward_shift(const rd *d, const et_graph *g, const GArray *a, int at, int q)
+{
+  int ls = d->m->layers_per_stage;
+  if (d->m->layer_fwd.n == 0)
+    return 0;
+  et_kclass want = d->m->layer_fwd.ops[0].cls;
+  for (int s = 0; s < q && at + s + q * ls <= (int)a->len && periodic(g, a, at + s, q, ls); s++) {
+    const gop *o = &g_array_index(a, gop, at + s + q - 1);
+    if (op_type(g, o) == ET_NODE_COMP && class_of_name(et_node_name(g, o->node)) == want)
+      return s;
+  }
+  return 0;
+}
+
 /* One stage (pp 1): on rank 0, the first micro-batch's forward layers
  * (and the embedding before them) from the start, then the head and the
  * backward layers (the next repeating run), the embedding's backward and
@@ -600,6 +620,7 @@ static gboolean read_single_stage(const rd *d, GError **error)
   take(d, g, a, e, p, ls, &m->layer_fwd);
   if (e > 0)
     take(d, g, a, 0, e, 1, &m->embed_fwd);
+  h += backward_shift(d, g, a, fend + h, q);
   if (h > 0)
     take(d, g, a, fend, h, 1, &m->head);
   split_head(m);
