@@ -416,6 +416,82 @@ static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **e
   return TRUE;
 }
 
+/* Parent k of node i on its stream: the parent itself, or the parent of
+ * an idle node standing between them (kineto_graph.c puts the measured
+ * idle after a stream predecessor in one). */
+static uint32_t through_idle(const et_graph *g, uint32_t k)
+{
+  uint32_t p = ET_EDGE_INDEX(g->parent_edges[k]);
+  if ((g->nodes[p].flags & ET_FLAG_DELAY) && !(g->nodes[p].flags & ET_FLAG_CPU_OP) && et_node_n_parents(g, p) > 0)
+    p = ET_EDGE_INDEX(g->parent_edges[g->nodes[p].parents]);
+  return p;
+}
+
+static gboolean tp_coll(const et_graph *g, const et_layout *l, uint32_t i)
+{
+  if (g->nodes[i].type != ET_NODE_COMM_COLL)
+    return FALSE;
+  uint32_t grp = g->comms[g->nodes[i].comm].group;
+  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
+}
+
+/* Rank 0's pipeline transfer i: 1 an activation's send (to the next
+ * stage), 2 an activation's receive (from the last), 3 a gradient's send,
+ * 4 a gradient's receive (from the next), 0 not one. */
+static int p2p_dir(const et_graph *g, const et_layout *l, uint32_t i, int next)
+{
+  et_node_type t = (et_node_type)g->nodes[i].type;
+  if ((t != ET_NODE_COMM_SEND && t != ET_NODE_COMM_RECV) || cp_p2p(g, l, i))
+    return 0;
+  const et_comm *c = et_node_comm(g, i);
+  gboolean send = t == ET_NODE_COMM_SEND, to_next = send ? c->dst == next : c->src == next;
+  return (send == to_next ? 1 : 3) + !send;
+}
+
+/* Whether rank 0's TP collectives share a stream with its activation or
+ * gradient transfers (et_model.tp_queue): a TP collective right after
+ * such a transfer in the graph, or such a transfer right after a TP
+ * collective, and no transfer of that direction overlapping a TP
+ * collective in measured time.  next: the second stage's first rank.
+ * O(nodes x parents + transfers x nodes). */
+static void read_tp_queue(const rd *d, int next)
+{
+  const et_graph *g = d->w->ranks[0];
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    for (uint32_t k = g->nodes[i].parents; k < g->nodes[i + 1].parents; k++) {
+      uint32_t p = through_idle(g, k);
+      if (tp_coll(g, d->l, i))
+        d->m->tp_queue |= 1 << p2p_dir(g, d->l, p, next);
+      else if (tp_coll(g, d->l, p))
+        d->m->tp_queue |= 1 << p2p_dir(g, d->l, i, next);
+    }
+  d->m->tp_queue &= 30;
+  /* A cross-stream edge (an event) links them too: transfers on another
+   * stream overlap some TP collective in time, one stream's never do. */
+  for (uint32_t i = 0; d->m->tp_queue && i < g->n_nodes; i++) {
+    int dir = p2p_dir(g, d->l, i, next);
+    if (!dir || !(d->m->tp_queue & (1 << dir)) || !(g->nodes[i].flags & ET_FLAG_HAS_START))
+      continue;
+    sim_time_ps b = g->nodes[i].start_ps, e = b + g->nodes[i].duration_ps;
+    for (uint32_t k = 0; k < g->n_nodes; k++)
+      if (tp_coll(g, d->l, k) && (g->nodes[k].flags & ET_FLAG_HAS_START) && g->nodes[k].start_ps < e &&
+          b < g->nodes[k].start_ps + g->nodes[k].duration_ps) {
+        d->m->tp_queue &= ~(1 << dir);
+        break;
+      }
+  }
+  static const char *const what[] = {"", "activation sends", "activation receives", "gradient sends",
+                                     "gradient receives"};
+  if (!d->m->tp_queue)
+    return;
+  g_string_append(d->m->how, "model: rank 0's TP all-reduces share a stream with its");
+  for (int k = 1; k <= 4; k++)
+    if (d->m->tp_queue & (1 << k))
+      g_string_append_printf(d->m->how, " %s", what[k]);
+  g_string_append(d->m->how, " (one queue, in issue order): the new job queues them with that direction's "
+                             "transfers\n");
+}
+
 static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, int lo, int q, const char *where);
 
 /* First stage: the layer's forward (and the embedding before it) from the
@@ -439,6 +515,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
   take(d, g, a, e, p, ls, &m->layer_fwd);
   if (e > 0)
     take(d, g, a, 0, e, 1, &m->embed_fwd);
+  read_tp_queue(d, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
   g_string_append_printf(m->how, "model: layer forward: %d operations repeating %d times on rank 0 before its first "
                          "send (the card's num_layers %d / pp %d%s), %d before them (embedding), %d after (the next "
                          "micro-batch's, started early)\n", p, ls, d->c->layers, d->c->pp,

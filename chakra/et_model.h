@@ -55,6 +55,15 @@
  * of the operations; a layer's cp consecutive attention kernels are its
  * ring steps, read as one attention op (ring = cp, the steps' mean time).
  *
+ * Streams: when a TP collective on rank 0 directly follows a pipeline
+ * transfer on its stream (its parent, or its parent through the idle
+ * node between them), or a transfer follows a TP collective, and no
+ * transfer of that direction overlaps a TP collective in measured time
+ * (an event between two streams links them too, but two streams' work
+ * overlaps), the two share one queue (tp_queue: the direction,
+ * activations or gradients); the re-partitioned job keeps them in one
+ * FIFO.
+ *
  * Data-parallel gradient reductions: when rank 0's first collective in a
  * data-parallel group starts after its last backward's layers, the
  * reductions are read as issued after the backward (dp_after), else as
@@ -147,6 +156,9 @@ typedef struct {
                                   when given, else fitted from the layer's GEMMs when they fit a line, else
                                   the card's default (how says which) */
   double rank0_params;         /* parameters of traced rank 0 (card arithmetic) */
+  int tp_queue;                /* bits 1 << k: rank 0's TP collectives share a stream (one FIFO) with its
+                                  activation sends (k = 1), activation receives (2), gradient sends (3) or
+                                  gradient receives (4) (traced stream order) */
   gboolean dp_after;           /* the traced DP gradient reductions start after the last backward's layers
                                   (FALSE: they overlap it, or none traced: Megatron's overlap assumed) */
   GString *how;                /* "model: ..." lines: what was identified and how */

@@ -251,6 +251,24 @@ static void attention(rb *g, const et_mop *o, gboolean backward)
   }
 }
 
+/* The TP collective just added (the chain's head) joins the gradient
+ * queue (and / or the activation queue) when the trace showed it on one
+ * stream with that direction's sends or receives (et_model.tp_queue): it
+ * starts after the queue's last transfer, and the queue's next one after
+ * it.  The queue holds what et_repart.h says (1F1B: both sends and
+ * receives of the direction; interleaved: its sends). */
+static void tp_queue(rb *g)
+{
+  int t = g->m->tp_queue;
+  uint64_t *qs[2] = {(t & (8 | 16)) ? &g->q_grad : NULL, (t & (2 | 4)) ? &g->q_act : NULL};
+  for (int k = 0; k < 2; k++)
+    if (qs[k]) {
+      if (*qs[k])
+        et_builder_add_dep(g->b, (uint32_t)(g->chain - 1), *qs[k], TRUE, TRUE);
+      *qs[k] = g->chain;
+    }
+}
+
 /* The median idle before a compute kernel that follows a compute kernel
  * in q (0: none): how the sequence's kernels follow each other with no
  * collective between them.  O(n^2) for n operations (a layer's handful). */
@@ -298,8 +316,10 @@ static void emit(rb *g, const et_mseq *q)
         coll_hop(g, o->name, ET_COLL_ALL_TO_ALL, (uint64_t)llround((double)o->bytes * g->tokens), g->ep_pg,
                  o->two_hop);
     } else if (o->cls == ET_KC_TP_COLL) {
-      if (g->rq.tp > 1)
+      if (g->rq.tp > 1) {
         coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->tokens), g->tp_pg);
+        tp_queue(g);
+      }
     } else if (o->cls == ET_KC_OTHER_COLL) {
       coll(g, o->name, (et_coll_type)o->coll, o->bytes, NULL);
     } else {
