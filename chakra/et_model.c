@@ -435,17 +435,53 @@ static gboolean tp_coll(const et_graph *g, const et_layout *l, uint32_t i)
   return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
 }
 
+/* Whether kernel name nm is the layer's forward's only (1), its
+ * backward's only (2) or neither (0). */
+static int layer_side(const et_model *m, const char *nm)
+{
+  int in[2] = {0, 0};
+  for (int s = 0; s < 2; s++) {
+    const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
+    for (int i = 0; i < q->n && !in[s]; i++)
+      in[s] = name_eq(q->ops[i].name, nm);
+  }
+  return in[0] == in[1] ? 0 : in[0] ? 1 : 2;
+}
+
+/* The side of the kernels transfer i waits for (a send: its parents) or
+ * that wait for it (a receive: its children), through an idle node: 1
+ * forward, 2 backward, 0 unknown. */
+static int transfer_side(const rd *d, const et_graph *g, uint32_t i, gboolean send)
+{
+  uint32_t lo = send ? g->nodes[i].parents : g->nodes[i].children;
+  uint32_t hi = send ? g->nodes[i + 1].parents : g->nodes[i + 1].children;
+  for (uint32_t k = lo; k < hi; k++) {
+    uint32_t p = send ? through_idle(g, k) : g->child_index[k];
+    if (!send && (g->nodes[p].flags & ET_FLAG_DELAY) && et_node_n_children(g, p) > 0)
+      p = g->child_index[g->nodes[p].children];
+    int side = g->nodes[p].type == ET_NODE_COMP ? layer_side(d->m, et_node_name(g, p)) : 0;
+    if (side)
+      return side;
+  }
+  return 0;
+}
+
 /* Rank 0's pipeline transfer i: 1 an activation's send (to the next
  * stage), 2 an activation's receive (from the last), 3 a gradient's send,
- * 4 a gradient's receive (from the next), 0 not one. */
-static int p2p_dir(const et_graph *g, const et_layout *l, uint32_t i, int next)
+ * 4 a gradient's receive (from the next), 0 not one.  Interleaved over 2
+ * stages the next stage is also the last, so the layer side of the
+ * kernels around the transfer decides (a send after forward kernels
+ * carries activations). */
+static int p2p_dir(const rd *d, const et_graph *g, uint32_t i, int next)
 {
   et_node_type t = (et_node_type)g->nodes[i].type;
-  if ((t != ET_NODE_COMM_SEND && t != ET_NODE_COMM_RECV) || cp_p2p(g, l, i))
+  if ((t != ET_NODE_COMM_SEND && t != ET_NODE_COMM_RECV) || cp_p2p(g, d->l, i))
     return 0;
   const et_comm *c = et_node_comm(g, i);
   gboolean send = t == ET_NODE_COMM_SEND, to_next = send ? c->dst == next : c->src == next;
-  return (send == to_next ? 1 : 3) + !send;
+  int side = d->c->sched == ET_SCHED_INTERLEAVED && d->c->pp == 2 ? transfer_side(d, g, i, send) : 0;
+  gboolean act = side ? side == 1 : send == to_next;
+  return (act ? 1 : 3) + !send;
 }
 
 /* Whether rank 0's TP collectives share a stream with its activation or
@@ -461,15 +497,15 @@ static void read_tp_queue(const rd *d, int next)
     for (uint32_t k = g->nodes[i].parents; k < g->nodes[i + 1].parents; k++) {
       uint32_t p = through_idle(g, k);
       if (tp_coll(g, d->l, i))
-        d->m->tp_queue |= 1 << p2p_dir(g, d->l, p, next);
+        d->m->tp_queue |= 1 << p2p_dir(d, g, p, next);
       else if (tp_coll(g, d->l, p))
-        d->m->tp_queue |= 1 << p2p_dir(g, d->l, i, next);
+        d->m->tp_queue |= 1 << p2p_dir(d, g, i, next);
     }
   d->m->tp_queue &= 30;
   /* A cross-stream edge (an event) links them too: transfers on another
    * stream overlap some TP collective in time, one stream's never do. */
   for (uint32_t i = 0; d->m->tp_queue && i < g->n_nodes; i++) {
-    int dir = p2p_dir(g, d->l, i, next);
+    int dir = p2p_dir(d, g, i, next);
     if (!dir || !(d->m->tp_queue & (1 << dir)) || !(g->nodes[i].flags & ET_FLAG_HAS_START))
       continue;
     sim_time_ps b = g->nodes[i].start_ps, e = b + g->nodes[i].duration_ps;
@@ -515,7 +551,6 @@ static gboolean read_first_stage(const rd *d, GError **error)
   take(d, g, a, e, p, ls, &m->layer_fwd);
   if (e > 0)
     take(d, g, a, 0, e, 1, &m->embed_fwd);
-  read_tp_queue(d, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
   g_string_append_printf(m->how, "model: layer forward: %d operations repeating %d times on rank 0 before its first "
                          "send (the card's num_layers %d / pp %d%s), %d before them (embedding), %d after (the next "
                          "micro-batch's, started early)\n", p, ls, d->c->layers, d->c->pp,
@@ -531,6 +566,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
     return FALSE;
   }
   take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
+  read_tp_queue(d, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
   read_after_layers(d, g, a, recv + 1 + q * ls, q, "after its last receive");
   g_array_free(a, TRUE);
   return TRUE;
