@@ -1,7 +1,7 @@
 /* et_model.c: reading a transformer's layers, roles and stages out of a
  * traced workload (see et_model.h for the rules). */
 #include "config.h"
-#include "chakra/et_model.h"
+#include "chakra/et_model_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -289,94 +289,6 @@ static void take(const rd *d, const et_graph *g, const GArray *a, int lo, int p,
       m->group = c->group;
     }
   }
-}
-
-/* The Megatron layer's GEMM shapes (et_model.h), traced sizes; FALSE when
- * the layer does not have four forward and eight backward GEMMs. */
-static gboolean gemm_roles(et_model *m, const et_model_card *c)
-{
-  double T = m->tokens_per_mb, h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * h, t = m->tp;
-  /* {M, N, K, sharded dimension} */
-  const double fwd[4][4] = {{T, 3 * h / t, h, 1}, {T, h, h / t, 2}, {T, f / t, h, 1}, {T, h, f / t, 2}};
-  const double bwd[8][4] = {{T, f / t, h, 1}, {h, f / t, T, 1}, {T, h, f / t, 2}, {f / t, h, T, 3},
-                            {T, h / t, h, 1}, {h / t, h, T, 3}, {T, h, 3 * h / t, 2}, {3 * h / t, h, T, 3}};
-  et_mseq *seqs[2] = {&m->layer_fwd, &m->layer_bwd};
-  const double(*shapes[2])[4] = {fwd, bwd};
-  int want[2] = {4, 8};
-  for (int s = 0; s < 2; s++) {
-    int n = 0;
-    for (int i = 0; i < seqs[s]->n; i++)
-      n += seqs[s]->ops[i].cls == ET_KC_GEMM;
-    if (n != want[s])
-      return FALSE;
-  }
-  for (int s = 0; s < 2; s++)
-    for (int i = 0, k = 0; i < seqs[s]->n; i++) {
-      et_mop *o = &seqs[s]->ops[i];
-      if (o->cls != ET_KC_GEMM)
-        continue;
-      o->gemm_m = shapes[s][k][0];
-      o->gemm_n = shapes[s][k][1];
-      o->gemm_k = shapes[s][k][2];
-      o->gemm_shard_dim = (int)shapes[s][k][3];
-      k++;
-    }
-  return TRUE;
-}
-
-/* The kernel floor (et_model.h): the least-squares line through the
- * layer's GEMMs of known shape, measured time y against roofline time x
- * (card peak FLOP/s and HBM bandwidth); its intercept when the line fits,
- * else the card's value, with a "how" line saying which.  O(GEMMs). */
-static void fit_floor(et_model *m, const et_model_card *c, gboolean roles)
-{
-  m->kernel_floor_ps = c->kernel_floor_ps;
-  if (c->kernel_floor_given) {
-    g_string_append_printf(m->how, "model: kernel floor %.3f us (the card's kernel_floor_us)\n",
-                           (double)c->kernel_floor_ps / 1e6);
-    return;
-  }
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, ymin = INFINITY;
-  int n = 0;
-  for (int s = 0; roles && s < 2; s++) {
-    const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
-    for (int i = 0; i < q->n; i++) {
-      const et_mop *o = &q->ops[i];
-      if (o->cls != ET_KC_GEMM || o->gemm_shard_dim == 0)
-        continue;
-      double x = 1e12 * fmax(2.0 * o->gemm_m * o->gemm_n * o->gemm_k / c->peak_flops,
-                             2.0 * (o->gemm_m * o->gemm_k + o->gemm_k * o->gemm_n + o->gemm_m * o->gemm_n) /
-                               c->hbm_Bps), y = (double)o->dur_ps;
-      sx += x, sy += y, sxx += x * x, sxy += x * y, ymin = fmin(ymin, y), n++;
-    }
-  }
-  double var = n > 0 ? sxx - sx * sx / n : 0, b = var > 0 ? (sxy - sx * sy / n) / var : 0, a = (sy - b * sx) / MAX(n, 1);
-  double rss = 0;
-  for (int s = 0; roles && s < 2; s++) {
-    const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
-    for (int i = 0; i < q->n; i++) {
-      const et_mop *o = &q->ops[i];
-      if (o->cls != ET_KC_GEMM || o->gemm_shard_dim == 0)
-        continue;
-      double x = 1e12 * fmax(2.0 * o->gemm_m * o->gemm_n * o->gemm_k / c->peak_flops,
-                             2.0 * (o->gemm_m * o->gemm_k + o->gemm_k * o->gemm_n + o->gemm_m * o->gemm_n) /
-                               c->hbm_Bps), r = ((double)o->dur_ps - a - b * x) / (double)o->dur_ps;
-      rss += r * r;
-    }
-  }
-  double rms = n > 0 ? sqrt(rss / n) : 0;
-  const char *why = !roles ? "no GEMM roles" : var <= 0 ? "one GEMM shape" : b <= 0 ? "time falls with the shape"
-                    : rms > 0.02 ? "the GEMMs do not fit one line (relative rms residual over 2 %)"
-                    : a < 0 || a > ymin ? "the intercept is outside 0 .. the shortest GEMM" : NULL;
-  if (why) {
-    g_string_append_printf(m->how, "model: kernel floor %.3f us (default; not fitted from the trace: %s)\n",
-                           (double)c->kernel_floor_ps / 1e6, why);
-    return;
-  }
-  m->kernel_floor_ps = (sim_time_ps)llround(a);
-  g_string_append_printf(m->how, "model: kernel floor %.3f us fitted from the layer's %d GEMMs: time = floor + "
-                         "roofline time / %.1f %% efficiency, relative rms residual %.2f %%\n", a / 1e6, n,
-                         100.0 / b, 100.0 * rms);
 }
 
 /* The stages: rank 0 first, then where each first send goes, until a send
@@ -870,7 +782,7 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   g_string_append_printf(out->how, "model: %d pipeline stages found by following rank 0's sends (last stage: rank "
                          "%d), as the card's pp; %d micro-batches of %.0f tokens (card)\n", stages, last, c->mb,
                          out->tokens_per_mb);
-  gboolean roles = gemm_roles(out, c);
+  gboolean roles = et_model_gemm_roles(out, c);
   if (roles)
     g_string_append(out->how, "model: GEMM roles: 4 forward and 8 backward GEMMs per layer = Megatron's QKV, "
                               "projection, FC1, FC2 (shapes from the card's hidden and ffn sizes)\n");
@@ -897,6 +809,6 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
                            "attention kernels are ring attention's steps (their sends and receives in the CP group "
                            "left out), %.0f tokens per rank and micro-batch\n", c->cp, c->cp, out->tokens_per_mb);
   describe_layer(out);
-  fit_floor(out, c, roles);
+  et_model_fit_floor(out, c, roles);
   return TRUE;
 }

@@ -1,0 +1,96 @@
+/* et_model_gemm.c: what the trace's GEMMs of known shape tell the model
+ * reader (et_model.h): the Megatron layer's GEMM roles and shapes, and
+ * the kernel floor fitted from their measured times.  Called by
+ * et_model.c once the layer's forward and backward are read; calls
+ * nothing above it.  O(operations of one layer).
+ */
+#include "config.h"
+#include "chakra/et_model_internal.h"
+
+#include <math.h>
+
+/* The Megatron layer's GEMM shapes (et_model.h), traced sizes; FALSE when
+ * the layer does not have four forward and eight backward GEMMs. */
+gboolean et_model_gemm_roles(et_model *m, const et_model_card *c)
+{
+  double T = m->tokens_per_mb, h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * h, t = m->tp;
+  /* {M, N, K, sharded dimension} */
+  const double fwd[4][4] = {{T, 3 * h / t, h, 1}, {T, h, h / t, 2}, {T, f / t, h, 1}, {T, h, f / t, 2}};
+  const double bwd[8][4] = {{T, f / t, h, 1}, {h, f / t, T, 1}, {T, h, f / t, 2}, {f / t, h, T, 3},
+                            {T, h / t, h, 1}, {h / t, h, T, 3}, {T, h, 3 * h / t, 2}, {3 * h / t, h, T, 3}};
+  et_mseq *seqs[2] = {&m->layer_fwd, &m->layer_bwd};
+  const double(*shapes[2])[4] = {fwd, bwd};
+  int want[2] = {4, 8};
+  for (int s = 0; s < 2; s++) {
+    int n = 0;
+    for (int i = 0; i < seqs[s]->n; i++)
+      n += seqs[s]->ops[i].cls == ET_KC_GEMM;
+    if (n != want[s])
+      return FALSE;
+  }
+  for (int s = 0; s < 2; s++)
+    for (int i = 0, k = 0; i < seqs[s]->n; i++) {
+      et_mop *o = &seqs[s]->ops[i];
+      if (o->cls != ET_KC_GEMM)
+        continue;
+      o->gemm_m = shapes[s][k][0];
+      o->gemm_n = shapes[s][k][1];
+      o->gemm_k = shapes[s][k][2];
+      o->gemm_shard_dim = (int)shapes[s][k][3];
+      k++;
+    }
+  return TRUE;
+}
+
+/* The layer's GEMMs of known shape (at most 12): roofline time x (ps, the
+ * card's peak FLOP/s and HBM bandwidth) and measured time y; their count. */
+static int gemm_points(const et_model *m, const et_model_card *c, double x[16], double y[16])
+{
+  int n = 0;
+  for (int s = 0; s < 2; s++) {
+    const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
+    for (int i = 0; i < q->n && n < 16; i++) {
+      const et_mop *o = &q->ops[i];
+      if (o->cls != ET_KC_GEMM || o->gemm_shard_dim == 0)
+        continue;
+      double M = o->gemm_m, N = o->gemm_n, K = o->gemm_k;
+      x[n] = 1e12 * fmax(2.0 * M * N * K / c->peak_flops, 2.0 * (M * K + K * N + M * N) / c->hbm_Bps);
+      y[n++] = (double)o->dur_ps;
+    }
+  }
+  return n;
+}
+
+/* The kernel floor (et_model.h): the least-squares line through the
+ * layer's GEMMs of known shape, measured time against roofline time; its
+ * intercept when the line fits, else the card's value, with a "how" line
+ * saying which.  O(GEMMs). */
+void et_model_fit_floor(et_model *m, const et_model_card *c, gboolean roles)
+{
+  m->kernel_floor_ps = c->kernel_floor_ps;
+  if (c->kernel_floor_given) {
+    g_string_append_printf(m->how, "model: kernel floor %.3f us (the card's kernel_floor_us)\n",
+                           (double)c->kernel_floor_ps / 1e6);
+    return;
+  }
+  double x[16], y[16], sx = 0, sy = 0, sxx = 0, sxy = 0, ymin = INFINITY, rss = 0;
+  int n = roles ? gemm_points(m, c, x, y) : 0;
+  for (int i = 0; i < n; i++)
+    sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i], ymin = fmin(ymin, y[i]);
+  double var = n > 0 ? sxx - sx * sx / n : 0, b = var > 0 ? (sxy - sx * sy / n) / var : 0, a = (sy - b * sx) / MAX(n, 1);
+  for (int i = 0; i < n; i++)
+    rss += ((y[i] - a - b * x[i]) / y[i]) * ((y[i] - a - b * x[i]) / y[i]);
+  double rms = n > 0 ? sqrt(rss / n) : 0;
+  const char *why = !roles ? "no GEMM roles" : var <= 0 ? "one GEMM shape" : b <= 0 ? "time falls with the shape"
+                    : rms > 0.02 ? "the GEMMs do not fit one line (relative rms residual over 2 %)"
+                    : a < 0 || a > ymin ? "the intercept is outside 0 .. the shortest GEMM" : NULL;
+  if (why) {
+    g_string_append_printf(m->how, "model: kernel floor %.3f us (default; not fitted from the trace: %s)\n",
+                           (double)c->kernel_floor_ps / 1e6, why);
+    return;
+  }
+  m->kernel_floor_ps = (sim_time_ps)llround(a);
+  g_string_append_printf(m->how, "model: kernel floor %.3f us fitted from the layer's %d GEMMs: time = floor + "
+                         "roofline time / %.1f %% efficiency, relative rms residual %.2f %%\n", a / 1e6, n,
+                         100.0 / b, 100.0 * rms);
+}
