@@ -87,7 +87,7 @@ static int cmp_gop(const void *pa, const void *pb)
 
 /* Whether node i is a collective of a data-parallel group (not TP): a
  * gradient reduction. */
-static gboolean dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
+gboolean et_model_dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
 {
   const et_node *n = &g->nodes[i];
   if (n->type != ET_NODE_COMM_COLL)
@@ -105,7 +105,7 @@ static gboolean dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
 /* Whether node i is a send or receive of a context-parallel group alone
  * (the ring attention's KV exchange), not the pipeline's (a world group
  * spans cp too). */
-static gboolean cp_p2p(const et_graph *g, const et_layout *l, uint32_t i)
+gboolean et_model_cp_p2p(const et_graph *g, const et_layout *l, uint32_t i)
 {
   const et_node *n = &g->nodes[i];
   if (n->type != ET_NODE_COMM_SEND && n->type != ET_NODE_COMM_RECV)
@@ -121,7 +121,7 @@ static GArray *rank_ops(const et_graph *g, const et_layout *l)
     const et_node *n = &g->nodes[i];
     gboolean comp = n->type == ET_NODE_COMP && !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY));
     gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
-    if (dp_coll(g, l, i) || cp_p2p(g, l, i)) /* gradient reductions, the CP ring: not the layers' own order */
+    if (et_model_dp_coll(g, l, i) || et_model_cp_p2p(g, l, i)) /* gradient reductions, the CP ring: not the layers' own order */
       comm = FALSE;
     if (comp || comm) {
       /* A receive is placed where its data arrived (its end): it is
@@ -140,7 +140,7 @@ static et_node_type op_type(const et_graph *g, const gop *o) { return (et_node_t
 
 /* Names equal but for their digits ("fwd_mb0_layer3" and "fwd_mb1_layer4"
  * name one step of a layer; so do kernels differing in a template number). */
-static gboolean name_eq(const char *a, const char *b)
+gboolean et_model_name_eq(const char *a, const char *b)
 {
   for (;;) {
     while (g_ascii_isdigit(*a))
@@ -164,7 +164,7 @@ static gboolean same_op(const et_graph *g, const gop *a, const gop *b)
   if (ta != tb)
     return FALSE;
   if (ta == ET_NODE_COMP)
-    return name_eq(et_node_name(g, a->node), et_node_name(g, b->node));
+    return et_model_name_eq(et_node_name(g, a->node), et_node_name(g, b->node));
   const et_comm *ca = et_node_comm(g, a->node), *cb = et_node_comm(g, b->node);
   return ca->coll == cb->coll && ca->bytes == cb->bytes;
 }
@@ -328,118 +328,6 @@ static gboolean find_stages(const rd *d, int *last_rank, int *stages, GError **e
   return TRUE;
 }
 
-/* Parent k of node i on its stream: the parent itself, or the parent of
- * an idle node standing between them (kineto_graph.c puts the measured
- * idle after a stream predecessor in one). */
-static uint32_t through_idle(const et_graph *g, uint32_t k)
-{
-  uint32_t p = ET_EDGE_INDEX(g->parent_edges[k]);
-  if ((g->nodes[p].flags & ET_FLAG_DELAY) && !(g->nodes[p].flags & ET_FLAG_CPU_OP) && et_node_n_parents(g, p) > 0)
-    p = ET_EDGE_INDEX(g->parent_edges[g->nodes[p].parents]);
-  return p;
-}
-
-static gboolean tp_coll(const et_graph *g, const et_layout *l, uint32_t i)
-{
-  if (g->nodes[i].type != ET_NODE_COMM_COLL)
-    return FALSE;
-  uint32_t grp = g->comms[g->nodes[i].comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
-}
-
-/* Whether kernel name nm is the layer's forward's only (1), its
- * backward's only (2) or neither (0). */
-static int layer_side(const et_model *m, const char *nm)
-{
-  int in[2] = {0, 0};
-  for (int s = 0; s < 2; s++) {
-    const et_mseq *q = s ? &m->layer_bwd : &m->layer_fwd;
-    for (int i = 0; i < q->n && !in[s]; i++)
-      in[s] = name_eq(q->ops[i].name, nm);
-  }
-  return in[0] == in[1] ? 0 : in[0] ? 1 : 2;
-}
-
-/* The side of the kernels transfer i waits for (a send: its parents) or
- * that wait for it (a receive: its children), through an idle node: 1
- * forward, 2 backward, 0 unknown. */
-static int transfer_side(const rd *d, const et_graph *g, uint32_t i, gboolean send)
-{
-  uint32_t lo = send ? g->nodes[i].parents : g->nodes[i].children;
-  uint32_t hi = send ? g->nodes[i + 1].parents : g->nodes[i + 1].children;
-  for (uint32_t k = lo; k < hi; k++) {
-    uint32_t p = send ? through_idle(g, k) : g->child_index[k];
-    if (!send && (g->nodes[p].flags & ET_FLAG_DELAY) && et_node_n_children(g, p) > 0)
-      p = g->child_index[g->nodes[p].children];
-    int side = g->nodes[p].type == ET_NODE_COMP ? layer_side(d->m, et_node_name(g, p)) : 0;
-    if (side)
-      return side;
-  }
-  return 0;
-}
-
-/* Rank 0's pipeline transfer i: 1 an activation's send (to the next
- * stage), 2 an activation's receive (from the last), 3 a gradient's send,
- * 4 a gradient's receive (from the next), 0 not one.  Interleaved over 2
- * stages the next stage is also the last, so the layer side of the
- * kernels around the transfer decides (a send after forward kernels
- * carries activations). */
-static int p2p_dir(const rd *d, const et_graph *g, uint32_t i, int next)
-{
-  et_node_type t = (et_node_type)g->nodes[i].type;
-  if ((t != ET_NODE_COMM_SEND && t != ET_NODE_COMM_RECV) || cp_p2p(g, d->l, i))
-    return 0;
-  const et_comm *c = et_node_comm(g, i);
-  gboolean send = t == ET_NODE_COMM_SEND, to_next = send ? c->dst == next : c->src == next;
-  int side = d->c->sched == ET_SCHED_INTERLEAVED && d->c->pp == 2 ? transfer_side(d, g, i, send) : 0;
-  gboolean act = side ? side == 1 : send == to_next;
-  return (act ? 1 : 3) + !send;
-}
-
-/* Whether rank 0's TP collectives share a stream with its activation or
- * gradient transfers (et_model.tp_queue): a TP collective right after
- * such a transfer in the graph, or such a transfer right after a TP
- * collective, and no transfer of that direction overlapping a TP
- * collective in measured time.  next: the second stage's first rank.
- * O(nodes x parents + transfers x nodes). */
-static void read_tp_queue(const rd *d, int next)
-{
-  const et_graph *g = d->w->ranks[0];
-  for (uint32_t i = 0; i < g->n_nodes; i++)
-    for (uint32_t k = g->nodes[i].parents; k < g->nodes[i + 1].parents; k++) {
-      uint32_t p = through_idle(g, k);
-      if (tp_coll(g, d->l, i))
-        d->m->tp_queue |= 1 << p2p_dir(d, g, p, next);
-      else if (tp_coll(g, d->l, p))
-        d->m->tp_queue |= 1 << p2p_dir(d, g, i, next);
-    }
-  d->m->tp_queue &= 30;
-  /* A cross-stream edge (an event) links them too: transfers on another
-   * stream overlap some TP collective in time, one stream's never do. */
-  for (uint32_t i = 0; d->m->tp_queue && i < g->n_nodes; i++) {
-    int dir = p2p_dir(d, g, i, next);
-    if (!dir || !(d->m->tp_queue & (1 << dir)) || !(g->nodes[i].flags & ET_FLAG_HAS_START))
-      continue;
-    sim_time_ps b = g->nodes[i].start_ps, e = b + g->nodes[i].duration_ps;
-    for (uint32_t k = 0; k < g->n_nodes; k++)
-      if (tp_coll(g, d->l, k) && (g->nodes[k].flags & ET_FLAG_HAS_START) && g->nodes[k].start_ps < e &&
-          b < g->nodes[k].start_ps + g->nodes[k].duration_ps) {
-        d->m->tp_queue &= ~(1 << dir);
-        break;
-      }
-  }
-  static const char *const what[] = {"", "activation sends", "activation receives", "gradient sends",
-                                     "gradient receives"};
-  if (!d->m->tp_queue)
-    return;
-  g_string_append(d->m->how, "model: rank 0's TP all-reduces share a stream with its");
-  for (int k = 1; k <= 4; k++)
-    if (d->m->tp_queue & (1 << k))
-      g_string_append_printf(d->m->how, " %s", what[k]);
-  g_string_append(d->m->how, " (one queue, in issue order): the new job queues them with that direction's "
-                             "transfers\n");
-}
-
 static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, int lo, int q, const char *where);
 
 /* First stage: the layer's forward (and the embedding before it) from the
@@ -478,7 +366,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
     return FALSE;
   }
   take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
-  read_tp_queue(d, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
+  et_model_read_tp_queue(m, g, d->l, d->c, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
   read_after_layers(d, g, a, recv + 1 + q * ls, q, "after its last receive");
   g_array_free(a, TRUE);
   return TRUE;
@@ -509,7 +397,7 @@ static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, i
   /* The gradient reductions: before the last layer backward's end or after. */
   sim_time_ps cut = lo > 0 ? g_array_index(a, gop, lo - 1).start : 0, first = -1;
   for (uint32_t i = 0; i < g->n_nodes; i++)
-    if (dp_coll(g, d->l, i) && (g->nodes[i].flags & ET_FLAG_HAS_START) && (first < 0 || g->nodes[i].start_ps < first))
+    if (et_model_dp_coll(g, d->l, i) && (g->nodes[i].flags & ET_FLAG_HAS_START) && (first < 0 || g->nodes[i].start_ps < first))
       first = g->nodes[i].start_ps;
   m->dp_after = first < 0 ? d->c->grads_after == 1 : first >= cut;
   g_string_append_printf(m->how, "model: data-parallel gradient reductions: %s\n",
@@ -552,7 +440,7 @@ static gboolean matches(const et_graph *g, const GArray *a, int at, const et_mse
   if (at < 0 || at + q->n * reps > (int)a->len)
     return FALSE;
   for (int i = 0; i < q->n * reps; i++)
-    if (!name_eq(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name))
+    if (!et_model_name_eq(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name))
       return FALSE;
   return TRUE;
 }
