@@ -85,35 +85,11 @@ static int cmp_gop(const void *pa, const void *pb)
   return a->node < b->node ? -1 : a->node > b->node;
 }
 
-/* Whether node i is a collective of a data-parallel group (not TP): a
- * gradient reduction. */
-gboolean et_model_dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
-{
-  const et_node *n = &g->nodes[i];
-  if (n->type != ET_NODE_COMM_COLL)
-    return FALSE;
-  uint32_t grp = g->comms[n->comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) &&
-         !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
-}
-
 /* Kernels (not CPU, not idle gaps) and communication of rank r's graph in
  * time order (measured starts, else node order; receives at their ends),
  * without the collectives of data-parallel groups (the gradient
  * reductions, which the re-partitioned job rebuilds from the card):
  * O(nodes log nodes). */
-/* Whether node i is a send or receive of a context-parallel group alone
- * (the ring attention's KV exchange), not the pipeline's (a world group
- * spans cp too). */
-gboolean et_model_cp_p2p(const et_graph *g, const et_layout *l, uint32_t i)
-{
-  const et_node *n = &g->nodes[i];
-  if (n->type != ET_NODE_COMM_SEND && n->type != ET_NODE_COMM_RECV)
-    return FALSE;
-  uint32_t grp = g->comms[n->comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && l->group_dims[grp] == ET_DIM_BIT(ET_DIM_CP);
-}
-
 static GArray *rank_ops(const et_graph *g, const et_layout *l)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(gop));
@@ -137,24 +113,6 @@ static GArray *rank_ops(const et_graph *g, const et_layout *l)
 }
 
 static et_node_type op_type(const et_graph *g, const gop *o) { return (et_node_type)g->nodes[o->node].type; }
-
-/* Names equal but for their digits ("fwd_mb0_layer3" and "fwd_mb1_layer4"
- * name one step of a layer; so do kernels differing in a template number). */
-gboolean et_model_name_eq(const char *a, const char *b)
-{
-  for (;;) {
-    while (g_ascii_isdigit(*a))
-      a++;
-    while (g_ascii_isdigit(*b))
-      b++;
-    if (*a != *b)
-      return FALSE;
-    if (*a == '\0')
-      return TRUE;
-    a++;
-    b++;
-  }
-}
 
 /* Two operations are the same step of a pattern when both are kernels of
  * one name or both collectives of one type in groups of one kind. */

@@ -2,8 +2,9 @@
  * (not installed).  et_model.c reads the layers and stages;
  * et_model_gemm.c gives the layer's GEMMs their roles and fits the kernel
  * floor from them; et_model_streams.c reads which transfers share the TP
- * collectives' stream (et_model.h says the rules).  et_model.c calls
- * both; they call back only its three node predicates below. */
+ * collectives' stream (et_model.h says the rules); et_model_nodes.c holds
+ * the node predicates they share.  et_model.c calls the other three;
+ * none of them calls et_model.c. */
 #ifndef WISP_ET_MODEL_INTERNAL_H
 #define WISP_ET_MODEL_INTERNAL_H
 
@@ -28,9 +29,10 @@ void et_model_fit_floor(et_model *m, const et_model_card *c, gboolean roles);
  * nodes). */
 void et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, const et_model_card *c, int next);
 
-/* et_model.c's node predicates: a collective of a data-parallel group
- * (a gradient reduction), a send or receive of a CP group alone (the
- * ring attention's), and names equal but for their digits. */
+/* The node predicates (et_model_nodes.c): a collective of a
+ * data-parallel group (a gradient reduction), a send or receive of a CP
+ * group alone (the ring attention's), and names equal but for their
+ * digits. */
 gboolean et_model_dp_coll(const et_graph *g, const et_layout *l, uint32_t i);
 gboolean et_model_cp_p2p(const et_graph *g, const et_layout *l, uint32_t i);
 gboolean et_model_name_eq(const char *a, const char *b);

@@ -2,7 +2,7 @@
  * one stream with its TP collectives (et_model.h, "Streams";
  * et_model.tp_queue), read from the graph's edges and measured times.
  * Called by et_model.c once the layer's forward and backward are read;
- * uses only et_model.c's node predicates (et_model_internal.h).
+ * uses only the node predicates of et_model_nodes.c.
  */
 #include "config.h"
 #include "chakra/et_model_internal.h"
