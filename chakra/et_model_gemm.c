@@ -8,9 +8,68 @@
 #include "chakra/et_model_internal.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 /* The Megatron layer's GEMM shapes (et_model.h), traced sizes; FALSE when
  * the layer does not have four forward and eight backward GEMMs. */
+/* o's output tile from its name: cuBLAS's "tilesize<M>x<N>x<K>", else
+ * CUTLASS's "_<M>x<N>_" (both numbers 16 .. 512); 0 x 0 when none.
+ * O(name length). */
+static void name_tile(et_mop *o)
+{
+  o->tile_m = o->tile_n = 0;
+  const char *p = strstr(o->name, "tilesize");
+  for (p = p ? p + 8 : o->name; p && *p; p++) {
+    int a = 0, b = 0, len = 0;
+    if (g_ascii_isdigit(*p) && (p == o->name || !g_ascii_isdigit(p[-1])) && sscanf(p, "%dx%d%n", &a, &b, &len) == 2 &&
+        a >= 16 && a <= 512 && b >= 16 && b <= 512) {
+      o->tile_m = a;
+      o->tile_n = b;
+      return;
+    }
+  }
+}
+
+double et_model_gemm_s(const et_model_card *c, const et_mop *o, double m, double n, double k)
+{
+  double flops = 2.0 * m * n * k;
+  if (c->sms > 0 && o->tile_m > 0 && o->tile_n > 0) {
+    double waves = ceil(ceil(m / o->tile_m) * ceil(n / o->tile_n) / c->sms);
+    flops = waves * c->sms * 2.0 * o->tile_m * o->tile_n * k;
+  }
+  return fmax(flops / c->peak_flops, 2.0 * (m * k + k * n + m * n) / c->hbm_Bps);
+}
+
+/* The LM head's GEMMs when the head (forward and backward) has three:
+ * Megatron's vocabulary-parallel output layer, logits T x V/t over h,
+ * then its data gradient (T x h over V/t) and weight gradient (V/t x h
+ * over T).  O(head). */
+static void head_roles(et_model *m, const et_model_card *c)
+{
+  double T = m->tokens_per_mb, h = c->hidden, v = (double)c->vocab / m->tp;
+  const double shapes[3][4] = {{T, v, h, 1}, {T, h, v, 2}, {v, h, T, 3}};
+  et_mseq *seqs[2] = {&m->head, &m->head_bwd};
+  int n = 0;
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < seqs[s]->n; i++)
+      n += seqs[s]->ops[i].cls == ET_KC_GEMM;
+  if (n != 3 || c->vocab <= 0)
+    return;
+  for (int s = 0, k = 0; s < 2; s++)
+    for (int i = 0; i < seqs[s]->n; i++) {
+      et_mop *o = &seqs[s]->ops[i];
+      if (o->cls != ET_KC_GEMM)
+        continue;
+      o->gemm_m = shapes[k][0];
+      o->gemm_n = shapes[k][1];
+      o->gemm_k = shapes[k][2];
+      o->gemm_shard_dim = (int)shapes[k][3];
+      name_tile(o);
+      k++;
+    }
+}
+
 gboolean et_model_gemm_roles(et_model *m, const et_model_card *c)
 {
   double T = m->tokens_per_mb, h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * h, t = m->tp;
@@ -37,8 +96,10 @@ gboolean et_model_gemm_roles(et_model *m, const et_model_card *c)
       o->gemm_n = shapes[s][k][1];
       o->gemm_k = shapes[s][k][2];
       o->gemm_shard_dim = (int)shapes[s][k][3];
+      name_tile(o);
       k++;
     }
+  head_roles(m, c);
   return TRUE;
 }
 
@@ -53,8 +114,7 @@ static int gemm_points(const et_model *m, const et_model_card *c, double x[16], 
       const et_mop *o = &q->ops[i];
       if (o->cls != ET_KC_GEMM || o->gemm_shard_dim == 0)
         continue;
-      double M = o->gemm_m, N = o->gemm_n, K = o->gemm_k;
-      x[n] = 1e12 * fmax(2.0 * M * N * K / c->peak_flops, 2.0 * (M * K + K * N + M * N) / c->hbm_Bps);
+      x[n] = 1e12 * et_model_gemm_s(c, o, o->gemm_m, o->gemm_n, o->gemm_k);
       y[n++] = (double)o->dur_ps;
     }
   }

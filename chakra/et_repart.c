@@ -165,11 +165,6 @@ static void gap(rb *g, const et_mop *o)
     g->chain = node_flags(g, ET_NODE_COMP, "gap", o->gap_ps, g->chain, 0, ET_FLAG_DELAY);
 }
 
-static double roof(const rb *g, double m, double n, double k)
-{
-  return fmax(2.0 * m * n * k / g->c->peak_flops, 2.0 * (m * k + k * n + m * n) / g->c->hbm_Bps);
-}
-
 /* A traced kernel's time in the new configuration: its fixed floor, plus
  * the rest rescaled. */
 static sim_time_ps new_dur(const rb *g, const et_mop *o)
@@ -185,7 +180,7 @@ static sim_time_ps new_dur(const rb *g, const et_mop *o)
       k2 *= g->shard, m2 *= g->tokens;
     else
       m2 *= g->shard, k2 *= g->tokens;
-    f = roof(g, m2, n2, k2) / roof(g, m, n, k);
+    f = et_model_gemm_s(g->c, o, m2, n2, k2) / et_model_gemm_s(g->c, o, m, n, k);
   } else if (o->cls == ET_KC_ELEM_REPL) {
     f = g->tokens;
   } else {
