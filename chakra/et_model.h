@@ -65,9 +65,9 @@
  * node between them), or a transfer follows a TP collective, and no
  * transfer of that direction overlaps a TP collective in measured time
  * (an event between two streams links them too, but two streams' work
- * overlaps), the two share one queue (tp_queue: the direction,
- * activations or gradients); the re-partitioned job keeps them in one
- * FIFO.
+ * overlaps; without measured times, as in a Chakra ET, never), the two
+ * share one queue (tp_queue: the direction, activations or gradients);
+ * the re-partitioned job keeps them in one FIFO.
  *
  * Data-parallel gradient reductions: when rank 0's first collective in a
  * data-parallel group starts after its last backward's layers, the

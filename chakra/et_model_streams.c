@@ -94,15 +94,21 @@ void et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, 
     }
   m->tp_queue &= 30;
   /* A cross-stream edge (an event) links them too: transfers on another
-   * stream overlap some TP collective in time, one stream's never do. */
+   * stream overlap some TP collective in time, one stream's never do.
+   * Without measured times (a Chakra ET: its edges are dependencies, not
+   * streams) nothing shows a stream, and nothing is shared. */
   for (uint32_t i = 0; m->tp_queue && i < g->n_nodes; i++) {
     int dir = p2p_dir(m, g, l, c, i, next);
-    if (!dir || !(m->tp_queue & (1 << dir)) || !(g->nodes[i].flags & ET_FLAG_HAS_START))
+    if (!dir || !(m->tp_queue & (1 << dir)))
       continue;
+    if (!(g->nodes[i].flags & ET_FLAG_HAS_START)) {
+      m->tp_queue &= ~(1 << dir);
+      continue;
+    }
     sim_time_ps b = g->nodes[i].start_ps, e = b + g->nodes[i].duration_ps;
     for (uint32_t k = 0; k < g->n_nodes; k++)
-      if (tp_coll(g, l, k) && (g->nodes[k].flags & ET_FLAG_HAS_START) && g->nodes[k].start_ps < e &&
-          b < g->nodes[k].start_ps + g->nodes[k].duration_ps) {
+      if (tp_coll(g, l, k) && (!(g->nodes[k].flags & ET_FLAG_HAS_START) ||
+                               (g->nodes[k].start_ps < e && b < g->nodes[k].start_ps + g->nodes[k].duration_ps))) {
         m->tp_queue &= ~(1 << dir);
         break;
       }
