@@ -1,8 +1,9 @@
 /* et_model.c: reading a transformer's layers, roles and stages out of a
  * traced workload (see et_model.h for the rules). */
 #include "config.h"
-#include "chakra/et_model.h"
+#include "chakra/et_model_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *et_sched_name(et_sched s)
@@ -84,35 +85,11 @@ static int cmp_gop(const void *pa, const void *pb)
   return a->node < b->node ? -1 : a->node > b->node;
 }
 
-/* Whether node i is a collective of a data-parallel group (not TP): a
- * gradient reduction. */
-static gboolean dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
-{
-  const et_node *n = &g->nodes[i];
-  if (n->type != ET_NODE_COMM_COLL)
-    return FALSE;
-  uint32_t grp = g->comms[n->comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) &&
-         !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
-}
-
 /* Kernels (not CPU, not idle gaps) and communication of rank r's graph in
  * time order (measured starts, else node order; receives at their ends),
  * without the collectives of data-parallel groups (the gradient
  * reductions, which the re-partitioned job rebuilds from the card):
  * O(nodes log nodes). */
-/* Whether node i is a send or receive of a context-parallel group alone
- * (the ring attention's KV exchange), not the pipeline's (a world group
- * spans cp too). */
-static gboolean cp_p2p(const et_graph *g, const et_layout *l, uint32_t i)
-{
-  const et_node *n = &g->nodes[i];
-  if (n->type != ET_NODE_COMM_SEND && n->type != ET_NODE_COMM_RECV)
-    return FALSE;
-  uint32_t grp = g->comms[n->comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && l->group_dims[grp] == ET_DIM_BIT(ET_DIM_CP);
-}
-
 static GArray *rank_ops(const et_graph *g, const et_layout *l)
 {
   GArray *a = g_array_new(FALSE, FALSE, sizeof(gop));
@@ -120,7 +97,7 @@ static GArray *rank_ops(const et_graph *g, const et_layout *l)
     const et_node *n = &g->nodes[i];
     gboolean comp = n->type == ET_NODE_COMP && !(n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY));
     gboolean comm = n->type == ET_NODE_COMM_COLL || n->type == ET_NODE_COMM_SEND || n->type == ET_NODE_COMM_RECV;
-    if (dp_coll(g, l, i) || cp_p2p(g, l, i)) /* gradient reductions, the CP ring: not the layers' own order */
+    if (et_model_dp_coll(g, l, i) || et_model_cp_p2p(g, l, i)) /* gradient reductions, the CP ring: not the layers' own order */
       comm = FALSE;
     if (comp || comm) {
       /* A receive is placed where its data arrived (its end): it is
@@ -137,24 +114,6 @@ static GArray *rank_ops(const et_graph *g, const et_layout *l)
 
 static et_node_type op_type(const et_graph *g, const gop *o) { return (et_node_type)g->nodes[o->node].type; }
 
-/* Names equal but for their digits ("fwd_mb0_layer3" and "fwd_mb1_layer4"
- * name one step of a layer; so do kernels differing in a template number). */
-static gboolean name_eq(const char *a, const char *b)
-{
-  for (;;) {
-    while (g_ascii_isdigit(*a))
-      a++;
-    while (g_ascii_isdigit(*b))
-      b++;
-    if (*a != *b)
-      return FALSE;
-    if (*a == '\0')
-      return TRUE;
-    a++;
-    b++;
-  }
-}
-
 /* Two operations are the same step of a pattern when both are kernels of
  * one name or both collectives of one type in groups of one kind. */
 static gboolean same_op(const et_graph *g, const gop *a, const gop *b)
@@ -163,7 +122,7 @@ static gboolean same_op(const et_graph *g, const gop *a, const gop *b)
   if (ta != tb)
     return FALSE;
   if (ta == ET_NODE_COMP)
-    return name_eq(et_node_name(g, a->node), et_node_name(g, b->node));
+    return et_model_name_eq(et_node_name(g, a->node), et_node_name(g, b->node));
   const et_comm *ca = et_node_comm(g, a->node), *cb = et_node_comm(g, b->node);
   return ca->coll == cb->coll && ca->bytes == cb->bytes;
 }
@@ -290,39 +249,6 @@ static void take(const rd *d, const et_graph *g, const GArray *a, int lo, int p,
   }
 }
 
-/* The Megatron layer's GEMM shapes (et_model.h), traced sizes; FALSE when
- * the layer does not have four forward and eight backward GEMMs. */
-static gboolean gemm_roles(et_model *m, const et_model_card *c)
-{
-  double T = m->tokens_per_mb, h = c->hidden, f = c->ffn > 0 ? c->ffn : 4.0 * h, t = m->tp;
-  /* {M, N, K, sharded dimension} */
-  const double fwd[4][4] = {{T, 3 * h / t, h, 1}, {T, h, h / t, 2}, {T, f / t, h, 1}, {T, h, f / t, 2}};
-  const double bwd[8][4] = {{T, f / t, h, 1}, {h, f / t, T, 1}, {T, h, f / t, 2}, {f / t, h, T, 3},
-                            {T, h / t, h, 1}, {h / t, h, T, 3}, {T, h, 3 * h / t, 2}, {3 * h / t, h, T, 3}};
-  et_mseq *seqs[2] = {&m->layer_fwd, &m->layer_bwd};
-  const double(*shapes[2])[4] = {fwd, bwd};
-  int want[2] = {4, 8};
-  for (int s = 0; s < 2; s++) {
-    int n = 0;
-    for (int i = 0; i < seqs[s]->n; i++)
-      n += seqs[s]->ops[i].cls == ET_KC_GEMM;
-    if (n != want[s])
-      return FALSE;
-  }
-  for (int s = 0; s < 2; s++)
-    for (int i = 0, k = 0; i < seqs[s]->n; i++) {
-      et_mop *o = &seqs[s]->ops[i];
-      if (o->cls != ET_KC_GEMM)
-        continue;
-      o->gemm_m = shapes[s][k][0];
-      o->gemm_n = shapes[s][k][1];
-      o->gemm_k = shapes[s][k][2];
-      o->gemm_shard_dim = (int)shapes[s][k][3];
-      k++;
-    }
-  return TRUE;
-}
-
 /* The stages: rank 0 first, then where each first send goes, until a send
  * goes back (1F1B: the last stage's first send is a gradient; interleaved:
  * the last stage feeds stage 0's next chunk). */
@@ -398,6 +324,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
     return FALSE;
   }
   take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
+  et_model_read_tp_queue(m, g, d->l, d->c, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
   read_after_layers(d, g, a, recv + 1 + q * ls, q, "after its last receive");
   g_array_free(a, TRUE);
   return TRUE;
@@ -428,7 +355,7 @@ static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, i
   /* The gradient reductions: before the last layer backward's end or after. */
   sim_time_ps cut = lo > 0 ? g_array_index(a, gop, lo - 1).start : 0, first = -1;
   for (uint32_t i = 0; i < g->n_nodes; i++)
-    if (dp_coll(g, d->l, i) && (g->nodes[i].flags & ET_FLAG_HAS_START) && (first < 0 || g->nodes[i].start_ps < first))
+    if (et_model_dp_coll(g, d->l, i) && (g->nodes[i].flags & ET_FLAG_HAS_START) && (first < 0 || g->nodes[i].start_ps < first))
       first = g->nodes[i].start_ps;
   m->dp_after = first < 0 ? d->c->grads_after == 1 : first >= cut;
   g_string_append_printf(m->how, "model: data-parallel gradient reductions: %s\n",
@@ -471,7 +398,7 @@ static gboolean matches(const et_graph *g, const GArray *a, int at, const et_mse
   if (at < 0 || at + q->n * reps > (int)a->len)
     return FALSE;
   for (int i = 0; i < q->n * reps; i++)
-    if (!name_eq(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name))
+    if (!et_model_name_eq(et_node_name(g, g_array_index(a, gop, at + i).node), q->ops[i % q->n].name))
       return FALSE;
   return TRUE;
 }
@@ -516,6 +443,26 @@ static gboolean read_last_stage(const rd *d, int rank, GError **error)
   return TRUE;
 }
 
+/* One stage: the backward's run found at ops[at ..] (period q) may start
+ * a few operations early, taking the head's last ones (its final norm's
+ * gradient looks like a layer's).  The backward runs the forward in
+ * reverse, so its layer ends with the gradient of the forward layer's
+ * first kernel: the first shift s < q whose run still repeats and whose
+ * period ends with a kernel of that class (0 when none).  O(q^2 ls). */
+static int backward_shift(const rd *d, const et_graph *g, const GArray *a, int at, int q)
+{
+  int ls = d->m->layers_per_stage;
+  if (d->m->layer_fwd.n == 0)
+    return 0;
+  et_kclass want = d->m->layer_fwd.ops[0].cls;
+  for (int s = 0; s < q && at + s + q * ls <= (int)a->len && periodic(g, a, at + s, q, ls); s++) {
+    const gop *o = &g_array_index(a, gop, at + s + q - 1);
+    if (op_type(g, o) == ET_NODE_COMP && class_of_name(et_node_name(g, o->node)) == want)
+      return s;
+  }
+  return 0;
+}
+
 /* One stage (pp 1): on rank 0, the first micro-batch's forward layers
  * (and the embedding before them) from the start, then the head and the
  * backward layers (the next repeating run), the embedding's backward and
@@ -544,6 +491,7 @@ static gboolean read_single_stage(const rd *d, GError **error)
   take(d, g, a, e, p, ls, &m->layer_fwd);
   if (e > 0)
     take(d, g, a, 0, e, 1, &m->embed_fwd);
+  h += backward_shift(d, g, a, fend + h, q);
   if (h > 0)
     take(d, g, a, fend, h, 1, &m->head);
   split_head(m);
@@ -680,7 +628,8 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
   g_string_append_printf(out->how, "model: %d pipeline stages found by following rank 0's sends (last stage: rank "
                          "%d), as the card's pp; %d micro-batches of %.0f tokens (card)\n", stages, last, c->mb,
                          out->tokens_per_mb);
-  if (gemm_roles(out, c))
+  gboolean roles = et_model_gemm_roles(out, c);
+  if (roles)
     g_string_append(out->how, "model: GEMM roles: 4 forward and 8 backward GEMMs per layer = Megatron's QKV, "
                               "projection, FC1, FC2 (shapes from the card's hidden and ffn sizes)\n");
   else
@@ -706,5 +655,6 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
                            "attention kernels are ring attention's steps (their sends and receives in the CP group "
                            "left out), %.0f tokens per rank and micro-batch\n", c->cp, c->cp, out->tokens_per_mb);
   describe_layer(out);
+  et_model_fit_floor(out, c, roles);
   return TRUE;
 }

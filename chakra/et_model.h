@@ -38,12 +38,36 @@
  *     replicated across TP when named norm/embedding/indexSelect, sharded
  *     otherwise); a layer of four forward and eight backward GEMMs is
  *     Megatron's (QKV, projection, FC1, FC2; each data then weight
- *     gradient, in reverse), which gives every GEMM its shape.
+ *     gradient, in reverse), which gives every GEMM its shape; a head
+ *     with three GEMMs is Megatron's vocabulary-parallel output layer
+ *     (logits, their data and weight gradients); a GEMM's output tile is
+ *     read from its name when it has one (cuBLAS tilesizeMxNxK, CUTLASS
+ *     _MxN_), for the tile waves of et_model_gemm_s;
+ *   - the kernel floor (the fixed time of a kernel that does not scale
+ *     with its work: launch to first work, tail): with GEMM roles and no
+ *     kernel_floor_us on the card, the least-squares line through the
+ *     layer's twelve GEMMs, measured time against roofline time of their
+ *     shapes; its intercept is the floor when the line fits (relative rms
+ *     residual at most 2 %, intercept between 0 and the shortest GEMM,
+ *     positive slope), else the card's default is kept and the reason
+ *     printed.  Shape-dependent efficiency (tile quantisation) that is not
+ *     the same fraction for all twelve shows as residual (tile waves are
+ *     in the roofline time when the tile and SM count are known), so a
+ *     trace whose GEMMs do not follow one efficiency falls back;
  *
  * Context parallelism (card cp > 1): the ring's sends and receives (of
  * a group with the cp dimension) are not the pipeline's and are left out
  * of the operations; a layer's cp consecutive attention kernels are its
  * ring steps, read as one attention op (ring = cp, the steps' mean time).
+ *
+ * Streams: when a TP collective on rank 0 directly follows a pipeline
+ * transfer on its stream (its parent, or its parent through the idle
+ * node between them), or a transfer follows a TP collective, and no
+ * transfer of that direction overlaps a TP collective in measured time
+ * (an event between two streams links them too, but two streams' work
+ * overlaps; without measured times, as in a Chakra ET, never), the two
+ * share one queue (tp_queue: the direction, activations or gradients);
+ * the re-partitioned job keeps them in one FIFO.
  *
  * Data-parallel gradient reductions: when rank 0's first collective in a
  * data-parallel group starts after its last backward's layers, the
@@ -86,7 +110,10 @@ typedef struct {
   const char *cp_comm;         /* the card's cp_comm_type when it is not Megatron's ring (p2p): all_gather,
                                   a2a or a2a+p2p (static); NULL: p2p or absent */
   double peak_flops, hbm_Bps, hbm_bytes; /* per GPU */
+  int sms;                     /* streaming multiprocessors per GPU (0: unknown): GEMM tile waves */
   sim_time_ps kernel_floor_ps; /* a kernel's fixed time (launch to first work, tail), not rescaled */
+  gboolean kernel_floor_given; /* the card states kernel_floor_us (else kernel_floor_ps is the default, used
+                                  when the trace's GEMMs do not give one: et_model.kernel_floor_ps) */
   char *hw;                    /* the GPU's name, g_free */
   char *source;                /* the card's path, g_free */
   char *missing;               /* keys the card lacks, comma-separated, g_free (NULL: none) */
@@ -112,6 +139,8 @@ typedef struct {
                                   stream gaps, event hand-offs), kept unscaled */
   double gemm_m, gemm_n, gemm_k; /* traced GEMM shape when known, else 0 */
   int gemm_shard_dim;          /* 1: N is sharded by tp, 2: K is, 3: M is (weight gradients), 0: unknown */
+  int tile_m, tile_n;          /* GEMMs: the output tile the kernel's name gives (cuBLAS "tilesize128x128x64",
+                                  CUTLASS "_128x256_"), 0: not named */
   uint8_t coll;                /* et_coll_type of collectives */
   uint64_t bytes;              /* collectives: traced size */
   uint32_t group;              /* other collectives: the traced group */
@@ -131,7 +160,13 @@ typedef struct {
   int tp, pp, mb, layers_per_stage;
   double tokens_per_mb;        /* traced micro-batch tokens */
   sim_time_ps optimizer_ps;    /* the tail's elementwise time on rank 0 */
+  sim_time_ps kernel_floor_ps; /* the fixed time per kernel re-partitioning keeps: the card's kernel_floor_us
+                                  when given, else fitted from the layer's GEMMs when they fit a line, else
+                                  the card's default (how says which) */
   double rank0_params;         /* parameters of traced rank 0 (card arithmetic) */
+  int tp_queue;                /* bits 1 << k: rank 0's TP collectives share a stream (one FIFO) with its
+                                  activation sends (k = 1), activation receives (2), gradient sends (3) or
+                                  gradient receives (4) (traced stream order) */
   gboolean dp_after;           /* the traced DP gradient reductions start after the last backward's layers
                                   (FALSE: they overlap it, or none traced: Megatron's overlap assumed) */
   GString *how;                /* "model: ..." lines: what was identified and how */
@@ -143,6 +178,14 @@ typedef struct {
 gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_card *c, et_model *out,
                        GError **error);
 void et_model_clear(et_model *m);
+
+/* A GEMM's time at the roofline, in seconds, for output M x N over K:
+ * max(FLOPs / peak, bytes of the three bf16 matrices / HBM bandwidth),
+ * where with the GPU's SM count (c->sms) and the tile o's name gives, the
+ * FLOPs are those of whole waves: ceil(ceil(M / tm) ceil(N / tn) / sms)
+ * x sms tiles of tm x tn x K (a partly filled last wave costs a full
+ * one: small GEMMs lose efficiency).  O(1). */
+double et_model_gemm_s(const et_model_card *c, const et_mop *o, double m, double n, double k);
 
 /* Whether the layer's forward has an attention kernel (flash, fmha,
  * attention, sdpa): what re-partitioning the sequence (cp) rescales. */

@@ -165,11 +165,6 @@ static void gap(rb *g, const et_mop *o)
     g->chain = node_flags(g, ET_NODE_COMP, "gap", o->gap_ps, g->chain, 0, ET_FLAG_DELAY);
 }
 
-static double roof(const rb *g, double m, double n, double k)
-{
-  return fmax(2.0 * m * n * k / g->c->peak_flops, 2.0 * (m * k + k * n + m * n) / g->c->hbm_Bps);
-}
-
 /* A traced kernel's time in the new configuration: its fixed floor, plus
  * the rest rescaled. */
 static sim_time_ps new_dur(const rb *g, const et_mop *o)
@@ -185,13 +180,13 @@ static sim_time_ps new_dur(const rb *g, const et_mop *o)
       k2 *= g->shard, m2 *= g->tokens;
     else
       m2 *= g->shard, k2 *= g->tokens;
-    f = roof(g, m2, n2, k2) / roof(g, m, n, k);
+    f = et_model_gemm_s(g->c, o, m2, n2, k2) / et_model_gemm_s(g->c, o, m, n, k);
   } else if (o->cls == ET_KC_ELEM_REPL) {
     f = g->tokens;
   } else {
     f = g->shard * g->tokens;
   }
-  sim_time_ps floor = MIN(o->dur_ps, g->c->kernel_floor_ps);
+  sim_time_ps floor = MIN(o->dur_ps, g->m->kernel_floor_ps);
   return floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
 }
 
@@ -235,7 +230,7 @@ static void attention(rb *g, const et_mop *o, gboolean backward)
 {
   int cp = g->rq.cp, c0 = MAX(o->ring, 1);
   double f = g->shard * g->tokens * c0 / cp;
-  sim_time_ps floor = MIN(o->dur_ps, g->c->kernel_floor_ps);
+  sim_time_ps floor = MIN(o->dur_ps, g->m->kernel_floor_ps);
   sim_time_ps dur = floor + (sim_time_ps)llround((double)(o->dur_ps - floor) * f);
   uint64_t kv = (uint64_t)llround(2.0 * g->m->tokens_per_mb * g->tokens * g->c->hidden / g->rq.tp *
                                   g->c->dtype_bytes * (backward ? 2 : 1));
@@ -251,12 +246,63 @@ static void attention(rb *g, const et_mop *o, gboolean backward)
   }
 }
 
+/* The TP collective just added (the chain's head) joins the gradient
+ * queue (and / or the activation queue) when the trace showed it on one
+ * stream with that direction's sends or receives (et_model.tp_queue): it
+ * starts after the queue's last transfer, and the queue's next one after
+ * it.  The queue holds what et_repart.h says (1F1B: both sends and
+ * receives of the direction; interleaved: its sends). */
+static void tp_queue(rb *g)
+{
+  int t = g->m->tp_queue;
+  uint64_t *qs[2] = {(t & (8 | 16)) ? &g->q_grad : NULL, (t & (2 | 4)) ? &g->q_act : NULL};
+  for (int k = 0; k < 2; k++)
+    if (qs[k]) {
+      if (*qs[k])
+        et_builder_add_dep(g->b, (uint32_t)(g->chain - 1), *qs[k], TRUE, TRUE);
+      *qs[k] = g->chain;
+    }
+}
+
+/* The median idle before a compute kernel that follows a compute kernel
+ * in q (0: none): how the sequence's kernels follow each other with no
+ * collective between them.  O(n^2) for n operations (a layer's handful). */
+static sim_time_ps kernel_to_kernel_gap(const et_mseq *q)
+{
+  sim_time_ps v[64];
+  int n = 0;
+  for (int i = 1; i < q->n && n < (int)G_N_ELEMENTS(v); i++)
+    if (q->ops[i].cls <= ET_KC_ELEM_REPL && q->ops[i - 1].cls <= ET_KC_ELEM_REPL)
+      v[n++] = q->ops[i].gap_ps;
+  for (int i = 1; i < n; i++)
+    for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+      sim_time_ps t = v[k];
+      v[k] = v[k - 1];
+      v[k - 1] = t;
+    }
+  return n ? v[n / 2] : 0;
+}
+
 static void emit(rb *g, const et_mseq *q)
 {
+  /* A collective that vanishes (tp 1, ep 1) takes the idle measured after
+   * it with it (the hand-off back from its stream): the next kernel
+   * follows the one before as q's kernels follow each other. */
+  gboolean dropped = FALSE;
+  sim_time_ps k2k = -1;
   for (int i = 0; i < q->n; i++) {
     const et_mop *o = &q->ops[i];
-    if ((o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1))
+    gboolean keep = (o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1);
+    if (keep && dropped && o->cls <= ET_KC_ELEM_REPL) {
+      if (k2k < 0)
+        k2k = kernel_to_kernel_gap(q);
+      et_mop follow = *o;
+      follow.gap_ps = MIN(o->gap_ps, k2k);
+      gap(g, &follow);
+    } else if (keep) {
       gap(g, o);
+    }
+    dropped = !keep;
     if (o->cls == ET_KC_ATTN && (o->ring > 1 || g->rq.cp > 1)) {
       attention(g, o, q == &g->m->layer_bwd);
       i += MAX(o->ring, 1) - 1; /* the traced ring's other steps */
@@ -265,8 +311,10 @@ static void emit(rb *g, const et_mseq *q)
         coll_hop(g, o->name, ET_COLL_ALL_TO_ALL, (uint64_t)llround((double)o->bytes * g->tokens), g->ep_pg,
                  o->two_hop);
     } else if (o->cls == ET_KC_TP_COLL) {
-      if (g->rq.tp > 1)
+      if (g->rq.tp > 1) {
         coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->tokens), g->tp_pg);
+        tp_queue(g);
+      }
     } else if (o->cls == ET_KC_OTHER_COLL) {
       coll(g, o->name, (et_coll_type)o->coll, o->bytes, NULL);
     } else {
@@ -484,7 +532,7 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                          "elements per shard (norms and embedding: per token), each above a fixed %.1f us per kernel; "
                          "the measured idle before each operation kept; TP all-reduces, activations and their "
                          "gradients: tokens x hidden %d x %d B\n", c->hw ? c->hw : "the GPU", c->peak_flops / 1e12,
-                         c->hbm_Bps / 1e9, (double)c->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
+                         c->hbm_Bps / 1e9, (double)m->kernel_floor_ps / 1e6, c->hidden, c->dtype_bytes);
   static const char *const rc[] = {"no", "selective", "full"};
   g_string_append_printf(how, "repartition: memory per GPU (stage %d, the most loaded): %.2f GB weights, gradients "
                          "and Adam states (%.0f M parameters x 16 B, ZeRO stage %d over the DP group) + %.2f GB "

@@ -21,18 +21,19 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Peak dense bf16 TFLOP/s, HBM GB/s and GB of the GPUs CCL-Bench cards name
+/* Peak dense bf16 TFLOP/s, HBM GB/s and GB and SM count of the GPUs CCL-Bench cards name
  * (vendors' data sheets). */
-static const struct { const char *name; double tflops, hbm_GBps, hbm_GB; } gpus[] = {
-  {"nvidia_a100", 312, 2039, 80},
-  {"nvidia_h100", 989, 3350, 80},
-  {"nvidia_h200", 989, 4800, 141},
-  {"nvidia_b200", 2250, 8000, 192},
-  {"tpu_v6e", 918, 1640, 32},
+static const struct { const char *name; double tflops, hbm_GBps, hbm_GB; int sms; } gpus[] = {
+  {"nvidia_a100", 312, 2039, 80, 108},
+  {"nvidia_h100", 989, 3350, 80, 132},
+  {"nvidia_h200", 989, 4800, 141, 132},
+  {"nvidia_b200", 2250, 8000, 192, 148},
+  {"tpu_v6e", 918, 1640, 32, 0},
 };
-/* A kernel's fixed time when the card does not give kernel_floor_us: 2 us,
- * the order of an empty kernel's measured duration on recent GPUs (an
- * assumption, printed; not fitted to any trace). */
+/* A kernel's fixed time when the card does not give kernel_floor_us and
+ * the trace's GEMMs do not give one (et_model.h): 2 us, the order of an
+ * empty kernel's measured duration on recent GPUs (an assumption,
+ * printed). */
 #define DEFAULT_KERNEL_FLOOR_US 2.0
 
 #define ARCH "workload.model.model_arch."
@@ -65,6 +66,7 @@ static gboolean hardware(const cfg_card *card, et_model_card *out, GString *miss
       out->peak_flops = gpus[i].tflops * 1e12;
       out->hbm_Bps = gpus[i].hbm_GBps * 1e9;
       out->hbm_bytes = gpus[i].hbm_GB * 1e9;
+      out->sms = gpus[i].sms;
     }
   out->hw = g_strdup(hw);
   double v = 0;
@@ -83,6 +85,7 @@ static gboolean hardware(const cfg_card *card, et_model_card *out, GString *miss
     out->hbm_bytes = v * 1e9;
   if (!cfg_card_number(card, XPU "kernel_floor_us", &v, &found, error))
     return FALSE;
+  out->kernel_floor_given = found;
   if (!wisp_ps_from_us(found ? v : DEFAULT_KERNEL_FLOOR_US, &out->kernel_floor_ps))
     return cfg_card_fail(card, XPU "kernel_floor_us", WISP_ERROR_INVALID, error, "out of range");
   if (out->peak_flops <= 0 || out->hbm_Bps <= 0 || out->hbm_bytes <= 0)
