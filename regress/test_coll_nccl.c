@@ -125,6 +125,49 @@ static void test_timing_loop(void)
   topo_free(t);
 }
 
+/* The send/recv FIFO's pipeline fill (coll_nccl_p2p_fill_us): one
+ * NCCL_P2P_NVL_CHUNKSIZE step (512 KiB), or the whole part when smaller,
+ * at a channel's copy rate (20.3 GB/s).  4 H100 ranks: an 8 MiB send runs
+ * on 8 channels (1 MiB parts), so 524,288 B / 20.3 GB/s = 25.8276 us; a
+ * 100 KiB send on ceil(100 / 64) = 2 channels of 51,200 B: 2.5222 us;
+ * nothing on two nodes.  Simulated: a 32 MiB all-to-all (8 MiB to each
+ * peer) between processes (-g 1) takes exactly that fill longer than with
+ * one process driving the GPUs (-g 2, NCCL's direct copies), the timing
+ * loop's GPU time not depending on -g. */
+static void test_p2p_fill(void)
+{
+  coll_nccl_comm c = { .n_ranks = 4, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 0 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_fill_us(&m, 8u << 20), 524288.0 / 20.3e3, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_fill_us(&m, 100u << 10), 51200.0 / 20.3e3, 1e-9);
+  c.n_nodes = 2;
+  c.n_ranks = 8;
+  c.nic_GBps = 200;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat(coll_nccl_p2p_fill_us(&m, 8u << 20), ==, 0.0);
+  GError *error = NULL;
+  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
+                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 450GB/s, latency: 500ns}\n"
+                             "library: {name: nccl, sm: 90}\n",
+                             "fill", &error);
+  g_assert_no_error(error);
+  int ranks[4] = { 0, 1, 2, 3 };
+  coll_desc d = { .type = ET_COLL_ALL_TO_ALL, .bytes = 32u << 20, .ranks = ranks, .n_ranks = 4, .root = -1 };
+  sim_time_ps t1 = 0, t2 = 0;
+  coll_policy *pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 1);
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t1, NULL, &error));
+  coll_policy_free(pol);
+  pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 2);
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t2, NULL, &error));
+  g_assert_no_error(error);
+  g_test_message("32 MiB all-to-all on 4 ranks: -g 1 %.3f us, -g 2 %.3f us", t1 / 1e6, t2 / 1e6);
+  g_assert_cmpfloat(fabs((double)(t1 - t2) - 524288.0 / 20.3e9 * 1e12), <=, 2.0);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 /* NCCL's send/recv channels on one H100 node (coll_nccl_p2p_efficiency;
  * src/enqueue.cc addP2pToPlan, src/graph/paths.cc): 18 links -> 36
  * channels per peer -> 32 (MAXCHANNELS); 8 ranks: nChannelsMin 32 / 8 = 4;
@@ -248,5 +291,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
+  g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
   return g_test_run();
 }

@@ -153,6 +153,17 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
  * network's per-peer channels (coll_nccl_p2p_net_efficiency).  O(log S). */
 double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers);
 
+/* The pipeline fill of a send/recv between two processes on one node, us:
+ * without a direct pointer to the peer's user buffer (ranks in different
+ * processes, src/transport/p2p.cc P2P_SAME_PID) each step passes through
+ * the connection's FIFO slot in two copies, the sender's into the slot
+ * and the receiver's out of it (src/device/prims_simple.h; the slot is
+ * NCCL_P2P_NVL_CHUNKSIZE, 512 KiB, src/init.cc), so one step of one of
+ * them is not overlapped: one step (or the whole part, when smaller) at a
+ * channel's copy rate.  0 on several nodes (the network's proxy steps
+ * are priced elsewhere) and without NVLink.  O(log S). */
+double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes);
+
 /* The efficiency (fraction of a GPU's NIC rate) of one rank's send/recv
  * traffic to `net_peers` peers on other nodes, `peer_bytes` each: the
  * channels NCCL gives a network peer (src/graph/paths.cc, src/enqueue.cc;

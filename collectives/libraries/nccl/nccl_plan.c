@@ -349,6 +349,14 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   if (!wisp_ps_from_us(base_us, &base_ps) || base_ps > SIM_TIME_LIMIT)
     base_ps = SIM_TIME_LIMIT;
   r->t_base = base_ps + (lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
+  /* Send/recv between processes on one node: the FIFO's pipeline fill (one
+   * step of one copy, coll_nccl_p2p_fill_us), in series like the latency.
+   * nccl-tests' -g N runs N GPUs in one process, where NCCL copies straight
+   * into the peer's buffer (P2P_SAME_PID, direct), so no fill there. */
+  sim_time_ps fill_ps = 0;
+  if (a == COLL_NALGO_P2P && intra > 0 && n_nodes == 1 && per == 1 && tn->p2p_fill_us != NULL &&
+      wisp_ps_from_us(tn->p2p_fill_us(mdl, peer_bytes), &fill_ps) && fill_ps <= SIM_TIME_LIMIT - r->t_base)
+    r->t_base += fill_ps;
   /* A calibrated per-step overhead scales NCCL's per-hop figures in the
    * time only (the choice above keeps NCCL's own). */
   r->hop_us = hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0);
@@ -463,6 +471,7 @@ const coll_nccl_tuner coll_nccl_tuner_default = {
   .latency = coll_nccl_latency,
   .p2p_efficiency = coll_nccl_p2p_efficiency,
   .p2p_net_efficiency = coll_nccl_p2p_net_efficiency,
+  .p2p_fill_us = coll_nccl_p2p_fill_us,
 };
 
 const coll_lib_ops coll_nccl_ops = {

@@ -668,18 +668,14 @@ double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_byte
   return MIN(e, net_peers * p2p_proxy_GBps(c, peer_bytes) / nic);
 }
 
-double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
+/* The channels of one send or receive of `peer_bytes` to an NVLink peer
+ * on one node (src/enqueue.cc scheduleP2pTasksToPlan, addP2pToPlan): the
+ * per-peer channels (2 per NVLink-worth, a power of 2, at most
+ * MAXCHANNELS), halved until n ranks fit the p2p channels, at least one
+ * per minPartSize, doubled while a part exceeds maxPartSize.  O(log S). */
+static int p2p_nvl_op_channels(const coll_nccl_model *m, uint64_t peer_bytes)
 {
   const coll_nccl_comm *c = &m->comm;
-  if (!c->nvlink || c->intra_GBps <= 0 || peers < 1)
-    return m->link_eff;
-  if (c->n_nodes > 1) {
-    /* Several nodes: every peer gets the network's per-peer channels. */
-    int p2p = 0;
-    int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
-    double e = MIN(p2p, nch * peers) * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
-    return MIN(e, m->link_eff);
-  }
   int n = MAX(c->n_ranks, 1);
   double nvl = c->link_GBps > 0 ? c->link_GBps : 1.0;
   int per_peer = MIN(NCCL_MAXCHANNELS, pow2_up(2 * MAX(1, (int)(c->intra_GBps / nvl))));
@@ -694,9 +690,35 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
     nch *= 2;
     part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
   }
-  int total = MIN(NCCL_MAXCHANNELS, nch * peers);
+  return nch;
+}
+
+double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (!c->nvlink || c->intra_GBps <= 0 || peers < 1)
+    return m->link_eff;
+  if (c->n_nodes > 1) {
+    /* Several nodes: every peer gets the network's per-peer channels. */
+    int p2p = 0;
+    int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
+    double e = MIN(p2p, nch * peers) * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
+    return MIN(e, m->link_eff);
+  }
+  int total = MIN(NCCL_MAXCHANNELS, p2p_nvl_op_channels(m, peer_bytes) * peers);
   double e = total * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
   return MIN(e, m->link_eff);
+}
+
+double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (!c->nvlink || c->intra_GBps <= 0 || c->n_nodes > 1 || peer_bytes == 0)
+    return 0.0;
+  int nch = p2p_nvl_op_channels(m, peer_bytes);
+  uint64_t part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
+  uint64_t step = MIN(part, (uint64_t)NCCL_P2P_NVL_CHUNK);
+  return (double)step / (COLL_NCCL_P2P_CH_GBPS * 1e3);
 }
 
 /* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
