@@ -164,6 +164,20 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
  * are priced elsewhere) and without NVLink.  O(log S). */
 double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes);
 
+/* The ring's drain between processes on one node, us: a ring step lands
+ * in the receiver's FIFO slot and the receiver copies it out (to its
+ * output, and on to the next rank in the same pass); the copy of the
+ * last slice has nothing left to overlap with (src/device/prims_simple.h,
+ * src/transport/p2p.cc: without P2P_DIRECT the peer's output is not
+ * mapped), so one slice at a channel's copy rate is added.  The slice is
+ * the primitive's: a channel's share of one step (S / (n x channels),
+ * broadcast and reduce S / channels), at most the chunk, over
+ * SlicePerChunk (2; 1 for broadcast and reduce), at least sliceSteps
+ * steps / 32.  buffsize: NCCL_BUFFSIZE.  Simple protocol only (LL and
+ * LL128 forward line by line); 0 on several nodes (not checked there) and
+ * without NVLink.  O(1). */
+double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, uint64_t buffsize);
+
 /* The efficiency (fraction of a GPU's NIC rate) of one rank's send/recv
  * traffic to `net_peers` peers on other nodes, `peer_bytes` each: the
  * channels NCCL gives a network peer (src/graph/paths.cc, src/enqueue.cc;

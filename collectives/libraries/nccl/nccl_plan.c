@@ -349,14 +349,18 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   if (!wisp_ps_from_us(base_us, &base_ps) || base_ps > SIM_TIME_LIMIT)
     base_ps = SIM_TIME_LIMIT;
   r->t_base = base_ps + (lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
-  /* Send/recv between processes on one node: the FIFO's pipeline fill (one
-   * step of one copy, coll_nccl_p2p_fill_us), in series like the latency.
-   * nccl-tests' -g N runs N GPUs in one process, where NCCL copies straight
-   * into the peer's buffer (P2P_SAME_PID, direct), so no fill there. */
-  sim_time_ps fill_ps = 0;
-  if (a == COLL_NALGO_P2P && intra > 0 && n_nodes == 1 && per == 1 && tn->p2p_fill_us != NULL &&
-      wisp_ps_from_us(tn->p2p_fill_us(mdl, peer_bytes), &fill_ps) && fill_ps <= SIM_TIME_LIMIT - r->t_base)
-    r->t_base += fill_ps;
+  /* Between processes on one node (nccl-tests' -g 1): the FIFO's fill or
+   * drain, in series like the latency.  -g N runs N GPUs in one process,
+   * where NCCL copies straight into the peer's buffer (P2P_SAME_PID,
+   * direct), so neither applies there. */
+  double fifo_us = 0;
+  if (n_nodes == 1 && per == 1 && a == COLL_NALGO_P2P && intra > 0 && tn->p2p_fill_us != NULL)
+    fifo_us = tn->p2p_fill_us(mdl, peer_bytes);
+  if (n_nodes == 1 && per == 1 && a == COLL_NALGO_RING && p == COLL_PROTO_SIMPLE && tn->ring_drain_us != NULL)
+    fifo_us = tn->ring_drain_us(mdl, f, s, lp->buffsize);
+  sim_time_ps fifo_ps = 0;
+  if (fifo_us > 0 && wisp_ps_from_us(fifo_us, &fifo_ps) && fifo_ps <= SIM_TIME_LIMIT - r->t_base)
+    r->t_base += fifo_ps;
   /* A calibrated per-step overhead scales NCCL's per-hop figures in the
    * time only (the choice above keeps NCCL's own). */
   r->hop_us = hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0);
@@ -472,6 +476,7 @@ const coll_nccl_tuner coll_nccl_tuner_default = {
   .p2p_efficiency = coll_nccl_p2p_efficiency,
   .p2p_net_efficiency = coll_nccl_p2p_net_efficiency,
   .p2p_fill_us = coll_nccl_p2p_fill_us,
+  .ring_drain_us = coll_nccl_ring_drain_us,
 };
 
 const coll_lib_ops coll_nccl_ops = {

@@ -710,6 +710,13 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
   return MIN(e, m->link_eff);
 }
 
+/* One channel's copy of `bytes`, us: COLL_NCCL_P2P_CH_GBPS, the rate of
+ * one thread block copying (measured on send/recv, see there). */
+static double channel_copy_us(uint64_t bytes)
+{
+  return (double)bytes / (COLL_NCCL_P2P_CH_GBPS * 1e3);
+}
+
 double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes)
 {
   const coll_nccl_comm *c = &m->comm;
@@ -717,8 +724,29 @@ double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes)
     return 0.0;
   int nch = p2p_nvl_op_channels(m, peer_bytes);
   uint64_t part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
-  uint64_t step = MIN(part, (uint64_t)NCCL_P2P_NVL_CHUNK);
-  return (double)step / (COLL_NCCL_P2P_CH_GBPS * 1e3);
+  return channel_copy_us(MIN(part, (uint64_t)NCCL_P2P_NVL_CHUNK));
+}
+
+double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, uint64_t buffsize)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (!c->nvlink || c->n_nodes > 1 || s == 0 || f == COLL_NFUNC_P2P)
+    return 0.0;
+  uint64_t n = (uint64_t)MAX(c->n_ranks, 1), nch = (uint64_t)MAX(m->channels, 1);
+  uint64_t step = MAX(buffsize, (uint64_t)NCCL_STEPS) / NCCL_STEPS;
+  gboolean one = f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE;
+  /* A channel's share of one ring step, at most the chunk (chunkSteps
+   * steps: 1 for broadcast and reduce, NCCL_STEPS / 2 for the others
+   * [nccl] src/include/collectives.h); broadcast and reduce move the
+   * whole buffer each step. */
+  uint64_t part = one ? s / nch : s / (n * nch);
+  part = MIN(part, one ? step : step * (NCCL_STEPS / 2));
+  /* The primitive's slice [nccl] src/device/prims_simple.h: the chunk
+   * over SlicePerChunk (2, or 1 for broadcast and reduce) rounded to 16
+   * bytes, at least a 32nd of sliceSteps steps, at most the chunk. */
+  uint64_t per_chunk = one ? 1 : 2, slice_steps = one ? 1 : NCCL_STEPS / 4;
+  uint64_t slice = MAX((part + 16 * per_chunk - 1) / (16 * per_chunk) * 16, step * slice_steps / 32);
+  return channel_copy_us(MIN(slice, part));
 }
 
 /* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
