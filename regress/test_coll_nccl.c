@@ -218,6 +218,22 @@ static void test_ring_drain(void)
   g_assert_cmpfloat(fabs(delta - 262144.0 / 20.3e9 * 1e12), <=, 2.0);
 }
 
+/* One-node NVLS loops (coll_nccl_nvls_loop_bytes; src/enqueue.cc
+ * calcCollChunking's NVLS branch per CTA, 8 heads): H100 (16 CTAs), 32 MiB:
+ * a CTA's 2 MiB is under 64 x 8 x 128 KiB -> 64 KiB, under 8 x 8 x 64 KiB
+ * -> 32 KiB, not under 2 x 8 x 32 KiB: 32 KiB x 8 x 16 = 4 MiB (8 loops,
+ * 7 route latencies in series); 1 GiB: 64 MiB per CTA is not under 64 MiB:
+ * 128 KiB x 8 x 16 = 16 MiB; 1 MiB: 64 KiB per CTA is under 512 KiB ->
+ * 16 KiB x 128 = 2 MiB.  One B200 node: 24 CTAs (NVLS_NCHANNELS_SM100_NVL),
+ * 32 MiB: 1.33 MiB per CTA -> 32 KiB x 8 x 24 = 6 MiB. */
+static void test_nvls_loops(void)
+{
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(90, 8, 32u << 20), ==, 4u << 20);
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(90, 8, 1u << 30), ==, 16u << 20);
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(90, 8, 1u << 20), ==, 2u << 20);
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(100, 8, 32u << 20), ==, 6u << 20);
+}
+
 /* NCCL's send/recv channels on one H100 node (coll_nccl_p2p_efficiency;
  * src/enqueue.cc addP2pToPlan, src/graph/paths.cc): 18 links -> 36
  * channels per peer -> 32 (MAXCHANNELS); 8 ranks: nChannelsMin 32 / 8 = 4;
@@ -343,5 +359,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
   g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
   g_test_add_func("/coll/nccl/ring-drain", test_ring_drain);
+  g_test_add_func("/coll/nccl/nvls-loops", test_nvls_loops);
   return g_test_run();
 }

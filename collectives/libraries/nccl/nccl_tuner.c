@@ -750,11 +750,40 @@ double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint6
 }
 
 /* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
- * (16), NVLS_NCHANNELS_SM100 (32, several nodes); the chunk
+ * (16), NVLS_NCHANNELS_SM100_NVL (24, one node), NVLS_NCHANNELS_SM100 (32,
+ * several nodes); the chunk
  * NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
 #define NCCL_NVLS_NCHANNELS_SM90 16
+#define NCCL_NVLS_NCHANNELS_SM100_NVL 24
 #define NCCL_NVLS_NCHANNELS_SM100 32
 #define NCCL_NVLS_CHUNK (128u * 1024u)
+
+/* calcCollChunking's ladder for NVLS and NVLS-tree (src/enqueue.cc): for
+ * each rung {factor, size} in turn, the chunk drops to `size` when one
+ * CTA's share holds fewer than factor x concurrentOps (the heads) chunks
+ * and the chunk is larger.  O(rungs). */
+typedef struct {
+  uint64_t factor, size;
+} nvls_rung;
+
+static uint64_t nvls_chunk(uint64_t per_ch, uint64_t ops, uint64_t chunk, const nvls_rung *rung, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (per_ch < rung[i].factor * ops * chunk && chunk > rung[i].size)
+      chunk = rung[i].size;
+  return chunk;
+}
+
+/* One-node NVLS: calcCollChunking's NVLS branch on NVLS_NCHANNELS_SM90 (16)
+ * or, on one Blackwell node, NVLS_NCHANNELS_SM100_NVL (24) CTAs
+ * (src/transport/nvls.cc). */
+uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s)
+{
+  static const nvls_rung rungs[] = { { 64, 65536 }, { 8, 32768 }, { 2, 16384 } };
+  uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100_NVL : NCCL_NVLS_NCHANNELS_SM90;
+  uint64_t ops = (uint64_t)MAX(heads, 1);
+  return nvls_chunk(s / ctas, ops, NCCL_NVLS_CHUNK, rungs, 3) * ops * ctas;
+}
 
 /* NVLS-tree: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum chunk, 64 KiB
  * on >= 4 nodes (nvls.cc ncclNvlsTuning, NCCL_NVLSTREE_MAX_CHUNKSIZE
@@ -763,16 +792,9 @@ double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint6
  * modelled: ncclNvlsTreeSm100Tuning's NIC-dependent chunks and CTAs. */
 uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s)
 {
+  static const nvls_rung rungs[] = { { 32, 262144 }, { 16, 131072 }, { 4, 65536 }, { 1, 32768 } };
   uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100 : NCCL_NVLS_NCHANNELS_SM90;
-  uint64_t per_ch = s / ctas, ops = (uint64_t)MAX(heads, 1);
+  uint64_t ops = (uint64_t)MAX(heads, 1);
   uint64_t chunk = nodes >= 4 ? 65536 : NCCL_NVLS_CHUNK;
-  if (per_ch < 32 * ops * chunk && chunk > 262144)
-    chunk = 262144;
-  if (per_ch < 16 * ops * chunk && chunk > 131072)
-    chunk = 131072;
-  if (per_ch < 4 * ops * chunk && chunk > 65536)
-    chunk = 65536;
-  if (per_ch < ops * chunk && chunk > 32768)
-    chunk = 32768;
-  return chunk * ops * ctas;
+  return nvls_chunk(s / ctas, ops, chunk, rungs, 4) * ops * ctas;
 }
