@@ -210,16 +210,16 @@ uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p,
  * coll_nccl_slice_bytes.  O(log S). */
 uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s, int nch, int depth);
 
-/* The bytes one loop of NCCL's NVLS-tree kernel moves over all its CTAs
- * on `nodes` nodes: calcCollChunking's NVLS_TREE chunk (src/enqueue.cc,
- * 32-256 KiB, at most 64 KiB on >= 4 nodes, sized on one CTA's share)
- * times the heads and NCCL's NVLS CTAs.  O(1). */
 /* The bytes one loop of NCCL's one-node NVLS kernel moves over all its
  * CTAs: NCCL_NVLS_CHUNKSIZE (128 KiB) shrunk for small sizes as
  * calcCollChunking does for NVLS (src/enqueue.cc; per CTA, concurrentOps =
  * the heads) to 64, 32 or 16 KiB, times the heads and the CTAs.  O(1). */
 uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s);
 
+/* The bytes one loop of NCCL's NVLS-tree kernel moves over all its CTAs
+ * on `nodes` nodes: calcCollChunking's NVLS_TREE chunk (src/enqueue.cc,
+ * 32-256 KiB, at most 64 KiB on >= 4 nodes, sized on one CTA's share)
+ * times the heads and NCCL's NVLS CTAs.  O(1). */
 uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s);
 
 G_END_DECLS

@@ -2,9 +2,10 @@
  * parameter, for the libraries that run NCCL's plan machinery with their
  * own tuning tables (rccl/: RCCL, the ROCm fork of NCCL, keeps NCCL's
  * algorithms, protocols, channels and pipeline and replaces the tuner's
- * constants).  A tuner is the functions the plan asks (build the
- * tables, choose, efficiency, latency, send/recv efficiencies, FIFO fill and drain); NCCL's own
- * is coll_nccl_tuner_default (coll_nccl.h's functions).  Not installed:
+ * constants).  A tuner is the functions the plan asks (build the tables,
+ * choose, efficiency, latency, send/recv efficiencies, FIFO fill and
+ * drain); NCCL's own is coll_nccl_tuner_default (coll_nccl.h's
+ * functions).  Not installed:
  * it names the runtime's internal types.  Prefix coll_nccl_.
  */
 #ifndef WISP_COLL_NCCL_PLAN_H
