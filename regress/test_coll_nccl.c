@@ -168,6 +168,115 @@ static void test_latency_monotone(void)
   g_assert_cmpuint(ps[3] - ps[2], <=, 24 * SIM_PS_PER_US);
 }
 
+/* Collective d on an H100 switch of `size` GPUs (450 GB/s), protocol
+ * proto, with one GPU per process (-g 1) minus with two (-g 2): the FIFO
+ * fill or drain, the timing loop's GPU time not depending on -g.  *algo:
+ * NCCL's algorithm of the -g 1 run.  O(one simulation). */
+static double g1_minus_g2_ps(int size, coll_desc *d, int proto, int *algo)
+{
+  GError *error = NULL;
+  char *yaml = g_strdup_printf("schema_version: 1\nmodel: analytical\n"
+                               "dims:\n  - {name: nvlink, kind: switch, size: %d, bandwidth: 450GB/s, "
+                               "latency: 500ns}\nlibrary: {name: nccl, sm: 90}\n", size);
+  topo *t = topo_load_string(yaml, "fifo", &error);
+  g_assert_no_error(error);
+  sim_time_ps t1 = 0, t2 = 0;
+  coll_info info;
+  coll_policy *pol = nccl_policy(t, 0, proto, 1);
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, d, &t1, &info, &error));
+  *algo = info.nccl_algo;
+  coll_policy_free(pol);
+  pol = nccl_policy(t, 0, proto, 2);
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, d, &t2, NULL, &error));
+  g_assert_no_error(error);
+  g_test_message("-g 1 %.3f us, -g 2 %.3f us", t1 / 1e6, t2 / 1e6);
+  coll_policy_free(pol);
+  topo_free(t);
+  g_free(yaml);
+  return (double)t1 - (double)t2;
+}
+
+/* The send/recv FIFO's pipeline fill (coll_nccl_p2p_fill_us): one
+ * NCCL_P2P_NVL_CHUNKSIZE step (512 KiB), or the whole part when smaller,
+ * at a channel's copy rate (20.3 GB/s).  4 H100 ranks: an 8 MiB send runs
+ * on 8 channels (1 MiB parts), so 524,288 B / 20.3 GB/s = 25.8276 us; a
+ * 100 KiB send on ceil(100 / 64) = 2 channels of 51,200 B: 2.5222 us;
+ * nothing on two nodes.  Simulated: a 32 MiB all-to-all (8 MiB to each
+ * peer) between processes (-g 1) takes exactly that fill longer than with
+ * one process driving the GPUs (-g 2, NCCL's direct copies), the timing
+ * loop's GPU time not depending on -g. */
+static void test_p2p_fill(void)
+{
+  coll_nccl_comm c = { .n_ranks = 4, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 0 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_fill_us(&m, 8u << 20), 524288.0 / 20.3e3, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_fill_us(&m, 100u << 10), 51200.0 / 20.3e3, 1e-9);
+  c.n_nodes = 2;
+  c.n_ranks = 8;
+  c.nic_GBps = 200;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat(coll_nccl_p2p_fill_us(&m, 8u << 20), ==, 0.0);
+  int ranks[4] = { 0, 1, 2, 3 }, algo = -1;
+  coll_desc d = { .type = ET_COLL_ALL_TO_ALL, .bytes = 32u << 20, .ranks = ranks, .n_ranks = 4, .root = -1 };
+  double delta = g1_minus_g2_ps(4, &d, COLL_PROTO_AUTO, &algo);
+  g_assert_cmpint(algo, ==, COLL_NALGO_P2P);
+  g_assert_cmpfloat(fabs(delta - 524288.0 / 20.3e9 * 1e12), <=, 2.0);
+}
+
+/* The ring's drain (coll_nccl_ring_drain_us): one slice at a channel's
+ * copy rate, 20.3 GB/s.  8 H100 ranks, 16 channels, NCCL_BUFFSIZE 4 MiB
+ * (step 512 KiB, all-gather chunk 4 steps = 2 MiB, 2 slices per chunk):
+ * all-gather of 64 MiB: a channel's step 64 MiB / (8 x 16) = 512 KiB,
+ * slice 256 KiB: 262,144 B / 20.3 GB/s = 12.913 us; 16 GiB: the step is
+ * the 2 MiB chunk, slice 1 MiB: 51.65 us; broadcast of 64 MiB: the
+ * channel's chunk is one 512 KiB step and one slice: 25.83 us; nothing on
+ * two nodes.  Simulated: a 64 MiB ring all-gather (Simple) between
+ * processes (-g 1) takes exactly the drain longer than with -g 2. */
+static void test_ring_drain(void)
+{
+  coll_nccl_comm c = { .n_ranks = 8, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 0 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpint(m.channels, ==, 16);
+  const uint64_t buf = 4u << 20;
+  g_assert_cmpfloat_with_epsilon(coll_nccl_ring_drain_us(&m, COLL_NFUNC_ALL_GATHER, 64u << 20, buf),
+                                 262144.0 / 20.3e3, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_ring_drain_us(&m, COLL_NFUNC_ALL_GATHER, (uint64_t)16 << 30, buf),
+                                 1048576.0 / 20.3e3, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_ring_drain_us(&m, COLL_NFUNC_BROADCAST, 64u << 20, buf),
+                                 524288.0 / 20.3e3, 1e-9);
+  c.n_nodes = 2;
+  c.n_ranks = 16;
+  c.nic_GBps = 400;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat(coll_nccl_ring_drain_us(&m, COLL_NFUNC_ALL_GATHER, 64u << 20, buf), ==, 0.0);
+  int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, algo = -1;
+  /* Chakra's all-gather size is per member: 8 MiB each, 64 MiB in all. */
+  coll_desc d = { .type = ET_COLL_ALL_GATHER, .bytes = 8u << 20, .ranks = ranks, .n_ranks = 8, .root = -1 };
+  double delta = g1_minus_g2_ps(8, &d, COLL_PROTO_SIMPLE, &algo);
+  g_assert_cmpint(algo, ==, COLL_NALGO_RING);
+  g_assert_cmpfloat(fabs(delta - 262144.0 / 20.3e9 * 1e12), <=, 2.0);
+}
+
+/* One-node NVLS loops (coll_nccl_nvls_loop_bytes; src/enqueue.cc
+ * calcCollChunking's NVLS branch per CTA, 8 heads): H100 (16 CTAs), 32 MiB:
+ * a CTA's 2 MiB is under 64 x 8 x 128 KiB -> 64 KiB, under 8 x 8 x 64 KiB
+ * -> 32 KiB, not under 2 x 8 x 32 KiB: 32 KiB x 8 x 16 = 4 MiB (8 loops,
+ * 7 route latencies in series); 1 GiB: 64 MiB per CTA is not under 64 MiB:
+ * 128 KiB x 8 x 16 = 16 MiB; 1 MiB: 64 KiB per CTA is under 512 KiB ->
+ * 16 KiB x 128 = 2 MiB.  One B200 node: 24 CTAs (NVLS_NCHANNELS_SM100_NVL),
+ * 32 MiB: 1.33 MiB per CTA -> 32 KiB x 8 x 24 = 6 MiB. */
+static void test_nvls_loops(void)
+{
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(90, 8, 32u << 20), ==, 4u << 20);
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(90, 8, 1u << 30), ==, 16u << 20);
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(90, 8, 1u << 20), ==, 2u << 20);
+  g_assert_cmpuint(coll_nccl_nvls_loop_bytes(100, 8, 32u << 20), ==, 6u << 20);
+}
+
 /* NCCL's send/recv channels on one H100 node (coll_nccl_p2p_efficiency;
  * src/enqueue.cc addP2pToPlan, src/graph/paths.cc): 18 links -> 36
  * channels per peer -> 32 (MAXCHANNELS); 8 ranks: nChannelsMin 32 / 8 = 4;
@@ -292,5 +401,8 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
+  g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
+  g_test_add_func("/coll/nccl/ring-drain", test_ring_drain);
+  g_test_add_func("/coll/nccl/nvls-loops", test_nvls_loops);
   return g_test_run();
 }

@@ -153,6 +153,31 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
  * network's per-peer channels (coll_nccl_p2p_net_efficiency).  O(log S). */
 double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers);
 
+/* The pipeline fill of a send/recv between two processes on one node, us:
+ * without a direct pointer to the peer's user buffer (ranks in different
+ * processes, src/transport/p2p.cc P2P_SAME_PID) each step passes through
+ * the connection's FIFO slot in two copies, the sender's into the slot
+ * and the receiver's out of it (src/device/prims_simple.h; the slot is
+ * NCCL_P2P_NVL_CHUNKSIZE, 512 KiB, src/init.cc), so one step of one of
+ * them is not overlapped: one step (or the whole part, when smaller) at a
+ * channel's copy rate.  0 on several nodes (the network's proxy steps
+ * are priced elsewhere) and without NVLink.  O(log S). */
+double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes);
+
+/* The ring's drain between processes on one node, us: a ring step lands
+ * in the receiver's FIFO slot and the receiver copies it out (to its
+ * output, and on to the next rank in the same pass); the copy of the
+ * last slice has nothing left to overlap with (src/device/prims_simple.h,
+ * src/transport/p2p.cc: without P2P_DIRECT the peer's output is not
+ * mapped), so one slice at a channel's copy rate is added.  The slice is
+ * the primitive's: a channel's share of one step (S / (n x channels),
+ * broadcast and reduce S / channels), at most the chunk, over
+ * SlicePerChunk (2; 1 for broadcast and reduce), at least sliceSteps
+ * steps / 32.  buffsize: NCCL_BUFFSIZE.  Simple protocol only (LL and
+ * LL128 forward line by line); 0 on several nodes (not checked there) and
+ * without NVLink.  O(1). */
+double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, uint64_t buffsize);
+
 /* The efficiency (fraction of a GPU's NIC rate) of one rank's send/recv
  * traffic to `net_peers` peers on other nodes, `peer_bytes` each: the
  * channels NCCL gives a network peer (src/graph/paths.cc, src/enqueue.cc;
@@ -184,6 +209,12 @@ uint64_t coll_nccl_slice_bytes(coll_nccl_func f, coll_nccl_algo a, coll_proto p,
  * to 64 KiB, below depth down to 32 KiB); LL and LL128 as
  * coll_nccl_slice_bytes.  O(log S). */
 uint64_t coll_nccl_tree_chunk_bytes(coll_proto p, uint64_t buffsize, uint64_t s, int nch, int depth);
+
+/* The bytes one loop of NCCL's one-node NVLS kernel moves over all its
+ * CTAs: NCCL_NVLS_CHUNKSIZE (128 KiB) shrunk for small sizes as
+ * calcCollChunking does for NVLS (src/enqueue.cc; per CTA, concurrentOps =
+ * the heads) to 64, 32 or 16 KiB, times the heads and the CTAs.  O(1). */
+uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s);
 
 /* The bytes one loop of NCCL's NVLS-tree kernel moves over all its CTAs
  * on `nodes` nodes: calcCollChunking's NVLS_TREE chunk (src/enqueue.cc,

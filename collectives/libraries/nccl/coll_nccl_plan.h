@@ -2,9 +2,10 @@
  * parameter, for the libraries that run NCCL's plan machinery with their
  * own tuning tables (rccl/: RCCL, the ROCm fork of NCCL, keeps NCCL's
  * algorithms, protocols, channels and pipeline and replaces the tuner's
- * constants).  A tuner is the five functions the plan asks (build the
- * tables, choose, efficiency, latency, send/recv efficiencies); NCCL's own
- * is coll_nccl_tuner_default (coll_nccl.h's functions).  Not installed:
+ * constants).  A tuner is the functions the plan asks (build the tables,
+ * choose, efficiency, latency, send/recv efficiencies, FIFO fill and
+ * drain); NCCL's own is coll_nccl_tuner_default (coll_nccl.h's
+ * functions).  Not installed:
  * it names the runtime's internal types.  Prefix coll_nccl_.
  */
 #ifndef WISP_COLL_NCCL_PLAN_H
@@ -27,6 +28,10 @@ typedef struct {
                   double *base_us, double *hop_us);
   double (*p2p_efficiency)(const coll_nccl_model *m, uint64_t peer_bytes, int peers);
   double (*p2p_net_efficiency)(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
+  /* NULL: no send/recv pipeline fill (coll_nccl_p2p_fill_us). */
+  double (*p2p_fill_us)(const coll_nccl_model *m, uint64_t peer_bytes);
+  /* NULL: no ring drain (coll_nccl_ring_drain_us). */
+  double (*ring_drain_us)(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, uint64_t buffsize);
 } coll_nccl_tuner;
 
 /* NCCL's tuner: coll_nccl_model_build, coll_nccl_select, ... */

@@ -293,6 +293,31 @@ static void nccl_p2p_shape(const coll_desc *d, int n, const int *node, int *intr
   }
 }
 
+/* One-node NVLS runs in NCCL's loops (src/device/all_reduce.h runNvls
+ * over calcCollChunking's NVLS chunk, sized on each CTA's share: enqueue.cc
+ * calls it per channel; coll_nccl_nvls_loop_bytes), and each loop passes
+ * through the switch once more (multimem load-reduce, then store) after
+ * the one before: (loops - 1) x the route latency through the switch, in
+ * series.  That is what simulating the loops as pipelined pieces gives
+ * (one H100 node, 8 GPUs: 7, 7, 15, 31, 63 us more at 32 MiB-512 MiB with
+ * 0.5 us links, one route latency per piece), charged in closed form so
+ * the run stays one piece (the symmetric fast path, coll_fast.c) and past
+ * COLL_NCCL_MAX_CHUNKS pieces (16 GiB: 1,023 loops, not 511).  H100 8 GPUs
+ * at 32 MiB: 145 -> 152 us, real 183.  Saturates at the engine's limit.
+ * O(1). */
+static void nccl_nvls_loops(const coll_rt *c, coll_run *r, const coll_nccl_model *mdl, uint64_t s)
+{
+  uint64_t loop = coll_nccl_nvls_loop_bytes(c->pol.lib.sm, MAX(mdl->nvls_channels, 1), s);
+  uint64_t loops = loop > 0 ? (s + loop - 1) / loop : 1;
+  sim_time_ps lat = 0;
+  topo_route_cost(c->t, r->ranks[0], r->ranks[1], &lat, NULL);
+  if (loops < 2 || lat == 0)
+    return;
+  sim_time_ps room = SIM_TIME_LIMIT > r->t_base ? SIM_TIME_LIMIT - r->t_base : 0;
+  sim_time_ps more = (loops - 1) > (uint64_t)(room / lat) ? room : (sim_time_ps)(loops - 1) * lat;
+  r->t_base += more;
+}
+
 /* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
  * algorithm and protocol for this size, their efficiencies, base and
  * per-hop latency, pipeline, and the wisp algorithms that carry it out.
@@ -349,6 +374,20 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   if (!wisp_ps_from_us(base_us, &base_ps) || base_ps > SIM_TIME_LIMIT)
     base_ps = SIM_TIME_LIMIT;
   r->t_base = base_ps + (lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
+  /* Between processes on one node (nccl-tests' -g 1): the FIFO's fill or
+   * drain, in series like the latency.  -g N runs N GPUs in one process,
+   * where NCCL copies straight into the peer's buffer (P2P_SAME_PID,
+   * direct), so neither applies there. */
+  double fifo_us = 0;
+  if (n_nodes == 1 && per == 1 && a == COLL_NALGO_P2P && intra > 0 && tn->p2p_fill_us != NULL)
+    fifo_us = tn->p2p_fill_us(mdl, peer_bytes);
+  if (n_nodes == 1 && per == 1 && a == COLL_NALGO_RING && p == COLL_PROTO_SIMPLE && tn->ring_drain_us != NULL)
+    fifo_us = tn->ring_drain_us(mdl, f, s, lp->buffsize);
+  sim_time_ps fifo_ps = 0;
+  if (fifo_us > 0 && wisp_ps_from_us(fifo_us, &fifo_ps) && fifo_ps <= SIM_TIME_LIMIT - r->t_base)
+    r->t_base += fifo_ps;
+  if (a == COLL_NALGO_NVLS && n > 1)
+    nccl_nvls_loops(c, r, mdl, s);
   /* A calibrated per-step overhead scales NCCL's per-hop figures in the
    * time only (the choice above keeps NCCL's own). */
   r->hop_us = hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0);
@@ -443,6 +482,8 @@ const coll_nccl_tuner coll_nccl_tuner_default = {
   .latency = coll_nccl_latency,
   .p2p_efficiency = coll_nccl_p2p_efficiency,
   .p2p_net_efficiency = coll_nccl_p2p_net_efficiency,
+  .p2p_fill_us = coll_nccl_p2p_fill_us,
+  .ring_drain_us = coll_nccl_ring_drain_us,
 };
 
 const coll_lib_ops coll_nccl_ops = {

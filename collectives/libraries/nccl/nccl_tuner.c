@@ -668,18 +668,14 @@ double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_byte
   return MIN(e, net_peers * p2p_proxy_GBps(c, peer_bytes) / nic);
 }
 
-double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
+/* The channels of one send or receive of `peer_bytes` to an NVLink peer
+ * on one node (src/enqueue.cc scheduleP2pTasksToPlan, addP2pToPlan): the
+ * per-peer channels (2 per NVLink-worth, a power of 2, at most
+ * MAXCHANNELS), halved until n ranks fit the p2p channels, at least one
+ * per minPartSize, doubled while a part exceeds maxPartSize.  O(log S). */
+static int p2p_nvl_op_channels(const coll_nccl_model *m, uint64_t peer_bytes)
 {
   const coll_nccl_comm *c = &m->comm;
-  if (!c->nvlink || c->intra_GBps <= 0 || peers < 1)
-    return m->link_eff;
-  if (c->n_nodes > 1) {
-    /* Several nodes: every peer gets the network's per-peer channels. */
-    int p2p = 0;
-    int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
-    double e = MIN(p2p, nch * peers) * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
-    return MIN(e, m->link_eff);
-  }
   int n = MAX(c->n_ranks, 1);
   double nvl = c->link_GBps > 0 ? c->link_GBps : 1.0;
   int per_peer = MIN(NCCL_MAXCHANNELS, pow2_up(2 * MAX(1, (int)(c->intra_GBps / nvl))));
@@ -694,17 +690,100 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
     nch *= 2;
     part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
   }
-  int total = MIN(NCCL_MAXCHANNELS, nch * peers);
+  return nch;
+}
+
+double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int peers)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (!c->nvlink || c->intra_GBps <= 0 || peers < 1)
+    return m->link_eff;
+  if (c->n_nodes > 1) {
+    /* Several nodes: every peer gets the network's per-peer channels. */
+    int p2p = 0;
+    int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
+    double e = MIN(p2p, nch * peers) * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
+    return MIN(e, m->link_eff);
+  }
+  int total = MIN(NCCL_MAXCHANNELS, p2p_nvl_op_channels(m, peer_bytes) * peers);
   double e = total * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
   return MIN(e, m->link_eff);
 }
 
+/* One channel's copy of `bytes`, us: COLL_NCCL_P2P_CH_GBPS, the rate of
+ * one thread block copying (measured on send/recv, see there). */
+static double channel_copy_us(uint64_t bytes)
+{
+  return (double)bytes / (COLL_NCCL_P2P_CH_GBPS * 1e3);
+}
+
+double coll_nccl_p2p_fill_us(const coll_nccl_model *m, uint64_t peer_bytes)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (!c->nvlink || c->intra_GBps <= 0 || c->n_nodes > 1 || peer_bytes == 0)
+    return 0.0;
+  int nch = p2p_nvl_op_channels(m, peer_bytes);
+  uint64_t part = (peer_bytes + (uint64_t)nch - 1) / (uint64_t)nch;
+  return channel_copy_us(MIN(part, (uint64_t)NCCL_P2P_NVL_CHUNK));
+}
+
+double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, uint64_t buffsize)
+{
+  const coll_nccl_comm *c = &m->comm;
+  if (!c->nvlink || c->n_nodes > 1 || s == 0 || f == COLL_NFUNC_P2P)
+    return 0.0;
+  uint64_t n = (uint64_t)MAX(c->n_ranks, 1), nch = (uint64_t)MAX(m->channels, 1);
+  uint64_t step = MAX(buffsize, (uint64_t)NCCL_STEPS) / NCCL_STEPS;
+  gboolean one = f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE;
+  /* A channel's share of one ring step, at most the chunk (chunkSteps
+   * steps: 1 for broadcast and reduce, NCCL_STEPS / 2 for the others
+   * [nccl] src/include/collectives.h); broadcast and reduce move the
+   * whole buffer each step. */
+  uint64_t part = one ? s / nch : s / (n * nch);
+  part = MIN(part, one ? step : step * (NCCL_STEPS / 2));
+  /* The primitive's slice [nccl] src/device/prims_simple.h: the chunk
+   * over SlicePerChunk (2, or 1 for broadcast and reduce) rounded to 16
+   * bytes, at least a 32nd of sliceSteps steps, at most the chunk. */
+  uint64_t per_chunk = one ? 1 : 2, slice_steps = one ? 1 : NCCL_STEPS / 4;
+  uint64_t slice = MAX((part + 16 * per_chunk - 1) / (16 * per_chunk) * 16, step * slice_steps / 32);
+  return channel_copy_us(MIN(slice, part));
+}
+
 /* NCCL's NVLS CTAs per GPU [nccl] src/transport/nvls.cc NVLS_NCHANNELS_SM90
- * (16), NVLS_NCHANNELS_SM100 (32, several nodes); the chunk
+ * (16), NVLS_NCHANNELS_SM100_NVL (24, one node), NVLS_NCHANNELS_SM100 (32,
+ * several nodes); the chunk
  * NCCL_NVLS_CHUNKSIZE (128 KiB) [nccl] same file. */
 #define NCCL_NVLS_NCHANNELS_SM90 16
+#define NCCL_NVLS_NCHANNELS_SM100_NVL 24
 #define NCCL_NVLS_NCHANNELS_SM100 32
 #define NCCL_NVLS_CHUNK (128u * 1024u)
+
+/* calcCollChunking's ladder for NVLS and NVLS-tree (src/enqueue.cc): for
+ * each rung {factor, size} in turn, the chunk drops to `size` when one
+ * CTA's share holds fewer than factor x concurrentOps (the heads) chunks
+ * and the chunk is larger.  O(rungs). */
+typedef struct {
+  uint64_t factor, size;
+} nvls_rung;
+
+static uint64_t nvls_chunk(uint64_t per_ch, uint64_t ops, uint64_t chunk, const nvls_rung *rung, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (per_ch < rung[i].factor * ops * chunk && chunk > rung[i].size)
+      chunk = rung[i].size;
+  return chunk;
+}
+
+/* One-node NVLS: calcCollChunking's NVLS branch on NVLS_NCHANNELS_SM90 (16)
+ * or, on one Blackwell node, NVLS_NCHANNELS_SM100_NVL (24) CTAs
+ * (src/transport/nvls.cc). */
+uint64_t coll_nccl_nvls_loop_bytes(int sm, int heads, uint64_t s)
+{
+  static const nvls_rung rungs[] = { { 64, 65536 }, { 8, 32768 }, { 2, 16384 } };
+  uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100_NVL : NCCL_NVLS_NCHANNELS_SM90;
+  uint64_t ops = (uint64_t)MAX(heads, 1);
+  return nvls_chunk(s / ctas, ops, NCCL_NVLS_CHUNK, rungs, 3) * ops * ctas;
+}
 
 /* NVLS-tree: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum chunk, 64 KiB
  * on >= 4 nodes (nvls.cc ncclNvlsTuning, NCCL_NVLSTREE_MAX_CHUNKSIZE
@@ -713,16 +792,9 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
  * modelled: ncclNvlsTreeSm100Tuning's NIC-dependent chunks and CTAs. */
 uint64_t coll_nccl_nvls_tree_loop_bytes(int sm, int heads, int nodes, uint64_t s)
 {
+  static const nvls_rung rungs[] = { { 32, 262144 }, { 16, 131072 }, { 4, 65536 }, { 1, 32768 } };
   uint64_t ctas = sm >= 100 ? NCCL_NVLS_NCHANNELS_SM100 : NCCL_NVLS_NCHANNELS_SM90;
-  uint64_t per_ch = s / ctas, ops = (uint64_t)MAX(heads, 1);
+  uint64_t ops = (uint64_t)MAX(heads, 1);
   uint64_t chunk = nodes >= 4 ? 65536 : NCCL_NVLS_CHUNK;
-  if (per_ch < 32 * ops * chunk && chunk > 262144)
-    chunk = 262144;
-  if (per_ch < 16 * ops * chunk && chunk > 131072)
-    chunk = 131072;
-  if (per_ch < 4 * ops * chunk && chunk > 65536)
-    chunk = 65536;
-  if (per_ch < ops * chunk && chunk > 32768)
-    chunk = 32768;
-  return chunk * ops * ctas;
+  return nvls_chunk(s / ctas, ops, chunk, rungs, 4) * ops * ctas;
 }

@@ -28,6 +28,11 @@ static const coll_nccl_tuner rccl_tuner = {
   .latency = coll_rccl_latency,
   .p2p_efficiency = coll_rccl_p2p_efficiency,
   .p2p_net_efficiency = coll_rccl_p2p_net_efficiency,
+  /* No FIFO fill or drain (coll_nccl_p2p_fill_us, coll_nccl_ring_drain_us):
+   * their copy rate is measured on NVIDIA GPUs only, and the public
+   * rccl-tests runs are -g 8 (one process). */
+  .p2p_fill_us = NULL,
+  .ring_drain_us = NULL,
 };
 
 /* Whether every member of run r sits on one node of a topology whose
