@@ -57,6 +57,7 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_rate);
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
+  coll_symcache_free(c->symcache);
   g_free(c);
 }
 

@@ -24,6 +24,8 @@ typedef struct coll_lib_ops coll_lib_ops;
 /* The supernode family's state on the runtime (opaque here). */
 typedef struct coll_library_reg coll_library_reg;
 typedef struct coll_library_fabric coll_library_fabric;
+/* The symmetric mode's verdicts per plan (coll_symcache.c; opaque). */
+typedef struct coll_symcache coll_symcache;
 
 typedef struct {
   coll_prim prim;
@@ -188,7 +190,7 @@ struct coll_rt {
   uint32_t *link_stamp;
   uint32_t stamp;
   coll_ring_stats ring;
-
+  coll_symcache *symcache; /* the symmetric mode's verdicts (coll_symcache.c), NULL until the first */
 };
 
 #define XR_NONE UINT32_MAX
@@ -301,6 +303,18 @@ gboolean coll_ring_begin(coll_rt *c, coll_run *r);
  * the net and scheduling the members' done events); FALSE: nothing
  * changed, run per transfer.  O(transfers x route length). */
 gboolean coll_fast_begin(coll_rt *c, coll_run *r);
+
+/* ---- the symmetric mode's verdict cache (coll_symcache.c) -------------- */
+
+/* The verdict the symmetric mode reached for a run of the same plan as r
+ * (same primitive, bytes, phases, grid and ranks): TRUE with *verdict
+ * and, for a TRUE verdict, r->n_steps shapes of shape_size bytes copied
+ * into shapes; FALSE when none is kept.  O(n). */
+gboolean coll_symcache_lookup(coll_rt *c, const coll_run *r, void *shapes, size_t shape_size, gboolean *verdict);
+/* Keeps the verdict (and, when TRUE, the r->n_steps shapes) for r's plan.
+ * O(n); memory bounded (the cache empties itself). */
+void coll_symcache_store(coll_rt *c, const coll_run *r, const void *shapes, size_t shape_size, gboolean verdict);
+void coll_symcache_free(coll_symcache *sc);
 
 /* ---- the buffer lifecycle (coll_buffer.c) -------------------------------- */
 
