@@ -71,7 +71,12 @@ struct coll_run {
   coll_slot *slot;
   sim_time_ps *slot_local_done; /* engine runs, per slot: its engine has sent its writes of the step; else NULL */
   uint64_t *slot_red; /* with a reduction cost (policy reduce_bw), per slot: bytes reduced in the step; else NULL */
-  uint16_t *recv;     /* n_slots * n_steps */
+  uint16_t *recv;     /* dense receive counters, n_slots * n_steps (short plans, conversions), else NULL */
+  /* Windowed counters (coll_count.c; when recv is NULL): per slot
+   * COLL_COUNT_WIN receive counters ahead of its step and, with the step
+   * pipeline, send counters behind it; counts outside go to the spill. */
+  uint16_t *recv_win, *sent_win;
+  GHashTable *count_spill[2]; /* receives, sends */
   int *chunks_left;
   int members_left;
   coll_xfer *scratch; /* 2 * n */
@@ -289,6 +294,83 @@ void coll_member_done_ev(sim_engine *sim, void *ctx, uint64_t arg);
 void coll_ovl_begin(coll_run *r, int m);
 void coll_ovl_begin_ev(sim_engine *sim, void *ctx, uint64_t arg);
 void coll_ovl_end(coll_run *r, int m);
+
+/* ---- the step counters (coll_count.c) ------------------------------------ */
+
+/* Counters per slot kept in the window (a power of two). */
+#define COLL_COUNT_WIN 8u
+
+/* The counters of a run that goes per transfer: windowed for plans of
+ * more than 2 x COLL_COUNT_WIN steps, else dense.  O(slots). */
+void coll_count_alloc(coll_run *r);
+/* Slot s leaves step k (its cur becomes k + 1): its windows move on.
+ * O(1) expected. */
+void coll_count_pass(coll_run *r, uint32_t s, uint32_t k);
+/* Slot s leaves the steps k .. k2 - 1 at once (none of them moved
+ * data).  O(COLL_COUNT_WIN) expected. */
+void coll_count_jump(coll_run *r, uint32_t s, uint32_t k, uint32_t k2);
+void coll_count_free(coll_run *r);
+/* The spill (kind 0 receives, 1 sends): the count of (s, k), and adding
+ * delta to it (returns the new count).  O(1) expected. */
+uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
+uint32_t coll_count_spill_add(coll_run *r, int kind, uint32_t s, uint32_t k, int delta);
+
+/* The receives slot s has counted for its step k (k >= its cur).  O(1). */
+static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (r->recv != NULL)
+    return r->recv[(size_t)s * r->n_steps + k];
+  if (k - r->slot[s].cur < COLL_COUNT_WIN)
+    return r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  return coll_count_spill_get(r, 0, s, k);
+}
+
+/* Counts a receive of slot s for its step k (k >= its cur).  O(1). */
+static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
+{
+  uint16_t *cnt;
+  if (r->recv != NULL) {
+    cnt = &r->recv[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k >= r->slot[s].cur);
+    if (k - r->slot[s].cur >= COLL_COUNT_WIN) {
+      coll_count_spill_add(r, 0, s, k, 1);
+      return;
+    }
+    cnt = &r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+}
+
+/* The sends of slot s's step k still in flight (step pipeline; k <= its
+ * cur).  O(1). */
+static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (r->sent != NULL)
+    return r->sent[(size_t)s * r->n_steps + k];
+  if (r->slot[s].cur - k < COLL_COUNT_WIN)
+    return r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  return coll_count_spill_get(r, 1, s, k);
+}
+
+/* Adds delta (+1: issued, -1: landed) to the sends of slot s's step k
+ * (k <= its cur) and returns the new count.  O(1). */
+static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int delta)
+{
+  uint16_t *cnt;
+  if (r->sent != NULL) {
+    cnt = &r->sent[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k <= r->slot[s].cur);
+    if (r->slot[s].cur - k >= COLL_COUNT_WIN)
+      return coll_count_spill_add(r, 1, s, k, delta);
+    cnt = &r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
+  *cnt = (uint16_t)(*cnt + delta);
+  return *cnt;
+}
 
 /* ---- the ring recurrence (coll_ring.c) ----------------------------------- */
 
