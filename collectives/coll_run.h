@@ -143,11 +143,16 @@ struct coll_run {
   uint64_t fast_charged;
 };
 
+/* A transfer in flight, 32 bytes (a 2,048-member tree run of NCCL's plan
+ * has up to 768 k of them at once): the run, or while the record is on
+ * the free list the next free record. */
 typedef struct {
-  coll_run *run;
+  union {
+    coll_run *run;
+    uint32_t next_free;
+  };
   uint32_t src_slot, dst_slot, dst_step;
   uint32_t src_step;      /* nccl step pipeline: the sender's step */
-  uint32_t next_free;
   sim_time_ps deliver_at; /* library: not before the engine has sent it (+ route latency) */
 } coll_xrec;
 
