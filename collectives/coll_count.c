@@ -93,6 +93,18 @@ static uint16_t spill_take(coll_run *r, uint32_t s, uint32_t k)
   return (uint16_t)v;
 }
 
+/* The dense receive (and NCCL send) counters: short plans, and the
+ * fast paths' conversions, which write them directly.  O(members x
+ * chunks x steps). */
+void coll_run_alloc_counters(coll_run *r)
+{
+  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
+  if (r->recv == NULL)
+    r->recv = g_new0(uint16_t, n);
+  if (r->step_pipe && r->sent == NULL)
+    r->sent = g_new0(uint16_t, n);
+}
+
 void coll_count_alloc(coll_run *r)
 {
   if (r->recv != NULL || r->recv_win != NULL)
@@ -151,6 +163,8 @@ void coll_count_jump(coll_run *r, uint32_t s, uint32_t k, uint32_t k2)
 
 void coll_count_free(coll_run *r)
 {
+  g_free(r->recv);
+  g_free(r->sent);
   g_free(r->recv_win);
   g_free(r->sent_win);
   for (int i = 0; i < 2; i++)

@@ -39,8 +39,6 @@ void coll_run_free(coll_run *r)
   g_free(r->slot);
   g_free(r->slot_local_done);
   g_free(r->slot_red);
-  g_free(r->recv);
-  g_free(r->sent);
   coll_count_free(r);
   g_free(r->chunks_left);
   g_free(r->scratch);
@@ -562,15 +560,4 @@ void coll_member_release(sim_engine *sim, void *ctx, uint64_t arg)
       fin = TRUE;
   if (fin)
     coll_run_finish(c, r);
-}
-
-/* The receive (and NCCL send) counters of the per-transfer path;
- * allocated when a run goes per transfer.  O(members x chunks x steps). */
-void coll_run_alloc_counters(coll_run *r)
-{
-  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
-  if (r->recv == NULL)
-    r->recv = g_new0(uint16_t, n);
-  if (r->step_pipe && r->sent == NULL)
-    r->sent = g_new0(uint16_t, n);
 }

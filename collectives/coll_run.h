@@ -278,8 +278,6 @@ const coll_phase *coll_member_sched(const coll_run *r, int m, int ch, uint32_t k
 gboolean coll_pair_is_inter(const topo *t, int a, int b);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
 uint32_t coll_xr_alloc(coll_rt *c);
-/* The receive (and step-pipeline send) counters.  O(members chunks steps). */
-void coll_run_alloc_counters(coll_run *r);
 /* Advances slot s and what it wakes; TRUE when the run finished. */
 gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot);
 /* Unlinks and frees a finished run. */
@@ -305,6 +303,9 @@ void coll_ovl_end(coll_run *r, int m);
 /* Counters per slot kept in the window (a power of two). */
 #define COLL_COUNT_WIN 8u
 
+/* The dense receive (and step-pipeline send) counters, which the fast
+ * paths' conversions write.  O(members chunks steps). */
+void coll_run_alloc_counters(coll_run *r);
 /* The counters of a run that goes per transfer: windowed for plans of
  * more than 2 x COLL_COUNT_WIN steps, else dense.  O(slots). */
 void coll_count_alloc(coll_run *r);
