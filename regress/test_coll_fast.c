@@ -365,6 +365,25 @@ static void start_late(sim_engine *sim, void *ctx, uint64_t arg)
   coll_start(ls->c, &ls->d, on_done, ls->log, 0, NULL);
 }
 
+/* Runs the engine to the end, requires every one of the n done times
+ * set, reads the transfer count, every link's bytes and the path
+ * counters, and frees the runtime, the policy, the net and the engine. */
+static void finish_run(sim_engine *sim, net *nt, coll_rt *c, coll_policy *pol, const sim_time_ps *times, int n,
+                       uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
+{
+  sim_run(sim, SIM_TIME_MAX);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint(times[i], >=, 0);
+  *transfers = net_transfers(nt);
+  for (uint32_t l = 0; l < topo_n_links(net_get_topo(nt)); l++)
+    bytes[l] = net_link_bytes(nt, l);
+  *st = *coll_rt_ring_stats(c);
+  coll_rt_free(c);
+  coll_policy_free(pol);
+  net_free(nt);
+  sim_engine_free(sim);
+}
+
 static void concurrent_run(const topo *t, int fast, sim_time_ps late_at, sim_time_ps comp_at, sim_time_ps *times,
                            uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
 {
@@ -386,17 +405,7 @@ static void concurrent_run(const topo *t, int fast, sim_time_ps late_at, sim_tim
   coll_start(c, &da, on_done, &la, 0, NULL);
   sim_post_at(sim, late_at, start_late, &ls, 0);
   sim_post_at(sim, comp_at, comp_start, &cx, 0);
-  sim_run(sim, SIM_TIME_MAX);
-  for (int i = 0; i < 16; i++)
-    g_assert_cmpint(times[i], >=, 0);
-  *transfers = net_transfers(nt);
-  for (uint32_t l = 0; l < topo_n_links(t); l++)
-    bytes[l] = net_link_bytes(nt, l);
-  *st = *coll_rt_ring_stats(c);
-  coll_rt_free(c);
-  coll_policy_free(pol);
-  net_free(nt);
-  sim_engine_free(sim);
+  finish_run(sim, nt, c, pol, times, 16, transfers, bytes, st);
 }
 
 static void test_concurrent(void)
@@ -482,18 +491,8 @@ static void cache_run(const topo *t, int fast, sim_time_ps *times, uint64_t *tra
   }
   competitor cx = { .n = nt, .src = 3, .dst = 7, .bytes = 1 << 20, .done = -1 };
   sim_post_at(sim, 6020000000, comp_start, &cx, 0);
-  sim_run(sim, SIM_TIME_MAX);
-  for (int i = 0; i < CACHE_RUNS * 12; i++)
-    g_assert_cmpint(times[i], >=, 0);
-  *transfers = net_transfers(nt);
-  for (uint32_t l = 0; l < topo_n_links(t); l++)
-    bytes[l] = net_link_bytes(nt, l);
-  *st = *coll_rt_ring_stats(c);
+  finish_run(sim, nt, c, pol, times, CACHE_RUNS * 12, transfers, bytes, st);
   *comp_done = cx.done;
-  coll_rt_free(c);
-  coll_policy_free(pol);
-  net_free(nt);
-  sim_engine_free(sim);
 }
 
 static void test_plan_cache(void)
