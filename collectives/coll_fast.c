@@ -472,7 +472,8 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
  * counters (net_hop_mirror); the issue order is not needed.  FALSE: the
  * mode does not apply (nothing charged, or the charge taken back: the
  * general pass follows, except for streamed runs, which go per
- * transfer).  O(q x steps) schedule queries, O(q) links. */
+ * transfer).  O(q x steps) schedule queries once per plan (the verdict
+ * and shapes are kept per plan: coll_symcache.c), O(q) links. */
 static gboolean fast_symmetric(coll_rt *c, coll_run *r)
 {
   int q = r->n;
@@ -482,8 +483,11 @@ static gboolean fast_symmetric(coll_rt *c, coll_run *r)
   uint32_t *up = g_new(uint32_t, (size_t)q), *down = g_new(uint32_t, (size_t)q);
   net_hop h0;
   gboolean ok = TRUE;
-  for (uint32_t k = 0; k < r->n_steps && ok; k++)
-    ok = fast_sym_step(r, k, &sh[k], up); /* up: scratch counters until fast_sym_links */
+  if (!coll_symcache_lookup(c, r, sh, sizeof *sh, &ok)) { /* the same plan's verdict, else the check */
+    for (uint32_t k = 0; k < r->n_steps && ok; k++)
+      ok = fast_sym_step(r, k, &sh[k], up); /* up: scratch counters until fast_sym_links */
+    coll_symcache_store(c, r, sh, sizeof *sh, ok);
+  }
   ok = ok && fast_sym_links(c, r, up, down, &h0);
   /* Streamed steps end at their receives, not their sends: equal when
    * the uplink and the downlink serve at one rate (every transfer of a

@@ -94,6 +94,14 @@ uint32_t coll_sched_n_steps(const coll_sched *s);
 uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *out,
                          uint32_t *n_recv, uint64_t *reduce_bytes);
 
+/* The first step k' >= k at which position pos may send, receive or
+ * reduce (coll_sched_step writes nothing at the steps before it), or the
+ * phase's step count when none is left.  Exact for the chains of the
+ * rooted primitives on a ring (broadcast, scatter, reduce, gather: each
+ * position moves data at two steps of q - 1); k itself for every other
+ * schedule.  O(1). */
+uint32_t coll_sched_next_busy(const coll_sched *s, int pos, uint32_t k);
+
 /* The tuner (see doc/collectives.md "Automatic selection"): the algorithm
  * for one phase of primitive p over q members of a dimension of kind k,
  * with D bytes per member (coll_sched.bytes).  nvls_ok says whether the

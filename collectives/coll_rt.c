@@ -57,6 +57,7 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_rate);
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
+  coll_symcache_free(c->symcache);
   g_free(c);
 }
 
@@ -94,7 +95,7 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
   }
   if (coll_ring_begin(c, r) || coll_fast_begin(c, r))
     return;
-  coll_run_alloc_counters(r);
+  coll_count_alloc(r);
   if (r->held != NULL)
     for (int m = 0; m < r->n; m++)
       if (!r->held[m])
@@ -157,9 +158,9 @@ gboolean coll_desc_check(const topo *t, const coll_desc *d, GError **error)
  * byte count D (coll_sched.bytes) from Chakra's comm_size, and for
  * all-to-allv its split matrix (D: the largest a member sends or
  * receives, in *a2av_max).  O(n), all-to-allv O(n^2). */
-/* The run's per-slot state: slots, the receive counters (unless the ring
- * recurrence may take the run: then when it goes per transfer), the
- * members' chunk counts and the transfer scratch.  O(n x chunks x steps). */
+/* The run's per-slot state: slots, the members' chunk counts and the
+ * transfer scratch (the step counters are allocated when the run goes
+ * per transfer: run_begin, or a fast path's conversion).  O(n x chunks). */
 static void run_alloc(coll_rt *c, coll_run *r)
 {
   uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
@@ -168,8 +169,6 @@ static void run_alloc(coll_rt *c, coll_run *r)
     r->slot_local_done = g_new0(sim_time_ps, n_slots);
   if (c->pol.reduce_bw > 0)
     r->slot_red = g_new0(uint64_t, n_slots);
-  if (!coll_ring_candidate(c, r))
-    coll_run_alloc_counters(r); /* else when the run begins and goes per transfer (coll_ring_begin) */
   r->chunks_left = g_new(int, r->n);
   for (int m = 0; m < r->n; m++)
     r->chunks_left[m] = r->n_chunks;

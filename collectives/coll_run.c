@@ -9,8 +9,8 @@
  * transfer addressed to its step k (plus, optionally, the local reduction
  * time).  Engine-driven steps (a library family with a step hook) end
  * when their receives are in and the member's engine has sent its
- * writes.  Memory: O(members * chunks * steps) 16-bit receive counters
- * per collective (about 1 MiB for a 512-member ring all-reduce).  Work:
+ * writes.  Memory: O(members * chunks) slots and step counters per
+ * collective (coll_count.c: a window of steps per slot).  Work:
  * O(1) amortised per transfer plus O(q) per step start for algorithms
  * that emit q transfers.  Also the interference bookkeeping of members in
  * flight and the transfer records.  Never names a library: the run reads
@@ -39,8 +39,7 @@ void coll_run_free(coll_run *r)
   g_free(r->slot);
   g_free(r->slot_local_done);
   g_free(r->slot_red);
-  g_free(r->recv);
-  g_free(r->sent);
+  coll_count_free(r);
   g_free(r->chunks_left);
   g_free(r->scratch);
   g_free(r->held);
@@ -219,10 +218,8 @@ static void slot_start(coll_run *r, uint32_t s)
     rec->dst_step = ph->step0 + xf->recv_step;
     rec->src_step = sl->cur;
     rec->deliver_at = 0;
-    if (r->sent != NULL) {
-      g_assert(r->sent[(size_t)s * r->n_steps + sl->cur] < UINT16_MAX);
-      r->sent[(size_t)s * r->n_steps + sl->cur]++;
-    }
+    if (r->step_pipe)
+      coll_sent_add(r, s, sl->cur, 1);
     xis[i] = xi;
     dsts[i] = r->ranks[dm];
   }
@@ -265,7 +262,7 @@ static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
     if (r->slot[s - (uint32_t)r->lanes].cur <= k)
       return FALSE;
     int back = r->fifo_chunks * r->lanes;
-    return c0 < back || r->sent[(size_t)(s - (uint32_t)back) * r->n_steps + k] == 0;
+    return c0 < back || coll_sent_get(r, s - (uint32_t)back, k) == 0;
   }
   const coll_phase *ph = phase_of(r, k);
   if (k != ph->step0)
@@ -286,6 +283,33 @@ static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
   return TRUE;
 }
 
+
+/* Step pipeline: the step k2 > k up to which slot s, whose gate for
+ * step k is open, may leave every step at once because none of them
+ * moves data (coll_sched_next_busy: the chains of the rooted primitives
+ * on a ring, where a member moves data at 2 of q - 1 steps) and the gate
+ * of each is open (chunk s - lanes is past it; the FIFO's sends of an
+ * empty step are none); k when there is nothing to skip.  Leaving them
+ * one by one would do nothing else: an empty step ends at once (no
+ * reduction, no per-step latency) and wakes only the next chunk of the
+ * lane, which runs after this slot blocks either way.  O(1). */
+static uint32_t slot_skip_to(const coll_run *r, uint32_t s, uint32_t k)
+{
+  const coll_phase *ph = phase_of(r, k);
+  if ((ph->algo != COLL_ALGO_RING && ph->algo != COLL_ALGO_RING_BIDIR) ||
+      (ph->prim != COLL_PRIM_BROADCAST && ph->prim != COLL_PRIM_REDUCE && ph->prim != COLL_PRIM_SCATTER &&
+       ph->prim != COLL_PRIM_GATHER))
+    return k;
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  coll_a2av_ctx x;
+  coll_sched sc;
+  int pos;
+  ph = coll_member_sched(r, (int)(s / (uint32_t)r->n_chunks), ch, k, &x, &sc, &pos);
+  uint32_t k2 = ph->step0 + coll_sched_next_busy(&sc, pos, k - ph->step0);
+  if (ch >= r->lanes)
+    k2 = MIN(k2, r->slot[s - (uint32_t)r->lanes].cur);
+  return k2;
+}
 
 static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
 {
@@ -316,6 +340,14 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
     if (sl->state == SLOT_IDLE) {
       if (!phase_gate_open(r, s, k))
         return FALSE;
+      uint32_t k2 = r->step_pipe ? slot_skip_to(r, s, k) : k;
+      if (k2 > k + 1) {
+        /* Leave the empty steps k .. k2 - 2 at once; the empty step
+         * k2 - 1 ends below as usual (waking the next chunk of the lane,
+         * or ending the member). */
+        coll_count_jump(r, s, k, k2 - 1);
+        sl->cur = k = k2 - 1;
+      }
       slot_start(r, s);
     }
     if (sl->state == SLOT_RUNNING) {
@@ -324,7 +356,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
        * receives are in and its engine has sent its own writes (their
        * arrival is the receiver's business: the receiver's step waits for
        * them). */
-      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->engine && !r->stream && sl->pend > 0))
+      if (coll_recv_get(r, s, k) < sl->need || (!r->engine && !r->stream && sl->pend > 0))
         return FALSE;
       /* Engine, local reduction, then (library model) the per-step
        * synchronisation sigma_sig of steps that moved data, once per
@@ -346,6 +378,7 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       return FALSE;
     }
     /* Step k finished. */
+    coll_count_pass(r, s, k);
     sl->cur = k + 1;
     sl->state = SLOT_IDLE;
     const coll_phase *ph = phase_of(r, k);
@@ -436,9 +469,7 @@ void coll_run_finish(coll_rt *c, coll_run *r)
  * receiver is advanced; that may finish the run. */
 static void lib_deliver(coll_run *r, uint32_t dst_slot, uint32_t dst_step)
 {
-  uint16_t *cnt = &r->recv[(size_t)dst_slot * r->n_steps + dst_step];
-  g_assert(*cnt < UINT16_MAX);
-  (*cnt)++;
+  coll_recv_inc(r, dst_slot, dst_step);
   if (r->slot[dst_slot].cur == dst_step && coll_run_kick(r->lib, r, dst_slot))
     coll_run_finish(r->lib, r);
 }
@@ -471,9 +502,7 @@ void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
       lib_deliver(r, rec.dst_slot, rec.dst_step);
     return;
   }
-  uint16_t *cnt = &r->recv[(size_t)rec.dst_slot * r->n_steps + rec.dst_step];
-  g_assert(*cnt < UINT16_MAX);
-  (*cnt)++;
+  coll_recv_inc(r, rec.dst_slot, rec.dst_step);
   /* Receiver first, then sender: a fixed order keeps runs deterministic.
    * The receiver's advance cannot finish the run while the sender still
    * waits (its step is incomplete), so r is alive for the second coll_run_kick. */
@@ -486,10 +515,8 @@ void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
      * be waiting for this step's sends to land. */
     uint32_t next = rec.src_slot + (uint32_t)(r->fifo_chunks * r->lanes);
     gboolean wake_next = FALSE;
-    if (r->sent != NULL) {
-      uint16_t *sc = &r->sent[(size_t)rec.src_slot * r->n_steps + rec.src_step];
-      g_assert(*sc > 0);
-      wake_next = --*sc == 0 &&
+    if (r->step_pipe) {
+      wake_next = coll_sent_add(r, rec.src_slot, rec.src_step, -1) == 0 &&
                   (int)(rec.src_slot % (uint32_t)r->n_chunks) + r->fifo_chunks * r->lanes < r->n_chunks &&
                   r->slot[next].cur == rec.src_step && r->slot[next].state == SLOT_IDLE;
     }
@@ -533,15 +560,4 @@ void coll_member_release(sim_engine *sim, void *ctx, uint64_t arg)
       fin = TRUE;
   if (fin)
     coll_run_finish(c, r);
-}
-
-/* The receive (and NCCL send) counters of the per-transfer path;
- * allocated when a run goes per transfer.  O(members x chunks x steps). */
-void coll_run_alloc_counters(coll_run *r)
-{
-  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
-  if (r->recv == NULL)
-    r->recv = g_new0(uint16_t, n);
-  if (r->step_pipe && r->sent == NULL)
-    r->sent = g_new0(uint16_t, n);
 }

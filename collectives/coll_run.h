@@ -24,6 +24,8 @@ typedef struct coll_lib_ops coll_lib_ops;
 /* The supernode family's state on the runtime (opaque here). */
 typedef struct coll_library_reg coll_library_reg;
 typedef struct coll_library_fabric coll_library_fabric;
+/* The symmetric mode's verdicts per plan (coll_symcache.c; opaque). */
+typedef struct coll_symcache coll_symcache;
 
 typedef struct {
   coll_prim prim;
@@ -69,7 +71,12 @@ struct coll_run {
   coll_slot *slot;
   sim_time_ps *slot_local_done; /* engine runs, per slot: its engine has sent its writes of the step; else NULL */
   uint64_t *slot_red; /* with a reduction cost (policy reduce_bw), per slot: bytes reduced in the step; else NULL */
-  uint16_t *recv;     /* n_slots * n_steps */
+  uint16_t *recv;     /* dense receive counters, n_slots * n_steps (short plans, conversions), else NULL */
+  /* Windowed counters (coll_count.c; when recv is NULL): per slot
+   * COLL_COUNT_WIN receive counters ahead of its step and, with the step
+   * pipeline, send counters behind it; counts outside go to the spill. */
+  uint16_t *recv_win, *sent_win;
+  GHashTable *count_spill[2]; /* receives, sends */
   int *chunks_left;
   int members_left;
   coll_xfer *scratch; /* 2 * n */
@@ -136,11 +143,16 @@ struct coll_run {
   uint64_t fast_charged;
 };
 
+/* A transfer in flight, 32 bytes (a 2,048-member tree run of NCCL's plan
+ * has up to 768 k of them at once): the run, or while the record is on
+ * the free list the next free record. */
 typedef struct {
-  coll_run *run;
+  union {
+    coll_run *run;
+    uint32_t next_free;
+  };
   uint32_t src_slot, dst_slot, dst_step;
   uint32_t src_step;      /* nccl step pipeline: the sender's step */
-  uint32_t next_free;
   sim_time_ps deliver_at; /* library: not before the engine has sent it (+ route latency) */
 } coll_xrec;
 
@@ -188,7 +200,7 @@ struct coll_rt {
   uint32_t *link_stamp;
   uint32_t stamp;
   coll_ring_stats ring;
-
+  coll_symcache *symcache; /* the symmetric mode's verdicts (coll_symcache.c), NULL until the first */
 };
 
 #define XR_NONE UINT32_MAX
@@ -266,8 +278,6 @@ const coll_phase *coll_member_sched(const coll_run *r, int m, int ch, uint32_t k
 gboolean coll_pair_is_inter(const topo *t, int a, int b);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
 uint32_t coll_xr_alloc(coll_rt *c);
-/* The receive (and step-pipeline send) counters.  O(members chunks steps). */
-void coll_run_alloc_counters(coll_run *r);
 /* Advances slot s and what it wakes; TRUE when the run finished. */
 gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot);
 /* Unlinks and frees a finished run. */
@@ -288,6 +298,86 @@ void coll_ovl_begin(coll_run *r, int m);
 void coll_ovl_begin_ev(sim_engine *sim, void *ctx, uint64_t arg);
 void coll_ovl_end(coll_run *r, int m);
 
+/* ---- the step counters (coll_count.c) ------------------------------------ */
+
+/* Counters per slot kept in the window (a power of two). */
+#define COLL_COUNT_WIN 8u
+
+/* The dense receive (and step-pipeline send) counters, which the fast
+ * paths' conversions write.  O(members chunks steps). */
+void coll_run_alloc_counters(coll_run *r);
+/* The counters of a run that goes per transfer: windowed for plans of
+ * more than 2 x COLL_COUNT_WIN steps, else dense.  O(slots). */
+void coll_count_alloc(coll_run *r);
+/* Slot s leaves step k (its cur becomes k + 1): its windows move on.
+ * O(1) expected. */
+void coll_count_pass(coll_run *r, uint32_t s, uint32_t k);
+/* Slot s leaves the steps k .. k2 - 1 at once (none of them moved
+ * data).  O(COLL_COUNT_WIN) expected. */
+void coll_count_jump(coll_run *r, uint32_t s, uint32_t k, uint32_t k2);
+void coll_count_free(coll_run *r);
+/* The spill (kind 0 receives, 1 sends): the count of (s, k), and adding
+ * delta to it (returns the new count).  O(1) expected. */
+uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
+uint32_t coll_count_spill_add(coll_run *r, int kind, uint32_t s, uint32_t k, int delta);
+
+/* The receives slot s has counted for its step k (k >= its cur).  O(1). */
+static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (r->recv != NULL)
+    return r->recv[(size_t)s * r->n_steps + k];
+  if (k - r->slot[s].cur < COLL_COUNT_WIN)
+    return r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  return coll_count_spill_get(r, 0, s, k);
+}
+
+/* Counts a receive of slot s for its step k (k >= its cur).  O(1). */
+static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
+{
+  uint16_t *cnt;
+  if (r->recv != NULL) {
+    cnt = &r->recv[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k >= r->slot[s].cur);
+    if (k - r->slot[s].cur >= COLL_COUNT_WIN) {
+      coll_count_spill_add(r, 0, s, k, 1);
+      return;
+    }
+    cnt = &r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+}
+
+/* The sends of slot s's step k still in flight (step pipeline; k <= its
+ * cur).  O(1). */
+static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (r->sent != NULL)
+    return r->sent[(size_t)s * r->n_steps + k];
+  if (r->slot[s].cur - k < COLL_COUNT_WIN)
+    return r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  return coll_count_spill_get(r, 1, s, k);
+}
+
+/* Adds delta (+1: issued, -1: landed) to the sends of slot s's step k
+ * (k <= its cur) and returns the new count.  O(1). */
+static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int delta)
+{
+  uint16_t *cnt;
+  if (r->sent != NULL) {
+    cnt = &r->sent[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k <= r->slot[s].cur);
+    if (r->slot[s].cur - k >= COLL_COUNT_WIN)
+      return coll_count_spill_add(r, 1, s, k, delta);
+    cnt = &r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
+  *cnt = (uint16_t)(*cnt + delta);
+  return *cnt;
+}
+
 /* ---- the ring recurrence (coll_ring.c) ----------------------------------- */
 
 /* Whether run r has the shape the recurrence covers.  O(1). */
@@ -301,6 +391,18 @@ gboolean coll_ring_begin(coll_rt *c, coll_run *r);
  * the net and scheduling the members' done events); FALSE: nothing
  * changed, run per transfer.  O(transfers x route length). */
 gboolean coll_fast_begin(coll_rt *c, coll_run *r);
+
+/* ---- the symmetric mode's verdict cache (coll_symcache.c) -------------- */
+
+/* The verdict the symmetric mode reached for a run of the same plan as r
+ * (same primitive, bytes, phases, grid and ranks): TRUE with *verdict
+ * and, for a TRUE verdict, r->n_steps shapes of shape_size bytes copied
+ * into shapes; FALSE when none is kept.  O(n). */
+gboolean coll_symcache_lookup(coll_rt *c, const coll_run *r, void *shapes, size_t shape_size, gboolean *verdict);
+/* Keeps the verdict (and, when TRUE, the r->n_steps shapes) for r's plan.
+ * O(n); memory bounded (the cache empties itself). */
+void coll_symcache_store(coll_rt *c, const coll_run *r, const void *shapes, size_t shape_size, gboolean verdict);
+void coll_symcache_free(coll_symcache *sc);
 
 /* ---- the buffer lifecycle (coll_buffer.c) -------------------------------- */
 

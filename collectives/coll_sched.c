@@ -576,6 +576,33 @@ uint32_t coll_sched_step(const coll_sched *s, int pos, uint32_t k, coll_xfer *ou
   return 0;
 }
 
+uint32_t coll_sched_next_busy(const coll_sched *s, int pos, uint32_t k)
+{
+  uint32_t n = coll_sched_n_steps(s);
+  if (k >= n)
+    return n;
+  if (s->algo != COLL_ALGO_RING && s->algo != COLL_ALGO_RING_BIDIR)
+    return k; /* every step may move data */
+  int u;
+  switch (s->prim) {
+  case COLL_PRIM_BROADCAST:
+  case COLL_PRIM_SCATTER:
+    u = mod_q(pos - s->root, s->q); /* sched_ring: receives at u - 1, sends at u */
+    break;
+  case COLL_PRIM_REDUCE:
+  case COLL_PRIM_GATHER:
+    u = mod_q(pos - s->root - 1, s->q);
+    break;
+  default:
+    return k;
+  }
+  if (u >= 1 && k <= (uint32_t)(u - 1))
+    return (uint32_t)(u - 1);
+  if (k <= (uint32_t)u && (uint32_t)u < n)
+    return (uint32_t)u;
+  return n;
+}
+
 /* Thresholds of the tuner, explained in doc/collectives.md. */
 #define COLL_TUNE_LATENCY_PIECE (8u * 1024u)  /* per-member piece below which steps are latency-bound */
 #define COLL_TUNE_DIRECT_MAX_Q 16             /* largest switch group that uses direct */

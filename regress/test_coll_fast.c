@@ -365,6 +365,25 @@ static void start_late(sim_engine *sim, void *ctx, uint64_t arg)
   coll_start(ls->c, &ls->d, on_done, ls->log, 0, NULL);
 }
 
+/* Runs the engine to the end, requires every one of the n done times
+ * set, reads the transfer count, every link's bytes and the path
+ * counters, and frees the runtime, the policy, the net and the engine. */
+static void finish_run(sim_engine *sim, net *nt, coll_rt *c, coll_policy *pol, const sim_time_ps *times, int n,
+                       uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
+{
+  sim_run(sim, SIM_TIME_MAX);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint(times[i], >=, 0);
+  *transfers = net_transfers(nt);
+  for (uint32_t l = 0; l < topo_n_links(net_get_topo(nt)); l++)
+    bytes[l] = net_link_bytes(nt, l);
+  *st = *coll_rt_ring_stats(c);
+  coll_rt_free(c);
+  coll_policy_free(pol);
+  net_free(nt);
+  sim_engine_free(sim);
+}
+
 static void concurrent_run(const topo *t, int fast, sim_time_ps late_at, sim_time_ps comp_at, sim_time_ps *times,
                            uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
 {
@@ -386,17 +405,7 @@ static void concurrent_run(const topo *t, int fast, sim_time_ps late_at, sim_tim
   coll_start(c, &da, on_done, &la, 0, NULL);
   sim_post_at(sim, late_at, start_late, &ls, 0);
   sim_post_at(sim, comp_at, comp_start, &cx, 0);
-  sim_run(sim, SIM_TIME_MAX);
-  for (int i = 0; i < 16; i++)
-    g_assert_cmpint(times[i], >=, 0);
-  *transfers = net_transfers(nt);
-  for (uint32_t l = 0; l < topo_n_links(t); l++)
-    bytes[l] = net_link_bytes(nt, l);
-  *st = *coll_rt_ring_stats(c);
-  coll_rt_free(c);
-  coll_policy_free(pol);
-  net_free(nt);
-  sim_engine_free(sim);
+  finish_run(sim, nt, c, pol, times, 16, transfers, bytes, st);
 }
 
 static void test_concurrent(void)
@@ -424,6 +433,89 @@ static void test_concurrent(void)
     g_free(ba);
     g_free(bb);
   }
+  topo_free(t);
+}
+
+/* The symmetric mode's verdict is kept per plan (coll_symcache.c) and
+ * reused by later collectives of the same plan in one runtime.  A
+ * sequence of direct all-reduces on a switch of 16, one every 1 ms (each
+ * takes about 2 x 11/12 x 12 MiB / 400 GB/s = 58 us, so they do not
+ * overlap): over members 0..11 with equal pieces (taken), with pieces of
+ * unequal size (12 MiB + 7: declined), both again (the kept verdicts),
+ * over 4..15 and over 15..4 (other plans), and 0..11 once more with a
+ * competitor in its links at 6,020 us (a conversion of a run whose
+ * verdict was reused).  Every member's done time of every collective,
+ * the transfer count, every link's bytes and the competitor's done time
+ * must equal the per-transfer path's; 5 of the 7 runs take the mode. */
+#define CACHE_RUNS 7
+
+typedef struct {
+  coll_rt *c;
+  coll_desc d;
+  done_log log;
+} cache_start;
+
+static void cache_start_ev(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  cache_start *cs = ctx;
+  coll_start(cs->c, &cs->d, on_done, &cs->log, 0, NULL);
+}
+
+static void cache_run(const topo *t, int fast, sim_time_ps *times, uint64_t *transfers, uint64_t *bytes,
+                      coll_ring_stats *st, sim_time_ps *comp_done)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
+  coll_policy *pol = forced(COLL_ALGO_DIRECT);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
+  coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
+  int ga[12], gb[12], gr[12];
+  for (int i = 0; i < 12; i++) {
+    ga[i] = i;
+    gb[i] = 4 + i;
+    gr[i] = 15 - i;
+  }
+  const uint64_t S = 12 << 20;
+  const int *grp[CACHE_RUNS] = { ga, ga, ga, ga, gb, gr, ga };
+  const uint64_t sz[CACHE_RUNS] = { S, S + 7, S, S + 7, S, S, S };
+  cache_start cs[CACHE_RUNS];
+  for (int k = 0; k < CACHE_RUNS; k++) {
+    for (int i = 0; i < 12; i++)
+      times[k * 12 + i] = -1;
+    cs[k] = (cache_start){ c,
+                           { .type = ET_COLL_ALL_REDUCE, .bytes = sz[k], .ranks = grp[k], .n_ranks = 12, .root = -1 },
+                           { times + k * 12, 12 } };
+    sim_post_at(sim, (sim_time_ps)k * 1000000000, cache_start_ev, &cs[k], 0);
+  }
+  competitor cx = { .n = nt, .src = 3, .dst = 7, .bytes = 1 << 20, .done = -1 };
+  sim_post_at(sim, 6020000000, comp_start, &cx, 0);
+  finish_run(sim, nt, c, pol, times, CACHE_RUNS * 12, transfers, bytes, st);
+  *comp_done = cx.done;
+}
+
+static void test_plan_cache(void)
+{
+  topo *t = load(SWITCH_YAML(16));
+  uint32_t nl = topo_n_links(t);
+  sim_time_ps ta[CACHE_RUNS * 12], tb[CACHE_RUNS * 12], ca, cb;
+  uint64_t xa, xb;
+  uint64_t *ba = g_new(uint64_t, nl), *bb = g_new(uint64_t, nl);
+  coll_ring_stats sa, sb;
+  cache_run(t, 1, ta, &xa, ba, &sa, &ca);
+  cache_run(t, 0, tb, &xb, bb, &sb, &cb);
+  for (int i = 0; i < CACHE_RUNS * 12; i++)
+    g_assert_cmpint(ta[i], ==, tb[i]);
+  g_assert_cmpuint(xa, ==, xb);
+  for (uint32_t l = 0; l < nl; l++)
+    g_assert_cmpuint(ba[l], ==, bb[l]);
+  g_assert_cmpint(ca, ==, cb);
+  g_assert_cmpuint(sa.phase_symmetric, ==, 5); /* runs 0, 2, 4, 5, 6 */
+  g_assert_cmpuint(sa.phase_conversions, ==, 1); /* run 6, by the competitor */
+  g_assert_cmpuint(sb.phase_runs, ==, 0);
+  g_free(ba);
+  g_free(bb);
   topo_free(t);
 }
 
@@ -562,6 +654,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll_fast/competitor_direct", test_competitor_direct);
   g_test_add_func("/coll_fast/competitor_hierarchical", test_competitor_hierarchical);
   g_test_add_func("/coll_fast/concurrent", test_concurrent);
+  g_test_add_func("/coll_fast/plan_cache", test_plan_cache);
   g_test_add_func("/coll_fast/nccl_switch", test_nccl_switch);
   g_test_add_func("/coll_fast/nccl_competitor", test_nccl_competitor);
   return g_test_run();

@@ -186,6 +186,48 @@ static void test_ring_step_semantics(void)
   }
 }
 
+/* coll_sched_next_busy against the schedule itself: for the ring chains
+ * of the rooted primitives (broadcast, scatter, reduce, gather) it must
+ * be exactly the first step j >= k at which coll_sched_step writes a
+ * transfer, expects a receive or reduces (the phase's step count when
+ * there is none), for every q, root, position and k, 0-byte pieces
+ * included (a transfer of 0 bytes is still a step that moves); for the
+ * other schedules it must be k (nothing skipped). */
+static void test_next_busy(void)
+{
+  const coll_prim rooted[] = { COLL_PRIM_BROADCAST, COLL_PRIM_SCATTER, COLL_PRIM_REDUCE, COLL_PRIM_GATHER };
+  const int qs[] = { 2, 3, 5, 8, 13 };
+  coll_xfer out[64];
+  for (size_t a = 0; a < 2; a++)
+    for (size_t i = 0; i < G_N_ELEMENTS(rooted); i++)
+      for (size_t iq = 0; iq < G_N_ELEMENTS(qs); iq++)
+        for (int root = 0; root < qs[iq]; root += 2)
+          for (uint64_t bytes = 0; bytes <= 4096; bytes += 4096) {
+            int q = qs[iq];
+            coll_sched s = { .prim = rooted[i], .algo = a ? COLL_ALGO_RING_BIDIR : COLL_ALGO_RING, .q = q,
+                             .root = root, .bytes = bytes };
+            uint32_t n = coll_sched_n_steps(&s);
+            for (int p = 0; p < q; p++)
+              for (uint32_t k = 0; k <= n; k++) {
+                uint32_t first = n;
+                for (uint32_t j = n; j-- > k;) {
+                  uint32_t nr;
+                  uint64_t red;
+                  if (coll_sched_step(&s, p, j, out, &nr, &red) > 0 || nr > 0 || red > 0)
+                    first = j;
+                }
+                g_assert_cmpuint(coll_sched_next_busy(&s, p, k), ==, first);
+              }
+          }
+  coll_sched ar = { .prim = COLL_PRIM_ALL_REDUCE, .algo = COLL_ALGO_RING, .q = 8, .root = -1, .bytes = 8000 };
+  coll_sched tree = { .prim = COLL_PRIM_BROADCAST, .algo = COLL_ALGO_DOUBLE_BINARY_TREE, .q = 8, .root = 0,
+                      .bytes = 8000 };
+  for (uint32_t k = 0; k < coll_sched_n_steps(&ar); k++)
+    g_assert_cmpuint(coll_sched_next_busy(&ar, 3, k), ==, k);
+  for (uint32_t k = 0; k < coll_sched_n_steps(&tree); k++)
+    g_assert_cmpuint(coll_sched_next_busy(&tree, 5, k), ==, k);
+}
+
 /* conventions.md §1 table. */
 static void test_busbw(void)
 {
@@ -311,6 +353,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/sched/consistent", test_all_schedules_consistent);
   g_test_add_func("/coll/sched/volumes", test_volumes);
   g_test_add_func("/coll/sched/ring-steps", test_ring_step_semantics);
+  g_test_add_func("/coll/sched/next-busy", test_next_busy);
   g_test_add_func("/coll/busbw", test_busbw);
   g_test_add_func("/coll/facts-table", test_facts_table);
   g_test_add_func("/coll/names", test_names);

@@ -1,0 +1,181 @@
+/* coll_symcache.c: the symmetric mode's verdict per plan (issue 30): the
+ * fast path (coll_fast.c, fast_symmetric) asks, for every collective,
+ * whether every member's every step is alike, which costs one schedule
+ * query per member and step (O(q^2) per step for direct).  A training
+ * job runs the same collective over the same group thousands of times,
+ * so the answer (and the per-step shapes it computed) is kept per plan
+ * and reused.
+ *
+ * The answer depends only on what the schedule queries read
+ * (coll_member_sched, coll_sched_step, coll_pos_member,
+ * coll_pair_is_inter, fast_wire): the primitive, the byte count, the
+ * root, the chunks and lanes, the phases, the grid (gsize, gstride,
+ * gidx, gmember), the ranks, the streamed flag and the protocol's
+ * inflation, the NVLS pairing, the flat kind and the runtime's topology
+ * (fixed per runtime).  The key holds all of them, the arrays compared
+ * in full, so a hit returns exactly what the queries would.  Runs with
+ * per-peer sizes (splits) or lane orders (lperm) are never cached (the
+ * symmetric mode refuses them first).  Lookup and store: O(q) hashing
+ * and comparison.  Memory: at most COLL_SYMCACHE_MAX_INTS ints of keys
+ * (about 16 MiB); the table is emptied when a store would pass it.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "collectives/coll_run.h"
+
+#define COLL_SYMCACHE_MAX_INTS ((size_t)4 << 20)
+
+/* One plan and its verdict. */
+typedef struct {
+  coll_prim prim;
+  int n, root_member, n_chunks, lanes, n_g, n_phases;
+  uint64_t bytes;
+  uint32_t n_steps;
+  gboolean stream, nvls_paired;
+  topo_kind flat_kind;
+  double inv_eff_intra, inv_eff_inter;
+  int gsize[COLL_MAX_DIMS], gstride[COLL_MAX_DIMS];
+  coll_phase ph[2 * COLL_MAX_DIMS];
+  int *ints;        /* ranks, gidx, gmember: 3n */
+  guint hash;
+  gboolean verdict;
+  void *shapes;     /* n_steps shapes of shape_size bytes (a TRUE verdict), else NULL */
+  size_t shape_size;
+} symcache_key;
+
+struct coll_symcache {
+  GHashTable *tab;  /* symcache_key -> itself */
+  size_t ints;      /* ints held by the keys */
+};
+
+static guint key_hash(gconstpointer p)
+{
+  return ((const symcache_key *)p)->hash;
+}
+
+static gboolean phases_equal(const symcache_key *a, const symcache_key *b)
+{
+  for (int i = 0; i < a->n_phases; i++) {
+    const coll_phase *x = &a->ph[i], *y = &b->ph[i];
+    if (x->prim != y->prim || x->algo != y->algo || x->g != y->g || x->div != y->div || x->step0 != y->step0 ||
+        x->n_steps != y->n_steps)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean key_equal(gconstpointer pa, gconstpointer pb)
+{
+  const symcache_key *a = pa, *b = pb;
+  return a->hash == b->hash && a->prim == b->prim && a->n == b->n && a->root_member == b->root_member &&
+         a->n_chunks == b->n_chunks && a->lanes == b->lanes && a->n_g == b->n_g && a->n_phases == b->n_phases &&
+         a->bytes == b->bytes && a->n_steps == b->n_steps && a->stream == b->stream &&
+         a->nvls_paired == b->nvls_paired && a->flat_kind == b->flat_kind &&
+         a->inv_eff_intra == b->inv_eff_intra && a->inv_eff_inter == b->inv_eff_inter &&
+         memcmp(a->gsize, b->gsize, sizeof a->gsize) == 0 && memcmp(a->gstride, b->gstride, sizeof a->gstride) == 0 &&
+         phases_equal(a, b) && memcmp(a->ints, b->ints, sizeof *a->ints * 3 * (size_t)a->n) == 0;
+}
+
+static void key_free(gpointer p)
+{
+  symcache_key *k = p;
+  g_free(k->ints);
+  g_free(k->shapes);
+  g_free(k);
+}
+
+/* The key of run r, its arrays borrowed from ints (3 r->n ints, filled
+ * here).  O(n). */
+static void key_fill(const coll_run *r, symcache_key *k, int *ints)
+{
+  memset(k, 0, sizeof *k);
+  k->prim = r->prim;
+  k->n = r->n;
+  k->root_member = r->root_member;
+  k->n_chunks = r->n_chunks;
+  k->lanes = r->lanes;
+  k->n_g = r->n_g;
+  k->n_phases = r->n_phases;
+  k->bytes = r->bytes;
+  k->n_steps = r->n_steps;
+  k->stream = r->stream;
+  k->nvls_paired = r->nvls_paired;
+  k->flat_kind = r->flat_kind;
+  k->inv_eff_intra = r->stream ? r->inv_eff_intra : 0;
+  k->inv_eff_inter = r->stream ? r->inv_eff_inter : 0;
+  for (int i = 0; i < r->n_g && i < COLL_MAX_DIMS; i++) {
+    k->gsize[i] = r->gsize[i];
+    k->gstride[i] = r->gstride[i];
+  }
+  for (int i = 0; i < r->n_phases; i++)
+    k->ph[i] = r->ph[i];
+  size_t n = (size_t)r->n;
+  memcpy(ints, r->ranks, sizeof *ints * n);
+  memcpy(ints + n, r->gidx, sizeof *ints * n);
+  memcpy(ints + 2 * n, r->gmember, sizeof *ints * n);
+  k->ints = ints;
+  guint h = (guint)r->n * 2654435761u ^ (guint)r->bytes ^ (guint)(r->bytes >> 32) ^ (guint)r->prim << 24;
+  h ^= (guint)r->n_steps * 40503u;
+  for (size_t i = 0; i < 3 * n; i++)
+    h = h * 31u + (guint)ints[i];
+  k->hash = h;
+}
+
+/* Whether run r can be looked up at all (its arrays exist, no per-peer
+ * sizes, no lane order).  O(1). */
+static gboolean cacheable(const coll_run *r)
+{
+  return r->splits == NULL && r->lperm == NULL && r->gidx != NULL && r->gmember != NULL && r->n > 0 &&
+         r->n_phases <= 2 * COLL_MAX_DIMS;
+}
+
+gboolean coll_symcache_lookup(coll_rt *c, const coll_run *r, void *shapes, size_t shape_size, gboolean *verdict)
+{
+  if (c->symcache == NULL || !cacheable(r))
+    return FALSE;
+  int *ints = g_new(int, 3 * (size_t)r->n);
+  symcache_key k;
+  key_fill(r, &k, ints);
+  const symcache_key *hit = g_hash_table_lookup(c->symcache->tab, &k);
+  g_free(ints);
+  if (hit == NULL || (hit->verdict && hit->shape_size != shape_size))
+    return FALSE;
+  *verdict = hit->verdict;
+  if (hit->verdict)
+    memcpy(shapes, hit->shapes, shape_size * r->n_steps);
+  return TRUE;
+}
+
+void coll_symcache_store(coll_rt *c, const coll_run *r, const void *shapes, size_t shape_size, gboolean verdict)
+{
+  if (!cacheable(r))
+    return;
+  if (c->symcache == NULL) {
+    c->symcache = g_new0(coll_symcache, 1);
+    c->symcache->tab = g_hash_table_new_full(key_hash, key_equal, key_free, NULL);
+  }
+  coll_symcache *sc = c->symcache;
+  size_t need = 3 * (size_t)r->n;
+  if (sc->ints + need > COLL_SYMCACHE_MAX_INTS) {
+    g_hash_table_remove_all(sc->tab);
+    sc->ints = 0;
+  }
+  symcache_key *k = g_new(symcache_key, 1);
+  key_fill(r, k, g_new(int, need));
+  k->verdict = verdict;
+  k->shape_size = shape_size;
+  k->shapes = verdict ? g_memdup2(shapes, shape_size * r->n_steps) : NULL;
+  if (!g_hash_table_add(sc->tab, k))
+    return; /* an equal key was there (it is replaced: same answer) */
+  sc->ints += need;
+}
+
+void coll_symcache_free(coll_symcache *sc)
+{
+  if (sc == NULL)
+    return;
+  g_hash_table_destroy(sc->tab);
+  g_free(sc);
+}
