@@ -18,7 +18,18 @@
  * Cases: the presets dgx-a100, dgx-h100, perlmutter and gb200-nvl72, 32
  * ranks each (perlmutter's 16); every tier alone; all-reduce, all-gather, reduce-scatter,
  * all-to-all and broadcast at 8 KiB, 1 MiB and 64 MiB; both network
- * tiers (analytical and flow).  Needs G_TEST_SRCDIR (make check). */
+ * tiers (analytical and flow).  Needs G_TEST_SRCDIR (make check).
+ *
+ * The only violations allowed are the named ones in sens_exceptions
+ * below (doc/network-models.md "Sensitivity sign"); any other fails, and
+ * so does a listed one that no longer occurs (the list must stay exact).
+ * In every listed case the plan is the same in both runs (checked with
+ * the plan's base, per-hop latency, chunks, FIFO depth and per-link
+ * efficiencies; where a bandwidth doubles, only that link's effective
+ * rate changes, and it grows), so every transfer has the same bytes on
+ * the same route over links that are at least as fast: what changes is
+ * only when transfers arrive, and how the network tier serves transfers
+ * that overlap. */
 #include "config.h"
 
 #include <math.h>
@@ -27,6 +38,76 @@
 #include "collectives/coll.h"
 #include "collectives/libraries/nccl/coll_nccl.h"
 #include "test_util.h"
+
+/* A named violation: preset, tier, resource ("latency" halved or
+ * "bandwidth" doubled), the changed dimension, collective, bytes (the
+ * collective's own: all-gather per rank), whether it is an open defect
+ * (reported as TODO, not passed) and the reason with its measured
+ * figures (base -> improved, us). */
+typedef struct {
+  const char *preset, *tier, *resource, *dim, *op;
+  uint64_t bytes;
+  gboolean open;
+  const char *why;
+} sens_exception;
+
+/* Tier B shares a link max-min fairly among the transfers on it; an
+ * earlier arrival changes which transfers overlap on a shared link.  On
+ * these presets 8 (4) rail rings cross each GPU's one NVLink port: 7 (3)
+ * lanes forward over it while the lane that leaves the node uses the
+ * NIC.  Example, dgx-h100 ring/LL128 all-gather of 1 MiB per rank: each
+ * lane step moves 128 KiB, the NIC hop 2.85 us at 50 GB/s x 0.92, the 7
+ * NVLink lanes 2.7 us together at 450 GB/s x 0.76; the IB link's load
+ * bound is 31 x 2.85 = 88.4 us plus the 83.2 us base = 171.6 us, which
+ * tier A reaches (170.4 us at 1 us, 169.4 at 500 ns, 168.4 at 0).  Tier
+ * B: 173.9 us at 1 us, 192.3 at 500 ns, 176.3 at 250 ns, 176.6 at 0: at
+ * 500 ns the lanes' NVLink sends line up so that the one feeding the next
+ * NIC hop gets a 1/7 share and the NIC idles.  With NVLink at 3600 GB/s
+ * (no contention on the port) tier B is monotone again (170.5, 169.8,
+ * 169.3, 167.8 us). */
+#define SENS_WHY_SHARING "tier B max-min sharing of each GPU's NVLink port among the rail rings"
+/* Tier A serves each link first come, first served, a whole transfer at
+ * a time; a ring broadcast's 1 MiB-per-lane slices that cross the faster
+ * NIC reach the next node's NVLink port earlier and queue ahead of the
+ * lanes on the critical chain.  dgx-h100 ring/Simple broadcast 64 MiB:
+ * IB 400/800/1600 Gb/s: 483.0/488.4/507.2 us; with NVLink at 3600 GB/s
+ * (port uncontended) 284.9/180.0/127.9 us.  Open: tier A's FIFO order,
+ * not the machine (tier B: 441.7/427.9/422.5 us). */
+#define SENS_WHY_FIFO "tier A first-come-first-served NVLink port: faster NIC slices queue ahead of the critical lane"
+
+static const sens_exception sens_exceptions[] = {
+  { "dgx-a100", "flow", "latency", "nvlink", "ALL_GATHER", 64u << 20, FALSE, SENS_WHY_SHARING ": 10612.085 -> 10612.689" },
+  { "dgx-a100", "flow", "latency", "nvlink", "REDUCE_SCATTER", 64u << 20, FALSE, SENS_WHY_SHARING ": 435.579 -> 436.620" },
+  { "dgx-a100", "flow", "latency", "ib", "ALL_GATHER", 8192, FALSE, SENS_WHY_SHARING ": 81.979 -> 83.216" },
+  { "dgx-h100", "flow", "bandwidth", "nvlink", "ALL_GATHER", 64u << 20, FALSE, SENS_WHY_SHARING ": 5348.537 -> 5384.113" },
+  { "dgx-h100", "flow", "bandwidth", "ib", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 173.857 -> 192.956" },
+  { "dgx-h100", "flow", "latency", "ib", "ALL_GATHER", 8192, FALSE, SENS_WHY_SHARING ": 81.979 -> 83.144" },
+  { "dgx-h100", "flow", "latency", "ib", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 173.857 -> 192.258" },
+  { "dgx-h100", "flow", "latency", "ib", "REDUCE_SCATTER", 64u << 20, FALSE, SENS_WHY_SHARING ": 260.670 -> 274.900" },
+  { "perlmutter", "flow", "bandwidth", "nvlink", "ALL_REDUCE", 64u << 20, FALSE, SENS_WHY_SHARING ": 1458.485 -> 1463.561" },
+  { "perlmutter", "flow", "bandwidth", "nvlink", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 221.764 -> 224.704" },
+  { "perlmutter", "flow", "latency", "nvlink", "ALL_REDUCE", 64u << 20, FALSE, SENS_WHY_SHARING ": 1458.485 -> 1492.985" },
+  { "perlmutter", "flow", "latency", "nvlink", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 221.764 -> 230.153" },
+  { "perlmutter", "flow", "latency", "slingshot", "ALL_REDUCE", 64u << 20, FALSE, SENS_WHY_SHARING ": 1458.485 -> 1474.361" },
+  { "perlmutter", "flow", "latency", "slingshot", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 221.764 -> 222.860" },
+  { "dgx-h100", "analytical", "bandwidth", "ib", "BROADCAST", 64u << 20, TRUE, SENS_WHY_FIFO ": 482.971 -> 488.418" },
+  { "perlmutter", "analytical", "bandwidth", "slingshot", "BROADCAST", 1u << 20, TRUE, SENS_WHY_FIFO ": 47.698 -> 49.276" },
+  { "perlmutter", "analytical", "bandwidth", "slingshot", "BROADCAST", 64u << 20, TRUE,
+    SENS_WHY_FIFO ": 1553.835 -> 1573.807" },
+};
+
+/* The index of the listed exception for this case, or -1.  O(list). */
+static int sens_find(const char *preset, const char *tier, const char *resource, const char *dim, const char *op,
+                     uint64_t bytes)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(sens_exceptions); i++) {
+    const sens_exception *e = &sens_exceptions[i];
+    if (strcmp(e->preset, preset) == 0 && strcmp(e->tier, tier) == 0 && strcmp(e->resource, resource) == 0 &&
+        strcmp(e->dim, dim) == 0 && strcmp(e->op, op) == 0 && e->bytes == bytes)
+      return (int)i;
+  }
+  return -1;
+}
 
 /* The preset's text with dims entry `dim` changed: its latency halved
  * (lat) or its bandwidth doubled (!lat).  The entries are the lines that
@@ -102,7 +183,8 @@ static void test_preset(gconstpointer data)
   topo *t0 = topo_load_string(text, path, &error);
   g_assert_no_error(error);
   int n_dims = topo_n_dims(t0), n = MIN(32, topo_n_ranks(t0));
-  unsigned checked = 0;
+  unsigned checked = 0, n_open = 0;
+  gboolean seen[G_N_ELEMENTS(sens_exceptions)] = { FALSE };
   for (int tier = NET_TIER_ANALYTICAL; tier <= NET_TIER_FLOW; tier++)
     for (int dim = 0; dim < n_dims; dim++)
       for (int lat = 0; lat < 2; lat++) {
@@ -119,11 +201,22 @@ static void test_preset(gconstpointer data)
             sim_time_ps better = measure(t1, (net_tier)tier, info.nccl_algo, info.proto, &d, &info1);
             g_assert_cmpint(info1.nccl_algo, ==, info.nccl_algo);
             g_assert_cmpint(info1.proto, ==, info.proto);
-            if (better > base)
-              (getenv("SENS_ALL") ? g_test_message : g_test_fail_printf)("%s, %s tier, %s of tier %s %s: %s of %" G_GUINT64_FORMAT " B got slower with the "
+            int ex = better > base ? sens_find(name, net_tier_name((net_tier)tier), lat ? "latency" : "bandwidth",
+                                               topo_dim_name(t0, dim), et_coll_type_name(ops[o]), sizes[s])
+                                   : -1;
+            if (ex >= 0) {
+              seen[ex] = TRUE;
+              g_test_message("listed%s: %s, %s tier, %s of %s: %s of %" G_GUINT64_FORMAT " B (%s): %.3f -> %.3f us; %s",
+                             sens_exceptions[ex].open ? " (open)" : "", name, net_tier_name((net_tier)tier),
+                             lat ? "latency" : "bandwidth", topo_dim_name(t0, dim), et_coll_type_name(ops[o]),
+                             sizes[s], info.detail, base / 1e6, better / 1e6, sens_exceptions[ex].why);
+              n_open += sens_exceptions[ex].open;
+            } else if (better > base) {
+              g_test_fail_printf("%s, %s tier, %s of tier %s %s: %s of %" G_GUINT64_FORMAT " B got slower with the "
                                  "same choice (%s): %.3f -> %.3f us", name, net_tier_name((net_tier)tier),
                                  lat ? "latency" : "bandwidth", topo_dim_name(t0, dim), lat ? "halved" : "doubled",
                                  et_coll_type_name(ops[o]), sizes[s], info.detail, base / 1e6, better / 1e6);
+            }
             checked++;
           }
         topo_free(t1);
@@ -131,6 +224,14 @@ static void test_preset(gconstpointer data)
       }
   g_test_message("%s: %u cases (tier x tier's dims x {latency/2, bandwidth x2} x 5 collectives x 3 sizes)", name,
                  checked);
+  for (size_t i = 0; i < G_N_ELEMENTS(sens_exceptions); i++)
+    if (strcmp(sens_exceptions[i].preset, name) == 0 && !seen[i])
+      g_test_fail_printf("listed exception %s, %s tier, %s of %s, %s of %" G_GUINT64_FORMAT
+                         " B no longer slows down: remove it from sens_exceptions and doc/network-models.md",
+                         name, sens_exceptions[i].tier, sens_exceptions[i].resource, sens_exceptions[i].dim,
+                         sens_exceptions[i].op, sens_exceptions[i].bytes);
+  if (n_open > 0 && !g_test_failed())
+    g_test_incomplete_printf("%s: %u open tier-A FIFO-order violations (listed, see sens_exceptions)", name, n_open);
   topo_free(t0);
   g_free(text);
   g_free(path);
