@@ -57,14 +57,15 @@ typedef struct {
  * lanes forward over it while the lane that leaves the node uses the
  * NIC.  Example, dgx-h100 ring/LL128 all-gather of 1 MiB per rank: each
  * lane step moves 128 KiB, the NIC hop 2.85 us at 50 GB/s x 0.92, the 7
- * NVLink lanes 2.7 us together at 450 GB/s x 0.76; the IB link's load
- * bound is 31 x 2.85 = 88.4 us plus the 83.2 us base = 171.6 us, which
- * tier A reaches (170.4 us at 1 us, 169.4 at 500 ns, 168.4 at 0).  Tier
- * B: 173.9 us at 1 us, 192.3 at 500 ns, 176.3 at 250 ns, 176.6 at 0: at
- * 500 ns the lanes' NVLink sends line up so that the one feeding the next
- * NIC hop gets a 1/7 share and the NIC idles.  With NVLink at 3600 GB/s
- * (no contention on the port) tier B is monotone again (170.5, 169.8,
- * 169.3, 167.8 us). */
+ * NVLink lanes 2.7 us together at 450 GB/s x 0.76, so the NIC (31 such
+ * steps, 88.3 us) and the shared port are nearly balanced.  Tier A,
+ * which serves every link at its full rate, is monotone in the IB
+ * latency (170.4 us at 1 us, 169.4 at 500 ns, 168.9 at 250 ns, 168.4 at
+ * 0); tier B gives 173.9, 192.3, 176.3, 176.6 us.  The inference (not
+ * traced flow by flow): at 500 ns the lanes' NVLink sends overlap so that
+ * the one feeding the next NIC hop gets a fair share of the port and the
+ * NIC idles.  It is the port: with NVLink at 3600 GB/s (no contention on
+ * it) tier B is monotone again (170.5, 169.8, 169.3, 167.8 us). */
 #define SENS_WHY_SHARING "tier B max-min sharing of each GPU's NVLink port among the rail rings"
 /* Tier A serves each link first come, first served, a whole transfer at
  * a time; a ring broadcast's 1 MiB-per-lane slices that cross the faster
