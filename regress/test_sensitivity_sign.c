@@ -70,7 +70,7 @@ typedef struct {
 /* The two 8 KiB ring/LL all-gathers stay slower with NVLink at 8x (+1.2
  * us): the lanes' tiny sends, in phase, still finish together under
  * max-min (80.2 us at IB latency 750 ns, 83.1 at 500, 77.3 at 250). */
-#define SENS_WHY_PHASE "tier B: the rail rings' small sends in phase finish together under max-min"
+#define SENS_WHY_PHASE "tier B, same plan: the rail rings' small sends in phase, sharing under max-min (inferred, not traced)"
 /* Two more stay slower with NVLink at 8x; their plans are identical too,
  * but which shared link carries the effect is not identified. */
 #define SENS_WHY_UNIDENTIFIED "tier B timing effect with the same plan; the shared link is not identified"
