@@ -68,11 +68,14 @@ typedef struct {
  * it) tier B is monotone again (170.5, 169.8, 169.3, 167.8 us). */
 #define SENS_WHY_SHARING "tier B max-min sharing of each GPU's NVLink port among the rail rings"
 /* The two 8 KiB ring/LL all-gathers stay slower with NVLink at 8x (+1.2
- * us): the lanes' tiny sends, in phase, still finish together under
- * max-min (80.2 us at IB latency 750 ns, 83.1 at 500, 77.3 at 250). */
+ * us) and at 64x (+0.4 us); they show the same bump in the IB latency
+ * (80.2 us at 750 ns, 83.1 at 500, 77.3 at 250).  Inferred, not traced:
+ * the lanes' small sends, in phase, finish together under max-min. */
 #define SENS_WHY_PHASE "tier B, same plan: the rail rings' small sends in phase, sharing under max-min (inferred, not traced)"
-/* Two more stay slower with NVLink at 8x; their plans are identical too,
- * but which shared link carries the effect is not identified. */
+/* Two more stay slower with NVLink at 8x and 64x (dgx-h100 all-gather
+ * 64 MiB: 5349.859 -> 5349.922 us at 64x; perlmutter all-gather 1 MiB:
+ * 224.704 -> 225.042); their plans are identical too, but which shared
+ * resource carries the effect is not identified. */
 #define SENS_WHY_UNIDENTIFIED "tier B timing effect with the same plan; the shared link is not identified"
 /* Tier A serves each link first come, first served, a whole transfer at
  * a time; a ring broadcast's 1 MiB-per-lane slices that cross the faster
