@@ -358,7 +358,7 @@ gboolean coll_nccl_select(const coll_nccl_model *m, coll_nccl_func f, uint64_t s
   return coll_nccl_select_by(coll_nccl_time_us, m, f, s, force_algo, force_proto, a_out, p_out);
 }
 
-double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
+static double efficiency_of(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
                             gboolean inter, uint64_t s)
 {
   const coll_nccl_comm *c = &m->comm;
@@ -432,6 +432,40 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   double e = base > 0 ? corr * bus / base : 1.0;
   e = MIN(MAX(e, 1e-3), 1.0);
   return link * e;
+}
+
+/* A bandwidth no link reaches, GB/s: the other link type's, so that a
+ * link type's efficiency sees its own bandwidth only. */
+#define NCCL_UNBOUND_GBPS 1e12
+
+/* On several nodes each link type's efficiency comes from a model in
+ * which the other type never binds (its bandwidth NCCL_UNBOUND_GBPS, the
+ * channels kept): NCCL's bus bandwidth is min(fraction x min(NVLink,
+ * NIC), caps) (the LL/LL128/tree caps are absolute GB/s), and dividing it
+ * by min(NVLink, NIC) gave the faster link cap x its own / the slower
+ * link's bandwidth, which shrinks as the slower link gets faster: on
+ * perlmutter (NVLink view 240, Slingshot 100 GB/s per node) ring/LL is
+ * capped at 20.4 GB/s, so doubling Slingshot halved NVLink's efficiency
+ * (0.163 -> 0.082) and an 8 KiB all-gather went 43.7 -> 45.6 us.  Now a
+ * link carries at most min(fraction x its own, caps): the same as before
+ * on the bottleneck link (the collective's rate is unchanged), never more
+ * than the caps allow on the other, and monotone in every bandwidth. */
+double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
+                            gboolean inter, uint64_t s)
+{
+  if (m->comm.n_nodes <= 1)
+    return efficiency_of(m, f, a, p, inter, s);
+  coll_nccl_comm c = m->comm;
+  c.channels = m->channels;
+  if (inter)
+    c.intra_GBps = NCCL_UNBOUND_GBPS;
+  else
+    c.nic_GBps = NCCL_UNBOUND_GBPS;
+  coll_nccl_model *own = g_new(coll_nccl_model, 1);
+  coll_nccl_model_build(&c, own);
+  double e = efficiency_of(own, f, a, p, inter, s);
+  g_free(own);
+  return e;
 }
 
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
