@@ -92,7 +92,7 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
     coll_run_finish(c, r);
     return;
   }
-  if (coll_ring_begin(c, r) || coll_fast_begin(c, r))
+  if (coll_ring_begin(c, r) || coll_fast_tree_begin(c, r) || coll_fast_begin(c, r))
     return;
   coll_run_alloc_counters(r);
   if (r->held != NULL)

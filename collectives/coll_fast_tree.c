@@ -1,0 +1,368 @@
+/* coll_fast_tree.c: the tree path of the analytical tier (issue 30 item
+ * 1): a flat double binary tree of the ideal library (`--algo tree`, one
+ * chunk per tree) charged without an engine event per transfer.
+ *
+ * A tree's members do not stay in step (a leaf sends at once, an interior
+ * node when its children's data is in, and a node's up- and downlink
+ * carry both trees' transfers), so neither the ring recurrence nor the
+ * step-synchronous pass of coll_fast.c applies, and which transfer a link
+ * serves first depends on the order in which the per-transfer path issues
+ * transfers of one instant.  This path replays that path's state machine
+ * exactly, on the run's own slots and receive counters, with a private
+ * queue instead of the engine: run_begin starts the slots in slot order
+ * (coll_rt.c); a slot's step starts with its transfers, charged with
+ * net_hop_at (net_send's tier A arithmetic) in schedule order; it ends
+ * when its receives are in and its sends have arrived (coll_run.c
+ * slot_advance), after its local reduction if the policy has a cost; an
+ * arrival counts at the receiver, then advances the receiver (if it waits
+ * at that step) and then the sender (coll_xfer_done).  The private queue
+ * orders its events by (time, sequence of scheduling), as the engine does
+ * (simcore/sim.h), and the run's events are scheduled only while its own
+ * events run, so they come out in the engine's order and every link is
+ * charged in the same order: the members' done times, the link byte
+ * counters and the transfer count are the per-transfer path's.  It is
+ * taken when, besides the shape (tree_candidate), every link the run
+ * uses is idle and unclaimed at the start (net_link_idle) and every
+ * transfer arrives after its issue instant; else the charge is taken back
+ * (coll_fast_decline) and the run goes per transfer.
+ *
+ * A run on the path schedules one done event per member and claims its
+ * links; another transfer over one of them calls tree_convert at that
+ * instant t: the links are rewound, the replay runs again from the start
+ * up to the events before t (the run's start counts as before; an event
+ * at t as after, as in coll_fast.c), which leaves the slots and receive
+ * counters in the per-transfer path's state at t, and the events still
+ * queued become engine events in queue order (transfer records at their
+ * arrival, reduction waits).  Memory: O(members) slots and counters (the
+ * run's own) plus O(transfers in flight) queue entries.  Cost: one
+ * coll_sched_step per slot and step, one net_hop_init and net_hop_at per
+ * transfer, O(log in flight) per queue operation, one engine event per
+ * member: for 256 members, about 1,020 transfers and 256 events instead
+ * of 1,020 engine events and transfer records.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "collectives/coll_run.h"
+
+/* One queued event of the replay: a transfer's arrival (src, dst slot,
+ * the receiver's step) or the end of a slot's reduction wait (src). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t seq;
+  uint32_t src, dst, step;
+  uint32_t reduce;
+} tree_ev;
+
+#define TREE_NEVER SIM_TIME_MAX
+
+/* The replay's state: the queue (a binary heap on (at, seq)), the clock,
+ * the slots each member has still to finish, and the stop instant of a
+ * conversion (TREE_NEVER: the whole run). */
+typedef struct {
+  coll_rt *c;
+  coll_run *r;
+  tree_ev *heap;
+  size_t n, cap;
+  uint64_t seq;
+  sim_time_ps now, t_stop;
+  int *left;
+  gboolean ok;
+} tree_emu;
+
+/* Whether run r has the shape the path covers: one flat phase of the
+ * double binary tree, one chunk per tree, no library engine, no stream,
+ * no pre- or post-delay, no interference accounting; and as many members
+ * as the fast paths' threshold (coll_rt_set_ring_recurrence).  O(1). */
+static gboolean tree_candidate(const coll_rt *c, const coll_run *r)
+{
+  return r->n >= COLL_RING_RECURRENCE_MIN + c->ring_min_delta && r->n >= 2 &&
+         net_get_tier(c->n) == NET_TIER_ANALYTICAL && !r->engine && !r->p2p && !r->stream && !r->step_pipe &&
+         r->lperm == NULL && r->held == NULL && r->ovl_on == NULL && r->slot_local_done == NULL &&
+         c->ops->post_delay == NULL && r->n_phases == 1 && r->ph[0].algo == COLL_ALGO_DOUBLE_BINARY_TREE &&
+         r->n_chunks == r->lanes && r->n_steps > 0;
+}
+
+static gboolean ev_before(const tree_ev *a, const tree_ev *b)
+{
+  return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+/* Queues an event at `at` with the next sequence number.  O(log n). */
+static void emu_push(tree_emu *e, sim_time_ps at, uint32_t src, uint32_t dst, uint32_t step, uint32_t reduce)
+{
+  if (e->n == e->cap) {
+    e->cap = e->cap ? 2 * e->cap : 256;
+    e->heap = g_renew(tree_ev, e->heap, e->cap);
+  }
+  size_t i = e->n++;
+  tree_ev v = { at, e->seq++, src, dst, step, reduce };
+  while (i > 0 && ev_before(&v, &e->heap[(i - 1) / 2])) {
+    e->heap[i] = e->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  e->heap[i] = v;
+}
+
+/* Removes the first event into *out.  O(log n). */
+static void emu_pop(tree_emu *e, tree_ev *out)
+{
+  *out = e->heap[0];
+  tree_ev v = e->heap[--e->n];
+  size_t i = 0;
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+    const tree_ev *best = &v;
+    if (l < e->n && ev_before(&e->heap[l], best)) {
+      m = l;
+      best = &e->heap[l];
+    }
+    if (l + 1 < e->n && ev_before(&e->heap[l + 1], best))
+      m = l + 1;
+    if (m == i)
+      break;
+    e->heap[i] = e->heap[m];
+    i = m;
+  }
+  if (e->n > 0)
+    e->heap[i] = v;
+}
+
+/* Starts slot s's current step as slot_start does: its schedule, then its
+ * transfers charged in schedule order and queued at their arrival.
+ * FALSE (outside a conversion): the path does not apply (a link busy or
+ * claimed at t0, an arrival in its own instant).  O(transfers x route
+ * length + log n). */
+static gboolean emu_start(tree_emu *e, uint32_t s)
+{
+  coll_run *r = e->r;
+  coll_rt *c = e->c;
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  gboolean conv = e->t_stop != TREE_NEVER;
+  coll_a2av_ctx x;
+  coll_sched sc;
+  int pos;
+  const coll_phase *ph = coll_member_sched(r, m, ch, sl->cur, &x, &sc, &pos);
+  uint32_t n_recv = 0;
+  uint64_t red = 0;
+  uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  sl->state = SLOT_RUNNING;
+  sl->moved = nx > 0 || n_recv > 0;
+  sl->need = n_recv;
+  if (r->slot_red != NULL)
+    r->slot_red[s] = red;
+  sl->pend += nx;
+  for (uint32_t i = 0; i < nx; i++) {
+    const coll_xfer *xf = &r->scratch[i];
+    int dm = coll_pos_member(r, ph, x.base, xf->peer, ch);
+    net_hop h;
+    net_hop_init(c->n, r->ranks[m], r->ranks[dm], &h);
+    if (!conv && xf->bytes > 0)
+      for (uint32_t j = 0; j < h.n_links; j++)
+        if (!coll_fast_link_use(c, r, h.route[j]))
+          return FALSE;
+    sim_time_ps arr = net_hop_at(c->n, &h, xf->bytes, e->now);
+    r->fast_charged++;
+    if (arr <= e->now && !conv)
+      return FALSE; /* arrives in its own instant: the conversion rule does not cover it */
+    emu_push(e, arr, s, (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch, ph->step0 + xf->recv_step, 0);
+  }
+  return TRUE;
+}
+
+/* Advances slot s as far as it goes now (slot_advance for this shape:
+ * one phase, whose gate is always open, and no wake-ups that could move
+ * another slot).  A member whose last slot ends has its done time in
+ * r->fin.  O(steps advanced x emu_start). */
+static void emu_advance(tree_emu *e, uint32_t s)
+{
+  coll_run *r = e->r;
+  const coll_rt *c = e->c;
+  coll_slot *sl = &r->slot[s];
+  for (;;) {
+    uint32_t k = sl->cur;
+    if (k >= r->n_steps || !e->ok)
+      return;
+    if (sl->state == SLOT_IDLE && !emu_start(e, s)) {
+      e->ok = FALSE;
+      return;
+    }
+    if (sl->state == SLOT_RUNNING) {
+      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || sl->pend > 0)
+        return;
+      sim_time_ps wait = c->pol.reduce_bw > 0 && r->slot_red[s] > 0 ? wisp_transfer_ps(r->slot_red[s], c->pol.reduce_bw)
+                                                                    : 0;
+      if (wait > 0) {
+        if (wait >= SIM_TIME_LIMIT - e->now) {
+          e->ok = FALSE; /* the engine would refuse it: leave it to the per-transfer path */
+          return;
+        }
+        sl->state = SLOT_REDUCING;
+        emu_push(e, e->now + wait, s, 0, 0, 1);
+        return;
+      }
+    } else if (sl->state == SLOT_REDUCING) {
+      return;
+    }
+    sl->cur = k + 1;
+    sl->state = SLOT_IDLE;
+    if (sl->cur == r->n_steps) {
+      int m = (int)(s / (uint32_t)r->n_chunks);
+      if (--e->left[m] == 0)
+        r->fin[m] = e->now;
+      return;
+    }
+  }
+}
+
+/* Runs one queued event (coll_xfer_done, coll_reduce_done).  O(the
+ * advances it causes). */
+static void emu_event(tree_emu *e, const tree_ev *v)
+{
+  coll_run *r = e->r;
+  if (v->reduce) {
+    r->slot[v->src].state = SLOT_REDUCED;
+    emu_advance(e, v->src);
+    return;
+  }
+  uint16_t *cnt = &r->recv[(size_t)v->dst * r->n_steps + v->step];
+  if (*cnt == UINT16_MAX) {
+    e->ok = FALSE;
+    return;
+  }
+  (*cnt)++;
+  g_assert(r->slot[v->src].pend > 0);
+  r->slot[v->src].pend--;
+  if (r->slot[v->dst].cur == v->step && v->dst != v->src)
+    emu_advance(e, v->dst);
+  emu_advance(e, v->src);
+}
+
+/* Replays the run from r->t0 on fresh slots and counters: to its end
+ * (t_stop TREE_NEVER; FALSE when the path does not apply) or through the
+ * events before t_stop (a conversion; the queue keeps the rest).  O(run's
+ * transfers x (route length + log in flight)). */
+static gboolean emu_run(tree_emu *e)
+{
+  coll_run *r = e->r;
+  uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
+  memset(r->slot, 0, sizeof *r->slot * n_slots);
+  memset(r->recv, 0, sizeof *r->recv * (size_t)n_slots * r->n_steps);
+  for (int m = 0; m < r->n; m++)
+    e->left[m] = r->n_chunks;
+  e->now = r->t0;
+  e->ok = TRUE;
+  for (uint32_t s = 0; s < n_slots && e->ok; s++)
+    emu_advance(e, s); /* run_begin kicks the slots in slot order */
+  while (e->n > 0 && e->ok) {
+    if (e->heap[0].at >= e->t_stop)
+      break;
+    tree_ev v;
+    emu_pop(e, &v);
+    e->now = v.at;
+    emu_event(e, &v);
+  }
+  if (!e->ok || e->t_stop != TREE_NEVER)
+    return e->ok;
+  for (int m = 0; m < r->n; m++)
+    if (e->left[m] != 0)
+      return FALSE;
+  return TRUE;
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+  const tree_ev *x = a, *y = b;
+  return ev_before(x, y) ? -1 : ev_before(y, x);
+}
+
+/* After a conversion's replay: the members whose done event has run
+ * (their last event was at t_stop, after that event) are left finished;
+ * the others keep the slots they still have to end.  The queued events
+ * become engine events in queue order: transfer records whose
+ * coll_xfer_done runs at their arrival, reduction ends.  O(members +
+ * in flight x log in flight). */
+static void emu_handover(tree_emu *e, const gboolean *done_ran)
+{
+  coll_run *r = e->r;
+  coll_rt *c = e->c;
+  for (int m = 0; m < r->n; m++) {
+    if (!done_ran[m]) {
+      g_assert(e->left[m] > 0); /* its done time is not before t_stop */
+      r->chunks_left[m] = e->left[m];
+    } else if (e->left[m] > 0) {
+      for (int ch = 0; ch < r->n_chunks; ch++)
+        r->slot[(size_t)m * (size_t)r->n_chunks + (size_t)ch].cur = r->n_steps; /* its pending events change nothing */
+    }
+  }
+  qsort(e->heap, e->n, sizeof *e->heap, cmp_ev);
+  for (size_t i = 0; i < e->n; i++) {
+    const tree_ev *v = &e->heap[i];
+    if (v->reduce) {
+      sim_post_at(c->sim, v->at, coll_reduce_done, r, v->src);
+      continue;
+    }
+    uint32_t xi = coll_xr_alloc(c);
+    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = v->src, .dst_slot = v->dst, .dst_step = v->step,
+                             .src_step = r->slot[v->src].cur };
+    sim_post_at(c->sim, v->at, coll_xfer_done, c, xi);
+  }
+  e->n = 0;
+}
+
+/* The claim's callback: another transfer is about to use a link of the
+ * run now.  Rewinds the net, replays the events before now and hands
+ * the run over to the per-transfer path (see the top comment).
+ * O(transfers). */
+static void tree_convert(void *ctx)
+{
+  coll_run *r = ctx;
+  coll_rt *c = r->lib;
+  sim_time_ps now = sim_now(c->sim);
+  net_claim_release(c->n, r->claim);
+  r->claim = 0;
+  c->ring.phase_conversions++;
+  coll_fast_rewind(c, r);
+  gboolean *done_ran = g_new(gboolean, (size_t)r->n);
+  for (int m = 0; m < r->n; m++) {
+    done_ran[m] = r->done_ev[m] == SIM_EVENT_NONE;
+    if (!done_ran[m]) {
+      sim_cancel(c->sim, r->done_ev[m]);
+      r->done_ev[m] = SIM_EVENT_NONE;
+    }
+  }
+  tree_emu e = { .c = c, .r = r, .t_stop = now, .left = g_new(int, (size_t)r->n) };
+  gboolean ok = emu_run(&e);
+  g_assert(ok); /* the same replay succeeded at the start */
+  emu_handover(&e, done_ran);
+  g_free(e.heap);
+  g_free(e.left);
+  g_free(done_ran);
+}
+
+gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
+{
+  if (!tree_candidate(c, r))
+    return FALSE;
+  coll_run_alloc_counters(r);
+  coll_fast_open(c, r);
+  tree_emu e = { .c = c, .r = r, .t_stop = TREE_NEVER, .left = g_new(int, (size_t)r->n) };
+  gboolean ok = emu_run(&e);
+  g_free(e.heap);
+  g_free(e.left);
+  if (!ok) {
+    coll_fast_decline(c, r);
+    uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
+    memset(r->slot, 0, sizeof *r->slot * n_slots); /* the per-transfer path starts from fresh slots */
+    memset(r->recv, 0, sizeof *r->recv * (size_t)n_slots * r->n_steps);
+    if (r->slot_red != NULL)
+      memset(r->slot_red, 0, sizeof *r->slot_red * n_slots);
+    return FALSE;
+  }
+  c->ring.phase_tree++;
+  coll_fast_take(c, r, tree_convert);
+  return TRUE;
+}
