@@ -69,6 +69,11 @@ typedef struct {
   sim_time_ps now, t_stop;
   int *left;
   gboolean ok;
+  /* One switch dimension (tree_switch_links): per member its uplink and
+   * downlink, and one prepared hop whose route is `pair`; else NULL. */
+  uint32_t *up, *down;
+  net_hop h0;
+  uint32_t pair[2];
 } tree_emu;
 
 /* Whether run r has the shape the path covers: one flat phase of the
@@ -158,13 +163,19 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
   for (uint32_t i = 0; i < nx; i++) {
     const coll_xfer *xf = &r->scratch[i];
     int dm = coll_pos_member(r, ph, x.base, xf->peer, ch);
-    net_hop h;
-    net_hop_init(c->n, r->ranks[m], r->ranks[dm], &h);
+    net_hop hl, *h = &e->h0;
+    if (e->up != NULL) {
+      e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
+      e->pair[1] = e->down[dm];
+    } else {
+      net_hop_init(c->n, r->ranks[m], r->ranks[dm], &hl);
+      h = &hl;
+    }
     if (!conv && xf->bytes > 0)
-      for (uint32_t j = 0; j < h.n_links; j++)
-        if (!coll_fast_link_use(c, r, h.route[j]))
+      for (uint32_t j = 0; j < h->n_links; j++)
+        if (!coll_fast_link_use(c, r, h->route[j]))
           return FALSE;
-    sim_time_ps arr = net_hop_at(c->n, &h, xf->bytes, e->now);
+    sim_time_ps arr = net_hop_at(c->n, h, xf->bytes, e->now);
     r->fast_charged++;
     if (arr <= e->now && !conv)
       return FALSE; /* arrives in its own instant: the conversion rule does not cover it */
@@ -313,6 +324,61 @@ static void emu_handover(tree_emu *e, const gboolean *done_ran)
   e->n = 0;
 }
 
+/* A run within one switch dimension: every route between two members is
+ * the sender's uplink and the receiver's downlink (topo_route.c's
+ * route_in_dim).  When every uplink has the same bandwidth, latency and
+ * stream rate, and so has every downlink, every pair's prepared hop is
+ * the first pair's with its route replaced, so the replay needs no route
+ * lookup per transfer: fills e->up, e->down and e->h0.  Else leaves them
+ * NULL (a route per transfer).  O(members). */
+static void tree_switch_links(tree_emu *e)
+{
+  coll_run *r = e->r;
+  const topo *t = e->c->t;
+  int q = r->n;
+  if (r->flat_kind != TOPO_KIND_SWITCH || r->n_g != 1)
+    return;
+  uint32_t *up = g_new(uint32_t, (size_t)q), *down = g_new(uint32_t, (size_t)q);
+  gboolean ok = TRUE;
+  for (int m = 0; m < q && ok; m++) {
+    net_hop h;
+    net_hop_init(e->c->n, r->ranks[r->gmember[m]], r->ranks[r->gmember[(m + 1) % q]], &h);
+    ok = h.n_links == 2;
+    if (ok && m == 0)
+      e->h0 = h;
+    up[r->gmember[m]] = ok ? h.route[0] : 0;
+    down[r->gmember[(m + 1) % q]] = ok ? h.route[1] : 0;
+  }
+  for (int m = 0; m < q && ok; m++)
+    for (int j = 0; j < 2 && ok; j++) {
+      const topo_link *a = topo_get_link(t, e->h0.route[j]), *b = topo_get_link(t, j == 0 ? up[m] : down[m]);
+      ok = a->bw == b->bw && a->latency == b->latency && topo_link_rate(t, a) == topo_link_rate(t, b);
+    }
+  if (!ok) {
+    g_free(up);
+    g_free(down);
+    return;
+  }
+  e->up = up;
+  e->down = down;
+  e->h0.route = e->pair;
+}
+
+/* A replay's state for run r up to t_stop, with its scratch.  O(members). */
+static void tree_emu_init(tree_emu *e, coll_rt *c, coll_run *r, sim_time_ps t_stop)
+{
+  *e = (tree_emu){ .c = c, .r = r, .t_stop = t_stop, .left = g_new(int, (size_t)r->n) };
+  tree_switch_links(e);
+}
+
+static void tree_emu_clear(tree_emu *e)
+{
+  g_free(e->heap);
+  g_free(e->left);
+  g_free(e->up);
+  g_free(e->down);
+}
+
 /* The claim's callback: another transfer is about to use a link of the
  * run now.  Rewinds the net, replays the events before now and hands
  * the run over to the per-transfer path (see the top comment).
@@ -334,12 +400,12 @@ static void tree_convert(void *ctx)
       r->done_ev[m] = SIM_EVENT_NONE;
     }
   }
-  tree_emu e = { .c = c, .r = r, .t_stop = now, .left = g_new(int, (size_t)r->n) };
+  tree_emu e;
+  tree_emu_init(&e, c, r, now);
   gboolean ok = emu_run(&e);
   g_assert(ok); /* the same replay succeeded at the start */
   emu_handover(&e, done_ran);
-  g_free(e.heap);
-  g_free(e.left);
+  tree_emu_clear(&e);
   g_free(done_ran);
 }
 
@@ -349,10 +415,10 @@ gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
     return FALSE;
   coll_run_alloc_counters(r);
   coll_fast_open(c, r);
-  tree_emu e = { .c = c, .r = r, .t_stop = TREE_NEVER, .left = g_new(int, (size_t)r->n) };
+  tree_emu e;
+  tree_emu_init(&e, c, r, TREE_NEVER);
   gboolean ok = emu_run(&e);
-  g_free(e.heap);
-  g_free(e.left);
+  tree_emu_clear(&e);
   if (!ok) {
     coll_fast_decline(c, r);
     uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
