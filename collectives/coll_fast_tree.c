@@ -42,6 +42,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "collectives/coll_run.h"
@@ -52,6 +53,7 @@ typedef struct {
   sim_time_ps at;
   uint64_t seq;
   uint32_t src, dst, step;
+  uint32_t src_step;  /* the sender's step (streamed runs count its sends in flight) */
   uint32_t reduce;
 } tree_ev;
 
@@ -69,12 +71,46 @@ typedef struct {
   sim_time_ps now, t_stop;
   int *left;
   gboolean ok;
+  GArray *work;       /* coll_run_kick's worklist (a stack of slots) */
   /* One switch dimension (tree_switch_links): per member its uplink and
    * downlink, and one prepared hop whose route is `pair`; else NULL. */
   uint32_t *up, *down;
   net_hop h0;
   uint32_t pair[2];
+  struct tree_hop *hops; /* else: the prepared hops of recent pairs (tree_hop_of) */
 } tree_emu;
+
+/* A prepared hop between two ranks and whether it leaves the scale-up
+ * domain (streamed runs inflate by tier); a direct-mapped cache of
+ * TREE_HOPS of them: a chunked run sends every chunk over the same pairs. */
+typedef struct tree_hop {
+  int src, dst;
+  gboolean inter;
+  net_hop h;
+} tree_hop;
+#define TREE_HOPS 4096
+
+/* The prepared hop from rank a to rank b (and in *inter whether it
+ * crosses tiers, for streamed runs).  O(1) on a hit, O(route length) on a
+ * miss. */
+static net_hop *tree_hop_of(tree_emu *e, int a, int b, gboolean *inter)
+{
+  if (e->hops == NULL) {
+    e->hops = g_new(tree_hop, TREE_HOPS);
+    for (int i = 0; i < TREE_HOPS; i++)
+      e->hops[i].src = -1;
+  }
+  uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+  tree_hop *t = &e->hops[(key * 0x9e3779b97f4a7c15ull) >> 52];
+  if (t->src != a || t->dst != b) {
+    t->src = a;
+    t->dst = b;
+    net_hop_init(e->c->n, a, b, &t->h);
+    t->inter = e->r->stream && coll_pair_is_inter(e->c->t, a, b);
+  }
+  *inter = t->inter;
+  return &t->h;
+}
 
 /* Whether run r has the shape the path covers: one flat phase of the
  * double binary tree, one chunk per tree, no library engine, no stream,
@@ -82,11 +118,18 @@ typedef struct {
  * as the fast paths' threshold (coll_rt_set_ring_recurrence).  O(1). */
 static gboolean tree_candidate(const coll_rt *c, const coll_run *r)
 {
-  return r->n >= COLL_RING_RECURRENCE_MIN + c->ring_min_delta && r->n >= 2 &&
-         net_get_tier(c->n) == NET_TIER_ANALYTICAL && !r->engine && !r->p2p && !r->stream && !r->step_pipe &&
-         r->lperm == NULL && r->held == NULL && r->ovl_on == NULL && r->slot_local_done == NULL &&
-         c->ops->post_delay == NULL && r->n_phases == 1 && r->ph[0].algo == COLL_ALGO_DOUBLE_BINARY_TREE &&
-         r->n_chunks == r->lanes && r->n_steps > 0;
+  if (r->n < COLL_RING_RECURRENCE_MIN + c->ring_min_delta || r->n < 2 || net_get_tier(c->n) != NET_TIER_ANALYTICAL ||
+      r->engine || r->p2p || r->held != NULL || r->ovl_on != NULL || r->slot_local_done != NULL ||
+      c->ops->post_delay != NULL || r->n_steps == 0)
+    return FALSE;
+  gboolean tree = FALSE;
+  for (int i = 0; i < r->n_phases; i++)
+    tree = tree || r->ph[i].algo == COLL_ALGO_DOUBLE_BINARY_TREE;
+  if (!tree)
+    return FALSE;
+  if (r->stream)
+    return r->step_pipe; /* NCCL's plans pipeline step by step (coll_nccl_plan_chunks) */
+  return !r->step_pipe && r->lperm == NULL && r->n_phases == 1 && r->n_chunks == r->lanes;
 }
 
 static gboolean ev_before(const tree_ev *a, const tree_ev *b)
@@ -95,14 +138,15 @@ static gboolean ev_before(const tree_ev *a, const tree_ev *b)
 }
 
 /* Queues an event at `at` with the next sequence number.  O(log n). */
-static void emu_push(tree_emu *e, sim_time_ps at, uint32_t src, uint32_t dst, uint32_t step, uint32_t reduce)
+static void emu_push(tree_emu *e, sim_time_ps at, uint32_t src, uint32_t dst, uint32_t step, uint32_t src_step,
+                     uint32_t reduce)
 {
   if (e->n == e->cap) {
     e->cap = e->cap ? 2 * e->cap : 256;
     e->heap = g_renew(tree_ev, e->heap, e->cap);
   }
   size_t i = e->n++;
-  tree_ev v = { at, e->seq++, src, dst, step, reduce };
+  tree_ev v = { at, e->seq++, src, dst, step, src_step, reduce };
   while (i > 0 && ev_before(&v, &e->heap[(i - 1) / 2])) {
     e->heap[i] = e->heap[(i - 1) / 2];
     i = (i - 1) / 2;
@@ -159,60 +203,107 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
   sl->need = n_recv;
   if (r->slot_red != NULL)
     r->slot_red[s] = red;
-  sl->pend += nx;
+  if (!r->stream)
+    sl->pend += nx; /* a streamed step does not wait for its sends */
   for (uint32_t i = 0; i < nx; i++) {
     const coll_xfer *xf = &r->scratch[i];
     int dm = coll_pos_member(r, ph, x.base, xf->peer, ch);
-    net_hop hl, *h = &e->h0;
+    net_hop *h = &e->h0;
+    gboolean inter = FALSE;
     if (e->up != NULL) {
       e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
       e->pair[1] = e->down[dm];
+      inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], r->ranks[dm]);
     } else {
-      net_hop_init(c->n, r->ranks[m], r->ranks[dm], &hl);
-      h = &hl;
+      h = tree_hop_of(e, r->ranks[m], r->ranks[dm], &inter);
     }
     if (!conv && xf->bytes > 0)
       for (uint32_t j = 0; j < h->n_links; j++)
         if (!coll_fast_link_use(c, r, h->route[j]))
           return FALSE;
-    sim_time_ps arr = net_hop_at(c->n, h, xf->bytes, e->now);
+    uint16_t *sent = r->sent != NULL ? &r->sent[(size_t)s * r->n_steps + sl->cur] : NULL;
+    if (sent != NULL && *sent == UINT16_MAX)
+      return FALSE; /* slot_start asserts it: leave it to the per-transfer path */
+    if (sent != NULL)
+      (*sent)++;
+    uint64_t wire = xf->bytes;
+    if (r->stream && wire > 0) /* the protocol's efficiency on the pair's tier, as slot_start */
+      wire = (uint64_t)ceil((double)wire * (inter ? r->inv_eff_inter : r->inv_eff_intra));
+    sim_time_ps arr = net_hop_at(c->n, h, wire, e->now);
     r->fast_charged++;
     if (arr <= e->now && !conv)
       return FALSE; /* arrives in its own instant: the conversion rule does not cover it */
-    emu_push(e, arr, s, (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch, ph->step0 + xf->recv_step, 0);
+    emu_push(e, arr, s, (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch, ph->step0 + xf->recv_step, sl->cur, 0);
   }
   return TRUE;
 }
 
-/* Advances slot s as far as it goes now (slot_advance for this shape:
- * one phase, whose gate is always open, and no wake-ups that could move
- * another slot).  A member whose last slot ends has its done time in
- * r->fin.  O(steps advanced x emu_start). */
+/* Whether slot s may start step k (phase_gate_open): streamed runs
+ * pipeline chunks step by step (behind the lane's previous chunk, at most
+ * fifo_chunks of a lane in flight per step); the ideal tree's one phase
+ * with one chunk per tree is always open.  O(1). */
+static gboolean emu_gate(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (!r->step_pipe)
+    return TRUE;
+  int c0 = (int)(s % (uint32_t)r->n_chunks);
+  if (c0 < r->lanes)
+    return TRUE;
+  if (r->slot[s - (uint32_t)r->lanes].cur <= k)
+    return FALSE;
+  int back = r->fifo_chunks * r->lanes;
+  return c0 < back || r->sent[(size_t)(s - (uint32_t)back) * r->n_steps + k] == 0;
+}
+
+/* The local wait that ends slot s's step k (slot_advance): its reduction
+ * and, for the head chunks of a streamed run whose step moved data, the
+ * phase's per-step latency.  O(phases). */
+static sim_time_ps emu_wait(const coll_run *r, uint32_t s, uint32_t k)
+{
+  const coll_rt *c = r->lib;
+  sim_time_ps w = c->pol.reduce_bw > 0 && r->slot_red[s] > 0 ? wisp_transfer_ps(r->slot_red[s], c->pol.reduce_bw) : 0;
+  if (r->slot[s].moved && r->stream && (int)(s % (uint32_t)r->n_chunks) < r->lanes) {
+    int i = r->n_phases - 1;
+    while (i > 0 && k < r->ph[i].step0)
+      i--;
+    w += r->step_extra[i];
+  }
+  return w;
+}
+
+/* Advances slot s as far as it goes now (slot_advance without engine,
+ * pre- or post-delay): a streamed run's slot that ends a step wakes the
+ * lane's next chunk (pushed on the worklist); the ideal tree's wake-ups
+ * at its one phase's end find every slot started and are left out.  A
+ * member whose last slot ends has its done time in r->fin.  O(steps
+ * advanced x emu_start). */
 static void emu_advance(tree_emu *e, uint32_t s)
 {
   coll_run *r = e->r;
-  const coll_rt *c = e->c;
   coll_slot *sl = &r->slot[s];
   for (;;) {
     uint32_t k = sl->cur;
     if (k >= r->n_steps || !e->ok)
       return;
-    if (sl->state == SLOT_IDLE && !emu_start(e, s)) {
-      e->ok = FALSE;
-      return;
+    if (sl->state == SLOT_IDLE) {
+      if (!emu_gate(r, s, k))
+        return;
+      if (!emu_start(e, s)) {
+        e->ok = FALSE;
+        return;
+      }
     }
     if (sl->state == SLOT_RUNNING) {
-      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || sl->pend > 0)
+      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->stream && sl->pend > 0))
         return;
-      sim_time_ps wait = c->pol.reduce_bw > 0 && r->slot_red[s] > 0 ? wisp_transfer_ps(r->slot_red[s], c->pol.reduce_bw)
-                                                                    : 0;
+      sim_time_ps wait = emu_wait(r, s, k);
       if (wait > 0) {
         if (wait >= SIM_TIME_LIMIT - e->now) {
           e->ok = FALSE; /* the engine would refuse it: leave it to the per-transfer path */
           return;
         }
         sl->state = SLOT_REDUCING;
-        emu_push(e, e->now + wait, s, 0, 0, 1);
+        emu_push(e, e->now + wait, s, 0, 0, 0, 1);
         return;
       }
     } else if (sl->state == SLOT_REDUCING) {
@@ -220,12 +311,27 @@ static void emu_advance(tree_emu *e, uint32_t s)
     }
     sl->cur = k + 1;
     sl->state = SLOT_IDLE;
+    if (r->step_pipe && (int)(s % (uint32_t)r->n_chunks) + r->lanes < r->n_chunks)
+      g_array_append_val(e->work, (uint32_t){ s + (uint32_t)r->lanes });
     if (sl->cur == r->n_steps) {
       int m = (int)(s / (uint32_t)r->n_chunks);
       if (--e->left[m] == 0)
         r->fin[m] = e->now;
       return;
     }
+  }
+}
+
+/* coll_run_kick: slot s, then the slots its advance woke, last woken
+ * first.  O(the advances). */
+static void emu_kick(tree_emu *e, uint32_t s)
+{
+  g_array_set_size(e->work, 0);
+  g_array_append_val(e->work, s);
+  while (e->work->len > 0 && e->ok) {
+    uint32_t x = g_array_index(e->work, uint32_t, e->work->len - 1);
+    g_array_set_size(e->work, e->work->len - 1);
+    emu_advance(e, x);
   }
 }
 
@@ -236,7 +342,7 @@ static void emu_event(tree_emu *e, const tree_ev *v)
   coll_run *r = e->r;
   if (v->reduce) {
     r->slot[v->src].state = SLOT_REDUCED;
-    emu_advance(e, v->src);
+    emu_kick(e, v->src);
     return;
   }
   uint16_t *cnt = &r->recv[(size_t)v->dst * r->n_steps + v->step];
@@ -245,11 +351,30 @@ static void emu_event(tree_emu *e, const tree_ev *v)
     return;
   }
   (*cnt)++;
-  g_assert(r->slot[v->src].pend > 0);
-  r->slot[v->src].pend--;
-  if (r->slot[v->dst].cur == v->step && v->dst != v->src)
-    emu_advance(e, v->dst);
-  emu_advance(e, v->src);
+  gboolean dst_waits = r->slot[v->dst].cur == v->step;
+  if (!r->stream) {
+    g_assert(r->slot[v->src].pend > 0);
+    r->slot[v->src].pend--;
+    if (dst_waits && v->dst != v->src)
+      emu_kick(e, v->dst);
+    emu_kick(e, v->src);
+    return;
+  }
+  /* Streamed: only the receiver advances; the sender's next chunk may
+   * wait for this step's sends to land. */
+  uint32_t next = v->src + (uint32_t)(r->fifo_chunks * r->lanes);
+  gboolean wake_next = FALSE;
+  if (r->sent != NULL) {
+    uint16_t *sc = &r->sent[(size_t)v->src * r->n_steps + v->src_step];
+    g_assert(*sc > 0);
+    wake_next = --*sc == 0 &&
+                (int)(v->src % (uint32_t)r->n_chunks) + r->fifo_chunks * r->lanes < r->n_chunks &&
+                r->slot[next].cur == v->src_step && r->slot[next].state == SLOT_IDLE;
+  }
+  if (dst_waits)
+    emu_kick(e, v->dst);
+  if (wake_next)
+    emu_kick(e, next);
 }
 
 /* Replays the run from r->t0 on fresh slots and counters: to its end
@@ -259,15 +384,17 @@ static void emu_event(tree_emu *e, const tree_ev *v)
 static gboolean emu_run(tree_emu *e)
 {
   coll_run *r = e->r;
-  uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
+  size_t n_slots = (size_t)r->n * (size_t)r->n_chunks;
   memset(r->slot, 0, sizeof *r->slot * n_slots);
-  memset(r->recv, 0, sizeof *r->recv * (size_t)n_slots * r->n_steps);
+  memset(r->recv, 0, sizeof *r->recv * n_slots * r->n_steps);
+  if (r->sent != NULL)
+    memset(r->sent, 0, sizeof *r->sent * n_slots * r->n_steps);
   for (int m = 0; m < r->n; m++)
     e->left[m] = r->n_chunks;
   e->now = r->t0;
   e->ok = TRUE;
-  for (uint32_t s = 0; s < n_slots && e->ok; s++)
-    emu_advance(e, s); /* run_begin kicks the slots in slot order */
+  for (uint32_t s = 0; s < (uint32_t)n_slots && e->ok; s++)
+    emu_kick(e, s); /* run_begin kicks the slots in slot order */
   while (e->n > 0 && e->ok) {
     if (e->heap[0].at >= e->t_stop)
       break;
@@ -318,7 +445,7 @@ static void emu_handover(tree_emu *e, const gboolean *done_ran)
     }
     uint32_t xi = coll_xr_alloc(c);
     c->xr[xi] = (coll_xrec){ .run = r, .src_slot = v->src, .dst_slot = v->dst, .dst_step = v->step,
-                             .src_step = r->slot[v->src].cur };
+                             .src_step = v->src_step };
     sim_post_at(c->sim, v->at, coll_xfer_done, c, xi);
   }
   e->n = 0;
@@ -367,7 +494,8 @@ static void tree_switch_links(tree_emu *e)
 /* A replay's state for run r up to t_stop, with its scratch.  O(members). */
 static void tree_emu_init(tree_emu *e, coll_rt *c, coll_run *r, sim_time_ps t_stop)
 {
-  *e = (tree_emu){ .c = c, .r = r, .t_stop = t_stop, .left = g_new(int, (size_t)r->n) };
+  *e = (tree_emu){ .c = c, .r = r, .t_stop = t_stop, .left = g_new(int, (size_t)r->n),
+                   .work = g_array_new(FALSE, FALSE, sizeof(uint32_t)) };
   tree_switch_links(e);
 }
 
@@ -377,6 +505,8 @@ static void tree_emu_clear(tree_emu *e)
   g_free(e->left);
   g_free(e->up);
   g_free(e->down);
+  g_free(e->hops);
+  g_array_free(e->work, TRUE);
 }
 
 /* The claim's callback: another transfer is about to use a link of the
@@ -424,6 +554,8 @@ gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
     uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
     memset(r->slot, 0, sizeof *r->slot * n_slots); /* the per-transfer path starts from fresh slots */
     memset(r->recv, 0, sizeof *r->recv * (size_t)n_slots * r->n_steps);
+    if (r->sent != NULL)
+      memset(r->sent, 0, sizeof *r->sent * (size_t)n_slots * r->n_steps);
     if (r->slot_red != NULL)
       memset(r->slot_red, 0, sizeof *r->slot_red * n_slots);
     return FALSE;
