@@ -59,14 +59,18 @@ typedef struct {
 
 #define TREE_NEVER SIM_TIME_MAX
 
-/* The replay's state: the queue (a binary heap on (at, seq)), the clock,
+/* The replay's state: the queue (a private engine, simcore/sim.h, whose
+ * events name entries of `ev`; an entry is live from its push to its
+ * run, free ones are chained through `step`), the clock,
  * the slots each member has still to finish, and the stop instant of a
  * conversion (TREE_NEVER: the whole run). */
 typedef struct {
   coll_rt *c;
   coll_run *r;
-  tree_ev *heap;
-  size_t n, cap;
+  sim_engine *q;
+  tree_ev *ev;
+  size_t n, cap;      /* entries made; capacity */
+  uint32_t free_ev;   /* first free entry, or UINT32_MAX */
   uint64_t seq;
   sim_time_ps now, t_stop;
   int *left;
@@ -137,45 +141,25 @@ static gboolean ev_before(const tree_ev *a, const tree_ev *b)
   return a->at < b->at || (a->at == b->at && a->seq < b->seq);
 }
 
-/* Queues an event at `at` with the next sequence number.  O(log n). */
+static void emu_handler(sim_engine *sim, void *ctx, uint64_t arg);
+
+/* Queues an event at `at` with the next sequence number: an entry and an
+ * engine event that names it.  O(1) amortized. */
 static void emu_push(tree_emu *e, sim_time_ps at, uint32_t src, uint32_t dst, uint32_t step, uint32_t src_step,
                      uint32_t reduce)
 {
-  if (e->n == e->cap) {
-    e->cap = e->cap ? 2 * e->cap : 256;
-    e->heap = g_renew(tree_ev, e->heap, e->cap);
-  }
-  size_t i = e->n++;
-  tree_ev v = { at, e->seq++, src, dst, step, src_step, reduce };
-  while (i > 0 && ev_before(&v, &e->heap[(i - 1) / 2])) {
-    e->heap[i] = e->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  e->heap[i] = v;
-}
-
-/* Removes the first event into *out.  O(log n). */
-static void emu_pop(tree_emu *e, tree_ev *out)
-{
-  *out = e->heap[0];
-  tree_ev v = e->heap[--e->n];
-  size_t i = 0;
-  for (;;) {
-    size_t l = 2 * i + 1, m = i;
-    const tree_ev *best = &v;
-    if (l < e->n && ev_before(&e->heap[l], best)) {
-      m = l;
-      best = &e->heap[l];
+  uint32_t i = e->free_ev;
+  if (i != UINT32_MAX) {
+    e->free_ev = e->ev[i].step;
+  } else {
+    if (e->n == e->cap) {
+      e->cap = e->cap ? 2 * e->cap : 256;
+      e->ev = g_renew(tree_ev, e->ev, e->cap);
     }
-    if (l + 1 < e->n && ev_before(&e->heap[l + 1], best))
-      m = l + 1;
-    if (m == i)
-      break;
-    e->heap[i] = e->heap[m];
-    i = m;
+    i = (uint32_t)e->n++;
   }
-  if (e->n > 0)
-    e->heap[i] = v;
+  e->ev[i] = (tree_ev){ at, e->seq++, src, dst, step, src_step, reduce | 2 };
+  sim_post_at(e->q, at, emu_handler, e, i);
 }
 
 /* Starts slot s's current step as slot_start does: its schedule, then its
@@ -377,6 +361,22 @@ static void emu_event(tree_emu *e, const tree_ev *v)
     emu_kick(e, next);
 }
 
+/* The private engine's handler: runs entry arg and frees it.  O(the
+ * advances it causes). */
+static void emu_handler(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  tree_emu *e = ctx;
+  tree_ev v = e->ev[arg];
+  v.reduce &= 1;
+  e->ev[arg].reduce = 0; /* not live */
+  e->ev[arg].step = e->free_ev;
+  e->free_ev = (uint32_t)arg;
+  e->now = sim_now(sim);
+  emu_event(e, &v);
+  if (!e->ok)
+    sim_stop(sim);
+}
+
 /* Replays the run from r->t0 on fresh slots and counters: to its end
  * (t_stop TREE_NEVER; FALSE when the path does not apply) or through the
  * events before t_stop (a conversion; the queue keeps the rest).  O(run's
@@ -395,14 +395,9 @@ static gboolean emu_run(tree_emu *e)
   e->ok = TRUE;
   for (uint32_t s = 0; s < (uint32_t)n_slots && e->ok; s++)
     emu_kick(e, s); /* run_begin kicks the slots in slot order */
-  while (e->n > 0 && e->ok) {
-    if (e->heap[0].at >= e->t_stop)
-      break;
-    tree_ev v;
-    emu_pop(e, &v);
-    e->now = v.at;
-    emu_event(e, &v);
-  }
+  if (e->ok && e->t_stop > r->t0) /* every event lies after t0 (arrivals after their issue, waits > 0) */
+    sim_run(e->q, e->t_stop == TREE_NEVER ? SIM_TIME_MAX : e->t_stop - 1); /* the events before t_stop */
+  e->ok = e->ok && !sim_time_overflowed(e->q);
   if (!e->ok || e->t_stop != TREE_NEVER)
     return e->ok;
   for (int m = 0; m < r->n; m++)
@@ -436,10 +431,14 @@ static void emu_handover(tree_emu *e, const gboolean *done_ran)
         r->slot[(size_t)m * (size_t)r->n_chunks + (size_t)ch].cur = r->n_steps; /* its pending events change nothing */
     }
   }
-  qsort(e->heap, e->n, sizeof *e->heap, cmp_ev);
-  for (size_t i = 0; i < e->n; i++) {
-    const tree_ev *v = &e->heap[i];
-    if (v->reduce) {
+  size_t n_live = 0;
+  for (size_t i = 0; i < e->n; i++)
+    if (e->ev[i].reduce & 2)
+      e->ev[n_live++] = e->ev[i]; /* the live entries, in place */
+  qsort(e->ev, n_live, sizeof *e->ev, cmp_ev);
+  for (size_t i = 0; i < n_live; i++) {
+    const tree_ev *v = &e->ev[i];
+    if (v->reduce & 1) {
       sim_post_at(c->sim, v->at, coll_reduce_done, r, v->src);
       continue;
     }
@@ -448,7 +447,6 @@ static void emu_handover(tree_emu *e, const gboolean *done_ran)
                              .src_step = v->src_step };
     sim_post_at(c->sim, v->at, coll_xfer_done, c, xi);
   }
-  e->n = 0;
 }
 
 /* A run within one switch dimension: every route between two members is
@@ -495,13 +493,15 @@ static void tree_switch_links(tree_emu *e)
 static void tree_emu_init(tree_emu *e, coll_rt *c, coll_run *r, sim_time_ps t_stop)
 {
   *e = (tree_emu){ .c = c, .r = r, .t_stop = t_stop, .left = g_new(int, (size_t)r->n),
-                   .work = g_array_new(FALSE, FALSE, sizeof(uint32_t)) };
+                   .work = g_array_new(FALSE, FALSE, sizeof(uint32_t)), .q = sim_engine_new(FALSE),
+                   .free_ev = UINT32_MAX };
   tree_switch_links(e);
 }
 
 static void tree_emu_clear(tree_emu *e)
 {
-  g_free(e->heap);
+  g_free(e->ev);
+  sim_engine_free(e->q);
   g_free(e->left);
   g_free(e->up);
   g_free(e->down);
