@@ -245,8 +245,8 @@ typedef struct {
    * route per step, the other links mirrored). */
   uint64_t phase_symmetric;
   /* Runs of the phase path charged by the tree replay (coll_fast_tree.c:
-   * a flat double binary tree of the ideal library, no engine event per
-   * transfer); counted in phase_runs too. */
+   * plans with a double binary tree, the ideal library's or NCCL's, no
+   * shared-engine event per transfer); counted in phase_runs too. */
   uint64_t phase_tree;
 } coll_ring_stats;
 #define COLL_RING_RECURRENCE_MIN 64

@@ -319,11 +319,11 @@ void coll_fast_take(coll_rt *c, coll_run *r, net_claim_fn convert);
 
 /* ---- the tree path (coll_fast_tree.c) ------------------------------------ */
 
-/* Takes the tree path for r (a flat double binary tree of the ideal
- * library, one chunk per tree) when its links allow: replays the
- * per-transfer path's state machine without engine events and schedules
- * the members' done events; FALSE: nothing changed.  O(transfers x
- * (route length + log transfers in flight)). */
+/* Takes the tree path for r (a plan with a double binary tree: the
+ * ideal library's flat one with one chunk per tree, or NCCL's streamed
+ * pipeline) when its links allow: replays the per-transfer path's state
+ * machine on a private engine and schedules the members' done events;
+ * FALSE: nothing changed.  O(transfers x route length). */
 gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r);
 
 /* ---- the buffer lifecycle (coll_buffer.c) -------------------------------- */
