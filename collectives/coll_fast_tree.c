@@ -92,12 +92,14 @@ typedef struct {
   uint32_t *up, *down;
   net_hop h0;
   uint32_t pair[2];
-  struct tree_hop *hops; /* else: the prepared hops of recent pairs (tree_hop_of) */
 } tree_emu;
 
 /* A prepared hop between two ranks and whether it leaves the scale-up
  * domain (streamed runs inflate by tier); a direct-mapped cache of
- * TREE_HOPS of them: a chunked run sends every chunk over the same pairs. */
+ * TREE_HOPS of them on the runtime (coll_rt.tree_hops), kept from run to
+ * run: a chunked run sends every chunk over the same pairs, and a job
+ * repeats its groups.  A hop depends on the topology only (net_hop_init;
+ * its division cache is keyed by the size). */
 typedef struct tree_hop {
   int src, dst;
   gboolean inter;
@@ -110,18 +112,19 @@ typedef struct tree_hop {
  * miss. */
 static net_hop *tree_hop_of(tree_emu *e, int a, int b, gboolean *inter)
 {
-  if (e->hops == NULL) {
-    e->hops = g_new(tree_hop, TREE_HOPS);
+  coll_rt *c = e->c;
+  if (c->tree_hops == NULL) {
+    c->tree_hops = g_new(tree_hop, TREE_HOPS);
     for (int i = 0; i < TREE_HOPS; i++)
-      e->hops[i].src = -1;
+      c->tree_hops[i].src = -1;
   }
   uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-  tree_hop *t = &e->hops[(key * 0x9e3779b97f4a7c15ull) >> 52];
+  tree_hop *t = &c->tree_hops[(key * 0x9e3779b97f4a7c15ull) >> 52];
   if (t->src != a || t->dst != b) {
     t->src = a;
     t->dst = b;
-    net_hop_init(e->c->n, a, b, &t->h);
-    t->inter = e->r->stream && coll_pair_is_inter(e->c->t, a, b);
+    net_hop_init(c->n, a, b, &t->h);
+    t->inter = coll_pair_is_inter(c->t, a, b);
   }
   *inter = t->inter;
   return &t->h;
@@ -547,7 +550,6 @@ static void tree_emu_clear(tree_emu *e)
   g_free(e->left);
   g_free(e->up);
   g_free(e->down);
-  g_free(e->hops);
   g_array_free(e->work, TRUE);
 }
 

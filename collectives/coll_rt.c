@@ -57,6 +57,7 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_rate);
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
+  g_free(c->tree_hops);
   g_free(c);
 }
 

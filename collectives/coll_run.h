@@ -188,6 +188,9 @@ struct coll_rt {
   uint32_t *link_stamp;
   uint32_t stamp;
   coll_ring_stats ring;
+  /* The tree replay's prepared hops of recent rank pairs (coll_fast_tree.c,
+   * made at its first run, freed with the runtime), else NULL. */
+  struct tree_hop *tree_hops;
 
 };
 
