@@ -195,7 +195,7 @@ static void emu_push(tree_emu *e, sim_time_ps at, uint32_t src, uint32_t dst, ui
  * transfers charged in schedule order and queued at their arrival.
  * FALSE (outside a conversion): the path does not apply (a link busy or
  * claimed at t0, an arrival in its own instant).  O(transfers x route
- * length + log n). */
+ * length), O(1) amortized per queued event. */
 static gboolean emu_start(tree_emu *e, uint32_t s)
 {
   coll_run *r = e->r;
@@ -423,7 +423,7 @@ static void emu_handler_packed(sim_engine *sim, void *ctx, uint64_t arg)
 /* Replays the run from r->t0 on fresh slots and counters: to its end
  * (t_stop TREE_NEVER; FALSE when the path does not apply) or through the
  * events before t_stop (a conversion; the queue keeps the rest).  O(run's
- * transfers x (route length + log in flight)). */
+ * transfers x route length), O(1) amortized per event (a radix heap). */
 static gboolean emu_run(tree_emu *e)
 {
   coll_run *r = e->r;
