@@ -244,6 +244,10 @@ typedef struct {
    * switch dimension, every member's step alike: one representative
    * route per step, the other links mirrored). */
   uint64_t phase_symmetric;
+  /* Runs of the phase path charged by the tree replay (coll_fast_tree.c:
+   * plans with a double binary tree, the ideal library's or NCCL's, no
+   * shared-engine event per transfer); counted in phase_runs too. */
+  uint64_t phase_tree;
 } coll_ring_stats;
 #define COLL_RING_RECURRENCE_MIN 64
 void coll_rt_set_ring_recurrence(coll_rt *c, int min_members);

@@ -159,13 +159,8 @@ static void fast_materialize(coll_run *r, int m, int dm, uint32_t k, sim_time_ps
   sim_post_at(c->sim, arr, coll_xfer_done, c, xi);
 }
 
-/* Checks and records link l: the run's first use must find it idle and
- * unclaimed at t0 (its byte counter is kept for the rewind).  FALSE: the
- * path does not apply.  O(1) amortized. */
-static gboolean fast_link_use(fast_pass_state *p, uint32_t l)
+gboolean coll_fast_link_use(coll_rt *c, coll_run *r, uint32_t l)
 {
-  coll_rt *c = p->c;
-  coll_run *r = p->r;
   if (c->link_stamp[l] != c->stamp) {
     if (!net_link_idle(c->n, l, r->t0))
       return FALSE;
@@ -216,7 +211,7 @@ static gboolean fast_member_step(fast_pass_state *p, int m, uint32_t k, sim_time
     net_hop_init(c->n, r->ranks[m], r->ranks[dm], &h);
     if (!conv && xf->bytes > 0)
       for (uint32_t j = 0; j < h.n_links; j++)
-        if (!fast_link_use(p, h.route[j]))
+        if (!coll_fast_link_use(c, r, h.route[j]))
           return FALSE;
     sim_time_ps arr = net_hop_at(c->n, &h, fast_wire(r, m, dm, xf->bytes), s);
     r->fast_charged++;
@@ -332,10 +327,7 @@ static gboolean fast_pass(coll_rt *c, coll_run *r, sim_time_ps t_stop)
   return ok;
 }
 
-/* Sets every link the run used idle as of t0 with its old byte counter
- * (nobody else used them: they were idle at t0 and claimed since), and
- * takes the run's transfers off the counter.  O(links used). */
-static void fast_rewind(coll_rt *c, coll_run *r)
+void coll_fast_rewind(coll_rt *c, coll_run *r)
 {
   for (guint i = 0; i < r->fast_links->len; i++) {
     const fast_link *fl = &g_array_index(r->fast_links, fast_link, i);
@@ -356,7 +348,7 @@ static void fast_convert(void *ctx)
   net_claim_release(c->n, r->claim);
   r->claim = 0;
   c->ring.phase_conversions++;
-  fast_rewind(c, r);
+  coll_fast_rewind(c, r);
   coll_run_alloc_counters(r);
   fast_pass(c, r, now);
   for (int m = 0; m < r->n; m++)
@@ -446,9 +438,8 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
     up[r->gmember[m]] = h.route[0];
     down[r->gmember[(m + 1) % q]] = h.route[1];
   }
-  fast_pass_state p = { .c = c, .r = r, .t_stop = FAST_NEVER };
   for (int m = 0; m < q; m++)
-    if (!fast_link_use(&p, up[m]) || !fast_link_use(&p, down[m]))
+    if (!coll_fast_link_use(c, r, up[m]) || !coll_fast_link_use(c, r, down[m]))
       return FALSE;
   return TRUE;
 }
@@ -529,10 +520,10 @@ static gboolean fast_symmetric(coll_rt *c, coll_run *r)
   return ok;
 }
 
-gboolean coll_fast_begin(coll_rt *c, coll_run *r)
+/* A new stamp for the links a pass records (coll_fast_link_use).  O(1),
+ * O(links) when the stamp wraps. */
+static void fast_new_stamp(coll_rt *c)
 {
-  if (!fast_candidate(c, r))
-    return FALSE;
   uint32_t nl = topo_n_links(c->t);
   if (c->link_stamp == NULL)
     c->link_stamp = g_new0(uint32_t, nl ? nl : 1);
@@ -540,39 +531,58 @@ gboolean coll_fast_begin(coll_rt *c, coll_run *r)
     memset(c->link_stamp, 0, sizeof *c->link_stamp * (nl ? nl : 1));
     c->stamp = 1;
   }
+}
+
+void coll_fast_open(coll_rt *c, coll_run *r)
+{
+  fast_new_stamp(c);
   r->t0 = sim_now(c->sim);
   r->fast_charged = 0;
   r->fast_links = g_array_new(FALSE, FALSE, sizeof(fast_link));
-  r->step_t = g_new(sim_time_ps, (size_t)r->n_steps);
   r->fin = g_new(sim_time_ps, (size_t)r->n);
-  gboolean sym = fast_symmetric(c, r);
-  if (!sym && r->fast_links->len > 0) {
-    fast_rewind(c, r); /* the symmetric mode charged and declined: start again */
-    g_array_set_size(r->fast_links, 0);
-    if (++c->stamp == 0) {
-      memset(c->link_stamp, 0, sizeof *c->link_stamp * (nl ? nl : 1));
-      c->stamp = 1;
-    }
-  }
-  if (sym)
-    c->ring.phase_symmetric++;
-  else if (r->stream || !fast_pass(c, r, FAST_NEVER)) { /* the general pass ends steps at their sends too */
-    fast_rewind(c, r);
-    g_array_free(r->fast_links, TRUE);
-    r->fast_links = NULL;
-    g_free(r->step_t);
-    r->step_t = NULL;
-    g_free(r->fin);
-    r->fin = NULL;
-    c->ring.phase_declined++;
-    return FALSE;
-  }
+}
+
+void coll_fast_decline(coll_rt *c, coll_run *r)
+{
+  coll_fast_rewind(c, r);
+  g_array_free(r->fast_links, TRUE);
+  r->fast_links = NULL;
+  g_free(r->step_t);
+  r->step_t = NULL;
+  g_free(r->fin);
+  r->fin = NULL;
+  c->ring.phase_declined++;
+}
+
+void coll_fast_take(coll_rt *c, coll_run *r, net_claim_fn convert)
+{
   c->ring.phase_runs++;
   r->done_ev = g_new(sim_event_id, (size_t)r->n);
-  r->claim = net_claim_new(c->n, fast_convert, r);
+  r->claim = net_claim_new(c->n, convert, r);
   for (guint i = 0; i < r->fast_links->len; i++)
     net_claim_link(c->n, r->claim, g_array_index(r->fast_links, fast_link, i).link);
   for (int m = 0; m < r->n; m++)
     r->done_ev[m] = sim_schedule_at(c->sim, r->fin[m], coll_member_done_ev, r, (uint64_t)m);
+}
+
+gboolean coll_fast_begin(coll_rt *c, coll_run *r)
+{
+  if (!fast_candidate(c, r))
+    return FALSE;
+  coll_fast_open(c, r);
+  r->step_t = g_new(sim_time_ps, (size_t)r->n_steps);
+  gboolean sym = fast_symmetric(c, r);
+  if (!sym && r->fast_links->len > 0) {
+    coll_fast_rewind(c, r); /* the symmetric mode charged and declined: start again */
+    g_array_set_size(r->fast_links, 0);
+    fast_new_stamp(c);
+  }
+  if (sym)
+    c->ring.phase_symmetric++;
+  else if (r->stream || !fast_pass(c, r, FAST_NEVER)) { /* the general pass ends steps at their sends too */
+    coll_fast_decline(c, r);
+    return FALSE;
+  }
+  coll_fast_take(c, r, fast_convert);
   return TRUE;
 }

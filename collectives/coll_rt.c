@@ -58,6 +58,7 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
   coll_symcache_free(c->symcache);
+  g_free(c->tree_hops);
   g_free(c);
 }
 
@@ -93,7 +94,7 @@ static void run_begin(sim_engine *sim, void *ctx, uint64_t arg)
     coll_run_finish(c, r);
     return;
   }
-  if (coll_ring_begin(c, r) || coll_fast_begin(c, r))
+  if (coll_ring_begin(c, r) || coll_fast_tree_begin(c, r) || coll_fast_begin(c, r))
     return;
   coll_count_alloc(r);
   if (r->held != NULL)

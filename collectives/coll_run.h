@@ -201,6 +201,10 @@ struct coll_rt {
   uint32_t stamp;
   coll_ring_stats ring;
   coll_symcache *symcache; /* the symmetric mode's verdicts (coll_symcache.c), NULL until the first */
+  /* The tree replay's prepared hops of recent rank pairs (coll_fast_tree.c,
+   * made at its first run, freed with the runtime), else NULL. */
+  struct tree_hop *tree_hops;
+
 };
 
 #define XR_NONE UINT32_MAX
@@ -391,6 +395,30 @@ gboolean coll_ring_begin(coll_rt *c, coll_run *r);
  * the net and scheduling the members' done events); FALSE: nothing
  * changed, run per transfer.  O(transfers x route length). */
 gboolean coll_fast_begin(coll_rt *c, coll_run *r);
+/* The pieces a fast path shares (coll_fast.c; the tree path,
+ * coll_fast_tree.c, uses them).  open: the run starts a pass at now
+ * (r->t0, the link records, r->fin).  link_use: records link l for the
+ * rewind and the claim; FALSE when it was not idle and unclaimed at t0
+ * (the path does not apply).  rewind: every recorded link idle as of t0
+ * with its old byte counter, the charged transfers off the counter.
+ * decline: rewinds and frees what open made (phase_declined).  take:
+ * claims the recorded links with `convert` as the claim's callback and
+ * schedules every member's done event at r->fin (phase_runs).  O(1)
+ * each, O(links recorded) for rewind, decline and take. */
+void coll_fast_open(coll_rt *c, coll_run *r);
+gboolean coll_fast_link_use(coll_rt *c, coll_run *r, uint32_t l);
+void coll_fast_rewind(coll_rt *c, coll_run *r);
+void coll_fast_decline(coll_rt *c, coll_run *r);
+void coll_fast_take(coll_rt *c, coll_run *r, net_claim_fn convert);
+
+/* ---- the tree path (coll_fast_tree.c) ------------------------------------ */
+
+/* Takes the tree path for r (a plan with a double binary tree: the
+ * ideal library's flat one with one chunk per tree, or NCCL's streamed
+ * pipeline) when its links allow: replays the per-transfer path's state
+ * machine on a private engine and schedules the members' done events;
+ * FALSE: nothing changed.  O(transfers x route length). */
+gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r);
 
 /* ---- the symmetric mode's verdict cache (coll_symcache.c) -------------- */
 

@@ -38,6 +38,12 @@ typedef struct {
   int src, dst;
   uint64_t bytes;
   sim_time_ps done;
+  /* Sent from an event the collective's start precedes (run_rooted posts
+   * it at 0 after the start, and it posts the send at comp_at): at an
+   * instant where the collective also has events, the send comes after
+   * those it scheduled at its start. */
+  gboolean late;
+  sim_time_ps late_at;
 } competitor;
 
 static void comp_done(sim_engine *sim, void *ctx, uint64_t cookie)
@@ -52,6 +58,13 @@ static void comp_start(sim_engine *sim, void *ctx, uint64_t arg)
   (void)arg;
   competitor *x = ctx;
   net_send(x->n, x->src, x->dst, x->bytes, comp_done, x, 0);
+}
+
+static void comp_post(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)arg;
+  competitor *x = ctx;
+  sim_post_at(sim, x->late_at, comp_start, x, 0);
 }
 
 typedef struct {
@@ -69,12 +82,59 @@ typedef struct {
 #define RUN_AFTER_START (-2)
 /* fast: 1 every ring of 2 or more members takes the recurrence, 0 none,
  * -1 the default (COLL_RING_RECURRENCE_MIN). */
-static coll_path_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
-                       int n, int fast, const competitor *comp, sim_time_ps comp_at)
+/* root: the root's global rank for rooted types (run_rooted), else -1. */
+static coll_path_result run_rooted(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes,
+                                   const int *ranks, int n, int root, int fast, const competitor *comp,
+                                   sim_time_ps comp_at)
 {
   sim_engine *sim = sim_engine_new(TRUE);
   net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
   coll_rt *c = coll_rt_new(sim, nt, pol);
   if (fast >= 0)
+    coll_rt_set_ring_recurrence(c, fast ? 2 : 0); /* the same switch turns the fast path on or off */
+  coll_path_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
+  for (int i = 0; i < n; i++)
+    res.t[i] = -1;
+  done_log log = { res.t, n };
+  competitor cx = { 0 };
+  if (comp != NULL) {
+    cx = *comp;
+    cx.n = nt;
+    cx.done = -1;
+    if (comp_at == 0)
+      comp_start(sim, &cx, 0); /* before the collective: its links are busy when it starts */
+    else if (comp_at > 0 && !cx.late)
+      sim_post_at(sim, comp_at, comp_start, &cx, 0);
+  }
+  coll_desc d = { .type = type, .bytes = bytes, .ranks = ranks, .n_ranks = n, .root = root };
+  coll_start(c, &d, on_done, &log, 0, NULL);
+  if (comp != NULL && comp_at == RUN_AFTER_START)
+    sim_post_at(sim, 0, comp_start, &cx, 0); /* at 0, after the collective's first event */
+  if (comp != NULL && comp_at > 0 && cx.late) {
+    cx.late_at = comp_at;
+    sim_post_at(sim, 0, comp_post, &cx, 0);
+  }
+  sim_run(sim, SIM_TIME_MAX);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint(res.t[i], >=, 0);
+  res.transfers = net_transfers(nt);
+  uint32_t nl = topo_n_links(t);
+  res.link_bytes = g_new(uint64_t, nl ? nl : 1);
+  for (uint32_t l = 0; l < nl; l++)
+    res.link_bytes[l] = net_link_bytes(nt, l);
+  res.st = *coll_rt_ring_stats(c);
+  res.comp_done = cx.done;
+  coll_rt_free(c);
+  net_free(nt);
+  sim_engine_free(sim);
+  return res;
+}
+
+static G_GNUC_UNUSED coll_path_result run(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes,
+                                          const int *ranks, int n, int fast, const competitor *comp,
+                                          sim_time_ps comp_at)
+{
+  return run_rooted(t, pol, type, bytes, ranks, n, -1, fast, comp, comp_at);
+}
 
 #endif

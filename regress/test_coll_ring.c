@@ -16,40 +16,6 @@
 #include "collectives/coll.h"
 
 #include "regress/test_coll_paths.h"
-    coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
-  coll_path_result res = { g_new(sim_time_ps, n), 0, NULL, { 0 }, -1 };
-  for (int i = 0; i < n; i++)
-    res.t[i] = -1;
-  done_log log = { res.t, n };
-  competitor cx = { 0 };
-  if (comp != NULL) {
-    cx = *comp;
-    cx.n = nt;
-    cx.done = -1;
-    if (comp_at == 0)
-      comp_start(sim, &cx, 0); /* before the collective: its links are busy when it starts */
-    else if (comp_at > 0)
-      sim_post_at(sim, comp_at, comp_start, &cx, 0);
-  }
-  coll_desc d = { .type = type, .bytes = bytes, .ranks = ranks, .n_ranks = n, .root = -1 };
-  coll_start(c, &d, on_done, &log, 0, NULL);
-  if (comp != NULL && comp_at == RUN_AFTER_START)
-    sim_post_at(sim, 0, comp_start, &cx, 0); /* at 0, after the collective's first event */
-  sim_run(sim, SIM_TIME_MAX);
-  for (int i = 0; i < n; i++)
-    g_assert_cmpint(res.t[i], >=, 0);
-  res.transfers = net_transfers(nt);
-  uint32_t nl = topo_n_links(t);
-  res.link_bytes = g_new(uint64_t, nl ? nl : 1);
-  for (uint32_t l = 0; l < nl; l++)
-    res.link_bytes[l] = net_link_bytes(nt, l);
-  res.st = *coll_rt_ring_stats(c);
-  res.comp_done = cx.done;
-  coll_rt_free(c);
-  net_free(nt);
-  sim_engine_free(sim);
-  return res;
-}
 
 static void result_free(coll_path_result *r)
 {

@@ -1,0 +1,610 @@
+/* coll_fast_tree.c: the tree path of the analytical tier (issue 30 item
+ * 1): plans with a double binary tree, the ideal library's (`--algo
+ * tree`: one flat phase, one chunk per tree) and NCCL's (streamed steps
+ * pipelined chunk by chunk with NCCL's FIFO window, any phases around the
+ * tree), charged without a transfer record or shared-engine event per
+ * transfer.
+ *
+ * A tree's members do not stay in step (a leaf sends at once, an interior
+ * node when its children's data is in, and a node's up- and downlink
+ * carry both trees' transfers), so neither the ring recurrence nor the
+ * step-synchronous pass of coll_fast.c applies, and which transfer a link
+ * serves first depends on the order in which the per-transfer path issues
+ * transfers of one instant.  This path replays that path's state machine
+ * exactly, on the run's own slots and counters, with a private engine as
+ * its queue: run_begin kicks the slots in slot order (coll_rt.c); a kick
+ * advances a slot and the slots it wakes, last woken first (coll_run_kick);
+ * a slot starts a step when its gate is open (NCCL: behind the lane's
+ * previous chunk and within the FIFO window), with its transfers charged
+ * by net_hop_at (net_send's tier A arithmetic, NCCL's protocol inflation
+ * per tier) in schedule order; it ends the step when its receives are in
+ * and, unless streamed, its sends have arrived (coll_run.c slot_advance),
+ * after its local wait (a reduction cost, NCCL's per-step latency of the
+ * head chunks); an arrival counts at the receiver and advances it, then
+ * the sender or (streamed) the lane's chunk the FIFO held back
+ * (coll_xfer_done).  The private engine orders events by (time, sequence
+ * of scheduling) as the shared one does (simcore/sim.h), and the run's
+ * events are scheduled only while its own events run, so they come out
+ * in the shared engine's order and every link is charged in the same
+ * order: the members' done times, the link byte counters and the transfer
+ * count are the per-transfer path's.  It is taken when, besides the
+ * shape (tree_candidate), every link the run uses is idle and unclaimed
+ * at the start (net_link_idle) and every transfer arrives after its issue
+ * instant; else the charge is taken back (coll_fast_decline) and the run
+ * goes per transfer.
+ *
+ * A run on the path schedules one done event per member and claims its
+ * links; another transfer over one of them calls tree_convert at that
+ * instant t: the links are rewound, the replay runs again from the start
+ * through the events before t (the run's start counts as before; an
+ * event at t as after, as in coll_fast.c), which leaves the slots and
+ * counters in the per-transfer path's state at t, and the events still
+ * queued become shared-engine events in queue order (transfer records at
+ * their arrival, reduction waits).  Memory: the run's own slots and
+ * counters (O(members x chunks x steps), as per transfer) plus one
+ * private-engine event per transfer in flight (a conversion's replay: a
+ * 40-byte entry each too).  Cost: one coll_sched_step per slot and step,
+ * one net_hop_at per transfer (routes: per member within one switch
+ * dimension, else a cache of prepared hops), O(1) amortized per queue
+ * operation, one shared-engine event per member.  Measured: one NCCL
+ * tree/LL128 all-reduce of 96 MiB over 2,048 members 1.2 s of CPU and
+ * 113 MB against 4-5 s and 276 MB per transfer (doc/scaling.md).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "collectives/coll_run.h"
+
+/* One queued event of the replay: a transfer's arrival (src, dst slot,
+ * the receiver's step) or the end of a slot's reduction wait (src). */
+typedef struct {
+  sim_time_ps at;
+  uint64_t seq;
+  uint32_t src, dst, step;
+  uint32_t src_step;  /* the sender's step (streamed runs count its sends in flight) */
+  uint32_t reduce;
+} tree_ev;
+
+#define TREE_NEVER SIM_TIME_MAX
+
+/* The replay's state: the queue (a private engine, simcore/sim.h, whose
+ * events name entries of `ev`; an entry is live from its push to its
+ * run, free ones are chained through `step`), the clock,
+ * the slots each member has still to finish, and the stop instant of a
+ * conversion (TREE_NEVER: the whole run). */
+typedef struct {
+  coll_rt *c;
+  coll_run *r;
+  sim_engine *q;
+  tree_ev *ev;
+  size_t n, cap;      /* entries made; capacity */
+  uint32_t free_ev;   /* first free entry, or UINT32_MAX */
+  gboolean packed;    /* events packed in the engine's argument (TREE_PACK_SLOT) */
+  uint64_t seq;
+  sim_time_ps now, t_stop;
+  int *left;
+  gboolean ok;
+  GArray *work;       /* coll_run_kick's worklist (a stack of slots) */
+  /* One switch dimension (tree_switch_links): per member its uplink and
+   * downlink, and one prepared hop whose route is `pair`; else NULL. */
+  uint32_t *up, *down;
+  net_hop h0;
+  uint32_t pair[2];
+} tree_emu;
+
+/* A prepared hop between two ranks and whether it leaves the scale-up
+ * domain (streamed runs inflate by tier); a direct-mapped cache of
+ * TREE_HOPS of them on the runtime (coll_rt.tree_hops), kept from run to
+ * run: a chunked run sends every chunk over the same pairs, and a job
+ * repeats its groups.  A hop depends on the topology only (net_hop_init;
+ * its division cache is keyed by the size). */
+typedef struct tree_hop {
+  int src, dst;
+  gboolean inter;
+  net_hop h;
+} tree_hop;
+#define TREE_HOPS 4096
+
+/* The prepared hop from rank a to rank b (and in *inter whether it
+ * crosses tiers, for streamed runs).  O(1) on a hit, O(route length) on a
+ * miss. */
+static net_hop *tree_hop_of(tree_emu *e, int a, int b, gboolean *inter)
+{
+  coll_rt *c = e->c;
+  if (c->tree_hops == NULL) {
+    c->tree_hops = g_new(tree_hop, TREE_HOPS);
+    for (int i = 0; i < TREE_HOPS; i++)
+      c->tree_hops[i].src = -1;
+  }
+  uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+  tree_hop *t = &c->tree_hops[(key * 0x9e3779b97f4a7c15ull) >> 52];
+  if (t->src != a || t->dst != b) {
+    t->src = a;
+    t->dst = b;
+    net_hop_init(c->n, a, b, &t->h);
+    t->inter = coll_pair_is_inter(c->t, a, b);
+  }
+  *inter = t->inter;
+  return &t->h;
+}
+
+/* Whether run r has the shape the path covers: one flat phase of the
+ * double binary tree, one chunk per tree, no library engine, no stream,
+ * no pre- or post-delay, no interference accounting; and as many members
+ * as the fast paths' threshold (coll_rt_set_ring_recurrence).  O(1). */
+static gboolean tree_candidate(const coll_rt *c, const coll_run *r)
+{
+  if (r->n < COLL_RING_RECURRENCE_MIN + c->ring_min_delta || r->n < 2 || net_get_tier(c->n) != NET_TIER_ANALYTICAL ||
+      r->engine || r->p2p || r->held != NULL || r->ovl_on != NULL || r->slot_local_done != NULL ||
+      c->ops->post_delay != NULL || r->n_steps == 0)
+    return FALSE;
+  gboolean tree = FALSE;
+  for (int i = 0; i < r->n_phases; i++)
+    tree = tree || r->ph[i].algo == COLL_ALGO_DOUBLE_BINARY_TREE;
+  if (!tree)
+    return FALSE;
+  if (r->stream)
+    return r->step_pipe; /* NCCL's plans pipeline step by step (coll_nccl_plan_chunks) */
+  return !r->step_pipe && r->lperm == NULL && r->n_phases == 1 && r->n_chunks == r->lanes;
+}
+
+static gboolean ev_before(const tree_ev *a, const tree_ev *b)
+{
+  return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static void emu_handler(sim_engine *sim, void *ctx, uint64_t arg);
+static void emu_handler_packed(sim_engine *sim, void *ctx, uint64_t arg);
+
+/* A whole-run replay (no conversion: nothing to hand over) packs an event
+ * into the engine's argument instead of an entry, when slots and steps
+ * fit: src and dst slot 22 bits each, the steps 9 bits each, one bit for
+ * a reduction end (one cache miss less per event). */
+#define TREE_PACK_SLOT 22
+#define TREE_PACK_STEP 9
+
+/* Queues an event at `at` with the next sequence number: an entry and an
+ * engine event that names it.  O(1) amortized. */
+static void emu_push(tree_emu *e, sim_time_ps at, uint32_t src, uint32_t dst, uint32_t step, uint32_t src_step,
+                     uint32_t reduce)
+{
+  if (e->packed) {
+    uint64_t a = (uint64_t)src | (uint64_t)dst << TREE_PACK_SLOT | (uint64_t)step << (2 * TREE_PACK_SLOT) |
+                 (uint64_t)src_step << (2 * TREE_PACK_SLOT + TREE_PACK_STEP) |
+                 (uint64_t)reduce << (2 * TREE_PACK_SLOT + 2 * TREE_PACK_STEP);
+    sim_post_at(e->q, at, emu_handler_packed, e, a);
+    return;
+  }
+  uint32_t i = e->free_ev;
+  if (i != UINT32_MAX) {
+    e->free_ev = e->ev[i].step;
+  } else {
+    if (e->n == e->cap) {
+      e->cap = e->cap ? 2 * e->cap : 256;
+      e->ev = g_renew(tree_ev, e->ev, e->cap);
+    }
+    i = (uint32_t)e->n++;
+  }
+  e->ev[i] = (tree_ev){ at, e->seq++, src, dst, step, src_step, reduce | 2 };
+  sim_post_at(e->q, at, emu_handler, e, i);
+}
+
+/* Starts slot s's current step as slot_start does: its schedule, then its
+ * transfers charged in schedule order and queued at their arrival.
+ * FALSE (outside a conversion): the path does not apply (a link busy or
+ * claimed at t0, an arrival in its own instant).  O(transfers x route
+ * length), O(1) amortized per queued event. */
+static gboolean emu_start(tree_emu *e, uint32_t s)
+{
+  coll_run *r = e->r;
+  coll_rt *c = e->c;
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  gboolean conv = e->t_stop != TREE_NEVER;
+  coll_a2av_ctx x;
+  coll_sched sc;
+  int pos;
+  const coll_phase *ph = coll_member_sched(r, m, ch, sl->cur, &x, &sc, &pos);
+  uint32_t n_recv = 0;
+  uint64_t red = 0;
+  uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  sl->state = SLOT_RUNNING;
+  sl->moved = nx > 0 || n_recv > 0;
+  sl->need = n_recv;
+  if (r->slot_red != NULL)
+    r->slot_red[s] = red;
+  if (!r->stream)
+    sl->pend += nx; /* a streamed step does not wait for its sends */
+  for (uint32_t i = 0; i < nx; i++) {
+    const coll_xfer *xf = &r->scratch[i];
+    int dm = coll_pos_member(r, ph, x.base, xf->peer, ch);
+    net_hop *h = &e->h0;
+    gboolean inter = FALSE;
+    if (e->up != NULL) {
+      e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
+      e->pair[1] = e->down[dm];
+      inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], r->ranks[dm]);
+    } else {
+      h = tree_hop_of(e, r->ranks[m], r->ranks[dm], &inter);
+    }
+    if (!conv && xf->bytes > 0)
+      for (uint32_t j = 0; j < h->n_links; j++)
+        if (!coll_fast_link_use(c, r, h->route[j]))
+          return FALSE;
+    uint16_t *sent = r->sent != NULL ? &r->sent[(size_t)s * r->n_steps + sl->cur] : NULL;
+    if (sent != NULL && *sent == UINT16_MAX)
+      return FALSE; /* slot_start asserts it: leave it to the per-transfer path */
+    if (sent != NULL)
+      (*sent)++;
+    uint64_t wire = xf->bytes;
+    if (r->stream && wire > 0) /* the protocol's efficiency on the pair's tier, as slot_start */
+      wire = (uint64_t)ceil((double)wire * (inter ? r->inv_eff_inter : r->inv_eff_intra));
+    sim_time_ps arr = net_hop_at(c->n, h, wire, e->now);
+    r->fast_charged++;
+    if (arr <= e->now && !conv)
+      return FALSE; /* arrives in its own instant: the conversion rule does not cover it */
+    emu_push(e, arr, s, (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch, ph->step0 + xf->recv_step, sl->cur, 0);
+  }
+  return TRUE;
+}
+
+/* Whether slot s may start step k (phase_gate_open): streamed runs
+ * pipeline chunks step by step (behind the lane's previous chunk, at most
+ * fifo_chunks of a lane in flight per step); the ideal tree's one phase
+ * with one chunk per tree is always open.  O(1). */
+static gboolean emu_gate(const coll_run *r, uint32_t s, uint32_t k)
+{
+  if (!r->step_pipe)
+    return TRUE;
+  int c0 = (int)(s % (uint32_t)r->n_chunks);
+  if (c0 < r->lanes)
+    return TRUE;
+  if (r->slot[s - (uint32_t)r->lanes].cur <= k)
+    return FALSE;
+  int back = r->fifo_chunks * r->lanes;
+  return c0 < back || r->sent[(size_t)(s - (uint32_t)back) * r->n_steps + k] == 0;
+}
+
+/* The local wait that ends slot s's step k (slot_advance): its reduction
+ * and, for the head chunks of a streamed run whose step moved data, the
+ * phase's per-step latency.  O(phases). */
+static sim_time_ps emu_wait(const coll_run *r, uint32_t s, uint32_t k)
+{
+  const coll_rt *c = r->lib;
+  sim_time_ps w = c->pol.reduce_bw > 0 && r->slot_red[s] > 0 ? wisp_transfer_ps(r->slot_red[s], c->pol.reduce_bw) : 0;
+  if (r->slot[s].moved && r->stream && (int)(s % (uint32_t)r->n_chunks) < r->lanes) {
+    int i = r->n_phases - 1;
+    while (i > 0 && k < r->ph[i].step0)
+      i--;
+    w += r->step_extra[i];
+  }
+  return w;
+}
+
+/* Advances slot s as far as it goes now (slot_advance without engine,
+ * pre- or post-delay): a streamed run's slot that ends a step wakes the
+ * lane's next chunk (pushed on the worklist); the ideal tree's wake-ups
+ * at its one phase's end find every slot started and are left out.  A
+ * member whose last slot ends has its done time in r->fin.  O(steps
+ * advanced x emu_start). */
+static void emu_advance(tree_emu *e, uint32_t s)
+{
+  coll_run *r = e->r;
+  coll_slot *sl = &r->slot[s];
+  for (;;) {
+    uint32_t k = sl->cur;
+    if (k >= r->n_steps || !e->ok)
+      return;
+    if (sl->state == SLOT_IDLE) {
+      if (!emu_gate(r, s, k))
+        return;
+      if (!emu_start(e, s)) {
+        e->ok = FALSE;
+        return;
+      }
+    }
+    if (sl->state == SLOT_RUNNING) {
+      if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->stream && sl->pend > 0))
+        return;
+      sim_time_ps wait = emu_wait(r, s, k);
+      if (wait > 0) {
+        if (wait >= SIM_TIME_LIMIT - e->now) {
+          e->ok = FALSE; /* the engine would refuse it: leave it to the per-transfer path */
+          return;
+        }
+        sl->state = SLOT_REDUCING;
+        emu_push(e, e->now + wait, s, 0, 0, 0, 1);
+        return;
+      }
+    } else if (sl->state == SLOT_REDUCING) {
+      return;
+    }
+    sl->cur = k + 1;
+    sl->state = SLOT_IDLE;
+    if (r->step_pipe && (int)(s % (uint32_t)r->n_chunks) + r->lanes < r->n_chunks)
+      g_array_append_val(e->work, (uint32_t){ s + (uint32_t)r->lanes });
+    if (sl->cur == r->n_steps) {
+      int m = (int)(s / (uint32_t)r->n_chunks);
+      if (--e->left[m] == 0)
+        r->fin[m] = e->now;
+      return;
+    }
+  }
+}
+
+/* coll_run_kick: slot s, then the slots its advance woke, last woken
+ * first.  O(the advances). */
+static void emu_kick(tree_emu *e, uint32_t s)
+{
+  g_array_set_size(e->work, 0);
+  g_array_append_val(e->work, s);
+  while (e->work->len > 0 && e->ok) {
+    uint32_t x = g_array_index(e->work, uint32_t, e->work->len - 1);
+    g_array_set_size(e->work, e->work->len - 1);
+    emu_advance(e, x);
+  }
+}
+
+/* Runs one queued event (coll_xfer_done, coll_reduce_done).  O(the
+ * advances it causes). */
+static void emu_event(tree_emu *e, const tree_ev *v)
+{
+  coll_run *r = e->r;
+  if (v->reduce) {
+    r->slot[v->src].state = SLOT_REDUCED;
+    emu_kick(e, v->src);
+    return;
+  }
+  uint16_t *cnt = &r->recv[(size_t)v->dst * r->n_steps + v->step];
+  if (*cnt == UINT16_MAX) {
+    e->ok = FALSE;
+    return;
+  }
+  (*cnt)++;
+  gboolean dst_waits = r->slot[v->dst].cur == v->step;
+  if (!r->stream) {
+    g_assert(r->slot[v->src].pend > 0);
+    r->slot[v->src].pend--;
+    if (dst_waits && v->dst != v->src)
+      emu_kick(e, v->dst);
+    emu_kick(e, v->src);
+    return;
+  }
+  /* Streamed: only the receiver advances; the sender's next chunk may
+   * wait for this step's sends to land. */
+  uint32_t next = v->src + (uint32_t)(r->fifo_chunks * r->lanes);
+  gboolean wake_next = FALSE;
+  if (r->sent != NULL) {
+    uint16_t *sc = &r->sent[(size_t)v->src * r->n_steps + v->src_step];
+    g_assert(*sc > 0);
+    wake_next = --*sc == 0 &&
+                (int)(v->src % (uint32_t)r->n_chunks) + r->fifo_chunks * r->lanes < r->n_chunks &&
+                r->slot[next].cur == v->src_step && r->slot[next].state == SLOT_IDLE;
+  }
+  if (dst_waits)
+    emu_kick(e, v->dst);
+  if (wake_next)
+    emu_kick(e, next);
+}
+
+/* The private engine's handler: runs entry arg and frees it.  O(the
+ * advances it causes). */
+static void emu_handler(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  tree_emu *e = ctx;
+  tree_ev v = e->ev[arg];
+  v.reduce &= 1;
+  e->ev[arg].reduce = 0; /* not live */
+  e->ev[arg].step = e->free_ev;
+  e->free_ev = (uint32_t)arg;
+  e->now = sim_now(sim);
+  emu_event(e, &v);
+  if (!e->ok)
+    sim_stop(sim);
+}
+
+static void emu_handler_packed(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  tree_emu *e = ctx;
+  const uint64_t ms = ((uint64_t)1 << TREE_PACK_SLOT) - 1, mk = ((uint64_t)1 << TREE_PACK_STEP) - 1;
+  tree_ev v = { .src = (uint32_t)(arg & ms), .dst = (uint32_t)(arg >> TREE_PACK_SLOT & ms),
+                .step = (uint32_t)(arg >> (2 * TREE_PACK_SLOT) & mk),
+                .src_step = (uint32_t)(arg >> (2 * TREE_PACK_SLOT + TREE_PACK_STEP) & mk),
+                .reduce = (uint32_t)(arg >> (2 * TREE_PACK_SLOT + 2 * TREE_PACK_STEP)) };
+  e->now = sim_now(sim);
+  emu_event(e, &v);
+  if (!e->ok)
+    sim_stop(sim);
+}
+
+/* Replays the run from r->t0 on fresh slots and counters: to its end
+ * (t_stop TREE_NEVER; FALSE when the path does not apply) or through the
+ * events before t_stop (a conversion; the queue keeps the rest).  O(run's
+ * transfers x route length), O(1) amortized per event (a radix heap). */
+static gboolean emu_run(tree_emu *e)
+{
+  coll_run *r = e->r;
+  size_t n_slots = (size_t)r->n * (size_t)r->n_chunks;
+  memset(r->slot, 0, sizeof *r->slot * n_slots);
+  memset(r->recv, 0, sizeof *r->recv * n_slots * r->n_steps);
+  if (r->sent != NULL)
+    memset(r->sent, 0, sizeof *r->sent * n_slots * r->n_steps);
+  for (int m = 0; m < r->n; m++)
+    e->left[m] = r->n_chunks;
+  e->now = r->t0;
+  e->ok = TRUE;
+  for (uint32_t s = 0; s < (uint32_t)n_slots && e->ok; s++)
+    emu_kick(e, s); /* run_begin kicks the slots in slot order */
+  if (e->ok && e->t_stop > r->t0) /* every event lies after t0 (arrivals after their issue, waits > 0) */
+    sim_run(e->q, e->t_stop == TREE_NEVER ? SIM_TIME_MAX : e->t_stop - 1); /* the events before t_stop */
+  e->ok = e->ok && !sim_time_overflowed(e->q);
+  if (!e->ok || e->t_stop != TREE_NEVER)
+    return e->ok;
+  for (int m = 0; m < r->n; m++)
+    if (e->left[m] != 0)
+      return FALSE;
+  return TRUE;
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+  const tree_ev *x = a, *y = b;
+  return ev_before(x, y) ? -1 : ev_before(y, x);
+}
+
+/* After a conversion's replay: the members whose done event has run
+ * (their last event was at t_stop, after that event) are left finished;
+ * the others keep the slots they still have to end.  The queued events
+ * become engine events in queue order: transfer records whose
+ * coll_xfer_done runs at their arrival, reduction ends.  O(members +
+ * in flight x log in flight). */
+static void emu_handover(tree_emu *e, const gboolean *done_ran)
+{
+  coll_run *r = e->r;
+  coll_rt *c = e->c;
+  for (int m = 0; m < r->n; m++) {
+    if (!done_ran[m]) {
+      g_assert(e->left[m] > 0); /* its done time is not before t_stop */
+      r->chunks_left[m] = e->left[m];
+    } else if (e->left[m] > 0) {
+      for (int ch = 0; ch < r->n_chunks; ch++)
+        r->slot[(size_t)m * (size_t)r->n_chunks + (size_t)ch].cur = r->n_steps; /* its pending events change nothing */
+    }
+  }
+  size_t n_live = 0;
+  for (size_t i = 0; i < e->n; i++)
+    if (e->ev[i].reduce & 2)
+      e->ev[n_live++] = e->ev[i]; /* the live entries, in place */
+  qsort(e->ev, n_live, sizeof *e->ev, cmp_ev);
+  for (size_t i = 0; i < n_live; i++) {
+    const tree_ev *v = &e->ev[i];
+    if (v->reduce & 1) {
+      sim_post_at(c->sim, v->at, coll_reduce_done, r, v->src);
+      continue;
+    }
+    uint32_t xi = coll_xr_alloc(c);
+    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = v->src, .dst_slot = v->dst, .dst_step = v->step,
+                             .src_step = v->src_step };
+    sim_post_at(c->sim, v->at, coll_xfer_done, c, xi);
+  }
+}
+
+/* A run within one switch dimension: every route between two members is
+ * the sender's uplink and the receiver's downlink (topo_route.c's
+ * route_in_dim).  When every uplink has the same bandwidth, latency and
+ * stream rate, and so has every downlink, every pair's prepared hop is
+ * the first pair's with its route replaced, so the replay needs no route
+ * lookup per transfer: fills e->up, e->down and e->h0.  Else leaves them
+ * NULL (a route per transfer).  O(members). */
+static void tree_switch_links(tree_emu *e)
+{
+  coll_run *r = e->r;
+  const topo *t = e->c->t;
+  int q = r->n;
+  if (r->flat_kind != TOPO_KIND_SWITCH || r->n_g != 1)
+    return;
+  uint32_t *up = g_new(uint32_t, (size_t)q), *down = g_new(uint32_t, (size_t)q);
+  gboolean ok = TRUE;
+  for (int m = 0; m < q && ok; m++) {
+    net_hop h;
+    net_hop_init(e->c->n, r->ranks[r->gmember[m]], r->ranks[r->gmember[(m + 1) % q]], &h);
+    ok = h.n_links == 2;
+    if (ok && m == 0)
+      e->h0 = h;
+    up[r->gmember[m]] = ok ? h.route[0] : 0;
+    down[r->gmember[(m + 1) % q]] = ok ? h.route[1] : 0;
+  }
+  for (int m = 0; m < q && ok; m++)
+    for (int j = 0; j < 2 && ok; j++) {
+      const topo_link *a = topo_get_link(t, e->h0.route[j]), *b = topo_get_link(t, j == 0 ? up[m] : down[m]);
+      ok = a->bw == b->bw && a->latency == b->latency && topo_link_rate(t, a) == topo_link_rate(t, b);
+    }
+  if (!ok) {
+    g_free(up);
+    g_free(down);
+    return;
+  }
+  e->up = up;
+  e->down = down;
+  e->h0.route = e->pair;
+}
+
+/* A replay's state for run r up to t_stop, with its scratch.  O(members). */
+static void tree_emu_init(tree_emu *e, coll_rt *c, coll_run *r, sim_time_ps t_stop)
+{
+  *e = (tree_emu){ .c = c, .r = r, .t_stop = t_stop, .left = g_new(int, (size_t)r->n),
+                   .work = g_array_new(FALSE, FALSE, sizeof(uint32_t)), .q = sim_engine_new(FALSE),
+                   .free_ev = UINT32_MAX };
+  e->packed = t_stop == TREE_NEVER && (uint64_t)r->n * (uint64_t)r->n_chunks <= ((uint64_t)1 << TREE_PACK_SLOT) &&
+              r->n_steps <= ((uint32_t)1 << TREE_PACK_STEP);
+  tree_switch_links(e);
+}
+
+static void tree_emu_clear(tree_emu *e)
+{
+  g_free(e->ev);
+  sim_engine_free(e->q);
+  g_free(e->left);
+  g_free(e->up);
+  g_free(e->down);
+  g_array_free(e->work, TRUE);
+}
+
+/* The claim's callback: another transfer is about to use a link of the
+ * run now.  Rewinds the net, replays the events before now and hands
+ * the run over to the per-transfer path (see the top comment).
+ * O(transfers). */
+static void tree_convert(void *ctx)
+{
+  coll_run *r = ctx;
+  coll_rt *c = r->lib;
+  sim_time_ps now = sim_now(c->sim);
+  net_claim_release(c->n, r->claim);
+  r->claim = 0;
+  c->ring.phase_conversions++;
+  coll_fast_rewind(c, r);
+  gboolean *done_ran = g_new(gboolean, (size_t)r->n);
+  for (int m = 0; m < r->n; m++) {
+    done_ran[m] = r->done_ev[m] == SIM_EVENT_NONE;
+    if (!done_ran[m]) {
+      sim_cancel(c->sim, r->done_ev[m]);
+      r->done_ev[m] = SIM_EVENT_NONE;
+    }
+  }
+  tree_emu e;
+  tree_emu_init(&e, c, r, now);
+  gboolean ok = emu_run(&e);
+  g_assert(ok); /* the same replay succeeded at the start */
+  emu_handover(&e, done_ran);
+  tree_emu_clear(&e);
+  g_free(done_ran);
+}
+
+gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
+{
+  if (!tree_candidate(c, r))
+    return FALSE;
+  coll_run_alloc_counters(r);
+  coll_fast_open(c, r);
+  tree_emu e;
+  tree_emu_init(&e, c, r, TREE_NEVER);
+  gboolean ok = emu_run(&e);
+  tree_emu_clear(&e);
+  if (!ok) {
+    coll_fast_decline(c, r);
+    uint32_t n_slots = (uint32_t)r->n * (uint32_t)r->n_chunks;
+    memset(r->slot, 0, sizeof *r->slot * n_slots); /* the per-transfer path starts from fresh slots */
+    memset(r->recv, 0, sizeof *r->recv * (size_t)n_slots * r->n_steps);
+    if (r->sent != NULL)
+      memset(r->sent, 0, sizeof *r->sent * (size_t)n_slots * r->n_steps);
+    if (r->slot_red != NULL)
+      memset(r->slot_red, 0, sizeof *r->slot_red * n_slots);
+    return FALSE;
+  }
+  c->ring.phase_tree++;
+  coll_fast_take(c, r, tree_convert);
+  return TRUE;
+}
