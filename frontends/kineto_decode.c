@@ -241,11 +241,8 @@ gboolean kt_p_read_event(kt_parser *p, uint32_t file_index, GError **error)
       if (t != FE_JSON_NUMBER) {
         /* Typed reading: "dur": "abc" or "ts": [1, 2] would otherwise drop
          * the time silently (the kernel vanishes or gets a wrong length). */
-        static const char *const kind[] = {
-          [FE_JSON_OBJ_BEGIN] = "an object", [FE_JSON_ARR_BEGIN] = "an array", [FE_JSON_STRING] = "a string",
-          [FE_JSON_TRUE] = "true", [FE_JSON_FALSE] = "false" };
         fe_json_error(p->j, error, "\"%s\" must be a number of microseconds, found %s; fix the event",
-                      is_ts ? "ts" : "dur", (size_t)t < G_N_ELEMENTS(kind) && kind[t] ? kind[t] : "another value");
+                      is_ts ? "ts" : "dur", fe_json_tok_kind(t));
         return FALSE;
       }
       const char *txt = fe_json_text(p->j, NULL);

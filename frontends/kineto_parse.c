@@ -42,6 +42,12 @@ static gboolean read_event_items(kt_parser *p, uint32_t *idx, GError **error)
     if (t == FE_JSON_ARR_END)
       return TRUE;
     if (t != FE_JSON_OBJ_BEGIN) {
+      /* Typed reading: counted here, reported (or refused under --strict)
+       * by the loader, which knows the options (kineto.c). */
+      if (!p->t->non_objects++) {
+        p->t->non_object_byte = fe_json_offset(p->j);
+        p->t->non_object_kind = fe_json_tok_kind(t);
+      }
       kt_p_count_skip(p, "traceEvents entry that is not an object");
       if (!fe_json_skip(p->j, t, error))
         return FALSE;

@@ -107,6 +107,9 @@ typedef struct {
   uint64_t memory_allocs, memory_frees;
   GHashTable *skipped;     /* static reason string -> count */
   uint64_t missing_dur;    /* X events without dur (dur = 0) */
+  uint64_t non_objects;    /* traceEvents entries that are not objects (skipped; an error under --strict) */
+  uint64_t non_object_byte;       /* offset of the first of them */
+  const char *non_object_kind;    /* what the first is ("a number", fe_json_tok_kind) */
   uint64_t inplace_events; /* events decoded in place (fe_json_ip.h) */
   uint64_t inplace_bails;  /* events the in-place path handed back to the tokenizer */
 } kt_trace;
