@@ -87,10 +87,23 @@ char *ns_pid_sql(sqlite3 *db, const char *table, const char *alias);
 gboolean ns_step_window(const GArray *markers, const ns_span *sp, guint n_sp, const fe_nsys_options *opt,
                         const char *path, ns_window *w, GError **error);
 
-G_END_DECLS
 /* Whether table t exists with every column of cols (NULL-ended); no error
  * either way (nsys_schema.c; the exports' schema differs between nsys
  * releases).  O(columns). */
 gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols);
+
+/* The largest time a row of an export may give, in ns: the engine's 2^61
+ * ps, so that every difference of two times fits once turned into ps. */
+#define NS_MAX_NS (SIM_TIME_LIMIT / 1000)
+
+/* NULL when column i of the row is a time wisp can use (an integer in
+ * [0, NS_MAX_NS] ns), else why, naming the column `name` (g_free):
+ * "NAME is 'V', not a time in ns from 0 to N (2^61 ps, the engine's
+ * range)".  Every time the reader turns into ps passes here: SQLite keeps
+ * text or NULL in an INTEGER column, which reads as 0, and a time near
+ * 2^63 ns wraps when multiplied (nsys_schema.c).  O(1). */
+char *ns_time_why(sqlite3_stmt *st, int i, const char *name);
+
+G_END_DECLS
 
 #endif

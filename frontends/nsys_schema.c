@@ -1,8 +1,9 @@
-/* nsys_schema.c: the schema probe every part of the Nsight Systems reader
- * uses (nsys_internal.h): whether a table exists with given columns.  The
- * export's tables and columns differ between nsys releases, so each
- * optional feature (NCCL sizes, step windows, launch grids, GPU metrics)
- * asks before it queries.  O(columns of the table) per call.
+/* nsys_schema.c: the schema probe and the time check every part of the
+ * Nsight Systems reader uses (nsys_internal.h): whether a table exists
+ * with given columns (the export's tables and columns differ between nsys
+ * releases, so each optional feature -- NCCL sizes, step windows, launch
+ * grids, GPU metrics -- asks before it queries; O(columns of the table)
+ * per call), and whether a column of a row is a usable time (O(1)).
  */
 #include "frontends/nsys_internal.h"
 
@@ -21,4 +22,14 @@ gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols)
     ok = g_hash_table_contains(have, cols[i]);
   g_hash_table_destroy(have);
   return ok;
+}
+
+char *ns_time_why(sqlite3_stmt *st, int i, const char *name)
+{
+  int64_t v = sqlite3_column_int64(st, i);
+  if (sqlite3_column_type(st, i) == SQLITE_INTEGER && v >= 0 && v <= NS_MAX_NS)
+    return NULL;
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return g_strdup_printf("%s is %s%.40s%s, not a time in ns from 0 to %" G_GINT64_FORMAT " (2^61 ps, the engine's "
+                         "range)", name, t ? "'" : "", t ? (const char *)t : "NULL", t ? "'" : "", NS_MAX_NS);
 }
