@@ -170,9 +170,9 @@ static void test_nsys_metric_samples(void)
     g_free(rows);
   }
   const struct { const char *rows, *want; } good[] = {
-    {"(50000, 10), (60000, 90)", "bw_peertopeer (%)                         50.00"},
-    {"(50000, 10), (2305843009213693, 90)", "bw_peertopeer (%)                         10.00"},
-    {"(50000, 10), (60000, 100)", "bw_peertopeer (%)                         55.00"},
+    {"(50000, 10), (60000, 90)", "bw_peertopeer (%)                          50.00"},
+    {"(50000, 10), (2305843009213693, 90)", "bw_peertopeer (%)                          10.00"},
+    {"(50000, 10), (60000, 100)", "bw_peertopeer (%)                          55.00"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
     write_export(db, NULL, good[i].rows);
