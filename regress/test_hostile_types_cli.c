@@ -97,41 +97,27 @@ static void test_kineto_non_object_entries(void)
   g_free(tmp);
 }
 
-/* A one-device Nsight Systems export: a 100 us kernel [1000, 101000] ns
- * with its launch grid, NVTX step ranges `markers` (SQL rows of start,
- * end, text; NULL for none) and the NVLink TX samples `samples` (SQL rows
- * of timestamp and value; NULL for none) of the counter bw_peertopeer
- * reads. */
+/* test_nsys_export's one-kernel export (a 100 us kernel [1000, 101000] ns
+ * on device 0), with NVTX step ranges `markers` (SQL rows of start, end,
+ * text; NULL for none) and the NVLink TX samples `samples` (SQL rows of
+ * timestamp and value; NULL for none) of the counter bw_peertopeer reads. */
 static void write_export(const char *path, const char *markers, const char *samples)
 {
-  g_unlink(path);
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
-  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
-               "INSERT INTO StringIds VALUES (1, 'volta_sgemm_128x64_nn');"
-               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
-               "streamId INTEGER, correlationId INTEGER, demangledName INTEGER, gridX INTEGER, gridY INTEGER, "
-               "gridZ INTEGER);"
-               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 101000, 0, 7, 1, 1, 132, 1, 1);");
-  if (markers) {
-    char *sql = g_strdup_printf("CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, text TEXT, textId INTEGER);"
-                                "INSERT INTO NVTX_EVENTS (start, end, text) VALUES %s;", markers);
-    exec_sql(db, sql);
-    g_free(sql);
-  }
-  if (samples) {
-    char *sql = g_strdup_printf("CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER, metricId INTEGER, "
-                                "metricName TEXT);"
-                                "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (256, 5, "
-                                "'NVLink TX Responses User Data [Throughput %%]');"
-                                "CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, metricId INTEGER, "
-                                "value INTEGER);"
-                                "INSERT INTO GPU_METRICS (timestamp, value) VALUES %s;"
-                                "UPDATE GPU_METRICS SET typeId = 256, metricId = 5;", samples);
-    exec_sql(db, sql);
-    g_free(sql);
-  }
-  sqlite3_close(db);
+  GString *sql = g_string_new("");
+  if (markers)
+    g_string_append_printf(sql, "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, text TEXT, textId INTEGER);"
+                           "INSERT INTO NVTX_EVENTS (start, end, text) VALUES %s;", markers);
+  if (samples)
+    g_string_append_printf(sql, "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER, metricId INTEGER, "
+                           "metricName TEXT);"
+                           "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (256, 5, "
+                           "'NVLink TX Responses User Data [Throughput %%]');"
+                           "CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, metricId INTEGER, "
+                           "value INTEGER);"
+                           "INSERT INTO GPU_METRICS (timestamp, value) VALUES %s;"
+                           "UPDATE GPU_METRICS SET typeId = 256, metricId = 5;", samples);
+  test_nsys_export(path, sql->str);
+  g_string_free(sql, TRUE);
 }
 
 /* GPU metric samples (nsys_facts.c) turned their timestamps into ps
