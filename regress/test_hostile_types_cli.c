@@ -209,11 +209,41 @@ static void test_nsys_step_markers(void)
   g_free(tmp);
 }
 
+/* The fuzz seed fuzz/corpus/nsys/seed-gpu-metrics.sqlite: the export of
+ * the good cases above, a step range [500, 200000] ns and the samples 10
+ * and 90 in it, so that fuzz_nsys starts from an export that reaches the
+ * step ranges and the GPU metric samples (no corpus file had GPU_METRICS).
+ * Written by this test when WISP_WRITE_NSYS_METRICS_SEED names a path; the
+ * built export and the seed read the same: a measured window of 199500 ns
+ * (0.200 ms at three decimals) and bw_peertopeer (10 + 90) / 2 = 50 %. */
+static void test_nsys_metrics_seed(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *db = g_build_filename(tmp, "s.sqlite", NULL);
+  char *seed = g_build_filename(g_getenv("G_TEST_SRCDIR"), "fuzz", "corpus", "nsys", "seed-gpu-metrics.sqlite", NULL);
+  const char *keep = g_getenv("WISP_WRITE_NSYS_METRICS_SEED");
+  write_export(keep ? keep : db, "(500, 200000, 'ProfilerStep#1')", "(50000, 10), (60000, 90)");
+  if (keep)
+    write_export(db, "(500, 200000, 'ProfilerStep#1')", "(50000, 10), (60000, 90)");
+  for (int k = 0; k < 2; k++) {
+    char *out = expect_run((const char *[]){"metrics", k ? seed : db, NULL}, 0, NULL);
+    test_expect_has(out, "avg_step_time (ms)                         0.200");
+    test_expect_has(out, "bw_peertopeer (%)                          50.00");
+    g_free(out);
+  }
+  test_rm_rf(tmp);
+  g_free(db);
+  g_free(seed);
+  g_free(tmp);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/hostile_types/kineto_non_object_entries", test_kineto_non_object_entries);
   g_test_add_func("/hostile_types/nsys_metric_samples", test_nsys_metric_samples);
   g_test_add_func("/hostile_types/nsys_step_markers", test_nsys_step_markers);
+  g_test_add_func("/hostile_types/nsys_metrics_seed", test_nsys_metrics_seed);
   return g_test_run();
 }
