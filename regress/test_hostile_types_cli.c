@@ -97,6 +97,52 @@ static void test_kineto_non_object_entries(void)
   g_free(tmp);
 }
 
+/* distributedInfo.rank and .world_size of the wrong type were dropped: a
+ * world_size of "abc" or 1e300 led to the warning "no
+ * distributedInfo.world_size in any file" (the trace has one) and --strict
+ * accepted the inferred size; a rank of 0.5 was "no rank".  Each is now an
+ * error at the value's byte.  A string holding an integer ("0") and null
+ * (absent) read as before. */
+static void test_kineto_dist_info(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *a = g_build_filename(tmp, "a.json", NULL);
+  const struct { const char *info, *key, *want; } bad[] = { /* key: the text before the value (its byte) */
+    {"{\"rank\": 0, \"world_size\": \"abc\"}", "\"world_size\": ",
+     "distributedInfo.world_size is a string 'abc', not an integer"},
+    {"{\"rank\": 0, \"world_size\": 1e300}", "\"world_size\": ",
+     "distributedInfo.world_size is a number '1e300', not an integer"},
+    {"{\"rank\": 0.5, \"world_size\": 1}", "\"rank\": ", "distributedInfo.rank is a number '0.5', not an integer"},
+    {"{\"rank\": [0], \"world_size\": 1}", "\"rank\": ", "distributedInfo.rank must be an integer, found an array"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *body = kineto_text(""), *text = g_strdup_printf("{\"distributedInfo\": %s, %s", bad[i].info,
+                                                          strstr(body, "\"traceEvents\""));
+    g_assert_true(g_file_set_contents(a, text, -1, NULL));
+    const char *at = strstr(text, bad[i].key) + strlen(bad[i].key);
+    char *want = g_strdup_printf("a.json: byte %d: %s", (int)(at - text), bad[i].want);
+    g_free(expect_run((const char *[]){"simulate", a, "-n", "dgx-h100", NULL}, 1, want));
+    g_free(want);
+    g_free(text);
+    g_free(body);
+  }
+  const char *good[] = {"{\"rank\": \"0\", \"world_size\": 1}", "{\"rank\": 0, \"world_size\": null}"};
+  for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
+    char *body = kineto_text(""), *text = g_strdup_printf("{\"distributedInfo\": %s, %s", good[i],
+                                                          strstr(body, "\"traceEvents\""));
+    g_assert_true(g_file_set_contents(a, text, -1, NULL));
+    char *out = expect_run((const char *[]){"simulate", a, "-n", "dgx-h100", NULL}, 0, NULL);
+    test_expect_has(out, "step time: 0.40000 ms (400000.000 ns)");
+    g_free(out);
+    g_free(text);
+    g_free(body);
+  }
+  test_rm_rf(tmp);
+  g_free(a);
+  g_free(tmp);
+}
+
 /* test_nsys_export's one-kernel export (a 100 us kernel [1000, 101000] ns
  * on device 0), with NVTX step ranges `markers` (SQL rows of start, end,
  * text; NULL for none) and the NVLink TX samples `samples` (SQL rows of
@@ -242,6 +288,7 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/hostile_types/kineto_non_object_entries", test_kineto_non_object_entries);
+  g_test_add_func("/hostile_types/kineto_dist_info", test_kineto_dist_info);
   g_test_add_func("/hostile_types/nsys_metric_samples", test_nsys_metric_samples);
   g_test_add_func("/hostile_types/nsys_step_markers", test_nsys_step_markers);
   g_test_add_func("/hostile_types/nsys_metrics_seed", test_nsys_metrics_seed);
