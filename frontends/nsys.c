@@ -168,15 +168,15 @@ typedef struct {
   char *bad;               /* the first row whose times cannot be read, NULL when none */
 } op_rows;
 
-/* Whether column i of the row is a time wisp can use (ns_time_why); else
- * the reason, in o->bad for the first such row (a start of 2^63 - 1 ns
- * wrapped when turned into ps and the op vanished with a GLib critical). */
-static gboolean time_ok(sqlite3_stmt *st, int i, op_rows *o)
+/* TRUE when why (a value's check: ns_time_why, ns_int_why) is NULL; else
+ * the reason, kept in o->bad for the first such row with its table and
+ * row, and FALSE (a start of 2^63 - 1 ns wrapped when turned into ps and
+ * the op vanished with a GLib critical; a copy of 'abc' or -5 bytes read
+ * as 0 and one of 1e300 as 2^63 - 1). */
+static gboolean value_ok(char *why, op_rows *o)
 {
-  static const char *const names[] = {"start", "end"};
   static const char *const tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                                        "CUPTI_ACTIVITY_KIND_MEMSET"};
-  char *why = ns_time_why(st, i, names[i]);
   if (why == NULL)
     return TRUE;
   if (o->bad == NULL)
@@ -191,7 +191,8 @@ static void op_row(sqlite3_stmt *st, gpointer data)
   op_rows *o = data;
   ns_op op = {0};
   o->row++;
-  if (!time_ok(st, 0, o) || !time_ok(st, 1, o))
+  if (!value_ok(ns_time_why(st, 0, "start"), o) || !value_ok(ns_time_why(st, 1, "end"), o) ||
+      (o->kind != 0 && !value_ok(ns_int_why(st, 4, "bytes", 0, (int64_t)WISP_MAX_BYTES, "a byte count"), o)))
     return;
   op.start = sqlite3_column_int64(st, 0);
   op.end = sqlite3_column_int64(st, 1);
@@ -204,7 +205,7 @@ static void op_row(sqlite3_stmt *st, gpointer data)
     op.name = g_strdup(n ? (const char *)n : "(unnamed kernel)");
     op.corr = sqlite3_column_int64(st, 5);
   } else {
-    op.bytes = (uint64_t)MAX(sqlite3_column_int64(st, 4), 0);
+    op.bytes = (uint64_t)sqlite3_column_int64(st, 4); /* checked: [0, 2^50] */
     static const char *const kinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
                                         "HtoH", "PtoP"};
     int64_t ck = sqlite3_column_int64(st, 5);

@@ -53,15 +53,13 @@ static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3
   return ok && ff->bad == NULL;
 }
 
-/* Whether column i of a row of table (row counts from 1 in the query's
- * order) is a usable time (ns_time_why); else FALSE, the first such value
- * kept in ff->bad.  Every time this file turns into ps passes here, so a
- * hostile export read without fe_nsys_load (which checks the op rows
- * first) cannot overflow the conversion.  O(1). */
-static gboolean facts_time_ok(facts_file *ff, sqlite3_stmt *st, int i, const char *table, int64_t row,
-                              const char *name)
+/* TRUE when why (a value's check of a row of table: ns_time_why,
+ * ns_int_why; row counts from 1 in the query's order) is NULL; else FALSE,
+ * the first such value kept in ff->bad.  Every time this file turns into
+ * ps passes here, so a hostile export read without fe_nsys_load (which
+ * checks the op rows first) cannot overflow the conversion.  O(1). */
+static gboolean facts_value_ok(facts_file *ff, char *why, const char *table, int64_t row)
 {
-  char *why = ns_time_why(st, i, name);
   if (why == NULL)
     return TRUE;
   if (ff->bad == NULL)
@@ -90,7 +88,7 @@ static void dev_row(sqlite3_stmt *st, gpointer data)
   dev_rows *d = data;
   int64_t tb = sqlite3_column_int64(st, 2);
   if (tb < 0 || tb >= (int64_t)G_N_ELEMENTS(op_tables) ||
-      !facts_time_ok(d->ff, st, 1, op_tables[tb], ++d->rows[tb], "start"))
+      !facts_value_ok(d->ff, ns_time_why(st, 1, "start"), op_tables[tb], ++d->rows[tb]))
     return;
   int64_t id = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
   for (guint i = 0; i < d->ids->len; i++)
@@ -132,12 +130,26 @@ typedef struct {
   int64_t row;             /* rows of the current query read so far */
 } grid_rows;
 
+/* Whether the kernel row's gridX, gridY, gridZ (columns 3..5) are launch
+ * dimensions, integers from 1 to 2^31 - 1 (CUDA's largest gridX); else
+ * FALSE with the first bad one in ff->bad ('abc' read as 0 blocks and gave
+ * a silent 0 % SM coverage).  O(1). */
+static gboolean grid_ok(grid_rows *g, sqlite3_stmt *st)
+{
+  static const char *const dims[] = {"gridX", "gridY", "gridZ"};
+  for (int d = 0; d < 3; d++)
+    if (!facts_value_ok(g->dev->ff, ns_int_why(st, 3 + d, dims[d], 1, G_MAXINT32, "a grid dimension"), op_tables[0],
+                        g->row))
+      return FALSE;
+  return TRUE;
+}
+
 static void grid_row(sqlite3_stmt *st, gpointer data)
 {
   grid_rows *g = data;
   g->row++;
-  if (!facts_time_ok(g->dev->ff, st, 0, op_tables[0], g->row, "start") ||
-      !facts_time_ok(g->dev->ff, st, 1, op_tables[0], g->row, "end"))
+  if (!facts_value_ok(g->dev->ff, ns_time_why(st, 0, "start"), op_tables[0], g->row) ||
+      !facts_value_ok(g->dev->ff, ns_time_why(st, 1, "end"), op_tables[0], g->row) || !grid_ok(g, st))
     return;
   int k = dev_index(g->dev, sqlite3_column_int64(st, 2));
   if (k < 0)

@@ -255,6 +255,56 @@ static void test_nsys_step_markers(void)
   g_free(tmp);
 }
 
+/* Counts in an Nsight export read unchecked: a memcpy of 'abc' or -5
+ * bytes read as 0 and one of 1e300 as 2^63 - 1 (metrics answered an
+ * average_memory_bandwidth of 922337203685477.625 GB/s, status 0); a
+ * kernel's gridX of 'abc' read as 0 blocks (mean_sm_coverage 0.00 %,
+ * status 0).  Each is now an error naming the table, row and column: the
+ * bytes for every command (the graph keeps them), the grid for metrics
+ * (only its facts read grids).  Good: 4096 B copied in [101000, 111000] ns
+ * is 4096 B / 10 us = 0.4096 GB/s ("0.410"); 132 blocks on 132 SMs
+ * (test_nsys_export's kernel, TARGET_INFO_GPU smCount 132) cover 100 %. */
+static void test_nsys_counts(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *db = g_build_filename(tmp, "c.sqlite", NULL);
+  const char *fmt = "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, smCount INTEGER);"
+                    "INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3', 132);"
+                    "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, "
+                    "streamId INTEGER, bytes INTEGER, copyKind INTEGER);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (101000, 111000, 0, 7, %s, 1);"
+                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = %s;";
+  const struct { const char *bytes, *grid, *want; gboolean graph; } bad[] = {
+    {"'abc'", "132", "table CUPTI_ACTIVITY_KIND_MEMCPY, row 1: bytes is 'abc', not a byte count from 0 to "
+     "1125899906842624", TRUE},
+    {"-5", "132", "bytes is '-5', not a byte count", TRUE},
+    {"1e300", "132", "bytes is '1.0e+300', not a byte count", TRUE},
+    {"1125899906842625", "132", "bytes is '1125899906842625', not a byte count", TRUE},
+    {"4096", "'abc'", "table CUPTI_ACTIVITY_KIND_KERNEL, row 1: gridX is 'abc', not a grid dimension from 1 to "
+     "2147483647", FALSE},
+    {"4096", "0", "gridX is '0', not a grid dimension", FALSE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *sql = g_strdup_printf(fmt, bad[i].bytes, bad[i].grid);
+    test_nsys_export(db, sql);
+    g_free(expect_run((const char *[]){"metrics", db, NULL}, 1, bad[i].want));
+    if (bad[i].graph)
+      g_free(expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, bad[i].want));
+    g_free(sql);
+  }
+  char *sql = g_strdup_printf(fmt, "4096", "132");
+  test_nsys_export(db, sql);
+  char *out = expect_run((const char *[]){"metrics", db, NULL}, 0, NULL);
+  test_expect_has(out, "average_memory_bandwidth (GB/s)            0.410");
+  test_expect_has(out, "mean_sm_coverage (%)                      100.00");
+  g_free(out);
+  g_free(sql);
+  test_rm_rf(tmp);
+  g_free(db);
+  g_free(tmp);
+}
+
 /* The fuzz seed fuzz/corpus/nsys/seed-gpu-metrics.sqlite: the export of
  * the good cases above, a step range [500, 200000] ns and the samples 10
  * and 90 in it, so that fuzz_nsys starts from an export that reaches the
@@ -291,6 +341,7 @@ int main(int argc, char **argv)
   g_test_add_func("/hostile_types/kineto_dist_info", test_kineto_dist_info);
   g_test_add_func("/hostile_types/nsys_metric_samples", test_nsys_metric_samples);
   g_test_add_func("/hostile_types/nsys_step_markers", test_nsys_step_markers);
+  g_test_add_func("/hostile_types/nsys_counts", test_nsys_counts);
   g_test_add_func("/hostile_types/nsys_metrics_seed", test_nsys_metrics_seed);
   return g_test_run();
 }
