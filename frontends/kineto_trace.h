@@ -23,6 +23,10 @@ G_BEGIN_DECLS
 
 typedef struct kt_intern kt_intern;
 #define KT_ABSENT INT64_MIN
+/* In/Out msg nelems present but not an integer ("abc", 1e300, 2.5, [1]):
+ * never a size, and not absent either (absent lets the other one size the
+ * collective; an all-gather sized by its Out would be n times too big). */
+#define KT_BAD (INT64_MIN + 1)
 
 typedef enum {
   KT_EV_KERNEL = 1,

@@ -143,6 +143,56 @@ static void test_kineto_dist_info(void)
   g_free(tmp);
 }
 
+/* An all-reduce kernel whose "In msg nelems" is the JSON text `in` and
+ * whose "Out msg nelems" is 1024 floats, in kineto_text's step. */
+static char *nelems_text(const char *in)
+{
+  char *ev = g_strdup_printf("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+                             "(ncclDevComm*, unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 20, \"ts\": 120, "
+                             "\"dur\": 50, \"args\": {\"stream\": 20, \"device\": 0, \"Collective name\": "
+                             "\"allreduce\", \"In msg nelems\": %s, \"Out msg nelems\": 1024, \"dtype\": \"Float\", "
+                             "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0]\"}},\n", in);
+  char *text = kineto_text(ev);
+  g_free(ev);
+  return text;
+}
+
+/* "In msg nelems" of the wrong type ("abc", 1e300, 2.5, [1]) passed for
+ * absent, and the kernel was sized by its "Out msg nelems": right for an
+ * all-reduce, n times the shard for an all-gather, silently.  Now it is
+ * no size, as a negative count already was: the rank's warning counts the
+ * kernel, it replays at its measured time, and --strict refuses it.  A
+ * count in a string ("1024") and null (absent: Out sizes it) read as
+ * before: 1024 floats = 4096 B. */
+static void test_kineto_msg_nelems(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = g_dir_make_tmp("wisp-hostile-XXXXXX", NULL), *a = g_build_filename(tmp, "a.json", NULL);
+  const char *bad[] = {"\"abc\"", "1e300", "2.5", "[1]"};
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *text = nelems_text(bad[i]);
+    g_assert_true(g_file_set_contents(a, text, -1, NULL));
+    g_free(expect_run((const char *[]){"simulate", a, "-n", "dgx-h100", NULL}, 0,
+                      "rank 0: 1 communication kernel(s) have no size"));
+    g_free(expect_run((const char *[]){"simulate", a, "-n", "dgx-h100", "--strict", NULL}, 1,
+                      "--strict: all_reduce #0 of group 1 (pg \"0\", ranks 0) has no size on rank 0"));
+    g_free(text);
+  }
+  const char *good[] = {"\"1024\"", "null"};
+  for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
+    char *text = nelems_text(good[i]);
+    g_assert_true(g_file_set_contents(a, text, -1, NULL));
+    char *out = expect_run((const char *[]){"simulate", a, "-n", "dgx-h100", "--strict", NULL}, 0, NULL);
+    test_expect_has(out, "for 1 collective of 4096 B");
+    g_free(out);
+    g_free(text);
+  }
+  test_rm_rf(tmp);
+  g_free(a);
+  g_free(tmp);
+}
+
 /* test_nsys_export's one-kernel export (a 100 us kernel [1000, 101000] ns
  * on device 0), with NVTX step ranges `markers` (SQL rows of start, end,
  * text; NULL for none) and the NVLink TX samples `samples` (SQL rows of
@@ -339,6 +389,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/hostile_types/kineto_non_object_entries", test_kineto_non_object_entries);
   g_test_add_func("/hostile_types/kineto_dist_info", test_kineto_dist_info);
+  g_test_add_func("/hostile_types/kineto_msg_nelems", test_kineto_msg_nelems);
   g_test_add_func("/hostile_types/nsys_metric_samples", test_nsys_metric_samples);
   g_test_add_func("/hostile_types/nsys_step_markers", test_nsys_step_markers);
   g_test_add_func("/hostile_types/nsys_counts", test_nsys_counts);
