@@ -59,6 +59,14 @@ void fe_json_error(const fe_json *j, GError **error, const char *fmt, ...)
   va_end(ap);
 }
 
+const char *fe_json_tok_kind(fe_json_tok tok)
+{
+  static const char *const kind[] = {
+    [FE_JSON_OBJ_BEGIN] = "an object", [FE_JSON_ARR_BEGIN] = "an array", [FE_JSON_STRING] = "a string",
+    [FE_JSON_NUMBER] = "a number", [FE_JSON_TRUE] = "true", [FE_JSON_FALSE] = "false", [FE_JSON_NULL] = "null" };
+  return (size_t)tok < G_N_ELEMENTS(kind) && kind[tok] ? kind[tok] : "another value";
+}
+
 fe_json *fe_json_open(const char *path, GError **error)
 {
   /* gzip by its magic bytes; a plain file is read straight into the buffer

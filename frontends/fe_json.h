@@ -80,6 +80,9 @@ const char *fe_json_source(const fe_json *j);
 /* Sets a WISP_ERROR_PARSE error "SOURCE: byte OFFSET: MESSAGE" at the last
  * token's offset; for callers that reject well-formed but unexpected JSON. */
 void fe_json_error(const fe_json *j, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+/* What a value starting with token tok is, for messages: "a string",
+ * "an array", "null", ... (a static string). */
+const char *fe_json_tok_kind(fe_json_tok tok);
 
 /* Number helpers on a NUMBER token's text.  fe_json_int parses an integer
  * (also "12.0" or "1e3" when the value is integral and fits in int64).

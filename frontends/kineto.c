@@ -88,6 +88,26 @@ static void parse_files(kt_load *L)
   }
 }
 
+/* traceEvents entries that are not objects (a number, a string, ...):
+ * under --strict an error at the first one, else one warning with their
+ * count, as a wrong-typed element must not vanish unreported.  O(1). */
+static gboolean check_entries(const kt_load *L, const kt_trace *t, const char *path, GError **error)
+{
+  if (!t->non_objects)
+    return TRUE;
+  if (L->opt->strict) {
+    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
+                "--strict: %s: byte %" G_GUINT64_FORMAT ": a traceEvents entry is %s, not an event object (%"
+                G_GUINT64_FORMAT " such entr%s); remove what is not an event or leave out --strict to skip it", path,
+                t->non_object_byte, t->non_object_kind, t->non_objects, t->non_objects == 1 ? "y" : "ies");
+    return FALSE;
+  }
+  kt_add_warning(L->rep->warnings, "%s: %" G_GUINT64_FORMAT " traceEvents entr%s not an event object, skipped "
+                 "(the first at byte %" G_GUINT64_FORMAT " is %s); --strict makes this an error", path,
+                 t->non_objects, t->non_objects == 1 ? "y is" : "ies are", t->non_object_byte, t->non_object_kind);
+  return TRUE;
+}
+
 /* The global rank of file i (distributedInfo.rank, else the file name, else
  * 0 for a single file) and its world size, checked against the files
  * before it; fills the file's report. */
@@ -106,6 +126,8 @@ static gboolean identify_file(kt_load *L, int i, GError **error)
     return FALSE;
   }
   kt_trace *t = L->traces[i];
+  if (!check_entries(L, t, path, error))
+    return FALSE;
   if (t->world_size != KT_ABSENT)
     rr->world_size = (int)t->world_size;
   int fr = kt_rank_from_name(path);

@@ -46,20 +46,27 @@ void kt_p_arg_index_init(kt_arg_index *x)
   g_assert(k == G_N_ELEMENTS(kt_p_arg_table)); /* every key is shorter than ARG_MAX_LEN */
 }
 
-/* Reads an integer value (number, or a numeric string); other JSON values
- * are skipped and leave *out unchanged.  Returns FALSE only on a parse error. */
-gboolean kt_p_read_int_value(kt_parser *p, int64_t *out, GError **error)
+/* Reads an integer value (number, or a numeric string); null leaves *out
+ * unchanged, any other value sets it to `bad` unless that is KT_ABSENT
+ * (then it is left unchanged too).  Returns FALSE only on a parse error. */
+static gboolean read_int(kt_parser *p, int64_t *out, int64_t bad, GError **error)
 {
   fe_json_tok t;
   if (!fe_json_next(p->j, &t, error))
     return FALSE;
-  if (t == FE_JSON_NUMBER || t == FE_JSON_STRING) {
-    int64_t v;
-    if (fe_json_int(fe_json_text(p->j, NULL), &v))
-      *out = v;
+  int64_t v;
+  if ((t == FE_JSON_NUMBER || t == FE_JSON_STRING) && fe_json_int(fe_json_text(p->j, NULL), &v)) {
+    *out = v;
     return TRUE;
   }
+  if (t != FE_JSON_NULL && bad != KT_ABSENT)
+    *out = bad;
   return fe_json_skip(p->j, t, error);
+}
+
+gboolean kt_p_read_int_value(kt_parser *p, int64_t *out, GError **error)
+{
+  return read_int(p, out, KT_ABSENT, error);
 }
 
 /* Input Dims: products of the first two top-level shapes. */
@@ -163,7 +170,7 @@ static gboolean read_args(kt_parser *p, GError **error)
       }
     } else if (code < 200) {
       int k = code - 100;
-      if (!kt_p_read_int_value(p, &sc->i[k], error))
+      if (!read_int(p, &sc->i[k], kt_p_int_bad(k), error))
         return FALSE;
       kt_scratch_int_arg(sc, k);
     } else if (code == 200) {
@@ -241,11 +248,8 @@ gboolean kt_p_read_event(kt_parser *p, uint32_t file_index, GError **error)
       if (t != FE_JSON_NUMBER) {
         /* Typed reading: "dur": "abc" or "ts": [1, 2] would otherwise drop
          * the time silently (the kernel vanishes or gets a wrong length). */
-        static const char *const kind[] = {
-          [FE_JSON_OBJ_BEGIN] = "an object", [FE_JSON_ARR_BEGIN] = "an array", [FE_JSON_STRING] = "a string",
-          [FE_JSON_TRUE] = "true", [FE_JSON_FALSE] = "false" };
         fe_json_error(p->j, error, "\"%s\" must be a number of microseconds, found %s; fix the event",
-                      is_ts ? "ts" : "dur", (size_t)t < G_N_ELEMENTS(kind) && kind[t] ? kind[t] : "another value");
+                      is_ts ? "ts" : "dur", fe_json_tok_kind(t));
         return FALSE;
       }
       const char *txt = fe_json_text(p->j, NULL);

@@ -16,9 +16,10 @@
 #include "frontends/kineto_parse_internal.h"
 #include "frontends/fe_json_ip.h"
 
-/* Reads an integer value at *q like kt_p_read_int_value: a number or a numeric
- * string sets *out, any other value is skipped. */
-FE_JSON_INLINE gboolean ip_int_value(const uint8_t **q, const uint8_t *e, int64_t *out)
+/* Reads an integer value at *q like kineto_decode.c's read_int: a number
+ * or a numeric string sets *out; null is skipped; any other value is
+ * skipped and sets *out to `bad` unless that is KT_ABSENT. */
+FE_JSON_INLINE gboolean ip_int_value(const uint8_t **q, const uint8_t *e, int64_t *out, int64_t bad)
 {
   const char *s;
   size_t n;
@@ -30,10 +31,14 @@ FE_JSON_INLINE gboolean ip_int_value(const uint8_t **q, const uint8_t *e, int64_
     if (!fe_json_ip_number(q, e, &s, &n))
       return FALSE;
   } else {
+    if (**q != 'n' && bad != KT_ABSENT)
+      *out = bad;
     return fe_json_ip_skip(q, e);
   }
   if (fe_json_int_n(s, n, &v))
     *out = v;
+  else if (bad != KT_ABSENT)
+    *out = bad;
   return TRUE;
 }
 
@@ -106,7 +111,7 @@ static gboolean ip_args(kt_parser *p, const uint8_t **qq, const uint8_t *e)
       }
     } else if (code < 200) {
       int x = code - 100;
-      if (!ip_int_value(&q, e, &sc->i[x]))
+      if (!ip_int_value(&q, e, &sc->i[x], kt_p_int_bad(x)))
         return FALSE;
       kt_scratch_int_arg(sc, x);
     } else {
@@ -157,7 +162,7 @@ gboolean kt_p_ip_event(kt_parser *p, uint32_t file_index, const uint8_t **qq, co
       break;
     case EK_PID:
     case EK_TID:
-      if (!ip_int_value(&q, e, kc == EK_PID ? &sc->pid : &sc->tid))
+      if (!ip_int_value(&q, e, kc == EK_PID ? &sc->pid : &sc->tid, KT_ABSENT))
         return FALSE;
       break;
     case EK_TS:

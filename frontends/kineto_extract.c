@@ -255,7 +255,7 @@ static void warn_unsized(kt_rank *r)
   }
   if (no_size)
     kt_x_rank_warn(r, "%" G_GUINT64_FORMAT " communication kernel(s) have no size (first: '%s'): no In/Out msg nelems with a "
-              "dtype on the kernel or a linked CPU op, no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
+              "dtype on the kernel or a linked CPU op (or one that is not a count), no Input Dims on a linked nccl:*/record_param_comms/c10d:: "
               "op%s%s; they are replayed at their measured duration (which includes waiting for peers) and do not "
               "respond to the network; --strict makes this an error", no_size, first_no_size,
               r->card_missing_why ? ", and the card cannot size them: " : "",

@@ -42,6 +42,12 @@ static gboolean read_event_items(kt_parser *p, uint32_t *idx, GError **error)
     if (t == FE_JSON_ARR_END)
       return TRUE;
     if (t != FE_JSON_OBJ_BEGIN) {
+      /* Typed reading: counted here, reported (or refused under --strict)
+       * by the loader, which knows the options (kineto.c). */
+      if (!p->t->non_objects++) {
+        p->t->non_object_byte = fe_json_offset(p->j);
+        p->t->non_object_kind = fe_json_tok_kind(t);
+      }
       kt_p_count_skip(p, "traceEvents entry that is not an object");
       if (!fe_json_skip(p->j, t, error))
         return FALSE;
@@ -150,6 +156,32 @@ static gboolean read_pg_config(kt_parser *p, GError **error)
   }
 }
 
+/* distributedInfo.rank or .world_size (name): a JSON integer, or a string
+ * holding one; null counts as absent.  Anything else is an error at its
+ * byte (typed reading): a world_size of "abc" or 1e300 was dropped and the
+ * warning said the trace had none, a rank of 0.5 said it had no rank, and
+ * --strict let the inferred world size through. */
+static gboolean read_dist_int(kt_parser *p, const char *name, int64_t *out, GError **error)
+{
+  fe_json_tok t;
+  if (!fe_json_next(p->j, &t, error))
+    return FALSE;
+  if (t == FE_JSON_NULL)
+    return TRUE;
+  int64_t v;
+  if ((t == FE_JSON_NUMBER || t == FE_JSON_STRING) && fe_json_int(fe_json_text(p->j, NULL), &v)) {
+    *out = v;
+    return TRUE;
+  }
+  if (t == FE_JSON_NUMBER || t == FE_JSON_STRING)
+    fe_json_error(p->j, error, "distributedInfo.%s is %s '%.40s', not an integer; fix the trace", name,
+                  fe_json_tok_kind(t), fe_json_text(p->j, NULL));
+  else
+    fe_json_error(p->j, error, "distributedInfo.%s must be an integer, found %s; fix the trace", name,
+                  fe_json_tok_kind(t));
+  return FALSE;
+}
+
 static gboolean read_dist_info(kt_parser *p, GError **error)
 {
   fe_json_tok t;
@@ -166,9 +198,9 @@ static gboolean read_dist_info(kt_parser *p, GError **error)
     const char *k = fe_json_text(p->j, NULL);
     gboolean ok;
     if (!strcmp(k, "rank"))
-      ok = kt_p_read_int_value(p, &p->t->rank, error);
+      ok = read_dist_int(p, "rank", &p->t->rank, error);
     else if (!strcmp(k, "world_size"))
-      ok = kt_p_read_int_value(p, &p->t->world_size, error);
+      ok = read_dist_int(p, "world_size", &p->t->world_size, error);
     else if (!strcmp(k, "backend"))
       ok = read_string_value(p, &p->t->backend, error);
     else if (!strcmp(k, "pg_config"))

@@ -216,6 +216,14 @@ void kt_p_finish_event(kt_parser *p, uint32_t file_index);
  * token, finished through kt_p_finish_event. */
 void kt_p_arg_index_init(kt_arg_index *x);
 gboolean kt_p_read_int_value(kt_parser *p, int64_t *out, GError **error);
+
+/* What a wrong-typed value of integer arg x reads as in both decoders:
+ * KT_BAD for In/Out msg nelems (typed reading: it must not pass for absent),
+ * else KT_ABSENT (skipped). */
+static inline int64_t kt_p_int_bad(int x)
+{
+  return x == I_IN_NELEMS || x == I_OUT_NELEMS ? KT_BAD : KT_ABSENT;
+}
 gboolean kt_p_read_event(kt_parser *p, uint32_t file_index, GError **error);
 
 /* kineto_decode_ip.c: the event object at *qq ('{') decoded on the raw

@@ -23,6 +23,10 @@ G_BEGIN_DECLS
 
 typedef struct kt_intern kt_intern;
 #define KT_ABSENT INT64_MIN
+/* In/Out msg nelems present but not an integer ("abc", 1e300, 2.5, [1]):
+ * never a size, and not absent either (absent lets the other one size the
+ * collective; an all-gather sized by its Out would be n times too big). */
+#define KT_BAD (INT64_MIN + 1)
 
 typedef enum {
   KT_EV_KERNEL = 1,
@@ -107,6 +111,9 @@ typedef struct {
   uint64_t memory_allocs, memory_frees;
   GHashTable *skipped;     /* static reason string -> count */
   uint64_t missing_dur;    /* X events without dur (dur = 0) */
+  uint64_t non_objects;    /* traceEvents entries that are not objects (skipped; an error under --strict) */
+  uint64_t non_object_byte;       /* offset of the first of them */
+  const char *non_object_kind;    /* what the first is ("a number", fe_json_tok_kind) */
   uint64_t inplace_events; /* events decoded in place (fe_json_ip.h) */
   uint64_t inplace_bails;  /* events the in-place path handed back to the tokenizer */
 } kt_trace;

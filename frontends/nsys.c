@@ -168,29 +168,21 @@ typedef struct {
   char *bad;               /* the first row whose times cannot be read, NULL when none */
 } op_rows;
 
-/* The largest time a GPU op row may give, in ns: the engine's 2^61 ps, so
- * that every difference of two times fits once turned into ps. */
-#define NS_MAX_NS (SIM_TIME_LIMIT / 1000)
-
-/* Whether column i of the row is a time wisp can use (an integer in
- * [0, NS_MAX_NS] ns); else the reason, in o->bad for the first such row
- * (SQLite keeps text or NULL in an INTEGER column, which reads as 0; a
- * start of 2^63 - 1 ns wrapped when turned into ps and the op vanished
- * with a GLib critical). */
-static gboolean time_ok(sqlite3_stmt *st, int i, op_rows *o)
+/* TRUE when why (a value's check: ns_time_why, ns_int_why) is NULL; else
+ * the reason, kept in o->bad for the first such row with its table and
+ * row, and FALSE (a start of 2^63 - 1 ns wrapped when turned into ps and
+ * the op vanished with a GLib critical; a copy of 'abc' or -5 bytes read
+ * as 0 and one of 1e300 as 2^63 - 1). */
+static gboolean value_ok(char *why, op_rows *o)
 {
-  static const char *const names[] = {"start", "end"};
   static const char *const tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                                        "CUPTI_ACTIVITY_KIND_MEMSET"};
-  int64_t v = sqlite3_column_int64(st, i);
-  if (sqlite3_column_type(st, i) == SQLITE_INTEGER && v >= 0 && v <= NS_MAX_NS)
+  if (why == NULL)
     return TRUE;
-  if (o->bad == NULL) {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    o->bad = g_strdup_printf("table %s, row %" G_GINT64_FORMAT ": %s is %s%.40s%s, not a time in ns from 0 to %"
-                             G_GINT64_FORMAT " (2^61 ps, the engine's range); the export is damaged", tables[o->kind],
-                             o->row, names[i], t ? "'" : "", t ? (const char *)t : "NULL", t ? "'" : "", NS_MAX_NS);
-  }
+  if (o->bad == NULL)
+    o->bad = g_strdup_printf("table %s, row %" G_GINT64_FORMAT ": %s; the export is damaged", tables[o->kind], o->row,
+                             why);
+  g_free(why);
   return FALSE;
 }
 
@@ -199,7 +191,8 @@ static void op_row(sqlite3_stmt *st, gpointer data)
   op_rows *o = data;
   ns_op op = {0};
   o->row++;
-  if (!time_ok(st, 0, o) || !time_ok(st, 1, o))
+  if (!value_ok(ns_time_why(st, 0, "start"), o) || !value_ok(ns_time_why(st, 1, "end"), o) ||
+      (o->kind != 0 && !value_ok(ns_int_why(st, 4, "bytes", 0, (int64_t)WISP_MAX_BYTES, "a byte count"), o)))
     return;
   op.start = sqlite3_column_int64(st, 0);
   op.end = sqlite3_column_int64(st, 1);
@@ -212,7 +205,7 @@ static void op_row(sqlite3_stmt *st, gpointer data)
     op.name = g_strdup(n ? (const char *)n : "(unnamed kernel)");
     op.corr = sqlite3_column_int64(st, 5);
   } else {
-    op.bytes = (uint64_t)MAX(sqlite3_column_int64(st, 4), 0);
+    op.bytes = (uint64_t)sqlite3_column_int64(st, 4); /* checked: [0, 2^50] */
     static const char *const kinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
                                         "HtoH", "PtoP"};
     int64_t ck = sqlite3_column_int64(st, 5);

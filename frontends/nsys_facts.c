@@ -29,13 +29,14 @@ typedef struct {
   const char *path;
   sqlite3 *db;
   GError **error;
+  char *bad;               /* the first unusable value a row gave (the row callbacks set it), NULL when none */
 } facts_file;
 
 /* Runs sql and hands each row to row(); FALSE with the error (file and
- * query) on failure. */
+ * query) on failure, or naming the first unusable value a row gave. */
 static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3_stmt *, gpointer), gpointer data)
 {
-  if (ff->error && *ff->error)
+  if ((ff->error && *ff->error) || ff->bad)
     return FALSE; /* the first failure is the one reported (a malformed file fails every query) */
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(ff->db, sql, -1, &st, NULL);
@@ -46,21 +47,49 @@ static gboolean facts_query(facts_file *ff, const char *sql, void (*row)(sqlite3
   if (!ok)
     g_set_error(ff->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: query failed: %s (%s)", ff->path,
                 sqlite3_errmsg(ff->db), sql);
+  else if (ff->bad)
+    g_set_error(ff->error, WISP_ERROR, WISP_ERROR_INVALID, "%s: %s; the export is damaged", ff->path, ff->bad);
   sqlite3_finalize(st);
-  return ok;
+  return ok && ff->bad == NULL;
 }
+
+/* TRUE when why (a value's check of a row of table: ns_time_why,
+ * ns_int_why; row counts from 1 in the query's order) is NULL; else FALSE,
+ * the first such value kept in ff->bad.  Every time this file turns into
+ * ps passes here, so a hostile export read without fe_nsys_load (which
+ * checks the op rows first) cannot overflow the conversion.  O(1). */
+static gboolean facts_value_ok(facts_file *ff, char *why, const char *table, int64_t row)
+{
+  if (why == NULL)
+    return TRUE;
+  if (ff->bad == NULL)
+    ff->bad = g_strdup_printf("table %s, row %" G_GINT64_FORMAT ": %s", table, row, why);
+  g_free(why);
+  return FALSE;
+}
+
+/* The GPU op tables, in the order file_devices queries them. */
+static const char *const op_tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                        "CUPTI_ACTIVITY_KIND_MEMSET"};
 
 typedef struct {
   GArray *ids, *t0;        /* int64_t device ids (ascending) and their first GPU op start, ns */
   GArray *lo, *hi;         /* int64_t: the anchors [lo, hi) of the device's step window's kernels (ns) */
+  facts_file *ff;
+  int64_t rows[G_N_ELEMENTS(op_tables)]; /* rows of each op table read so far */
 } dev_rows;
 
-/* Each GPU op row (deviceId, start), read as fe_nsys_load reads them
- * (sqlite3_column_int64: NULL and text are 0), so that the devices and
- * their first starts are the reader's exactly.  O(devices) per row. */
+/* Each GPU op row (deviceId, start, table index), read as fe_nsys_load
+ * reads them, so that the devices and their first starts are the
+ * reader's exactly; a start that is not a usable time fails the read, as
+ * it fails fe_nsys_load.  O(devices) per row. */
 static void dev_row(sqlite3_stmt *st, gpointer data)
 {
   dev_rows *d = data;
+  int64_t tb = sqlite3_column_int64(st, 2);
+  if (tb < 0 || tb >= (int64_t)G_N_ELEMENTS(op_tables) ||
+      !facts_value_ok(d->ff, ns_time_why(st, 1, "start"), op_tables[tb], ++d->rows[tb]))
+    return;
   int64_t id = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
   for (guint i = 0; i < d->ids->len; i++)
     if (g_array_index(d->ids, int64_t, i) == id) {
@@ -98,11 +127,30 @@ typedef struct {
   const dev_rows *dev;
   fe_nsys_facts *f;
   int first_rank;
+  int64_t row;             /* rows of the current query read so far */
 } grid_rows;
+
+/* Whether the kernel row's gridX, gridY, gridZ (columns 3..5) are launch
+ * dimensions, integers from 1 to 2^31 - 1 (CUDA's largest gridX); else
+ * FALSE with the first bad one in ff->bad ('abc' read as 0 blocks and gave
+ * a silent 0 % SM coverage).  O(1). */
+static gboolean grid_ok(grid_rows *g, sqlite3_stmt *st)
+{
+  static const char *const dims[] = {"gridX", "gridY", "gridZ"};
+  for (int d = 0; d < 3; d++)
+    if (!facts_value_ok(g->dev->ff, ns_int_why(st, 3 + d, dims[d], 1, G_MAXINT32, "a grid dimension"), op_tables[0],
+                        g->row))
+      return FALSE;
+  return TRUE;
+}
 
 static void grid_row(sqlite3_stmt *st, gpointer data)
 {
   grid_rows *g = data;
+  g->row++;
+  if (!facts_value_ok(g->dev->ff, ns_time_why(st, 0, "start"), op_tables[0], g->row) ||
+      !facts_value_ok(g->dev->ff, ns_time_why(st, 1, "end"), op_tables[0], g->row) || !grid_ok(g, st))
+    return;
   int k = dev_index(g->dev, sqlite3_column_int64(st, 2));
   if (k < 0)
     return;
@@ -116,14 +164,37 @@ static void grid_row(sqlite3_stmt *st, gpointer data)
   g_array_append_val(g->f->grids[g->first_rank + k], x);
 }
 
+/* One NVLink sample (timestamp, device, value).  Its timestamp must be a
+ * usable time, as the op rows' (one near 2^63 ns wrapped when turned into
+ * ps and could land inside the window: a silent wrong bw_peertopeer), and
+ * its value a percentage from 0 to 100 (text reads as 0; 1e308 gave a
+ * 300-digit bw_peertopeer; NVIDIA documents its GPU performance monitor
+ * percentages as 0.0 - 100.0, NVML nvmlGpmMetricId_t).  The query orders
+ * the samples by device and time, so a bad one is named by its device. */
 static void sample_row(sqlite3_stmt *st, gpointer data)
 {
   grid_rows *g = data;
-  int k = dev_index(g->dev, sqlite3_column_int64(st, 1));
+  facts_file *ff = g->dev->ff;
+  int64_t dev = sqlite3_column_int64(st, 1);
+  int vt = sqlite3_column_type(st, 2);
+  char *why = ns_time_why(st, 0, "timestamp");
+  double pct = sqlite3_column_double(st, 2);
+  if (why == NULL && !((vt == SQLITE_INTEGER || vt == SQLITE_FLOAT) && pct >= 0 && pct <= 100)) {
+    const unsigned char *v = sqlite3_column_text(st, 2);
+    why = g_strdup_printf("value is %s%.40s%s, not a throughput percentage (a number from 0 to 100)", v ? "'" : "",
+                          v ? (const char *)v : "NULL", v ? "'" : "");
+  }
+  if (why) {
+    if (ff->bad == NULL)
+      ff->bad = g_strdup_printf("table GPU_METRICS, a sample of device %" G_GINT64_FORMAT " (%s): %s", dev,
+                                NSYS_P2P_METRIC, why);
+    g_free(why);
+    return;
+  }
+  int k = dev_index(g->dev, dev);
   if (k < 0)
     return;
-  fe_nsys_sample x = {(sqlite3_column_int64(st, 0) - g_array_index(g->dev->t0, int64_t, k)) * 1000,
-                      sqlite3_column_double(st, 2)};
+  fe_nsys_sample x = {(sqlite3_column_int64(st, 0) - g_array_index(g->dev->t0, int64_t, k)) * 1000, pct};
   g_array_append_val(g->f->p2p[g->first_rank + k], x);
 }
 
@@ -150,11 +221,11 @@ static int sm_count_of(facts_file *ff, int64_t id)
 static gboolean file_devices(facts_file *ff, dev_rows *d)
 {
   static const char *const cols[] = {"start", "deviceId", NULL};
-  GString *sql = g_string_new("SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_KERNEL");
+  GString *sql = g_string_new("SELECT deviceId, start, 0 FROM CUPTI_ACTIVITY_KIND_KERNEL");
   if (ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMCPY", cols))
-    g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    g_string_append(sql, " UNION ALL SELECT deviceId, start, 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY");
   if (ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_MEMSET", cols))
-    g_string_append(sql, " UNION ALL SELECT deviceId, start FROM CUPTI_ACTIVITY_KIND_MEMSET");
+    g_string_append(sql, " UNION ALL SELECT deviceId, start, 2 FROM CUPTI_ACTIVITY_KIND_MEMSET");
   gboolean ok = facts_query(ff, sql->str, dev_row, d);
   g_string_free(sql, TRUE);
   return ok;
@@ -212,7 +283,7 @@ static gboolean facts_file_read(facts_file *ff, const fe_nsys_options *opt, fe_n
   static const char *const mcols[] = {"timestamp", "typeId", "metricId", "value", NULL};
   static const char *const ncols[] = {"metricId", "metricName", NULL};
   dev_rows d = {g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t)),
-                g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t))};
+                g_array_new(FALSE, FALSE, sizeof(int64_t)), g_array_new(FALSE, FALSE, sizeof(int64_t)), ff, {0}};
   gboolean ok = file_devices(ff, &d) && step_clocks(ff, opt, &d);
   int first = f->n_ranks;
   if (ok) {
@@ -227,7 +298,7 @@ static gboolean facts_file_read(facts_file *ff, const fe_nsys_options *opt, fe_n
     }
     ok = !(ff->error && *ff->error); /* an SM count query failed */
   }
-  grid_rows g = {&d, f, first};
+  grid_rows g = {&d, f, first, 0};
   if (ok && ns_has_columns(ff->db, "CUPTI_ACTIVITY_KIND_KERNEL", gcols)) {
     f->have_grids = TRUE;
     gboolean windows = FALSE; /* any device with a step window: its kernels are filtered by their launch */
@@ -269,7 +340,7 @@ gboolean fe_nsys_facts_load_opts(const char *const *paths, int n_paths, const fe
   memset(f, 0, sizeof *f);
   gboolean ok = TRUE;
   for (int i = 0; ok && i < n_paths; i++) {
-    facts_file ff = {paths[i], NULL, error};
+    facts_file ff = {paths[i], NULL, error, NULL};
     wisp_input_note(paths[i]); /* no output may replace it */
     if (sqlite3_open_v2(paths[i], &ff.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
       g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "%s: cannot open as SQLite: %s", paths[i],
@@ -279,6 +350,7 @@ gboolean fe_nsys_facts_load_opts(const char *const *paths, int n_paths, const fe
       ok = facts_file_read(&ff, opt, f);
     }
     sqlite3_close(ff.db);
+    g_free(ff.bad);
   }
   if (!ok)
     fe_nsys_facts_clear(f);

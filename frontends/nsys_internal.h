@@ -87,10 +87,27 @@ char *ns_pid_sql(sqlite3 *db, const char *table, const char *alias);
 gboolean ns_step_window(const GArray *markers, const ns_span *sp, guint n_sp, const fe_nsys_options *opt,
                         const char *path, ns_window *w, GError **error);
 
-G_END_DECLS
 /* Whether table t exists with every column of cols (NULL-ended); no error
  * either way (nsys_schema.c; the exports' schema differs between nsys
  * releases).  O(columns). */
 gboolean ns_has_columns(sqlite3 *db, const char *t, const char *const *cols);
+
+/* The largest time a row of an export may give, in ns: the engine's 2^61
+ * ps, so that every difference of two times fits once turned into ps. */
+#define NS_MAX_NS (SIM_TIME_LIMIT / 1000)
+
+/* NULL when column i of the row is an integer in [lo, hi], else why,
+ * naming the column `name` and the value's meaning `what` (g_free): "NAME
+ * is 'V', not WHAT from LO to HI".  SQLite keeps text, NULL or a real in
+ * an INTEGER column, which sqlite3_column_int64 reads as 0 or clamps
+ * (nsys_schema.c).  O(1). */
+char *ns_int_why(sqlite3_stmt *st, int i, const char *name, int64_t lo, int64_t hi, const char *what);
+/* ns_int_why for a time wisp can use, [0, NS_MAX_NS] ns: "NAME is 'V',
+ * not a time in ns from 0 to N (2^61 ps, the engine's range)".  Every time
+ * the reader turns into ps passes here: a time near 2^63 ns wraps when
+ * multiplied.  O(1). */
+char *ns_time_why(sqlite3_stmt *st, int i, const char *name);
+
+G_END_DECLS
 
 #endif

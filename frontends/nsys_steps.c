@@ -85,19 +85,32 @@ GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean executions, gboo
   if (!ns_has_columns(db, "NVTX_EVENTS", cols))
     return m;
   char *sql = g_strdup_printf("SELECT n.start, n.end, coalesce(n.text, s.value), %s FROM NVTX_EVENTS n LEFT JOIN "
-                              "StringIds s ON s.id = n.textId WHERE n.end IS NOT NULL AND n.end >= n.start AND "
+                              "StringIds s ON s.id = n.textId WHERE n.end IS NOT NULL AND "
                               "(coalesce(n.text, s.value) LIKE 'ProfilerStep#%%' OR coalesce(n.text, s.value) LIKE "
                               "'execute_context_%%' OR coalesce(n.text, s.value) LIKE '%%run_batch%%')",
                               ns_has_columns(db, "NVTX_EVENTS", tid) ? "(n.globalTid >> 24) & 16777215" : "-1");
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   gboolean numbered = FALSE, unnumbered = FALSE;
+  char *bad = NULL; /* the first marker whose times are unusable */
   if (rc == SQLITE_OK)
     rc = SQLITE_ROW;
-  while (rc == SQLITE_ROW && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+  while (rc == SQLITE_ROW && bad == NULL && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *t = sqlite3_column_text(st, 2);
     int64_t n = t ? marker_number((const char *)t) : -2;
     if (n == -2)
+      continue;
+    /* A step's start becomes the device's clock origin: a start near
+     * -2^63 or 2^63 ns wrapped every time turned into ps (a silent wrong
+     * step time); text read as 0.  Reversed ranges are skipped, as before. */
+    char *why = ns_time_why(st, 0, "start");
+    why = why ? why : ns_time_why(st, 1, "end");
+    if (why) {
+      bad = g_strdup_printf("table NVTX_EVENTS, the step range '%.60s': %s", (const char *)t, why);
+      g_free(why);
+      continue;
+    }
+    if (sqlite3_column_int64(st, 1) < sqlite3_column_int64(st, 0))
       continue;
     ns_marker x = {sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), n};
     numbered |= n >= 0 && !executions;
@@ -105,9 +118,13 @@ GArray *ns_step_markers(sqlite3 *db, const char *path, gboolean executions, gboo
     g_array_append_val(m, x);
   }
   sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) {
-    g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: reading the NVTX step ranges failed: %s (%s)", path,
-                sqlite3_errmsg(db), sql);
+  if (bad || rc != SQLITE_DONE) {
+    if (bad)
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: %s; the export is damaged", path, bad);
+    else
+      g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "%s: reading the NVTX step ranges failed: %s (%s)", path,
+                  sqlite3_errmsg(db), sql);
+    g_free(bad);
     g_free(sql);
     g_array_free(m, TRUE);
     return NULL;

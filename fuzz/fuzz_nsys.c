@@ -20,6 +20,25 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The facts' promises (nsys_facts.c): every time read is in [0, 2^61 ps]
+ * before its origin is subtracted, so a grid or sample time lies within
+ * +-2^61 ps and a grid ends at or after its start, with at least one
+ * block; every sample is a percentage from 0 to 100. */
+static void check_facts(const fe_nsys_facts *f)
+{
+  for (int r = 0; r < f->n_ranks; r++) {
+    for (guint i = 0; i < f->grids[r]->len; i++) {
+      const fe_nsys_grid *x = &g_array_index(f->grids[r], fe_nsys_grid, i);
+      g_assert(x->start >= -SIM_TIME_LIMIT && x->start <= SIM_TIME_LIMIT && x->end >= x->start &&
+               x->end <= SIM_TIME_LIMIT && x->blocks >= 1);
+    }
+    for (guint i = 0; i < f->p2p[r]->len; i++) {
+      const fe_nsys_sample *x = &g_array_index(f->p2p[r], fe_nsys_sample, i);
+      g_assert(x->t >= -SIM_TIME_LIMIT && x->t <= SIM_TIME_LIMIT && x->value >= 0 && x->value <= 100);
+    }
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   char *path = fuzz_path("in.sqlite");
@@ -37,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   GError *ferr = NULL;
   if (fe_nsys_facts_load(paths, 1, &f, &ferr)) {
     g_assert(w == NULL || f.n_ranks == w->n_ranks);
+    check_facts(&f);
     fe_nsys_facts_clear(&f);
   } else {
     g_assert(ferr != NULL && ferr->domain == WISP_ERROR);
@@ -55,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   g_assert(w != NULL || (error != NULL && error->domain == WISP_ERROR));
   if (fe_nsys_facts_load_opts(paths, 1, &opt, &f, &ferr)) {
     g_assert(w == NULL || f.n_ranks == w->n_ranks);
+    check_facts(&f);
     fe_nsys_facts_clear(&f);
   }
   g_clear_error(&ferr);

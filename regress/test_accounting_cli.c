@@ -207,7 +207,7 @@ static void test_straggler_closed_form(void)
   g_assert_cmpfloat(fabs(num(ms, "comm_transfer_ns") - 2 * A), <, 1e-3);
   g_assert_cmpfloat(fabs(num(ms, "straggler_wait_ns") - 120e3), <, 1e-3);
   g_assert_cmpfloat(num(ms, "dependency_wait_ns"), ==, 0);
-  test_expect_has(out, "  straggler_wait (ms)                     0.120\n");
+  test_expect_has(out, "  straggler_wait (ms)                      0.120\n");
   cJSON_Delete(r);
   g_free(out);
   /* Utility: the same accounting, means over ranks: straggler wait

@@ -12,6 +12,7 @@
 
 #include "chakra/et_io.h"
 #include "regress/allreduce_et.h"
+#include "regress/test_sqlite.h"
 #include "regress/test_util.h"
 
 #include <fcntl.h>
@@ -604,23 +605,14 @@ static void test_xla_huge_shape(void)
   g_free(tmp);
 }
 
-/* A one-device Nsight Systems export holding a 100 us kernel at 1000 ns
- * and a second kernel row whose values are the SQL text `row`. */
+/* test_nsys_export's one-kernel export (a 100 us kernel at 1000 ns) and a
+ * second kernel row whose first seven values are the SQL text `row`
+ * (start, end, deviceId, streamId, correlationId, demangledName, gridX). */
 static void write_nsys(const char *path, const char *row)
 {
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
-  char *sql = g_strdup_printf("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
-                              "INSERT INTO StringIds VALUES (1, 'volta_sgemm_128x64_nn');"
-                              "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
-                              "streamId INTEGER, correlationId INTEGER, demangledName INTEGER, gridX INTEGER);"
-                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 101000, 0, 7, 1, 1, 132);"
-                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%s);", row);
-  char *msg = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-    g_error("sqlite: %s", msg);
+  char *sql = g_strdup_printf("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%s, 1, 1);", row);
+  test_nsys_export(path, sql);
   g_free(sql);
-  sqlite3_close(db);
 }
 
 /* Found by this wave's audit (items 1 and 2 on Nsight exports): a kernel
@@ -643,12 +635,10 @@ static void test_nsys_times(void)
     {"2000, NULL, 0, 7, 2, 1, 132", "row 2: end is NULL, not a time in ns"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(probes); i++) {
-    g_unlink(db);
     write_nsys(db, probes[i].row);
     expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, probes[i].want);
     expect_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, 1, "n.sqlite: table CUPTI_ACTIVITY_KIND_KERNEL");
   }
-  g_unlink(db);
   write_nsys(db, "200000, 300000, 0, 7, 2, 1, 132");
   char *out = NULL;
   g_assert_cmpint(test_wisp_run((const char *[]){"simulate", db, "-n", "dgx-h100", NULL}, &out), ==, 0);

@@ -681,7 +681,7 @@ static void test_cli_errors(void)
   char *out = NULL, *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", v.example, NULL}, &out, &err), ==, 0);
   test_expect_has(out, "every metric: n/a: the workload carries no measured step window");
-  test_expect_has(out, "avg_step_time (ms)                          n/a");
+  test_expect_has(out, "avg_step_time (ms)                           n/a");
   g_free(out);
   g_free(err);
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"metrics", NULL}, NULL, &err), ==, 2);

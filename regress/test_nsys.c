@@ -657,6 +657,20 @@ static void test_nccl_sizes_pids(void)
   g_free(p);
 }
 
+/* The facts of the export at p fail with an error naming p and holding
+ * want. */
+static void expect_facts_error(const char *p, const char *want)
+{
+  const char *paths[] = {p};
+  fe_nsys_facts f;
+  GError *error = NULL;
+  g_assert_false(fe_nsys_facts_load(paths, 1, &f, &error));
+  g_assert_nonnull(error);
+  g_assert_nonnull(strstr(error->message, p));
+  g_assert_nonnull(strstr(error->message, want));
+  g_clear_error(&error);
+}
+
 /* Fuzz finding (fuzz_nsys, this wave's 120 s run, crash-40aa68e5...): on
  * a malformed export the SM count query failed for every device, and the
  * second failure set the GError over the first (GLib's warning, an abort
@@ -666,23 +680,35 @@ static void test_nccl_sizes_pids(void)
 static void test_facts_error(void)
 {
   char *dir = g_dir_make_tmp("wisp-nsys-ferr-XXXXXX", NULL), *p = g_build_filename(dir, "bad.sqlite", NULL);
-  sqlite3 *db = NULL;
-  g_assert_cmpint(sqlite3_open(p, &db), ==, SQLITE_OK);
-  exec_sql(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
-               "INSERT INTO StringIds VALUES (1, 'gemm');"
-               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
-               "demangledName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER);"
-               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 1, 1, 1), (1000, 2000, 1, 7, 1, 1, 1, 1);"
-               "CREATE VIEW TARGET_INFO_GPU AS SELECT 0 AS id, 'x' AS name, abs(-9223372036854775807 - 1) AS smCount;");
-  sqlite3_close(db);
-  const char *paths[] = {p};
-  fe_nsys_facts f;
-  GError *error = NULL;
-  g_assert_false(fe_nsys_facts_load(paths, 1, &f, &error));
-  g_assert_nonnull(error);
-  g_assert_nonnull(strstr(error->message, p));
-  g_assert_nonnull(strstr(error->message, "TARGET_INFO_GPU"));
-  g_clear_error(&error);
+  test_nsys_export(p, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 1, 7, 2, 1, 1, 1, 1);"
+                      "CREATE VIEW TARGET_INFO_GPU AS SELECT 0 AS id, 'x' AS name, abs(-9223372036854775807 - 1) AS "
+                      "smCount;");
+  expect_facts_error(p, "TARGET_INFO_GPU");
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(p);
+}
+
+/* The facts read alone (the library entry point the fuzzer drives; the
+ * CLI loads the graphs first, which refuse the same rows): a kernel start
+ * of 2^63 - 1 ns was subtracted and multiplied by 1000 unchecked (signed
+ * overflow in grid_row), a memset start 'abc' read as 0.  Both are now the
+ * reader's error naming the table, the row (in the query's order) and the
+ * field. */
+static void test_facts_times(void)
+{
+  char *dir = g_dir_make_tmp("wisp-nsys-ftime-XXXXXX", NULL), *p = g_build_filename(dir, "t.sqlite", NULL);
+  const struct { const char *sql, *want; } cases[] = {
+    {"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (9223372036854775807, 1, 0, 7, 2, 1, 1, 1, 1);",
+     "table CUPTI_ACTIVITY_KIND_KERNEL, row 2: start is '9223372036854775807', not a time in ns"},
+    {"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+     "bytes INTEGER); INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES ('abc', 3000, 0, 7, 64);",
+     "table CUPTI_ACTIVITY_KIND_MEMSET, row 1: start is 'abc', not a time in ns"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    test_nsys_export(p, cases[i].sql);
+    expect_facts_error(p, cases[i].want);
+  }
   test_rm_rf(dir);
   g_free(dir);
   g_free(p);
@@ -698,6 +724,7 @@ int main(int argc, char **argv)
   g_test_add_func("/nsys/facts", test_facts);
   g_test_add_func("/nsys/moe", test_moe);
   g_test_add_func("/nsys/steps", test_steps);
+  g_test_add_func("/nsys/facts_times", test_facts_times);
   g_test_add_func("/nsys/nccl_sizes_pids", test_nccl_sizes_pids);
   g_test_add_func("/nsys/facts_error", test_facts_error);
   return g_test_run();

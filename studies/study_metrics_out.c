@@ -6,6 +6,7 @@
 #include "studies/study_metrics.h"
 
 #include <math.h>
+#include <string.h>
 
 
 /* ---- output ---- */
@@ -193,14 +194,20 @@ void study_metrics_print(const study_metrics *measured, const study_metrics *sim
     {"ttft (ms)", get_ttft, " %14.3f"},
     {"tpot (ms)", get_tpot, " %14.3f"},
   };
-  fprintf(out, "%-32s", "metric");
+  /* The label column is as wide as the longest label (33 characters:
+   * dominant_kernel_concentration (%), which overflowed a fixed 32 and
+   * shifted its row's values one column right). */
+  int width = (int)strlen("metric");
+  for (guint i = 0; i < G_N_ELEMENTS(rows); i++)
+    width = MAX(width, (int)strlen(rows[i].name));
+  fprintf(out, "%-*s", width, "metric");
   if (measured)
     fprintf(out, " %14s", "measured");
   if (simulated)
     fprintf(out, " %14s", "simulated");
   fputc('\n', out);
   for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-    fprintf(out, "%-32s", rows[i].name);
+    fprintf(out, "%-*s", width, rows[i].name);
     cell_pct(out, measured, measured ? rows[i].get(measured) : 0, rows[i].fmt);
     cell_pct(out, simulated, simulated ? rows[i].get(simulated) : 0, rows[i].fmt);
     fputc('\n', out);
