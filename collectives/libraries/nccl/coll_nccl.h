@@ -137,6 +137,10 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 
+/* NCCL's NVLink rate per link in GB/s for an SM architecture (its
+ * nvlink bandwidth table, nccl_tuner.c). */
+double coll_nccl_nvlink_GBps(int sm);
+
 /* Most chunks wisp cuts one collective into (simulation cost: members x
  * chunks x steps); the pipeline fill a cap adds is (steps - 1) / cap of
  * the transfer time, under 2 % for 8-member rings. */
