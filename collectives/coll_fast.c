@@ -340,15 +340,20 @@ void coll_fast_rewind(coll_rt *c, coll_run *r)
 /* The claim's callback: another transfer is about to use a link of the
  * run now.  Rewinds the net, charges the transfers issued before now and
  * leaves the run per transfer (see the top comment).  O(transfers). */
+void coll_fast_convert_begin(coll_rt *c, coll_run *r)
+{
+  net_claim_release(c->n, r->claim);
+  r->claim = 0;
+  c->ring.phase_conversions++;
+  coll_fast_rewind(c, r);
+}
+
 static void fast_convert(void *ctx)
 {
   coll_run *r = ctx;
   coll_rt *c = r->lib;
   sim_time_ps now = sim_now(c->sim);
-  net_claim_release(c->n, r->claim);
-  r->claim = 0;
-  c->ring.phase_conversions++;
-  coll_fast_rewind(c, r);
+  coll_fast_convert_begin(c, r);
   coll_run_alloc_counters(r);
   fast_pass(c, r, now);
   for (int m = 0; m < r->n; m++)

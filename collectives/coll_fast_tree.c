@@ -205,17 +205,8 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
   int ch = (int)(s % (uint32_t)r->n_chunks);
   gboolean conv = e->t_stop != TREE_NEVER;
   coll_a2av_ctx x;
-  coll_sched sc;
-  int pos;
-  const coll_phase *ph = coll_member_sched(r, m, ch, sl->cur, &x, &sc, &pos);
-  uint32_t n_recv = 0;
-  uint64_t red = 0;
-  uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
-  sl->state = SLOT_RUNNING;
-  sl->moved = nx > 0 || n_recv > 0;
-  sl->need = n_recv;
-  if (r->slot_red != NULL)
-    r->slot_red[s] = red;
+  uint32_t nx = 0;
+  const coll_phase *ph = coll_slot_step_begin(r, s, &x, &nx);
   if (!r->stream)
     sl->pend += nx; /* a streamed step does not wait for its sends */
   for (uint32_t i = 0; i < nx; i++) {
@@ -257,15 +248,7 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
  * with one chunk per tree is always open.  O(1). */
 static gboolean emu_gate(const coll_run *r, uint32_t s, uint32_t k)
 {
-  if (!r->step_pipe)
-    return TRUE;
-  int c0 = (int)(s % (uint32_t)r->n_chunks);
-  if (c0 < r->lanes)
-    return TRUE;
-  if (r->slot[s - (uint32_t)r->lanes].cur <= k)
-    return FALSE;
-  int back = r->fifo_chunks * r->lanes;
-  return c0 < back || r->sent[(size_t)(s - (uint32_t)back) * r->n_steps + k] == 0;
+  return !r->step_pipe || coll_pipe_gate_open(r, s, k);
 }
 
 /* The local wait that ends slot s's step k (slot_advance): its reduction
@@ -562,10 +545,7 @@ static void tree_convert(void *ctx)
   coll_run *r = ctx;
   coll_rt *c = r->lib;
   sim_time_ps now = sim_now(c->sim);
-  net_claim_release(c->n, r->claim);
-  r->claim = 0;
-  c->ring.phase_conversions++;
-  coll_fast_rewind(c, r);
+  coll_fast_convert_begin(c, r);
   gboolean *done_ran = g_new(gboolean, (size_t)r->n);
   for (int m = 0; m < r->n; m++) {
     done_ran[m] = r->done_ev[m] == SIM_EVENT_NONE;

@@ -175,6 +175,25 @@ const coll_phase *coll_member_sched(const coll_run *r, int m, int ch, uint32_t k
   return ph;
 }
 
+const coll_phase *coll_slot_step_begin(coll_run *r, uint32_t s, coll_a2av_ctx *x, uint32_t *nx)
+{
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  coll_sched sc;
+  int pos;
+  const coll_phase *ph = coll_member_sched(r, m, ch, sl->cur, x, &sc, &pos);
+  uint32_t n_recv = 0;
+  uint64_t red = 0;
+  *nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  sl->state = SLOT_RUNNING;
+  sl->moved = *nx > 0 || n_recv > 0;
+  sl->need = n_recv;
+  if (r->slot_red != NULL)
+    r->slot_red[s] = red;
+  return ph;
+}
+
 /* Issues the transfers of slot s's current step. */
 static void slot_start(coll_run *r, uint32_t s)
 {
@@ -183,18 +202,9 @@ static void slot_start(coll_run *r, uint32_t s)
   int m = (int)(s / (uint32_t)r->n_chunks);
   int ch = (int)(s % (uint32_t)r->n_chunks);
   coll_a2av_ctx x;
-  coll_sched sc;
-  int pos;
-  const coll_phase *ph = coll_member_sched(r, m, ch, sl->cur, &x, &sc, &pos);
+  uint32_t nx = 0;
+  const coll_phase *ph = coll_slot_step_begin(r, s, &x, &nx);
   int base = x.base;
-  uint32_t n_recv = 0;
-  uint64_t red = 0;
-  uint32_t nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
-  sl->state = SLOT_RUNNING;
-  sl->moved = nx > 0 || n_recv > 0;
-  sl->need = n_recv;
-  if (r->slot_red != NULL)
-    r->slot_red[s] = red;
   if (!r->engine && !r->stream)
     sl->pend += nx; /* only a step that waits for its own sends counts them (slot_advance) */
   if (r->slot_local_done != NULL)
@@ -250,20 +260,21 @@ static void slot_start(coll_run *r, uint32_t s)
  * chunks finished the previous phase on the same dimension.  (Their own
  * previous phase is done, since steps run in order.)  Within a phase a
  * chunk's steps follow each other freely. */
+gboolean coll_pipe_gate_open(const coll_run *r, uint32_t s, uint32_t k)
+{
+  int c0 = (int)(s % (uint32_t)r->n_chunks);
+  if (c0 < r->lanes)
+    return TRUE;
+  if (r->slot[s - (uint32_t)r->lanes].cur <= k)
+    return FALSE;
+  int back = r->fifo_chunks * r->lanes;
+  return c0 < back || coll_sent_get(r, s - (uint32_t)back, k) == 0;
+}
+
 static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
 {
-  if (r->step_pipe) {
-    /* Step pipeline (nccl): behind the previous chunk of this lane, and
-     * at most COLL_NCCL_FIFO_SLOTS chunks of this lane in flight per step
-     * (NCCL's connection FIFO). */
-    int c0 = (int)(s % (uint32_t)r->n_chunks);
-    if (c0 < r->lanes)
-      return TRUE;
-    if (r->slot[s - (uint32_t)r->lanes].cur <= k)
-      return FALSE;
-    int back = r->fifo_chunks * r->lanes;
-    return c0 < back || coll_sent_get(r, s - (uint32_t)back, k) == 0;
-  }
+  if (r->step_pipe)
+    return coll_pipe_gate_open(r, s, k);
   const coll_phase *ph = phase_of(r, k);
   if (k != ph->step0)
     return TRUE;

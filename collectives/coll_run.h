@@ -278,6 +278,18 @@ static inline int coll_pos_member(const coll_run *r, const coll_phase *ph, int b
  * returns the phase and the member's position in *pos_out.  O(1). */
 const coll_phase *coll_member_sched(const coll_run *r, int m, int ch, uint32_t k, coll_a2av_ctx *x, coll_sched *sc,
                                     int *pos_out);
+/* Begins slot s's current step: its schedule (member, chunk, step), the
+ * step's transfers into r->scratch (*nx of them, x filled as
+ * coll_member_sched does), and the slot's running state (moved, receives
+ * needed, reduction bytes).  The per-transfer path and the tree replay
+ * (coll_fast_tree.c) start a step through it.  Returns the phase.  O(1)
+ * plus the step's transfers. */
+const coll_phase *coll_slot_step_begin(coll_run *r, uint32_t s, coll_a2av_ctx *x, uint32_t *nx);
+/* The step pipeline's gate (NCCL, r->step_pipe): slot s may start step k
+ * once the previous chunk of its lane has passed k and at most
+ * fifo_chunks chunks of the lane are in flight at k (NCCL's connection
+ * FIFO).  O(1). */
+gboolean coll_pipe_gate_open(const coll_run *r, uint32_t s, uint32_t k);
 /* Whether two ranks differ in a dimension other than 0.  O(dims). */
 gboolean coll_pair_is_inter(const topo *t, int a, int b);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
@@ -408,6 +420,10 @@ gboolean coll_fast_begin(coll_rt *c, coll_run *r);
 void coll_fast_open(coll_rt *c, coll_run *r);
 gboolean coll_fast_link_use(coll_rt *c, coll_run *r, uint32_t l);
 void coll_fast_rewind(coll_rt *c, coll_run *r);
+/* The start of a conversion (a claim's callback): releases the run's
+ * claim, counts the conversion and rewinds the net (coll_fast_rewind).
+ * O(transfers issued). */
+void coll_fast_convert_begin(coll_rt *c, coll_run *r);
 void coll_fast_decline(coll_rt *c, coll_run *r);
 void coll_fast_take(coll_rt *c, coll_run *r, net_claim_fn convert);
 
