@@ -37,6 +37,7 @@
 
 #include "collectives/coll.h"
 #include "collectives/libraries/nccl/coll_nccl.h"
+#include "topologies/topo_variant.h"
 #include "test_util.h"
 
 /* A named violation: preset, tier, resource ("latency" halved or
@@ -120,38 +121,19 @@ static int sens_find(const char *preset, const char *tier, const char *resource,
   return -1;
 }
 
-/* The preset's text with dims entry `dim` changed: its latency halved
- * (lat) or its bandwidth doubled (!lat).  The entries are the lines that
- * start with "  - {name:" in the order they appear. */
-static char *vary(const char *text, int dim, gboolean lat)
+/* The preset t with tier dim improved the way `wisp utility` improves a
+ * tier (topo_variant_scale_latency / _scale_bw): its latency halved (lat)
+ * or its bandwidth doubled (!lat). */
+static topo *vary(const topo *t, int dim, gboolean lat)
 {
-  GString *out = g_string_new(NULL);
-  char **lines = g_strsplit(text, "\n", -1);
-  int k = -1;
-  for (int i = 0; lines[i]; i++) {
-    const char *ln = lines[i];
-    if (g_str_has_prefix(ln, "  - {name:"))
-      k++;
-    const char *key = lat ? "latency: " : "bandwidth: ";
-    const char *p = (k == dim && g_str_has_prefix(ln, "  - {name:")) ? strstr(ln, key) : NULL;
-    if (p == NULL) {
-      g_string_append(out, ln);
-    } else {
-      p += strlen(key);
-      char *end = NULL;
-      double v = g_ascii_strtod(p, &end);
-      g_assert_true(end != p && v > 0);
-      g_string_append_len(out, ln, p - ln);
-      char num[64];
-      g_ascii_formatd(num, sizeof num, "%.6g", lat ? v / 2 : v * 2);
-      g_string_append(out, num);
-      g_string_append(out, end);
-    }
-    if (lines[i + 1])
-      g_string_append_c(out, '\n');
-  }
-  g_strfreev(lines);
-  return g_string_free(out, FALSE);
+  GError *error = NULL;
+  topo_variant *v = topo_variant_new(t);
+  g_assert_true(lat ? topo_variant_scale_latency(v, dim, 0.5, &error) : topo_variant_scale_bw(v, dim, 2.0, &error));
+  g_assert_no_error(error);
+  topo *t1 = topo_variant_build(v, &error);
+  g_assert_no_error(error);
+  topo_variant_free(v);
+  return t1;
 }
 
 /* One collective's time on `t` (tier), NCCL's choice forced to
@@ -182,8 +164,6 @@ static void test_preset(gconstpointer data)
   }
   char *file = g_strconcat(name, ".yaml", NULL);
   char *path = g_build_filename(g_getenv("G_TEST_SRCDIR"), "presets", file, NULL);
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
   static const et_coll_type ops[] = { ET_COLL_ALL_REDUCE, ET_COLL_ALL_GATHER, ET_COLL_REDUCE_SCATTER,
                                       ET_COLL_ALL_TO_ALL, ET_COLL_BROADCAST };
   static const uint64_t sizes[] = { 8192, 1u << 20, 64u << 20 };
@@ -191,25 +171,27 @@ static void test_preset(gconstpointer data)
   for (int i = 0; i < 32; i++)
     ranks[i] = i;
   GError *error = NULL;
-  topo *t0 = topo_load_string(text, path, &error);
+  topo *t0 = topo_load(path, &error);
   g_assert_no_error(error);
   int n_dims = topo_n_dims(t0), n = MIN(32, topo_n_ranks(t0));
+  /* Every improved network once: tv[2 dim + lat]. */
+  topo **tv = g_new(topo *, 2 * (size_t)n_dims);
+  for (int dim = 0; dim < n_dims; dim++)
+    for (int lat = 0; lat < 2; lat++)
+      tv[2 * dim + lat] = vary(t0, dim, lat);
   unsigned checked = 0, n_open = 0;
   gboolean seen[G_N_ELEMENTS(sens_exceptions)] = { FALSE };
   for (int tier = NET_TIER_ANALYTICAL; tier <= NET_TIER_FLOW; tier++)
-    for (int dim = 0; dim < n_dims; dim++)
-      for (int lat = 0; lat < 2; lat++) {
-        char *vt = vary(text, dim, lat);
-        topo *t1 = topo_load_string(vt, path, &error);
-        g_assert_no_error(error);
-        for (size_t o = 0; o < G_N_ELEMENTS(ops); o++)
-          for (size_t s = 0; s < G_N_ELEMENTS(sizes); s++) {
-            coll_desc d = { .type = ops[o], .bytes = sizes[s], .ranks = ranks, .n_ranks = n,
-                            .root = ops[o] == ET_COLL_BROADCAST ? 0 : -1 };
-            coll_info info;
-            sim_time_ps base = measure(t0, (net_tier)tier, COLL_NALGO_AUTO, COLL_PROTO_AUTO, &d, &info);
+    for (size_t o = 0; o < G_N_ELEMENTS(ops); o++)
+      for (size_t s = 0; s < G_N_ELEMENTS(sizes); s++) {
+        coll_desc d = { .type = ops[o], .bytes = sizes[s], .ranks = ranks, .n_ranks = n,
+                        .root = ops[o] == ET_COLL_BROADCAST ? 0 : -1 };
+        coll_info info;
+        sim_time_ps base = measure(t0, (net_tier)tier, COLL_NALGO_AUTO, COLL_PROTO_AUTO, &d, &info);
+        for (int dim = 0; dim < n_dims; dim++)
+          for (int lat = 0; lat < 2; lat++) {
             coll_info info1;
-            sim_time_ps better = measure(t1, (net_tier)tier, info.nccl_algo, info.proto, &d, &info1);
+            sim_time_ps better = measure(tv[2 * dim + lat], (net_tier)tier, info.nccl_algo, info.proto, &d, &info1);
             g_assert_cmpint(info1.nccl_algo, ==, info.nccl_algo);
             g_assert_cmpint(info1.proto, ==, info.proto);
             int ex = better > base ? sens_find(name, net_tier_name((net_tier)tier), lat ? "latency" : "bandwidth",
@@ -230,9 +212,10 @@ static void test_preset(gconstpointer data)
             }
             checked++;
           }
-        topo_free(t1);
-        g_free(vt);
       }
+  for (int i = 0; i < 2 * n_dims; i++)
+    topo_free(tv[i]);
+  g_free(tv);
   g_test_message("%s: %u cases (tier x tier's dims x {latency/2, bandwidth x2} x 5 collectives x 3 sizes)", name,
                  checked);
   for (size_t i = 0; i < G_N_ELEMENTS(sens_exceptions); i++)
@@ -244,7 +227,6 @@ static void test_preset(gconstpointer data)
   if (n_open > 0 && !g_test_failed())
     g_test_incomplete_printf("%s: %u open tier-A FIFO-order violations (listed, see sens_exceptions)", name, n_open);
   topo_free(t0);
-  g_free(text);
   g_free(path);
   g_free(file);
 }
