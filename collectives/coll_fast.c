@@ -89,22 +89,6 @@ static uint64_t fast_wire(const coll_run *r, int m, int dm, uint64_t bytes)
   return (uint64_t)ceil((double)bytes * inv);
 }
 
-/* The local wait that ends member m's step k after its transfers are in
- * (slot_advance): the reduction of red bytes and, for a streamed step
- * that moved data, the phase's per-step latency.  O(phases). */
-static sim_time_ps fast_wait(const coll_run *r, uint32_t k, uint64_t red, gboolean moved)
-{
-  const coll_rt *c = r->lib;
-  sim_time_ps w = c->pol.reduce_bw > 0 && red > 0 ? wisp_transfer_ps(red, c->pol.reduce_bw) : 0;
-  if (r->stream && moved) {
-    int i = r->n_phases - 1;
-    while (i > 0 && k < r->ph[i].step0)
-      i--;
-    w += r->step_extra[i];
-  }
-  return w;
-}
-
 /* The event at which a member's step ends in the per-transfer path: the
  * arrival of its last transfer (time, then issue order: events of one
  * time run in the order they were scheduled; the receiver is advanced
@@ -272,7 +256,7 @@ static sim_time_ps fast_step(fast_pass_state *p, uint32_t k, sim_time_ps s)
   for (int m = 0; m < q; m++) {
     if (!conv && p->got[m] != p->need[m])
       return FAST_NEVER;
-    sim_time_ps e = p->end[m] + fast_wait(r, k, p->red[m], p->moved[m]);
+    sim_time_ps e = p->end[m] + coll_reduce_ps(r->lib, p->red[m]);
     if (!conv && !last && common >= 0 && e != common)
       return FAST_NEVER;
     common = e;
@@ -503,7 +487,7 @@ static gboolean fast_symmetric(coll_rt *c, coll_run *r)
     r->fast_charged += sh[k].n;
     if (sh[k].n > 0 && e <= s)
       ok = FALSE; /* arrives in its own instant: the order of that instant is not modelled */
-    s = e + fast_wait(r, k, sh[k].red, sh[k].n > 0);
+    s = e + coll_reduce_ps(r->lib, sh[k].red);
   }
   if (ok) {
     int m0 = r->gmember[0], m1 = r->gmember[1 % q];

@@ -19,10 +19,9 @@
  * by net_hop_at (net_send's tier A arithmetic, NCCL's protocol inflation
  * per tier) in schedule order; it ends the step when its receives are in
  * and, unless streamed, its sends have arrived (coll_run.c slot_advance),
- * after its local wait (a reduction cost, NCCL's per-step latency of the
- * head chunks); an arrival counts at the receiver and advances it, then
- * the sender or (streamed) the lane's chunk the FIFO held back
- * (coll_xfer_done).  The private engine orders events by (time, sequence
+ * after its local wait (a reduction cost); an arrival counts at the
+ * receiver and advances it, then the sender or (streamed) the lane's
+ * chunk the FIFO held back (coll_xfer_done).  The private engine orders events by (time, sequence
  * of scheduling) as the shared one does (simcore/sim.h), and the run's
  * events are scheduled only while its own events run, so they come out
  * in the shared engine's order and every link is charged in the same
@@ -251,22 +250,6 @@ static gboolean emu_gate(const coll_run *r, uint32_t s, uint32_t k)
   return !r->step_pipe || coll_pipe_gate_open(r, s, k);
 }
 
-/* The local wait that ends slot s's step k (slot_advance): its reduction
- * and, for the head chunks of a streamed run whose step moved data, the
- * phase's per-step latency.  O(phases). */
-static sim_time_ps emu_wait(const coll_run *r, uint32_t s, uint32_t k)
-{
-  const coll_rt *c = r->lib;
-  sim_time_ps w = c->pol.reduce_bw > 0 && r->slot_red[s] > 0 ? wisp_transfer_ps(r->slot_red[s], c->pol.reduce_bw) : 0;
-  if (r->slot[s].moved && r->stream && (int)(s % (uint32_t)r->n_chunks) < r->lanes) {
-    int i = r->n_phases - 1;
-    while (i > 0 && k < r->ph[i].step0)
-      i--;
-    w += r->step_extra[i];
-  }
-  return w;
-}
-
 /* Advances slot s as far as it goes now (slot_advance without engine,
  * pre- or post-delay): a streamed run's slot that ends a step wakes the
  * lane's next chunk (pushed on the worklist); the ideal tree's wake-ups
@@ -292,7 +275,7 @@ static void emu_advance(tree_emu *e, uint32_t s)
     if (sl->state == SLOT_RUNNING) {
       if (r->recv[(size_t)s * r->n_steps + k] < sl->need || (!r->stream && sl->pend > 0))
         return;
-      sim_time_ps wait = emu_wait(r, s, k);
+      sim_time_ps wait = r->slot_red != NULL ? coll_reduce_ps(r->lib, r->slot_red[s]) : 0;
       if (wait > 0) {
         if (wait >= SIM_TIME_LIMIT - e->now) {
           e->ok = FALSE; /* the engine would refuse it: leave it to the per-transfer path */

@@ -14,8 +14,8 @@
  * j starts step k (s_j(0) = the run's start t0), a_j(k) the time its
  * step-k send to j+1 arrives (net_send's tier A time, issued at s_j(k)),
  * j-1 the predecessor and w_j(k) the step's local wait (reduction at
- * reduce_bw; under the NCCL model also the step's share of NCCL's hop
- * latency, coll_run.step_extra):
+ * reduce_bw, coll_reduce_ps; NCCL's hop latency is charged before the
+ * first step, in the run's start):
  *     ideal (a step waits for its own send):
  *         s_j(k+1) = max(a_j(k), a_{j-1}(k)) + w_j(k)
  *     NCCL model (a step waits only for its receive):
@@ -162,12 +162,11 @@ static void ring_recurrence_symmetric(coll_run *r)
   uint64_t piece = r->bytes / (uint64_t)q, wire = piece;
   if (r->stream && wire > 0)
     wire = (uint64_t)ceil((double)wire * r->hop[0].inv); /* as slot_start */
-  sim_time_ps red_wait = c->pol.reduce_bw > 0 && piece > 0 ? wisp_transfer_ps(piece, c->pol.reduce_bw) : 0;
-  sim_time_ps extra = r->stream ? r->step_extra[0] : 0, s = r->t0;
+  sim_time_ps red_wait = coll_reduce_ps(c, piece), s = r->t0;
   for (uint32_t k = 0; k < K; k++) {
     gboolean ag = r->ph[0].prim == COLL_PRIM_ALL_GATHER ||
                   (r->ph[0].prim == COLL_PRIM_ALL_REDUCE && k >= (uint32_t)(q - 1));
-    s = net_hop_at(c->n, &r->hop[0].nh, wire, s) + (ag ? 0 : red_wait) + extra;
+    s = net_hop_at(c->n, &r->hop[0].nh, wire, s) + (ag ? 0 : red_wait);
   }
   r->hop[0].total = wire * K;
   for (int j = 1; j < q; j++) {
@@ -190,7 +189,6 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
   int q = r->n;
   uint32_t K = r->n_steps;
   gboolean conv = t_stop != RING_NEVER;
-  sim_time_ps extra = r->stream ? r->step_extra[0] : 0;
   if (!conv && ring_symmetric(r)) {
     c->ring.symmetric++;
     ring_recurrence_symmetric(r);
@@ -209,7 +207,7 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
     ring_step_all(r, k, snd, rb);
     if (c->pol.reduce_bw > 0)
       for (int j = 0; j < q; j++)
-        rwait[j] = rb[j] > 0 ? wisp_transfer_ps(rb[j], c->pol.reduce_bw) : 0;
+        rwait[j] = coll_reduce_ps(c, rb[j]);
     /* Step 0 is issued at t0 by run_begin, an event before the one
      * converting the run at t_stop >= t0; a later step issued at t_stop
      * counts as after it (see the top comment). */
@@ -233,7 +231,7 @@ static void ring_recurrence(coll_run *r, sim_time_ps t_stop)
         continue;
       sim_time_ps pred = arr[j == 0 ? q - 1 : j - 1];
       sim_time_ps done = MAX(r->stream ? st[j] : arr[j], pred);
-      sim_time_ps next = done == RING_NEVER ? done : done + rwait[j] + extra;
+      sim_time_ps next = done == RING_NEVER ? done : done + rwait[j];
       if (conv && next >= t_stop) { /* member j is in step k at t_stop */
         coll_slot *sl = &r->slot[r->gmember[j]];
         sl->cur = k;

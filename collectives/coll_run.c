@@ -302,7 +302,7 @@ static gboolean phase_gate_open(const coll_run *r, uint32_t s, uint32_t k)
  * of each is open (chunk s - lanes is past it; the FIFO's sends of an
  * empty step are none); k when there is nothing to skip.  Leaving them
  * one by one would do nothing else: an empty step ends at once (no
- * reduction, no per-step latency) and wakes only the next chunk of the
+ * reduction) and wakes only the next chunk of the
  * lane, which runs after this slot blocks either way.  O(1). */
 static uint32_t slot_skip_to(const coll_run *r, uint32_t s, uint32_t k)
 {
@@ -374,12 +374,10 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
        * staging round. */
       sim_time_ps now = sim_now(c->sim);
       sim_time_ps wait = r->engine && r->slot_local_done[s] > now ? r->slot_local_done[s] - now : 0;
-      if (c->pol.reduce_bw > 0 && r->slot_red[s] > 0)
-        wait += wisp_transfer_ps(r->slot_red[s], c->pol.reduce_bw);
+      if (r->slot_red != NULL)
+        wait += coll_reduce_ps(c, r->slot_red[s]);
       if (sl->moved && r->engine)
         wait += r->step_sync * (r->sync_mult > 0 ? r->sync_mult : 1);
-      if (sl->moved && r->stream && ch < r->lanes)
-        wait += r->step_extra[phase_of(r, k) - r->ph];
       if (wait > 0) {
         sl->state = SLOT_REDUCING;
         sim_post_after(c->sim, wait, coll_reduce_done, r, s);

@@ -104,13 +104,12 @@ struct coll_run {
   uint64_t ovl_rate;  /* staging bytes/s through HBM */
   /* Streamed steps (set by the NCCL family's plan; FALSE for every other
    * library): a step does not wait for its own sends; the tuner's choice, the byte inflation of the protocol's
-   * efficiency per tier, the per-step latency of each phase (paid by the
-   * first chunk of every lane: the pipeline head) and, for multi-node
-   * rings, one member order per lane (rail). */
+   * efficiency per tier (the tuner's latency is in t_base, before the
+   * first step) and, for multi-node rings, one member order per lane
+   * (rail). */
   gboolean stream;
   int nalgo, proto;
   double inv_eff_intra, inv_eff_inter;
-  sim_time_ps step_extra[2 * COLL_MAX_DIMS];
   coll_algo force_flat, force_dim0, force_outer; /* forced algorithms: flat plan, dimension 0, outer dimensions */
   gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
@@ -336,6 +335,14 @@ void coll_count_free(coll_run *r);
  * delta to it (returns the new count).  O(1) expected. */
 uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
 uint32_t coll_count_spill_add(coll_run *r, int kind, uint32_t s, uint32_t k, int delta);
+
+/* The local reduction of `bytes` at the policy's reduce_bw (0 without
+ * one): the wait a step ends with once its transfers are in, on every
+ * path (per transfer, the ring recurrence, the fast paths).  O(1). */
+static inline sim_time_ps coll_reduce_ps(const coll_rt *c, uint64_t bytes)
+{
+  return c->pol.reduce_bw > 0 && bytes > 0 ? wisp_transfer_ps(bytes, c->pol.reduce_bw) : 0;
+}
 
 /* The receives slot s has counted for its step k (k >= its cur).  O(1). */
 static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)

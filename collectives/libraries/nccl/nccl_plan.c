@@ -427,8 +427,6 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
   (void)d;
   if (r->n_steps == 0)
     return;
-  for (int i = 0; i < r->n_phases; i++)
-    r->step_extra[i] = 0;
   sim_time_ps extra = 0;
   /* Past int64 ps (a step_latency_scale of 1e12 on a 51 us hop) this was
    * dropped, so the collective ran faster than with a scale of 1: now it
