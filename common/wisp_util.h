@@ -26,6 +26,13 @@ typedef uint64_t wisp_bw_Bps;
  * wait) without overflow; an event asked for at or after it stops the run
  * with sim_time_overflowed() (simcore/sim.h). */
 #define SIM_TIME_LIMIT (INT64_C(1) << 61)
+/* a + b saturated at SIM_TIME_LIMIT, for durations that may come from
+ * input (a link latency up to 2^63 ps): a in [0, SIM_TIME_LIMIT], b >= 0.
+ * A result at the limit is refused by the engine as an overflow.  O(1). */
+static inline sim_time_ps sim_time_add_sat(sim_time_ps a, sim_time_ps b)
+{
+  return b >= SIM_TIME_LIMIT - a ? SIM_TIME_LIMIT : a + b;
+}
 /* The largest message, split or tensor size a reader accepts: 2^50 bytes
  * (1 PiB), far above any device's memory.  Sizes are checked against it
  * where they enter (Chakra comm_size and split sizes, Kineto shapes,

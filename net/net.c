@@ -204,7 +204,7 @@ static const net_route_memo *route_of(net *n, int src, int dst) {
     const topo_link *l = topo_get_link(n->t, m->route[k]);
     /* Saturates at the engine's limit (a config time may reach 2^63 ps),
      * so end + latency below stays in range and is refused as an overflow. */
-    m->latency = l->latency >= SIM_TIME_LIMIT - m->latency ? SIM_TIME_LIMIT : m->latency + l->latency;
+    m->latency = sim_time_add_sat(m->latency, l->latency);
     capacity = MIN(capacity, l->bw);
     m->rate = MIN(m->rate, topo_link_rate(n->t, l));
     m->shape = wisp_mix64(m->shape ^ l->bw ^ ((uint64_t)l->tier << 56));

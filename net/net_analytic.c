@@ -141,7 +141,7 @@ void net_hop_init(const net *n, int src_rank, int dst_rank, net_hop *h) {
   h->route = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &h->n_links);
   for (uint32_t k = 0; k < h->n_links; k++) {
     const topo_link *l = topo_get_link(n->t, h->route[k]);
-    h->latency = l->latency >= SIM_TIME_LIMIT - h->latency ? SIM_TIME_LIMIT : h->latency + l->latency; /* as route_of */
+    h->latency = sim_time_add_sat(h->latency, l->latency); /* as route_of */
     if (k > 0 && l->bw != h->capacity)
       h->uniform = FALSE;
     h->capacity = MIN(h->capacity, l->bw);

@@ -313,9 +313,9 @@ static void nccl_nvls_loops(const coll_rt *c, coll_run *r, const coll_nccl_model
   topo_route_cost(c->t, r->ranks[0], r->ranks[1], &lat, NULL);
   if (loops < 2 || lat == 0)
     return;
-  sim_time_ps room = SIM_TIME_LIMIT > r->t_base ? SIM_TIME_LIMIT - r->t_base : 0;
-  sim_time_ps more = (loops - 1) > (uint64_t)(room / lat) ? room : (sim_time_ps)(loops - 1) * lat;
-  r->t_base += more;
+  sim_time_ps more = (loops - 1) > (uint64_t)(SIM_TIME_LIMIT / lat) ? SIM_TIME_LIMIT
+                                                                    : (sim_time_ps)(loops - 1) * lat;
+  r->t_base = sim_time_add_sat(r->t_base, more);
 }
 
 /* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
@@ -373,7 +373,7 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   sim_time_ps base_ps = 0, per = MAX(lp->gpus_per_thread, 1);
   if (!wisp_ps_from_us(base_us, &base_ps) || base_ps > SIM_TIME_LIMIT)
     base_ps = SIM_TIME_LIMIT;
-  r->t_base = base_ps + (lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
+  r->t_base = sim_time_add_sat(base_ps, lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
   /* Between processes on one node (nccl-tests' -g 1): the FIFO's fill or
    * drain, in series like the latency.  -g N runs N GPUs in one process,
    * where NCCL copies straight into the peer's buffer (P2P_SAME_PID,
@@ -384,8 +384,9 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   if (n_nodes == 1 && per == 1 && a == COLL_NALGO_RING && p == COLL_PROTO_SIMPLE && tn->ring_drain_us != NULL)
     fifo_us = tn->ring_drain_us(mdl, f, s, lp->buffsize);
   sim_time_ps fifo_ps = 0;
-  if (fifo_us > 0 && wisp_ps_from_us(fifo_us, &fifo_ps) && fifo_ps <= SIM_TIME_LIMIT - r->t_base)
-    r->t_base += fifo_ps;
+  if (fifo_us > 0 && (!wisp_ps_from_us(fifo_us, &fifo_ps) || fifo_ps > SIM_TIME_LIMIT))
+    fifo_ps = SIM_TIME_LIMIT;
+  r->t_base = sim_time_add_sat(r->t_base, fifo_ps);
   if (a == COLL_NALGO_NVLS && n > 1)
     nccl_nvls_loops(c, r, mdl, s);
   /* A calibrated per-step overhead scales NCCL's per-hop figures in the
@@ -433,7 +434,7 @@ static void nccl_latency(coll_rt *c, coll_run *r, const coll_desc *d)
    * saturates at the engine's limit, which the run reports as an overflow. */
   if (!wisp_ps_from_us(r->hop_us, &extra) || extra > SIM_TIME_LIMIT)
     extra = SIM_TIME_LIMIT;
-  r->t_base = r->t_base > SIM_TIME_LIMIT - extra ? SIM_TIME_LIMIT : r->t_base + extra;
+  r->t_base = sim_time_add_sat(r->t_base, extra);
 }
 
 /* The hooks.  plan: NCCL's plan for a collective (a point-to-point under
