@@ -317,63 +317,6 @@ static void test_competitor_hierarchical(void)
  * middle.  Both paths must give every member of both groups the same done
  * time, the same transfer count and the same bytes on every link (the
  * rewind of one run takes back only its own transfers). */
-typedef struct {
-  coll_rt *c;
-  coll_desc d;
-  done_log *log;
-} late_start;
-
-static void start_late(sim_engine *sim, void *ctx, uint64_t arg)
-{
-  (void)sim;
-  (void)arg;
-  late_start *ls = ctx;
-  coll_start(ls->c, &ls->d, on_done, ls->log, 0, NULL);
-}
-
-/* Runs the engine to the end, requires every one of the n done times
- * set, reads the transfer count, every link's bytes and the path
- * counters, and frees the runtime, the policy, the net and the engine. */
-static void finish_run(sim_engine *sim, net *nt, coll_rt *c, coll_policy *pol, const sim_time_ps *times, int n,
-                       uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
-{
-  sim_run(sim, SIM_TIME_MAX);
-  for (int i = 0; i < n; i++)
-    g_assert_cmpint(times[i], >=, 0);
-  *transfers = net_transfers(nt);
-  for (uint32_t l = 0; l < topo_n_links(net_get_topo(nt)); l++)
-    bytes[l] = net_link_bytes(nt, l);
-  *st = *coll_rt_ring_stats(c);
-  coll_rt_free(c);
-  coll_policy_free(pol);
-  net_free(nt);
-  sim_engine_free(sim);
-}
-
-static void concurrent_run(const topo *t, int fast, sim_time_ps late_at, sim_time_ps comp_at, sim_time_ps *times,
-                           uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
-{
-  sim_engine *sim = sim_engine_new(TRUE);
-  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
-  coll_policy *pol = forced(COLL_ALGO_HALVING_DOUBLING);
-  coll_rt *c = coll_rt_new(sim, nt, pol);
-  coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
-  int ga[8], gb[8];
-  for (int i = 0; i < 8; i++) {
-    ga[i] = i;
-    gb[i] = 8 + i;
-    times[i] = times[8 + i] = -1;
-  }
-  done_log la = { times, 8 }, lb = { times + 8, 8 };
-  coll_desc da = { .type = ET_COLL_ALL_REDUCE, .bytes = 8 << 20, .ranks = ga, .n_ranks = 8, .root = -1 };
-  late_start ls = { c, { .type = ET_COLL_ALL_REDUCE, .bytes = 4 << 20, .ranks = gb, .n_ranks = 8, .root = -1 }, &lb };
-  competitor cx = { .n = nt, .src = 2, .dst = 6, .bytes = 1 << 20, .done = -1 };
-  coll_start(c, &da, on_done, &la, 0, NULL);
-  sim_post_at(sim, late_at, start_late, &ls, 0);
-  sim_post_at(sim, comp_at, comp_start, &cx, 0);
-  finish_run(sim, nt, c, pol, times, 16, transfers, bytes, st);
-}
-
 static void test_concurrent(void)
 {
   topo *t = load(SWITCH_YAML(16));
@@ -387,8 +330,8 @@ static void test_concurrent(void)
     uint64_t xa, xb;
     uint64_t *ba = g_new(uint64_t, nl), *bb = g_new(uint64_t, nl);
     coll_ring_stats sa, sb;
-    concurrent_run(t, 1, 5000000, comps[k], ta, &xa, ba, &sa);
-    concurrent_run(t, 0, 5000000, comps[k], tb, &xb, bb, &sb);
+    concurrent_run(t, forced(COLL_ALGO_HALVING_DOUBLING), 1, 8, 5000000, comps[k], ta, &xa, ba, &sa);
+    concurrent_run(t, forced(COLL_ALGO_HALVING_DOUBLING), 0, 8, 5000000, comps[k], tb, &xb, bb, &sb);
     for (int i = 0; i < 16; i++)
       g_assert_cmpint(ta[i], ==, tb[i]);
     g_assert_cmpuint(xa, ==, xb);

@@ -222,58 +222,8 @@ static void test_competitor(void)
   competitor_case(NODES_YAML, ET_COLL_ALL_REDUCE, TRUE, 16, -1, 1, 14);
 }
 
-typedef struct {
-  coll_rt *c;
-  coll_desc d;
-  done_log *log;
-} late_start;
-
-static void start_late(sim_engine *sim, void *ctx, uint64_t arg)
-{
-  (void)sim;
-  (void)arg;
-  late_start *ls = ctx;
-  coll_start(ls->c, &ls->d, on_done, ls->log, 0, NULL);
-}
-
 /* Two tree all-reduces, over ranks 0..7 at 0 and over b0..b0+7 at 5 us,
- * and a competitor 2 -> 6 at comp_at; fills the 16 done times, the
- * transfer count, the link bytes and the counters.  O(run). */
-static void concurrent_run(const topo *t, int fast, int b0, sim_time_ps comp_at, sim_time_ps *times, uint64_t *transfers,
-                           uint64_t *bytes, coll_ring_stats *st)
-{
-  sim_engine *sim = sim_engine_new(TRUE);
-  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
-  coll_policy *pol = tree_policy(FALSE);
-  coll_rt *c = coll_rt_new(sim, nt, pol);
-  coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
-  int ga[8], gb[8];
-  for (int i = 0; i < 8; i++) {
-    ga[i] = i;
-    gb[i] = b0 + i;
-    times[i] = times[8 + i] = -1;
-  }
-  done_log la = { times, 8 }, lb = { times + 8, 8 };
-  coll_desc da = { .type = ET_COLL_ALL_REDUCE, .bytes = 8 << 20, .ranks = ga, .n_ranks = 8, .root = -1 };
-  late_start ls = { c, { .type = ET_COLL_ALL_REDUCE, .bytes = 4 << 20, .ranks = gb, .n_ranks = 8, .root = -1 }, &lb };
-  competitor cx = { .n = nt, .src = 2, .dst = 6, .bytes = 1 << 20, .done = -1 };
-  coll_start(c, &da, on_done, &la, 0, NULL);
-  sim_post_at(sim, 5000000, start_late, &ls, 0);
-  sim_post_at(sim, comp_at, comp_start, &cx, 0);
-  sim_run(sim, SIM_TIME_MAX);
-  for (int i = 0; i < 16; i++)
-    g_assert_cmpint(times[i], >=, 0);
-  *transfers = net_transfers(nt);
-  for (uint32_t l = 0; l < topo_n_links(t); l++)
-    bytes[l] = net_link_bytes(nt, l);
-  *st = *coll_rt_ring_stats(c);
-  coll_rt_free(c);
-  coll_policy_free(pol);
-  net_free(nt);
-  sim_engine_free(sim);
-}
-
-/* Disjoint groups (b0 = 8): both trees on the path, the competitor
+ * and a competitor 2 -> 6 (concurrent_run).  Disjoint groups (b0 = 8): both trees on the path, the competitor
  * converts the first while it runs.  Overlapping groups (b0 = 4): the
  * second finds links of the first claimed, runs per transfer and its
  * first send converts the first. */
@@ -288,8 +238,8 @@ static void test_concurrent(void)
       uint64_t xa, xb;
       uint64_t *ba = g_new(uint64_t, nl), *bb = g_new(uint64_t, nl);
       coll_ring_stats sa, sb;
-      concurrent_run(t, 1, b0, comps[k], ta, &xa, ba, &sa);
-      concurrent_run(t, 0, b0, comps[k], tb, &xb, bb, &sb);
+      concurrent_run(t, tree_policy(FALSE), 1, b0, 5000000, comps[k], ta, &xa, ba, &sa);
+      concurrent_run(t, tree_policy(FALSE), 0, b0, 5000000, comps[k], tb, &xb, bb, &sb);
       for (int i = 0; i < 16; i++)
         g_assert_cmpint(ta[i], ==, tb[i]);
       g_assert_cmpuint(xa, ==, xb);

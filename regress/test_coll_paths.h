@@ -67,6 +67,70 @@ static void comp_post(sim_engine *sim, void *ctx, uint64_t arg)
   sim_post_at(sim, x->late_at, comp_start, x, 0);
 }
 
+/* A collective started later from an event (sim_post_at(sim, t,
+ * start_late, &ls, 0)), its members' done times into ls->log. */
+typedef struct {
+  coll_rt *c;
+  coll_desc d;
+  done_log *log;
+} late_start;
+
+static G_GNUC_UNUSED void start_late(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  late_start *ls = ctx;
+  coll_start(ls->c, &ls->d, on_done, ls->log, 0, NULL);
+}
+
+/* Runs the engine to the end, requires every one of the n done times
+ * set, reads the transfer count, every link's bytes and the path
+ * counters, and frees the runtime, the policy, the net and the engine. */
+static G_GNUC_UNUSED void finish_run(sim_engine *sim, net *nt, coll_rt *c, coll_policy *pol, const sim_time_ps *times,
+                                     int n, uint64_t *transfers, uint64_t *bytes, coll_ring_stats *st)
+{
+  sim_run(sim, SIM_TIME_MAX);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint(times[i], >=, 0);
+  *transfers = net_transfers(nt);
+  for (uint32_t l = 0; l < topo_n_links(net_get_topo(nt)); l++)
+    bytes[l] = net_link_bytes(nt, l);
+  *st = *coll_rt_ring_stats(c);
+  coll_rt_free(c);
+  coll_policy_free(pol);
+  net_free(nt);
+  sim_engine_free(sim);
+}
+
+/* Two all-reduces under pol (which it frees): 8 MiB over ranks 0..7 at 0
+ * and 4 MiB over b0..b0+7 started at late_at, and a competitor 2 -> 6 of
+ * 1 MiB at comp_at; fast 0 keeps every run per transfer.  Fills the 16
+ * done times, the transfer count, every link's bytes and the path
+ * counters.  O(run). */
+static G_GNUC_UNUSED void concurrent_run(const topo *t, coll_policy *pol, int fast, int b0, sim_time_ps late_at,
+                                         sim_time_ps comp_at, sim_time_ps *times, uint64_t *transfers,
+                                         uint64_t *bytes, coll_ring_stats *st)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
+  coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
+  int ga[8], gb[8];
+  for (int i = 0; i < 8; i++) {
+    ga[i] = i;
+    gb[i] = b0 + i;
+    times[i] = times[8 + i] = -1;
+  }
+  done_log la = { times, 8 }, lb = { times + 8, 8 };
+  coll_desc da = { .type = ET_COLL_ALL_REDUCE, .bytes = 8 << 20, .ranks = ga, .n_ranks = 8, .root = -1 };
+  late_start ls = { c, { .type = ET_COLL_ALL_REDUCE, .bytes = 4 << 20, .ranks = gb, .n_ranks = 8, .root = -1 }, &lb };
+  competitor cx = { .n = nt, .src = 2, .dst = 6, .bytes = 1 << 20, .done = -1 };
+  coll_start(c, &da, on_done, &la, 0, NULL);
+  sim_post_at(sim, late_at, start_late, &ls, 0);
+  sim_post_at(sim, comp_at, comp_start, &cx, 0);
+  finish_run(sim, nt, c, pol, times, 16, transfers, bytes, st);
+}
+
 typedef struct {
   sim_time_ps *t;          /* per member */
   uint64_t transfers;
