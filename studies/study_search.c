@@ -109,6 +109,49 @@ static void rank_points(study_search_result *r)
   }
 }
 
+/* The tier the points run on: --network-model's, else the cluster's own
+ * setting (read from the cluster fitted to the traced configuration's
+ * GPUs; presets keep their setting when fitted).  One topology build. */
+static gboolean search_tier(const study_search_opts *o, const et_model_card *c, const sim_replay_options *opt,
+                            net_tier *tier, GError **error)
+{
+  if (opt->has_tier) {
+    *tier = opt->tier;
+    return TRUE;
+  }
+  char *resolved = NULL, *notes = NULL;
+  topo_variant *v = study_cluster_open(o->cluster, MAX(c->dp, 1) * MAX(c->tp, 1) * MAX(c->pp, 1) * MAX(c->cp, 1),
+                                       &resolved, &notes, error);
+  g_free(resolved);
+  g_free(notes);
+  topo *t = v ? topo_variant_build(v, error) : NULL;
+  if (t)
+    *tier = net_default_tier(t);
+  topo_free(t);
+  topo_variant_free(v);
+  return t != NULL;
+}
+
+/* How many ranks after the first score within STUDY_SEARCH_CLOSE_PCT of
+ * it on the analytical tier (0 on the flow tier).  O(points). */
+static int close_to_best(const study_search_result *r)
+{
+  if (r->tier != NET_TIER_ANALYTICAL || r->points->len == 0)
+    return 0;
+  const study_search_point *best = &g_array_index(r->points, study_search_point, 0);
+  if (best->status != STUDY_PT_SIMULATED)
+    return 0;
+  int n = 0;
+  for (guint i = 1; i < r->points->len; i++) {
+    const study_search_point *p = &g_array_index(r->points, study_search_point, i);
+    if (p->status != STUDY_PT_SIMULATED ||
+        fabs(p->score - best->score) > STUDY_SEARCH_CLOSE_PCT / 100.0 * fabs(best->score))
+      break;
+    n++;
+  }
+  return n;
+}
+
 /* The points to simulate now: this shard's, less those with a valid
  * result file when resuming (counted in r->kept). */
 static GArray *pending_points(const study_search_ctx *sc, study_search_result *r)
@@ -163,6 +206,10 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
     study_search_result_free(r);
     return NULL;
   }
+  if (!search_tier(o, c, opt, &r->tier, error)) {
+    study_search_result_free(r);
+    return NULL;
+  }
   enumerate(c, o, r->points);
   for (guint i = 0; i < r->points->len; i++) {
     study_search_point *p = &g_array_index(r->points, study_search_point, i);
@@ -190,8 +237,10 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
   g_array_free(pending, TRUE);
   if (ok) {
     collect(&sc, r);
-    if (r->missing == 0)
+    if (r->missing == 0) {
       rank_points(r);
+      r->close_to_best = close_to_best(r);
+    }
   }
   if (o->points_dir == NULL) {
     study_search_points_remove(dir, (int)r->points->len);
