@@ -65,15 +65,23 @@ static gboolean card_derive(fe_workload_card *c, const cfg_card *doc, GError **e
       !card_int(doc, "workload.data.batch_size", &batch, error) ||
       !card_int(doc, "workload.data.seq_len", &seq, error))
     return FALSE;
+  /* Each derived product is checked: two counts the reader accepts (up to
+   * 2^63 - 1 each) can multiply past int64's range. */
   if (c->hidden_size < 0 && heads > 0 && head_dim > 0) {
-    c->hidden_size = heads * head_dim;
+    if (__builtin_mul_overflow(heads, head_dim, &c->hidden_size))
+      return cfg_card_fail(doc, "workload.model.model_arch.head_dim", WISP_ERROR_INVALID, error,
+                           "num_heads x head_dim (%" G_GINT64_FORMAT " x %" G_GINT64_FORMAT ") is past 2^63 - 1; "
+                           "fix them or give workload.model.hidden_size", heads, head_dim);
     g_ptr_array_add(c->assumptions, g_strdup_printf("hidden size = model_arch.num_heads x head_dim = %" G_GINT64_FORMAT
                                                     " (no workload.model.hidden_size; wrong for models whose "
                                                     "attention width differs from the hidden size, e.g. MLA)",
                                                     c->hidden_size));
   }
   if (c->tokens_per_rank < 0 && batch > 0 && seq > 0) {
-    c->tokens_per_rank = batch * seq;
+    if (__builtin_mul_overflow(batch, seq, &c->tokens_per_rank))
+      return cfg_card_fail(doc, "workload.data.seq_len", WISP_ERROR_INVALID, error,
+                           "batch_size x seq_len (%" G_GINT64_FORMAT " x %" G_GINT64_FORMAT ") is past 2^63 - 1; "
+                           "fix them or give workload.data.tokens_per_rank", batch, seq);
     g_ptr_array_add(c->assumptions, g_strdup_printf("tokens per rank per MoE layer call = batch_size x seq_len = "
                                                     "%" G_GINT64_FORMAT " (no workload.data.tokens_per_rank; "
                                                     "batch_size read as the per-rank micro-batch)",

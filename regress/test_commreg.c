@@ -515,6 +515,13 @@ static void test_card_file(void)
     { "workload:\n  model:\n    moe_routing: zipf\n", "card.yaml:3: workload.model.moe_routing: 'zipf' is not" },
     { "- a\n- b\n", "a workload card is a YAML mapping" },
     { "workload: [\n", "malformed YAML" },
+    /* Found by the card fuzzer (fuzz/campaigns.md, 2026-12-07 16:57): each
+     * count is accepted (<= 2^63 - 1), their product is not:
+     * 32 x 2049638230412172400 = 6.6e19 > 9.22e18. */
+    { "workload:\n  model:\n    model_arch: {head_dim: 2049638230412172400, num_heads: 32}\n",
+      "card.yaml:3: workload.model.model_arch.head_dim: num_heads x head_dim (32 x 2049638230412172400) is past" },
+    { "workload:\n  data:\n    batch_size: 3\n    seq_len: 4611686018427387904\n",
+      "card.yaml:4: workload.data.seq_len: batch_size x seq_len (3 x 4611686018427387904) is past 2^63 - 1" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     char *p = write_file(dir, "card.yaml", bad[i].text);
