@@ -84,10 +84,11 @@ static const double inter_speeds[3][19] = {
   { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0 },
 };
 
-int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
+int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps)
 {
   int nodes = MAX(c->n_nodes, 1), ppn = MAX(c->n_ranks / nodes, 1);
   double nic = c->nic_GBps / ppn;
+  *speed_GBps = 0.0;
   if (nodes < 2 || nic <= 0)
     return 0;
   const double *sp = inter_speeds[c->sm >= 100 ? 2 : c->sm >= 90 ? 1 : 0];
@@ -98,11 +99,14 @@ int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
   /* Channels the search finds at that speed: each NIC carries
    * floor(nic / speed) of them; each GPU forwards every channel but the
    * one it leaves the node on over NVLink, so NCCL's NVLink view caps
-   * them at view x ppn / ((ppn - 1) speed); at most MAXCHANNELS / 2. */
-  int nch = ppn * MAX(1, (int)(nic / speed));
+   * them at view x ppn / ((ppn - 1) speed); at most MAXCHANNELS / 2
+   * (both counts bounded before they become integers, so that an
+   * unbounded rate, coll_nccl_efficiency's one-link models, cannot
+   * overflow). */
+  int nch = ppn * MAX(1, (int)MIN(nic / speed, (double)NCCL_MAXCHANNELS));
   if (ppn > 1 && c->nvlink) {
     double view = c->intra_GBps * (c->link_GBps > 0 ? MIN(1.0, coll_nccl_nvlink_GBps(c->sm) / c->link_GBps) : 1.0);
-    nch = MIN(nch, MAX(1, (int)(view * ppn / ((ppn - 1) * speed))));
+    nch = MIN(nch, MAX(1, (int)MIN(view * ppn / ((ppn - 1) * speed), (double)NCCL_MAXCHANNELS)));
   }
   nch = MIN(nch, NCCL_MAXCHANNELS / 2);
   /* ncclTopoDupChannels: doubled at >= 25 GB/s, except on sm > 80 below
@@ -112,6 +116,16 @@ int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
     speed /= (dup + nch - 1) / nch;
     nch = dup;
   }
+  *speed_GBps = speed;
+  return nch;
+}
+
+int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
+{
+  double speed = 0.0;
+  int nch = coll_nccl_net_graph(c, &speed);
+  if (nch == 0)
+    return 0;
   /* src/graph/connect.cc ncclTopoPostset: doubled again; on sm >= 90
    * with a ring above 45 GB/s per channel and under 16 channels, once
    * more. */

@@ -119,6 +119,9 @@ static const double tree_corr[COLL_PROTO_COUNT][24] = {
  * ncclTopoCompute + src/include/device.h MAXCHANNELS 32; wisp takes 16
  * on NVLink and 2 per NIC otherwise [ASSUMPTION]. */
 #define NCCL_RING_CHANNELS_NVLINK 16
+/* A bandwidth no link reaches, GB/s: the other link type's, so that a
+ * link type's efficiency sees its own bandwidth only. */
+#define NCCL_UNBOUND_GBPS 1e12
 /* NVLS channels: min(NCCL_MAX_NVLS_ARITY = 32, local GPUs) [nccl]
  * src/graph/search.cc, src/include/device.h. */
 #define NCCL_MAX_NVLS_ARITY 32
@@ -212,6 +215,28 @@ static gboolean considered(const coll_nccl_model *m, coll_nccl_func f, coll_nccl
   return TRUE;
 }
 
+/* On several nodes NCCL's tuner counts the ring graph's channels as its
+ * search leaves them, before ncclTopoPostset duplicates them
+ * (graphs[a]->nChannels in src/graph/tuning.cc ncclTopoTuneModel: the
+ * LL128 and tree caps per channel), and on more than two nodes it takes
+ * the graph's bwInter, the search speed per channel (48 GB/s for a
+ * 400 Gb/s NIC, not its 50), as the bus bandwidth: nChannels x bwInter
+ * (coll_nccl_net_graph).  On two nodes NCCL takes bwIntra, which its
+ * search may raise above bwInter (not modelled: *bus keeps the NIC rate).
+ * The NVLink-only model of coll_nccl_efficiency (NIC unbounded) keeps the
+ * NVLink view.  library.channels does not change the graph.  Sets *nch
+ * and *bus only on several nodes.  O(1). */
+static void net_graph(const coll_nccl_comm *c, double intra_view, int *nch, double *bus)
+{
+  double speed = 0.0;
+  int gch = coll_nccl_net_graph(c, &speed);
+  if (gch <= 0)
+    return;
+  *nch = gch;
+  if (c->n_nodes > 2 && c->nic_GBps < NCCL_UNBOUND_GBPS)
+    *bus = MIN(intra_view, gch * speed);
+}
+
 void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
 {
   memset(m, 0, sizeof *m);
@@ -230,6 +255,7 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
   m->nvls_channels = MIN(NCCL_MAX_NVLS_ARITY, (int)ppn);
   double graph_bus = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
   int nch = m->channels, nvch = MAX(m->nvls_channels, 1);
+  net_graph(c, intra_view, &nch, &graph_bus);
   for (int f = 0; f < COLL_NFUNC_COUNT; f++) {
     int ns = n_steps((coll_nccl_func)f, n);
     for (int a = 0; a < COLL_NALGO_COUNT; a++)
@@ -439,9 +465,6 @@ static double efficiency_of(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   return link * e;
 }
 
-/* A bandwidth no link reaches, GB/s: the other link type's, so that a
- * link type's efficiency sees its own bandwidth only. */
-#define NCCL_UNBOUND_GBPS 1e12
 
 /* On several nodes each link type's efficiency comes from a model in
  * which the other type never binds (its bandwidth NCCL_UNBOUND_GBPS, the
