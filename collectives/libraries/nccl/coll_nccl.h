@@ -195,8 +195,9 @@ double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_byte
  * (src/graph/search.cc ncclTopoCompute and ncclTopoDupChannels): returns
  * the graph's channels (graphs[RING]->nChannels, what ncclTopoTuneModel
  * multiplies and caps) and sets *speed_GBps to its per-channel bandwidth
- * (bwInter); one NIC per GPU and the search's first speed at or below the
- * NIC rate per GPU; 0 (and 0 GB/s) on one node.  O(1). */
+ * (bwInter); one NIC per GPU, the search's speed whose floor(NIC rate per
+ * GPU / speed) channels carry the most (the higher speed on a tie); 0 (and
+ * 0 GB/s) on one node.  O(speeds). */
 int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps);
 
 /* The ring channels NCCL's topology search gives a communicator of

@@ -84,6 +84,23 @@ static const double inter_speeds[3][19] = {
   { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0 },
 };
 
+/* The channels NCCL's search fits at `speed` GB/s per channel: each NIC
+ * carries floor(nic / speed) of them (at least one); each GPU forwards
+ * every channel but the one it leaves the node on over NVLink, so NCCL's
+ * NVLink view caps them at view x ppn / ((ppn - 1) speed); at most
+ * MAXCHANNELS / 2 (src/init.cc ringGraph->maxChannels).  Both counts are
+ * bounded before they become integers, so an unbounded rate
+ * (coll_nccl_efficiency's one-link models) cannot overflow.  O(1). */
+static int graph_channels_at(const coll_nccl_comm *c, int ppn, double nic, double speed)
+{
+  int nch = ppn * MAX(1, (int)MIN(nic / speed, (double)NCCL_MAXCHANNELS));
+  if (ppn > 1 && c->nvlink) {
+    double view = c->intra_GBps * (c->link_GBps > 0 ? MIN(1.0, coll_nccl_nvlink_GBps(c->sm) / c->link_GBps) : 1.0);
+    nch = MIN(nch, MAX(1, (int)MIN(view * ppn / ((ppn - 1) * speed), (double)NCCL_MAXCHANNELS)));
+  }
+  return MIN(nch, NCCL_MAXCHANNELS / 2);
+}
+
 int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps)
 {
   int nodes = MAX(c->n_nodes, 1), ppn = MAX(c->n_ranks / nodes, 1);
@@ -92,23 +109,24 @@ int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps)
   if (nodes < 2 || nic <= 0)
     return 0;
   const double *sp = inter_speeds[c->sm >= 100 ? 2 : c->sm >= 90 ? 1 : 0];
-  int i = 0;
-  while (i < 18 && sp[i + 1] > 0 && sp[i] > nic)
-    i++;
-  double speed = sp[i];
-  /* Channels the search finds at that speed: each NIC carries
-   * floor(nic / speed) of them; each GPU forwards every channel but the
-   * one it leaves the node on over NVLink, so NCCL's NVLink view caps
-   * them at view x ppn / ((ppn - 1) speed); at most MAXCHANNELS / 2
-   * (both counts bounded before they become integers, so that an
-   * unbounded rate, coll_nccl_efficiency's one-link models, cannot
-   * overflow). */
-  int nch = ppn * MAX(1, (int)MIN(nic / speed, (double)NCCL_MAXCHANNELS));
-  if (ppn > 1 && c->nvlink) {
-    double view = c->intra_GBps * (c->link_GBps > 0 ? MIN(1.0, coll_nccl_nvlink_GBps(c->sm) / c->link_GBps) : 1.0);
-    nch = MIN(nch, MAX(1, (int)MIN(view * ppn / ((ppn - 1) * speed), (double)NCCL_MAXCHANNELS)));
+  /* The search tries its speeds from the highest down and keeps the
+   * graph that carries the most, channels x speed (ncclTopoCompute); the
+   * higher speed on a tie (within rounding: 16 x 3 is 1 x 48).  Speeds
+   * above the NIC rate fit no channel; below the lowest speed, one
+   * channel per NIC at it. */
+  double speed = 0.0, best = 0.0;
+  for (int i = 0; i < 19 && sp[i] > 0; i++) {
+    if (sp[i] <= nic) {
+      double carry = graph_channels_at(c, ppn, nic, sp[i]) * sp[i];
+      if (carry > best * (1.0 + 1e-9)) {
+        best = carry;
+        speed = sp[i];
+      }
+    }
+    if (speed == 0.0 && (i == 18 || sp[i + 1] <= 0))
+      speed = sp[i];
   }
-  nch = MIN(nch, NCCL_MAXCHANNELS / 2);
+  int nch = graph_channels_at(c, ppn, nic, speed);
   /* ncclTopoDupChannels: doubled at >= 25 GB/s, except on sm > 80 below
    * 50 GB/s with more than 4 channels. */
   if (speed >= 25.0 && !(c->sm > 80 && speed < 50.0 && nch > 4)) {

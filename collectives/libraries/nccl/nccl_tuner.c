@@ -215,25 +215,23 @@ static gboolean considered(const coll_nccl_model *m, coll_nccl_func f, coll_nccl
   return TRUE;
 }
 
-/* On several nodes NCCL's tuner counts the ring graph's channels as its
- * search leaves them, before ncclTopoPostset duplicates them
- * (graphs[a]->nChannels in src/graph/tuning.cc ncclTopoTuneModel: the
- * LL128 and tree caps per channel), and on more than two nodes it takes
- * the graph's bwInter, the search speed per channel (48 GB/s for a
- * 400 Gb/s NIC, not its 50), as the bus bandwidth: nChannels x bwInter
- * (coll_nccl_net_graph).  On two nodes NCCL takes bwIntra, which its
- * search may raise above bwInter (not modelled: *bus keeps the NIC rate).
- * The NVLink-only model of coll_nccl_efficiency (NIC unbounded) keeps the
- * NVLink view.  library.channels does not change the graph.  Sets *nch
- * and *bus only on several nodes.  O(1). */
-static void net_graph(const coll_nccl_comm *c, double intra_view, int *nch, double *bus)
+/* On more than two nodes NCCL's tuner takes the ring graph's bwInter as
+ * its bus bandwidth (src/graph/tuning.cc ncclTopoTuneModel: nChannels x
+ * bwInter of graphs[a], for every algorithm), and bwInter is the search's
+ * speed per channel, the first of its speed array at or below the NIC
+ * rate per GPU (src/graph/search.cc: 48 GB/s for a 400 Gb/s NIC, not its
+ * 50; 24 for 200 Gb/s), halved when ncclTopoDupChannels doubles the
+ * channels (coll_nccl_net_graph).  On two nodes NCCL takes bwIntra, which
+ * its search may raise above bwInter (not modelled: *bus keeps the NIC
+ * rate).  The NVLink-only model of coll_nccl_efficiency (NIC unbounded)
+ * keeps the NVLink view.  Not taken: the graph's channel count for the
+ * LL128 and tree caps per channel (measured, doc/collectives.md "Wave
+ * h27g").  O(1). */
+static void net_graph_bus(const coll_nccl_comm *c, double intra_view, double *bus)
 {
   double speed = 0.0;
   int gch = coll_nccl_net_graph(c, &speed);
-  if (gch <= 0)
-    return;
-  *nch = gch;
-  if (c->n_nodes > 2 && c->nic_GBps < NCCL_UNBOUND_GBPS)
+  if (gch > 0 && c->n_nodes > 2 && c->nic_GBps < NCCL_UNBOUND_GBPS)
     *bus = MIN(intra_view, gch * speed);
 }
 
@@ -255,7 +253,7 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
   m->nvls_channels = MIN(NCCL_MAX_NVLS_ARITY, (int)ppn);
   double graph_bus = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
   int nch = m->channels, nvch = MAX(m->nvls_channels, 1);
-  net_graph(c, intra_view, &nch, &graph_bus);
+  net_graph_bus(c, intra_view, &graph_bus);
   for (int f = 0; f < COLL_NFUNC_COUNT; f++) {
     int ns = n_steps((coll_nccl_func)f, n);
     for (int a = 0; a < COLL_NALGO_COUNT; a++)
