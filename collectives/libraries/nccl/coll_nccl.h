@@ -190,6 +190,10 @@ double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint6
  * On one node: 1.  O(log S). */
 double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
 
+/* Channels per communicator at most [nccl] src/include/device.h
+ * MAXCHANNELS; a ring graph holds half of them (src/init.cc). */
+#define COLL_NCCL_MAXCHANNELS 32
+
 /* The ring graph NCCL's topology search builds for a communicator of
  * several nodes, before ncclTopoPostset duplicates its channels
  * (src/graph/search.cc ncclTopoCompute and ncclTopoDupChannels): returns
