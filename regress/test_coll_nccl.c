@@ -366,6 +366,57 @@ static void test_p2p_net_channels(void)
   g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), 1.0, 1e-9);
 }
 
+/* NCCL's ring graph on several nodes and the bus bandwidth it gives the
+ * tuner on more than two nodes (nccl_tuner.c net_graph_bus,
+ * coll_nccl_net_graph), worked by hand from NCCL 2.29.2's rules
+ * (src/graph/search.cc, src/graph/tuning.cc).  H100: sm 90, NVLink view
+ * 450 x 20.6 / 25 = 370.8 GB/s, one 50 GB/s NIC per GPU, so the search's
+ * speed is 48 (first of sm90SpeedArrayInter <= 50):
+ *   10 x 1 GPU: 1 channel, doubled (48 >= 25, 1 <= 4) to 2 at 24: 48 GB/s;
+ *   10 x 2: 2 -> 4 at 24: 96;  10 x 4: 4 -> 8 at 24: 192;
+ *   10 x 8: min(8 NICs, floor(370.8 x 8 / (7 x 48)) = 8) = 8, not doubled
+ *   (sm 90 > 80, 48 < 50, 8 > 4): 384, above the NVLink view: 370.8;
+ *   2 x 4: two nodes keep the NIC rate, 4 x 50 = 200 (NCCL's bwIntra);
+ *   10 x 1 at 90 GB/s per NIC: 48 fits 1 channel (48), 45 fits 2 (90),
+ *   30 x 3, 15 x 6 and 6 x 15 tie at 90, 22 x 4 = 88: 45, doubled (2 <= 4)
+ *   to 4 at 22.5: 90.
+ * A100: sm 80, view 300 x 20 / 25 = 240, one 25 GB/s NIC per GPU (200
+ * Gb/s): speed 24 (speedArrayInter: 48, 30, 28, 24), 4 x 8 GPUs: 8
+ * channels (view cap floor(240 x 8 / (7 x 24)) = 11), not doubled (24 <
+ * 25): 192.
+ * Ring/Simple all-gather's algorithm bandwidth = bus x n / (n - 1). */
+static void test_net_graph_bus(void)
+{
+  static const struct {
+    int nodes, ppn, sm;
+    double intra, nic_gpu;
+    int ch;
+    double speed, bus;
+  } cases[] = {
+    { 10, 1, 90, 450, 50, 2, 24, 48 },      { 10, 2, 90, 450, 50, 4, 24, 96 },
+    { 10, 4, 90, 450, 50, 8, 24, 192 },     { 10, 8, 90, 450, 50, 8, 48, 370.8 },
+    { 2, 4, 90, 450, 50, 8, 24, 200 },      { 4, 8, 80, 300, 25, 8, 24, 192 },
+    { 10, 1, 90, 450, 90, 4, 22.5, 90 },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    int n = cases[i].nodes * cases[i].ppn;
+    coll_nccl_comm c = { .n_ranks = n, .n_nodes = cases[i].nodes, .sm = cases[i].sm, .nvlink = TRUE,
+                         .intra_GBps = cases[i].intra, .link_GBps = 25, .nic_GBps = cases[i].nic_gpu * cases[i].ppn };
+    double speed = -1;
+    g_assert_cmpint(coll_nccl_net_graph(&c, &speed), ==, cases[i].ch);
+    g_assert_cmpfloat_with_epsilon(speed, cases[i].speed, 1e-9);
+    coll_nccl_model m;
+    coll_nccl_model_build(&c, &m);
+    g_assert_cmpfloat_with_epsilon(m.bw_GBps[COLL_NFUNC_ALL_GATHER][COLL_NALGO_RING][COLL_PROTO_SIMPLE],
+                                   cases[i].bus * n / (n - 1), 1e-9);
+  }
+  /* One node: no graph across nodes. */
+  coll_nccl_comm one = { .n_ranks = 8, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25 };
+  double speed = -1;
+  g_assert_cmpint(coll_nccl_net_graph(&one, &speed), ==, 0);
+  g_assert_cmpfloat(speed, ==, 0.0);
+}
+
 /* The proxy's bound on one send/recv connection (nccl_tuner.c
  * p2p_proxy_GBps): a network step is NCCL_P2P_NET_CHUNKSIZE = 131,072
  * bytes (65,536 under 8 chunks, 32,768 under one) and takes 3 network
@@ -400,6 +451,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/latency-monotone", test_latency_monotone);
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
+  g_test_add_func("/coll/nccl/net-graph-bus", test_net_graph_bus);
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
   g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
   g_test_add_func("/coll/nccl/ring-drain", test_ring_drain);

@@ -190,6 +190,20 @@ double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint6
  * On one node: 1.  O(log S). */
 double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
 
+/* Channels per communicator at most [nccl] src/include/device.h
+ * MAXCHANNELS; a ring graph holds half of them (src/init.cc). */
+#define COLL_NCCL_MAXCHANNELS 32
+
+/* The ring graph NCCL's topology search builds for a communicator of
+ * several nodes, before ncclTopoPostset duplicates its channels
+ * (src/graph/search.cc ncclTopoCompute and ncclTopoDupChannels): returns
+ * the graph's channels (graphs[RING]->nChannels, what ncclTopoTuneModel
+ * multiplies and caps) and sets *speed_GBps to its per-channel bandwidth
+ * (bwInter); one NIC per GPU, the search's speed whose floor(NIC rate per
+ * GPU / speed) channels carry the most (the higher speed on a tie); 0 (and
+ * 0 GB/s) on one node.  O(speeds). */
+int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps);
+
 /* The ring channels NCCL's topology search gives a communicator of
  * several nodes (comm->nChannels; src/graph/search.cc ncclTopoCompute and
  * ncclTopoDupChannels, src/graph/connect.cc ncclTopoPostset), from the

@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <math.h>
 
 #include "collectives/libraries/nccl/coll_nccl.h"
 
@@ -26,7 +25,6 @@
  * = 32 stepSize, stepSize = NCCL_P2P_NVL_CHUNKSIZE 512 KiB [nccl]
  * src/init.cc).  Each channel is one thread block copying; its rate is
  * COLL_NCCL_P2P_CH_GBPS. */
-#define NCCL_MAXCHANNELS 32
 #define NCCL_P2P_NVL_CHUNK (512u * 1024u)
 /* One channel's copy rate over NVLink, GB/s [MEASURED: public nccl-tests
  * sendrecv on one node, busbw / NCCL's channel count above: H100
@@ -75,52 +73,6 @@ static int op_channels(uint64_t peer_bytes, int ch_min, int per_peer, uint64_t m
   return nch;
 }
 
-/* NCCL's inter-node ring search speeds in GB/s, highest first [nccl]
- * src/graph/search.cc speedArrayInter, sm90SpeedArrayInter,
- * sm100SpeedArrayInter (NCCL 2.29.2). */
-static const double inter_speeds[3][19] = {
-  { 48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12 },
-  { 48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0, 0 },
-  { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0 },
-};
-
-int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
-{
-  int nodes = MAX(c->n_nodes, 1), ppn = MAX(c->n_ranks / nodes, 1);
-  double nic = c->nic_GBps / ppn;
-  if (nodes < 2 || nic <= 0)
-    return 0;
-  const double *sp = inter_speeds[c->sm >= 100 ? 2 : c->sm >= 90 ? 1 : 0];
-  int i = 0;
-  while (i < 18 && sp[i + 1] > 0 && sp[i] > nic)
-    i++;
-  double speed = sp[i];
-  /* Channels the search finds at that speed: each NIC carries
-   * floor(nic / speed) of them; each GPU forwards every channel but the
-   * one it leaves the node on over NVLink, so NCCL's NVLink view caps
-   * them at view x ppn / ((ppn - 1) speed); at most MAXCHANNELS / 2. */
-  int nch = ppn * MAX(1, (int)(nic / speed));
-  if (ppn > 1 && c->nvlink) {
-    double view = c->intra_GBps * (c->link_GBps > 0 ? MIN(1.0, coll_nccl_nvlink_GBps(c->sm) / c->link_GBps) : 1.0);
-    nch = MIN(nch, MAX(1, (int)(view * ppn / ((ppn - 1) * speed))));
-  }
-  nch = MIN(nch, NCCL_MAXCHANNELS / 2);
-  /* ncclTopoDupChannels: doubled at >= 25 GB/s, except on sm > 80 below
-   * 50 GB/s with more than 4 channels. */
-  if (speed >= 25.0 && !(c->sm > 80 && speed < 50.0 && nch > 4)) {
-    int dup = MIN(2 * nch, NCCL_MAXCHANNELS / 2);
-    speed /= (dup + nch - 1) / nch;
-    nch = dup;
-  }
-  /* src/graph/connect.cc ncclTopoPostset: doubled again; on sm >= 90
-   * with a ring above 45 GB/s per channel and under 16 channels, once
-   * more. */
-  nch = MIN(NCCL_MAXCHANNELS, 2 * nch);
-  if (c->sm >= 90 && speed > 45.0 && nch < 16)
-    nch = MIN(NCCL_MAXCHANNELS, 2 * nch);
-  return nch;
-}
-
 /* The channels of one send or receive of `peer_bytes` on several nodes
  * (NCCL 2.29.2, src/graph/paths.cc ncclTopoGetNchannels and
  * ncclTopoComputeP2pChannels, src/enqueue.cc scheduleP2pTasksToPlan and
@@ -138,7 +90,7 @@ static int p2p_net_op_channels(const coll_nccl_model *m, uint64_t peer_bytes, in
   const coll_nccl_comm *c = &m->comm;
   int n = MAX(c->n_ranks, 1), nodes = MAX(c->n_nodes, 1), ppn = MAX(n / nodes, 1);
   int ring = coll_nccl_net_ring_channels(c);
-  int p2p = pow2_up(MIN(MAX(ring, 1), NCCL_MAXCHANNELS));
+  int p2p = pow2_up(MIN(MAX(ring, 1), COLL_NCCL_MAXCHANNELS));
   double nic = c->nic_GBps / ppn;
   int per_peer = MAX(1, ((int)nic + NCCL_P2P_PER_CHANNEL_NET_BW - 1) / NCCL_P2P_PER_CHANNEL_NET_BW);
   if (ppn > 1 && c->nvlink && c->link_GBps > 0) {
@@ -204,9 +156,9 @@ static int p2p_nvl_op_channels(const coll_nccl_model *m, uint64_t peer_bytes)
   const coll_nccl_comm *c = &m->comm;
   int n = MAX(c->n_ranks, 1);
   double nvl = c->link_GBps > 0 ? c->link_GBps : 1.0;
-  int per_peer = MIN(NCCL_MAXCHANNELS, pow2_up(2 * MAX(1, (int)(c->intra_GBps / nvl))));
+  int per_peer = MIN(COLL_NCCL_MAXCHANNELS, pow2_up(2 * MAX(1, (int)(c->intra_GBps / nvl))));
   int ch_min = per_peer;
-  while (ch_min * n > NCCL_MAXCHANNELS && ch_min > 1)
+  while (ch_min * n > COLL_NCCL_MAXCHANNELS && ch_min > 1)
     ch_min /= 2;
   return op_channels(peer_bytes, ch_min, per_peer, NCCL_P2P_NVL_CHUNK / 8, (uint64_t)NCCL_P2P_NVL_CHUNK * 32);
 }
@@ -223,7 +175,7 @@ double coll_nccl_p2p_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, i
     double e = MIN(p2p, nch * peers) * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
     return MIN(e, m->link_eff);
   }
-  int total = MIN(NCCL_MAXCHANNELS, p2p_nvl_op_channels(m, peer_bytes) * peers);
+  int total = MIN(COLL_NCCL_MAXCHANNELS, p2p_nvl_op_channels(m, peer_bytes) * peers);
   double e = total * COLL_NCCL_P2P_CH_GBPS / c->intra_GBps;
   return MIN(e, m->link_eff);
 }

@@ -2,8 +2,10 @@
  * doc/collectives.md "The NCCL model").  Every constant below is tagged
  * with its source; [nccl] means NVIDIA/nccl at commit 5067397 (master of
  * 2026-06-11), file src/graph/tuning.cc unless another file is named.
- * The structure follows ncclTopoTuneModel / ncclTopoGetAlgoTime; the code
- * is wisp's.  Every function is O(1) (the tables are 6 x 8 x 3).
+ * The structure follows ncclTopoTuneModel / ncclTopoGetAlgoTime, and the
+ * ring graphs its topology search builds on one node and across nodes
+ * (src/graph/search.cc); the code is wisp's.  Every function is O(1) (the
+ * tables are 6 x 8 x 3; the speed arrays 13 and 19 long).
  */
 #include "config.h"
 
@@ -119,6 +121,9 @@ static const double tree_corr[COLL_PROTO_COUNT][24] = {
  * ncclTopoCompute + src/include/device.h MAXCHANNELS 32; wisp takes 16
  * on NVLink and 2 per NIC otherwise [ASSUMPTION]. */
 #define NCCL_RING_CHANNELS_NVLINK 16
+/* A bandwidth no link reaches, GB/s: the other link type's, so that a
+ * link type's efficiency sees its own bandwidth only. */
+#define NCCL_UNBOUND_GBPS 1e12
 /* NVLS channels: min(NCCL_MAX_NVLS_ARITY = 32, local GPUs) [nccl]
  * src/graph/search.cc, src/include/device.h. */
 #define NCCL_MAX_NVLS_ARITY 32
@@ -143,6 +148,85 @@ double coll_nccl_nvlink_GBps(int sm)
 {
   return nccl_nvlink_bw[arch_index(sm)];
 }
+
+/* NCCL's inter-node ring search speeds in GB/s, highest first [nccl]
+ * src/graph/search.cc speedArrayInter, sm90SpeedArrayInter,
+ * sm100SpeedArrayInter (NCCL 2.29.2). */
+static const double inter_speeds[3][19] = {
+  { 48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12 },
+  { 48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0, 0 },
+  { 96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12, 0 },
+};
+
+/* The channels NCCL's search fits at `speed` GB/s per channel: each NIC
+ * carries floor(nic / speed) of them (at least one); each GPU forwards
+ * every channel but the one it leaves the node on over NVLink, so NCCL's
+ * NVLink view caps them at view x ppn / ((ppn - 1) speed); at most
+ * MAXCHANNELS / 2 (src/init.cc ringGraph->maxChannels).  Both counts are
+ * bounded before they become integers, so an unbounded rate
+ * (coll_nccl_efficiency's one-link models) cannot overflow.  O(1). */
+static int graph_channels_at(const coll_nccl_comm *c, int ppn, double nic, double speed)
+{
+  int nch = ppn * MAX(1, (int)MIN(nic / speed, (double)COLL_NCCL_MAXCHANNELS));
+  if (ppn > 1 && c->nvlink) {
+    double view = c->intra_GBps * (c->link_GBps > 0 ? MIN(1.0, coll_nccl_nvlink_GBps(c->sm) / c->link_GBps) : 1.0);
+    nch = MIN(nch, MAX(1, (int)MIN(view * ppn / ((ppn - 1) * speed), (double)COLL_NCCL_MAXCHANNELS)));
+  }
+  return MIN(nch, COLL_NCCL_MAXCHANNELS / 2);
+}
+
+int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps)
+{
+  int nodes = MAX(c->n_nodes, 1), ppn = MAX(c->n_ranks / nodes, 1);
+  double nic = c->nic_GBps / ppn;
+  *speed_GBps = 0.0;
+  if (nodes < 2 || nic <= 0)
+    return 0;
+  const double *sp = inter_speeds[c->sm >= 100 ? 2 : c->sm >= 90 ? 1 : 0];
+  /* The search tries its speeds from the highest down and keeps the
+   * graph that carries the most, channels x speed (ncclTopoCompute); the
+   * higher speed on a tie (within rounding: 16 x 3 is 1 x 48).  Speeds
+   * above the NIC rate fit no channel; below the lowest speed, one
+   * channel per NIC at it. */
+  double speed = 0.0, best = 0.0;
+  for (int i = 0; i < 19 && sp[i] > 0; i++) {
+    if (sp[i] <= nic) {
+      double carry = graph_channels_at(c, ppn, nic, sp[i]) * sp[i];
+      if (carry > best * (1.0 + 1e-9)) {
+        best = carry;
+        speed = sp[i];
+      }
+    }
+    if (speed == 0.0 && (i == 18 || sp[i + 1] <= 0))
+      speed = sp[i];
+  }
+  int nch = graph_channels_at(c, ppn, nic, speed);
+  /* ncclTopoDupChannels: doubled at >= 25 GB/s, except on sm > 80 below
+   * 50 GB/s with more than 4 channels. */
+  if (speed >= 25.0 && !(c->sm > 80 && speed < 50.0 && nch > 4)) {
+    int dup = MIN(2 * nch, COLL_NCCL_MAXCHANNELS / 2);
+    speed /= (dup + nch - 1) / nch;
+    nch = dup;
+  }
+  *speed_GBps = speed;
+  return nch;
+}
+
+int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
+{
+  double speed = 0.0;
+  int nch = coll_nccl_net_graph(c, &speed);
+  if (nch == 0)
+    return 0;
+  /* src/graph/connect.cc ncclTopoPostset: doubled again; on sm >= 90
+   * with a ring above 45 GB/s per channel and under 16 channels, once
+   * more. */
+  nch = MIN(COLL_NCCL_MAXCHANNELS, 2 * nch);
+  if (c->sm >= 90 && speed > 45.0 && nch < 16)
+    nch = MIN(COLL_NCCL_MAXCHANNELS, 2 * nch);
+  return nch;
+}
+
 
 static int log2i(int n)
 {
@@ -212,6 +296,26 @@ static gboolean considered(const coll_nccl_model *m, coll_nccl_func f, coll_nccl
   return TRUE;
 }
 
+/* On more than two nodes NCCL's tuner takes the ring graph's bwInter as
+ * its bus bandwidth (src/graph/tuning.cc ncclTopoTuneModel: nChannels x
+ * bwInter of graphs[a], for every algorithm), and bwInter is the search's
+ * speed per channel, the first of its speed array at or below the NIC
+ * rate per GPU (src/graph/search.cc: 48 GB/s for a 400 Gb/s NIC, not its
+ * 50; 24 for 200 Gb/s), halved when ncclTopoDupChannels doubles the
+ * channels (coll_nccl_net_graph).  On two nodes NCCL takes bwIntra, which
+ * its search may raise above bwInter (not modelled: *bus keeps the NIC
+ * rate).  The NVLink-only model of coll_nccl_efficiency (NIC unbounded)
+ * keeps the NVLink view.  Not taken: the graph's channel count for the
+ * LL128 and tree caps per channel (measured, doc/collectives.md "Wave
+ * h27g").  O(1). */
+static void net_graph_bus(const coll_nccl_comm *c, double intra_view, double *bus)
+{
+  double speed = 0.0;
+  int gch = coll_nccl_net_graph(c, &speed);
+  if (gch > 0 && c->n_nodes > 2 && c->nic_GBps < NCCL_UNBOUND_GBPS)
+    *bus = MIN(intra_view, gch * speed);
+}
+
 void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
 {
   memset(m, 0, sizeof *m);
@@ -230,6 +334,7 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
   m->nvls_channels = MIN(NCCL_MAX_NVLS_ARITY, (int)ppn);
   double graph_bus = nodes == 1 ? intra_view : MIN(intra_view, c->nic_GBps);
   int nch = m->channels, nvch = MAX(m->nvls_channels, 1);
+  net_graph_bus(c, intra_view, &graph_bus);
   for (int f = 0; f < COLL_NFUNC_COUNT; f++) {
     int ns = n_steps((coll_nccl_func)f, n);
     for (int a = 0; a < COLL_NALGO_COUNT; a++)
@@ -439,9 +544,6 @@ static double efficiency_of(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   return link * e;
 }
 
-/* A bandwidth no link reaches, GB/s: the other link type's, so that a
- * link type's efficiency sees its own bandwidth only. */
-#define NCCL_UNBOUND_GBPS 1e12
 
 /* On several nodes each link type's efficiency comes from a model in
  * which the other type never binds (its bandwidth NCCL_UNBOUND_GBPS, the
