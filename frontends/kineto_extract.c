@@ -18,6 +18,8 @@ void kt_rank_free(kt_rank *r)
 {
   if (!r)
     return;
+  if (r->modules)
+    g_ptr_array_free(r->modules, TRUE);
   if (r->comms) {
     for (guint i = 0; i < r->comms->len; i++) {
       kt_comm *c = &g_array_index(r->comms, kt_comm, i);
@@ -121,7 +123,8 @@ static void select_ops(kt_xctx *c, sim_time_ps ws, sim_time_ps we, gboolean have
         continue;
       }
     }
-    kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch };
+    kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch,
+                 .module = KT_NONE };
     if (e->kind != KT_EV_KERNEL && e->aux != KT_ABSENT && e->aux > 0) { /* a copy's bytes (average_memory_bandwidth) */
       op.bytes_lo = (uint32_t)((uint64_t)e->aux & 0xffffffffu);
       op.bytes_hi = (uint32_t)((uint64_t)e->aux >> 32);
@@ -301,6 +304,8 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     g_array_free(keys, TRUE);
     ok = extract_comms(&c, error);
   }
+  if (ok)
+    kt_x_modules(&c);
   if (ok) {
     warn_unsized(r);
     kt_x_sync_edges(&c);
