@@ -2,6 +2,7 @@
  * configurations, executed on gt_model's machine (see gt_parallel.h).
  * Shares no code with wisp's model reader or re-partitioning. */
 #include "config.h"
+#include <stdarg.h>
 #include "regress/gt_parallel.h"
 #include "common/wisp_util.h"
 
@@ -191,6 +192,28 @@ static void kernel(const prog *g, const char *name, int64_t ns)
   gt_launch_compute(g->j, g->r, GT_STREAM_COMPUTE, name, ns);
 }
 
+/* The module the next launches run in, when the job writes module
+ * annotations (gt_par_params.annotate; printf-style path, NULL: none). */
+static void G_GNUC_PRINTF(2, 3) module(const prog *g, const char *fmt, ...)
+{
+  if (!g->p->annotate)
+    return;
+  char *path = NULL;
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    path = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+  }
+  gt_job_set_module(g->j, g->r, path);
+  g_free(path);
+}
+
+/* Layer i's module path prefix (annotate 2: two layers per instance, the
+ * annotations a test checks a disagreement with). */
+#define LAYER_PATH "GPTModel_0/TransformerBlock_0/TransformerLayer_%d"
+static int layer_instance(const prog *g, int i) { return g->p->annotate == 2 ? i / 2 : i; }
+
 static void handoff(const prog *g, int from, int to, int event)
 {
   gt_record(g->j, g->r, from, event);
@@ -287,20 +310,27 @@ static void attention(const prog *g, gboolean backward)
   }
 }
 
-static void layer_fwd(const prog *g)
+/* Layer i's forward (i: its instance on the rank, for the annotations). */
+static void layer_fwd(const prog *g, int i)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
+  int li = layer_instance(g, i);
+  module(g, LAYER_PATH, li);
   kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
+  module(g, LAYER_PATH "/SelfAttention_%d", li, li);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, 3 * h / t, h));
   attention(g, FALSE);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h / t));
   tp_allreduce(g);
+  module(g, LAYER_PATH, li);
   kernel(g, K_NORM_F, elem_ns(&g->k, 3.0 * T * h * 2));
   if (p->experts > 0) {
+    module(g, LAYER_PATH "/MoELayer_%d", li, li);
     moe_fwd(g);
     return;
   }
+  module(g, LAYER_PATH "/MLP_%d", li, li);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, f / t, h));
   kernel(g, K_GELU_F, elem_ns(&g->k, 2.0 * T * f / t * 2));
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, f / t));
@@ -360,18 +390,25 @@ static void fwd(const prog *g, int c)
     gt_launch_p2p(g->j, g->r, st, GT_RECV, from, act_bytes(g), GT_GROUP_WORLD);
     handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
+    module(g, "GPTModel_0/LanguageModelEmbedding_0");
     kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
   }
-  for (int l = 0; l < p->layers / p->pp / g->chunks; l++)
-    layer_fwd(g);
+  int ls = p->layers / p->pp / g->chunks;
+  for (int l = 0; l < ls; l++)
+    layer_fwd(g, c * ls + l);
+  module(g, NULL);
   if (to >= 0) {
     handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
     host(g);
     gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_SEND, to, act_bytes(g), GT_GROUP_WORLD);
-  } else {
+  } else { /* Megatron: the block's final norm, the output layer, the loss in GPTModel's forward */
+    module(g, "GPTModel_0/TransformerBlock_0/FusedLayerNorm_%d", 2 * ls * g->chunks);
     kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
+    module(g, "GPTModel_0/ColumnParallelLinear_0");
     kernel(g, K_GEMM_F, gemm_ns(&g->k, T, v / t, h));
+    module(g, "GPTModel_0");
     kernel(g, K_XENT_F, elem_ns(&g->k, 2.0 * T * v / t * 4));
+    module(g, NULL);
   }
 }
 

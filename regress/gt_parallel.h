@@ -81,6 +81,14 @@ typedef struct {
    * MoE job (gt_par_init_moe) does not overlap: no two collectives of a
    * rank run at once, and the truth does not depend on that gap. */
   gboolean overlap_grad_reduce;
+  /* Module annotations in the traces (PyTorch's with_modules, Megatron's
+   * names): 0 none; 1 python_function "nn.Module: X" ranges around each
+   * module's forward launches (GPTModel_0 / LanguageModelEmbedding_0,
+   * TransformerBlock_0 / TransformerLayer_i / SelfAttention_i, MLP_i or
+   * MoELayer_i, the final norm, ColumnParallelLinear_0; the backward runs
+   * outside them, as autograd's); 2 the same with two layers under each
+   * TransformerLayer instance (annotations that disagree with the job). */
+  int annotate;
   /* The model. */
   int layers, hidden, ffn, heads, seq, vocab, global_batch;
   /* The GPU. */
