@@ -213,8 +213,9 @@ static gboolean find_layers(const et_graph *g, const GArray *a, int lo, int hi, 
       p = an.per;
       pat = TRUE;
     } else {
-      g_string_append_printf(how, "model: layers from the kernel pattern; the module annotations disagree and are not "
-                             "used: %s\n", why);
+      g_string_append_printf(how, "model: warning: the module annotations disagree and are not used: %s; the layers "
+                             "come from the kernel pattern and the card (if the annotations are right, check the "
+                             "card's num_layers and pp)\n", why);
     }
     g_free(why);
   }

@@ -9,7 +9,8 @@
  * and vLLM's TransformerBlock (Megatron's TransformerBlock is the stack
  * and holds TransformerLayers, which are deeper), GPT-2's Block, or a
  * fully qualified name "layers.N" / "layers_N" (TorchTitan's module names,
- * record_function with FQNs).  The roles of the other components are read
+ * record_function with FQNs); TransformerBlock and Block are layers only
+ * in a range that names none of the others.  The roles of the other components are read
  * by name for the description (attention, MLP, MoE, embedding, output
  * layer and loss).
  *
@@ -21,8 +22,12 @@
 #include <string.h>
 
 /* Whether path component c (its class name before a "_<instance>"
- * suffix) is a transformer layer. */
-static gboolean is_layer(const char *c, size_t n)
+ * suffix) is a transformer layer: 2 a layer whatever holds it
+ * (TransformerLayer, ParallelTransformerLayer, ...DecoderLayer,
+ * layers.N), 1 a layer only where no component of level 2 is seen
+ * (TransformerBlock, Block: Megatron's TransformerBlock is the stack that
+ * holds TransformerLayers), 0 not a layer. */
+static int layer_level(const char *c, size_t n)
 {
   char *low = g_ascii_strdown(c, (gssize)n);
   size_t k = strlen(low);
@@ -32,21 +37,24 @@ static gboolean is_layer(const char *c, size_t n)
   if (k > 0 && low[k - 1] == '_')
     k--;
   low[k] = '\0';
-  gboolean yes = fqn || g_str_has_suffix(low, "transformerlayer") || g_str_has_suffix(low, "decoderlayer") ||
-                 !strcmp(low, "transformerblock") || !strcmp(low, "block");
+  int level = fqn || g_str_has_suffix(low, "transformerlayer") || g_str_has_suffix(low, "decoderlayer") ? 2
+            : !strcmp(low, "transformerblock") || !strcmp(low, "block") ? 1 : 0;
   g_free(low);
-  return yes;
+  return level;
 }
 
 /* The length of the prefix of path up to and including its deepest layer
- * component (0: none), and that component in *comp / *comp_n. */
-static size_t layer_prefix(const char *path, const char **comp, size_t *comp_n)
+ * component of level at least min (0: none), that component in *comp /
+ * *comp_n; *top: the highest level of any component. */
+static size_t layer_prefix(const char *path, int min, const char **comp, size_t *comp_n, int *top)
 {
   size_t best = 0;
   for (const char *p = path; *p;) {
     const char *end = strchr(p, '/');
     size_t n = end ? (size_t)(end - p) : strlen(p);
-    if (is_layer(p, n)) {
+    int level = layer_level(p, n);
+    *top = MAX(*top, level);
+    if (level >= min && level > 0) {
       best = (size_t)(p - path) + n;
       *comp = p;
       *comp_n = n;
@@ -60,15 +68,24 @@ void et_model_annot_layers(const et_graph *g, const GArray *ops, int lo, int hi,
 {
   memset(out, 0, sizeof *out);
   out->first = -1;
-  const char *run = NULL, *comp = NULL;
-  size_t run_n = 0, comp_n = 0;
+  int min = 0; /* the level a layer needs: 2 when the range names any layer of level 2 */
+  const char *comp = NULL;
+  size_t comp_n = 0;
+  for (int i = lo; i < hi; i++) {
+    const char *path = et_graph_module(g, g_array_index(ops, et_model_gop, i).node);
+    if (path)
+      layer_prefix(path, 3, &comp, &comp_n, &min);
+  }
+  const char *run = NULL;
+  size_t run_n = 0;
+  int top = 0;
   GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   int start = -1, gap = -1;
   gboolean stop = FALSE;
   for (int i = lo; i < hi && !stop; i++) {
     const char *path = et_graph_module(g, g_array_index(ops, et_model_gop, i).node);
     out->annotated += path != NULL;
-    size_t n = path ? layer_prefix(path, &comp, &comp_n) : 0;
+    size_t n = path ? layer_prefix(path, min, &comp, &comp_n, &top) : 0;
     if (n > 0 && run && n == run_n && !strncmp(path, run, n))
       continue; /* the same layer instance */
     if (run) { /* a run ends at i */
