@@ -74,6 +74,18 @@ typedef struct {
    * experts tokens each), and sends the results back (combine, the same
    * size); the backward mirrors it. */
   int experts, top_k, moe_ffn, ep;
+  /* Megatron's sequence parallelism (with tp > 1): each TP rank holds
+   * T / tp tokens between the blocks, so the norms (and a MoE block:
+   * router, permutation, dispatch and combine of T / tp x top_k x h,
+   * experts, unpermutation) see T / tp tokens; a block's TP all-reduce
+   * becomes a reduce-scatter (T x h in) and its first GEMM waits for an
+   * all-gather of the T / tp x h shards (in the backward the other way
+   * round; the weight gradients' re-gather of Megatron is not modelled);
+   * the LM head's GEMM waits for an all-gather; a MoE block has no TP
+   * collective (the experts are whole on every TP rank: expert tensor
+   * parallelism 1, EP groups over the data-parallel ranks of one TP
+   * index).  Needed for MoE with tp > 1. */
+  gboolean sequence_parallel;
   /* TRUE (gt_par_init): gradient reductions overlap the last backward
    * (below); FALSE: all of them are issued after the step's backward, in
    * the same order.  gt_model's network has no link contention (each
