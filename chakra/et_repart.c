@@ -576,7 +576,8 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
     g_string_append_printf(how, "repartition: MoE with tp %d: the router is scaled as a TP-sharded GEMM, the experts "
                            "are not split over TP (expert tensor parallelism 1, no sequence parallelism): every TP rank "
                            "dispatches, runs and combines all its micro-batch's routed tokens and holds its experts "
-                           "whole; not checked against a ground truth (the twin's MoE job has tp 1)\n", rq->tp);
+                           "whole; not checked against a ground truth (the twin runs MoE with tp > 1 under sequence parallelism "
+                           "only: a card saying sequence_parallel: true gets that model)\n", rq->tp);
   if (rq->cp > 1 || c->cp > 1)
     g_string_append_printf(how, "repartition: CP: cp %d -> %d (ring attention, Megatron's cp_comm_type p2p): %d "
                            "tokens of each sequence per rank; a layer's attention in %d steps of the traced "
