@@ -593,10 +593,8 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
     }
     et_builder_set_start(b, idx, wisp_ps_from_us_int((int64_t)n->start_us));
   }
-  if (n->has_num_ops || n->has_tsize) {
-    if (n->num_ops != 0 || n->has_tsize || type != ET_NODE_COMP)
-      et_builder_set_comp_attrs(b, idx, n->num_ops, n->has_tsize, n->tsize);
-  }
+  if ((n->has_num_ops || n->has_tsize) && (n->num_ops != 0 || n->has_tsize || type != ET_NODE_COMP))
+    et_builder_set_comp_attrs(b, idx, n->num_ops, n->has_tsize, n->tsize);
   if (n->module.p != n->module.end)
     et_builder_set_module(b, idx, span_cstr(name_buf, n->module));
   gboolean replay_node = (flags & ET_FLAG_REPLAY) != 0;

@@ -31,9 +31,7 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
-
-#include "regress/gt_parallel.h"
+#include "regress/test_repart.h"
 #include "regress/test_util.h"
 
 #include <math.h>
@@ -48,31 +46,7 @@ static int64_t write_job(int tp, int pp, int mb, int annotate, const char *dir)
   p.pp = pp;
   p.mb = mb;
   p.annotate = annotate;
-  int64_t step = 0;
-  GError *error = NULL;
-  g_assert_true(gt_par_run(&p, dir, &step, &error));
-  g_assert_no_error(error);
-  if (dir) {
-    char *card = gt_par_card(&p), *path = g_build_filename(dir, "card.yaml", NULL);
-    g_assert_true(g_file_set_contents(path, card, -1, NULL));
-    g_free(card);
-    g_free(path);
-  }
-  return step;
-}
-
-static double step_of(const char *json)
-{
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
-  cJSON *o = cJSON_Parse(text);
-  g_assert_nonnull(o);
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "step_time_ns");
-  g_assert_nonnull(v);
-  double ns = cJSON_IsString(v) ? g_ascii_strtod(v->valuestring, NULL) : v->valuedouble;
-  cJSON_Delete(o);
-  g_free(text);
-  return ns;
+  return test_repart_run(&p, dir);
 }
 
 /* simulate TRACE --scale spec on the flow tier; the step (ns), its stderr in *err. */
@@ -84,7 +58,7 @@ static double predict(const char *trace, const char *cal, const char *card, cons
                                                           "--scale", spec, "--network-model", "flow", "--json", json,
                                                           NULL}, &out, err), ==, 0);
   g_free(out);
-  return step_of(json);
+  return test_repart_step(json);
 }
 
 typedef struct {

@@ -26,9 +26,7 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
-
-#include "regress/gt_parallel.h"
+#include "regress/test_repart.h"
 #include "regress/test_util.h"
 
 #include <math.h>
@@ -60,31 +58,7 @@ static int64_t truth(const sp_cfg *c, const char *dir)
   p.ep = c->ep;
   p.mb = c->mb;
   p.sequence_parallel = TRUE;
-  int64_t step = 0;
-  GError *error = NULL;
-  g_assert_true(gt_par_run(&p, dir, &step, &error));
-  g_assert_no_error(error);
-  if (dir) {
-    char *card = gt_par_card(&p), *path = g_build_filename(dir, "card.yaml", NULL);
-    g_assert_true(g_file_set_contents(path, card, -1, NULL));
-    g_free(card);
-    g_free(path);
-  }
-  return step;
-}
-
-static double step_of(const char *json)
-{
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
-  cJSON *o = cJSON_Parse(text);
-  g_assert_nonnull(o);
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "step_time_ns");
-  g_assert_nonnull(v);
-  double ns = cJSON_IsString(v) ? g_ascii_strtod(v->valuestring, NULL) : v->valuedouble;
-  cJSON_Delete(o);
-  g_free(text);
-  return ns;
+  return test_repart_run(&p, dir);
 }
 
 typedef struct {
@@ -120,7 +94,7 @@ static void check_sp(gconstpointer data)
     char *out = NULL, *err = NULL;
     g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card,
                                                             "--scale", spec, "--json", json, NULL}, &out, &err), ==, 0);
-    w[i] = step_of(json);
+    w[i] = test_repart_step(json);
     g_test_message("SP from tp%d dp%d ep%d pp%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", k->cfgs[k->src].tp,
                    k->cfgs[k->src].dp, k->cfgs[k->src].ep, k->cfgs[k->src].pp, spec, t[i] / 1e6, w[i] / 1e6,
                    100.0 * (w[i] - t[i]) / t[i]);
