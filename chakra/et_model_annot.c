@@ -5,7 +5,8 @@
  * TransformerLayer_3/SelfAttention_3", from PyTorch's with_modules or
  * record_function ranges) names the layer it belongs to by its deepest
  * component that is a layer: Megatron's TransformerLayer (and the legacy
- * ParallelTransformerLayer), Hugging Face's ...DecoderLayer, TorchTitan's
+ * ParallelTransformerLayer), Hugging Face's ...DecoderLayer, ...EncoderLayer,
+ * BertLayer and GPT2Block, TorchTitan's
  * and vLLM's TransformerBlock (Megatron's TransformerBlock is the stack
  * and holds TransformerLayers, which are deeper), GPT-2's Block, or a
  * fully qualified name "layers.N" / "layers_N" (TorchTitan's module names,
@@ -24,7 +25,7 @@
 /* Whether path component c (its class name before a "_<instance>"
  * suffix) is a transformer layer: 2 a layer whatever holds it
  * (TransformerLayer, ParallelTransformerLayer, ...DecoderLayer,
- * layers.N), 1 a layer only where no component of level 2 is seen
+ * ...EncoderLayer, BertLayer, GPT2Block, layers.N), 1 a layer only where no component of level 2 is seen
  * (TransformerBlock, Block: Megatron's TransformerBlock is the stack that
  * holds TransformerLayers), 0 not a layer. */
 static int layer_level(const char *c, size_t n)
@@ -37,7 +38,8 @@ static int layer_level(const char *c, size_t n)
   if (k > 0 && low[k - 1] == '_')
     k--;
   low[k] = '\0';
-  int level = fqn || g_str_has_suffix(low, "transformerlayer") || g_str_has_suffix(low, "decoderlayer") ? 2
+  int level = fqn || g_str_has_suffix(low, "transformerlayer") || g_str_has_suffix(low, "decoderlayer") ||
+              g_str_has_suffix(low, "encoderlayer") || !strcmp(low, "bertlayer") || !strcmp(low, "gpt2block") ? 2
             : !strcmp(low, "transformerblock") || !strcmp(low, "block") ? 1 : 0;
   g_free(low);
   return level;
