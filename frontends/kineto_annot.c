@@ -92,6 +92,9 @@ void kt_x_modules(kt_xctx *c)
     g_array_sort(ann, cmp_span);
     g_array_sort(lau, cmp_span);
     r->modules = g_ptr_array_new_with_free_func(g_free);
+    r->op_module = g_new(uint32_t, r->ops->len);
+    for (guint i = 0; i < r->ops->len; i++)
+      r->op_module[i] = KT_NONE;
     GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
     GArray *stack = g_array_new(FALSE, FALSE, sizeof(span_rec));
     GString *buf = g_string_new(NULL);
@@ -115,8 +118,7 @@ void kt_x_modules(kt_xctx *c)
       }
       while (stack->len && g_array_index(stack, span_rec, stack->len - 1).end < l->ts)
         g_array_set_size(stack, stack->len - 1);
-      g_array_index(r->ops, kt_op, l->idx).module =
-        path_index(t, r, seen, (const span_rec *)stack->data, (int)stack->len, l->ts, buf);
+      r->op_module[l->idx] = path_index(t, r, seen, (const span_rec *)stack->data, (int)stack->len, l->ts, buf);
     }
     g_string_free(buf, TRUE);
     g_array_free(stack, TRUE);

@@ -20,6 +20,7 @@ void kt_rank_free(kt_rank *r)
     return;
   if (r->modules)
     g_ptr_array_free(r->modules, TRUE);
+  g_free(r->op_module);
   if (r->comms) {
     for (guint i = 0; i < r->comms->len; i++) {
       kt_comm *c = &g_array_index(r->comms, kt_comm, i);
@@ -123,8 +124,7 @@ static void select_ops(kt_xctx *c, sim_time_ps ws, sim_time_ps we, gboolean have
         continue;
       }
     }
-    kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch,
-                 .module = KT_NONE };
+    kt_op op = { .ev = i, .start = e->ts, .end = e->ts + e->dur, .comm = KT_NONE, .launch = launch };
     if (e->kind != KT_EV_KERNEL && e->aux != KT_ABSENT && e->aux > 0) { /* a copy's bytes (average_memory_bandwidth) */
       op.bytes_lo = (uint32_t)((uint64_t)e->aux & 0xffffffffu);
       op.bytes_hi = (uint32_t)((uint64_t)e->aux >> 32);

@@ -58,7 +58,7 @@ kt_desc kt_x_describe_comm(kt_xctx *c, kt_comm *cm, const kt_event *k, const kt_
  * waits the pairs cannot place are inferred from the timeline
  * (infer_wait_edges). */
 void kt_x_sync_edges(kt_xctx *c);
-/* kineto_annot.c: every op's module path (kt_op.module, kt_rank.modules):
+/* kineto_annot.c: every op's module path (kt_rank.op_module, .modules):
  * the names of the annotation ranges (KT_EV_ANNOT) on its launch's CPU
  * thread that contain the launch's start, outermost first, joined by "/"
  * ("nn.Module: " dropped).  Ops without a launch, or launched outside

@@ -194,6 +194,7 @@ kt_rank *kt_replicate_rank(const kt_rank *src, int to, int world)
   r->modules = src->modules ? g_ptr_array_copy(src->modules, copy_str, NULL) : NULL;
   if (r->modules)
     g_ptr_array_set_free_func(r->modules, g_free);
+  r->op_module = src->op_module ? g_memdup2(src->op_module, sizeof(uint32_t) * src->ops->len) : NULL;
   int shift = to - src->rank;
   for (guint i = 0; i < r->comms->len; i++) {
     kt_comm *c = &g_array_index(r->comms, kt_comm, i);
@@ -238,8 +239,8 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
       if (bytes)
         et_builder_set_comp_attrs(b, idx, 0, TRUE, bytes);
     }
-    if (n->op != KT_NONE && r->modules) { /* the module ranges around its launch (kineto_annot.c) */
-      uint32_t mod = g_array_index(r->ops, kt_op, n->op).module;
+    if (n->op != KT_NONE && r->op_module) { /* the module ranges around its launch (kineto_annot.c) */
+      uint32_t mod = r->op_module[n->op];
       if (mod != KT_NONE)
         et_builder_set_module(b, idx, g_ptr_array_index(r->modules, mod));
     }
