@@ -65,9 +65,11 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
     why = cp_comm_why(c->cp_comm);
-  else if (c->sp && c->tp == 1 && rq.tp > 1)
-    why = "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers and reduce-scatters "
-          "to re-size (trace a configuration with tp > 1)";
+  else if (c->tp == 1 && rq.tp > 1)
+    why = c->sp ? "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers and "
+                  "reduce-scatters to re-size (trace a configuration with tp > 1)"
+                : "the trace has tp 1: it shows no TP all-reduces (where a layer has them, on which stream) to re-size "
+                  "for tp > 1 (trace a configuration with tp > 1)";
   else if (rq.ep > 1 && c->experts == 0)
     why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
   else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))

@@ -438,7 +438,10 @@ static void fwd(const prog *g, int c)
     handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
     module(g, "GPTModel_0/LanguageModelEmbedding_0");
-    kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
+    if (p->patch_embed) /* a linear patch embedding: one GEMM of the layers' kernel (T x h over h) */
+      kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h));
+    else
+      kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
   }
   int ls = p->layers / p->pp / g->chunks;
   for (int l = 0; l < ls; l++)
@@ -520,7 +523,10 @@ static void bwd(const prog *g, int c, gboolean last)
     host(g);
     gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, from, act_bytes(g), GT_GROUP_WORLD);
   } else {
-    kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
+    if (p->patch_embed)
+      kernel(g, K_GEMM_W, gemm_ns(&g->k, h, h, T));
+    else
+      kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
   }
 }
 

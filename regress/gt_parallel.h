@@ -101,6 +101,11 @@ typedef struct {
    * outside them, as autograd's); 2 the same with two layers under each
    * TransformerLayer instance (annotations that disagree with the job). */
   int annotate;
+  /* A linear patch embedding (a vision model's) instead of the token
+   * lookup: one GEMM, T x h over h, with the layers' GEMM kernel, and its
+   * weight gradient in the backward; the kernel pattern alone then cannot
+   * tell where the first layer starts (it repeats the layer's last GEMM). */
+  gboolean patch_embed;
   /* The model. */
   int layers, hidden, ffn, heads, seq, vocab, global_batch;
   /* The GPU. */

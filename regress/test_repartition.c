@@ -603,9 +603,31 @@ static void check_flavours(void)
   char *mc = gt_par_card(&p);
   g_assert_true(g_file_set_contents(moe_card, mc, -1, NULL));
   g_free(mc);
+  /* A tp 1 trace shows no TP collective to re-size: tp 2 is refused. */
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", moe, "--cluster", "dgx-h100", "--card", moe_card,
-                                                          "--scale", "tp=2", NULL}, &out, &err), ==, 0);
-  g_assert_nonnull(strstr(err, "MoE with tp 2: the router is scaled as a TP-sharded GEMM, the experts are not split "
+                                                          "--scale", "tp=2", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "the trace has tp 1: it shows no TP all-reduces (where a layer has them, on which "
+                               "stream) to re-size for tp > 1"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* MoE with tp > 1 without sequence parallelism prints its assumptions
+   * (the twin runs MoE with tp > 1 only under SP: its TP2 trace, the card
+   * saying sequence_parallel: false). */
+  test_rm_rf(moe);
+  p.tp = 2;
+  p.dp = 4;
+  p.sequence_parallel = TRUE;
+  g_assert_true(gt_par_run(&p, moe, &moe_step, NULL));
+  mc = gt_par_card(&p);
+  g_assert_nonnull(strstr(mc, "sequence_parallel: true"));
+  char **parts = g_strsplit(mc, "sequence_parallel: true", 2), *nosp = g_strjoinv("sequence_parallel: false", parts);
+  g_assert_true(g_file_set_contents(moe_card, nosp, -1, NULL));
+  g_strfreev(parts);
+  g_free(nosp);
+  g_free(mc);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", moe, "--cluster", "dgx-h100", "--card", moe_card,
+                                                          "--scale", "tp=4,dp=2,ep=2", NULL}, &out, &err), ==, 0);
+  g_assert_nonnull(strstr(err, "MoE with tp 4: the router is scaled as a TP-sharded GEMM, the experts are not split "
                                "over TP (expert tensor parallelism 1"));
   g_free(out);
   g_free(err);
