@@ -397,6 +397,7 @@ static void emit_node(const xf_rank *s, ctx *cx, et_builder *b, uint32_t i, uint
   const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, i) : NULL;
   if (ca && nd->type == ET_NODE_COMP)
     et_builder_set_comp_attrs(b, x, ca->num_ops, ca->has_tensor_size, ca->tensor_size);
+  et_builder_set_module(b, x, et_graph_module(g, i));
   uint32_t skip_a = has_gap ? s->bind[i] : ET_NONE, skip_b = has_gap ? s->chain_prev[i] : ET_NONE;
   if (has_gap)
     et_builder_add_dep(b, x, gap_id, TRUE, FALSE);

@@ -275,6 +275,21 @@ void et_builder_set_comp_attrs(et_builder *b, uint32_t node, int64_t num_ops,
   g_array_append_val(b->comp_attrs, a);
 }
 
+void et_builder_set_module(et_builder *b, uint32_t node, const char *module)
+{
+  g_return_if_fail(b != NULL && node < b->n_nodes);
+  if (module == NULL || module[0] == '\0')
+    return;
+  uint32_t off = builder_intern(b, module);
+  guint n = b->comp_attrs->len;
+  if (n > 0 && g_array_index(b->comp_attrs, et_comp_attr, n - 1).node == node) {
+    g_array_index(b->comp_attrs, et_comp_attr, n - 1).module = off;
+    return;
+  }
+  et_comp_attr a = {.node = node, .module = off};
+  g_array_append_val(b->comp_attrs, a);
+}
+
 /* ---- id table: open addressing over node indices, keyed by nodes[i].id ---- */
 
 typedef struct {
@@ -689,13 +704,15 @@ static et_graph *fin_hand_over(fin_state *st)
   b->source = NULL;
   g_array_sort(b->comp_attrs, comp_attr_cmp); /* stable enough: later duplicates are merged below */
   if (b->comp_attrs->len > 0) {
-    /* Keep the last record per node. */
+    /* Keep the last record per node (and the last module named). */
     et_comp_attr *ca = (et_comp_attr *)b->comp_attrs->data;
     uint32_t wca = 0;
     for (uint32_t k = 0; k < b->comp_attrs->len; k++) {
-      if (wca > 0 && ca[wca - 1].node == ca[k].node)
+      if (wca > 0 && ca[wca - 1].node == ca[k].node) {
+        uint32_t module = ca[k].module ? ca[k].module : ca[wca - 1].module;
         ca[wca - 1] = ca[k];
-      else
+        ca[wca - 1].module = module;
+      } else
         ca[wca++] = ca[k];
     }
     g->n_comp_attrs = wca;

@@ -151,6 +151,12 @@ const et_comp_attr *et_graph_comp_attr(const et_graph *g, uint32_t node)
   return NULL;
 }
 
+const char *et_graph_module(const et_graph *g, uint32_t node)
+{
+  const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
+  return ca && ca->module ? g->strings + ca->module : NULL;
+}
+
 void et_graph_fixed_idle(const et_graph *g, sim_time_ps *launch_lag_ps, sim_time_ps *unexplained_ps)
 {
   sim_time_ps lag = 0, all = 0;

@@ -174,7 +174,7 @@ typedef struct {
   char *source;                  /* input name given to et_builder_new (for messages) */
   uint32_t n_splits;             /* entries in splits[] */
   uint32_t split_width;          /* sizes per ALL_TO_ALLV node (all equal; 0 when none) */
-  /* Optional COMP attributes (num_ops != 0 or tensor_size present), sorted by node. */
+  /* Optional COMP attributes (num_ops != 0, tensor_size or a module present), sorted by node. */
   uint32_t n_comp_attrs;
   struct et_comp_attr *comp_attrs;
   /* GPU compute nodes the profile measured running at once on this rank
@@ -199,9 +199,16 @@ typedef struct et_comp_attr {
   uint8_t has_tensor_size;
   int64_t num_ops;
   uint64_t tensor_size;
+  /* The enclosing module path the profile annotated the operation with
+   * (string-pool offset, 0 = none): "/"-separated names, outermost first,
+   * e.g. "GPTModel_0/TransformerLayer_3/SelfAttention_3" (Chakra attribute
+   * wisp_module, a string; other readers ignore it). */
+  uint32_t module;
 } et_comp_attr;
 /* Finds node's COMP attributes by binary search (O(log n)); NULL when none. */
 const et_comp_attr *et_graph_comp_attr(const et_graph *g, uint32_t node);
+/* Node i's module path (et_comp_attr.module), NULL when it has none.  O(log n). */
+const char *et_graph_module(const et_graph *g, uint32_t node);
 
 static inline uint32_t et_node_n_parents(const et_graph *g, uint32_t i)
 { return g->nodes[i + 1].parents - g->nodes[i].parents; }
@@ -245,6 +252,10 @@ void et_builder_add_dep(et_builder *b, uint32_t node, uint64_t parent_id, gboole
 /* Records num_ops (and tensor_size when has_tensor_size) of a COMP node. */
 void et_builder_set_comp_attrs(et_builder *b, uint32_t node, int64_t num_ops,
                                gboolean has_tensor_size, uint64_t tensor_size);
+/* Records the module path of any node (et_comp_attr.module; NULL or ""
+ * records nothing).  Call it after et_builder_set_comp_attrs of the same
+ * node, or for a node without them. */
+void et_builder_set_module(et_builder *b, uint32_t node, const char *module);
 
 enum {
   ET_BUILD_STRICT = 1u << 0,     /* dangling ctrl_deps are errors instead of counted warnings */

@@ -72,10 +72,7 @@ double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int 
 
 /* ---- one rank's GPU operations in time order ---- */
 
-typedef struct {
-  uint32_t node;
-  sim_time_ps start;
-} gop;
+typedef et_model_gop gop;
 
 static int cmp_gop(const void *pa, const void *pb)
 {
@@ -172,6 +169,60 @@ static gboolean best_period(const et_graph *g, const GArray *a, int lo, int hi, 
         *p_out = p;
       }
   return best > 0;
+}
+
+/* The ls layers in ops[lo, hi) (a first forward; *e_out relative to lo,
+ * *p_out operations each): from the module annotations when they name ls
+ * layer instances of identical operations, else from the kernel pattern
+ * (best_period); the other source is compared, and what was used and any
+ * disagreement appended to how.  FALSE when neither gives the layers.
+ * O(best_period + range x path length). */
+static gboolean find_layers(const et_graph *g, const GArray *a, int lo, int hi, int ls, GString *how, int *e_out,
+                            int *p_out)
+{
+  int e = 0, p = 0;
+  gboolean pat = best_period(g, a, lo, hi, ls, &e, &p);
+  et_annot_layers an;
+  et_model_annot_layers(g, a, lo, hi, &an);
+  if (an.n == 0) {
+    g_string_append_printf(how, "model: layers from the kernel pattern (%s)\n", an.annotated
+                           ? "the module annotations name no layer: TransformerLayer, DecoderLayer, TransformerBlock, "
+                             "Block or layers.N"
+                           : "the trace has no module annotations");
+  } else {
+    char *why = an.why ? g_strdup(an.why) : NULL;
+    if (!why && an.n != ls)
+      why = g_strdup_printf("they name %d %s instances in rank 0's first forward, where the card's num_layers "
+                            "gives %d%s", an.n, an.cls, ls, pat ? " and the kernel pattern finds them" : "");
+    if (!why && !periodic(g, a, an.first, an.per, ls))
+      why = g_strdup("the annotated layers differ kernel for kernel");
+    if (!why) {
+      g_string_append_printf(how, "model: layers from module annotations: %d %s instances of %d operations from "
+                             "operation %d of rank 0's first forward (annotated operations on rank 0: ", an.n, an.cls,
+                             an.per, an.first);
+      et_model_annot_roles(g, a, 0, (int)a->len, how);
+      if (pat && e == an.first - lo && p == an.per)
+        g_string_append(how, "), as the kernel pattern and the card's num_layers\n");
+      else if (pat)
+        g_string_append_printf(how, "); the kernel pattern disagrees (%d repetitions of %d operations from operation "
+                               "%d): the annotations are used\n", ls, p, lo + e);
+      else
+        g_string_append_printf(how, "); the kernel pattern finds no %d identical layers: the annotations are used\n",
+                               ls);
+      e = an.first - lo;
+      p = an.per;
+      pat = TRUE;
+    } else {
+      g_string_append_printf(how, "model: warning: the module annotations disagree and are not used: %s; the layers "
+                             "come from the kernel pattern and the card (if the annotations are right, check the "
+                             "card's num_layers and pp)\n", why);
+    }
+    g_free(why);
+  }
+  g_free(an.cls);
+  *e_out = e;
+  *p_out = p;
+  return pat;
 }
 
 /* ---- building the sequences ---- */
@@ -298,7 +349,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
   GArray *a = rank_ops(g, d->l);
   int ls = m->layers_per_stage, send = find_type(g, a, 0, ET_NODE_COMM_SEND);
   int e = 0, p = 0;
-  if (send < 0 || !best_period(g, a, 0, send, ls, &e, &p)) {
+  if (send < 0 || !find_layers(g, a, 0, send, ls, m->how, &e, &p)) {
     g_array_free(a, TRUE);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s: rank 0's first forward (%d operations before its first send) does not hold %d identical "
@@ -475,7 +526,7 @@ static gboolean read_single_stage(const rd *d, GError **error)
   GArray *a = rank_ops(g, d->l);
   int ls = m->layers_per_stage, per_mb = (int)a->len / MAX(m->mb, 1);
   int e = 0, p = 0, h = 0, q = 0, fend = 0, last = -1;
-  gboolean ok = best_period(g, a, 0, per_mb, ls, &e, &p);
+  gboolean ok = find_layers(g, a, 0, per_mb, ls, m->how, &e, &p);
   if (ok) {
     fend = e + p * ls;
     ok = best_period(g, a, fend, per_mb, ls, &h, &q);

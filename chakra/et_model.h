@@ -98,6 +98,8 @@ typedef struct {
   int tp, pp, dp, mb;          /* the traced layout; mb = micro-batch count */
   int ep;                      /* the traced expert-parallel degree (1: none; divides dp) */
   int cp;                      /* the traced context-parallel degree (1: none): seq / cp tokens per rank */
+  int sp;                      /* the card's sequence_parallel (1 true): Megatron's sequence parallelism, for the
+                                  traced job and the new one alike */
   int grads_after;             /* the card's overlap_grad_reduce: 1 false (reductions after the backward),
                                   0 true, -1 absent (Megatron's overlap assumed when the trace has none) */
   int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */

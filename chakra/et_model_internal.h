@@ -3,14 +3,41 @@
  * et_model_gemm.c gives the layer's GEMMs their roles and fits the kernel
  * floor from them; et_model_streams.c reads which transfers share the TP
  * collectives' stream (et_model.h says the rules); et_model_nodes.c holds
- * the node predicates they share.  et_model.c calls the other three;
- * none of them calls et_model.c. */
+ * the node predicates they share; et_model_annot.c reads the layers out
+ * of the module annotations.  et_model.c calls the other four; none of
+ * them calls et_model.c. */
 #ifndef WISP_ET_MODEL_INTERNAL_H
 #define WISP_ET_MODEL_INTERNAL_H
 
 #include "chakra/et_model.h"
 
 G_BEGIN_DECLS
+
+/* One GPU operation of a rank: its node and when it ran (a receive at its
+ * end); et_model.c's lists of them are in time order. */
+typedef struct {
+  uint32_t node;
+  sim_time_ps start;
+} et_model_gop;
+
+/* What the module annotations (et_graph_module) of ops[lo, hi) say of the
+ * layers: the runs of consecutive operations in one layer instance
+ * (et_model_annot.c names the layer classes), up to the first instance
+ * seen again (the next micro-batch's). */
+typedef struct {
+  int n;                       /* layer instances (0: no operation names a layer) */
+  int first;                   /* the first instance's first operation (index into ops), -1 none */
+  int per;                     /* operations in the first instance */
+  int annotated;               /* operations in the range with any module path */
+  char *cls;                   /* the layer's class ("TransformerLayer"), g_free; NULL when n is 0 */
+  const char *why;             /* static: why the instances cannot be the layers (lengths differ, other
+                                  operations between them), NULL when they can */
+} et_annot_layers;
+void et_model_annot_layers(const et_graph *g, const GArray *ops, int lo, int hi, et_annot_layers *out);
+/* Appends "<role> <count>" for every role (embedding, attention, mlp,
+ * moe, output layer, loss, optimizer) the module paths of ops[lo, hi)
+ * name, comma-separated ("no role named" when none). */
+void et_model_annot_roles(const et_graph *g, const GArray *ops, int lo, int hi, GString *how);
 
 /* The Megatron layer's GEMM shapes (et_model.h) on the layer's forward
  * and backward, at the traced sizes; FALSE (nothing set) when the layer

@@ -225,6 +225,7 @@ typedef struct {
   int64_t ctype, size, src, dst, tag, root, dur_ps, start_ps, num_ops;
   uint64_t tsize;
   span pg;
+  span module;             /* wisp_module (a string; empty when absent) */
   int64_t pg_int;
   gboolean pg_is_int;
   uint64_t dropped;
@@ -330,6 +331,12 @@ static gboolean node_attr(const frame_ctx *f, node_rec *n, const attr_val *a, co
       return FALSE;
     }
     n->has_pg = TRUE, n->n_comm_attrs++;
+  } else if (attr_is(a, "wisp_module")) {
+    if (a->kind != AV_STRING) {
+      frame_error(f, error, at, "attribute \"wisp_module\" must be a string, found %s", av_kind_name(a));
+      return FALSE;
+    }
+    n->module = a->str;
   } else if (attr_is(a, "comm_src")) {
     if (!want_int(f, a, at, 0, INT32_MAX, &n->src, error))
       return FALSE;
@@ -586,10 +593,10 @@ static gboolean add_node(et_builder *b, frame_ctx *f, const node_rec *n, const u
     }
     et_builder_set_start(b, idx, wisp_ps_from_us_int((int64_t)n->start_us));
   }
-  if (n->has_num_ops || n->has_tsize) {
-    if (n->num_ops != 0 || n->has_tsize || type != ET_NODE_COMP)
-      et_builder_set_comp_attrs(b, idx, n->num_ops, n->has_tsize, n->tsize);
-  }
+  if ((n->has_num_ops || n->has_tsize) && (n->num_ops != 0 || n->has_tsize || type != ET_NODE_COMP))
+    et_builder_set_comp_attrs(b, idx, n->num_ops, n->has_tsize, n->tsize);
+  if (n->module.p != n->module.end)
+    et_builder_set_module(b, idx, span_cstr(name_buf, n->module));
   gboolean replay_node = (flags & ET_FLAG_REPLAY) != 0;
   if (is_comm && (n->n_comm_attrs > 0 || !replay_node)) {
     et_comm c = {.bytes = (uint64_t)n->size, .src = -1, .dst = -1, .tag = -1, .root = -1,

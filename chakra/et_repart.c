@@ -65,6 +65,11 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
     why = cp_comm_why(c->cp_comm);
+  else if (c->tp == 1 && rq.tp > 1)
+    why = c->sp ? "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers and "
+                  "reduce-scatters to re-size (trace a configuration with tp > 1)"
+                : "the trace has tp 1: it shows no TP all-reduces (where a layer has them, on which stream) to re-size "
+                  "for tp > 1 (trace a configuration with tp > 1)";
   else if (rq.ep > 1 && c->experts == 0)
     why = "ep > 1 needs a MoE model (the card's model_arch.num_experts)";
   else if (rq.dp % rq.ep || (c->experts > 0 && c->experts % rq.ep))
@@ -130,6 +135,8 @@ typedef struct {
   const et_model_card *c;
   et_repart_request rq;
   double shard, tokens;        /* tp / tp', tokens' / tokens */
+  double seq_shard;            /* the sequence being emitted: tp / tp' under sequence parallelism (tokens per rank
+                                  of norms, experts, dispatch and combine), else 1 */
   et_builder *b;
   uint64_t next_id, chain, q_act, q_grad, q_dp;
   uint64_t q_act_recv, q_grad_recv; /* interleaved: receives queue apart from sends (batched p2p) */
@@ -171,7 +178,7 @@ static sim_time_ps new_dur(const rb *g, const et_mop *o)
 {
   double f;
   if (o->expert) {
-    f = g->tokens; /* the rank's routed token copies: tokens x top-k, whatever the experts per rank */
+    f = g->tokens * g->seq_shard; /* the rank's routed token copies: tokens x top-k, whatever the experts per rank */
   } else if (o->cls == ET_KC_GEMM && o->gemm_shard_dim) {
     double m = o->gemm_m, n = o->gemm_n, k = o->gemm_k, m2 = m, n2 = n, k2 = k;
     if (o->gemm_shard_dim == 1)
@@ -182,7 +189,7 @@ static sim_time_ps new_dur(const rb *g, const et_mop *o)
       m2 *= g->shard, k2 *= g->tokens;
     f = et_model_gemm_s(g->c, o, m2, n2, k2) / et_model_gemm_s(g->c, o, m, n, k);
   } else if (o->cls == ET_KC_ELEM_REPL) {
-    f = g->tokens;
+    f = g->tokens * g->seq_shard;
   } else {
     f = g->shard * g->tokens;
   }
@@ -290,6 +297,8 @@ static void emit(rb *g, const et_mseq *q)
    * follows the one before as q's kernels follow each other. */
   gboolean dropped = FALSE;
   sim_time_ps k2k = -1;
+  /* Sequence parallelism: every sequence but the embedding's holds tokens / tp per rank. */
+  g->seq_shard = g->c->sp && q != &g->m->embed_fwd && q != &g->m->embed_bwd ? g->shard : 1.0;
   for (int i = 0; i < q->n; i++) {
     const et_mop *o = &q->ops[i];
     gboolean keep = (o->cls != ET_KC_TP_COLL || g->rq.tp > 1) && (o->cls != ET_KC_EP_COLL || g->rq.ep > 1);
@@ -308,11 +317,13 @@ static void emit(rb *g, const et_mseq *q)
       i += MAX(o->ring, 1) - 1; /* the traced ring's other steps */
     } else if (o->cls == ET_KC_EP_COLL) { /* dispatch / combine: tokens x top-k x hidden x dtype, balanced */
       if (g->rq.ep > 1)
-        coll_hop(g, o->name, ET_COLL_ALL_TO_ALL, (uint64_t)llround((double)o->bytes * g->tokens), g->ep_pg,
-                 o->two_hop);
+        coll_hop(g, o->name, ET_COLL_ALL_TO_ALL, (uint64_t)llround((double)o->bytes * g->tokens * g->seq_shard),
+                 g->ep_pg, o->two_hop);
     } else if (o->cls == ET_KC_TP_COLL) {
       if (g->rq.tp > 1) {
-        coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->tokens), g->tp_pg);
+        /* An all-gather's size is its per-rank shard (T / tp x h: also x tp / tp'), the others' the whole. */
+        double f = g->tokens * (o->coll == ET_COLL_ALL_GATHER ? g->shard : 1.0);
+        coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * f), g->tp_pg);
         tp_queue(g);
       }
     } else if (o->cls == ET_KC_OTHER_COLL) {
@@ -554,11 +565,21 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                            "sizing, balanced) in EP groups of %d consecutive data-parallel ranks; expert gradients "
                            "all-reduced over %d replicas\n", c->ep, rq->ep, c->experts / rq->ep, c->experts / rq->ep,
                            c->hidden, c->moe_ffn, c->top_k, c->hidden, c->dtype_bytes, rq->ep, rq->dp / rq->ep);
-  if (c->experts > 0 && (rq->tp > 1 || c->tp > 1))
+  if (c->sp && (rq->tp > 1 || c->tp > 1))
+    g_string_append_printf(how, "repartition: sequence parallelism (card): tp %d -> %d; the norms%s see tokens / tp "
+                           "(%.0f per rank and micro-batch), the TP all-gathers are re-sized to tokens / tp x hidden %d "
+                           "x %d B per rank and the reduce-scatters to tokens x hidden x %d B, where the trace has them "
+                           "(the embedding keeps all tokens)%s\n", c->tp, rq->tp, c->experts > 0 ? ", router, "
+                           "permutation, experts and the dispatch and combine all-to-alls" : "",
+                           (double)rq->batch / rq->dp / rq->mb * c->seq / MAX(rq->cp, 1) / rq->tp, c->hidden, c->dtype_bytes, c->dtype_bytes,
+                           c->experts > 0 ? "; experts whole on every TP rank (expert tensor parallelism 1), EP groups "
+                           "of ep consecutive data-parallel ranks per TP index" : "");
+  else if (c->experts > 0 && (rq->tp > 1 || c->tp > 1))
     g_string_append_printf(how, "repartition: MoE with tp %d: the router is scaled as a TP-sharded GEMM, the experts "
                            "are not split over TP (expert tensor parallelism 1, no sequence parallelism): every TP rank "
                            "dispatches, runs and combines all its micro-batch's routed tokens and holds its experts "
-                           "whole; not checked against a ground truth (the twin's MoE job has tp 1)\n", rq->tp);
+                           "whole; not checked against a ground truth (the twin runs MoE with tp > 1 under sequence parallelism "
+                           "only: a card saying sequence_parallel: true gets that model)\n", rq->tp);
   if (rq->cp > 1 || c->cp > 1)
     g_string_append_printf(how, "repartition: CP: cp %d -> %d (ring attention, Megatron's cp_comm_type p2p): %d "
                            "tokens of each sequence per rank; a layer's attention in %d steps of the traced "

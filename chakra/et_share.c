@@ -296,7 +296,8 @@ static gboolean same_body(const et_graph *a, const et_graph *b)
   for (uint32_t k = 0; k < a->n_comp_attrs; k++) {
     const et_comp_attr *x = &a->comp_attrs[k], *y = &b->comp_attrs[k];
     if (x->node != y->node || x->has_tensor_size != y->has_tensor_size || x->num_ops != y->num_ops ||
-        x->tensor_size != y->tensor_size)
+        x->tensor_size != y->tensor_size || !x->module != !y->module ||
+        (x->module && strcmp(a->strings + x->module, b->strings + y->module) != 0))
       return FALSE;
   }
   return TRUE;

@@ -341,6 +341,9 @@ static uint8_t *put_node_attrs(uint8_t *p, const et_graph *g, uint32_t i, const 
       p = ATTR_I64(p, "num_ops", ca ? ca->num_ops : 0);
     if (ca && ca->has_tensor_size)
       p = ATTR_U64(p, "tensor_size", ca->tensor_size);
+    if (ca && ca->module)
+      p = put_attr_string(p, "wisp_module", sizeof("wisp_module") - 1, g->strings + ca->module,
+                          strlen(g->strings + ca->module));
   }
   if (c != NULL) {
     if (c->coll != ET_COLL_NONE)

@@ -139,6 +139,9 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   const char *overlap = NULL;
   ok = ok && cfg_card_choice(card, PLAN "overlap_grad_reduce", bools, &overlap, &found, error);
   out->grads_after = ok && found ? strcmp(overlap, "false") == 0 : -1;
+  const char *sp = NULL;
+  ok = ok && cfg_card_choice(card, PLAN "sequence_parallel", bools, &sp, &found, error);
+  out->sp = ok && found && strcmp(sp, "true") == 0;
   ok = ok && count_key(card, ARCH "num_experts", &out->experts, NULL, error) &&
        count_key(card, "workload.model.moe_top_k", &out->top_k, NULL, error) &&
        count_key(card, ARCH "moe_ffn_hidden_size", &out->moe_ffn, NULL, error) &&

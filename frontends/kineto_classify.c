@@ -178,9 +178,10 @@ static int complete_kind(kt_parser *p, int64_t *aux)
       kind = KT_EV_STEP; /* vLLM step marker; numbered by time later (aux absent) */
     else if (is_cpu_comm(name))
       kind = KT_EV_CPU_COMM;
+    else if (sc->cat == CAT_USER_ANNOTATION)
+      kind = KT_EV_ANNOT; /* record_function: the ops launched inside are annotated with it (kineto_annot.c) */
     else
-      kt_p_count_skip(p, sc->cat == CAT_CPU_OP ? "cpu_op (not communication)"
-                                          : "user_annotation (not a step or collective)");
+      kt_p_count_skip(p, "cpu_op (not communication)");
     break;
   case CAT_GPU_USER_ANNOTATION:
     kt_p_count_skip(p, "gpu_user_annotation (GPU copy of annotations, unreliable)");
@@ -188,6 +189,8 @@ static int complete_kind(kt_parser *p, int64_t *aux)
   case CAT_PYTHON:
     if (!strcmp(name, "run_batch") || g_str_has_suffix(name, ": run_batch"))
       kind = KT_EV_STEP; /* SGLang step marker; numbered by time later */
+    else if (g_str_has_prefix(name, "nn.Module: "))
+      kind = KT_EV_ANNOT; /* with_modules: the module the ops launched inside belong to */
     else
       kt_p_count_skip(p, "python_function");
     break;

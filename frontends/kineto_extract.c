@@ -18,6 +18,9 @@ void kt_rank_free(kt_rank *r)
 {
   if (!r)
     return;
+  if (r->modules)
+    g_ptr_array_free(r->modules, TRUE);
+  g_free(r->op_module);
   if (r->comms) {
     for (guint i = 0; i < r->comms->len; i++) {
       kt_comm *c = &g_array_index(r->comms, kt_comm, i);
@@ -301,6 +304,8 @@ kt_rank *kt_rank_extract(kt_trace *t, int rank, int world_size, const fe_kineto_
     g_array_free(keys, TRUE);
     ok = extract_comms(&c, error);
   }
+  if (ok)
+    kt_x_modules(&c);
   if (ok) {
     warn_unsized(r);
     kt_x_sync_edges(&c);

@@ -3,7 +3,8 @@
  * kineto_extract.c drives (kt_rank_extract), kineto_steps.c picks the
  * step window, kineto_comm.c classifies, sizes and groups the
  * communication, kineto_sync.c finds the cross-stream edges,
- * kineto_xutil.c holds the helpers the others call; calls go from
+ * kineto_annot.c the ops' module paths, kineto_xutil.c holds the helpers
+ * the others call; calls go from
  * kineto_extract.c down, never back. */
 #ifndef WISP_KINETO_EXTRACT_INTERNAL_H
 #define WISP_KINETO_EXTRACT_INTERNAL_H
@@ -57,6 +58,13 @@ kt_desc kt_x_describe_comm(kt_xctx *c, kt_comm *cm, const kt_event *k, const kt_
  * waits the pairs cannot place are inferred from the timeline
  * (infer_wait_edges). */
 void kt_x_sync_edges(kt_xctx *c);
+/* kineto_annot.c: every op's module path (kt_rank.op_module, .modules):
+ * the names of the annotation ranges (KT_EV_ANNOT) on its launch's CPU
+ * thread that contain the launch's start, outermost first, joined by "/"
+ * ("nn.Module: " dropped).  Ops without a launch, or launched outside
+ * every range, have none.  O(A log A + n log n + n d) for A ranges, n ops
+ * and nesting depth d. */
+void kt_x_modules(kt_xctx *c);
 
 G_END_DECLS
 #endif

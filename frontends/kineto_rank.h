@@ -98,6 +98,9 @@ typedef struct {
   int rank;
   GArray *ops;             /* kt_op, sorted by (stream, start) */
   GArray *comms;           /* kt_comm */
+  GPtrArray *modules;      /* char*: distinct module paths of the ops (kineto_annot.c); NULL without annotations */
+  uint32_t *op_module;     /* per op (ops' order): index into modules, or KT_NONE; NULL without annotations
+                              (apart from kt_op, so that a trace without them costs nothing per op) */
   kt_buf_link *buf_links;  /* per kt_comm (same index), by kt_mem_link; NULL without comms */
   uint32_t n_streams;
   int64_t *stream_keys;    /* device << 32 | stream, per dense stream */

@@ -39,6 +39,8 @@ typedef enum {
   KT_EV_CUDA_SYNC,   /* cat cuda_sync activity */
   KT_EV_CPU_COMM,    /* record_param_comms, nccl:*, c10d::* */
   KT_EV_STEP,        /* ProfilerStep#N (CPU side) */
+  KT_EV_ANNOT,       /* a module range on a CPU thread: python_function "nn.Module: X" (with_modules /
+                        with_stack) or a user_annotation that is no step or collective (record_function) */
   /* A kept [memory] instant that names a device allocation (Addr > 0,
    * Bytes != 0, Device Type 1, Device Id >= 0): correlation = Addr, aux =
    * Bytes (negative for a free), device = Device Id, ts = the event time.

@@ -170,6 +170,12 @@ GArray *kt_parse_rank_list(const char *s)
  * holding it (a shift would give rank 20 of EP16 the members 20..35, which
  * no other rank has and which straddle nodes).  The copy shares only the trace;
  * everything kt_rank_free frees is its own. */
+static gpointer copy_str(gconstpointer s, gpointer unused)
+{
+  (void)unused;
+  return g_strdup(s);
+}
+
 kt_rank *kt_replicate_rank(const kt_rank *src, int to, int world)
 {
   kt_rank *r = g_new0(kt_rank, 1);
@@ -185,6 +191,10 @@ kt_rank *kt_replicate_rank(const kt_rank *src, int to, int world)
   r->sync_edges = g_array_copy(src->sync_edges);
   r->sync_targets = g_array_copy(src->sync_targets);
   r->steps_dropped = src->steps_dropped ? g_string_new(src->steps_dropped->str) : NULL;
+  r->modules = src->modules ? g_ptr_array_copy(src->modules, copy_str, NULL) : NULL;
+  if (r->modules)
+    g_ptr_array_set_free_func(r->modules, g_free);
+  r->op_module = src->op_module ? g_memdup2(src->op_module, sizeof(uint32_t) * src->ops->len) : NULL;
   int shift = to - src->rank;
   for (guint i = 0; i < r->comms->len; i++) {
     kt_comm *c = &g_array_index(r->comms, kt_comm, i);
@@ -228,6 +238,11 @@ static et_graph *to_et(const kt_rank *r, const kt_rank_match *rm, const kt_graph
       uint64_t bytes = (uint64_t)cp->bytes_hi << 32 | cp->bytes_lo; /* a memcpy / memset's size, else 0 */
       if (bytes)
         et_builder_set_comp_attrs(b, idx, 0, TRUE, bytes);
+    }
+    if (n->op != KT_NONE && r->op_module) { /* the module ranges around its launch (kineto_annot.c) */
+      uint32_t mod = r->op_module[n->op];
+      if (mod != KT_NONE)
+        et_builder_set_module(b, idx, g_ptr_array_index(r->modules, mod));
     }
     if (n->op == KT_NONE || n->type == ET_NODE_COMP)
       continue;

@@ -375,6 +375,8 @@ static int add_action(rank_state *rs, action_kind kind, int s, int32_t arg, int6
                .arg = arg, .event = -1, .dur_ns = dur, .start_ns = -1, .end_ns = -1 };
   if (kind == A_LAUNCH || kind == A_RECORD || kind == A_WAIT || kind == A_SYNC)
     a.corr = rs->next_corr++;
+  if (kind == A_LAUNCH)
+    a.module = rs->cur_module;
   g_array_append_val(rs->actions, a);
   int32_t idx = (int32_t)rs->actions->len - 1;
   g_array_append_val(rs->thread_acts[rs->cur_thread], idx);
@@ -602,6 +604,13 @@ void gt_job_set_thread(gt_job *j, int rank, int thread)
   rank_state *rs = rank_of(j, rank);
   g_return_if_fail(rs && thread >= 0 && thread < GT_MAX_THREADS);
   rs->cur_thread = thread;
+}
+
+void gt_job_set_module(gt_job *j, int rank, const char *path)
+{
+  rank_state *rs = rank_of(j, rank);
+  g_return_if_fail(rs);
+  rs->cur_module = path && path[0] ? g_string_chunk_insert_const(j->names, path) : NULL;
 }
 
 int gt_signal(gt_job *j, int rank, int flag)
@@ -1093,7 +1102,7 @@ static void put_ranks(GString *s, const group *g)
 
 /* Lanes order events with equal timestamps: a step annotation before the
  * calls it encloses, calls before the GPU activity they cause. */
-enum { LANE_STEP, LANE_OP, LANE_CALL, LANE_SYNC, LANE_KERNEL };
+enum { LANE_STEP, LANE_MODULE, LANE_OP, LANE_CALL, LANE_SYNC, LANE_KERNEL };
 
 typedef struct {
   int64_t ts, dur;
@@ -1279,6 +1288,12 @@ static char *rank_json(const gt_job *j, int rank)
     trace_event e = { .ts = o->start_ns, .dur = o->end_ns - o->start_ns, .lane = LANE_KERNEL, .idx = (int32_t)i };
     g_array_append_val(ev, e);
   }
+  GArray *mods = gt_module_spans(j, rank);
+  for (guint i = 0; i < mods->len; i++) {
+    const gt_module_span *m = &g_array_index(mods, gt_module_span, i);
+    trace_event e = { .ts = m->ts, .dur = m->dur, .lane = LANE_MODULE, .idx = (int32_t)i };
+    g_array_append_val(ev, e);
+  }
   g_array_sort(ev, cmp_trace_event);
   const int pid = 1000 + rank;
   for (guint i = 0; i < ev->len; i++) {
@@ -1301,6 +1316,16 @@ static char *rank_json(const gt_job *j, int rank)
       put_dur(s, e->dur);
       g_string_append(s, "}");
       break;
+    case LANE_MODULE: { /* with_modules (with_stack): the module's forward on its thread */
+      const gt_module_span *m = &g_array_index(mods, gt_module_span, e->idx);
+      g_string_append_printf(s, "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"nn.Module: %s\", "
+                                "\"pid\": %d, \"tid\": %d, \"ts\": ", m->name, pid, 1 + m->thread);
+      put_ts(s, e->ts);
+      g_string_append(s, ", \"dur\": ");
+      put_dur(s, e->dur);
+      g_string_append(s, "}");
+      break;
+    }
     case LANE_OP: {
       /* PyTorch's record_param_comms CPU op: its Record function id is the
        * execution trace node's rf_id (gt_job_write_et: the launch action's
@@ -1361,6 +1386,7 @@ static char *rank_json(const gt_job *j, int rank)
     g_string_append(s, i + 1 < ev->len ? ",\n" : "\n");
   }
   g_array_free(ev, TRUE);
+  g_array_free(mods, TRUE);
   g_string_append(s, "]}\n");
   return g_string_free(s, FALSE);
 }

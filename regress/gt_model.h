@@ -199,6 +199,11 @@ int gt_job_add_group(gt_job *j, const char *desc, const int *ranks, int n);
  * to the event's latest record before it, as in CUDA; waiting for an event
  * never recorded does nothing). */
 int gt_cpu(gt_job *j, int rank, int64_t ns);
+/* The module path ("/"-separated, outermost first; NULL or "": none) the
+ * rank's next launches run in: the trace writes each component as a
+ * python_function "nn.Module: X" range around the consecutive launches of
+ * a thread that share it (PyTorch's with_modules). */
+void gt_job_set_module(gt_job *j, int rank, const char *path);
 int gt_launch_compute(gt_job *j, int rank, int stream, const char *name, int64_t ns);
 int gt_launch_coll(gt_job *j, int rank, int stream, gt_kernel_kind kind, uint64_t bytes, int group);
 int gt_launch_p2p(gt_job *j, int rank, int stream, gt_kernel_kind kind, int peer, uint64_t bytes, int group);

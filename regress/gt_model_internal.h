@@ -32,6 +32,7 @@ typedef struct {
   int64_t corr;            /* runtime calls: the correlation id, else 0 */
   int64_t dur_ns;          /* cpu: the host work */
   int64_t start_ns, end_ns;
+  const char *module;      /* launch: the module path it runs in (gt_job_set_module; j->names), NULL none */
 } action;
 
 /* One GPU op (kernel) and, after the run, its times (-1 while unknown). */
@@ -71,6 +72,7 @@ typedef struct {
   GArray *event_record;    /* int32 per event number: its latest record, -1 none */
   int64_t next_corr;
   int cur_thread;          /* the thread new actions go to */
+  const char *cur_module;  /* the module path new launches run in (j->names), NULL none */
   int32_t graph_action;    /* the open cudaGraphLaunch (gt_graph_begin), -1 none */
   GArray *thread_acts[GT_MAX_THREADS]; /* int32 action indices per thread, in program order */
   GArray *signals[GT_MAX_FLAGS];       /* int32 signal actions per flag, in order; NULL until used */
@@ -138,5 +140,15 @@ void gt_group_tier(const gt_job *j, const group *g, int64_t *alpha, uint64_t *be
  * ready or active. */
 void gt_ports_ready(gt_job *j, int rank, int32_t a, int32_t b, int64_t ready_ns);
 gboolean gt_ports_advance(gt_job *j);
+
+/* gt_modules.c: the module ranges of rank's CPU threads that rank_json
+ * writes as python_function "nn.Module: X" events, from the launches'
+ * module paths (gt_job_set_module). */
+typedef struct {
+  int64_t ts, dur;
+  int thread;
+  const char *name;        /* one path component (j->names) */
+} gt_module_span;
+GArray *gt_module_spans(const gt_job *j, int rank);
 
 #endif

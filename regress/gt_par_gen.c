@@ -26,7 +26,8 @@ int main(int argc, char **argv)
     gt_par_init(&p);
   int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, cp = p.cp, batch = p.global_batch;
   gboolean after = FALSE;
-  int vpp = 2;
+  int vpp = 2, annotate = 0;
+  gboolean sp = FALSE, patch = FALSE;
   char *sched = NULL;
   GOptionEntry entries[] = {
     {"moe", 0, 0, G_OPTION_ARG_NONE, &moe, "the MoE job (16 experts, top-2) instead of the dense one", NULL},
@@ -41,6 +42,10 @@ int main(int argc, char **argv)
     {"mb", 0, 0, G_OPTION_ARG_INT, &mb, "micro-batch count", "N"},
     {"sched", 0, 0, G_OPTION_ARG_STRING, &sched, "pipeline schedule", "gpipe|1f1b|interleaved_1f1b"},
     {"vpp", 0, 0, G_OPTION_ARG_INT, &vpp, "interleaved: layer chunks per rank (default 2)", "N"},
+    {"patch-embed", 0, 0, G_OPTION_ARG_NONE, &patch, "a linear patch embedding (one GEMM) instead of the lookup", NULL},
+    {"sp", 0, 0, G_OPTION_ARG_NONE, &sp, "Megatron's sequence parallelism (tp > 1)", NULL},
+    {"annotate", 0, 0, G_OPTION_ARG_INT, &annotate, "module annotations: 0 none, 1 Megatron's (with_modules), "
+     "2 two layers per TransformerLayer (disagreeing)", "N"},
     {NULL},
   };
   GError *error = NULL;
@@ -57,6 +62,9 @@ int main(int argc, char **argv)
   p.dp = dp;
   p.ep = ep;
   p.cp = cp;
+  p.annotate = annotate;
+  p.sequence_parallel = sp;
+  p.patch_embed = patch;
   if (after)
     p.overlap_grad_reduce = FALSE;
   p.global_batch = batch;

@@ -2,6 +2,7 @@
  * configurations, executed on gt_model's machine (see gt_parallel.h).
  * Shares no code with wisp's model reader or re-partitioning. */
 #include "config.h"
+#include <stdarg.h>
 #include "regress/gt_parallel.h"
 #include "common/wisp_util.h"
 
@@ -69,9 +70,10 @@ const char *gt_par_check(const gt_par_params *p)
     return "pp must divide the layers, tp the heads, hidden, ffn and vocabulary";
   if (p->global_batch % (p->mb * p->dp))
     return "dp x the micro-batch count must divide the global batch";
-  if (p->experts > 0 && (p->tp != 1 || p->ep < 1 || p->dp % p->ep || p->experts % p->ep || p->top_k < 1 ||
+  if (p->experts > 0 && ((p->tp != 1 && !p->sequence_parallel) || p->ep < 1 || p->dp % p->ep || p->experts % p->ep || p->top_k < 1 ||
                          p->top_k > p->experts || p->moe_ffn < 1))
-    return "MoE needs tp 1, ep dividing dp and the experts, 1 <= top_k <= experts and moe_ffn >= 1";
+    return "MoE needs tp 1 (or sequence parallelism), ep dividing dp and the experts, 1 <= top_k <= experts and "
+           "moe_ffn >= 1";
   if (p->experts == 0 && p->ep != 1)
     return "ep > 1 needs experts";
   if (p->sched == GT_SCHED_INTERLEAVED &&
@@ -191,6 +193,28 @@ static void kernel(const prog *g, const char *name, int64_t ns)
   gt_launch_compute(g->j, g->r, GT_STREAM_COMPUTE, name, ns);
 }
 
+/* The module the next launches run in, when the job writes module
+ * annotations (gt_par_params.annotate; printf-style path, NULL: none). */
+static void G_GNUC_PRINTF(2, 3) module(const prog *g, const char *fmt, ...)
+{
+  if (!g->p->annotate)
+    return;
+  char *path = NULL;
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    path = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+  }
+  gt_job_set_module(g->j, g->r, path);
+  g_free(path);
+}
+
+/* Layer i's module path prefix (annotate 2: two layers per instance, the
+ * annotations a test checks a disagreement with). */
+#define LAYER_PATH "GPTModel_0/TransformerBlock_0/TransformerLayer_%d"
+static int layer_instance(const prog *g, int i) { return g->p->annotate == 2 ? i / 2 : i; }
+
 static void handoff(const prog *g, int from, int to, int event)
 {
   gt_record(g->j, g->r, from, event);
@@ -209,16 +233,53 @@ static void tp_allreduce(const prog *g)
   handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
 }
 
+/* Sequence parallelism (tp > 1): the TP all-reduce that closes a block
+ * becomes a reduce-scatter (T x h in, T / tp x h out per rank), and the
+ * block's first GEMM waits for an all-gather of the T / tp x h shards
+ * (gather); without it, gather does nothing and scatter all-reduces. */
+static void tp_coll(const prog *g, gt_kernel_kind kind, uint64_t bytes)
+{
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, kind, bytes, g->tp_group);
+  handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
+}
+
+static void tp_gather(const prog *g)
+{
+  if (g->p->tp > 1 && g->p->sequence_parallel)
+    tp_coll(g, GT_ALL_GATHER, (uint64_t)g->k.tokens / g->p->tp * g->p->hidden * 2);
+}
+
+static void tp_scatter(const prog *g)
+{
+  if (g->p->tp > 1 && g->p->sequence_parallel)
+    tp_coll(g, GT_REDUCE_SCATTER, (uint64_t)g->k.tokens * g->p->hidden * 2);
+  else
+    tp_allreduce(g);
+}
+
+/* The tokens a token-wise kernel of the rank sees: T / tp under sequence
+ * parallelism (norms, the MoE block), else T. */
+static kt seq_shard(const prog *g)
+{
+  kt k = g->k;
+  if (g->p->sequence_parallel)
+    k.tokens /= g->p->tp;
+  return k;
+}
+
 /* The dispatch or combine all-to-all of the EP group: T x top_k x h bf16
- * per rank; the compute stream waits for it. */
+ * per rank (T / tp under sequence parallelism); the compute stream waits
+ * for it. */
 static void ep_alltoall(const prog *g)
 {
   if (g->ep_group < 0)
     return;
   handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
   host(g);
-  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_TO_ALL, (uint64_t)g->k.tokens * g->p->top_k * g->p->hidden * 2,
-                 g->ep_group);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_TO_ALL,
+                 (uint64_t)seq_shard(g).tokens * g->p->top_k * g->p->hidden * 2, g->ep_group);
   handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
 }
 
@@ -226,36 +287,38 @@ static void ep_alltoall(const prog *g)
 static void moe_fwd(const prog *g)
 {
   const gt_par_params *p = g->p;
-  double T = g->k.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
+  const kt ks = seq_shard(g);
+  double T = ks.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
   double le = E / p->ep, te = T * k * p->ep / E;
-  kernel(g, K_GEMM_F, gemm_ns(&g->k, T, E, h));                /* router */
-  kernel(g, K_ROUTER_F, elem_ns(&g->k, 3.0 * T * E * 4));
-  kernel(g, K_PERMUTE_F, elem_ns(&g->k, 2.0 * T * k * h * 2));
+  kernel(g, K_GEMM_F, gemm_ns(&ks, T, E, h));                /* router */
+  kernel(g, K_ROUTER_F, elem_ns(&ks, 3.0 * T * E * 4));
+  kernel(g, K_PERMUTE_F, elem_ns(&ks, 2.0 * T * k * h * 2));
   ep_alltoall(g);                                              /* dispatch */
-  kernel(g, K_GROUPED_F, grouped_ns(&g->k, le, te, f, h));     /* expert FC1 */
-  kernel(g, K_GELU_F, elem_ns(&g->k, 2.0 * T * k * f * 2));
-  kernel(g, K_GROUPED_F, grouped_ns(&g->k, le, te, h, f));     /* expert FC2 */
+  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te, f, h));     /* expert FC1 */
+  kernel(g, K_GELU_F, elem_ns(&ks, 2.0 * T * k * f * 2));
+  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te, h, f));     /* expert FC2 */
   ep_alltoall(g);                                              /* combine */
-  kernel(g, K_UNPERMUTE_F, elem_ns(&g->k, (2.0 * k + 1.0) * T * h * 2));
+  kernel(g, K_UNPERMUTE_F, elem_ns(&ks, (2.0 * k + 1.0) * T * h * 2));
 }
 
 static void moe_bwd(const prog *g)
 {
   const gt_par_params *p = g->p;
-  double T = g->k.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
+  const kt ks = seq_shard(g);
+  double T = ks.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
   double le = E / p->ep, te = T * k * p->ep / E;
-  kernel(g, K_UNPERMUTE_B, elem_ns(&g->k, (2.0 * k + 1.0) * T * h * 2));
+  kernel(g, K_UNPERMUTE_B, elem_ns(&ks, (2.0 * k + 1.0) * T * h * 2));
   ep_alltoall(g);                                              /* combine's gradient */
-  kernel(g, K_GROUPED_D, grouped_ns(&g->k, le, te, f, h));     /* FC2 data gradient */
-  kernel(g, K_GROUPED_W, grouped_ns(&g->k, le, f, h, te));     /* FC2 weight gradient */
-  kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * k * f * 2));
-  kernel(g, K_GROUPED_D, grouped_ns(&g->k, le, te, h, f));     /* FC1 */
-  kernel(g, K_GROUPED_W, grouped_ns(&g->k, le, h, f, te));
+  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te, f, h));     /* FC2 data gradient */
+  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, f, h, te));     /* FC2 weight gradient */
+  kernel(g, K_GELU_B, elem_ns(&ks, 3.0 * T * k * f * 2));
+  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te, h, f));     /* FC1 */
+  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, h, f, te));
   ep_alltoall(g);                                              /* dispatch's gradient */
-  kernel(g, K_PERMUTE_B, elem_ns(&g->k, 2.0 * T * k * h * 2));
-  kernel(g, K_ROUTER_B, elem_ns(&g->k, 3.0 * T * E * 4));
-  kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, E));                /* router */
-  kernel(g, K_GEMM_W, gemm_ns(&g->k, E, h, T));
+  kernel(g, K_PERMUTE_B, elem_ns(&ks, 2.0 * T * k * h * 2));
+  kernel(g, K_ROUTER_B, elem_ns(&ks, 3.0 * T * E * 4));
+  kernel(g, K_GEMM_D, gemm_ns(&ks, T, h, E));                /* router */
+  kernel(g, K_GEMM_W, gemm_ns(&ks, E, h, T));
 }
 
 /* A layer's attention: one flash kernel, or with cp > 1 the ring: step j
@@ -287,48 +350,62 @@ static void attention(const prog *g, gboolean backward)
   }
 }
 
-static void layer_fwd(const prog *g)
+/* Layer i's forward (i: its instance on the rank, for the annotations). */
+static void layer_fwd(const prog *g, int i)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
-  kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
+  int li = layer_instance(g, i);
+  const kt ks = seq_shard(g);
+  module(g, LAYER_PATH, li);
+  kernel(g, K_NORM_F, elem_ns(&ks, 2.0 * ks.tokens * h * 2));
+  module(g, LAYER_PATH "/SelfAttention_%d", li, li);
+  tp_gather(g);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, 3 * h / t, h));
   attention(g, FALSE);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h / t));
-  tp_allreduce(g);
-  kernel(g, K_NORM_F, elem_ns(&g->k, 3.0 * T * h * 2));
+  tp_scatter(g);
+  module(g, LAYER_PATH, li);
+  kernel(g, K_NORM_F, elem_ns(&ks, 3.0 * ks.tokens * h * 2));
   if (p->experts > 0) {
+    module(g, LAYER_PATH "/MoELayer_%d", li, li);
     moe_fwd(g);
     return;
   }
+  module(g, LAYER_PATH "/MLP_%d", li, li);
+  tp_gather(g);
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, f / t, h));
   kernel(g, K_GELU_F, elem_ns(&g->k, 2.0 * T * f / t * 2));
   kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, f / t));
-  tp_allreduce(g);
+  tp_scatter(g);
 }
 
 static void layer_bwd(const prog *g)
 {
   const gt_par_params *p = g->p;
   double T = g->k.tokens, h = p->hidden, f = p->ffn, t = p->tp;
+  const kt ks = seq_shard(g);
   if (p->experts > 0) {
     moe_bwd(g);
   } else {
+    tp_gather(g);                                       /* the reduce-scatter's gradient */
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, f / t, h));   /* fc2 data gradient */
     kernel(g, K_GEMM_W, gemm_ns(&g->k, h, f / t, T));   /* fc2 weight gradient */
     kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * f / t * 2));
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
     kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
   }
-  tp_allreduce(g);
-  kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
+  if (p->experts == 0 || !p->sequence_parallel) /* a sequence-parallel MoE block has no TP collective */
+    tp_scatter(g);
+  kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
+  tp_gather(g);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h / t, h));   /* projection */
   kernel(g, K_GEMM_W, gemm_ns(&g->k, h / t, h, T));
   attention(g, TRUE);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, 3 * h / t)); /* qkv */
   kernel(g, K_GEMM_W, gemm_ns(&g->k, 3 * h / t, h, T));
-  tp_allreduce(g);
-  kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
+  tp_scatter(g);
+  kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
 }
 
 static uint64_t act_bytes(const prog *g)
@@ -360,18 +437,31 @@ static void fwd(const prog *g, int c)
     gt_launch_p2p(g->j, g->r, st, GT_RECV, from, act_bytes(g), GT_GROUP_WORLD);
     handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
-    kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
+    module(g, "GPTModel_0/LanguageModelEmbedding_0");
+    if (p->patch_embed) /* a linear patch embedding: one GEMM of the layers' kernel (T x h over h) */
+      kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h));
+    else
+      kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
   }
-  for (int l = 0; l < p->layers / p->pp / g->chunks; l++)
-    layer_fwd(g);
+  int ls = p->layers / p->pp / g->chunks;
+  for (int l = 0; l < ls; l++)
+    layer_fwd(g, c * ls + l);
+  module(g, NULL);
   if (to >= 0) {
     handoff(g, GT_STREAM_COMPUTE, GT_STREAM_P2P, EV_TO_P2P);
     host(g);
     gt_launch_p2p(g->j, g->r, GT_STREAM_P2P, GT_SEND, to, act_bytes(g), GT_GROUP_WORLD);
-  } else {
-    kernel(g, K_NORM_F, elem_ns(&g->k, 2.0 * T * h * 2));
+  } else { /* Megatron: the block's final norm, the output layer, the loss in GPTModel's forward */
+    const kt ks = seq_shard(g);
+    module(g, "GPTModel_0/TransformerBlock_0/FusedLayerNorm_%d", 2 * ls * g->chunks);
+    kernel(g, K_NORM_F, elem_ns(&ks, 2.0 * ks.tokens * h * 2));
+    module(g, "GPTModel_0/ColumnParallelLinear_0");
+    if (p->sequence_parallel)
+      tp_gather(g);
     kernel(g, K_GEMM_F, gemm_ns(&g->k, T, v / t, h));
+    module(g, "GPTModel_0");
     kernel(g, K_XENT_F, elem_ns(&g->k, 2.0 * T * v / t * 4));
+    module(g, NULL);
   }
 }
 
@@ -380,7 +470,7 @@ static void fwd(const prog *g, int c)
 static double layer_dense_params(const gt_par_params *p)
 {
   double h = p->hidden;
-  return p->experts > 0 ? 4.0 * h * h + h * p->experts : (4.0 * h * h + 2.0 * h * p->ffn) / p->tp;
+  return p->experts > 0 ? 4.0 * h * h / p->tp + h * p->experts : (4.0 * h * h + 2.0 * h * p->ffn) / p->tp;
 }
 
 static double layer_expert_params(const gt_par_params *p)
@@ -416,7 +506,10 @@ static void bwd(const prog *g, int c, gboolean last)
     kernel(g, K_XENT_B, elem_ns(&g->k, 2.0 * T * v / t * 4));
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, v / t));
     kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
-    kernel(g, K_NORM_B, elem_ns(&g->k, 4.0 * T * h * 2));
+    if (p->sequence_parallel)
+      tp_scatter(g);
+    const kt ks = seq_shard(g);
+    kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
   }
   for (int l = 0; l < p->layers / p->pp / g->chunks; l++) {
     layer_bwd(g);
@@ -430,7 +523,10 @@ static void bwd(const prog *g, int c, gboolean last)
     host(g);
     gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, from, act_bytes(g), GT_GROUP_WORLD);
   } else {
-    kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
+    if (p->patch_embed)
+      kernel(g, K_GEMM_W, gemm_ns(&g->k, h, h, T));
+    else
+      kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
   }
 }
 
@@ -646,9 +742,11 @@ char *gt_par_card(const gt_par_params *p)
                          "    ep: %d\n"
                          "    cp: %d\n"
                          "    micro_batches: %d\n"
+                         "    sequence_parallel: %s\n"
                          "    overlap_grad_reduce: %s\n"
                          "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp * p->cp, p->dp,
-                         p->tp, p->pp, p->ep, p->cp, p->mb, p->overlap_grad_reduce ? "true" : "false",
+                         p->tp, p->pp, p->ep, p->cp, p->mb, p->sequence_parallel ? "true" : "false",
+                         p->overlap_grad_reduce ? "true" : "false",
                          p->sched == GT_SCHED_GPIPE ? "gpipe" : p->sched == GT_SCHED_INTERLEAVED ? "interleaved_1f1b"
                                                                                                  : "1f1b");
   if (p->sched == GT_SCHED_INTERLEAVED)

@@ -74,6 +74,18 @@ typedef struct {
    * experts tokens each), and sends the results back (combine, the same
    * size); the backward mirrors it. */
   int experts, top_k, moe_ffn, ep;
+  /* Megatron's sequence parallelism (with tp > 1): each TP rank holds
+   * T / tp tokens between the blocks, so the norms (and a MoE block:
+   * router, permutation, dispatch and combine of T / tp x top_k x h,
+   * experts, unpermutation) see T / tp tokens; a block's TP all-reduce
+   * becomes a reduce-scatter (T x h in) and its first GEMM waits for an
+   * all-gather of the T / tp x h shards (in the backward the other way
+   * round; the weight gradients' re-gather of Megatron is not modelled);
+   * the LM head's GEMM waits for an all-gather; a MoE block has no TP
+   * collective (the experts are whole on every TP rank: expert tensor
+   * parallelism 1, EP groups over the data-parallel ranks of one TP
+   * index).  Needed for MoE with tp > 1. */
+  gboolean sequence_parallel;
   /* TRUE (gt_par_init): gradient reductions overlap the last backward
    * (below); FALSE: all of them are issued after the step's backward, in
    * the same order.  gt_model's network has no link contention (each
@@ -81,6 +93,19 @@ typedef struct {
    * MoE job (gt_par_init_moe) does not overlap: no two collectives of a
    * rank run at once, and the truth does not depend on that gap. */
   gboolean overlap_grad_reduce;
+  /* Module annotations in the traces (PyTorch's with_modules, Megatron's
+   * names): 0 none; 1 python_function "nn.Module: X" ranges around each
+   * module's forward launches (GPTModel_0 / LanguageModelEmbedding_0,
+   * TransformerBlock_0 / TransformerLayer_i / SelfAttention_i, MLP_i or
+   * MoELayer_i, the final norm, ColumnParallelLinear_0; the backward runs
+   * outside them, as autograd's); 2 the same with two layers under each
+   * TransformerLayer instance (annotations that disagree with the job). */
+  int annotate;
+  /* A linear patch embedding (a vision model's) instead of the token
+   * lookup: one GEMM, T x h over h, with the layers' GEMM kernel, and its
+   * weight gradient in the backward; the kernel pattern alone then cannot
+   * tell where the first layer starts (it repeats the layer's last GEMM). */
+  gboolean patch_embed;
   /* The model. */
   int layers, hidden, ffn, heads, seq, vocab, global_batch;
   /* The GPU. */

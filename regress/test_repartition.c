@@ -33,9 +33,7 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
-
-#include "regress/gt_parallel.h"
+#include "regress/test_repart.h"
 #include "regress/test_util.h"
 
 #include <math.h>
@@ -75,31 +73,7 @@ static int64_t truth(const cfg *c, const char *dir)
   p.mb = c->mb;
   p.sched = c->sched;
   p.vpp = c->vpp;
-  int64_t step = 0;
-  GError *error = NULL;
-  g_assert_true(gt_par_run(&p, dir, &step, &error));
-  g_assert_no_error(error);
-  if (dir) {
-    char *card = gt_par_card(&p), *path = g_build_filename(dir, "card.yaml", NULL);
-    g_assert_true(g_file_set_contents(path, card, -1, NULL));
-    g_free(card);
-    g_free(path);
-  }
-  return step;
-}
-
-static double step_of(const char *json)
-{
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
-  cJSON *o = cJSON_Parse(text);
-  g_assert_nonnull(o);
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "step_time_ns");
-  g_assert_nonnull(v);
-  double ns = cJSON_IsString(v) ? g_ascii_strtod(v->valuestring, NULL) : v->valuedouble;
-  cJSON_Delete(o);
-  g_free(text);
-  return ns;
+  return test_repart_run(&p, dir);
 }
 
 static void check_from(gconstpointer data)
@@ -128,7 +102,7 @@ static void check_from(gconstpointer data)
       g_assert_cmpint(test_wisp_run((const char *[]){"simulate", trace, "--network", cal, "--card", card, "--scale",
                                                      spec, "--network-model", tiers[k], "--json", json, NULL}, NULL),
                       ==, 0);
-      w[k][i] = step_of(json);
+      w[k][i] = test_repart_step(json);
     }
     double ea = 100.0 * (w[0][i] - t[i]) / t[i], ef = 100.0 * (w[1][i] - t[i]) / t[i];
     g_test_message("from tp%d pp%d mb%d %s: %s: true %.3f ms, wisp %.3f ms (%+.2f %%) analytical, %.3f ms (%+.2f %%) "
@@ -222,7 +196,7 @@ static void check_ep(gconstpointer data)
     char *spec = g_strdup_printf("ep=%d", eps[i]);
     g_assert_cmpint(test_wisp_run((const char *[]){"simulate", trace, "--network", cal, "--card", card, "--scale",
                                                    spec, "--json", json, NULL}, NULL), ==, 0);
-    w[i] = step_of(json);
+    w[i] = test_repart_step(json);
     double err = 100.0 * (w[i] - t[i]) / t[i];
     g_test_message("from ep%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", traced_ep, spec, t[i] / 1e6, w[i] / 1e6,
                    err);
@@ -261,7 +235,7 @@ static double predict(const char *trace, const char *cal, const char *card, cons
   int rc = test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card, "--scale",
                                                    spec, "--json", json, NULL}, &out, err);
   g_free(out);
-  return rc == 0 ? step_of(json) : -1.0;
+  return rc == 0 ? test_repart_step(json) : -1.0;
 }
 
 /* The micro-batch size knob and the memory model's ZeRO and
@@ -483,7 +457,7 @@ static void check_interleaved_replay(void)
     if (rc != 0)
       g_test_message("%s", err);
     g_assert_cmpint(rc, ==, 0);
-    double w = step_of(json), e = 100.0 * (w - t) / t;
+    double w = test_repart_step(json), e = 100.0 * (w - t) / t;
     g_test_message("replay of tp%d pp%d mb%d vpp%d: true %.3f ms, wisp %.3f ms (%+.2f %%)", configs[i].tp,
                    configs[i].pp, configs[i].mb, configs[i].vpp, t / 1e6, w / 1e6, e);
     g_assert_cmpfloat(fabs(e), <=, 5.0);
@@ -629,9 +603,31 @@ static void check_flavours(void)
   char *mc = gt_par_card(&p);
   g_assert_true(g_file_set_contents(moe_card, mc, -1, NULL));
   g_free(mc);
+  /* A tp 1 trace shows no TP collective to re-size: tp 2 is refused. */
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", moe, "--cluster", "dgx-h100", "--card", moe_card,
-                                                          "--scale", "tp=2", NULL}, &out, &err), ==, 0);
-  g_assert_nonnull(strstr(err, "MoE with tp 2: the router is scaled as a TP-sharded GEMM, the experts are not split "
+                                                          "--scale", "tp=2", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "the trace has tp 1: it shows no TP all-reduces (where a layer has them, on which "
+                               "stream) to re-size for tp > 1"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* MoE with tp > 1 without sequence parallelism prints its assumptions
+   * (the twin runs MoE with tp > 1 only under SP: its TP2 trace, the card
+   * saying sequence_parallel: false). */
+  test_rm_rf(moe);
+  p.tp = 2;
+  p.dp = 4;
+  p.sequence_parallel = TRUE;
+  g_assert_true(gt_par_run(&p, moe, &moe_step, NULL));
+  mc = gt_par_card(&p);
+  g_assert_nonnull(strstr(mc, "sequence_parallel: true"));
+  char **parts = g_strsplit(mc, "sequence_parallel: true", 2), *nosp = g_strjoinv("sequence_parallel: false", parts);
+  g_assert_true(g_file_set_contents(moe_card, nosp, -1, NULL));
+  g_strfreev(parts);
+  g_free(nosp);
+  g_free(mc);
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", moe, "--cluster", "dgx-h100", "--card", moe_card,
+                                                          "--scale", "tp=4,dp=2,ep=2", NULL}, &out, &err), ==, 0);
+  g_assert_nonnull(strstr(err, "MoE with tp 4: the router is scaled as a TP-sharded GEMM, the experts are not split "
                                "over TP (expert tensor parallelism 1"));
   g_free(out);
   g_free(err);
@@ -677,7 +673,7 @@ static void check_search(void)
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", v.example, "--network", "dgx-a100", "--card",
                                                           card, "--scale", "tp=4,pp=2,mb=4", "--json", sjson, NULL},
                                    NULL, NULL), ==, 0);
-  double one = step_of(sjson);
+  double one = test_repart_step(sjson);
   char *text = NULL;
   g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
   cJSON *o = cJSON_Parse(text);

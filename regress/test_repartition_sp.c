@@ -1,0 +1,150 @@
+/* test_repartition_sp.c: re-partitioning a job that runs Megatron's
+ * sequence parallelism, with MoE and tensor parallelism (issue 32;
+ * doc/repartition.md §5).
+ *
+ * The ground truth (regress/gt_parallel.h, sequence_parallel) runs the MoE
+ * job (8 layers, 16 experts of ffn 4096, top-2, global batch 16 of 2,048
+ * tokens, 2 micro-batches) on 8 GPUs with TP x DP in {2 x 4, 4 x 2, 1 x 8}
+ * and EP 2, 4 or 8, and the dense job (16 layers) with TP x PP in {4 x 2,
+ * 2 x 4, 8 x 1, 2 x 2, 1 x 8}: each TP all-reduce is a reduce-scatter, each
+ * block's first GEMM waits for an all-gather, and the norms and the MoE
+ * block see tokens / tp per rank (dispatch and combine of T / tp x top-k
+ * x h).  From one traced configuration and the card (sequence_parallel:
+ * true), the wisp binary predicts each other's step time
+ *
+ *   wisp calibrate TRACE --cluster dgx-h100 --library ideal -o cal.yaml
+ *   wisp simulate TRACE --network cal.yaml --card TRACE/card.yaml --scale tp=T,dp=D,ep=E --json s.json
+ *
+ * within 5 % (the test prints each), ranks every pair of them more than
+ * 1 % apart in the true order, and says so in its output; an SP card on a
+ * tp 1 trace asked for tp 2 is refused (the trace shows no TP collectives
+ * to re-size).  Before the SP sizing, from the MoE TP2 x DP4 x EP4 trace,
+ * TP4 x DP2 x EP2 came out +42.5 % and TP1 x DP8 x EP8 -18.5 % (the
+ * all-to-alls and experts kept the traced tokens per rank).
+ *
+ * Skips visibly when WISP_BIN is not set (run through make check).
+ */
+#include "config.h"
+
+#include "regress/test_repart.h"
+#include "regress/test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  gboolean moe;
+  int tp, pp, dp, ep, mb;
+} sp_cfg;
+
+static const sp_cfg moe_cfgs[] = {
+  {TRUE, 2, 1, 4, 4, 2}, {TRUE, 2, 1, 4, 2, 2}, {TRUE, 4, 1, 2, 2, 2}, {TRUE, 1, 1, 8, 4, 2}, {TRUE, 1, 1, 8, 8, 2},
+};
+static const sp_cfg dense_cfgs[] = {
+  {FALSE, 4, 2, 1, 1, 4}, {FALSE, 2, 4, 1, 1, 8}, {FALSE, 8, 1, 1, 1, 4}, {FALSE, 2, 2, 1, 1, 4}, {FALSE, 1, 8, 1, 1, 8},
+};
+
+/* The truth of c under sequence parallelism; with dir, its traces and card there. */
+static int64_t truth(const sp_cfg *c, const char *dir)
+{
+  gt_par_params p;
+  if (c->moe)
+    gt_par_init_moe(&p);
+  else
+    gt_par_init(&p);
+  p.tp = c->tp;
+  p.pp = c->pp;
+  p.dp = c->dp;
+  p.ep = c->ep;
+  p.mb = c->mb;
+  p.sequence_parallel = TRUE;
+  return test_repart_run(&p, dir);
+}
+
+typedef struct {
+  const sp_cfg *cfgs;
+  int n, src;
+} sp_case;
+
+static const sp_case cases[] = {
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 0},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 2},
+  {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 0},
+};
+
+static void check_sp(gconstpointer data)
+{
+  const sp_case *k = data;
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-sp-XXXXXX", NULL);
+  char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
+  char *cal = g_build_filename(dir, "cal.yaml", NULL), *json = g_build_filename(dir, "s.json", NULL);
+  truth(&k->cfgs[k->src], trace);
+  g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", trace, "--cluster", "dgx-h100", "--library", "ideal",
+                                                 "-o", cal, NULL}, NULL), ==, 0);
+  double t[8], w[8];
+  for (int i = 0; i < k->n; i++) {
+    const sp_cfg *c = &k->cfgs[i];
+    t[i] = (double)truth(c, NULL);
+    char *spec = c->moe ? g_strdup_printf("tp=%d,dp=%d,ep=%d", c->tp, c->dp, c->ep)
+                        : g_strdup_printf("tp=%d,pp=%d,mb=%d", c->tp, c->pp, c->mb);
+    char *out = NULL, *err = NULL;
+    g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card,
+                                                            "--scale", spec, "--json", json, NULL}, &out, &err), ==, 0);
+    w[i] = test_repart_step(json);
+    g_test_message("SP from tp%d dp%d ep%d pp%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", k->cfgs[k->src].tp,
+                   k->cfgs[k->src].dp, k->cfgs[k->src].ep, k->cfgs[k->src].pp, spec, t[i] / 1e6, w[i] / 1e6,
+                   100.0 * (w[i] - t[i]) / t[i]);
+    g_assert_nonnull(strstr(err, "repartition: sequence parallelism (card): tp "));
+    g_assert_cmpfloat(fabs(w[i] - t[i]) / t[i], <=, 0.05);
+    g_free(out);
+    g_free(err);
+    g_free(spec);
+  }
+  for (int i = 0; i < k->n; i++)
+    for (int j = 0; j < k->n; j++)
+      if (t[i] < t[j] * 0.99)
+        g_assert_cmpfloat(w[i], <, w[j]);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(trace);
+  g_free(card);
+  g_free(cal);
+  g_free(json);
+}
+
+/* An SP card on a tp 1 trace cannot give tp 2: no TP collectives traced. */
+static void check_sp_refusal(void)
+{
+  if (!g_getenv("WISP_BIN")) {
+    g_test_skip("WISP_BIN not set (run through make check)");
+    return;
+  }
+  char *dir = g_dir_make_tmp("wisp-sp1-XXXXXX", NULL);
+  char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
+  truth(&moe_cfgs[3], trace);
+  char *out = NULL, *err = NULL;
+  g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
+                                                          "--scale", "tp=2,dp=4,ep=4", NULL}, &out, &err), !=, 0);
+  g_assert_nonnull(strstr(err, "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers "
+                               "and reduce-scatters to re-size"));
+  g_free(out);
+  g_free(err);
+  test_rm_rf(dir);
+  g_free(dir);
+  g_free(trace);
+  g_free(card);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_data_func("/repartition-sp/moe-from-tp2-dp4-ep4", &cases[0], check_sp);
+  g_test_add_data_func("/repartition-sp/moe-from-tp4-dp2-ep2", &cases[1], check_sp);
+  g_test_add_data_func("/repartition-sp/dense-from-tp4-pp2", &cases[2], check_sp);
+  g_test_add_func("/repartition-sp/refusal", check_sp_refusal);
+  return g_test_run();
+}
