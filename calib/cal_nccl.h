@@ -66,6 +66,7 @@ typedef struct {
   char key[CAL_NCCL_MAX_PARAMS][48];   /* e.g. "dims.0.bandwidth", "library.launch" */
   double base[CAL_NCCL_MAX_PARAMS];    /* base config's value (B/s or ps) */
   double fitted[CAL_NCCL_MAX_PARAMS];
+  double line_Bps;                     /* scale-out line rate when library.net_efficiency is fitted, else 0 */
   int evals;
   double loss_before, loss_after;      /* the objective (rms of the regions' mean ln(sim/real)^2) */
   GArray *before, *after;              /* cal_nccl_quality per table */
