@@ -212,6 +212,36 @@ static topo_variant *apply(const cal_nccl_fit *f, const topo_variant *base, cons
   return v;
 }
 
+/* TRUE when the runnable tables show the latency-type parameters (the
+ * tiers' latencies, launch, per-step overhead): some table has a row at
+ * <= 64 KiB, or some table has no row at >= 64 MiB (then the objective
+ * takes all its rows, cal_nccl.h).  Tables of large sizes only (32 MiB -
+ * 16 GiB, as xxrjun's) show bandwidth alone; there the latency-type
+ * parameters only bent the bandwidth plateau's shape (the 10 x 1 GPU H100
+ * all-reduce fit took NCCL's per-step figures x0.49, making the 80-rank
+ * all-gather 25.7 -> 31.4 % off).  O(rows). */
+static gboolean shows_latency(GPtrArray *logs)
+{
+  for (guint i = 0; i < logs->len; i++) {
+    const coll_ncclt_log *log = g_ptr_array_index(logs, i);
+    for (guint k = 0; k < log->tables->len; k++) {
+      const coll_ncclt_table *t = &g_array_index(log->tables, coll_ncclt_table, k);
+      gboolean large = FALSE;
+      for (guint r = 0; r < log->rows->len && runnable(t); r++) {
+        const coll_ncclt_row *rr = &g_array_index(log->rows, coll_ncclt_row, r);
+        if (rr->table != t->table)
+          continue;
+        if (rr->size <= 64 * KIB)
+          return TRUE;
+        large = large || rr->size >= 64 * MIB;
+      }
+      if (runnable(t) && !large)
+        return TRUE;
+    }
+  }
+  return FALSE;
+}
+
 /* The free parameters of base: tier 0's bandwidth and latency (unless a
  * node holds one GPU: no scale-up link carries anything), tier 1's when
  * the tables span more ranks than tier 0 holds, the launch cost.  With
@@ -222,7 +252,8 @@ static topo_variant *apply(const cal_nccl_fit *f, const topo_variant *base, cons
  * the simulated rate continuously, where a fitted line rate moved the
  * ring only by a step of the search's speed array (48 GB/s for any NIC
  * from 48 to 96 GB/s). */
-static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, const coll_library_params *lib)
+static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, const coll_library_params *lib,
+                          gboolean small)
 {
   int nd = topo_variant_n_dims(base);
   for (int d = 0; d < MIN(nd, 2); d++) {
@@ -238,9 +269,13 @@ static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, 
       g_snprintf(f->key[f->n_params], sizeof f->key[0], "dims.%d.bandwidth", d);
       f->base[f->n_params++] = (double)topo_variant_dim_bw(base, d);
     }
+    if (!small)
+      continue;
     g_snprintf(f->key[f->n_params], sizeof f->key[0], "dims.%d.latency", d);
     f->base[f->n_params++] = MAX((double)topo_variant_dim_latency(base, d), 1000.0);
   }
+  if (!small)
+    return;
   g_strlcpy(f->key[f->n_params], "library.launch", sizeof f->key[0]);
   f->base[f->n_params++] = MAX((double)lib->launch, 1000.0);
   /* The per-step overhead: a factor on NCCL's per-hop latencies (library
@@ -338,7 +373,7 @@ cal_nccl_fit *cal_nccl_fit_logs(const topo_variant *base0, GPtrArray *logs, net_
     return NULL;
   }
   cal_nccl_fit *f = g_new0(cal_nccl_fit, 1);
-  choose_params(f, base, ranks, coll_policy_library(pol));
+  choose_params(f, base, ranks, coll_policy_library(pol), shows_latency(logs));
   coll_policy_free(pol);
   topo_free(bt);
   f->before = g_array_new(FALSE, FALSE, sizeof(cal_nccl_quality));
