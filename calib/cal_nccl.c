@@ -198,7 +198,7 @@ static topo_variant *apply(const cal_nccl_fit *f, const topo_variant *base, cons
     char *val = NULL;
     if (g_str_has_suffix(f->key[p], ".bandwidth"))
       val = g_strdup_printf("%.6gGB/s", x / 1e9);
-    else if (g_str_has_suffix(f->key[p], "_scale"))
+    else if (g_str_has_suffix(f->key[p], "_scale") || g_str_has_suffix(f->key[p], "_efficiency"))
       val = g_strdup_printf("%.6g", x);
     else
       val = g_strdup_printf("%.6gns", x / 1e3);
@@ -212,19 +212,70 @@ static topo_variant *apply(const cal_nccl_fit *f, const topo_variant *base, cons
   return v;
 }
 
-/* The free parameters of base: tier 0's bandwidth and latency, tier 1's
- * when the tables span more ranks than tier 0 holds, the launch cost. */
-static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, const coll_library_params *lib)
+/* TRUE when the runnable tables show the latency-type parameters (the
+ * tiers' latencies, launch, per-step overhead): some table has a row at
+ * <= 64 KiB, or some table has no row at >= 64 MiB (then the objective
+ * takes all its rows, cal_nccl.h).  Tables of large sizes only (32 MiB -
+ * 16 GiB, as xxrjun's) show bandwidth alone; there the latency-type
+ * parameters only bent the bandwidth plateau's shape (the 10 x 1 GPU H100
+ * all-reduce fit took NCCL's per-step figures x0.49, making the 80-rank
+ * all-gather 25.7 -> 31.4 % off).  O(rows). */
+static gboolean shows_latency(GPtrArray *logs)
+{
+  for (guint i = 0; i < logs->len; i++) {
+    const coll_ncclt_log *log = g_ptr_array_index(logs, i);
+    for (guint k = 0; k < log->tables->len; k++) {
+      const coll_ncclt_table *t = &g_array_index(log->tables, coll_ncclt_table, k);
+      gboolean large = FALSE;
+      for (guint r = 0; r < log->rows->len && runnable(t); r++) {
+        const coll_ncclt_row *rr = &g_array_index(log->rows, coll_ncclt_row, r);
+        if (rr->table != t->table)
+          continue;
+        if (rr->size <= 64 * KIB)
+          return TRUE;
+        large = large || rr->size >= 64 * MIB;
+      }
+      if (runnable(t) && !large)
+        return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* The free parameters of base: tier 0's bandwidth and latency (unless a
+ * node holds one GPU: no scale-up link carries anything), tier 1's when
+ * the tables span more ranks than tier 0 holds, the launch cost.  With
+ * library nccl, tier 1's effective bandwidth is its line rate times
+ * library.net_efficiency, the parameter fitted: NCCL's topology search,
+ * channels and choice keep seeing the line rate (the NIC's nominal
+ * speed, what NCCL sees on that machine), and the measured share scales
+ * the simulated rate continuously, where a fitted line rate moved the
+ * ring only by a step of the search's speed array (48 GB/s for any NIC
+ * from 48 to 96 GB/s). */
+static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, const coll_library_params *lib,
+                          gboolean small)
 {
   int nd = topo_variant_n_dims(base);
   for (int d = 0; d < MIN(nd, 2); d++) {
     if (d == 1 && ranks <= topo_variant_dim_size(base, 0))
       break;
-    g_snprintf(f->key[f->n_params], sizeof f->key[0], "dims.%d.bandwidth", d);
-    f->base[f->n_params++] = (double)topo_variant_dim_bw(base, d);
+    if (d == 0 && nd > 1 && topo_variant_dim_size(base, 0) <= 1)
+      continue;
+    if (d == 1 && lib->kind == COLL_LIBRARY_NCCL) {
+      g_strlcpy(f->key[f->n_params], "library.net_efficiency", sizeof f->key[0]);
+      f->line_Bps = (double)topo_variant_dim_bw(base, 1);
+      f->base[f->n_params++] = lib->net_efficiency > 0 ? lib->net_efficiency : 1.0;
+    } else {
+      g_snprintf(f->key[f->n_params], sizeof f->key[0], "dims.%d.bandwidth", d);
+      f->base[f->n_params++] = (double)topo_variant_dim_bw(base, d);
+    }
+    if (!small)
+      continue;
     g_snprintf(f->key[f->n_params], sizeof f->key[0], "dims.%d.latency", d);
     f->base[f->n_params++] = MAX((double)topo_variant_dim_latency(base, d), 1000.0);
   }
+  if (!small)
+    return;
   g_strlcpy(f->key[f->n_params], "library.launch", sizeof f->key[0]);
   f->base[f->n_params++] = MAX((double)lib->launch, 1000.0);
   /* The per-step overhead: a factor on NCCL's per-hop latencies (library
@@ -233,6 +284,13 @@ static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, 
     g_strlcpy(f->key[f->n_params], "library.step_latency_scale", sizeof f->key[0]);
     f->base[f->n_params++] = lib->step_latency_scale > 0 ? lib->step_latency_scale : 1.0;
   }
+}
+
+/* TRUE for a parameter that sets a link's effective rate: a tier's
+ * bandwidth or the scale-out tier's measured share of its line rate. */
+static gboolean is_rate(const char *key)
+{
+  return g_str_has_suffix(key, ".bandwidth") || strcmp(key, "library.net_efficiency") == 0;
 }
 
 static double eval(cal_nccl_fit *f, const topo_variant *base, GPtrArray *logs, net_tier tier, const double *m,
@@ -252,7 +310,7 @@ static double eval(cal_nccl_fit *f, const topo_variant *base, GPtrArray *logs, n
    * (presets tag them [ASSUMPTION]), not data. */
   double prior = 0;
   for (int p = 0; p < f->n_params; p++)
-    if (g_str_has_suffix(f->key[p], ".bandwidth"))
+    if (is_rate(f->key[p]))
       prior += log(m[p]) * log(m[p]);
   return ok ? sqrt(rms * rms + CAL_NCCL_PRIOR * prior) : -1;
 }
@@ -273,7 +331,7 @@ static gboolean descend(cal_nccl_fit *f, const topo_variant *base, GPtrArray *lo
            * (the spec sheet's line rate): a fit that wants more is
            * compensating a mechanism, and then mis-predicts the tables
            * that mechanism does not touch. */
-          double hi = g_str_has_suffix(f->key[p], ".bandwidth") ? 1.0 : 20;
+          double hi = g_str_has_suffix(f->key[p], ".bandwidth") ? 1.0 : is_rate(f->key[p]) ? 1.0 / f->base[p] : 20;
           if (x < 0.05 || x > hi + 1e-9)
             continue;
           m[p] = x;
@@ -315,7 +373,7 @@ cal_nccl_fit *cal_nccl_fit_logs(const topo_variant *base0, GPtrArray *logs, net_
     return NULL;
   }
   cal_nccl_fit *f = g_new0(cal_nccl_fit, 1);
-  choose_params(f, base, ranks, coll_policy_library(pol));
+  choose_params(f, base, ranks, coll_policy_library(pol), shows_latency(logs));
   coll_policy_free(pol);
   topo_free(bt);
   f->before = g_array_new(FALSE, FALSE, sizeof(cal_nccl_quality));
@@ -324,7 +382,14 @@ cal_nccl_fit *cal_nccl_fit_logs(const topo_variant *base0, GPtrArray *logs, net_
   for (int p = 0; p < f->n_params; p++)
     m[p] = 1.0;
   gboolean ok = cal_nccl_measure(base, logs, tier, f->before, &f->loss_before, error);
-  double best = f->loss_before;  /* all factors 1: no prior term */
+  /* The start: every factor 1 (no prior term), which differs from the
+   * base when library.net_efficiency is a parameter (measured at 1: the
+   * ring graph's quantisation leaves the wire, coll_nccl_efficiency). */
+  double best = -1;
+  if (ok) {
+    best = eval(f, base, logs, tier, m, error);
+    ok = best >= 0;
+  }
   ok = ok && descend(f, base, logs, tier, m, &best, error);
   if (ok)
     f->result = apply(f, base, m, error);
@@ -355,7 +420,7 @@ static void value_str(const char *key, double x, char *buf, size_t len)
 {
   if (g_str_has_suffix(key, ".bandwidth"))
     g_snprintf(buf, len, "%.4g GB/s", x / 1e9);
-  else if (g_str_has_suffix(key, "_scale"))
+  else if (g_str_has_suffix(key, "_scale") || g_str_has_suffix(key, "_efficiency"))
     g_snprintf(buf, len, "%.4g", x);
   else
     g_snprintf(buf, len, "%.4g us", x / 1e6);
@@ -379,6 +444,9 @@ void cal_nccl_print(const cal_nccl_fit *f, FILE *out)
     value_str(f->key[p], f->base[p], a, sizeof a);
     value_str(f->key[p], f->fitted[p], b, sizeof b);
     fprintf(out, "  %-26s %12s -> %12s (x%.3f)\n", f->key[p], a, b, f->fitted[p] / f->base[p]);
+    if (strcmp(f->key[p], "library.net_efficiency") == 0)
+      fprintf(out, "  %-26s %12.4g GB/s (line rate %.4g GB/s x %.4g; NCCL's search and choice see the line rate)\n",
+              "effective scale-out bw", f->line_Bps * f->fitted[p] / 1e9, f->line_Bps / 1e9, f->fitted[p]);
   }
   fprintf(out, "per table, median |error| (before -> after): busbw >= 64 MiB | time <= 64 KiB | busbw all sizes\n");
   for (guint i = 0; i < f->after->len && i < f->before->len; i++) {
@@ -424,7 +492,9 @@ gboolean cal_nccl_write(const cal_nccl_fit *f, GPtrArray *logs, const topo_varia
   fprintf(o, "# Fitted by wisp calibrate --nccl-tests to:\n");
   for (guint i = 0; i < logs->len; i++)
     fprintf(o, "#   %s\n", ((const coll_ncclt_log *)g_ptr_array_index(logs, i))->path);
-  fprintf(o, "# Free parameters only (per-tier latency and bandwidth, launch cost, per-step overhead); rms "
+  fprintf(o, "# Free parameters only (per-tier latency and effective bandwidth, launch cost, per-step overhead; with "
+          "library nccl the scale-out tier keeps its line rate, which NCCL's search sees, and library.net_efficiency "
+          "is the share of it the wire achieves); rms "
           "|ln(sim/real)| at sizes >= 64 MiB and <= 64 KiB %.3f -> %.3f:\n", f->loss_before, f->loss_after);
   for (int p = 0; p < f->n_params; p++) {
     char a[32], b[32];

@@ -3,11 +3,16 @@
  * Prefix cal_nccl_.
  *
  * Free parameters, and nothing else: per tier (the scale-up dimension 0
- * and, when a table spans nodes, the scale-out dimension 1) the link
- * latency and the effective bandwidth, the library's launch cost
- * (library.launch, paid gpus_per_thread times per iteration) and, with
- * library nccl, the per-step overhead (library.step_latency_scale, a
- * factor on NCCL's per-hop latencies).  Everything else (the library
+ * unless a node holds one GPU and, when a table spans nodes, the
+ * scale-out dimension 1) the link latency and the effective bandwidth,
+ * the library's launch cost (library.launch, paid gpus_per_thread times
+ * per iteration) and, with library nccl, the per-step overhead
+ * (library.step_latency_scale, a factor on NCCL's per-hop latencies).
+ * With library nccl the scale-out tier's effective bandwidth is its line
+ * rate (kept: NCCL's search, channels and choice see it) times
+ * library.net_efficiency, the fitted share.  The latency-type parameters
+ * are fitted only when some table shows them (a row at <= 64 KiB, or a
+ * table without rows at >= 64 MiB).  Everything else (the library
  * itself, algorithms, protocols, NCCL's tuning constants and choices, the
  * topology's shape) stays as the base config has it, so the same
  * mechanisms that run on spec-only configs run on the fitted one.
@@ -66,6 +71,7 @@ typedef struct {
   char key[CAL_NCCL_MAX_PARAMS][48];   /* e.g. "dims.0.bandwidth", "library.launch" */
   double base[CAL_NCCL_MAX_PARAMS];    /* base config's value (B/s or ps) */
   double fitted[CAL_NCCL_MAX_PARAMS];
+  double line_Bps;                     /* scale-out line rate when library.net_efficiency is fitted, else 0 */
   int evals;
   double loss_before, loss_after;      /* the objective (rms of the regions' mean ln(sim/real)^2) */
   GArray *before, *after;              /* cal_nccl_quality per table */

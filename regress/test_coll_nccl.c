@@ -441,6 +441,34 @@ static void test_p2p_proxy_bound(void)
   g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 1), 131072.0 / 6e3 / 50.0, 1e-9);
 }
 
+/* A measured network share (comm.net_efficiency, a calibrated config's
+ * library.net_efficiency): 10 x 1 GPU H100, one 400 Gb/s NIC (50 GB/s).
+ * Spec-only the ring graph's speed, 2 x 24 = 48 GB/s (test_net_graph_bus),
+ * sets the ring's network efficiency to 48 / 50 = 0.96 for every share of
+ * the NIC's rate; measured, the share itself is the ring/Simple efficiency
+ * (0.9, 0.98: continuous), the tuner's table and so NCCL's choice are
+ * unchanged, and a network send/recv's efficiency is scaled by it (two
+ * peers fill the NIC: 1 x 0.9). */
+static void test_net_efficiency(void)
+{
+  coll_nccl_comm c = { .n_ranks = 10, .n_nodes = 10, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 50, .net_overhead_us = 1.0 };
+  coll_nccl_model m0, m;
+  coll_nccl_model_build(&c, &m0);
+  const uint64_t s = 1u << 30;
+  g_assert_cmpfloat_with_epsilon(
+    coll_nccl_efficiency(&m0, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), 0.96, 1e-9);
+  static const double shares[] = { 0.9, 0.98 };
+  for (size_t i = 0; i < G_N_ELEMENTS(shares); i++) {
+    c.net_efficiency = shares[i];
+    coll_nccl_model_build(&c, &m);
+    g_assert_cmpmem(m.bw_GBps, sizeof m.bw_GBps, m0.bw_GBps, sizeof m0.bw_GBps);
+    g_assert_cmpfloat_with_epsilon(
+      coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), shares[i], 1e-9);
+    g_assert_cmpfloat_with_epsilon(coll_nccl_p2p_net_efficiency(&m, 64u << 20, 2), shares[i], 1e-9);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -452,6 +480,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   g_test_add_func("/coll/nccl/net-graph-bus", test_net_graph_bus);
+  g_test_add_func("/coll/nccl/net-efficiency", test_net_efficiency);
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
   g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
   g_test_add_func("/coll/nccl/ring-drain", test_ring_drain);

@@ -854,6 +854,7 @@ static void test_config_errors(void)
     { "  name: hccl\n  t_exp: soon\n", "t_exp" },
     { "  name: hccl\n  b_copy: 0GB/s\n", "b_copy" },
     { "  name: hccl\n  p_remap: 1.5\n", "p_remap" },
+    { "  name: nccl\n  net_efficiency: 1.02\n", "net_efficiency: '1.02' is out of range (0..1)" },
     { "  name: hccl\n  registration: sometimes\n", "registration" },
     { "  name: hccl\n  t_exps: 1us\n", "unknown key 'library.t_exps'" },
     { "  name: hccl\n  cores: -3\n", "cores" },

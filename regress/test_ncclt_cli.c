@@ -485,7 +485,9 @@ static char *first_table(const char *csv, const char *name)
  * busbw at >= 64 MiB (the logs have no small sizes).  Measured when
  * written: 8 GPUs 1.4 / 1.7 / 4.9 / 1.0 %, 4 GPUs 1.3 / 8.5 / 8.1 / 6.2 /
  * 0.9 % (spec-only 6.0 / 5.5 / 10.7 / 1.4 and 5.3 / 12.9 / 14.0 / 9.4 /
- * 1.7 %). */
+ * 1.7 %).  Since wave c27g (NVLink bandwidth the only parameter: no size
+ * under 32 MiB shows a latency): 0.7 / 1.5 / 5.1 / 1.1 % and 1.8 / 4.0 /
+ * 4.6 / 6.0 / 1.0 %. */
 static void test_calibrate_predicts_committed(void)
 {
   const char *src = g_getenv("G_TEST_SRCDIR");
@@ -515,6 +517,132 @@ static void test_calibrate_predicts_committed(void)
   g_free(fit), g_free(net), g_free(ar), g_free(c4), g_free(c8);
 }
 
+/* The spec-sheet config of xxrjun's cluster c01 as test_ncclt_targets
+ * writes it (data/nccl-tests/configs/h100-10node.yaml: NVLink 4 450 GB/s,
+ * one 400 Gb/s NIC per GPU), with gpn GPUs per node so that collbench's
+ * ranks 0..n-1 fill the nodes as the runs did.  Returns the path. */
+static char *c01_spec(int gpn)
+{
+  char *name = g_strdup_printf("c01-10x%d.yaml", gpn);
+  char *text = g_strdup_printf("schema_version: 1\nname: h100-10node\nmodel: analytical\ndims:\n"
+                               "  - {name: nvlink, kind: switch, size: %d, bandwidth: 450GB/s, latency: 500ns}\n"
+                               "  - {name: ib, kind: switch, size: 10, bandwidth: 400Gbps, latency: 1us}\n"
+                               "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 90}\n", gpn);
+  char *path = put(name, text);
+  g_free(text);
+  g_free(name);
+  return path;
+}
+
+/* text with the one occurrence of `from` replaced by `to` (g_free). */
+static char *replace_once(const char *text, const char *from, const char *to)
+{
+  char **parts = g_strsplit(text, from, -1);
+  g_assert_cmpuint(g_strv_length(parts), ==, 2);
+  char *s = g_strjoinv(to, parts);
+  g_strfreev(parts);
+  return s;
+}
+
+/* The fitted 1-GPU-per-node config fit1 with gpn GPUs per node: its node
+ * size and rank count changed, the fitted values kept. */
+static char *c01_fit(const char *fit1, int gpn)
+{
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(fit1, &text, NULL, NULL));
+  char *to = g_strdup_printf("kind: switch, size: %d, ", gpn), *rk = g_strdup_printf("\nranks: %d\n", 10 * gpn);
+  char *a = replace_once(text, "kind: switch, size: 1, ", to), *b = replace_once(a, "\nranks: 10\n", rk);
+  char *name = g_strdup_printf("c01-fit-10x%d.yaml", gpn), *path = put(name, b);
+  g_free(name), g_free(b), g_free(a), g_free(rk), g_free(to), g_free(text);
+  return path;
+}
+
+/* The rows' busbw at the largest size of table 1 of csv, GB/s. */
+static double last_busbw(const char *csv)
+{
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
+  double bw = -1;
+  char **lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (strstr(*l, "_perf,1,") != NULL) {
+      char **f = g_strsplit(*l, ",", -1);
+      g_assert_cmpuint(g_strv_length(f), >=, 10);
+      bw = g_ascii_strtod(f[9], NULL);
+      g_strfreev(f);
+    }
+  g_strfreev(lines);
+  g_free(text);
+  return bw;
+}
+
+/* Issue 27 item 4 across nodes, on committed data (xxrjun-h100 cluster
+ * c01, Apache-2.0): a fit to the 10 x 1 GPU all-reduce alone.  NCCL's
+ * search keeps the NIC's line rate and the fit moves its measured share
+ * (library.net_efficiency); the ring's large-size busbw is that share of
+ * the line rate, so the share must come out as the table's busbw at its
+ * largest size (16 GiB, where the latencies weigh under 0.1 %) over 50
+ * GB/s, 48.89 / 50 = 0.978, within the descent's finest step (x1.02).
+ * Then every other table of the system across nodes (10 nodes of 1, 2, 4
+ * and 8 GPUs, all five collectives; 2 nodes of 1-8 GPUs, all-to-all and
+ * sendrecv) is predicted and printed, spec-only beside fitted.  Checked:
+ * the fit predicts at least as many of them within the issue's 10 % as
+ * the spec-only config (measured when written: 22 vs 20 of 27; the fit
+ * of the NIC's line rate before, which the ring graph's quantised speed
+ * kept from moving, 18); the issue's rule on every table is reported as
+ * TODO while some miss it (measured: 10 x 1 sendrecv 10.4 %, 2 x 1
+ * all-to-all 10.2 %, and 80 ranks, where spec-only misses too: all-reduce
+ * 11.7, all-gather 25.7, reduce-scatter 22.6 %).  The table has no size
+ * under 32 MiB, so only the share is fitted (cal_nccl.c shows_latency). */
+static void test_calibrate_predicts_nodes(void)
+{
+  const char *src = g_getenv("G_TEST_SRCDIR");
+  if (g_getenv("WISP_BIN") == NULL || src == NULL) {
+    g_test_skip("WISP_BIN or G_TEST_SRCDIR not set (run through make check)");
+    return;
+  }
+  char *dir = g_build_filename(src, "data", "nccl-tests", "xxrjun-h100", NULL);
+  char *c1 = g_build_filename(dir, "xxrjun-h100-c01-10node-1gpu.csv", NULL);
+  char *ar = first_table(c1, "c01-ar10x1.csv");
+  char *spec1 = c01_spec(1), *fit = g_build_filename(tmpdir, "c01-fit-10x1.yaml", NULL), *out = NULL;
+  const char *a[] = { "calibrate", "--nccl-tests", ar, "--network", spec1, "-o", fit, NULL };
+  g_assert_cmpint(wisp(a, &out, NULL), ==, 0);
+  g_test_message("%s", out);
+  double share = fitted_factor(out, "library.net_efficiency"), want = last_busbw(ar) / 50.0;
+  g_test_message("fitted NIC share %.4f, closed form %.4f", share, want);
+  g_assert_cmpfloat(fabs(share / want - 1), <=, 0.02);
+  g_free(out);
+  GString *miss = g_string_new(NULL);
+  int n = 0, ok_spec = 0, ok_fit = 0;
+  for (int nodes = 10; nodes >= 2; nodes -= 8)
+    for (int gpn = 1; gpn <= 8; gpn *= 2) {
+      char *file = g_strdup_printf("xxrjun-h100-c01-%dnode-%dgpu.csv", nodes, gpn);
+      char *csv = g_build_filename(dir, file, NULL), *spec = c01_spec(gpn), *fg = c01_fit(fit, gpn);
+      for (int k = nodes == 10 && gpn == 1 ? 2 : 1; k <= (nodes == 10 ? 5 : 2); k++) {
+        double bus0, tim0, bus, tim;
+        compare_table(spec, csv, k, &bus0, &tim0);
+        compare_table(fg, csv, k, &bus, &tim);
+        g_test_message("%s table %d: busbw >= 64 MiB spec-only %.1f %%, fitted %.1f %%", file, k, 100 * bus0,
+                       100 * bus);
+        g_assert_cmpfloat(bus0, >=, 0);
+        g_assert_cmpfloat(bus, >=, 0);
+        n++;
+        ok_spec += bus0 <= 0.10;
+        ok_fit += bus <= 0.10;
+        if (bus > 0.10)
+          g_string_append_printf(miss, " %s table %d %.1f %%;", file, k, 100 * bus);
+      }
+      g_free(fg), g_free(spec), g_free(csv), g_free(file);
+    }
+  g_test_message("within 10 %%: spec-only %d, fitted %d of %d tables", ok_spec, ok_fit, n);
+  g_assert_cmpint(n, ==, 27);
+  g_assert_cmpint(ok_fit, >=, ok_spec);
+  if (miss->len > 0)
+    g_test_incomplete(miss->str);
+  g_string_free(miss, TRUE);
+  g_free(fit), g_free(spec1), g_free(ar), g_free(c1), g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -526,6 +654,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ncclt/calibrate_closed_form", test_calibrate_closed_form);
   g_test_add_func("/ncclt/calibrate_predicts", test_calibrate_predicts);
   g_test_add_func("/ncclt/calibrate_predicts_committed", test_calibrate_predicts_committed);
+  g_test_add_func("/ncclt/calibrate_predicts_nodes", test_calibrate_predicts_nodes);
   int rc = g_test_run();
   test_rm_rf(tmpdir);
   g_free(tmpdir);

@@ -151,6 +151,7 @@ static const pdesc params[] = {
   P("net_overhead", PT_TIME, net_overhead, "time", "[nccl] getNetOverhead (x86 Intel)", "nccl: host cost of a network post (NCCL_NET_OVERHEAD)"),
   P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the network latency a net plugin reports to NCCL's tuner (graph latencyInter), added to every network hop of the tuner's cost model; steers the algorithm choice only (the topology's latencies are simulated)"),
   P("step_latency_scale", PT_DOUBLE, step_latency_scale, "ratio", "[FIT] wisp calibrate --nccl-tests; 1 = NCCL's tables", "nccl: multiplies NCCL's per-step (per-hop) latencies in the simulated time (the per-step overhead of a calibrated config); the tuner's choice keeps NCCL's figures"),
+  P("net_efficiency", PT_DOUBLE, net_efficiency, "0..1", "[FIT] wisp calibrate --nccl-tests; 0 = not measured", "nccl: measured share of the scale-out tier's line rate the network transfers achieve (a calibrated config's effective NIC bandwidth = the tier's bandwidth x this); NCCL's topology search, channels and choice keep the line rate; 0: not measured, the ring graph's quantised speed (the search's bwInter) stands for it"),
 };
 
 size_t coll_library_param_count(void)
@@ -250,6 +251,7 @@ void coll_library_params_default(coll_library_kind k, coll_library_params *p)
   p->net_overhead = 1 * SIM_PS_PER_US; /* [nccl] getNetOverhead: 1 us on x86 Intel */
   p->net_latency = 0;                  /* [nccl] IB plugin reports latency 0 */
   p->step_latency_scale = 1.0;         /* NCCL's own per-hop figures */
+  p->net_efficiency = 0.0;             /* not measured (spec-only) */
 }
 
 static const pdesc *find_param(const char *key)
@@ -369,9 +371,10 @@ gboolean coll_library_params_set(coll_library_params *p, const char *key, const 
        *(wisp_bw_Bps *)(void *)base == 0) ||
       ((strcmp(key, "page") == 0 || strcmp(key, "unit_bytes") == 0 || strcmp(key, "s_c") == 0 ||
         strcmp(key, "buffsize") == 0 || strcmp(key, "desc_bytes") == 0) && *(uint64_t *)(void *)base == 0) ||
-      ((strcmp(key, "p_remap") == 0 || strcmp(key, "overlap") == 0) && *(double *)(void *)base > 1.0)) {
+      ((strcmp(key, "p_remap") == 0 || strcmp(key, "overlap") == 0 || strcmp(key, "net_efficiency") == 0) &&
+       *(double *)(void *)base > 1.0)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID, "library parameter %s: '%s' is out of range (%s)", key,
-                value, strcmp(key, "p_remap") == 0 || strcmp(key, "overlap") == 0 ? "0..1" : "must be positive");
+                value, d->type == PT_DOUBLE ? "0..1" : "must be positive");
     return FALSE;
   }
   return TRUE;

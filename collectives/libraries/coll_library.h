@@ -164,6 +164,7 @@ typedef struct {
   sim_time_ps net_overhead;          /* host cost of a network post (NCCL_NET_OVERHEAD) */
   sim_time_ps net_latency;           /* the NIC's own latency (NCCL graph latencyInter) */
   double step_latency_scale;         /* x NCCL's per-step (per-hop) latencies in the simulated time; 1 = NCCL's */
+  double net_efficiency;             /* measured share of the scale-out line rate (calibrated); 0 = not measured */
 } coll_library_params;
 
 /* Defaults of library k (reference §9). */

@@ -82,6 +82,7 @@ typedef struct {
   gboolean nvls;             /* NVSwitch multicast available and enabled */
   int channels;              /* ring/tree channels; 0 = derived (coll_nccl_channels) */
   double net_overhead_us;    /* host cost of a network post (NCCL_NET_OVERHEAD) */
+  double net_efficiency;     /* measured share of nic_GBps the wire achieves (library.net_efficiency); 0 = not measured */
 } coll_nccl_comm;
 
 /* The tuner's tables for one communicator. */
@@ -89,6 +90,7 @@ typedef struct {
   coll_nccl_comm comm;
   int channels, nvls_channels;
   double link_eff;           /* NCCL's NVLink rate / the raw link rate */
+  double net_quant;          /* the ring graph's bus / the bus without it (net_graph_bus): <= 1, 1 when not applied */
   double lat_us[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT];
   double bw_GBps[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT]; /* algorithm bw; 0 = disabled */
 } coll_nccl_model;
@@ -123,7 +125,9 @@ gboolean coll_nccl_select_by(coll_nccl_time_fn time_us, const coll_nccl_model *m
  * NCCL's per-communicator caps (and, for the tree, NCCL's size-dependent
  * tree correction), as NCCL's bus bandwidth divided by the raw bus
  * bandwidth of wisp's plan on the same links.  inter: TRUE for a network
- * transfer.  In (0, 1]. */
+ * transfer; there, when comm.net_efficiency is measured (> 0), the ring
+ * graph's quantisation (net_quant) is left out of the ring and tree and
+ * the result is multiplied by it.  In (0, 1]. */
 double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p,
                             gboolean inter, uint64_t s);
 
@@ -186,8 +190,9 @@ double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint6
  * traffic to `net_peers` peers on other nodes, `peer_bytes` each: the
  * channels NCCL gives a network peer (src/graph/paths.cc, src/enqueue.cc;
  * fewer on larger communicators), each moving NCCL's own per-channel
- * network figure, NCCL_P2P_PER_CHANNEL_NET_BW (14 GB/s); at most 1.
- * On one node: 1.  O(log S). */
+ * network figure, NCCL_P2P_PER_CHANNEL_NET_BW (14 GB/s); at most 1;
+ * times comm.net_efficiency when that is measured.  On one node: 1.
+ * O(log S). */
 double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
 
 /* Channels per communicator at most [nccl] src/include/device.h

@@ -143,7 +143,10 @@ double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_byte
   int nch = p2p_net_op_channels(m, peer_bytes, &p2p);
   int total = MIN(p2p, nch * net_peers);
   double e = MIN(1.0, total * COLL_NCCL_P2P_NET_CH_GBPS / nic);
-  return MIN(e, net_peers * p2p_proxy_GBps(c, peer_bytes) / nic);
+  e = MIN(e, net_peers * p2p_proxy_GBps(c, peer_bytes) / nic);
+  /* A calibrated config's measured share of the line rate (as
+   * coll_nccl_efficiency); NCCL's channels keep the line rate. */
+  return c->net_efficiency > 0 ? e * MIN(c->net_efficiency, 1.0) : e;
 }
 
 /* The channels of one send or receive of `peer_bytes` to an NVLink peer

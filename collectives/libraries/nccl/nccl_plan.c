@@ -107,6 +107,7 @@ static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int p
   cm.net_overhead_us = (double)lp->net_overhead / 1e6;
   cm.nvls = c->pol.in_switch_reduction && dims_ok && topo_dim_kind(t, 0) == TOPO_KIND_SWITCH && lp->sm >= 90;
   cm.channels = lp->channels;
+  cm.net_efficiency = lp->net_efficiency;
   *out = cm;
 }
 
