@@ -63,10 +63,6 @@ static const char why_g8[] =
   "one host thread drives 8 GPUs (-g 8): the small-size time is the host's 8 serial kernel launches (nccl-tests' "
   "loop overlaps them with the GPUs' work; coll_measure takes the slower stage), whose cost (library launch, 4 us) is "
   "an assumption, not a measured figure";
-static const char why_nvls_tree[] =
-  "NVLS-tree on 2 nodes exceeds the network line rate (nccl-tests#309, a known NCCL special case); wisp runs it as "
-  "NVLS reduce-scatter > network tree > NVLS all-gather, pipelined chunk by chunk, at NCCL's modelled NVLS-tree "
-  "bandwidth";
 static const char why_efa[] =
   "EFA (SRD through libfabric) adds host and NIC latency per network message that no public source gives as a "
   "hardware figure; the config has the switch's 1 us and NCCL's per-hop figures.  The 75 us aws-ofi-nccl reports to "
@@ -84,9 +80,13 @@ static const table_cfg cfgs[] = {
     "(2.0 %); a miss here means that model moved" },
   { "aws-p5-h100-2node-efa-allreduce-nccl2.22.3.csv", 0, NULL, p5_yaml, 16, 1, TRUE, NULL, why_efa },
   { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 1, "dgx-h100", NULL, 16, 1, TRUE, NULL,
-    why_nvls_tree },
+    "small sizes too slow since 85748d9 (2026-12-07), which charges the routes' latency on top of NCCL's per-hop "
+    "figures (read as the endpoints' own cost, so that a latency what-if has the right sign): wisp 43.2 us at "
+    "8-64 B against the real 25 us (it was 16.6 % before); the busbw at >= 64 MiB is the NVLS-tree case of "
+    "nccl-tests#309" },
   { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 2, "dgx-h100", NULL, 32, 1, TRUE, NULL,
-    "4 VMware VMs with GPU/NIC passthrough (header): virtualisation overheads the hardware numbers do not carry" },
+    "small sizes too slow since 85748d9 (see table 1): wisp 57.2 us at 16-128 B against the real 35 us on these 4 "
+    "VMware VMs with GPU/NIC passthrough (header), whose virtualisation could only make the real run slower" },
 };
 
 typedef struct {
