@@ -9,8 +9,13 @@
  * transfer addressed to its step k (plus, optionally, the local reduction
  * time).  Engine-driven steps (a library family with a step hook) end
  * when their receives are in and the member's engine has sent its
- * writes.  Memory: O(members * chunks) slots and step counters per
- * collective (coll_count.c: a window of steps per slot).  Work:
+ * writes.  Transfers go through net_send() on the flow tier and for
+ * library engines; on the analytical tier through net_send_arrival(),
+ * with the run's own arrival event (the transfer packed into its
+ * argument), so a transfer in flight costs the engine's entry only.
+ * Memory: O(members * chunks) slots of 8 bytes and step counters per
+ * collective (coll_count.c: one byte per slot and step, or a window of
+ * steps per slot).  Work:
  * O(1) amortised per transfer plus O(q) per step start for algorithms
  * that emit q transfers.  Also the interference bookkeeping of members in
  * flight and the transfer records.  Never names a library: the run reads
@@ -186,6 +191,7 @@ const coll_phase *coll_slot_step_begin(coll_run *r, uint32_t s, coll_a2av_ctx *x
   uint32_t n_recv = 0;
   uint64_t red = 0;
   *nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  g_assert(*nx <= UINT16_MAX && n_recv <= UINT16_MAX && r->n_steps < (1u << 24)); /* coll_slot's widths */
   sl->state = SLOT_RUNNING;
   sl->moved = *nx > 0 || n_recv > 0;
   sl->need = n_recv;

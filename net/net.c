@@ -248,29 +248,32 @@ sim_time_ps net_send_arrival(net *n, int src_rank, int dst_rank, uint64_t bytes)
   return end + rm->latency;
 }
 
-void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
-              net_done_fn done, void *ctx, uint64_t cookie) {
-  if (n->tier == NET_TIER_ANALYTICAL) {
-    sim_time_ps at = net_send_arrival(n, src_rank, dst_rank, bytes);
-    uint32_t i = net_xf_alloc(n);
-    net_xfer *x = &n->xf[i];
-    x->done = done;
-    x->ctx = ctx;
-    x->cookie = cookie;
-    x->bytes = bytes;
-    x->ev = sim_schedule_at(n->sim, at, ev_done, n, i);
-    return;
-  }
-  g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
-  g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
-  yield_claims(n, src_rank, dst_rank);
-  n->transfers++;
+/* A transfer record from the pool with its completion and size.  O(1)
+ * amortized. */
+static uint32_t new_record(net *n, net_done_fn done, void *ctx, uint64_t cookie, uint64_t bytes) {
   uint32_t i = net_xf_alloc(n);
   net_xfer *x = &n->xf[i];
   x->done = done;
   x->ctx = ctx;
   x->cookie = cookie;
   x->bytes = bytes;
+  return i;
+}
+
+void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
+              net_done_fn done, void *ctx, uint64_t cookie) {
+  if (n->tier == NET_TIER_ANALYTICAL) {
+    sim_time_ps at = net_send_arrival(n, src_rank, dst_rank, bytes);
+    uint32_t i = new_record(n, done, ctx, cookie, bytes);
+    n->xf[i].ev = sim_schedule_at(n->sim, at, ev_done, n, i);
+    return;
+  }
+  g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
+  g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
+  yield_claims(n, src_rank, dst_rank);
+  n->transfers++;
+  uint32_t i = new_record(n, done, ctx, cookie, bytes);
+  net_xfer *x = &n->xf[i];
   const net_route_memo *rm = src_rank == dst_rank ? NULL : route_of(n, src_rank, dst_rank);
   if (rm == NULL || rm->n_links == 0) { /* same endpoint: zero time, through the queue */
     x->ev = sim_schedule_after(n->sim, 0, ev_done, n, i);
