@@ -1,7 +1,11 @@
 /* et_load.c: workloads from disk: a Chakra prefix, directory or rank
  * file resolved to its rank files, comm_group.json and its names read,
  * every rank read (et_read.c) and offered for sharing (et_share.c).
- * O(total file size); one rank's graph in flight at a time.
+ * A rank file byte for byte equal to an earlier rank's is not parsed when
+ * et_share_offer_same can give the rank its shared graph directly (a
+ * job's data-parallel ranks often write identical files: 255 of the 256
+ * parses of the issue 30 chain).  O(total file size); one rank's graph
+ * in flight at a time; the content check reads files in 64 KiB blocks.
  */
 #include "config.h"
 #include "chakra/et_io_internal.h"
@@ -195,14 +199,103 @@ static char *dir_prefix(const char *dir, GError **error)
   return out;
 }
 
+/* The loader's memo of rank files by content (sharing on): a digest of
+ * a file's bytes and size -> the first rank read with it, plus one. */
+#define ET_LOAD_BLOCK 65536
+
+/* Digest of the file's bytes and length (FALSE when it cannot be read:
+ * the parse reports that).  O(file size), 64 KiB of memory. */
+static gboolean file_digest(const char *path, guint64 *out)
+{
+  FILE *fp = g_fopen(path, "rb");
+  if (fp == NULL)
+    return FALSE;
+  guchar *buf = g_malloc(ET_LOAD_BLOCK);
+  guint64 h = UINT64_C(0x243f6a8885a308d3), len = 0;
+  size_t got;
+  while ((got = fread(buf, 1, ET_LOAD_BLOCK, fp)) > 0) {
+    size_t i = 0;
+    for (; i + 8 <= got; i += 8) {
+      guint64 v;
+      memcpy(&v, buf + i, 8);
+      h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
+      h ^= h >> 29;
+    }
+    for (; i < got; i++)
+      h = (h ^ buf[i]) * UINT64_C(0x100000001b3);
+    len += got;
+  }
+  gboolean ok = !ferror(fp);
+  fclose(fp);
+  g_free(buf);
+  *out = (h ^ len) * UINT64_C(0xff51afd7ed558ccd);
+  return ok;
+}
+
+/* Whether two files hold the same bytes.  O(file size), 128 KiB. */
+static gboolean files_equal(const char *a, const char *b)
+{
+  FILE *fa = g_fopen(a, "rb"), *fb = g_fopen(b, "rb");
+  gboolean eq = fa != NULL && fb != NULL;
+  guchar *x = g_malloc(ET_LOAD_BLOCK), *y = g_malloc(ET_LOAD_BLOCK);
+  while (eq) {
+    size_t na = fread(x, 1, ET_LOAD_BLOCK, fa), nb = fread(y, 1, ET_LOAD_BLOCK, fb);
+    eq = na == nb && memcmp(x, y, na) == 0 && !ferror(fa) && !ferror(fb);
+    if (na == 0)
+      break;
+  }
+  if (fa != NULL)
+    fclose(fa);
+  if (fb != NULL)
+    fclose(fb);
+  g_free(x);
+  g_free(y);
+  return eq;
+}
+
+/* Rank r's file equals an earlier rank's (memo: content digest -> rank +
+ * 1) and r takes that rank's shared graph without a parse
+ * (et_share_offer_same), with its measured baseline.  Else FALSE, and r's
+ * content enters the memo when it is new.  O(file size). */
+static gboolean load_rank_same(et_workload *w, GHashTable *memo, const char *prefix, const char *f, int r,
+                               gboolean all_starts)
+{
+  guint64 h;
+  if (!file_digest(f, &h))
+    return FALSE;
+  gpointer v = g_hash_table_lookup(memo, &h);
+  if (v == NULL) {
+    gint64 *key = g_new(gint64, 1);
+    *key = (gint64)h;
+    g_hash_table_insert(memo, key, GINT_TO_POINTER(r + 1));
+    return FALSE;
+  }
+  int c = GPOINTER_TO_INT(v) - 1;
+  char *fc = g_strdup_printf("%s.%d.et", prefix, c);
+  gboolean same = files_equal(f, fc) && et_share_offer_same(w, r, c);
+  g_free(fc);
+  if (!same)
+    return FALSE;
+  /* c's file is r's: its measured step, and its window start when every
+   * rank so far has one (then c's is stored, load_rank). */
+  w->measured_step_ps[r] = w->measured_step_ps[c];
+  if (all_starts)
+    w->measured_start_ps[r] = w->measured_start_ps[c];
+  return TRUE;
+}
+
 /* Reads rank r of workload w (PREFIX.<r>.et), fills its point-to-point
  * defaults, takes its measured baseline, resolves its groups and offers
  * it for sharing (w->share).  *all_starts is cleared when the rank has no
  * measured window start.  O(file + graph size). */
-static gboolean load_rank(et_workload *w, const char *prefix, int r, unsigned build_flags, gboolean *all_starts,
-                          GError **error)
+static gboolean load_rank(et_workload *w, GHashTable *memo, const char *prefix, int r, unsigned build_flags,
+                          gboolean *all_starts, GError **error)
 {
   char *f = g_strdup_printf("%s.%d.et", prefix, r);
+  if (memo != NULL && load_rank_same(w, memo, prefix, f, r, *all_starts)) {
+    g_free(f);
+    return TRUE;
+  }
   et_graph *g = et_read_file(f, build_flags & ~(unsigned)ET_LOAD_NO_SHARE, error);
   g_free(f);
   if (g == NULL)
@@ -316,8 +409,11 @@ et_workload *et_workload_load_groups(const char *path, unsigned build_flags, con
   if (ok && !(build_flags & ET_LOAD_NO_SHARE))
     et_share_attach(w);
   gboolean all_starts = n > 0;
+  GHashTable *memo = w->share ? g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL) : NULL;
   for (int r = 0; ok && r < n; r++)
-    ok = load_rank(w, prefix, r, build_flags, &all_starts, error);
+    ok = load_rank(w, memo, prefix, r, build_flags, &all_starts, error);
+  if (memo != NULL)
+    g_hash_table_destroy(memo);
   if (!all_starts) {
     g_free(w->measured_start_ps);
     w->measured_start_ps = NULL;

@@ -22,6 +22,7 @@ struct et_share {
    * per rank the next canonical rank of equal hash (-1 = none). */
   GHashTable *by_hash;
   int *next;
+  guint64 *hash;           /* per canonical rank: its graph's hash */
 };
 
 et_share *et_share_new(int n_ranks)
@@ -34,6 +35,7 @@ et_share *et_share_new(int n_ranks)
   s->used = g_new0(uint32_t *, (gsize)n_ranks);
   s->n_used = g_new0(uint32_t, (gsize)n_ranks);
   s->next = g_new(int, (gsize)n_ranks);
+  s->hash = g_new0(guint64, (gsize)n_ranks);
   for (int r = 0; r < n_ranks; r++) {
     s->canon[r] = r;
     s->map_off[r] = ET_NONE;
@@ -53,6 +55,8 @@ void et_share_seal(et_share *s)
   s->by_hash = NULL;
   g_free(s->next);
   s->next = NULL;
+  g_free(s->hash);
+  s->hash = NULL;
 }
 
 /* The workload's owner hooks (et_graph.h) while it keeps its share. */
@@ -397,11 +401,54 @@ gboolean et_share_offer(et_workload *w, int r)
   }
   s->used[r] = groups_of(g, &s->n_used[r]);
   s->next[r] = head;
+  s->hash[r] = (guint64)h;
   gint64 *key = g_new(gint64, 1);
   *key = h;
   g_hash_table_replace(s->by_hash, key, GINT_TO_POINTER(r + 1));
   s->n_distinct++;
   return FALSE;
+}
+
+gboolean et_share_offer_same(et_workload *w, int r, int c)
+{
+  et_share *s = w->share;
+  g_return_val_if_fail(s != NULL && s->by_hash != NULL && c >= 0 && c < r && r < s->n_ranks, FALSE);
+  int cc = s->canon[c];
+  const et_graph *g = w->ranks[cc];
+  /* No peer in any record (no point-to-point: its defaults name the
+   * rank): r's records are then c's, whatever the shift. */
+  for (uint32_t i = 0; i < g->n_comms; i++)
+    if (g->comms[i].src >= 0 || g->comms[i].dst >= 0)
+      return FALSE;
+  /* r's graph hashes as c's, i.e. as cc's; et_share_offer compares it
+   * with the canonical graphs of that hash, newest first. */
+  gint64 h = (gint64)s->hash[cc];
+  gpointer first = g_hash_table_lookup(s->by_hash, &h);
+  if (first == NULL || GPOINTER_TO_INT(first) - 1 != cc || s->next[cc] != -1)
+    return FALSE;
+  /* The groups r's records name are c's: cc's through c's map.  r must
+   * be in each (et_workload_resolve_rank), else reading r reports it. */
+  uint32_t k = s->n_used[cc];
+  const uint32_t *map = s->map_off[c] == ET_NONE ? NULL : &g_array_index(s->maps, uint32_t, s->map_off[c]);
+  for (uint32_t i = 0; i < k; i++) {
+    const et_group *grp = et_workload_group(w, map != NULL ? map[i] : s->used[cc][i]);
+    gboolean in = FALSE;
+    for (int j = 0; j < grp->n_ranks && !in; j++)
+      in = grp->ranks[j] == r;
+    if (!in)
+      return FALSE;
+  }
+  /* same_graph(cc, r) holds with c's map: r's records are c's, which are
+   * cc's translated by that map (peers: none to shift). */
+  if (map != NULL) {
+    uint32_t *copy = g_memdup2(map, sizeof(uint32_t) * k);
+    s->map_off[r] = s->maps->len;
+    g_array_append_vals(s->maps, copy, k);
+    g_free(copy);
+  }
+  w->ranks[r] = w->ranks[cc];
+  s->canon[r] = cc;
+  return TRUE;
 }
 
 int et_workload_share(et_workload *w)

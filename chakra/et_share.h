@@ -57,6 +57,15 @@ void et_share_detach(et_workload *w);
  * otherwise r becomes a canonical rank.  w->share must be set and ranks
  * must be offered in increasing order.  O(graph size) expected. */
 gboolean et_share_offer(et_workload *w, int r);
+/* Rank r's file is byte for byte the file of rank c (c < r, offered):
+ * gives r, without reading its file, the graph et_share_offer would give
+ * it, when that is certain: c's records name no peer (so r's records are
+ * c's), r is a member of every group they name (as
+ * et_workload_resolve_rank requires) and c's canonical rank is the only
+ * canonical graph of its hash (the only one et_share_offer would compare
+ * r with).  FALSE (nothing changed): read and offer r as usual.  O(graph
+ * records + sizes of the groups named). */
+gboolean et_share_offer_same(et_workload *w, int r, int c);
 /* Frees the detection tables once every rank has been offered. */
 void et_share_seal(et_share *s);
 

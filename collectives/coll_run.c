@@ -9,8 +9,13 @@
  * transfer addressed to its step k (plus, optionally, the local reduction
  * time).  Engine-driven steps (a library family with a step hook) end
  * when their receives are in and the member's engine has sent its
- * writes.  Memory: O(members * chunks) slots and step counters per
- * collective (coll_count.c: a window of steps per slot).  Work:
+ * writes.  Transfers go through net_send() on the flow tier and for
+ * library engines; on the analytical tier through net_send_arrival(),
+ * with the run's own arrival event (the transfer packed into its
+ * argument), so a transfer in flight costs the engine's entry only.
+ * Memory: O(members * chunks) slots of 8 bytes and step counters per
+ * collective (coll_count.c: one byte per slot and step, or a window of
+ * steps per slot).  Work:
  * O(1) amortised per transfer plus O(q) per step start for algorithms
  * that emit q transfers.  Also the interference bookkeeping of members in
  * flight and the transfer records.  Never names a library: the run reads
@@ -186,12 +191,83 @@ const coll_phase *coll_slot_step_begin(coll_run *r, uint32_t s, coll_a2av_ctx *x
   uint32_t n_recv = 0;
   uint64_t red = 0;
   *nx = coll_sched_step(&sc, pos, sl->cur - ph->step0, r->scratch, &n_recv, &red);
+  g_assert(*nx <= UINT16_MAX && n_recv <= UINT16_MAX && r->n_steps < (1u << 24)); /* coll_slot's widths */
   sl->state = SLOT_RUNNING;
   sl->moved = *nx > 0 || n_recv > 0;
   sl->need = n_recv;
   if (r->slot_red != NULL)
     r->slot_red[s] = red;
   return ph;
+}
+
+/* A transfer in flight of a run without a library engine, on tier A,
+ * packed into the engine event's argument instead of a coll_xrec (the
+ * event's context is the run): the sender's slot, the receiving member
+ * (its slot is the same chunk's), the receiver's step and the sender's.
+ * A run whose slots, members or steps do not fit keeps records. */
+#define XP_SLOT_BITS 26
+#define XP_MEMBER_BITS 20
+#define XP_STEP_BITS 9
+
+static gboolean xfer_packs(const coll_run *r)
+{
+  return (uint64_t)r->n * (uint64_t)r->n_chunks <= ((uint64_t)1 << XP_SLOT_BITS) &&
+         r->n <= (1 << XP_MEMBER_BITS) && r->n_steps <= (1u << XP_STEP_BITS);
+}
+
+static uint64_t xfer_pack(uint32_t src_slot, int dm, uint32_t dst_step, uint32_t src_step)
+{
+  return (uint64_t)src_slot | (uint64_t)dm << XP_SLOT_BITS | (uint64_t)dst_step << (XP_SLOT_BITS + XP_MEMBER_BITS) |
+         (uint64_t)src_step << (XP_SLOT_BITS + XP_MEMBER_BITS + XP_STEP_BITS);
+}
+
+/* The bytes on the wire of a transfer of `bytes` from member m to rank
+ * dst: streamed steps carry the payload at the protocol's efficiency on
+ * the pair's tier (coll_nccl_efficiency), i.e. payload / eff bytes.  O(dims). */
+static uint64_t wire_bytes(const coll_rt *c, const coll_run *r, int m, int dst, uint64_t bytes)
+{
+  if (!r->stream || bytes == 0)
+    return bytes;
+  double inv = coll_pair_is_inter(c->t, r->ranks[m], dst) ? r->inv_eff_inter : r->inv_eff_intra;
+  return (uint64_t)ceil((double)bytes * inv);
+}
+
+/* A packed transfer landed (ctx the run, arg xfer_pack's word). */
+static void coll_xfer_packed_done(sim_engine *sim, void *ctx, uint64_t arg);
+
+/* Issues the nx transfers of slot s's step (r->scratch, phase ph, grid
+ * base `base`) on tier A without a network record: net_send_arrival
+ * charges each as net_send would and the run posts its own arrival
+ * event, packed in the event's argument when the run fits (else a
+ * coll_xrec), in the order slot_start would have sent them.  Memory per
+ * transfer in flight: the engine's entry (plus 32 bytes unpacked) instead
+ * of the net's record, its cancel handle and a coll_xrec.  O(nx x route
+ * length). */
+static void slot_issue_direct(coll_run *r, uint32_t s, const coll_phase *ph, int base, uint32_t nx)
+{
+  coll_rt *c = r->lib;
+  coll_slot *sl = &r->slot[s];
+  int m = (int)(s / (uint32_t)r->n_chunks);
+  int ch = (int)(s % (uint32_t)r->n_chunks);
+  gboolean packed = xfer_packs(r);
+  if (r->step_pipe)
+    for (uint32_t i = 0; i < nx; i++)
+      coll_sent_add(r, s, sl->cur, 1);
+  for (uint32_t i = 0; i < nx; i++) {
+    const coll_xfer *xf = &r->scratch[i];
+    int dm = coll_pos_member(r, ph, base, xf->peer, ch);
+    uint32_t dst_step = ph->step0 + xf->recv_step;
+    int dst = r->ranks[dm];
+    sim_time_ps at = net_send_arrival(c->n, r->ranks[m], dst, wire_bytes(c, r, m, dst, xf->bytes));
+    if (packed) {
+      sim_post_at(c->sim, at, coll_xfer_packed_done, r, xfer_pack(s, dm, dst_step, sl->cur));
+      continue;
+    }
+    uint32_t xi = coll_xr_alloc(c);
+    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = s, .dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch,
+                             .dst_step = dst_step, .src_step = sl->cur };
+    sim_post_at(c->sim, at, coll_xfer_done, c, xi);
+  }
 }
 
 /* Issues the transfers of slot s's current step. */
@@ -209,6 +285,10 @@ static void slot_start(coll_run *r, uint32_t s)
     sl->pend += nx; /* only a step that waits for its own sends counts them (slot_advance) */
   if (r->slot_local_done != NULL)
     r->slot_local_done[s] = sim_now(c->sim);
+  if (!r->engine && net_get_tier(c->n) == NET_TIER_ANALYTICAL) {
+    slot_issue_direct(r, s, ph, base, nx);
+    return;
+  }
   uint32_t xi_small[32];
   int dst_small[32];
   uint32_t *xis = xi_small;
@@ -237,16 +317,9 @@ static void slot_start(coll_run *r, uint32_t s)
    * network; no transfer finishes inside net_send. */
   if (r->engine && nx > 0)
     c->ops->step(r, m, xis, nx, dsts);
-  for (uint32_t i = 0; i < nx; i++) {
-    uint64_t wire = r->scratch[i].bytes;
-    if (r->stream && wire > 0) {
-      /* The protocol's efficiency (coll_nccl_efficiency): the link carries
-       * the payload at that share of its rate, i.e. payload / eff bytes. */
-      double inv = coll_pair_is_inter(c->t, r->ranks[m], dsts[i]) ? r->inv_eff_inter : r->inv_eff_intra;
-      wire = (uint64_t)ceil((double)wire * inv);
-    }
-    net_send(c->n, r->ranks[m], dsts[i], wire, coll_xfer_done, c, xis[i]);
-  }
+  for (uint32_t i = 0; i < nx; i++)
+    net_send(c->n, r->ranks[m], dsts[i], wire_bytes(c, r, m, dsts[i], r->scratch[i].bytes), coll_xfer_done, c,
+             xis[i]);
   if (xis != xi_small) {
     g_free(xis);
     g_free(dsts);
@@ -489,14 +562,10 @@ static void lib_deliver_ev(sim_engine *sim, void *ctx, uint64_t arg)
   lib_deliver(ctx, (uint32_t)(arg & 0xffffffffu), (uint32_t)(arg >> 32));
 }
 
-void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
+/* A transfer of run r landed (rec: what coll_xfer_done's record or
+ * coll_xfer_packed_done's argument held). */
+static void xfer_land(coll_rt *c, coll_run *r, coll_xrec rec)
 {
-  (void)sim;
-  coll_rt *c = ctx;
-  coll_xrec rec = c->xr[cookie];
-  c->xr[cookie].next_free = c->free_xr;
-  c->free_xr = (uint32_t)cookie;
-  coll_run *r = rec.run;
   if (!r->engine && !r->stream) {
     /* Library and streamed steps do not wait for their own sends, so
      * their slots keep no count (one cache miss less per transfer). */
@@ -542,6 +611,30 @@ void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
   g_assert(!fin);
   if (coll_run_kick(c, r, rec.src_slot))
     coll_run_finish(c, r);
+}
+
+void coll_xfer_done(sim_engine *sim, void *ctx, uint64_t cookie)
+{
+  (void)sim;
+  coll_rt *c = ctx;
+  coll_xrec rec = c->xr[cookie];
+  c->xr[cookie].next_free = c->free_xr;
+  c->free_xr = (uint32_t)cookie;
+  xfer_land(c, rec.run, rec);
+}
+
+static void coll_xfer_packed_done(sim_engine *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  coll_run *r = ctx;
+  const uint64_t ms = ((uint64_t)1 << XP_SLOT_BITS) - 1, mm = ((uint64_t)1 << XP_MEMBER_BITS) - 1,
+                 mk = ((uint64_t)1 << XP_STEP_BITS) - 1;
+  uint32_t src = (uint32_t)(arg & ms);
+  uint32_t dm = (uint32_t)(arg >> XP_SLOT_BITS & mm);
+  coll_xrec rec = { .run = r, .src_slot = src, .dst_slot = dm * (uint32_t)r->n_chunks + src % (uint32_t)r->n_chunks,
+                    .dst_step = (uint32_t)(arg >> (XP_SLOT_BITS + XP_MEMBER_BITS) & mk),
+                    .src_step = (uint32_t)(arg >> (XP_SLOT_BITS + XP_MEMBER_BITS + XP_STEP_BITS) & mk) };
+  xfer_land(r->lib, r, rec);
 }
 
 void coll_reduce_done(sim_engine *sim, void *ctx, uint64_t arg)

@@ -37,15 +37,19 @@ typedef struct {
 
 enum { SLOT_IDLE = 0, SLOT_RUNNING, SLOT_REDUCING, SLOT_REDUCED };
 
-/* 16 bytes: a tree run of NCCL's plan has members x chunks of them (2 M
+/* 8 bytes: a tree run of NCCL's plan has members x chunks of them (2 M
  * for 2,048 members); what only some runs need is in coll_run's
- * per-slot side arrays (slot_local_done, slot_red). */
+ * per-slot side arrays (slot_local_done, slot_red).  A plan has fewer
+ * than 2^24 steps (at most 2 x COLL_MAX_DIMS phases of at most 2(q - 1)
+ * steps, q <= 65,536), and a step sends and receives at most q - 1 <=
+ * 65,535 transfers per slot (the counters are 16-bit too);
+ * coll_slot_step_begin asserts both. */
 typedef struct {
-  uint32_t cur;       /* current global step */
-  uint32_t pend;      /* sends of the current step still in flight (runs whose steps wait for them) */
-  uint32_t need;      /* receives the current step waits for */
-  uint8_t state;
-  uint8_t moved;      /* the current step sends or receives something */
+  uint32_t cur : 24;  /* current global step */
+  uint32_t state : 4;
+  uint32_t moved : 1; /* the current step sends or receives something */
+  uint16_t pend;      /* sends of the current step still in flight (runs whose steps wait for them) */
+  uint16_t need;      /* receives the current step waits for */
 } coll_slot;
 
 struct coll_run {
@@ -72,6 +76,10 @@ struct coll_run {
   sim_time_ps *slot_local_done; /* engine runs, per slot: its engine has sent its writes of the step; else NULL */
   uint64_t *slot_red; /* with a reduction cost (policy reduce_bw), per slot: bytes reduced in the step; else NULL */
   uint16_t *recv;     /* dense receive counters, n_slots * n_steps (short plans, conversions), else NULL */
+  /* Dense counters of one byte (coll_count.c: short plans that go per
+   * transfer from their start; widened into recv/sent when a count would
+   * pass 255), else NULL. */
+  uint8_t *recv8, *sent8;
   /* Windowed counters (coll_count.c; when recv is NULL): per slot
    * COLL_COUNT_WIN receive counters ahead of its step and, with the step
    * pipeline, send counters behind it; counts outside go to the spill. */
@@ -321,8 +329,10 @@ void coll_ovl_end(coll_run *r, int m);
 /* The dense receive (and step-pipeline send) counters, which the fast
  * paths' conversions write.  O(members chunks steps). */
 void coll_run_alloc_counters(coll_run *r);
-/* The counters of a run that goes per transfer: windowed for plans of
- * more than 2 x COLL_COUNT_WIN steps, else dense.  O(slots). */
+/* The counters of a run that goes per transfer from its start: windowed
+ * for plans of more than 2 x COLL_COUNT_WIN steps, else dense of one byte
+ * (replacing the zeroed two-byte ones a fast path that declined left).
+ * O(slots x steps). */
 void coll_count_alloc(coll_run *r);
 /* Slot s leaves step k (its cur becomes k + 1): its windows move on.
  * O(1) expected. */
@@ -331,6 +341,9 @@ void coll_count_pass(coll_run *r, uint32_t s, uint32_t k);
  * data).  O(COLL_COUNT_WIN) expected. */
 void coll_count_jump(coll_run *r, uint32_t s, uint32_t k, uint32_t k2);
 void coll_count_free(coll_run *r);
+/* The one-byte counters become the two-byte ones (a count would pass 255).
+ * O(members chunks steps), once per run at most. */
+void coll_count_widen(coll_run *r);
 /* The spill (kind 0 receives, 1 sends): the count of (s, k), and adding
  * delta to it (returns the new count).  O(1) expected. */
 uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
@@ -349,6 +362,8 @@ static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 {
   if (r->recv != NULL)
     return r->recv[(size_t)s * r->n_steps + k];
+  if (r->recv8 != NULL)
+    return r->recv8[(size_t)s * r->n_steps + k];
   if (k - r->slot[s].cur < COLL_COUNT_WIN)
     return r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
   return coll_count_spill_get(r, 0, s, k);
@@ -358,6 +373,12 @@ static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
 {
   uint16_t *cnt;
+  if (r->recv8 != NULL && r->recv8[(size_t)s * r->n_steps + k] < UINT8_MAX) {
+    r->recv8[(size_t)s * r->n_steps + k]++;
+    return;
+  }
+  if (r->recv8 != NULL)
+    coll_count_widen(r);
   if (r->recv != NULL) {
     cnt = &r->recv[(size_t)s * r->n_steps + k];
   } else {
@@ -378,6 +399,8 @@ static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
 {
   if (r->sent != NULL)
     return r->sent[(size_t)s * r->n_steps + k];
+  if (r->sent8 != NULL)
+    return r->sent8[(size_t)s * r->n_steps + k];
   if (r->slot[s].cur - k < COLL_COUNT_WIN)
     return r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
   return coll_count_spill_get(r, 1, s, k);
@@ -388,6 +411,15 @@ static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
 static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int delta)
 {
   uint16_t *cnt;
+  if (r->sent8 != NULL) {
+    uint8_t *c8 = &r->sent8[(size_t)s * r->n_steps + k];
+    if (delta < 0 || *c8 < UINT8_MAX) {
+      g_assert(delta > 0 || *c8 > 0);
+      *c8 = (uint8_t)(*c8 + delta);
+      return *c8;
+    }
+    coll_count_widen(r);
+  }
   if (r->sent != NULL) {
     cnt = &r->sent[(size_t)s * r->n_steps + k];
   } else {

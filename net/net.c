@@ -214,22 +214,66 @@ static const net_route_memo *route_of(net *n, int src, int dst) {
   return m;
 }
 
-void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
-              net_done_fn done, void *ctx, uint64_t cookie) {
-  g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
-  g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
+/* A claimed link's sequence first catches up to now (claims: tier A's
+ * replays of known sequences, net_analytic.c).  O(route length) while
+ * a claim is held, else O(1). */
+static void yield_claims(net *n, int src_rank, int dst_rank) {
   if (n->claims_held > 0) { /* a claimed link's sequence first catches up to now */
     uint32_t nl = 0;
     const uint32_t *rt = src_rank == dst_rank ? NULL : topo_route(n->t, src_rank, dst_rank, &nl);
     net_claims_yield(n, rt, nl);
   }
+}
+
+sim_time_ps net_send_arrival(net *n, int src_rank, int dst_rank, uint64_t bytes) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL);
+  g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
+  g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
+  yield_claims(n, src_rank, dst_rank);
   n->transfers++;
+  sim_time_ps now = sim_now(n->sim);
+  const net_route_memo *rm = src_rank == dst_rank ? NULL : route_of(n, src_rank, dst_rank);
+  if (rm == NULL || rm->n_links == 0) /* same endpoint: zero time, through the queue */
+    return now;
+  for (uint32_t k = 0; k < rm->n_links; k++)
+    n->link_bytes[rm->route[k]] += bytes;
+  if (bytes == 0) /* latency only; occupies no link */
+    return sim_time_add_sat(now, rm->latency);
+  /* The links serve the bytes at their capacity (FIFO); a capped stream
+   * also takes at least S / its stream bandwidth, so concurrent capped
+   * streams share a link's capacity as in tier B. */
+  sim_time_ps end = net_analytic_queue(n, rm->route, rm->n_links, bytes, now);
+  if (rm->capped)
+    end = MAX(end, now + wisp_transfer_ps(bytes, rm->rate));
+  return end + rm->latency;
+}
+
+/* A transfer record from the pool with its completion and size.  O(1)
+ * amortized. */
+static uint32_t new_record(net *n, net_done_fn done, void *ctx, uint64_t cookie, uint64_t bytes) {
   uint32_t i = net_xf_alloc(n);
   net_xfer *x = &n->xf[i];
   x->done = done;
   x->ctx = ctx;
   x->cookie = cookie;
   x->bytes = bytes;
+  return i;
+}
+
+void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
+              net_done_fn done, void *ctx, uint64_t cookie) {
+  if (n->tier == NET_TIER_ANALYTICAL) {
+    sim_time_ps at = net_send_arrival(n, src_rank, dst_rank, bytes);
+    uint32_t i = new_record(n, done, ctx, cookie, bytes);
+    n->xf[i].ev = sim_schedule_at(n->sim, at, ev_done, n, i);
+    return;
+  }
+  g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
+  g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
+  yield_claims(n, src_rank, dst_rank);
+  n->transfers++;
+  uint32_t i = new_record(n, done, ctx, cookie, bytes);
+  net_xfer *x = &n->xf[i];
   const net_route_memo *rm = src_rank == dst_rank ? NULL : route_of(n, src_rank, dst_rank);
   if (rm == NULL || rm->n_links == 0) { /* same endpoint: zero time, through the queue */
     x->ev = sim_schedule_after(n->sim, 0, ev_done, n, i);
@@ -246,17 +290,7 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
   x->n_links = n_links;
   x->capped = rm->capped;
   x->bottleneck = rm->rate;
-  if (n->tier == NET_TIER_ANALYTICAL && bytes > 0) {
-    /* The links serve the bytes at their capacity (FIFO); a capped stream
-     * also takes at least S / its stream bandwidth, so concurrent capped
-     * streams share a link's capacity as in tier B. */
-    sim_time_ps end = net_analytic_queue(n, route, n_links, bytes, sim_now(n->sim));
-    if (x->capped)
-      end = MAX(end, sim_now(n->sim) + wisp_transfer_ps(bytes, x->bottleneck));
-    x->ev = sim_schedule_at(n->sim, end + latency, ev_done, n, i);
-    return;
-  }
-  if (bytes == 0) { /* latency only, both tiers; occupies no link */
+  if (bytes == 0) { /* latency only; occupies no link */
     x->ev = sim_schedule_after(n->sim, latency, ev_done, n, i);
     return;
   }

@@ -11,7 +11,11 @@
  * Sharing must not change what any reader sees: every record read through
  * et_workload_comm, every rank's replayed finish time (to the picosecond)
  * and the files written back are compared with the unshared load, also
- * after scaling the shared workload to dp=4. */
+ * after scaling the shared workload to dp=4.  Ranks whose files are
+ * byte-identical (V_PAIR: rank r names the pair group dp_(r mod 8), so
+ * ranks r and r + 8 write the same file) take the shared graph without a
+ * parse (et_share_offer_same); their records, through the group map of
+ * their twin, must again equal the unshared load's. */
 #include "config.h"
 #include "chakra/et_io.h"
 #include "chakra/et_scale.h"
@@ -23,7 +27,7 @@
 #define N 16
 #define STEPS 3
 
-enum { V_RING = 0, V_DP, V_DURATION, V_PEER, V_GROUP };
+enum { V_RING = 0, V_DP, V_DURATION, V_PEER, V_GROUP, V_PAIR };
 
 static void fail_on(GError *e)
 {
@@ -54,7 +58,7 @@ static et_graph *make_rank(int r, int v)
       et_builder_add_dep(b, c, prev, TRUE, FALSE);
     uint64_t cid = id++;
     uint64_t last = cid;
-    if (v != V_DP) {
+    if (v != V_DP && v != V_PAIR) {
       uint32_t snd = et_builder_add_node(b, id, ET_NODE_COMM_SEND, "send", 0, 0);
       int dst = (v == V_PEER && r == 5) ? (r + 2) % N : (r + 1) % N;
       add_comm(b, snd, ET_COLL_NONE, 65536, r, dst, s, -1, NULL);
@@ -68,6 +72,14 @@ static et_graph *make_rank(int r, int v)
       et_builder_add_dep(b, j, sid, TRUE, FALSE);
       et_builder_add_dep(b, j, rid, TRUE, FALSE);
       last = id++;
+    }
+    if (v == V_PAIR) {
+      /* Only the pair group, with a root: ranks r and r + 8 are alike. */
+      uint32_t bc = et_builder_add_node(b, id, ET_NODE_COMM_COLL, "broadcast", 0, 0);
+      add_comm(b, bc, ET_COLL_BROADCAST, 1 << 18, -1, -1, -1, r % 8, pair_pg);
+      et_builder_add_dep(b, bc, last, TRUE, FALSE);
+      prev = id++;
+      continue;
     }
     uint32_t ar = et_builder_add_node(b, id, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
     add_comm(b, ar, ET_COLL_ALL_REDUCE, 1 << 20, -1, -1, -1, -1, (v == V_GROUP && r == 5) ? "all" : NULL);
@@ -342,6 +354,51 @@ static void test_differs(void)
   }
 }
 
+/* Byte-identical rank files: rank r + 8 repeats rank r's file (V_PAIR),
+ * so the loader gives it its twin's shared graph and group map without
+ * parsing it; every record and the replay equal the unshared load's.
+ * The shortcut's own refusals: a graph with peers (the ring), and a
+ * file copied to a rank outside the group it names, whose load must
+ * fail as without sharing (the parse reports it). */
+static void test_same_bytes(void)
+{
+  et_workload *u;
+  char *dir;
+  et_workload *s = check_variant(V_PAIR, 1, -1, &u, &dir);
+  assert_same_replay(s, u);
+  et_workload_free(s);
+  et_workload_free(u);
+  /* Rank 1's file (group dp_1 = {1, 9}) as rank 8's. */
+  char *f1 = g_build_filename(dir, "w.1.et", NULL), *f8 = g_build_filename(dir, "w.8.et", NULL);
+  char *bytes = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(f1, &bytes, &len, NULL));
+  g_assert_true(g_file_set_contents(f8, bytes, (gssize)len, NULL));
+  char *prefix = g_build_filename(dir, "w", NULL);
+  GError *es = NULL, *eu = NULL;
+  g_assert_null(et_workload_load(prefix, 0, &es));
+  g_assert_null(et_workload_load(prefix, ET_LOAD_NO_SHARE, &eu));
+  g_assert_nonnull(es);
+  g_assert_nonnull(eu);
+  g_assert_cmpstr(es->message, ==, eu->message);
+  g_assert_nonnull(strstr(es->message, "which does not contain rank 8"));
+  g_error_free(es), g_error_free(eu);
+  g_free(bytes), g_free(f1), g_free(f8), g_free(prefix);
+  test_rm_rf(dir);
+  g_free(dir);
+  /* The ring names peers: rank 1 is not rank 0's graph whatever its
+   * file holds, so the shortcut refuses it (et_share_offer shares it). */
+  et_workload *w = make_workload(V_RING);
+  et_share_attach(w);
+  g_assert_false(et_share_offer(w, 0));
+  g_assert_false(et_share_offer_same(w, 1, 0));
+  g_assert_cmpint(et_share_canonical(w->share, 1), ==, 1);
+  g_assert_true(et_share_offer(w, 1));
+  g_assert_cmpint(et_share_canonical(w->share, 1), ==, 0);
+  et_share_seal(w->share);
+  et_workload_free(w);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -349,5 +406,6 @@ int main(int argc, char **argv)
   g_test_add_func("/et_share/dp", test_dp);
   g_test_add_func("/et_share/scaled", test_scaled);
   g_test_add_func("/et_share/differs", test_differs);
+  g_test_add_func("/et_share/same_bytes", test_same_bytes);
   return g_test_run();
 }
