@@ -119,7 +119,8 @@ typedef struct {
   gboolean done;
   int dim;                 /* topology dimension written */
   int points;              /* distinct (op, group, bytes) simulated */
-  double latency_ps, bw_Bps;       /* link values to write */
+  double latency_ps, bw_Bps;       /* link values to write (bw_Bps: the effective rate) */
+  double line_Bps;         /* > 0: bw_Bps is written as the share bw_Bps / line_Bps (CAL_SHARE_KEY) */
   double rms_before_pct, rms_after_pct; /* simulated vs measured, before and after */
 } cal_tier_refit;
 
@@ -159,6 +160,19 @@ void cal_fit_json(const cal_fit *f, wisp_json *j, const char *key);
 
 /* ---- cluster mapping and the calibrated config ---- */
 
+/* The key of the scale-out tier's measured share of its line rate
+ * (collectives' library.net_efficiency), the parameter both `wisp
+ * calibrate` paths fit for that tier's effective bandwidth under library
+ * nccl (cal_rate_is_share). */
+#define CAL_SHARE_KEY "library.net_efficiency"
+/* TRUE when tier dim of v is fitted as the share CAL_SHARE_KEY of its line
+ * rate rather than as its bandwidth: library nccl and dim the scale-out
+ * tier.  NCCL's topology search, channels and choice keep seeing the line
+ * rate (the NIC's nominal speed), and the share scales the simulated rate
+ * continuously after NCCL's view, where a fitted line rate moves a ring
+ * on more than two nodes only by a step of the search's speed array (a
+ * 50 GB/s NIC's ring runs alike at any line rate from 48 to 96 GB/s). */
+gboolean cal_rate_is_share(const topo_variant *v, int dim, const coll_library_params *lib);
 /* Link traversals per ring step inside a dimension of this kind (switch
  * and fat tree 2, ring, torus and fully connected 1). */
 int cal_hops_per_step(topo_kind k);
@@ -202,7 +216,10 @@ gboolean cal_write_config_shaped(const cal_fit *f, const topo_variant *v, const 
  * beats the direct mapping.  All-to-allv instances are skipped (their
  * matrix is not kept).  Cost: up to 4 x 3 topology builds and simulations
  * of each distinct (op, group, bytes) per class.  cal_write_config() then
- * writes the refitted values. */
+ * writes the refitted values.  With the cluster's library nccl kept
+ * (!f->textbook), the scale-out tier's bandwidth is its effective rate,
+ * at most the line rate, written as the share CAL_SHARE_KEY with the line
+ * rate kept (cal_rate_is_share); so in cal_refit_library. */
 gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_variant *v, net_tier tier,
                                 GError **error);
 /* With the cluster's NCCL library kept (!f->textbook), fits the NCCL

@@ -81,9 +81,12 @@ double cal_round_sig4(double x)
   return round(x / scale) * scale;
 }
 
-static gboolean set_link_values(topo_variant *v, int dim, double lat, double bw, GError **error)
+/* Writes tier dim's latency and effective rate: dims.<dim>.bandwidth =
+ * bw or, with line > 0 (the scale-out tier's line rate under library
+ * nccl, cal_rate_is_share), CAL_SHARE_KEY = bw / line capped at 1 and the
+ * line rate kept. */
+static gboolean set_link_values(topo_variant *v, int dim, double lat, double bw, double line, GError **error)
 {
-
   char key[96], val[64];
   if (!(bw >= 1.0) || !(bw < 1.8e19) || !(lat >= 0.0) || !(lat < 9e18)) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
@@ -95,9 +98,43 @@ static gboolean set_link_values(topo_variant *v, int dim, double lat, double bw,
   g_snprintf(val, sizeof val, "%" G_GINT64_FORMAT "ps", (gint64)llround(lat));
   if (!topo_variant_set(v, key, val, error))
     return FALSE;
+  if (line > 0) {
+    g_snprintf(val, sizeof val, "%.4g", MIN(bw / line, 1.0));
+    return topo_variant_set(v, CAL_SHARE_KEY, val, error);
+  }
   g_snprintf(key, sizeof key, "dims.%d.bandwidth", dim);
   g_snprintf(val, sizeof val, "%" G_GUINT64_FORMAT "B/s", (guint64)llround(bw));
   return topo_variant_set(v, key, val, error);
+}
+
+gboolean cal_rate_is_share(const topo_variant *v, int dim, const coll_library_params *lib)
+{
+  return lib->kind == COLL_LIBRARY_NCCL && dim >= 0 && dim == topo_variant_scale_out_dim(v);
+}
+
+/* The library the variant v runs, into *lib.  FALSE with error. */
+static gboolean variant_library(const topo_variant *v, coll_library_params *lib, GError **error)
+{
+  topo *t = topo_variant_build(v, error);
+  gboolean ok = t != NULL && coll_library_params_from_topo(t, lib, error);
+  topo_free(t);
+  return ok;
+}
+
+/* The scale-out line rate (B/s) when f's inter-node class is fitted as
+ * the share CAL_SHARE_KEY on v (the cluster's library nccl kept, not the
+ * textbook schedules), else 0; *lib (optional) gets v's library.  One
+ * topology build. */
+static double share_line(const cal_fit *f, const topo_variant *v, coll_library_params *lib, GError **error)
+{
+  coll_library_params own;
+  if (lib == NULL)
+    lib = &own;
+  memset(lib, 0, sizeof *lib);
+  if (topo_variant_is_graph(v) || !variant_library(v, lib, error))
+    return -1;
+  int so = topo_variant_scale_out_dim(v);
+  return !f->textbook && cal_rate_is_share(v, so, lib) ? (double)topo_variant_dim_bw(v, so) : 0;
 }
 
 /* The tier a class is written onto (for the intra-node class the
@@ -113,13 +150,14 @@ static int class_dim(const topo_variant *v, cal_class c)
 /* Sets a class's link values: the inter-node class on its tier, the
  * intra-node class on every tier inside a node (dims 0..class_dim), since
  * the fit describes the node as a whole (a DGX-1 modelled as quads x cross
- * links).  O(tiers). */
+ * links).  line > 0: the inter-node class's rate is written as the share
+ * of that line rate (share_line).  O(tiers). */
 static gboolean set_class_values(topo_variant *v, const topo_variant *dims, cal_class c, double lat, double bw,
-                                 GError **error)
+                                 double line, GError **error)
 {
   int dim = class_dim(dims, c);
   for (int d = c == CAL_CLASS_INTER ? dim : 0; d <= dim; d++)
-    if (!set_link_values(v, d, lat, bw, error))
+    if (!set_link_values(v, d, lat, bw, c == CAL_CLASS_INTER ? line : 0, error))
       return FALSE;
   return TRUE;
 }
@@ -127,10 +165,14 @@ static gboolean set_class_values(topo_variant *v, const topo_variant *dims, cal_
 /* Writes the fit onto v, the tiers of each class found on `dims` (the
  * fitted cluster; v itself or its unfitted shape, same tiers): each fitted
  * class's tier (refitted values when present, else latency = alpha / hops
- * and bandwidth = beta) and, with f->textbook, the algorithms the model
- * assumes. */
+ * and bandwidth = beta; with library nccl kept, the scale-out tier's
+ * bandwidth as the share CAL_SHARE_KEY of its line rate, which stays) and,
+ * with f->textbook, the algorithms the model assumes. */
 static gboolean apply_fit_dims(topo_variant *v, const topo_variant *dims, const cal_fit *f, GError **error)
 {
+  double line = share_line(f, dims, NULL, error);
+  if (line < 0)
+    return FALSE;
   for (int c = 0; c < CAL_N_CLASSES; c++) {
     const cal_class_fit *cf = &f->cls[c];
     int dim = class_dim(dims, (cal_class)c);
@@ -143,7 +185,7 @@ static gboolean apply_fit_dims(topo_variant *v, const topo_variant *dims, const 
     }
     /* Four significant digits: the fit's own error is percents, and the
      * written config reads "35.41GB/s", "571.8ns". */
-    if (!set_class_values(v, dims, (cal_class)c, cal_round_sig4(lat), cal_round_sig4(bw), error))
+    if (!set_class_values(v, dims, (cal_class)c, cal_round_sig4(lat), cal_round_sig4(bw), line, error))
       return FALSE;
   }
   if (f->lib_refit) {
@@ -179,94 +221,6 @@ static gboolean apply_fit_dims(topo_variant *v, const topo_variant *dims, const 
 static gboolean apply_fit(topo_variant *v, const cal_fit *f, GError **error)
 {
   return apply_fit_dims(v, v, f, error);
-}
-
-/* v / unit as an exact decimal: integer part, then the remainder's digits
- * without trailing zeros ("35.41", "9.281492159", "50"). */
-static void exact_decimal(GString *s, uint64_t v, uint64_t unit)
-{
-  g_string_append_printf(s, "%" G_GUINT64_FORMAT, v / unit);
-  uint64_t r = v % unit;
-  if (r == 0)
-    return;
-  int digits = 0;
-  for (uint64_t u = unit; u > 1; u /= 10)
-    digits++;
-  char buf[32];
-  g_snprintf(buf, sizeof buf, "%0*" G_GUINT64_FORMAT, digits, r);
-  for (int k = digits - 1; k > 0 && buf[k] == '0'; k--)
-    buf[k] = '\0';
-  g_string_append_printf(s, ".%s", buf);
-}
-
-/* "bandwidth: 35410000000B/s" -> "bandwidth: 35.41GB/s", "latency: 571800ps"
- * -> "latency: 571.8ns": the largest unit not above the value, digits kept
- * exactly, so the config reads back to the same integers. */
-static gboolean human_unit(const GMatchInfo *m, GString *res, gpointer data)
-{
-  (void)data;
-  char *key = g_match_info_fetch(m, 1), *num = g_match_info_fetch(m, 2), *unit = g_match_info_fetch(m, 3);
-  uint64_t v = g_ascii_strtoull(num, NULL, 10);
-  g_string_append_printf(res, "%s: ", key);
-  if (strcmp(unit, "B/s") == 0) {
-    static const struct { uint64_t f; const char *u; } bw[] = {
-      {UINT64_C(1000000000000), "TB/s"}, {1000000000, "GB/s"}, {1000000, "MB/s"}, {1000, "kB/s"}, {1, "B/s"}};
-    size_t i = 0;
-    while (i + 1 < G_N_ELEMENTS(bw) && v < bw[i].f)
-      i++;
-    exact_decimal(res, v, bw[i].f);
-    g_string_append(res, bw[i].u);
-  } else {
-    static const struct { uint64_t f; const char *u; } tm[] = {
-      {UINT64_C(1000000000000), "s"}, {1000000000, "ms"}, {1000000, "us"}, {1000, "ns"}, {1, "ps"}};
-    size_t i = 0;
-    while (i + 1 < G_N_ELEMENTS(tm) && v < tm[i].f)
-      i++;
-    exact_decimal(res, v, tm[i].f);
-    g_string_append(res, tm[i].u);
-  }
-  g_free(key);
-  g_free(num);
-  g_free(unit);
-  return FALSE;
-}
-
-/* The YAML of v with human units, the name "<name>-calibrated" (or
- * "calibrated") and, as_preset, "preset_version: 1" first and no ranks
- * line (so it is fitted to each workload).  g_free. */
-char *cal_config_yaml(const topo_variant *v, gboolean as_preset)
-{
-  char *raw = topo_variant_to_yaml(v);
-  GRegex *re = g_regex_new("(bandwidth|latency): ([0-9]+)(B/s|ps)\\b", 0, 0, NULL);
-  char *human = g_regex_replace_eval(re, raw, -1, 0, 0, human_unit, NULL, NULL);
-  g_regex_unref(re);
-  g_free(raw);
-  GRegex *rn = g_regex_new("^name: \"(.*)\"$", G_REGEX_MULTILINE, 0, NULL);
-  char *yaml = g_regex_replace(rn, human, -1, 0, "name: \"\\1-calibrated\"", 0, NULL);
-  g_regex_unref(rn);
-  g_free(human);
-  if (yaml == NULL || strstr(yaml, "\nname: ") == NULL) {
-    /* An unnamed cluster gets the plain name. */
-    char *named = g_strdup(yaml ? yaml : "");
-    char *at = strstr(named, "\nschema_version: 1\n");
-    g_free(yaml);
-    if (at) {
-      at += strlen("\nschema_version: 1\n");
-      yaml = g_strdup_printf("%.*sname: \"calibrated\"\n%s", (int)(at - named), named, at);
-      g_free(named);
-    } else {
-      yaml = named;
-    }
-  }
-  if (as_preset) {
-    GRegex *rr = g_regex_new("^ranks: [0-9]+\n", G_REGEX_MULTILINE, 0, NULL);
-    char *noranks = g_regex_replace_literal(rr, yaml, -1, 0, "", 0, NULL);
-    g_regex_unref(rr);
-    g_free(yaml);
-    yaml = g_strdup_printf("preset_version: 1\n%s", noranks);
-    g_free(noranks);
-  }
-  return yaml;
 }
 
 /* One line per tier value or setting that differs between a and b. */
@@ -391,13 +345,14 @@ gboolean cal_simulate_point(const et_workload *w, const topo *t, net_tier tier, 
   return ok;
 }
 
-/* Simulated time of every point with class cls's tiers set to (lat, bw); FALSE with
- * error when the topology or a collective is refused. */
-static gboolean simulate_points(const topo_variant *base, cal_class cls, double lat, double bw, const GArray *pts,
-                                const et_workload *w, net_tier tier, double *out, GError **error)
+/* Simulated time of every point with class cls's tiers set to (lat, bw)
+ * (line: set_class_values); FALSE with error when the topology or a
+ * collective is refused. */
+static gboolean simulate_points(const topo_variant *base, cal_class cls, double lat, double bw, double line,
+                                const GArray *pts, const et_workload *w, net_tier tier, double *out, GError **error)
 {
   topo_variant *v = topo_variant_copy(base);
-  gboolean ok = set_class_values(v, v, cls, lat, bw, error);
+  gboolean ok = set_class_values(v, v, cls, lat, bw, line, error);
   topo *t = ok ? topo_variant_build(v, error) : NULL;
   topo_variant_free(v);
   if (t == NULL)
@@ -479,6 +434,8 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
     return TRUE;
   topo_variant *v = topo_variant_copy(base);
   gboolean ok = apply_fit(v, f, error);
+  double line_inter = ok ? share_line(f, v, NULL, error) : 0;
+  ok = ok && line_inter >= 0;
   for (int c = 0; ok && c < CAL_N_CLASSES; c++) {
     int dim = class_dim(v, (cal_class)c);
     if (!f->cls[c].fitted || dim < 0)
@@ -490,15 +447,17 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
       continue;
     }
     double lat = f->cls[c].alpha_ps / cal_hops_per_step(topo_variant_dim_kind(v, dim));
-    double g = 1e12 / f->cls[c].beta_Bps;  /* ps per byte */
+    /* ps per byte; the share is at most 1: g no less than the line rate's. */
+    double line = c == CAL_CLASS_INTER ? line_inter : 0, g_min = line > 0 ? 1e12 / line : 0;
+    double g = MAX(1e12 / f->cls[c].beta_Bps, g_min);
     double *t0 = g_new(double, m), *t1 = g_new(double, m), *t2 = g_new(double, m);
-    ok = simulate_points(v, (cal_class)c, lat, 1e12 / g, pts, w, tier, t0, error);
+    ok = simulate_points(v, (cal_class)c, lat, 1e12 / g, line, pts, w, tier, t0, error);
     double best_rms = ok ? rms_pct(pts, t0) : 0, first_rms = best_rms;
     double best_lat = lat, best_g = g;
     for (int it = 0; ok && it < 4 && best_rms > 1e-6; it++) {
       double dl = MAX(1000.0, 0.1 * lat), dg = 0.1 * g;
-      ok = simulate_points(v, (cal_class)c, lat + dl, 1e12 / g, pts, w, tier, t1, error) &&
-           simulate_points(v, (cal_class)c, lat, 1e12 / (g + dg), pts, w, tier, t2, error);
+      ok = simulate_points(v, (cal_class)c, lat + dl, 1e12 / g, line, pts, w, tier, t1, error) &&
+           simulate_points(v, (cal_class)c, lat, 1e12 / (g + dg), line, pts, w, tier, t2, error);
       if (!ok)
         break;
       /* Normal equations of the linearised residual in (dlat, dg). */
@@ -526,8 +485,8 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
       if (!(ng > 0))
         ng = g / 2;
       lat = nl;
-      g = ng;
-      ok = simulate_points(v, (cal_class)c, lat, 1e12 / g, pts, w, tier, t0, error);
+      g = MAX(ng, g_min);
+      ok = simulate_points(v, (cal_class)c, lat, 1e12 / g, line, pts, w, tier, t0, error);
       if (!ok)
         break;
       double r2 = rms_pct(pts, t0);
@@ -550,8 +509,9 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
       rf->done = best_rms < first_rms - 1e-3;
       rf->latency_ps = best_lat;
       rf->bw_Bps = 1e12 / best_g;
+      rf->line_Bps = line;
       if (rf->done)
-        ok = set_class_values(v, v, (cal_class)c, best_lat, rf->bw_Bps, error);
+        ok = set_class_values(v, v, (cal_class)c, best_lat, rf->bw_Bps, line, error);
     }
     g_array_free(pts, TRUE);
   }
@@ -562,7 +522,9 @@ gboolean cal_refit_to_simulator(cal_fit *f, const et_workload *w, const topo_var
 /* ---- the library's free parameters (library nccl kept) ---- */
 
 /* The parameters of cal_refit_library: per class the link latency (ps)
- * and bandwidth (B/s), then the launch (ps) and the per-step factor. */
+ * and effective bandwidth (B/s; with a share line rate, the inter-node
+ * class's is written as CAL_SHARE_KEY and stays at most the line rate),
+ * then the launch (ps) and the per-step factor. */
 enum { LIB_P_LAUNCH = 2 * CAL_N_CLASSES, LIB_P_STEP, LIB_N_P };
 
 typedef struct {
@@ -571,6 +533,7 @@ typedef struct {
   net_tier tier;
   const GArray *pts;
   gboolean used[LIB_N_P];
+  double line;             /* scale-out line rate when the share is fitted (share_line), else 0 */
   int evals;
   double *sim;
 } lib_fit;
@@ -583,7 +546,7 @@ static double lib_eval(lib_fit *lf, const double *x, GError **error)
   gboolean ok = TRUE;
   for (int c = 0; ok && c < CAL_N_CLASSES; c++)
     if (lf->used[2 * c])
-      ok = set_class_values(v, v, (cal_class)c, x[2 * c], x[2 * c + 1], error);
+      ok = set_class_values(v, v, (cal_class)c, x[2 * c], x[2 * c + 1], c == CAL_CLASS_INTER ? lf->line : 0, error);
   char val[64];
   g_snprintf(val, sizeof val, "%" G_GINT64_FORMAT "ps", (gint64)llround(x[LIB_P_LAUNCH]));
   ok = ok && topo_variant_set(v, "library.launch", val, error);
@@ -619,7 +582,8 @@ static gboolean lib_descend(lib_fit *lf, double *x, const double *x0, double *be
       for (int p = 0; p < LIB_N_P && lf->evals < CAL_LIB_MAX_EVALS; p++) {
         for (int dir = 0; lf->used[p] && dir < 2; dir++) {
           double keep = x[p], y = dir ? keep / steps[s] : keep * steps[s];
-          if (y < x0[p] / 50 || y > x0[p] * 50)
+          if (y < x0[p] / 50 || y > x0[p] * 50 ||
+              (p == 2 * CAL_CLASS_INTER + 1 && lf->line > 0 && y > lf->line * (1 + 1e-9)))
             continue;
           x[p] = y;
           double r = lib_eval(lf, x, error);
@@ -638,22 +602,15 @@ static gboolean lib_descend(lib_fit *lf, double *x, const double *x0, double *be
   return TRUE;
 }
 
-/* The library the variant v runs, into *lib.  FALSE with error. */
-static gboolean variant_library(const topo_variant *v, coll_library_params *lib, GError **error)
-{
-  topo *t = topo_variant_build(v, error);
-  gboolean ok = t != NULL && coll_library_params_from_topo(t, lib, error);
-  topo_free(t);
-  return ok;
-}
-
 gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant *base, net_tier tier, GError **error)
 {
   if (f->textbook || topo_variant_is_graph(base))
     return TRUE;
   topo_variant *v = topo_variant_copy(base);
   coll_library_params lib;
-  gboolean ok = apply_fit(v, f, error) && variant_library(v, &lib, error);
+  gboolean ok = apply_fit(v, f, error);
+  double line = ok ? share_line(f, v, &lib, error) : -1;
+  ok = ok && line >= 0;
   GArray *pts = ok && lib.kind == COLL_LIBRARY_NCCL ? distinct_points(f, -1) : NULL;
   if (pts == NULL || pts->len == 0) {
     if (pts)
@@ -661,7 +618,7 @@ gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant 
     topo_variant_free(v);
     return ok;
   }
-  lib_fit lf = { .w = w, .base = v, .tier = tier, .pts = pts, .sim = g_new(double, pts->len) };
+  lib_fit lf = { .w = w, .base = v, .tier = tier, .pts = pts, .line = line, .sim = g_new(double, pts->len) };
   double x[LIB_N_P] = { 0 }, x0[LIB_N_P];
   for (int c = 0; c < CAL_N_CLASSES; c++) {
     int dim = class_dim(v, (cal_class)c);
@@ -671,6 +628,8 @@ gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant 
     /* A 1 ns floor: the descent multiplies, and cannot leave zero. */
     x[2 * c] = MAX((double)topo_variant_dim_latency(v, dim), 1000.0);
     x[2 * c + 1] = (double)topo_variant_dim_bw(v, dim);
+    if (c == CAL_CLASS_INTER && line > 0)   /* the effective rate apply_fit wrote as the share */
+      x[2 * c + 1] = line * (lib.net_efficiency > 0 ? lib.net_efficiency : 1.0);
   }
   x[LIB_P_LAUNCH] = MAX((double)lib.launch, 1000.0);
   x[LIB_P_STEP] = lib.step_latency_scale > 0 ? lib.step_latency_scale : 1.0;
@@ -700,6 +659,7 @@ gboolean cal_refit_library(cal_fit *f, const et_workload *w, const topo_variant 
         f->refit[c].dim = class_dim(v, (cal_class)c);
         f->refit[c].latency_ps = x[2 * c];
         f->refit[c].bw_Bps = x[2 * c + 1];
+        f->refit[c].line_Bps = c == CAL_CLASS_INTER ? line : 0;
       }
   }
   g_free(lf.sim);

@@ -261,8 +261,8 @@ static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, 
       break;
     if (d == 0 && nd > 1 && topo_variant_dim_size(base, 0) <= 1)
       continue;
-    if (d == 1 && lib->kind == COLL_LIBRARY_NCCL) {
-      g_strlcpy(f->key[f->n_params], "library.net_efficiency", sizeof f->key[0]);
+    if (d == 1 && cal_rate_is_share(base, d, lib)) {
+      g_strlcpy(f->key[f->n_params], CAL_SHARE_KEY, sizeof f->key[0]);
       f->line_Bps = (double)topo_variant_dim_bw(base, 1);
       f->base[f->n_params++] = lib->net_efficiency > 0 ? lib->net_efficiency : 1.0;
     } else {
@@ -290,7 +290,7 @@ static void choose_params(cal_nccl_fit *f, const topo_variant *base, int ranks, 
  * bandwidth or the scale-out tier's measured share of its line rate. */
 static gboolean is_rate(const char *key)
 {
-  return g_str_has_suffix(key, ".bandwidth") || strcmp(key, "library.net_efficiency") == 0;
+  return g_str_has_suffix(key, ".bandwidth") || strcmp(key, CAL_SHARE_KEY) == 0;
 }
 
 static double eval(cal_nccl_fit *f, const topo_variant *base, GPtrArray *logs, net_tier tier, const double *m,
@@ -444,7 +444,7 @@ void cal_nccl_print(const cal_nccl_fit *f, FILE *out)
     value_str(f->key[p], f->base[p], a, sizeof a);
     value_str(f->key[p], f->fitted[p], b, sizeof b);
     fprintf(out, "  %-26s %12s -> %12s (x%.3f)\n", f->key[p], a, b, f->fitted[p] / f->base[p]);
-    if (strcmp(f->key[p], "library.net_efficiency") == 0)
+    if (strcmp(f->key[p], CAL_SHARE_KEY) == 0)
       fprintf(out, "  %-26s %12.4g GB/s (line rate %.4g GB/s x %.4g; NCCL's search and choice see the line rate)\n",
               "effective scale-out bw", f->line_Bps * f->fitted[p] / 1e9, f->line_Bps / 1e9, f->fitted[p]);
   }

@@ -103,18 +103,31 @@ static char *trace_digest(int n, char **paths, int *n_files, GError **error)
   return out;
 }
 
+/* ", written as library.net_efficiency ..." when the refit's effective rate
+ * is written as the share of the line rate, else "". */
+static const char *share_note(const cal_tier_refit *rf, char *buf, size_t len)
+{
+  if (!(rf->line_Bps > 0))
+    return "";
+  g_snprintf(buf, len, " (effective: line rate %.4g GB/s, kept for NCCL's search, x %s %.4g)", rf->line_Bps / 1e9,
+             CAL_SHARE_KEY, MIN(cal_round_sig4(rf->bw_Bps) / rf->line_Bps, 1.0));
+  return buf;
+}
+
 /* One line per class refitted against the simulator (cal_refit_to_simulator):
  * the link values written, or why the measured ones are kept. */
 static void print_refit(const cal_fit *f, const topo_variant *v)
 {
+  char note[192];
   if (f->lib_refit) {
     printf("refit (library nccl kept): the NCCL model's free parameters fitted against the simulator on every "
            "class: rms %.3f %% -> %.3f %%; launch %.3f us, per-step overhead x%.3f NCCL's per-hop latencies\n",
            f->lib_rms_before_pct, f->lib_rms_after_pct, f->launch_ps / 1e6, f->step_scale);
     for (int c = 0; c < CAL_N_CLASSES; c++)
       if (f->refit[c].done)
-        printf("  %s, tier %s: latency %.3f ns, bandwidth %.6f GB/s\n", cal_class_name((cal_class)c),
-               topo_variant_dim_name(v, f->refit[c].dim), f->refit[c].latency_ps / 1e3, f->refit[c].bw_Bps / 1e9);
+        printf("  %s, tier %s: latency %.3f ns, bandwidth %.6f GB/s%s\n", cal_class_name((cal_class)c),
+               topo_variant_dim_name(v, f->refit[c].dim), f->refit[c].latency_ps / 1e3, f->refit[c].bw_Bps / 1e9,
+               share_note(&f->refit[c], note, sizeof note));
     return;
   }
   for (int c = 0; c < CAL_N_CLASSES; c++) {
@@ -130,9 +143,9 @@ static void print_refit(const cal_fit *f, const topo_variant *v)
     if (rf->done)
       printf("refit (%s, %s): the simulator with latency alpha/hops and bandwidth beta is off by %.3f %% "
              "rms on %d distinct collectives; link values refitted against the simulator: latency %.3f ns, "
-             "bandwidth %.6f GB/s (%.3f %% rms)\n", cal_class_name((cal_class)c),
+             "bandwidth %.6f GB/s%s (%.3f %% rms)\n", cal_class_name((cal_class)c),
              tiers, rf->rms_before_pct, rf->points, rf->latency_ps / 1e3,
-             rf->bw_Bps / 1e9, rf->rms_after_pct);
+             rf->bw_Bps / 1e9, share_note(rf, note, sizeof note), rf->rms_after_pct);
     else
       printf("refit (%s, %s): no link values do better than alpha/hops and beta (%.3f %% rms against the "
              "measurements on %d distinct collectives); kept\n", cal_class_name((cal_class)c), tiers,
@@ -163,9 +176,11 @@ static char *config_header(const cal_fit *f, const cal_options *opt, const char 
     else
       g_string_append_printf(hdr, "%s: no collectives; the cluster's values are kept\n",
                              cal_class_name((cal_class)c));
+    char note[192];
     if (f->refit[c].done)
-      g_string_append_printf(hdr, "%s: link values refitted against the simulator (rms %.3f %% -> %.3f %%)\n",
-                             cal_class_name((cal_class)c), f->refit[c].rms_before_pct, f->refit[c].rms_after_pct);
+      g_string_append_printf(hdr, "%s: link values refitted against the simulator (rms %.3f %% -> %.3f %%)%s\n",
+                             cal_class_name((cal_class)c), f->refit[c].rms_before_pct, f->refit[c].rms_after_pct,
+                             share_note(&f->refit[c], note, sizeof note));
   }
   if (f->lib_refit)
     g_string_append_printf(hdr, "library nccl kept: launch %.3f us, per-step overhead x%.4g NCCL's per-hop latencies "
