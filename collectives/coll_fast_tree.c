@@ -99,7 +99,8 @@ typedef struct {
   sim_time_ps now, t_stop;
   int *left;
   gboolean ok;
-  GArray *work;       /* coll_run_kick's worklist (a stack of slots) */
+  uint32_t *work;     /* coll_run_kick's worklist (a stack of slots): work_len of work_cap */
+  size_t work_len, work_cap;
   /* One switch dimension (tree_switch_links): per member its uplink and
    * downlink, and one prepared hop whose route is `pair`; else NULL. */
   uint32_t *up, *down;
@@ -264,6 +265,16 @@ static gboolean emu_gate(const coll_run *r, uint32_t s, uint32_t k)
   return !r->step_pipe || coll_pipe_gate_open(r, s, k);
 }
 
+/* Pushes slot s on the worklist.  O(1) amortized. */
+static inline void emu_work_push(tree_emu *e, uint32_t s)
+{
+  if (e->work_len == e->work_cap) {
+    e->work_cap = e->work_cap ? 2 * e->work_cap : 64;
+    e->work = g_renew(uint32_t, e->work, e->work_cap);
+  }
+  e->work[e->work_len++] = s;
+}
+
 /* Advances slot s as far as it goes now (slot_advance without engine,
  * pre- or post-delay): a streamed run's slot that ends a step wakes the
  * lane's next chunk (pushed on the worklist); the ideal tree's wake-ups
@@ -305,7 +316,7 @@ static void emu_advance(tree_emu *e, uint32_t s)
     sl->cur = k + 1;
     sl->state = SLOT_IDLE;
     if (r->step_pipe && (int)(s % (uint32_t)r->n_chunks) + r->lanes < r->n_chunks)
-      g_array_append_val(e->work, (uint32_t){ s + (uint32_t)r->lanes });
+      emu_work_push(e, s + (uint32_t)r->lanes);
     if (sl->cur == r->n_steps) {
       int m = (int)(s / (uint32_t)r->n_chunks);
       if (--e->left[m] == 0)
@@ -319,11 +330,10 @@ static void emu_advance(tree_emu *e, uint32_t s)
  * first.  O(the advances). */
 static void emu_kick(tree_emu *e, uint32_t s)
 {
-  g_array_set_size(e->work, 0);
-  g_array_append_val(e->work, s);
-  while (e->work->len > 0 && e->ok) {
-    uint32_t x = g_array_index(e->work, uint32_t, e->work->len - 1);
-    g_array_set_size(e->work, e->work->len - 1);
+  e->work_len = 0;
+  emu_work_push(e, s);
+  while (e->work_len > 0 && e->ok) {
+    uint32_t x = e->work[--e->work_len];
     emu_advance(e, x);
   }
 }
@@ -516,7 +526,7 @@ static void tree_switch_links(tree_emu *e)
 static void tree_emu_init(tree_emu *e, coll_rt *c, coll_run *r, sim_time_ps t_stop)
 {
   *e = (tree_emu){ .c = c, .r = r, .t_stop = t_stop, .left = g_new(int, (size_t)r->n),
-                   .work = g_array_new(FALSE, FALSE, sizeof(uint32_t)), .q = sim_engine_new(FALSE),
+                   .q = sim_engine_new(FALSE),
                    .free_ev = UINT32_MAX };
   e->packed = t_stop == TREE_NEVER && (uint64_t)r->n * (uint64_t)r->n_chunks <= ((uint64_t)1 << TREE_PACK_SLOT) &&
               r->n_steps <= ((uint32_t)1 << TREE_PACK_STEP);
@@ -530,7 +540,7 @@ static void tree_emu_clear(tree_emu *e)
   g_free(e->left);
   g_free(e->up);
   g_free(e->down);
-  g_array_free(e->work, TRUE);
+  g_free(e->work);
 }
 
 /* The claim's callback: another transfer is about to use a link of the
