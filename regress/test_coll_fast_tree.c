@@ -15,7 +15,10 @@
  * path must hand the
  * run back to the per-transfer path (a conversion) with the same results,
  * the competitor's done time included.  Two trees run concurrently, on
- * disjoint and on shared links.
+ * disjoint and on shared links.  Runs of one plan one after another
+ * (test_reuse, test_nccl_reuse) take the first run's kept result: every
+ * run's members, every link's bytes and FIFO state at the end equal the
+ * per-transfer path's, with competitors over a reused run.
  *
  * Closed form (test_closed_form): an all-reduce of S over members 0, 1,
  * 2 of a switch (every route: the sender's uplink, the receiver's
