@@ -248,6 +248,9 @@ typedef struct {
    * plans with a double binary tree, the ideal library's or NCCL's, no
    * shared-engine event per transfer); counted in phase_runs too. */
   uint64_t phase_tree;
+  /* Of those, runs that took the kept result of an earlier identical run
+   * on idle links instead of a replay (coll_fast_tree.c). */
+  uint64_t phase_tree_reused;
 } coll_ring_stats;
 #define COLL_RING_RECURRENCE_MIN 64
 void coll_rt_set_ring_recurrence(coll_rt *c, int min_members);

@@ -63,12 +63,6 @@
 
 #include "collectives/coll_run.h"
 
-/* A link the run uses and its byte counter before the run. */
-typedef struct {
-  uint32_t link;
-  uint64_t bytes0;
-} fast_link;
-
 /* Whether run r has the shape the path covers (its links and timing are
  * checked as it is charged).  O(1). */
 static gboolean fast_candidate(const coll_rt *c, const coll_run *r)

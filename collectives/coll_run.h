@@ -150,6 +150,13 @@ struct coll_run {
   uint64_t fast_charged;
 };
 
+/* A link a fast path's run uses and its byte counter before the run
+ * (coll_run.fast_links). */
+typedef struct {
+  uint32_t link;
+  uint64_t bytes0;
+} fast_link;
+
 /* A transfer in flight, 32 bytes (a 2,048-member tree run of NCCL's plan
  * has up to 768 k of them at once): the run, or while the record is on
  * the free list the next free record. */
@@ -486,6 +493,12 @@ gboolean coll_symcache_lookup(coll_rt *c, const coll_run *r, void *shapes, size_
  * O(n); memory bounded (the cache empties itself). */
 void coll_symcache_store(coll_rt *c, const coll_run *r, const void *shapes, size_t shape_size, gboolean verdict);
 void coll_symcache_free(coll_symcache *sc);
+/* The kinds of results kept per plan, and the generic pair under the
+ * lookup above: get gives the result of `kind` kept for r's plan (valid
+ * until the next put), put keeps a copy of `size` bytes.  O(n). */
+typedef enum { COLL_MEMO_SYMMETRIC = 0, COLL_MEMO_TREE } coll_memo_kind;
+gboolean coll_memo_get(coll_rt *c, const coll_run *r, int kind, const void **data, size_t *size);
+void coll_memo_put(coll_rt *c, const coll_run *r, int kind, const void *data, size_t size);
 
 /* ---- the buffer lifecycle (coll_buffer.c) -------------------------------- */
 

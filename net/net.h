@@ -187,6 +187,15 @@ void net_claim_link(net *n, uint32_t claim, uint32_t link);
  * transfer counter (net_transfers).  Tier A only.  O(1) each. */
 void net_link_rewind(net *n, uint32_t link, sim_time_ps t, uint64_t bytes);
 void net_transfers_uncredit(net *n, uint64_t count);
+/* A charged sequence's effect on link l, to apply it again later
+ * (collectives' tree replay reuses a run's result for the next identical
+ * run on idle links): net_link_fifo reads the FIFO state (the time it has
+ * served every byte queued, and the remainder in 1/bw ps units);
+ * net_link_charge sets it and adds `bytes` to the link's counter;
+ * net_transfers_credit adds `count` transfers.  Tier A only.  O(1). */
+void net_link_fifo(const net *n, uint32_t link, sim_time_ps *at, uint64_t *rem);
+void net_link_charge(net *n, uint32_t link, sim_time_ps at, uint64_t rem, uint64_t bytes);
+void net_transfers_credit(net *n, uint64_t count);
 
 G_END_DECLS
 #endif

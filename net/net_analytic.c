@@ -296,3 +296,19 @@ void net_transfers_uncredit(net *n, uint64_t count) {
   g_assert(count <= n->transfers);
   n->transfers -= count;
 }
+
+void net_link_fifo(const net *n, uint32_t link, sim_time_ps *at, uint64_t *rem) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && link < n->n_links);
+  *at = n->link_free[link].at;
+  *rem = n->link_free[link].rem;
+}
+
+void net_link_charge(net *n, uint32_t link, sim_time_ps at, uint64_t rem, uint64_t bytes) {
+  g_assert(n->tier == NET_TIER_ANALYTICAL && link < n->n_links);
+  n->link_free[link] = (net_link_free){ at, rem };
+  n->link_bytes[link] += bytes;
+}
+
+void net_transfers_credit(net *n, uint64_t count) {
+  n->transfers += count;
+}

@@ -15,7 +15,10 @@
  * path must hand the
  * run back to the per-transfer path (a conversion) with the same results,
  * the competitor's done time included.  Two trees run concurrently, on
- * disjoint and on shared links.
+ * disjoint and on shared links.  Runs of one plan one after another
+ * (test_reuse, test_nccl_reuse) take the first run's kept result: every
+ * run's members, every link's bytes and FIFO state at the end equal the
+ * per-transfer path's, with competitors over a reused run.
  *
  * Closed form (test_closed_form): an all-reduce of S over members 0, 1,
  * 2 of a switch (every route: the sender's uplink, the receiver's
@@ -57,6 +60,8 @@ static void res_free(coll_path_result *r)
 {
   g_free(r->t);
   g_free(r->link_bytes);
+  g_free(r->link_at);
+  g_free(r->link_rem);
 }
 
 /* A double binary tree policy, with or without a reduction cost. */
@@ -270,6 +275,37 @@ static void test_concurrent(void)
   "dims:\n  - {name: nvlink, kind: switch, size: 2, bandwidth: 450GB/s, latency: 500ns}\n" \
   "  - {name: ib, kind: switch, size: 32, bandwidth: 400Gbps, latency: 1us}\n"
 
+/* The tuner's latency delays the first step of an NCCL run (t_base), and
+ * nothing is on a link before it; with no other traffic that delay only
+ * shifts the run, so the same run with a negligible per-hop latency gives
+ * the moving part's length (*moving), and the delay is the whole run's
+ * length minus it (returned): injections are spread over the moving part.
+ * Both runs are compared on both paths and take the tree path.
+ * O(run). */
+static sim_time_ps nccl_first_move(const topo *t, coll_policy *pol, uint64_t bytes, const int *ranks, int n,
+                                   sim_time_ps *moving)
+{
+  coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, NULL, -1);
+  g_assert_cmpuint(a.st.phase_tree, ==, 1);
+  sim_time_ps span = 0;
+  for (int i = 0; i < n; i++)
+    span = MAX(span, a.t[i]);
+  res_free(&a);
+  coll_library_params lq = *coll_policy_library(pol);
+  double scale = lq.step_latency_scale;
+  lq.step_latency_scale = 1e-9;
+  coll_policy_set_library(pol, &lq);
+  a = both(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, NULL, -1);
+  *moving = 0;
+  for (int i = 0; i < n; i++)
+    *moving = MAX(*moving, a.t[i]);
+  res_free(&a);
+  lq.step_latency_scale = scale;
+  coll_policy_set_library(pol, &lq);
+  g_assert_cmpint(*moving, <=, span);
+  return span - *moving;
+}
+
 static void nccl_case(const topo *t, uint64_t bytes, int stride, int src, int dst, int injections, gboolean simple)
 {
   GError *err = NULL;
@@ -285,33 +321,11 @@ static void nccl_case(const topo *t, uint64_t bytes, int stride, int src, int ds
   int *ranks = g_new(int, n);
   for (int i = 0; i < n; i++)
     ranks[i] = i * stride;
-  coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, NULL, -1);
-  g_assert_cmpuint(a.st.phase_tree, ==, 1);
-  sim_time_ps span = 0;
-  for (int i = 0; i < n; i++)
-    span = MAX(span, a.t[i]);
-  res_free(&a);
-  /* The tuner's latency delays the first step (t_base), and nothing is on
-   * a link before it; with no other traffic that delay only shifts the
-   * run, so the same run with a negligible per-hop latency gives the
-   * moving part's length, and the injections are spread over that part. */
-  coll_library_params lq = *coll_policy_library(pol);
-  double scale = lq.step_latency_scale;
-  lq.step_latency_scale = 1e-9;
-  coll_policy_set_library(pol, &lq);
-  a = both(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, NULL, -1);
-  sim_time_ps moving = 0;
-  for (int i = 0; i < n; i++)
-    moving = MAX(moving, a.t[i]);
-  res_free(&a);
-  lq.step_latency_scale = scale;
-  coll_policy_set_library(pol, &lq);
-  g_assert_cmpint(moving, <=, span);
-  sim_time_ps first = span - moving;
+  sim_time_ps moving = 0, first = nccl_first_move(t, pol, bytes, ranks, n, &moving);
   competitor cx = { .src = src, .dst = dst, .bytes = 3 << 20 };
   int conversions = 0;
   for (int i = 1; i <= injections; i++) {
-    a = both(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, &cx, first + moving * i / (injections + 1) + (i % 3));
+    coll_path_result a = both(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, &cx, first + moving * i / (injections + 1) + (i % 3));
     conversions += (int)a.st.phase_conversions;
     res_free(&a);
   }
@@ -335,6 +349,216 @@ static void test_nccl(void)
   topo_free(t);
 }
 
+/* ---- identical collectives one after another (the kept result) -------- */
+
+/* k collectives of one plan in one runtime, run i started at starts[i]
+ * (its members' done times at t[i n ..]), and the competitor (comp !=
+ * NULL) sent at comp_at (late: from an event posted at 0, so after the
+ * events of that instant the runs scheduled earlier); fast as run().
+ * O(k x run). */
+static coll_path_result seq_run(const topo *t, const coll_policy *pol, et_coll_type type, const uint64_t *bytes,
+                                const int *ranks, int n, int root, int fast, int k, const sim_time_ps *starts,
+                                const competitor *comp, sim_time_ps comp_at)
+{
+  sim_engine *sim = sim_engine_new(TRUE);
+  net *nt = net_new(sim, t, NET_TIER_ANALYTICAL);
+  coll_rt *c = coll_rt_new(sim, nt, pol);
+  coll_rt_set_ring_recurrence(c, fast ? 2 : 0);
+  coll_path_result res = { g_new(sim_time_ps, (size_t)k * (size_t)n), 0, NULL, { 0 }, -1 };
+  done_log *logs = g_new(done_log, (size_t)k);
+  late_start *ls = g_new(late_start, (size_t)k);
+  for (int i = 0; i < k * n; i++)
+    res.t[i] = -1;
+  for (int i = 0; i < k; i++) {
+    logs[i] = (done_log){ res.t + (size_t)i * (size_t)n, n };
+    ls[i] = (late_start){ c, { .type = type, .bytes = bytes[i], .ranks = ranks, .n_ranks = n, .root = root },
+                          &logs[i] };
+    sim_post_at(sim, starts[i], start_late, &ls[i], 0);
+  }
+  competitor cx = { 0 };
+  if (comp != NULL) {
+    cx = *comp;
+    cx.n = nt;
+    cx.done = -1;
+    cx.late_at = comp_at;
+    sim_post_at(sim, cx.late ? 0 : comp_at, cx.late ? comp_post : comp_start, &cx, 0);
+  }
+  uint32_t nl = topo_n_links(t);
+  res.link_bytes = g_new(uint64_t, nl ? nl : 1);
+  res.link_at = g_new(sim_time_ps, nl ? nl : 1);
+  res.link_rem = g_new(uint64_t, nl ? nl : 1);
+  res.comp_done = -1;
+  sim_run(sim, SIM_TIME_MAX);
+  for (uint32_t l = 0; l < nl; l++)
+    net_link_fifo(nt, l, &res.link_at[l], &res.link_rem[l]);
+  finish_run(sim, nt, c, NULL, res.t, k * n, &res.transfers, res.link_bytes, &res.st);
+  res.comp_done = cx.done;
+  g_free(logs);
+  g_free(ls);
+  return res;
+}
+
+/* seq_run on both paths; requires equal results (every member of every
+ * run, the transfer count, every link's bytes, the competitor's done
+ * time); returns the fast one's. */
+static coll_path_result both_seq(const topo *t, const coll_policy *pol, et_coll_type type, const uint64_t *bytes,
+                                 const int *ranks, int n, int root, int k, const sim_time_ps *starts,
+                                 const competitor *comp, sim_time_ps comp_at)
+{
+  coll_path_result a = seq_run(t, pol, type, bytes, ranks, n, root, 1, k, starts, comp, comp_at);
+  coll_path_result b = seq_run(t, pol, type, bytes, ranks, n, root, 0, k, starts, comp, comp_at);
+  for (int i = 0; i < k * n; i++) {
+    if (a.t[i] != b.t[i])
+      g_test_message("comp_at %" G_GINT64_FORMAT " run %d member %d: tree path %" G_GINT64_FORMAT
+                     " ps, per transfer %" G_GINT64_FORMAT " ps (reused %d, conversions %d)",
+                     comp_at, i / n, i % n, a.t[i], b.t[i], (int)a.st.phase_tree_reused, (int)a.st.phase_conversions);
+    g_assert_cmpint(a.t[i], ==, b.t[i]);
+  }
+  g_assert_cmpuint(a.transfers, ==, b.transfers);
+  for (uint32_t l = 0; l < topo_n_links(t); l++) {
+    g_assert_cmpuint(a.link_bytes[l], ==, b.link_bytes[l]);
+    g_assert_cmpint(a.link_at[l], ==, b.link_at[l]); /* the FIFO state the next transfer would see */
+    g_assert_cmpuint(a.link_rem[l], ==, b.link_rem[l]);
+  }
+  g_assert_cmpint(a.comp_done, ==, b.comp_done);
+  g_assert_cmpuint(b.st.phase_runs, ==, 0);
+  res_free(&b);
+  return a;
+}
+
+/* Three runs of one plan: run 0 at 0, run 1 at `gap` after run 0's last
+ * member, run 2 at 7 ps after run 1's (run 0's length after run 1's start).  Without other traffic runs 1 and
+ * 2 take run 0's kept result, and each member's done time is run 0's
+ * shifted by the run's start (no other traffic: the links are idle at
+ * each start, the arithmetic depends on differences of times only);
+ * with a competitor at `injections` instants spread over run 1 from
+ * `first` after its start (NCCL: the tuner's delay, nccl_first_move) and
+ * at every `every`-th distinct done time of run 1 +-1 (also sent late), run 1 converts
+ * with the per-transfer path's results.  Returns the conversions.
+ * O(injections x runs). */
+static int reuse_case(const topo *t, const coll_policy *pol, et_coll_type type, uint64_t bytes, const int *ranks,
+                      int n, int root, sim_time_ps gap, const competitor *cx, int injections, sim_time_ps first,
+                      int every)
+{
+  uint64_t b3[3] = { bytes, bytes, bytes };
+  sim_time_ps z[3] = { 0, 0, 0 };
+  coll_path_result a = both_seq(t, pol, type, b3, ranks, n, root, 1, z, NULL, -1);
+  sim_time_ps end0 = 0;
+  for (int m = 0; m < n; m++)
+    end0 = MAX(end0, a.t[m]);
+  res_free(&a);
+  sim_time_ps st[3] = { 0, end0 + gap, 2 * (end0 + gap) + 7 };
+  a = both_seq(t, pol, type, b3, ranks, n, root, 3, st, NULL, -1);
+  g_assert_cmpuint(a.st.phase_tree, ==, 3);
+  g_assert_cmpuint(a.st.phase_tree_reused, ==, 2);
+  for (int i = 1; i < 3; i++)
+    for (int m = 0; m < n; m++)
+      g_assert_cmpint(a.t[i * n + m], ==, a.t[m] + st[i]); /* shifted by the start */
+  GArray *at = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+  for (int m = 0, distinct = 0; m < n; m++) {
+    gboolean seen = FALSE; /* each distinct done time once, every `every`-th of them */
+    for (int j = 0; j < m; j++)
+      seen = seen || a.t[n + j] == a.t[n + m];
+    if (!seen && distinct++ % every != 0)
+      seen = TRUE;
+    for (int d = -1; d <= 1 && !seen; d++)
+      g_array_append_val(at, (sim_time_ps){ a.t[n + m] + d });
+  }
+  res_free(&a);
+  int conversions = 0;
+  competitor c2 = *cx;
+  for (int i = 1; i <= injections; i++) {
+    sim_time_ps when = st[1] + first + (end0 - first) * i / (injections + 1) + (i % 3);
+    a = both_seq(t, pol, type, b3, ranks, n, root, 3, st, &c2, when);
+    g_assert_cmpuint(a.st.phase_tree_reused, >=, 1); /* run 1 took the kept result, then converted */
+    conversions += (int)a.st.phase_conversions;
+    res_free(&a);
+  }
+  for (int late = 0; late < 2; late++) {
+    c2.late = late;
+    for (guint i = 0; i < at->len; i++) {
+      a = both_seq(t, pol, type, b3, ranks, n, root, 3, st, &c2, g_array_index(at, sim_time_ps, i));
+      res_free(&a);
+    }
+  }
+  g_array_free(at, TRUE);
+  return conversions;
+}
+
+/* The ideal tree: the kept result is taken by the next identical runs
+ * (also starting right at the previous run's last done time), converts
+ * exactly when other traffic claims a link, and is not taken by a run
+ * that starts while the previous one still holds its links, nor by runs
+ * of another size or group. */
+static void test_reuse(void)
+{
+  topo *t = load(SWITCH_YAML(64));
+  int *ranks = scattered(37, 64);
+  coll_policy *pol = tree_policy(TRUE);
+  competitor cx = { .src = 10, .dst = 0, .bytes = 3 << 20 };
+  int conv = reuse_case(t, pol, ET_COLL_ALL_REDUCE, (16 << 20) + 5, ranks, 37, -1, 12345, &cx, 30, 0, 1);
+  g_test_message("all-reduce: %d of 30 injections converted run 1", conv);
+  g_assert_cmpint(conv, >=, 20);
+  conv = reuse_case(t, pol, ET_COLL_REDUCE, 1 << 20, ranks, 21, ranks[7], 0, &(competitor){ .src = 35, .dst = 5,
+                    .bytes = 1 << 20 }, 12, 0, 1);
+  g_assert_cmpint(conv, >=, 8);
+  /* Links without latency: a member is done when its last transfer
+   * leaves the link, which may still hold a fraction of a picosecond
+   * then (the kept FIFO states must be shifted, not only the done
+   * times: a competitor at run 1's done times queues behind them). */
+  topo *t0 = load("schema_version: 1\nname: sw0\nmodel: analytical\nlibrary: {name: ideal}\n"
+                  "dims:\n  - {name: sw, kind: switch, size: 64, bandwidth: 300GB/s, latency: 0ns}\n");
+  conv = reuse_case(t0, pol, ET_COLL_ALL_REDUCE, (1 << 20) + 1, ranks, 16, -1, 0,
+                    &(competitor){ .src = ranks[3], .dst = ranks[0], .bytes = 1 << 20 }, 4, 0, 1);
+  topo_free(t0);
+  uint64_t b3[3] = { 16 << 20, 16 << 20, 16 << 20 };
+  sim_time_ps z[3] = { 0, 0, 0 };
+  coll_path_result a = both_seq(t, pol, ET_COLL_ALL_REDUCE, b3, ranks, 37, -1, 1, z, NULL, -1);
+  sim_time_ps end0 = 0;
+  for (int m = 0; m < 37; m++)
+    end0 = MAX(end0, a.t[m]);
+  res_free(&a);
+  sim_time_ps half[3] = { 0, end0 / 2, end0 * 5 / 2 };
+  a = both_seq(t, pol, ET_COLL_ALL_REDUCE, b3, ranks, 37, -1, 3, half, NULL, -1);
+  g_assert_cmpuint(a.st.phase_tree_reused, ==, 1); /* run 1 found run 0's links busy; run 2 took the result */
+  res_free(&a);
+  uint64_t other[3] = { 16 << 20, (16 << 20) + 1, 16 << 20 };
+  sim_time_ps apart[3] = { 0, 2 * end0, 4 * end0 };
+  a = both_seq(t, pol, ET_COLL_ALL_REDUCE, other, ranks, 37, -1, 3, apart, NULL, -1);
+  g_assert_cmpuint(a.st.phase_tree, ==, 3);
+  g_assert_cmpuint(a.st.phase_tree_reused, ==, 1); /* run 1 is another plan; run 2 is run 0's */
+  res_free(&a);
+  g_free(ranks);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
+/* NCCL's tree (as test_nccl): the runs after the first take the kept
+ * result, shifted; a competitor during run 1 converts it exactly. */
+static void test_nccl_reuse(void)
+{
+  topo *t = load(NCCL_RAIL_YAML);
+  GError *err = NULL;
+  coll_policy *pol = coll_policy_new_from_topo(t, &err);
+  g_assert_no_error(err);
+  coll_policy_force(pol, COLL_ALGO_DOUBLE_BINARY_TREE);
+  for (int stride = 1; stride <= 2; stride++) {
+    int n = topo_n_ranks(t) / stride;
+    int *ranks = g_new(int, n);
+    for (int i = 0; i < n; i++)
+      ranks[i] = i * stride;
+    competitor cx = { .src = 3 * stride, .dst = 40, .bytes = 3 << 20 };
+    uint64_t bytes = 4096 + 7 * (uint64_t)(stride - 1);
+    sim_time_ps moving = 0, first = nccl_first_move(t, pol, bytes, ranks, n, &moving);
+    int conv = reuse_case(t, pol, ET_COLL_ALL_REDUCE, bytes, ranks, n, -1, 1000, &cx, 8, first, 4);
+    g_test_message("stride %d: %d of 8 injections converted run 1", stride, conv);
+    g_assert_cmpint(conv, >=, 4);
+    g_free(ranks);
+  }
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -343,5 +567,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll_fast_tree/competitor", test_competitor);
   g_test_add_func("/coll_fast_tree/concurrent", test_concurrent);
   g_test_add_func("/coll_fast_tree/nccl", test_nccl);
+  g_test_add_func("/coll_fast_tree/reuse", test_reuse);
+  g_test_add_func("/coll_fast_tree/nccl_reuse", test_nccl_reuse);
   return g_test_run();
 }

@@ -137,6 +137,8 @@ typedef struct {
   uint64_t *link_bytes;
   coll_ring_stats st;
   sim_time_ps comp_done;
+  sim_time_ps *link_at;    /* seq_run (test_coll_fast_tree.c): every link's FIFO state at the end, else NULL */
+  uint64_t *link_rem;
 } coll_path_result;
 
 /* One collective at time 0, with a competitor (comp != NULL) sent at
