@@ -13,26 +13,17 @@
 #define KIB 1024ull
 #define MIB (1024ull * 1024ull)
 
-static int cmp_dbl(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
+/* The median of v's values (reordered), -1 for none. */
 static double median(GArray *v)
 {
-  if (v->len == 0)
-    return -1;
-  qsort(v->data, v->len, sizeof(double), cmp_dbl);
-  const double *d = (const double *)(void *)v->data;
-  return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+  return v->len ? wisp_median((double *)(void *)v->data, v->len) : -1;
 }
 
 /* One region's objective term from its squared log errors (reordered):
  * the median, which is what the targets measure and which a few rows off
  * the model's shape (a ramp, an outlier) cannot move, plus a tenth of the
  * mean, so every row still pulls and the descent sees no flat steps.
- * O(n log n). */
+ * O(n) expected. */
 static double region_term(GArray *l2)
 {
   double mean = 0;

@@ -23,19 +23,10 @@
 #include "common/wisp_json.h"
 #include "studies/study.h"
 
-static int cmp_dbl(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
+/* The median of v's values (reordered), -1 for none. */
 static double median_of(GArray *v)
 {
-  if (v->len == 0)
-    return -1;
-  qsort(v->data, v->len, sizeof(double), cmp_dbl);
-  const double *d = (const double *)(void *)v->data;
-  return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+  return v->len ? wisp_median((double *)(void *)v->data, v->len) : -1;
 }
 
 /* --compare-csv: runs the sizes of one table of a real nccl-tests file

@@ -203,6 +203,12 @@ void wisp_output_temp_forget(const char *path);
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);
 
+/* The median of v[0..n): the middle value, or the mean of the two middle
+ * values for an even n (Python's statistics.median); NAN for n = 0.
+ * Reorders v.  O(n) expected (wisp_median.c); equal, to the bit, to the
+ * median of the sorted values. */
+double wisp_median(double *v, size_t n);
+
 /* splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
  * generators", OOPSLA 2014): one step of the generator, i.e. the golden-
  * gamma increment then the bijective finalizer.  Used wherever wisp needs

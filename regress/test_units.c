@@ -368,9 +368,48 @@ static void test_atomic_files(void)
   g_free(dir);
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* wisp_median by selection against the definition: sort, then the middle
+ * value or the mean of the two middle values.  Closed forms first, then
+ * arrays of every size 1..300 in five shapes (random, few distinct
+ * values, all equal, ascending, descending), compared to the bit. */
+static void test_median(void)
+{
+  g_assert_true(isnan(wisp_median(NULL, 0)));
+  double a[] = {3, 1, 2};
+  g_assert_cmpfloat(wisp_median(a, 3), ==, 2);
+  double b[] = {4, 1, 3, 2};
+  g_assert_cmpfloat(wisp_median(b, 4), ==, 2.5); /* (2 + 3) / 2 */
+  double c[] = {7, 7, 1, 7, 9, 7};
+  g_assert_cmpfloat(wisp_median(c, 6), ==, 7);
+  GRand *r = g_rand_new_with_seed(27);
+  double *v = g_new(double, 300), *w = g_new(double, 300);
+  for (size_t n = 1; n <= 300; n++)
+    for (int shape = 0; shape < 5; shape++) {
+      for (size_t i = 0; i < n; i++)
+        v[i] = shape == 0 ? g_rand_double(r) * 1e3 : shape == 1 ? (double)g_rand_int_range(r, 0, 4) / 3.0
+               : shape == 2 ? 0.1 : shape == 3 ? (double)i / 7.0 : (double)(n - i) / 7.0;
+      memcpy(w, v, n * sizeof *v);
+      qsort(w, n, sizeof *w, cmp_d);
+      double want = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+      double got = wisp_median(v, n);
+      if (memcmp(&got, &want, sizeof got) != 0)
+        g_error("median of %zu values, shape %d: %.17g, sorted gives %.17g", n, shape, got, want);
+    }
+  g_free(v);
+  g_free(w);
+  g_rand_free(r);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/units/median", test_median);
   g_test_add_func("/units/parse/bandwidth", test_parse_bandwidth);
   g_test_add_func("/units/parse/time", test_parse_time);
   g_test_add_func("/units/parse/size", test_parse_size);

@@ -89,21 +89,11 @@ static const char *iv_op_name(const act_iv *iv)
   return s ? s : "unknown";
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median with the mean of the two middle values for an even count (Python's
- * statistics.median, which the seed uses); NAN for none. */
+ * statistics.median, which the seed uses); NAN for none.  O(n) expected. */
 static double median(GArray *v)
 {
-  if (v->len == 0)
-    return NAN;
-  qsort(v->data, v->len, sizeof(double), cmp_double);
-  double *d = (double *)v->data;
-  return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+  return wisp_median((double *)(void *)v->data, v->len);
 }
 
 static int cmp_coll(const void *a, const void *b)
