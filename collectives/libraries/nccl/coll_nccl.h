@@ -92,10 +92,6 @@ typedef struct {
   double link_eff;           /* NCCL's NVLink rate / the raw link rate */
   double net_quant;          /* the ring graph's bus / the bus without it (net_graph_bus): <= 1, 1 when not applied */
   double lat_us[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT];
-  /* The wire latency NCCL's per-hop figures hold at the reference hops
-   * (NCCL_REF_WIRE_*_US in nccl_tuner.c) over the hops lat_us counts;
-   * 0 where the tuner has no reference (RCCL's, PCI). */
-  double wire_us[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT];
   double bw_GBps[COLL_NFUNC_COUNT][COLL_NALGO_COUNT][COLL_PROTO_COUNT]; /* algorithm bw; 0 = disabled */
 } coll_nccl_model;
 
@@ -136,16 +132,12 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
                             gboolean inter, uint64_t s);
 
 /* The latencies of (a, p): *base_us once per collective, *hop_us the
- * endpoints' part of the per-hop latency on the critical path: NCCL's
- * latency minus the base, minus the wire latency its per-hop figures
- * hold at the reference hops (model wire_us), never below zero, and
- * without the plugin-reported network latency (comm.net_lat_us steers
- * the choice only).  The plan (nccl_plan.c) adds hop_us in series before
- * the first step, as NCCL's own cost model adds latency to bytes /
- * bandwidth, and the simulated routes charge the wire: at the reference
- * hops' latency the total is NCCL's model, and a latency what-if moves it
- * by the routes' change (the reference is a constant, not the
- * config's). */
+ * total per-hop part on the critical path (NCCL's latency minus the
+ * base), without the plugin-reported network latency (comm.net_lat_us
+ * steers the choice only; the network's route latencies are simulated).
+ * The plan (nccl_plan.c) adds hop_us in series before the first step, as
+ * NCCL's own cost model adds latency to bytes / bandwidth; the wire's
+ * latency is the simulated routes' (never taken off hop_us). */
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
 

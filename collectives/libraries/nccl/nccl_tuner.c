@@ -316,56 +316,6 @@ static void net_graph_bus(const coll_nccl_comm *c, double intra_view, double *bu
     *bus = MIN(intra_view, gch * speed);
 }
 
-/* A hop's latency in us by where it runs: intra (NVLink or PCI), inter
- * (the network), one (the one link type of a ring broadcast or reduce
- * and of wisp's p2p row: intra on one node, else the network), and the
- * network overhead a multi-node ring's intra-node hop takes at least. */
-typedef struct {
-  double intra, inter, one, ovh;
-} hop_figs;
-
-/* The reference wire latency of one NCCL hop, us: what a hop of the
- * hardware NCCL's per-hop figures stand for spends on the wire, which the
- * simulated routes charge.  NCCL's figures hold the network's latency: a
- * net plugin reports a latency only beyond them (src/graph/tuning.cc adds
- * graph latencyInter to the NET figure; NCCL's IB and socket transports
- * report 0, src/transport/net_ib/init.cc, net_socket.cc; the example
- * plugin: "If set to 0, use default NCCL values", plugins/net/example).
- * NCCL gives no figure for the wire itself, so the reference is the
- * route of wisp's DGX presets, the systems those figures are tuned on
- * [ASSUMPTION: presets/dgx-*.yaml]: GPU-NVSwitch-GPU 2 x 500 ns, GPU-IB
- * switch-GPU 2 x 1 us.  PCI has no reference preset: 0 (its figures are
- * read as the endpoints' own). */
-#define NCCL_REF_WIRE_NVLINK_US 1.0
-#define NCCL_REF_WIRE_NET_US 2.0
-
-/* The per-hop part of NCCL's latency of (f, a) over n ranks on nodes
- * nodes with ns ring steps (src/graph/tuning.cc ncclTopoTuneModel), hop
- * figures h.  O(1). */
-static double hops_us(coll_nccl_func f, coll_nccl_algo a, int n, int nodes, int ns, const hop_figs *h)
-{
-  double ppn = (double)n / nodes;
-  switch (a) {
-  case COLL_NALGO_RING:
-    if (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE)
-      return h->one; /* same channels [nccl] */
-    {
-      int n_inter = nodes == 1 ? 0 : f == COLL_NFUNC_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
-      return (ns - n_inter) * MAX(h->intra, h->ovh) + n_inter * h->inter;
-    }
-  case COLL_NALGO_TREE:
-    return 2 * ((ppn - 1) * h->intra + log2i(nodes) * h->inter);
-  case COLL_NALGO_NVLS:
-    return h->intra + (nodes > 1 ? h->inter : 0.0);
-  case COLL_NALGO_NVLS_TREE:
-    return h->intra + 2 * log2i(nodes) * h->inter;
-  case COLL_NALGO_P2P:
-    return h->one * (n - 1); /* wisp: one send/recv step per peer round, on its link type */
-  default:
-    return 0.0;
-  }
-}
-
 void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
 {
   memset(m, 0, sizeof *m);
@@ -426,20 +376,33 @@ void coll_nccl_model_build(const coll_nccl_comm *c, coll_nccl_model *m)
             bus *= 0.5;
         }
         m->bw_GBps[f][a][p] = bus;
-        /* Latency: NCCL's per-hop figures, and the wire they hold at the
-         * reference hops over the same hops. */
+        /* Latency. */
         int intra_hw = c->nvlink ? HW_NVLINK : HW_PCI;
-        hop_figs fig = { hw_lat[intra_hw][a][p],
-                         (ppn <= 1.0 ? hw_lat[HW_NET][COLL_NALGO_TREE][p] : hw_lat[HW_NET][a][p]) + c->net_lat_us,
-                         hw_lat[nodes == 1 ? intra_hw : HW_NET][a][p],
-                         nodes > 1 ? c->net_overhead_us * (p == COLL_PROTO_SIMPLE ? 3 : 1) : 0.0 };
+        double lat = base_lat[a][p];
+        double intra_lat = hw_lat[intra_hw][a][p];
+        double inter_lat = (ppn <= 1.0 ? hw_lat[HW_NET][COLL_NALGO_TREE][p] : hw_lat[HW_NET][a][p]) + c->net_lat_us;
         if (p == COLL_PROTO_SIMPLE)
-          fig.inter += c->net_lat_us; /* the flush [nccl] */
-        double ref_intra = c->nvlink ? NCCL_REF_WIRE_NVLINK_US : 0.0;
-        hop_figs wire = { ref_intra, NCCL_REF_WIRE_NET_US, nodes == 1 ? ref_intra : NCCL_REF_WIRE_NET_US, 0.0 };
-        double base = a == COLL_NALGO_NVLS ? 0.0 : base_lat[a][p];
-        m->lat_us[f][a][p] = base + hops_us((coll_nccl_func)f, (coll_nccl_algo)a, n, nodes, ns, &fig);
-        m->wire_us[f][a][p] = hops_us((coll_nccl_func)f, (coll_nccl_algo)a, n, nodes, ns, &wire);
+          inter_lat += c->net_lat_us; /* the flush [nccl] */
+        if (a == COLL_NALGO_RING) {
+          if (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE) {
+            lat += hw_lat[nodes == 1 ? intra_hw : HW_NET][a][p]; /* same channels [nccl] */
+          } else {
+            double ovh = nodes > 1 ? c->net_overhead_us * (p == COLL_PROTO_SIMPLE ? 3 : 1) : 0.0;
+            double il = MAX(intra_lat, ovh);
+            int n_inter = nodes == 1 ? 0 : f == COLL_NFUNC_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
+            lat += (ns - n_inter) * il + n_inter * inter_lat;
+          }
+        } else if (a == COLL_NALGO_TREE) {
+          lat += 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat);
+        } else if (a == COLL_NALGO_NVLS) {
+          lat = intra_lat + (nodes > 1 ? inter_lat : 0.0);
+        } else if (a == COLL_NALGO_NVLS_TREE) {
+          lat += intra_lat + 2 * log2i(nodes) * inter_lat;
+        } else if (a == COLL_NALGO_P2P) {
+          /* wisp: one send/recv step per peer round, on its link type. */
+          lat += (nodes == 1 ? intra_lat : hw_lat[HW_NET][a][p]) * (n - 1);
+        }
+        m->lat_us[f][a][p] = lat;
       }
   }
 }
@@ -641,15 +604,10 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
     m = m0;
   }
   double lat = m->lat_us[f][a][p] * lat_factor(m, f, a, p, s);
-  double wire = m->wire_us[f][a][p];
   g_free(m0);
   double base = a == COLL_NALGO_NVLS ? 0.0 : base_lat[a][p];
   *base_us = MIN(base, lat);
-  /* The routes charge the wire; at the reference hops NCCL's latency is
-   * charged once.  Where the reference wire exceeds NCCL's per-hop sum
-   * (NVLink LL: 0.6 us per hop against the 1 us reference) the routes
-   * alone stand for the hops. */
-  *hop_us = MAX(lat - *base_us - wire, 0.0);
+  *hop_us = lat - *base_us;
 }
 
 /* NCCL_STEPS and the LL/LL128 buffer sizes [nccl] src/include/device.h:
