@@ -277,6 +277,56 @@ static void test_nvls_loops(void)
   g_assert_cmpuint(coll_nccl_nvls_loop_bytes(100, 8, 32u << 20), ==, 6u << 20);
 }
 
+/* The small-size latency term by term (issue 27, nccl-tests#309's shape:
+ * nodes x 8 H100 on the dgx-h100 links, all-reduce 8 B, which NCCL's
+ * tuner runs as tree/LL: RS ring on NVLink > double binary tree on the
+ * network > AG ring on NVLink).  NCCL's model (src/graph/tuning.cc
+ * ncclTopoTuneModel, tree): baseLat 6.8 + 2 x ((ppn - 1) x hwLat NVLink
+ * tree LL 0.6 + log2i(nodes) x hwLat NET tree LL 5.0) = 25.2 us on 2
+ * nodes, 35.2 on 4.  With every link's latency 0 the simulated GPU time is
+ * that plus the 8 bytes' transfer (under 10 ns).  The routes then add
+ * their latency on exactly the hops NCCL's formula counts: 2 (ppn - 1) =
+ * 14 NVLink routes of 2 x 500 ns and 2 log2(nodes) = 2 (4) network routes
+ * of 2 x 1 us: 18 (22) us, so wisp's 43.2 (57.2) us holds the wire twice
+ * if NCCL's figures include it (the real runs take 25 and 35 us; doc/
+ * collectives.md "Wave l27g").  The route part is what a latency what-if
+ * moves. */
+static void test_latency_terms(void)
+{
+  const int nodes[2] = { 2, 4 };
+  const double nccl_us[2] = { 25.2, 35.2 }, routes_us[2] = { 18.0, 22.0 };
+  int ranks[32];
+  for (int i = 0; i < 32; i++)
+    ranks[i] = i;
+  for (int k = 0; k < 2; k++) {
+    sim_time_ps ps[2];
+    for (int wire = 0; wire < 2; wire++) {
+      GError *error = NULL;
+      char *y = g_strdup_printf("schema_version: 1\nmodel: analytical\ndims:\n"
+                                "  - {name: nvlink, kind: switch, size: 8, bandwidth: 450GB/s, latency: %s}\n"
+                                "  - {name: ib, kind: switch, size: %d, bandwidth: 400Gbps, latency: %s}\n"
+                                "collectives: {in_switch_reduction: true}\nlibrary: {name: nccl, sm: 90}\n",
+                                wire ? "500ns" : "0ns", nodes[k], wire ? "1us" : "0ns");
+      topo *t = topo_load_string(y, "terms", &error);
+      g_assert_no_error(error);
+      coll_policy *pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 1);
+      coll_desc d = { .type = ET_COLL_ALL_REDUCE, .bytes = 8, .ranks = ranks, .n_ranks = 8 * nodes[k], .root = -1 };
+      coll_info info;
+      g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &ps[wire], &info, &error));
+      g_assert_no_error(error);
+      g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_TREE);
+      g_assert_cmpint(info.proto, ==, COLL_PROTO_LL);
+      g_test_message("%d nodes, all-reduce 8 B, links' latency %s: %.3f us", nodes[k], wire ? "dgx-h100" : "0",
+                     ps[wire] / 1e6);
+      coll_policy_free(pol);
+      topo_free(t);
+      g_free(y);
+    }
+    g_assert_cmpfloat(fabs(ps[0] / 1e6 - nccl_us[k]), <, 0.01);
+    g_assert_cmpfloat(fabs((ps[1] - ps[0]) / 1e6 - routes_us[k]), <, 0.01);
+  }
+}
+
 /* NCCL's send/recv channels on one H100 node (coll_nccl_p2p_efficiency;
  * src/enqueue.cc addP2pToPlan, src/graph/paths.cc): 18 links -> 36
  * channels per peer -> 32 (MAXCHANNELS); 8 ranks: nChannelsMin 32 / 8 = 4;
@@ -477,6 +527,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
   g_test_add_func("/coll/nccl/latency-monotone", test_latency_monotone);
+  g_test_add_func("/coll/nccl/latency-terms", test_latency_terms);
   g_test_add_func("/coll/nccl/p2p-channels", test_p2p_channels);
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   g_test_add_func("/coll/nccl/net-graph-bus", test_net_graph_bus);
