@@ -101,19 +101,10 @@ typedef struct {
   guint n_bus, n_time, n_mid;
 } table_result;
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
+/* The median of v's values (reordered), -1 for none. */
 static double median(GArray *v)
 {
-  if (v->len == 0)
-    return -1;
-  qsort(v->data, v->len, sizeof(double), cmp_double);
-  const double *d = (const double *)(void *)v->data;
-  return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+  return v->len ? wisp_median((double *)(void *)v->data, v->len) : -1;
 }
 
 /* Runs one nccl-tests row (sendrecv as rank i -> i+1, an all-to-allv

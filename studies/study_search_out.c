@@ -54,13 +54,15 @@ void study_search_print(const study_search_result *r, const et_model_card *c, FI
             et_sched_name((et_sched)p->rq.sched), MAX(p->rq.vpp, 1), MAX(p->rq.cp, 1), p->pareto ? "*" : "",
             p->baseline ? "  (traced)" : "");
   }
-  if (r->close_to_best > 0)
-    fprintf(out, "close call: rank%s 2%s%.0d %s within %.0f %% of rank 1 on the analytical tier, whose links serve "
-            "transfers first come, first served: against ground truth that shares links fairly its step times were "
-            "off by -0.25 .. +1.69 %% (doc/repartition.md), so configurations this close can come out in either "
-            "order; settle them with --network-model flow\n", r->close_to_best > 1 ? "s" : "",
-            r->close_to_best > 1 ? ".." : "", r->close_to_best > 1 ? r->close_to_best + 1 : 0,
-            r->close_to_best > 1 ? "are" : "is", STUDY_SEARCH_CLOSE_PCT);
+  if (r->close_to_best > 0) {
+    char ranks[48] = "rank 2 is";
+    if (r->close_to_best > 1)
+      g_snprintf(ranks, sizeof ranks, "ranks 2..%d are", r->close_to_best + 1);
+    fprintf(out, "close call: %s within %.0f %% of rank 1 on the analytical tier, whose links serve transfers "
+            "first come, first served: against ground truth that shares links fairly its step times were off by "
+            "-0.25 .. +1.69 %% (doc/repartition.md), so configurations this close can come out in either order; "
+            "settle them with --network-model flow\n", ranks, STUDY_SEARCH_CLOSE_PCT);
+  }
   for (guint i = 0; i < r->points->len; i++) {
     const study_search_point *p = &g_array_index(r->points, study_search_point, i);
     if (p->status != STUDY_PT_SIMULATED)
