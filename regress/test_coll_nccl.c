@@ -519,6 +519,62 @@ static void test_net_efficiency(void)
   }
 }
 
+/* The ring's thread blocks across nodes (nccl_tuner.c
+ * coll_nccl_ring_copy_GBps): one block per channel of comm->nChannels,
+ * each copying at most COLL_NCCL_CH_COPY_GBPS = 20.3 GB/s.  H100 (sm 90,
+ * NVLink view 370.8, one 50 GB/s NIC per GPU), the channels by hand from
+ * NCCL 2.29.2 (test_net_graph_bus for the graph; ncclTopoPostset doubles
+ * it, and once more on sm >= 90 when bwIntra > 45 with fewer than 16):
+ *   10 x 8: graph 8 x 48 (not doubled: 48 < 50, 8 > 4) -> 16 (48 > 45
+ *   but 16 is not < 16): 16 x 20.3 = 324.8 GB/s, under NCCL's 384 and
+ *   the NVLink view: ring/Simple efficiency 324.8 / 400 = 0.812 on the
+ *   NICs (8 x 50) and 324.8 / 450 = 0.72178 of NVLink's raw rate;
+ *   10 x 4: graph 8 x 24 -> 16: 324.8 > the NICs' 192, so the network
+ *   keeps the graph's 192 / 200 = 0.96;  10 x 2: 8 x 20.3 = 162.4;
+ *   10 x 1: 4 x 20.3 = 81.2 (NIC-bound: 0.96);  one node: 0 (no bound).
+ * LL128 keeps NCCL's figure on 10 x 8: min(384 x 0.92, 16 x 36.7) / 400
+ * = 0.8832.  A measured share of the NIC (0.98) does not lift the bound:
+ * 0.812.  NCCL's tuner table is unchanged by the bound (its ring/Simple
+ * all-gather algorithm bandwidth stays 370.8 x 80 / 79). */
+static void test_ring_copy_bound(void)
+{
+  static const struct {
+    int ppn;
+    double copy, eff_inter;
+  } cases[] = { { 8, 324.8, 0.812 }, { 4, 324.8, 0.96 }, { 2, 162.4, 0.96 }, { 1, 81.2, 0.96 } };
+  const uint64_t s = 1ull << 34;
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    int n = 10 * cases[i].ppn;
+    coll_nccl_comm c = { .n_ranks = n, .n_nodes = 10, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                         .nic_GBps = 50.0 * cases[i].ppn };
+    coll_nccl_model m;
+    coll_nccl_model_build(&c, &m);
+    g_assert_cmpfloat_with_epsilon(coll_nccl_ring_copy_GBps(&c), cases[i].copy, 1e-9);
+    g_assert_cmpfloat_with_epsilon(
+      coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), cases[i].eff_inter,
+      1e-9);
+  }
+  coll_nccl_comm c = { .n_ranks = 80, .n_nodes = 10, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25,
+                       .nic_GBps = 400 };
+  coll_nccl_model m;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(
+    coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, FALSE, s), 324.8 / 450, 1e-9);
+  g_assert_cmpfloat_with_epsilon(
+    coll_nccl_efficiency(&m, COLL_NFUNC_REDUCE_SCATTER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), 0.812, 1e-9);
+  g_assert_cmpfloat_with_epsilon(
+    coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_LL128, TRUE, s), 384 * 0.92 / 400,
+    1e-9);
+  g_assert_cmpfloat_with_epsilon(m.bw_GBps[COLL_NFUNC_ALL_GATHER][COLL_NALGO_RING][COLL_PROTO_SIMPLE],
+                                 370.8 * 80 / 79, 1e-9);
+  c.net_efficiency = 0.98;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(
+    coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), 0.812, 1e-9);
+  coll_nccl_comm one = { .n_ranks = 8, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25 };
+  g_assert_cmpfloat(coll_nccl_ring_copy_GBps(&one), ==, 0.0);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -532,6 +588,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/p2p-net-channels", test_p2p_net_channels);
   g_test_add_func("/coll/nccl/net-graph-bus", test_net_graph_bus);
   g_test_add_func("/coll/nccl/net-efficiency", test_net_efficiency);
+  g_test_add_func("/coll/nccl/ring-copy-bound", test_ring_copy_bound);
   g_test_add_func("/coll/nccl/p2p-proxy-bound", test_p2p_proxy_bound);
   g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
   g_test_add_func("/coll/nccl/ring-drain", test_ring_drain);

@@ -587,13 +587,22 @@ static double last_busbw(const char *csv)
  * and 8 GPUs, all five collectives; 2 nodes of 1-8 GPUs, all-to-all and
  * sendrecv) is predicted and printed, spec-only beside fitted.  Checked:
  * the fit predicts at least as many of them within the issue's 10 % as
- * the spec-only config (measured when written: 22 vs 20 of 27; the fit
- * of the NIC's line rate before, which the ring graph's quantised speed
- * kept from moving, 18); the issue's rule on every table is reported as
- * TODO while some miss it (measured: 10 x 1 sendrecv 10.4 %, 2 x 1
- * all-to-all 10.2 %, and 80 ranks, where spec-only misses too: all-reduce
- * 11.7, all-gather 25.7, reduce-scatter 22.6 %).  The table has no size
- * under 32 MiB, so only the share is fitted (cal_nccl.c shows_latency). */
+ * the spec-only config, and at least the 25 of 27 reached (wave 7: 22 vs
+ * 20 of 27, the fit of the NIC's line rate before it 18; wave 8, with the
+ * ring's thread-block bound on 80 ranks, nccl_tuner.c
+ * coll_nccl_ring_copy_GBps: 25 vs 23; 80-rank all-reduce / all-gather /
+ * reduce-scatter fitted 11.7 / 25.7 / 22.6 -> 6.4 / 5.5 / 2.9 %); every
+ * table but the two known misses must hold the issue's 10 %, and those
+ * two (10 x 1 sendrecv 10.4 %, 2 x 1 all-to-all 10.2 %, send/recv, which
+ * the ring's bound does not touch) are reported as TODO while they miss.
+ * The table has no size under 32 MiB, so only the share is fitted
+ * (cal_nccl.c shows_latency). */
+static gboolean known_node_miss(const char *file, int table)
+{
+  return (strcmp(file, "xxrjun-h100-c01-10node-1gpu.csv") == 0 && table == 5) ||
+         (strcmp(file, "xxrjun-h100-c01-2node-1gpu.csv") == 0 && table == 1);
+}
+
 static void test_calibrate_predicts_nodes(void)
 {
   const char *src = g_getenv("G_TEST_SRCDIR");
@@ -629,14 +638,18 @@ static void test_calibrate_predicts_nodes(void)
         n++;
         ok_spec += bus0 <= 0.10;
         ok_fit += bus <= 0.10;
-        if (bus > 0.10)
+        if (bus > 0.10 && known_node_miss(file, k))
           g_string_append_printf(miss, " %s table %d %.1f %%;", file, k, 100 * bus);
+        else if (bus > 0.10)
+          g_test_fail_printf("%s table %d: fitted busbw %.1f %% off, above the issue's 10 %% it held", file, k,
+                             100 * bus);
       }
       g_free(fg), g_free(spec), g_free(csv), g_free(file);
     }
   g_test_message("within 10 %%: spec-only %d, fitted %d of %d tables", ok_spec, ok_fit, n);
   g_assert_cmpint(n, ==, 27);
   g_assert_cmpint(ok_fit, >=, ok_spec);
+  g_assert_cmpint(ok_fit, >=, 25);
   if (miss->len > 0)
     g_test_incomplete(miss->str);
   g_string_free(miss, TRUE);

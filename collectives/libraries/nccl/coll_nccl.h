@@ -195,6 +195,17 @@ double coll_nccl_ring_drain_us(const coll_nccl_model *m, coll_nccl_func f, uint6
  * O(log S). */
 double coll_nccl_p2p_net_efficiency(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
 
+/* One channel's copy rate, GB/s: a channel is one thread block, which
+ * copies each step of its connection [MEASURED: public nccl-tests
+ * sendrecv on one node, busbw / NCCL's channel count: H100
+ * (xxrjun/nccl-tests-cluster @455de4f, 8 GPUs) 4 channels 81.8 GB/s, 8
+ * channels 162.5; B200 (mit-orcd/orcd-benchmarks @bca7147) 4 channels
+ * 84.2, 16 channels 329.8, 32 channels 636: 19.9-21.1 per channel on both
+ * generations; no public source states it].  The send/recv channels
+ * (nccl_p2p.c) and the ring's channels across nodes
+ * (coll_nccl_ring_copy_GBps) move at most this each. */
+#define COLL_NCCL_CH_COPY_GBPS 20.3
+
 /* Channels per communicator at most [nccl] src/include/device.h
  * MAXCHANNELS; a ring graph holds half of them (src/init.cc). */
 #define COLL_NCCL_MAXCHANNELS 32
@@ -216,6 +227,12 @@ int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps);
  * one NIC per GPU and the search's first speed at or below the NIC rate;
  * 0 on one node.  O(1). */
 int coll_nccl_net_ring_channels(const coll_nccl_comm *c);
+
+/* The bus bandwidth, GB/s, the thread blocks of NCCL's ring can move on
+ * several nodes: coll_nccl_net_ring_channels x COLL_NCCL_CH_COPY_GBPS; it
+ * bounds the simulated Simple ring (coll_nccl_efficiency), not NCCL's
+ * choice; 0 on one node.  O(1). */
+double coll_nccl_ring_copy_GBps(const coll_nccl_comm *c);
 
 /* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
  * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =

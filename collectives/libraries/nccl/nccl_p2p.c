@@ -26,13 +26,8 @@
  * src/init.cc).  Each channel is one thread block copying; its rate is
  * COLL_NCCL_P2P_CH_GBPS. */
 #define NCCL_P2P_NVL_CHUNK (512u * 1024u)
-/* One channel's copy rate over NVLink, GB/s [MEASURED: public nccl-tests
- * sendrecv on one node, busbw / NCCL's channel count above: H100
- * (xxrjun/nccl-tests-cluster @455de4f, 8 GPUs) 4 channels 81.8 GB/s, 8
- * channels 162.5; B200 (mit-orcd/orcd-benchmarks @bca7147) 4 channels
- * 84.2, 16 channels 329.8, 32 channels 636: 19.9-21.1 per channel on both
- * generations; no public source states it]. */
-#define COLL_NCCL_P2P_CH_GBPS 20.3
+/* One channel's copy rate: COLL_NCCL_CH_COPY_GBPS (coll_nccl.h). */
+#define COLL_NCCL_P2P_CH_GBPS COLL_NCCL_CH_COPY_GBPS
 /* NCCL_P2P_NET_CHUNKSIZE, the step of a send/recv on several nodes
  * [nccl] src/init.cc (128 KiB; twice that on Arm hosts with sm >= 100,
  * not modelled). */

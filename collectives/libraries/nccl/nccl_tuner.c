@@ -228,6 +228,26 @@ int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
 }
 
 
+/* The bus bandwidth the thread blocks of NCCL's ring move across nodes:
+ * one block per channel (comm->nChannels, coll_nccl_net_ring_channels)
+ * copies every step its channel carries, at most COLL_NCCL_CH_COPY_GBPS
+ * each, so the ring's bus bandwidth is at most channels x that rate.
+ * NCCL's tuner does not count it (its ring bus is the graph's channels x
+ * bwInter), so it bounds the simulated rate, not NCCL's choice.  It binds
+ * where the ring has two channels per NIC and direction: 8 GPUs per node
+ * with a 400 Gb/s NIC each (16 channels, 324.8 GB/s of the 8 NICs' 400;
+ * xxrjun/nccl-tests-cluster @455de4f, 10 x 8 H100, NCCL 2.29.2: all-gather
+ * 324.3 and reduce-scatter 323.4 GB/s busbw at 16 GiB); with 1, 2 or 4
+ * GPUs per node NCCL doubles its channels again ("4 compute channels per
+ * search channel to reach peak BW on <8 PPN", src/graph/connect.cc
+ * ncclTopoPostset) and the NIC binds (10 x 1/2/4: 48.9/97.9/195.4 GB/s).
+ * 0 on one node (not bound there: NCCL's one-node rings have more
+ * channels than wisp counts).  O(1). */
+double coll_nccl_ring_copy_GBps(const coll_nccl_comm *c)
+{
+  return coll_nccl_net_ring_channels(c) * COLL_NCCL_CH_COPY_GBPS;
+}
+
 static int log2i(int n)
 {
   int l = 0;
@@ -585,7 +605,16 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
   /* A calibrated config's measured share of the NIC's line rate
    * (library.net_efficiency), after NCCL's view, which keeps the line
    * rate (cal_nccl.h). */
-  return inter && c.net_efficiency > 0 ? e * MIN(c.net_efficiency, 1.0) : e;
+  if (inter && c.net_efficiency > 0)
+    e *= MIN(c.net_efficiency, 1.0);
+  /* The ring's thread blocks (coll_nccl_ring_copy_GBps, counted on the
+   * communicator itself): Simple, the protocol the copy rate was measured
+   * on; the bound is a bus bandwidth, so a share of the link's raw rate. */
+  double raw = inter ? m->comm.nic_GBps : m->comm.intra_GBps;
+  double copy = coll_nccl_ring_copy_GBps(&m->comm);
+  if (a == COLL_NALGO_RING && p == COLL_PROTO_SIMPLE && copy > 0 && raw > 0)
+    e = MIN(e, copy / raw);
+  return e;
 }
 
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
