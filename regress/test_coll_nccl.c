@@ -535,7 +535,9 @@ static void test_net_efficiency(void)
  * LL128 keeps NCCL's figure on 10 x 8: min(384 x 0.92, 16 x 36.7) / 400
  * = 0.8832.  A measured share of the NIC (0.98) does not lift the bound:
  * 0.812.  NCCL's tuner table is unchanged by the bound (its ring/Simple
- * all-gather algorithm bandwidth stays 370.8 x 80 / 79). */
+ * all-gather algorithm bandwidth stays 370.8 x 80 / 79).  32 channels set
+ * in the config (as NCCL_MIN_NCHANNELS=32): 32 x 20.3 = 649.6 GB/s, above
+ * the graph's 384, so the network is back at 384 / 400 = 0.96. */
 static void test_ring_copy_bound(void)
 {
   static const struct {
@@ -571,6 +573,12 @@ static void test_ring_copy_bound(void)
   coll_nccl_model_build(&c, &m);
   g_assert_cmpfloat_with_epsilon(
     coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), 0.812, 1e-9);
+  c.net_efficiency = 0;
+  c.channels = 32;
+  coll_nccl_model_build(&c, &m);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_ring_copy_GBps(&c), 32 * 20.3, 1e-9);
+  g_assert_cmpfloat_with_epsilon(
+    coll_nccl_efficiency(&m, COLL_NFUNC_ALL_GATHER, COLL_NALGO_RING, COLL_PROTO_SIMPLE, TRUE, s), 0.96, 1e-9);
   coll_nccl_comm one = { .n_ranks = 8, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450, .link_GBps = 25 };
   g_assert_cmpfloat(coll_nccl_ring_copy_GBps(&one), ==, 0.0);
 }

@@ -229,7 +229,8 @@ int coll_nccl_net_graph(const coll_nccl_comm *c, double *speed_GBps);
 int coll_nccl_net_ring_channels(const coll_nccl_comm *c);
 
 /* The bus bandwidth, GB/s, the thread blocks of NCCL's ring can move on
- * several nodes: coll_nccl_net_ring_channels x COLL_NCCL_CH_COPY_GBPS; it
+ * several nodes: coll_nccl_net_ring_channels (or comm.channels when set)
+ * x COLL_NCCL_CH_COPY_GBPS; it
  * bounds the simulated Simple ring (coll_nccl_efficiency), not NCCL's
  * choice; 0 on one node.  O(1). */
 double coll_nccl_ring_copy_GBps(const coll_nccl_comm *c);

@@ -241,11 +241,15 @@ int coll_nccl_net_ring_channels(const coll_nccl_comm *c)
  * GPUs per node NCCL doubles its channels again ("4 compute channels per
  * search channel to reach peak BW on <8 PPN", src/graph/connect.cc
  * ncclTopoPostset) and the NIC binds (10 x 1/2/4: 48.9/97.9/195.4 GB/s).
- * 0 on one node (not bound there: NCCL's one-node rings have more
- * channels than wisp counts).  O(1). */
+ * Channels a config sets (comm.channels, as NCCL_MIN_NCHANNELS would)
+ * count instead of the derived ones.  0 on one node (not bound there:
+ * NCCL's one-node rings have more channels than wisp counts).  O(1). */
 double coll_nccl_ring_copy_GBps(const coll_nccl_comm *c)
 {
-  return coll_nccl_net_ring_channels(c) * COLL_NCCL_CH_COPY_GBPS;
+  int nch = coll_nccl_net_ring_channels(c);
+  if (nch > 0 && c->channels > 0)
+    nch = c->channels;
+  return nch * COLL_NCCL_CH_COPY_GBPS;
 }
 
 static int log2i(int n)
