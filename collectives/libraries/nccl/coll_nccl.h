@@ -152,12 +152,13 @@ typedef struct {
 
 /* NCCL's per-hop figures (hwLat) are measured per hop, wire included:
  * the reference wire is what a hop of the hardware they stand for spends
- * on the wire, which the simulated routes charge too.  The plan lets a
- * run's transfers pay only their route's latency above it
- * (coll_run.wire_ref_*), and takes the deficit of a route below it off
- * the per-hop term over NCCL's own hops (nccl_plan.c), so at the
- * reference a run costs NCCL's latency plus its simulated transfers, and
- * a latency what-if moves it by the routes' change.  O(1). */
+ * on the wire, which the simulated routes charge too.  On several nodes
+ * the plan lets the pipeline's first piece (the fill NCCL's latency term
+ * stands for) pay only its routes' latency above it (coll_run.wire_ref_*),
+ * and takes the deficit of a route below it off the per-hop term over
+ * NCCL's own hops (nccl_plan.c), so at the reference a run costs NCCL's
+ * latency plus its simulated transfers, and a latency what-if moves it by
+ * the routes' change.  O(1). */
 void coll_nccl_wire_of(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_nccl_wire *out);
 
 /* NCCL's NVLink rate per link in GB/s for an SM architecture (its

@@ -111,9 +111,13 @@ static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int p
   *out = cm;
 }
 
-/* The reference wire of tuner tn's choice (coll_nccl_wire_of) on run r:
- * sets the run's wire_ref_intra / wire_ref_inter (its transfers then pay
- * only their route's latency above them) and returns the per-hop latency,
+/* The reference wire of tuner tn's choice (coll_nccl_wire_of) on run r,
+ * for runs on several nodes (one-node runs keep the routes' whole
+ * latency on top: no committed one-node table has the small sizes to
+ * decide them, doc/collectives.md "Wave l27h"): sets the run's
+ * wire_ref_intra / wire_ref_inter (the pipeline's first piece then pays
+ * only its routes' latency above them, coll_run_wire_less: NCCL's latency
+ * term is that fill) and returns the per-hop latency,
  * us, that the routes below the reference give back: NCCL's hops of each
  * class times the reference less the class's route latency (the route
  * from member 0 to the first member on its node, and to the first on
