@@ -112,7 +112,7 @@ static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int p
 }
 
 /* The reference wire of tuner tn's choice (coll_nccl_wire_of) on run r,
- * for runs on several nodes (one-node runs keep the routes' whole
+ * for runs on several nodes of the config (one-node runs keep the routes' whole
  * latency on top: no committed one-node table has the small sizes to
  * decide them, doc/collectives.md "Wave l27h"): sets the run's
  * wire_ref_intra / wire_ref_inter (the pipeline's first piece then pays
@@ -128,6 +128,21 @@ static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int p
  * off: continuous at the reference and never decreasing in the latency.
  * 0 and no reference when the tuner reads its figures as the endpoints'
  * own (tn->wire NULL).  O(n + route length). */
+/* Whether run r's members sit on more than one node of the config's node
+ * structure (topo_node_dims: a DGX-1's two NVLink tiers are one node,
+ * though NCCL's view above counts its tiers' groups as nodes).  O(n x
+ * dims). */
+static gboolean nccl_spans_nodes(const topo *t, const coll_run *r)
+{
+  if (topo_is_graph(t))
+    return FALSE;
+  for (int m = 1; m < r->n; m++)
+    for (int d = topo_node_dims(t); d < topo_n_dims(t); d++)
+      if (topo_rank_coord(t, r->ranks[m], d) != topo_rank_coord(t, r->ranks[0], d))
+        return TRUE;
+  return FALSE;
+}
+
 static double nccl_wire_ref(const coll_rt *c, coll_run *r, const coll_nccl_tuner *tn, const coll_nccl_model *mdl,
                             coll_nccl_func f, coll_nccl_algo a, const int *node)
 {
@@ -138,7 +153,7 @@ static double nccl_wire_ref(const coll_rt *c, coll_run *r, const coll_nccl_tuner
     if (node[m] != node[0] && mo < 0)
       mo = m;
   }
-  if (tn->wire == NULL || mo < 0)
+  if (tn->wire == NULL || mo < 0 || !nccl_spans_nodes(c->t, r))
     return 0.0;
   coll_nccl_wire w;
   tn->wire(mdl, f, a, &w);
