@@ -186,7 +186,7 @@ static gboolean fast_member_step(fast_pass_state *p, int m, uint32_t k, sim_time
     if (!conv && ph->step0 + xf->recv_step != k)
       return FALSE; /* counted at another step of its receiver */
     net_hop h;
-    net_hop_init(c->n, r->ranks[m], r->ranks[dm], &h);
+    coll_run_hop_init(r, r->ranks[m], r->ranks[dm], &h);
     if (!conv && xf->bytes > 0)
       for (uint32_t j = 0; j < h.n_links; j++)
         if (!coll_fast_link_use(c, r, h.route[j]))
@@ -411,7 +411,7 @@ static gboolean fast_sym_links(coll_rt *c, coll_run *r, uint32_t *up, uint32_t *
   int q = r->n;
   for (int m = 0; m < q; m++) {
     net_hop h;
-    net_hop_init(c->n, r->ranks[r->gmember[m]], r->ranks[r->gmember[(m + 1) % q]], &h);
+    coll_run_hop_init(r, r->ranks[r->gmember[m]], r->ranks[r->gmember[(m + 1) % q]], &h);
     if (h.n_links != 2)
       return FALSE;
     if (m == 0)

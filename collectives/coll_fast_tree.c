@@ -247,7 +247,11 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
     uint64_t wire = xf->bytes;
     if (r->stream && wire > 0) /* the protocol's efficiency on the pair's tier, as slot_start */
       wire = (uint64_t)ceil((double)wire * (inter ? r->inv_eff_inter : r->inv_eff_intra));
+    /* The hops are shared by runs (tree_hop_of), so the run's reference
+     * wire comes off the arrival, as net_send_arrival_less takes it off
+     * the route (tier A adds the latency after the links' FIFOs). */
     sim_time_ps arr = net_hop_at(c->n, h, wire, e->now);
+    arr -= MIN(h->latency, coll_run_wire_less(r, ch, r->ranks[m], r->ranks[dm]));
     r->fast_charged++;
     if (arr <= e->now && !conv)
       return FALSE; /* arrives in its own instant: the conversion rule does not cover it */

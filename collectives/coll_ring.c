@@ -312,7 +312,7 @@ gboolean coll_ring_begin(coll_rt *c, coll_run *r)
     hop[j].inv = 1.0;
     if (r->stream)
       hop[j].inv = coll_pair_is_inter(t, hop[j].src, hop[j].dst) ? r->inv_eff_inter : r->inv_eff_intra;
-    net_hop_init(c->n, hop[j].src, hop[j].dst, &hop[j].nh);
+    coll_run_hop_init(r, hop[j].src, hop[j].dst, &hop[j].nh);
     uint32_t n_links = hop[j].nh.n_links;
     const uint32_t *route = hop[j].nh.route;
     ok = n_links > 0;

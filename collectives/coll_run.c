@@ -147,6 +147,19 @@ gboolean coll_pair_is_inter(const topo *t, int a, int b)
   return FALSE;
 }
 
+sim_time_ps coll_run_wire_less(const coll_run *r, int ch, int src_rank, int dst_rank)
+{
+  if ((r->wire_ref_intra == 0 && r->wire_ref_inter == 0) || ch >= r->lanes)
+    return 0;
+  return coll_pair_is_inter(r->lib->t, src_rank, dst_rank) ? r->wire_ref_inter : r->wire_ref_intra;
+}
+
+void coll_run_hop_init(const coll_run *r, int src_rank, int dst_rank, net_hop *h)
+{
+  net_hop_init(r->lib->n, src_rank, dst_rank, h);
+  h->latency -= MIN(h->latency, coll_run_wire_less(r, 0, src_rank, dst_rank));
+}
+
 /* The schedule of member m, chunk ch at global step k, seen from the
  * step's sub-group: fills *x (which *sc points to) and *sc, returns the
  * phase and the member's position.  O(1). */
@@ -258,7 +271,8 @@ static void slot_issue_direct(coll_run *r, uint32_t s, const coll_phase *ph, int
     int dm = coll_pos_member(r, ph, base, xf->peer, ch);
     uint32_t dst_step = ph->step0 + xf->recv_step;
     int dst = r->ranks[dm];
-    sim_time_ps at = net_send_arrival(c->n, r->ranks[m], dst, wire_bytes(c, r, m, dst, xf->bytes));
+    sim_time_ps at = net_send_arrival_less(c->n, r->ranks[m], dst, wire_bytes(c, r, m, dst, xf->bytes),
+                                           coll_run_wire_less(r, ch, r->ranks[m], dst));
     if (packed) {
       sim_post_at(c->sim, at, coll_xfer_packed_done, r, xfer_pack(s, dm, dst_step, sl->cur));
       continue;
@@ -318,8 +332,8 @@ static void slot_start(coll_run *r, uint32_t s)
   if (r->engine && nx > 0)
     c->ops->step(r, m, xis, nx, dsts);
   for (uint32_t i = 0; i < nx; i++)
-    net_send(c->n, r->ranks[m], dsts[i], wire_bytes(c, r, m, dsts[i], r->scratch[i].bytes), coll_xfer_done, c,
-             xis[i]);
+    net_send_less(c->n, r->ranks[m], dsts[i], wire_bytes(c, r, m, dsts[i], r->scratch[i].bytes),
+                  coll_run_wire_less(r, ch, r->ranks[m], dsts[i]), coll_xfer_done, c, xis[i]);
   if (xis != xi_small) {
     g_free(xis);
     g_free(dsts);

@@ -123,6 +123,12 @@ struct coll_run {
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
   sim_time_ps t_base; /* base latency and kernel launch before the first step */
   double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
+  /* The wire latency the library's per-hop figures hold per route, ps
+   * (NCCL's reference wire, coll_nccl_plan.h): a transfer within a node
+   * (intra) or across nodes (inter) of the pipeline's first piece pays
+   * only its route's latency above it (net_send_less; coll_run_wire_less).
+   * 0: the whole route. */
+  sim_time_ps wire_ref_intra, wire_ref_inter;
   /* Step pipeline (nccl): chunk c runs step k once chunk c-lanes of the
    * same member has finished step k and the sends of step k of chunk
    * c - COLL_NCCL_FIFO_SLOTS * lanes have landed (NCCL's connections are
@@ -306,6 +312,17 @@ const coll_phase *coll_slot_step_begin(coll_run *r, uint32_t s, coll_a2av_ctx *x
 gboolean coll_pipe_gate_open(const coll_run *r, uint32_t s, uint32_t k);
 /* Whether two ranks differ in a dimension other than 0.  O(dims). */
 gboolean coll_pair_is_inter(const topo *t, int a, int b);
+/* What run r takes off the latency of chunk ch's transfer src -> dst
+ * (ranks): for the first piece of each lane (ch < lanes: the pipeline's
+ * fill, the traversal a library's per-hop latency stands for) the run's
+ * reference wire for the pair's class (wire_ref_intra or wire_ref_inter;
+ * the network caps it at the route's latency); 0 for the pieces behind
+ * it.  O(dims). */
+sim_time_ps coll_run_wire_less(const coll_run *r, int ch, int src_rank, int dst_rank);
+/* net_hop_init for a transfer src -> dst of run r's first chunk, with the
+ * route's latency less coll_run_wire_less (never below 0): for the paths
+ * that run one chunk (coll_ring.c, coll_fast.c).  O(route length). */
+void coll_run_hop_init(const coll_run *r, int src_rank, int dst_rank, net_hop *h);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
 uint32_t coll_xr_alloc(coll_rt *c);
 /* Advances slot s and what it wakes; TRUE when the run finished. */

@@ -43,6 +43,7 @@ typedef struct {
   gboolean stream, nvls_paired;
   topo_kind flat_kind;
   double inv_eff_intra, inv_eff_inter;
+  sim_time_ps wire_ref_intra, wire_ref_inter;
   int gsize[COLL_MAX_DIMS], gstride[COLL_MAX_DIMS];
   coll_phase ph[2 * COLL_MAX_DIMS];
   int *ints;        /* ranks, gidx, gmember (3n), then lperm (lanes n) when the run has one */
@@ -82,6 +83,7 @@ static gboolean key_equal(gconstpointer pa, gconstpointer pb)
          a->bytes == b->bytes && a->n_steps == b->n_steps && a->stream == b->stream &&
          a->nvls_paired == b->nvls_paired && a->flat_kind == b->flat_kind &&
          a->inv_eff_intra == b->inv_eff_intra && a->inv_eff_inter == b->inv_eff_inter &&
+         a->wire_ref_intra == b->wire_ref_intra && a->wire_ref_inter == b->wire_ref_inter &&
          memcmp(a->gsize, b->gsize, sizeof a->gsize) == 0 && memcmp(a->gstride, b->gstride, sizeof a->gstride) == 0 &&
          phases_equal(a, b) && memcmp(a->ints, b->ints, sizeof *a->ints * a->n_ints) == 0;
 }
@@ -123,6 +125,8 @@ static void key_fill(const coll_run *r, int kind, symcache_key *k, int *ints)
   k->flat_kind = r->flat_kind;
   k->inv_eff_intra = r->stream ? r->inv_eff_intra : 0;
   k->inv_eff_inter = r->stream ? r->inv_eff_inter : 0;
+  k->wire_ref_intra = r->wire_ref_intra;
+  k->wire_ref_inter = r->wire_ref_inter;
   for (int i = 0; i < r->n_g && i < COLL_MAX_DIMS; i++) {
     k->gsize[i] = r->gsize[i];
     k->gstride[i] = r->gstride[i];

@@ -226,6 +226,10 @@ static void yield_claims(net *n, int src_rank, int dst_rank) {
 }
 
 sim_time_ps net_send_arrival(net *n, int src_rank, int dst_rank, uint64_t bytes) {
+  return net_send_arrival_less(n, src_rank, dst_rank, bytes, 0);
+}
+
+sim_time_ps net_send_arrival_less(net *n, int src_rank, int dst_rank, uint64_t bytes, sim_time_ps less) {
   g_assert(n->tier == NET_TIER_ANALYTICAL);
   g_assert(src_rank >= 0 && src_rank < topo_n_ranks(n->t));
   g_assert(dst_rank >= 0 && dst_rank < topo_n_ranks(n->t));
@@ -237,15 +241,16 @@ sim_time_ps net_send_arrival(net *n, int src_rank, int dst_rank, uint64_t bytes)
     return now;
   for (uint32_t k = 0; k < rm->n_links; k++)
     n->link_bytes[rm->route[k]] += bytes;
+  sim_time_ps latency = rm->latency - MIN(less, rm->latency);
   if (bytes == 0) /* latency only; occupies no link */
-    return sim_time_add_sat(now, rm->latency);
+    return sim_time_add_sat(now, latency);
   /* The links serve the bytes at their capacity (FIFO); a capped stream
    * also takes at least S / its stream bandwidth, so concurrent capped
    * streams share a link's capacity as in tier B. */
   sim_time_ps end = net_analytic_queue(n, rm->route, rm->n_links, bytes, now);
   if (rm->capped)
     end = MAX(end, now + wisp_transfer_ps(bytes, rm->rate));
-  return end + rm->latency;
+  return end + latency;
 }
 
 /* A transfer record from the pool with its completion and size.  O(1)
@@ -262,8 +267,13 @@ static uint32_t new_record(net *n, net_done_fn done, void *ctx, uint64_t cookie,
 
 void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
               net_done_fn done, void *ctx, uint64_t cookie) {
+  net_send_less(n, src_rank, dst_rank, bytes, 0, done, ctx, cookie);
+}
+
+void net_send_less(net *n, int src_rank, int dst_rank, uint64_t bytes, sim_time_ps less,
+                   net_done_fn done, void *ctx, uint64_t cookie) {
   if (n->tier == NET_TIER_ANALYTICAL) {
-    sim_time_ps at = net_send_arrival(n, src_rank, dst_rank, bytes);
+    sim_time_ps at = net_send_arrival_less(n, src_rank, dst_rank, bytes, less);
     uint32_t i = new_record(n, done, ctx, cookie, bytes);
     n->xf[i].ev = sim_schedule_at(n->sim, at, ev_done, n, i);
     return;
@@ -281,7 +291,7 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
   }
   const uint32_t *route = rm->route;
   uint32_t n_links = rm->n_links;
-  sim_time_ps latency = rm->latency;
+  sim_time_ps latency = rm->latency - MIN(less, rm->latency);
   for (uint32_t k = 0; k < n_links; k++)
     n->link_bytes[route[k]] += bytes;
   x->shape = rm->shape;

@@ -72,6 +72,14 @@ void net_send(net *n, int src_rank, int dst_rank, uint64_t bytes,
  * Saves the record (about 170 bytes) and the cancel handle of every
  * transfer in flight.  O(route length). */
 sim_time_ps net_send_arrival(net *n, int src_rank, int dst_rank, uint64_t bytes);
+/* net_send and net_send_arrival with at most `less` ps taken off the
+ * route's latency (the route then pays max(latency - less, 0)): for a
+ * communication library whose own per-hop figures already hold part of
+ * the wire's latency (collectives' NCCL plan, coll_run.h wire_ref).  less
+ * 0 is net_send / net_send_arrival.  Same costs. */
+void net_send_less(net *n, int src_rank, int dst_rank, uint64_t bytes, sim_time_ps less,
+                   net_done_fn done, void *ctx, uint64_t cookie);
+sim_time_ps net_send_arrival_less(net *n, int src_rank, int dst_rank, uint64_t bytes, sim_time_ps less);
 
 /* Statistics for reports. */
 uint64_t net_link_bytes(const net *n, uint32_t link);

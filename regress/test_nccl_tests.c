@@ -83,19 +83,14 @@ static const table_cfg cfgs[] = {
     "(2.0 %); a miss here means that model moved" },
   { "aws-p5-h100-2node-efa-allreduce-nccl2.22.3.csv", 0, NULL, p5_yaml, 16, 1, TRUE, NULL, why_efa, TRUE },
   { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 1, "dgx-h100", NULL, 16, 1, TRUE, NULL,
-    "small sizes too slow since 85748d9 (2026-12-07), which charges the routes' latency on top of NCCL's per-hop "
-    "figures (read as the endpoints' own cost, so that a latency what-if has the right sign): wisp 43.2 us at "
-    "8-64 B = NCCL's tree/LL model 25.2 us (baseLat 6.8 + 2 x (7 x 0.6 NVLink + 1 x 5.0 NET)) + the routes on "
-    "the same hops (14 NVLink x 1 us + 2 IB x 2 us = 18 us; test /coll/nccl/latency-terms), against the real 25 us, "
-    "i.e. NCCL's model alone (it was 16.6 % before).  Taking a reference wire (the dgx preset's routes) off NCCL's "
-    "figures meets this table (13.8 %) but not the held-out 1-32 MiB target, where the simulation hides the "
-    "routes under the pipeline (doc/collectives.md \"Wave l27g\"); the busbw at >= 64 MiB is the NVLS-tree case "
-    "of nccl-tests#309", TRUE },
+    "small sizes: wisp charges NCCL's tree/LL model once, 25.2 us at 8-64 B (baseLat 6.8 + 2 x (7 x 0.6 NVLink + "
+    "1 x 5.0 NET); the routes pay only their latency above the reference wire those figures hold, "
+    "coll_nccl_wire_of; test /coll/nccl/latency-terms), real 25 us (13.0 % when wave l27h wrote this; 49.8 % "
+    "before, with the routes' 18 us on top); the busbw at >= 64 MiB is the NVLS-tree case of nccl-tests#309" },
   { "issue309-hgx-h100-xe9680-2node-4node-ib-allreduce.csv", 2, "dgx-h100", NULL, 32, 1, TRUE, NULL,
-    "small sizes too slow since 85748d9 (see table 1): wisp 57.2 us at 16-128 B = NCCL's model 35.2 us (6.8 + 2 x "
-    "(7 x 0.6 + 2 x 5.0)) + 14 NVLink x 1 us + 4 IB x 2 us of routes, against the real 35 us on these 4 VMware VMs "
-    "with GPU/NIC passthrough (header), whose virtualisation could only make the real run slower (11.1 % with the "
-    "reference wire taken off, see table 1)", TRUE },
+    "small sizes: NCCL's model once, 35.2 us at 16-128 B (6.8 + 2 x (7 x 0.6 + 2 x 5.0)), real 35 us on these 4 "
+    "VMware VMs with GPU/NIC passthrough (header), whose virtualisation could only make the real run slower "
+    "(12.1 % when wave l27h wrote this; 45.0 % before, with 22 us of routes on top)" },
 };
 
 typedef struct {

@@ -136,10 +136,30 @@ double coll_nccl_efficiency(const coll_nccl_model *m, coll_nccl_func f, coll_ncc
  * base), without the plugin-reported network latency (comm.net_lat_us
  * steers the choice only; the network's route latencies are simulated).
  * The plan (nccl_plan.c) adds hop_us in series before the first step, as
- * NCCL's own cost model adds latency to bytes / bandwidth; the wire's
- * latency is the simulated routes' (never taken off hop_us). */
+ * NCCL's own cost model adds latency to bytes / bandwidth; the routes
+ * charge only the wire above the reference these figures hold
+ * (coll_nccl_wire_of). */
 void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_proto p, uint64_t s,
                        double *base_us, double *hop_us);
+
+/* The wire NCCL's per-hop figures of (f, a) hold (coll_nccl_wire_of):
+ * the reference wire of one hop within a node and across nodes, us, and
+ * how many hops of each class NCCL's latency formula counts. */
+typedef struct {
+  double intra_us, inter_us;
+  double intra_hops, inter_hops;
+} coll_nccl_wire;
+
+/* NCCL's per-hop figures (hwLat) are measured per hop, wire included:
+ * the reference wire is what a hop of the hardware they stand for spends
+ * on the wire, which the simulated routes charge too.  On several nodes
+ * the plan lets the pipeline's first piece (the fill NCCL's latency term
+ * stands for) pay only its routes' latency above it (coll_run.wire_ref_*),
+ * and takes the deficit of a route below it off the per-hop term over
+ * NCCL's own hops (nccl_plan.c), so at the reference a run costs NCCL's
+ * latency plus its simulated transfers, and a latency what-if moves it by
+ * the routes' change.  O(1). */
+void coll_nccl_wire_of(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_nccl_wire *out);
 
 /* NCCL's NVLink rate per link in GB/s for an SM architecture (its
  * nvlink bandwidth table, nccl_tuner.c). */

@@ -30,6 +30,9 @@ typedef struct {
   double (*p2p_net_efficiency)(const coll_nccl_model *m, uint64_t peer_bytes, int net_peers);
   /* NULL: no send/recv pipeline fill (coll_nccl_p2p_fill_us). */
   double (*p2p_fill_us)(const coll_nccl_model *m, uint64_t peer_bytes);
+  /* NULL: the per-hop figures hold no wire, the routes charge all of it
+   * (coll_nccl_wire_of). */
+  void (*wire)(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_nccl_wire *out);
   /* NULL: no ring drain (coll_nccl_ring_drain_us). */
   double (*ring_drain_us)(const coll_nccl_model *m, coll_nccl_func f, uint64_t s, uint64_t buffsize);
 } coll_nccl_tuner;

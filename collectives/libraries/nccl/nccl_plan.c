@@ -111,6 +111,70 @@ static void nccl_comm_of(const coll_rt *c, const coll_run *r, int n_nodes, int p
   *out = cm;
 }
 
+/* The reference wire of tuner tn's choice (coll_nccl_wire_of) on run r,
+ * for runs on several nodes of the config (one-node runs keep the routes' whole
+ * latency on top: no committed one-node table has the small sizes to
+ * decide them, doc/collectives.md "Wave l27h"): sets the run's
+ * wire_ref_intra / wire_ref_inter (the pipeline's first piece then pays
+ * only its routes' latency above them, coll_run_wire_less: NCCL's latency
+ * term is that fill) and returns the per-hop latency,
+ * us, that the routes below the reference give back: NCCL's hops of each
+ * class times the reference less the class's route latency (the route
+ * from member 0 to the first member on its node, and to the first on
+ * another node; the rail rings and trees join GPUs of one rail), never
+ * below zero.  So at the reference the run costs NCCL's latency plus its
+ * simulated transfers at every size, above it the routes add what they
+ * charge beyond it, below it NCCL's own hop count takes the difference
+ * off: continuous at the reference and never decreasing in the latency.
+ * 0 and no reference when the tuner reads its figures as the endpoints'
+ * own (tn->wire NULL).  O(n + route length). */
+/* Whether run r's members sit on more than one node of the config's node
+ * structure (topo_node_dims: a DGX-1's two NVLink tiers are one node,
+ * though NCCL's view above counts its tiers' groups as nodes).  O(n x
+ * dims). */
+static gboolean nccl_spans_nodes(const topo *t, const coll_run *r)
+{
+  if (topo_is_graph(t))
+    return FALSE;
+  for (int m = 1; m < r->n; m++)
+    for (int d = topo_node_dims(t); d < topo_n_dims(t); d++)
+      if (topo_rank_coord(t, r->ranks[m], d) != topo_rank_coord(t, r->ranks[0], d))
+        return TRUE;
+  return FALSE;
+}
+
+static double nccl_wire_ref(const coll_rt *c, coll_run *r, const coll_nccl_tuner *tn, const coll_nccl_model *mdl,
+                            coll_nccl_func f, coll_nccl_algo a, const int *node)
+{
+  int mi = -1, mo = -1;
+  for (int m = 1; m < r->n && (mi < 0 || mo < 0); m++) {
+    if (node[m] == node[0] && mi < 0)
+      mi = m;
+    if (node[m] != node[0] && mo < 0)
+      mo = m;
+  }
+  if (tn->wire == NULL || mo < 0 || !nccl_spans_nodes(c->t, r))
+    return 0.0;
+  coll_nccl_wire w;
+  tn->wire(mdl, f, a, &w);
+  sim_time_ps ri = 0, ro = 0;
+  if (!wisp_ps_from_us(w.intra_us, &ri) || !wisp_ps_from_us(w.inter_us, &ro))
+    return 0.0;
+  r->wire_ref_intra = ri;
+  r->wire_ref_inter = ro;
+  double back = 0;
+  net_hop h;
+  if (mi >= 0) {
+    net_hop_init(c->n, r->ranks[0], r->ranks[mi], &h);
+    back += w.intra_hops * MAX(w.intra_us - (double)h.latency / 1e6, 0.0);
+  }
+  if (mo >= 0) {
+    net_hop_init(c->n, r->ranks[0], r->ranks[mo], &h);
+    back += w.inter_hops * MAX(w.inter_us - (double)h.latency / 1e6, 0.0);
+  }
+  return back;
+}
+
 /* The algorithm forced on the tuner: the library's (NCCL_ALGO), else the
  * config's or --algo's wisp name where it names an NCCL algorithm. */
 static int nccl_forced_algo(const coll_rt *c, const coll_run *r, int n_nodes)
@@ -362,12 +426,15 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   }
   double base_us = 0, hop_us = 0;
   tn->latency(mdl, f, a, p, s, &base_us, &hop_us);
+  double back_us = nccl_wire_ref(c, r, tn, mdl, f, a, node);
   /* The tuner's p2p row has one step per round of NCCL's p2p schedule,
    * n - 1 rounds; NCCL skips the rounds that hold no send or receive
    * (src/enqueue.cc scheduleP2pTasksToPlan), so a rank pays one step per
    * peer it exchanges with (sendrecv: one, not n - 1). */
-  if (a == COLL_NALGO_P2P && n > 1)
+  if (a == COLL_NALGO_P2P && n > 1) {
     hop_us *= (double)MAX(p2p_peers, 1) / (double)(n - 1);
+    back_us *= (double)MAX(p2p_peers, 1) / (double)(n - 1);
+  }
   /* Each term saturates at the engine's limit (the run then reports the
    * overflow) instead of being dropped or wrapping: a library's launch may
    * be up to 2^63 ps, and the tuner's base grows with net_latency. */
@@ -392,7 +459,7 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
     nccl_nvls_loops(c, r, mdl, s);
   /* A calibrated per-step overhead scales NCCL's per-hop figures in the
    * time only (the choice above keeps NCCL's own). */
-  r->hop_us = hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0);
+  r->hop_us = MAX(hop_us * (lp->step_latency_scale > 0 ? lp->step_latency_scale : 1.0) - back_us, 0.0);
   nccl_pipeline(c, r, mdl, f, a, p, s);
   nccl_apply_algo(r, a, f, node, n_nodes, ppn);
   g_free(mdl);
@@ -484,6 +551,7 @@ const coll_nccl_tuner coll_nccl_tuner_default = {
   .p2p_net_efficiency = coll_nccl_p2p_net_efficiency,
   .p2p_fill_us = coll_nccl_p2p_fill_us,
   .ring_drain_us = coll_nccl_ring_drain_us,
+  .wire = coll_nccl_wire_of,
 };
 
 const coll_lib_ops coll_nccl_ops = {

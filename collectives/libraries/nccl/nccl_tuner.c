@@ -643,6 +643,60 @@ void coll_nccl_latency(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_alg
   *hop_us = lat - *base_us;
 }
 
+/* The reference wire of one NCCL hop, us.  NCCL's figures hold the
+ * network's latency: the tuner adds a net plugin's reported latency only
+ * beyond them (src/graph/tuning.cc: interLat += graphs[a]->latencyInter),
+ * NCCL's IB and socket transports report 0 (src/transport/net_ib/init.cc,
+ * net_socket.cc: "Not set") and the example plugin says 0 means "use
+ * default NCCL values" (plugins/net/example/plugin.c).  NCCL gives no
+ * figure for the wire alone, so the reference is the route of wisp's DGX
+ * presets, the systems those figures are tuned on [ASSUMPTION:
+ * presets/dgx-*.yaml, whose latencies are assumptions themselves]:
+ * GPU-NVSwitch-GPU 2 x 500 ns, GPU-IB switch-GPU 2 x 1 us.  PCI has no
+ * preset: 0 (its figures read as the endpoints' own). */
+#define NCCL_REF_WIRE_NVLINK_US 1.0
+#define NCCL_REF_WIRE_NET_US 2.0
+
+void coll_nccl_wire_of(const coll_nccl_model *m, coll_nccl_func f, coll_nccl_algo a, coll_nccl_wire *out)
+{
+  const coll_nccl_comm *c = &m->comm;
+  int n = c->n_ranks, nodes = MAX(c->n_nodes, 1);
+  int ppn = n / nodes;
+  double intra = 0, inter = 0;
+  /* The hops ncclTopoTuneModel's latency counts (coll_nccl_model_build). */
+  switch (a) {
+  case COLL_NALGO_RING:
+    if (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE) {
+      intra = nodes == 1 ? 1 : 0;
+      inter = nodes == 1 ? 0 : 1;
+    } else {
+      inter = nodes == 1 ? 0 : f == COLL_NFUNC_ALL_REDUCE ? 2 * (nodes - 1) : nodes - 1;
+      intra = n_steps(f, n) - inter;
+    }
+    break;
+  case COLL_NALGO_TREE:
+    intra = 2.0 * (ppn - 1);
+    inter = 2.0 * log2i(nodes);
+    break;
+  case COLL_NALGO_NVLS:
+    intra = 1;
+    inter = nodes > 1 ? 1 : 0;
+    break;
+  case COLL_NALGO_NVLS_TREE:
+    intra = 1;
+    inter = 2.0 * log2i(nodes);
+    break;
+  case COLL_NALGO_P2P:
+    intra = nodes == 1 ? n - 1 : 0;
+    inter = nodes == 1 ? 0 : n - 1;
+    break;
+  default:
+    break;
+  }
+  *out = (coll_nccl_wire){ c->nvlink ? NCCL_REF_WIRE_NVLINK_US : 0.0, NCCL_REF_WIRE_NET_US, MAX(intra, 0.0),
+                           MAX(inter, 0.0) };
+}
+
 /* NCCL_STEPS and the LL/LL128 buffer sizes [nccl] src/include/device.h:
  * LL: NCCL_LL_LINES_PER_THREAD (8) x NCCL_LL_MAX_NTHREADS (512) x
  * NCCL_STEPS lines of 16 bytes = 512 KiB; LL128:

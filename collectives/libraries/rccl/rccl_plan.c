@@ -33,6 +33,11 @@ static const coll_nccl_tuner rccl_tuner = {
    * rccl-tests runs are -g 8 (one process). */
   .p2p_fill_us = NULL,
   .ring_drain_us = NULL,
+  /* RCCL's per-hop figures (tuning_model_5.hwLat) are read as NCCL's are,
+   * the routes charging their whole latency on top; no public MI300X
+   * run at small sizes on several nodes says which xGMI and RoCE wire
+   * they hold, so no reference wire (coll_nccl_wire_of) yet. */
+  .wire = NULL,
 };
 
 /* Whether every member of run r sits on one node of a topology whose
