@@ -122,6 +122,7 @@ struct coll_run {
   gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
   sim_time_ps t_base; /* base latency and kernel launch before the first step */
+  sim_time_ps t_host; /* nccl: the host thread's launches (in t_base), the host stage of nccl-tests' loop */
   double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
   /* Step pipeline (nccl): chunk c runs step k once chunk c-lanes of the
    * same member has finished step k and the sends of step k of chunk

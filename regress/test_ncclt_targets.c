@@ -55,22 +55,27 @@ static const char h100_yaml[] =
  * GPU, no NVLS (sm 80); 4 x 100 Gb/s EFA per node = 50 Gb/s per GPU;
  * net_latency 75 us: what aws-ofi-nccl reports to NCCL's tuner on
  * p4d.24xlarge (aws/aws-ofi-nccl @2daf7d3 src/platform-aws.cpp, .latency =
- * 75.0), as presets and test_nccl_tests.c do for p5. */
+ * 75.0), as presets and test_nccl_tests.c do for p5.  NCCL 2.9.9: the
+ * log's version line (nccl_version 20909). */
 static const char p4d_yaml[] =
   "schema_version: 1\nname: aws-p4d-spec\nmodel: analytical\n"
   "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
   "  - {name: efa, kind: switch, size: %d, bandwidth: 50Gbps, latency: 1us}\n"
-  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, net_latency: 75us}\n";
+  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, net_latency: 75us, nccl_version: 20909}\n";
 
 /* One 8 x A100-SXM4-40GB node (NVIDIA A100 datasheet): NVLink 3 through
  * NVSwitch, 600 GB/s bidirectional = 300 GB/s per direction per GPU, no
  * NVLS (sm 80).  The network tier is unused by the one-node SuperBench
- * tables; 200 Gb/s per GPU as NVIDIA's DGX A100 (8 x ConnectX-6 HDR). */
+ * tables; 200 Gb/s per GPU as NVIDIA's DGX A100 (8 x ConnectX-6 HDR).
+ * NCCL version: the logs do not print it, but they print NCCL's "Launch
+ * mode Parallel" line, which NCCL prints up to 2.12 (NVIDIA/nccl
+ * src/enqueue.cc ncclLaunchKernel; gone at tag v2.13.4-1): 2.12, the
+ * latest version the line allows (nccl_version 21200). */
 static const char a100_yaml[] =
   "schema_version: 1\nname: a100-spec\nmodel: analytical\n"
   "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
   "  - {name: ib, kind: switch, size: %d, bandwidth: 200Gbps, latency: 1us}\n"
-  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80}\n";
+  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, nccl_version: 21200}\n";
 
 /* Google Cloud A4 (a4-highgpu-8g, Google's machine-type page): 8 x B200 on
  * NVLink 5 through NVSwitch, 1,800 GB/s bidirectional = 900 GB/s per
