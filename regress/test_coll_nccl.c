@@ -95,6 +95,45 @@ static void test_broadcast_pipeline(void)
   topo_free(t);
 }
 
+/* Ring broadcast, Simple, 4 channels: NCCL moves one chunk per channel
+ * (broadcast.h realChunkSize = min(chunkSize, DIVUP(S, nChannels))), a
+ * rank forwards a chunk once it holds all of it, and the channels do not
+ * wait for each other, so the 4 chunks follow each other down the chain
+ * of 3 hops: T = latency + (4 + 3 - 1) x S / 4 / B.  S = 1 MiB (4 x 256
+ * KiB) and 2 MiB (4 x 512 KiB, the slice) have the same pieces and hops,
+ * so the pipeline adds 6 x 262,144 B / 100 GB/s = 15,728.64 ns from
+ * T(1 MiB) to T(2 MiB) (all channels' chunks as one piece, as before: 3 x
+ * 1 MiB / B = 31,457.28 ns).  One GPU per process (-g 1), so the ring's
+ * drain (/coll/nccl/ring-drain) adds its last slice, a channel's chunk
+ * here, at 20.3 GB/s: 262,144 B more, 12,913.30 ns; 28,641.94 ns in all.
+ * Same switch and rates as test_broadcast_pipeline. */
+static void test_broadcast_channel_chunks(void)
+{
+  GError *error = NULL;
+  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
+                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
+                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
+                             "bcast4", &error);
+  g_assert_no_error(error);
+  coll_policy *pol = nccl_policy(t, 4, COLL_PROTO_SIMPLE, 1);
+  int ranks[4] = { 0, 1, 2, 3 };
+  sim_time_ps t1 = 0, t2 = 0;
+  coll_info info;
+  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = 1u << 20, .ranks = ranks, .n_ranks = 4, .root = 0 };
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t1, &info, &error));
+  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
+  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
+  d.bytes = 2u << 20;
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t2, &info, &error));
+  g_assert_no_error(error);
+  double expect_ps = (6.0 * 262144.0 / 100e9 + 262144.0 / 20.3e9) * 1e12; /* 28,641,937 ps */
+  g_test_message("T(1 MiB) %.3f us, T(2 MiB) %.3f us, difference %.3f us, expected 6 x S/4/B + drain %.3f us",
+                 t1 / 1e6, t2 / 1e6, (double)(t2 - t1) / 1e6, expect_ps / 1e6);
+  g_assert_cmpfloat(fabs((double)(t2 - t1) - expect_ps), <=, 64.0);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 /* nccl-tests' loop: one host thread launching 8 GPUs' kernels (4 us each,
  * the library's launch) takes 32 us per iteration, more than the GPUs'
  * 8-byte all-reduce, so an iteration costs exactly 32 us; with one GPU per
@@ -598,6 +637,7 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/slices", test_slices);
   g_test_add_func("/coll/nccl/tree-chunks", test_tree_chunks);
   g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
+  g_test_add_func("/coll/nccl/broadcast-channel-chunks", test_broadcast_channel_chunks);
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
   g_test_add_func("/coll/nccl/latency-monotone", test_latency_monotone);
   g_test_add_func("/coll/nccl/latency-terms", test_latency_terms);

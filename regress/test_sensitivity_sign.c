@@ -82,7 +82,8 @@ typedef struct {
  * a time; a ring broadcast's 1 MiB-per-lane slices that cross the faster
  * NIC reach the next node's NVLink port earlier and queue ahead of the
  * lanes on the critical chain.  dgx-h100 ring/Simple broadcast 64 MiB:
- * IB 400/800/1600 Gb/s: 483.0/488.4/507.2 us; with NVLink at 3600 GB/s
+ * IB 400/800/1600 Gb/s: 483.0/488.4/507.2 us (before g27h; now 263.3 us
+ * at 400 and 800); with NVLink at 3600 GB/s
  * (port uncontended) 284.9/180.0/127.9 us.  Open: tier A's FIFO order,
  * not the machine (tier B: 441.7/427.9/422.5 us). */
 #define SENS_WHY_FIFO "tier A first-come-first-served NVLink port: faster NIC slices queue ahead of the critical lane"
@@ -105,7 +106,6 @@ static const sens_exception sens_exceptions[] = {
   { "dgx-h100", "flow", "latency", "ib", "ALL_GATHER", 8192, FALSE, SENS_WHY_PHASE ": 81.979 -> 83.144" },
   { "dgx-h100", "flow", "latency", "ib", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 173.857 -> 192.258" },
   { "dgx-h100", "flow", "latency", "ib", "REDUCE_SCATTER", 64u << 20, FALSE, SENS_WHY_SHARING ": 260.670 -> 274.900" },
-  { "dgx-h100", "flow", "latency", "ib", "BROADCAST", 64u << 20, FALSE, SENS_WHY_UNIDENTIFIED ": 437.075 -> 441.035" },
   { "perlmutter", "flow", "bandwidth", "nvlink", "ALL_REDUCE", 64u << 20, FALSE, SENS_WHY_SHARING ": 1458.485 -> 1463.561" },
   { "perlmutter", "flow", "bandwidth", "nvlink", "ALL_GATHER", 1u << 20, FALSE, SENS_WHY_SHARING ": 221.764 -> 224.704" },
   { "perlmutter", "flow", "latency", "nvlink", "ALL_REDUCE", 64u << 20, FALSE, SENS_WHY_SHARING ": 1458.485 -> 1492.985" },
@@ -115,8 +115,8 @@ static const sens_exception sens_exceptions[] = {
   { "dgx-h100", "flow", "latency", "nvlink", "ALL_GATHER", 64u << 20, FALSE, SENS_WHY_UNIDENTIFIED ": 5610.097 -> 5618.308" }, /* h27g, ring/Simple: ring@flat x8 rails */
   { "perlmutter", "flow", "latency", "nvlink", "REDUCE_SCATTER", 64u << 20, FALSE, SENS_WHY_UNIDENTIFIED ": 753.839 -> 759.221" }, /* h27g, ring/Simple: ring@flat x4 rails */
   { "perlmutter", "flow", "latency", "nvlink", "ALL_GATHER", 64u << 20, FALSE, SENS_WHY_UNIDENTIFIED ": 10800.661 -> 10820.892" }, /* h27g, ring/Simple: ring@flat x4 rails */
-  { "dgx-h100", "analytical", "bandwidth", "ib", "BROADCAST", 64u << 20, TRUE, SENS_WHY_FIFO ": 482.971 -> 488.418" },
-  { "perlmutter", "analytical", "bandwidth", "slingshot", "BROADCAST", 1u << 20, TRUE, SENS_WHY_FIFO ": 47.698 -> 49.276" },
+  { "dgx-h100", "analytical", "bandwidth", "ib", "BROADCAST", 64u << 20, TRUE, SENS_WHY_FIFO ": 263.292 -> 263.320 (482.971 -> 488.418 before g27h's per-channel broadcast chunks)" },
+  { "perlmutter", "analytical", "bandwidth", "slingshot", "BROADCAST", 1u << 20, TRUE, SENS_WHY_FIFO ": 46.368 -> 47.104 (47.698 -> 49.276 before g27h)" },
 };
 
 /* The index of the listed exception for this case, or -1.  O(list). */

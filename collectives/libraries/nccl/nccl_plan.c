@@ -138,8 +138,18 @@ static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *
 {
   const coll_library_params *lp = &c->pol.lib;
   int n = r->n;
-  if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE))
-    r->pipe_bytes = coll_nccl_slice_bytes(f, a, p, lp->buffsize) * (uint64_t)MAX(mdl->channels, 1);
+  /* Ring broadcast and reduce move one chunk per channel and loop
+   * (src/device/broadcast.h, reduce.h: realChunkSize = min(chunkSize,
+   * DIVUP(size, nChannels)), one slice of BROADCAST/REDUCE_CHUNKSTEPS 1
+   * step); each rank forwards a channel's chunk once it has all of it
+   * (prims GenericOp posts the step after the slice), and the channels,
+   * one thread block each, do not wait for one another, so their chunks
+   * follow each other down the chain instead of crossing each hop
+   * together: the pipelined unit is one channel's chunk. */
+  if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE)) {
+    uint64_t ch = (uint64_t)MAX(mdl->channels, 1);
+    r->pipe_bytes = MIN(coll_nccl_slice_bytes(f, a, p, lp->buffsize), MAX((s + ch - 1) / ch, (uint64_t)1));
+  }
   if (a == COLL_NALGO_TREE) {
     /* NCCL's tree pipelines chunks up and down the tree; wisp's tree
      * depth (levels of a binary tree over n) stands for NCCL's. */
