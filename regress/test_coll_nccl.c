@@ -59,6 +59,31 @@ static coll_policy *nccl_policy(const topo *t, int channels, int proto, int gpus
   return pol;
 }
 
+/* The ring/Simple broadcast times T(s1) and T(2 s1) of 4 ranks on one 100
+ * GB/s switch with `channels` channels, one GPU per process (the plan's
+ * choice is checked). */
+static void bcast_pair(int channels, uint64_t s1, sim_time_ps *t1, sim_time_ps *t2)
+{
+  GError *error = NULL;
+  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
+                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
+                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
+                             "bcast", &error);
+  g_assert_no_error(error);
+  coll_policy *pol = nccl_policy(t, channels, COLL_PROTO_SIMPLE, 1);
+  int ranks[4] = { 0, 1, 2, 3 };
+  coll_info info;
+  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = s1, .ranks = ranks, .n_ranks = 4, .root = 0 };
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, t1, &info, &error));
+  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
+  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
+  d.bytes = 2 * s1;
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, t2, &info, &error));
+  g_assert_no_error(error);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 /* Ring broadcast, Simple, one channel: pieces of one 512 KiB slice flow
  * along the ring, so doubling S adds S / B (the extra pieces leave the
  * root one behind the other), not (n - 1) S / B as forwarding the whole
@@ -69,30 +94,13 @@ static coll_policy *nccl_policy(const topo *t, int channels, int proto, int gpus
  * picosecond per piece of rounding. */
 static void test_broadcast_pipeline(void)
 {
-  GError *error = NULL;
-  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
-                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
-                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
-                             "bcast", &error);
-  g_assert_no_error(error);
-  coll_policy *pol = nccl_policy(t, 1, COLL_PROTO_SIMPLE, 1);
-  int ranks[4] = { 0, 1, 2, 3 };
   sim_time_ps t1 = 0, t2 = 0;
-  coll_info info;
-  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = 64u << 20, .ranks = ranks, .n_ranks = 4, .root = 0 };
-  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t1, &info, &error));
-  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
-  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
-  d.bytes = 128u << 20;
-  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t2, &info, &error));
-  g_assert_no_error(error);
+  bcast_pair(1, 64u << 20, &t1, &t2);
   double expect_ps = 67108864.0 / 100e9 * 1e12; /* 671,088,640 ps */
   g_test_message("T(64 MiB) %.3f us, T(128 MiB) %.3f us, difference %.3f us, expected S/B %.3f us "
                  "(unpipelined: 3 S/B = %.3f us)", t1 / 1e6, t2 / 1e6, (double)(t2 - t1) / 1e6, expect_ps / 1e6,
                  3 * expect_ps / 1e6);
   g_assert_cmpfloat(fabs((double)(t2 - t1) - expect_ps), <=, 256.0);
-  coll_policy_free(pol);
-  topo_free(t);
 }
 
 /* Ring broadcast, Simple, 4 channels: NCCL moves one chunk per channel
@@ -109,29 +117,12 @@ static void test_broadcast_pipeline(void)
  * Same switch and rates as test_broadcast_pipeline. */
 static void test_broadcast_channel_chunks(void)
 {
-  GError *error = NULL;
-  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
-                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
-                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
-                             "bcast4", &error);
-  g_assert_no_error(error);
-  coll_policy *pol = nccl_policy(t, 4, COLL_PROTO_SIMPLE, 1);
-  int ranks[4] = { 0, 1, 2, 3 };
   sim_time_ps t1 = 0, t2 = 0;
-  coll_info info;
-  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = 1u << 20, .ranks = ranks, .n_ranks = 4, .root = 0 };
-  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t1, &info, &error));
-  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
-  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
-  d.bytes = 2u << 20;
-  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t2, &info, &error));
-  g_assert_no_error(error);
+  bcast_pair(4, 1u << 20, &t1, &t2);
   double expect_ps = (6.0 * 262144.0 / 100e9 + 262144.0 / 20.3e9) * 1e12; /* 28,641,937 ps */
   g_test_message("T(1 MiB) %.3f us, T(2 MiB) %.3f us, difference %.3f us, expected 6 x S/4/B + drain %.3f us",
                  t1 / 1e6, t2 / 1e6, (double)(t2 - t1) / 1e6, expect_ps / 1e6);
   g_assert_cmpfloat(fabs((double)(t2 - t1) - expect_ps), <=, 64.0);
-  coll_policy_free(pol);
-  topo_free(t);
 }
 
 /* nccl-tests' loop: one host thread launching 8 GPUs' kernels (4 us each,
