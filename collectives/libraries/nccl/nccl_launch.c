@@ -57,8 +57,10 @@ int coll_nccl_launch_channels(coll_nccl_algo a, coll_proto p, uint64_t s, int n_
  * lines fetched for the stores.  [ASSUMPTION] one round trip = 122 ns,
  * AnandTech's full-random DRAM latency of AMD EPYC Rome (the CPU of DGX
  * A100 and Azure's A100 VMs; anandtech.com/show/14694, "Memory
- * Subsystem: Latency", 128 MB, NPS1); not fitted to any nccl-tests
- * table. */
+ * Subsystem: Latency", 128 MB, NPS1).  Not fitted, but not blind
+ * either: the SuperBench A100 rows had put it near 0.2 us before this
+ * reading; below about 0.17 us the three SuperBench tables it helps
+ * fall back (doc/collectives.md "Wave g27h", sensitivity). */
 #define NCCL_WORK_SLOT_US (2 * 0.122)
 /* The first version without the per-channel FIFO: 2.13 replaced it by
  * one work FIFO per communicator filled in batches ([nccl] tag v2.13.4-1
