@@ -329,10 +329,6 @@ static void nccl_nvls_loops(const coll_rt *c, coll_run *r, const coll_nccl_model
   r->t_base = sim_time_add_sat(r->t_base, more);
 }
 
-/* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
- * algorithm and protocol for this size, their efficiencies, base and
- * per-hop latency, pipeline, and the wisp algorithms that carry it out.
- * O(n x dims) plus the tuner's table. */
 /* The host thread's launches for one collective (nccl-tests -g: one
  * thread launches for gpus_per_thread GPUs, one after the other): each
  * pays the launch and, before NCCL 2.13, one work-FIFO slot per launched
@@ -359,6 +355,10 @@ static sim_time_ps nccl_host_ps(const coll_library_params *lp, const coll_nccl_c
   return ps;
 }
 
+/* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
+ * algorithm and protocol for this size, their efficiencies, base and
+ * per-hop latency, pipeline, and the wisp algorithms that carry it out.
+ * O(n x dims) plus the tuner's table. */
 void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll_nccl_tuner *tn)
 {
   const coll_library_params *lp = &c->pol.lib;
