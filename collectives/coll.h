@@ -107,6 +107,7 @@ typedef struct {
                               library nccl: prefixed with "ALGO/PROTO: " */
   int nccl_algo;           /* library nccl: NCCL's algorithm (coll_nccl_algo), else -1 */
   int proto;               /* library nccl: NCCL's protocol (coll_proto), else -1 */
+  sim_time_ps host_ps;     /* library nccl/rccl: the host thread's launches for this collective, else 0 */
   /* Library model (zero for nccl), known when coll_start returns: */
   sim_time_ps reg_max_ps;  /* largest registration wait of a member (JIT miss or ROA barrier) */
   int barrier_hits;        /* members blocked by the ROA readiness barrier */

@@ -280,6 +280,7 @@ static void start_run(coll_rt *c, const coll_desc *d, coll_done_fn done, void *c
   if (info != NULL && r->stream) {
     info->nccl_algo = r->nalgo;
     info->proto = r->proto;
+    info->host_ps = r->t_host;
   }
   if (c->ops->start != NULL)
     c->ops->start(c, r, d, info);
@@ -335,6 +336,9 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
   sim_engine *sim = sim_engine_new(FALSE);
   net *n = net_new(sim, t, tier);
   coll_rt *c = coll_rt_new(sim, n, policy);
+  coll_info own;
+  if (info == NULL)
+    info = &own;
   coll_start(c, d, NULL, NULL, 0, info);
   sim_run(sim, SIM_TIME_MAX);
   gboolean ok = c->runs == NULL && !sim_time_overflowed(sim);
@@ -358,8 +362,10 @@ gboolean coll_measure_lib(const topo *t, net_tier tier, const coll_policy *polic
      * a two-stage pipeline, so an iteration costs the slower stage:
      * max(host launches, GPU time), the GPU time being the simulated time
      * after the launches.  (The first iteration's fill, min / iterations,
-     * is left out: under 5 % at nccl-tests' 20 iterations.) */
-    sim_time_ps host = lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
+     * is left out: under 5 % at nccl-tests' 20 iterations.)  The host
+     * stage is the plan's (nccl_plan.c nccl_host_ps: launches and, before
+     * NCCL 2.13, the work-FIFO slots of the launched channels). */
+    sim_time_ps host = info->host_ps > 0 ? info->host_ps : lp->launch * (sim_time_ps)MAX(lp->gpus_per_thread, 1);
     sim_time_ps gpu = *time_ps > host ? *time_ps - host : 0;
     *time_ps = MAX(host, gpu);
   }

@@ -122,6 +122,7 @@ struct coll_run {
   gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
   sim_time_ps t_base; /* base latency and kernel launch before the first step */
+  sim_time_ps t_host; /* nccl: the host thread's launches (in t_base), the host stage of nccl-tests' loop */
   double hop_us;      /* the tuner's per-hop latency, spread over the plan's steps */
   /* The wire latency the library's per-hop figures hold per route, ps
    * (NCCL's reference wire, coll_nccl_plan.h): a transfer within a node

@@ -59,6 +59,31 @@ static coll_policy *nccl_policy(const topo *t, int channels, int proto, int gpus
   return pol;
 }
 
+/* The ring/Simple broadcast times T(s1) and T(2 s1) of 4 ranks on one 100
+ * GB/s switch with `channels` channels, one GPU per process (the plan's
+ * choice is checked). */
+static void bcast_pair(int channels, uint64_t s1, sim_time_ps *t1, sim_time_ps *t2)
+{
+  GError *error = NULL;
+  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
+                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
+                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
+                             "bcast", &error);
+  g_assert_no_error(error);
+  coll_policy *pol = nccl_policy(t, channels, COLL_PROTO_SIMPLE, 1);
+  int ranks[4] = { 0, 1, 2, 3 };
+  coll_info info;
+  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = s1, .ranks = ranks, .n_ranks = 4, .root = 0 };
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, t1, &info, &error));
+  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
+  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
+  d.bytes = 2 * s1;
+  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, t2, &info, &error));
+  g_assert_no_error(error);
+  coll_policy_free(pol);
+  topo_free(t);
+}
+
 /* Ring broadcast, Simple, one channel: pieces of one 512 KiB slice flow
  * along the ring, so doubling S adds S / B (the extra pieces leave the
  * root one behind the other), not (n - 1) S / B as forwarding the whole
@@ -69,30 +94,35 @@ static coll_policy *nccl_policy(const topo *t, int channels, int proto, int gpus
  * picosecond per piece of rounding. */
 static void test_broadcast_pipeline(void)
 {
-  GError *error = NULL;
-  topo *t = topo_load_string("schema_version: 1\nmodel: analytical\n"
-                             "dims:\n  - {name: nvlink, kind: switch, size: 4, bandwidth: 100GB/s, latency: 500ns}\n"
-                             "library: {name: nccl, sm: 90, nvlink_link_bw: 20.6GB/s}\n",
-                             "bcast", &error);
-  g_assert_no_error(error);
-  coll_policy *pol = nccl_policy(t, 1, COLL_PROTO_SIMPLE, 1);
-  int ranks[4] = { 0, 1, 2, 3 };
   sim_time_ps t1 = 0, t2 = 0;
-  coll_info info;
-  coll_desc d = { .type = ET_COLL_BROADCAST, .bytes = 64u << 20, .ranks = ranks, .n_ranks = 4, .root = 0 };
-  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t1, &info, &error));
-  g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
-  g_assert_cmpint(info.proto, ==, COLL_PROTO_SIMPLE);
-  d.bytes = 128u << 20;
-  g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &t2, &info, &error));
-  g_assert_no_error(error);
+  bcast_pair(1, 64u << 20, &t1, &t2);
   double expect_ps = 67108864.0 / 100e9 * 1e12; /* 671,088,640 ps */
   g_test_message("T(64 MiB) %.3f us, T(128 MiB) %.3f us, difference %.3f us, expected S/B %.3f us "
                  "(unpipelined: 3 S/B = %.3f us)", t1 / 1e6, t2 / 1e6, (double)(t2 - t1) / 1e6, expect_ps / 1e6,
                  3 * expect_ps / 1e6);
   g_assert_cmpfloat(fabs((double)(t2 - t1) - expect_ps), <=, 256.0);
-  coll_policy_free(pol);
-  topo_free(t);
+}
+
+/* Ring broadcast, Simple, 4 channels: NCCL moves one chunk per channel
+ * (broadcast.h realChunkSize = min(chunkSize, DIVUP(S, nChannels))), a
+ * rank forwards a chunk once it holds all of it, and the channels do not
+ * wait for each other, so the 4 chunks follow each other down the chain
+ * of 3 hops: T = latency + (4 + 3 - 1) x S / 4 / B.  S = 1 MiB (4 x 256
+ * KiB) and 2 MiB (4 x 512 KiB, the slice) have the same pieces and hops,
+ * so the pipeline adds 6 x 262,144 B / 100 GB/s = 15,728.64 ns from
+ * T(1 MiB) to T(2 MiB) (all channels' chunks as one piece, as before: 3 x
+ * 1 MiB / B = 31,457.28 ns).  One GPU per process (-g 1), so the ring's
+ * drain (/coll/nccl/ring-drain) adds its last slice, a channel's chunk
+ * here, at 20.3 GB/s: 262,144 B more, 12,913.30 ns; 28,641.94 ns in all.
+ * Same switch and rates as test_broadcast_pipeline. */
+static void test_broadcast_channel_chunks(void)
+{
+  sim_time_ps t1 = 0, t2 = 0;
+  bcast_pair(4, 1u << 20, &t1, &t2);
+  double expect_ps = (6.0 * 262144.0 / 100e9 + 262144.0 / 20.3e9) * 1e12; /* 28,641,937 ps */
+  g_test_message("T(1 MiB) %.3f us, T(2 MiB) %.3f us, difference %.3f us, expected 6 x S/4/B + drain %.3f us",
+                 t1 / 1e6, t2 / 1e6, (double)(t2 - t1) / 1e6, expect_ps / 1e6);
+  g_assert_cmpfloat(fabs((double)(t2 - t1) - expect_ps), <=, 64.0);
 }
 
 /* nccl-tests' loop: one host thread launching 8 GPUs' kernels (4 us each,
@@ -585,12 +615,86 @@ static void test_ring_copy_bound(void)
   g_assert_cmpfloat(coll_nccl_ring_copy_GBps(&one), ==, 0.0);
 }
 
+/* NCCL <= 2.12's host work per launched channel (nccl_launch.c).
+ * Channels launched (getAlgoInfo: drop channels while S < channels x
+ * threads x threshold): ring LL on 8 ranks, 512 threads x 8 B x 8 ranks =
+ * 32,768 B per channel: 8 B -> 1, 64 KiB -> 2, 100,000 B -> 3, 512 KiB ->
+ * 16, 1 MiB -> 24 (the communicator's); tree LL (no rank factor) 4,096 B
+ * per channel: 64 KiB -> 16; LL128 640 x 8 = 5,120 B: 64 KiB -> 12;
+ * Simple 512 x 64 = 32,768 B: 1 MiB -> 24.  The communicator of one A100
+ * node: NCCL's view 12 x 20 = 240 GB/s, 6 channels of 40, duplicated to
+ * 12, doubled to 24; H100 (370.8): 6 x 60 -> 12 -> 24.  Host per GPU:
+ * 4 us + 24 x 0.244 = 9.856 us before 2.13, 4 us from 2.13 on and for the
+ * tuner's own version (0).  End to end, 8 GPUs on one thread (-g 8),
+ * nccl_version 2.12: a 64 KiB all-reduce (ring LL, 2 channels) costs the
+ * host 8 x (4 + 2 x 0.244) = 35.904 us and a 1 MiB one 8 x 9.856 =
+ * 78.848 us, above the GPU's time, so they are nccl-tests' times; without
+ * the version the 64 KiB one is 8 x 4 = 32 us and the 1 MiB one is the
+ * GPU's time, above 32 us and below 78.848 (49.9 us when written). */
+static void test_launch_channels(void)
+{
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_LL, 8, 8, 24), ==, 1);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_LL, 65536, 8, 24), ==, 2);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_LL, 100000, 8, 24), ==, 3);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_LL, 524288, 8, 24), ==, 16);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_LL, 1048576, 8, 24), ==, 24);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_TREE, COLL_PROTO_LL, 65536, 8, 24), ==, 16);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_LL128, 65536, 8, 24), ==, 12);
+  g_assert_cmpint(coll_nccl_launch_channels(COLL_NALGO_RING, COLL_PROTO_SIMPLE, 1048576, 8, 24), ==, 24);
+  coll_nccl_comm a100 = { .n_ranks = 8, .n_nodes = 1, .sm = 80, .nvlink = TRUE, .intra_GBps = 300.0,
+                          .link_GBps = 25.0 };
+  g_assert_cmpint(coll_nccl_comm_channels(&a100), ==, 24);
+  coll_nccl_comm h100 = { .n_ranks = 8, .n_nodes = 1, .sm = 90, .nvlink = TRUE, .intra_GBps = 450.0,
+                          .link_GBps = 25.0 };
+  g_assert_cmpint(coll_nccl_comm_channels(&h100), ==, 24);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_host_launch_us(4.0, 21200, 24), 9.856, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_host_launch_us(4.0, 20909, 2), 4.488, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_host_launch_us(4.0, 21300, 24), 4.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon(coll_nccl_host_launch_us(4.0, 0, 24), 4.0, 1e-9);
+
+  GError *error = NULL;
+  const int version[2] = { 21200, 0 };
+  const uint64_t bytes[2] = { 65536, 1048576 };
+  const sim_time_ps want[2][2] = { { 35904 * SIM_PS_PER_NS, 78848 * SIM_PS_PER_NS },
+                                   { 32 * SIM_PS_PER_US, 0 } }; /* 0: GPU-bound, bounds below */
+  int ranks[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  for (int v = 0; v < 2; v++) {
+    char *y = g_strdup_printf("schema_version: 1\nmodel: analytical\n"
+                              "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
+                              "library: {name: nccl, sm: 80, nccl_version: %d}\n", version[v]);
+    topo *t = topo_load_string(y, "launch", &error);
+    g_assert_no_error(error);
+    coll_policy *pol = nccl_policy(t, 0, COLL_PROTO_AUTO, 8);
+    for (int k = 0; k < 2; k++) {
+      coll_desc d = { .type = ET_COLL_ALL_REDUCE, .bytes = bytes[k], .ranks = ranks, .n_ranks = 8, .root = -1 };
+      sim_time_ps ps = 0;
+      coll_info info;
+      g_assert_true(coll_measure(t, net_default_tier(t), pol, &d, &ps, &info, &error));
+      g_assert_no_error(error);
+      g_assert_cmpint(info.nccl_algo, ==, COLL_NALGO_RING);
+      g_assert_cmpint(info.proto, ==, COLL_PROTO_LL);
+      g_test_message("A100 -g 8, version %d, all-reduce %" G_GUINT64_FORMAT " B: %.3f us", version[v], bytes[k],
+                     ps / 1e6);
+      if (want[v][k] > 0) {
+        g_assert_cmpuint(ps, ==, want[v][k]);
+      } else {
+        g_assert_cmpuint(ps, >, 32 * SIM_PS_PER_US);
+        g_assert_cmpuint(ps, <, want[0][k]);
+      }
+    }
+    coll_policy_free(pol);
+    topo_free(t);
+    g_free(y);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/coll/nccl/slices", test_slices);
   g_test_add_func("/coll/nccl/tree-chunks", test_tree_chunks);
   g_test_add_func("/coll/nccl/broadcast-pipeline", test_broadcast_pipeline);
+  g_test_add_func("/coll/nccl/broadcast-channel-chunks", test_broadcast_channel_chunks);
   g_test_add_func("/coll/nccl/timing-loop", test_timing_loop);
   g_test_add_func("/coll/nccl/latency-monotone", test_latency_monotone);
   g_test_add_func("/coll/nccl/latency-terms", test_latency_terms);
@@ -603,5 +707,6 @@ int main(int argc, char **argv)
   g_test_add_func("/coll/nccl/p2p-fill", test_p2p_fill);
   g_test_add_func("/coll/nccl/ring-drain", test_ring_drain);
   g_test_add_func("/coll/nccl/nvls-loops", test_nvls_loops);
+  g_test_add_func("/coll/nccl/launch-channels", test_launch_channels);
   return g_test_run();
 }

@@ -855,6 +855,7 @@ static void test_config_errors(void)
     { "  name: hccl\n  b_copy: 0GB/s\n", "b_copy" },
     { "  name: hccl\n  p_remap: 1.5\n", "p_remap" },
     { "  name: nccl\n  net_efficiency: 1.02\n", "net_efficiency: '1.02' is out of range (0..1)" },
+    { "  name: nccl\n  nccl_version: 2.9\n", "nccl_version: '2.9' is not a valid NCCL_VERSION_CODE" },
     { "  name: hccl\n  registration: sometimes\n", "registration" },
     { "  name: hccl\n  t_exps: 1us\n", "unknown key 'library.t_exps'" },
     { "  name: hccl\n  cores: -3\n", "cores" },

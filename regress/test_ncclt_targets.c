@@ -9,9 +9,10 @@
  *      <= 64 KiB <= 30 % (a measure without sizes in the table passes);
  *   B  busbw |error| at sizes 1-32 MiB <= 25 % (tables with such sizes).
  * The targets: A on >= 80 % of the tables, B on >= 70 % of the tables that
- * have 1-32 MiB sizes.  A is met and checked (the test fails when it is
- * lost); B, not reached yet, is reported as an expected failure (`not ok #
- * TODO`) with the measured fractions; the targets are never loosened here.  Every table's figures are
+ * have 1-32 MiB sizes.  Both are met (A since n27e, B since g27h: 38 of
+ * 54) and checked: the test fails when A is lost or either count falls
+ * below its floor (B under 70 % with the floor kept would be reported as
+ * an expected failure, `not ok # TODO`); the targets are never loosened here.  Every table's figures are
  * printed (g_test_message) so the run is its own report.
  *
  * File names carry the shape of the run: SYSTEM-...-<N>node-<G>gpu.csv is
@@ -55,22 +56,27 @@ static const char h100_yaml[] =
  * GPU, no NVLS (sm 80); 4 x 100 Gb/s EFA per node = 50 Gb/s per GPU;
  * net_latency 75 us: what aws-ofi-nccl reports to NCCL's tuner on
  * p4d.24xlarge (aws/aws-ofi-nccl @2daf7d3 src/platform-aws.cpp, .latency =
- * 75.0), as presets and test_nccl_tests.c do for p5. */
+ * 75.0), as presets and test_nccl_tests.c do for p5.  NCCL 2.9.9: the
+ * log's version line (nccl_version 20909). */
 static const char p4d_yaml[] =
   "schema_version: 1\nname: aws-p4d-spec\nmodel: analytical\n"
   "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
   "  - {name: efa, kind: switch, size: %d, bandwidth: 50Gbps, latency: 1us}\n"
-  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, net_latency: 75us}\n";
+  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, net_latency: 75us, nccl_version: 20909}\n";
 
 /* One 8 x A100-SXM4-40GB node (NVIDIA A100 datasheet): NVLink 3 through
  * NVSwitch, 600 GB/s bidirectional = 300 GB/s per direction per GPU, no
  * NVLS (sm 80).  The network tier is unused by the one-node SuperBench
- * tables; 200 Gb/s per GPU as NVIDIA's DGX A100 (8 x ConnectX-6 HDR). */
+ * tables; 200 Gb/s per GPU as NVIDIA's DGX A100 (8 x ConnectX-6 HDR).
+ * NCCL version: the logs do not print it, but they print NCCL's "Launch
+ * mode Parallel" line, which NCCL prints up to 2.12 (NVIDIA/nccl
+ * src/enqueue.cc ncclLaunchKernel; gone at tag v2.13.4-1): 2.12, the
+ * latest version the line allows (nccl_version 21200). */
 static const char a100_yaml[] =
   "schema_version: 1\nname: a100-spec\nmodel: analytical\n"
   "dims:\n  - {name: nvlink, kind: switch, size: 8, bandwidth: 300GB/s, latency: 500ns}\n"
   "  - {name: ib, kind: switch, size: %d, bandwidth: 200Gbps, latency: 1us}\n"
-  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80}\n";
+  "collectives: {in_switch_reduction: false}\nlibrary: {name: nccl, sm: 80, nccl_version: 21200}\n";
 
 /* Google Cloud A4 (a4-highgpu-8g, Google's machine-type page): 8 x B200 on
  * NVLink 5 through NVSwitch, 1,800 GB/s bidirectional = 900 GB/s per
@@ -302,13 +308,14 @@ static void test_targets(void)
   g_test_message("tables missing A:%s", miss->str);
   /* The counts reached so far (wave 7, 2026-12-07: A 51, B 35 after h27g's
    * ring-graph bus; wave 8: A 53 with w27h's ring thread-block bound, the
-   * 80-rank all-gather and reduce-scatter) are a floor: a change that loses a table fails here
+   * 80-rank all-gather and reduce-scatter; B 38 with g27h's host work per
+   * launched channel and per-channel broadcast chunks) are a floor: a change that loses a table fails here
    * even while the percentages still read met, instead of hiding among
    * the expected failures.  Raise them when a change gains a table. */
   if (fa < 0.80) {
     g_test_fail_printf("target A no longer met: %s", fig);
-  } else if (a_ok < 53 || b_ok < 35) {
-    g_test_fail_printf("fewer tables than reached before (A 53, B 35; see tables missing A above): %s", fig);
+  } else if (a_ok < 53 || b_ok < 38) {
+    g_test_fail_printf("fewer tables than reached before (A 53, B 38; see tables missing A above): %s", fig);
   } else if (fb < 0.70) {
     char *msg = g_strdup_printf("NOT MET: target B; %s", fig);
     g_test_incomplete(msg);

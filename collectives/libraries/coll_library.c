@@ -148,6 +148,7 @@ static const pdesc params[] = {
   P("channels", PT_INT, channels, "channels", "[nccl] search.cc", "nccl: ring/tree channels; 0 = 16 on NVLink, 2 per 50 GB/s of NIC otherwise"),
   P("launch", PT_TIME, launch, "time", "[ASSUMPTION] order of a CUDA kernel launch", "nccl: host cost of launching one collective kernel; paid gpus_per_thread times"),
   P("gpus_per_thread", PT_INT, gpus_per_thread, "GPUs", "-", "nccl: GPUs one host thread drives (nccl-tests -g); their launches are serial"),
+  P("nccl_version", PT_INT, nccl_version, "NCCL_VERSION_CODE", "[pub] the log's NCCL version line", "nccl: NCCL_VERSION_CODE of the library that ran (20909 = 2.9.9); below 21300 (2.13) the host also fills one work-FIFO slot per launched channel (0.244 us each, paid with the launch); 0 = the version the tuner follows (2.29)"),
   P("net_overhead", PT_TIME, net_overhead, "time", "[nccl] getNetOverhead (x86 Intel)", "nccl: host cost of a network post (NCCL_NET_OVERHEAD)"),
   P("net_latency", PT_TIME, net_latency, "time", "[nccl] graph latencyInter (IB: 0)", "nccl: the network latency a net plugin reports to NCCL's tuner (graph latencyInter), added to every network hop of the tuner's cost model; steers the algorithm choice only (the topology's latencies are simulated)"),
   P("step_latency_scale", PT_DOUBLE, step_latency_scale, "ratio", "[FIT] wisp calibrate --nccl-tests; 1 = NCCL's tables", "nccl: multiplies NCCL's per-step (per-hop) latencies in the simulated time (the per-step overhead of a calibrated config); the tuner's choice keeps NCCL's figures"),

@@ -161,6 +161,7 @@ typedef struct {
   int channels;                      /* ring/tree channels; 0 = derived */
   sim_time_ps launch;                /* host cost of launching one collective kernel */
   int gpus_per_thread;               /* GPUs one host thread launches for (nccl-tests -g) */
+  int nccl_version;                  /* NCCL_VERSION_CODE (20909 = 2.9.9); 0 = the version the tuner follows */
   sim_time_ps net_overhead;          /* host cost of a network post (NCCL_NET_OVERHEAD) */
   sim_time_ps net_latency;           /* the NIC's own latency (NCCL graph latencyInter) */
   double step_latency_scale;         /* x NCCL's per-step (per-hop) latencies in the simulated time; 1 = NCCL's */

@@ -255,6 +255,27 @@ int coll_nccl_net_ring_channels(const coll_nccl_comm *c);
  * choice; 0 on one node.  O(1). */
 double coll_nccl_ring_copy_GBps(const coll_nccl_comm *c);
 
+/* The channels of the communicator as NCCL's init sets them (one node:
+ * the ring graph's, duplicated by ncclTopoDupChannels and ncclTopoPostset;
+ * several: coll_nccl_net_ring_channels), at least 1.  O(1). */
+int coll_nccl_comm_channels(const coll_nccl_comm *c);
+
+/* nccl_launch.c.  The channels (thread blocks) NCCL launches a collective
+ * of S bytes (nccl-tests' S; NCCL's nBytes, the whole buffer for
+ * all-gather and reduce-scatter) on with (a, p): comm_channels, fewer
+ * while S < channels x threads x the protocol's per-thread threshold
+ * (src/enqueue.cc getAlgoInfo, NCCL <= 2.12 and later alike).  A100 ring
+ * LL, 8 ranks: one channel per 32 KiB (64 KiB -> 2, 512 KiB -> 16).
+ * O(channels). */
+int coll_nccl_launch_channels(coll_nccl_algo a, coll_proto p, uint64_t s, int n_ranks, int comm_channels);
+
+/* The host thread's cost in us of launching one collective for one GPU:
+ * launch_us, plus, in NCCL versions before 2.13 (nccl_version in
+ * NCCL_VERSION_CODE form, e.g. 20909 for 2.9.9; <= 0 = the version the
+ * tuner follows, 2.29), the work-FIFO slot the host fills per launched
+ * channel (0.244 us each, nccl_launch.c).  O(1). */
+double coll_nccl_host_launch_us(double launch_us, int nccl_version, int launched_channels);
+
 /* Payload bytes of one pipeline slice of (f, a, p) on one channel, as
  * NCCL's calcCollChunking (src/enqueue.cc) sizes it: stepSize =
  * buffSizes[p] / NCCL_STEPS (8); Simple ring slices are sliceSteps steps

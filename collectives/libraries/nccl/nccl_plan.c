@@ -202,8 +202,18 @@ static void nccl_pipeline(const coll_rt *c, coll_run *r, const coll_nccl_model *
 {
   const coll_library_params *lp = &c->pol.lib;
   int n = r->n;
-  if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE))
-    r->pipe_bytes = coll_nccl_slice_bytes(f, a, p, lp->buffsize) * (uint64_t)MAX(mdl->channels, 1);
+  /* Ring broadcast and reduce move one chunk per channel and loop
+   * (src/device/broadcast.h, reduce.h: realChunkSize = min(chunkSize,
+   * DIVUP(size, nChannels)), one slice of BROADCAST/REDUCE_CHUNKSTEPS 1
+   * step); each rank forwards a channel's chunk once it has all of it
+   * (prims GenericOp posts the step after the slice), and the channels,
+   * one thread block each, do not wait for one another, so their chunks
+   * follow each other down the chain instead of crossing each hop
+   * together: the pipelined unit is one channel's chunk. */
+  if (a == COLL_NALGO_RING && (f == COLL_NFUNC_BROADCAST || f == COLL_NFUNC_REDUCE)) {
+    uint64_t ch = (uint64_t)MAX(mdl->channels, 1);
+    r->pipe_bytes = MIN(coll_nccl_slice_bytes(f, a, p, lp->buffsize), MAX((s + ch - 1) / ch, (uint64_t)1));
+  }
   if (a == COLL_NALGO_TREE) {
     /* NCCL's tree pipelines chunks up and down the tree; wisp's tree
      * depth (levels of a binary tree over n) stands for NCCL's. */
@@ -383,6 +393,32 @@ static void nccl_nvls_loops(const coll_rt *c, coll_run *r, const coll_nccl_model
   r->t_base = sim_time_add_sat(r->t_base, more);
 }
 
+/* The host thread's launches for one collective (nccl-tests -g: one
+ * thread launches for gpus_per_thread GPUs, one after the other): each
+ * pays the launch and, before NCCL 2.13, one work-FIFO slot per launched
+ * channel (coll_nccl_host_launch_us).  A collective launches on the
+ * channels getAlgoInfo keeps (coll_nccl_launch_channels); a p2p group on
+ * the channels up to its farthest peer's (src/group.cc: the peer at ring
+ * distance delta starts on channel delta of the p2p channels, and
+ * setupLaunch launches every channel up to the last one used, an empty
+ * one with a no-op): peers + 1, a lower bound once a peer's bytes span
+ * several channels.  RCCL keeps the launch alone.  Saturates at the
+ * engine's limit.  O(channels). */
+static sim_time_ps nccl_host_ps(const coll_library_params *lp, const coll_nccl_comm *cm, coll_nccl_algo a,
+                                coll_proto p, uint64_t s, int n, int p2p_peers)
+{
+  sim_time_ps per = (sim_time_ps)MAX(lp->gpus_per_thread, 1);
+  if (lp->kind != COLL_LIBRARY_NCCL || lp->nccl_version <= 0)
+    return lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per;
+  int ch = a == COLL_NALGO_P2P ? MIN(p2p_peers + 1, COLL_NCCL_MAXCHANNELS)
+                               : coll_nccl_launch_channels(a, p, s, n, coll_nccl_comm_channels(cm));
+  double us = coll_nccl_host_launch_us((double)lp->launch / SIM_PS_PER_US, lp->nccl_version, ch) * (double)per;
+  sim_time_ps ps = 0;
+  if (!wisp_ps_from_us(us, &ps) || ps > SIM_TIME_LIMIT)
+    ps = SIM_TIME_LIMIT;
+  return ps;
+}
+
 /* NCCL's plan for run r: the communicator's nodes, the tuner's choice of
  * algorithm and protocol for this size, their efficiencies, base and
  * per-hop latency, pipeline, and the wisp algorithms that carry it out.
@@ -441,7 +477,8 @@ void coll_nccl_plan_with(coll_rt *c, coll_run *r, const coll_desc *d, const coll
   sim_time_ps base_ps = 0, per = MAX(lp->gpus_per_thread, 1);
   if (!wisp_ps_from_us(base_us, &base_ps) || base_ps > SIM_TIME_LIMIT)
     base_ps = SIM_TIME_LIMIT;
-  r->t_base = sim_time_add_sat(base_ps, lp->launch > SIM_TIME_LIMIT / per ? SIM_TIME_LIMIT : lp->launch * per);
+  r->t_host = nccl_host_ps(lp, &cm, a, p, s, n, p2p_peers);
+  r->t_base = sim_time_add_sat(base_ps, r->t_host);
   /* Between processes on one node (nccl-tests' -g 1): the FIFO's fill or
    * drain, in series like the latency.  -g N runs N GPUs in one process,
    * where NCCL copies straight into the peer's buffer (P2P_SAME_PID,

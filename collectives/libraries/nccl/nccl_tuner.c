@@ -262,25 +262,60 @@ static int log2i(int n)
   return l;
 }
 
-/* The bus bandwidth of NCCL's one-node ring graph (nChannels x bwIntra,
- * src/graph/search.cc ncclTopoCompute): the search starts at the highest
+/* NCCL's one-node ring graph (src/graph/search.cc ncclTopoCompute): its
+ * speed per channel (bwIntra), its channels in *nch (0 when no speed
+ * fits: then the view).  The search starts at the highest
  * speed at or below the GPU's NVLink bandwidth in NCCL's view and packs
  * floor(view / speed) channels of that speed (at most 16); lower speeds
  * are kept only when they carry more in total.  Below the view whenever
  * the speeds do not divide it: H100 (18 x 20.6 = 370.8 GB/s) 6 x 60 =
  * 360, A100 (240) 6 x 40 = 240, B200 (721.8) 8 x 90 = 720.  O(1). */
-static double ring_search_bus(int sm, double view)
+static double ring_search_graph(int sm, double view, int *nch)
 {
   const double *sp = intra_speeds[sm >= 100 ? 2 : sm >= 90 ? 1 : 0];
   double best = 0;
+  *nch = 0;
   for (int i = 0; i < 13 && sp[i] > 0; i++) {
     if (sp[i] > view)
       continue;
-    double tot = MIN((int)(view / sp[i]), NCCL_RING_GRAPH_MAX_CHANNELS) * sp[i];
-    if (tot > best)
-      best = tot;
+    int k = MIN((int)(view / sp[i]), NCCL_RING_GRAPH_MAX_CHANNELS);
+    if (k * sp[i] > best) {
+      best = k * sp[i];
+      *nch = k;
+    }
   }
-  return best > 0 ? best : view;
+  return best > 0 ? best / MAX(*nch, 1) : view;
+}
+
+/* The bus bandwidth of that graph, nChannels x bwIntra.  O(1). */
+static double ring_search_bus(int sm, double view)
+{
+  int nch = 0;
+  double speed = ring_search_graph(sm, view, &nch);
+  return nch > 0 ? nch * speed : view;
+}
+
+/* The channels of a one-node communicator as NCCL's init sets them: the
+ * ring graph's (ring_search_graph), doubled by ncclTopoDupChannels when
+ * its speed is >= 25 GB/s (src/graph/search.cc, the same sm > 80
+ * exception as coll_nccl_net_graph), then doubled again by
+ * ncclTopoPostset (src/graph/connect.cc), at most MAXCHANNELS.  A100
+ * (240 GB/s in NCCL's view): 6 x 40 -> 12 -> 24, as NCCL 2.9's own search
+ * (SM80_NVLINK_WIDTH 21 x 12 = 252: 6 x 42 -> 12 -> 24).  On several
+ * nodes, coll_nccl_net_ring_channels.  O(1). */
+int coll_nccl_comm_channels(const coll_nccl_comm *c)
+{
+  if (c->n_nodes > 1)
+    return MAX(1, coll_nccl_net_ring_channels(c));
+  int ai = arch_index(c->sm);
+  double eff = c->nvlink && c->link_GBps > 0 ? MIN(1.0, nccl_nvlink_bw[ai] / c->link_GBps) : 1.0;
+  int nch = 0;
+  double speed = ring_search_graph(c->sm, c->intra_GBps * eff, &nch);
+  if (nch == 0)
+    return 1;
+  if (speed >= 25.0 && !(c->sm > 80 && speed < 50.0 && nch > 4))
+    nch = MIN(2 * nch, COLL_NCCL_MAXCHANNELS / 2);
+  return MIN(COLL_NCCL_MAXCHANNELS, 2 * nch);
 }
 
 static int n_steps(coll_nccl_func f, int n)
