@@ -109,39 +109,104 @@ typedef struct {
 } tree_emu;
 
 /* A prepared hop between two ranks and whether it leaves the scale-up
- * domain (streamed runs inflate by tier); a direct-mapped cache of
- * TREE_HOPS of them on the runtime (coll_rt.tree_hops), kept from run to
- * run: a chunked run sends every chunk over the same pairs, and a job
- * repeats its groups.  A hop depends on the topology only (net_hop_init;
- * its division cache is keyed by the size). */
+ * domain (streamed runs inflate by tier).  A hop depends on the topology
+ * only (net_hop_init; its division cache is keyed by the size). */
 typedef struct tree_hop {
   int src, dst;
   gboolean inter;
   net_hop h;
 } tree_hop;
-#define TREE_HOPS 4096
+
+/* The prepared hops of the rank pairs seen, on the runtime
+ * (coll_rt.tree_hops), kept from run to run: a chunked run sends every
+ * chunk over the same pairs, and a job repeats its groups.  An exact
+ * table: the hops in order of first use, and an index by pair (open
+ * addressing, linear probing, at most half full) holding hop number + 1.
+ * Emptied when it would pass TREE_HOPS_MAX hops, which bounds it at
+ * about 13 MB (96 bytes a hop, 8 an index entry).  (A direct-mapped cache of 4,096 hops thrashed once a
+ * run's pairs outnumbered it: NCCL's tree over 1,024 ranks of dgx-h100
+ * cycles through 5,072 pairs, and 43,848 of its 130,944 transfers
+ * prepared their hop again.) */
+struct tree_hops {
+  tree_hop *v;
+  uint32_t len, cap;
+  uint32_t *index;
+  uint32_t mask; /* index size - 1 */
+};
+#define TREE_HOPS_MAX (1u << 17)
+
+static uint32_t hop_slot(uint64_t key, uint32_t mask)
+{
+  return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* Doubles the index of t and files every hop again.  O(hops). */
+static void hops_grow_index(struct tree_hops *t)
+{
+  uint32_t size = t->index ? 2 * (t->mask + 1) : 4096;
+  g_free(t->index);
+  t->index = g_new0(uint32_t, size);
+  t->mask = size - 1;
+  for (uint32_t i = 0; i < t->len; i++) {
+    uint64_t key = ((uint64_t)(uint32_t)t->v[i].src << 32) | (uint32_t)t->v[i].dst;
+    uint32_t j = hop_slot(key, t->mask);
+    while (t->index[j] != 0)
+      j = (j + 1) & t->mask;
+    t->index[j] = i + 1;
+  }
+}
+
+void coll_fast_tree_hops_free(struct tree_hops *t)
+{
+  if (t == NULL)
+    return;
+  g_free(t->v);
+  g_free(t->index);
+  g_free(t);
+}
 
 /* The prepared hop from rank a to rank b (and in *inter whether it
- * crosses tiers, for streamed runs).  O(1) on a hit, O(route length) on a
- * miss. */
+ * crosses tiers, for streamed runs).  O(1) expected on a pair seen,
+ * O(route length) amortized on a new one.  The pointer is valid until
+ * the next call. */
 static net_hop *tree_hop_of(tree_emu *e, int a, int b, gboolean *inter)
 {
   coll_rt *c = e->c;
-  if (c->tree_hops == NULL) {
-    c->tree_hops = g_new(tree_hop, TREE_HOPS);
-    for (int i = 0; i < TREE_HOPS; i++)
-      c->tree_hops[i].src = -1;
+  struct tree_hops *t = c->tree_hops;
+  if (t == NULL) {
+    t = c->tree_hops = g_new0(struct tree_hops, 1);
+    hops_grow_index(t);
   }
   uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-  tree_hop *t = &c->tree_hops[(key * 0x9e3779b97f4a7c15ull) >> 52];
-  if (t->src != a || t->dst != b) {
-    t->src = a;
-    t->dst = b;
-    net_hop_init(c->n, a, b, &t->h);
-    t->inter = coll_pair_is_inter(c->t, a, b);
+  uint32_t j = hop_slot(key, t->mask);
+  for (; t->index[j] != 0; j = (j + 1) & t->mask) {
+    tree_hop *h = &t->v[t->index[j] - 1];
+    if (h->src == a && h->dst == b) {
+      *inter = h->inter;
+      return &h->h;
+    }
   }
-  *inter = t->inter;
-  return &t->h;
+  if (t->len == TREE_HOPS_MAX) { /* full: start again */
+    t->len = 0;
+    memset(t->index, 0, sizeof *t->index * ((size_t)t->mask + 1));
+    j = hop_slot(key, t->mask);
+  } else if (2 * ((size_t)t->len + 1) > (size_t)t->mask + 1) {
+    hops_grow_index(t);
+    for (j = hop_slot(key, t->mask); t->index[j] != 0; j = (j + 1) & t->mask)
+      ;
+  }
+  if (t->len == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 1024;
+    t->v = g_renew(tree_hop, t->v, t->cap);
+  }
+  tree_hop *h = &t->v[t->len];
+  t->index[j] = ++t->len;
+  h->src = a;
+  h->dst = b;
+  net_hop_init(c->n, a, b, &h->h);
+  h->inter = coll_pair_is_inter(c->t, a, b);
+  *inter = h->inter;
+  return &h->h;
 }
 
 /* Whether run r has the shape the path covers: one flat phase of the
