@@ -44,8 +44,8 @@
  * private-engine event per transfer in flight (a conversion's replay: a
  * 40-byte entry each too).  Cost: one coll_sched_step per slot and step,
  * one net_hop_at per transfer (routes: per member within one switch
- * dimension, else a cache of prepared hops), O(1) amortized per queue
- * operation, one shared-engine event per member.  Measured: one NCCL
+ * dimension, else the table of rank pairs, coll_tree_hops.c), O(1)
+ * amortized per queue operation, one shared-engine event per member.  Measured: one NCCL
  * tree/LL128 all-reduce of 96 MiB over 2,048 members 1.2 s of CPU and
  * 113 MB against 4-5 s and 276 MB per transfer (doc/scaling.md).
  *
@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "collectives/coll_run.h"
+#include "collectives/coll_tree_hops.h"
 
 /* One queued event of the replay: a transfer's arrival (src, dst slot,
  * the receiver's step) or the end of a slot's reduction wait (src). */
@@ -107,107 +108,6 @@ typedef struct {
   net_hop h0;
   uint32_t pair[2];
 } tree_emu;
-
-/* A prepared hop between two ranks and whether it leaves the scale-up
- * domain (streamed runs inflate by tier).  A hop depends on the topology
- * only (net_hop_init; its division cache is keyed by the size). */
-typedef struct tree_hop {
-  int src, dst;
-  gboolean inter;
-  net_hop h;
-} tree_hop;
-
-/* The prepared hops of the rank pairs seen, on the runtime
- * (coll_rt.tree_hops), kept from run to run: a chunked run sends every
- * chunk over the same pairs, and a job repeats its groups.  An exact
- * table: the hops in order of first use, and an index by pair (open
- * addressing, linear probing, at most half full) holding hop number + 1.
- * Emptied when it would pass TREE_HOPS_MAX hops, which bounds it at
- * about 13 MB (96 bytes a hop, 8 an index entry).  (A direct-mapped cache of 4,096 hops thrashed once a
- * run's pairs outnumbered it: NCCL's tree over 1,024 ranks of dgx-h100
- * cycles through 5,072 pairs, and 43,848 of its 130,944 transfers
- * prepared their hop again.) */
-struct tree_hops {
-  tree_hop *v;
-  uint32_t len, cap;
-  uint32_t *index;
-  uint32_t mask; /* index size - 1 */
-};
-#define TREE_HOPS_MAX (1u << 17)
-
-static uint32_t hop_slot(uint64_t key, uint32_t mask)
-{
-  return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-/* Doubles the index of t and files every hop again.  O(hops). */
-static void hops_grow_index(struct tree_hops *t)
-{
-  uint32_t size = t->index ? 2 * (t->mask + 1) : 4096;
-  g_free(t->index);
-  t->index = g_new0(uint32_t, size);
-  t->mask = size - 1;
-  for (uint32_t i = 0; i < t->len; i++) {
-    uint64_t key = ((uint64_t)(uint32_t)t->v[i].src << 32) | (uint32_t)t->v[i].dst;
-    uint32_t j = hop_slot(key, t->mask);
-    while (t->index[j] != 0)
-      j = (j + 1) & t->mask;
-    t->index[j] = i + 1;
-  }
-}
-
-void coll_fast_tree_hops_free(struct tree_hops *t)
-{
-  if (t == NULL)
-    return;
-  g_free(t->v);
-  g_free(t->index);
-  g_free(t);
-}
-
-/* The prepared hop from rank a to rank b (and in *inter whether it
- * crosses tiers, for streamed runs).  O(1) expected on a pair seen,
- * O(route length) amortized on a new one.  The pointer is valid until
- * the next call. */
-static net_hop *tree_hop_of(tree_emu *e, int a, int b, gboolean *inter)
-{
-  coll_rt *c = e->c;
-  struct tree_hops *t = c->tree_hops;
-  if (t == NULL) {
-    t = c->tree_hops = g_new0(struct tree_hops, 1);
-    hops_grow_index(t);
-  }
-  uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-  uint32_t j = hop_slot(key, t->mask);
-  for (; t->index[j] != 0; j = (j + 1) & t->mask) {
-    tree_hop *h = &t->v[t->index[j] - 1];
-    if (h->src == a && h->dst == b) {
-      *inter = h->inter;
-      return &h->h;
-    }
-  }
-  if (t->len == TREE_HOPS_MAX) { /* full: start again */
-    t->len = 0;
-    memset(t->index, 0, sizeof *t->index * ((size_t)t->mask + 1));
-    j = hop_slot(key, t->mask);
-  } else if (2 * ((size_t)t->len + 1) > (size_t)t->mask + 1) {
-    hops_grow_index(t);
-    for (j = hop_slot(key, t->mask); t->index[j] != 0; j = (j + 1) & t->mask)
-      ;
-  }
-  if (t->len == t->cap) {
-    t->cap = t->cap ? 2 * t->cap : 1024;
-    t->v = g_renew(tree_hop, t->v, t->cap);
-  }
-  tree_hop *h = &t->v[t->len];
-  t->index[j] = ++t->len;
-  h->src = a;
-  h->dst = b;
-  net_hop_init(c->n, a, b, &h->h);
-  h->inter = coll_pair_is_inter(c->t, a, b);
-  *inter = h->inter;
-  return &h->h;
-}
 
 /* Whether run r has the shape the path covers: one flat phase of the
  * double binary tree, one chunk per tree, no library engine, no stream,
@@ -293,17 +193,23 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
     int dm = coll_pos_member(r, ph, x.base, xf->peer, ch);
     net_hop *h = &e->h0;
     gboolean inter = FALSE;
+    tree_pair *p = NULL;
     if (e->up != NULL) {
       e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
       e->pair[1] = e->down[dm];
       inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], r->ranks[dm]);
     } else {
-      h = tree_hop_of(e, r->ranks[m], r->ranks[dm], &inter);
+      p = coll_tree_pair_of(c, r->ranks[m], r->ranks[dm]);
+      h = coll_tree_pair_hop(c, p);
+      inter = p->inter;
     }
-    if (!conv && xf->bytes > 0)
+    if (!conv && xf->bytes > 0 && (p == NULL || p->stamp != c->tree_hops->run)) {
       for (uint32_t j = 0; j < h->n_links; j++)
         if (!coll_fast_link_use(c, r, h->route[j]))
           return FALSE;
+      if (p != NULL)
+        p->stamp = c->tree_hops->run; /* its links are this run's: checked once */
+    }
     uint16_t *sent = r->sent != NULL ? &r->sent[(size_t)s * r->n_steps + sl->cur] : NULL;
     if (sent != NULL && *sent == UINT16_MAX)
       return FALSE; /* slot_start asserts it: leave it to the per-transfer path */
@@ -491,6 +397,8 @@ static gboolean emu_run(tree_emu *e)
     e->left[m] = r->n_chunks;
   e->now = r->t0;
   e->ok = TRUE;
+  if (e->t_stop == TREE_NEVER)
+    coll_tree_hops_new_run(e->c);
   for (uint32_t s = 0; s < (uint32_t)n_slots && e->ok; s++)
     emu_kick(e, s); /* run_begin kicks the slots in slot order */
   if (e->ok && e->t_stop > r->t0) /* every event lies after t0 (arrivals after their issue, waits > 0) */
