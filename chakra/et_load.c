@@ -5,7 +5,8 @@
  * et_share_offer_same can give the rank its shared graph directly (a
  * job's data-parallel ranks often write identical files: 255 of the 256
  * parses of the issue 30 chain).  O(total file size); one rank's graph
- * in flight at a time; the content check reads files in 64 KiB blocks.
+ * in flight at a time; the content check reads files in 64 KiB blocks
+ * and keeps up to 1 MiB of distinct small files to compare with.
  */
 #include "config.h"
 #include "chakra/et_io_internal.h"
@@ -14,8 +15,10 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *read_small_file(const char *path, GError **error)
 {
@@ -200,36 +203,97 @@ static char *dir_prefix(const char *dir, GError **error)
 }
 
 /* The loader's memo of rank files by content (sharing on): a digest of
- * a file's bytes and size -> the first rank read with it, plus one. */
+ * a file's bytes and size -> the first rank read with it (load_seen),
+ * with that file's bytes when they fit one block and the memo's budget
+ * (ET_LOAD_KEEP over every file kept), so that a later rank's file is
+ * compared with them in memory: one read per rank file instead of three
+ * (its digest, then it and its twin again), which at 1,024 ranks of the
+ * issue 30 chain was most of the loader's system time. */
 #define ET_LOAD_BLOCK 65536
+#define ET_LOAD_KEEP (1u << 20)
 
-/* Digest of the file's bytes and length (FALSE when it cannot be read:
- * the parse reports that).  O(file size), 64 KiB of memory. */
-static gboolean file_digest(const char *path, guint64 *out)
+typedef struct {
+  int rank;
+  gsize len;
+  guchar *bytes; /* the file's bytes, or NULL when not kept */
+} load_seen;
+
+typedef struct {
+  GHashTable *by_digest; /* guint64 digest -> load_seen */
+  gsize kept;            /* bytes kept over every load_seen */
+  guchar *buf;           /* one block: a file's bytes while it is read */
+} load_memo;
+
+static void load_seen_free(gpointer p)
 {
-  FILE *fp = g_fopen(path, "rb");
-  if (fp == NULL)
+  load_seen *s = p;
+  g_free(s->bytes);
+  g_free(s);
+}
+
+static load_memo *load_memo_new(void)
+{
+  load_memo *m = g_new0(load_memo, 1);
+  m->by_digest = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, load_seen_free);
+  m->buf = g_malloc(ET_LOAD_BLOCK);
+  return m;
+}
+
+static void load_memo_free(load_memo *m)
+{
+  if (m == NULL)
+    return;
+  g_hash_table_destroy(m->by_digest);
+  g_free(m->buf);
+  g_free(m);
+}
+
+/* Fills buf with up to ET_LOAD_BLOCK bytes of fd (fewer only at its end);
+ * the count, or -1 on a read error.  O(bytes). */
+static gssize read_block(int fd, guchar *buf)
+{
+  gsize got = 0;
+  while (got < ET_LOAD_BLOCK) {
+    gssize k = read(fd, buf + got, ET_LOAD_BLOCK - got);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return -1;
+    if (k == 0)
+      break;
+    got += (gsize)k;
+  }
+  return (gssize)got;
+}
+
+/* Digest of the file's bytes and length, the length in *len and, when it
+ * is at most one block, the whole file in buf (FALSE when it cannot be
+ * read: the parse reports that).  O(file size), no allocation. */
+static gboolean file_digest(const char *path, guchar *buf, guint64 *out, gsize *len)
+{
+  int fd = g_open(path, O_RDONLY, 0);
+  if (fd < 0)
     return FALSE;
-  guchar *buf = g_malloc(ET_LOAD_BLOCK);
-  guint64 h = UINT64_C(0x243f6a8885a308d3), len = 0;
-  size_t got;
-  while ((got = fread(buf, 1, ET_LOAD_BLOCK, fp)) > 0) {
-    size_t i = 0;
-    for (; i + 8 <= got; i += 8) {
+  guint64 h = UINT64_C(0x243f6a8885a308d3), total = 0;
+  gssize got;
+  while ((got = read_block(fd, buf)) > 0) {
+    gsize i = 0;
+    for (; i + 8 <= (gsize)got; i += 8) {
       guint64 v;
       memcpy(&v, buf + i, 8);
       h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
       h ^= h >> 29;
     }
-    for (; i < got; i++)
+    for (; i < (gsize)got; i++)
       h = (h ^ buf[i]) * UINT64_C(0x100000001b3);
-    len += got;
+    total += (guint64)got;
+    if (got < ET_LOAD_BLOCK)
+      break; /* the end: a whole small file stays in buf */
   }
-  gboolean ok = !ferror(fp);
-  fclose(fp);
-  g_free(buf);
-  *out = (h ^ len) * UINT64_C(0xff51afd7ed558ccd);
-  return ok;
+  close(fd);
+  *out = (h ^ total) * UINT64_C(0xff51afd7ed558ccd);
+  *len = (gsize)total;
+  return got >= 0;
 }
 
 /* Whether two files hold the same bytes.  O(file size), 128 KiB. */
@@ -253,28 +317,49 @@ static gboolean files_equal(const char *a, const char *b)
   return eq;
 }
 
-/* Rank r's file equals an earlier rank's (memo: content digest -> rank +
- * 1) and r takes that rank's shared graph without a parse
- * (et_share_offer_same), with its measured baseline.  Else FALSE, and r's
- * content enters the memo when it is new.  O(file size). */
-static gboolean load_rank_same(et_workload *w, GHashTable *memo, const char *prefix, const char *f, int r,
+/* Whether rank r's file f (digest h, len bytes, in m->buf when at most a
+ * block) holds the same bytes as the earlier rank's of s: compared in
+ * memory when s's bytes are kept, else both files read again.
+ * O(file size). */
+static gboolean same_as_seen(const load_memo *m, const load_seen *s, const char *prefix, const char *f, gsize len)
+{
+  if (s->len != len)
+    return FALSE;
+  if (s->bytes != NULL)
+    return memcmp(s->bytes, m->buf, len) == 0;
+  char *fc = g_strdup_printf("%s.%d.et", prefix, s->rank);
+  gboolean eq = files_equal(f, fc);
+  g_free(fc);
+  return eq;
+}
+
+/* Rank r's file equals an earlier rank's (the memo) and r takes that
+ * rank's shared graph without a parse (et_share_offer_same), with its
+ * measured baseline.  Else FALSE, and r's content enters the memo when it
+ * is new (its bytes too while they fit).  O(file size). */
+static gboolean load_rank_same(et_workload *w, load_memo *m, const char *prefix, const char *f, int r,
                                gboolean all_starts)
 {
   guint64 h;
-  if (!file_digest(f, &h))
+  gsize len;
+  if (!file_digest(f, m->buf, &h, &len))
     return FALSE;
-  gpointer v = g_hash_table_lookup(memo, &h);
-  if (v == NULL) {
+  load_seen *s = g_hash_table_lookup(m->by_digest, &h);
+  if (s == NULL) {
     gint64 *key = g_new(gint64, 1);
     *key = (gint64)h;
-    g_hash_table_insert(memo, key, GINT_TO_POINTER(r + 1));
+    s = g_new0(load_seen, 1);
+    s->rank = r;
+    s->len = len;
+    if (len <= ET_LOAD_BLOCK && m->kept + len <= ET_LOAD_KEEP) {
+      s->bytes = g_memdup2(m->buf, len);
+      m->kept += len;
+    }
+    g_hash_table_insert(m->by_digest, key, s);
     return FALSE;
   }
-  int c = GPOINTER_TO_INT(v) - 1;
-  char *fc = g_strdup_printf("%s.%d.et", prefix, c);
-  gboolean same = files_equal(f, fc) && et_share_offer_same(w, r, c);
-  g_free(fc);
-  if (!same)
+  int c = s->rank;
+  if (!same_as_seen(m, s, prefix, f, len) || !et_share_offer_same(w, r, c))
     return FALSE;
   /* c's file is r's: its measured step, and its window start when every
    * rank so far has one (then c's is stored, load_rank). */
@@ -288,7 +373,7 @@ static gboolean load_rank_same(et_workload *w, GHashTable *memo, const char *pre
  * defaults, takes its measured baseline, resolves its groups and offers
  * it for sharing (w->share).  *all_starts is cleared when the rank has no
  * measured window start.  O(file + graph size). */
-static gboolean load_rank(et_workload *w, GHashTable *memo, const char *prefix, int r, unsigned build_flags,
+static gboolean load_rank(et_workload *w, load_memo *memo, const char *prefix, int r, unsigned build_flags,
                           gboolean *all_starts, GError **error)
 {
   char *f = g_strdup_printf("%s.%d.et", prefix, r);
@@ -409,11 +494,10 @@ et_workload *et_workload_load_groups(const char *path, unsigned build_flags, con
   if (ok && !(build_flags & ET_LOAD_NO_SHARE))
     et_share_attach(w);
   gboolean all_starts = n > 0;
-  GHashTable *memo = w->share ? g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL) : NULL;
+  load_memo *memo = w->share ? load_memo_new() : NULL;
   for (int r = 0; ok && r < n; r++)
     ok = load_rank(w, memo, prefix, r, build_flags, &all_starts, error);
-  if (memo != NULL)
-    g_hash_table_destroy(memo);
+  load_memo_free(memo);
   if (!all_starts) {
     g_free(w->measured_start_ps);
     w->measured_start_ps = NULL;

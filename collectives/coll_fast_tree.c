@@ -44,8 +44,8 @@
  * private-engine event per transfer in flight (a conversion's replay: a
  * 40-byte entry each too).  Cost: one coll_sched_step per slot and step,
  * one net_hop_at per transfer (routes: per member within one switch
- * dimension, else a cache of prepared hops), O(1) amortized per queue
- * operation, one shared-engine event per member.  Measured: one NCCL
+ * dimension, else the table of rank pairs, coll_tree_hops.c), O(1)
+ * amortized per queue operation, one shared-engine event per member.  Measured: one NCCL
  * tree/LL128 all-reduce of 96 MiB over 2,048 members 1.2 s of CPU and
  * 113 MB against 4-5 s and 276 MB per transfer (doc/scaling.md).
  *
@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "collectives/coll_run.h"
+#include "collectives/coll_tree_hops.h"
 
 /* One queued event of the replay: a transfer's arrival (src, dst slot,
  * the receiver's step) or the end of a slot's reduction wait (src). */
@@ -107,42 +108,6 @@ typedef struct {
   net_hop h0;
   uint32_t pair[2];
 } tree_emu;
-
-/* A prepared hop between two ranks and whether it leaves the scale-up
- * domain (streamed runs inflate by tier); a direct-mapped cache of
- * TREE_HOPS of them on the runtime (coll_rt.tree_hops), kept from run to
- * run: a chunked run sends every chunk over the same pairs, and a job
- * repeats its groups.  A hop depends on the topology only (net_hop_init;
- * its division cache is keyed by the size). */
-typedef struct tree_hop {
-  int src, dst;
-  gboolean inter;
-  net_hop h;
-} tree_hop;
-#define TREE_HOPS 4096
-
-/* The prepared hop from rank a to rank b (and in *inter whether it
- * crosses tiers, for streamed runs).  O(1) on a hit, O(route length) on a
- * miss. */
-static net_hop *tree_hop_of(tree_emu *e, int a, int b, gboolean *inter)
-{
-  coll_rt *c = e->c;
-  if (c->tree_hops == NULL) {
-    c->tree_hops = g_new(tree_hop, TREE_HOPS);
-    for (int i = 0; i < TREE_HOPS; i++)
-      c->tree_hops[i].src = -1;
-  }
-  uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-  tree_hop *t = &c->tree_hops[(key * 0x9e3779b97f4a7c15ull) >> 52];
-  if (t->src != a || t->dst != b) {
-    t->src = a;
-    t->dst = b;
-    net_hop_init(c->n, a, b, &t->h);
-    t->inter = coll_pair_is_inter(c->t, a, b);
-  }
-  *inter = t->inter;
-  return &t->h;
-}
 
 /* Whether run r has the shape the path covers: one flat phase of the
  * double binary tree, one chunk per tree, no library engine, no stream,
@@ -228,17 +193,23 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
     int dm = coll_pos_member(r, ph, x.base, xf->peer, ch);
     net_hop *h = &e->h0;
     gboolean inter = FALSE;
+    tree_pair *p = NULL;
     if (e->up != NULL) {
       e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
       e->pair[1] = e->down[dm];
       inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], r->ranks[dm]);
     } else {
-      h = tree_hop_of(e, r->ranks[m], r->ranks[dm], &inter);
+      p = coll_tree_pair_of(c, r->ranks[m], r->ranks[dm]);
+      h = coll_tree_pair_hop(c, p);
+      inter = p->inter;
     }
-    if (!conv && xf->bytes > 0)
+    if (!conv && xf->bytes > 0 && (p == NULL || p->stamp != c->tree_hops->run)) {
       for (uint32_t j = 0; j < h->n_links; j++)
         if (!coll_fast_link_use(c, r, h->route[j]))
           return FALSE;
+      if (p != NULL)
+        p->stamp = c->tree_hops->run; /* its links are this run's: checked once */
+    }
     uint16_t *sent = r->sent != NULL ? &r->sent[(size_t)s * r->n_steps + sl->cur] : NULL;
     if (sent != NULL && *sent == UINT16_MAX)
       return FALSE; /* slot_start asserts it: leave it to the per-transfer path */
@@ -430,6 +401,8 @@ static gboolean emu_run(tree_emu *e)
     e->left[m] = r->n_chunks;
   e->now = r->t0;
   e->ok = TRUE;
+  if (e->t_stop == TREE_NEVER)
+    coll_tree_hops_new_run(e->c);
   for (uint32_t s = 0; s < (uint32_t)n_slots && e->ok; s++)
     emu_kick(e, s); /* run_begin kicks the slots in slot order */
   if (e->ok && e->t_stop > r->t0) /* every event lies after t0 (arrivals after their issue, waits > 0) */

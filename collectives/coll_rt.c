@@ -58,7 +58,7 @@ void coll_rt_free(coll_rt *c)
   g_free(c->ovl_delta);
   g_free(c->link_stamp);
   coll_symcache_free(c->symcache);
-  g_free(c->tree_hops);
+  coll_tree_hops_free(c->tree_hops);
   g_free(c);
 }
 

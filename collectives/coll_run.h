@@ -222,9 +222,9 @@ struct coll_rt {
   uint32_t stamp;
   coll_ring_stats ring;
   coll_symcache *symcache; /* the symmetric mode's verdicts (coll_symcache.c), NULL until the first */
-  /* The tree replay's prepared hops of recent rank pairs (coll_fast_tree.c,
+  /* The tree replay's table of the rank pairs seen (coll_tree_hops.c,
    * made at its first run, freed with the runtime), else NULL. */
-  struct tree_hop *tree_hops;
+  struct tree_hops *tree_hops;
 
 };
 
@@ -499,6 +499,9 @@ void coll_fast_take(coll_rt *c, coll_run *r, net_claim_fn convert);
  * machine on a private engine and schedules the members' done events;
  * FALSE: nothing changed.  O(transfers x route length). */
 gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r);
+/* Frees the tree replay's table of rank pairs (coll_tree_hops.c; NULL:
+ * nothing). */
+void coll_tree_hops_free(struct tree_hops *t);
 
 /* ---- the symmetric mode's verdict cache (coll_symcache.c) -------------- */
 

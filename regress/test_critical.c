@@ -229,6 +229,33 @@ static void test_straggler(void)
   g_assert_cmpuint(p->stragglers->len, ==, 0);
   sim_result_free(r);
   et_workload_free(w);
+
+  /* The same, with 5 us more compute on rank 1 after the all-reduce: the
+   * path ends on rank 1, whose own issue (10 us) is the start, so it binds
+   * to itself (the start is recorded once for both members, each with
+   * whether its own issue is the start), not to rank 0, the lowest rank
+   * issuing at the start: rank 1's gemm [0, 10 us], the all-reduce, its
+   * second gemm; no wait, rank 0 no time. */
+  w = et_workload_new(2, "symmetric-tail");
+  w->ranks[0] = comp_then_allreduce(10, S);
+  et_builder *b1 = et_builder_new("test");
+  et_builder_add_node(b1, 1, ET_NODE_COMP, "gemm", 10 * US, 0);
+  dep(b1, add_coll(b1, 2, "all_reduce", ET_COLL_ALL_REDUCE, S, NULL), 1);
+  dep(b1, et_builder_add_node(b1, 3, ET_NODE_COMP, "gemm", 5 * US, 0), 2);
+  w->ranks[1] = finish(b1);
+  r = run(w, t, 1);
+  p = r->critical;
+  check_tiling(p, r);
+  g_assert_cmpint(r->step_time, ==, 15 * US + ar);
+  g_assert_cmpint(p->end_rank, ==, 1);
+  g_assert_cmpuint(p->segments->len, ==, 3);
+  for (guint k = 0; k < 3; k++)
+    g_assert_cmpint(seg(p, k)->rank, ==, 1);
+  g_assert_cmpint(seg(p, 1)->start, ==, 10 * US);
+  g_assert_cmpint(p->rank_time[0], ==, 0);
+  g_assert_cmpuint(p->waits->len, ==, 0);
+  sim_result_free(r);
+  et_workload_free(w);
   topo_free(t);
 }
 

@@ -15,7 +15,12 @@
  * byte-identical (V_PAIR: rank r names the pair group dp_(r mod 8), so
  * ranks r and r + 8 write the same file) take the shared graph without a
  * parse (et_share_offer_same); their records, through the group map of
- * their twin, must again equal the unshared load's. */
+ * their twin, must again equal the unshared load's.  The loader keeps
+ * the bytes of distinct files up to 64 KiB each and 1 MiB in all to
+ * compare twins in memory (chakra/et_load.c); larger files, and files
+ * past the budget, are compared by reading both again: /et_share/large
+ * and /et_share/budget load twins on each path and against the unshared
+ * load. */
 #include "config.h"
 #include "chakra/et_io.h"
 #include "chakra/et_scale.h"
@@ -399,6 +404,96 @@ static void test_same_bytes(void)
   et_workload_free(w);
 }
 
+/* A world all-reduce after `nodes` compute nodes whose durations follow
+ * `seed` (one more picosecond on the last node for a seed of 1000 + k, the
+ * same file length as seed k). */
+static et_graph *make_long_rank(int nodes, int seed)
+{
+  et_builder *b = et_builder_new("share-long");
+  for (int i = 0; i < nodes; i++) {
+    sim_time_ps dur = (sim_time_ps)(1000 + (seed % 1000) * 7 + i) * SIM_PS_PER_US;
+    if (i == nodes - 1 && seed >= 1000)
+      dur += 1;
+    uint32_t c = et_builder_add_node(b, (uint64_t)i + 1, ET_NODE_COMP, "gemm", dur, 0);
+    if (i > 0)
+      et_builder_add_dep(b, c, (uint64_t)i, TRUE, FALSE); /* on the node before (ids count from 1) */
+  }
+  uint32_t ar = et_builder_add_node(b, (uint64_t)nodes + 1, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+  add_comm(b, ar, ET_COLL_ALL_REDUCE, 1 << 20, -1, -1, -1, -1, NULL);
+  et_builder_add_dep(b, ar, (uint64_t)nodes, TRUE, FALSE);
+  GError *e = NULL;
+  et_graph *g = et_builder_finish(b, 0, &e);
+  fail_on(e);
+  return g;
+}
+
+/* Writes n ranks of `nodes` compute nodes, rank r with seed seed_of[r];
+ * loads them shared and unshared and checks the distinct count, that
+ * every rank's file is more than (above) or at most (!above) `limit`
+ * bytes long (the path the test means to take) and that the records and
+ * the replay agree. */
+static void check_long(int n, int nodes, const int *seed_of, int want_distinct, gsize limit, gboolean above,
+                       gsize *total_distinct)
+{
+  et_workload *w = et_workload_new(n, "share-long");
+  for (int r = 0; r < n; r++)
+    w->ranks[r] = make_long_rank(nodes, seed_of[r]);
+  GError *e = NULL;
+  g_assert_true(et_workload_resolve_groups(w, &e));
+  fail_on(e);
+  char *dir = write_tmp(w);
+  *total_distinct = 0;
+  for (int r = 0; r < n; r++) {
+    char *name = g_strdup_printf("w.%d.et", r), *f = g_build_filename(dir, name, NULL);
+    GStatBuf st;
+    g_assert_cmpint(g_stat(f, &st), ==, 0);
+    g_test_message("rank %d: %" G_GINT64_FORMAT " bytes", r, (gint64)st.st_size);
+    g_assert_true(above ? (gsize)st.st_size > limit : (gsize)st.st_size <= limit);
+    gboolean first = TRUE;
+    for (int k = 0; k < r; k++)
+      first = first && seed_of[k] != seed_of[r];
+    if (first)
+      *total_distinct += (gsize)st.st_size;
+    g_free(name), g_free(f);
+  }
+  et_workload *s = load(dir, TRUE), *u = load(dir, FALSE);
+  g_assert_cmpint(et_share_distinct(s->share), ==, want_distinct);
+  for (int r = 0; r < n; r++) {
+    int c = 0;
+    while (seed_of[c] != seed_of[r])
+      c++;
+    g_assert_cmpint(et_share_canonical(s->share, r), ==, c); /* the first rank with its file */
+  }
+  assert_same_records(s, u);
+  assert_same_replay(s, u);
+  et_workload_free(s), et_workload_free(u), et_workload_free(w);
+  test_rm_rf(dir);
+  g_free(dir);
+}
+
+/* Files over one 64 KiB block are not kept: ranks 0-2 twins, rank 3 the
+ * same length but its last duration 1 ps longer (its last block differs). */
+static void test_large(void)
+{
+  const int seeds[4] = {5, 5, 5, 1005};
+  gsize total = 0;
+  check_long(4, 2500, seeds, 2, 65536, TRUE, &total);
+}
+
+/* Twenty distinct files of at most 64 KiB but more than 1 MiB in all:
+ * the last ones are not kept, so ranks 20-31 (twins of ranks 8-19) are
+ * compared in memory for the first and by reading again for the last. */
+static void test_budget(void)
+{
+  int seeds[32];
+  for (int r = 0; r < 32; r++)
+    seeds[r] = r < 20 ? r : r - 12;
+  gsize total = 0;
+  check_long(32, 1300, seeds, 20, 65536, FALSE, &total);
+  g_test_message("distinct files: %" G_GSIZE_FORMAT " bytes", total);
+  g_assert_cmpuint(total, >, 1u << 20); /* past the loader's budget (et_load.c ET_LOAD_KEEP) */
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -407,5 +502,7 @@ int main(int argc, char **argv)
   g_test_add_func("/et_share/scaled", test_scaled);
   g_test_add_func("/et_share/differs", test_differs);
   g_test_add_func("/et_share/same_bytes", test_same_bytes);
+  g_test_add_func("/et_share/large", test_large);
+  g_test_add_func("/et_share/budget", test_budget);
   return g_test_run();
 }

@@ -50,18 +50,32 @@ static sim_time_ps timed_duration(const et_node *n)
 
 /* ---- recording ---- */
 
+/* A communication's start, recorded once per communication (a
+ * collective's members or a send/receive pair share it): its data start,
+ * the member that issued last (the data binding of every member that
+ * issued earlier) and the collective's sequence number (ET_NONE for a
+ * send/receive). */
 typedef struct {
-  sim_time_ps start;       /* data start; -1 until the communication starts */
-  int32_t peer_rank;       /* data binding */
-  uint32_t peer_node;
+  sim_time_ps start;
+  int32_t last_rank;
+  uint32_t last_node;
   uint32_t seq;
 } crit_comm;
 
+/* A rank's entry for one of its et_comm records: the number of the
+ * crit_comm in sim_crit_rec.comms, with CRIT_SELF set when this rank's
+ * own issue is the start (its data binding is itself); CRIT_NONE until
+ * the communication starts.  4 bytes per rank and record instead of a
+ * 24-byte copy of the shared start per member. */
+#define CRIT_SELF 0x80000000u
+#define CRIT_NONE UINT32_MAX
+
+/* A rank's recording: one block per rank holding end, parent and comm. */
 typedef struct {
   const et_graph *g;
+  sim_time_ps *end;        /* finish per node, -1 until finished (the rank's block) */
   uint32_t *parent;        /* binding predecessor per node, ET_NONE for roots */
-  sim_time_ps *end;        /* finish per node, -1 until finished */
-  crit_comm *comm;         /* per et_comm record */
+  uint32_t *comm;          /* per et_comm record: its crit_comm (see CRIT_SELF) */
   uint32_t last;           /* node finished last (processing order), ET_NONE before any */
   sim_time_ps *stretch;    /* per node: time added by interference; NULL until a node is stretched */
   sim_time_ps *dur;        /* per node: duration a lever set, -1 = recorded; NULL until a lever changes one */
@@ -71,6 +85,7 @@ struct sim_crit_rec {
   const et_workload *w;
   int n_ranks;
   crit_rank *ranks;
+  GArray *comms;           /* crit_comm, one per communication started */
 };
 
 sim_crit_rec *sim_crit_rec_new(const et_workload *w)
@@ -79,19 +94,21 @@ sim_crit_rec *sim_crit_rec_new(const et_workload *w)
   rec->w = w;
   rec->n_ranks = w->n_ranks;
   rec->ranks = g_new0(crit_rank, w->n_ranks > 0 ? w->n_ranks : 1);
+  rec->comms = g_array_new(FALSE, FALSE, sizeof(crit_comm));
   for (int r = 0; r < w->n_ranks; r++) {
     crit_rank *cr = &rec->ranks[r];
     const et_graph *g = w->ranks[r];
+    size_t nn = g->n_nodes ? g->n_nodes : 1, nc = g->n_comms ? g->n_comms : 1;
     cr->g = g;
-    cr->parent = g_new(uint32_t, g->n_nodes ? g->n_nodes : 1);
-    cr->end = g_new(sim_time_ps, g->n_nodes ? g->n_nodes : 1);
+    cr->end = g_malloc(nn * sizeof(sim_time_ps) + (nn + nc) * sizeof(uint32_t));
+    cr->parent = (uint32_t *)(cr->end + nn);
+    cr->comm = cr->parent + nn;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
       cr->parent[i] = ET_NONE;
       cr->end[i] = -1;
     }
-    cr->comm = g_new(crit_comm, g->n_comms ? g->n_comms : 1);
     for (uint32_t c = 0; c < g->n_comms; c++)
-      cr->comm[c] = (crit_comm){.start = -1, .peer_rank = -1, .peer_node = ET_NONE, .seq = ET_NONE};
+      cr->comm[c] = CRIT_NONE;
     cr->last = ET_NONE;
   }
   return rec;
@@ -102,12 +119,11 @@ void sim_crit_rec_free(sim_crit_rec *rec)
   if (rec == NULL)
     return;
   for (int r = 0; r < rec->n_ranks; r++) {
-    g_free(rec->ranks[r].parent);
     g_free(rec->ranks[r].end);
-    g_free(rec->ranks[r].comm);
     g_free(rec->ranks[r].stretch);
     g_free(rec->ranks[r].dur);
   }
+  g_array_free(rec->comms, TRUE);
   g_free(rec->ranks);
   g_free(rec);
 }
@@ -167,14 +183,14 @@ void sim_crit_rec_comm_start(sim_crit_rec *rec, int n, const int *ranks, const u
       last = k;
   }
   g_assert(last >= 0);
+  uint32_t no = rec->comms->len;
+  g_assert(no < CRIT_SELF); /* the entries' widths */
+  crit_comm x = {start, ranks[last], nodes[last], seq};
+  g_array_append_val(rec->comms, x);
   for (int k = 0; k < n; k++) {
     crit_rank *cr = &rec->ranks[ranks[k]];
-    crit_comm *c = &cr->comm[cr->g->nodes[nodes[k]].comm];
     gboolean self = issue_time(cr, nodes[k]) == start;
-    c->start = start;
-    c->peer_rank = self ? ranks[k] : ranks[last];
-    c->peer_node = self ? nodes[k] : nodes[last];
-    c->seq = seq;
+    cr->comm[cr->g->nodes[nodes[k]].comm] = no | (self ? CRIT_SELF : 0);
   }
 }
 
@@ -315,13 +331,17 @@ sim_critical_path *sim_crit_rec_build(const sim_crit_rec *rec)
     int next_r = r;
     uint32_t from = i;      /* the node whose binding predecessor comes next */
     if (is_simulated_comm(n)) {
-      const crit_comm *c = &cr->comm[n->comm];
-      g_assert(c->start >= 0 && c->start <= t && c->peer_rank >= 0);
+      uint32_t e = cr->comm[n->comm];
+      g_assert(e != CRIT_NONE);
+      const crit_comm *c = &g_array_index(rec->comms, crit_comm, e & ~CRIT_SELF);
+      int32_t peer_rank = (e & CRIT_SELF) ? r : c->last_rank;
+      uint32_t peer_node = (e & CRIT_SELF) ? i : c->last_node;
+      g_assert(c->start >= 0 && c->start <= t && peer_rank >= 0);
       seg.start = c->start;
       sim_time_ps issued = issue_time(cr, i);
-      if (c->peer_rank != r || c->peer_node != i) {
-        next_r = c->peer_rank;
-        from = c->peer_node;
+      if (peer_rank != r || peer_node != i) {
+        next_r = peer_rank;
+        from = peer_node;
         g_assert(issue_time(&rec->ranks[next_r], from) == c->start);
         if (next_r != r) {
           sim_crit_wait x = {.rank = r, .for_rank = next_r, .node = i, .seq = c->seq, .at = c->start,

@@ -17,7 +17,7 @@
 
 typedef struct {
   int64_t off;             /* byte offset in the file */
-  uint32_t n;              /* act_iv records */
+  uint32_t n;              /* act_rec records */
 } spill_block;
 
 struct act_spill {
@@ -27,7 +27,7 @@ struct act_spill {
   GArray **blocks;         /* per rank: spill_block, in writing order */
   int n_ranks;
   char *read_error;        /* the first failed read back, NULL when none */
-  GArray *scratch;         /* act_iv: the rank last read */
+  GArray *scratch;         /* act_rec: the rank last read */
 };
 
 act_spill *study_spill_new(int n_ranks)
@@ -43,7 +43,7 @@ act_spill *study_spill_new(int n_ranks)
   s->dir = g_strdup(g_get_tmp_dir());
   s->n_ranks = n_ranks;
   s->blocks = g_new0(GArray *, n_ranks);
-  s->scratch = g_array_new(FALSE, FALSE, sizeof(act_iv));
+  s->scratch = g_array_new(FALSE, FALSE, sizeof(act_rec));
   return s;
 }
 
@@ -78,7 +78,7 @@ static gboolean write_all(int fd, const char *p, size_t len, int64_t off)
   return TRUE;
 }
 
-gboolean study_spill_write(act_spill *s, int rank, const act_iv *v, guint n)
+gboolean study_spill_write(act_spill *s, int rank, const act_rec *v, guint n)
 {
   if (n == 0)
     return TRUE;
@@ -123,7 +123,7 @@ GArray *study_spill_read(act_spill *s, int rank)
     guint at = out->len;
     g_array_set_size(out, at + b->n);
     errno = 0;
-    if (!read_all(s->fd, (char *)&g_array_index(out, act_iv, at), (size_t)b->n * sizeof(act_iv), b->off)) {
+    if (!read_all(s->fd, (char *)&g_array_index(out, act_rec, at), (size_t)b->n * sizeof(act_rec), b->off)) {
       if (s->read_error == NULL)
         s->read_error = g_strdup_printf("cannot read back the activity timeline from its temporary file in %s: "
                                         "%s (the metrics are left out; free space or set TMPDIR to a healthy "

@@ -1,9 +1,11 @@
 /* study_activity.c: the activity timeline the metric catalog reads
  * (study_metrics.h): kernel classes by name, and the two feeds - a trace's
  * measured start times and a replay's observer - with each rank's window.
- * Adding is O(1) amortized per interval; memory is 40 bytes per held
- * interval (study_metrics_internal.h), and a long timeline goes to a
- * spill file past 10 MiB (study_act_spill.c).
+ * Adding is O(1) amortized per interval; memory is 24 bytes per held
+ * interval (act_rec: times and node; the kernel class, bytes and
+ * communicator size are derived from the node when the metrics read the
+ * rank, study_activity_rank_ivs), and a long timeline goes to a spill file
+ * past 262,144 intervals (6 MiB; study_act_spill.c).
  */
 #include "config.h"
 #include "chakra/et_view.h"
@@ -99,9 +101,12 @@ study_activity *study_activity_new(const et_workload *w)
   a->steps = 1;
   a->ivs = g_new0(GArray *, w->n_ranks);
   for (int r = 0; r < w->n_ranks; r++)
-    a->ivs[r] = g_array_new(FALSE, FALSE, sizeof(act_iv));
-  /* 10 MiB held before spilling; blocks share about 8 MiB over the ranks
-   * (16 to 4,096 intervals each). */
+    a->ivs[r] = g_array_new(FALSE, FALSE, sizeof(act_rec));
+  a->graphs = g_ptr_array_new();
+  a->graph_no = g_hash_table_new(g_direct_hash, g_direct_equal);
+  a->scratch = g_array_new(FALSE, FALSE, sizeof(act_iv));
+  /* 262,144 intervals (6 MiB) held before spilling; blocks of 16 to 4,096
+   * intervals, about 8 MiB of act_iv over the ranks. */
   a->spill_at = 262144;
   a->spill_block = (guint)CLAMP((8u << 20) / (sizeof(act_iv) * (guint)MAX(w->n_ranks, 1)), 16, 4096);
   a->origin = g_new0(sim_time_ps, w->n_ranks);
@@ -126,6 +131,9 @@ void study_activity_free(study_activity *a)
       g_array_free(a->p2p[r], TRUE);
   }
   g_free(a->ivs);
+  g_ptr_array_free(a->graphs, TRUE);
+  g_hash_table_destroy(a->graph_no);
+  g_array_free(a->scratch, TRUE);
   g_free(a->grids);
   g_free(a->p2p);
   g_hash_table_destroy(a->moe_names);
@@ -159,13 +167,13 @@ static void spill_rank(study_activity *a, int rank)
   GArray *v = a->ivs[rank];
   if (v->len == 0)
     return;
-  if (!study_spill_write(a->spill, rank, (const act_iv *)v->data, v->len)) {
+  if (!study_spill_write(a->spill, rank, (const act_rec *)v->data, v->len)) {
     a->spill_off = TRUE;
     return;
   }
   a->held -= v->len;
   g_array_free(v, TRUE);
-  a->ivs[rank] = g_array_sized_new(FALSE, FALSE, sizeof(act_iv), a->spill_block);
+  a->ivs[rank] = g_array_sized_new(FALSE, FALSE, sizeof(act_rec), a->spill_block);
 }
 
 /* After an append to rank: start spilling once past spill_at (every rank
@@ -191,20 +199,80 @@ static void spill_check(study_activity *a, int rank)
   }
 }
 
-GArray *study_activity_rank_ivs(const study_activity *a, int r)
-{
-  if (!study_spill_has(a->spill, r))
-    return a->ivs[r];
-  GArray *v = study_spill_read(a->spill, r);
-  if (v == NULL)
-    return a->ivs[r]; /* study_activity_check fails the result */
-  g_array_append_vals(v, a->ivs[r]->data, a->ivs[r]->len);
-  return v;
-}
-
 void study_activity_set_steps(study_activity *a, int steps)
 {
   a->steps = steps > 0 ? steps : 1;
+}
+
+/* Rank's interval of node (of g) over [start, end) as the metrics read it:
+ * its kind and kernel class from the name (memory copies and memsets with
+ * their bytes), or a communication's bytes, operation and communicator
+ * size (the traced record when a->w has one).  O(1) amortized. */
+static void iv_derive(study_activity *a, int rank, const et_graph *g, uint32_t node, sim_time_ps start,
+                      sim_time_ps end, act_iv *iv)
+{
+  const et_node *n = &g->nodes[node];
+  *iv = (act_iv){.start = start, .end = end, .op = ET_COLL_NONE, .node_type = n->type};
+  if (n->type == ET_NODE_COMP) {
+    const char *name = et_node_name(g, node);
+    comp_classify(a, name, iv);
+    iv->name = name;
+    const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
+    if (ca && ca->has_tensor_size && (iv->kind == STUDY_ACT_MEMCPY || g_str_has_prefix(name, "Memset"))) {
+      iv->bytes = ca->tensor_size; /* the bytes a copy or memset moved (Nsight exports) */
+      iv->n_ranks = 1;
+    }
+    return;
+  }
+  et_comm tc;
+  const et_comm *c = n->comm == ET_NONE ? NULL
+                     : a->w ? et_workload_traced_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
+  iv->kind = STUDY_ACT_COMM;
+  iv->kclass = moe_cached(a, et_node_name(g, node)) ? ACT_MOE : 0;
+  if (c) {
+    iv->bytes = c->bytes;
+    iv->op = n->type == ET_NODE_COMM_COLL ? c->coll : ET_COLL_NONE;
+    const et_group *grp = c->group == ET_GROUP_WORLD ? NULL : et_workload_group(a->w, c->group);
+    iv->n_ranks = n->type != ET_NODE_COMM_COLL ? 2 : grp ? grp->n_ranks : a->w->n_ranks;
+  }
+}
+
+/* The timeline's number of graph g (a job's ranks share a few graphs, so
+ * the last one is checked first).  O(1) amortized. */
+static uint32_t graph_number(study_activity *a, const et_graph *g)
+{
+  if (a->last_g == g && a->graphs->len > 0)
+    return a->last_gno;
+  guint no = GPOINTER_TO_UINT(g_hash_table_lookup(a->graph_no, g));
+  if (no == 0) {
+    g_ptr_array_add(a->graphs, (gpointer)g);
+    no = a->graphs->len;
+    g_hash_table_insert(a->graph_no, (gpointer)g, GUINT_TO_POINTER(no));
+  }
+  a->last_g = g;
+  a->last_gno = no - 1;
+  return a->last_gno;
+}
+
+GArray *study_activity_rank_ivs(const study_activity *a, int r)
+{
+  const GArray *v = a->ivs[r];
+  if (study_spill_has(a->spill, r)) {
+    GArray *s = study_spill_read(a->spill, r);
+    if (s != NULL) { /* else study_activity_check fails the result */
+      g_array_append_vals(s, a->ivs[r]->data, a->ivs[r]->len);
+      v = s;
+    }
+  }
+  /* The classification caches change, the records do not. */
+  study_activity *m = (study_activity *)a;
+  g_array_set_size(m->scratch, v->len);
+  for (guint i = 0; i < v->len; i++) {
+    const act_rec *x = &g_array_index(v, act_rec, i);
+    iv_derive(m, r, g_ptr_array_index(a->graphs, x->graph), x->node, x->start, x->end,
+              &g_array_index(m->scratch, act_iv, i));
+  }
+  return m->scratch;
 }
 
 void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t node, sim_time_ps start,
@@ -213,39 +281,11 @@ void study_activity_add(study_activity *a, int rank, const et_graph *g, uint32_t
   const et_node *n = &g->nodes[node];
   if (rank < 0 || rank >= a->n_ranks || end <= start || (n->flags & (ET_FLAG_CPU_OP | ET_FLAG_DELAY)))
     return;
-  act_iv iv = {.start = start, .end = end, .op = ET_COLL_NONE, .node_type = n->type};
-  switch (n->type) {
-  case ET_NODE_COMP: {
-    const char *name = et_node_name(g, node);
-    comp_classify(a, name, &iv);
-    iv.name = name;
-    const et_comp_attr *ca = g->n_comp_attrs ? et_graph_comp_attr(g, node) : NULL;
-    if (ca && ca->has_tensor_size && (iv.kind == STUDY_ACT_MEMCPY || g_str_has_prefix(name, "Memset"))) {
-      iv.bytes = ca->tensor_size; /* the bytes a copy or memset moved (Nsight exports) */
-      iv.n_ranks = 1;
-    }
-    break;
-  }
-  case ET_NODE_COMM_COLL:
-  case ET_NODE_COMM_SEND:
-  case ET_NODE_COMM_RECV: {
-    et_comm tc;
-    const et_comm *c = n->comm == ET_NONE ? NULL
-                       : a->w ? et_workload_traced_comm(a->w, rank, n->comm, &tc) : et_node_comm(g, node);
-    iv.kind = STUDY_ACT_COMM;
-    iv.kclass = moe_cached(a, et_node_name(g, node)) ? ACT_MOE : 0;
-    if (c) {
-      iv.bytes = c->bytes;
-      iv.op = n->type == ET_NODE_COMM_COLL ? c->coll : ET_COLL_NONE;
-      const et_group *grp = c->group == ET_GROUP_WORLD ? NULL : et_workload_group(a->w, c->group);
-      iv.n_ranks = n->type != ET_NODE_COMM_COLL ? 2 : grp ? grp->n_ranks : a->w->n_ranks;
-    }
-    break;
-  }
-  default:
+  if (n->type != ET_NODE_COMP && n->type != ET_NODE_COMM_COLL && n->type != ET_NODE_COMM_SEND &&
+      n->type != ET_NODE_COMM_RECV)
     return;
-  }
-  g_array_append_val(a->ivs[rank], iv);
+  act_rec x = {start, end, node, graph_number(a, g)};
+  g_array_append_val(a->ivs[rank], x);
   spill_check(a, rank);
 }
 

@@ -2,8 +2,10 @@
  * (study_activity.c fills the timeline, study_metrics.c reads it,
  * study_mfu.c gives MFU); not part of the library's surface.
  *
- * The timeline keeps one 40-byte record per GPU interval (act_iv), per
- * rank, with each rank's window on the common clock.
+ * The timeline keeps one 24-byte record per GPU interval (act_rec: its
+ * times and node), per rank, with each rank's window on the common clock;
+ * the metrics read them as 40-byte act_iv, derived from the node when a
+ * rank is read.
  */
 #ifndef WISP_STUDY_METRICS_INTERNAL_H
 #define WISP_STUDY_METRICS_INTERNAL_H
@@ -22,6 +24,13 @@ typedef struct {
   uint8_t op;              /* et_coll_type, ET_COLL_NONE for send/recv */
   uint8_t node_type;       /* et_node_type */
 } act_iv;
+/* A held interval: its times, the node and the timeline's number of the
+ * node's graph (study_activity.graphs); the rest of act_iv is derived from
+ * the node when the rank is read (study_activity_rank_ivs). */
+typedef struct {
+  sim_time_ps start, end;
+  uint32_t node, graph;
+} act_rec;
 #define ACT_MOE 2u          /* an MoE kernel: expert compute, routing, dispatch/combine (study_is_moe_kernel) */
 #define ACT_UNNAMED 8u      /* a compute kernel whose name matches no class rule (STUDY_KERNEL_UNCLASSIFIED) */
 #define ACT_MEMSET 4u       /* a memset (left out of moe_fraction's kernel time, as the seed does) */
@@ -40,14 +49,14 @@ typedef struct {
 } act_sample;
 
 /* The spill file of a long timeline (study_act_spill.c): per-rank blocks
- * of act_iv in one unlinked temporary file, read back in writing order. */
+ * of act_rec in one unlinked temporary file, read back in writing order. */
 typedef struct act_spill act_spill;
 /* NULL when no temporary file can be created (the caller keeps memory). */
 act_spill *study_spill_new(int n_ranks);
 void study_spill_free(act_spill *s);
 /* Appends n records of rank as one block; FALSE (nothing recorded) when
  * the write fails.  O(n) I/O. */
-gboolean study_spill_write(act_spill *s, int rank, const act_iv *v, guint n);
+gboolean study_spill_write(act_spill *s, int rank, const act_rec *v, guint n);
 /* Whether rank has records in the file (s may be NULL). */
 gboolean study_spill_has(const act_spill *s, int rank);
 /* Rank's records in writing order, gathered in the spill's own scratch
@@ -56,16 +65,22 @@ gboolean study_spill_has(const act_spill *s, int rank);
 GArray *study_spill_read(act_spill *s, int rank);
 const char *study_spill_error(const act_spill *s);
 
-/* Rank r's intervals in the order they were added: ivs[r] alone, or the
- * spilled blocks then ivs[r].  When the spill file cannot be read back,
- * ivs[r] alone, and study_activity_check fails the metrics.  O(rank's
- * intervals). */
+/* Rank r's intervals (act_iv) in the order they were added: ivs[r]
+ * alone, or the spilled blocks then ivs[r], derived from their nodes into
+ * a scratch array of a's, valid until the next call.  When the spill file
+ * cannot be read back, ivs[r] alone, and study_activity_check fails the
+ * metrics.  O(rank's intervals). */
 GArray *study_activity_rank_ivs(const study_activity *a, int r);
 
 struct study_activity {
   const et_workload *w;
   int n_ranks, steps;
-  GArray **ivs;            /* per rank: act_iv (the part not in the spill file) */
+  GArray **ivs;            /* per rank: act_rec (the part not in the spill file) */
+  GPtrArray *graphs;       /* the graphs the records name (act_rec.graph) */
+  GHashTable *graph_no;    /* graph -> its number + 1 */
+  const et_graph *last_g;  /* the graph last added, and its number */
+  uint32_t last_gno;
+  GArray *scratch;         /* act_iv: the rank last read (study_activity_rank_ivs) */
   /* Bounded memory: once more than spill_at intervals are held, every
    * rank's intervals go to the spill file in blocks of spill_block. */
   act_spill *spill;        /* NULL until then, or when no file can be made */
