@@ -375,7 +375,8 @@ static gboolean read_first_stage(const rd *d, GError **error)
     return FALSE;
   }
   take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
-  et_model_read_tp_queue(m, g, d->l, d->c, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
+  et_model_card_tp_queue(m, d->c,
+                         et_model_read_tp_queue(m, g, d->l, d->c, et_node_comm(g, g_array_index(a, gop, send).node)->dst));
   read_after_layers(d, g, a, recv + 1 + q * ls, q, "after its last receive");
   g_array_free(a, TRUE);
   return TRUE;
@@ -663,6 +664,8 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
     et_model_clear(out);
     return FALSE;
   }
+  if (stages == 1)
+    et_model_card_tp_queue(out, c, FALSE);
   if (c->experts > 0 && !(mark_experts(&out->layer_fwd) && mark_experts(&out->layer_bwd))) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                 "%s: the card says %d experts, but a layer's forward or backward has no pair of all-to-alls in an "

@@ -107,6 +107,8 @@ typedef struct {
   int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
                                   + weights sharded */
   int recompute;               /* activation recomputation: 0 none, 1 selective (attention), 2 full (per layer) */
+  int tp_stream;               /* the card's pp_transfers_on_tp_stream, for a trace that cannot show it: 0 absent,
+                                  1 none, 2 activations, 3 gradients, 4 both (et_model.tp_queue) */
   int sched;                   /* et_sched, -1 = absent */
   int vpp;                     /* interleaved 1F1B: layer chunks per rank (0: absent) */
   const char *cp_comm;         /* the card's cp_comm_type when it is not Megatron's ring (p2p): all_gather,

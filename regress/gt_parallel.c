@@ -744,6 +744,7 @@ char *gt_par_card(const gt_par_params *p)
                          "    micro_batches: %d\n"
                          "    sequence_parallel: %s\n"
                          "    overlap_grad_reduce: %s\n"
+                         "    pp_transfers_on_tp_stream: gradients\n"
                          "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp * p->cp, p->dp,
                          p->tp, p->pp, p->ep, p->cp, p->mb, p->sequence_parallel ? "true" : "false",
                          p->overlap_grad_reduce ? "true" : "false",

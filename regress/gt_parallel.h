@@ -139,7 +139,9 @@ const char *gt_par_check(const gt_par_params *p);
 /* Builds, runs and (outdir non-NULL) writes the traces; *step_ns is the
  * true step time (ProfilerStep#2, max over ranks). */
 gboolean gt_par_run(const gt_par_params *p, const char *outdir, int64_t *step_ns, GError **error);
-/* The job's CCL-Bench workload card (YAML text, g_free). */
+/* The job's CCL-Bench workload card (YAML text, g_free); it states
+ * pp_transfers_on_tp_stream: gradients, since bwd() sends and receives
+ * the gradients on GT_STREAM_COMM, the TP collectives' stream. */
 char *gt_par_card(const gt_par_params *p);
 
 G_END_DECLS
