@@ -297,6 +297,8 @@ static void emit(rb *g, const et_mseq *q)
    * follows the one before as q's kernels follow each other. */
   gboolean dropped = FALSE;
   sim_time_ps k2k = -1;
+  uint64_t last_in = 0; /* the chain before the last kernel emitted (0: the last op was none) */
+  uint64_t beside = 0;  /* a collective the next kernel runs beside (et_mop.concurrent 2): joined after it */
   /* Sequence parallelism: every sequence but the embedding's holds tokens / tp per rank. */
   g->seq_shard = g->c->sp && q != &g->m->embed_fwd && q != &g->m->embed_bwd ? g->shard : 1.0;
   for (int i = 0; i < q->n; i++) {
@@ -321,16 +323,30 @@ static void emit(rb *g, const et_mseq *q)
                  g->ep_pg, o->two_hop);
     } else if (o->cls == ET_KC_TP_COLL) {
       if (g->rq.tp > 1) {
-        /* An all-gather's size is its per-rank shard (T / tp x h: also x tp / tp'), the others' the whole. */
+        /* An all-gather's size is its per-rank shard (T / tp x h: also x tp / tp'), the others' the whole.
+         * A concurrent one starts with the kernel before it, and what follows waits for both. */
         double f = g->tokens * (o->coll == ET_COLL_ALL_GATHER ? g->shard : 1.0);
+        uint64_t after = g->chain;
+        if (o->concurrent == 1 && last_in)
+          g->chain = last_in;
         coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * f), g->tp_pg);
         tp_queue(g);
+        if (o->concurrent == 1 && last_in)
+          g->chain = node(g, ET_NODE_COMP, "join", 0, g->chain, after);
+        else if (o->concurrent == 2)
+          beside = g->chain, g->chain = after;
       }
     } else if (o->cls == ET_KC_OTHER_COLL) {
       coll(g, o->name, (et_coll_type)o->coll, o->bytes, NULL);
     } else {
+      last_in = g->chain;
       g->chain = node(g, ET_NODE_COMP, o->name, new_dur(g, o), g->chain, 0);
+      if (beside)
+        g->chain = node(g, ET_NODE_COMP, "join", 0, g->chain, beside);
+      beside = 0;
+      continue;
     }
+    last_in = 0;
   }
 }
 
@@ -448,7 +464,9 @@ static void tail(rb *g)
              opt_params(g->c, g->c->tp, g->c->pp, g->c->dp, MAX(g->c->ep, 1), 0);
   for (int i = 0; i < g->m->tail.n; i++) {
     const et_mop *o = &g->m->tail.ops[i];
-    if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL)
+    if (o->cls == ET_KC_TP_COLL && g->rq.tp > 1) /* replicated weights' gradients (sequence-parallel norms) */
+      coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->c->pp / g->rq.pp), g->tp_pg);
+    else if (o->cls == ET_KC_OTHER_COLL)
       emit(g, &(et_mseq){(et_mop *)o, 1});
     else
       g->chain = node(g, ET_NODE_COMP, o->name, (sim_time_ps)llround((double)o->dur_ps * f), g->chain, 0);

@@ -166,7 +166,7 @@ static int64_t elem_ns(const kt *k, double bytes)
 #define K_GROUPED_W "cutlass_grouped_gemm_bf16_nt_experts"
 
 enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5, EV_TO_DP = 6,
-       EV_FROM_DP = 7 };
+       EV_FROM_DP = 7, EV_REGATHER = 8 };
 
 typedef struct {
   gt_job *j;
@@ -257,6 +257,34 @@ static void tp_scatter(const prog *g)
     tp_coll(g, GT_REDUCE_SCATTER, (uint64_t)g->k.tokens * g->p->hidden * 2);
   else
     tp_allreduce(g);
+}
+
+/* Megatron's sequence-parallel column-parallel linear in the backward
+ * (sp_regather; its LinearWithGradAccumulationAndAsyncCommunication):
+ * the forward kept only the rank's T / tp x h input shard, so the weight
+ * gradient's input is all-gathered again, issued on the communication
+ * stream before the data gradient's GEMM, which it overlaps; the weight
+ * gradient's GEMM waits for it (regather_wait). */
+static gboolean regathers(const prog *g)
+{
+  return g->p->sp_regather && g->p->sequence_parallel && g->p->tp > 1;
+}
+
+static void regather(const prog *g)
+{
+  if (!regathers(g))
+    return;
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_GATHER, (uint64_t)g->k.tokens / g->p->tp * g->p->hidden * 2,
+                 g->tp_group);
+  gt_record(g->j, g->r, GT_STREAM_COMM, EV_REGATHER);
+}
+
+static void regather_wait(const prog *g)
+{
+  if (regathers(g))
+    gt_wait(g->j, g->r, GT_STREAM_COMPUTE, EV_REGATHER);
 }
 
 /* The tokens a token-wise kernel of the rank sees: T / tp under sequence
@@ -392,7 +420,9 @@ static void layer_bwd(const prog *g)
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, f / t, h));   /* fc2 data gradient */
     kernel(g, K_GEMM_W, gemm_ns(&g->k, h, f / t, T));   /* fc2 weight gradient */
     kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * f / t * 2));
+    regather(g);
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
+    regather_wait(g);
     kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
   }
   if (p->experts == 0 || !p->sequence_parallel) /* a sequence-parallel MoE block has no TP collective */
@@ -402,7 +432,9 @@ static void layer_bwd(const prog *g)
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h / t, h));   /* projection */
   kernel(g, K_GEMM_W, gemm_ns(&g->k, h / t, h, T));
   attention(g, TRUE);
+  regather(g);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, 3 * h / t)); /* qkv */
+  regather_wait(g);
   kernel(g, K_GEMM_W, gemm_ns(&g->k, 3 * h / t, h, T));
   tp_scatter(g);
   kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
@@ -442,6 +474,8 @@ static void fwd(const prog *g, int c)
       kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h));
     else
       kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
+    if (regathers(g) && !p->patch_embed) /* VocabParallelEmbedding's output reduce-scattered to the sequence shards */
+      tp_scatter(g);
   }
   int ls = p->layers / p->pp / g->chunks;
   for (int l = 0; l < ls; l++)
@@ -504,7 +538,9 @@ static void bwd(const prog *g, int c, gboolean last)
     handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
     kernel(g, K_XENT_B, elem_ns(&g->k, 2.0 * T * v / t * 4));
+    regather(g);
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, v / t));
+    regather_wait(g);
     kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
     if (p->sequence_parallel)
       tp_scatter(g);
@@ -523,10 +559,13 @@ static void bwd(const prog *g, int c, gboolean last)
     host(g);
     gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, from, act_bytes(g), GT_GROUP_WORLD);
   } else {
-    if (p->patch_embed)
+    if (p->patch_embed) {
       kernel(g, K_GEMM_W, gemm_ns(&g->k, h, h, T));
-    else
+    } else {
+      if (regathers(g)) /* the reduce-scatter's gradient */
+        tp_gather(g);
       kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
+    }
   }
 }
 
@@ -588,6 +627,16 @@ static void step(const prog *g, int k)
     double v = p->vocab * (double)p->hidden / p->tp;
     dp_reduce(g, g->dp_group, (g->prev < 0 ? v : 0) + (g->next < 0 ? v : 0));
     handoff(g, GT_STREAM_DP, GT_STREAM_COMPUTE, EV_FROM_DP);
+  }
+  /* Sequence parallelism: the norms' (and the router's) weights are
+   * replicated over TP but see T / tp tokens, so their gradients are
+   * all-reduced over the TP group (Megatron's finalize_model_grads,
+   * _allreduce_layernorm_grads): two norms of weight and bias (4 h) per
+   * layer, the final norm's on the last stage, bf16. */
+  if (regathers(g)) {
+    double n = p->layers / p->pp * (4.0 * p->hidden + (p->experts > 0 ? (double)p->hidden * p->experts : 0)) +
+               (g->next < 0 ? 2.0 * p->hidden : 0);
+    tp_coll(g, GT_ALL_REDUCE, (uint64_t)llround(n * 2));
   }
   /* Adam: fp32 master weights, two moments and the bf16 weights and
    * gradients: 16 bytes read and written per parameter. */
