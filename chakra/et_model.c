@@ -339,6 +339,7 @@ static void take(const rd *d, const et_graph *g, const GArray *a, int lo, int p,
       gboolean ep = (dims & ET_DIM_BIT(ET_DIM_EP)) && !(dims & ET_DIM_BIT(ET_DIM_DP)) &&
                     (c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV);
       m->cls = (dims & ET_DIM_BIT(ET_DIM_TP)) ? ET_KC_TP_COLL : ep ? ET_KC_EP_COLL : ET_KC_OTHER_COLL;
+      m->tp_only = dims == ET_DIM_BIT(ET_DIM_TP);
       m->two_hop = c->two_hop;
       m->coll = c->coll;
       m->bytes = c->bytes;

@@ -152,6 +152,7 @@ typedef struct {
   int ring;                    /* attention traced as cp ring steps: this op stands for all of them (their
                                   mean duration), the next ring - 1 attention ops are skipped (0: one kernel) */
   uint8_t two_hop;             /* EP collectives: the traced et_comm.two_hop mode */
+  gboolean tp_only;            /* a collective of a group spanning TP alone (not also PP, DP, ...) */
   int concurrent;              /* a collective that ran beside a kernel in every instance (Megatron's
                                   sequence-parallel re-gather beside the data gradient's GEMM): 1 the kernel
                                   before it (started before the collective, ended after its start), 2 the one

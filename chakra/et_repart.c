@@ -464,10 +464,12 @@ static void tail(rb *g)
              opt_params(g->c, g->c->tp, g->c->pp, g->c->dp, MAX(g->c->ep, 1), 0);
   for (int i = 0; i < g->m->tail.n; i++) {
     const et_mop *o = &g->m->tail.ops[i];
-    if (o->cls == ET_KC_TP_COLL && g->rq.tp > 1) /* replicated weights' gradients (sequence-parallel norms) */
-      coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->c->pp / g->rq.pp), g->tp_pg);
-    else if (o->cls == ET_KC_OTHER_COLL)
+    if (o->cls == ET_KC_TP_COLL && o->tp_only) { /* replicated weights' gradients (sequence-parallel norms) */
+      if (g->rq.tp > 1)
+        coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->c->pp / g->rq.pp), g->tp_pg);
+    } else if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL) {
       emit(g, &(et_mseq){(et_mop *)o, 1});
+    }
     else
       g->chain = node(g, ET_NODE_COMP, o->name, (sim_time_ps)llround((double)o->dur_ps * f), g->chain, 0);
   }

@@ -22,6 +22,16 @@
  * TP4 x DP2 x EP2 came out +42.5 % and TP1 x DP8 x EP8 -18.5 % (the
  * all-to-alls and experts kept the traced tokens per rank).
  *
+ * The same again with Megatron's weight-gradient re-gather, the
+ * embedding's reduce-scatter and the norms' gradient all-reduce in the
+ * truth (gt_par_params.sp_regather, /repartition-sp/regather-*), from
+ * the MoE TP2 x DP4 x EP4 and TP4 x DP2 x EP2 traces and the dense TP4 x
+ * PP2 and one-stage TP8 traces: the re-gather runs beside the data
+ * gradient's GEMM, which wisp reads from the trace (et_mop.concurrent).
+ * Before (main 55d1c34) wisp stopped on the dense TP4 x PP2 trace (the
+ * embedding's reduce-scatter read as a layer's first operation: "the last
+ * stage (rank 4) does not run the first stage's 8 layers").
+ *
  * Skips visibly when WISP_BIN is not set (run through make check).
  */
 #include "config.h"
@@ -44,8 +54,11 @@ static const sp_cfg dense_cfgs[] = {
   {FALSE, 4, 2, 1, 1, 4}, {FALSE, 2, 4, 1, 1, 8}, {FALSE, 8, 1, 1, 1, 4}, {FALSE, 2, 2, 1, 1, 4}, {FALSE, 1, 8, 1, 1, 8},
 };
 
-/* The truth of c under sequence parallelism; with dir, its traces and card there. */
-static int64_t truth(const sp_cfg *c, const char *dir)
+/* The truth of c under sequence parallelism (regather: with Megatron's
+ * weight-gradient re-gather, the embedding's reduce-scatter and the norms'
+ * gradient all-reduce, gt_par_params.sp_regather); with dir, its traces
+ * and card there. */
+static int64_t truth(const sp_cfg *c, gboolean regather, const char *dir)
 {
   gt_par_params p;
   if (c->moe)
@@ -58,18 +71,24 @@ static int64_t truth(const sp_cfg *c, const char *dir)
   p.ep = c->ep;
   p.mb = c->mb;
   p.sequence_parallel = TRUE;
+  p.sp_regather = regather;
   return test_repart_run(&p, dir);
 }
 
 typedef struct {
   const sp_cfg *cfgs;
   int n, src;
+  gboolean regather;
 } sp_case;
 
 static const sp_case cases[] = {
-  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 0},
-  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 2},
-  {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 0},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 0, FALSE},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 2, FALSE},
+  {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 0, FALSE},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 0, TRUE},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 2, TRUE},
+  {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 0, TRUE},
+  {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 2, TRUE},
 };
 
 static void check_sp(gconstpointer data)
@@ -82,22 +101,29 @@ static void check_sp(gconstpointer data)
   char *dir = g_dir_make_tmp("wisp-sp-XXXXXX", NULL);
   char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
   char *cal = g_build_filename(dir, "cal.yaml", NULL), *json = g_build_filename(dir, "s.json", NULL);
-  truth(&k->cfgs[k->src], trace);
+  truth(&k->cfgs[k->src], k->regather, trace);
   g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", trace, "--cluster", "dgx-h100", "--library", "ideal",
                                                  "-o", cal, NULL}, NULL), ==, 0);
   double t[8], w[8];
   for (int i = 0; i < k->n; i++) {
     const sp_cfg *c = &k->cfgs[i];
-    t[i] = (double)truth(c, NULL);
+    t[i] = (double)truth(c, k->regather, NULL);
+    /* With the re-gather on, every tp > 1 truth has more TP communication
+     * (the re-gathers, the embedding's reduce-scatter and all-gather, the
+     * norms' all-reduce) than plain SP's, and tp 1 has none. */
+    if (k->regather && c->tp > 1)
+      g_assert_cmpint((int64_t)t[i], >, truth(c, FALSE, NULL));
+    else if (k->regather)
+      g_assert_cmpint((int64_t)t[i], ==, truth(c, FALSE, NULL));
     char *spec = c->moe ? g_strdup_printf("tp=%d,dp=%d,ep=%d", c->tp, c->dp, c->ep)
                         : g_strdup_printf("tp=%d,pp=%d,mb=%d", c->tp, c->pp, c->mb);
     char *out = NULL, *err = NULL;
     g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card,
                                                             "--scale", spec, "--json", json, NULL}, &out, &err), ==, 0);
     w[i] = test_repart_step(json);
-    g_test_message("SP from tp%d dp%d ep%d pp%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)", k->cfgs[k->src].tp,
-                   k->cfgs[k->src].dp, k->cfgs[k->src].ep, k->cfgs[k->src].pp, spec, t[i] / 1e6, w[i] / 1e6,
-                   100.0 * (w[i] - t[i]) / t[i]);
+    g_test_message("SP%s from tp%d dp%d ep%d pp%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)",
+                   k->regather ? " + re-gather" : "", k->cfgs[k->src].tp, k->cfgs[k->src].dp, k->cfgs[k->src].ep,
+                   k->cfgs[k->src].pp, spec, t[i] / 1e6, w[i] / 1e6, 100.0 * (w[i] - t[i]) / t[i]);
     g_assert_nonnull(strstr(err, "repartition: sequence parallelism (card): tp "));
     g_assert_cmpfloat(fabs(w[i] - t[i]) / t[i], <=, 0.05);
     g_free(out);
@@ -125,7 +151,7 @@ static void check_sp_refusal(void)
   }
   char *dir = g_dir_make_tmp("wisp-sp1-XXXXXX", NULL);
   char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
-  truth(&moe_cfgs[3], trace);
+  truth(&moe_cfgs[3], FALSE, trace);
   char *out = NULL, *err = NULL;
   g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--cluster", "dgx-h100", "--card", card,
                                                           "--scale", "tp=2,dp=4,ep=4", NULL}, &out, &err), !=, 0);
@@ -145,6 +171,10 @@ int main(int argc, char **argv)
   g_test_add_data_func("/repartition-sp/moe-from-tp2-dp4-ep4", &cases[0], check_sp);
   g_test_add_data_func("/repartition-sp/moe-from-tp4-dp2-ep2", &cases[1], check_sp);
   g_test_add_data_func("/repartition-sp/dense-from-tp4-pp2", &cases[2], check_sp);
+  g_test_add_data_func("/repartition-sp/regather-moe-from-tp2-dp4-ep4", &cases[3], check_sp);
+  g_test_add_data_func("/repartition-sp/regather-moe-from-tp4-dp2-ep2", &cases[4], check_sp);
+  g_test_add_data_func("/repartition-sp/regather-dense-from-tp4-pp2", &cases[5], check_sp);
+  g_test_add_data_func("/repartition-sp/regather-dense-from-tp8", &cases[6], check_sp);
   g_test_add_func("/repartition-sp/refusal", check_sp_refusal);
   return g_test_run();
 }
