@@ -103,6 +103,7 @@ typedef struct {
   int grads_after;             /* the card's overlap_grad_reduce: 1 false (reductions after the backward),
                                   0 true, -1 absent (Megatron's overlap assumed when the trace has none) */
   int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */
+  int etp;                     /* the card's expert_tensor_parallel_size (0: absent; > 1 is refused: not modelled) */
   int gpus_per_node;           /* xpu_spec.count_per_node (0: unknown): two-hop all-to-all deduplication */
   int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
                                   + weights sharded */

@@ -65,6 +65,13 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
     why = cp_comm_why(c->cp_comm);
+  else if (c->experts > 0 && c->etp > 1)
+    why = "the card's expert_tensor_parallel_size is > 1 (Megatron's expert tensor parallelism: each expert's FFN "
+          "sharded over that many ranks, the routed tokens all-gathered over the expert-TP group before the experts "
+          "and their outputs reduce-scattered after them), which is not modelled: wisp re-partitions MoE with whole "
+          "experts per rank (expert_tensor_parallel_size 1, EP groups of data-parallel ranks per TP index); missing "
+          "are the expert-TP collectives in the reader, the experts' work per shard, Megatron's expert rank layout "
+          "(TP x EP x DP over the same ranks) and a ground truth to check them";
   else if (c->tp == 1 && rq.tp > 1)
     why = c->sp ? "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers and "
                   "reduce-scatters to re-size (trace a configuration with tp > 1)"
@@ -592,8 +599,12 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                            "(the embedding keeps all tokens)%s\n", c->tp, rq->tp, c->experts > 0 ? ", router, "
                            "permutation, experts and the dispatch and combine all-to-alls" : "",
                            (double)rq->batch / rq->dp / rq->mb * c->seq / MAX(rq->cp, 1) / rq->tp, c->hidden, c->dtype_bytes, c->dtype_bytes,
-                           c->experts > 0 ? "; experts whole on every TP rank (expert tensor parallelism 1), EP groups "
-                           "of ep consecutive data-parallel ranks per TP index" : "");
+                           c->experts > 0 ? "; experts whole on every TP rank (expert_tensor_parallel_size 1), EP "
+                           "groups of ep consecutive data-parallel ranks per TP index" : "");
+  if (c->experts > 0 && (rq->tp > 1 || c->tp > 1) && c->etp == 0)
+    g_string_append(how, "repartition: MoE with tp > 1: the card has no expert_tensor_parallel_size; expert tensor "
+                         "parallelism 1 is assumed (Megatron sets it to tp when unset, which is not modelled: a job "
+                         "that ran so is refused when its card says expert_tensor_parallel_size > 1)\n");
   else if (c->experts > 0 && (rq->tp > 1 || c->tp > 1))
     g_string_append_printf(how, "repartition: MoE with tp %d: the router is scaled as a TP-sharded GEMM, the experts "
                            "are not split over TP (expert tensor parallelism 1, no sequence parallelism): every TP rank "

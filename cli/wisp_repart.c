@@ -14,7 +14,9 @@
  * (none, selective, full), overlap_grad_reduce (true, false: where the
  * gradient reductions go when the trace has none)}; the traced cp from
  * the layout (the card's cp); MoE: model_arch.{num_experts, moe_ffn_hidden_size
- * (default ffn_hidden_size)}, workload.model.moe_top_k. */
+ * (default ffn_hidden_size)}, workload.model.moe_top_k,
+ * Model-executor.model_plan_parallelization.expert_tensor_parallel_size
+ * (only 1 is modelled; more is refused by et_repart_check). */
 #include "config.h"
 #include "cli/wisp_load.h"
 #include "cli/wisp_repart.h"
@@ -152,6 +154,7 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   ok = ok && count_key(card, ARCH "num_experts", &out->experts, NULL, error) &&
        count_key(card, "workload.model.moe_top_k", &out->top_k, NULL, error) &&
        count_key(card, ARCH "moe_ffn_hidden_size", &out->moe_ffn, NULL, error) &&
+       count_key(card, PLAN "expert_tensor_parallel_size", &out->etp, NULL, error) &&
        count_key(card, XPU "count_per_node", &out->gpus_per_node, NULL, error);
   if (ok && out->experts > 0 && out->top_k == 0)
     note_missing(miss, "workload.model.moe_top_k (the card has model_arch.num_experts)");

@@ -801,5 +801,7 @@ char *gt_par_card(const gt_par_params *p)
                                                                                                  : "1f1b");
   if (p->sched == GT_SCHED_INTERLEAVED)
     g_string_append_printf(s, "    vpp: %d\n", p->vpp);
+  if (p->experts > 0) /* the experts whole on every TP rank */
+    g_string_append(s, "    expert_tensor_parallel_size: 1\n");
   return g_string_free(s, FALSE);
 }
