@@ -67,7 +67,15 @@
  * (an event between two streams links them too, but two streams' work
  * overlaps; without measured times, as in a Chakra ET, never), the two
  * share one queue (tp_queue: the direction, activations or gradients);
- * the re-partitioned job keeps them in one FIFO.
+ * the re-partitioned job keeps them in one FIFO.  Where the trace shows
+ * no timed transfer (one stage, a Chakra ET) the card's
+ * pp_transfers_on_tp_stream gives tp_queue (et_model_card.tp_stream).
+ *
+ * Collectives beside a kernel: a collective that ran beside the kernel
+ * before or after it in every instance (et_mop.concurrent; Megatron's
+ * sequence-parallel re-gather beside the data gradient's GEMM) is
+ * replayed beside it; the idle before the next operation is measured
+ * from the later end of the two.
  *
  * Data-parallel gradient reductions: when rank 0's first collective in a
  * data-parallel group starts after its last backward's layers, the
