@@ -54,15 +54,20 @@ double et_model_layer_dense_params(const et_model_card *c, int tp)
   return c->experts > 0 ? 4.0 * h * h / tp + h * c->experts : (4.0 * h * h + 2.0 * h * f) / tp;
 }
 
-double et_model_layer_expert_params(const et_model_card *c, int ep)
+int et_model_etp(const et_model_card *c, int tp)
 {
-  return c->experts > 0 ? (double)c->experts / ep * 2.0 * c->hidden * c->moe_ffn : 0.0;
+  return c->etp > 1 ? tp : 1;
+}
+
+double et_model_layer_expert_params(const et_model_card *c, int tp, int ep)
+{
+  return c->experts > 0 ? (double)c->experts / ep * 2.0 * c->hidden * c->moe_ffn / et_model_etp(c, tp) : 0.0;
 }
 
 double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int s)
 {
   double h = c->hidden;
-  double n = (double)c->layers / pp * (et_model_layer_dense_params(c, tp) + et_model_layer_expert_params(c, ep));
+  double n = (double)c->layers / pp * (et_model_layer_dense_params(c, tp) + et_model_layer_expert_params(c, tp, ep));
   if (s == 0)
     n += (double)c->vocab * h / tp;
   if (s == pp - 1 && s >= 0)

@@ -111,7 +111,8 @@ typedef struct {
   int grads_after;             /* the card's overlap_grad_reduce: 1 false (reductions after the backward),
                                   0 true, -1 absent (Megatron's overlap assumed when the trace has none) */
   int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */
-  int etp;                     /* the card's expert_tensor_parallel_size (0: absent; > 1 is refused: not modelled) */
+  int etp;                     /* the card's expert_tensor_parallel_size (0: absent): 1, or the traced tp (> 1,
+                                  with sequence parallelism: tied to tp, the new job's is its tp); others refused */
   int gpus_per_node;           /* xpu_spec.count_per_node (0: unknown): two-hop all-to-all deduplication */
   int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
                                   + weights sharded */
@@ -212,14 +213,19 @@ gboolean et_model_has_attention(const et_model *m);
 
 /* Parameters per rank of stage s of pp stages at tensor degree tp and
  * expert degree ep: layers' shards (dense: 4h^2 + 2hf per layer / tp;
- * MoE: 4h^2 / tp + h E (router) + E / ep x 2 h f_e), plus the
+ * MoE: 4h^2 / tp + h E (router) + E / ep x 2 h f_e / etp), plus the
  * vocabulary-parallel embedding on the first stage and the LM head on the
  * last (V h / tp); s = -1: the layers' alone. */
 double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int s);
 /* One layer's parameters on a rank: dense (reduced over the DP group) and
- * experts' (over the expert-DP group of dp / ep replicas). */
+ * experts' (over the expert-DP group of dp / ep replicas; / the expert
+ * tensor-parallel degree, et_model_etp). */
 double et_model_layer_dense_params(const et_model_card *c, int tp);
-double et_model_layer_expert_params(const et_model_card *c, int ep);
+double et_model_layer_expert_params(const et_model_card *c, int tp, int ep);
+/* The expert tensor-parallel degree of a job with tensor degree tp: tp
+ * when the card's expert_tensor_parallel_size ties it to tp (> 1: it
+ * equals the traced tp), else 1. */
+int et_model_etp(const et_model_card *c, int tp);
 
 G_END_DECLS
 #endif

@@ -65,13 +65,13 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
     why = cp_comm_why(c->cp_comm);
-  else if (c->experts > 0 && c->etp > 1)
-    why = "the card's expert_tensor_parallel_size is > 1 (Megatron's expert tensor parallelism: each expert's FFN "
-          "sharded over that many ranks, the routed tokens all-gathered over the expert-TP group before the experts "
-          "and their outputs reduce-scattered after them), which is not modelled: wisp re-partitions MoE with whole "
-          "experts per rank (expert_tensor_parallel_size 1, EP groups of data-parallel ranks per TP index); missing "
-          "are the expert-TP collectives in the reader, the experts' work per shard, Megatron's expert rank layout "
-          "(TP x EP x DP over the same ranks) and a ground truth to check them";
+  else if (c->experts > 0 && c->etp > 1 && (c->etp != c->tp || !c->sp))
+    why = "the card's expert_tensor_parallel_size is neither 1 nor the traced tp under sequence parallelism "
+          "(Megatron's expert tensor parallelism with its own degree: each expert's FFN sharded over an expert-TP "
+          "group other than the TP group, with Megatron's expert rank layout, TP x EP x DP over the same ranks), "
+          "which is not modelled: wisp re-partitions MoE with whole experts per rank (1) or with the experts split "
+          "over the TP group (expert_tensor_parallel_size = tp, sequence_parallel: true); missing are the "
+          "expert-TP group apart from TP, its collectives and rank layout, and a ground truth to check them";
   else if (c->tp == 1 && rq.tp > 1)
     why = c->sp ? "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers and "
                   "reduce-scatters to re-size (trace a configuration with tp > 1)"
@@ -101,7 +101,7 @@ static double state_bytes(const et_model_card *c, int dp, int ep, gboolean exper
 /* The parameters whose optimizer step a rank of stage st runs. */
 static double opt_params(const et_model_card *c, int tp, int pp, int dp, int ep, int st)
 {
-  double ex = (double)c->layers / pp * et_model_layer_expert_params(c, ep);
+  double ex = (double)c->layers / pp * et_model_layer_expert_params(c, tp, ep);
   double de = et_model_rank_params(c, tp, pp, ep, st) - ex;
   if (c->zero < 1)
     return de + ex;
@@ -117,7 +117,7 @@ void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, e
   double per_layer = c->recompute == 2 ? 2.0 * s * b * h : c->recompute == 1 ? s * b * h * (10.0 + 24.0 / t) : full;
   for (int st = 0; st < rq.pp; st++) {
     double params = et_model_rank_params(c, rq.tp, rq.pp, rq.ep, st);
-    double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.ep);
+    double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.tp, rq.ep);
     int in_flight = rq.sched == ET_SCHED_GPIPE ? rq.mb : MIN(rq.pp - st, rq.mb);
     if (rq.sched == ET_SCHED_INTERLEAVED) /* chunk passes, each of layers / (pp vpp) layers */
       in_flight = MIN(2 * (rq.pp - st - 1) + (rq.vpp - 1) * rq.pp + 1, rq.mb * rq.vpp);
@@ -431,7 +431,7 @@ static void layer_reduce(rb *g)
   if (g->rq.dp * g->rq.cp > 1)
     dp_reduce(g, "dp_allreduce_layer_grads", et_model_layer_dense_params(g->c, g->rq.tp), g->dp_pg);
   if (g->rq.dp / g->rq.ep > 1)
-    dp_reduce(g, "edp_allreduce_expert_grads", et_model_layer_expert_params(g->c, g->rq.ep), g->edp_pg);
+    dp_reduce(g, "edp_allreduce_expert_grads", et_model_layer_expert_params(g->c, g->rq.tp, g->rq.ep), g->edp_pg);
 }
 
 /* Backward of micro-batch mb; in the step's last one (last), with dp > 1,
@@ -599,13 +599,17 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                            "(the embedding keeps all tokens)%s\n", c->tp, rq->tp, c->experts > 0 ? ", router, "
                            "permutation, experts and the dispatch and combine all-to-alls" : "",
                            (double)rq->batch / rq->dp / rq->mb * c->seq / MAX(rq->cp, 1) / rq->tp, c->hidden, c->dtype_bytes, c->dtype_bytes,
-                           c->experts > 0 ? "; experts whole on every TP rank (expert_tensor_parallel_size 1), EP "
-                           "groups of ep consecutive data-parallel ranks per TP index" : "");
+                           c->experts == 0 ? "" : c->etp > 1
+                           ? "; experts split over the TP group (expert_tensor_parallel_size = tp: the tokens a rank "
+                             "received all-gathered over TP before them, their outputs reduce-scattered after, their "
+                             "weights / tp), EP groups of ep consecutive data-parallel ranks per TP index"
+                           : "; experts whole on every TP rank (expert_tensor_parallel_size 1), EP groups of ep "
+                             "consecutive data-parallel ranks per TP index");
   if (c->experts > 0 && (rq->tp > 1 || c->tp > 1) && c->etp == 0)
     g_string_append(how, "repartition: MoE with tp > 1: the card has no expert_tensor_parallel_size; expert tensor "
-                         "parallelism 1 is assumed (Megatron sets it to tp when unset, which is not modelled: a job "
-                         "that ran so is refused when its card says expert_tensor_parallel_size > 1)\n");
-  else if (c->experts > 0 && (rq->tp > 1 || c->tp > 1))
+                         "parallelism 1 is assumed (Megatron sets it to tp when unset: say so on the card, "
+                         "expert_tensor_parallel_size equal to tp, with sequence_parallel)\n");
+  if (!c->sp && c->experts > 0 && (rq->tp > 1 || c->tp > 1))
     g_string_append_printf(how, "repartition: MoE with tp %d: the router is scaled as a TP-sharded GEMM, the experts "
                            "are not split over TP (expert tensor parallelism 1, no sequence parallelism): every TP rank "
                            "dispatches, runs and combines all its micro-batch's routed tokens and holds its experts "

@@ -28,6 +28,7 @@ int main(int argc, char **argv)
   gboolean after = FALSE;
   int vpp = 2, annotate = 0;
   gboolean sp = FALSE, patch = FALSE, regather = FALSE;
+  int etp = 1;
   char *sched = NULL;
   GOptionEntry entries[] = {
     {"moe", 0, 0, G_OPTION_ARG_NONE, &moe, "the MoE job (16 experts, top-2) instead of the dense one", NULL},
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
     {"sp", 0, 0, G_OPTION_ARG_NONE, &sp, "Megatron's sequence parallelism (tp > 1)", NULL},
     {"sp-regather", 0, 0, G_OPTION_ARG_NONE, &regather, "with --sp: the weight gradients' re-gather, the embedding's "
      "reduce-scatter and the norms' gradient all-reduce", NULL},
+    {"etp", 0, 0, G_OPTION_ARG_INT, &etp, "expert tensor parallelism (1, or tp with --sp --moe)", "N"},
     {"annotate", 0, 0, G_OPTION_ARG_INT, &annotate, "module annotations: 0 none, 1 Megatron's (with_modules), "
      "2 two layers per TransformerLayer (disagreeing)", "N"},
     {NULL},
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
   p.annotate = annotate;
   p.sequence_parallel = sp;
   p.sp_regather = regather;
+  p.etp = etp;
   p.patch_embed = patch;
   if (after)
     p.overlap_grad_reduce = FALSE;

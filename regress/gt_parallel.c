@@ -76,6 +76,8 @@ const char *gt_par_check(const gt_par_params *p)
            "moe_ffn >= 1";
   if (p->experts == 0 && p->ep != 1)
     return "ep > 1 needs experts";
+  if (p->etp > 1 && (p->experts == 0 || p->etp != p->tp || !p->sequence_parallel))
+    return "expert tensor parallelism needs experts, etp equal to tp and sequence parallelism";
   if (p->sched == GT_SCHED_INTERLEAVED &&
       (p->vpp < 2 || p->pp < 2 || p->mb % p->pp || p->layers % (p->pp * p->vpp)))
     return "interleaved 1F1B needs vpp >= 2, pp >= 2 dividing mb, and pp x vpp dividing the layers";
@@ -311,20 +313,34 @@ static void ep_alltoall(const prog *g)
   handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
 }
 
+/* Expert tensor parallelism (gt_par_params.etp > 1): the expert tokens'
+ * all-gather over the TP group before the experts (T / tp x top_k x h
+ * bf16 per rank: what the dispatch brought) and the reduce-scatter of
+ * their outputs after them (tp times that in). */
+static void etp_coll(const prog *g, gt_kernel_kind kind)
+{
+  if (g->p->etp < 2)
+    return;
+  uint64_t shard = (uint64_t)seq_shard(g).tokens * g->p->top_k * g->p->hidden * 2;
+  tp_coll(g, kind, kind == GT_ALL_GATHER ? shard : shard * (uint64_t)g->p->etp);
+}
+
 /* The MoE block's forward after the second norm. */
 static void moe_fwd(const prog *g)
 {
   const gt_par_params *p = g->p;
   const kt ks = seq_shard(g);
   double T = ks.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
-  double le = E / p->ep, te = T * k * p->ep / E;
+  double le = E / p->ep, te = T * k * p->ep / E, x = MAX(p->etp, 1);
   kernel(g, K_GEMM_F, gemm_ns(&ks, T, E, h));                /* router */
   kernel(g, K_ROUTER_F, elem_ns(&ks, 3.0 * T * E * 4));
   kernel(g, K_PERMUTE_F, elem_ns(&ks, 2.0 * T * k * h * 2));
   ep_alltoall(g);                                              /* dispatch */
-  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te, f, h));     /* expert FC1 */
+  etp_coll(g, GT_ALL_GATHER);
+  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te * x, f / x, h)); /* expert FC1 */
   kernel(g, K_GELU_F, elem_ns(&ks, 2.0 * T * k * f * 2));
-  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te, h, f));     /* expert FC2 */
+  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te * x, h, f / x)); /* expert FC2 */
+  etp_coll(g, GT_REDUCE_SCATTER);
   ep_alltoall(g);                                              /* combine */
   kernel(g, K_UNPERMUTE_F, elem_ns(&ks, (2.0 * k + 1.0) * T * h * 2));
 }
@@ -334,14 +350,16 @@ static void moe_bwd(const prog *g)
   const gt_par_params *p = g->p;
   const kt ks = seq_shard(g);
   double T = ks.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
-  double le = E / p->ep, te = T * k * p->ep / E;
+  double le = E / p->ep, te = T * k * p->ep / E, x = MAX(p->etp, 1);
   kernel(g, K_UNPERMUTE_B, elem_ns(&ks, (2.0 * k + 1.0) * T * h * 2));
   ep_alltoall(g);                                              /* combine's gradient */
-  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te, f, h));     /* FC2 data gradient */
-  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, f, h, te));     /* FC2 weight gradient */
+  etp_coll(g, GT_ALL_GATHER);                                  /* the reduce-scatter's gradient */
+  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te * x, f / x, h)); /* FC2 data gradient */
+  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, f / x, h, te * x)); /* FC2 weight gradient */
   kernel(g, K_GELU_B, elem_ns(&ks, 3.0 * T * k * f * 2));
-  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te, h, f));     /* FC1 */
-  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, h, f, te));
+  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te * x, h, f / x)); /* FC1 */
+  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, h, f / x, te * x));
+  etp_coll(g, GT_REDUCE_SCATTER);                              /* the all-gather's gradient */
   ep_alltoall(g);                                              /* dispatch's gradient */
   kernel(g, K_PERMUTE_B, elem_ns(&ks, 2.0 * T * k * h * 2));
   kernel(g, K_ROUTER_B, elem_ns(&ks, 3.0 * T * E * 4));
@@ -509,7 +527,7 @@ static double layer_dense_params(const gt_par_params *p)
 
 static double layer_expert_params(const gt_par_params *p)
 {
-  return p->experts > 0 ? (double)p->experts / p->ep * 2.0 * p->hidden * p->moe_ffn : 0.0;
+  return p->experts > 0 ? (double)p->experts / p->ep * 2.0 * p->hidden * p->moe_ffn / MAX(p->etp, 1) : 0.0;
 }
 
 /* The all-reduce of `params` bf16 gradients in group grp on the
@@ -801,7 +819,7 @@ char *gt_par_card(const gt_par_params *p)
                                                                                                  : "1f1b");
   if (p->sched == GT_SCHED_INTERLEAVED)
     g_string_append_printf(s, "    vpp: %d\n", p->vpp);
-  if (p->experts > 0) /* the experts whole on every TP rank */
-    g_string_append(s, "    expert_tensor_parallel_size: 1\n");
+  if (p->experts > 0) /* 1: the experts whole on every TP rank */
+    g_string_append_printf(s, "    expert_tensor_parallel_size: %d\n", MAX(p->etp, 1));
   return g_string_free(s, FALSE);
 }

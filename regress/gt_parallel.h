@@ -98,6 +98,14 @@ typedef struct {
    * the norms' (and a MoE router's) replicated weights have their
    * gradients all-reduced over TP before the optimizer.  FALSE: none. */
   gboolean sp_regather;
+  /* Expert tensor parallelism (Megatron's expert_tensor_parallel_size):
+   * 1 (or 0) whole experts on every TP rank; tp (needs sequence
+   * parallelism): each expert's FFN split over the TP group, the tokens a
+   * rank received in the dispatch all-gathered over the TP group before
+   * the experts and their outputs reduce-scattered back before the
+   * combine (the backward mirrored); the experts' weights per rank / tp.
+   * Other values are refused (gt_par_check). */
+  int etp;
   /* TRUE (gt_par_init): gradient reductions overlap the last backward
    * (below); FALSE: all of them are issued after the step's backward, in
    * the same order.  gt_model's network has no link contention (each

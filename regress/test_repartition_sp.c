@@ -32,6 +32,15 @@
  * embedding's reduce-scatter read as a layer's first operation: "the last
  * stage (rank 4) does not run the first stage's 8 layers").
  *
+ * Expert tensor parallelism tied to TP (Megatron's
+ * expert_tensor_parallel_size = tp, gt_par_params.etp; /repartition-sp/
+ * etp-*): the experts split over the TP group, the tokens a rank received
+ * all-gathered over TP before them and reduce-scattered after; every
+ * configuration's truth has ETP = its tp, and the card says the traced
+ * one.  Before (main 55d1c34, which ignores the key), from TP2 x DP4 x
+ * EP4, TP2 DP4 EP2 came out +16.4 % (the experts' gradients reduced at
+ * their unsplit size).  Another ETP degree is refused (etp-refused).
+ *
  * Skips visibly when WISP_BIN is not set (run through make check).
  */
 #include "config.h"
@@ -58,7 +67,7 @@ static const sp_cfg dense_cfgs[] = {
  * weight-gradient re-gather, the embedding's reduce-scatter and the norms'
  * gradient all-reduce, gt_par_params.sp_regather); with dir, its traces
  * and card there. */
-static int64_t truth(const sp_cfg *c, gboolean regather, const char *dir)
+static int64_t truth_etp(const sp_cfg *c, gboolean regather, gboolean etp, const char *dir)
 {
   gt_par_params p;
   if (c->moe)
@@ -72,13 +81,20 @@ static int64_t truth(const sp_cfg *c, gboolean regather, const char *dir)
   p.mb = c->mb;
   p.sequence_parallel = TRUE;
   p.sp_regather = regather;
+  p.etp = etp && c->tp > 1 ? c->tp : 1;
   return test_repart_run(&p, dir);
+}
+
+static int64_t truth(const sp_cfg *c, gboolean regather, const char *dir)
+{
+  return truth_etp(c, regather, FALSE, dir);
 }
 
 typedef struct {
   const sp_cfg *cfgs;
   int n, src;
   gboolean regather;
+  gboolean etp;                /* expert_tensor_parallel_size = tp (gt_par_params.etp) in every configuration */
 } sp_case;
 
 static const sp_case cases[] = {
@@ -89,6 +105,9 @@ static const sp_case cases[] = {
   {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 2, TRUE},
   {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 0, TRUE},
   {dense_cfgs, G_N_ELEMENTS(dense_cfgs), 2, TRUE},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 0, FALSE, TRUE},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 2, FALSE, TRUE},
+  {moe_cfgs, G_N_ELEMENTS(moe_cfgs), 0, TRUE, TRUE},
 };
 
 static void check_sp(gconstpointer data)
@@ -101,28 +120,32 @@ static void check_sp(gconstpointer data)
   char *dir = g_dir_make_tmp("wisp-sp-XXXXXX", NULL);
   char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
   char *cal = g_build_filename(dir, "cal.yaml", NULL), *json = g_build_filename(dir, "s.json", NULL);
-  truth(&k->cfgs[k->src], k->regather, trace);
+  truth_etp(&k->cfgs[k->src], k->regather, k->etp, trace);
   g_assert_cmpint(test_wisp_run((const char *[]){"calibrate", trace, "--cluster", "dgx-h100", "--library", "ideal",
                                                  "-o", cal, NULL}, NULL), ==, 0);
   double t[8], w[8];
   for (int i = 0; i < k->n; i++) {
     const sp_cfg *c = &k->cfgs[i];
-    t[i] = (double)truth(c, k->regather, NULL);
+    t[i] = (double)truth_etp(c, k->regather, k->etp, NULL);
     /* With the re-gather on, every tp > 1 truth has more TP communication
      * (the re-gathers, the embedding's reduce-scatter and all-gather, the
      * norms' all-reduce) than plain SP's, and tp 1 has none. */
     if (k->regather && c->tp > 1)
-      g_assert_cmpint((int64_t)t[i], >, truth(c, FALSE, NULL));
+      g_assert_cmpint((int64_t)t[i], >, truth_etp(c, FALSE, k->etp, NULL));
     else if (k->regather)
-      g_assert_cmpint((int64_t)t[i], ==, truth(c, FALSE, NULL));
+      g_assert_cmpint((int64_t)t[i], ==, truth_etp(c, FALSE, k->etp, NULL));
+    /* Expert tensor parallelism changes every tp > 1 truth (the experts'
+     * all-gather and reduce-scatter, their weights / tp), no tp 1 one. */
+    if (k->etp && !k->regather)
+      g_assert_true((c->tp > 1) == (t[i] != truth(c, FALSE, NULL)));
     char *spec = c->moe ? g_strdup_printf("tp=%d,dp=%d,ep=%d", c->tp, c->dp, c->ep)
                         : g_strdup_printf("tp=%d,pp=%d,mb=%d", c->tp, c->pp, c->mb);
     char *out = NULL, *err = NULL;
     g_assert_cmpint(test_wisp_run_in(NULL, (const char *[]){"simulate", trace, "--network", cal, "--card", card,
                                                             "--scale", spec, "--json", json, NULL}, &out, &err), ==, 0);
     w[i] = test_repart_step(json);
-    g_test_message("SP%s from tp%d dp%d ep%d pp%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)",
-                   k->regather ? " + re-gather" : "", k->cfgs[k->src].tp, k->cfgs[k->src].dp, k->cfgs[k->src].ep,
+    g_test_message("SP%s%s from tp%d dp%d ep%d pp%d: %s: true %.3f ms, wisp %.3f ms (%+.2f %%)",
+                   k->regather ? " + re-gather" : "", k->etp ? " + ETP = TP" : "", k->cfgs[k->src].tp, k->cfgs[k->src].dp, k->cfgs[k->src].ep,
                    k->cfgs[k->src].pp, spec, t[i] / 1e6, w[i] / 1e6, 100.0 * (w[i] - t[i]) / t[i]);
     g_assert_nonnull(strstr(err, "repartition: sequence parallelism (card): tp "));
     g_assert_cmpfloat(fabs(w[i] - t[i]) / t[i], <=, 0.05);
@@ -165,11 +188,12 @@ static void check_sp_refusal(void)
   g_free(card);
 }
 
-/* Expert tensor parallelism (Megatron's expert_tensor_parallel_size) is
- * not modelled: the twin's MoE card says 1 (its experts are whole on
- * every TP rank) and predicts with no assumption line; without the key
- * wisp says it assumes 1 (Megatron's default is tp); with 2 every --scale
- * is refused naming the key and what is missing, and so is wisp search. */
+/* Expert tensor parallelism (Megatron's expert_tensor_parallel_size) of
+ * a degree other than 1 or tp is not modelled: on the twin's TP2 x DP4 x
+ * EP4 trace (ETP 1) the card saying 1 predicts with no assumption line;
+ * without the key wisp says it assumes 1 (Megatron's default is tp);
+ * with 4 (not the traced tp 2) every --scale is refused naming the key
+ * and what is missing, and so is wisp search. */
 static void check_etp(void)
 {
   if (!g_getenv("WISP_BIN")) {
@@ -178,13 +202,13 @@ static void check_etp(void)
   }
   char *dir = g_dir_make_tmp("wisp-etp-XXXXXX", NULL);
   char *trace = g_build_filename(dir, "trace", NULL), *card = g_build_filename(trace, "card.yaml", NULL);
-  char *absent = g_build_filename(dir, "absent.yaml", NULL), *two = g_build_filename(dir, "two.yaml", NULL);
+  char *absent = g_build_filename(dir, "absent.yaml", NULL), *two = g_build_filename(dir, "four.yaml", NULL);
   truth(&moe_cfgs[0], FALSE, trace);
   char *text = NULL, *at;
   g_assert_true(g_file_get_contents(card, &text, NULL, NULL));
   g_assert_nonnull(at = strstr(text, "    expert_tensor_parallel_size: 1\n"));
   char *t2 = g_strdup(text);
-  memcpy(t2 + (at - text) + strlen("    expert_tensor_parallel_size: "), "2", 1);
+  memcpy(t2 + (at - text) + strlen("    expert_tensor_parallel_size: "), "4", 1);
   memmove(at, at + strlen("    expert_tensor_parallel_size: 1\n"), strlen(at + strlen("    expert_tensor_parallel_size: 1\n")) + 1);
   g_assert_true(g_file_set_contents(absent, text, -1, NULL));
   g_assert_true(g_file_set_contents(two, t2, -1, NULL));
@@ -197,19 +221,19 @@ static void check_etp(void)
     g_assert_cmpint(rc != 0, ==, k == 2);
     g_assert_true((strstr(err, assumed) != NULL) == (k == 1));
     if (k == 2)
-      g_assert_nonnull(strstr(err, "the card's expert_tensor_parallel_size is > 1 (Megatron's expert tensor "
-                                   "parallelism: each expert's FFN sharded over that many ranks"));
+      g_assert_nonnull(strstr(err, "the card's expert_tensor_parallel_size is neither 1 nor the traced tp under "
+                                   "sequence parallelism"));
     g_free(out);
     g_free(err);
   }
   char *out = NULL, *err = NULL, *json = g_build_filename(dir, "search.json", NULL), *js = NULL;
   int rc = test_wisp_run_in(NULL, (const char *[]){"search", trace, "--cluster", "dgx-h100", "--card", two, "--json",
                                                    json, NULL}, &out, &err);
-  g_test_message("search with expert_tensor_parallel_size 2: exit %d; %.300s", rc, err);
+  g_test_message("search with expert_tensor_parallel_size 4: exit %d; %.300s", rc, err);
   g_assert_cmpint(rc, !=, 0);
   g_assert_false(g_file_get_contents(json, &js, NULL, NULL));
-  g_assert_nonnull(strstr(err, "the card's expert_tensor_parallel_size 2 (Megatron's expert tensor parallelism) is "
-                               "not modelled"));
+  g_assert_nonnull(strstr(err, "the card's expert_tensor_parallel_size 4 is not modelled: only 1 or the traced "
+                               "tp 2 under sequence parallelism"));
   g_free(js);
   g_free(json);
   g_free(out);
@@ -234,6 +258,9 @@ int main(int argc, char **argv)
   g_test_add_data_func("/repartition-sp/regather-moe-from-tp4-dp2-ep2", &cases[4], check_sp);
   g_test_add_data_func("/repartition-sp/regather-dense-from-tp4-pp2", &cases[5], check_sp);
   g_test_add_data_func("/repartition-sp/regather-dense-from-tp8", &cases[6], check_sp);
+  g_test_add_data_func("/repartition-sp/etp-moe-from-tp2-dp4-ep4", &cases[7], check_sp);
+  g_test_add_data_func("/repartition-sp/etp-moe-from-tp4-dp2-ep2", &cases[8], check_sp);
+  g_test_add_data_func("/repartition-sp/etp-regather-moe-from-tp2-dp4-ep4", &cases[9], check_sp);
   g_test_add_func("/repartition-sp/refusal", check_sp_refusal);
   g_test_add_func("/repartition-sp/etp-refused", check_etp);
   return g_test_run();

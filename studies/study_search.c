@@ -206,11 +206,11 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
     study_search_result_free(r);
     return NULL;
   }
-  if (c->experts > 0 && c->etp > 1) { /* every point would be refused (et_repart_check): say why once */
+  if (c->experts > 0 && c->etp > 1 && (c->etp != c->tp || !c->sp)) { /* every point would be refused */
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
-                "the card's expert_tensor_parallel_size %d (Megatron's expert tensor parallelism) is not modelled: "
-                "wisp re-partitions MoE with whole experts per rank (expert_tensor_parallel_size 1); see wisp "
-                "simulate --scale for what is missing", c->etp);
+                "the card's expert_tensor_parallel_size %d is not modelled: only 1 or the traced tp %d under "
+                "sequence parallelism (Megatron's expert tensor parallelism over the TP group); see wisp simulate "
+                "--scale for what is missing", c->etp, c->tp);
     study_search_result_free(r);
     return NULL;
   }
