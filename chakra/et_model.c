@@ -59,6 +59,11 @@ int et_model_etp(const et_model_card *c, int tp)
   return c->etp > 1 ? tp : 1;
 }
 
+gboolean et_model_etp_modelled(const et_model_card *c)
+{
+  return c->experts == 0 || c->etp <= 1 || (c->etp == c->tp && c->sp);
+}
+
 double et_model_layer_expert_params(const et_model_card *c, int tp, int ep)
 {
   return c->experts > 0 ? (double)c->experts / ep * 2.0 * c->hidden * c->moe_ffn / et_model_etp(c, tp) : 0.0;

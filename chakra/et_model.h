@@ -226,6 +226,9 @@ double et_model_layer_expert_params(const et_model_card *c, int tp, int ep);
  * when the card's expert_tensor_parallel_size ties it to tp (> 1: it
  * equals the traced tp), else 1. */
 int et_model_etp(const et_model_card *c, int tp);
+/* Whether the card's expert_tensor_parallel_size is modelled: absent, 1,
+ * or the traced tp under sequence parallelism. */
+gboolean et_model_etp_modelled(const et_model_card *c);
 
 G_END_DECLS
 #endif

@@ -65,7 +65,7 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
     why = cp_comm_why(c->cp_comm);
-  else if (c->experts > 0 && c->etp > 1 && (c->etp != c->tp || !c->sp))
+  else if (!et_model_etp_modelled(c))
     why = "the card's expert_tensor_parallel_size is neither 1 nor the traced tp under sequence parallelism "
           "(Megatron's expert tensor parallelism with its own degree: each expert's FFN sharded over an expert-TP "
           "group other than the TP group, with Megatron's expert rank layout, TP x EP x DP over the same ranks), "

@@ -3,7 +3,7 @@
  * its true step time.
  *
  * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--cp N] [--grads-after] [--mb N] [--batch N]
- *                   [--sched gpipe|1f1b|interleaved_1f1b] [--vpp N] [--sp [--sp-regather]] [OUTDIR]
+ *                   [--sched gpipe|1f1b|interleaved_1f1b] [--vpp N] [--sp [--sp-regather] [--etp N]] [OUTDIR]
  * --moe starts from the MoE job (gt_par_init_moe: 8 ranks of data
  * parallelism, 16 experts, top-2, EP 4) instead of the dense one; the
  * other options change its configuration (e.g. --moe --ep 8).
