@@ -289,6 +289,27 @@ static void regather_wait(const prog *g)
     gt_wait(g->j, g->r, GT_STREAM_COMPUTE, EV_REGATHER);
 }
 
+/* A column-parallel linear's weight gradient GEMM (ns) and the
+ * reduce-scatter of its input's gradient: with sp_regather Megatron
+ * issues the reduce-scatter on the communication stream before the
+ * weight gradient's GEMM, which it overlaps, and what follows waits for
+ * both; else the GEMM, then the block's scatter (tp_scatter). */
+static void wgrad_scatter(const prog *g, int64_t ns)
+{
+  if (!regathers(g)) {
+    kernel(g, K_GEMM_W, ns);
+    tp_scatter(g);
+    return;
+  }
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_REDUCE_SCATTER, (uint64_t)g->k.tokens * g->p->hidden * 2,
+                 g->tp_group);
+  gt_record(g->j, g->r, GT_STREAM_COMM, EV_REGATHER);
+  kernel(g, K_GEMM_W, ns);
+  gt_wait(g->j, g->r, GT_STREAM_COMPUTE, EV_REGATHER);
+}
+
 /* The tokens a token-wise kernel of the rank sees: T / tp under sequence
  * parallelism (norms, the MoE block), else T. */
 static kt seq_shard(const prog *g)
@@ -441,9 +462,9 @@ static void layer_bwd(const prog *g)
     regather(g);
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
     regather_wait(g);
-    kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
+    wgrad_scatter(g, gemm_ns(&g->k, f / t, h, T));
   }
-  if (p->experts == 0 || !p->sequence_parallel) /* a sequence-parallel MoE block has no TP collective */
+  if (p->experts > 0 && !p->sequence_parallel) /* a sequence-parallel MoE block has no TP collective */
     tp_scatter(g);
   kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
   tp_gather(g);
@@ -453,8 +474,7 @@ static void layer_bwd(const prog *g)
   regather(g);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, 3 * h / t)); /* qkv */
   regather_wait(g);
-  kernel(g, K_GEMM_W, gemm_ns(&g->k, 3 * h / t, h, T));
-  tp_scatter(g);
+  wgrad_scatter(g, gemm_ns(&g->k, 3 * h / t, h, T));
   kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
 }
 
@@ -559,9 +579,10 @@ static void bwd(const prog *g, int c, gboolean last)
     regather(g);
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, v / t));
     regather_wait(g);
-    kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
     if (p->sequence_parallel)
-      tp_scatter(g);
+      wgrad_scatter(g, gemm_ns(&g->k, v / t, h, T));
+    else
+      kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
     const kt ks = seq_shard(g);
     kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
   }

@@ -92,7 +92,9 @@ typedef struct {
    * distributed/finalize_model_grads.py): each column-parallel linear's
    * (QKV, FC1, the LM head) backward all-gathers its T / tp x h input
    * again for the weight gradient, on the communication stream while the
-   * data gradient's GEMM runs, the weight gradient's GEMM waiting for it;
+   * data gradient's GEMM runs, the weight gradient's GEMM waiting for it,
+   * and the reduce-scatter of the input's gradient beside the weight
+   * gradient's GEMM (what follows waits for both);
    * the token embedding's output is reduce-scattered to the sequence
    * shards (its gradient all-gathered before the embedding's backward);
    * the norms' (and a MoE router's) replicated weights have their
