@@ -54,15 +54,25 @@ double et_model_layer_dense_params(const et_model_card *c, int tp)
   return c->experts > 0 ? 4.0 * h * h / tp + h * c->experts : (4.0 * h * h + 2.0 * h * f) / tp;
 }
 
-double et_model_layer_expert_params(const et_model_card *c, int ep)
+int et_model_etp(const et_model_card *c, int tp)
 {
-  return c->experts > 0 ? (double)c->experts / ep * 2.0 * c->hidden * c->moe_ffn : 0.0;
+  return c->etp > 1 ? tp : 1;
+}
+
+gboolean et_model_etp_modelled(const et_model_card *c)
+{
+  return c->experts == 0 || c->etp <= 1 || (c->etp == c->tp && c->sp);
+}
+
+double et_model_layer_expert_params(const et_model_card *c, int tp, int ep)
+{
+  return c->experts > 0 ? (double)c->experts / ep * 2.0 * c->hidden * c->moe_ffn / et_model_etp(c, tp) : 0.0;
 }
 
 double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int s)
 {
   double h = c->hidden;
-  double n = (double)c->layers / pp * (et_model_layer_dense_params(c, tp) + et_model_layer_expert_params(c, ep));
+  double n = (double)c->layers / pp * (et_model_layer_dense_params(c, tp) + et_model_layer_expert_params(c, tp, ep));
   if (s == 0)
     n += (double)c->vocab * h / tp;
   if (s == pp - 1 && s >= 0)
@@ -155,14 +165,35 @@ static gboolean periodic(const et_graph *g, const GArray *a, int lo, int p, int 
  * the range: what precedes the layers) and period p whose ls repetitions
  * cover the most operations; FALSE when no p >= 1 repeats.  Operations of
  * the next micro-batch that started before this one's last (a kernel
- * launched ahead of a send) fall outside the repetitions.
+ * launched ahead of a send) fall outside the repetitions.  With late, of
+ * offsets that cover as many the last wins: when the operation before the
+ * layers equals the layer's last (a patch embedding's GEMM before layers
+ * ending in that GEMM, or the embedding's sequence-parallel reduce-scatter
+ * before layers ending in one), the earlier reading is a layer rotated by
+ * one, which leaves the last layer's end to the next micro-batch; a
+ * first stage's layers run up to its send.  Without late, a later
+ * offset wins a tie only over a reading whose layer would open with a
+ * reduction (all-reduce, reduce-scatter): a reduction closes a
+ * tensor-parallel block, it never opens a layer (the embedding's
+ * sequence-parallel reduce-scatter before layers ending in one).
  * O(range^3 / ls) comparisons at worst, far less in practice (a mismatch
  * ends a candidate at once). */
-static gboolean best_period(const et_graph *g, const GArray *a, int lo, int hi, int ls, int *e_out, int *p_out)
+static gboolean reduces(const et_graph *g, const GArray *a, int i)
+{
+  const gop *o = &g_array_index(a, gop, i);
+  if (op_type(g, o) != ET_NODE_COMM_COLL)
+    return FALSE;
+  et_coll_type c = (et_coll_type)et_node_comm(g, o->node)->coll;
+  return c == ET_COLL_ALL_REDUCE || c == ET_COLL_REDUCE_SCATTER;
+}
+
+static gboolean best_period(const et_graph *g, const GArray *a, int lo, int hi, int ls, gboolean late, int *e_out,
+                            int *p_out)
 {
   int best = 0, n = hi - lo;
   for (int e = 0; e <= n / 4; e++)
-    for (int p = (n - e) / ls; p >= 1 && p * ls > best; p--)
+    for (int p = (n - e) / ls; p >= 1 && (p * ls > best || (p * ls == best && (late || reduces(g, a, lo + *e_out))));
+         p--)
       if (periodic(g, a, lo + e, p, ls)) {
         best = p * ls;
         *e_out = e;
@@ -174,14 +205,17 @@ static gboolean best_period(const et_graph *g, const GArray *a, int lo, int hi, 
 /* The ls layers in ops[lo, hi) (a first forward; *e_out relative to lo,
  * *p_out operations each): from the module annotations when they name ls
  * layer instances of identical operations, else from the kernel pattern
- * (best_period); the other source is compared, and what was used and any
+ * (best_period; late: hi is the stage's send, so the layers run up to
+ * it; a one-stage range holds the head after them, whose norm, all-gather
+ * and GEMM look like a layer's start, so there the first reading stays);
+ * the other source is compared, and what was used and any
  * disagreement appended to how.  FALSE when neither gives the layers.
  * O(best_period + range x path length). */
-static gboolean find_layers(const et_graph *g, const GArray *a, int lo, int hi, int ls, GString *how, int *e_out,
-                            int *p_out)
+static gboolean find_layers(const et_graph *g, const GArray *a, int lo, int hi, int ls, gboolean late,
+                            GString *how, int *e_out, int *p_out)
 {
   int e = 0, p = 0;
-  gboolean pat = best_period(g, a, lo, hi, ls, &e, &p);
+  gboolean pat = best_period(g, a, lo, hi, ls, late, &e, &p);
   et_annot_layers an;
   et_model_annot_layers(g, a, lo, hi, &an);
   if (an.n == 0) {
@@ -250,19 +284,42 @@ static et_kclass class_of_name(const char *name)
 
 /* The idle before ops[idx]: its start minus the end of the kernel,
  * collective or receive (placed at its end) before it (0 when none or
- * overlapping).  O(sends skipped). */
+ * overlapping); when that is a collective, the kernel before it may have
+ * run beside it and ended later (et_mop.concurrent), so the later end of
+ * the two counts.  O(sends skipped). */
 static sim_time_ps gap_before(const et_graph *g, const GArray *a, int idx)
 {
+  sim_time_ps end = -1;
   for (int j = idx - 1; j >= 0; j--) {
     const gop *o = &g_array_index(a, gop, j);
     et_node_type t = op_type(g, o);
     if (t == ET_NODE_COMM_SEND)
       continue;
-    sim_time_ps end = t == ET_NODE_COMM_RECV ? o->start : o->start + g->nodes[o->node].duration_ps;
-    sim_time_ps gap = g_array_index(a, gop, idx).start - end;
-    return gap > 0 ? gap : 0;
+    sim_time_ps e = t == ET_NODE_COMM_RECV ? o->start : o->start + g->nodes[o->node].duration_ps;
+    end = MAX(end, e);
+    if (t != ET_NODE_COMM_COLL || end != e)
+      break;
   }
-  return 0;
+  sim_time_ps gap = end < 0 ? 0 : g_array_index(a, gop, idx).start - end;
+  return gap > 0 ? gap : 0;
+}
+
+/* Whether collective i of the p-long pattern at ops[lo] ran beside the
+ * kernel before it (1) or after it (2) in each of its reps instances
+ * (et_mop.concurrent; 0: neither).  O(reps). */
+static int concurrent(const et_graph *g, const GArray *a, int lo, int p, int reps, int i)
+{
+  int with[2] = {i > 0, i + 1 < p};
+  for (int k = 0; k < reps; k++) {
+    const gop *c = &g_array_index(a, gop, lo + k * p + i);
+    sim_time_ps ce = c->start + g->nodes[c->node].duration_ps;
+    for (int s = 0; s < 2; s++) {
+      const gop *o = with[s] ? &g_array_index(a, gop, lo + k * p + i + (s ? 1 : -1)) : NULL;
+      with[s] = o && op_type(g, o) == ET_NODE_COMP &&
+                (s ? o->start < ce : c->start < o->start + g->nodes[o->node].duration_ps);
+    }
+  }
+  return with[0] ? 1 : with[1] ? 2 : 0;
 }
 
 /* Appends to s the mean of `reps` instances of a p-long pattern starting
@@ -292,10 +349,12 @@ static void take(const rd *d, const et_graph *g, const GArray *a, int lo, int p,
       gboolean ep = (dims & ET_DIM_BIT(ET_DIM_EP)) && !(dims & ET_DIM_BIT(ET_DIM_DP)) &&
                     (c->coll == ET_COLL_ALL_TO_ALL || c->coll == ET_COLL_ALL_TO_ALLV);
       m->cls = (dims & ET_DIM_BIT(ET_DIM_TP)) ? ET_KC_TP_COLL : ep ? ET_KC_EP_COLL : ET_KC_OTHER_COLL;
+      m->tp_only = dims == ET_DIM_BIT(ET_DIM_TP);
       m->two_hop = c->two_hop;
       m->coll = c->coll;
       m->bytes = c->bytes;
       m->group = c->group;
+      m->concurrent = op_type(g, o) == ET_NODE_COMM_COLL ? concurrent(g, a, lo, p, reps, i) : 0;
     }
   }
 }
@@ -349,7 +408,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
   GArray *a = rank_ops(g, d->l);
   int ls = m->layers_per_stage, send = find_type(g, a, 0, ET_NODE_COMM_SEND);
   int e = 0, p = 0;
-  if (send < 0 || !find_layers(g, a, 0, send, ls, m->how, &e, &p)) {
+  if (send < 0 || !find_layers(g, a, 0, send, ls, TRUE, m->how, &e, &p)) {
     g_array_free(a, TRUE);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s: rank 0's first forward (%d operations before its first send) does not hold %d identical "
@@ -367,7 +426,7 @@ static gboolean read_first_stage(const rd *d, GError **error)
   int recv = find_last_type(g, a, ET_NODE_COMM_RECV);
   int n = (int)a->len - recv - 1;
   int eb = 0, q = 0;
-  if (recv < 0 || !best_period(g, a, recv + 1, (int)a->len, ls, &eb, &q) || eb != 0) {
+  if (recv < 0 || !best_period(g, a, recv + 1, (int)a->len, ls, FALSE, &eb, &q) || eb != 0) {
     g_array_free(a, TRUE);
     g_set_error(error, WISP_ERROR, WISP_ERROR_INVALID,
                 "%s: rank 0's last backward (%d operations after its last receive) does not start with %d identical "
@@ -375,7 +434,8 @@ static gboolean read_first_stage(const rd *d, GError **error)
     return FALSE;
   }
   take(d, g, a, recv + 1, q, ls, &m->layer_bwd);
-  et_model_read_tp_queue(m, g, d->l, d->c, et_node_comm(g, g_array_index(a, gop, send).node)->dst);
+  int next = et_node_comm(g, g_array_index(a, gop, send).node)->dst;
+  et_model_card_tp_queue(m, d->c, et_model_read_tp_queue(m, g, d->l, d->c, next));
   read_after_layers(d, g, a, recv + 1 + q * ls, q, "after its last receive");
   g_array_free(a, TRUE);
   return TRUE;
@@ -393,11 +453,17 @@ static void read_after_layers(const rd *d, const et_graph *g, const GArray *a, i
     const char *nm = et_node_name(g, g_array_index(a, gop, i).node);
     g_hash_table_insert(count, (gpointer)nm, GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(count, nm)) + 1));
   }
+  /* A TP collective right before such a kernel belongs to it (under
+   * sequence parallelism, the all-gather of the gradient of the
+   * embedding's reduce-scatter). */
   int n_emb = 0;
-  while (n_emb < rest && op_type(g, &g_array_index(a, gop, lo + n_emb)) == ET_NODE_COMP &&
-         GPOINTER_TO_INT(g_hash_table_lookup(count, et_node_name(g, g_array_index(a, gop, lo + n_emb).node))) >=
-           m->mb)
+#define PER_MB(k) (lo + (k) < (int)a->len && op_type(g, &g_array_index(a, gop, lo + (k))) == ET_NODE_COMP && \
+                   GPOINTER_TO_INT(g_hash_table_lookup(count, et_node_name(g, g_array_index(a, gop, lo + (k)).node))) \
+                     >= m->mb)
+  while (n_emb < rest &&
+         (PER_MB(n_emb) || (et_model_tp_coll(g, d->l, g_array_index(a, gop, lo + n_emb).node) && PER_MB(n_emb + 1))))
     n_emb++;
+#undef PER_MB
   g_hash_table_destroy(count);
   if (n_emb > 0)
     take(d, g, a, lo, n_emb, 1, &m->embed_bwd);
@@ -526,10 +592,10 @@ static gboolean read_single_stage(const rd *d, GError **error)
   GArray *a = rank_ops(g, d->l);
   int ls = m->layers_per_stage, per_mb = (int)a->len / MAX(m->mb, 1);
   int e = 0, p = 0, h = 0, q = 0, fend = 0, last = -1;
-  gboolean ok = find_layers(g, a, 0, per_mb, ls, m->how, &e, &p);
+  gboolean ok = find_layers(g, a, 0, per_mb, ls, FALSE, m->how, &e, &p);
   if (ok) {
     fend = e + p * ls;
-    ok = best_period(g, a, fend, per_mb, ls, &h, &q);
+    ok = best_period(g, a, fend, per_mb, ls, FALSE, &h, &q);
   }
   if (!ok) {
     g_array_free(a, TRUE);
@@ -663,6 +729,8 @@ gboolean et_model_read(const et_workload *w, const et_layout *l, const et_model_
     et_model_clear(out);
     return FALSE;
   }
+  if (stages == 1)
+    et_model_card_tp_queue(out, c, 0);
   if (c->experts > 0 && !(mark_experts(&out->layer_fwd) && mark_experts(&out->layer_bwd))) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
                 "%s: the card says %d experts, but a layer's forward or backward has no pair of all-to-alls in an "

@@ -67,7 +67,15 @@
  * (an event between two streams links them too, but two streams' work
  * overlaps; without measured times, as in a Chakra ET, never), the two
  * share one queue (tp_queue: the direction, activations or gradients);
- * the re-partitioned job keeps them in one FIFO.
+ * the re-partitioned job keeps them in one FIFO.  Where the trace shows
+ * no timed transfer (one stage, a Chakra ET) the card's
+ * pp_transfers_on_tp_stream gives tp_queue (et_model_card.tp_stream).
+ *
+ * Collectives beside a kernel: a collective that ran beside the kernel
+ * before or after it in every instance (et_mop.concurrent; Megatron's
+ * sequence-parallel re-gather beside the data gradient's GEMM) is
+ * replayed beside it; the idle before the next operation is measured
+ * from the later end of the two.
  *
  * Data-parallel gradient reductions: when rank 0's first collective in a
  * data-parallel group starts after its last backward's layers, the
@@ -103,10 +111,14 @@ typedef struct {
   int grads_after;             /* the card's overlap_grad_reduce: 1 false (reductions after the backward),
                                   0 true, -1 absent (Megatron's overlap assumed when the trace has none) */
   int experts, top_k, moe_ffn; /* MoE: experts per layer, experts per token, expert FFN size (0: dense) */
+  int etp;                     /* the card's expert_tensor_parallel_size (0: absent): 1, or the traced tp (> 1,
+                                  with sequence parallelism: tied to tp, the new job's is its tp); others refused */
   int gpus_per_node;           /* xpu_spec.count_per_node (0: unknown): two-hop all-to-all deduplication */
   int zero;                    /* ZeRO stage 0..3 over the DP group (FSDP: 3): optimizer states, + gradients,
                                   + weights sharded */
   int recompute;               /* activation recomputation: 0 none, 1 selective (attention), 2 full (per layer) */
+  int tp_stream;               /* the card's pp_transfers_on_tp_stream, for a trace that cannot show it: 0 absent,
+                                  1 none, 2 activations, 3 gradients, 4 both (et_model.tp_queue) */
   int sched;                   /* et_sched, -1 = absent */
   int vpp;                     /* interleaved 1F1B: layer chunks per rank (0: absent) */
   const char *cp_comm;         /* the card's cp_comm_type when it is not Megatron's ring (p2p): all_gather,
@@ -150,6 +162,12 @@ typedef struct {
   int ring;                    /* attention traced as cp ring steps: this op stands for all of them (their
                                   mean duration), the next ring - 1 attention ops are skipped (0: one kernel) */
   uint8_t two_hop;             /* EP collectives: the traced et_comm.two_hop mode */
+  gboolean tp_only;            /* a collective of a group spanning TP alone (not also PP, DP, ...) */
+  int concurrent;              /* a collective that ran beside a kernel in every instance (Megatron's
+                                  sequence-parallel re-gather beside the data gradient's GEMM): 1 the kernel
+                                  before it (started before the collective, ended after its start), 2 the one
+                                  after it (started before the collective ended); the operation after the pair
+                                  waits for both.  0: none */
 } et_mop;
 
 typedef struct {
@@ -195,14 +213,22 @@ gboolean et_model_has_attention(const et_model *m);
 
 /* Parameters per rank of stage s of pp stages at tensor degree tp and
  * expert degree ep: layers' shards (dense: 4h^2 + 2hf per layer / tp;
- * MoE: 4h^2 / tp + h E (router) + E / ep x 2 h f_e), plus the
+ * MoE: 4h^2 / tp + h E (router) + E / ep x 2 h f_e / etp), plus the
  * vocabulary-parallel embedding on the first stage and the LM head on the
  * last (V h / tp); s = -1: the layers' alone. */
 double et_model_rank_params(const et_model_card *c, int tp, int pp, int ep, int s);
 /* One layer's parameters on a rank: dense (reduced over the DP group) and
- * experts' (over the expert-DP group of dp / ep replicas). */
+ * experts' (over the expert-DP group of dp / ep replicas; / the expert
+ * tensor-parallel degree, et_model_etp). */
 double et_model_layer_dense_params(const et_model_card *c, int tp);
-double et_model_layer_expert_params(const et_model_card *c, int ep);
+double et_model_layer_expert_params(const et_model_card *c, int tp, int ep);
+/* The expert tensor-parallel degree of a job with tensor degree tp: tp
+ * when the card's expert_tensor_parallel_size ties it to tp (> 1: it
+ * equals the traced tp), else 1. */
+int et_model_etp(const et_model_card *c, int tp);
+/* Whether the card's expert_tensor_parallel_size is modelled: absent, 1,
+ * or the traced tp under sequence parallelism. */
+gboolean et_model_etp_modelled(const et_model_card *c);
 
 G_END_DECLS
 #endif

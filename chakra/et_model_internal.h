@@ -52,15 +52,24 @@ void et_model_fit_floor(et_model *m, const et_model_card *c, gboolean roles);
 
 /* m->tp_queue from rank 0's graph g (et_model.h, "Streams"; next: the
  * second stage's first rank); appends a "model:" line when set.  Needs
- * m's layer forward and backward read.  O(nodes x parents + transfers x
- * nodes). */
-void et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, const et_model_card *c, int next);
+ * m's layer forward and backward read.  Returns the tp_queue bits of
+ * the directions g has pipeline transfers of with measured times (0:
+ * nothing can be read).
+ * O(nodes x parents + transfers x nodes). */
+int et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, const et_model_card *c, int next);
+
+/* The card's pp_transfers_on_tp_stream where the trace shows no stream
+ * (shown 0), else a warning when it disagrees on the directions shown
+ * (et_model_streams.c). */
+void et_model_card_tp_queue(et_model *m, const et_model_card *c, int shown);
 
 /* The node predicates (et_model_nodes.c): a collective of a
- * data-parallel group (a gradient reduction), a send or receive of a CP
+ * data-parallel group (a gradient reduction), a collective of a group
+ * spanning TP, a send or receive of a CP
  * group alone (the ring attention's), and names equal but for their
  * digits. */
 gboolean et_model_dp_coll(const et_graph *g, const et_layout *l, uint32_t i);
+gboolean et_model_tp_coll(const et_graph *g, const et_layout *l, uint32_t i);
 gboolean et_model_cp_p2p(const et_graph *g, const et_layout *l, uint32_t i);
 gboolean et_model_name_eq(const char *a, const char *b);
 

@@ -1,5 +1,6 @@
 /* et_model_nodes.c: the node predicates the model readers share
- * (et_model_internal.h): data-parallel gradient reductions, the CP
+ * (et_model_internal.h): data-parallel gradient reductions, TP
+ * collectives, the CP
  * ring's transfers, and names equal but for their digits.  A leaf: calls
  * nothing in chakra/ but the graph's accessors.  Each O(name length) or
  * O(1).
@@ -17,6 +18,15 @@ gboolean et_model_dp_coll(const et_graph *g, const et_layout *l, uint32_t i)
   uint32_t grp = g->comms[n->comm].group;
   return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_DP)) &&
          !(l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
+}
+
+/* Whether node i is a collective of a group spanning the TP dimension. */
+gboolean et_model_tp_coll(const et_graph *g, const et_layout *l, uint32_t i)
+{
+  if (g->nodes[i].type != ET_NODE_COMM_COLL)
+    return FALSE;
+  uint32_t grp = g->comms[g->nodes[i].comm].group;
+  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
 }
 
 /* Whether node i is a send or receive of a context-parallel group alone

@@ -18,13 +18,7 @@ static uint32_t through_idle(const et_graph *g, uint32_t k)
   return p;
 }
 
-static gboolean tp_coll(const et_graph *g, const et_layout *l, uint32_t i)
-{
-  if (g->nodes[i].type != ET_NODE_COMM_COLL)
-    return FALSE;
-  uint32_t grp = g->comms[g->nodes[i].comm].group;
-  return grp != ET_GROUP_WORLD && grp < (uint32_t)l->n_groups && (l->group_dims[grp] & ET_DIM_BIT(ET_DIM_TP));
-}
+#define tp_coll et_model_tp_coll
 
 /* Whether kernel name nm is the layer's forward's only (1), its
  * backward's only (2) or neither (0). */
@@ -82,8 +76,12 @@ static int p2p_dir(const et_model *m, const et_graph *g, const et_layout *l, con
  * collective, and no transfer of that direction overlapping a TP
  * collective in measured time.  next: the second stage's first rank.
  * O(nodes x parents + transfers x nodes). */
-void et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, const et_model_card *c, int next)
+int et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, const et_model_card *c, int next)
 {
+  int shown = 0;
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].flags & ET_FLAG_HAS_START)
+      shown |= (1 << p2p_dir(m, g, l, c, i, next)) & 30;
   for (uint32_t i = 0; i < g->n_nodes; i++)
     for (uint32_t k = g->nodes[i].parents; k < g->nodes[i + 1].parents; k++) {
       uint32_t p = through_idle(g, k);
@@ -116,11 +114,43 @@ void et_model_read_tp_queue(et_model *m, const et_graph *g, const et_layout *l, 
   static const char *const what[] = {"", "activation sends", "activation receives", "gradient sends",
                                      "gradient receives"};
   if (!m->tp_queue)
-    return;
+    return shown;
   g_string_append(m->how, "model: rank 0's TP all-reduces share a stream with its");
   for (int k = 1; k <= 4; k++)
     if (m->tp_queue & (1 << k))
       g_string_append_printf(m->how, " %s", what[k]);
   g_string_append(m->how, " (one queue, in issue order): the new job queues them with that direction's "
                              "transfers\n");
+  return shown;
+}
+
+/* The card's pp_transfers_on_tp_stream (c->tp_stream: 0 absent, 1 none,
+ * 2 activations, 3 gradients, 4 both) where the trace cannot show the
+ * streams (shown 0: one stage, or transfers without measured times):
+ * sets m->tp_queue to the sends and receives of that direction.  Where
+ * the trace shows transfers (shown: the et_model.tp_queue bits of the
+ * directions rank 0 has with measured times), the trace's reading stays
+ * and a card that says otherwise of those directions is named.  O(1). */
+void et_model_card_tp_queue(et_model *m, const et_model_card *c, int shown)
+{
+  static const int bits[] = {0, 0, 2 | 4, 8 | 16, 2 | 4 | 8 | 16};
+  static const char *const name[] = {"", "none", "activations", "gradients", "both"};
+  if (shown) {
+    if (c->tp_stream && (bits[c->tp_stream] & shown) != (m->tp_queue & shown))
+      g_string_append_printf(m->how, "model: warning: the card's pp_transfers_on_tp_stream (%s) is not what rank 0's "
+                             "trace shows; the trace's streams are used\n", name[c->tp_stream]);
+    return;
+  }
+  if (!c->tp_stream) {
+    g_string_append(m->how, "model: the trace shows no pipeline transfer with measured times, so not whether the "
+                            "TP collectives share their stream with them: the new job gives each its own queue "
+                            "(the card's pp_transfers_on_tp_stream: activations, gradients or both says otherwise)\n");
+    return;
+  }
+  m->tp_queue = bits[c->tp_stream];
+  g_string_append_printf(m->how, "model: the trace shows no pipeline transfer with measured times; the card's "
+                         "pp_transfers_on_tp_stream %s: the new job queues the TP collectives with %s\n",
+                         name[c->tp_stream], c->tp_stream == 1 ? "no transfer (queues of their own)"
+                         : c->tp_stream == 2 ? "the activation transfers" : c->tp_stream == 3
+                         ? "the gradient transfers" : "the activation and gradient transfers");
 }

@@ -65,6 +65,13 @@ gboolean et_repart_check(const et_model_card *c, const et_repart_request *rq0, G
     why = "cp must divide seq_len, and context parallelism is modelled for dense models only (no num_experts)";
   else if ((rq.cp > 1 || c->cp > 1) && c->cp_comm)
     why = cp_comm_why(c->cp_comm);
+  else if (!et_model_etp_modelled(c))
+    why = "the card's expert_tensor_parallel_size is neither 1 nor the traced tp under sequence parallelism "
+          "(Megatron's expert tensor parallelism with its own degree: each expert's FFN sharded over an expert-TP "
+          "group other than the TP group, with Megatron's expert rank layout, TP x EP x DP over the same ranks), "
+          "which is not modelled: wisp re-partitions MoE with whole experts per rank (1) or with the experts split "
+          "over the TP group (expert_tensor_parallel_size = tp, sequence_parallel: true); missing are the "
+          "expert-TP group apart from TP, its collectives and rank layout, and a ground truth to check them";
   else if (c->tp == 1 && rq.tp > 1)
     why = c->sp ? "the card says sequence_parallel, but the trace has tp 1: it shows no TP all-gathers and "
                   "reduce-scatters to re-size (trace a configuration with tp > 1)"
@@ -94,7 +101,7 @@ static double state_bytes(const et_model_card *c, int dp, int ep, gboolean exper
 /* The parameters whose optimizer step a rank of stage st runs. */
 static double opt_params(const et_model_card *c, int tp, int pp, int dp, int ep, int st)
 {
-  double ex = (double)c->layers / pp * et_model_layer_expert_params(c, ep);
+  double ex = (double)c->layers / pp * et_model_layer_expert_params(c, tp, ep);
   double de = et_model_rank_params(c, tp, pp, ep, st) - ex;
   if (c->zero < 1)
     return de + ex;
@@ -110,7 +117,7 @@ void et_repart_memory_of(const et_model_card *c, const et_repart_request *rq0, e
   double per_layer = c->recompute == 2 ? 2.0 * s * b * h : c->recompute == 1 ? s * b * h * (10.0 + 24.0 / t) : full;
   for (int st = 0; st < rq.pp; st++) {
     double params = et_model_rank_params(c, rq.tp, rq.pp, rq.ep, st);
-    double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.ep);
+    double ex = (double)c->layers / rq.pp * et_model_layer_expert_params(c, rq.tp, rq.ep);
     int in_flight = rq.sched == ET_SCHED_GPIPE ? rq.mb : MIN(rq.pp - st, rq.mb);
     if (rq.sched == ET_SCHED_INTERLEAVED) /* chunk passes, each of layers / (pp vpp) layers */
       in_flight = MIN(2 * (rq.pp - st - 1) + (rq.vpp - 1) * rq.pp + 1, rq.mb * rq.vpp);
@@ -297,6 +304,8 @@ static void emit(rb *g, const et_mseq *q)
    * follows the one before as q's kernels follow each other. */
   gboolean dropped = FALSE;
   sim_time_ps k2k = -1;
+  uint64_t last_in = 0; /* the chain before the last kernel emitted (0: the last op was none) */
+  uint64_t beside = 0;  /* a collective the next kernel runs beside (et_mop.concurrent 2): joined after it */
   /* Sequence parallelism: every sequence but the embedding's holds tokens / tp per rank. */
   g->seq_shard = g->c->sp && q != &g->m->embed_fwd && q != &g->m->embed_bwd ? g->shard : 1.0;
   for (int i = 0; i < q->n; i++) {
@@ -321,16 +330,30 @@ static void emit(rb *g, const et_mseq *q)
                  g->ep_pg, o->two_hop);
     } else if (o->cls == ET_KC_TP_COLL) {
       if (g->rq.tp > 1) {
-        /* An all-gather's size is its per-rank shard (T / tp x h: also x tp / tp'), the others' the whole. */
+        /* An all-gather's size is its per-rank shard (T / tp x h: also x tp / tp'), the others' the whole.
+         * A concurrent one starts with the kernel before it, and what follows waits for both. */
         double f = g->tokens * (o->coll == ET_COLL_ALL_GATHER ? g->shard : 1.0);
+        uint64_t after = g->chain;
+        if (o->concurrent == 1 && last_in)
+          g->chain = last_in;
         coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * f), g->tp_pg);
         tp_queue(g);
+        if (o->concurrent == 1 && last_in)
+          g->chain = node(g, ET_NODE_COMP, "join", 0, g->chain, after);
+        else if (o->concurrent == 2)
+          beside = g->chain, g->chain = after;
       }
     } else if (o->cls == ET_KC_OTHER_COLL) {
       coll(g, o->name, (et_coll_type)o->coll, o->bytes, NULL);
     } else {
+      last_in = g->chain;
       g->chain = node(g, ET_NODE_COMP, o->name, new_dur(g, o), g->chain, 0);
+      if (beside)
+        g->chain = node(g, ET_NODE_COMP, "join", 0, g->chain, beside);
+      beside = 0;
+      continue;
     }
+    last_in = 0;
   }
 }
 
@@ -408,7 +431,7 @@ static void layer_reduce(rb *g)
   if (g->rq.dp * g->rq.cp > 1)
     dp_reduce(g, "dp_allreduce_layer_grads", et_model_layer_dense_params(g->c, g->rq.tp), g->dp_pg);
   if (g->rq.dp / g->rq.ep > 1)
-    dp_reduce(g, "edp_allreduce_expert_grads", et_model_layer_expert_params(g->c, g->rq.ep), g->edp_pg);
+    dp_reduce(g, "edp_allreduce_expert_grads", et_model_layer_expert_params(g->c, g->rq.tp, g->rq.ep), g->edp_pg);
 }
 
 /* Backward of micro-batch mb; in the step's last one (last), with dp > 1,
@@ -448,8 +471,12 @@ static void tail(rb *g)
              opt_params(g->c, g->c->tp, g->c->pp, g->c->dp, MAX(g->c->ep, 1), 0);
   for (int i = 0; i < g->m->tail.n; i++) {
     const et_mop *o = &g->m->tail.ops[i];
-    if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL)
+    if (o->cls == ET_KC_TP_COLL && o->tp_only) { /* replicated weights' gradients (sequence-parallel norms) */
+      if (g->rq.tp > 1)
+        coll(g, o->name, (et_coll_type)o->coll, (uint64_t)llround((double)o->bytes * g->c->pp / g->rq.pp), g->tp_pg);
+    } else if (o->cls == ET_KC_TP_COLL || o->cls == ET_KC_OTHER_COLL) {
       emit(g, &(et_mseq){(et_mop *)o, 1});
+    }
     else
       g->chain = node(g, ET_NODE_COMP, o->name, (sim_time_ps)llround((double)o->dur_ps * f), g->chain, 0);
   }
@@ -572,9 +599,17 @@ static void describe(const et_model *m, const et_model_card *c, const et_repart_
                            "(the embedding keeps all tokens)%s\n", c->tp, rq->tp, c->experts > 0 ? ", router, "
                            "permutation, experts and the dispatch and combine all-to-alls" : "",
                            (double)rq->batch / rq->dp / rq->mb * c->seq / MAX(rq->cp, 1) / rq->tp, c->hidden, c->dtype_bytes, c->dtype_bytes,
-                           c->experts > 0 ? "; experts whole on every TP rank (expert tensor parallelism 1), EP groups "
-                           "of ep consecutive data-parallel ranks per TP index" : "");
-  else if (c->experts > 0 && (rq->tp > 1 || c->tp > 1))
+                           c->experts == 0 ? "" : c->etp > 1
+                           ? "; experts split over the TP group (expert_tensor_parallel_size = tp: the tokens a rank "
+                             "received all-gathered over TP before them, their outputs reduce-scattered after, their "
+                             "weights / tp), EP groups of ep consecutive data-parallel ranks per TP index"
+                           : "; experts whole on every TP rank (expert_tensor_parallel_size 1), EP groups of ep "
+                             "consecutive data-parallel ranks per TP index");
+  if (c->experts > 0 && (rq->tp > 1 || c->tp > 1) && c->etp == 0)
+    g_string_append(how, "repartition: MoE with tp > 1: the card has no expert_tensor_parallel_size; expert tensor "
+                         "parallelism 1 is assumed (Megatron sets it to tp when unset: say so on the card, "
+                         "expert_tensor_parallel_size equal to tp, with sequence_parallel)\n");
+  if (!c->sp && c->experts > 0 && (rq->tp > 1 || c->tp > 1))
     g_string_append_printf(how, "repartition: MoE with tp %d: the router is scaled as a TP-sharded GEMM, the experts "
                            "are not split over TP (expert tensor parallelism 1, no sequence parallelism): every TP rank "
                            "dispatches, runs and combines all its micro-batch's routed tokens and holds its experts "

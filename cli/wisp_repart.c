@@ -6,14 +6,17 @@
  * workload.model.model_arch.{num_layers, num_heads, head_dim,
  * ffn_hidden_size, vocab_size}, workload.data.{batch_size (the global
  * batch, sequences), seq_len}, Model-executor.model_plan_parallelization.
- * {micro_batches, pipeline_schedule, vpp, cp_comm_type}, workload.hardware.xpu_spec.{model,
+ * {micro_batches, pipeline_schedule, vpp, cp_comm_type, sequence_parallel,
+ * pp_transfers_on_tp_stream}, workload.hardware.xpu_spec.{model,
  * peak_tflops, hbm_bandwidth_GBps, hbm_capacity_GB, kernel_floor_us,
  * count_per_node}; memory: Model-executor.model_plan_parallelization.
  * {zero_stage (0..3; dp_shard > 1 without it: 3), activation_recompute
  * (none, selective, full), overlap_grad_reduce (true, false: where the
  * gradient reductions go when the trace has none)}; the traced cp from
  * the layout (the card's cp); MoE: model_arch.{num_experts, moe_ffn_hidden_size
- * (default ffn_hidden_size)}, workload.model.moe_top_k. */
+ * (default ffn_hidden_size)}, workload.model.moe_top_k,
+ * Model-executor.model_plan_parallelization.expert_tensor_parallel_size
+ * (only 1 is modelled; more is refused by et_repart_check). */
 #include "config.h"
 #include "cli/wisp_load.h"
 #include "cli/wisp_repart.h"
@@ -142,9 +145,16 @@ gboolean wisp_card_model(const cfg_card *card, const et_layout *l, et_model_card
   const char *sp = NULL;
   ok = ok && cfg_card_choice(card, PLAN "sequence_parallel", bools, &sp, &found, error);
   out->sp = ok && found && strcmp(sp, "true") == 0;
+  static const char *const streams[] = {"none", "activations", "gradients", "both", NULL};
+  const char *st = NULL;
+  ok = ok && cfg_card_choice(card, PLAN "pp_transfers_on_tp_stream", streams, &st, &found, error);
+  for (int k = 0; ok && found && streams[k]; k++)
+    if (strcmp(st, streams[k]) == 0)
+      out->tp_stream = k + 1;
   ok = ok && count_key(card, ARCH "num_experts", &out->experts, NULL, error) &&
        count_key(card, "workload.model.moe_top_k", &out->top_k, NULL, error) &&
        count_key(card, ARCH "moe_ffn_hidden_size", &out->moe_ffn, NULL, error) &&
+       count_key(card, PLAN "expert_tensor_parallel_size", &out->etp, NULL, error) &&
        count_key(card, XPU "count_per_node", &out->gpus_per_node, NULL, error);
   if (ok && out->experts > 0 && out->top_k == 0)
     note_missing(miss, "workload.model.moe_top_k (the card has model_arch.num_experts)");

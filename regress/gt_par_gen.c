@@ -3,7 +3,7 @@
  * its true step time.
  *
  * Usage: gt_par_gen [--moe] [--tp N] [--pp N] [--dp N] [--ep N] [--cp N] [--grads-after] [--mb N] [--batch N]
- *                   [--sched gpipe|1f1b|interleaved_1f1b] [--vpp N] [OUTDIR]
+ *                   [--sched gpipe|1f1b|interleaved_1f1b] [--vpp N] [--sp [--sp-regather] [--etp N]] [OUTDIR]
  * --moe starts from the MoE job (gt_par_init_moe: 8 ranks of data
  * parallelism, 16 experts, top-2, EP 4) instead of the dense one; the
  * other options change its configuration (e.g. --moe --ep 8).
@@ -27,7 +27,8 @@ int main(int argc, char **argv)
   int tp = p.tp, pp = p.pp, mb = p.mb, dp = p.dp, ep = p.ep, cp = p.cp, batch = p.global_batch;
   gboolean after = FALSE;
   int vpp = 2, annotate = 0;
-  gboolean sp = FALSE, patch = FALSE;
+  gboolean sp = FALSE, patch = FALSE, regather = FALSE;
+  int etp = 1;
   char *sched = NULL;
   GOptionEntry entries[] = {
     {"moe", 0, 0, G_OPTION_ARG_NONE, &moe, "the MoE job (16 experts, top-2) instead of the dense one", NULL},
@@ -44,6 +45,9 @@ int main(int argc, char **argv)
     {"vpp", 0, 0, G_OPTION_ARG_INT, &vpp, "interleaved: layer chunks per rank (default 2)", "N"},
     {"patch-embed", 0, 0, G_OPTION_ARG_NONE, &patch, "a linear patch embedding (one GEMM) instead of the lookup", NULL},
     {"sp", 0, 0, G_OPTION_ARG_NONE, &sp, "Megatron's sequence parallelism (tp > 1)", NULL},
+    {"sp-regather", 0, 0, G_OPTION_ARG_NONE, &regather, "with --sp: the weight gradients' re-gather, the embedding's "
+     "reduce-scatter and the norms' gradient all-reduce", NULL},
+    {"etp", 0, 0, G_OPTION_ARG_INT, &etp, "expert tensor parallelism (1, or tp with --sp --moe)", "N"},
     {"annotate", 0, 0, G_OPTION_ARG_INT, &annotate, "module annotations: 0 none, 1 Megatron's (with_modules), "
      "2 two layers per TransformerLayer (disagreeing)", "N"},
     {NULL},
@@ -64,6 +68,8 @@ int main(int argc, char **argv)
   p.cp = cp;
   p.annotate = annotate;
   p.sequence_parallel = sp;
+  p.sp_regather = regather;
+  p.etp = etp;
   p.patch_embed = patch;
   if (after)
     p.overlap_grad_reduce = FALSE;

@@ -76,6 +76,8 @@ const char *gt_par_check(const gt_par_params *p)
            "moe_ffn >= 1";
   if (p->experts == 0 && p->ep != 1)
     return "ep > 1 needs experts";
+  if (p->etp > 1 && (p->experts == 0 || p->etp != p->tp || !p->sequence_parallel))
+    return "expert tensor parallelism needs experts, etp equal to tp and sequence parallelism";
   if (p->sched == GT_SCHED_INTERLEAVED &&
       (p->vpp < 2 || p->pp < 2 || p->mb % p->pp || p->layers % (p->pp * p->vpp)))
     return "interleaved 1F1B needs vpp >= 2, pp >= 2 dividing mb, and pp x vpp dividing the layers";
@@ -166,7 +168,7 @@ static int64_t elem_ns(const kt *k, double bytes)
 #define K_GROUPED_W "cutlass_grouped_gemm_bf16_nt_experts"
 
 enum { EV_TO_COMM = 1, EV_TO_COMPUTE = 2, EV_TO_P2P = 3, EV_FROM_P2P = 4, EV_STEP_END = 5, EV_TO_DP = 6,
-       EV_FROM_DP = 7 };
+       EV_FROM_DP = 7, EV_REGATHER = 8 };
 
 typedef struct {
   gt_job *j;
@@ -259,6 +261,55 @@ static void tp_scatter(const prog *g)
     tp_allreduce(g);
 }
 
+/* Megatron's sequence-parallel column-parallel linear in the backward
+ * (sp_regather; its LinearWithGradAccumulationAndAsyncCommunication):
+ * the forward kept only the rank's T / tp x h input shard, so the weight
+ * gradient's input is all-gathered again, issued on the communication
+ * stream before the data gradient's GEMM, which it overlaps; the weight
+ * gradient's GEMM waits for it (regather_wait). */
+static gboolean regathers(const prog *g)
+{
+  return g->p->sp_regather && g->p->sequence_parallel && g->p->tp > 1;
+}
+
+static void regather(const prog *g)
+{
+  if (!regathers(g))
+    return;
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_ALL_GATHER, (uint64_t)g->k.tokens / g->p->tp * g->p->hidden * 2,
+                 g->tp_group);
+  gt_record(g->j, g->r, GT_STREAM_COMM, EV_REGATHER);
+}
+
+static void regather_wait(const prog *g)
+{
+  if (regathers(g))
+    gt_wait(g->j, g->r, GT_STREAM_COMPUTE, EV_REGATHER);
+}
+
+/* A column-parallel linear's weight gradient GEMM (ns) and the
+ * reduce-scatter of its input's gradient: with sp_regather Megatron
+ * issues the reduce-scatter on the communication stream before the
+ * weight gradient's GEMM, which it overlaps, and what follows waits for
+ * both; else the GEMM, then the block's scatter (tp_scatter). */
+static void wgrad_scatter(const prog *g, int64_t ns)
+{
+  if (!regathers(g)) {
+    kernel(g, K_GEMM_W, ns);
+    tp_scatter(g);
+    return;
+  }
+  handoff(g, GT_STREAM_COMPUTE, GT_STREAM_COMM, EV_TO_COMM);
+  host(g);
+  gt_launch_coll(g->j, g->r, GT_STREAM_COMM, GT_REDUCE_SCATTER, (uint64_t)g->k.tokens * g->p->hidden * 2,
+                 g->tp_group);
+  gt_record(g->j, g->r, GT_STREAM_COMM, EV_REGATHER);
+  kernel(g, K_GEMM_W, ns);
+  gt_wait(g->j, g->r, GT_STREAM_COMPUTE, EV_REGATHER);
+}
+
 /* The tokens a token-wise kernel of the rank sees: T / tp under sequence
  * parallelism (norms, the MoE block), else T. */
 static kt seq_shard(const prog *g)
@@ -283,20 +334,34 @@ static void ep_alltoall(const prog *g)
   handoff(g, GT_STREAM_COMM, GT_STREAM_COMPUTE, EV_TO_COMPUTE);
 }
 
+/* Expert tensor parallelism (gt_par_params.etp > 1): the expert tokens'
+ * all-gather over the TP group before the experts (T / tp x top_k x h
+ * bf16 per rank: what the dispatch brought) and the reduce-scatter of
+ * their outputs after them (tp times that in). */
+static void etp_coll(const prog *g, gt_kernel_kind kind)
+{
+  if (g->p->etp < 2)
+    return;
+  uint64_t shard = (uint64_t)seq_shard(g).tokens * g->p->top_k * g->p->hidden * 2;
+  tp_coll(g, kind, kind == GT_ALL_GATHER ? shard : shard * (uint64_t)g->p->etp);
+}
+
 /* The MoE block's forward after the second norm. */
 static void moe_fwd(const prog *g)
 {
   const gt_par_params *p = g->p;
   const kt ks = seq_shard(g);
   double T = ks.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
-  double le = E / p->ep, te = T * k * p->ep / E;
+  double le = E / p->ep, te = T * k * p->ep / E, x = MAX(p->etp, 1);
   kernel(g, K_GEMM_F, gemm_ns(&ks, T, E, h));                /* router */
   kernel(g, K_ROUTER_F, elem_ns(&ks, 3.0 * T * E * 4));
   kernel(g, K_PERMUTE_F, elem_ns(&ks, 2.0 * T * k * h * 2));
   ep_alltoall(g);                                              /* dispatch */
-  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te, f, h));     /* expert FC1 */
+  etp_coll(g, GT_ALL_GATHER);
+  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te * x, f / x, h)); /* expert FC1 */
   kernel(g, K_GELU_F, elem_ns(&ks, 2.0 * T * k * f * 2));
-  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te, h, f));     /* expert FC2 */
+  kernel(g, K_GROUPED_F, grouped_ns(&ks, le, te * x, h, f / x)); /* expert FC2 */
+  etp_coll(g, GT_REDUCE_SCATTER);
   ep_alltoall(g);                                              /* combine */
   kernel(g, K_UNPERMUTE_F, elem_ns(&ks, (2.0 * k + 1.0) * T * h * 2));
 }
@@ -306,14 +371,16 @@ static void moe_bwd(const prog *g)
   const gt_par_params *p = g->p;
   const kt ks = seq_shard(g);
   double T = ks.tokens, h = p->hidden, E = p->experts, k = p->top_k, f = p->moe_ffn;
-  double le = E / p->ep, te = T * k * p->ep / E;
+  double le = E / p->ep, te = T * k * p->ep / E, x = MAX(p->etp, 1);
   kernel(g, K_UNPERMUTE_B, elem_ns(&ks, (2.0 * k + 1.0) * T * h * 2));
   ep_alltoall(g);                                              /* combine's gradient */
-  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te, f, h));     /* FC2 data gradient */
-  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, f, h, te));     /* FC2 weight gradient */
+  etp_coll(g, GT_ALL_GATHER);                                  /* the reduce-scatter's gradient */
+  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te * x, f / x, h)); /* FC2 data gradient */
+  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, f / x, h, te * x)); /* FC2 weight gradient */
   kernel(g, K_GELU_B, elem_ns(&ks, 3.0 * T * k * f * 2));
-  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te, h, f));     /* FC1 */
-  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, h, f, te));
+  kernel(g, K_GROUPED_D, grouped_ns(&ks, le, te * x, h, f / x)); /* FC1 */
+  kernel(g, K_GROUPED_W, grouped_ns(&ks, le, h, f / x, te * x));
+  etp_coll(g, GT_REDUCE_SCATTER);                              /* the all-gather's gradient */
   ep_alltoall(g);                                              /* dispatch's gradient */
   kernel(g, K_PERMUTE_B, elem_ns(&ks, 2.0 * T * k * h * 2));
   kernel(g, K_ROUTER_B, elem_ns(&ks, 3.0 * T * E * 4));
@@ -392,19 +459,22 @@ static void layer_bwd(const prog *g)
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, f / t, h));   /* fc2 data gradient */
     kernel(g, K_GEMM_W, gemm_ns(&g->k, h, f / t, T));   /* fc2 weight gradient */
     kernel(g, K_GELU_B, elem_ns(&g->k, 3.0 * T * f / t * 2));
+    regather(g);
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, f / t));   /* fc1 */
-    kernel(g, K_GEMM_W, gemm_ns(&g->k, f / t, h, T));
+    regather_wait(g);
+    wgrad_scatter(g, gemm_ns(&g->k, f / t, h, T));
   }
-  if (p->experts == 0 || !p->sequence_parallel) /* a sequence-parallel MoE block has no TP collective */
+  if (p->experts > 0 && !p->sequence_parallel) /* a sequence-parallel MoE block has no TP collective */
     tp_scatter(g);
   kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
   tp_gather(g);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h / t, h));   /* projection */
   kernel(g, K_GEMM_W, gemm_ns(&g->k, h / t, h, T));
   attention(g, TRUE);
+  regather(g);
   kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, 3 * h / t)); /* qkv */
-  kernel(g, K_GEMM_W, gemm_ns(&g->k, 3 * h / t, h, T));
-  tp_scatter(g);
+  regather_wait(g);
+  wgrad_scatter(g, gemm_ns(&g->k, 3 * h / t, h, T));
   kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
 }
 
@@ -442,6 +512,8 @@ static void fwd(const prog *g, int c)
       kernel(g, K_GEMM_F, gemm_ns(&g->k, T, h, h));
     else
       kernel(g, K_EMB_F, elem_ns(&g->k, 2.0 * T * h * 2));
+    if (regathers(g) && !p->patch_embed) /* VocabParallelEmbedding's output reduce-scattered to the sequence shards */
+      tp_scatter(g);
   }
   int ls = p->layers / p->pp / g->chunks;
   for (int l = 0; l < ls; l++)
@@ -475,7 +547,7 @@ static double layer_dense_params(const gt_par_params *p)
 
 static double layer_expert_params(const gt_par_params *p)
 {
-  return p->experts > 0 ? (double)p->experts / p->ep * 2.0 * p->hidden * p->moe_ffn : 0.0;
+  return p->experts > 0 ? (double)p->experts / p->ep * 2.0 * p->hidden * p->moe_ffn / MAX(p->etp, 1) : 0.0;
 }
 
 /* The all-reduce of `params` bf16 gradients in group grp on the
@@ -504,10 +576,13 @@ static void bwd(const prog *g, int c, gboolean last)
     handoff(g, st, GT_STREAM_COMPUTE, EV_FROM_P2P);
   } else {
     kernel(g, K_XENT_B, elem_ns(&g->k, 2.0 * T * v / t * 4));
+    regather(g);
     kernel(g, K_GEMM_D, gemm_ns(&g->k, T, h, v / t));
-    kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
+    regather_wait(g);
     if (p->sequence_parallel)
-      tp_scatter(g);
+      wgrad_scatter(g, gemm_ns(&g->k, v / t, h, T));
+    else
+      kernel(g, K_GEMM_W, gemm_ns(&g->k, v / t, h, T));
     const kt ks = seq_shard(g);
     kernel(g, K_NORM_B, elem_ns(&ks, 4.0 * ks.tokens * h * 2));
   }
@@ -523,10 +598,13 @@ static void bwd(const prog *g, int c, gboolean last)
     host(g);
     gt_launch_p2p(g->j, g->r, GT_STREAM_COMM, GT_SEND, from, act_bytes(g), GT_GROUP_WORLD);
   } else {
-    if (p->patch_embed)
+    if (p->patch_embed) {
       kernel(g, K_GEMM_W, gemm_ns(&g->k, h, h, T));
-    else
+    } else {
+      if (regathers(g)) /* the reduce-scatter's gradient */
+        tp_gather(g);
       kernel(g, K_EMB_B, elem_ns(&g->k, 3.0 * T * h * 2));
+    }
   }
 }
 
@@ -588,6 +666,16 @@ static void step(const prog *g, int k)
     double v = p->vocab * (double)p->hidden / p->tp;
     dp_reduce(g, g->dp_group, (g->prev < 0 ? v : 0) + (g->next < 0 ? v : 0));
     handoff(g, GT_STREAM_DP, GT_STREAM_COMPUTE, EV_FROM_DP);
+  }
+  /* Sequence parallelism: the norms' (and the router's) weights are
+   * replicated over TP but see T / tp tokens, so their gradients are
+   * all-reduced over the TP group (Megatron's finalize_model_grads,
+   * _allreduce_layernorm_grads): two norms of weight and bias (4 h) per
+   * layer, the final norm's on the last stage, bf16. */
+  if (regathers(g)) {
+    double n = p->layers / p->pp * (4.0 * p->hidden + (p->experts > 0 ? (double)p->hidden * p->experts : 0)) +
+               (g->next < 0 ? 2.0 * p->hidden : 0);
+    tp_coll(g, GT_ALL_REDUCE, (uint64_t)llround(n * 2));
   }
   /* Adam: fp32 master weights, two moments and the bf16 weights and
    * gradients: 16 bytes read and written per parameter. */
@@ -744,6 +832,7 @@ char *gt_par_card(const gt_par_params *p)
                          "    micro_batches: %d\n"
                          "    sequence_parallel: %s\n"
                          "    overlap_grad_reduce: %s\n"
+                         "    pp_transfers_on_tp_stream: gradients\n"
                          "    pipeline_schedule: %s\n", p->global_batch, p->seq, p->tp * p->pp * p->dp * p->cp, p->dp,
                          p->tp, p->pp, p->ep, p->cp, p->mb, p->sequence_parallel ? "true" : "false",
                          p->overlap_grad_reduce ? "true" : "false",
@@ -751,5 +840,7 @@ char *gt_par_card(const gt_par_params *p)
                                                                                                  : "1f1b");
   if (p->sched == GT_SCHED_INTERLEAVED)
     g_string_append_printf(s, "    vpp: %d\n", p->vpp);
+  if (p->experts > 0) /* 1: the experts whole on every TP rank */
+    g_string_append_printf(s, "    expert_tensor_parallel_size: %d\n", MAX(p->etp, 1));
   return g_string_free(s, FALSE);
 }

@@ -80,12 +80,34 @@ typedef struct {
    * experts, unpermutation) see T / tp tokens; a block's TP all-reduce
    * becomes a reduce-scatter (T x h in) and its first GEMM waits for an
    * all-gather of the T / tp x h shards (in the backward the other way
-   * round; the weight gradients' re-gather of Megatron is not modelled);
+   * round); with sp_regather also Megatron's weight-gradient re-gather,
+   * the embedding's reduce-scatter and the norms' gradient all-reduce;
    * the LM head's GEMM waits for an all-gather; a MoE block has no TP
    * collective (the experts are whole on every TP rank: expert tensor
    * parallelism 1, EP groups over the data-parallel ranks of one TP
    * index).  Needed for MoE with tp > 1. */
   gboolean sequence_parallel;
+  /* Under sequence_parallel with tp > 1, what Megatron adds (from
+   * NVIDIA/Megatron-LM megatron/core/tensor_parallel/layers.py and
+   * distributed/finalize_model_grads.py): each column-parallel linear's
+   * (QKV, FC1, the LM head) backward all-gathers its T / tp x h input
+   * again for the weight gradient, on the communication stream while the
+   * data gradient's GEMM runs, the weight gradient's GEMM waiting for it,
+   * and the reduce-scatter of the input's gradient beside the weight
+   * gradient's GEMM (what follows waits for both);
+   * the token embedding's output is reduce-scattered to the sequence
+   * shards (its gradient all-gathered before the embedding's backward);
+   * the norms' (and a MoE router's) replicated weights have their
+   * gradients all-reduced over TP before the optimizer.  FALSE: none. */
+  gboolean sp_regather;
+  /* Expert tensor parallelism (Megatron's expert_tensor_parallel_size):
+   * 1 (or 0) whole experts on every TP rank; tp (needs sequence
+   * parallelism): each expert's FFN split over the TP group, the tokens a
+   * rank received in the dispatch all-gathered over the TP group before
+   * the experts and their outputs reduce-scattered back before the
+   * combine (the backward mirrored); the experts' weights per rank / tp.
+   * Other values are refused (gt_par_check). */
+  int etp;
   /* TRUE (gt_par_init): gradient reductions overlap the last backward
    * (below); FALSE: all of them are issued after the step's backward, in
    * the same order.  gt_model's network has no link contention (each
@@ -139,7 +161,9 @@ const char *gt_par_check(const gt_par_params *p);
 /* Builds, runs and (outdir non-NULL) writes the traces; *step_ns is the
  * true step time (ProfilerStep#2, max over ranks). */
 gboolean gt_par_run(const gt_par_params *p, const char *outdir, int64_t *step_ns, GError **error);
-/* The job's CCL-Bench workload card (YAML text, g_free). */
+/* The job's CCL-Bench workload card (YAML text, g_free); it states
+ * pp_transfers_on_tp_stream: gradients, since bwd() sends and receives
+ * the gradients on GT_STREAM_COMM, the TP collectives' stream. */
 char *gt_par_card(const gt_par_params *p);
 
 G_END_DECLS

@@ -206,6 +206,14 @@ study_search_result *study_search_run(const et_model *m, const et_model_card *c,
     study_search_result_free(r);
     return NULL;
   }
+  if (!et_model_etp_modelled(c)) { /* every point would be refused (et_repart_check) */
+    g_set_error(error, WISP_ERROR, WISP_ERROR_UNSUPPORTED,
+                "the card's expert_tensor_parallel_size %d is not modelled: only 1 or the traced tp %d under "
+                "sequence parallelism (Megatron's expert tensor parallelism over the TP group); see wisp simulate "
+                "--scale for what is missing", c->etp, c->tp);
+    study_search_result_free(r);
+    return NULL;
+  }
   if (!search_tier(o, c, opt, &r->tier, error)) {
     study_search_result_free(r);
     return NULL;
