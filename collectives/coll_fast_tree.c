@@ -39,10 +39,11 @@
  * event at t as after, as in coll_fast.c), which leaves the slots and
  * counters in the per-transfer path's state at t, and the events still
  * queued become shared-engine events in queue order (transfer records at
- * their arrival, reduction waits).  Memory: the run's own slots and
- * counters (O(members x chunks x steps), as per transfer) plus one
- * private-engine event per transfer in flight (a conversion's replay: a
- * 40-byte entry each too).  Cost: one coll_sched_step per slot and step,
+ * their arrival, reduction waits).  Memory: during a replay the run's
+ * own slots and counters (O(members x chunks x steps), as per transfer)
+ * plus one private-engine event per transfer in flight (a conversion's
+ * replay: a 40-byte entry each too); between its start and a conversion
+ * neither (tree_release).  Cost: one coll_sched_step per slot and step,
  * one net_hop_at per transfer (routes: per member within one switch
  * dimension, else a cache of prepared hops), O(1) amortized per queue
  * operation, one shared-engine event per member.  Measured: one NCCL
@@ -563,6 +564,8 @@ static void tree_convert(void *ctx)
     }
   }
   tree_emu e;
+  if (r->slot == NULL) /* released while the run was on the path (tree_release) */
+    r->slot = g_new0(coll_slot, (size_t)r->n * (size_t)r->n_chunks);
   tree_emu_init(&e, c, r, now);
   gboolean ok = emu_run(&e);
   g_assert(ok); /* the same replay succeeded at the start */
@@ -661,6 +664,21 @@ static gboolean tree_memo_take(coll_rt *c, coll_run *r)
   return TRUE;
 }
 
+/* A run on the path needs its slots and dense counters only during a
+ * replay: its done events and its claim read neither, and a conversion
+ * replays from fresh ones (tree_convert allocates them again).  So they
+ * are freed when the run takes the path: 8 bytes per slot and 2 or 4
+ * per slot and step (a 2,048-member NCCL tree all-reduce: 2 M slots, 48
+ * MB) for as long as the run stays on it.  O(1). */
+static void tree_release(coll_run *r)
+{
+  g_free(r->slot);
+  g_free(r->recv);
+  g_free(r->sent);
+  r->slot = NULL;
+  r->recv = r->sent = NULL;
+}
+
 gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
 {
   if (!tree_candidate(c, r))
@@ -669,6 +687,7 @@ gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
     c->ring.phase_tree++;
     c->ring.phase_tree_reused++;
     coll_fast_take(c, r, tree_convert);
+    tree_release(r);
     return TRUE;
   }
   coll_run_alloc_counters(r);
@@ -691,5 +710,6 @@ gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
   tree_memo_store(c, r);
   c->ring.phase_tree++;
   coll_fast_take(c, r, tree_convert);
+  tree_release(r);
   return TRUE;
 }

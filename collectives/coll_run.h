@@ -76,9 +76,14 @@ struct coll_run {
   sim_time_ps *slot_local_done; /* engine runs, per slot: its engine has sent its writes of the step; else NULL */
   uint64_t *slot_red; /* with a reduction cost (policy reduce_bw), per slot: bytes reduced in the step; else NULL */
   uint16_t *recv;     /* dense receive counters, n_slots * n_steps (short plans, conversions), else NULL */
-  /* Dense counters of one byte (coll_count.c: short plans that go per
-   * transfer from their start; widened into recv/sent when a count would
-   * pass 255), else NULL. */
+  /* Dense counters of half a byte (coll_count.c: short plans that go
+   * per transfer from their start): per slot and step one byte, the
+   * receives in its low nibble and the sends in flight (step pipeline)
+   * in its high one; widened into recv8/sent8 when a count would pass
+   * 15.  Else NULL. */
+  uint8_t *cnt4;
+  /* Dense counters of one byte (cnt4 widened; widened into recv/sent
+   * when a count would pass 255), else NULL. */
   uint8_t *recv8, *sent8;
   /* Windowed counters (coll_count.c; when recv is NULL): per slot
    * COLL_COUNT_WIN receive counters ahead of its step and, with the step
@@ -351,6 +356,9 @@ void coll_count_free(coll_run *r);
 /* The one-byte counters become the two-byte ones (a count would pass 255).
  * O(members chunks steps), once per run at most. */
 void coll_count_widen(coll_run *r);
+/* The half-byte counters become the one-byte ones (a count would pass
+ * 15).  O(members chunks steps), once per run at most. */
+void coll_count_widen4(coll_run *r);
 /* The spill (kind 0 receives, 1 sends): the count of (s, k), and adding
  * delta to it (returns the new count).  O(1) expected. */
 uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
@@ -367,6 +375,8 @@ static inline sim_time_ps coll_reduce_ps(const coll_rt *c, uint64_t bytes)
 /* The receives slot s has counted for its step k (k >= its cur).  O(1). */
 static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 {
+  if (r->cnt4 != NULL)
+    return r->cnt4[(size_t)s * r->n_steps + k] & 15u;
   if (r->recv != NULL)
     return r->recv[(size_t)s * r->n_steps + k];
   if (r->recv8 != NULL)
@@ -380,6 +390,12 @@ static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
 {
   uint16_t *cnt;
+  if (r->cnt4 != NULL && (r->cnt4[(size_t)s * r->n_steps + k] & 15u) < 15u) {
+    r->cnt4[(size_t)s * r->n_steps + k]++;
+    return;
+  }
+  if (r->cnt4 != NULL)
+    coll_count_widen4(r);
   if (r->recv8 != NULL && r->recv8[(size_t)s * r->n_steps + k] < UINT8_MAX) {
     r->recv8[(size_t)s * r->n_steps + k]++;
     return;
@@ -404,6 +420,8 @@ static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
  * cur).  O(1). */
 static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
 {
+  if (r->cnt4 != NULL)
+    return r->cnt4[(size_t)s * r->n_steps + k] >> 4;
   if (r->sent != NULL)
     return r->sent[(size_t)s * r->n_steps + k];
   if (r->sent8 != NULL)
@@ -418,6 +436,15 @@ static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
 static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int delta)
 {
   uint16_t *cnt;
+  if (r->cnt4 != NULL) {
+    uint8_t *c4 = &r->cnt4[(size_t)s * r->n_steps + k];
+    if (delta < 0 || *c4 >> 4 < 15u) {
+      g_assert(delta > 0 || *c4 >> 4 > 0);
+      *c4 = (uint8_t)(*c4 + delta * 16);
+      return *c4 >> 4;
+    }
+    coll_count_widen4(r);
+  }
   if (r->sent8 != NULL) {
     uint8_t *c8 = &r->sent8[(size_t)s * r->n_steps + k];
     if (delta < 0 || *c8 < UINT8_MAX) {
