@@ -168,6 +168,58 @@ void coll_count_widen4(coll_run *r)
   r->cnt4 = NULL;
 }
 
+void coll_recv_inc_wide(coll_run *r, uint32_t s, uint32_t k)
+{
+  uint16_t *cnt;
+  if (r->cnt4 != NULL)
+    coll_count_widen4(r);
+  if (r->recv8 != NULL && r->recv8[(size_t)s * r->n_steps + k] < UINT8_MAX) {
+    r->recv8[(size_t)s * r->n_steps + k]++;
+    return;
+  }
+  if (r->recv8 != NULL)
+    coll_count_widen(r);
+  if (r->recv != NULL) {
+    cnt = &r->recv[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k >= r->slot[s].cur);
+    if (k - r->slot[s].cur >= COLL_COUNT_WIN) {
+      coll_count_spill_add(r, 0, s, k, 1);
+      return;
+    }
+    cnt = &r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+}
+
+uint32_t coll_sent_add_wide(coll_run *r, uint32_t s, uint32_t k, int delta)
+{
+  uint16_t *cnt;
+  if (r->cnt4 != NULL)
+    coll_count_widen4(r);
+  if (r->sent8 != NULL) {
+    uint8_t *c8 = &r->sent8[(size_t)s * r->n_steps + k];
+    if (delta < 0 || *c8 < UINT8_MAX) {
+      g_assert(delta > 0 || *c8 > 0);
+      *c8 = (uint8_t)(*c8 + delta);
+      return *c8;
+    }
+    coll_count_widen(r);
+  }
+  if (r->sent != NULL) {
+    cnt = &r->sent[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k <= r->slot[s].cur);
+    if (r->slot[s].cur - k >= COLL_COUNT_WIN)
+      return coll_count_spill_add(r, 1, s, k, delta);
+    cnt = &r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
+  *cnt = (uint16_t)(*cnt + delta);
+  return *cnt;
+}
+
 void coll_count_pass(coll_run *r, uint32_t s, uint32_t k)
 {
   if (r->recv != NULL || r->recv8 != NULL || r->cnt4 != NULL)

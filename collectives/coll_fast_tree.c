@@ -232,7 +232,7 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
     if (e->up != NULL) {
       e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
       e->pair[1] = e->down[dm];
-      inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], r->ranks[dm]);
+      inter = r->stream && coll_run_pair_inter(c->t, r, m, dm);
     } else {
       h = tree_hop_of(e, r->ranks[m], r->ranks[dm], &inter);
     }

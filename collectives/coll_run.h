@@ -123,6 +123,7 @@ struct coll_run {
   gboolean stream;
   int nalgo, proto;
   double inv_eff_intra, inv_eff_inter;
+  uint8_t inter_kind; /* coll_run_pair_inter's cache: 0 not known yet, COLL_INTER_* */
   coll_algo force_flat, force_dim0, force_outer; /* forced algorithms: flat plan, dimension 0, outer dimensions */
   gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
@@ -185,7 +186,8 @@ struct coll_rt {
   const coll_lib_ops *ops; /* the library family's hooks (coll_lib_ops_for) */
   coll_xrec *xr;        /* transfer records; index = net cookie */
   uint32_t n_xr, cap_xr, free_xr;
-  GArray *work;         /* slots to advance */
+  uint32_t *work;       /* slots to advance (coll_run_kick's stack): work_len of work_cap */
+  uint32_t work_len, work_cap;
   gboolean kicking;
   /* Library state, made and freed by the family's rt_init/rt_free hooks
    * (the supernode family's; NULL for the others): */
@@ -311,6 +313,11 @@ const coll_phase *coll_slot_step_begin(coll_run *r, uint32_t s, coll_a2av_ctx *x
 gboolean coll_pipe_gate_open(const coll_run *r, uint32_t s, uint32_t k);
 /* Whether two ranks differ in a dimension other than 0.  O(dims). */
 gboolean coll_pair_is_inter(const topo *t, int a, int b);
+/* coll_pair_is_inter for members m and dm of r: from the run's kind
+ * (every pair of members crosses tiers, or none does; found at the first
+ * call in O(members x dims x log members)) in O(1), else per pair. */
+enum { COLL_INTER_MIXED = 1, COLL_INTER_ALL, COLL_INTER_NONE };
+gboolean coll_run_pair_inter(const topo *t, coll_run *r, int m, int dm);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
 uint32_t coll_xr_alloc(coll_rt *c);
 /* Advances slot s and what it wakes; TRUE when the run finished. */
@@ -359,6 +366,11 @@ void coll_count_widen(coll_run *r);
 /* The half-byte counters become the one-byte ones (a count would pass
  * 15).  O(members chunks steps), once per run at most. */
 void coll_count_widen4(coll_run *r);
+/* coll_recv_inc and coll_sent_add past the half-byte counters (which
+ * they widen first when a count would pass 15): the one- and two-byte,
+ * windowed and spilled counters.  O(1) expected. */
+void coll_recv_inc_wide(coll_run *r, uint32_t s, uint32_t k);
+uint32_t coll_sent_add_wide(coll_run *r, uint32_t s, uint32_t k, int delta);
 /* The spill (kind 0 receives, 1 sends): the count of (s, k), and adding
  * delta to it (returns the new count).  O(1) expected. */
 uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
@@ -389,31 +401,15 @@ static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 /* Counts a receive of slot s for its step k (k >= its cur).  O(1). */
 static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
 {
-  uint16_t *cnt;
   if (r->cnt4 != NULL && (r->cnt4[(size_t)s * r->n_steps + k] & 15u) < 15u) {
     r->cnt4[(size_t)s * r->n_steps + k]++;
     return;
   }
-  if (r->cnt4 != NULL)
-    coll_count_widen4(r);
-  if (r->recv8 != NULL && r->recv8[(size_t)s * r->n_steps + k] < UINT8_MAX) {
-    r->recv8[(size_t)s * r->n_steps + k]++;
+  if (r->recv != NULL && r->recv[(size_t)s * r->n_steps + k] < UINT16_MAX) {
+    r->recv[(size_t)s * r->n_steps + k]++; /* a conversion's dense counters */
     return;
   }
-  if (r->recv8 != NULL)
-    coll_count_widen(r);
-  if (r->recv != NULL) {
-    cnt = &r->recv[(size_t)s * r->n_steps + k];
-  } else {
-    g_assert(k >= r->slot[s].cur);
-    if (k - r->slot[s].cur >= COLL_COUNT_WIN) {
-      coll_count_spill_add(r, 0, s, k, 1);
-      return;
-    }
-    cnt = &r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
-  }
-  g_assert(*cnt < UINT16_MAX);
-  (*cnt)++;
+  coll_recv_inc_wide(r, s, k);
 }
 
 /* The sends of slot s's step k still in flight (step pipeline; k <= its
@@ -435,7 +431,6 @@ static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
  * (k <= its cur) and returns the new count.  O(1). */
 static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int delta)
 {
-  uint16_t *cnt;
   if (r->cnt4 != NULL) {
     uint8_t *c4 = &r->cnt4[(size_t)s * r->n_steps + k];
     if (delta < 0 || *c4 >> 4 < 15u) {
@@ -443,28 +438,14 @@ static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int de
       *c4 = (uint8_t)(*c4 + delta * 16);
       return *c4 >> 4;
     }
-    coll_count_widen4(r);
   }
-  if (r->sent8 != NULL) {
-    uint8_t *c8 = &r->sent8[(size_t)s * r->n_steps + k];
-    if (delta < 0 || *c8 < UINT8_MAX) {
-      g_assert(delta > 0 || *c8 > 0);
-      *c8 = (uint8_t)(*c8 + delta);
-      return *c8;
-    }
-    coll_count_widen(r);
+  if (r->sent != NULL) { /* a conversion's dense counters */
+    uint16_t *cnt = &r->sent[(size_t)s * r->n_steps + k];
+    g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
+    *cnt = (uint16_t)(*cnt + delta);
+    return *cnt;
   }
-  if (r->sent != NULL) {
-    cnt = &r->sent[(size_t)s * r->n_steps + k];
-  } else {
-    g_assert(k <= r->slot[s].cur);
-    if (r->slot[s].cur - k >= COLL_COUNT_WIN)
-      return coll_count_spill_add(r, 1, s, k, delta);
-    cnt = &r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
-  }
-  g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
-  *cnt = (uint16_t)(*cnt + delta);
-  return *cnt;
+  return coll_sent_add_wide(r, s, k, delta);
 }
 
 /* ---- the ring recurrence (coll_ring.c) ----------------------------------- */
