@@ -168,6 +168,22 @@ void coll_count_widen4(coll_run *r)
   r->cnt4 = NULL;
 }
 
+void coll_count_narrow(coll_run *r)
+{
+  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
+  if (r->recv == NULL || r->cnt4 != NULL || r->n_steps > 2 * COLL_COUNT_WIN)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (r->recv[i] > 15u || (r->sent != NULL && r->sent[i] > 15u))
+      return;
+  r->cnt4 = g_new(uint8_t, n);
+  for (size_t i = 0; i < n; i++)
+    r->cnt4[i] = (uint8_t)(r->recv[i] | (r->sent != NULL ? r->sent[i] << 4 : 0));
+  g_free(r->recv);
+  g_free(r->sent);
+  r->recv = r->sent = NULL;
+}
+
 void coll_recv_inc_wide(coll_run *r, uint32_t s, uint32_t k)
 {
   uint16_t *cnt;

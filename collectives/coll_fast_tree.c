@@ -449,8 +449,8 @@ static int cmp_ev(const void *a, const void *b)
 /* After a conversion's replay: the members whose done event has run
  * (their last event was at t_stop, after that event) are left finished;
  * the others keep the slots they still have to end.  The queued events
- * become engine events in queue order: transfer records whose
- * coll_xfer_done runs at their arrival, reduction ends.  O(members +
+ * become engine events in queue order: transfers whose coll_xfer_done
+ * runs at their arrival (coll_xfer_post_at), reduction ends.  O(members +
  * in flight x log in flight). */
 static void emu_handover(tree_emu *e, const gboolean *done_ran)
 {
@@ -476,10 +476,7 @@ static void emu_handover(tree_emu *e, const gboolean *done_ran)
       sim_post_at(c->sim, v->at, coll_reduce_done, r, v->src);
       continue;
     }
-    uint32_t xi = coll_xr_alloc(c);
-    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = v->src, .dst_slot = v->dst, .dst_step = v->step,
-                             .src_step = v->src_step };
-    sim_post_at(c->sim, v->at, coll_xfer_done, c, xi);
+    coll_xfer_post_at(c, r, v->at, v->src, v->dst, v->step, v->src_step);
   }
 }
 
@@ -572,6 +569,7 @@ static void tree_convert(void *ctx)
   emu_handover(&e, done_ran);
   tree_emu_clear(&e);
   g_free(done_ran);
+  coll_count_narrow(r);
 }
 
 /* ---- the result kept per plan ------------------------------------------ */

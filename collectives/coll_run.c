@@ -273,6 +273,23 @@ static uint64_t wire_bytes(const coll_run *r, gboolean inter, uint64_t bytes)
 /* A packed transfer landed (ctx the run, arg xfer_pack's word). */
 static void coll_xfer_packed_done(sim_engine *sim, void *ctx, uint64_t arg);
 
+/* Posts the arrival at `at` of a transfer from src_slot to dst_slot (the
+ * same chunk) for the receiver's step dst_step, sent at src_step: packed
+ * in the event's argument, else a coll_xrec.  O(1) amortized. */
+static void xfer_post(coll_rt *c, coll_run *r, gboolean packed, sim_time_ps at, uint32_t src_slot,
+                      uint32_t dst_slot, uint32_t dst_step, uint32_t src_step)
+{
+  if (packed) {
+    sim_post_at(c->sim, at, coll_xfer_packed_done, r,
+                xfer_pack(src_slot, (int)(dst_slot / (uint32_t)r->n_chunks), dst_step, src_step));
+    return;
+  }
+  uint32_t xi = coll_xr_alloc(c);
+  c->xr[xi] = (coll_xrec){ .run = r, .src_slot = src_slot, .dst_slot = dst_slot, .dst_step = dst_step,
+                           .src_step = src_step };
+  sim_post_at(c->sim, at, coll_xfer_done, c, xi);
+}
+
 /* Issues the nx transfers of slot s's step (r->scratch, phase ph, grid
  * base `base`) on tier A without a network record: net_send_arrival
  * charges each as net_send would and the run posts its own arrival
@@ -298,15 +315,14 @@ static void slot_issue_direct(coll_run *r, uint32_t s, const coll_phase *ph, int
     int dst = r->ranks[dm];
     sim_time_ps at = net_send_arrival(c->n, r->ranks[m], dst,
                                      wire_bytes(r, r->stream && coll_run_pair_inter(c->t, r, m, dm), xf->bytes));
-    if (packed) {
-      sim_post_at(c->sim, at, coll_xfer_packed_done, r, xfer_pack(s, dm, dst_step, sl->cur));
-      continue;
-    }
-    uint32_t xi = coll_xr_alloc(c);
-    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = s, .dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch,
-                             .dst_step = dst_step, .src_step = sl->cur };
-    sim_post_at(c->sim, at, coll_xfer_done, c, xi);
+    xfer_post(c, r, packed, at, s, (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch, dst_step, sl->cur);
   }
+}
+
+void coll_xfer_post_at(coll_rt *c, coll_run *r, sim_time_ps at, uint32_t src_slot, uint32_t dst_slot,
+                       uint32_t dst_step, uint32_t src_step)
+{
+  xfer_post(c, r, !r->engine && xfer_packs(r), at, src_slot, dst_slot, dst_step, src_step);
 }
 
 /* Issues the transfers of slot s's current step. */

@@ -320,6 +320,13 @@ enum { COLL_INTER_MIXED = 1, COLL_INTER_ALL, COLL_INTER_NONE };
 gboolean coll_run_pair_inter(const topo *t, coll_run *r, int m, int dm);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
 uint32_t coll_xr_alloc(coll_rt *c);
+/* A transfer's arrival event at `at` (from src_slot at its step src_step
+ * to dst_slot, the same chunk, for its step dst_step), as the
+ * per-transfer path posts it: packed in the event when the run fits and
+ * has no library engine, else a coll_xrec.  The tree path's conversion
+ * hands its queued arrivals over through it.  O(1) amortized. */
+void coll_xfer_post_at(coll_rt *c, coll_run *r, sim_time_ps at, uint32_t src_slot, uint32_t dst_slot,
+                       uint32_t dst_step, uint32_t src_step);
 /* Advances slot s and what it wakes; TRUE when the run finished. */
 gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot);
 /* Unlinks and frees a finished run. */
@@ -366,6 +373,11 @@ void coll_count_widen(coll_run *r);
 /* The half-byte counters become the one-byte ones (a count would pass
  * 15).  O(members chunks steps), once per run at most. */
 void coll_count_widen4(coll_run *r);
+/* After a conversion (which writes the dense two-byte counters): the
+ * counters of a plan of at most 2 x COLL_COUNT_WIN steps become
+ * half-byte ones when every count fits (else they stay).
+ * O(members chunks steps). */
+void coll_count_narrow(coll_run *r);
 /* coll_recv_inc and coll_sent_add past the half-byte counters (which
  * they widen first when a count would pass 15): the one- and two-byte,
  * windowed and spilled counters.  O(1) expected. */
