@@ -23,10 +23,13 @@
  * a fast path (the conversions write the dense arrays, coll_run_alloc_
  * counters), keep the dense form (r->recv != NULL), which costs no more
  * there.  A short plan that goes per transfer from its start keeps its
- * dense counters in one byte each (r->recv8, r->sent8: NCCL's tree plan
- * counts at most 2 per slot and step) and widens them to two bytes the
- * first time a count would pass 255 (coll_count_widen): 8 bytes per slot
- * instead of 16 for the 2 M slots of a 2,048-member NCCL tree run.
+ * dense counters in half a byte each, a slot's receives and sends of one
+ * step in one byte (r->cnt4: NCCL's tree plan counts at most 2 per slot
+ * and step), widens them to one byte each the first time a count would
+ * pass 15 (coll_count_widen4; r->recv8, r->sent8) and to two bytes the
+ * first time one would pass 255 (coll_count_widen): 4 bytes per slot
+ * instead of 16 for the 2 M slots of a 2,048-member NCCL tree run of 4
+ * steps.
  */
 #include "config.h"
 
@@ -111,18 +114,16 @@ void coll_run_alloc_counters(coll_run *r)
 
 void coll_count_alloc(coll_run *r)
 {
-  if (r->recv8 != NULL || r->recv_win != NULL)
+  if (r->cnt4 != NULL || r->recv8 != NULL || r->recv_win != NULL)
     return;
   if (r->n_steps <= 2 * COLL_COUNT_WIN) {
     /* Every count starts at 0 here (a declining fast path leaves its
-     * dense counters zeroed): one byte each until one reaches 255. */
+     * dense counters zeroed): half a byte each until one reaches 15. */
     size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
     g_free(r->recv);
     g_free(r->sent);
     r->recv = r->sent = NULL;
-    r->recv8 = g_new0(uint8_t, n);
-    if (r->step_pipe)
-      r->sent8 = g_new0(uint8_t, n);
+    r->cnt4 = g_new0(uint8_t, n);
     return;
   }
   if (r->recv != NULL)
@@ -151,9 +152,93 @@ void coll_count_widen(coll_run *r)
   }
 }
 
+void coll_count_widen4(coll_run *r)
+{
+  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
+  g_assert(r->cnt4 != NULL && r->recv8 == NULL && r->recv == NULL);
+  r->recv8 = g_new(uint8_t, n);
+  for (size_t i = 0; i < n; i++)
+    r->recv8[i] = r->cnt4[i] & 15u;
+  if (r->step_pipe) {
+    r->sent8 = g_new(uint8_t, n);
+    for (size_t i = 0; i < n; i++)
+      r->sent8[i] = r->cnt4[i] >> 4;
+  }
+  g_free(r->cnt4);
+  r->cnt4 = NULL;
+}
+
+void coll_count_narrow(coll_run *r)
+{
+  size_t n = (size_t)r->n * (size_t)r->n_chunks * (r->n_steps ? r->n_steps : 1);
+  if (r->recv == NULL || r->cnt4 != NULL || r->n_steps > 2 * COLL_COUNT_WIN)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (r->recv[i] > 15u || (r->sent != NULL && r->sent[i] > 15u))
+      return;
+  r->cnt4 = g_new(uint8_t, n);
+  for (size_t i = 0; i < n; i++)
+    r->cnt4[i] = (uint8_t)(r->recv[i] | (r->sent != NULL ? r->sent[i] << 4 : 0));
+  g_free(r->recv);
+  g_free(r->sent);
+  r->recv = r->sent = NULL;
+}
+
+void coll_recv_inc_wide(coll_run *r, uint32_t s, uint32_t k)
+{
+  uint16_t *cnt;
+  if (r->cnt4 != NULL)
+    coll_count_widen4(r);
+  if (r->recv8 != NULL && r->recv8[(size_t)s * r->n_steps + k] < UINT8_MAX) {
+    r->recv8[(size_t)s * r->n_steps + k]++;
+    return;
+  }
+  if (r->recv8 != NULL)
+    coll_count_widen(r);
+  if (r->recv != NULL) {
+    cnt = &r->recv[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k >= r->slot[s].cur);
+    if (k - r->slot[s].cur >= COLL_COUNT_WIN) {
+      coll_count_spill_add(r, 0, s, k, 1);
+      return;
+    }
+    cnt = &r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(*cnt < UINT16_MAX);
+  (*cnt)++;
+}
+
+uint32_t coll_sent_add_wide(coll_run *r, uint32_t s, uint32_t k, int delta)
+{
+  uint16_t *cnt;
+  if (r->cnt4 != NULL)
+    coll_count_widen4(r);
+  if (r->sent8 != NULL) {
+    uint8_t *c8 = &r->sent8[(size_t)s * r->n_steps + k];
+    if (delta < 0 || *c8 < UINT8_MAX) {
+      g_assert(delta > 0 || *c8 > 0);
+      *c8 = (uint8_t)(*c8 + delta);
+      return *c8;
+    }
+    coll_count_widen(r);
+  }
+  if (r->sent != NULL) {
+    cnt = &r->sent[(size_t)s * r->n_steps + k];
+  } else {
+    g_assert(k <= r->slot[s].cur);
+    if (r->slot[s].cur - k >= COLL_COUNT_WIN)
+      return coll_count_spill_add(r, 1, s, k, delta);
+    cnt = &r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  }
+  g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
+  *cnt = (uint16_t)(*cnt + delta);
+  return *cnt;
+}
+
 void coll_count_pass(coll_run *r, uint32_t s, uint32_t k)
 {
-  if (r->recv != NULL || r->recv8 != NULL)
+  if (r->recv != NULL || r->recv8 != NULL || r->cnt4 != NULL)
     return;
   size_t base = (size_t)s * COLL_COUNT_WIN;
   r->recv_win[base + (k & (COLL_COUNT_WIN - 1))] = spill_take(r, s, k + COLL_COUNT_WIN);
@@ -170,7 +255,7 @@ void coll_count_pass(coll_run *r, uint32_t s, uint32_t k)
 
 void coll_count_jump(coll_run *r, uint32_t s, uint32_t k, uint32_t k2)
 {
-  if (r->recv != NULL || r->recv8 != NULL)
+  if (r->recv != NULL || r->recv8 != NULL || r->cnt4 != NULL)
     return;
   if (k2 - k <= COLL_COUNT_WIN) {
     for (uint32_t j = k; j < k2; j++)
@@ -197,6 +282,7 @@ void coll_count_free(coll_run *r)
 {
   g_free(r->recv);
   g_free(r->sent);
+  g_free(r->cnt4);
   g_free(r->recv8);
   g_free(r->sent8);
   g_free(r->recv_win);

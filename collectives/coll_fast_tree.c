@@ -39,10 +39,11 @@
  * event at t as after, as in coll_fast.c), which leaves the slots and
  * counters in the per-transfer path's state at t, and the events still
  * queued become shared-engine events in queue order (transfer records at
- * their arrival, reduction waits).  Memory: the run's own slots and
- * counters (O(members x chunks x steps), as per transfer) plus one
- * private-engine event per transfer in flight (a conversion's replay: a
- * 40-byte entry each too).  Cost: one coll_sched_step per slot and step,
+ * their arrival, reduction waits).  Memory: during a replay the run's
+ * own slots and counters (O(members x chunks x steps), as per transfer)
+ * plus one private-engine event per transfer in flight (a conversion's
+ * replay: a 40-byte entry each too); between its start and a conversion
+ * neither (tree_release).  Cost: one coll_sched_step per slot and step,
  * one net_hop_at per transfer (routes: per member within one switch
  * dimension, else the table of rank pairs, coll_tree_hops.c), O(1)
  * amortized per queue operation, one shared-engine event per member.  Measured: one NCCL
@@ -197,7 +198,7 @@ static gboolean emu_start(tree_emu *e, uint32_t s)
     if (e->up != NULL) {
       e->pair[0] = e->up[m]; /* route_in_dim of a switch: the sender's uplink, the receiver's downlink */
       e->pair[1] = e->down[dm];
-      inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], r->ranks[dm]);
+      inter = r->stream && coll_run_pair_inter(c->t, r, m, dm);
     } else {
       p = coll_tree_pair_of(c, r->ranks[m], r->ranks[dm]);
       h = coll_tree_pair_hop(c, p);
@@ -425,8 +426,8 @@ static int cmp_ev(const void *a, const void *b)
 /* After a conversion's replay: the members whose done event has run
  * (their last event was at t_stop, after that event) are left finished;
  * the others keep the slots they still have to end.  The queued events
- * become engine events in queue order: transfer records whose
- * coll_xfer_done runs at their arrival, reduction ends.  O(members +
+ * become engine events in queue order: transfers whose coll_xfer_done
+ * runs at their arrival (coll_xfer_post_at), reduction ends.  O(members +
  * in flight x log in flight). */
 static void emu_handover(tree_emu *e, const gboolean *done_ran)
 {
@@ -452,10 +453,7 @@ static void emu_handover(tree_emu *e, const gboolean *done_ran)
       sim_post_at(c->sim, v->at, coll_reduce_done, r, v->src);
       continue;
     }
-    uint32_t xi = coll_xr_alloc(c);
-    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = v->src, .dst_slot = v->dst, .dst_step = v->step,
-                             .src_step = v->src_step };
-    sim_post_at(c->sim, v->at, coll_xfer_done, c, xi);
+    coll_xfer_post_at(c, r, v->at, v->src, v->dst, v->step, v->src_step);
   }
 }
 
@@ -540,12 +538,15 @@ static void tree_convert(void *ctx)
     }
   }
   tree_emu e;
+  if (r->slot == NULL) /* released while the run was on the path (tree_release) */
+    r->slot = g_new0(coll_slot, (size_t)r->n * (size_t)r->n_chunks);
   tree_emu_init(&e, c, r, now);
   gboolean ok = emu_run(&e);
   g_assert(ok); /* the same replay succeeded at the start */
   emu_handover(&e, done_ran);
   tree_emu_clear(&e);
   g_free(done_ran);
+  coll_count_narrow(r);
 }
 
 /* ---- the result kept per plan ------------------------------------------ */
@@ -638,6 +639,21 @@ static gboolean tree_memo_take(coll_rt *c, coll_run *r)
   return TRUE;
 }
 
+/* A run on the path needs its slots and dense counters only during a
+ * replay: its done events and its claim read neither, and a conversion
+ * replays from fresh ones (tree_convert allocates them again).  So they
+ * are freed when the run takes the path: 8 bytes per slot and 2 or 4
+ * per slot and step (a 2,048-member NCCL tree all-reduce: 2 M slots, 48
+ * MB) for as long as the run stays on it.  O(1). */
+static void tree_release(coll_run *r)
+{
+  g_free(r->slot);
+  g_free(r->recv);
+  g_free(r->sent);
+  r->slot = NULL;
+  r->recv = r->sent = NULL;
+}
+
 gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
 {
   if (!tree_candidate(c, r))
@@ -646,6 +662,7 @@ gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
     c->ring.phase_tree++;
     c->ring.phase_tree_reused++;
     coll_fast_take(c, r, tree_convert);
+    tree_release(r);
     return TRUE;
   }
   coll_run_alloc_counters(r);
@@ -668,5 +685,6 @@ gboolean coll_fast_tree_begin(coll_rt *c, coll_run *r)
   tree_memo_store(c, r);
   c->ring.phase_tree++;
   coll_fast_take(c, r, tree_convert);
+  tree_release(r);
   return TRUE;
 }

@@ -28,7 +28,6 @@ coll_rt *coll_rt_new(sim_engine *sim, net *n, const coll_policy *policy)
     coll_library_params_default(COLL_LIBRARY_IDEAL, &c->pol.lib);
   }
   c->free_xr = XR_NONE;
-  c->work = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   c->ops = coll_lib_ops_for(c->pol.lib.kind);
   if (c->ops->rt_init != NULL)
     c->ops->rt_init(c);
@@ -49,7 +48,7 @@ void coll_rt_free(coll_rt *c)
   }
   g_hash_table_destroy(c->twohop);
   g_free(c->xr);
-  g_array_free(c->work, TRUE);
+  g_free(c->work);
   if (c->ops->rt_free != NULL)
     c->ops->rt_free(c);
   g_free(c->ovl_cores);

@@ -160,6 +160,43 @@ void coll_run_hop_init(const coll_run *r, int src_rank, int dst_rank, net_hop *h
   h->latency -= MIN(h->latency, coll_run_wire_less(r, 0, src_rank, dst_rank));
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* r's members' coordinates in the dimensions other than 0 as one
+ * mixed-radix number each, sorted: all equal means no pair crosses
+ * tiers, all distinct means every pair does.  O(n dims + n log n). */
+static int run_inter_kind(const topo *t, const coll_run *r)
+{
+  int nd = topo_n_dims(t);
+  uint64_t *key = g_new(uint64_t, (size_t)r->n);
+  for (int m = 0; m < r->n; m++) {
+    uint64_t k = 0;
+    for (int d = nd - 1; d >= 1; d--)
+      k = k * (uint64_t)topo_dim_size(t, d) + (uint64_t)topo_rank_coord(t, r->ranks[m], d);
+    key[m] = k;
+  }
+  qsort(key, (size_t)r->n, sizeof *key, cmp_u64);
+  gboolean distinct = TRUE;
+  for (int m = 1; m < r->n; m++)
+    distinct = distinct && key[m] != key[m - 1];
+  int kind = key[0] == key[r->n - 1] ? COLL_INTER_NONE : distinct ? COLL_INTER_ALL : COLL_INTER_MIXED;
+  g_free(key);
+  return kind;
+}
+
+gboolean coll_run_pair_inter(const topo *t, coll_run *r, int m, int dm)
+{
+  if (r->inter_kind == 0)
+    r->inter_kind = (uint8_t)run_inter_kind(t, r);
+  if (r->inter_kind == COLL_INTER_MIXED)
+    return coll_pair_is_inter(t, r->ranks[m], r->ranks[dm]);
+  return r->inter_kind == COLL_INTER_ALL && m != dm;
+}
+
 /* The schedule of member m, chunk ch at global step k, seen from the
  * step's sub-group: fills *x (which *sc points to) and *sc, returns the
  * phase and the member's position.  O(1). */
@@ -234,19 +271,37 @@ static uint64_t xfer_pack(uint32_t src_slot, int dm, uint32_t dst_step, uint32_t
          (uint64_t)src_step << (XP_SLOT_BITS + XP_MEMBER_BITS + XP_STEP_BITS);
 }
 
-/* The bytes on the wire of a transfer of `bytes` from member m to rank
- * dst: streamed steps carry the payload at the protocol's efficiency on
- * the pair's tier (coll_nccl_efficiency), i.e. payload / eff bytes.  O(dims). */
-static uint64_t wire_bytes(const coll_rt *c, const coll_run *r, int m, int dst, uint64_t bytes)
+/* The bytes on the wire of a transfer of `bytes` between a pair of
+ * members that crosses tiers (inter) or not: streamed steps carry the
+ * payload at the protocol's efficiency on the pair's tier
+ * (coll_nccl_efficiency), i.e. payload / eff bytes.  O(1). */
+static uint64_t wire_bytes(const coll_run *r, gboolean inter, uint64_t bytes)
 {
   if (!r->stream || bytes == 0)
     return bytes;
-  double inv = coll_pair_is_inter(c->t, r->ranks[m], dst) ? r->inv_eff_inter : r->inv_eff_intra;
+  double inv = inter ? r->inv_eff_inter : r->inv_eff_intra;
   return (uint64_t)ceil((double)bytes * inv);
 }
 
 /* A packed transfer landed (ctx the run, arg xfer_pack's word). */
 static void coll_xfer_packed_done(sim_engine *sim, void *ctx, uint64_t arg);
+
+/* Posts the arrival at `at` of a transfer from src_slot to dst_slot (the
+ * same chunk) for the receiver's step dst_step, sent at src_step: packed
+ * in the event's argument, else a coll_xrec.  O(1) amortized. */
+static void xfer_post(coll_rt *c, coll_run *r, gboolean packed, sim_time_ps at, uint32_t src_slot,
+                      uint32_t dst_slot, uint32_t dst_step, uint32_t src_step)
+{
+  if (packed) {
+    sim_post_at(c->sim, at, coll_xfer_packed_done, r,
+                xfer_pack(src_slot, (int)(dst_slot / (uint32_t)r->n_chunks), dst_step, src_step));
+    return;
+  }
+  uint32_t xi = coll_xr_alloc(c);
+  c->xr[xi] = (coll_xrec){ .run = r, .src_slot = src_slot, .dst_slot = dst_slot, .dst_step = dst_step,
+                           .src_step = src_step };
+  sim_post_at(c->sim, at, coll_xfer_done, c, xi);
+}
 
 /* Issues the nx transfers of slot s's step (r->scratch, phase ph, grid
  * base `base`) on tier A without a network record: net_send_arrival
@@ -271,17 +326,17 @@ static void slot_issue_direct(coll_run *r, uint32_t s, const coll_phase *ph, int
     int dm = coll_pos_member(r, ph, base, xf->peer, ch);
     uint32_t dst_step = ph->step0 + xf->recv_step;
     int dst = r->ranks[dm];
-    sim_time_ps at = net_send_arrival_less(c->n, r->ranks[m], dst, wire_bytes(c, r, m, dst, xf->bytes),
+    sim_time_ps at = net_send_arrival_less(c->n, r->ranks[m], dst,
+                                           wire_bytes(r, r->stream && coll_run_pair_inter(c->t, r, m, dm), xf->bytes),
                                            coll_run_wire_less(r, ch, r->ranks[m], dst));
-    if (packed) {
-      sim_post_at(c->sim, at, coll_xfer_packed_done, r, xfer_pack(s, dm, dst_step, sl->cur));
-      continue;
-    }
-    uint32_t xi = coll_xr_alloc(c);
-    c->xr[xi] = (coll_xrec){ .run = r, .src_slot = s, .dst_slot = (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch,
-                             .dst_step = dst_step, .src_step = sl->cur };
-    sim_post_at(c->sim, at, coll_xfer_done, c, xi);
+    xfer_post(c, r, packed, at, s, (uint32_t)dm * (uint32_t)r->n_chunks + (uint32_t)ch, dst_step, sl->cur);
   }
+}
+
+void coll_xfer_post_at(coll_rt *c, coll_run *r, sim_time_ps at, uint32_t src_slot, uint32_t dst_slot,
+                       uint32_t dst_step, uint32_t src_step)
+{
+  xfer_post(c, r, !r->engine && xfer_packs(r), at, src_slot, dst_slot, dst_step, src_step);
 }
 
 /* Issues the transfers of slot s's current step. */
@@ -331,9 +386,11 @@ static void slot_start(coll_run *r, uint32_t s)
    * network; no transfer finishes inside net_send. */
   if (r->engine && nx > 0)
     c->ops->step(r, m, xis, nx, dsts);
-  for (uint32_t i = 0; i < nx; i++)
-    net_send_less(c->n, r->ranks[m], dsts[i], wire_bytes(c, r, m, dsts[i], r->scratch[i].bytes),
+  for (uint32_t i = 0; i < nx; i++) {
+    gboolean inter = r->stream && coll_pair_is_inter(c->t, r->ranks[m], dsts[i]);
+    net_send_less(c->n, r->ranks[m], dsts[i], wire_bytes(r, inter, r->scratch[i].bytes),
                   coll_run_wire_less(r, ch, r->ranks[m], dsts[i]), coll_xfer_done, c, xis[i]);
+  }
   if (xis != xi_small) {
     g_free(xis);
     g_free(dsts);
@@ -422,6 +479,16 @@ static void member_post_done(sim_engine *sim, void *ctx, uint64_t arg)
     coll_run_finish(c, r);
 }
 
+/* Pushes slot s on coll_run_kick's stack.  O(1) amortized. */
+static inline void work_push(coll_rt *c, uint32_t s)
+{
+  if (c->work_len == c->work_cap) {
+    c->work_cap = c->work_cap ? 2 * c->work_cap : 64;
+    c->work = g_renew(uint32_t, c->work, c->work_cap);
+  }
+  c->work[c->work_len++] = s;
+}
+
 /* Advances slot s as far as it can go; returns TRUE when the whole
  * collective has finished. */
 static gboolean slot_advance(coll_run *r, uint32_t s)
@@ -482,16 +549,16 @@ static gboolean slot_advance(coll_run *r, uint32_t s)
       /* The next chunk of this lane may enter step k (if its sends of
        * step k have landed; else coll_xfer_done wakes it). */
       if (ch + r->lanes < r->n_chunks)
-        g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+        work_push(c, s + (uint32_t)r->lanes);
     } else if (sl->cur == ph->step0 + ph->n_steps) {
       /* A phase ended: wake the next chunk of this phase and, after the
        * last chunks, the first chunks waiting for this dimension. */
       uint32_t base = s - (uint32_t)ch;
       if (ch + r->lanes < r->n_chunks)
-        g_array_append_val(c->work, (uint64_t){ s + (uint32_t)r->lanes });
+        work_push(c, s + (uint32_t)r->lanes);
       else
         for (int l = 0; l < r->lanes; l++)
-          g_array_append_val(c->work, (uint64_t){ base + (uint32_t)l });
+          work_push(c, base + (uint32_t)l);
     }
     if (sl->cur == r->n_steps) {
       int m = (int)(s / (uint32_t)r->n_chunks);
@@ -543,14 +610,11 @@ static void unlink_run(coll_rt *c, coll_run *r)
 gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot)
 {
   gboolean finished = FALSE;
-  g_array_set_size(c->work, 0);
-  g_array_append_val(c->work, (uint64_t){ slot });
-  while (c->work->len > 0) {
-    uint64_t s = g_array_index(c->work, uint64_t, c->work->len - 1);
-    g_array_set_size(c->work, c->work->len - 1);
-    if (slot_advance(r, (uint32_t)s))
+  c->work_len = 0;
+  work_push(c, slot);
+  while (c->work_len > 0)
+    if (slot_advance(r, c->work[--c->work_len]))
       finished = TRUE;
-  }
   return finished;
 }
 

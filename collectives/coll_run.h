@@ -76,9 +76,14 @@ struct coll_run {
   sim_time_ps *slot_local_done; /* engine runs, per slot: its engine has sent its writes of the step; else NULL */
   uint64_t *slot_red; /* with a reduction cost (policy reduce_bw), per slot: bytes reduced in the step; else NULL */
   uint16_t *recv;     /* dense receive counters, n_slots * n_steps (short plans, conversions), else NULL */
-  /* Dense counters of one byte (coll_count.c: short plans that go per
-   * transfer from their start; widened into recv/sent when a count would
-   * pass 255), else NULL. */
+  /* Dense counters of half a byte (coll_count.c: short plans that go
+   * per transfer from their start): per slot and step one byte, the
+   * receives in its low nibble and the sends in flight (step pipeline)
+   * in its high one; widened into recv8/sent8 when a count would pass
+   * 15.  Else NULL. */
+  uint8_t *cnt4;
+  /* Dense counters of one byte (cnt4 widened; widened into recv/sent
+   * when a count would pass 255), else NULL. */
   uint8_t *recv8, *sent8;
   /* Windowed counters (coll_count.c; when recv is NULL): per slot
    * COLL_COUNT_WIN receive counters ahead of its step and, with the step
@@ -118,6 +123,7 @@ struct coll_run {
   gboolean stream;
   int nalgo, proto;
   double inv_eff_intra, inv_eff_inter;
+  uint8_t inter_kind; /* coll_run_pair_inter's cache: 0 not known yet, COLL_INTER_* */
   coll_algo force_flat, force_dim0, force_outer; /* forced algorithms: flat plan, dimension 0, outer dimensions */
   gboolean nvls_paired; /* NVLS-tree: its NVLS RS and AG share the load (coll_sched.nvls_paired) */
   int *lperm, *linv;  /* lanes * n: position -> member and member -> position, or NULL */
@@ -187,7 +193,8 @@ struct coll_rt {
   const coll_lib_ops *ops; /* the library family's hooks (coll_lib_ops_for) */
   coll_xrec *xr;        /* transfer records; index = net cookie */
   uint32_t n_xr, cap_xr, free_xr;
-  GArray *work;         /* slots to advance */
+  uint32_t *work;       /* slots to advance (coll_run_kick's stack): work_len of work_cap */
+  uint32_t work_len, work_cap;
   gboolean kicking;
   /* Library state, made and freed by the family's rt_init/rt_free hooks
    * (the supernode family's; NULL for the others): */
@@ -324,8 +331,20 @@ sim_time_ps coll_run_wire_less(const coll_run *r, int ch, int src_rank, int dst_
  * route's latency less coll_run_wire_less (never below 0): for the paths
  * that run one chunk (coll_ring.c, coll_fast.c).  O(route length). */
 void coll_run_hop_init(const coll_run *r, int src_rank, int dst_rank, net_hop *h);
+/* coll_pair_is_inter for members m and dm of r: from the run's kind
+ * (every pair of members crosses tiers, or none does; found at the first
+ * call in O(members x dims x log members)) in O(1), else per pair. */
+enum { COLL_INTER_MIXED = 1, COLL_INTER_ALL, COLL_INTER_NONE };
+gboolean coll_run_pair_inter(const topo *t, coll_run *r, int m, int dm);
 /* A transfer record (index = net cookie), from the free list.  O(1) amortised. */
 uint32_t coll_xr_alloc(coll_rt *c);
+/* A transfer's arrival event at `at` (from src_slot at its step src_step
+ * to dst_slot, the same chunk, for its step dst_step), as the
+ * per-transfer path posts it: packed in the event when the run fits and
+ * has no library engine, else a coll_xrec.  The tree path's conversion
+ * hands its queued arrivals over through it.  O(1) amortized. */
+void coll_xfer_post_at(coll_rt *c, coll_run *r, sim_time_ps at, uint32_t src_slot, uint32_t dst_slot,
+                       uint32_t dst_step, uint32_t src_step);
 /* Advances slot s and what it wakes; TRUE when the run finished. */
 gboolean coll_run_kick(coll_rt *c, coll_run *r, uint32_t slot);
 /* Unlinks and frees a finished run. */
@@ -369,6 +388,19 @@ void coll_count_free(coll_run *r);
 /* The one-byte counters become the two-byte ones (a count would pass 255).
  * O(members chunks steps), once per run at most. */
 void coll_count_widen(coll_run *r);
+/* The half-byte counters become the one-byte ones (a count would pass
+ * 15).  O(members chunks steps), once per run at most. */
+void coll_count_widen4(coll_run *r);
+/* After a conversion (which writes the dense two-byte counters): the
+ * counters of a plan of at most 2 x COLL_COUNT_WIN steps become
+ * half-byte ones when every count fits (else they stay).
+ * O(members chunks steps). */
+void coll_count_narrow(coll_run *r);
+/* coll_recv_inc and coll_sent_add past the half-byte counters (which
+ * they widen first when a count would pass 15): the one- and two-byte,
+ * windowed and spilled counters.  O(1) expected. */
+void coll_recv_inc_wide(coll_run *r, uint32_t s, uint32_t k);
+uint32_t coll_sent_add_wide(coll_run *r, uint32_t s, uint32_t k, int delta);
 /* The spill (kind 0 receives, 1 sends): the count of (s, k), and adding
  * delta to it (returns the new count).  O(1) expected. */
 uint32_t coll_count_spill_get(const coll_run *r, int kind, uint32_t s, uint32_t k);
@@ -385,6 +417,8 @@ static inline sim_time_ps coll_reduce_ps(const coll_rt *c, uint64_t bytes)
 /* The receives slot s has counted for its step k (k >= its cur).  O(1). */
 static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 {
+  if (r->cnt4 != NULL)
+    return r->cnt4[(size_t)s * r->n_steps + k] & 15u;
   if (r->recv != NULL)
     return r->recv[(size_t)s * r->n_steps + k];
   if (r->recv8 != NULL)
@@ -397,31 +431,23 @@ static inline uint32_t coll_recv_get(const coll_run *r, uint32_t s, uint32_t k)
 /* Counts a receive of slot s for its step k (k >= its cur).  O(1). */
 static inline void coll_recv_inc(coll_run *r, uint32_t s, uint32_t k)
 {
-  uint16_t *cnt;
-  if (r->recv8 != NULL && r->recv8[(size_t)s * r->n_steps + k] < UINT8_MAX) {
-    r->recv8[(size_t)s * r->n_steps + k]++;
+  if (r->cnt4 != NULL && (r->cnt4[(size_t)s * r->n_steps + k] & 15u) < 15u) {
+    r->cnt4[(size_t)s * r->n_steps + k]++;
     return;
   }
-  if (r->recv8 != NULL)
-    coll_count_widen(r);
-  if (r->recv != NULL) {
-    cnt = &r->recv[(size_t)s * r->n_steps + k];
-  } else {
-    g_assert(k >= r->slot[s].cur);
-    if (k - r->slot[s].cur >= COLL_COUNT_WIN) {
-      coll_count_spill_add(r, 0, s, k, 1);
-      return;
-    }
-    cnt = &r->recv_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  if (r->recv != NULL && r->recv[(size_t)s * r->n_steps + k] < UINT16_MAX) {
+    r->recv[(size_t)s * r->n_steps + k]++; /* a conversion's dense counters */
+    return;
   }
-  g_assert(*cnt < UINT16_MAX);
-  (*cnt)++;
+  coll_recv_inc_wide(r, s, k);
 }
 
 /* The sends of slot s's step k still in flight (step pipeline; k <= its
  * cur).  O(1). */
 static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
 {
+  if (r->cnt4 != NULL)
+    return r->cnt4[(size_t)s * r->n_steps + k] >> 4;
   if (r->sent != NULL)
     return r->sent[(size_t)s * r->n_steps + k];
   if (r->sent8 != NULL)
@@ -435,27 +461,21 @@ static inline uint32_t coll_sent_get(const coll_run *r, uint32_t s, uint32_t k)
  * (k <= its cur) and returns the new count.  O(1). */
 static inline uint32_t coll_sent_add(coll_run *r, uint32_t s, uint32_t k, int delta)
 {
-  uint16_t *cnt;
-  if (r->sent8 != NULL) {
-    uint8_t *c8 = &r->sent8[(size_t)s * r->n_steps + k];
-    if (delta < 0 || *c8 < UINT8_MAX) {
-      g_assert(delta > 0 || *c8 > 0);
-      *c8 = (uint8_t)(*c8 + delta);
-      return *c8;
+  if (r->cnt4 != NULL) {
+    uint8_t *c4 = &r->cnt4[(size_t)s * r->n_steps + k];
+    if (delta < 0 || *c4 >> 4 < 15u) {
+      g_assert(delta > 0 || *c4 >> 4 > 0);
+      *c4 = (uint8_t)(*c4 + delta * 16);
+      return *c4 >> 4;
     }
-    coll_count_widen(r);
   }
-  if (r->sent != NULL) {
-    cnt = &r->sent[(size_t)s * r->n_steps + k];
-  } else {
-    g_assert(k <= r->slot[s].cur);
-    if (r->slot[s].cur - k >= COLL_COUNT_WIN)
-      return coll_count_spill_add(r, 1, s, k, delta);
-    cnt = &r->sent_win[(size_t)s * COLL_COUNT_WIN + (k & (COLL_COUNT_WIN - 1))];
+  if (r->sent != NULL) { /* a conversion's dense counters */
+    uint16_t *cnt = &r->sent[(size_t)s * r->n_steps + k];
+    g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
+    *cnt = (uint16_t)(*cnt + delta);
+    return *cnt;
   }
-  g_assert(delta > 0 ? *cnt < UINT16_MAX : *cnt > 0);
-  *cnt = (uint16_t)(*cnt + delta);
-  return *cnt;
+  return coll_sent_add_wide(r, s, k, delta);
 }
 
 /* ---- the ring recurrence (coll_ring.c) ----------------------------------- */

@@ -1,17 +1,19 @@
-/* test_coll_count.c: the per-transfer path's step counters in one byte
- * (collectives/coll_count.c, issue 30): a short plan that goes per
- * transfer from its start counts in one byte per slot and step and
- * widens to two bytes the first time a count would pass 255.
+/* test_coll_count.c: the per-transfer path's step counters in half a
+ * byte (collectives/coll_count.c, issue 30): a short plan that goes per
+ * transfer from its start counts in half a byte per slot, step and kind,
+ * widens to one byte the first time a count would pass 15 and to two
+ * bytes the first time one would pass 255.
  *
  * A direct collective over 300 members of one switch has one step in
  * which every member receives 299 transfers, so every receiving slot
- * passes 255 and the run widens mid-flight.  Its result must be the
+ * passes 15 and then 255 and the run widens twice mid-flight; over 40
+ * members (39 receives) it widens once.  Its result must be the
  * symmetric fast path's (coll_fast.c, which keeps no counters): every
  * member's done time, the transfer count and the bytes on every link;
  * the all-gather's done time is also the closed form of a switch whose
  * uplink serves 299 pieces back to back: 299 x piece / B + 2 x latency
  * (as /coll_fast/direct_switch with 12 members).  Counts that stay below
- * 256 (12 members) go through the same comparison without a widening.
+ * 16 (12 members) go through the same comparison without a widening.
  */
 #include "config.h"
 
@@ -98,13 +100,19 @@ static void check_direct(int n, const char *yaml)
   topo_free(t);
 }
 
-/* 299 receives per slot in the one step: the counters widen. */
+/* 299 receives per slot in the one step: the counters widen twice. */
 static void test_widen(void)
 {
   check_direct(300, SWITCH_YAML(300));
 }
 
-/* 11 receives: one byte throughout. */
+/* 39 receives per slot: half a byte, then one byte. */
+static void test_widen4(void)
+{
+  check_direct(40, SWITCH_YAML(40));
+}
+
+/* 11 receives: half a byte throughout. */
 static void test_narrow(void)
 {
   check_direct(12, SWITCH_YAML(12));
@@ -114,6 +122,7 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/coll_count/widen", test_widen);
+  g_test_add_func("/coll_count/widen4", test_widen4);
   g_test_add_func("/coll_count/narrow", test_narrow);
   return g_test_run();
 }

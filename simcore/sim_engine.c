@@ -51,12 +51,15 @@
  * frees its slot; when tombstones exceed half the queue every bucket is
  * filtered in O(n), so memory stays within about twice the live events.
  * Buckets are lists of 4 KiB blocks recycled through a small free list, so
- * memory follows the queued entries (48 bytes each) plus at most one
+ * memory follows the queued entries (40 bytes each) plus at most one
  * partial block per bucket.
  */
 #include "config.h"
 #include "simcore/sim.h"
 #include "simcore/sim_internal.h"
+
+/* A block and its header fill 4 KiB at most (sim_internal.h). */
+G_STATIC_ASSERT(sizeof(sim_qent) == 40 && sizeof(sim_block) <= 4096);
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +104,7 @@ static void block_put(sim_engine *sim, sim_block *b)
 }
 
 /* Reserves the next entry of bucket b for an event at time t and returns
- * it for the caller to fill (filling in place avoids building a 48-byte
+ * it for the caller to fill (filling in place avoids building a 40-byte
  * temporary, whose copy stalls store forwarding on the hot path). */
 static inline sim_qent *bucket_append(sim_engine *sim, sim_bucket *b, int64_t t)
 {
