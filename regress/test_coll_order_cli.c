@@ -19,6 +19,19 @@
  * waits for X's issue (100 us); rank 1 issues Y at 300 us, so Y runs
  * 300 .. 344 us; both ranks finish at 344 us.  One call was held
  * (rank 0's Y): collectives_held = 1.
+ *
+ * DLRM (../shared/data/param, the PyTorch execution traces alone; skipped
+ * without them) on examples/networks/dgx1-v100.yaml at its 700 ns per
+ * link and with 2 us: every rank's record_param_comms sequence numbers
+ * 147..154 run in node id order with the same kinds and sizes on every
+ * rank (all_to_allv 24576 B, all_to_all 192 B, all_to_allv 1536 B,
+ * all_to_allv 13568 B, all_reduce 1576964 B, all_to_allv 24576 B,
+ * all_reduce 448 B, all_reduce 907840 B), so on both settings the replay
+ * must run, issue each rank's calls in node id order, and meet call k of
+ * every rank with the same kind and size.  Main before this change ran the
+ * backward thread's all-reduce (seq 151) before the forward's seq 148 at
+ * 700 ns (step 423.260 us) and stopped at 2 us with "collective mismatch
+ * in group 'world', call #3".
  */
 #include "config.h"
 #include "chakra/et_io.h"
@@ -136,9 +149,90 @@ static void test_branches_program_order(void)
   g_free(json);
 }
 
+/* Runs simulate on the DLRM execution traces with every link at `lat`;
+ * checks the program order (top comment) and returns the step time. */
+static double dlrm_step(const char *tmp, const char *et, const char *lat)
+{
+  char *net = g_build_filename(tmp, "dgx1.yaml", NULL), *json = g_build_filename(tmp, "d.json", NULL);
+  char *src = g_build_filename(g_getenv("G_TEST_SRCDIR"), "examples", "networks", "dgx1-v100.yaml", NULL);
+  char *yaml = NULL;
+  g_assert_true(g_file_get_contents(src, &yaml, NULL, NULL));
+  char **parts = g_strsplit(yaml, "latency: 700ns", -1);
+  g_assert_cmpint(g_strv_length(parts), ==, 3); /* both tiers */
+  char *lat_kv = g_strdup_printf("latency: %s", lat), *changed = g_strjoinv(lat_kv, parts);
+  g_assert_true(g_file_set_contents(net, changed, -1, NULL));
+  char *out = NULL, *text = NULL;
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", et, "--network", net, "--json", json, NULL}, &out), ==, 0);
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  cJSON *doc = cJSON_Parse(text);
+  g_assert_nonnull(doc);
+  g_assert_cmpfloat(num(doc, "collectives_held"), >, 0);
+  /* Per rank, calls by node id: (node id, issue, kind, bytes); rank 0's
+   * kinds and sizes are every rank's. */
+  double id[8][8], issue[8][8], bytes[8][8];
+  char op[8][8][16];
+  int n[8] = {0};
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "collectives")) {
+    int r = (int)num(c, "rank");
+    g_assert_true(r >= 0 && r < 8 && n[r] < 8);
+    int k = n[r]++;
+    while (k > 0 && id[r][k - 1] > num(c, "node_id")) { /* insertion by node id */
+      id[r][k] = id[r][k - 1];
+      issue[r][k] = issue[r][k - 1];
+      bytes[r][k] = bytes[r][k - 1];
+      memcpy(op[r][k], op[r][k - 1], sizeof op[r][k]);
+      k--;
+    }
+    id[r][k] = num(c, "node_id");
+    issue[r][k] = num(c, "issue_ns");
+    bytes[r][k] = num(c, "bytes");
+    g_strlcpy(op[r][k], cJSON_GetObjectItemCaseSensitive(c, "op")->valuestring, sizeof op[r][k]);
+  }
+  const double want[8] = {24576, 192, 1536, 13568, 1576964, 24576, 448, 907840};
+  for (int r = 0; r < 8; r++) {
+    g_assert_cmpint(n[r], ==, 8);
+    for (int k = 0; k < 8; k++) {
+      g_assert_cmpfloat(bytes[r][k], ==, want[k]);
+      g_assert_cmpstr(op[r][k], ==, op[0][k]);
+      if (k > 0)
+        g_assert_cmpfloat(issue[r][k], >=, issue[r][k - 1]);
+    }
+  }
+  double step = num(doc, "step_time_ns");
+  cJSON_Delete(doc);
+  g_strfreev(parts);
+  g_free(lat_kv);
+  g_free(changed);
+  g_free(yaml);
+  g_free(src);
+  g_free(text);
+  g_free(out);
+  g_free(net);
+  g_free(json);
+  return step;
+}
+
+static void test_dlrm_two_latencies(void)
+{
+  if (!test_have_bin())
+    return;
+  char *tmp = test_dlrm_halves("wisp-order-dlrm-XXXXXX");
+  if (tmp == NULL)
+    return;
+  char *et = g_build_filename(tmp, "dlrm_pytorch_et", NULL);
+  double t700 = dlrm_step(tmp, et, "700ns"), t2000 = dlrm_step(tmp, et, "2us");
+  /* The same calls in the same order, every link slower: not faster. */
+  g_assert_cmpfloat(t2000, >, t700);
+  test_rm_rf(tmp);
+  g_free(tmp);
+  g_free(et);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/coll_order_cli/branches", test_branches_program_order);
+  g_test_add_func("/coll_order_cli/dlrm", test_dlrm_two_latencies);
   return g_test_run();
 }
