@@ -18,7 +18,7 @@
  * nodes: Chakra's converters and wisp's frontends write them in execution
  * order) when every edge runs from a lower to a higher index; otherwise
  * the topological order that takes the lowest-index ready node first
- * (Kahn's algorithm with a binary heap), which equals the node order
+ * (et_graph_topo_order, chakra/et_graph.h), which equals the node order
  * wherever the node order respects the edges, so the hold never waits on
  * a call that itself depends on the held one.  Only collectives the
  * replay matches count (COMM_COLL without ET_FLAG_REPLAY); their group is
@@ -38,71 +38,6 @@
 static gboolean matched_coll(const et_node *n)
 {
   return n->type == ET_NODE_COMM_COLL && !(n->flags & ET_FLAG_REPLAY) && n->comm != ET_NONE;
-}
-
-/* TRUE when every edge of g runs from a lower to a higher node index.
- * O(edges). */
-static gboolean index_order_respects_edges(const et_graph *g)
-{
-  for (uint32_t i = 0; i < g->n_nodes; i++)
-    for (uint32_t e = g->nodes[i].parents; e < g->nodes[i + 1].parents; e++)
-      if (ET_EDGE_INDEX(g->parent_edges[e]) >= i)
-        return FALSE;
-  return TRUE;
-}
-
-/* Min-heap of node indices: push and pop O(log len). */
-static void heap_push(uint32_t *h, uint32_t *len, uint32_t v)
-{
-  uint32_t k = (*len)++;
-  while (k > 0 && h[(k - 1) / 2] > v) {
-    h[k] = h[(k - 1) / 2];
-    k = (k - 1) / 2;
-  }
-  h[k] = v;
-}
-
-static uint32_t heap_pop(uint32_t *h, uint32_t *len)
-{
-  uint32_t top = h[0], v = h[--(*len)], k = 0;
-  for (;;) {
-    uint32_t c = 2 * k + 1;
-    if (c >= *len)
-      break;
-    if (c + 1 < *len && h[c + 1] < h[c])
-      c++;
-    if (h[c] >= v)
-      break;
-    h[k] = h[c];
-    k = c;
-  }
-  if (*len > 0)
-    h[k] = v;
-  return top;
-}
-
-/* The graph's nodes in program order (the lowest-index ready node first);
- * the caller frees it.  The graph is acyclic (et_builder_finish checks),
- * so every node is emitted. */
-static uint32_t *topo_lowest_first(const et_graph *g)
-{
-  uint32_t n = g->n_nodes;
-  uint32_t *left = g_new(uint32_t, n ? n : 1), *heap = g_new(uint32_t, n ? n : 1);
-  uint32_t *out = g_new(uint32_t, n ? n : 1), len = 0, k = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if ((left[i] = et_node_n_parents(g, i)) == 0)
-      heap_push(heap, &len, i);
-  while (len > 0) {
-    uint32_t v = heap_pop(heap, &len);
-    out[k++] = v;
-    for (uint32_t e = g->nodes[v].children; e < g->nodes[v + 1].children; e++)
-      if (--left[g->child_index[e]] == 0)
-        heap_push(heap, &len, g->child_index[e]);
-  }
-  g_assert(k == n);
-  g_free(left);
-  g_free(heap);
-  return out;
 }
 
 /* Next ordinal of a group (raw et_comm.group) in the count table. */
@@ -127,7 +62,7 @@ rp_order *rp_order_new(const et_graph *g)
       o->node[k++] = i;
   if (o->n < 2)
     return o; /* one call per group at most: ordinal 0 */
-  uint32_t *seq = index_order_respects_edges(g) ? NULL : topo_lowest_first(g);
+  uint32_t *seq = et_graph_topo_order(g); /* NULL: the node order */
   o->reordered = seq != NULL;
   GHashTable *count = g_hash_table_new(g_direct_hash, g_direct_equal);
   k = 0;
