@@ -323,6 +323,54 @@ static void test_deadlock_report(void)
   topo_free(t);
 }
 
+/* A held call in the deadlock report: rank 0's all-reduce X (call #0,
+ * 1 MB) waits for a receive rank 1 never sends, so its Y (call #1, 4 MB,
+ * ready at once) is held; rank 1 issues both.  Main before the hold
+ * matched rank 0's Y with rank 1's X and stopped on their sizes. */
+static et_graph *held_graph(gboolean stuck)
+{
+  et_builder *b = et_builder_new("test");
+  if (stuck) {
+    uint32_t n = et_builder_add_node(b, 1, ET_NODE_COMM_RECV, "recv", 0, 0);
+    et_comm c = {.bytes = 64, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = 1, .dst = -1, .tag = 7,
+                 .root = -1, .coll = ET_COLL_NONE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+  }
+  const uint64_t bytes[2] = {1000000, 4000000};
+  for (int k = 0; k < 2; k++) {
+    uint32_t n = et_builder_add_node(b, 2 + (uint64_t)k, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+    et_comm c = {.bytes = bytes[k], .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1,
+                 .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+    if (stuck && k == 0)
+      et_builder_add_dep(b, n, 1, TRUE, FALSE);
+  }
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  return g;
+}
+
+static void test_held_deadlock_report(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "held");
+  w->ranks[0] = held_graph(TRUE);
+  w->ranks[1] = held_graph(FALSE);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_null(r);
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "rank 0 holds ALL_REDUCE node 3 (call #1 of group world) until its earlier "
+                                          "calls of that group issue"));
+  g_assert_nonnull(strstr(error->message, "rank 1 waits for rank 0 to issue ALL_REDUCE #0 of group world"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
 /* Rank 0 all-reduces 4 KiB, rank 1 8 KiB as the same call: an error that
  * names both ranks. */
 static void test_mismatch(void)
@@ -798,6 +846,7 @@ int main(int argc, char **argv)
   g_test_add_func("/replay/deadlock-report", test_deadlock_report);
   g_test_add_func("/replay/p2p-wait-report", test_p2p_wait_report);
   g_test_add_func("/replay/mismatch", test_mismatch);
+  g_test_add_func("/replay/held-deadlock-report", test_held_deadlock_report);
   g_test_add_func("/replay/determinism-and-json", test_determinism_and_json);
   g_test_add_func("/replay/too-many-ranks", test_too_many_ranks);
   g_test_add_func("/replay/join-readiness", test_join_readiness);
