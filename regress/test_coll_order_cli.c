@@ -51,11 +51,12 @@ static double num(const cJSON *o, const char *k)
   return x->valuedouble;
 }
 
-/* dir/ord.<r>.et: the two branches per rank; da, db in us per rank. */
-static void write_branches(const char *dir, const int da[2], const int db[2])
+/* dir/ord.<r>.et: the two branches per rank; da, db in us per rank; X of
+ * 1 MB, Y of y_bytes. */
+static void write_branches(const char *dir, const int da[2], const int db[2], uint64_t y_bytes)
 {
   et_workload *w = et_workload_new(2, "ord");
-  const uint64_t bytes[2] = {1000000, 4000000};
+  const uint64_t bytes[2] = {1000000, y_bytes};
   for (int r = 0; r < 2; r++) {
     et_builder *b = et_builder_new("synthetic");
     /* Program order: X's branch first (ids 1, 2), then Y's (3, 4). */
@@ -95,7 +96,7 @@ static void test_branches_program_order(void)
   if (!test_have_bin())
     return;
   char *dir = g_dir_make_tmp("wisp-order-XXXXXX", NULL);
-  write_branches(dir, (const int[]){100, 10}, (const int[]){10, 300});
+  write_branches(dir, (const int[]){100, 10}, (const int[]){10, 300}, 4000000);
   char *wl = g_build_filename(dir, "ord", NULL), *net = g_build_filename(dir, "sw.yaml", NULL);
   char *json = g_build_filename(dir, "s.json", NULL);
   g_assert_true(g_file_set_contents(net, "schema_version: 1\nlibrary: {name: ideal}\nname: sw\n"
@@ -130,7 +131,7 @@ static void test_branches_program_order(void)
   /* Both ranks in the same order (rank 0 like rank 1): nothing is held,
    * the note and the key are absent.  X: both issue at 10 us, 10 .. 24;
    * Y at 300 .. 344. */
-  write_branches(dir, (const int[]){10, 10}, (const int[]){300, 300});
+  write_branches(dir, (const int[]){10, 10}, (const int[]){300, 300}, 4000000);
   g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, "--algo", "ring", "--compute-slots",
                                                   "2", "--json", json, NULL}, &out), ==, 0);
   g_assert_null(strstr(out, "became ready before an earlier call"));
@@ -139,6 +140,27 @@ static void test_branches_program_order(void)
   g_assert_null(cJSON_GetObjectItemCaseSensitive(doc, "collectives_held"));
   g_assert_cmpfloat(fabs(num(record(doc, 0, 1e6), "end_ns") - 24e3), <, 1e-3);
   g_assert_cmpfloat(fabs(num(doc, "step_time_ns") - 344e3), <, 1e-3);
+  cJSON_Delete(doc);
+  g_free(text);
+  g_free(out);
+  /* Y of 1 MB too (the silent case: no sizes differ to stop a wrong
+   * pairing).  Program order: X 100 .. 114 us on both ranks, Y 300 .. 314.
+   * Pairing by readiness would have run rank 0's Y with rank 1's X at
+   * 10 .. 24 us and rank 0's X with rank 1's Y at 300 .. 314 (the same
+   * step, 314 us, with rank 0's X ending 200 us late). */
+  write_branches(dir, (const int[]){100, 10}, (const int[]){10, 300}, 1000000);
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, "--algo", "ring", "--compute-slots",
+                                                  "2", "--json", json, NULL}, &out), ==, 0);
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  doc = cJSON_Parse(text);
+  g_assert_cmpfloat(num(doc, "collectives_held"), ==, 1);
+  g_assert_cmpfloat(fabs(num(doc, "step_time_ns") - 314e3), <, 1e-3);
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "collectives")) {
+    gboolean x = num(c, "node_id") == 2; /* X: ids 1, 2; Y: ids 3, 4 */
+    g_assert_cmpfloat(fabs(num(c, "start_ns") - (x ? 100e3 : 300e3)), <, 1e-3);
+    g_assert_cmpfloat(fabs(num(c, "end_ns") - (x ? 114e3 : 314e3)), <, 1e-3);
+  }
   cJSON_Delete(doc);
   g_free(text);
   g_free(out);
