@@ -177,3 +177,63 @@ void et_graph_fixed_idle(const et_graph *g, sim_time_ps *launch_lag_ps, sim_time
   *launch_lag_ps = lag;
   *unexplained_ps = all - lag;
 }
+
+/* Min-heap of node indices, for et_graph_topo_order: push and pop
+ * O(log n). */
+static void heap_push(uint32_t *h, uint32_t *n, uint32_t v)
+{
+  uint32_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *n)
+{
+  uint32_t top = h[0], v = h[--(*n)], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= *n)
+      break;
+    if (c + 1 < *n && h[c + 1] < h[c])
+      c++;
+    if (h[c] >= v)
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n > 0)
+    h[i] = v;
+  return top;
+}
+
+uint32_t *et_graph_topo_order(const et_graph *g)
+{
+  gboolean sorted = TRUE;
+  for (uint32_t i = 0; i < g->n_nodes && sorted; i++)
+    for (uint32_t e = g->nodes[i].parents; e < g->nodes[i + 1].parents; e++)
+      if (ET_EDGE_INDEX(g->parent_edges[e]) >= i)
+        sorted = FALSE;
+  if (sorted)
+    return NULL;
+  uint32_t n = g->n_nodes, hn = 0, k = 0;
+  uint32_t *indeg = g_new(uint32_t, n), *heap = g_new(uint32_t, n), *order = g_new(uint32_t, n);
+  for (uint32_t i = 0; i < n; i++) {
+    indeg[i] = et_node_n_parents(g, i);
+    if (indeg[i] == 0)
+      heap_push(heap, &hn, i);
+  }
+  while (hn > 0) {
+    uint32_t v = heap_pop(heap, &hn);
+    order[k++] = v;
+    for (uint32_t e = g->nodes[v].children; e < g->nodes[v + 1].children; e++)
+      if (--indeg[g->child_index[e]] == 0)
+        heap_push(heap, &hn, g->child_index[e]);
+  }
+  g_assert(k == n); /* graphs are acyclic by construction */
+  g_free(indeg);
+  g_free(heap);
+  return order;
+}

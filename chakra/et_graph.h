@@ -223,6 +223,13 @@ void et_graph_free(et_graph *g);
 /* A deep copy (every array duplicated; free with et_graph_free).
  * O(nodes + edges + communication records + string pool). */
 et_graph *et_graph_copy(const et_graph *g);
+/* NULL when the node order already puts every parent before its children
+ * (checked in O(edges)); else the topological order that takes the lowest
+ * ready index first (Kahn with a min-heap, O((n + e) log n)), which keeps
+ * the node order wherever it respects the edges: n_nodes indices, freed
+ * by the caller.  Used for the write order (windowed Chakra readers) and
+ * the replay's program order of collectives (replay/rp_order.c). */
+uint32_t *et_graph_topo_order(const et_graph *g);
 /* Bytes of heap memory held by the graph, excluding the string pool. */
 size_t et_graph_memory_bytes(const et_graph *g);
 

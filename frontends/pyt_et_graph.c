@@ -76,7 +76,9 @@ typedef struct {
   et_builder *b;
   GHashTable *writer;     /* tensor id -> builder index + 1 of its last writer */
   GHashTable *last;       /* tid -> builder index + 1 of the thread's last node */
+  GHashTable *pg_seq;     /* process-group handle -> 1 + the sequence number of its last collective emitted */
   uint64_t p2p_skipped;
+  uint64_t seq_reordered; /* collectives emitted after a later call of their process group */
 } pg_state;
 
 static gboolean not_an_operator(const char *name)
@@ -176,6 +178,17 @@ static void emit_comm(pg_state *s, const pet_node *pn, const pet_comm *c, int n_
     for (uint32_t k = 0; k < n_splits; k++)
       splits[k] = g_array_index(c->in_splits, uint64_t, k) * (uint64_t)c->elem_bytes;
   }
+  /* The replay matches a rank's collectives in the graph's node order
+   * (replay/rp_order.c); the process group's sequence numbers are the
+   * order the rank really called them in, so a call emitted after a later
+   * one of its group is counted (fe_pet_load warns). */
+  if (c->seq >= 0) {
+    uint64_t *pg = g_new(uint64_t, 1);
+    *pg = c->pg;
+    int64_t last = (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(s->pg_seq, pg)) - 1;
+    s->seq_reordered += c->seq < last;
+    g_hash_table_insert(s->pg_seq, pg, GSIZE_TO_POINTER((gsize)MAX(last, c->seq) + 1));
+  }
   uint32_t bi = et_builder_add_node(s->b, pn->id, ET_NODE_COMM_COLL, c->op, 0, 0);
   et_builder_set_comm(s->b, bi, &ec, NULL, splits, n_splits);
   g_free(splits);
@@ -227,9 +240,11 @@ static void state_clear(pg_state *s)
   g_free(s->has_comm);
   g_hash_table_destroy(s->writer);
   g_hash_table_destroy(s->last);
+  g_hash_table_destroy(s->pg_seq);
 }
 
-et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, GError **error)
+et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, uint64_t *seq_reordered,
+                         GError **error)
 {
   pg_state s = {0};
   s.t = t;
@@ -239,9 +254,11 @@ et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped,
   g_free(v);
   s.writer = g_hash_table_new(g_int64_hash, g_int64_equal);
   s.last = g_hash_table_new(g_int64_hash, g_int64_equal);
+  s.pg_seq = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   build_tree(&s);
   walk(&s, n_ranks);
   *p2p_skipped += s.p2p_skipped;
+  *seq_reordered += s.seq_reordered;
   state_clear(&s);
   return et_builder_finish(s.b, 0, error);
 }
@@ -300,10 +317,10 @@ et_workload *fe_pet_load(const char *const *paths, int n_paths, fe_pet_report *r
   if (by_rank == NULL)
     return NULL;
   et_workload *w = et_workload_new(n_paths, n_paths == 1 ? paths[0] : "(PyTorch execution traces)");
-  uint64_t p2p = 0;
+  uint64_t p2p = 0, reordered = 0;
   gboolean ok = TRUE;
   for (int r = 0; ok && r < n_paths; r++)
-    ok = (w->ranks[r] = pet_rank_graph(by_rank[r], n_paths, &p2p, error)) != NULL;
+    ok = (w->ranks[r] = pet_rank_graph(by_rank[r], n_paths, &p2p, &reordered, error)) != NULL;
   if (ok)
     ok = et_workload_resolve_groups(w, error);
   if (ok && report) {
@@ -313,6 +330,11 @@ et_workload *fe_pet_load(const char *const *paths, int n_paths, fe_pet_report *r
       g_ptr_array_add(report->warnings, g_strdup_printf(
         "%" G_GUINT64_FORMAT " collective(s) taken as world collectives: the execution traces name a process "
         "group by an opaque handle, not by its ranks", report->comms - p2p));
+    if (reordered)
+      g_ptr_array_add(report->warnings, g_strdup_printf(
+        "%" G_GUINT64_FORMAT " collective(s) come after a later call of their process group in the operator tree's "
+        "order (record_param_comms' sequence numbers): the replay matches each rank's calls in the tree's order",
+        reordered));
     if (p2p)
       g_ptr_array_add(report->warnings, g_strdup_printf(
         "%" G_GUINT64_FORMAT " send/recv op(s) kept as 0 s compute: record_param_comms does not record the peer",

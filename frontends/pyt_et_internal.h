@@ -16,9 +16,12 @@ pet_trace **pet_read_ranks(const char *const *paths, int n_paths, GError **error
 void pet_report_traces(fe_pet_report *rep, pet_trace *const *by_rank, int n);
 
 /* One rank's graph from its trace alone (pyt_et_graph.c); p2p_skipped
- * counts the send/recv ops kept as compute.  NULL with the builder's error
+ * counts the send/recv ops kept as compute, seq_reordered the collectives
+ * that come after a later call of their process group (by sequence
+ * number) in the graph's node order.  NULL with the builder's error
  * (duplicate node ids).  O(nodes + tensors). */
-et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, GError **error);
+et_graph *pet_rank_graph(const pet_trace *t, int n_ranks, uint64_t *p2p_skipped, uint64_t *seq_reordered,
+                         GError **error);
 
 /* The file's bytes, plain or gzip; NULL with the error naming the file.
  * O(size). */

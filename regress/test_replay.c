@@ -323,6 +323,54 @@ static void test_deadlock_report(void)
   topo_free(t);
 }
 
+/* A held call in the deadlock report: rank 0's all-reduce X (call #0,
+ * 1 MB) waits for a receive rank 1 never sends, so its Y (call #1, 4 MB,
+ * ready at once) is held; rank 1 issues both.  Main before the hold
+ * matched rank 0's Y with rank 1's X and stopped on their sizes. */
+static et_graph *held_graph(gboolean stuck)
+{
+  et_builder *b = et_builder_new("test");
+  if (stuck) {
+    uint32_t n = et_builder_add_node(b, 1, ET_NODE_COMM_RECV, "recv", 0, 0);
+    et_comm c = {.bytes = 64, .group = ET_GROUP_WORLD, .split = ET_NONE, .src = 1, .dst = -1, .tag = 7,
+                 .root = -1, .coll = ET_COLL_NONE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+  }
+  const uint64_t bytes[2] = {1000000, 4000000};
+  for (int k = 0; k < 2; k++) {
+    uint32_t n = et_builder_add_node(b, 2 + (uint64_t)k, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+    et_comm c = {.bytes = bytes[k], .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1,
+                 .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+    if (stuck && k == 0)
+      et_builder_add_dep(b, n, 1, TRUE, FALSE);
+  }
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  return g;
+}
+
+static void test_held_deadlock_report(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "held");
+  w->ranks[0] = held_graph(TRUE);
+  w->ranks[1] = held_graph(FALSE);
+  GError *error = NULL;
+  sim_replay_options opt = {.quiet = TRUE};
+  sim_result *r = sim_replay_run(w, t, &opt, &error);
+  g_assert_null(r);
+  g_assert_error(error, WISP_ERROR, WISP_ERROR_DEADLOCK);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "rank 0 holds ALL_REDUCE node 3 (call #1 of group world) until its earlier "
+                                          "calls of that group issue"));
+  g_assert_nonnull(strstr(error->message, "rank 1 waits for rank 0 to issue ALL_REDUCE #0 of group world"));
+  g_clear_error(&error);
+  et_workload_free(w);
+  topo_free(t);
+}
+
 /* Rank 0 all-reduces 4 KiB, rank 1 8 KiB as the same call: an error that
  * names both ranks. */
 static void test_mismatch(void)
@@ -735,6 +783,59 @@ static void test_too_many_ranks(void)
   topo_free(t);
 }
 
+/* A rank's program order of collectives when the node order breaks an
+ * edge (a Chakra file from elsewhere may list a child before its parent):
+ * per rank, node 0 = all-reduce Y of 4 MB after compute b (node 3), node 1
+ * = all-reduce X of 1 MB after compute a (node 2).  The topological order
+ * that takes the lowest ready index first (replay/rp_order.c) is a, X, b,
+ * Y: X is call #0, Y call #1 on both ranks.  Rank 0: a = 100 us, b = 10 us
+ * (Y ready first, held until X issues at 100 us); rank 1: a = 10 us,
+ * b = 300 us.  Two compute slots, so the branches run side by side.  On
+ * the pair (pair_allreduce_ps): X runs 100 .. 100 + 12 us, Y 300 .. 300 +
+ * 42 us; one call held. */
+static et_graph *children_first(int64_t a_us, int64_t b_us)
+{
+  et_builder *b = et_builder_new("test");
+  const uint64_t bytes[2] = {4000000, 1000000};
+  for (int k = 0; k < 2; k++) {
+    uint32_t n = et_builder_add_node(b, 1 + (uint64_t)k, ET_NODE_COMM_COLL, "all_reduce", 0, 0);
+    et_comm c = {.bytes = bytes[k], .group = ET_GROUP_WORLD, .split = ET_NONE, .src = -1, .dst = -1,
+                 .tag = -1, .root = -1, .coll = ET_COLL_ALL_REDUCE};
+    et_builder_set_comm(b, n, &c, NULL, NULL, 0);
+    et_builder_add_dep(b, n, k == 0 ? 4 : 3, TRUE, FALSE);
+  }
+  et_builder_add_node(b, 3, ET_NODE_COMP, "gemm_a", a_us * SIM_PS_PER_US, 0);
+  et_builder_add_node(b, 4, ET_NODE_COMP, "gemm_b", b_us * SIM_PS_PER_US, 0);
+  GError *error = NULL;
+  et_graph *g = et_builder_finish(b, 0, &error);
+  g_assert_no_error(error);
+  return g;
+}
+
+static void test_program_order_topological(void)
+{
+  topo *t = load_topo(pair_yaml);
+  et_workload *w = et_workload_new(2, "test-workload");
+  w->ranks[0] = children_first(100, 10);
+  w->ranks[1] = children_first(10, 300);
+  sim_result *r = run(w, t, 2);
+  g_assert_cmpuint(r->collectives_held, ==, 1);
+  sim_time_ps us = SIM_PS_PER_US;
+  for (int k = 0; k < 2; k++) {
+    const sim_comm_record *x = find_record(r, k, 2), *y = find_record(r, k, 1);
+    g_assert_cmpint(x->start, ==, 100 * us);
+    g_assert_cmpint(x->end, ==, 100 * us + pair_allreduce_ps(1000000));
+    g_assert_cmpint(y->start, ==, 300 * us);
+    g_assert_cmpint(y->end, ==, 300 * us + pair_allreduce_ps(4000000));
+    g_assert_cmpint(y->issue, ==, k == 0 ? 100 * us : 300 * us);
+  }
+  g_assert_cmpint(r->step_time, ==, 300 * us + pair_allreduce_ps(4000000));
+  g_assert_cmpint(pair_allreduce_ps(4000000), ==, 42 * us);
+  sim_result_free(r);
+  et_workload_free(w);
+  topo_free(t);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -745,6 +846,7 @@ int main(int argc, char **argv)
   g_test_add_func("/replay/deadlock-report", test_deadlock_report);
   g_test_add_func("/replay/p2p-wait-report", test_p2p_wait_report);
   g_test_add_func("/replay/mismatch", test_mismatch);
+  g_test_add_func("/replay/held-deadlock-report", test_held_deadlock_report);
   g_test_add_func("/replay/determinism-and-json", test_determinism_and_json);
   g_test_add_func("/replay/too-many-ranks", test_too_many_ranks);
   g_test_add_func("/replay/join-readiness", test_join_readiness);
@@ -753,5 +855,6 @@ int main(int argc, char **argv)
   g_test_add_func("/replay/comm-records-file", test_comm_records_file);
   g_test_add_func("/replay/comm-records-invalid", test_comm_records_invalid);
   g_test_add_func("/replay/shared-graph", test_shared_graph);
+  g_test_add_func("/replay/program-order-topological", test_program_order_topological);
   return g_test_run();
 }

@@ -9,6 +9,8 @@
  *    paired per (source, destination, tag) in FIFO order, both handed to
  *    collectives/ or net/; the lists of what is still waiting for the
  *    deadlock report.
+ *  - rp_order.c: each rank's program order of its collectives per group,
+ *    which the matching follows whatever the timing.
  *  - sim_replay.c: the driver.  Input checks, setup, the run, the result
  *    and the deadlock error, teardown.
  * Every node finishes through an engine event, never re-entrantly, so the
@@ -30,6 +32,16 @@ typedef struct {
 } rp_fifo;
 
 typedef struct rp_replay rp_replay;
+
+/* A graph's collectives (the ones the replay matches) and each one's
+ * ordinal among its group's collectives in the rank's program order
+ * (rp_order.c).  Shared by the ranks replaying the same graph. */
+typedef struct {
+  uint32_t n;               /* collectives */
+  uint32_t *node;           /* their node indices, ascending */
+  uint32_t *ord;            /* ord[k]: node[k]'s place among its group's calls (n >= 2 only) */
+  gboolean reordered;       /* the node order broke an edge: the topological order was used */
+} rp_order;
 
 /* The in-degree counters of a rank's nodes that are partly ready: at least
  * one parent finished, at least one not.  An open-addressing table (linear
@@ -57,6 +69,7 @@ typedef struct {
   rp_replay *rp;
   int rank;
   const et_graph *g;
+  const rp_order *order;    /* the graph's program order of collectives (rp_order.c) */
   rp_pending pending;       /* unfinished parents of partly ready nodes */
   uint32_t finished;        /* nodes finished */
   rp_fifo compute_wait, cpu_wait;
@@ -71,7 +84,9 @@ typedef struct {
    * for every output: sim_rank_stats.comm_transfer, straggler_wait,
    * dependency_wait): of the n_comm nodes in progress, n_wait_coll are
    * collectives issued here whose last member has not issued yet and
-   * n_wait_p2p sends/receives whose partner has not; time with no compute
+   * n_wait_p2p sends/receives whose partner has not, and collectives held
+   * behind an earlier call of their group on this rank (rp_match.c),
+   * which wait for this rank's own dependencies; time with no compute
    * is transfer while any communication moves data, else a straggler wait
    * while a collective waits, else a dependency wait. */
   int n_wait_coll, n_wait_p2p;
@@ -122,6 +137,12 @@ struct rp_replay {
   rp_rank *ranks;
   int *world_ranks;
   GHashTable *insts;        /* (group, seq) key -> rp_coll_inst* (rp_match.c) */
+  GHashTable *orders;       /* et_graph* -> rp_order* (rp_order.c), one per distinct graph */
+  /* Collectives whose dependencies were met before an earlier call of
+   * their group on the same rank had been issued: (membership slot << 32 |
+   * ordinal) -> node index + 1, until that call issues (rp_match.c). */
+  GHashTable *held;
+  uint64_t held_total;      /* collectives that were held so (sim_result.collectives_held) */
   GHashTable *p2p_wait;     /* rp_p2p_key* -> rp_p2p_wait* holding the unmatched side's nodes (rp_match.c) */
   GArray *p2p_ops;          /* rp_p2p_op pool; cookie = index */
   uint32_t p2p_free;        /* head of the pool's free list, or ET_NONE */
@@ -190,6 +211,17 @@ void rp_pending_free(rp_pending *p);
 void rp_on_rank_begin(sim_engine *sim, void *ctx, uint64_t arg);
 /* coll_slowdown_fn: rank's delta changed now (ctx: the rp_replay). */
 void rp_on_slowdown(sim_engine *sim, void *ctx, int rank, double delta);
+
+/* ---- rp_order.c ---- */
+
+/* The program order of g's collectives per group.  O(nodes + edges), or
+ * O((nodes + edges) log nodes) when the node order breaks an edge. */
+rp_order *rp_order_new(const et_graph *g);
+/* Index in o->node of collective `node` (which must be one).  O(log n). */
+uint32_t rp_order_find(const rp_order *o, uint32_t node);
+/* The ordinal of collective `node` among its group's calls.  O(log n). */
+uint32_t rp_order_of(const rp_order *o, uint32_t node);
+void rp_order_free(gpointer o);
 
 /* ---- rp_match.c ---- */
 

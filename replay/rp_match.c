@@ -229,24 +229,14 @@ static void lifecycle_of(rp_replay *rp, const rp_coll_inst *ci, coll_desc *d)
   }
 }
 
-void rp_issue_collective(rp_rank *rs, uint32_t i)
+/* Rank rs issues collective node i (record c, member index `member`) as
+ * call `seq` of its group: it joins (or opens) the instance and, as the
+ * last member, starts the collective. */
+static void issue_member(rp_rank *rs, uint32_t i, const et_comm *c, int member, uint32_t seq)
 {
   rp_replay *rp = rs->rp;
   const et_graph *g = rs->g;
   const et_node *n = &g->nodes[i];
-  et_comm tc; /* a scaled workload's record as this rank issues it (chakra/et_view.h) */
-  const et_comm *c = et_workload_comm(rp->w, rs->rank, n->comm, &tc);
-  int member = rp_member_of(rp, c->group, rs->rank);
-  if (member < 0) {
-    rp_fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
-                         "rank %d node %" G_GUINT64_FORMAT " (%s) issues %s on group '%s', "
-                         "but rank %d is not a member of that group; fix the node's pg_name or comm_group.json",
-                         rs->rank, n->id, et_node_name(g, i), et_coll_type_name(c->coll),
-                         group_label(rp, c->group), rs->rank));
-    return;
-  }
-  uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
-  uint32_t seq = rp->seq[rp->seq_base[gslot] + (uint32_t)member]++;
   uint64_t key = inst_key(c->group, seq);
   rp_coll_inst *ci = g_hash_table_lookup(rp->insts, &key);
   if (ci == NULL) {
@@ -326,6 +316,67 @@ void rp_issue_collective(rp_rank *rs, uint32_t i)
     return;
   }
   coll_start(rp->coll, &d, on_coll_member_done, rp, key, &ci->info);
+}
+
+/* The held-call key of ordinal `ord` in membership slot `slot`. */
+static uint64_t held_key(uint32_t slot, uint32_t ord)
+{
+  return ((uint64_t)slot << 32) | ord;
+}
+
+/* Rank rs's collective node i is ready.  It issues as the call its place
+ * in the rank's program order names (rp_order.c), when every earlier call
+ * of its group on this rank has issued; else it is held until they have
+ * (the communicator's order: a real rank cannot call them out of order),
+ * and counted.  Issuing a call releases the held one after it, in a loop
+ * (no recursion).  O(log collectives) plus issue_member's work per call. */
+void rp_issue_collective(rp_rank *rs, uint32_t i)
+{
+  rp_replay *rp = rs->rp;
+  for (;;) {
+    const et_node *n = &rs->g->nodes[i];
+    et_comm tc; /* a scaled workload's record as this rank issues it (chakra/et_view.h) */
+    const et_comm *c = et_workload_comm(rp->w, rs->rank, n->comm, &tc);
+    int member = rp_member_of(rp, c->group, rs->rank);
+    if (member < 0) {
+      rp_fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
+                              "rank %d node %" G_GUINT64_FORMAT " (%s) issues %s on group '%s', "
+                              "but rank %d is not a member of that group; fix the node's pg_name or comm_group.json",
+                              rs->rank, n->id, et_node_name(rs->g, i), et_coll_type_name(c->coll),
+                              group_label(rp, c->group), rs->rank));
+      return;
+    }
+    uint32_t gslot = c->group == ET_GROUP_WORLD ? 0 : c->group + 1;
+    uint32_t slot = rp->seq_base[gslot] + (uint32_t)member;
+    uint32_t ord = rp_order_of(rs->order, i);
+    if (ord > rp->seq[slot]) {
+      uint64_t *k = g_new(uint64_t, 1);
+      *k = held_key(slot, ord);
+      g_hash_table_insert(rp->held, k, GUINT_TO_POINTER(i + 1));
+      rp->held_total++;
+      rp->comm_wait(rs, 0, 1);
+      return;
+    }
+    if (ord < rp->seq[slot]) { /* two of the graph's groups became one on this rank */
+      rp_fail(rp, g_error_new(WISP_ERROR, WISP_ERROR_INVALID,
+                              "rank %d node %" G_GUINT64_FORMAT " (%s): call #%u of group '%s' was already issued; "
+                              "the rank's groups do not map one to one onto the traced ones",
+                              rs->rank, n->id, et_node_name(rs->g, i), ord, group_label(rp, c->group)));
+      return;
+    }
+    rp->seq[slot]++;
+    issue_member(rs, i, c, member, ord);
+    uint64_t next = held_key(slot, rp->seq[slot]);
+    gpointer v;
+    if (rp->error != NULL || !g_hash_table_lookup_extended(rp->held, &next, NULL, &v))
+      return;
+    g_hash_table_remove(rp->held, &next);
+    rp->comm_wait(rs, 0, -1);
+    uint32_t prev = i;
+    i = GPOINTER_TO_UINT(v) - 1;
+    if (G_UNLIKELY(rp->crit != NULL)) /* it issues now, when `prev` did */
+      sim_crit_rec_bind_like(rp->crit, rs->rank, i, prev);
+  }
 }
 
 /* ---- point to point ---- */
@@ -486,6 +537,7 @@ void rp_issue_p2p(rp_rank *rs, uint32_t i)
 void rp_match_init(rp_replay *rp)
 {
   rp->insts = g_hash_table_new_full(u64_hash, u64_equal, g_free, rp_coll_inst_free);
+  rp->held = g_hash_table_new_full(u64_hash, u64_equal, g_free, NULL);
   rp->p2p_wait = g_hash_table_new_full(p2p_key_hash, p2p_key_equal, NULL, p2p_wait_free);
   rp->p2p_ops = g_array_new(FALSE, FALSE, sizeof(rp_p2p_op));
   rp->p2p_free = ET_NONE;
@@ -495,6 +547,8 @@ void rp_match_free(rp_replay *rp)
 {
   if (rp->insts)
     g_hash_table_destroy(rp->insts);
+  if (rp->held)
+    g_hash_table_destroy(rp->held);
   if (rp->p2p_wait)
     g_hash_table_destroy(rp->p2p_wait);
   if (rp->p2p_ops)
@@ -513,6 +567,48 @@ static gint p2p_wait_cmp(gconstpointer a, gconstpointer b)
   if (x->tag != y->tag)
     return x->tag < y->tag ? -1 : 1;
   return (int)!x->send - (int)!y->send;
+}
+
+static gint u32_cmp(gconstpointer a, gconstpointer b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Appends what rank r holds behind an earlier call of its group (lowest
+ * node first), as rp_match_describe_waits.  O(held log held). */
+static gboolean describe_held(const rp_replay *rp, int r, GString *s, int *lines, int max_lines)
+{
+  GArray *nodes = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, rp->held);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    uint32_t slot = (uint32_t)(*(const uint64_t *)k >> 32), node = GPOINTER_TO_UINT(v) - 1;
+    /* The slot is the rank's membership in some group: match by the node's own group. */
+    const rp_rank *rs = &rp->ranks[r];
+    et_comm tc;
+    if (node >= rs->g->n_nodes || rs->g->nodes[node].type != ET_NODE_COMM_COLL)
+      continue;
+    const et_comm *c = et_workload_comm(rp->w, r, rs->g->nodes[node].comm, &tc);
+    int m = rp_member_of(rp, c->group, r);
+    if (m >= 0 && rp->seq_base[c->group == ET_GROUP_WORLD ? 0 : c->group + 1] + (uint32_t)m == slot)
+      g_array_append_val(nodes, node);
+  }
+  g_array_sort(nodes, u32_cmp);
+  const rp_rank *rs = &rp->ranks[r];
+  for (guint x = 0; x < nodes->len && *lines < max_lines; x++) {
+    uint32_t node = g_array_index(nodes, uint32_t, x);
+    et_comm tc;
+    const et_comm *c = et_workload_comm(rp->w, r, rs->g->nodes[node].comm, &tc);
+    g_string_append_printf(s, "\n  rank %d holds %s node %" G_GUINT64_FORMAT " (call #%u of group %s) until its "
+                           "earlier calls of that group issue", r, et_coll_type_name(c->coll), rs->g->nodes[node].id,
+                           rp_order_of(rs->order, node), group_label(rp, c->group));
+    (*lines)++;
+  }
+  gboolean said = nodes->len > 0;
+  g_array_free(nodes, TRUE);
+  return said;
 }
 
 gboolean rp_match_describe_waits(const rp_replay *rp, int r, GString *s, int *lines, int max_lines)
@@ -543,6 +639,7 @@ gboolean rp_match_describe_waits(const rp_replay *rp, int r, GString *s, int *li
     }
   }
   g_ptr_array_set_size(mine, 0);
+  said = describe_held(rp, r, s, lines, max_lines) || said;
   /* Point-to-point sides waiting for their partner, in key order. */
   g_hash_table_iter_init(&it, rp->p2p_wait);
   while (g_hash_table_iter_next(&it, &k, &v)) {

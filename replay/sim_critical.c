@@ -159,6 +159,11 @@ void sim_crit_rec_bind(sim_crit_rec *rec, int rank, uint32_t node, uint32_t pred
   rec->ranks[rank].parent[node] = pred;
 }
 
+void sim_crit_rec_bind_like(sim_crit_rec *rec, int rank, uint32_t node, uint32_t like)
+{
+  rec->ranks[rank].parent[node] = rec->ranks[rank].parent[like];
+}
+
 /* When a node started (a communication node: when it was issued): its
  * binding predecessor's finish, 0 for a root. */
 static sim_time_ps issue_time(const crit_rank *cr, uint32_t node)

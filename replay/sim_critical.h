@@ -187,6 +187,10 @@ void sim_crit_rec_duration(sim_crit_rec *rec, int rank, uint32_t node, sim_time_
 /* `pred` (same rank) let `node` start: its last parent, or the node whose
  * finish freed the slot `node` got; the last call for a node wins. */
 void sim_crit_rec_bind(sim_crit_rec *rec, int rank, uint32_t node, uint32_t pred);
+/* `node` (a collective held behind `like`, an earlier call of its group on
+ * the same rank) issued when `like` did: it takes `like`'s binding
+ * predecessor, so its issue time is `like`'s.  O(1). */
+void sim_crit_rec_bind_like(sim_crit_rec *rec, int rank, uint32_t node, uint32_t like);
 /* A communication starts moving data at `start`: n members (ranks[k],
  * nodes[k]), all issued.  Each member's issue time is its binding
  * predecessor's finish (0 for roots); binds every member by the tie rule

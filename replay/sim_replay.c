@@ -166,6 +166,13 @@ static void rank_init(rp_replay *rp, rp_rank *rs, int r, const sim_replay_option
   if (rp->ovl)
     rs->running = g_new(rp_ovl_node, rs->compute_slots);
   rs->factor = rp->rank_factor ? rp->rank_factor[r] : 1.0;
+  /* The program order of collectives, once per distinct graph. */
+  rp_order *o = g_hash_table_lookup(rp->orders, g);
+  if (o == NULL) {
+    o = rp_order_new(g);
+    g_hash_table_insert(rp->orders, (gpointer)g, o);
+  }
+  rs->order = o;
   if (rp->klass) {
     /* Kernel classes once per distinct graph: O(nodes x name length). */
     uint8_t *k = g_hash_table_lookup(rp->klass, g);
@@ -249,6 +256,7 @@ static gboolean replay_setup(rp_replay *rp, const et_workload *w, const topo *t,
   rp->seq_base[0] = 0;
   rp->seq = g_new0(uint32_t, n_seq ? n_seq : 1);
   rp->ranks = g_new0(rp_rank, w->n_ranks);
+  rp->orders = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, rp_order_free);
   for (int r = 0; r < w->n_ranks; r++)
     rank_init(rp, &rp->ranks[r], r, opt);
   return TRUE;
@@ -269,6 +277,8 @@ static void replay_teardown(rp_replay *rp)
   g_free(rp->rank_factor);
   if (rp->klass)
     g_hash_table_destroy(rp->klass);
+  if (rp->orders)
+    g_hash_table_destroy(rp->orders);
   for (guint k = 0; rp->member_index != NULL && k < rp->w->groups->len; k++)
     g_hash_table_destroy(rp->member_index[k]);
   g_free(rp->member_index);
@@ -331,6 +341,7 @@ static sim_result *build_result(rp_replay *rp, const topo *t, const sim_replay_o
   res->events = sim_events_processed(rp->sim);
   net_get_agg_stats(rp->net, &res->flow_agg);
   res->assumed_roots = rp->assumed_roots;
+  res->collectives_held = rp->held_total;
   res->lifecycle_known = rp->lifecycle_known;
   res->lifecycle_partial = rp->lifecycle_partial;
   const coll_library_params *lp = coll_policy_library(rp->policy);

@@ -161,6 +161,10 @@ typedef struct {
   uint64_t events;
   net_agg_stats flow_agg;  /* the flow tier's aggregation of symmetric flows (net.h; zero on tier A) */
   uint64_t assumed_roots;  /* rooted collectives without a recorded root: first member used */
+  /* Collective calls whose dependencies were met before an earlier call of
+   * their group on the same rank had issued; each waited for it, so every
+   * rank's calls meet in its program order (replay/rp_order.c). */
+  uint64_t collectives_held;
   /* Buffer lifecycle (et_comm.buffer / alloc_ps from memory events):
    * collectives started with a known allocation time (every member had
    * one) and ones where only some members had one (synthetic used). */

@@ -211,6 +211,8 @@ static void write_head(wisp_json *j, const sim_result *r, const et_workload *w, 
     wisp_json_string(j, "measured_step_ns", NULL);
   wisp_json_uint(j, "events", r->events);
   wisp_json_uint(j, "assumed_roots", r->assumed_roots);
+  if (r->collectives_held > 0) /* present only when some call waited, so other runs' documents are unchanged */
+    wisp_json_uint(j, "collectives_held", r->collectives_held);
   sim_report_json_unsimulated(j, w);
 }
 
@@ -619,6 +621,10 @@ void sim_report_print_summary(const sim_result *r, const et_workload *w, const t
   if (r->assumed_roots > 0)
     fprintf(out, "note: %" G_GUINT64_FORMAT " rooted collective call(s) carried no root in the input; each used the "
             "first member of its group\n", r->assumed_roots);
+  if (r->collectives_held > 0)
+    fprintf(out, "note: %" G_GUINT64_FORMAT " collective call(s) became ready before an earlier call of their group "
+            "on the same rank and waited for it: calls meet in each rank's program order, as a communicator "
+            "requires\n", r->collectives_held);
   uint32_t *top = NULL;
   uint32_t n_top = r->link_bytes && r->n_links == topo_n_links(t) ? busiest_links(r, t, 5, &top) : 0;
   if (n_top > 0) {

@@ -4,6 +4,7 @@
  * picosecond precision, sizes in bytes, bandwidths in decimal GB/s):
  *   schema_version, wisp_version, workload{source,n_ranks}, network{source,tier},
  *   step_time_ns, mean_finish_ns, measured_step_ns (null when unknown), events, assumed_roots,
+ *   collectives_held (only when > 0: calls that waited for an earlier call of their group on their rank),
  *   unsimulated_communication {replayed_ops, replayed_ranks, replayed_measured_ns, zero_byte_collectives},
  *   ranks[]       {rank, finish_ns, compute_ns, exposed_comm_ns, overlapped_comm_ns, idle_ns,
  *                  unexplained_idle_ns, launch_lag_ns (GPU idle kept as fixed delays, et_graph_fixed_idle),
