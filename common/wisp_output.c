@@ -402,6 +402,19 @@ char *wisp_output_temp_new(const char *tmpl, gboolean is_dir, GError **error)
   return path;
 }
 
+int wisp_output_temp_unlinked(const char *tmpl, GError **error)
+{
+  char *path = NULL;
+  sigset_t old;
+  block_cleanup_signals(&old);
+  int fd = g_file_open_tmp(tmpl, &path, error);
+  if (fd >= 0)
+    unlink(path);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  g_free(path);
+  return fd;
+}
+
 void wisp_output_temp_forget(const char *path)
 {
   if (path && own_file && strcmp(path, own_file) == 0) {

@@ -200,6 +200,14 @@ void wisp_output_remove_temps(void);
 char *wisp_output_temp_new(const char *tmpl, gboolean is_dir, GError **error);
 void wisp_output_temp_forget(const char *path);
 
+/* Opens a temporary file in g_get_tmp_dir() from tmpl (as g_file_open_tmp
+ * takes it) and unlinks it at once, so it goes away with the process
+ * whatever happens: for spill files a run reads back (the activity
+ * timeline, the communication records).  The cleanup signals wait between
+ * the creation and the unlink, so a SIGINT or SIGTERM can never leave the
+ * named file behind.  Returns the descriptor, or -1 with the error. */
+int wisp_output_temp_unlinked(const char *tmpl, GError **error);
+
 /* Monotonic wall clock in seconds, for the speed lines printed after runs. */
 double wisp_wall_seconds(void);
 

@@ -23,13 +23,13 @@ struct sim_comms {
   GArray *choices;         /* sim_comms_choice */
 };
 
-/* Creates the temporary file in $TMPDIR (g_get_tmp_dir) and unlinks it at
- * once, so it goes away with the process whatever happens. */
+/* Creates the temporary file in $TMPDIR (g_get_tmp_dir), unlinked at once
+ * with the cleanup signals held (wisp_output_temp_unlinked), so it goes
+ * away with the process whatever happens. */
 static gboolean open_spill(sim_comms *f, GError **error)
 {
-  char *path = NULL;
   GError *e = NULL;
-  int fd = g_file_open_tmp("wisp-comms-XXXXXX", &path, &e);
+  int fd = wisp_output_temp_unlinked("wisp-comms-XXXXXX", &e);
   f->file_dir = g_strdup(g_get_tmp_dir());
   if (fd < 0) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO,
@@ -38,8 +38,6 @@ static gboolean open_spill(sim_comms *f, GError **error)
     g_error_free(e);
     return FALSE;
   }
-  g_unlink(path);
-  g_free(path);
   f->file = fdopen(fd, "w+b");
   if (f->file == NULL) {
     g_set_error(error, WISP_ERROR, WISP_ERROR_IO, "cannot open the temporary file for the run's communication "

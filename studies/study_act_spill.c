@@ -32,12 +32,9 @@ struct act_spill {
 
 act_spill *study_spill_new(int n_ranks)
 {
-  char *path = NULL;
-  int fd = g_file_open_tmp("wisp-activity-XXXXXX", &path, NULL);
+  int fd = wisp_output_temp_unlinked("wisp-activity-XXXXXX", NULL);
   if (fd < 0)
     return NULL;
-  g_unlink(path);
-  g_free(path);
   act_spill *s = g_new0(act_spill, 1);
   s->fd = fd;
   s->dir = g_strdup(g_get_tmp_dir());
