@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_error_free(error);
     return 0;
   }
-  uint64_t p2p = 0;
-  et_graph *g = pet_rank_graph(t, 2, &p2p, &error);
+  uint64_t p2p = 0, reordered = 0;
+  et_graph *g = pet_rank_graph(t, 2, &p2p, &reordered, &error);
   g_assert(g != NULL || (error != NULL && error->domain == WISP_ERROR));
   et_graph_free(g);
   g_clear_error(&error);
