@@ -91,6 +91,21 @@ static const cJSON *record(const cJSON *doc, int rank, double bytes)
   return NULL;
 }
 
+/* Runs `simulate WL --network NET --algo ring --compute-slots 2 --json
+ * JSON` (must succeed) and returns its report parsed; *out takes the
+ * command's output (g_free). */
+static cJSON *simulate_report(const char *wl, const char *net, const char *json, char **out)
+{
+  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, "--algo", "ring", "--compute-slots",
+                                                  "2", "--json", json, NULL}, out), ==, 0);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
+  cJSON *doc = cJSON_Parse(text);
+  g_assert_nonnull(doc);
+  g_free(text);
+  return doc;
+}
+
 static void test_branches_program_order(void)
 {
   if (!test_have_bin())
@@ -103,14 +118,9 @@ static void test_branches_program_order(void)
                                     "dims:\n  - {name: net, kind: switch, size: 2, bandwidth: 100GB/s, latency: 1us}\n",
                                     -1, NULL));
   char *out = NULL;
-  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, "--algo", "ring", "--compute-slots",
-                                                  "2", "--json", json, NULL}, &out), ==, 0);
+  cJSON *doc = simulate_report(wl, net, json, &out);
   test_expect_has(out, "note: 1 collective call(s) became ready before an earlier call of their group on the same "
                        "rank and waited for it");
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
-  cJSON *doc = cJSON_Parse(text);
-  g_assert_nonnull(doc);
   g_assert_cmpfloat(num(doc, "collectives_held"), ==, 1);
   /* Closed form (top comment), in ns. */
   g_assert_cmpfloat(fabs(num(doc, "step_time_ns") - 344e3), <, 1e-3);
@@ -126,22 +136,17 @@ static void test_branches_program_order(void)
     g_assert_cmpfloat(fabs(num(y, "issue_ns") - (r == 0 ? 100e3 : 300e3)), <, 1e-3);
   }
   cJSON_Delete(doc);
-  g_free(text);
   g_free(out);
   /* Both ranks in the same order (rank 0 like rank 1): nothing is held,
    * the note and the key are absent.  X: both issue at 10 us, 10 .. 24;
    * Y at 300 .. 344. */
   write_branches(dir, (const int[]){10, 10}, (const int[]){300, 300}, 4000000);
-  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, "--algo", "ring", "--compute-slots",
-                                                  "2", "--json", json, NULL}, &out), ==, 0);
+  doc = simulate_report(wl, net, json, &out);
   g_assert_null(strstr(out, "became ready before an earlier call"));
-  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
-  doc = cJSON_Parse(text);
   g_assert_null(cJSON_GetObjectItemCaseSensitive(doc, "collectives_held"));
   g_assert_cmpfloat(fabs(num(record(doc, 0, 1e6), "end_ns") - 24e3), <, 1e-3);
   g_assert_cmpfloat(fabs(num(doc, "step_time_ns") - 344e3), <, 1e-3);
   cJSON_Delete(doc);
-  g_free(text);
   g_free(out);
   /* Y of 1 MB too (the silent case: no sizes differ to stop a wrong
    * pairing).  Program order: X 100 .. 114 us on both ranks, Y 300 .. 314.
@@ -149,10 +154,7 @@ static void test_branches_program_order(void)
    * 10 .. 24 us and rank 0's X with rank 1's Y at 300 .. 314 (the same
    * step, 314 us, with rank 0's X ending 200 us late). */
   write_branches(dir, (const int[]){100, 10}, (const int[]){10, 300}, 1000000);
-  g_assert_cmpint(test_wisp_run((const char *[]){"simulate", wl, "--network", net, "--algo", "ring", "--compute-slots",
-                                                  "2", "--json", json, NULL}, &out), ==, 0);
-  g_assert_true(g_file_get_contents(json, &text, NULL, NULL));
-  doc = cJSON_Parse(text);
+  doc = simulate_report(wl, net, json, &out);
   g_assert_cmpfloat(num(doc, "collectives_held"), ==, 1);
   g_assert_cmpfloat(fabs(num(doc, "step_time_ns") - 314e3), <, 1e-3);
   const cJSON *c;
@@ -162,7 +164,6 @@ static void test_branches_program_order(void)
     g_assert_cmpfloat(fabs(num(c, "end_ns") - (x ? 114e3 : 314e3)), <, 1e-3);
   }
   cJSON_Delete(doc);
-  g_free(text);
   g_free(out);
   test_rm_rf(dir);
   g_free(dir);
